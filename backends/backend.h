@@ -1,0 +1,85 @@
+/* The one ops table every backend fills (reference, OpenCL, CUDA).
+ *
+ * A backend instance ("be") is created by init() for one device and owned by
+ * a context. Buffers are opaque handles (a cl_mem, a device pointer, a host
+ * pointer). Every slot reports failures through hispi_fail() on the context
+ * it is given, and returns a hisp_status. A NULL slot means "not provided":
+ * the core turns it into HISP_ERR_UNSUPPORTED.
+ */
+#ifndef HISP_BACKEND_H
+#define HISP_BACKEND_H
+
+#include "../core/hisp.h"
+#include "../core/hispi.h"
+
+/* A CSR matrix as the backends receive it (host arrays, read only). */
+typedef struct {
+    hisp_type type;
+    int64_t nrows, ncols, nnz;
+    const int64_t *rowptr; /* nrows + 1 */
+    const int32_t *colind; /* nnz */
+    const void *val;       /* nnz entries */
+} hispi_csr_view;
+
+typedef struct hisp_backend_ops {
+    const char *name; /* "reference", "opencl", "cuda" */
+    hisp_backend_kind kind;
+
+    /* Devices this backend sees. Must not fail when there are none: set
+     * *count = 0 and describe why with hispi_note() (e.g. "no CUDA device:
+     * CUDA driver missing"). Required. */
+    hisp_status (*device_count)(hisp_context ctx, int *count);
+    /* Required. */
+    hisp_status (*device_info)(hisp_context ctx, int index, hisp_device_info *info);
+    /* Open device `index`; *be gets the instance. Required. */
+    hisp_status (*init)(hisp_context ctx, int index, void **be);
+    /* Release everything of the instance (buffers are freed by their owners
+     * before). Required. */
+    void (*fini)(void *be);
+    /* Wait for all queued work. Required. */
+    hisp_status (*synchronize)(hisp_context ctx, void *be);
+
+    /* Buffers. alloc of 0 bytes must return a valid (freeable) handle.
+     * write/read are synchronous with respect to the host memory. */
+    hisp_status (*buf_alloc)(hisp_context ctx, void *be, size_t bytes, void **buf);
+    void (*buf_free)(void *be, void *buf);
+    hisp_status (*buf_write)(hisp_context ctx, void *be, void *buf, size_t offset,
+                             const void *src, size_t bytes);
+    hisp_status (*buf_read)(hisp_context ctx, void *be, const void *buf, size_t offset,
+                            void *dst, size_t bytes);
+    hisp_status (*buf_copy)(hisp_context ctx, void *be, void *dst, const void *src,
+                            size_t bytes);
+
+    /* Timing: mark a point in the device's stream; elapsed() waits for both
+     * marks and returns the milliseconds between them. */
+    hisp_status (*mark_create)(hisp_context ctx, void *be, void **mark);
+    hisp_status (*mark_record)(hisp_context ctx, void *be, void *mark);
+    hisp_status (*mark_elapsed)(hisp_context ctx, void *be, void *start, void *stop,
+                                double *ms);
+    void (*mark_destroy)(void *be, void *mark);
+
+    /* CSR SpMV. upload() builds the backend's device representation from a
+     * host CSR (it may analyse the matrix, choose index widths, ...);
+     * csr_spmv computes y = alpha*op(A)*x + beta*y on device buffers, with
+     * alpha/beta given as doubles (converted to the entry type). With beta
+     * == 0, y must not be read. */
+    hisp_status (*csr_upload)(hisp_context ctx, void *be, const hispi_csr_view *A,
+                              void **dev);
+    void (*csr_free)(void *be, void *dev);
+    hisp_status (*csr_spmv)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
+                            const void *x, double beta, void *y);
+} hisp_backend_ops;
+
+/* The compile-time table, indexed by hisp_backend_kind; entries of backends
+ * not compiled in are NULL. */
+extern const hisp_backend_ops *const hispi_backends[HISP_BACKEND_COUNT];
+
+extern const hisp_backend_ops hisp_reference_ops;
+#ifdef HISP_HAVE_OPENCL
+extern const hisp_backend_ops hisp_cl_ops;
+#endif
+#ifdef HISP_HAVE_CUDA
+extern const hisp_backend_ops hisp_cuda_ops;
+#endif
+
+#endif

@@ -1,0 +1,181 @@
+/* The reference backend: host memory and the core's plain C operations.
+ * It is the oracle of the tests and the fallback when no device answers. */
+#include "../backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static hisp_status ref_device_count(hisp_context ctx, int *count)
+{
+    (void)ctx;
+    *count = 1;
+    return HISP_SUCCESS;
+}
+
+static hisp_status ref_device_info(hisp_context ctx, int index, hisp_device_info *info)
+{
+    (void)ctx;
+    memset(info, 0, sizeof *info);
+    info->backend = HISP_BACKEND_REFERENCE;
+    info->index = index;
+    snprintf(info->name, sizeof info->name, "host CPU (serial reference)");
+    snprintf(info->platform, sizeof info->platform, "hisp reference");
+    snprintf(info->vendor, sizeof info->vendor, "hisp");
+    snprintf(info->driver, sizeof info->driver, "%s", hisp_version_string());
+    info->is_cpu = 1;
+    info->compute_units = 1;
+    info->fp64 = 1;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    info->global_mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+    return HISP_SUCCESS;
+}
+
+static int ref_instance; /* the reference backend has no state; a non-NULL token */
+
+static hisp_status ref_init(hisp_context ctx, int index, void **be)
+{
+    (void)ctx;
+    (void)index;
+    *be = &ref_instance;
+    return HISP_SUCCESS;
+}
+
+static void ref_fini(void *be)
+{
+    (void)be;
+}
+
+static hisp_status ref_sync(hisp_context ctx, void *be)
+{
+    (void)ctx;
+    (void)be;
+    return HISP_SUCCESS;
+}
+
+static hisp_status ref_alloc(hisp_context ctx, void *be, size_t bytes, void **buf)
+{
+    (void)be;
+    return hispi_alloc(ctx, bytes, 1, buf);
+}
+
+static void ref_free(void *be, void *buf)
+{
+    (void)be;
+    free(buf);
+}
+
+static hisp_status ref_write(hisp_context ctx, void *be, void *buf, size_t off, const void *src,
+                             size_t bytes)
+{
+    (void)ctx;
+    (void)be;
+    if (bytes) memcpy((char *)buf + off, src, bytes);
+    return HISP_SUCCESS;
+}
+
+static hisp_status ref_read(hisp_context ctx, void *be, const void *buf, size_t off, void *dst,
+                            size_t bytes)
+{
+    (void)ctx;
+    (void)be;
+    if (bytes) memcpy(dst, (const char *)buf + off, bytes);
+    return HISP_SUCCESS;
+}
+
+static hisp_status ref_copy(hisp_context ctx, void *be, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    (void)be;
+    if (bytes) memcpy(dst, src, bytes);
+    return HISP_SUCCESS;
+}
+
+static hisp_status ref_mark_create(hisp_context ctx, void *be, void **mark)
+{
+    (void)be;
+    return hispi_calloc(ctx, 1, sizeof(double), mark);
+}
+
+static hisp_status ref_mark_record(hisp_context ctx, void *be, void *mark)
+{
+    (void)ctx;
+    (void)be;
+    *(double *)mark = hispi_now_ms();
+    return HISP_SUCCESS;
+}
+
+static hisp_status ref_mark_elapsed(hisp_context ctx, void *be, void *start, void *stop,
+                                    double *ms)
+{
+    (void)ctx;
+    (void)be;
+    *ms = *(double *)stop - *(double *)start;
+    return HISP_SUCCESS;
+}
+
+static void ref_mark_destroy(void *be, void *mark)
+{
+    (void)be;
+    free(mark);
+}
+
+/* The "device" copy is a private CSR copy, independent of the handle's host
+ * storage. */
+static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                  void **dev)
+{
+    (void)be;
+    hispi_sparse *s = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *s, (void **)&s));
+    hisp_status st = hispi_sparse_alloc(ctx, s, HISP_FORMAT_CSR, A->type, A->nrows, A->ncols,
+                                        A->nnz);
+    if (st) {
+        free(s);
+        return st;
+    }
+    memcpy(s->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof(int64_t));
+    if (A->nnz) {
+        memcpy(s->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
+        memcpy(s->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
+    }
+    *dev = s;
+    return HISP_SUCCESS;
+}
+
+static void ref_csr_free(void *be, void *dev)
+{
+    (void)be;
+    hispi_sparse_free(dev);
+    free(dev);
+}
+
+static hisp_status ref_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
+                                const void *x, double beta, void *y)
+{
+    (void)be;
+    return hispi_ref_csr_spmv(ctx, dev, op, alpha, x, beta, y);
+}
+
+const hisp_backend_ops hisp_reference_ops = {
+    .name = "reference",
+    .kind = HISP_BACKEND_REFERENCE,
+    .device_count = ref_device_count,
+    .device_info = ref_device_info,
+    .init = ref_init,
+    .fini = ref_fini,
+    .synchronize = ref_sync,
+    .buf_alloc = ref_alloc,
+    .buf_free = ref_free,
+    .buf_write = ref_write,
+    .buf_read = ref_read,
+    .buf_copy = ref_copy,
+    .mark_create = ref_mark_create,
+    .mark_record = ref_mark_record,
+    .mark_elapsed = ref_mark_elapsed,
+    .mark_destroy = ref_mark_destroy,
+    .csr_upload = ref_csr_upload,
+    .csr_free = ref_csr_free,
+    .csr_spmv = ref_csr_spmv,
+};

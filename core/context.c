@@ -1,0 +1,184 @@
+/* Contexts: backend selection and device discovery. */
+#include "../backends/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+bool hispi_ctx_ok(hisp_context ctx)
+{
+    return ctx && ctx->magic == HISPI_MAGIC_CONTEXT;
+}
+
+const char *hisp_backend_name(hisp_backend_kind k)
+{
+    switch (k) {
+    case HISP_BACKEND_AUTO: return "auto";
+    case HISP_BACKEND_REFERENCE: return "reference";
+    case HISP_BACKEND_OPENCL: return "opencl";
+    case HISP_BACKEND_CUDA: return "cuda";
+    default: return "invalid";
+    }
+}
+
+hisp_status hisp_backend_from_name(const char *name, hisp_backend_kind *k)
+{
+    if (!name || !k) return HISP_ERR_INVALID_ARGUMENT;
+    for (int i = HISP_BACKEND_AUTO; i < HISP_BACKEND_COUNT; i++)
+        if (strcasecmp(name, hisp_backend_name((hisp_backend_kind)i)) == 0) {
+            *k = (hisp_backend_kind)i;
+            return HISP_SUCCESS;
+        }
+    if (strcasecmp(name, "ref") == 0 || strcasecmp(name, "cpu") == 0) {
+        *k = HISP_BACKEND_REFERENCE;
+        return HISP_SUCCESS;
+    }
+    return HISP_ERR_INVALID_ARGUMENT;
+}
+
+int hisp_backend_compiled(hisp_backend_kind kind)
+{
+    return kind >= 0 && kind < HISP_BACKEND_COUNT && hispi_backends[kind] != NULL;
+}
+
+void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o, void (*drop)(hispi_devobj *))
+{
+    o->drop_device = drop;
+    o->next = ctx->objects.next;
+    o->prev = &ctx->objects;
+    ctx->objects.next->prev = o;
+    ctx->objects.next = o;
+}
+
+void hispi_devobj_detach(hispi_devobj *o)
+{
+    if (!o->next) return;
+    o->prev->next = o->next;
+    o->next->prev = o->prev;
+    o->next = o->prev = NULL;
+}
+
+static void close_backend(hisp_context ctx)
+{
+    for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
+        o->drop_device(o);
+    if (ctx->ops && ctx->be) ctx->ops->fini(ctx->be);
+    ctx->ops = NULL;
+    ctx->be = NULL;
+}
+
+static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int device)
+{
+    const hisp_backend_ops *ops = hispi_backends[kind];
+    int n = 0;
+    HISPI_TRY(ops->device_count(ctx, &n));
+    if (n == 0)
+        return hispi_fail(ctx, HISP_ERR_NO_DEVICE, "%s backend: %s", ops->name,
+                          ctx->err.note[0] ? ctx->err.note : "no device found");
+    if (device >= n)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s backend: device %d requested, %d available", ops->name, device, n);
+    void *be = NULL;
+    HISPI_TRY(ops->init(ctx, device < 0 ? 0 : device, &be));
+    close_backend(ctx);
+    ctx->ops = ops;
+    ctx->be = be;
+    ctx->kind = kind;
+    ctx->device = device < 0 ? 0 : device;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_context_create(hisp_context *out)
+{
+    if (!out) return HISP_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    hisp_context ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return HISP_ERR_OUT_OF_HOST_MEMORY;
+    ctx->magic = HISPI_MAGIC_CONTEXT;
+    ctx->objects.next = ctx->objects.prev = &ctx->objects;
+    hisp_status s = open_backend(ctx, HISP_BACKEND_REFERENCE, 0);
+    if (s != HISP_SUCCESS) {
+        free(ctx);
+        return s;
+    }
+    *out = ctx;
+    return HISP_SUCCESS;
+}
+
+void hisp_context_destroy(hisp_context *pctx)
+{
+    if (!pctx || !hispi_ctx_ok(*pctx)) return;
+    hisp_context ctx = *pctx;
+    close_backend(ctx);
+    /* objects outliving their context (a caller bug) are cut loose */
+    while (ctx->objects.next != &ctx->objects) hispi_devobj_detach(ctx->objects.next);
+    hispi_clear_error(ctx);
+    ctx->magic = 0;
+    free(ctx);
+    *pctx = NULL;
+}
+
+hisp_status hisp_context_set_backend(hisp_context ctx, hisp_backend_kind kind, int device)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (kind == HISP_BACKEND_AUTO) {
+        static const hisp_backend_kind order[] = {HISP_BACKEND_CUDA, HISP_BACKEND_OPENCL,
+                                                  HISP_BACKEND_REFERENCE};
+        for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+            if (!hispi_backends[order[i]]) continue;
+            if (open_backend(ctx, order[i], device) == HISP_SUCCESS) {
+                hispi_clear_error(ctx);
+                return HISP_SUCCESS;
+            }
+        }
+        return ctx->err.status;
+    }
+    if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)kind);
+    if (!hispi_backends[kind])
+        return hispi_fail(ctx, HISP_ERR_NOT_COMPILED, "the %s backend is not compiled into "
+                          "this build of hisp", hisp_backend_name(kind));
+    return open_backend(ctx, kind, device);
+}
+
+hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!info) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "info is NULL");
+    return ctx->ops->device_info(ctx, ctx->device, info);
+}
+
+hisp_status hisp_context_synchronize(hisp_context ctx)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    return ctx->ops->synchronize(ctx, ctx->be);
+}
+
+hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, int *count)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!count) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "count is NULL");
+    *count = 0;
+    if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)kind);
+    if (!hispi_backends[kind]) {
+        hispi_note(ctx, "the %s backend is not compiled into this build",
+                   hisp_backend_name(kind));
+        return HISP_SUCCESS;
+    }
+    ctx->err.note[0] = 0;
+    return hispi_backends[kind]->device_count(ctx, count);
+}
+
+hisp_status hisp_backend_device_info(hisp_context ctx, hisp_backend_kind kind, int index,
+                                     hisp_device_info *info)
+{
+    int n = 0;
+    HISPI_TRY(hisp_backend_device_count(ctx, kind, &n));
+    if (!info) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "info is NULL");
+    if (index < 0 || index >= n)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: no device %d (%d available)",
+                          hisp_backend_name(kind), index, n);
+    memset(info, 0, sizeof *info);
+    return hispi_backends[kind]->device_info(ctx, index, info);
+}

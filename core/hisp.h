@@ -1,0 +1,290 @@
+/* hisp — portable sparse linear algebra on GPUs and CPUs.
+ *
+ * One public header. Every call returns a hisp_status; the detail of the last
+ * failure on a context (reason, file line, native backend code, build log) is
+ * available through hisp_context_last_error(). The library never prints.
+ *
+ * Objects are opaque handles. Create functions return the handle through their
+ * last argument; hisp_X_destroy(&h) frees the object and sets h to NULL.
+ *
+ * Indices: row and column indices are 32-bit (dimensions up to 2^31-1); nnz
+ * counts and row/column pointers are 64-bit, so a matrix may hold more than
+ * 2^31 entries.
+ */
+#ifndef HISP_H
+#define HISP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define HISP_API __attribute__((visibility("default")))
+#define HISP_NODISCARD __attribute__((warn_unused_result))
+#else
+#define HISP_API
+#define HISP_NODISCARD
+#endif
+
+#define HISP_VERSION_MAJOR 0
+#define HISP_VERSION_MINOR 1
+#define HISP_VERSION_PATCH 0
+
+typedef enum {
+    HISP_SUCCESS = 0,
+    HISP_ERR_INVALID_ARGUMENT = -1,   /* NULL pointer, bad enum, size mismatch */
+    HISP_ERR_INVALID_HANDLE = -2,     /* destroyed or foreign handle */
+    HISP_ERR_INPUT_FORMAT = -3,       /* malformed file or data (see last error line) */
+    HISP_ERR_IO = -4,                 /* a file could not be opened, read or written */
+    HISP_ERR_OUT_OF_HOST_MEMORY = -5, /* malloc failed or size overflow */
+    HISP_ERR_OUT_OF_DEVICE_MEMORY = -6,
+    HISP_ERR_UNSUPPORTED = -7,   /* operation/type/format not provided by this backend */
+    HISP_ERR_NO_DEVICE = -8,     /* backend compiled in but no usable device */
+    HISP_ERR_BACKEND = -9,       /* a CUDA/OpenCL call failed (native code in last error) */
+    HISP_ERR_KERNEL_BUILD = -10, /* run-time kernel compilation failed (build log) */
+    HISP_ERR_NOT_COMPILED = -11  /* backend not compiled into this library */
+} hisp_status;
+
+/* Entry types. Only f32 and f64 have operations so far; the others can be
+ * stored, read and written (complex) and get operations in later releases. */
+typedef enum {
+    HISP_F32 = 0,
+    HISP_F64,
+    HISP_C32,
+    HISP_C64,
+    HISP_Q32, /* quaternion, 4 components */
+    HISP_Q64,
+    HISP_B3X3_F32, /* 3x3 dense block, row-major */
+    HISP_B3X3_F64,
+    HISP_TYPE_COUNT
+} hisp_type;
+
+typedef enum { HISP_FORMAT_COO = 0, HISP_FORMAT_CSR, HISP_FORMAT_CSC } hisp_format;
+
+typedef enum { HISP_OP_N = 0, HISP_OP_T = 1 } hisp_op;
+
+typedef enum {
+    HISP_BACKEND_AUTO = -1, /* CUDA if a GPU answers, else OpenCL (GPU first), else reference */
+    HISP_BACKEND_REFERENCE = 0,
+    HISP_BACKEND_OPENCL = 1,
+    HISP_BACKEND_CUDA = 2,
+    HISP_BACKEND_COUNT = 3
+} hisp_backend_kind;
+
+typedef struct hisp_context_s *hisp_context;
+typedef struct hisp_matrix_s *hisp_matrix;
+typedef struct hisp_vector_s *hisp_vector;
+
+/* ---- status, version ---------------------------------------------------- */
+
+HISP_API const char *hisp_status_string(hisp_status s);
+HISP_API const char *hisp_version_string(void);
+
+/* Bytes of one entry; number of scalar components (1 real, 2 complex, 4
+ * quaternion, 9 block); size of one scalar component (4 or 8). */
+HISP_API size_t hisp_type_size(hisp_type t);
+HISP_API int hisp_type_components(hisp_type t);
+HISP_API const char *hisp_type_name(hisp_type t);
+HISP_API hisp_status hisp_type_from_name(const char *name, hisp_type *t);
+HISP_API const char *hisp_format_name(hisp_format f);
+HISP_API const char *hisp_backend_name(hisp_backend_kind k);
+HISP_API hisp_status hisp_backend_from_name(const char *name, hisp_backend_kind *k);
+
+/* ---- context ------------------------------------------------------------ */
+
+typedef struct {
+    hisp_status status;  /* status of the failing call */
+    const char *message; /* human-readable reason; "" when none */
+    const char *file;    /* file being read, or NULL */
+    int64_t line;        /* 1-based line in that file, 0 when not a parse error */
+    int64_t native_code; /* cudaError_t / cl_int / errno, 0 when none */
+    const char *build_log; /* kernel build log, or NULL */
+} hisp_error_info;
+
+typedef struct {
+    hisp_backend_kind backend;
+    int index;          /* index within the backend's flat device list */
+    char name[256];     /* device name */
+    char platform[256]; /* OpenCL platform or "CUDA <version>" */
+    char vendor[128];
+    int is_gpu, is_cpu;
+    int compute_units;
+    int fp64;             /* double precision supported */
+    uint64_t global_mem;  /* bytes */
+    char driver[128];
+} hisp_device_info;
+
+/* A new context starts on the reference backend (plain C on the host). */
+HISP_API HISP_NODISCARD hisp_status hisp_context_create(hisp_context *ctx);
+HISP_API void hisp_context_destroy(hisp_context *ctx);
+/* Select a backend and device. device = -1 picks the first (for OpenCL: GPUs
+ * first). HISP_BACKEND_AUTO tries CUDA, OpenCL, then the reference. Objects
+ * created earlier stay valid; their device copies move to the new backend on
+ * next use. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_set_backend(hisp_context ctx,
+                                                             hisp_backend_kind kind, int device);
+HISP_API HISP_NODISCARD hisp_status hisp_context_get_device(hisp_context ctx,
+                                                            hisp_device_info *info);
+HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
+                                                            hisp_error_info *info);
+/* Wait for all queued device work of the context. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_synchronize(hisp_context ctx);
+
+/* Is a backend compiled into this library? (Says nothing about devices.) */
+HISP_API int hisp_backend_compiled(hisp_backend_kind kind);
+/* Devices of a backend. A compiled backend without devices gives *count = 0
+ * and HISP_SUCCESS; the reason is in the context's last error message. */
+HISP_API HISP_NODISCARD hisp_status hisp_backend_device_count(hisp_context ctx,
+                                                              hisp_backend_kind kind, int *count);
+HISP_API HISP_NODISCARD hisp_status hisp_backend_device_info(hisp_context ctx,
+                                                             hisp_backend_kind kind, int index,
+                                                             hisp_device_info *info);
+
+/* ---- matrices ----------------------------------------------------------- */
+
+typedef struct {
+    hisp_type type;
+    hisp_format format;
+    int64_t nrows, ncols, nnz;
+} hisp_matrix_info;
+
+/* Create from user arrays (copied). COO entries may come in any order and
+ * may repeat (duplicates are summed when converting to CSR/CSC). CSR/CSC
+ * pointers must be monotone with ptr[0] = 0; indices 0-based and in range.
+ * vals holds nnz entries of hisp_type_size(type) bytes; vals = NULL means all
+ * ones (pattern). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_create_coo(hisp_context ctx, hisp_type type,
+                                                           int64_t nrows, int64_t ncols,
+                                                           int64_t nnz, const int32_t *rows,
+                                                           const int32_t *cols, const void *vals,
+                                                           hisp_matrix *A);
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_create_csr(hisp_context ctx, hisp_type type,
+                                                           int64_t nrows, int64_t ncols,
+                                                           const int64_t *rowptr,
+                                                           const int32_t *colind, const void *vals,
+                                                           hisp_matrix *A);
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_create_csc(hisp_context ctx, hisp_type type,
+                                                           int64_t nrows, int64_t ncols,
+                                                           const int64_t *colptr,
+                                                           const int32_t *rowind, const void *vals,
+                                                           hisp_matrix *A);
+HISP_API void hisp_matrix_destroy(hisp_matrix *A);
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_get_info(hisp_matrix A, hisp_matrix_info *info);
+/* Convert in place to another host format (sorted; COO sorted row-major). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_convert(hisp_matrix A, hisp_format format);
+/* A new matrix holding the same entries in another format (or the same). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format,
+                                                          hisp_matrix *B);
+/* Borrow the host arrays of the current format (valid until the matrix is
+ * converted or destroyed). Pointers not used by the format are set NULL:
+ * COO: rows, cols; CSR: ptr = rowptr, cols; CSC: ptr = colptr, rows. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr,
+                                                            const int32_t **rows,
+                                                            const int32_t **cols,
+                                                            const void **vals);
+/* Bytes the matrix takes in a format with the given entry type (indices as
+ * stored by hisp: 32-bit indices, 64-bit pointers when nnz >= 2^31). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format,
+                                                             hisp_type type, uint64_t *bytes);
+
+/* Matrix Market. Symmetric, skew-symmetric and Hermitian files are expanded.
+ * A real/integer/pattern file reads into f32/f64 (or complex with zero
+ * imaginary part); a complex file needs c32/c64. */
+typedef struct {
+    char field[16];    /* real, double, integer, complex, pattern */
+    char symmetry[16]; /* general, symmetric, skew-symmetric, hermitian */
+    int is_array;      /* array (dense) rather than coordinate */
+    int64_t nnz_stored; /* entry lines in the file */
+} hisp_mtx_header;
+
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path,
+                                                         hisp_type type, hisp_matrix *A,
+                                                         hisp_mtx_header *header);
+/* Same from memory (size bytes, need not be NUL-terminated); name is used
+ * in error messages. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx,
+                                                                const char *data, size_t size,
+                                                                const char *name, hisp_type type,
+                                                                hisp_matrix *A,
+                                                                hisp_mtx_header *header);
+/* Writes a general coordinate file (real or complex field). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_write_mtx(hisp_matrix A, const char *path);
+
+/* ---- generators --------------------------------------------------------- */
+
+typedef enum {
+    HISP_GEN_POISSON2D = 0, /* 5-point Laplacian on n x n grid: n^2 rows */
+    HISP_GEN_POISSON3D,     /* 7-point Laplacian on n^3 grid */
+    HISP_GEN_BANDED,        /* n rows, random entries within |i-j| <= bandwidth */
+    HISP_GEN_RANDOM,        /* n x n, uniform random, nnz_per_row on average */
+    HISP_GEN_RMAT,          /* 2^scale vertices, edge_factor*2^scale edges */
+    HISP_GEN_DENSE,         /* n x n, every entry */
+    HISP_GEN_CIRCUIT,       /* n x n, diagonal + sparse + a few dense rows/cols */
+    HISP_GEN_BLOCKDIAG,     /* n x n, small dense clusters near the diagonal */
+    HISP_GEN_COUNT
+} hisp_gen_kind;
+
+typedef struct {
+    hisp_gen_kind kind;
+    int64_t n;           /* grid side (poisson), rows (others); rmat: ignored */
+    uint64_t seed;
+    int64_t bandwidth;   /* banded: half-bandwidth (default 8) */
+    double nnz_per_row;  /* banded/random/circuit: mean entries per row (defaults) */
+    int scale;           /* rmat: log2 vertices (default 16) */
+    int edge_factor;     /* rmat: edges per vertex (default 8) */
+    int block;           /* blockdiag: cluster size (default 8) */
+    double dense_share;  /* circuit: share of entries in the dense rows/cols (0.3) */
+} hisp_gen_params;
+
+/* Fill defaults for a kind (n, seed and kind-specific values). */
+HISP_API void hisp_gen_defaults(hisp_gen_kind kind, hisp_gen_params *p);
+HISP_API const char *hisp_gen_name(hisp_gen_kind kind);
+HISP_API HISP_NODISCARD hisp_status hisp_gen_from_name(const char *name, hisp_gen_kind *kind);
+/* A CSR matrix (values random in [-1,1) except the Laplacians, sorted, no
+ * duplicates), deterministic for a given (params, type). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx,
+                                                         const hisp_gen_params *p,
+                                                         hisp_type type, hisp_matrix *A);
+
+/* ---- vectors ------------------------------------------------------------ */
+
+HISP_API HISP_NODISCARD hisp_status hisp_vector_create(hisp_context ctx, hisp_type type,
+                                                       int64_t n, hisp_vector *v);
+HISP_API void hisp_vector_destroy(hisp_vector *v);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_size(hisp_vector v, int64_t *n);
+/* Copy n entries in from / out to host memory (synchronous). */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_write(hisp_vector v, const void *host);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_read(hisp_vector v, void *host);
+/* Matrix Market array file with one column (or an n x 1 coordinate file). */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path,
+                                                         hisp_type type, hisp_vector *v);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path);
+
+/* ---- operations --------------------------------------------------------- */
+
+/* y = alpha * op(A) * x + beta * y on the context's backend. alpha and beta
+ * point to one scalar of the matrix's real component type (float for f32,
+ * double for f64). With beta = 0, y is not read (NaN in y does not spread). */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha,
+                                              hisp_matrix A, hisp_vector x, const void *beta,
+                                              hisp_vector y);
+/* Times `repeat` runs of hisp_spmv after `warmup` untimed runs, with device
+ * events (host clock on the reference backend); ms[i] gets run i's time.
+ * Data transfers happen during warm-up and are not timed. */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op,
+                                                    const void *alpha, hisp_matrix A,
+                                                    hisp_vector x, const void *beta,
+                                                    hisp_vector y, int warmup, int repeat,
+                                                    double *ms);
+/* Measured device-to-device copy bandwidth (bytes read + written per second)
+ * for `bytes`-sized buffers, median of `repeat` copies. */
+HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes,
+                                                        int repeat, double *bytes_per_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HISP_H */

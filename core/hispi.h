@@ -1,0 +1,208 @@
+/* Internal declarations shared by core and backends (not installed). */
+#ifndef HISPI_H
+#define HISPI_H
+
+#include "hisp.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define HISPI_LOCAL __attribute__((visibility("hidden")))
+#define HISPI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HISPI_LOCAL
+#define HISPI_PRINTF(a, b)
+#endif
+
+/* Magic words: the first field of every handle, cleared on destroy. */
+#define HISPI_MAGIC_CONTEXT 0x68437478u /* "hCtx" */
+#define HISPI_MAGIC_MATRIX 0x684d6174u  /* "hMat" */
+#define HISPI_MAGIC_VECTOR 0x68566563u  /* "hVec" */
+
+struct hisp_backend_ops;
+
+/* Objects holding device memory are linked into their context, so that a
+ * backend switch (or the context's end) can release their device copies
+ * with the backend that made them. */
+typedef struct hispi_devobj {
+    struct hispi_devobj *prev, *next;
+    void (*drop_device)(struct hispi_devobj *self);
+} hispi_devobj;
+
+typedef struct {
+    hisp_status status;
+    char message[1024];
+    char file[512];
+    int64_t line;
+    int64_t native_code;
+    char *build_log; /* malloc'd */
+    char note[512];  /* why a backend reported no devices */
+} hispi_error;
+
+struct hisp_context_s {
+    uint32_t magic;
+    hisp_backend_kind kind;
+    int device;
+    const struct hisp_backend_ops *ops;
+    void *be;            /* backend instance */
+    hispi_devobj objects; /* list head of matrices and vectors */
+    hispi_error err;
+};
+
+/* Host sparse storage. Which arrays are set depends on the format:
+ * COO: rowind, colind (sorted row-major unless `sorted` is false);
+ * CSR: rowptr (nrows+1), colind; CSC: colptr (ncols+1), rowind. */
+typedef struct {
+    hisp_format format;
+    hisp_type type;
+    int64_t nrows, ncols, nnz;
+    int64_t *rowptr, *colptr;
+    int32_t *rowind, *colind;
+    void *val;
+    bool sorted; /* COO: row-major sorted without duplicates */
+} hispi_sparse;
+
+struct hisp_matrix_s {
+    uint32_t magic;
+    hispi_devobj link; /* keep second: containerof below */
+    hisp_context ctx;
+    hispi_sparse host;
+    void *dev; /* the context backend's copy of the CSR form, or NULL */
+};
+
+struct hisp_vector_s {
+    uint32_t magic;
+    hispi_devobj link;
+    hisp_context ctx;
+    hisp_type type;
+    int64_t n;
+    void *host;      /* n entries, always allocated */
+    bool host_valid; /* host copy up to date */
+    void *dev;       /* the context backend's buffer, or NULL */
+    bool dev_valid;  /* device copy up to date */
+};
+
+/* ---- errors: record on the context, return the status ------------------ */
+
+HISPI_LOCAL hisp_status hispi_fail(hisp_context ctx, hisp_status s, const char *fmt, ...)
+    HISPI_PRINTF(3, 4);
+/* Parse error with a file name and 1-based line. */
+HISPI_LOCAL hisp_status hispi_fail_at(hisp_context ctx, const char *file, int64_t line,
+                                      const char *fmt, ...) HISPI_PRINTF(4, 5);
+/* Backend error with its native code (cudaError_t, cl_int). */
+HISPI_LOCAL hisp_status hispi_fail_native(hisp_context ctx, hisp_status s, int64_t code,
+                                          const char *fmt, ...) HISPI_PRINTF(4, 5);
+/* Attach a kernel build log (copied) to the last error. */
+HISPI_LOCAL void hispi_set_build_log(hisp_context ctx, const char *log);
+/* A non-error remark (why a backend has no device). */
+HISPI_LOCAL void hispi_note(hisp_context ctx, const char *fmt, ...) HISPI_PRINTF(2, 3);
+HISPI_LOCAL void hispi_clear_error(hisp_context ctx);
+
+/* Debug trace to stderr when HISP_DEBUG is set in the environment. */
+HISPI_LOCAL void hispi_debug(const char *fmt, ...) HISPI_PRINTF(1, 2);
+
+#define HISPI_TRY(expr)                                                                            \
+    do {                                                                                           \
+        hisp_status hispi_s_ = (expr);                                                             \
+        if (hispi_s_ != HISP_SUCCESS) return hispi_s_;                                             \
+    } while (0)
+
+HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
+                                     void (*drop)(hispi_devobj *));
+HISPI_LOCAL void hispi_devobj_detach(hispi_devobj *o);
+
+/* ---- handle checks ------------------------------------------------------ */
+
+HISPI_LOCAL bool hispi_ctx_ok(hisp_context ctx);
+HISPI_LOCAL bool hispi_mat_ok(hisp_matrix A);
+HISPI_LOCAL bool hispi_vec_ok(hisp_vector v);
+
+/* ---- memory: overflow-checked, failures recorded ------------------------ */
+
+/* *out = malloc(n * size); fails with OUT_OF_HOST_MEMORY on overflow or
+ * exhaustion. n == 0 gives a non-NULL 1-byte allocation. */
+HISPI_LOCAL hisp_status hispi_alloc(hisp_context ctx, size_t n, size_t size, void **out);
+HISPI_LOCAL hisp_status hispi_calloc(hisp_context ctx, size_t n, size_t size, void **out);
+HISPI_LOCAL hisp_status hispi_realloc(hisp_context ctx, void **p, size_t n, size_t size);
+/* Test hook: make the k-th following allocation fail (0 = off). */
+HISPI_LOCAL void hispi_alloc_fail_after(long k);
+
+/* ---- types -------------------------------------------------------------- */
+
+HISPI_LOCAL bool hispi_type_valid(hisp_type t);
+/* Size of one scalar component (4 or 8). */
+HISPI_LOCAL size_t hispi_type_scalar_size(hisp_type t);
+/* Store a real value into entry i of an array of type t (other components 0;
+ * a 3x3 block gets v on its diagonal). */
+HISPI_LOCAL void hispi_store_real(hisp_type t, void *array, int64_t i, double v);
+/* Real part (first component) of entry i. */
+HISPI_LOCAL double hispi_load_real(hisp_type t, const void *array, int64_t i);
+
+/* ---- sparse storage (core/sparse.c) ------------------------------------- */
+
+HISPI_LOCAL void hispi_sparse_free(hispi_sparse *s);
+/* Allocate the arrays of format f for nnz entries (pointers zeroed). */
+HISPI_LOCAL hisp_status hispi_sparse_alloc(hisp_context ctx, hispi_sparse *s, hisp_format f,
+                                           hisp_type t, int64_t nrows, int64_t ncols,
+                                           int64_t nnz);
+/* Convert src into a new storage of format f (src untouched). COO input is
+ * sorted; duplicates are summed in CSR/CSC/sorted COO results. */
+HISPI_LOCAL hisp_status hispi_sparse_convert(hisp_context ctx, const hispi_sparse *src,
+                                             hisp_format f, hispi_sparse *dst);
+/* Check structural validity (pointers monotone, indices in range). */
+HISPI_LOCAL hisp_status hispi_sparse_validate(hisp_context ctx, const hispi_sparse *s);
+/* Wrap freshly built storage into a matrix handle (takes ownership). */
+HISPI_LOCAL hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *A);
+/* The matrix's CSR form (converting the host copy in place if needed). */
+HISPI_LOCAL hisp_status hispi_matrix_need_csr(hisp_matrix A);
+/* Drop the device copy (host data changed or backend switched). */
+HISPI_LOCAL void hispi_matrix_drop_device(hisp_matrix A);
+
+/* ---- vectors (core/vector.c) -------------------------------------------- */
+
+/* The vector's device buffer on the context's backend (allocated on first
+ * use); need_data uploads the host copy if the device copy is stale. */
+HISPI_LOCAL hisp_status hispi_vector_device(hisp_vector v, bool need_data, void **buf);
+/* A kernel wrote the device buffer: the host copy is stale. */
+HISPI_LOCAL void hispi_vector_device_written(hisp_vector v);
+/* The host copy, brought up to date. */
+HISPI_LOCAL hisp_status hispi_vector_host(hisp_vector v, void **host);
+
+/* ---- reference operations (core/ref_spmv.c) ----------------------------- */
+
+/* y = alpha*op(A)*x + beta*y on host CSR; f32 accumulates in float, f64 in
+ * double (same as the kernels); beta == 0 does not read y. */
+HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op op,
+                                           double alpha, const void *x, double beta, void *y);
+
+/* ---- Matrix Market (core/mmio.c) ---------------------------------------- */
+
+HISPI_LOCAL hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size,
+                                        const char *name, hisp_type type, hispi_sparse *out,
+                                        hisp_mtx_header *header);
+/* Write a general coordinate file (real or complex field by type). */
+HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s,
+                                        const char *path);
+/* Write n entries as an n x 1 array file. */
+HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n,
+                                               const void *vals, const char *path);
+/* Read a whole file into memory (NUL-terminated; *size excludes the NUL). */
+HISPI_LOCAL hisp_status hispi_read_file(hisp_context ctx, const char *path, char **data,
+                                        size_t *size);
+
+/* ---- generators (core/gen.c) -------------------------------------------- */
+
+HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type t,
+                                       hispi_sparse *out);
+
+/* ---- misc --------------------------------------------------------------- */
+
+/* 64-bit FNV-1a. */
+HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);
+/* Monotonic host clock in milliseconds. */
+HISPI_LOCAL double hispi_now_ms(void);
+
+#endif

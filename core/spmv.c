@@ -1,0 +1,137 @@
+/* SpMV entry points: argument checks, residency, dispatch to the backend. */
+#include "../backends/backend.h"
+
+#include <stdlib.h>
+
+static hisp_status scalar_arg(hisp_context ctx, hisp_type t, const void *p, const char *what,
+                              double *out)
+{
+    if (!p) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s is NULL", what);
+    *out = hispi_load_real(t, p, 0);
+    return HISP_SUCCESS;
+}
+
+/* Checks and uploads; on success the kernel can run. */
+static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                           hisp_vector x, const void *beta, hisp_vector y, double *a, double *b,
+                           void **xd, void **yd)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!hispi_mat_ok(A) || !hispi_vec_ok(x) || !hispi_vec_ok(y))
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "invalid matrix or vector handle");
+    if (A->ctx != ctx || x->ctx != ctx || y->ctx != ctx)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "matrix and vectors must belong to this context");
+    if (op != HISP_OP_N && op != HISP_OP_T)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    hisp_type t = A->host.type;
+    if (x->type != t || y->type != t)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "entry types differ: A %s, x %s, y %s", hisp_type_name(t),
+                          hisp_type_name(x->type), hisp_type_name(y->type));
+    int64_t m = op == HISP_OP_N ? A->host.nrows : A->host.ncols;
+    int64_t n = op == HISP_OP_N ? A->host.ncols : A->host.nrows;
+    if (x->n != n || y->n != m)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "dimension mismatch: op(A) is %lld x %lld, x has %lld, y has %lld",
+                          (long long)m, (long long)n, (long long)x->n, (long long)y->n);
+    if (x == y) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "x and y must differ");
+    HISPI_TRY(scalar_arg(ctx, t, alpha, "alpha", a));
+    HISPI_TRY(scalar_arg(ctx, t, beta, "beta", b));
+    if (!ctx->ops->csr_spmv)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
+                          ctx->ops->name);
+    HISPI_TRY(hispi_matrix_need_csr(A));
+    if (!A->dev) {
+        hispi_csr_view v = {t,
+                            A->host.nrows,
+                            A->host.ncols,
+                            A->host.nnz,
+                            A->host.rowptr,
+                            A->host.colind,
+                            A->host.val};
+        HISPI_TRY(ctx->ops->csr_upload(ctx, ctx->be, &v, &A->dev));
+    }
+    HISPI_TRY(hispi_vector_device(x, true, xd));
+    HISPI_TRY(hispi_vector_device(y, *b != 0, yd));
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                      hisp_vector x, const void *beta, hisp_vector y)
+{
+    double a = 0, b = 0;
+    void *xd = NULL, *yd = NULL;
+    HISPI_TRY(prepare(ctx, op, alpha, A, x, beta, y, &a, &b, &xd, &yd));
+    HISPI_TRY(ctx->ops->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd));
+    hispi_vector_device_written(y);
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                            hisp_vector x, const void *beta, hisp_vector y, int warmup,
+                            int repeat, double *ms)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (warmup < 0 || repeat < 1 || !ms)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
+    for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) /* at least one: uploads */
+        HISPI_TRY(hisp_spmv(ctx, op, alpha, A, x, beta, y));
+    HISPI_TRY(hisp_context_synchronize(ctx));
+    const hisp_backend_ops *o = ctx->ops;
+    void *m0 = NULL, *m1 = NULL;
+    hisp_status s = o->mark_create(ctx, ctx->be, &m0);
+    if (!s) s = o->mark_create(ctx, ctx->be, &m1);
+    double a = 0, b = 0;
+    void *xd = NULL, *yd = NULL;
+    if (!s) s = prepare(ctx, op, alpha, A, x, beta, y, &a, &b, &xd, &yd);
+    for (int i = 0; i < repeat && !s; i++) {
+        s = o->mark_record(ctx, ctx->be, m0);
+        if (!s) s = o->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd);
+        if (!s) s = o->mark_record(ctx, ctx->be, m1);
+        if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms[i]);
+    }
+    if (!s) hispi_vector_device_written(y);
+    if (m0) o->mark_destroy(ctx->be, m0);
+    if (m1) o->mark_destroy(ctx->be, m1);
+    return s;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat, double *bps)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!bps || repeat < 1 || bytes == 0)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need bytes > 0, repeat >= 1, output");
+    const hisp_backend_ops *o = ctx->ops;
+    void *src = NULL, *dst = NULL, *m0 = NULL, *m1 = NULL;
+    double *t = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)repeat, sizeof *t, (void **)&t);
+    if (!s) s = o->buf_alloc(ctx, ctx->be, bytes, &src);
+    if (!s) s = o->buf_alloc(ctx, ctx->be, bytes, &dst);
+    if (!s) s = o->mark_create(ctx, ctx->be, &m0);
+    if (!s) s = o->mark_create(ctx, ctx->be, &m1);
+    if (!s) s = o->buf_copy(ctx, ctx->be, dst, src, bytes); /* warm-up */
+    for (int i = 0; i < repeat && !s; i++) {
+        s = o->mark_record(ctx, ctx->be, m0);
+        if (!s) s = o->buf_copy(ctx, ctx->be, dst, src, bytes);
+        if (!s) s = o->mark_record(ctx, ctx->be, m1);
+        if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &t[i]);
+    }
+    if (!s) {
+        qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+        double med = t[repeat / 2];
+        *bps = med > 0 ? 2.0 * (double)bytes / (med * 1e-3) : 0;
+    }
+    if (m0) o->mark_destroy(ctx->be, m0);
+    if (m1) o->mark_destroy(ctx->be, m1);
+    if (src) o->buf_free(ctx->be, src);
+    if (dst) o->buf_free(ctx->be, dst);
+    free(t);
+    return s;
+}

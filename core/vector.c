@@ -1,0 +1,164 @@
+/* Dense vectors: a host copy plus a lazily made device copy. */
+#include "../backends/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool hispi_vec_ok(hisp_vector v)
+{
+    return v && v->magic == HISPI_MAGIC_VECTOR && hispi_ctx_ok(v->ctx);
+}
+
+/* Bring the host copy up to date (device → host). */
+static hisp_status sync_host(hisp_vector v)
+{
+    if (v->host_valid) return HISP_SUCCESS;
+    hisp_context ctx = v->ctx;
+    HISPI_TRY(ctx->ops->buf_read(ctx, ctx->be, v->dev, 0, v->host,
+                                 (size_t)v->n * hisp_type_size(v->type)));
+    v->host_valid = true;
+    return HISP_SUCCESS;
+}
+
+static void drop_device(hisp_vector v)
+{
+    if (!v->dev) return;
+    /* keep the data: pull it to the host before the buffer goes */
+    if (!v->host_valid && sync_host(v) != HISP_SUCCESS) v->host_valid = true; /* lost: best effort */
+    v->ctx->ops->buf_free(v->ctx->be, v->dev);
+    v->dev = NULL;
+    v->dev_valid = false;
+}
+
+static void drop_cb(hispi_devobj *o)
+{
+    drop_device((hisp_vector)((char *)o - offsetof(struct hisp_vector_s, link)));
+}
+
+hisp_status hisp_vector_create(hisp_context ctx, hisp_type type, int64_t n, hisp_vector *out)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
+    *out = NULL;
+    if (!hispi_type_valid(type) || n < 0)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid vector type or size %lld",
+                          (long long)n);
+    hisp_vector v = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
+    hisp_status s = hispi_calloc(ctx, (size_t)n, hisp_type_size(type), &v->host);
+    if (s) {
+        free(v);
+        return s;
+    }
+    v->magic = HISPI_MAGIC_VECTOR;
+    v->ctx = ctx;
+    v->type = type;
+    v->n = n;
+    v->host_valid = true;
+    hispi_devobj_attach(ctx, &v->link, drop_cb);
+    *out = v;
+    return HISP_SUCCESS;
+}
+
+void hisp_vector_destroy(hisp_vector *pv)
+{
+    if (!pv || !*pv || (*pv)->magic != HISPI_MAGIC_VECTOR) return;
+    hisp_vector v = *pv;
+    if (v->link.next) {
+        if (v->dev) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+        hispi_devobj_detach(&v->link);
+    }
+    free(v->host);
+    v->magic = 0;
+    free(v);
+    *pv = NULL;
+}
+
+hisp_status hisp_vector_size(hisp_vector v, int64_t *n)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "n is NULL");
+    *n = v->n;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_write(hisp_vector v, const void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
+    if (v->n) memcpy(v->host, host, (size_t)v->n * hisp_type_size(v->type));
+    v->host_valid = true;
+    v->dev_valid = false;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_read(hisp_vector v, void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
+    HISPI_TRY(sync_host(v));
+    if (v->n) memcpy(host, v->host, (size_t)v->n * hisp_type_size(v->type));
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_vector_host(hisp_vector v, void **host)
+{
+    HISPI_TRY(sync_host(v));
+    *host = v->host;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!path) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "path is NULL");
+    HISPI_TRY(sync_host(v));
+    return hispi_mtx_write_vector(v->ctx, v->type, v->n, v->host, path);
+}
+
+hisp_status hispi_vector_device(hisp_vector v, bool need_data, void **buf)
+{
+    hisp_context ctx = v->ctx;
+    size_t bytes = (size_t)v->n * hisp_type_size(v->type);
+    if (!v->dev) {
+        HISPI_TRY(ctx->ops->buf_alloc(ctx, ctx->be, bytes, &v->dev));
+        v->dev_valid = false;
+    }
+    if (need_data && !v->dev_valid) {
+        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, 0, v->host, bytes));
+        v->dev_valid = true;
+    }
+    *buf = v->dev;
+    return HISP_SUCCESS;
+}
+
+void hispi_vector_device_written(hisp_vector v)
+{
+    v->dev_valid = true;
+    v->host_valid = false;
+}
+
+hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path, hisp_type type,
+                                 hisp_vector *out)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
+    *out = NULL;
+    hisp_matrix M = NULL;
+    HISPI_TRY(hisp_matrix_read_mtx(ctx, path, type, &M, NULL));
+    hisp_status s = HISP_SUCCESS;
+    if (M->host.ncols != 1) {
+        s = hispi_fail_at(ctx, path, 0, "a vector file needs one column, this one has %lld",
+                          (long long)M->host.ncols);
+    } else {
+        s = hisp_vector_create(ctx, type, M->host.nrows, out);
+        if (!s) { /* scatter entries (array files are dense; coordinate may be sparse) */
+            size_t es = hisp_type_size(type);
+            for (int64_t k = 0; k < M->host.nnz; k++)
+                memcpy((char *)(*out)->host + (size_t)M->host.rowind[k] * es,
+                       (const char *)M->host.val + (size_t)k * es, es);
+        }
+    }
+    hisp_matrix_destroy(&M);
+    return s;
+}

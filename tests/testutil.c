@@ -1,0 +1,166 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define MAX_SKIPS 64
+static char skips[MAX_SKIPS][256];
+static int nskips;
+
+void test_skip(const char *fmt, ...)
+{
+    if (nskips >= MAX_SKIPS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(skips[nskips++], sizeof skips[0], fmt, ap);
+    va_end(ap);
+}
+
+static test_target targets[16];
+static int ntargets = -1;
+
+int test_targets(const test_target **out)
+{
+    if (ntargets < 0) {
+        ntargets = 0;
+        hisp_context ctx = NULL;
+        if (hisp_context_create(&ctx) != HISP_SUCCESS) {
+            fprintf(stderr, "cannot create a context\n");
+            exit(2);
+        }
+        for (int k = 0; k < HISP_BACKEND_COUNT; k++) {
+            if (!hisp_backend_compiled((hisp_backend_kind)k)) {
+                test_skip("%s backend: not compiled into this build",
+                          hisp_backend_name((hisp_backend_kind)k));
+                continue;
+            }
+            int n = 0;
+            hisp_status s = hisp_backend_device_count(ctx, (hisp_backend_kind)k, &n);
+            if (s != HISP_SUCCESS || n == 0) {
+                hisp_error_info e = {0};
+                if (hisp_context_last_error(ctx, &e)) {}
+                test_skip("%s backend tests: %s", hisp_backend_name((hisp_backend_kind)k),
+                          e.message && e.message[0] ? e.message : "no device");
+                continue;
+            }
+            for (int d = 0; d < n && ntargets < 16; d++) {
+                hisp_device_info info;
+                test_target *t = &targets[ntargets++];
+                t->kind = (hisp_backend_kind)k;
+                t->device = d;
+                if (hisp_backend_device_info(ctx, t->kind, d, &info) == HISP_SUCCESS)
+                    snprintf(t->label, sizeof t->label, "%s:%d (%.120s: %.120s)",
+                             hisp_backend_name(t->kind), d, info.platform, info.name);
+                else
+                    snprintf(t->label, sizeof t->label, "%s:%d", hisp_backend_name(t->kind), d);
+            }
+        }
+        hisp_context_destroy(&ctx);
+    }
+    *out = targets;
+    return ntargets;
+}
+
+hisp_context test_context(int i)
+{
+    const test_target *t;
+    int n = test_targets(&t);
+    ck_assert_int_lt(i, n);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    CK_OK(ctx, hisp_context_set_backend(ctx, t[i].kind, t[i].device));
+    return ctx;
+}
+
+uint64_t test_rand(uint64_t *s)
+{
+    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+double test_uniform(uint64_t *s)
+{
+    return (double)(test_rand(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+uint64_t test_seed(void)
+{
+    static uint64_t seed;
+    if (!seed) {
+        const char *e = getenv("HISP_TEST_SEED");
+        seed = e ? strtoull(e, NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
+        if (!seed) seed = 1;
+        printf("test seed: %llu (set HISP_TEST_SEED to repeat)\n", (unsigned long long)seed);
+    }
+    return seed;
+}
+
+hisp_matrix test_random_matrix(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                               double density, uint64_t *state)
+{
+    int64_t nnz = (int64_t)(density * (double)nrows * (double)ncols);
+    if (nrows == 0 || ncols == 0) nnz = 0;
+    int32_t *r = malloc((size_t)(nnz + 1) * sizeof *r);
+    int32_t *c = malloc((size_t)(nnz + 1) * sizeof *c);
+    size_t es = hisp_type_size(type);
+    unsigned char *v = malloc((size_t)(nnz + 1) * es);
+    ck_assert(r && c && v);
+    for (int64_t k = 0; k < nnz; k++) {
+        r[k] = (int32_t)(test_rand(state) % (uint64_t)nrows);
+        c[k] = (int32_t)(test_rand(state) % (uint64_t)ncols);
+        double x = test_uniform(state);
+        if (type == HISP_F32) ((float *)v)[k] = (float)x;
+        else if (type == HISP_F64) ((double *)v)[k] = x;
+        else ck_abort_msg("test_random_matrix: type %s", hisp_type_name(type));
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, type, nrows, ncols, nnz, r, c, v, &A));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    free(r);
+    free(c);
+    free(v);
+    return A;
+}
+
+double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = t == HISP_F32 ? ((const float *)a)[i] : ((const double *)a)[i];
+        double y = t == HISP_F32 ? ((const float *)b)[i] : ((const double *)b)[i];
+        if (isnan(x) != isnan(y)) return INFINITY;
+        num += (x - y) * (x - y);
+        den += y * y;
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+const char *test_matrix_dir(void)
+{
+    static char dir[1024];
+    static int done;
+    if (!done) {
+        done = 1;
+        const char *e = getenv("HISP_MATRICES");
+        snprintf(dir, sizeof dir, "%s", e ? e : HISP_SOURCE_DIR "/../shared/matrices");
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) dir[0] = 0;
+    }
+    return dir[0] ? dir : NULL;
+}
+
+int test_skips_print(void)
+{
+    for (int i = 0; i < nskips; i++) printf("skipped: %s\n", skips[i]);
+    if (nskips) printf("Skipped: %d group(s) of tests could not run on this machine\n", nskips);
+    return nskips;
+}

@@ -1,0 +1,61 @@
+/* Shared helpers of the check-based test suite. */
+#ifndef HISP_TESTUTIL_H
+#define HISP_TESTUTIL_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "hisp.h"
+
+/* Suites: each tests/check_<module>.c defines one; main() runs those linked
+ * in (weak references, so a module's file can be added on its own). */
+#define HISP_SUITES(X) X(util) X(sparse) X(mmio) X(gen) X(spmv) X(api) X(cli)
+#define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
+HISP_SUITES(HISP_DECL_SUITE)
+
+/* Record a test that could not run (missing device, missing data folder).
+ * Skipped tests are not added to check's count and are listed before the
+ * summary line. */
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Every (backend, device) pair that has a device on this machine, reference
+ * first. Probed once. Missing ones are reported through test_skip(). */
+typedef struct {
+    hisp_backend_kind kind;
+    int device;
+    char label[300]; /* "opencl:0 (Portable Computing Language: cpu-...)" */
+} test_target;
+int test_targets(const test_target **targets);
+/* A context on target i (ck_assert on failure). */
+hisp_context test_context(int i);
+
+/* ck_assert on a status, printing the context's last error. */
+#define CK_OK(ctx, expr)                                                                           \
+    do {                                                                                           \
+        hisp_status s_ = (expr);                                                                   \
+        if (s_ != HISP_SUCCESS) {                                                                  \
+            hisp_error_info e_ = {0};                                                              \
+            if (hisp_context_last_error((ctx), &e_)) {}                                            \
+            ck_abort_msg("%s failed: %s: %s", #expr, hisp_status_string(s_),                     \
+                         e_.message ? e_.message : "");                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Deterministic random numbers for tests (xorshift); the seed is printed on
+ * failure through test_seed(). */
+uint64_t test_rand(uint64_t *state);
+double test_uniform(uint64_t *state); /* [-1, 1) */
+/* A fresh seed per run (time-based unless HISP_TEST_SEED is set). */
+uint64_t test_seed(void);
+
+/* Random COO matrix with about `density` * nrows * ncols entries, f64 values
+ * in [-1,1) (fresh values each call), converted to `type`. */
+hisp_matrix test_random_matrix(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                               double density, uint64_t *state);
+/* Relative error ||a - b||_2 / ||b||_2 (absolute when ||b|| = 0); arrays of
+ * n real entries of type f32 or f64. */
+double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n);
+/* Path of a file in ../shared/matrices (or $HISP_MATRICES), NULL if absent. */
+const char *test_matrix_dir(void);
+
+#endif
