@@ -50,6 +50,7 @@
  */
 #include "hispi.h"
 
+#include <math.h> /* isfinite only: no libm calls (determinism) */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -868,7 +869,8 @@ hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type
     case HISP_GEN_BANDED:
         if (p->bandwidth < 0)
             return BAD("%s generator: bandwidth %lld < 0", name, (long long)p->bandwidth);
-        if (!(npr >= 1)) return BAD("%s generator: nnz_per_row %g must be >= 1", name, npr);
+        if (!(npr >= 1) || !isfinite(npr))
+            return BAD("%s generator: nnz_per_row %g must be finite and >= 1", name, npr);
         g.bw = n > 0 && p->bandwidth > n - 1 ? n - 1 : p->bandwidth;
         g.npr = npr > 2.0 * (double)g.bw + 1 ? 2.0 * (double)g.bw + 1 : npr;
         g.frac = prob_threshold(g.npr - (double)(int64_t)g.npr);
@@ -877,14 +879,13 @@ hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type
         est = g.npr * (double)n;
         break;
     case HISP_GEN_RANDOM:
-        if (!(npr >= 0) || npr > (double)n)
-            return BAD("%s generator: nnz_per_row %g must be in 0..n (%lld)", name, npr,
-                       (long long)n);
-        g.npr = npr;
+        if (!(npr >= 0) || !isfinite(npr))
+            return BAD("%s generator: nnz_per_row %g must be finite and >= 0", name, npr);
+        g.npr = npr > (double)n ? (double)n : npr; /* rows hold at most n */
         g.row = row_random;
-        g.bound = (int64_t)(4 * npr) + 2;
+        g.bound = (int64_t)(4 * g.npr) + 2;
         if (g.bound > n) g.bound = n;
-        est = npr * (double)n;
+        est = g.npr * (double)n;
         break;
     case HISP_GEN_DENSE:
         g.row = row_dense;
@@ -893,10 +894,11 @@ hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type
         break;
     case HISP_GEN_CIRCUIT: {
         double share = p->dense_share;
-        if (!(npr >= 1) || npr > (double)n + 1)
-            return BAD("%s generator: nnz_per_row %g must be in 1..n", name, npr);
+        if (!(npr >= 1) || !isfinite(npr))
+            return BAD("%s generator: nnz_per_row %g must be finite and >= 1", name, npr);
         if (!(share >= 0 && share <= 0.95))
             return BAD("%s generator: dense_share %g must be in [0, 0.95]", name, share);
+        if (npr > (double)n && n > 0) npr = (double)n; /* rows hold at most n */
         g.npr = npr;
         g.row = row_circuit;
         g.near = n - 1 < 64 ? n - 1 : 64;
