@@ -291,6 +291,18 @@ START_TEST(test_rmat)
             }
             CK((maxin) > (20 * mean));
             CK((empty) > (n / 10)); /* many isolated rows, as in Graph500 */
+            /* top-level quadrants near a, b, c, d (merging duplicates thins
+             * out the crowded a quadrant a little) */
+            double quad[4] = {0};
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t k = m.ptr[i]; k < m.ptr[i + 1]; k++)
+                    quad[2 * (i >= n / 2) + (m.col[k] >= n / 2)] += 1.0 / (double)m.nnz;
+            if (getenv("HISP_GEN_PRINT_HASHES"))
+                printf("  rmat quadrants %.3f %.3f %.3f %.3f\n", quad[0], quad[1], quad[2],
+                       quad[3]);
+            CKM(fabs(quad[0] - 0.55) < 0.03 && fabs(quad[1] - 0.19) < 0.03 &&
+                    fabs(quad[2] - 0.19) < 0.03 && fabs(quad[3] - 0.06) < 0.02,
+                "rmat quadrants %.3f %.3f %.3f %.3f", quad[0], quad[1], quad[2], quad[3]);
             free(indeg);
         }
         drop(&m);
