@@ -9,7 +9,7 @@
  *                 window).
  *   random        Erdos-Renyi-like: row length Binomial(4*nnz_per_row, 1/4)
  *                 (mean nnz_per_row), distinct uniform columns.
- *   rmat          Graph500 R-MAT, a=.57 b=.19 c=.19 d=.05 (16-bit
+ *   rmat          Graph500 R-MAT, a=.57 b=.19 c=.19 d=.05 (15-bit
  *                 resolution per level), edge_factor*2^scale edges;
  *                 repeated edges merged (nnz <= edges), self loops kept,
  *                 vertex labels not permuted (vertex 0 is the hub).
@@ -600,10 +600,21 @@ typedef struct {
     atomic_llong next;
 } edge_job;
 
-/* Graph500 quadrant probabilities a=.57 b=.19 c=.19 d=.05, in 1/65536. */
-#define RMAT_A 37356u
-#define RMAT_AB (RMAT_A + 12452u)
-#define RMAT_ABC (RMAT_AB + 12452u)
+/* Graph500 quadrant probabilities a=.57 b=.19 c=.19 d=.05, in 1/32768:
+ * cumulative thresholds on 15-bit draws. */
+#define RMAT_A 18678u
+#define RMAT_AB (RMAT_A + 6226u)
+#define RMAT_ABC (RMAT_AB + 6226u)
+#define LANES 0x0001000100010001ull
+
+/* Four levels at once (SWAR): one 15-bit draw in each 16-bit lane of w; bit
+ * 3-l of the result says whether lane l is >= t (lane 0 first). */
+static inline uint32_t ge4(uint64_t w, uint32_t t)
+{
+    uint64_t x = ((w + (0x8000u - t) * LANES) & 0x8000800080008000ull) >> 15;
+    /* gather the bits at 0, 16, 32, 48 into 51, 50, 49, 48 (no carries) */
+    return (uint32_t)((x * ((1ull << 51) + (1ull << 34) + (1ull << 17) + 1)) >> 48) & 15;
+}
 
 static void *edge_worker(void *arg)
 {
@@ -615,13 +626,14 @@ static void *edge_worker(void *arg)
         for (int64_t e = lo; e < hi; e++) {
             rng r = rng_at(j->key, (uint64_t)e, S_EDGE);
             uint32_t u = 0, v = 0;
-            uint64_t bits = 0;
-            for (int l = 0; l < j->scale; l++) {
-                if ((l & 3) == 0) bits = next(&r);
-                uint32_t q = (uint32_t)(bits & 0xffff);
-                bits >>= 16;
-                u = (u << 1) | (q >= RMAT_AB);
-                v = (v << 1) | ((q >= RMAT_A && q < RMAT_AB) || q >= RMAT_ABC);
+            for (int l = 0; l < j->scale; l += 4) {
+                uint64_t w = next(&r) & 0x7fff7fff7fff7fffull;
+                uint32_t a = ge4(w, RMAT_A), ab = ge4(w, RMAT_AB), abc = ge4(w, RMAT_ABC);
+                /* quadrant a: (0,0), b: (0,1), c: (1,0), d: (1,1) */
+                uint32_t ub = ab, vb = a ^ ab ^ abc;
+                int take = j->scale - l < 4 ? j->scale - l : 4;
+                u = (u << take) | (ub >> (4 - take));
+                v = (v << take) | (vb >> (4 - take));
             }
             j->src[e] = (int32_t)u;
             j->dst[e] = (int32_t)v;
