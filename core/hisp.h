@@ -234,9 +234,9 @@ typedef struct {
                             100000 others */
     uint64_t seed;       /* same params + type give bit-identical output anywhere (default 1) */
     int64_t bandwidth;   /* banded: half-bandwidth, entries within |i-j| <= bandwidth (8) */
-    double nnz_per_row;  /* mean entries per row, diagonal included: banded (16, clipped to
-                            the band width 2*bandwidth+1), random (8), circuit (5, the part
-                            outside the dense rows/cols) */
+    double nnz_per_row;  /* mean entries per row (clipped to n), diagonal included: banded
+                            (16, clipped to the band width 2*bandwidth+1), random (8),
+                            circuit (5, the part outside the dense rows/cols) */
     int scale;           /* rmat: 2^scale vertices, 0..30 (default 16) */
     int edge_factor;     /* rmat: edges per vertex (default 8); repeated edges are merged */
     int block;           /* blockdiag: cluster size (default 8) */
