@@ -72,7 +72,7 @@ build() { # build [scons options...]
 }
 
 asan_env() {
-    export ASAN_OPTIONS="${ASAN_OPTIONS:-protect_shadow_gap=0:detect_leaks=1}"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-protect_shadow_gap=0:allocator_may_return_null=1:detect_leaks=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
     if [ -f tests/lsan.supp ]; then
         export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}"

@@ -199,25 +199,24 @@ int cmd_demo(int argc, char **argv)
         json_object_end(&j);
         json_finish(&j);
     } else {
-        char devname[40];
-        snprintf(devname, sizeof devname, "%.39s", dev.name);
+        char devname[29];
+        snprintf(devname, sizeof devname, "%.28s", dev.name);
         if (strlen(dev.name) >= sizeof devname) strcpy(devname + sizeof devname - 4, "...");
         printf("hisp %s demo: CSR SpMV y = A*x, %s, median of %d runs after %d warm-up\n",
                hisp_version_string(), hisp_type_name(type), job.repeat, job.warmup);
         for (int i = 0; i < nskipped; i++)
             printf("(%s backend not used: %s)\n", hisp_backend_name(skipped[i]), notes[i]);
-        printf("\n%-9s  %-39s  %-16s  %9s  %10s  %9s  %8s  %7s  %9s\n", "backend", "device",
+        printf("\n%-9s  %-28s  %-16s  %9s  %10s  %9s  %8s  %7s  %9s\n", "backend", "device",
                "matrix", "rows", "nnz", "time(ms)", "GFLOP/s", "GB/s", "error");
         for (int i = 0; i < nrows; i++) {
             const cli_spmv_result *r = &rows[i].r;
-            printf("%-9s  %-39s  %-16s  %9lld  %10lld  %9.3f  %8.2f  %7.2f  %9.2e%s\n",
+            printf("%-9s  %-28s  %-16s  %9lld  %10lld  %9.3f  %8.2f  %7.2f  %9.2e%s\n",
                    hisp_backend_name(dev.backend), devname, rows[i].matrix, (long long)r->m,
                    (long long)r->nnz, r->median_ms, r->gflops, r->gbps, r->rel_error,
                    r->rel_error <= r->tolerance ? "" : " FAILED");
         }
-        printf("\ndevice: %s (%s, %s); error = ||y - y_ref|| / ||y_ref|| against the "
-               "reference backend\n",
-               dev.name, dev.platform, dtype);
+        printf("\ndevice: %s (%s, %s)\n", dev.name, dev.platform, dtype);
+        printf("error: ||y - y_ref|| / ||y_ref|| against the reference backend\n");
         printf("GB/s counts %s.\n", CLI_BYTE_MODEL);
     }
     if (bad) {

@@ -233,8 +233,8 @@ int cmd_spmv(int argc, char **argv)
         if (job.repeat > 0) {
             printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
                    res.median_ms, res.min_ms, job.repeat, job.warmup);
-            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes: %s)\n", res.gflops, res.gbps,
-                   (unsigned long long)res.model_bytes, CLI_BYTE_MODEL);
+            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: CSR arrays + x + y)\n",
+                   res.gflops, res.gbps, (unsigned long long)res.model_bytes);
         }
         if (job.check)
             printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n",
