@@ -67,7 +67,7 @@ find_cuda() {
 build() { # build [scons options...]
     install_deps
     find_cuda
-    say "building (scons -Q -j$JOBS $* ${EXTRA[*]})"
+    say "building: scons -Q -j$JOBS${*:+ $*}${EXTRA[*]:+ ${EXTRA[*]}}"
     scons -Q -j"$JOBS" "$@" "${EXTRA[@]}"
 }
 
