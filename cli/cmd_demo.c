@@ -24,8 +24,9 @@ static const char help[] =
     "  --json               machine-readable output\n"
     "  --help               this text\n"
     "\n"
-    "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time with bytes =\n" CLI_BYTE_MODEL ".\n"
-    "\n"
+    "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time, where bytes\n"
+    "counts the CSR arrays (row pointers, column indices, values), x read once\n"
+    "and y written once.\n"
     "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
     "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
 
@@ -217,7 +218,7 @@ int cmd_demo(int argc, char **argv)
         }
         printf("\ndevice: %s (%s, %s)\n", dev.name, dev.platform, dtype);
         printf("error: ||y - y_ref|| / ||y_ref|| against the reference backend\n");
-        printf("GB/s counts %s.\n", CLI_BYTE_MODEL);
+        printf("GB/s: bytes of the CSR arrays + x + y per run / median time\n");
     }
     if (bad) {
         fprintf(stderr, "hisp: warning: an error against the reference exceeds the tolerance\n");
