@@ -26,7 +26,7 @@ static const char help[] =
     "\n"
     "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time, where bytes\n"
     "counts the CSR arrays (row pointers, column indices, values), x read once\n"
-    "and y written once.\n"
+    "and y written once.\n\n"
     "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
     "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
 
