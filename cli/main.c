@@ -1,1 +1,57 @@
-int main(void){return 0;}
+/* hisp: command-line front end. Dispatches to one subcommand. */
+#include "cli.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"info", cmd_info, "backends compiled in and the devices each one finds"},
+    {"gen", cmd_gen, "generate a test matrix and write it as Matrix Market"},
+    {"stats", cmd_stats, "sizes, row-length statistics and storage bytes of a .mtx file"},
+    {"spmv", cmd_spmv, "y = alpha*op(A)*x + beta*y on a backend, timed and checked"},
+    {"demo", cmd_demo, "the main job: generate, run SpMV on the best backend, print a table"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hisp <command> [options]\n"
+               "       hisp --help | --version\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'hisp <command> --help' describes a command; every command takes --json.\n"
+               "\nexit status:\n"
+               "  0  success\n"
+               "  1  usage error (unknown command or option, missing argument)\n"
+               "  2  input error (malformed or unreadable file, invalid value)\n"
+               "  3  backend or device error (no device, backend not compiled in,\n"
+               "     kernel build or device failure, out of device memory)\n"
+               "  5  spmv --check: error against the reference above tolerance\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("hisp %s\n", hisp_version_string());
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        fprintf(stderr, "hisp: unknown option '%s'\n\n", cmd);
+    else
+        fprintf(stderr, "hisp: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return CLI_USAGE;
+}

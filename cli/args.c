@@ -1,0 +1,218 @@
+/* Argument parsing, error reporting and progress helpers of the CLI. */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
+{
+    a->cmd = cmd;
+    a->argc = argc;
+    a->argv = argv;
+    a->i = 1; /* argv[0] is the subcommand */
+    a->only_pos = false;
+}
+
+int cli_args_next(cli_args *a, const cli_opt *opts, const char **val)
+{
+    *val = NULL;
+    if (a->i >= a->argc) return CLI_ARG_END;
+    const char *arg = a->argv[a->i++];
+    if (a->only_pos || arg[0] != '-' || arg[1] == 0) { /* "-" alone is a file name */
+        *val = arg;
+        return CLI_ARG_POSITIONAL;
+    }
+    if (strcmp(arg, "--") == 0) {
+        a->only_pos = true;
+        return cli_args_next(a, opts, val);
+    }
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    for (int k = 0; opts[k].name; k++) {
+        if (strlen(opts[k].name) != len || strncmp(opts[k].name, arg, len) != 0) continue;
+        if (!opts[k].has_arg) {
+            if (eq) {
+                cli_usage_error(a->cmd, "option '%s' takes no value", opts[k].name);
+                return CLI_ARG_ERROR;
+            }
+            return k;
+        }
+        if (eq) {
+            *val = eq + 1;
+        } else if (a->i < a->argc) {
+            *val = a->argv[a->i++];
+        } else {
+            cli_usage_error(a->cmd, "option '%s' needs a value", opts[k].name);
+            return CLI_ARG_ERROR;
+        }
+        return k;
+    }
+    cli_usage_error(a->cmd, "unknown option '%.*s'", (int)len, arg);
+    return CLI_ARG_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hisp%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'hisp%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
+    return CLI_USAGE;
+}
+
+int cli_value_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hisp: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_INPUT;
+}
+
+int cli_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (end == s || *end != 0 || errno == ERANGE)
+        return cli_value_error("%s: '%s' is not an integer", opt, s);
+    if (v < min || v > max)
+        return cli_value_error("%s: %lld is out of range [%" PRId64 ", %" PRId64 "]", opt, v, min,
+                               max);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_parse_int(const char *opt, const char *s, int min, int max, int *out)
+{
+    int64_t v = 0;
+    int rc = cli_parse_i64(opt, s, min, max, &v);
+    if (rc == CLI_OK) *out = (int)v;
+    return rc;
+}
+
+int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (s[0] == '-') return cli_value_error("%s: '%s' must not be negative", opt, s);
+    unsigned long long v = strtoull(s, &end, 0);
+    if (end == s || *end != 0 || errno == ERANGE)
+        return cli_value_error("%s: '%s' is not an unsigned integer", opt, s);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_parse_double(const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != 0 || errno == ERANGE || !isfinite(v))
+        return cli_value_error("%s: '%s' is not a finite number", opt, s);
+    *out = v;
+    return CLI_OK;
+}
+
+int cli_parse_precision(const char *opt, const char *s, hisp_type *out)
+{
+    if (strcasecmp(s, "f32") == 0 || strcasecmp(s, "float") == 0 || strcasecmp(s, "single") == 0)
+        *out = HISP_F32;
+    else if (strcasecmp(s, "f64") == 0 || strcasecmp(s, "double") == 0)
+        *out = HISP_F64;
+    else
+        return cli_value_error("%s: unknown precision '%s' (f32 or f64)", opt, s);
+    return CLI_OK;
+}
+
+int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out)
+{
+    if (hisp_backend_from_name(s, out) != HISP_SUCCESS)
+        return cli_value_error("%s: unknown backend '%s' (auto, reference, opencl or cuda)", opt,
+                               s);
+    return CLI_OK;
+}
+
+int cli_exit_code(hisp_status s)
+{
+    switch (s) {
+    case HISP_SUCCESS:
+        return CLI_OK;
+    case HISP_ERR_INPUT_FORMAT:
+    case HISP_ERR_IO:
+    case HISP_ERR_INVALID_ARGUMENT:
+    case HISP_ERR_OUT_OF_HOST_MEMORY: /* the input is too large for this machine */
+    case HISP_ERR_UNSUPPORTED:        /* type/format the request cannot be served in */
+        return CLI_INPUT;
+    case HISP_ERR_NO_DEVICE:
+    case HISP_ERR_BACKEND:
+    case HISP_ERR_KERNEL_BUILD:
+    case HISP_ERR_OUT_OF_DEVICE_MEMORY:
+    case HISP_ERR_NOT_COMPILED:
+    case HISP_ERR_INVALID_HANDLE:
+        return CLI_BACKEND;
+    }
+    return CLI_BACKEND;
+}
+
+int cli_fail(hisp_context ctx, hisp_status s, const char *path)
+{
+    hisp_error_info e = {0};
+    const char *msg = NULL;
+    if (ctx && hisp_context_last_error(ctx, &e) == HISP_SUCCESS && e.status == s) msg = e.message;
+    if (!msg || !msg[0]) msg = hisp_status_string(s);
+    const char *file = e.file;
+    /* name the file we were working on unless the message already does */
+    if (!file && path && !strstr(msg, path)) file = path;
+    if (file && e.line > 0)
+        fprintf(stderr, "hisp: %s:%lld: %s\n", file, (long long)e.line, msg);
+    else if (file)
+        fprintf(stderr, "hisp: %s: %s\n", file, msg);
+    else
+        fprintf(stderr, "hisp: %s\n", msg);
+    if (e.build_log && e.build_log[0] && getenv("HISP_DEBUG"))
+        fprintf(stderr, "build log:\n%s\n", e.build_log);
+    return cli_exit_code(s);
+}
+
+static bool progress_on;
+
+void cli_progress_enable(bool json)
+{
+    progress_on = !json && isatty(STDERR_FILENO);
+}
+
+void cli_progress(const char *fmt, ...)
+{
+    if (!progress_on) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hisp: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int cli_context(hisp_context *ctx)
+{
+    hisp_status s = hisp_context_create(ctx);
+    if (s != HISP_SUCCESS) return cli_fail(NULL, s, NULL);
+    return CLI_OK;
+}

@@ -1,0 +1,149 @@
+/* The `hisp` command-line program: shared declarations.
+ *
+ * The CLI is a thin layer over the public API (hisp.h only). Each subcommand
+ * lives in cli/cmd_<name>.c; argument helpers in args.c, the JSON writer in
+ * json.c, SpMV timing/checking shared by `spmv` and `demo` in measure.c. */
+#ifndef HISP_CLI_H
+#define HISP_CLI_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hisp.h"
+
+/* Exit codes (documented in `hisp --help`). */
+enum {
+    CLI_OK = 0,
+    CLI_USAGE = 1,   /* bad command line: unknown option, missing argument */
+    CLI_INPUT = 2,   /* bad input: malformed file, I/O failure, invalid value */
+    CLI_BACKEND = 3, /* backend/device: no device, not compiled, backend failure */
+    CLI_CHECK = 5    /* --check: error against the reference above tolerance */
+};
+
+/* ---- subcommands ------------------------------------------------------- */
+
+int cmd_info(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_spmv(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* ---- argument parsing (args.c) ----------------------------------------- */
+
+typedef struct {
+    const char *name; /* "--n", "-o" */
+    bool has_arg;
+} cli_opt;
+
+enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3 };
+
+typedef struct {
+    const char *cmd; /* subcommand name for messages */
+    int argc;
+    char **argv;
+    int i;         /* next argv index */
+    bool only_pos; /* after "--" */
+} cli_args;
+
+void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv);
+/* Next option: its index in opts (NULL-name terminated) with *val set for
+ * options taking a value ("--x V" or "--x=V"); CLI_ARG_POSITIONAL with *val
+ * the argument; CLI_ARG_END; or CLI_ARG_ERROR after printing a usage message
+ * (exit code CLI_USAGE). */
+int cli_args_next(cli_args *a, const cli_opt *opts, const char **val);
+
+/* Usage problem: "hisp CMD: message" plus a hint; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Invalid value: "hisp: message"; returns CLI_INPUT. */
+int cli_value_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse option values; on failure print an error and return CLI_INPUT. */
+int cli_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
+int cli_parse_int(const char *opt, const char *s, int min, int max, int *out);
+int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
+int cli_parse_double(const char *opt, const char *s, double *out);
+int cli_parse_precision(const char *opt, const char *s, hisp_type *out);
+int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out);
+
+/* ---- errors and progress ---------------------------------------------- */
+
+/* Exit code for a library status. */
+int cli_exit_code(hisp_status s);
+/* Print the context's last error as one line "hisp: FILE:LINE: reason"
+ * (path names the file being worked on when the library did not); return
+ * the exit code for s. ctx may be NULL (then only the status is known). */
+int cli_fail(hisp_context ctx, hisp_status s, const char *path);
+
+/* Phase lines on stderr, only when it is a terminal and not in JSON mode. */
+void cli_progress_enable(bool json);
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+double cli_now_ms(void);
+
+/* Creates a context (on the reference backend); prints on failure. */
+int cli_context(hisp_context *ctx);
+
+/* ---- JSON writer (json.c) ---------------------------------------------- */
+
+#define CLI_JSON_DEPTH 16
+
+typedef struct {
+    FILE *f;
+    int depth;
+    bool first[CLI_JSON_DEPTH]; /* no member written yet at this level */
+} cli_json;
+
+/* key is the member name inside objects and NULL inside arrays / at the top. */
+void json_init(cli_json *j, FILE *f);
+void json_object_begin(cli_json *j, const char *key);
+void json_object_end(cli_json *j);
+void json_array_begin(cli_json *j, const char *key);
+void json_array_end(cli_json *j);
+void json_string(cli_json *j, const char *key, const char *s);
+void json_int(cli_json *j, const char *key, int64_t v);
+void json_uint(cli_json *j, const char *key, uint64_t v);
+void json_double(cli_json *j, const char *key, double v); /* non-finite -> null */
+void json_bool(cli_json *j, const char *key, bool v);
+void json_null(cli_json *j, const char *key);
+/* Ends the document with a newline. */
+void json_finish(cli_json *j);
+
+/* ---- SpMV runs shared by `spmv` and `demo` (measure.c) ----------------- */
+
+typedef struct {
+    hisp_op op;
+    double alpha, beta;
+    int repeat; /* timed runs; 0 = run once, untimed */
+    int warmup;
+    bool check;     /* compare against the reference backend */
+    const void *y0; /* initial y (len = rows of op(A)), NULL = zeros */
+    const void *x;  /* x (len = cols of op(A)), NULL = x_j = 1/(j+1) */
+} cli_spmv_job;
+
+typedef struct {
+    hisp_type type;
+    int64_t m, n, nnz; /* op(A) is m x n */
+    void *y;           /* result (m entries of type), caller frees */
+    double median_ms, min_ms;
+    double gflops, gbps;  /* from median */
+    uint64_t model_bytes; /* bytes moved per SpMV in the byte model */
+    double rel_error;     /* vs reference, NaN when not checked */
+    double tolerance;
+    hisp_device_info device;
+} cli_spmv_result;
+
+/* Runs the job on ctx's current backend (A must belong to ctx). On failure
+ * prints the error and returns the exit code; res->y is then NULL. The
+ * reference check uses its own context on the reference backend. */
+int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_spmv_result *res);
+/* Byte model of one SpMV, as used for GB/s (stated in the help texts). */
+#define CLI_BYTE_MODEL                                                                             \
+    "CSR arrays (row pointers, column indices, values) + x read once + y written once (read "      \
+    "too when beta != 0)"
+
+/* x_j = 1/(j+1) in type t (f32/f64). */
+void *cli_default_x(hisp_type t, int64_t n);
+
+#endif

@@ -1,0 +1,228 @@
+/* hisp demo: the main job. Picks the best backend, generates matrices, runs
+ * timed SpMV checked against the reference and prints a short table. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: hisp demo [options]\n"
+    "\n"
+    "Picks the best backend (CUDA when a GPU answers, else OpenCL - PoCL on a\n"
+    "CPU - else the reference), generates poisson3d (n^3 rows, 7-point) and an\n"
+    "R-MAT power-law graph, runs timed CSR SpMV y = A*x on each, checks y\n"
+    "against the reference backend, and prints backend, device, matrix, rows,\n"
+    "nnz, median time, GFLOP/s, GB/s and the relative error.\n"
+    "\n"
+    "  --n N                poisson3d grid side (default 64: 262144 rows)\n"
+    "  --scale S            rmat scale, 2^S vertices (default 16; 0 skips rmat)\n"
+    "  --backend B          auto, reference, opencl or cuda (default auto)\n"
+    "  --device N           device index within the backend (default: the first)\n"
+    "  --precision f32|f64  entry type (default f64)\n"
+    "  --repeat N           timed runs per matrix after 3 warm-up runs (default 20)\n"
+    "  --json               machine-readable output\n"
+    "  --help               this text\n"
+    "\n"
+    "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time, where bytes\n"
+    "counts the CSR arrays (row pointers, column indices, values), x read once\n"
+    "and y written once.\n\n"
+    "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
+    "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
+
+typedef struct {
+    char matrix[64];
+    cli_spmv_result r;
+} demo_row;
+
+/* Why each backend tried before `chosen` in AUTO's order was passed over. */
+static int skipped_backends(hisp_context ctx, hisp_backend_kind chosen, hisp_backend_kind *kinds,
+                            char notes[][256])
+{
+    static const hisp_backend_kind order[] = {HISP_BACKEND_CUDA, HISP_BACKEND_OPENCL};
+    int n = 0;
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && order[i] != chosen; i++) {
+        int count = 0;
+        hisp_error_info e = {0};
+        if (!hisp_backend_compiled(order[i])) {
+            snprintf(notes[n], 256, "not compiled into this build");
+        } else {
+            hisp_status s = hisp_backend_device_count(ctx, order[i], &count);
+            if (hisp_context_last_error(ctx, &e) == HISP_SUCCESS && e.message && e.message[0])
+                snprintf(notes[n], 256, "%s", e.message);
+            else
+                snprintf(notes[n], 256, "%s", s ? hisp_status_string(s) : "no device found");
+        }
+        kinds[n++] = order[i];
+    }
+    return n;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    enum { O_N, O_SCALE, O_BACKEND, O_DEVICE, O_PREC, O_REPEAT, O_JSON, O_HELP, O_HELP2 };
+    static const cli_opt opts[] = {{"--n", true},         {"--scale", true},
+                                   {"--backend", true},   {"--device", true},
+                                   {"--precision", true}, {"--repeat", true},
+                                   {"--json", false},     {"--help", false},
+                                   {"-h", false},         {0, 0}};
+    const char *val[O_HELP] = {0};
+    bool json = false;
+    cli_args a;
+    cli_args_init(&a, "demo", argc, argv);
+    for (;;) {
+        const char *v;
+        int k = cli_args_next(&a, opts, &v);
+        if (k == CLI_ARG_END) break;
+        if (k == CLI_ARG_ERROR) return CLI_USAGE;
+        if (k == CLI_ARG_POSITIONAL) return cli_usage_error("demo", "unexpected argument '%s'", v);
+        if (k == O_HELP || k == O_HELP2) {
+            fputs(help, stdout);
+            return CLI_OK;
+        }
+        if (k == O_JSON)
+            json = true;
+        else
+            val[k] = v;
+    }
+    int64_t n = 64;
+    int scale = 16, device = -1;
+    hisp_backend_kind backend = HISP_BACKEND_AUTO;
+    hisp_type type = HISP_F64;
+    cli_spmv_job job = {
+        .op = HISP_OP_N, .alpha = 1, .beta = 0, .repeat = 20, .warmup = 3, .check = true};
+    int rc = CLI_OK;
+    if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 1, 1290, &n); /* n^3 < 2^31 */
+    if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 26, &scale);
+    if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
+    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
+    if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &type);
+    if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &job.repeat);
+    if (rc) return rc;
+    cli_progress_enable(json);
+
+    hisp_context ctx = NULL;
+    if ((rc = cli_context(&ctx))) return rc;
+    cli_progress("selecting the %s backend", hisp_backend_name(backend));
+    hisp_status s = hisp_context_set_backend(ctx, backend, device);
+    hisp_device_info dev = {0};
+    if (!s) s = hisp_context_get_device(ctx, &dev);
+    if (s) {
+        rc = cli_fail(ctx, s, NULL);
+        hisp_context_destroy(&ctx);
+        return rc;
+    }
+    hisp_backend_kind skipped[2];
+    char notes[2][256];
+    int nskipped =
+        backend == HISP_BACKEND_AUTO ? skipped_backends(ctx, dev.backend, skipped, notes) : 0;
+
+    hisp_gen_params params[2];
+    int nmat = 0;
+    hisp_gen_defaults(HISP_GEN_POISSON3D, &params[nmat]);
+    params[nmat++].n = n;
+    if (scale > 0) {
+        hisp_gen_defaults(HISP_GEN_RMAT, &params[nmat]);
+        params[nmat++].scale = scale;
+    }
+    demo_row rows[2];
+    memset(rows, 0, sizeof rows);
+    int nrows = 0;
+    bool bad = false;
+    for (int i = 0; i < nmat && !rc; i++) {
+        hisp_matrix A = NULL;
+        const char *kind = hisp_gen_name(params[i].kind);
+        demo_row *row = &rows[nrows];
+        if (params[i].kind == HISP_GEN_RMAT)
+            snprintf(row->matrix, sizeof row->matrix, "%s scale=%d", kind, params[i].scale);
+        else
+            snprintf(row->matrix, sizeof row->matrix, "%s n=%lld", kind, (long long)params[i].n);
+        cli_progress("generating %s", row->matrix);
+        s = hisp_matrix_generate(ctx, &params[i], type, &A);
+        if (s) {
+            rc = cli_fail(ctx, s, NULL);
+            break;
+        }
+        rc = cli_spmv_run(ctx, A, &job, &row->r);
+        hisp_matrix_destroy(&A);
+        if (rc) break;
+        free(row->r.y); /* only the numbers are reported */
+        row->r.y = NULL;
+        if (!(row->r.rel_error <= row->r.tolerance)) bad = true;
+        nrows++;
+    }
+    hisp_context_destroy(&ctx);
+    if (rc) return rc;
+
+    const char *dtype = dev.is_gpu ? "gpu" : dev.is_cpu ? "cpu" : "other";
+    if (json) {
+        cli_json j;
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_string(&j, "backend", hisp_backend_name(dev.backend));
+        json_object_begin(&j, "device");
+        json_int(&j, "index", dev.index);
+        json_string(&j, "name", dev.name);
+        json_string(&j, "platform", dev.platform);
+        json_string(&j, "type", dtype);
+        json_object_end(&j);
+        json_array_begin(&j, "skipped_backends");
+        for (int i = 0; i < nskipped; i++) {
+            json_object_begin(&j, NULL);
+            json_string(&j, "name", hisp_backend_name(skipped[i]));
+            json_string(&j, "reason", notes[i]);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_string(&j, "precision", hisp_type_name(type));
+        json_int(&j, "repeat", job.repeat);
+        json_int(&j, "warmup", job.warmup);
+        json_string(&j, "byte_model", CLI_BYTE_MODEL);
+        json_array_begin(&j, "results");
+        for (int i = 0; i < nrows; i++) {
+            const cli_spmv_result *r = &rows[i].r;
+            json_object_begin(&j, NULL);
+            json_string(&j, "matrix", rows[i].matrix);
+            json_int(&j, "rows", r->m);
+            json_int(&j, "cols", r->n);
+            json_int(&j, "nnz", r->nnz);
+            json_double(&j, "median_ms", r->median_ms);
+            json_double(&j, "min_ms", r->min_ms);
+            json_double(&j, "gflops", r->gflops);
+            json_double(&j, "gbps", r->gbps);
+            json_uint(&j, "bytes", r->model_bytes);
+            json_double(&j, "rel_error", r->rel_error);
+            json_double(&j, "tolerance", r->tolerance);
+            json_bool(&j, "ok", r->rel_error <= r->tolerance);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        char devname[29];
+        snprintf(devname, sizeof devname, "%.28s", dev.name);
+        if (strlen(dev.name) >= sizeof devname) strcpy(devname + sizeof devname - 4, "...");
+        printf("hisp %s demo: CSR SpMV y = A*x, %s, median of %d runs after %d warm-up\n",
+               hisp_version_string(), hisp_type_name(type), job.repeat, job.warmup);
+        for (int i = 0; i < nskipped; i++)
+            printf("(%s backend not used: %s)\n", hisp_backend_name(skipped[i]), notes[i]);
+        printf("\n%-9s  %-28s  %-16s  %9s  %10s  %9s  %8s  %7s  %9s\n", "backend", "device",
+               "matrix", "rows", "nnz", "time(ms)", "GFLOP/s", "GB/s", "error");
+        for (int i = 0; i < nrows; i++) {
+            const cli_spmv_result *r = &rows[i].r;
+            printf("%-9s  %-28s  %-16s  %9lld  %10lld  %9.3f  %8.2f  %7.2f  %9.2e%s\n",
+                   hisp_backend_name(dev.backend), devname, rows[i].matrix, (long long)r->m,
+                   (long long)r->nnz, r->median_ms, r->gflops, r->gbps, r->rel_error,
+                   r->rel_error <= r->tolerance ? "" : " FAILED");
+        }
+        printf("\ndevice: %s (%s, %s)\n", dev.name, dev.platform, dtype);
+        printf("error: ||y - y_ref|| / ||y_ref|| against the reference backend\n");
+        printf("GB/s: bytes of the CSR arrays + x + y per run / median time\n");
+    }
+    if (bad) {
+        fprintf(stderr, "hisp: warning: an error against the reference exceeds the tolerance\n");
+        return CLI_CHECK;
+    }
+    return CLI_OK;
+}

@@ -1,0 +1,142 @@
+/* hisp info: backends compiled in and their devices. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: hisp info [--json]\n"
+    "\n"
+    "Lists every backend (reference, opencl, cuda): whether it is compiled into\n"
+    "this build and the devices it finds (platform, name, type, compute units,\n"
+    "memory, fp64). A compiled backend without a device shows the reason.\n"
+    "\n"
+    "  --json   machine-readable output: {\"version\", \"backends\": [{\"name\",\n"
+    "           \"compiled\", \"devices\": [...], \"note\"}]}\n"
+    "  --help   this text\n";
+
+static const char *dev_type(const hisp_device_info *d)
+{
+    return d->is_gpu ? "gpu" : d->is_cpu ? "cpu" : "other";
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const cli_opt opts[] = {{"--json", false}, {"--help", false}, {"-h", false}, {0, 0}};
+    bool json = false;
+    cli_args a;
+    cli_args_init(&a, "info", argc, argv);
+    for (;;) {
+        const char *v;
+        int k = cli_args_next(&a, opts, &v);
+        if (k == CLI_ARG_END) break;
+        if (k == CLI_ARG_ERROR) return CLI_USAGE;
+        if (k == CLI_ARG_POSITIONAL) return cli_usage_error("info", "unexpected argument '%s'", v);
+        if (k == 0)
+            json = true;
+        else {
+            fputs(help, stdout);
+            return CLI_OK;
+        }
+    }
+
+    hisp_context ctx = NULL;
+    int rc = cli_context(&ctx);
+    if (rc) return rc;
+    cli_json j;
+    if (json) {
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_string(&j, "version", hisp_version_string());
+        json_array_begin(&j, "backends");
+    } else {
+        printf("hisp %s\n", hisp_version_string());
+    }
+    int ndev_total = 0;
+    for (int b = 0; b < HISP_BACKEND_COUNT; b++) {
+        hisp_backend_kind kind = (hisp_backend_kind)b;
+        bool compiled = hisp_backend_compiled(kind);
+        int n = 0;
+        char note[512] = "";
+        if (!compiled) {
+            snprintf(note, sizeof note, "not compiled into this build");
+        } else {
+            hisp_status s = hisp_backend_device_count(ctx, kind, &n);
+            hisp_error_info e = {0};
+            if ((s != HISP_SUCCESS || n == 0) && hisp_context_last_error(ctx, &e) == HISP_SUCCESS)
+                snprintf(note, sizeof note, "%s",
+                         e.message && e.message[0] ? e.message : hisp_status_string(s));
+            if (s != HISP_SUCCESS) n = 0;
+            if (n == 0 && !note[0]) snprintf(note, sizeof note, "no device found");
+        }
+        if (json) {
+            json_object_begin(&j, NULL);
+            json_string(&j, "name", hisp_backend_name(kind));
+            json_bool(&j, "compiled", compiled);
+            json_array_begin(&j, "devices");
+        } else {
+            if (!compiled)
+                printf("\n%s: not compiled in\n", hisp_backend_name(kind));
+            else
+                printf("\n%s: %d device%s\n", hisp_backend_name(kind), n, n == 1 ? "" : "s");
+            if (compiled && n == 0) printf("  %s\n", note);
+        }
+        for (int d = 0; d < n; d++) {
+            hisp_device_info di;
+            memset(&di, 0, sizeof di);
+            hisp_status s = hisp_backend_device_info(ctx, kind, d, &di);
+            if (s != HISP_SUCCESS) {
+                hisp_error_info e = {0};
+                const char *m = hisp_context_last_error(ctx, &e) == HISP_SUCCESS && e.message
+                                    ? e.message
+                                    : hisp_status_string(s);
+                if (json) {
+                    json_object_begin(&j, NULL);
+                    json_int(&j, "index", d);
+                    json_string(&j, "error", m);
+                    json_object_end(&j);
+                } else {
+                    printf("  [%d] (device info failed: %s)\n", d, m);
+                }
+                continue;
+            }
+            ndev_total++;
+            if (json) {
+                json_object_begin(&j, NULL);
+                json_int(&j, "index", d);
+                json_string(&j, "platform", di.platform);
+                json_string(&j, "name", di.name);
+                json_string(&j, "vendor", di.vendor);
+                json_string(&j, "type", dev_type(&di));
+                json_int(&j, "compute_units", di.compute_units);
+                json_uint(&j, "global_mem_bytes", di.global_mem);
+                json_bool(&j, "fp64", di.fp64 != 0);
+                json_string(&j, "driver", di.driver);
+                json_object_end(&j);
+            } else {
+                printf("  [%d] %s\n", d, di.name);
+                printf("      platform: %s%s%s\n", di.platform, di.vendor[0] ? ", vendor " : "",
+                       di.vendor);
+                printf("      type %s, %d compute units, %.1f GiB, fp64 %s%s%s\n", dev_type(&di),
+                       di.compute_units, (double)di.global_mem / (1024.0 * 1024.0 * 1024.0),
+                       di.fp64 ? "yes" : "no", di.driver[0] ? ", driver " : "", di.driver);
+            }
+        }
+        if (json) {
+            json_array_end(&j);
+            if (note[0])
+                json_string(&j, "note", note);
+            else
+                json_null(&j, "note");
+            json_object_end(&j);
+        }
+    }
+    if (json) {
+        json_array_end(&j);
+        json_int(&j, "device_count", ndev_total);
+        json_object_end(&j);
+        json_finish(&j);
+    }
+    hisp_context_destroy(&ctx);
+    return CLI_OK;
+}

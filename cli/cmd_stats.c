@@ -1,0 +1,145 @@
+/* hisp stats: sizes, row-length statistics and storage bytes of a file. */
+#include "cli.h"
+
+#include <math.h>
+
+static const char help[] =
+    "usage: hisp stats FILE.mtx [--precision f32|f64] [--json]\n"
+    "\n"
+    "Reads a Matrix Market file (symmetric, skew-symmetric and hermitian files\n"
+    "are expanded) and prints rows, cols, nnz after expansion, field and\n"
+    "symmetry from the header, row-length min/mean/max/stddev, the number of\n"
+    "empty rows, and the bytes the matrix takes in each storage format (coo,\n"
+    "csr) with the chosen precision, with bytes per nonzero.\n"
+    "\n"
+    "  --precision f32|f64  entry type for the byte counts (default f64)\n"
+    "  --json               machine-readable: \"rows\", \"cols\", \"nnz\", \"field\",\n"
+    "                       \"symmetry\", \"row_length\": {\"min\", \"mean\", \"max\",\n"
+    "                       \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\"},\n"
+    "                       \"bytes_per_nnz\": {\"coo\", \"csr\"}\n"
+    "  --help               this text\n"
+    "\n"
+    "exit status: 0 ok, 1 usage, 2 unreadable or malformed file.\n";
+
+int cmd_stats(int argc, char **argv)
+{
+    static const cli_opt opts[] = {
+        {"--precision", true}, {"--json", false}, {"--help", false}, {"-h", false}, {0, 0}};
+    const char *path = NULL;
+    bool json = false;
+    hisp_type type = HISP_F64;
+    cli_args a;
+    cli_args_init(&a, "stats", argc, argv);
+    int rc = CLI_OK;
+    const char *prec = NULL;
+    for (;;) {
+        const char *v;
+        int k = cli_args_next(&a, opts, &v);
+        if (k == CLI_ARG_END) break;
+        if (k == CLI_ARG_ERROR) return CLI_USAGE;
+        if (k == CLI_ARG_POSITIONAL) {
+            if (path) return cli_usage_error("stats", "unexpected argument '%s'", v);
+            path = v;
+        } else if (k == 0) {
+            prec = v;
+        } else if (k == 1) {
+            json = true;
+        } else {
+            fputs(help, stdout);
+            return CLI_OK;
+        }
+    }
+    if (!path) return cli_usage_error("stats", "missing FILE.mtx");
+    if (prec && (rc = cli_parse_precision("--precision", prec, &type))) return rc;
+    cli_progress_enable(json);
+
+    hisp_context ctx = NULL;
+    if ((rc = cli_context(&ctx))) return rc;
+    hisp_matrix A = NULL;
+    hisp_mtx_header h = {0};
+    hisp_matrix_info mi = {0};
+    const int64_t *ptr = NULL;
+    const int32_t *rows = NULL, *cols = NULL;
+    const void *vals = NULL;
+    uint64_t bytes[2] = {0, 0};
+    static const hisp_format fmts[2] = {HISP_FORMAT_COO, HISP_FORMAT_CSR};
+
+    cli_progress("reading %s", path);
+    hisp_status s = hisp_matrix_read_mtx(ctx, path, type, &A, &h);
+    if (s) {
+        rc = cli_fail(ctx, s, path);
+        goto out;
+    }
+    s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+    if (!s) s = hisp_matrix_get_info(A, &mi);
+    if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
+    for (int f = 0; f < 2 && !s; f++)
+        s = hisp_matrix_format_bytes(A, fmts[f], type, &bytes[f]);
+    if (s) {
+        rc = cli_fail(ctx, s, path);
+        goto out;
+    }
+
+    int64_t rmin = 0, rmax = 0, empty = 0;
+    double mean = 0, m2 = 0;
+    for (int64_t i = 0; i < mi.nrows; i++) {
+        int64_t len = ptr[i + 1] - ptr[i];
+        if (i == 0 || len < rmin) rmin = len;
+        if (i == 0 || len > rmax) rmax = len;
+        if (len == 0) empty++;
+        double d = (double)len - mean; /* Welford: stable for long inputs */
+        mean += d / (double)(i + 1);
+        m2 += d * ((double)len - mean);
+    }
+    double sd = mi.nrows > 0 ? sqrt(m2 / (double)mi.nrows) : 0;
+    double nnzd = mi.nnz > 0 ? (double)mi.nnz : NAN;
+
+    if (json) {
+        cli_json j;
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_string(&j, "file", path);
+        json_string(&j, "precision", hisp_type_name(type));
+        json_int(&j, "rows", mi.nrows);
+        json_int(&j, "cols", mi.ncols);
+        json_int(&j, "nnz", mi.nnz);
+        json_int(&j, "nnz_stored", h.nnz_stored);
+        json_string(&j, "field", h.field);
+        json_string(&j, "symmetry", h.symmetry);
+        json_string(&j, "layout", h.is_array ? "array" : "coordinate");
+        json_object_begin(&j, "row_length");
+        json_int(&j, "min", rmin);
+        json_double(&j, "mean", mean);
+        json_int(&j, "max", rmax);
+        json_double(&j, "stddev", sd);
+        json_object_end(&j);
+        json_int(&j, "empty_rows", empty);
+        json_object_begin(&j, "bytes");
+        json_uint(&j, "coo", bytes[0]);
+        json_uint(&j, "csr", bytes[1]);
+        json_object_end(&j);
+        json_object_begin(&j, "bytes_per_nnz");
+        json_double(&j, "coo", (double)bytes[0] / nnzd);
+        json_double(&j, "csr", (double)bytes[1] / nnzd);
+        json_object_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        printf("file        %s\n", path);
+        printf("size        %lld x %lld\n", (long long)mi.nrows, (long long)mi.ncols);
+        printf("nnz         %lld (%lld stored in the file)\n", (long long)mi.nnz,
+               (long long)h.nnz_stored);
+        printf("header      %s %s %s\n", h.is_array ? "array" : "coordinate", h.field, h.symmetry);
+        printf("row length  min %lld, mean %.2f, max %lld, stddev %.2f\n", (long long)rmin, mean,
+               (long long)rmax, sd);
+        printf("empty rows  %lld\n", (long long)empty);
+        printf("bytes (%s)\n", hisp_type_name(type));
+        for (int f = 0; f < 2; f++)
+            printf("  %-4s      %llu (%.2f per nonzero)\n", hisp_format_name(fmts[f]),
+                   (unsigned long long)bytes[f], mi.nnz ? (double)bytes[f] / nnzd : 0.0);
+    }
+out:
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+    return rc;
+}

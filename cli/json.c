@@ -1,0 +1,146 @@
+/* A tiny streaming JSON writer (pretty-printed, 2-space indent). */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+void json_init(cli_json *j, FILE *f)
+{
+    j->f = f;
+    j->depth = 0;
+    j->first[0] = true;
+}
+
+static void indent(cli_json *j)
+{
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
+}
+
+static void escaped(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* Separator, newline, indent and "key": for the next value. */
+static void member(cli_json *j, const char *key)
+{
+    if (j->depth > 0) {
+        fputs(j->first[j->depth] ? "\n" : ",\n", j->f);
+        indent(j);
+    }
+    j->first[j->depth] = false;
+    if (key) {
+        escaped(j->f, key);
+        fputs(": ", j->f);
+    }
+}
+
+static void begin(cli_json *j, const char *key, char c)
+{
+    member(j, key);
+    fputc(c, j->f);
+    if (j->depth + 1 < CLI_JSON_DEPTH) j->depth++;
+    j->first[j->depth] = true;
+}
+
+static void end(cli_json *j, char c)
+{
+    bool empty = j->first[j->depth];
+    if (j->depth > 0) j->depth--;
+    if (!empty) {
+        fputc('\n', j->f);
+        indent(j);
+    }
+    fputc(c, j->f);
+}
+
+void json_object_begin(cli_json *j, const char *key)
+{
+    begin(j, key, '{');
+}
+
+void json_object_end(cli_json *j)
+{
+    end(j, '}');
+}
+
+void json_array_begin(cli_json *j, const char *key)
+{
+    begin(j, key, '[');
+}
+
+void json_array_end(cli_json *j)
+{
+    end(j, ']');
+}
+
+void json_string(cli_json *j, const char *key, const char *s)
+{
+    member(j, key);
+    escaped(j->f, s);
+}
+
+void json_int(cli_json *j, const char *key, int64_t v)
+{
+    member(j, key);
+    fprintf(j->f, "%" PRId64, v);
+}
+
+void json_uint(cli_json *j, const char *key, uint64_t v)
+{
+    member(j, key);
+    fprintf(j->f, "%" PRIu64, v);
+}
+
+void json_double(cli_json *j, const char *key, double v)
+{
+    member(j, key);
+    if (isfinite(v))
+        fprintf(j->f, "%.10g", v);
+    else
+        fputs("null", j->f);
+}
+
+void json_bool(cli_json *j, const char *key, bool v)
+{
+    member(j, key);
+    fputs(v ? "true" : "false", j->f);
+}
+
+void json_null(cli_json *j, const char *key)
+{
+    member(j, key);
+    fputs("null", j->f);
+}
+
+void json_finish(cli_json *j)
+{
+    fputc('\n', j->f);
+    fflush(j->f);
+}

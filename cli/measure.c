@@ -1,0 +1,183 @@
+/* SpMV runs shared by `hisp spmv` and `hisp demo`: one result run, optional
+ * timing with hisp_spmv_timed, optional check against the reference backend. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *cli_default_x(hisp_type t, int64_t n)
+{
+    void *x = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
+    if (!x) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+        if (t == HISP_F32)
+            ((float *)x)[j] = (float)(1.0 / (double)(j + 1));
+        else
+            ((double *)x)[j] = 1.0 / (double)(j + 1);
+    }
+    return x;
+}
+
+static double load(hisp_type t, const void *p, int64_t i)
+{
+    return t == HISP_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static double rel_error(hisp_type t, const void *a, const void *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = load(t, a, i) - load(t, b, i), r = load(t, b, i);
+        num += d * d;
+        den += r * r;
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* y = alpha*op(A)*x + beta*y0 once on ctx; y_out gets m entries. */
+static hisp_status spmv_once(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,
+                             const void *alpha, const void *beta, hisp_vector x, hisp_vector y,
+                             const void *y0, void *y_out)
+{
+    hisp_status s = hisp_vector_write(y, y0);
+    if (!s) s = hisp_spmv(ctx, job->op, alpha, A, x, beta, y);
+    if (!s) s = hisp_vector_read(y, y_out);
+    return s;
+}
+
+/* The reference result on a context of its own (a copy of A's CSR arrays). */
+static int reference_result(hisp_matrix A, const cli_spmv_job *job, const void *alpha,
+                            const void *beta, const void *x, const void *y0,
+                            const cli_spmv_result *res, void *yref)
+{
+    hisp_context rctx = NULL;
+    int rc = cli_context(&rctx);
+    if (rc) return rc;
+    hisp_matrix B = NULL;
+    hisp_vector xv = NULL, yv = NULL;
+    const int64_t *ptr = NULL;
+    const int32_t *rows = NULL, *cols = NULL;
+    const void *vals = NULL;
+    hisp_matrix_info mi = {0};
+    hisp_status s = hisp_matrix_get_info(A, &mi);
+    if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
+    if (!s && (!ptr || !cols)) s = HISP_ERR_INVALID_ARGUMENT; /* A was converted to CSR */
+    if (!s) s = hisp_matrix_create_csr(rctx, mi.type, mi.nrows, mi.ncols, ptr, cols, vals, &B);
+    if (!s) s = hisp_vector_create(rctx, res->type, res->n, &xv);
+    if (!s) s = hisp_vector_create(rctx, res->type, res->m, &yv);
+    if (!s) s = hisp_vector_write(xv, x);
+    if (!s) s = spmv_once(rctx, B, job, alpha, beta, xv, yv, y0, yref);
+    if (s) rc = cli_fail(rctx, s, NULL);
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    hisp_matrix_destroy(&B);
+    hisp_context_destroy(&rctx);
+    return rc;
+}
+
+int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_spmv_result *res)
+{
+    hisp_matrix_info mi = {0};
+    memset(res, 0, sizeof *res);
+    res->median_ms = res->min_ms = res->gflops = res->gbps = NAN;
+    res->rel_error = NAN;
+    hisp_status s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+    if (!s) s = hisp_matrix_get_info(A, &mi);
+    if (!s) s = hisp_context_get_device(ctx, &res->device);
+    if (s) return cli_fail(ctx, s, NULL);
+    if (mi.type != HISP_F32 && mi.type != HISP_F64)
+        return cli_value_error("SpMV needs an f32 or f64 matrix, not %s", hisp_type_name(mi.type));
+    hisp_type t = mi.type;
+    size_t es = hisp_type_size(t);
+    res->type = t;
+    res->nnz = mi.nnz;
+    res->m = job->op == HISP_OP_N ? mi.nrows : mi.ncols;
+    res->n = job->op == HISP_OP_N ? mi.ncols : mi.nrows;
+    res->tolerance = t == HISP_F32 ? 1e-4 : 1e-10;
+    float af = (float)job->alpha, bf = (float)job->beta;
+    const void *alpha = t == HISP_F32 ? (const void *)&af : (const void *)&job->alpha;
+    const void *beta = t == HISP_F32 ? (const void *)&bf : (const void *)&job->beta;
+
+    int rc = CLI_OK;
+    void *xd = NULL, *y0d = NULL, *yref = NULL;
+    double *ms = NULL;
+    hisp_vector x = NULL, y = NULL;
+    const void *xh = job->x, *y0 = job->y0;
+    if (!xh) xh = xd = cli_default_x(t, res->n);
+    if (!y0) y0 = y0d = calloc((size_t)(res->m > 0 ? res->m : 1), es);
+    res->y = malloc((size_t)(res->m > 0 ? res->m : 1) * es);
+    if (!xh || !y0 || !res->y) {
+        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+        goto out;
+    }
+    s = hisp_vector_create(ctx, t, res->n, &x);
+    if (!s) s = hisp_vector_create(ctx, t, res->m, &y);
+    if (!s) s = hisp_vector_write(x, xh);
+    if (!s && job->repeat > 0) {
+        /* timed runs first: with beta != 0 they accumulate into y, so the
+         * result run below starts again from y0 */
+        cli_progress("timing %d runs on %s (%s), %d warm-up", job->repeat,
+                     hisp_backend_name(res->device.backend), res->device.name, job->warmup);
+        ms = malloc((size_t)job->repeat * sizeof *ms);
+        if (!ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+        if (!s) s = hisp_vector_write(y, y0);
+        if (!s)
+            s = hisp_spmv_timed(ctx, job->op, alpha, A, x, beta, y, job->warmup, job->repeat, ms);
+        if (!s) {
+            qsort(ms, (size_t)job->repeat, sizeof *ms, cmp_double);
+            res->min_ms = ms[0];
+            res->median_ms = job->repeat % 2
+                                 ? ms[job->repeat / 2]
+                                 : 0.5 * (ms[job->repeat / 2 - 1] + ms[job->repeat / 2]);
+        }
+    }
+    if (!s) {
+        cli_progress("SpMV on %s (%s)", hisp_backend_name(res->device.backend), res->device.name);
+        s = spmv_once(ctx, A, job, alpha, beta, x, y, y0, res->y);
+    }
+    if (s) {
+        rc = cli_fail(ctx, s, NULL);
+        goto out;
+    }
+    uint64_t csr_bytes = 0;
+    if ((s = hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, t, &csr_bytes))) {
+        rc = cli_fail(ctx, s, NULL);
+        goto out;
+    }
+    res->model_bytes =
+        csr_bytes + es * (uint64_t)res->n + es * (uint64_t)res->m * (job->beta != 0 ? 2u : 1u);
+    if (job->repeat > 0 && res->median_ms > 0) {
+        res->gflops = 2.0 * (double)res->nnz / (res->median_ms * 1e-3) * 1e-9;
+        res->gbps = (double)res->model_bytes / (res->median_ms * 1e-3) * 1e-9;
+    }
+    if (job->check) {
+        cli_progress("checking against the reference backend");
+        yref = malloc((size_t)(res->m > 0 ? res->m : 1) * es);
+        if (!yref) {
+            rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+            goto out;
+        }
+        rc = reference_result(A, job, alpha, beta, xh, y0, res, yref);
+        if (rc) goto out;
+        res->rel_error = rel_error(t, res->y, yref, res->m);
+    }
+out:
+    if (rc) {
+        free(res->y);
+        res->y = NULL;
+    }
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    free(xd);
+    free(y0d);
+    free(yref);
+    free(ms);
+    return rc;
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# hisp.sh: set up, build and run hisp on Debian 12.
+#
+#   ./hisp.sh demo [options]   install what is missing, build, run `hisp demo`
+#                              (options go to hisp demo: --n N, --backend B, --json, ...)
+#   ./hisp.sh test             install, build, run the test suite (last line:
+#                              check's summary); exit status = the tests'
+#   ./hisp.sh test-sanitize    the same with the AddressSanitizer/UBSan build
+#   ./hisp.sh build            install and build only
+#   ./hisp.sh help             this text
+#
+# Packages come from apt-get (sudo when not root), only when something is
+# missing. The CUDA backend is built when a CUDA toolkit is found (nvcc under
+# $CUDA_HOME, /usr/local/cuda or on PATH); it needs no GPU to build.
+# Environment: HISP_SCONS_FLAGS adds scons options (e.g. "cuda=no"),
+# HISP_JOBS sets the build parallelism (default: number of CPUs).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+PACKAGES=(scons check pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
+JOBS="${HISP_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
+
+say() { echo "hisp.sh: $*" >&2; }
+
+usage() {
+    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+install_deps() {
+    local missing=() p
+    if command -v dpkg-query >/dev/null 2>&1; then
+        for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+        command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+    else
+        command -v scons >/dev/null 2>&1 && command -v gcc >/dev/null 2>&1 && return 0
+        say "scons or gcc is missing and this is not a Debian system: install them by hand"
+        return 1
+    fi
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            say "missing packages (${missing[*]}), and not root and no sudo to install them"
+            return 1
+        fi
+    fi
+    say "installing ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "${missing[@]}"
+}
+
+find_cuda() {
+    # scons cuda=auto looks under $CUDA_HOME (default /usr/local/cuda)
+    if [ -z "${CUDA_HOME:-}" ] && [ ! -x /usr/local/cuda/bin/nvcc ] && command -v nvcc >/dev/null 2>&1; then
+        CUDA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")"
+        export CUDA_HOME
+    fi
+}
+
+build() { # build [scons options...]
+    install_deps
+    find_cuda
+    say "building: scons -Q -j$JOBS${*:+ $*}${EXTRA[*]:+ ${EXTRA[*]}}"
+    scons -Q -j"$JOBS" "$@" "${EXTRA[@]}"
+}
+
+asan_env() {
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-protect_shadow_gap=0:allocator_may_return_null=1:detect_leaks=1}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+    if [ -f tests/lsan.supp ]; then
+        export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}"
+    fi
+}
+
+cmd="${1:-help}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+demo)
+    build
+    exec build/bin/hisp demo "$@"
+    ;;
+test)
+    build
+    # run the binary directly (not `scons test`): its summary line stays last
+    status=0
+    build/tests/check_hisp || status=$?
+    exit "$status"
+    ;;
+test-sanitize)
+    build sanitize=1
+    asan_env
+    status=0
+    build/sanitize/tests/check_hisp || status=$?
+    exit "$status"
+    ;;
+build)
+    build "$@"
+    ;;
+help | -h | --help)
+    usage
+    ;;
+*)
+    say "unknown command '$cmd'"
+    usage >&2
+    exit 1
+    ;;
+esac

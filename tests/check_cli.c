@@ -1,0 +1,769 @@
+/* The `hisp` program, run as a child process on temporary files: help and
+ * usage handling, exit codes, gen -> stats, spmv results against the library,
+ * error messages with file and line, JSON output. */
+#include "testutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---- running the program ---------------------------------------------- */
+
+static char hisp_path[PATH_MAX];
+
+/* The program of the same build variant: <variant>/tests/check_hisp ->
+ * <variant>/bin/hisp (build/ or build/sanitize/ ...). */
+static const char *hisp_program(void)
+{
+    if (hisp_path[0]) return hisp_path;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = 0; /* <variant>/tests */
+        slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0; /* <variant> */
+            snprintf(hisp_path, sizeof hisp_path, "%.*s/bin/hisp", (int)(sizeof hisp_path - 10),
+                     self);
+            if (access(hisp_path, X_OK) == 0) return hisp_path;
+        }
+    }
+    snprintf(hisp_path, sizeof hisp_path, "%s", HISP_SOURCE_DIR "/build/bin/hisp");
+    if (access(hisp_path, X_OK) == 0) return hisp_path;
+    hisp_path[0] = 0;
+    return NULL;
+}
+
+typedef struct {
+    int status; /* exit code, or 128 + signal */
+    char *out, *err;
+} run_result;
+
+static char tmpdir[PATH_MAX];
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ck_assert(buf);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert(buf);
+        }
+    }
+    buf[len] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+/* Runs hisp with the given arguments (NULL-terminated); stdout and stderr
+ * are captured. Killed after 300 s. */
+static run_result run_hisp(const char *arg, ...)
+{
+    const char *argv[64];
+    int argc = 0;
+    argv[argc++] = hisp_program();
+    va_list ap;
+    va_start(ap, arg);
+    for (const char *a = arg; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+
+    char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
+    snprintf(outp, sizeof outp, "%s/stdout", tmpdir);
+    snprintf(errp, sizeof errp, "%s/stderr", tmpdir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    fflush(stdout);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot start %s: %s", argv[0], strerror(rc));
+    int st = 0;
+    for (int waited = 0;; waited++) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) break;
+        ck_assert_msg(w == 0 || errno == EINTR, "waitpid: %s", strerror(errno));
+        if (waited > 30000) { /* 300 s at 10 ms */
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            ck_abort_msg("hisp %s ... did not finish within 300 s", arg);
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    run_result r;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.out = slurp(outp);
+    r.err = slurp(errp);
+    return r;
+}
+
+#define CK_RUN(r, want)                                                                            \
+    ck_assert_msg((r).status == (want), "exit status %d, expected %d\nstdout:\n%s\nstderr:\n%s",   \
+                  (r).status, (want), (r).out, (r).err)
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/hisp_cli_XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    ck_assert_msg(mkdtemp(tmpdir) != NULL, "mkdtemp: %s", strerror(errno));
+}
+
+static void teardown(void)
+{
+    if (tmpdir[0]) nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir[0] = 0;
+}
+
+/* A path inside the test's temporary folder (static buffers, 8 in rotation). */
+static const char *tmp(const char *name)
+{
+    static char bufs[8][PATH_MAX + 64];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", tmpdir, name);
+    return b;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* ---- a small JSON checker --------------------------------------------- */
+
+typedef struct {
+    const char *p;
+    int depth;
+} jparse;
+
+static void jws(jparse *j)
+{
+    while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
+        j->p++;
+}
+
+static bool jvalue(jparse *j);
+
+static bool jstring(jparse *j)
+{
+    if (*j->p != '"') return false;
+    for (j->p++; *j->p != '"'; j->p++) {
+        if (!*j->p || (unsigned char)*j->p < 0x20) return false;
+        if (*j->p == '\\') {
+            j->p++;
+            if (*j->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)j->p[i])) return false;
+                j->p += 4;
+            } else if (!strchr("\"\\/bfnrt", *j->p) || !*j->p) {
+                return false;
+            }
+        }
+    }
+    j->p++;
+    return true;
+}
+
+static bool jcontainer(jparse *j, char close, bool object)
+{
+    if (++j->depth > 64) return false;
+    j->p++;
+    jws(j);
+    if (*j->p == close) {
+        j->p++;
+        j->depth--;
+        return true;
+    }
+    for (;;) {
+        jws(j);
+        if (object) {
+            if (!jstring(j)) return false;
+            jws(j);
+            if (*j->p++ != ':') return false;
+        }
+        if (!jvalue(j)) return false;
+        jws(j);
+        if (*j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (*j->p++ != close) return false;
+        j->depth--;
+        return true;
+    }
+}
+
+static bool jvalue(jparse *j)
+{
+    jws(j);
+    const char *p = j->p;
+    if (*p == '{') return jcontainer(j, '}', true);
+    if (*p == '[') return jcontainer(j, ']', false);
+    if (*p == '"') return jstring(j);
+    static const char *const words[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++)
+        if (strncmp(p, words[i], strlen(words[i])) == 0) {
+            j->p += strlen(words[i]);
+            return true;
+        }
+    /* number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+    if (*p == '-') p++;
+    if (*p == '0')
+        p++;
+    else if (isdigit((unsigned char)*p))
+        while (isdigit((unsigned char)*p))
+            p++;
+    else
+        return false;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p)) return false;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!isdigit((unsigned char)*p)) return false;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    j->p = p;
+    return true;
+}
+
+static bool json_valid(const char *text)
+{
+    jparse j = {text, 0};
+    if (!jvalue(&j)) return false;
+    jws(&j);
+    return *j.p == 0;
+}
+
+/* The number after the first "key": in text (keys used here are unique). */
+static double json_num(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
+    p += strlen(pat);
+    if (strncmp(p, "null", 4) == 0) return NAN;
+    char *end;
+    double v = strtod(p, &end);
+    ck_assert_msg(end != p, "\"%s\" is not a number in\n%s", key, text);
+    return v;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+START_TEST(test_help_and_usage)
+{
+    static const char *const cmds[] = {"info", "gen", "stats", "spmv", "demo"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        run_result r = run_hisp(cmds[i], "--help", NULL);
+        CK_RUN(r, 0);
+        char want[64];
+        snprintf(want, sizeof want, "usage: hisp %s", cmds[i]);
+        ck_assert_msg(strstr(r.out, want), "hisp %s --help:\n%s", cmds[i], r.out);
+        ck_assert_msg(strstr(r.out, "--json"), "hisp %s --help does not list --json", cmds[i]);
+        run_free(&r);
+        /* unknown option: usage error naming it */
+        r = run_hisp(cmds[i], "--no-such-option", NULL);
+        CK_RUN(r, 1);
+        ck_assert_msg(strstr(r.err, "--no-such-option"), "%s", r.err);
+        run_free(&r);
+    }
+    run_result r = run_hisp("--help", NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "usage: hisp") && strstr(r.out, "exit status"));
+    run_free(&r);
+    r = run_hisp("--version", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, hisp_version_string()), "%s", r.out);
+    run_free(&r);
+    r = run_hisp(NULL);
+    CK_RUN(r, 1);
+    run_free(&r);
+    r = run_hisp("frobnicate", NULL);
+    CK_RUN(r, 1);
+    ck_assert(strstr(r.err, "frobnicate"));
+    run_free(&r);
+    r = run_hisp("--frobnicate", NULL);
+    CK_RUN(r, 1);
+    run_free(&r);
+    /* missing arguments and option values */
+    r = run_hisp("gen", "poisson2d", NULL); /* no -o */
+    CK_RUN(r, 1);
+    run_free(&r);
+    r = run_hisp("stats", NULL);
+    CK_RUN(r, 1);
+    run_free(&r);
+    r = run_hisp("spmv", "a.mtx", "--repeat", NULL);
+    CK_RUN(r, 1);
+    run_free(&r);
+    r = run_hisp("stats", "a.mtx", "b.mtx", NULL);
+    CK_RUN(r, 1);
+    run_free(&r);
+    r = run_hisp("info", "--json=yes", NULL);
+    CK_RUN(r, 1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_invalid_values)
+{
+    const char *f = tmp("v.mtx");
+    run_result r = run_hisp("gen", "poisson2d", "--n", "abc", "-o", f, NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "abc"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("gen", "no-such-kind", "-o", f, NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("gen", "poisson2d", "--n", "-3", "-o", f, NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("stats", f, "--precision", "f16", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("spmv", f, "--backend", "quantum", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("spmv", f, "--alpha", "1.5x", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("spmv", f, "--format", "ell", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("demo", "--repeat", "0", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_info_json)
+{
+    run_result r = run_hisp("info", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
+    ck_assert(strstr(r.out, "\"backends\""));
+    ck_assert(strstr(r.out, "\"reference\""));
+    ck_assert_int_ge((int)json_num(r.out, "device_count"), 1);
+    run_free(&r);
+    r = run_hisp("info", NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "reference"));
+    run_free(&r);
+}
+END_TEST
+
+/* gen KIND -> stats --json agrees with the library's own matrix. */
+START_TEST(test_gen_then_stats)
+{
+    uint64_t seed = test_seed() % 100000;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    for (int k = 0; k < HISP_GEN_COUNT; k++) {
+        hisp_gen_params p;
+        hisp_gen_defaults((hisp_gen_kind)k, &p);
+        char nbuf[32], sbuf[32];
+        p.n = k == HISP_GEN_POISSON2D   ? 9
+              : k == HISP_GEN_POISSON3D ? 5
+              : k == HISP_GEN_DENSE     ? 13
+                                        : 150;
+        p.seed = seed + (uint64_t)k;
+        snprintf(nbuf, sizeof nbuf, "%lld", (long long)p.n);
+        snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)p.seed);
+        const char *f = tmp("g.mtx");
+        run_result r;
+        if (k == HISP_GEN_RMAT) {
+            p.scale = 7;
+            r = run_hisp("gen", hisp_gen_name((hisp_gen_kind)k), "--scale", "7", "--seed", sbuf,
+                         "-o", f, "--json", NULL);
+        } else {
+            r = run_hisp("gen", hisp_gen_name((hisp_gen_kind)k), "--n", nbuf, "--seed", sbuf, "-o",
+                         f, "--json", NULL);
+        }
+        CK_RUN(r, 0);
+        ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+        hisp_matrix_info mi;
+        CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+        ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), mi.nnz);
+        run_free(&r);
+
+        r = run_hisp("stats", f, "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
+        ck_assert_int_eq((int64_t)json_num(r.out, "rows"), mi.nrows);
+        ck_assert_int_eq((int64_t)json_num(r.out, "cols"), mi.ncols);
+        ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), mi.nnz);
+        ck_assert(strstr(r.out, "\"field\": \"real\""));
+        ck_assert(strstr(r.out, "\"symmetry\": \"general\""));
+        /* row lengths and bytes from the library's arrays */
+        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+        const int64_t *ptr;
+        const int32_t *rows, *cols;
+        const void *vals;
+        CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+        int64_t mn = INT64_MAX, mx = 0;
+        for (int64_t i = 0; i < mi.nrows; i++) {
+            int64_t len = ptr[i + 1] - ptr[i];
+            mn = len < mn ? len : mn;
+            mx = len > mx ? len : mx;
+        }
+        ck_assert_int_eq((int64_t)json_num(r.out, "min"), mn);
+        ck_assert_int_eq((int64_t)json_num(r.out, "max"), mx);
+        ck_assert(fabs(json_num(r.out, "mean") - (double)mi.nnz / (double)mi.nrows) < 1e-6);
+        uint64_t coo = 0, csr = 0;
+        CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_COO, HISP_F64, &coo));
+        CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, HISP_F64, &csr));
+        ck_assert(strstr(r.out, "\"bytes\""));
+        ck_assert_uint_eq((uint64_t)json_num(r.out, "coo"), coo);
+        ck_assert_uint_eq((uint64_t)json_num(r.out, "csr"), csr);
+        run_free(&r);
+        hisp_matrix_destroy(&A);
+    }
+    /* the Laplacian sizes are known in closed form */
+    run_result r = run_hisp("gen", "poisson3d", "--n", "6", "-o", tmp("p.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    r = run_hisp("stats", tmp("p.mtx"), "--json", "--precision", "f32", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq((int64_t)json_num(r.out, "rows"), 216);
+    ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), 7 * 216 - 6 * 36);
+    ck_assert_int_eq((int64_t)json_num(r.out, "empty_rows"), 0);
+    run_free(&r);
+    r = run_hisp("stats", tmp("p.mtx"), NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "216 x 216"));
+    run_free(&r);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Writes a random m x n matrix and vectors; returns the matrix. */
+static hisp_matrix write_problem(hisp_context ctx, int64_t m, int64_t n, uint64_t *st,
+                                 const char *mpath, const char *xpath, int64_t xn,
+                                 const char *ypath, int64_t yn, double **x, double **y0)
+{
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, m, n, 0.2, st);
+    CK_OK(ctx, hisp_matrix_write_mtx(A, mpath));
+    *x = malloc((size_t)xn * sizeof **x);
+    *y0 = malloc((size_t)yn * sizeof **y0);
+    for (int64_t i = 0; i < xn; i++)
+        (*x)[i] = test_uniform(st);
+    for (int64_t i = 0; i < yn; i++)
+        (*y0)[i] = test_uniform(st);
+    hisp_vector v = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, xn, &v));
+    CK_OK(ctx, hisp_vector_write(v, *x));
+    CK_OK(ctx, hisp_vector_write_mtx(v, xpath));
+    hisp_vector_destroy(&v);
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, yn, &v));
+    CK_OK(ctx, hisp_vector_write(v, *y0));
+    CK_OK(ctx, hisp_vector_write_mtx(v, ypath));
+    hisp_vector_destroy(&v);
+    /* the matrix as the program sees it: read back from the file */
+    hisp_matrix B = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, mpath, HISP_F64, &B, NULL));
+    hisp_matrix_destroy(&A);
+    return B;
+}
+
+/* y = alpha*op(A)*x + beta*y0 on the reference backend in this process. */
+static double *expected(hisp_context ctx, hisp_matrix A, hisp_op op, double alpha, const double *x,
+                        int64_t xn, double beta, const double *y0, int64_t yn)
+{
+    hisp_vector xv = NULL, yv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, xn, &xv));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, yn, &yv));
+    CK_OK(ctx, hisp_vector_write(xv, x));
+    CK_OK(ctx, hisp_vector_write(yv, y0));
+    CK_OK(ctx, hisp_spmv(ctx, op, &alpha, A, xv, &beta, yv));
+    double *y = malloc((size_t)yn * sizeof *y);
+    CK_OK(ctx, hisp_vector_read(yv, y));
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    return y;
+}
+
+static double *read_vec(hisp_context ctx, const char *path, int64_t n)
+{
+    hisp_vector v = NULL;
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F64, &v));
+    int64_t len = -1;
+    CK_OK(ctx, hisp_vector_size(v, &len));
+    ck_assert_int_eq(len, n);
+    double *y = malloc((size_t)n * sizeof *y + 8);
+    CK_OK(ctx, hisp_vector_read(v, y));
+    hisp_vector_destroy(&v);
+    return y;
+}
+
+/* spmv --out on a rectangular matrix, with and without x/y0/alpha/beta and
+ * transposed: the written y matches the library's result. */
+START_TEST(test_spmv_out_matches_library)
+{
+    uint64_t st = test_seed() + 301;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    const int64_t m = 37, n = 23;
+    for (int t = 0; t < 2; t++) {
+        hisp_op op = t ? HISP_OP_T : HISP_OP_N;
+        int64_t xn = t ? m : n, yn = t ? n : m;
+        double *x, *y0;
+        hisp_matrix A = write_problem(ctx, m, n, &st, tmp("A.mtx"), tmp("x.mtx"), xn, tmp("y0.mtx"),
+                                      yn, &x, &y0);
+        /* full form */
+        run_result r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("x.mtx"),
+                                "--y", tmp("y0.mtx"), "--alpha", "-1.5", "--beta", "0.25", "--out",
+                                tmp("y.mtx"), t ? "--transpose" : NULL, NULL);
+        CK_RUN(r, 0);
+        ck_assert(strstr(r.out, "reference"));
+        run_free(&r);
+        double *want = expected(ctx, A, op, -1.5, x, xn, 0.25, y0, yn);
+        double *got = read_vec(ctx, tmp("y.mtx"), yn);
+        ck_assert_msg(test_rel_error(HISP_F64, got, want, yn) < 1e-12, "op %d: error %g", t,
+                      test_rel_error(HISP_F64, got, want, yn));
+        free(want);
+        free(got);
+        /* defaults: x_j = 1/(j+1), y0 = 0, alpha 1, beta 0 */
+        r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--out", tmp("y.mtx"),
+                     t ? "--transpose" : NULL, NULL);
+        CK_RUN(r, 0);
+        run_free(&r);
+        for (int64_t j = 0; j < xn; j++)
+            x[j] = 1.0 / (double)(j + 1);
+        want = expected(ctx, A, op, 1.0, x, xn, 0.0, y0, yn);
+        got = read_vec(ctx, tmp("y.mtx"), yn);
+        ck_assert_msg(test_rel_error(HISP_F64, got, want, yn) < 1e-12, "defaults op %d", t);
+        free(want);
+        free(got);
+        /* a vector of the wrong length is an input error */
+        r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("y0.mtx"),
+                     t ? "--transpose" : NULL, NULL);
+        CK_RUN(r, 2);
+        run_free(&r);
+        free(x);
+        free(y0);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* spmv --check --repeat on every backend with a device: small error. */
+START_TEST(test_spmv_check_backends)
+{
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(test_seed() % 1000000));
+    run_result r = run_hisp("gen", "random", "--n", "3000", "--nnz-per-row", "9", "--seed", seed,
+                            "-o", tmp("r.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    r = run_hisp("gen", "poisson2d", "--n", "40", "-o", tmp("p.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    for (int i = 0; i < nt; i++) {
+        char dev[16];
+        snprintf(dev, sizeof dev, "%d", tg[i].device);
+        const char *be = hisp_backend_name(tg[i].kind);
+        static const char *const precs[] = {"f32", "f64"};
+        for (int pi = 0; pi < 2; pi++)
+            for (int t = 0; t < 2; t++) {
+                const char *f = t ? tmp("p.mtx") : tmp("r.mtx");
+                r = run_hisp("spmv", f, "--backend", be, "--device", dev, "--precision", precs[pi],
+                             "--check", "--repeat", "3", "--beta", "0.5", "--json",
+                             t ? "--transpose" : NULL, NULL);
+                CK_RUN(r, 0);
+                ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
+                char want[64];
+                snprintf(want, sizeof want, "\"backend\": \"%s\"", be);
+                ck_assert_msg(strstr(r.out, want), "%s: %s", tg[i].label, r.out);
+                double err = json_num(r.out, "rel_error");
+                ck_assert_msg(err < (pi ? 1e-12 : 1e-5), "%s %s: error %g", tg[i].label, precs[pi],
+                              err);
+                ck_assert(json_num(r.out, "median_ms") >= 0);
+                ck_assert(json_num(r.out, "gflops") > 0);
+                run_free(&r);
+            }
+        /* text form names backend and device */
+        r = run_hisp("spmv", tmp("r.mtx"), "--backend", be, "--device", dev, "--check", "--repeat",
+                     "2", NULL);
+        CK_RUN(r, 0);
+        ck_assert(strstr(r.out, "GFLOP/s") && strstr(r.out, "relative error"));
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_input_errors)
+{
+    /* entry on line 5 is not a number */
+    write_text(tmp("bad.mtx"), "%%MatrixMarket matrix coordinate real general\n"
+                               "% comment\n"
+                               "3 3 3\n"
+                               "1 1 1.0\n"
+                               "2 2 x7\n"
+                               "3 3 1.0\n");
+    static const char *const cmds[] = {"stats", "spmv"};
+    for (int c = 0; c < 2; c++) {
+        run_result r = run_hisp(cmds[c], tmp("bad.mtx"), NULL);
+        CK_RUN(r, 2);
+        char want[PATH_MAX + 80];
+        snprintf(want, sizeof want, "hisp: %s:5: ", tmp("bad.mtx"));
+        ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "stderr: %s\nwanted %s", r.err,
+                      want);
+        ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+        run_free(&r);
+    }
+    /* index out of range on line 4 */
+    write_text(tmp("bad2.mtx"), "%%MatrixMarket matrix coordinate real general\n"
+                                "2 2 2\n"
+                                "1 1 1.0\n"
+                                "3 1 1.0\n");
+    run_result r = run_hisp("stats", tmp("bad2.mtx"), "--json", NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "bad2.mtx:4:"), "%s", r.err);
+    run_free(&r);
+    /* missing file */
+    r = run_hisp("stats", tmp("no-such-file.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "no-such-file.mtx"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("spmv", tmp("no-such-file.mtx"), "--backend", "reference", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    /* unwritable output */
+    r = run_hisp("gen", "poisson2d", "--n", "4", "-o", tmp("no-such-dir/out.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "out.mtx"), "%s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_missing_backend)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    int n = 0;
+    if (hisp_backend_compiled(HISP_BACKEND_CUDA) &&
+        hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &n) == HISP_SUCCESS && n > 0) {
+        hisp_context_destroy(&ctx);
+        test_skip("cli: 'spmv --backend cuda' without CUDA (this machine has a CUDA device)");
+        return;
+    }
+    hisp_context_destroy(&ctx);
+    run_result r = run_hisp("gen", "poisson2d", "--n", "5", "-o", tmp("p.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    r = run_hisp("spmv", tmp("p.mtx"), "--backend", "cuda", NULL);
+    CK_RUN(r, 3);
+    ck_assert_msg(strncasecmp(r.err, "hisp: ", 6) == 0 && strcasestr(r.err, "cuda"), "%s", r.err);
+    ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+    run_free(&r);
+    r = run_hisp("demo", "--backend", "cuda", "--n", "4", NULL);
+    CK_RUN(r, 3);
+    run_free(&r);
+    /* a device index past the end */
+    r = run_hisp("spmv", tmp("p.mtx"), "--backend", "reference", "--device", "7", NULL);
+    ck_assert_msg(r.status == 2 || r.status == 3, "status %d: %s", r.status, r.err);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_demo_small)
+{
+    run_result r = run_hisp("demo", "--n", "10", "--scale", "8", "--repeat", "2", "--backend",
+                            "reference", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
+    ck_assert(strstr(r.out, "poisson3d n=10") && strstr(r.out, "rmat scale=8"));
+    ck_assert(json_num(r.out, "rel_error") == 0); /* reference against itself */
+    run_free(&r);
+    /* the default backend choice, text table */
+    r = run_hisp("demo", "--n", "12", "--scale", "0", "--repeat", "2", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, "GFLOP/s") && strstr(r.out, "poisson3d n=12") &&
+                      !strstr(r.out, "rmat") && !strstr(r.out, "FAILED"),
+                  "%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+Suite *suite_cli(void)
+{
+    Suite *s = suite_create("cli");
+    if (!hisp_program()) {
+        test_skip("cli tests: the hisp program was not found next to the test binary (build it "
+                  "with scons)");
+        return s;
+    }
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_help_and_usage);
+    tcase_add_test(tc, test_invalid_values);
+    tcase_add_test(tc, test_info_json);
+    tcase_add_test(tc, test_gen_then_stats);
+    tcase_add_test(tc, test_spmv_out_matches_library);
+    tcase_add_test(tc, test_spmv_check_backends);
+    tcase_add_test(tc, test_input_errors);
+    tcase_add_test(tc, test_missing_backend);
+    tcase_add_test(tc, test_demo_small);
+    suite_add_tcase(s, tc);
+    return s;
+}
