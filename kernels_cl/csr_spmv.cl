@@ -105,6 +105,36 @@ __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowpt
     }
 }
 
+/* Transposed without atomics: work-item g scatters its rows into its own
+ * copy w + g*ncols; reduce_copies then sums the copies into y. */
+__kernel void csr_t_private(__global const uint *part, __global const ptr_t *rowptr,
+                            __global const uint *colind, __global const real *val,
+                            __global const real *x, const real alpha, const ulong ncols,
+                            __global real *w)
+{
+    size_t g = get_global_id(0);
+    __global real *wg = w + g * ncols;
+    for (ulong j = 0; j < ncols; j++) wg[j] = 0;
+    uint r0 = part[g], r1 = part[g + 1];
+    for (uint i = r0; i < r1; i++) {
+        real xi = alpha * x[i];
+        for (ptr_t k = rowptr[i]; k < rowptr[i + 1]; k++) wg[colind[k]] += val[k] * xi;
+    }
+}
+
+__kernel void reduce_copies(const uint ncopies, const ulong ncols, __global const real *w,
+                            const real beta, __global real *y)
+{
+    size_t j = get_global_id(0);
+    if (j >= ncols) return;
+    real s = 0;
+    for (uint p = 0; p < ncopies; p++) s += w[p * ncols + j];
+    if (beta == (real)0)
+        y[j] = s;
+    else
+        y[j] = beta * y[j] + s;
+}
+
 #ifdef HAVE_ATOMIC_ADD
 /* Transposed scatter, after scale_y: y[j] += alpha*A[i,j]*x[i]. */
 __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowptr,

@@ -9,7 +9,10 @@
  * $HISP_CL_VARIANT=chunk|vector overrides the choice at upload (the tests
  * run both families on PoCL).
  * op = T: scale_y first (y = beta*y, or 0 without reading y), then a
- * scatter with compare-exchange atomics. */
+ * scatter with compare-exchange atomics; on CPU devices (chunk), when it
+ * costs no more memory than the matrix, each compute unit scatters into a
+ * private copy of y instead and reduce_copies sums them (PoCL's atomics
+ * are compare-exchange loops: several times slower than the serial loop). */
 #include "cl_backend.h"
 
 #include <stdio.h>
@@ -31,8 +34,11 @@ typedef struct {
     cl_mem rowptr, colind, val;
     cl_mem part;     /* chunk: nparts + 1 row boundaries */
     cl_mem longrows; /* vector: rows longer than long_len */
+    cl_mem tpart;    /* chunk, op = T: row parts of the private-copy scatter */
+    uint32_t ntparts;
+    cl_mem work; /* ntparts copies of y (made on first op = T) */
     /* kernels, made on first use */
-    cl_kernel scale, n_main, n_long, t_main, t_long;
+    cl_kernel scale, n_main, n_long, t_main, t_long, t_private, t_reduce;
 } hisp_cl_csr;
 
 void hisp_cl_csr_free(void *be, void *dev)
@@ -40,10 +46,11 @@ void hisp_cl_csr_free(void *be, void *dev)
     (void)be;
     hisp_cl_csr *m = dev;
     if (!m) return;
-    cl_kernel ks[] = {m->scale, m->n_main, m->n_long, m->t_main, m->t_long};
+    cl_kernel ks[] = {m->scale,  m->n_main,    m->n_long,  m->t_main,
+                      m->t_long, m->t_private, m->t_reduce};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i]) clReleaseKernel(ks[i]);
-    cl_mem bs[] = {m->rowptr, m->colind, m->val, m->part, m->longrows};
+    cl_mem bs[] = {m->rowptr, m->colind, m->val, m->part, m->longrows, m->tpart, m->work};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]) clReleaseMemObject(bs[i]);
     free(m);
@@ -76,11 +83,11 @@ static unsigned lanes_for(double mean)
     return vl;
 }
 
+/* Split the rows into at most `want` contiguous parts of about equal cost
+ * (nonzeros + rows); uploads nparts + 1 boundaries. */
 static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
-                              hisp_cl_csr *m)
+                              uint64_t want, cl_mem *buf, uint32_t *nparts)
 {
-    /* several parts per compute unit: balance without much per-group cost */
-    uint64_t want = (uint64_t)be->compute_units * 16;
     if (want > (uint64_t)A->nrows) want = (uint64_t)A->nrows;
     if (want < 1) want = 1;
     uint32_t *part = NULL;
@@ -98,8 +105,8 @@ static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
         if (i > (int64_t)part[np]) part[++np] = (uint32_t)i;
     }
     if (np == 0) part[++np] = (uint32_t)A->nrows; /* nrows == 0: one empty part */
-    m->nparts = np;
-    hisp_status s = upload(ctx, be, &m->part, part, ((size_t)np + 1) * sizeof *part);
+    *nparts = np;
+    hisp_status s = upload(ctx, be, buf, part, ((size_t)np + 1) * sizeof *part);
     free(part);
     return s;
 }
@@ -166,9 +173,6 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
         m->ls = 1;
         m->vl = 1;
     }
-    hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u",
-                (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, mean,
-                (long long)maxlen, m->variant == VARIANT_VECTOR ? "vector" : "chunk", m->vl, m->ls);
 
     hisp_status s = HISP_SUCCESS;
     size_t np1 = (size_t)A->nrows + 1;
@@ -186,12 +190,26 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
     }
     if (!s) s = upload(ctx, be, &m->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
     if (!s) s = upload(ctx, be, &m->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
-    if (!s)
-        s = m->variant == VARIANT_CHUNK ? make_parts(ctx, be, A, m) : make_long_rows(ctx, be, A, m);
+    if (!s && m->variant == VARIANT_CHUNK) {
+        /* several parts per compute unit: balance without much per-group cost */
+        s = make_parts(ctx, be, A, (uint64_t)be->compute_units * 16, &m->part, &m->nparts);
+        /* op = T: one private copy of y per compute unit (at most 8) when
+         * the copies cost no more than the matrix; else atomics */
+        uint64_t copies = be->compute_units < 8 ? be->compute_units : 8;
+        if (!s && (uint64_t)A->ncols * copies <= 2 * (uint64_t)A->nnz + 4096)
+            s = make_parts(ctx, be, A, copies, &m->tpart, &m->ntparts);
+    } else if (!s) {
+        s = make_long_rows(ctx, be, A, m);
+    }
     if (s) {
         hisp_cl_csr_free(be, m);
         return s;
     }
+    hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u long %u "
+                "parts %u",
+                (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, mean,
+                (long long)maxlen, m->variant == VARIANT_VECTOR ? "vector" : "chunk", m->vl, m->ls,
+                m->nlong, m->nparts);
     *dev = m;
     return HISP_SUCCESS;
 }
@@ -282,8 +300,26 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
                           "(cl_khr_int64_base_atomics), which device \"%s\" lacks",
                           be->name);
     if (m->ncols == 0) return HISP_SUCCESS;
-    HISPI_TRY(get_kernel(ctx, be, m, "scale_y", &m->scale));
     cl_ulong ncols = (cl_ulong)m->ncols;
+    if (m->tpart && m->nnz > 0) { /* private copies, then y = beta*y + their sum */
+        if (!m->work) {
+            void *w = NULL;
+            HISPI_TRY(hisp_cl_buf_alloc(ctx, be, (size_t)m->ntparts * (size_t)m->ncols * rs, &w));
+            m->work = w;
+        }
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_private", &m->t_private));
+        size_t sz[] = {ms, ms, ms, ms, ms, rs, sizeof ncols, ms};
+        const void *v[] = {&m->tpart, &m->rowptr, &m->colind, &m->val, &xm, ap, &ncols, &m->work};
+        HISPI_TRY(set_args(ctx, m->t_private, 8, sz, v));
+        HISPI_TRY(launch(ctx, be, m->t_private, m->ntparts, 1));
+        HISPI_TRY(get_kernel(ctx, be, m, "reduce_copies", &m->t_reduce));
+        cl_uint nc = m->ntparts;
+        size_t sz2[] = {sizeof nc, sizeof ncols, ms, rs, ms};
+        const void *v2[] = {&nc, &ncols, &m->work, bp, &ym};
+        HISPI_TRY(set_args(ctx, m->t_reduce, 5, sz2, v2));
+        return launch(ctx, be, m->t_reduce, (size_t)m->ncols, 64);
+    }
+    HISPI_TRY(get_kernel(ctx, be, m, "scale_y", &m->scale));
     {
         size_t sz[] = {sizeof ncols, rs, ms};
         const void *v[] = {&ncols, bp, &ym};
