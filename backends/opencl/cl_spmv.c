@@ -214,8 +214,10 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
     return HISP_SUCCESS;
 }
 
+/* The kernel `name` of the matrix's program; reqd: it has a required
+ * work-group size of LS (vector and long-row kernels), checked here. */
 static hisp_status get_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, const char *name,
-                              cl_kernel *k)
+                              int reqd, cl_kernel *k)
 {
     if (*k) return HISP_SUCCESS;
     char opts[256];
@@ -224,11 +226,12 @@ static hisp_status get_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, 
              m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
              m->wide_ptr ? "ulong" : "uint", be->vector_ls, be->int64_atomics);
     HISPI_TRY(hisp_cl_kernel(ctx, be, hispi_cl_src_csr_spmv, opts, name, k));
+    if (!reqd) return HISP_SUCCESS;
     size_t wg = 0;
     cl_int e =
         clGetKernelWorkGroupInfo(*k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clGetKernelWorkGroupInfo");
-    if (wg < m->ls && m->ls > 1)
+    if (wg < m->ls)
         return hispi_fail(ctx, HISP_ERR_BACKEND,
                           "opencl: kernel %s allows work-groups of %zu, needs %u", name, wg, m->ls);
     return HISP_SUCCESS;
@@ -245,10 +248,18 @@ static hisp_status set_args(hisp_context ctx, cl_kernel k, int n, const size_t *
     return HISP_SUCCESS;
 }
 
+/* Enqueue over `global` items (rounded up to the local size). A kernel
+ * without a required work-group size gets at most what it allows. */
 static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t global,
-                          size_t local)
+                          size_t local, int fixed)
 {
     if (global == 0) return HISP_SUCCESS; /* nothing to do: no zero-size launch */
+    size_t wg = 0;
+    if (!fixed && local > 1 &&
+        clGetKernelWorkGroupInfo(k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==
+            CL_SUCCESS &&
+        wg > 0 && wg < local)
+        local = floor_pow2(wg);
     global = (global + local - 1) / local * local;
     cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueNDRangeKernel");
@@ -272,24 +283,24 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     if (op == HISP_OP_N) {
         if (m->nrows == 0) return HISP_SUCCESS;
         if (m->variant == VARIANT_CHUNK) {
-            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_chunk", &m->n_main));
+            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_chunk", 0, &m->n_main));
             size_t sz[] = {ms, ms, ms, ms, ms, rs, rs, ms};
             const void *v[] = {&m->part, &m->rowptr, &m->colind, &m->val, &xm, ap, bp, &ym};
             HISPI_TRY(set_args(ctx, m->n_main, 8, sz, v));
-            return launch(ctx, be, m->n_main, m->nparts, 1);
+            return launch(ctx, be, m->n_main, m->nparts, 1, 0);
         }
-        HISPI_TRY(get_kernel(ctx, be, m, "csr_n_vector", &m->n_main));
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_n_vector", 1, &m->n_main));
         size_t sz[] = {sizeof nrows, sizeof vl, sizeof long_len, ms, ms, ms, ms, rs, rs, ms};
         const void *v[] = {&nrows,  &vl, &long_len, &m->rowptr, &m->colind,
                            &m->val, &xm, ap,        bp,         &ym};
         HISPI_TRY(set_args(ctx, m->n_main, 10, sz, v));
-        HISPI_TRY(launch(ctx, be, m->n_main, (size_t)m->nrows * m->vl, m->ls));
+        HISPI_TRY(launch(ctx, be, m->n_main, (size_t)m->nrows * m->vl, m->ls, 1));
         if (m->nlong) {
-            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_long", &m->n_long));
+            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_long", 1, &m->n_long));
             size_t sz2[] = {ms, ms, ms, ms, ms, rs, rs, ms};
             const void *v2[] = {&m->longrows, &m->rowptr, &m->colind, &m->val, &xm, ap, bp, &ym};
             HISPI_TRY(set_args(ctx, m->n_long, 8, sz2, v2));
-            HISPI_TRY(launch(ctx, be, m->n_long, (size_t)m->nlong * m->ls, m->ls));
+            HISPI_TRY(launch(ctx, be, m->n_long, (size_t)m->nlong * m->ls, m->ls, 1));
         }
         return HISP_SUCCESS;
     }
@@ -307,46 +318,44 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
             HISPI_TRY(hisp_cl_buf_alloc(ctx, be, (size_t)m->ntparts * (size_t)m->ncols * rs, &w));
             m->work = w;
         }
-        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_private", &m->t_private));
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_private", 0, &m->t_private));
         size_t sz[] = {ms, ms, ms, ms, ms, rs, sizeof ncols, ms};
         const void *v[] = {&m->tpart, &m->rowptr, &m->colind, &m->val, &xm, ap, &ncols, &m->work};
         HISPI_TRY(set_args(ctx, m->t_private, 8, sz, v));
-        HISPI_TRY(launch(ctx, be, m->t_private, m->ntparts, 1));
-        HISPI_TRY(get_kernel(ctx, be, m, "reduce_copies", &m->t_reduce));
+        HISPI_TRY(launch(ctx, be, m->t_private, m->ntparts, 1, 0));
+        HISPI_TRY(get_kernel(ctx, be, m, "reduce_copies", 0, &m->t_reduce));
         cl_uint nc = m->ntparts;
         size_t sz2[] = {sizeof nc, sizeof ncols, ms, rs, ms};
         const void *v2[] = {&nc, &ncols, &m->work, bp, &ym};
         HISPI_TRY(set_args(ctx, m->t_reduce, 5, sz2, v2));
-        return launch(ctx, be, m->t_reduce, (size_t)m->ncols, 64);
+        return launch(ctx, be, m->t_reduce, (size_t)m->ncols, be->is_gpu ? 256 : 64, 0);
     }
-    HISPI_TRY(get_kernel(ctx, be, m, "scale_y", &m->scale));
+    HISPI_TRY(get_kernel(ctx, be, m, "scale_y", 0, &m->scale));
     {
         size_t sz[] = {sizeof ncols, rs, ms};
         const void *v[] = {&ncols, bp, &ym};
         HISPI_TRY(set_args(ctx, m->scale, 3, sz, v));
-        size_t local = be->is_gpu ? 256 : 64;
-        if (local > be->max_wg) local = floor_pow2(be->max_wg);
-        HISPI_TRY(launch(ctx, be, m->scale, (size_t)m->ncols, local));
+        HISPI_TRY(launch(ctx, be, m->scale, (size_t)m->ncols, be->is_gpu ? 256 : 64, 0));
     }
     if (m->nnz == 0) return HISP_SUCCESS;
     if (m->variant == VARIANT_CHUNK) {
-        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_chunk", &m->t_main));
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_chunk", 0, &m->t_main));
         size_t sz[] = {ms, ms, ms, ms, ms, rs, ms};
         const void *v[] = {&m->part, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
         HISPI_TRY(set_args(ctx, m->t_main, 7, sz, v));
-        return launch(ctx, be, m->t_main, m->nparts, 1);
+        return launch(ctx, be, m->t_main, m->nparts, 1, 0);
     }
-    HISPI_TRY(get_kernel(ctx, be, m, "csr_t_vector", &m->t_main));
+    HISPI_TRY(get_kernel(ctx, be, m, "csr_t_vector", 1, &m->t_main));
     size_t sz[] = {sizeof nrows, sizeof vl, sizeof long_len, ms, ms, ms, ms, rs, ms};
     const void *v[] = {&nrows, &vl, &long_len, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
     HISPI_TRY(set_args(ctx, m->t_main, 9, sz, v));
-    HISPI_TRY(launch(ctx, be, m->t_main, (size_t)m->nrows * m->vl, m->ls));
+    HISPI_TRY(launch(ctx, be, m->t_main, (size_t)m->nrows * m->vl, m->ls, 1));
     if (m->nlong) {
-        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_long", &m->t_long));
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_long", 1, &m->t_long));
         size_t sz2[] = {ms, ms, ms, ms, ms, rs, ms};
         const void *v2[] = {&m->longrows, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
         HISPI_TRY(set_args(ctx, m->t_long, 7, sz2, v2));
-        HISPI_TRY(launch(ctx, be, m->t_long, (size_t)m->nlong * m->ls, m->ls));
+        HISPI_TRY(launch(ctx, be, m->t_long, (size_t)m->nlong * m->ls, m->ls, 1));
     }
     return HISP_SUCCESS;
 }
