@@ -23,7 +23,7 @@ typedef PTR_T ptr_t;
  * has no float atomics). */
 #if IS_DOUBLE
 #if ATOM64
-inline void atomic_add_real(volatile __global real *p, real v)
+void atomic_add_real(volatile __global real *p, real v)
 {
     volatile __global ulong *u = (volatile __global ulong *)p;
     ulong old = *u, seen;
@@ -37,7 +37,7 @@ inline void atomic_add_real(volatile __global real *p, real v)
 #define HAVE_ATOMIC_ADD 1
 #endif
 #else
-inline void atomic_add_real(volatile __global real *p, real v)
+void atomic_add_real(volatile __global real *p, real v)
 {
     volatile __global uint *u = (volatile __global uint *)p;
     uint old = *u, seen;
@@ -51,7 +51,7 @@ inline void atomic_add_real(volatile __global real *p, real v)
 #define HAVE_ATOMIC_ADD 1
 #endif
 
-inline real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
+real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
 {
     if (beta == (real)0) return alpha * sum;
     return alpha * sum + beta * y[i];

@@ -21,16 +21,24 @@ static int nvariants(int target)
     return t[target].kind == HISP_BACKEND_OPENCL ? 2 : 1;
 }
 
+/* Variants 2 and 3 (where asked for) repeat 0 and 1 with 64-bit row
+ * pointers, otherwise only used from 2^31 entries. */
 static void set_variant(int target, int v)
 {
     const test_target *t;
     test_targets(&t);
-    if (t[target].kind == HISP_BACKEND_OPENCL) setenv("HISP_CL_VARIANT", cl_variants[v], 1);
+    if (t[target].kind != HISP_BACKEND_OPENCL) return;
+    setenv("HISP_CL_VARIANT", cl_variants[v % 2], 1);
+    if (v >= 2)
+        setenv("HISP_CL_WIDE_PTR", "1", 1);
+    else
+        unsetenv("HISP_CL_WIDE_PTR");
 }
 
 static void clear_variant(void)
 {
     unsetenv("HISP_CL_VARIANT");
+    unsetenv("HISP_CL_WIDE_PTR");
 }
 
 static const char *target_label(int target)
@@ -209,7 +217,7 @@ START_TEST(test_spmv_random)
                   {1000, 80, 0.02},  {80, 1000, 0.05}, {3000, 3000, 0.002}, {2000, 50, 0.004},
                   {40, 20000, 0.002}};
     hisp_context ctx = test_context(_i);
-    for (int var = 0; var < nvariants(_i); var++) {
+    for (int var = 0; var < 2 * nvariants(_i); var++) {
         set_variant(_i, var);
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;

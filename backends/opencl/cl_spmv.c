@@ -7,7 +7,8 @@
  *  - "vector" (GPUs): VL = 2..32 lanes per row chosen from the mean row
  *    length, and rows longer than long_len done by a whole work-group.
  * $HISP_CL_VARIANT=chunk|vector overrides the choice at upload (the tests
- * run both families on PoCL).
+ * run both families on PoCL); $HISP_CL_WIDE_PTR=1 forces 64-bit row
+ * pointers, otherwise used only from nnz >= 2^31.
  * op = T: scale_y first (y = beta*y, or 0 without reading y), then a
  * scatter with compare-exchange atomics; on CPU devices (chunk), when it
  * costs no more memory than the matrix, each compute unit scatters into a
@@ -149,7 +150,8 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
     m->nrows = A->nrows;
     m->ncols = A->ncols;
     m->nnz = A->nnz;
-    m->wide_ptr = A->nnz >= ((int64_t)1 << 31);
+    /* $HISP_CL_WIDE_PTR forces 64-bit row pointers (tests of that path) */
+    m->wide_ptr = A->nnz >= ((int64_t)1 << 31) || getenv("HISP_CL_WIDE_PTR");
 
     /* analysis: mean and longest row */
     int64_t maxlen = 0;
@@ -192,7 +194,7 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
     if (!s) s = upload(ctx, be, &m->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
     if (!s && m->variant == VARIANT_CHUNK) {
         /* several parts per compute unit: balance without much per-group cost */
-        s = make_parts(ctx, be, A, (uint64_t)be->compute_units * 16, &m->part, &m->nparts);
+        s = make_parts(ctx, be, A, (uint64_t)be->compute_units * 8, &m->part, &m->nparts);
         /* op = T: one private copy of y per compute unit (at most 8) when
          * the copies cost no more than the matrix; else atomics */
         uint64_t copies = be->compute_units < 8 ? be->compute_units : 8;
