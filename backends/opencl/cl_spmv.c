@@ -307,11 +307,6 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
         return HISP_SUCCESS;
     }
 
-    if (dbl && !be->int64_atomics)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "opencl: transposed f64 SpMV needs 64-bit atomics "
-                          "(cl_khr_int64_base_atomics), which device \"%s\" lacks",
-                          be->name);
     if (m->ncols == 0) return HISP_SUCCESS;
     cl_ulong ncols = (cl_ulong)m->ncols;
     if (m->tpart && m->nnz > 0) { /* private copies, then y = beta*y + their sum */
@@ -332,6 +327,12 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
         HISPI_TRY(set_args(ctx, m->t_reduce, 5, sz2, v2));
         return launch(ctx, be, m->t_reduce, (size_t)m->ncols, be->is_gpu ? 256 : 64, 0);
     }
+    /* the scatter needs atomics (checked before y is touched) */
+    if (dbl && !be->int64_atomics && m->nnz > 0)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: transposed f64 SpMV needs 64-bit atomics "
+                          "(cl_khr_int64_base_atomics), which device \"%s\" lacks",
+                          be->name);
     HISPI_TRY(get_kernel(ctx, be, m, "scale_y", 0, &m->scale));
     {
         size_t sz[] = {sizeof ncols, rs, ms};
