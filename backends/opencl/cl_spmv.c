@@ -309,12 +309,17 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
 
     if (m->ncols == 0) return HISP_SUCCESS;
     cl_ulong ncols = (cl_ulong)m->ncols;
-    if (m->tpart && m->nnz > 0) { /* private copies, then y = beta*y + their sum */
-        if (!m->work) {
-            void *w = NULL;
-            HISPI_TRY(hisp_cl_buf_alloc(ctx, be, (size_t)m->ntparts * (size_t)m->ncols * rs, &w));
-            m->work = w;
+    if (m->tpart && m->nnz > 0 && !m->work) {
+        void *w = NULL;
+        if (hisp_cl_buf_alloc(ctx, be, (size_t)m->ntparts * (size_t)m->ncols * rs, &w)) {
+            /* no room for the copies: atomics instead */
+            hispi_clear_error(ctx);
+            clReleaseMemObject(m->tpart);
+            m->tpart = NULL;
         }
+        m->work = w;
+    }
+    if (m->tpart && m->nnz > 0) { /* private copies, then y = beta*y + their sum */
         HISPI_TRY(get_kernel(ctx, be, m, "csr_t_private", 0, &m->t_private));
         size_t sz[] = {ms, ms, ms, ms, ms, rs, sizeof ncols, ms};
         const void *v[] = {&m->tpart, &m->rowptr, &m->colind, &m->val, &xm, ap, &ncols, &m->work};
