@@ -151,24 +151,28 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
 }
 #endif
 
-/* ---- GPU devices: VL lanes per row, coalesced loads, reduction in local
- * memory (no sub-group functions in OpenCL 1.2). Rows longer than
- * long_len are skipped here and handled by a whole work-group each. */
+/* ---- GPU devices: vl lanes per row, coalesced loads, reduction in local
+ * memory (no sub-group functions in OpenCL 1.2). Three bins of rows, so
+ * that no row serializes: short rows (<= max_len) with the vl chosen from
+ * the mean length, over all rows (list == NULL); medium rows with 32 lanes
+ * from a row list; long rows with a whole work-group each. */
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
-csr_n_vector(const uint nrows, const uint vl, const ulong long_len, __global const ptr_t *rowptr,
-             __global const uint *colind, __global const real *val, __global const real *x,
-             const real alpha, const real beta, __global real *y)
+csr_n_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
+             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const real *x, const real alpha, const real beta, __global real *y)
 {
     __local real part[LS];
     uint lid = get_local_id(0);
     uint lane = lid & (vl - 1);
-    size_t row = get_global_id(0) / vl;
+    size_t idx = get_global_id(0) / vl;
     real sum = 0;
     int active = 0;
-    if (row < nrows) {
+    uint row = 0;
+    if (idx < count) {
+        row = list ? list[idx] : (uint)idx;
         ptr_t s = rowptr[row], e = rowptr[row + 1];
-        if ((ulong)(e - s) <= long_len) {
+        if ((ulong)(e - s) <= max_len) {
             active = 1;
             for (ptr_t k = s + lane; k < e; k += vl) sum += val[k] * x[colind[k]];
         }
@@ -205,15 +209,16 @@ csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
 
 #ifdef HAVE_ATOMIC_ADD
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
-csr_t_vector(const uint nrows, const uint vl, const ulong long_len, __global const ptr_t *rowptr,
-             __global const uint *colind, __global const real *val, __global const real *x,
-             const real alpha, __global real *y)
+csr_t_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
+             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const real *x, const real alpha, __global real *y)
 {
     uint lane = get_local_id(0) & (vl - 1);
-    size_t row = get_global_id(0) / vl;
-    if (row >= nrows) return;
+    size_t idx = get_global_id(0) / vl;
+    if (idx >= count) return;
+    uint row = list ? list[idx] : (uint)idx;
     ptr_t s = rowptr[row], e = rowptr[row + 1];
-    if ((ulong)(e - s) > long_len) return;
+    if ((ulong)(e - s) > max_len) return;
     real xi = alpha * x[row];
     for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[colind[k]], val[k] * xi);
 }

@@ -4,8 +4,10 @@
  *  - "chunk" (CPU devices, PoCL): one work-item per part, each part a
  *    contiguous run of rows with about equal cost (nonzeros + rows), local
  *    size 1 so PoCL runs a plain CSR loop per part, several parts per core;
- *  - "vector" (GPUs): VL = 2..32 lanes per row chosen from the mean row
- *    length, and rows longer than long_len done by a whole work-group.
+ *  - "vector" (GPUs): vl = 2..32 lanes per row chosen from the mean row
+ *    length for rows up to 16 iterations per lane, 32 lanes for medium
+ *    rows (from a row list), a whole work-group for each row longer than
+ *    4 iterations per work-item: no row serializes.
  * $HISP_CL_VARIANT=chunk|vector overrides the choice at upload (the tests
  * run both families on PoCL); $HISP_CL_WIDE_PTR=1 forces 64-bit row
  * pointers, otherwise used only from nnz >= 2^31.
@@ -30,16 +32,17 @@ typedef struct {
     int wide_ptr; /* 64-bit row pointers */
     int variant;
     unsigned vl, ls;
-    uint64_t long_len;
-    uint32_t nparts, nlong;
+    uint64_t short_len, long_len; /* bins: <= short_len, <= long_len, longer */
+    uint32_t nparts, nmid, nlong;
     cl_mem rowptr, colind, val;
     cl_mem part;     /* chunk: nparts + 1 row boundaries */
+    cl_mem midrows;  /* vector: rows in (short_len, long_len] */
     cl_mem longrows; /* vector: rows longer than long_len */
     cl_mem tpart;    /* chunk, op = T: row parts of the private-copy scatter */
     uint32_t ntparts;
     cl_mem work; /* ntparts copies of y (made on first op = T) */
     /* kernels, made on first use */
-    cl_kernel scale, n_main, n_long, t_main, t_long, t_private, t_reduce;
+    cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce;
 } hisp_cl_csr;
 
 void hisp_cl_csr_free(void *be, void *dev)
@@ -47,11 +50,12 @@ void hisp_cl_csr_free(void *be, void *dev)
     (void)be;
     hisp_cl_csr *m = dev;
     if (!m) return;
-    cl_kernel ks[] = {m->scale,  m->n_main,    m->n_long,  m->t_main,
-                      m->t_long, m->t_private, m->t_reduce};
+    cl_kernel ks[] = {m->scale, m->n_main, m->n_mid,     m->n_long,  m->t_main,
+                      m->t_mid, m->t_long, m->t_private, m->t_reduce};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i]) clReleaseKernel(ks[i]);
-    cl_mem bs[] = {m->rowptr, m->colind, m->val, m->part, m->longrows, m->tpart, m->work};
+    cl_mem bs[] = {m->rowptr,  m->colind,   m->val,   m->part,
+                   m->midrows, m->longrows, m->tpart, m->work};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]) clReleaseMemObject(bs[i]);
     free(m);
@@ -112,20 +116,25 @@ static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     return s;
 }
 
-static hisp_status make_long_rows(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
-                                  hisp_cl_csr *m)
+/* The rows of length in (lo, hi] as a list on the device. */
+static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A, uint64_t lo,
+                            uint64_t hi, cl_mem *buf, uint32_t *count)
 {
     uint32_t n = 0;
-    for (int64_t i = 0; i < A->nrows; i++)
-        n += (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]) > m->long_len;
-    m->nlong = n;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        uint64_t len = (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]);
+        n += len > lo && len <= hi;
+    }
+    *count = n;
     if (n == 0) return HISP_SUCCESS;
     uint32_t *rows = NULL;
     HISPI_TRY(hispi_alloc(ctx, n, sizeof *rows, (void **)&rows));
     n = 0;
-    for (int64_t i = 0; i < A->nrows; i++)
-        if ((uint64_t)(A->rowptr[i + 1] - A->rowptr[i]) > m->long_len) rows[n++] = (uint32_t)i;
-    hisp_status s = upload(ctx, be, &m->longrows, rows, (size_t)n * sizeof *rows);
+    for (int64_t i = 0; i < A->nrows; i++) {
+        uint64_t len = (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]);
+        if (len > lo && len <= hi) rows[n++] = (uint32_t)i;
+    }
+    hisp_status s = upload(ctx, be, buf, rows, (size_t)n * sizeof *rows);
     free(rows);
     return s;
 }
@@ -168,9 +177,12 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
         m->ls = be->vector_ls;
         m->vl = lanes_for(mean);
         if (m->vl > m->ls) m->vl = m->ls;
-        /* a lane does at most ~64 iterations; longer rows get a work-group */
-        m->long_len = (uint64_t)m->vl * 64;
-        if (m->long_len < 4u * m->ls) m->long_len = 4u * m->ls;
+        /* a lane does at most ~16 iterations: longer rows go to 32 lanes
+         * (medium) or, beyond 4 iterations per item of a work-group, to a
+         * whole work-group (long) */
+        m->long_len = 4u * (uint64_t)m->ls;
+        m->short_len = (uint64_t)m->vl * 16;
+        if (m->short_len > m->long_len) m->short_len = m->long_len;
     } else {
         m->ls = 1;
         m->vl = 1;
@@ -201,17 +213,22 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
         if (!s && (uint64_t)A->ncols * copies <= 2 * (uint64_t)A->nnz + 4096)
             s = make_parts(ctx, be, A, copies, &m->tpart, &m->ntparts);
     } else if (!s) {
-        s = make_long_rows(ctx, be, A, m);
+        if (m->vl < 32 && m->ls >= 32 && maxlen > (int64_t)m->short_len)
+            s = row_list(ctx, be, A, m->short_len, m->long_len, &m->midrows, &m->nmid);
+        else
+            m->short_len = m->long_len; /* no medium bin */
+        if (!s && maxlen > (int64_t)m->long_len)
+            s = row_list(ctx, be, A, m->long_len, UINT64_MAX, &m->longrows, &m->nlong);
     }
     if (s) {
         hisp_cl_csr_free(be, m);
         return s;
     }
-    hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u long %u "
-                "parts %u",
+    hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u medium %u "
+                "long %u parts %u",
                 (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, mean,
                 (long long)maxlen, m->variant == VARIANT_VECTOR ? "vector" : "chunk", m->vl, m->ls,
-                m->nlong, m->nparts);
+                m->nmid, m->nlong, m->nparts);
     *dev = m;
     return HISP_SUCCESS;
 }
@@ -267,6 +284,28 @@ static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t 
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueNDRangeKernel");
 }
 
+/* One vector-kernel launch: `count` rows (all rows when list is NULL,
+ * those of length <= max_len), vl lanes each. */
+static hisp_status vector_pass(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, hisp_op op,
+                               cl_kernel *k, cl_uint count, cl_mem list, cl_uint vl,
+                               cl_ulong max_len, const void *ap, const void *bp, cl_mem xm,
+                               cl_mem ym)
+{
+    size_t rs = m->type == HISP_F64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+    int n = op == HISP_OP_N;
+    HISPI_TRY(get_kernel(ctx, be, m, n ? "csr_n_vector" : "csr_t_vector", 1, k));
+    /* kernel arguments; op = T has no beta (y was scaled before) */
+    size_t sz[] = {sizeof count, ms, sizeof vl, sizeof max_len, ms, ms, ms, ms, rs, rs, ms};
+    const void *v[] = {&count,  &list, &vl, &max_len, &m->rowptr, &m->colind,
+                       &m->val, &xm,   ap,  bp,       &ym};
+    if (!n) {
+        sz[9] = ms;
+        v[9] = &ym;
+    }
+    HISPI_TRY(set_args(ctx, *k, n ? 11 : 10, sz, v));
+    return launch(ctx, be, *k, (size_t)count * vl, m->ls, 1);
+}
+
 hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op, double alpha,
                              const void *x, double beta, void *y)
 {
@@ -279,8 +318,6 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     const void *bp = dbl ? (const void *)&beta : (const void *)&bf;
     size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
     cl_uint nrows = (cl_uint)m->nrows;
-    cl_ulong long_len = m->long_len;
-    cl_uint vl = m->vl;
 
     if (op == HISP_OP_N) {
         if (m->nrows == 0) return HISP_SUCCESS;
@@ -291,12 +328,11 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
             HISPI_TRY(set_args(ctx, m->n_main, 8, sz, v));
             return launch(ctx, be, m->n_main, m->nparts, 1, 0);
         }
-        HISPI_TRY(get_kernel(ctx, be, m, "csr_n_vector", 1, &m->n_main));
-        size_t sz[] = {sizeof nrows, sizeof vl, sizeof long_len, ms, ms, ms, ms, rs, rs, ms};
-        const void *v[] = {&nrows,  &vl, &long_len, &m->rowptr, &m->colind,
-                           &m->val, &xm, ap,        bp,         &ym};
-        HISPI_TRY(set_args(ctx, m->n_main, 10, sz, v));
-        HISPI_TRY(launch(ctx, be, m->n_main, (size_t)m->nrows * m->vl, m->ls, 1));
+        HISPI_TRY(vector_pass(ctx, be, m, op, &m->n_main, nrows, NULL, m->vl, m->short_len, ap, bp,
+                              xm, ym));
+        if (m->nmid)
+            HISPI_TRY(vector_pass(ctx, be, m, op, &m->n_mid, m->nmid, m->midrows, 32, UINT64_MAX,
+                                  ap, bp, xm, ym));
         if (m->nlong) {
             HISPI_TRY(get_kernel(ctx, be, m, "csr_n_long", 1, &m->n_long));
             size_t sz2[] = {ms, ms, ms, ms, ms, rs, rs, ms};
@@ -353,11 +389,11 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
         HISPI_TRY(set_args(ctx, m->t_main, 7, sz, v));
         return launch(ctx, be, m->t_main, m->nparts, 1, 0);
     }
-    HISPI_TRY(get_kernel(ctx, be, m, "csr_t_vector", 1, &m->t_main));
-    size_t sz[] = {sizeof nrows, sizeof vl, sizeof long_len, ms, ms, ms, ms, rs, ms};
-    const void *v[] = {&nrows, &vl, &long_len, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
-    HISPI_TRY(set_args(ctx, m->t_main, 9, sz, v));
-    HISPI_TRY(launch(ctx, be, m->t_main, (size_t)m->nrows * m->vl, m->ls, 1));
+    HISPI_TRY(
+        vector_pass(ctx, be, m, op, &m->t_main, nrows, NULL, m->vl, m->short_len, ap, bp, xm, ym));
+    if (m->nmid)
+        HISPI_TRY(vector_pass(ctx, be, m, op, &m->t_mid, m->nmid, m->midrows, 32, UINT64_MAX, ap,
+                              bp, xm, ym));
     if (m->nlong) {
         HISPI_TRY(get_kernel(ctx, be, m, "csr_t_long", 1, &m->t_long));
         size_t sz2[] = {ms, ms, ms, ms, ms, rs, ms};
