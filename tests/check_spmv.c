@@ -537,6 +537,32 @@ START_TEST(test_spmv_backend_switch)
 }
 END_TEST
 
+/* The device a target's context runs on describes itself. */
+START_TEST(test_spmv_device_info)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    hisp_context ctx = test_context(_i);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_context_get_device(ctx, &info));
+    ck_assert_int_eq(info.backend, tg[_i].kind);
+    ck_assert_int_eq(info.index, tg[_i].device);
+    ck_assert_msg(info.name[0] && info.platform[0], "%s: empty device or platform name",
+                  target_label(_i));
+    ck_assert_int_ge(info.compute_units, 1);
+    ck_assert(info.global_mem > 0);
+    ck_assert(info.is_gpu || info.is_cpu || tg[_i].kind == HISP_BACKEND_OPENCL);
+    hisp_device_info again;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[_i].kind, tg[_i].device, &again));
+    ck_assert_str_eq(again.name, info.name);
+    int n = 0;
+    CK_OK(ctx, hisp_backend_device_count(ctx, tg[_i].kind, &n));
+    ck_assert_int_gt(n, tg[_i].device);
+    ck_assert_int_ne(hisp_backend_device_info(ctx, tg[_i].kind, n, &again), HISP_SUCCESS);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_spmv(void)
 {
     Suite *s = suite_create("spmv");
@@ -544,6 +570,7 @@ Suite *suite_spmv(void)
     int n = test_targets(&t);
     TCase *tc = tcase_create("spmv");
     tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_spmv_device_info, 0, n);
     tcase_add_loop_test(tc, test_spmv_random, 0, n);
     tcase_add_loop_test(tc, test_spmv_structured, 0, n);
     tcase_add_loop_test(tc, test_spmv_mtx_files, 0, n);
