@@ -46,8 +46,20 @@ py=""
 for p in python3 /usr/bin/python3; do
     if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import matplotlib' 2>/dev/null; then py=$p; break; fi
 done
+{
+    echo
+    echo "### Machine"
+    echo
+    lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|L2|L3|Hypervisor)' | sed 's/^/    /'
+    echo "    $(grep MemTotal /proc/meminfo)"
+    echo "    $(. /etc/os-release && echo "$PRETTY_NAME"), $(uname -r), $(gcc --version | head -1)"
+    echo "    PoCL: $(dpkg-query -W -f='${Version}' pocl-opencl-icd 2>/dev/null || echo '?')"
+} >>"$base.md"
 if [ -n "$py" ]; then
-    "$py" bench/plot.py "$base.csv" -o "$out" --prefix "cpu-$stamp"
+    "$py" bench/plot.py "$base.csv" -o "$out" --prefix "cpu-$stamp" >"$base.plots"
+    cat "$base.plots"
+    { echo; echo "### Plots"; echo; sed 's/^/- /' "$base.plots"; } >>"$base.md"
+    rm -f "$base.plots"
 else
     echo "no plots: matplotlib is missing (Debian: apt-get install -y python3-matplotlib; then"
     echo "  python3 bench/plot.py $base.csv -o $out --prefix cpu-$stamp)"
