@@ -383,6 +383,7 @@ typedef struct {
     hisp_context ctx;
     hisp_matrix A;
     hisp_vector x, y;
+    int force_n; /* run op = N whatever the measured op (A^T stored explicitly) */
     int failed;
     double *ms;
 } candidate;
@@ -421,8 +422,8 @@ static void run_candidate(run_ctx *r, candidate *c, hisp_op op, int warmup, doub
         bench_time_host(c->fn, &c->arg, warmup, 1, ms);
         return;
     }
-    hisp_status s = hisp_spmv_timed(c->ctx, op, scalar(r->type, 1), c->A, c->x, scalar(r->type, 0),
-                                    c->y, warmup, 1, ms);
+    hisp_status s = hisp_spmv_timed(c->ctx, c->force_n ? HISP_OP_N : op, scalar(r->type, 1), c->A,
+                                    c->x, scalar(r->type, 0), c->y, warmup, 1, ms);
     if (s) {
         report_error(c->ctx, c->impl, s);
         c->failed = 1;
@@ -497,10 +498,27 @@ static void hisp_candidate(run_ctx *r, candidate *c, hisp_context ctx, hisp_matr
     }
 }
 
+/* A^T as a CSR matrix of its own (the CSC arrays of A). */
+static int explicit_transpose(hisp_context ctx, hisp_matrix A, hisp_type t, hisp_matrix *At)
+{
+    hisp_matrix C = NULL;
+    hisp_matrix_info info;
+    const int64_t *colptr;
+    const int32_t *rowind;
+    const void *val;
+    hisp_status s = hisp_matrix_get_info(A, &info);
+    if (!s) s = hisp_matrix_duplicate(A, HISP_FORMAT_CSC, &C);
+    if (!s) s = hisp_matrix_host_arrays(C, &colptr, &rowind, NULL, &val);
+    if (!s) s = hisp_matrix_create_csr(ctx, t, info.ncols, info.nrows, colptr, rowind, val, At);
+    if (s) report_error(ctx, "explicit transpose", s);
+    hisp_matrix_destroy(&C);
+    return s ? -1 : 0;
+}
+
 static void bench_matrix(machine *m, const options *o, const bench_matrix_def *d, hisp_type t,
                          bench_results *rs)
 {
-    hisp_matrix A = NULL, Acl = NULL;
+    hisp_matrix A = NULL, Acl = NULL, AtCl = NULL;
     double g0 = bench_now_ms();
     hisp_status s = hisp_matrix_generate(m->ref, &d->gen, t, &A);
     const char *how = "hisp_matrix_generate";
@@ -617,6 +635,15 @@ static void bench_matrix(machine *m, const options *o, const bench_matrix_def *d
             snprintf(cs[n].device, sizeof cs[n].device, "%s", m->cl_device);
             cs[n].bw = m->cl_bw;
             hisp_candidate(&r, &cs[n++], m->cl, Acl, HISP_OP_T, x);
+            /* For comparison: op = N on A^T stored as its own CSR (what a
+             * backend could build at upload for op = T; not timed). */
+            if (!explicit_transpose(m->cl, Acl, t, &AtCl)) {
+                cs[n].impl = "hisp-opencl-AT";
+                snprintf(cs[n].device, sizeof cs[n].device, "%s", m->cl_device);
+                cs[n].bw = m->cl_bw;
+                cs[n].force_n = 1;
+                hisp_candidate(&r, &cs[n++], m->cl, AtCl, HISP_OP_T, x);
+            }
         }
         measure(&r, cs, n, HISP_OP_T, yref_t, y[NY - 1]);
         for (int i = 0; i < n; i++) {
@@ -625,6 +652,7 @@ static void bench_matrix(machine *m, const options *o, const bench_matrix_def *d
         }
     }
 done:
+    hisp_matrix_destroy(&AtCl);
     hisp_matrix_destroy(&Acl);
     hisp_matrix_destroy(&A);
     free(x), free(yref_n), free(yref_t), free(bounds);
@@ -636,8 +664,9 @@ done:
 static void print_target(FILE *f, const bench_results *rs)
 {
     fprintf(f, "\n### Target: hisp-opencl (PoCL) >= 1.3x serial-c (op = N)\n\n");
-    fprintf(f, "| matrix | prec | serial-c ms | hisp-opencl ms | speed-up | target |\n");
-    fprintf(f, "|---|---|--:|--:|--:|---|\n");
+    fprintf(f, "| matrix | prec | serial-c ms | hisp-opencl ms | speed-up (medians) | speed-up "
+               "(minima) | target |\n");
+    fprintf(f, "|---|---|--:|--:|--:|--:|---|\n");
     int met = 0, total = 0;
     for (int i = 0; i < rs->n; i++) {
         const bench_result *b = &rs->v[i];
@@ -650,11 +679,12 @@ static void print_target(FILE *f, const bench_results *rs)
             double sp = b->median_ms / r->median_ms;
             total++;
             met += sp >= 1.3;
-            fprintf(f, "| %s | %s | %.3f | %.3f | %.2fx | %s |\n", b->matrix, b->precision,
-                    b->median_ms, r->median_ms, sp, sp >= 1.3 ? "met" : "MISSED");
+            fprintf(f, "| %s | %s | %.3f | %.3f | %.2fx | %.2fx | %s |\n", b->matrix, b->precision,
+                    b->median_ms, r->median_ms, sp, b->min_ms / r->min_ms,
+                    sp >= 1.3 ? "met" : "MISSED");
         }
     }
-    fprintf(f, "\n%d of %d met.\n", met, total);
+    fprintf(f, "\n%d of %d met (judged on the medians).\n", met, total);
 }
 
 /* The 1-minute load average: other work on this 2-core machine skews every
