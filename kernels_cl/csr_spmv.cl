@@ -3,9 +3,10 @@
  * Built at run time with:
  *   VALUE_T   float | double        IS_DOUBLE 0 | 1
  *   PTR_T     uint | ulong          (row pointers; uint when nnz < 2^31)
- *   VL        lanes per row of the vector kernels (power of 2, <= LS)
  *   LS        work-group size of the vector and long-row kernels (power of 2)
  *   ATOM64    1 when cl_khr_int64_base_atomics is available
+ * The vector kernels take vl, the lanes per row (power of 2, <= LS), as an
+ * argument: one program per (type, pointer width) serves every matrix.
  * With beta == 0, y is never read (NaN in y does not spread).
  */
 #if IS_DOUBLE
@@ -22,7 +23,7 @@ typedef PTR_T ptr_t;
  * has no float atomics). */
 #if IS_DOUBLE
 #if ATOM64
-inline void atomic_add_real(volatile __global real *p, real v)
+void atomic_add_real(volatile __global real *p, real v)
 {
     volatile __global ulong *u = (volatile __global ulong *)p;
     ulong old = *u, seen;
@@ -36,7 +37,7 @@ inline void atomic_add_real(volatile __global real *p, real v)
 #define HAVE_ATOMIC_ADD 1
 #endif
 #else
-inline void atomic_add_real(volatile __global real *p, real v)
+void atomic_add_real(volatile __global real *p, real v)
 {
     volatile __global uint *u = (volatile __global uint *)p;
     uint old = *u, seen;
@@ -50,7 +51,7 @@ inline void atomic_add_real(volatile __global real *p, real v)
 #define HAVE_ATOMIC_ADD 1
 #endif
 
-inline real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
+real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
 {
     if (beta == (real)0) return alpha * sum;
     return alpha * sum + beta * y[i];
@@ -104,6 +105,36 @@ __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowpt
     }
 }
 
+/* Transposed without atomics: work-item g scatters its rows into its own
+ * copy w + g*ncols; reduce_copies then sums the copies into y. */
+__kernel void csr_t_private(__global const uint *part, __global const ptr_t *rowptr,
+                            __global const uint *colind, __global const real *val,
+                            __global const real *x, const real alpha, const ulong ncols,
+                            __global real *w)
+{
+    size_t g = get_global_id(0);
+    __global real *wg = w + g * ncols;
+    for (ulong j = 0; j < ncols; j++) wg[j] = 0;
+    uint r0 = part[g], r1 = part[g + 1];
+    for (uint i = r0; i < r1; i++) {
+        real xi = alpha * x[i];
+        for (ptr_t k = rowptr[i]; k < rowptr[i + 1]; k++) wg[colind[k]] += val[k] * xi;
+    }
+}
+
+__kernel void reduce_copies(const uint ncopies, const ulong ncols, __global const real *w,
+                            const real beta, __global real *y)
+{
+    size_t j = get_global_id(0);
+    if (j >= ncols) return;
+    real s = 0;
+    for (uint p = 0; p < ncopies; p++) s += w[p * ncols + j];
+    if (beta == (real)0)
+        y[j] = s;
+    else
+        y[j] = beta * y[j] + s;
+}
+
 #ifdef HAVE_ATOMIC_ADD
 /* Transposed scatter, after scale_y: y[j] += alpha*A[i,j]*x[i]. */
 __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowptr,
@@ -120,31 +151,35 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
 }
 #endif
 
-/* ---- GPU devices: VL lanes per row, coalesced loads, reduction in local
- * memory (no sub-group functions in OpenCL 1.2). Rows longer than
- * long_len are skipped here and handled by a whole work-group each. */
+/* ---- GPU devices: vl lanes per row, coalesced loads, reduction in local
+ * memory (no sub-group functions in OpenCL 1.2). Three bins of rows, so
+ * that no row serializes: short rows (<= max_len) with the vl chosen from
+ * the mean length, over all rows (list == NULL); medium rows with 32 lanes
+ * from a row list; long rows with a whole work-group each. */
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
-csr_n_vector(const uint nrows, const ulong long_len, __global const ptr_t *rowptr,
-             __global const uint *colind, __global const real *val, __global const real *x,
-             const real alpha, const real beta, __global real *y)
+csr_n_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
+             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const real *x, const real alpha, const real beta, __global real *y)
 {
     __local real part[LS];
     uint lid = get_local_id(0);
-    uint lane = lid & (VL - 1);
-    size_t row = get_global_id(0) / VL;
+    uint lane = lid & (vl - 1);
+    size_t idx = get_global_id(0) / vl;
     real sum = 0;
     int active = 0;
-    if (row < nrows) {
+    uint row = 0;
+    if (idx < count) {
+        row = list ? list[idx] : (uint)idx;
         ptr_t s = rowptr[row], e = rowptr[row + 1];
-        if ((ulong)(e - s) <= long_len) {
+        if ((ulong)(e - s) <= max_len) {
             active = 1;
-            for (ptr_t k = s + lane; k < e; k += VL) sum += val[k] * x[colind[k]];
+            for (ptr_t k = s + lane; k < e; k += vl) sum += val[k] * x[colind[k]];
         }
     }
     part[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint off = VL / 2; off > 0; off >>= 1) {
+    for (uint off = vl / 2; off > 0; off >>= 1) {
         if (lane < off) part[lid] += part[lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -174,17 +209,18 @@ csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
 
 #ifdef HAVE_ATOMIC_ADD
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
-csr_t_vector(const uint nrows, const ulong long_len, __global const ptr_t *rowptr,
-             __global const uint *colind, __global const real *val, __global const real *x,
-             const real alpha, __global real *y)
+csr_t_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
+             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const real *x, const real alpha, __global real *y)
 {
-    uint lane = get_local_id(0) & (VL - 1);
-    size_t row = get_global_id(0) / VL;
-    if (row >= nrows) return;
+    uint lane = get_local_id(0) & (vl - 1);
+    size_t idx = get_global_id(0) / vl;
+    if (idx >= count) return;
+    uint row = list ? list[idx] : (uint)idx;
     ptr_t s = rowptr[row], e = rowptr[row + 1];
-    if ((ulong)(e - s) > long_len) return;
+    if ((ulong)(e - s) > max_len) return;
     real xi = alpha * x[row];
-    for (ptr_t k = s + lane; k < e; k += VL) atomic_add_real(&y[colind[k]], val[k] * xi);
+    for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[colind[k]], val[k] * xi);
 }
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void

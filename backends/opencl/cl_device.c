@@ -128,7 +128,11 @@ hisp_status hisp_cl_devices(hisp_context ctx, cl_device_id **out, int *n)
         hispi_note(ctx, "no OpenCL platform found (install an ICD such as pocl-opencl-icd)");
         return HISP_SUCCESS;
     }
-    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clGetPlatformIDs");
+    if (e != CL_SUCCESS) { /* a broken ICD setup is "no device", not an error */
+        hispi_note(ctx, "OpenCL platform query failed: clGetPlatformIDs gave %s (%d)",
+                   hisp_cl_error_name(e), (int)e);
+        return HISP_SUCCESS;
+    }
     cl_platform_id *plats = NULL;
     HISPI_TRY(hispi_alloc(ctx, np, sizeof *plats, (void **)&plats));
     e = clGetPlatformIDs(np, plats, NULL);
@@ -266,6 +270,9 @@ static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
     clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
     clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof be->max_wg, &be->max_wg, NULL);
     if (be->max_wg < 1) be->max_wg = 1;
+    be->vector_ls = 1;
+    while (be->vector_ls < 256 && be->vector_ls * 2 <= be->max_wg)
+        be->vector_ls *= 2;
     hisp_cl_device_string(d, CL_DEVICE_NAME, be->name, sizeof be->name);
     hisp_cl_device_string(d, CL_DRIVER_VERSION, be->driver, sizeof be->driver);
     if (clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof be->platform_name,

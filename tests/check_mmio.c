@@ -1,0 +1,1105 @@
+/* Matrix Market reader and writer: every field and symmetry, layout
+ * variants, array files, vectors, exact round trips, malformed input with
+ * its line number, I/O errors, and the real matrices of ../shared/matrices. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <float.h>
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static hisp_context new_ctx(void)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    return ctx;
+}
+
+static hisp_status read_str(hisp_context ctx, const char *text, hisp_type t, hisp_matrix *A,
+                            hisp_mtx_header *h)
+{
+    return hisp_matrix_read_mtx_buffer(ctx, text, strlen(text), "test.mtx", t, A, h);
+}
+
+/* Dense image (row-major, 2 doubles per entry: re, im), duplicates summed. */
+static double *dense_c(hisp_matrix A, int64_t *m, int64_t *n)
+{
+    hisp_matrix_info info;
+    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
+    *m = info.nrows;
+    *n = info.ncols;
+    double *d = calloc((size_t)(info.nrows * info.ncols * 2 + 2), sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals), HISP_SUCCESS);
+    int comps = hisp_type_components(info.type);
+    bool single = info.type == HISP_F32 || info.type == HISP_C32;
+    for (int64_t k = 0; k < info.nnz; k++) {
+        int64_t i = -1, j = -1;
+        if (info.format == HISP_FORMAT_COO) {
+            i = rows[k];
+            j = cols[k];
+        } else if (info.format == HISP_FORMAT_CSR) {
+            j = cols[k];
+            for (i = 0; ptr[i + 1] <= k; i++) {
+            }
+        } else {
+            i = rows[k];
+            for (j = 0; ptr[j + 1] <= k; j++) {
+            }
+        }
+        for (int c = 0; c < comps; c++)
+            d[(i * info.ncols + j) * 2 + c] += single ? (double)((const float *)vals)[k * comps + c]
+                                                      : ((const double *)vals)[k * comps + c];
+    }
+    return d;
+}
+
+/* Compare a matrix with an expected dense image given as rows of (re, im). */
+static void expect_dense(hisp_matrix A, int64_t m, int64_t n, const double *want, const char *what)
+{
+    int64_t mm, nn;
+    double *d = dense_c(A, &mm, &nn);
+    ck_assert_msg(mm == m && nn == n, "%s: size %lldx%lld, expected %lldx%lld", what, (long long)mm,
+                  (long long)nn, (long long)m, (long long)n);
+    for (int64_t i = 0; i < m * n * 2; i++)
+        ck_assert_msg(d[i] == want[i], "%s: entry (%lld,%lld) %s part is %g, expected %g", what,
+                      (long long)(i / 2 / n) + 1, (long long)(i / 2 % n) + 1,
+                      i % 2 ? "imaginary" : "real", d[i], want[i]);
+    free(d);
+}
+
+static int64_t nnz_of(hisp_matrix A)
+{
+    hisp_matrix_info info;
+    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
+    return info.nnz;
+}
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/hisp_mmio_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    DIR *d = opendir(tmpdir);
+    if (!d) return;
+    struct dirent *e;
+    char p[600];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
+
+/* ---- fields and symmetries ----------------------------------------------- */
+
+START_TEST(test_fields_and_symmetries)
+{
+    hisp_context ctx = new_ctx();
+    hisp_matrix A = NULL;
+    hisp_mtx_header h;
+    static const struct {
+        const char *text;
+        hisp_type type;
+        int64_t m, n, nnz; /* nnz after expansion */
+        const char *field, *sym;
+        double want[18]; /* dense rows of (re, im), up to 3x3 */
+    } cases[] = {
+        {"%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1.5\n3 1 -2\n2 3 4e2\n"
+         "1 3 0.25\n",
+         HISP_F64,
+         3,
+         3,
+         4,
+         "real",
+         "general",
+         {1.5, 0, 0, 0, 0.25, 0, 0, 0, 0, 0, 400, 0, -2, 0, 0, 0, 0, 0}},
+        {"%%MatrixMarket matrix coordinate double general\n2 3 2\n2 3 7\n1 2 -1\n",
+         HISP_F32,
+         2,
+         3,
+         2,
+         "double",
+         "general",
+         {0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 7, 0}},
+        {"%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 1\n2 1 2\n3 2 3\n3 3 4\n",
+         HISP_F64,
+         3,
+         3,
+         6,
+         "real",
+         "symmetric",
+         {1, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 3, 0, 4, 0}},
+        {"%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 2\n3 1 -5\n",
+         HISP_F64,
+         3,
+         3,
+         4,
+         "real",
+         "skew-symmetric",
+         {0, 0, -2, 0, 5, 0, 2, 0, 0, 0, 0, 0, -5, 0, 0, 0, 0, 0}},
+        {"%%MatrixMarket matrix coordinate integer symmetric\n2 2 2\n1 1 123456789012\n"
+         "2 1 -7\n",
+         HISP_F64,
+         2,
+         2,
+         3,
+         "integer",
+         "symmetric",
+         {123456789012.0, 0, -7, 0, -7, 0, 0, 0}},
+        {"%%MatrixMarket matrix coordinate integer general\n1 2 2\n1 1 +3\n1 2 -0\n",
+         HISP_F32,
+         1,
+         2,
+         2,
+         "integer",
+         "general",
+         {3, 0, 0, 0}},
+        {"%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 2\n2 1\n",
+         HISP_F64,
+         2,
+         2,
+         2,
+         "pattern",
+         "general",
+         {0, 0, 1, 0, 1, 0, 0, 0}},
+        {"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n3 1\n3 2\n",
+         HISP_F32,
+         3,
+         3,
+         5,
+         "pattern",
+         "symmetric",
+         {1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0}},
+        {"%%MatrixMarket matrix coordinate complex general\n2 2 2\n1 2 1 -2\n2 2 0.5 3\n",
+         HISP_C64,
+         2,
+         2,
+         2,
+         "complex",
+         "general",
+         {0, 0, 1, -2, 0, 0, 0.5, 3}},
+        {"%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 2 0\n2 1 1 3\n",
+         HISP_C64,
+         2,
+         2,
+         3,
+         "complex",
+         "hermitian",
+         {2, 0, 1, -3, 1, 3, 0, 0}},
+        {"%%MatrixMarket matrix coordinate complex symmetric\n2 2 1\n2 1 1 3\n",
+         HISP_C32,
+         2,
+         2,
+         2,
+         "complex",
+         "symmetric",
+         {0, 0, 1, 3, 1, 3, 0, 0}},
+        {"%%MatrixMarket matrix coordinate complex skew-symmetric\n2 2 1\n2 1 1 3\n",
+         HISP_C64,
+         2,
+         2,
+         2,
+         "complex",
+         "skew-symmetric",
+         {0, 0, -1, -3, 1, 3, 0, 0}},
+        /* real hermitian is symmetric (conj(x) = x) */
+        {"%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n2 1 4\n",
+         HISP_F64,
+         2,
+         2,
+         2,
+         "real",
+         "hermitian",
+         {0, 0, 4, 0, 4, 0, 0, 0}},
+        /* real and pattern files read into complex types with zero imaginary parts */
+        {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 -1.5\n2 2 8\n",
+         HISP_C64,
+         2,
+         2,
+         3,
+         "real",
+         "symmetric",
+         {0, 0, -1.5, 0, -1.5, 0, 8, 0}},
+        {"%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1\n",
+         HISP_C32,
+         1,
+         1,
+         1,
+         "pattern",
+         "general",
+         {1, 0}},
+        /* duplicates are kept (and summed by the conversions) */
+        {"%%MatrixMarket matrix coordinate real general\n1 1 2\n1 1 1\n1 1 2\n",
+         HISP_F64,
+         1,
+         1,
+         2,
+         "real",
+         "general",
+         {3, 0}},
+        /* empty */
+        {"%%MatrixMarket matrix coordinate real general\n0 0 0\n",
+         HISP_F64,
+         0,
+         0,
+         0,
+         "real",
+         "general",
+         {0}},
+        {"%%MatrixMarket matrix coordinate real general\n2 3 0\n",
+         HISP_F64,
+         2,
+         3,
+         0,
+         "real",
+         "general",
+         {0}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char what[64];
+        snprintf(what, sizeof what, "case %zu (%s %s)", c, cases[c].field, cases[c].sym);
+        CK_OK(ctx, read_str(ctx, cases[c].text, cases[c].type, &A, &h));
+        ck_assert_str_eq(h.field, cases[c].field);
+        ck_assert_str_eq(h.symmetry, cases[c].sym);
+        ck_assert_int_eq(h.is_array, 0);
+        ck_assert_msg(nnz_of(A) == cases[c].nnz, "%s: nnz %lld, expected %lld", what,
+                      (long long)nnz_of(A), (long long)cases[c].nnz);
+        hisp_matrix_info info;
+        CK_OK(ctx, hisp_matrix_get_info(A, &info));
+        ck_assert_int_eq(info.type, cases[c].type);
+        expect_dense(A, cases[c].m, cases[c].n, cases[c].want, what);
+        /* the same after conversion to CSR (duplicates summed) */
+        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+        expect_dense(A, cases[c].m, cases[c].n, cases[c].want, what);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_type_rules)
+{
+    hisp_context ctx = new_ctx();
+    hisp_matrix A = NULL;
+    hisp_error_info e;
+    const char *cplx = "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n";
+    const char *real = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n";
+    ck_assert_int_eq(read_str(ctx, cplx, HISP_F64, &A, NULL), HISP_ERR_INPUT_FORMAT);
+    ck_assert_ptr_null(A);
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_ptr_nonnull(strstr(e.message, "complex file: read it with type c32 or c64"));
+    ck_assert_int_eq(e.line, 1);
+    ck_assert_int_eq(read_str(ctx, cplx, HISP_F32, &A, NULL), HISP_ERR_INPUT_FORMAT);
+    ck_assert_int_eq(read_str(ctx, real, HISP_Q32, &A, NULL), HISP_ERR_UNSUPPORTED);
+    ck_assert_int_eq(read_str(ctx, real, HISP_B3X3_F64, &A, NULL), HISP_ERR_UNSUPPORTED);
+    ck_assert_int_eq(read_str(ctx, real, (hisp_type)77, &A, NULL), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(A);
+    /* float precision: the double is rounded once to float */
+    CK_OK(ctx, read_str(ctx,
+                        "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 "
+                        "0.1000000000000000055511151231257827\n",
+                        HISP_F32, &A, NULL));
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, NULL, NULL, NULL, &v));
+    ck_assert(((const float *)v)[0] == 0.1f);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Layout: CRLF, tabs, runs of spaces, comments and blank lines anywhere after
+ * the banner, case-insensitive keywords, a BOM, no final newline, and a
+ * buffer that is not NUL-terminated. */
+START_TEST(test_layout_variants)
+{
+    hisp_context ctx = new_ctx();
+    hisp_matrix A = NULL;
+    hisp_mtx_header h;
+    const double want[] = {1.5, 0, 0, 0, 0, 0, -2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
+    const char *texts[] = {
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.5\n2 1 -2\n2 3 3\n",
+        "%%MatrixMarket matrix coordinate real general\r\n% comment\r\n3 3 3\r\n1 1 1.5\r\n"
+        "2 1 -2\r\n2 3 3\r\n",
+        "%%MatrixMarket\tmatrix  coordinate\t real   general  \n%\n\n   \n% c\n  3\t3 \t3  \n"
+        "\t1\t1\t1.5\t\n\n% between entries\n 2  1  -2\n\n2 3 3",
+        "%%MATRIXMARKET MATRIX COORDINATE REAL GENERAL\n3 3 3\n1 1 15e-1\n2 1 -2.0\n2 3 +3\n",
+        "%%matrixmarket Matrix Coordinate Real General\n3 3 3\n1 1 1.5\n2 1 -2\n2 3 3\n\n\n",
+        "\xEF\xBB\xBF%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.5\n2 1 -2\n"
+        "2 3 3\n% trailing comment\n",
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 .15E1\n2 1 -2\n2 3 3.\n",
+    };
+    for (size_t c = 0; c < sizeof texts / sizeof texts[0]; c++) {
+        char what[32];
+        snprintf(what, sizeof what, "layout %zu", c);
+        CK_OK(ctx, read_str(ctx, texts[c], HISP_F64, &A, &h));
+        ck_assert_str_eq(h.field, "real");
+        ck_assert_str_eq(h.symmetry, "general");
+        ck_assert_int_eq(h.nnz_stored, 3);
+        expect_dense(A, 3, 3, want, what);
+        hisp_matrix_destroy(&A);
+    }
+    /* Hermitian spelled with a capital H (as in mhd1280b) */
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix coordinate complex Hermitian\n1 1 1\n1 1 2 0",
+                        HISP_C64, &A, &h));
+    ck_assert_str_eq(h.symmetry, "hermitian");
+    hisp_matrix_destroy(&A);
+    /* not NUL-terminated: the bytes after `size` must not be read */
+    const char buf[] = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1234";
+    CK_OK(ctx, hisp_matrix_read_mtx_buffer(ctx, buf, sizeof buf - 4, "cut", HISP_F64, &A, NULL));
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, NULL, NULL, NULL, &v));
+    ck_assert(((const double *)v)[0] == 1.0);
+    hisp_matrix_destroy(&A);
+    /* nan and inf are numbers (as strtod reads them) */
+    CK_OK(ctx, read_str(ctx,
+                        "%%MatrixMarket matrix coordinate real general\n1 3 3\n1 1 nan\n"
+                        "1 2 -inf\n1 3 Infinity\n",
+                        HISP_F64, &A, NULL));
+    CK_OK(ctx, hisp_matrix_host_arrays(A, NULL, NULL, NULL, &v));
+    ck_assert(isnan(((const double *)v)[0]));
+    ck_assert(isinf(((const double *)v)[1]) && ((const double *)v)[1] < 0);
+    ck_assert(isinf(((const double *)v)[2]) && ((const double *)v)[2] > 0);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Values must match strtod exactly on both paths (fast and slow). */
+START_TEST(test_values_exact)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t st = test_seed() + 501;
+    enum { N = 3000 };
+    char *text = malloc(N * 64 + 128);
+    double *ref = malloc(N * sizeof *ref);
+    ck_assert(text && ref);
+    int len = sprintf(text, "%%%%MatrixMarket matrix coordinate real general\n1 %d %d\n", N, N);
+    for (int k = 0; k < N; k++) {
+        char num[48];
+        uint64_t r = test_rand(&st);
+        switch (k % 6) {
+        case 0:
+            snprintf(num, sizeof num, "%.17g", test_uniform(&st));
+            break;
+        case 1:
+            snprintf(num, sizeof num, "%.6g", test_uniform(&st) * 1e5);
+            break;
+        case 2:
+            snprintf(num, sizeof num, "%lld", (long long)(r % 2000000) - 1000000);
+            break;
+        case 3:
+            snprintf(num, sizeof num, "%.*e", (int)(r % 17),
+                     test_uniform(&st) * pow(10, (double)(r % 600) - 300));
+            break;
+        case 4:
+            snprintf(num, sizeof num, "%.3f", test_uniform(&st) * 100);
+            break;
+        default:
+            snprintf(num, sizeof num, "%llu.%llue-%d", (unsigned long long)(r % 100000),
+                     (unsigned long long)(r % 997), (int)(r % 30));
+            break;
+        }
+        ref[k] = strtod(num, NULL);
+        len += sprintf(text + len, "1 %d %s\n", k + 1, num);
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx_buffer(ctx, text, (size_t)len, "values", HISP_F64, &A, NULL));
+    const int32_t *cols;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, NULL, NULL, &cols, &v));
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(memcmp(&((const double *)v)[k], &ref[cols[k]], 8) == 0,
+                      "value %d: %.17g, strtod gives %.17g", k, ((const double *)v)[k],
+                      ref[cols[k]]);
+    hisp_matrix_destroy(&A);
+    free(text);
+    free(ref);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- array files ------------------------------------------------------- */
+
+START_TEST(test_array_files)
+{
+    hisp_context ctx = new_ctx();
+    hisp_matrix A = NULL;
+    hisp_mtx_header h;
+    /* general 2x3, column-major, zeros stored as entries */
+    CK_OK(ctx,
+          read_str(ctx, "%%MatrixMarket matrix array real general\n% c\n2 3\n1\n4\n2\n0\n3\n6\n",
+                   HISP_F64, &A, &h));
+    ck_assert_int_eq(h.is_array, 1);
+    ck_assert_int_eq(h.nnz_stored, 6);
+    ck_assert_int_eq(nnz_of(A), 6);
+    const double g[] = {1, 0, 2, 0, 3, 0, 4, 0, 0, 0, 6, 0};
+    expect_dense(A, 2, 3, g, "array general");
+    hisp_matrix_destroy(&A);
+    /* symmetric 3x3: lower triangle by columns */
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n",
+                        HISP_F32, &A, &h));
+    ck_assert_int_eq(h.nnz_stored, 6);
+    ck_assert_int_eq(nnz_of(A), 9);
+    const double s[] = {1, 0, 2, 0, 3, 0, 2, 0, 4, 0, 5, 0, 3, 0, 5, 0, 6, 0};
+    expect_dense(A, 3, 3, s, "array symmetric");
+    hisp_matrix_destroy(&A);
+    /* skew-symmetric 3x3: strictly lower triangle */
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n",
+                        HISP_F64, &A, &h));
+    ck_assert_int_eq(h.nnz_stored, 3);
+    ck_assert_int_eq(nnz_of(A), 6);
+    const double k[] = {0, 0, -1, 0, -2, 0, 1, 0, 0, 0, -3, 0, 2, 0, 3, 0, 0, 0};
+    expect_dense(A, 3, 3, k, "array skew");
+    hisp_matrix_destroy(&A);
+    /* complex hermitian 2x2 and integer array */
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix array complex hermitian\n2 2\n1 0\n2 -1\n3 0\n",
+                        HISP_C64, &A, &h));
+    const double hm[] = {1, 0, 2, 1, 2, -1, 3, 0};
+    expect_dense(A, 2, 2, hm, "array hermitian");
+    hisp_matrix_destroy(&A);
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix array integer general\r\n1 2\r\n-4\r\n9\r\n",
+                        HISP_F64, &A, &h));
+    const double ia[] = {-4, 0, 9, 0};
+    expect_dense(A, 1, 2, ia, "array integer");
+    hisp_matrix_destroy(&A);
+    /* 0 x 0 */
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix array real general\n0 0\n", HISP_F64, &A, &h));
+    ck_assert_int_eq(nnz_of(A), 0);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- vectors ------------------------------------------------------------- */
+
+START_TEST(test_vectors)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 77;
+    char path[600];
+    int64_t sizes[] = {0, 1, 7, 1000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        hisp_type types[] = {HISP_F32, HISP_F64, HISP_C64};
+        for (size_t ti = 0; ti < 3; ti++) {
+            hisp_type t = types[ti];
+            size_t es = hisp_type_size(t);
+            unsigned char *x = malloc((size_t)n * es + 1), *y = malloc((size_t)n * es + 1);
+            for (int64_t i = 0; i < n * hisp_type_components(t); i++) {
+                double u = test_uniform(&st) * pow(10, (double)(test_rand(&st) % 20) - 10);
+                if (t == HISP_F32)
+                    ((float *)x)[i] = (float)u;
+                else
+                    ((double *)x)[i] = u;
+            }
+            hisp_vector v = NULL, w = NULL;
+            CK_OK(ctx, hisp_vector_create(ctx, t, n, &v));
+            CK_OK(ctx, hisp_vector_write(v, x));
+            snprintf(path, sizeof path, "%s/v%zu_%zu.mtx", tmpdir, si, ti);
+            CK_OK(ctx, hisp_vector_write_mtx(v, path));
+            CK_OK(ctx, hisp_vector_read_mtx(ctx, path, t, &w));
+            int64_t wn;
+            CK_OK(ctx, hisp_vector_size(w, &wn));
+            ck_assert_int_eq(wn, n);
+            CK_OK(ctx, hisp_vector_read(w, y));
+            ck_assert_msg(n == 0 || memcmp(x, y, (size_t)n * es) == 0,
+                          "vector %s n=%lld does not round-trip", hisp_type_name(t), (long long)n);
+            /* the file is an n x 1 array */
+            hisp_matrix M = NULL;
+            hisp_mtx_header h;
+            CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, t, &M, &h));
+            ck_assert_int_eq(h.is_array, 1);
+            ck_assert_str_eq(h.field, t == HISP_C64 ? "complex" : "real");
+            hisp_matrix_info info;
+            CK_OK(ctx, hisp_matrix_get_info(M, &info));
+            ck_assert_int_eq(info.nrows, n);
+            ck_assert_int_eq(info.ncols, 1);
+            hisp_matrix_destroy(&M);
+            hisp_vector_destroy(&v);
+            hisp_vector_destroy(&w);
+            free(x);
+            free(y);
+        }
+    }
+    /* a hand-written array vector and a sparse coordinate vector */
+    snprintf(path, sizeof path, "%s/hand.mtx", tmpdir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("%%MatrixMarket matrix coordinate real general\n4 1 2\n3 1 2.5\n1 1 -1\n", f);
+    fclose(f);
+    hisp_vector v = NULL;
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F64, &v));
+    double got[4];
+    CK_OK(ctx, hisp_vector_read(v, got));
+    ck_assert(got[0] == -1 && got[1] == 0 && got[2] == 2.5 && got[3] == 0);
+    hisp_vector_destroy(&v);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- write → read round trips ------------------------------------------- */
+
+static void expect_same_csr(hisp_context ctx, hisp_matrix A, hisp_matrix B, const char *what)
+{
+    hisp_matrix_info ia, ib;
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    CK_OK(ctx, hisp_matrix_convert(B, HISP_FORMAT_CSR));
+    CK_OK(ctx, hisp_matrix_get_info(A, &ia));
+    CK_OK(ctx, hisp_matrix_get_info(B, &ib));
+    ck_assert_msg(ia.nrows == ib.nrows && ia.ncols == ib.ncols && ia.nnz == ib.nnz &&
+                      ia.type == ib.type,
+                  "%s: shape or type differs", what);
+    const int64_t *pa, *pb;
+    const int32_t *ca, *cb;
+    const void *va, *vb;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &pa, NULL, &ca, &va));
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &pb, NULL, &cb, &vb));
+    ck_assert_msg(memcmp(pa, pb, (size_t)(ia.nrows + 1) * 8) == 0, "%s: row pointers", what);
+    ck_assert_msg(ia.nnz == 0 || memcmp(ca, cb, (size_t)ia.nnz * 4) == 0, "%s: columns", what);
+    size_t es = hisp_type_size(ia.type), sc = es / (size_t)hisp_type_components(ia.type);
+    for (int64_t k = 0; k < ia.nnz * hisp_type_components(ia.type); k++) {
+        double x = sc == 4 ? ((const float *)va)[k] : ((const double *)va)[k];
+        double y = sc == 4 ? ((const float *)vb)[k] : ((const double *)vb)[k];
+        if (isnan(x) && isnan(y)) continue;
+        ck_assert_msg(
+            memcmp((const char *)va + (size_t)k * sc, (const char *)vb + (size_t)k * sc, sc) == 0,
+            "%s: value %lld is %.17g, wrote %.17g", what, (long long)k, y, x);
+    }
+}
+
+START_TEST(test_write_read_roundtrip)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 1234;
+    char path[600];
+    hisp_type types[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64};
+    int64_t shapes[][2] = {{0, 0}, {1, 1}, {17, 5}, {60, 60}, {3, 200}};
+    for (size_t ti = 0; ti < 4; ti++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            hisp_type t = types[ti];
+            int64_t m = shapes[si][0], n = shapes[si][1];
+            int64_t nnz = m && n ? m * n / 4 + 3 : 0;
+            int comps = hisp_type_components(t);
+            int32_t *r = malloc((size_t)nnz * 4 + 4), *c = malloc((size_t)nnz * 4 + 4);
+            double *v = malloc((size_t)nnz * 16 + 16);
+            for (int64_t k = 0; k < nnz; k++) {
+                r[k] = (int32_t)(test_rand(&st) % (uint64_t)m);
+                c[k] = (int32_t)(test_rand(&st) % (uint64_t)n);
+                for (int q = 0; q < comps; q++) {
+                    double u = test_uniform(&st);
+                    uint64_t sel = test_rand(&st) % 16;
+                    if (sel < 10)
+                        u *= pow(10, (double)(test_rand(&st) % 60) - 30);
+                    else if (sel == 10)
+                        u = 0.0;
+                    else if (sel == 11)
+                        u = -0.0;
+                    else if (sel == 12)
+                        u = t == HISP_F32 || t == HISP_C32 ? FLT_MIN / 3 : 5e-310;
+                    else if (sel == 13)
+                        u = t == HISP_F32 || t == HISP_C32 ? FLT_MAX : DBL_MAX;
+                    else if (sel == 14)
+                        u = -INFINITY;
+                    else
+                        u = NAN;
+                    if (t == HISP_F32 || t == HISP_C32)
+                        ((float *)v)[k * comps + q] = (float)u;
+                    else
+                        v[k * comps + q] = u;
+                }
+            }
+            hisp_matrix A = NULL;
+            CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, v, &A));
+            CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR)); /* duplicates summed */
+            hisp_format fmts[] = {HISP_FORMAT_CSR, HISP_FORMAT_CSC, HISP_FORMAT_COO};
+            for (int fi = 0; fi < 3; fi++) {
+                hisp_matrix W = NULL, B = NULL;
+                CK_OK(ctx, hisp_matrix_duplicate(A, fmts[fi], &W));
+                snprintf(path, sizeof path, "%s/m_%zu_%zu_%d.mtx", tmpdir, ti, si, fi);
+                CK_OK(ctx, hisp_matrix_write_mtx(W, path));
+                hisp_mtx_header h;
+                CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, t, &B, &h));
+                ck_assert_str_eq(h.field, comps == 2 ? "complex" : "real");
+                ck_assert_str_eq(h.symmetry, "general");
+                char what[96];
+                snprintf(what, sizeof what, "%s %lldx%lld written as %s", hisp_type_name(t),
+                         (long long)m, (long long)n, hisp_format_name(fmts[fi]));
+                expect_same_csr(ctx, W, B, what);
+                hisp_matrix_destroy(&W);
+                hisp_matrix_destroy(&B);
+            }
+            hisp_matrix_destroy(&A);
+            free(r);
+            free(c);
+            free(v);
+        }
+    /* a random generated f64 matrix, through a file, unchanged */
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 200, 0.05, &st), B = NULL;
+    snprintf(path, sizeof path, "%s/rand.mtx", tmpdir);
+    CK_OK(ctx, hisp_matrix_write_mtx(A, path));
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL));
+    expect_same_csr(ctx, A, B, "random f64");
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- malformed input ---------------------------------------------------- */
+
+#define B_GEN "%%MatrixMarket matrix coordinate real general\n"
+
+START_TEST(test_malformed)
+{
+    static const struct {
+        const char *text;
+        size_t len; /* 0: strlen */
+        hisp_type type;
+        int64_t line;
+        const char *word;
+    } cases[] = {
+        {"", 0, HISP_F64, 1, "empty"},
+        {"hello\n", 0, HISP_F64, 1, "banner"},
+        {"% comment\n" B_GEN "1 1 1\n1 1 1\n", 0, HISP_F64, 1, "banner"},
+        {"%%MatrixMarket\n", 0, HISP_F64, 1, "missing object"},
+        {"%%MatrixMarket matrix coordinate real\n1 1 1\n1 1 1\n", 0, HISP_F64, 1,
+         "missing symmetry"},
+        {"%%MatrixMarketmatrix coordinate real general\n", 0, HISP_F64, 1, "banner"},
+        {"%%MatrixMarket vector coordinate real general\n1 1 1\n1 1 1\n", 0, HISP_F64, 1, "object"},
+        {"%%MatrixMarket matrix sparse real general\n", 0, HISP_F64, 1, "format"},
+        {"%%MatrixMarket matrix coordinate float general\n", 0, HISP_F64, 1, "field"},
+        {"%%MatrixMarket matrix coordinate real upper\n", 0, HISP_F64, 1, "symmetry"},
+        {"%%MatrixMarket matrix coordinate real general extra\n", 0, HISP_F64, 1, "unexpected"},
+        {"%%MatrixMarket matrix array pattern general\n2 2\n", 0, HISP_F64, 1, "pattern"},
+        {"%%MatrixMarket matrix coordinate pattern skew-symmetric\n", 0, HISP_F64, 1, "pattern"},
+        {"%%MatrixMarket matrix coordinate real general\r2 2 1\r1 1 1\r", 0, HISP_F64, 1,
+         "unexpected"},
+        {B_GEN, 0, HISP_F64, 2, "missing size line"},
+        {B_GEN "% only comments\n\n", 0, HISP_F64, 4, "missing size line"},
+        {B_GEN "-3 3 1\n1 1 1\n", 0, HISP_F64, 2, "negative"},
+        {B_GEN "3 -3 1\n1 1 1\n", 0, HISP_F64, 2, "negative column count"},
+        {B_GEN "3 3 -1\n", 0, HISP_F64, 2, "negative entry count"},
+        {B_GEN "3 x 1\n", 0, HISP_F64, 2, "column count"},
+        {B_GEN "3 3.0 1\n", 0, HISP_F64, 2, "column count"},
+        {B_GEN "3 3\n", 0, HISP_F64, 2, "missing entry count"},
+        {B_GEN "3 3 1 7\n1 1 1\n", 0, HISP_F64, 2, "unexpected"},
+        {B_GEN "3000000000 3 1\n1 1 1\n", 0, HISP_F64, 2, "2^31"},
+        {B_GEN "99999999999999999999999 3 1\n1 1 1\n", 0, HISP_F64, 2, "2^31"},
+        {B_GEN "3 3 2\n1 1 1.000000\n", 0, HISP_F64, 4, "ends after 1 of the 2"},
+        {B_GEN "3 3 2\n1 1 1\n% comment\n\n", 0, HISP_F64, 6, "ends after 1"},
+        {B_GEN "3 3 1\n1 1 1\n2 2 2\n", 0, HISP_F64, 4, "more entries"},
+        {B_GEN "3 3 1\n1 1 1\n%\n\n2 2 2\n", 0, HISP_F64, 6, "more entries"},
+        {B_GEN "3 3 1\n0 1 1\n", 0, HISP_F64, 3, "index 0"},
+        {B_GEN "3 3 1\n1 0 1\n", 0, HISP_F64, 3, "column index 0"},
+        {B_GEN "3 3 1\n4 1 1\n", 0, HISP_F64, 3, "row index 4 out of range"},
+        {B_GEN "3 3 1\n1 4 1\n", 0, HISP_F64, 3, "column index 4 out of range"},
+        {B_GEN "3 3 1\n1 99999999999999999999999999 1\n", 0, HISP_F64, 3, "out of range"},
+        {B_GEN "3 3 1\n-1 1 1\n", 0, HISP_F64, 3, "not a positive integer"},
+        {B_GEN "3 3 1\n1.5 1 1\n", 0, HISP_F64, 3, "row index"},
+        {B_GEN "3 3 1\n1     \n", 0, HISP_F64, 3, "missing column index"},
+        {B_GEN "3 3 1\n1 1 abc\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "3 3 1\n1 1 1.5x\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "3 3 1\n1 1 1e\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "3 3 1\n1 1 .\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "3 3 1\n1 1 --1\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "3 3 1\n1 1 1,5\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "30 30 1\n10 10\n", 0, HISP_F64, 3, "missing value"},
+        {B_GEN "3 3 1\n1 1 1 junk\n", 0, HISP_F64, 3, "unexpected"},
+        {B_GEN "3 3 1\n1 1 1 2\n", 0, HISP_F64, 3, "unexpected"},
+        {B_GEN "3 3 1\n1 1 "
+               "1111111111111111111111111111111111111111111111111111111111111111111111111111111111"
+               "1111111111111111111111111111111111111111111111111111111111111111111111111111111111"
+               "\n",
+         0, HISP_F64, 3, "too long"},
+        {B_GEN "2 2 1\n1 1 \x01\x02\n", 0, HISP_F64, 3, "not a number"},
+        {B_GEN "2 2 1\n\xff\xfe 1 1\n", 0, HISP_F64, 3, "row index"},
+        {B_GEN "2 2 1\n1 1 1\0\n", sizeof(B_GEN "2 2 1\n1 1 1\0\n") - 1, HISP_F64, 3, "NUL"},
+        {"%%Matrix\0Market", 15, HISP_F64, 1, "NUL"},
+        {B_GEN "1000000 1000000 2000000000\n1 1 1\n", 0, HISP_F64, 2, "can hold"},
+        {B_GEN "10 10 3\n1 1 1\n2 2 2\n", 0, HISP_F64, 2, "can hold"},
+        {"%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0\n", 0, HISP_C64, 3,
+         "missing imaginary part"},
+        {"%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1.0 x\n", 0, HISP_C64, 3,
+         "imaginary part 'x' is not a number"},
+        {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 1.5\n", 0, HISP_F64, 3,
+         "not an integer"},
+        {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 nan\n", 0, HISP_F64, 3,
+         "not an integer"},
+        {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n", 0, HISP_F64, 3,
+         "unexpected"},
+        {"%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", 0, HISP_F64, 3,
+         "above the diagonal"},
+        {"%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 1 0\n1 2 1 1\n", 0,
+         HISP_C64, 4, "above the diagonal"},
+        {"%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 2 1\n", 0, HISP_F64, 3,
+         "diagonal"},
+        {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", 0, HISP_F64, 2,
+         "square"},
+        {"%%MatrixMarket matrix array real symmetric\n2 3\n1\n2\n3\n4\n5\n6\n", 0, HISP_F64, 2,
+         "square"},
+        {"%%MatrixMarket matrix array real general\n100000 100000\n1\n", 0, HISP_F64, 2,
+         "can hold"},
+        {"%%MatrixMarket matrix array real general\n2 2\n1.0\n2.0\n3.0\n", 0, HISP_F64, 6,
+         "ends after 3 of the 4"},
+        {"%%MatrixMarket matrix array real general\n1 1\n1\n2\n", 0, HISP_F64, 4, "more entries"},
+        {"%%MatrixMarket matrix array real general\n2 1\n1 2\n3\n", 0, HISP_F64, 3, "unexpected"},
+        {"%%MatrixMarket matrix array real general\n2 1 2\n1\n2\n", 0, HISP_F64, 2, "unexpected"},
+        {"%%MatrixMarket matrix array complex general\n2 1\n1 2\n3.000\n", 0, HISP_C64, 4,
+         "missing imaginary"},
+    };
+    hisp_context ctx = new_ctx();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        hisp_matrix A = NULL;
+        size_t len = cases[c].len ? cases[c].len : strlen(cases[c].text);
+        hisp_status s = hisp_matrix_read_mtx_buffer(ctx, cases[c].text, len, "bad.mtx",
+                                                    cases[c].type, &A, NULL);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(s == HISP_ERR_INPUT_FORMAT, "case %zu: status %s (%s), expected input format",
+                      c, hisp_status_string(s), e.message);
+        ck_assert_ptr_null(A);
+        ck_assert_msg(e.line == cases[c].line, "case %zu: line %lld, expected %lld (%s)", c,
+                      (long long)e.line, (long long)cases[c].line, e.message);
+        ck_assert_msg(strstr(e.message, cases[c].word) != NULL, "case %zu: message '%s' lacks '%s'",
+                      c, e.message, cases[c].word);
+        ck_assert_msg(e.file && strcmp(e.file, "bad.mtx") == 0, "case %zu: file name", c);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Every prefix of a valid file is either valid or an input-format error,
+ * and so is every single-byte corruption of it (no crash, no other status). */
+START_TEST(test_truncations_and_corruptions)
+{
+    hisp_context ctx = new_ctx();
+    const char *files[] = {
+        "%%MatrixMarket matrix coordinate complex hermitian\n% c\n3 3 3\n1 1 2 0\n3 1 1.5 "
+        "-2e1\n3 3 4 0\n",
+        "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n",
+        "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 3\n1 1\n4 2\n3 3\n",
+    };
+    const char junk[] = {'x', '0', ' ', '\n', '-', '.', 'e', '%', '\r', '9', '\t', '\0'};
+    for (size_t f = 0; f < 3; f++) {
+        size_t n = strlen(files[f]);
+        char *buf = malloc(n);
+        for (size_t len = 0; len <= n; len++) {
+            memcpy(buf, files[f], len);
+            hisp_matrix A = NULL;
+            hisp_status s = hisp_matrix_read_mtx_buffer(ctx, buf, len, "t", HISP_C64, &A, NULL);
+            ck_assert_msg(s == HISP_SUCCESS || s == HISP_ERR_INPUT_FORMAT,
+                          "file %zu cut at %zu: %s", f, len, hisp_status_string(s));
+            hisp_matrix_destroy(&A);
+        }
+        for (size_t pos = 0; pos < n; pos++)
+            for (size_t j = 0; j < sizeof junk; j++) {
+                memcpy(buf, files[f], n);
+                buf[pos] = junk[j];
+                hisp_matrix A = NULL;
+                hisp_status s = hisp_matrix_read_mtx_buffer(ctx, buf, n, "t", HISP_C64, &A, NULL);
+                ck_assert_msg(s == HISP_SUCCESS || s == HISP_ERR_INPUT_FORMAT,
+                              "file %zu byte %zu = %d: %s", f, pos, junk[j], hisp_status_string(s));
+                hisp_matrix_destroy(&A);
+            }
+        free(buf);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- I/O errors ----------------------------------------------------------- */
+
+START_TEST(test_io_errors)
+{
+    hisp_context ctx = new_ctx();
+    hisp_matrix A = NULL;
+    hisp_error_info e;
+    ck_assert_int_eq(hisp_matrix_read_mtx(ctx, "/nonexistent/hisp/x.mtx", HISP_F64, &A, NULL),
+                     HISP_ERR_IO);
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_int_eq(e.native_code, ENOENT);
+    ck_assert_ptr_nonnull(strstr(e.message, "/nonexistent/hisp/x.mtx"));
+    make_tmpdir();
+    ck_assert_int_eq(hisp_matrix_read_mtx(ctx, tmpdir, HISP_F64, &A, NULL), HISP_ERR_IO);
+    ck_assert_ptr_null(A);
+    CK_OK(ctx, read_str(ctx, B_GEN "2 2 1\n1 1 1\n", HISP_F64, &A, NULL));
+    ck_assert_int_eq(hisp_matrix_write_mtx(A, "/nonexistent/hisp/out.mtx"), HISP_ERR_IO);
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_int_eq(e.native_code, ENOENT);
+    if (access("/dev/full", W_OK) == 0) { /* a full disk shows at the final flush */
+        ck_assert_int_eq(hisp_matrix_write_mtx(A, "/dev/full"), HISP_ERR_IO);
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_int_eq(e.native_code, ENOSPC);
+        hisp_vector v = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 3, &v));
+        ck_assert_int_eq(hisp_vector_write_mtx(v, "/dev/full"), HISP_ERR_IO);
+        hisp_vector_destroy(&v);
+    }
+    ck_assert_int_eq(hisp_matrix_write_mtx(A, NULL), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_matrix_write_mtx(NULL, "x"), HISP_ERR_INVALID_HANDLE);
+    hisp_matrix_destroy(&A);
+    /* a type the format cannot hold */
+    int32_t r = 0, c = 0;
+    double q[4] = {1, 2, 3, 4};
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_Q64, 1, 1, 1, &r, &c, q, &A));
+    char path[600];
+    snprintf(path, sizeof path, "%s/q.mtx", tmpdir);
+    ck_assert_int_eq(hisp_matrix_write_mtx(A, path), HISP_ERR_UNSUPPORTED);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    hisp_matrix_destroy(&A);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The caller's numeric locale (a decimal comma) changes neither reading nor
+ * writing. */
+START_TEST(test_locale_independent)
+{
+    const char *locs[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "de_DE"};
+    const char *loc = NULL;
+    for (size_t i = 0; i < sizeof locs / sizeof locs[0] && !loc; i++)
+        if (setlocale(LC_NUMERIC, locs[i])) loc = locs[i];
+    if (!loc) {
+        test_skip("mmio locale test: no decimal-comma locale (de_DE/fr_FR) installed");
+        return;
+    }
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    hisp_matrix A = NULL;
+    CK_OK(ctx, read_str(ctx, B_GEN "1 1 1\n1 1 1.5e-1\n", HISP_F64, &A, NULL));
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, NULL, NULL, NULL, &v));
+    ck_assert(((const double *)v)[0] == 0.15);
+    char path[600], text[256] = {0};
+    snprintf(path, sizeof path, "%s/loc.mtx", tmpdir);
+    CK_OK(ctx, hisp_matrix_write_mtx(A, path));
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    ck_assert(got > 0);
+    ck_assert_msg(strstr(text, "0.1") && !strstr(text, "0,1"), "written in locale %s: %s", loc,
+                  text);
+    hisp_matrix_destroy(&A);
+    setlocale(LC_NUMERIC, "C");
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- speed ---------------------------------------------------------------- */
+
+START_TEST(test_parse_speed)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t st = test_seed() + 99;
+    enum { N = 600000 };
+    size_t cap = (size_t)N * 48 + 128;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    int len = sprintf(text, "%s100000 100000 %d\n", B_GEN, N);
+    for (int k = 0; k < N; k++) {
+        uint64_t r = test_rand(&st);
+        if (k % 2)
+            len += sprintf(text + len, "%d %d %.17g\n", (int)(r % 100000) + 1,
+                           (int)((r >> 20) % 100000) + 1, test_uniform(&st));
+        else
+            len += sprintf(text + len, "%d %d %.6e\n", (int)(r % 100000) + 1,
+                           (int)((r >> 20) % 100000) + 1, test_uniform(&st));
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx_buffer(ctx, text, (size_t)len, "speed", HISP_F64, &A, NULL));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double mbs = (double)len / 1e6 / s;
+    ck_assert_int_eq(nnz_of(A), N);
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
+    ck_assert_msg(mbs > 30, "parsing at %.1f MB/s (%d bytes in %.3f s)", mbs, len, s);
+#else
+    (void)mbs;
+#endif
+    hisp_matrix_destroy(&A);
+    free(text);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- the real matrices of ../shared/matrices ----------------------------- */
+
+/* From ../shared/matrices/SOURCES.md (the documented ground truth). */
+static const struct {
+    const char *file;
+    int64_t rows, cols, stored, full;
+    const char *field, *sym;
+} real_matrices[] = {
+    {"mhd1280b.mtx", 1280, 1280, 12029, 22778, "complex", "hermitian"},
+    {"dwg961a.mtx", 961, 961, 2055, 3405, "complex", "symmetric"},
+    {"young1c.mtx", 841, 841, 4089, 4089, "complex", "general"},
+    {"494_bus.mtx", 494, 494, 1080, 1666, "real", "symmetric"},
+    {"adder_dcop_05.mtx", 1813, 1813, 11097, 11097, "real", "general"},
+    {"bayer10.mtx", 13436, 13436, 94926, 94926, "real", "general"},
+    {"bcsstk13.mtx", 2003, 2003, 42943, 83883, "real", "symmetric"},
+    {"cage8.mtx", 1015, 1015, 11003, 11003, "real", "general"},
+    {"fidapex6.mtx", 1651, 1651, 49533, 49533, "real", "general"},
+    {"LFAT5.mtx", 14, 14, 30, 46, "real", "symmetric"},
+    {"lp_ship04l.mtx", 402, 2166, 6380, 6380, "real", "general"},
+    {"Pd.mtx", 8081, 8081, 13036, 13036, "real", "general"},
+    {"plskz362.mtx", 362, 362, 880, 1760, "real", "skew-symmetric"},
+    {"rajat19.mtx", 1157, 1157, 5399, 5399, "real", "general"},
+    {"well1850.mtx", 1850, 712, 8758, 8758, "real", "general"},
+    {"west0479.mtx", 479, 479, 1910, 1910, "real", "general"},
+    {"zenios.mtx", 2873, 2873, 15032, 27191, "real", "symmetric"},
+    {"CA-HepPh.mtx", 89209, 89209, 237010, 237010, "integer", "general"},
+    {"farm.mtx", 7, 17, 41, 41, "integer", "general"},
+    {"Franz6_id1959_aug.mtx", 10592, 3016, 48472, 48472, "integer", "general"},
+    {"Groebner_id2003_aug.mtx", 4967, 2456, 173670, 173670, "integer", "general"},
+    {"jazz.mtx", 198, 198, 2742, 5484, "integer", "symmetric"},
+    {"polblogs.mtx", 1490, 1490, 19025, 19025, "integer", "general"},
+    {"abb313.mtx", 313, 176, 1557, 1557, "pattern", "general"},
+    {"bcsstk33.mtx", 8738, 8738, 300321, 591904, "pattern", "symmetric"},
+    {"ca-CondMat.mtx", 23133, 23133, 93497, 186936, "pattern", "symmetric"},
+    {"ca-GrQc.mtx", 5242, 5242, 14496, 28980, "pattern", "symmetric"},
+    {"Erdos971.mtx", 472, 472, 1314, 2628, "pattern", "symmetric"},
+    {"karate.mtx", 34, 34, 78, 156, "pattern", "symmetric"},
+    {"luxembourg.mtx", 114599, 114599, 119666, 239332, "pattern", "symmetric"},
+    {"rajat01.mtx", 6833, 6833, 43250, 43250, "pattern", "general"},
+};
+
+/* A(i,j) against A(j,i) for an expanded symmetric matrix (via CSR and CSC:
+ * the CSC arrays of A are the CSR arrays of A^T). */
+static void check_mirror(hisp_context ctx, hisp_matrix A, const char *sym, const char *file)
+{
+    hisp_matrix R = NULL, C = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &R));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_CSC, &C));
+    const int64_t *pr, *pc;
+    const int32_t *cr, *rc;
+    const void *vr, *vc;
+    CK_OK(ctx, hisp_matrix_host_arrays(R, &pr, NULL, &cr, &vr));
+    CK_OK(ctx, hisp_matrix_host_arrays(C, &pc, &rc, NULL, &vc));
+    hisp_matrix_info info;
+    CK_OK(ctx, hisp_matrix_get_info(R, &info));
+    int comps = hisp_type_components(info.type);
+    ck_assert_int_eq(pr[info.nrows], pc[info.ncols]);
+    for (int64_t k = 0; k < info.nnz; k++) {
+        ck_assert_int_eq(cr[k], rc[k]); /* same pattern as the transpose */
+        double re = ((const double *)vr)[k * comps], tre = ((const double *)vc)[k * comps];
+        double im = comps == 2 ? ((const double *)vr)[k * 2 + 1] : 0;
+        double tim = comps == 2 ? ((const double *)vc)[k * 2 + 1] : 0;
+        if (!strcmp(sym, "symmetric"))
+            ck_assert_msg(re == tre && im == tim, "%s", file);
+        else if (!strcmp(sym, "skew-symmetric"))
+            ck_assert_msg(re == -tre && im == -tim, "%s", file);
+        else
+            ck_assert_msg(re == tre && im == -tim, "%s", file); /* hermitian */
+    }
+    for (int64_t i = 0; i <= info.nrows; i++)
+        ck_assert_int_eq(pr[i], pc[i]);
+    hisp_matrix_destroy(&R);
+    hisp_matrix_destroy(&C);
+}
+
+START_TEST(test_real_matrices)
+{
+    const char *dir = test_matrix_dir();
+    if (!dir) {
+        test_skip("real matrices: ../shared/matrices not found");
+        return;
+    }
+    hisp_context ctx = new_ctx();
+    size_t nt = sizeof real_matrices / sizeof real_matrices[0];
+    bool seen[64] = {false};
+    int found = 0;
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *de;
+    char path[2048];
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 4 || strcmp(de->d_name + l - 4, ".mtx") != 0) continue;
+        size_t t;
+        for (t = 0; t < nt && strcmp(real_matrices[t].file, de->d_name) != 0; t++) {
+        }
+        ck_assert_msg(t < nt, "%s/%s is not in the table of SOURCES.md", dir, de->d_name);
+        seen[t] = true;
+        found++;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        bool cplx = !strcmp(real_matrices[t].field, "complex");
+        hisp_matrix A = NULL;
+        hisp_mtx_header h;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, cplx ? HISP_C64 : HISP_F64, &A, &h));
+        hisp_matrix_info info;
+        CK_OK(ctx, hisp_matrix_get_info(A, &info));
+        ck_assert_msg(info.nrows == real_matrices[t].rows && info.ncols == real_matrices[t].cols,
+                      "%s: %lldx%lld", de->d_name, (long long)info.nrows, (long long)info.ncols);
+        ck_assert_msg(info.nnz == real_matrices[t].full, "%s: nnz %lld, expected %lld", de->d_name,
+                      (long long)info.nnz, (long long)real_matrices[t].full);
+        ck_assert_msg(h.nnz_stored == real_matrices[t].stored, "%s: stored %lld", de->d_name,
+                      (long long)h.nnz_stored);
+        ck_assert_str_eq(h.field, real_matrices[t].field);
+        ck_assert_str_eq(h.symmetry, real_matrices[t].sym);
+        ck_assert_int_eq(h.is_array, 0);
+        /* the files have no duplicates: conversion keeps every entry */
+        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+        CK_OK(ctx, hisp_matrix_get_info(A, &info));
+        ck_assert_int_eq(info.nnz, real_matrices[t].full);
+        if (strcmp(real_matrices[t].sym, "general") != 0)
+            check_mirror(ctx, A, real_matrices[t].sym, de->d_name);
+        hisp_matrix_destroy(&A);
+    }
+    closedir(d);
+    for (size_t t = 0; t < nt; t++)
+        ck_assert_msg(seen[t], "%s listed in SOURCES.md but missing", real_matrices[t].file);
+    ck_assert_int_eq(found, (int)nt);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+Suite *suite_mmio(void)
+{
+    Suite *s = suite_create("mmio");
+    TCase *tc = tcase_create("mmio");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_fields_and_symmetries);
+    tcase_add_test(tc, test_type_rules);
+    tcase_add_test(tc, test_layout_variants);
+    tcase_add_test(tc, test_values_exact);
+    tcase_add_test(tc, test_array_files);
+    tcase_add_test(tc, test_vectors);
+    tcase_add_test(tc, test_write_read_roundtrip);
+    tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_truncations_and_corruptions);
+    tcase_add_test(tc, test_io_errors);
+    tcase_add_test(tc, test_locale_independent);
+    tcase_add_test(tc, test_parse_speed);
+    tcase_add_test(tc, test_real_matrices);
+    suite_add_tcase(s, tc);
+    return s;
+}
