@@ -1,0 +1,405 @@
+/* OpenCL backend: CSR upload, analysis and SpMV dispatch.
+ *
+ * Two kernel families (kernels_cl/csr_spmv.cl):
+ *  - "chunk" (CPU devices, PoCL): one work-item per part, each part a
+ *    contiguous run of rows with about equal cost (nonzeros + rows), local
+ *    size 1 so PoCL runs a plain CSR loop per part, several parts per core;
+ *  - "vector" (GPUs): vl = 2..32 lanes per row chosen from the mean row
+ *    length for rows up to 16 iterations per lane, 32 lanes for medium
+ *    rows (from a row list), a whole work-group for each row longer than
+ *    4 iterations per work-item: no row serializes.
+ * $HISP_CL_VARIANT=chunk|vector overrides the choice at upload (the tests
+ * run both families on PoCL); $HISP_CL_WIDE_PTR=1 forces 64-bit row
+ * pointers, otherwise used only from nnz >= 2^31.
+ * op = T: scale_y first (y = beta*y, or 0 without reading y), then a
+ * scatter with compare-exchange atomics; on CPU devices (chunk), when it
+ * costs no more memory than the matrix, each compute unit scatters into a
+ * private copy of y instead and reduce_copies sums them (PoCL's atomics
+ * are compare-exchange loops: several times slower than the serial loop). */
+#include "cl_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char hispi_cl_src_csr_spmv[];
+
+enum { VARIANT_CHUNK = 0, VARIANT_VECTOR = 1 };
+
+typedef struct {
+    hisp_type type;
+    int64_t nrows, ncols, nnz;
+    int wide_ptr; /* 64-bit row pointers */
+    int variant;
+    unsigned vl, ls;
+    uint64_t short_len, long_len; /* bins: <= short_len, <= long_len, longer */
+    uint32_t nparts, nmid, nlong;
+    cl_mem rowptr, colind, val;
+    cl_mem part;     /* chunk: nparts + 1 row boundaries */
+    cl_mem midrows;  /* vector: rows in (short_len, long_len] */
+    cl_mem longrows; /* vector: rows longer than long_len */
+    cl_mem tpart;    /* chunk, op = T: row parts of the private-copy scatter */
+    uint32_t ntparts;
+    cl_mem work; /* ntparts copies of y (made on first op = T) */
+    /* kernels, made on first use */
+    cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce;
+} hisp_cl_csr;
+
+void hisp_cl_csr_free(void *be, void *dev)
+{
+    (void)be;
+    hisp_cl_csr *m = dev;
+    if (!m) return;
+    cl_kernel ks[] = {m->scale, m->n_main, m->n_mid,     m->n_long,  m->t_main,
+                      m->t_mid, m->t_long, m->t_private, m->t_reduce};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        if (ks[i]) clReleaseKernel(ks[i]);
+    cl_mem bs[] = {m->rowptr,  m->colind,   m->val,   m->part,
+                   m->midrows, m->longrows, m->tpart, m->work};
+    for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
+        if (bs[i]) clReleaseMemObject(bs[i]);
+    free(m);
+}
+
+static hisp_status upload(hisp_context ctx, hisp_cl_be *be, cl_mem *buf, const void *src,
+                          size_t bytes)
+{
+    void *b = NULL;
+    HISPI_TRY(hisp_cl_buf_alloc(ctx, be, bytes, &b));
+    *buf = b;
+    return hisp_cl_buf_write(ctx, be, b, 0, src, bytes);
+}
+
+static unsigned floor_pow2(size_t v)
+{
+    unsigned p = 1;
+    while ((size_t)p * 2 <= v && p < (1u << 30))
+        p *= 2;
+    return p;
+}
+
+/* Lanes per row from the mean row length: the smallest power of two >= the
+ * mean, within 2..32. */
+static unsigned lanes_for(double mean)
+{
+    unsigned vl = 2;
+    while (vl < 32 && vl < mean)
+        vl *= 2;
+    return vl;
+}
+
+/* Split the rows into at most `want` contiguous parts of about equal cost
+ * (nonzeros + rows); uploads nparts + 1 boundaries. */
+static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
+                              uint64_t want, cl_mem *buf, uint32_t *nparts)
+{
+    if (want > (uint64_t)A->nrows) want = (uint64_t)A->nrows;
+    if (want < 1) want = 1;
+    uint32_t *part = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)want + 1, sizeof *part, (void **)&part));
+    double total = (double)A->nnz + (double)A->nrows;
+    uint32_t np = 0;
+    part[0] = 0;
+    int64_t i = 0;
+    for (uint64_t p = 1; p <= want && i < A->nrows; p++) {
+        double goal = total * (double)p / (double)want;
+        /* advance until the cost of rows [0, i) reaches the goal */
+        while (i < A->nrows && (double)A->rowptr[i] + (double)i < goal)
+            i++;
+        if (p == want) i = A->nrows;
+        if (i > (int64_t)part[np]) part[++np] = (uint32_t)i;
+    }
+    if (np == 0) part[++np] = (uint32_t)A->nrows; /* nrows == 0: one empty part */
+    *nparts = np;
+    hisp_status s = upload(ctx, be, buf, part, ((size_t)np + 1) * sizeof *part);
+    free(part);
+    return s;
+}
+
+/* The rows of length in (lo, hi] as a list on the device. */
+static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A, uint64_t lo,
+                            uint64_t hi, cl_mem *buf, uint32_t *count)
+{
+    uint32_t n = 0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        uint64_t len = (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]);
+        n += len > lo && len <= hi;
+    }
+    *count = n;
+    if (n == 0) return HISP_SUCCESS;
+    uint32_t *rows = NULL;
+    HISPI_TRY(hispi_alloc(ctx, n, sizeof *rows, (void **)&rows));
+    n = 0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        uint64_t len = (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]);
+        if (len > lo && len <= hi) rows[n++] = (uint32_t)i;
+    }
+    hisp_status s = upload(ctx, be, buf, rows, (size_t)n * sizeof *rows);
+    free(rows);
+    return s;
+}
+
+hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view *A, void **dev)
+{
+    hisp_cl_be *be = vbe;
+    *dev = NULL;
+    if (A->type != HISP_F32 && A->type != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: SpMV on %s entries is not implemented yet",
+                          hisp_type_name(A->type));
+    if (A->type == HISP_F64 && !be->fp64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: device \"%s\" has no double precision (cl_khr_fp64); use f32",
+                          be->name);
+    if (A->nrows > INT32_MAX || A->ncols > INT32_MAX)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "opencl: dimensions beyond 2^31-1");
+    hisp_cl_csr *m = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    m->type = A->type;
+    m->nrows = A->nrows;
+    m->ncols = A->ncols;
+    m->nnz = A->nnz;
+    /* $HISP_CL_WIDE_PTR forces 64-bit row pointers (tests of that path) */
+    m->wide_ptr = A->nnz >= ((int64_t)1 << 31) || getenv("HISP_CL_WIDE_PTR");
+
+    /* analysis: mean and longest row */
+    int64_t maxlen = 0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        int64_t len = A->rowptr[i + 1] - A->rowptr[i];
+        if (len > maxlen) maxlen = len;
+    }
+    double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
+    m->variant = be->is_gpu ? VARIANT_VECTOR : VARIANT_CHUNK;
+    const char *force = getenv("HISP_CL_VARIANT");
+    if (force && strcmp(force, "chunk") == 0) m->variant = VARIANT_CHUNK;
+    if (force && strcmp(force, "vector") == 0) m->variant = VARIANT_VECTOR;
+    if (m->variant == VARIANT_VECTOR) {
+        m->ls = be->vector_ls;
+        m->vl = lanes_for(mean);
+        if (m->vl > m->ls) m->vl = m->ls;
+        /* a lane does at most ~16 iterations: longer rows go to 32 lanes
+         * (medium) or, beyond 4 iterations per item of a work-group, to a
+         * whole work-group (long) */
+        m->long_len = 4u * (uint64_t)m->ls;
+        m->short_len = (uint64_t)m->vl * 16;
+        if (m->short_len > m->long_len) m->short_len = m->long_len;
+    } else {
+        m->ls = 1;
+        m->vl = 1;
+    }
+
+    hisp_status s = HISP_SUCCESS;
+    size_t np1 = (size_t)A->nrows + 1;
+    if (m->wide_ptr) {
+        s = upload(ctx, be, &m->rowptr, A->rowptr, np1 * sizeof(int64_t));
+    } else { /* narrowed: halves the bytes of the row pointers */
+        uint32_t *p32 = NULL;
+        s = hispi_alloc(ctx, np1, sizeof *p32, (void **)&p32);
+        if (!s) {
+            for (size_t i = 0; i < np1; i++)
+                p32[i] = (uint32_t)A->rowptr[i];
+            s = upload(ctx, be, &m->rowptr, p32, np1 * sizeof *p32);
+            free(p32);
+        }
+    }
+    if (!s) s = upload(ctx, be, &m->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
+    if (!s) s = upload(ctx, be, &m->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
+    if (!s && m->variant == VARIANT_CHUNK) {
+        /* several parts per compute unit: balance without much per-group cost */
+        s = make_parts(ctx, be, A, (uint64_t)be->compute_units * 8, &m->part, &m->nparts);
+        /* op = T: one private copy of y per compute unit (at most 8) when
+         * the copies cost no more than the matrix; else atomics */
+        uint64_t copies = be->compute_units < 8 ? be->compute_units : 8;
+        if (!s && (uint64_t)A->ncols * copies <= 2 * (uint64_t)A->nnz + 4096)
+            s = make_parts(ctx, be, A, copies, &m->tpart, &m->ntparts);
+    } else if (!s) {
+        if (m->vl < 32 && m->ls >= 32 && maxlen > (int64_t)m->short_len)
+            s = row_list(ctx, be, A, m->short_len, m->long_len, &m->midrows, &m->nmid);
+        else
+            m->short_len = m->long_len; /* no medium bin */
+        if (!s && maxlen > (int64_t)m->long_len)
+            s = row_list(ctx, be, A, m->long_len, UINT64_MAX, &m->longrows, &m->nlong);
+    }
+    if (s) {
+        hisp_cl_csr_free(be, m);
+        return s;
+    }
+    hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u medium %u "
+                "long %u parts %u",
+                (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, mean,
+                (long long)maxlen, m->variant == VARIANT_VECTOR ? "vector" : "chunk", m->vl, m->ls,
+                m->nmid, m->nlong, m->nparts);
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+/* The kernel `name` of the matrix's program; reqd: it has a required
+ * work-group size of LS (vector and long-row kernels), checked here. */
+static hisp_status get_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, const char *name,
+                              int reqd, cl_kernel *k)
+{
+    if (*k) return HISP_SUCCESS;
+    char opts[256];
+    snprintf(opts, sizeof opts,
+             "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D LS=%u -D ATOM64=%d",
+             m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
+             m->wide_ptr ? "ulong" : "uint", be->vector_ls, be->int64_atomics);
+    HISPI_TRY(hisp_cl_kernel(ctx, be, hispi_cl_src_csr_spmv, opts, name, k));
+    if (!reqd) return HISP_SUCCESS;
+    size_t wg = 0;
+    cl_int e =
+        clGetKernelWorkGroupInfo(*k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clGetKernelWorkGroupInfo");
+    if (wg < m->ls)
+        return hispi_fail(ctx, HISP_ERR_BACKEND,
+                          "opencl: kernel %s allows work-groups of %zu, needs %u", name, wg, m->ls);
+    return HISP_SUCCESS;
+}
+
+/* Set kernel arguments from a list of (size, pointer) pairs. */
+static hisp_status set_args(hisp_context ctx, cl_kernel k, int n, const size_t *sizes,
+                            const void *const *vals)
+{
+    for (int i = 0; i < n; i++) {
+        cl_int e = clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]);
+        if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clSetKernelArg");
+    }
+    return HISP_SUCCESS;
+}
+
+/* Enqueue over `global` items (rounded up to the local size). A kernel
+ * without a required work-group size gets at most what it allows. */
+static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t global,
+                          size_t local, int fixed)
+{
+    if (global == 0) return HISP_SUCCESS; /* nothing to do: no zero-size launch */
+    size_t wg = 0;
+    if (!fixed && local > 1 &&
+        clGetKernelWorkGroupInfo(k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) ==
+            CL_SUCCESS &&
+        wg > 0 && wg < local)
+        local = floor_pow2(wg);
+    global = (global + local - 1) / local * local;
+    cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueNDRangeKernel");
+}
+
+/* One vector-kernel launch: `count` rows (all rows when list is NULL,
+ * those of length <= max_len), vl lanes each. */
+static hisp_status vector_pass(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, hisp_op op,
+                               cl_kernel *k, cl_uint count, cl_mem list, cl_uint vl,
+                               cl_ulong max_len, const void *ap, const void *bp, cl_mem xm,
+                               cl_mem ym)
+{
+    size_t rs = m->type == HISP_F64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+    int n = op == HISP_OP_N;
+    HISPI_TRY(get_kernel(ctx, be, m, n ? "csr_n_vector" : "csr_t_vector", 1, k));
+    /* kernel arguments; op = T has no beta (y was scaled before) */
+    size_t sz[] = {sizeof count, ms, sizeof vl, sizeof max_len, ms, ms, ms, ms, rs, rs, ms};
+    const void *v[] = {&count,  &list, &vl, &max_len, &m->rowptr, &m->colind,
+                       &m->val, &xm,   ap,  bp,       &ym};
+    if (!n) {
+        sz[9] = ms;
+        v[9] = &ym;
+    }
+    HISPI_TRY(set_args(ctx, *k, n ? 11 : 10, sz, v));
+    return launch(ctx, be, *k, (size_t)count * vl, m->ls, 1);
+}
+
+hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op, double alpha,
+                             const void *x, double beta, void *y)
+{
+    hisp_cl_be *be = vbe;
+    hisp_cl_csr *m = dev;
+    cl_mem xm = (cl_mem)x, ym = (cl_mem)y;
+    int dbl = m->type == HISP_F64;
+    float af = (float)alpha, bf = (float)beta;
+    const void *ap = dbl ? (const void *)&alpha : (const void *)&af;
+    const void *bp = dbl ? (const void *)&beta : (const void *)&bf;
+    size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+    cl_uint nrows = (cl_uint)m->nrows;
+
+    if (op == HISP_OP_N) {
+        if (m->nrows == 0) return HISP_SUCCESS;
+        if (m->variant == VARIANT_CHUNK) {
+            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_chunk", 0, &m->n_main));
+            size_t sz[] = {ms, ms, ms, ms, ms, rs, rs, ms};
+            const void *v[] = {&m->part, &m->rowptr, &m->colind, &m->val, &xm, ap, bp, &ym};
+            HISPI_TRY(set_args(ctx, m->n_main, 8, sz, v));
+            return launch(ctx, be, m->n_main, m->nparts, 1, 0);
+        }
+        HISPI_TRY(vector_pass(ctx, be, m, op, &m->n_main, nrows, NULL, m->vl, m->short_len, ap, bp,
+                              xm, ym));
+        if (m->nmid)
+            HISPI_TRY(vector_pass(ctx, be, m, op, &m->n_mid, m->nmid, m->midrows, 32, UINT64_MAX,
+                                  ap, bp, xm, ym));
+        if (m->nlong) {
+            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_long", 1, &m->n_long));
+            size_t sz2[] = {ms, ms, ms, ms, ms, rs, rs, ms};
+            const void *v2[] = {&m->longrows, &m->rowptr, &m->colind, &m->val, &xm, ap, bp, &ym};
+            HISPI_TRY(set_args(ctx, m->n_long, 8, sz2, v2));
+            HISPI_TRY(launch(ctx, be, m->n_long, (size_t)m->nlong * m->ls, m->ls, 1));
+        }
+        return HISP_SUCCESS;
+    }
+
+    if (m->ncols == 0) return HISP_SUCCESS;
+    cl_ulong ncols = (cl_ulong)m->ncols;
+    if (m->tpart && m->nnz > 0 && !m->work) {
+        void *w = NULL;
+        if (hisp_cl_buf_alloc(ctx, be, (size_t)m->ntparts * (size_t)m->ncols * rs, &w)) {
+            /* no room for the copies: atomics instead */
+            hispi_clear_error(ctx);
+            clReleaseMemObject(m->tpart);
+            m->tpart = NULL;
+        }
+        m->work = w;
+    }
+    if (m->tpart && m->nnz > 0) { /* private copies, then y = beta*y + their sum */
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_private", 0, &m->t_private));
+        size_t sz[] = {ms, ms, ms, ms, ms, rs, sizeof ncols, ms};
+        const void *v[] = {&m->tpart, &m->rowptr, &m->colind, &m->val, &xm, ap, &ncols, &m->work};
+        HISPI_TRY(set_args(ctx, m->t_private, 8, sz, v));
+        HISPI_TRY(launch(ctx, be, m->t_private, m->ntparts, 1, 0));
+        HISPI_TRY(get_kernel(ctx, be, m, "reduce_copies", 0, &m->t_reduce));
+        cl_uint nc = m->ntparts;
+        size_t sz2[] = {sizeof nc, sizeof ncols, ms, rs, ms};
+        const void *v2[] = {&nc, &ncols, &m->work, bp, &ym};
+        HISPI_TRY(set_args(ctx, m->t_reduce, 5, sz2, v2));
+        return launch(ctx, be, m->t_reduce, (size_t)m->ncols, be->is_gpu ? 256 : 64, 0);
+    }
+    /* the scatter needs atomics (checked before y is touched) */
+    if (dbl && !be->int64_atomics && m->nnz > 0)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: transposed f64 SpMV needs 64-bit atomics "
+                          "(cl_khr_int64_base_atomics), which device \"%s\" lacks",
+                          be->name);
+    HISPI_TRY(get_kernel(ctx, be, m, "scale_y", 0, &m->scale));
+    {
+        size_t sz[] = {sizeof ncols, rs, ms};
+        const void *v[] = {&ncols, bp, &ym};
+        HISPI_TRY(set_args(ctx, m->scale, 3, sz, v));
+        HISPI_TRY(launch(ctx, be, m->scale, (size_t)m->ncols, be->is_gpu ? 256 : 64, 0));
+    }
+    if (m->nnz == 0) return HISP_SUCCESS;
+    if (m->variant == VARIANT_CHUNK) {
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_chunk", 0, &m->t_main));
+        size_t sz[] = {ms, ms, ms, ms, ms, rs, ms};
+        const void *v[] = {&m->part, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
+        HISPI_TRY(set_args(ctx, m->t_main, 7, sz, v));
+        return launch(ctx, be, m->t_main, m->nparts, 1, 0);
+    }
+    HISPI_TRY(
+        vector_pass(ctx, be, m, op, &m->t_main, nrows, NULL, m->vl, m->short_len, ap, bp, xm, ym));
+    if (m->nmid)
+        HISPI_TRY(vector_pass(ctx, be, m, op, &m->t_mid, m->nmid, m->midrows, 32, UINT64_MAX, ap,
+                              bp, xm, ym));
+    if (m->nlong) {
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_t_long", 1, &m->t_long));
+        size_t sz2[] = {ms, ms, ms, ms, ms, rs, ms};
+        const void *v2[] = {&m->longrows, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
+        HISPI_TRY(set_args(ctx, m->t_long, 7, sz2, v2));
+        HISPI_TRY(launch(ctx, be, m->t_long, (size_t)m->nlong * m->ls, m->ls, 1));
+    }
+    return HISP_SUCCESS;
+}

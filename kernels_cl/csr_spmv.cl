@@ -1,0 +1,236 @@
+/* CSR SpMV kernels: y = alpha*op(A)*x + beta*y.
+ *
+ * Built at run time with:
+ *   VALUE_T   float | double        IS_DOUBLE 0 | 1
+ *   PTR_T     uint | ulong          (row pointers; uint when nnz < 2^31)
+ *   LS        work-group size of the vector and long-row kernels (power of 2)
+ *   ATOM64    1 when cl_khr_int64_base_atomics is available
+ * The vector kernels take vl, the lanes per row (power of 2, <= LS), as an
+ * argument: one program per (type, pointer width) serves every matrix.
+ * With beta == 0, y is never read (NaN in y does not spread).
+ */
+#if IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#if ATOM64
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+#endif
+
+typedef VALUE_T real;
+typedef PTR_T ptr_t;
+
+/* Atomic y[i] += v as a compare-exchange loop on the bit pattern (OpenCL 1.2
+ * has no float atomics). */
+#if IS_DOUBLE
+#if ATOM64
+void atomic_add_real(volatile __global real *p, real v)
+{
+    volatile __global ulong *u = (volatile __global ulong *)p;
+    ulong old = *u, seen;
+    for (;;) {
+        ulong nw = as_ulong(as_double(old) + v);
+        seen = atom_cmpxchg(u, old, nw);
+        if (seen == old) break;
+        old = seen;
+    }
+}
+#define HAVE_ATOMIC_ADD 1
+#endif
+#else
+void atomic_add_real(volatile __global real *p, real v)
+{
+    volatile __global uint *u = (volatile __global uint *)p;
+    uint old = *u, seen;
+    for (;;) {
+        uint nw = as_uint(as_float(old) + v);
+        seen = atomic_cmpxchg(u, old, nw);
+        if (seen == old) break;
+        old = seen;
+    }
+}
+#define HAVE_ATOMIC_ADD 1
+#endif
+
+real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
+{
+    if (beta == (real)0) return alpha * sum;
+    return alpha * sum + beta * y[i];
+}
+
+/* y = beta*y, or 0 without reading y when beta == 0 (op = T, first step). */
+__kernel void scale_y(const ulong n, const real beta, __global real *y)
+{
+    size_t i = get_global_id(0);
+    if (i >= n) return;
+    if (beta == (real)0)
+        y[i] = (real)0;
+    else
+        y[i] = beta * y[i];
+}
+
+/* ---- CPU devices (PoCL): one work-item per part, a contiguous run of rows
+ * with about equal nonzeros + rows. The work-group is one work-item, so
+ * PoCL's work-group loop vanishes and the inner loop is a plain CSR loop. */
+
+/* One row's dot product with four accumulators: shorter add-latency chains
+ * (measured faster on PoCL than one or two for rows of tens of entries). */
+real row_dot(ptr_t k, ptr_t e, __global const uint *colind, __global const real *val,
+             __global const real *x)
+{
+    real s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (; k + 3 < e; k += 4) {
+        s0 += val[k] * x[colind[k]];
+        s1 += val[k + 1] * x[colind[k + 1]];
+        s2 += val[k + 2] * x[colind[k + 2]];
+        s3 += val[k + 3] * x[colind[k + 3]];
+    }
+    for (; k < e; k++) s0 += val[k] * x[colind[k]];
+    return (s0 + s1) + (s2 + s3);
+}
+
+__kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowptr,
+                          __global const uint *colind, __global const real *val,
+                          __global const real *x, const real alpha, const real beta,
+                          __global real *y)
+{
+    size_t g = get_global_id(0);
+    uint r0 = part[g], r1 = part[g + 1];
+    if (beta == (real)0) { /* y is not read */
+        for (uint i = r0; i < r1; i++)
+            y[i] = alpha * row_dot(rowptr[i], rowptr[i + 1], colind, val, x);
+    } else {
+        for (uint i = r0; i < r1; i++)
+            y[i] = alpha * row_dot(rowptr[i], rowptr[i + 1], colind, val, x) + beta * y[i];
+    }
+}
+
+/* Transposed without atomics: work-item g scatters its rows into its own
+ * copy w + g*ncols; reduce_copies then sums the copies into y. */
+__kernel void csr_t_private(__global const uint *part, __global const ptr_t *rowptr,
+                            __global const uint *colind, __global const real *val,
+                            __global const real *x, const real alpha, const ulong ncols,
+                            __global real *w)
+{
+    size_t g = get_global_id(0);
+    __global real *wg = w + g * ncols;
+    for (ulong j = 0; j < ncols; j++) wg[j] = 0;
+    uint r0 = part[g], r1 = part[g + 1];
+    for (uint i = r0; i < r1; i++) {
+        real xi = alpha * x[i];
+        for (ptr_t k = rowptr[i]; k < rowptr[i + 1]; k++) wg[colind[k]] += val[k] * xi;
+    }
+}
+
+__kernel void reduce_copies(const uint ncopies, const ulong ncols, __global const real *w,
+                            const real beta, __global real *y)
+{
+    size_t j = get_global_id(0);
+    if (j >= ncols) return;
+    real s = 0;
+    for (uint p = 0; p < ncopies; p++) s += w[p * ncols + j];
+    if (beta == (real)0)
+        y[j] = s;
+    else
+        y[j] = beta * y[j] + s;
+}
+
+#ifdef HAVE_ATOMIC_ADD
+/* Transposed scatter, after scale_y: y[j] += alpha*A[i,j]*x[i]. */
+__kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowptr,
+                          __global const uint *colind, __global const real *val,
+                          __global const real *x, const real alpha, __global real *y)
+{
+    size_t g = get_global_id(0);
+    uint r0 = part[g], r1 = part[g + 1];
+    for (uint i = r0; i < r1; i++) {
+        real xi = alpha * x[i];
+        for (ptr_t k = rowptr[i]; k < rowptr[i + 1]; k++)
+            atomic_add_real(&y[colind[k]], val[k] * xi);
+    }
+}
+#endif
+
+/* ---- GPU devices: vl lanes per row, coalesced loads, reduction in local
+ * memory (no sub-group functions in OpenCL 1.2). Three bins of rows, so
+ * that no row serializes: short rows (<= max_len) with the vl chosen from
+ * the mean length, over all rows (list == NULL); medium rows with 32 lanes
+ * from a row list; long rows with a whole work-group each. */
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
+csr_n_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
+             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const real *x, const real alpha, const real beta, __global real *y)
+{
+    __local real part[LS];
+    uint lid = get_local_id(0);
+    uint lane = lid & (vl - 1);
+    size_t idx = get_global_id(0) / vl;
+    real sum = 0;
+    int active = 0;
+    uint row = 0;
+    if (idx < count) {
+        row = list ? list[idx] : (uint)idx;
+        ptr_t s = rowptr[row], e = rowptr[row + 1];
+        if ((ulong)(e - s) <= max_len) {
+            active = 1;
+            for (ptr_t k = s + lane; k < e; k += vl) sum += val[k] * x[colind[k]];
+        }
+    }
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = vl / 2; off > 0; off >>= 1) {
+        if (lane < off) part[lid] += part[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (active && lane == 0) y[row] = combine(alpha, part[lid], beta, y, row);
+}
+
+/* One work-group per long row (rows listed in longrows). */
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
+csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
+           __global const uint *colind, __global const real *val, __global const real *x,
+           const real alpha, const real beta, __global real *y)
+{
+    __local real part[LS];
+    uint lid = get_local_id(0);
+    uint row = longrows[get_group_id(0)];
+    ptr_t e = rowptr[row + 1];
+    real sum = 0;
+    for (ptr_t k = rowptr[row] + lid; k < e; k += LS) sum += val[k] * x[colind[k]];
+    part[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = LS / 2; off > 0; off >>= 1) {
+        if (lid < off) part[lid] += part[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) y[row] = combine(alpha, part[0], beta, y, row);
+}
+
+#ifdef HAVE_ATOMIC_ADD
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
+csr_t_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
+             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const real *x, const real alpha, __global real *y)
+{
+    uint lane = get_local_id(0) & (vl - 1);
+    size_t idx = get_global_id(0) / vl;
+    if (idx >= count) return;
+    uint row = list ? list[idx] : (uint)idx;
+    ptr_t s = rowptr[row], e = rowptr[row + 1];
+    if ((ulong)(e - s) > max_len) return;
+    real xi = alpha * x[row];
+    for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[colind[k]], val[k] * xi);
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
+csr_t_long(__global const uint *longrows, __global const ptr_t *rowptr,
+           __global const uint *colind, __global const real *val, __global const real *x,
+           const real alpha, __global real *y)
+{
+    uint row = longrows[get_group_id(0)];
+    real xi = alpha * x[row];
+    ptr_t e = rowptr[row + 1];
+    for (ptr_t k = rowptr[row] + get_local_id(0); k < e; k += LS)
+        atomic_add_real(&y[colind[k]], val[k] * xi);
+}
+#endif
