@@ -1,0 +1,74 @@
+/* Private declarations of the OpenCL backend (OpenCL 1.2 host API, ICD
+ * loader only). */
+#ifndef HISP_CL_BACKEND_H
+#define HISP_CL_BACKEND_H
+
+#include "../backend.h"
+
+#include <CL/cl.h>
+
+/* A built program, cached in the instance by (source, options). */
+typedef struct hisp_cl_prog {
+    struct hisp_cl_prog *next;
+    const char *src; /* embedded source (static storage: compared by address) */
+    char *options;
+    cl_program program;
+} hisp_cl_prog;
+
+/* One opened device. */
+typedef struct {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue; /* in order, profiling enabled */
+    int is_gpu, is_cpu;
+    int fp64;          /* double precision */
+    int int64_atomics; /* cl_khr_int64_base_atomics (f64 transposed) */
+    cl_uint compute_units;
+    cl_ulong max_alloc;
+    size_t max_wg;
+    char name[256], driver[128], platform_name[256];
+    hisp_cl_prog *progs;
+} hisp_cl_be;
+
+/* Discovery: the flat device list (GPUs first, then others, each in
+ * platform/device order). *n = 0 without failing when there is no platform;
+ * the reason is noted on the context. */
+HISPI_LOCAL hisp_status hisp_cl_devices(hisp_context ctx, cl_device_id **devs, int *n);
+
+/* Record an OpenCL failure of `call` with the status it maps to. */
+HISPI_LOCAL hisp_status hisp_cl_fail(hisp_context ctx, cl_int err, const char *call);
+HISPI_LOCAL const char *hisp_cl_error_name(cl_int err);
+
+/* Device properties as strings (always NUL-terminated; "" on failure). */
+HISPI_LOCAL void hisp_cl_device_string(cl_device_id d, cl_device_info what, char *out, size_t size);
+HISPI_LOCAL int hisp_cl_has_extension(cl_device_id d, const char *ext);
+
+/* A kernel from the embedded source `src` built with `options` (cached in
+ * the instance; the returned kernel is the caller's to release). */
+HISPI_LOCAL hisp_status hisp_cl_kernel(hisp_context ctx, hisp_cl_be *be, const char *src,
+                                       const char *options, const char *name, cl_kernel *k);
+HISPI_LOCAL void hisp_cl_programs_release(hisp_cl_be *be);
+
+/* Ops implemented in the buffer and SpMV files. */
+HISPI_LOCAL hisp_status hisp_cl_buf_alloc(hisp_context ctx, void *be, size_t bytes, void **buf);
+HISPI_LOCAL void hisp_cl_buf_free(void *be, void *buf);
+HISPI_LOCAL hisp_status hisp_cl_buf_write(hisp_context ctx, void *be, void *buf, size_t offset,
+                                          const void *src, size_t bytes);
+HISPI_LOCAL hisp_status hisp_cl_buf_read(hisp_context ctx, void *be, const void *buf, size_t offset,
+                                         void *dst, size_t bytes);
+HISPI_LOCAL hisp_status hisp_cl_buf_copy(hisp_context ctx, void *be, void *dst, const void *src,
+                                         size_t bytes);
+HISPI_LOCAL hisp_status hisp_cl_mark_create(hisp_context ctx, void *be, void **mark);
+HISPI_LOCAL hisp_status hisp_cl_mark_record(hisp_context ctx, void *be, void *mark);
+HISPI_LOCAL hisp_status hisp_cl_mark_elapsed(hisp_context ctx, void *be, void *start, void *stop,
+                                             double *ms);
+HISPI_LOCAL void hisp_cl_mark_destroy(void *be, void *mark);
+
+HISPI_LOCAL hisp_status hisp_cl_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                           void **dev);
+HISPI_LOCAL void hisp_cl_csr_free(void *be, void *dev);
+HISPI_LOCAL hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op,
+                                         double alpha, const void *x, double beta, void *y);
+
+#endif

@@ -1,0 +1,323 @@
+/* OpenCL backend: device discovery, instances, error mapping, ops table. */
+#include "cl_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+
+const char *hisp_cl_error_name(cl_int e)
+{
+    switch (e) {
+#define N(x)                                                                                       \
+    case x:                                                                                        \
+        return #x;
+        N(CL_SUCCESS)
+        N(CL_DEVICE_NOT_FOUND)
+        N(CL_DEVICE_NOT_AVAILABLE)
+        N(CL_COMPILER_NOT_AVAILABLE)
+        N(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        N(CL_OUT_OF_RESOURCES)
+        N(CL_OUT_OF_HOST_MEMORY)
+        N(CL_PROFILING_INFO_NOT_AVAILABLE)
+        N(CL_MEM_COPY_OVERLAP)
+        N(CL_BUILD_PROGRAM_FAILURE)
+        N(CL_MAP_FAILURE)
+        N(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        N(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        N(CL_COMPILE_PROGRAM_FAILURE)
+        N(CL_LINK_PROGRAM_FAILURE)
+        N(CL_INVALID_VALUE)
+        N(CL_INVALID_DEVICE_TYPE)
+        N(CL_INVALID_PLATFORM)
+        N(CL_INVALID_DEVICE)
+        N(CL_INVALID_CONTEXT)
+        N(CL_INVALID_QUEUE_PROPERTIES)
+        N(CL_INVALID_COMMAND_QUEUE)
+        N(CL_INVALID_HOST_PTR)
+        N(CL_INVALID_MEM_OBJECT)
+        N(CL_INVALID_BINARY)
+        N(CL_INVALID_BUILD_OPTIONS)
+        N(CL_INVALID_PROGRAM)
+        N(CL_INVALID_PROGRAM_EXECUTABLE)
+        N(CL_INVALID_KERNEL_NAME)
+        N(CL_INVALID_KERNEL_DEFINITION)
+        N(CL_INVALID_KERNEL)
+        N(CL_INVALID_ARG_INDEX)
+        N(CL_INVALID_ARG_VALUE)
+        N(CL_INVALID_ARG_SIZE)
+        N(CL_INVALID_KERNEL_ARGS)
+        N(CL_INVALID_WORK_DIMENSION)
+        N(CL_INVALID_WORK_GROUP_SIZE)
+        N(CL_INVALID_WORK_ITEM_SIZE)
+        N(CL_INVALID_GLOBAL_OFFSET)
+        N(CL_INVALID_EVENT_WAIT_LIST)
+        N(CL_INVALID_EVENT)
+        N(CL_INVALID_OPERATION)
+        N(CL_INVALID_BUFFER_SIZE)
+        N(CL_INVALID_GLOBAL_WORK_SIZE)
+        N(CL_INVALID_PROPERTY)
+#undef N
+    case CL_PLATFORM_NOT_FOUND_KHR:
+        return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+        return "unknown OpenCL error";
+    }
+}
+
+hisp_status hisp_cl_fail(hisp_context ctx, cl_int err, const char *call)
+{
+    hisp_status s = HISP_ERR_BACKEND;
+    if (err == CL_OUT_OF_HOST_MEMORY) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    /* lazy allocation: an oversized buffer may fail at its first use */
+    else if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        s = HISP_ERR_OUT_OF_DEVICE_MEMORY;
+    return hispi_fail_native(ctx, s, err, "OpenCL %s failed: %s (%d)", call,
+                             hisp_cl_error_name(err), (int)err);
+}
+
+void hisp_cl_device_string(cl_device_id d, cl_device_info what, char *out, size_t size)
+{
+    out[0] = 0;
+    size_t got = 0;
+    if (clGetDeviceInfo(d, what, size, out, &got) != CL_SUCCESS) {
+        /* too long for the buffer: fetch whole and truncate */
+        if (clGetDeviceInfo(d, what, 0, NULL, &got) != CL_SUCCESS || !got) return;
+        char *tmp = malloc(got);
+        if (!tmp) return;
+        if (clGetDeviceInfo(d, what, got, tmp, NULL) == CL_SUCCESS) snprintf(out, size, "%s", tmp);
+        free(tmp);
+    }
+    out[size - 1] = 0;
+}
+
+int hisp_cl_has_extension(cl_device_id d, const char *ext)
+{
+    size_t n = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || !n) return 0;
+    char *s = malloc(n + 1);
+    if (!s) return 0;
+    int found = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, s, NULL) == CL_SUCCESS) {
+        s[n] = 0;
+        size_t len = strlen(ext);
+        for (char *p = strstr(s, ext); p && !found; p = strstr(p + 1, ext))
+            found = (p == s || p[-1] == ' ') && (p[len] == 0 || p[len] == ' ');
+    }
+    free(s);
+    return found;
+}
+
+static int device_is_gpu(cl_device_id d)
+{
+    cl_device_type t = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL) != CL_SUCCESS) return 0;
+    return (t & CL_DEVICE_TYPE_GPU) != 0;
+}
+
+hisp_status hisp_cl_devices(hisp_context ctx, cl_device_id **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    cl_uint np = 0;
+    cl_int e = clGetPlatformIDs(0, NULL, &np);
+    if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && np == 0)) {
+        hispi_note(ctx, "no OpenCL platform found (install an ICD such as pocl-opencl-icd)");
+        return HISP_SUCCESS;
+    }
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clGetPlatformIDs");
+    cl_platform_id *plats = NULL;
+    HISPI_TRY(hispi_alloc(ctx, np, sizeof *plats, (void **)&plats));
+    e = clGetPlatformIDs(np, plats, NULL);
+    if (e != CL_SUCCESS) {
+        free(plats);
+        return hisp_cl_fail(ctx, e, "clGetPlatformIDs");
+    }
+    cl_device_id *all = NULL;
+    size_t nall = 0;
+    hisp_status s = HISP_SUCCESS;
+    for (cl_uint p = 0; p < np && !s; p++) {
+        cl_uint nd = 0;
+        e = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+        if (e != CL_SUCCESS || nd == 0) continue; /* a platform without devices */
+        s = hispi_realloc(ctx, (void **)&all, nall + nd, sizeof *all);
+        if (s) break;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, all + nall, NULL) == CL_SUCCESS)
+            nall += nd;
+    }
+    free(plats);
+    if (s) {
+        free(all);
+        return s;
+    }
+    /* stable partition: GPUs first */
+    cl_device_id *sorted = NULL;
+    s = hispi_alloc(ctx, nall, sizeof *sorted, (void **)&sorted);
+    if (s) {
+        free(all);
+        return s;
+    }
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < nall; i++)
+            if (device_is_gpu(all[i]) == (pass == 0)) sorted[k++] = all[i];
+    free(all);
+    if (nall == 0) hispi_note(ctx, "OpenCL platforms found but no devices");
+    *out = sorted;
+    *n = (int)nall;
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cl_dev_count(hisp_context ctx, int *count)
+{
+    cl_device_id *d = NULL;
+    hisp_status s = hisp_cl_devices(ctx, &d, count);
+    free(d);
+    return s;
+}
+
+static hisp_status device_at(hisp_context ctx, int index, cl_device_id *dev)
+{
+    cl_device_id *d = NULL;
+    int n = 0;
+    HISPI_TRY(hisp_cl_devices(ctx, &d, &n));
+    if (index < 0 || index >= n) {
+        free(d);
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "opencl: device %d requested, %d available", index, n);
+    }
+    *dev = d[index];
+    free(d);
+    return HISP_SUCCESS;
+}
+
+static int device_fp64(cl_device_id d)
+{
+    cl_device_fp_config fp = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS &&
+        fp != 0)
+        return 1;
+    return hisp_cl_has_extension(d, "cl_khr_fp64");
+}
+
+static hisp_status hisp_cl_dev_info(hisp_context ctx, int index, hisp_device_info *info)
+{
+    cl_device_id d = NULL;
+    HISPI_TRY(device_at(ctx, index, &d));
+    memset(info, 0, sizeof *info);
+    info->backend = HISP_BACKEND_OPENCL;
+    info->index = index;
+    cl_platform_id p = NULL;
+    if (clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof p, &p, NULL) == CL_SUCCESS &&
+        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof info->platform, info->platform, NULL) !=
+            CL_SUCCESS)
+        info->platform[0] = 0;
+    info->platform[sizeof info->platform - 1] = 0;
+    hisp_cl_device_string(d, CL_DEVICE_NAME, info->name, sizeof info->name);
+    hisp_cl_device_string(d, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+    hisp_cl_device_string(d, CL_DRIVER_VERSION, info->driver, sizeof info->driver);
+    cl_device_type t = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS) {
+        info->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
+        info->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+    }
+    cl_uint cu = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL) == CL_SUCCESS)
+        info->compute_units = (int)cu;
+    info->fp64 = device_fp64(d);
+    cl_ulong mem = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL) == CL_SUCCESS)
+        info->global_mem = mem;
+    return HISP_SUCCESS;
+}
+
+static void hisp_cl_fini(void *vbe)
+{
+    hisp_cl_be *be = vbe;
+    if (!be) return;
+    if (be->queue) clFinish(be->queue);
+    hisp_cl_programs_release(be);
+    if (be->queue) clReleaseCommandQueue(be->queue);
+    if (be->context) clReleaseContext(be->context);
+    free(be);
+}
+
+static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
+{
+    cl_device_id d = NULL;
+    HISPI_TRY(device_at(ctx, index, &d));
+    hisp_cl_be *be = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *be, (void **)&be));
+    be->device = d;
+    cl_int e = clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof be->platform, &be->platform, NULL);
+    if (e != CL_SUCCESS) goto fail_call_platform;
+    cl_device_type t = 0;
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    be->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
+    be->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+    be->fp64 = device_fp64(d);
+    be->int64_atomics = hisp_cl_has_extension(d, "cl_khr_int64_base_atomics");
+    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof be->compute_units, &be->compute_units,
+                    NULL);
+    if (be->compute_units < 1) be->compute_units = 1;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof be->max_wg, &be->max_wg, NULL);
+    if (be->max_wg < 1) be->max_wg = 1;
+    hisp_cl_device_string(d, CL_DEVICE_NAME, be->name, sizeof be->name);
+    hisp_cl_device_string(d, CL_DRIVER_VERSION, be->driver, sizeof be->driver);
+    if (clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof be->platform_name,
+                          be->platform_name, NULL) != CL_SUCCESS)
+        be->platform_name[0] = 0;
+    be->platform_name[sizeof be->platform_name - 1] = 0;
+
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)be->platform, 0};
+    be->context = clCreateContext(props, 1, &d, NULL, NULL, &e);
+    if (e != CL_SUCCESS) {
+        hisp_cl_fini(be);
+        return hisp_cl_fail(ctx, e, "clCreateContext");
+    }
+    be->queue = clCreateCommandQueue(be->context, d, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e != CL_SUCCESS) {
+        hisp_cl_fini(be);
+        return hisp_cl_fail(ctx, e, "clCreateCommandQueue");
+    }
+    hispi_debug("opencl: opened %s (%s), fp64=%d int64 atomics=%d", be->name, be->platform_name,
+                be->fp64, be->int64_atomics);
+    *out = be;
+    return HISP_SUCCESS;
+fail_call_platform:
+    free(be);
+    return hisp_cl_fail(ctx, e, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+}
+
+static hisp_status hisp_cl_sync(hisp_context ctx, void *vbe)
+{
+    hisp_cl_be *be = vbe;
+    cl_int e = clFinish(be->queue);
+    return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clFinish");
+}
+
+const hisp_backend_ops hisp_cl_ops = {
+    .name = "opencl",
+    .kind = HISP_BACKEND_OPENCL,
+    .device_count = hisp_cl_dev_count,
+    .device_info = hisp_cl_dev_info,
+    .init = hisp_cl_init,
+    .fini = hisp_cl_fini,
+    .synchronize = hisp_cl_sync,
+    .buf_alloc = hisp_cl_buf_alloc,
+    .buf_free = hisp_cl_buf_free,
+    .buf_write = hisp_cl_buf_write,
+    .buf_read = hisp_cl_buf_read,
+    .buf_copy = hisp_cl_buf_copy,
+    .mark_create = hisp_cl_mark_create,
+    .mark_record = hisp_cl_mark_record,
+    .mark_elapsed = hisp_cl_mark_elapsed,
+    .mark_destroy = hisp_cl_mark_destroy,
+    .csr_upload = hisp_cl_csr_upload,
+    .csr_free = hisp_cl_csr_free,
+    .csr_spmv = hisp_cl_csr_spmv,
+};

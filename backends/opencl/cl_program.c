@@ -1,0 +1,214 @@
+/* OpenCL backend: run-time program builds, cached in the instance by
+ * (source, options) and on disk as device binaries.
+ *
+ * Disk cache: $HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else
+ * $HOME/.cache/hisp ("off" disables it). A file is named by a hash of the
+ * hisp version, source, options, device name and driver version; a stale or
+ * corrupt file only costs a rebuild from source. */
+#include "cl_backend.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cache_dir(char *out, size_t size)
+{
+    const char *d = getenv("HISP_CACHE_DIR");
+    int n;
+    if (d && *d) {
+        if (strcmp(d, "off") == 0) return 0;
+        n = snprintf(out, size, "%s", d);
+    } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
+        n = snprintf(out, size, "%s/hisp", d);
+    } else if ((d = getenv("HOME")) && *d) {
+        n = snprintf(out, size, "%s/.cache/hisp", d);
+    } else {
+        return 0;
+    }
+    return n > 0 && (size_t)n < size;
+}
+
+/* mkdir -p; failures show up later as a failed open. */
+static void make_dirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+static int cache_path(const hisp_cl_be *be, const char *src, const char *opts, char *out,
+                      size_t size)
+{
+    char dir[900];
+    if (!cache_dir(dir, sizeof dir)) return 0;
+    const char *ver = hisp_version_string();
+    uint64_t h = hispi_hash(ver, strlen(ver), 0x6869737063ull);
+    h = hispi_hash(src, strlen(src), h);
+    h = hispi_hash(opts, strlen(opts) + 1, h);
+    h = hispi_hash(be->name, strlen(be->name) + 1, h);
+    h = hispi_hash(be->driver, strlen(be->driver) + 1, h);
+    h = hispi_hash(be->platform_name, strlen(be->platform_name) + 1, h);
+    int n = snprintf(out, size, "%s/cl-%016llx.bin", dir, (unsigned long long)h);
+    return n > 0 && (size_t)n < size;
+}
+
+static cl_program load_cached(hisp_cl_be *be, const char *path, const char *opts)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    cl_program p = NULL;
+    unsigned char *bin = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n > 0 && n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (bin = malloc((size_t)n)) &&
+        fread(bin, 1, (size_t)n, f) == (size_t)n) {
+        size_t len = (size_t)n;
+        const unsigned char *bins[1] = {bin};
+        cl_int st = CL_SUCCESS, e = CL_SUCCESS;
+        p = clCreateProgramWithBinary(be->context, 1, &be->device, &len, bins, &st, &e);
+        if (e == CL_SUCCESS && st == CL_SUCCESS)
+            e = clBuildProgram(p, 1, &be->device, opts, NULL, NULL);
+        else if (e == CL_SUCCESS)
+            e = st;
+        if (e != CL_SUCCESS && p) {
+            clReleaseProgram(p);
+            p = NULL;
+        }
+    }
+    free(bin);
+    fclose(f);
+    return p;
+}
+
+static void store_cached(hisp_cl_be *be, cl_program p, const char *path)
+{
+    size_t len = 0;
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
+        len == 0)
+        return;
+    unsigned char *bin = malloc(len);
+    if (!bin) return;
+    unsigned char *bins[1] = {bin};
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS) {
+        char dir[1024], tmp[1100];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        make_dirs(dir);
+        /* write then rename: concurrent processes never see half a file */
+        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+        FILE *f = fopen(tmp, "wb");
+        if (f) {
+            int ok = fwrite(bin, 1, len, f) == len;
+            ok = fclose(f) == 0 && ok;
+            if (!ok || rename(tmp, path) != 0) remove(tmp);
+        }
+    }
+    (void)be;
+    free(bin);
+}
+
+static hisp_status build_from_source(hisp_context ctx, hisp_cl_be *be, const char *src,
+                                     const char *opts, cl_program *out)
+{
+    cl_int e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(be->context, 1, &src, NULL, &e);
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clCreateProgramWithSource");
+    e = clBuildProgram(p, 1, &be->device, opts, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        size_t n = 0;
+        char *log = NULL;
+        if (clGetProgramBuildInfo(p, be->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS &&
+            n > 0 && (log = malloc(n + 1)) &&
+            clGetProgramBuildInfo(p, be->device, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS)
+            log[n] = 0;
+        else if (log)
+            log[0] = 0;
+        hisp_status s = hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, e,
+                                          "OpenCL clBuildProgram failed: %s (%d), options \"%s\"",
+                                          hisp_cl_error_name(e), (int)e, opts);
+        if (log) hispi_set_build_log(ctx, log);
+        free(log);
+        clReleaseProgram(p);
+        return s;
+    }
+    *out = p;
+    return HISP_SUCCESS;
+}
+
+static hisp_status program(hisp_context ctx, hisp_cl_be *be, const char *src, const char *opts,
+                           cl_program *out)
+{
+    for (hisp_cl_prog *q = be->progs; q; q = q->next)
+        if (q->src == src && strcmp(q->options, opts) == 0) {
+            *out = q->program;
+            return HISP_SUCCESS;
+        }
+    hisp_cl_prog *q = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *q, (void **)&q));
+    size_t olen = strlen(opts) + 1;
+    hisp_status s = hispi_alloc(ctx, olen, 1, (void **)&q->options);
+    if (s) {
+        free(q);
+        return s;
+    }
+    memcpy(q->options, opts, olen);
+    char path[1024];
+    int cacheable = cache_path(be, src, opts, path, sizeof path);
+    double t0 = hispi_now_ms();
+    cl_program p = cacheable ? load_cached(be, path, opts) : NULL;
+    if (p) {
+        hispi_debug("opencl: program from %s (%.1f ms)", path, hispi_now_ms() - t0);
+    } else {
+        s = build_from_source(ctx, be, src, opts, &p);
+        if (s) {
+            free(q->options);
+            free(q);
+            return s;
+        }
+        hispi_debug("opencl: built program \"%s\" (%.1f ms)", opts, hispi_now_ms() - t0);
+        if (cacheable) store_cached(be, p, path);
+    }
+    q->src = src;
+    q->program = p;
+    q->next = be->progs;
+    be->progs = q;
+    *out = p;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_cl_kernel(hisp_context ctx, hisp_cl_be *be, const char *src, const char *opts,
+                           const char *name, cl_kernel *k)
+{
+    cl_program p = NULL;
+    HISPI_TRY(program(ctx, be, src, opts, &p));
+    cl_int e = CL_SUCCESS;
+    *k = clCreateKernel(p, name, &e);
+    if (e != CL_SUCCESS) {
+        *k = NULL;
+        return hispi_fail_native(ctx, HISP_ERR_BACKEND, e,
+                                 "OpenCL clCreateKernel(%s) failed: %s (%d)", name,
+                                 hisp_cl_error_name(e), (int)e);
+    }
+    return HISP_SUCCESS;
+}
+
+void hisp_cl_programs_release(hisp_cl_be *be)
+{
+    while (be->progs) {
+        hisp_cl_prog *q = be->progs;
+        be->progs = q->next;
+        clReleaseProgram(q->program);
+        free(q->options);
+        free(q);
+    }
+}
