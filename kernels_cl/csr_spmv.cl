@@ -3,9 +3,10 @@
  * Built at run time with:
  *   VALUE_T   float | double        IS_DOUBLE 0 | 1
  *   PTR_T     uint | ulong          (row pointers; uint when nnz < 2^31)
- *   VL        lanes per row of the vector kernels (power of 2, <= LS)
  *   LS        work-group size of the vector and long-row kernels (power of 2)
  *   ATOM64    1 when cl_khr_int64_base_atomics is available
+ * The vector kernels take vl, the lanes per row (power of 2, <= LS), as an
+ * argument: one program per (type, pointer width) serves every matrix.
  * With beta == 0, y is never read (NaN in y does not spread).
  */
 #if IS_DOUBLE
@@ -125,26 +126,26 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
  * long_len are skipped here and handled by a whole work-group each. */
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
-csr_n_vector(const uint nrows, const ulong long_len, __global const ptr_t *rowptr,
+csr_n_vector(const uint nrows, const uint vl, const ulong long_len, __global const ptr_t *rowptr,
              __global const uint *colind, __global const real *val, __global const real *x,
              const real alpha, const real beta, __global real *y)
 {
     __local real part[LS];
     uint lid = get_local_id(0);
-    uint lane = lid & (VL - 1);
-    size_t row = get_global_id(0) / VL;
+    uint lane = lid & (vl - 1);
+    size_t row = get_global_id(0) / vl;
     real sum = 0;
     int active = 0;
     if (row < nrows) {
         ptr_t s = rowptr[row], e = rowptr[row + 1];
         if ((ulong)(e - s) <= long_len) {
             active = 1;
-            for (ptr_t k = s + lane; k < e; k += VL) sum += val[k] * x[colind[k]];
+            for (ptr_t k = s + lane; k < e; k += vl) sum += val[k] * x[colind[k]];
         }
     }
     part[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint off = VL / 2; off > 0; off >>= 1) {
+    for (uint off = vl / 2; off > 0; off >>= 1) {
         if (lane < off) part[lid] += part[lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -174,17 +175,17 @@ csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
 
 #ifdef HAVE_ATOMIC_ADD
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
-csr_t_vector(const uint nrows, const ulong long_len, __global const ptr_t *rowptr,
+csr_t_vector(const uint nrows, const uint vl, const ulong long_len, __global const ptr_t *rowptr,
              __global const uint *colind, __global const real *val, __global const real *x,
              const real alpha, __global real *y)
 {
-    uint lane = get_local_id(0) & (VL - 1);
-    size_t row = get_global_id(0) / VL;
+    uint lane = get_local_id(0) & (vl - 1);
+    size_t row = get_global_id(0) / vl;
     if (row >= nrows) return;
     ptr_t s = rowptr[row], e = rowptr[row + 1];
     if ((ulong)(e - s) > long_len) return;
     real xi = alpha * x[row];
-    for (ptr_t k = s + lane; k < e; k += VL) atomic_add_real(&y[colind[k]], val[k] * xi);
+    for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[colind[k]], val[k] * xi);
 }
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void

@@ -27,6 +27,7 @@ typedef struct {
     cl_uint compute_units;
     cl_ulong max_alloc;
     size_t max_wg;
+    unsigned vector_ls; /* work-group size of the vector kernels (power of 2) */
     char name[256], driver[128], platform_name[256];
     hisp_cl_prog *progs;
 } hisp_cl_be;

@@ -266,6 +266,9 @@ static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
     clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
     clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof be->max_wg, &be->max_wg, NULL);
     if (be->max_wg < 1) be->max_wg = 1;
+    be->vector_ls = 1;
+    while (be->vector_ls < 256 && be->vector_ls * 2 <= be->max_wg)
+        be->vector_ls *= 2;
     hisp_cl_device_string(d, CL_DEVICE_NAME, be->name, sizeof be->name);
     hisp_cl_device_string(d, CL_DRIVER_VERSION, be->driver, sizeof be->driver);
     if (clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof be->platform_name,

@@ -156,7 +156,7 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
     if (force && strcmp(force, "chunk") == 0) m->variant = VARIANT_CHUNK;
     if (force && strcmp(force, "vector") == 0) m->variant = VARIANT_VECTOR;
     if (m->variant == VARIANT_VECTOR) {
-        m->ls = floor_pow2(be->max_wg < 256 ? be->max_wg : 256);
+        m->ls = be->vector_ls;
         m->vl = lanes_for(mean);
         if (m->vl > m->ls) m->vl = m->ls;
         /* a lane does at most ~64 iterations; longer rows get a work-group */
@@ -202,16 +202,15 @@ static hisp_status get_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, 
     if (*k) return HISP_SUCCESS;
     char opts[256];
     snprintf(opts, sizeof opts,
-             "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D VL=%u -D LS=%u "
-             "-D ATOM64=%d",
+             "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D LS=%u -D ATOM64=%d",
              m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
-             m->wide_ptr ? "ulong" : "uint", m->vl, m->ls, be->int64_atomics);
+             m->wide_ptr ? "ulong" : "uint", be->vector_ls, be->int64_atomics);
     HISPI_TRY(hisp_cl_kernel(ctx, be, hispi_cl_src_csr_spmv, opts, name, k));
     size_t wg = 0;
     cl_int e =
         clGetKernelWorkGroupInfo(*k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clGetKernelWorkGroupInfo");
-    if (wg < m->ls)
+    if (wg < m->ls && m->ls > 1)
         return hispi_fail(ctx, HISP_ERR_BACKEND,
                           "opencl: kernel %s allows work-groups of %zu, needs %u", name, wg, m->ls);
     return HISP_SUCCESS;
@@ -250,6 +249,7 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
     cl_uint nrows = (cl_uint)m->nrows;
     cl_ulong long_len = m->long_len;
+    cl_uint vl = m->vl;
 
     if (op == HISP_OP_N) {
         if (m->nrows == 0) return HISP_SUCCESS;
@@ -261,9 +261,10 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
             return launch(ctx, be, m->n_main, m->nparts, 1);
         }
         HISPI_TRY(get_kernel(ctx, be, m, "csr_n_vector", &m->n_main));
-        size_t sz[] = {sizeof nrows, sizeof long_len, ms, ms, ms, ms, rs, rs, ms};
-        const void *v[] = {&nrows, &long_len, &m->rowptr, &m->colind, &m->val, &xm, ap, bp, &ym};
-        HISPI_TRY(set_args(ctx, m->n_main, 9, sz, v));
+        size_t sz[] = {sizeof nrows, sizeof vl, sizeof long_len, ms, ms, ms, ms, rs, rs, ms};
+        const void *v[] = {&nrows,  &vl, &long_len, &m->rowptr, &m->colind,
+                           &m->val, &xm, ap,        bp,         &ym};
+        HISPI_TRY(set_args(ctx, m->n_main, 10, sz, v));
         HISPI_TRY(launch(ctx, be, m->n_main, (size_t)m->nrows * m->vl, m->ls));
         if (m->nlong) {
             HISPI_TRY(get_kernel(ctx, be, m, "csr_n_long", &m->n_long));
@@ -300,9 +301,9 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
         return launch(ctx, be, m->t_main, m->nparts, 1);
     }
     HISPI_TRY(get_kernel(ctx, be, m, "csr_t_vector", &m->t_main));
-    size_t sz[] = {sizeof nrows, sizeof long_len, ms, ms, ms, ms, rs, ms};
-    const void *v[] = {&nrows, &long_len, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
-    HISPI_TRY(set_args(ctx, m->t_main, 8, sz, v));
+    size_t sz[] = {sizeof nrows, sizeof vl, sizeof long_len, ms, ms, ms, ms, rs, ms};
+    const void *v[] = {&nrows, &vl, &long_len, &m->rowptr, &m->colind, &m->val, &xm, ap, &ym};
+    HISPI_TRY(set_args(ctx, m->t_main, 9, sz, v));
     HISPI_TRY(launch(ctx, be, m->t_main, (size_t)m->nrows * m->vl, m->ls));
     if (m->nlong) {
         HISPI_TRY(get_kernel(ctx, be, m, "csr_t_long", &m->t_long));

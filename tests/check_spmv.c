@@ -1,0 +1,523 @@
+/* SpMV on every target (reference, OpenCL devices, CUDA devices) against
+ * the plain C reference hispi_ref_csr_spmv, on fresh random inputs,
+ * structured matrices and the real matrices of test_matrix_dir(). */
+#include "testutil.h"
+#include "hispi.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* OpenCL kernel families the backend can be forced to (HISP_CL_VARIANT);
+ * both run on every OpenCL device, whatever the device's default. */
+static const char *const cl_variants[] = {"chunk", "vector"};
+
+static int nvariants(int target)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[target].kind == HISP_BACKEND_OPENCL ? 2 : 1;
+}
+
+static void set_variant(int target, int v)
+{
+    const test_target *t;
+    test_targets(&t);
+    if (t[target].kind == HISP_BACKEND_OPENCL) setenv("HISP_CL_VARIANT", cl_variants[v], 1);
+}
+
+static void clear_variant(void)
+{
+    unsetenv("HISP_CL_VARIANT");
+}
+
+static const char *target_label(int target)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[target].label;
+}
+
+static int fp64_ok(hisp_context ctx)
+{
+    hisp_device_info info;
+    CK_OK(ctx, hisp_context_get_device(ctx, &info));
+    return info.fp64;
+}
+
+static void fill_random(hisp_type t, void *a, int64_t n, uint64_t *st)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_uniform(st);
+        if (t == HISP_F32)
+            ((float *)a)[i] = (float)v;
+        else
+            ((double *)a)[i] = v;
+    }
+}
+
+static void fill_nan(hisp_type t, void *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (t == HISP_F32)
+            ((float *)a)[i] = NAN;
+        else
+            ((double *)a)[i] = NAN;
+    }
+}
+
+/* Longest row or column: the f32 tolerance grows with it. */
+static int64_t longest_line(const int64_t *ptr, const int32_t *cols, int64_t m, int64_t n,
+                            int64_t nnz)
+{
+    int64_t best = 0;
+    for (int64_t i = 0; i < m; i++)
+        if (ptr[i + 1] - ptr[i] > best) best = ptr[i + 1] - ptr[i];
+    int64_t *cnt = calloc((size_t)n + 1, sizeof *cnt);
+    ck_assert_ptr_nonnull(cnt);
+    for (int64_t k = 0; k < nnz; k++)
+        if (++cnt[cols[k]] > best) best = cnt[cols[k]];
+    free(cnt);
+    return best;
+}
+
+/* y = alpha*op(A)*x + beta*y on ctx's backend versus the reference, for
+ * fresh x, y, alpha, beta; beta_zero: beta = 0 and y starts as NaN. */
+static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero, uint64_t *st,
+                      const char *what)
+{
+    hisp_matrix_info info;
+    CK_OK(ctx, hisp_matrix_get_info(A, &info));
+    ck_assert_int_eq(info.format, HISP_FORMAT_CSR);
+    hisp_type t = info.type;
+    size_t es = hisp_type_size(t);
+    int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
+    int64_t n = op == HISP_OP_N ? info.ncols : info.nrows;
+    void *xh = malloc((size_t)n * es + 8), *y0 = malloc((size_t)m * es + 8);
+    void *yref = malloc((size_t)m * es + 8), *ydev = malloc((size_t)m * es + 8);
+    ck_assert(xh && y0 && yref && ydev);
+    fill_random(t, xh, n, st);
+    if (beta_zero)
+        fill_nan(t, y0, m);
+    else
+        fill_random(t, y0, m, st);
+    double alpha = 0.5 + test_uniform(st), beta = beta_zero ? 0 : 0.5 + test_uniform(st);
+    float af = (float)alpha, bf = (float)beta;
+    const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
+    const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
+
+    hisp_vector x = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    CK_OK(ctx, hisp_vector_write(y, y0));
+    CK_OK(ctx, hisp_spmv(ctx, op, ap, A, x, bp, y));
+    CK_OK(ctx, hisp_vector_read(y, ydev));
+
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+    hispi_sparse s = {.format = HISP_FORMAT_CSR,
+                      .type = t,
+                      .nrows = info.nrows,
+                      .ncols = info.ncols,
+                      .nnz = info.nnz,
+                      .rowptr = (int64_t *)ptr,
+                      .colind = (int32_t *)cols,
+                      .val = (void *)vals};
+    memcpy(yref, y0, (size_t)m * es);
+    ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, op, t == HISP_F32 ? (double)af : alpha, xh,
+                                        t == HISP_F32 ? (double)bf : beta, yref),
+                     HISP_SUCCESS);
+    double err = test_rel_error(t, ydev, yref, m);
+    double tol = 1e-12;
+    if (t == HISP_F32) {
+        double L = (double)longest_line(ptr, cols, info.nrows, info.ncols, info.nnz);
+        tol = 1e-5 * (L > 64 ? sqrt(L / 64) : 1);
+    }
+    ck_assert_msg(err <= tol,
+                  "%s: %s %lldx%lld nnz %lld %s op %c beta %s: relative error %.3g > %.3g "
+                  "(seed %llu)",
+                  what, hisp_type_name(t), (long long)info.nrows, (long long)info.ncols,
+                  (long long)info.nnz, getenv("HISP_CL_VARIANT") ? getenv("HISP_CL_VARIANT") : "",
+                  op == HISP_OP_N ? 'N' : 'T', beta_zero ? "0 (y NaN)" : "random", err, tol,
+                  (unsigned long long)test_seed());
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    free(xh);
+    free(y0);
+    free(yref);
+    free(ydev);
+}
+
+/* Both ops, beta = 0 (y NaN) and random beta. */
+static void check_all_ops(hisp_context ctx, hisp_matrix A, uint64_t *st, const char *what)
+{
+    for (int op = 0; op < 2; op++)
+        for (int bz = 0; bz < 2; bz++)
+            check_one(ctx, A, (hisp_op)op, bz, st, what);
+}
+
+/* A matrix from COO triplets (duplicates summed), CSR form. */
+static hisp_matrix from_coo(hisp_context ctx, hisp_type t, int64_t m, int64_t n, int64_t nnz,
+                            const int32_t *r, const int32_t *c, uint64_t *st)
+{
+    void *v = malloc((size_t)nnz * hisp_type_size(t) + 8);
+    ck_assert_ptr_nonnull(v);
+    fill_random(t, v, nnz, st);
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, v, &A));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    free(v);
+    return A;
+}
+
+START_TEST(test_spmv_random)
+{
+    uint64_t st = test_seed() + 101 + (uint64_t)_i;
+    static const struct {
+        int64_t m, n;
+        double density;
+    } shapes[] = {{0, 0, 0},        {0, 7, 0},        {7, 0, 0},           {1, 1, 1},
+                  {1, 300, 0.3},    {300, 1, 0.5},    {50, 40, 0},         {257, 257, 0.05},
+                  {1000, 80, 0.02}, {80, 1000, 0.05}, {3000, 3000, 0.002}, {2000, 50, 0.004}};
+    hisp_context ctx = test_context(_i);
+    for (int var = 0; var < nvariants(_i); var++) {
+        set_variant(_i, var);
+        for (int ti = 0; ti < 2; ti++) {
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+                hisp_matrix A =
+                    test_random_matrix(ctx, t, shapes[k].m, shapes[k].n, shapes[k].density, &st);
+                check_all_ops(ctx, A, &st, target_label(_i));
+                hisp_matrix_destroy(&A);
+            }
+        }
+    }
+    clear_variant();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Banded, power-law row lengths, a few very long rows, mostly empty rows. */
+START_TEST(test_spmv_structured)
+{
+    uint64_t st = test_seed() + 202 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    int64_t cap = 200000;
+    int32_t *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+    ck_assert(r && c);
+    for (int var = 0; var < nvariants(_i); var++) {
+        set_variant(_i, var);
+        for (int ti = 0; ti < 2; ti++) {
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            for (int kind = 0; kind < 4; kind++) {
+                int64_t m = 0, n = 0, nnz = 0;
+                const char *name = "";
+                if (kind == 0) { /* banded, half-bandwidth 6 */
+                    name = "banded";
+                    m = n = 3000;
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = i - 6; j <= i + 6; j++)
+                            if (j >= 0 && j < n) {
+                                r[nnz] = (int32_t)i;
+                                c[nnz++] = (int32_t)j;
+                            }
+                } else if (kind == 1) { /* power law: row i has ~ 2000/(i+1)^0.9 */
+                    name = "power-law";
+                    m = 4000;
+                    n = 3000;
+                    for (int64_t i = 0; i < m; i++) {
+                        int64_t len = (int64_t)(2000.0 / pow((double)(i + 1), 0.9)) + 1;
+                        for (int64_t k = 0; k < len; k++) {
+                            r[nnz] = (int32_t)i;
+                            c[nnz++] = (int32_t)(test_rand(&st) % (uint64_t)n);
+                        }
+                    }
+                } else if (kind == 2) { /* short rows plus rows of thousands */
+                    name = "long rows";
+                    m = 600;
+                    n = 6000;
+                    for (int64_t i = 0; i < m; i++) {
+                        int64_t len = i == 5 ? n : i == 300 ? 2500 : i == 599 ? 1200 : i % 4;
+                        for (int64_t k = 0; k < len; k++) {
+                            r[nnz] = (int32_t)i;
+                            c[nnz++] =
+                                len == n ? (int32_t)k : (int32_t)(test_rand(&st) % (uint64_t)n);
+                        }
+                    }
+                } else { /* 97% empty rows */
+                    name = "empty rows";
+                    m = 20000;
+                    n = 700;
+                    for (int64_t i = 0; i < m; i++)
+                        if (test_rand(&st) % 33 == 0)
+                            for (int k = 0; k < 9; k++) {
+                                r[nnz] = (int32_t)i;
+                                c[nnz++] = (int32_t)(test_rand(&st) % (uint64_t)n);
+                            }
+                }
+                ck_assert_int_le(nnz, cap);
+                hisp_matrix A = from_coo(ctx, t, m, n, nnz, r, c, &st);
+                char label[400];
+                snprintf(label, sizeof label, "%s: %s", target_label(_i), name);
+                check_all_ops(ctx, A, &st, label);
+                hisp_matrix_destroy(&A);
+            }
+            /* the library's generators, where available */
+            for (int g = 0; g < HISP_GEN_COUNT; g++) {
+                hisp_gen_params p;
+                hisp_gen_defaults((hisp_gen_kind)g, &p);
+                p.seed = st;
+                if (g == HISP_GEN_POISSON2D)
+                    p.n = 40;
+                else if (g == HISP_GEN_POISSON3D)
+                    p.n = 12;
+                else if (g == HISP_GEN_RMAT)
+                    p.scale = 10;
+                else if (g == HISP_GEN_DENSE)
+                    p.n = 70;
+                else
+                    p.n = 1500;
+                hisp_matrix A = NULL;
+                hisp_status s = hisp_matrix_generate(ctx, &p, t, &A);
+                if (s == HISP_ERR_UNSUPPORTED) {
+                    if (_i == 0 && var == 0 && ti == 0 && g == 0)
+                        test_skip("spmv on generated matrices: hisp_matrix_generate not "
+                                  "available in this build");
+                    break;
+                }
+                CK_OK(ctx, s);
+                char label[400];
+                snprintf(label, sizeof label, "%s: %s", target_label(_i),
+                         hisp_gen_name((hisp_gen_kind)g));
+                check_all_ops(ctx, A, &st, label);
+                hisp_matrix_destroy(&A);
+            }
+        }
+    }
+    clear_variant();
+    free(r);
+    free(c);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Whether a Matrix Market file holds complex entries (first line). */
+static int mtx_is_complex(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    char line[256] = "";
+    char *ok = fgets(line, sizeof line, f);
+    fclose(f);
+    if (!ok) return 1;
+    for (char *p = line; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    return strstr(line, "complex") != NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(test_spmv_mtx_files)
+{
+    uint64_t st = test_seed() + 303 + (uint64_t)_i;
+    const char *dir = test_matrix_dir();
+    if (!dir) {
+        if (_i == 0) test_skip("spmv on real matrices: no matrix folder (set HISP_MATRICES)");
+        return;
+    }
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    char *names[256];
+    int nn = 0;
+    for (struct dirent *e; (e = readdir(d)) && nn < 256;) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0) names[nn++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+    hisp_context ctx = test_context(_i);
+    int done = 0;
+    for (int k = 0; k < nn; k++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        if (mtx_is_complex(path)) continue;
+        for (int ti = 0; ti < 2; ti++) {
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            hisp_matrix A = NULL;
+            hisp_status s = hisp_matrix_read_mtx(ctx, path, t, &A, NULL);
+            if (s == HISP_ERR_UNSUPPORTED && done == 0) {
+                if (_i == 0) test_skip("spmv on real matrices: hisp_matrix_read_mtx not available");
+                k = nn;
+                break;
+            }
+            CK_OK(ctx, s);
+            CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+            char label[400];
+            snprintf(label, sizeof label, "%s: %s", target_label(_i), names[k]);
+            check_all_ops(ctx, A, &st, label);
+            hisp_matrix_destroy(&A);
+            done++;
+        }
+    }
+    for (int k = 0; k < nn; k++)
+        free(names[k]);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Wrong arguments: the status says why and y is untouched. */
+START_TEST(test_spmv_errors)
+{
+    uint64_t st = test_seed() + 404 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F32, 30, 20, 0.2, &st);
+    hisp_vector x = NULL, y = NULL, xs = NULL, y64 = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 20, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 30, &y));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 19, &xs));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 30, &y64));
+    float xh[20], yh[30], yo[30];
+    fill_random(HISP_F32, xh, 20, &st);
+    fill_random(HISP_F32, yh, 30, &st);
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    CK_OK(ctx, hisp_vector_write(y, yh));
+    float a = 1.5f, b = 0.5f;
+    ck_assert_int_eq(hisp_spmv(ctx, HISP_OP_N, &a, A, xs, &b, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_spmv(ctx, HISP_OP_T, &a, A, x, &b, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_spmv(ctx, HISP_OP_N, &a, A, x, &b, y64), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_spmv(ctx, HISP_OP_N, NULL, A, x, &b, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_spmv(ctx, HISP_OP_N, &a, A, x, NULL, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_spmv(ctx, (hisp_op)7, &a, A, x, &b, y), HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert(e.message && e.message[0]);
+    CK_OK(ctx, hisp_vector_read(y, yo));
+    ck_assert_int_eq(memcmp(yh, yo, sizeof yh), 0);
+    /* after the failures the context still works */
+    CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &a, A, x, &b, y));
+    hisp_matrix_destroy(&A);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_vector_destroy(&xs);
+    hisp_vector_destroy(&y64);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_spmv_timed)
+{
+    uint64_t st = test_seed() + 505 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F32, 4000, 4000, 0.004, &st);
+    hisp_vector x = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 4000, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 4000, &y));
+    float *xh = malloc(4000 * sizeof *xh);
+    fill_random(HISP_F32, xh, 4000, &st);
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    float a = 1, b = 0;
+    double ms[4] = {0};
+    for (int op = 0; op < 2; op++) {
+        CK_OK(ctx, hisp_spmv_timed(ctx, (hisp_op)op, &a, A, x, &b, y, 1, 4, ms));
+        for (int i = 0; i < 4; i++)
+            ck_assert_msg(ms[i] > 0 && ms[i] < 10000, "%s: run %d took %g ms", target_label(_i), i,
+                          ms[i]);
+    }
+    double bps = 0;
+    CK_OK(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 22, 3, &bps));
+    ck_assert_msg(bps > 1e6 && bps < 1e14, "%s: copy bandwidth %g B/s", target_label(_i), bps);
+    hisp_matrix_destroy(&A);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    free(xh);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Vectors and matrices keep their data when the context changes backend
+ * between calls (results computed on one device read on another). */
+START_TEST(test_spmv_backend_switch)
+{
+    uint64_t st = test_seed() + 606 + (uint64_t)_i;
+    const test_target *tg;
+    test_targets(&tg);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.03, &st);
+    hisp_vector x = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 300, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 300, &y));
+    double xh[300], y0[300], yref[300], ydev[300];
+    fill_random(HISP_F64, xh, 300, &st);
+    fill_random(HISP_F64, y0, 300, &st);
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    CK_OK(ctx, hisp_vector_write(y, y0));
+    double a = 0.75, b = -1.25;
+    /* y1 = A x + b y0 on the target, then y2 = A^T y1 + b x on the reference... */
+    CK_OK(ctx, hisp_context_set_backend(ctx, tg[_i].kind, tg[_i].device));
+    if (!fp64_ok(ctx)) {
+        hisp_matrix_destroy(&A);
+        hisp_vector_destroy(&x);
+        hisp_vector_destroy(&y);
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &a, A, x, &b, y)); /* y lives on the device */
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    CK_OK(ctx, hisp_spmv(ctx, HISP_OP_T, &a, A, y, &b, x)); /* x = a A^T y + b x */
+    CK_OK(ctx, hisp_context_set_backend(ctx, tg[_i].kind, tg[_i].device));
+    CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &a, A, x, &b, y));
+    CK_OK(ctx, hisp_vector_read(y, ydev));
+    /* the same on the host */
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+    hispi_sparse s = {.format = HISP_FORMAT_CSR,
+                      .type = HISP_F64,
+                      .nrows = 300,
+                      .ncols = 300,
+                      .nnz = ptr[300],
+                      .rowptr = (int64_t *)ptr,
+                      .colind = (int32_t *)cols,
+                      .val = (void *)vals};
+    memcpy(yref, y0, sizeof yref);
+    ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, HISP_OP_N, a, xh, b, yref), 0);
+    ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, HISP_OP_T, a, yref, b, xh), 0);
+    ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, HISP_OP_N, a, xh, b, yref), 0);
+    double err = test_rel_error(HISP_F64, ydev, yref, 300);
+    ck_assert_msg(err < 1e-12, "%s: backend switch: relative error %g", target_label(_i), err);
+    hisp_matrix_destroy(&A);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+Suite *suite_spmv(void)
+{
+    Suite *s = suite_create("spmv");
+    const test_target *t;
+    int n = test_targets(&t);
+    TCase *tc = tcase_create("spmv");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_spmv_random, 0, n);
+    tcase_add_loop_test(tc, test_spmv_structured, 0, n);
+    tcase_add_loop_test(tc, test_spmv_mtx_files, 0, n);
+    tcase_add_loop_test(tc, test_spmv_errors, 0, n);
+    tcase_add_loop_test(tc, test_spmv_timed, 0, n);
+    tcase_add_loop_test(tc, test_spmv_backend_switch, 0, n);
+    suite_add_tcase(s, tc);
+    return s;
+}
