@@ -76,7 +76,7 @@ __device__ __forceinline__ T long_row_sum(const int32_t *__restrict__ col,
 }
 
 template <typename T, typename I>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, 4)
     spmv_n(const I *__restrict__ rowptr, const int32_t *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
            T *__restrict__ partial, T alpha, T beta)

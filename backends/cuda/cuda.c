@@ -306,7 +306,10 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
     int64_t nslots = 0;
     size_t es = hisp_type_size(A->type);
     m->k.f64 = A->type == HISP_F64;
-    m->k.wide = A->nnz > INT32_MAX;
+    /* HISP_CUDA_WIDE_PTR=1 forces 64-bit row pointers (tests the wide kernels on
+     * matrices small enough to test) */
+    const char *wide = getenv("HISP_CUDA_WIDE_PTR");
+    m->k.wide = A->nnz > INT32_MAX || (wide && wide[0] == '1');
     m->k.nrows = A->nrows;
     m->k.ncols = A->ncols;
     m->k.nnz = A->nnz;
