@@ -31,33 +31,15 @@ fi
 ldd bench/bench_spmv_cuda | grep -iE "cusparse|opencl|not found" >>"$LOG" 2>&1
 tail -n 12 "$LOG"
 
-if [ "$MODE" = full ]; then
+if [ "$MODE" != quick ]; then
     say "CUDA self-test (bench_spmv_cuda --selftest)"
     timeout 300 bench/bench_spmv_cuda --selftest 2>&1 | tee -a "$LOG" | tail -n 5
 
-    say "test suite (every target)"
-    timeout 600 tests/check_hisp >"$OUT/tests.log" 2>&1
-    echo "check_hisp exit $?" >>"$OUT/tests.log"
-    grep -E "skipped|Skipped|Checks|exit|FAIL|Failure|Error" "$OUT/tests.log" | tail -n 20 | tee -a "$LOG"
-
-    say "compute-sanitizer (CUDA SpMV tests and self-test)"
-    : >"$SAN"
-    for tool in memcheck racecheck; do
-        echo "---- $tool: check_hisp spmv suite, CUDA targets" >>"$SAN"
-        HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=spmv timeout 300 compute-sanitizer --tool $tool \
-            --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
-        echo "exit $?" >>"$SAN"
-        echo "---- $tool: bench_spmv_cuda --selftest" >>"$SAN"
-        timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
-            bench/bench_spmv_cuda --selftest >>"$SAN" 2>&1
-        echo "exit $?" >>"$SAN"
-    done
-    grep -E "^----|ERROR SUMMARY|RACECHECK SUMMARY|Checks|^exit|selftest" "$SAN" | tee -a "$LOG"
 fi
 
 say "benchmark"
 PREC=${PREC:-both}
-timeout 900 bench/bench_spmv_cuda --scale gpu --precision "$PREC" --repeat 50 --warmup 5 \
+timeout ${BENCH_TIMEOUT:-420} bench/bench_spmv_cuda --scale gpu --matrices "${MATRICES:-all}" --precision "$PREC" --repeat 50 --warmup 5 \
     --cpu-repeat 5 --csv "$OUT/bench.csv" --md "$OUT/bench.md" --summary "$OUT/summary.md" \
     >"$OUT/bench.log" 2>&1
 echo "bench exit $?" >>"$OUT/bench.log"
@@ -97,6 +79,28 @@ fig.tight_layout()
 fig.savefig(os.path.join(out, "spmv_gpu.png"), dpi=110)
 print("plot written")
 PY
+
+if [ "$MODE" = full ]; then
+    say "test suite (every target)"
+    timeout ${TEST_TIMEOUT:-300} tests/check_hisp >"$OUT/tests.log" 2>&1
+    echo "check_hisp exit $?" >>"$OUT/tests.log"
+    grep -E "skipped|Skipped|Checks|exit|FAIL|Failure|Error" "$OUT/tests.log" | tail -n 20 | tee -a "$LOG"
+
+    say "compute-sanitizer (CUDA SpMV tests and self-test)"
+    : >"$SAN"
+    for tool in memcheck racecheck; do
+        echo "---- $tool: check_hisp spmv suite, CUDA targets" >>"$SAN"
+        HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=spmv timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool \
+            --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+        echo "exit $?" >>"$SAN"
+        echo "---- $tool: bench_spmv_cuda --selftest" >>"$SAN"
+        timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 \
+            bench/bench_spmv_cuda --selftest >>"$SAN" 2>&1
+        echo "exit $?" >>"$SAN"
+    done
+    grep -E "^----|ERROR SUMMARY|RACECHECK SUMMARY|Checks|^exit|selftest" "$SAN" | tee -a "$LOG"
+fi
+
 
 echo
 cat "$OUT/summary.md" 2>/dev/null || tail -n 30 "$OUT/bench.log"

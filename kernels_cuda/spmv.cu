@@ -100,8 +100,21 @@ __global__ void __launch_bounds__(NT, 4)
         return;
     }
 
-    /* stream: stage the products of the block's entries */
+    /* stream: groups of L lanes per row, L = min(32, largest power of two with
+     * L*R <= NT); each group's row bounds are loaded first so that their
+     * latency overlaps the staging loads */
     const I base = rowptr[b.row0];
+    const int R = b.row1 - b.row0;
+    int L = 32;
+    while (L > 1 && L * R > NT)
+        L >>= 1;
+    const int g = t / L, lane = t & (L - 1);
+    const int r = b.row0 + g;
+    int s = 0, e = 0;
+    if (g < R) {
+        s = (int)(rowptr[r] - base);
+        e = (int)(rowptr[r + 1] - base);
+    }
     const int E = (int)(rowptr[b.row1] - base);
     int32_t c[PER];
     T v[PER];
@@ -119,20 +132,9 @@ __global__ void __launch_bounds__(NT, 4)
         if (k < E) sh[k] = v[i] * __ldg(x + c[i]);
     }
     __syncthreads();
-
-    /* groups of L lanes per row, L = min(32, largest power of two with L*R <= NT) */
-    const int R = b.row1 - b.row0;
-    int L = 32;
-    while (L > 1 && L * R > NT)
-        L >>= 1;
-    const int g = t / L, lane = t & (L - 1);
-    const int r = b.row0 + g;
     T sum = 0;
-    if (g < R) {
-        const int s = (int)(rowptr[r] - base), e = (int)(rowptr[r + 1] - base);
-        for (int k = s + lane; k < e; k += L)
-            sum += sh[k];
-    }
+    for (int k = s + lane; k < e; k += L)
+        sum += sh[k];
     for (int o = L >> 1; o; o >>= 1)
         sum += __shfl_xor_sync(0xffffffffu, sum, o);
     if (lane == 0 && g < R) y[r] = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
