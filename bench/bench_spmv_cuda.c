@@ -281,7 +281,8 @@ static hisp_matrix selftest_matrix(hisp_context ctx, hisp_type t, int which, uin
         uint64_t r = rng_next(seed) % 100;
         int64_t l;
         if (which == 6) /* long rows: around CAP, SPLIT and several chunks */
-            l = (int64_t[]){0, 1, 2047, 2048, 2049, 8191, 8192, 8193, 20000, 70000}[i % 10];
+            l = (int64_t[]){
+                0, 1, 2047, 2048, 2049, 4095, 4096, 4097, 8192, 8193, 20000, 70000}[i % 12];
         else if (which == 7) /* power law */
             l = r < 30   ? 0
                 : r < 90 ? (int64_t)(rng_next(seed) % 9)
@@ -638,7 +639,7 @@ int main(int argc, char **argv)
             if (ocl_cpu_dev >= 0) {
                 hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_OPENCL, ocl_cpu_dev), "set cl");
                 hisp_run(ctx, &P, HISP_OP_N, 1, cpu_repeat, ms, &e, NULL);
-                add(&rs, name, t, "N", "hisp-opencl-cpu", ocl_cpu, &A, ms, cpu_repeat, e, host_bw);
+                add(&rs, name, t, "N", "hisp-opencl-cpu", ocl_cpu, &A, ms, cpu_repeat, e, 0);
             }
             hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
             hisp_matrix_destroy(&M);

@@ -1,17 +1,21 @@
 /* CSR SpMV kernels of the CUDA backend: y = alpha*op(A)*x + beta*y.
  *
  * op = N: the host cut the rows into blocks of about equal work (see
- * backends/cuda/cuda.c). A "stream" block holds up to CAP entries of up to
- * ROWCAP consecutive rows: its threads load the entries with coalesced reads,
- * multiply by x into shared memory, then groups of L lanes (L from the rows'
- * mean length) sum each row. A row longer than CAP gets its own block(s): a
- * whole block sums up to SPLIT entries of it; longer rows are split into
- * chunks whose partial sums a small fix-up kernel adds. So every block does
- * comparable work whatever the row-length distribution.
+ * backends/cuda/cuda.c). A "stream" block holds up to CAP entries (16 KiB of
+ * products) of up to ROWCAP consecutive rows: its threads load the entries
+ * with coalesced reads, multiply by x into shared memory, then groups of L
+ * lanes (L from the block's rows per thread) sum each row. A row longer than
+ * CAP gets its own block(s): a whole block sums up to SPLIT entries of it;
+ * longer rows are split into chunks whose partial sums a small fix-up kernel
+ * adds. So every block does comparable work whatever the row lengths. The
+ * block descriptors carry their entry range, so a block's first loads do not
+ * wait for the row pointers.
  *
  * op = T: y is scaled by beta, then each entry's product is scattered with
  * atomicAdd (native float and double atomics on sm_60 and later), the same
- * blocks giving balanced work.
+ * blocks giving balanced work; where a block's entries fall mostly in a
+ * window of columns near its rows (banded, stencil, block-diagonal
+ * patterns), they are summed in shared memory first, cutting global atomics.
  *
  * Every kernel is templated on the entry type T and the row-pointer type I
  * (int32 when nnz < 2^31, int64 otherwise). */
@@ -23,11 +27,14 @@ namespace
 {
 
 constexpr int NT = HISP_CUDA_THREADS;
-constexpr int CAP = HISP_CUDA_CAP;
-constexpr int PER = CAP / NT;
-constexpr int64_t SPLIT = HISP_CUDA_SPLIT;
-static_assert(CAP % NT == 0, "CAP must be a multiple of the block size");
-static_assert(HISP_CUDA_ROWCAP <= NT, "a stream block holds at most one row per thread");
+constexpr int RPT = HISP_CUDA_ROWCAP / NT; /* rows per thread, at most */
+static_assert(HISP_CUDA_ROWCAP % NT == 0, "ROWCAP must be a multiple of the block size");
+
+template <typename T> struct cfg {
+    static constexpr int CAP = HISP_CUDA_CAP((int)sizeof(T));
+    static constexpr int PER = CAP / NT;
+    static_assert(CAP % NT == 0, "CAP must be a multiple of the block size");
+};
 
 template <typename T> __device__ __forceinline__ T warp_sum(T v)
 {
@@ -81,16 +88,14 @@ __global__ void __launch_bounds__(NT, 4)
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
            T *__restrict__ partial, T alpha, T beta)
 {
+    constexpr int CAP = cfg<T>::CAP, PER = cfg<T>::PER;
     __shared__ T sh[CAP];
     __shared__ T red[NT / 32];
     const hisp_cuda_block b = blocks[blockIdx.x];
     const int t = threadIdx.x;
 
-    if (b.chunk >= 0) { /* (part of) one long row */
-        const int64_t rs = rowptr[b.row0], re = rowptr[b.row0 + 1];
-        const int64_t s = rs + (int64_t)b.chunk * SPLIT;
-        const int64_t e = re < s + SPLIT ? re : s + SPLIT;
-        const T sum = long_row_sum(col, val, x, s, e, red);
+    if (b.slot != HISP_CUDA_STREAM) { /* (part of) one long row */
+        const T sum = long_row_sum(col, val, x, b.k0, b.k1, red);
         if (t == 0) {
             if (b.slot >= 0)
                 partial[b.slot] = sum;
@@ -101,21 +106,26 @@ __global__ void __launch_bounds__(NT, 4)
     }
 
     /* stream: groups of L lanes per row, L = min(32, largest power of two with
-     * L*R <= NT); each group's row bounds are loaded first so that their
-     * latency overlaps the staging loads */
-    const I base = rowptr[b.row0];
+     * L*R <= NT); with more rows than threads (L = 1) a thread sums up to RPT
+     * rows. Row bounds are loaded first so their latency overlaps the staging
+     * loads. */
+    const int64_t base = b.k0;
     const int R = b.row1 - b.row0;
+    const int E = (int)(b.k1 - base);
     int L = 32;
     while (L > 1 && L * R > NT)
         L >>= 1;
-    const int g = t / L, lane = t & (L - 1);
-    const int r = b.row0 + g;
-    int s = 0, e = 0;
-    if (g < R) {
-        s = (int)(rowptr[r] - base);
-        e = (int)(rowptr[r + 1] - base);
+    const int G = NT / L, g = t / L, lane = t & (L - 1);
+    int s[RPT], e[RPT];
+#pragma unroll
+    for (int j = 0; j < RPT; j++) {
+        const int i = g + j * G;
+        s[j] = e[j] = 0;
+        if (i < R) {
+            s[j] = (int)(rowptr[b.row0 + i] - base);
+            e[j] = (int)(rowptr[b.row0 + i + 1] - base);
+        }
     }
-    const int E = (int)(rowptr[b.row1] - base);
     int32_t c[PER];
     T v[PER];
 #pragma unroll
@@ -132,12 +142,19 @@ __global__ void __launch_bounds__(NT, 4)
         if (k < E) sh[k] = v[i] * __ldg(x + c[i]);
     }
     __syncthreads();
-    T sum = 0;
-    for (int k = s + lane; k < e; k += L)
-        sum += sh[k];
-    for (int o = L >> 1; o; o >>= 1)
-        sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (lane == 0 && g < R) y[r] = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
+#pragma unroll
+    for (int j = 0; j < RPT; j++) {
+        T sum = 0;
+        for (int k = s[j] + lane; k < e[j]; k += L)
+            sum += sh[k];
+        for (int o = L >> 1; o; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const int i = g + j * G;
+        if (lane == 0 && i < R) {
+            const int r = b.row0 + i;
+            y[r] = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
+        }
+    }
 }
 
 /* Rows split into chunks: one warp per row adds its partial sums. */
@@ -164,36 +181,41 @@ template <typename T> __global__ void scale(T *__restrict__ y, int64_t n, T beta
 }
 
 /* op = T: scatter alpha*x[row]*a into y[col]. Stream blocks find each entry's
- * row by binary search over the block's row pointers staged in shared memory. */
+ * row by binary search over the block's row pointers staged in shared memory;
+ * with a column window (b.win >= 0) the entries falling in it are summed in
+ * shared memory and added to y once per column at the end. */
 template <typename T, typename I>
 __global__ void __launch_bounds__(NT)
     spmv_t(const I *__restrict__ rowptr, const int32_t *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
-           T alpha)
+           T alpha, int64_t ncols)
 {
+    constexpr int CAP = cfg<T>::CAP, PER = cfg<T>::PER;
     __shared__ int ptr[HISP_CUDA_ROWCAP + 1];
+    __shared__ T win[CAP];
     const hisp_cuda_block b = blocks[blockIdx.x];
     const int t = threadIdx.x;
-    if (b.chunk >= 0) {
-        const int64_t rs = rowptr[b.row0], re = rowptr[b.row0 + 1];
-        const int64_t s = rs + (int64_t)b.chunk * SPLIT;
-        const int64_t e = re < s + SPLIT ? re : s + SPLIT;
+    if (b.slot != HISP_CUDA_STREAM) {
         const T xv = alpha * __ldg(x + b.row0);
-        for (int64_t k = s + t; k < e; k += NT)
+        for (int64_t k = b.k0 + t; k < b.k1; k += NT)
             atomicAdd(y + __ldg(col + k), __ldg(val + k) * xv);
         return;
     }
-    const I base = rowptr[b.row0];
-    const int R = b.row1 - b.row0;
+    const int64_t base = b.k0;
+    const int R = b.row1 - b.row0, E = (int)(b.k1 - base);
+    const int w0 = b.win;
     for (int i = t; i <= R; i += NT)
         ptr[i] = (int)(rowptr[b.row0 + i] - base);
+    if (w0 >= 0)
+#pragma unroll
+        for (int i = 0; i < PER; i++)
+            win[t + i * NT] = T(0);
     __syncthreads();
-    const int E = ptr[R];
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int k = t + i * NT;
         if (k < E) {
-            int lo = 0, hi = R - 1; /* last row with ptr[row] <= k */
+            int lo = 0, hi = R - 1; /* the last row with ptr[row] <= k */
             while (lo < hi) {
                 const int mid = (lo + hi + 1) >> 1;
                 if (ptr[mid] <= k)
@@ -201,9 +223,21 @@ __global__ void __launch_bounds__(NT)
                 else
                     hi = mid - 1;
             }
-            const T xv = alpha * __ldg(x + b.row0 + lo);
-            atomicAdd(y + __ldg(col + base + k), __ldg(val + base + k) * xv);
+            const int c = __ldg(col + base + k);
+            const T p = __ldg(val + base + k) * (alpha * __ldg(x + b.row0 + lo));
+            if (w0 >= 0 && (unsigned)(c - w0) < (unsigned)CAP)
+                atomicAdd(win + (c - w0), p);
+            else
+                atomicAdd(y + c, p);
         }
+    }
+    if (w0 < 0) return;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < PER; i++) {
+        const int j = t + i * NT;
+        const T v = win[j];
+        if (v != T(0) && w0 + j < ncols) atomicAdd(y + w0 + j, v);
     }
 }
 
@@ -234,8 +268,8 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     if (A->nblocks > 0 && A->nnz > 0) {
-        spmv_t<T, I>
-            <<<(unsigned)A->nblocks, NT, 0, st>>>(rp, A->colind, val, A->blocks, x, y, alpha);
+        spmv_t<T, I><<<(unsigned)A->nblocks, NT, 0, st>>>(rp, A->colind, val, A->blocks, x, y,
+                                                          alpha, A->ncols);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     return cudaSuccess;

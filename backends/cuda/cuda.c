@@ -226,12 +226,30 @@ static hisp_status hisp_cuda_upload_array(hisp_context ctx, hisp_cuda_be *be, co
     return hisp_cuda_write(ctx, be, *dst, 0, src, n * size);
 }
 
+/* For op = T: a window of `cap` columns around the diagonal of a stream
+ * block's rows, used when it takes at least a quarter of the block's entries
+ * (those are then summed in shared memory before one global atomic each).
+ * Returns the window's first column, or -1. */
+static int32_t hisp_cuda_window(const hispi_csr_view *A, int64_t r0, int64_t r1, int64_t cap)
+{
+    int64_t k0 = A->rowptr[r0], k1 = A->rowptr[r1];
+    if (k1 - k0 < 64) return -1;
+    int64_t lo = r0 - (cap - (r1 - r0)) / 2;
+    if (lo > A->ncols - cap) lo = A->ncols - cap;
+    if (lo < 0) lo = 0;
+    int64_t in = 0;
+    for (int64_t k = k0; k < k1; k++)
+        in += (uint64_t)(A->colind[k] - lo) < (uint64_t)cap;
+    return 4 * in >= k1 - k0 ? (int32_t)lo : -1;
+}
+
 /* Cut the rows into thread blocks of comparable work (cuda_kernels.h):
  * consecutive rows up to CAP entries and ROWCAP rows per block; a longer row
  * gets a block of its own, or several chunks of SPLIT entries plus a fix-up
  * entry. Two passes: count, then fill. */
-static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, hisp_cuda_block **bp,
-                                  int64_t *nb, hisp_cuda_split **sp, int64_t *ns, int64_t *nslots)
+static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int64_t cap,
+                                  hisp_cuda_block **bp, int64_t *nb, hisp_cuda_split **sp,
+                                  int64_t *ns, int64_t *nslots)
 {
     hisp_cuda_block *blocks = NULL;
     hisp_cuda_split *splits = NULL;
@@ -239,13 +257,17 @@ static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, his
         int64_t b = 0, s = 0, slots = 0;
         int64_t i = 0;
         while (i < A->nrows) {
-            int64_t len = A->rowptr[i + 1] - A->rowptr[i];
-            if (len > HISP_CUDA_CAP) {
+            int64_t rs = A->rowptr[i], len = A->rowptr[i + 1] - rs;
+            if (len > cap) {
                 int64_t chunks = (len + HISP_CUDA_SPLIT - 1) / HISP_CUDA_SPLIT;
-                for (int64_t c = 0; c < chunks; c++, b++)
-                    if (pass)
-                        blocks[b] = (hisp_cuda_block){(int32_t)i, (int32_t)i + 1, (int32_t)c,
-                                                      chunks > 1 ? (int32_t)(slots + c) : -1};
+                for (int64_t c = 0; c < chunks; c++, b++) {
+                    if (!pass) continue;
+                    int64_t k0 = rs + c * HISP_CUDA_SPLIT;
+                    int64_t k1 = k0 + HISP_CUDA_SPLIT < rs + len ? k0 + HISP_CUDA_SPLIT : rs + len;
+                    blocks[b] = (hisp_cuda_block){
+                        k0, k1, (int32_t)i, (int32_t)i + 1, chunks > 1 ? (int32_t)(slots + c) : -1,
+                        -1};
+                }
                 if (chunks > 1) {
                     if (pass)
                         splits[s] =
@@ -259,11 +281,14 @@ static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, his
             int64_t j = i, nnz = 0;
             while (j < A->nrows && j - i < HISP_CUDA_ROWCAP) {
                 int64_t l = A->rowptr[j + 1] - A->rowptr[j];
-                if (l > HISP_CUDA_CAP || nnz + l > HISP_CUDA_CAP) break;
+                if (l > cap || nnz + l > cap) break;
                 nnz += l;
                 j++;
             }
-            if (pass) blocks[b] = (hisp_cuda_block){(int32_t)i, (int32_t)j, -1, -1};
+            if (pass)
+                blocks[b] = (hisp_cuda_block){A->rowptr[i],     A->rowptr[j],
+                                              (int32_t)i,       (int32_t)j,
+                                              HISP_CUDA_STREAM, hisp_cuda_window(A, i, j, cap)};
             b++;
             i = j;
         }
@@ -313,7 +338,8 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
     m->k.nrows = A->nrows;
     m->k.ncols = A->ncols;
     m->k.nnz = A->nnz;
-    hisp_status s = hisp_cuda_plan(ctx, A, &blocks, &m->k.nblocks, &splits, &m->k.nsplits, &nslots);
+    hisp_status s = hisp_cuda_plan(ctx, A, HISP_CUDA_CAP((int64_t)es), &blocks, &m->k.nblocks,
+                                   &splits, &m->k.nsplits, &nslots);
     if (!s && !m->k.wide) { /* 32-bit row pointers: half the bytes */
         s = hispi_alloc(ctx, (size_t)A->nrows + 1, sizeof *rp32, (void **)&rp32);
         for (int64_t i = 0; !s && i <= A->nrows; i++)

@@ -10,22 +10,29 @@
 extern "C" {
 #endif
 
-/* Threads of one SpMV block, entries a "stream" block stages in shared
- * memory, rows it may hold, and the slice of a very long row one block
- * reduces (longer rows are split into chunks summed by a fix-up kernel). */
+/* Threads of one SpMV block; shared-memory bytes a "stream" block stages
+ * (CAP entries: 4096 float or 2048 double); rows a stream block may hold; the
+ * slice of a very long row one block reduces (longer rows are split into
+ * chunks summed by a fix-up kernel). */
 #define HISP_CUDA_THREADS 256
-#define HISP_CUDA_CAP 2048
-#define HISP_CUDA_ROWCAP 256
+#define HISP_CUDA_STAGE_BYTES 16384
+#define HISP_CUDA_CAP(entry_bytes) (HISP_CUDA_STAGE_BYTES / (entry_bytes))
+#define HISP_CUDA_ROWCAP 1024
 #define HISP_CUDA_SPLIT 8192
 
-/* One thread block's work, chosen on the host at upload:
- * chunk == -1: rows [row0, row1) with at most CAP entries together ("stream");
- * chunk >= 0: one row (row0), entries [rowptr[row0] + chunk*SPLIT, ... + SPLIT)
- * clipped to the row; slot >= 0: its sum goes to partial[slot], slot == -1:
- * the chunk is the whole row and the block writes y itself. */
+/* One thread block's work, chosen on the host at upload. Entries [k0, k1).
+ * slot == -2: a "stream" block of rows [row0, row1) holding at most CAP
+ * entries; win >= 0: for op = T, columns [win, win + CAP) take most of its
+ * entries and are summed in shared memory first (-1: none).
+ * slot >= -1: a chunk of the long row row0 (row1 = row0 + 1); slot >= 0: its
+ * sum goes to partial[slot]; slot == -1: the chunk is the whole row and the
+ * block writes y itself. */
 typedef struct {
-    int32_t row0, row1, chunk, slot;
+    int64_t k0, k1;
+    int32_t row0, row1, slot, win;
 } hisp_cuda_block;
+
+#define HISP_CUDA_STREAM (-2)
 
 /* A row split into chunks: its partial sums are partial[slot0 .. slot0+n). */
 typedef struct {
