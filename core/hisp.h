@@ -229,14 +229,18 @@ typedef enum {
 
 typedef struct {
     hisp_gen_kind kind;
-    int64_t n;           /* grid side (poisson), rows (others); rmat: ignored */
-    uint64_t seed;
-    int64_t bandwidth;   /* banded: half-bandwidth (default 8) */
-    double nnz_per_row;  /* banded/random/circuit: mean entries per row (defaults) */
-    int scale;           /* rmat: log2 vertices (default 16) */
-    int edge_factor;     /* rmat: edges per vertex (default 8) */
+    int64_t n;           /* grid side (poisson: n^2 or n^3 rows), rows = cols (others); rmat:
+                            ignored. Defaults: 1000 poisson2d and dense, 64 poisson3d,
+                            100000 others */
+    uint64_t seed;       /* same params + type give bit-identical output anywhere (default 1) */
+    int64_t bandwidth;   /* banded: half-bandwidth, entries within |i-j| <= bandwidth (8) */
+    double nnz_per_row;  /* mean entries per row, diagonal included: banded (16, clipped to
+                            the band width 2*bandwidth+1), random (8), circuit (5, the part
+                            outside the dense rows/cols) */
+    int scale;           /* rmat: 2^scale vertices, 0..30 (default 16) */
+    int edge_factor;     /* rmat: edges per vertex (default 8); repeated edges are merged */
     int block;           /* blockdiag: cluster size (default 8) */
-    double dense_share;  /* circuit: share of entries in the dense rows/cols (0.3) */
+    double dense_share;  /* circuit: share of entries in the dense rows/cols, 0..0.95 (0.3) */
 } hisp_gen_params;
 
 /* Fill defaults for a kind (n, seed and kind-specific values). */
@@ -244,7 +248,9 @@ HISP_API void hisp_gen_defaults(hisp_gen_kind kind, hisp_gen_params *p);
 HISP_API const char *hisp_gen_name(hisp_gen_kind kind);
 HISP_API HISP_NODISCARD hisp_status hisp_gen_from_name(const char *name, hisp_gen_kind *kind);
 /* A CSR matrix (values random in [-1,1) except the Laplacians, sorted, no
- * duplicates), deterministic for a given (params, type). */
+ * duplicates), deterministic for a given (params, type), f32 or f64. Sizes
+ * this machine cannot hold are refused (OUT_OF_HOST_MEMORY) before any work.
+ * Details of each kind: core/gen.c. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx,
                                                          const hisp_gen_params *p,
                                                          hisp_type type, hisp_matrix *A);
