@@ -331,8 +331,12 @@ static int selftest(void)
     hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set backend");
     uint64_t seed = 12345;
     int fails = 0, runs = 0;
-    for (int wide = 0; wide < 2; wide++) {
+    /* mode 0: 32-bit row pointers; 1: 64-bit; 2: op = T by atomics, not
+     * through the transposed copy */
+    for (int mode = 0; mode < 3; mode++) {
+        int wide = mode == 1;
         setenv("HISP_CUDA_WIDE_PTR", wide ? "1" : "0", 1);
+        setenv("HISP_CUDA_T", mode == 2 ? "atomic" : "transpose", 1);
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
             double tol = t == HISP_F32 ? 2e-5 : 1e-12;
@@ -388,9 +392,10 @@ static int selftest(void)
         }
     }
     unsetenv("HISP_CUDA_WIDE_PTR");
+    unsetenv("HISP_CUDA_T");
     hisp_context_destroy(&ctx);
     printf("selftest: %d of %d CUDA SpMV runs correct (f32/f64, N/T, beta 0/-0.5/1, "
-           "32/64-bit row pointers)\n",
+           "32/64-bit row pointers, T by transpose and by atomics)\n",
            runs - fails, runs);
     return fails ? 1 : 0;
 }
@@ -456,9 +461,10 @@ static void summary(FILE *f, const bench_results *rs)
     fprintf(f,
             "| matrix | prec | rows | nnz | hisp CUDA N ms | cuSPARSE ALG1 ms | cuSPARSE ALG2 ms "
             "| hisp/cuSPARSE best | hisp CUDA T ms | cuSPARSE T ms | hisp/cuSPARSE T "
+            "| hisp CUDA T atomics ms "
             "| hisp CUDA N GB/s (of copy) | OpenCL GPU N ms | OpenCL GPU T ms | OCL-GPU/CUDA N "
             "| OCL-GPU/CUDA T | PoCL CPU N ms |\n");
-    fprintf(f, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    fprintf(f, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (int i = 0; i < rs->n; i++) {
         const bench_result *r = &rs->v[i];
         if (strcmp(r->impl, "hisp-cuda") || strcmp(r->op, "N")) continue;
@@ -467,15 +473,17 @@ static void summary(FILE *f, const bench_results *rs)
                a2 = med(find(rs, m, p, "N", "cusparse-alg2")),
                ht = med(find(rs, m, p, "T", "hisp-cuda")),
                ct = med(find(rs, m, p, "T", "cusparse")),
+               ta = med(find(rs, m, p, "T", "hisp-cuda-atomic")),
                on = med(find(rs, m, p, "N", "hisp-opencl-gpu")),
                ot = med(find(rs, m, p, "T", "hisp-opencl-gpu")),
                pn = med(find(rs, m, p, "N", "hisp-opencl-cpu"));
         double best = a1 < a2 || isnan(a2) ? a1 : a2;
         fprintf(f,
                 "| %s | %s | %lld | %lld | %.4f | %.4f | %.4f | **%.2f** | %.4f | %.4f | **%.2f** "
+                "| %.4f "
                 "| %.0f (%.0f%%) | %.4f | %.4f | **%.2f** | **%.2f** | %.2f |\n",
                 m, p, (long long)r->rows, (long long)r->nnz, hn, a1, a2, hn / best, ht, ct, ht / ct,
-                r->gbs, 100 * r->bw_fraction, on, ot, on / hn, ot / ht, pn);
+                ta, r->gbs, 100 * r->bw_fraction, on, ot, on / hn, ot / ht, pn);
     }
 }
 
@@ -614,9 +622,21 @@ int main(int argc, char **argv)
                 hisp_run(ctx, &P, HISP_OP_N, warmup, repeat, ms, &e, &e2);
                 add(&rs, name, t, "N", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
+                double t1 = bench_now_ms();
+                hisp_run(ctx, &P, HISP_OP_T, 0, 1, ms, &e, NULL);
+                printf("       (first op = T call, transposed copy built: %.1f ms host time)\n",
+                       bench_now_ms() - t1);
                 hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
                 add(&rs, name, t, "T", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
+                /* op = T by atomics (what runs when the transposed copy does not fit) */
+                setenv("HISP_CUDA_T", "atomic", 1);
+                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
+                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+                hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
+                add(&rs, name, t, "T", "hisp-cuda-atomic", cuda_name, &A, ms, repeat, e, gpu_bw);
+                printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
+                unsetenv("HISP_CUDA_T");
                 /* free the hisp copy before cuSPARSE's own */
                 hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
                 cusparse_run(&C, &P, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG1,

@@ -71,7 +71,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "bench.csv"))))
-impls = ["hisp-cuda N", "cusparse-alg1 N", "cusparse-alg2 N", "hisp-cuda T", "cusparse T",
+impls = ["hisp-cuda N", "cusparse-alg1 N", "cusparse-alg2 N", "hisp-cuda T", "hisp-cuda-atomic T", "cusparse T",
          "hisp-opencl-gpu N", "hisp-opencl-gpu T", "hisp-opencl-cpu N"]
 precs = [p for p in ("f64", "f32") if any(r["precision"] == p for r in rows)]
 fig, axes = plt.subplots(len(precs), 1, figsize=(13, 4.5 * len(precs)), squeeze=False)

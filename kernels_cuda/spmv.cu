@@ -27,8 +27,6 @@ namespace
 {
 
 constexpr int NT = HISP_CUDA_THREADS;
-constexpr int RPT = HISP_CUDA_ROWCAP / NT; /* rows per thread, at most */
-static_assert(HISP_CUDA_ROWCAP % NT == 0, "ROWCAP must be a multiple of the block size");
 
 template <typename T> struct cfg {
     static constexpr int CAP = HISP_CUDA_CAP((int)sizeof(T));
@@ -105,27 +103,16 @@ __global__ void __launch_bounds__(NT, 4)
         return;
     }
 
-    /* stream: groups of L lanes per row, L = min(32, largest power of two with
-     * L*R <= NT); with more rows than threads (L = 1) a thread sums up to RPT
-     * rows. Row bounds are loaded first so their latency overlaps the staging
-     * loads. */
+    /* stream: the block's row pointers go to shared memory while the entries
+     * are loaded; then groups of L lanes (L: a power of two >= the mean row
+     * length, at most 32) sum the rows from the staged products, reading
+     * consecutive words (no bank conflicts whatever the row length). */
+    __shared__ int ptr[HISP_CUDA_ROWCAP + 1];
     const int64_t base = b.k0;
     const int R = b.row1 - b.row0;
     const int E = (int)(b.k1 - base);
-    int L = 32;
-    while (L > 1 && L * R > NT)
-        L >>= 1;
-    const int G = NT / L, g = t / L, lane = t & (L - 1);
-    int s[RPT], e[RPT];
-#pragma unroll
-    for (int j = 0; j < RPT; j++) {
-        const int i = g + j * G;
-        s[j] = e[j] = 0;
-        if (i < R) {
-            s[j] = (int)(rowptr[b.row0 + i] - base);
-            e[j] = (int)(rowptr[b.row0 + i + 1] - base);
-        }
-    }
+    for (int i = t; i <= R; i += NT)
+        ptr[i] = (int)(rowptr[b.row0 + i] - base);
     int32_t c[PER];
     T v[PER];
 #pragma unroll
@@ -142,14 +129,18 @@ __global__ void __launch_bounds__(NT, 4)
         if (k < E) sh[k] = v[i] * __ldg(x + c[i]);
     }
     __syncthreads();
-#pragma unroll
-    for (int j = 0; j < RPT; j++) {
+    int L = 1;
+    while (L < 32 && L * R < E)
+        L <<= 1;
+    const int G = NT / L, g = t / L, lane = t & (L - 1);
+    for (int i0 = 0; i0 < R; i0 += G) { /* same trip count in every thread */
+        const int i = i0 + g;
         T sum = 0;
-        for (int k = s[j] + lane; k < e[j]; k += L)
-            sum += sh[k];
+        if (i < R)
+            for (int k = ptr[i] + lane; k < ptr[i + 1]; k += L)
+                sum += sh[k];
         for (int o = L >> 1; o; o >>= 1)
             sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        const int i = g + j * G;
         if (lane == 0 && i < R) {
             const int r = b.row0 + i;
             y[r] = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
@@ -241,6 +232,75 @@ __global__ void __launch_bounds__(NT)
     }
 }
 
+/* Transpose, pass 0: entries per column. */
+__global__ void transpose_count(const int32_t *__restrict__ col, int64_t nnz, int *__restrict__ cnt)
+{
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nnz;
+         k += (int64_t)gridDim.x * blockDim.x)
+        atomicAdd(cnt + __ldg(col + k), 1);
+}
+
+/* Transpose, pass 1: each entry (row r, column c) goes to the next free slot
+ * of column c in the transposed arrays (tp: its row pointers). Rows come from
+ * the block descriptors as in spmv_t. */
+template <typename T, typename I>
+__global__ void __launch_bounds__(NT)
+    transpose_scatter(const I *__restrict__ rowptr, const int32_t *__restrict__ col,
+                      const T *__restrict__ val, const hisp_cuda_block *__restrict__ blocks,
+                      const I *__restrict__ tp, int32_t *__restrict__ tcol, T *__restrict__ tval,
+                      int *__restrict__ fill)
+{
+    __shared__ int ptr[HISP_CUDA_ROWCAP + 1];
+    const hisp_cuda_block b = blocks[blockIdx.x];
+    const int t = threadIdx.x;
+    if (b.slot != HISP_CUDA_STREAM) {
+        for (int64_t k = b.k0 + t; k < b.k1; k += NT) {
+            const int c = __ldg(col + k);
+            const int64_t pos = (int64_t)tp[c] + atomicAdd(fill + c, 1);
+            tcol[pos] = b.row0;
+            tval[pos] = __ldg(val + k);
+        }
+        return;
+    }
+    const int64_t base = b.k0;
+    const int R = b.row1 - b.row0, E = (int)(b.k1 - base);
+    for (int i = t; i <= R; i += NT)
+        ptr[i] = (int)(rowptr[b.row0 + i] - base);
+    __syncthreads();
+    for (int k = t; k < E; k += NT) {
+        int lo = 0, hi = R - 1;
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if (ptr[mid] <= k)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const int c = __ldg(col + base + k);
+        const int64_t pos = (int64_t)tp[c] + atomicAdd(fill + c, 1);
+        tcol[pos] = b.row0 + lo;
+        tval[pos] = __ldg(val + base + k);
+    }
+}
+
+template <typename T, typename I>
+cudaError_t transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, int *cnt, int phase,
+                      cudaStream_t st)
+{
+    if (A->nnz == 0) return cudaSuccess;
+    if (phase == 0) {
+        int64_t nb = (A->nnz + 255) / 256;
+        if (nb > 65536) nb = 65536;
+        transpose_count<<<(unsigned)nb, 256, 0, st>>>(A->colind, A->nnz, cnt);
+        return cudaGetLastError();
+    }
+    transpose_scatter<T, I><<<(unsigned)A->nblocks, NT, 0, st>>>(
+        static_cast<const I *>(A->rowptr), A->colind, static_cast<const T *>(A->val), A->blocks,
+        static_cast<const I *>(Tr->rowptr), const_cast<int32_t *>(Tr->colind),
+        static_cast<T *>(const_cast<void *>(Tr->val)), cnt);
+    return cudaGetLastError();
+}
+
 template <typename T, typename I>
 cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y, cudaStream_t st)
 {
@@ -290,4 +350,15 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op,
                                          (float)beta, static_cast<float *>(y), stream)
                    : run<float, int32_t>(A, op, (float)alpha, static_cast<const float *>(x),
                                          (float)beta, static_cast<float *>(y), stream);
+}
+
+extern "C" cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr,
+                                                  void *cnt, int phase, cudaStream_t stream)
+{
+    int *c = static_cast<int *>(cnt);
+    if (A->f64)
+        return A->wide ? transpose<double, int64_t>(A, Tr, c, phase, stream)
+                       : transpose<double, int32_t>(A, Tr, c, phase, stream);
+    return A->wide ? transpose<float, int64_t>(A, Tr, c, phase, stream)
+                   : transpose<float, int32_t>(A, Tr, c, phase, stream);
 }

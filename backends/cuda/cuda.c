@@ -16,9 +16,11 @@ typedef struct {
 } hisp_cuda_be;
 
 /* The device representation of a CSR matrix (see cuda_kernels.h). */
-typedef struct {
+typedef struct hisp_cuda_mat {
     hisp_cuda_csr k;
     void *rowptr, *colind, *val, *blocks, *splits, *partial;
+    struct hisp_cuda_mat *tr; /* transposed copy for op = T, made on first use */
+    int tr_off;               /* op = T scatters with atomics instead */
 } hisp_cuda_mat;
 
 /* Record a failed CUDA call. Allocation failures become the out-of-device-
@@ -214,6 +216,7 @@ static void hisp_cuda_csr_free(void *p, void *dev)
     void *bufs[] = {m->rowptr, m->colind, m->val, m->blocks, m->splits, m->partial};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         hisp_cuda_free(p, bufs[i]);
+    hisp_cuda_csr_free(p, m->tr);
     free(m);
 }
 
@@ -258,7 +261,7 @@ static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int
         int64_t i = 0;
         while (i < A->nrows) {
             int64_t rs = A->rowptr[i], len = A->rowptr[i + 1] - rs;
-            if (len > cap) {
+            if (len > cap / 4) { /* a block (or several) of its own */
                 int64_t chunks = (len + HISP_CUDA_SPLIT - 1) / HISP_CUDA_SPLIT;
                 for (int64_t c = 0; c < chunks; c++, b++) {
                     if (!pass) continue;
@@ -281,14 +284,15 @@ static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int
             int64_t j = i, nnz = 0;
             while (j < A->nrows && j - i < HISP_CUDA_ROWCAP) {
                 int64_t l = A->rowptr[j + 1] - A->rowptr[j];
-                if (l > cap || nnz + l > cap) break;
+                if (l > cap / 4 || nnz + l > cap) break;
                 nnz += l;
                 j++;
             }
             if (pass)
-                blocks[b] = (hisp_cuda_block){A->rowptr[i],     A->rowptr[j],
-                                              (int32_t)i,       (int32_t)j,
-                                              HISP_CUDA_STREAM, hisp_cuda_window(A, i, j, cap)};
+                blocks[b] = (hisp_cuda_block){
+                    A->rowptr[i],     A->rowptr[j],
+                    (int32_t)i,       (int32_t)j,
+                    HISP_CUDA_STREAM, A->colind ? hisp_cuda_window(A, i, j, cap) : -1};
             b++;
             i = j;
         }
@@ -313,31 +317,18 @@ static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int
     return HISP_SUCCESS;
 }
 
-static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_csr_view *A,
-                                        void **dev)
+/* The work layout of m from host row pointers (A->colind may be NULL: no
+ * column windows): plans the blocks, uploads the row pointers (32-bit when
+ * m->k.wide is 0), the blocks and the split rows, and allocates the partial
+ * sums. m->k's type, width and sizes are set by the caller. */
+static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
+                                    const hispi_csr_view *A)
 {
-    hisp_cuda_be *be = p;
-    if (A->type != HISP_F32 && A->type != HISP_F64)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV on %s entries is not implemented",
-                          hisp_type_name(A->type));
-    if (A->nrows > INT32_MAX - 1 || A->ncols > INT32_MAX)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV: dimensions over 2^31");
-    HISPI_TRY(hisp_cuda_use(ctx, be));
-    hisp_cuda_mat *m = NULL;
-    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
     hisp_cuda_block *blocks = NULL;
     hisp_cuda_split *splits = NULL;
     int32_t *rp32 = NULL;
     int64_t nslots = 0;
     size_t es = hisp_type_size(A->type);
-    m->k.f64 = A->type == HISP_F64;
-    /* HISP_CUDA_WIDE_PTR=1 forces 64-bit row pointers (tests the wide kernels on
-     * matrices small enough to test) */
-    const char *wide = getenv("HISP_CUDA_WIDE_PTR");
-    m->k.wide = A->nnz > INT32_MAX || (wide && wide[0] == '1');
-    m->k.nrows = A->nrows;
-    m->k.ncols = A->ncols;
-    m->k.nnz = A->nnz;
     hisp_status s = hisp_cuda_plan(ctx, A, HISP_CUDA_CAP((int64_t)es), &blocks, &m->k.nblocks,
                                    &splits, &m->k.nsplits, &nslots);
     if (!s && !m->k.wide) { /* 32-bit row pointers: half the bytes */
@@ -349,8 +340,6 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
         s = m->k.wide
                 ? hisp_cuda_upload_array(ctx, be, A->rowptr, (size_t)A->nrows + 1, 8, &m->rowptr)
                 : hisp_cuda_upload_array(ctx, be, rp32, (size_t)A->nrows + 1, 4, &m->rowptr);
-    if (!s) s = hisp_cuda_upload_array(ctx, be, A->colind, (size_t)A->nnz, 4, &m->colind);
-    if (!s) s = hisp_cuda_upload_array(ctx, be, A->val, (size_t)A->nnz, es, &m->val);
     if (!s)
         s = hisp_cuda_upload_array(ctx, be, blocks, (size_t)m->k.nblocks, sizeof *blocks,
                                    &m->blocks);
@@ -361,20 +350,111 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
     free(blocks);
     free(splits);
     free(rp32);
+    m->k.rowptr = m->rowptr;
+    m->k.blocks = m->blocks;
+    m->k.splits = m->splits;
+    m->k.partial = m->partial;
+    return s;
+}
+
+static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_csr_view *A,
+                                        void **dev)
+{
+    hisp_cuda_be *be = p;
+    if (A->type != HISP_F32 && A->type != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV on %s entries is not implemented",
+                          hisp_type_name(A->type));
+    if (A->nrows > INT32_MAX - 1 || A->ncols > INT32_MAX - 1)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV: dimensions over 2^31");
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    hisp_cuda_mat *m = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    size_t es = hisp_type_size(A->type);
+    m->k.f64 = A->type == HISP_F64;
+    /* HISP_CUDA_WIDE_PTR=1 forces 64-bit row pointers (tests the wide kernels on
+     * matrices small enough to test) */
+    const char *wide = getenv("HISP_CUDA_WIDE_PTR");
+    m->k.wide = A->nnz > INT32_MAX || (wide && wide[0] == '1');
+    /* HISP_CUDA_T=atomic: op = T always scatters with atomics (no transposed
+     * copy); the benchmark reports both */
+    const char *tmode = getenv("HISP_CUDA_T");
+    m->tr_off = tmode && strcmp(tmode, "atomic") == 0;
+    m->k.nrows = A->nrows;
+    m->k.ncols = A->ncols;
+    m->k.nnz = A->nnz;
+    hisp_status s = hisp_cuda_layout(ctx, be, m, A);
+    if (!s) s = hisp_cuda_upload_array(ctx, be, A->colind, (size_t)A->nnz, 4, &m->colind);
+    if (!s) s = hisp_cuda_upload_array(ctx, be, A->val, (size_t)A->nnz, es, &m->val);
     if (s) {
         hisp_cuda_csr_free(be, m);
         return s;
     }
-    m->k.rowptr = m->rowptr;
     m->k.colind = m->colind;
     m->k.val = m->val;
-    m->k.blocks = m->blocks;
-    m->k.splits = m->splits;
-    m->k.partial = m->partial;
     hispi_debug("cuda: CSR %lld x %lld, %lld nnz, %s row pointers, %lld blocks, %lld split rows",
                 (long long)A->nrows, (long long)A->ncols, (long long)A->nnz,
                 m->k.wide ? "64-bit" : "32-bit", (long long)m->k.nblocks, (long long)m->k.nsplits);
     *dev = m;
+    return HISP_SUCCESS;
+}
+
+/* The transpose of m as a CSR matrix of its own (ncols x nrows), built on the
+ * device: count the entries of each column, prefix sums on the host (which
+ * also plans the blocks), scatter. Entries of a column land in the order the
+ * atomics give: sums over a column may round differently from one build to
+ * the next, never between calls on the same copy. */
+static hisp_status hisp_cuda_transpose(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
+                                       hisp_cuda_mat **out)
+{
+    hisp_cuda_mat *t = NULL;
+    int64_t *colptr = NULL;
+    int32_t *cnt_h = NULL;
+    void *cnt = NULL;
+    size_t es = m->k.f64 ? 8 : 4;
+    int64_t nc = m->k.ncols;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *t, (void **)&t));
+    t->k.f64 = m->k.f64;
+    t->k.wide = m->k.wide;
+    t->k.nrows = m->k.ncols;
+    t->k.ncols = m->k.nrows;
+    t->k.nnz = m->k.nnz;
+    t->tr_off = 1;
+    hisp_status s = hispi_alloc(ctx, (size_t)nc + 1, sizeof *colptr, (void **)&colptr);
+    if (!s) s = hispi_alloc(ctx, (size_t)nc + 1, sizeof *cnt_h, (void **)&cnt_h);
+    if (!s) s = hisp_cuda_alloc(ctx, be, ((size_t)nc + 1) * 4, &cnt);
+    cudaError_t e = cudaSuccess;
+    if (!s) {
+        e = cudaMemsetAsync(cnt, 0, ((size_t)nc + 1) * 4, be->stream);
+        if (e == cudaSuccess) e = hisp_cuda_launch_transpose(&m->k, &t->k, cnt, 0, be->stream);
+        if (e != cudaSuccess) s = hisp_cuda_fail(ctx, e, "transpose: counting columns");
+    }
+    if (!s) s = hisp_cuda_read(ctx, be, cnt, 0, cnt_h, (size_t)nc * 4);
+    if (!s) {
+        colptr[0] = 0;
+        for (int64_t j = 0; j < nc; j++)
+            colptr[j + 1] = colptr[j] + cnt_h[j];
+        hispi_csr_view v = {
+            m->k.f64 ? HISP_F64 : HISP_F32, nc, m->k.nrows, m->k.nnz, colptr, NULL, NULL};
+        s = hisp_cuda_layout(ctx, be, t, &v);
+    }
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)m->k.nnz * 4, &t->colind);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)m->k.nnz * es, &t->val);
+    if (!s) {
+        t->k.colind = t->colind;
+        t->k.val = t->val;
+        e = cudaMemsetAsync(cnt, 0, ((size_t)nc + 1) * 4, be->stream);
+        if (e == cudaSuccess) e = hisp_cuda_launch_transpose(&m->k, &t->k, cnt, 1, be->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(be->stream);
+        if (e != cudaSuccess) s = hisp_cuda_fail(ctx, e, "transpose: scattering entries");
+    }
+    hisp_cuda_free(be, cnt);
+    free(colptr);
+    free(cnt_h);
+    if (s) {
+        hisp_cuda_csr_free(be, t);
+        return s;
+    }
+    *out = t;
     return HISP_SUCCESS;
 }
 
@@ -384,8 +464,22 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     hisp_cuda_be *be = p;
     hisp_cuda_mat *m = dev;
     HISPI_TRY(hisp_cuda_use(ctx, be));
+    /* op = T runs op = N on a transposed copy made at the first call (as fast
+     * as op = N, no atomics); when the device has no room for it, the entries
+     * are scattered with atomics instead. */
+    if (op == HISP_OP_T && !m->tr && !m->tr_off) {
+        hisp_status s = hisp_cuda_transpose(ctx, be, m, &m->tr);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
+            hispi_clear_error(ctx);
+            m->tr_off = 1;
+        } else if (s) {
+            return s;
+        }
+    }
     cudaError_t e =
-        hisp_cuda_launch_csr_spmv(&m->k, op == HISP_OP_T, alpha, x, beta, y, be->stream);
+        op == HISP_OP_T && m->tr
+            ? hisp_cuda_launch_csr_spmv(&m->tr->k, 0, alpha, x, beta, y, be->stream)
+            : hisp_cuda_launch_csr_spmv(&m->k, op == HISP_OP_T, alpha, x, beta, y, be->stream);
     if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR SpMV kernel launch");
     return HISP_SUCCESS;
 }

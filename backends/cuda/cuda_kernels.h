@@ -59,6 +59,13 @@ typedef struct {
 cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alpha, const void *x,
                                       double beta, void *y, cudaStream_t stream);
 
+/* Transpose of A into Tr (same type and width; Tr's row pointers, colind and
+ * val allocated). phase 0: cnt[c] += entries of column c (cnt zeroed, ncols
+ * ints); phase 1: scatter, cnt (zeroed again) counting the entries placed per
+ * column. Tr's arrays are written through its const pointers. */
+cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, void *cnt,
+                                       int phase, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
