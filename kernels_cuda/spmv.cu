@@ -28,9 +28,19 @@ namespace
 
 constexpr int NT = HISP_CUDA_THREADS;
 
+constexpr int RPT = HISP_CUDA_ROWCAP / NT; /* rows per thread, at most */
+static_assert(HISP_CUDA_ROWCAP % NT == 0, "ROWCAP must be a multiple of the block size");
+
 template <typename T> struct cfg {
     static constexpr int CAP = HISP_CUDA_CAP((int)sizeof(T));
     static constexpr int PER = CAP / NT;
+    /* staged index k -> padded slot: one entry skipped per 128 bytes */
+    static constexpr int SHIFT = sizeof(T) == 4 ? 5 : 4;
+    static constexpr int PADDED = CAP + (CAP >> SHIFT);
+    static __device__ __forceinline__ int pad(int k)
+    {
+        return k + (k >> SHIFT);
+    }
     static_assert(CAP % NT == 0, "CAP must be a multiple of the block size");
 };
 
@@ -86,8 +96,8 @@ __global__ void __launch_bounds__(NT, 4)
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
            T *__restrict__ partial, T alpha, T beta)
 {
-    constexpr int CAP = cfg<T>::CAP, PER = cfg<T>::PER;
-    __shared__ T sh[CAP];
+    constexpr int PER = cfg<T>::PER;
+    __shared__ T sh[cfg<T>::PADDED];
     __shared__ T red[NT / 32];
     const hisp_cuda_block b = blocks[blockIdx.x];
     const int t = threadIdx.x;
@@ -103,16 +113,28 @@ __global__ void __launch_bounds__(NT, 4)
         return;
     }
 
-    /* stream: the block's row pointers go to shared memory while the entries
-     * are loaded; then groups of L lanes (L: a power of two >= the mean row
-     * length, at most 32) sum the rows from the staged products, reading
-     * consecutive words (no bank conflicts whatever the row length). */
-    __shared__ int ptr[HISP_CUDA_ROWCAP + 1];
+    /* stream: groups of L lanes per row, L = min(32, largest power of two with
+     * L*R <= NT); with more rows than threads (L = 1) a thread sums up to RPT
+     * rows. Row bounds are loaded first so their latency overlaps the staging
+     * loads. Products are staged with one word of padding per 32 banks, so
+     * that threads summing rows of any common length hit distinct banks. */
     const int64_t base = b.k0;
     const int R = b.row1 - b.row0;
     const int E = (int)(b.k1 - base);
-    for (int i = t; i <= R; i += NT)
-        ptr[i] = (int)(rowptr[b.row0 + i] - base);
+    int L = 32;
+    while (L > 1 && L * R > NT)
+        L >>= 1;
+    const int G = NT / L, g = t / L, lane = t & (L - 1);
+    int s[RPT], e[RPT];
+#pragma unroll
+    for (int j = 0; j < RPT; j++) {
+        const int i = g + j * G;
+        s[j] = e[j] = 0;
+        if (i < R) {
+            s[j] = (int)(rowptr[b.row0 + i] - base);
+            e[j] = (int)(rowptr[b.row0 + i + 1] - base);
+        }
+    }
     int32_t c[PER];
     T v[PER];
 #pragma unroll
@@ -126,21 +148,17 @@ __global__ void __launch_bounds__(NT, 4)
 #pragma unroll
     for (int i = 0; i < PER; i++) {
         const int k = t + i * NT;
-        if (k < E) sh[k] = v[i] * __ldg(x + c[i]);
+        if (k < E) sh[cfg<T>::pad(k)] = v[i] * __ldg(x + c[i]);
     }
     __syncthreads();
-    int L = 1;
-    while (L < 32 && L * R < E)
-        L <<= 1;
-    const int G = NT / L, g = t / L, lane = t & (L - 1);
-    for (int i0 = 0; i0 < R; i0 += G) { /* same trip count in every thread */
-        const int i = i0 + g;
+#pragma unroll
+    for (int j = 0; j < RPT; j++) {
         T sum = 0;
-        if (i < R)
-            for (int k = ptr[i] + lane; k < ptr[i + 1]; k += L)
-                sum += sh[k];
+        for (int k = s[j] + lane; k < e[j]; k += L)
+            sum += sh[cfg<T>::pad(k)];
         for (int o = L >> 1; o; o >>= 1)
             sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const int i = g + j * G;
         if (lane == 0 && i < R) {
             const int r = b.row0 + i;
             y[r] = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
