@@ -45,7 +45,7 @@ PARTS=$(mktemp -d)
 for m in ${MATRICES:-poisson3d banded rmat dense blockdiag circuit}; do
     timeout ${BENCH_TIMEOUT:-300} bench/bench_spmv_cuda --scale gpu --matrices "$m" --precision "$PREC" \
         --repeat 50 --warmup 5 --cpu-repeat 5 --csv "$PARTS/$m.csv" --md "$PARTS/$m.md" \
-        --summary "$PARTS/$m.sum" >>"$OUT/bench.log" 2>&1
+        --summary "$PARTS/$m.sum" ${BENCH_ARGS:-} >>"$OUT/bench.log" 2>&1
     echo "bench $m exit $?" >>"$OUT/bench.log"
 done
 first=1

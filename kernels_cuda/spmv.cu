@@ -76,17 +76,17 @@ __device__ __forceinline__ T long_row_sum(const int32_t *__restrict__ col,
     T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     int64_t k = s + threadIdx.x;
     for (; k + 3 * NT < e; k += 4 * NT) {
-        const int32_t c0 = __ldg(col + k), c1 = __ldg(col + k + NT), c2 = __ldg(col + k + 2 * NT),
-                      c3 = __ldg(col + k + 3 * NT);
-        const T v0 = __ldg(val + k), v1 = __ldg(val + k + NT), v2 = __ldg(val + k + 2 * NT),
-                v3 = __ldg(val + k + 3 * NT);
+        const int32_t c0 = __ldcs(col + k), c1 = __ldcs(col + k + NT), c2 = __ldcs(col + k + 2 * NT),
+                      c3 = __ldcs(col + k + 3 * NT);
+        const T v0 = __ldcs(val + k), v1 = __ldcs(val + k + NT), v2 = __ldcs(val + k + 2 * NT),
+                v3 = __ldcs(val + k + 3 * NT);
         a0 += v0 * __ldg(x + c0);
         a1 += v1 * __ldg(x + c1);
         a2 += v2 * __ldg(x + c2);
         a3 += v3 * __ldg(x + c3);
     }
     for (; k < e; k += NT)
-        a0 += __ldg(val + k) * __ldg(x + __ldg(col + k));
+        a0 += __ldcs(val + k) * __ldg(x + __ldcs(col + k));
     return block_sum((a0 + a1) + (a2 + a3), red);
 }
 
@@ -141,8 +141,8 @@ __global__ void __launch_bounds__(NT, 4)
     for (int i = 0; i < PER; i++) {
         const int k = t + i * NT;
         if (k < E) {
-            c[i] = __ldg(col + base + k);
-            v[i] = __ldg(val + base + k);
+            c[i] = __ldcs(col + base + k);
+            v[i] = __ldcs(val + base + k);
         }
     }
 #pragma unroll
