@@ -11,11 +11,17 @@
  * block descriptors carry their entry range, so a block's first loads do not
  * wait for the row pointers.
  *
- * op = T: y is scaled by beta, then each entry's product is scattered with
- * atomicAdd (native float and double atomics on sm_60 and later), the same
- * blocks giving balanced work; where a block's entries fall mostly in a
- * window of columns near its rows (banded, stencil, block-diagonal
- * patterns), they are summed in shared memory first, cutting global atomics.
+ * op = T: the backend normally runs op = N on a transposed copy that it
+ * builds at the first op = T call (transpose_count / transpose_scatter
+ * below). The fallback, when that copy does not fit: y is scaled by beta,
+ * then each entry's product is scattered with atomicAdd (native float and
+ * double atomics on sm_60 and later), the same blocks giving balanced work;
+ * where a block's entries fall mostly in a window of columns near its rows
+ * (banded, stencil, block-diagonal patterns), they are summed in shared
+ * memory first, cutting global atomics.
+ *
+ * Loads of colind and values use the streaming cache hint (read once), so
+ * that x stays in L1/L2.
  *
  * Every kernel is templated on the entry type T and the row-pointer type I
  * (int32 when nnz < 2^31, int64 otherwise). */
@@ -76,8 +82,8 @@ __device__ __forceinline__ T long_row_sum(const int32_t *__restrict__ col,
     T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     int64_t k = s + threadIdx.x;
     for (; k + 3 * NT < e; k += 4 * NT) {
-        const int32_t c0 = __ldcs(col + k), c1 = __ldcs(col + k + NT), c2 = __ldcs(col + k + 2 * NT),
-                      c3 = __ldcs(col + k + 3 * NT);
+        const int32_t c0 = __ldcs(col + k), c1 = __ldcs(col + k + NT),
+                      c2 = __ldcs(col + k + 2 * NT), c3 = __ldcs(col + k + 3 * NT);
         const T v0 = __ldcs(val + k), v1 = __ldcs(val + k + NT), v2 = __ldcs(val + k + 2 * NT),
                 v3 = __ldcs(val + k + 3 * NT);
         a0 += v0 * __ldg(x + c0);
