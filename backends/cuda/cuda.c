@@ -1,0 +1,507 @@
+/* The CUDA backend: the CUDA runtime API (cudart linked statically, never the
+ * driver API), one non-blocking stream per instance, CSR SpMV kernels from
+ * kernels_cuda/spmv.cu. A machine without a driver or a GPU sees zero devices
+ * and a note saying why. */
+#include "../backend.h"
+#include "cuda_kernels.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int device;
+    cudaStream_t stream;
+} hisp_cuda_be;
+
+/* The device representation of a CSR matrix (see cuda_kernels.h). */
+typedef struct hisp_cuda_mat {
+    hisp_cuda_csr k;
+    void *rowptr, *colind, *val, *blocks, *splits, *partial;
+    struct hisp_cuda_mat *tr; /* transposed copy for op = T, made on first use */
+    int tr_off;               /* op = T scatters with atomics instead */
+} hisp_cuda_mat;
+
+/* Record a failed CUDA call. Allocation failures become the out-of-device-
+ * memory status; cudaGetLastError() clears that (non-sticky) error so the
+ * next call starts clean. */
+static hisp_status hisp_cuda_fail(hisp_context ctx, cudaError_t e, const char *what)
+{
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return hispi_fail_native(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, (int64_t)e, "%s: %s", what,
+                                 cudaGetErrorString(e));
+    }
+    return hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e, "%s failed: %s (%s)", what,
+                             cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+#define CU_TRY(ctx, call)                                                                          \
+    do {                                                                                           \
+        cudaError_t hisp_cuda_e_ = (call);                                                         \
+        if (hisp_cuda_e_ != cudaSuccess) return hisp_cuda_fail((ctx), hisp_cuda_e_, #call);        \
+    } while (0)
+
+static hisp_status hisp_cuda_use(hisp_context ctx, hisp_cuda_be *be)
+{
+    CU_TRY(ctx, cudaSetDevice(be->device));
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_device_count(hisp_context ctx, int *count)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        *count = 0;
+        hispi_note(ctx, "no CUDA device: %s", cudaGetErrorString(e));
+        return HISP_SUCCESS;
+    }
+    *count = n;
+    if (n == 0) hispi_note(ctx, "no CUDA device: the driver reports none");
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_device_info(hisp_context ctx, int index, hisp_device_info *info)
+{
+    struct cudaDeviceProp p;
+    CU_TRY(ctx, cudaGetDeviceProperties(&p, index));
+    int rt = 0, drv = 0;
+    CU_TRY(ctx, cudaRuntimeGetVersion(&rt));
+    CU_TRY(ctx, cudaDriverGetVersion(&drv));
+    memset(info, 0, sizeof *info);
+    info->backend = HISP_BACKEND_CUDA;
+    info->index = index;
+    snprintf(info->name, sizeof info->name, "%s", p.name);
+    snprintf(info->platform, sizeof info->platform, "CUDA %d.%d (sm_%d%d)", rt / 1000,
+             (rt % 1000) / 10, p.major, p.minor);
+    snprintf(info->vendor, sizeof info->vendor, "NVIDIA");
+    snprintf(info->driver, sizeof info->driver, "CUDA driver API %d.%d", drv / 1000,
+             (drv % 1000) / 10);
+    info->is_gpu = 1;
+    info->compute_units = p.multiProcessorCount;
+    info->fp64 = 1;
+    info->global_mem = (uint64_t)p.totalGlobalMem;
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_init(hisp_context ctx, int index, void **out)
+{
+    hisp_cuda_be *be = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *be, (void **)&be));
+    be->device = index;
+    cudaError_t e = cudaSetDevice(index);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        free(be);
+        return hisp_cuda_fail(ctx, e, "opening the CUDA device");
+    }
+    *out = be;
+    return HISP_SUCCESS;
+}
+
+static void hisp_cuda_fini(void *p)
+{
+    hisp_cuda_be *be = p;
+    if (!be) return;
+    if (cudaSetDevice(be->device) == cudaSuccess) {
+        (void)cudaStreamSynchronize(be->stream);
+        (void)cudaStreamDestroy(be->stream);
+    }
+    (void)cudaGetLastError();
+    free(be);
+}
+
+static hisp_status hisp_cuda_sync(hisp_context ctx, void *p)
+{
+    hisp_cuda_be *be = p;
+    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_alloc(hisp_context ctx, void *p, size_t bytes, void **buf)
+{
+    HISPI_TRY(hisp_cuda_use(ctx, p));
+    *buf = NULL;
+    /* 0 bytes: a small real allocation, so the handle is valid and freeable */
+    CU_TRY(ctx, cudaMalloc(buf, bytes ? bytes : 16));
+    return HISP_SUCCESS;
+}
+
+static void hisp_cuda_free(void *p, void *buf)
+{
+    hisp_cuda_be *be = p;
+    if (!buf) return;
+    (void)cudaSetDevice(be->device);
+    (void)cudaFree(buf); /* cudaFree waits for work using it */
+    (void)cudaGetLastError();
+}
+
+static hisp_status hisp_cuda_write(hisp_context ctx, void *p, void *buf, size_t off,
+                                   const void *src, size_t bytes)
+{
+    hisp_cuda_be *be = p;
+    if (!bytes) return HISP_SUCCESS;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    CU_TRY(ctx, cudaMemcpyAsync((char *)buf + off, src, bytes, cudaMemcpyHostToDevice, be->stream));
+    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_read(hisp_context ctx, void *p, const void *buf, size_t off, void *dst,
+                                  size_t bytes)
+{
+    hisp_cuda_be *be = p;
+    if (!bytes) return HISP_SUCCESS;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    CU_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes, cudaMemcpyDeviceToHost,
+                                be->stream));
+    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    return HISP_SUCCESS;
+}
+
+/* Device to device, queued on the stream (ordered with kernels and marks). */
+static hisp_status hisp_cuda_copy(hisp_context ctx, void *p, void *dst, const void *src,
+                                  size_t bytes)
+{
+    hisp_cuda_be *be = p;
+    if (!bytes) return HISP_SUCCESS;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    CU_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, be->stream));
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_mark_create(hisp_context ctx, void *p, void **mark)
+{
+    HISPI_TRY(hisp_cuda_use(ctx, p));
+    cudaEvent_t ev = NULL;
+    CU_TRY(ctx, cudaEventCreate(&ev));
+    *mark = (void *)ev;
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_mark_record(hisp_context ctx, void *p, void *mark)
+{
+    hisp_cuda_be *be = p;
+    CU_TRY(ctx, cudaEventRecord((cudaEvent_t)mark, be->stream));
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_mark_elapsed(hisp_context ctx, void *p, void *start, void *stop,
+                                          double *ms)
+{
+    (void)p;
+    float f = 0;
+    CU_TRY(ctx, cudaEventSynchronize((cudaEvent_t)stop));
+    CU_TRY(ctx, cudaEventElapsedTime(&f, (cudaEvent_t)start, (cudaEvent_t)stop));
+    *ms = f;
+    return HISP_SUCCESS;
+}
+
+static void hisp_cuda_mark_destroy(void *p, void *mark)
+{
+    (void)p;
+    if (mark) (void)cudaEventDestroy((cudaEvent_t)mark);
+    (void)cudaGetLastError();
+}
+
+/* ---- CSR ------------------------------------------------------------------ */
+
+static void hisp_cuda_csr_free(void *p, void *dev)
+{
+    hisp_cuda_mat *m = dev;
+    if (!m) return;
+    void *bufs[] = {m->rowptr, m->colind, m->val, m->blocks, m->splits, m->partial};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        hisp_cuda_free(p, bufs[i]);
+    hisp_cuda_csr_free(p, m->tr);
+    free(m);
+}
+
+static hisp_status hisp_cuda_upload_array(hisp_context ctx, hisp_cuda_be *be, const void *src,
+                                          size_t n, size_t size, void **dst)
+{
+    if (size && n > SIZE_MAX / size)
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "array of %zu entries too large", n);
+    HISPI_TRY(hisp_cuda_alloc(ctx, be, n * size, dst));
+    return hisp_cuda_write(ctx, be, *dst, 0, src, n * size);
+}
+
+/* For op = T: a window of `cap` columns around the diagonal of a stream
+ * block's rows, used when it takes at least a quarter of the block's entries
+ * (those are then summed in shared memory before one global atomic each).
+ * Returns the window's first column, or -1. */
+static int32_t hisp_cuda_window(const hispi_csr_view *A, int64_t r0, int64_t r1, int64_t cap)
+{
+    int64_t k0 = A->rowptr[r0], k1 = A->rowptr[r1];
+    if (k1 - k0 < 64) return -1;
+    int64_t lo = r0 - (cap - (r1 - r0)) / 2;
+    if (lo > A->ncols - cap) lo = A->ncols - cap;
+    if (lo < 0) lo = 0;
+    int64_t in = 0;
+    for (int64_t k = k0; k < k1; k++)
+        in += (uint64_t)(A->colind[k] - lo) < (uint64_t)cap;
+    return 4 * in >= k1 - k0 ? (int32_t)lo : -1;
+}
+
+/* Cut the rows into thread blocks of comparable work (cuda_kernels.h):
+ * consecutive rows up to CAP entries and ROWCAP rows per block; a longer row
+ * gets a block of its own, or several chunks of SPLIT entries plus a fix-up
+ * entry. Two passes: count, then fill. */
+static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int64_t cap,
+                                  hisp_cuda_block **bp, int64_t *nb, hisp_cuda_split **sp,
+                                  int64_t *ns, int64_t *nslots)
+{
+    hisp_cuda_block *blocks = NULL;
+    hisp_cuda_split *splits = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t b = 0, s = 0, slots = 0;
+        int64_t i = 0;
+        while (i < A->nrows) {
+            int64_t rs = A->rowptr[i], len = A->rowptr[i + 1] - rs;
+            if (len > cap / 4) { /* a block (or several) of its own */
+                int64_t chunks = (len + HISP_CUDA_SPLIT - 1) / HISP_CUDA_SPLIT;
+                for (int64_t c = 0; c < chunks; c++, b++) {
+                    if (!pass) continue;
+                    int64_t k0 = rs + c * HISP_CUDA_SPLIT;
+                    int64_t k1 = k0 + HISP_CUDA_SPLIT < rs + len ? k0 + HISP_CUDA_SPLIT : rs + len;
+                    blocks[b] = (hisp_cuda_block){
+                        k0, k1, (int32_t)i, (int32_t)i + 1, chunks > 1 ? (int32_t)(slots + c) : -1,
+                        -1};
+                }
+                if (chunks > 1) {
+                    if (pass)
+                        splits[s] =
+                            (hisp_cuda_split){(int32_t)i, (int32_t)slots, (int32_t)chunks, 0};
+                    s++;
+                    slots += chunks;
+                }
+                i++;
+                continue;
+            }
+            int64_t j = i, nnz = 0;
+            while (j < A->nrows && j - i < HISP_CUDA_ROWCAP) {
+                int64_t l = A->rowptr[j + 1] - A->rowptr[j];
+                if (l > cap / 4 || nnz + l > cap) break;
+                nnz += l;
+                j++;
+            }
+            if (pass)
+                blocks[b] = (hisp_cuda_block){
+                    A->rowptr[i],     A->rowptr[j],
+                    (int32_t)i,       (int32_t)j,
+                    HISP_CUDA_STREAM, A->colind ? hisp_cuda_window(A, i, j, cap) : -1};
+            b++;
+            i = j;
+        }
+        if (!pass) {
+            if (b > INT32_MAX || slots > INT32_MAX)
+                return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                                  "CUDA SpMV: matrix needs %lld thread blocks, too many",
+                                  (long long)b);
+            HISPI_TRY(hispi_alloc(ctx, (size_t)b, sizeof *blocks, (void **)&blocks));
+            hisp_status st = hispi_alloc(ctx, (size_t)s, sizeof *splits, (void **)&splits);
+            if (st) {
+                free(blocks);
+                return st;
+            }
+        }
+        *nb = b;
+        *ns = s;
+        *nslots = slots;
+    }
+    *bp = blocks;
+    *sp = splits;
+    return HISP_SUCCESS;
+}
+
+/* The work layout of m from host row pointers (A->colind may be NULL: no
+ * column windows): plans the blocks, uploads the row pointers (32-bit when
+ * m->k.wide is 0), the blocks and the split rows, and allocates the partial
+ * sums. m->k's type, width and sizes are set by the caller. */
+static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
+                                    const hispi_csr_view *A)
+{
+    hisp_cuda_block *blocks = NULL;
+    hisp_cuda_split *splits = NULL;
+    int32_t *rp32 = NULL;
+    int64_t nslots = 0;
+    size_t es = hisp_type_size(A->type);
+    hisp_status s = hisp_cuda_plan(ctx, A, HISP_CUDA_CAP((int64_t)es), &blocks, &m->k.nblocks,
+                                   &splits, &m->k.nsplits, &nslots);
+    if (!s && !m->k.wide) { /* 32-bit row pointers: half the bytes */
+        s = hispi_alloc(ctx, (size_t)A->nrows + 1, sizeof *rp32, (void **)&rp32);
+        for (int64_t i = 0; !s && i <= A->nrows; i++)
+            rp32[i] = (int32_t)A->rowptr[i];
+    }
+    if (!s)
+        s = m->k.wide
+                ? hisp_cuda_upload_array(ctx, be, A->rowptr, (size_t)A->nrows + 1, 8, &m->rowptr)
+                : hisp_cuda_upload_array(ctx, be, rp32, (size_t)A->nrows + 1, 4, &m->rowptr);
+    if (!s)
+        s = hisp_cuda_upload_array(ctx, be, blocks, (size_t)m->k.nblocks, sizeof *blocks,
+                                   &m->blocks);
+    if (!s)
+        s = hisp_cuda_upload_array(ctx, be, splits, (size_t)m->k.nsplits, sizeof *splits,
+                                   &m->splits);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)nslots * es, &m->partial);
+    free(blocks);
+    free(splits);
+    free(rp32);
+    m->k.rowptr = m->rowptr;
+    m->k.blocks = m->blocks;
+    m->k.splits = m->splits;
+    m->k.partial = m->partial;
+    return s;
+}
+
+static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_csr_view *A,
+                                        void **dev)
+{
+    hisp_cuda_be *be = p;
+    if (A->type != HISP_F32 && A->type != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV on %s entries is not implemented",
+                          hisp_type_name(A->type));
+    if (A->nrows > INT32_MAX - 1 || A->ncols > INT32_MAX - 1)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV: dimensions over 2^31");
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    hisp_cuda_mat *m = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    size_t es = hisp_type_size(A->type);
+    m->k.f64 = A->type == HISP_F64;
+    /* HISP_CUDA_WIDE_PTR=1 forces 64-bit row pointers (tests the wide kernels on
+     * matrices small enough to test) */
+    const char *wide = getenv("HISP_CUDA_WIDE_PTR");
+    m->k.wide = A->nnz > INT32_MAX || (wide && wide[0] == '1');
+    /* HISP_CUDA_T=atomic: op = T always scatters with atomics (no transposed
+     * copy); the benchmark reports both */
+    const char *tmode = getenv("HISP_CUDA_T");
+    m->tr_off = tmode && strcmp(tmode, "atomic") == 0;
+    m->k.nrows = A->nrows;
+    m->k.ncols = A->ncols;
+    m->k.nnz = A->nnz;
+    hisp_status s = hisp_cuda_layout(ctx, be, m, A);
+    if (!s) s = hisp_cuda_upload_array(ctx, be, A->colind, (size_t)A->nnz, 4, &m->colind);
+    if (!s) s = hisp_cuda_upload_array(ctx, be, A->val, (size_t)A->nnz, es, &m->val);
+    if (s) {
+        hisp_cuda_csr_free(be, m);
+        return s;
+    }
+    m->k.colind = m->colind;
+    m->k.val = m->val;
+    hispi_debug("cuda: CSR %lld x %lld, %lld nnz, %s row pointers, %lld blocks, %lld split rows",
+                (long long)A->nrows, (long long)A->ncols, (long long)A->nnz,
+                m->k.wide ? "64-bit" : "32-bit", (long long)m->k.nblocks, (long long)m->k.nsplits);
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+/* The transpose of m as a CSR matrix of its own (ncols x nrows), built on the
+ * device: count the entries of each column, prefix sums on the host (which
+ * also plans the blocks), scatter. Entries of a column land in the order the
+ * atomics give: sums over a column may round differently from one build to
+ * the next, never between calls on the same copy. */
+static hisp_status hisp_cuda_transpose(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
+                                       hisp_cuda_mat **out)
+{
+    hisp_cuda_mat *t = NULL;
+    int64_t *colptr = NULL;
+    int32_t *cnt_h = NULL;
+    void *cnt = NULL;
+    size_t es = m->k.f64 ? 8 : 4;
+    int64_t nc = m->k.ncols;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *t, (void **)&t));
+    t->k.f64 = m->k.f64;
+    t->k.wide = m->k.wide;
+    t->k.nrows = m->k.ncols;
+    t->k.ncols = m->k.nrows;
+    t->k.nnz = m->k.nnz;
+    t->tr_off = 1;
+    hisp_status s = hispi_alloc(ctx, (size_t)nc + 1, sizeof *colptr, (void **)&colptr);
+    if (!s) s = hispi_alloc(ctx, (size_t)nc + 1, sizeof *cnt_h, (void **)&cnt_h);
+    if (!s) s = hisp_cuda_alloc(ctx, be, ((size_t)nc + 1) * 4, &cnt);
+    cudaError_t e = cudaSuccess;
+    if (!s) {
+        e = cudaMemsetAsync(cnt, 0, ((size_t)nc + 1) * 4, be->stream);
+        if (e == cudaSuccess) e = hisp_cuda_launch_transpose(&m->k, &t->k, cnt, 0, be->stream);
+        if (e != cudaSuccess) s = hisp_cuda_fail(ctx, e, "transpose: counting columns");
+    }
+    if (!s) s = hisp_cuda_read(ctx, be, cnt, 0, cnt_h, (size_t)nc * 4);
+    if (!s) {
+        colptr[0] = 0;
+        for (int64_t j = 0; j < nc; j++)
+            colptr[j + 1] = colptr[j] + cnt_h[j];
+        hispi_csr_view v = {
+            m->k.f64 ? HISP_F64 : HISP_F32, nc, m->k.nrows, m->k.nnz, colptr, NULL, NULL};
+        s = hisp_cuda_layout(ctx, be, t, &v);
+    }
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)m->k.nnz * 4, &t->colind);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)m->k.nnz * es, &t->val);
+    if (!s) {
+        t->k.colind = t->colind;
+        t->k.val = t->val;
+        e = cudaMemsetAsync(cnt, 0, ((size_t)nc + 1) * 4, be->stream);
+        if (e == cudaSuccess) e = hisp_cuda_launch_transpose(&m->k, &t->k, cnt, 1, be->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(be->stream);
+        if (e != cudaSuccess) s = hisp_cuda_fail(ctx, e, "transpose: scattering entries");
+    }
+    hisp_cuda_free(be, cnt);
+    free(colptr);
+    free(cnt_h);
+    if (s) {
+        hisp_cuda_csr_free(be, t);
+        return s;
+    }
+    *out = t;
+    return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp_op op,
+                                      double alpha, const void *x, double beta, void *y)
+{
+    hisp_cuda_be *be = p;
+    hisp_cuda_mat *m = dev;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    /* op = T runs op = N on a transposed copy made at the first call (as fast
+     * as op = N, no atomics); when the device has no room for it, the entries
+     * are scattered with atomics instead. */
+    if (op == HISP_OP_T && !m->tr && !m->tr_off) {
+        hisp_status s = hisp_cuda_transpose(ctx, be, m, &m->tr);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
+            hispi_clear_error(ctx);
+            m->tr_off = 1;
+        } else if (s) {
+            return s;
+        }
+    }
+    cudaError_t e =
+        op == HISP_OP_T && m->tr
+            ? hisp_cuda_launch_csr_spmv(&m->tr->k, 0, alpha, x, beta, y, be->stream)
+            : hisp_cuda_launch_csr_spmv(&m->k, op == HISP_OP_T, alpha, x, beta, y, be->stream);
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR SpMV kernel launch");
+    return HISP_SUCCESS;
+}
+
+const hisp_backend_ops hisp_cuda_ops = {
+    .name = "cuda",
+    .kind = HISP_BACKEND_CUDA,
+    .device_count = hisp_cuda_device_count,
+    .device_info = hisp_cuda_device_info,
+    .init = hisp_cuda_init,
+    .fini = hisp_cuda_fini,
+    .synchronize = hisp_cuda_sync,
+    .buf_alloc = hisp_cuda_alloc,
+    .buf_free = hisp_cuda_free,
+    .buf_write = hisp_cuda_write,
+    .buf_read = hisp_cuda_read,
+    .buf_copy = hisp_cuda_copy,
+    .mark_create = hisp_cuda_mark_create,
+    .mark_record = hisp_cuda_mark_record,
+    .mark_elapsed = hisp_cuda_mark_elapsed,
+    .mark_destroy = hisp_cuda_mark_destroy,
+    .csr_upload = hisp_cuda_csr_upload,
+    .csr_free = hisp_cuda_csr_free,
+    .csr_spmv = hisp_cuda_csr_spmv,
+};

@@ -1,0 +1,72 @@
+/* Interface between the CUDA backend's host side (C) and its kernels
+ * (kernels_cuda/spmv.cu, C++ compiled by nvcc). Only plain C types cross. */
+#ifndef HISP_CUDA_KERNELS_H
+#define HISP_CUDA_KERNELS_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads of one SpMV block; shared-memory bytes a "stream" block stages
+ * (CAP entries: 4096 float or 2048 double); rows a stream block may hold; the
+ * slice of a very long row one block reduces (longer rows are split into
+ * chunks summed by a fix-up kernel). */
+#define HISP_CUDA_THREADS 256
+#define HISP_CUDA_STAGE_BYTES 16384
+#define HISP_CUDA_CAP(entry_bytes) (HISP_CUDA_STAGE_BYTES / (entry_bytes))
+#define HISP_CUDA_ROWCAP 1024
+#define HISP_CUDA_SPLIT 8192
+
+/* One thread block's work, chosen on the host at upload. Entries [k0, k1).
+ * slot == -2: a "stream" block of rows [row0, row1) holding at most CAP
+ * entries; win >= 0: for op = T, columns [win, win + CAP) take most of its
+ * entries and are summed in shared memory first (-1: none).
+ * slot >= -1: a chunk of the long row row0 (row1 = row0 + 1); slot >= 0: its
+ * sum goes to partial[slot]; slot == -1: the chunk is the whole row and the
+ * block writes y itself. */
+typedef struct {
+    int64_t k0, k1;
+    int32_t row0, row1, slot, win;
+} hisp_cuda_block;
+
+#define HISP_CUDA_STREAM (-2)
+
+/* A row split into chunks: its partial sums are partial[slot0 .. slot0+n). */
+typedef struct {
+    int32_t row, slot0, n, pad;
+} hisp_cuda_split;
+
+typedef struct {
+    int f64;  /* entry type: 0 float, 1 double */
+    int wide; /* rowptr holds int64_t (nnz >= 2^31), else int32_t */
+    int64_t nrows, ncols, nnz;
+    const void *rowptr;
+    const int32_t *colind;
+    const void *val;
+    const hisp_cuda_block *blocks;
+    int64_t nblocks;
+    const hisp_cuda_split *splits;
+    int64_t nsplits;
+    void *partial; /* one entry per chunk of a split row */
+} hisp_cuda_csr;
+
+/* y = alpha*op(A)*x + beta*y on `stream` (op 0 = N, 1 = T). Returns the first
+ * launch error (cudaSuccess when all launches were accepted). With beta == 0
+ * y is not read. */
+cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alpha, const void *x,
+                                      double beta, void *y, cudaStream_t stream);
+
+/* Transpose of A into Tr (same type and width; Tr's row pointers, colind and
+ * val allocated). phase 0: cnt[c] += entries of column c (cnt zeroed, ncols
+ * ints); phase 1: scatter, cnt (zeroed again) counting the entries placed per
+ * column. Tr's arrays are written through its const pointers. */
+cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, void *cnt,
+                                       int phase, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

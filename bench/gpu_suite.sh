@@ -1,0 +1,125 @@
+#!/bin/bash
+# The GPU suite, run on the GPU machine from a folder holding bin/ tests/
+# bench/ matrices/ and this script (see bench/README or the report):
+#   bash gpu_suite.sh [quick]      "quick": benchmark only (no tests, no sanitizers)
+# Writes its logs, the CSV/markdown results and a plot under $OUT (default
+# ./out) and prints the summary table last.
+set -u
+cd "$(dirname "$0")"
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+MODE=${1:-full}
+export HISP_MATRICES=$PWD/matrices
+LOG=$OUT/suite.log
+SAN=$OUT/sanitizer.log
+: >"$LOG"
+say() { echo "== $*" | tee -a "$LOG"; }
+
+say "machine"
+{
+    date -u
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+    nproc
+    ls -l /usr/local/cuda/lib64/libcusparse.so.12* 2>&1
+} >>"$LOG" 2>&1
+if ldd bench/bench_spmv_cuda | grep -q "not found"; then
+    d=$(python3 -c 'import nvidia.cusparse, os; print(os.path.dirname(nvidia.cusparse.__file__))' 2>/dev/null)/lib
+    export LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}
+    echo "libcusparse from $d" >>"$LOG"
+fi
+ldd bench/bench_spmv_cuda | grep -iE "cusparse|opencl|not found" >>"$LOG" 2>&1
+tail -n 12 "$LOG"
+
+if [ "$MODE" != quick ]; then
+    say "CUDA self-test (bench_spmv_cuda --selftest)"
+    timeout 300 bench/bench_spmv_cuda --selftest 2>&1 | tee -a "$LOG" | tail -n 5
+
+fi
+
+say "benchmark"
+PREC=${PREC:-both}
+# one process per matrix, so that a slow or failing one keeps the others
+PARTS=$(mktemp -d)
+: >"$OUT/bench.log"
+for m in ${MATRICES:-poisson3d banded rmat dense blockdiag circuit}; do
+    timeout ${BENCH_TIMEOUT:-300} bench/bench_spmv_cuda --scale gpu --matrices "$m" --precision "$PREC" \
+        --repeat 50 --warmup 5 --cpu-repeat 5 --csv "$PARTS/$m.csv" --md "$PARTS/$m.md" \
+        --summary "$PARTS/$m.sum" ${BENCH_ARGS:-} >>"$OUT/bench.log" 2>&1
+    echo "bench $m exit $?" >>"$OUT/bench.log"
+done
+first=1
+for m in ${MATRICES:-poisson3d banded rmat dense blockdiag circuit}; do
+    [ -f "$PARTS/$m.csv" ] || continue
+    if [ $first = 1 ]; then
+        cat "$PARTS/$m.csv" >"$OUT/bench.csv"
+        cat "$PARTS/$m.md" >"$OUT/bench.md"
+        cat "$PARTS/$m.sum" >"$OUT/summary.md"
+        first=0
+    else
+        tail -n +2 "$PARTS/$m.csv" >>"$OUT/bench.csv"
+        tail -n +3 "$PARTS/$m.md" >>"$OUT/bench.md"
+        tail -n +3 "$PARTS/$m.sum" >>"$OUT/summary.md"
+    fi
+done
+grep -vE "^\|" "$OUT/bench.log" >>"$LOG"
+
+python3 - "$OUT" <<'PY' >>"$LOG" 2>&1
+import csv, sys, os
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "bench.csv"))))
+impls = ["hisp-cuda N", "cusparse-alg1 N", "cusparse-alg2 N", "hisp-cuda T", "hisp-cuda-atomic T", "cusparse T",
+         "hisp-opencl-gpu N", "hisp-opencl-gpu T", "hisp-opencl-cpu N"]
+precs = [p for p in ("f64", "f32") if any(r["precision"] == p for r in rows)]
+fig, axes = plt.subplots(len(precs), 1, figsize=(13, 4.5 * len(precs)), squeeze=False)
+for ax, p in zip(axes[:, 0], precs):
+    mats = []
+    for r in rows:
+        if r["precision"] == p and r["matrix"] not in mats:
+            mats.append(r["matrix"])
+    w = 0.8 / len(impls)
+    for k, name in enumerate(impls):
+        impl, op = name.rsplit(" ", 1)
+        vals = []
+        for m in mats:
+            v = [float(r["gbs"]) for r in rows
+                 if r["matrix"] == m and r["precision"] == p and r["impl"] == impl and r["op"] == op]
+            vals.append(v[0] if v else 0)
+        ax.bar([i + k * w for i in range(len(mats))], vals, w, label=name)
+    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(mats))])
+    ax.set_xticklabels(mats)
+    ax.set_ylabel("GB/s (byte model)")
+    ax.set_title("CSR SpMV on the H100, %s" % p)
+    ax.legend(fontsize=7, ncol=4)
+fig.tight_layout()
+fig.savefig(os.path.join(out, "spmv_gpu.png"), dpi=110)
+print("plot written")
+PY
+
+if [ "$MODE" = full ]; then
+    say "test suite (every target)"
+    timeout ${TEST_TIMEOUT:-300} tests/check_hisp >"$OUT/tests.log" 2>&1
+    echo "check_hisp exit $?" >>"$OUT/tests.log"
+    grep -E "skipped|Skipped|Checks|exit|FAIL|Failure|Error" "$OUT/tests.log" | tail -n 20 | tee -a "$LOG"
+
+    say "compute-sanitizer (CUDA SpMV tests and self-test)"
+    : >"$SAN"
+    for tool in memcheck racecheck; do
+        echo "---- $tool: check_hisp spmv suite, CUDA targets" >>"$SAN"
+        HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=spmv timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool \
+            --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+        echo "exit $?" >>"$SAN"
+        echo "---- $tool: bench_spmv_cuda --selftest" >>"$SAN"
+        timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 9 \
+            bench/bench_spmv_cuda --selftest >>"$SAN" 2>&1
+        echo "exit $?" >>"$SAN"
+    done
+    grep -E "^----|ERROR SUMMARY|RACECHECK SUMMARY|Checks|^exit|selftest" "$SAN" | tee -a "$LOG"
+fi
+
+
+echo
+cat "$OUT/summary.md" 2>/dev/null || tail -n 30 "$OUT/bench.log"
