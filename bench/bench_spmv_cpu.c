@@ -226,109 +226,6 @@ static void nnz_bounds(const int64_t *rowptr, int64_t nrows, int nt, int64_t *b)
     b[nt] = nrows;
 }
 
-/* ---- fallback generator ------------------------------------------------------- */
-
-/* Used only while hisp_matrix_generate is not available (returns
- * HISP_ERR_UNSUPPORTED): simple CSR versions of the regular kinds. */
-static uint64_t rng_next(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ull;
-    uint64_t z = *s;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(uint64_t *s) /* [-1, 1) */
-{
-    return (double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0;
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static hisp_status fallback_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type type,
-                                     hisp_matrix *A)
-{
-    int64_t n, per;
-    switch (p->kind) {
-    case HISP_GEN_POISSON2D:
-        n = p->n * p->n, per = 5;
-        break;
-    case HISP_GEN_POISSON3D:
-        n = p->n * p->n * p->n, per = 7;
-        break;
-    case HISP_GEN_BANDED:
-    case HISP_GEN_RANDOM:
-        n = p->n, per = (int64_t)p->nnz_per_row;
-        break;
-    case HISP_GEN_DENSE:
-        n = p->n, per = p->n;
-        break;
-    default:
-        return HISP_ERR_UNSUPPORTED;
-    }
-    int64_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
-    int32_t *ci = malloc((size_t)(n * per) * sizeof *ci);
-    double *v = malloc((size_t)(n * per) * sizeof *v);
-    if (!rp || !ci || !v) {
-        free(rp), free(ci), free(v);
-        return HISP_ERR_OUT_OF_HOST_MEMORY;
-    }
-    uint64_t s = p->seed;
-    int64_t k = 0, g = p->n;
-    rp[0] = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t k0 = k;
-        if (p->kind == HISP_GEN_POISSON2D || p->kind == HISP_GEN_POISSON3D) {
-            int64_t st[7] = {g * g, g, 1, 0, 1, g, g * g}; /* neighbours in index order */
-            int lo = p->kind == HISP_GEN_POISSON2D ? 1 : 0, hi = 7 - lo;
-            int64_t x = i % g, y = (i / g) % g, z = i / (g * g);
-            for (int d = lo; d < hi; d++) {
-                int64_t j = d < 3 ? i - st[d] : i + st[d];
-                int ok = d == 3 || (d == 2 && x > 0) || (d == 4 && x < g - 1) ||
-                         (d == 1 && y > 0) || (d == 5 && y < g - 1) || (d == 0 && z > 0) ||
-                         (d == 6 && z < g - 1);
-                if (!ok) continue;
-                ci[k] = (int32_t)j;
-                v[k++] = d == 3 ? (p->kind == HISP_GEN_POISSON2D ? 4 : 6) : -1;
-            }
-        } else if (p->kind == HISP_GEN_DENSE) {
-            for (int64_t j = 0; j < n; j++)
-                ci[k] = (int32_t)j, v[k++] = rng_unit(&s);
-        } else {
-            int64_t lo = 0, w = n;
-            if (p->kind == HISP_GEN_BANDED) {
-                lo = i - p->bandwidth < 0 ? 0 : i - p->bandwidth;
-                w = (i + p->bandwidth >= n ? n - 1 : i + p->bandwidth) - lo + 1;
-            }
-            for (int64_t e = 0; e < per; e++)
-                ci[k + e] = (int32_t)(lo + rng_next(&s) % w);
-            qsort(ci + k, (size_t)per, sizeof *ci, cmp_i32);
-            int64_t u = 0; /* drop duplicates */
-            for (int64_t e = 0; e < per; e++)
-                if (e == 0 || ci[k + e] != ci[k + u - 1]) ci[k + u++] = ci[k + e];
-            for (int64_t e = 0; e < u; e++)
-                v[k + e] = rng_unit(&s);
-            k += u;
-        }
-        (void)k0;
-        rp[i + 1] = k;
-    }
-    void *vals = v;
-    if (type == HISP_F32) {
-        float *f = (float *)v; /* in place: float is narrower */
-        for (int64_t e = 0; e < k; e++)
-            f[e] = (float)v[e];
-    }
-    hisp_status st = hisp_matrix_create_csr(ctx, type, n, n, rp, ci, vals, A);
-    free(rp), free(ci), free(v);
-    return st;
-}
-
 /* ---- main --------------------------------------------------------------------- */
 
 typedef struct {
@@ -515,6 +412,21 @@ static int explicit_transpose(hisp_context ctx, hisp_matrix A, hisp_type t, hisp
     return s ? -1 : 0;
 }
 
+/* x values: splitmix64, fresh but repeatable. */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s += 0x9e3779b97f4a7c15ull;
+    uint64_t z = *s;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) /* [-1, 1) */
+{
+    return (double)(rng_next(s) >> 11) * 0x1.0p-52 - 1.0;
+}
+
 static void bench_matrix(machine *m, const options *o, const bench_matrix_def *d, hisp_type t,
                          bench_results *rs)
 {
@@ -522,10 +434,6 @@ static void bench_matrix(machine *m, const options *o, const bench_matrix_def *d
     double g0 = bench_now_ms();
     hisp_status s = hisp_matrix_generate(m->ref, &d->gen, t, &A);
     const char *how = "hisp_matrix_generate";
-    if (s == HISP_ERR_UNSUPPORTED) {
-        s = fallback_generate(m->ref, &d->gen, t, &A);
-        how = "fallback generator (hisp_matrix_generate not available)";
-    }
     if (s) {
         report_error(m->ref, d->name, s);
         return;
