@@ -84,6 +84,9 @@ cmd="${1:-help}"
 case "$cmd" in
 demo)
     build
+    # PoCL's worker threads are not pinned by default; on small VMs they
+    # can end up sharing one core (seen on the 2-vCPU CI machine)
+    export POCL_AFFINITY="${POCL_AFFINITY:-1}"
     exec build/bin/hisp demo "$@"
     ;;
 test)
