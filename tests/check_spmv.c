@@ -11,12 +11,12 @@
 #include <string.h>
 
 /* OpenCL kernel families the backend can be forced to (HISP_CL_VARIANT),
- * with the op = T path (HISP_CL_T): "block" runs op = T on a transposed copy,
- * "block" + atomic by its fallback scatter. All run on every OpenCL device,
- * whatever the device's default. */
-static const char *const cl_variants[] = {"chunk", "vector", "block", "block"};
-static const char *const cl_tmodes[] = {"", "", "", "atomic"};
-#define NCL_VARIANTS 4
+ * with the op = T path (HISP_CL_T): "chunk" and "block" run op = T on a
+ * transposed copy by default, with "atomic" by their fallback scatters. All run on every OpenCL
+ * device, whatever the device's default. */
+static const char *const cl_variants[] = {"chunk", "chunk", "vector", "block", "block"};
+static const char *const cl_tmodes[] = {"", "atomic", "", "", "atomic"};
+#define NCL_VARIANTS 5
 
 static int nvariants(int target)
 {
