@@ -14,8 +14,10 @@
  * Built with:
  *   VALUE_T float | double, IS_DOUBLE 0 | 1, PTR_T uint | ulong (row pointers)
  *   ATOM64  1 when cl_khr_int64_base_atomics is available (f64 scatter)
- *   NV_ASM  1 on NVIDIA's platform: inline PTX streaming loads (ld.global.cs)
- *           for colind/values, read-only loads for x, as the CUDA kernels do
+ *   NV_ASM  on NVIDIA's platform, inline PTX: >= 1 streaming loads
+ *           (ld.global.cs) for colind/values and read-only loads for x, as
+ *           the CUDA kernels do; 2 also native float/double atomic adds
+ *           (red.global.add) for the op = T fallback; 0 elsewhere
  * NT, ROWCAP, STAGE_BYTES and SPLIT must match cl_spmv.c. */
 #if IS_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -231,7 +233,18 @@ __kernel void csr_fixup(const uint n, __global const int4 *restrict split,
  * on the device (or HISP_CL_T=atomic). y was scaled by beta first (scale_y
  * of csr_spmv.cl). OpenCL 1.2 has no float atomics: compare-exchange loops
  * on the bit pattern (64-bit ones need cl_khr_int64_base_atomics). */
+#if NV_ASM >= 2
+/* NVIDIA: the hardware's float/double atomic add (red.global.add, sm_60+) */
+void atomic_add_real(__global real *p, real v)
+{
 #if IS_DOUBLE
+    asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+#else
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+#endif
+}
+#define HAVE_ATOMIC_ADD 1
+#elif IS_DOUBLE
 #if ATOM64
 void atomic_add_real(volatile __global real *p, real v)
 {

@@ -286,10 +286,12 @@ static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
         be->platform_name[0] = 0;
     be->platform_name[sizeof be->platform_name - 1] = 0;
     {
-        /* NVIDIA's platform compiles OpenCL C to PTX and accepts inline PTX */
+        /* NVIDIA's platform compiles OpenCL C to PTX and accepts inline PTX;
+         * $HISP_CL_NV_ASM=0|1 lowers the level (see csr_block.cl) */
         const char *env = getenv("HISP_CL_NV_ASM");
-        be->nv_asm = be->is_gpu && strstr(be->platform_name, "NVIDIA") != NULL &&
-                     !(env && strcmp(env, "0") == 0);
+        be->nv_asm = be->is_gpu && strstr(be->platform_name, "NVIDIA") != NULL ? 2 : 0;
+        if (be->nv_asm && env && (env[0] == '0' || env[0] == '1') && !env[1])
+            be->nv_asm = env[0] - '0';
     }
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)be->platform, 0};

@@ -491,8 +491,9 @@ static hisp_status vector_pass(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m,
 }
 
 /* A kernel of the block family's program (csr_block.cl). On NVIDIA's
- * platform it is built with inline PTX loads first; if that build fails, the
- * instance drops them and builds the plain source. */
+ * platform it is built with inline PTX first (NV_ASM 2: loads and atomic
+ * adds); if that build fails, the instance steps down (1: loads only, then 0:
+ * plain OpenCL C). */
 static hisp_status get_block_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m,
                                     const char *name, int reqd, cl_kernel *k)
 {
@@ -509,9 +510,11 @@ static hisp_status get_block_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_cs
                  be->nv_opts ? " -cl-nv-maxrregcount=64" : "");
         hisp_status s = hisp_cl_kernel(ctx, be, hispi_cl_src_csr_block, opts, name, k);
         if (s == HISP_ERR_KERNEL_BUILD && be->nv_asm) {
-            hispi_debug("opencl: csr_block.cl with inline PTX failed to build; without it");
+            hispi_debug("opencl: csr_block.cl with inline PTX level %d failed to build; "
+                        "trying level %d",
+                        be->nv_asm, be->nv_asm - 1);
             hispi_clear_error(ctx);
-            be->nv_asm = 0;
+            be->nv_asm--;
             continue;
         }
         HISPI_TRY(s);
