@@ -10,26 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* OpenCL kernel families the backend can be forced to (HISP_CL_VARIANT);
- * both run on every OpenCL device, whatever the device's default. */
-static const char *const cl_variants[] = {"chunk", "vector"};
+/* OpenCL kernel families the backend can be forced to (HISP_CL_VARIANT),
+ * with the op = T path (HISP_CL_T): "chunk" and "block" run op = T on a
+ * transposed copy by default, with "atomic" by their fallback scatters. All run on every OpenCL
+ * device, whatever the device's default. */
+static const char *const cl_variants[] = {"chunk", "chunk", "vector", "block", "block"};
+static const char *const cl_tmodes[] = {"", "atomic", "", "", "atomic"};
+#define NCL_VARIANTS 5
 
 static int nvariants(int target)
 {
     const test_target *t;
     test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL ? 2 : 1;
+    return t[target].kind == HISP_BACKEND_OPENCL ? NCL_VARIANTS : 1;
 }
 
-/* Variants 2 and 3 (where asked for) repeat 0 and 1 with 64-bit row
- * pointers, otherwise only used from 2^31 entries. */
+/* Variants NCL_VARIANTS and up (where asked for) repeat the others with
+ * 64-bit row pointers, otherwise only used from 2^31 entries. */
 static void set_variant(int target, int v)
 {
     const test_target *t;
     test_targets(&t);
     if (t[target].kind != HISP_BACKEND_OPENCL) return;
-    setenv("HISP_CL_VARIANT", cl_variants[v % 2], 1);
-    if (v >= 2)
+    setenv("HISP_CL_VARIANT", cl_variants[v % NCL_VARIANTS], 1);
+    if (cl_tmodes[v % NCL_VARIANTS][0])
+        setenv("HISP_CL_T", cl_tmodes[v % NCL_VARIANTS], 1);
+    else
+        unsetenv("HISP_CL_T");
+    if (v >= NCL_VARIANTS)
         setenv("HISP_CL_WIDE_PTR", "1", 1);
     else
         unsetenv("HISP_CL_WIDE_PTR");
@@ -38,6 +46,7 @@ static void set_variant(int target, int v)
 static void clear_variant(void)
 {
     unsetenv("HISP_CL_VARIANT");
+    unsetenv("HISP_CL_T");
     unsetenv("HISP_CL_WIDE_PTR");
 }
 
@@ -170,12 +179,12 @@ static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero
         tol = 1e-5 * (L > 64 ? sqrt(L / 64) : 1);
     }
     ck_assert_msg(err <= tol,
-                  "%s: %s %lldx%lld nnz %lld %s op %c beta %s: relative error %.3g > %.3g "
+                  "%s: %s %lldx%lld nnz %lld %s%s op %c beta %s: relative error %.3g > %.3g "
                   "(seed %llu)",
                   what, hisp_type_name(t), (long long)info.nrows, (long long)info.ncols,
                   (long long)info.nnz, getenv("HISP_CL_VARIANT") ? getenv("HISP_CL_VARIANT") : "",
-                  op == HISP_OP_N ? 'N' : 'T', beta_zero ? "0 (y NaN)" : "random", err, tol,
-                  (unsigned long long)test_seed());
+                  getenv("HISP_CL_T") ? getenv("HISP_CL_T") : "", op == HISP_OP_N ? 'N' : 'T',
+                  beta_zero ? "0 (y NaN)" : "random", err, tol, (unsigned long long)test_seed());
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
     free(xh);
@@ -272,9 +281,9 @@ START_TEST(test_spmv_structured)
                         }
                     }
                 } else if (kind == 2) { /* short rows plus rows of thousands */
-                    name = "long rows";
+                    name = "long rows"; /* row 5: several chunks of the GPU kernels */
                     m = 600;
-                    n = 6000;
+                    n = 20000;
                     for (int64_t i = 0; i < m; i++) {
                         int64_t len = i == 5 ? n : i == 300 ? 2500 : i == 599 ? 1200 : i % 4;
                         for (int64_t k = 0; k < len; k++) {

@@ -273,12 +273,26 @@ static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
     be->vector_ls = 1;
     while (be->vector_ls < 256 && be->vector_ls * 2 <= be->max_wg)
         be->vector_ls *= 2;
+    {
+        cl_ulong lm = 0;
+        if (clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) == CL_SUCCESS)
+            be->local_mem = (size_t)lm;
+    }
+    be->nv_opts = hisp_cl_has_extension(d, "cl_nv_compiler_options");
     hisp_cl_device_string(d, CL_DEVICE_NAME, be->name, sizeof be->name);
     hisp_cl_device_string(d, CL_DRIVER_VERSION, be->driver, sizeof be->driver);
     if (clGetPlatformInfo(be->platform, CL_PLATFORM_NAME, sizeof be->platform_name,
                           be->platform_name, NULL) != CL_SUCCESS)
         be->platform_name[0] = 0;
     be->platform_name[sizeof be->platform_name - 1] = 0;
+    {
+        /* NVIDIA's platform compiles OpenCL C to PTX and accepts inline PTX;
+         * $HISP_CL_NV_ASM=0|1 lowers the level (see csr_block.cl) */
+        const char *env = getenv("HISP_CL_NV_ASM");
+        be->nv_asm = be->is_gpu && strstr(be->platform_name, "NVIDIA") != NULL ? 2 : 0;
+        if (be->nv_asm && env && (env[0] == '0' || env[0] == '1') && !env[1])
+            be->nv_asm = env[0] - '0';
+    }
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)be->platform, 0};
     be->context = clCreateContext(props, 1, &d, NULL, NULL, &e);

@@ -1,21 +1,39 @@
 /* OpenCL backend: CSR upload, analysis and SpMV dispatch.
  *
- * Two kernel families (kernels_cl/csr_spmv.cl):
- *  - "chunk" (CPU devices, PoCL): one work-item per part, each part a
- *    contiguous run of rows with about equal cost (nonzeros + rows), local
- *    size 1 so PoCL runs a plain CSR loop per part, several parts per core;
- *  - "vector" (GPUs): vl = 2..32 lanes per row chosen from the mean row
- *    length for rows up to 16 iterations per lane, 32 lanes for medium
- *    rows (from a row list), a whole work-group for each row longer than
- *    4 iterations per work-item: no row serializes.
- * $HISP_CL_VARIANT=chunk|vector overrides the choice at upload (the tests
- * run both families on PoCL); $HISP_CL_WIDE_PTR=1 forces 64-bit row
+ * Three kernel families:
+ *  - "block" (GPUs; kernels_cl/csr_block.cl): the CUDA backend's design.
+ *    The host cuts the rows into work-groups of about equal work
+ *    (plan_blocks): consecutive short rows packed up to 16 KiB of staged
+ *    products / 1024 rows, a row longer than a quarter of that its own
+ *    work-group(s), rows over SPLIT entries in chunks added by a fix-up
+ *    kernel; products staged in local memory and reduced per row;
+ *  - "chunk" (CPU devices, PoCL; csr_spmv.cl): one work-item per part, each
+ *    part a contiguous run of rows with about equal cost (nonzeros + rows),
+ *    local size 1 so PoCL runs a plain CSR loop per part, several parts per
+ *    core;
+ *  - "vector" (csr_spmv.cl; the former GPU family): vl = 2..32 lanes per
+ *    row from the mean row length, 32 lanes for medium rows, a whole
+ *    work-group for each long row.
+ * $HISP_CL_VARIANT=chunk|vector|block overrides the choice at upload (the
+ * tests run every family on PoCL); $HISP_CL_WIDE_PTR=1 forces 64-bit row
  * pointers, otherwise used only from nnz >= 2^31.
- * op = T: scale_y first (y = beta*y, or 0 without reading y), then a
- * scatter with compare-exchange atomics; on CPU devices (chunk), when it
- * costs no more memory than the matrix, each compute unit scatters into a
- * private copy of y instead and reduce_copies sums them (PoCL's atomics
- * are compare-exchange loops: several times slower than the serial loop). */
+ *
+ * op = T, block and chunk families: op = N on a transposed copy (the CSR
+ * arrays of A^T) built at the first op = T call: the matrix is read back, transposed on the
+ * host (counting sort, rows kept in order, so results are reproducible) and
+ * uploaded as a matrix of its own. MEMORY: that is a second copy of the
+ * matrix on the device (colind + values + row pointers + work-group plan)
+ * for as long as the matrix lives, and during the build about twice the
+ * matrix in host memory. When the copy does not fit (out of device or host
+ * memory), or with $HISP_CL_T=atomic, op = T scatters instead: block family
+ * with compare-exchange atomics (csr_t_block, after scale_y), chunk family as
+ * below. $HISP_CL_T=transpose uses the copy with the vector family too.
+ * op = T by scatter, chunk and vector families: scale_y first (y = beta*y,
+ * or 0 without reading y), then a scatter with compare-exchange atomics; on CPU devices
+ * (chunk), when it costs no more memory than the matrix, each compute unit
+ * scatters into a private copy of y instead and reduce_copies sums them
+ * (PoCL's atomics are compare-exchange loops: several times slower than the
+ * serial loop). */
 #include "cl_backend.h"
 
 #include <stdio.h>
@@ -23,10 +41,34 @@
 #include <string.h>
 
 extern const char hispi_cl_src_csr_spmv[];
+extern const char hispi_cl_src_csr_block[];
 
-enum { VARIANT_CHUNK = 0, VARIANT_VECTOR = 1 };
+enum { VARIANT_CHUNK = 0, VARIANT_VECTOR = 1, VARIANT_BLOCK = 2 };
 
+/* Block family constants; they must match csr_block.cl. */
+#define BLK_NT 256
+#define BLK_ROWCAP 1024
+#define BLK_STAGE_BYTES 16384
+#define BLK_SPLIT 8192
+#define BLK_STREAM (-2)
+
+/* One work-group's work (csr_block.cl's block_t): entries [k0, k1).
+ * slot == BLK_STREAM: rows [row0, row1), at most CAP entries; slot >= -1: a
+ * chunk of the long row row0, its sum going to partial[slot] (slot >= 0) or,
+ * as the whole row, to y (-1). */
 typedef struct {
+    int64_t k0, k1;
+    int32_t row0, row1, slot, pad;
+} hisp_cl_block;
+
+/* A row split into chunks: its partial sums are partial[slot0 .. slot0+n). */
+typedef struct {
+    int32_t row, slot0, n, pad;
+} hisp_cl_split;
+
+enum { T_DEFAULT = 0, T_ATOMIC = 1, T_TRANSPOSE = 2 };
+
+typedef struct hisp_cl_csr_s {
     hisp_type type;
     int64_t nrows, ncols, nnz;
     int wide_ptr; /* 64-bit row pointers */
@@ -41,8 +83,15 @@ typedef struct {
     cl_mem tpart;    /* chunk, op = T: row parts of the private-copy scatter */
     uint32_t ntparts;
     cl_mem work; /* ntparts copies of y (made on first op = T) */
+    /* block family */
+    cl_mem blocks, splits, partial;
+    uint32_t nblocks, nsplits;
+    /* op = T through a transposed copy (made on first op = T) */
+    int t_mode;               /* T_DEFAULT, T_ATOMIC, T_TRANSPOSE */
+    struct hisp_cl_csr_s *tr; /* the copy */
+    int tr_off;               /* atomics instead (no room for the copy) */
     /* kernels, made on first use */
-    cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce;
+    cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce, n_fix;
 } hisp_cl_csr;
 
 void hisp_cl_csr_free(void *be, void *dev)
@@ -50,14 +99,15 @@ void hisp_cl_csr_free(void *be, void *dev)
     (void)be;
     hisp_cl_csr *m = dev;
     if (!m) return;
-    cl_kernel ks[] = {m->scale, m->n_main, m->n_mid,     m->n_long,  m->t_main,
-                      m->t_mid, m->t_long, m->t_private, m->t_reduce};
+    cl_kernel ks[] = {m->scale, m->n_main, m->n_mid,     m->n_long,   m->t_main,
+                      m->t_mid, m->t_long, m->t_private, m->t_reduce, m->n_fix};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i]) clReleaseKernel(ks[i]);
-    cl_mem bs[] = {m->rowptr,  m->colind,   m->val,   m->part,
-                   m->midrows, m->longrows, m->tpart, m->work};
+    cl_mem bs[] = {m->rowptr, m->colind, m->val,    m->part,   m->midrows, m->longrows,
+                   m->tpart,  m->work,   m->blocks, m->splits, m->partial};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]) clReleaseMemObject(bs[i]);
+    hisp_cl_csr_free(be, m->tr);
     free(m);
 }
 
@@ -139,10 +189,96 @@ static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_vi
     return s;
 }
 
-hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view *A, void **dev)
+/* Cut the rows into work-groups of comparable work for the block family:
+ * consecutive rows up to cap entries and BLK_ROWCAP rows per group; a row
+ * longer than cap/4 gets a group of its own, or several chunks of BLK_SPLIT
+ * entries plus a fix-up entry. Two passes: count, then fill. Uploads the
+ * plan and allocates the partial sums. */
+static hisp_status plan_blocks(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
+                               hisp_cl_csr *m)
 {
-    hisp_cl_be *be = vbe;
-    *dev = NULL;
+    const int64_t cap = BLK_STAGE_BYTES / (int64_t)hisp_type_size(A->type);
+    hisp_cl_block *blocks = NULL;
+    hisp_cl_split *splits = NULL;
+    int64_t nb = 0, ns = 0, nslots = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t b = 0, s = 0, slots = 0, i = 0;
+        while (i < A->nrows) {
+            int64_t rs = A->rowptr[i], len = A->rowptr[i + 1] - rs;
+            if (len > cap / 4) { /* a group (or several) of its own */
+                int64_t chunks = (len + BLK_SPLIT - 1) / BLK_SPLIT;
+                for (int64_t c = 0; c < chunks; c++, b++) {
+                    if (!pass) continue;
+                    int64_t k0 = rs + c * BLK_SPLIT;
+                    int64_t k1 = k0 + BLK_SPLIT < rs + len ? k0 + BLK_SPLIT : rs + len;
+                    blocks[b] = (hisp_cl_block){
+                        k0, k1, (int32_t)i, (int32_t)i + 1, chunks > 1 ? (int32_t)(slots + c) : -1,
+                        0};
+                }
+                if (chunks > 1) {
+                    if (pass)
+                        splits[s] = (hisp_cl_split){(int32_t)i, (int32_t)slots, (int32_t)chunks, 0};
+                    s++;
+                    slots += chunks;
+                }
+                i++;
+                continue;
+            }
+            int64_t j = i, nnz = 0;
+            while (j < A->nrows && j - i < BLK_ROWCAP) {
+                int64_t l = A->rowptr[j + 1] - A->rowptr[j];
+                if (l > cap / 4 || nnz + l > cap) break;
+                nnz += l;
+                j++;
+            }
+            if (pass)
+                blocks[b] = (hisp_cl_block){A->rowptr[i], A->rowptr[j], (int32_t)i,
+                                            (int32_t)j,   BLK_STREAM,   0};
+            b++;
+            i = j;
+        }
+        if (!pass) {
+            if (b > UINT32_MAX / BLK_NT || slots > INT32_MAX)
+                return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                                  "opencl: matrix needs %lld work-groups, too many", (long long)b);
+            HISPI_TRY(hispi_alloc(ctx, (size_t)b, sizeof *blocks, (void **)&blocks));
+            hisp_status st = hispi_alloc(ctx, (size_t)s, sizeof *splits, (void **)&splits);
+            if (st) {
+                free(blocks);
+                return st;
+            }
+        }
+        nb = b;
+        ns = s;
+        nslots = slots;
+    }
+    m->nblocks = (uint32_t)nb;
+    m->nsplits = (uint32_t)ns;
+    hisp_status st = upload(ctx, be, &m->blocks, blocks, (size_t)nb * sizeof *blocks);
+    if (!st) st = upload(ctx, be, &m->splits, splits, (size_t)ns * sizeof *splits);
+    if (!st) {
+        void *b = NULL;
+        st = hisp_cl_buf_alloc(ctx, be, (size_t)nslots * hisp_type_size(A->type), &b);
+        m->partial = b;
+    }
+    free(blocks);
+    free(splits);
+    return st;
+}
+
+/* Whether the device can run the block family (work-groups of BLK_NT,
+ * local memory for the staged products and the reduction). */
+static int block_ok(const hisp_cl_be *be, hisp_type t)
+{
+    size_t es = hisp_type_size(t), cap = BLK_STAGE_BYTES / es;
+    size_t need = (cap + (cap >> (es == 8 ? 4 : 5)) + BLK_NT) * es;
+    return be->max_wg >= BLK_NT && be->local_mem >= need + 1024;
+}
+
+/* Upload A; variant < 0: chosen from the device and $HISP_CL_VARIANT. */
+static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
+                              int variant, hisp_cl_csr **out)
+{
     if (A->type != HISP_F32 && A->type != HISP_F64)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "opencl: SpMV on %s entries is not implemented yet",
@@ -169,11 +305,25 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
         if (len > maxlen) maxlen = len;
     }
     double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
-    m->variant = be->is_gpu ? VARIANT_VECTOR : VARIANT_CHUNK;
+    m->variant = be->is_gpu ? VARIANT_BLOCK : VARIANT_CHUNK;
     const char *force = getenv("HISP_CL_VARIANT");
     if (force && strcmp(force, "chunk") == 0) m->variant = VARIANT_CHUNK;
     if (force && strcmp(force, "vector") == 0) m->variant = VARIANT_VECTOR;
-    if (m->variant == VARIANT_VECTOR) {
+    if (force && strcmp(force, "block") == 0) m->variant = VARIANT_BLOCK;
+    if (variant >= 0) m->variant = variant;
+    if (m->variant == VARIANT_BLOCK && !block_ok(be, A->type)) m->variant = VARIANT_VECTOR;
+    const char *tm = getenv("HISP_CL_T");
+    m->t_mode = tm && strcmp(tm, "atomic") == 0      ? T_ATOMIC
+                : tm && strcmp(tm, "transpose") == 0 ? T_TRANSPOSE
+                                                     : T_DEFAULT;
+    /* the transposed copy by default with the GPU and CPU families (on PoCL
+     * too it beats the private-copy scatter: 13-37% on 4-7M-entry suite
+     * matrices, 2 cores); the vector family keeps its atomic scatter */
+    if (m->t_mode == T_DEFAULT) m->t_mode = m->variant == VARIANT_VECTOR ? T_ATOMIC : T_TRANSPOSE;
+    if (m->variant == VARIANT_BLOCK) {
+        m->ls = BLK_NT;
+        m->vl = 1;
+    } else if (m->variant == VARIANT_VECTOR) {
         m->ls = be->vector_ls;
         m->vl = lanes_for(mean);
         if (m->vl > m->ls) m->vl = m->ls;
@@ -212,6 +362,8 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
         uint64_t copies = be->compute_units < 8 ? be->compute_units : 8;
         if (!s && (uint64_t)A->ncols * copies <= 2 * (uint64_t)A->nnz + 4096)
             s = make_parts(ctx, be, A, copies, &m->tpart, &m->ntparts);
+    } else if (!s && m->variant == VARIANT_BLOCK) {
+        s = plan_blocks(ctx, be, A, m);
     } else if (!s) {
         if (m->vl < 32 && m->ls >= 32 && maxlen > (int64_t)m->short_len)
             s = row_list(ctx, be, A, m->short_len, m->long_len, &m->midrows, &m->nmid);
@@ -225,10 +377,22 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
         return s;
     }
     hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u medium %u "
-                "long %u parts %u",
+                "long %u parts %u blocks %u splits %u",
                 (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, mean,
-                (long long)maxlen, m->variant == VARIANT_VECTOR ? "vector" : "chunk", m->vl, m->ls,
-                m->nmid, m->nlong, m->nparts);
+                (long long)maxlen,
+                m->variant == VARIANT_BLOCK    ? "block"
+                : m->variant == VARIANT_VECTOR ? "vector"
+                                               : "chunk",
+                m->vl, m->ls, m->nmid, m->nlong, m->nparts, m->nblocks, m->nsplits);
+    *out = m;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view *A, void **dev)
+{
+    hisp_cl_csr *m = NULL;
+    *dev = NULL;
+    HISPI_TRY(upload_csr(ctx, vbe, A, -1, &m));
     *dev = m;
     return HISP_SUCCESS;
 }
@@ -280,7 +444,27 @@ static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t 
         wg > 0 && wg < local)
         local = floor_pow2(wg);
     global = (global + local - 1) / local * local;
-    cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    /* $HISP_CL_PROFILE (with HISP_DEBUG): each kernel's own device time,
+     * waited for (diagnostics only: it serializes host and device) */
+    static int profile = -1;
+    if (profile < 0) profile = getenv("HISP_CL_PROFILE") != NULL;
+    cl_event ev = NULL;
+    cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL,
+                                      profile ? &ev : NULL);
+    if (e == CL_SUCCESS && ev) {
+        cl_ulong t0 = 0, t1 = 0;
+        char name[64] = "";
+        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = 0;
+        if (clWaitForEvents(1, &ev) == CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+                CL_SUCCESS)
+            hispi_debug("opencl: kernel %s global %zu: %.4f ms", name, global,
+                        (double)(t1 - t0) * 1e-6);
+        clReleaseEvent(ev);
+    }
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueNDRangeKernel");
 }
 
@@ -306,6 +490,127 @@ static hisp_status vector_pass(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m,
     return launch(ctx, be, *k, (size_t)count * vl, m->ls, 1);
 }
 
+/* A kernel of the block family's program (csr_block.cl). On NVIDIA's
+ * platform it is built with inline PTX first (NV_ASM 2: loads and atomic
+ * adds); if that build fails, the instance steps down (1: loads only, then 0:
+ * plain OpenCL C). */
+static hisp_status get_block_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m,
+                                    const char *name, int reqd, cl_kernel *k)
+{
+    if (*k) return HISP_SUCCESS;
+    for (;;) {
+        char opts[320];
+        /* -cl-nv-maxrregcount=64: four work-groups of 256 per SM, as the CUDA
+         * kernel's __launch_bounds__(256, 4) */
+        snprintf(opts, sizeof opts,
+                 "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D ATOM64=%d "
+                 "-D NV_ASM=%d -D STAGE_BYTES=%d%s",
+                 m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
+                 m->wide_ptr ? "ulong" : "uint", be->int64_atomics, be->nv_asm, BLK_STAGE_BYTES,
+                 be->nv_opts ? " -cl-nv-maxrregcount=64" : "");
+        hisp_status s = hisp_cl_kernel(ctx, be, hispi_cl_src_csr_block, opts, name, k);
+        if (s == HISP_ERR_KERNEL_BUILD && be->nv_asm) {
+            hispi_debug("opencl: csr_block.cl with inline PTX level %d failed to build; "
+                        "trying level %d",
+                        be->nv_asm, be->nv_asm - 1);
+            hispi_clear_error(ctx);
+            be->nv_asm--;
+            continue;
+        }
+        HISPI_TRY(s);
+        break;
+    }
+    if (!reqd) return HISP_SUCCESS;
+    size_t wg = 0;
+    cl_int e =
+        clGetKernelWorkGroupInfo(*k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clGetKernelWorkGroupInfo");
+    if (wg < BLK_NT)
+        return hispi_fail(ctx, HISP_ERR_BACKEND,
+                          "opencl: kernel %s allows work-groups of %zu, needs %d", name, wg,
+                          BLK_NT);
+    return HISP_SUCCESS;
+}
+
+/* The transposed copy of m (see the top of this file): read back, counting
+ * sort by column on the host, upload as a matrix of the same family. */
+static hisp_status transpose_copy(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m,
+                                  hisp_cl_csr **out)
+{
+    const size_t es = hisp_type_size(m->type), nr = (size_t)m->nrows, nc = (size_t)m->ncols,
+                 nnz = (size_t)m->nnz;
+    int64_t *rp = NULL, *tp = NULL;
+    int32_t *col = NULL, *tcol = NULL;
+    char *val = NULL, *tval = NULL;
+    void *raw = NULL;
+    hisp_status s = hispi_alloc(ctx, nr + 1, sizeof *rp, (void **)&rp);
+    if (!s) s = hispi_calloc(ctx, nc + 1, sizeof *tp, (void **)&tp);
+    if (!s) s = hispi_alloc(ctx, nnz ? nnz : 1, sizeof *col, (void **)&col);
+    if (!s) s = hispi_alloc(ctx, nnz ? nnz : 1, sizeof *tcol, (void **)&tcol);
+    if (!s) s = hispi_alloc(ctx, nnz ? nnz : 1, es, (void **)&val);
+    if (!s) s = hispi_alloc(ctx, nnz ? nnz : 1, es, (void **)&tval);
+    if (!s && !m->wide_ptr) s = hispi_alloc(ctx, nr + 1, sizeof(uint32_t), &raw);
+    if (!s)
+        s = hisp_cl_buf_read(ctx, be, m->rowptr, 0, m->wide_ptr ? (void *)rp : raw,
+                             (nr + 1) * (m->wide_ptr ? 8 : 4));
+    if (!s) s = hisp_cl_buf_read(ctx, be, m->colind, 0, col, nnz * 4);
+    if (!s) s = hisp_cl_buf_read(ctx, be, m->val, 0, val, nnz * es);
+    if (!s) {
+        if (!m->wide_ptr)
+            for (size_t i = 0; i <= nr; i++)
+                rp[i] = ((const uint32_t *)raw)[i];
+        for (size_t k = 0; k < nnz; k++)
+            tp[col[k] + 1]++;
+        for (size_t j = 0; j < nc; j++)
+            tp[j + 1] += tp[j];
+        /* rows in order: each column's entries come out sorted by row; tp[c]
+         * advances to the next free slot, then is shifted back */
+        for (size_t i = 0; i < nr; i++)
+            for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+                int64_t pos = tp[col[k]]++;
+                tcol[pos] = (int32_t)i;
+                memcpy(tval + (size_t)pos * es, val + (size_t)k * es, es);
+            }
+        for (size_t j = nc; j > 0; j--)
+            tp[j] = tp[j - 1];
+        tp[0] = 0;
+        hispi_csr_view v = {m->type, m->ncols, m->nrows, m->nnz, tp, tcol, tval};
+        s = upload_csr(ctx, be, &v, m->variant, out);
+    }
+    free(rp);
+    free(tp);
+    free(col);
+    free(tcol);
+    free(val);
+    free(tval);
+    free(raw);
+    return s;
+}
+
+/* op = N with the block family. */
+static hisp_status block_n(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, const void *ap,
+                           const void *bp, cl_mem xm, cl_mem ym)
+{
+    size_t rs = hisp_type_size(m->type), ms = sizeof(cl_mem);
+    if (m->nblocks) {
+        HISPI_TRY(get_block_kernel(ctx, be, m, "csr_n_block", 1, &m->n_main));
+        size_t sz[] = {ms, ms, ms, ms, ms, ms, ms, rs, rs};
+        const void *v[] = {&m->rowptr, &m->colind,  &m->val, &m->blocks, &xm,
+                           &ym,        &m->partial, ap,      bp};
+        HISPI_TRY(set_args(ctx, m->n_main, 9, sz, v));
+        HISPI_TRY(launch(ctx, be, m->n_main, (size_t)m->nblocks * BLK_NT, BLK_NT, 1));
+    }
+    if (m->nsplits) {
+        HISPI_TRY(get_block_kernel(ctx, be, m, "csr_fixup", 0, &m->n_fix));
+        cl_uint n = m->nsplits;
+        size_t sz[] = {sizeof n, ms, ms, rs, rs, ms};
+        const void *v[] = {&n, &m->splits, &m->partial, ap, bp, &ym};
+        HISPI_TRY(set_args(ctx, m->n_fix, 6, sz, v));
+        HISPI_TRY(launch(ctx, be, m->n_fix, n, 64, 0));
+    }
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op, double alpha,
                              const void *x, double beta, void *y)
 {
@@ -319,8 +624,24 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
     cl_uint nrows = (cl_uint)m->nrows;
 
+    /* op = T through the transposed copy, made at the first op = T call;
+     * when there is no room for it (device or host), atomics instead */
+    if (op == HISP_OP_T && m->t_mode == T_TRANSPOSE && !m->tr && !m->tr_off) {
+        hisp_status s = transpose_copy(ctx, be, m, &m->tr);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY || s == HISP_ERR_OUT_OF_HOST_MEMORY) {
+            hispi_debug("opencl: no room for the transposed copy; op = T by atomics");
+            hispi_clear_error(ctx);
+            m->tr_off = 1;
+        } else if (s) {
+            return s;
+        }
+    }
+    if (op == HISP_OP_T && m->tr)
+        return hisp_cl_csr_spmv(ctx, be, m->tr, HISP_OP_N, alpha, x, beta, y);
+
     if (op == HISP_OP_N) {
         if (m->nrows == 0) return HISP_SUCCESS;
+        if (m->variant == VARIANT_BLOCK) return block_n(ctx, be, m, ap, bp, xm, ym);
         if (m->variant == VARIANT_CHUNK) {
             HISPI_TRY(get_kernel(ctx, be, m, "csr_n_chunk", 0, &m->n_main));
             size_t sz[] = {ms, ms, ms, ms, ms, rs, rs, ms};
@@ -382,6 +703,14 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
         HISPI_TRY(launch(ctx, be, m->scale, (size_t)m->ncols, be->is_gpu ? 256 : 64, 0));
     }
     if (m->nnz == 0) return HISP_SUCCESS;
+    if (m->variant == VARIANT_BLOCK) {
+        if (!m->nblocks) return HISP_SUCCESS;
+        HISPI_TRY(get_block_kernel(ctx, be, m, "csr_t_block", 1, &m->t_main));
+        size_t sz[] = {ms, ms, ms, ms, ms, ms, rs};
+        const void *v[] = {&m->rowptr, &m->colind, &m->val, &m->blocks, &xm, &ym, ap};
+        HISPI_TRY(set_args(ctx, m->t_main, 7, sz, v));
+        return launch(ctx, be, m->t_main, (size_t)m->nblocks * BLK_NT, BLK_NT, 1);
+    }
     if (m->variant == VARIANT_CHUNK) {
         HISPI_TRY(get_kernel(ctx, be, m, "csr_t_chunk", 0, &m->t_main));
         size_t sz[] = {ms, ms, ms, ms, ms, rs, ms};
