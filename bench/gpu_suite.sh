@@ -19,7 +19,7 @@ say "machine"
 {
     date -u
     nvidia-smi -L
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,compute_mode --format=csv
     nproc
     ls -l /usr/local/cuda/lib64/libcusparse.so.12* 2>&1
 } >>"$LOG" 2>&1
@@ -32,6 +32,8 @@ ldd bench/bench_spmv_cuda | grep -iE "cusparse|opencl|not found" >>"$LOG" 2>&1
 tail -n 12 "$LOG"
 
 if [ "$MODE" != quick ]; then
+    say "hisp info and hisp demo (the README's main job)"
+    { bin/hisp info; bin/hisp demo; } 2>&1 | tee -a "$LOG" | tail -n 8
     say "CUDA self-test (bench_spmv_cuda --selftest)"
     timeout 300 bench/bench_spmv_cuda --selftest 2>&1 | tee -a "$LOG" | tail -n 5
 
