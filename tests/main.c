@@ -9,12 +9,15 @@ extern int test_skips_print(void);
 
 int main(void)
 {
+    test_env_snapshot(); /* before anything touches OpenCL */
     (void)test_seed();
     SRunner *sr = NULL;
 #define HISP_ADD_SUITE(name)                                                                       \
     if (suite_##name) {                                                                            \
-        if (!sr) sr = srunner_create(suite_##name());                                              \
-        else srunner_add_suite(sr, suite_##name());                                                \
+        if (!sr)                                                                                   \
+            sr = srunner_create(suite_##name());                                                   \
+        else                                                                                       \
+            srunner_add_suite(sr, suite_##name());                                                 \
     }
     HISP_SUITES(HISP_ADD_SUITE)
     if (!sr) {

@@ -52,7 +52,8 @@ int test_targets(const test_target **out)
             hisp_status s = hisp_backend_device_count(ctx, (hisp_backend_kind)k, &n);
             if (s != HISP_SUCCESS || n == 0) {
                 hisp_error_info e = {0};
-                if (hisp_context_last_error(ctx, &e)) {}
+                if (hisp_context_last_error(ctx, &e)) {
+                }
                 test_skip("%s backend tests: %s", hisp_backend_name((hisp_backend_kind)k),
                           e.message && e.message[0] ? e.message : "no device");
                 continue;
@@ -127,9 +128,12 @@ hisp_matrix test_random_matrix(hisp_context ctx, hisp_type type, int64_t nrows, 
         r[k] = (int32_t)(test_rand(state) % (uint64_t)nrows);
         c[k] = (int32_t)(test_rand(state) % (uint64_t)ncols);
         double x = test_uniform(state);
-        if (type == HISP_F32) ((float *)v)[k] = (float)x;
-        else if (type == HISP_F64) ((double *)v)[k] = x;
-        else ck_abort_msg("test_random_matrix: type %s", hisp_type_name(type));
+        if (type == HISP_F32)
+            ((float *)v)[k] = (float)x;
+        else if (type == HISP_F64)
+            ((double *)v)[k] = x;
+        else
+            ck_abort_msg("test_random_matrix: type %s", hisp_type_name(type));
     }
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_coo(ctx, type, nrows, ncols, nnz, r, c, v, &A));
@@ -169,7 +173,21 @@ const char *test_matrix_dir(void)
 
 int test_skips_print(void)
 {
-    for (int i = 0; i < nskips; i++) printf("skipped: %s\n", skips[i]);
+    for (int i = 0; i < nskips; i++)
+        printf("skipped: %s\n", skips[i]);
     if (nskips) printf("Skipped: %d group(s) of tests could not run on this machine\n", nskips);
     return nskips;
+}
+
+static char *saved_icd_filenames;
+
+void test_env_snapshot(void)
+{
+    const char *v = getenv("OCL_ICD_FILENAMES");
+    if (v) saved_icd_filenames = strdup(v);
+}
+
+void test_env_restore(void)
+{
+    if (saved_icd_filenames) setenv("OCL_ICD_FILENAMES", saved_icd_filenames, 1);
 }

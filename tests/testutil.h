@@ -35,8 +35,9 @@ hisp_context test_context(int i);
         hisp_status s_ = (expr);                                                                   \
         if (s_ != HISP_SUCCESS) {                                                                  \
             hisp_error_info e_ = {0};                                                              \
-            if (hisp_context_last_error((ctx), &e_)) {}                                            \
-            ck_abort_msg("%s failed: %s: %s", #expr, hisp_status_string(s_),                     \
+            if (hisp_context_last_error((ctx), &e_)) {                                             \
+            }                                                                                      \
+            ck_abort_msg("%s failed: %s: %s", #expr, hisp_status_string(s_),                       \
                          e_.message ? e_.message : "");                                            \
         }                                                                                          \
     } while (0)
@@ -55,6 +56,14 @@ hisp_matrix test_random_matrix(hisp_context ctx, hisp_type type, int64_t nrows, 
 /* Relative error ||a - b||_2 / ||b||_2 (absolute when ||b|| = 0); arrays of
  * n real entries of type f32 or f64. */
 double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n);
+/* Some OpenCL ICD loaders (NVIDIA's libOpenCL.so.1 of CUDA 13, seen on the
+ * H100 machine) cut OCL_ICD_FILENAMES short in the process environment at
+ * the first OpenCL call, so child processes would see fewer platforms.
+ * main() snapshots the variable first; test_env_restore() puts it back
+ * before a child is started. */
+void test_env_snapshot(void);
+void test_env_restore(void);
+
 /* Path of a file in ../shared/matrices (or $HISP_MATRICES), NULL if absent. */
 const char *test_matrix_dir(void);
 
