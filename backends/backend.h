@@ -43,19 +43,17 @@ typedef struct hisp_backend_ops {
      * write/read are synchronous with respect to the host memory. */
     hisp_status (*buf_alloc)(hisp_context ctx, void *be, size_t bytes, void **buf);
     void (*buf_free)(void *be, void *buf);
-    hisp_status (*buf_write)(hisp_context ctx, void *be, void *buf, size_t offset,
-                             const void *src, size_t bytes);
-    hisp_status (*buf_read)(hisp_context ctx, void *be, const void *buf, size_t offset,
-                            void *dst, size_t bytes);
-    hisp_status (*buf_copy)(hisp_context ctx, void *be, void *dst, const void *src,
+    hisp_status (*buf_write)(hisp_context ctx, void *be, void *buf, size_t offset, const void *src,
+                             size_t bytes);
+    hisp_status (*buf_read)(hisp_context ctx, void *be, const void *buf, size_t offset, void *dst,
                             size_t bytes);
+    hisp_status (*buf_copy)(hisp_context ctx, void *be, void *dst, const void *src, size_t bytes);
 
     /* Timing: mark a point in the device's stream; elapsed() waits for both
      * marks and returns the milliseconds between them. */
     hisp_status (*mark_create)(hisp_context ctx, void *be, void **mark);
     hisp_status (*mark_record)(hisp_context ctx, void *be, void *mark);
-    hisp_status (*mark_elapsed)(hisp_context ctx, void *be, void *start, void *stop,
-                                double *ms);
+    hisp_status (*mark_elapsed)(hisp_context ctx, void *be, void *start, void *stop, double *ms);
     void (*mark_destroy)(void *be, void *mark);
 
     /* CSR SpMV. upload() builds the backend's device representation from a
@@ -63,8 +61,7 @@ typedef struct hisp_backend_ops {
      * csr_spmv computes y = alpha*op(A)*x + beta*y on device buffers, with
      * alpha/beta given as doubles (converted to the entry type). With beta
      * == 0, y must not be read. */
-    hisp_status (*csr_upload)(hisp_context ctx, void *be, const hispi_csr_view *A,
-                              void **dev);
+    hisp_status (*csr_upload)(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev);
     void (*csr_free)(void *be, void *dev);
     hisp_status (*csr_spmv)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
                             const void *x, double beta, void *y);

@@ -13,11 +13,16 @@ bool hispi_ctx_ok(hisp_context ctx)
 const char *hisp_backend_name(hisp_backend_kind k)
 {
     switch (k) {
-    case HISP_BACKEND_AUTO: return "auto";
-    case HISP_BACKEND_REFERENCE: return "reference";
-    case HISP_BACKEND_OPENCL: return "opencl";
-    case HISP_BACKEND_CUDA: return "cuda";
-    default: return "invalid";
+    case HISP_BACKEND_AUTO:
+        return "auto";
+    case HISP_BACKEND_REFERENCE:
+        return "reference";
+    case HISP_BACKEND_OPENCL:
+        return "opencl";
+    case HISP_BACKEND_CUDA:
+        return "cuda";
+    default:
+        return "invalid";
     }
 }
 
@@ -111,7 +116,8 @@ void hisp_context_destroy(hisp_context *pctx)
     hisp_context ctx = *pctx;
     close_backend(ctx);
     /* objects outliving their context (a caller bug) are cut loose */
-    while (ctx->objects.next != &ctx->objects) hispi_devobj_detach(ctx->objects.next);
+    while (ctx->objects.next != &ctx->objects)
+        hispi_devobj_detach(ctx->objects.next);
     hispi_clear_error(ctx);
     ctx->magic = 0;
     free(ctx);
@@ -136,8 +142,10 @@ hisp_status hisp_context_set_backend(hisp_context ctx, hisp_backend_kind kind, i
     if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)kind);
     if (!hispi_backends[kind])
-        return hispi_fail(ctx, HISP_ERR_NOT_COMPILED, "the %s backend is not compiled into "
-                          "this build of hisp", hisp_backend_name(kind));
+        return hispi_fail(ctx, HISP_ERR_NOT_COMPILED,
+                          "the %s backend is not compiled into "
+                          "this build of hisp",
+                          hisp_backend_name(kind));
     return open_backend(ctx, kind, device);
 }
 
@@ -162,8 +170,7 @@ hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, 
     if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown backend %d", (int)kind);
     if (!hispi_backends[kind]) {
-        hispi_note(ctx, "the %s backend is not compiled into this build",
-                   hisp_backend_name(kind));
+        hispi_note(ctx, "the %s backend is not compiled into this build", hisp_backend_name(kind));
         return HISP_SUCCESS;
     }
     ctx->err.note[0] = 0;

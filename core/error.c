@@ -8,18 +8,30 @@
 const char *hisp_status_string(hisp_status s)
 {
     switch (s) {
-    case HISP_SUCCESS: return "success";
-    case HISP_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case HISP_ERR_INVALID_HANDLE: return "invalid handle";
-    case HISP_ERR_INPUT_FORMAT: return "input format error";
-    case HISP_ERR_IO: return "I/O error";
-    case HISP_ERR_OUT_OF_HOST_MEMORY: return "out of host memory";
-    case HISP_ERR_OUT_OF_DEVICE_MEMORY: return "out of device memory";
-    case HISP_ERR_UNSUPPORTED: return "unsupported";
-    case HISP_ERR_NO_DEVICE: return "no device";
-    case HISP_ERR_BACKEND: return "backend error";
-    case HISP_ERR_KERNEL_BUILD: return "kernel build failed";
-    case HISP_ERR_NOT_COMPILED: return "backend not compiled in";
+    case HISP_SUCCESS:
+        return "success";
+    case HISP_ERR_INVALID_ARGUMENT:
+        return "invalid argument";
+    case HISP_ERR_INVALID_HANDLE:
+        return "invalid handle";
+    case HISP_ERR_INPUT_FORMAT:
+        return "input format error";
+    case HISP_ERR_IO:
+        return "I/O error";
+    case HISP_ERR_OUT_OF_HOST_MEMORY:
+        return "out of host memory";
+    case HISP_ERR_OUT_OF_DEVICE_MEMORY:
+        return "out of device memory";
+    case HISP_ERR_UNSUPPORTED:
+        return "unsupported";
+    case HISP_ERR_NO_DEVICE:
+        return "no device";
+    case HISP_ERR_BACKEND:
+        return "backend error";
+    case HISP_ERR_KERNEL_BUILD:
+        return "kernel build failed";
+    case HISP_ERR_NOT_COMPILED:
+        return "backend not compiled in";
     }
     return "unknown status";
 }
@@ -67,8 +79,7 @@ hisp_status hispi_fail_at(hisp_context ctx, const char *file, int64_t line, cons
     return HISP_ERR_INPUT_FORMAT;
 }
 
-hisp_status hispi_fail_native(hisp_context ctx, hisp_status s, int64_t code, const char *fmt,
-                              ...)
+hisp_status hispi_fail_native(hisp_context ctx, hisp_status s, int64_t code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -5,7 +5,7 @@
 
 /* One body per precision; T is the accumulation type (same as the kernels). */
 #define REF_SPMV(T)                                                                                \
-    static void ref_##T(const hispi_sparse *A, hisp_op op, T alpha, const T *x, T beta, T *y)     \
+    static void ref_##T(const hispi_sparse *A, hisp_op op, T alpha, const T *x, T beta, T *y)      \
     {                                                                                              \
         const T *v = (const T *)A->val;                                                            \
         if (op == HISP_OP_N) {                                                                     \
@@ -16,7 +16,8 @@
                 y[i] = beta == 0 ? alpha * sum : alpha * sum + beta * y[i];                        \
             }                                                                                      \
         } else {                                                                                   \
-            for (int64_t j = 0; j < A->ncols; j++) y[j] = beta == 0 ? 0 : beta * y[j];             \
+            for (int64_t j = 0; j < A->ncols; j++)                                                 \
+                y[j] = beta == 0 ? 0 : beta * y[j];                                                \
             for (int64_t i = 0; i < A->nrows; i++) {                                               \
                 T xi = alpha * x[i];                                                               \
                 for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)                          \
@@ -33,8 +34,12 @@ hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op 
     if (A->format != HISP_FORMAT_CSR)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "reference SpMV needs CSR");
     switch (A->type) {
-    case HISP_F32: ref_float(A, op, (float)alpha, x, (float)beta, y); break;
-    case HISP_F64: ref_double(A, op, alpha, x, beta, y); break;
+    case HISP_F32:
+        ref_float(A, op, (float)alpha, x, (float)beta, y);
+        break;
+    case HISP_F64:
+        ref_double(A, op, alpha, x, beta, y);
+        break;
     default:
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpMV on %s entries is not implemented yet",
                           hisp_type_name(A->type));

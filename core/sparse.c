@@ -89,9 +89,12 @@ hisp_status hispi_sparse_validate(hisp_context ctx, const hispi_sparse *s)
 
 static inline void copy_entry(size_t es, void *dst, int64_t i, const void *src, int64_t j)
 {
-    if (es == 4) ((uint32_t *)dst)[i] = ((const uint32_t *)src)[j];
-    else if (es == 8) ((uint64_t *)dst)[i] = ((const uint64_t *)src)[j];
-    else memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)j * es, es);
+    if (es == 4)
+        ((uint32_t *)dst)[i] = ((const uint32_t *)src)[j];
+    else if (es == 8)
+        ((uint64_t *)dst)[i] = ((const uint64_t *)src)[j];
+    else
+        memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)j * es, es);
 }
 
 /* dst[i] += src[j], component-wise (right for every entry type). */
@@ -101,25 +104,30 @@ static inline void add_entry(hisp_type t, void *dst, int64_t i, const void *src,
     if (hispi_type_scalar_size(t) == 4) {
         float *d = (float *)dst + i * comps;
         const float *s = (const float *)src + j * comps;
-        for (int c = 0; c < comps; c++) d[c] += s[c];
+        for (int c = 0; c < comps; c++)
+            d[c] += s[c];
     } else {
         double *d = (double *)dst + i * comps;
         const double *s = (const double *)src + j * comps;
-        for (int c = 0; c < comps; c++) d[c] += s[c];
+        for (int c = 0; c < comps; c++)
+            d[c] += s[c];
     }
 }
 
 /* Stable counting sort of the permutation `perm` (length nnz) by key[perm],
  * keys in 0..nkeys-1; writes the bucket pointer (nkeys+1) when ptr != NULL. */
-static hisp_status counting_sort(hisp_context ctx, const int32_t *key, int64_t nkeys,
-                                 int64_t nnz, const int64_t *perm_in, int64_t *perm_out,
-                                 int64_t *ptr)
+static hisp_status counting_sort(hisp_context ctx, const int32_t *key, int64_t nkeys, int64_t nnz,
+                                 const int64_t *perm_in, int64_t *perm_out, int64_t *ptr)
 {
     int64_t *count = ptr;
-    if (!count) HISPI_TRY(hispi_calloc(ctx, (size_t)nkeys + 1, sizeof *count, (void **)&count));
-    else memset(count, 0, ((size_t)nkeys + 1) * sizeof *count);
-    for (int64_t k = 0; k < nnz; k++) count[key[perm_in ? perm_in[k] : k] + 1]++;
-    for (int64_t i = 0; i < nkeys; i++) count[i + 1] += count[i];
+    if (!count)
+        HISPI_TRY(hispi_calloc(ctx, (size_t)nkeys + 1, sizeof *count, (void **)&count));
+    else
+        memset(count, 0, ((size_t)nkeys + 1) * sizeof *count);
+    for (int64_t k = 0; k < nnz; k++)
+        count[key[perm_in ? perm_in[k] : k] + 1]++;
+    for (int64_t i = 0; i < nkeys; i++)
+        count[i + 1] += count[i];
     /* scatter using a running cursor: count[i] becomes the end of bucket i,
      * then shift back so that ptr holds starts */
     for (int64_t k = 0; k < nnz; k++) {
@@ -139,8 +147,8 @@ static hisp_status counting_sort(hisp_context ctx, const int32_t *key, int64_t n
  * unsorted (major, minor, val) triples; duplicates summed. */
 static hisp_status compress(hisp_context ctx, hisp_type t, int64_t nmajor, int64_t nminor,
                             int64_t nnz, const int32_t *major, const int32_t *minor,
-                            const void *val, int64_t **ptr_out, int32_t **idx_out,
-                            void **val_out, int64_t *nnz_out)
+                            const void *val, int64_t **ptr_out, int32_t **idx_out, void **val_out,
+                            int64_t *nnz_out)
 {
     size_t es = hisp_type_size(t);
     int64_t *perm1 = NULL, *perm2 = NULL, *ptr = NULL;
@@ -201,7 +209,8 @@ static hisp_status expand(hisp_context ctx, const int64_t *ptr, int64_t nmajor, 
 {
     HISPI_TRY(hispi_alloc(ctx, (size_t)nnz, sizeof **out, (void **)out));
     for (int64_t i = 0; i < nmajor; i++)
-        for (int64_t k = ptr[i]; k < ptr[i + 1]; k++) (*out)[k] = (int32_t)i;
+        for (int64_t k = ptr[i]; k < ptr[i + 1]; k++)
+            (*out)[k] = (int32_t)i;
     return HISP_SUCCESS;
 }
 

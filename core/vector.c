@@ -24,7 +24,8 @@ static void drop_device(hisp_vector v)
 {
     if (!v->dev) return;
     /* keep the data: pull it to the host before the buffer goes */
-    if (!v->host_valid && sync_host(v) != HISP_SUCCESS) v->host_valid = true; /* lost: best effort */
+    if (!v->host_valid && sync_host(v) != HISP_SUCCESS)
+        v->host_valid = true; /* lost: best effort */
     v->ctx->ops->buf_free(v->ctx->be, v->dev);
     v->dev = NULL;
     v->dev_valid = false;

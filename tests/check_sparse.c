@@ -23,10 +23,12 @@ static double *dense_of(hisp_matrix A, int64_t *m, int64_t *n)
             j = cols[k];
         } else if (info.format == HISP_FORMAT_CSR) {
             j = cols[k];
-            for (i = 0; ptr[i + 1] <= k; i++) {}
+            for (i = 0; ptr[i + 1] <= k; i++) {
+            }
         } else {
             i = rows[k];
-            for (j = 0; ptr[j + 1] <= k; j++) {}
+            for (j = 0; ptr[j + 1] <= k; j++) {
+            }
         }
         d[i * info.ncols + j] += ((const double *)vals)[k];
     }
@@ -54,8 +56,8 @@ START_TEST(test_convert_roundtrip)
         CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, m, n, nnz, r, c, v, &A));
         int64_t m0, n0;
         double *ref = dense_of(A, &m0, &n0);
-        hisp_format seq[] = {HISP_FORMAT_CSR, HISP_FORMAT_CSC, HISP_FORMAT_COO, HISP_FORMAT_CSC,
-                             HISP_FORMAT_CSR, HISP_FORMAT_COO};
+        hisp_format seq[] = {HISP_FORMAT_CSR, HISP_FORMAT_CSC, HISP_FORMAT_COO,
+                             HISP_FORMAT_CSC, HISP_FORMAT_CSR, HISP_FORMAT_COO};
         for (size_t f = 0; f < sizeof seq / sizeof seq[0]; f++) {
             CK_OK(ctx, hisp_matrix_convert(A, seq[f]));
             int64_t m1, n1;
@@ -64,8 +66,8 @@ START_TEST(test_convert_roundtrip)
             ck_assert_int_eq(n1, n);
             for (int64_t i = 0; i < m * n; i++)
                 ck_assert_msg(d[i] - ref[i] < 1e-12 && ref[i] - d[i] < 1e-12,
-                              "%lldx%lld after %s: entry %lld differs", (long long)m,
-                              (long long)n, hisp_format_name(seq[f]), (long long)i);
+                              "%lldx%lld after %s: entry %lld differs", (long long)m, (long long)n,
+                              hisp_format_name(seq[f]), (long long)i);
             free(d);
             /* sorted, no duplicates */
             const int64_t *ptr;
@@ -157,8 +159,10 @@ START_TEST(test_out_of_memory_is_an_error)
         hispi_alloc_fail_after(k);
         hisp_status s = hisp_matrix_convert(A, HISP_FORMAT_CSC);
         hispi_alloc_fail_after(0);
-        if (s == HISP_SUCCESS) CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_COO));
-        else ck_assert_int_eq(s, HISP_ERR_OUT_OF_HOST_MEMORY);
+        if (s == HISP_SUCCESS)
+            CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_COO));
+        else
+            ck_assert_int_eq(s, HISP_ERR_OUT_OF_HOST_MEMORY);
         hisp_matrix_info info;
         CK_OK(ctx, hisp_matrix_get_info(A, &info));
         ck_assert_int_eq(info.nnz, 3);

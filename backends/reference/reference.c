@@ -106,8 +106,7 @@ static hisp_status ref_mark_record(hisp_context ctx, void *be, void *mark)
     return HISP_SUCCESS;
 }
 
-static hisp_status ref_mark_elapsed(hisp_context ctx, void *be, void *start, void *stop,
-                                    double *ms)
+static hisp_status ref_mark_elapsed(hisp_context ctx, void *be, void *start, void *stop, double *ms)
 {
     (void)ctx;
     (void)be;
@@ -123,14 +122,13 @@ static void ref_mark_destroy(void *be, void *mark)
 
 /* The "device" copy is a private CSR copy, independent of the handle's host
  * storage. */
-static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A,
-                                  void **dev)
+static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev)
 {
     (void)be;
     hispi_sparse *s = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *s, (void **)&s));
-    hisp_status st = hispi_sparse_alloc(ctx, s, HISP_FORMAT_CSR, A->type, A->nrows, A->ncols,
-                                        A->nnz);
+    hisp_status st =
+        hispi_sparse_alloc(ctx, s, HISP_FORMAT_CSR, A->type, A->nrows, A->ncols, A->nnz);
     if (st) {
         free(s);
         return st;
