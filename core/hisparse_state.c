@@ -66,9 +66,9 @@ static hisp_status adopt(hisp_matrix A, hispi_hisparse *h)
     return HISP_SUCCESS;
 }
 
-/* A new handle holding *h (taken over). */
-static hisp_status wrap_tree(hisp_context ctx, hispi_hisparse *h, int d, hisp_matrix *B)
+hisp_status hispi_hisparse_wrap(hisp_context ctx, hispi_hisparse *h, hisp_matrix *B)
 {
+    int d = h->d;
     hispi_sparse empty;
     memset(&empty, 0, sizeof empty);
     hisp_status s = hispi_matrix_wrap(ctx, &empty, B);
@@ -125,7 +125,7 @@ hisp_status hispi_hisparse_duplicate(hisp_matrix A, hisp_format f, hisp_matrix *
         (*B)->node_size = A->node_size;
         return HISP_SUCCESS;
     }
-    return wrap_tree(A->ctx, &h, node_size(A), B);
+    return hispi_hisparse_wrap(A->ctx, &h, B);
 }
 
 hisp_status hispi_hisparse_format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes)

@@ -155,6 +155,9 @@ HISPI_LOCAL void hispi_hisparse_free(hispi_hisparse *h);
 HISPI_LOCAL hisp_status hispi_hisparse_share(hisp_context ctx, const hispi_hisparse *h,
                                              hispi_hisparse *out);
 
+/* A new matrix handle holding *h (taken over; freed on failure). */
+HISPI_LOCAL hisp_status hispi_hisparse_wrap(hisp_context ctx, hispi_hisparse *h, hisp_matrix *B);
+
 /* The logical matrix (transposed flag and scale applied) as sorted CSR
  * (f = CSR) or sorted COO (f = COO). */
 HISPI_LOCAL hisp_status hispi_hisparse_to_sparse(hisp_context ctx, const hispi_hisparse *h,
