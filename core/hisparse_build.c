@@ -63,21 +63,48 @@ static int host_threads(int64_t work)
 
 /* ---- tree-order sort ----------------------------------------------------- */
 
+/* One stable counting-sort pass by the cells of levels la..lb together: the
+ * key is the tree-order rank of the entry's cell at level lb (the root's
+ * digits only span the matrix, so the top levels group cheaply). */
 typedef struct {
-    int64_t nnz;
-    int nt, d, shift;
+    int64_t nnz, nrows;
+    int nt, d, k, L, la, lb;
+    uint64_t s0c; /* root cells across the matrix's columns */
+    size_t nb;    /* buckets */
     size_t s;
+    const int64_t *rowptr; /* CSR input: rows come from the pointers */
     const uint32_t *r, *c;
     const unsigned char *v;
     uint32_t *ro, *co;
     unsigned char *vo;
-    int64_t *hist; /* nt x d^2 */
+    int64_t *hist; /* nt x nb */
 } sort_pass;
 
-static inline uint32_t bucket(const sort_pass *p, int64_t e)
+static inline uint32_t bucket(const sort_pass *p, uint32_t r, uint32_t c)
 {
-    uint32_t m = (uint32_t)p->d - 1;
-    return ((p->r[e] >> p->shift) & m) * (uint32_t)p->d + ((p->c[e] >> p->shift) & m);
+    uint32_t m = (uint32_t)p->d - 1, key = 0;
+    for (int l = p->la; l <= p->lb; l++) {
+        int sh = p->k * (p->L - 1 - l);
+        if (l == 0)
+            key = (r >> sh) * (uint32_t)p->s0c + (c >> sh);
+        else
+            key = (key * (uint32_t)p->d + ((r >> sh) & m)) * (uint32_t)p->d + ((c >> sh) & m);
+    }
+    return key;
+}
+
+/* Row of entry e in CSR (the last row starting at or before e). */
+static int64_t row_of(const int64_t *rowptr, int64_t nrows, int64_t e)
+{
+    int64_t lo = 0, hi = nrows; /* rowptr[lo] <= e */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (rowptr[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static void chunk(int64_t n, int nt, int t, int64_t *lo, int64_t *hi)
@@ -89,21 +116,39 @@ static void chunk(int64_t n, int nt, int t, int64_t *lo, int64_t *hi)
 static void hist_job(void *arg, int t)
 {
     sort_pass *p = arg;
-    int64_t lo, hi, *h = p->hist + (size_t)t * (size_t)p->d * (size_t)p->d;
+    int64_t lo, hi, *h = p->hist + (size_t)t * p->nb;
     chunk(p->nnz, p->nt, t, &lo, &hi);
-    for (int64_t e = lo; e < hi; e++)
-        h[bucket(p, e)]++;
+    if (p->rowptr) {
+        int64_t i = row_of(p->rowptr, p->nrows, lo);
+        for (int64_t e = lo; e < hi; e++) {
+            while (p->rowptr[i + 1] <= e)
+                i++;
+            h[bucket(p, (uint32_t)i, p->c[e])]++;
+        }
+    } else {
+        for (int64_t e = lo; e < hi; e++)
+            h[bucket(p, p->r[e], p->c[e])]++;
+    }
 }
 
 static void scatter_job(void *arg, int t)
 {
     sort_pass *p = arg;
-    int64_t lo, hi, *h = p->hist + (size_t)t * (size_t)p->d * (size_t)p->d;
+    int64_t lo, hi, *h = p->hist + (size_t)t * p->nb;
     chunk(p->nnz, p->nt, t, &lo, &hi);
     size_t s = p->s;
+    int64_t i = p->rowptr ? row_of(p->rowptr, p->nrows, lo) : 0;
     for (int64_t e = lo; e < hi; e++) {
-        int64_t o = h[bucket(p, e)]++;
-        p->ro[o] = p->r[e];
+        uint32_t r;
+        if (p->rowptr) {
+            while (p->rowptr[i + 1] <= e)
+                i++;
+            r = (uint32_t)i;
+        } else {
+            r = p->r[e];
+        }
+        int64_t o = h[bucket(p, r, p->c[e])]++;
+        p->ro[o] = r;
         p->co[o] = p->c[e];
         if (s == 4)
             memcpy(p->vo + (size_t)o * 4, p->v + (size_t)e * 4, 4);
@@ -116,7 +161,7 @@ static void scatter_job(void *arg, int t)
 
 static void sort_by_level(sort_pass *p)
 {
-    size_t nb = (size_t)p->d * (size_t)p->d;
+    size_t nb = p->nb;
     memset(p->hist, 0, nb * (size_t)p->nt * sizeof *p->hist);
     run_threads(p->nt, hist_job, p);
     int64_t sum = 0; /* bucket-major, then thread: a stable scatter */
@@ -301,7 +346,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
     uint64_t *cbytes = NULL, *coff = NULL, *crefs = NULL;
     hispi_pool *pool = NULL;
     hisp_status st = HISP_SUCCESS;
-    if (rowptr) { /* explicit rows for the digit keys */
+    if (rowptr && L == 1) { /* explicit rows for the fill (no sort pass reads them) */
         st = hispi_alloc(ctx, (size_t)nnz, sizeof *r0, (void **)&r0);
         if (st) return st;
         for (int64_t i = 0; i < nrows; i++)
@@ -311,21 +356,50 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
     tree b = {d,    k,   L, s, vs, rowptr ? r0 : (const uint32_t *)rows, (const uint32_t *)cols,
               vals, NULL};
     /* levels L-2 .. 0; the leaf level needs no pass: the input is row-major
-     * and every pass is stable, so each leaf stays row-major */
+     * and every pass is stable, so each leaf stays row-major. Levels are
+     * grouped into one pass while the buckets stay few (the root's digits
+     * span only the matrix; with small d several levels fit). */
     if (L >= 2 && nnz > 0) {
-        for (int i = 0; i < 2 && !st; i++) {
+        enum { BUDGET = 1 << 16 };
+        uint64_t span = 1, dd = (uint64_t)d * (uint64_t)d;
+        for (int l = 0; l < L - 1; l++)
+            span *= (uint64_t)d;
+        uint64_t s0r = ((uint64_t)nrows + span - 1) / span,
+                 s0c = ((uint64_t)ncols + span - 1) / span;
+        s0r = s0r ? s0r : 1;
+        s0c = s0c ? s0c : 1;
+        int ga[64], gb[64], ng = 0;
+        uint64_t gn[64], maxnb = 0;
+        for (int l = 0; l <= L - 2;) {
+            uint64_t range = l == 0 ? s0r * s0c : dd;
+            int lb = l;
+            while (lb + 1 <= L - 2 && range * dd <= BUDGET)
+                range *= dd, lb++;
+            ga[ng] = l;
+            gb[ng] = lb;
+            gn[ng++] = range;
+            maxnb = range > maxnb ? range : maxnb;
+            l = lb + 1;
+        }
+        for (int i = 0; i < (ng > 1 ? 2 : 1) && !st; i++) {
             st = hispi_alloc(ctx, (size_t)nnz, sizeof(uint32_t), (void **)&bufr[i]);
             if (!st) st = hispi_alloc(ctx, (size_t)nnz, sizeof(uint32_t), (void **)&bufc[i]);
             if (!st) st = hispi_alloc(ctx, (size_t)nnz, vs, (void **)&bufv[i]);
-            if (L == 2) break; /* one pass, one buffer */
         }
-        if (!st)
-            st = hispi_alloc(ctx, (size_t)nt * (size_t)d * (size_t)d, sizeof *hist, (void **)&hist);
+        if (!st) st = hispi_alloc(ctx, (size_t)nt * (size_t)maxnb, sizeof *hist, (void **)&hist);
         if (st) goto done;
         int cur = 0;
-        for (int l = L - 2; l >= 0; l--, cur ^= 1) {
-            sort_pass p = {nnz, nt,  d,         k * (L - 1 - l), vs,        b.r,
-                           b.c, b.v, bufr[cur], bufc[cur],       bufv[cur], hist};
+        for (int g = ng - 1; g >= 0; g--, cur ^= 1) { /* finest group first */
+            sort_pass p = {nnz,       nrows,
+                           nt,        d,
+                           k,         L,
+                           ga[g],     gb[g],
+                           s0c,       (size_t)gn[g],
+                           vs,        g == ng - 1 ? rowptr : NULL,
+                           b.r,       b.c,
+                           b.v,       bufr[cur],
+                           bufc[cur], bufv[cur],
+                           hist};
             sort_by_level(&p);
             b.r = bufr[cur];
             b.c = bufc[cur];
