@@ -56,28 +56,48 @@ static void run_threads(int nt, job_fn fn, void *arg)
 static int host_threads(int64_t work)
 {
     if (work < 200000) return 1;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("HISP_THREADS"); /* a cap, for measurements */
+    long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     return n > 16 ? 16 : (int)n;
 }
 
 /* ---- tree-order sort ----------------------------------------------------- */
 
+/* Entries travel as records: row (u32), column (u32), value (vs bytes), so
+ * that a scatter writes one stream per bucket. */
+static inline void copy_rec(unsigned char *dst, const unsigned char *src, size_t rs)
+{
+    if (rs == 12)
+        memcpy(dst, src, 12);
+    else if (rs == 16)
+        memcpy(dst, src, 16);
+    else
+        memcpy(dst, src, rs);
+}
+
 /* One stable counting-sort pass by the cells of levels la..lb together: the
  * key is the tree-order rank of the entry's cell at level lb (the root's
- * digits only span the matrix, so the top levels group cheaply). */
-typedef struct {
+ * digits only span the matrix, so the top levels group cheaply). la > lb:
+ * one bucket (a plain packing copy). The first pass reads the caller's
+ * arrays (rows from rowptr or rows[]); later passes read records. */
+typedef struct sort_pass_s {
     int64_t nnz, nrows;
     int nt, d, k, L, la, lb;
     uint64_t s0c; /* root cells across the matrix's columns */
     size_t nb;    /* buckets */
-    size_t s;
-    const int64_t *rowptr; /* CSR input: rows come from the pointers */
+    size_t vs, rs;
+    const int64_t *rowptr;
     const uint32_t *r, *c;
     const unsigned char *v;
-    uint32_t *ro, *co;
-    unsigned char *vo;
-    int64_t *hist; /* nt x nb */
+    const unsigned char *in; /* records, when r and c are NULL */
+    unsigned char *out;
+    int64_t *hist;  /* nt x nb */
+    bool have_hist; /* hist already counted (by the previous pass's scatter) */
+    /* the next pass's keys, counted while scattering: hnext is nt x nt x
+     * next->nb, [scatter thread][next pass's thread owning the output] */
+    const struct sort_pass_s *next;
+    int64_t *hnext;
 } sort_pass;
 
 static inline uint32_t bucket(const sort_pass *p, uint32_t r, uint32_t c)
@@ -113,22 +133,37 @@ static void chunk(int64_t n, int nt, int t, int64_t *lo, int64_t *hi)
     *hi = *lo + n / nt + (t < n % nt ? 1 : 0);
 }
 
+/* Walks entries lo..hi of the pass input giving (e, r, c). */
+#define FOR_ENTRIES(p, lo, hi, BODY)                                                               \
+    do {                                                                                           \
+        if ((p)->in) {                                                                             \
+            for (int64_t e = (lo); e < (hi); e++) {                                                \
+                const unsigned char *rec_ = (p)->in + (size_t)e * (p)->rs;                         \
+                uint32_t r = hispi_rd32(rec_), c = hispi_rd32(rec_ + 4);                           \
+                BODY                                                                               \
+            }                                                                                      \
+        } else if ((p)->rowptr) {                                                                  \
+            int64_t i_ = row_of((p)->rowptr, (p)->nrows, (lo));                                    \
+            for (int64_t e = (lo); e < (hi); e++) {                                                \
+                while ((p)->rowptr[i_ + 1] <= e)                                                   \
+                    i_++;                                                                          \
+                uint32_t r = (uint32_t)i_, c = (p)->c[e];                                          \
+                BODY                                                                               \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t e = (lo); e < (hi); e++) {                                                \
+                uint32_t r = (p)->r[e], c = (p)->c[e];                                             \
+                BODY                                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
 static void hist_job(void *arg, int t)
 {
     sort_pass *p = arg;
     int64_t lo, hi, *h = p->hist + (size_t)t * p->nb;
     chunk(p->nnz, p->nt, t, &lo, &hi);
-    if (p->rowptr) {
-        int64_t i = row_of(p->rowptr, p->nrows, lo);
-        for (int64_t e = lo; e < hi; e++) {
-            while (p->rowptr[i + 1] <= e)
-                i++;
-            h[bucket(p, (uint32_t)i, p->c[e])]++;
-        }
-    } else {
-        for (int64_t e = lo; e < hi; e++)
-            h[bucket(p, p->r[e], p->c[e])]++;
-    }
+    FOR_ENTRIES(p, lo, hi, { h[bucket(p, r, c)]++; });
 }
 
 static void scatter_job(void *arg, int t)
@@ -136,34 +171,44 @@ static void scatter_job(void *arg, int t)
     sort_pass *p = arg;
     int64_t lo, hi, *h = p->hist + (size_t)t * p->nb;
     chunk(p->nnz, p->nt, t, &lo, &hi);
-    size_t s = p->s;
-    int64_t i = p->rowptr ? row_of(p->rowptr, p->nrows, lo) : 0;
-    for (int64_t e = lo; e < hi; e++) {
-        uint32_t r;
-        if (p->rowptr) {
-            while (p->rowptr[i + 1] <= e)
-                i++;
-            r = (uint32_t)i;
-        } else {
-            r = p->r[e];
+    size_t rs = p->rs, vs = p->vs;
+    int64_t bnd[17], x; /* first output index of each next-pass thread */
+    for (int u = 0; u < p->nt; u++)
+        chunk(p->nnz, p->nt, u, &bnd[u], &x);
+    bnd[p->nt] = p->nnz;
+    int64_t *hn = p->hnext ? p->hnext + (size_t)t * (size_t)p->nt * p->next->nb : NULL;
+    FOR_ENTRIES(p, lo, hi, {
+        int64_t oi = h[bucket(p, r, c)]++;
+        unsigned char *o = p->out + (size_t)oi * rs;
+        if (hn) {
+            int u = 0;
+            while (oi >= bnd[u + 1])
+                u++;
+            hn[(size_t)u * p->next->nb + bucket(p->next, r, c)]++;
         }
-        int64_t o = h[bucket(p, r, p->c[e])]++;
-        p->ro[o] = r;
-        p->co[o] = p->c[e];
-        if (s == 4)
-            memcpy(p->vo + (size_t)o * 4, p->v + (size_t)e * 4, 4);
-        else if (s == 8)
-            memcpy(p->vo + (size_t)o * 8, p->v + (size_t)e * 8, 8);
-        else
-            memcpy(p->vo + (size_t)o * s, p->v + (size_t)e * s, s);
-    }
+        if (p->in) {
+            copy_rec(o, p->in + (size_t)e * rs, rs);
+        } else {
+            memcpy(o, &r, 4);
+            memcpy(o + 4, &c, 4);
+            if (vs == 4)
+                memcpy(o + 8, p->v + (size_t)e * 4, 4);
+            else if (vs == 8)
+                memcpy(o + 8, p->v + (size_t)e * 8, 8);
+            else
+                memcpy(o + 8, p->v + (size_t)e * vs, vs);
+        }
+    });
 }
 
 static void sort_by_level(sort_pass *p)
 {
     size_t nb = p->nb;
-    memset(p->hist, 0, nb * (size_t)p->nt * sizeof *p->hist);
-    run_threads(p->nt, hist_job, p);
+    if (!p->have_hist) {
+        memset(p->hist, 0, nb * (size_t)p->nt * sizeof *p->hist);
+        run_threads(p->nt, hist_job, p);
+    }
+    if (p->hnext) memset(p->hnext, 0, (size_t)p->nt * (size_t)p->nt * p->next->nb * 8);
     int64_t sum = 0; /* bucket-major, then thread: a stable scatter */
     for (size_t b = 0; b < nb; b++)
         for (int t = 0; t < p->nt; t++) {
@@ -178,12 +223,25 @@ static void sort_by_level(sort_pass *p)
 
 typedef struct {
     int d, k, L;
-    size_t s;  /* value bytes in the built tree */
-    size_t vs; /* value bytes of the sorted input (differs when measuring) */
-    const uint32_t *r, *c;
-    const unsigned char *v;
+    size_t s;                 /* value bytes in the built tree */
+    size_t vs;                /* value bytes of the sorted input (differs when measuring) */
+    const unsigned char *rec; /* records in tree order */
+    size_t rs;
     unsigned char *base; /* pool (fill only) */
 } tree;
+
+static inline uint32_t rec_r(const tree *b, int64_t e)
+{
+    return hispi_rd32(b->rec + (size_t)e * b->rs);
+}
+static inline uint32_t rec_c(const tree *b, int64_t e)
+{
+    return hispi_rd32(b->rec + (size_t)e * b->rs + 4);
+}
+static inline const unsigned char *rec_v(const tree *b, int64_t e)
+{
+    return b->rec + (size_t)e * b->rs + 8;
+}
 
 /* Node type and bytes for a node of n children / entries. */
 static int choose(const tree *b, bool leaf, int64_t n, int64_t lo, uint64_t *bytes)
@@ -197,7 +255,7 @@ static int choose(const tree *b, bool leaf, int64_t n, int64_t lo, uint64_t *byt
          * explicit entry whose bytes are all zero stays COO (exact round trip) */
         bool ok = true;
         for (int64_t e = lo; leaf && e < lo + n && ok; e++)
-            ok = !hispi_bytes_zero(b->v + (size_t)e * b->vs, b->vs);
+            ok = !hispi_bytes_zero(rec_v(b, e), b->vs);
         if (ok) {
             *bytes = dense;
             return leaf ? HISPI_LEAF_DENSE : HISPI_INNER_DENSE;
@@ -211,9 +269,9 @@ static int choose(const tree *b, bool leaf, int64_t n, int64_t lo, uint64_t *byt
  * side 2^sh. */
 static inline int64_t run_end(const tree *b, int64_t e, int64_t hi, int sh)
 {
-    uint32_t r = b->r[e] >> sh, c = b->c[e] >> sh;
+    uint32_t r = rec_r(b, e) >> sh, c = rec_c(b, e) >> sh;
     int64_t f = e + 1;
-    while (f < hi && (b->r[f] >> sh) == r && (b->c[f] >> sh) == c)
+    while (f < hi && (rec_r(b, f) >> sh) == r && (rec_c(b, f) >> sh) == c)
         f++;
     return f;
 }
@@ -238,23 +296,41 @@ static uint64_t subtree_bytes(const tree *b, int l, int64_t lo, int64_t hi)
     return sum + bytes;
 }
 
-/* Write the subtree of [lo, hi) at *cursor (preorder); returns its reference. */
-static uint64_t fill(const tree *b, int l, int64_t lo, int64_t hi, uint64_t *cursor)
+/* Per-thread room for the children of one node per level (keys, refs). */
+typedef struct {
+    uint32_t *keys;
+    uint64_t *refs;
+} scratch;
+
+/* Write the subtree of [lo, hi) at *cursor in postorder (children first, so
+ * a node's child count is known when it is written without a second scan);
+ * returns its reference. */
+static uint64_t fill(const tree *b, int l, int64_t lo, int64_t hi, uint64_t *cursor,
+                     const scratch *sc)
 {
-    uint64_t off = *cursor, bytes, np = 0, m = (uint64_t)b->d - 1;
-    unsigned char *node = b->base + off;
-    int64_t n;
+    uint64_t np = 0, m = (uint64_t)b->d - 1, dd = (uint64_t)b->d * (uint64_t)b->d;
     bool leaf = l == b->L - 1;
     int sh = b->k * (b->L - 1 - l);
+    uint32_t *keys = NULL;
+    uint64_t *refs = NULL;
+    int64_t n = 0;
     if (leaf) {
         n = hi - lo;
     } else {
-        n = 0;
-        for (int64_t e = lo; e < hi; n++)
-            e = run_end(b, e, hi, sh);
+        keys = sc->keys + (size_t)l * dd;
+        refs = sc->refs + (size_t)l * dd;
+        for (int64_t e = lo; e < hi; n++) {
+            int64_t f = run_end(b, e, hi, sh);
+            keys[n] =
+                (uint32_t)(((rec_r(b, e) >> sh) & m) * (uint64_t)b->d + ((rec_c(b, e) >> sh) & m));
+            refs[n] = fill(b, l + 1, e, f, cursor, sc);
+            e = f;
+        }
     }
+    uint64_t bytes, off = *cursor;
     int type = choose(b, leaf, n, lo, &bytes);
     *cursor += bytes;
+    unsigned char *node = b->base + off;
     bool dense = hispi_node_is_dense(type);
     uint64_t es = leaf ? b->s : 8;
     uint64_t pay = dense ? 0 : hispi_coo_payload((uint64_t)n, es, &np);
@@ -262,26 +338,32 @@ static uint64_t fill(const tree *b, int l, int64_t lo, int64_t hi, uint64_t *cur
         uint32_t n32 = (uint32_t)n;
         memcpy(node, &n32, 4);
     }
-    int64_t k = 0;
-    for (int64_t e = lo; e < hi; k++) {
-        int64_t f = leaf ? e + 1 : run_end(b, e, hi, sh);
-        uint64_t rd = (b->r[e] >> sh) & m, cd = (b->c[e] >> sh) & m;
+    for (int64_t k = 0; k < n; k++) {
+        uint64_t rd, cd;
         const unsigned char *src;
-        uint64_t ref;
         if (leaf) {
-            src = b->v + (size_t)e * b->vs;
+            rd = rec_r(b, lo + k) & m;
+            cd = rec_c(b, lo + k) & m;
+            src = rec_v(b, lo + k);
         } else {
-            ref = fill(b, l + 1, e, f, cursor);
-            src = (const unsigned char *)&ref;
+            rd = keys[k] / (uint32_t)b->d;
+            cd = keys[k] % (uint32_t)b->d;
+            src = (const unsigned char *)&refs[k];
         }
+        unsigned char *dst;
         if (dense) {
-            memcpy(node + (rd * (uint64_t)b->d + cd) * es, src, es);
+            dst = node + (rd * (uint64_t)b->d + cd) * es;
         } else {
             node[4 + 2 * k] = (unsigned char)rd;
             node[5 + 2 * k] = (unsigned char)cd;
-            memcpy(node + pay + (uint64_t)k * es, src, es);
+            dst = node + pay + (uint64_t)k * es;
         }
-        e = f;
+        if (es == 4)
+            memcpy(dst, src, 4);
+        else if (es == 8)
+            memcpy(dst, src, 8);
+        else
+            memcpy(dst, src, es);
     }
     for (uint64_t p = (uint64_t)n; !dense && p < np; p++) { /* padding repeats the last pair */
         node[4 + 2 * p] = node[4 + 2 * (n - 1)];
@@ -300,6 +382,7 @@ typedef struct {
     uint64_t *offset;     /* per child, fill pass */
     uint64_t *refs;       /* per child, fill pass */
     const int64_t *first; /* per thread: first child (nt + 1) */
+    scratch *sc;          /* per thread, fill pass */
     bool filling;
 } root_split;
 
@@ -311,7 +394,7 @@ static void root_job(void *arg, int t)
             rs->bytes[j] = subtree_bytes(rs->b, 1, rs->start[j], rs->start[j + 1]);
         } else {
             uint64_t cur = rs->offset[j];
-            rs->refs[j] = fill(rs->b, 1, rs->start[j], rs->start[j + 1], &cur);
+            rs->refs[j] = fill(rs->b, 1, rs->start[j], rs->start[j + 1], &cur, &rs->sc[t]);
         }
     }
 }
@@ -340,26 +423,20 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
         out->type = t;
         out->scale = 1.0;
     }
-    uint32_t *r0 = NULL, *bufr[2] = {0}, *bufc[2] = {0};
-    unsigned char *bufv[2] = {0};
-    int64_t *hist = NULL, *start = NULL, *first = NULL;
+    unsigned char *buf[2] = {0};
+    int64_t *hist = NULL, *hnext = NULL, *start = NULL, *first = NULL;
+    scratch *sc = NULL;
     uint64_t *cbytes = NULL, *coff = NULL, *crefs = NULL;
     hispi_pool *pool = NULL;
     hisp_status st = HISP_SUCCESS;
-    if (rowptr && L == 1) { /* explicit rows for the fill (no sort pass reads them) */
-        st = hispi_alloc(ctx, (size_t)nnz, sizeof *r0, (void **)&r0);
-        if (st) return st;
-        for (int64_t i = 0; i < nrows; i++)
-            for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++)
-                r0[e] = (uint32_t)i;
-    }
-    tree b = {d,    k,   L, s, vs, rowptr ? r0 : (const uint32_t *)rows, (const uint32_t *)cols,
-              vals, NULL};
+    size_t rs = 8 + vs;
+    tree b = {d, k, L, s, vs, NULL, rs, NULL};
     /* levels L-2 .. 0; the leaf level needs no pass: the input is row-major
      * and every pass is stable, so each leaf stays row-major. Levels are
      * grouped into one pass while the buckets stay few (the root's digits
-     * span only the matrix; with small d several levels fit). */
-    if (L >= 2 && nnz > 0) {
+     * span only the matrix; with small d several levels fit). L = 1: one
+     * packing pass with a single bucket. */
+    if (nnz > 0) {
         enum { BUDGET = 1 << 16 };
         uint64_t span = 1, dd = (uint64_t)d * (uint64_t)d;
         for (int l = 0; l < L - 1; l++)
@@ -369,7 +446,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
         s0r = s0r ? s0r : 1;
         s0c = s0c ? s0c : 1;
         int ga[64], gb[64], ng = 0;
-        uint64_t gn[64], maxnb = 0;
+        uint64_t gn[64], maxnb = 1;
         for (int l = 0; l <= L - 2;) {
             uint64_t range = l == 0 ? s0r * s0c : dd;
             int lb = l;
@@ -381,34 +458,68 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
             maxnb = range > maxnb ? range : maxnb;
             l = lb + 1;
         }
-        for (int i = 0; i < (ng > 1 ? 2 : 1) && !st; i++) {
-            st = hispi_alloc(ctx, (size_t)nnz, sizeof(uint32_t), (void **)&bufr[i]);
-            if (!st) st = hispi_alloc(ctx, (size_t)nnz, sizeof(uint32_t), (void **)&bufc[i]);
-            if (!st) st = hispi_alloc(ctx, (size_t)nnz, vs, (void **)&bufv[i]);
+        if (ng == 0) { /* L = 1 */
+            ga[0] = 1;
+            gb[0] = 0;
+            gn[ng++] = 1;
         }
+        for (int i = 0; i < (ng > 1 ? 2 : 1) && !st; i++)
+            st = hispi_alloc(ctx, (size_t)nnz, rs, (void **)&buf[i]);
         if (!st) st = hispi_alloc(ctx, (size_t)nt * (size_t)maxnb, sizeof *hist, (void **)&hist);
+        /* count each pass's keys while the previous one scatters (saves a read) */
+        bool fuse = ng > 1 && (uint64_t)nt * (uint64_t)nt * maxnb * 8 <= (32u << 20);
+        if (!st && fuse)
+            st = hispi_alloc(ctx, (size_t)nt * (size_t)nt * (size_t)maxnb, sizeof *hnext,
+                             (void **)&hnext);
         if (st) goto done;
         int cur = 0;
+        bool have = false;
         for (int g = ng - 1; g >= 0; g--, cur ^= 1) { /* finest group first */
-            sort_pass p = {nnz,       nrows,
-                           nt,        d,
-                           k,         L,
-                           ga[g],     gb[g],
-                           s0c,       (size_t)gn[g],
-                           vs,        g == ng - 1 ? rowptr : NULL,
-                           b.r,       b.c,
-                           b.v,       bufr[cur],
-                           bufc[cur], bufv[cur],
-                           hist};
+            bool first_pass = g == ng - 1;
+            sort_pass p = {.nnz = nnz,
+                           .nrows = nrows,
+                           .nt = nt,
+                           .d = d,
+                           .k = k,
+                           .L = L,
+                           .la = ga[g],
+                           .lb = gb[g],
+                           .s0c = s0c,
+                           .nb = (size_t)gn[g],
+                           .vs = vs,
+                           .rs = rs,
+                           .rowptr = first_pass ? rowptr : NULL,
+                           .r = first_pass ? (const uint32_t *)rows : NULL,
+                           .c = first_pass ? (const uint32_t *)cols : NULL,
+                           .v = first_pass ? (const unsigned char *)vals : NULL,
+                           .in = first_pass ? NULL : b.rec,
+                           .out = buf[cur],
+                           .hist = hist,
+                           .have_hist = have};
+            sort_pass pn;
+            if (fuse && g > 0) {
+                pn = p;
+                pn.la = ga[g - 1];
+                pn.lb = gb[g - 1];
+                pn.nb = (size_t)gn[g - 1];
+                p.next = &pn;
+                p.hnext = hnext;
+            }
             sort_by_level(&p);
-            b.r = bufr[cur];
-            b.c = bufc[cur];
-            b.v = bufv[cur];
+            b.rec = buf[cur];
+            have = p.hnext != NULL;
+            if (have) /* hist[t'][b] = sum over scatter threads t */
+                for (int u = 0; u < nt; u++)
+                    for (size_t q = 0; q < pn.nb; q++) {
+                        int64_t sum = 0;
+                        for (int t2 = 0; t2 < nt; t2++)
+                            sum += hnext[((size_t)t2 * (size_t)nt + (size_t)u) * pn.nb + q];
+                        hist[(size_t)u * pn.nb + q] = sum;
+                    }
         }
-        free(r0);
-        r0 = NULL;
         free(hist);
-        hist = NULL;
+        free(hnext);
+        hist = hnext = NULL;
     }
 
     /* root children (L >= 2): entry bounds and the thread split */
@@ -417,26 +528,40 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
     int root_type = 0;
     if (nnz > 0 && L >= 2) {
         int sh = k * (L - 1);
-        for (int64_t e = 0; e < nnz; nchild++)
+        /* at most d^2 root children (fewer when the matrix spans few root cells) */
+        size_t maxc = (size_t)d * (size_t)d;
+        st = hispi_alloc(ctx, maxc + 1, sizeof *start, (void **)&start);
+        for (int64_t e = 0; !st && e < nnz; nchild++) {
+            start[nchild] = e;
             e = run_end(&b, e, nnz, sh);
-        st = hispi_alloc(ctx, (size_t)nchild + 1, sizeof *start, (void **)&start);
+        }
         if (!st) st = hispi_calloc(ctx, (size_t)nchild, sizeof *cbytes, (void **)&cbytes);
         if (!st) st = hispi_calloc(ctx, (size_t)nchild, sizeof *coff, (void **)&coff);
         if (!st) st = hispi_calloc(ctx, (size_t)nchild, sizeof *crefs, (void **)&crefs);
         if (!st) st = hispi_alloc(ctx, (size_t)nt + 1, sizeof *first, (void **)&first);
-        if (st) goto done;
-        int64_t j = 0;
-        for (int64_t e = 0; e < nnz; j++) {
-            start[j] = e;
-            e = run_end(&b, e, nnz, sh);
+        if (!st && !measure) st = hispi_calloc(ctx, (size_t)nt, sizeof *sc, (void **)&sc);
+        size_t per = (size_t)L * maxc; /* children of one node per level */
+        for (int t2 = 0; !st && !measure && t2 < nt; t2++) {
+            st = hispi_alloc(ctx, per, sizeof *sc[t2].keys, (void **)&sc[t2].keys);
+            if (!st) st = hispi_alloc(ctx, per, sizeof *sc[t2].refs, (void **)&sc[t2].refs);
         }
+        if (st) goto done;
         start[nchild] = nnz;
         for (int t2 = 0, j2 = 0; t2 <= nt; t2++) { /* balance by entries */
             while (j2 < nchild && start[j2] < nnz / nt * t2)
                 j2++;
             first[t2] = t2 == nt ? nchild : j2;
         }
-        root_split rs = {&b, nt, nchild, start, cbytes, coff, crefs, first, false};
+        root_split rs = {.b = &b,
+                         .nt = nt,
+                         .nchild = nchild,
+                         .start = start,
+                         .bytes = cbytes,
+                         .offset = coff,
+                         .refs = crefs,
+                         .first = first,
+                         .sc = sc,
+                         .filling = false};
         run_threads(nt, root_job, &rs);
         root_type = choose(&b, false, nchild, 0, &root_bytes);
         total += root_bytes;
@@ -460,7 +585,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
                 pay = hispi_coo_payload((uint64_t)nchild, 8, &np);
             }
             for (int64_t c = 0; c < nchild; c++) {
-                uint64_t rd = (b.r[start[c]] >> sh) & m, cd = (b.c[start[c]] >> sh) & m;
+                uint64_t rd = (rec_r(&b, start[c]) >> sh) & m, cd = (rec_c(&b, start[c]) >> sh) & m;
                 if (dense) {
                     memcpy(node + (rd * (uint64_t)d + cd) * 8, &crefs[c], 8);
                 } else {
@@ -482,7 +607,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
             if (st) goto done;
             b.base = pool->base;
             uint64_t cur = HISPI_POOL_HEADER;
-            out->root = fill(&b, 0, 0, nnz, &cur);
+            out->root = fill(&b, 0, 0, nnz, &cur, NULL); /* a leaf: no scratch */
         }
     } else if (!measure) {
         st = hispi_pool_create(ctx, total, &pool);
@@ -496,13 +621,15 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
     }
 done:
     hispi_pool_release(pool);
-    free(r0);
     free(hist);
-    for (int i = 0; i < 2; i++) {
-        free(bufr[i]);
-        free(bufc[i]);
-        free(bufv[i]);
+    free(hnext);
+    for (int t2 = 0; sc && t2 < nt; t2++) {
+        free(sc[t2].keys);
+        free(sc[t2].refs);
     }
+    free(sc);
+    free(buf[0]);
+    free(buf[1]);
     free(start);
     free(first);
     free(cbytes);
