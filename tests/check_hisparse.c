@@ -745,6 +745,69 @@ START_TEST(test_edit_sharing)
 }
 END_TEST
 
+/* Every allocation of each HiSparse operation fails in turn: a status, never a
+ * crash or a leak (the sanitize build checks leaks), inputs intact. */
+START_TEST(test_out_of_memory)
+{
+    extern void hispi_alloc_fail_after(long);
+    uint64_t st = test_seed() + 1901;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 200, 0.05, &st);
+    hisp_matrix H = to_hisparse(ctx, A, 8);
+    size_t size;
+    unsigned char *file = file_bytes(ctx, H, &size);
+    int32_t r[3] = {1, 2, 299}, c[3] = {5, 6, 199};
+    double v[3] = {1, 2, 3};
+    for (int op = 0; op < 6; op++) {
+        int ok = 0;
+        for (long k = 1; k < 200 && !ok; k++) {
+            hisp_matrix B = NULL;
+            hispi_alloc_fail_after(k);
+            hisp_status s = HISP_SUCCESS;
+            switch (op) {
+            case 0:
+                s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &B);
+                break;
+            case 1:
+                s = hisp_matrix_duplicate(H, HISP_FORMAT_CSR, &B);
+                break;
+            case 2:
+                s = hisp_matrix_edit(H, 3, r, c, v, NULL, &B, NULL);
+                break;
+            case 3:
+                s = hisp_matrix_add(HISP_OP_N, H, HISP_OP_N, A, &B);
+                break;
+            case 4:
+                s = hisp_matrix_load_buffer(ctx, file, size, "oom", &B);
+                break;
+            case 5: {
+                s = hisp_matrix_duplicate(A, HISP_FORMAT_COO, &B);
+                if (!s) s = hisp_matrix_convert(B, HISP_FORMAT_HISPARSE);
+                break;
+            }
+            }
+            hispi_alloc_fail_after(0);
+            if (s == HISP_SUCCESS)
+                ok = 1;
+            else
+                ck_assert_msg(s == HISP_ERR_OUT_OF_HOST_MEMORY, "op %d, k %ld: %s", op, k,
+                              hisp_status_string(s));
+            hisp_matrix_destroy(&B);
+        }
+        ck_assert_msg(ok, "op %d never succeeded", op);
+    }
+    assert_same(ctx, A, H, "after the failures");
+    hisp_hisparse_profile p;
+    CK_OK(ctx, hisp_matrix_hisparse_profile(H, &p));
+    ck_assert_uint_eq(p.pool_live, p.bytes); /* failed edits left nothing behind */
+    free(file);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&H);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_hisparse(void)
 {
     Suite *s = suite_create("hisparse");
@@ -759,6 +822,7 @@ Suite *suite_hisparse(void)
     tcase_add_test(tc, test_corrupt_files);
     tcase_add_test(tc, test_edit_against_rebuild);
     tcase_add_test(tc, test_edit_sharing);
+    tcase_add_test(tc, test_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }
