@@ -20,6 +20,10 @@ typedef struct {
     int d, k, L;
     size_t s;
     hisp_edit_stats *st;
+    /* per level: the old and the new cells of the node being edited */
+    uint32_t *keys, *nkeys;
+    unsigned char *pay, *npay;
+    size_t ps; /* payload slot room: max(s, 8) */
 } editor;
 
 /* glibc qsort_r (the build defines _GNU_SOURCE); arg = {log2 d, depth} */
@@ -115,13 +119,10 @@ static hisp_status edit_node(editor *e, uint64_t ref, int l, const change *ch, i
     bool leaf = l == e->L - 1;
     size_t es = leaf ? e->s : 8;
     uint64_t dd = (uint64_t)e->d * (uint64_t)e->d;
-    uint32_t *keys = NULL, *nkeys = NULL;
-    unsigned char *pay = NULL, *npay = NULL;
-    hisp_status s = hispi_alloc(e->ctx, (size_t)dd, sizeof *keys, (void **)&keys);
-    if (!s) s = hispi_alloc(e->ctx, (size_t)dd, sizeof *nkeys, (void **)&nkeys);
-    if (!s) s = hispi_alloc(e->ctx, (size_t)dd, es, (void **)&pay);
-    if (!s) s = hispi_alloc(e->ctx, (size_t)dd, es, (void **)&npay);
-    uint64_t n = s ? 0 : decode(e, ref, keys, pay, es), m = 0, i = 0;
+    uint32_t *keys = e->keys + (size_t)l * dd, *nkeys = e->nkeys + (size_t)l * dd;
+    unsigned char *pay = e->pay + (size_t)l * dd * e->ps, *npay = e->npay + (size_t)l * dd * e->ps;
+    hisp_status s = HISP_SUCCESS;
+    uint64_t n = decode(e, ref, keys, pay, es), m = 0, i = 0;
     /* merge old cells with the groups of changes (both in key order) */
     for (int64_t j = 0; !s && (i < n || j < nc);) {
         uint32_t kj = j < nc ? key_at(e, &ch[j], l) : UINT32_MAX;
@@ -182,10 +183,6 @@ static hisp_status edit_node(editor *e, uint64_t ref, int l, const change *ch, i
     if (s && !leaf) /* release what this unfinished node held */
         for (uint64_t q = 0; q < m; q++)
             hispi_node_decref(e->pool, hispi_rd64(npay + q * es), e->s, e->d);
-    free(keys);
-    free(nkeys);
-    free(pay);
-    free(npay);
     return s;
 }
 
@@ -265,11 +262,21 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     }
     int kl[2] = {h->log2d, h->depth};
     qsort_r(ch, (size_t)n, sizeof *ch, cmp_change, kl);
-    editor e = {ctx, h->pool, h->d, h->log2d, h->depth, es, st};
+    editor e = {ctx, h->pool, h->d, h->log2d, h->depth, es,
+                st,  NULL,    NULL, NULL,     NULL,     es > 8 ? es : 8};
+    size_t cells = (size_t)h->depth * (size_t)h->d * (size_t)h->d;
     uint64_t root = h->root;
-    if (n > 0)
-        s = edit_node(&e, h->root, 0, ch, n, &root);
-    else
+    if (n > 0) {
+        s = hispi_alloc(ctx, cells, sizeof *e.keys, (void **)&e.keys);
+        if (!s) s = hispi_alloc(ctx, cells, sizeof *e.nkeys, (void **)&e.nkeys);
+        if (!s) s = hispi_alloc(ctx, cells, e.ps, (void **)&e.pay);
+        if (!s) s = hispi_alloc(ctx, cells, e.ps, (void **)&e.npay);
+        if (!s) s = edit_node(&e, h->root, 0, ch, n, &root);
+        free(e.keys);
+        free(e.nkeys);
+        free(e.pay);
+        free(e.npay);
+    } else
         s = hispi_node_incref(ctx, h->pool, root); /* nothing to do: share the root */
     free(ch);
     free(sv);
