@@ -249,14 +249,19 @@ static void section_edit(bool quick)
     TRY(hisp_matrix_set_node_size(A, node_size));
     hisp_matrix_info mi;
     TRY(hisp_matrix_get_info(A, &mi));
-    double t0 = now_ms();
     hisp_matrix H = NULL;
-    TRY(hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
-    double build = now_ms() - t0;
+    double build = 1e300;
+    for (int r = 0; r < 3; r++) { /* best of 3: the first build also pays cold pages */
+        hisp_matrix_destroy(&H);
+        double t0 = now_ms();
+        TRY(hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+        double t = now_ms() - t0;
+        build = t < build ? t : build;
+    }
     hisp_hisparse_profile pr;
     TRY(hisp_matrix_hisparse_profile(H, &pr));
     printf("## Edit cost (random %lld x %lld, %lld nonzeros, f64, node size %d)\n\n"
-           "Rebuild from CSR: %.1f ms, %llu bytes. Inserting k random entries with "
+           "Rebuild from CSR (best of 3): %.1f ms, %llu bytes. Inserting k random entries with "
            "hisp_matrix_edit (median of 3):\n\n"
            "| k | edit ms | nodes copied | bytes added | bytes added / tree | rebuild / edit time "
            "|\n|--:|--:|--:|--:|--:|--:|\n",

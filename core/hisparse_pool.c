@@ -35,8 +35,7 @@ void hispi_pool_release(hispi_pool *p)
 {
     if (!p || --p->handles > 0) return;
     free(p->base);
-    free(p->rc_key);
-    free(p->rc_val);
+    free(p->rc);
     for (uint64_t c = 0; c < p->nclasses; c++)
         free(p->free_list[c]);
     free(p->free_list);
@@ -105,48 +104,40 @@ static void pool_free_range(hispi_pool *p, uint64_t off, uint64_t bytes)
 
 static uint64_t rc_slot(const hispi_pool *p, uint64_t key)
 {
+    /* Fibonacci hashing: the top bits of the product (offsets of nearby
+     * nodes are close; the top bits spread them) */
     uint64_t h = (key >> 4) * 0x9E3779B97F4A7C15ull;
-    return (h >> 17) & (p->rc_cap - 1);
+    return h >> (64 - __builtin_ctzll(p->rc_cap));
 }
 
 static int64_t *rc_find(hispi_pool *p, uint64_t key)
 {
     if (!p->rc_cap) return NULL;
     for (uint64_t i = rc_slot(p, key);; i = (i + 1) & (p->rc_cap - 1)) {
-        if (p->rc_key[i] == key) return &p->rc_val[i];
-        if (p->rc_key[i] == 0) return NULL;
+        if (p->rc[i].key == key) return &p->rc[i].val;
+        if (p->rc[i].key == 0) return NULL;
     }
 }
 
 static void rc_put(hispi_pool *p, uint64_t key, int64_t val)
 {
     uint64_t i = rc_slot(p, key);
-    while (p->rc_key[i] != 0 && p->rc_key[i] != key)
+    while (p->rc[i].key != 0 && p->rc[i].key != key)
         i = (i + 1) & (p->rc_cap - 1);
-    p->rc_key[i] = key;
-    p->rc_val[i] = val;
+    p->rc[i].key = key;
+    p->rc[i].val = val;
 }
 
 static hisp_status rc_grow(hisp_context ctx, hispi_pool *p)
 {
-    uint64_t ncap = p->rc_cap ? 2 * p->rc_cap : 64;
-    uint64_t *ok = p->rc_key, ocap = p->rc_cap;
-    int64_t *ov = p->rc_val;
-    uint64_t *k = NULL;
-    int64_t *v = NULL;
-    HISPI_TRY(hispi_calloc(ctx, (size_t)ncap, sizeof *k, (void **)&k));
-    hisp_status s = hispi_alloc(ctx, (size_t)ncap, sizeof *v, (void **)&v);
-    if (s) {
-        free(k);
-        return s;
-    }
-    p->rc_key = k;
-    p->rc_val = v;
+    uint64_t ncap = p->rc_cap ? 2 * p->rc_cap : 64, ocap = p->rc_cap;
+    struct hispi_rc_slot *old = p->rc, *t = NULL;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)ncap, sizeof *t, (void **)&t));
+    p->rc = t;
     p->rc_cap = ncap;
     for (uint64_t i = 0; i < ocap; i++)
-        if (ok[i]) rc_put(p, ok[i], ov[i]);
-    free(ok);
-    free(ov);
+        if (old[i].key) rc_put(p, old[i].key, old[i].val);
+    free(old);
     return HISP_SUCCESS;
 }
 
@@ -154,18 +145,18 @@ static hisp_status rc_grow(hisp_context ctx, hispi_pool *p)
 static void rc_del(hispi_pool *p, uint64_t key)
 {
     uint64_t m = p->rc_cap - 1, i = rc_slot(p, key);
-    while (p->rc_key[i] != key)
+    while (p->rc[i].key != key)
         i = (i + 1) & m;
-    p->rc_key[i] = 0;
+    p->rc[i].key = 0;
     p->rc_len--;
-    for (uint64_t j = (i + 1) & m; p->rc_key[j]; j = (j + 1) & m) {
-        uint64_t h = rc_slot(p, p->rc_key[j]);
+    for (uint64_t j = (i + 1) & m; p->rc[j].key; j = (j + 1) & m) {
+        uint64_t h = rc_slot(p, p->rc[j].key);
         /* move j back to i if its home is not in (i, j] cyclically */
         bool in = i <= j ? (h > i && h <= j) : (h > i || h <= j);
         if (!in) {
-            p->rc_key[i] = p->rc_key[j];
-            p->rc_val[i] = p->rc_val[j];
-            p->rc_key[j] = 0;
+            p->rc[i].key = p->rc[j].key;
+            p->rc[i].val = p->rc[j].val;
+            p->rc[j].key = 0;
             i = j;
         }
     }

@@ -99,8 +99,10 @@ typedef struct hispi_pool {
     int64_t handles;    /* matrices holding the pool */
     /* Per-node reference counts above 1 (absent = 1), so the node bytes stay
      * exactly as specified: open addressing, key = offset (0 = free slot). */
-    uint64_t *rc_key;
-    int64_t *rc_val;
+    struct hispi_rc_slot {
+        uint64_t key; /* node offset */
+        int64_t val;  /* its reference count (>= 2) */
+    } * rc;           /* key and count side by side: one cache miss per lookup */
     uint64_t rc_cap, rc_len;
     /* Freed ranges by size class (size / 16): exact-size reuse. */
     uint64_t **free_list;
