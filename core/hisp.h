@@ -209,7 +209,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * has no host arrays (hisp_matrix_host_arrays gives NULLs). Matrices derived
  * from one build (duplicate, edit, add results are fresh builds) share one
  * memory pool: a family's matrices must not be duplicated, edited or destroyed
- * from several threads at once (reading them concurrently is fine). */
+ * from several threads at once (reading them concurrently is fine). The
+ * build runs on all cores (pthreads); HISP_THREADS=n in the environment caps
+ * the threads. */
 
 #define HISP_HISPARSE_DEFAULT_NODE_SIZE 128
 
@@ -275,9 +277,11 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, c
                                                      hisp_edit_stats *stats);
 
 /* HiSparse files (.hisp): a versioned header with sizes, state and checksums,
- * then the compacted pool (docs/FORMAT.md). save converts nothing: A must be
- * in HiSparse form. load refuses a corrupt or truncated file with
- * HISP_ERR_INPUT_FORMAT; every reference is validated before use. */
+ * then the compacted pool of the reachable tree (docs/FORMAT.md). A matrix
+ * not in HiSparse form is saved through a temporary tree with its node size
+ * (A itself is not converted). load refuses a corrupt or truncated file with
+ * HISP_ERR_INPUT_FORMAT (validation is linear in the file size whatever it
+ * holds); the loaded matrix starts a family of its own. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_save(hisp_matrix A, const char *path);
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_load(hisp_context ctx, const char *path,
                                                      hisp_matrix *A);
