@@ -979,6 +979,64 @@ START_TEST(test_threads_deterministic)
 }
 END_TEST
 
+/* Every entry type goes through its byte size: complex, quaternion and 3x3
+ * block entries round-trip exactly (values are opaque bytes to the layout),
+ * through the tree, a file and an edit. */
+START_TEST(test_all_entry_types)
+{
+    uint64_t st = test_seed() + 2301;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    for (int ty = 0; ty < HISP_TYPE_COUNT; ty++) {
+        hisp_type t = (hisp_type)ty;
+        size_t es = hisp_type_size(t);
+        int64_t m = 50, n = 37, nnz = 400;
+        int32_t *r = malloc((size_t)nnz * 4), *c = malloc((size_t)nnz * 4);
+        unsigned char *v = malloc((size_t)nnz * es);
+        for (int64_t k = 0; k < nnz; k++) {
+            r[k] =
+                (int32_t)(k < 16 ? (uint64_t)k / 4 : test_rand(&st) % (uint64_t)m); /* a full 4x4 */
+            c[k] = (int32_t)(k < 16 ? (uint64_t)k % 4 : test_rand(&st) % (uint64_t)n);
+            for (size_t b = 0; b < es; b++) /* finite values: small random integers */
+                v[(size_t)k * es + b] = 0;
+            for (int q = 0; q < hisp_type_components(t); q++) {
+                double x = (double)(int)(test_uniform(&st) * 100) + 0.5;
+                if (es / (size_t)hisp_type_components(t) == 4) {
+                    float f = (float)x;
+                    memcpy(v + (size_t)k * es + 4 * (size_t)q, &f, 4);
+                } else {
+                    memcpy(v + (size_t)k * es + 8 * (size_t)q, &x, 8);
+                }
+            }
+        }
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, v, &A));
+        for (int d = 4; d <= 16; d *= 4) {
+            char what[64];
+            snprintf(what, sizeof what, "%s", hisp_type_name(t));
+            roundtrip(ctx, A, d, what);
+            hisp_matrix H = to_hisparse(ctx, A, d);
+            size_t size;
+            free(file_bytes(ctx, H, &size));
+            hisp_matrix B = NULL;
+            CK_OK(ctx, hisp_matrix_edit(H, 3, r, c, v + es, NULL, &B, NULL)); /* overwrite 3 */
+            hisp_matrix_info bi;
+            CK_OK(ctx, hisp_matrix_get_info(B, &bi));
+            hisp_matrix_info hi;
+            CK_OK(ctx, hisp_matrix_get_info(H, &hi));
+            ck_assert_int_eq(bi.nnz, hi.nnz);
+            hisp_matrix_destroy(&B);
+            hisp_matrix_destroy(&H);
+        }
+        hisp_matrix_destroy(&A);
+        free(r);
+        free(c);
+        free(v);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_hisparse(void)
 {
     Suite *s = suite_create("hisparse");
@@ -996,6 +1054,7 @@ Suite *suite_hisparse(void)
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_cli);
     tcase_add_test(tc, test_threads_deterministic);
+    tcase_add_test(tc, test_all_entry_types);
     suite_add_tcase(s, tc);
     return s;
 }
