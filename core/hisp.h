@@ -206,12 +206,15 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * hisp_matrix_convert(A, HISP_FORMAT_HISPARSE) builds the tree with the
  * matrix's node size (hisp_matrix_set_node_size, default 128) and frees the
  * COO/CSR/CSC arrays; converting back gives sorted arrays. A HiSparse matrix
- * has no host arrays (hisp_matrix_host_arrays gives NULLs). Matrices derived
- * from one build (duplicate, edit, add results are fresh builds) share one
- * memory pool: a family's matrices must not be duplicated, edited or destroyed
- * from several threads at once (reading them concurrently is fine). The
- * build runs on all cores (pthreads); HISP_THREADS=n in the environment caps
- * the threads. */
+ * has no host arrays (hisp_matrix_host_arrays gives NULLs). hisp_spmv on a
+ * HiSparse matrix runs the plain C tree traversal on the reference backend;
+ * the other backends answer HISP_ERR_UNSUPPORTED until the device kernels
+ * land. A build and the matrices duplicated or edited from it form a family
+ * sharing one memory pool (an add, a load or a conversion starts a new one):
+ * a family's matrices must not be duplicated, edited or destroyed from
+ * several threads at once (reading them concurrently is fine). The build
+ * runs on all cores (pthreads); HISP_THREADS=n in the environment caps the
+ * threads. */
 
 #define HISP_HISPARSE_DEFAULT_NODE_SIZE 128
 
