@@ -302,9 +302,141 @@ static void section_edit(bool quick)
     hisp_matrix_destroy(&A);
 }
 
+/* ---- a pool larger than 4 GiB ------------------------------------------------ */
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Banded f64 matrix of about `millions` million nonzeros (16 per row): build,
+ * check the pool passes 4 GiB, round trip to CSR exactly, reference SpMV on
+ * the tree against CSR, an edit of the last rows (nodes at offsets > 4 GiB)
+ * and a save / load round trip. Needs about 60 bytes per nonzero of memory. */
+static int section_big(int64_t millions, const char *file)
+{
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_BANDED, &p);
+    p.nnz_per_row = 16;
+    p.bandwidth = 8;
+    p.n = millions * 1000000 / 16;
+    hisp_matrix A = NULL, H = NULL, R = NULL;
+    double t0 = now_ms();
+    TRY(hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    TRY(hisp_matrix_set_node_size(A, node_size));
+    hisp_matrix_info mi;
+    TRY(hisp_matrix_get_info(A, &mi));
+    double t1 = now_ms();
+    TRY(hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    double t2 = now_ms();
+    hisp_hisparse_profile pr;
+    TRY(hisp_matrix_hisparse_profile(H, &pr));
+    printf("## Pool above 4 GiB\n\nbanded %lld x %lld, %lld nonzeros, f64, d = %d: generated in "
+           "%.0f ms, built in %.0f ms; pool %llu bytes (%.2f GiB, %.2f per nonzero), depth %d\n",
+           (long long)mi.nrows, (long long)mi.ncols, (long long)mi.nnz, node_size, t1 - t0, t2 - t1,
+           (unsigned long long)pr.bytes, (double)pr.bytes / 1073741824.0,
+           (double)pr.bytes / (double)mi.nnz, pr.depth);
+    int bad = pr.bytes <= (4ull << 30);
+    if (bad) printf("FAIL: the pool is not above 4 GiB\n");
+    /* exact round trip: hashes of the arrays */
+    const int64_t *ptr;
+    const int32_t *cols;
+    const void *vals;
+    TRY(hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    TRY(hisp_matrix_host_arrays(A, &ptr, NULL, &cols, &vals));
+    uint64_t ha = hash_bytes(ptr, (size_t)(mi.nrows + 1) * 8, 1469598103934665603ull);
+    ha = hash_bytes(cols, (size_t)mi.nnz * 4, ha);
+    ha = hash_bytes(vals, (size_t)mi.nnz * 8, ha);
+    /* SpMV: tree reference vs CSR reference (x_j = 1/(j+1)) */
+    double *x = malloc((size_t)mi.ncols * 8), *y1 = malloc((size_t)mi.nrows * 8),
+           *y2 = malloc((size_t)mi.nrows * 8);
+    for (int64_t j = 0; j < mi.ncols; j++)
+        x[j] = 1.0 / (double)(j + 1);
+    hisp_vector xv = NULL, yv = NULL;
+    TRY(hisp_vector_create(ctx, HISP_F64, mi.ncols, &xv));
+    TRY(hisp_vector_create(ctx, HISP_F64, mi.nrows, &yv));
+    TRY(hisp_vector_write(xv, x));
+    double one = 1, zero = 0;
+    double t3 = now_ms();
+    TRY(hisp_spmv(ctx, HISP_OP_N, &one, H, xv, &zero, yv));
+    double t4 = now_ms();
+    TRY(hisp_vector_read(yv, y1));
+    TRY(hisp_spmv(ctx, HISP_OP_N, &one, A, xv, &zero, yv));
+    TRY(hisp_vector_read(yv, y2));
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < mi.nrows; i++) {
+        num += (y1[i] - y2[i]) * (y1[i] - y2[i]);
+        den += y2[i] * y2[i];
+    }
+    double err = sqrt(num / (den > 0 ? den : 1));
+    printf("reference SpMV on the tree: %.0f ms, relative error vs CSR %.2e\n", t4 - t3, err);
+    bad |= !(err < 1e-12);
+    hisp_matrix_destroy(&A); /* free memory before the next copies */
+    double t5 = now_ms();
+    TRY(hisp_matrix_duplicate(H, HISP_FORMAT_CSR, &R));
+    double t6 = now_ms();
+    TRY(hisp_matrix_host_arrays(R, &ptr, NULL, &cols, &vals));
+    uint64_t hr = hash_bytes(ptr, (size_t)(mi.nrows + 1) * 8, 1469598103934665603ull);
+    hr = hash_bytes(cols, (size_t)mi.nnz * 4, hr);
+    hr = hash_bytes(vals, (size_t)mi.nnz * 8, hr);
+    printf("HiSparse -> CSR: %.0f ms, arrays %s\n", t6 - t5, hr == ha ? "identical" : "DIFFER");
+    bad |= hr != ha;
+    hisp_matrix_destroy(&R);
+    /* edit the last rows: their nodes lie at the end of the pool, past 4 GiB */
+    int32_t er[3] = {(int32_t)mi.nrows - 1, (int32_t)mi.nrows - 1, (int32_t)mi.nrows - 2};
+    int32_t ec[3] = {0, (int32_t)mi.ncols - 1, (int32_t)mi.ncols - 1};
+    double ev[3] = {5.0, 6.0, 7.0};
+    hisp_matrix B = NULL;
+    hisp_edit_stats es;
+    double t7 = now_ms();
+    TRY(hisp_matrix_edit(H, 3, er, ec, ev, NULL, &B, &es));
+    double t8 = now_ms();
+    hisp_matrix_info bi;
+    TRY(hisp_matrix_get_info(B, &bi));
+    printf("edit of 3 entries in the last rows: %.2f ms, %lld inserted, %lld overwritten, %lld "
+           "nodes copied, nnz %lld -> %lld\n",
+           t8 - t7, (long long)es.inserted, (long long)es.overwritten, (long long)es.nodes_copied,
+           (long long)mi.nnz, (long long)bi.nnz);
+    bad |= bi.nnz != mi.nnz + es.inserted;
+    /* the edited matrix against the original plus the three entries, by SpMV */
+    double t9 = now_ms();
+    TRY(hisp_spmv(ctx, HISP_OP_N, &one, B, xv, &zero, yv));
+    TRY(hisp_vector_read(yv, y2));
+    printf("SpMV on the edited tree: %.0f ms\n", now_ms() - t9);
+    if (file) {
+        double ta = now_ms();
+        TRY(hisp_matrix_save(B, file));
+        hisp_matrix L = NULL;
+        TRY(hisp_matrix_load(ctx, file, &L));
+        double tb = now_ms();
+        TRY(hisp_spmv(ctx, HISP_OP_N, &one, L, xv, &zero, yv));
+        TRY(hisp_vector_read(yv, y1));
+        int same = memcmp(y1, y2, (size_t)mi.nrows * 8) == 0;
+        printf("save + load (%s): %.0f ms, SpMV of the loaded matrix %s\n", file, tb - ta,
+               same ? "identical" : "DIFFERS");
+        bad |= !same;
+        hisp_matrix_destroy(&L);
+        remove(file);
+    }
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    free(x);
+    free(y1);
+    free(y2);
+    hisp_matrix_destroy(&B);
+    hisp_matrix_destroy(&H);
+    printf("%s\n\n", bad ? "FAILED" : "ok");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     bool bytes = false, build = false, edit = false, quick = false;
+    int64_t big = 0;
+    const char *big_file = NULL;
     const char *dir = "../shared/matrices";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bytes"))
@@ -317,21 +449,26 @@ int main(int argc, char **argv)
             quick = true;
         else if (!strcmp(argv[i], "--matrices") && i + 1 < argc)
             dir = argv[++i];
+        else if (!strcmp(argv[i], "--big") && i + 1 < argc)
+            big = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--big-file") && i + 1 < argc)
+            big_file = argv[++i];
         else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
             node_size = atoi(argv[++i]);
         else {
             fprintf(stderr,
                     "usage: %s [--bytes] [--build] [--edit] [--matrices DIR] "
-                    "[--node-size d] [--quick]\n",
+                    "[--node-size d] [--quick] [--big MILLIONS [--big-file F.hisp]]\n",
                     argv[0]);
             return 1;
         }
     }
-    if (!bytes && !build && !edit) bytes = build = edit = true;
+    if (!bytes && !build && !edit && !big) bytes = build = edit = true;
     if (hisp_context_create(&ctx)) return 1;
+    int rc = big ? section_big(big, big_file) : 0;
     if (bytes) section_bytes(dir, quick);
     if (build) section_build(quick);
     if (edit) section_edit(quick);
     hisp_context_destroy(&ctx);
-    return 0;
+    return rc;
 }
