@@ -432,10 +432,115 @@ static int section_big(int64_t millions, const char *file)
     return bad;
 }
 
+/* A family pool past 4 GiB through edits: a chain of single-entry edits, every
+ * version kept alive, until the pool holds more than `gib` GiB; then the last
+ * version is checked by SpMV against the base plus the inserted entries, and
+ * freeing every other version leaves exactly the last one's bytes live. */
+static int section_big_edits(double gib)
+{
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_RANDOM, &p);
+    p.n = 1250000;
+    hisp_matrix A = NULL;
+    TRY(hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    TRY(hisp_matrix_set_node_size(A, node_size));
+    hisp_matrix_info mi;
+    TRY(hisp_matrix_get_info(A, &mi));
+    size_t cap = 1 << 20, nv = 0;
+    hisp_matrix *ver = malloc(cap * sizeof *ver);
+    int32_t *ir = malloc(cap * 4), *ic = malloc(cap * 4);
+    double *iv = malloc(cap * 8);
+    TRY(hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &ver[nv++]));
+    hisp_hisparse_profile pr;
+    uint64_t st = 99;
+    double t0 = now_ms();
+    int64_t ninserted = 0;
+    TRY(hisp_matrix_hisparse_profile(ver[0], &pr));
+    uint64_t used = pr.pool_used; /* nothing is freed while every version lives */
+    for (;;) {
+        if ((double)used > gib * 1073741824.0 || nv == cap) break;
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int32_t r = (int32_t)((st >> 33) % (uint64_t)mi.nrows);
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        int32_t c = (int32_t)((st >> 33) % (uint64_t)mi.ncols);
+        double v = 1.0 + (double)(nv % 7);
+        hisp_edit_stats es;
+        hisp_matrix B = NULL;
+        TRY(hisp_matrix_edit(ver[nv - 1], 1, &r, &c, &v, NULL, &B, &es));
+        if (es.inserted != 1) { /* hit an entry: try elsewhere */
+            hisp_matrix_destroy(&B);
+            continue;
+        }
+        used += es.bytes_added;
+        ir[ninserted] = r;
+        ic[ninserted] = c;
+        iv[ninserted++] = v;
+        ver[nv++] = B;
+    }
+    double t1 = now_ms();
+    TRY(hisp_matrix_hisparse_profile(ver[nv - 1], &pr));
+    printf("## Family pool above 4 GiB through edits\n\n%zu versions alive (one insertion "
+           "each) in %.0f ms: pool %llu bytes in use (%.2f GiB), %llu live\n",
+           nv, t1 - t0, (unsigned long long)pr.pool_used, (double)pr.pool_used / 1073741824.0,
+           (unsigned long long)pr.pool_live);
+    int bad = (double)pr.pool_used <= 4.0 * 1073741824.0;
+    /* the last version = A + the inserted entries, by SpMV */
+    double *x = malloc((size_t)mi.ncols * 8), *y1 = malloc((size_t)mi.nrows * 8),
+           *y2 = malloc((size_t)mi.nrows * 8);
+    for (int64_t j = 0; j < mi.ncols; j++)
+        x[j] = 1.0 / (double)(j + 1);
+    hisp_vector xv = NULL, yv = NULL;
+    TRY(hisp_vector_create(ctx, HISP_F64, mi.ncols, &xv));
+    TRY(hisp_vector_create(ctx, HISP_F64, mi.nrows, &yv));
+    TRY(hisp_vector_write(xv, x));
+    double one = 1, zero = 0;
+    TRY(hisp_spmv(ctx, HISP_OP_N, &one, ver[nv - 1], xv, &zero, yv));
+    TRY(hisp_vector_read(yv, y1));
+    TRY(hisp_spmv(ctx, HISP_OP_N, &one, A, xv, &zero, yv));
+    TRY(hisp_vector_read(yv, y2));
+    for (int64_t k = 0; k < ninserted; k++)
+        y2[ir[k]] += iv[k] * x[ic[k]];
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < mi.nrows; i++) {
+        num += (y1[i] - y2[i]) * (y1[i] - y2[i]);
+        den += y2[i] * y2[i];
+    }
+    double err = sqrt(num / den);
+    hisp_matrix_info li;
+    TRY(hisp_matrix_get_info(ver[nv - 1], &li));
+    printf("last version: nnz %lld (base %lld + %lld), SpMV vs base + insertions: relative "
+           "error %.2e\n",
+           (long long)li.nnz, (long long)mi.nnz, (long long)ninserted, err);
+    bad |= !(err < 1e-12) || li.nnz != mi.nnz + ninserted;
+    /* free every version but the last: only its nodes stay live */
+    double t2 = now_ms();
+    for (size_t k = 0; k + 1 < nv; k++)
+        hisp_matrix_destroy(&ver[k]);
+    TRY(hisp_matrix_hisparse_profile(ver[nv - 1], &pr));
+    printf("after freeing %zu versions (%.0f ms): %llu bytes live, the last version's tree %llu "
+           "bytes\n",
+           nv - 1, now_ms() - t2, (unsigned long long)pr.pool_live, (unsigned long long)pr.bytes);
+    bad |= pr.pool_live != pr.bytes;
+    hisp_matrix_destroy(&ver[nv - 1]);
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    hisp_matrix_destroy(&A);
+    free(ver);
+    free(ir);
+    free(ic);
+    free(iv);
+    free(x);
+    free(y1);
+    free(y2);
+    printf("%s\n\n", bad ? "FAILED" : "ok");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     bool bytes = false, build = false, edit = false, quick = false;
     int64_t big = 0;
+    double big_edits = 0;
     const char *big_file = NULL;
     const char *dir = "../shared/matrices";
     for (int i = 1; i < argc; i++) {
@@ -451,6 +556,8 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--big") && i + 1 < argc)
             big = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--big-edits") && i + 1 < argc)
+            big_edits = atof(argv[++i]);
         else if (!strcmp(argv[i], "--big-file") && i + 1 < argc)
             big_file = argv[++i];
         else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
@@ -458,14 +565,16 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--bytes] [--build] [--edit] [--matrices DIR] "
-                    "[--node-size d] [--quick] [--big MILLIONS [--big-file F.hisp]]\n",
+                    "[--node-size d] [--quick] [--big MILLIONS [--big-file F.hisp]] [--big-edits "
+                    "GIB]\n",
                     argv[0]);
             return 1;
         }
     }
-    if (!bytes && !build && !edit && !big) bytes = build = edit = true;
+    if (!bytes && !build && !edit && !big && !big_edits) bytes = build = edit = true;
     if (hisp_context_create(&ctx)) return 1;
     int rc = big ? section_big(big, big_file) : 0;
+    if (big_edits > 0) rc |= section_big_edits(big_edits);
     if (bytes) section_bytes(dir, quick);
     if (build) section_build(quick);
     if (edit) section_edit(quick);
