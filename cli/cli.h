@@ -29,6 +29,18 @@ int cmd_gen(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_spmv(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_edit(int argc, char **argv);
+
+/* ---- matrix files (matrix_io.c) ---------------------------------------- */
+
+/* Is path a HiSparse file (by its magic bytes; false when unreadable)? */
+bool cli_is_hisp_file(const char *path);
+/* Reads a .mtx (into type) or .hisp file (its own type); prints on failure
+ * and returns the exit code. */
+int cli_read_matrix(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A);
+/* Writes A as .hisp when path ends in .hisp, else as Matrix Market. */
+int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path);
 
 /* ---- argument parsing (args.c) ----------------------------------------- */
 
@@ -120,6 +132,8 @@ typedef struct {
     bool check;     /* compare against the reference backend */
     const void *y0; /* initial y (len = rows of op(A)), NULL = zeros */
     const void *x;  /* x (len = cols of op(A)), NULL = x_j = 1/(j+1) */
+    bool hisparse;  /* run on a HiSparse copy of A (the check still uses A's CSR) */
+    int node_size;  /* HiSparse node size, 0 = default */
 } cli_spmv_job;
 
 typedef struct {

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 static const char help[] =
-    "usage: hisp spmv FILE.mtx [options]\n"
+    "usage: hisp spmv FILE.mtx|FILE.hisp [options]\n"
     "\n"
     "Computes y = alpha*op(A)*x + beta*y with A read from FILE.mtx, on the chosen\n"
     "backend, and reports which backend and device ran it.\n"
@@ -17,7 +17,9 @@ static const char help[] =
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --device N           device index within the backend (default: the first;\n"
     "                       see hisp info)\n"
-    "  --format csr         storage format used for the operation (csr only so far)\n"
+    "  --format csr|hisparse  storage format used for the operation (default csr;\n"
+    "                       hisparse runs on the reference backend only so far)\n"
+    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
     "  --precision f32|f64  entry type (default f64)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
     "  --alpha a            default 1\n"
@@ -49,6 +51,7 @@ enum {
     O_BACKEND,
     O_DEVICE,
     O_FORMAT,
+    O_NODE,
     O_PREC,
     O_X,
     O_ALPHA,
@@ -89,11 +92,23 @@ static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t 
 
 int cmd_spmv(int argc, char **argv)
 {
-    static const cli_opt opts[] = {
-        {"--transpose", false}, {"--backend", true}, {"--device", true}, {"--format", true},
-        {"--precision", true},  {"--x", true},       {"--alpha", true},  {"--beta", true},
-        {"--y", true},          {"--out", true},     {"--check", false}, {"--repeat", true},
-        {"--json", false},      {"--help", false},   {"-h", false},      {0, 0}};
+    static const cli_opt opts[] = {{"--transpose", false},
+                                   {"--backend", true},
+                                   {"--device", true},
+                                   {"--format", true},
+                                   {"--node-size", true},
+                                   {"--precision", true},
+                                   {"--x", true},
+                                   {"--alpha", true},
+                                   {"--beta", true},
+                                   {"--y", true},
+                                   {"--out", true},
+                                   {"--check", false},
+                                   {"--repeat", true},
+                                   {"--json", false},
+                                   {"--help", false},
+                                   {"-h", false},
+                                   {0, 0}};
     const char *val[O_HELP] = {0};
     bool flag[O_HELP] = {0};
     const char *path = NULL;
@@ -132,8 +147,13 @@ int cmd_spmv(int argc, char **argv)
     int rc = CLI_OK;
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
-    if (!rc && val[O_FORMAT] && strcasecmp(val[O_FORMAT], "csr") != 0)
-        rc = cli_value_error("--format: '%s' is not supported (csr)", val[O_FORMAT]);
+    if (!rc && val[O_FORMAT]) {
+        if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
+            job.hisparse = true;
+        else if (strcasecmp(val[O_FORMAT], "csr") != 0)
+            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
+    }
+    if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job.node_size);
     if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &type);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &job.alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &job.beta);
@@ -154,8 +174,9 @@ int cmd_spmv(int argc, char **argv)
         goto out;
     }
     cli_progress("reading %s", path);
-    s = hisp_matrix_read_mtx(ctx, path, type, &A, NULL);
-    if (!s) s = hisp_matrix_get_info(A, &mi);
+    if ((rc = cli_read_matrix(ctx, path, type, &A))) goto out;
+    s = hisp_matrix_get_info(A, &mi);
+    type = mi.type;
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -195,7 +216,7 @@ int cmd_spmv(int argc, char **argv)
         json_string(&j, "platform", res.device.platform);
         json_string(&j, "type", dtype);
         json_object_end(&j);
-        json_string(&j, "format", "csr");
+        json_string(&j, "format", job.hisparse ? "hisparse" : "csr");
         json_string(&j, "precision", hisp_type_name(type));
         json_bool(&j, "transpose", job.op == HISP_OP_T);
         json_int(&j, "rows", mi.nrows);
@@ -228,15 +249,16 @@ int cmd_spmv(int argc, char **argv)
     } else {
         printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", path, (long long)mi.nrows,
                (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type));
-        printf("operation  y = %g*%s*x + %g*y (csr)\n", job.alpha,
-               job.op == HISP_OP_T ? "A^T" : "A", job.beta);
+        printf("operation  y = %g*%s*x + %g*y (%s)\n", job.alpha, job.op == HISP_OP_T ? "A^T" : "A",
+               job.beta, job.hisparse ? "hisparse" : "csr");
         printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res.device.backend),
                res.device.index, res.device.name, res.device.platform, dtype);
         if (job.repeat > 0) {
             printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
                    res.median_ms, res.min_ms, job.repeat, job.warmup);
-            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: CSR arrays + x + y)\n",
-                   res.gflops, res.gbps, (unsigned long long)res.model_bytes);
+            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: %s + x + y)\n",
+                   res.gflops, res.gbps, (unsigned long long)res.model_bytes,
+                   job.hisparse ? "HiSparse tree" : "CSR arrays");
         }
         if (job.check)
             printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n",

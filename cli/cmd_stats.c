@@ -4,34 +4,44 @@
 #include <math.h>
 
 static const char help[] =
-    "usage: hisp stats FILE.mtx [--precision f32|f64] [--json]\n"
+    "usage: hisp stats FILE.mtx|FILE.hisp [--precision f32|f64] [--node-size d] [--json]\n"
     "\n"
     "Reads a Matrix Market file (symmetric, skew-symmetric and hermitian files\n"
     "are expanded) and prints rows, cols, nnz after expansion, field and\n"
     "symmetry from the header, row-length min/mean/max/stddev, the number of\n"
     "empty rows, and the bytes the matrix takes in each storage format (coo,\n"
-    "csr) with the chosen precision, with bytes per nonzero.\n"
+    "csr, hisparse) with the chosen precision, with bytes per nonzero, and the\n"
+    "HiSparse profile (the HiSparse paper's Figure 4): sparse and dense inner\n"
+    "nodes with their mean children, sparse and dense leaves with their mean\n"
+    "nonzeros, depth. A .hisp file is described as stored (its own entry type\n"
+    "and node size unless --node-size asks for another).\n"
     "\n"
     "  --precision f32|f64  entry type for the byte counts (default f64)\n"
+    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
     "  --json               machine-readable: \"rows\", \"cols\", \"nnz\", \"field\",\n"
     "                       \"symmetry\", \"row_length\": {\"min\", \"mean\", \"max\",\n"
-    "                       \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\"},\n"
-    "                       \"bytes_per_nnz\": {\"coo\", \"csr\"}\n"
+    "                       \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\",\n"
+    "                       \"hisparse\"}, \"bytes_per_nnz\": {\"coo\", \"csr\",\n"
+    "                       \"hisparse\"}, \"hisparse\": {\"node_size\", \"depth\",\n"
+    "                       \"inner_sparse\", \"inner_dense\", \"leaf_sparse\",\n"
+    "                       \"leaf_dense\" (each {\"count\", \"mean\"}: children of\n"
+    "                       inner nodes, nonzeros of leaves), \"nodes_by_type\"}\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable or malformed file.\n";
 
 int cmd_stats(int argc, char **argv)
 {
-    static const cli_opt opts[] = {
-        {"--precision", true}, {"--json", false}, {"--help", false}, {"-h", false}, {0, 0}};
+    static const cli_opt opts[] = {{"--precision", true}, {"--json", false},     {"--help", false},
+                                   {"-h", false},         {"--node-size", true}, {0, 0}};
     const char *path = NULL;
     bool json = false;
     hisp_type type = HISP_F64;
     cli_args a;
     cli_args_init(&a, "stats", argc, argv);
     int rc = CLI_OK;
-    const char *prec = NULL;
+    const char *prec = NULL, *node = NULL;
+    int d = 0;
     for (;;) {
         const char *v;
         int k = cli_args_next(&a, opts, &v);
@@ -44,6 +54,8 @@ int cmd_stats(int argc, char **argv)
             prec = v;
         } else if (k == 1) {
             json = true;
+        } else if (k == 4) {
+            node = v;
         } else {
             fputs(help, stdout);
             return CLI_OK;
@@ -51,6 +63,7 @@ int cmd_stats(int argc, char **argv)
     }
     if (!path) return cli_usage_error("stats", "missing FILE.mtx");
     if (prec && (rc = cli_parse_precision("--precision", prec, &type))) return rc;
+    if (node && (rc = cli_parse_int("--node-size", node, 4, 256, &d))) return rc;
     cli_progress_enable(json);
 
     hisp_context ctx = NULL;
@@ -61,20 +74,41 @@ int cmd_stats(int argc, char **argv)
     const int64_t *ptr = NULL;
     const int32_t *rows = NULL, *cols = NULL;
     const void *vals = NULL;
-    uint64_t bytes[2] = {0, 0};
-    static const hisp_format fmts[2] = {HISP_FORMAT_COO, HISP_FORMAT_CSR};
+    uint64_t bytes[3] = {0, 0, 0};
+    static const hisp_format fmts[3] = {HISP_FORMAT_COO, HISP_FORMAT_CSR, HISP_FORMAT_HISPARSE};
+    hisp_matrix H = NULL; /* the HiSparse tree described by the profile */
+    hisp_hisparse_profile prof = {0};
+    hisp_status s;
 
-    cli_progress("reading %s", path);
-    hisp_status s = hisp_matrix_read_mtx(ctx, path, type, &A, &h);
+    bool hispf = cli_is_hisp_file(path);
+    if (hispf) {
+        if ((rc = cli_read_matrix(ctx, path, type, &A))) goto out;
+        snprintf(h.field, sizeof h.field, "hisparse");
+        snprintf(h.symmetry, sizeof h.symmetry, "general");
+        s = hisp_matrix_get_info(A, &mi);
+        if (!s) h.nnz_stored = mi.nnz;
+        type = mi.type;
+        if (!s && !d) s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H); /* shares */
+    } else {
+        cli_progress("reading %s", path);
+        s = hisp_matrix_read_mtx(ctx, path, type, &A, &h);
+    }
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
     }
     s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+    if (!s && d) s = hisp_matrix_set_node_size(A, d);
+    if (!s && !H) {
+        cli_progress("building the HiSparse tree");
+        s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
+    }
+    if (!s) s = hisp_matrix_hisparse_profile(H, &prof);
     if (!s) s = hisp_matrix_get_info(A, &mi);
     if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
     for (int f = 0; f < 2 && !s; f++)
         s = hisp_matrix_format_bytes(A, fmts[f], type, &bytes[f]);
+    if (!s) s = hisp_matrix_format_bytes(H, HISP_FORMAT_HISPARSE, type, &bytes[2]);
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -117,10 +151,35 @@ int cmd_stats(int argc, char **argv)
         json_object_begin(&j, "bytes");
         json_uint(&j, "coo", bytes[0]);
         json_uint(&j, "csr", bytes[1]);
+        json_uint(&j, "hisparse", bytes[2]);
         json_object_end(&j);
         json_object_begin(&j, "bytes_per_nnz");
         json_double(&j, "coo", (double)bytes[0] / nnzd);
         json_double(&j, "csr", (double)bytes[1] / nnzd);
+        json_double(&j, "hisparse", (double)bytes[2] / nnzd);
+        json_object_end(&j);
+        json_object_begin(&j, "hisparse");
+        json_int(&j, "node_size", prof.node_size);
+        json_int(&j, "depth", prof.depth);
+        static const char *const kn[4] = {"inner_sparse", "inner_dense", "leaf_sparse",
+                                          "leaf_dense"};
+        const int64_t kc[4] = {prof.inner_sparse, prof.inner_dense, prof.leaf_sparse,
+                               prof.leaf_dense};
+        const double km[4] = {prof.inner_sparse_mean, prof.inner_dense_mean, prof.leaf_sparse_mean,
+                              prof.leaf_dense_mean};
+        for (int q = 0; q < 4; q++) {
+            json_object_begin(&j, kn[q]);
+            json_int(&j, "count", kc[q]);
+            json_double(&j, "mean", km[q]);
+            json_object_end(&j);
+        }
+        static const char *const tn[9] = {"",           "inner_dense", "inner_coo1",
+                                          "inner_coo2", "inner_coo4",  "leaf_dense",
+                                          "leaf_coo1",  "leaf_coo2",   "leaf_coo4"};
+        json_object_begin(&j, "nodes_by_type");
+        for (int q = 1; q < 9; q++)
+            json_int(&j, tn[q], prof.nodes[q]);
+        json_object_end(&j);
         json_object_end(&j);
         json_object_end(&j);
         json_finish(&j);
@@ -134,11 +193,24 @@ int cmd_stats(int argc, char **argv)
                (long long)rmax, sd);
         printf("empty rows  %lld\n", (long long)empty);
         printf("bytes (%s)\n", hisp_type_name(type));
-        for (int f = 0; f < 2; f++)
-            printf("  %-4s      %llu (%.2f per nonzero)\n", hisp_format_name(fmts[f]),
+        for (int f = 0; f < 3; f++)
+            printf("  %-8s  %llu (%.2f per nonzero)\n", hisp_format_name(fmts[f]),
                    (unsigned long long)bytes[f], mi.nnz ? (double)bytes[f] / nnzd : 0.0);
+        printf("hisparse    node size %d, depth %d\n", prof.node_size, prof.depth);
+        printf("  inner     %lld sparse (mean %.2f children), %lld dense (mean %.2f)\n",
+               (long long)prof.inner_sparse, prof.inner_sparse_mean, (long long)prof.inner_dense,
+               prof.inner_dense_mean);
+        printf("  leaves    %lld sparse (mean %.2f nonzeros), %lld dense (mean %.2f)\n",
+               (long long)prof.leaf_sparse, prof.leaf_sparse_mean, (long long)prof.leaf_dense,
+               prof.leaf_dense_mean);
+        printf("  by type   inner dense/coo1/coo2/coo4 %lld/%lld/%lld/%lld, leaf "
+               "%lld/%lld/%lld/%lld\n",
+               (long long)prof.nodes[1], (long long)prof.nodes[2], (long long)prof.nodes[3],
+               (long long)prof.nodes[4], (long long)prof.nodes[5], (long long)prof.nodes[6],
+               (long long)prof.nodes[7], (long long)prof.nodes[8]);
     }
 out:
+    hisp_matrix_destroy(&H);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
     return rc;

@@ -13,6 +13,8 @@ static const struct {
     {"stats", cmd_stats, "sizes, row-length statistics and storage bytes of a .mtx file"},
     {"spmv", cmd_spmv, "y = alpha*op(A)*x + beta*y on a backend, timed and checked"},
     {"demo", cmd_demo, "the main job: generate, run SpMV on the best backend, print a table"},
+    {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
+    {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
 };
 
 static void usage(FILE *f)
@@ -20,7 +22,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: hisp <command> [options]\n"
                "       hisp --help | --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'hisp <command> --help' describes a command; every command takes --json.\n"
                "\nexit status:\n"
                "  0  success\n"

@@ -94,6 +94,14 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (s) return cli_fail(ctx, s, NULL);
     if (mi.type != HISP_F32 && mi.type != HISP_F64)
         return cli_value_error("SpMV needs an f32 or f64 matrix, not %s", hisp_type_name(mi.type));
+    hisp_matrix H = NULL; /* --format hisparse: the operation runs on the tree */
+    if (job->hisparse) {
+        if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
+        cli_progress("building the HiSparse tree");
+        if (!s) s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
+        if (s) return cli_fail(ctx, s, NULL);
+    }
+    hisp_matrix Aop = H ? H : A;
     hisp_type t = mi.type;
     size_t es = hisp_type_size(t);
     res->type = t;
@@ -129,7 +137,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         if (!ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
         if (!s) s = hisp_vector_write(y, y0);
         if (!s)
-            s = hisp_spmv_timed(ctx, job->op, alpha, A, x, beta, y, job->warmup, job->repeat, ms);
+            s = hisp_spmv_timed(ctx, job->op, alpha, Aop, x, beta, y, job->warmup, job->repeat, ms);
         if (!s) {
             qsort(ms, (size_t)job->repeat, sizeof *ms, cmp_double);
             res->min_ms = ms[0];
@@ -140,14 +148,15 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     }
     if (!s) {
         cli_progress("SpMV on %s (%s)", hisp_backend_name(res->device.backend), res->device.name);
-        s = spmv_once(ctx, A, job, alpha, beta, x, y, y0, res->y);
+        s = spmv_once(ctx, Aop, job, alpha, beta, x, y, y0, res->y);
     }
     if (s) {
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
     uint64_t csr_bytes = 0;
-    if ((s = hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, t, &csr_bytes))) {
+    if ((s = hisp_matrix_format_bytes(Aop, H ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR, t,
+                                      &csr_bytes))) {
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
@@ -175,6 +184,7 @@ out:
     }
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
+    hisp_matrix_destroy(&H);
     free(xd);
     free(y0d);
     free(yref);

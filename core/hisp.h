@@ -62,7 +62,14 @@ typedef enum {
     HISP_TYPE_COUNT
 } hisp_type;
 
-typedef enum { HISP_FORMAT_COO = 0, HISP_FORMAT_CSR, HISP_FORMAT_CSC } hisp_format;
+/* HISP_FORMAT_HISPARSE: the hierarchical format of the HiSparse paper
+ * (docs/FORMAT.md); host only so far. */
+typedef enum {
+    HISP_FORMAT_COO = 0,
+    HISP_FORMAT_CSR,
+    HISP_FORMAT_CSC,
+    HISP_FORMAT_HISPARSE
+} hisp_format;
 
 typedef enum { HISP_OP_N = 0, HISP_OP_T = 1 } hisp_op;
 
@@ -175,7 +182,8 @@ HISP_API void hisp_matrix_destroy(hisp_matrix *A);
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_get_info(hisp_matrix A, hisp_matrix_info *info);
 /* Convert in place to another host format (sorted; COO sorted row-major). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_convert(hisp_matrix A, hisp_format format);
-/* A new matrix holding the same entries in another format (or the same). */
+/* A new matrix holding the same entries in another format (or the same).
+ * HiSparse to HiSparse is O(1): B shares A's tree (and its state). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format,
                                                           hisp_matrix *B);
 /* Borrow the host arrays of the current format (valid until the matrix is
@@ -186,9 +194,104 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_host_arrays(hisp_matrix A, const
                                                             const int32_t **cols,
                                                             const void **vals);
 /* Bytes the matrix takes in a format with the given entry type (indices as
- * stored by hisp: 32-bit indices, 64-bit pointers when nnz >= 2^31). */
+ * stored by hisp: 32-bit indices, 64-bit pointers when nnz >= 2^31).
+ * HISPARSE: pool header + nodes of the tree for that type (the reachable
+ * tree when A is HiSparse of that type, else a size pass with A's node
+ * size). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format,
                                                              hisp_type type, uint64_t *bytes);
+
+/* ---- HiSparse ------------------------------------------------------------
+ *
+ * hisp_matrix_convert(A, HISP_FORMAT_HISPARSE) builds the tree with the
+ * matrix's node size (hisp_matrix_set_node_size, default 128) and frees the
+ * COO/CSR/CSC arrays; converting back gives sorted arrays. A HiSparse matrix
+ * has no host arrays (hisp_matrix_host_arrays gives NULLs). hisp_spmv on a
+ * HiSparse matrix runs the plain C tree traversal on the reference backend;
+ * the other backends answer HISP_ERR_UNSUPPORTED until the device kernels
+ * land. A build and the matrices duplicated or edited from it form a family
+ * sharing one memory pool (an add, a load or a conversion starts a new one):
+ * a family's matrices must not be duplicated, edited or destroyed from
+ * several threads at once (reading them concurrently is fine). The build
+ * runs on all cores (pthreads); HISP_THREADS=n in the environment caps the
+ * threads. */
+
+#define HISP_HISPARSE_DEFAULT_NODE_SIZE 128
+
+/* Node size d used by later conversions to HiSparse and by
+ * hisp_matrix_format_bytes(HISPARSE): a power of two in 4..256. Does not
+ * rebuild a matrix already in HiSparse form (convert to CSR and back). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d);
+/* A := A^T. O(1) for HiSparse (a flag in the handle, honoured by every
+ * reader) and for CSR <-> CSC (the same arrays read the other way: a CSR
+ * matrix becomes CSC and vice versa) and COO (row and column arrays swap);
+ * the info then reports the transposed sizes and format. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_transpose(hisp_matrix A);
+/* A := alpha * A, alpha a scalar of the real component type (float for
+ * f32/c32/..., double for f64/...). O(1) for HiSparse (a factor in the
+ * handle, kept in double); O(nnz) on the values of the other formats. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_scale(hisp_matrix A, const void *alpha);
+
+/* The paper's Figure 4 profile of a HiSparse matrix's reachable tree. */
+typedef struct {
+    int node_size, depth;
+    int transposed;
+    double scale;
+    int64_t nodes[9];   /* nodes by type (index: 1 inner dense, 2..4 inner COO1/2/4,
+                           5 leaf dense, 6..8 leaf COO1/2/4; 0 unused) */
+    int64_t entries[9]; /* children (inner) or nonzeros (leaves) of those nodes */
+    int64_t inner_sparse, inner_dense, leaf_sparse, leaf_dense; /* node counts */
+    double inner_sparse_mean, inner_dense_mean; /* mean children per node */
+    double leaf_sparse_mean, leaf_dense_mean;   /* mean nonzeros per leaf */
+    uint64_t bytes;      /* 16-byte pool header + reachable nodes = hisp_matrix_format_bytes */
+    uint64_t pool_used;  /* bytes of the family's pool in use (all its matrices) */
+    uint64_t pool_live;  /* of which still referenced by some matrix */
+} hisp_hisparse_profile;
+
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_hisparse_profile(hisp_matrix A,
+                                                                 hisp_hisparse_profile *p);
+
+/* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse
+ * operands honoured), a new matrix in HiSparse form with A's node size.
+ * Entries present in either operand are kept (an exact zero sum stays an
+ * entry). A and B may be in any format; their types must match. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b,
+                                                    hisp_matrix B, hisp_matrix *C);
+
+/* Copy-on-write edit of a HiSparse matrix: B = A with n changes applied in
+ * order (a later change to the same entry wins). Change k sets entry
+ * (rows[k], cols[k]) of the matrix as A shows it (transpose and scale
+ * applied; the stored value is vals[k] / scale, and scale 0 is refused) to
+ * vals[k] (inserting it when absent), or removes it when remove && remove[k]
+ * (absent entries are ignored). vals may be NULL when every change is a
+ * removal. A stays valid and unchanged; A and B share every node the changes
+ * do not touch; only the paths from the root to touched leaves are copied
+ * (O(depth * d^2) per touched leaf). B inherits A's transpose and scale. */
+typedef struct {
+    int64_t inserted, overwritten, removed, ignored; /* ignored: removals of absent entries */
+    int64_t nodes_copied;    /* new nodes written for B */
+    int64_t subtrees_shared; /* child references of copied nodes that point into A's tree */
+    uint64_t bytes_added;    /* bytes of the new nodes */
+} hisp_edit_stats;
+
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows,
+                                                     const int32_t *cols, const void *vals,
+                                                     const uint8_t *remove, hisp_matrix *B,
+                                                     hisp_edit_stats *stats);
+
+/* HiSparse files (.hisp): a versioned header with sizes, state and checksums,
+ * then the compacted pool of the reachable tree (docs/FORMAT.md). A matrix
+ * not in HiSparse form is saved through a temporary tree with its node size
+ * (A itself is not converted). load refuses a corrupt or truncated file with
+ * HISP_ERR_INPUT_FORMAT (validation is linear in the file size whatever it
+ * holds); the loaded matrix starts a family of its own. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_save(hisp_matrix A, const char *path);
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_load(hisp_context ctx, const char *path,
+                                                     hisp_matrix *A);
+/* Same from memory (name is used in error messages). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_load_buffer(hisp_context ctx, const void *data,
+                                                            size_t size, const char *name,
+                                                            hisp_matrix *A);
 
 /* Matrix Market. Symmetric, skew-symmetric and Hermitian files are expanded.
  * A real/integer/pattern file reads into f32/f64 (or complex with zero

@@ -65,12 +65,16 @@ typedef struct {
     bool sorted; /* COO: row-major sorted without duplicates */
 } hispi_sparse;
 
+struct hispi_hisparse;
+
 struct hisp_matrix_s {
     uint32_t magic;
     hispi_devobj link; /* keep second: containerof below */
     hisp_context ctx;
-    hispi_sparse host;
+    hispi_sparse host; /* HiSparse form: format HISPARSE, sizes as shown, no arrays */
     void *dev; /* the context backend's copy of the CSR form, or NULL */
+    struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
+    int node_size;             /* d for conversions to HiSparse (0 = default) */
 };
 
 struct hisp_vector_s {
@@ -160,6 +164,21 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, his
 HISPI_LOCAL hisp_status hispi_matrix_need_csr(hisp_matrix A);
 /* Drop the device copy (host data changed or backend switched). */
 HISPI_LOCAL void hispi_matrix_drop_device(hisp_matrix A);
+
+/* ---- HiSparse in matrix handles (core/hisparse_state.c) ----------------- */
+
+/* Convert / duplicate when either side is HiSparse. */
+HISPI_LOCAL hisp_status hispi_hisparse_convert(hisp_matrix A, hisp_format f);
+HISPI_LOCAL hisp_status hispi_hisparse_duplicate(hisp_matrix A, hisp_format f, hisp_matrix *B);
+HISPI_LOCAL hisp_status hispi_hisparse_format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes);
+HISPI_LOCAL void hispi_hisparse_release(hisp_matrix A);
+/* A host sparse copy of the matrix as shown (any format; HiSparse state
+ * applied), for readers that need arrays. */
+HISPI_LOCAL hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out);
+/* HiSparse SpMV on the context's backend (the reference only so far). */
+HISPI_LOCAL hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha,
+                                            hisp_matrix A, hisp_vector x, double beta,
+                                            hisp_vector y);
 
 /* ---- vectors (core/vector.c) -------------------------------------------- */
 

@@ -47,6 +47,7 @@ void hisp_matrix_destroy(hisp_matrix *pA)
         hispi_devobj_detach(&A->link);
     }
     hispi_sparse_free(&A->host);
+    hispi_hisparse_release(A);
     A->magic = 0;
     free(A);
     *pA = NULL;
@@ -148,8 +149,9 @@ hisp_status hisp_matrix_get_info(hisp_matrix A, hisp_matrix_info *info)
 hisp_status hisp_matrix_convert(hisp_matrix A, hisp_format format)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    if (format < HISP_FORMAT_COO || format > HISP_FORMAT_CSC)
+    if (format < HISP_FORMAT_COO || format > HISP_FORMAT_HISPARSE)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
+    if (A->hs || format == HISP_FORMAT_HISPARSE) return hispi_hisparse_convert(A, format);
     if (A->host.format == format && (format != HISP_FORMAT_COO || A->host.sorted))
         return HISP_SUCCESS;
     hispi_sparse s;
@@ -164,8 +166,9 @@ hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format, hisp_matrix
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!B) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
-    if (format < HISP_FORMAT_COO || format > HISP_FORMAT_CSC)
+    if (format < HISP_FORMAT_COO || format > HISP_FORMAT_HISPARSE)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
+    if (A->hs || format == HISP_FORMAT_HISPARSE) return hispi_hisparse_duplicate(A, format, B);
     hispi_sparse s;
     HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, format, &s));
     return hispi_matrix_wrap(A->ctx, &s, B);
@@ -195,6 +198,7 @@ hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format, hisp_typ
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!bytes || !hispi_type_valid(type))
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "bad type or NULL output");
+    if (format == HISP_FORMAT_HISPARSE) return hispi_hisparse_format_bytes(A, type, bytes);
     uint64_t nnz = (uint64_t)A->host.nnz;
     uint64_t ptrw = nnz > INT32_MAX ? 8 : 4; /* pointer width the devices use */
     uint64_t entries = nnz * hisp_type_size(type);

@@ -11,10 +11,10 @@ static hisp_status scalar_arg(hisp_context ctx, hisp_type t, const void *p, cons
     return HISP_SUCCESS;
 }
 
-/* Checks and uploads; on success the kernel can run. */
-static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
-                           hisp_vector x, const void *beta, hisp_vector y, double *a, double *b,
-                           void **xd, void **yd)
+/* Argument checks shared by every format. */
+static hisp_status check_args(hisp_context ctx, hisp_op op, const void *alpha,
+                                    hisp_matrix A, hisp_vector x, const void *beta,
+                                    hisp_vector y, double *a, double *b)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!hispi_mat_ok(A) || !hispi_vec_ok(x) || !hispi_vec_ok(y))
@@ -38,6 +38,16 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     if (x == y) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "x and y must differ");
     HISPI_TRY(scalar_arg(ctx, t, alpha, "alpha", a));
     HISPI_TRY(scalar_arg(ctx, t, beta, "beta", b));
+    return HISP_SUCCESS;
+}
+
+/* Checks and uploads; on success the kernel can run. */
+static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                           hisp_vector x, const void *beta, hisp_vector y, double *a, double *b,
+                           void **xd, void **yd)
+{
+    HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, a, b));
+    hisp_type t = A->host.type;
     if (!ctx->ops->csr_spmv)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
                           ctx->ops->name);
@@ -62,6 +72,10 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
 {
     double a = 0, b = 0;
     void *xd = NULL, *yd = NULL;
+    if (hispi_mat_ok(A) && A->hs) { /* the tree has its own path */
+        HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
+        return hispi_hisparse_spmv(ctx, op, a, A, x, b, y);
+    }
     HISPI_TRY(prepare(ctx, op, alpha, A, x, beta, y, &a, &b, &xd, &yd));
     HISPI_TRY(ctx->ops->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd));
     hispi_vector_device_written(y);
@@ -77,6 +91,14 @@ hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, his
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
     for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) /* at least one: uploads */
         HISPI_TRY(hisp_spmv(ctx, op, alpha, A, x, beta, y));
+    if (A->hs) { /* host reference only so far: host clock */
+        for (int i = 0; i < repeat; i++) {
+            double t0 = hispi_now_ms();
+            HISPI_TRY(hisp_spmv(ctx, op, alpha, A, x, beta, y));
+            ms[i] = hispi_now_ms() - t0;
+        }
+        return HISP_SUCCESS;
+    }
     HISPI_TRY(hisp_context_synchronize(ctx));
     const hisp_backend_ops *o = ctx->ops;
     void *m0 = NULL, *m1 = NULL;

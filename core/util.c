@@ -112,6 +112,7 @@ const char *hisp_format_name(hisp_format f)
     case HISP_FORMAT_COO: return "coo";
     case HISP_FORMAT_CSR: return "csr";
     case HISP_FORMAT_CSC: return "csc";
+    case HISP_FORMAT_HISPARSE: return "hisparse";
     }
     return "invalid";
 }

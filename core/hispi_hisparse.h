@@ -1,0 +1,186 @@
+/* HiSparse internals: the pool (a refcounted, growable arena shared by a
+ * family of matrices), node layout helpers, construction, traversal.
+ * docs/FORMAT.md is the normative description of the bytes. */
+#ifndef HISPI_HISPARSE_H
+#define HISPI_HISPARSE_H
+
+#include "hispi.h"
+
+#include <string.h>
+
+/* Node types in the low 4 bits of a child reference. */
+enum {
+    HISPI_NODE_INVALID = 0,
+    HISPI_INNER_DENSE = 1,
+    HISPI_INNER_COO1 = 2,
+    HISPI_INNER_COO2 = 3,
+    HISPI_INNER_COO4 = 4,
+    HISPI_LEAF_DENSE = 5,
+    HISPI_LEAF_COO1 = 6,
+    HISPI_LEAF_COO2 = 7,
+    HISPI_LEAF_COO4 = 8,
+    HISPI_NODE_TYPES = 9
+};
+
+#define HISPI_POOL_HEADER 16
+#define HISPI_POOL_MAGIC 0x4c505348u /* "HSPL" little endian */
+#define HISPI_POOL_VERSION 1u
+#define HISPI_REF_OFF(r) ((r) & ~(uint64_t)15)
+#define HISPI_REF_TYPE(r) ((int)((r)&15))
+
+static inline bool hispi_node_is_leaf(int t)
+{
+    return t >= HISPI_LEAF_DENSE;
+}
+static inline bool hispi_node_is_dense(int t)
+{
+    return t == HISPI_INNER_DENSE || t == HISPI_LEAF_DENSE;
+}
+/* X of a COO node type (1, 2, 4), 0 for dense. */
+static inline int hispi_node_x(int t)
+{
+    static const int x[HISPI_NODE_TYPES] = {0, 0, 1, 2, 4, 0, 1, 2, 4};
+    return x[t];
+}
+static inline uint64_t hispi_round_up(uint64_t v, uint64_t m)
+{
+    return (v + m - 1) / m * m;
+}
+/* X for a COO node of n entries. */
+static inline int hispi_coo_x(uint64_t n)
+{
+    return n == 1 ? 1 : n == 2 ? 2 : 4;
+}
+/* Offset P of the payload in a COO node; *npad gets the padded count. */
+static inline uint64_t hispi_coo_payload(uint64_t n, uint64_t s, uint64_t *npad)
+{
+    uint64_t x = (uint64_t)hispi_coo_x(n), np = hispi_round_up(n, x);
+    uint64_t a = x * s < 16 ? x * s : 16;
+    *npad = np;
+    return hispi_round_up(4 + 2 * np, a);
+}
+static inline uint64_t hispi_coo_bytes(uint64_t n, uint64_t s)
+{
+    uint64_t np, p = hispi_coo_payload(n, s, &np);
+    return hispi_round_up(p + np * s, 16);
+}
+static inline uint64_t hispi_dense_bytes(int d, uint64_t s)
+{
+    return hispi_round_up((uint64_t)d * (uint64_t)d * s, 16);
+}
+static inline uint32_t hispi_rd32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t hispi_rd64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static inline bool hispi_bytes_zero(const unsigned char *p, size_t s)
+{
+    for (size_t i = 0; i < s; i++)
+        if (p[i]) return false;
+    return true;
+}
+
+/* ---- the pool (core/hisparse_pool.c) -------------------------------------- */
+
+/* One arena per family of matrices (a build and everything edited or
+ * duplicated from it). Not thread-safe: matrices of one family must not be
+ * edited, duplicated or destroyed from several threads at once. */
+typedef struct hispi_pool {
+    unsigned char *base;
+    uint64_t used, cap; /* bytes in use (end of the last node), capacity */
+    uint64_t live;      /* bytes of nodes still referenced (+ header) */
+    int64_t handles;    /* matrices holding the pool */
+    /* Per-node reference counts above 1 (absent = 1), so the node bytes stay
+     * exactly as specified: open addressing, key = offset (0 = free slot). */
+    struct hispi_rc_slot {
+        uint64_t key; /* node offset */
+        int64_t val;  /* its reference count (>= 2) */
+    } * rc;           /* key and count side by side: one cache miss per lookup */
+    uint64_t rc_cap, rc_len;
+    /* Freed ranges by size class (size / 16): exact-size reuse. */
+    uint64_t **free_list;
+    uint64_t *free_len, *free_cap;
+    uint64_t nclasses;
+} hispi_pool;
+
+HISPI_LOCAL hisp_status hispi_pool_create(hisp_context ctx, uint64_t bytes, hispi_pool **out);
+HISPI_LOCAL void hispi_pool_release(hispi_pool *p);
+/* Room for a node of `bytes` (a multiple of 16), zeroed; *off its offset.
+ * May move p->base. */
+HISPI_LOCAL hisp_status hispi_pool_alloc(hisp_context ctx, hispi_pool *p, uint64_t bytes,
+                                         uint64_t *off);
+/* Reference counts of nodes (a ref of 0 is ignored). decref frees a node
+ * whose count reaches 0 and releases its children. */
+HISPI_LOCAL hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref);
+HISPI_LOCAL void hispi_node_decref(hispi_pool *p, uint64_t ref, size_t s, int d);
+/* Bytes of the node at ref (s = value size at leaves). */
+HISPI_LOCAL uint64_t hispi_node_bytes(const hispi_pool *p, uint64_t ref, size_t s, int d);
+
+/* ---- the HiSparse form held by a matrix handle ---------------------------- */
+
+typedef struct hispi_hisparse {
+    hispi_pool *pool;
+    uint64_t root;             /* 0 = empty matrix */
+    int d, log2d;              /* node size */
+    int depth;                 /* L >= 1 */
+    int64_t nrows, ncols, nnz; /* of the stored tree (before the transposed flag) */
+    hisp_type type;
+    bool transposed; /* the handle shows the transpose of the stored tree */
+    double scale;    /* the handle shows scale * stored values */
+} hispi_hisparse;
+
+HISPI_LOCAL int hispi_hisparse_depth(int d, int64_t nrows, int64_t ncols);
+
+/* Build from a host COO/CSR/CSC storage (unsorted or with duplicates is
+ * fine: it is sorted first). d checked by the caller. */
+HISPI_LOCAL hisp_status hispi_hisparse_build(hisp_context ctx, const hispi_sparse *src, int d,
+                                             hispi_hisparse *out);
+/* Build from entries sorted row-major without duplicates (rows/cols 32-bit,
+ * vals of the type); used by the builder and the reference add. */
+HISPI_LOCAL hisp_status hispi_hisparse_build_sorted(hisp_context ctx, hisp_type t, int64_t nrows,
+                                                    int64_t ncols, int64_t nnz, const int32_t *rows,
+                                                    const int32_t *cols, const void *vals, int d,
+                                                    int nthreads, hispi_hisparse *out);
+/* Pool bytes (header + nodes) a build with value size s would take, without
+ * building. */
+HISPI_LOCAL hisp_status hispi_hisparse_measure(hisp_context ctx, const hispi_sparse *src, int d,
+                                               size_t s, uint64_t *bytes);
+HISPI_LOCAL void hispi_hisparse_free(hispi_hisparse *h);
+/* A second holder of the same tree (shares the pool and root). */
+HISPI_LOCAL hisp_status hispi_hisparse_share(hisp_context ctx, const hispi_hisparse *h,
+                                             hispi_hisparse *out);
+
+/* A new matrix handle holding *h (taken over; freed on failure). */
+HISPI_LOCAL hisp_status hispi_hisparse_wrap(hisp_context ctx, hispi_hisparse *h, hisp_matrix *B);
+
+/* The logical matrix (transposed flag and scale applied) as sorted CSR
+ * (f = CSR) or sorted COO (f = COO). */
+HISPI_LOCAL hisp_status hispi_hisparse_to_sparse(hisp_context ctx, const hispi_hisparse *h,
+                                                 hisp_format f, hispi_sparse *out);
+
+/* Visit every stored entry in tree order: (stored row, stored col, value
+ * pointer). Returns false from the callback to stop. */
+typedef void (*hispi_entry_fn)(void *user, int64_t r, int64_t c, const unsigned char *val);
+HISPI_LOCAL void hispi_hisparse_foreach(const hispi_hisparse *h, hispi_entry_fn fn, void *user);
+
+/* Reachable bytes (header + nodes) and per-type counts. */
+HISPI_LOCAL void hispi_hisparse_profile(const hispi_hisparse *h, hisp_hisparse_profile *prof);
+
+/* Reference y = alpha*op(A)*x + beta*y on the tree (op composed with the
+ * transposed flag; alpha with the scale). */
+HISPI_LOCAL hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hisparse *h,
+                                                hisp_op op, double alpha, const void *x,
+                                                double beta, void *y);
+
+/* Serialisation into / out of memory (core/hisparse_io.c). */
+HISPI_LOCAL hisp_status hispi_hisparse_parse(hisp_context ctx, const unsigned char *data,
+                                             size_t size, const char *name, hispi_hisparse *out);
+
+#endif
