@@ -103,11 +103,11 @@ HISP_API hisp_status hisp_backend_from_name(const char *name, hisp_backend_kind 
 /* ---- context ------------------------------------------------------------ */
 
 typedef struct {
-    hisp_status status;  /* status of the failing call */
-    const char *message; /* human-readable reason; "" when none */
-    const char *file;    /* file being read, or NULL */
-    int64_t line;        /* 1-based line in that file, 0 when not a parse error */
-    int64_t native_code; /* cudaError_t / cl_int / errno, 0 when none */
+    hisp_status status;    /* status of the failing call */
+    const char *message;   /* human-readable reason; "" when none */
+    const char *file;      /* file being read, or NULL */
+    int64_t line;          /* 1-based line in that file, 0 when not a parse error */
+    int64_t native_code;   /* cudaError_t / cl_int / errno, 0 when none */
     const char *build_log; /* kernel build log, or NULL */
 } hisp_error_info;
 
@@ -119,8 +119,8 @@ typedef struct {
     char vendor[128];
     int is_gpu, is_cpu;
     int compute_units;
-    int fp64;             /* double precision supported */
-    uint64_t global_mem;  /* bytes */
+    int fp64;            /* double precision supported */
+    uint64_t global_mem; /* bytes */
     char driver[128];
 } hisp_device_info;
 
@@ -241,11 +241,11 @@ typedef struct {
                            5 leaf dense, 6..8 leaf COO1/2/4; 0 unused) */
     int64_t entries[9]; /* children (inner) or nonzeros (leaves) of those nodes */
     int64_t inner_sparse, inner_dense, leaf_sparse, leaf_dense; /* node counts */
-    double inner_sparse_mean, inner_dense_mean; /* mean children per node */
-    double leaf_sparse_mean, leaf_dense_mean;   /* mean nonzeros per leaf */
-    uint64_t bytes;      /* 16-byte pool header + reachable nodes = hisp_matrix_format_bytes */
-    uint64_t pool_used;  /* bytes of the family's pool in use (all its matrices) */
-    uint64_t pool_live;  /* of which still referenced by some matrix */
+    double inner_sparse_mean, inner_dense_mean;                 /* mean children per node */
+    double leaf_sparse_mean, leaf_dense_mean;                   /* mean nonzeros per leaf */
+    uint64_t bytes;     /* 16-byte pool header + reachable nodes = hisp_matrix_format_bytes */
+    uint64_t pool_used; /* bytes of the family's pool in use (all its matrices) */
+    uint64_t pool_live; /* of which still referenced by some matrix */
 } hisp_hisparse_profile;
 
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_hisparse_profile(hisp_matrix A,
@@ -269,7 +269,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A,
  * (O(depth * d^2) per touched leaf). B inherits A's transpose and scale. */
 typedef struct {
     int64_t inserted, overwritten, removed, ignored; /* ignored: removals of absent entries */
-    int64_t nodes_copied;    /* new nodes written for B */
+    int64_t nodes_copied;                            /* new nodes written for B */
     int64_t subtrees_shared; /* child references of copied nodes that point into A's tree */
     uint64_t bytes_added;    /* bytes of the new nodes */
 } hisp_edit_stats;
@@ -297,9 +297,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_load_buffer(hisp_context ctx, co
  * A real/integer/pattern file reads into f32/f64 (or complex with zero
  * imaginary part); a complex file needs c32/c64. */
 typedef struct {
-    char field[16];    /* real, double, integer, complex, pattern */
-    char symmetry[16]; /* general, symmetric, skew-symmetric, hermitian */
-    int is_array;      /* array (dense) rather than coordinate */
+    char field[16];     /* real, double, integer, complex, pattern */
+    char symmetry[16];  /* general, symmetric, skew-symmetric, hermitian */
+    int is_array;       /* array (dense) rather than coordinate */
     int64_t nnz_stored; /* entry lines in the file */
 } hisp_mtx_header;
 
@@ -308,10 +308,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx(hisp_context ctx, const
                                                          hisp_mtx_header *header);
 /* Same from memory (size bytes, need not be NUL-terminated); name is used
  * in error messages. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx,
-                                                                const char *data, size_t size,
-                                                                const char *name, hisp_type type,
-                                                                hisp_matrix *A,
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx, const char *data,
+                                                                size_t size, const char *name,
+                                                                hisp_type type, hisp_matrix *A,
                                                                 hisp_mtx_header *header);
 /* Writes a general coordinate file (real or complex field). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_write_mtx(hisp_matrix A, const char *path);
@@ -332,18 +331,18 @@ typedef enum {
 
 typedef struct {
     hisp_gen_kind kind;
-    int64_t n;           /* grid side (poisson: n^2 or n^3 rows), rows = cols (others); rmat:
-                            ignored. Defaults: 1000 poisson2d and dense, 64 poisson3d,
-                            100000 others */
-    uint64_t seed;       /* same params + type give bit-identical output anywhere (default 1) */
-    int64_t bandwidth;   /* banded: half-bandwidth, entries within |i-j| <= bandwidth (8) */
-    double nnz_per_row;  /* mean entries per row (clipped to n), diagonal included: banded
-                            (16, clipped to the band width 2*bandwidth+1), random (8),
-                            circuit (5, the part outside the dense rows/cols) */
-    int scale;           /* rmat: 2^scale vertices, 0..30 (default 16) */
-    int edge_factor;     /* rmat: edges per vertex (default 8); repeated edges are merged */
-    int block;           /* blockdiag: cluster size (default 8) */
-    double dense_share;  /* circuit: share of entries in the dense rows/cols, 0..0.95 (0.3) */
+    int64_t n;          /* grid side (poisson: n^2 or n^3 rows), rows = cols (others); rmat:
+                           ignored. Defaults: 1000 poisson2d and dense, 64 poisson3d,
+                           100000 others */
+    uint64_t seed;      /* same params + type give bit-identical output anywhere (default 1) */
+    int64_t bandwidth;  /* banded: half-bandwidth, entries within |i-j| <= bandwidth (8) */
+    double nnz_per_row; /* mean entries per row (clipped to n), diagonal included: banded
+                           (16, clipped to the band width 2*bandwidth+1), random (8),
+                           circuit (5, the part outside the dense rows/cols) */
+    int scale;          /* rmat: 2^scale vertices, 0..30 (default 16) */
+    int edge_factor;    /* rmat: edges per vertex (default 8); repeated edges are merged */
+    int block;          /* blockdiag: cluster size (default 8) */
+    double dense_share; /* circuit: share of entries in the dense rows/cols, 0..0.95 (0.3) */
 } hisp_gen_params;
 
 /* Fill defaults for a kind (n, seed and kind-specific values). */
@@ -354,14 +353,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_gen_from_name(const char *name, hisp_ge
  * duplicates), deterministic for a given (params, type), f32 or f64. Sizes
  * this machine cannot hold are refused (OUT_OF_HOST_MEMORY) before any work.
  * Details of each kind: core/gen.c. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx,
-                                                         const hisp_gen_params *p,
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx, const hisp_gen_params *p,
                                                          hisp_type type, hisp_matrix *A);
 
 /* ---- vectors ------------------------------------------------------------ */
 
-HISP_API HISP_NODISCARD hisp_status hisp_vector_create(hisp_context ctx, hisp_type type,
-                                                       int64_t n, hisp_vector *v);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_create(hisp_context ctx, hisp_type type, int64_t n,
+                                                       hisp_vector *v);
 HISP_API void hisp_vector_destroy(hisp_vector *v);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_size(hisp_vector v, int64_t *n);
 /* Copy n entries in from / out to host memory (synchronous). */
@@ -383,15 +381,14 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv(hisp_context ctx, hisp_op op, cons
 /* Times `repeat` runs of hisp_spmv after `warmup` untimed runs, with device
  * events (host clock on the reference backend); ms[i] gets run i's time.
  * Data transfers happen during warm-up and are not timed. */
-HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op,
-                                                    const void *alpha, hisp_matrix A,
-                                                    hisp_vector x, const void *beta,
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha,
+                                                    hisp_matrix A, hisp_vector x, const void *beta,
                                                     hisp_vector y, int warmup, int repeat,
                                                     double *ms);
 /* Measured device-to-device copy bandwidth (bytes read + written per second)
  * for `bytes`-sized buffers, median of `repeat` copies. */
-HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes,
-                                                        int repeat, double *bytes_per_s);
+HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat,
+                                                        double *bytes_per_s);
 
 #ifdef __cplusplus
 }

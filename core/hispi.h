@@ -47,7 +47,7 @@ struct hisp_context_s {
     hisp_backend_kind kind;
     int device;
     const struct hisp_backend_ops *ops;
-    void *be;            /* backend instance */
+    void *be;             /* backend instance */
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
 };
@@ -71,8 +71,8 @@ struct hisp_matrix_s {
     uint32_t magic;
     hispi_devobj link; /* keep second: containerof below */
     hisp_context ctx;
-    hispi_sparse host; /* HiSparse form: format HISPARSE, sizes as shown, no arrays */
-    void *dev; /* the context backend's copy of the CSR form, or NULL */
+    hispi_sparse host;         /* HiSparse form: format HISPARSE, sizes as shown, no arrays */
+    void *dev;                 /* the context backend's copy of the CSR form, or NULL */
     struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
     int node_size;             /* d for conversions to HiSparse (0 = default) */
 };
@@ -150,8 +150,7 @@ HISPI_LOCAL double hispi_load_real(hisp_type t, const void *array, int64_t i);
 HISPI_LOCAL void hispi_sparse_free(hispi_sparse *s);
 /* Allocate the arrays of format f for nnz entries (pointers zeroed). */
 HISPI_LOCAL hisp_status hispi_sparse_alloc(hisp_context ctx, hispi_sparse *s, hisp_format f,
-                                           hisp_type t, int64_t nrows, int64_t ncols,
-                                           int64_t nnz);
+                                           hisp_type t, int64_t nrows, int64_t ncols, int64_t nnz);
 /* Convert src into a new storage of format f (src untouched). COO input is
  * sorted; duplicates are summed in CSR/CSC/sorted COO results. */
 HISPI_LOCAL hisp_status hispi_sparse_convert(hisp_context ctx, const hispi_sparse *src,
@@ -203,8 +202,7 @@ HISPI_LOCAL hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size
                                         const char *name, hisp_type type, hispi_sparse *out,
                                         hisp_mtx_header *header);
 /* Write a general coordinate file (real or complex field by type). */
-HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s,
-                                        const char *path);
+HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s, const char *path);
 /* Write n entries as an n x 1 array file. */
 HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n,
                                                const void *vals, const char *path);

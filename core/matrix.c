@@ -62,9 +62,11 @@ static hisp_status create_common(hisp_context ctx, hisp_format f, hisp_type type
     if (!A) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *A = NULL;
     HISPI_TRY(hispi_sparse_alloc(ctx, s, f, type, nrows, ncols, nnz));
-    if (vals) memcpy(s->val, vals, (size_t)nnz * hisp_type_size(type));
+    if (vals)
+        memcpy(s->val, vals, (size_t)nnz * hisp_type_size(type));
     else
-        for (int64_t k = 0; k < nnz; k++) hispi_store_real(type, s->val, k, 1.0);
+        for (int64_t k = 0; k < nnz; k++)
+            hispi_store_real(type, s->val, k, 1.0);
     return HISP_SUCCESS;
 }
 
@@ -81,9 +83,9 @@ static hisp_status finish_create(hisp_context ctx, hispi_sparse *s, hisp_matrix 
 #define NEED(p, what)                                                                              \
     if (!(p) && nnz > 0) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, what " is NULL")
 
-hisp_status hisp_matrix_create_coo(hisp_context ctx, hisp_type type, int64_t nrows,
-                                   int64_t ncols, int64_t nnz, const int32_t *rows,
-                                   const int32_t *cols, const void *vals, hisp_matrix *A)
+hisp_status hisp_matrix_create_coo(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                                   int64_t nnz, const int32_t *rows, const int32_t *cols,
+                                   const void *vals, hisp_matrix *A)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     NEED(rows, "rows");
@@ -98,9 +100,9 @@ hisp_status hisp_matrix_create_coo(hisp_context ctx, hisp_type type, int64_t nro
     return finish_create(ctx, &s, A);
 }
 
-hisp_status hisp_matrix_create_csr(hisp_context ctx, hisp_type type, int64_t nrows,
-                                   int64_t ncols, const int64_t *rowptr, const int32_t *colind,
-                                   const void *vals, hisp_matrix *A)
+hisp_status hisp_matrix_create_csr(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                                   const int64_t *rowptr, const int32_t *colind, const void *vals,
+                                   hisp_matrix *A)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!rowptr) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "rowptr is NULL");
@@ -116,9 +118,9 @@ hisp_status hisp_matrix_create_csr(hisp_context ctx, hisp_type type, int64_t nro
     return finish_create(ctx, &s, A);
 }
 
-hisp_status hisp_matrix_create_csc(hisp_context ctx, hisp_type type, int64_t nrows,
-                                   int64_t ncols, const int64_t *colptr, const int32_t *rowind,
-                                   const void *vals, hisp_matrix *A)
+hisp_status hisp_matrix_create_csc(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                                   const int64_t *colptr, const int32_t *rowind, const void *vals,
+                                   hisp_matrix *A)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!colptr) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "colptr is NULL");
@@ -203,10 +205,17 @@ hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format, hisp_typ
     uint64_t ptrw = nnz > INT32_MAX ? 8 : 4; /* pointer width the devices use */
     uint64_t entries = nnz * hisp_type_size(type);
     switch (format) {
-    case HISP_FORMAT_COO: *bytes = entries + nnz * 8; break;
-    case HISP_FORMAT_CSR: *bytes = entries + nnz * 4 + ((uint64_t)A->host.nrows + 1) * ptrw; break;
-    case HISP_FORMAT_CSC: *bytes = entries + nnz * 4 + ((uint64_t)A->host.ncols + 1) * ptrw; break;
-    default: return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format");
+    case HISP_FORMAT_COO:
+        *bytes = entries + nnz * 8;
+        break;
+    case HISP_FORMAT_CSR:
+        *bytes = entries + nnz * 4 + ((uint64_t)A->host.nrows + 1) * ptrw;
+        break;
+    case HISP_FORMAT_CSC:
+        *bytes = entries + nnz * 4 + ((uint64_t)A->host.ncols + 1) * ptrw;
+        break;
+    default:
+        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format");
     }
     return HISP_SUCCESS;
 }
@@ -224,8 +233,8 @@ hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx, const char *data, size
     return hispi_matrix_wrap(ctx, &s, A);
 }
 
-hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path, hisp_type type,
-                                 hisp_matrix *A, hisp_mtx_header *header)
+hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A,
+                                 hisp_mtx_header *header)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!path || !A) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL path or handle");

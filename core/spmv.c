@@ -12,9 +12,8 @@ static hisp_status scalar_arg(hisp_context ctx, hisp_type t, const void *p, cons
 }
 
 /* Argument checks shared by every format. */
-static hisp_status check_args(hisp_context ctx, hisp_op op, const void *alpha,
-                                    hisp_matrix A, hisp_vector x, const void *beta,
-                                    hisp_vector y, double *a, double *b)
+static hisp_status check_args(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                              hisp_vector x, const void *beta, hisp_vector y, double *a, double *b)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!hispi_mat_ok(A) || !hispi_vec_ok(x) || !hispi_vec_ok(y))
@@ -26,9 +25,8 @@ static hisp_status check_args(hisp_context ctx, hisp_op op, const void *alpha,
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     hisp_type t = A->host.type;
     if (x->type != t || y->type != t)
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                          "entry types differ: A %s, x %s, y %s", hisp_type_name(t),
-                          hisp_type_name(x->type), hisp_type_name(y->type));
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "entry types differ: A %s, x %s, y %s",
+                          hisp_type_name(t), hisp_type_name(x->type), hisp_type_name(y->type));
     int64_t m = op == HISP_OP_N ? A->host.nrows : A->host.ncols;
     int64_t n = op == HISP_OP_N ? A->host.ncols : A->host.nrows;
     if (x->n != n || y->n != m)
@@ -53,12 +51,8 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
                           ctx->ops->name);
     HISPI_TRY(hispi_matrix_need_csr(A));
     if (!A->dev) {
-        hispi_csr_view v = {t,
-                            A->host.nrows,
-                            A->host.ncols,
-                            A->host.nnz,
-                            A->host.rowptr,
-                            A->host.colind,
+        hispi_csr_view v = {t,           A->host.nrows,  A->host.ncols,
+                            A->host.nnz, A->host.rowptr, A->host.colind,
                             A->host.val};
         HISPI_TRY(ctx->ops->csr_upload(ctx, ctx->be, &v, &A->dev));
     }
@@ -67,8 +61,8 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
-                      hisp_vector x, const void *beta, hisp_vector y)
+hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, hisp_vector x,
+                      const void *beta, hisp_vector y)
 {
     double a = 0, b = 0;
     void *xd = NULL, *yd = NULL;
@@ -83,8 +77,8 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
 }
 
 hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
-                            hisp_vector x, const void *beta, hisp_vector y, int warmup,
-                            int repeat, double *ms)
+                            hisp_vector x, const void *beta, hisp_vector y, int warmup, int repeat,
+                            double *ms)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (warmup < 0 || repeat < 1 || !ms)

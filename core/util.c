@@ -61,9 +61,9 @@ static const struct {
     size_t scalar;
     int comps;
 } type_table[HISP_TYPE_COUNT] = {
-    [HISP_F32] = {"f32", 4, 1},       [HISP_F64] = {"f64", 8, 1},
-    [HISP_C32] = {"c32", 4, 2},       [HISP_C64] = {"c64", 8, 2},
-    [HISP_Q32] = {"q32", 4, 4},       [HISP_Q64] = {"q64", 8, 4},
+    [HISP_F32] = {"f32", 4, 1},           [HISP_F64] = {"f64", 8, 1},
+    [HISP_C32] = {"c32", 4, 2},           [HISP_C64] = {"c64", 8, 2},
+    [HISP_Q32] = {"q32", 4, 4},           [HISP_Q64] = {"q64", 8, 4},
     [HISP_B3X3_F32] = {"b3x3_f32", 4, 9}, [HISP_B3X3_F64] = {"b3x3_f64", 8, 9},
 };
 
@@ -100,19 +100,26 @@ hisp_status hisp_type_from_name(const char *name, hisp_type *t)
             *t = (hisp_type)i;
             return HISP_SUCCESS;
         }
-    if (strcasecmp(name, "float") == 0) *t = HISP_F32;
-    else if (strcasecmp(name, "double") == 0) *t = HISP_F64;
-    else return HISP_ERR_INVALID_ARGUMENT;
+    if (strcasecmp(name, "float") == 0)
+        *t = HISP_F32;
+    else if (strcasecmp(name, "double") == 0)
+        *t = HISP_F64;
+    else
+        return HISP_ERR_INVALID_ARGUMENT;
     return HISP_SUCCESS;
 }
 
 const char *hisp_format_name(hisp_format f)
 {
     switch (f) {
-    case HISP_FORMAT_COO: return "coo";
-    case HISP_FORMAT_CSR: return "csr";
-    case HISP_FORMAT_CSC: return "csc";
-    case HISP_FORMAT_HISPARSE: return "hisparse";
+    case HISP_FORMAT_COO:
+        return "coo";
+    case HISP_FORMAT_CSR:
+        return "csr";
+    case HISP_FORMAT_CSC:
+        return "csc";
+    case HISP_FORMAT_HISPARSE:
+        return "hisparse";
     }
     return "invalid";
 }
@@ -126,8 +133,10 @@ void hispi_store_real(hisp_type t, void *array, int64_t i, double v)
     /* a 3x3 block holds v on its diagonal; other types in component 0 */
     int step = comps == 9 ? 4 : comps;
     for (int c = 0; c < comps; c += step) {
-        if (es == 4) ((float *)e)[c] = (float)v;
-        else ((double *)e)[c] = v;
+        if (es == 4)
+            ((float *)e)[c] = (float)v;
+        else
+            ((double *)e)[c] = v;
     }
 }
 
