@@ -125,7 +125,8 @@ static hisp_status hisp_cuda_alloc(hisp_context ctx, void *p, size_t bytes, void
 {
     HISPI_TRY(hisp_cuda_use(ctx, p));
     *buf = NULL;
-    /* 0 bytes: a small real allocation, so the handle is valid and freeable */
+    /* 0 bytes: a small real allocation, so the handle is valid and freeable
+     * (and x[0] readable: the SpMV kernel loads it for padding lanes) */
     CU_TRY(ctx, cudaMalloc(buf, bytes ? bytes : 16));
     return HISP_SUCCESS;
 }
