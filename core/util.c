@@ -150,7 +150,7 @@ double hispi_load_real(hisp_type t, const void *array, int64_t i)
 uint64_t hispi_hash(const void *data, size_t n, uint64_t seed)
 {
     const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ull ^ seed;
+    uint64_t h = 14695981039346656037ull ^ seed; /* FNV-1a 64 offset basis */
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
         h *= 1099511628211ull;
