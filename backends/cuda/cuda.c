@@ -247,74 +247,43 @@ static int32_t hisp_cuda_window(const hispi_csr_view *A, int64_t r0, int64_t r1,
     return 4 * in >= k1 - k0 ? (int32_t)lo : -1;
 }
 
-/* Cut the rows into thread blocks of comparable work (cuda_kernels.h):
- * consecutive rows up to CAP entries and ROWCAP rows per block; a longer row
- * gets a block of its own, or several chunks of SPLIT entries plus a fix-up
- * entry. Two passes: count, then fill. */
+/* The block plan (core/csr_plan.c) in the kernels' layout, with a column
+ * window for each stream block when the matrix's columns are known (A->colind
+ * may be NULL). */
 static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int64_t cap,
                                   hisp_cuda_block **bp, int64_t *nb, hisp_cuda_split **sp,
                                   int64_t *ns, int64_t *nslots)
 {
+    _Static_assert(sizeof(hisp_cuda_block) == sizeof(hispi_csr_block), "block layout");
+    _Static_assert(sizeof(hisp_cuda_split) == sizeof(hispi_csr_split), "split layout");
+    _Static_assert(HISP_CUDA_STREAM == HISPI_CSR_STREAM, "stream marker");
+    hispi_csr_plan p;
+    HISPI_TRY(
+        hispi_csr_plan_build(ctx, A->rowptr, A->nrows, cap, HISP_CUDA_ROWCAP, HISP_CUDA_SPLIT, &p));
     hisp_cuda_block *blocks = NULL;
     hisp_cuda_split *splits = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t b = 0, s = 0, slots = 0;
-        int64_t i = 0;
-        while (i < A->nrows) {
-            int64_t rs = A->rowptr[i], len = A->rowptr[i + 1] - rs;
-            if (len > cap / 4) { /* a block (or several) of its own */
-                int64_t chunks = (len + HISP_CUDA_SPLIT - 1) / HISP_CUDA_SPLIT;
-                for (int64_t c = 0; c < chunks; c++, b++) {
-                    if (!pass) continue;
-                    int64_t k0 = rs + c * HISP_CUDA_SPLIT;
-                    int64_t k1 = k0 + HISP_CUDA_SPLIT < rs + len ? k0 + HISP_CUDA_SPLIT : rs + len;
-                    blocks[b] = (hisp_cuda_block){
-                        k0, k1, (int32_t)i, (int32_t)i + 1, chunks > 1 ? (int32_t)(slots + c) : -1,
-                        -1};
-                }
-                if (chunks > 1) {
-                    if (pass)
-                        splits[s] =
-                            (hisp_cuda_split){(int32_t)i, (int32_t)slots, (int32_t)chunks, 0};
-                    s++;
-                    slots += chunks;
-                }
-                i++;
-                continue;
-            }
-            int64_t j = i, nnz = 0;
-            while (j < A->nrows && j - i < HISP_CUDA_ROWCAP) {
-                int64_t l = A->rowptr[j + 1] - A->rowptr[j];
-                if (l > cap / 4 || nnz + l > cap) break;
-                nnz += l;
-                j++;
-            }
-            if (pass)
-                blocks[b] = (hisp_cuda_block){
-                    A->rowptr[i],     A->rowptr[j],
-                    (int32_t)i,       (int32_t)j,
-                    HISP_CUDA_STREAM, A->colind ? hisp_cuda_window(A, i, j, cap) : -1};
-            b++;
-            i = j;
-        }
-        if (!pass) {
-            if (b > INT32_MAX || slots > INT32_MAX)
-                return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                                  "CUDA SpMV: matrix needs %lld thread blocks, too many",
-                                  (long long)b);
-            HISPI_TRY(hispi_alloc(ctx, (size_t)b, sizeof *blocks, (void **)&blocks));
-            hisp_status st = hispi_alloc(ctx, (size_t)s, sizeof *splits, (void **)&splits);
-            if (st) {
-                free(blocks);
-                return st;
-            }
-        }
-        *nb = b;
-        *ns = s;
-        *nslots = slots;
+    hisp_status s = hispi_alloc(ctx, (size_t)p.nblocks, sizeof *blocks, (void **)&blocks);
+    if (!s) s = hispi_alloc(ctx, (size_t)p.nsplits, sizeof *splits, (void **)&splits);
+    if (s) {
+        free(blocks);
+        hispi_csr_plan_free(&p);
+        return s;
     }
+    for (int64_t b = 0; b < p.nblocks; b++) {
+        const hispi_csr_block *q = &p.blocks[b];
+        int32_t win = -1;
+        if (q->slot == HISPI_CSR_STREAM && A->colind)
+            win = hisp_cuda_window(A, q->row0, q->row1, cap);
+        blocks[b] = (hisp_cuda_block){q->k0, q->k1, q->row0, q->row1, q->slot, win};
+    }
+    for (int64_t k = 0; k < p.nsplits; k++)
+        splits[k] = (hisp_cuda_split){p.splits[k].row, p.splits[k].slot0, p.splits[k].n, 0};
     *bp = blocks;
+    *nb = p.nblocks;
     *sp = splits;
+    *ns = p.nsplits;
+    *nslots = p.nslots;
+    hispi_csr_plan_free(&p);
     return HISP_SUCCESS;
 }
 

@@ -50,21 +50,6 @@ enum { VARIANT_CHUNK = 0, VARIANT_VECTOR = 1, VARIANT_BLOCK = 2 };
 #define BLK_ROWCAP 1024
 #define BLK_STAGE_BYTES 16384
 #define BLK_SPLIT 8192
-#define BLK_STREAM (-2)
-
-/* One work-group's work (csr_block.cl's block_t): entries [k0, k1).
- * slot == BLK_STREAM: rows [row0, row1), at most CAP entries; slot >= -1: a
- * chunk of the long row row0, its sum going to partial[slot] (slot >= 0) or,
- * as the whole row, to y (-1). */
-typedef struct {
-    int64_t k0, k1;
-    int32_t row0, row1, slot, pad;
-} hisp_cl_block;
-
-/* A row split into chunks: its partial sums are partial[slot0 .. slot0+n). */
-typedef struct {
-    int32_t row, slot0, n, pad;
-} hisp_cl_split;
 
 enum { T_DEFAULT = 0, T_ATOMIC = 1, T_TRANSPOSE = 2 };
 
@@ -189,80 +174,29 @@ static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_vi
     return s;
 }
 
-/* Cut the rows into work-groups of comparable work for the block family:
- * consecutive rows up to cap entries and BLK_ROWCAP rows per group; a row
- * longer than cap/4 gets a group of its own, or several chunks of BLK_SPLIT
- * entries plus a fix-up entry. Two passes: count, then fill. Uploads the
- * plan and allocates the partial sums. */
+/* The block family's plan (core/csr_plan.c, whose block and split layouts
+ * are csr_block.cl's block_t and split_t): upload it and allocate the
+ * partial sums. */
 static hisp_status plan_blocks(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
                                hisp_cl_csr *m)
 {
     const int64_t cap = BLK_STAGE_BYTES / (int64_t)hisp_type_size(A->type);
-    hisp_cl_block *blocks = NULL;
-    hisp_cl_split *splits = NULL;
-    int64_t nb = 0, ns = 0, nslots = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t b = 0, s = 0, slots = 0, i = 0;
-        while (i < A->nrows) {
-            int64_t rs = A->rowptr[i], len = A->rowptr[i + 1] - rs;
-            if (len > cap / 4) { /* a group (or several) of its own */
-                int64_t chunks = (len + BLK_SPLIT - 1) / BLK_SPLIT;
-                for (int64_t c = 0; c < chunks; c++, b++) {
-                    if (!pass) continue;
-                    int64_t k0 = rs + c * BLK_SPLIT;
-                    int64_t k1 = k0 + BLK_SPLIT < rs + len ? k0 + BLK_SPLIT : rs + len;
-                    blocks[b] = (hisp_cl_block){
-                        k0, k1, (int32_t)i, (int32_t)i + 1, chunks > 1 ? (int32_t)(slots + c) : -1,
-                        0};
-                }
-                if (chunks > 1) {
-                    if (pass)
-                        splits[s] = (hisp_cl_split){(int32_t)i, (int32_t)slots, (int32_t)chunks, 0};
-                    s++;
-                    slots += chunks;
-                }
-                i++;
-                continue;
-            }
-            int64_t j = i, nnz = 0;
-            while (j < A->nrows && j - i < BLK_ROWCAP) {
-                int64_t l = A->rowptr[j + 1] - A->rowptr[j];
-                if (l > cap / 4 || nnz + l > cap) break;
-                nnz += l;
-                j++;
-            }
-            if (pass)
-                blocks[b] = (hisp_cl_block){A->rowptr[i], A->rowptr[j], (int32_t)i,
-                                            (int32_t)j,   BLK_STREAM,   0};
-            b++;
-            i = j;
-        }
-        if (!pass) {
-            if (b > UINT32_MAX / BLK_NT || slots > INT32_MAX)
-                return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                                  "opencl: matrix needs %lld work-groups, too many", (long long)b);
-            HISPI_TRY(hispi_alloc(ctx, (size_t)b, sizeof *blocks, (void **)&blocks));
-            hisp_status st = hispi_alloc(ctx, (size_t)s, sizeof *splits, (void **)&splits);
-            if (st) {
-                free(blocks);
-                return st;
-            }
-        }
-        nb = b;
-        ns = s;
-        nslots = slots;
-    }
-    m->nblocks = (uint32_t)nb;
-    m->nsplits = (uint32_t)ns;
-    hisp_status st = upload(ctx, be, &m->blocks, blocks, (size_t)nb * sizeof *blocks);
-    if (!st) st = upload(ctx, be, &m->splits, splits, (size_t)ns * sizeof *splits);
+    hispi_csr_plan p;
+    HISPI_TRY(hispi_csr_plan_build(ctx, A->rowptr, A->nrows, cap, BLK_ROWCAP, BLK_SPLIT, &p));
+    hisp_status st = HISP_SUCCESS;
+    if ((uint64_t)p.nblocks > UINT32_MAX / BLK_NT)
+        st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                        "opencl: matrix needs %lld work-groups, too many", (long long)p.nblocks);
+    m->nblocks = (uint32_t)p.nblocks;
+    m->nsplits = (uint32_t)p.nsplits;
+    if (!st) st = upload(ctx, be, &m->blocks, p.blocks, (size_t)p.nblocks * sizeof *p.blocks);
+    if (!st) st = upload(ctx, be, &m->splits, p.splits, (size_t)p.nsplits * sizeof *p.splits);
     if (!st) {
         void *b = NULL;
-        st = hisp_cl_buf_alloc(ctx, be, (size_t)nslots * hisp_type_size(A->type), &b);
+        st = hisp_cl_buf_alloc(ctx, be, (size_t)p.nslots * hisp_type_size(A->type), &b);
         m->partial = b;
     }
-    free(blocks);
-    free(splits);
+    hispi_csr_plan_free(&p);
     return st;
 }
 
