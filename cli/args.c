@@ -216,3 +216,25 @@ int cli_context(hisp_context *ctx)
     if (s != HISP_SUCCESS) return cli_fail(NULL, s, NULL);
     return CLI_OK;
 }
+
+int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
+                      const char **val, const char **pos)
+{
+    cli_args a;
+    cli_args_init(&a, cmd, argc, argv);
+    for (;;) {
+        const char *v;
+        int k = cli_args_next(&a, opts, &v);
+        if (k == CLI_ARG_END) return CLI_OK;
+        if (k == CLI_ARG_ERROR) return CLI_USAGE;
+        if (k == CLI_ARG_POSITIONAL) {
+            if (!pos || *pos) return cli_usage_error(cmd, "unexpected argument '%s'", v);
+            *pos = v;
+        } else if (strcmp(opts[k].name, "--help") == 0 || strcmp(opts[k].name, "-h") == 0) {
+            fputs(help, stdout);
+            return CLI_HELP_SHOWN;
+        } else {
+            val[k] = opts[k].has_arg ? v : "";
+        }
+    }
+}

@@ -66,6 +66,15 @@ void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv);
  * (exit code CLI_USAGE). */
 int cli_args_next(cli_args *a, const cli_opt *opts, const char **val);
 
+/* Parse a subcommand's whole command line. val[k] gets the value of opts[k]
+ * (the last one given; "" for a flag), *pos the positional argument (NULL
+ * when none; a second one, or any when pos is NULL, is a usage error). An
+ * option named --help or -h prints `help`. Returns CLI_OK, CLI_USAGE, or
+ * CLI_HELP_SHOWN (the command then exits with CLI_OK). */
+enum { CLI_HELP_SHOWN = -100 };
+int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
+                      const char **val, const char **pos);
+
 /* Usage problem: "hisp CMD: message" plus a hint; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Invalid value: "hisp: message"; returns CLI_INPUT. */

@@ -30,31 +30,11 @@ int cmd_convert(int argc, char **argv)
                                    {"--help", false},
                                    {"-h", false},
                                    {0, 0}};
-    const char *in = NULL, *out = NULL, *node = NULL, *prec = NULL;
-    bool json = false;
-    cli_args a;
-    cli_args_init(&a, "convert", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) {
-            if (in) return cli_usage_error("convert", "unexpected argument '%s'", v);
-            in = v;
-        } else if (k == 0) {
-            out = v;
-        } else if (k == 1) {
-            node = v;
-        } else if (k == 2) {
-            prec = v;
-        } else if (k == 3) {
-            json = true;
-        } else {
-            fputs(help, stdout);
-            return CLI_OK;
-        }
-    }
+    const char *val[4] = {0}, *in = NULL;
+    int prc = cli_parse_command("convert", argc, argv, opts, help, val, &in);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    const char *out = val[0], *node = val[1], *prec = val[2];
+    bool json = val[3] != NULL;
     if (!in) return cli_usage_error("convert", "missing IN");
     if (!out) return cli_usage_error("convert", "missing -o OUT");
     int rc = CLI_OK, d = 0;

@@ -67,24 +67,9 @@ int cmd_demo(int argc, char **argv)
                                    {"--json", false},     {"--help", false},
                                    {"-h", false},         {0, 0}};
     const char *val[O_HELP] = {0};
-    bool json = false;
-    cli_args a;
-    cli_args_init(&a, "demo", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) return cli_usage_error("demo", "unexpected argument '%s'", v);
-        if (k == O_HELP || k == O_HELP2) {
-            fputs(help, stdout);
-            return CLI_OK;
-        }
-        if (k == O_JSON)
-            json = true;
-        else
-            val[k] = v;
-    }
+    int prc = cli_parse_command("demo", argc, argv, opts, help, val, NULL);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    bool json = val[O_JSON] != NULL;
     int64_t n = 64;
     int scale = 16, device = -1;
     hisp_backend_kind backend = HISP_BACKEND_AUTO;

@@ -72,26 +72,9 @@ int cmd_edit(int argc, char **argv)
                                    {"--node-size", true}, {"--precision", true}, {"--json", false},
                                    {"--help", false},     {"-h", false},         {0, 0}};
     const char *val[6] = {0}, *in = NULL;
-    bool json = false;
-    cli_args a;
-    cli_args_init(&a, "edit", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) {
-            if (in) return cli_usage_error("edit", "unexpected argument '%s'", v);
-            in = v;
-        } else if (k == 5) {
-            json = true;
-        } else if (k >= 6) {
-            fputs(help, stdout);
-            return CLI_OK;
-        } else {
-            val[k] = v;
-        }
-    }
+    int prc = cli_parse_command("edit", argc, argv, opts, help, val, &in);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    bool json = val[5] != NULL;
     if (!in) return cli_usage_error("edit", "missing IN");
     if (!val[0]) return cli_usage_error("edit", "missing -o OUT");
     int rc = CLI_OK, d = 0;

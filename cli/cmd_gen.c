@@ -69,29 +69,11 @@ int cmd_gen(int argc, char **argv)
                                    {"-h", false},
                                    {0, 0}};
     /* options are applied after the kind's defaults, so collect them first */
-    const char *val[O_HELP] = {0};
-    const char *kind_name = NULL;
-    bool json = false;
-    cli_args a;
-    cli_args_init(&a, "gen", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == O_HELP || k == O_HELP2) {
-            fputs(help, stdout);
-            return CLI_OK;
-        }
-        if (k == CLI_ARG_POSITIONAL) {
-            if (kind_name) return cli_usage_error("gen", "unexpected argument '%s'", v);
-            kind_name = v;
-        } else if (k == O_JSON) {
-            json = true;
-        } else {
-            val[k == O_OUT2 ? O_OUT : k] = v;
-        }
-    }
+    const char *val[O_HELP] = {0}, *kind_name = NULL;
+    int prc = cli_parse_command("gen", argc, argv, opts, help, val, &kind_name);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    if (val[O_OUT2]) val[O_OUT] = val[O_OUT2];
+    bool json = val[O_JSON] != NULL;
     if (!kind_name) return cli_usage_error("gen", "missing KIND (e.g. poisson3d)");
     if (!val[O_OUT]) return cli_usage_error("gen", "missing -o FILE.mtx");
     cli_progress_enable(json);

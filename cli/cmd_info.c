@@ -23,22 +23,10 @@ static const char *dev_type(const hisp_device_info *d)
 int cmd_info(int argc, char **argv)
 {
     static const cli_opt opts[] = {{"--json", false}, {"--help", false}, {"-h", false}, {0, 0}};
-    bool json = false;
-    cli_args a;
-    cli_args_init(&a, "info", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) return cli_usage_error("info", "unexpected argument '%s'", v);
-        if (k == 0)
-            json = true;
-        else {
-            fputs(help, stdout);
-            return CLI_OK;
-        }
-    }
+    const char *val[2] = {0};
+    int prc = cli_parse_command("info", argc, argv, opts, help, val, NULL);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    bool json = val[0] != NULL;
 
     hisp_context ctx = NULL;
     int rc = cli_context(&ctx);

@@ -34,33 +34,13 @@ int cmd_stats(int argc, char **argv)
 {
     static const cli_opt opts[] = {{"--precision", true}, {"--json", false},     {"--help", false},
                                    {"-h", false},         {"--node-size", true}, {0, 0}};
-    const char *path = NULL;
-    bool json = false;
     hisp_type type = HISP_F64;
-    cli_args a;
-    cli_args_init(&a, "stats", argc, argv);
-    int rc = CLI_OK;
-    const char *prec = NULL, *node = NULL;
+    const char *val[5] = {0}, *path = NULL;
+    int rc = cli_parse_command("stats", argc, argv, opts, help, val, &path);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    const char *prec = val[0], *node = val[4];
+    bool json = val[1] != NULL;
     int d = 0;
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) {
-            if (path) return cli_usage_error("stats", "unexpected argument '%s'", v);
-            path = v;
-        } else if (k == 0) {
-            prec = v;
-        } else if (k == 1) {
-            json = true;
-        } else if (k == 4) {
-            node = v;
-        } else {
-            fputs(help, stdout);
-            return CLI_OK;
-        }
-    }
     if (!path) return cli_usage_error("stats", "missing FILE.mtx");
     if (prec && (rc = cli_parse_precision("--precision", prec, &type))) return rc;
     if (node && (rc = cli_parse_int("--node-size", node, 4, 256, &d))) return rc;
