@@ -251,6 +251,28 @@ typedef struct {
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_hisparse_profile(hisp_matrix A,
                                                                  hisp_hisparse_profile *p);
 
+/* The work of the dynamic scheduler (HiSparse operations on a backend with a
+ * scheduler: every backend but where noted). Queues are node type x entry
+ * count bins (hisp_sched_queue_name names them); a round launches one node
+ * kernel per queue with work. The same matrix and operation give the same
+ * counts on every run and every backend. */
+#define HISP_SCHED_MAX_QUEUES 16
+typedef struct {
+    int queues;                              /* queues of the operation */
+    int64_t nodes[HISP_SCHED_MAX_QUEUES];    /* nodes processed per queue */
+    int64_t launches[HISP_SCHED_MAX_QUEUES]; /* node-kernel launches per queue */
+    int64_t rounds;                          /* controller rounds */
+    int64_t total_nodes, total_launches;     /* sums of the above */
+} hisp_sched_counts;
+
+/* The counts of the last HiSparse SpMV run on the context (all zero before
+ * the first). */
+HISP_API HISP_NODISCARD hisp_status hisp_context_sched_counts(hisp_context ctx,
+                                                             hisp_sched_counts *counts);
+/* Name of SpMV queue q ("inner-1", "inner-few", ..., "leaf-dense"), NULL
+ * when q is out of range. */
+HISP_API const char *hisp_sched_queue_name(int q);
+
 /* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse
  * operands honoured), a new matrix in HiSparse form with A's node size.
  * Entries present in either operand are kept (an exact zero sum stays an
