@@ -80,8 +80,11 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
     /* a round holds at most nq + 1 launches pending; raise the device
      * runtime's limit where it is lower than what several contexts need */
     size_t pending = 0;
-    CU(ctx, cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
-    if (pending < 4096) CU(ctx, cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 4096));
+    if (cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount) == cudaSuccess &&
+        pending < 4096 &&
+        cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 4096) != cudaSuccess)
+        hispi_debug("cuda: could not raise the pending launch limit from %zu", pending);
+    (void)cudaGetLastError(); /* the default (2048) is plenty for nq + 1 per round */
     return HISP_SUCCESS;
 }
 
