@@ -211,6 +211,18 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
  * scale, beta. */
 START_TEST(test_hs_random)
 {
+    /* _i = 2 * target + mapping: OpenCL on CPUs runs one work-item per
+     * node; mapping 1 forces the policy's threads per node (the GPU's) */
+    int mapping = _i & 1;
+    _i >>= 1;
+    if (mapping) {
+        const test_target *tg;
+        test_targets(&tg);
+        if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+        setenv("HISP_CL_HS_THREADS", "policy", 1);
+    } else {
+        unsetenv("HISP_CL_HS_THREADS");
+    }
     uint64_t rs = test_seed() + 4001 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     static const int ds[] = {4, 16, 128, 256};
@@ -384,6 +396,18 @@ END_TEST
  * cover all eight queues. */
 START_TEST(test_hs_queues)
 {
+    /* _i = 2 * target + mapping: OpenCL on CPUs runs one work-item per
+     * node; mapping 1 forces the policy's threads per node (the GPU's) */
+    int mapping = _i & 1;
+    _i >>= 1;
+    if (mapping) {
+        const test_target *tg;
+        test_targets(&tg);
+        if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+        setenv("HISP_CL_HS_THREADS", "policy", 1);
+    } else {
+        unsetenv("HISP_CL_HS_THREADS");
+    }
     uint64_t rs = test_seed() + 4005 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     queues_seen[_i] = 0;
@@ -459,9 +483,9 @@ Suite *suite_hisparse_dev(void)
     TCase *tc = tcase_create("hisparse_dev");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_hs_policy);
-    tcase_add_loop_test(tc, test_hs_queues, 0, n);
+    tcase_add_loop_test(tc, test_hs_queues, 0, 2 * n);
     tcase_add_loop_test(tc, test_hs_tiny, 0, n);
-    tcase_add_loop_test(tc, test_hs_random, 0, n);
+    tcase_add_loop_test(tc, test_hs_random, 0, 2 * n);
     tcase_add_loop_test(tc, test_hs_structured, 0, n);
     tcase_add_loop_test(tc, test_hs_mtx_files, 0, n);
     suite_add_tcase(s, tc);

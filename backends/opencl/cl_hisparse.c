@@ -183,6 +183,10 @@ hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *vbe, void *dev, const hispi_
     HISPI_TRY(hisp_cl_buf_write(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
     cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
     cl_int tr = a->transposed;
+    /* $HISP_CL_HS_THREADS=policy: the policy's threads per node on CPUs too
+     * (the tests run both mappings) */
+    const char *thr = getenv("HISP_CL_HS_THREADS");
+    int cpu = be->is_cpu && !(thr && strcmp(thr, "policy") == 0);
     for (;;) {
         /* blocking: the previous round's kernels have finished */
         HISPI_TRY(hisp_cl_buf_read(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
@@ -201,8 +205,12 @@ hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *vbe, void *dev, const hispi_
             if (!launch[q]) continue;
             HISPI_TRY(kernel(ctx, be, m, fn_kernel[p->q[q].fn], &k));
             size_t g = 0;
-            HISPI_TRY(group_size(ctx, be, k, (size_t)p->q[q].group, &g));
-            cl_uint tpn = (cl_uint)p->q[q].tpn < g ? (cl_uint)p->q[q].tpn : (cl_uint)g;
+            HISPI_TRY(group_size(ctx, be, k, cpu ? 64 : (size_t)p->q[q].group, &g));
+            /* CPU devices (PoCL): one work-item walks a whole node, a plain
+             * loop that sums each row's run before one atomic (about 2x
+             * faster on PoCL than the policy's threads per node, measured
+             * on bcsstk33); the rounds, and so the counts, are the same */
+            cl_uint tpn = cpu ? 1 : (cl_uint)p->q[q].tpn < g ? (cl_uint)p->q[q].tpn : (cl_uint)g;
             cl_ulong first = m->base[q] + head[q], count = pending[q];
             size_t per = g / tpn, groups = (size_t)((count + per - 1) / per);
             const size_t sz[] = {ms, ms, ms, ms, 8, 8, 4, 4, 4, sizeof tr, rs, ms, ms};
