@@ -441,6 +441,44 @@ START_TEST(test_hs_queues)
 }
 END_TEST
 
+/* The device copy of the tree follows the context: a backend switch drops
+ * it, the next SpMV uploads it again, results stay right. */
+START_TEST(test_hs_backend_switch)
+{
+    uint64_t rs = test_seed() + 4006 + (uint64_t)_i;
+    const test_target *tg;
+    test_targets(&tg);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F32, 500, 400, 0.02, &rs);
+    CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE)); /* one handle throughout */
+    float x[400], y[500], yref[500], a = 1.25f, b = 0;
+    for (int j = 0; j < 400; j++)
+        x[j] = (float)test_uniform(&rs);
+    ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, A->hs, HISP_OP_N, a, x, 0, yref), 0);
+    hisp_vector xv = NULL, yv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 400, &xv));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 500, &yv));
+    CK_OK(ctx, hisp_vector_write(xv, x));
+    for (int k = 0; k < 4; k++) {
+        hisp_backend_kind kind = k & 1 ? HISP_BACKEND_REFERENCE : tg[_i].kind;
+        CK_OK(ctx, hisp_context_set_backend(ctx, kind, k & 1 ? 0 : tg[_i].device));
+        hisp_status s = hisp_spmv(ctx, HISP_OP_N, &a, A, xv, &b, yv);
+        if (unsupported(ctx, s, _i)) break;
+        CK_OK(ctx, s);
+        CK_OK(ctx, hisp_vector_read(yv, y));
+        double err = test_rel_error(HISP_F32, y, yref, 500);
+        ck_assert_msg(err < 1e-5, "%s: after switch %d: relative error %g", target_label(_i), k,
+                      err);
+    }
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* The policy: every queue named, launch rule progress, thresholds. */
 START_TEST(test_hs_policy)
 {
@@ -488,6 +526,7 @@ Suite *suite_hisparse_dev(void)
     tcase_add_loop_test(tc, test_hs_random, 0, 2 * n);
     tcase_add_loop_test(tc, test_hs_structured, 0, n);
     tcase_add_loop_test(tc, test_hs_mtx_files, 0, n);
+    tcase_add_loop_test(tc, test_hs_backend_switch, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }
