@@ -132,6 +132,12 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     if (p->nqueues != m->nq)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "cuda: policy has %d queues, upload %d",
                           p->nqueues, m->nq);
+    for (int q = 0; q < m->nq; q++) { /* a launch covers at most all of a queue */
+        uint64_t per = (uint64_t)(p->q[q].group / p->q[q].tpn);
+        if ((m->cap[q] + per - 1) / per > INT32_MAX)
+            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                              "cuda: queue %s would need more than 2^31-1 blocks", p->q[q].name);
+    }
     CU(ctx, cudaSetDevice(device));
     CU(ctx, hisp_cuda_hs_scale(m->f64, a->ny, a->beta, y, stream));
     if (!a->root) return HISP_SUCCESS;
