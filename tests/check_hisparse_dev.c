@@ -11,6 +11,9 @@
 #include "hispi_hisparse.h"
 
 #include <dirent.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,6 +482,110 @@ START_TEST(test_hs_backend_switch)
 }
 END_TEST
 
+/* <variant>/bin/hisp next to this test binary (<variant>/tests/check_hisp). */
+static const char *hisp_bin(void)
+{
+    static char path[4096];
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    for (int k = 0; k < 2; k++) {
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = 0;
+    }
+    snprintf(path, sizeof path, "%.4000s/bin/hisp", self);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+/* Runs "hisp ARGS"; returns the exit status, stdout in out. */
+static int run_cli(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[8192];
+    int k = snprintf(cmd, sizeof cmd, "'%s' ", hisp_bin());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    va_end(ap);
+    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
+    test_env_restore();
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(out, 1, cap - 1, f);
+    out[len] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static long long json_int_of(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
+    return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* hisp spmv --format hisparse on the target: checked, timed, and its JSON
+ * carries the scheduler's counts, equal to the library's for the same
+ * matrix. */
+START_TEST(test_hs_cli)
+{
+    if (!hisp_bin()) {
+        if (_i == 0)
+            test_skip("hisparse_dev CLI test: the hisp program is not built next to the tests");
+        return;
+    }
+    const test_target *tg;
+    test_targets(&tg);
+    char dir[] = "/tmp/hisp_hsdev_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static char out[1 << 16];
+    ck_assert_int_eq(run_cli(out, sizeof out, "gen circuit --n 3000 -o %s/c.mtx", dir), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/c.mtx", dir);
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = NULL, H = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    hispi_sched_policy pol;
+    hispi_sched_spmv_policy(H->hs->d, HISP_F64, &pol);
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    int rq = 0;
+    hispi_sched_spmv_caps(H->hs, &pol, cap, &rq);
+    int64_t n = H->hs->nrows;
+    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    ck_assert(x && y);
+    hispi_sched_args sa = {&pol,         HISP_F64, H->hs->root, rq,  H->hs->d, H->hs->log2d,
+                           H->hs->depth, true,     1.0,         0.0, n,        n};
+    hisp_sched_counts hc;
+    CK_OK(ctx, hispi_sched_spmv_host(ctx, H->hs->pool->base, &sa, cap, x, y, &hc));
+    for (int t = 0; t < 2; t++) {
+        const char *prec = t == 0 || fp64_ok(ctx) ? (t ? "f64" : "f32") : NULL;
+        if (!prec) continue;
+        int rc = run_cli(out, sizeof out,
+                         "spmv %s --format hisparse --backend %s --device %d --precision %s "
+                         "--transpose --check --repeat 2 --json",
+                         path, hisp_backend_name(tg[_i].kind), tg[_i].device, prec);
+        ck_assert_msg(rc == 0, "%s: hisp spmv exit %d:\n%s", target_label(_i), rc, out);
+        ck_assert(strstr(out, "\"scheduler\""));
+        ck_assert_int_eq(json_int_of(out, "rounds"), hc.rounds);
+        ck_assert_int_eq(json_int_of(out, "launches"), hc.total_launches);
+        ck_assert(strstr(out, "\"ok\": true"));
+    }
+    free(x);
+    free(y);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&H);
+    hisp_context_destroy(&ctx);
+    char rm[4300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
 /* The policy: every queue named, launch rule progress, thresholds. */
 START_TEST(test_hs_policy)
 {
@@ -527,6 +634,7 @@ Suite *suite_hisparse_dev(void)
     tcase_add_loop_test(tc, test_hs_structured, 0, n);
     tcase_add_loop_test(tc, test_hs_mtx_files, 0, n);
     tcase_add_loop_test(tc, test_hs_backend_switch, 0, n);
+    tcase_add_loop_test(tc, test_hs_cli, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }
