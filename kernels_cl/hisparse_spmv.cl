@@ -79,9 +79,8 @@ ulong coo_payload(uint n, uint s)
     return (4 + 2 * np + a - 1) / a * a;
 }
 
-/* Queue a child node (reference c, cell origin row, col) at depth. */
-void push(__global const uchar *pool, __global entry_t *qe, volatile __global uint *tail,
-          __global const ulong *base, ulong c, uint row, uint col, uint depth)
+/* The queue of child c (reads a COO child's entry count). */
+int queue_of(__global const uchar *pool, ulong c)
 {
     int t = (int)(c & 15);
     int q;
@@ -91,15 +90,18 @@ void push(__global const uchar *pool, __global entry_t *qe, volatile __global ui
         uint n = *(__global const uint *)(pool + (c & ~(ulong)15));
         q = n <= 1 ? 0 : n <= FEW ? 1 : 2;
     }
-    if (t >= 5) q += 4;
-    uint slot = atomic_inc(&tail[q]);
+    return t >= 5 ? q + 4 : q;
+}
+
+void put(__global entry_t *qe, ulong at, ulong c, uint row, uint col, uint depth)
+{
     entry_t e;
     e.ref = c;
     e.row = row;
     e.col = col;
     e.depth = depth;
     e.pad = 0;
-    qe[base[q] + slot] = e;
+    qe[at] = e;
 }
 
 /* The work-item's node: *node its index in [0, count), *t its rank among
@@ -118,15 +120,29 @@ void push(__global const uchar *pool, __global entry_t *qe, volatile __global ui
         const uint log2d, const uint depth_l, const int tr, const real alpha,                      \
         __global const real *x, __global real *y
 
+/* Inner nodes: each work-item counts its children per queue, reserves
+ * their slots with one atomic_add per queue, then writes them (one
+ * contended counter update per queue instead of one per child). */
+#define RESERVE                                                                                    \
+    uint at[8];                                                                                    \
+    for (int q = 0; q < 8; q++)                                                                    \
+        at[q] = cnt[q] ? atomic_add(&tail[q], cnt[q]) : 0;
+
 __kernel void hs_inner_coo(NODE_ARGS)
 {
     NODE_PROLOGUE
     uint sh = log2d * (depth_l - 1 - e.depth);
     uint n = *(__global const uint *)nd;
     __global const ulong *pay = (__global const ulong *)(nd + coo_payload(n, 8));
+    uint cnt[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (uint k = t; k < n; k += tpn)
-        push(pool, qe, tail, base, pay[k], e.row + ((uint)nd[4 + 2 * k] << sh),
-             e.col + ((uint)nd[5 + 2 * k] << sh), e.depth + 1);
+        cnt[queue_of(pool, pay[k])]++;
+    RESERVE
+    for (uint k = t; k < n; k += tpn) {
+        int q = queue_of(pool, pay[k]);
+        put(qe, base[q] + at[q]++, pay[k], e.row + ((uint)nd[4 + 2 * k] << sh),
+            e.col + ((uint)nd[5 + 2 * k] << sh), e.depth + 1);
+    }
 }
 
 __kernel void hs_inner_dense(NODE_ARGS)
@@ -135,11 +151,16 @@ __kernel void hs_inner_dense(NODE_ARGS)
     uint sh = log2d * (depth_l - 1 - e.depth);
     uint d = 1u << log2d;
     __global const ulong *slot = (__global const ulong *)nd;
+    uint cnt[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint s = t; s < d * d; s += tpn)
+        if (slot[s]) cnt[queue_of(pool, slot[s])]++;
+    RESERVE
     for (uint s = t; s < d * d; s += tpn) {
         ulong c = slot[s];
-        if (c)
-            push(pool, qe, tail, base, c, e.row + ((s >> log2d) << sh),
-                 e.col + ((s & (d - 1)) << sh), e.depth + 1);
+        if (!c) continue;
+        int q = queue_of(pool, c);
+        put(qe, base[q] + at[q]++, c, e.row + ((s >> log2d) << sh),
+            e.col + ((s & (d - 1)) << sh), e.depth + 1);
     }
 }
 

@@ -205,7 +205,17 @@ hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *vbe, void *dev, const hispi_
             if (!launch[q]) continue;
             HISPI_TRY(kernel(ctx, be, m, fn_kernel[p->q[q].fn], &k));
             size_t g = 0;
-            HISPI_TRY(group_size(ctx, be, k, cpu ? 64 : (size_t)p->q[q].group, &g));
+            /* CPUs: up to 64 nodes per work-group, fewer when that leaves
+             * less than 4 work-groups per compute unit (a queue of a few
+             * heavy nodes must not run on one core) */
+            size_t want = (size_t)p->q[q].group;
+            if (cpu) {
+                uint64_t fit =
+                    pending[q] / (4 * (uint64_t)(be->compute_units ? be->compute_units : 1));
+                for (want = 64; want > 1 && want > fit; want /= 2)
+                    ;
+            }
+            HISPI_TRY(group_size(ctx, be, k, want, &g));
             /* CPU devices (PoCL): one work-item walks a whole node, a plain
              * loop that sums each row's run before one atomic (about 2x
              * faster on PoCL than the policy's threads per node, measured
