@@ -421,7 +421,7 @@ START_TEST(test_hs_queues)
         int d;
     } cases[] = {{4096, 0.000002, 16}, /* lone entries: inner-1, leaf-1 */
                  {256, 0.001, 16},     /* ~65 children of the root: inner-many */
-                 {16, 0.16, 16},       /* ~40 entries in one leaf: leaf-many */
+                 {16, 0.3, 16},        /* ~66 distinct entries in one leaf: leaf-many */
                  {40, 1.0, 4},         /* dense: leaf-dense and inner-dense */
                  {300, 0.01, 8}};      /* few */
     for (int k = 0; k < 5; k++) {
