@@ -11,6 +11,7 @@
 
 #include "../core/hisp.h"
 #include "../core/hispi.h"
+#include "../core/hisparse_sched.h"
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
 typedef struct {
@@ -65,6 +66,26 @@ typedef struct hisp_backend_ops {
     void (*csr_free)(void *be, void *dev);
     hisp_status (*csr_spmv)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
                             const void *x, double beta, void *y);
+
+    /* HiSparse (docs/FORMAT.md; the scheduler policy in
+     * core/hisparse_sched.h). All three NULL: HiSparse SpMV is unsupported
+     * on the backend (the reference backend provides them).
+     * hisparse_upload copies the pool bytes exactly as laid out on the host
+     * (references are 64-bit offsets from the pool start, valid as they are)
+     * and sizes the queues: queue q never holds more than A->cap[q] entries
+     * in one SpMV (each node is queued once). *dev gets the copy. */
+    hisp_status (*hisparse_upload)(hisp_context ctx, void *be, const hispi_hs_view *A, void **dev);
+    void (*hisparse_free)(void *be, void *dev);
+    /* y = beta*y (beta == 0: y is not read, it becomes 0), then the
+     * scheduler walks the tree from a->root in rounds: each round launches
+     * the node kernel of every queue the policy's launch rule picks
+     * (hispi_sched_pick), on the entries queued before the round; inner
+     * nodes queue their children, leaves add a->alpha * a_ij * x_j into y
+     * atomically (with the coordinates swapped when a->transposed). No
+     * kernel waits on work queued by its own launch. Synchronous: *counts
+     * gets the work done, equal to hispi_sched_spmv_host's. */
+    hisp_status (*hisparse_spmv)(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
+                                 const void *x, void *y, hisp_sched_counts *counts);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

@@ -155,6 +155,8 @@ typedef struct {
     double rel_error;     /* vs reference, NaN when not checked */
     double tolerance;
     hisp_device_info device;
+    bool have_sched; /* --format hisparse: the scheduler's counts of the result run */
+    hisp_sched_counts sched;
 } cli_spmv_result;
 
 /* Runs the job on ctx's current backend (A must belong to ctx). On failure

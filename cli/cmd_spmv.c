@@ -18,7 +18,9 @@ static const char help[] =
     "  --device N           device index within the backend (default: the first;\n"
     "                       see hisp info)\n"
     "  --format csr|hisparse  storage format used for the operation (default csr;\n"
-    "                       hisparse runs on the reference backend only so far)\n"
+    "                       hisparse walks the tree with the dynamic scheduler on\n"
+    "                       any backend and reports its counts: nodes per queue,\n"
+    "                       node-kernel launches, rounds)\n"
     "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
     "  --precision f32|f64  entry type (default f64)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
@@ -237,6 +239,22 @@ int cmd_spmv(int argc, char **argv)
             json_string(&j, "byte_model", CLI_BYTE_MODEL);
             json_object_end(&j);
         }
+        if (res.have_sched) {
+            json_object_begin(&j, "scheduler");
+            json_int(&j, "rounds", res.sched.rounds);
+            json_int(&j, "launches", res.sched.total_launches);
+            json_int(&j, "nodes", res.sched.total_nodes);
+            json_array_begin(&j, "queues");
+            for (int q = 0; q < res.sched.queues; q++) {
+                json_object_begin(&j, NULL);
+                json_string(&j, "name", hisp_sched_queue_name(q));
+                json_int(&j, "nodes", res.sched.nodes[q]);
+                json_int(&j, "launches", res.sched.launches[q]);
+                json_object_end(&j);
+            }
+            json_array_end(&j);
+            json_object_end(&j);
+        }
         if (job.check) {
             json_object_begin(&j, "check");
             json_double(&j, "rel_error", res.rel_error);
@@ -259,6 +277,15 @@ int cmd_spmv(int argc, char **argv)
             printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: %s + x + y)\n",
                    res.gflops, res.gbps, (unsigned long long)res.model_bytes,
                    job.hisparse ? "HiSparse tree" : "CSR arrays");
+        }
+        if (res.have_sched) {
+            printf(
+                "scheduler  %lld rounds, %lld launches, %lld nodes:", (long long)res.sched.rounds,
+                (long long)res.sched.total_launches, (long long)res.sched.total_nodes);
+            for (int q = 0; q < res.sched.queues; q++)
+                if (res.sched.nodes[q])
+                    printf(" %s %lld", hisp_sched_queue_name(q), (long long)res.sched.nodes[q]);
+            printf("\n");
         }
         if (job.check)
             printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n",

@@ -149,6 +149,10 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (!s) {
         cli_progress("SpMV on %s (%s)", hisp_backend_name(res->device.backend), res->device.name);
         s = spmv_once(ctx, Aop, job, alpha, beta, x, y, y0, res->y);
+        if (!s && H) {
+            s = hisp_context_sched_counts(ctx, &res->sched);
+            res->have_sched = !s;
+        }
     }
     if (s) {
         rc = cli_fail(ctx, s, NULL);

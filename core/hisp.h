@@ -207,12 +207,15 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * matrix's node size (hisp_matrix_set_node_size, default 128) and frees the
  * COO/CSR/CSC arrays; converting back gives sorted arrays. A HiSparse matrix
  * has no host arrays (hisp_matrix_host_arrays gives NULLs). hisp_spmv on a
- * HiSparse matrix runs the plain C tree traversal on the reference backend;
- * the other backends answer HISP_ERR_UNSUPPORTED until the device kernels
- * land. A build and the matrices duplicated or edited from it form a family
- * sharing one memory pool (an add, a load or a conversion starts a new one):
- * a family's matrices must not be duplicated, edited or destroyed from
- * several threads at once (reading them concurrently is fine). The build
+ * HiSparse matrix (f32, f64) walks the tree with the dynamic scheduler on
+ * the context's backend: the reference backend simulates it on the host,
+ * OpenCL polls it from the host, CUDA runs it from a device-side controller
+ * (hisp_context_sched_counts reports the work). The tree is copied to the
+ * device at the first SpMV and kept with the matrix. A build and the
+ * matrices duplicated or edited from it form a family sharing one memory
+ * pool (an add, a load or a conversion starts a new one): a family's
+ * matrices must not be duplicated, edited or destroyed from several threads
+ * at once (reading them concurrently is fine). The build
  * runs on all cores (pthreads); HISP_THREADS=n in the environment caps the
  * threads. */
 
@@ -250,6 +253,28 @@ typedef struct {
 
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_hisparse_profile(hisp_matrix A,
                                                                  hisp_hisparse_profile *p);
+
+/* The work of the dynamic scheduler (HiSparse operations on a backend with a
+ * scheduler: every backend but where noted). Queues are node type x entry
+ * count bins (hisp_sched_queue_name names them); a round launches one node
+ * kernel per queue with work. The same matrix and operation give the same
+ * counts on every run and every backend. */
+#define HISP_SCHED_MAX_QUEUES 16
+typedef struct {
+    int queues;                              /* queues of the operation */
+    int64_t nodes[HISP_SCHED_MAX_QUEUES];    /* nodes processed per queue */
+    int64_t launches[HISP_SCHED_MAX_QUEUES]; /* node-kernel launches per queue */
+    int64_t rounds;                          /* controller rounds */
+    int64_t total_nodes, total_launches;     /* sums of the above */
+} hisp_sched_counts;
+
+/* The counts of the last HiSparse SpMV run on the context (all zero before
+ * the first). */
+HISP_API HISP_NODISCARD hisp_status hisp_context_sched_counts(hisp_context ctx,
+                                                              hisp_sched_counts *counts);
+/* Name of SpMV queue q ("inner-1", "inner-few", ..., "leaf-dense"), NULL
+ * when q is out of range. */
+HISP_API const char *hisp_sched_queue_name(int q);
 
 /* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse
  * operands honoured), a new matrix in HiSparse form with A's node size.

@@ -106,6 +106,7 @@ hisp_status hispi_hisparse_convert(hisp_matrix A, hisp_format f)
         HISPI_TRY(st);
         s = c;
     }
+    hispi_matrix_drop_device(A); /* the device copy of the tree */
     hispi_hisparse_release(A);
     A->host = s;
     return HISP_SUCCESS;
@@ -214,22 +215,5 @@ hisp_status hisp_matrix_hisparse_profile(hisp_matrix A, hisp_hisparse_profile *p
                           "the matrix is in %s form, not HiSparse",
                           hisp_format_name(A->host.format));
     hispi_hisparse_profile(A->hs, p);
-    return HISP_SUCCESS;
-}
-
-hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
-                                hisp_vector x, double beta, hisp_vector y)
-{
-    if (ctx->kind != HISP_BACKEND_REFERENCE)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "HiSparse SpMV runs on the reference backend only so far (the device "
-                          "kernels come next); convert the matrix to CSR for the %s backend",
-                          hisp_backend_name(ctx->kind));
-    void *xh = NULL, *yh = NULL;
-    HISPI_TRY(hispi_vector_host(x, &xh));
-    HISPI_TRY(hispi_vector_host(y, &yh));
-    HISPI_TRY(hispi_hisparse_ref_spmv(ctx, A->hs, op, alpha, xh, beta, yh));
-    y->host_valid = true;
-    y->dev_valid = false;
     return HISP_SUCCESS;
 }

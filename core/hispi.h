@@ -50,6 +50,7 @@ struct hisp_context_s {
     void *be;             /* backend instance */
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
+    hisp_sched_counts sched; /* of the last HiSparse SpMV */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -75,6 +76,7 @@ struct hisp_matrix_s {
     void *dev;                 /* the context backend's copy of the CSR form, or NULL */
     struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
     int node_size;             /* d for conversions to HiSparse (0 = default) */
+    void *hs_dev;              /* the context backend's copy of the HiSparse tree, or NULL */
 };
 
 struct hisp_vector_s {
@@ -174,7 +176,8 @@ HISPI_LOCAL void hispi_hisparse_release(hisp_matrix A);
 /* A host sparse copy of the matrix as shown (any format; HiSparse state
  * applied), for readers that need arrays. */
 HISPI_LOCAL hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out);
-/* HiSparse SpMV on the context's backend (the reference only so far). */
+/* HiSparse SpMV on the context's backend through the scheduler
+ * (core/hisparse_sched.c). */
 HISPI_LOCAL hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha,
                                             hisp_matrix A, hisp_vector x, double beta,
                                             hisp_vector y);

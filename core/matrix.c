@@ -13,6 +13,8 @@ void hispi_matrix_drop_device(hisp_matrix A)
 {
     if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
     A->dev = NULL;
+    if (A->hs_dev) A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
+    A->hs_dev = NULL;
 }
 
 static void drop_cb(hispi_devobj *o)

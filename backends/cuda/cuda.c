@@ -454,6 +454,17 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     return HISP_SUCCESS;
 }
 
+/* ---- HiSparse (backends/cuda/cuda_hisparse.c reaches the stream here) ---- */
+
+#include "cuda_hisparse.h"
+
+void hisp_cuda_be_stream(void *p, int *device, cudaStream_t *stream)
+{
+    hisp_cuda_be *be = p;
+    *device = be->device;
+    *stream = be->stream;
+}
+
 const hisp_backend_ops hisp_cuda_ops = {
     .name = "cuda",
     .kind = HISP_BACKEND_CUDA,
@@ -474,4 +485,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .csr_upload = hisp_cuda_csr_upload,
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
+    .hisparse_upload = hisp_cuda_hs_upload,
+    .hisparse_free = hisp_cuda_hs_free,
+    .hisparse_spmv = hisp_cuda_hs_spmv,
 };

@@ -77,4 +77,12 @@ HISPI_LOCAL void hisp_cl_csr_free(void *be, void *dev);
 HISPI_LOCAL hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op,
                                          double alpha, const void *x, double beta, void *y);
 
+/* HiSparse (cl_hisparse.c). */
+HISPI_LOCAL hisp_status hisp_cl_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A,
+                                          void **dev);
+HISPI_LOCAL void hisp_cl_hs_free(void *be, void *dev);
+HISPI_LOCAL hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *be, void *dev,
+                                        const hispi_sched_args *a, const void *x, void *y,
+                                        hisp_sched_counts *counts);
+
 #endif

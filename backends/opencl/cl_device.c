@@ -341,4 +341,7 @@ const hisp_backend_ops hisp_cl_ops = {
     .csr_upload = hisp_cl_csr_upload,
     .csr_free = hisp_cl_csr_free,
     .csr_spmv = hisp_cl_csr_spmv,
+    .hisparse_upload = hisp_cl_hs_upload,
+    .hisparse_free = hisp_cl_hs_free,
+    .hisparse_spmv = hisp_cl_hs_spmv,
 };

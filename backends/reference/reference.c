@@ -156,6 +156,46 @@ static hisp_status ref_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op o
     return hispi_ref_csr_spmv(ctx, dev, op, alpha, x, beta, y);
 }
 
+/* HiSparse: the "device" copy is a private copy of the pool bytes plus the
+ * queue capacities; SpMV is the scheduler's host simulation. */
+typedef struct {
+    unsigned char *pool;
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];
+} ref_hs;
+
+static hisp_status ref_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A, void **dev)
+{
+    (void)be;
+    ref_hs *m = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    hisp_status s = hispi_alloc(ctx, (size_t)A->pool_bytes, 1, (void **)&m->pool);
+    if (s) {
+        free(m);
+        return s;
+    }
+    memcpy(m->pool, A->pool, (size_t)A->pool_bytes);
+    memcpy(m->cap, A->cap, sizeof m->cap);
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+static void ref_hs_free(void *be, void *dev)
+{
+    (void)be;
+    ref_hs *m = dev;
+    if (!m) return;
+    free(m->pool);
+    free(m);
+}
+
+static hisp_status ref_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
+                               const void *x, void *y, hisp_sched_counts *counts)
+{
+    (void)be;
+    ref_hs *m = dev;
+    return hispi_sched_spmv_host(ctx, m->pool, a, m->cap, x, y, counts);
+}
+
 const hisp_backend_ops hisp_reference_ops = {
     .name = "reference",
     .kind = HISP_BACKEND_REFERENCE,
@@ -176,4 +216,7 @@ const hisp_backend_ops hisp_reference_ops = {
     .csr_upload = ref_csr_upload,
     .csr_free = ref_csr_free,
     .csr_spmv = ref_csr_spmv,
+    .hisparse_upload = ref_hs_upload,
+    .hisparse_free = ref_hs_free,
+    .hisparse_spmv = ref_hs_spmv,
 };

@@ -1,0 +1,215 @@
+/* CUDA backend: HiSparse upload and SpMV through the dynamic scheduler
+ * (core/hisparse_sched.h, kernels_cuda/hisparse.cu).
+ *
+ * Device state of a matrix: the pool bytes as on the host; one entry array
+ * holding every queue (queue q at slots [base[q], base[q] + cap[q]), cap[q]
+ * the nodes of that queue in the tree: each node is queued once per SpMV);
+ * the fill counters; the controller's state (heads and counts).
+ *
+ * Two controllers, the same kernels and the same rounds (so the same
+ * counts): the device controller (default; one kernel launch from the host
+ * per SpMV, rounds joined by tail launches, see hisparse.cu) and the
+ * host-polled one ($HISP_CUDA_HS_CONTROLLER=host: the host reads the fill
+ * counters each round and launches the node kernels itself), kept for
+ * comparison. After either, every counter must equal its capacity (each
+ * node processed exactly once), which is checked. */
+#include "cuda_hisparse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int f64, nq;
+    void *pool, *entries, *tails, *ctl;
+    uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
+} hisp_cuda_hsm;
+
+static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
+{
+    hisp_status s =
+        e == cudaErrorMemoryAllocation ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND;
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    return hispi_fail_native(ctx, s, (int64_t)e, "%s failed: %s (%s)", what, cudaGetErrorName(e),
+                             cudaGetErrorString(e));
+}
+
+#define CU(ctx, call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) return cu_fail((ctx), e_, #call);                                   \
+    } while (0)
+
+void hisp_cuda_hs_free(void *be, void *dev)
+{
+    hisp_cuda_hsm *m = dev;
+    if (!m) return;
+    int device = 0;
+    cudaStream_t stream = NULL;
+    hisp_cuda_be_stream(be, &device, &stream);
+    (void)cudaSetDevice(device);
+    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) (void)cudaFree(bufs[i]);
+    (void)cudaGetLastError();
+    free(m);
+}
+
+static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_view *A,
+                          cudaStream_t stream)
+{
+    uint64_t total = 0;
+    for (int q = 0; q < m->nq; q++) {
+        if (A->cap[q] > UINT32_MAX)
+            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                              "cuda: %llu nodes in one scheduler queue (at most 2^32-1)",
+                              (unsigned long long)A->cap[q]);
+        m->cap[q] = A->cap[q];
+        m->base[q] = total;
+        total += A->cap[q];
+    }
+    if (total > SIZE_MAX / sizeof(hispi_sched_entry) - 1)
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "cuda: scheduler queues too large");
+    CU(ctx, cudaMalloc(&m->pool, A->pool_bytes ? (size_t)A->pool_bytes : 16));
+    CU(ctx, cudaMalloc(&m->entries, ((size_t)total + 1) * sizeof(hispi_sched_entry)));
+    CU(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
+    CU(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
+    if (A->pool_bytes)
+        CU(ctx, cudaMemcpyAsync(m->pool, A->pool, (size_t)A->pool_bytes, cudaMemcpyHostToDevice,
+                                stream));
+    CU(ctx, cudaStreamSynchronize(stream));
+    /* a round holds at most nq + 1 launches pending; raise the device
+     * runtime's limit where it is lower than what several contexts need */
+    size_t pending = 0;
+    if (cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount) == cudaSuccess &&
+        pending < 4096 &&
+        cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 4096) != cudaSuccess)
+        hispi_debug("cuda: could not raise the pending launch limit from %zu", pending);
+    (void)cudaGetLastError(); /* the default (2048) is plenty for nq + 1 per round */
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_cuda_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A, void **dev)
+{
+    *dev = NULL;
+    if (A->type != HISP_F32 && A->type != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "cuda: HiSparse SpMV on %s entries",
+                          hisp_type_name(A->type));
+    if (A->nqueues > HISP_CUDA_HS_QUEUES)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "cuda: %d scheduler queues", A->nqueues);
+    int device = 0;
+    cudaStream_t stream = NULL;
+    hisp_cuda_be_stream(be, &device, &stream);
+    CU(ctx, cudaSetDevice(device));
+    hisp_cuda_hsm *m = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    m->f64 = A->type == HISP_F64;
+    m->nq = A->nqueues;
+    hisp_status s = upload(ctx, m, A, stream);
+    if (s) {
+        hisp_cuda_hs_free(be, m);
+        return s;
+    }
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+static int host_polled(void)
+{
+    const char *e = getenv("HISP_CUDA_HS_CONTROLLER");
+    return e && strcmp(e, "host") == 0;
+}
+
+hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
+                              const void *x, void *y, hisp_sched_counts *counts)
+{
+    hisp_cuda_hsm *m = dev;
+    const hispi_sched_policy *p = a->policy;
+    int device = 0;
+    cudaStream_t stream = NULL;
+    hisp_cuda_be_stream(be, &device, &stream);
+    memset(counts, 0, sizeof *counts);
+    counts->queues = p->nqueues;
+    if (p->nqueues != m->nq)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "cuda: policy has %d queues, upload %d",
+                          p->nqueues, m->nq);
+    for (int q = 0; q < m->nq; q++) { /* a launch covers at most all of a queue */
+        uint64_t per = (uint64_t)(p->q[q].group / p->q[q].tpn);
+        if ((m->cap[q] + per - 1) / per > INT32_MAX)
+            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                              "cuda: queue %s would need more than 2^31-1 blocks", p->q[q].name);
+    }
+    CU(ctx, cudaSetDevice(device));
+    CU(ctx, hisp_cuda_hs_scale(m->f64, a->ny, a->beta, y, stream));
+    if (!a->root) return HISP_SUCCESS;
+
+    hisp_cuda_hs P;
+    memset(&P, 0, sizeof P);
+    P.f64 = m->f64;
+    P.nq = m->nq;
+    P.log2d = a->log2d;
+    P.depth = a->depth;
+    P.tr = a->transposed;
+    P.pool = m->pool;
+    P.entries = m->entries;
+    P.tails = m->tails;
+    P.ctl = m->ctl;
+    for (int q = 0; q < m->nq; q++) {
+        P.base[q] = m->base[q];
+        P.fn[q] = p->q[q].fn;
+        P.tpn[q] = p->q[q].tpn;
+        P.group[q] = p->q[q].group;
+        P.threshold[q] = p->q[q].threshold;
+    }
+    P.alpha = a->alpha;
+    P.x = x;
+    P.y = y;
+    P.root = a->root;
+    P.root_queue = a->root_queue;
+    CU(ctx, hisp_cuda_hs_init(&P, stream));
+
+    uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
+    if (host_polled()) {
+        uint64_t head[HISP_SCHED_MAX_QUEUES] = {0};
+        for (;;) {
+            CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
+                                    cudaMemcpyDeviceToHost, stream));
+            CU(ctx, cudaStreamSynchronize(stream));
+            uint64_t pending[HISP_SCHED_MAX_QUEUES];
+            bool launch[HISP_SCHED_MAX_QUEUES];
+            for (int q = 0; q < m->nq; q++)
+                pending[q] = tails[q] - head[q];
+            if (!hispi_sched_pick(p, pending, launch)) break;
+            counts->rounds++;
+            for (int q = 0; q < m->nq; q++) {
+                if (!launch[q]) continue;
+                CU(ctx, hisp_cuda_hs_node(&P, q, m->base[q] + head[q], pending[q], stream));
+                head[q] = tails[q];
+                counts->nodes[q] += (int64_t)pending[q];
+                counts->launches[q]++;
+            }
+        }
+    } else {
+        hisp_cuda_hs_ctl c;
+        CU(ctx, hisp_cuda_hs_controller(&P, stream));
+        CU(ctx, cudaMemcpyAsync(&c, m->ctl, sizeof c, cudaMemcpyDeviceToHost, stream));
+        CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
+                                cudaMemcpyDeviceToHost, stream));
+        CU(ctx, cudaStreamSynchronize(stream));
+        counts->rounds = (int64_t)c.rounds;
+        for (int q = 0; q < m->nq; q++) {
+            counts->nodes[q] = (int64_t)c.nodes[q];
+            counts->launches[q] = (int64_t)c.launches[q];
+        }
+    }
+    for (int q = 0; q < m->nq; q++) {
+        if (tails[q] != m->cap[q] || (uint64_t)counts->nodes[q] != m->cap[q])
+            return hispi_fail(ctx, HISP_ERR_BACKEND,
+                              "cuda: scheduler queue %s queued %u and processed %lld of %llu "
+                              "nodes",
+                              p->q[q].name, tails[q], (long long)counts->nodes[q],
+                              (unsigned long long)m->cap[q]);
+        counts->total_nodes += counts->nodes[q];
+        counts->total_launches += counts->launches[q];
+    }
+    return HISP_SUCCESS;
+}

@@ -1,0 +1,76 @@
+/* Interface between the CUDA backend's HiSparse host side
+ * (backends/cuda/cuda_hisparse.c) and its kernels (kernels_cuda/hisparse.cu).
+ * Only plain C types cross. */
+#ifndef HISP_CUDA_HISPARSE_H
+#define HISP_CUDA_HISPARSE_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HISP_CUDA_HS_QUEUES 16 /* = HISP_SCHED_MAX_QUEUES */
+
+/* One SpMV: the tree on the device, the queues, the policy (copied from
+ * core/hisparse_sched.h), the operands. Passed by value to every kernel. */
+typedef struct {
+    int f64;                  /* entry type: 0 float, 1 double */
+    int nq, log2d, depth, tr; /* queues, node size, tree depth, transposed */
+    const unsigned char *pool;
+    void *entries;   /* hispi_sched_entry slots of every queue */
+    uint32_t *tails; /* fill counter per queue */
+    void *ctl;       /* hisp_cuda_hs_ctl (device controller state and counts) */
+    uint64_t base[HISP_CUDA_HS_QUEUES];
+    int fn[HISP_CUDA_HS_QUEUES], tpn[HISP_CUDA_HS_QUEUES], group[HISP_CUDA_HS_QUEUES];
+    uint32_t threshold[HISP_CUDA_HS_QUEUES];
+    double alpha;
+    const void *x;
+    void *y;
+    uint64_t root;
+    int root_queue;
+} hisp_cuda_hs;
+
+/* The device controller's state: entries taken per queue, and the counts. */
+typedef struct {
+    unsigned long long head[HISP_CUDA_HS_QUEUES];
+    unsigned long long nodes[HISP_CUDA_HS_QUEUES];
+    unsigned long long launches[HISP_CUDA_HS_QUEUES];
+    unsigned long long rounds;
+} hisp_cuda_hs_ctl;
+
+/* y = beta*y (beta == 0: y = 0 without reading it). */
+cudaError_t hisp_cuda_hs_scale(int f64, int64_t n, double beta, void *y, cudaStream_t stream);
+/* Queues emptied, the root alone in its queue, the controller state zeroed. */
+cudaError_t hisp_cuda_hs_init(const hisp_cuda_hs *P, cudaStream_t stream);
+/* The device controller: a one-thread grid per round that reads the fill
+ * levels, launches the node kernels of the picked queues into
+ * cudaStreamFireAndForget and itself into cudaStreamTailLaunch (the next
+ * round starts when all of this round's work has finished); the stream's
+ * work is complete when the last round found every queue empty. */
+cudaError_t hisp_cuda_hs_controller(const hisp_cuda_hs *P, cudaStream_t stream);
+/* One node kernel over entries [first, first + count) of queue q (the
+ * host-polled controller). */
+cudaError_t hisp_cuda_hs_node(const hisp_cuda_hs *P, int q, uint64_t first, uint64_t count,
+                              cudaStream_t stream);
+
+#ifndef __CUDACC__
+#include "../backend.h"
+
+/* The backend instance's device and stream (defined in cuda.c). */
+HISPI_LOCAL void hisp_cuda_be_stream(void *be, int *device, cudaStream_t *stream);
+
+/* The ops of backends/cuda/cuda_hisparse.c. */
+HISPI_LOCAL hisp_status hisp_cuda_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A,
+                                            void **dev);
+HISPI_LOCAL void hisp_cuda_hs_free(void *be, void *dev);
+HISPI_LOCAL hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev,
+                                          const hispi_sched_args *a, const void *x, void *y,
+                                          hisp_sched_counts *counts);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,308 @@
+/* The dynamic scheduler's policy (core/hisparse_sched.h), its host
+ * simulation, and the dispatch of HiSparse SpMV to the context's backend. */
+#include "../backends/backend.h"
+#include "hispi_hisparse.h"
+
+#include <stdlib.h>
+
+static const char *const spmv_names[HISPI_SQ_SPMV] = {"inner-1",     "inner-few", "inner-many",
+                                                      "inner-dense", "leaf-1",    "leaf-few",
+                                                      "leaf-many",   "leaf-dense"};
+
+const char *hisp_sched_queue_name(int q)
+{
+    return q >= 0 && q < HISPI_SQ_SPMV ? spmv_names[q] : NULL;
+}
+
+hisp_status hisp_context_sched_counts(hisp_context ctx, hisp_sched_counts *c)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!c) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "counts is NULL");
+    *c = ctx->sched;
+    return HISP_SUCCESS;
+}
+
+/* Threads per node: one for single entries, 8 for up to 32 entries (4
+ * each), a whole group (or d^2 threads for small d) for the heavy nodes, d
+ * threads for a dense leaf (one row or column each). Inner queues launch
+ * as soon as they have work (they gate the rest of the tree); leaf queues
+ * wait until they fill about 64 groups, or until nothing else is left, so
+ * leaves of several levels' worth of parents share launches. */
+void hispi_sched_spmv_policy(int d, hisp_type t, hispi_sched_policy *p)
+{
+    (void)t;
+    const int group = 256;
+    int heavy = d * d < group ? d * d : group;
+    memset(p, 0, sizeof *p);
+    p->nqueues = HISPI_SQ_SPMV;
+    const struct {
+        int fn, tpn;
+        uint32_t threshold;
+    } q[HISPI_SQ_SPMV] = {
+        {HISPI_NF_INNER_COO, 1, 1},         {HISPI_NF_INNER_COO, 8, 1},
+        {HISPI_NF_INNER_COO, heavy, 1},     {HISPI_NF_INNER_DENSE, heavy, 1},
+        {HISPI_NF_LEAF_COO, 1, 64 * group}, {HISPI_NF_LEAF_COO, 8, 64 * group / 8},
+        {HISPI_NF_LEAF_COO, heavy, 64},     {HISPI_NF_LEAF_DENSE, d < group ? d : group, 64},
+    };
+    for (int i = 0; i < HISPI_SQ_SPMV; i++) {
+        p->q[i].name = spmv_names[i];
+        p->q[i].fn = q[i].fn;
+        p->q[i].tpn = q[i].tpn;
+        p->q[i].group = group;
+        p->q[i].threshold = q[i].threshold;
+    }
+}
+
+int hispi_sched_pick(const hispi_sched_policy *p, const uint64_t *pending, bool *launch)
+{
+    int n = 0;
+    for (int q = 0; q < p->nqueues; q++) {
+        launch[q] = pending[q] > 0 && pending[q] >= p->q[q].threshold;
+        n += launch[q];
+    }
+    if (n) return n;
+    for (int q = 0; q < p->nqueues; q++) {
+        launch[q] = pending[q] > 0;
+        n += launch[q];
+    }
+    return n;
+}
+
+static uint32_t node_count(const unsigned char *pool, uint64_t ref)
+{
+    int t = HISPI_REF_TYPE(ref);
+    return hispi_node_is_dense(t) ? 0 : hispi_rd32(pool + HISPI_REF_OFF(ref));
+}
+
+static int queue_of(const unsigned char *pool, uint64_t ref)
+{
+    return hispi_sched_spmv_queue(HISPI_REF_TYPE(ref), node_count(pool, ref));
+}
+
+static void count_nodes(const hispi_hisparse *h, uint64_t ref, uint64_t *cap)
+{
+    const unsigned char *pool = h->pool->base, *node = pool + HISPI_REF_OFF(ref);
+    int t = HISPI_REF_TYPE(ref);
+    cap[queue_of(pool, ref)]++;
+    if (hispi_node_is_leaf(t)) return;
+    if (hispi_node_is_dense(t)) {
+        for (uint64_t s = 0; s < (uint64_t)h->d * (uint64_t)h->d; s++) {
+            uint64_t c = hispi_rd64(node + 8 * s);
+            if (c) count_nodes(h, c, cap);
+        }
+        return;
+    }
+    uint64_t n = hispi_rd32(node), np, pay = hispi_coo_payload(n, 8, &np);
+    for (uint64_t k = 0; k < n; k++)
+        count_nodes(h, hispi_rd64(node + pay + 8 * k), cap);
+}
+
+void hispi_sched_spmv_caps(const hispi_hisparse *h, const hispi_sched_policy *p, uint64_t *cap,
+                           int *root_queue)
+{
+    memset(cap, 0, sizeof(uint64_t) * (size_t)p->nqueues);
+    *root_queue = 0;
+    if (!h->root) return;
+    *root_queue = queue_of(h->pool->base, h->root);
+    count_nodes(h, h->root, cap);
+}
+
+/* ---- the host simulation -------------------------------------------------- */
+
+typedef struct {
+    const unsigned char *pool;
+    const hispi_sched_args *a;
+    hispi_sched_entry *e;                 /* all queues, queue q from base[q] */
+    uint64_t base[HISP_SCHED_MAX_QUEUES]; /* first slot of each queue */
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];  /* its slots */
+    uint64_t head[HISP_SCHED_MAX_QUEUES]; /* entries taken by launches */
+    uint64_t tail[HISP_SCHED_MAX_QUEUES]; /* entries queued (the fill counter) */
+    const void *x;
+    void *y;
+    bool overflow;
+} sim;
+
+static void push(sim *s, uint64_t ref, uint64_t row, uint64_t col, uint32_t depth)
+{
+    int q = queue_of(s->pool, ref);
+    if (s->tail[q] >= s->cap[q]) {
+        s->overflow = true;
+        return;
+    }
+    s->e[s->base[q] + s->tail[q]++] =
+        (hispi_sched_entry){ref, (uint32_t)row, (uint32_t)col, depth, 0};
+}
+
+/* y[i] += v in the entry type. */
+static void add_y(sim *s, uint64_t i, double v32or64, float v32)
+{
+    if (s->a->type == HISP_F32)
+        ((float *)s->y)[i] += v32;
+    else
+        ((double *)s->y)[i] += v32or64;
+}
+
+static void leaf_entry(sim *s, uint64_t r, uint64_t c, const unsigned char *p)
+{
+    bool tr = s->a->transposed;
+    uint64_t yi = tr ? c : r, xi = tr ? r : c;
+    if (s->a->type == HISP_F32) {
+        float v;
+        memcpy(&v, p, 4);
+        add_y(s, yi, 0, (float)s->a->alpha * v * ((const float *)s->x)[xi]);
+    } else {
+        double v;
+        memcpy(&v, p, 8);
+        add_y(s, yi, s->a->alpha * v * ((const double *)s->x)[xi], 0);
+    }
+}
+
+static void process(sim *s, const hispi_sched_entry *en)
+{
+    const hispi_sched_args *a = s->a;
+    const unsigned char *node = s->pool + HISPI_REF_OFF(en->ref);
+    int t = HISPI_REF_TYPE(en->ref), d = a->d;
+    bool leaf = hispi_node_is_leaf(t);
+    size_t es = leaf ? hisp_type_size(a->type) : 8;
+    int sh = a->log2d * (a->depth - 1 - (int)en->depth);
+    if (hispi_node_is_dense(t)) {
+        for (int rd = 0; rd < d; rd++)
+            for (int cd = 0; cd < d; cd++) {
+                const unsigned char *p = node + ((size_t)rd * (size_t)d + (size_t)cd) * es;
+                if (leaf) {
+                    if (!hispi_bytes_zero(p, es)) leaf_entry(s, en->row + rd, en->col + cd, p);
+                } else {
+                    uint64_t c = hispi_rd64(p);
+                    if (c)
+                        push(s, c, en->row + ((uint64_t)rd << sh), en->col + ((uint64_t)cd << sh),
+                             en->depth + 1);
+                }
+            }
+        return;
+    }
+    uint64_t n = hispi_rd32(node), np, pay = hispi_coo_payload(n, es, &np);
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t rd = node[4 + 2 * k], cd = node[5 + 2 * k];
+        const unsigned char *p = node + pay + k * es;
+        if (leaf)
+            leaf_entry(s, en->row + rd, en->col + cd, p);
+        else
+            push(s, hispi_rd64(p), en->row + (rd << sh), en->col + (cd << sh), en->depth + 1);
+    }
+}
+
+hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
+                                  const hispi_sched_args *a, const uint64_t *cap, const void *x,
+                                  void *y, hisp_sched_counts *counts)
+{
+    const hispi_sched_policy *p = a->policy;
+    memset(counts, 0, sizeof *counts);
+    counts->queues = p->nqueues;
+    for (int64_t i = 0; i < a->ny; i++) {
+        if (a->type == HISP_F32)
+            ((float *)y)[i] = a->beta == 0 ? 0.0f : (float)a->beta * ((float *)y)[i];
+        else
+            ((double *)y)[i] = a->beta == 0 ? 0.0 : a->beta * ((double *)y)[i];
+    }
+    if (!a->root) return HISP_SUCCESS;
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.pool = pool;
+    s.a = a;
+    s.x = x;
+    s.y = y;
+    uint64_t total = 0;
+    for (int q = 0; q < p->nqueues; q++) {
+        s.base[q] = total;
+        s.cap[q] = cap[q];
+        total += cap[q];
+    }
+    HISPI_TRY(hispi_alloc(ctx, (size_t)total, sizeof *s.e, (void **)&s.e));
+    push(&s, a->root, 0, 0, 0);
+    for (;;) {
+        uint64_t pending[HISP_SCHED_MAX_QUEUES], end[HISP_SCHED_MAX_QUEUES];
+        bool launch[HISP_SCHED_MAX_QUEUES];
+        for (int q = 0; q < p->nqueues; q++) {
+            pending[q] = s.tail[q] - s.head[q];
+            end[q] = s.tail[q]; /* what the round's launches see */
+        }
+        if (!hispi_sched_pick(p, pending, launch)) break;
+        counts->rounds++;
+        for (int q = 0; q < p->nqueues; q++) {
+            if (!launch[q]) continue;
+            for (uint64_t i = s.head[q]; i < end[q]; i++)
+                process(&s, &s.e[s.base[q] + i]);
+            counts->nodes[q] += (int64_t)(end[q] - s.head[q]);
+            counts->launches[q]++;
+            s.head[q] = end[q];
+        }
+    }
+    free(s.e);
+    if (s.overflow)
+        return hispi_fail(ctx, HISP_ERR_BACKEND, "scheduler queue overflow (capacities wrong)");
+    for (int q = 0; q < p->nqueues; q++) {
+        counts->total_nodes += counts->nodes[q];
+        counts->total_launches += counts->launches[q];
+    }
+    return HISP_SUCCESS;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
+                                hisp_vector x, double beta, hisp_vector y)
+{
+    const hisp_backend_ops *o = ctx->ops;
+    hispi_hisparse *h = A->hs;
+    if (!o->hisparse_spmv)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "the %s backend has no HiSparse SpMV; convert the matrix to CSR",
+                          o->name);
+    if (h->type != HISP_F32 && h->type != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "HiSparse SpMV on %s entries is not implemented yet",
+                          hisp_type_name(h->type));
+    if (h->nrows > INT32_MAX || h->ncols > INT32_MAX)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "HiSparse SpMV: dimensions beyond 2^31-1");
+    hispi_sched_policy pol;
+    hispi_sched_spmv_policy(h->d, h->type, &pol);
+    int rq = 0;
+    if (!A->hs_dev) { /* the tree of a handle never changes: upload once */
+        hispi_hs_view v;
+        memset(&v, 0, sizeof v);
+        v.type = h->type;
+        v.d = h->d;
+        v.log2d = h->log2d;
+        v.depth = h->depth;
+        v.nrows = h->nrows;
+        v.ncols = h->ncols;
+        v.pool = h->pool->base;
+        v.pool_bytes = h->pool->used;
+        v.nqueues = pol.nqueues;
+        hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
+        HISPI_TRY(o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev));
+    }
+    rq = h->root ? queue_of(h->pool->base, h->root) : 0;
+    bool tr = h->transposed != (op == HISP_OP_T);
+    hispi_sched_args a = {&pol,
+                          h->type,
+                          h->root,
+                          rq,
+                          h->d,
+                          h->log2d,
+                          h->depth,
+                          tr,
+                          alpha * h->scale,
+                          beta,
+                          tr ? h->nrows : h->ncols,
+                          tr ? h->ncols : h->nrows};
+    void *xd = NULL, *yd = NULL;
+    HISPI_TRY(hispi_vector_device(x, true, &xd));
+    HISPI_TRY(hispi_vector_device(y, beta != 0, &yd));
+    hisp_sched_counts c;
+    memset(&c, 0, sizeof c);
+    HISPI_TRY(o->hisparse_spmv(ctx, ctx->be, A->hs_dev, &a, xd, yd, &c));
+    hispi_vector_device_written(y);
+    ctx->sched = c;
+    return HISP_SUCCESS;
+}

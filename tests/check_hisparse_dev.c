@@ -1,0 +1,640 @@
+/* HiSparse SpMV through the dynamic scheduler on every target (reference:
+ * the scheduler's host simulation; OpenCL: the host-polled controller;
+ * CUDA: the device controller), against the recursive reference
+ * hispi_hisparse_ref_spmv, on random, structured and real matrices, every
+ * queue, both ops, the matrix's transposed flag, scale, alpha/beta (beta = 0
+ * with NaN in y), node sizes 4..256, empty and one-entry matrices, f32 and
+ * f64. The scheduler's counts must be the same on every run and equal to
+ * the host simulation's. */
+#include "testutil.h"
+#include "hisparse_sched.h"
+#include "hispi_hisparse.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *target_label(int target)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[target].label;
+}
+
+static int fp64_ok(hisp_context ctx)
+{
+    hisp_device_info info;
+    CK_OK(ctx, hisp_context_get_device(ctx, &info));
+    return info.fp64;
+}
+
+static double ld(hisp_type t, const void *a, int64_t i)
+{
+    return t == HISP_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
+static void st(hisp_type t, void *a, int64_t i, double v)
+{
+    if (t == HISP_F32)
+        ((float *)a)[i] = (float)v;
+    else
+        ((double *)a)[i] = v;
+}
+
+/* Magnitudes |alpha| |op(A)| |x| per output, and entries per output. */
+typedef struct {
+    hisp_type t;
+    bool tr;
+    double a;
+    const void *x;
+    double *mag;
+    int64_t *cnt;
+} mag_ctx;
+
+static void mag_fn(void *user, int64_t r, int64_t c, const unsigned char *v)
+{
+    mag_ctx *m = user;
+    double a;
+    if (m->t == HISP_F32) {
+        float f;
+        memcpy(&f, v, 4);
+        a = f;
+    } else {
+        memcpy(&a, v, 8);
+    }
+    int64_t to = m->tr ? c : r, from = m->tr ? r : c;
+    m->mag[to] += fabs(m->a * a * ld(m->t, m->x, from));
+    m->cnt[to]++;
+}
+
+/* Queues that had work, per target (the coverage test reads it). */
+static unsigned queues_seen[16];
+
+/* Whether the target lacks HiSparse SpMV (recorded as skipped once). */
+static int unsupported(hisp_context ctx, hisp_status s, int target)
+{
+    if (s != HISP_ERR_UNSUPPORTED) return 0;
+    hisp_error_info e = {0};
+    if (hisp_context_last_error(ctx, &e)) {
+    }
+    static int said[16];
+    if (!said[target]++)
+        test_skip("hisparse_dev on %s: %s", target_label(target), e.message ? e.message : "");
+    return 1;
+}
+
+/* y = alpha*op(H)*x + beta*y on the target with H = A in HiSparse form
+ * (node size d, the transposed flag `tflag`, scale `scale`), against the
+ * recursive reference; twice, with identical scheduler counts equal to
+ * the host simulation's. Returns 0 when the target has no HiSparse SpMV. */
+static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op op, int tflag,
+                    double scale, int beta_zero, uint64_t *rs, const char *what)
+{
+    hisp_matrix H = NULL;
+    CK_OK(ctx, hisp_matrix_set_node_size(A, d));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    hisp_matrix_info info;
+    CK_OK(ctx, hisp_matrix_get_info(H, &info));
+    hisp_type t = info.type;
+    if (tflag) CK_OK(ctx, hisp_matrix_transpose(H));
+    float sf = (float)scale;
+    CK_OK(ctx, hisp_matrix_scale(H, t == HISP_F32 ? (const void *)&sf : (const void *)&scale));
+    CK_OK(ctx, hisp_matrix_get_info(H, &info));
+    size_t es = hisp_type_size(t);
+    int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
+    int64_t n = op == HISP_OP_N ? info.ncols : info.nrows;
+    void *xh = malloc((size_t)n * es + 8), *y0 = malloc((size_t)m * es + 8);
+    void *yref = malloc((size_t)m * es + 8), *ydev = malloc((size_t)m * es + 8);
+    void *ysim = malloc((size_t)m * es + 8);
+    double *mag = calloc((size_t)m + 1, sizeof *mag);
+    int64_t *cnt = calloc((size_t)m + 1, sizeof *cnt);
+    ck_assert(xh && y0 && yref && ydev && ysim && mag && cnt);
+    for (int64_t i = 0; i < n; i++)
+        st(t, xh, i, test_uniform(rs));
+    for (int64_t i = 0; i < m; i++)
+        st(t, y0, i, beta_zero ? NAN : test_uniform(rs));
+    double alpha = 0.5 + test_uniform(rs), beta = beta_zero ? 0 : 0.5 + test_uniform(rs);
+    float af = (float)alpha, bf = (float)beta;
+    if (t == HISP_F32) {
+        alpha = af;
+        beta = bf;
+    }
+    const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
+    const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
+
+    hisp_vector x = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    hisp_sched_counts c[2];
+    for (int run = 0; run < 2; run++) {
+        CK_OK(ctx, hisp_vector_write(y, y0));
+        hisp_status s = hisp_spmv(ctx, op, ap, H, x, bp, y);
+        if (unsupported(ctx, s, target)) {
+            hisp_vector_destroy(&x);
+            hisp_vector_destroy(&y);
+            hisp_matrix_destroy(&H);
+            free(xh), free(y0), free(yref), free(ydev), free(ysim), free(mag), free(cnt);
+            return 0;
+        }
+        CK_OK(ctx, s);
+        CK_OK(ctx, hisp_context_sched_counts(ctx, &c[run]));
+    }
+    CK_OK(ctx, hisp_vector_read(y, ydev));
+    ck_assert_msg(memcmp(&c[0], &c[1], sizeof c[0]) == 0, "%s: counts differ between runs", what);
+
+    /* the oracles: recursive reference, host simulation (counts) */
+    const hispi_hisparse *h = H->hs;
+    memcpy(yref, y0, (size_t)m * es);
+    ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, h, op, alpha, xh, beta, yref), HISP_SUCCESS);
+    hispi_sched_policy pol;
+    hispi_sched_spmv_policy(h->d, t, &pol);
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    int rq = 0;
+    hispi_sched_spmv_caps(h, &pol, cap, &rq);
+    bool tr = h->transposed != (op == HISP_OP_T);
+    hispi_sched_args sa = {&pol,     t,  h->root,          rq,   h->d, h->log2d,
+                           h->depth, tr, alpha * h->scale, beta, n,    m};
+    memcpy(ysim, y0, (size_t)m * es);
+    hisp_sched_counts hc;
+    CK_OK(ctx, hispi_sched_spmv_host(ctx, h->pool->base, &sa, cap, xh, ysim, &hc));
+    ck_assert_msg(memcmp(&hc, &c[0], sizeof hc) == 0,
+                  "%s: counts differ from the host simulation's (rounds %lld vs %lld, nodes "
+                  "%lld vs %lld, launches %lld vs %lld)",
+                  what, (long long)c[0].rounds, (long long)hc.rounds, (long long)c[0].total_nodes,
+                  (long long)hc.total_nodes, (long long)c[0].total_launches,
+                  (long long)hc.total_launches);
+    int64_t nodes = 0;
+    for (int q = 0; q < pol.nqueues; q++) {
+        ck_assert_int_eq(hc.nodes[q], (int64_t)cap[q]); /* each node exactly once */
+        nodes += hc.nodes[q];
+        if (hc.nodes[q]) queues_seen[target] |= 1u << q;
+    }
+    ck_assert_int_eq(nodes, hc.total_nodes);
+    ck_assert_int_eq(hc.queues, HISPI_SQ_SPMV);
+
+    mag_ctx mc = {t, tr, alpha * h->scale, xh, mag, cnt};
+    hispi_hisparse_foreach(h, mag_fn, &mc);
+    int64_t longest = 1;
+    for (int64_t i = 0; i < m; i++)
+        if (cnt[i] > longest) longest = cnt[i];
+    double num = 0, den = 0, nums = 0;
+    for (int64_t i = 0; i < m; i++) {
+        double dv = ld(t, ydev, i), r = ld(t, yref, i), sv = ld(t, ysim, i);
+        ck_assert_msg(!isnan(dv) && !isnan(r), "%s: NaN in y[%lld] (%s)", what, (long long)i,
+                      beta_zero ? "y was NaN and beta = 0: y was read" : "");
+        double g = mag[i] + (beta_zero ? 0 : fabs(beta * ld(t, y0, i)));
+        num += (dv - r) * (dv - r);
+        nums += (sv - r) * (sv - r);
+        den += g * g;
+    }
+    double err = den > 0 ? sqrt(num / den) : sqrt(num);
+    double errs = den > 0 ? sqrt(nums / den) : sqrt(nums);
+    double tol = t == HISP_F32 ? 1e-5 * (longest > 64 ? sqrt((double)longest / 64) : 1) : 1e-12;
+    ck_assert_msg(err <= tol && errs <= tol,
+                  "%s: %s %lldx%lld nnz %lld d %d op %c tflag %d scale %g beta %s: relative "
+                  "error %.3g (simulation %.3g) > %.3g (seed %llu)",
+                  what, hisp_type_name(t), (long long)info.nrows, (long long)info.ncols,
+                  (long long)info.nnz, d, op == HISP_OP_N ? 'N' : 'T', tflag, scale,
+                  beta_zero ? "0 (y NaN)" : "random", err, errs, tol,
+                  (unsigned long long)test_seed());
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_matrix_destroy(&H);
+    free(xh), free(y0), free(yref), free(ydev), free(ysim), free(mag), free(cnt);
+    return 1;
+}
+
+/* Random matrices: both types, node sizes 4..256, both ops, the flag,
+ * scale, beta. */
+START_TEST(test_hs_random)
+{
+    /* _i = 2 * target + mapping: OpenCL on CPUs runs one work-item per
+     * node; mapping 1 forces the policy's threads per node (the GPU's) */
+    int mapping = _i & 1;
+    _i >>= 1;
+    if (mapping) {
+        const test_target *tg;
+        test_targets(&tg);
+        if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+        setenv("HISP_CL_HS_THREADS", "policy", 1);
+    } else {
+        unsetenv("HISP_CL_HS_THREADS");
+    }
+    uint64_t rs = test_seed() + 4001 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    static const int ds[] = {4, 16, 128, 256};
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F64 : HISP_F32;
+        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        for (int di = 0; di < 4; di++) {
+            int64_t nr = 50 + (int64_t)(test_rand(&rs) % 700),
+                    nc = 50 + (int64_t)(test_rand(&rs) % 700);
+            hisp_matrix A = test_random_matrix(ctx, t, nr, nc, 0.02, &rs);
+            for (int v = 0; v < 8; v++) {
+                char what[400];
+                snprintf(what, sizeof what, "%s: random", target_label(_i));
+                if (!check_hs(ctx, _i, A, ds[di], v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1,
+                              v & 4 ? -1.75 : 1.0, (v + di) & 1, &rs, what)) {
+                    hisp_matrix_destroy(&A);
+                    hisp_context_destroy(&ctx);
+                    return;
+                }
+            }
+            hisp_matrix_destroy(&A);
+        }
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The generators: Laplacians, banded, R-MAT, dense, circuit, block
+ * diagonal, with small and default node sizes. */
+START_TEST(test_hs_structured)
+{
+    uint64_t rs = test_seed() + 4002 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    for (int k = 0; k < HISP_GEN_COUNT; k++) {
+        hisp_gen_params p;
+        hisp_gen_defaults((hisp_gen_kind)k, &p);
+        p.seed = test_seed();
+        p.n = k == HISP_GEN_POISSON2D   ? 40
+              : k == HISP_GEN_POISSON3D ? 12
+              : k == HISP_GEN_DENSE     ? 90
+                                        : 3000;
+        p.scale = 11;
+        hisp_type t = k & 1 ? HISP_F32 : HISP_F64;
+        if (t == HISP_F64 && !fp64_ok(ctx)) t = HISP_F32;
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_generate(ctx, &p, t, &A));
+        static const int ds[] = {4, 8, 128};
+        for (int v = 0; v < 6; v++) {
+            char what[400];
+            snprintf(what, sizeof what, "%s: %s", target_label(_i),
+                     hisp_gen_name((hisp_gen_kind)k));
+            if (!check_hs(ctx, _i, A, ds[v % 3], v & 1 ? HISP_OP_T : HISP_OP_N, v >= 3,
+                          v == 4 ? 0.5 : 1.0, v == 2, &rs, what)) {
+                hisp_matrix_destroy(&A);
+                hisp_context_destroy(&ctx);
+                return;
+            }
+        }
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int mtx_is_complex(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[256] = "";
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    return strstr(line, "complex") != NULL;
+}
+
+/* The real matrices of test_matrix_dir(): f64 (f32 where the device has no
+ * fp64), op N and T, d = 128 and 16. */
+START_TEST(test_hs_mtx_files)
+{
+    uint64_t rs = test_seed() + 4003 + (uint64_t)_i;
+    const char *dir = test_matrix_dir();
+    if (!dir) {
+        if (_i == 0)
+            test_skip("hisparse_dev on real matrices: no matrix folder (set HISP_MATRICES)");
+        return;
+    }
+    DIR *dd = opendir(dir);
+    ck_assert_ptr_nonnull(dd);
+    char *names[256];
+    int nn = 0;
+    for (struct dirent *e; (e = readdir(dd)) && nn < 256;) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0) names[nn++] = strdup(e->d_name);
+    }
+    closedir(dd);
+    qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+    hisp_context ctx = test_context(_i);
+    hisp_type t = fp64_ok(ctx) ? HISP_F64 : HISP_F32;
+    /* $HISP_TEST_QUICK (runs under compute-sanitizer): the first few files */
+    int upto = getenv("HISP_TEST_QUICK") && nn > 4 ? 4 : nn;
+    for (int k = 0; k < upto; k++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        if (mtx_is_complex(path)) continue;
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, t, &A, NULL));
+        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+        char what[400];
+        snprintf(what, sizeof what, "%s: %s", target_label(_i), names[k]);
+        int ok = 1;
+        for (int v = 0; v < 4 && ok; v++)
+            ok = check_hs(ctx, _i, A, v < 2 ? 128 : 16, v & 1 ? HISP_OP_T : HISP_OP_N, v == 3,
+                          v == 2 ? 3.0 : 1.0, v == 1, &rs, what);
+        hisp_matrix_destroy(&A);
+        if (!ok) break;
+    }
+    for (int k = 0; k < nn; k++)
+        free(names[k]);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Empty matrices (0 x 0, m x n without entries) and single entries. */
+START_TEST(test_hs_tiny)
+{
+    uint64_t rs = test_seed() + 4004 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    static const int64_t sizes[][3] = {
+        {0, 0, 0}, {5, 7, 0}, {1, 1, 1}, {1000, 3, 1}, {3, 70000, 1}};
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F64 : HISP_F32;
+        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        for (int k = 0; k < 5; k++) {
+            int64_t nr = sizes[k][0], nc = sizes[k][1];
+            int32_t r = (int32_t)(nr ? test_rand(&rs) % (uint64_t)nr : 0);
+            int32_t c = (int32_t)(nc ? test_rand(&rs) % (uint64_t)nc : 0);
+            double v = test_uniform(&rs);
+            float vf = (float)v;
+            hisp_matrix A = NULL;
+            CK_OK(ctx,
+                  hisp_matrix_create_coo(ctx, t, nr, nc, sizes[k][2], &r, &c,
+                                         t == HISP_F32 ? (const void *)&vf : (const void *)&v, &A));
+            CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+            for (int vv = 0; vv < 8; vv++) {
+                char what[400];
+                snprintf(what, sizeof what, "%s: tiny %lldx%lld", target_label(_i), (long long)nr,
+                         (long long)nc);
+                if (!check_hs(ctx, _i, A, vv & 4 ? 256 : 4, vv & 1 ? HISP_OP_T : HISP_OP_N,
+                              (vv >> 1) & 1, 2.0, vv & 1, &rs, what)) {
+                    hisp_matrix_destroy(&A);
+                    hisp_context_destroy(&ctx);
+                    return;
+                }
+            }
+            hisp_matrix_destroy(&A);
+        }
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Matrices built to fill every queue: single entries far apart (inner-1,
+ * leaf-1), pairs and small clusters (few), a block of more than 32 sparse
+ * entries (leaf-many), a root with more than 32 sparse children
+ * (inner-many), dense blocks (leaf-dense, inner-dense). The union must
+ * cover all eight queues. */
+START_TEST(test_hs_queues)
+{
+    /* _i = 2 * target + mapping: OpenCL on CPUs runs one work-item per
+     * node; mapping 1 forces the policy's threads per node (the GPU's) */
+    int mapping = _i & 1;
+    _i >>= 1;
+    if (mapping) {
+        const test_target *tg;
+        test_targets(&tg);
+        if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+        setenv("HISP_CL_HS_THREADS", "policy", 1);
+    } else {
+        unsetenv("HISP_CL_HS_THREADS");
+    }
+    uint64_t rs = test_seed() + 4005 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    queues_seen[_i] = 0;
+    hisp_type t = HISP_F32;
+    struct {
+        int64_t n;
+        double density;
+        int d;
+    } cases[] = {{4096, 0.000002, 16}, /* lone entries: inner-1, leaf-1 */
+                 {256, 0.001, 16},     /* ~65 children of the root: inner-many */
+                 {16, 0.3, 16},        /* ~66 distinct entries in one leaf: leaf-many */
+                 {40, 1.0, 4},         /* dense: leaf-dense and inner-dense */
+                 {300, 0.01, 8}};      /* few */
+    for (int k = 0; k < 5; k++) {
+        hisp_matrix A = test_random_matrix(ctx, t, cases[k].n, cases[k].n, cases[k].density, &rs);
+        for (int op = 0; op < 2; op++) {
+            char what[400];
+            snprintf(what, sizeof what, "%s: queue case %d", target_label(_i), k);
+            if (!check_hs(ctx, _i, A, cases[k].d, (hisp_op)op, 0, 1.0, 0, &rs, what)) {
+                hisp_matrix_destroy(&A);
+                hisp_context_destroy(&ctx);
+                return;
+            }
+        }
+        hisp_matrix_destroy(&A);
+    }
+    for (int q = 0; q < HISPI_SQ_SPMV; q++)
+        ck_assert_msg(queues_seen[_i] & (1u << q), "%s: queue %s never had work", target_label(_i),
+                      hisp_sched_queue_name(q));
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The device copy of the tree follows the context: a backend switch drops
+ * it, the next SpMV uploads it again, results stay right. */
+START_TEST(test_hs_backend_switch)
+{
+    uint64_t rs = test_seed() + 4006 + (uint64_t)_i;
+    const test_target *tg;
+    test_targets(&tg);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F32, 500, 400, 0.02, &rs);
+    CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE)); /* one handle throughout */
+    float x[400], y[500], yref[500], a = 1.25f, b = 0;
+    for (int j = 0; j < 400; j++)
+        x[j] = (float)test_uniform(&rs);
+    ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, A->hs, HISP_OP_N, a, x, 0, yref), 0);
+    hisp_vector xv = NULL, yv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 400, &xv));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 500, &yv));
+    CK_OK(ctx, hisp_vector_write(xv, x));
+    for (int k = 0; k < 4; k++) {
+        hisp_backend_kind kind = k & 1 ? HISP_BACKEND_REFERENCE : tg[_i].kind;
+        CK_OK(ctx, hisp_context_set_backend(ctx, kind, k & 1 ? 0 : tg[_i].device));
+        hisp_status s = hisp_spmv(ctx, HISP_OP_N, &a, A, xv, &b, yv);
+        if (unsupported(ctx, s, _i)) break;
+        CK_OK(ctx, s);
+        CK_OK(ctx, hisp_vector_read(yv, y));
+        double err = test_rel_error(HISP_F32, y, yref, 500);
+        ck_assert_msg(err < 1e-5, "%s: after switch %d: relative error %g", target_label(_i), k,
+                      err);
+    }
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* <variant>/bin/hisp next to this test binary (<variant>/tests/check_hisp). */
+static const char *hisp_bin(void)
+{
+    static char path[4096];
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    for (int k = 0; k < 2; k++) {
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = 0;
+    }
+    snprintf(path, sizeof path, "%.4000s/bin/hisp", self);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+/* Runs "hisp ARGS"; returns the exit status, stdout in out. */
+static int run_cli(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[8192];
+    int k = snprintf(cmd, sizeof cmd, "'%s' ", hisp_bin());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    va_end(ap);
+    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
+    test_env_restore();
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(out, 1, cap - 1, f);
+    out[len] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static long long json_int_of(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
+    return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* hisp spmv --format hisparse on the target: checked, timed, and its JSON
+ * carries the scheduler's counts, equal to the library's for the same
+ * matrix. */
+START_TEST(test_hs_cli)
+{
+    if (!hisp_bin()) {
+        if (_i == 0)
+            test_skip("hisparse_dev CLI test: the hisp program is not built next to the tests");
+        return;
+    }
+    const test_target *tg;
+    test_targets(&tg);
+    char dir[] = "/tmp/hisp_hsdev_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static char out[1 << 16];
+    ck_assert_int_eq(run_cli(out, sizeof out, "gen circuit --n 3000 -o %s/c.mtx", dir), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/c.mtx", dir);
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = NULL, H = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    hispi_sched_policy pol;
+    hispi_sched_spmv_policy(H->hs->d, HISP_F64, &pol);
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    int rq = 0;
+    hispi_sched_spmv_caps(H->hs, &pol, cap, &rq);
+    int64_t n = H->hs->nrows;
+    double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
+    ck_assert(x && y);
+    hispi_sched_args sa = {&pol,         HISP_F64, H->hs->root, rq,  H->hs->d, H->hs->log2d,
+                           H->hs->depth, true,     1.0,         0.0, n,        n};
+    hisp_sched_counts hc;
+    CK_OK(ctx, hispi_sched_spmv_host(ctx, H->hs->pool->base, &sa, cap, x, y, &hc));
+    for (int t = 0; t < 2; t++) {
+        const char *prec = t == 0 || fp64_ok(ctx) ? (t ? "f64" : "f32") : NULL;
+        if (!prec) continue;
+        int rc = run_cli(out, sizeof out,
+                         "spmv %s --format hisparse --backend %s --device %d --precision %s "
+                         "--transpose --check --repeat 2 --json",
+                         path, hisp_backend_name(tg[_i].kind), tg[_i].device, prec);
+        ck_assert_msg(rc == 0, "%s: hisp spmv exit %d:\n%s", target_label(_i), rc, out);
+        ck_assert(strstr(out, "\"scheduler\""));
+        ck_assert_int_eq(json_int_of(out, "rounds"), hc.rounds);
+        ck_assert_int_eq(json_int_of(out, "launches"), hc.total_launches);
+        ck_assert(strstr(out, "\"ok\": true"));
+    }
+    free(x);
+    free(y);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&H);
+    hisp_context_destroy(&ctx);
+    char rm[4300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(rm), 0);
+}
+END_TEST
+
+/* The policy: every queue named, launch rule progress, thresholds. */
+START_TEST(test_hs_policy)
+{
+    hispi_sched_policy p;
+    for (int d = 4; d <= 256; d *= 2) {
+        hispi_sched_spmv_policy(d, HISP_F64, &p);
+        ck_assert_int_eq(p.nqueues, HISPI_SQ_SPMV);
+        for (int q = 0; q < p.nqueues; q++) {
+            ck_assert_str_eq(p.q[q].name, hisp_sched_queue_name(q));
+            ck_assert(p.q[q].tpn >= 1 && p.q[q].tpn <= p.q[q].group);
+            ck_assert_int_eq(p.q[q].tpn & (p.q[q].tpn - 1), 0);
+            ck_assert(p.q[q].threshold >= 1);
+        }
+        uint64_t pending[HISP_SCHED_MAX_QUEUES] = {0};
+        bool launch[HISP_SCHED_MAX_QUEUES];
+        ck_assert_int_eq(hispi_sched_pick(&p, pending, launch), 0);
+        pending[HISPI_SQ_LEAF_1] = 1; /* below its threshold, but alone: launched */
+        ck_assert_int_eq(hispi_sched_pick(&p, pending, launch), 1);
+        ck_assert(launch[HISPI_SQ_LEAF_1]);
+        pending[HISPI_SQ_INNER_FEW] = 1; /* inner work first, the leaf waits */
+        ck_assert_int_eq(hispi_sched_pick(&p, pending, launch), 1);
+        ck_assert(launch[HISPI_SQ_INNER_FEW] && !launch[HISPI_SQ_LEAF_1]);
+    }
+    ck_assert_ptr_null(hisp_sched_queue_name(-1));
+    ck_assert_ptr_null(hisp_sched_queue_name(HISPI_SQ_SPMV));
+    ck_assert_int_eq(hispi_sched_spmv_queue(HISPI_LEAF_COO1, 1), HISPI_SQ_LEAF_1);
+    ck_assert_int_eq(hispi_sched_spmv_queue(HISPI_LEAF_COO4, 32), HISPI_SQ_LEAF_FEW);
+    ck_assert_int_eq(hispi_sched_spmv_queue(HISPI_LEAF_COO4, 33), HISPI_SQ_LEAF_MANY);
+    ck_assert_int_eq(hispi_sched_spmv_queue(HISPI_INNER_COO2, 2), HISPI_SQ_INNER_FEW);
+    ck_assert_int_eq(hispi_sched_spmv_queue(HISPI_INNER_DENSE, 0), HISPI_SQ_INNER_DENSE);
+    ck_assert_int_eq(hispi_sched_spmv_queue(HISPI_LEAF_DENSE, 0), HISPI_SQ_LEAF_DENSE);
+}
+END_TEST
+
+Suite *suite_hisparse_dev(void)
+{
+    Suite *s = suite_create("hisparse_dev");
+    const test_target *t;
+    int n = test_targets(&t);
+    TCase *tc = tcase_create("hisparse_dev");
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, test_hs_policy);
+    tcase_add_loop_test(tc, test_hs_queues, 0, 2 * n);
+    tcase_add_loop_test(tc, test_hs_tiny, 0, n);
+    tcase_add_loop_test(tc, test_hs_random, 0, 2 * n);
+    tcase_add_loop_test(tc, test_hs_structured, 0, n);
+    tcase_add_loop_test(tc, test_hs_mtx_files, 0, n);
+    tcase_add_loop_test(tc, test_hs_backend_switch, 0, n);
+    tcase_add_loop_test(tc, test_hs_cli, 0, n);
+    suite_add_tcase(s, tc);
+    return s;
+}
