@@ -111,38 +111,19 @@ int cmd_spmv(int argc, char **argv)
                                    {"--help", false},
                                    {"-h", false},
                                    {0, 0}};
-    const char *val[O_HELP] = {0};
-    bool flag[O_HELP] = {0};
-    const char *path = NULL;
-    cli_args a;
-    cli_args_init(&a, "spmv", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == O_HELP || k == O_HELP2) {
-            fputs(help, stdout);
-            return CLI_OK;
-        }
-        if (k == CLI_ARG_POSITIONAL) {
-            if (path) return cli_usage_error("spmv", "unexpected argument '%s'", v);
-            path = v;
-        } else {
-            flag[k] = true;
-            val[k] = v;
-        }
-    }
+    const char *val[O_HELP] = {0}, *path = NULL;
+    int prc = cli_parse_command("spmv", argc, argv, opts, help, val, &path);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
     if (!path) return cli_usage_error("spmv", "missing FILE.mtx");
-    bool json = flag[O_JSON];
+    bool json = val[O_JSON] != NULL;
     cli_progress_enable(json);
 
-    cli_spmv_job job = {.op = flag[O_T] ? HISP_OP_T : HISP_OP_N,
+    cli_spmv_job job = {.op = val[O_T] ? HISP_OP_T : HISP_OP_N,
                         .alpha = 1,
                         .beta = 0,
                         .repeat = 0,
                         .warmup = 3,
-                        .check = flag[O_CHECK]};
+                        .check = val[O_CHECK] != NULL};
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     int device = -1;
     hisp_type type = HISP_F64;
