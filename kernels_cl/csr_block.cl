@@ -19,14 +19,6 @@
  *           the CUDA kernels do; 2 also native float/double atomic adds
  *           (red.global.add) for the op = T fallback; 0 elsewhere
  * NT, ROWCAP, STAGE_BYTES and SPLIT must match cl_spmv.c. */
-#if IS_DOUBLE
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#if ATOM64
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-#endif
-#endif
-
-typedef VALUE_T real;
 typedef PTR_T ptr_t;
 
 #define NT 256
@@ -233,45 +225,6 @@ __kernel void csr_fixup(const uint n, __global const int4 *restrict split,
  * on the device (or HISP_CL_T=atomic). y was scaled by beta first (scale_y
  * of csr_spmv.cl). OpenCL 1.2 has no float atomics: compare-exchange loops
  * on the bit pattern (64-bit ones need cl_khr_int64_base_atomics). */
-#if NV_ASM >= 2
-/* NVIDIA: the hardware's float/double atomic add (red.global.add, sm_60+) */
-void atomic_add_real(__global real *p, real v)
-{
-#if IS_DOUBLE
-    asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
-#else
-    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
-#endif
-}
-#define HAVE_ATOMIC_ADD 1
-#elif IS_DOUBLE
-#if ATOM64
-void atomic_add_real(volatile __global real *p, real v)
-{
-    volatile __global ulong *u = (volatile __global ulong *)p;
-    ulong old = *u, seen;
-    for (;;) {
-        seen = atom_cmpxchg(u, old, as_ulong(as_double(old) + v));
-        if (seen == old) break;
-        old = seen;
-    }
-}
-#define HAVE_ATOMIC_ADD 1
-#endif
-#else
-void atomic_add_real(volatile __global real *p, real v)
-{
-    volatile __global uint *u = (volatile __global uint *)p;
-    uint old = *u, seen;
-    for (;;) {
-        seen = atomic_cmpxchg(u, old, as_uint(as_float(old) + v));
-        if (seen == old) break;
-        old = seen;
-    }
-}
-#define HAVE_ATOMIC_ADD 1
-#endif
-
 #ifdef HAVE_ATOMIC_ADD
 /* Scatter alpha*x[row]*a into y[col]; stream blocks find each entry's row by
  * binary search over the block's row pointers staged in local memory. */

@@ -7,49 +7,10 @@
  *   ATOM64    1 when cl_khr_int64_base_atomics is available
  * The vector kernels take vl, the lanes per row (power of 2, <= LS), as an
  * argument: one program per (type, pointer width) serves every matrix.
- * With beta == 0, y is never read (NaN in y does not spread).
+ * With beta == 0, y is never read (NaN in y does not spread). The prelude
+ * kernels_cl/common.cl (real, atomic_add_real) comes first.
  */
-#if IS_DOUBLE
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#if ATOM64
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-#endif
-#endif
-
-typedef VALUE_T real;
 typedef PTR_T ptr_t;
-
-/* Atomic y[i] += v as a compare-exchange loop on the bit pattern (OpenCL 1.2
- * has no float atomics). */
-#if IS_DOUBLE
-#if ATOM64
-void atomic_add_real(volatile __global real *p, real v)
-{
-    volatile __global ulong *u = (volatile __global ulong *)p;
-    ulong old = *u, seen;
-    for (;;) {
-        ulong nw = as_ulong(as_double(old) + v);
-        seen = atom_cmpxchg(u, old, nw);
-        if (seen == old) break;
-        old = seen;
-    }
-}
-#define HAVE_ATOMIC_ADD 1
-#endif
-#else
-void atomic_add_real(volatile __global real *p, real v)
-{
-    volatile __global uint *u = (volatile __global uint *)p;
-    uint old = *u, seen;
-    for (;;) {
-        uint nw = as_uint(as_float(old) + v);
-        seen = atomic_cmpxchg(u, old, nw);
-        if (seen == old) break;
-        old = seen;
-    }
-}
-#define HAVE_ATOMIC_ADD 1
-#endif
 
 real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
 {

@@ -15,14 +15,6 @@
  * atomics, needed for double). Queue classification must match
  * hispi_sched_spmv_queue: inner 0..3, leaf 4..7 = one entry, 2..32 entries,
  * more, dense. */
-#if IS_DOUBLE
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#if ATOM64
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-#endif
-#endif
-
-typedef VALUE_T real;
 
 /* hispi_sched_entry */
 typedef struct {
@@ -32,33 +24,10 @@ typedef struct {
 
 #define FEW 32
 
+/* atomic_add_real comes from the prelude (kernels_cl/common.cl) */
 #if IS_DOUBLE
-#if ATOM64
-void atomic_add_real(volatile __global real *p, real v)
-{
-    volatile __global ulong *u = (volatile __global ulong *)p;
-    ulong old = *u, seen;
-    for (;;) {
-        ulong nw = as_ulong(as_double(old) + v);
-        seen = atom_cmpxchg(u, old, nw);
-        if (seen == old) break;
-        old = seen;
-    }
-}
-#endif
 #define BITS(v) as_ulong(v)
 #else
-void atomic_add_real(volatile __global real *p, real v)
-{
-    volatile __global uint *u = (volatile __global uint *)p;
-    uint old = *u, seen;
-    for (;;) {
-        uint nw = as_uint(as_float(old) + v);
-        seen = atomic_cmpxchg(u, old, nw);
-        if (seen == old) break;
-        old = seen;
-    }
-}
 #define BITS(v) as_uint(v)
 #endif
 
