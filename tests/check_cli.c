@@ -140,8 +140,9 @@ static run_result run_hisp(const char *arg, ...)
 }
 
 #define CK_RUN(r, want)                                                                            \
-    ck_assert_msg((r).status == (want), "exit status %d, expected %d\nstdout:\n%s\nstderr:\n%s",   \
-                  (r).status, (want), (r).out, (r).err)
+    ck_assert_msg((r).status == (want),                                                            \
+                  "exit status %d, expected %d\nstdout:\n%.3000s\nstderr:\n%.3000s", (r).status,   \
+                  (want), (r).out, (r).err) /* check caps a message's length */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {

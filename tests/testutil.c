@@ -197,8 +197,10 @@ void test_env_restore(void)
  * LeakSanitizer sometimes reports it (stacks inside libpocl/libLLVM only,
  * seen in the parent process of short suite runs). hisp's own allocations
  * never pass through those libraries, so this hides nothing of ours. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
+/* default visibility: the sanitizer runtime looks the hook up at run time,
+ * and the build compiles with -fvisibility=hidden */
+__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void);
+__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void)
 {
     return "leak:libpocl.so\nleak:libLLVM-15.so\n";
 }
