@@ -26,31 +26,14 @@ extern char **environ;
 
 /* ---- running the program ---------------------------------------------- */
 
-static char hisp_path[PATH_MAX];
-
-/* The program of the same build variant: <variant>/tests/check_hisp ->
- * <variant>/bin/hisp (build/ or build/sanitize/ ...). */
+/* The program of the same build variant (test_hisp_bin), else the release
+ * build's. */
 static const char *hisp_program(void)
 {
-    if (hisp_path[0]) return hisp_path;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) *slash = 0; /* <variant>/tests */
-        slash = strrchr(self, '/');
-        if (slash) {
-            *slash = 0; /* <variant> */
-            snprintf(hisp_path, sizeof hisp_path, "%.*s/bin/hisp", (int)(sizeof hisp_path - 10),
-                     self);
-            if (access(hisp_path, X_OK) == 0) return hisp_path;
-        }
-    }
-    snprintf(hisp_path, sizeof hisp_path, "%s", HISP_SOURCE_DIR "/build/bin/hisp");
-    if (access(hisp_path, X_OK) == 0) return hisp_path;
-    hisp_path[0] = 0;
-    return NULL;
+    const char *p = test_hisp_bin();
+    if (p) return p;
+    return access(HISP_SOURCE_DIR "/build/bin/hisp", X_OK) == 0 ? HISP_SOURCE_DIR "/build/bin/hisp"
+                                                                : NULL;
 }
 
 typedef struct {

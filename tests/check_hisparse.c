@@ -812,54 +812,9 @@ END_TEST
 
 /* ---- the CLI commands of this issue ---------------------------------------- */
 
-/* <variant>/bin/hisp next to this test binary (<variant>/tests/check_hisp). */
-static const char *hisp_bin(void)
-{
-    static char path[4096];
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return NULL;
-    self[n] = 0;
-    char *slash = strrchr(self, '/');
-    if (slash) *slash = 0;
-    slash = strrchr(self, '/');
-    if (slash) *slash = 0;
-    snprintf(path, sizeof path, "%.4000s/bin/hisp", self);
-    return access(path, X_OK) == 0 ? path : NULL;
-}
-
-/* Runs "hisp ARGS" (a shell line); returns the exit status, stdout in out. */
-static int run_cli(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int run_cli(char *out, size_t cap, const char *fmt, ...)
-{
-    char cmd[8192];
-    int k = snprintf(cmd, sizeof cmd, "'%s' ", hisp_bin());
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
-    va_end(ap);
-    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t len = fread(out, 1, cap - 1, f);
-    out[len] = 0;
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static long long json_int_of(const char *text, const char *key)
-{
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(text, pat);
-    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
-    return strtoll(p + strlen(pat), NULL, 10);
-}
-
 START_TEST(test_cli)
 {
-    if (!hisp_bin()) {
+    if (!test_hisp_bin()) {
         test_skip("hisparse CLI tests: the hisp program is not built next to the tests");
         return;
     }
@@ -868,10 +823,11 @@ START_TEST(test_cli)
     char dir[] = "/tmp/hisp_cli_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static char out[1 << 16];
-    ck_assert_int_eq(run_cli(out, sizeof out, "gen poisson2d --n 40 -o %s/p.mtx", dir), 0);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "gen poisson2d --n 40 -o %s/p.mtx", dir), 0);
     /* stats: the tree's bytes and profile, as the library computes them */
     ck_assert_int_eq(
-        run_cli(out, sizeof out, "stats %s/p.mtx --precision f32 --node-size 16 --json", dir), 0);
+        test_run_cli(out, sizeof out, "stats %s/p.mtx --precision f32 --node-size 16 --json", dir),
+        0);
     char path[4200];
     snprintf(path, sizeof path, "%s/p.mtx", dir);
     hisp_matrix A = NULL;
@@ -879,14 +835,14 @@ START_TEST(test_cli)
     hisp_matrix H = to_hisparse(ctx, A, 16);
     hisp_hisparse_profile p;
     CK_OK(ctx, hisp_matrix_hisparse_profile(H, &p));
-    ck_assert_int_eq(json_int_of(out, "hisparse"), (long long)p.bytes);
-    ck_assert_int_eq(json_int_of(out, "node_size"), 16);
-    ck_assert_int_eq(json_int_of(out, "depth"), p.depth);
-    ck_assert_int_eq(json_int_of(out, "count"), p.inner_sparse);
+    ck_assert_int_eq(test_json_int(out, "hisparse"), (long long)p.bytes);
+    ck_assert_int_eq(test_json_int(out, "node_size"), 16);
+    ck_assert_int_eq(test_json_int(out, "depth"), p.depth);
+    ck_assert_int_eq(test_json_int(out, "count"), p.inner_sparse);
     /* convert there and back: the same matrix */
     ck_assert_int_eq(
-        run_cli(out, sizeof out, "convert %s/p.mtx -o %s/p.hisp --node-size 8", dir, dir), 0);
-    ck_assert_int_eq(run_cli(out, sizeof out, "convert %s/p.hisp -o %s/q.mtx", dir, dir), 0);
+        test_run_cli(out, sizeof out, "convert %s/p.mtx -o %s/p.hisp --node-size 8", dir, dir), 0);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "convert %s/p.hisp -o %s/q.mtx", dir, dir), 0);
     snprintf(path, sizeof path, "%s/q.mtx", dir);
     hisp_matrix Q = NULL;
     CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F32, &Q, NULL));
@@ -900,24 +856,25 @@ START_TEST(test_cli)
     f = fopen(path, "w");
     fprintf(f, "%%%%MatrixMarket matrix coordinate pattern general\n1600 1600 2\n1 1\n1 900\n");
     fclose(f);
-    ck_assert_int_eq(run_cli(out, sizeof out,
-                             "edit %s/p.hisp --insert %s/ins.mtx --remove %s/rem.mtx -o %s/e.hisp "
-                             "--json",
-                             dir, dir, dir, dir),
-                     0);
-    ck_assert_int_eq(json_int_of(out, "inserted"), 1);
-    ck_assert_int_eq(json_int_of(out, "removed"), 1);
-    ck_assert_int_eq(json_int_of(out, "ignored"), 1);
-    ck_assert_int_gt(json_int_of(out, "nodes_shared"), 0);
-    ck_assert_int_gt(json_int_of(out, "nodes_copied"), 0);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out,
+                     "edit %s/p.hisp --insert %s/ins.mtx --remove %s/rem.mtx -o %s/e.hisp "
+                     "--json",
+                     dir, dir, dir, dir),
+        0);
+    ck_assert_int_eq(test_json_int(out, "inserted"), 1);
+    ck_assert_int_eq(test_json_int(out, "removed"), 1);
+    ck_assert_int_eq(test_json_int(out, "ignored"), 1);
+    ck_assert_int_gt(test_json_int(out, "nodes_shared"), 0);
+    ck_assert_int_gt(test_json_int(out, "nodes_copied"), 0);
     hisp_matrix_info ai;
     CK_OK(ctx, hisp_matrix_get_info(A, &ai));
-    ck_assert_int_eq(json_int_of(out, "nnz"), ai.nnz);
+    ck_assert_int_eq(test_json_int(out, "nnz"), ai.nnz);
     /* spmv on the tree, checked against the reference */
-    ck_assert_int_eq(run_cli(out, sizeof out,
-                             "spmv %s/e.hisp --format hisparse --backend reference --check "
-                             "--transpose --json",
-                             dir),
+    ck_assert_int_eq(test_run_cli(out, sizeof out,
+                                  "spmv %s/e.hisp --format hisparse --backend reference --check "
+                                  "--transpose --json",
+                                  dir),
                      0);
     ck_assert(strstr(out, "\"format\": \"hisparse\""));
     /* a corrupt file is an input error (exit 2) */
@@ -926,7 +883,7 @@ START_TEST(test_cli)
     fseek(f, 200, SEEK_SET);
     fputc(0x5a, f);
     fclose(f);
-    ck_assert_int_eq(run_cli(out, sizeof out, "stats %s/e.hisp", dir), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "stats %s/e.hisp", dir), 2);
     char rm[4300];
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(rm), 0);

@@ -482,58 +482,12 @@ START_TEST(test_hs_backend_switch)
 }
 END_TEST
 
-/* <variant>/bin/hisp next to this test binary (<variant>/tests/check_hisp). */
-static const char *hisp_bin(void)
-{
-    static char path[4096];
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return NULL;
-    self[n] = 0;
-    for (int k = 0; k < 2; k++) {
-        char *slash = strrchr(self, '/');
-        if (slash) *slash = 0;
-    }
-    snprintf(path, sizeof path, "%.4000s/bin/hisp", self);
-    return access(path, X_OK) == 0 ? path : NULL;
-}
-
-/* Runs "hisp ARGS"; returns the exit status, stdout in out. */
-static int run_cli(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int run_cli(char *out, size_t cap, const char *fmt, ...)
-{
-    char cmd[8192];
-    int k = snprintf(cmd, sizeof cmd, "'%s' ", hisp_bin());
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
-    va_end(ap);
-    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
-    test_env_restore();
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t len = fread(out, 1, cap - 1, f);
-    out[len] = 0;
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static long long json_int_of(const char *text, const char *key)
-{
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(text, pat);
-    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
-    return strtoll(p + strlen(pat), NULL, 10);
-}
-
 /* hisp spmv --format hisparse on the target: checked, timed, and its JSON
  * carries the scheduler's counts, equal to the library's for the same
  * matrix. */
 START_TEST(test_hs_cli)
 {
-    if (!hisp_bin()) {
+    if (!test_hisp_bin()) {
         if (_i == 0)
             test_skip("hisparse_dev CLI test: the hisp program is not built next to the tests");
         return;
@@ -543,7 +497,7 @@ START_TEST(test_hs_cli)
     char dir[] = "/tmp/hisp_hsdev_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static char out[1 << 16];
-    ck_assert_int_eq(run_cli(out, sizeof out, "gen circuit --n 3000 -o %s/c.mtx", dir), 0);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "gen circuit --n 3000 -o %s/c.mtx", dir), 0);
     char path[4200];
     snprintf(path, sizeof path, "%s/c.mtx", dir);
     hisp_context ctx = test_context(_i);
@@ -565,14 +519,14 @@ START_TEST(test_hs_cli)
     for (int t = 0; t < 2; t++) {
         const char *prec = t == 0 || fp64_ok(ctx) ? (t ? "f64" : "f32") : NULL;
         if (!prec) continue;
-        int rc = run_cli(out, sizeof out,
-                         "spmv %s --format hisparse --backend %s --device %d --precision %s "
-                         "--transpose --check --repeat 2 --json",
-                         path, hisp_backend_name(tg[_i].kind), tg[_i].device, prec);
+        int rc = test_run_cli(out, sizeof out,
+                              "spmv %s --format hisparse --backend %s --device %d --precision %s "
+                              "--transpose --check --repeat 2 --json",
+                              path, hisp_backend_name(tg[_i].kind), tg[_i].device, prec);
         ck_assert_msg(rc == 0, "%s: hisp spmv exit %d:\n%s", target_label(_i), rc, out);
         ck_assert(strstr(out, "\"scheduler\""));
-        ck_assert_int_eq(json_int_of(out, "rounds"), hc.rounds);
-        ck_assert_int_eq(json_int_of(out, "launches"), hc.total_launches);
+        ck_assert_int_eq(test_json_int(out, "rounds"), hc.rounds);
+        ck_assert_int_eq(test_json_int(out, "launches"), hc.total_launches);
         ck_assert(strstr(out, "\"ok\": true"));
     }
     free(x);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MAX_SKIPS 64
 static char skips[MAX_SKIPS][256];
@@ -203,4 +205,46 @@ __attribute__((visibility("default"))) const char *__lsan_default_suppressions(v
 __attribute__((visibility("default"))) const char *__lsan_default_suppressions(void)
 {
     return "leak:libpocl.so\nleak:libLLVM-15.so\n";
+}
+
+const char *test_hisp_bin(void)
+{
+    static char path[4096];
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return NULL;
+    self[n] = 0;
+    for (int k = 0; k < 2; k++) { /* <variant>/tests/check_hisp -> <variant> */
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = 0;
+    }
+    snprintf(path, sizeof path, "%.4000s/bin/hisp", self);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+int test_run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[8192];
+    int k = snprintf(cmd, sizeof cmd, "'%s' ", test_hisp_bin());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    va_end(ap);
+    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
+    test_env_restore();
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(out, 1, cap - 1, f);
+    out[len] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+long long test_json_int(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
+    return strtoll(p + strlen(pat), NULL, 10);
 }

@@ -64,6 +64,17 @@ double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n);
 void test_env_snapshot(void);
 void test_env_restore(void);
 
+/* The `hisp` program of this build variant (<variant>/tests/check_hisp ->
+ * <variant>/bin/hisp, so sanitize tests run the sanitize program), or NULL
+ * when it is not built. */
+const char *test_hisp_bin(void);
+/* Runs "hisp ARGS" through the shell (ARGS formatted like printf, stderr
+ * dropped); stdout goes to out (cap bytes, NUL-terminated); returns the exit
+ * status, -1 when the program did not exit normally. */
+int test_run_cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The integer after "key": in a JSON text (ck_assert when missing). */
+long long test_json_int(const char *text, const char *key);
+
 /* Path of a file in ../shared/matrices (or $HISP_MATRICES), NULL if absent. */
 const char *test_matrix_dir(void);
 
