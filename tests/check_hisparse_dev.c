@@ -210,22 +210,30 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     return 1;
 }
 
+/* Loop index of the mapping-aware tests: _i = 2 * target + mapping. OpenCL
+ * on CPUs runs one work-item per node; mapping 1 forces the policy's
+ * threads per node (the GPU's). Sets *i to the target; false when the pair
+ * does not apply (mapping 1 on a non-OpenCL target). */
+static bool set_mapping(int *i)
+{
+    int mapping = *i & 1;
+    *i >>= 1;
+    if (!mapping) {
+        unsetenv("HISP_CL_HS_THREADS");
+        return true;
+    }
+    const test_target *tg;
+    test_targets(&tg);
+    if (tg[*i].kind != HISP_BACKEND_OPENCL) return false;
+    setenv("HISP_CL_HS_THREADS", "policy", 1);
+    return true;
+}
+
 /* Random matrices: both types, node sizes 4..256, both ops, the flag,
  * scale, beta. */
 START_TEST(test_hs_random)
 {
-    /* _i = 2 * target + mapping: OpenCL on CPUs runs one work-item per
-     * node; mapping 1 forces the policy's threads per node (the GPU's) */
-    int mapping = _i & 1;
-    _i >>= 1;
-    if (mapping) {
-        const test_target *tg;
-        test_targets(&tg);
-        if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
-        setenv("HISP_CL_HS_THREADS", "policy", 1);
-    } else {
-        unsetenv("HISP_CL_HS_THREADS");
-    }
+    if (!set_mapping(&_i)) return;
     uint64_t rs = test_seed() + 4001 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     static const int ds[] = {4, 16, 128, 256};
@@ -399,18 +407,7 @@ END_TEST
  * cover all eight queues. */
 START_TEST(test_hs_queues)
 {
-    /* _i = 2 * target + mapping: OpenCL on CPUs runs one work-item per
-     * node; mapping 1 forces the policy's threads per node (the GPU's) */
-    int mapping = _i & 1;
-    _i >>= 1;
-    if (mapping) {
-        const test_target *tg;
-        test_targets(&tg);
-        if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
-        setenv("HISP_CL_HS_THREADS", "policy", 1);
-    } else {
-        unsetenv("HISP_CL_HS_THREADS");
-    }
+    if (!set_mapping(&_i)) return;
     uint64_t rs = test_seed() + 4005 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     queues_seen[_i] = 0;
