@@ -82,10 +82,17 @@ typedef struct hisp_backend_ops {
      * (hispi_sched_pick), on the entries queued before the round; inner
      * nodes queue their children, leaves add a->alpha * a_ij * x_j into y
      * atomically (with the coordinates swapped when a->transposed). No
-     * kernel waits on work queued by its own launch. Synchronous: *counts
-     * gets the work done, equal to hispi_sched_spmv_host's. */
+     * kernel waits on work queued by its own launch. *counts gets the work
+     * done, equal to hispi_sched_spmv_host's -- unless the backend has
+     * hisparse_counts: then the call may return with the work queued and
+     * *counts untouched. */
     hisp_status (*hisparse_spmv)(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
                                  const void *x, void *y, hisp_sched_counts *counts);
+    /* Optional. Waits for the last hisparse_spmv, gives its counts and
+     * reports a scheduler failure (a queue that did not process every node)
+     * of that call. Core calls it before anyone can see the result (vector
+     * reads, synchronize, the counts) or the device copy goes away. */
+    hisp_status (*hisparse_counts)(hisp_context ctx, void *be, hisp_sched_counts *counts);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

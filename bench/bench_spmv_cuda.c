@@ -15,252 +15,12 @@
  * reference (relative 2-norm error). Byte model: bench_csr_spmv_bytes with
  * 32-bit row pointers (all implementations here use them), i.e. rowptr +
  * colind + values + x read once + y written once. */
-#include "common.h"
+#include "cuda_bench.h"
 
-#include <cuda_runtime_api.h>
-#define DISABLE_CUSPARSE_DEPRECATED /* the header marks its legacy API */
-#include <cusparse.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define CKS(call)                                                                                  \
-    do {                                                                                           \
-        cusparseStatus_t e_ = (call);                                                              \
-        if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cusparseGetErrorString(e_));                                                   \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static void hk(hisp_context ctx, hisp_status s, const char *what)
-{
-    if (s == HISP_SUCCESS) return;
-    hisp_error_info e = {0};
-    if (hisp_context_last_error(ctx, &e)) {
-    }
-    fprintf(stderr, "%s: %s: %s\n", what, hisp_status_string(s), e.message ? e.message : "");
-    exit(3);
-}
-
-/* ---- host reference (double accumulation) --------------------------------- */
-
-typedef struct {
-    hisp_type type;
-    int64_t nrows, ncols, nnz;
-    const int64_t *rowptr;
-    const int32_t *colind;
-    const void *val;
-} csr_host;
-
-static double at(hisp_type t, const void *a, int64_t i)
-{
-    return t == HISP_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-
-static void put(hisp_type t, void *a, int64_t i, double v)
-{
-    if (t == HISP_F32)
-        ((float *)a)[i] = (float)v;
-    else
-        ((double *)a)[i] = v;
-}
-
-/* ref = alpha*op(A)*x + beta*y0 (beta == 0: y0 not read); ref in double. */
-static void reference(const csr_host *A, hisp_op op, double alpha, const void *x, double beta,
-                      const void *y0, double *ref)
-{
-    hisp_type t = A->type;
-    if (op == HISP_OP_N) {
-#pragma omp parallel for schedule(dynamic, 1024)
-        for (int64_t i = 0; i < A->nrows; i++) {
-            double s = 0;
-            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-                s += at(t, A->val, k) * at(t, x, A->colind[k]);
-            ref[i] = alpha * s + (beta != 0 ? beta * at(t, y0, i) : 0);
-        }
-    } else {
-        for (int64_t j = 0; j < A->ncols; j++)
-            ref[j] = beta != 0 ? beta * at(t, y0, j) : 0;
-        for (int64_t i = 0; i < A->nrows; i++) {
-            double xi = alpha * at(t, x, i);
-            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-                ref[A->colind[k]] += at(t, A->val, k) * xi;
-        }
-    }
-}
-
-static double rel_err(hisp_type t, const void *y, const double *ref, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = at(t, y, i) - ref[i];
-        if (isnan(d)) return NAN;
-        num += d * d;
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static double rng_uniform(uint64_t *s) /* [-1, 1) */
-{
-    return (double)(rng_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-static void *random_array(hisp_type t, int64_t n, uint64_t *seed)
-{
-    void *a = malloc((size_t)(n + 1) * hisp_type_size(t));
-    if (!a) {
-        fprintf(stderr, "out of host memory\n");
-        exit(3);
-    }
-    for (int64_t i = 0; i < n; i++)
-        put(t, a, i, rng_uniform(seed));
-    return a;
-}
-
-static void nan_fill(hisp_type t, void *a, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        put(t, a, i, NAN);
-}
-
-/* ---- hisp runs --------------------------------------------------------------- */
-
-typedef struct {
-    const csr_host *A;
-    hisp_matrix M;
-    const void *x_n, *x_t, *y0_n, *y0_t; /* inputs (x for op N has ncols entries) */
-    const double *ref_n, *ref_t;         /* alpha = 1, beta = 0 */
-    const double *ref2_n, *ref2_t;       /* alpha = 1.5, beta = -0.5, y0 */
-} problem;
-
-/* Times op on the context's backend; returns the median and fills errors. */
-static void hisp_run(hisp_context ctx, const problem *P, hisp_op op, int warmup, int repeat,
-                     double *ms, double *err, double *err2)
-{
-    const csr_host *A = P->A;
-    hisp_type t = A->type;
-    int64_t xn = op == HISP_OP_N ? A->ncols : A->nrows, yn = op == HISP_OP_N ? A->nrows : A->ncols;
-    size_t es = hisp_type_size(t);
-    hisp_vector x = NULL, y = NULL;
-    hk(ctx, hisp_vector_create(ctx, t, xn, &x), "vector");
-    hk(ctx, hisp_vector_create(ctx, t, yn, &y), "vector");
-    hk(ctx, hisp_vector_write(x, op == HISP_OP_N ? P->x_n : P->x_t), "vector write");
-    void *h = malloc((size_t)(yn + 1) * es);
-    nan_fill(t, h, yn); /* beta = 0 must not read y, and every entry must be written */
-    hk(ctx, hisp_vector_write(y, h), "vector write");
-    double a1 = 1, b0 = 0, a2 = 1.5, b2 = -0.5;
-    float fa1 = 1, fb0 = 0, fa2 = 1.5f, fb2 = -0.5f;
-    const void *pa1 = t == HISP_F32 ? (const void *)&fa1 : (const void *)&a1;
-    const void *pb0 = t == HISP_F32 ? (const void *)&fb0 : (const void *)&b0;
-    const void *pa2 = t == HISP_F32 ? (const void *)&fa2 : (const void *)&a2;
-    const void *pb2 = t == HISP_F32 ? (const void *)&fb2 : (const void *)&b2;
-    hk(ctx, hisp_spmv_timed(ctx, op, pa1, P->M, x, pb0, y, warmup, repeat, ms), "spmv_timed");
-    hk(ctx, hisp_vector_read(y, h), "vector read");
-    *err = rel_err(t, h, op == HISP_OP_N ? P->ref_n : P->ref_t, yn);
-    if (err2) {
-        hk(ctx, hisp_vector_write(y, op == HISP_OP_N ? P->y0_n : P->y0_t), "vector write");
-        hk(ctx, hisp_spmv(ctx, op, pa2, P->M, x, pb2, y), "spmv");
-        hk(ctx, hisp_vector_read(y, h), "vector read");
-        *err2 = rel_err(t, h, op == HISP_OP_N ? P->ref2_n : P->ref2_t, yn);
-    }
-    free(h);
-    hisp_vector_destroy(&x);
-    hisp_vector_destroy(&y);
-}
-
-/* ---- cuSPARSE ---------------------------------------------------------------- */
-
-typedef struct {
-    int ok;
-    cudaStream_t stream;
-    cusparseHandle_t h;
-    cudaEvent_t e0, e1;
-} cusp;
-
-/* cusparseSpMV with alg and op, alpha = 1, beta = 0; median ms, error. */
-static void cusparse_run(cusp *C, const problem *P, cusparseOperation_t opA, cusparseSpMVAlg_t alg,
-                         int warmup, int repeat, double *ms, double *err)
-{
-    const csr_host *A = P->A;
-    hisp_type t = A->type;
-    size_t es = hisp_type_size(t);
-    cudaDataType dt = t == HISP_F32 ? CUDA_R_32F : CUDA_R_64F;
-    int tr = opA != CUSPARSE_OPERATION_NON_TRANSPOSE;
-    int64_t xn = tr ? A->nrows : A->ncols, yn = tr ? A->ncols : A->nrows;
-    int32_t *rp = malloc((size_t)(A->nrows + 1) * sizeof *rp);
-    for (int64_t i = 0; i <= A->nrows; i++)
-        rp[i] = (int32_t)A->rowptr[i];
-    void *drp, *dci, *dv, *dx, *dy, *buf = NULL;
-    CK(cudaMalloc(&drp, (size_t)(A->nrows + 1) * 4));
-    CK(cudaMalloc(&dci, (size_t)A->nnz * 4 + 4));
-    CK(cudaMalloc(&dv, (size_t)A->nnz * es + es));
-    CK(cudaMalloc(&dx, (size_t)xn * es + es));
-    CK(cudaMalloc(&dy, (size_t)yn * es + es));
-    CK(cudaMemcpy(drp, rp, (size_t)(A->nrows + 1) * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dci, A->colind, (size_t)A->nnz * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dv, A->val, (size_t)A->nnz * es, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dx, tr ? P->x_t : P->x_n, (size_t)xn * es, cudaMemcpyHostToDevice));
-    CK(cudaMemset(dy, 0xff, (size_t)yn * es)); /* NaN */
-    free(rp);
-    cusparseSpMatDescr_t mA;
-    cusparseDnVecDescr_t vx, vy;
-    CKS(cusparseCreateCsr(&mA, A->nrows, A->ncols, A->nnz, drp, dci, dv, CUSPARSE_INDEX_32I,
-                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, dt));
-    CKS(cusparseCreateDnVec(&vx, xn, dx, dt));
-    CKS(cusparseCreateDnVec(&vy, yn, dy, dt));
-    double a = 1, b = 0;
-    float fa = 1, fb = 0;
-    const void *pa = t == HISP_F32 ? (const void *)&fa : (const void *)&a;
-    const void *pb = t == HISP_F32 ? (const void *)&fb : (const void *)&b;
-    size_t bs = 0;
-    CKS(cusparseSpMV_bufferSize(C->h, opA, pa, mA, vx, pb, vy, dt, alg, &bs));
-    if (bs) CK(cudaMalloc(&buf, bs));
-    CKS(cusparseSpMV_preprocess(C->h, opA, pa, mA, vx, pb, vy, dt, alg, buf));
-    for (int i = 0; i < (warmup > 0 ? warmup : 1); i++)
-        CKS(cusparseSpMV(C->h, opA, pa, mA, vx, pb, vy, dt, alg, buf));
-    CK(cudaStreamSynchronize(C->stream));
-    for (int i = 0; i < repeat; i++) {
-        float f = 0;
-        CK(cudaEventRecord(C->e0, C->stream));
-        CKS(cusparseSpMV(C->h, opA, pa, mA, vx, pb, vy, dt, alg, buf));
-        CK(cudaEventRecord(C->e1, C->stream));
-        CK(cudaEventSynchronize(C->e1));
-        CK(cudaEventElapsedTime(&f, C->e0, C->e1));
-        ms[i] = f;
-    }
-    void *h = malloc((size_t)(yn + 1) * es);
-    CK(cudaMemcpy(h, dy, (size_t)yn * es, cudaMemcpyDeviceToHost));
-    *err = rel_err(t, h, tr ? P->ref_t : P->ref_n, yn);
-    free(h);
-    CKS(cusparseDestroySpMat(mA));
-    CKS(cusparseDestroyDnVec(vx));
-    CKS(cusparseDestroyDnVec(vy));
-    void *bufs[] = {drp, dci, dv, dx, dy, buf};
-    for (int i = 0; i < 6; i++)
-        if (bufs[i]) CK(cudaFree(bufs[i]));
-}
 
 /* ---- selftest ---------------------------------------------------------------- */
 
@@ -278,17 +38,17 @@ static hisp_matrix selftest_matrix(hisp_context ctx, hisp_type t, int which, uin
     /* row lengths: 0..~70000 mixing patterns */
     int64_t *len = calloc((size_t)*m + 1, sizeof *len);
     for (int64_t i = 0; i < *m; i++) {
-        uint64_t r = rng_next(seed) % 100;
+        uint64_t r = cb_rng_next(seed) % 100;
         int64_t l;
         if (which == 6) /* long rows: around CAP, SPLIT and several chunks */
             l = (int64_t[]){
                 0, 1, 2047, 2048, 2049, 4095, 4096, 4097, 8192, 8193, 20000, 70000}[i % 12];
         else if (which == 7) /* power law */
             l = r < 30   ? 0
-                : r < 90 ? (int64_t)(rng_next(seed) % 9)
-                         : (int64_t)(rng_next(seed) % 3000);
+                : r < 90 ? (int64_t)(cb_rng_next(seed) % 9)
+                         : (int64_t)(cb_rng_next(seed) % 3000);
         else
-            l = r < 10 ? 0 : (int64_t)(rng_next(seed) % (uint64_t)(2 * (which + 3)));
+            l = r < 10 ? 0 : (int64_t)(cb_rng_next(seed) % (uint64_t)(2 * (which + 3)));
         if (l > *n) l = *n;
         len[i] = l;
         cap += l;
@@ -300,13 +60,13 @@ static hisp_matrix selftest_matrix(hisp_context ctx, hisp_type t, int which, uin
         for (int64_t j = 0; j < len[i]; j++, k++) {
             ri[k] = (int32_t)i;
             /* a run of consecutive columns from a random start (no duplicates) */
-            ci[k] = (int32_t)((j + (int64_t)(rng_next(seed) % 4 == 0 ? 0 : i)) % *n);
-            put(t, v, k, rng_uniform(seed));
+            ci[k] = (int32_t)((j + (int64_t)(cb_rng_next(seed) % 4 == 0 ? 0 : i)) % *n);
+            cb_put(t, v, k, cb_rng_uniform(seed));
         }
     /* duplicates are summed by the conversion; fine for a test */
     hisp_matrix A = NULL;
-    hk(ctx, hisp_matrix_create_coo(ctx, t, *m, *n, k, ri, ci, v, &A), "create_coo");
-    hk(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR), "convert");
+    cb_hk(ctx, hisp_matrix_create_coo(ctx, t, *m, *n, k, ri, ci, v, &A), "create_coo");
+    cb_hk(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR), "convert");
     free(len);
     free(ri);
     free(ci);
@@ -319,7 +79,7 @@ static int selftest(void)
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 3;
     int n = 0;
-    hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &n), "device count");
+    cb_hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &n), "device count");
     if (n == 0) {
         hisp_error_info e = {0};
         if (hisp_context_last_error(ctx, &e)) {
@@ -328,7 +88,7 @@ static int selftest(void)
         hisp_context_destroy(&ctx);
         return 0;
     }
-    hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set backend");
+    cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set backend");
     uint64_t seed = 12345;
     int fails = 0, runs = 0;
     /* mode 0: 32-bit row pointers; 1: 64-bit; 2: op = T by atomics, not
@@ -346,32 +106,33 @@ static int selftest(void)
                 const int64_t *rp;
                 const int32_t *ci;
                 const void *v;
-                hk(ctx, hisp_matrix_host_arrays(M, &rp, NULL, &ci, &v), "host arrays");
+                cb_hk(ctx, hisp_matrix_host_arrays(M, &rp, NULL, &ci, &v), "host arrays");
                 hisp_matrix_info info;
-                hk(ctx, hisp_matrix_get_info(M, &info), "info");
-                csr_host A = {t, m, nc, info.nnz, rp, ci, v};
+                cb_hk(ctx, hisp_matrix_get_info(M, &info), "info");
+                cb_csr A = {t, m, nc, info.nnz, rp, ci, v};
                 for (int op = 0; op < 2; op++)
                     for (int bi = 0; bi < 3; bi++) {
                         double alpha = bi == 2 ? 0.75 : 1.5, beta = bi == 0   ? 0
                                                                     : bi == 1 ? -0.5
                                                                               : 1;
                         int64_t xn = op ? m : nc, yn = op ? nc : m;
-                        void *x = random_array(t, xn, &seed), *y0 = random_array(t, yn, &seed);
+                        void *x = cb_random_array(t, xn, &seed),
+                             *y0 = cb_random_array(t, yn, &seed);
                         void *yh = malloc((size_t)(yn + 1) * hisp_type_size(t));
                         double *ref = malloc((size_t)(yn + 1) * sizeof *ref);
-                        reference(&A, (hisp_op)op, alpha, x, beta, y0, ref);
+                        cb_reference(&A, (hisp_op)op, alpha, x, beta, y0, ref);
                         hisp_vector vx = NULL, vy = NULL;
-                        hk(ctx, hisp_vector_create(ctx, t, xn, &vx), "vec");
-                        hk(ctx, hisp_vector_create(ctx, t, yn, &vy), "vec");
-                        hk(ctx, hisp_vector_write(vx, x), "write");
-                        if (beta == 0) nan_fill(t, y0, yn);
-                        hk(ctx, hisp_vector_write(vy, y0), "write");
+                        cb_hk(ctx, hisp_vector_create(ctx, t, xn, &vx), "vec");
+                        cb_hk(ctx, hisp_vector_create(ctx, t, yn, &vy), "vec");
+                        cb_hk(ctx, hisp_vector_write(vx, x), "write");
+                        if (beta == 0) cb_nan_fill(t, y0, yn);
+                        cb_hk(ctx, hisp_vector_write(vy, y0), "write");
                         float fa = (float)alpha, fb = (float)beta;
                         const void *pa = t == HISP_F32 ? (void *)&fa : (void *)&alpha;
                         const void *pb = t == HISP_F32 ? (void *)&fb : (void *)&beta;
-                        hk(ctx, hisp_spmv(ctx, (hisp_op)op, pa, M, vx, pb, vy), "spmv");
-                        hk(ctx, hisp_vector_read(vy, yh), "read");
-                        double e = rel_err(t, yh, ref, yn);
+                        cb_hk(ctx, hisp_spmv(ctx, (hisp_op)op, pa, M, vx, pb, vy), "spmv");
+                        cb_hk(ctx, hisp_vector_read(vy, yh), "read");
+                        double e = cb_rel_err(t, yh, ref, yn);
                         runs++;
                         if (!(e <= tol)) {
                             fails++;
@@ -402,59 +163,6 @@ static int selftest(void)
 
 /* ---- main -------------------------------------------------------------------- */
 
-static int find_opencl(hisp_context ctx, int want_gpu, char *name, size_t len)
-{
-    int n = 0;
-    if (hisp_backend_device_count(ctx, HISP_BACKEND_OPENCL, &n) != HISP_SUCCESS) return -1;
-    for (int i = 0; i < n; i++) {
-        hisp_device_info info;
-        if (hisp_backend_device_info(ctx, HISP_BACKEND_OPENCL, i, &info) != HISP_SUCCESS) continue;
-        if ((want_gpu && info.is_gpu) || (!want_gpu && info.is_cpu)) {
-            snprintf(name, len, "%.40s: %.50s", info.platform, info.name);
-            return i;
-        }
-    }
-    return -1;
-}
-
-static void add(bench_results *rs, const char *matrix, hisp_type t, const char *op,
-                const char *impl, const char *dev, const csr_host *A, const double *ms, int rep,
-                double err, double copy_bw)
-{
-    bench_result r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.matrix, sizeof r.matrix, "%s", matrix);
-    snprintf(r.precision, sizeof r.precision, "%s", hisp_type_name(t));
-    snprintf(r.op, sizeof r.op, "%s", op);
-    snprintf(r.impl, sizeof r.impl, "%s", impl);
-    snprintf(r.device, sizeof r.device, "%s", dev);
-    r.rows = A->nrows;
-    r.cols = A->ncols;
-    r.nnz = A->nnz;
-    r.rel_error = err;
-    bench_result_finish(&r, ms, rep, 4, hisp_type_size(t), 0, copy_bw);
-    bench_results_add(rs, &r);
-    printf("  %-4s %s %-16s %9.4f ms %8.1f GFLOP/s %8.1f GB/s %5.1f%% of copy  err %.1e\n",
-           r.precision, r.op, r.impl, r.median_ms, r.gflops, r.gbs, 100 * r.bw_fraction,
-           r.rel_error);
-    fflush(stdout);
-}
-
-static const bench_result *find(const bench_results *rs, const char *m, const char *p,
-                                const char *op, const char *impl)
-{
-    for (int i = 0; i < rs->n; i++)
-        if (!strcmp(rs->v[i].matrix, m) && !strcmp(rs->v[i].precision, p) &&
-            !strcmp(rs->v[i].op, op) && !strcmp(rs->v[i].impl, impl))
-            return &rs->v[i];
-    return NULL;
-}
-
-static double med(const bench_result *r)
-{
-    return r ? r->median_ms : NAN;
-}
-
 /* The wide comparison table: one row per (matrix, precision). */
 static void summary(FILE *f, const bench_results *rs)
 {
@@ -469,14 +177,14 @@ static void summary(FILE *f, const bench_results *rs)
         const bench_result *r = &rs->v[i];
         if (strcmp(r->impl, "hisp-cuda") || strcmp(r->op, "N")) continue;
         const char *m = r->matrix, *p = r->precision;
-        double hn = r->median_ms, a1 = med(find(rs, m, p, "N", "cusparse-alg1")),
-               a2 = med(find(rs, m, p, "N", "cusparse-alg2")),
-               ht = med(find(rs, m, p, "T", "hisp-cuda")),
-               ct = med(find(rs, m, p, "T", "cusparse")),
-               ta = med(find(rs, m, p, "T", "hisp-cuda-atomic")),
-               on = med(find(rs, m, p, "N", "hisp-opencl-gpu")),
-               ot = med(find(rs, m, p, "T", "hisp-opencl-gpu")),
-               pn = med(find(rs, m, p, "N", "hisp-opencl-cpu"));
+        double hn = r->median_ms, a1 = cb_med(cb_find(rs, m, p, "N", "cusparse-alg1")),
+               a2 = cb_med(cb_find(rs, m, p, "N", "cusparse-alg2")),
+               ht = cb_med(cb_find(rs, m, p, "T", "hisp-cuda")),
+               ct = cb_med(cb_find(rs, m, p, "T", "cusparse")),
+               ta = cb_med(cb_find(rs, m, p, "T", "hisp-cuda-atomic")),
+               on = cb_med(cb_find(rs, m, p, "N", "hisp-opencl-gpu")),
+               ot = cb_med(cb_find(rs, m, p, "T", "hisp-opencl-gpu")),
+               pn = cb_med(cb_find(rs, m, p, "N", "hisp-opencl-cpu"));
         double best = a1 < a2 || isnan(a2) ? a1 : a2;
         fprintf(f,
                 "| %s | %s | %lld | %lld | %.4f | %.4f | %.4f | **%.2f** | %.4f | %.4f | **%.2f** "
@@ -538,7 +246,7 @@ int main(int argc, char **argv)
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 3;
     int ncuda = 0;
-    hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ncuda), "device count");
+    cb_hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ncuda), "device count");
     char cuda_name[300] = "";
     if (ncuda == 0) {
         hisp_error_info e = {0};
@@ -547,23 +255,23 @@ int main(int argc, char **argv)
         printf("CUDA: %s (CUDA and cuSPARSE columns skipped)\n", e.message ? e.message : "");
     } else {
         hisp_device_info info;
-        hk(ctx, hisp_backend_device_info(ctx, HISP_BACKEND_CUDA, 0, &info), "device info");
+        cb_hk(ctx, hisp_backend_device_info(ctx, HISP_BACKEND_CUDA, 0, &info), "device info");
         snprintf(cuda_name, sizeof cuda_name, "%.100s", info.name);
         printf("CUDA device 0: %s, %s, %d SMs, %.1f GiB\n", info.name, info.platform,
                info.compute_units, (double)info.global_mem / (1 << 30));
     }
     char ocl_gpu[128] = "", ocl_cpu[128] = "";
-    int ocl_gpu_dev = use_ocl ? find_opencl(ctx, 1, ocl_gpu, sizeof ocl_gpu) : -1;
-    int ocl_cpu_dev = use_pocl ? find_opencl(ctx, 0, ocl_cpu, sizeof ocl_cpu) : -1;
+    int ocl_gpu_dev = use_ocl ? cb_find_opencl(ctx, 1, ocl_gpu, sizeof ocl_gpu) : -1;
+    int ocl_cpu_dev = use_pocl ? cb_find_opencl(ctx, 0, ocl_cpu, sizeof ocl_cpu) : -1;
     printf("OpenCL GPU: %s\nOpenCL CPU: %s\n", ocl_gpu_dev >= 0 ? ocl_gpu : "none",
            ocl_cpu_dev >= 0 ? ocl_cpu : "none");
 
     /* copy bandwidths: GPU device-to-device (hisp CUDA backend), host memcpy */
     double gpu_bw = 0, host_bw = bench_host_copy_bandwidth((size_t)512 << 20, 5);
-    cusp C = {0};
+    cb_cusp C = {0};
     if (ncuda) {
-        hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
-        hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 30, 20, &gpu_bw), "copy bandwidth");
+        cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+        cb_hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 30, 20, &gpu_bw), "copy bandwidth");
         CK(cudaSetDevice(0));
         CK(cudaStreamCreateWithFlags(&C.stream, cudaStreamNonBlocking));
         CKS(cusparseCreate(&C.h));
@@ -586,26 +294,27 @@ int main(int argc, char **argv)
             if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
             const char *name = defs[mi].name;
             double t0 = bench_now_ms();
-            hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
+            cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
             hisp_matrix M = NULL;
-            hk(ctx, hisp_matrix_generate(ctx, &defs[mi].gen, t, &M), "generate");
+            cb_hk(ctx, hisp_matrix_generate(ctx, &defs[mi].gen, t, &M), "generate");
             const int64_t *rp;
             const int32_t *ci;
             const void *v;
             hisp_matrix_info info;
-            hk(ctx, hisp_matrix_get_info(M, &info), "info");
-            hk(ctx, hisp_matrix_host_arrays(M, &rp, NULL, &ci, &v), "host arrays");
-            csr_host A = {t, info.nrows, info.ncols, info.nnz, rp, ci, v};
+            cb_hk(ctx, hisp_matrix_get_info(M, &info), "info");
+            cb_hk(ctx, hisp_matrix_host_arrays(M, &rp, NULL, &ci, &v), "host arrays");
+            cb_csr A = {t, info.nrows, info.ncols, info.nnz, rp, ci, v};
             uint64_t seed = 977 + (uint64_t)mi;
-            void *xn = random_array(t, A.ncols, &seed), *xt = random_array(t, A.nrows, &seed);
-            void *y0n = random_array(t, A.nrows, &seed), *y0t = random_array(t, A.ncols, &seed);
+            void *xn = cb_random_array(t, A.ncols, &seed), *xt = cb_random_array(t, A.nrows, &seed);
+            void *y0n = cb_random_array(t, A.nrows, &seed),
+                 *y0t = cb_random_array(t, A.ncols, &seed);
             double *rn = malloc((size_t)(A.nrows + 1) * 8), *rt = malloc((size_t)(A.ncols + 1) * 8);
             double *r2n = malloc((size_t)(A.nrows + 1) * 8),
                    *r2t = malloc((size_t)(A.ncols + 1) * 8);
-            reference(&A, HISP_OP_N, 1, xn, 0, NULL, rn);
-            reference(&A, HISP_OP_T, 1, xt, 0, NULL, rt);
-            reference(&A, HISP_OP_N, 1.5, xn, -0.5, y0n, r2n);
-            reference(&A, HISP_OP_T, 1.5, xt, -0.5, y0t, r2t);
+            cb_reference(&A, HISP_OP_N, 1, xn, 0, NULL, rn);
+            cb_reference(&A, HISP_OP_T, 1, xt, 0, NULL, rt);
+            cb_reference(&A, HISP_OP_N, 1.5, xn, -0.5, y0n, r2n);
+            cb_reference(&A, HISP_OP_T, 1.5, xt, -0.5, y0t, r2t);
             int64_t lmax = 0;
             for (int64_t i = 0; i < A.nrows; i++)
                 if (rp[i + 1] - rp[i] > lmax) lmax = rp[i + 1] - rp[i];
@@ -615,53 +324,55 @@ int main(int argc, char **argv)
                    (long long)A.nnz, (double)A.nnz / (double)(A.nrows ? A.nrows : 1),
                    (long long)lmax, (bench_now_ms() - t0) * 1e-3);
             fflush(stdout);
-            problem P = {&A, M, xn, xt, y0n, y0t, rn, rt, r2n, r2t};
+            cb_problem P = {&A, M, xn, xt, y0n, y0t, rn, rt, r2n, r2t};
             double e = 0, e2 = 0;
             if (ncuda) {
-                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
-                hisp_run(ctx, &P, HISP_OP_N, warmup, repeat, ms, &e, &e2);
-                add(&rs, name, t, "N", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
+                cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+                cb_hisp_run(ctx, &P, HISP_OP_N, warmup, repeat, ms, &e, &e2);
+                cb_add(&rs, name, t, "N", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
                 double t1 = bench_now_ms();
-                hisp_run(ctx, &P, HISP_OP_T, 0, 1, ms, &e, NULL);
+                cb_hisp_run(ctx, &P, HISP_OP_T, 0, 1, ms, &e, NULL);
                 printf("       (first op = T call, transposed copy built: %.1f ms host time)\n",
                        bench_now_ms() - t1);
-                hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
-                add(&rs, name, t, "T", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
+                cb_hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
+                cb_add(&rs, name, t, "T", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
                 /* op = T by atomics (what runs when the transposed copy does not fit) */
                 setenv("HISP_CUDA_T", "atomic", 1);
-                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
-                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
-                hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
-                add(&rs, name, t, "T", "hisp-cuda-atomic", cuda_name, &A, ms, repeat, e, gpu_bw);
+                cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
+                cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+                cb_hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
+                cb_add(&rs, name, t, "T", "hisp-cuda-atomic", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
                 unsetenv("HISP_CUDA_T");
                 /* free the hisp copy before cuSPARSE's own */
-                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
-                cusparse_run(&C, &P, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG1,
-                             warmup, repeat, ms, &e);
-                add(&rs, name, t, "N", "cusparse-alg1", cuda_name, &A, ms, repeat, e, gpu_bw);
-                cusparse_run(&C, &P, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG2,
-                             warmup, repeat, ms, &e);
-                add(&rs, name, t, "N", "cusparse-alg2", cuda_name, &A, ms, repeat, e, gpu_bw);
-                cusparse_run(&C, &P, CUSPARSE_OPERATION_TRANSPOSE, CUSPARSE_SPMV_ALG_DEFAULT,
-                             warmup, repeat, ms, &e);
-                add(&rs, name, t, "T", "cusparse", cuda_name, &A, ms, repeat, e, gpu_bw);
+                cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
+                cb_cusparse_run(&C, &P, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG1,
+                                warmup, repeat, ms, &e);
+                cb_add(&rs, name, t, "N", "cusparse-alg1", cuda_name, &A, ms, repeat, e, gpu_bw);
+                cb_cusparse_run(&C, &P, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG2,
+                                warmup, repeat, ms, &e);
+                cb_add(&rs, name, t, "N", "cusparse-alg2", cuda_name, &A, ms, repeat, e, gpu_bw);
+                cb_cusparse_run(&C, &P, CUSPARSE_OPERATION_TRANSPOSE, CUSPARSE_SPMV_ALG_DEFAULT,
+                                warmup, repeat, ms, &e);
+                cb_add(&rs, name, t, "T", "cusparse", cuda_name, &A, ms, repeat, e, gpu_bw);
             }
             if (ocl_gpu_dev >= 0) {
-                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_OPENCL, ocl_gpu_dev), "set cl");
-                hisp_run(ctx, &P, HISP_OP_N, warmup, repeat, ms, &e, NULL);
-                add(&rs, name, t, "N", "hisp-opencl-gpu", ocl_gpu, &A, ms, repeat, e, gpu_bw);
-                hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, NULL);
-                add(&rs, name, t, "T", "hisp-opencl-gpu", ocl_gpu, &A, ms, repeat, e, gpu_bw);
+                cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_OPENCL, ocl_gpu_dev),
+                      "set cl");
+                cb_hisp_run(ctx, &P, HISP_OP_N, warmup, repeat, ms, &e, NULL);
+                cb_add(&rs, name, t, "N", "hisp-opencl-gpu", ocl_gpu, &A, ms, repeat, e, gpu_bw);
+                cb_hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, NULL);
+                cb_add(&rs, name, t, "T", "hisp-opencl-gpu", ocl_gpu, &A, ms, repeat, e, gpu_bw);
             }
             if (ocl_cpu_dev >= 0) {
-                hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_OPENCL, ocl_cpu_dev), "set cl");
-                hisp_run(ctx, &P, HISP_OP_N, 1, cpu_repeat, ms, &e, NULL);
-                add(&rs, name, t, "N", "hisp-opencl-cpu", ocl_cpu, &A, ms, cpu_repeat, e, 0);
+                cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_OPENCL, ocl_cpu_dev),
+                      "set cl");
+                cb_hisp_run(ctx, &P, HISP_OP_N, 1, cpu_repeat, ms, &e, NULL);
+                cb_add(&rs, name, t, "N", "hisp-opencl-cpu", ocl_cpu, &A, ms, cpu_repeat, e, 0);
             }
-            hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
+            cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
             hisp_matrix_destroy(&M);
             free(xn);
             free(xt);

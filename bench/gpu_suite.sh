@@ -1,7 +1,11 @@
 #!/bin/bash
 # The GPU suite, run on the GPU machine from a folder holding bin/ tests/
 # bench/ matrices/ and this script (see bench/README or the report):
-#   bash gpu_suite.sh [quick]      "quick": benchmark only (no tests, no sanitizers)
+#   bash gpu_suite.sh [full]       tests, sanitizers, CSR benchmark
+#   bash gpu_suite.sh quick        CSR benchmark only (no tests, no sanitizers)
+#   bash gpu_suite.sh hisparse     HiSparse: CUDA tests, memcheck and racecheck,
+#                                  bench_hisparse_cuda (env HS_ARGS adds options,
+#                                  MATRICES and PREC select)
 # Writes its logs, the CSV/markdown results and a plot under $OUT (default
 # ./out) and prints the summary table last.
 set -u
@@ -30,6 +34,59 @@ if ldd bench/bench_spmv_cuda | grep -q "not found"; then
 fi
 ldd bench/bench_spmv_cuda | grep -iE "cusparse|opencl|not found" >>"$LOG" 2>&1
 tail -n 12 "$LOG"
+
+if [ "$MODE" = hisparse ]; then
+    say "HiSparse tests on CUDA"
+    HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 tests/check_hisp >"$OUT/tests_hs.log" 2>&1
+    echo "exit $?" >>"$OUT/tests_hs.log"
+    HISP_CUDA_HS_CONTROLLER=host HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
+        tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
+    echo "host-polled exit $?" >>"$OUT/tests_hs.log"
+    grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 12 | tee -a "$LOG"
+    say "compute-sanitizer on the HiSparse tests"
+    : >"$SAN"
+    echo "---- memcheck, device controller" >>"$SAN"
+    HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer \
+        --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
+    for tool in memcheck racecheck; do
+        echo "---- $tool, host-polled controller (whole-program module, no device launches)" >>"$SAN"
+        HISP_CUDA_HS_CONTROLLER=host HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+            timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+        echo "exit $?" >>"$SAN"
+    done
+    echo "---- racecheck, CSR SpMV suite" >>"$SAN"
+    HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=spmv timeout 300 compute-sanitizer \
+        --tool racecheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
+    grep -E "^----|ERROR SUMMARY|RACECHECK SUMMARY|Checks|^exit|not supported" "$SAN" | tee -a "$LOG"
+    say "HiSparse benchmark"
+    : >"$OUT/bench_hs.log"
+    PARTS=$(mktemp -d)
+    for m in ${MATRICES:-poisson3d banded rmat dense blockdiag circuit}; do
+        timeout ${BENCH_TIMEOUT:-300} bench/bench_hisparse_cuda --scale ${SCALE:-gpu} --matrices "$m" \
+            --precision ${PREC:-both} --repeat 30 --warmup 5 --csv "$PARTS/$m.csv" \
+            --summary "$PARTS/$m.sum" ${HS_ARGS:-} >>"$OUT/bench_hs.log" 2>&1
+        echo "bench $m exit $?" >>"$OUT/bench_hs.log"
+    done
+    first=1
+    for m in ${MATRICES:-poisson3d banded rmat dense blockdiag circuit}; do
+        [ -f "$PARTS/$m.csv" ] || continue
+        if [ $first = 1 ]; then
+            cat "$PARTS/$m.csv" >"$OUT/bench_hs.csv"
+            cat "$PARTS/$m.sum" >"$OUT/summary_hs.md"
+            first=0
+        else
+            tail -n +2 "$PARTS/$m.csv" >>"$OUT/bench_hs.csv"
+            tail -n +3 "$PARTS/$m.sum" >>"$OUT/summary_hs.md"
+        fi
+    done
+    grep -E "exit|error|FAIL|scheduler" "$OUT/bench_hs.log" | sort | uniq -c | sort -rn | head -n 20
+    python3 plot.py "$OUT/bench_hs.csv" -o "$OUT" --prefix hisparse_gpu --log >>"$LOG" 2>&1 || echo "plot failed" | tee -a "$LOG"
+    echo
+    cat "$OUT/summary_hs.md"
+    exit 0
+fi
 
 if [ "$MODE" != quick ]; then
     say "hisp info and hisp demo (the README's main job)"

@@ -65,6 +65,8 @@ void hispi_devobj_detach(hispi_devobj *o)
 
 static void close_backend(hisp_context ctx)
 {
+    if (ctx->ops && hispi_sched_settle(ctx) != HISP_SUCCESS)
+        hispi_debug("the last HiSparse SpMV failed its scheduler check");
     for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
         o->drop_device(o);
     if (ctx->ops && ctx->be) ctx->ops->fini(ctx->be);
@@ -159,7 +161,8 @@ hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
 hisp_status hisp_context_synchronize(hisp_context ctx)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    return ctx->ops->synchronize(ctx, ctx->be);
+    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
+    return hispi_sched_settle(ctx);
 }
 
 hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, int *count)

@@ -51,6 +51,7 @@ struct hisp_context_s {
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
     hisp_sched_counts sched; /* of the last HiSparse SpMV */
+    bool sched_pending;      /* sched is still with the backend (hispi_sched_settle) */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -176,6 +177,10 @@ HISPI_LOCAL void hispi_hisparse_release(hisp_matrix A);
 /* A host sparse copy of the matrix as shown (any format; HiSparse state
  * applied), for readers that need arrays. */
 HISPI_LOCAL hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out);
+/* Fetches the counts of the last HiSparse SpMV from a backend that returns
+ * before the work is done (hisparse_counts), with its scheduler check.
+ * Called before a result can be seen and before device copies go away. */
+HISPI_LOCAL hisp_status hispi_sched_settle(hisp_context ctx);
 /* HiSparse SpMV on the context's backend through the scheduler
  * (core/hisparse_sched.c). */
 HISPI_LOCAL hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha,

@@ -14,6 +14,7 @@ static hisp_status sync_host(hisp_vector v)
 {
     if (v->host_valid) return HISP_SUCCESS;
     hisp_context ctx = v->ctx;
+    HISPI_TRY(hispi_sched_settle(ctx)); /* a failed HiSparse SpMV shows here */
     HISPI_TRY(ctx->ops->buf_read(ctx, ctx->be, v->dev, 0, v->host,
                                  (size_t)v->n * hisp_type_size(v->type)));
     v->host_valid = true;

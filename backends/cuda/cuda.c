@@ -3,6 +3,7 @@
  * kernels_cuda/spmv.cu. A machine without a driver or a GPU sees zero devices
  * and a note saying why. */
 #include "../backend.h"
+#include "cuda_hisparse.h"
 #include "cuda_kernels.h"
 
 #include <cuda_runtime_api.h>
@@ -13,6 +14,7 @@
 typedef struct {
     int device;
     cudaStream_t stream;
+    void *hs; /* HiSparse state (cuda_hisparse.c) */
 } hisp_cuda_be;
 
 /* The device representation of a CSR matrix (see cuda_kernels.h). */
@@ -109,6 +111,7 @@ static void hisp_cuda_fini(void *p)
     if (cudaSetDevice(be->device) == cudaSuccess) {
         (void)cudaStreamSynchronize(be->stream);
         (void)cudaStreamDestroy(be->stream);
+        hisp_cuda_hs_fini(be->hs);
     }
     (void)cudaGetLastError();
     free(be);
@@ -456,13 +459,16 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
 
 /* ---- HiSparse (backends/cuda/cuda_hisparse.c reaches the stream here) ---- */
 
-#include "cuda_hisparse.h"
-
 void hisp_cuda_be_stream(void *p, int *device, cudaStream_t *stream)
 {
     hisp_cuda_be *be = p;
     *device = be->device;
     *stream = be->stream;
+}
+
+void **hisp_cuda_be_hs(void *p)
+{
+    return &((hisp_cuda_be *)p)->hs;
 }
 
 const hisp_backend_ops hisp_cuda_ops = {
@@ -488,4 +494,5 @@ const hisp_backend_ops hisp_cuda_ops = {
     .hisparse_upload = hisp_cuda_hs_upload,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,
+    .hisparse_counts = hisp_cuda_hs_counts,
 };

@@ -12,7 +12,12 @@
  * host-polled one ($HISP_CUDA_HS_CONTROLLER=host: the host reads the fill
  * counters each round and launches the node kernels itself), kept for
  * comparison. After either, every counter must equal its capacity (each
- * node processed exactly once), which is checked. */
+ * node processed exactly once), which is checked.
+ *
+ * The device controller's SpMV does not wait: its counts travel to pinned
+ * host memory behind the work, and hisp_cuda_hs_counts (which core calls
+ * before anyone reads a result) waits for them and does the check. So
+ * back-to-back SpMVs queue like CSR ones, and device events time them. */
 #include "cuda_hisparse.h"
 
 #include <stdlib.h>
@@ -113,22 +118,138 @@ hisp_status hisp_cuda_hs_upload(hisp_context ctx, void *be, const hispi_hs_view 
     return HISP_SUCCESS;
 }
 
-static int host_polled(void)
+static int env_is(const char *name, const char *value)
 {
-    const char *e = getenv("HISP_CUDA_HS_CONTROLLER");
-    return e && strcmp(e, "host") == 0;
+    const char *e = getenv(name);
+    return e && strcmp(e, value) == 0;
+}
+
+/* The counts of the last SpMV of a backend instance: ready (host-polled,
+ * empty matrix) or in flight to pinned memory (device controller). */
+typedef struct {
+    hisp_cuda_hs_ctl *ctl; /* pinned, followed by the fill counters */
+    uint32_t *tails;
+    cudaEvent_t done;
+    int state; /* 0 none, 1 ready, 2 in flight */
+    int nq;
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    const char *names[HISP_SCHED_MAX_QUEUES];
+    hisp_sched_counts ready;
+} hs_last;
+
+void hisp_cuda_hs_fini(void *p)
+{
+    hs_last *L = p;
+    if (!L) return;
+    if (L->ctl) (void)cudaFreeHost(L->ctl);
+    if (L->done) (void)cudaEventDestroy(L->done);
+    (void)cudaGetLastError();
+    free(L);
+}
+
+static hisp_status last_of(hisp_context ctx, void *be, hs_last **out)
+{
+    void **slot = hisp_cuda_be_hs(be);
+    if (!*slot) {
+        hs_last *L = NULL;
+        HISPI_TRY(hispi_calloc(ctx, 1, sizeof *L, (void **)&L));
+        cudaError_t e = cudaMallocHost(
+            (void **)&L->ctl, sizeof(hisp_cuda_hs_ctl) + HISP_SCHED_MAX_QUEUES * sizeof(uint32_t));
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&L->done, cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            hisp_cuda_hs_fini(L);
+            return e == cudaErrorMemoryAllocation
+                       ? hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
+                                    "cuda: no pinned host memory for the scheduler counts")
+                       : cu_fail(ctx, e, "cudaMallocHost / cudaEventCreate");
+        }
+        L->tails = (uint32_t *)(L->ctl + 1);
+        *slot = L;
+    }
+    *out = *slot;
+    return HISP_SUCCESS;
+}
+
+/* Every queue must have queued and processed each of its nodes once. */
+static hisp_status check_counts(hisp_context ctx, const hs_last *L, const uint32_t *tails,
+                                hisp_sched_counts *c)
+{
+    c->total_nodes = c->total_launches = 0;
+    for (int q = 0; q < L->nq; q++) {
+        if (tails[q] != L->cap[q] || (uint64_t)c->nodes[q] != L->cap[q])
+            return hispi_fail(ctx, HISP_ERR_BACKEND,
+                              "cuda: scheduler queue %s queued %u and processed %lld of %llu "
+                              "nodes",
+                              L->names[q], tails[q], (long long)c->nodes[q],
+                              (unsigned long long)L->cap[q]);
+        c->total_nodes += c->nodes[q];
+        c->total_launches += c->launches[q];
+    }
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_cuda_hs_counts(hisp_context ctx, void *be, hisp_sched_counts *counts)
+{
+    hs_last *L = *hisp_cuda_be_hs(be);
+    memset(counts, 0, sizeof *counts);
+    if (!L || L->state == 0) return HISP_SUCCESS;
+    if (L->state == 1) {
+        *counts = L->ready;
+        return HISP_SUCCESS;
+    }
+    int device = 0;
+    cudaStream_t stream = NULL;
+    hisp_cuda_be_stream(be, &device, &stream);
+    CU(ctx, cudaSetDevice(device));
+    L->state = 0; /* whatever happens, these counts are consumed */
+    CU(ctx, cudaEventSynchronize(L->done));
+    counts->queues = L->nq;
+    counts->rounds = (int64_t)L->ctl->rounds;
+    for (int q = 0; q < L->nq; q++) {
+        counts->nodes[q] = (int64_t)L->ctl->nodes[q];
+        counts->launches[q] = (int64_t)L->ctl->launches[q];
+    }
+    HISPI_TRY(check_counts(ctx, L, L->tails, counts));
+    L->ready = *counts;
+    L->state = 1;
+    return HISP_SUCCESS;
+}
+
+/* The host-polled controller: rounds driven from here, counts exact. */
+static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+                               const hispi_sched_policy *p, cudaStream_t stream,
+                               hisp_sched_counts *counts, uint32_t *tails)
+{
+    uint64_t head[HISP_SCHED_MAX_QUEUES] = {0};
+    for (;;) {
+        CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
+                                cudaMemcpyDeviceToHost, stream));
+        CU(ctx, cudaStreamSynchronize(stream));
+        uint64_t pending[HISP_SCHED_MAX_QUEUES];
+        bool launch[HISP_SCHED_MAX_QUEUES];
+        for (int q = 0; q < m->nq; q++)
+            pending[q] = tails[q] - head[q];
+        if (!hispi_sched_pick(p, pending, launch)) return HISP_SUCCESS;
+        counts->rounds++;
+        for (int q = 0; q < m->nq; q++) {
+            if (!launch[q]) continue;
+            CU(ctx, hisp_cuda_hs_node(P, q, m->base[q] + head[q], pending[q], stream));
+            head[q] = tails[q];
+            counts->nodes[q] += (int64_t)pending[q];
+            counts->launches[q]++;
+        }
+    }
 }
 
 hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
                               const void *x, void *y, hisp_sched_counts *counts)
 {
+    (void)counts; /* given by hisp_cuda_hs_counts */
     hisp_cuda_hsm *m = dev;
     const hispi_sched_policy *p = a->policy;
     int device = 0;
     cudaStream_t stream = NULL;
     hisp_cuda_be_stream(be, &device, &stream);
-    memset(counts, 0, sizeof *counts);
-    counts->queues = p->nqueues;
     if (p->nqueues != m->nq)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "cuda: policy has %d queues, upload %d",
                           p->nqueues, m->nq);
@@ -138,9 +259,17 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
             return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                               "cuda: queue %s would need more than 2^31-1 blocks", p->q[q].name);
     }
+    hs_last *L = NULL;
+    HISPI_TRY(last_of(ctx, be, &L));
+    L->state = 0;
+    L->nq = m->nq;
+    for (int q = 0; q < m->nq; q++) {
+        L->cap[q] = a->root ? m->cap[q] : 0;
+        L->names[q] = p->q[q].name;
+    }
+    memset(&L->ready, 0, sizeof L->ready);
+    L->ready.queues = m->nq;
     CU(ctx, cudaSetDevice(device));
-    CU(ctx, hisp_cuda_hs_scale(m->f64, a->ny, a->beta, y, stream));
-    if (!a->root) return HISP_SUCCESS;
 
     hisp_cuda_hs P;
     memset(&P, 0, sizeof P);
@@ -165,51 +294,23 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.y = y;
     P.root = a->root;
     P.root_queue = a->root_queue;
-    CU(ctx, hisp_cuda_hs_init(&P, stream));
-
-    uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
-    if (host_polled()) {
-        uint64_t head[HISP_SCHED_MAX_QUEUES] = {0};
-        for (;;) {
-            CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
-                                    cudaMemcpyDeviceToHost, stream));
-            CU(ctx, cudaStreamSynchronize(stream));
-            uint64_t pending[HISP_SCHED_MAX_QUEUES];
-            bool launch[HISP_SCHED_MAX_QUEUES];
-            for (int q = 0; q < m->nq; q++)
-                pending[q] = tails[q] - head[q];
-            if (!hispi_sched_pick(p, pending, launch)) break;
-            counts->rounds++;
-            for (int q = 0; q < m->nq; q++) {
-                if (!launch[q]) continue;
-                CU(ctx, hisp_cuda_hs_node(&P, q, m->base[q] + head[q], pending[q], stream));
-                head[q] = tails[q];
-                counts->nodes[q] += (int64_t)pending[q];
-                counts->launches[q]++;
-            }
-        }
-    } else {
-        hisp_cuda_hs_ctl c;
-        CU(ctx, hisp_cuda_hs_controller(&P, stream));
-        CU(ctx, cudaMemcpyAsync(&c, m->ctl, sizeof c, cudaMemcpyDeviceToHost, stream));
-        CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
-                                cudaMemcpyDeviceToHost, stream));
-        CU(ctx, cudaStreamSynchronize(stream));
-        counts->rounds = (int64_t)c.rounds;
-        for (int q = 0; q < m->nq; q++) {
-            counts->nodes[q] = (int64_t)c.nodes[q];
-            counts->launches[q] = (int64_t)c.launches[q];
-        }
+    CU(ctx, hisp_cuda_hs_begin(&P, a->ny, a->beta, stream));
+    if (!a->root) {
+        L->state = 1;
+        return HISP_SUCCESS;
     }
-    for (int q = 0; q < m->nq; q++) {
-        if (tails[q] != m->cap[q] || (uint64_t)counts->nodes[q] != m->cap[q])
-            return hispi_fail(ctx, HISP_ERR_BACKEND,
-                              "cuda: scheduler queue %s queued %u and processed %lld of %llu "
-                              "nodes",
-                              p->q[q].name, tails[q], (long long)counts->nodes[q],
-                              (unsigned long long)m->cap[q]);
-        counts->total_nodes += counts->nodes[q];
-        counts->total_launches += counts->launches[q];
+    if (env_is("HISP_CUDA_HS_CONTROLLER", "host")) {
+        uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
+        HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));
+        HISPI_TRY(check_counts(ctx, L, tails, &L->ready));
+        L->state = 1;
+        return HISP_SUCCESS;
     }
+    CU(ctx, hisp_cuda_hs_controller(&P, stream));
+    CU(ctx, cudaMemcpyAsync(L->ctl, m->ctl, sizeof *L->ctl, cudaMemcpyDeviceToHost, stream));
+    CU(ctx, cudaMemcpyAsync(L->tails, m->tails, (size_t)m->nq * sizeof *L->tails,
+                            cudaMemcpyDeviceToHost, stream));
+    CU(ctx, cudaEventRecord(L->done, stream));
+    L->state = 2;
     return HISP_SUCCESS;
 }

@@ -40,10 +40,9 @@ typedef struct {
     unsigned long long rounds;
 } hisp_cuda_hs_ctl;
 
-/* y = beta*y (beta == 0: y = 0 without reading it). */
-cudaError_t hisp_cuda_hs_scale(int f64, int64_t n, double beta, void *y, cudaStream_t stream);
-/* Queues emptied, the root alone in its queue, the controller state zeroed. */
-cudaError_t hisp_cuda_hs_init(const hisp_cuda_hs *P, cudaStream_t stream);
+/* y = beta*y over n entries (beta == 0: y = 0 without reading it); the
+ * queues emptied, the root alone in its queue, the controller state zeroed. */
+cudaError_t hisp_cuda_hs_begin(const hisp_cuda_hs *P, int64_t n, double beta, cudaStream_t stream);
 /* The device controller: a one-thread grid per round that reads the fill
  * levels, launches the node kernels of the picked queues into
  * cudaStreamFireAndForget and itself into cudaStreamTailLaunch (the next
@@ -60,6 +59,10 @@ cudaError_t hisp_cuda_hs_node(const hisp_cuda_hs *P, int q, uint64_t first, uint
 
 /* The backend instance's device and stream (defined in cuda.c). */
 HISPI_LOCAL void hisp_cuda_be_stream(void *be, int *device, cudaStream_t *stream);
+/* The instance's slot for HiSparse state (the pending counts); freed by
+ * hisp_cuda_hs_fini when the instance ends. */
+HISPI_LOCAL void **hisp_cuda_be_hs(void *be);
+HISPI_LOCAL void hisp_cuda_hs_fini(void *hs);
 
 /* The ops of backends/cuda/cuda_hisparse.c. */
 HISPI_LOCAL hisp_status hisp_cuda_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A,
@@ -68,6 +71,7 @@ HISPI_LOCAL void hisp_cuda_hs_free(void *be, void *dev);
 HISPI_LOCAL hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev,
                                           const hispi_sched_args *a, const void *x, void *y,
                                           hisp_sched_counts *counts);
+HISPI_LOCAL hisp_status hisp_cuda_hs_counts(hisp_context ctx, void *be, hisp_sched_counts *counts);
 #endif
 
 #ifdef __cplusplus

@@ -1,0 +1,38 @@
+#!/bin/bash
+# Profiles HiSparse SpMV node kernels with ncu on the GPU machine (from the
+# folder holding bin/): the host-polled controller launches the same node
+# kernels from the host, so ncu sees each one. Writes $OUT/prof_*.csv.
+set -u
+cd "$(dirname "$0")"
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+T=$(mktemp -d)
+bin/hisp gen poisson3d --n 128 -o $T/p3.mtx >/dev/null
+bin/hisp gen rmat --scale 20 -o $T/rmat.mtx >/dev/null
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active
+for m in p3 rmat; do
+  for tr in "" --transpose; do
+    for p in f64; do
+      echo "== $m $p $tr device controller"
+      bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda --precision $p --repeat 20 $tr | tail -n 4
+      echo "== $m $p $tr host-polled + ncu"
+      HISP_CUDA_HS_CONTROLLER=host timeout 200 ncu --clock-control none --metrics $M --csv \
+        -k regex:'hs_|spmv' --launch-skip 30 --launch-count 12 \
+        bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda --precision $p --repeat 3 $tr \
+        >"$OUT/prof_${m}_${p}${tr}.csv" 2>&1
+      python3 - "$OUT/prof_${m}_${p}${tr}.csv" <<'PY'
+import csv, sys, collections
+rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
+r = list(csv.DictReader(rows))
+k = collections.OrderedDict()
+for x in r:
+    key = (x["ID"], x["Kernel Name"][:40])
+    k.setdefault(key, {})[x["Metric Name"]] = x["Metric Value"]
+for (i, n), v in k.items():
+    print(i, n, " ".join("%s=%s" % (m.split("__")[1][:22], v[m]) for m in v))
+PY
+    done
+  done
+  echo "== $m CSR"
+  bin/hisp spmv $T/$m.mtx --backend cuda --repeat 20 | tail -n 3
+done

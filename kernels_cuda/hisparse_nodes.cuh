@@ -1,0 +1,328 @@
+/* HiSparse SpMV on CUDA: the node kernels of the dynamic scheduler, included
+ * by hisparse.cu (whole-program module: host-launched kernels) and
+ * hisparse_cdp.cu (relocatable module with the device-side controller),
+ * so that a module without dynamic parallelism exists for
+ * compute-sanitizer racecheck, which refuses modules with device launches.
+ * Scheduler (core/hisparse_sched.h; docs/FORMAT.md for the bytes).
+ *
+ * Node kernels: a block of G threads takes G / tpn consecutive entries of
+ * one queue, tpn threads per node; one kernel per node function.
+ * - Inner nodes queue their children. A block reserves the slots of a
+ *   batch of children with one atomicAdd per queue: warps aggregate their
+ *   lanes' children per queue in shared memory (__match_any_sync), then one
+ *   thread per queue adds the block's count to the global fill counter. One
+ *   global atomic per child on 8 counters serialised in L2 (1.5 ms for
+ *   rmat 20's 2.8M children, bench/results/hisparse-cuda-2026-11-22.md).
+ * - Leaves add alpha * a_ij * x_j into y with red.global (no return
+ *   value). Heavy COO leaves get a warp (a block per leaf ran a dependent
+ *   chain of loads per block with most threads idle); lanes hold
+ *   consecutive entries and a segmented warp reduction over runs of equal
+ *   output indices leaves one add per run. A shared-memory accumulator per
+ *   leaf was measured and dropped: 1.4-4x slower on the H100 (shared f64
+ *   atomics and the d-entry flush).
+ * - Dense leaves: for y = A x one warp per row (coalesced loads, warp sum),
+ *   for A^T x one thread per column (coalesced across threads).
+ *
+ * Controller (CDP2, CUDA 12+): no device-side synchronize exists, and a
+ * child launched into cudaStreamFireAndForget need not start before its
+ * parent ends. So a round is one single-thread grid: it reads the fill
+ * counters, picks the queues (the rule of hispi_sched_pick), launches one
+ * node kernel per picked queue (fire-and-forget), and launches itself into
+ * cudaStreamTailLaunch, which runs after this grid and all its children have
+ * finished; a round that finds every queue empty launches nothing and the
+ * chain ends. Queue entries and counters written by another grid are read
+ * with L1-bypassing loads (__ldcg), which DESIGN.md records as necessary
+ * when grids overlap; here grid boundaries already order them, the loads
+ * keep it safe if a variant ever overlaps rounds. */
+#ifndef HISP_KERNELS_CUDA_HISPARSE_NODES_CUH
+#define HISP_KERNELS_CUDA_HISPARSE_NODES_CUH
+
+#include "cuda/cuda_hisparse.h"
+
+#include <cstdint>
+
+/* Internal linkage on purpose: each module gets its own copy, so a host
+ * launch never resolves to the module with device launches. */
+namespace
+{
+
+constexpr int FEW = 32;
+constexpr unsigned NOKEY = 0xffffffffu;
+
+struct entry_t { /* hispi_sched_entry */
+    unsigned long long ref;
+    unsigned row, col, depth, pad;
+};
+static_assert(sizeof(entry_t) == 24, "entry layout");
+
+__device__ __forceinline__ entry_t load_entry(const entry_t *p)
+{
+    entry_t e;
+    e.ref = __ldcg(&p->ref);
+    e.row = __ldcg(&p->row);
+    e.col = __ldcg(&p->col);
+    e.depth = __ldcg(&p->depth);
+    e.pad = 0;
+    return e;
+}
+
+__device__ __forceinline__ unsigned long long coo_payload(unsigned n, unsigned s)
+{
+    unsigned x = n == 1 ? 1 : n == 2 ? 2 : 4;
+    unsigned np = (n + x - 1) / x * x;
+    unsigned a = x * s < 16 ? x * s : 16;
+    return (4 + 2 * np + a - 1) / a * a;
+}
+
+/* The queue of child c: hispi_sched_spmv_queue (reads a COO child's count). */
+__device__ __forceinline__ int queue_of(const unsigned char *pool, unsigned long long c)
+{
+    int t = (int)(c & 15);
+    int q;
+    if (t == 1 || t == 5) {
+        q = 3;
+    } else {
+        unsigned n = __ldg(reinterpret_cast<const unsigned *>(pool + (c & ~15ull)));
+        q = n <= 1 ? 0 : n <= FEW ? 1 : 2;
+    }
+    return t >= 5 ? q + 4 : q;
+}
+
+/* Fire-and-forget global adds: the result is never needed, and `red` keeps
+ * the compiler from waiting for it. */
+__device__ __forceinline__ void red_add(float *p, float v)
+{
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+__device__ __forceinline__ void red_add(double *p, double v)
+{
+    asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+}
+
+template <typename T> __device__ __forceinline__ bool nonzero_bits(T v);
+template <> __device__ __forceinline__ bool nonzero_bits<float>(float v)
+{
+    return __float_as_uint(v) != 0;
+}
+template <> __device__ __forceinline__ bool nonzero_bits<double>(double v)
+{
+    return __double_as_longlong(v) != 0;
+}
+
+/* Lanes of the calling thread's group of w (a power of two <= 32). */
+__device__ __forceinline__ unsigned group_mask(unsigned w)
+{
+    if (w >= 32) return 0xffffffffu;
+    unsigned lane = threadIdx.x & 31;
+    return ((1u << w) - 1) << (lane & ~(w - 1));
+}
+
+/* ---- inner nodes: queue the children ---------------------------------------- */
+
+template <bool DENSE>
+__global__ void __launch_bounds__(256)
+    hs_inner(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
+{
+    __shared__ unsigned s_cnt[HISP_CUDA_HS_QUEUES], s_at[HISP_CUDA_HS_QUEUES], s_iters;
+    const unsigned per = blockDim.x / tpn;
+    const unsigned long long node = (unsigned long long)blockIdx.x * per + threadIdx.x / tpn;
+    const unsigned t = threadIdx.x % tpn;
+    const unsigned log2d = (unsigned)P.log2d, d = 1u << log2d;
+    const bool live = node < count;
+    entry_t e = {0, 0, 0, 0, 0};
+    const unsigned char *nd = P.pool;
+    unsigned n = 0;
+    if (live) {
+        e = load_entry(static_cast<const entry_t *>(P.entries) + first + node);
+        nd = P.pool + (e.ref & ~15ull);
+        n = DENSE ? d * d : *reinterpret_cast<const unsigned *>(nd);
+    }
+    if (threadIdx.x == 0) s_iters = 0;
+    __syncthreads();
+    if (live && t == 0) atomicMax(&s_iters, (n + tpn - 1) / tpn);
+    __syncthreads();
+    const unsigned iters = s_iters;
+    const unsigned sh = log2d * ((unsigned)P.depth - 1 - e.depth);
+    const unsigned long long *pay =
+        reinterpret_cast<const unsigned long long *>(DENSE ? nd : nd + coo_payload(n, 8));
+    const unsigned lane = threadIdx.x & 31;
+    for (unsigned it = 0; it < iters; it++) {
+        if (threadIdx.x < HISP_CUDA_HS_QUEUES) s_cnt[threadIdx.x] = 0;
+        __syncthreads();
+        const unsigned k = it * tpn + t;
+        unsigned long long c = live && k < n ? pay[k] : 0;
+        int q = -1;
+        unsigned local = 0;
+        if (c) {
+            q = queue_of(P.pool, c);
+            unsigned mask = __activemask();
+            unsigned peers = __match_any_sync(mask, q);
+            int leader = __ffs(peers) - 1;
+            unsigned off = 0;
+            if ((int)lane == leader) off = atomicAdd(&s_cnt[q], __popc(peers));
+            off = __shfl_sync(peers, off, leader);
+            local = off + __popc(peers & ((1u << lane) - 1));
+        }
+        __syncthreads();
+        if (threadIdx.x < HISP_CUDA_HS_QUEUES && s_cnt[threadIdx.x])
+            s_at[threadIdx.x] = atomicAdd(&P.tails[threadIdx.x], s_cnt[threadIdx.x]);
+        __syncthreads();
+        if (q >= 0) {
+            unsigned r = DENSE ? k >> log2d : nd[4 + 2 * k];
+            unsigned cc = DENSE ? k & (d - 1) : nd[5 + 2 * k];
+            entry_t *o = static_cast<entry_t *>(P.entries) + P.base[q] + s_at[q] + local;
+            o->ref = c;
+            o->row = e.row + (r << sh);
+            o->col = e.col + (cc << sh);
+            o->depth = e.depth + 1;
+            o->pad = 0;
+        }
+    }
+}
+
+/* ---- COO leaves --------------------------------------------------------------- */
+
+/* tpn threads per node, any power of two; the lanes of a group of
+ * w = min(tpn, 32) hold consecutive entries (k = it * tpn + t). Products are
+ * summed over runs of lanes with the same output index by a segmented
+ * reduction towards the run's first lane, which then issues one add. Runs
+ * are found by comparing neighbours only, so it is exact for any order: for
+ * y = A x the outputs (rows) are sorted and a run is a row's entries in the
+ * slice; for A^T x they are the columns, where runs form in columns that
+ * hold most of a leaf (the dense columns of circuit-like matrices, whose
+ * per-entry adds to one address serialised in L2). */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    hs_leaf_coo(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
+{
+    const unsigned per = blockDim.x / tpn;
+    const unsigned long long node = (unsigned long long)blockIdx.x * per + threadIdx.x / tpn;
+    const unsigned t = threadIdx.x % tpn;
+    if (node >= count) return; /* whole groups leave together */
+    const entry_t e = load_entry(static_cast<const entry_t *>(P.entries) + first + node);
+    const unsigned char *nd = P.pool + (e.ref & ~15ull);
+    const unsigned n = *reinterpret_cast<const unsigned *>(nd);
+    const unsigned short *rc = reinterpret_cast<const unsigned short *>(nd + 4);
+    const T *val = reinterpret_cast<const T *>(nd + coo_payload(n, sizeof(T)));
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    const bool tr = P.tr != 0;
+    const unsigned w = tpn < 32 ? tpn : 32, g = threadIdx.x & (w - 1);
+    const unsigned mask = group_mask(w);
+    const unsigned iters = (n + tpn - 1) / tpn;
+    for (unsigned it = 0; it < iters; it++) {
+        unsigned k = it * tpn + t;
+        unsigned key = NOKEY;
+        T v = 0;
+        if (k < n) {
+            unsigned b = rc[k], r = e.row + (b & 255), c = e.col + (b >> 8);
+            key = tr ? c : r;
+            v = val[k] * x[tr ? r : c];
+        }
+        if (w > 1) {
+            unsigned kn = __shfl_down_sync(mask, key, 1, w);
+            unsigned kp = __shfl_up_sync(mask, key, 1, w);
+            bool stop = g == w - 1 || kn != key; /* a run ends after this lane */
+            for (unsigned o = 1; o < w; o <<= 1) {
+                T vo = __shfl_down_sync(mask, v, o, w);
+                bool so = __shfl_down_sync(mask, stop, o, w);
+                if (!stop) v += vo;
+                stop = stop || so || g + o >= w;
+            }
+            if (g != 0 && kp == key) continue; /* not the first lane of its run */
+        }
+        if (key != NOKEY) red_add(&y[key], alpha * v);
+    }
+}
+
+/* ---- dense leaves --------------------------------------------------------------- */
+
+template <typename T>
+__global__ void __launch_bounds__(256)
+    hs_leaf_dense(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
+{
+    const unsigned per = blockDim.x / tpn;
+    const unsigned long long node = (unsigned long long)blockIdx.x * per + threadIdx.x / tpn;
+    const unsigned t = threadIdx.x % tpn;
+    if (node >= count) return;
+    const entry_t e = load_entry(static_cast<const entry_t *>(P.entries) + first + node);
+    const T *val = reinterpret_cast<const T *>(P.pool + (e.ref & ~15ull));
+    const unsigned log2d = (unsigned)P.log2d, d = 1u << log2d;
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    if (P.tr || tpn < 32 || d < 32) { /* a column (A^T) or row per thread */
+        const bool tr = P.tr != 0;
+        for (unsigned i = t; i < d; i += tpn) {
+            T sum = 0;
+            bool any = false;
+            for (unsigned j = 0; j < d; j++) {
+                T v = tr ? val[j * d + i] : val[i * d + j];
+                if (nonzero_bits(v)) {
+                    sum += v * x[(tr ? e.row : e.col) + j];
+                    any = true;
+                }
+            }
+            if (any) red_add(&y[(tr ? e.col : e.row) + i], alpha * sum);
+        }
+        return;
+    }
+    const unsigned lane = t & 31, warps = tpn / 32; /* a row per warp */
+    for (unsigned i = t / 32; i < d; i += warps) {
+        T sum = 0;
+        bool any = false;
+        for (unsigned j = lane; j < d; j += 32) {
+            T v = val[i * d + j];
+            if (nonzero_bits(v)) {
+                sum += v * x[e.col + j];
+                any = true;
+            }
+        }
+        for (unsigned o = 16; o; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (__any_sync(0xffffffffu, any) && lane == 0) red_add(&y[e.row + i], alpha * sum);
+    }
+}
+
+/* ---- launch ------------------------------------------------------------------- */
+
+__device__ __host__ __forceinline__ unsigned blocks_for(const hisp_cuda_hs &P, int q,
+                                                        unsigned long long count)
+{
+    unsigned per = (unsigned)(P.group[q] / P.tpn[q]);
+    return (unsigned)((count + per - 1) / per);
+}
+
+/* One node kernel over entries [first, first + count) of queue q into
+ * stream s (a host stream, or cudaStreamFireAndForget on the device, which
+ * needs the relocatable module). */
+#ifdef __CUDACC_RDC__
+#define HS_LAUNCHER __device__ __host__
+#else
+#define HS_LAUNCHER __host__
+#endif
+template <typename T>
+HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long first,
+                             unsigned long long count, cudaStream_t s)
+{
+    dim3 grid(blocks_for(P, q, count)), block((unsigned)P.group[q]);
+    unsigned tpn = (unsigned)P.tpn[q];
+    switch (P.fn[q]) {
+    case 0:
+        hs_inner<false><<<grid, block, 0, s>>>(P, first, count, tpn);
+        break;
+    case 1:
+        hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
+        break;
+    case 2:
+        hs_leaf_coo<T><<<grid, block, 0, s>>>(P, first, count, tpn);
+        break;
+    default:
+        hs_leaf_dense<T><<<grid, block, 0, s>>>(P, first, count, tpn);
+    }
+}
+
+} // namespace
+
+#endif
