@@ -7,10 +7,10 @@ cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 T=$(mktemp -d)
-bin/hisp gen poisson3d --n 128 -o $T/p3.mtx >/dev/null
-bin/hisp gen rmat --scale 20 -o $T/rmat.mtx >/dev/null
+bin/hisp gen poisson3d --n 160 -o $T/p3.mtx >/dev/null
+bin/hisp gen circuit --n 2000000 --nnz-per-row 8 --dense-share 0.3 -o $T/circuit.mtx >/dev/null
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active
-for m in p3 rmat; do
+for m in ${PROF_MATRICES:-p3 circuit}; do
   for tr in "" --transpose; do
     for p in f64; do
       echo "== $m $p $tr device controller"
