@@ -2,7 +2,7 @@
  * (issue 4) against hisp CSR and cuSPARSE, on the generator suite.
  *
  *   bench_hisparse_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
- *                       [--repeat N] [--warmup N] [--node-size d] [--no-opencl]
+ *                       [--repeat N] [--warmup N] [--node-size d] [--variants] [--no-opencl]
  *                       [--csv FILE] [--md FILE] [--summary FILE]
  *
  * Per matrix and precision, in one process and on one GPU:
@@ -14,6 +14,8 @@
  *   cusparse-csc T           csr2csc once, then SpMV of the CSC arrays as a CSR of A^T
  *   cusparse-csc+conv T      the conversion and that SpMV, every time
  *   naive-atomic T           one thread per row, atomicAdd per entry (bench/naive_t.cu)
+ * --variants adds kernel variants kept for comparison (hisparse-cuda-warpleaf:
+ * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp).
  * Times: CUDA events, medians of `repeat` runs after `warmup`; alpha = 1,
  * beta = 0, y starting as NaN. Every result is checked against a double
  * host reference. GB/s: CSR rows use the CSR byte model; HiSparse rows the
@@ -245,7 +247,7 @@ int main(int argc, char **argv)
 {
     const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
                *sum = NULL;
-    int repeat = 50, warmup = 5, use_ocl = 1, d = 128;
+    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, variants = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name, stmt)                                                                            \
@@ -264,13 +266,17 @@ int main(int argc, char **argv)
         OPT("--md", md = v);
         OPT("--summary", sum = v);
 #undef OPT
+        if (!strcmp(a, "--variants")) {
+            variants = 1;
+            continue;
+        }
         if (!strcmp(a, "--no-opencl")) {
             use_ocl = 0;
             continue;
         }
         fprintf(stderr,
                 "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
-                "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] "
+                "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--variants] "
                 "[--no-opencl] [--csv F] [--md F] [--summary F]\n",
                 argv[0]);
         return 1;
@@ -372,6 +378,12 @@ int main(int argc, char **argv)
             run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup, repeat,
                    ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_CONTROLLER");
+            for (int op = 0; variants && op < 2; op++) { /* kernel variants kept for comparison */
+                setenv("HISP_CUDA_HS_LEAF", "warp", 1);
+                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-warpleaf", name, t, gpu, &rs, warmup,
+                       repeat, ms, bw, h->tree_bytes, NULL);
+                unsetenv("HISP_CUDA_HS_LEAF");
+            }
             for (int op = 0; op < 2; op++) {
                 cb_hisp_run(ctx, &P, (hisp_op)op, warmup, repeat, ms, &e, &e2);
                 cb_add(&rs, name, t, op ? "T" : "N", "hisp-cuda", gpu, &A, ms, repeat, e, bw);

@@ -50,3 +50,11 @@ extern "C" cudaError_t hisp_cuda_hs_node(const hisp_cuda_hs *P, int q, uint64_t 
         launch_node<float>(*P, q, first, count, stream);
     return cudaGetLastError();
 }
+
+extern "C" cudaError_t hisp_cuda_hs_cdp_prepare(void);
+
+extern "C" cudaError_t hisp_cuda_hs_prepare(int cdp)
+{
+    cudaError_t a = prefer_shared_carveout(), b = cdp ? hisp_cuda_hs_cdp_prepare() : cudaSuccess;
+    return a != cudaSuccess ? a : b;
+}

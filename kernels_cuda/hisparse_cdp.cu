@@ -50,3 +50,8 @@ extern "C" cudaError_t hisp_cuda_hs_controller(const hisp_cuda_hs *P, cudaStream
         hs_controller<float><<<1, 1, 0, stream>>>(*P);
     return cudaGetLastError();
 }
+
+extern "C" cudaError_t hisp_cuda_hs_cdp_prepare(void)
+{
+    return prefer_shared_carveout();
+}

@@ -89,14 +89,15 @@ __device__ __forceinline__ int queue_of(const unsigned char *pool, unsigned long
 }
 
 /* Fire-and-forget global adds: the result is never needed, and `red` keeps
- * the compiler from waiting for it. */
+ * the compiler from waiting for it. No "memory" clobber: nothing in a node
+ * kernel reads y, so loads may move across the adds (more loads in flight). */
 __device__ __forceinline__ void red_add(float *p, float v)
 {
-    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v));
 }
 __device__ __forceinline__ void red_add(double *p, double v)
 {
-    asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+    asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(v));
 }
 
 template <typename T> __device__ __forceinline__ bool nonzero_bits(T v);
@@ -236,6 +237,99 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* The same sums with the work of a block's G / tpn leaves flattened: the
+ * block loads its queue entries and node headers together, prefix-sums the
+ * entry counts in shared memory, and every warp takes 32-entry slices of
+ * the concatenation (a lane finds its leaf by binary search over the
+ * prefix). A leaf of thousands of entries is then shared by the block's 8
+ * warps instead of walked by one, and short leaves fill whole warps. Runs
+ * may span two leaves: their keys are absolute indices of y, so merging
+ * them is exact. U slices per round have their loads issued before any
+ * reduction, for more loads in flight. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    hs_leaf_flat(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
+{
+    constexpr unsigned U = 4;
+    extern __shared__ unsigned long long s_dyn[]; /* flat_shared(per) bytes */
+    const unsigned per = blockDim.x / tpn, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    unsigned long long *s_nd = s_dyn;
+    unsigned *s_row = reinterpret_cast<unsigned *>(s_nd + per), *s_col = s_row + per,
+             *s_val = s_col + per, *s_warp = s_val + per, *s_off = s_warp + 32;
+    const unsigned long long b0 = (unsigned long long)blockIdx.x * per;
+    const unsigned nodes = (unsigned)min((unsigned long long)per, count - b0);
+    unsigned n = 0;
+    if (threadIdx.x < nodes) {
+        const entry_t e =
+            load_entry(static_cast<const entry_t *>(P.entries) + first + b0 + threadIdx.x);
+        unsigned long long off = e.ref & ~15ull;
+        n = *reinterpret_cast<const unsigned *>(P.pool + off);
+        s_nd[threadIdx.x] = off;
+        s_row[threadIdx.x] = e.row;
+        s_col[threadIdx.x] = e.col;
+        s_val[threadIdx.x] = (unsigned)coo_payload(n, sizeof(T));
+    }
+    unsigned inc = n; /* inclusive scan of n over the block */
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        unsigned u = __shfl_up_sync(0xffffffffu, inc, o);
+        if (lane >= o) inc += u;
+    }
+    if (lane == 31) s_warp[wid] = inc;
+    __syncthreads();
+    unsigned before = 0;
+    for (unsigned w = 0; w < wid; w++)
+        before += s_warp[w];
+    if (threadIdx.x < per) s_off[threadIdx.x + 1] = before + inc;
+    if (threadIdx.x == 0) s_off[0] = 0;
+    __syncthreads();
+    const unsigned total = s_off[nodes], slices = (total + 31) / 32, nw = blockDim.x / 32;
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    const bool tr = P.tr != 0;
+    for (unsigned s0 = wid; s0 < slices; s0 += U * nw) {
+        unsigned key[U];
+        T v[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            unsigned k = (s0 + u * nw) * 32 + lane;
+            key[u] = NOKEY;
+            v[u] = 0;
+            if (k < total) {
+                unsigned lo = 0, hi = nodes - 1;
+                while (lo < hi) {
+                    unsigned mid = (lo + hi + 1) >> 1;
+                    if (s_off[mid] <= k)
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
+                unsigned kk = k - s_off[lo];
+                const unsigned char *nd = P.pool + s_nd[lo];
+                unsigned b = reinterpret_cast<const unsigned short *>(nd + 4)[kk];
+                unsigned r = s_row[lo] + (b & 255), c = s_col[lo] + (b >> 8);
+                key[u] = tr ? c : r;
+                v[u] = reinterpret_cast<const T *>(nd + s_val[lo])[kk] * x[tr ? r : c];
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            if (s0 + u * nw >= slices) break; /* warp-uniform */
+            unsigned kn = __shfl_down_sync(0xffffffffu, key[u], 1);
+            unsigned kp = __shfl_up_sync(0xffffffffu, key[u], 1);
+            bool stop = lane == 31 || kn != key[u];
+            T sum = v[u];
+            for (unsigned o = 1; o < 32; o <<= 1) {
+                T vo = __shfl_down_sync(0xffffffffu, sum, o);
+                bool so = __shfl_down_sync(0xffffffffu, stop, o);
+                if (!stop) sum += vo;
+                stop = stop || so;
+            }
+            if (key[u] != NOKEY && (lane == 0 || kp != key[u])) red_add(&y[key[u]], alpha * sum);
+        }
+    }
+}
+
 /* ---- dense leaves --------------------------------------------------------------- */
 
 template <typename T>
@@ -285,6 +379,23 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* Ask for a shared-memory carveout that fits 8 blocks of any node kernel
+ * per SM (the driver's default for grids launched from the device may
+ * leave less); a hint, errors ignored by the caller. */
+inline cudaError_t prefer_shared_carveout()
+{
+    const void *k[] = {(const void *)hs_inner<false>,      (const void *)hs_inner<true>,
+                       (const void *)hs_leaf_flat<float>,  (const void *)hs_leaf_flat<double>,
+                       (const void *)hs_leaf_coo<float>,   (const void *)hs_leaf_coo<double>,
+                       (const void *)hs_leaf_dense<float>, (const void *)hs_leaf_dense<double>};
+    cudaError_t r = cudaSuccess;
+    for (const void *f : k) {
+        cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, 25);
+        if (e != cudaSuccess) r = e;
+    }
+    return r;
+}
+
 /* ---- launch ------------------------------------------------------------------- */
 
 __device__ __host__ __forceinline__ unsigned blocks_for(const hisp_cuda_hs &P, int q,
@@ -292,6 +403,14 @@ __device__ __host__ __forceinline__ unsigned blocks_for(const hisp_cuda_hs &P, i
 {
     unsigned per = (unsigned)(P.group[q] / P.tpn[q]);
     return (unsigned)((count + per - 1) / per);
+}
+
+/* Dynamic shared memory of hs_leaf_flat for `per` leaves per block: sized
+ * to the queue (a static 8 KB for 256 leaves left room for one block per
+ * SM in device-launched grids, 3.4x slower than from the host). */
+__device__ __host__ __forceinline__ unsigned flat_shared(unsigned per)
+{
+    return per * 8 + per * 12 + 32 * 4 + (per + 1) * 4;
 }
 
 /* One node kernel over entries [first, first + count) of queue q into
@@ -316,7 +435,10 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
         hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
         break;
     case 2:
-        hs_leaf_coo<T><<<grid, block, 0, s>>>(P, first, count, tpn);
+        if (P.leaf_warp || tpn == 1) /* single entries: a thread each, nothing to share */
+            hs_leaf_coo<T><<<grid, block, 0, s>>>(P, first, count, tpn);
+        else
+            hs_leaf_flat<T><<<grid, block, flat_shared(block.x / tpn), s>>>(P, first, count, tpn);
         break;
     default:
         hs_leaf_dense<T><<<grid, block, 0, s>>>(P, first, count, tpn);

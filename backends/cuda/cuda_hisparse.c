@@ -130,7 +130,8 @@ typedef struct {
     hisp_cuda_hs_ctl *ctl; /* pinned, followed by the fill counters */
     uint32_t *tails;
     cudaEvent_t done;
-    int state; /* 0 none, 1 ready, 2 in flight */
+    int state;    /* 0 none, 1 ready, 2 in flight */
+    int prepared; /* carveout hints given: 1 host module, 2 both */
     int nq;
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
     const char *names[HISP_SCHED_MAX_QUEUES];
@@ -294,12 +295,20 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.y = y;
     P.root = a->root;
     P.root_queue = a->root_queue;
+    P.leaf_warp = env_is("HISP_CUDA_HS_LEAF", "warp"); /* kept for comparison */
+    int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
+    if (L->prepared < (host ? 1 : 2)) {
+        if (hisp_cuda_hs_prepare(!host) != cudaSuccess)
+            hispi_debug("cuda: shared-memory carveout hint refused");
+        (void)cudaGetLastError();
+        L->prepared = host ? 1 : 2;
+    }
     CU(ctx, hisp_cuda_hs_begin(&P, a->ny, a->beta, stream));
     if (!a->root) {
         L->state = 1;
         return HISP_SUCCESS;
     }
-    if (env_is("HISP_CUDA_HS_CONTROLLER", "host")) {
+    if (host) {
         uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
         HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));
         HISPI_TRY(check_counts(ctx, L, tails, &L->ready));

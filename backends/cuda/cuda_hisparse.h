@@ -30,6 +30,7 @@ typedef struct {
     void *y;
     uint64_t root;
     int root_queue;
+    int leaf_warp; /* COO leaves by warp groups instead of the flattened block */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
@@ -43,6 +44,10 @@ typedef struct {
 /* y = beta*y over n entries (beta == 0: y = 0 without reading it); the
  * queues emptied, the root alone in its queue, the controller state zeroed. */
 cudaError_t hisp_cuda_hs_begin(const hisp_cuda_hs *P, int64_t n, double beta, cudaStream_t stream);
+/* Shared-memory carveout hints for the node kernels of the host-launched
+ * module and, when cdp, of the device controller's module (not touched
+ * otherwise: loading it keeps compute-sanitizer racecheck out). */
+cudaError_t hisp_cuda_hs_prepare(int cdp);
 /* The device controller: a one-thread grid per round that reads the fill
  * levels, launches the node kernels of the picked queues into
  * cudaStreamFireAndForget and itself into cudaStreamTailLaunch (the next
