@@ -9,7 +9,7 @@ mkdir -p "$OUT"
 T=$(mktemp -d)
 bin/hisp gen poisson3d --n 160 -o $T/p3.mtx >/dev/null
 bin/hisp gen circuit --n 2000000 --nnz-per-row 8 --dense-share 0.3 -o $T/circuit.mtx >/dev/null
-M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active
+M=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active
 for m in ${PROF_MATRICES:-p3 circuit}; do
   for tr in "" --transpose; do
     for p in f64; do
@@ -29,7 +29,7 @@ for x in r:
     key = (x["ID"], x["Kernel Name"][:40])
     k.setdefault(key, {})[x["Metric Name"]] = x["Metric Value"]
 for (i, n), v in k.items():
-    print(i, n, " ".join("%s=%s" % (m.split("__")[1][:22], v[m]) for m in v))
+    print(i, n, " ".join("%s=%s" % (m.split("__")[1][:30] + m[-12:], v[m]) for m in v))
 PY
     done
   done
