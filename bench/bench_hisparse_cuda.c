@@ -378,12 +378,17 @@ int main(int argc, char **argv)
             run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup, repeat,
                    ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_CONTROLLER");
-            for (int op = 0; variants && op < 2; op++) { /* kernel variants kept for comparison */
-                setenv("HISP_CUDA_HS_LEAF", "warp", 1);
-                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-warpleaf", name, t, gpu, &rs, warmup,
-                       repeat, ms, bw, h->tree_bytes, NULL);
-                unsetenv("HISP_CUDA_HS_LEAF");
-            }
+            static const char *const var[][3] = {
+                {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"},
+                {"HISP_CUDA_HS_L2", "off", "hisparse-cuda-nol2hint"}};
+            for (int vi = 0; variants && vi < (int)(sizeof var / sizeof var[0]);
+                 vi++) /* kernel variants kept for comparison */
+                for (int op = 0; op < 2; op++) {
+                    setenv(var[vi][0], var[vi][1], 1);
+                    run_hs(ctx, &H, (hisp_op)op, var[vi][2], name, t, gpu, &rs, warmup, repeat, ms,
+                           bw, h->tree_bytes, NULL);
+                    unsetenv(var[vi][0]);
+                }
             for (int op = 0; op < 2; op++) {
                 cb_hisp_run(ctx, &P, (hisp_op)op, warmup, repeat, ms, &e, &e2);
                 cb_add(&rs, name, t, op ? "T" : "N", "hisp-cuda", gpu, &A, ms, repeat, e, bw);
