@@ -378,11 +378,10 @@ int main(int argc, char **argv)
             run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup, repeat,
                    ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_CONTROLLER");
+            /* kernel variants kept for comparison: env, value, row name */
             static const char *const var[][3] = {
-                {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"},
-                {"HISP_CUDA_HS_L2", "off", "hisparse-cuda-nol2hint"}};
-            for (int vi = 0; variants && vi < (int)(sizeof var / sizeof var[0]);
-                 vi++) /* kernel variants kept for comparison */
+                {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"}};
+            for (int vi = 0; variants && vi < (int)(sizeof var / sizeof var[0]); vi++)
                 for (int op = 0; op < 2; op++) {
                     setenv(var[vi][0], var[vi][1], 1);
                     run_hs(ctx, &H, (hisp_op)op, var[vi][2], name, t, gpu, &rs, warmup, repeat, ms,
