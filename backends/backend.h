@@ -75,8 +75,6 @@ typedef struct hisp_backend_ops {
      * and sizes the queues: queue q never holds more than A->cap[q] entries
      * in one SpMV (each node is queued once). *dev gets the copy. */
     hisp_status (*hisparse_upload)(hisp_context ctx, void *be, const hispi_hs_view *A, void **dev);
-    /* Nonzero: the backend wants A->layout at upload (fixed child slots). */
-    int hisparse_layout;
     void (*hisparse_free)(void *be, void *dev);
     /* y = beta*y (beta == 0: y is not read, it becomes 0), then the
      * scheduler walks the tree from a->root in rounds: each round launches

@@ -380,8 +380,7 @@ int main(int argc, char **argv)
             unsetenv("HISP_CUDA_HS_CONTROLLER");
             /* kernel variants kept for comparison: env, value, row name */
             static const char *const var[][3] = {
-                {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"},
-                {"HISP_CUDA_HS_LAYOUT", "append", "hisparse-cuda-append"}};
+                {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"}};
             for (int vi = 0; variants && vi < (int)(sizeof var / sizeof var[0]); vi++)
                 for (int op = 0; op < 2; op++) {
                     setenv(var[vi][0], var[vi][1], 1);

@@ -122,9 +122,8 @@ typedef struct {
     uint64_t cap[HISP_SCHED_MAX_QUEUES];  /* its slots */
     uint64_t head[HISP_SCHED_MAX_QUEUES]; /* entries taken by launches */
     uint64_t tail[HISP_SCHED_MAX_QUEUES]; /* entries queued (the fill counter) */
-    const void *x;                        /* NULL: lay out the queues only, no leaf arithmetic */
+    const void *x;
     void *y;
-    uint32_t *layout; /* per inner entry (global slot): its children's first slot per queue */
     bool overflow;
 } sim;
 
@@ -169,12 +168,6 @@ static void process(sim *s, const hispi_sched_entry *en)
     const unsigned char *node = s->pool + HISPI_REF_OFF(en->ref);
     int t = HISPI_REF_TYPE(en->ref), d = a->d;
     bool leaf = hispi_node_is_leaf(t);
-    if (leaf && !s->x) return;
-    if (!leaf && s->layout) {
-        uint32_t *row = s->layout + (size_t)(en - s->e) * (size_t)a->policy->nqueues;
-        for (int q = 0; q < a->policy->nqueues; q++)
-            row[q] = (uint32_t)s->tail[q];
-    }
     size_t es = leaf ? hisp_type_size(a->type) : 8;
     int sh = a->log2d * (a->depth - 1 - (int)en->depth);
     if (hispi_node_is_dense(t)) {
@@ -203,15 +196,26 @@ static void process(sim *s, const hispi_sched_entry *en)
     }
 }
 
-/* The rounds of a simulation from the root to empty queues; s has pool,
- * a, x, y and layout set. */
-static hisp_status run(hisp_context ctx, sim *sp, const uint64_t *cap, hisp_sched_counts *counts)
+hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
+                                  const hispi_sched_args *a, const uint64_t *cap, const void *x,
+                                  void *y, hisp_sched_counts *counts)
 {
-    sim s = *sp;
-    const hispi_sched_args *a = s.a;
     const hispi_sched_policy *p = a->policy;
     memset(counts, 0, sizeof *counts);
     counts->queues = p->nqueues;
+    for (int64_t i = 0; i < a->ny; i++) {
+        if (a->type == HISP_F32)
+            ((float *)y)[i] = a->beta == 0 ? 0.0f : (float)a->beta * ((float *)y)[i];
+        else
+            ((double *)y)[i] = a->beta == 0 ? 0.0 : a->beta * ((double *)y)[i];
+    }
+    if (!a->root) return HISP_SUCCESS;
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.pool = pool;
+    s.a = a;
+    s.x = x;
+    s.y = y;
     uint64_t total = 0;
     for (int q = 0; q < p->nqueues; q++) {
         s.base[q] = total;
@@ -245,60 +249,6 @@ static hisp_status run(hisp_context ctx, sim *sp, const uint64_t *cap, hisp_sche
         counts->total_nodes += counts->nodes[q];
         counts->total_launches += counts->launches[q];
     }
-    return HISP_SUCCESS;
-}
-
-hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
-                                  const hispi_sched_args *a, const uint64_t *cap, const void *x,
-                                  void *y, hisp_sched_counts *counts)
-{
-    memset(counts, 0, sizeof *counts);
-    counts->queues = a->policy->nqueues;
-    for (int64_t i = 0; i < a->ny; i++) {
-        if (a->type == HISP_F32)
-            ((float *)y)[i] = a->beta == 0 ? 0.0f : (float)a->beta * ((float *)y)[i];
-        else
-            ((double *)y)[i] = a->beta == 0 ? 0.0 : a->beta * ((double *)y)[i];
-    }
-    if (!a->root) return HISP_SUCCESS;
-    sim s;
-    memset(&s, 0, sizeof s);
-    s.pool = pool;
-    s.a = a;
-    s.x = x;
-    s.y = y;
-    return run(ctx, &s, cap, counts);
-}
-
-hisp_status hispi_sched_spmv_layout(hisp_context ctx, const unsigned char *pool,
-                                    const hispi_sched_args *a, const uint64_t *cap,
-                                    uint32_t **layout, uint64_t *rows)
-{
-    const hispi_sched_policy *p = a->policy;
-    *layout = NULL;
-    *rows = 0;
-    for (int q = 0; q < p->nqueues; q++) {
-        bool inner = p->q[q].fn == HISPI_NF_INNER_COO || p->q[q].fn == HISPI_NF_INNER_DENSE;
-        if (inner && q > 0 &&
-            !(p->q[q - 1].fn == HISPI_NF_INNER_COO || p->q[q - 1].fn == HISPI_NF_INNER_DENSE))
-            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "policy: inner queues not first");
-        if (inner) *rows += cap[q];
-    }
-    if (!a->root || !*rows) return HISP_SUCCESS;
-    hisp_sched_counts counts;
-    sim s;
-    memset(&s, 0, sizeof s);
-    s.pool = pool;
-    s.a = a;
-    HISPI_TRY(
-        hispi_alloc(ctx, (size_t)*rows, sizeof(uint32_t) * (size_t)p->nqueues, (void **)&s.layout));
-    hisp_status st = run(ctx, &s, cap, &counts);
-    if (st) {
-        free(s.layout);
-        *rows = 0;
-        return st;
-    }
-    *layout = s.layout;
     return HISP_SUCCESS;
 }
 
@@ -342,17 +292,7 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
         v.pool_bytes = h->pool->used;
         v.nqueues = pol.nqueues;
         hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
-        uint32_t *layout = NULL;
-        if (o->hisparse_layout && h->root) {
-            hispi_sched_args la = {&pol,     h->type, h->root, rq, h->d,     h->log2d,
-                                   h->depth, false,   1,       0,  h->ncols, h->nrows};
-            HISPI_TRY(
-                hispi_sched_spmv_layout(ctx, h->pool->base, &la, v.cap, &layout, &v.layout_rows));
-            v.layout = layout;
-        }
-        hisp_status st = o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev);
-        free(layout);
-        HISPI_TRY(st);
+        HISPI_TRY(o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev));
     }
     rq = h->root ? queue_of(h->pool->base, h->root) : 0;
     bool tr = h->transposed != (op == HISP_OP_T);

@@ -78,10 +78,6 @@ typedef struct {
     uint64_t pool_bytes; /* bytes [0, pool_bytes) are copied */
     int nqueues;
     uint64_t cap[HISP_SCHED_MAX_QUEUES]; /* most entries queue q holds in one SpMV */
-    /* For backends with hisparse_layout: hispi_sched_spmv_layout's table
-     * (layout_rows x nqueues), NULL for an empty tree. */
-    const uint32_t *layout;
-    uint64_t layout_rows;
 } hispi_hs_view;
 
 /* One SpMV as a backend's hisparse_spmv sees it. */
@@ -122,18 +118,6 @@ HISPI_LOCAL void hispi_sched_spmv_caps(const struct hispi_hisparse *h, const his
  * queues, entries), on a pool in host memory; x and y host arrays. The
  * reference backend's hisparse_spmv and the tests' oracle of the counts.
  * Entries are processed in queue order, so results are reproducible. */
-/* The queue layout of the host simulation, for backends that place
- * children at fixed slots instead of appending them: for every entry of an
- * inner queue (by global slot; the policy's inner queues come first), the
- * slot within each queue q where its children in q start. Children then
- * fill [layout[row][q], + their count) in any order, and every queue holds
- * the tree's nodes in breadth-first order, round by round, as the
- * simulation processes them -- neighbouring leaves of the tree stay
- * neighbours in the leaf queues. *layout is malloc'd (free it); NULL with
- * *rows == 0 when the tree has no inner node. */
-HISPI_LOCAL hisp_status hispi_sched_spmv_layout(hisp_context ctx, const unsigned char *pool,
-                                                const hispi_sched_args *a, const uint64_t *cap,
-                                                uint32_t **layout, uint64_t *rows);
 HISPI_LOCAL hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
                                               const hispi_sched_args *a, const uint64_t *cap,
                                               const void *x, void *y, hisp_sched_counts *counts);

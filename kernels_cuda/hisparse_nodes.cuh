@@ -181,64 +181,6 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* Inner nodes with fixed child slots (P.layout, hispi_sched_spmv_layout):
- * the children of the node at global slot g that go to queue q fill
- * [layout[g][q], + their count) of q, ranked by shared per-node counters;
- * one atomicAdd per queue per block then publishes the fill level. The
- * queues come out in the host simulation's breadth-first order, so leaves
- * that are neighbours in the tree (same rows, same columns of x) run close
- * together, where appending let ~1000 concurrent blocks interleave them. */
-template <bool DENSE>
-__global__ void __launch_bounds__(256)
-    hs_inner_fixed(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
-{
-    extern __shared__ unsigned s_nc[]; /* per node of the block x nq children so far */
-    const unsigned per = blockDim.x / tpn, ln = threadIdx.x / tpn, t = threadIdx.x % tpn;
-    const unsigned nq = (unsigned)P.nq, lane = threadIdx.x & 31;
-    const unsigned long long node = (unsigned long long)blockIdx.x * per + ln;
-    for (unsigned i = threadIdx.x; i < per * nq; i += blockDim.x)
-        s_nc[i] = 0;
-    __syncthreads();
-    if (node < count) {
-        const unsigned long long g = first + node;
-        const entry_t e = load_entry(static_cast<const entry_t *>(P.entries) + g);
-        const unsigned char *nd = P.pool + (e.ref & ~15ull);
-        const unsigned log2d = (unsigned)P.log2d, d = 1u << log2d;
-        const unsigned n = DENSE ? d * d : *reinterpret_cast<const unsigned *>(nd);
-        const unsigned sh = log2d * ((unsigned)P.depth - 1 - e.depth);
-        const unsigned long long *pay =
-            reinterpret_cast<const unsigned long long *>(DENSE ? nd : nd + coo_payload(n, 8));
-        const unsigned *lay = P.layout + g * nq;
-        for (unsigned k = t; k < n; k += tpn) {
-            unsigned long long c = pay[k];
-            if (!c) continue; /* an empty slot of a dense node */
-            int q = queue_of(P.pool, c);
-            unsigned mask = __activemask();
-            unsigned peers = __match_any_sync(mask, ln * 16 + (unsigned)q);
-            int leader = __ffs(peers) - 1;
-            unsigned off = 0;
-            if ((int)lane == leader) off = atomicAdd(&s_nc[ln * nq + q], __popc(peers));
-            off = __shfl_sync(peers, off, leader);
-            unsigned at = __ldg(lay + q) + off + __popc(peers & ((1u << lane) - 1));
-            unsigned r = DENSE ? k >> log2d : nd[4 + 2 * k];
-            unsigned cc = DENSE ? k & (d - 1) : nd[5 + 2 * k];
-            entry_t *o = static_cast<entry_t *>(P.entries) + P.base[q] + at;
-            o->ref = c;
-            o->row = e.row + (r << sh);
-            o->col = e.col + (cc << sh);
-            o->depth = e.depth + 1;
-            o->pad = 0;
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x < nq) {
-        unsigned sum = 0;
-        for (unsigned i = 0; i < per; i++)
-            sum += s_nc[i * nq + threadIdx.x];
-        if (sum) atomicAdd(&P.tails[threadIdx.x], sum);
-    }
-}
-
 /* ---- COO leaves --------------------------------------------------------------- */
 
 /* tpn threads per node, any power of two; the lanes of a group of
@@ -487,18 +429,10 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
     unsigned tpn = (unsigned)P.tpn[q];
     switch (P.fn[q]) {
     case 0:
-        if (P.layout)
-            hs_inner_fixed<false>
-                <<<grid, block, block.x / tpn * P.nq * 4, s>>>(P, first, count, tpn);
-        else
-            hs_inner<false><<<grid, block, 0, s>>>(P, first, count, tpn);
+        hs_inner<false><<<grid, block, 0, s>>>(P, first, count, tpn);
         break;
     case 1:
-        if (P.layout)
-            hs_inner_fixed<true>
-                <<<grid, block, block.x / tpn * P.nq * 4, s>>>(P, first, count, tpn);
-        else
-            hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
+        hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
         break;
     case 2:
         if (P.leaf_warp || tpn == 1) /* single entries: a thread each, nothing to share */

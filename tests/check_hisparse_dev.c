@@ -92,68 +92,6 @@ static int unsupported(hisp_context ctx, hisp_status s, int target)
  * (node size d, the transposed flag `tflag`, scale `scale`), against the
  * recursive reference; twice, with identical scheduler counts equal to
  * the host simulation's. Returns 0 when the target has no HiSparse SpMV. */
-/* hispi_sched_spmv_layout places every node of the tree at exactly one
- * slot: walk the tree from the root (slot 0 of its queue) giving each
- * child layout[g][q] + its rank among the node's children in q, and check
- * that the slots of each queue are [0, cap) with no slot twice. */
-static void check_layout(hisp_context ctx, const hispi_hisparse *h, const hispi_sched_args *sa,
-                         const uint64_t *cap, const char *what)
-{
-    const hispi_sched_policy *p = sa->policy;
-    uint32_t *lay = NULL;
-    uint64_t rows = 0, total = 0, base[HISP_SCHED_MAX_QUEUES];
-    CK_OK(ctx, hispi_sched_spmv_layout(ctx, h->pool->base, sa, cap, &lay, &rows));
-    for (int q = 0; q < p->nqueues; q++) {
-        base[q] = total;
-        total += cap[q];
-    }
-    if (!h->root) {
-        ck_assert(!lay && rows == 0);
-        return;
-    }
-    ck_assert_uint_eq(rows, base[HISPI_SQ_LEAF_1]); /* the inner queues' slots */
-    unsigned char *used = calloc((size_t)total + 1, 1);
-    uint64_t *stack_ref = malloc(((size_t)total + 1) * sizeof *stack_ref);
-    uint64_t *stack_g = malloc(((size_t)total + 1) * sizeof *stack_g);
-    ck_assert(used && stack_ref && stack_g);
-    const unsigned char *pool = h->pool->base;
-    int rq = sa->root_queue;
-    size_t sp = 0;
-    stack_ref[sp] = h->root;
-    stack_g[sp++] = base[rq];
-    used[base[rq]] = 1;
-    uint64_t placed = 1;
-    while (sp) {
-        uint64_t ref = stack_ref[--sp], g = stack_g[sp];
-        int t = HISPI_REF_TYPE(ref);
-        if (hispi_node_is_leaf(t)) continue;
-        ck_assert_msg(g < rows, "%s: inner node at slot %llu beyond the layout", what,
-                      (unsigned long long)g);
-        const unsigned char *node = pool + HISPI_REF_OFF(ref);
-        uint64_t n = hispi_node_is_dense(t) ? (uint64_t)h->d * (uint64_t)h->d : hispi_rd32(node);
-        uint64_t np, pay = hispi_node_is_dense(t) ? 0 : hispi_coo_payload(n, 8, &np);
-        uint32_t rank[HISP_SCHED_MAX_QUEUES] = {0};
-        for (uint64_t k = 0; k < n; k++) {
-            uint64_t c = hispi_rd64(node + pay + 8 * k);
-            if (!c) continue;
-            int ct = HISPI_REF_TYPE(c);
-            int q = hispi_sched_spmv_queue(
-                ct, hispi_node_is_dense(ct) ? 0 : hispi_rd32(pool + HISPI_REF_OFF(c)));
-            uint64_t slot = (uint64_t)lay[g * (uint64_t)p->nqueues + (uint64_t)q] + rank[q]++;
-            ck_assert_msg(slot < cap[q] && !used[base[q] + slot],
-                          "%s: layout gives queue %d slot %llu (cap %llu) %s", what, q,
-                          (unsigned long long)slot, (unsigned long long)cap[q],
-                          slot < cap[q] ? "twice" : "beyond its capacity");
-            used[base[q] + slot] = 1;
-            placed++;
-            stack_ref[sp] = c;
-            stack_g[sp++] = base[q] + slot;
-        }
-    }
-    ck_assert_uint_eq(placed, total);
-    free(used), free(stack_ref), free(stack_g), free(lay);
-}
-
 static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op op, int tflag,
                     double scale, int beta_zero, uint64_t *rs, const char *what)
 {
@@ -225,7 +163,6 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     memcpy(ysim, y0, (size_t)m * es);
     hisp_sched_counts hc;
     CK_OK(ctx, hispi_sched_spmv_host(ctx, h->pool->base, &sa, cap, xh, ysim, &hc));
-    check_layout(ctx, h, &sa, cap, what);
     ck_assert_msg(memcmp(&hc, &c[0], sizeof hc) == 0,
                   "%s: counts differ from the host simulation's (rounds %lld vs %lld, nodes "
                   "%lld vs %lld, launches %lld vs %lld)",

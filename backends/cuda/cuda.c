@@ -492,7 +492,6 @@ const hisp_backend_ops hisp_cuda_ops = {
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
     .hisparse_upload = hisp_cuda_hs_upload,
-    .hisparse_layout = 1,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,
     .hisparse_counts = hisp_cuda_hs_counts,

@@ -25,7 +25,7 @@
 
 typedef struct {
     int f64, nq;
-    void *pool, *entries, *tails, *ctl, *layout;
+    void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
 } hisp_cuda_hsm;
 
@@ -52,7 +52,7 @@ void hisp_cuda_hs_free(void *be, void *dev)
     cudaStream_t stream = NULL;
     hisp_cuda_be_stream(be, &device, &stream);
     (void)cudaSetDevice(device);
-    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl, m->layout};
+    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
     (void)cudaGetLastError();
@@ -81,11 +81,6 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
     if (A->pool_bytes)
         CU(ctx, cudaMemcpyAsync(m->pool, A->pool, (size_t)A->pool_bytes, cudaMemcpyHostToDevice,
                                 stream));
-    if (A->layout) {
-        size_t lb = (size_t)A->layout_rows * (size_t)A->nqueues * sizeof(uint32_t);
-        CU(ctx, cudaMalloc(&m->layout, lb));
-        CU(ctx, cudaMemcpyAsync(m->layout, A->layout, lb, cudaMemcpyHostToDevice, stream));
-    }
     CU(ctx, cudaStreamSynchronize(stream));
     /* a round holds at most nq + 1 launches pending; raise the device
      * runtime's limit where it is lower than what several contexts need */
@@ -301,7 +296,6 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.root = a->root;
     P.root_queue = a->root_queue;
     P.leaf_warp = env_is("HISP_CUDA_HS_LEAF", "warp"); /* kept for comparison */
-    P.layout = env_is("HISP_CUDA_HS_LAYOUT", "append") ? NULL : (const unsigned *)m->layout;
     int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)

@@ -30,8 +30,7 @@ typedef struct {
     void *y;
     uint64_t root;
     int root_queue;
-    int leaf_warp;          /* COO leaves by warp groups instead of the flattened block */
-    const unsigned *layout; /* fixed child slots (rows x nq), or NULL: append */
+    int leaf_warp; /* COO leaves by warp groups instead of the flattened block */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
