@@ -86,6 +86,11 @@ typedef struct hisp_backend_ops {
      * gets the work done, equal to hispi_sched_spmv_host's. */
     hisp_status (*hisparse_spmv)(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
                                  const void *x, void *y, hisp_sched_counts *counts);
+
+    /* MSREP (issue 7): the PCI address "dddd:bb:dd.f" of device `index`, for
+     * NUMA placement (hwloc). May be NULL; HISP_ERR_UNSUPPORTED when the
+     * device has none (a CPU device). Must not need an open instance. */
+    hisp_status (*device_pci)(hisp_context ctx, int index, char *busid, size_t size);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

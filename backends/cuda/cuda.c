@@ -465,6 +465,13 @@ void hisp_cuda_be_stream(void *p, int *device, cudaStream_t *stream)
     *stream = be->stream;
 }
 
+/* MSREP NUMA placement: the GPU's PCI address. */
+static hisp_status hisp_cuda_device_pci(hisp_context ctx, int index, char *busid, size_t size)
+{
+    CU_TRY(ctx, cudaDeviceGetPCIBusId(busid, (int)size, index));
+    return HISP_SUCCESS;
+}
+
 const hisp_backend_ops hisp_cuda_ops = {
     .name = "cuda",
     .kind = HISP_BACKEND_CUDA,
@@ -488,4 +495,5 @@ const hisp_backend_ops hisp_cuda_ops = {
     .hisparse_upload = hisp_cuda_hs_upload,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,
+    .device_pci = hisp_cuda_device_pci,
 };

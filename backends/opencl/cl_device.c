@@ -321,6 +321,34 @@ static hisp_status hisp_cl_sync(hisp_context ctx, void *vbe)
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clFinish");
 }
 
+/* MSREP NUMA placement: the PCI address through cl_khr_pci_bus_info, or
+ * NVIDIA's attributes; CPU devices have none. */
+static hisp_status hisp_cl_device_pci(hisp_context ctx, int index, char *busid, size_t size)
+{
+    cl_device_id d = NULL;
+    HISPI_TRY(device_at(ctx, index, &d));
+    cl_uint v[4] = {0, 0, 0, 0}; /* domain, bus, device, function */
+    if (hisp_cl_has_extension(d, "cl_khr_pci_bus_info") &&
+        clGetDeviceInfo(d, 0x410F /* CL_DEVICE_PCI_BUS_INFO_KHR */, sizeof v, v, NULL) ==
+            CL_SUCCESS) {
+        snprintf(busid, size, "%04x:%02x:%02x.%x", v[0], v[1], v[2], v[3]);
+        return HISP_SUCCESS;
+    }
+    if (hisp_cl_has_extension(d, "cl_nv_device_attribute_query") &&
+        clGetDeviceInfo(d, 0x4008 /* CL_DEVICE_PCI_BUS_ID_NV */, sizeof v[1], &v[1], NULL) ==
+            CL_SUCCESS &&
+        clGetDeviceInfo(d, 0x4009 /* CL_DEVICE_PCI_SLOT_ID_NV */, sizeof v[2], &v[2], NULL) ==
+            CL_SUCCESS) {
+        if (clGetDeviceInfo(d, 0x400A /* CL_DEVICE_PCI_DOMAIN_ID_NV */, sizeof v[0], &v[0],
+                            NULL) != CL_SUCCESS)
+            v[0] = 0;
+        /* the slot id packs device << 3 | function */
+        snprintf(busid, size, "%04x:%02x:%02x.%x", v[0], v[1], v[2] >> 3, v[2] & 7);
+        return HISP_SUCCESS;
+    }
+    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "opencl device %d has no PCI address", index);
+}
+
 const hisp_backend_ops hisp_cl_ops = {
     .name = "opencl",
     .kind = HISP_BACKEND_OPENCL,
@@ -344,4 +372,5 @@ const hisp_backend_ops hisp_cl_ops = {
     .hisparse_upload = hisp_cl_hs_upload,
     .hisparse_free = hisp_cl_hs_free,
     .hisparse_spmv = hisp_cl_hs_spmv,
+    .device_pci = hisp_cl_device_pci,
 };
