@@ -3,7 +3,7 @@
  * (power law) and poisson3d (regular) matrices of 0.5-2 billion nonzeros.
  *
  *   bench_msrep_cuda --matrix rmat|poisson3d --nnz N [--gpus 1,2,4]
- *                    [--kinds rowblock,pcsr,pcsc,pcoo] [--precision f64|f32]
+ *                    [--kinds rowblock,pcsr,pcsc,pcoo|none] [--precision f64|f32]
  *                    [--repeat 10] [--warmup 2] [--cache DIR] [--csv FILE] [--md FILE]
  *
  * --nnz picks the generator size (rmat: scale with edge factor 16, about
@@ -244,6 +244,7 @@ int main(int argc, char **argv)
     }
     char gl[8][16], kl[8][16];
     int ng = parse_list(gpus_s, gl, 8), nk = parse_list(kinds_s, kl, 8);
+    if (strcmp(kinds_s, "none") == 0) nk = 0; /* generate / cache and the 1-GPU yardstick only */
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 3;
     double gen_ms = 0;

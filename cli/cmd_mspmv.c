@@ -27,7 +27,8 @@ static const char help[] =
     "                       rowblock, colblock: equal row / column counts (baselines)\n"
     "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
     "                       GPU answers, else OpenCL, else reference)\n"
-    "  --format csr         single-device format of the parts (csr only so far)\n"
+    "  --format csr|hisparse  single-device format of the parts (default csr; hisparse:\n"
+    "                       each part becomes a HiSparse tree run by the scheduler)\n"
     "  --transpose          op(A) = A^T\n"
     "  --precision f32|f64  entry type (default f64)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
@@ -86,6 +87,11 @@ double mspmv_median(double *v, int n)
         v[j + 1] = t;
     }
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+unsigned mspmv_flags(const mspmv_opts *o)
+{
+    return (o->no_numa ? HISP_MPLAN_NO_NUMA : 0u) | (o->hisparse ? HISP_MPLAN_HISPARSE : 0u);
 }
 
 int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared)
@@ -247,9 +253,11 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
     printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n",
            o->gen ? hisp_gen_name(o->gp.kind) : o->path, (long long)mi->nrows, (long long)mi->ncols,
            (long long)mi->nnz, hisp_type_name(o->type));
-    printf("operation   y = %g*%s*x + %g*y, %s over %d device(s) (%s%s), NUMA nodes %d\n", o->alpha,
-           o->op == HISP_OP_T ? "A^T" : "A", o->beta, hisp_partition_name(o->kind), bd->ndevices,
-           hisp_backend_name(o->backend), shared ? ", several contexts per device" : "",
+    printf("operation   y = %g*%s*x + %g*y, %s over %d device(s) (%s%s), %s parts, NUMA nodes "
+           "%d\n",
+           o->alpha, o->op == HISP_OP_T ? "A^T" : "A", o->beta, hisp_partition_name(o->kind),
+           bd->ndevices, hisp_backend_name(o->backend),
+           shared ? ", several contexts per device" : "", o->hisparse ? "hisparse" : "csr",
            bd->numa_nodes);
     printf("one-time    convert %.3f ms, partition %.3f ms, distribution %.3f ms\n", bd->convert_ms,
            bd->partition_ms, bd->distribution_ms);
@@ -298,6 +306,7 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     else
         json_string(&j, "file", o->path);
     json_string(&j, "partition", hisp_partition_name(o->kind));
+    json_string(&j, "format", o->hisparse ? "hisparse" : "csr");
     json_string(&j, "backend", hisp_backend_name(o->backend));
     json_int(&j, "devices", bd->ndevices);
     json_bool(&j, "shared_devices", shared);
@@ -398,8 +407,12 @@ static int parse(int argc, char **argv, mspmv_opts *o)
                              "colblock)",
                              val[O_PART]);
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend);
-    if (!rc && val[O_FORMAT] && strcasecmp(val[O_FORMAT], "csr") != 0)
-        rc = cli_value_error("--format: '%s' is not supported for mspmv yet (csr)", val[O_FORMAT]);
+    if (!rc && val[O_FORMAT]) {
+        if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
+            o->hisparse = true;
+        else if (strcasecmp(val[O_FORMAT], "csr") != 0)
+            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
+    }
     if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &o->type);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &o->alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &o->beta);
@@ -460,7 +473,7 @@ int cmd_mspmv(int argc, char **argv)
         goto out;
     }
     cli_progress("partitioning (%s) over %d device(s)", hisp_partition_name(o.kind), nd);
-    s = hisp_mplan_create(A, nd, refs, o.kind, o.no_numa ? HISP_MPLAN_NO_NUMA : 0, &plan);
+    s = hisp_mplan_create(A, nd, refs, o.kind, mspmv_flags(&o), &plan);
     float af = (float)o.alpha, bf = (float)o.beta;
     const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
     const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;

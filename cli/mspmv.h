@@ -18,6 +18,7 @@ typedef struct {
     const char *xpath, *out;
     int repeat, warmup;
     bool json, check, mpi, no_numa;
+    bool hisparse; /* --format hisparse */
 } mspmv_opts;
 
 /* The device list of a plan: `devices` entries cycling over the backend's
@@ -25,6 +26,8 @@ typedef struct {
  * with a device). *shared is set when entries repeat a device. Prints on
  * failure and returns the exit code. */
 int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared);
+/* hisp_mplan_create flags of the options. */
+unsigned mspmv_flags(const mspmv_opts *o);
 /* Reads or generates the matrix; prints on failure. */
 int mspmv_matrix(hisp_context ctx, const mspmv_opts *o, hisp_matrix *A);
 /* x of length n: --x file or x_j = 1/(j+1). */

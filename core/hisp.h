@@ -473,6 +473,10 @@ typedef struct {
 
 /* Flags of hisp_mplan_create. */
 #define HISP_MPLAN_NO_NUMA 1u /* no NUMA grouping or memory/thread binding */
+/* Each device runs its part as a HiSparse tree (built from the part at
+ * creation, default node size) through the dynamic scheduler instead of the
+ * CSR kernel. */
+#define HISP_MPLAN_HISPARSE 2u
 
 /* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
  * parts (one host thread per device; the parts stay on the devices until the

@@ -25,6 +25,8 @@ typedef struct worker {
     hisp_part part;
     int64_t *lptr;
     void *dev;          /* the backend's copy of the local CSR */
+    hisp_matrix L;      /* HiSparse plans: the part as a tree (on ctx) */
+    hisp_vector xv, yv; /* and its vectors */
     void *xd, *yd;      /* device buffers: x (whole or slice), partial result */
     int64_t xlen, ylen; /* their lengths for the current device op */
     hisp_op yd_op;      /* the device op yd was sized for */
@@ -42,6 +44,7 @@ struct hisp_mplan_s {
     hisp_type type;
     hisp_partition_kind kind;
     bool columns;
+    bool hisparse;        /* HISP_MPLAN_HISPARSE */
     int64_t nrows, ncols; /* of A */
     int64_t vrows, vcols; /* of the view (A, or A^T for column kinds) */
     int nd;
@@ -74,6 +77,69 @@ static const hisp_backend_ops *wops(worker *w)
 static bool part_empty(const worker *w)
 {
     return w->part.start >= w->part.end;
+}
+
+/* HiSparse plans: the part becomes a tree on the worker's context (the
+ * conversion needs a copy anyway); one SpMV on zeros uploads the tree, so
+ * that the distribution time holds it. */
+static hisp_status hisparse_part(worker *w, const hispi_csr_view *v)
+{
+    hisp_context ctx = w->ctx;
+    HISPI_TRY(hisp_matrix_create_csr(ctx, v->type, v->nrows, v->ncols, v->rowptr, v->colind, v->val,
+                                     &w->L));
+    HISPI_TRY(hisp_matrix_convert(w->L, HISP_FORMAT_HISPARSE));
+    HISPI_TRY(hisp_vector_create(ctx, v->type, v->ncols, &w->xv));
+    HISPI_TRY(hisp_vector_create(ctx, v->type, v->nrows, &w->yv));
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    const void *a = v->type == HISP_F32 ? (const void *)&onef : (const void *)&one;
+    const void *b = v->type == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
+    return hisp_spmv(ctx, HISP_OP_N, a, w->L, w->xv, b, w->yv);
+}
+
+/* Phase 1 on a HiSparse part: the vectors of the device op, the scheduler's
+ * SpMV (synchronous: host clock), the result back. */
+static hisp_status hisparse_compute(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    hisp_context ctx = w->ctx;
+    size_t es = hisp_type_size(plan->type);
+    int64_t rows = w->part.end - w->part.start;
+    int64_t xlen = plan->dop == HISP_OP_N ? plan->vcols : rows;
+    int64_t ylen = plan->dop == HISP_OP_N ? rows : plan->vcols;
+    int64_t n = 0;
+    HISPI_TRY(hisp_vector_size(w->xv, &n));
+    if (n != xlen) { /* the device op changed: vectors of the other sizes */
+        hisp_vector_destroy(&w->xv);
+        hisp_vector_destroy(&w->yv);
+        HISPI_TRY(hisp_vector_create(ctx, plan->type, xlen, &w->xv));
+        HISPI_TRY(hisp_vector_create(ctx, plan->type, ylen, &w->yv));
+    }
+    if (!w->yh || w->ylen != ylen) {
+        free(w->yh);
+        w->yh = NULL;
+        HISPI_TRY(hispi_alloc(ctx, (size_t)ylen, es, &w->yh));
+        w->ylen = ylen;
+    }
+    double t0 = hispi_now_ms();
+    const char *x = plan->x;
+    if (plan->dop == HISP_OP_T) x += (size_t)w->part.start * es;
+    HISPI_TRY(hisp_vector_write(w->xv, x));
+    HISPI_TRY(hispi_vector_device(w->xv, true, &(void *){NULL}));
+    double t1 = hispi_now_ms();
+    double zero = 0;
+    float zerof = 0, af = (float)plan->alpha;
+    const void *a = plan->type == HISP_F32 ? (const void *)&af : (const void *)&plan->alpha;
+    const void *b = plan->type == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
+    HISPI_TRY(hisp_spmv(ctx, plan->dop, a, w->L, w->xv, b, w->yv));
+    HISPI_TRY(hisp_context_synchronize(ctx));
+    double t2 = hispi_now_ms();
+    HISPI_TRY(hisp_vector_read(w->yv, w->yh));
+    double t3 = hispi_now_ms();
+    w->x_ms = t1 - t0;
+    w->compute_ms = t2 - t1;
+    w->gather_ms = t3 - t2;
+    return HISP_SUCCESS;
 }
 
 /* Creation work of one worker: its local pointers (partition), its context
@@ -110,9 +176,14 @@ static hisp_status worker_init(worker *w)
                             w->lptr,
                             src->idx + k0,
                             (const char *)src->val + (size_t)k0 * es};
-        HISPI_TRY(o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
+        if (plan->hisparse)
+            HISPI_TRY(hisparse_part(w, &v));
+        else
+            HISPI_TRY(o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
         HISPI_TRY(o->synchronize(w->ctx, w->ctx->be));
         w->bytes = ((uint64_t)rows + 1) * sizeof(int64_t) + (uint64_t)nnz * (4 + es);
+        if (w->L)
+            HISPI_TRY(hisp_matrix_format_bytes(w->L, HISP_FORMAT_HISPARSE, plan->type, &w->bytes));
     }
     w->upload_ms = hispi_now_ms() - t1;
     return HISP_SUCCESS;
@@ -146,6 +217,7 @@ static hisp_status worker_compute(worker *w)
     hisp_mplan plan = w->plan;
     w->x_ms = w->compute_ms = w->gather_ms = 0;
     if (part_empty(w)) return HISP_SUCCESS;
+    if (plan->hisparse) return hisparse_compute(w);
     const hisp_backend_ops *o = wops(w);
     void *be = w->ctx->be;
     hisp_context ctx = w->ctx;
@@ -236,6 +308,9 @@ static void worker_release(worker *w)
         const hisp_backend_ops *o = wops(w);
         void *be = w->ctx->be;
         if (w->dev) o->csr_free(be, w->dev);
+        hisp_matrix_destroy(&w->L);
+        hisp_vector_destroy(&w->xv);
+        hisp_vector_destroy(&w->yv);
         if (w->xd) o->buf_free(be, w->xd);
         if (w->yd) o->buf_free(be, w->yd);
         if (w->m0) o->mark_destroy(be, w->m0);
@@ -333,6 +408,7 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
     plan->home = ctx;
     plan->type = A->host.type;
     plan->kind = kind;
+    plan->hisparse = (flags & HISP_MPLAN_HISPARSE) != 0;
     plan->nrows = A->host.nrows;
     plan->ncols = A->host.ncols;
     plan->nd = nd;

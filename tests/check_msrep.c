@@ -484,6 +484,49 @@ START_TEST(test_plan_errors)
 }
 END_TEST
 
+/* HiSparse parts (HISP_MPLAN_HISPARSE) on every target: each device walks
+ * its part's tree with the scheduler. */
+START_TEST(test_plan_hisparse_parts)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x57 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    for (int shape = -1; shape < NSHAPES; shape += 2) {
+        hisp_matrix A = shape < 0 ? test_random_matrix(ctx, t, 400, 300, 0.02, &st)
+                                  : shaped(ctx, t, shape, &st);
+        hisp_device_ref refs[3];
+        for (int d = 0; d < 3; d++)
+            refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+        for (int k = 0; k < NKINDS; k++) {
+            hisp_mplan plan = NULL;
+            CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], HISP_MPLAN_HISPARSE, &plan));
+            for (int op = 0; op < 2; op++) {
+                io v;
+                io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
+                float af = (float)v.alpha, bf = (float)v.beta;
+                const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, ap, v.x, bp, v.y));
+                char what[400];
+                snprintf(what, sizeof what, "hisparse parts %s shape %d %s op %d", tg[i].label,
+                         shape, hisp_partition_name(all_kinds[k]), op);
+                io_check(&v, what);
+                io_free(&v);
+            }
+            hisp_mplan_destroy(&plan);
+        }
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* A plan from a HiSparse matrix (the tree is read through a temporary CSR). */
 START_TEST(test_plan_hisparse_source)
 {
@@ -584,7 +627,11 @@ START_TEST(test_cli)
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --bogus", mtx), 1);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --partition diagonal", mtx), 2);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --devices 0", mtx), 2);
-    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --format hisparse", mtx), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --format ellpack", mtx), 2);
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv '%s' --format hisparse --devices 2 --partition pcsc --check --json",
+                      mtx);
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "%d\n%s", rc, out);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv /nonexistent.mtx"), 2);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv --help"), 0);
     ck_assert(strstr(out, "--partition") != NULL);
@@ -662,6 +709,7 @@ Suite *suite_msrep(void)
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_plan_hisparse_source);
+    tcase_add_loop_test(tc, test_plan_hisparse_parts, 0, nt);
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");
     tcase_set_timeout(tc, 1200);

@@ -193,7 +193,7 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
     if (s) rc = cli_fail(ctx, s, NULL);
     if (!rc) rc = mspmv_devices(ctx, o, &refs, &nd, &shared);
     if (!rc) {
-        s = hisp_mplan_create(L, nd, refs, o->kind, o->no_numa ? HISP_MPLAN_NO_NUMA : 0, &plan);
+        s = hisp_mplan_create(L, nd, refs, o->kind, mspmv_flags(o), &plan);
         if (s) rc = cli_fail(ctx, s, NULL);
     }
     if ((rc = agree(rc))) goto out;
