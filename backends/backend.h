@@ -91,6 +91,10 @@ typedef struct hisp_backend_ops {
      * NUMA placement (hwloc). May be NULL; HISP_ERR_UNSUPPORTED when the
      * device has none (a CPU device). Must not need an open instance. */
     hisp_status (*device_pci)(hisp_context ctx, int index, char *busid, size_t size);
+    /* MSREP: open part `sub` of device `index` split into `nsub` parts of
+     * about equal compute units (OpenCL sub-devices), like init. May be
+     * NULL; HISP_ERR_UNSUPPORTED when the device cannot be split so. */
+    hisp_status (*init_sub)(hisp_context ctx, int index, int sub, int nsub, void **be);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

@@ -38,6 +38,8 @@ static const char help[] =
     "  --check              compare with the single-device reference (exit 5 when the\n"
     "                       relative error exceeds 1e-4 for f32, 1e-10 for f64)\n"
     "  --no-numa            no NUMA grouping or binding (hwloc)\n"
+    "  --subdevices         more parts than devices: split each device into\n"
+    "                       sub-devices (OpenCL, e.g. PoCL on CPUs) instead of sharing\n"
     "  --mpi                run as one MPI rank of `mpirun -np R hisp mspmv ...`: rank 0\n"
     "                       reads and partitions A over the ranks (the same kinds),\n"
     "                       each rank splits its part over its own --devices, results\n"
@@ -64,6 +66,7 @@ enum {
     O_REPEAT,
     O_CHECK,
     O_NONUMA,
+    O_SUBDEV,
     O_MPI,
     O_GEN,
     O_N,
@@ -91,7 +94,8 @@ double mspmv_median(double *v, int n)
 
 unsigned mspmv_flags(const mspmv_opts *o)
 {
-    return (o->no_numa ? HISP_MPLAN_NO_NUMA : 0u) | (o->hisparse ? HISP_MPLAN_HISPARSE : 0u);
+    return (o->no_numa ? HISP_MPLAN_NO_NUMA : 0u) | (o->hisparse ? HISP_MPLAN_HISPARSE : 0u) |
+           (o->subdevices ? HISP_MPLAN_SUBDEVICES : 0u);
 }
 
 int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared)
@@ -256,9 +260,8 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
     printf("operation   y = %g*%s*x + %g*y, %s over %d device(s) (%s%s), %s parts, NUMA nodes "
            "%d\n",
            o->alpha, o->op == HISP_OP_T ? "A^T" : "A", o->beta, hisp_partition_name(o->kind),
-           bd->ndevices, hisp_backend_name(o->backend),
-           shared ? ", several contexts per device" : "", o->hisparse ? "hisparse" : "csr",
-           bd->numa_nodes);
+           bd->ndevices, hisp_backend_name(o->backend), shared ? ", several parts per device" : "",
+           o->hisparse ? "hisparse" : "csr", bd->numa_nodes);
     printf("one-time    convert %.3f ms, partition %.3f ms, distribution %.3f ms\n", bd->convert_ms,
            bd->partition_ms, bd->distribution_ms);
     printf("per SpMV    total %.3f ms%s: x %.3f, compute %.3f (slowest device), gather %.3f, "
@@ -271,8 +274,12 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
     for (int k = 0; k < bd->ndevices; k++) {
         const hisp_part *p = &bd->dev[k].part;
         char dev[32], rows[64];
-        snprintf(dev, sizeof dev, "%s:%d", hisp_backend_name(bd->dev[k].backend),
-                 bd->dev[k].device);
+        if (bd->dev[k].nsub > 1)
+            snprintf(dev, sizeof dev, "%s:%d.%d/%d", hisp_backend_name(bd->dev[k].backend),
+                     bd->dev[k].device, bd->dev[k].sub, bd->dev[k].nsub);
+        else
+            snprintf(dev, sizeof dev, "%s:%d", hisp_backend_name(bd->dev[k].backend),
+                     bd->dev[k].device);
         snprintf(rows, sizeof rows, "[%lld, %lld)%s", (long long)p->start, (long long)p->end,
                  p->shared_first ? " shared" : "");
         double nnz = (double)bd->dev[k].nnz;
@@ -337,6 +344,8 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
         json_object_begin(&j, NULL);
         json_string(&j, "backend", hisp_backend_name(bd->dev[k].backend));
         json_int(&j, "device", bd->dev[k].device);
+        json_int(&j, "subdevice", bd->dev[k].sub);
+        json_int(&j, "subdevices", bd->dev[k].nsub);
         json_string(&j, "name", bd->dev[k].name);
         json_int(&j, "numa_node", bd->dev[k].numa_node);
         json_int(&j, "start", bd->dev[k].part.start);
@@ -363,17 +372,29 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
 
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {{"--devices", true},    {"--partition", true},
-                                   {"--backend", true},    {"--format", true},
-                                   {"--transpose", false}, {"--precision", true},
-                                   {"--x", true},          {"--alpha", true},
-                                   {"--beta", true},       {"--out", true},
-                                   {"--repeat", true},     {"--check", false},
-                                   {"--no-numa", false},   {"--mpi", false},
-                                   {"--gen", true},        {"--n", true},
-                                   {"--scale", true},      {"--seed", true},
-                                   {"--json", false},      {"--help", false},
-                                   {"-h", false},          {0, 0}};
+    static const cli_opt opts[] = {{"--devices", true},
+                                   {"--partition", true},
+                                   {"--backend", true},
+                                   {"--format", true},
+                                   {"--transpose", false},
+                                   {"--precision", true},
+                                   {"--x", true},
+                                   {"--alpha", true},
+                                   {"--beta", true},
+                                   {"--out", true},
+                                   {"--repeat", true},
+                                   {"--check", false},
+                                   {"--no-numa", false},
+                                   {"--subdevices", false},
+                                   {"--mpi", false},
+                                   {"--gen", true},
+                                   {"--n", true},
+                                   {"--scale", true},
+                                   {"--seed", true},
+                                   {"--json", false},
+                                   {"--help", false},
+                                   {"-h", false},
+                                   {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -387,6 +408,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->check = val[O_CHECK] != NULL;
     o->mpi = val[O_MPI] != NULL;
     o->no_numa = val[O_NONUMA] != NULL;
+    o->subdevices = val[O_SUBDEV] != NULL;
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
     o->xpath = val[O_X];
     o->out = val[O_OUT];

@@ -18,7 +18,8 @@ typedef struct {
     const char *xpath, *out;
     int repeat, warmup;
     bool json, check, mpi, no_numa;
-    bool hisparse; /* --format hisparse */
+    bool hisparse;   /* --format hisparse */
+    bool subdevices; /* --subdevices */
 } mspmv_opts;
 
 /* The device list of a plan: `devices` entries cycling over the backend's

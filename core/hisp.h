@@ -477,6 +477,11 @@ typedef struct {
  * creation, default node size) through the dynamic scheduler instead of the
  * CSR kernel. */
 #define HISP_MPLAN_HISPARSE 2u
+/* A device listed k > 1 times is split into k sub-devices of about equal
+ * compute units (OpenCL clCreateSubDevices; PoCL CPUs) instead of k
+ * contexts sharing it; where it cannot be split, the plan falls back to
+ * shared contexts (the breakdown's `sub` says which). */
+#define HISP_MPLAN_SUBDEVICES 4u
 
 /* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
  * parts (one host thread per device; the parts stay on the devices until the
@@ -513,6 +518,7 @@ typedef struct {
         hisp_backend_kind backend;
         int device;
         int numa_node;        /* -1: unknown / spans the machine */
+        int sub, nsub; /* sub-device sub of nsub (HISP_MPLAN_SUBDEVICES), -1 and 0 when whole */
         hisp_part part;       /* its part */
         int64_t nnz;          /* nonzeros of the part */
         uint64_t bytes;       /* bytes sent at distribution (local pointers, indices, values) */

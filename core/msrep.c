@@ -20,6 +20,7 @@ typedef struct worker {
     pthread_t th;
     bool started;
     hisp_device_ref ref;
+    int sub, nsub; /* sub-device sub of nsub, -1 / 0: the whole device */
     int numa;
     hisp_context ctx;
     hisp_part part;
@@ -157,7 +158,15 @@ static hisp_status worker_init(worker *w)
     if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
     double t1 = hispi_now_ms();
     w->lptr_ms = t1 - t0;
-    HISPI_TRY(hisp_context_set_backend(w->ctx, w->ref.backend, w->ref.device));
+    hisp_status st = HISP_ERR_UNSUPPORTED;
+    if (w->nsub > 1)
+        st = hispi_context_set_subdevice(w->ctx, w->ref.backend, w->ref.device, w->sub, w->nsub);
+    if (st == HISP_ERR_UNSUPPORTED) { /* whole device, shared with the other parts */
+        w->sub = -1;
+        w->nsub = 0;
+        st = hisp_context_set_backend(w->ctx, w->ref.backend, w->ref.device);
+    }
+    HISPI_TRY(st);
     hisp_device_info info;
     if (hisp_context_get_device(w->ctx, &info) == HISP_SUCCESS)
         snprintf(w->name, sizeof w->name, "%.127s", info.name);
@@ -463,6 +472,16 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
         w->ref = devs[order[k]];
         w->numa = node[order[k]];
         w->part = plan->parts[k];
+        int earlier = 0, uses = 0; /* this is use `earlier` of a device listed `uses` times */
+        for (int j = 0; j < nd; j++)
+            if (devs[order[j]].backend == w->ref.backend &&
+                devs[order[j]].device == w->ref.device) {
+                uses++;
+                earlier += j < k;
+            }
+        bool split = (flags & HISP_MPLAN_SUBDEVICES) && uses > 1;
+        w->sub = split ? earlier : -1;
+        w->nsub = split ? uses : 0;
         w->yd_op = HISP_OP_N;
     }
     /* start the workers; each opens its device and uploads its part */
@@ -505,6 +524,8 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
         bd->dev[k].backend = w->ref.backend;
         bd->dev[k].device = w->ref.device;
         bd->dev[k].numa_node = w->numa;
+        bd->dev[k].sub = w->sub;
+        bd->dev[k].nsub = w->nsub;
         bd->dev[k].part = w->part;
         bd->dev[k].nnz = w->part.nnz_end - w->part.nnz_begin;
         bd->dev[k].bytes = w->bytes;

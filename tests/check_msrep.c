@@ -389,6 +389,59 @@ START_TEST(test_plan_targets)
 }
 END_TEST
 
+/* Sub-devices (HISP_MPLAN_SUBDEVICES): a device listed twice or three
+ * times is split where it can be (OpenCL: PoCL splits a CPU into up to one
+ * sub-device per core), else shared; the results stay exact either way. */
+START_TEST(test_plan_subdevices)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x58 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    hisp_matrix A = test_random_matrix(ctx, t, 600, 500, 0.02, &st);
+    for (int nd = 2; nd <= 3; nd++)
+        for (int k = 0; k < NKINDS; k += 2) {
+            hisp_device_ref refs[3];
+            for (int d = 0; d < nd; d++)
+                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+            hisp_mplan plan = NULL;
+            CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], HISP_MPLAN_SUBDEVICES, &plan));
+            hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+            ck_assert_ptr_nonnull(bd);
+            CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+            bool split = bd->dev[0].nsub == nd;
+            for (int d = 0; d < nd; d++) { /* all split (sub d of nd) or none */
+                ck_assert_int_eq(bd->dev[d].nsub, split ? nd : 0);
+                ck_assert_int_eq(bd->dev[d].sub, split ? d : -1);
+            }
+            if (tg[i].kind == HISP_BACKEND_OPENCL && info.is_cpu && info.compute_units >= nd &&
+                strstr(info.platform, "Portable"))
+                ck_assert_msg(split, "PoCL with %d compute units did not split into %d",
+                              info.compute_units, nd);
+            if (tg[i].kind != HISP_BACKEND_OPENCL) ck_assert(!split);
+            free(bd);
+            for (int op = 0; op < 2; op++) {
+                io v;
+                io_make(ctx, A, (hisp_op)op, op == 1, &st, &v);
+                float af = (float)v.alpha, bf = (float)v.beta;
+                const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, ap, v.x, bp, v.y));
+                io_check(&v, tg[i].label);
+                io_free(&v);
+            }
+            hisp_mplan_destroy(&plan);
+        }
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* One plan over every target at once (heterogeneous devices: the reference
  * backend beside OpenCL / CUDA). */
 START_TEST(test_plan_mixed)
@@ -582,11 +635,12 @@ START_TEST(test_cli)
     for (int k = 0; k < 5; k++)
         for (int tr = 0; tr < 2; tr++) {
             int rc = test_run_cli(out, sizeof out,
-                                  "mspmv '%s' --devices 3 --partition %s %s --alpha 0.5 --check "
-                                  "--repeat 2 --json",
-                                  mtx, kinds[k], tr ? "--transpose" : "");
+                                  "mspmv '%s' --devices %d --partition %s %s --alpha 0.5 --check "
+                                  "--repeat 2 --json %s",
+                                  mtx, 3 - tr, kinds[k], tr ? "--transpose" : "",
+                                  tr ? "--subdevices" : "");
             ck_assert_msg(rc == 0, "%s: exit %d\n%s", kinds[k], rc, out);
-            ck_assert_int_eq(test_json_int(out, "devices"), 3);
+            ck_assert_int_eq(test_json_int(out, "devices"), 3 - tr);
             ck_assert_int_eq(test_json_int(out, "nnz") > 0, 1);
             ck_assert_msg(strstr(out, "\"ok\": true") != NULL, "%s", out);
         }
@@ -706,6 +760,7 @@ Suite *suite_msrep(void)
     const test_target *tg;
     int nt = test_targets(&tg);
     tcase_add_loop_test(tc, test_plan_targets, 0, nt);
+    tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_plan_hisparse_source);
