@@ -318,6 +318,7 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_int(&j, "devices", bd->ndevices);
     json_bool(&j, "shared_devices", shared);
     json_int(&j, "numa_nodes", bd->numa_nodes);
+    json_int(&j, "machine_numa_nodes", hisp_numa_nodes());
     json_bool(&j, "mpi", false);
     json_string(&j, "precision", hisp_type_name(o->type));
     json_bool(&j, "transpose", o->op == HISP_OP_T);

@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "hispi_msrep.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -623,10 +624,6 @@ static const char *tmp_file(const char *name)
 
 START_TEST(test_cli)
 {
-    if (!test_hisp_bin()) {
-        test_skip("msrep cli: build/bin/hisp not built");
-        return;
-    }
     static char out[1 << 16];
     char mtx[512];
     snprintf(mtx, sizeof mtx, "%s", tmp_file("a.mtx"));
@@ -692,18 +689,49 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* A machine with two NUMA nodes, simulated by hwloc (HWLOC_SYNTHETIC in a
+ * child process): hisp sees both; CPU devices span the machine, so the
+ * parts are not grouped, and the results stay exact. */
+START_TEST(test_numa_synthetic)
+{
+    static char out[1 << 16];
+    int rc = test_run_cli(out, sizeof out,
+                          "mspmv --gen poisson3d --n 14 --devices 3 --partition pcsc --check "
+                          "--json");
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_int_eq(test_json_int(out, "machine_numa_nodes"), hisp_numa_nodes());
+    /* the reference backend: PoCL reads the same (synthetic) topology and
+     * refuses to run without memory sizes in it */
+    setenv("HWLOC_SYNTHETIC", "pack:2 [numa] core:1 pu:1", 1);
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv --gen poisson3d --n 14 --devices 3 --partition pcsr --check --json "
+                      "--backend reference");
+    unsetenv("HWLOC_SYNTHETIC");
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "%d\n%s", rc, out);
+    ck_assert_int_eq(test_json_int(out, "numa_nodes"), 1);
+#ifdef HISP_HAVE_HWLOC
+    void *h = dlopen("libhwloc.so.15", RTLD_NOW | RTLD_LOCAL);
+    if (h) { /* hwloc present: the synthetic machine has two nodes */
+        ck_assert_int_eq(test_json_int(out, "machine_numa_nodes"), 2);
+        dlclose(h);
+    }
+#endif
+}
+END_TEST
+
 /* MPI: mpirun with 2 and 3 ranks on one machine (PoCL or the reference
  * backend), every rank splitting its part over 2 devices. */
-START_TEST(test_mpi)
+static bool mpi_available(void)
 {
     const char *bin = test_hisp_bin();
     char mpi_bin[4200];
     snprintf(mpi_bin, sizeof mpi_bin, "%s-mpi", bin ? bin : "");
-    if (!bin || access(mpi_bin, X_OK) != 0 || system("command -v mpirun >/dev/null 2>&1") != 0) {
-        test_skip("msrep mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get install "
-                  "libopenmpi-dev openmpi-bin)");
-        return;
-    }
+    return bin && access(mpi_bin, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+START_TEST(test_mpi)
+{
+    const char *bin = test_hisp_bin();
     static char out[1 << 16];
     char mtx[512];
     snprintf(mtx, sizeof mtx, "%s", tmp_file("m.mtx"));
@@ -768,8 +796,17 @@ Suite *suite_msrep(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");
     tcase_set_timeout(tc, 1200);
-    tcase_add_test(tc, test_cli);
-    tcase_add_test(tc, test_mpi);
+    if (test_hisp_bin()) {
+        tcase_add_test(tc, test_cli);
+        tcase_add_test(tc, test_numa_synthetic);
+    } else {
+        test_skip("msrep cli: build/bin/hisp not built");
+    }
+    if (mpi_available())
+        tcase_add_test(tc, test_mpi);
+    else
+        test_skip("msrep mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get install "
+                  "libopenmpi-dev openmpi-bin)");
     tcase_add_unchecked_fixture(tc, NULL, cleanup);
     suite_add_tcase(s, tc);
     return s;
