@@ -108,9 +108,9 @@ static hisp_status hisparse_compute(worker *w)
     int64_t rows = w->part.end - w->part.start;
     int64_t xlen = plan->dop == HISP_OP_N ? plan->vcols : rows;
     int64_t ylen = plan->dop == HISP_OP_N ? rows : plan->vcols;
-    int64_t n = 0;
-    HISPI_TRY(hisp_vector_size(w->xv, &n));
-    if (n != xlen) { /* the device op changed: vectors of the other sizes */
+    int64_t n = -1, n2 = -1;
+    if (!w->xv || !w->yv || hisp_vector_size(w->xv, &n) || hisp_vector_size(w->yv, &n2) ||
+        n != xlen || n2 != ylen) { /* first call, new device op, or an earlier failure */
         hisp_vector_destroy(&w->xv);
         hisp_vector_destroy(&w->yv);
         HISPI_TRY(hisp_vector_create(ctx, plan->type, xlen, &w->xv));
@@ -198,23 +198,34 @@ static hisp_status worker_init(worker *w)
     return HISP_SUCCESS;
 }
 
-/* Buffers for the device op of the job (kept across calls with the same op). */
-static hisp_status worker_buffers(worker *w, hisp_op dop)
+static void free_buffers(worker *w)
 {
-    hisp_mplan plan = w->plan;
     const hisp_backend_ops *o = wops(w);
-    if (w->xd && w->yd_op == dop) return HISP_SUCCESS;
     if (w->xd) o->buf_free(w->ctx->be, w->xd);
     if (w->yd) o->buf_free(w->ctx->be, w->yd);
     free(w->yh);
     w->xd = w->yd = w->yh = NULL;
+}
+
+/* Buffers for the device op of the job (kept across calls with the same op;
+ * all or none, so that a failed allocation is retried by the next call). */
+static hisp_status worker_buffers(worker *w, hisp_op dop)
+{
+    hisp_mplan plan = w->plan;
+    const hisp_backend_ops *o = wops(w);
+    if (w->xd && w->yd && w->yh && w->yd_op == dop) return HISP_SUCCESS;
+    free_buffers(w);
     int64_t rows = w->part.end - w->part.start;
     w->xlen = dop == HISP_OP_N ? plan->vcols : rows;
     w->ylen = dop == HISP_OP_N ? rows : plan->vcols;
     size_t es = hisp_type_size(plan->type);
-    HISPI_TRY(o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd));
-    HISPI_TRY(o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd));
-    HISPI_TRY(hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh));
+    hisp_status s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd);
+    if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
+    if (!s) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
+    if (s) {
+        free_buffers(w);
+        return s;
+    }
     hispi_numa_bind_memory(w->yh, (size_t)w->ylen * es, w->numa);
     w->yd_op = dop;
     return HISP_SUCCESS;
@@ -340,11 +351,11 @@ void hisp_mplan_destroy(hisp_mplan *pp)
         pthread_cond_broadcast(&plan->go);
         pthread_mutex_unlock(&plan->mu);
     }
-    for (int k = 0; k < plan->nd; k++)
+    int nw = plan->w ? plan->nd : 0; /* creation may have failed before the workers */
+    for (int k = 0; k < nw; k++)
         if (plan->w[k].started) pthread_join(plan->w[k].th, NULL);
-    /* contexts are released by their creator thread's successor: safe, the
-     * workers have ended */
-    for (int k = 0; k < plan->nd; k++)
+    /* the workers have ended: their contexts can be released from here */
+    for (int k = 0; k < nw; k++)
         worker_release(&plan->w[k]);
     if (plan->sync_made) {
         pthread_mutex_destroy(&plan->mu);

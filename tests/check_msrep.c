@@ -581,6 +581,48 @@ START_TEST(test_plan_hisparse_parts)
 }
 END_TEST
 
+extern void hispi_alloc_fail_after(long);
+
+/* Host allocation failures anywhere in creation and calls (one device, so
+ * that the hook's countdown is not shared between threads) give
+ * HISP_ERR_OUT_OF_HOST_MEMORY, never a crash or a leak (sanitize build). */
+START_TEST(test_plan_alloc_failures)
+{
+    uint64_t st = test_seed() ^ 0x59;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 80, 60, 0.1, &st); /* COO: conversions */
+    hisp_device_ref ref = {HISP_BACKEND_REFERENCE, 0};
+    io v;
+    io_make(ctx, A, HISP_OP_T, false, &st, &v);
+    for (int k = 0; k < NKINDS; k++) {
+        int ok_runs = 0;
+        for (long f = 1; f <= 80; f++) {
+            hisp_mplan plan = NULL;
+            hispi_alloc_fail_after(f);
+            hisp_status s = hisp_mplan_create(A, 1, &ref, all_kinds[k], 0, &plan);
+            if (s) ck_assert_ptr_null(plan);
+            if (!s) s = hisp_mspmv(plan, HISP_OP_T, &v.alpha, v.x, &v.beta, v.y);
+            hispi_alloc_fail_after(0);
+            ck_assert_msg(s == HISP_SUCCESS || s == HISP_ERR_OUT_OF_HOST_MEMORY,
+                          "%s, failure at allocation %ld: %s", hisp_partition_name(all_kinds[k]), f,
+                          hisp_status_string(s));
+            if (s == HISP_SUCCESS) ok_runs++;
+            if (plan) { /* the plan survives a failed call: the next one is exact */
+                memcpy(v.y, v.y0, (size_t)v.m * sizeof(double));
+                CK_OK(ctx, hisp_mspmv(plan, HISP_OP_T, &v.alpha, v.x, &v.beta, v.y));
+                io_check(&v, "after an allocation failure");
+            }
+            hisp_mplan_destroy(&plan);
+        }
+        ck_assert_int_gt(ok_runs, 0); /* past the last allocation everything works */
+    }
+    io_free(&v);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* A plan from a HiSparse matrix (the tree is read through a temporary CSR). */
 START_TEST(test_plan_hisparse_source)
 {
@@ -791,6 +833,7 @@ Suite *suite_msrep(void)
     tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);
+    tcase_add_test(tc, test_plan_alloc_failures);
     tcase_add_test(tc, test_plan_hisparse_source);
     tcase_add_loop_test(tc, test_plan_hisparse_parts, 0, nt);
     suite_add_tcase(s, tc);
