@@ -32,7 +32,8 @@ static const char help[] =
     "  --transpose          op(A) = A^T\n"
     "  --precision f32|f64  entry type (default f64)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
-    "  --alpha a, --beta b  defaults 1 and 0 (y starts as zeros)\n"
+    "  --alpha a, --beta b  defaults 1 and 0\n"
+    "  --y Y0.mtx           initial y (default zeros; not with --mpi)\n"
     "  --out Y.mtx          write y as a Matrix Market array\n"
     "  --repeat N           time N runs after 2 warm-up runs; medians are reported\n"
     "  --check              compare with the single-device reference (exit 5 when the\n"
@@ -63,6 +64,7 @@ enum {
     O_ALPHA,
     O_BETA,
     O_OUT,
+    O_Y,
     O_REPEAT,
     O_CHECK,
     O_NONUMA,
@@ -149,20 +151,21 @@ int mspmv_matrix(hisp_context ctx, const mspmv_opts *o, hisp_matrix *A)
     return s ? cli_fail(ctx, s, NULL) : CLI_OK;
 }
 
-int mspmv_x(hisp_context ctx, const mspmv_opts *o, int64_t n, void **x)
+int mspmv_vector(hisp_context ctx, const mspmv_opts *o, const char *path, int64_t n,
+                 const char *what, void **x)
 {
-    if (!o->xpath) {
+    if (!path) {
         *x = cli_default_x(o->type, n);
         return *x ? CLI_OK : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     }
     hisp_vector v = NULL;
     int64_t len = 0;
-    hisp_status s = hisp_vector_read_mtx(ctx, o->xpath, o->type, &v);
+    hisp_status s = hisp_vector_read_mtx(ctx, path, o->type, &v);
     if (!s) s = hisp_vector_size(v, &len);
     if (!s && len != n) {
         hisp_vector_destroy(&v);
-        return cli_value_error("%s: x has %lld entries, op(A) needs %lld", o->xpath, (long long)len,
-                               (long long)n);
+        return cli_value_error("%s: %s has %lld entries, op(A) needs %lld", path, what,
+                               (long long)len, (long long)n);
     }
     if (!s) {
         *x = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(o->type));
@@ -170,7 +173,12 @@ int mspmv_x(hisp_context ctx, const mspmv_opts *o, int64_t n, void **x)
     }
     if (!s) s = hisp_vector_read(v, *x);
     hisp_vector_destroy(&v);
-    return s ? cli_fail(ctx, s, o->xpath) : CLI_OK;
+    return s ? cli_fail(ctx, s, path) : CLI_OK;
+}
+
+int mspmv_x(hisp_context ctx, const mspmv_opts *o, int64_t n, void **x)
+{
+    return mspmv_vector(ctx, o, o->xpath, n, "x", x);
 }
 
 static double ld(hisp_type t, const void *p, int64_t i)
@@ -178,14 +186,15 @@ static double ld(hisp_type t, const void *p, int64_t i)
     return t == HISP_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
 }
 
-int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void *x, const void *y,
-                int64_t m, double *rel)
+int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void *x, const void *y0,
+                const void *y, int64_t m, double *rel)
 {
     hisp_matrix_info mi;
     hisp_vector xv = NULL, yv = NULL;
     size_t es = hisp_type_size(o->type);
     void *yref = calloc((size_t)(m > 0 ? m : 1), es);
     if (!yref) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if (y0) memcpy(yref, y0, (size_t)m * es);
     float af = (float)o->alpha, bf = (float)o->beta;
     const void *a = o->type == HISP_F32 ? (const void *)&af : (const void *)&o->alpha;
     const void *b = o->type == HISP_F32 ? (const void *)&bf : (const void *)&o->beta;
@@ -195,7 +204,7 @@ int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void
     if (!s) s = hisp_vector_create(ctx, o->type, n, &xv);
     if (!s) s = hisp_vector_create(ctx, o->type, m, &yv);
     if (!s) s = hisp_vector_write(xv, x);
-    if (!s) s = hisp_vector_write(yv, yref); /* zeros */
+    if (!s) s = hisp_vector_write(yv, yref); /* y0, or zeros */
     if (!s) s = hisp_spmv(ctx, o->op, a, A, xv, b, yv);
     if (!s) s = hisp_vector_read(yv, yref);
     hisp_vector_destroy(&xv);
@@ -373,29 +382,13 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
 
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {{"--devices", true},
-                                   {"--partition", true},
-                                   {"--backend", true},
-                                   {"--format", true},
-                                   {"--transpose", false},
-                                   {"--precision", true},
-                                   {"--x", true},
-                                   {"--alpha", true},
-                                   {"--beta", true},
-                                   {"--out", true},
-                                   {"--repeat", true},
-                                   {"--check", false},
-                                   {"--no-numa", false},
-                                   {"--subdevices", false},
-                                   {"--mpi", false},
-                                   {"--gen", true},
-                                   {"--n", true},
-                                   {"--scale", true},
-                                   {"--seed", true},
-                                   {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {
+        {"--devices", true},    {"--partition", true}, {"--backend", true},     {"--format", true},
+        {"--transpose", false}, {"--precision", true}, {"--x", true},           {"--alpha", true},
+        {"--beta", true},       {"--out", true},       {"--y", true},           {"--repeat", true},
+        {"--check", false},     {"--no-numa", false},  {"--subdevices", false}, {"--mpi", false},
+        {"--gen", true},        {"--n", true},         {"--scale", true},       {"--seed", true},
+        {"--json", false},      {"--help", false},     {"-h", false},           {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -413,6 +406,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
     o->xpath = val[O_X];
     o->out = val[O_OUT];
+    o->ypath = val[O_Y];
     if (val[O_GEN]) {
         hisp_gen_kind k;
         if (o->path) return cli_usage_error("mspmv", "give FILE or --gen, not both");
@@ -443,6 +437,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 1, INT32_MAX, &o->gp.n);
     if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 30, &o->gp.scale);
     if (!rc && val[O_SEED]) rc = cli_parse_u64("--seed", val[O_SEED], &o->gp.seed);
+    if (!rc && o->mpi && o->ypath) rc = cli_usage_error("mspmv", "--y does not go with --mpi");
     if (!rc && !o->gen && (val[O_N] || val[O_SCALE] || val[O_SEED]))
         rc = cli_usage_error("mspmv", "--n, --scale and --seed go with --gen");
     return rc;
@@ -463,7 +458,7 @@ int cmd_mspmv(int argc, char **argv)
     hisp_matrix A = NULL;
     hisp_mplan plan = NULL;
     hisp_device_ref *refs = NULL;
-    void *x = NULL, *y = NULL, *yt = NULL;
+    void *x = NULL, *y = NULL, *yt = NULL, *y0 = NULL;
     double *t = NULL;
     int nd = 0;
     bool shared = false;
@@ -489,8 +484,10 @@ int cmd_mspmv(int argc, char **argv)
             n = o.op == HISP_OP_N ? mi.ncols : mi.nrows;
     size_t es = hisp_type_size(o.type);
     if ((rc = mspmv_x(ctx, &o, n, &x))) goto out;
+    if (o.ypath && (rc = mspmv_vector(ctx, &o, o.ypath, m, "y", &y0))) goto out;
     y = calloc((size_t)(m > 0 ? m : 1), es);
     yt = calloc((size_t)(m > 0 ? m : 1), es);
+    if (y && y0) memcpy(y, y0, (size_t)m * es);
     if (!y || !yt) {
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
         goto out;
@@ -500,7 +497,7 @@ int cmd_mspmv(int argc, char **argv)
     float af = (float)o.alpha, bf = (float)o.beta;
     const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
     const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;
-    if (!s) s = hisp_mspmv(plan, o.op, a, x, b, y); /* the result run (y0 = zeros) */
+    if (!s) s = hisp_mspmv(plan, o.op, a, x, b, y); /* the result run, from y0 */
     if (!s) s = hisp_mplan_get_breakdown(plan, bd);
     for (int k = 0; k < nd; k++)
         dev_ms[k] = bd->dev[k].compute_ms;
@@ -537,7 +534,7 @@ int cmd_mspmv(int argc, char **argv)
     }
     hisp_mplan_destroy(&plan);
     if (o.out && (rc = mspmv_write_y(ctx, &o, y, m))) goto out;
-    if (o.check && (rc = mspmv_check(ctx, A, &o, x, y, m, &rel))) goto out;
+    if (o.check && (rc = mspmv_check(ctx, A, &o, x, y0, y, m, &rel))) goto out;
     if (o.json)
         print_json(&o, &mi, bd, shared, dev_ms, rel, tol);
     else
@@ -554,6 +551,7 @@ out:
     free(refs);
     free(x);
     free(y);
+    free(y0);
     free(yt);
     free(t);
     free(bd);

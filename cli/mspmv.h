@@ -15,7 +15,7 @@ typedef struct {
     hisp_type type;
     hisp_op op;
     double alpha, beta;
-    const char *xpath, *out;
+    const char *xpath, *ypath, *out;
     int repeat, warmup;
     bool json, check, mpi, no_numa;
     bool hisparse;   /* --format hisparse */
@@ -33,10 +33,13 @@ unsigned mspmv_flags(const mspmv_opts *o);
 int mspmv_matrix(hisp_context ctx, const mspmv_opts *o, hisp_matrix *A);
 /* x of length n: --x file or x_j = 1/(j+1). */
 int mspmv_x(hisp_context ctx, const mspmv_opts *o, int64_t n, void **x);
-/* Reference result y = alpha*op(A)*x + beta*y0 (y0 zeros) on ctx's reference
- * backend; *rel the relative 2-norm error of y against it. */
-int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void *x, const void *y,
-                int64_t m, double *rel);
+/* A vector of length n from a Matrix Market file (path NULL: x_j = 1/(j+1)). */
+int mspmv_vector(hisp_context ctx, const mspmv_opts *o, const char *path, int64_t n,
+                 const char *what, void **x);
+/* Reference result y = alpha*op(A)*x + beta*y0 (y0 NULL: zeros) on ctx's
+ * reference backend; *rel the relative 2-norm error of y against it. */
+int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void *x, const void *y0,
+                const void *y, int64_t m, double *rel);
 int mspmv_write_y(hisp_context ctx, const mspmv_opts *o, const void *y, int64_t m);
 double mspmv_median(double *v, int n);
 

@@ -715,6 +715,31 @@ START_TEST(test_cli)
     hisp_vector_destroy(&a);
     hisp_vector_destroy(&b);
     hisp_context_destroy(&ctx);
+    /* an initial y with beta (the check starts from the same y0) */
+    char y0[512];
+    snprintf(y0, sizeof y0, "%s", tmp_file("y0.mtx"));
+    {
+        hisp_context c2 = NULL;
+        ck_assert_int_eq(hisp_context_create(&c2), HISP_SUCCESS);
+        hisp_vector yv = NULL;
+        CK_OK(c2, hisp_vector_create(c2, HISP_F64, n, &yv));
+        double *w = malloc((size_t)n * sizeof *w);
+        uint64_t st = test_seed() ^ 0x5a;
+        fill_random(HISP_F64, w, n, &st);
+        CK_OK(c2, hisp_vector_write(yv, w));
+        CK_OK(c2, hisp_vector_write_mtx(yv, y0));
+        free(w);
+        hisp_vector_destroy(&yv);
+        hisp_context_destroy(&c2);
+    }
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv '%s' --y '%s' --beta -0.75 --alpha 2 --devices 3 --partition pcsc "
+                      "--check --json",
+                      mtx, y0);
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "%d\n%s", rc, out);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --transpose", mtx, y1), 0);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y /nonexistent.mtx", mtx), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --mpi", mtx, y0), 1);
     /* usage and value errors */
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv"), 1);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --bogus", mtx), 1);

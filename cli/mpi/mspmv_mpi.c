@@ -317,7 +317,7 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
             if (all[r].distribution > local_dist) local_dist = all[r].distribution;
         double rel = NAN, tol = o->type == HISP_F32 ? 1e-4 : 1e-10;
         if (o->out) rc = mspmv_write_y(ctx, o, y, m);
-        if (!rc && o->check) rc = mspmv_check(ctx, A, o, x, y, m, &rel);
+        if (!rc && o->check) rc = mspmv_check(ctx, A, o, x, NULL, y, m, &rel);
         if (!rc && o->json) {
             cli_json j;
             json_init(&j, stdout);
