@@ -32,6 +32,11 @@ if [ -z "${GPUS:-}" ]; then
     [ "$ngpu" -ge 4 ] && GPUS=1,2,4
 fi
 mkdir -p "$OUT" "$CACHE"
+# the same libcusparse fallback as gpu_suite.sh (the binary links it dynamically)
+if ldd "$BIN" 2>/dev/null | grep -q "not found"; then
+    d=$(python3 -c 'import nvidia.cusparse, os; print(os.path.dirname(nvidia.cusparse.__file__))' 2>/dev/null)/lib
+    export LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}
+fi
 
 pieces=()
 for m in $MATRICES; do
