@@ -93,6 +93,15 @@ typedef struct hisp_backend_ops {
      * of that call. Core calls it before anyone can see the result (vector
      * reads, synchronize, the counts) or the device copy goes away. */
     hisp_status (*hisparse_counts)(hisp_context ctx, void *be, hisp_sched_counts *counts);
+
+    /* MSREP (issue 7): the PCI address "dddd:bb:dd.f" of device `index`, for
+     * NUMA placement (hwloc). May be NULL; HISP_ERR_UNSUPPORTED when the
+     * device has none (a CPU device). Must not need an open instance. */
+    hisp_status (*device_pci)(hisp_context ctx, int index, char *busid, size_t size);
+    /* MSREP: open part `sub` of device `index` split into `nsub` parts of
+     * about equal compute units (OpenCL sub-devices), like init. May be
+     * NULL; HISP_ERR_UNSUPPORTED when the device cannot be split so. */
+    hisp_status (*init_sub)(hisp_context ctx, int index, int sub, int nsub, void **be);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

@@ -31,6 +31,7 @@ int cmd_spmv(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_edit(int argc, char **argv);
+int cmd_mspmv(int argc, char **argv);
 
 /* ---- matrix files (matrix_io.c) ---------------------------------------- */
 

@@ -95,6 +95,32 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
     return HISP_SUCCESS;
 }
 
+/* MSREP: switch to part `sub` of `nsub` sub-devices of a device (see
+ * hisp_backend_ops.init_sub). */
+hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind, int device,
+                                        int sub, int nsub)
+{
+    if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT || !hispi_backends[kind])
+        return hispi_fail(ctx, HISP_ERR_NOT_COMPILED, "backend %d is not compiled in", (int)kind);
+    const hisp_backend_ops *ops = hispi_backends[kind];
+    if (!ops->init_sub)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no sub-devices",
+                          ops->name);
+    int n = 0;
+    HISPI_TRY(ops->device_count(ctx, &n));
+    if (device < 0 || device >= n)
+        return hispi_fail(ctx, n ? HISP_ERR_INVALID_ARGUMENT : HISP_ERR_NO_DEVICE,
+                          "%s backend: device %d requested, %d available", ops->name, device, n);
+    void *be = NULL;
+    HISPI_TRY(ops->init_sub(ctx, device, sub, nsub, &be));
+    close_backend(ctx);
+    ctx->ops = ops;
+    ctx->be = be;
+    ctx->kind = kind;
+    ctx->device = device;
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_context_create(hisp_context *out)
 {
     if (!out) return HISP_ERR_INVALID_ARGUMENT;

@@ -415,6 +415,128 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op
 HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat,
                                                         double *bytes_per_s);
 
+/* ---- several devices: MSREP partial formats (issue 7) ---------------------
+ * [MSREP block begin: everything down to the end marker belongs to it]
+ *
+ *
+ * The nonzeros of A are split into parts of equal nonzero counts (Chen et
+ * al., MSREP): pCSR cuts the row-major order at nnz/np boundaries and finds
+ * each part's first and last row by binary search over the row pointers;
+ * pCSC does the same over the column pointers of the column-major order;
+ * pCOO cuts the row-major COO order and reads the rows from the row indices.
+ * A row (column) cut by a boundary is shared by the parts on both sides (its
+ * later parts have shared_first set). The row-block and column-block splits
+ * (equal row / column counts) are the baselines. A plan sends each device
+ * only its part (local pointers + the part's slice of the index and value
+ * arrays, never the whole matrix) and keeps it resident; hisp_mspmv runs one
+ * host thread per device and merges the partial results: row segments
+ * (disjoint rows copied, shared rows summed, beta applied once) or partial
+ * vectors summed (pCSC, column block, and op = T of row partitions). */
+
+typedef enum {
+    HISP_PART_ROWBLOCK = 0, /* equal row counts (baseline) */
+    HISP_PART_COLBLOCK,     /* equal column counts (baseline of pCSC) */
+    HISP_PART_PCSR,         /* nnz-balanced over the CSR order */
+    HISP_PART_PCSC,         /* nnz-balanced over the CSC order */
+    HISP_PART_PCOO,         /* nnz-balanced over the sorted COO order */
+    HISP_PART_COUNT
+} hisp_partition_kind;
+
+/* One part. The nonzeros [nnz_begin, nnz_end) of the partition's order
+ * (row-major for rowblock/pcsr/pcoo, column-major for colblock/pcsc); rows
+ * (columns for colblock/pcsc) [start, end) hold them (start = end for an
+ * empty part, except the block splits, which own their rows even when
+ * empty); shared_first: row `start` also holds nonzeros of an earlier part. */
+typedef struct {
+    int64_t nnz_begin, nnz_end;
+    int64_t start, end;
+    int shared_first;
+} hisp_part;
+
+HISP_API const char *hisp_partition_name(hisp_partition_kind k);
+HISP_API HISP_NODISCARD hisp_status hisp_partition_from_name(const char *name,
+                                                             hisp_partition_kind *k);
+/* Split A into nparts (1..4096) parts (parts[nparts]). A's CSR (CSC, sorted
+ * COO) form is read where A is held in it; otherwise a temporary copy is made
+ * (A is not converted). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_partition(hisp_matrix A, hisp_partition_kind kind,
+                                                          int nparts, hisp_part *parts);
+
+typedef struct hisp_mplan_s *hisp_mplan;
+
+/* A device of a plan. The same (backend, device) may appear several times:
+ * each entry opens a context of its own (several queues on one device). */
+typedef struct {
+    hisp_backend_kind backend;
+    int device;
+} hisp_device_ref;
+
+/* Flags of hisp_mplan_create. */
+#define HISP_MPLAN_NO_NUMA 1u /* no NUMA grouping or memory/thread binding */
+/* Each device runs its part as a HiSparse tree (built from the part at
+ * creation, default node size) through the dynamic scheduler instead of the
+ * CSR kernel. */
+#define HISP_MPLAN_HISPARSE 2u
+/* A device listed k > 1 times is split into k sub-devices of about equal
+ * compute units (OpenCL clCreateSubDevices; PoCL CPUs) instead of k
+ * contexts sharing it; where it cannot be split, the plan falls back to
+ * shared contexts (the breakdown's `sub` says which). */
+#define HISP_MPLAN_SUBDEVICES 4u
+
+/* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
+ * parts (one host thread per device; the parts stay on the devices until the
+ * plan is destroyed). A is only read during the call (it may be destroyed
+ * afterwards). With hwloc, devices are grouped by NUMA node (two levels:
+ * nodes, then the devices of each node), and each worker thread and its
+ * host buffers are bound to its device's node; on a one-node machine this
+ * is the plain one-level split. Failures are recorded on A's context, which
+ * must outlive the plan. Only f32 and f64 matrices. */
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_create(hisp_matrix A, int ndevices,
+                                                      const hisp_device_ref *devices,
+                                                      hisp_partition_kind kind, unsigned flags,
+                                                      hisp_mplan *plan);
+HISP_API void hisp_mplan_destroy(hisp_mplan *plan);
+/* y = alpha*op(A)*x + beta*y over the plan's devices; x and y are host
+ * arrays of the plan's type (beta = 0: y is not read). */
+HISP_API HISP_NODISCARD hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha,
+                                               const void *x, const void *beta, void *y);
+
+#define HISP_MPLAN_MAX_DEVICES 64
+/* Where the time went. One-time: partition (cut points and local pointers),
+ * convert (temporary CSC/COO/CSR copy when A was held in another format),
+ * distribution (contexts opened and parts uploaded, wall time over all
+ * devices). Per SpMV (the last hisp_mspmv): x_ms (x sent to the devices),
+ * compute (device time, by device events), gather (partial results read
+ * back), merge (host), total (wall time of the call). */
+typedef struct {
+    hisp_partition_kind partition;
+    int ndevices;
+    int numa_nodes; /* NUMA nodes the devices were grouped into (1 on one-node machines) */
+    double partition_ms, convert_ms, distribution_ms;
+    double x_ms, compute_ms, gather_ms, merge_ms, total_ms; /* last SpMV (max over devices) */
+    struct {
+        hisp_backend_kind backend;
+        int device;
+        int numa_node;        /* -1: unknown / spans the machine */
+        int sub, nsub; /* sub-device sub of nsub (HISP_MPLAN_SUBDEVICES), -1 and 0 when whole */
+        hisp_part part;       /* its part */
+        int64_t nnz;          /* nonzeros of the part */
+        uint64_t bytes;       /* bytes sent at distribution (local pointers, indices, values) */
+        double upload_ms;     /* its share of the distribution */
+        double x_ms;          /* last SpMV: x sent */
+        double compute_ms;    /* last SpMV: device time of its kernel */
+        double gather_ms;     /* last SpMV: result read back */
+        char name[128];       /* device name */
+    } dev[HISP_MPLAN_MAX_DEVICES];
+} hisp_mplan_breakdown;
+
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_get_breakdown(hisp_mplan plan,
+                                                             hisp_mplan_breakdown *b);
+/* NUMA nodes of this machine as hwloc reports them (1 when hisp was built
+ * without hwloc). */
+HISP_API int hisp_numa_nodes(void);
+/* [MSREP block end] */
+
 #ifdef __cplusplus
 }
 #endif

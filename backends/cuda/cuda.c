@@ -471,6 +471,13 @@ void **hisp_cuda_be_hs(void *p)
     return &((hisp_cuda_be *)p)->hs;
 }
 
+/* MSREP NUMA placement: the GPU's PCI address. */
+static hisp_status hisp_cuda_device_pci(hisp_context ctx, int index, char *busid, size_t size)
+{
+    CU_TRY(ctx, cudaDeviceGetPCIBusId(busid, (int)size, index));
+    return HISP_SUCCESS;
+}
+
 const hisp_backend_ops hisp_cuda_ops = {
     .name = "cuda",
     .kind = HISP_BACKEND_CUDA,
@@ -495,4 +502,5 @@ const hisp_backend_ops hisp_cuda_ops = {
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,
     .hisparse_counts = hisp_cuda_hs_counts,
+    .device_pci = hisp_cuda_device_pci,
 };

@@ -35,6 +35,7 @@ typedef struct {
     int nv_opts;        /* cl_nv_compiler_options (-cl-nv-maxrregcount) */
     char name[256], driver[128], platform_name[256];
     hisp_cl_prog *progs;
+    cl_device_id sub; /* a sub-device this instance created (MSREP), or NULL */
 } hisp_cl_be;
 
 /* Discovery: the flat device list (GPUs first, then others, each in

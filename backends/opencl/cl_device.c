@@ -246,16 +246,22 @@ static void hisp_cl_fini(void *vbe)
     hisp_cl_programs_release(be);
     if (be->queue) clReleaseCommandQueue(be->queue);
     if (be->context) clReleaseContext(be->context);
+    if (be->sub) clReleaseDevice(be->sub);
     free(be);
 }
 
-static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
+/* Open device d (a root device or a sub-device whose reference passes to
+ * the instance). */
+static hisp_status open_device(hisp_context ctx, cl_device_id d, cl_device_id sub, void **out)
 {
-    cl_device_id d = NULL;
-    HISPI_TRY(device_at(ctx, index, &d));
     hisp_cl_be *be = NULL;
-    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *be, (void **)&be));
+    hisp_status st = hispi_calloc(ctx, 1, sizeof *be, (void **)&be);
+    if (st) {
+        if (sub) clReleaseDevice(sub);
+        return st;
+    }
     be->device = d;
+    be->sub = sub;
     cl_int e = clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof be->platform, &be->platform, NULL);
     if (e != CL_SUCCESS) goto fail_call_platform;
     cl_device_type t = 0;
@@ -310,8 +316,54 @@ static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
     *out = be;
     return HISP_SUCCESS;
 fail_call_platform:
-    free(be);
+    hisp_cl_fini(be);
     return hisp_cl_fail(ctx, e, "clGetDeviceInfo(CL_DEVICE_PLATFORM)");
+}
+
+static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
+{
+    cl_device_id d = NULL;
+    HISPI_TRY(device_at(ctx, index, &d));
+    return open_device(ctx, d, NULL, out);
+}
+
+/* MSREP on one OpenCL device: part `sub` of `nsub` sub-devices with about
+ * equal compute units each (CL_DEVICE_PARTITION_BY_COUNTS; PoCL 3.1 supports
+ * it on CPUs, up to one sub-device per core). */
+static hisp_status hisp_cl_init_sub(hisp_context ctx, int index, int sub, int nsub, void **out)
+{
+    cl_device_id d = NULL;
+    HISPI_TRY(device_at(ctx, index, &d));
+    cl_uint cu = 0, maxsub = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL) != CL_SUCCESS ||
+        clGetDeviceInfo(d, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof maxsub, &maxsub, NULL) !=
+            CL_SUCCESS ||
+        nsub < 1 || sub < 0 || sub >= nsub || (cl_uint)nsub > cu || (cl_uint)nsub > maxsub)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl device %d: no %d sub-devices (%u compute units, at most %u "
+                          "sub-devices)",
+                          index, nsub, cu, maxsub);
+    cl_device_partition_property props[64 + 3];
+    if (nsub > 64) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "at most 64 sub-devices");
+    props[0] = CL_DEVICE_PARTITION_BY_COUNTS;
+    for (int k = 0; k < nsub; k++) /* spread the remainder over the first parts */
+        props[1 + k] =
+            (cl_device_partition_property)(cu / (cl_uint)nsub + ((cl_uint)k < cu % (cl_uint)nsub));
+    props[1 + nsub] = CL_DEVICE_PARTITION_BY_COUNTS_LIST_END;
+    props[2 + nsub] = 0;
+    cl_device_id subs[64];
+    cl_uint got = 0;
+    cl_int e = clCreateSubDevices(d, props, (cl_uint)nsub, subs, &got);
+    if (e != CL_SUCCESS || got != (cl_uint)nsub) {
+        for (cl_uint k = 0; e == CL_SUCCESS && k < got; k++)
+            clReleaseDevice(subs[k]);
+        return hispi_fail_native(ctx, HISP_ERR_UNSUPPORTED, e,
+                                 "opencl device %d: clCreateSubDevices into %d failed (%s)", index,
+                                 nsub, hisp_cl_error_name(e));
+    }
+    for (int k = 0; k < nsub; k++)
+        if (k != sub) clReleaseDevice(subs[k]);
+    return open_device(ctx, subs[sub], subs[sub], out);
 }
 
 static hisp_status hisp_cl_sync(hisp_context ctx, void *vbe)
@@ -319,6 +371,34 @@ static hisp_status hisp_cl_sync(hisp_context ctx, void *vbe)
     hisp_cl_be *be = vbe;
     cl_int e = clFinish(be->queue);
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clFinish");
+}
+
+/* MSREP NUMA placement: the PCI address through cl_khr_pci_bus_info, or
+ * NVIDIA's attributes; CPU devices have none. */
+static hisp_status hisp_cl_device_pci(hisp_context ctx, int index, char *busid, size_t size)
+{
+    cl_device_id d = NULL;
+    HISPI_TRY(device_at(ctx, index, &d));
+    cl_uint v[4] = {0, 0, 0, 0}; /* domain, bus, device, function */
+    if (hisp_cl_has_extension(d, "cl_khr_pci_bus_info") &&
+        clGetDeviceInfo(d, 0x410F /* CL_DEVICE_PCI_BUS_INFO_KHR */, sizeof v, v, NULL) ==
+            CL_SUCCESS) {
+        snprintf(busid, size, "%04x:%02x:%02x.%x", v[0], v[1], v[2], v[3]);
+        return HISP_SUCCESS;
+    }
+    if (hisp_cl_has_extension(d, "cl_nv_device_attribute_query") &&
+        clGetDeviceInfo(d, 0x4008 /* CL_DEVICE_PCI_BUS_ID_NV */, sizeof v[1], &v[1], NULL) ==
+            CL_SUCCESS &&
+        clGetDeviceInfo(d, 0x4009 /* CL_DEVICE_PCI_SLOT_ID_NV */, sizeof v[2], &v[2], NULL) ==
+            CL_SUCCESS) {
+        if (clGetDeviceInfo(d, 0x400A /* CL_DEVICE_PCI_DOMAIN_ID_NV */, sizeof v[0], &v[0], NULL) !=
+            CL_SUCCESS)
+            v[0] = 0;
+        /* the slot id packs device << 3 | function */
+        snprintf(busid, size, "%04x:%02x:%02x.%x", v[0], v[1], v[2] >> 3, v[2] & 7);
+        return HISP_SUCCESS;
+    }
+    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "opencl device %d has no PCI address", index);
 }
 
 const hisp_backend_ops hisp_cl_ops = {
@@ -344,4 +424,6 @@ const hisp_backend_ops hisp_cl_ops = {
     .hisparse_upload = hisp_cl_hs_upload,
     .hisparse_free = hisp_cl_hs_free,
     .hisparse_spmv = hisp_cl_hs_spmv,
+    .device_pci = hisp_cl_device_pci,
+    .init_sub = hisp_cl_init_sub,
 };

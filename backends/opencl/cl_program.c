@@ -7,6 +7,8 @@
  * corrupt file only costs a rebuild from source. */
 #include "cl_backend.h"
 
+#include <pthread.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +111,10 @@ static void store_cached(hisp_cl_be *be, cl_program p, const char *path)
         if (slash) *slash = 0;
         make_dirs(dir);
         /* write then rename: concurrent processes never see half a file */
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+        /* pid and thread: several contexts of one process (MSREP) may store
+         * the same program at once */
+        snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(),
+                 (unsigned long)pthread_self());
         FILE *f = fopen(tmp, "wb");
         if (f) {
             int ok = fwrite(bin, 1, len, f) == len;

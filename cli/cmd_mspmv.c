@@ -1,0 +1,560 @@
+/* hisp mspmv: SpMV over several devices with the MSREP partial formats. */
+#include "mspmv.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static const char help[] =
+    "usage: hisp mspmv FILE.mtx|FILE.hisp [options]\n"
+    "       hisp mspmv --gen KIND [--n N] [--scale S] [--seed S] [options]\n"
+    "\n"
+    "Computes y = alpha*op(A)*x + beta*y over several devices (MSREP): A is cut\n"
+    "into one part per device, each device receives only its part and keeps it,\n"
+    "one host thread per device runs the single-device CSR kernel, and the\n"
+    "partial results are merged on the host (row segments, or partial vectors\n"
+    "summed). Reports the one-time cost (conversion, partition, distribution),\n"
+    "the per-SpMV cost (x sent, compute, results gathered, merge) and the load\n"
+    "balance (nonzeros and time per device).\n"
+    "\n"
+    "  --devices N|all      parts/devices (default all). More than the backend has:\n"
+    "                       several contexts (queues) share a device\n"
+    "  --partition K        pcsr (default), pcsc, pcoo: nonzero-balanced parts;\n"
+    "                       rowblock, colblock: equal row / column counts (baselines)\n"
+    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
+    "                       GPU answers, else OpenCL, else reference)\n"
+    "  --format csr|hisparse  single-device format of the parts (default csr; hisparse:\n"
+    "                       each part becomes a HiSparse tree run by the scheduler)\n"
+    "  --transpose          op(A) = A^T\n"
+    "  --precision f32|f64  entry type (default f64)\n"
+    "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
+    "  --alpha a, --beta b  defaults 1 and 0\n"
+    "  --y Y0.mtx           initial y (default zeros; not with --mpi)\n"
+    "  --out Y.mtx          write y as a Matrix Market array\n"
+    "  --repeat N           time N runs after 2 warm-up runs; medians are reported\n"
+    "  --check              compare with the single-device reference (exit 5 when the\n"
+    "                       relative error exceeds 1e-4 for f32, 1e-10 for f64)\n"
+    "  --no-numa            no NUMA grouping or binding (hwloc)\n"
+    "  --subdevices         more parts than devices: split each device into\n"
+    "                       sub-devices (OpenCL, e.g. PoCL on CPUs) instead of sharing\n"
+    "  --mpi                run as one MPI rank of `mpirun -np R hisp mspmv ...`: rank 0\n"
+    "                       reads and partitions A over the ranks (the same kinds),\n"
+    "                       each rank splits its part over its own --devices, results\n"
+    "                       merge through MPI collectives (runs build/bin/hisp-mpi)\n"
+    "  --gen KIND           generate A instead of reading a file (hisp gen's kinds)\n"
+    "  --n N, --scale S, --seed S   generator parameters (see hisp gen --help)\n"
+    "  --json               machine-readable output\n"
+    "  --help               this text\n"
+    "\n"
+    "exit status: 0 ok, 1 usage, 2 input error, 3 backend or device error,\n"
+    "5 --check above tolerance.\n";
+
+enum {
+    O_DEVICES,
+    O_PART,
+    O_BACKEND,
+    O_FORMAT,
+    O_T,
+    O_PREC,
+    O_X,
+    O_ALPHA,
+    O_BETA,
+    O_OUT,
+    O_Y,
+    O_REPEAT,
+    O_CHECK,
+    O_NONUMA,
+    O_SUBDEV,
+    O_MPI,
+    O_GEN,
+    O_N,
+    O_SCALE,
+    O_SEED,
+    O_JSON,
+    O_HELP,
+    O_HELP2
+};
+
+double mspmv_median(double *v, int n)
+{
+    if (n <= 0) return NAN;
+    for (int i = 1; i < n; i++) { /* insertion sort: n is small */
+        double t = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > t) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = t;
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+unsigned mspmv_flags(const mspmv_opts *o)
+{
+    return (o->no_numa ? HISP_MPLAN_NO_NUMA : 0u) | (o->hisparse ? HISP_MPLAN_HISPARSE : 0u) |
+           (o->subdevices ? HISP_MPLAN_SUBDEVICES : 0u);
+}
+
+int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared)
+{
+    int count = 0;
+    hisp_status s = HISP_SUCCESS;
+    if (o->backend == HISP_BACKEND_AUTO) {
+        static const hisp_backend_kind order[] = {HISP_BACKEND_CUDA, HISP_BACKEND_OPENCL,
+                                                  HISP_BACKEND_REFERENCE};
+        for (int i = 0; i < 3; i++) {
+            if (!hisp_backend_compiled(order[i])) continue;
+            if (hisp_backend_device_count(ctx, order[i], &count) == HISP_SUCCESS && count > 0) {
+                o->backend = order[i];
+                break;
+            }
+        }
+    } else if (!hisp_backend_compiled(o->backend)) {
+        fprintf(stderr, "hisp: the %s backend is not compiled into this build\n",
+                hisp_backend_name(o->backend));
+        return CLI_BACKEND;
+    } else {
+        s = hisp_backend_device_count(ctx, o->backend, &count);
+    }
+    if (s) return cli_fail(ctx, s, NULL);
+    if (count == 0) {
+        hisp_error_info e = {0};
+        if (hisp_context_last_error(ctx, &e)) e.message = NULL;
+        fprintf(stderr, "hisp: %s backend: %s\n", hisp_backend_name(o->backend),
+                e.message && e.message[0] ? e.message : "no device");
+        return CLI_BACKEND;
+    }
+    int nd = o->devices > 0 ? o->devices : count;
+    if (nd > HISP_MPLAN_MAX_DEVICES)
+        return cli_value_error("--devices: at most %d", HISP_MPLAN_MAX_DEVICES);
+    *refs = calloc((size_t)nd, sizeof **refs);
+    if (!*refs) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    for (int k = 0; k < nd; k++) {
+        (*refs)[k].backend = o->backend;
+        (*refs)[k].device = k % count;
+    }
+    *n = nd;
+    *shared = nd > count;
+    return CLI_OK;
+}
+
+int mspmv_matrix(hisp_context ctx, const mspmv_opts *o, hisp_matrix *A)
+{
+    if (!o->gen) return cli_read_matrix(ctx, o->path, o->type, A);
+    cli_progress("generating %s", hisp_gen_name(o->gp.kind));
+    hisp_status s = hisp_matrix_generate(ctx, &o->gp, o->type, A);
+    return s ? cli_fail(ctx, s, NULL) : CLI_OK;
+}
+
+int mspmv_vector(hisp_context ctx, const mspmv_opts *o, const char *path, int64_t n,
+                 const char *what, void **x)
+{
+    if (!path) {
+        *x = cli_default_x(o->type, n);
+        return *x ? CLI_OK : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    }
+    hisp_vector v = NULL;
+    int64_t len = 0;
+    hisp_status s = hisp_vector_read_mtx(ctx, path, o->type, &v);
+    if (!s) s = hisp_vector_size(v, &len);
+    if (!s && len != n) {
+        hisp_vector_destroy(&v);
+        return cli_value_error("%s: %s has %lld entries, op(A) needs %lld", path, what,
+                               (long long)len, (long long)n);
+    }
+    if (!s) {
+        *x = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(o->type));
+        if (!*x) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    }
+    if (!s) s = hisp_vector_read(v, *x);
+    hisp_vector_destroy(&v);
+    return s ? cli_fail(ctx, s, path) : CLI_OK;
+}
+
+int mspmv_x(hisp_context ctx, const mspmv_opts *o, int64_t n, void **x)
+{
+    return mspmv_vector(ctx, o, o->xpath, n, "x", x);
+}
+
+static double ld(hisp_type t, const void *p, int64_t i)
+{
+    return t == HISP_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void *x, const void *y0,
+                const void *y, int64_t m, double *rel)
+{
+    hisp_matrix_info mi;
+    hisp_vector xv = NULL, yv = NULL;
+    size_t es = hisp_type_size(o->type);
+    void *yref = calloc((size_t)(m > 0 ? m : 1), es);
+    if (!yref) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if (y0) memcpy(yref, y0, (size_t)m * es);
+    float af = (float)o->alpha, bf = (float)o->beta;
+    const void *a = o->type == HISP_F32 ? (const void *)&af : (const void *)&o->alpha;
+    const void *b = o->type == HISP_F32 ? (const void *)&bf : (const void *)&o->beta;
+    hisp_status s = hisp_matrix_get_info(A, &mi);
+    int64_t n = o->op == HISP_OP_N ? mi.ncols : mi.nrows;
+    if (!s) s = hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0);
+    if (!s) s = hisp_vector_create(ctx, o->type, n, &xv);
+    if (!s) s = hisp_vector_create(ctx, o->type, m, &yv);
+    if (!s) s = hisp_vector_write(xv, x);
+    if (!s) s = hisp_vector_write(yv, yref); /* y0, or zeros */
+    if (!s) s = hisp_spmv(ctx, o->op, a, A, xv, b, yv);
+    if (!s) s = hisp_vector_read(yv, yref);
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    if (s) {
+        free(yref);
+        return cli_fail(ctx, s, NULL);
+    }
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m; i++) {
+        double d = ld(o->type, y, i) - ld(o->type, yref, i), r = ld(o->type, yref, i);
+        num += d * d;
+        den += r * r;
+    }
+    *rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    free(yref);
+    return CLI_OK;
+}
+
+int mspmv_write_y(hisp_context ctx, const mspmv_opts *o, const void *y, int64_t m)
+{
+    hisp_vector yv = NULL;
+    cli_progress("writing %s", o->out);
+    hisp_status s = hisp_vector_create(ctx, o->type, m, &yv);
+    if (!s) s = hisp_vector_write(yv, y);
+    if (!s) s = hisp_vector_write_mtx(yv, o->out);
+    hisp_vector_destroy(&yv);
+    return s ? cli_fail(ctx, s, o->out) : CLI_OK;
+}
+
+#ifndef HISP_CLI_MPI
+/* --mpi in the plain program: become hisp-mpi (same folder), which links
+ * MPI; this program stays free of it. */
+static int exec_mpi(int argc, char **argv)
+{
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 16);
+    if (len <= 0) return cli_value_error("--mpi: cannot locate this program");
+    self[len] = 0;
+    char *slash = strrchr(self, '/');
+    snprintf(slash ? slash + 1 : self, 16, "hisp-mpi");
+    char **av = calloc((size_t)argc + 2, sizeof *av);
+    if (!av) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    av[0] = self;
+    for (int i = 0; i < argc; i++)
+        av[i + 1] = argv[i];
+    execv(self, av);
+    fprintf(stderr, "hisp: --mpi needs %s (built with mpi=yes/auto where MPI is installed): %s\n",
+            self, strerror(errno));
+    free(av);
+    return CLI_BACKEND;
+}
+#endif
+
+static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
+                        const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
+                        double rel, double tol)
+{
+    printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n",
+           o->gen ? hisp_gen_name(o->gp.kind) : o->path, (long long)mi->nrows, (long long)mi->ncols,
+           (long long)mi->nnz, hisp_type_name(o->type));
+    printf("operation   y = %g*%s*x + %g*y, %s over %d device(s) (%s%s), %s parts, NUMA nodes "
+           "%d\n",
+           o->alpha, o->op == HISP_OP_T ? "A^T" : "A", o->beta, hisp_partition_name(o->kind),
+           bd->ndevices, hisp_backend_name(o->backend), shared ? ", several parts per device" : "",
+           o->hisparse ? "hisparse" : "csr", bd->numa_nodes);
+    printf("one-time    convert %.3f ms, partition %.3f ms, distribution %.3f ms\n", bd->convert_ms,
+           bd->partition_ms, bd->distribution_ms);
+    printf("per SpMV    total %.3f ms%s: x %.3f, compute %.3f (slowest device), gather %.3f, "
+           "merge %.3f\n",
+           bd->total_ms, o->repeat > 0 ? " (medians)" : "", bd->x_ms, bd->compute_ms, bd->gather_ms,
+           bd->merge_ms);
+    printf("%-4s %-12s %5s %-27s %12s %7s %12s %10s %10s\n", "dev", "device", "numa",
+           "rows (cols for pcsc)", "nnz", "share", "bytes", "upload_ms", "compute_ms");
+    double nnz_max = 0, nnz_sum = 0, t_max = 0, t_sum = 0;
+    for (int k = 0; k < bd->ndevices; k++) {
+        const hisp_part *p = &bd->dev[k].part;
+        char dev[32], rows[64];
+        if (bd->dev[k].nsub > 1)
+            snprintf(dev, sizeof dev, "%s:%d.%d/%d", hisp_backend_name(bd->dev[k].backend),
+                     bd->dev[k].device, bd->dev[k].sub, bd->dev[k].nsub);
+        else
+            snprintf(dev, sizeof dev, "%s:%d", hisp_backend_name(bd->dev[k].backend),
+                     bd->dev[k].device);
+        snprintf(rows, sizeof rows, "[%lld, %lld)%s", (long long)p->start, (long long)p->end,
+                 p->shared_first ? " shared" : "");
+        double nnz = (double)bd->dev[k].nnz;
+        printf("%-4d %-12s %5d %-27s %12lld %6.1f%% %12llu %10.3f %10.4f\n", k, dev,
+               bd->dev[k].numa_node, rows, (long long)bd->dev[k].nnz,
+               mi->nnz ? 100.0 * nnz / (double)mi->nnz : 0.0, (unsigned long long)bd->dev[k].bytes,
+               bd->dev[k].upload_ms, dev_ms[k]);
+        nnz_sum += nnz;
+        t_sum += dev_ms[k];
+        if (nnz > nnz_max) nnz_max = nnz;
+        if (dev_ms[k] > t_max) t_max = dev_ms[k];
+    }
+    double nd = bd->ndevices;
+    printf("balance     nnz max/mean %.3f, compute max/mean %.3f\n",
+           nnz_sum > 0 ? nnz_max / (nnz_sum / nd) : 1.0, t_sum > 0 ? t_max / (t_sum / nd) : 1.0);
+    if (o->check)
+        printf("check       relative error vs reference %.3e (tolerance %.0e): %s\n", rel, tol,
+               rel <= tol ? "ok" : "FAILED");
+    if (o->out) printf("wrote       %s\n", o->out);
+}
+
+static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
+                       const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
+                       double rel, double tol)
+{
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    if (o->gen)
+        json_string(&j, "generator", hisp_gen_name(o->gp.kind));
+    else
+        json_string(&j, "file", o->path);
+    json_string(&j, "partition", hisp_partition_name(o->kind));
+    json_string(&j, "format", o->hisparse ? "hisparse" : "csr");
+    json_string(&j, "backend", hisp_backend_name(o->backend));
+    json_int(&j, "devices", bd->ndevices);
+    json_bool(&j, "shared_devices", shared);
+    json_int(&j, "numa_nodes", bd->numa_nodes);
+    json_int(&j, "machine_numa_nodes", hisp_numa_nodes());
+    json_bool(&j, "mpi", false);
+    json_string(&j, "precision", hisp_type_name(o->type));
+    json_bool(&j, "transpose", o->op == HISP_OP_T);
+    json_int(&j, "rows", mi->nrows);
+    json_int(&j, "cols", mi->ncols);
+    json_int(&j, "nnz", mi->nnz);
+    json_double(&j, "alpha", o->alpha);
+    json_double(&j, "beta", o->beta);
+    json_object_begin(&j, "one_time_ms");
+    json_double(&j, "convert", bd->convert_ms);
+    json_double(&j, "partition", bd->partition_ms);
+    json_double(&j, "distribution", bd->distribution_ms);
+    json_object_end(&j);
+    json_object_begin(&j, "per_spmv_ms");
+    json_int(&j, "repeat", o->repeat);
+    json_double(&j, "total", bd->total_ms);
+    json_double(&j, "x", bd->x_ms);
+    json_double(&j, "compute", bd->compute_ms);
+    json_double(&j, "gather", bd->gather_ms);
+    json_double(&j, "merge", bd->merge_ms);
+    json_object_end(&j);
+    json_array_begin(&j, "parts");
+    for (int k = 0; k < bd->ndevices; k++) {
+        json_object_begin(&j, NULL);
+        json_string(&j, "backend", hisp_backend_name(bd->dev[k].backend));
+        json_int(&j, "device", bd->dev[k].device);
+        json_int(&j, "subdevice", bd->dev[k].sub);
+        json_int(&j, "subdevices", bd->dev[k].nsub);
+        json_string(&j, "name", bd->dev[k].name);
+        json_int(&j, "numa_node", bd->dev[k].numa_node);
+        json_int(&j, "start", bd->dev[k].part.start);
+        json_int(&j, "end", bd->dev[k].part.end);
+        json_bool(&j, "shared_first", bd->dev[k].part.shared_first);
+        json_int(&j, "nnz", bd->dev[k].nnz);
+        json_uint(&j, "bytes", bd->dev[k].bytes);
+        json_double(&j, "upload_ms", bd->dev[k].upload_ms);
+        json_double(&j, "compute_ms", dev_ms[k]);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    if (o->check) {
+        json_object_begin(&j, "check");
+        json_double(&j, "rel_error", rel);
+        json_double(&j, "tolerance", tol);
+        json_bool(&j, "ok", rel <= tol);
+        json_object_end(&j);
+    }
+    if (o->out) json_string(&j, "out", o->out);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+static int parse(int argc, char **argv, mspmv_opts *o)
+{
+    static const cli_opt opts[] = {
+        {"--devices", true},    {"--partition", true}, {"--backend", true},     {"--format", true},
+        {"--transpose", false}, {"--precision", true}, {"--x", true},           {"--alpha", true},
+        {"--beta", true},       {"--out", true},       {"--y", true},           {"--repeat", true},
+        {"--check", false},     {"--no-numa", false},  {"--subdevices", false}, {"--mpi", false},
+        {"--gen", true},        {"--n", true},         {"--scale", true},       {"--seed", true},
+        {"--json", false},      {"--help", false},     {"-h", false},           {0, 0}};
+    const char *val[O_HELP] = {0};
+    memset(o, 0, sizeof *o);
+    o->kind = HISP_PART_PCSR;
+    o->backend = HISP_BACKEND_AUTO;
+    o->type = HISP_F64;
+    o->alpha = 1;
+    o->warmup = 2;
+    int rc = cli_parse_command("mspmv", argc, argv, opts, help, val, &o->path);
+    if (rc) return rc;
+    o->json = val[O_JSON] != NULL;
+    o->check = val[O_CHECK] != NULL;
+    o->mpi = val[O_MPI] != NULL;
+    o->no_numa = val[O_NONUMA] != NULL;
+    o->subdevices = val[O_SUBDEV] != NULL;
+    o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
+    o->xpath = val[O_X];
+    o->out = val[O_OUT];
+    o->ypath = val[O_Y];
+    if (val[O_GEN]) {
+        hisp_gen_kind k;
+        if (o->path) return cli_usage_error("mspmv", "give FILE or --gen, not both");
+        if (hisp_gen_from_name(val[O_GEN], &k))
+            return cli_value_error("--gen: unknown kind '%s' (see hisp gen --help)", val[O_GEN]);
+        hisp_gen_defaults(k, &o->gp);
+        o->gen = true;
+    } else if (!o->path) {
+        return cli_usage_error("mspmv", "missing FILE.mtx (or --gen KIND)");
+    }
+    if (val[O_DEVICES] && strcmp(val[O_DEVICES], "all") != 0)
+        rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
+    if (!rc && val[O_PART] && hisp_partition_from_name(val[O_PART], &o->kind))
+        rc = cli_value_error("--partition: unknown kind '%s' (pcsr, pcsc, pcoo, rowblock, "
+                             "colblock)",
+                             val[O_PART]);
+    if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend);
+    if (!rc && val[O_FORMAT]) {
+        if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
+            o->hisparse = true;
+        else if (strcasecmp(val[O_FORMAT], "csr") != 0)
+            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
+    }
+    if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &o->type);
+    if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &o->alpha);
+    if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &o->beta);
+    if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &o->repeat);
+    if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 1, INT32_MAX, &o->gp.n);
+    if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 30, &o->gp.scale);
+    if (!rc && val[O_SEED]) rc = cli_parse_u64("--seed", val[O_SEED], &o->gp.seed);
+    if (!rc && o->mpi && o->ypath) rc = cli_usage_error("mspmv", "--y does not go with --mpi");
+    if (!rc && !o->gen && (val[O_N] || val[O_SCALE] || val[O_SEED]))
+        rc = cli_usage_error("mspmv", "--n, --scale and --seed go with --gen");
+    return rc;
+}
+
+int cmd_mspmv(int argc, char **argv)
+{
+    mspmv_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    cli_progress_enable(o.json);
+#ifdef HISP_CLI_MPI
+    if (o.mpi) return mspmv_mpi(&o, argc, argv);
+#else
+    if (o.mpi) return exec_mpi(argc, argv);
+#endif
+    hisp_context ctx = NULL;
+    hisp_matrix A = NULL;
+    hisp_mplan plan = NULL;
+    hisp_device_ref *refs = NULL;
+    void *x = NULL, *y = NULL, *yt = NULL, *y0 = NULL;
+    double *t = NULL;
+    int nd = 0;
+    bool shared = false;
+    hisp_matrix_info mi = {0};
+    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd), *b1 = calloc(1, sizeof *b1);
+    double dev_ms[HISP_MPLAN_MAX_DEVICES] = {0}, rel = NAN;
+    double tol = o.type == HISP_F32 ? 1e-4 : 1e-10;
+    if (!bd || !b1) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if ((rc = cli_context(&ctx))) goto out;
+    if ((rc = mspmv_devices(ctx, &o, &refs, &nd, &shared))) goto out;
+    if ((rc = mspmv_matrix(ctx, &o, &A))) goto out;
+    hisp_status s = hisp_matrix_get_info(A, &mi);
+    if (s) {
+        rc = cli_fail(ctx, s, o.path);
+        goto out;
+    }
+    o.type = mi.type;
+    if (o.type != HISP_F32 && o.type != HISP_F64) {
+        rc = cli_value_error("mspmv needs an f32 or f64 matrix, not %s", hisp_type_name(o.type));
+        goto out;
+    }
+    int64_t m = o.op == HISP_OP_N ? mi.nrows : mi.ncols,
+            n = o.op == HISP_OP_N ? mi.ncols : mi.nrows;
+    size_t es = hisp_type_size(o.type);
+    if ((rc = mspmv_x(ctx, &o, n, &x))) goto out;
+    if (o.ypath && (rc = mspmv_vector(ctx, &o, o.ypath, m, "y", &y0))) goto out;
+    y = calloc((size_t)(m > 0 ? m : 1), es);
+    yt = calloc((size_t)(m > 0 ? m : 1), es);
+    if (y && y0) memcpy(y, y0, (size_t)m * es);
+    if (!y || !yt) {
+        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+        goto out;
+    }
+    cli_progress("partitioning (%s) over %d device(s)", hisp_partition_name(o.kind), nd);
+    s = hisp_mplan_create(A, nd, refs, o.kind, mspmv_flags(&o), &plan);
+    float af = (float)o.alpha, bf = (float)o.beta;
+    const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
+    const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;
+    if (!s) s = hisp_mspmv(plan, o.op, a, x, b, y); /* the result run, from y0 */
+    if (!s) s = hisp_mplan_get_breakdown(plan, bd);
+    for (int k = 0; k < nd; k++)
+        dev_ms[k] = bd->dev[k].compute_ms;
+    if (!s && o.repeat > 0) {
+        /* timed runs into a scratch y; medians of every phase */
+        int r = o.repeat, np = 6 + nd;
+        t = calloc((size_t)r * (size_t)np, sizeof *t);
+        if (!t) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+        for (int i = 0; i < o.warmup && !s; i++)
+            s = hisp_mspmv(plan, o.op, a, x, b, yt);
+        for (int i = 0; i < r && !s; i++) {
+            s = hisp_mspmv(plan, o.op, a, x, b, yt);
+            if (!s) s = hisp_mplan_get_breakdown(plan, b1);
+            if (s) break;
+            double v[5] = {b1->total_ms, b1->x_ms, b1->compute_ms, b1->gather_ms, b1->merge_ms};
+            for (int q = 0; q < 5; q++)
+                t[(size_t)q * r + i] = v[q];
+            for (int k = 0; k < nd; k++)
+                t[(size_t)(6 + k) * r + i] = b1->dev[k].compute_ms;
+        }
+        if (!s) {
+            bd->total_ms = mspmv_median(t, r);
+            bd->x_ms = mspmv_median(t + r, r);
+            bd->compute_ms = mspmv_median(t + 2 * r, r);
+            bd->gather_ms = mspmv_median(t + 3 * r, r);
+            bd->merge_ms = mspmv_median(t + 4 * r, r);
+            for (int k = 0; k < nd; k++)
+                dev_ms[k] = mspmv_median(t + (size_t)(6 + k) * r, r);
+        }
+    }
+    if (s) {
+        rc = cli_fail(ctx, s, NULL);
+        goto out;
+    }
+    hisp_mplan_destroy(&plan);
+    if (o.out && (rc = mspmv_write_y(ctx, &o, y, m))) goto out;
+    if (o.check && (rc = mspmv_check(ctx, A, &o, x, y0, y, m, &rel))) goto out;
+    if (o.json)
+        print_json(&o, &mi, bd, shared, dev_ms, rel, tol);
+    else
+        print_table(&o, &mi, bd, shared, dev_ms, rel, tol);
+    if (o.check && !(rel <= tol)) {
+        fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n", rel,
+                tol);
+        rc = CLI_CHECK;
+    }
+out:
+    hisp_mplan_destroy(&plan);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+    free(refs);
+    free(x);
+    free(y);
+    free(y0);
+    free(yt);
+    free(t);
+    free(bd);
+    free(b1);
+    return rc;
+}

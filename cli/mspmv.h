@@ -1,0 +1,51 @@
+/* hisp mspmv: options shared by the one-process command (cmd_mspmv.c) and
+ * its MPI form in hisp-mpi (cli/mpi/mspmv_mpi.c). */
+#ifndef HISP_CLI_MSPMV_H
+#define HISP_CLI_MSPMV_H
+
+#include "cli.h"
+
+typedef struct {
+    const char *path;   /* FILE, or NULL with gen */
+    bool gen;           /* --gen KIND */
+    hisp_gen_params gp; /* its parameters */
+    hisp_partition_kind kind;
+    hisp_backend_kind backend; /* AUTO resolved by mspmv_devices */
+    int devices;               /* 0 = all */
+    hisp_type type;
+    hisp_op op;
+    double alpha, beta;
+    const char *xpath, *ypath, *out;
+    int repeat, warmup;
+    bool json, check, mpi, no_numa;
+    bool hisparse;   /* --format hisparse */
+    bool subdevices; /* --subdevices */
+} mspmv_opts;
+
+/* The device list of a plan: `devices` entries cycling over the backend's
+ * devices (AUTO: CUDA, then OpenCL, then the reference backend, the first
+ * with a device). *shared is set when entries repeat a device. Prints on
+ * failure and returns the exit code. */
+int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared);
+/* hisp_mplan_create flags of the options. */
+unsigned mspmv_flags(const mspmv_opts *o);
+/* Reads or generates the matrix; prints on failure. */
+int mspmv_matrix(hisp_context ctx, const mspmv_opts *o, hisp_matrix *A);
+/* x of length n: --x file or x_j = 1/(j+1). */
+int mspmv_x(hisp_context ctx, const mspmv_opts *o, int64_t n, void **x);
+/* A vector of length n from a Matrix Market file (path NULL: x_j = 1/(j+1)). */
+int mspmv_vector(hisp_context ctx, const mspmv_opts *o, const char *path, int64_t n,
+                 const char *what, void **x);
+/* Reference result y = alpha*op(A)*x + beta*y0 (y0 NULL: zeros) on ctx's
+ * reference backend; *rel the relative 2-norm error of y against it. */
+int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void *x, const void *y0,
+                const void *y, int64_t m, double *rel);
+int mspmv_write_y(hisp_context ctx, const mspmv_opts *o, const void *y, int64_t m);
+double mspmv_median(double *v, int n);
+
+#ifdef HISP_CLI_MPI
+/* The --mpi run (hisp-mpi only). */
+int mspmv_mpi(mspmv_opts *o, int argc, char **argv);
+#endif
+
+#endif

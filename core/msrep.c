@@ -1,0 +1,609 @@
+/* MSREP execution: a plan holds one context, one resident part and one host
+ * thread per device. hisp_mspmv hands every worker the same job: send x (the
+ * whole x, or the part's slice when the device computes a partial vector),
+ * run the backend's CSR SpMV on the local CSR with beta = 0, read the partial
+ * result back, then (after a barrier) merge a slice of y on the host, so the
+ * merge runs on all workers too. */
+#include "../backends/backend.h"
+#include "hispi_msrep.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HISPI_MAGIC_MPLAN 0x684d506cu /* "hMPl" */
+
+typedef struct worker {
+    struct hisp_mplan_s *plan;
+    int id;
+    pthread_t th;
+    bool started;
+    hisp_device_ref ref;
+    int sub, nsub; /* sub-device sub of nsub, -1 / 0: the whole device */
+    int numa;
+    hisp_context ctx;
+    hisp_part part;
+    int64_t *lptr;
+    void *dev;          /* the backend's copy of the local CSR */
+    hisp_matrix L;      /* HiSparse plans: the part as a tree (on ctx) */
+    hisp_vector xv, yv; /* and its vectors */
+    void *xd, *yd;      /* device buffers: x (whole or slice), partial result */
+    int64_t xlen, ylen; /* their lengths for the current device op */
+    hisp_op yd_op;      /* the device op yd was sized for */
+    void *yh;           /* host copy of the partial result */
+    void *m0, *m1;      /* device time marks */
+    hisp_status st;
+    double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
+    uint64_t bytes;
+    char name[128];
+} worker;
+
+struct hisp_mplan_s {
+    uint32_t magic;
+    hisp_context home; /* failures are recorded here */
+    hisp_type type;
+    hisp_partition_kind kind;
+    bool columns;
+    bool hisparse;        /* HISP_MPLAN_HISPARSE */
+    int64_t nrows, ncols; /* of A */
+    int64_t vrows, vcols; /* of the view (A, or A^T for column kinds) */
+    int nd;
+    worker *w;
+    hisp_part *parts;           /* in worker order (= part order) */
+    const hispi_msrep_src *src; /* during creation only */
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    pthread_barrier_t bar;
+    bool sync_made, bar_made;
+    uint64_t gen; /* job generation */
+    int finished; /* workers done with the current job */
+    bool quit;
+    /* the current job */
+    hisp_op dop; /* device op */
+    double alpha, beta;
+    const void *x;
+    void *y;
+    int64_t m; /* output length */
+    void **ybuf;
+    hisp_mplan_breakdown bd;
+    int numa_nodes;
+};
+
+static const hisp_backend_ops *wops(worker *w)
+{
+    return w->ctx->ops;
+}
+
+static bool part_empty(const worker *w)
+{
+    return w->part.start >= w->part.end;
+}
+
+/* HiSparse plans: the part becomes a tree on the worker's context (the
+ * conversion needs a copy anyway); one SpMV on zeros uploads the tree, so
+ * that the distribution time holds it. */
+static hisp_status hisparse_part(worker *w, const hispi_csr_view *v)
+{
+    hisp_context ctx = w->ctx;
+    HISPI_TRY(hisp_matrix_create_csr(ctx, v->type, v->nrows, v->ncols, v->rowptr, v->colind, v->val,
+                                     &w->L));
+    HISPI_TRY(hisp_matrix_convert(w->L, HISP_FORMAT_HISPARSE));
+    HISPI_TRY(hisp_vector_create(ctx, v->type, v->ncols, &w->xv));
+    HISPI_TRY(hisp_vector_create(ctx, v->type, v->nrows, &w->yv));
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    const void *a = v->type == HISP_F32 ? (const void *)&onef : (const void *)&one;
+    const void *b = v->type == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
+    return hisp_spmv(ctx, HISP_OP_N, a, w->L, w->xv, b, w->yv);
+}
+
+/* Phase 1 on a HiSparse part: the vectors of the device op, the scheduler's
+ * SpMV (synchronous: host clock), the result back. */
+static hisp_status hisparse_compute(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    hisp_context ctx = w->ctx;
+    size_t es = hisp_type_size(plan->type);
+    int64_t rows = w->part.end - w->part.start;
+    int64_t xlen = plan->dop == HISP_OP_N ? plan->vcols : rows;
+    int64_t ylen = plan->dop == HISP_OP_N ? rows : plan->vcols;
+    int64_t n = -1, n2 = -1;
+    if (!w->xv || !w->yv || hisp_vector_size(w->xv, &n) || hisp_vector_size(w->yv, &n2) ||
+        n != xlen || n2 != ylen) { /* first call, new device op, or an earlier failure */
+        hisp_vector_destroy(&w->xv);
+        hisp_vector_destroy(&w->yv);
+        HISPI_TRY(hisp_vector_create(ctx, plan->type, xlen, &w->xv));
+        HISPI_TRY(hisp_vector_create(ctx, plan->type, ylen, &w->yv));
+    }
+    if (!w->yh || w->ylen != ylen) {
+        free(w->yh);
+        w->yh = NULL;
+        HISPI_TRY(hispi_alloc(ctx, (size_t)ylen, es, &w->yh));
+        w->ylen = ylen;
+    }
+    double t0 = hispi_now_ms();
+    const char *x = plan->x;
+    if (plan->dop == HISP_OP_T) x += (size_t)w->part.start * es;
+    HISPI_TRY(hisp_vector_write(w->xv, x));
+    HISPI_TRY(hispi_vector_device(w->xv, true, &(void *){NULL}));
+    double t1 = hispi_now_ms();
+    double zero = 0;
+    float zerof = 0, af = (float)plan->alpha;
+    const void *a = plan->type == HISP_F32 ? (const void *)&af : (const void *)&plan->alpha;
+    const void *b = plan->type == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
+    HISPI_TRY(hisp_spmv(ctx, plan->dop, a, w->L, w->xv, b, w->yv));
+    HISPI_TRY(hisp_context_synchronize(ctx));
+    double t2 = hispi_now_ms();
+    HISPI_TRY(hisp_vector_read(w->yv, w->yh));
+    double t3 = hispi_now_ms();
+    w->x_ms = t1 - t0;
+    w->compute_ms = t2 - t1;
+    w->gather_ms = t3 - t2;
+    return HISP_SUCCESS;
+}
+
+/* Creation work of one worker: its local pointers (partition), its context
+ * and the upload of its part (distribution). */
+static hisp_status worker_init(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    const hispi_msrep_src *src = plan->src;
+    double t0 = hispi_now_ms();
+    hispi_numa_bind_thread(w->numa);
+    HISPI_TRY(hisp_context_create(&w->ctx));
+    if (!part_empty(w))
+        HISPI_TRY(hispi_msrep_local_ptr(w->ctx, src, plan->kind, &w->part, &w->lptr));
+    int64_t rows = w->part.end - w->part.start;
+    if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
+    double t1 = hispi_now_ms();
+    w->lptr_ms = t1 - t0;
+    hisp_status st = HISP_ERR_UNSUPPORTED;
+    if (w->nsub > 1)
+        st = hispi_context_set_subdevice(w->ctx, w->ref.backend, w->ref.device, w->sub, w->nsub);
+    if (st == HISP_ERR_UNSUPPORTED) { /* whole device, shared with the other parts */
+        w->sub = -1;
+        w->nsub = 0;
+        st = hisp_context_set_backend(w->ctx, w->ref.backend, w->ref.device);
+    }
+    HISPI_TRY(st);
+    hisp_device_info info;
+    if (hisp_context_get_device(w->ctx, &info) == HISP_SUCCESS)
+        snprintf(w->name, sizeof w->name, "%.127s", info.name);
+    const hisp_backend_ops *o = wops(w);
+    if (!o->csr_upload || !o->csr_spmv)
+        return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV", o->name);
+    HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m0));
+    HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m1));
+    if (!part_empty(w)) {
+        size_t es = hisp_type_size(plan->type);
+        int64_t k0 = w->part.nnz_begin, nnz = w->part.nnz_end - k0;
+        hispi_csr_view v = {plan->type,
+                            rows,
+                            plan->vcols,
+                            nnz,
+                            w->lptr,
+                            src->idx + k0,
+                            (const char *)src->val + (size_t)k0 * es};
+        if (plan->hisparse)
+            HISPI_TRY(hisparse_part(w, &v));
+        else
+            HISPI_TRY(o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
+        HISPI_TRY(o->synchronize(w->ctx, w->ctx->be));
+        w->bytes = ((uint64_t)rows + 1) * sizeof(int64_t) + (uint64_t)nnz * (4 + es);
+        if (w->L)
+            HISPI_TRY(hisp_matrix_format_bytes(w->L, HISP_FORMAT_HISPARSE, plan->type, &w->bytes));
+    }
+    w->upload_ms = hispi_now_ms() - t1;
+    return HISP_SUCCESS;
+}
+
+static void free_buffers(worker *w)
+{
+    const hisp_backend_ops *o = wops(w);
+    if (w->xd) o->buf_free(w->ctx->be, w->xd);
+    if (w->yd) o->buf_free(w->ctx->be, w->yd);
+    free(w->yh);
+    w->xd = w->yd = w->yh = NULL;
+}
+
+/* Buffers for the device op of the job (kept across calls with the same op;
+ * all or none, so that a failed allocation is retried by the next call). */
+static hisp_status worker_buffers(worker *w, hisp_op dop)
+{
+    hisp_mplan plan = w->plan;
+    const hisp_backend_ops *o = wops(w);
+    if (w->xd && w->yd && w->yh && w->yd_op == dop) return HISP_SUCCESS;
+    free_buffers(w);
+    int64_t rows = w->part.end - w->part.start;
+    w->xlen = dop == HISP_OP_N ? plan->vcols : rows;
+    w->ylen = dop == HISP_OP_N ? rows : plan->vcols;
+    size_t es = hisp_type_size(plan->type);
+    hisp_status s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd);
+    if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
+    if (!s) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
+    if (s) {
+        free_buffers(w);
+        return s;
+    }
+    hispi_numa_bind_memory(w->yh, (size_t)w->ylen * es, w->numa);
+    w->yd_op = dop;
+    return HISP_SUCCESS;
+}
+
+/* Phase 1 of a job: x out, SpMV, partial result back. */
+static hisp_status worker_compute(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    w->x_ms = w->compute_ms = w->gather_ms = 0;
+    if (part_empty(w)) return HISP_SUCCESS;
+    if (plan->hisparse) return hisparse_compute(w);
+    const hisp_backend_ops *o = wops(w);
+    void *be = w->ctx->be;
+    hisp_context ctx = w->ctx;
+    size_t es = hisp_type_size(plan->type);
+    HISPI_TRY(worker_buffers(w, plan->dop));
+    double t0 = hispi_now_ms();
+    const char *x = plan->x;
+    if (plan->dop == HISP_OP_T) x += (size_t)w->part.start * es;
+    HISPI_TRY(o->buf_write(ctx, be, w->xd, 0, x, (size_t)w->xlen * es));
+    double t1 = hispi_now_ms();
+    HISPI_TRY(o->mark_record(ctx, be, w->m0));
+    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
+    HISPI_TRY(o->mark_record(ctx, be, w->m1));
+    HISPI_TRY(o->synchronize(ctx, be));
+    double t2 = hispi_now_ms();
+    HISPI_TRY(o->buf_read(ctx, be, w->yd, 0, w->yh, (size_t)w->ylen * es));
+    double t3 = hispi_now_ms();
+    if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
+        w->compute_ms = t2 - t1;
+    w->x_ms = t1 - t0;
+    w->gather_ms = t3 - t2;
+    return HISP_SUCCESS;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    hisp_mplan plan = w->plan;
+    hisp_status st = worker_init(w);
+    pthread_mutex_lock(&plan->mu);
+    w->st = st;
+    plan->finished++;
+    pthread_cond_broadcast(&plan->done);
+    uint64_t seen = plan->gen;
+    for (;;) {
+        while (plan->gen == seen && !plan->quit)
+            pthread_cond_wait(&plan->go, &plan->mu);
+        if (plan->quit) break;
+        seen = plan->gen;
+        pthread_mutex_unlock(&plan->mu);
+        w->st = worker_compute(w);
+        plan->ybuf[w->id] = part_empty(w) || w->st ? NULL : w->yh;
+        pthread_barrier_wait(&plan->bar);
+        double tm = hispi_now_ms();
+        bool ok = true; /* every worker's phase 1 is visible after the barrier */
+        for (int k = 0; k < plan->nd; k++)
+            ok = ok && plan->w[k].st == HISP_SUCCESS;
+        if (ok) { /* phase 2: this worker's slice of y */
+            int64_t r0 = (int64_t)((__int128)plan->m * w->id / plan->nd);
+            int64_t r1 = (int64_t)((__int128)plan->m * (w->id + 1) / plan->nd);
+            if (plan->dop == HISP_OP_N)
+                hispi_msrep_merge_rows(plan->type, plan->nd, plan->parts, plan->ybuf, plan->beta,
+                                       plan->y, r0, r1);
+            else
+                hispi_msrep_merge_sum(plan->type, plan->nd, plan->ybuf, plan->beta, plan->y, r0,
+                                      r1);
+        }
+        w->merge_ms = hispi_now_ms() - tm;
+        pthread_mutex_lock(&plan->mu);
+        plan->finished++;
+        pthread_cond_broadcast(&plan->done);
+    }
+    pthread_mutex_unlock(&plan->mu);
+    return NULL;
+}
+
+/* Copy the first failing worker's error onto the plan's home context. */
+static hisp_status worker_failure(hisp_mplan plan)
+{
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        if (w->st == HISP_SUCCESS) continue;
+        hisp_error_info e = {0};
+        if (w->ctx && hisp_context_last_error(w->ctx, &e) == HISP_SUCCESS && e.message)
+            return hispi_fail_native(plan->home, w->st, e.native_code, "device %d (%s %d%s%s): %s",
+                                     k, hisp_backend_name(w->ref.backend), w->ref.device,
+                                     w->name[0] ? ", " : "", w->name, e.message);
+        return hispi_fail(plan->home, w->st, "device %d (%s %d): %s", k,
+                          hisp_backend_name(w->ref.backend), w->ref.device,
+                          hisp_status_string(w->st));
+    }
+    return HISP_SUCCESS;
+}
+
+static void worker_release(worker *w)
+{
+    if (w->ctx) {
+        const hisp_backend_ops *o = wops(w);
+        void *be = w->ctx->be;
+        if (w->dev) o->csr_free(be, w->dev);
+        hisp_matrix_destroy(&w->L);
+        hisp_vector_destroy(&w->xv);
+        hisp_vector_destroy(&w->yv);
+        if (w->xd) o->buf_free(be, w->xd);
+        if (w->yd) o->buf_free(be, w->yd);
+        if (w->m0) o->mark_destroy(be, w->m0);
+        if (w->m1) o->mark_destroy(be, w->m1);
+        hisp_context_destroy(&w->ctx);
+    }
+    free(w->lptr);
+    free(w->yh);
+}
+
+void hisp_mplan_destroy(hisp_mplan *pp)
+{
+    if (!pp || !*pp || (*pp)->magic != HISPI_MAGIC_MPLAN) return;
+    hisp_mplan plan = *pp;
+    if (plan->sync_made) {
+        pthread_mutex_lock(&plan->mu);
+        plan->quit = true;
+        pthread_cond_broadcast(&plan->go);
+        pthread_mutex_unlock(&plan->mu);
+    }
+    int nw = plan->w ? plan->nd : 0; /* creation may have failed before the workers */
+    for (int k = 0; k < nw; k++)
+        if (plan->w[k].started) pthread_join(plan->w[k].th, NULL);
+    /* the workers have ended: their contexts can be released from here */
+    for (int k = 0; k < nw; k++)
+        worker_release(&plan->w[k]);
+    if (plan->sync_made) {
+        pthread_mutex_destroy(&plan->mu);
+        pthread_cond_destroy(&plan->go);
+        pthread_cond_destroy(&plan->done);
+    }
+    if (plan->bar_made) pthread_barrier_destroy(&plan->bar);
+    free(plan->w);
+    free(plan->parts);
+    free(plan->ybuf);
+    plan->magic = 0;
+    free(plan);
+    *pp = NULL;
+}
+
+/* Device order: grouped by NUMA node (stable), so that each node gets one
+ * contiguous range of the nonzeros (the first level) split among its devices
+ * (the second). */
+static int numa_order(hisp_context ctx, int nd, const hisp_device_ref *devs, int *node, int *order)
+{
+    int nodes = hispi_numa_nodes();
+    for (int k = 0; k < nd; k++) {
+        node[k] = nodes > 1 ? hispi_numa_device_node(ctx, devs[k].backend, devs[k].device) : -1;
+        order[k] = k;
+    }
+    /* insertion sort by node (-1, the devices spanning the machine, last) */
+    for (int i = 1; i < nd; i++) {
+        int v = order[i], key = node[v] < 0 ? 1 << 30 : node[v], j = i - 1;
+        while (j >= 0 && (node[order[j]] < 0 ? 1 << 30 : node[order[j]]) > key) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
+    }
+    int groups = 0, last = -2;
+    for (int i = 0; i < nd; i++)
+        if (node[order[i]] != last) {
+            last = node[order[i]];
+            if (last >= 0) groups++;
+        }
+    return groups > 0 ? groups : 1;
+}
+
+hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs,
+                              hisp_partition_kind kind, unsigned flags, hisp_mplan *out)
+{
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context ctx = A->ctx;
+    if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
+    *out = NULL;
+    if (nd < 1 || nd > HISP_MPLAN_MAX_DEVICES || !devs)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need 1..%d devices, got %d",
+                          HISP_MPLAN_MAX_DEVICES, nd);
+    if ((int)kind < 0 || kind >= HISP_PART_COUNT)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown partition kind %d", (int)kind);
+    if (A->host.type != HISP_F32 && A->host.type != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "MSREP SpMV needs f32 or f64, not %s",
+                          hisp_type_name(A->host.type));
+    for (int k = 0; k < nd; k++) {
+        if ((int)devs[k].backend < 0 || devs[k].backend >= HISP_BACKEND_COUNT)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "device %d: a concrete backend is needed", k);
+        if (!hisp_backend_compiled(devs[k].backend))
+            return hispi_fail(ctx, HISP_ERR_NOT_COMPILED, "the %s backend is not compiled in",
+                              hisp_backend_name(devs[k].backend));
+    }
+    hisp_mplan plan = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *plan, (void **)&plan));
+    plan->magic = HISPI_MAGIC_MPLAN;
+    plan->home = ctx;
+    plan->type = A->host.type;
+    plan->kind = kind;
+    plan->hisparse = (flags & HISP_MPLAN_HISPARSE) != 0;
+    plan->nrows = A->host.nrows;
+    plan->ncols = A->host.ncols;
+    plan->nd = nd;
+    hisp_status s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->w, (void **)&plan->w);
+    if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->parts, (void **)&plan->parts);
+    if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->ybuf, (void **)&plan->ybuf);
+    if (s) {
+        hisp_mplan_destroy(&plan);
+        return s;
+    }
+    hisp_mplan_breakdown *bd = &plan->bd;
+    bd->partition = kind;
+    bd->ndevices = nd;
+
+    /* the source arrays (a temporary conversion when A is in another format) */
+    hispi_msrep_src src;
+    double t0 = hispi_now_ms();
+    s = hispi_msrep_source(A, kind, &src);
+    double t1 = hispi_now_ms();
+    if (s) {
+        hisp_mplan_destroy(&plan);
+        return s;
+    }
+    bd->convert_ms = t1 - t0;
+    plan->columns = src.columns;
+    plan->vrows = src.nrows;
+    plan->vcols = src.ncols;
+    plan->src = &src;
+    s = hispi_msrep_split(ctx, &src, kind, nd, plan->parts);
+    double t2 = hispi_now_ms();
+
+    int node[HISP_MPLAN_MAX_DEVICES], order[HISP_MPLAN_MAX_DEVICES];
+    plan->numa_nodes = 1;
+    if (!(flags & HISP_MPLAN_NO_NUMA))
+        plan->numa_nodes = numa_order(ctx, nd, devs, node, order);
+    else
+        for (int k = 0; k < nd; k++)
+            node[k] = -1, order[k] = k;
+    bd->numa_nodes = plan->numa_nodes;
+
+    if (!s && (pthread_mutex_init(&plan->mu, NULL) || pthread_cond_init(&plan->go, NULL) ||
+               pthread_cond_init(&plan->done, NULL)))
+        s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot create the plan's locks");
+    if (!s) plan->sync_made = true;
+    if (!s && pthread_barrier_init(&plan->bar, NULL, (unsigned)nd))
+        s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot create the plan's barrier");
+    if (!s) plan->bar_made = true;
+    for (int k = 0; k < nd && !s; k++) {
+        worker *w = &plan->w[k];
+        w->plan = plan;
+        w->id = k;
+        w->ref = devs[order[k]];
+        w->numa = node[order[k]];
+        w->part = plan->parts[k];
+        int earlier = 0, uses = 0; /* this is use `earlier` of a device listed `uses` times */
+        for (int j = 0; j < nd; j++)
+            if (devs[order[j]].backend == w->ref.backend &&
+                devs[order[j]].device == w->ref.device) {
+                uses++;
+                earlier += j < k;
+            }
+        bool split = (flags & HISP_MPLAN_SUBDEVICES) && uses > 1;
+        w->sub = split ? earlier : -1;
+        w->nsub = split ? uses : 0;
+        w->yd_op = HISP_OP_N;
+    }
+    /* start the workers; each opens its device and uploads its part */
+    int started = 0;
+    if (!s) {
+        pthread_mutex_lock(&plan->mu);
+        for (int k = 0; k < nd; k++) {
+            if (pthread_create(&plan->w[k].th, NULL, worker_main, &plan->w[k])) {
+                s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot start worker thread %d",
+                               k);
+                break;
+            }
+            plan->w[k].started = true;
+            started++;
+        }
+        while (plan->finished < started)
+            pthread_cond_wait(&plan->done, &plan->mu);
+        pthread_mutex_unlock(&plan->mu);
+    }
+    double t3 = hispi_now_ms();
+    plan->src = NULL;
+    if (!s) s = worker_failure(plan);
+    if (!s && started < nd) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    if (s) {
+        if (started < nd && plan->bar_made) { /* the barrier counts nd: fail the others out */
+            pthread_mutex_lock(&plan->mu);
+            plan->quit = true;
+            pthread_cond_broadcast(&plan->go);
+            pthread_mutex_unlock(&plan->mu);
+        }
+        hispi_msrep_source_free(&src);
+        hisp_mplan_destroy(&plan);
+        return s;
+    }
+    hispi_msrep_source_free(&src);
+    double lptr_max = 0;
+    for (int k = 0; k < nd; k++) {
+        worker *w = &plan->w[k];
+        if (w->lptr_ms > lptr_max) lptr_max = w->lptr_ms;
+        bd->dev[k].backend = w->ref.backend;
+        bd->dev[k].device = w->ref.device;
+        bd->dev[k].numa_node = w->numa;
+        bd->dev[k].sub = w->sub;
+        bd->dev[k].nsub = w->nsub;
+        bd->dev[k].part = w->part;
+        bd->dev[k].nnz = w->part.nnz_end - w->part.nnz_begin;
+        bd->dev[k].bytes = w->bytes;
+        bd->dev[k].upload_ms = w->upload_ms;
+        snprintf(bd->dev[k].name, sizeof bd->dev[k].name, "%s", w->name);
+    }
+    bd->partition_ms = (t2 - t1) + lptr_max;
+    bd->distribution_ms = (t3 - t2) - lptr_max;
+    if (bd->distribution_ms < 0) bd->distribution_ms = 0;
+    plan->finished = 0;
+    *out = plan;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
+                       const void *beta, void *y)
+{
+    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
+        return HISP_ERR_INVALID_HANDLE;
+    hisp_context ctx = plan->home;
+    if (op != HISP_OP_N && op != HISP_OP_T)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (!alpha || !beta) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "alpha or beta is NULL");
+    int64_t m = op == HISP_OP_N ? plan->nrows : plan->ncols;
+    int64_t n = op == HISP_OP_N ? plan->ncols : plan->nrows;
+    if ((!x && n) || (!y && m)) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "x or y is NULL");
+    double t0 = hispi_now_ms();
+    plan->dop = (op == HISP_OP_T) != plan->columns ? HISP_OP_T : HISP_OP_N;
+    plan->alpha = hispi_load_real(plan->type, alpha, 0);
+    plan->beta = hispi_load_real(plan->type, beta, 0);
+    plan->x = x;
+    plan->y = y;
+    plan->m = m;
+    pthread_mutex_lock(&plan->mu);
+    plan->finished = 0;
+    plan->gen++;
+    pthread_cond_broadcast(&plan->go);
+    while (plan->finished < plan->nd)
+        pthread_cond_wait(&plan->done, &plan->mu);
+    pthread_mutex_unlock(&plan->mu);
+    double t1 = hispi_now_ms();
+    HISPI_TRY(worker_failure(plan));
+    hisp_mplan_breakdown *bd = &plan->bd;
+    bd->x_ms = bd->compute_ms = bd->gather_ms = bd->merge_ms = 0;
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        bd->dev[k].x_ms = w->x_ms;
+        bd->dev[k].compute_ms = w->compute_ms;
+        bd->dev[k].gather_ms = w->gather_ms;
+        if (w->x_ms > bd->x_ms) bd->x_ms = w->x_ms;
+        if (w->compute_ms > bd->compute_ms) bd->compute_ms = w->compute_ms;
+        if (w->gather_ms > bd->gather_ms) bd->gather_ms = w->gather_ms;
+        if (w->merge_ms > bd->merge_ms) bd->merge_ms = w->merge_ms;
+    }
+    bd->total_ms = t1 - t0;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_mplan_get_breakdown(hisp_mplan plan, hisp_mplan_breakdown *b)
+{
+    if (!plan || plan->magic != HISPI_MAGIC_MPLAN) return HISP_ERR_INVALID_HANDLE;
+    if (!b) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "breakdown is NULL");
+    *b = plan->bd;
+    return HISP_SUCCESS;
+}
+
+int hisp_numa_nodes(void)
+{
+    return hispi_numa_nodes();
+}

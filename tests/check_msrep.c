@@ -1,0 +1,881 @@
+/* MSREP (issue 7): partition invariants of pCSR / pCSC / pCOO and the block
+ * baselines, the host reference of partition + merge, multi-device plans on
+ * every target (several contexts per device where the machine has one), the
+ * hisp mspmv command and its MPI form with 2 and 3 ranks. Every result is
+ * compared with the plain C reference of the whole matrix on fresh random
+ * inputs. */
+#include "testutil.h"
+#include "hispi_msrep.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const hisp_partition_kind all_kinds[] = {HISP_PART_PCSR, HISP_PART_PCSC, HISP_PART_PCOO,
+                                                HISP_PART_ROWBLOCK, HISP_PART_COLBLOCK};
+#define NKINDS 5
+
+static void fill_random(hisp_type t, void *a, int64_t n, uint64_t *st)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_uniform(st);
+        if (t == HISP_F32)
+            ((float *)a)[i] = (float)v;
+        else
+            ((double *)a)[i] = v;
+    }
+}
+
+static void fill_nan(hisp_type t, void *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (t == HISP_F32)
+            ((float *)a)[i] = NAN;
+        else
+            ((double *)a)[i] = NAN;
+    }
+}
+
+/* A matrix from COO triplets with random values (f64 values stored in t). */
+static hisp_matrix from_coo(hisp_context ctx, hisp_type t, int64_t m, int64_t n, int64_t nnz,
+                            const int32_t *r, const int32_t *c, uint64_t *st)
+{
+    void *v = malloc((size_t)(nnz > 0 ? nnz : 1) * hisp_type_size(t));
+    ck_assert_ptr_nonnull(v);
+    fill_random(t, v, nnz, st);
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, v, &A));
+    free(v);
+    return A;
+}
+
+/* Structured cases: 0 one huge row among short ones, 1 one huge column, 2
+ * empty matrix, 3 fewer rows than parts, 4 empty rows in blocks (empty parts
+ * for the block splits), 5 a single entry. */
+#define NSHAPES 6
+static hisp_matrix shaped(hisp_context ctx, hisp_type t, int shape, uint64_t *st)
+{
+    int32_t r[4000], c[4000];
+    int64_t nnz = 0, m = 0, n = 0;
+    switch (shape) {
+    case 0: /* row 7 holds 1500 of ~1600 entries */
+        m = 40, n = 1600;
+        for (int j = 0; j < 1500; j++)
+            r[nnz] = 7, c[nnz++] = j;
+        for (int i = 0; i < 40; i++)
+            for (int k = 0; k < 3; k++)
+                if (i != 7) r[nnz] = i, c[nnz++] = (int32_t)(test_rand(st) % 1600);
+        break;
+    case 1:
+        m = 1600, n = 40;
+        for (int j = 0; j < 1500; j++)
+            r[nnz] = j, c[nnz++] = 9;
+        for (int i = 0; i < 40; i++)
+            r[nnz] = (int32_t)(test_rand(st) % 1600), c[nnz++] = i;
+        break;
+    case 2:
+        m = 30, n = 20;
+        break;
+    case 3:
+        m = 3, n = 50;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 10; j++)
+                r[nnz] = i, c[nnz++] = (int32_t)(test_rand(st) % 50);
+        break;
+    case 4: /* rows 0..99, entries only in rows 90..99 */
+        m = 100, n = 100;
+        for (int i = 90; i < 100; i++)
+            for (int j = 0; j < 20; j++)
+                r[nnz] = i, c[nnz++] = (int32_t)(test_rand(st) % 100);
+        break;
+    default:
+        m = 5, n = 5;
+        r[0] = 2, c[0] = 3, nnz = 1;
+        break;
+    }
+    return from_coo(ctx, t, m, n, nnz, r, c, st);
+}
+
+/* Structural invariants of a split, plus the local pointers of each part. */
+static void check_parts(hisp_context ctx, hisp_matrix A, hisp_partition_kind kind, int np,
+                        const char *what)
+{
+    hisp_part *p = calloc((size_t)np, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    CK_OK(ctx, hisp_matrix_partition(A, kind, np, p));
+    hispi_msrep_src src;
+    CK_OK(ctx, hispi_msrep_source(A, kind, &src));
+    int64_t nnz = src.nnz, n = src.nrows;
+    bool block = kind == HISP_PART_ROWBLOCK || kind == HISP_PART_COLBLOCK;
+    int64_t prev_last = -1; /* last row of the previous non-empty part */
+    for (int k = 0; k < np; k++) {
+        ck_assert_msg(p[k].nnz_begin == (k ? p[k - 1].nnz_end : 0), "%s: part %d begins at %lld",
+                      what, k, (long long)p[k].nnz_begin);
+        ck_assert(p[k].nnz_end >= p[k].nnz_begin);
+        ck_assert(p[k].start >= 0 && p[k].start <= p[k].end && p[k].end <= n);
+        int64_t size = p[k].nnz_end - p[k].nnz_begin;
+        if (!block) { /* nnz-balanced: sizes differ by at most one */
+            ck_assert_msg(size >= nnz / np && size <= nnz / np + 1, "%s: part %d has %lld", what, k,
+                          (long long)size);
+            if (size == 0) ck_assert_int_eq(p[k].start, p[k].end);
+        } else {
+            ck_assert_int_eq(p[k].start, (int64_t)((__int128)n * k / np));
+            ck_assert_int_eq(p[k].shared_first, 0);
+        }
+        if (p[k].start < p[k].end) {
+            if (p[k].shared_first)
+                ck_assert_msg(p[k].start == prev_last, "%s: part %d shares row %lld, prev %lld",
+                              what, k, (long long)p[k].start, (long long)prev_last);
+            else
+                ck_assert_msg(p[k].start > prev_last, "%s: part %d overlaps", what, k);
+            int64_t *l = NULL;
+            CK_OK(ctx, hispi_msrep_local_ptr(ctx, &src, kind, &p[k], &l));
+            int64_t rows = p[k].end - p[k].start;
+            ck_assert_int_eq(l[0], 0);
+            ck_assert_int_eq(l[rows], size);
+            for (int64_t i = 0; i < rows; i++)
+                ck_assert(l[i] <= l[i + 1]);
+            if (!block && size > 0) { /* the first and last rows hold entries of the part */
+                ck_assert(l[1] > 0);
+                ck_assert(l[rows - 1] < size);
+            }
+            free(l);
+            prev_last = p[k].end - 1;
+        }
+    }
+    ck_assert_int_eq(p[np - 1].nnz_end, nnz);
+    hispi_msrep_source_free(&src);
+    if (kind == HISP_PART_PCOO) { /* pCOO cuts exactly where pCSR does */
+        hisp_part *q = calloc((size_t)np, sizeof *q);
+        ck_assert_ptr_nonnull(q);
+        CK_OK(ctx, hisp_matrix_partition(A, HISP_PART_PCSR, np, q));
+        for (int k = 0; k < np; k++)
+            ck_assert_msg(memcmp(&p[k], &q[k], sizeof *q) == 0, "%s: pcoo and pcsr differ at %d",
+                          what, k);
+        free(q);
+    }
+    free(p);
+}
+
+START_TEST(test_partition_invariants)
+{
+    uint64_t st = test_seed() ^ 0x51;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    for (int shape = 0; shape < NSHAPES + 2; shape++) {
+        hisp_matrix A =
+            shape < NSHAPES
+                ? shaped(ctx, HISP_F64, shape, &st)
+                : test_random_matrix(ctx, HISP_F64, 50 + (int64_t)(test_rand(&st) % 200),
+                                     30 + (int64_t)(test_rand(&st) % 200), 0.05, &st);
+        for (int f = 0; f < 3; f++) { /* held as COO, CSR, CSC: copy-free and temporary paths */
+            if (f) CK_OK(ctx, hisp_matrix_convert(A, f == 1 ? HISP_FORMAT_CSR : HISP_FORMAT_CSC));
+            for (int k = 0; k < NKINDS; k++)
+                for (int np = 1; np <= 9; np++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "shape %d format %d %s np %d", shape, f,
+                             hisp_partition_name(all_kinds[k]), np);
+                    check_parts(ctx, A, all_kinds[k], np, what);
+                }
+        }
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_partition_example)
+{
+    /* the paper's kind of example: 4 x 4, nnz 8, rows of 3, 1, 3, 1 */
+    int32_t r[] = {0, 0, 0, 1, 2, 2, 2, 3}, c[] = {0, 1, 3, 1, 0, 2, 3, 3};
+    uint64_t st = 5;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = from_coo(ctx, HISP_F64, 4, 4, 8, r, c, &st);
+    hisp_part p[3];
+    CK_OK(ctx, hisp_matrix_partition(A, HISP_PART_PCSR, 3, p));
+    /* nnz cuts at 0, 2, 5, 8: rows [0,1) [0,3) shared, [2,4) shared */
+    ck_assert_int_eq(p[0].nnz_end, 2);
+    ck_assert_int_eq(p[0].start, 0);
+    ck_assert_int_eq(p[0].end, 1);
+    ck_assert_int_eq(p[1].start, 0);
+    ck_assert_int_eq(p[1].end, 3);
+    ck_assert_int_eq(p[1].shared_first, 1);
+    ck_assert_int_eq(p[2].start, 2);
+    ck_assert_int_eq(p[2].end, 4);
+    ck_assert_int_eq(p[2].shared_first, 1);
+    CK_OK(ctx, hisp_matrix_partition(A, HISP_PART_PCSC, 2, p));
+    /* columns hold 2, 2, 1, 3: cut at 4 -> cols [0,2) and [2,4) */
+    ck_assert_int_eq(p[0].end, 2);
+    ck_assert_int_eq(p[1].start, 2);
+    ck_assert_int_eq(p[1].shared_first, 0);
+    CK_OK(ctx, hisp_matrix_partition(A, HISP_PART_ROWBLOCK, 3, p));
+    ck_assert_int_eq(p[1].start, 1);
+    ck_assert_int_eq(p[1].end, 2);
+    ck_assert_int_eq(p[1].nnz_begin, 3);
+    ck_assert_int_eq(p[1].nnz_end, 4);
+    hisp_partition_kind k;
+    ck_assert_int_eq(hisp_partition_from_name("PCSC", &k), HISP_SUCCESS);
+    ck_assert_int_eq(k, HISP_PART_PCSC);
+    ck_assert_int_ne(hisp_partition_from_name("pcsx", &k), HISP_SUCCESS);
+    ck_assert_str_eq(hisp_partition_name(HISP_PART_COLBLOCK), "colblock");
+    ck_assert_int_eq(hisp_matrix_partition(A, HISP_PART_PCSR, 0, p), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_matrix_partition(A, (hisp_partition_kind)99, 2, p),
+                     HISP_ERR_INVALID_ARGUMENT);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The whole-matrix reference y = alpha*op(A)*x + beta*y0. */
+static void reference(hisp_context ctx, hisp_matrix A, hisp_op op, double alpha, const void *x,
+                      double beta, const void *y0, void *y)
+{
+    hispi_sparse s;
+    CK_OK(ctx, hispi_matrix_sparse_copy(A, HISP_FORMAT_CSR, &s));
+    int64_t m = op == HISP_OP_N ? s.nrows : s.ncols;
+    memcpy(y, y0, (size_t)m * hisp_type_size(s.type));
+    CK_OK(ctx, hispi_ref_csr_spmv(ctx, &s, op, alpha, x, beta, y));
+    hispi_sparse_free(&s);
+}
+
+typedef struct {
+    hisp_type t;
+    int64_t m, n;
+    void *x, *y0, *yref, *y;
+    double alpha, beta;
+} io;
+
+static void io_make(hisp_context ctx, hisp_matrix A, hisp_op op, bool beta_zero, uint64_t *st,
+                    io *v)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    v->t = mi.type;
+    v->m = op == HISP_OP_N ? mi.nrows : mi.ncols;
+    v->n = op == HISP_OP_N ? mi.ncols : mi.nrows;
+    size_t es = hisp_type_size(v->t);
+    v->x = malloc((size_t)v->n * es + 8);
+    v->y0 = malloc((size_t)v->m * es + 8);
+    v->yref = malloc((size_t)v->m * es + 8);
+    v->y = malloc((size_t)v->m * es + 8);
+    ck_assert(v->x && v->y0 && v->yref && v->y);
+    fill_random(v->t, v->x, v->n, st);
+    if (beta_zero)
+        fill_nan(v->t, v->y0, v->m);
+    else
+        fill_random(v->t, v->y0, v->m, st);
+    v->alpha = 0.5 + test_uniform(st);
+    v->beta = beta_zero ? 0 : 0.5 + test_uniform(st);
+    reference(ctx, A, op, v->alpha, v->x, v->beta, v->y0, v->yref);
+    memcpy(v->y, v->y0, (size_t)v->m * es);
+}
+
+static void io_free(io *v)
+{
+    free(v->x);
+    free(v->y0);
+    free(v->yref);
+    free(v->y);
+}
+
+static void io_check(const io *v, const char *what)
+{
+    double err = test_rel_error(v->t, v->y, v->yref, v->m);
+    double tol = v->t == HISP_F32 ? 1e-5 : 1e-13;
+    ck_assert_msg(err <= tol, "%s: relative error %.3e", what, err);
+}
+
+START_TEST(test_host_reference)
+{
+    uint64_t st = test_seed() ^ 0x52;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    for (int shape = 0; shape < NSHAPES + 2; shape++)
+        for (int ti = 0; ti < 2; ti++) {
+            hisp_type t = ti ? HISP_F32 : HISP_F64;
+            hisp_matrix A =
+                shape < NSHAPES
+                    ? shaped(ctx, t, shape, &st)
+                    : test_random_matrix(ctx, t, 20 + (int64_t)(test_rand(&st) % 300),
+                                         20 + (int64_t)(test_rand(&st) % 300), 0.03, &st);
+            for (int k = 0; k < NKINDS; k++)
+                for (int np = 1; np <= 8; np++)
+                    for (int op = 0; op < 2; op++)
+                        for (int bz = 0; bz < 2; bz++) {
+                            io v;
+                            io_make(ctx, A, (hisp_op)op, bz, &st, &v);
+                            CK_OK(ctx, hispi_msrep_ref(A, all_kinds[k], np, (hisp_op)op, v.alpha,
+                                                       v.x, v.beta, v.y));
+                            char what[128];
+                            snprintf(what, sizeof what, "shape %d %s %s np %d op %d beta %g", shape,
+                                     hisp_type_name(t), hisp_partition_name(all_kinds[k]), np, op,
+                                     v.beta);
+                            io_check(&v, what);
+                            io_free(&v);
+                        }
+            hisp_matrix_destroy(&A);
+        }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Plans on one target with 1..4 devices (several contexts share a device
+ * where there is one), every kind, op N and T, beta = 0 with NaN in y and
+ * beta != 0, three calls on the resident parts with fresh x. */
+START_TEST(test_plan_targets)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x53 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    bool quick = getenv("HISP_TEST_QUICK") != NULL;
+    for (int shape = 0; shape < NSHAPES + 1; shape++)
+        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+            if (quick && shape % 2) continue;
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
+                                            : test_random_matrix(ctx, t, 500, 400, 0.02, &st);
+            if (shape % 2) CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+            hisp_part whole; /* nonzeros after duplicates are summed */
+            CK_OK(ctx, hisp_matrix_partition(A, HISP_PART_PCSR, 1, &whole));
+            for (int k = 0; k < NKINDS; k++)
+                for (int nd = 1; nd <= 4; nd++) {
+                    if (quick && nd == 3) continue;
+                    hisp_device_ref refs[4];
+                    for (int d = 0; d < nd; d++)
+                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                    hisp_mplan plan = NULL;
+                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], 0, &plan));
+                    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+                    ck_assert_ptr_nonnull(bd);
+                    CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+                    ck_assert_int_eq(bd->ndevices, nd);
+                    ck_assert_int_eq(bd->numa_nodes, 1); /* one-node machines */
+                    int64_t sum = 0;
+                    for (int d = 0; d < nd; d++)
+                        sum += bd->dev[d].nnz;
+                    ck_assert_int_eq(sum, whole.nnz_end);
+                    for (int call = 0; call < 3; call++) {
+                        hisp_op op = (hisp_op)(call % 2);
+                        io v;
+                        io_make(ctx, A, op, call == 0, &st, &v);
+                        float af = (float)v.alpha, bf = (float)v.beta;
+                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                        CK_OK(ctx, hisp_mspmv(plan, op, ap, v.x, bp, v.y));
+                        char what[400];
+                        snprintf(what, sizeof what, "%s shape %d %s %s nd %d call %d", tg[i].label,
+                                 shape, hisp_type_name(t), hisp_partition_name(all_kinds[k]), nd,
+                                 call);
+                        io_check(&v, what);
+                        io_free(&v);
+                    }
+                    CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+                    ck_assert(bd->total_ms >= 0 && bd->compute_ms >= 0);
+                    free(bd);
+                    hisp_mplan_destroy(&plan);
+                    ck_assert_ptr_null(plan);
+                }
+            hisp_matrix_destroy(&A);
+        }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Sub-devices (HISP_MPLAN_SUBDEVICES): a device listed twice or three
+ * times is split where it can be (OpenCL: PoCL splits a CPU into up to one
+ * sub-device per core), else shared; the results stay exact either way. */
+START_TEST(test_plan_subdevices)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x58 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    hisp_matrix A = test_random_matrix(ctx, t, 600, 500, 0.02, &st);
+    for (int nd = 2; nd <= 3; nd++)
+        for (int k = 0; k < NKINDS; k += 2) {
+            hisp_device_ref refs[3];
+            for (int d = 0; d < nd; d++)
+                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+            hisp_mplan plan = NULL;
+            CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], HISP_MPLAN_SUBDEVICES, &plan));
+            hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+            ck_assert_ptr_nonnull(bd);
+            CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+            bool split = bd->dev[0].nsub == nd;
+            for (int d = 0; d < nd; d++) { /* all split (sub d of nd) or none */
+                ck_assert_int_eq(bd->dev[d].nsub, split ? nd : 0);
+                ck_assert_int_eq(bd->dev[d].sub, split ? d : -1);
+            }
+            if (tg[i].kind == HISP_BACKEND_OPENCL && info.is_cpu && info.compute_units >= nd &&
+                strstr(info.platform, "Portable"))
+                ck_assert_msg(split, "PoCL with %d compute units did not split into %d",
+                              info.compute_units, nd);
+            if (tg[i].kind != HISP_BACKEND_OPENCL) ck_assert(!split);
+            free(bd);
+            for (int op = 0; op < 2; op++) {
+                io v;
+                io_make(ctx, A, (hisp_op)op, op == 1, &st, &v);
+                float af = (float)v.alpha, bf = (float)v.beta;
+                const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, ap, v.x, bp, v.y));
+                io_check(&v, tg[i].label);
+                io_free(&v);
+            }
+            hisp_mplan_destroy(&plan);
+        }
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* One plan over every target at once (heterogeneous devices: the reference
+ * backend beside OpenCL / CUDA). */
+START_TEST(test_plan_mixed)
+{
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    uint64_t st = test_seed() ^ 0x54;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 700, 650, 0.01, &st);
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    hisp_device_ref refs[8];
+    int nd = 0;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < nt && nd < 8; i++) {
+            hisp_device_info info;
+            CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+            if (info.fp64) refs[nd++] = (hisp_device_ref){tg[i].kind, tg[i].device};
+        }
+    for (int k = 0; k < NKINDS; k++) {
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], HISP_MPLAN_NO_NUMA, &plan));
+        for (int op = 0; op < 2; op++) {
+            io v;
+            io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
+            CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, &v.alpha, v.x, &v.beta, v.y));
+            io_check(&v, hisp_partition_name(all_kinds[k]));
+            io_free(&v);
+        }
+        hisp_mplan_destroy(&plan);
+    }
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_plan_errors)
+{
+    uint64_t st = test_seed() ^ 0x55;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 30, 30, 0.1, &st);
+    hisp_device_ref ref = {HISP_BACKEND_REFERENCE, 0}, bad = {HISP_BACKEND_REFERENCE, 5};
+    hisp_mplan plan = NULL;
+    ck_assert_int_eq(hisp_mplan_create(A, 0, &ref, HISP_PART_PCSR, 0, &plan),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(
+        hisp_mplan_create(A, HISP_MPLAN_MAX_DEVICES + 1, &ref, HISP_PART_PCSR, 0, &plan),
+        HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_mplan_create(A, 1, &ref, (hisp_partition_kind)-1, 0, &plan),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_mplan_create(A, 1, &ref, HISP_PART_PCSR, 0, NULL),
+                     HISP_ERR_INVALID_ARGUMENT);
+    /* a device that does not exist: the worker's failure comes home */
+    hisp_device_ref two[2] = {ref, bad};
+    ck_assert_int_eq(hisp_mplan_create(A, 2, two, HISP_PART_PCSR, 0, &plan),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(plan);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, "device 1") != NULL, "message: %s", e.message);
+    for (int k = 0; k < HISP_BACKEND_COUNT; k++) {
+        int n = 0;
+        if (!hisp_backend_compiled((hisp_backend_kind)k)) {
+            hisp_device_ref nc = {(hisp_backend_kind)k, 0};
+            ck_assert_int_eq(hisp_mplan_create(A, 1, &nc, HISP_PART_PCSR, 0, &plan),
+                             HISP_ERR_NOT_COMPILED);
+        } else if (hisp_backend_device_count(ctx, (hisp_backend_kind)k, &n) == HISP_SUCCESS &&
+                   n == 0) {
+            hisp_device_ref nd = {(hisp_backend_kind)k, 0};
+            ck_assert_int_eq(hisp_mplan_create(A, 1, &nd, HISP_PART_PCSR, 0, &plan),
+                             HISP_ERR_NO_DEVICE);
+        }
+    }
+    /* entry types without SpMV */
+    int32_t ci[2] = {0, 1};
+    hisp_matrix C = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_C64, 2, 2, 2, ci, ci, NULL, &C));
+    ck_assert_int_eq(hisp_mplan_create(C, 1, &ref, HISP_PART_PCSR, 0, &plan), HISP_ERR_UNSUPPORTED);
+    hisp_matrix_destroy(&C);
+    CK_OK(ctx, hisp_mplan_create(A, 1, &ref, HISP_PART_PCSR, 0, &plan));
+    double one = 1, x[30] = {0}, y[30];
+    ck_assert_int_eq(hisp_mspmv(plan, (hisp_op)7, &one, x, &one, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_mspmv(plan, HISP_OP_N, NULL, x, &one, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_mspmv(plan, HISP_OP_N, &one, NULL, &one, y), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_mspmv(NULL, HISP_OP_N, &one, x, &one, y), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_mplan_get_breakdown(NULL, NULL), HISP_ERR_INVALID_HANDLE);
+    hisp_mplan_destroy(&plan);
+    hisp_mplan_destroy(&plan); /* NULL: nothing */
+    ck_assert_int_ge(hisp_numa_nodes(), 1);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* HiSparse parts (HISP_MPLAN_HISPARSE) on every target: each device walks
+ * its part's tree with the scheduler. */
+START_TEST(test_plan_hisparse_parts)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x57 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    for (int shape = -1; shape < NSHAPES; shape += 2) {
+        hisp_matrix A = shape < 0 ? test_random_matrix(ctx, t, 400, 300, 0.02, &st)
+                                  : shaped(ctx, t, shape, &st);
+        hisp_device_ref refs[3];
+        for (int d = 0; d < 3; d++)
+            refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+        for (int k = 0; k < NKINDS; k++) {
+            hisp_mplan plan = NULL;
+            CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], HISP_MPLAN_HISPARSE, &plan));
+            for (int op = 0; op < 2; op++) {
+                io v;
+                io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
+                float af = (float)v.alpha, bf = (float)v.beta;
+                const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, ap, v.x, bp, v.y));
+                char what[400];
+                snprintf(what, sizeof what, "hisparse parts %s shape %d %s op %d", tg[i].label,
+                         shape, hisp_partition_name(all_kinds[k]), op);
+                io_check(&v, what);
+                io_free(&v);
+            }
+            hisp_mplan_destroy(&plan);
+        }
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+extern void hispi_alloc_fail_after(long);
+
+/* Host allocation failures anywhere in creation and calls (one device, so
+ * that the hook's countdown is not shared between threads) give
+ * HISP_ERR_OUT_OF_HOST_MEMORY, never a crash or a leak (sanitize build). */
+START_TEST(test_plan_alloc_failures)
+{
+    uint64_t st = test_seed() ^ 0x59;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 80, 60, 0.1, &st); /* COO: conversions */
+    hisp_device_ref ref = {HISP_BACKEND_REFERENCE, 0};
+    io v;
+    io_make(ctx, A, HISP_OP_T, false, &st, &v);
+    for (int k = 0; k < NKINDS; k++) {
+        int ok_runs = 0;
+        for (long f = 1; f <= 80; f++) {
+            hisp_mplan plan = NULL;
+            hispi_alloc_fail_after(f);
+            hisp_status s = hisp_mplan_create(A, 1, &ref, all_kinds[k], 0, &plan);
+            if (s) ck_assert_ptr_null(plan);
+            if (!s) s = hisp_mspmv(plan, HISP_OP_T, &v.alpha, v.x, &v.beta, v.y);
+            hispi_alloc_fail_after(0);
+            ck_assert_msg(s == HISP_SUCCESS || s == HISP_ERR_OUT_OF_HOST_MEMORY,
+                          "%s, failure at allocation %ld: %s", hisp_partition_name(all_kinds[k]), f,
+                          hisp_status_string(s));
+            if (s == HISP_SUCCESS) ok_runs++;
+            if (plan) { /* the plan survives a failed call: the next one is exact */
+                memcpy(v.y, v.y0, (size_t)v.m * sizeof(double));
+                CK_OK(ctx, hisp_mspmv(plan, HISP_OP_T, &v.alpha, v.x, &v.beta, v.y));
+                io_check(&v, "after an allocation failure");
+            }
+            hisp_mplan_destroy(&plan);
+        }
+        ck_assert_int_gt(ok_runs, 0); /* past the last allocation everything works */
+    }
+    io_free(&v);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A plan from a HiSparse matrix (the tree is read through a temporary CSR). */
+START_TEST(test_plan_hisparse_source)
+{
+    uint64_t st = test_seed() ^ 0x56;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 200, 0.03, &st);
+    CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE));
+    hisp_device_ref refs[3] = {
+        {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}};
+    for (int k = 0; k < NKINDS; k++) {
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], 0, &plan));
+        io v;
+        io_make(ctx, A, HISP_OP_N, false, &st, &v);
+        CK_OK(ctx, hisp_mspmv(plan, HISP_OP_N, &v.alpha, v.x, &v.beta, v.y));
+        io_check(&v, hisp_partition_name(all_kinds[k]));
+        io_free(&v);
+        hisp_mplan_destroy(&plan);
+    }
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- the command ---------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static const char *tmp_file(const char *name)
+{
+    static char path[512];
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/hisp_msrep_XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    }
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    return path;
+}
+
+START_TEST(test_cli)
+{
+    static char out[1 << 16];
+    char mtx[512];
+    snprintf(mtx, sizeof mtx, "%s", tmp_file("a.mtx"));
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "gen rmat --scale 9 -o '%s'", mtx), 0);
+    const char *kinds[] = {"pcsr", "pcsc", "pcoo", "rowblock", "colblock"};
+    for (int k = 0; k < 5; k++)
+        for (int tr = 0; tr < 2; tr++) {
+            int rc = test_run_cli(out, sizeof out,
+                                  "mspmv '%s' --devices %d --partition %s %s --alpha 0.5 --check "
+                                  "--repeat 2 --json %s",
+                                  mtx, 3 - tr, kinds[k], tr ? "--transpose" : "",
+                                  tr ? "--subdevices" : "");
+            ck_assert_msg(rc == 0, "%s: exit %d\n%s", kinds[k], rc, out);
+            ck_assert_int_eq(test_json_int(out, "devices"), 3 - tr);
+            ck_assert_int_eq(test_json_int(out, "nnz") > 0, 1);
+            ck_assert_msg(strstr(out, "\"ok\": true") != NULL, "%s", out);
+        }
+    /* generator input and the table */
+    int rc = test_run_cli(out, sizeof out,
+                          "mspmv --gen poisson3d --n 12 --devices 2 --backend reference --check");
+    ck_assert_msg(rc == 0 && strstr(out, "balance") && strstr(out, "distribution"), "%d\n%s", rc,
+                  out);
+    /* --out gives the same y as hisp spmv */
+    char y1[512], y2[512];
+    snprintf(y1, sizeof y1, "%s", tmp_file("y1.mtx"));
+    snprintf(y2, sizeof y2, "%s", tmp_file("y2.mtx"));
+    ck_assert_int_eq(test_run_cli(out, sizeof out,
+                                  "mspmv '%s' --devices 4 --partition pcoo --out '%s' "
+                                  "--backend reference",
+                                  mtx, y1),
+                     0);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out, "spmv '%s' --backend reference --out '%s'", mtx, y2), 0);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_vector a = NULL, b = NULL;
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, y1, HISP_F64, &a));
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, y2, HISP_F64, &b));
+    int64_t n = 0;
+    CK_OK(ctx, hisp_vector_size(a, &n));
+    double *va = malloc((size_t)n * 8), *vb = malloc((size_t)n * 8);
+    CK_OK(ctx, hisp_vector_read(a, va));
+    CK_OK(ctx, hisp_vector_read(b, vb));
+    ck_assert(test_rel_error(HISP_F64, va, vb, n) < 1e-13);
+    free(va);
+    free(vb);
+    hisp_vector_destroy(&a);
+    hisp_vector_destroy(&b);
+    hisp_context_destroy(&ctx);
+    /* an initial y with beta (the check starts from the same y0) */
+    char y0[512];
+    snprintf(y0, sizeof y0, "%s", tmp_file("y0.mtx"));
+    {
+        hisp_context c2 = NULL;
+        ck_assert_int_eq(hisp_context_create(&c2), HISP_SUCCESS);
+        hisp_vector yv = NULL;
+        CK_OK(c2, hisp_vector_create(c2, HISP_F64, n, &yv));
+        double *w = malloc((size_t)n * sizeof *w);
+        uint64_t st = test_seed() ^ 0x5a;
+        fill_random(HISP_F64, w, n, &st);
+        CK_OK(c2, hisp_vector_write(yv, w));
+        CK_OK(c2, hisp_vector_write_mtx(yv, y0));
+        free(w);
+        hisp_vector_destroy(&yv);
+        hisp_context_destroy(&c2);
+    }
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv '%s' --y '%s' --beta -0.75 --alpha 2 --devices 3 --partition pcsc "
+                      "--check --json",
+                      mtx, y0);
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "%d\n%s", rc, out);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --transpose", mtx, y1), 0);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y /nonexistent.mtx", mtx), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --mpi", mtx, y0), 1);
+    /* usage and value errors */
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv"), 1);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --bogus", mtx), 1);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --partition diagonal", mtx), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --devices 0", mtx), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --format ellpack", mtx), 2);
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv '%s' --format hisparse --devices 2 --partition pcsc --check --json",
+                      mtx);
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "%d\n%s", rc, out);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv /nonexistent.mtx"), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv --help"), 0);
+    ck_assert(strstr(out, "--partition") != NULL);
+}
+END_TEST
+
+/* A machine with two NUMA nodes, simulated by hwloc (HWLOC_SYNTHETIC in a
+ * child process): hisp sees both; CPU devices span the machine, so the
+ * parts are not grouped, and the results stay exact. */
+START_TEST(test_numa_synthetic)
+{
+    static char out[1 << 16];
+    int rc = test_run_cli(out, sizeof out,
+                          "mspmv --gen poisson3d --n 14 --devices 3 --partition pcsc --check "
+                          "--json");
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_int_eq(test_json_int(out, "machine_numa_nodes"), hisp_numa_nodes());
+    /* the reference backend: PoCL reads the same (synthetic) topology and
+     * refuses to run without memory sizes in it */
+    setenv("HWLOC_SYNTHETIC", "pack:2 [numa] core:1 pu:1", 1);
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv --gen poisson3d --n 14 --devices 3 --partition pcsr --check --json "
+                      "--backend reference");
+    unsetenv("HWLOC_SYNTHETIC");
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "%d\n%s", rc, out);
+    ck_assert_int_eq(test_json_int(out, "numa_nodes"), 1);
+#ifdef HISP_HAVE_HWLOC
+    void *h = dlopen("libhwloc.so.15", RTLD_NOW | RTLD_LOCAL);
+    if (h) { /* hwloc present: the synthetic machine has two nodes */
+        ck_assert_int_eq(test_json_int(out, "machine_numa_nodes"), 2);
+        dlclose(h);
+    }
+#endif
+}
+END_TEST
+
+/* MPI: mpirun with 2 and 3 ranks on one machine (PoCL or the reference
+ * backend), every rank splitting its part over 2 devices. */
+static bool mpi_available(void)
+{
+    const char *bin = test_hisp_bin();
+    char mpi_bin[4200];
+    snprintf(mpi_bin, sizeof mpi_bin, "%s-mpi", bin ? bin : "");
+    return bin && access(mpi_bin, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+START_TEST(test_mpi)
+{
+    const char *bin = test_hisp_bin();
+    static char out[1 << 16];
+    char mtx[512];
+    snprintf(mtx, sizeof mtx, "%s", tmp_file("m.mtx"));
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "gen circuit --n 3000 -o '%s'", mtx), 0);
+    const char *kinds[] = {"pcsr", "pcsc", "pcoo", "rowblock"};
+    for (int np = 2; np <= 3; np++)
+        for (int k = 0; k < 4; k++) {
+            char cmd[8192];
+            snprintf(cmd, sizeof cmd,
+                     /* sanitize builds: OpenMPI's components leak by design (freed
+                      * at exit through dlclose'd modules LeakSanitizer cannot name) */
+                     "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
+                     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                     "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
+                     "timeout 300 mpirun --oversubscribe -np %d '%s' mspmv '%s' --mpi "
+                     "--devices 2 --partition %s %s --check --json 2>&1",
+                     np, bin, mtx, kinds[k], k == 1 && np == 3 ? "--transpose" : "");
+            test_env_restore();
+            FILE *f = popen(cmd, "r");
+            ck_assert_ptr_nonnull(f);
+            size_t len = fread(out, 1, sizeof out - 1, f);
+            out[len] = 0;
+            int st = pclose(f);
+            ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%d ranks %s: status %d\n%.3000s",
+                          np, kinds[k], st, out);
+            ck_assert_int_eq(test_json_int(out, "ranks"), np);
+            ck_assert_msg(strstr(out, "\"ok\": true") != NULL, "%.3000s", out);
+        }
+}
+END_TEST
+
+static void cleanup(void)
+{
+    if (tmpdir[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd)) {
+        }
+        tmpdir[0] = 0;
+    }
+}
+
+Suite *suite_msrep(void)
+{
+    Suite *s = suite_create("msrep");
+    TCase *tc = tcase_create("partition");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_partition_invariants);
+    tcase_add_test(tc, test_partition_example);
+    tcase_add_test(tc, test_host_reference);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("plan");
+    tcase_set_timeout(tc, 1200);
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    tcase_add_loop_test(tc, test_plan_targets, 0, nt);
+    tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
+    tcase_add_test(tc, test_plan_mixed);
+    tcase_add_test(tc, test_plan_errors);
+    tcase_add_test(tc, test_plan_alloc_failures);
+    tcase_add_test(tc, test_plan_hisparse_source);
+    tcase_add_loop_test(tc, test_plan_hisparse_parts, 0, nt);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("cli");
+    tcase_set_timeout(tc, 1200);
+    if (test_hisp_bin()) {
+        tcase_add_test(tc, test_cli);
+        tcase_add_test(tc, test_numa_synthetic);
+    } else {
+        test_skip("msrep cli: build/bin/hisp not built");
+    }
+    if (mpi_available())
+        tcase_add_test(tc, test_mpi);
+    else
+        test_skip("msrep mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get install "
+                  "libopenmpi-dev openmpi-bin)");
+    tcase_add_unchecked_fixture(tc, NULL, cleanup);
+    suite_add_tcase(s, tc);
+    return s;
+}
