@@ -344,4 +344,9 @@ const hisp_backend_ops hisp_cl_ops = {
     .hisparse_upload = hisp_cl_hs_upload,
     .hisparse_free = hisp_cl_hs_free,
     .hisparse_spmv = hisp_cl_hs_spmv,
+    .kern_caps = hisp_cl_kern_caps,
+    .kern_get = hisp_cl_kern_get,
+    .kern_free = hisp_cl_kern_free,
+    .kern_launch = hisp_cl_kern_launch,
+    .buf_zero = hisp_cl_buf_zero,
 };
