@@ -216,23 +216,29 @@ hisp_status hisp_matrix_generate_compound(hisp_context ctx, hisp_cgen_kind kind,
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s generates %s or %s, not %s",
                           cgen_names[kind], hisp_type_name(fam[kind][0]),
                           hisp_type_name(fam[kind][1]), hisp_type_name(type));
-    double rows = kind == HISP_CGEN_FEM3X3 ? (double)n * n * n
+    double rows = kind == HISP_CGEN_FEM3X3     ? (double)n * n * n
                   : kind == HISP_CGEN_QSURFACE ? 2.0 * n * n
                                                : (double)n * n;
     if (n < 1 || rows > INT32_MAX)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: n = %lld out of range",
                           cgen_names[kind], (long long)n);
-    cgen g = {kind, n, (int64_t)rows, seed ? seed : 1, NULL, hisp_type_components(type),
-              hispi_type_scalar_size(type), NULL};
+    cgen g = {kind,
+              n,
+              (int64_t)rows,
+              seed ? seed : 1,
+              NULL,
+              hisp_type_components(type),
+              hispi_type_scalar_size(type),
+              NULL};
     if (kind == HISP_CGEN_QSURFACE) { /* torus R = 2, r = 1, jittered */
         HISPI_TRY(hispi_alloc(ctx, (size_t)g.nrows, sizeof *g.pos, (void **)&g.pos));
         int64_t nu = 2 * n, nv = n;
         const double tau = 6.283185307179586;
         for (int64_t i = 0; i < g.nrows; i++) {
-            double a = tau * ((double)(i % nu) + 0.2 * hrand(g.seed, (uint64_t)i, 2, 0)) /
-                       (double)nu;
-            double b = tau * ((double)(i / nu) + 0.2 * hrand(g.seed, (uint64_t)i, 3, 0)) /
-                       (double)nv;
+            double a =
+                tau * ((double)(i % nu) + 0.2 * hrand(g.seed, (uint64_t)i, 2, 0)) / (double)nu;
+            double b =
+                tau * ((double)(i / nu) + 0.2 * hrand(g.seed, (uint64_t)i, 3, 0)) / (double)nv;
             double ca = __builtin_cos(a), sa = __builtin_sin(a);
             double cb = __builtin_cos(b), sb = __builtin_sin(b);
             g.pos[i][0] = (2.0 + cb) * ca;
@@ -255,6 +261,8 @@ hisp_status hisp_matrix_generate_compound(hisp_context ctx, hisp_cgen_kind kind,
         s.rowptr[i + 1] = s.rowptr[i] + neighbours(&g, i, nb);
     g.s = &s;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("HISP_GEN_THREADS"); /* a cap, as for core/gen.c */
+    if (env && atol(env) > 0 && atol(env) < ncpu) ncpu = atol(env);
     int nt = g.nrows > 20000 && ncpu > 1 ? (int)(ncpu < 16 ? ncpu : 16) : 1;
     pthread_t th[16];
     job jobs[16];

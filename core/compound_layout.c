@@ -90,11 +90,11 @@ hisp_status hispi_clayout_build(hisp_context ctx, const hispi_sparse *A, const h
     memset(L, 0, sizeof *L);
     if (A->format != HISP_FORMAT_CSR)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "layouts are built from CSR");
-    if ((int)l->outer < 0 || l->outer >= HISP_OUTER_COUNT || (l->inner != HISP_AOS &&
-                                                               l->inner != HISP_SOA) ||
+    if ((int)l->outer < 0 || l->outer >= HISP_OUTER_COUNT ||
+        (l->inner != HISP_AOS && l->inner != HISP_SOA) ||
         (l->vec != HISP_AOS && l->vec != HISP_SOA))
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid layout %d/%d/%d",
-                          (int)l->outer, (int)l->inner, (int)l->vec);
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid layout %d/%d/%d", (int)l->outer,
+                          (int)l->inner, (int)l->vec);
     hispi_ctype_of(A->type, &L->ct);
     L->type = A->type;
     L->layout = *l;

@@ -92,8 +92,9 @@ static hisp_status need_layout(hisp_matrix A, hispi_cdev *d, const hisp_layout *
                 for (int64_t i = 0; !s && i < L->nptr; i++)
                     ((int32_t *)p32)[i] = (int32_t)L->ptr[i];
             }
-            if (!s) s = upload(ctx, L->wide ? (void *)L->ptr : p32, (size_t)L->nptr * pw,
-                               &d->dptr[o][in]);
+            if (!s)
+                s = upload(ctx, L->wide ? (void *)L->ptr : p32, (size_t)L->nptr * pw,
+                           &d->dptr[o][in]);
             free(p32);
         }
         if (!s && L->len) s = upload(ctx, L->len, (size_t)L->nrows * 4, &d->dlen[o][in]);
@@ -193,8 +194,8 @@ static hisp_status vec_convert(hisp_context ctx, hispi_cdev *d, const char *opts
     if (!n) return HISP_SUCCESS;
     void *k = NULL;
     HISPI_TRY(get_kernel(ctx, d, opts, to_soa ? "compound_vec_to_soa" : "compound_vec_to_aos", &k));
-    hispi_karg a[3] = {{HISPI_KARG_I32, NULL, n, 0}, {HISPI_KARG_BUF, src, 0, 0},
-                       {HISPI_KARG_BUF, dst, 0, 0}};
+    hispi_karg a[3] = {
+        {HISPI_KARG_I32, NULL, n, 0}, {HISPI_KARG_BUF, src, 0, 0}, {HISPI_KARG_BUF, dst, 0, 0}};
     size_t ls = 64, groups = ((size_t)n * (size_t)vc + ls - 1) / ls;
     return ctx->ops->kern_launch(ctx, ctx->be, k, a, 3, groups, ls);
 }
@@ -222,12 +223,12 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
         if (!s) s = hispi_alloc(ctx, (size_t)(ny * vc), ss, &yt);
         for (int64_t j = 0; !s && j < nx; j++)
             for (int q = 0; q < vc; q++)
-                memcpy((char *)xt + (size_t)(q * nx + j) * ss, (char *)xh + (size_t)(j * vc + q) * ss,
-                       ss);
+                memcpy((char *)xt + (size_t)(q * nx + j) * ss,
+                       (char *)xh + (size_t)(j * vc + q) * ss, ss);
         for (int64_t i = 0; !s && i < ny; i++)
             for (int q = 0; q < vc; q++)
-                memcpy((char *)yt + (size_t)(q * ny + i) * ss, (char *)yh + (size_t)(i * vc + q) * ss,
-                       ss);
+                memcpy((char *)yt + (size_t)(q * ny + i) * ss,
+                       (char *)yh + (size_t)(i * vc + q) * ss, ss);
     }
     if (!s) {
         void *xx = vs ? xt : xh, *yy = vs ? yt : yh;
@@ -250,8 +251,8 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
     if (!s && vs)
         for (int64_t i = 0; i < ny; i++)
             for (int q = 0; q < vc; q++)
-                memcpy((char *)yh + (size_t)(i * vc + q) * ss, (char *)yt + (size_t)(q * ny + i) * ss,
-                       ss);
+                memcpy((char *)yh + (size_t)(i * vc + q) * ss,
+                       (char *)yt + (size_t)(q * ny + i) * ss, ss);
     free(xt);
     free(yt);
     if (!s && y->dev) y->dev_valid = false; /* the host copy is the new one */
@@ -287,7 +288,9 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
                      "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DEC=%d -DVC=%d -DOUTER=%d "
                      "-DSLICE=%d -DINNER_SOA=%d -DPTR64=%d",
                      c.ss == 8 ? "double" : "float", c.ss == 8, c.kind, c.ec, c.vc,
-                     o == HISP_OUTER_CSR ? 0 : o == HISP_OUTER_ELL ? 1 : 2,
+                     o == HISP_OUTER_CSR   ? 0
+                     : o == HISP_OUTER_ELL ? 1
+                                           : 2,
                      o == HISP_OUTER_SELL16 ? 16 : 32, in, L->wide);
     char vopts[480];
     snprintf(vopts, sizeof vopts, "%s", opts); /* the conversions: any schedule */
@@ -355,9 +358,8 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
 
 /* ---- public entry points --------------------------------------------------- */
 
-static hisp_status check(hisp_context ctx, const hisp_variant *v, const void *alpha,
-                         hisp_matrix A, hisp_vector x, const void *beta, hisp_vector y, double *a,
-                         double *b)
+static hisp_status check(hisp_context ctx, const hisp_variant *v, const void *alpha, hisp_matrix A,
+                         hisp_vector x, const void *beta, hisp_vector y, double *a, double *b)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!hispi_mat_ok(A) || !hispi_vec_ok(x) || !hispi_vec_ok(y))
@@ -383,8 +385,8 @@ static hisp_status check(hisp_context ctx, const hisp_variant *v, const void *al
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "dimension mismatch: A is %lld x %lld (%d scalars per vector entry), x "
                           "has %lld, y has %lld",
-                          (long long)A->host.nrows, (long long)A->host.ncols, per,
-                          (long long)x->n, (long long)y->n);
+                          (long long)A->host.nrows, (long long)A->host.ncols, per, (long long)x->n,
+                          (long long)y->n);
     if (x == y) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "x and y must differ");
     *a = hispi_load_real(t, alpha, 0);
     *b = hispi_load_real(t, beta, 0);

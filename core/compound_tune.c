@@ -55,8 +55,8 @@ hisp_status hisp_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_t siz
     }
     double mean = s->nrows ? (double)s->nnz / (double)s->nrows : 0;
     /* the signature: size and row-length shape in half-octaves */
-    int n = snprintf(key, size, "%s|%s|%s|%s|r%d.m%d.x%d.e%d", hisp_backend_name(d.backend),
-                     d.name, d.driver, hisp_type_name(s->type), ilog2x2((double)s->nrows + 1),
+    int n = snprintf(key, size, "%s|%s|%s|%s|r%d.m%d.x%d.e%d", hisp_backend_name(d.backend), d.name,
+                     d.driver, hisp_type_name(s->type), ilog2x2((double)s->nrows + 1),
                      ilog2x2(mean + 1), ilog2x2((double)maxlen / (mean > 0 ? mean : 1) + 1),
                      (int)(s->nrows ? 10 * empty / s->nrows : 0));
     if (n < 0 || (size_t)n >= size)
@@ -276,9 +276,9 @@ static hisp_status try_variant(tuner *t, const hisp_variant *v, double *out)
     double one = 1, zero = 0;
     float onef = 1, zerof = 0;
     bool f32 = hispi_type_scalar_size(t->A->host.type) == 4;
-    hisp_status s = hispi_compound_spmv(t->ctx, v, f32 ? (double)onef : one, t->A, t->x,
-                                        f32 ? (double)zerof : zero, t->y, TUNE_WARMUP,
-                                        TUNE_REPEAT, ms);
+    hisp_status s =
+        hispi_compound_spmv(t->ctx, v, f32 ? (double)onef : one, t->A, t->x,
+                            f32 ? (double)zerof : zero, t->y, TUNE_WARMUP, TUNE_REPEAT, ms);
     double med = INFINITY;
     if (s == HISP_ERR_OUT_OF_HOST_MEMORY || s == HISP_ERR_INVALID_HANDLE) return s;
     if (s == HISP_SUCCESS) {
@@ -339,8 +339,8 @@ static int per_cu_limit(const hispi_kcaps *c)
 }
 
 hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, int use_cache,
-                      hisp_tune_progress progress, void *user, hisp_tune_result *results,
-                      int cap, int *count, hisp_plan *plan)
+                      hisp_tune_progress progress, void *user, hisp_tune_result *results, int cap,
+                      int *count, hisp_plan *plan)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!plan || (results && cap < 0) || (search != HISP_TUNE_FULL && search != HISP_TUNE_FAST))
@@ -397,9 +397,9 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
                         for (int a = 0; a < nnt && !s; a++)
                             for (int b = 0; b < nnb && !s; b++) {
                                 if (nt[a] * nb[b] > lim) continue;
-                                hisp_variant v = {{(hisp_outer_layout)o, (hisp_sublayout)in,
-                                                   (hisp_sublayout)vs},
-                                                  {dy, nt[a], nb[b]}};
+                                hisp_variant v = {
+                                    {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs},
+                                    {dy, nt[a], nb[b]}};
                                 s = try_variant(&t, &v, &ms);
                                 if (!s && ms < best_ms) best_ms = ms, best = v;
                             }

@@ -11,9 +11,9 @@
 enum { HISPI_KIND_REAL = 0, HISPI_KIND_COMPLEX = 1, HISPI_KIND_QUAT = 2, HISPI_KIND_BLOCK3 = 3 };
 
 typedef struct {
-    int kind; /* HISPI_KIND_* */
-    int ec;   /* scalar components of one matrix entry: 1, 2, 4, 9 */
-    int vc;   /* scalar components of one vector entry: 1, 2, 4, 3 */
+    int kind;  /* HISPI_KIND_* */
+    int ec;    /* scalar components of one matrix entry: 1, 2, 4, 9 */
+    int vc;    /* scalar components of one vector entry: 1, 2, 4, 3 */
     size_t ss; /* bytes of one scalar: 4 or 8 */
 } hispi_ctype;
 

@@ -69,11 +69,11 @@ typedef int ptr_t;
 #else
 #define ENTRY(q) val[idx * EC + (q)]
 #endif
-#define XV(q) (VS ? x[(i64)(q)*ncols + j] : x[(i64)j * VC + (q)])
-#define YV(q) (*(VS ? &y[(i64)(q)*nrows + i] : &y[(i64)i * VC + (q)]))
+#define XV(q) (vs_ ? x[(i64)(q)*ncols + j] : x[(i64)j * VC + (q)])
+#define YV(q) (*(vs_ ? &y[(i64)(q)*nrows + i] : &y[(i64)i * VC + (q)]))
 
 /* One row: acc[0..VC) = sum over the row's entries of a * x_j. */
-#define ROW_BODY(VS)                                                                               \
+#define ROW_BODY()                                                                               \
     do {                                                                                           \
         const int j = col[idx];                                                                    \
         if (KIND == 0) {                                                                           \
@@ -101,21 +101,22 @@ typedef int ptr_t;
 
 #define DO_ROW(i, VS)                                                                              \
     do {                                                                                           \
+        const int vs_ = (VS); /* the vector layout, read by XV and YV */                           \
         cs_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;                                               \
         if (OUTER == 0) {                                                                          \
             const i64 k1 = (i64)ptr[(i) + 1];                                                      \
             for (i64 idx = (i64)ptr[i]; idx < k1; idx++)                                           \
-                ROW_BODY(VS);                                                                      \
+                ROW_BODY();                                                                      \
         } else if (OUTER == 1) {                                                                   \
             const int n = len[i];                                                                  \
             i64 idx = (i64)(i);                                                                    \
             for (int t = 0; t < n; t++, idx += ld)                                                 \
-                ROW_BODY(VS);                                                                      \
+                ROW_BODY();                                                                      \
         } else {                                                                                   \
             const int n = len[i];                                                                  \
             i64 idx = (i64)ptr[(i) / SLICE] + (i) % SLICE;                                         \
             for (int t = 0; t < n; t++, idx += SLICE)                                              \
-                ROW_BODY(VS);                                                                      \
+                ROW_BODY();                                                                      \
         }                                                                                          \
         STORE(0, acc0);                                                                            \
         if (VC > 1) STORE(1, acc1);                                                                \
