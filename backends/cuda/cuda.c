@@ -4,6 +4,7 @@
  * and a note saying why. */
 #include "../backend.h"
 #include "cuda_kernels.h"
+#include "cuda_kern.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -488,4 +489,9 @@ const hisp_backend_ops hisp_cuda_ops = {
     .hisparse_upload = hisp_cuda_hs_upload,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,
+    .kern_caps = hisp_cuda_kern_caps,
+    .kern_get = hisp_cuda_kern_get,
+    .kern_free = hisp_cuda_kern_free,
+    .kern_launch = hisp_cuda_kern_launch,
+    .buf_zero = hisp_cuda_buf_zero,
 };
