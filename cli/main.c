@@ -15,6 +15,7 @@ static const struct {
     {"demo", cmd_demo, "the main job: generate, run SpMV on the best backend, print a table"},
     {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
     {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
+    {"tune", cmd_tune, "tune compound-entry SpMV: layouts x schedules, ranked table, plan cache"},
 };
 
 static void usage(FILE *f)

@@ -803,6 +803,72 @@ START_TEST(test_full_search)
 }
 END_TEST
 
+/* hisp tune and hisp spmv --entry on every target. */
+START_TEST(test_cli)
+{
+    const test_target *tt;
+    test_targets(&tt);
+    if (!test_hisp_bin()) {
+        test_skip("compound CLI: the hisp program is not built");
+        return;
+    }
+    const char *b = hisp_backend_name(tt[_i].kind);
+    int dev = tt[_i].device;
+    use_temp_cache();
+    static char out[1 << 16];
+    /* miss, then hit */
+    int rc =
+        test_run_cli(out, sizeof out,
+                     "tune gen:helmholtz:16:3 --entry c64 --backend %s --device %d --json", b, dev);
+    ck_assert_msg(rc == 0, "tune: exit %d: %s", rc, out);
+    ck_assert(strstr(out, "\"from_cache\": false"));
+    ck_assert_int_gt(test_json_int(out, "tried"), 0);
+    rc =
+        test_run_cli(out, sizeof out,
+                     "tune gen:helmholtz:16:4 --entry c64 --backend %s --device %d --json", b, dev);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(strstr(out, "\"from_cache\": true"), "second tune: %s", out);
+    /* table output, save, spmv with the plan file and with auto */
+    char plan[300];
+    snprintf(plan, sizeof plan, "%s/p.plan", cache_dir);
+    rc = test_run_cli(out, sizeof out,
+                      "tune gen:qsurface:6 --entry q64 --backend %s --device %d --no-cache "
+                      "--save %s --top 3",
+                      b, dev, plan);
+    ck_assert_msg(rc == 0 && strstr(out, "rank") && strstr(out, "best"), "tune table: %s", out);
+    rc = test_run_cli(out, sizeof out,
+                      "spmv gen:qsurface:6 --entry q64 --backend %s --device %d --plan %s "
+                      "--check --json",
+                      b, dev, plan);
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true"), "spmv --plan: %d %s", rc, out);
+    rc = test_run_cli(out, sizeof out,
+                      "spmv gen:fem3x3:5 --entry b3x3_f32 --backend %s --device %d --plan auto "
+                      "--check --repeat 3",
+                      b, dev);
+    ck_assert_msg(rc == 0 && strstr(out, "ok"), "spmv --plan auto: %d %s", rc, out);
+    rc = test_run_cli(out, sizeof out,
+                      "spmv gen:helmholtz:9 --entry c32 --backend %s --device %d --layout "
+                      "SELL16-SoA-SoA --schedule dynamic:8x2 --check",
+                      b, dev);
+    ck_assert_msg(rc == 0 && strstr(out, "SELL16-SoA-SoA dynamic:8x2"), "spmv layout: %d %s", rc,
+                  out);
+    /* refusals */
+    ck_assert_int_eq(test_run_cli(out, sizeof out,
+                                  "spmv gen:helmholtz:9 --entry c32 --layout "
+                                  "BSR-AoS-AoS"),
+                     2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out,
+                                  "spmv gen:helmholtz:9 --entry c32 --schedule "
+                                  "dynamic:8"),
+                     2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "tune gen:helmholtz:9"), 1);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "tune gen:helmholtz:9 --entry q32"), 2);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out, "spmv gen:qsurface:4 --entry q32 --plan %s.no", plan), 2);
+    drop_temp_cache();
+}
+END_TEST
+
 Suite *suite_compound(void)
 {
     Suite *s = suite_create("compound");
@@ -823,6 +889,7 @@ Suite *suite_compound(void)
     tcase_add_loop_test(dev, test_variants_generated, 0, n);
     tcase_add_loop_test(dev, test_plan_cache, 0, n);
     if (!quick()) tcase_add_loop_test(dev, test_full_search, 0, n);
+    tcase_add_loop_test(dev, test_cli, 0, n);
     suite_add_tcase(s, dev);
     return s;
 }
