@@ -835,7 +835,7 @@ START_TEST(test_cli)
                       "tune gen:qsurface:6 --entry q64 --backend %s --device %d --no-cache "
                       "--save %s --top 3",
                       b, dev, plan);
-    ck_assert_msg(rc == 0 && strstr(out, "rank") && strstr(out, "best"), "tune table: %s", out);
+    ck_assert_msg(rc == 0 && strstr(out, "rank") && strstr(out, "best"), "tune table: exit %d: %s", rc, out);
     rc = test_run_cli(out, sizeof out,
                       "spmv gen:qsurface:6 --entry q64 --backend %s --device %d --plan %s "
                       "--check --json",
