@@ -300,8 +300,8 @@ static inline void put(hisp_type t, void *val, int64_t k, const double *v)
 }
 
 /* Keyword tables: canonical (lowercase) spellings. */
-static const char *const field_names[] = {"real",    "double",    "integer",
-                                          "complex", "pattern",   "quaternion"};
+static const char *const field_names[] = {"real",    "double",  "integer",
+                                          "complex", "pattern", "quaternion"};
 static const mtx_field field_kinds[] = {FIELD_REAL,    FIELD_REAL,    FIELD_INTEGER,
                                         FIELD_COMPLEX, FIELD_PATTERN, FIELD_QUAT};
 static const char *const sym_names[] = {"general", "symmetric", "skew-symmetric", "hermitian"};
@@ -455,10 +455,11 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
         sym = SYM_SYMMETRIC; /* conj(x) = x */
     if (field == FIELD_COMPLEX && !cplx_type && !quat_type)
         return hispi_fail_at(ctx, r.name, 1,
-                             "complex file: read it with type c32, c64, q32 or q64 (not %s)",
+                             "complex file: read it with type c32 or c64 (or q32, q64), not %s",
                              hisp_type_name(type));
     if (field == FIELD_QUAT && !quat_type)
-        return hispi_fail_at(ctx, r.name, 1, "quaternion file: read it with type q32 or q64 (not %s)",
+        return hispi_fail_at(ctx, r.name, 1,
+                             "quaternion file: read it with type q32 or q64 (not %s)",
                              hisp_type_name(type));
     if (header) {
         memset(header, 0, sizeof *header);
@@ -486,7 +487,10 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
     if (sym != SYM_GENERAL && m != n)
         return bad(&r, r.line, "a %s matrix must be square, this one is %lld x %lld", sym_names[si],
                    (long long)m, (long long)n);
-    int nvals = field == FIELD_PATTERN ? 0 : field == FIELD_COMPLEX ? 2 : field == FIELD_QUAT ? 4 : 1;
+    int nvals = field == FIELD_PATTERN   ? 0
+                : field == FIELD_COMPLEX ? 2
+                : field == FIELD_QUAT    ? 4
+                                         : 1;
     if (is_array) { /* entries stored: all, lower triangle, or strictly lower */
         if (sym == SYM_GENERAL)
             nnz = m * n;
@@ -557,8 +561,8 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
         static const char *const part[2][4] = {{"real part", "imaginary part", "", ""},
                                                {"w", "x", "y", "z"}};
         for (int c = 0; c < nvals; c++)
-            if ((st = parse_value(&r, &p, integer,
-                                  nvals == 1 ? "value" : part[nvals == 4][c], &v[c])))
+            if ((st = parse_value(&r, &p, integer, nvals == 1 ? "value" : part[nvals == 4][c],
+                                  &v[c])))
                 goto fail;
         p = skip_ws(p, r.le);
         if (p < r.le) {

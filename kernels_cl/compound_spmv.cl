@@ -72,19 +72,90 @@ typedef int ptr_t;
 #define XV(q) (vs_ ? x[(i64)(q)*ncols + j] : x[(i64)j * VC + (q)])
 #define YV(q) (*(vs_ ? &y[(i64)(q)*nrows + i] : &y[(i64)i * VC + (q)]))
 
+/* Vector loads of a whole complex / quaternion (AoS entries and vectors:
+ * an entry of 2 or 4 scalars starts at a multiple of its size, buffers are
+ * aligned). OpenCL: vload2/vload4; CUDA: float2/float4/double2 loads. */
+#if defined(__CUDACC__)
+#if IS_DOUBLE
+typedef double2 cs2_t;
+#define VLOAD4(p, i, a, b, c, d)                                                                   \
+    do {                                                                                           \
+        const double2 u_ = reinterpret_cast<const double2 *>(p)[2 * (i)];                          \
+        const double2 v_ = reinterpret_cast<const double2 *>(p)[2 * (i) + 1];                      \
+        a = u_.x, b = u_.y, c = v_.x, d = v_.y;                                                    \
+    } while (0)
+#else
+typedef float2 cs2_t;
+#define VLOAD4(p, i, a, b, c, d)                                                                   \
+    do {                                                                                           \
+        const float4 u_ = reinterpret_cast<const float4 *>(p)[i];                                  \
+        a = u_.x, b = u_.y, c = u_.z, d = u_.w;                                                    \
+    } while (0)
+#endif
+#define VLOAD2(p, i, a, b)                                                                         \
+    do {                                                                                           \
+        const cs2_t u_ = reinterpret_cast<const cs2_t *>(p)[i];                                    \
+        a = u_.x, b = u_.y;                                                                        \
+    } while (0)
+#else
+#if IS_DOUBLE
+typedef double2 cs2_t;
+typedef double4 cs4_t;
+#else
+typedef float2 cs2_t;
+typedef float4 cs4_t;
+#endif
+#define VLOAD2(p, i, a, b)                                                                         \
+    do {                                                                                           \
+        const cs2_t u_ = vload2((size_t)(i), (p));                                                 \
+        a = u_.x, b = u_.y;                                                                        \
+    } while (0)
+#define VLOAD4(p, i, a, b, c, d)                                                                   \
+    do {                                                                                           \
+        const cs4_t u_ = vload4((size_t)(i), (p));                                                 \
+        a = u_.x, b = u_.y, c = u_.z, d = u_.w;                                                    \
+    } while (0)
+#endif
+
+/* Entry and x loads of 2 / 4 components in the variant's layouts. */
+#if INNER_SOA
+#define LOADA2(a0, a1) (a0 = ENTRY(0), a1 = ENTRY(1))
+#define LOADA4(a0, a1, a2, a3) (a0 = ENTRY(0), a1 = ENTRY(1), a2 = ENTRY(2), a3 = ENTRY(3))
+#else
+#define LOADA2(a0, a1) VLOAD2(val, idx, a0, a1)
+#define LOADA4(a0, a1, a2, a3) VLOAD4(val, idx, a0, a1, a2, a3)
+#endif
+#define LOADX2(b0, b1)                                                                             \
+    do {                                                                                           \
+        if (vs_)                                                                                   \
+            b0 = XV(0), b1 = XV(1);                                                                \
+        else                                                                                       \
+            VLOAD2(x, j, b0, b1);                                                                  \
+    } while (0)
+#define LOADX4(b0, b1, b2, b3)                                                                     \
+    do {                                                                                           \
+        if (vs_)                                                                                   \
+            b0 = XV(0), b1 = XV(1), b2 = XV(2), b3 = XV(3);                                        \
+        else                                                                                       \
+            VLOAD4(x, j, b0, b1, b2, b3);                                                          \
+    } while (0)
+
 /* One row: acc[0..VC) = sum over the row's entries of a * x_j. */
-#define ROW_BODY()                                                                               \
+#define ROW_BODY()                                                                                 \
     do {                                                                                           \
         const int j = col[idx];                                                                    \
         if (KIND == 0) {                                                                           \
             acc0 += ENTRY(0) * XV(0);                                                              \
         } else if (KIND == 1) {                                                                    \
-            const cs_t a0 = ENTRY(0), a1 = ENTRY(1), b0 = XV(0), b1 = XV(1);                       \
+            cs_t a0, a1, b0, b1;                                                                   \
+            LOADA2(a0, a1);                                                                        \
+            LOADX2(b0, b1);                                                                        \
             acc0 += a0 * b0 - a1 * b1;                                                             \
             acc1 += a0 * b1 + a1 * b0;                                                             \
         } else if (KIND == 2) {                                                                    \
-            const cs_t a0 = ENTRY(0), a1 = ENTRY(1), a2 = ENTRY(2), a3 = ENTRY(3);                 \
-            const cs_t b0 = XV(0), b1 = XV(1), b2 = XV(2), b3 = XV(3);                             \
+            cs_t a0, a1, a2, a3, b0, b1, b2, b3;                                                   \
+            LOADA4(a0, a1, a2, a3);                                                                \
+            LOADX4(b0, b1, b2, b3);                                                                \
             acc0 += a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3;                                         \
             acc1 += a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2;                                         \
             acc2 += a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1;                                         \
