@@ -4,6 +4,9 @@
  * trips (complex, quaternion, 3x3 blocks), generators, the plan cache. */
 #include "testutil.h"
 #include "hispi_compound.h"
+#ifdef HISP_HAVE_CUDA
+#include "cuda/cuda_kern.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -803,6 +806,57 @@ START_TEST(test_full_search)
 }
 END_TEST
 
+/* The CUDA variants compile through NVRTC (no GPU needed): every entry
+ * arithmetic x outer x inner x vector layout x schedule type, f32 and f64,
+ * for sm_90 (the GPU machine) with launch bounds. */
+START_TEST(test_nvrtc)
+{
+#ifdef HISP_HAVE_CUDA
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    static const int kinds[4][3] = {{0, 1, 1}, {1, 2, 2}, {2, 4, 4}, {3, 9, 3}};
+    int n = 0;
+    for (int k = 0; k < 4; k++)
+        for (int dbl = 0; dbl < 2; dbl++)
+            for (int o = 0; o < 3; o++)
+                for (int in = 0; in < 2; in++)
+                    for (int vs = 0; vs < 2; vs++)
+                        for (int dy = 0; dy < 2; dy++) {
+                            if (quick() && (in + vs + dy + o) % 3) continue;
+                            char opts[400];
+                            snprintf(opts, sizeof opts,
+                                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DEC=%d "
+                                     "-DVC=%d -DOUTER=%d -DSLICE=%d -DINNER_SOA=%d -DPTR64=%d "
+                                     "-DVEC_SOA=%d -DDYN=%d -DNT=%d -DNB=%d",
+                                     dbl ? "double" : "float", dbl, kinds[k][0], kinds[k][1],
+                                     kinds[k][2], o, o == 2 ? 16 : 32, in, o == 1, vs, dy,
+                                     32 << (o % 3), 1 + in);
+                            size_t bytes = 0;
+                            hisp_status s = hisp_cuda_rtc_check(ctx, opts, 9, 0, &bytes);
+                            if (s == HISP_ERR_UNSUPPORTED) { /* no libnvrtc here */
+                                hisp_error_info e;
+                                CK_OK(ctx, hisp_context_last_error(ctx, &e));
+                                test_skip("compound NVRTC builds: %s", e.message);
+                                hisp_context_destroy(&ctx);
+                                return;
+                            }
+                            if (s) {
+                                hisp_error_info e = {0};
+                                if (hisp_context_last_error(ctx, &e)) e.message = "";
+                                ck_abort_msg("NVRTC %s: %s\n%.2000s", opts, e.message,
+                                             e.build_log ? e.build_log : "");
+                            }
+                            ck_assert_uint_gt(bytes, 0);
+                            n++;
+                        }
+    ck_assert_int_gt(n, 0);
+    hisp_context_destroy(&ctx);
+#else
+    test_skip("compound NVRTC builds: the CUDA backend is not compiled in");
+#endif
+}
+END_TEST
+
 /* hisp tune and hisp spmv --entry on every target. */
 START_TEST(test_cli)
 {
@@ -835,7 +889,8 @@ START_TEST(test_cli)
                       "tune gen:qsurface:6 --entry q64 --backend %s --device %d --no-cache "
                       "--save %s --top 3",
                       b, dev, plan);
-    ck_assert_msg(rc == 0 && strstr(out, "rank") && strstr(out, "best"), "tune table: exit %d: %s", rc, out);
+    ck_assert_msg(rc == 0 && strstr(out, "rank") && strstr(out, "best"), "tune table: exit %d: %s",
+                  rc, out);
     rc = test_run_cli(out, sizeof out,
                       "spmv gen:qsurface:6 --entry q64 --backend %s --device %d --plan %s "
                       "--check --json",
@@ -881,6 +936,10 @@ Suite *suite_compound(void)
     tcase_add_test(tc, test_mtx_quaternion_and_blocks);
     tcase_add_test(tc, test_generators);
     suite_add_tcase(s, tc);
+    TCase *rtc = tcase_create("nvrtc");
+    tcase_set_timeout(rtc, 1200);
+    tcase_add_test(rtc, test_nvrtc);
+    suite_add_tcase(s, rtc);
     const test_target *t;
     int n = test_targets(&t);
     TCase *dev = tcase_create("variants");

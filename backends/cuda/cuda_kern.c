@@ -215,6 +215,16 @@ static hisp_status compile(hisp_context ctx, const char *opts, int major, int mi
     return s;
 }
 
+hisp_status hisp_cuda_rtc_check(hisp_context ctx, const char *opts, int major, int minor,
+                                size_t *cubin_bytes)
+{
+    HISPI_TRY(need_nvrtc(ctx));
+    char *cubin = NULL;
+    HISPI_TRY(compile(ctx, opts, major, minor, &cubin, cubin_bytes));
+    free(cubin);
+    return HISP_SUCCESS;
+}
+
 static char *read_all(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
