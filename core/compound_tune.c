@@ -7,9 +7,11 @@
  *   full: every layout (16) x {static, dynamic} x every (n_t, n_b).
  *   fast: (1) CSR-AoS-AoS static, tune the product T = n_t*n_b with n_t =
  *         min(T, 4w); (2) every factorisation of the best T, static and
- *         dynamic; (3) every layout with that schedule; (4) the
+ *         dynamic; (3) every layout with the best static and the best
+ *         dynamic schedule of (2); (4) the
  *         factorisations of T again for the best layout.
- * Each candidate: 2 untimed runs, then the median of 5 timed runs. */
+ * Each candidate: 2 untimed runs, then the median of 5 timed runs; at the
+ * end the 5 fastest are timed again (median of 15) and decide. */
 #include "../backends/backend.h"
 #include "hispi_compound.h"
 
@@ -23,6 +25,8 @@
 
 #define TUNE_WARMUP 2
 #define TUNE_REPEAT 5
+#define TUNE_CONFIRM 5         /* leaders timed again at the end */
+#define TUNE_REPEAT_CONFIRM 15 /* with this many runs */
 
 /* ---- key ---------------------------------------------------------------- */
 
@@ -425,19 +429,24 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
             s = try_variant(&t, &v, &ms);
             if (!s && ms < best_ms) best_ms = ms, best = v, bestT = T;
         }
-        /* (2), (3), (4) */
+        /* (2) the factorisations of the best product, static and dynamic;
+         * (3) every layout with the best static and the best dynamic
+         * schedule; (4) the factorisations again for the best layout */
+        hisp_schedule bs[2] = {best.sched, best.sched};
+        double bsm[2] = {INFINITY, INFINITY};
         for (int step = 0; step < 3 && !s; step++) {
             if (step == 1) {
-                hisp_variant base = best;
                 for (int o = 0; o < HISP_OUTER_COUNT && !s; o++)
                     for (int in = 0; in < 2 && !s; in++)
-                        for (int vs = 0; vs < 2 && !s; vs++) {
-                            hisp_variant v = base;
-                            v.layout = (hisp_layout){(hisp_outer_layout)o, (hisp_sublayout)in,
-                                                     (hisp_sublayout)vs};
-                            s = try_variant(&t, &v, &ms);
-                            if (!s && ms < best_ms) best_ms = ms, best = v;
-                        }
+                        for (int vs = 0; vs < 2 && !s; vs++)
+                            for (int dy = 0; dy < 2 && !s; dy++) {
+                                if (!isfinite(bsm[dy]) && dy) continue;
+                                hisp_variant v = {
+                                    {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs},
+                                    bs[dy]};
+                                s = try_variant(&t, &v, &ms);
+                                if (!s && ms < best_ms) best_ms = ms, best = v;
+                            }
                 continue;
             }
             hisp_layout lay = best.layout;
@@ -448,14 +457,36 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
                         hisp_variant v = {lay, {dy, nt[a], nb[b]}};
                         s = try_variant(&t, &v, &ms);
                         if (!s && ms < best_ms) best_ms = ms, best = v;
+                        if (!s && step == 0 && ms < bsm[dy]) bsm[dy] = ms, bs[dy] = v.sched;
                     }
                 }
+        }
+    }
+    /* confirmation: the leaders timed again with more runs (one noisy
+     * median must not decide) */
+    if (!s && t.n > 1) {
+        qsort(t.all, (size_t)t.n, sizeof *t.all, cmp_result);
+        int top = t.n < TUNE_CONFIRM ? t.n : TUNE_CONFIRM;
+        best_ms = INFINITY;
+        for (int i = 0; i < top && !s; i++) {
+            if (!isfinite(t.all[i].ms)) break;
+            double rms[TUNE_REPEAT_CONFIRM];
+            s = hispi_compound_spmv(ctx, &t.all[i].v, 1.0, A, t.x, 0.0, t.y, TUNE_WARMUP,
+                                    TUNE_REPEAT_CONFIRM, rms);
+            if (s) break;
+            qsort(rms, TUNE_REPEAT_CONFIRM, sizeof *rms, cmp_double);
+            t.all[i].ms = rms[TUNE_REPEAT_CONFIRM / 2];
+            t.all[i].gbps =
+                t.all[i].ms > 0 ? (double)(t.all[i].bytes + t.xy_bytes) / (t.all[i].ms * 1e6) : 0;
+            if (t.all[i].ms < best_ms) best_ms = t.all[i].ms, best = t.all[i].v;
         }
     }
     if (!s && !isfinite(best_ms))
         s = hispi_fail(ctx, HISP_ERR_BACKEND, "no variant ran on this device");
     if (!s) {
         qsort(t.all, (size_t)t.n, sizeof *t.all, cmp_result);
+        best = t.all[0].v; /* the fastest after the confirmation */
+        best_ms = t.all[0].ms;
         if (results) memcpy(results, t.all, (size_t)(t.n < cap ? t.n : cap) * sizeof *results);
         if (count) *count = t.n;
         plan->best = best;
