@@ -48,8 +48,9 @@ typedef enum {
     HISP_ERR_NOT_COMPILED = -11  /* backend not compiled into this library */
 } hisp_status;
 
-/* Entry types. Only f32 and f64 have operations so far; the others can be
- * stored, read and written (complex) and get operations in later releases. */
+/* Entry types. CSR/HiSparse operations take f32 and f64; the compound types
+ * (complex, quaternion, 3x3 blocks) have SpMV through the variants of the
+ * "Compound entries" block below. */
 typedef enum {
     HISP_F32 = 0,
     HISP_F64,
