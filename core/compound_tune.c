@@ -6,10 +6,10 @@
  * CPUs n_t <= 256 and n_b <= 4, where more only adds loop overhead).
  *   full: every layout (16) x {static, dynamic} x every (n_t, n_b).
  *   fast: (1) CSR-AoS-AoS static, tune the product T = n_t*n_b with n_t =
- *         min(T, 4w); (2) every factorisation of the best T, static and
- *         dynamic; (3) every layout with the best static and the best
- *         dynamic schedule of (2); (4) the
- *         factorisations of T again for the best layout.
+ *         min(T, 4w), n_b = T/n_t; (2) every factorisation of the two best
+ *         T, static and dynamic; (3) every layout with the best static and
+ *         the best dynamic schedule of (2); (4) the three best layouts of
+ *         (3) with every factorisation of the two best T again.
  * Each candidate: 2 untimed runs, then the median of 5 timed runs; at the
  * end the 5 fastest are timed again (median of 15) and decide. */
 #include "../backends/backend.h"
@@ -418,8 +418,10 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
                     dup |= prods[q] == T;
                 if (!dup && np < 64) prods[np++] = T;
             }
-        t.total = np + 2 * nnt + 16 + nnt;
-        int bestT = prods[0];
+        t.total = np + 2 * 2 * nnt + 32 + 3 * 2 * 2 * nnt;
+        double Tms[64];
+        for (int q = 0; q < np; q++)
+            Tms[q] = INFINITY;
         for (int q = 0; q < np && !s; q++) {
             int T = prods[q], ntv = T < 4 * c.simd ? T : 4 * c.simd;
             while (ntv > c.simd && T % ntv) /* a factorisation that exists */
@@ -427,39 +429,69 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
             if (T % ntv) continue;
             hisp_variant v = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, ntv, T / ntv}};
             s = try_variant(&t, &v, &ms);
-            if (!s && ms < best_ms) best_ms = ms, best = v, bestT = T;
+            Tms[q] = ms;
+            if (!s && ms < best_ms) best_ms = ms, best = v;
         }
-        /* (2) the factorisations of the best product, static and dynamic;
-         * (3) every layout with the best static and the best dynamic
-         * schedule; (4) the factorisations again for the best layout */
+        /* the two best products */
+        int T2[2] = {0, 0};
+        for (int r = 0; r < 2; r++) {
+            int k = -1;
+            for (int q = 0; q < np; q++)
+                if (isfinite(Tms[q]) && prods[q] != T2[0] && (k < 0 || Tms[q] < Tms[k])) k = q;
+            if (k >= 0) T2[r] = prods[k];
+        }
+        /* (2) their factorisations, static and dynamic, CSR-AoS-AoS */
         hisp_schedule bs[2] = {best.sched, best.sched};
         double bsm[2] = {INFINITY, INFINITY};
-        for (int step = 0; step < 3 && !s; step++) {
-            if (step == 1) {
-                for (int o = 0; o < HISP_OUTER_COUNT && !s; o++)
-                    for (int in = 0; in < 2 && !s; in++)
-                        for (int vs = 0; vs < 2 && !s; vs++)
-                            for (int dy = 0; dy < 2 && !s; dy++) {
-                                if (!isfinite(bsm[dy]) && dy) continue;
-                                hisp_variant v = {
-                                    {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs},
-                                    bs[dy]};
-                                s = try_variant(&t, &v, &ms);
-                                if (!s && ms < best_ms) best_ms = ms, best = v;
-                            }
-                continue;
-            }
-            hisp_layout lay = best.layout;
-            for (int a = 0; a < nnt && !s; a++)
-                for (int b = 0; b < nnb && !s; b++) {
-                    if (nt[a] * nb[b] != bestT) continue;
+        hisp_layout csr = {HISP_OUTER_CSR, HISP_AOS, HISP_AOS};
+        for (int a = 0; a < nnt && !s; a++)
+            for (int b = 0; b < nnb && !s; b++)
+                for (int dy = 0; dy < 2 && !s; dy++) {
+                    if (nt[a] * nb[b] != T2[0] && nt[a] * nb[b] != T2[1]) continue;
+                    hisp_variant v = {csr, {dy, nt[a], nb[b]}};
+                    s = try_variant(&t, &v, &ms);
+                    if (!s && ms < best_ms) best_ms = ms, best = v;
+                    if (!s && ms < bsm[dy]) bsm[dy] = ms, bs[dy] = v.sched;
+                }
+        /* (3) every layout with the best static and the best dynamic
+         * schedule */
+        double lms[HISP_OUTER_COUNT][2][2];
+        for (int q = 0; q < HISP_OUTER_COUNT * 4; q++)
+            (&lms[0][0][0])[q] = INFINITY;
+        for (int o = 0; o < HISP_OUTER_COUNT && !s; o++)
+            for (int in = 0; in < 2 && !s; in++)
+                for (int vs = 0; vs < 2 && !s; vs++) {
+                    lms[o][in][vs] = INFINITY;
                     for (int dy = 0; dy < 2 && !s; dy++) {
+                        if (!isfinite(bsm[dy])) continue;
+                        hisp_variant v = {
+                            {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs}, bs[dy]};
+                        s = try_variant(&t, &v, &ms);
+                        if (!s && ms < best_ms) best_ms = ms, best = v;
+                        if (!s && ms < lms[o][in][vs]) lms[o][in][vs] = ms;
+                    }
+                }
+        /* (4) the three best layouts with every factorisation of the two
+         * best products */
+        for (int r = 0; r < 3 && !s; r++) {
+            int bo = -1, bi = 0, bv = 0;
+            for (int o = 0; o < HISP_OUTER_COUNT; o++)
+                for (int in = 0; in < 2; in++)
+                    for (int vs = 0; vs < 2; vs++)
+                        if (isfinite(lms[o][in][vs]) &&
+                            (bo < 0 || lms[o][in][vs] < lms[bo][bi][bv]))
+                            bo = o, bi = in, bv = vs;
+            if (bo < 0) break;
+            lms[bo][bi][bv] = INFINITY; /* taken */
+            hisp_layout lay = {(hisp_outer_layout)bo, (hisp_sublayout)bi, (hisp_sublayout)bv};
+            for (int a = 0; a < nnt && !s; a++)
+                for (int b = 0; b < nnb && !s; b++)
+                    for (int dy = 0; dy < 2 && !s; dy++) {
+                        if (nt[a] * nb[b] != T2[0] && nt[a] * nb[b] != T2[1]) continue;
                         hisp_variant v = {lay, {dy, nt[a], nb[b]}};
                         s = try_variant(&t, &v, &ms);
                         if (!s && ms < best_ms) best_ms = ms, best = v;
-                        if (!s && step == 0 && ms < bsm[dy]) bsm[dy] = ms, bs[dy] = v.sched;
                     }
-                }
         }
     }
     /* confirmation: the leaders timed again with more runs (one noisy
