@@ -256,7 +256,7 @@ static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune
              d.name);
     int cap = 1 << 14, count = 0;
     hisp_tune_result *res = malloc((size_t)cap * sizeof *res);
-    hisp_plan plan;
+    hisp_tune_plan plan;
     double t0 = bench_now_ms();
     hk(ctx, hisp_tune(ctx, A, search, 1, NULL, NULL, res, cap, &count, &plan), "tune");
     r->tune_ms = bench_now_ms() - t0;

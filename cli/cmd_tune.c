@@ -137,11 +137,11 @@ int cmd_tune(int argc, char **argv)
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
         goto out;
     }
-    hisp_plan plan;
+    hisp_tune_plan plan;
     cli_progress("tuning on %s %d: %s", hisp_backend_name(dev.backend), dev.index, dev.name);
     s = hisp_tune(ctx, A, search, !val[T_NOCACHE], on_progress, NULL, res, cap, &count, &plan);
     if (progress_tty) fprintf(stderr, "\n");
-    if (!s && val[T_SAVE]) s = hisp_plan_save(ctx, &plan, val[T_SAVE]);
+    if (!s && val[T_SAVE]) s = hisp_tune_plan_save(ctx, &plan, val[T_SAVE]);
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -249,10 +249,10 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
     if ((rc = load_matrix(ctx, path, t, &A))) goto out;
     const char *plan_src = "command line";
     if (plan_arg) {
-        hisp_plan p;
+        hisp_tune_plan p;
         if (strcmp(plan_arg, "auto") == 0) {
             int found = 0;
-            s = hisp_plan_lookup(ctx, A, &p, &found);
+            s = hisp_tune_plan_lookup(ctx, A, &p, &found);
             if (!s && !found) {
                 cli_progress("no cached plan: tuning (fast search)");
                 s = hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, NULL, &p);
@@ -261,7 +261,7 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
                 plan_src = "plan cache";
             }
         } else {
-            s = hisp_plan_load(ctx, plan_arg, &p);
+            s = hisp_tune_plan_load(ctx, plan_arg, &p);
             plan_src = plan_arg;
         }
         if (s) {

@@ -40,7 +40,7 @@ static int ilog2x2(double v) /* floor(2*log2(v)), v >= 1 */
     return r;
 }
 
-hisp_status hisp_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_t size)
+hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_t size)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!hispi_mat_ok(A) || A->ctx != ctx)
@@ -89,7 +89,7 @@ static int cache_dir(char *out, size_t size)
     return n > 0 && (size_t)n < size;
 }
 
-hisp_status hisp_plan_cache_path(const char *key, char *path, size_t size)
+hisp_status hisp_tune_plan_cache_path(const char *key, char *path, size_t size)
 {
     if (!key || !path) return HISP_ERR_INVALID_ARGUMENT;
     char dir[900];
@@ -112,7 +112,7 @@ static void make_dirs(const char *path)
     mkdir(tmp, 0755);
 }
 
-static int format_plan(const hisp_plan *p, char *buf, size_t size)
+static int format_plan(const hisp_tune_plan *p, char *buf, size_t size)
 {
     char lay[64], sch[64];
     if (hisp_layout_name(&p->best.layout, lay, sizeof lay) ||
@@ -126,7 +126,7 @@ static int format_plan(const hisp_plan *p, char *buf, size_t size)
     return m < 0 || (size_t)(n + m) >= size ? -1 : n + m;
 }
 
-hisp_status hisp_plan_save(hisp_context ctx, const hisp_plan *p, const char *path)
+hisp_status hisp_tune_plan_save(hisp_context ctx, const hisp_tune_plan *p, const char *path)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
@@ -161,14 +161,14 @@ static bool line_of(const char **p, const char *end, const char **ls, size_t *le
     return true;
 }
 
-hisp_status hisp_plan_load(hisp_context ctx, const char *path, hisp_plan *p)
+hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path, hisp_tune_plan *p)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
     char *data = NULL;
     size_t size = 0;
     HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
-    hisp_plan r;
+    hisp_tune_plan r;
     memset(&r, 0, sizeof r);
     static const char *const fields[5] = {"hisp-plan", "key", "layout", "schedule", "ms"};
     const char *cur = data, *end = data + size, *ls;
@@ -226,17 +226,17 @@ hisp_status hisp_plan_load(hisp_context ctx, const char *path, hisp_plan *p)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_plan_lookup(hisp_context ctx, hisp_matrix A, hisp_plan *p, int *found)
+hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A, hisp_tune_plan *p, int *found)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!p || !found) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or found");
     *found = 0;
     char key[512], path[1024];
-    HISPI_TRY(hisp_plan_key(ctx, A, key, sizeof key));
-    if (hisp_plan_cache_path(key, path, sizeof path)) return HISP_SUCCESS;
+    HISPI_TRY(hisp_tune_plan_key(ctx, A, key, sizeof key));
+    if (hisp_tune_plan_cache_path(key, path, sizeof path)) return HISP_SUCCESS;
     if (access(path, R_OK) != 0) return HISP_SUCCESS;
-    hisp_plan r;
-    if (hisp_plan_load(ctx, path, &r) != HISP_SUCCESS) { /* corrupt: a miss */
+    hisp_tune_plan r;
+    if (hisp_tune_plan_load(ctx, path, &r) != HISP_SUCCESS) { /* corrupt: a miss */
         hispi_clear_error(ctx);
         return HISP_SUCCESS;
     }
@@ -344,17 +344,17 @@ static int per_cu_limit(const hispi_kcaps *c)
 
 hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, int use_cache,
                       hisp_tune_progress progress, void *user, hisp_tune_result *results, int cap,
-                      int *count, hisp_plan *plan)
+                      int *count, hisp_tune_plan *plan)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!plan || (results && cap < 0) || (search != HISP_TUNE_FULL && search != HISP_TUNE_FAST))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "bad search, results or plan");
     if (count) *count = 0;
     memset(plan, 0, sizeof *plan);
-    HISPI_TRY(hisp_plan_key(ctx, A, plan->key, sizeof plan->key));
+    HISPI_TRY(hisp_tune_plan_key(ctx, A, plan->key, sizeof plan->key));
     if (use_cache) {
         int found = 0;
-        HISPI_TRY(hisp_plan_lookup(ctx, A, plan, &found));
+        HISPI_TRY(hisp_tune_plan_lookup(ctx, A, plan, &found));
         if (found) return HISP_SUCCESS;
     }
     double t0 = hispi_now_ms();
@@ -527,13 +527,13 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
         plan->from_cache = 0;
         plan->tune_ms = hispi_now_ms() - t0;
         char path[1024];
-        if (use_cache && hisp_plan_cache_path(plan->key, path, sizeof path) == HISP_SUCCESS) {
+        if (use_cache && hisp_tune_plan_cache_path(plan->key, path, sizeof path) == HISP_SUCCESS) {
             char dir[1024];
             snprintf(dir, sizeof dir, "%s", path);
             char *slash = strrchr(dir, '/');
             if (slash) *slash = 0;
             make_dirs(dir);
-            if (hisp_plan_save(ctx, plan, path)) hispi_clear_error(ctx); /* best effort */
+            if (hisp_tune_plan_save(ctx, plan, path)) hispi_clear_error(ctx); /* best effort */
         }
     }
     free(t.all);

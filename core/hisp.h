@@ -492,8 +492,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant(hisp_context ctx, const hi
                                                       hisp_vector y);
 /* Same, timed: `warmup` untimed runs, then ms[i] = device time of run i.
  * Vector layout conversions happen before and after, untimed. */
-HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant_timed(hisp_context ctx,
-                                                            const hisp_variant *v,
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant_timed(hisp_context ctx, const hisp_variant *v,
                                                             const void *alpha, hisp_matrix A,
                                                             hisp_vector x, const void *beta,
                                                             hisp_vector y, int warmup, int repeat,
@@ -530,19 +529,19 @@ typedef struct {
 
 typedef struct {
     hisp_variant best;
-    double ms;         /* of the best when tuned */
-    char key[512];     /* device|driver|type|signature */
-    int from_cache;    /* 1: loaded from the cache, nothing tuned */
-    int tried;         /* variants timed */
-    double tune_ms;    /* wall time of the search */
-} hisp_plan;
+    double ms;      /* of the best when tuned */
+    char key[512];  /* device|driver|type|signature */
+    int from_cache; /* 1: loaded from the cache, nothing tuned */
+    int tried;      /* variants timed */
+    double tune_ms; /* wall time of the search */
+} hisp_tune_plan;
 
 /* Progress: called after each timed variant (done of about total). */
 typedef void (*hisp_tune_progress)(void *user, int done, int total, const hisp_tune_result *r);
 
 /* The plan key of A on the context's device. */
-HISP_API HISP_NODISCARD hisp_status hisp_plan_key(hisp_context ctx, hisp_matrix A, char *key,
-                                                  size_t size);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key,
+                                                       size_t size);
 /* Tune A on the context's backend. use_cache: look the key up first (a hit
  * returns at once, from_cache = 1) and store the winner. results (cap
  * entries, may be NULL) get every timed variant sorted fastest first;
@@ -551,19 +550,21 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune(hisp_context ctx, hisp_matrix A,
                                               hisp_tune_search search, int use_cache,
                                               hisp_tune_progress progress, void *user,
                                               hisp_tune_result *results, int cap, int *count,
-                                              hisp_plan *plan);
+                                              hisp_tune_plan *plan);
 /* Look A's key up in the plan cache: *found = 0 on a miss (a corrupt cache
  * file is a miss, not an error). */
-HISP_API HISP_NODISCARD hisp_status hisp_plan_lookup(hisp_context ctx, hisp_matrix A,
-                                                     hisp_plan *plan, int *found);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A,
+                                                          hisp_tune_plan *plan, int *found);
 /* Explicit plan files (text, checksummed). load refuses a malformed or
  * corrupt file with HISP_ERR_INPUT_FORMAT and the line. */
-HISP_API HISP_NODISCARD hisp_status hisp_plan_save(hisp_context ctx, const hisp_plan *plan,
-                                                   const char *path);
-HISP_API HISP_NODISCARD hisp_status hisp_plan_load(hisp_context ctx, const char *path,
-                                                   hisp_plan *plan);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_save(hisp_context ctx,
+                                                        const hisp_tune_plan *plan,
+                                                        const char *path);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path,
+                                                        hisp_tune_plan *plan);
 /* The plan cache file of a key (for tools and tests). */
-HISP_API HISP_NODISCARD hisp_status hisp_plan_cache_path(const char *key, char *path, size_t size);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, char *path,
+                                                              size_t size);
 /* ==== end of compound entries ============================================ */
 
 #ifdef __cplusplus

@@ -694,11 +694,11 @@ START_TEST(test_plan_cache)
     use_temp_cache();
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_QSURFACE, 12, seed, HISP_Q32, &A));
-    hisp_plan p, p2;
+    hisp_tune_plan p, p2;
     hisp_tune_result res[400];
     int count = 0;
     int found = 1;
-    CK_OK(ctx, hisp_plan_lookup(ctx, A, &p, &found));
+    CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &p, &found));
     ck_assert_int_eq(found, 0); /* miss */
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, res, 400, &count, &p));
     ck_assert_int_eq(p.from_cache, 0);
@@ -720,44 +720,44 @@ START_TEST(test_plan_cache)
     /* a similar matrix (another seed) shares the key */
     hisp_matrix B = NULL;
     CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_QSURFACE, 12, seed + 1, HISP_Q32, &B));
-    CK_OK(ctx, hisp_plan_lookup(ctx, B, &p2, &found));
+    CK_OK(ctx, hisp_tune_plan_lookup(ctx, B, &p2, &found));
     ck_assert_int_eq(found, 1);
     hisp_matrix_destroy(&B);
     /* corrupt file: a miss, then tuned and rewritten */
     char path[1024];
-    ck_assert_int_eq(hisp_plan_cache_path(p.key, path, sizeof path), 0);
+    ck_assert_int_eq(hisp_tune_plan_cache_path(p.key, path, sizeof path), 0);
     FILE *f = fopen(path, "r+");
     ck_assert_ptr_nonnull(f);
     fseek(f, -5, SEEK_END);
     fputc('x', f);
     fclose(f);
-    ck_assert_int_eq(hisp_plan_load(ctx, path, &p2), HISP_ERR_INPUT_FORMAT);
+    ck_assert_int_eq(hisp_tune_plan_load(ctx, path, &p2), HISP_ERR_INPUT_FORMAT);
     hisp_error_info e;
     CK_OK(ctx, hisp_context_last_error(ctx, &e));
     ck_assert_int_eq(e.line, 6);
-    CK_OK(ctx, hisp_plan_lookup(ctx, A, &p2, &found));
+    CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &p2, &found));
     ck_assert_int_eq(found, 0);
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &p2));
     ck_assert_int_eq(p2.from_cache, 0);
-    CK_OK(ctx, hisp_plan_lookup(ctx, A, &p2, &found));
+    CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &p2, &found));
     ck_assert_int_eq(found, 1);
     /* explicit save / load; truncated and edited files refused */
     char mine[300];
     snprintf(mine, sizeof mine, "%s/mine.plan", cache_dir);
-    CK_OK(ctx, hisp_plan_save(ctx, &p, mine));
-    CK_OK(ctx, hisp_plan_load(ctx, mine, &p2));
+    CK_OK(ctx, hisp_tune_plan_save(ctx, &p, mine));
+    CK_OK(ctx, hisp_tune_plan_load(ctx, mine, &p2));
     ck_assert(!memcmp(&p2.best, &p.best, sizeof p.best));
     ck_assert_str_eq(p2.key, p.key);
     f = fopen(mine, "w");
     fputs("hisp-plan 1\nkey k\nlayout ELL-SoA-AoS\n", f);
     fclose(f);
-    ck_assert_int_eq(hisp_plan_load(ctx, mine, &p2), HISP_ERR_INPUT_FORMAT);
+    ck_assert_int_eq(hisp_tune_plan_load(ctx, mine, &p2), HISP_ERR_INPUT_FORMAT);
     CK_OK(ctx, hisp_context_last_error(ctx, &e));
     ck_assert_int_eq(e.line, 4);
     f = fopen(mine, "w");
     fputs("hisp-plan 1\nkey k\nlayout BSR-SoA-AoS\nschedule static:1x1\nms 1\ncheck 0\n", f);
     fclose(f);
-    ck_assert_int_eq(hisp_plan_load(ctx, mine, &p2), HISP_ERR_INPUT_FORMAT);
+    ck_assert_int_eq(hisp_tune_plan_load(ctx, mine, &p2), HISP_ERR_INPUT_FORMAT);
     CK_OK(ctx, hisp_context_last_error(ctx, &e));
     ck_assert_int_eq(e.line, 3);
     /* no cache: tuned every time, nothing written */
@@ -794,7 +794,7 @@ START_TEST(test_full_search)
     CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_HELMHOLTZ, 12, 5, HISP_C64, &A));
     int cap = 8192, count = 0;
     hisp_tune_result *res = malloc((size_t)cap * sizeof *res);
-    hisp_plan p;
+    hisp_tune_plan p;
     progress_calls = 0;
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FULL, 0, on_progress, NULL, res, cap, &count, &p));
     ck_assert_int_eq(progress_calls, count);
