@@ -206,7 +206,9 @@ hisp_status hisp_layout_from_name(const char *s, hisp_layout *l)
 hisp_status hisp_schedule_name(const hisp_schedule *s, char *buf, size_t size)
 {
     if (!s || !buf) return HISP_ERR_INVALID_ARGUMENT;
-    int n = snprintf(buf, size, "%s:%dx%d", s->dynamic ? "dynamic" : "static", s->nt, s->nb);
+    const char *kind = s->dynamic ? "dynamic" : "static";
+    int n = s->nt || s->nb ? snprintf(buf, size, "%s:%dx%d", kind, s->nt, s->nb)
+                           : snprintf(buf, size, "%s", kind); /* the device's default sizes */
     return n > 0 && (size_t)n < size ? HISP_SUCCESS : HISP_ERR_INVALID_ARGUMENT;
 }
 
