@@ -22,6 +22,23 @@ typedef struct {
     const void *val;       /* nnz entries */
 } hispi_csr_view;
 
+/* Run-time kernels: programs, capabilities, arguments. */
+enum { HISPI_PROG_COMPOUND = 0 }; /* kernels_cl/compound_spmv.cl */
+typedef struct {
+    int max_group;      /* largest work-group / thread block */
+    int simd;           /* warp width / preferred work-group multiple */
+    int compute_units;  /* SMs / compute units */
+    int launch_bounds;  /* 1: pass NT/NB defines (CUDA __launch_bounds__) */
+    char compiler[160]; /* compiler identity (plan and kernel cache keys) */
+} hispi_kcaps;
+enum { HISPI_KARG_BUF = 0, HISPI_KARG_I32, HISPI_KARG_I64, HISPI_KARG_F32, HISPI_KARG_F64 };
+typedef struct {
+    int kind;        /* HISPI_KARG_* */
+    const void *buf; /* a buffer handle of this backend */
+    int64_t i;
+    double d;
+} hispi_karg;
+
 typedef struct hisp_backend_ops {
     const char *name; /* "reference", "opencl", "cuda" */
     hisp_backend_kind kind;
@@ -102,6 +119,23 @@ typedef struct hisp_backend_ops {
      * about equal compute units (OpenCL sub-devices), like init. May be
      * NULL; HISP_ERR_UNSUPPORTED when the device cannot be split so. */
     hisp_status (*init_sub)(hisp_context ctx, int index, int sub, int nsub, void **be);
+
+    /* Run-time kernels (compound-entry SpMV variants, core/compound_spmv.c).
+     * All NULL: the core runs the variants' host emulation instead (the
+     * reference backend). kern_get builds (or finds in its caches: memory
+     * and disk, keyed by device, source, options and compiler version)
+     * kernel `name` of program `prog` compiled with `opts` (-D defines, the
+     * same on every backend); the handle is released with kern_free.
+     * kern_launch runs it on groups x group_size work-items, asynchronously
+     * in the instance's queue; buf_zero fills a buffer with zeros in the
+     * same queue. */
+    hisp_status (*kern_caps)(hisp_context ctx, void *be, hispi_kcaps *caps);
+    hisp_status (*kern_get)(hisp_context ctx, void *be, int prog, const char *opts,
+                            const char *name, void **k);
+    void (*kern_free)(void *be, void *k);
+    hisp_status (*kern_launch)(hisp_context ctx, void *be, void *k, const hispi_karg *args,
+                               int nargs, size_t groups, size_t group_size);
+    hisp_status (*buf_zero)(hisp_context ctx, void *be, void *buf, size_t bytes);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

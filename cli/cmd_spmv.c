@@ -35,6 +35,14 @@ static const char help[] =
     "                       GB/s = bytes / median time, where bytes counts the CSR\n"
     "                       arrays (row pointers, column indices, values), x read\n"
     "                       once and y written once (and read when beta != 0)\n"
+    "  --entry TYPE         compound entries: c32, c64, q32, q64, b3x3_f32, b3x3_f64\n"
+    "                       (also f32, f64); runs a compound SpMV variant. FILE may\n"
+    "                       then be gen:fem3x3|qsurface|helmholtz:N[:SEED]\n"
+    "  --layout L           OUTER-INNER-VEC, e.g. CSR-AoS-AoS, ELL-SoA-AoS,\n"
+    "                       SELL16-SoA-SoA, SELL32-AoS-SoA (default CSR-AoS-AoS)\n"
+    "  --schedule S         static|dynamic[:NTxNB] (default static, device sizes)\n"
+    "  --plan auto|FILE     the variant of a plan: auto = the plan cache (tuned with\n"
+    "                       the fast search on a miss), or a file from hisp tune --save\n"
     "  --json               machine-readable output\n"
     "  --help               this text\n"
     "\n"
@@ -63,6 +71,10 @@ enum {
     O_CHECK,
     O_REPEAT,
     O_JSON,
+    O_ENTRY,
+    O_LAYOUT,
+    O_SCHED,
+    O_PLAN,
     O_HELP,
     O_HELP2
 };
@@ -94,23 +106,14 @@ static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t 
 
 int cmd_spmv(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"--transpose", false},
-                                   {"--backend", true},
-                                   {"--device", true},
-                                   {"--format", true},
-                                   {"--node-size", true},
-                                   {"--precision", true},
-                                   {"--x", true},
-                                   {"--alpha", true},
-                                   {"--beta", true},
-                                   {"--y", true},
-                                   {"--out", true},
-                                   {"--check", false},
-                                   {"--repeat", true},
-                                   {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {
+        {"--transpose", false}, {"--backend", true},   {"--device", true},
+        {"--format", true},     {"--node-size", true}, {"--precision", true},
+        {"--x", true},          {"--alpha", true},     {"--beta", true},
+        {"--y", true},          {"--out", true},       {"--check", false},
+        {"--repeat", true},     {"--json", false},     {"--entry", true},
+        {"--layout", true},     {"--schedule", true},  {"--plan", true},
+        {"--help", false},      {"-h", false},         {0, 0}};
     const char *val[O_HELP] = {0}, *path = NULL;
     int prc = cli_parse_command("spmv", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -143,6 +146,13 @@ int cmd_spmv(int argc, char **argv)
     if (!rc && val[O_REPEAT])
         rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job.repeat);
     if (rc) return rc;
+    if (val[O_ENTRY] || val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
+        if (val[O_T] || val[O_X] || val[O_Y] || val[O_OUT] || val[O_FORMAT] || val[O_PREC])
+            return cli_usage_error("spmv", "--entry/--layout/--schedule/--plan take none of "
+                                           "--transpose, --x, --y, --out, --format, --precision");
+        return cli_spmv_compound(path, val[O_ENTRY], val[O_LAYOUT], val[O_SCHED], val[O_PLAN],
+                                 backend, device, job.repeat, job.check, json, job.alpha, job.beta);
+    }
 
     hisp_context ctx = NULL;
     hisp_matrix A = NULL;

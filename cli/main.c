@@ -16,6 +16,7 @@ static const struct {
     {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
     {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
     {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO), with --mpi over ranks"},
+    {"tune", cmd_tune, "tune compound-entry SpMV: layouts x schedules, ranked table, plan cache"},
 };
 
 static void usage(FILE *f)

@@ -48,8 +48,9 @@ typedef enum {
     HISP_ERR_NOT_COMPILED = -11  /* backend not compiled into this library */
 } hisp_status;
 
-/* Entry types. Only f32 and f64 have operations so far; the others can be
- * stored, read and written (complex) and get operations in later releases. */
+/* Entry types. CSR/HiSparse operations take f32 and f64; the compound types
+ * (complex, quaternion, 3x3 blocks) have SpMV through the variants of the
+ * "Compound entries" block below. */
 typedef enum {
     HISP_F32 = 0,
     HISP_F64,
@@ -536,6 +537,156 @@ HISP_API HISP_NODISCARD hisp_status hisp_mplan_get_breakdown(hisp_mplan plan,
  * without hwloc). */
 HISP_API int hisp_numa_nodes(void);
 /* [MSREP block end] */
+/* ==== Compound entries: complex, quaternion, 3x3 blocks (issue 6) =========
+ *
+ * Entry types c32/c64 (complex), q32/q64 (quaternions, w x y z) and
+ * b3x3_f32/b3x3_f64 (dense 3x3 blocks, row-major). y_i = sum_j A_ij * x_j
+ * with the entry on the LEFT: complex and quaternion products are the
+ * complex / Hamilton product a*x (quaternions do not commute), a block
+ * multiplies a 3-vector. Vectors of c/q matrices have the matrix's type;
+ * vectors of block matrices are real (f32/f64) with 3 scalars per block
+ * row/column (hisp_compound_vector_type). hisp_spmv on these types runs the
+ * default variant (CSR, AoS, AoS, static); op = T is not provided. alpha
+ * and beta are real scalars of the component type. docs/COMPOUND.md has the
+ * file extension (field "quaternion"), the layouts and the plan cache.
+ *
+ * A variant = layout (outer CSR | ELLPACK-R | SELL-16 | SELL-32, inner =
+ * entry components AoS | SoA, vector components AoS | SoA) x schedule
+ * (static: work-groups stride over chunks of rows; dynamic: an atomic chunk
+ * counter; nt threads per work-group, nb work-groups per compute unit).
+ * Each variant is a kernel generated from one source with defines, built
+ * at run time (OpenCL build options, CUDA NVRTC) and cached. */
+
+typedef enum {
+    HISP_OUTER_CSR = 0,
+    HISP_OUTER_ELL,    /* ELLPACK-R: padded, column-major, with row lengths */
+    HISP_OUTER_SELL16, /* sliced ELLPACK, slices of 16 rows */
+    HISP_OUTER_SELL32,
+    HISP_OUTER_COUNT
+} hisp_outer_layout;
+
+typedef enum { HISP_AOS = 0, HISP_SOA = 1 } hisp_sublayout;
+
+typedef struct {
+    hisp_outer_layout outer;
+    hisp_sublayout inner; /* matrix entry components */
+    hisp_sublayout vec;   /* x and y components on the device */
+} hisp_layout;
+
+typedef struct {
+    int dynamic; /* 0 static, 1 dynamic */
+    int nt;      /* threads per work-group (0: the device's default) */
+    int nb;      /* work-groups per compute unit (0: default) */
+} hisp_schedule;
+
+typedef struct {
+    hisp_layout layout;
+    hisp_schedule sched;
+} hisp_variant;
+
+/* Vector entry type and length multiplier for a matrix type: c/q/real ->
+ * (t, 1); b3x3_f32 -> (f32, 3), b3x3_f64 -> (f64, 3). */
+HISP_API HISP_NODISCARD hisp_status hisp_compound_vector_type(hisp_type t, hisp_type *vt,
+                                                              int *per_entry);
+/* "CSR-AoS-AoS", "ELL-SoA-AoS", "SELL16-...", "SELL32-..." (case-insensitive
+ * parse; "CSR" alone means CSR-AoS-AoS). */
+HISP_API HISP_NODISCARD hisp_status hisp_layout_name(const hisp_layout *l, char *buf, size_t size);
+HISP_API HISP_NODISCARD hisp_status hisp_layout_from_name(const char *s, hisp_layout *l);
+/* "static:256x4", "dynamic:128x8", "static" (defaults). */
+HISP_API HISP_NODISCARD hisp_status hisp_schedule_name(const hisp_schedule *s, char *buf,
+                                                       size_t size);
+HISP_API HISP_NODISCARD hisp_status hisp_schedule_from_name(const char *s, hisp_schedule *out);
+/* Device bytes of A (any entry type) in a layout: pointers (32-bit when the
+ * stored entries fit), row lengths, column indices, values with padding. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_layout_bytes(hisp_matrix A, hisp_outer_layout o,
+                                                             uint64_t *bytes);
+/* B = the real expansion of A: complex a -> [[re,-im],[im,re]], quaternion
+ * a -> its 4x4 left-multiplication matrix, 3x3 block -> its 9 scalars (f32
+ * or f64; zeros inside blocks kept as entries). B*x_real = A*x with x's
+ * components in AoS order. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B);
+/* y = alpha*A*x + beta*y with one variant on the context's backend (the
+ * reference backend emulates the layout's reads on the host). */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant(hisp_context ctx, const hisp_variant *v,
+                                                      const void *alpha, hisp_matrix A,
+                                                      hisp_vector x, const void *beta,
+                                                      hisp_vector y);
+/* Same, timed: `warmup` untimed runs, then ms[i] = device time of run i.
+ * Vector layout conversions happen before and after, untimed. */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant_timed(hisp_context ctx, const hisp_variant *v,
+                                                            const void *alpha, hisp_matrix A,
+                                                            hisp_vector x, const void *beta,
+                                                            hisp_vector y, int warmup, int repeat,
+                                                            double *ms);
+
+/* Generators of compound-entry test matrices (deterministic from seed). */
+typedef enum {
+    HISP_CGEN_FEM3X3 = 0, /* 27-point block stencil on an n^3 mesh (b3x3) */
+    HISP_CGEN_QSURFACE,   /* quaternionic Dirac-like operator on an n x 2n torus mesh (q) */
+    HISP_CGEN_HELMHOLTZ,  /* 2D 5-point Laplacian - (k^2 + i*eps) on n x n (c) */
+    HISP_CGEN_COUNT
+} hisp_cgen_kind;
+HISP_API const char *hisp_cgen_name(hisp_cgen_kind k);
+HISP_API HISP_NODISCARD hisp_status hisp_cgen_from_name(const char *name, hisp_cgen_kind *k);
+/* type must match the kind's family in precision f32/f64 (fem3x3: b3x3_*,
+ * qsurface: q*, helmholtz: c*). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate_compound(hisp_context ctx,
+                                                                  hisp_cgen_kind kind, int64_t n,
+                                                                  uint64_t seed, hisp_type type,
+                                                                  hisp_matrix *A);
+
+/* Autotuning. A plan is the winning variant for (device, driver, entry type,
+ * matrix signature); tuning saves it in the plan cache ($HISP_CACHE_DIR,
+ * else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off" disables), so the
+ * next tune of a similar matrix on that device finds it and tunes nothing. */
+typedef enum { HISP_TUNE_FULL = 0, HISP_TUNE_FAST = 1 } hisp_tune_search;
+
+typedef struct {
+    hisp_variant v;
+    double ms;      /* median device time */
+    double gbps;    /* layout bytes + x + y per median time */
+    uint64_t bytes; /* layout bytes on the device */
+} hisp_tune_result;
+
+typedef struct {
+    hisp_variant best;
+    double ms;      /* of the best when tuned */
+    char key[512];  /* device|driver|type|signature */
+    int from_cache; /* 1: loaded from the cache, nothing tuned */
+    int tried;      /* variants timed */
+    double tune_ms; /* wall time of the search */
+} hisp_tune_plan;
+
+/* Progress: called after each timed variant (done of about total). */
+typedef void (*hisp_tune_progress)(void *user, int done, int total, const hisp_tune_result *r);
+
+/* The plan key of A on the context's device. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key,
+                                                       size_t size);
+/* Tune A on the context's backend. use_cache: look the key up first (a hit
+ * returns at once, from_cache = 1) and store the winner. results (cap
+ * entries, may be NULL) get every timed variant sorted fastest first;
+ * *count their number. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune(hisp_context ctx, hisp_matrix A,
+                                              hisp_tune_search search, int use_cache,
+                                              hisp_tune_progress progress, void *user,
+                                              hisp_tune_result *results, int cap, int *count,
+                                              hisp_tune_plan *plan);
+/* Look A's key up in the plan cache: *found = 0 on a miss (a corrupt cache
+ * file is a miss, not an error). */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A,
+                                                          hisp_tune_plan *plan, int *found);
+/* Explicit plan files (text, checksummed). load refuses a malformed or
+ * corrupt file with HISP_ERR_INPUT_FORMAT and the line. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_save(hisp_context ctx,
+                                                        const hisp_tune_plan *plan,
+                                                        const char *path);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path,
+                                                        hisp_tune_plan *plan);
+/* The plan cache file of a key (for tools and tests). */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, char *path,
+                                                              size_t size);
+/* ==== end of compound entries ============================================ */
 
 #ifdef __cplusplus
 }

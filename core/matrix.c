@@ -1,5 +1,6 @@
 /* Matrix handles: creation from user arrays, formats, device residency. */
 #include "../backends/backend.h"
+#include "hispi_compound.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ void hispi_matrix_drop_device(hisp_matrix A)
     A->dev = NULL;
     if (A->hs_dev) A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
     A->hs_dev = NULL;
+    hispi_compound_drop(A);
 }
 
 static void drop_cb(hispi_devobj *o)

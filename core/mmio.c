@@ -14,7 +14,7 @@
  * (the writer prints non-finite values that way, so they round-trip).
  * Integer-field values must be [+-]digits.
  */
-#include "hispi.h"
+#include "hispi_compound.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -45,7 +45,7 @@ static locale_t get_c_locale(void)
 /* ---- reader state and helpers ------------------------------------------- */
 
 typedef enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW, SYM_HERMITIAN } mtx_symmetry;
-typedef enum { FIELD_REAL, FIELD_INTEGER, FIELD_COMPLEX, FIELD_PATTERN } mtx_field;
+typedef enum { FIELD_REAL, FIELD_INTEGER, FIELD_COMPLEX, FIELD_PATTERN, FIELD_QUAT } mtx_field;
 
 typedef struct {
     hisp_context ctx;
@@ -269,30 +269,41 @@ static hisp_status parse_size(reader *r, const char **pp, const char *what, int6
     return HISP_SUCCESS;
 }
 
-static inline void put(hisp_type t, void *val, int64_t k, double re, double im)
+/* Store an entry of up to 4 components (real, complex, quaternion; the
+ * missing ones are 0). */
+static inline void put(hisp_type t, void *val, int64_t k, const double *v)
 {
     switch (t) {
     case HISP_F32:
-        ((float *)val)[k] = (float)re;
+        ((float *)val)[k] = (float)v[0];
         break;
     case HISP_F64:
-        ((double *)val)[k] = re;
+        ((double *)val)[k] = v[0];
         break;
     case HISP_C32:
-        ((float *)val)[2 * k] = (float)re;
-        ((float *)val)[2 * k + 1] = (float)im;
+        ((float *)val)[2 * k] = (float)v[0];
+        ((float *)val)[2 * k + 1] = (float)v[1];
+        break;
+    case HISP_C64:
+        ((double *)val)[2 * k] = v[0];
+        ((double *)val)[2 * k + 1] = v[1];
+        break;
+    case HISP_Q32:
+        for (int q = 0; q < 4; q++)
+            ((float *)val)[4 * k + q] = (float)v[q];
         break;
     default:
-        ((double *)val)[2 * k] = re;
-        ((double *)val)[2 * k + 1] = im;
+        for (int q = 0; q < 4; q++)
+            ((double *)val)[4 * k + q] = v[q];
         break;
     }
 }
 
 /* Keyword tables: canonical (lowercase) spellings. */
-static const char *const field_names[] = {"real", "double", "integer", "complex", "pattern"};
-static const mtx_field field_kinds[] = {FIELD_REAL, FIELD_REAL, FIELD_INTEGER, FIELD_COMPLEX,
-                                        FIELD_PATTERN};
+static const char *const field_names[] = {"real",    "double",  "integer",
+                                          "complex", "pattern", "quaternion"};
+static const mtx_field field_kinds[] = {FIELD_REAL,    FIELD_REAL,    FIELD_INTEGER,
+                                        FIELD_COMPLEX, FIELD_PATTERN, FIELD_QUAT};
 static const char *const sym_names[] = {"general", "symmetric", "skew-symmetric", "hermitian"};
 
 static int keyword(const char *p, const char *q, const char *const *names, int n)
@@ -310,17 +321,67 @@ static void copy_name(char *dst, size_t cap, const char *src)
 
 /* ---- the parser --------------------------------------------------------- */
 
+static hisp_status parse(hisp_context ctx, const char *data, size_t size, const char *name,
+                         hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
+                         int64_t *size_line_out);
+
 hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, const char *name,
                             hisp_type type, hispi_sparse *out, hisp_mtx_header *header)
 {
     memset(out, 0, sizeof *out);
     if (!hispi_type_valid(type))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid entry type %d", (int)type);
-    if (type != HISP_F32 && type != HISP_F64 && type != HISP_C32 && type != HISP_C64)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "Matrix Market files read into f32, f64, c32 or c64, not %s",
-                          hisp_type_name(type));
+    if (type != HISP_B3X3_F32 && type != HISP_B3X3_F64)
+        return parse(ctx, data, size, name, type, out, header, NULL);
+    /* 3x3 blocks: any real file, blocked by 3 */
+    hispi_sparse real;
+    int64_t size_line = 0;
+    HISPI_TRY(parse(ctx, data, size, name, HISP_F64, &real, header, &size_line));
+    if (real.nrows % 3 || real.ncols % 3) {
+        hispi_sparse_free(&real);
+        return hispi_fail_at(ctx, name ? name : "<buffer>", size_line,
+                             "3x3 blocks need dimensions divisible by 3, this matrix is %lld x "
+                             "%lld",
+                             (long long)real.nrows, (long long)real.ncols);
+    }
+    hisp_status s = hispi_block3_from_real(ctx, name, &real, type, out);
+    hispi_sparse_free(&real);
+    return s;
+}
+
+hisp_status hispi_block3_from_real(hisp_context ctx, const char *name, const hispi_sparse *r,
+                                   hisp_type t, hispi_sparse *out)
+{
+    (void)name;
+    /* one block per scalar entry, the others zero; the sorted conversion
+     * sums the blocks of one position component-wise */
+    hispi_sparse b;
+    HISPI_TRY(hispi_sparse_alloc(ctx, &b, HISP_FORMAT_COO, t, r->nrows / 3, r->ncols / 3, r->nnz));
+    b.sorted = false;
+    memset(b.val, 0, (size_t)r->nnz * hisp_type_size(t));
+    for (int64_t k = 0; k < r->nnz; k++) {
+        int32_t i = r->rowind[k], j = r->colind[k];
+        double v = ((const double *)r->val)[k];
+        b.rowind[k] = i / 3;
+        b.colind[k] = j / 3;
+        int q = (i % 3) * 3 + j % 3;
+        if (t == HISP_B3X3_F32)
+            ((float *)b.val)[k * 9 + q] = (float)v;
+        else
+            ((double *)b.val)[k * 9 + q] = v;
+    }
+    hisp_status s = hispi_sparse_convert(ctx, &b, HISP_FORMAT_COO, out);
+    hispi_sparse_free(&b);
+    return s;
+}
+
+static hisp_status parse(hisp_context ctx, const char *data, size_t size, const char *name,
+                         hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
+                         int64_t *size_line_out)
+{
+    memset(out, 0, sizeof *out);
     bool cplx_type = type == HISP_C32 || type == HISP_C64;
+    bool quat_type = type == HISP_Q32 || type == HISP_Q64;
     reader r = {ctx, name ? name : "<buffer>", data, data, 0, data, data};
     char qb[48];
     if (!data || size == 0) return bad(&r, 1, "empty file: missing %%%%MatrixMarket banner");
@@ -371,9 +432,11 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
     if (fmt < 0)
         return bad(&r, 1, "banner: unknown format '%s' (coordinate or array)",
                    quote(qb, t[1][0], t[1][1]));
-    int fi = keyword(t[2][0], t[2][1], field_names, 5);
+    int fi = keyword(t[2][0], t[2][1], field_names, 6);
     if (fi < 0)
-        return bad(&r, 1, "banner: unknown field '%s' (real, double, integer, complex or pattern)",
+        return bad(&r, 1,
+                   "banner: unknown field '%s' (real, double, integer, complex, pattern or "
+                   "quaternion)",
                    quote(qb, t[2][0], t[2][1]));
     int si = keyword(t[3][0], t[3][1], sym_names, 4);
     if (si < 0)
@@ -388,9 +451,15 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
         return bad(&r, 1, "banner: an array file cannot have the pattern field");
     if (field == FIELD_PATTERN && (sym == SYM_SKEW || sym == SYM_HERMITIAN))
         return bad(&r, 1, "banner: a pattern file cannot be %s", sym_names[si]);
-    if (sym == SYM_HERMITIAN && field != FIELD_COMPLEX) sym = SYM_SYMMETRIC; /* conj(x) = x */
-    if (field == FIELD_COMPLEX && !cplx_type)
-        return hispi_fail_at(ctx, r.name, 1, "complex file: read it with type c32 or c64 (not %s)",
+    if (sym == SYM_HERMITIAN && field != FIELD_COMPLEX && field != FIELD_QUAT)
+        sym = SYM_SYMMETRIC; /* conj(x) = x */
+    if (field == FIELD_COMPLEX && !cplx_type && !quat_type)
+        return hispi_fail_at(ctx, r.name, 1,
+                             "complex file: read it with type c32 or c64 (or q32, q64), not %s",
+                             hisp_type_name(type));
+    if (field == FIELD_QUAT && !quat_type)
+        return hispi_fail_at(ctx, r.name, 1,
+                             "quaternion file: read it with type q32 or q64 (not %s)",
                              hisp_type_name(type));
     if (header) {
         memset(header, 0, sizeof *header);
@@ -404,6 +473,7 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
         return bad(&r, eof_line(&r), "missing size line (%s)",
                    is_array ? "rows cols" : "rows cols entries");
     int64_t size_line = r.line, m = 0, n = 0, nnz = 0;
+    if (size_line_out) *size_line_out = size_line;
     HISPI_TRY(parse_size(&r, &p, "row count", &m));
     HISPI_TRY(parse_size(&r, &p, "column count", &n));
     if (!is_array) HISPI_TRY(parse_size(&r, &p, "entry count", &nnz));
@@ -417,7 +487,10 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
     if (sym != SYM_GENERAL && m != n)
         return bad(&r, r.line, "a %s matrix must be square, this one is %lld x %lld", sym_names[si],
                    (long long)m, (long long)n);
-    int nvals = field == FIELD_PATTERN ? 0 : field == FIELD_COMPLEX ? 2 : 1;
+    int nvals = field == FIELD_PATTERN   ? 0
+                : field == FIELD_COMPLEX ? 2
+                : field == FIELD_QUAT    ? 4
+                                         : 1;
     if (is_array) { /* entries stored: all, lower triangle, or strictly lower */
         if (sym == SYM_GENERAL)
             nnz = m * n;
@@ -484,11 +557,13 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
                 goto fail;
             }
         }
-        double re = 1.0, im = 0.0;
-        if (nvals >= 1 &&
-            (st = parse_value(&r, &p, integer, nvals == 2 ? "real part" : "value", &re)))
-            goto fail;
-        if (nvals == 2 && (st = parse_value(&r, &p, false, "imaginary part", &im))) goto fail;
+        double v[4] = {1.0, 0.0, 0.0, 0.0};
+        static const char *const part[2][4] = {{"real part", "imaginary part", "", ""},
+                                               {"w", "x", "y", "z"}};
+        for (int c = 0; c < nvals; c++)
+            if ((st = parse_value(&r, &p, integer, nvals == 1 ? "value" : part[nvals == 4][c],
+                                  &v[c])))
+                goto fail;
         p = skip_ws(p, r.le);
         if (p < r.le) {
             st = bad(&r, r.line, "unexpected '%s' after the entry (%s file: %d value%s per entry)",
@@ -497,16 +572,14 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
         }
         ri[cnt] = i;
         ci[cnt] = j;
-        put(type, val, cnt++, re, im);
+        put(type, val, cnt++, v);
         if (sym != SYM_GENERAL && i != j) {
             ri[cnt] = j;
             ci[cnt] = i;
-            if (sym == SYM_SKEW)
-                put(type, val, cnt++, -re, -im);
-            else if (sym == SYM_HERMITIAN)
-                put(type, val, cnt++, re, -im);
-            else
-                put(type, val, cnt++, re, im);
+            double w[4] = {v[0], v[1], v[2], v[3]};
+            for (int c = sym == SYM_HERMITIAN ? 1 : 0; c < 4 && sym != SYM_SYMMETRIC; c++)
+                w[c] = -w[c]; /* skew: -a; hermitian: conj(a) */
+            put(type, val, cnt++, w);
         }
     }
     if (next_content(&r, &p)) {
@@ -632,6 +705,16 @@ static hisp_status w_close(writer *w)
 static void w_value(FILE *f, hisp_type t, const void *val, int64_t k)
 {
     switch (t) {
+    case HISP_Q32:
+        fprintf(f, "%.9g %.9g %.9g %.9g\n", (double)((const float *)val)[4 * k],
+                (double)((const float *)val)[4 * k + 1], (double)((const float *)val)[4 * k + 2],
+                (double)((const float *)val)[4 * k + 3]);
+        break;
+    case HISP_Q64:
+        fprintf(f, "%.17g %.17g %.17g %.17g\n", ((const double *)val)[4 * k],
+                ((const double *)val)[4 * k + 1], ((const double *)val)[4 * k + 2],
+                ((const double *)val)[4 * k + 3]);
+        break;
     case HISP_F32:
         fprintf(f, "%.9g\n", (double)((const float *)val)[k]);
         break;
@@ -650,22 +733,63 @@ static void w_value(FILE *f, hisp_type t, const void *val, int64_t k)
 
 static hisp_status writable_type(hisp_context ctx, hisp_type t)
 {
-    if (t == HISP_F32 || t == HISP_F64 || t == HISP_C32 || t == HISP_C64) return HISP_SUCCESS;
+    if (hispi_type_valid(t) && t != HISP_B3X3_F32 && t != HISP_B3X3_F64) return HISP_SUCCESS;
     return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                      "Matrix Market files hold f32, f64, c32 or c64 "
-                      "entries, not %s",
+                      "Matrix Market vector files hold f32, f64, c32, c64, q32 or q64 entries, "
+                      "not %s",
                       hisp_type_name(t));
+}
+
+static const char *field_of(hisp_type t)
+{
+    return t == HISP_C32 || t == HISP_C64   ? "complex"
+           : t == HISP_Q32 || t == HISP_Q64 ? "quaternion"
+                                            : "real";
+}
+
+/* A 3x3 block matrix as a real file of 3m x 3n with all 9 scalars of every
+ * block (zeros inside a block included, so the blocks read back alike). */
+static hisp_status write_blocks(hisp_context ctx, const hispi_sparse *s, const char *path)
+{
+    hispi_sparse c;
+    HISPI_TRY(hispi_sparse_convert(ctx, s, HISP_FORMAT_CSR, &c));
+    writer w;
+    hisp_status st = w_open(ctx, path, &w);
+    if (st) {
+        hispi_sparse_free(&c);
+        return st;
+    }
+    FILE *f = w.f;
+    bool f32 = s->type == HISP_B3X3_F32;
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%% written by hisp %s (%s)\n",
+            hisp_version_string(), hisp_type_name(s->type));
+    fprintf(f, "%lld %lld %lld\n", (long long)c.nrows * 3, (long long)c.ncols * 3,
+            (long long)c.nnz * 9);
+    for (int64_t i = 0; i < c.nrows; i++)
+        for (int r = 0; r < 3; r++)
+            for (int64_t k = c.rowptr[i]; k < c.rowptr[i + 1]; k++)
+                for (int q = 0; q < 3; q++) {
+                    int64_t e = k * 9 + r * 3 + q;
+                    if (f32)
+                        fprintf(f, "%lld %lld %.9g\n", (long long)i * 3 + r + 1,
+                                (long long)c.colind[k] * 3 + q + 1, (double)((float *)c.val)[e]);
+                    else
+                        fprintf(f, "%lld %lld %.17g\n", (long long)i * 3 + r + 1,
+                                (long long)c.colind[k] * 3 + q + 1, ((double *)c.val)[e]);
+                }
+    hispi_sparse_free(&c);
+    return w_close(&w);
 }
 
 hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s, const char *path)
 {
+    if (s->type == HISP_B3X3_F32 || s->type == HISP_B3X3_F64) return write_blocks(ctx, s, path);
     HISPI_TRY(writable_type(ctx, s->type));
-    bool cplx = s->type == HISP_C32 || s->type == HISP_C64;
     writer w;
     HISPI_TRY(w_open(ctx, path, &w));
     FILE *f = w.f;
     fprintf(f, "%%%%MatrixMarket matrix coordinate %s general\n%% written by hisp %s\n",
-            cplx ? "complex" : "real", hisp_version_string());
+            field_of(s->type), hisp_version_string());
     fprintf(f, "%lld %lld %lld\n", (long long)s->nrows, (long long)s->ncols, (long long)s->nnz);
     if (s->format == HISP_FORMAT_COO) {
         for (int64_t k = 0; k < s->nnz; k++) {
@@ -692,11 +816,10 @@ hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n, con
                                    const char *path)
 {
     HISPI_TRY(writable_type(ctx, t));
-    bool cplx = t == HISP_C32 || t == HISP_C64;
     writer w;
     HISPI_TRY(w_open(ctx, path, &w));
     fprintf(w.f, "%%%%MatrixMarket matrix array %s general\n%% written by hisp %s\n%lld 1\n",
-            cplx ? "complex" : "real", hisp_version_string(), (long long)n);
+            field_of(t), hisp_version_string(), (long long)n);
     for (int64_t k = 0; k < n; k++)
         w_value(w.f, t, vals, k);
     return w_close(&w);

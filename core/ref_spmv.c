@@ -1,5 +1,5 @@
 /* Plain serial C reference for CSR SpMV: the oracle of the tests. */
-#include "hispi.h"
+#include "hispi_compound.h"
 
 #include <stdlib.h>
 
@@ -41,7 +41,8 @@ hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op 
         ref_double(A, op, alpha, x, beta, y);
         break;
     default:
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpMV on %s entries is not implemented yet",
+        if (op == HISP_OP_N) return hispi_compound_ref_spmv(ctx, A, alpha, x, beta, y);
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "op = T is not provided for %s entries",
                           hisp_type_name(A->type));
     }
     return HISP_SUCCESS;

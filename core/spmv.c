@@ -61,11 +61,28 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     return HISP_SUCCESS;
 }
 
+/* Compound entry types (c, q, b3x3) run the default variant (hisp.h). */
+static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_status *st)
+{
+    if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || A->hs) return false;
+    hisp_type t = A->host.type;
+    if (t == HISP_F32 || t == HISP_F64) return false;
+    *st = op == HISP_OP_N ? HISP_SUCCESS
+                          : hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                                       "op = T is not provided for %s entries", hisp_type_name(t));
+    return true;
+}
+
+static const hisp_variant default_variant = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
+
 hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, hisp_vector x,
                       const void *beta, hisp_vector y)
 {
     double a = 0, b = 0;
     void *xd = NULL, *yd = NULL;
+    hisp_status cs;
+    if (compound_call(ctx, A, op, &cs))
+        return cs ? cs : hisp_spmv_variant(ctx, &default_variant, alpha, A, x, beta, y);
     if (hispi_mat_ok(A) && A->hs) { /* the tree has its own path */
         HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
         return hispi_hisparse_spmv(ctx, op, a, A, x, b, y);
@@ -83,6 +100,11 @@ hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, his
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (warmup < 0 || repeat < 1 || !ms)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
+    hisp_status cs;
+    if (compound_call(ctx, A, op, &cs))
+        return cs ? cs
+                  : hisp_spmv_variant_timed(ctx, &default_variant, alpha, A, x, beta, y, warmup,
+                                            repeat, ms);
     for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) /* at least one: uploads */
         HISPI_TRY(hisp_spmv(ctx, op, alpha, A, x, beta, y));
     HISPI_TRY(hisp_context_synchronize(ctx));

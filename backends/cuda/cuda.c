@@ -5,6 +5,7 @@
 #include "../backend.h"
 #include "cuda_hisparse.h"
 #include "cuda_kernels.h"
+#include "cuda_kern.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -503,4 +504,9 @@ const hisp_backend_ops hisp_cuda_ops = {
     .hisparse_spmv = hisp_cuda_hs_spmv,
     .hisparse_counts = hisp_cuda_hs_counts,
     .device_pci = hisp_cuda_device_pci,
+    .kern_caps = hisp_cuda_kern_caps,
+    .kern_get = hisp_cuda_kern_get,
+    .kern_free = hisp_cuda_kern_free,
+    .kern_launch = hisp_cuda_kern_launch,
+    .buf_zero = hisp_cuda_buf_zero,
 };

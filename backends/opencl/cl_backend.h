@@ -86,4 +86,14 @@ HISPI_LOCAL hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *be, void *dev,
                                         const hispi_sched_args *a, const void *x, void *y,
                                         hisp_sched_counts *counts);
 
+/* Run-time kernels of the compound SpMV variants (cl_kern.c). */
+HISPI_LOCAL hisp_status hisp_cl_kern_caps(hisp_context ctx, void *be, hispi_kcaps *caps);
+HISPI_LOCAL hisp_status hisp_cl_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
+                                         const char *name, void **k);
+HISPI_LOCAL void hisp_cl_kern_free(void *be, void *k);
+HISPI_LOCAL hisp_status hisp_cl_kern_launch(hisp_context ctx, void *be, void *k,
+                                            const hispi_karg *args, int nargs, size_t groups,
+                                            size_t group_size);
+HISPI_LOCAL hisp_status hisp_cl_buf_zero(hisp_context ctx, void *be, void *buf, size_t bytes);
+
 #endif

@@ -426,4 +426,9 @@ const hisp_backend_ops hisp_cl_ops = {
     .hisparse_spmv = hisp_cl_hs_spmv,
     .device_pci = hisp_cl_device_pci,
     .init_sub = hisp_cl_init_sub,
+    .kern_caps = hisp_cl_kern_caps,
+    .kern_get = hisp_cl_kern_get,
+    .kern_free = hisp_cl_kern_free,
+    .kern_launch = hisp_cl_kern_launch,
+    .buf_zero = hisp_cl_buf_zero,
 };

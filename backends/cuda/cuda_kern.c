@@ -1,0 +1,382 @@
+/* CUDA backend: run-time kernels of the compound SpMV variants through NVRTC,
+ * from the same source and defines as OpenCL (kernels_cl/compound_spmv.cl).
+ *
+ * NVRTC is opened with dlopen at the first build (CUDA 13 ships no static
+ * libnvrtc, and a program must start where it is missing): libnvrtc.so.13
+ * by name (the program's run path holds the toolkit's lib64), else under
+ * $CUDA_HOME/lib64 or /usr/local/cuda/lib64. A cubin for the device's
+ * sm_XY is loaded with cudaLibraryLoadData (runtime API, no -lcuda).
+ * Built modules are cached per process under (device, source hash, options,
+ * NVRTC version) and on disk as cubins in the kernel cache folder
+ * ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off"
+ * disables it). Modules stay loaded until the process ends. */
+#include "../backend.h"
+#include "cuda_hisparse.h"
+#include "cuda_kern.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef HISP_HAVE_OPENCL
+extern const char hispi_cl_src_compound_spmv[];
+#else
+extern const char hispi_cu_src_compound_spmv[];
+#define hispi_cl_src_compound_spmv hispi_cu_src_compound_spmv
+#endif
+
+static struct {
+    bool tried, ok;
+    char why[256];
+    int major, minor;
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                          const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+    nvrtcResult (*version)(int *, int *);
+    const char *(*errstr)(nvrtcResult);
+} nv;
+
+typedef struct module {
+    struct module *next;
+    int device;
+    uint64_t key;
+    cudaLibrary_t lib;
+} module;
+
+static module *modules;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void load_nvrtc(void)
+{
+    nv.tried = true;
+    const char *names[4] = {"libnvrtc.so.13", "libnvrtc.so", NULL,
+                            "/usr/local/cuda/lib64/libnvrtc.so.13"};
+    char alt[600];
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home) {
+        snprintf(alt, sizeof alt, "%s/lib64/libnvrtc.so.13", home);
+        names[2] = alt;
+    }
+    void *h = NULL;
+    for (int i = 0; i < 4 && !h; i++)
+        if (names[i]) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(nv.why, sizeof nv.why, "NVRTC not found (libnvrtc.so.13): %s", dlerror());
+        return;
+    }
+#define SYM(field, name)                                                                           \
+    if (!(*(void **)&nv.field = dlsym(h, name))) {                                                 \
+        snprintf(nv.why, sizeof nv.why, "NVRTC lacks %s", name);                                   \
+        return;                                                                                    \
+    }
+    SYM(create, "nvrtcCreateProgram")
+    SYM(compile, "nvrtcCompileProgram")
+    SYM(cubin_size, "nvrtcGetCUBINSize")
+    SYM(cubin, "nvrtcGetCUBIN")
+    SYM(log_size, "nvrtcGetProgramLogSize")
+    SYM(log, "nvrtcGetProgramLog")
+    SYM(destroy, "nvrtcDestroyProgram")
+    SYM(version, "nvrtcVersion")
+    SYM(errstr, "nvrtcGetErrorString")
+#undef SYM
+    nv.version(&nv.major, &nv.minor);
+    nv.ok = true;
+}
+
+static hisp_status need_nvrtc(hisp_context ctx)
+{
+    pthread_mutex_lock(&lock);
+    if (!nv.tried) load_nvrtc();
+    pthread_mutex_unlock(&lock);
+    if (!nv.ok) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "%s", nv.why);
+    return HISP_SUCCESS;
+}
+
+static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
+{
+    (void)cudaGetLastError();
+    return hispi_fail_native(
+        ctx, e == cudaErrorMemoryAllocation ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
+        (int64_t)e, "%s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
+{
+    int dev;
+    cudaStream_t st;
+    hisp_cuda_be_stream(be, &dev, &st);
+    HISPI_TRY(need_nvrtc(ctx));
+    struct cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, dev);
+    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaGetDeviceProperties");
+    memset(c, 0, sizeof *c);
+    c->max_group = p.maxThreadsPerBlock;
+    c->simd = p.warpSize;
+    c->compute_units = p.multiProcessorCount;
+    c->launch_bounds = 1;
+    snprintf(c->compiler, sizeof c->compiler, "nvrtc %d.%d sm_%d%d", nv.major, nv.minor, p.major,
+             p.minor);
+    return HISP_SUCCESS;
+}
+
+static int cache_file(uint64_t key, char *out, size_t size)
+{
+    const char *d = getenv("HISP_CACHE_DIR");
+    char dir[800];
+    int n;
+    if (d && *d) {
+        if (strcmp(d, "off") == 0) return 0;
+        n = snprintf(dir, sizeof dir, "%s", d);
+    } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
+        n = snprintf(dir, sizeof dir, "%s/hisp", d);
+    } else if ((d = getenv("HOME")) && *d) {
+        n = snprintf(dir, sizeof dir, "%s/.cache/hisp", d);
+    } else {
+        return 0;
+    }
+    if (n <= 0 || (size_t)n >= sizeof dir) return 0;
+    n = snprintf(out, size, "%s/cu-%016llx.cubin", dir, (unsigned long long)key);
+    return n > 0 && (size_t)n < size;
+}
+
+static void make_dirs(const char *file)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", file);
+    char *slash = strrchr(tmp, '/');
+    if (!slash) return;
+    *slash = 0;
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+/* Compile src with opts for sm_XY; *cubin malloc'd. */
+static hisp_status compile(hisp_context ctx, const char *opts, int major, int minor, char **cubin,
+                           size_t *size)
+{
+    char buf[1024], arch[64];
+    snprintf(buf, sizeof buf, "%s", opts);
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+    const char *argv[48];
+    int argc = 0;
+    argv[argc++] = arch;
+    argv[argc++] = "-std=c++17";
+    for (char *t = strtok(buf, " "); t && argc < 46; t = strtok(NULL, " "))
+        argv[argc++] = t;
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = nv.create(&prog, hispi_cl_src_compound_spmv, "compound_spmv.cu", 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS)
+        return hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r, "nvrtcCreateProgram: %s",
+                                 nv.errstr(r));
+    r = nv.compile(prog, argc, argv);
+    if (r != NVRTC_SUCCESS) {
+        size_t n = 0;
+        char *log = NULL;
+        if (nv.log_size(prog, &n) == NVRTC_SUCCESS && n && (log = malloc(n + 1))) {
+            if (nv.log(prog, log) != NVRTC_SUCCESS) log[0] = 0;
+            log[n] = 0;
+        }
+        hisp_status s =
+            hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r,
+                              "NVRTC compile failed: %s, options \"%s\"", nv.errstr(r), opts);
+        if (log) hispi_set_build_log(ctx, log);
+        free(log);
+        nv.destroy(&prog);
+        return s;
+    }
+    size_t n = 0;
+    hisp_status s = HISP_SUCCESS;
+    r = nv.cubin_size(prog, &n);
+    if (r == NVRTC_SUCCESS) s = hispi_alloc(ctx, n, 1, (void **)cubin);
+    if (r == NVRTC_SUCCESS && !s) r = nv.cubin(prog, *cubin);
+    nv.destroy(&prog);
+    if (!s && r != NVRTC_SUCCESS) {
+        free(*cubin);
+        *cubin = NULL;
+        s = hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r, "nvrtcGetCUBIN: %s", nv.errstr(r));
+    }
+    *size = n;
+    return s;
+}
+
+hisp_status hisp_cuda_rtc_check(hisp_context ctx, const char *opts, int major, int minor,
+                                size_t *cubin_bytes)
+{
+    HISPI_TRY(need_nvrtc(ctx));
+    char *cubin = NULL;
+    HISPI_TRY(compile(ctx, opts, major, minor, &cubin, cubin_bytes));
+    free(cubin);
+    return HISP_SUCCESS;
+}
+
+static char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *b = NULL;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    if (len > 0 && len < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)len)) &&
+        fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void write_all(const char *path, const char *b, size_t n)
+{
+    char tmp[1100];
+    make_dirs(path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return;
+    int ok = fwrite(b, 1, n, f) == n;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) remove(tmp);
+}
+
+hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
+                               const char *name, void **k)
+{
+    if (prog != HISPI_PROG_COMPOUND)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
+    HISPI_TRY(need_nvrtc(ctx));
+    int dev;
+    cudaStream_t st;
+    hisp_cuda_be_stream(be, &dev, &st);
+    cudaError_t e = cudaSetDevice(dev);
+    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaSetDevice");
+    struct cudaDeviceProp p;
+    e = cudaGetDeviceProperties(&p, dev);
+    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaGetDeviceProperties");
+    const char *src = hispi_cl_src_compound_spmv;
+    uint64_t key = hispi_hash(src, strlen(src), 0x6e7672746300ull);
+    key = hispi_hash(opts, strlen(opts) + 1, key);
+    int ver[4] = {nv.major, nv.minor, p.major, p.minor};
+    key = hispi_hash(ver, sizeof ver, key);
+    key = hispi_hash(p.name, strlen(p.name) + 1, key);
+    pthread_mutex_lock(&lock);
+    module *m = modules;
+    while (m && !(m->device == dev && m->key == key))
+        m = m->next;
+    pthread_mutex_unlock(&lock);
+    if (!m) {
+        char path[1024];
+        size_t n = 0;
+        char *cubin = NULL;
+        int cacheable = cache_file(key, path, sizeof path);
+        if (cacheable) cubin = read_all(path, &n);
+        cudaLibrary_t lib = NULL;
+        if (cubin &&
+            cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0) != cudaSuccess) {
+            (void)cudaGetLastError(); /* a stale file: rebuild */
+            free(cubin);
+            cubin = NULL;
+            lib = NULL;
+        }
+        if (!lib) {
+            HISPI_TRY(compile(ctx, opts, p.major, p.minor, &cubin, &n));
+            e = cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
+            if (e != cudaSuccess) {
+                free(cubin);
+                return cu_fail(ctx, e, "cudaLibraryLoadData");
+            }
+            if (cacheable) write_all(path, cubin, n);
+        }
+        free(cubin);
+        hisp_status s = hispi_calloc(ctx, 1, sizeof *m, (void **)&m);
+        if (s) {
+            (void)cudaLibraryUnload(lib);
+            return s;
+        }
+        m->device = dev;
+        m->key = key;
+        m->lib = lib;
+        pthread_mutex_lock(&lock);
+        m->next = modules;
+        modules = m;
+        pthread_mutex_unlock(&lock);
+    }
+    cudaKernel_t kern = NULL;
+    e = cudaLibraryGetKernel(&kern, m->lib, name);
+    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaLibraryGetKernel");
+    *k = (void *)kern;
+    return HISP_SUCCESS;
+}
+
+void hisp_cuda_kern_free(void *be, void *k)
+{
+    (void)be; /* kernels belong to their module, which stays loaded */
+    (void)k;
+}
+
+hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k, const hispi_karg *a,
+                                  int nargs, size_t groups, size_t group_size)
+{
+    int dev;
+    cudaStream_t st;
+    hisp_cuda_be_stream(be, &dev, &st);
+    if (nargs > 24) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "too many kernel arguments");
+    union {
+        const void *p;
+        int i32;
+        long long i64;
+        float f;
+        double d;
+    } v[24];
+    void *argv[24];
+    for (int i = 0; i < nargs; i++) {
+        switch (a[i].kind) {
+        case HISPI_KARG_BUF:
+            v[i].p = a[i].buf;
+            break;
+        case HISPI_KARG_I32:
+            v[i].i32 = (int)a[i].i;
+            break;
+        case HISPI_KARG_I64:
+            v[i].i64 = (long long)a[i].i;
+            break;
+        case HISPI_KARG_F32:
+            v[i].f = (float)a[i].d;
+            break;
+        default:
+            v[i].d = a[i].d;
+            break;
+        }
+        argv[i] = &v[i];
+    }
+    if (!groups) return HISP_SUCCESS;
+    if (groups > 0x7fffffff) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "grid too large");
+    dim3 grid = {(unsigned)groups, 1, 1}, block = {(unsigned)group_size, 1, 1};
+    cudaError_t e = cudaSetDevice(dev);
+    if (e == cudaSuccess) e = cudaLaunchKernel((const void *)k, grid, block, argv, 0, st);
+    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaLaunchKernel (compound SpMV)");
+}
+
+hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t bytes)
+{
+    int dev;
+    cudaStream_t st;
+    hisp_cuda_be_stream(be, &dev, &st);
+    cudaError_t e = cudaMemsetAsync(buf, 0, bytes, st);
+    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaMemsetAsync");
+}

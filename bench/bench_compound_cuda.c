@@ -1,0 +1,465 @@
+/* GPU benchmark of compound-entry SpMV: hisp's tuned variants (CUDA through
+ * NVRTC, and optionally the OpenCL devices) against cuSPARSE on the same
+ * matrices in one run:
+ *   complex     helmholtz n x n (c32, c64)   vs cusparseSpMV CSR (CUDA_C_32F/64F)
+ *   3x3 blocks  fem3x3 n^3 (b3x3_f32/f64)    vs cusparse<S|D>bsrmv, blockDim 3
+ *   quaternions qsurface 2n x n (q32, q64)   vs cusparse<S|D>bsrmv on the 4x4
+ *                                              real left-multiplication blocks
+ *
+ *   bench_compound_cuda [--scale gpu|small] [--types c32,c64,...] [--search fast|full]
+ *                       [--repeat N] [--warmup N] [--opencl] [--md FILE] [--csv FILE]
+ *
+ * hisp: hisp_tune (plan cache on, so a second run tunes nothing; the tuning
+ * time of the first run is reported), then the best variant timed with
+ * hisp_spmv_variant_timed; "CSR sched" is the best CSR-AoS-AoS variant the
+ * search timed (schedule-only tuning, the paper's baseline). cuSPARSE: CUDA
+ * events around each call after warm-up. Medians. Each result is compared
+ * with the reference backend (relative 2-norm error). Memory: bytes of each
+ * hisp layout and of the cuSPARSE form (CSR, BSR). */
+#include "common.h"
+
+#include <cuda_runtime_api.h>
+#define DISABLE_CUSPARSE_DEPRECATED
+#include <cusparse.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(3);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define CKS(call)                                                                                  \
+    do {                                                                                           \
+        cusparseStatus_t e_ = (call);                                                              \
+        if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cusparseGetErrorString(e_));                                                   \
+            exit(3);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static void hk(hisp_context ctx, hisp_status s, const char *what)
+{
+    if (s == HISP_SUCCESS) return;
+    hisp_error_info e = {0};
+    if (hisp_context_last_error(ctx, &e)) e.message = "";
+    fprintf(stderr, "%s: %s: %s\n", what, hisp_status_string(s), e.message ? e.message : "");
+    exit(3);
+}
+
+typedef struct {
+    hisp_type t;
+    hisp_type vt;                      /* vector scalar type */
+    int64_t nrows, ncols, nnz, nx, ny; /* nx, ny: vector entries (of vt) */
+    int comps;                         /* scalars per vector entry of vt */
+    size_t ss;                         /* scalar bytes */
+    const int64_t *rowptr;
+    const int32_t *colind;
+    const void *val;
+    void *x;   /* host x */
+    void *ref; /* reference y (scalars of ss) */
+} prob;
+
+static double sc(size_t ss, const void *a, int64_t i)
+{
+    return ss == 4 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+
+static double rel_err(const prob *P, const void *y)
+{
+    int64_t n = P->ny * P->comps;
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = sc(P->ss, y, i) - sc(P->ss, P->ref, i), r = sc(P->ss, P->ref, i);
+        num += d * d;
+        den += r * r;
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ---- cuSPARSE ------------------------------------------------------------------- */
+
+static double time_events(cudaStream_t st, void (*fn)(void *), void *arg, int warmup, int repeat)
+{
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < warmup; i++)
+        fn(arg);
+    double *ms = malloc((size_t)repeat * sizeof *ms);
+    for (int i = 0; i < repeat; i++) {
+        float f = 0;
+        CK(cudaEventRecord(e0, st));
+        fn(arg);
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&f, e0, e1));
+        ms[i] = f;
+    }
+    double m = bench_median(ms, repeat);
+    free(ms);
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return m;
+}
+
+typedef struct {
+    cusparseHandle_t h;
+    int kind; /* 0 CSR SpMV (complex), 1 bsrmv */
+    int dbl;
+    /* CSR */
+    cusparseSpMatDescr_t A;
+    cusparseDnVecDescr_t vx, vy;
+    cudaDataType dt;
+    void *buf;
+    /* BSR */
+    cusparseMatDescr_t d;
+    int mb, nb, nnzb, bs;
+    void *rp, *ci, *v, *x, *y;
+} cusp_op;
+
+static void cusp_call(void *p)
+{
+    cusp_op *c = p;
+    if (c->kind == 0) {
+        double one[2] = {1, 0}, zero[2] = {0, 0};
+        float onef[2] = {1, 0}, zerof[2] = {0, 0};
+        CKS(cusparseSpMV(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                         c->dbl ? (void *)one : (void *)onef, c->A, c->vx,
+                         c->dbl ? (void *)zero : (void *)zerof, c->vy, c->dt,
+                         CUSPARSE_SPMV_ALG_DEFAULT, c->buf));
+    } else if (c->dbl) {
+        double one = 1, zero = 0;
+        CKS(cusparseDbsrmv(c->h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, c->mb,
+                           c->nb, c->nnzb, &one, c->d, c->v, c->rp, c->ci, c->bs, c->x, &zero,
+                           c->y));
+    } else {
+        float one = 1, zero = 0;
+        CKS(cusparseSbsrmv(c->h, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, c->mb,
+                           c->nb, c->nnzb, &one, c->d, c->v, c->rp, c->ci, c->bs, c->x, &zero,
+                           c->y));
+    }
+}
+
+/* cuSPARSE on P: median ms, error, bytes of its matrix form. */
+static void cusparse_bench(const prob *P, int warmup, int repeat, double *ms, double *err,
+                           uint64_t *bytes)
+{
+    cudaStream_t st;
+    CK(cudaStreamCreate(&st));
+    cusp_op c;
+    memset(&c, 0, sizeof c);
+    CKS(cusparseCreate(&c.h));
+    CKS(cusparseSetStream(c.h, st));
+    c.dbl = P->ss == 8;
+    int bs = P->t == HISP_B3X3_F32 || P->t == HISP_B3X3_F64 ? 3
+             : P->t == HISP_Q32 || P->t == HISP_Q64         ? 4
+                                                            : 0;
+    int64_t m = P->nrows;
+    int32_t *rp = malloc((size_t)(m + 1) * 4);
+    for (int64_t i = 0; i <= m; i++)
+        rp[i] = (int32_t)P->rowptr[i];
+    size_t vbytes;
+    void *vals = NULL;
+    if (bs == 4) { /* the 4x4 left-multiplication block of every quaternion */
+        static const int ix[4][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+        static const int sg[4][4] = {{1, -1, -1, -1}, {1, 1, -1, 1}, {1, 1, 1, -1}, {1, -1, 1, 1}};
+        vbytes = (size_t)P->nnz * 16 * P->ss;
+        vals = malloc(vbytes);
+        for (int64_t k = 0; k < P->nnz; k++)
+            for (int r = 0; r < 4; r++)
+                for (int q = 0; q < 4; q++) {
+                    double a = sg[r][q] * sc(P->ss, P->val, k * 4 + ix[r][q]);
+                    if (P->ss == 4)
+                        ((float *)vals)[k * 16 + r * 4 + q] = (float)a;
+                    else
+                        ((double *)vals)[k * 16 + r * 4 + q] = a;
+                }
+    } else {
+        vbytes = (size_t)P->nnz * hisp_type_size(P->t);
+    }
+    size_t xb = (size_t)(P->nx * P->comps) * P->ss, yb = (size_t)(P->ny * P->comps) * P->ss;
+    CK(cudaMalloc(&c.rp, (size_t)(m + 1) * 4));
+    CK(cudaMalloc(&c.ci, (size_t)P->nnz * 4 + 4));
+    CK(cudaMalloc(&c.v, vbytes + 16));
+    CK(cudaMalloc(&c.x, xb + 16));
+    CK(cudaMalloc(&c.y, yb + 16));
+    CK(cudaMemcpy(c.rp, rp, (size_t)(m + 1) * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(c.ci, P->colind, (size_t)P->nnz * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(c.v, vals ? vals : P->val, vbytes, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(c.x, P->x, xb, cudaMemcpyHostToDevice));
+    free(vals);
+    free(rp);
+    *bytes = vbytes + (uint64_t)P->nnz * 4 + (uint64_t)(m + 1) * 4;
+    if (bs == 0) {
+        c.kind = 0;
+        c.dt = c.dbl ? CUDA_C_64F : CUDA_C_32F;
+        CKS(cusparseCreateCsr(&c.A, m, P->ncols, P->nnz, c.rp, c.ci, c.v, CUSPARSE_INDEX_32I,
+                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, c.dt));
+        CKS(cusparseCreateDnVec(&c.vx, P->ncols, c.x, c.dt));
+        CKS(cusparseCreateDnVec(&c.vy, m, c.y, c.dt));
+        double one[2] = {1, 0}, zero[2] = {0, 0};
+        float onef[2] = {1, 0}, zerof[2] = {0, 0};
+        size_t n = 0;
+        CKS(cusparseSpMV_bufferSize(
+            c.h, CUSPARSE_OPERATION_NON_TRANSPOSE, c.dbl ? (void *)one : (void *)onef, c.A, c.vx,
+            c.dbl ? (void *)zero : (void *)zerof, c.vy, c.dt, CUSPARSE_SPMV_ALG_DEFAULT, &n));
+        if (n) CK(cudaMalloc(&c.buf, n));
+    } else {
+        c.kind = 1;
+        c.mb = (int)m;
+        c.nb = (int)P->ncols;
+        c.nnzb = (int)P->nnz;
+        c.bs = bs;
+        CKS(cusparseCreateMatDescr(&c.d));
+    }
+    *ms = time_events(st, cusp_call, &c, warmup, repeat);
+    void *h = malloc(yb + 16);
+    CK(cudaMemcpy(h, c.y, yb, cudaMemcpyDeviceToHost));
+    *err = rel_err(P, h);
+    free(h);
+    if (c.kind == 0) {
+        CKS(cusparseDestroySpMat(c.A));
+        CKS(cusparseDestroyDnVec(c.vx));
+        CKS(cusparseDestroyDnVec(c.vy));
+    } else {
+        CKS(cusparseDestroyMatDescr(c.d));
+    }
+    void *bufs[] = {c.rp, c.ci, c.v, c.x, c.y, c.buf};
+    for (int i = 0; i < 6; i++)
+        if (bufs[i]) CK(cudaFree(bufs[i]));
+    CKS(cusparseDestroy(c.h));
+    CK(cudaStreamDestroy(st));
+}
+
+/* ---- hisp --------------------------------------------------------------------- */
+
+typedef struct {
+    char target[160];
+    hisp_variant best;
+    double ms, csr_sched_ms, tune_ms, err;
+    int tried, from_cache;
+} hisp_res;
+
+static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune_search search,
+                       int warmup, int repeat, hisp_res *r)
+{
+    hisp_device_info d;
+    hk(ctx, hisp_context_get_device(ctx, &d), "device");
+    snprintf(r->target, sizeof r->target, "%s:%d %.120s", hisp_backend_name(d.backend), d.index,
+             d.name);
+    int cap = 1 << 14, count = 0;
+    hisp_tune_result *res = malloc((size_t)cap * sizeof *res);
+    hisp_tune_plan plan;
+    double t0 = bench_now_ms();
+    hk(ctx, hisp_tune(ctx, A, search, 1, NULL, NULL, res, cap, &count, &plan), "tune");
+    r->tune_ms = bench_now_ms() - t0;
+    r->tried = plan.tried;
+    r->from_cache = plan.from_cache;
+    r->best = plan.best;
+    r->csr_sched_ms = NAN;
+    for (int i = 0; i < count && i < cap; i++)
+        if (res[i].v.layout.outer == HISP_OUTER_CSR && res[i].v.layout.inner == HISP_AOS &&
+            res[i].v.layout.vec == HISP_AOS) {
+            r->csr_sched_ms = res[i].ms; /* sorted: the first is the best */
+            break;
+        }
+    free(res);
+    hisp_vector x = NULL, y = NULL;
+    hk(ctx, hisp_vector_create(ctx, P->vt, P->nx, &x), "vector");
+    hk(ctx, hisp_vector_create(ctx, P->vt, P->ny, &y), "vector");
+    hk(ctx, hisp_vector_write(x, P->x), "write x");
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    const void *pa = P->ss == 4 ? (void *)&onef : (void *)&one;
+    const void *pb = P->ss == 4 ? (void *)&zerof : (void *)&zero;
+    double *ms = malloc((size_t)repeat * sizeof *ms);
+    hk(ctx, hisp_spmv_variant_timed(ctx, &plan.best, pa, A, x, pb, y, warmup, repeat, ms), "spmv");
+    r->ms = bench_median(ms, repeat);
+    void *h = malloc((size_t)(P->ny * P->comps) * P->ss + 16);
+    hk(ctx, hisp_vector_read(y, h), "read y");
+    r->err = rel_err(P, h);
+    free(h);
+    free(ms);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const char *types = "c32,c64,b3x3_f32,b3x3_f64,q32,q64", *md = NULL, *csv = NULL;
+    int small = 0, warmup = 5, repeat = 20, use_cl = 0;
+    hisp_tune_search search = HISP_TUNE_FAST;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--scale") && v)
+            small = !strcmp(v, "small"), i++;
+        else if (!strcmp(a, "--types") && v)
+            types = v, i++;
+        else if (!strcmp(a, "--search") && v)
+            search = !strcmp(v, "full") ? HISP_TUNE_FULL : HISP_TUNE_FAST, i++;
+        else if (!strcmp(a, "--repeat") && v)
+            repeat = atoi(v), i++;
+        else if (!strcmp(a, "--warmup") && v)
+            warmup = atoi(v), i++;
+        else if (!strcmp(a, "--opencl"))
+            use_cl = 1;
+        else if (!strcmp(a, "--md") && v)
+            md = v, i++;
+        else if (!strcmp(a, "--csv") && v)
+            csv = v, i++;
+        else {
+            fprintf(stderr, "usage: bench_compound_cuda [--scale gpu|small] [--types c32,...] "
+                            "[--search fast|full] [--repeat N] [--warmup N] [--opencl] [--md F] "
+                            "[--csv F]\n");
+            return 1;
+        }
+    }
+    if (repeat < 1) repeat = 1;
+    hisp_context ctx = NULL, rctx = NULL;
+    hk(NULL, hisp_context_create(&ctx), "context");
+    hk(NULL, hisp_context_create(&rctx), "context");
+    int ncuda = 0, ncl = 0;
+    hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ncuda), "cuda devices");
+    if (!ncuda) {
+        fprintf(stderr, "no CUDA device\n");
+        return 3;
+    }
+    if (use_cl && hisp_backend_device_count(ctx, HISP_BACKEND_OPENCL, &ncl)) ncl = 0;
+    FILE *fm = md ? fopen(md, "w") : stdout, *fc = csv ? fopen(csv, "w") : NULL;
+    if (!fm) fm = stdout;
+    hisp_device_info gi;
+    hk(ctx, hisp_backend_device_info(ctx, HISP_BACKEND_CUDA, 0, &gi), "device info");
+    fprintf(fm, "# compound SpMV on %s (%s), search %s, median of %d after %d warm-up\n\n", gi.name,
+            gi.platform, search == HISP_TUNE_FULL ? "full" : "fast", repeat, warmup);
+    fprintf(fm, "| type | matrix | nnz | target | best variant | ms | CSR sched ms | layout "
+                "speedup | cuSPARSE ms | vs cuSPARSE | tune s (variants) | err |\n");
+    fprintf(fm, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    if (fc)
+        fprintf(fc, "type,matrix,nnz,target,layout,schedule,ms,csr_sched_ms,cusparse_ms,tune_ms,"
+                    "tried,from_cache,err,cusparse_err,bytes_csr,bytes_ell,bytes_sell16,"
+                    "bytes_sell32,bytes_cusparse\n");
+    char list[256];
+    snprintf(list, sizeof list, "%s", types);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        hisp_type t;
+        if (hisp_type_from_name(tok, &t) || t == HISP_F32 || t == HISP_F64) {
+            fprintf(stderr, "skipping type '%s'\n", tok);
+            continue;
+        }
+        hisp_cgen_kind k = t == HISP_C32 || t == HISP_C64   ? HISP_CGEN_HELMHOLTZ
+                           : t == HISP_Q32 || t == HISP_Q64 ? HISP_CGEN_QSURFACE
+                                                            : HISP_CGEN_FEM3X3;
+        /* gpu scale: the sizes (6.9M 3x3 blocks, 23.4M quaternions) */
+        int64_t n = k == HISP_CGEN_HELMHOLTZ  ? (small ? 256 : 2048)
+                    : k == HISP_CGEN_QSURFACE ? (small ? 100 : 1293)
+                                              : (small ? 16 : 64);
+        char mname[64];
+        snprintf(mname, sizeof mname, "%s:%lld", hisp_cgen_name(k), (long long)n);
+        fprintf(stderr, "== %s %s\n", tok, mname);
+        hisp_matrix R = NULL;
+        hk(rctx, hisp_matrix_generate_compound(rctx, k, n, 1, t, &R), "generate");
+        hisp_matrix_info mi;
+        hk(rctx, hisp_matrix_get_info(R, &mi), "info");
+        prob P;
+        memset(&P, 0, sizeof P);
+        P.t = t;
+        int per = 1;
+        hk(rctx, hisp_compound_vector_type(t, &P.vt, &per), "vector type");
+        P.nrows = mi.nrows;
+        P.ncols = mi.ncols;
+        P.nnz = mi.nnz;
+        P.nx = mi.ncols * per;
+        P.ny = mi.nrows * per;
+        P.comps = hisp_type_components(P.vt);
+        P.ss = hisp_type_size(P.vt) / (size_t)P.comps;
+        hk(rctx, hisp_matrix_host_arrays(R, &P.rowptr, NULL, &P.colind, &P.val), "arrays");
+        int64_t sx = P.nx * P.comps, sy = P.ny * P.comps;
+        P.x = malloc((size_t)sx * P.ss);
+        P.ref = malloc((size_t)sy * P.ss);
+        for (int64_t i = 0; i < sx; i++) {
+            double v = 1.0 / (double)(i % 97 + 1);
+            if (P.ss == 4)
+                ((float *)P.x)[i] = (float)v;
+            else
+                ((double *)P.x)[i] = v;
+        }
+        { /* the reference result */
+            hisp_vector x = NULL, y = NULL;
+            double one = 1, zero = 0;
+            float onef = 1, zerof = 0;
+            hk(rctx, hisp_vector_create(rctx, P.vt, P.nx, &x), "vector");
+            hk(rctx, hisp_vector_create(rctx, P.vt, P.ny, &y), "vector");
+            hk(rctx, hisp_vector_write(x, P.x), "write");
+            hk(rctx,
+               hisp_spmv(rctx, HISP_OP_N, P.ss == 4 ? (void *)&onef : (void *)&one, R, x,
+                         P.ss == 4 ? (void *)&zerof : (void *)&zero, y),
+               "reference");
+            hk(rctx, hisp_vector_read(y, P.ref), "read");
+            hisp_vector_destroy(&x);
+            hisp_vector_destroy(&y);
+        }
+        uint64_t lb[HISP_OUTER_COUNT] = {0}, cb = 0;
+        for (int o = 0; o < HISP_OUTER_COUNT; o++)
+            hk(rctx, hisp_matrix_layout_bytes(R, (hisp_outer_layout)o, &lb[o]), "bytes");
+        double cms = NAN, cerr = NAN;
+        cusparse_bench(&P, warmup, repeat, &cms, &cerr, &cb);
+        int ntargets = 1 + ncl;
+        for (int ti = 0; ti < ntargets; ti++) {
+            hisp_backend_kind bk = ti == 0 ? HISP_BACKEND_CUDA : HISP_BACKEND_OPENCL;
+            int dev = ti == 0 ? 0 : ti - 1;
+            hk(ctx, hisp_context_set_backend(ctx, bk, dev), "backend");
+            hisp_device_info di;
+            hk(ctx, hisp_context_get_device(ctx, &di), "device");
+            if (P.ss == 8 && !di.fp64) continue;
+            hisp_matrix A = NULL;
+            hk(ctx,
+               hisp_matrix_create_csr(ctx, t, mi.nrows, mi.ncols, P.rowptr, P.colind, P.val, &A),
+               "matrix");
+            hisp_res r;
+            memset(&r, 0, sizeof r);
+            fprintf(stderr, "   %s %s ...\n", hisp_backend_name(bk), di.name);
+            hisp_bench(ctx, A, &P, search, warmup, repeat, &r);
+            char lay[64], sch[64];
+            if (hisp_layout_name(&r.best.layout, lay, sizeof lay)) lay[0] = 0;
+            if (hisp_schedule_name(&r.best.sched, sch, sizeof sch)) sch[0] = 0;
+            fprintf(fm,
+                    "| %s | %s | %lld | %s | %s %s | %.4f | %.4f | %.2f | %.4f | %.2fx | %.1f "
+                    "(%d%s) | %.1e |\n",
+                    tok, mname, (long long)P.nnz, r.target, lay, sch, r.ms, r.csr_sched_ms,
+                    r.csr_sched_ms / r.ms, cms, cms / r.ms, r.tune_ms / 1e3, r.tried,
+                    r.from_cache ? ", cached" : "", r.err);
+            if (fc)
+                fprintf(fc,
+                        "%s,%s,%lld,\"%s\",%s,%s,%.6f,%.6f,%.6f,%.1f,%d,%d,%.3e,%.3e,%llu,%llu,"
+                        "%llu,%llu,%llu\n",
+                        tok, mname, (long long)P.nnz, r.target, lay, sch, r.ms, r.csr_sched_ms, cms,
+                        r.tune_ms, r.tried, r.from_cache, r.err, cerr, (unsigned long long)lb[0],
+                        (unsigned long long)lb[1], (unsigned long long)lb[2],
+                        (unsigned long long)lb[3], (unsigned long long)cb);
+            fflush(fm);
+            hisp_matrix_destroy(&A);
+        }
+        fprintf(fm,
+                "| %s | %s | memory MB | CSR %.1f, ELL %.1f, SELL16 %.1f, SELL32 %.1f | "
+                "cuSPARSE %s %.1f | | | | cuSPARSE err %.1e | | | |\n",
+                tok, mname, lb[0] / 1e6, lb[1] / 1e6, lb[2] / 1e6, lb[3] / 1e6,
+                k == HISP_CGEN_HELMHOLTZ ? "CSR" : "BSR", cb / 1e6, cerr);
+        free(P.x);
+        free(P.ref);
+        hisp_matrix_destroy(&R);
+    }
+    if (fm != stdout) fclose(fm);
+    if (fc) fclose(fc);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&rctx);
+    return 0;
+}

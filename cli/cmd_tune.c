@@ -1,0 +1,416 @@
+/* hisp tune, and the compound-entry path of hisp spmv (--entry, --layout,
+ * --schedule, --plan). */
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static const char help[] =
+    "usage: hisp tune FILE.mtx|gen:KIND:N[:SEED] --entry TYPE [options]\n"
+    "\n"
+    "Tunes the compound-entry SpMV y = A*x jointly over layouts (outer CSR, ELL,\n"
+    "SELL16, SELL32 x entry AoS|SoA x vector AoS|SoA) and schedules (static or\n"
+    "dynamic, threads per work-group x work-groups per compute unit) on one\n"
+    "device, shows progress and ends with a ranked table. The winner is stored in\n"
+    "the plan cache ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else\n"
+    "~/.cache/hisp) under (device, driver, entry type, matrix signature): a\n"
+    "later tune of a similar matrix on that device finds it and tunes nothing.\n"
+    "FILE may be gen:fem3x3:N, gen:qsurface:N or gen:helmholtz:N (docs/COMPOUND.md).\n"
+    "\n"
+    "  --entry TYPE         c32, c64, q32, q64, b3x3_f32, b3x3_f64 (also f32, f64);\n"
+    "                       b3x3 reads a real file in 3x3 blocks\n"
+    "  --search full|fast   full: every layout x schedule (the paper's search);\n"
+    "                       fast: tune n_t*n_b, factor it, then the layouts\n"
+    "                       (default fast)\n"
+    "  --backend B          opencl, cuda, reference or auto (default auto)\n"
+    "  --device N           device index within the backend\n"
+    "  --no-cache           neither read nor write the plan cache\n"
+    "  --save FILE          also write the plan to FILE\n"
+    "  --top N              rows of the ranked table (default 20; 0 = all)\n"
+    "  --json               machine-readable output (every timed variant)\n"
+    "  --help               this text\n"
+    "\n"
+    "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
+
+/* gen:KIND:N[:SEED] or a file. */
+static int load_matrix(hisp_context ctx, const char *path, hisp_type t, hisp_matrix *A)
+{
+    if (strncmp(path, "gen:", 4) != 0) return cli_read_matrix(ctx, path, t, A);
+    char kind[32] = "";
+    long long n = 0;
+    unsigned long long seed = 1;
+    const char *p = path + 4, *c = strchr(p, ':');
+    if (!c || (size_t)(c - p) >= sizeof kind)
+        return cli_value_error("'%s': expected gen:KIND:N[:SEED]", path);
+    memcpy(kind, p, (size_t)(c - p));
+    char *end = NULL;
+    n = strtoll(c + 1, &end, 10);
+    if (*end == ':') seed = strtoull(end + 1, &end, 10);
+    if (*end || n < 1) return cli_value_error("'%s': expected gen:KIND:N[:SEED]", path);
+    hisp_cgen_kind k;
+    if (hisp_cgen_from_name(kind, &k))
+        return cli_value_error("'%s': unknown generator (fem3x3, qsurface, helmholtz)", kind);
+    cli_progress("generating %s n=%lld", kind, n);
+    hisp_status s = hisp_matrix_generate_compound(ctx, k, n, seed, t, A);
+    return s ? cli_fail(ctx, s, NULL) : CLI_OK;
+}
+
+static int parse_entry(const char *s, hisp_type *t)
+{
+    if (hisp_type_from_name(s, t))
+        return cli_value_error("--entry: unknown type '%s' (c32, c64, q32, q64, b3x3_f32, "
+                               "b3x3_f64, f32, f64)",
+                               s);
+    return CLI_OK;
+}
+
+static bool progress_tty;
+
+static void on_progress(void *user, int done, int total, const hisp_tune_result *r)
+{
+    (void)user;
+    (void)r;
+    if (progress_tty) fprintf(stderr, "\rhisp: tuning %d / ~%d variants ", done, total);
+}
+
+static void variant_names(const hisp_variant *v, char *lay, char *sch)
+{
+    if (hisp_layout_name(&v->layout, lay, 64)) snprintf(lay, 64, "?");
+    if (hisp_schedule_name(&v->sched, sch, 64)) snprintf(sch, 64, "?");
+}
+
+enum { T_ENTRY, T_SEARCH, T_BACKEND, T_DEVICE, T_NOCACHE, T_SAVE, T_TOP, T_JSON, T_HELP };
+
+int cmd_tune(int argc, char **argv)
+{
+    static const cli_opt opts[] = {{"--entry", true},
+                                   {"--search", true},
+                                   {"--backend", true},
+                                   {"--device", true},
+                                   {"--no-cache", false},
+                                   {"--save", true},
+                                   {"--top", true},
+                                   {"--json", false},
+                                   {"--help", false},
+                                   {"-h", false},
+                                   {0, 0}};
+    const char *val[T_HELP] = {0}, *path = NULL;
+    int prc = cli_parse_command("tune", argc, argv, opts, help, val, &path);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    if (!path) return cli_usage_error("tune", "missing FILE.mtx");
+    if (!val[T_ENTRY]) return cli_usage_error("tune", "missing --entry TYPE");
+    bool json = val[T_JSON] != NULL;
+    cli_progress_enable(json);
+    progress_tty = !json && isatty(STDERR_FILENO);
+    hisp_type t;
+    hisp_tune_search search = HISP_TUNE_FAST;
+    hisp_backend_kind backend = HISP_BACKEND_AUTO;
+    int device = -1, top = 20, rc = parse_entry(val[T_ENTRY], &t);
+    if (!rc && val[T_SEARCH]) {
+        if (strcasecmp(val[T_SEARCH], "full") == 0)
+            search = HISP_TUNE_FULL;
+        else if (strcasecmp(val[T_SEARCH], "fast") != 0)
+            rc = cli_value_error("--search: '%s' is not full or fast", val[T_SEARCH]);
+    }
+    if (!rc && val[T_BACKEND]) rc = cli_parse_backend("--backend", val[T_BACKEND], &backend);
+    if (!rc && val[T_DEVICE]) rc = cli_parse_int("--device", val[T_DEVICE], 0, 1 << 20, &device);
+    if (!rc && val[T_TOP]) rc = cli_parse_int("--top", val[T_TOP], 0, 1 << 30, &top);
+    if (rc) return rc;
+    hisp_context ctx = NULL;
+    hisp_matrix A = NULL;
+    hisp_tune_result *res = NULL;
+    int cap = 1 << 16, count = 0;
+    if ((rc = cli_context(&ctx))) return rc;
+    hisp_status s = hisp_context_set_backend(ctx, backend, device);
+    hisp_device_info dev;
+    if (!s) s = hisp_context_get_device(ctx, &dev);
+    if (s) {
+        rc = cli_fail(ctx, s, NULL);
+        goto out;
+    }
+    if ((rc = load_matrix(ctx, path, t, &A))) goto out;
+    res = malloc((size_t)cap * sizeof *res);
+    if (!res) {
+        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+        goto out;
+    }
+    hisp_tune_plan plan;
+    cli_progress("tuning on %s %d: %s", hisp_backend_name(dev.backend), dev.index, dev.name);
+    s = hisp_tune(ctx, A, search, !val[T_NOCACHE], on_progress, NULL, res, cap, &count, &plan);
+    if (progress_tty) fprintf(stderr, "\n");
+    if (!s && val[T_SAVE]) s = hisp_tune_plan_save(ctx, &plan, val[T_SAVE]);
+    if (s) {
+        rc = cli_fail(ctx, s, path);
+        goto out;
+    }
+    hisp_matrix_info mi;
+    if (hisp_matrix_get_info(A, &mi)) memset(&mi, 0, sizeof mi);
+    char lay[64], sch[64];
+    variant_names(&plan.best, lay, sch);
+    uint64_t csr = 0;
+    if (hisp_matrix_layout_bytes(A, HISP_OUTER_CSR, &csr)) csr = 0;
+    if (json) {
+        cli_json j;
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_string(&j, "file", path);
+        json_string(&j, "entry", hisp_type_name(t));
+        json_string(&j, "backend", hisp_backend_name(dev.backend));
+        json_string(&j, "device", dev.name);
+        json_int(&j, "rows", mi.nrows);
+        json_int(&j, "cols", mi.ncols);
+        json_int(&j, "nnz", mi.nnz);
+        json_string(&j, "search", search == HISP_TUNE_FULL ? "full" : "fast");
+        json_string(&j, "key", plan.key);
+        json_bool(&j, "from_cache", plan.from_cache);
+        json_int(&j, "tried", plan.tried);
+        json_double(&j, "tune_ms", plan.tune_ms);
+        json_object_begin(&j, "best");
+        json_string(&j, "layout", lay);
+        json_string(&j, "schedule", sch);
+        json_double(&j, "ms", plan.ms);
+        json_object_end(&j);
+        json_array_begin(&j, "results");
+        for (int i = 0; i < count && i < cap; i++) {
+            variant_names(&res[i].v, lay, sch);
+            json_object_begin(&j, NULL);
+            json_string(&j, "layout", lay);
+            json_string(&j, "schedule", sch);
+            json_double(&j, "ms", res[i].ms);
+            json_double(&j, "gbps", res[i].gbps);
+            json_uint(&j, "bytes", res[i].bytes);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        printf("matrix   %s: %lld x %lld, %lld %s entries\n", path, (long long)mi.nrows,
+               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(t));
+        printf("device   %s %d: %s (%s)\n", hisp_backend_name(dev.backend), dev.index, dev.name,
+               dev.platform);
+        if (plan.from_cache) {
+            printf("plan     from the cache (nothing tuned): %s %s, %.4f ms when tuned\n", lay, sch,
+                   plan.ms);
+        } else {
+            printf("search   %s: %d variants in %.1f s\n",
+                   search == HISP_TUNE_FULL ? "full" : "fast", plan.tried, plan.tune_ms / 1e3);
+            printf("\n%4s  %-16s %-16s %10s %9s %11s %8s\n", "rank", "layout", "schedule",
+                   "time ms", "GB/s", "memory MB", "vs CSR");
+            for (int i = 0; i < count && i < cap && (top == 0 || i < top); i++) {
+                variant_names(&res[i].v, lay, sch);
+                printf("%4d  %-16s %-16s %10.4f %9.2f %11.3f %8.2f\n", i + 1, lay, sch, res[i].ms,
+                       res[i].gbps, (double)res[i].bytes / 1e6,
+                       csr ? (double)res[i].bytes / (double)csr : 0.0);
+            }
+            variant_names(&plan.best, lay, sch);
+            printf("\nbest     %s %s, %.4f ms\n", lay, sch, plan.ms);
+        }
+    }
+out:
+    free(res);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+    return rc;
+}
+
+/* ---- hisp spmv --entry ... ---------------------------------------------------- */
+
+int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
+                      const char *plan_arg, hisp_backend_kind backend, int device, int repeat,
+                      bool check, bool json, double alpha, double beta)
+{
+    hisp_type t = HISP_F64;
+    int rc = entry ? parse_entry(entry, &t) : CLI_OK;
+    hisp_variant v = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
+    if (!rc && layout && hisp_layout_from_name(layout, &v.layout))
+        rc = cli_value_error("--layout: '%s' is not OUTER-INNER-VEC (CSR|ELL|SELL16|SELL32, "
+                             "AoS|SoA, AoS|SoA)",
+                             layout);
+    if (!rc && schedule && hisp_schedule_from_name(schedule, &v.sched))
+        rc = cli_value_error("--schedule: '%s' is not static|dynamic[:NTxNB]", schedule);
+    if (rc) return rc;
+    hisp_context ctx = NULL, rctx = NULL;
+    hisp_matrix A = NULL, R = NULL;
+    hisp_vector x = NULL, y = NULL, rx = NULL, ry = NULL;
+    void *xh = NULL, *yh = NULL, *yr = NULL;
+    double *ms = NULL;
+    if ((rc = cli_context(&ctx))) return rc;
+    hisp_status s = hisp_context_set_backend(ctx, backend, device);
+    hisp_device_info dev;
+    if (!s) s = hisp_context_get_device(ctx, &dev);
+    if (s) {
+        rc = cli_fail(ctx, s, NULL);
+        goto out;
+    }
+    if ((rc = load_matrix(ctx, path, t, &A))) goto out;
+    const char *plan_src = "command line";
+    if (plan_arg) {
+        hisp_tune_plan p;
+        if (strcmp(plan_arg, "auto") == 0) {
+            int found = 0;
+            s = hisp_tune_plan_lookup(ctx, A, &p, &found);
+            if (!s && !found) {
+                cli_progress("no cached plan: tuning (fast search)");
+                s = hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, NULL, &p);
+                plan_src = "tuned now (fast search), cached";
+            } else {
+                plan_src = "plan cache";
+            }
+        } else {
+            s = hisp_tune_plan_load(ctx, plan_arg, &p);
+            plan_src = plan_arg;
+        }
+        if (s) {
+            rc = cli_fail(ctx, s, plan_arg);
+            goto out;
+        }
+        v = p.best;
+    }
+    hisp_matrix_info mi;
+    hisp_type vt;
+    int per = 1;
+    s = hisp_matrix_get_info(A, &mi);
+    if (!s) s = hisp_compound_vector_type(mi.type, &vt, &per);
+    int comps = hisp_type_components(vt);
+    size_t ss = hisp_type_size(vt) / (size_t)comps;
+    int64_t nx = mi.ncols * per, ny = mi.nrows * per;
+    xh = malloc((size_t)(nx + 1) * hisp_type_size(vt));
+    yh = calloc((size_t)(ny + 1), hisp_type_size(vt));
+    yr = calloc((size_t)(ny + 1), hisp_type_size(vt));
+    if (!s && (!xh || !yh || !yr)) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    for (int64_t k = 0; !s && k < nx * comps; k++) {
+        double d = 1.0 / (double)(k % 97 + 1);
+        if (ss == 4)
+            ((float *)xh)[k] = (float)d;
+        else
+            ((double *)xh)[k] = d;
+    }
+    float af = (float)alpha, bf = (float)beta;
+    const void *pa = ss == 4 ? (const void *)&af : (const void *)&alpha;
+    const void *pb = ss == 4 ? (const void *)&bf : (const void *)&beta;
+    if (!s) s = hisp_vector_create(ctx, vt, nx, &x);
+    if (!s) s = hisp_vector_create(ctx, vt, ny, &y);
+    if (!s) s = hisp_vector_write(x, xh);
+    if (!s) s = hisp_vector_write(y, yh);
+    double med = NAN, mn = NAN;
+    if (!s && repeat > 0) {
+        ms = malloc((size_t)repeat * sizeof *ms);
+        if (!ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+        if (!s) s = hisp_spmv_variant_timed(ctx, &v, pa, A, x, pb, y, 3, repeat, ms);
+        if (!s) s = hisp_vector_write(y, yh); /* the result run starts from y0 again */
+        if (!s) {
+            for (int i = 1; i < repeat; i++) /* insertion sort: small n */
+                for (int k = i; k > 0 && ms[k - 1] > ms[k]; k--) {
+                    double q = ms[k];
+                    ms[k] = ms[k - 1];
+                    ms[k - 1] = q;
+                }
+            med = ms[repeat / 2];
+            mn = ms[0];
+        }
+    }
+    if (!s) s = hisp_spmv_variant(ctx, &v, pa, A, x, pb, y);
+    if (!s) s = hisp_vector_read(y, yh);
+    if (s) {
+        rc = cli_fail(ctx, s, path);
+        goto out;
+    }
+    double err = NAN, tol = ss == 4 ? 1e-4 : 1e-10;
+    if (check) { /* the default variant on the reference backend */
+        const int64_t *ptr;
+        const int32_t *cols;
+        const void *vals;
+        if ((rc = cli_context(&rctx))) goto out;
+        s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+        if (!s) s = hisp_matrix_host_arrays(A, &ptr, NULL, &cols, &vals);
+        if (!s) s = hisp_matrix_create_csr(rctx, mi.type, mi.nrows, mi.ncols, ptr, cols, vals, &R);
+        if (!s) s = hisp_vector_create(rctx, vt, nx, &rx);
+        if (!s) s = hisp_vector_create(rctx, vt, ny, &ry);
+        if (!s) s = hisp_vector_write(rx, xh);
+        if (!s) s = hisp_spmv(rctx, HISP_OP_N, pa, R, rx, pb, ry);
+        if (!s) s = hisp_vector_read(ry, yr);
+        if (s) {
+            rc = cli_fail(rctx, s, NULL);
+            goto out;
+        }
+        double num = 0, den = 0;
+        for (int64_t k = 0; k < ny * comps; k++) {
+            double a = ss == 4 ? ((float *)yh)[k] : ((double *)yh)[k];
+            double b = ss == 4 ? ((float *)yr)[k] : ((double *)yr)[k];
+            num += (a - b) * (a - b);
+            den += b * b;
+        }
+        err = den > 0 ? sqrt(num / den) : sqrt(num);
+    }
+    uint64_t bytes = 0;
+    if (hisp_matrix_layout_bytes(A, v.layout.outer, &bytes)) bytes = 0;
+    bytes += (uint64_t)(nx + ny) * hisp_type_size(vt);
+    char lay[64], sch[64];
+    variant_names(&v, lay, sch);
+    bool bad = check && !(err <= tol);
+    if (json) {
+        cli_json j;
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_string(&j, "file", path);
+        json_string(&j, "backend", hisp_backend_name(dev.backend));
+        json_string(&j, "device", dev.name);
+        json_string(&j, "entry", hisp_type_name(mi.type));
+        json_int(&j, "rows", mi.nrows);
+        json_int(&j, "cols", mi.ncols);
+        json_int(&j, "nnz", mi.nnz);
+        json_string(&j, "layout", lay);
+        json_string(&j, "schedule", sch);
+        json_string(&j, "plan", plan_src);
+        if (repeat > 0) {
+            json_object_begin(&j, "timing");
+            json_int(&j, "repeat", repeat);
+            json_double(&j, "median_ms", med);
+            json_double(&j, "min_ms", mn);
+            json_double(&j, "gbps", (double)bytes / (med * 1e6));
+            json_uint(&j, "bytes", bytes);
+            json_object_end(&j);
+        }
+        if (check) {
+            json_object_begin(&j, "check");
+            json_double(&j, "rel_error", err);
+            json_double(&j, "tolerance", tol);
+            json_bool(&j, "ok", !bad);
+            json_object_end(&j);
+        }
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        printf("matrix     %s: %lld x %lld, %lld %s entries\n", path, (long long)mi.nrows,
+               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(mi.type));
+        printf("variant    %s %s (%s)\n", lay, sch, plan_src);
+        printf("backend    %s, device %d: %s (%s)\n", hisp_backend_name(dev.backend), dev.index,
+               dev.name, dev.platform);
+        if (repeat > 0)
+            printf("time       median %.4f ms, min %.4f ms (%d runs after 3 warm-up), %.2f GB/s "
+                   "(%llu bytes: layout + x + y)\n",
+                   med, mn, repeat, (double)bytes / (med * 1e6), (unsigned long long)bytes);
+        if (check)
+            printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n", err, tol,
+                   bad ? "FAILED" : "ok");
+    }
+    if (bad) rc = CLI_CHECK;
+out:
+    free(xh);
+    free(yh);
+    free(yr);
+    free(ms);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_vector_destroy(&rx);
+    hisp_vector_destroy(&ry);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&R);
+    hisp_context_destroy(&rctx);
+    hisp_context_destroy(&ctx);
+    return rc;
+}

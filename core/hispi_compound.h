@@ -1,0 +1,77 @@
+/* Compound entries (complex, quaternion, 3x3 blocks): internal declarations
+ * of core/compound_*.c. The public side is the "Compound entries" block of
+ * hisp.h; docs/COMPOUND.md describes layouts, the quaternion convention and
+ * the plan cache. */
+#ifndef HISPI_COMPOUND_H
+#define HISPI_COMPOUND_H
+
+#include "hispi.h"
+
+/* Entry kinds as the kernels see them (define KIND). */
+enum { HISPI_KIND_REAL = 0, HISPI_KIND_COMPLEX = 1, HISPI_KIND_QUAT = 2, HISPI_KIND_BLOCK3 = 3 };
+
+typedef struct {
+    int kind;  /* HISPI_KIND_* */
+    int ec;    /* scalar components of one matrix entry: 1, 2, 4, 9 */
+    int vc;    /* scalar components of one vector entry: 1, 2, 4, 3 */
+    size_t ss; /* bytes of one scalar: 4 or 8 */
+} hispi_ctype;
+
+/* Kind and component counts of an entry type (false when invalid). */
+HISPI_LOCAL bool hispi_ctype_of(hisp_type t, hispi_ctype *c);
+
+/* One matrix in one layout on the host (what a device gets, byte for byte).
+ * outer CSR: ptr = row pointer (nrows+1), entries in row order;
+ * ELL: entry t of row i at t*ld + i (ld = nrows rounded up to 32), len[i];
+ * SELL-S: slice s = rows [s*S, s*S+S), its entries from ptr[s] with entry t
+ * of lane l at ptr[s] + t*S + l, len[i]. Padding has col 0 and value 0.
+ * Entry values: inner AoS val[idx*ec + c]; SoA val[c*stored + idx]. */
+typedef struct {
+    hisp_type type;
+    hispi_ctype ct;
+    hisp_layout layout;
+    int64_t nrows, ncols, nnz;
+    int64_t stored; /* entry slots incl. padding */
+    int64_t ld;     /* ELL: padded row count */
+    int64_t nptr;   /* entries of ptr (CSR: nrows+1, SELL: slices+1, ELL: 0) */
+    int64_t *ptr;
+    int32_t *len; /* ELL/SELL row lengths, NULL for CSR */
+    int32_t *col; /* stored */
+    void *val;    /* stored * ec scalars */
+    int wide;     /* ptr needs 64 bits on the device */
+} hispi_clayout;
+
+HISPI_LOCAL hisp_status hispi_clayout_build(hisp_context ctx, const hispi_sparse *csr,
+                                            const hisp_layout *l, hispi_clayout *out);
+HISPI_LOCAL void hispi_clayout_free(hispi_clayout *L);
+/* Device bytes of the layout (pointers 4 or 8 bytes, indices 4, values). */
+HISPI_LOCAL uint64_t hispi_clayout_bytes(const hispi_clayout *L);
+/* Device bytes without building: exact, from the row lengths. */
+HISPI_LOCAL hisp_status hispi_clayout_size(hisp_context ctx, const hispi_sparse *csr,
+                                           const hisp_layout *l, uint64_t *bytes);
+/* y = alpha*A*x + beta*y reading the layout's arrays as the kernels do; x
+ * and y in the vector layout `vec_soa` (SoA: component c of entry j at
+ * c*n + j). The host emulation of the kernels (reference backend). */
+HISPI_LOCAL void hispi_clayout_spmv_host(const hispi_clayout *L, int vec_soa, double alpha,
+                                         const void *x, double beta, void *y);
+
+/* Plain serial CSR reference for every entry type (op = N), AoS vectors:
+ * y_i = alpha * sum_j A_ij x_j + beta*y_i, products as in docs/COMPOUND.md,
+ * accumulated in the scalar type. */
+HISPI_LOCAL hisp_status hispi_compound_ref_spmv(hisp_context ctx, const hispi_sparse *A,
+                                                double alpha, const void *x, double beta, void *y);
+
+/* Matrix Market: the quaternion field and blocking by 3 (core/mmio.c calls
+ * these). */
+HISPI_LOCAL hisp_status hispi_block3_from_real(hisp_context ctx, const char *name,
+                                               const hispi_sparse *real, hisp_type t,
+                                               hispi_sparse *out);
+
+/* Compound SpMV on the context's backend (core/compound_spmv.c). */
+HISPI_LOCAL hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double alpha,
+                                            hisp_matrix A, hisp_vector x, double beta,
+                                            hisp_vector y, int warmup, int repeat, double *ms);
+/* Release a matrix's compound device data (layouts, kernels, scratch). */
+HISPI_LOCAL void hispi_compound_drop(hisp_matrix A);
+
+#endif
