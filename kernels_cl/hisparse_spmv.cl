@@ -294,11 +294,14 @@ typedef int4 mask4;
 /* One leaf, its entries added into y (owned: plain read-modify-write).
  * Dense leaves skip slots whose bytes are all zero (empty cells); y = A x
  * sums each row with vector accumulators. COO leaves, y = A x: a leaf with
- * at least 2d entries sums each row's run (runs are long); a sparser one
+ * at least 2d entries sums each row's run, in four segments at once (runs
+ * are long; one add chain would cost its latency per entry); a sparser one
  * adds entry by entry (runs of one or two entries make the run test a
  * mispredicted branch per entry). y = A^T x: each entry to its column. */
-inline void own_leaf(__global const uchar *pool, entry_t e, const uint log2d, const int tr,
-                     const real alpha, __global const real *x, __global real *y)
+__attribute__((always_inline)) void own_leaf(__global const uchar *restrict pool, entry_t e,
+                                             const uint log2d, const int tr, const real alpha,
+                                             __global const real *restrict x,
+                                             __global real *restrict y)
 {
     __global const uchar *nd = pool + (e.ref & ~(ulong)15);
     uint t = (uint)(e.ref & 15);
@@ -385,11 +388,13 @@ inline void own_leaf(__global const uchar *pool, entry_t e, const uint log2d, co
  * work-item p. `scale`: the first leaf launch of the SpMV also does
  * y = beta * y on the range's outputs (y = 0 without reading y when beta
  * is 0) before adding into them. */
-__kernel void hs_own_leaves(__global const uchar *pool, __global const entry_t *qe,
-                            __global uint *ctr, __global const ulong *base, const uint P,
-                            const uint mask, __global const uint *first, const uint log2d,
-                            const int tr, const real alpha, __global const real *x,
-                            __global real *y, const int scale, const real beta, const ulong ny)
+__kernel void hs_own_leaves(__global const uchar *restrict pool,
+                            __global const entry_t *restrict qe, __global uint *restrict ctr,
+                            __global const ulong *restrict base, const uint P, const uint mask,
+                            __global const uint *restrict first, const uint log2d, const int tr,
+                            const real alpha, __global const real *restrict x,
+                            __global real *restrict y, const int scale, const real beta,
+                            const ulong ny)
 {
     uint p = (uint)get_global_id(0);
     if (p >= P) return;

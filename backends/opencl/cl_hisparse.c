@@ -62,13 +62,14 @@ typedef struct {
     /* owner mapping (P > 0 when the device is a CPU) */
     int P;
     int64_t nblocks[2];
-    uint64_t *ocap[2]; /* [nq * P] sub-queue capacities: rows, columns */
-    cl_uint *ctr_init; /* [12 * P]: the counters at the start of an SpMV */
-    cl_mem ctr;        /* tails [8 * P], heads of the leaf sub-queues [4 * P] */
-    cl_mem obase[2];   /* [nq * P] first slot of each sub-queue */
-    cl_mem part[2];    /* block -> range */
-    cl_mem first[2];   /* [P + 1] first block of each range */
-    int nv_asm;        /* NV_ASM level of this program (2: red.global atomics) */
+    uint64_t *ocap[2];                         /* [nq * P] sub-queue capacities: rows, columns */
+    cl_uint *ctr_init;                         /* [12 * P]: the counters at the start of an SpMV */
+    cl_uint tails_init[HISP_SCHED_MAX_QUEUES]; /* the same for the atomic mapping */
+    cl_mem ctr;      /* tails [8 * P], heads of the leaf sub-queues [4 * P] */
+    cl_mem obase[2]; /* [nq * P] first slot of each sub-queue */
+    cl_mem part[2];  /* block -> range */
+    cl_mem first[2]; /* [P + 1] first block of each range */
+    int nv_asm;      /* NV_ASM level of this program (2: red.global atomics) */
     cl_kernel k[K_COUNT];
 } hisp_cl_hs;
 
@@ -196,6 +197,7 @@ hisp_status hisp_cl_hs_upload(hisp_context ctx, void *vbe, const hispi_hs_view *
         int rq = hispi_sched_spmv_queue(t, n);
         hispi_sched_entry root = {A->root, 0, 0, 0, 0};
         s = hisp_cl_buf_write(ctx, be, m->entries, m->base[rq] * sizeof root, &root, sizeof root);
+        m->tails_init[rq] = 1;
         if (!s && be->is_cpu && m->nq == HISPI_SQ_SPMV) s = owner_upload(ctx, be, m, A, rq);
     }
     if (s) {
@@ -322,9 +324,12 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
     cl_int tr = a->transposed, scale = 1;
     cl_ulong ny = (cl_ulong)a->ny;
-    for (;;) {
+    /* round 1 needs no read: the counters are the ones just written */
+    memcpy(tails, m->ctr_init, 8 * (size_t)P * sizeof *tails);
+    for (int first_round = 1;; first_round = 0) {
         /* blocking: the previous round's kernels have finished */
-        HISPI_TRY(hisp_cl_buf_read(ctx, be, m->ctr, 0, tails, 8 * (size_t)P * sizeof *tails));
+        if (!first_round)
+            HISPI_TRY(hisp_cl_buf_read(ctx, be, m->ctr, 0, tails, 8 * (size_t)P * sizeof *tails));
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
         bool launch[HISP_SCHED_MAX_QUEUES];
         for (int q = 0; q < m->nq; q++) {
@@ -411,15 +416,20 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
 {
     const hispi_sched_policy *p = a->policy;
     size_t ms = sizeof(cl_mem);
-    cl_uint tails[HISP_SCHED_MAX_QUEUES] = {0};
+    cl_uint tails[HISP_SCHED_MAX_QUEUES];
     uint64_t head[HISP_SCHED_MAX_QUEUES] = {0};
-    tails[a->root_queue] = 1;
-    HISPI_TRY(hisp_cl_buf_write(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
+    memcpy(tails, m->tails_init, sizeof tails);
+    /* non-blocking, from memory that lives with m */
+    cl_int e = clEnqueueWriteBuffer(be->queue, m->tails, CL_FALSE, 0, (size_t)m->nq * sizeof *tails,
+                                    m->tails_init, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
     cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
     cl_int tr = a->transposed;
-    for (;;) {
-        /* blocking: the previous round's kernels have finished */
-        HISPI_TRY(hisp_cl_buf_read(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
+    for (int first_round = 1;; first_round = 0) {
+        /* blocking: the previous round's kernels have finished (round 1
+         * knows its counters: the ones just written) */
+        if (!first_round)
+            HISPI_TRY(hisp_cl_buf_read(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
         bool launch[HISP_SCHED_MAX_QUEUES];
         for (int q = 0; q < m->nq; q++) {
