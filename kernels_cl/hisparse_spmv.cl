@@ -298,7 +298,7 @@ typedef int4 mask4;
  * are long; one add chain would cost its latency per entry); a sparser one
  * adds entry by entry (runs of one or two entries make the run test a
  * mispredicted branch per entry). y = A^T x: each entry to its column. */
-__attribute__((always_inline)) void own_leaf(__global const uchar *restrict pool, entry_t e,
+void own_leaf(__global const uchar *restrict pool, entry_t e,
                                              const uint log2d, const int tr, const real alpha,
                                              __global const real *restrict x,
                                              __global real *restrict y)
