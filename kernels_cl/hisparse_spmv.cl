@@ -384,20 +384,43 @@ void own_leaf(__global const uchar *restrict pool, entry_t e, const uint log2d, 
     ys[key] += alpha * sum;
 }
 
-/* The picked leaf queues of a round (bit q - 4 of `mask`), range p =
- * work-item p. `scale`: the first leaf launch of the SpMV also does
+/* The picked leaf queues of a round, range p = work-item p. The host
+ * passes the picked leaf queues (bit q - 4 of `mask`), or, with `devpick`,
+ * the kernel picks them itself with hispi_sched_pick's rule (thresholds
+ * `thr`, entries served so far `done`) from the counters the previous
+ * launch left: the host enqueues the next round's leaf kernel right behind
+ * an inner kernel instead of reading the counters first, and later applies
+ * the same rule to the same counters for its counts. Every work-item
+ * computes the same choice (the counters it reads do not change in this
+ * launch). `scale`: the first leaf launch of the SpMV also does
  * y = beta * y on the range's outputs (y = 0 without reading y when beta
  * is 0) before adding into them. */
 __kernel void hs_own_leaves(__global const uchar *restrict pool,
                             __global const entry_t *restrict qe, __global uint *restrict ctr,
-                            __global const ulong *restrict base, const uint P, const uint mask,
+                            __global const ulong *restrict base, const uint P, uint mask,
                             __global const uint *restrict first, const uint log2d, const int tr,
                             const real alpha, __global const real *restrict x,
                             __global real *restrict y, const int scale, const real beta,
-                            const ulong ny)
+                            const ulong ny, const int devpick, const uint8 thr, const uint8 done)
 {
     uint p = (uint)get_global_id(0);
     if (p >= P) return;
+    if (devpick) {
+        uint thv[8] = {thr.s0, thr.s1, thr.s2, thr.s3, thr.s4, thr.s5, thr.s6, thr.s7};
+        uint dnv[8] = {done.s0, done.s1, done.s2, done.s3, done.s4, done.s5, done.s6, done.s7};
+        uint pend[8], pick = 0;
+        for (uint q = 0; q < 8; q++) {
+            uint sum = 0;
+            for (uint i = 0; i < P; i++)
+                sum += ctr[q * P + i];
+            pend[q] = sum - dnv[q];
+            if (pend[q] > 0 && pend[q] >= thv[q]) pick |= 1u << q;
+        }
+        if (!pick)
+            for (uint q = 0; q < 8; q++)
+                if (pend[q] > 0) pick |= 1u << q;
+        mask = pick >> 4;
+    }
     if (scale) {
         ulong r1 = min(ny, (ulong)first[p + 1] << log2d);
         for (ulong r = (ulong)first[p] << log2d; r < r1; r++)

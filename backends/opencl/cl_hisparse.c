@@ -324,12 +324,57 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
     cl_int tr = a->transposed, scale = 1;
     cl_ulong ny = (cl_ulong)a->ny;
+    cl_uint8 thr;
+    for (int q = 0; q < 8; q++)
+        thr.s[q] = p->q[q].threshold;
+    /* The leaf kernel: `devpick` 0 with the host's choice in `mask`, or 1
+     * enqueued right behind an inner kernel for the next round, choosing by
+     * itself (hs_own_leaves) from the counters that kernel leaves. */
+    cl_kernel kl = NULL;
+    HISPI_TRY(kernel(ctx, be, m, K_OWN_LEAVES, &kl));
+#define LEAVES(MASK, DEVPICK)                                                                      \
+    do {                                                                                           \
+        cl_uint mask_ = (MASK);                                                                    \
+        cl_int devpick_ = (DEVPICK);                                                               \
+        cl_uint8 done_;                                                                            \
+        for (int q_ = 0; q_ < 8; q_++)                                                             \
+            done_.s[q_] = (cl_uint)done[q_];                                                       \
+        const size_t sz_[] = {ms, ms, ms, ms, 4,  4, ms, 4,          sizeof tr,                    \
+                              rs, ms, ms, 4,  rs, 8, 4,  sizeof thr, sizeof done_};                \
+        const void *v_[] = {&m->pool,                                                              \
+                            &m->entries,                                                           \
+                            &m->ctr,                                                               \
+                            &m->obase[dir],                                                        \
+                            &P,                                                                    \
+                            &mask_,                                                                \
+                            &m->first[dir],                                                        \
+                            &log2d,                                                                \
+                            &tr,                                                                   \
+                            ap,                                                                    \
+                            &xm,                                                                   \
+                            &ym,                                                                   \
+                            &scale,                                                                \
+                            bp,                                                                    \
+                            &ny,                                                                   \
+                            &devpick_,                                                             \
+                            &thr,                                                                  \
+                            &done_};                                                               \
+        HISPI_TRY(set_args(ctx, kl, 18, sz_, v_));                                                 \
+        HISPI_TRY(enqueue(ctx, be, kl, P, 1));                                                     \
+        scale = 0;                                                                                 \
+        unread = 1;                                                                                \
+    } while (0)
     /* round 1 needs no read: the counters are the ones just written */
     memcpy(tails, m->ctr_init, 8 * (size_t)P * sizeof *tails);
-    for (int first_round = 1;; first_round = 0) {
+    int known = 1;      /* tails[] hold the device's counters (only inner kernels change them) */
+    int leaves_run = 0; /* this round's leaf queues were served by a devpick leaf kernel */
+    int unread = 1;     /* commands enqueued since the last blocking read */
+    for (;;) {
         /* blocking: the previous round's kernels have finished */
-        if (!first_round)
+        if (!known) {
             HISPI_TRY(hisp_cl_buf_read(ctx, be, m->ctr, 0, tails, 8 * (size_t)P * sizeof *tails));
+            unread = 0;
+        }
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
         bool launch[HISP_SCHED_MAX_QUEUES];
         for (int q = 0; q < m->nq; q++) {
@@ -350,30 +395,8 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
         cl_uint mask = 0;
         for (int q = 4; q < 8; q++)
             if (launch[q]) mask |= 1u << (q - 4);
-        cl_kernel k = NULL;
-        if (mask) { /* first: it must see the tails read above */
-            HISPI_TRY(kernel(ctx, be, m, K_OWN_LEAVES, &k));
-            const size_t sz[] = {ms, ms, ms, ms,           4,  4,        ms, 4, sizeof tr,
-                                 rs, ms, ms, sizeof scale, rs, sizeof ny};
-            const void *v[] = {&m->pool,
-                               &m->entries,
-                               &m->ctr,
-                               &m->obase[dir],
-                               &P,
-                               &mask,
-                               &m->first[dir],
-                               &log2d,
-                               &tr,
-                               ap,
-                               &xm,
-                               &ym,
-                               &scale,
-                               bp,
-                               &ny};
-            HISPI_TRY(set_args(ctx, k, 15, sz, v));
-            HISPI_TRY(enqueue(ctx, be, k, P, 1));
-            scale = 0;
-        }
+        /* leaves first: the kernel must see the tails read above */
+        if (mask && !leaves_run) LEAVES(mask, 0);
         cl_ulong fn[8] = {0};
         uint64_t inner = 0;
         for (int q = 0; q < 4; q++)
@@ -382,7 +405,16 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
                 fn[2 * q + 1] = pending[q];
                 inner += pending[q];
             }
+        for (int q = 0; q < m->nq; q++) {
+            if (!launch[q]) continue;
+            counts->nodes[q] += (int64_t)pending[q];
+            counts->launches[q]++;
+            done[q] += pending[q];
+        }
+        leaves_run = 0;
+        known = !inner;
         if (inner) {
+            cl_kernel k = NULL;
             HISPI_TRY(kernel(ctx, be, m, K_OWN_INNER, &k));
             const size_t sz[] = {ms, ms, ms, ms, 4, ms, 4, 4, sizeof tr, 8, 8, 8, 8, 8, 8, 8, 8};
             const void *v[] = {
@@ -393,13 +425,16 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
             size_t g = 0;
             HISPI_TRY(group_size(ctx, be, k, cpu_group(be, inner), &g));
             HISPI_TRY(enqueue(ctx, be, k, (size_t)((inner + g - 1) / g) * g, g));
+            /* the next round's leaves, chosen on the device (done[] is now
+             * what the next round starts from) */
+            LEAVES(0, 1);
+            leaves_run = 1;
         }
-        for (int q = 0; q < m->nq; q++) {
-            if (!launch[q]) continue;
-            counts->nodes[q] += (int64_t)pending[q];
-            counts->launches[q]++;
-            done[q] += pending[q];
-        }
+    }
+#undef LEAVES
+    if (unread) { /* synchronous: the last kernels have finished */
+        e = clFinish(be->queue);
+        if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clFinish");
     }
     if (scale && a->ny > 0) /* no leaf at all (cannot happen with a root; kept for safety) */
         HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
