@@ -5,14 +5,16 @@
 #
 #   bench/hisparse_cpu_suite.sh [--repeat N] [--runs K] [--wait-idle SECONDS]
 #                               [--matrices a,b,...] [--precisions f32,f64] [--ops N,T]
-#                               [--no-build]
+#                               [--no-build] [--baseline HISP_BINARY]
 #
 # Each (matrix, precision, op) runs `hisp spmv --repeat N` (3 warm-up runs,
 # median of N) K times with CSR and HiSparse alternating, and reports the
 # median of the K medians (default N = 20, K = 3): other work on a 2-core
 # machine moves single runs by up to 2x. --wait-idle S waits up to S s
 # before each matrix for the 1-minute load average to drop below 0.5.
-# Matrices are generated once into $HISP_BENCH_DIR (default
+# --baseline runs another build's hisp (e.g. an older commit) on the same
+# files in the same alternation, as a third column (before/after under the
+# same machine conditions). Matrices are generated once into $HISP_BENCH_DIR (default
 # /tmp/hisp-bench-mtx) as .hisp files (node size 128).
 # Writes bench/results/hisparse-cpu-<UTC date>.{csv,md} and the PNGs beside them.
 set -eu
@@ -22,6 +24,7 @@ repeat=20
 runs=3
 wait_idle=0
 build=1
+baseline=""
 matrices="poisson3d,banded,rmat,dense,circuit,blockdiag"
 precisions="f32,f64"
 ops="N,T"
@@ -34,7 +37,8 @@ while [ $# -gt 0 ]; do
     --precisions) precisions="$2"; shift 2 ;;
     --ops) ops="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
-    --help|-h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --baseline) baseline="$2"; shift 2 ;;
+    --help|-h) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
     esac
 done
@@ -72,12 +76,14 @@ out=bench/results
 mkdir -p "$out"
 base="$out/hisparse-cpu-$stamp"
 
-HISP=$hisp DIR=$dir REPEAT=$repeat RUNS=$runs WAIT=$wait_idle MATRICES=$matrices \
+HISP=$hisp BASELINE=$baseline DIR=$dir REPEAT=$repeat RUNS=$runs WAIT=$wait_idle MATRICES=$matrices \
 PRECISIONS=$precisions OPS=$ops BASE=$base python3 - <<'EOF'
 import csv, json, os, statistics, subprocess, sys, time
 
 env = os.environ
 hisp, d, base = env['HISP'], env['DIR'], env['BASE']
+baseline = env.get('BASELINE', '')
+fmts = ('csr', 'hisparse', 'baseline') if baseline else ('csr', 'hisparse')
 repeat, runs, wait = int(env['REPEAT']), int(env['RUNS']), int(env['WAIT'])
 mats = env['MATRICES'].split(',')
 precs = env['PRECISIONS'].split(',')
@@ -92,7 +98,9 @@ def wait_idle():
         time.sleep(5)
 
 def run(path, fmt, op):
-    cmd = [hisp, 'spmv', path, '--format', fmt, '--backend', 'opencl', '--repeat', str(repeat),
+    prog = baseline if fmt == 'baseline' else hisp
+    fmt = 'hisparse' if fmt == 'baseline' else fmt
+    cmd = [prog, 'spmv', path, '--format', fmt, '--backend', 'opencl', '--repeat', str(repeat),
            '--check', '--json']
     if op == 'T':
         cmd.append('--transpose')
@@ -108,36 +116,39 @@ for m in mats:
     for prec in precs:
         path = '%s/%s-%s.hisp' % (d, m, prec)
         for op in ops:
-            med = {'csr': [], 'hisparse': []}
-            mins = {'csr': [], 'hisparse': []}
+            med = {f: [] for f in fmts}
+            mins = {f: [] for f in fmts}
             last = {}
             for _ in range(runs):
                 loads.append(load())
-                for fmt in ('csr', 'hisparse'):
+                for fmt in fmts:
                     j = run(path, fmt, op)
                     med[fmt].append(j['timing']['median_ms'])
                     mins[fmt].append(j['timing']['min_ms'])
                     last[fmt] = j
             res = {}
-            for fmt in ('csr', 'hisparse'):
+            for fmt in fmts:
                 j = last[fmt]
                 t = statistics.median(med[fmt])
                 nnz = j['nnz']
                 res[fmt] = t
                 rows.append({'matrix': m, 'precision': prec, 'op': op,
-                             'impl': 'hisp-opencl-' + fmt, 'device': j['device']['name'],
+                             'impl': 'hisp-opencl-' + ('hisparse-baseline' if fmt == 'baseline' else fmt),
+                             'device': j['device']['name'],
                              'rows': j['rows'], 'cols': j['cols'], 'nnz': nnz,
                              'median_ms': '%.4f' % t, 'min_ms': '%.4f' % min(mins[fmt]),
                              'gflops': '%.4f' % (2 * nnz / t / 1e6), 'gbs': '', 'bw_fraction': '',
                              'rel_error': j.get('check', {}).get('rel_error', '')})
             s = last['hisparse']['scheduler']
             spread = '%.2f-%.2f' % (min(med['hisparse']), max(med['hisparse']))
+            bl = res.get('baseline')
             table.append((m, last['csr']['rows'], last['csr']['nnz'], prec, op, res['csr'],
+                          '%.3f' % bl if bl else '-', '%.2f' % (bl / res['csr']) if bl else '-',
                           res['hisparse'], spread, res['hisparse'] / res['csr'],
                           '%d / %d / %d' % (s['rounds'], s['launches'], s['nodes'])))
-            print('%-10s %s %s  csr %.3f ms  hisparse %.3f ms (runs %s)  ratio %.2f' %
-                  (m, prec, op, res['csr'], res['hisparse'], spread, res['hisparse'] / res['csr']),
-                  flush=True)
+            print('%-10s %s %s  csr %.3f ms  %shisparse %.3f ms (runs %s)  ratio %.2f' %
+                  (m, prec, op, res['csr'], 'baseline %.3f ms  ' % bl if bl else '',
+                   res['hisparse'], spread, res['hisparse'] / res['csr']), flush=True)
 
 with open(base + '.csv', 'w', newline='') as f:
     w = csv.DictWriter(f, fieldnames=['matrix', 'precision', 'op', 'impl', 'device', 'rows',
@@ -153,10 +164,13 @@ with open(base + '.md', 'w') as f:
             'around each call (rounds, launches, final read included); CSR: marker events. '
             '1-minute load average during the runs: %.2f-%.2f.\n\n' %
             (repeat, runs, runs, repeat, min(loads), max(loads)))
-    f.write('| matrix | rows | nnz | type | op | CSR ms | HiSparse ms | HiSparse runs | ratio | '
-            'rounds / launches / nodes |\n|---|---:|---:|---|---|---:|---:|---|---:|---|\n')
+    if baseline:
+        f.write('Baseline: `%s` (same files, same alternation).\n\n' % baseline)
+    f.write('| matrix | rows | nnz | type | op | CSR ms | baseline HiSparse ms | baseline ratio | '
+            'HiSparse ms | HiSparse runs | ratio | rounds / launches / nodes |\n'
+            '|---|---:|---:|---|---|---:|---:|---:|---:|---|---:|---|\n')
     for t in table:
-        f.write('| %s | %d | %d | %s | %s | %.3f | %.3f | %s | %.2f | %s |\n' % t)
+        f.write('| %s | %d | %d | %s | %s | %.3f | %s | %s | %.3f | %s | %.2f | %s |\n' % t)
 print('results: %s.csv %s.md' % (base, base))
 EOF
 
