@@ -432,7 +432,21 @@ __kernel void hs_own_leaves(__global const uchar *restrict pool,
         uint ti = (4 + q) * P + p, hi = q * P + p;
         uint h = head[hi], t = ctr[ti];
         head[hi] = t;
+        __global const entry_t *qs = qe + base[ti];
+        if (q == 0) { /* leaf-1: COO1 leaves only, value at offset 8 (f32 and f64) */
+            for (uint k = h; k < t; k++) {
+                entry_t e = qs[k];
+                __global const uchar *nd = pool + (e.ref & ~(ulong)15);
+                real v = alpha * *(__global const real *)(nd + 8);
+                uint r = e.row + nd[4], c = e.col + nd[5];
+                if (tr)
+                    y[c] += v * x[r];
+                else
+                    y[r] += v * x[c];
+            }
+            continue;
+        }
         for (uint k = h; k < t; k++)
-            own_leaf(pool, qe[base[ti] + k], log2d, tr, alpha, x, y);
+            own_leaf(pool, qs[k], log2d, tr, alpha, x, y);
     }
 }
