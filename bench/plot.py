@@ -90,6 +90,7 @@ def main():
     ap.add_argument('--prefix', default='spmv', help='file name prefix (default spmv)')
     ap.add_argument('--metric', default='gflops', choices=sorted(LABELS))
     ap.add_argument('--log', action='store_true', help='logarithmic y axis')
+    ap.add_argument('--title', default='CSR SpMV', help='what the charts show (default CSR SpMV)')
     a = ap.parse_args()
     try:
         import matplotlib
@@ -108,7 +109,7 @@ def main():
             if not g:
                 continue
             path = os.path.join(a.outdir, '%s-%s-%s-%s.png' % (a.prefix, prec, op, a.metric))
-            title = 'CSR SpMV %s, %s (op = %s)' % (LABELS[a.metric].split(' (')[0], prec, op)
+            title = '%s %s, %s (op = %s)' % (a.title, LABELS[a.metric].split(' (')[0], prec, op)
             plot_group(plt, g, a.metric, title, path, a.log)
             print(path)
 

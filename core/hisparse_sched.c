@@ -112,6 +112,117 @@ void hispi_sched_spmv_caps(const hispi_hisparse *h, const hispi_sched_policy *p,
     count_nodes(h, h->root, cap);
 }
 
+/* ---- output owners (CPU devices) ------------------------------------------ */
+
+typedef struct {
+    const hispi_hs_view *v;
+    uint64_t *w[2];   /* leaf work per block row / column */
+    uint64_t *cnt[2]; /* leaves per (block, leaf queue): [block * 4 + q - 4] */
+    uint64_t inner[HISPI_SQ_SPMV];
+} owners_walk;
+
+/* Leaf work: its entries plus a constant for the node itself (header,
+ * queue entry), so that blocks of single-entry leaves weigh what they cost. */
+static void owners_visit(owners_walk *w, uint64_t ref, uint64_t row, uint64_t col, int depth)
+{
+    const hispi_hs_view *v = w->v;
+    const unsigned char *node = v->pool + HISPI_REF_OFF(ref);
+    int t = HISPI_REF_TYPE(ref);
+    uint32_t n = hispi_node_is_dense(t) ? 0 : hispi_rd32(node);
+    int q = hispi_sched_spmv_queue(t, n);
+    if (hispi_node_is_leaf(t)) {
+        uint64_t br = row >> v->log2d, bc = col >> v->log2d;
+        uint64_t work = 8 + (hispi_node_is_dense(t) ? (uint64_t)v->d * (uint64_t)v->d / 2 : n);
+        w->w[0][br] += work;
+        w->w[1][bc] += work;
+        w->cnt[0][br * 4 + (uint64_t)(q - 4)]++;
+        w->cnt[1][bc * 4 + (uint64_t)(q - 4)]++;
+        return;
+    }
+    w->inner[q]++;
+    int sh = v->log2d * (v->depth - 1 - depth);
+    if (hispi_node_is_dense(t)) {
+        for (uint64_t s = 0; s < (uint64_t)v->d * (uint64_t)v->d; s++) {
+            uint64_t c = hispi_rd64(node + 8 * s);
+            if (c)
+                owners_visit(w, c, row + ((s >> v->log2d) << sh),
+                             col + ((s & (uint64_t)(v->d - 1)) << sh), depth + 1);
+        }
+        return;
+    }
+    uint64_t np, pay = hispi_coo_payload(n, 8, &np);
+    for (uint64_t k = 0; k < n; k++)
+        owners_visit(w, hispi_rd64(node + pay + 8 * k), row + ((uint64_t)node[4 + 2 * k] << sh),
+                     col + ((uint64_t)node[5 + 2 * k] << sh), depth + 1);
+}
+
+void hispi_sched_owners_free(hispi_sched_owners *o)
+{
+    for (int k = 0; k < 2; k++) {
+        free(o->part[k]);
+        free(o->first[k]);
+        free(o->cap[k]);
+    }
+    memset(o, 0, sizeof *o);
+}
+
+hisp_status hispi_sched_spmv_owners(hisp_context ctx, const hispi_hs_view *v, int nparts,
+                                    hispi_sched_owners *o)
+{
+    memset(o, 0, sizeof *o);
+    if (nparts < 1 || nparts > HISPI_SCHED_MAX_PARTS || v->nqueues != HISPI_SQ_SPMV)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "owner ranges: %d parts, %d queues",
+                          nparts, v->nqueues);
+    owners_walk w;
+    memset(&w, 0, sizeof w);
+    w.v = v;
+    o->nparts = nparts;
+    hisp_status s = HISP_SUCCESS;
+    for (int k = 0; k < 2 && !s; k++) {
+        int64_t len = k ? v->ncols : v->nrows;
+        int64_t nb = (len + v->d - 1) >> v->log2d;
+        o->nblocks[k] = nb;
+        s = hispi_calloc(ctx, (size_t)(nb ? nb : 1), sizeof *w.w[k], (void **)&w.w[k]);
+        if (!s)
+            s = hispi_calloc(ctx, (size_t)(nb ? nb : 1), 4 * sizeof *w.cnt[k], (void **)&w.cnt[k]);
+        if (!s) s = hispi_alloc(ctx, (size_t)(nb ? nb : 1), 1, (void **)&o->part[k]);
+        if (!s)
+            s = hispi_alloc(ctx, (size_t)nparts + 1, sizeof *o->first[k], (void **)&o->first[k]);
+        if (!s)
+            s = hispi_calloc(ctx, (size_t)v->nqueues * (size_t)nparts, sizeof *o->cap[k],
+                             (void **)&o->cap[k]);
+    }
+    if (!s && v->root) owners_visit(&w, v->root, 0, 0, 0);
+    for (int k = 0; k < 2 && !s; k++) {
+        int64_t nb = o->nblocks[k];
+        uint64_t total = 0, acc = 0;
+        for (int64_t b = 0; b < nb; b++)
+            total += w.w[k][b];
+        /* greedy: range p ends at the first block where the running work
+         * reaches (p + 1) / nparts of the total */
+        int p = 0;
+        o->first[k][0] = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            while (p + 1 < nparts && acc > 0 && acc >= (uint64_t)((double)total * (p + 1) / nparts))
+                o->first[k][++p] = (uint32_t)b;
+            o->part[k][b] = (uint8_t)p;
+            acc += w.w[k][b];
+            for (int q = 0; q < 4; q++)
+                o->cap[k][(size_t)(4 + q) * (size_t)nparts + (size_t)p] += w.cnt[k][b * 4 + q];
+        }
+        while (p + 1 <= nparts)
+            o->first[k][++p] = (uint32_t)nb;
+        for (int q = 0; q < 4; q++)
+            o->cap[k][(size_t)q * (size_t)nparts] = w.inner[q];
+    }
+    for (int k = 0; k < 2; k++) {
+        free(w.w[k]);
+        free(w.cnt[k]);
+    }
+    if (s) hispi_sched_owners_free(o);
+    return s;
+}
+
 /* ---- the host simulation -------------------------------------------------- */
 
 typedef struct {
@@ -291,6 +402,7 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
         v.pool = h->pool->base;
         v.pool_bytes = h->pool->used;
         v.nqueues = pol.nqueues;
+        v.root = h->root;
         hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
         HISPI_TRY(o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev));
     }

@@ -78,7 +78,32 @@ typedef struct {
     uint64_t pool_bytes; /* bytes [0, pool_bytes) are copied */
     int nqueues;
     uint64_t cap[HISP_SCHED_MAX_QUEUES]; /* most entries queue q holds in one SpMV */
+    uint64_t root;                       /* the handle's root reference (0 = empty) */
 } hispi_hs_view;
+
+/* Output owners for devices that run a work-group as a loop (CPUs): the
+ * blocks of d output indices (block rows for y = A x, block columns for
+ * y = A^T x) are cut into `nparts` contiguous ranges of about equal leaf
+ * work; a leaf belongs to the range of its block. A device that gives each
+ * range to one work-item per launch writes y without atomics. Index 0:
+ * rows (y = A x on the stored tree), 1: columns. Every leaf queue q is
+ * split into nparts sub-queues; cap[k][q * nparts + p] counts the nodes of
+ * queue q in range p (the inner queues are not split: their whole count is
+ * at p = 0), so the sub-queues never overflow. */
+typedef struct {
+    int nparts;
+    int64_t nblocks[2];
+    uint8_t *part[2];   /* part[k][block]: its range */
+    uint32_t *first[2]; /* first[k][p]: the first block of range p; [nparts] = nblocks */
+    uint64_t *cap[2];   /* [nqueues * nparts] */
+} hispi_sched_owners;
+#define HISPI_SCHED_MAX_PARTS 64
+
+/* The owner ranges of the tree in v (v->root, the SpMV queues) for
+ * 1 <= nparts <= HISPI_SCHED_MAX_PARTS; free with hispi_sched_owners_free. */
+HISPI_LOCAL hisp_status hispi_sched_spmv_owners(hisp_context ctx, const hispi_hs_view *v,
+                                                int nparts, hispi_sched_owners *o);
+HISPI_LOCAL void hispi_sched_owners_free(hispi_sched_owners *o);
 
 /* One SpMV as a backend's hisparse_spmv sees it. */
 typedef struct {

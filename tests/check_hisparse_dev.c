@@ -210,22 +210,26 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     return 1;
 }
 
-/* Loop index of the mapping-aware tests: _i = 2 * target + mapping. OpenCL
- * on CPUs runs one work-item per node; mapping 1 forces the policy's
- * threads per node (the GPU's). Sets *i to the target; false when the pair
- * does not apply (mapping 1 on a non-OpenCL target). */
+/* Loop index of the mapping-aware tests: _i = NMAP * target + mapping.
+ * OpenCL on CPUs runs the owner mapping (leaf sub-queues per output range,
+ * no atomics) by default; mapping 1 forces the atomic kernels with the
+ * policy's threads per node (the GPU's), mapping 2 the atomic kernels with
+ * one work-item per node. Sets *i to the target; false when the pair does
+ * not apply (mappings 1 and 2 on a non-OpenCL target). */
+#define NMAP 3
 static bool set_mapping(int *i)
 {
-    int mapping = *i & 1;
-    *i >>= 1;
+    static const char *const names[NMAP] = {NULL, "policy", "node"};
+    int mapping = *i % NMAP;
+    *i /= NMAP;
     if (!mapping) {
-        unsetenv("HISP_CL_HS_THREADS");
+        unsetenv("HISP_CL_HS_MAPPING");
         return true;
     }
     const test_target *tg;
     test_targets(&tg);
     if (tg[*i].kind != HISP_BACKEND_OPENCL) return false;
-    setenv("HISP_CL_HS_THREADS", "policy", 1);
+    setenv("HISP_CL_HS_MAPPING", names[mapping], 1);
     return true;
 }
 
@@ -537,6 +541,95 @@ START_TEST(test_hs_cli)
 }
 END_TEST
 
+/* OpenCL's owner mapping with 1, 3 and 64 output ranges
+ * ($HISP_CL_HS_PARTS, read at upload): random and structured matrices,
+ * both types, d = 4 and 256, both ops, the flag, scale, beta; then one
+ * handle alternating op N and T (the two sub-queue layouts share one entry
+ * array) with beta != 0. */
+START_TEST(test_hs_owner_parts)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+    unsetenv("HISP_CL_HS_MAPPING");
+    uint64_t rs = test_seed() + 4007 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    static const char *const parts[] = {"1", "3", "64"};
+    for (int pi = 0; pi < 3; pi++) {
+        setenv("HISP_CL_HS_PARTS", parts[pi], 1);
+        for (int ti = 0; ti < 2; ti++) {
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            hisp_matrix A = test_random_matrix(ctx, t, 300 + 97 * pi, 200 + 61 * ti, 0.03, &rs);
+            hisp_gen_params gp;
+            hisp_gen_defaults(HISP_GEN_CIRCUIT, &gp);
+            gp.seed = test_seed();
+            gp.n = 2000;
+            hisp_matrix C = NULL;
+            CK_OK(ctx, hisp_matrix_generate(ctx, &gp, t, &C));
+            for (int v = 0; v < 8; v++) {
+                char what[400];
+                snprintf(what, sizeof what, "%s: owner ranges %s", target_label(_i), parts[pi]);
+                if (!check_hs(ctx, _i, v & 4 ? C : A, v & 2 ? 256 : 4,
+                              v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1, v & 1 ? 1.0 : -2.5,
+                              v == 5, &rs, what)) {
+                    hisp_matrix_destroy(&A);
+                    hisp_matrix_destroy(&C);
+                    unsetenv("HISP_CL_HS_PARTS");
+                    hisp_context_destroy(&ctx);
+                    return;
+                }
+            }
+            /* one handle, both ops in turn */
+            CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+            hisp_matrix H = NULL;
+            CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+            hisp_matrix_info info;
+            CK_OK(ctx, hisp_matrix_get_info(H, &info));
+            size_t es = hisp_type_size(t);
+            int64_t mx = info.nrows > info.ncols ? info.nrows : info.ncols;
+            void *xh = malloc((size_t)mx * es), *y0 = malloc((size_t)mx * es);
+            void *yr = malloc((size_t)mx * es), *yd = malloc((size_t)mx * es);
+            ck_assert(xh && y0 && yr && yd);
+            for (int64_t i = 0; i < mx; i++) {
+                st(t, xh, i, test_uniform(&rs));
+                st(t, y0, i, test_uniform(&rs));
+            }
+            double alpha = 1.25, beta = -0.5;
+            float af = 1.25f, bf = -0.5f;
+            const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
+            const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
+            for (int k = 0; k < 4; k++) {
+                hisp_op op = k & 1 ? HISP_OP_T : HISP_OP_N;
+                int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
+                int64_t nn = op == HISP_OP_N ? info.ncols : info.nrows;
+                hisp_vector x = NULL, y = NULL;
+                CK_OK(ctx, hisp_vector_create(ctx, t, nn, &x));
+                CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
+                CK_OK(ctx, hisp_vector_write(x, xh));
+                CK_OK(ctx, hisp_vector_write(y, y0));
+                CK_OK(ctx, hisp_spmv(ctx, op, ap, H, x, bp, y));
+                CK_OK(ctx, hisp_vector_read(y, yd));
+                memcpy(yr, y0, (size_t)m * es);
+                ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, H->hs, op, alpha, xh, beta, yr), 0);
+                double err = test_rel_error(t, yd, yr, m);
+                ck_assert_msg(err < (t == HISP_F32 ? 1e-5 : 1e-12),
+                              "%s: ranges %s, %s, alternating ops, call %d: relative error %g",
+                              target_label(_i), parts[pi], hisp_type_name(t), k, err);
+                hisp_vector_destroy(&x);
+                hisp_vector_destroy(&y);
+            }
+            free(xh), free(y0), free(yr), free(yd);
+            hisp_matrix_destroy(&H);
+            hisp_matrix_destroy(&A);
+            hisp_matrix_destroy(&C);
+        }
+    }
+    unsetenv("HISP_CL_HS_PARTS");
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* The policy: every queue named, launch rule progress, thresholds. */
 START_TEST(test_hs_policy)
 {
@@ -579,13 +672,14 @@ Suite *suite_hisparse_dev(void)
     TCase *tc = tcase_create("hisparse_dev");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_hs_policy);
-    tcase_add_loop_test(tc, test_hs_queues, 0, 2 * n);
+    tcase_add_loop_test(tc, test_hs_queues, 0, NMAP * n);
     tcase_add_loop_test(tc, test_hs_tiny, 0, n);
-    tcase_add_loop_test(tc, test_hs_random, 0, 2 * n);
+    tcase_add_loop_test(tc, test_hs_random, 0, NMAP * n);
     tcase_add_loop_test(tc, test_hs_structured, 0, n);
     tcase_add_loop_test(tc, test_hs_mtx_files, 0, n);
     tcase_add_loop_test(tc, test_hs_backend_switch, 0, n);
     tcase_add_loop_test(tc, test_hs_cli, 0, n);
+    tcase_add_loop_test(tc, test_hs_owner_parts, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }
