@@ -16,42 +16,15 @@
  * events around each call after warm-up. Medians. Each result is compared
  * with the reference backend (relative 2-norm error). Memory: bytes of each
  * hisp layout and of the cuSPARSE form (CSR, BSR). */
-#include "common.h"
+#include "cuda_bench.h"
 
-#include <cuda_runtime_api.h>
-#define DISABLE_CUSPARSE_DEPRECATED
-#include <cusparse.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define CKS(call)                                                                                  \
-    do {                                                                                           \
-        cusparseStatus_t e_ = (call);                                                              \
-        if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cusparseGetErrorString(e_));                                                   \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static void hk(hisp_context ctx, hisp_status s, const char *what)
-{
-    if (s == HISP_SUCCESS) return;
-    hisp_error_info e = {0};
-    if (hisp_context_last_error(ctx, &e)) e.message = "";
-    fprintf(stderr, "%s: %s: %s\n", what, hisp_status_string(s), e.message ? e.message : "");
-    exit(3);
-}
+/* cb_hk: exits with the context's last error when a call fails */
+#define hk cb_hk
 
 typedef struct {
     hisp_type t;
@@ -349,7 +322,8 @@ int main(int argc, char **argv)
                     "bytes_sell32,bytes_cusparse\n");
     char list[256];
     snprintf(list, sizeof list, "%s", types);
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         hisp_type t;
         if (hisp_type_from_name(tok, &t) || t == HISP_F32 || t == HISP_F64) {
             fprintf(stderr, "skipping type '%s'\n", tok);

@@ -171,14 +171,22 @@ static hisp_status compile(hisp_context ctx, const char *opts, int major, int mi
                            size_t *size)
 {
     char buf[1024], arch[64];
-    snprintf(buf, sizeof buf, "%s", opts);
+    if ((size_t)snprintf(buf, sizeof buf, "%s", opts) >= sizeof buf)
+        return hispi_fail(ctx, HISP_ERR_KERNEL_BUILD, "nvrtc: build options longer than %zu bytes",
+                          sizeof buf - 1);
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
     const char *argv[48];
     int argc = 0;
     argv[argc++] = arch;
     argv[argc++] = "-std=c++17";
-    for (char *t = strtok(buf, " "); t && argc < 46; t = strtok(NULL, " "))
+    /* strtok_r: strtok's hidden state would break a caller's own strtok loop */
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (argc == (int)(sizeof argv / sizeof argv[0]))
+            return hispi_fail(ctx, HISP_ERR_KERNEL_BUILD, "nvrtc: more than %d build options",
+                              argc - 2);
         argv[argc++] = t;
+    }
     nvrtcProgram prog = NULL;
     nvrtcResult r = nv.create(&prog, hispi_cl_src_compound_spmv, "compound_spmv.cu", 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
