@@ -23,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cb_hk: exits with the context's last error when a call fails */
-#define hk cb_hk
-
 typedef struct {
     hisp_type t;
     hisp_type vt;                      /* vector scalar type */
@@ -224,14 +221,14 @@ static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune
                        int warmup, int repeat, hisp_res *r)
 {
     hisp_device_info d;
-    hk(ctx, hisp_context_get_device(ctx, &d), "device");
+    cb_hk(ctx, hisp_context_get_device(ctx, &d), "device");
     snprintf(r->target, sizeof r->target, "%s:%d %.120s", hisp_backend_name(d.backend), d.index,
              d.name);
     int cap = 1 << 14, count = 0;
     hisp_tune_result *res = malloc((size_t)cap * sizeof *res);
     hisp_tune_plan plan;
     double t0 = bench_now_ms();
-    hk(ctx, hisp_tune(ctx, A, search, 1, NULL, NULL, res, cap, &count, &plan), "tune");
+    cb_hk(ctx, hisp_tune(ctx, A, search, 1, NULL, NULL, res, cap, &count, &plan), "tune");
     r->tune_ms = bench_now_ms() - t0;
     r->tried = plan.tried;
     r->from_cache = plan.from_cache;
@@ -245,18 +242,19 @@ static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune
         }
     free(res);
     hisp_vector x = NULL, y = NULL;
-    hk(ctx, hisp_vector_create(ctx, P->vt, P->nx, &x), "vector");
-    hk(ctx, hisp_vector_create(ctx, P->vt, P->ny, &y), "vector");
-    hk(ctx, hisp_vector_write(x, P->x), "write x");
+    cb_hk(ctx, hisp_vector_create(ctx, P->vt, P->nx, &x), "vector");
+    cb_hk(ctx, hisp_vector_create(ctx, P->vt, P->ny, &y), "vector");
+    cb_hk(ctx, hisp_vector_write(x, P->x), "write x");
     double one = 1, zero = 0;
     float onef = 1, zerof = 0;
     const void *pa = P->ss == 4 ? (void *)&onef : (void *)&one;
     const void *pb = P->ss == 4 ? (void *)&zerof : (void *)&zero;
     double *ms = malloc((size_t)repeat * sizeof *ms);
-    hk(ctx, hisp_spmv_variant_timed(ctx, &plan.best, pa, A, x, pb, y, warmup, repeat, ms), "spmv");
+    cb_hk(ctx, hisp_spmv_variant_timed(ctx, &plan.best, pa, A, x, pb, y, warmup, repeat, ms),
+          "spmv");
     r->ms = bench_median(ms, repeat);
     void *h = malloc((size_t)(P->ny * P->comps) * P->ss + 16);
-    hk(ctx, hisp_vector_read(y, h), "read y");
+    cb_hk(ctx, hisp_vector_read(y, h), "read y");
     r->err = rel_err(P, h);
     free(h);
     free(ms);
@@ -298,10 +296,10 @@ int main(int argc, char **argv)
     }
     if (repeat < 1) repeat = 1;
     hisp_context ctx = NULL, rctx = NULL;
-    hk(NULL, hisp_context_create(&ctx), "context");
-    hk(NULL, hisp_context_create(&rctx), "context");
+    cb_hk(NULL, hisp_context_create(&ctx), "context");
+    cb_hk(NULL, hisp_context_create(&rctx), "context");
     int ncuda = 0, ncl = 0;
-    hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ncuda), "cuda devices");
+    cb_hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ncuda), "cuda devices");
     if (!ncuda) {
         fprintf(stderr, "no CUDA device\n");
         return 3;
@@ -310,7 +308,7 @@ int main(int argc, char **argv)
     FILE *fm = md ? fopen(md, "w") : stdout, *fc = csv ? fopen(csv, "w") : NULL;
     if (!fm) fm = stdout;
     hisp_device_info gi;
-    hk(ctx, hisp_backend_device_info(ctx, HISP_BACKEND_CUDA, 0, &gi), "device info");
+    cb_hk(ctx, hisp_backend_device_info(ctx, HISP_BACKEND_CUDA, 0, &gi), "device info");
     fprintf(fm, "# compound SpMV on %s (%s), search %s, median of %d after %d warm-up\n\n", gi.name,
             gi.platform, search == HISP_TUNE_FULL ? "full" : "fast", repeat, warmup);
     fprintf(fm, "| type | matrix | nnz | target | best variant | ms | CSR sched ms | layout "
@@ -340,14 +338,14 @@ int main(int argc, char **argv)
         snprintf(mname, sizeof mname, "%s:%lld", hisp_cgen_name(k), (long long)n);
         fprintf(stderr, "== %s %s\n", tok, mname);
         hisp_matrix R = NULL;
-        hk(rctx, hisp_matrix_generate_compound(rctx, k, n, 1, t, &R), "generate");
+        cb_hk(rctx, hisp_matrix_generate_compound(rctx, k, n, 1, t, &R), "generate");
         hisp_matrix_info mi;
-        hk(rctx, hisp_matrix_get_info(R, &mi), "info");
+        cb_hk(rctx, hisp_matrix_get_info(R, &mi), "info");
         prob P;
         memset(&P, 0, sizeof P);
         P.t = t;
         int per = 1;
-        hk(rctx, hisp_compound_vector_type(t, &P.vt, &per), "vector type");
+        cb_hk(rctx, hisp_compound_vector_type(t, &P.vt, &per), "vector type");
         P.nrows = mi.nrows;
         P.ncols = mi.ncols;
         P.nnz = mi.nnz;
@@ -355,7 +353,7 @@ int main(int argc, char **argv)
         P.ny = mi.nrows * per;
         P.comps = hisp_type_components(P.vt);
         P.ss = hisp_type_size(P.vt) / (size_t)P.comps;
-        hk(rctx, hisp_matrix_host_arrays(R, &P.rowptr, NULL, &P.colind, &P.val), "arrays");
+        cb_hk(rctx, hisp_matrix_host_arrays(R, &P.rowptr, NULL, &P.colind, &P.val), "arrays");
         int64_t sx = P.nx * P.comps, sy = P.ny * P.comps;
         P.x = malloc((size_t)sx * P.ss);
         P.ref = malloc((size_t)sy * P.ss);
@@ -370,34 +368,34 @@ int main(int argc, char **argv)
             hisp_vector x = NULL, y = NULL;
             double one = 1, zero = 0;
             float onef = 1, zerof = 0;
-            hk(rctx, hisp_vector_create(rctx, P.vt, P.nx, &x), "vector");
-            hk(rctx, hisp_vector_create(rctx, P.vt, P.ny, &y), "vector");
-            hk(rctx, hisp_vector_write(x, P.x), "write");
-            hk(rctx,
-               hisp_spmv(rctx, HISP_OP_N, P.ss == 4 ? (void *)&onef : (void *)&one, R, x,
-                         P.ss == 4 ? (void *)&zerof : (void *)&zero, y),
-               "reference");
-            hk(rctx, hisp_vector_read(y, P.ref), "read");
+            cb_hk(rctx, hisp_vector_create(rctx, P.vt, P.nx, &x), "vector");
+            cb_hk(rctx, hisp_vector_create(rctx, P.vt, P.ny, &y), "vector");
+            cb_hk(rctx, hisp_vector_write(x, P.x), "write");
+            cb_hk(rctx,
+                  hisp_spmv(rctx, HISP_OP_N, P.ss == 4 ? (void *)&onef : (void *)&one, R, x,
+                            P.ss == 4 ? (void *)&zerof : (void *)&zero, y),
+                  "reference");
+            cb_hk(rctx, hisp_vector_read(y, P.ref), "read");
             hisp_vector_destroy(&x);
             hisp_vector_destroy(&y);
         }
         uint64_t lb[HISP_OUTER_COUNT] = {0}, cb = 0;
         for (int o = 0; o < HISP_OUTER_COUNT; o++)
-            hk(rctx, hisp_matrix_layout_bytes(R, (hisp_outer_layout)o, &lb[o]), "bytes");
+            cb_hk(rctx, hisp_matrix_layout_bytes(R, (hisp_outer_layout)o, &lb[o]), "bytes");
         double cms = NAN, cerr = NAN;
         cusparse_bench(&P, warmup, repeat, &cms, &cerr, &cb);
         int ntargets = 1 + ncl;
         for (int ti = 0; ti < ntargets; ti++) {
             hisp_backend_kind bk = ti == 0 ? HISP_BACKEND_CUDA : HISP_BACKEND_OPENCL;
             int dev = ti == 0 ? 0 : ti - 1;
-            hk(ctx, hisp_context_set_backend(ctx, bk, dev), "backend");
+            cb_hk(ctx, hisp_context_set_backend(ctx, bk, dev), "backend");
             hisp_device_info di;
-            hk(ctx, hisp_context_get_device(ctx, &di), "device");
+            cb_hk(ctx, hisp_context_get_device(ctx, &di), "device");
             if (P.ss == 8 && !di.fp64) continue;
             hisp_matrix A = NULL;
-            hk(ctx,
-               hisp_matrix_create_csr(ctx, t, mi.nrows, mi.ncols, P.rowptr, P.colind, P.val, &A),
-               "matrix");
+            cb_hk(ctx,
+                  hisp_matrix_create_csr(ctx, t, mi.nrows, mi.ncols, P.rowptr, P.colind, P.val, &A),
+                  "matrix");
             hisp_res r;
             memset(&r, 0, sizeof r);
             fprintf(stderr, "   %s %s ...\n", hisp_backend_name(bk), di.name);
