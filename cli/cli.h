@@ -30,13 +30,14 @@ int cmd_stats(int argc, char **argv);
 int cmd_spmv(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_add(int argc, char **argv);
 int cmd_edit(int argc, char **argv);
 int cmd_mspmv(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 /* hisp spmv with --entry/--layout/--schedule/--plan (cmd_tune.c). */
-int cli_spmv_compound(const char *path, const char *entry, const char *layout,
-                      const char *schedule, const char *plan, hisp_backend_kind backend,
-                      int device, int repeat, bool check, bool json, double alpha, double beta);
+int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
+                      const char *plan, hisp_backend_kind backend, int device, int repeat,
+                      bool check, bool json, double alpha, double beta);
 
 /* ---- matrix files (matrix_io.c) ---------------------------------------- */
 

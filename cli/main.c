@@ -14,6 +14,7 @@ static const struct {
     {"spmv", cmd_spmv, "y = alpha*op(A)*x + beta*y on a backend, timed and checked"},
     {"demo", cmd_demo, "the main job: generate, run SpMV on the best backend, print a table"},
     {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
+    {"add", cmd_add, "C = alpha*op(A) + beta*op(B) into a HiSparse (or .mtx) file, on the host"},
     {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
     {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO), with --mpi over ranks"},
     {"tune", cmd_tune, "tune compound-entry SpMV: layouts x schedules, ranked table, plan cache"},
