@@ -64,7 +64,8 @@ typedef enum {
 } hisp_type;
 
 /* HISP_FORMAT_HISPARSE: the hierarchical format of the HiSparse paper
- * (docs/FORMAT.md); host only so far. */
+ * (docs/FORMAT.md): built, edited and added on the host; SpMV on every
+ * backend through the dynamic scheduler. */
 typedef enum {
     HISP_FORMAT_COO = 0,
     HISP_FORMAT_CSR,
@@ -518,16 +519,16 @@ typedef struct {
     struct {
         hisp_backend_kind backend;
         int device;
-        int numa_node;        /* -1: unknown / spans the machine */
-        int sub, nsub; /* sub-device sub of nsub (HISP_MPLAN_SUBDEVICES), -1 and 0 when whole */
-        hisp_part part;       /* its part */
-        int64_t nnz;          /* nonzeros of the part */
-        uint64_t bytes;       /* bytes sent at distribution (local pointers, indices, values) */
-        double upload_ms;     /* its share of the distribution */
-        double x_ms;          /* last SpMV: x sent */
-        double compute_ms;    /* last SpMV: device time of its kernel */
-        double gather_ms;     /* last SpMV: result read back */
-        char name[128];       /* device name */
+        int numa_node;     /* -1: unknown / spans the machine */
+        int sub, nsub;     /* sub-device sub of nsub (HISP_MPLAN_SUBDEVICES), -1 and 0 when whole */
+        hisp_part part;    /* its part */
+        int64_t nnz;       /* nonzeros of the part */
+        uint64_t bytes;    /* bytes sent at distribution (local pointers, indices, values) */
+        double upload_ms;  /* its share of the distribution */
+        double x_ms;       /* last SpMV: x sent */
+        double compute_ms; /* last SpMV: device time of its kernel */
+        double gather_ms;  /* last SpMV: result read back */
+        char name[128];    /* device name */
     } dev[HISP_MPLAN_MAX_DEVICES];
 } hisp_mplan_breakdown;
 
