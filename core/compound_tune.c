@@ -15,12 +15,10 @@
 #include "../backends/backend.h"
 #include "hispi_compound.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define TUNE_WARMUP 2
@@ -72,44 +70,11 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
 
 /* ---- plan files ------------------------------------------------------------ */
 
-static int cache_dir(char *out, size_t size)
-{
-    const char *d = getenv("HISP_CACHE_DIR");
-    int n;
-    if (d && *d) {
-        if (strcmp(d, "off") == 0) return 0;
-        n = snprintf(out, size, "%s", d);
-    } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
-        n = snprintf(out, size, "%s/hisp", d);
-    } else if ((d = getenv("HOME")) && *d) {
-        n = snprintf(out, size, "%s/.cache/hisp", d);
-    } else {
-        return 0;
-    }
-    return n > 0 && (size_t)n < size;
-}
-
 hisp_status hisp_tune_plan_cache_path(const char *key, char *path, size_t size)
 {
     if (!key || !path) return HISP_ERR_INVALID_ARGUMENT;
-    char dir[900];
-    if (!cache_dir(dir, sizeof dir)) return HISP_ERR_UNSUPPORTED;
     uint64_t h = hispi_hash(key, strlen(key), 0x706c616eull);
-    int n = snprintf(path, size, "%s/plan-%016llx.txt", dir, (unsigned long long)h);
-    return n > 0 && (size_t)n < size ? HISP_SUCCESS : HISP_ERR_INVALID_ARGUMENT;
-}
-
-static void make_dirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
+    return hispi_cache_file("plan", h, "txt", path, size) ? HISP_SUCCESS : HISP_ERR_UNSUPPORTED;
 }
 
 static int format_plan(const hisp_tune_plan *p, char *buf, size_t size)
@@ -126,28 +91,22 @@ static int format_plan(const hisp_tune_plan *p, char *buf, size_t size)
     return m < 0 || (size_t)(n + m) >= size ? -1 : n + m;
 }
 
+static hisp_status plan_save(hisp_context ctx, const hisp_tune_plan *p, const char *path,
+                             bool make_dirs)
+{
+    char buf[1024];
+    int n = format_plan(p, buf, sizeof buf);
+    if (n < 0) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid plan");
+    int e = hispi_write_file_atomic(path, buf, (size_t)n, make_dirs);
+    if (e) return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot write %s: %s", path, strerror(e));
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_tune_plan_save(hisp_context ctx, const hisp_tune_plan *p, const char *path)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
-    char buf[1024];
-    int n = format_plan(p, buf, sizeof buf);
-    if (n < 0) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid plan");
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        int e = errno;
-        return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot create %s: %s", tmp, strerror(e));
-    }
-    int ok = fwrite(buf, 1, (size_t)n, f) == (size_t)n;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) { /* write then rename: never half a file */
-        int e = errno ? errno : EIO;
-        remove(tmp);
-        return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot write %s: %s", path, strerror(e));
-    }
-    return HISP_SUCCESS;
+    return plan_save(ctx, p, path, false);
 }
 
 /* Next line of text at *p (without '\n'); false at the end. */
@@ -527,14 +486,9 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
         plan->from_cache = 0;
         plan->tune_ms = hispi_now_ms() - t0;
         char path[1024];
-        if (use_cache && hisp_tune_plan_cache_path(plan->key, path, sizeof path) == HISP_SUCCESS) {
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s", path);
-            char *slash = strrchr(dir, '/');
-            if (slash) *slash = 0;
-            make_dirs(dir);
-            if (hisp_tune_plan_save(ctx, plan, path)) hispi_clear_error(ctx); /* best effort */
-        }
+        if (use_cache && hisp_tune_plan_cache_path(plan->key, path, sizeof path) == HISP_SUCCESS &&
+            plan_save(ctx, plan, path, true))
+            hispi_clear_error(ctx); /* a cache: best effort */
     }
     free(t.all);
     hisp_vector_destroy(&t.x);

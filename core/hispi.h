@@ -265,5 +265,15 @@ HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *
 HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);
 /* Monotonic host clock in milliseconds. */
 HISPI_LOCAL double hispi_now_ms(void);
+/* The disk cache file DIR/PREFIX-KEY.EXT, DIR = $HISP_CACHE_DIR, else
+ * $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; 0 when caching is off
+ * (HISP_CACHE_DIR=off, no home) or the path does not fit. */
+HISPI_LOCAL int hispi_cache_file(const char *prefix, uint64_t key, const char *ext, char *out,
+                                 size_t size);
+/* Writes n bytes to path through a temporary file and rename, so readers
+ * never see half a file; make_dirs creates the parent folders first.
+ * Returns 0 or an errno value. */
+HISPI_LOCAL int hispi_write_file_atomic(const char *path, const void *data, size_t n,
+                                        bool make_dirs);
 
 #endif

@@ -21,8 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #ifdef HISP_HAVE_OPENCL
 extern const char hispi_cl_src_compound_spmv[];
@@ -130,42 +128,6 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     return HISP_SUCCESS;
 }
 
-static int cache_file(uint64_t key, char *out, size_t size)
-{
-    const char *d = getenv("HISP_CACHE_DIR");
-    char dir[800];
-    int n;
-    if (d && *d) {
-        if (strcmp(d, "off") == 0) return 0;
-        n = snprintf(dir, sizeof dir, "%s", d);
-    } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
-        n = snprintf(dir, sizeof dir, "%s/hisp", d);
-    } else if ((d = getenv("HOME")) && *d) {
-        n = snprintf(dir, sizeof dir, "%s/.cache/hisp", d);
-    } else {
-        return 0;
-    }
-    if (n <= 0 || (size_t)n >= sizeof dir) return 0;
-    n = snprintf(out, size, "%s/cu-%016llx.cubin", dir, (unsigned long long)key);
-    return n > 0 && (size_t)n < size;
-}
-
-static void make_dirs(const char *file)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", file);
-    char *slash = strrchr(tmp, '/');
-    if (!slash) return;
-    *slash = 0;
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
-}
-
 /* Compile src with opts for sm_XY; *cubin malloc'd. */
 static hisp_status compile(hisp_context ctx, const char *opts, int major, int minor, char **cubin,
                            size_t *size)
@@ -250,18 +212,6 @@ static char *read_all(const char *path, size_t *n)
     return b;
 }
 
-static void write_all(const char *path, const char *b, size_t n)
-{
-    char tmp[1100];
-    make_dirs(path);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return;
-    int ok = fwrite(b, 1, n, f) == n;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) remove(tmp);
-}
-
 hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
                                const char *name, void **k)
 {
@@ -291,7 +241,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
         char path[1024];
         size_t n = 0;
         char *cubin = NULL;
-        int cacheable = cache_file(key, path, sizeof path);
+        int cacheable = hispi_cache_file("cu", key, "cubin", path, sizeof path);
         if (cacheable) cubin = read_all(path, &n);
         cudaLibrary_t lib = NULL;
         if (cubin &&
@@ -308,7 +258,8 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
                 free(cubin);
                 return cu_fail(ctx, e, "cudaLibraryLoadData");
             }
-            if (cacheable) write_all(path, cubin, n);
+            if (cacheable) /* a cache: best effort */
+                (void)hispi_write_file_atomic(path, cubin, n, true);
         }
         free(cubin);
         hisp_status s = hispi_calloc(ctx, 1, sizeof *m, (void **)&m);

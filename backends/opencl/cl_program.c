@@ -7,45 +7,10 @@
  * corrupt file only costs a rebuild from source. */
 #include "cl_backend.h"
 
-#include <pthread.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-static int cache_dir(char *out, size_t size)
-{
-    const char *d = getenv("HISP_CACHE_DIR");
-    int n;
-    if (d && *d) {
-        if (strcmp(d, "off") == 0) return 0;
-        n = snprintf(out, size, "%s", d);
-    } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
-        n = snprintf(out, size, "%s/hisp", d);
-    } else if ((d = getenv("HOME")) && *d) {
-        n = snprintf(out, size, "%s/.cache/hisp", d);
-    } else {
-        return 0;
-    }
-    return n > 0 && (size_t)n < size;
-}
-
-/* mkdir -p; failures show up later as a failed open. */
-static void make_dirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
-}
 
 /* kernels_cl/common.cl, embedded: the prelude of every program */
 extern const char hispi_cl_src_common[];
@@ -53,8 +18,6 @@ extern const char hispi_cl_src_common[];
 static int cache_path(const hisp_cl_be *be, const char *src, const char *opts, char *out,
                       size_t size)
 {
-    char dir[900];
-    if (!cache_dir(dir, sizeof dir)) return 0;
     const char *ver = hisp_version_string();
     uint64_t h = hispi_hash(ver, strlen(ver), 0x6869737063ull);
     h = hispi_hash(hispi_cl_src_common, strlen(hispi_cl_src_common), h);
@@ -63,8 +26,7 @@ static int cache_path(const hisp_cl_be *be, const char *src, const char *opts, c
     h = hispi_hash(be->name, strlen(be->name) + 1, h);
     h = hispi_hash(be->driver, strlen(be->driver) + 1, h);
     h = hispi_hash(be->platform_name, strlen(be->platform_name) + 1, h);
-    int n = snprintf(out, size, "%s/cl-%016llx.bin", dir, (unsigned long long)h);
-    return n > 0 && (size_t)n < size;
+    return hispi_cache_file("cl", h, "bin", out, size);
 }
 
 static cl_program load_cached(hisp_cl_be *be, const char *path, const char *opts)
@@ -105,22 +67,7 @@ static void store_cached(hisp_cl_be *be, cl_program p, const char *path)
     if (!bin) return;
     unsigned char *bins[1] = {bin};
     if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS) {
-        char dir[1024], tmp[1100];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0;
-        make_dirs(dir);
-        /* write then rename: concurrent processes never see half a file */
-        /* pid and thread: several contexts of one process (MSREP) may store
-         * the same program at once */
-        snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(),
-                 (unsigned long)pthread_self());
-        FILE *f = fopen(tmp, "wb");
-        if (f) {
-            int ok = fwrite(bin, 1, len, f) == len;
-            ok = fclose(f) == 0 && ok;
-            if (!ok || rename(tmp, path) != 0) remove(tmp);
-        }
+        (void)hispi_write_file_atomic(path, bin, len, true); /* a cache: best effort */
     }
     (void)be;
     free(bin);
