@@ -329,27 +329,10 @@ int main(int argc, char **argv)
             if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
             const char *name = defs[mi].name;
             double t0 = bench_now_ms();
-            cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
-            hisp_matrix M = NULL, HM = NULL;
-            cb_hk(ctx, hisp_matrix_generate(ctx, &defs[mi].gen, t, &M), "generate");
-            const int64_t *rp;
-            const int32_t *ci;
-            const void *v;
-            hisp_matrix_info mi_;
-            cb_hk(ctx, hisp_matrix_get_info(M, &mi_), "info");
-            cb_hk(ctx, hisp_matrix_host_arrays(M, &rp, NULL, &ci, &v), "host arrays");
-            cb_csr A = {t, mi_.nrows, mi_.ncols, mi_.nnz, rp, ci, v};
-            uint64_t seed = 977 + (uint64_t)mi;
-            void *xn = cb_random_array(t, A.ncols, &seed), *xt = cb_random_array(t, A.nrows, &seed);
-            void *y0n = cb_random_array(t, A.nrows, &seed),
-                 *y0t = cb_random_array(t, A.ncols, &seed);
-            double *rn = malloc((size_t)(A.nrows + 1) * 8), *rt = malloc((size_t)(A.ncols + 1) * 8);
-            double *r2n = malloc((size_t)(A.nrows + 1) * 8),
-                   *r2t = malloc((size_t)(A.ncols + 1) * 8);
-            cb_reference(&A, HISP_OP_N, 1, xn, 0, NULL, rn);
-            cb_reference(&A, HISP_OP_T, 1, xt, 0, NULL, rt);
-            cb_reference(&A, HISP_OP_N, 1.5, xn, -0.5, y0n, r2n);
-            cb_reference(&A, HISP_OP_T, 1.5, xt, -0.5, y0t, r2t);
+            cb_case cs;
+            cb_case_make(ctx, &defs[mi], t, 977 + (uint64_t)mi, &cs);
+            const cb_csr A = cs.A;
+            hisp_matrix M = cs.P.M, HM = NULL;
             double t1 = bench_now_ms();
             cb_hk(ctx, hisp_matrix_set_node_size(M, d), "node size");
             cb_hk(ctx, hisp_matrix_duplicate(M, HISP_FORMAT_HISPARSE, &HM), "to HiSparse");
@@ -367,7 +350,7 @@ int main(int argc, char **argv)
                    (double)h->tree_bytes / (double)(A.nnz ? A.nnz : 1),
                    (bench_now_ms() - t0) * 1e-3);
             fflush(stdout);
-            cb_problem P = {&A, M, xn, xt, y0n, y0t, rn, rt, r2n, r2t}, H = P;
+            cb_problem P = cs.P, H = P;
             H.M = HM;
             double e = 0, e2 = 0;
             cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
@@ -418,10 +401,7 @@ int main(int argc, char **argv)
             }
             cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
             hisp_matrix_destroy(&HM);
-            hisp_matrix_destroy(&M);
-            void *f[] = {xn, xt, y0n, y0t, rn, rt, r2n, r2t};
-            for (int k = 0; k < 8; k++)
-                free(f[k]);
+            cb_case_free(&cs);
         }
     free(ms);
     printf("\ncopy bandwidth %.0f GB/s; CSR rows: CSR byte model; HiSparse rows: tree + x + y\n\n",

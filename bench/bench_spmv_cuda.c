@@ -294,27 +294,10 @@ int main(int argc, char **argv)
             if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
             const char *name = defs[mi].name;
             double t0 = bench_now_ms();
-            cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
-            hisp_matrix M = NULL;
-            cb_hk(ctx, hisp_matrix_generate(ctx, &defs[mi].gen, t, &M), "generate");
-            const int64_t *rp;
-            const int32_t *ci;
-            const void *v;
-            hisp_matrix_info info;
-            cb_hk(ctx, hisp_matrix_get_info(M, &info), "info");
-            cb_hk(ctx, hisp_matrix_host_arrays(M, &rp, NULL, &ci, &v), "host arrays");
-            cb_csr A = {t, info.nrows, info.ncols, info.nnz, rp, ci, v};
-            uint64_t seed = 977 + (uint64_t)mi;
-            void *xn = cb_random_array(t, A.ncols, &seed), *xt = cb_random_array(t, A.nrows, &seed);
-            void *y0n = cb_random_array(t, A.nrows, &seed),
-                 *y0t = cb_random_array(t, A.ncols, &seed);
-            double *rn = malloc((size_t)(A.nrows + 1) * 8), *rt = malloc((size_t)(A.ncols + 1) * 8);
-            double *r2n = malloc((size_t)(A.nrows + 1) * 8),
-                   *r2t = malloc((size_t)(A.ncols + 1) * 8);
-            cb_reference(&A, HISP_OP_N, 1, xn, 0, NULL, rn);
-            cb_reference(&A, HISP_OP_T, 1, xt, 0, NULL, rt);
-            cb_reference(&A, HISP_OP_N, 1.5, xn, -0.5, y0n, r2n);
-            cb_reference(&A, HISP_OP_T, 1.5, xt, -0.5, y0t, r2t);
+            cb_case cs;
+            cb_case_make(ctx, &defs[mi], t, 977 + (uint64_t)mi, &cs);
+            const cb_csr A = cs.A;
+            const int64_t *rp = A.rowptr;
             int64_t lmax = 0;
             for (int64_t i = 0; i < A.nrows; i++)
                 if (rp[i + 1] - rp[i] > lmax) lmax = rp[i + 1] - rp[i];
@@ -324,7 +307,7 @@ int main(int argc, char **argv)
                    (long long)A.nnz, (double)A.nnz / (double)(A.nrows ? A.nrows : 1),
                    (long long)lmax, (bench_now_ms() - t0) * 1e-3);
             fflush(stdout);
-            cb_problem P = {&A, M, xn, xt, y0n, y0t, rn, rt, r2n, r2t};
+            const cb_problem P = cs.P;
             double e = 0, e2 = 0;
             if (ncuda) {
                 cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
@@ -373,15 +356,7 @@ int main(int argc, char **argv)
                 cb_add(&rs, name, t, "N", "hisp-opencl-cpu", ocl_cpu, &A, ms, cpu_repeat, e, 0);
             }
             cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
-            hisp_matrix_destroy(&M);
-            free(xn);
-            free(xt);
-            free(y0n);
-            free(y0t);
-            free(rn);
-            free(rt);
-            free(r2n);
-            free(r2t);
+            cb_case_free(&cs);
         }
     free(ms);
     printf("\nbyte model: rowptr (rows+1)*4 + colind nnz*4 + values nnz*size + x + y (written); "

@@ -253,3 +253,43 @@ double cb_med(const bench_result *r)
 {
     return r ? r->median_ms : NAN;
 }
+
+void cb_case_make(hisp_context ctx, const bench_matrix_def *def, hisp_type t, uint64_t seed,
+                  cb_case *c)
+{
+    memset(c, 0, sizeof *c);
+    cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
+    hisp_matrix M = NULL;
+    cb_hk(ctx, hisp_matrix_generate(ctx, &def->gen, t, &M), "generate");
+    hisp_matrix_info info;
+    cb_hk(ctx, hisp_matrix_get_info(M, &info), "info");
+    cb_csr *A = &c->A;
+    A->type = t;
+    A->nrows = info.nrows;
+    A->ncols = info.ncols;
+    A->nnz = info.nnz;
+    cb_hk(ctx, hisp_matrix_host_arrays(M, &A->rowptr, NULL, &A->colind, &A->val), "host arrays");
+    void *xn = cb_random_array(t, A->ncols, &seed), *xt = cb_random_array(t, A->nrows, &seed);
+    void *y0n = cb_random_array(t, A->nrows, &seed), *y0t = cb_random_array(t, A->ncols, &seed);
+    double *rn = malloc((size_t)(A->nrows + 1) * 8), *rt = malloc((size_t)(A->ncols + 1) * 8);
+    double *r2n = malloc((size_t)(A->nrows + 1) * 8), *r2t = malloc((size_t)(A->ncols + 1) * 8);
+    if (!rn || !rt || !r2n || !r2t) {
+        fprintf(stderr, "out of host memory\n");
+        exit(3);
+    }
+    cb_reference(A, HISP_OP_N, 1, xn, 0, NULL, rn);
+    cb_reference(A, HISP_OP_T, 1, xt, 0, NULL, rt);
+    cb_reference(A, HISP_OP_N, 1.5, xn, -0.5, y0n, r2n);
+    cb_reference(A, HISP_OP_T, 1.5, xt, -0.5, y0t, r2t);
+    c->P = (cb_problem){A, M, xn, xt, y0n, y0t, rn, rt, r2n, r2t};
+}
+
+void cb_case_free(cb_case *c)
+{
+    hisp_matrix_destroy(&c->P.M);
+    const void *f[] = {c->P.x_n,   c->P.x_t,   c->P.y0_n,   c->P.y0_t,
+                       c->P.ref_n, c->P.ref_t, c->P.ref2_n, c->P.ref2_t};
+    for (int k = 0; k < 8; k++)
+        free((void *)f[k]);
+    memset(c, 0, sizeof *c);
+}

@@ -84,4 +84,15 @@ const bench_result *cb_find(const bench_results *rs, const char *m, const char *
                             const char *impl);
 double cb_med(const bench_result *r); /* median ms, NaN for NULL */
 
+/* One suite matrix generated on ctx's reference backend, with random
+ * inputs and double references: P.ref_* for alpha 1, beta 0; P.ref2_* for
+ * alpha 1.5, beta -0.5 and P.y0_*. P.A points into c. */
+typedef struct {
+    cb_csr A;
+    cb_problem P;
+} cb_case;
+void cb_case_make(hisp_context ctx, const bench_matrix_def *def, hisp_type t, uint64_t seed,
+                  cb_case *c);
+void cb_case_free(cb_case *c);
+
 #endif
