@@ -264,22 +264,14 @@ static inline const unsigned char *rec_v(const tree *b, int64_t e)
 static int choose(const tree *b, bool leaf, int64_t n, int64_t lo, uint64_t *bytes)
 {
     uint64_t es = leaf ? b->s : 8;
-    uint64_t coo = hispi_coo_bytes((uint64_t)n, es), dense = hispi_dense_bytes(b->d, es);
-    int x = hispi_coo_x((uint64_t)n);
-    int coo_type = (leaf ? HISPI_LEAF_COO1 : HISPI_INNER_COO1) + (x == 1 ? 0 : x == 2 ? 1 : 2);
-    if (dense <= coo) {
-        /* a dense leaf's empty cells are zero bytes: a leaf holding an
-         * explicit entry whose bytes are all zero stays COO (exact round trip) */
-        bool ok = true;
-        for (int64_t e = lo; leaf && e < lo + n && ok; e++)
-            ok = !hispi_bytes_zero(rec_v(b, e), b->vs);
-        if (ok) {
-            *bytes = dense;
-            return leaf ? HISPI_LEAF_DENSE : HISPI_INNER_DENSE;
-        }
-    }
-    *bytes = coo;
-    return coo_type;
+    bool dense = hispi_node_dense_fits(b->d, es, (uint64_t)n);
+    /* a dense leaf's empty cells are zero bytes: a leaf holding an explicit
+     * entry whose bytes are all zero stays COO (exact round trip) */
+    for (int64_t e = lo; leaf && dense && e < lo + n; e++)
+        dense = !hispi_bytes_zero(rec_v(b, e), b->vs);
+    int type = hispi_node_type(leaf, dense, (uint64_t)n);
+    *bytes = hispi_node_type_bytes(type, b->d, es, (uint64_t)n);
+    return type;
 }
 
 /* End of the run of entries starting at e that fall into the same cell of

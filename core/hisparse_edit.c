@@ -52,25 +52,8 @@ static inline uint32_t key_at(const editor *e, const change *c, int l)
 static uint64_t decode(const editor *e, uint64_t ref, uint32_t *keys, unsigned char *pay, size_t es)
 {
     if (!ref) return 0;
-    const unsigned char *node = e->pool->base + HISPI_REF_OFF(ref);
-    int t = HISPI_REF_TYPE(ref);
-    uint64_t n = 0, dd = (uint64_t)e->d * (uint64_t)e->d;
-    if (hispi_node_is_dense(t)) {
-        for (uint64_t k = 0; k < dd; k++)
-            if (!hispi_bytes_zero(node + k * es, es)) {
-                keys[n] = (uint32_t)k;
-                memcpy(pay + n * es, node + k * es, es);
-                n++;
-            }
-        return n;
-    }
-    n = hispi_rd32(node);
-    uint64_t np, p = hispi_coo_payload(n, es, &np);
-    for (uint64_t k = 0; k < n; k++) {
-        keys[k] = node[4 + 2 * k] * (uint32_t)e->d + node[5 + 2 * k];
-        memcpy(pay + k * es, node + p + k * es, es);
-    }
-    return n;
+    return hispi_node_decode(e->pool->base + HISPI_REF_OFF(ref), HISPI_REF_TYPE(ref), e->d, es,
+                             keys, pay);
 }
 
 /* Write a node of n cells; *ref gets it (0 when n == 0). */
@@ -80,31 +63,13 @@ static hisp_status encode(editor *e, bool leaf, uint64_t n, const uint32_t *keys
     *ref = 0;
     if (n == 0) return HISP_SUCCESS;
     size_t es = leaf ? e->s : 8;
-    uint64_t coo = hispi_coo_bytes(n, es), dense = hispi_dense_bytes(e->d, es);
-    bool use_dense = dense <= coo;
+    bool use_dense = hispi_node_dense_fits(e->d, es, n);
     for (uint64_t k = 0; leaf && use_dense && k < n; k++) /* same rule as the builder */
         if (hispi_bytes_zero(pay + k * es, es)) use_dense = false;
-    uint64_t bytes = use_dense ? dense : coo, off;
+    int type = hispi_node_type(leaf, use_dense, n);
+    uint64_t bytes = hispi_node_type_bytes(type, e->d, es, n), off;
     HISPI_TRY(hispi_pool_alloc(e->ctx, e->pool, bytes, &off));
-    unsigned char *node = e->pool->base + off;
-    int type;
-    if (use_dense) {
-        type = leaf ? HISPI_LEAF_DENSE : HISPI_INNER_DENSE;
-        for (uint64_t k = 0; k < n; k++)
-            memcpy(node + keys[k] * es, pay + k * es, es);
-    } else {
-        int x = hispi_coo_x(n);
-        type = (leaf ? HISPI_LEAF_COO1 : HISPI_INNER_COO1) + (x == 1 ? 0 : x == 2 ? 1 : 2);
-        uint64_t np, p = hispi_coo_payload(n, es, &np);
-        uint32_t n32 = (uint32_t)n;
-        memcpy(node, &n32, 4);
-        for (uint64_t k = 0; k < np; k++) {
-            uint32_t key = keys[k < n ? k : n - 1];
-            node[4 + 2 * k] = (unsigned char)(key / (uint32_t)e->d);
-            node[5 + 2 * k] = (unsigned char)(key % (uint32_t)e->d);
-        }
-        memcpy(node + p, pay, n * es);
-    }
+    hispi_node_encode(e->pool->base + off, type, e->d, es, n, keys, pay);
     e->st->nodes_copied++;
     e->st->bytes_added += bytes;
     *ref = off | (uint64_t)type;

@@ -110,6 +110,24 @@ typedef struct hispi_pool {
     uint64_t nclasses;
 } hispi_pool;
 
+/* ---- the node codec (core/hisparse_node.c) ------------------------------
+ * A node of n cells with payloads of es bytes (values in leaves, 8-byte
+ * references in inner nodes) is dense when hispi_node_dense_fits and no
+ * leaf cell's payload is all zero bytes (dense cells of zero bytes are
+ * empty: such an explicit entry keeps the node COO, for exact round trips),
+ * COO otherwise. Keys are row-major local cell indices (r * d + c), in
+ * increasing order for COO nodes. */
+HISPI_LOCAL bool hispi_node_dense_fits(int d, size_t es, uint64_t n);
+HISPI_LOCAL int hispi_node_type(bool leaf, bool dense, uint64_t n);
+HISPI_LOCAL uint64_t hispi_node_type_bytes(int type, int d, size_t es, uint64_t n);
+/* The cells of a node: keys and payloads (packed); returns their count. */
+HISPI_LOCAL uint64_t hispi_node_decode(const unsigned char *node, int type, int d, size_t es,
+                                       uint32_t *keys, unsigned char *pay);
+/* Writes n cells into a node of `type` (hispi_node_type_bytes bytes, a
+ * dense node's empty cells already zero). */
+HISPI_LOCAL void hispi_node_encode(unsigned char *node, int type, int d, size_t es, uint64_t n,
+                                   const uint32_t *keys, const unsigned char *pay);
+
 HISPI_LOCAL hisp_status hispi_pool_create(hisp_context ctx, uint64_t bytes, hispi_pool **out);
 HISPI_LOCAL void hispi_pool_release(hispi_pool *p);
 /* Room for a node of `bytes` (a multiple of 16), zeroed; *off its offset.
