@@ -285,6 +285,26 @@ HISP_API const char *hisp_sched_queue_name(int q);
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b,
                                                     hisp_matrix B, hisp_matrix *C);
 
+/* What the last hisp_matrix_add on the context did (all zero before the
+ * first). On a device backend the add runs on the device (dual top-down
+ * traversal, output nodes from a device pool) and C joins A's family: C's
+ * subtrees present in one operand only are shared, not copied, when their
+ * scale and orientation allow it (docs/ARCHITECTURE.md). */
+typedef struct {
+    int64_t nnz;             /* entries of C */
+    int64_t nodes_new;       /* nodes written for C */
+    int64_t subtrees_shared; /* child references of new nodes that point into A's or B's tree */
+    int64_t subtrees_copied; /* one-operand subtrees copied (scaled or from another family) */
+    uint64_t bytes_new;      /* bytes of the new nodes */
+    uint64_t bytes_reserved; /* device pool bytes allocated for the output (0 on the host) */
+    int pool_retries;        /* rounds redone after the device pool turned out too small */
+    int rounds, launches;    /* scheduler rounds and kernel launches (0 on the host) */
+    double device_ms; /* device time of the traversal, uploads and download excluded (0 on the
+                         host) */
+    double upload_ms, download_ms; /* operands' pools to the device, C's new nodes back */
+} hisp_add_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st);
+
 /* Copy-on-write edit of a HiSparse matrix: B = A with n changes applied in
  * order (a later change to the same entry wins). Change k sets entry
  * (rows[k], cols[k]) of the matrix as A shows it (transpose and scale
@@ -382,6 +402,14 @@ HISP_API HISP_NODISCARD hisp_status hisp_gen_from_name(const char *name, hisp_ge
  * Details of each kind: core/gen.c. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx, const hisp_gen_params *p,
                                                          hisp_type type, hisp_matrix *A);
+/* B = A with every entry moved by independent normal offsets of standard
+ * deviation sigma in row and column (rounded, redrawn until inside the
+ * matrix) and a fresh random value in [-1,1); entries that land on the same
+ * cell are merged (values summed). The HiSparse paper's second operand of
+ * an addition (sigma = 10). Deterministic for (A, sigma, seed); B is CSR,
+ * sorted, of A's type (f32 or f64). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_perturb(hisp_matrix A, double sigma, uint64_t seed,
+                                                        hisp_matrix *B);
 
 /* ---- vectors ------------------------------------------------------------ */
 
