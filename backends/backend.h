@@ -23,7 +23,10 @@ typedef struct {
 } hispi_csr_view;
 
 /* Run-time kernels: programs, capabilities, arguments. */
-enum { HISPI_PROG_COMPOUND = 0 }; /* kernels_cl/compound_spmv.cl */
+enum {
+    HISPI_PROG_COMPOUND = 0, /* kernels_cl/compound_spmv.cl */
+    HISPI_PROG_HSADD = 1     /* kernels_cl/hisparse_add.cl */
+};
 typedef struct {
     int max_group;      /* largest work-group / thread block */
     int simd;           /* warp width / preferred work-group multiple */

@@ -111,9 +111,10 @@ hisp_status hispi_hisparse_to_sparse(hisp_context ctx, const hispi_hisparse *h, 
     for (int64_t i = 0; i < m; i++)
         out->rowptr[i + 1] += out->rowptr[i];
     if (out->rowptr[m] != h->nnz) {
+        long long held = (long long)out->rowptr[m];
         hispi_sparse_free(out);
         return hispi_fail(ctx, HISP_ERR_INPUT_FORMAT, "HiSparse tree holds %lld entries, not %lld",
-                          (long long)out->rowptr[m], (long long)h->nnz);
+                          held, (long long)h->nnz);
     }
     hispi_hisparse_foreach(h, fill_cb, &a);
     memmove(out->rowptr + 1, out->rowptr, (size_t)m * sizeof *out->rowptr);

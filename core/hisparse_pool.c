@@ -44,22 +44,33 @@ void hispi_pool_release(hispi_pool *p)
     free(p);
 }
 
+hisp_status hispi_pool_append(hisp_context ctx, hispi_pool *p, uint64_t bytes, uint64_t *off)
+{
+    if (p->used + bytes > p->cap) {
+        uint64_t cap = p->cap + p->cap / 2;
+        if (cap < p->used + bytes) cap = p->used + bytes;
+        if (cap > SIZE_MAX / 2)
+            return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "pool of %llu bytes",
+                              (unsigned long long)cap);
+        void *b = p->base;
+        HISPI_TRY(hispi_realloc(ctx, &b, (size_t)cap, 1));
+        p->base = b;
+        p->cap = cap;
+    }
+    *off = p->used;
+    p->used += bytes;
+    p->live += bytes;
+    return HISP_SUCCESS;
+}
+
 hisp_status hispi_pool_alloc(hisp_context ctx, hispi_pool *p, uint64_t bytes, uint64_t *off)
 {
     uint64_t c = bytes / 16;
     if (c < p->nclasses && p->free_len[c] > 0) {
         *off = p->free_list[c][--p->free_len[c]];
     } else {
-        if (p->used + bytes > p->cap) {
-            uint64_t cap = p->cap + p->cap / 2;
-            if (cap < p->used + bytes) cap = p->used + bytes;
-            void *b = p->base;
-            HISPI_TRY(hispi_realloc(ctx, &b, (size_t)cap, 1));
-            p->base = b;
-            p->cap = cap;
-        }
-        *off = p->used;
-        p->used += bytes;
+        HISPI_TRY(hispi_pool_append(ctx, p, bytes, off));
+        p->live -= bytes; /* counted below */
     }
     memset(p->base + *off, 0, (size_t)bytes);
     p->live += bytes;

@@ -58,6 +58,26 @@ void hispi_sched_spmv_policy(int d, hisp_type t, hispi_sched_policy *p)
     }
 }
 
+/* The addition merges whole nodes, so a group of 64 per pair (a work-item
+ * per pair for small leaf pairs); every queue launches when it has work:
+ * the children of a round are the next level. */
+void hispi_sched_add_policy(hispi_sched_policy *p)
+{
+    static const char *names[HISPI_AQ_ADD] = {"inner-pair", "leaf-pair-few", "leaf-pair-many",
+                                              "leaf-pair-dense", "one-operand"};
+    static const int fn[HISPI_AQ_ADD] = {HISPI_NF_ADD_PAIR, HISPI_NF_ADD_SEQ, HISPI_NF_ADD_PAIR,
+                                         HISPI_NF_ADD_PAIR, HISPI_NF_ADD_ONE};
+    memset(p, 0, sizeof *p);
+    p->nqueues = HISPI_AQ_ADD;
+    for (int i = 0; i < HISPI_AQ_ADD; i++) {
+        p->q[i].name = names[i];
+        p->q[i].fn = fn[i];
+        p->q[i].tpn = fn[i] == HISPI_NF_ADD_SEQ ? 1 : 64;
+        p->q[i].group = 64;
+        p->q[i].threshold = 1;
+    }
+}
+
 int hispi_sched_pick(const hispi_sched_policy *p, const uint64_t *pending, bool *launch)
 {
     int n = 0;

@@ -135,6 +135,24 @@ static inline int hispi_sched_spmv_queue(int type, uint32_t n)
 HISPI_LOCAL int hispi_sched_pick(const hispi_sched_policy *p, const uint64_t *pending,
                                  bool *launch);
 
+/* The addition's queues (core/hisparse_add.c, kernels_cl/hisparse_add.cl):
+ * an entry is a pair of nodes at one position, or in "one" a node of one
+ * operand alone that is copied (scaled or transposed). Inner pairs, leaf
+ * pairs of both COO nodes with at most HISPI_ADD_FEW entries together (a
+ * work-item each), more (a work-group each), with a dense node. Rounds are
+ * levels: every queue with work is launched in every round. */
+enum {
+    HISPI_AQ_INNER = 0,
+    HISPI_AQ_LEAF_FEW = 1,
+    HISPI_AQ_LEAF_MANY = 2,
+    HISPI_AQ_LEAF_DENSE = 3,
+    HISPI_AQ_ONE = 4,
+    HISPI_AQ_ADD = 5 /* number of addition queues */
+};
+#define HISPI_ADD_FEW 64
+enum { HISPI_NF_ADD_PAIR = 4, HISPI_NF_ADD_SEQ = 5, HISPI_NF_ADD_ONE = 6 };
+HISPI_LOCAL void hispi_sched_add_policy(hispi_sched_policy *p);
+
 struct hispi_hisparse;
 /* Queue capacities of the SpMV of h (nodes per queue) and the root's queue. */
 HISPI_LOCAL void hispi_sched_spmv_caps(const struct hispi_hisparse *h, const hispi_sched_policy *p,

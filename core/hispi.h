@@ -52,6 +52,7 @@ struct hisp_context_s {
     hispi_error err;
     hisp_sched_counts sched; /* of the last HiSparse SpMV */
     bool sched_pending;      /* sched is still with the backend (hispi_sched_settle) */
+    hisp_add_stats add;      /* of the last hisp_matrix_add */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:

@@ -134,6 +134,10 @@ HISPI_LOCAL void hispi_pool_release(hispi_pool *p);
  * May move p->base. */
 HISPI_LOCAL hisp_status hispi_pool_alloc(hisp_context ctx, hispi_pool *p, uint64_t bytes,
                                          uint64_t *off);
+/* Room for `bytes` at the end of the pool (not zeroed, no reuse of freed
+ * ranges): *off = the old end. May move p->base. */
+HISPI_LOCAL hisp_status hispi_pool_append(hisp_context ctx, hispi_pool *p, uint64_t bytes,
+                                          uint64_t *off);
 /* Reference counts of nodes (a ref of 0 is ignored). decref frees a node
  * whose count reaches 0 and releases its children. */
 HISPI_LOCAL hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref);
@@ -196,6 +200,11 @@ HISPI_LOCAL void hispi_hisparse_profile(const hispi_hisparse *h, hisp_hisparse_p
 HISPI_LOCAL hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hisparse *h,
                                                 hisp_op op, double alpha, const void *x,
                                                 double beta, void *y);
+
+/* C = op_a(A) + op_b(B) on the host through sorted CSR (arguments checked
+ * by hisp_matrix_add). */
+HISPI_LOCAL hisp_status hispi_matrix_add_ref(hisp_op op_a, hisp_matrix A, hisp_op op_b,
+                                             hisp_matrix B, hisp_matrix *C);
 
 /* Serialisation into / out of memory (core/hisparse_io.c). */
 HISPI_LOCAL hisp_status hispi_hisparse_parse(hisp_context ctx, const unsigned char *data,

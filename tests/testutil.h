@@ -9,7 +9,9 @@
 
 /* Suites: each tests/check_<module>.c defines one; main() runs those linked
  * in (weak references, so a module's file can be added on its own). */
-#define HISP_SUITES(X) X(sparse) X(mmio) X(gen) X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(msrep) X(compound)
+#define HISP_SUITES(X)                                                                             \
+    X(sparse)                                                                                      \
+    X(mmio) X(gen) X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(hisparse_add) X(msrep) X(compound)
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
 

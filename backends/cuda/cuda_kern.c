@@ -23,10 +23,11 @@
 #include <string.h>
 
 #ifdef HISP_HAVE_OPENCL
-extern const char hispi_cl_src_compound_spmv[];
+extern const char hispi_cl_src_compound_spmv[], hispi_cl_src_hisparse_add[];
 #else
-extern const char hispi_cu_src_compound_spmv[];
+extern const char hispi_cu_src_compound_spmv[], hispi_cu_src_hisparse_add[];
 #define hispi_cl_src_compound_spmv hispi_cu_src_compound_spmv
+#define hispi_cl_src_hisparse_add hispi_cu_src_hisparse_add
 #endif
 
 static struct {
@@ -101,6 +102,13 @@ static hisp_status need_nvrtc(hisp_context ctx)
     return HISP_SUCCESS;
 }
 
+static const char *prog_src(int prog)
+{
+    return prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
+           : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
+                                       : NULL;
+}
+
 static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
 {
     (void)cudaGetLastError();
@@ -128,9 +136,9 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     return HISP_SUCCESS;
 }
 
-/* Compile src with opts for sm_XY; *cubin malloc'd. */
-static hisp_status compile(hisp_context ctx, const char *opts, int major, int minor, char **cubin,
-                           size_t *size)
+/* Compile program pid with opts for sm_XY; *cubin malloc'd. */
+static hisp_status compile(hisp_context ctx, int pid, const char *opts, int major, int minor,
+                           char **cubin, size_t *size)
 {
     char buf[1024], arch[64];
     if ((size_t)snprintf(buf, sizeof buf, "%s", opts) >= sizeof buf)
@@ -150,7 +158,8 @@ static hisp_status compile(hisp_context ctx, const char *opts, int major, int mi
         argv[argc++] = t;
     }
     nvrtcProgram prog = NULL;
-    nvrtcResult r = nv.create(&prog, hispi_cl_src_compound_spmv, "compound_spmv.cu", 0, NULL, NULL);
+    nvrtcResult r = nv.create(&prog, prog_src(pid), pid ? "hisparse_add.cu" : "compound_spmv.cu", 0,
+                              NULL, NULL);
     if (r != NVRTC_SUCCESS)
         return hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r, "nvrtcCreateProgram: %s",
                                  nv.errstr(r));
@@ -185,12 +194,14 @@ static hisp_status compile(hisp_context ctx, const char *opts, int major, int mi
     return s;
 }
 
-hisp_status hisp_cuda_rtc_check(hisp_context ctx, const char *opts, int major, int minor,
+hisp_status hisp_cuda_rtc_check(hisp_context ctx, int prog, const char *opts, int major, int minor,
                                 size_t *cubin_bytes)
 {
     HISPI_TRY(need_nvrtc(ctx));
+    if (!prog_src(prog))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
     char *cubin = NULL;
-    HISPI_TRY(compile(ctx, opts, major, minor, &cubin, cubin_bytes));
+    HISPI_TRY(compile(ctx, prog, opts, major, minor, &cubin, cubin_bytes));
     free(cubin);
     return HISP_SUCCESS;
 }
@@ -215,8 +226,8 @@ static char *read_all(const char *path, size_t *n)
 hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
                                const char *name, void **k)
 {
-    if (prog != HISPI_PROG_COMPOUND)
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
+    const char *src = prog_src(prog);
+    if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
     HISPI_TRY(need_nvrtc(ctx));
     int dev;
     cudaStream_t st;
@@ -226,7 +237,6 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
     struct cudaDeviceProp p;
     e = cudaGetDeviceProperties(&p, dev);
     if (e != cudaSuccess) return cu_fail(ctx, e, "cudaGetDeviceProperties");
-    const char *src = hispi_cl_src_compound_spmv;
     uint64_t key = hispi_hash(src, strlen(src), 0x6e7672746300ull);
     key = hispi_hash(opts, strlen(opts) + 1, key);
     int ver[4] = {nv.major, nv.minor, p.major, p.minor};
@@ -252,7 +262,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
             lib = NULL;
         }
         if (!lib) {
-            HISPI_TRY(compile(ctx, opts, p.major, p.minor, &cubin, &n));
+            HISPI_TRY(compile(ctx, prog, opts, p.major, p.minor, &cubin, &n));
             e = cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
             if (e != cudaSuccess) {
                 free(cubin);

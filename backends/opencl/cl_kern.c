@@ -7,6 +7,7 @@
 #include <string.h>
 
 extern const char hispi_cl_src_compound_spmv[];
+extern const char hispi_cl_src_hisparse_add[];
 
 hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
 {
@@ -26,10 +27,12 @@ hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
 hisp_status hisp_cl_kern_get(hisp_context ctx, void *vbe, int prog, const char *opts,
                              const char *name, void **k)
 {
-    if (prog != HISPI_PROG_COMPOUND)
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
+    const char *src = prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
+                      : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
+                                                  : NULL;
+    if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
     cl_kernel kk = NULL;
-    HISPI_TRY(hisp_cl_kernel(ctx, vbe, hispi_cl_src_compound_spmv, opts, name, &kk));
+    HISPI_TRY(hisp_cl_kernel(ctx, vbe, src, opts, name, &kk));
     *k = kk;
     return HISP_SUCCESS;
 }

@@ -1,0 +1,523 @@
+/* C = op_a(A) + op_b(B) on HiSparse trees: the public entry, and the device
+ * addition (issue 5) run by a host-polled controller through the backends'
+ * run-time kernel ops (kernels_cl/hisparse_add.cl: OpenCL, or CUDA through
+ * NVRTC), so one controller serves both backends.
+ *
+ * Stored trees: op(A) composed with A's transposed flag gives tA (likewise
+ * tB). C is stored in A's orientation with C's flag = tA, so A + B and
+ * A^T + B^T are the same traversal; when tA != tB, B is first copied
+ * transposed on the device (each node transposed locally, a counting sort
+ * of its keys) into a scratch pool. C's scale is A's, so the stored values
+ * are a + (sB / sA) * b and A's one-operand subtrees are shared as they are;
+ * B's are shared when B is of A's family, sB == sA and no transpose is
+ * needed, and copied (scaled) otherwise. New nodes are appended to A's pool
+ * family: the device pool starts at the host pool's end, its bytes are read
+ * back there, and every shared node gets a reference. The reference backend
+ * (and a zero scale) runs hispi_matrix_add_ref. */
+#include "../backends/backend.h"
+#include "hispi_hisparse.h"
+#include "hisparse_sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ctrl words, as kernels_cl/hisparse_add.cl */
+enum {
+    C_USED = 0,
+    C_ROOT = 1,
+    C_NODES = 2,
+    C_SHARED = 3,
+    C_COPIED = 4,
+    C_COMMON = 5,
+    C_ERROR = 6,
+    C_FILL = 8,
+    C_START = 16,
+    C_CAP = 24,
+    C_WORDS = 32
+};
+#define GS 64
+#define ENTRY_BYTES 32
+/* Offsets of the transposed copy of B: an address space of its own (its
+ * nodes are read on the device only, never stored). */
+#define TMP_BASE ((uint64_t)1 << 60)
+
+typedef struct {
+    uint64_t a, b, slot;
+    uint32_t flags, pad;
+} add_entry;
+
+/* ---- host census of a tree: nodes per level, dense leaves, bytes ------- */
+
+typedef struct {
+    int64_t *nodes; /* [depth] */
+    int64_t dense_leaves;
+    uint64_t bytes; /* reachable node bytes */
+} census;
+
+static void census_walk(const hispi_hisparse *h, uint64_t ref, int level, census *c)
+{
+    int t = HISPI_REF_TYPE(ref);
+    size_t s = hisp_type_size(h->type);
+    c->nodes[level]++;
+    c->bytes += hispi_node_bytes(h->pool, ref, s, h->d);
+    if (hispi_node_is_leaf(t)) {
+        c->dense_leaves += t == HISPI_LEAF_DENSE;
+        return;
+    }
+    const unsigned char *p = h->pool->base + HISPI_REF_OFF(ref);
+    if (t == HISPI_INNER_DENSE) {
+        for (uint64_t k = 0; k < (uint64_t)h->d * (uint64_t)h->d; k++) {
+            uint64_t r = hispi_rd64(p + 8 * k);
+            if (r) census_walk(h, r, level + 1, c);
+        }
+        return;
+    }
+    uint64_t n = hispi_rd32(p), np, P = hispi_coo_payload(n, 8, &np);
+    for (uint64_t k = 0; k < n; k++)
+        census_walk(h, hispi_rd64(p + P + 8 * k), level + 1, c);
+}
+
+static hisp_status census_of(hisp_context ctx, const hispi_hisparse *h, census *c)
+{
+    memset(c, 0, sizeof *c);
+    HISPI_TRY(hispi_calloc(ctx, (size_t)h->depth, sizeof *c->nodes, (void **)&c->nodes));
+    if (h->root) census_walk(h, h->root, 0, c);
+    return HISP_SUCCESS;
+}
+
+/* ---- the device traversal ---------------------------------------------- */
+
+typedef struct {
+    hisp_context ctx;
+    const hisp_backend_ops *o;
+    void *be;
+    hispi_sched_policy pol;
+    void *kern[3]; /* pair, seq, one */
+    int depth;
+    bool dbl;
+    void *ctrl, *queues;
+    uint64_t qbytes;
+    hisp_add_stats *st;
+} adder;
+
+/* One traversal: from `root` (queued in root_q at level 0) through the
+ * levels, writing nodes into *out (absolute offsets from out_base, *cap
+ * bytes, grown when a round overflows), the queue segments of level k at
+ * seg[k * HISPI_AQ_ADD + q] with capacities caps[...]. */
+typedef struct {
+    void *poolA, *poolB;
+    uint64_t baseA, baseB;
+    void **out;
+    uint64_t out_base, *cap;
+    double ca, cb;
+    int share;
+    add_entry root;
+    int root_q;
+    const uint64_t *caps; /* [depth][HISPI_AQ_ADD] */
+} pass;
+
+static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
+{
+    const hisp_backend_ops *o = ad->o;
+    uint64_t cap = *ps->cap * 2;
+    if (cap < need + need / 4) cap = need + need / 4;
+    cap = hispi_round_up(cap, 16);
+    void *nb = NULL;
+    HISPI_TRY(o->buf_alloc(ad->ctx, ad->be, (size_t)cap, &nb));
+    hisp_status s = o->buf_zero(ad->ctx, ad->be, nb, (size_t)cap);
+    if (!s && keep) s = o->buf_copy(ad->ctx, ad->be, nb, *ps->out, (size_t)keep);
+    if (s) {
+        o->buf_free(ad->be, nb);
+        return s;
+    }
+    o->buf_free(ad->be, *ps->out);
+    *ps->out = nb;
+    *ps->cap = cap;
+    ad->st->pool_retries++;
+    return HISP_SUCCESS;
+}
+
+static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint64_t *ctl)
+{
+    hisp_context ctx = ad->ctx;
+    const hisp_backend_ops *o = ad->o;
+    int L = ad->depth, NQ = HISPI_AQ_ADD;
+    uint64_t *seg = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)L * (size_t)NQ, sizeof *seg, (void **)&seg));
+    uint64_t total = 0;
+    for (int i = 0; i < L * NQ; i++) {
+        seg[i] = total;
+        total += ps->caps[i];
+    }
+    hisp_status s = HISP_SUCCESS;
+    if (total * ENTRY_BYTES > ad->qbytes) { /* the queue arrays of this pass */
+        if (ad->queues) o->buf_free(ad->be, ad->queues);
+        ad->queues = NULL;
+        ad->qbytes = 0;
+        s = o->buf_alloc(ctx, ad->be, (size_t)(total * ENTRY_BYTES), &ad->queues);
+        if (!s) ad->qbytes = total * ENTRY_BYTES;
+    }
+    if (!s)
+        s = o->buf_write(ctx, ad->be, ad->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
+                         &ps->root, sizeof ps->root);
+    memset(ctl, 0, C_WORDS * sizeof *ctl);
+    if (!s) s = o->buf_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+    uint64_t cnt[HISPI_AQ_ADD] = {0};
+    cnt[ps->root_q] = 1;
+    for (int k = 0; !s && k < L; k++) {
+        bool launch[HISPI_AQ_ADD];
+        if (!hispi_sched_pick(&ad->pol, cnt, launch)) break;
+        uint64_t keep[C_FILL];
+        memcpy(keep, ctl, sizeof keep);
+        for (int q = 0; q < NQ; q++) {
+            ctl[C_FILL + q] = 0;
+            ctl[C_START + q] = k + 1 < L ? seg[(k + 1) * NQ + q] : 0;
+            ctl[C_CAP + q] = k + 1 < L ? ps->caps[(k + 1) * NQ + q] : 0;
+        }
+        for (;;) { /* the round, redone after growing the pool */
+            s = o->buf_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+            int real = ad->dbl ? HISPI_KARG_F64 : HISPI_KARG_F32;
+            for (int q = 0; !s && q < NQ; q++) {
+                if (!launch[q]) continue;
+                int fn = ad->pol.q[q].fn;
+                hispi_karg a[13] = {
+                    {HISPI_KARG_BUF, ps->poolA, 0, 0},
+                    {HISPI_KARG_I64, NULL, (int64_t)ps->baseA, 0},
+                    {HISPI_KARG_BUF, ps->poolB, 0, 0},
+                    {HISPI_KARG_I64, NULL, (int64_t)ps->baseB, 0},
+                    {HISPI_KARG_BUF, *ps->out, 0, 0},
+                    {HISPI_KARG_I64, NULL, (int64_t)ps->out_base, 0},
+                    {HISPI_KARG_I64, NULL, (int64_t)(*ps->cap / 16), 0},
+                    {HISPI_KARG_BUF, ad->ctrl, 0, 0},
+                    {HISPI_KARG_BUF, ad->queues, 0, 0},
+                    {HISPI_KARG_I64, NULL, (int64_t)seg[k * NQ + q], 0},
+                };
+                int n = 10;
+                if (fn == HISPI_NF_ADD_SEQ)
+                    a[n++] = (hispi_karg){HISPI_KARG_I64, NULL, (int64_t)cnt[q], 0};
+                a[n++] = (hispi_karg){real, NULL, 0, ps->ca};
+                a[n++] = (hispi_karg){real, NULL, 0, ps->cb};
+                if (fn == HISPI_NF_ADD_PAIR)
+                    a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share, 0};
+                int ki = fn == HISPI_NF_ADD_PAIR ? 0 : fn == HISPI_NF_ADD_SEQ ? 1 : 2;
+                size_t groups =
+                    fn == HISPI_NF_ADD_SEQ ? (size_t)((cnt[q] + GS - 1) / GS) : (size_t)cnt[q];
+                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, GS);
+                ad->st->launches++;
+            }
+            if (!s) s = o->buf_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+            if (s || ctl[C_USED] <= *ps->cap / 16) break;
+            /* the pool was too small: nothing of this round was written past
+             * the old end; grow it, restore the counters and redo the round */
+            s = grow(ad, ps, ctl[C_USED] * 16, keep[C_USED] * 16);
+            for (int q = 0; q < NQ; q++)
+                ctl[C_FILL + q] = 0;
+            memcpy(ctl, keep, sizeof keep);
+            if (s) break;
+        }
+        if (s) break;
+        if (ctl[C_ERROR]) {
+            s = hispi_fail(ctx, HISP_ERR_BACKEND,
+                           "addition: a scheduler queue overflowed (capacities wrong)");
+            break;
+        }
+        ad->st->rounds++;
+        for (int q = 0; q < NQ; q++)
+            cnt[q] = ctl[C_FILL + q];
+    }
+    free(seg);
+    if (!s) *root_ref = ctl[C_ROOT];
+    return s;
+}
+
+/* Capacities per level and queue: the pairs of level k are at most the
+ * nodes of the sparser operand there; the one-operand copies at most all. */
+static void pass_caps(const census *a, const census *b, int L, uint64_t *caps)
+{
+    for (int k = 0; k < L; k++) {
+        uint64_t *c = caps + (size_t)k * HISPI_AQ_ADD;
+        uint64_t na = (uint64_t)a->nodes[k], nb = b ? (uint64_t)b->nodes[k] : 0;
+        uint64_t mn = na < nb ? na : nb;
+        memset(c, 0, HISPI_AQ_ADD * sizeof *c);
+        c[HISPI_AQ_ONE] = k ? na + nb : 0;
+        if (!b) continue;
+        if (k + 1 < L) {
+            c[HISPI_AQ_INNER] = mn;
+        } else {
+            uint64_t dn = (uint64_t)(a->dense_leaves + b->dense_leaves);
+            c[HISPI_AQ_LEAF_FEW] = c[HISPI_AQ_LEAF_MANY] = mn;
+            c[HISPI_AQ_LEAF_DENSE] = dn < mn ? dn : mn;
+        }
+    }
+}
+
+/* Every child reference of the new nodes (offsets >= base) that points
+ * below base is a shared node: one more reference. */
+static hisp_status adopt(hisp_context ctx, hispi_pool *p, uint64_t ref, uint64_t base, int d,
+                         int64_t *shared)
+{
+    int t = HISPI_REF_TYPE(ref);
+    if (HISPI_REF_OFF(ref) < base) {
+        (*shared)++;
+        return hispi_node_incref(ctx, p, ref);
+    }
+    if (hispi_node_is_leaf(t)) return HISP_SUCCESS;
+    uint64_t n, np, P = 0;
+    if (t == HISPI_INNER_DENSE)
+        n = (uint64_t)d * (uint64_t)d;
+    else
+        n = hispi_rd32(p->base + HISPI_REF_OFF(ref)), P = hispi_coo_payload(n, 8, &np);
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t r = hispi_rd64(p->base + HISPI_REF_OFF(ref) + P + 8 * k);
+        if (r) HISPI_TRY(adopt(ctx, p, r, base, d, shared));
+    }
+    return HISP_SUCCESS;
+}
+
+static int root_queue(const hispi_hisparse *a, const hispi_hisparse *b)
+{
+    int ta = HISPI_REF_TYPE(a->root), tb = HISPI_REF_TYPE(b->root);
+    if (!hispi_node_is_leaf(ta)) return HISPI_AQ_INNER;
+    if (hispi_node_is_dense(ta) || hispi_node_is_dense(tb)) return HISPI_AQ_LEAF_DENSE;
+    uint64_t n = hispi_rd32(a->pool->base + HISPI_REF_OFF(a->root)) +
+                 hispi_rd32(b->pool->base + HISPI_REF_OFF(b->root));
+    return n <= HISPI_ADD_FEW ? HISPI_AQ_LEAF_FEW : HISPI_AQ_LEAF_MANY;
+}
+
+static hisp_status upload_pool(adder *ad, const hispi_pool *p, void **buf)
+{
+    HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)p->used, buf));
+    return ad->o->buf_write(ad->ctx, ad->be, *buf, 0, p->base, (size_t)p->used);
+}
+
+/* The device addition of stored trees a (orientation tA) and b: mixed when
+ * tA != tB. C joins a's family. */
+static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const hispi_hisparse *b,
+                              bool mixed, bool tA, hisp_add_stats *st, hisp_matrix *C)
+{
+    const hisp_backend_ops *o = ctx->ops;
+    adder ad = {.ctx = ctx, .o = o, .be = ctx->be, .depth = a->depth, .st = st};
+    hispi_sched_add_policy(&ad.pol);
+    int sz = hispi_type_scalar_size(a->type);
+    ad.dbl = sz == 8;
+    census ca = {0}, cb = {0};
+    uint64_t *caps = NULL, cap = 0, tcap = 0, ctl[C_WORDS];
+    void *pa = NULL, *pb = NULL, *out = NULL, *tmp = NULL, *m0 = NULL, *m1 = NULL;
+    double ms = 0;
+    hisp_status s = census_of(ctx, a, &ca);
+    if (!s) s = census_of(ctx, b, &cb);
+    if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *caps, (void **)&caps);
+    char opts[200];
+    snprintf(opts, sizeof opts,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d",
+             ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
+             GS);
+    static const char *names[3] = {"hs_add_pair", "hs_add_seq", "hs_add_one"};
+    for (int i = 0; i < 3 && !s; i++)
+        s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
+    double t0 = hispi_now_ms();
+    if (!s) s = upload_pool(&ad, a->pool, &pa);
+    if (!s) {
+        if (b->pool == a->pool)
+            pb = pa;
+        else
+            s = upload_pool(&ad, b->pool, &pb);
+    }
+    st->upload_ms = hispi_now_ms() - t0;
+    if (!s) s = o->buf_alloc(ctx, ctx->be, C_WORDS * sizeof *ctl, &ad.ctrl);
+    /* the output pool: A's and B's bytes bound it in practice; it grows
+     * when they do not (HISP_ADD_POOL_BYTES sets the first size, tests) */
+    cap = hispi_round_up(ca.bytes + cb.bytes + 4096, 16);
+    const char *env = getenv("HISP_ADD_POOL_BYTES");
+    if (env && *env) cap = hispi_round_up(strtoull(env, NULL, 10) + 16, 16);
+    if (!s) s = o->buf_alloc(ctx, ctx->be, (size_t)cap, &out);
+    if (!s) s = o->buf_zero(ctx, ctx->be, out, (size_t)cap);
+    if (!s) s = o->mark_create(ctx, ctx->be, &m0);
+    if (!s) s = o->mark_create(ctx, ctx->be, &m1);
+    if (!s) s = o->mark_record(ctx, ctx->be, m0);
+    void *srcb = pb;
+    uint64_t baseb = 0, rootb = b->root;
+    double coefb = a->scale != 0 ? b->scale / a->scale : 0;
+    if (!s && mixed) { /* B^T into the scratch pool first, scaled there */
+        tcap = hispi_round_up(cb.bytes + 16, 16);
+        s = o->buf_alloc(ctx, ctx->be, (size_t)tcap, &tmp);
+        if (!s) s = o->buf_zero(ctx, ctx->be, tmp, (size_t)tcap);
+        pass_caps(&cb, NULL, a->depth, caps);
+        pass pt = {.poolA = pb,
+                   .poolB = pb,
+                   .out = &tmp,
+                   .out_base = TMP_BASE,
+                   .cap = &tcap,
+                   .ca = 1,
+                   .cb = coefb,
+                   .root = {b->root, 0, 0, 3, 0},
+                   .root_q = HISPI_AQ_ONE,
+                   .caps = caps};
+        if (!s) s = run_pass(&ad, &pt, &rootb, ctl);
+        srcb = tmp, baseb = TMP_BASE, coefb = 1;
+        st->nodes_new = 0;
+    }
+    uint64_t root = 0, base = a->pool->used;
+    if (!s) {
+        pass_caps(&ca, &cb, a->depth, caps);
+        int share = 1 | (!mixed && b->pool == a->pool && coefb == 1 ? 2 : 0);
+        pass pm = {.poolA = pa,
+                   .poolB = srcb,
+                   .baseA = 0,
+                   .baseB = baseb,
+                   .out = &out,
+                   .out_base = base,
+                   .cap = &cap,
+                   .ca = 1,
+                   .cb = coefb,
+                   .share = share,
+                   .root = {a->root, rootb, 0, 0, 0},
+                   .caps = caps};
+        /* the root pair's queue, from the host's bytes (B^T's root has B's
+         * root's type and count) */
+        pm.root_q = root_queue(a, b);
+        s = run_pass(&ad, &pm, &root, ctl);
+    }
+    if (!s) s = o->mark_record(ctx, ctx->be, m1);
+    if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms);
+    st->device_ms = ms;
+    st->bytes_reserved = cap + tcap;
+    uint64_t bytes = s ? 0 : ctl[C_USED] * 16, off = 0;
+    if (!s) {
+        st->nodes_new += (int64_t)ctl[C_NODES];
+        st->subtrees_copied = (int64_t)ctl[C_COPIED];
+        st->bytes_new = bytes;
+        st->nnz = a->nnz + b->nnz - (int64_t)ctl[C_COMMON];
+        t0 = hispi_now_ms();
+        s = hispi_pool_append(ctx, a->pool, bytes, &off);
+        if (!s && off != base) s = hispi_fail(ctx, HISP_ERR_BACKEND, "addition: pool moved");
+        if (!s) s = o->buf_read(ctx, ctx->be, out, 0, a->pool->base + base, (size_t)bytes);
+        st->download_ms = hispi_now_ms() - t0;
+        if (s && off == base) { /* give the tail back */
+            a->pool->used = base;
+            a->pool->live -= bytes;
+        }
+    }
+    if (!s) s = adopt(ctx, a->pool, root, base, a->d, &st->subtrees_shared);
+    if (!s) {
+        hispi_hisparse hc = *a;
+        hc.root = root;
+        hc.nnz = st->nnz;
+        hc.transposed = tA;
+        a->pool->handles++;
+        s = hispi_hisparse_wrap(ctx, &hc, C);
+    }
+    for (int i = 0; i < 3; i++)
+        if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);
+    if (m0) o->mark_destroy(ctx->be, m0);
+    if (m1) o->mark_destroy(ctx->be, m1);
+    void *bufs[6] = {pa, pb != pa ? pb : NULL, out, tmp, ad.ctrl, ad.queues};
+    for (int i = 0; i < 6; i++)
+        if (bufs[i]) o->buf_free(ctx->be, bufs[i]);
+    free(ca.nodes);
+    free(cb.nodes);
+    free(caps);
+    return s;
+}
+
+/* A HiSparse tree of M with node size d: M's own, or a temporary one (as
+ * shown: transposed flag and scale applied) in *tmp. */
+static hisp_status tree_of(hisp_matrix M, int d, const hispi_hisparse **h, hispi_hisparse *tmp,
+                           bool *owned)
+{
+    *owned = false;
+    if (M->hs && M->hs->d == d) {
+        *h = M->hs;
+        return HISP_SUCCESS;
+    }
+    if (!M->hs) {
+        HISPI_TRY(hispi_hisparse_build(M->ctx, &M->host, d, tmp));
+    } else {
+        hispi_sparse sp;
+        HISPI_TRY(hispi_hisparse_to_sparse(M->ctx, M->hs, HISP_FORMAT_CSR, &sp));
+        hisp_status s = hispi_hisparse_build(M->ctx, &sp, d, tmp);
+        hispi_sparse_free(&sp);
+        HISPI_TRY(s);
+    }
+    *owned = true;
+    *h = tmp;
+    return HISP_SUCCESS;
+}
+
+static bool device_capable(hisp_context ctx)
+{
+    const hisp_backend_ops *o = ctx->ops;
+    return o->kern_get && o->kern_launch && o->kern_free && o->buf_zero && o->buf_copy &&
+           o->mark_create;
+}
+
+/* C shows one operand (the other is empty): its tree shared. */
+static hisp_status share_one(hisp_context ctx, const hispi_hisparse *h, bool t, hisp_add_stats *st,
+                             hisp_matrix *C)
+{
+    hispi_hisparse hc;
+    HISPI_TRY(hispi_hisparse_share(ctx, h, &hc));
+    hc.transposed = t;
+    st->nnz = h->nnz;
+    st->subtrees_shared = h->root != 0;
+    return hispi_hisparse_wrap(ctx, &hc, C);
+}
+
+hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
+                            hisp_matrix *C)
+{
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context ctx = A->ctx;
+    if (!hispi_mat_ok(B) || B->ctx != ctx)
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "B is invalid or of another context");
+    if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
+    *C = NULL;
+    if ((op_a != HISP_OP_N && op_a != HISP_OP_T) || (op_b != HISP_OP_N && op_b != HISP_OP_T))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op");
+    if (A->host.type != B->host.type)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "entry types differ: %s and %s",
+                          hisp_type_name(A->host.type), hisp_type_name(B->host.type));
+    int64_t am = op_a ? A->host.ncols : A->host.nrows, an = op_a ? A->host.nrows : A->host.ncols;
+    int64_t bm = op_b ? B->host.ncols : B->host.nrows, bn = op_b ? B->host.nrows : B->host.ncols;
+    if (am != bm || an != bn)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "op(A) is %lld x %lld, op(B) is %lld x %lld", (long long)am,
+                          (long long)an, (long long)bm, (long long)bn);
+    hisp_add_stats *st = &ctx->add;
+    memset(st, 0, sizeof *st);
+    HISPI_TRY(hispi_sched_settle(ctx));
+    if (!device_capable(ctx)) {
+        HISPI_TRY(hispi_matrix_add_ref(op_a, A, op_b, B, C));
+        st->nnz = (*C)->host.nnz;
+        return HISP_SUCCESS;
+    }
+    int d = A->hs ? A->hs->d : A->node_size ? A->node_size : HISP_HISPARSE_DEFAULT_NODE_SIZE;
+    const hispi_hisparse *a = NULL, *b = NULL;
+    hispi_hisparse ta, tb;
+    bool oa = false, ob = false;
+    hisp_status s = tree_of(A, d, &a, &ta, &oa);
+    if (!s) s = tree_of(B, d, &b, &tb, &ob);
+    if (!s) {
+        bool tA = (op_a == HISP_OP_T) != a->transposed, tB = (op_b == HISP_OP_T) != b->transposed;
+        if (!b->root)
+            s = share_one(ctx, a, tA, st, C);
+        else if (!a->root)
+            s = share_one(ctx, b, tB, st, C);
+        else if (a->scale == 0 || b->scale == 0) /* C's scale could share neither side */
+            s = hispi_matrix_add_ref(op_a, A, op_b, B, C);
+        else
+            s = add_device(ctx, a, b, tA != tB, tA, st, C);
+        if (!s && !st->nnz) st->nnz = (*C)->host.nnz;
+    }
+    if (oa) hispi_hisparse_free(&ta);
+    if (ob) hispi_hisparse_free(&tb);
+    return s;
+}
+
+hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!st) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stats is NULL");
+    *st = ctx->add;
+    return HISP_SUCCESS;
+}

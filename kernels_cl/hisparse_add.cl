@@ -1,0 +1,609 @@
+/* HiSparse addition, the device side of core/hisparse_add.c: one source for
+ * OpenCL C (after common.cl) and CUDA (NVRTC). C = ca*A + cb*B on stored
+ * trees of equal node size and depth, level by level (docs/FORMAT.md has the
+ * node bytes). Defines:
+ *   IS_DOUBLE 0|1   scalar float | double;  NCOMP scalars per entry
+ *   D, LOG2D        node size;  GS work-items per work-group (64)
+ *
+ * A queue entry is a pair of nodes at the same position (a from A, b from
+ * B; one of them 0 in the "one" queue, which copies a subtree of one
+ * operand, scaled and optionally transposed) and the absolute pool offset
+ * of the parent's child slot that the new node's reference goes into (0:
+ * the root cell of ctrl). Output nodes come from a pool with an atomic
+ * counter in 16-byte units; a request past the capacity is not written and
+ * the host, which sees the counter past the capacity, grows the pool and
+ * redoes the round (never a silent overflow). */
+
+#if defined(__CUDACC__)
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+#if IS_DOUBLE
+typedef double real;
+#define ZBITS(v) (__double_as_longlong(v) == 0)
+#else
+typedef float real;
+#define ZBITS(v) (__float_as_uint(v) == 0)
+#endif
+#define KERNEL extern "C" __global__ void __launch_bounds__(GS)
+#define FN static __device__ inline
+#define GLOBAL
+#define LOCAL __shared__
+#define LPTR
+#define LID ((int)threadIdx.x)
+#define GROUP ((u64)blockIdx.x)
+#define BARRIER() __syncthreads()
+#define ATOM_ADD64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
+#define LATOM_ADD(p, v) atomicAdd((p), (v))
+#else
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+typedef ulong u64;
+typedef uint u32;
+typedef uchar u8;
+#if IS_DOUBLE
+#define ZBITS(v) (as_ulong(v) == 0)
+#else
+#define ZBITS(v) (as_uint(v) == 0)
+#endif
+#define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
+#define FN static inline
+#define GLOBAL __global
+#define LOCAL __local
+#define LPTR __local
+#define LID ((int)get_local_id(0))
+#define GROUP ((u64)get_group_id(0))
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define ATOM_ADD64(p, v) atom_add((volatile __global ulong *)(p), (ulong)(v))
+#define LATOM_ADD(p, v) atomic_add((p), (v))
+#endif
+
+#define DD ((u32)D * (u32)D)
+#define ES ((u32)NCOMP * (u32)sizeof(real))
+#define NONE 0xffffffffu
+#define NQ 5
+enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 };
+#define FEW 64 /* a leaf pair of at most FEW entries together: one work-item */
+
+/* ctrl (64-bit words), shared with core/hisparse_add.c */
+enum {
+    C_USED = 0,   /* pool bytes / 16 requested so far (past cap16: overflow) */
+    C_ROOT = 1,   /* the root's reference */
+    C_NODES = 2,  /* nodes written */
+    C_SHARED = 3, /* child references into an operand's tree */
+    C_COPIED = 4, /* one-operand subtrees queued for copying */
+    C_COMMON = 5, /* leaf entries present in both operands */
+    C_ERROR = 6,  /* a queue past its capacity (a scheduler bug) */
+    C_FILL = 8,   /* [8 + q]: entries queued for the next round */
+    C_START = 16, /* [16 + q]: index of the next round's segment of queue q */
+    C_CAP = 24    /* [24 + q]: its capacity */
+};
+
+typedef struct {
+    u64 a, b, slot;
+    u32 flags; /* ONE: bit 0 = from B, bit 1 = transpose */
+    u32 pad;
+} hs_entry;
+
+typedef struct {
+    GLOBAL const u8 *p; /* the node's bytes */
+    int type;              /* 1..8, docs/FORMAT.md */
+    u32 n;                /* COO: entries; dense: 0 */
+    u32 P;                /* COO: payload offset */
+} nview;
+
+FN int is_leaf(int t)
+{
+    return t >= 5;
+}
+FN int is_dense(int t)
+{
+    return t == 1 || t == 5;
+}
+FN u32 rup(u32 v, u32 m)
+{
+    return (v + m - 1) / m * m;
+}
+FN u32 coo_x(u32 n)
+{
+    return n == 1 ? 1 : n == 2 ? 2 : 4;
+}
+FN u32 coo_payload(u32 n, u32 s)
+{
+    u32 x = coo_x(n), np = rup(n, x), a = x * s < 16 ? x * s : 16;
+    return rup(4 + 2 * np, a);
+}
+FN u64 coo_bytes(u32 n, u32 s)
+{
+    u32 x = coo_x(n);
+    return (u64)rup(coo_payload(n, s) + rup(n, x) * s, 16);
+}
+FN u64 dense_bytes(u32 s)
+{
+    return ((u64)DD * s + 15) / 16 * 16;
+}
+FN int dense_fits(u32 s, u32 n)
+{
+    return dense_bytes(s) <= coo_bytes(n, s);
+}
+FN int node_type(int leaf, int dense, u32 n)
+{
+    u32 x = coo_x(n);
+    if (dense) return leaf ? 5 : 1;
+    return (leaf ? 6 : 2) + (x == 1 ? 0 : x == 2 ? 1 : 2);
+}
+FN u32 rd32(GLOBAL const u8 *p)
+{
+    return *(GLOBAL const u32 *)p;
+}
+
+FN nview view(GLOBAL const u8 *pool, u64 base, u64 ref)
+{
+    nview v;
+    v.p = pool + ((ref & ~(u64)15) - base);
+    v.type = (int)(ref & 15);
+    v.n = 0;
+    v.P = 0;
+    if (!is_dense(v.type)) {
+        v.n = rd32(v.p);
+        v.P = coo_payload(v.n, is_leaf(v.type) ? ES : 8);
+    }
+    return v;
+}
+FN u32 coo_key(nview v, u32 i)
+{
+    return (u32)v.p[4 + 2 * i] * D + v.p[5 + 2 * i];
+}
+/* Entries of a COO node before key k (binary search). */
+FN u32 lower(nview v, u32 k)
+{
+    u32 lo = 0, hi = v.n;
+    while (lo < hi) {
+        u32 m = (lo + hi) / 2;
+        if (coo_key(v, m) < k)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+FN int cell_set(nview v, u32 c)
+{
+    GLOBAL const u8 *q = v.p + (u64)c * (is_leaf(v.type) ? ES : 8);
+    if (!is_leaf(v.type)) return *(GLOBAL const u64 *)q != 0;
+    for (u32 k = 0; k < NCOMP; k++)
+        if (!ZBITS(((GLOBAL const real *)q)[k])) return 1;
+    return 0;
+}
+/* A cursor over the cells of a node with keys in [k0, k1): pos is the COO
+ * index or the dense cell. */
+typedef struct {
+    u32 pos, key;
+} cursor;
+FN cursor cur_start(nview v, u32 k0, u32 k1)
+{
+    cursor c;
+    if (!v.type) {
+        c.pos = 0, c.key = NONE;
+        return c;
+    }
+    if (is_dense(v.type)) {
+        c.pos = k0;
+        while (c.pos < k1 && !cell_set(v, c.pos))
+            c.pos++;
+        c.key = c.pos < k1 ? c.pos : NONE;
+    } else {
+        c.pos = lower(v, k0);
+        c.key = c.pos < v.n ? coo_key(v, c.pos) : NONE;
+        if (c.key >= k1) c.key = NONE;
+    }
+    return c;
+}
+FN void cur_next(nview v, u32 k1, cursor *c)
+{
+    c->pos++;
+    if (is_dense(v.type)) {
+        while (c->pos < k1 && !cell_set(v, c->pos))
+            c->pos++;
+        c->key = c->pos < k1 ? c->pos : NONE;
+    } else {
+        c->key = c->pos < v.n ? coo_key(v, c->pos) : NONE;
+        if (c->key >= k1) c->key = NONE;
+    }
+}
+/* The payload of the cursor's cell. */
+FN GLOBAL const u8 *cur_pay(nview v, cursor c, u32 es)
+{
+    return is_dense(v.type) ? v.p + (u64)c.pos * es : v.p + v.P + (u64)c.pos * es;
+}
+FN u64 cur_ref(nview v, cursor c)
+{
+    return *(GLOBAL const u64 *)cur_pay(v, c, 8);
+}
+/* out[k] = (a ? ca*a[k] : 0) + (b ? cb*b[k] : 0); returns 1 when every
+ * component is zero bits (a dense cell could not hold it). */
+FN int combine(GLOBAL const u8 *a, GLOBAL const u8 *b, real ca, real cb, real *out)
+{
+    int z = 1;
+    for (u32 k = 0; k < NCOMP; k++) {
+        real v = 0;
+        if (a && b)
+            v = ca * ((GLOBAL const real *)a)[k] + cb * ((GLOBAL const real *)b)[k];
+        else if (a)
+            v = ca * ((GLOBAL const real *)a)[k];
+        else
+            v = cb * ((GLOBAL const real *)b)[k];
+        out[k] = v;
+        if (!ZBITS(v)) z = 0;
+    }
+    return z;
+}
+/* The queue of a pair of child nodes. */
+FN int pair_queue(nview a, nview b)
+{
+    if (!is_leaf(a.type)) return Q_IP;
+    if (is_dense(a.type) || is_dense(b.type)) return Q_LDENSE;
+    return a.n + b.n <= FEW ? Q_LFEW : Q_LMANY;
+}
+FN void put_ref(GLOBAL u8 *out, u64 out_base, GLOBAL u64 *ctrl, u64 slot, u64 ref)
+{
+    if (slot)
+        *(GLOBAL u64 *)(out + (slot - out_base)) = ref;
+    else
+        ctrl[C_ROOT] = ref;
+}
+FN void put_key(GLOBAL u8 *node, u32 i, u32 key)
+{
+    node[4 + 2 * i] = (u8)(key / D);
+    node[5 + 2 * i] = (u8)(key % D);
+}
+FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, u64 b,
+                  u64 slot, u32 flags)
+{
+    if (idx >= ctrl[C_CAP + qi]) { /* capacities are counted exactly: never */
+        ctrl[C_ERROR] = 1;
+        return;
+    }
+    GLOBAL hs_entry *e = q + ctrl[C_START + qi] + idx;
+    e->a = a;
+    e->b = b;
+    e->slot = slot;
+    e->flags = flags;
+    e->pad = 0;
+}
+
+/* Local exclusive scan of v over the group (GS items); *total the sum. */
+FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
+{
+    sc[LID] = v;
+    BARRIER();
+    if (LID == 0) {
+        u32 s = 0;
+        for (int i = 0; i < GS; i++) {
+            u32 t = sc[i];
+            sc[i] = s;
+            s += t;
+        }
+        sc[GS] = s;
+    }
+    BARRIER();
+    u32 r = sc[LID];
+    *total = sc[GS];
+    BARRIER();
+    return r;
+}
+
+/* One pair (a, b) per work-group: inner pairs, leaf pairs with many entries
+ * or a dense node. Work-item l takes the keys [l, l+1) * ceil(D^2 / GS):
+ * pass 1 counts the union (and, where the result could be a dense leaf,
+ * whether a sum is zero bits), the group allocates the node, pass 2 writes
+ * it. Inner cells present in both operands queue a child pair; in one only,
+ * the child is shared (share bit 0: A's, bit 1: B's) or queued for copying. */
+KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                   GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
+{
+    LOCAL u32 sc[GS + 1];
+    LOCAL u32 lq[NQ];
+    LOCAL u64 gq[NQ];
+    LOCAL u64 node_off;
+    LOCAL int ok;
+    hs_entry E = queues[first + GROUP];
+    nview a = view(poolA, baseA, E.a), b = view(poolB, baseB, E.b);
+    int leaf = is_leaf(a.type);
+    u32 es = leaf ? ES : 8;
+    u32 per = (DD + GS - 1) / GS, k0 = (u32)LID * per, k1 = k0 + per;
+    if (k0 > DD) k0 = DD;
+    if (k1 > DD) k1 = DD;
+    int zcheck = leaf && (is_dense(a.type) || is_dense(b.type) || dense_fits(ES, a.n + b.n));
+    if (LID < NQ) lq[LID] = 0;
+    BARRIER();
+    u32 cnt = 0, common = 0, qc[NQ] = {0, 0, 0, 0, 0};
+    int zero = 0;
+    cursor cua = cur_start(a, k0, k1), cub = cur_start(b, k0, k1);
+    while (cua.key != NONE || cub.key != NONE) {
+        int ina = cua.key <= cub.key, inb = cub.key <= cua.key;
+        cnt++;
+        common += ina && inb;
+        if (zcheck) {
+            real v[NCOMP];
+            zero |= combine(ina ? cur_pay(a, cua, ES) : 0, inb ? cur_pay(b, cub, ES) : 0, ca, cb,
+                            v);
+        }
+        if (!leaf) {
+            if (ina && inb)
+                qc[pair_queue(view(poolA, baseA, cur_ref(a, cua)),
+                              view(poolB, baseB, cur_ref(b, cub)))]++;
+            else if (!(share & (ina ? 1 : 2)))
+                qc[Q_ONE]++;
+        }
+        if (ina) cur_next(a, k1, &cua);
+        if (inb) cur_next(b, k1, &cub);
+    }
+    u32 n, pos = group_scan(sc, cnt, &n);
+    u32 zany, zb = group_scan(sc, (u32)zero, &zany);
+    (void)zb;
+    u32 comtot, cb0 = group_scan(sc, common, &comtot);
+    (void)cb0;
+    u32 qoff[NQ];
+    if (!leaf)
+        for (int q = 0; q < NQ; q++)
+            qoff[q] = qc[q] ? LATOM_ADD(&lq[q], qc[q]) : 0;
+    BARRIER();
+    int dense = leaf ? dense_fits(ES, n) && !zany : dense_fits(8, n);
+    int type = node_type(leaf, dense, n);
+    u64 bytes = dense ? dense_bytes(es) : coo_bytes(n, es);
+    if (LID == 0) {
+        u64 o = ATOM_ADD64(&ctrl[C_USED], bytes / 16);
+        ok = o + bytes / 16 <= cap16;
+        node_off = out_base + o * 16;
+        if (ok) {
+            ATOM_ADD64(&ctrl[C_NODES], 1);
+            if (leaf && comtot) ATOM_ADD64(&ctrl[C_COMMON], comtot);
+            for (int q = 0; q < NQ; q++)
+                gq[q] = lq[q] ? ATOM_ADD64(&ctrl[C_FILL + q], lq[q]) : 0;
+        }
+    }
+    BARRIER();
+    if (!ok) return;
+    GLOBAL u8 *node = out + (node_off - out_base);
+    u32 P = dense ? 0 : coo_payload(n, es);
+    if (!dense && LID == 0) *(GLOBAL u32 *)node = n;
+    u64 nshared = 0, ncopied = 0;
+    cua = cur_start(a, k0, k1), cub = cur_start(b, k0, k1);
+    u32 i = pos, last = NONE;
+    while (cua.key != NONE || cub.key != NONE) {
+        int ina = cua.key <= cub.key, inb = cub.key <= cua.key;
+        u32 key = ina ? cua.key : cub.key;
+        GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
+        if (!dense) put_key(node, i, key);
+        if (leaf) {
+            real v[NCOMP];
+            combine(ina ? cur_pay(a, cua, ES) : 0, inb ? cur_pay(b, cub, ES) : 0, ca, cb, v);
+            for (u32 k = 0; k < NCOMP; k++)
+                ((GLOBAL real *)pay)[k] = v[k];
+        } else {
+            u64 slot = node_off + (u64)(pay - node);
+            if (ina && inb) {
+                u64 ra = cur_ref(a, cua), rb = cur_ref(b, cub);
+                int q = pair_queue(view(poolA, baseA, ra), view(poolB, baseB, rb));
+                put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
+            } else {
+                u64 r = ina ? cur_ref(a, cua) : cur_ref(b, cub);
+                if (share & (ina ? 1 : 2)) {
+                    *(GLOBAL u64 *)pay = r;
+                    nshared++;
+                } else {
+                    put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
+                              ina ? 0u : 1u);
+                    ncopied++;
+                }
+            }
+        }
+        last = key;
+        i++;
+        if (ina) cur_next(a, k1, &cua);
+        if (inb) cur_next(b, k1, &cub);
+    }
+    if (!dense && cnt && i == n) /* padding repeats the last key */
+        for (u32 j = n; j < rup(n, coo_x(n)); j++)
+            put_key(node, j, last);
+    if (nshared) ATOM_ADD64(&ctrl[C_SHARED], nshared);
+    if (ncopied) ATOM_ADD64(&ctrl[C_COPIED], ncopied);
+    if (LID == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);
+}
+
+/* Leaf pairs of at most FEW entries together, both COO: a work-item each,
+ * a sequential merge; the group allocates its nodes with one atomic. */
+KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                  GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+{
+    LOCAL u32 sc[GS + 1];
+    LOCAL u64 goff;
+    LOCAL int ok;
+    u64 e = GROUP * GS + (u64)LID;
+    int live = e < count;
+    hs_entry E;
+    nview a, b;
+    u32 n = 0, common = 0;
+    int zero = 0;
+    u64 bytes = 0;
+    if (live) {
+        E = queues[first + e];
+        a = view(poolA, baseA, E.a);
+        b = view(poolB, baseB, E.b);
+        int zcheck = dense_fits(ES, a.n + b.n);
+        u32 i = 0, j = 0;
+        while (i < a.n || j < b.n) {
+            u32 ka = i < a.n ? coo_key(a, i) : NONE, kb = j < b.n ? coo_key(b, j) : NONE;
+            int ina = ka <= kb, inb = kb <= ka;
+            if (zcheck) {
+                real v[NCOMP];
+                zero |= combine(ina ? a.p + a.P + (u64)i * ES : 0,
+                                inb ? b.p + b.P + (u64)j * ES : 0, ca, cb, v);
+            }
+            n++;
+            common += ina && inb;
+            i += ina;
+            j += inb;
+        }
+    }
+    int dense = live && dense_fits(ES, n) && !zero;
+    if (live) bytes = dense ? dense_bytes(ES) : coo_bytes(n, ES);
+    u32 tot16, my16 = group_scan(sc, (u32)(bytes / 16), &tot16);
+    u32 comtot, c0 = group_scan(sc, common, &comtot);
+    u32 ntot, n0 = group_scan(sc, (u32)live, &ntot);
+    (void)c0;
+    (void)n0;
+    if (LID == 0) {
+        u64 o = ATOM_ADD64(&ctrl[C_USED], tot16);
+        ok = o + tot16 <= cap16;
+        goff = o;
+        if (ok) {
+            ATOM_ADD64(&ctrl[C_NODES], ntot);
+            if (comtot) ATOM_ADD64(&ctrl[C_COMMON], comtot);
+        }
+    }
+    BARRIER();
+    if (!ok || !live) return;
+    u64 node_off = out_base + (goff + my16) * 16;
+    GLOBAL u8 *node = out + (node_off - out_base);
+    u32 P = dense ? 0 : coo_payload(n, ES);
+    if (!dense) *(GLOBAL u32 *)node = n;
+    u32 i = 0, j = 0, o = 0, last = 0;
+    while (i < a.n || j < b.n) {
+        u32 ka = i < a.n ? coo_key(a, i) : NONE, kb = j < b.n ? coo_key(b, j) : NONE;
+        int ina = ka <= kb, inb = kb <= ka;
+        u32 key = ina ? ka : kb;
+        GLOBAL u8 *pay = dense ? node + (u64)key * ES : node + P + (u64)o * ES;
+        if (!dense) put_key(node, o, key);
+        real v[NCOMP];
+        combine(ina ? a.p + a.P + (u64)i * ES : 0, inb ? b.p + b.P + (u64)j * ES : 0, ca, cb,
+                v);
+        for (u32 k = 0; k < NCOMP; k++)
+            ((GLOBAL real *)pay)[k] = v[k];
+        last = key;
+        o++;
+        i += ina;
+        j += inb;
+    }
+    if (!dense)
+        for (u32 k = n; k < rup(n, coo_x(n)); k++)
+            put_key(node, k, last);
+    put_ref(out, out_base, ctrl, E.slot, node_off | (u64)node_type(1, dense, n));
+}
+
+/* A node of one operand copied (flags bit 0: from B, scaled by cb, else
+ * from A by ca; bit 1: transposed locally, keys (r, c) -> (c, r)), a
+ * work-group each; an inner node queues its children for copying the
+ * same way. A transposed COO node is reordered by a counting sort over
+ * its columns (work-item l owns the columns = l mod GS). */
+KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                  GLOBAL hs_entry *queues, u64 first, real ca, real cb)
+{
+    LOCAL u32 start[D];
+    LOCAL u32 sc[GS + 1];
+    LOCAL u64 node_off, gbase;
+    LOCAL int ok;
+    hs_entry E = queues[first + GROUP];
+    int fromb = E.flags & 1, tr = (E.flags >> 1) & 1;
+    nview v = fromb ? view(poolB, baseB, E.a) : view(poolA, baseA, E.a);
+    real c = fromb ? cb : ca;
+    int leaf = is_leaf(v.type), dense = is_dense(v.type);
+    u32 es = leaf ? ES : 8, n = v.n;
+    u64 bytes = dense ? dense_bytes(es) : coo_bytes(n, es);
+    /* children this work-item queues (inner nodes) */
+    u32 mine = 0;
+    if (!leaf) {
+        if (dense) {
+            for (u32 k = (u32)LID; k < DD; k += GS)
+                mine += cell_set(v, k);
+        } else if (tr) {
+            for (u32 k = 0; k < n; k++)
+                mine += (v.p[5 + 2 * k] % GS) == (u32)LID;
+        } else {
+            for (u32 k = (u32)LID; k < n; k += GS)
+                mine++;
+        }
+    }
+    u32 tot, myq = group_scan(sc, mine, &tot);
+    if (LID == 0) {
+        u64 o = ATOM_ADD64(&ctrl[C_USED], bytes / 16);
+        ok = o + bytes / 16 <= cap16;
+        node_off = out_base + o * 16;
+        if (ok) {
+            ATOM_ADD64(&ctrl[C_NODES], 1);
+            gbase = tot ? ATOM_ADD64(&ctrl[C_FILL + Q_ONE], tot) : 0;
+        }
+    }
+    BARRIER();
+    /* no early return: barriers follow (PoCL needs every work-item there) */
+    int good = ok;
+    GLOBAL u8 *node = out + (node_off - out_base);
+    u64 qi = gbase + myq;
+    if (dense && good) {
+        for (u32 k = (u32)LID; k < DD; k += GS) {
+            if (!cell_set(v, k)) continue;
+            u32 t = tr ? (k % D) * D + k / D : k;
+            GLOBAL const u8 *src = v.p + (u64)k * es;
+            GLOBAL u8 *dst = node + (u64)t * es;
+            if (leaf)
+                for (u32 q = 0; q < NCOMP; q++)
+                    ((GLOBAL real *)dst)[q] = c * ((GLOBAL const real *)src)[q];
+            else
+                put_entry(queues, ctrl, Q_ONE, qi++, *(GLOBAL const u64 *)src, 0,
+                          node_off + (u64)t * 8, E.flags);
+        }
+    }
+    if (!dense) {
+        u32 P = v.P, np = rup(n, coo_x(n));
+        if (good && LID == 0) *(GLOBAL u32 *)node = n;
+        if (tr) {
+            for (u32 k = (u32)LID; k < D; k += GS)
+                start[k] = 0;
+            BARRIER();
+            for (u32 k = 0; k < n; k++) { /* column histogram, owner-written */
+                u32 col = v.p[5 + 2 * k];
+                if (col % GS == (u32)LID) start[col]++;
+            }
+            BARRIER();
+            if (LID == 0) {
+                u32 s = 0;
+                for (u32 k = 0; k < D; k++) {
+                    u32 t = start[k];
+                    start[k] = s;
+                    s += t;
+                }
+            }
+            BARRIER();
+        }
+        for (u32 k = tr ? 0 : (u32)LID; good && k < n; k += tr ? 1 : GS) {
+            u32 row = v.p[4 + 2 * k], col = v.p[5 + 2 * k], o = k;
+            if (tr) {
+                if (col % GS != (u32)LID) continue;
+                o = start[col]++;
+                u32 t = row;
+                row = col;
+                col = t;
+            }
+            node[4 + 2 * o] = (u8)row;
+            node[5 + 2 * o] = (u8)col;
+            GLOBAL const u8 *src = v.p + P + (u64)k * es;
+            GLOBAL u8 *dst = node + P + (u64)o * es;
+            if (leaf)
+                for (u32 q = 0; q < NCOMP; q++)
+                    ((GLOBAL real *)dst)[q] = c * ((GLOBAL const real *)src)[q];
+            else
+                put_entry(queues, ctrl, Q_ONE, qi++, *(GLOBAL const u64 *)src, 0,
+                          node_off + P + (u64)o * 8, E.flags);
+        }
+        BARRIER();
+        if (good && LID == 0)
+            for (u32 k = n; k < np; k++) {
+                node[4 + 2 * k] = node[4 + 2 * (n - 1)];
+                node[5 + 2 * k] = node[5 + 2 * (n - 1)];
+            }
+    }
+    if (good && LID == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)v.type);
+}

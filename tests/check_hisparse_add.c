@@ -1,0 +1,471 @@
+/* The HiSparse addition on every backend (issue 5) against the host
+ * reference: random and structured pairs, B moved from A by normal offsets,
+ * disjoint and identical patterns, empty operands, dense nodes on one side,
+ * every transpose combination with scales, d = 4 / 16 / 128, the
+ * pool-too-small path, shared subtrees, exact zero sums. Every result is
+ * also saved and loaded (load validates every node reference). */
+#include "testutil.h"
+#ifdef HISP_HAVE_CUDA
+#include "../backends/backend.h"
+#include "cuda/cuda_kern.h"
+#endif
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    int64_t m, n, nnz;
+    int32_t *r, *c;
+    double *v;
+} coo;
+
+static void coo_free(coo *a)
+{
+    free(a->r);
+    free(a->c);
+    free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+static void coo_push(coo *a, int64_t cap, int32_t r, int32_t c, double v)
+{
+    ck_assert_int_lt(a->nnz, cap);
+    a->r[a->nnz] = r;
+    a->c[a->nnz] = c;
+    a->v[a->nnz] = v;
+    a->nnz++;
+}
+
+static void coo_init(coo *a, int64_t m, int64_t n, int64_t cap)
+{
+    a->m = m, a->n = n, a->nnz = 0;
+    a->r = malloc((size_t)(cap + 1) * sizeof *a->r);
+    a->c = malloc((size_t)(cap + 1) * sizeof *a->c);
+    a->v = malloc((size_t)(cap + 1) * sizeof *a->v);
+    ck_assert(a->r && a->c && a->v);
+}
+
+/* Random entries with density p (no duplicates: one draw per cell). */
+static coo random_coo(int64_t m, int64_t n, double p, uint64_t *st)
+{
+    coo a;
+    int64_t cap = (int64_t)(p * (double)m * (double)n * 1.5) + 64;
+    coo_init(&a, m, n, cap);
+    if (p <= 0) return a;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            if ((test_uniform(st) + 1) / 2 < p && a.nnz < cap)
+                coo_push(&a, cap, (int32_t)i, (int32_t)j, test_uniform(st));
+    return a;
+}
+
+/* Every entry of a moved by rounded normal offsets (sigma), fresh values;
+ * duplicates are summed by the conversions. */
+static coo moved_coo(const coo *a, double sigma, uint64_t *st)
+{
+    coo b;
+    coo_init(&b, a->m, a->n, a->nnz);
+    for (int64_t k = 0; k < a->nnz; k++) {
+        int64_t r, c;
+        do {
+            double u1 = (test_uniform(st) + 1) / 2 + 1e-12, u2 = (test_uniform(st) + 1) / 2;
+            double z0 = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+            double z1 = sqrt(-2 * log(u1)) * sin(6.283185307179586 * u2);
+            r = a->r[k] + (int64_t)lround(sigma * z0);
+            c = a->c[k] + (int64_t)lround(sigma * z1);
+        } while (r < 0 || r >= a->m || c < 0 || c >= a->n);
+        coo_push(&b, a->nnz, (int32_t)r, (int32_t)c, test_uniform(st));
+    }
+    return b;
+}
+
+static hisp_matrix make(hisp_context ctx, hisp_type t, const coo *a, int d)
+{
+    void *v = malloc((size_t)(a->nnz + 1) * 8);
+    for (int64_t k = 0; k < a->nnz; k++)
+        if (t == HISP_F32)
+            ((float *)v)[k] = (float)a->v[k];
+        else
+            ((double *)v)[k] = a->v[k];
+    hisp_matrix M = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, a->m, a->n, a->nnz, a->r, a->c, v, &M));
+    free(v);
+    if (d) {
+        CK_OK(ctx, hisp_matrix_set_node_size(M, d));
+        CK_OK(ctx, hisp_matrix_convert(M, HISP_FORMAT_HISPARSE));
+    }
+    return M;
+}
+
+/* C (any context) equals R: same sizes, same pattern, values close. */
+static void same(hisp_context ctx, hisp_matrix C, hisp_matrix R, const char *what)
+{
+    hisp_matrix c = NULL, r = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(C, HISP_FORMAT_CSR, &c));
+    CK_OK(ctx, hisp_matrix_duplicate(R, HISP_FORMAT_CSR, &r));
+    hisp_matrix_info ic, ir;
+    CK_OK(ctx, hisp_matrix_get_info(c, &ic));
+    CK_OK(ctx, hisp_matrix_get_info(r, &ir));
+    ck_assert_msg(ic.nrows == ir.nrows && ic.ncols == ir.ncols && ic.nnz == ir.nnz,
+                  "%s: %lld x %lld (%lld) vs %lld x %lld (%lld)", what, (long long)ic.nrows,
+                  (long long)ic.ncols, (long long)ic.nnz, (long long)ir.nrows, (long long)ir.ncols,
+                  (long long)ir.nnz);
+    const int64_t *pc, *pr;
+    const int32_t *jc, *jr;
+    const void *vc, *vr;
+    CK_OK(ctx, hisp_matrix_host_arrays(c, &pc, NULL, &jc, &vc));
+    CK_OK(ctx, hisp_matrix_host_arrays(r, &pr, NULL, &jr, &vr));
+    bool f32 = ic.type == HISP_F32;
+    for (int64_t i = 0; i <= ic.nrows; i++)
+        ck_assert_msg(pc[i] == pr[i], "%s: row pointer %lld", what, (long long)i);
+    for (int64_t k = 0; k < ic.nnz; k++) {
+        ck_assert_msg(jc[k] == jr[k], "%s: column of entry %lld", what, (long long)k);
+        double x = f32 ? ((const float *)vc)[k] : ((const double *)vc)[k];
+        double y = f32 ? ((const float *)vr)[k] : ((const double *)vr)[k];
+        ck_assert_msg(fabs(x - y) <= (f32 ? 1e-5 : 1e-12) * (1 + fabs(y)), "%s: %g vs %g", what, x,
+                      y);
+    }
+    hisp_matrix_destroy(&c);
+    hisp_matrix_destroy(&r);
+}
+
+/* C's tree is well formed: it saves and loads (load checks every node). */
+static void well_formed(hisp_context ctx, hisp_matrix C)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hisp-add-%d.hisp", (int)getpid());
+    CK_OK(ctx, hisp_matrix_save(C, path));
+    hisp_matrix L = NULL;
+    CK_OK(ctx, hisp_matrix_load(ctx, path, &L));
+    same(ctx, L, C, "reloaded");
+    hisp_matrix_destroy(&L);
+    remove(path);
+}
+
+/* op_a(A) + op_b(B) on target ctx against the reference context, for
+ * operands given as COO with node sizes, state (transposed flags, scales).
+ * Returns the stats of the device run. */
+typedef struct {
+    int d, db;     /* node sizes of A and B (0: B in CSR) */
+    int ta, tb;    /* hisp_matrix_transpose applied to A / B */
+    double sa, sb; /* scales (1: none) */
+    int opa, opb;  /* ops */
+} setup;
+
+static hisp_add_stats run_case(hisp_context ctx, hisp_context ref, hisp_type t, const coo *a,
+                               const coo *b, setup su, const char *what)
+{
+    hisp_matrix A[2], B[2], C[2];
+    hisp_context cs[2] = {ctx, ref};
+    for (int i = 0; i < 2; i++) {
+        A[i] = make(cs[i], t, a, su.d);
+        B[i] = make(cs[i], t, b, su.db);
+        if (su.ta) CK_OK(cs[i], hisp_matrix_transpose(A[i]));
+        if (su.tb) CK_OK(cs[i], hisp_matrix_transpose(B[i]));
+        float f[2] = {(float)su.sa, (float)su.sb};
+        double g[2] = {su.sa, su.sb};
+        if (su.sa != 1)
+            CK_OK(cs[i], hisp_matrix_scale(A[i], t == HISP_F32 ? (void *)&f[0] : (void *)&g[0]));
+        if (su.sb != 1)
+            CK_OK(cs[i], hisp_matrix_scale(B[i], t == HISP_F32 ? (void *)&f[1] : (void *)&g[1]));
+        CK_OK(cs[i], hisp_matrix_add((hisp_op)su.opa, A[i], (hisp_op)su.opb, B[i], &C[i]));
+    }
+    hisp_add_stats st;
+    CK_OK(ctx, hisp_context_add_stats(ctx, &st));
+    hisp_matrix_info info;
+    CK_OK(ctx, hisp_matrix_get_info(C[0], &info));
+    ck_assert_int_eq(info.format, HISP_FORMAT_HISPARSE);
+    ck_assert_int_eq(st.nnz, info.nnz);
+    /* the result outlives its operands (shared nodes hold references) */
+    for (int i = 0; i < 2; i++) {
+        hisp_matrix_destroy(&A[i]);
+        hisp_matrix_destroy(&B[i]);
+    }
+    hisp_matrix R = NULL; /* the reference result moved into ctx */
+    hisp_matrix rc = NULL;
+    CK_OK(ref, hisp_matrix_duplicate(C[1], HISP_FORMAT_COO, &rc));
+    const int32_t *rr, *cc;
+    const void *vv;
+    hisp_matrix_info ri;
+    CK_OK(ref, hisp_matrix_get_info(rc, &ri));
+    CK_OK(ref, hisp_matrix_host_arrays(rc, NULL, &rr, &cc, &vv));
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, ri.nrows, ri.ncols, ri.nnz, rr, cc, vv, &R));
+    same(ctx, C[0], R, what);
+    well_formed(ctx, C[0]);
+    hisp_matrix_destroy(&R);
+    hisp_matrix_destroy(&rc);
+    hisp_matrix_destroy(&C[0]);
+    hisp_matrix_destroy(&C[1]);
+    return st;
+}
+
+static bool on_device(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[i].kind != HISP_BACKEND_REFERENCE;
+}
+
+static hisp_context ref_context(void)
+{
+    hisp_context r = NULL;
+    ck_assert_int_eq(hisp_context_create(&r), HISP_SUCCESS);
+    return r;
+}
+
+START_TEST(test_add_random)
+{
+    uint64_t st = test_seed() + 5101;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    static const int ds[3] = {4, 16, 128};
+    for (int ty = 0; ty < 2; ty++) {
+        hisp_type t = ty ? HISP_F64 : HISP_F32;
+        for (int di = 0; di < 3; di++) {
+            int d = ds[di];
+            int64_t m = d == 4 ? 37 : d == 16 ? 300 : 700, n = d == 4 ? 53 : d == 16 ? 260 : 900;
+            coo a = random_coo(m, n, d == 128 ? 0.01 : 0.06, &st);
+            coo b = moved_coo(&a, 10, &st);
+            char what[80];
+            snprintf(what, sizeof what, "%s d=%d moved", hisp_type_name(t), d);
+            hisp_add_stats s = run_case(ctx, ref, t, &a, &b, (setup){d, d, 0, 0, 1, 1, 0, 0}, what);
+            if (on_device(_i)) ck_assert_int_gt(s.nodes_new, 0);
+            /* a random second operand (other density) */
+            coo c = random_coo(m, n, 0.2, &st);
+            snprintf(what, sizeof what, "%s d=%d random", hisp_type_name(t), d);
+            run_case(ctx, ref, t, &a, &c, (setup){d, d, 0, 0, 1, 1, 0, 0}, what);
+            coo_free(&a);
+            coo_free(&b);
+            coo_free(&c);
+        }
+    }
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* Every transpose combination, with transposed flags, scales and ops. */
+START_TEST(test_add_transposes)
+{
+    uint64_t st = test_seed() + 5102;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    int64_t m = 150, n = 110;
+    for (int ty = 0; ty < 2; ty++) {
+        hisp_type t = ty ? HISP_F64 : HISP_F32;
+        coo a = random_coo(m, n, 0.05, &st);
+        coo bn = moved_coo(&a, 6, &st);       /* m x n */
+        coo bt = random_coo(n, m, 0.05, &st); /* n x m */
+        for (int opa = 0; opa < 2; opa++)
+            for (int opb = 0; opb < 2; opb++)
+                for (int flags = 0; flags < 4; flags++) {
+                    int ta = flags & 1, tb = flags >> 1;
+                    /* op(A) shows m x n when opa == ta */
+                    bool a_mn = opa == ta;
+                    /* B's stored shape so that op_b(B) matches op_a(A) */
+                    bool b_mn = (opb == tb) == a_mn;
+                    const coo *b = b_mn ? &bn : &bt;
+                    char what[96];
+                    snprintf(what, sizeof what, "%s op %d%d flags %d%d", hisp_type_name(t), opa,
+                             opb, ta, tb);
+                    run_case(
+                        ctx, ref, t, &a, b,
+                        (setup){16, 16, ta, tb, flags == 3 ? 1 : 2.5, opb ? -0.5 : 1, opa, opb},
+                        what);
+                }
+        /* a different node size and a CSR operand: converted first */
+        run_case(ctx, ref, t, &a, &bn, (setup){16, 8, 0, 0, 1, 1, 0, 0}, "d 16 + d 8");
+        run_case(ctx, ref, t, &a, &bn, (setup){16, 0, 0, 0, 1, 1, 0, 0}, "d 16 + COO");
+        coo_free(&a);
+        coo_free(&bn);
+        coo_free(&bt);
+    }
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* Structured pairs: disjoint and identical patterns, empty operands, a
+ * dense block (dense nodes) on one side or both, exact zero sums. */
+START_TEST(test_add_structured)
+{
+    uint64_t st = test_seed() + 5103;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    for (int ty = 0; ty < 2; ty++) {
+        hisp_type t = ty ? HISP_F64 : HISP_F32;
+        int64_t m = 96, n = 96;
+        coo upper, lower, dense, none, a;
+        coo_init(&upper, m, n, m * n);
+        coo_init(&lower, m, n, m * n);
+        coo_init(&dense, m, n, m * n);
+        coo_init(&none, m, n, 0);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double u = (test_uniform(&st) + 1) / 2;
+                if (j > i && u < 0.1) coo_push(&upper, m * n, (int32_t)i, (int32_t)j, u + 0.1);
+                if (j < i && u < 0.1) coo_push(&lower, m * n, (int32_t)i, (int32_t)j, -u - 0.1);
+                if (i >= 16 && i < 48 && j >= 32 && j < 64) /* two full 16x16 leaves */
+                    coo_push(&dense, m * n, (int32_t)i, (int32_t)j, test_uniform(&st) + 2);
+            }
+        a = random_coo(m, n, 0.08, &st);
+        setup s16 = {16, 16, 0, 0, 1, 1, 0, 0};
+        run_case(ctx, ref, t, &upper, &lower, s16, "disjoint");
+        hisp_add_stats s = run_case(ctx, ref, t, &a, &a, s16, "identical pattern");
+        ck_assert_int_eq(s.subtrees_shared, 0); /* every node is a pair */
+        setup neg = s16;
+        neg.sb = -1; /* A + (-A): exact zeros stay entries */
+        s = run_case(ctx, ref, t, &a, &a, neg, "A - A");
+        ck_assert_int_eq(s.nnz, a.nnz);
+        run_case(ctx, ref, t, &a, &none, s16, "B empty");
+        run_case(ctx, ref, t, &none, &a, s16, "A empty");
+        run_case(ctx, ref, t, &none, &none, s16, "both empty");
+        run_case(ctx, ref, t, &dense, &a, s16, "dense + sparse");
+        run_case(ctx, ref, t, &a, &dense, s16, "sparse + dense");
+        run_case(ctx, ref, t, &dense, &dense, s16, "dense + dense");
+        neg.opa = neg.opb = 1;
+        run_case(ctx, ref, t, &dense, &dense, neg, "dense^T - dense^T (zeros: COO)");
+        setup mix = s16;
+        mix.opb = 1;
+        run_case(ctx, ref, t, &dense, &a, mix, "dense + sparse^T");
+        run_case(ctx, ref, t, &a, &dense, mix, "sparse + dense^T");
+        /* one side only in a region: A's subtrees there are shared */
+        s = run_case(ctx, ref, t, &upper, &dense, s16, "upper + block");
+        if (on_device(_i)) ck_assert_int_gt(s.subtrees_shared, 0);
+        coo_free(&upper);
+        coo_free(&lower);
+        coo_free(&dense);
+        coo_free(&none);
+        coo_free(&a);
+    }
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* A pool far too small: rounds are redone after growing, same result. */
+START_TEST(test_add_pool_small)
+{
+    uint64_t st = test_seed() + 5104;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    coo a = random_coo(400, 400, 0.03, &st), b = moved_coo(&a, 10, &st);
+    setenv("HISP_ADD_POOL_BYTES", "64", 1);
+    hisp_add_stats s =
+        run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 0, 0}, "small pool");
+    setup tr = {16, 16, 0, 0, 1, 1, 1, 1};
+    run_case(ctx, ref, HISP_F64, &a, &b, tr, "small pool, transposed");
+    tr.opb = 0;
+    run_case(ctx, ref, HISP_F32, &a, &b, tr, "small pool, mixed");
+    unsetenv("HISP_ADD_POOL_BYTES");
+    if (on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* B an edit of A (one family) with entries in regions A leaves empty:
+ * C = A + B shares B's new subtrees (B is of A's family, same scale),
+ * and outlives A and B. */
+START_TEST(test_add_shared_family)
+{
+    uint64_t st = test_seed() + 5105;
+    hisp_context cs[2] = {test_context(_i), ref_context()};
+    coo a = random_coo(1000, 1000, 0.01, &st);
+    a.m = a.n = 2000; /* entries only in the top-left quarter */
+    hisp_matrix C[2];
+    hisp_add_stats s = {0};
+    for (int i = 0; i < 2; i++) {
+        hisp_matrix A = make(cs[i], HISP_F64, &a, 16), B = NULL;
+        int32_t r[3] = {1500, 1999, 1200}, c[3] = {1600, 1999, 1900};
+        double v[3] = {1.5, -2, 3};
+        CK_OK(cs[i], hisp_matrix_edit(A, 3, r, c, v, NULL, &B, NULL));
+        CK_OK(cs[i], hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C[i]));
+        if (!i) CK_OK(cs[i], hisp_context_add_stats(cs[i], &s));
+        hisp_matrix_destroy(&A);
+        hisp_matrix_destroy(&B);
+    }
+    if (on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1);
+    hisp_matrix rc = NULL, R = NULL;
+    const int32_t *rr, *cc;
+    const void *vv;
+    hisp_matrix_info ri;
+    CK_OK(cs[1], hisp_matrix_duplicate(C[1], HISP_FORMAT_COO, &rc));
+    CK_OK(cs[1], hisp_matrix_get_info(rc, &ri));
+    CK_OK(cs[1], hisp_matrix_host_arrays(rc, NULL, &rr, &cc, &vv));
+    CK_OK(cs[0],
+          hisp_matrix_create_coo(cs[0], HISP_F64, ri.nrows, ri.ncols, ri.nnz, rr, cc, vv, &R));
+    same(cs[0], C[0], R, "A + edit(A)");
+    well_formed(cs[0], C[0]);
+    hisp_matrix_destroy(&R);
+    hisp_matrix_destroy(&rc);
+    for (int i = 0; i < 2; i++) {
+        hisp_matrix_destroy(&C[i]);
+        hisp_context_destroy(&cs[i]);
+    }
+    coo_free(&a);
+}
+END_TEST
+
+/* The kernels compile for CUDA through NVRTC (no device needed): every
+ * value type and node size the tests run. */
+START_TEST(test_add_nvrtc)
+{
+#ifdef HISP_HAVE_CUDA
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    static const int d[3] = {4, 16, 128};
+    for (int dbl = 0; dbl < 2; dbl++)
+        for (int k = 0; k < 3; k++) {
+            char opts[200];
+            snprintf(opts, sizeof opts,
+                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=64",
+                     dbl ? "double" : "float", dbl, k == 2 ? 2 : 1, d[k],
+                     k == 0   ? 2
+                     : k == 1 ? 4
+                              : 7);
+            size_t bytes = 0;
+            hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_HSADD, opts, 9, 0, &bytes);
+            if (s == HISP_ERR_UNSUPPORTED) {
+                hisp_error_info e;
+                CK_OK(ctx, hisp_context_last_error(ctx, &e));
+                test_skip("addition NVRTC builds: %s", e.message);
+                hisp_context_destroy(&ctx);
+                return;
+            }
+            if (s) {
+                hisp_error_info e = {0};
+                if (hisp_context_last_error(ctx, &e)) e.message = "";
+                ck_abort_msg("NVRTC %s: %s\n%.3000s", opts, e.message,
+                             e.build_log ? e.build_log : "");
+            }
+            ck_assert_uint_gt(bytes, 0);
+        }
+    hisp_context_destroy(&ctx);
+#else
+    test_skip("addition NVRTC builds: the CUDA backend is not compiled in");
+#endif
+}
+END_TEST
+
+Suite *suite_hisparse_add(void)
+{
+    Suite *s = suite_create("hisparse_add");
+    const test_target *t;
+    int n = test_targets(&t);
+    TCase *tc = tcase_create("targets");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_add_random, 0, n);
+    tcase_add_loop_test(tc, test_add_transposes, 0, n);
+    tcase_add_loop_test(tc, test_add_structured, 0, n);
+    tcase_add_loop_test(tc, test_add_pool_small, 0, n);
+    tcase_add_loop_test(tc, test_add_shared_family, 0, n);
+    suite_add_tcase(s, tc);
+    TCase *rtc = tcase_create("nvrtc");
+    tcase_set_timeout(rtc, 600);
+    tcase_add_test(rtc, test_add_nvrtc);
+    suite_add_tcase(s, rtc);
+    return s;
+}
