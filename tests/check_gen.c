@@ -1081,7 +1081,7 @@ START_TEST(test_perturb_edges_and_errors)
 
     /* every allocation failing in turn: a clean status, nothing leaked */
     A = poisson2d(ctx, 20, HISP_F64);
-    for (long f = 1; f <= 10; f++) {
+    for (long f = 1; f <= 20; f++) {
         B = NULL;
         hispi_alloc_fail_after(f);
         hisp_status s = hisp_matrix_perturb(A, 10, 3, &B);
