@@ -6,6 +6,10 @@
 #   bash gpu_suite.sh hisparse     HiSparse: CUDA tests, memcheck and racecheck,
 #                                  bench_hisparse_cuda (env HS_ARGS adds options,
 #                                  MATRICES and PREC select)
+#   bash gpu_suite.sh add          the addition benchmark, hisp_matrix_add vs
+#                                  cuSPARSE csrgeam2 (add_gpu.sh, shipped next
+#                                  to this script; its settings: MATRICES, PREC,
+#                                  REPEAT, BACKENDS, ADD_ARGS)
 # Writes its logs, the CSV/markdown results and a plot under $OUT (default
 # ./out) and prints the summary table last.
 set -u
@@ -86,6 +90,16 @@ if [ "$MODE" = hisparse ]; then
     echo
     cat "$OUT/summary_hs.md"
     exit 0
+fi
+
+if [ "$MODE" = add ]; then
+    say "addition benchmark (add_gpu.sh: hisp_matrix_add against csrgeam2)"
+    s=add_gpu.sh
+    [ -f "$s" ] || s=bench/add_gpu.sh
+    OUT=$OUT bash "$s"
+    rc=$?
+    echo "add_gpu.sh exit $rc" | tee -a "$LOG"
+    exit $rc
 fi
 
 if [ "$MODE" != quick ]; then

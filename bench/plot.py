@@ -8,7 +8,7 @@ merged. An implementation measured on several devices (hisp-opencl on a GPU
 and on a CPU) gets one bar per device.
 
   python3 bench/plot.py results.csv [gpu.csv ...] [-o DIR] [--prefix NAME]
-                        [--metric gflops|gbs|bw_fraction] [--log]
+                        [--metric gflops|gbs|bw_fraction|median_ms] [--log]
 
 Needs matplotlib (Debian: apt-get install -y python3-matplotlib).
 """
@@ -20,7 +20,8 @@ import sys
 COLUMNS = ['matrix', 'precision', 'op', 'impl', 'device', 'rows', 'cols', 'nnz', 'median_ms',
            'min_ms', 'gflops', 'gbs', 'bw_fraction', 'rel_error']
 LABELS = {'gflops': 'GFLOP/s (2 nnz / median time)', 'gbs': 'GB/s (byte model / median time)',
-          'bw_fraction': 'fraction of measured copy bandwidth'}
+          'bw_fraction': 'fraction of measured copy bandwidth',
+          'median_ms': 'median time (ms)'}
 
 
 def read_rows(paths):

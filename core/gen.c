@@ -67,9 +67,7 @@ static inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-typedef struct {
-    uint64_t s;
-} rng;
+typedef hispi_rng rng;
 
 /* Stream purposes, so that a row's columns and values never share draws. */
 enum { S_COLS = 1, S_VALS, S_LINES, S_BLOCK, S_EDGE, S_ENTRY };
@@ -165,6 +163,33 @@ static inline void put(hisp_type t, void *val, int64_t k, double v)
         ((float *)val)[k] = (float)v;
     else
         hispi_store_real(t, val, k, v);
+}
+
+/* Exported for core/gen_perturb.c (hispi.h); the generators here keep the
+ * inline versions. */
+uint64_t hispi_mix64(uint64_t z)
+{
+    return mix64(z);
+}
+
+hispi_rng hispi_rng_at(uint64_t key, uint64_t index, uint64_t purpose)
+{
+    return rng_at(key, index, purpose);
+}
+
+uint64_t hispi_rng_next(hispi_rng *r)
+{
+    return next(r);
+}
+
+int64_t hispi_rng_below(hispi_rng *r, int64_t m)
+{
+    return below(r, m);
+}
+
+double hispi_gen_value(size_t scalar, uint64_t x)
+{
+    return uval(scalar, x);
 }
 
 /* ---- sorted samples ----------------------------------------------------- */
@@ -495,6 +520,16 @@ static void run_parallel(int threads, void *(*fn)(void *), void *arg)
     fn(arg);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
+}
+
+int hispi_gen_threads(double work)
+{
+    return thread_count(work);
+}
+
+void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
+{
+    run_parallel(threads, fn, arg);
 }
 
 typedef struct {

@@ -260,6 +260,23 @@ HISPI_LOCAL hisp_status hispi_read_file(hisp_context ctx, const char *path, char
 HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type t,
                                        hispi_sparse *out);
 
+/* The generators' building blocks, shared with core/gen_perturb.c: the
+ * counter-based random streams (splitmix64 mixer; stream = (key, index,
+ * purpose)), uniform draws, values in [-1, 1) (53 bits, the top 24 for
+ * 4-byte scalars) and the thread runner (HISP_GEN_THREADS caps it). */
+typedef struct {
+    uint64_t s;
+} hispi_rng;
+HISPI_LOCAL uint64_t hispi_mix64(uint64_t z);
+HISPI_LOCAL hispi_rng hispi_rng_at(uint64_t key, uint64_t index, uint64_t purpose);
+HISPI_LOCAL uint64_t hispi_rng_next(hispi_rng *r);
+HISPI_LOCAL int64_t hispi_rng_below(hispi_rng *r, int64_t m); /* [0, m), 0 < m < 2^32 */
+HISPI_LOCAL double hispi_gen_value(size_t scalar, uint64_t x);
+/* Threads for `work` entries (1 below 2e5), and fn(arg) run on that many
+ * (the caller included); fn must share its work through an atomic counter. */
+HISPI_LOCAL int hispi_gen_threads(double work);
+HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
+
 /* ---- misc --------------------------------------------------------------- */
 
 /* 64-bit FNV-1a. */

@@ -1,6 +1,7 @@
 /* Generators: structure of every kind, validity, determinism, f32/f64,
  * names, parameter checks, out-of-memory paths. Structure tests use a fresh
- * seed per run (test_seed()), so they check properties, not one sample. */
+ * seed per run (test_seed()), so they check properties, not one sample.
+ * hisp_matrix_perturb (core/gen_perturb.c) has its own test case. */
 #include "testutil.h"
 
 #include <math.h>
@@ -726,6 +727,378 @@ START_TEST(test_smoke_large)
 }
 END_TEST
 
+/* ---- hisp_matrix_perturb --------------------------------------------------- */
+
+typedef struct {
+    hisp_matrix M;
+    hisp_type type;
+    int64_t nrows, ncols, nnz;
+    const int64_t *ptr;
+    const int32_t *col;
+    const void *val;
+} pcsr;
+
+static double pval(const pcsr *m, int64_t k)
+{
+    return m->type == HISP_F32 ? (double)((const float *)m->val)[k] : ((const double *)m->val)[k];
+}
+
+/* B = perturb(A); checks that B is a valid sorted CSR matrix of A's sizes
+ * and type with nnz(B) <= nnz(A) and borrows its arrays. */
+static void perturb(hisp_context ctx, hisp_matrix A, double sigma, uint64_t seed, pcsr *b)
+{
+    memset(b, 0, sizeof *b);
+    hisp_matrix_info ia, ib;
+    CK_OK(ctx, hisp_matrix_get_info(A, &ia));
+    CK_OK(ctx, hisp_matrix_perturb(A, sigma, seed, &b->M));
+    CK_OK(ctx, hisp_matrix_get_info(b->M, &ib));
+    CK(ib.format == HISP_FORMAT_CSR);
+    CK(ib.type == ia.type && ib.nrows == ia.nrows && ib.ncols == ia.ncols);
+    CKM(ib.nnz <= ia.nnz, "nnz(B) %lld > nnz(A) %lld", (long long)ib.nnz, (long long)ia.nnz);
+    b->type = ib.type;
+    b->nrows = ib.nrows;
+    b->ncols = ib.ncols;
+    b->nnz = ib.nnz;
+    CK_OK(ctx, hisp_matrix_host_arrays(b->M, &b->ptr, NULL, &b->col, &b->val));
+    CK(b->ptr[0] == 0 && b->ptr[b->nrows] == b->nnz);
+    for (int64_t i = 0; i < b->nrows; i++) {
+        CK(b->ptr[i] <= b->ptr[i + 1]);
+        for (int64_t k = b->ptr[i]; k < b->ptr[i + 1]; k++) {
+            CKM(b->col[k] >= 0 && b->col[k] < b->ncols, "column %d out of range", b->col[k]);
+            if (k > b->ptr[i]) CKM(b->col[k - 1] < b->col[k], "row %lld not sorted", (long long)i);
+            CK(isfinite(pval(b, k)));
+        }
+    }
+}
+
+static uint64_t hash_pcsr(const pcsr *m)
+{
+    uint64_t h = 1469598103934665603ull;
+    h = fnv(m->ptr, (size_t)(m->nrows + 1) * sizeof *m->ptr, h);
+    h = fnv(m->col, (size_t)m->nnz * sizeof *m->col, h);
+    return fnv(m->val, (size_t)m->nnz * hisp_type_size(m->type), h);
+}
+
+static hisp_matrix poisson2d(hisp_context ctx, int64_t side, hisp_type t)
+{
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_POISSON2D, &p);
+    p.n = side;
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, t, &A));
+    return A;
+}
+
+START_TEST(test_perturb_basic)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t seed = test_seed();
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F32 : HISP_F64;
+        hisp_matrix A = poisson2d(ctx, 100, t); /* 10^4 rows, 49600 entries */
+        hisp_matrix_info ia;
+        CK_OK(ctx, hisp_matrix_get_info(A, &ia));
+        pcsr b, c, d;
+        perturb(ctx, A, 10, seed, &b);
+        /* a few cells get two entries (about 0.1 entries per cell near the diagonal) */
+        CKM(b.nnz > 9 * ia.nnz / 10, "nnz(B) %lld of %lld", (long long)b.nnz, (long long)ia.nnz);
+        /* deterministic; another seed moves the entries elsewhere */
+        perturb(ctx, A, 10, seed, &c);
+        CK(hash_pcsr(&b) == hash_pcsr(&c));
+        perturb(ctx, A, 10, seed + 1, &d);
+        CK(d.nnz != b.nnz || memcmp(d.col, b.col, (size_t)b.nnz * 4) != 0);
+        /* the moved entries are spread: many off the five diagonals */
+        int64_t off = 0;
+        for (int64_t i = 0; i < b.nrows; i++)
+            for (int64_t k = b.ptr[i]; k < b.ptr[i + 1]; k++) {
+                int64_t dd = b.col[k] - i;
+                if (dd != 0 && dd != 1 && dd != -1 && dd != 100 && dd != -100) off++;
+            }
+        CK(off > b.nnz / 2);
+        hisp_matrix_destroy(&b.M);
+        hisp_matrix_destroy(&c.M);
+        hisp_matrix_destroy(&d.M);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* f32 and f64 give the same pattern, and f32 values are the f64 ones
+ * truncated to 24 bits (a cell holding several entries: their sum, rounded
+ * to float). */
+START_TEST(test_perturb_types)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t seed = test_seed();
+    hisp_matrix A64 = poisson2d(ctx, 60, HISP_F64), A32 = poisson2d(ctx, 60, HISP_F32);
+    pcsr b, c;
+    perturb(ctx, A64, 10, seed, &b);
+    perturb(ctx, A32, 10, seed, &c);
+    CK(b.nnz == c.nnz);
+    ck_assert_mem_eq(b.ptr, c.ptr, (size_t)(b.nrows + 1) * sizeof *b.ptr);
+    ck_assert_mem_eq(b.col, c.col, (size_t)b.nnz * sizeof *b.col);
+    for (int64_t k = 0; k < b.nnz; k++)
+        CKM(fabs(pval(&b, k) - pval(&c, k)) < 1e-6, "value %lld: %g vs %g", (long long)k,
+            pval(&b, k), pval(&c, k));
+    hisp_matrix_destroy(&b.M);
+    hisp_matrix_destroy(&c.M);
+    hisp_matrix_destroy(&A64);
+    hisp_matrix_destroy(&A32);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The offsets follow a rounded normal of std sigma: A holds one full row (or
+ * column) in the middle of a 10^4 x 10^4 matrix, so B's row (column) spread
+ * is the offsets' distribution. E|round(10 Z)| = 7.98; P(|round(10 Z)| <= 10)
+ * = P(|Z| < 1.05) = 0.706 (10^4 samples: standard errors 0.06 and 0.005). */
+START_TEST(test_perturb_offsets)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t seed = test_seed();
+    const int64_t n = 10000, mid = 5000;
+    int64_t *ptr = calloc((size_t)n + 1, sizeof *ptr);
+    int32_t *idx = malloc((size_t)n * sizeof *idx);
+    CK(ptr && idx);
+    for (int64_t j = 0; j < n; j++)
+        idx[j] = (int32_t)j;
+    for (int64_t i = mid + 1; i <= n; i++)
+        ptr[i] = n;
+    for (int by_col = 0; by_col < 2; by_col++) {
+        hisp_matrix A = NULL;
+        if (by_col)
+            CK_OK(ctx, hisp_matrix_create_csc(ctx, HISP_F64, n, n, ptr, idx, NULL, &A));
+        else
+            CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, n, n, ptr, idx, NULL, &A));
+        pcsr b;
+        perturb(ctx, A, 10, seed, &b);
+        CK(b.nnz > 9 * n / 10);
+        double sum = 0;
+        int64_t within = 0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = b.ptr[i]; k < b.ptr[i + 1]; k++) {
+                int64_t d = by_col ? b.col[k] - mid : i - mid;
+                sum += (double)(d < 0 ? -d : d);
+                within += d >= -10 && d <= 10;
+            }
+        double mean = sum / (double)b.nnz, share = (double)within / (double)b.nnz;
+        CKM(mean > 7.5 && mean < 8.5, "%s: mean |offset| %g (expected 7.98)",
+            by_col ? "columns" : "rows", mean);
+        CKM(share > 0.68 && share < 0.73, "%s: share of |offset| <= 10: %g (expected 0.706)",
+            by_col ? "columns" : "rows", share);
+        hisp_matrix_destroy(&b.M);
+        hisp_matrix_destroy(&A);
+    }
+    free(ptr);
+    free(idx);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* sigma = 0 keeps the pattern (fresh values); a sigma far above the sizes
+ * spreads the entries uniformly (the rejection path), quickly. */
+START_TEST(test_perturb_sigma_limits)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t seed = test_seed();
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_RANDOM, &p);
+    p.n = 3000;
+    p.seed = seed;
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    const int64_t *ap;
+    const int32_t *ac;
+    const void *av;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ap, NULL, &ac, &av));
+    pcsr b;
+    perturb(ctx, A, 0, seed, &b);
+    hisp_matrix_info ia;
+    CK_OK(ctx, hisp_matrix_get_info(A, &ia));
+    CK(b.nnz == ia.nnz);
+    ck_assert_mem_eq(b.ptr, ap, (size_t)(b.nrows + 1) * sizeof *ap);
+    ck_assert_mem_eq(b.col, ac, (size_t)b.nnz * sizeof *ac);
+    int64_t same = 0;
+    for (int64_t k = 0; k < b.nnz; k++) {
+        double v = pval(&b, k);
+        CK(v >= -1 && v < 1);
+        same += v == ((const double *)av)[k];
+    }
+    CK(same < b.nnz / 100 + 1);
+    hisp_matrix_destroy(&b.M);
+    hisp_matrix_destroy(&A);
+
+    /* a dense 8 x 8 block with sigma 1000: every cell about as likely */
+    int64_t ptr[9];
+    int32_t col[64];
+    for (int i = 0; i <= 8; i++)
+        ptr[i] = 8 * i;
+    for (int k = 0; k < 64; k++)
+        col[k] = k % 8;
+    int64_t hits[8] = {0}, total = 0;
+    for (uint64_t r = 0; r < 200; r++) {
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F32, 8, 8, ptr, col, NULL, &A));
+        perturb(ctx, A, 1000, seed + r, &b);
+        for (int64_t i = 0; i < 8; i++)
+            hits[i] += b.ptr[i + 1] - b.ptr[i];
+        total += b.nnz;
+        hisp_matrix_destroy(&b.M);
+        hisp_matrix_destroy(&A);
+    }
+    /* 64 entries into 64 cells: about 1 - 1/e of the cells hold one */
+    CKM(total > 200 * 64 / 2 && total < 200 * 64 * 3 / 4, "cells used %lld", (long long)total);
+    for (int i = 0; i < 8; i++)
+        CKM(hits[i] > total / 8 * 8 / 10 && hits[i] < total / 8 * 12 / 10,
+            "row %d holds %lld of %lld", i, (long long)hits[i], (long long)total);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* B depends on A's entries only: the same matrix as CSR, COO, CSC or
+ * HiSparse (transposed flag included) gives the same B, and so does any
+ * number of threads. Plus a golden hash: the output is bit-identical on
+ * every IEEE machine (print with HISP_GEN_PRINT_HASHES=1). */
+START_TEST(test_perturb_formats)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t seed = test_seed();
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_CIRCUIT, &p);
+    p.n = 40000;
+    p.seed = seed;
+    hisp_matrix A = NULL, H = NULL, C = NULL, T = NULL, HT = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    pcsr b, c;
+    perturb(ctx, A, 10, seed, &b);
+    uint64_t h = hash_pcsr(&b);
+    const char *old = getenv("HISP_GEN_THREADS");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("HISP_GEN_THREADS", "1", 1);
+    perturb(ctx, A, 10, seed, &c);
+    if (saved)
+        setenv("HISP_GEN_THREADS", saved, 1);
+    else
+        unsetenv("HISP_GEN_THREADS");
+    free(saved);
+    CK(hash_pcsr(&c) == h);
+    hisp_matrix_destroy(&c.M);
+    for (int f = 0; f < 3; f++) {
+        hisp_format fmt = f == 0   ? HISP_FORMAT_COO
+                          : f == 1 ? HISP_FORMAT_CSC
+                                   : HISP_FORMAT_HISPARSE;
+        CK_OK(ctx, hisp_matrix_duplicate(A, fmt, &C));
+        perturb(ctx, C, 10, seed, &c);
+        CKM(hash_pcsr(&c) == h, "from %s: another B", hisp_format_name(fmt));
+        hisp_matrix_destroy(&c.M);
+        hisp_matrix_destroy(&C);
+    }
+    /* A^T: the CSC arrays read as CSR, and a transposed HiSparse matrix */
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_CSC, &T));
+    CK_OK(ctx, hisp_matrix_transpose(T));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    CK_OK(ctx, hisp_matrix_duplicate(H, HISP_FORMAT_HISPARSE, &HT));
+    CK_OK(ctx, hisp_matrix_transpose(HT));
+    perturb(ctx, T, 10, seed, &c);
+    pcsr d;
+    perturb(ctx, HT, 10, seed, &d);
+    CK(hash_pcsr(&c) == hash_pcsr(&d));
+    CK(hash_pcsr(&c) != h);
+    hisp_matrix_destroy(&c.M);
+    hisp_matrix_destroy(&d.M);
+    hisp_matrix_destroy(&b.M);
+    hisp_matrix_destroy(&T);
+    hisp_matrix_destroy(&H);
+    hisp_matrix_destroy(&HT);
+    hisp_matrix_destroy(&A);
+
+    /* golden: poisson2d 30^2, sigma 10 and 1000 (both samplers), seed 7 */
+    static const uint64_t golden[2] = {0xa6a94a1c29e0db64ull, 0x25e50243471791afull};
+    const double sig[2] = {10, 1000};
+    bool print = getenv("HISP_GEN_PRINT_HASHES") != NULL;
+    A = poisson2d(ctx, 30, HISP_F64);
+    for (int g = 0; g < 2; g++) {
+        perturb(ctx, A, sig[g], 7, &b);
+        if (print)
+            printf("  golden perturb sigma %g: 0x%016llxull\n", sig[g],
+                   (unsigned long long)hash_pcsr(&b));
+        else if (golden[g])
+            CKM(hash_pcsr(&b) == golden[g], "perturb sigma %g: output changed", sig[g]);
+        hisp_matrix_destroy(&b.M);
+    }
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_perturb_edges_and_errors)
+{
+    hisp_context ctx = new_ctx();
+    /* empty matrices, one cell, a single row */
+    int64_t zp[6] = {0}, one[2] = {0, 1};
+    int32_t c0 = 0;
+    hisp_matrix A = NULL;
+    pcsr b;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 0, 0, zp, NULL, NULL, &A));
+    perturb(ctx, A, 10, 1, &b);
+    CK(b.nnz == 0 && b.nrows == 0);
+    hisp_matrix_destroy(&b.M);
+    hisp_matrix_destroy(&A);
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F32, 5, 3, zp, NULL, NULL, &A));
+    perturb(ctx, A, 10, 1, &b);
+    CK(b.nnz == 0 && b.nrows == 5 && b.ncols == 3);
+    hisp_matrix_destroy(&b.M);
+    hisp_matrix_destroy(&A);
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 1, 1, one, &c0, NULL, &A));
+    perturb(ctx, A, 10, 1, &b); /* the only cell: redrawn until 0 */
+    CK(b.nnz == 1 && b.col[0] == 0);
+    hisp_matrix_destroy(&b.M);
+    perturb(ctx, A, 1e12, 1, &b);
+    CK(b.nnz == 1 && b.col[0] == 0);
+    hisp_matrix_destroy(&b.M);
+
+    /* errors */
+    hisp_matrix B = NULL;
+    const double bad[] = {-1, NAN, INFINITY, -INFINITY};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        CK(hisp_matrix_perturb(A, bad[k], 1, &B) == HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(B);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        CKM(strstr(e.message, "sigma") != NULL, "message '%s'", e.message);
+    }
+    CK(hisp_matrix_perturb(A, 1, 1, NULL) == HISP_ERR_INVALID_ARGUMENT);
+    CK(hisp_matrix_perturb(NULL, 1, 1, &B) == HISP_ERR_INVALID_HANDLE);
+    hisp_matrix_destroy(&A);
+    float cv[2] = {1, 2};
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_C32, 1, 1, one, &c0, cv, &A));
+    CK(hisp_matrix_perturb(A, 1, 1, &B) == HISP_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(B);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    CKM(strstr(e.message, "c32") && strstr(e.message, "not supported"), "message '%s'", e.message);
+    hisp_matrix_destroy(&A);
+
+    /* every allocation failing in turn: a clean status, nothing leaked */
+    A = poisson2d(ctx, 20, HISP_F64);
+    for (long f = 1; f <= 20; f++) {
+        B = NULL;
+        hispi_alloc_fail_after(f);
+        hisp_status s = hisp_matrix_perturb(A, 10, 3, &B);
+        hispi_alloc_fail_after(0);
+        if (s == HISP_SUCCESS) {
+            ck_assert_ptr_nonnull(B);
+            hisp_matrix_destroy(&B);
+        } else {
+            CK(s == HISP_ERR_OUT_OF_HOST_MEMORY);
+            ck_assert_ptr_null(B);
+        }
+    }
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_gen(void)
 {
     Suite *s = suite_create("gen");
@@ -746,5 +1119,14 @@ Suite *suite_gen(void)
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_smoke_large);
     suite_add_tcase(s, tc);
+    TCase *tp = tcase_create("perturb");
+    tcase_set_timeout(tp, 120);
+    tcase_add_test(tp, test_perturb_basic);
+    tcase_add_test(tp, test_perturb_types);
+    tcase_add_test(tp, test_perturb_offsets);
+    tcase_add_test(tp, test_perturb_sigma_limits);
+    tcase_add_test(tp, test_perturb_formats);
+    tcase_add_test(tp, test_perturb_edges_and_errors);
+    suite_add_tcase(s, tp);
     return s;
 }
