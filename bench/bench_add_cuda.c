@@ -44,19 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* TEMPORARY, until the device addition (core/hisparse_add*.c) defines
- * hisp_context_add_stats: a weak stub so that this program links now. A
- * strong definition in libhisp replaces it; the bench says when the stub
- * answered. Remove when the add lands. */
-static int add_stats_stub_used;
-__attribute__((weak)) hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st)
-{
-    (void)ctx;
-    if (st) memset(st, 0, sizeof *st);
-    add_stats_stub_used = 1;
-    return HISP_ERR_UNSUPPORTED;
-}
-
 /* ---- host CSR with double values (references and downloaded results) ---- */
 
 typedef struct {
@@ -602,8 +589,7 @@ static void hisp_add_series(hisp_context ctx, hisp_op op, hisp_matrix HA, hisp_m
     cb_hk(ctx, s, "hisp_matrix_add");
     hisp_status ss = hisp_context_add_stats(ctx, &h->st);
     if (ss != HISP_SUCCESS)
-        snprintf(h->note, sizeof h->note, "hisp_context_add_stats: %s%s", hisp_status_string(ss),
-                 add_stats_stub_used ? " (the TEMPORARY stub in bench_add_cuda.c)" : "");
+        snprintf(h->note, sizeof h->note, "hisp_context_add_stats: %s", hisp_status_string(ss));
     else if (h->st.launches == 0 && h->st.device_ms == 0)
         snprintf(h->note, sizeof h->note, "the addition ran on the host (%.0f ms)", first_ms);
     else

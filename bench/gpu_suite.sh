@@ -93,6 +93,19 @@ if [ "$MODE" = hisparse ]; then
 fi
 
 if [ "$MODE" = add ]; then
+    say "addition tests on every target (CUDA, NVIDIA OpenCL, PoCL)"
+    CK_RUN_SUITE=hisparse_add timeout 300 tests/check_hisp >"$OUT/tests_add.log" 2>&1
+    echo "exit $?" >>"$OUT/tests_add.log"
+    grep -E "Checks|exit|Failure|Error|skipped" "$OUT/tests_add.log" | tail -n 12 | tee -a "$LOG"
+    say "compute-sanitizer on the CUDA addition tests"
+    : >"$SAN"
+    for tool in memcheck racecheck; do
+        echo "---- $tool" >>"$SAN"
+        HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_add timeout 300 \
+            compute-sanitizer --tool $tool --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+        echo "exit $?" >>"$SAN"
+    done
+    grep -E "^----|ERROR SUMMARY|RACECHECK SUMMARY|Checks|^exit" "$SAN" | tee -a "$LOG"
     say "addition benchmark (add_gpu.sh: hisp_matrix_add against csrgeam2)"
     s=add_gpu.sh
     [ -f "$s" ] || s=bench/add_gpu.sh

@@ -10,19 +10,20 @@ static const char help[] =
     "Computes C = alpha*op(A) + beta*op(B) and writes C: a HiSparse file when C\n"
     "ends in .hisp, Matrix Market otherwise. A and B are .mtx or .hisp files (a\n"
     ".hisp keeps its transposed flag and scale, which the sum honours).\n"
-    "The sum runs on the host (the reference backend); the device addition\n"
-    "through the dynamic scheduler is not built yet, and --backend opencl|cuda\n"
-    "says so instead of running on the host behind your back.\n"
+    "On opencl or cuda the sum runs on the device (a top-down traversal of both\n"
+    "trees by the dynamic scheduler; C shares the subtrees that only A, or only\n"
+    "a B of A's family, holds); on reference it runs on the host.\n"
     "\n"
     "  -o C                 output file (required)\n"
     "  --transpose          op(X) = X^T for both operands (default op(X) = X)\n"
     "  --alpha a            default 1\n"
     "  --beta b             default 1\n"
-    "  --backend B          reference (default); opencl and cuda are refused\n"
+    "  --backend B          reference (default), opencl, cuda or auto\n"
     "  --node-size d        node size of C when neither input is HiSparse (128)\n"
     "  --precision f32|f64  entry type for .mtx inputs (default f64)\n"
     "  --repeat N           time N sums (after one untimed) and report the median\n"
-    "  --json               machine-readable output\n"
+    "  --device N           device index of the backend (default 0)\n"
+    "  --json               machine-readable output (with the addition's stats)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file or\n"
@@ -51,11 +52,20 @@ static hisp_status scaled(hisp_matrix X, double s, hisp_matrix *out, bool *owned
 
 int cmd_add(int argc, char **argv)
 {
-    static const cli_opt opts[] = {
-        {"-o", true},        {"--transpose", false}, {"--alpha", true},     {"--beta", true},
-        {"--backend", true}, {"--node-size", true},  {"--precision", true}, {"--repeat", true},
-        {"--json", false},   {"--help", false},      {"-h", false},         {0, 0}};
-    const char *val[9] = {0}, *in[2] = {0};
+    static const cli_opt opts[] = {{"-o", true},
+                                   {"--transpose", false},
+                                   {"--alpha", true},
+                                   {"--beta", true},
+                                   {"--backend", true},
+                                   {"--node-size", true},
+                                   {"--precision", true},
+                                   {"--repeat", true},
+                                   {"--json", false},
+                                   {"--device", true},
+                                   {"--help", false},
+                                   {"-h", false},
+                                   {0, 0}};
+    const char *val[10] = {0}, *in[2] = {0};
     cli_args a;
     cli_args_init(&a, "add", argc, argv);
     for (;;) {
@@ -66,7 +76,7 @@ int cmd_add(int argc, char **argv)
         if (k == CLI_ARG_POSITIONAL) {
             if (in[1]) return cli_usage_error("add", "unexpected argument '%s'", v);
             in[in[0] ? 1 : 0] = v;
-        } else if (k >= 9) {
+        } else if (k >= 10) {
             fputs(help, stdout);
             return CLI_OK;
         } else {
@@ -78,7 +88,7 @@ int cmd_add(int argc, char **argv)
     if (!out) return cli_usage_error("add", "missing -o C");
     bool tr = val[1] != NULL, json = val[8] != NULL;
     double alpha = 1, beta = 1;
-    int rc = CLI_OK, d = 0, repeat = 0;
+    int rc = CLI_OK, d = 0, repeat = 0, device = 0;
     hisp_type type = HISP_F64;
     hisp_backend_kind kind = HISP_BACKEND_REFERENCE;
     if (val[2] && (rc = cli_parse_double("--alpha", val[2], &alpha))) return rc;
@@ -87,16 +97,16 @@ int cmd_add(int argc, char **argv)
     if (val[5] && (rc = cli_parse_int("--node-size", val[5], 4, 256, &d))) return rc;
     if (val[6] && (rc = cli_parse_precision("--precision", val[6], &type))) return rc;
     if (val[7] && (rc = cli_parse_int("--repeat", val[7], 1, 1000000, &repeat))) return rc;
-    if (kind != HISP_BACKEND_REFERENCE && kind != HISP_BACKEND_AUTO) {
-        fprintf(stderr,
-                "hisp add: HiSparse addition on the %s backend is not built yet; it runs on the "
-                "host with --backend reference\n",
-                hisp_backend_name(kind));
-        return CLI_BACKEND;
-    }
+    if (val[9] && (rc = cli_parse_int("--device", val[9], 0, 1 << 20, &device))) return rc;
     cli_progress_enable(json);
     hisp_context ctx = NULL;
     if ((rc = cli_context(&ctx))) return rc;
+    hisp_status bs = hisp_context_set_backend(ctx, kind, device);
+    if (bs) {
+        rc = cli_fail(ctx, bs, NULL);
+        hisp_context_destroy(&ctx);
+        return rc;
+    }
     hisp_matrix A = NULL, B = NULL, As = NULL, Bs = NULL, C = NULL;
     bool ownA = false, ownB = false;
     double *ms = NULL;
@@ -111,6 +121,8 @@ int cmd_add(int argc, char **argv)
     hisp_op op = tr ? HISP_OP_T : HISP_OP_N;
     cli_progress("adding %s and %s", in[0], in[1]);
     if (!s) s = hisp_matrix_add(op, As, op, Bs, &C);
+    hisp_add_stats st = {0};
+    if (!s) s = hisp_context_add_stats(ctx, &st);
     int n = repeat > 0 ? repeat : 0;
     if (!s && n && !(ms = malloc((size_t)n * sizeof *ms))) s = HISP_ERR_OUT_OF_HOST_MEMORY;
     for (int i = 0; i < n && !s; i++) {
@@ -121,6 +133,11 @@ int cmd_add(int argc, char **argv)
         hisp_matrix_destroy(&T);
     }
     if (!s) s = hisp_matrix_get_info(C, &ic);
+    hisp_backend_kind used = kind;
+    int used_dev = 0;
+    hisp_device_info di = {0};
+    if (!s) s = hisp_context_get_device(ctx, &di);
+    if (!s) used = di.backend, used_dev = di.index;
     if (s) {
         rc = cli_fail(ctx, s, NULL);
         goto done;
@@ -138,7 +155,9 @@ int cmd_add(int argc, char **argv)
         json_string(&j, "a", in[0]);
         json_string(&j, "b", in[1]);
         json_string(&j, "out", out);
-        json_string(&j, "backend", "reference");
+        json_string(&j, "backend", hisp_backend_name(used));
+        json_int(&j, "device", used_dev);
+        json_string(&j, "device_name", di.name);
         json_bool(&j, "transpose", tr);
         json_double(&j, "alpha", alpha);
         json_double(&j, "beta", beta);
@@ -148,6 +167,15 @@ int cmd_add(int argc, char **argv)
         json_int(&j, "nnz_a", ia.nnz);
         json_int(&j, "nnz_b", ib.nnz);
         json_int(&j, "nnz", ic.nnz);
+        json_int(&j, "nodes_new", st.nodes_new);
+        json_int(&j, "bytes_new", (long long)st.bytes_new);
+        json_int(&j, "bytes_reserved", (long long)st.bytes_reserved);
+        json_int(&j, "subtrees_shared", st.subtrees_shared);
+        json_int(&j, "subtrees_copied", st.subtrees_copied);
+        json_int(&j, "pool_retries", st.pool_retries);
+        json_int(&j, "rounds", st.rounds);
+        json_int(&j, "launches", st.launches);
+        json_double(&j, "device_ms", st.device_ms);
         if (n) {
             json_int(&j, "repeat", n);
             json_double(&j, "median_ms", med);
@@ -155,9 +183,15 @@ int cmd_add(int argc, char **argv)
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("wrote %s: %lld x %lld, %lld nonzeros (A %lld, B %lld), %s, on the host\n", out,
+        printf("wrote %s: %lld x %lld, %lld nonzeros (A %lld, B %lld), %s, on %s (%s)\n", out,
                (long long)ic.nrows, (long long)ic.ncols, (long long)ic.nnz, (long long)ia.nnz,
-               (long long)ib.nnz, hisp_type_name(ic.type));
+               (long long)ib.nnz, hisp_type_name(ic.type), hisp_backend_name(used), di.name);
+        if (st.rounds)
+            printf("device     %.4f ms, %d rounds, %d launches, %lld new nodes (%llu bytes), "
+                   "%lld subtrees shared, %lld copied, %d pool regrowths\n",
+                   st.device_ms, st.rounds, st.launches, (long long)st.nodes_new,
+                   (unsigned long long)st.bytes_new, (long long)st.subtrees_shared,
+                   (long long)st.subtrees_copied, st.pool_retries);
         if (n) printf("time       median %.4f ms over %d sums\n", med, n);
     }
 done:

@@ -92,7 +92,7 @@ typedef struct {
     const hisp_backend_ops *o;
     void *be;
     hispi_sched_policy pol;
-    void *kern[3]; /* pair, seq, one */
+    void *kern[4]; /* pair, seq, one, one_seq */
     int depth;
     bool dbl;
     void *ctrl, *queues;
@@ -111,6 +111,7 @@ typedef struct {
     uint64_t out_base, *cap;
     double ca, cb;
     int share;
+    bool seq_leaf_copies; /* copies at the leaf level never transpose: a work-item each */
     add_entry root;
     int root_q;
     const uint64_t *caps; /* [depth][HISPI_AQ_ADD] */
@@ -180,6 +181,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
             for (int q = 0; !s && q < NQ; q++) {
                 if (!launch[q]) continue;
                 int fn = ad->pol.q[q].fn;
+                bool one_seq = fn == HISPI_NF_ADD_ONE && k == L - 1 && ps->seq_leaf_copies;
                 hispi_karg a[13] = {
                     {HISPI_KARG_BUF, ps->poolA, 0, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)ps->baseA, 0},
@@ -193,15 +195,15 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                     {HISPI_KARG_I64, NULL, (int64_t)seg[k * NQ + q], 0},
                 };
                 int n = 10;
-                if (fn == HISPI_NF_ADD_SEQ)
+                if (fn == HISPI_NF_ADD_SEQ || one_seq)
                     a[n++] = (hispi_karg){HISPI_KARG_I64, NULL, (int64_t)cnt[q], 0};
                 a[n++] = (hispi_karg){real, NULL, 0, ps->ca};
                 a[n++] = (hispi_karg){real, NULL, 0, ps->cb};
                 if (fn == HISPI_NF_ADD_PAIR)
                     a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share, 0};
-                int ki = fn == HISPI_NF_ADD_PAIR ? 0 : fn == HISPI_NF_ADD_SEQ ? 1 : 2;
-                size_t groups =
-                    fn == HISPI_NF_ADD_SEQ ? (size_t)((cnt[q] + GS - 1) / GS) : (size_t)cnt[q];
+                int ki = one_seq ? 3 : fn == HISPI_NF_ADD_PAIR ? 0 : fn == HISPI_NF_ADD_SEQ ? 1 : 2;
+                size_t groups = fn == HISPI_NF_ADD_SEQ || one_seq ? (size_t)((cnt[q] + GS - 1) / GS)
+                                                                  : (size_t)cnt[q];
                 s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, GS);
                 ad->st->launches++;
             }
@@ -312,8 +314,8 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
              "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d",
              ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
              GS);
-    static const char *names[3] = {"hs_add_pair", "hs_add_seq", "hs_add_one"};
-    for (int i = 0; i < 3 && !s; i++)
+    static const char *names[4] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq"};
+    for (int i = 0; i < 4 && !s; i++)
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
     double t0 = hispi_now_ms();
     if (!s) s = upload_pool(&ad, a->pool, &pa);
@@ -371,6 +373,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
                    .ca = 1,
                    .cb = coefb,
                    .share = share,
+                   .seq_leaf_copies = true,
                    .root = {a->root, rootb, 0, 0, 0},
                    .caps = caps};
         /* the root pair's queue, from the host's bytes (B^T's root has B's
@@ -407,7 +410,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         a->pool->handles++;
         s = hispi_hisparse_wrap(ctx, &hc, C);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);
     if (m0) o->mark_destroy(ctx->be, m0);
     if (m1) o->mark_destroy(ctx->be, m1);

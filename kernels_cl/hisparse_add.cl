@@ -86,9 +86,9 @@ typedef struct {
 
 typedef struct {
     GLOBAL const u8 *p; /* the node's bytes */
-    int type;              /* 1..8, docs/FORMAT.md */
-    u32 n;                /* COO: entries; dense: 0 */
-    u32 P;                /* COO: payload offset */
+    int type;           /* 1..8, docs/FORMAT.md */
+    u32 n;              /* COO: entries; dense: 0 */
+    u32 P;              /* COO: payload offset */
 } nview;
 
 FN int is_leaf(int t)
@@ -256,8 +256,8 @@ FN void put_key(GLOBAL u8 *node, u32 i, u32 key)
     node[4 + 2 * i] = (u8)(key / D);
     node[5 + 2 * i] = (u8)(key % D);
 }
-FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, u64 b,
-                  u64 slot, u32 flags)
+FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, u64 b, u64 slot,
+                  u32 flags)
 {
     if (idx >= ctrl[C_CAP + qi]) { /* capacities are counted exactly: never */
         ctrl[C_ERROR] = 1;
@@ -326,8 +326,8 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         common += ina && inb;
         if (zcheck) {
             real v[NCOMP];
-            zero |= combine(ina ? cur_pay(a, cua, ES) : 0, inb ? cur_pay(b, cub, ES) : 0, ca, cb,
-                            v);
+            zero |=
+                combine(ina ? cur_pay(a, cua, ES) : 0, inb ? cur_pay(b, cub, ES) : 0, ca, cb, v);
         }
         if (!leaf) {
             if (ina && inb)
@@ -478,8 +478,7 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
         GLOBAL u8 *pay = dense ? node + (u64)key * ES : node + P + (u64)o * ES;
         if (!dense) put_key(node, o, key);
         real v[NCOMP];
-        combine(ina ? a.p + a.P + (u64)i * ES : 0, inb ? b.p + b.P + (u64)j * ES : 0, ca, cb,
-                v);
+        combine(ina ? a.p + a.P + (u64)i * ES : 0, inb ? b.p + b.P + (u64)j * ES : 0, ca, cb, v);
         for (u32 k = 0; k < NCOMP; k++)
             ((GLOBAL real *)pay)[k] = v[k];
         last = key;
@@ -606,4 +605,54 @@ KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
             }
     }
     if (good && LID == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)v.type);
+}
+
+/* Leaves of one operand copied without a transpose (the last level of the
+ * addition's "one" queue): a work-item each, the group allocating its nodes
+ * with one atomic (a work-group per leaf of a few entries left most of its
+ * work-items idle). */
+KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                      GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                      GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+{
+    LOCAL u32 sc[GS + 1];
+    LOCAL u64 goff;
+    LOCAL int ok;
+    u64 e = GROUP * GS + (u64)LID;
+    int live = e < count;
+    hs_entry E;
+    nview v;
+    u64 bytes = 0;
+    if (live) {
+        E = queues[first + e];
+        v = (E.flags & 1) ? view(poolB, baseB, E.a) : view(poolA, baseA, E.a);
+        bytes = is_dense(v.type) ? dense_bytes(ES) : coo_bytes(v.n, ES);
+    }
+    u32 tot16, my16 = group_scan(sc, (u32)(bytes / 16), &tot16);
+    u32 ntot, n0 = group_scan(sc, (u32)live, &ntot);
+    (void)n0;
+    if (LID == 0) {
+        u64 o = ATOM_ADD64(&ctrl[C_USED], tot16);
+        ok = o + tot16 <= cap16;
+        goff = o;
+        if (ok && ntot) ATOM_ADD64(&ctrl[C_NODES], ntot);
+    }
+    BARRIER();
+    if (!ok || !live) return;
+    real c = (E.flags & 1) ? cb : ca;
+    u64 node_off = out_base + (goff + my16) * 16;
+    GLOBAL u8 *node = out + (node_off - out_base);
+    if (is_dense(v.type)) {
+        for (u32 k = 0; k < DD; k++)
+            if (cell_set(v, k))
+                for (u32 q = 0; q < NCOMP; q++)
+                    ((GLOBAL real *)(node + (u64)k * ES))[q] =
+                        c * ((GLOBAL const real *)(v.p + (u64)k * ES))[q];
+    } else {
+        for (u32 k = 0; k < v.P; k++) /* count, keys, their padding */
+            node[k] = v.p[k];
+        for (u32 k = 0; k < v.n * NCOMP; k++)
+            ((GLOBAL real *)(node + v.P))[k] = c * ((GLOBAL const real *)(v.p + v.P))[k];
+    }
+    put_ref(out, out_base, ctrl, E.slot, node_off | (u64)v.type);
 }

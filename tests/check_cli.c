@@ -637,10 +637,41 @@ START_TEST(test_add_matches_library)
     CK_RUN(r, 2); /* sizes differ */
     ck_assert(strstr(r.err, "op(A)"));
     run_free(&r);
-    r = run_hisp("add", tmp("A.mtx"), tmp("B.mtx"), "-o", tmp("E.mtx"), "--backend", "opencl",
-                 NULL);
-    CK_RUN(r, 3); /* not built on devices yet: said, not run on the host quietly */
-    run_free(&r);
+    /* on a device (when the machine has OpenCL): the same sum, said where it ran */
+    const test_target *tt;
+    int nt = test_targets(&tt);
+    for (int i = 0; i < nt; i++) {
+        if (tt[i].kind != HISP_BACKEND_OPENCL) continue;
+        char dev[16];
+        snprintf(dev, sizeof dev, "%d", tt[i].device);
+        r = run_hisp("add", tmp("A.mtx"), tmp("B.mtx"), "-o", tmp("E.hisp"), "--backend", "opencl",
+                     "--device", dev, "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert(strstr(r.out, "\"backend\": \"opencl\""));
+        ck_assert_int_gt(test_json_int(r.out, "rounds"), 0);
+        run_free(&r);
+        r = run_hisp("add", tmp("A.mtx"), tmp("B.mtx"), "-o", tmp("F.hisp"), NULL);
+        CK_RUN(r, 0);
+        run_free(&r);
+        hisp_matrix E = NULL, F = NULL, Ec = NULL, Fc = NULL;
+        CK_OK(ctx, hisp_matrix_load(ctx, tmp("E.hisp"), &E));
+        CK_OK(ctx, hisp_matrix_load(ctx, tmp("F.hisp"), &F));
+        CK_OK(ctx, hisp_matrix_duplicate(E, HISP_FORMAT_CSR, &Ec));
+        CK_OK(ctx, hisp_matrix_duplicate(F, HISP_FORMAT_CSR, &Fc));
+        hisp_matrix_info ie, jf;
+        CK_OK(ctx, hisp_matrix_get_info(Ec, &ie));
+        CK_OK(ctx, hisp_matrix_get_info(Fc, &jf));
+        ck_assert_int_eq(ie.nnz, jf.nnz);
+        const void *ve, *vf;
+        const int32_t *ce, *cf;
+        CK_OK(ctx, hisp_matrix_host_arrays(Ec, NULL, NULL, &ce, &ve));
+        CK_OK(ctx, hisp_matrix_host_arrays(Fc, NULL, NULL, &cf, &vf));
+        ck_assert(memcmp(ce, cf, (size_t)ie.nnz * sizeof *ce) == 0);
+        ck_assert(test_rel_error(HISP_F64, ve, vf, ie.nnz) < 1e-14);
+        hisp_matrix_destroy(&E), hisp_matrix_destroy(&F);
+        hisp_matrix_destroy(&Ec), hisp_matrix_destroy(&Fc);
+        break;
+    }
     r = run_hisp("add", tmp("A.mtx"), "-o", tmp("E.mtx"), NULL);
     CK_RUN(r, 1);
     run_free(&r);

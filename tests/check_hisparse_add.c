@@ -296,7 +296,8 @@ START_TEST(test_add_structured)
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
         int64_t m = 96, n = 96;
-        coo upper, lower, dense, none, a;
+        coo upper, lower, dense, none, a, dlow;
+        coo_init(&dlow, m, n, m * n);
         coo_init(&upper, m, n, m * n);
         coo_init(&lower, m, n, m * n);
         coo_init(&dense, m, n, m * n);
@@ -306,6 +307,8 @@ START_TEST(test_add_structured)
                 double u = (test_uniform(&st) + 1) / 2;
                 if (j > i && u < 0.1) coo_push(&upper, m * n, (int32_t)i, (int32_t)j, u + 0.1);
                 if (j < i && u < 0.1) coo_push(&lower, m * n, (int32_t)i, (int32_t)j, -u - 0.1);
+                if (i >= 64 && i < 80 && j < 16) /* a dense leaf where upper has none */
+                    coo_push(&dlow, m * n, (int32_t)i, (int32_t)j, test_uniform(&st) - 2);
                 if (i >= 16 && i < 48 && j >= 32 && j < 64) /* two full 16x16 leaves */
                     coo_push(&dense, m * n, (int32_t)i, (int32_t)j, test_uniform(&st) + 2);
             }
@@ -333,6 +336,11 @@ START_TEST(test_add_structured)
         /* one side only in a region: A's subtrees there are shared */
         s = run_case(ctx, ref, t, &upper, &dense, s16, "upper + block");
         if (on_device(_i)) ck_assert_int_gt(s.subtrees_shared, 0);
+        s = run_case(ctx, ref, t, &upper, &dlow, s16, "upper + dense leaf alone (copied)");
+        if (on_device(_i)) ck_assert_int_gt(s.subtrees_copied, 0);
+        neg.opa = neg.opb = 0;
+        run_case(ctx, ref, t, &upper, &dlow, neg, "upper - dense leaf alone (copied, scaled)");
+        coo_free(&dlow);
         coo_free(&upper);
         coo_free(&lower);
         coo_free(&dense);
