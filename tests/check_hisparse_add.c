@@ -366,6 +366,13 @@ START_TEST(test_add_pool_small)
     tr.opb = 0;
     run_case(ctx, ref, HISP_F32, &a, &b, tr, "small pool, mixed");
     unsetenv("HISP_ADD_POOL_BYTES");
+    /* the other work-group size (256 on GPUs, 64 on CPUs) */
+    setenv("HISP_ADD_GROUP", on_device(_i) ? "256" : "64", 1);
+    run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 0, 0}, "group 256");
+    run_case(ctx, ref, HISP_F32, &a, &b, (setup){128, 128, 0, 0, 1, 1, 0, 1}, "group 256, mixed");
+    setenv("HISP_ADD_GROUP", "64", 1);
+    run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 1, 1}, "group 64");
+    unsetenv("HISP_ADD_GROUP");
     if (on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
     coo_free(&a);
     coo_free(&b);
@@ -424,16 +431,13 @@ START_TEST(test_add_nvrtc)
 #ifdef HISP_HAVE_CUDA
     hisp_context ctx = NULL;
     ck_assert_int_eq(hisp_context_create(&ctx), 0);
-    static const int d[3] = {4, 16, 128};
+    static const int d[3] = {4, 16, 128}, lg[3] = {2, 4, 7};
     for (int dbl = 0; dbl < 2; dbl++)
         for (int k = 0; k < 3; k++) {
             char opts[200];
             snprintf(opts, sizeof opts,
-                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=64",
-                     dbl ? "double" : "float", dbl, k == 2 ? 2 : 1, d[k],
-                     k == 0   ? 2
-                     : k == 1 ? 4
-                              : 7);
+                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d",
+                     dbl ? "double" : "float", dbl, k == 2 ? 2 : 1, d[k], lg[k], k ? 256 : 64);
             size_t bytes = 0;
             hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_HSADD, opts, 9, 0, &bytes);
             if (s == HISP_ERR_UNSUPPORTED) {
