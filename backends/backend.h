@@ -119,6 +119,19 @@ typedef struct hisp_backend_ops {
      * about equal compute units (OpenCL sub-devices), like init. May be
      * NULL; HISP_ERR_UNSUPPORTED when the device cannot be split so. */
     hisp_status (*init_sub)(hisp_context ctx, int index, int sub, int nsub, void **be);
+    /* MSREP device-side merge. Optional (both NULL: plans merge on the host).
+     * A backend offering them lets a buffer of one of its instances be used
+     * by any other instance of the same device. buf_peer_copy copies `bytes`
+     * from src + src_off (a buffer of instance src_be) to dst + dst_off (of
+     * dst_be), the two on any devices of this backend, queued in the queue of
+     * q (src_be or dst_be) after its earlier work; the other instance's
+     * buffer must stay idle until q is synchronized. */
+    hisp_status (*buf_peer_copy)(hisp_context ctx, void *q, void *dst_be, void *dst, size_t dst_off,
+                                 void *src_be, const void *src, size_t src_off, size_t bytes);
+    /* y[yoff + i] = a*x[xoff + i] + b*y[yoff + i] for i < n, entries of type t
+     * (f32 or f64), queued: x NULL drops the a*x term; b == 0: y is not read. */
+    hisp_status (*buf_axpby)(hisp_context ctx, void *be, hisp_type t, int64_t n, double a,
+                             const void *x, int64_t xoff, double b, void *y, int64_t yoff);
 
     /* Run-time kernels (compound-entry SpMV variants, core/compound_spmv.c).
      * All NULL: the core runs the variants' host emulation instead (the

@@ -3,7 +3,10 @@
  * whole x, or the part's slice when the device computes a partial vector),
  * run the backend's CSR SpMV on the local CSR with beta = 0, read the partial
  * result back, then (after a barrier) merge a slice of y on the host, so the
- * merge runs on all workers too. */
+ * merge runs on all workers too. hisp_mspmv_vec (x, y on a device) does the
+ * same device to device where the backend has buf_peer_copy and buf_axpby:
+ * each worker copies x from the vectors' device and its partial result back
+ * to it, and the caller's thread merges there with axpby kernels. */
 #include "../backends/backend.h"
 #include "hispi_msrep.h"
 
@@ -33,6 +36,7 @@ typedef struct worker {
     hisp_op yd_op;      /* the device op yd was sized for */
     void *yh;           /* host copy of the partial result */
     void *m0, *m1;      /* device time marks */
+    bool local;         /* device merge: on the merge device (its yd is read in place) */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;
@@ -68,6 +72,17 @@ struct hisp_mplan_s {
     void **ybuf;
     hisp_mplan_breakdown bd;
     int numa_nodes;
+    bool host_merge; /* HISP_MPLAN_HOST_MERGE */
+    /* device-side merge (hisp_mspmv_vec): the current job's mode, a context of
+     * the plan's own on the vectors' device (its queue runs the merge), the
+     * vectors' buffers, staging: m entries for the row merge with beta != 0,
+     * one partial vector per device not on the merge device for the sum
+     * merge, the first entry of each part (shared rows) */
+    bool devmerge;
+    hisp_context mctx;
+    void *xdev, *ydev;
+    void *stage, **pstage, *shbuf;
+    int64_t stage_m, pstage_m;
 };
 
 static const hisp_backend_ops *wops(worker *w)
@@ -209,11 +224,11 @@ static void free_buffers(worker *w)
 
 /* Buffers for the device op of the job (kept across calls with the same op;
  * all or none, so that a failed allocation is retried by the next call). */
-static hisp_status worker_buffers(worker *w, hisp_op dop)
+static hisp_status worker_buffers(worker *w, hisp_op dop, bool host)
 {
     hisp_mplan plan = w->plan;
     const hisp_backend_ops *o = wops(w);
-    if (w->xd && w->yd && w->yh && w->yd_op == dop) return HISP_SUCCESS;
+    if (w->xd && w->yd && (w->yh || !host) && w->yd_op == dop) return HISP_SUCCESS;
     free_buffers(w);
     int64_t rows = w->part.end - w->part.start;
     w->xlen = dop == HISP_OP_N ? plan->vcols : rows;
@@ -221,12 +236,12 @@ static hisp_status worker_buffers(worker *w, hisp_op dop)
     size_t es = hisp_type_size(plan->type);
     hisp_status s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd);
     if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
-    if (!s) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
+    if (!s && host) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
     if (s) {
         free_buffers(w);
         return s;
     }
-    hispi_numa_bind_memory(w->yh, (size_t)w->ylen * es, w->numa);
+    if (w->yh) hispi_numa_bind_memory(w->yh, (size_t)w->ylen * es, w->numa);
     w->yd_op = dop;
     return HISP_SUCCESS;
 }
@@ -242,7 +257,7 @@ static hisp_status worker_compute(worker *w)
     void *be = w->ctx->be;
     hisp_context ctx = w->ctx;
     size_t es = hisp_type_size(plan->type);
-    HISPI_TRY(worker_buffers(w, plan->dop));
+    HISPI_TRY(worker_buffers(w, plan->dop, true));
     double t0 = hispi_now_ms();
     const char *x = plan->x;
     if (plan->dop == HISP_OP_T) x += (size_t)w->part.start * es;
@@ -254,6 +269,53 @@ static hisp_status worker_compute(worker *w)
     HISPI_TRY(o->synchronize(ctx, be));
     double t2 = hispi_now_ms();
     HISPI_TRY(o->buf_read(ctx, be, w->yd, 0, w->yh, (size_t)w->ylen * es));
+    double t3 = hispi_now_ms();
+    if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
+        w->compute_ms = t2 - t1;
+    w->x_ms = t1 - t0;
+    w->gather_ms = t3 - t2;
+    return HISP_SUCCESS;
+}
+
+/* Phase 1 of a device-merge job: x from the merge device, SpMV, the partial
+ * result to the merge device (row kinds: the rows the part owns straight into
+ * y when beta == 0, else into the staging vector, and the shared first row
+ * into shbuf; sum merge: the whole partial vector, unless this device is the
+ * merge device). Synchronous at the end, so the merge can start. */
+static hisp_status worker_compute_dev(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    w->x_ms = w->compute_ms = w->gather_ms = 0;
+    if (part_empty(w)) return HISP_SUCCESS;
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    void *be = ctx->be, *hb = plan->mctx->be;
+    size_t es = hisp_type_size(plan->type);
+    HISPI_TRY(worker_buffers(w, plan->dop, false));
+    int64_t rows = w->part.end - w->part.start;
+    double t0 = hispi_now_ms();
+    size_t xoff = plan->dop == HISP_OP_T ? (size_t)w->part.start * es : 0;
+    HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, 0, hb, plan->xdev, xoff, (size_t)w->xlen * es));
+    HISPI_TRY(o->synchronize(ctx, be));
+    double t1 = hispi_now_ms();
+    HISPI_TRY(o->mark_record(ctx, be, w->m0));
+    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
+    HISPI_TRY(o->mark_record(ctx, be, w->m1));
+    HISPI_TRY(o->synchronize(ctx, be));
+    double t2 = hispi_now_ms();
+    if (plan->dop == HISP_OP_N) {
+        int64_t sh = w->part.shared_first ? 1 : 0;
+        void *dst = plan->beta == 0 ? plan->ydev : plan->stage;
+        HISPI_TRY(o->buf_peer_copy(ctx, be, hb, dst, (size_t)(w->part.start + sh) * es, be, w->yd,
+                                   (size_t)sh * es, (size_t)(rows - sh) * es));
+        if (sh)
+            HISPI_TRY(
+                o->buf_peer_copy(ctx, be, hb, plan->shbuf, (size_t)w->id * es, be, w->yd, 0, es));
+    } else if (!w->local) {
+        HISPI_TRY(o->buf_peer_copy(ctx, be, hb, plan->pstage[w->id], 0, be, w->yd, 0,
+                                   (size_t)w->ylen * es));
+    }
+    HISPI_TRY(o->synchronize(ctx, be));
     double t3 = hispi_now_ms();
     if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
         w->compute_ms = t2 - t1;
@@ -278,6 +340,14 @@ static void *worker_main(void *arg)
         if (plan->quit) break;
         seen = plan->gen;
         pthread_mutex_unlock(&plan->mu);
+        if (plan->devmerge) { /* the caller merges on the device */
+            w->st = worker_compute_dev(w);
+            w->merge_ms = 0;
+            pthread_mutex_lock(&plan->mu);
+            plan->finished++;
+            pthread_cond_broadcast(&plan->done);
+            continue;
+        }
         w->st = worker_compute(w);
         plan->ybuf[w->id] = part_empty(w) || w->st ? NULL : w->yh;
         pthread_barrier_wait(&plan->bar);
@@ -341,6 +411,31 @@ static void worker_release(worker *w)
     free(w->yh);
 }
 
+static void merge_free_stage(hisp_mplan plan)
+{
+    if (!plan->mctx) return;
+    const hisp_backend_ops *o = plan->mctx->ops;
+    void *hb = plan->mctx->be;
+    if (plan->stage) o->buf_free(hb, plan->stage);
+    for (int k = 0; plan->pstage && k < plan->nd; k++)
+        if (plan->pstage[k]) o->buf_free(hb, plan->pstage[k]);
+    plan->stage = NULL;
+    plan->stage_m = plan->pstage_m = 0;
+    if (plan->pstage) memset(plan->pstage, 0, (size_t)plan->nd * sizeof *plan->pstage);
+}
+
+static void merge_release(hisp_mplan plan)
+{
+    if (plan->mctx) {
+        merge_free_stage(plan);
+        if (plan->shbuf) plan->mctx->ops->buf_free(plan->mctx->be, plan->shbuf);
+        plan->shbuf = NULL;
+        hisp_context_destroy(&plan->mctx);
+    }
+    free(plan->pstage);
+    plan->pstage = NULL;
+}
+
 void hisp_mplan_destroy(hisp_mplan *pp)
 {
     if (!pp || !*pp || (*pp)->magic != HISPI_MAGIC_MPLAN) return;
@@ -357,6 +452,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
     /* the workers have ended: their contexts can be released from here */
     for (int k = 0; k < nw; k++)
         worker_release(&plan->w[k]);
+    merge_release(plan);
     if (plan->sync_made) {
         pthread_mutex_destroy(&plan->mu);
         pthread_cond_destroy(&plan->go);
@@ -429,12 +525,14 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
     plan->type = A->host.type;
     plan->kind = kind;
     plan->hisparse = (flags & HISP_MPLAN_HISPARSE) != 0;
+    plan->host_merge = (flags & HISP_MPLAN_HOST_MERGE) != 0;
     plan->nrows = A->host.nrows;
     plan->ncols = A->host.ncols;
     plan->nd = nd;
     hisp_status s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->w, (void **)&plan->w);
     if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->parts, (void **)&plan->parts);
     if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->ybuf, (void **)&plan->ybuf);
+    if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->pstage, (void **)&plan->pstage);
     if (s) {
         hisp_mplan_destroy(&plan);
         return s;
@@ -570,6 +668,7 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
     plan->x = x;
     plan->y = y;
     plan->m = m;
+    plan->devmerge = false;
     pthread_mutex_lock(&plan->mu);
     plan->finished = 0;
     plan->gen++;
@@ -592,6 +691,206 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
         if (w->merge_ms > bd->merge_ms) bd->merge_ms = w->merge_ms;
     }
     bd->total_ms = t1 - t0;
+    bd->device_merge = 0;
+    return HISP_SUCCESS;
+}
+
+/* ---- x and y on a device: hisp_mspmv_vec ---------------------------------- */
+
+/* Copy the last error of `from` onto the plan's home context. */
+static hisp_status copy_error(hisp_mplan plan, hisp_context from, hisp_status st, const char *what)
+{
+    hisp_error_info e = {0};
+    if (from && hisp_context_last_error(from, &e) == HISP_SUCCESS && e.message)
+        return hispi_fail_native(plan->home, st, e.native_code, "%s: %s", what, e.message);
+    return hispi_fail(plan->home, st, "%s: %s", what, hisp_status_string(st));
+}
+
+/* Every device of the plan and the vectors' context on one backend that
+ * merges on the device. */
+static bool devmerge_possible(hisp_mplan plan, hisp_context vctx)
+{
+    const hisp_backend_ops *o = vctx->ops;
+    if (plan->hisparse || plan->host_merge || !o->buf_peer_copy || !o->buf_axpby) return false;
+    for (int k = 0; k < plan->nd; k++)
+        if (plan->w[k].ctx->ops != o || plan->w[k].nsub > 0) return false;
+    return true;
+}
+
+/* The merge context on the vectors' device and the staging buffers of this
+ * job (kept across calls; remade when the vectors move or the length
+ * changes). */
+static hisp_status devmerge_prepare(hisp_mplan plan, hisp_context vctx)
+{
+    hisp_context h = plan->home;
+    if (plan->mctx && (plan->mctx->kind != vctx->kind || plan->mctx->device != vctx->device))
+        merge_release(plan);
+    if (!plan->pstage)
+        HISPI_TRY(hispi_calloc(h, (size_t)plan->nd, sizeof *plan->pstage, (void **)&plan->pstage));
+    if (!plan->mctx) {
+        hisp_status s = hisp_context_create(&plan->mctx);
+        if (s) return hispi_fail(h, s, "cannot open a context for the merge");
+        s = hisp_context_set_backend(plan->mctx, vctx->kind, vctx->device);
+        if (s) {
+            s = copy_error(plan, plan->mctx, s, "merge device");
+            hisp_context_destroy(&plan->mctx);
+            return s;
+        }
+    }
+    const hisp_backend_ops *o = plan->mctx->ops;
+    void *hb = plan->mctx->be;
+    size_t es = hisp_type_size(plan->type);
+    /* HISP_MSREP_STAGE_ALL=1: stage every partial vector (the tests walk the
+     * path of devices other than the vectors' one on a single device) */
+    const char *all = getenv("HISP_MSREP_STAGE_ALL");
+    bool stage_all = all && all[0] == '1';
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        w->local = !stage_all && w->ref.backend == vctx->kind && w->ref.device == vctx->device;
+    }
+    if (!plan->shbuf) HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->nd * es, &plan->shbuf));
+    if (plan->dop == HISP_OP_N && plan->beta != 0 && plan->stage_m != plan->m) {
+        if (plan->stage) o->buf_free(hb, plan->stage);
+        plan->stage = NULL;
+        plan->stage_m = 0;
+        HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->m * es, &plan->stage));
+        plan->stage_m = plan->m;
+    }
+    if (plan->dop == HISP_OP_T) {
+        if (plan->pstage_m != plan->m)
+            for (int k = 0; k < plan->nd; k++) {
+                if (plan->pstage[k]) o->buf_free(hb, plan->pstage[k]);
+                plan->pstage[k] = NULL;
+            }
+        plan->pstage_m = plan->m;
+        for (int k = 0; k < plan->nd; k++) {
+            worker *w = &plan->w[k];
+            if (part_empty(w) || w->local || plan->pstage[k]) continue;
+            HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->m * es, &plan->pstage[k]));
+        }
+    }
+    return HISP_SUCCESS;
+}
+
+/* Phase 2 on the merge device (every partial result is there). Row merge:
+ * rows no part holds become beta*y, the owned rows were copied into y
+ * (beta == 0) or are staged (y = stage + beta*y), the shared first rows are
+ * added. Sum merge: y = beta*y + the partial vectors, one pass each. */
+static hisp_status merge_on_device(hisp_mplan plan)
+{
+    hisp_context h = plan->home;
+    const hisp_backend_ops *o = plan->mctx->ops;
+    void *hb = plan->mctx->be, *y = plan->ydev;
+    hisp_type t = plan->type;
+    double beta = plan->beta;
+    int64_t m = plan->m;
+    if (plan->dop == HISP_OP_N) {
+        int64_t cur = 0;
+        for (int k = 0; k < plan->nd; k++) {
+            const hisp_part *q = &plan->parts[k];
+            if (q->start >= q->end) continue;
+            if (q->start > cur)
+                HISPI_TRY(o->buf_axpby(h, hb, t, q->start - cur, 0, NULL, 0, beta, y, cur));
+            if (beta != 0) {
+                int64_t r = q->start + (q->shared_first ? 1 : 0);
+                HISPI_TRY(o->buf_axpby(h, hb, t, q->end - r, 1, plan->stage, r, beta, y, r));
+            }
+            if (q->end > cur) cur = q->end;
+        }
+        if (cur < m) HISPI_TRY(o->buf_axpby(h, hb, t, m - cur, 0, NULL, 0, beta, y, cur));
+        for (int k = 0; k < plan->nd; k++) {
+            const hisp_part *q = &plan->parts[k];
+            if (q->start < q->end && q->shared_first)
+                HISPI_TRY(o->buf_axpby(h, hb, t, 1, 1, plan->shbuf, k, 1, y, q->start));
+        }
+    } else {
+        bool first = true;
+        for (int k = 0; k < plan->nd; k++) {
+            worker *w = &plan->w[k];
+            if (part_empty(w)) continue;
+            const void *src = w->local ? w->yd : plan->pstage[k];
+            HISPI_TRY(o->buf_axpby(h, hb, t, m, 1, src, 0, first ? beta : 1, y, 0));
+            first = false;
+        }
+        if (first) HISPI_TRY(o->buf_axpby(h, hb, t, m, 0, NULL, 0, beta, y, 0));
+    }
+    return o->synchronize(h, hb);
+}
+
+hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
+                           const void *beta, hisp_vector y)
+{
+    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
+        return HISP_ERR_INVALID_HANDLE;
+    hisp_context h = plan->home;
+    if (!hispi_vec_ok(x) || !hispi_vec_ok(y))
+        return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x or y is not a vector");
+    if (op != HISP_OP_N && op != HISP_OP_T)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (!alpha || !beta) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "alpha or beta is NULL");
+    int64_t m = op == HISP_OP_N ? plan->nrows : plan->ncols;
+    int64_t n = op == HISP_OP_N ? plan->ncols : plan->nrows;
+    if (x->ctx != y->ctx)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "x and y belong to different contexts");
+    if (x->type != plan->type || y->type != plan->type)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "vectors of %s for a plan of %s",
+                          hisp_type_name(x->type != plan->type ? x->type : y->type),
+                          hisp_type_name(plan->type));
+    if (x->n != n || y->n != m)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
+                          "x has %lld entries and y %lld, op(A) needs %lld and %lld",
+                          (long long)x->n, (long long)y->n, (long long)n, (long long)m);
+    hisp_context vctx = x->ctx;
+    double b = hispi_load_real(plan->type, beta, 0);
+    if (!devmerge_possible(plan, vctx)) { /* through the host */
+        void *xh = NULL, *yh = y->host;
+        hisp_status s = hispi_vector_host(x, &xh);
+        if (!s && b != 0) s = hispi_vector_host(y, &yh);
+        if (s) return copy_error(plan, vctx, s, "vectors to the host");
+        HISPI_TRY(hisp_mspmv(plan, op, alpha, xh, beta, yh));
+        y->host_valid = true;
+        y->dev_valid = false;
+        return HISP_SUCCESS;
+    }
+    double t0 = hispi_now_ms();
+    plan->dop = (op == HISP_OP_T) != plan->columns ? HISP_OP_T : HISP_OP_N;
+    plan->alpha = hispi_load_real(plan->type, alpha, 0);
+    plan->beta = b;
+    plan->x = plan->y = NULL;
+    plan->m = m;
+    hisp_status s = hispi_vector_device(x, true, &plan->xdev);
+    if (!s) s = hispi_vector_device(y, b != 0, &plan->ydev);
+    if (!s) s = hisp_context_synchronize(vctx); /* x is there, y is idle */
+    if (s) return copy_error(plan, vctx, s, "vectors on the device");
+    HISPI_TRY(devmerge_prepare(plan, vctx));
+    plan->devmerge = true;
+    pthread_mutex_lock(&plan->mu);
+    plan->finished = 0;
+    plan->gen++;
+    pthread_cond_broadcast(&plan->go);
+    while (plan->finished < plan->nd)
+        pthread_cond_wait(&plan->done, &plan->mu);
+    pthread_mutex_unlock(&plan->mu);
+    plan->devmerge = false;
+    HISPI_TRY(worker_failure(plan));
+    double t1 = hispi_now_ms();
+    HISPI_TRY(merge_on_device(plan));
+    hispi_vector_device_written(y);
+    double t2 = hispi_now_ms();
+    hisp_mplan_breakdown *bd = &plan->bd;
+    bd->x_ms = bd->compute_ms = bd->gather_ms = 0;
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        bd->dev[k].x_ms = w->x_ms;
+        bd->dev[k].compute_ms = w->compute_ms;
+        bd->dev[k].gather_ms = w->gather_ms;
+        if (w->x_ms > bd->x_ms) bd->x_ms = w->x_ms;
+        if (w->compute_ms > bd->compute_ms) bd->compute_ms = w->compute_ms;
+        if (w->gather_ms > bd->gather_ms) bd->gather_ms = w->gather_ms;
+    }
+    bd->merge_ms = t2 - t1;
+    bd->total_ms = t2 - t0;
+    bd->device_merge = 1;
     return HISP_SUCCESS;
 }
 

@@ -443,6 +443,156 @@ START_TEST(test_plan_subdevices)
 }
 END_TEST
 
+/* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
+ * backend merges on the device (the reference backend here, CUDA on a GPU
+ * machine) the device path runs: peer copies, the merge kernels; staged
+ * copies of every partial vector too (HISP_MSREP_STAGE_ALL=1, as when the
+ * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
+ * go through the host. An iteration chain (y of one call is x of the next)
+ * checks that the result stays usable on the device. */
+START_TEST(test_plan_vectors)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x58 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context vc = test_context(i);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    bool quick = getenv("HISP_TEST_QUICK") != NULL;
+    bool dev_expected = tg[i].kind == HISP_BACKEND_REFERENCE || tg[i].kind == HISP_BACKEND_CUDA;
+    for (int shape = 0; shape < NSHAPES + 1; shape++)
+        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+            if (quick && shape % 2) continue;
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
+                                            : test_random_matrix(ctx, t, 400, 400, 0.02, &st);
+            for (int k = 0; k < NKINDS; k++)
+                for (int nd = 1; nd <= 4; nd++) {
+                    if (quick && nd == 3) continue;
+                    hisp_device_ref refs[4];
+                    for (int d = 0; d < nd; d++)
+                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                    for (int mode = 0; mode < 3; mode++) { /* device, staged, host merge */
+                        hisp_mplan plan = NULL;
+                        CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
+                                                     mode == 2 ? HISP_MPLAN_HOST_MERGE : 0, &plan));
+                        if (mode == 1)
+                            setenv("HISP_MSREP_STAGE_ALL", "1", 1);
+                        else
+                            unsetenv("HISP_MSREP_STAGE_ALL");
+                        hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+                        ck_assert_ptr_nonnull(bd);
+                        for (int call = 0; call < 4; call++) {
+                            hisp_op op = (hisp_op)(call % 2);
+                            io v;
+                            io_make(ctx, A, op, call < 2, &st, &v);
+                            hisp_vector xv = NULL, yv = NULL;
+                            CK_OK(vc, hisp_vector_create(vc, t, v.n, &xv));
+                            CK_OK(vc, hisp_vector_create(vc, t, v.m, &yv));
+                            CK_OK(vc, hisp_vector_write(xv, v.x));
+                            CK_OK(vc, hisp_vector_write(yv, v.y0));
+                            float af = (float)v.alpha, bf = (float)v.beta;
+                            const void *ap =
+                                t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                            const void *bp =
+                                t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                            CK_OK(ctx, hisp_mspmv_vec(plan, op, ap, xv, bp, yv));
+                            CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+                            ck_assert_int_eq(bd->device_merge, mode < 2 && dev_expected);
+                            CK_OK(vc, hisp_vector_read(yv, v.y));
+                            char what[400];
+                            snprintf(what, sizeof what, "%s shape %d %s %s nd %d mode %d call %d",
+                                     tg[i].label, shape, hisp_type_name(t),
+                                     hisp_partition_name(all_kinds[k]), nd, mode, call);
+                            io_check(&v, what);
+                            io_free(&v);
+                            hisp_vector_destroy(&xv);
+                            hisp_vector_destroy(&yv);
+                        }
+                        free(bd);
+                        unsetenv("HISP_MSREP_STAGE_ALL");
+                        hisp_mplan_destroy(&plan);
+                    }
+                }
+            hisp_matrix_destroy(&A);
+        }
+    /* an iteration chain on a square matrix: y_{k+1} = A*y_k + 0.5*z, the
+     * vectors never read back until the end, against the reference chain */
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st);
+    if (info.fp64)
+        for (int k = 0; k < NKINDS; k++) {
+            hisp_device_ref refs[3];
+            for (int d = 0; d < 3; d++)
+                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+            hisp_mplan plan = NULL;
+            CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], 0, &plan));
+            double *x = malloc(300 * sizeof *x), *z = malloc(300 * sizeof *z),
+                   *r = malloc(300 * sizeof *r), *got = malloc(300 * sizeof *got);
+            ck_assert(x && z && r && got);
+            fill_random(HISP_F64, x, 300, &st);
+            fill_random(HISP_F64, z, 300, &st);
+            hisp_vector v[2] = {NULL, NULL};
+            CK_OK(vc, hisp_vector_create(vc, HISP_F64, 300, &v[0]));
+            CK_OK(vc, hisp_vector_create(vc, HISP_F64, 300, &v[1]));
+            CK_OK(vc, hisp_vector_write(v[0], x));
+            memcpy(r, x, 300 * sizeof *r);
+            double one = 1, half = 0.5;
+            for (int it = 0; it < 5; it++) {
+                hisp_op op = (hisp_op)(it % 2);
+                CK_OK(vc, hisp_vector_write(v[(it + 1) % 2], z));
+                CK_OK(ctx, hisp_mspmv_vec(plan, op, &one, v[it % 2], &half, v[(it + 1) % 2]));
+                double *nr = malloc(300 * sizeof *nr);
+                ck_assert_ptr_nonnull(nr);
+                reference(ctx, A, op, 1.0, r, 0.5, z, nr);
+                memcpy(r, nr, 300 * sizeof *r);
+                free(nr);
+            }
+            CK_OK(vc, hisp_vector_read(v[1], got));
+            double err = test_rel_error(HISP_F64, got, r, 300);
+            ck_assert_msg(err <= 1e-12, "%s chain %s: relative error %.3e", tg[i].label,
+                          hisp_partition_name(all_kinds[k]), err);
+            hisp_vector_destroy(&v[0]);
+            hisp_vector_destroy(&v[1]);
+            free(x);
+            free(z);
+            free(r);
+            free(got);
+            hisp_mplan_destroy(&plan);
+        }
+    hisp_matrix_destroy(&A);
+    /* misuse */
+    {
+        hisp_matrix B = test_random_matrix(ctx, HISP_F64, 50, 40, 0.1, &st);
+        hisp_device_ref ref = {tg[i].kind, tg[i].device};
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(B, 1, &ref, HISP_PART_PCSR, 0, &plan));
+        hisp_vector xs = NULL, ys = NULL, xf = NULL;
+        CK_OK(vc, hisp_vector_create(vc, HISP_F64, 40, &xs));
+        CK_OK(vc, hisp_vector_create(vc, HISP_F64, 50, &ys));
+        CK_OK(vc, hisp_vector_create(vc, HISP_F32, 40, &xf));
+        double one = 1, zero = 0;
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_T, &one, xs, &zero, ys),
+                         HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, xf, &zero, ys),
+                         HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, NULL, &zero, ys),
+                         HISP_ERR_INVALID_HANDLE);
+        ck_assert_int_eq(hisp_mspmv_vec(NULL, HISP_OP_N, &one, xs, &zero, ys),
+                         HISP_ERR_INVALID_HANDLE);
+        hisp_vector_destroy(&xs);
+        hisp_vector_destroy(&ys);
+        hisp_vector_destroy(&xf);
+        hisp_mplan_destroy(&plan);
+        hisp_matrix_destroy(&B);
+    }
+    hisp_context_destroy(&vc);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* One plan over every target at once (heterogeneous devices: the reference
  * backend beside OpenCL / CUDA). */
 START_TEST(test_plan_mixed)
@@ -856,6 +1006,7 @@ Suite *suite_msrep(void)
     int nt = test_targets(&tg);
     tcase_add_loop_test(tc, test_plan_targets, 0, nt);
     tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
+    tcase_add_loop_test(tc, test_plan_vectors, 0, nt);
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_plan_alloc_failures);

@@ -6,6 +6,7 @@
 #include "cuda_hisparse.h"
 #include "cuda_kernels.h"
 #include "cuda_kern.h"
+#include "cuda_msrep.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -509,4 +510,6 @@ const hisp_backend_ops hisp_cuda_ops = {
     .kern_free = hisp_cuda_kern_free,
     .kern_launch = hisp_cuda_kern_launch,
     .buf_zero = hisp_cuda_buf_zero,
+    .buf_peer_copy = hisp_cuda_peer_copy,
+    .buf_axpby = hisp_cuda_axpby,
 };
