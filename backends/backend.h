@@ -22,6 +22,21 @@ typedef struct {
     const void *val;       /* nnz entries */
 } hispi_csr_view;
 
+/* MSREP options of csr_upload_opts. vendor: the vendor library's kernel
+ * (cuSPARSE) instead of hisp's. gptr: A->rowptr holds a part's slice of the
+ * global pointers (nrows + 1 entries) and the backend derives the local ones
+ * on the device, clamp(rowptr[i], ptr_base, ptr_base + nnz) - ptr_base (the
+ * MSREP paper's p*-opt: no local copy on the host). */
+typedef struct {
+    int vendor, gptr;
+    int64_t ptr_base;
+} hispi_csr_opts;
+
+/* hisp_backend_ops.csr_caps */
+#define HISPI_CSR_VENDOR 1u      /* csr_upload takes vendor */
+#define HISPI_CSR_GPTR 2u        /* gptr with hisp's kernel */
+#define HISPI_CSR_VENDOR_GPTR 4u /* gptr with the vendor kernel */
+
 /* Run-time kernels: programs, capabilities, arguments. */
 enum { HISPI_PROG_COMPOUND = 0 }; /* kernels_cl/compound_spmv.cl */
 typedef struct {
@@ -80,6 +95,11 @@ typedef struct hisp_backend_ops {
      * alpha/beta given as doubles (converted to the entry type). With beta
      * == 0, y must not be read. */
     hisp_status (*csr_upload)(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev);
+    /* MSREP: csr_upload with options; optional, takes the options csr_caps
+     * (HISPI_CSR_*) names. The device copy is used by csr_spmv/csr_free. */
+    hisp_status (*csr_upload_opts)(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                   const hispi_csr_opts *opts, void **dev);
+    unsigned csr_caps;
     void (*csr_free)(void *be, void *dev);
     hisp_status (*csr_spmv)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
                             const void *x, double beta, void *y);

@@ -515,6 +515,17 @@ typedef struct {
 /* hisp_mspmv_vec merges on the host even where the devices could merge
  * themselves (the baseline of the device-side merge). */
 #define HISP_MPLAN_HOST_MERGE 8u
+/* Each device runs cuSPARSE's CSR SpMV instead of hisp's kernel (CUDA
+ * devices only: HISP_ERR_UNSUPPORTED elsewhere; parts up to 2^31-1
+ * nonzeros). */
+#define HISP_MPLAN_CUSPARSE 16u
+/* The MSREP paper's p*-opt: each device receives its slice of the global row
+ * (column) pointers and computes its local pointers itself, instead of the
+ * host building a local copy. Honoured where the backend can (CUDA with
+ * HISP_MPLAN_CUSPARSE, the reference backend; not pcoo, whose local pointers
+ * come from the row indices); elsewhere the host computes them. The
+ * breakdown's dev[].device_ptr says which. */
+#define HISP_MPLAN_DEVICE_PTR 32u
 
 /* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
  * parts (one host thread per device; the parts stay on the devices until the
@@ -574,6 +585,8 @@ typedef struct {
         double x_ms;       /* last SpMV: x sent */
         double compute_ms; /* last SpMV: device time of its kernel */
         double gather_ms;  /* last SpMV: result read back */
+        int device_ptr;    /* its local pointers were computed on the device (p*-opt) */
+        int vendor;        /* it runs cuSPARSE (HISP_MPLAN_CUSPARSE) */
         char name[128];    /* device name */
     } dev[HISP_MPLAN_MAX_DEVICES];
 } hisp_mplan_breakdown;

@@ -37,6 +37,7 @@ typedef struct worker {
     void *yh;           /* host copy of the partial result */
     void *m0, *m1;      /* device time marks */
     bool local;         /* device merge: on the merge device (its yd is read in place) */
+    bool device_ptr;    /* p*-opt: the device made its local pointers */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;
@@ -73,6 +74,8 @@ struct hisp_mplan_s {
     hisp_mplan_breakdown bd;
     int numa_nodes;
     bool host_merge; /* HISP_MPLAN_HOST_MERGE */
+    bool vendor;     /* HISP_MPLAN_CUSPARSE */
+    bool device_ptr; /* HISP_MPLAN_DEVICE_PTR asked */
     /* device-side merge (hisp_mspmv_vec): the current job's mode, a context of
      * the plan's own on the vectors' device (its queue runs the merge), the
      * vectors' buffers, staging: m entries for the row merge with beta != 0,
@@ -167,12 +170,7 @@ static hisp_status worker_init(worker *w)
     double t0 = hispi_now_ms();
     hispi_numa_bind_thread(w->numa);
     HISPI_TRY(hisp_context_create(&w->ctx));
-    if (!part_empty(w))
-        HISPI_TRY(hispi_msrep_local_ptr(w->ctx, src, plan->kind, &w->part, &w->lptr));
     int64_t rows = w->part.end - w->part.start;
-    if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
-    double t1 = hispi_now_ms();
-    w->lptr_ms = t1 - t0;
     hisp_status st = HISP_ERR_UNSUPPORTED;
     if (w->nsub > 1)
         st = hispi_context_set_subdevice(w->ctx, w->ref.backend, w->ref.device, w->sub, w->nsub);
@@ -188,6 +186,19 @@ static hisp_status worker_init(worker *w)
     const hisp_backend_ops *o = wops(w);
     if (!o->csr_upload || !o->csr_spmv)
         return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV", o->name);
+    if (plan->vendor && (!o->csr_upload_opts || !(o->csr_caps & HISPI_CSR_VENDOR)))
+        return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED,
+                          "cuSPARSE parts need CUDA devices, not the %s backend", o->name);
+    /* local pointers: on the device where asked and possible (p*-opt), else
+     * here (the part's own copy) */
+    w->device_ptr = plan->device_ptr && src->ptr && !plan->hisparse && o->csr_upload_opts &&
+                    (o->csr_caps & (plan->vendor ? HISPI_CSR_VENDOR_GPTR : HISPI_CSR_GPTR));
+    double tl = hispi_now_ms();
+    if (!part_empty(w) && !w->device_ptr)
+        HISPI_TRY(hispi_msrep_local_ptr(w->ctx, src, plan->kind, &w->part, &w->lptr));
+    if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
+    double t1 = hispi_now_ms();
+    w->lptr_ms = t1 - tl;
     HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m0));
     HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m1));
     if (!part_empty(w)) {
@@ -200,16 +211,24 @@ static hisp_status worker_init(worker *w)
                             w->lptr,
                             src->idx + k0,
                             (const char *)src->val + (size_t)k0 * es};
+        hispi_csr_opts opts = {plan->vendor, 0, 0};
+        if (w->device_ptr) { /* the global slice; the device subtracts k0 */
+            v.rowptr = src->ptr + w->part.start;
+            opts.gptr = 1;
+            opts.ptr_base = k0;
+        }
         if (plan->hisparse)
             HISPI_TRY(hisparse_part(w, &v));
         else
-            HISPI_TRY(o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
+            HISPI_TRY(opts.vendor || opts.gptr
+                          ? o->csr_upload_opts(w->ctx, w->ctx->be, &v, &opts, &w->dev)
+                          : o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
         HISPI_TRY(o->synchronize(w->ctx, w->ctx->be));
         w->bytes = ((uint64_t)rows + 1) * sizeof(int64_t) + (uint64_t)nnz * (4 + es);
         if (w->L)
             HISPI_TRY(hisp_matrix_format_bytes(w->L, HISP_FORMAT_HISPARSE, plan->type, &w->bytes));
     }
-    w->upload_ms = hispi_now_ms() - t1;
+    w->upload_ms = hispi_now_ms() - t0 - w->lptr_ms;
     return HISP_SUCCESS;
 }
 
@@ -526,6 +545,13 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
     plan->kind = kind;
     plan->hisparse = (flags & HISP_MPLAN_HISPARSE) != 0;
     plan->host_merge = (flags & HISP_MPLAN_HOST_MERGE) != 0;
+    plan->vendor = (flags & HISP_MPLAN_CUSPARSE) != 0;
+    plan->device_ptr = (flags & HISP_MPLAN_DEVICE_PTR) != 0;
+    if (plan->vendor && plan->hisparse) {
+        free(plan);
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "HISP_MPLAN_CUSPARSE and HISP_MPLAN_HISPARSE exclude each other");
+    }
     plan->nrows = A->host.nrows;
     plan->ncols = A->host.ncols;
     plan->nd = nd;
@@ -639,6 +665,8 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
         bd->dev[k].nnz = w->part.nnz_end - w->part.nnz_begin;
         bd->dev[k].bytes = w->bytes;
         bd->dev[k].upload_ms = w->upload_ms;
+        bd->dev[k].device_ptr = w->device_ptr;
+        bd->dev[k].vendor = plan->vendor;
         snprintf(bd->dev[k].name, sizeof bd->dev[k].name, "%s", w->name);
     }
     bd->partition_ms = (t2 - t1) + lptr_max;

@@ -28,3 +28,32 @@ extern "C" cudaError_t hisp_cuda_launch_axpby(int f64, int64_t n, double a, cons
             n, (float)a, static_cast<const float *>(x), (float)b, static_cast<float *>(y));
     return cudaGetLastError();
 }
+
+/* p*-opt: a part's local row pointers from its slice of the global ones. */
+template <typename I>
+__global__ void local_ptr(const int64_t *__restrict__ g, int64_t n, int64_t base, int64_t nnz,
+                          I *__restrict__ l)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t v = g[i];
+        v = v < base ? base : v > base + nnz ? base + nnz : v;
+        l[i] = (I)(v - base);
+    }
+}
+
+extern "C" cudaError_t hisp_cuda_launch_local_ptr(const int64_t *g, int64_t n, int64_t base,
+                                                  int64_t nnz, int wide, void *l,
+                                                  cudaStream_t stream)
+{
+    if (n <= 0) return cudaSuccess;
+    int64_t blocks = (n + 255) / 256;
+    if (blocks > 65536) blocks = 65536;
+    if (wide)
+        local_ptr<int64_t>
+            <<<(unsigned)blocks, 256, 0, stream>>>(g, n, base, nnz, static_cast<int64_t *>(l));
+    else
+        local_ptr<int32_t>
+            <<<(unsigned)blocks, 256, 0, stream>>>(g, n, base, nnz, static_cast<int32_t *>(l));
+    return cudaGetLastError();
+}

@@ -158,7 +158,8 @@ static void ref_mark_destroy(void *be, void *mark)
 
 /* The "device" copy is a private CSR copy, independent of the handle's host
  * storage. */
-static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev)
+static hisp_status ref_csr_upload_opts(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                       const hispi_csr_opts *o, void **dev)
 {
     (void)be;
     hispi_sparse *s = NULL;
@@ -170,12 +171,22 @@ static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_vi
         return st;
     }
     memcpy(s->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof(int64_t));
+    if (o && o->gptr) /* global pointers: local ones made in the "device" copy (p*-opt) */
+        for (int64_t i = 0; i <= A->nrows; i++) {
+            int64_t v = s->rowptr[i], lo = o->ptr_base, hi = o->ptr_base + A->nnz;
+            s->rowptr[i] = (v < lo ? lo : v > hi ? hi : v) - lo;
+        }
     if (A->nnz) {
         memcpy(s->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
         memcpy(s->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
     }
     *dev = s;
     return HISP_SUCCESS;
+}
+
+static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev)
+{
+    return ref_csr_upload_opts(ctx, be, A, NULL, dev);
 }
 
 static void ref_csr_free(void *be, void *dev)
@@ -250,6 +261,8 @@ const hisp_backend_ops hisp_reference_ops = {
     .mark_elapsed = ref_mark_elapsed,
     .mark_destroy = ref_mark_destroy,
     .csr_upload = ref_csr_upload,
+    .csr_upload_opts = ref_csr_upload_opts,
+    .csr_caps = HISPI_CSR_GPTR,
     .csr_free = ref_csr_free,
     .csr_spmv = ref_csr_spmv,
     .hisparse_upload = ref_hs_upload,
