@@ -979,6 +979,27 @@ START_TEST(test_cli)
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --transpose", mtx, y1), 0);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y /nonexistent.mtx", mtx), 2);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --mpi", mtx, y0), 1);
+    /* --resident (device merge on the reference backend, host merge on the
+     * default backend), --device-ptr, --host-merge, --kernel */
+    const char *res_opts[] = {"--backend reference --resident --device-ptr",
+                              "--resident --host-merge --beta 0.5",
+                              "--backend reference --resident --transpose --beta -1", "--resident"};
+    for (int k = 0; k < 4; k++) {
+        rc = test_run_cli(out, sizeof out,
+                          "mspmv '%s' --devices 3 --partition %s %s --y '%s' --check --repeat 2 "
+                          "--json",
+                          mtx, kinds[k], res_opts[k], y0);
+        ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true") && strstr(out, "\"resident\": true"),
+                      "%s: %d\n%s", res_opts[k], rc, out);
+        if (k == 0) ck_assert_msg(strstr(out, "\"device_merge\": true"), "%s", out);
+        if (k == 0) ck_assert_msg(strstr(out, "\"device_ptr\": true"), "%s", out);
+        if (k == 1) ck_assert_msg(strstr(out, "\"device_merge\": false"), "%s", out);
+    }
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --kernel magic", mtx), 2);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out, "mspmv '%s' --kernel cusparse --format hisparse", mtx), 1);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out, "mspmv '%s' --kernel cusparse --backend reference", mtx), 2);
     /* usage and value errors */
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv"), 1);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --bogus", mtx), 1);
