@@ -858,6 +858,8 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     if (!alpha || !beta) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "alpha or beta is NULL");
     int64_t m = op == HISP_OP_N ? plan->nrows : plan->ncols;
     int64_t n = op == HISP_OP_N ? plan->ncols : plan->nrows;
+    if (x == y) /* the devices may write y while others still copy x */
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "x and y must be different vectors");
     if (x->ctx != y->ctx)
         return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "x and y belong to different contexts");
     if (x->type != plan->type || y->type != plan->type)

@@ -587,6 +587,8 @@ START_TEST(test_plan_vectors)
                          HISP_ERR_INVALID_ARGUMENT);
         ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, NULL, &zero, ys),
                          HISP_ERR_INVALID_HANDLE);
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, ys, &zero, ys),
+                         HISP_ERR_INVALID_ARGUMENT);
         ck_assert_int_eq(hisp_mspmv_vec(NULL, HISP_OP_N, &one, xs, &zero, ys),
                          HISP_ERR_INVALID_HANDLE);
         hisp_vector_destroy(&xs);
@@ -602,9 +604,10 @@ END_TEST
 
 /* p*-opt (HISP_MPLAN_DEVICE_PTR): the devices receive the global pointer
  * slices and make their local pointers (the reference backend here, CUDA
- * with cuSPARSE on a GPU machine); elsewhere (OpenCL, pcoo) the host path
- * runs. Both paths against the reference and against each other; the
- * cuSPARSE flag is refused off CUDA. */
+ * with cuSPARSE on a GPU machine); elsewhere (OpenCL, CUDA with hisp's
+ * kernel, pcoo) the host path runs. Both paths against the reference and
+ * against each other (bitwise where the kernel is deterministic); on CUDA
+ * the same with cuSPARSE parts; the cuSPARSE flag is refused off CUDA. */
 START_TEST(test_plan_device_ptr)
 {
     const test_target *tg;
@@ -615,69 +618,77 @@ START_TEST(test_plan_device_ptr)
     ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
     hisp_device_info info;
     CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    bool on_device = tg[i].kind == HISP_BACKEND_REFERENCE;
-    for (int shape = 0; shape < NSHAPES + 1; shape++) {
-        hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
-        hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
-                                        : test_random_matrix(ctx, t, 300, 350, 0.03, &st);
-        for (int k = 0; k < NKINDS; k++)
-            for (int nd = 1; nd <= 4; nd++) {
-                hisp_device_ref refs[4];
-                for (int d = 0; d < nd; d++)
-                    refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
-                hisp_mplan pd = NULL, ph = NULL;
-                CK_OK(ctx,
-                      hisp_mplan_create(A, nd, refs, all_kinds[k], HISP_MPLAN_DEVICE_PTR, &pd));
-                CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], 0, &ph));
-                hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
-                ck_assert_ptr_nonnull(bd);
-                CK_OK(ctx, hisp_mplan_get_breakdown(pd, bd));
-                for (int d = 0; d < nd; d++)
-                    ck_assert_int_eq(bd->dev[d].device_ptr,
-                                     on_device && all_kinds[k] != HISP_PART_PCOO);
-                CK_OK(ctx, hisp_mplan_get_breakdown(ph, bd));
-                for (int d = 0; d < nd; d++)
-                    ck_assert_int_eq(bd->dev[d].device_ptr, 0);
-                free(bd);
-                for (int op = 0; op < 2; op++) {
-                    io v;
-                    io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
-                    size_t bytes = (size_t)v.m * hisp_type_size(t);
-                    void *yh = malloc(bytes + 8);
-                    ck_assert_ptr_nonnull(yh);
-                    memcpy(yh, v.y0, bytes);
-                    float af = (float)v.alpha, bf = (float)v.beta;
-                    const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                    const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                    CK_OK(ctx, hisp_mspmv(pd, (hisp_op)op, ap, v.x, bp, v.y));
-                    CK_OK(ctx, hisp_mspmv(ph, (hisp_op)op, ap, v.x, bp, yh));
-                    char what[400];
-                    snprintf(what, sizeof what, "%s p*-opt shape %d %s nd %d op %d", tg[i].label,
-                             shape, hisp_partition_name(all_kinds[k]), nd, op);
-                    io_check(&v, what);
-                    ck_assert_msg(memcmp(yh, v.y, bytes) == 0,
-                                  "%s: host and device pointers differ", what);
-                    free(yh);
-                    io_free(&v);
+    bool cuda = tg[i].kind == HISP_BACKEND_CUDA;
+    for (int shape = 0; shape < NSHAPES + 1; shape++)
+        for (int fs = 0; fs < (cuda ? 2 : 1); fs++) { /* fs 1: cuSPARSE parts */
+            unsigned extra = fs ? HISP_MPLAN_CUSPARSE : 0u;
+            bool on_device = tg[i].kind == HISP_BACKEND_REFERENCE || fs == 1;
+            hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+            hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
+                                            : test_random_matrix(ctx, t, 300, 350, 0.03, &st);
+            for (int k = 0; k < NKINDS; k++)
+                for (int nd = 1; nd <= 4; nd++) {
+                    hisp_device_ref refs[4];
+                    for (int d = 0; d < nd; d++)
+                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                    hisp_mplan pd = NULL, ph = NULL;
+                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
+                                                 extra | HISP_MPLAN_DEVICE_PTR, &pd));
+                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], extra, &ph));
+                    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+                    ck_assert_ptr_nonnull(bd);
+                    CK_OK(ctx, hisp_mplan_get_breakdown(pd, bd));
+                    for (int d = 0; d < nd; d++)
+                        ck_assert_int_eq(bd->dev[d].device_ptr,
+                                         on_device && all_kinds[k] != HISP_PART_PCOO);
+                    CK_OK(ctx, hisp_mplan_get_breakdown(ph, bd));
+                    for (int d = 0; d < nd; d++)
+                        ck_assert_int_eq(bd->dev[d].device_ptr, 0);
+                    free(bd);
+                    for (int op = 0; op < 2; op++) {
+                        io v;
+                        io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
+                        size_t bytes = (size_t)v.m * hisp_type_size(t);
+                        void *yh = malloc(bytes + 8);
+                        ck_assert_ptr_nonnull(yh);
+                        memcpy(yh, v.y0, bytes);
+                        float af = (float)v.alpha, bf = (float)v.beta;
+                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                        CK_OK(ctx, hisp_mspmv(pd, (hisp_op)op, ap, v.x, bp, v.y));
+                        CK_OK(ctx, hisp_mspmv(ph, (hisp_op)op, ap, v.x, bp, yh));
+                        char what[400];
+                        snprintf(what, sizeof what, "%s p*-opt shape %d %s nd %d op %d",
+                                 tg[i].label, shape, hisp_partition_name(all_kinds[k]), nd, op);
+                        io_check(&v, what);
+                        if (fs == 0)
+                            ck_assert_msg(memcmp(yh, v.y, bytes) == 0,
+                                          "%s: host and device pointers differ", what);
+                        else
+                            ck_assert_msg(test_rel_error(t, yh, v.yref, v.m) <=
+                                              (t == HISP_F32 ? 1e-5 : 1e-13),
+                                          "%s: cuSPARSE with host pointers", what);
+                        free(yh);
+                        io_free(&v);
+                    }
+                    hisp_mplan_destroy(&pd);
+                    hisp_mplan_destroy(&ph);
                 }
-                hisp_mplan_destroy(&pd);
-                hisp_mplan_destroy(&ph);
+            if (shape == 0 && !cuda) {
+                hisp_mplan p = NULL;
+                ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
+                                                   HISP_MPLAN_CUSPARSE, &p),
+                                 HISP_ERR_UNSUPPORTED);
+                ck_assert_ptr_null(p);
             }
-        if (shape == 0 && tg[i].kind != HISP_BACKEND_CUDA) {
-            hisp_mplan p = NULL;
-            ck_assert_int_eq(
-                hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR, HISP_MPLAN_CUSPARSE, &p),
-                HISP_ERR_UNSUPPORTED);
-            ck_assert_ptr_null(p);
+            if (shape == 0) {
+                hisp_mplan p = NULL;
+                ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
+                                                   HISP_MPLAN_CUSPARSE | HISP_MPLAN_HISPARSE, &p),
+                                 HISP_ERR_INVALID_ARGUMENT);
+            }
+            hisp_matrix_destroy(&A);
         }
-        if (shape == 0) {
-            hisp_mplan p = NULL;
-            ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
-                                               HISP_MPLAN_CUSPARSE | HISP_MPLAN_HISPARSE, &p),
-                             HISP_ERR_INVALID_ARGUMENT);
-        }
-        hisp_matrix_destroy(&A);
-    }
     hisp_context_destroy(&ctx);
 }
 END_TEST

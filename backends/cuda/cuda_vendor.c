@@ -16,6 +16,7 @@ typedef struct {
     void *rowptr, *colind, *val;
     void *buf; /* cusparseSpMV's workspace, grown on demand */
     size_t bufsize;
+    void *clean_y; /* an op = N output zeroed before: no NaN can be read from it */
     int device;
     hisp_type type;
     int64_t nrows, ncols;
@@ -149,11 +150,15 @@ hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *p, hisp_op o
     const void *pb = m->type == HISP_F64 ? (const void *)&beta : (const void *)&bf;
     size_t need = 0;
     CU(cudaSetDevice(m->device));
-    if (beta == 0 && yl) { /* cuSPARSE may read y with beta = 0: NaN must not spread */
+    /* beta = 0: y might be read (0 * NaN); zeroed always for op = T (a
+     * scatter into y), once per y buffer for op = N (it then holds finite
+     * results of earlier calls) */
+    if (beta == 0 && yl && (op == HISP_OP_T || y != m->clean_y)) {
         cudaStream_t st;
         int dev;
         hisp_cuda_be_stream(be, &dev, &st);
         CU(cudaMemsetAsync(y, 0, (size_t)yl * hisp_type_size(m->type), st));
+        m->clean_y = op == HISP_OP_N ? y : NULL;
     }
     SP(cusparseCreateDnVec(&vx, xl, (void *)x, dt));
     SP(cusparseCreateDnVec(&vy, yl, y, dt));
