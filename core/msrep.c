@@ -33,6 +33,7 @@ typedef struct worker {
     hisp_vector xv, yv; /* and its vectors */
     void *xd, *yd;      /* device buffers: x (whole or slice), partial result */
     int64_t xlen, ylen; /* their lengths for the current device op */
+    int64_t c0, c1;     /* view columns [c0, c1) the part touches: the x window of op N */
     hisp_op yd_op;      /* the device op yd was sized for */
     void *yh;           /* host copy of the partial result */
     void *m0, *m1;      /* device time marks */
@@ -197,6 +198,18 @@ static hisp_status worker_init(worker *w)
     if (!part_empty(w) && !w->device_ptr)
         HISPI_TRY(hispi_msrep_local_ptr(w->ctx, src, plan->kind, &w->part, &w->lptr));
     if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
+    /* the x window of op N: the view columns the part touches */
+    w->c0 = w->c1 = 0;
+    if (!part_empty(w) && w->part.nnz_end > w->part.nnz_begin) {
+        int32_t lo = INT32_MAX, hi = -1;
+        for (int64_t k = w->part.nnz_begin; k < w->part.nnz_end; k++) {
+            int32_t c = src->idx[k];
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        w->c0 = lo;
+        w->c1 = (int64_t)hi + 1;
+    }
     double t1 = hispi_now_ms();
     w->lptr_ms = t1 - tl;
     HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m0));
@@ -255,6 +268,9 @@ static hisp_status worker_buffers(worker *w, hisp_op dop, bool host)
     size_t es = hisp_type_size(plan->type);
     hisp_status s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd);
     if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
+    /* op N sends only the part's x window: zeros elsewhere, so that no
+     * kernel ever reads garbage there (padding lanes read x[0]) */
+    if (!s && o->buf_zero) s = o->buf_zero(w->ctx, w->ctx->be, w->xd, (size_t)w->xlen * es);
     if (!s && host) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
     if (s) {
         free_buffers(w);
@@ -279,8 +295,12 @@ static hisp_status worker_compute(worker *w)
     HISPI_TRY(worker_buffers(w, plan->dop, true));
     double t0 = hispi_now_ms();
     const char *x = plan->x;
-    if (plan->dop == HISP_OP_T) x += (size_t)w->part.start * es;
-    HISPI_TRY(o->buf_write(ctx, be, w->xd, 0, x, (size_t)w->xlen * es));
+    if (plan->dop == HISP_OP_T)
+        HISPI_TRY(
+            o->buf_write(ctx, be, w->xd, 0, x + (size_t)w->part.start * es, (size_t)w->xlen * es));
+    else /* only the columns the part touches */
+        HISPI_TRY(o->buf_write(ctx, be, w->xd, (size_t)w->c0 * es, x + (size_t)w->c0 * es,
+                               (size_t)(w->c1 - w->c0) * es));
     double t1 = hispi_now_ms();
     HISPI_TRY(o->mark_record(ctx, be, w->m0));
     HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
@@ -313,8 +333,12 @@ static hisp_status worker_compute_dev(worker *w)
     HISPI_TRY(worker_buffers(w, plan->dop, false));
     int64_t rows = w->part.end - w->part.start;
     double t0 = hispi_now_ms();
-    size_t xoff = plan->dop == HISP_OP_T ? (size_t)w->part.start * es : 0;
-    HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, 0, hb, plan->xdev, xoff, (size_t)w->xlen * es));
+    if (plan->dop == HISP_OP_T)
+        HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, 0, hb, plan->xdev,
+                                   (size_t)w->part.start * es, (size_t)w->xlen * es));
+    else /* only the columns the part touches (a band for stencil matrices) */
+        HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, (size_t)w->c0 * es, hb, plan->xdev,
+                                   (size_t)w->c0 * es, (size_t)(w->c1 - w->c0) * es));
     HISPI_TRY(o->synchronize(ctx, be));
     double t1 = hispi_now_ms();
     HISPI_TRY(o->mark_record(ctx, be, w->m0));

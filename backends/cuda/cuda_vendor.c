@@ -19,7 +19,7 @@ typedef struct {
     void *clean_y; /* an op = N output zeroed before: no NaN can be read from it */
     int device;
     hisp_type type;
-    int64_t nrows, ncols;
+    int64_t nrows, ncols, nnz;
 } vcsr;
 
 static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
@@ -91,6 +91,7 @@ hisp_status hisp_cuda_vendor_upload(hisp_context ctx, void *be, const hispi_csr_
     m->type = A->type;
     m->nrows = A->nrows;
     m->ncols = A->ncols;
+    m->nnz = A->nnz;
     size_t es = hisp_type_size(A->type), np1 = (size_t)A->nrows + 1;
     int32_t *rp32 = NULL;
     void *g = NULL;
@@ -159,6 +160,13 @@ hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *p, hisp_op o
         hisp_cuda_be_stream(be, &dev, &st);
         CU(cudaMemsetAsync(y, 0, (size_t)yl * hisp_type_size(m->type), st));
         m->clean_y = op == HISP_OP_N ? y : NULL;
+    }
+    if (m->nnz == 0 || xl == 0) { /* y = beta*y without cuSPARSE (empty parts) */
+        cudaStream_t st;
+        int dev;
+        hisp_cuda_be_stream(be, &dev, &st);
+        CU(hisp_cuda_launch_axpby(m->type == HISP_F64, yl, 0, NULL, beta, y, st));
+        goto out;
     }
     SP(cusparseCreateDnVec(&vx, xl, (void *)x, dt));
     SP(cusparseCreateDnVec(&vy, yl, y, dt));
