@@ -521,9 +521,9 @@ typedef struct {
 #define HISP_MPLAN_CUSPARSE 16u
 /* The MSREP paper's p*-opt: each device receives its slice of the global row
  * (column) pointers and computes its local pointers itself, instead of the
- * host building a local copy. Honoured where the backend can (CUDA with
- * HISP_MPLAN_CUSPARSE, the reference backend; not pcoo, whose local pointers
- * come from the row indices); elsewhere the host computes them. The
+ * host building a local copy. Honoured where the backend can (OpenCL, CUDA
+ * with HISP_MPLAN_CUSPARSE, the reference backend; not pcoo, whose local
+ * pointers come from the row indices); elsewhere the host computes them. The
  * breakdown's dev[].device_ptr says which. */
 #define HISP_MPLAN_DEVICE_PTR 32u
 
