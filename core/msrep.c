@@ -39,6 +39,7 @@ typedef struct worker {
     void *m0, *m1;      /* device time marks */
     bool local;         /* device merge: on the merge device (its yd is read in place) */
     bool device_ptr;    /* p*-opt: the device made its local pointers */
+    hisp_status xst;    /* device merge, relay of x: this worker's first phase */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;
@@ -83,6 +84,7 @@ struct hisp_mplan_s {
      * one partial vector per device not on the merge device for the sum
      * merge, the first entry of each part (shared rows) */
     bool devmerge;
+    bool relay; /* x of op N relayed between the devices (x_relay) */
     hisp_context mctx;
     void *xdev, *ydev;
     void *stage, **pstage, *shbuf;
@@ -321,10 +323,58 @@ static hisp_status worker_compute(worker *w)
  * y when beta == 0, else into the staging vector, and the shared first row
  * into shbuf; sum merge: the whole partial vector, unless this device is the
  * merge device). Synchronous at the end, so the merge can start. */
+/* x of op N relayed: every worker first fetches chunk k = [n*k/nd,
+ * n*(k+1)/nd) of x from the vectors' device (so that device sends x about
+ * once, not once per device), then, after a barrier, takes the rest of its
+ * window from the workers holding it. Returns false when the relay did not
+ * run because another worker failed in the first phase (this one then
+ * skips its SpMV; the call fails with the other's error). */
+static bool x_relay(worker *w, hisp_status *st)
+{
+    hisp_mplan plan = w->plan;
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    void *be = ctx->be, *hb = plan->mctx->be;
+    size_t es = hisp_type_size(plan->type);
+    int nd = plan->nd, k = w->id;
+    int64_t n = plan->vcols;
+    int64_t lo = (int64_t)((__int128)n * k / nd), hi = (int64_t)((__int128)n * (k + 1) / nd);
+    hisp_status s = worker_buffers(w, plan->dop, false);
+    if (!s && hi > lo)
+        s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)lo * es, hb, plan->xdev, (size_t)lo * es,
+                             (size_t)(hi - lo) * es);
+    if (!s) s = o->synchronize(ctx, be);
+    w->xst = s;
+    pthread_barrier_wait(&plan->bar); /* every chunk is on its device */
+    for (int j = 0; j < nd; j++)
+        if (plan->w[j].xst) {
+            *st = s;
+            return false;
+        }
+    for (int j = 0; j < nd && !s && !part_empty(w); j++) {
+        if (j == k) continue;
+        worker *v = &plan->w[j];
+        int64_t a = (int64_t)((__int128)n * j / nd), b = (int64_t)((__int128)n * (j + 1) / nd);
+        if (a < w->c0) a = w->c0;
+        if (b > w->c1) b = w->c1;
+        if (a < b)
+            s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)a * es, v->ctx->be, v->xd,
+                                 (size_t)a * es, (size_t)(b - a) * es);
+    }
+    if (!s) s = o->synchronize(ctx, be);
+    *st = s;
+    return true;
+}
+
 static hisp_status worker_compute_dev(worker *w)
 {
     hisp_mplan plan = w->plan;
     w->x_ms = w->compute_ms = w->gather_ms = 0;
+    double t0 = hispi_now_ms();
+    if (plan->relay) { /* every worker takes part, an empty one too */
+        hisp_status s = HISP_SUCCESS;
+        if (!x_relay(w, &s) || s) return s;
+    }
     if (part_empty(w)) return HISP_SUCCESS;
     const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
@@ -332,13 +382,15 @@ static hisp_status worker_compute_dev(worker *w)
     size_t es = hisp_type_size(plan->type);
     HISPI_TRY(worker_buffers(w, plan->dop, false));
     int64_t rows = w->part.end - w->part.start;
-    double t0 = hispi_now_ms();
-    if (plan->dop == HISP_OP_T)
+    if (plan->relay) {
+        /* x is in place */
+    } else if (plan->dop == HISP_OP_T) {
         HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, 0, hb, plan->xdev,
                                    (size_t)w->part.start * es, (size_t)w->xlen * es));
-    else /* only the columns the part touches (a band for stencil matrices) */
+    } else { /* only the columns the part touches (a band for stencil matrices) */
         HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, (size_t)w->c0 * es, hb, plan->xdev,
                                    (size_t)w->c0 * es, (size_t)(w->c1 - w->c0) * es));
+    }
     HISPI_TRY(o->synchronize(ctx, be));
     double t1 = hispi_now_ms();
     HISPI_TRY(o->mark_record(ctx, be, w->m0));
@@ -917,6 +969,10 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     if (!s) s = hisp_context_synchronize(vctx); /* x is there, y is idle */
     if (s) return copy_error(plan, vctx, s, "vectors on the device");
     HISPI_TRY(devmerge_prepare(plan, vctx));
+    /* HISP_MSREP_X_DIRECT=1: every device takes its x window from the
+     * vectors' device (the comparison of the relay) */
+    const char *direct = getenv("HISP_MSREP_X_DIRECT");
+    plan->relay = plan->dop == HISP_OP_N && plan->nd > 1 && !(direct && direct[0] == '1');
     plan->devmerge = true;
     pthread_mutex_lock(&plan->mu);
     plan->finished = 0;
