@@ -6,8 +6,9 @@
 #
 #   bash bench/msrep_suite.sh list          the pieces, numbered, with the expected time
 #   bash bench/msrep_suite.sh run K [K..]   run pieces K..
-#   bash bench/msrep_suite.sh plan4         pieces 0-3 (4 GPUs, ~8-9 min in all)
-#   bash bench/msrep_suite.sh plan2         pieces 0-2 (2 GPUs, ~4-5 min in all)
+#   bash bench/msrep_suite.sh plan4         pieces 0-3 + table (4 GPUs, ~8-9 min in all: over
+#                                           a 10-minute command limit, run the pieces one by one)
+#   bash bench/msrep_suite.sh plan2         pieces 0-2 + table (2 GPUs, ~4-5 min in all)
 #   bash bench/msrep_suite.sh table         the final table from every piece's CSV
 #   bash bench/msrep_suite.sh selftest      the whole flow at tiny sizes on PoCL or the
 #                                           reference backend (machines without a GPU)
