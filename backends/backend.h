@@ -22,6 +22,21 @@ typedef struct {
     const void *val;       /* nnz entries */
 } hispi_csr_view;
 
+/* MSREP options of csr_upload_opts. vendor: the vendor library's kernel
+ * (cuSPARSE) instead of hisp's. gptr: A->rowptr holds a part's slice of the
+ * global pointers (nrows + 1 entries) and the backend derives the local ones
+ * on the device, clamp(rowptr[i], ptr_base, ptr_base + nnz) - ptr_base (the
+ * MSREP paper's p*-opt: no local copy on the host). */
+typedef struct {
+    int vendor, gptr;
+    int64_t ptr_base;
+} hispi_csr_opts;
+
+/* hisp_backend_ops.csr_caps */
+#define HISPI_CSR_VENDOR 1u      /* csr_upload takes vendor */
+#define HISPI_CSR_GPTR 2u        /* gptr with hisp's kernel */
+#define HISPI_CSR_VENDOR_GPTR 4u /* gptr with the vendor kernel */
+
 /* Run-time kernels: programs, capabilities, arguments. */
 enum {
     HISPI_PROG_COMPOUND = 0, /* kernels_cl/compound_spmv.cl */
@@ -83,6 +98,11 @@ typedef struct hisp_backend_ops {
      * alpha/beta given as doubles (converted to the entry type). With beta
      * == 0, y must not be read. */
     hisp_status (*csr_upload)(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev);
+    /* MSREP: csr_upload with options; optional, takes the options csr_caps
+     * (HISPI_CSR_*) names. The device copy is used by csr_spmv/csr_free. */
+    hisp_status (*csr_upload_opts)(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                   const hispi_csr_opts *opts, void **dev);
+    unsigned csr_caps;
     void (*csr_free)(void *be, void *dev);
     hisp_status (*csr_spmv)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
                             const void *x, double beta, void *y);
@@ -122,6 +142,19 @@ typedef struct hisp_backend_ops {
      * about equal compute units (OpenCL sub-devices), like init. May be
      * NULL; HISP_ERR_UNSUPPORTED when the device cannot be split so. */
     hisp_status (*init_sub)(hisp_context ctx, int index, int sub, int nsub, void **be);
+    /* MSREP device-side merge. Optional (both NULL: plans merge on the host).
+     * A backend offering them lets a buffer of one of its instances be used
+     * by any other instance of the same device. buf_peer_copy copies `bytes`
+     * from src + src_off (a buffer of instance src_be) to dst + dst_off (of
+     * dst_be), the two on any devices of this backend, queued in the queue of
+     * q (src_be or dst_be) after its earlier work; the other instance's
+     * buffer must stay idle until q is synchronized. */
+    hisp_status (*buf_peer_copy)(hisp_context ctx, void *q, void *dst_be, void *dst, size_t dst_off,
+                                 void *src_be, const void *src, size_t src_off, size_t bytes);
+    /* y[yoff + i] = a*x[xoff + i] + b*y[yoff + i] for i < n, entries of type t
+     * (f32 or f64), queued: x NULL drops the a*x term; b == 0: y is not read. */
+    hisp_status (*buf_axpby)(hisp_context ctx, void *be, hisp_type t, int64_t n, double a,
+                             const void *x, int64_t xoff, double b, void *y, int64_t yoff);
 
     /* Run-time kernels (compound-entry SpMV variants, core/compound_spmv.c).
      * All NULL: the core runs the variants' host emulation instead (the

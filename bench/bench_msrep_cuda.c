@@ -1,45 +1,43 @@
 /* MSREP benchmark on several NVIDIA GPUs (issue 7): speedup of 1, 2, 4 GPUs
  * over one, for the row-block baseline and pCSR / pCSC / pCOO, on rmat
- * (power law) and poisson3d (regular) matrices of 0.5-2 billion nonzeros.
+ * (power law) and poisson3d (regular) matrices of 0.5-2 billion nonzeros,
+ * without and with the optimisations.
  *
  *   bench_msrep_cuda --matrix rmat|poisson3d --nnz N [--gpus 1,2,4]
  *                    [--kinds rowblock,pcsr,pcsc,pcoo|none] [--precision f64|f32]
- *                    [--repeat 10] [--warmup 2] [--cache DIR] [--csv FILE] [--md FILE]
+ *                    [--variants host,resident,cusparse,cusparse-pptr | --kernel hisp|cusparse]
+ *                    [--backend cuda|opencl|reference] [--repeat 10] [--warmup 2]
+ *                    [--cache DIR] [--csv FILE] [--md FILE]
  *
  * --nnz picks the generator size (rmat: scale with edge factor 16, about
  * 16 * 2^scale entries before merging repeats; poisson3d: side n with
- * 7 n^3 entries). --cache DIR keeps the generated CSR as a raw file
- * (DIR/<matrix>-<nnz>-<type>.csr) so that later pieces skip the generation.
+ * 7 n^3 entries); the library's generator runs multi-threaded. pcsc plans
+ * read a CSC copy made once here (OpenMP transpose), so that no plan converts.
+ * --cache DIR keeps the generated CSR as a raw file
+ * (DIR/<matrix>-<nnz>-<type>.csr).
  *
+ * Variants (one plan serves host and resident; one plan each for the others):
+ *   host          hisp kernel, x and y on the host, merge on the host (hisp_mspmv)
+ *   resident      hisp kernel, x and y on GPU 0 (hisp_mspmv_vec): x and the
+ *                 partial results move GPU to GPU, merge kernels on GPU 0
+ *   cusparse      cuSPARSE per device, resident, device merge
+ *   cusparse-pptr the same with p*-opt (local pointers made on the devices)
  * Per configuration: the one-time cost (conversion, partition, distribution)
- * and the per-SpMV cost of hisp_mspmv (medians: whole call, x sent, kernel
- * time of the slowest device by CUDA events, results read back, host merge),
- * plus a device-side merge estimate: the merge volume (row kinds: each
- * device's row segment; column kinds and op = T: a whole partial vector per
- * device) copied peer-to-peer into GPU 0 concurrently, timed with events
- * (the summation kernel of the column merge is not included). Speedups:
- *   compute   = kernel(1 GPU, same kind) / slowest kernel(N GPUs)
- *   resident  = kernel(1 GPU) / (slowest kernel + peer merge) — parts, x and
- *               y resident on the devices, the iterative-solver case
- *   call      = hisp_mspmv(1 GPU) / hisp_mspmv(N GPUs), x and y on the host
- * Every result is checked against the single-GPU hisp_spmv result. */
+ * and the per-SpMV medians (whole call, x sent, kernel time of the slowest
+ * device by CUDA events, partial results gathered, merge), the load balance,
+ * and speedups: over the same kind and variant on 1 GPU (per SpMV and
+ * compute only) and over the single-GPU hisp_spmv with resident x and y.
+ * Every result is checked against the single-GPU hisp_spmv result.
+ * --backend opencl|reference runs the same logic elsewhere (tests of
+ * bench/msrep_suite.sh on machines without a GPU; devices beyond the
+ * backend's count share one). */
 #include "common.h"
 
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void hk(hisp_context ctx, hisp_status s, const char *what)
 {
@@ -118,76 +116,69 @@ static hisp_matrix make_matrix(hisp_context ctx, const char *kind, double nnz, h
     return A;
 }
 
-/* ---- device-side merge estimate: peer copies into GPU 0 ------------------- */
+/* ---- the CSC copy for pcsc (OpenMP: a plan would convert single-threaded) -- */
 
-static double peer_merge_ms(int nd, const size_t *bytes, int repeat)
+static hisp_matrix make_csc(hisp_context ctx, hisp_matrix A, hisp_type t, double *ms)
 {
-    if (nd < 2) return 0;
-    void *dst[64] = {0}, *src[64] = {0};
-    cudaStream_t st[64];
-    cudaEvent_t e0, e1;
-    size_t off = 0;
-    for (int d = 1; d < nd; d++)
-        off += bytes[d];
-    CK(cudaSetDevice(0));
-    CK(cudaMalloc(&dst[0], off ? off : 16));
-    for (int d = 1; d < nd; d++) {
-        CK(cudaSetDevice(d));
-        int can = 0;
-        CK(cudaDeviceCanAccessPeer(&can, d, 0));
-        if (can) {
-            cudaError_t e = cudaDeviceEnablePeerAccess(0, 0);
-            if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
-            (void)cudaGetLastError();
-        }
-        CK(cudaMalloc(&src[d], bytes[d] ? bytes[d] : 16));
-        CK(cudaStreamCreateWithFlags(&st[d], cudaStreamNonBlocking));
+    double t0 = bench_now_ms();
+    hisp_matrix_info mi;
+    const int64_t *rp;
+    const int32_t *ci;
+    const void *v;
+    hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+    hk(ctx, hisp_matrix_host_arrays(A, &rp, NULL, &ci, &v), "arrays");
+    int64_t m = mi.nrows, n = mi.ncols, nnz = mi.nnz;
+    size_t es = hisp_type_size(t);
+    int64_t *cp = calloc((size_t)n + 1, sizeof *cp), *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    int32_t *ri = malloc((size_t)(nnz ? nnz : 1) * sizeof *ri);
+    char *cv = malloc((size_t)(nnz ? nnz : 1) * es);
+    if (!cp || !pos || !ri || !cv) {
+        fprintf(stderr, "bench: out of memory for the CSC copy\n");
+        exit(2);
     }
-    CK(cudaSetDevice(0));
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    double *t = malloc((size_t)(repeat + 1) * sizeof *t);
-    for (int r = 0; r <= repeat; r++) { /* r = 0: warm-up */
-        CK(cudaSetDevice(0));
-        CK(cudaDeviceSynchronize());
-        double h0 = bench_now_ms();
-        size_t o = 0;
-        for (int d = 1; d < nd; d++) {
-            CK(cudaSetDevice(d));
-            CK(cudaMemcpyPeerAsync((char *)dst[0] + o, 0, src[d], d, bytes[d], st[d]));
-            o += bytes[d];
-        }
-        for (int d = 1; d < nd; d++) {
-            CK(cudaSetDevice(d));
-            CK(cudaStreamSynchronize(st[d]));
-        }
-        if (r) t[r - 1] = bench_now_ms() - h0;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < nnz; k++) {
+#pragma omp atomic
+        cp[ci[k] + 1]++;
     }
-    double med = bench_median(t, repeat);
-    free(t);
-    for (int d = 1; d < nd; d++) {
-        CK(cudaSetDevice(d));
-        CK(cudaFree(src[d]));
-        CK(cudaStreamDestroy(st[d]));
-    }
-    CK(cudaSetDevice(0));
-    CK(cudaFree(dst[0]));
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    return med;
+    for (int64_t j = 0; j < n; j++)
+        cp[j + 1] += cp[j];
+    memcpy(pos, cp, ((size_t)n + 1) * sizeof *pos);
+    /* scatter (rows within a column come in the threads' order: the sums
+     * round a little differently from run to run, far below the check's
+     * tolerance; sorting them would cost more than the rest on heavy rmat
+     * columns) */
+#pragma omp parallel for schedule(dynamic, 4096)
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t k = rp[i]; k < rp[i + 1]; k++) {
+            int64_t q;
+#pragma omp atomic capture
+            q = pos[ci[k]]++;
+            ri[q] = (int32_t)i;
+            memcpy(cv + (size_t)q * es, (const char *)v + (size_t)k * es, es);
+        }
+    hisp_matrix C = NULL;
+    hk(ctx, hisp_matrix_create_csc(ctx, t, m, n, cp, ri, cv, &C), "create csc");
+    free(cp);
+    free(pos);
+    free(ri);
+    free(cv);
+    *ms = bench_now_ms() - t0;
+    return C;
 }
 
 /* ---- runs ------------------------------------------------------------------ */
 
+enum { V_HOST, V_RESIDENT, V_CUSPARSE, V_CUSPARSE_PPTR, NVAR };
+static const char *const var_names[NVAR] = {"host", "resident", "cusparse", "cusparse-pptr"};
+
 typedef struct {
     char kind[16];
-    int gpus;
+    int gpus, variant;
     double convert, partition, distribution; /* one-time, ms */
     double call, x, compute, gather, merge;  /* per SpMV medians, ms */
-    double peer;                             /* device-side merge estimate, ms */
-    double nnz_imbalance;                    /* max/mean nnz over devices */
-    double time_imbalance;                   /* max/mean kernel time */
-    double rel_error;
+    double nnz_imbalance, time_imbalance, rel_error;
+    int device_merge, device_ptr;
 } result;
 
 static int parse_list(const char *s, char items[][16], int max)
@@ -202,13 +193,92 @@ static int parse_list(const char *s, char items[][16], int max)
     return n;
 }
 
+typedef struct {
+    hisp_context ctx, vctx;
+    hisp_type t;
+    int64_t m, n;
+    int repeat, warmup;
+    const void *x, *a, *b, *yref;
+    void *y;
+    hisp_vector xv, yv;
+    double *tt, *dev;
+    hisp_mplan_breakdown *bd;
+} runner;
+
+/* A failure of one configuration is reported and skipped (the others still
+ * run: device time is scarce). */
+static bool soft(hisp_context ctx, hisp_status s, const char *what)
+{
+    if (s == HISP_SUCCESS) return true;
+    hisp_error_info e = {0};
+    if (hisp_context_last_error(ctx, &e)) {
+    }
+    fprintf(stderr, "bench: FAILED %s: %s: %s\n", what, hisp_status_string(s),
+            e.message ? e.message : "");
+    return false;
+}
+
+/* Timed calls of one plan: host x, y (hisp_mspmv) or resident (hisp_mspmv_vec). */
+static bool measure(runner *R, hisp_mplan plan, bool resident, int nd, result *r)
+{
+    hisp_context ctx = R->ctx;
+    int rep = R->repeat;
+    size_t es = hisp_type_size(R->t);
+    memset(R->y, 0, (size_t)R->m * es);
+    if (resident) {
+        if (!soft(R->vctx, hisp_vector_write(R->yv, R->y), "y") ||
+            !soft(ctx, hisp_mspmv_vec(plan, HISP_OP_N, R->a, R->xv, R->b, R->yv), "mspmv_vec") ||
+            !soft(R->vctx, hisp_vector_read(R->yv, R->y), "read y"))
+            return false;
+    } else if (!soft(ctx, hisp_mspmv(plan, HISP_OP_N, R->a, R->x, R->b, R->y), "mspmv")) {
+        return false;
+    }
+    r->rel_error = bench_rel_error(R->t, R->y, R->yref, R->m);
+    for (int i = 0; i < R->warmup + rep; i++) {
+        if (!soft(ctx,
+                  resident ? hisp_mspmv_vec(plan, HISP_OP_N, R->a, R->xv, R->b, R->yv)
+                           : hisp_mspmv(plan, HISP_OP_N, R->a, R->x, R->b, R->y),
+                  "mspmv"))
+            return false;
+        if (i < R->warmup) continue;
+        int k = i - R->warmup;
+        if (!soft(ctx, hisp_mplan_get_breakdown(plan, R->bd), "breakdown")) return false;
+        R->tt[0 * rep + k] = R->bd->total_ms;
+        R->tt[1 * rep + k] = R->bd->x_ms;
+        R->tt[2 * rep + k] = R->bd->compute_ms;
+        R->tt[3 * rep + k] = R->bd->gather_ms;
+        R->tt[4 * rep + k] = R->bd->merge_ms;
+        for (int d = 0; d < nd; d++)
+            R->dev[d * rep + k] = R->bd->dev[d].compute_ms;
+    }
+    r->call = bench_median(R->tt, rep);
+    r->x = bench_median(R->tt + rep, rep);
+    r->compute = bench_median(R->tt + 2 * rep, rep);
+    r->gather = bench_median(R->tt + 3 * rep, rep);
+    r->merge = bench_median(R->tt + 4 * rep, rep);
+    r->device_merge = R->bd->device_merge;
+    double nmax = 0, nsum = 0, tmax = 0, tsum = 0;
+    for (int d = 0; d < nd; d++) {
+        double nz = (double)R->bd->dev[d].nnz, td = bench_median(R->dev + d * rep, rep);
+        nsum += nz;
+        tsum += td;
+        if (nz > nmax) nmax = nz;
+        if (td > tmax) tmax = td;
+    }
+    r->nnz_imbalance = nsum > 0 ? nmax / (nsum / nd) : 1;
+    r->time_imbalance = tsum > 0 ? tmax / (tsum / nd) : 1;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     const char *matrix = "rmat", *gpus_s = "1,2,4", *kinds_s = "rowblock,pcsr,pcsc,pcoo";
+    const char *vars_s = "host,resident,cusparse,cusparse-pptr";
     const char *cache = NULL, *csv = NULL, *md = NULL;
     double nnz = 5e8;
     int repeat = 10, warmup = 2;
     hisp_type t = HISP_F64;
+    hisp_backend_kind backend = HISP_BACKEND_CUDA;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--matrix") == 0 && v)
@@ -219,6 +289,15 @@ int main(int argc, char **argv)
             gpus_s = v, i++;
         else if (strcmp(a, "--kinds") == 0 && v)
             kinds_s = v, i++;
+        else if (strcmp(a, "--variants") == 0 && v)
+            vars_s = v, i++;
+        else if (strcmp(a, "--kernel") == 0 && v)
+            vars_s = strcmp(v, "cusparse") == 0 ? "cusparse,cusparse-pptr" : "host,resident", i++;
+        else if (strcmp(a, "--backend") == 0 && v)
+            backend = strcmp(v, "opencl") == 0      ? HISP_BACKEND_OPENCL
+                      : strcmp(v, "reference") == 0 ? HISP_BACKEND_REFERENCE
+                                                    : HISP_BACKEND_CUDA,
+            i++;
         else if (strcmp(a, "--repeat") == 0 && v)
             repeat = atoi(v), i++;
         else if (strcmp(a, "--warmup") == 0 && v)
@@ -237,25 +316,49 @@ int main(int argc, char **argv)
         }
     }
     if (repeat < 1 || warmup < 0 || nnz < 1) return 1;
-    int ngpu = 0;
-    if (cudaGetDeviceCount(&ngpu) != cudaSuccess || ngpu < 1) {
-        fprintf(stderr, "bench_msrep_cuda: no CUDA device\n");
-        return 3;
-    }
-    char gl[8][16], kl[8][16];
-    int ng = parse_list(gpus_s, gl, 8), nk = parse_list(kinds_s, kl, 8);
-    if (strcmp(kinds_s, "none") == 0) nk = 0; /* generate / cache and the 1-GPU yardstick only */
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 3;
-    double gen_ms = 0;
+    int ndev = 0;
+    if (hisp_backend_device_count(ctx, backend, &ndev) || ndev < 1) {
+        fprintf(stderr, "bench_msrep_cuda: no %s device\n", hisp_backend_name(backend));
+        return 3;
+    }
+    char gl[8][16], kl[8][16], vl[8][16];
+    int ng = parse_list(gpus_s, gl, 8), nk = parse_list(kinds_s, kl, 8);
+    int nv = parse_list(vars_s, vl, 8);
+    if (strcmp(kinds_s, "none") == 0) nk = 0; /* generate / cache and the 1-GPU yardstick only */
+    bool want[NVAR] = {0};
+    for (int i = 0; i < nv; i++) {
+        int k = 0;
+        while (k < NVAR && strcmp(vl[i], var_names[k]) != 0)
+            k++;
+        if (k == NVAR) {
+            fprintf(stderr, "unknown variant %s\n", vl[i]);
+            return 1;
+        }
+        want[k] = true;
+    }
+    if (backend != HISP_BACKEND_CUDA && (want[V_CUSPARSE] || want[V_CUSPARSE_PPTR])) {
+        fprintf(stderr, "bench: cusparse variants need --backend cuda; skipped\n");
+        want[V_CUSPARSE] = want[V_CUSPARSE_PPTR] = false;
+    }
+    double gen_ms = 0, csc_ms = 0;
     hisp_matrix A = make_matrix(ctx, matrix, nnz, t, cache, &gen_ms);
     hisp_matrix_info mi;
     hk(ctx, hisp_matrix_get_info(A, &mi), "info");
     size_t es = hisp_type_size(t);
     fprintf(stderr,
-            "bench: %s %lld x %lld, %lld nnz %s, ready after %.0f ms, %d GPU(s), NUMA nodes %d\n",
+            "bench: %s %lld x %lld, %lld nnz %s, ready after %.0f ms, %d %s device(s), NUMA "
+            "nodes %d\n",
             matrix, (long long)mi.nrows, (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(t),
-            gen_ms, ngpu, hisp_numa_nodes());
+            gen_ms, ndev, hisp_backend_name(backend), hisp_numa_nodes());
+    hisp_matrix Acsc = NULL;
+    for (int k = 0; k < nk; k++)
+        if (strcmp(kl[k], "pcsc") == 0 || strcmp(kl[k], "colblock") == 0) {
+            Acsc = make_csc(ctx, A, t, &csc_ms);
+            fprintf(stderr, "bench: CSC copy for the column kinds in %.0f ms\n", csc_ms);
+            break;
+        }
 
     void *x = malloc((size_t)mi.ncols * es), *y = malloc((size_t)mi.nrows * es);
     void *yref = malloc((size_t)mi.nrows * es);
@@ -272,7 +375,7 @@ int main(int argc, char **argv)
     const void *a = t == HISP_F32 ? (const void *)&onef : (const void *)&one;
     const void *b = t == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
 
-    /* single-GPU yardstick: hisp_spmv with x and y resident on GPU 0 */
+    /* single-GPU yardstick: hisp_spmv with x and y resident on device 0 */
     double single_ms = NAN;
     {
         hisp_context c1 = NULL;
@@ -281,10 +384,10 @@ int main(int argc, char **argv)
         const int64_t *rp;
         const int32_t *ci;
         const void *vv;
-        hk(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR), "convert");
+        double t0 = bench_now_ms();
         hk(ctx, hisp_matrix_host_arrays(A, &rp, NULL, &ci, &vv), "arrays");
         hk(ctx, hisp_context_create(&c1), "context");
-        hk(c1, hisp_context_set_backend(c1, HISP_BACKEND_CUDA, 0), "cuda");
+        hk(c1, hisp_context_set_backend(c1, backend, 0), "backend");
         hk(c1, hisp_matrix_create_csr(c1, t, mi.nrows, mi.ncols, rp, ci, vv, &B), "copy");
         hk(c1, hisp_vector_create(c1, t, mi.ncols, &xv), "x");
         hk(c1, hisp_vector_create(c1, t, mi.nrows, &yv), "y");
@@ -298,136 +401,165 @@ int main(int argc, char **argv)
         hisp_vector_destroy(&yv);
         hisp_matrix_destroy(&B);
         hisp_context_destroy(&c1);
+        fprintf(stderr, "bench: single-device hisp_spmv (resident) %.4f ms (setup %.0f ms)\n",
+                single_ms, bench_now_ms() - t0);
     }
-    fprintf(stderr, "bench: single GPU hisp_spmv (resident) %.4f ms\n", single_ms);
 
-    result res[64];
-    int nres = 0;
-    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
-    double *tt = malloc((size_t)repeat * 5 * sizeof *tt),
-           *dev = malloc((size_t)repeat * 64 * sizeof *dev);
-    if (!bd || !tt || !dev) return 2;
+    runner R = {.ctx = ctx,
+                .t = t,
+                .m = mi.nrows,
+                .n = mi.ncols,
+                .repeat = repeat,
+                .warmup = warmup,
+                .x = x,
+                .a = a,
+                .b = b,
+                .yref = yref,
+                .y = y};
+    R.bd = calloc(1, sizeof *R.bd);
+    R.tt = malloc((size_t)repeat * 5 * sizeof *R.tt);
+    R.dev = malloc((size_t)repeat * 64 * sizeof *R.dev);
+    if (!R.bd || !R.tt || !R.dev) return 2;
+    if (want[V_RESIDENT] || want[V_CUSPARSE] || want[V_CUSPARSE_PPTR]) {
+        hk(ctx, hisp_context_create(&R.vctx), "context");
+        hk(R.vctx, hisp_context_set_backend(R.vctx, backend, 0), "backend");
+        hk(R.vctx, hisp_vector_create(R.vctx, t, mi.ncols, &R.xv), "x");
+        hk(R.vctx, hisp_vector_create(R.vctx, t, mi.nrows, &R.yv), "y");
+        hk(R.vctx, hisp_vector_write(R.xv, x), "x");
+    }
+
+    result *res = calloc(8 * 8 * NVAR, sizeof *res);
+    int nres = 0, failures = 0;
+    if (!res) return 2;
     for (int k = 0; k < nk; k++) {
         hisp_partition_kind kind;
         if (hisp_partition_from_name(kl[k], &kind)) {
             fprintf(stderr, "unknown kind %s\n", kl[k]);
             return 1;
         }
+        hisp_matrix S = kind == HISP_PART_PCSC || kind == HISP_PART_COLBLOCK ? Acsc : A;
         for (int g = 0; g < ng; g++) {
             int nd = atoi(gl[g]);
-            if (nd < 1 || nd > ngpu) {
-                fprintf(stderr, "bench: skipping %d GPUs (%d present)\n", nd, ngpu);
+            if (nd < 1 || nd > 64 || (backend == HISP_BACKEND_CUDA && nd > ndev)) {
+                fprintf(stderr, "bench: skipping %d GPUs (%d present)\n", nd, ndev);
                 continue;
             }
             hisp_device_ref refs[64];
             for (int d = 0; d < nd; d++)
-                refs[d] = (hisp_device_ref){HISP_BACKEND_CUDA, d};
-            hisp_mplan plan = NULL;
-            hk(ctx, hisp_mplan_create(A, nd, refs, kind, 0, &plan), "plan");
-            result *r = &res[nres++];
-            memset(r, 0, sizeof *r);
-            snprintf(r->kind, sizeof r->kind, "%s", kl[k]);
-            r->gpus = nd;
-            hk(ctx, hisp_mspmv(plan, HISP_OP_N, a, x, b, y), "mspmv");
-            hk(ctx, hisp_mplan_get_breakdown(plan, bd), "breakdown");
-            r->convert = bd->convert_ms;
-            r->partition = bd->partition_ms;
-            r->distribution = bd->distribution_ms;
-            r->rel_error = bench_rel_error(t, y, yref, mi.nrows);
-            for (int i = 0; i < warmup; i++)
-                hk(ctx, hisp_mspmv(plan, HISP_OP_N, a, x, b, y), "mspmv");
-            for (int i = 0; i < repeat; i++) {
-                hk(ctx, hisp_mspmv(plan, HISP_OP_N, a, x, b, y), "mspmv");
-                hk(ctx, hisp_mplan_get_breakdown(plan, bd), "breakdown");
-                tt[0 * repeat + i] = bd->total_ms;
-                tt[1 * repeat + i] = bd->x_ms;
-                tt[2 * repeat + i] = bd->compute_ms;
-                tt[3 * repeat + i] = bd->gather_ms;
-                tt[4 * repeat + i] = bd->merge_ms;
-                for (int d = 0; d < nd; d++)
-                    dev[d * repeat + i] = bd->dev[d].compute_ms;
+                refs[d] = (hisp_device_ref){backend, d % ndev};
+            /* plans: flags 0 (host, resident), cuSPARSE, cuSPARSE + p*-opt */
+            for (int p = 0; p < 3; p++) {
+                bool host = p == 0 && want[V_HOST], resid = p == 0 && want[V_RESIDENT];
+                if (p == 0 && !host && !resid) continue;
+                if (p == 1 && !want[V_CUSPARSE]) continue;
+                if (p == 2 && !want[V_CUSPARSE_PPTR]) continue;
+                unsigned flags = p == 1   ? HISP_MPLAN_CUSPARSE
+                                 : p == 2 ? HISP_MPLAN_CUSPARSE | HISP_MPLAN_DEVICE_PTR
+                                          : 0u;
+                hisp_mplan plan = NULL;
+                char what[96];
+                snprintf(what, sizeof what, "plan %.15s on %d device(s), flags %u", kl[k], nd,
+                         flags);
+                if (!soft(ctx, hisp_mplan_create(S, nd, refs, kind, flags, &plan), what)) {
+                    failures++;
+                    continue;
+                }
+                hk(ctx, hisp_mplan_get_breakdown(plan, R.bd), "breakdown");
+                result one_time = {0};
+                one_time.convert = R.bd->convert_ms;
+                one_time.partition = R.bd->partition_ms;
+                one_time.distribution = R.bd->distribution_ms;
+                one_time.device_ptr = R.bd->dev[0].device_ptr;
+                for (int q = 0; q < 2; q++) {
+                    int var = p == 0 ? (q == 0 ? V_HOST : V_RESIDENT)
+                                     : (p == 1 ? V_CUSPARSE : V_CUSPARSE_PPTR);
+                    if (p == 0 && q == 0 && !host) continue;
+                    if (p == 0 && q == 1 && !resid) continue;
+                    if (p > 0 && q == 1) continue;
+                    result *r = &res[nres++];
+                    *r = one_time;
+                    snprintf(r->kind, sizeof r->kind, "%.15s", kl[k]);
+                    r->gpus = nd;
+                    r->variant = var;
+                    if (!measure(&R, plan, var != V_HOST, nd, r)) {
+                        failures++;
+                        nres--;
+                        continue;
+                    }
+                    fprintf(stderr,
+                            "bench: %s %d dev %s: one-time %.1f+%.1f+%.1f ms, call %.3f ms "
+                            "(x %.3f, kernel %.4f, gather %.3f, merge %.3f), err %.1e\n",
+                            r->kind, nd, var_names[var], r->convert, r->partition, r->distribution,
+                            r->call, r->x, r->compute, r->gather, r->merge, r->rel_error);
+                }
+                hisp_mplan_destroy(&plan);
             }
-            r->call = bench_median(tt, repeat);
-            r->x = bench_median(tt + repeat, repeat);
-            r->compute = bench_median(tt + 2 * repeat, repeat);
-            r->gather = bench_median(tt + 3 * repeat, repeat);
-            r->merge = bench_median(tt + 4 * repeat, repeat);
-            double nmax = 0, nsum = 0, tmax = 0, tsum = 0;
-            size_t bytes[64];
-            bool rows =
-                kind == HISP_PART_PCSR || kind == HISP_PART_PCOO || kind == HISP_PART_ROWBLOCK;
-            for (int d = 0; d < nd; d++) {
-                double nz = (double)bd->dev[d].nnz, td = bench_median(dev + d * repeat, repeat);
-                nsum += nz;
-                tsum += td;
-                if (nz > nmax) nmax = nz;
-                if (td > tmax) tmax = td;
-                int64_t seg = bd->dev[d].part.end - bd->dev[d].part.start;
-                bytes[d] = (size_t)(rows ? seg : mi.nrows) * es;
-            }
-            r->nnz_imbalance = nsum > 0 ? nmax / (nsum / nd) : 1;
-            r->time_imbalance = tsum > 0 ? tmax / (tsum / nd) : 1;
-            hisp_mplan_destroy(&plan);
-            r->peer = peer_merge_ms(nd, bytes, repeat);
-            fprintf(
-                stderr,
-                "bench: %s %d GPU(s): one-time %.1f+%.1f+%.1f ms, call %.3f ms, kernel %.4f ms, "
-                "peer merge %.4f ms, err %.1e\n",
-                r->kind, nd, r->convert, r->partition, r->distribution, r->call, r->compute,
-                r->peer, r->rel_error);
         }
     }
 
-    /* speedups against the same kind on 1 GPU */
     FILE *fm = md ? fopen(md, "w") : stdout;
     FILE *fc = csv ? fopen(csv, "w") : NULL;
     if (!fm) fm = stdout;
     fprintf(fm,
-            "\n%s, %lld x %lld, %lld nnz, %s; single-GPU hisp_spmv %.4f ms (resident); "
-            "generation/read %.0f ms\n\n",
+            "\n%s, %lld x %lld, %lld nnz, %s, %s; single-device hisp_spmv %.4f ms (resident); "
+            "generation/read %.0f ms, CSC copy %.0f ms\n\n",
             matrix, (long long)mi.nrows, (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(t),
-            single_ms, gen_ms);
-    fprintf(fm, "| kind | GPUs | convert ms | partition ms | distribution ms | call ms | x ms | "
-                "kernel ms | gather ms | host merge ms | peer merge ms | nnz max/mean | "
-                "time max/mean | speedup compute | speedup resident | speedup call | rel err |\n");
-    fprintf(fm, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            hisp_backend_name(backend), single_ms, gen_ms, csc_ms);
+    fprintf(fm,
+            "| kind | variant | GPUs | convert ms | partition ms | distribution ms | call ms | "
+            "x ms | kernel ms | gather ms | merge ms | merge on | nnz max/mean | time "
+            "max/mean | speedup call | speedup kernel | speedup w/o x | vs 1-GPU hisp_spmv | rel "
+            "err |\n");
+    fprintf(fm, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     if (fc)
-        fprintf(fc,
-                "matrix,nnz,precision,kind,gpus,convert_ms,partition_ms,distribution_ms,call_ms,"
-                "x_ms,kernel_ms,gather_ms,host_merge_ms,peer_merge_ms,nnz_imbalance,"
-                "time_imbalance,speedup_compute,speedup_resident,speedup_call,rel_error\n");
+        fprintf(fc, "matrix,nnz,precision,kind,variant,gpus,convert_ms,partition_ms,"
+                    "distribution_ms,call_ms,x_ms,kernel_ms,gather_ms,merge_ms,device_merge,"
+                    "device_ptr,nnz_imbalance,time_imbalance,speedup_call,speedup_kernel,"
+                    "vs_single,single_ms,rel_error,speedup_no_x\n");
     for (int i = 0; i < nres; i++) {
         const result *r = &res[i], *base = NULL;
         for (int j = 0; j < nres; j++)
-            if (res[j].gpus == 1 && strcmp(res[j].kind, r->kind) == 0) base = &res[j];
-        double sc = base ? base->compute / r->compute : NAN;
-        double sr = base ? base->compute / (r->compute + r->peer) : NAN;
-        double sa = base ? base->call / r->call : NAN;
+            if (res[j].gpus == 1 && res[j].variant == r->variant &&
+                strcmp(res[j].kind, r->kind) == 0)
+                base = &res[j];
+        double sc = base ? base->call / r->call : NAN;
+        double sk = base ? base->compute / r->compute : NAN;
+        double ss = single_ms / r->call;
+        /* per SpMV without sending x (x already on every device: a solver
+         * that keeps x replicated) */
+        double snx = base ? (base->call - base->x) / (r->call - r->x) : NAN;
         fprintf(fm,
-                "| %s | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %.4f | %.3f | %.3f | %.4f | %.3f | "
-                "%.3f | %.2f | %.2f | %.2f | %.1e |\n",
-                r->kind, r->gpus, r->convert, r->partition, r->distribution, r->call, r->x,
-                r->compute, r->gather, r->merge, r->peer, r->nnz_imbalance, r->time_imbalance, sc,
-                sr, sa, r->rel_error);
+                "| %s | %s | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %.4f | %.3f | %.3f | %s | "
+                "%.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.1e |\n",
+                r->kind, var_names[r->variant], r->gpus, r->convert, r->partition, r->distribution,
+                r->call, r->x, r->compute, r->gather, r->merge, r->device_merge ? "device" : "host",
+                r->nnz_imbalance, r->time_imbalance, sc, sk, snx, ss, r->rel_error);
         if (fc)
             fprintf(fc,
-                    "%s,%lld,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%.5f,%.4f,%.4f,%.5f,%.4f,%.4f,%.3f,"
-                    "%.3f,%.3f,%.3e\n",
-                    matrix, (long long)mi.nnz, hisp_type_name(t), r->kind, r->gpus, r->convert,
-                    r->partition, r->distribution, r->call, r->x, r->compute, r->gather, r->merge,
-                    r->peer, r->nnz_imbalance, r->time_imbalance, sc, sr, sa, r->rel_error);
+                    "%s,%lld,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%.5f,%.4f,%.4f,%d,%d,%.4f,%.4f,"
+                    "%.3f,%.3f,%.3f,%.5f,%.3e,%.3f\n",
+                    matrix, (long long)mi.nnz, hisp_type_name(t), r->kind, var_names[r->variant],
+                    r->gpus, r->convert, r->partition, r->distribution, r->call, r->x, r->compute,
+                    r->gather, r->merge, r->device_merge, r->device_ptr, r->nnz_imbalance,
+                    r->time_imbalance, sc, sk, ss, single_ms, r->rel_error, snx);
     }
     if (fm != stdout) fclose(fm);
     if (fc) fclose(fc);
-    int bad = 0;
+    int bad = failures > 0;
+    if (failures) fprintf(stderr, "bench: %d configuration(s) FAILED (see above)\n", failures);
     for (int i = 0; i < nres; i++)
         bad |= !(res[i].rel_error < (t == HISP_F32 ? 1e-4 : 1e-10));
     free(x);
     free(y);
     free(yref);
-    free(bd);
-    free(tt);
-    free(dev);
+    free(res);
+    free(R.bd);
+    free(R.tt);
+    free(R.dev);
+    hisp_vector_destroy(&R.xv);
+    hisp_vector_destroy(&R.yv);
+    hisp_context_destroy(&R.vctx);
+    hisp_matrix_destroy(&Acsc);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
     return bad ? 5 : 0;

@@ -16,10 +16,11 @@ static const char help[] =
     "Computes y = alpha*op(A)*x + beta*y over several devices (MSREP): A is cut\n"
     "into one part per device, each device receives only its part and keeps it,\n"
     "one host thread per device runs the single-device CSR kernel, and the\n"
-    "partial results are merged on the host (row segments, or partial vectors\n"
-    "summed). Reports the one-time cost (conversion, partition, distribution),\n"
-    "the per-SpMV cost (x sent, compute, results gathered, merge) and the load\n"
-    "balance (nonzeros and time per device).\n"
+    "partial results are merged (row segments, or partial vectors summed): on the\n"
+    "host, or on the first device with --resident on CUDA. Reports the one-time\n"
+    "cost (conversion, partition, distribution), the per-SpMV cost (x sent,\n"
+    "compute, results gathered, merge) and the load balance (nonzeros and time\n"
+    "per device).\n"
     "\n"
     "  --devices N|all      parts/devices (default all). More than the backend has:\n"
     "                       several contexts (queues) share a device\n"
@@ -39,6 +40,14 @@ static const char help[] =
     "  --check              compare with the single-device reference (exit 5 when the\n"
     "                       relative error exceeds 1e-4 for f32, 1e-10 for f64)\n"
     "  --no-numa            no NUMA grouping or binding (hwloc)\n"
+    "  --kernel hisp|cusparse  per-device kernel (default hisp; cusparse: CUDA only)\n"
+    "  --device-ptr         p*-opt: each device receives its slice of the global\n"
+    "                       pointers and makes its local pointers itself (OpenCL,\n"
+    "                       CUDA with --kernel cusparse, reference; else the host)\n"
+    "  --resident           x and y live on the first device (hisp_mspmv_vec): on CUDA\n"
+    "                       x and the partial results move device to device and the\n"
+    "                       merge runs there (the iterative-solver case)\n"
+    "  --host-merge         with --resident: merge on the host anyway (the baseline)\n"
     "  --subdevices         more parts than devices: split each device into\n"
     "                       sub-devices (OpenCL, e.g. PoCL on CPUs) instead of sharing\n"
     "  --mpi                run as one MPI rank of `mpirun -np R hisp mspmv ...`: rank 0\n"
@@ -75,6 +84,10 @@ enum {
     O_SCALE,
     O_SEED,
     O_JSON,
+    O_KERNEL,
+    O_DEVPTR,
+    O_RESIDENT,
+    O_HOSTMERGE,
     O_HELP,
     O_HELP2
 };
@@ -97,7 +110,9 @@ double mspmv_median(double *v, int n)
 unsigned mspmv_flags(const mspmv_opts *o)
 {
     return (o->no_numa ? HISP_MPLAN_NO_NUMA : 0u) | (o->hisparse ? HISP_MPLAN_HISPARSE : 0u) |
-           (o->subdevices ? HISP_MPLAN_SUBDEVICES : 0u);
+           (o->subdevices ? HISP_MPLAN_SUBDEVICES : 0u) | (o->cusparse ? HISP_MPLAN_CUSPARSE : 0u) |
+           (o->device_ptr ? HISP_MPLAN_DEVICE_PTR : 0u) |
+           (o->host_merge ? HISP_MPLAN_HOST_MERGE : 0u);
 }
 
 int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared)
@@ -273,6 +288,11 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
            o->hisparse ? "hisparse" : "csr", bd->numa_nodes);
     printf("one-time    convert %.3f ms, partition %.3f ms, distribution %.3f ms\n", bd->convert_ms,
            bd->partition_ms, bd->distribution_ms);
+    printf("options     kernel %s, local pointers made on the %s, x and y on the %s, merge on the "
+           "%s\n",
+           o->cusparse ? "cusparse" : "hisp",
+           bd->ndevices > 0 && bd->dev[0].device_ptr ? "device" : "host",
+           o->resident ? "first device" : "host", bd->device_merge ? "device" : "host");
     printf("per SpMV    total %.3f ms%s: x %.3f, compute %.3f (slowest device), gather %.3f, "
            "merge %.3f\n",
            bd->total_ms, o->repeat > 0 ? " (medians)" : "", bd->x_ms, bd->compute_ms, bd->gather_ms,
@@ -349,6 +369,9 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_double(&j, "gather", bd->gather_ms);
     json_double(&j, "merge", bd->merge_ms);
     json_object_end(&j);
+    json_string(&j, "kernel", o->cusparse ? "cusparse" : "hisp");
+    json_bool(&j, "resident", o->resident);
+    json_bool(&j, "device_merge", bd->device_merge != 0);
     json_array_begin(&j, "parts");
     for (int k = 0; k < bd->ndevices; k++) {
         json_object_begin(&j, NULL);
@@ -365,6 +388,7 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
         json_uint(&j, "bytes", bd->dev[k].bytes);
         json_double(&j, "upload_ms", bd->dev[k].upload_ms);
         json_double(&j, "compute_ms", dev_ms[k]);
+        json_bool(&j, "device_ptr", bd->dev[k].device_ptr != 0);
         json_object_end(&j);
     }
     json_array_end(&j);
@@ -382,13 +406,20 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
 
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {
-        {"--devices", true},    {"--partition", true}, {"--backend", true},     {"--format", true},
-        {"--transpose", false}, {"--precision", true}, {"--x", true},           {"--alpha", true},
-        {"--beta", true},       {"--out", true},       {"--y", true},           {"--repeat", true},
-        {"--check", false},     {"--no-numa", false},  {"--subdevices", false}, {"--mpi", false},
-        {"--gen", true},        {"--n", true},         {"--scale", true},       {"--seed", true},
-        {"--json", false},      {"--help", false},     {"-h", false},           {0, 0}};
+    static const cli_opt opts[] = {{"--devices", true},     {"--partition", true},
+                                   {"--backend", true},     {"--format", true},
+                                   {"--transpose", false},  {"--precision", true},
+                                   {"--x", true},           {"--alpha", true},
+                                   {"--beta", true},        {"--out", true},
+                                   {"--y", true},           {"--repeat", true},
+                                   {"--check", false},      {"--no-numa", false},
+                                   {"--subdevices", false}, {"--mpi", false},
+                                   {"--gen", true},         {"--n", true},
+                                   {"--scale", true},       {"--seed", true},
+                                   {"--json", false},       {"--kernel", true},
+                                   {"--device-ptr", false}, {"--resident", false},
+                                   {"--host-merge", false}, {"--help", false},
+                                   {"-h", false},           {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -403,6 +434,9 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->mpi = val[O_MPI] != NULL;
     o->no_numa = val[O_NONUMA] != NULL;
     o->subdevices = val[O_SUBDEV] != NULL;
+    o->device_ptr = val[O_DEVPTR] != NULL;
+    o->resident = val[O_RESIDENT] != NULL;
+    o->host_merge = val[O_HOSTMERGE] != NULL;
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
     o->xpath = val[O_X];
     o->out = val[O_OUT];
@@ -430,6 +464,16 @@ static int parse(int argc, char **argv, mspmv_opts *o)
         else if (strcasecmp(val[O_FORMAT], "csr") != 0)
             rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
     }
+    if (!rc && val[O_KERNEL]) {
+        if (strcasecmp(val[O_KERNEL], "cusparse") == 0)
+            o->cusparse = true;
+        else if (strcasecmp(val[O_KERNEL], "hisp") != 0)
+            rc = cli_value_error("--kernel: '%s' is not supported (hisp, cusparse)", val[O_KERNEL]);
+    }
+    if (!rc && o->cusparse && o->hisparse)
+        rc = cli_usage_error("mspmv", "--kernel cusparse runs CSR parts, not --format hisparse");
+    if (!rc && o->mpi && (o->resident || o->host_merge))
+        rc = cli_usage_error("mspmv", "--resident and --host-merge do not go with --mpi");
     if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &o->type);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &o->alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &o->beta);
@@ -454,7 +498,8 @@ int cmd_mspmv(int argc, char **argv)
 #else
     if (o.mpi) return exec_mpi(argc, argv);
 #endif
-    hisp_context ctx = NULL;
+    hisp_context ctx = NULL, vctx = NULL;
+    hisp_vector xv = NULL, yv = NULL, ytv = NULL;
     hisp_matrix A = NULL;
     hisp_mplan plan = NULL;
     hisp_device_ref *refs = NULL;
@@ -497,7 +542,23 @@ int cmd_mspmv(int argc, char **argv)
     float af = (float)o.alpha, bf = (float)o.beta;
     const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
     const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;
-    if (!s) s = hisp_mspmv(plan, o.op, a, x, b, y); /* the result run, from y0 */
+    if (!s && o.resident) { /* x and y on the first device */
+        s = hisp_context_create(&vctx);
+        if (!s) s = hisp_context_set_backend(vctx, refs[0].backend, refs[0].device);
+        if (!s) s = hisp_vector_create(vctx, o.type, n, &xv);
+        if (!s) s = hisp_vector_create(vctx, o.type, m, &yv);
+        if (!s) s = hisp_vector_create(vctx, o.type, m, &ytv);
+        if (!s) s = hisp_vector_write(xv, x);
+        if (!s) s = hisp_vector_write(yv, y);
+        if (s) {
+            rc = cli_fail(vctx ? vctx : ctx, s, "vectors on the first device");
+            goto out;
+        }
+    }
+    if (!s) /* the result run, from y0 */
+        s = o.resident ? hisp_mspmv_vec(plan, o.op, a, xv, b, yv)
+                       : hisp_mspmv(plan, o.op, a, x, b, y);
+    if (!s && o.resident) s = hisp_vector_read(yv, y);
     if (!s) s = hisp_mplan_get_breakdown(plan, bd);
     for (int k = 0; k < nd; k++)
         dev_ms[k] = bd->dev[k].compute_ms;
@@ -507,9 +568,11 @@ int cmd_mspmv(int argc, char **argv)
         t = calloc((size_t)r * (size_t)np, sizeof *t);
         if (!t) s = HISP_ERR_OUT_OF_HOST_MEMORY;
         for (int i = 0; i < o.warmup && !s; i++)
-            s = hisp_mspmv(plan, o.op, a, x, b, yt);
+            s = o.resident ? hisp_mspmv_vec(plan, o.op, a, xv, b, ytv)
+                           : hisp_mspmv(plan, o.op, a, x, b, yt);
         for (int i = 0; i < r && !s; i++) {
-            s = hisp_mspmv(plan, o.op, a, x, b, yt);
+            s = o.resident ? hisp_mspmv_vec(plan, o.op, a, xv, b, ytv)
+                           : hisp_mspmv(plan, o.op, a, x, b, yt);
             if (!s) s = hisp_mplan_get_breakdown(plan, b1);
             if (s) break;
             double v[5] = {b1->total_ms, b1->x_ms, b1->compute_ms, b1->gather_ms, b1->merge_ms};
@@ -546,6 +609,10 @@ int cmd_mspmv(int argc, char **argv)
     }
 out:
     hisp_mplan_destroy(&plan);
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
+    hisp_vector_destroy(&ytv);
+    hisp_context_destroy(&vctx);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
     free(refs);

@@ -20,6 +20,10 @@ typedef struct {
     bool json, check, mpi, no_numa;
     bool hisparse;   /* --format hisparse */
     bool subdevices; /* --subdevices */
+    bool cusparse;   /* --kernel cusparse */
+    bool device_ptr; /* --device-ptr (p*-opt) */
+    bool resident;   /* --resident: x and y on the first device (hisp_mspmv_vec) */
+    bool host_merge; /* --host-merge */
 } mspmv_opts;
 
 /* The device list of a plan: `devices` entries cycling over the backend's

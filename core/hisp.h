@@ -512,6 +512,20 @@ typedef struct {
  * contexts sharing it; where it cannot be split, the plan falls back to
  * shared contexts (the breakdown's `sub` says which). */
 #define HISP_MPLAN_SUBDEVICES 4u
+/* hisp_mspmv_vec merges on the host even where the devices could merge
+ * themselves (the baseline of the device-side merge). */
+#define HISP_MPLAN_HOST_MERGE 8u
+/* Each device runs cuSPARSE's CSR SpMV instead of hisp's kernel (CUDA
+ * devices only: HISP_ERR_UNSUPPORTED elsewhere; parts up to 2^31-1
+ * nonzeros). */
+#define HISP_MPLAN_CUSPARSE 16u
+/* The MSREP paper's p*-opt: each device receives its slice of the global row
+ * (column) pointers and computes its local pointers itself, instead of the
+ * host building a local copy. Honoured where the backend can (OpenCL, CUDA
+ * with HISP_MPLAN_CUSPARSE, the reference backend; not pcoo, whose local
+ * pointers come from the row indices); elsewhere the host computes them. The
+ * breakdown's dev[].device_ptr says which. */
+#define HISP_MPLAN_DEVICE_PTR 32u
 
 /* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
  * parts (one host thread per device; the parts stay on the devices until the
@@ -530,6 +544,17 @@ HISP_API void hisp_mplan_destroy(hisp_mplan *plan);
  * arrays of the plan's type (beta = 0: y is not read). */
 HISP_API HISP_NODISCARD hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha,
                                                const void *x, const void *beta, void *y);
+/* The same with x and y vectors of one context (the result stays on that
+ * context's device: the iterative-solver case). Where the plan's devices and
+ * the vectors' context are all on one backend with a device-side merge
+ * (CUDA), x is copied device to device to every device, the partial results
+ * come back device to device (peer copies) and are merged by kernels on the
+ * vectors' device: nothing passes through the host. Otherwise (OpenCL,
+ * mixed backends, HISP_MPLAN_HISPARSE, HISP_MPLAN_HOST_MERGE) x is read to
+ * the host and hisp_mspmv's host merge runs. Returns after y is complete.
+ * The breakdown's device_merge says which ran. */
+HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha,
+                                                   hisp_vector x, const void *beta, hisp_vector y);
 
 #define HISP_MPLAN_MAX_DEVICES 64
 /* Where the time went. One-time: partition (cut points and local pointers),
@@ -544,6 +569,10 @@ typedef struct {
     int numa_nodes; /* NUMA nodes the devices were grouped into (1 on one-node machines) */
     double partition_ms, convert_ms, distribution_ms;
     double x_ms, compute_ms, gather_ms, merge_ms, total_ms; /* last SpMV (max over devices) */
+    /* last SpMV merged on the vectors' device (hisp_mspmv_vec): gather_ms is
+     * then the peer copies of the partial results, merge_ms the merge
+     * kernels on the result's device */
+    int device_merge;
     struct {
         hisp_backend_kind backend;
         int device;
@@ -556,6 +585,8 @@ typedef struct {
         double x_ms;       /* last SpMV: x sent */
         double compute_ms; /* last SpMV: device time of its kernel */
         double gather_ms;  /* last SpMV: result read back */
+        int device_ptr;    /* its local pointers were computed on the device (p*-opt) */
+        int vendor;        /* it runs cuSPARSE (HISP_MPLAN_CUSPARSE) */
         char name[128];    /* device name */
     } dev[HISP_MPLAN_MAX_DEVICES];
 } hisp_mplan_breakdown;

@@ -3,7 +3,10 @@
  * whole x, or the part's slice when the device computes a partial vector),
  * run the backend's CSR SpMV on the local CSR with beta = 0, read the partial
  * result back, then (after a barrier) merge a slice of y on the host, so the
- * merge runs on all workers too. */
+ * merge runs on all workers too. hisp_mspmv_vec (x, y on a device) does the
+ * same device to device where the backend has buf_peer_copy and buf_axpby:
+ * each worker copies x from the vectors' device and its partial result back
+ * to it, and the caller's thread merges there with axpby kernels. */
 #include "../backends/backend.h"
 #include "hispi_msrep.h"
 
@@ -30,9 +33,13 @@ typedef struct worker {
     hisp_vector xv, yv; /* and its vectors */
     void *xd, *yd;      /* device buffers: x (whole or slice), partial result */
     int64_t xlen, ylen; /* their lengths for the current device op */
+    int64_t c0, c1;     /* view columns [c0, c1) the part touches: the x window of op N */
     hisp_op yd_op;      /* the device op yd was sized for */
     void *yh;           /* host copy of the partial result */
     void *m0, *m1;      /* device time marks */
+    bool local;         /* device merge: on the merge device (its yd is read in place) */
+    bool device_ptr;    /* p*-opt: the device made its local pointers */
+    hisp_status xst;    /* device merge, relay of x: this worker's first phase */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;
@@ -68,6 +75,20 @@ struct hisp_mplan_s {
     void **ybuf;
     hisp_mplan_breakdown bd;
     int numa_nodes;
+    bool host_merge; /* HISP_MPLAN_HOST_MERGE */
+    bool vendor;     /* HISP_MPLAN_CUSPARSE */
+    bool device_ptr; /* HISP_MPLAN_DEVICE_PTR asked */
+    /* device-side merge (hisp_mspmv_vec): the current job's mode, a context of
+     * the plan's own on the vectors' device (its queue runs the merge), the
+     * vectors' buffers, staging: m entries for the row merge with beta != 0,
+     * one partial vector per device not on the merge device for the sum
+     * merge, the first entry of each part (shared rows) */
+    bool devmerge;
+    bool relay; /* x of op N relayed between the devices (x_relay) */
+    hisp_context mctx;
+    void *xdev, *ydev;
+    void *stage, **pstage, *shbuf;
+    int64_t stage_m, pstage_m;
 };
 
 static const hisp_backend_ops *wops(worker *w)
@@ -152,12 +173,7 @@ static hisp_status worker_init(worker *w)
     double t0 = hispi_now_ms();
     hispi_numa_bind_thread(w->numa);
     HISPI_TRY(hisp_context_create(&w->ctx));
-    if (!part_empty(w))
-        HISPI_TRY(hispi_msrep_local_ptr(w->ctx, src, plan->kind, &w->part, &w->lptr));
     int64_t rows = w->part.end - w->part.start;
-    if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
-    double t1 = hispi_now_ms();
-    w->lptr_ms = t1 - t0;
     hisp_status st = HISP_ERR_UNSUPPORTED;
     if (w->nsub > 1)
         st = hispi_context_set_subdevice(w->ctx, w->ref.backend, w->ref.device, w->sub, w->nsub);
@@ -173,6 +189,33 @@ static hisp_status worker_init(worker *w)
     const hisp_backend_ops *o = wops(w);
     if (!o->csr_upload || !o->csr_spmv)
         return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV", o->name);
+    if (plan->vendor && (!o->csr_upload_opts || !(o->csr_caps & HISPI_CSR_VENDOR)))
+        return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED,
+                          "cuSPARSE parts need CUDA devices, not the %s backend", o->name);
+    /* local pointers: on the device where asked and possible (p*-opt), else
+     * here (the part's own copy) */
+    w->device_ptr = plan->device_ptr && src->ptr && !plan->hisparse && o->csr_upload_opts &&
+                    (o->csr_caps & (plan->vendor ? HISPI_CSR_VENDOR_GPTR : HISPI_CSR_GPTR));
+    double tl = hispi_now_ms();
+    if (!part_empty(w) && !w->device_ptr)
+        HISPI_TRY(hispi_msrep_local_ptr(w->ctx, src, plan->kind, &w->part, &w->lptr));
+    if (w->lptr) hispi_numa_bind_memory(w->lptr, ((size_t)rows + 1) * sizeof(int64_t), w->numa);
+    double t1 = hispi_now_ms();
+    w->lptr_ms = t1 - tl;
+    /* the x window of op N: the view columns the part touches (a pass over
+     * the part's column indices: counted in the distribution, so that the
+     * partition time shows what p*-opt saves) */
+    w->c0 = w->c1 = 0;
+    if (!part_empty(w) && w->part.nnz_end > w->part.nnz_begin) {
+        int32_t lo = INT32_MAX, hi = -1;
+        for (int64_t k = w->part.nnz_begin; k < w->part.nnz_end; k++) {
+            int32_t c = src->idx[k];
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        w->c0 = lo;
+        w->c1 = (int64_t)hi + 1;
+    }
     HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m0));
     HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m1));
     if (!part_empty(w)) {
@@ -185,16 +228,24 @@ static hisp_status worker_init(worker *w)
                             w->lptr,
                             src->idx + k0,
                             (const char *)src->val + (size_t)k0 * es};
+        hispi_csr_opts opts = {plan->vendor, 0, 0};
+        if (w->device_ptr) { /* the global slice; the device subtracts k0 */
+            v.rowptr = src->ptr + w->part.start;
+            opts.gptr = 1;
+            opts.ptr_base = k0;
+        }
         if (plan->hisparse)
             HISPI_TRY(hisparse_part(w, &v));
         else
-            HISPI_TRY(o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
+            HISPI_TRY(opts.vendor || opts.gptr
+                          ? o->csr_upload_opts(w->ctx, w->ctx->be, &v, &opts, &w->dev)
+                          : o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
         HISPI_TRY(o->synchronize(w->ctx, w->ctx->be));
         w->bytes = ((uint64_t)rows + 1) * sizeof(int64_t) + (uint64_t)nnz * (4 + es);
         if (w->L)
             HISPI_TRY(hisp_matrix_format_bytes(w->L, HISP_FORMAT_HISPARSE, plan->type, &w->bytes));
     }
-    w->upload_ms = hispi_now_ms() - t1;
+    w->upload_ms = hispi_now_ms() - t0 - w->lptr_ms;
     return HISP_SUCCESS;
 }
 
@@ -209,11 +260,11 @@ static void free_buffers(worker *w)
 
 /* Buffers for the device op of the job (kept across calls with the same op;
  * all or none, so that a failed allocation is retried by the next call). */
-static hisp_status worker_buffers(worker *w, hisp_op dop)
+static hisp_status worker_buffers(worker *w, hisp_op dop, bool host)
 {
     hisp_mplan plan = w->plan;
     const hisp_backend_ops *o = wops(w);
-    if (w->xd && w->yd && w->yh && w->yd_op == dop) return HISP_SUCCESS;
+    if (w->xd && w->yd && (w->yh || !host) && w->yd_op == dop) return HISP_SUCCESS;
     free_buffers(w);
     int64_t rows = w->part.end - w->part.start;
     w->xlen = dop == HISP_OP_N ? plan->vcols : rows;
@@ -221,12 +272,15 @@ static hisp_status worker_buffers(worker *w, hisp_op dop)
     size_t es = hisp_type_size(plan->type);
     hisp_status s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd);
     if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
-    if (!s) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
+    /* op N sends only the part's x window: zeros elsewhere, so that no
+     * kernel ever reads garbage there (padding lanes read x[0]) */
+    if (!s && o->buf_zero) s = o->buf_zero(w->ctx, w->ctx->be, w->xd, (size_t)w->xlen * es);
+    if (!s && host) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
     if (s) {
         free_buffers(w);
         return s;
     }
-    hispi_numa_bind_memory(w->yh, (size_t)w->ylen * es, w->numa);
+    if (w->yh) hispi_numa_bind_memory(w->yh, (size_t)w->ylen * es, w->numa);
     w->yd_op = dop;
     return HISP_SUCCESS;
 }
@@ -242,11 +296,15 @@ static hisp_status worker_compute(worker *w)
     void *be = w->ctx->be;
     hisp_context ctx = w->ctx;
     size_t es = hisp_type_size(plan->type);
-    HISPI_TRY(worker_buffers(w, plan->dop));
+    HISPI_TRY(worker_buffers(w, plan->dop, true));
     double t0 = hispi_now_ms();
     const char *x = plan->x;
-    if (plan->dop == HISP_OP_T) x += (size_t)w->part.start * es;
-    HISPI_TRY(o->buf_write(ctx, be, w->xd, 0, x, (size_t)w->xlen * es));
+    if (plan->dop == HISP_OP_T)
+        HISPI_TRY(
+            o->buf_write(ctx, be, w->xd, 0, x + (size_t)w->part.start * es, (size_t)w->xlen * es));
+    else /* only the columns the part touches */
+        HISPI_TRY(o->buf_write(ctx, be, w->xd, (size_t)w->c0 * es, x + (size_t)w->c0 * es,
+                               (size_t)(w->c1 - w->c0) * es));
     double t1 = hispi_now_ms();
     HISPI_TRY(o->mark_record(ctx, be, w->m0));
     HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
@@ -254,6 +312,107 @@ static hisp_status worker_compute(worker *w)
     HISPI_TRY(o->synchronize(ctx, be));
     double t2 = hispi_now_ms();
     HISPI_TRY(o->buf_read(ctx, be, w->yd, 0, w->yh, (size_t)w->ylen * es));
+    double t3 = hispi_now_ms();
+    if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
+        w->compute_ms = t2 - t1;
+    w->x_ms = t1 - t0;
+    w->gather_ms = t3 - t2;
+    return HISP_SUCCESS;
+}
+
+/* Phase 1 of a device-merge job: x from the merge device, SpMV, the partial
+ * result to the merge device (row kinds: the rows the part owns straight into
+ * y when beta == 0, else into the staging vector, and the shared first row
+ * into shbuf; sum merge: the whole partial vector, unless this device is the
+ * merge device). Synchronous at the end, so the merge can start. */
+/* x of op N relayed: every worker first fetches chunk k = [n*k/nd,
+ * n*(k+1)/nd) of x from the vectors' device (so that device sends x about
+ * once, not once per device), then, after a barrier, takes the rest of its
+ * window from the workers holding it. Returns false when the relay did not
+ * run because another worker failed in the first phase (this one then
+ * skips its SpMV; the call fails with the other's error). */
+static bool x_relay(worker *w, hisp_status *st)
+{
+    hisp_mplan plan = w->plan;
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    void *be = ctx->be, *hb = plan->mctx->be;
+    size_t es = hisp_type_size(plan->type);
+    int nd = plan->nd, k = w->id;
+    int64_t n = plan->vcols;
+    int64_t lo = (int64_t)((__int128)n * k / nd), hi = (int64_t)((__int128)n * (k + 1) / nd);
+    hisp_status s = worker_buffers(w, plan->dop, false);
+    if (!s && hi > lo)
+        s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)lo * es, hb, plan->xdev, (size_t)lo * es,
+                             (size_t)(hi - lo) * es);
+    if (!s) s = o->synchronize(ctx, be);
+    w->xst = s;
+    pthread_barrier_wait(&plan->bar); /* every chunk is on its device */
+    for (int j = 0; j < nd; j++)
+        if (plan->w[j].xst) {
+            *st = s;
+            return false;
+        }
+    for (int j = 0; j < nd && !s && !part_empty(w); j++) {
+        if (j == k) continue;
+        worker *v = &plan->w[j];
+        int64_t a = (int64_t)((__int128)n * j / nd), b = (int64_t)((__int128)n * (j + 1) / nd);
+        if (a < w->c0) a = w->c0;
+        if (b > w->c1) b = w->c1;
+        if (a < b)
+            s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)a * es, v->ctx->be, v->xd,
+                                 (size_t)a * es, (size_t)(b - a) * es);
+    }
+    if (!s) s = o->synchronize(ctx, be);
+    *st = s;
+    return true;
+}
+
+static hisp_status worker_compute_dev(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    w->x_ms = w->compute_ms = w->gather_ms = 0;
+    double t0 = hispi_now_ms();
+    if (plan->relay) { /* every worker takes part, an empty one too */
+        hisp_status s = HISP_SUCCESS;
+        if (!x_relay(w, &s) || s) return s;
+    }
+    if (part_empty(w)) return HISP_SUCCESS;
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    void *be = ctx->be, *hb = plan->mctx->be;
+    size_t es = hisp_type_size(plan->type);
+    HISPI_TRY(worker_buffers(w, plan->dop, false));
+    int64_t rows = w->part.end - w->part.start;
+    if (plan->relay) {
+        /* x is in place */
+    } else if (plan->dop == HISP_OP_T) {
+        HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, 0, hb, plan->xdev,
+                                   (size_t)w->part.start * es, (size_t)w->xlen * es));
+    } else { /* only the columns the part touches (a band for stencil matrices) */
+        HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, (size_t)w->c0 * es, hb, plan->xdev,
+                                   (size_t)w->c0 * es, (size_t)(w->c1 - w->c0) * es));
+    }
+    HISPI_TRY(o->synchronize(ctx, be));
+    double t1 = hispi_now_ms();
+    HISPI_TRY(o->mark_record(ctx, be, w->m0));
+    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
+    HISPI_TRY(o->mark_record(ctx, be, w->m1));
+    HISPI_TRY(o->synchronize(ctx, be));
+    double t2 = hispi_now_ms();
+    if (plan->dop == HISP_OP_N) {
+        int64_t sh = w->part.shared_first ? 1 : 0;
+        void *dst = plan->beta == 0 ? plan->ydev : plan->stage;
+        HISPI_TRY(o->buf_peer_copy(ctx, be, hb, dst, (size_t)(w->part.start + sh) * es, be, w->yd,
+                                   (size_t)sh * es, (size_t)(rows - sh) * es));
+        if (sh)
+            HISPI_TRY(
+                o->buf_peer_copy(ctx, be, hb, plan->shbuf, (size_t)w->id * es, be, w->yd, 0, es));
+    } else if (!w->local) {
+        HISPI_TRY(o->buf_peer_copy(ctx, be, hb, plan->pstage[w->id], 0, be, w->yd, 0,
+                                   (size_t)w->ylen * es));
+    }
+    HISPI_TRY(o->synchronize(ctx, be));
     double t3 = hispi_now_ms();
     if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
         w->compute_ms = t2 - t1;
@@ -278,6 +437,14 @@ static void *worker_main(void *arg)
         if (plan->quit) break;
         seen = plan->gen;
         pthread_mutex_unlock(&plan->mu);
+        if (plan->devmerge) { /* the caller merges on the device */
+            w->st = worker_compute_dev(w);
+            w->merge_ms = 0;
+            pthread_mutex_lock(&plan->mu);
+            plan->finished++;
+            pthread_cond_broadcast(&plan->done);
+            continue;
+        }
         w->st = worker_compute(w);
         plan->ybuf[w->id] = part_empty(w) || w->st ? NULL : w->yh;
         pthread_barrier_wait(&plan->bar);
@@ -341,6 +508,31 @@ static void worker_release(worker *w)
     free(w->yh);
 }
 
+static void merge_free_stage(hisp_mplan plan)
+{
+    if (!plan->mctx) return;
+    const hisp_backend_ops *o = plan->mctx->ops;
+    void *hb = plan->mctx->be;
+    if (plan->stage) o->buf_free(hb, plan->stage);
+    for (int k = 0; plan->pstage && k < plan->nd; k++)
+        if (plan->pstage[k]) o->buf_free(hb, plan->pstage[k]);
+    plan->stage = NULL;
+    plan->stage_m = plan->pstage_m = 0;
+    if (plan->pstage) memset(plan->pstage, 0, (size_t)plan->nd * sizeof *plan->pstage);
+}
+
+static void merge_release(hisp_mplan plan)
+{
+    if (plan->mctx) {
+        merge_free_stage(plan);
+        if (plan->shbuf) plan->mctx->ops->buf_free(plan->mctx->be, plan->shbuf);
+        plan->shbuf = NULL;
+        hisp_context_destroy(&plan->mctx);
+    }
+    free(plan->pstage);
+    plan->pstage = NULL;
+}
+
 void hisp_mplan_destroy(hisp_mplan *pp)
 {
     if (!pp || !*pp || (*pp)->magic != HISPI_MAGIC_MPLAN) return;
@@ -357,6 +549,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
     /* the workers have ended: their contexts can be released from here */
     for (int k = 0; k < nw; k++)
         worker_release(&plan->w[k]);
+    merge_release(plan);
     if (plan->sync_made) {
         pthread_mutex_destroy(&plan->mu);
         pthread_cond_destroy(&plan->go);
@@ -429,12 +622,21 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
     plan->type = A->host.type;
     plan->kind = kind;
     plan->hisparse = (flags & HISP_MPLAN_HISPARSE) != 0;
+    plan->host_merge = (flags & HISP_MPLAN_HOST_MERGE) != 0;
+    plan->vendor = (flags & HISP_MPLAN_CUSPARSE) != 0;
+    plan->device_ptr = (flags & HISP_MPLAN_DEVICE_PTR) != 0;
+    if (plan->vendor && plan->hisparse) {
+        free(plan);
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "HISP_MPLAN_CUSPARSE and HISP_MPLAN_HISPARSE exclude each other");
+    }
     plan->nrows = A->host.nrows;
     plan->ncols = A->host.ncols;
     plan->nd = nd;
     hisp_status s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->w, (void **)&plan->w);
     if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->parts, (void **)&plan->parts);
     if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->ybuf, (void **)&plan->ybuf);
+    if (!s) s = hispi_calloc(ctx, (size_t)nd, sizeof *plan->pstage, (void **)&plan->pstage);
     if (s) {
         hisp_mplan_destroy(&plan);
         return s;
@@ -541,6 +743,8 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
         bd->dev[k].nnz = w->part.nnz_end - w->part.nnz_begin;
         bd->dev[k].bytes = w->bytes;
         bd->dev[k].upload_ms = w->upload_ms;
+        bd->dev[k].device_ptr = w->device_ptr;
+        bd->dev[k].vendor = plan->vendor;
         snprintf(bd->dev[k].name, sizeof bd->dev[k].name, "%s", w->name);
     }
     bd->partition_ms = (t2 - t1) + lptr_max;
@@ -570,6 +774,7 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
     plan->x = x;
     plan->y = y;
     plan->m = m;
+    plan->devmerge = false;
     pthread_mutex_lock(&plan->mu);
     plan->finished = 0;
     plan->gen++;
@@ -592,6 +797,212 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
         if (w->merge_ms > bd->merge_ms) bd->merge_ms = w->merge_ms;
     }
     bd->total_ms = t1 - t0;
+    bd->device_merge = 0;
+    return HISP_SUCCESS;
+}
+
+/* ---- x and y on a device: hisp_mspmv_vec ---------------------------------- */
+
+/* Copy the last error of `from` onto the plan's home context. */
+static hisp_status copy_error(hisp_mplan plan, hisp_context from, hisp_status st, const char *what)
+{
+    hisp_error_info e = {0};
+    if (from && hisp_context_last_error(from, &e) == HISP_SUCCESS && e.message)
+        return hispi_fail_native(plan->home, st, e.native_code, "%s: %s", what, e.message);
+    return hispi_fail(plan->home, st, "%s: %s", what, hisp_status_string(st));
+}
+
+/* Every device of the plan and the vectors' context on one backend that
+ * merges on the device. */
+static bool devmerge_possible(hisp_mplan plan, hisp_context vctx)
+{
+    const hisp_backend_ops *o = vctx->ops;
+    if (plan->hisparse || plan->host_merge || !o->buf_peer_copy || !o->buf_axpby) return false;
+    for (int k = 0; k < plan->nd; k++)
+        if (plan->w[k].ctx->ops != o || plan->w[k].nsub > 0) return false;
+    return true;
+}
+
+/* The merge context on the vectors' device and the staging buffers of this
+ * job (kept across calls; remade when the vectors move or the length
+ * changes). */
+static hisp_status devmerge_prepare(hisp_mplan plan, hisp_context vctx)
+{
+    hisp_context h = plan->home;
+    if (plan->mctx && (plan->mctx->kind != vctx->kind || plan->mctx->device != vctx->device))
+        merge_release(plan);
+    if (!plan->pstage)
+        HISPI_TRY(hispi_calloc(h, (size_t)plan->nd, sizeof *plan->pstage, (void **)&plan->pstage));
+    if (!plan->mctx) {
+        hisp_status s = hisp_context_create(&plan->mctx);
+        if (s) return hispi_fail(h, s, "cannot open a context for the merge");
+        s = hisp_context_set_backend(plan->mctx, vctx->kind, vctx->device);
+        if (s) {
+            s = copy_error(plan, plan->mctx, s, "merge device");
+            hisp_context_destroy(&plan->mctx);
+            return s;
+        }
+    }
+    const hisp_backend_ops *o = plan->mctx->ops;
+    void *hb = plan->mctx->be;
+    size_t es = hisp_type_size(plan->type);
+    /* HISP_MSREP_STAGE_ALL=1: stage every partial vector (the tests walk the
+     * path of devices other than the vectors' one on a single device) */
+    const char *all = getenv("HISP_MSREP_STAGE_ALL");
+    bool stage_all = all && all[0] == '1';
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        w->local = !stage_all && w->ref.backend == vctx->kind && w->ref.device == vctx->device;
+    }
+    if (!plan->shbuf) HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->nd * es, &plan->shbuf));
+    if (plan->dop == HISP_OP_N && plan->beta != 0 && plan->stage_m != plan->m) {
+        if (plan->stage) o->buf_free(hb, plan->stage);
+        plan->stage = NULL;
+        plan->stage_m = 0;
+        HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->m * es, &plan->stage));
+        plan->stage_m = plan->m;
+    }
+    if (plan->dop == HISP_OP_T) {
+        if (plan->pstage_m != plan->m)
+            for (int k = 0; k < plan->nd; k++) {
+                if (plan->pstage[k]) o->buf_free(hb, plan->pstage[k]);
+                plan->pstage[k] = NULL;
+            }
+        plan->pstage_m = plan->m;
+        for (int k = 0; k < plan->nd; k++) {
+            worker *w = &plan->w[k];
+            if (part_empty(w) || w->local || plan->pstage[k]) continue;
+            HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->m * es, &plan->pstage[k]));
+        }
+    }
+    return HISP_SUCCESS;
+}
+
+/* Phase 2 on the merge device (every partial result is there). Row merge:
+ * rows no part holds become beta*y, the owned rows were copied into y
+ * (beta == 0) or are staged (y = stage + beta*y), the shared first rows are
+ * added. Sum merge: y = beta*y + the partial vectors, one pass each. */
+static hisp_status merge_on_device(hisp_mplan plan)
+{
+    hisp_context h = plan->home;
+    const hisp_backend_ops *o = plan->mctx->ops;
+    void *hb = plan->mctx->be, *y = plan->ydev;
+    hisp_type t = plan->type;
+    double beta = plan->beta;
+    int64_t m = plan->m;
+    if (plan->dop == HISP_OP_N) {
+        int64_t cur = 0;
+        for (int k = 0; k < plan->nd; k++) {
+            const hisp_part *q = &plan->parts[k];
+            if (q->start >= q->end) continue;
+            if (q->start > cur)
+                HISPI_TRY(o->buf_axpby(h, hb, t, q->start - cur, 0, NULL, 0, beta, y, cur));
+            if (beta != 0) {
+                int64_t r = q->start + (q->shared_first ? 1 : 0);
+                HISPI_TRY(o->buf_axpby(h, hb, t, q->end - r, 1, plan->stage, r, beta, y, r));
+            }
+            if (q->end > cur) cur = q->end;
+        }
+        if (cur < m) HISPI_TRY(o->buf_axpby(h, hb, t, m - cur, 0, NULL, 0, beta, y, cur));
+        for (int k = 0; k < plan->nd; k++) {
+            const hisp_part *q = &plan->parts[k];
+            if (q->start < q->end && q->shared_first)
+                HISPI_TRY(o->buf_axpby(h, hb, t, 1, 1, plan->shbuf, k, 1, y, q->start));
+        }
+    } else {
+        bool first = true;
+        for (int k = 0; k < plan->nd; k++) {
+            worker *w = &plan->w[k];
+            if (part_empty(w)) continue;
+            const void *src = w->local ? w->yd : plan->pstage[k];
+            HISPI_TRY(o->buf_axpby(h, hb, t, m, 1, src, 0, first ? beta : 1, y, 0));
+            first = false;
+        }
+        if (first) HISPI_TRY(o->buf_axpby(h, hb, t, m, 0, NULL, 0, beta, y, 0));
+    }
+    return o->synchronize(h, hb);
+}
+
+hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
+                           const void *beta, hisp_vector y)
+{
+    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
+        return HISP_ERR_INVALID_HANDLE;
+    hisp_context h = plan->home;
+    if (!hispi_vec_ok(x) || !hispi_vec_ok(y))
+        return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x or y is not a vector");
+    if (op != HISP_OP_N && op != HISP_OP_T)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (!alpha || !beta) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "alpha or beta is NULL");
+    int64_t m = op == HISP_OP_N ? plan->nrows : plan->ncols;
+    int64_t n = op == HISP_OP_N ? plan->ncols : plan->nrows;
+    if (x == y) /* the devices may write y while others still copy x */
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "x and y must be different vectors");
+    if (x->ctx != y->ctx)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "x and y belong to different contexts");
+    if (x->type != plan->type || y->type != plan->type)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "vectors of %s for a plan of %s",
+                          hisp_type_name(x->type != plan->type ? x->type : y->type),
+                          hisp_type_name(plan->type));
+    if (x->n != n || y->n != m)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
+                          "x has %lld entries and y %lld, op(A) needs %lld and %lld",
+                          (long long)x->n, (long long)y->n, (long long)n, (long long)m);
+    hisp_context vctx = x->ctx;
+    double b = hispi_load_real(plan->type, beta, 0);
+    if (!devmerge_possible(plan, vctx)) { /* through the host */
+        void *xh = NULL, *yh = y->host;
+        hisp_status s = hispi_vector_host(x, &xh);
+        if (!s && b != 0) s = hispi_vector_host(y, &yh);
+        if (s) return copy_error(plan, vctx, s, "vectors to the host");
+        HISPI_TRY(hisp_mspmv(plan, op, alpha, xh, beta, yh));
+        y->host_valid = true;
+        y->dev_valid = false;
+        return HISP_SUCCESS;
+    }
+    double t0 = hispi_now_ms();
+    plan->dop = (op == HISP_OP_T) != plan->columns ? HISP_OP_T : HISP_OP_N;
+    plan->alpha = hispi_load_real(plan->type, alpha, 0);
+    plan->beta = b;
+    plan->x = plan->y = NULL;
+    plan->m = m;
+    hisp_status s = hispi_vector_device(x, true, &plan->xdev);
+    if (!s) s = hispi_vector_device(y, b != 0, &plan->ydev);
+    if (!s) s = hisp_context_synchronize(vctx); /* x is there, y is idle */
+    if (s) return copy_error(plan, vctx, s, "vectors on the device");
+    HISPI_TRY(devmerge_prepare(plan, vctx));
+    /* HISP_MSREP_X_DIRECT=1: every device takes its x window from the
+     * vectors' device (the comparison of the relay) */
+    const char *direct = getenv("HISP_MSREP_X_DIRECT");
+    plan->relay = plan->dop == HISP_OP_N && plan->nd > 1 && !(direct && direct[0] == '1');
+    plan->devmerge = true;
+    pthread_mutex_lock(&plan->mu);
+    plan->finished = 0;
+    plan->gen++;
+    pthread_cond_broadcast(&plan->go);
+    while (plan->finished < plan->nd)
+        pthread_cond_wait(&plan->done, &plan->mu);
+    pthread_mutex_unlock(&plan->mu);
+    plan->devmerge = false;
+    HISPI_TRY(worker_failure(plan));
+    double t1 = hispi_now_ms();
+    HISPI_TRY(merge_on_device(plan));
+    hispi_vector_device_written(y);
+    double t2 = hispi_now_ms();
+    hisp_mplan_breakdown *bd = &plan->bd;
+    bd->x_ms = bd->compute_ms = bd->gather_ms = 0;
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        bd->dev[k].x_ms = w->x_ms;
+        bd->dev[k].compute_ms = w->compute_ms;
+        bd->dev[k].gather_ms = w->gather_ms;
+        if (w->x_ms > bd->x_ms) bd->x_ms = w->x_ms;
+        if (w->compute_ms > bd->compute_ms) bd->compute_ms = w->compute_ms;
+        if (w->gather_ms > bd->gather_ms) bd->gather_ms = w->gather_ms;
+    }
+    bd->merge_ms = t2 - t1;
+    bd->total_ms = t2 - t0;
+    bd->device_merge = 1;
     return HISP_SUCCESS;
 }
 

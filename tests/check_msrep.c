@@ -443,6 +443,257 @@ START_TEST(test_plan_subdevices)
 }
 END_TEST
 
+static const hisp_device_ref *refs_of(const test_target *tg, int i)
+{
+    static hisp_device_ref r;
+    r = (hisp_device_ref){tg[i].kind, tg[i].device};
+    return &r;
+}
+
+/* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
+ * backend merges on the device (the reference backend here, CUDA on a GPU
+ * machine) the device path runs: peer copies, the merge kernels; staged
+ * copies of every partial vector too (HISP_MSREP_STAGE_ALL=1, as when the
+ * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
+ * go through the host. An iteration chain (y of one call is x of the next)
+ * checks that the result stays usable on the device. */
+START_TEST(test_plan_vectors)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x58 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context vc = test_context(i);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    bool quick = getenv("HISP_TEST_QUICK") != NULL;
+    bool dev_expected = tg[i].kind == HISP_BACKEND_REFERENCE || tg[i].kind == HISP_BACKEND_CUDA;
+    for (int shape = 0; shape < NSHAPES + 1; shape++)
+        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+            if (quick && shape % 2) continue;
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
+                                            : test_random_matrix(ctx, t, 400, 400, 0.02, &st);
+            for (int k = 0; k < NKINDS; k++)
+                for (int nd = 1; nd <= 4; nd++) {
+                    if (quick && nd == 3) continue;
+                    hisp_device_ref refs[4];
+                    for (int d = 0; d < nd; d++)
+                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                    for (int mode = 0; mode < 3; mode++) { /* device, staged, host merge */
+                        hisp_mplan plan = NULL;
+                        CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
+                                                     mode == 2 ? HISP_MPLAN_HOST_MERGE : 0, &plan));
+                        if (mode == 1)
+                            setenv("HISP_MSREP_STAGE_ALL", "1", 1);
+                        else
+                            unsetenv("HISP_MSREP_STAGE_ALL");
+                        hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+                        ck_assert_ptr_nonnull(bd);
+                        for (int call = 0; call < 4; call++) {
+                            hisp_op op = (hisp_op)(call % 2);
+                            io v;
+                            io_make(ctx, A, op, call < 2, &st, &v);
+                            hisp_vector xv = NULL, yv = NULL;
+                            CK_OK(vc, hisp_vector_create(vc, t, v.n, &xv));
+                            CK_OK(vc, hisp_vector_create(vc, t, v.m, &yv));
+                            CK_OK(vc, hisp_vector_write(xv, v.x));
+                            CK_OK(vc, hisp_vector_write(yv, v.y0));
+                            float af = (float)v.alpha, bf = (float)v.beta;
+                            const void *ap =
+                                t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                            const void *bp =
+                                t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                            CK_OK(ctx, hisp_mspmv_vec(plan, op, ap, xv, bp, yv));
+                            CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+                            ck_assert_int_eq(bd->device_merge, mode < 2 && dev_expected);
+                            CK_OK(vc, hisp_vector_read(yv, v.y));
+                            char what[400];
+                            snprintf(what, sizeof what, "%s shape %d %s %s nd %d mode %d call %d",
+                                     tg[i].label, shape, hisp_type_name(t),
+                                     hisp_partition_name(all_kinds[k]), nd, mode, call);
+                            io_check(&v, what);
+                            io_free(&v);
+                            hisp_vector_destroy(&xv);
+                            hisp_vector_destroy(&yv);
+                        }
+                        free(bd);
+                        unsetenv("HISP_MSREP_STAGE_ALL");
+                        hisp_mplan_destroy(&plan);
+                    }
+                }
+            hisp_matrix_destroy(&A);
+        }
+    /* an iteration chain on a square matrix: y_{k+1} = A*y_k + 0.5*z, the
+     * vectors never read back until the end, against the reference chain */
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st);
+    if (info.fp64)
+        for (int k = 0; k < NKINDS; k++) {
+            hisp_device_ref refs[3];
+            for (int d = 0; d < 3; d++)
+                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+            hisp_mplan plan = NULL;
+            CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], 0, &plan));
+            double *x = malloc(300 * sizeof *x), *z = malloc(300 * sizeof *z),
+                   *r = malloc(300 * sizeof *r), *got = malloc(300 * sizeof *got);
+            ck_assert(x && z && r && got);
+            fill_random(HISP_F64, x, 300, &st);
+            fill_random(HISP_F64, z, 300, &st);
+            hisp_vector v[2] = {NULL, NULL};
+            CK_OK(vc, hisp_vector_create(vc, HISP_F64, 300, &v[0]));
+            CK_OK(vc, hisp_vector_create(vc, HISP_F64, 300, &v[1]));
+            CK_OK(vc, hisp_vector_write(v[0], x));
+            memcpy(r, x, 300 * sizeof *r);
+            double one = 1, half = 0.5;
+            for (int it = 0; it < 5; it++) {
+                hisp_op op = (hisp_op)(it % 2);
+                CK_OK(vc, hisp_vector_write(v[(it + 1) % 2], z));
+                CK_OK(ctx, hisp_mspmv_vec(plan, op, &one, v[it % 2], &half, v[(it + 1) % 2]));
+                double *nr = malloc(300 * sizeof *nr);
+                ck_assert_ptr_nonnull(nr);
+                reference(ctx, A, op, 1.0, r, 0.5, z, nr);
+                memcpy(r, nr, 300 * sizeof *r);
+                free(nr);
+            }
+            CK_OK(vc, hisp_vector_read(v[1], got));
+            double err = test_rel_error(HISP_F64, got, r, 300);
+            ck_assert_msg(err <= 1e-12, "%s chain %s: relative error %.3e", tg[i].label,
+                          hisp_partition_name(all_kinds[k]), err);
+            hisp_vector_destroy(&v[0]);
+            hisp_vector_destroy(&v[1]);
+            free(x);
+            free(z);
+            free(r);
+            free(got);
+            hisp_mplan_destroy(&plan);
+        }
+    hisp_matrix_destroy(&A);
+    /* misuse */
+    {
+        hisp_matrix B = test_random_matrix(ctx, HISP_F64, 50, 40, 0.1, &st);
+        hisp_device_ref ref = {tg[i].kind, tg[i].device};
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(B, 1, &ref, HISP_PART_PCSR, 0, &plan));
+        hisp_vector xs = NULL, ys = NULL, xf = NULL;
+        CK_OK(vc, hisp_vector_create(vc, HISP_F64, 40, &xs));
+        CK_OK(vc, hisp_vector_create(vc, HISP_F64, 50, &ys));
+        CK_OK(vc, hisp_vector_create(vc, HISP_F32, 40, &xf));
+        double one = 1, zero = 0;
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_T, &one, xs, &zero, ys),
+                         HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, xf, &zero, ys),
+                         HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, NULL, &zero, ys),
+                         HISP_ERR_INVALID_HANDLE);
+        ck_assert_int_eq(hisp_mspmv_vec(plan, HISP_OP_N, &one, ys, &zero, ys),
+                         HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(hisp_mspmv_vec(NULL, HISP_OP_N, &one, xs, &zero, ys),
+                         HISP_ERR_INVALID_HANDLE);
+        hisp_vector_destroy(&xs);
+        hisp_vector_destroy(&ys);
+        hisp_vector_destroy(&xf);
+        hisp_mplan_destroy(&plan);
+        hisp_matrix_destroy(&B);
+    }
+    hisp_context_destroy(&vc);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* p*-opt (HISP_MPLAN_DEVICE_PTR): the devices receive the global pointer
+ * slices and make their local pointers (OpenCL with a kernel, the reference
+ * backend in its copy, CUDA with cuSPARSE on a GPU machine); elsewhere (CUDA
+ * with hisp's kernel, pcoo) the host path runs. Both paths against the reference and
+ * against each other (bitwise on the reference backend; op T scatters with
+ * atomics elsewhere, whose order varies); on CUDA
+ * the same with cuSPARSE parts; the cuSPARSE flag is refused off CUDA. */
+START_TEST(test_plan_device_ptr)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x59 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    bool cuda = tg[i].kind == HISP_BACKEND_CUDA;
+    for (int shape = 0; shape < NSHAPES + 1; shape++)
+        for (int fs = 0; fs < (cuda ? 2 : 1); fs++) { /* fs 1: cuSPARSE parts */
+            unsigned extra = fs ? HISP_MPLAN_CUSPARSE : 0u;
+            bool on_device = !cuda || fs == 1; /* reference, OpenCL; CUDA with cuSPARSE */
+            hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+            hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
+                                            : test_random_matrix(ctx, t, 300, 350, 0.03, &st);
+            for (int k = 0; k < NKINDS; k++)
+                for (int nd = 1; nd <= 4; nd++) {
+                    hisp_device_ref refs[4];
+                    for (int d = 0; d < nd; d++)
+                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                    hisp_mplan pd = NULL, ph = NULL;
+                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
+                                                 extra | HISP_MPLAN_DEVICE_PTR, &pd));
+                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], extra, &ph));
+                    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+                    ck_assert_ptr_nonnull(bd);
+                    CK_OK(ctx, hisp_mplan_get_breakdown(pd, bd));
+                    for (int d = 0; d < nd; d++)
+                        ck_assert_int_eq(bd->dev[d].device_ptr,
+                                         on_device && all_kinds[k] != HISP_PART_PCOO);
+                    CK_OK(ctx, hisp_mplan_get_breakdown(ph, bd));
+                    for (int d = 0; d < nd; d++)
+                        ck_assert_int_eq(bd->dev[d].device_ptr, 0);
+                    free(bd);
+                    for (int op = 0; op < 2; op++) {
+                        io v;
+                        io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
+                        size_t bytes = (size_t)v.m * hisp_type_size(t);
+                        void *yh = malloc(bytes + 8);
+                        ck_assert_ptr_nonnull(yh);
+                        memcpy(yh, v.y0, bytes);
+                        float af = (float)v.alpha, bf = (float)v.beta;
+                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                        CK_OK(ctx, hisp_mspmv(pd, (hisp_op)op, ap, v.x, bp, v.y));
+                        CK_OK(ctx, hisp_mspmv(ph, (hisp_op)op, ap, v.x, bp, yh));
+                        char what[400];
+                        snprintf(what, sizeof what, "%s p*-opt shape %d %s nd %d op %d",
+                                 tg[i].label, shape, hisp_partition_name(all_kinds[k]), nd, op);
+                        io_check(&v, what);
+                        if (tg[i].kind == HISP_BACKEND_REFERENCE) /* deterministic */
+                            ck_assert_msg(memcmp(yh, v.y, bytes) == 0,
+                                          "%s: host and device pointers differ", what);
+                        else
+                            ck_assert_msg(test_rel_error(t, yh, v.yref, v.m) <=
+                                              (t == HISP_F32 ? 1e-5 : 1e-13),
+                                          "%s: host pointers", what);
+                        free(yh);
+                        io_free(&v);
+                    }
+                    hisp_mplan_destroy(&pd);
+                    hisp_mplan_destroy(&ph);
+                }
+            if (shape == 0 && !cuda) {
+                hisp_mplan p = NULL;
+                ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
+                                                   HISP_MPLAN_CUSPARSE, &p),
+                                 HISP_ERR_UNSUPPORTED);
+                ck_assert_ptr_null(p);
+            }
+            if (shape == 0) {
+                hisp_mplan p = NULL;
+                ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
+                                                   HISP_MPLAN_CUSPARSE | HISP_MPLAN_HISPARSE, &p),
+                                 HISP_ERR_INVALID_ARGUMENT);
+            }
+            hisp_matrix_destroy(&A);
+        }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* One plan over every target at once (heterogeneous devices: the reference
  * backend beside OpenCL / CUDA). */
 START_TEST(test_plan_mixed)
@@ -740,6 +991,27 @@ START_TEST(test_cli)
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --transpose", mtx, y1), 0);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y /nonexistent.mtx", mtx), 2);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --y '%s' --mpi", mtx, y0), 1);
+    /* --resident (device merge on the reference backend, host merge on the
+     * default backend), --device-ptr, --host-merge, --kernel */
+    const char *res_opts[] = {"--backend reference --resident --device-ptr",
+                              "--resident --host-merge --beta 0.5",
+                              "--backend reference --resident --transpose --beta -1", "--resident"};
+    for (int k = 0; k < 4; k++) {
+        rc = test_run_cli(out, sizeof out,
+                          "mspmv '%s' --devices 3 --partition %s %s --y '%s' --check --repeat 2 "
+                          "--json",
+                          mtx, kinds[k], res_opts[k], y0);
+        ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true") && strstr(out, "\"resident\": true"),
+                      "%s: %d\n%s", res_opts[k], rc, out);
+        if (k == 0) ck_assert_msg(strstr(out, "\"device_merge\": true"), "%s", out);
+        if (k == 0) ck_assert_msg(strstr(out, "\"device_ptr\": true"), "%s", out);
+        if (k == 1) ck_assert_msg(strstr(out, "\"device_merge\": false"), "%s", out);
+    }
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --kernel magic", mtx), 2);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out, "mspmv '%s' --kernel cusparse --format hisparse", mtx), 1);
+    ck_assert_int_eq(
+        test_run_cli(out, sizeof out, "mspmv '%s' --kernel cusparse --backend reference", mtx), 2);
     /* usage and value errors */
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv"), 1);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "mspmv '%s' --bogus", mtx), 1);
@@ -856,6 +1128,8 @@ Suite *suite_msrep(void)
     int nt = test_targets(&tg);
     tcase_add_loop_test(tc, test_plan_targets, 0, nt);
     tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
+    tcase_add_loop_test(tc, test_plan_vectors, 0, nt);
+    tcase_add_loop_test(tc, test_plan_device_ptr, 0, nt);
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_plan_alloc_failures);

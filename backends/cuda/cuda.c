@@ -6,6 +6,7 @@
 #include "cuda_hisparse.h"
 #include "cuda_kernels.h"
 #include "cuda_kern.h"
+#include "cuda_msrep.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ typedef struct hisp_cuda_mat {
     void *rowptr, *colind, *val, *blocks, *splits, *partial;
     struct hisp_cuda_mat *tr; /* transposed copy for op = T, made on first use */
     int tr_off;               /* op = T scatters with atomics instead */
+    void *vendor;             /* MSREP: a cuSPARSE part (cuda_vendor.c) instead of all above */
 } hisp_cuda_mat;
 
 /* Record a failed CUDA call. Allocation failures become the out-of-device-
@@ -218,6 +220,7 @@ static void hisp_cuda_csr_free(void *p, void *dev)
 {
     hisp_cuda_mat *m = dev;
     if (!m) return;
+    hisp_cuda_vendor_free(p, m->vendor);
     void *bufs[] = {m->rowptr, m->colind, m->val, m->blocks, m->splits, m->partial};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         hisp_cuda_free(p, bufs[i]);
@@ -331,8 +334,8 @@ static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cud
     return s;
 }
 
-static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_csr_view *A,
-                                        void **dev)
+static hisp_status hisp_cuda_csr_upload_opts(hisp_context ctx, void *p, const hispi_csr_view *A,
+                                             const hispi_csr_opts *o, void **dev)
 {
     hisp_cuda_be *be = p;
     if (A->type != HISP_F32 && A->type != HISP_F64)
@@ -343,6 +346,12 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
     HISPI_TRY(hisp_cuda_use(ctx, be));
     hisp_cuda_mat *m = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    if (o && o->vendor) { /* MSREP: cuSPARSE runs this part */
+        hisp_status s = hisp_cuda_vendor_upload(ctx, be, A, o, &m->vendor);
+        if (s) free(m);
+        if (!s) *dev = m;
+        return s;
+    }
     size_t es = hisp_type_size(A->type);
     m->k.f64 = A->type == HISP_F64;
     /* HISP_CUDA_WIDE_PTR=1 forces 64-bit row pointers (tests the wide kernels on
@@ -370,6 +379,12 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
                 m->k.wide ? "64-bit" : "32-bit", (long long)m->k.nblocks, (long long)m->k.nsplits);
     *dev = m;
     return HISP_SUCCESS;
+}
+
+static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_csr_view *A,
+                                        void **dev)
+{
+    return hisp_cuda_csr_upload_opts(ctx, p, A, NULL, dev);
 }
 
 /* The transpose of m as a CSR matrix of its own (ncols x nrows), built on the
@@ -438,6 +453,7 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     hisp_cuda_be *be = p;
     hisp_cuda_mat *m = dev;
     HISPI_TRY(hisp_cuda_use(ctx, be));
+    if (m->vendor) return hisp_cuda_vendor_spmv(ctx, be, m->vendor, op, alpha, x, beta, y);
     /* op = T runs op = N on a transposed copy made at the first call (as fast
      * as op = N, no atomics); when the device has no room for it, the entries
      * are scattered with atomics instead. */
@@ -497,6 +513,8 @@ const hisp_backend_ops hisp_cuda_ops = {
     .mark_elapsed = hisp_cuda_mark_elapsed,
     .mark_destroy = hisp_cuda_mark_destroy,
     .csr_upload = hisp_cuda_csr_upload,
+    .csr_upload_opts = hisp_cuda_csr_upload_opts,
+    .csr_caps = HISPI_CSR_VENDOR | HISPI_CSR_VENDOR_GPTR,
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
     .hisparse_upload = hisp_cuda_hs_upload,
@@ -509,4 +527,6 @@ const hisp_backend_ops hisp_cuda_ops = {
     .kern_free = hisp_cuda_kern_free,
     .kern_launch = hisp_cuda_kern_launch,
     .buf_zero = hisp_cuda_buf_zero,
+    .buf_peer_copy = hisp_cuda_peer_copy,
+    .buf_axpby = hisp_cuda_axpby,
 };

@@ -74,6 +74,8 @@ HISPI_LOCAL void hisp_cl_mark_destroy(void *be, void *mark);
 
 HISPI_LOCAL hisp_status hisp_cl_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A,
                                            void **dev);
+HISPI_LOCAL hisp_status hisp_cl_csr_upload_opts(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                                const hispi_csr_opts *o, void **dev);
 HISPI_LOCAL void hisp_cl_csr_free(void *be, void *dev);
 HISPI_LOCAL hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op,
                                          double alpha, const void *x, double beta, void *y);

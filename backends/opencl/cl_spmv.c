@@ -42,6 +42,7 @@
 
 extern const char hispi_cl_src_csr_spmv[];
 extern const char hispi_cl_src_csr_block[];
+extern const char hispi_cl_src_msrep[];
 
 enum { VARIANT_CHUNK = 0, VARIANT_VECTOR = 1, VARIANT_BLOCK = 2 };
 
@@ -105,6 +106,17 @@ static hisp_status upload(hisp_context ctx, hisp_cl_be *be, cl_mem *buf, const v
     return hisp_cl_buf_write(ctx, be, b, 0, src, bytes);
 }
 
+/* Row pointer i of the matrix being uploaded, the local one also when
+ * A->rowptr holds a part's slice of the global pointers (MSREP p*-opt,
+ * o->gptr): the host analysis reads it without a local copy. */
+static inline int64_t lptr_at(const hispi_csr_view *A, const hispi_csr_opts *o, int64_t i)
+{
+    int64_t v = A->rowptr[i];
+    if (!o || !o->gptr) return v;
+    int64_t lo = o->ptr_base, hi = o->ptr_base + A->nnz;
+    return (v < lo ? lo : v > hi ? hi : v) - lo;
+}
+
 static unsigned floor_pow2(size_t v)
 {
     unsigned p = 1;
@@ -126,7 +138,7 @@ static unsigned lanes_for(double mean)
 /* Split the rows into at most `want` contiguous parts of about equal cost
  * (nonzeros + rows); uploads nparts + 1 boundaries. */
 static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
-                              uint64_t want, cl_mem *buf, uint32_t *nparts)
+                              const hispi_csr_opts *o, uint64_t want, cl_mem *buf, uint32_t *nparts)
 {
     if (want > (uint64_t)A->nrows) want = (uint64_t)A->nrows;
     if (want < 1) want = 1;
@@ -139,7 +151,7 @@ static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     for (uint64_t p = 1; p <= want && i < A->nrows; p++) {
         double goal = total * (double)p / (double)want;
         /* advance until the cost of rows [0, i) reaches the goal */
-        while (i < A->nrows && (double)A->rowptr[i] + (double)i < goal)
+        while (i < A->nrows && (double)lptr_at(A, o, i) + (double)i < goal)
             i++;
         if (p == want) i = A->nrows;
         if (i > (int64_t)part[np]) part[++np] = (uint32_t)i;
@@ -152,12 +164,13 @@ static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
 }
 
 /* The rows of length in (lo, hi] as a list on the device. */
-static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A, uint64_t lo,
-                            uint64_t hi, cl_mem *buf, uint32_t *count)
+static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
+                            const hispi_csr_opts *o, uint64_t lo, uint64_t hi, cl_mem *buf,
+                            uint32_t *count)
 {
     uint32_t n = 0;
     for (int64_t i = 0; i < A->nrows; i++) {
-        uint64_t len = (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]);
+        uint64_t len = (uint64_t)(lptr_at(A, o, i + 1) - lptr_at(A, o, i));
         n += len > lo && len <= hi;
     }
     *count = n;
@@ -166,7 +179,7 @@ static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_vi
     HISPI_TRY(hispi_alloc(ctx, n, sizeof *rows, (void **)&rows));
     n = 0;
     for (int64_t i = 0; i < A->nrows; i++) {
-        uint64_t len = (uint64_t)(A->rowptr[i + 1] - A->rowptr[i]);
+        uint64_t len = (uint64_t)(lptr_at(A, o, i + 1) - lptr_at(A, o, i));
         if (len > lo && len <= hi) rows[n++] = (uint32_t)i;
     }
     hisp_status s = upload(ctx, be, buf, rows, (size_t)n * sizeof *rows);
@@ -178,11 +191,20 @@ static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_vi
  * are csr_block.cl's block_t and split_t): upload it and allocate the
  * partial sums. */
 static hisp_status plan_blocks(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
-                               hisp_cl_csr *m)
+                               const hispi_csr_opts *o, hisp_cl_csr *m)
 {
     const int64_t cap = BLK_STAGE_BYTES / (int64_t)hisp_type_size(A->type);
     hispi_csr_plan p;
-    HISPI_TRY(hispi_csr_plan_build(ctx, A->rowptr, A->nrows, cap, BLK_ROWCAP, BLK_SPLIT, &p));
+    int64_t *lp = NULL; /* p*-opt: the planner needs the local pointers as an array */
+    if (o && o->gptr) {
+        HISPI_TRY(hispi_alloc(ctx, (size_t)A->nrows + 1, sizeof *lp, (void **)&lp));
+        for (int64_t i = 0; i <= A->nrows; i++)
+            lp[i] = lptr_at(A, o, i);
+    }
+    hisp_status ps =
+        hispi_csr_plan_build(ctx, lp ? lp : A->rowptr, A->nrows, cap, BLK_ROWCAP, BLK_SPLIT, &p);
+    free(lp);
+    HISPI_TRY(ps);
     hisp_status st = HISP_SUCCESS;
     if ((uint64_t)p.nblocks > UINT32_MAX / BLK_NT)
         st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
@@ -209,9 +231,49 @@ static int block_ok(const hisp_cl_be *be, hisp_type t)
     return be->max_wg >= BLK_NT && be->local_mem >= need + 1024;
 }
 
-/* Upload A; variant < 0: chosen from the device and $HISP_CL_VARIANT. */
+static hisp_status set_args(hisp_context ctx, cl_kernel k, int n, const size_t *sizes,
+                            const void *const *vals);
+static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t global,
+                          size_t local, int fixed);
+
+/* p*-opt: the part's slice of the global pointers goes to the device as is
+ * and msrep.cl makes the local pointers there (narrowed when 32-bit). */
+static hisp_status local_ptr_on_device(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
+                                       const hispi_csr_opts *o, hisp_cl_csr *m)
+{
+    size_t np1 = (size_t)A->nrows + 1;
+    cl_mem g = NULL;
+    cl_kernel k = NULL;
+    void *b = NULL;
+    hisp_status s = upload(ctx, be, &g, A->rowptr, np1 * sizeof(int64_t));
+    if (!s) s = hisp_cl_buf_alloc(ctx, be, np1 * (m->wide_ptr ? 8 : 4), &b);
+    if (!s) m->rowptr = b;
+    if (!s)
+        s = hisp_cl_kernel(ctx, be, hispi_cl_src_msrep,
+                           m->wide_ptr
+                               ? "-cl-std=CL1.2 -D VALUE_T=float -D IS_DOUBLE=0 -D PTR_T=ulong"
+                               : "-cl-std=CL1.2 -D VALUE_T=float -D IS_DOUBLE=0 -D PTR_T=uint",
+                           "msrep_local_ptr", &k);
+    cl_ulong n = np1;
+    cl_long base = o->ptr_base, nnz = A->nnz;
+    size_t ms = sizeof(cl_mem);
+    size_t sz[] = {ms, sizeof n, sizeof base, sizeof nnz, ms};
+    const void *v[] = {&g, &n, &base, &nnz, &m->rowptr};
+    if (!s) s = set_args(ctx, k, 5, sz, v);
+    if (!s) s = launch(ctx, be, k, np1, 64, 0);
+    if (!s) {
+        cl_int e = clFinish(be->queue);
+        if (e != CL_SUCCESS) s = hisp_cl_fail(ctx, e, "clFinish");
+    }
+    if (k) clReleaseKernel(k);
+    if (g) clReleaseMemObject(g);
+    return s;
+}
+
+/* Upload A; variant < 0: chosen from the device and $HISP_CL_VARIANT. o:
+ * MSREP options (NULL: none; gptr: A->rowptr are global, see lptr_at). */
 static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
-                              int variant, hisp_cl_csr **out)
+                              const hispi_csr_opts *o, int variant, hisp_cl_csr **out)
 {
     if (A->type != HISP_F32 && A->type != HISP_F64)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
@@ -235,7 +297,7 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     /* analysis: mean and longest row */
     int64_t maxlen = 0;
     for (int64_t i = 0; i < A->nrows; i++) {
-        int64_t len = A->rowptr[i + 1] - A->rowptr[i];
+        int64_t len = lptr_at(A, o, i + 1) - lptr_at(A, o, i);
         if (len > maxlen) maxlen = len;
     }
     double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
@@ -274,7 +336,9 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
 
     hisp_status s = HISP_SUCCESS;
     size_t np1 = (size_t)A->nrows + 1;
-    if (m->wide_ptr) {
+    if (o && o->gptr) {
+        s = local_ptr_on_device(ctx, be, A, o, m);
+    } else if (m->wide_ptr) {
         s = upload(ctx, be, &m->rowptr, A->rowptr, np1 * sizeof(int64_t));
     } else { /* narrowed: halves the bytes of the row pointers */
         uint32_t *p32 = NULL;
@@ -290,21 +354,21 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     if (!s) s = upload(ctx, be, &m->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
     if (!s && m->variant == VARIANT_CHUNK) {
         /* several parts per compute unit: balance without much per-group cost */
-        s = make_parts(ctx, be, A, (uint64_t)be->compute_units * 8, &m->part, &m->nparts);
+        s = make_parts(ctx, be, A, o, (uint64_t)be->compute_units * 8, &m->part, &m->nparts);
         /* op = T: one private copy of y per compute unit (at most 8) when
          * the copies cost no more than the matrix; else atomics */
         uint64_t copies = be->compute_units < 8 ? be->compute_units : 8;
         if (!s && (uint64_t)A->ncols * copies <= 2 * (uint64_t)A->nnz + 4096)
-            s = make_parts(ctx, be, A, copies, &m->tpart, &m->ntparts);
+            s = make_parts(ctx, be, A, o, copies, &m->tpart, &m->ntparts);
     } else if (!s && m->variant == VARIANT_BLOCK) {
-        s = plan_blocks(ctx, be, A, m);
+        s = plan_blocks(ctx, be, A, o, m);
     } else if (!s) {
         if (m->vl < 32 && m->ls >= 32 && maxlen > (int64_t)m->short_len)
-            s = row_list(ctx, be, A, m->short_len, m->long_len, &m->midrows, &m->nmid);
+            s = row_list(ctx, be, A, o, m->short_len, m->long_len, &m->midrows, &m->nmid);
         else
             m->short_len = m->long_len; /* no medium bin */
         if (!s && maxlen > (int64_t)m->long_len)
-            s = row_list(ctx, be, A, m->long_len, UINT64_MAX, &m->longrows, &m->nlong);
+            s = row_list(ctx, be, A, o, m->long_len, UINT64_MAX, &m->longrows, &m->nlong);
     }
     if (s) {
         hisp_cl_csr_free(be, m);
@@ -326,7 +390,20 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
 {
     hisp_cl_csr *m = NULL;
     *dev = NULL;
-    HISPI_TRY(upload_csr(ctx, vbe, A, -1, &m));
+    HISPI_TRY(upload_csr(ctx, vbe, A, NULL, -1, &m));
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+/* MSREP: the upload with options (p*-opt; no vendor kernel on OpenCL). */
+hisp_status hisp_cl_csr_upload_opts(hisp_context ctx, void *vbe, const hispi_csr_view *A,
+                                    const hispi_csr_opts *o, void **dev)
+{
+    hisp_cl_csr *m = NULL;
+    *dev = NULL;
+    if (o && o->vendor)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "opencl: no vendor SpMV kernel");
+    HISPI_TRY(upload_csr(ctx, vbe, A, o, -1, &m));
     *dev = m;
     return HISP_SUCCESS;
 }
@@ -509,7 +586,7 @@ static hisp_status transpose_copy(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr 
             tp[j] = tp[j - 1];
         tp[0] = 0;
         hispi_csr_view v = {m->type, m->ncols, m->nrows, m->nnz, tp, tcol, tval};
-        s = upload_csr(ctx, be, &v, m->variant, out);
+        s = upload_csr(ctx, be, &v, NULL, m->variant, out);
     }
     free(rp);
     free(tp);

@@ -92,6 +92,42 @@ static hisp_status ref_copy(hisp_context ctx, void *be, void *dst, const void *s
     return HISP_SUCCESS;
 }
 
+/* MSREP device-side merge on host memory: lets the tests walk the plan's
+ * device-merge path (the orchestration the CUDA backend runs). */
+static hisp_status ref_peer_copy(hisp_context ctx, void *q, void *dst_be, void *dst, size_t dst_off,
+                                 void *src_be, const void *src, size_t src_off, size_t bytes)
+{
+    (void)ctx;
+    (void)q;
+    (void)dst_be;
+    (void)src_be;
+    if (bytes) memcpy((char *)dst + dst_off, (const char *)src + src_off, bytes);
+    return HISP_SUCCESS;
+}
+
+#define REF_AXPBY(T)                                                                               \
+    static void ref_axpby_##T(int64_t n, T a, const T *x, T b, T *y)                               \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            y[i] = (x ? a * x[i] : (T)0) + (b == 0 ? (T)0 : b * y[i]);                             \
+    }
+REF_AXPBY(float)
+REF_AXPBY(double)
+
+static hisp_status ref_axpby(hisp_context ctx, void *be, hisp_type t, int64_t n, double a,
+                             const void *x, int64_t xoff, double b, void *y, int64_t yoff)
+{
+    (void)be;
+    if (t == HISP_F32)
+        ref_axpby_float(n, (float)a, x ? (const float *)x + xoff : NULL, (float)b,
+                        (float *)y + yoff);
+    else if (t == HISP_F64)
+        ref_axpby_double(n, a, x ? (const double *)x + xoff : NULL, b, (double *)y + yoff);
+    else
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "axpby on %s entries", hisp_type_name(t));
+    return HISP_SUCCESS;
+}
+
 static hisp_status ref_mark_create(hisp_context ctx, void *be, void **mark)
 {
     (void)be;
@@ -122,7 +158,8 @@ static void ref_mark_destroy(void *be, void *mark)
 
 /* The "device" copy is a private CSR copy, independent of the handle's host
  * storage. */
-static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev)
+static hisp_status ref_csr_upload_opts(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                       const hispi_csr_opts *o, void **dev)
 {
     (void)be;
     hispi_sparse *s = NULL;
@@ -134,12 +171,22 @@ static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_vi
         return st;
     }
     memcpy(s->rowptr, A->rowptr, ((size_t)A->nrows + 1) * sizeof(int64_t));
+    if (o && o->gptr) /* global pointers: local ones made in the "device" copy (p*-opt) */
+        for (int64_t i = 0; i <= A->nrows; i++) {
+            int64_t v = s->rowptr[i], lo = o->ptr_base, hi = o->ptr_base + A->nnz;
+            s->rowptr[i] = (v < lo ? lo : v > hi ? hi : v) - lo;
+        }
     if (A->nnz) {
         memcpy(s->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
         memcpy(s->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
     }
     *dev = s;
     return HISP_SUCCESS;
+}
+
+static hisp_status ref_csr_upload(hisp_context ctx, void *be, const hispi_csr_view *A, void **dev)
+{
+    return ref_csr_upload_opts(ctx, be, A, NULL, dev);
 }
 
 static void ref_csr_free(void *be, void *dev)
@@ -214,9 +261,13 @@ const hisp_backend_ops hisp_reference_ops = {
     .mark_elapsed = ref_mark_elapsed,
     .mark_destroy = ref_mark_destroy,
     .csr_upload = ref_csr_upload,
+    .csr_upload_opts = ref_csr_upload_opts,
+    .csr_caps = HISPI_CSR_GPTR,
     .csr_free = ref_csr_free,
     .csr_spmv = ref_csr_spmv,
     .hisparse_upload = ref_hs_upload,
     .hisparse_free = ref_hs_free,
     .hisparse_spmv = ref_hs_spmv,
+    .buf_peer_copy = ref_peer_copy,
+    .buf_axpby = ref_axpby,
 };
