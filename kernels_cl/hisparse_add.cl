@@ -220,25 +220,36 @@ FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, 
     e->pad = 0;
 }
 
-/* Local exclusive scan of v over the group (GS items); *total the sum. */
-FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
+/* Local exclusive scans of NS values per work-item over the group
+ * (Hillis-Steele, log2(GS) steps; sc holds NS * GS words): v[c] becomes
+ * the sum over the work-items before this one, tot[c] the group's sum. */
+#define NS 4
+FN void group_scan4(LPTR u32 *sc, u32 *v, u32 *tot)
 {
-    sc[LID] = v;
+    for (int c = 0; c < NS; c++)
+        sc[c * GS + LID] = v[c];
     BARRIER();
-    if (LID == 0) {
-        u32 s = 0;
-        for (int i = 0; i < GS; i++) {
-            u32 t = sc[i];
-            sc[i] = s;
-            s += t;
-        }
-        sc[GS] = s;
+    for (int off = 1; off < GS; off <<= 1) {
+        u32 t[NS];
+        for (int c = 0; c < NS; c++)
+            t[c] = LID >= off ? sc[c * GS + LID - off] : 0;
+        BARRIER();
+        for (int c = 0; c < NS; c++)
+            sc[c * GS + LID] += t[c];
+        BARRIER();
+    }
+    for (int c = 0; c < NS; c++) {
+        tot[c] = sc[c * GS + GS - 1];
+        v[c] = sc[c * GS + LID] - v[c];
     }
     BARRIER();
-    u32 r = sc[LID];
-    *total = sc[GS];
-    BARRIER();
-    return r;
+}
+FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
+{
+    u32 x[NS] = {v, 0, 0, 0}, t[NS];
+    group_scan4(sc, x, t);
+    *total = t[0];
+    return x[0];
 }
 
 /* One pair (a, b) per work-group: inner pairs, leaf pairs with many entries
@@ -276,7 +287,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
                    GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
 {
     LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
-    LOCAL u32 sc[GS + 1];
+    LOCAL u32 sc[NS * GS];
     LOCAL u32 lq[NQ];
     LOCAL u64 gq[NQ];
     LOCAL u64 node_off;
@@ -303,11 +314,9 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         nu += POPC(bA[w] | bB[w]);
         nc += POPC(bA[w] & bB[w]);
     }
-    u32 t0, oa = group_scan(sc, na, &t0);
-    u32 ob = group_scan(sc, nb, &t0);
-    u32 n, ou = group_scan(sc, nu, &n);
-    u32 comtot, oc = group_scan(sc, nc, &comtot);
-    (void)oc;
+    u32 sv[NS] = {na, nb, nu, nc}, st[NS];
+    group_scan4(sc, sv, st);
+    u32 oa = sv[0], ob = sv[1], ou = sv[2], n = st[2], comtot = st[3];
     for (u32 w = w0; w < w1; w++) {
         pA[w] = oa;
         pB[w] = ob;
@@ -342,8 +351,9 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
                 }
             }
         }
-    u32 zany, zb = group_scan(sc, zero, &zany);
-    (void)zb;
+    u32 zany = 0;
+    if (zcheck) /* uniform over the group */
+        (void)group_scan(sc, zero, &zany);
     u32 qoff[NQ];
     if (!leaf)
         for (int q = 0; q < NQ; q++)
@@ -424,7 +434,7 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
                   GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
-    LOCAL u32 sc[GS + 1];
+    LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
     LOCAL int ok;
     u64 e = GROUP * GS + (u64)LID;
@@ -456,11 +466,9 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
     }
     int dense = live && dense_fits(ES, n) && !zero;
     if (live) bytes = dense ? dense_bytes(ES) : coo_bytes(n, ES);
-    u32 tot16, my16 = group_scan(sc, (u32)(bytes / 16), &tot16);
-    u32 comtot, c0 = group_scan(sc, common, &comtot);
-    u32 ntot, n0 = group_scan(sc, (u32)live, &ntot);
-    (void)c0;
-    (void)n0;
+    u32 sv[NS] = {(u32)(bytes / 16), common, (u32)live, 0}, st[NS];
+    group_scan4(sc, sv, st);
+    u32 my16 = sv[0], tot16 = st[0], comtot = st[1], ntot = st[2];
     if (LID == 0) {
         u64 o = ATOM_ADD64(&ctrl[C_USED], tot16);
         ok = o + tot16 <= cap16;
@@ -508,7 +516,7 @@ KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
                   GLOBAL hs_entry *queues, u64 first, real ca, real cb)
 {
     LOCAL u32 start[D];
-    LOCAL u32 sc[GS + 1];
+    LOCAL u32 sc[NS * GS];
     LOCAL u64 node_off, gbase;
     LOCAL int ok;
     hs_entry E = queues[first + GROUP];
@@ -621,7 +629,7 @@ KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
                       GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
                       GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
-    LOCAL u32 sc[GS + 1];
+    LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
     LOCAL int ok;
     u64 e = GROUP * GS + (u64)LID;
@@ -634,9 +642,9 @@ KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
         v = (E.flags & 1) ? view(poolB, baseB, E.a) : view(poolA, baseA, E.a);
         bytes = is_dense(v.type) ? dense_bytes(ES) : coo_bytes(v.n, ES);
     }
-    u32 tot16, my16 = group_scan(sc, (u32)(bytes / 16), &tot16);
-    u32 ntot, n0 = group_scan(sc, (u32)live, &ntot);
-    (void)n0;
+    u32 sv[NS] = {(u32)(bytes / 16), (u32)live, 0, 0}, st[NS];
+    group_scan4(sc, sv, st);
+    u32 my16 = sv[0], tot16 = st[0], ntot = st[1];
     if (LID == 0) {
         u64 o = ATOM_ADD64(&ctrl[C_USED], tot16);
         ok = o + tot16 <= cap16;
