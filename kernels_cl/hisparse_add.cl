@@ -275,6 +275,21 @@ FN void mark(nview v, LPTR u32 *bits)
         }
     }
 }
+/* Visits the union's cells (word w, bit) that work-item LID owns: cell-major
+ * (cells LID, LID + GS, ...: neighbouring work-items read neighbouring cells
+ * of a dense payload) or word-major (words LID, LID + GS, ...). Pass 2 of an
+ * inner pair must visit what pass 1 did (the children's queue slots). */
+#define UNION_BEGIN(cellmajor)                                                                     \
+    for (u32 it_ = (u32)LID; it_ < ((cellmajor) ? DD : NW); it_ += GS) {                           \
+        u32 w = (cellmajor) ? it_ >> 5 : it_;                                                      \
+        u32 wb_ = (bA[w] | bB[w]) & ((cellmajor) ? 1u << (it_ & 31) : 0xffffffffu);                \
+        while (wb_) {                                                                              \
+            u32 bit = CTZ(wb_);                                                                    \
+            wb_ &= wb_ - 1;
+#define UNION_END                                                                                  \
+    }                                                                                              \
+    }
+
 /* Index in v's payload of cell key (bit of word w), from the prefix counts. */
 FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bit)
 {
@@ -329,28 +344,26 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     int zcheck = leaf && (is_dense(a.type) || is_dense(b.type) || dense_fits(ES, n));
     u32 qc[NQ] = {0, 0, 0, 0, 0};
     u32 zero = 0;
-    if (zcheck || !leaf)
-        for (u32 w = (u32)LID; w < NW; w += GS) {
-            u32 u = bA[w] | bB[w];
-            while (u) {
-                u32 bit = CTZ(u);
-                u &= u - 1;
-                int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
-                u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
-                u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
-                GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
-                GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
-                if (leaf) {
-                    real v[NCOMP];
-                    zero |= (u32)combine(qa, qb, ca, cb, v);
-                } else if (ina && inb) {
-                    qc[pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
-                                  view(poolB, baseB, *(GLOBAL const u64 *)qb))]++;
-                } else if (!(share & (ina ? 1 : 2))) {
-                    qc[Q_ONE]++;
-                }
-            }
+    /* a dense result (or operand) is walked cell by cell: coalesced payloads */
+    int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
+    if (zcheck || !leaf) {
+        UNION_BEGIN(cells1)
+        int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+        u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+        u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+        GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+        GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+        if (leaf) {
+            real v[NCOMP];
+            zero |= (u32)combine(qa, qb, ca, cb, v);
+        } else if (ina && inb) {
+            qc[pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
+                          view(poolB, baseB, *(GLOBAL const u64 *)qb))]++;
+        } else if (!(share & (ina ? 1 : 2))) {
+            qc[Q_ONE]++;
         }
+        UNION_END
+    }
     u32 zany = 0;
     if (zcheck) /* uniform over the group */
         (void)group_scan(sc, zero, &zany);
@@ -379,50 +392,47 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 P = dense ? 0 : coo_payload(n, es);
     if (!dense && LID == 0) *(GLOBAL u32 *)node = n;
     u64 nshared = 0, ncopied = 0;
-    for (u32 w = (u32)LID; w < NW; w += GS) {
-        u32 all = bA[w] | bB[w], u = all;
-        while (u) {
-            u32 bit = CTZ(u);
-            u &= u - 1;
-            u32 key = w * 32 + bit;
-            int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
-            u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
-            u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
-            GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
-            GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
-            u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
-            GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
-            if (!dense) {
-                put_key(node, i, key);
-                if (i == n - 1) /* padding repeats the last key */
-                    for (u32 j = n; j < rup(n, coo_x(n)); j++)
-                        put_key(node, j, key);
-            }
-            if (leaf) {
-                real v[NCOMP];
-                combine(qa, qb, ca, cb, v);
-                for (u32 k = 0; k < NCOMP; k++)
-                    ((GLOBAL real *)pay)[k] = v[k];
+    /* inner children keep pass 1's cells per work-item (their queue slots) */
+    UNION_BEGIN(dense)
+    u32 all = bA[w] | bB[w];
+    u32 key = w * 32 + bit;
+    int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+    u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+    u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+    GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+    GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+    u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
+    GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
+    if (!dense) {
+        put_key(node, i, key);
+        if (i == n - 1) /* padding repeats the last key */
+            for (u32 j = n; j < rup(n, coo_x(n)); j++)
+                put_key(node, j, key);
+    }
+    if (leaf) {
+        real v[NCOMP];
+        combine(qa, qb, ca, cb, v);
+        for (u32 k = 0; k < NCOMP; k++)
+            ((GLOBAL real *)pay)[k] = v[k];
+    } else {
+        u64 slot = node_off + (u64)(pay - node);
+        if (ina && inb) {
+            u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
+            int q = pair_queue(view(poolA, baseA, ra), view(poolB, baseB, rb));
+            put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
+        } else {
+            u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
+            if (share & (ina ? 1 : 2)) {
+                *(GLOBAL u64 *)pay = r;
+                nshared++;
             } else {
-                u64 slot = node_off + (u64)(pay - node);
-                if (ina && inb) {
-                    u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
-                    int q = pair_queue(view(poolA, baseA, ra), view(poolB, baseB, rb));
-                    put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
-                } else {
-                    u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
-                    if (share & (ina ? 1 : 2)) {
-                        *(GLOBAL u64 *)pay = r;
-                        nshared++;
-                    } else {
-                        put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
-                                  ina ? 0u : 1u);
-                        ncopied++;
-                    }
-                }
+                put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
+                          ina ? 0u : 1u);
+                ncopied++;
             }
         }
     }
+    UNION_END
     if (nshared) ATOM_ADD64(&ctrl[C_SHARED], nshared);
     if (ncopied) ATOM_ADD64(&ctrl[C_COPIED], ncopied);
     if (LID == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);
