@@ -85,12 +85,16 @@ static coo moved_coo(const coo *a, double sigma, uint64_t *st)
 
 static hisp_matrix make(hisp_context ctx, hisp_type t, const coo *a, int d)
 {
-    void *v = malloc((size_t)(a->nnz + 1) * 8);
+    int nc = hisp_type_components(t);
+    void *v = malloc((size_t)(a->nnz + 1) * 8 * (size_t)nc);
     for (int64_t k = 0; k < a->nnz; k++)
-        if (t == HISP_F32)
-            ((float *)v)[k] = (float)a->v[k];
-        else
-            ((double *)v)[k] = a->v[k];
+        for (int c = 0; c < nc; c++) { /* complex: a second, different component */
+            double x = c ? 0.5 - a->v[k] * a->v[k] : a->v[k];
+            if (t == HISP_F32 || t == HISP_C32)
+                ((float *)v)[k * nc + c] = (float)x;
+            else
+                ((double *)v)[k * nc + c] = x;
+        }
     hisp_matrix M = NULL;
     CK_OK(ctx, hisp_matrix_create_coo(ctx, t, a->m, a->n, a->nnz, a->r, a->c, v, &M));
     free(v);
@@ -119,11 +123,13 @@ static void same(hisp_context ctx, hisp_matrix C, hisp_matrix R, const char *wha
     const void *vc, *vr;
     CK_OK(ctx, hisp_matrix_host_arrays(c, &pc, NULL, &jc, &vc));
     CK_OK(ctx, hisp_matrix_host_arrays(r, &pr, NULL, &jr, &vr));
-    bool f32 = ic.type == HISP_F32;
+    bool f32 = ic.type == HISP_F32 || ic.type == HISP_C32;
+    int nc = hisp_type_components(ic.type);
     for (int64_t i = 0; i <= ic.nrows; i++)
         ck_assert_msg(pc[i] == pr[i], "%s: row pointer %lld", what, (long long)i);
-    for (int64_t k = 0; k < ic.nnz; k++) {
+    for (int64_t k = 0; k < ic.nnz; k++)
         ck_assert_msg(jc[k] == jr[k], "%s: column of entry %lld", what, (long long)k);
+    for (int64_t k = 0; k < ic.nnz * nc; k++) {
         double x = f32 ? ((const float *)vc)[k] : ((const double *)vc)[k];
         double y = f32 ? ((const float *)vr)[k] : ((const double *)vr)[k];
         ck_assert_msg(fabs(x - y) <= (f32 ? 1e-5 : 1e-12) * (1 + fabs(y)), "%s: %g vs %g", what, x,
@@ -169,9 +175,11 @@ static hisp_add_stats run_case(hisp_context ctx, hisp_context ref, hisp_type t, 
         float f[2] = {(float)su.sa, (float)su.sb};
         double g[2] = {su.sa, su.sb};
         if (su.sa != 1)
-            CK_OK(cs[i], hisp_matrix_scale(A[i], t == HISP_F32 ? (void *)&f[0] : (void *)&g[0]));
+            CK_OK(cs[i], hisp_matrix_scale(A[i], t == HISP_F32 || t == HISP_C32 ? (void *)&f[0]
+                                                                                : (void *)&g[0]));
         if (su.sb != 1)
-            CK_OK(cs[i], hisp_matrix_scale(B[i], t == HISP_F32 ? (void *)&f[1] : (void *)&g[1]));
+            CK_OK(cs[i], hisp_matrix_scale(B[i], t == HISP_F32 || t == HISP_C32 ? (void *)&f[1]
+                                                                                : (void *)&g[1]));
         CK_OK(cs[i], hisp_matrix_add((hisp_op)su.opa, A[i], (hisp_op)su.opb, B[i], &C[i]));
     }
     hisp_add_stats st;
@@ -242,6 +250,30 @@ START_TEST(test_add_random)
             coo_free(&c);
         }
     }
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* Complex entries (two scalars per entry) and the largest node size. */
+START_TEST(test_add_complex_d256)
+{
+    uint64_t st = test_seed() + 5106;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    coo a = random_coo(700, 600, 0.01, &st), b = moved_coo(&a, 10, &st);
+    coo q = random_coo(600, 600, 0.01, &st), r = moved_coo(&q, 10, &st); /* square: mixed ops */
+    hisp_type ts[2] = {HISP_C32, HISP_C64};
+    for (int i = 0; i < 2; i++) {
+        run_case(ctx, ref, ts[i], &a, &b, (setup){16, 16, 0, 0, 1.5, -2, 0, 0}, "complex d 16");
+        run_case(ctx, ref, ts[i], &a, &b, (setup){16, 16, 0, 1, 1, 1, 1, 0}, "complex, flags");
+        run_case(ctx, ref, ts[i], &q, &r, (setup){16, 16, 0, 0, 1, 1, 0, 1}, "complex A + B^T");
+    }
+    run_case(ctx, ref, HISP_F64, &a, &b, (setup){256, 256, 0, 0, 1, 1, 0, 0}, "d 256");
+    run_case(ctx, ref, HISP_F32, &q, &r, (setup){256, 256, 0, 0, 1, 0.5, 1, 0}, "d 256 A^T + B");
+    coo_free(&a);
+    coo_free(&b);
+    coo_free(&q);
+    coo_free(&r);
     hisp_context_destroy(&ctx);
     hisp_context_destroy(&ref);
 }
@@ -471,6 +503,7 @@ Suite *suite_hisparse_add(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_add_random, 0, n);
     tcase_add_loop_test(tc, test_add_transposes, 0, n);
+    tcase_add_loop_test(tc, test_add_complex_d256, 0, n);
     tcase_add_loop_test(tc, test_add_structured, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
