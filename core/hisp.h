@@ -404,8 +404,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx, const
                                                          hisp_type type, hisp_matrix *A);
 /* B = A with every entry moved by independent normal offsets of standard
  * deviation sigma in row and column (rounded, redrawn until inside the
- * matrix) and a fresh random value in [-1,1); entries that land on the same
- * cell are merged (values summed). The HiSparse paper's second operand of
+ * matrix; when sigma exceeds 4x the dimension, where a redraw almost never
+ * lands inside, a cell inside is drawn uniformly and accepted with the
+ * normal density of its offset) and a fresh random value in [-1,1); entries
+ * that land on the same cell are merged (values summed). The HiSparse paper's second operand of
  * an addition (sigma = 10). Deterministic for (A, sigma, seed); B is CSR,
  * sorted, of A's type (f32 or f64). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_perturb(hisp_matrix A, double sigma, uint64_t seed,
