@@ -50,37 +50,43 @@ typedef struct {
 typedef struct {
     int64_t *nodes; /* [depth] */
     int64_t dense_leaves;
-    uint64_t bytes; /* reachable node bytes */
+    uint64_t bytes; /* an estimate of the tree's bytes: its family's live bytes */
 } census;
 
+/* Visits inner nodes only: a leaf is counted from its reference's type in
+ * its parent (a power-law tree has millions of leaves and few inner nodes). */
+static void census_child(const hispi_hisparse *h, uint64_t ref, int level, census *c);
 static void census_walk(const hispi_hisparse *h, uint64_t ref, int level, census *c)
 {
-    int t = HISPI_REF_TYPE(ref);
-    size_t s = hisp_type_size(h->type);
-    c->nodes[level]++;
-    c->bytes += hispi_node_bytes(h->pool, ref, s, h->d);
-    if (hispi_node_is_leaf(t)) {
-        c->dense_leaves += t == HISPI_LEAF_DENSE;
-        return;
-    }
     const unsigned char *p = h->pool->base + HISPI_REF_OFF(ref);
-    if (t == HISPI_INNER_DENSE) {
+    if (HISPI_REF_TYPE(ref) == HISPI_INNER_DENSE) {
         for (uint64_t k = 0; k < (uint64_t)h->d * (uint64_t)h->d; k++) {
             uint64_t r = hispi_rd64(p + 8 * k);
-            if (r) census_walk(h, r, level + 1, c);
+            if (r) census_child(h, r, level + 1, c);
         }
         return;
     }
     uint64_t n = hispi_rd32(p), np, P = hispi_coo_payload(n, 8, &np);
     for (uint64_t k = 0; k < n; k++)
-        census_walk(h, hispi_rd64(p + P + 8 * k), level + 1, c);
+        census_child(h, hispi_rd64(p + P + 8 * k), level + 1, c);
+}
+
+static void census_child(const hispi_hisparse *h, uint64_t ref, int level, census *c)
+{
+    int t = HISPI_REF_TYPE(ref);
+    c->nodes[level]++;
+    if (hispi_node_is_leaf(t))
+        c->dense_leaves += t == HISPI_LEAF_DENSE;
+    else
+        census_walk(h, ref, level, c);
 }
 
 static hisp_status census_of(hisp_context ctx, const hispi_hisparse *h, census *c)
 {
     memset(c, 0, sizeof *c);
     HISPI_TRY(hispi_calloc(ctx, (size_t)h->depth, sizeof *c->nodes, (void **)&c->nodes));
-    if (h->root) census_walk(h, h->root, 0, c);
+    if (h->root) census_child(h, h->root, 0, c);
+    c->bytes = h->pool->live;
     return HISP_SUCCESS;
 }
 
