@@ -152,6 +152,24 @@ static void well_formed(hisp_context ctx, hisp_matrix C)
     remove(path);
 }
 
+/* C (in ctx) equals R (in the reference context ref) and is well formed. */
+static void same_as_ref(hisp_context ctx, hisp_matrix C, hisp_context ref, hisp_matrix R,
+                        const char *what)
+{
+    hisp_matrix rc = NULL, Rc = NULL; /* R moved into ctx through its COO arrays */
+    const int32_t *rr, *cc;
+    const void *vv;
+    hisp_matrix_info ri;
+    CK_OK(ref, hisp_matrix_duplicate(R, HISP_FORMAT_COO, &rc));
+    CK_OK(ref, hisp_matrix_get_info(rc, &ri));
+    CK_OK(ref, hisp_matrix_host_arrays(rc, NULL, &rr, &cc, &vv));
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, ri.type, ri.nrows, ri.ncols, ri.nnz, rr, cc, vv, &Rc));
+    same(ctx, C, Rc, what);
+    well_formed(ctx, C);
+    hisp_matrix_destroy(&Rc);
+    hisp_matrix_destroy(&rc);
+}
+
 /* op_a(A) + op_b(B) on target ctx against the reference context, for
  * operands given as COO with node sizes, state (transposed flags, scales).
  * Returns the stats of the device run. */
@@ -193,19 +211,7 @@ static hisp_add_stats run_case(hisp_context ctx, hisp_context ref, hisp_type t, 
         hisp_matrix_destroy(&A[i]);
         hisp_matrix_destroy(&B[i]);
     }
-    hisp_matrix R = NULL; /* the reference result moved into ctx */
-    hisp_matrix rc = NULL;
-    CK_OK(ref, hisp_matrix_duplicate(C[1], HISP_FORMAT_COO, &rc));
-    const int32_t *rr, *cc;
-    const void *vv;
-    hisp_matrix_info ri;
-    CK_OK(ref, hisp_matrix_get_info(rc, &ri));
-    CK_OK(ref, hisp_matrix_host_arrays(rc, NULL, &rr, &cc, &vv));
-    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, ri.nrows, ri.ncols, ri.nnz, rr, cc, vv, &R));
-    same(ctx, C[0], R, what);
-    well_formed(ctx, C[0]);
-    hisp_matrix_destroy(&R);
-    hisp_matrix_destroy(&rc);
+    same_as_ref(ctx, C[0], ref, C[1], what);
     hisp_matrix_destroy(&C[0]);
     hisp_matrix_destroy(&C[1]);
     return st;
@@ -435,19 +441,7 @@ START_TEST(test_add_shared_family)
         hisp_matrix_destroy(&B);
     }
     if (on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1);
-    hisp_matrix rc = NULL, R = NULL;
-    const int32_t *rr, *cc;
-    const void *vv;
-    hisp_matrix_info ri;
-    CK_OK(cs[1], hisp_matrix_duplicate(C[1], HISP_FORMAT_COO, &rc));
-    CK_OK(cs[1], hisp_matrix_get_info(rc, &ri));
-    CK_OK(cs[1], hisp_matrix_host_arrays(rc, NULL, &rr, &cc, &vv));
-    CK_OK(cs[0],
-          hisp_matrix_create_coo(cs[0], HISP_F64, ri.nrows, ri.ncols, ri.nnz, rr, cc, vv, &R));
-    same(cs[0], C[0], R, "A + edit(A)");
-    well_formed(cs[0], C[0]);
-    hisp_matrix_destroy(&R);
-    hisp_matrix_destroy(&rc);
+    same_as_ref(cs[0], C[0], cs[1], C[1], "A + edit(A)");
     for (int i = 0; i < 2; i++) {
         hisp_matrix_destroy(&C[i]);
         hisp_context_destroy(&cs[i]);
