@@ -471,6 +471,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Wakes every worker for one call and waits until all have finished. */
+static void run_round(hisp_mplan plan)
+{
+    pthread_mutex_lock(&plan->mu);
+    plan->finished = 0;
+    plan->gen++;
+    pthread_cond_broadcast(&plan->go);
+    while (plan->finished < plan->nd)
+        pthread_cond_wait(&plan->done, &plan->mu);
+    pthread_mutex_unlock(&plan->mu);
+}
+
 /* Copy the first failing worker's error onto the plan's home context. */
 static hisp_status worker_failure(hisp_mplan plan)
 {
@@ -775,13 +787,7 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
     plan->y = y;
     plan->m = m;
     plan->devmerge = false;
-    pthread_mutex_lock(&plan->mu);
-    plan->finished = 0;
-    plan->gen++;
-    pthread_cond_broadcast(&plan->go);
-    while (plan->finished < plan->nd)
-        pthread_cond_wait(&plan->done, &plan->mu);
-    pthread_mutex_unlock(&plan->mu);
+    run_round(plan);
     double t1 = hispi_now_ms();
     HISPI_TRY(worker_failure(plan));
     hisp_mplan_breakdown *bd = &plan->bd;
@@ -976,13 +982,7 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     const char *direct = getenv("HISP_MSREP_X_DIRECT");
     plan->relay = plan->dop == HISP_OP_N && plan->nd > 1 && !(direct && direct[0] == '1');
     plan->devmerge = true;
-    pthread_mutex_lock(&plan->mu);
-    plan->finished = 0;
-    plan->gen++;
-    pthread_cond_broadcast(&plan->go);
-    while (plan->finished < plan->nd)
-        pthread_cond_wait(&plan->done, &plan->mu);
-    pthread_mutex_unlock(&plan->mu);
+    run_round(plan);
     plan->devmerge = false;
     HISPI_TRY(worker_failure(plan));
     double t1 = hispi_now_ms();
