@@ -168,6 +168,12 @@ typedef struct hisp_backend_ops {
     hisp_status (*kern_caps)(hisp_context ctx, void *be, hispi_kcaps *caps);
     hisp_status (*kern_get)(hisp_context ctx, void *be, int prog, const char *opts,
                             const char *name, void **k);
+    /* Optional (NULL: nothing to gain): build the programs of these n option
+     * strings into the caches on several host threads, so that kern_get
+     * finds them. Best effort: a build that fails is left for kern_get to
+     * report; only running out of memory is an error here. */
+    hisp_status (*kern_prebuild)(hisp_context ctx, void *be, int prog, const char *const *opts,
+                                 int n);
     void (*kern_free)(void *be, void *k);
     hisp_status (*kern_launch)(hisp_context ctx, void *be, void *k, const hispi_karg *args,
                                int nargs, size_t groups, size_t group_size);

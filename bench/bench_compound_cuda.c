@@ -6,19 +6,23 @@
  *   quaternions qsurface 2n x n (q32, q64)   vs cusparse<S|D>bsrmv on the 4x4
  *                                              real left-multiplication blocks
  *
- *   bench_compound_cuda [--scale gpu|small] [--types c32,c64,...] [--search fast|full]
+ *   bench_compound_cuda [--scale gpu|small] [--types c32,c64,...] [--search fast|full|both]
  *                       [--repeat N] [--warmup N] [--opencl] [--md FILE] [--csv FILE]
  *
  * hisp: hisp_tune (plan cache on, so a second run tunes nothing; the tuning
- * time of the first run is reported), then the best variant timed with
- * hisp_spmv_variant_timed; "CSR sched" is the best CSR-AoS-AoS variant the
- * search timed (schedule-only tuning, the paper's baseline). cuSPARSE: CUDA
+ * time of the first run is reported; --search both runs the fast and the
+ * full search without the plan cache and compares their picks), then the
+ * pick timed with hisp_spmv_variant_timed; "CSR sched" is the best
+ * CSR-AoS-AoS variant the search found (schedule-only tuning, the paper's
+ * baseline), timed in the same final pass as the pick; --all-csv writes every
+ * variant each search timed. cuSPARSE: CUDA
  * events around each call after warm-up. Medians. Each result is compared
  * with the reference backend (relative 2-norm error). Memory: bytes of each
  * hisp layout and of the cuSPARSE form (CSR, BSR). */
 #include "cuda_bench.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,8 +219,49 @@ typedef struct {
     hisp_variant best;
     double ms, csr_sched_ms, tune_ms, err;
     int tried, from_cache;
+    /* --search both: the fast search's pick beside the full search's */
+    hisp_variant fast_best;
+    double fast_ms, fast_tune_ms;
+    int fast_tried;
 } hisp_res;
 
+#define BOTH ((hisp_tune_search)-1) /* --search both */
+
+static FILE *all_csv; /* --all-csv: every variant a search timed */
+
+static void tune_one(hisp_context ctx, hisp_matrix A, hisp_tune_search search, int use_cache,
+                     hisp_tune_result *res, int cap, hisp_variant *best, hisp_variant *csr,
+                     double *tune_ms, int *tried, int *from_cache)
+{
+    int count = 0;
+    hisp_tune_plan plan;
+    double t0 = bench_now_ms();
+    cb_hk(ctx, hisp_tune(ctx, A, search, use_cache, NULL, NULL, res, cap, &count, &plan), "tune");
+    *tune_ms = bench_now_ms() - t0;
+    *tried = plan.tried;
+    *from_cache = plan.from_cache;
+    *best = plan.best;
+    hisp_matrix_info mi;
+    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+    for (int i = 0; all_csv && i < count && i < cap; i++) {
+        char l[64], sc[64];
+        if (hisp_layout_name(&res[i].v.layout, l, sizeof l)) l[0] = 0;
+        if (hisp_schedule_name(&res[i].v.sched, sc, sizeof sc)) sc[0] = 0;
+        fprintf(all_csv, "%s,%s,%s,%s,%.6f\n", hisp_type_name(mi.type),
+                search == HISP_TUNE_FULL ? "full" : "fast", l, sc, res[i].ms);
+    }
+    for (int i = 0; csr && i < count && i < cap; i++)
+        if (res[i].v.layout.outer == HISP_OUTER_CSR && res[i].v.layout.inner == HISP_AOS &&
+            res[i].v.layout.vec == HISP_AOS && isfinite(res[i].ms)) {
+            *csr = res[i].v; /* sorted: the first is the best */
+            break;
+        }
+}
+
+/* hisp: tune (fast, full, or both: fast first with fresh kernel caches, so
+ * its time includes its builds), then time the picks and the best
+ * CSR-AoS-AoS variant in one final pass, interleaved in 3 blocks (a drift of
+ * the GPU's clocks then hits all alike), medians. */
 static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune_search search,
                        int warmup, int repeat, hisp_res *r)
 {
@@ -224,22 +269,14 @@ static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune
     cb_hk(ctx, hisp_context_get_device(ctx, &d), "device");
     snprintf(r->target, sizeof r->target, "%s:%d %.120s", hisp_backend_name(d.backend), d.index,
              d.name);
-    int cap = 1 << 14, count = 0;
+    int cap = 1 << 14;
     hisp_tune_result *res = malloc((size_t)cap * sizeof *res);
-    hisp_tune_plan plan;
-    double t0 = bench_now_ms();
-    cb_hk(ctx, hisp_tune(ctx, A, search, 1, NULL, NULL, res, cap, &count, &plan), "tune");
-    r->tune_ms = bench_now_ms() - t0;
-    r->tried = plan.tried;
-    r->from_cache = plan.from_cache;
-    r->best = plan.best;
-    r->csr_sched_ms = NAN;
-    for (int i = 0; i < count && i < cap; i++)
-        if (res[i].v.layout.outer == HISP_OUTER_CSR && res[i].v.layout.inner == HISP_AOS &&
-            res[i].v.layout.vec == HISP_AOS) {
-            r->csr_sched_ms = res[i].ms; /* sorted: the first is the best */
-            break;
-        }
+    hisp_variant csr = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
+    if (search == BOTH)
+        tune_one(ctx, A, HISP_TUNE_FAST, 0, res, cap, &r->fast_best, NULL, &r->fast_tune_ms,
+                 &r->fast_tried, &r->from_cache);
+    tune_one(ctx, A, search == BOTH ? HISP_TUNE_FULL : search, search != BOTH, res, cap, &r->best,
+             &csr, &r->tune_ms, &r->tried, &r->from_cache);
     free(res);
     hisp_vector x = NULL, y = NULL;
     cb_hk(ctx, hisp_vector_create(ctx, P->vt, P->nx, &x), "vector");
@@ -249,15 +286,30 @@ static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune
     float onef = 1, zerof = 0;
     const void *pa = P->ss == 4 ? (void *)&onef : (void *)&one;
     const void *pb = P->ss == 4 ? (void *)&zerof : (void *)&zero;
-    double *ms = malloc((size_t)repeat * sizeof *ms);
-    cb_hk(ctx, hisp_spmv_variant_timed(ctx, &plan.best, pa, A, x, pb, y, warmup, repeat, ms),
-          "spmv");
-    r->ms = bench_median(ms, repeat);
-    void *h = malloc((size_t)(P->ny * P->comps) * P->ss + 16);
-    cb_hk(ctx, hisp_vector_read(y, h), "read y");
-    r->err = rel_err(P, h);
-    free(h);
-    free(ms);
+    enum { BLOCKS = 3 };
+    const hisp_variant *vs[3] = {&r->best, &csr, &r->fast_best};
+    int nv = search == BOTH ? 3 : 2;
+    double *ms[3];
+    for (int i = 0; i < nv; i++)
+        ms[i] = malloc((size_t)(BLOCKS * repeat) * sizeof *ms[i]);
+    for (int blk = 0; blk < BLOCKS; blk++)
+        for (int i = 0; i < nv; i++) {
+            cb_hk(ctx,
+                  hisp_spmv_variant_timed(ctx, vs[i], pa, A, x, pb, y, warmup, repeat,
+                                          ms[i] + blk * repeat),
+                  "spmv");
+            if (i == 0 && blk == BLOCKS - 1) { /* check the pick's result */
+                void *h = malloc((size_t)(P->ny * P->comps) * P->ss + 16);
+                cb_hk(ctx, hisp_vector_read(y, h), "read y");
+                r->err = rel_err(P, h);
+                free(h);
+            }
+        }
+    r->ms = bench_median(ms[0], BLOCKS * repeat);
+    r->csr_sched_ms = bench_median(ms[1], BLOCKS * repeat);
+    r->fast_ms = search == BOTH ? bench_median(ms[2], BLOCKS * repeat) : NAN;
+    for (int i = 0; i < nv; i++)
+        free(ms[i]);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
 }
@@ -276,7 +328,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--types") && v)
             types = v, i++;
         else if (!strcmp(a, "--search") && v)
-            search = !strcmp(v, "full") ? HISP_TUNE_FULL : HISP_TUNE_FAST, i++;
+            search = !strcmp(v, "full")   ? HISP_TUNE_FULL
+                     : !strcmp(v, "both") ? BOTH
+                                          : HISP_TUNE_FAST,
+            i++;
         else if (!strcmp(a, "--repeat") && v)
             repeat = atoi(v), i++;
         else if (!strcmp(a, "--warmup") && v)
@@ -287,10 +342,18 @@ int main(int argc, char **argv)
             md = v, i++;
         else if (!strcmp(a, "--csv") && v)
             csv = v, i++;
-        else {
-            fprintf(stderr, "usage: bench_compound_cuda [--scale gpu|small] [--types c32,...] "
-                            "[--search fast|full] [--repeat N] [--warmup N] [--opencl] [--md F] "
-                            "[--csv F]\n");
+        else if (!strcmp(a, "--all-csv") && v) {
+            if (!(all_csv = fopen(v, "w"))) {
+                perror(v);
+                return 1;
+            }
+            fprintf(all_csv, "type,search,layout,schedule,ms\n");
+            i++;
+        } else {
+            fprintf(stderr,
+                    "usage: bench_compound_cuda [--scale gpu|small] [--types c32,...] "
+                    "[--search fast|full|both] [--repeat N] [--warmup N] [--opencl] [--md F] "
+                    "[--csv F] [--all-csv F]\n");
             return 1;
         }
     }
@@ -309,15 +372,25 @@ int main(int argc, char **argv)
     if (!fm) fm = stdout;
     hisp_device_info gi;
     cb_hk(ctx, hisp_backend_device_info(ctx, HISP_BACKEND_CUDA, 0, &gi), "device info");
-    fprintf(fm, "# compound SpMV on %s (%s), search %s, median of %d after %d warm-up\n\n", gi.name,
-            gi.platform, search == HISP_TUNE_FULL ? "full" : "fast", repeat, warmup);
-    fprintf(fm, "| type | matrix | nnz | target | best variant | ms | CSR sched ms | layout "
-                "speedup | cuSPARSE ms | vs cuSPARSE | tune s (variants) | err |\n");
-    fprintf(fm, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    bool both = search == BOTH;
+    fprintf(fm, "# compound SpMV on %s (%s), search %s, median of 3x%d after %d warm-up\n\n",
+            gi.name, gi.platform,
+            both                       ? "full and fast"
+            : search == HISP_TUNE_FULL ? "full"
+                                       : "fast",
+            repeat, warmup);
+    fprintf(fm,
+            "| type | matrix | nnz | target | best variant | ms | CSR sched ms | layout "
+            "speedup | cuSPARSE ms | vs cuSPARSE | tune s (variants) | err |%s\n",
+            both ? " fast pick | fast ms | full/fast | fast tune s (variants) | fast/full time |"
+                 : "");
+    fprintf(fm, "|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+            both ? "---|---|---|---|---|" : "");
     if (fc)
         fprintf(fc, "type,matrix,nnz,target,layout,schedule,ms,csr_sched_ms,cusparse_ms,tune_ms,"
                     "tried,from_cache,err,cusparse_err,bytes_csr,bytes_ell,bytes_sell16,"
-                    "bytes_sell32,bytes_cusparse\n");
+                    "bytes_sell32,bytes_cusparse,fast_layout,fast_schedule,fast_ms,fast_tune_ms,"
+                    "fast_tried\n");
     char list[256];
     snprintf(list, sizeof list, "%s", types);
     char *save = NULL;
@@ -405,32 +478,49 @@ int main(int argc, char **argv)
             if (hisp_schedule_name(&r.best.sched, sch, sizeof sch)) sch[0] = 0;
             fprintf(fm,
                     "| %s | %s | %lld | %s | %s %s | %.4f | %.4f | %.2f | %.4f | %.2fx | %.1f "
-                    "(%d%s) | %.1e |\n",
+                    "(%d%s) | %.1e |",
                     tok, mname, (long long)P.nnz, r.target, lay, sch, r.ms, r.csr_sched_ms,
                     r.csr_sched_ms / r.ms, cms, cms / r.ms, r.tune_ms / 1e3, r.tried,
                     r.from_cache ? ", cached" : "", r.err);
+            if (both) {
+                char fl[64], fs[64];
+                if (hisp_layout_name(&r.fast_best.layout, fl, sizeof fl)) fl[0] = 0;
+                if (hisp_schedule_name(&r.fast_best.sched, fs, sizeof fs)) fs[0] = 0;
+                fprintf(fm, " %s %s | %.4f | %.3f | %.1f (%d) | %.1f %% |", fl, fs, r.fast_ms,
+                        r.ms / r.fast_ms, r.fast_tune_ms / 1e3, r.fast_tried,
+                        100.0 * r.fast_tune_ms / r.tune_ms);
+            }
+            fprintf(fm, "\n");
             if (fc)
                 fprintf(fc,
                         "%s,%s,%lld,\"%s\",%s,%s,%.6f,%.6f,%.6f,%.1f,%d,%d,%.3e,%.3e,%llu,%llu,"
-                        "%llu,%llu,%llu\n",
+                        "%llu,%llu,%llu,",
                         tok, mname, (long long)P.nnz, r.target, lay, sch, r.ms, r.csr_sched_ms, cms,
                         r.tune_ms, r.tried, r.from_cache, r.err, cerr, (unsigned long long)lb[0],
                         (unsigned long long)lb[1], (unsigned long long)lb[2],
                         (unsigned long long)lb[3], (unsigned long long)cb);
+            if (fc) {
+                char fl[64] = "", fs[64] = "";
+                if (both && hisp_layout_name(&r.fast_best.layout, fl, sizeof fl)) fl[0] = 0;
+                if (both && hisp_schedule_name(&r.fast_best.sched, fs, sizeof fs)) fs[0] = 0;
+                fprintf(fc, "%s,%s,%.6f,%.1f,%d\n", fl, fs, r.fast_ms, r.fast_tune_ms,
+                        r.fast_tried);
+            }
             fflush(fm);
             hisp_matrix_destroy(&A);
         }
         fprintf(fm,
                 "| %s | %s | memory MB | CSR %.1f, ELL %.1f, SELL16 %.1f, SELL32 %.1f | "
-                "cuSPARSE %s %.1f | | | | cuSPARSE err %.1e | | | |\n",
+                "cuSPARSE %s %.1f | | | | cuSPARSE err %.1e | | | |%s\n",
                 tok, mname, lb[0] / 1e6, lb[1] / 1e6, lb[2] / 1e6, lb[3] / 1e6,
-                k == HISP_CGEN_HELMHOLTZ ? "CSR" : "BSR", cb / 1e6, cerr);
+                k == HISP_CGEN_HELMHOLTZ ? "CSR" : "BSR", cb / 1e6, cerr, both ? " | | | | |" : "");
         free(P.x);
         free(P.ref);
         hisp_matrix_destroy(&R);
     }
     if (fm != stdout) fclose(fm);
     if (fc) fclose(fc);
+    if (all_csv) fclose(all_csv);
     hisp_context_destroy(&ctx);
     hisp_context_destroy(&rctx);
     return 0;

@@ -2,6 +2,9 @@
 # Compound-entry SpMV on the GPU machine (issue 6), run from a folder holding
 # bin/ tests/ bench/ and this script (the layout gpu_suite.sh uses):
 #   bash compound_gpu.sh [quick]     quick: benchmark only, small sizes
+#   bash compound_gpu.sh both [TYPES] the CUDA compound tests, then the fast and
+#                                    the full search at GPU scale, one process
+#                                    per type (TYPES: c32,c64,...; default all)
 # Steps: the compound test suite on every target (CUDA through NVRTC, the
 # OpenCL platforms), a first and a second benchmark run (the second one must
 # find every plan in the cache: "cached" in the tune column), optionally the
@@ -23,6 +26,21 @@ fi
 { date -u; nvidia-smi -L; ls -l /usr/local/cuda/lib64/libnvrtc.so* 2>&1; } >>"$LOG" 2>&1
 SCALE=gpu
 [ "$MODE" = quick ] && SCALE=small
+if [ "$MODE" = both ]; then
+    [ -n "${NO_TESTS:-}" ] || { say "compound tests on CUDA (the full search included)"; ( time HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=compound timeout 400 tests/check_hisp ) 2>&1 |
+        grep -v '^error: ' | tee -a "$LOG" | tail -n 8; }
+    for t in $(echo "${2:-c32,c64,b3x3_f32,b3x3_f64,q32,q64}" | tr , ' '); do
+        say "fast and full search, $t"
+        rm -rf "$HISP_CACHE_DIR" # fresh kernel caches: the tuning times include the builds
+        timeout ${BENCH_TIMEOUT:-400} bench/bench_compound_cuda --scale gpu --types $t --search both \
+            --repeat 20 --warmup 5 --md "$OUT/both-$t.md" --csv "$OUT/both-$t.csv" \
+            --all-csv "$OUT/all-$t.csv" 2>>"$LOG"
+        echo "exit $?" | tee -a "$LOG"
+        tail -n +5 "$OUT/both-$t.md"
+    done
+    rm -rf "$HISP_CACHE_DIR" # thousands of cubins: not worth bringing back
+    exit 0
+fi
 if [ "$MODE" != quick ]; then
     say "compound tests on every target (CUDA variants compile through NVRTC)"
     CK_RUN_SUITE=compound timeout 1200 tests/check_hisp 2>&1 | grep -v '^error: ' | tee -a "$LOG" | tail -n 6

@@ -259,11 +259,73 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
     return s;
 }
 
+/* The build options and kernel name of variant v of A (its layout on the
+ * device, its schedule resolved), and vopts, those of its vector
+ * conversions. */
+static hisp_status variant_opts(hisp_context ctx, hisp_matrix A, const hisp_variant *v,
+                                char opts[480], char vopts[480], char name[40])
+{
+    HISPI_TRY(hispi_matrix_need_csr(A));
+    if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+    hispi_cdev *d = A->cdev;
+    HISPI_TRY(need_layout(A, d, &v->layout));
+    const int o = v->layout.outer, in = v->layout.inner, vs = v->layout.vec == HISP_SOA;
+    const hispi_clayout *L = &d->lay[o][in];
+    if (!d->caps_ok) {
+        HISPI_TRY(ctx->ops->kern_caps(ctx, ctx->be, &d->caps));
+        d->caps_ok = true;
+    }
+    hisp_schedule sc;
+    HISPI_TRY(resolve_sched(ctx, &d->caps, &v->sched, &sc));
+    hispi_ctype c = L->ct;
+    int n = snprintf(opts, 480,
+                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DEC=%d -DVC=%d -DOUTER=%d "
+                     "-DSLICE=%d -DINNER_SOA=%d -DPTR64=%d",
+                     c.ss == 8 ? "double" : "float", c.ss == 8, c.kind, c.ec, c.vc,
+                     o == HISP_OUTER_CSR   ? 0
+                     : o == HISP_OUTER_ELL ? 1
+                                           : 2,
+                     o == HISP_OUTER_SELL16 ? 16 : 32, in, L->wide);
+    snprintf(vopts, 480, "%s", opts); /* the conversions: any schedule */
+    if (d->caps.launch_bounds) {
+        snprintf(opts + n, 480 - (size_t)n, " -DVEC_SOA=%d -DDYN=%d -DNT=%d -DNB=%d", vs,
+                 sc.dynamic, sc.nt, sc.nb);
+        snprintf(vopts + n, 480 - (size_t)n, " -DVEC_SOA=0 -DDYN=0");
+        snprintf(name, 40, "compound_spmv");
+    } else {
+        snprintf(name, 40, "compound_spmv_v%d_d%d", vs, sc.dynamic);
+    }
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A, const hisp_variant *v, int n)
+{
+    if (A->hs || !has_kernels(ctx) || !ctx->ops->kern_prebuild || n <= 0) return HISP_SUCCESS;
+    char(*opts)[480] = NULL;
+    const char **ptr = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)n, sizeof *opts, (void **)&opts);
+    if (!s) s = hispi_alloc(ctx, (size_t)n, sizeof *ptr, (void **)&ptr);
+    int m = 0;
+    for (int i = 0; i < n && !s; i++) {
+        char vopts[480], name[40];
+        s = variant_opts(ctx, A, &v[i], opts[m], vopts, name);
+        if (s == HISP_ERR_INVALID_ARGUMENT) { /* a schedule the device refuses: kern_get's */
+            hispi_clear_error(ctx);
+            s = HISP_SUCCESS;
+            continue;
+        }
+        if (!s) ptr[m] = opts[m], m++;
+    }
+    if (!s) s = ctx->ops->kern_prebuild(ctx, ctx->be, HISPI_PROG_COMPOUND, ptr, m);
+    free(opts);
+    free(ptr);
+    return s;
+}
+
 hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double alpha,
                                 hisp_matrix A, hisp_vector x, double beta, hisp_vector y,
                                 int warmup, int repeat, double *ms)
 {
-    hisp_type t = A->host.type;
     if (A->hs)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "compound SpMV variants need CSR/COO storage, not HiSparse");
@@ -276,32 +338,11 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
     if (!has_kernels(ctx)) return run_host(ctx, L, vs, alpha, x, beta, y, warmup, repeat, ms);
 
     const hisp_backend_ops *ops = ctx->ops;
-    if (!d->caps_ok) {
-        HISPI_TRY(ops->kern_caps(ctx, ctx->be, &d->caps));
-        d->caps_ok = true;
-    }
+    char opts[480], vopts[480], name[40];
+    HISPI_TRY(variant_opts(ctx, A, v, opts, vopts, name));
     hisp_schedule sc;
     HISPI_TRY(resolve_sched(ctx, &d->caps, &v->sched, &sc));
     hispi_ctype c = L->ct;
-    char opts[480], name[40];
-    int n = snprintf(opts, sizeof opts,
-                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DEC=%d -DVC=%d -DOUTER=%d "
-                     "-DSLICE=%d -DINNER_SOA=%d -DPTR64=%d",
-                     c.ss == 8 ? "double" : "float", c.ss == 8, c.kind, c.ec, c.vc,
-                     o == HISP_OUTER_CSR   ? 0
-                     : o == HISP_OUTER_ELL ? 1
-                                           : 2,
-                     o == HISP_OUTER_SELL16 ? 16 : 32, in, L->wide);
-    char vopts[480];
-    snprintf(vopts, sizeof vopts, "%s", opts); /* the conversions: any schedule */
-    if (d->caps.launch_bounds) {
-        snprintf(opts + n, sizeof opts - (size_t)n, " -DVEC_SOA=%d -DDYN=%d -DNT=%d -DNB=%d", vs,
-                 sc.dynamic, sc.nt, sc.nb);
-        snprintf(vopts + n, sizeof vopts - (size_t)n, " -DVEC_SOA=0 -DDYN=0");
-        snprintf(name, sizeof name, "compound_spmv");
-    } else {
-        snprintf(name, sizeof name, "compound_spmv_v%d_d%d", vs, sc.dynamic);
-    }
     void *k = NULL;
     HISPI_TRY(get_kernel(ctx, d, opts, name, &k));
     if (!d->dummy) HISPI_TRY(ops->buf_alloc(ctx, ctx->be, 16, &d->dummy));
@@ -352,7 +393,6 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
     if (m1) ops->mark_destroy(ctx->be, m1);
     if (y0) ops->buf_free(ctx->be, y0);
     if (!s) hispi_vector_device_written(y);
-    (void)t;
     return s;
 }
 

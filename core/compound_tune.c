@@ -8,8 +8,12 @@
  *   fast: (1) CSR-AoS-AoS static, tune the product T = n_t*n_b with n_t =
  *         min(T, 4w), n_b = T/n_t; (2) every factorisation of the two best
  *         T, static and dynamic; (3) every layout with the best static and
- *         the best dynamic schedule of (2); (4) the three best layouts of
- *         (3) with every factorisation of the two best T again.
+ *         the best dynamic schedule of (2); (4) the two best layouts of (3)
+ *         with every factorisation of the two best T again; (5) the product
+ *         tuned again for the best layout so far (with its schedule type)
+ *         and its two best T factorised. Stage (5) came from simulating
+ *         variants of this search on the H100's full-search tables
+ *         (docs/BENCHMARKS.md): ELLPACK's best products are 2-4x CSR's.
  * Each candidate: 2 untimed runs, then the median of 5 timed runs; at the
  * end the 5 fastest are timed again (median of 15) and decide. */
 #include "../backends/backend.h"
@@ -301,6 +305,92 @@ static int per_cu_limit(const hispi_kcaps *c)
     return c->simd >= 32 ? 2048 : 1024;
 }
 
+/* ---- the stages of a search ---------------------------------------------- */
+
+typedef struct {
+    tuner *t;
+    hisp_variant *cand; /* this stage's candidates */
+    int n, cap;
+    const int *nt, nnt, *nb, nnb, lim, simd;
+    hisp_variant *best;
+    double *best_ms;
+} stage;
+
+static void add_cand(stage *g, hisp_variant v)
+{
+    if (g->n < g->cap) g->cand[g->n++] = v;
+}
+
+static bool lookup(const tuner *t, const hisp_variant *v, double *ms)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!memcmp(&t->all[i].v, v, sizeof *v)) {
+            *ms = t->all[i].ms;
+            return true;
+        }
+    return false;
+}
+
+/* Build the stage's candidates ahead (on several host threads where the
+ * backend can), then time them in order. */
+static hisp_status run_stage(stage *g, hisp_context ctx, hisp_matrix A)
+{
+    HISPI_TRY(hispi_compound_prebuild(ctx, A, g->cand, g->n));
+    for (int i = 0; i < g->n; i++) {
+        double ms;
+        HISPI_TRY(try_variant(g->t, &g->cand[i], &ms));
+        if (ms < *g->best_ms) *g->best_ms = ms, *g->best = g->cand[i];
+    }
+    return HISP_SUCCESS;
+}
+
+/* Tune the product T = nt*nb for layout lay (one schedule type) with nt =
+ * min(T, 4w) where that factorises; T2: the two best products (0: none). */
+static hisp_status tune_products(stage *g, hisp_context ctx, hisp_matrix A, hisp_layout lay,
+                                 int dynamic, int T2[2])
+{
+    int prods[64], np = 0;
+    for (int a = 0; a < g->nnt; a++)
+        for (int b = 0; b < g->nnb; b++) {
+            int T = g->nt[a] * g->nb[b], dup = 0;
+            if (T > g->lim) continue;
+            for (int q = 0; q < np; q++)
+                dup |= prods[q] == T;
+            if (!dup && np < 64) prods[np++] = T;
+        }
+    g->n = 0;
+    for (int q = 0; q < np; q++) {
+        int T = prods[q], ntv = T < 4 * g->simd ? T : 4 * g->simd;
+        while (ntv > g->simd && T % ntv) /* a factorisation that exists */
+            ntv -= g->simd;
+        if (T % ntv == 0) add_cand(g, (hisp_variant){lay, {dynamic, ntv, T / ntv}});
+    }
+    HISPI_TRY(run_stage(g, ctx, A));
+    T2[0] = T2[1] = 0;
+    for (int r = 0; r < 2; r++) {
+        double bm = INFINITY, m;
+        for (int i = 0; i < g->n; i++) {
+            int T = g->cand[i].sched.nt * g->cand[i].sched.nb;
+            if (T != T2[0] && lookup(g->t, &g->cand[i], &m) && m < bm) bm = m, T2[r] = T;
+        }
+    }
+    return HISP_SUCCESS;
+}
+
+/* Every factorisation of the products T2 for layout lay, static and
+ * dynamic. */
+static hisp_status factorisations(stage *g, hisp_context ctx, hisp_matrix A, hisp_layout lay,
+                                  const int T2[2])
+{
+    g->n = 0;
+    for (int a = 0; a < g->nnt; a++)
+        for (int b = 0; b < g->nnb; b++)
+            for (int dy = 0; dy < 2; dy++)
+                if (g->nt[a] * g->nb[b] == T2[0] || g->nt[a] * g->nb[b] == T2[1])
+                    add_cand(g, (hisp_variant){lay, {dy, g->nt[a], g->nb[b]}});
+    return run_stage(g, ctx, A);
+}
+
 hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, int use_cache,
                       hisp_tune_progress progress, void *user, hisp_tune_result *results, int cap,
                       int *count, hisp_tune_plan *plan)
@@ -346,93 +436,60 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
     int nnt = nt_set(&c, nt), nnb = nb_set(&c, nb), lim = per_cu_limit(&c);
     if (!ctx->ops->kern_caps) nnt = nnb = 1, nt[0] = nb[0] = 1; /* host emulation */
     hisp_variant best = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, nt[0], nb[0]}};
-    double best_ms = INFINITY, ms;
+    double best_ms = INFINITY;
+    stage g = {&t, NULL, 0, 0, nt, nnt, nb, nnb, lim, c.simd, &best, &best_ms};
+    g.cap = 16 * 2 * nnt * nnb + 64;
+    if (!s) s = hispi_alloc(ctx, (size_t)g.cap, sizeof *g.cand, (void **)&g.cand);
+    const hisp_layout csr = {HISP_OUTER_CSR, HISP_AOS, HISP_AOS};
     if (!s && search == HISP_TUNE_FULL) {
-        int pairs = 0;
-        for (int a = 0; a < nnt; a++)
-            for (int b = 0; b < nnb; b++)
-                pairs += nt[a] * nb[b] <= lim;
-        t.total = 16 * 2 * pairs;
-        for (int o = 0; o < HISP_OUTER_COUNT && !s; o++)
-            for (int in = 0; in < 2 && !s; in++)
-                for (int vs = 0; vs < 2 && !s; vs++)
-                    for (int dy = 0; dy < 2 && !s; dy++)
-                        for (int a = 0; a < nnt && !s; a++)
-                            for (int b = 0; b < nnb && !s; b++) {
-                                if (nt[a] * nb[b] > lim) continue;
-                                hisp_variant v = {
-                                    {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs},
-                                    {dy, nt[a], nb[b]}};
-                                s = try_variant(&t, &v, &ms);
-                                if (!s && ms < best_ms) best_ms = ms, best = v;
-                            }
+        for (int o = 0; o < HISP_OUTER_COUNT; o++)
+            for (int in = 0; in < 2; in++)
+                for (int vs = 0; vs < 2; vs++)
+                    for (int dy = 0; dy < 2; dy++)
+                        for (int a = 0; a < nnt; a++)
+                            for (int b = 0; b < nnb; b++)
+                                if (nt[a] * nb[b] <= lim)
+                                    add_cand(
+                                        &g, (hisp_variant){{(hisp_outer_layout)o,
+                                                            (hisp_sublayout)in, (hisp_sublayout)vs},
+                                                           {dy, nt[a], nb[b]}});
+        t.total = g.n;
+        s = run_stage(&g, ctx, A);
     } else if (!s) {
-        /* (1) the product T = nt*nb */
-        int prods[64] = {1}, np = 0;
-        for (int a = 0; a < nnt; a++)
-            for (int b = 0; b < nnb; b++) {
-                int T = nt[a] * nb[b], dup = 0;
-                if (T > lim) continue;
-                for (int q = 0; q < np; q++)
-                    dup |= prods[q] == T;
-                if (!dup && np < 64) prods[np++] = T;
-            }
-        t.total = np + 2 * 2 * nnt + 32 + 3 * 2 * 2 * nnt;
-        double Tms[64];
-        for (int q = 0; q < np; q++)
-            Tms[q] = INFINITY;
-        for (int q = 0; q < np && !s; q++) {
-            int T = prods[q], ntv = T < 4 * c.simd ? T : 4 * c.simd;
-            while (ntv > c.simd && T % ntv) /* a factorisation that exists */
-                ntv -= c.simd;
-            if (T % ntv) continue;
-            hisp_variant v = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, ntv, T / ntv}};
-            s = try_variant(&t, &v, &ms);
-            Tms[q] = ms;
-            if (!s && ms < best_ms) best_ms = ms, best = v;
-        }
-        /* the two best products */
-        int T2[2] = {0, 0};
-        for (int r = 0; r < 2; r++) {
-            int k = -1;
-            for (int q = 0; q < np; q++)
-                if (isfinite(Tms[q]) && prods[q] != T2[0] && (k < 0 || Tms[q] < Tms[k])) k = q;
-            if (k >= 0) T2[r] = prods[k];
-        }
-        /* (2) their factorisations, static and dynamic, CSR-AoS-AoS */
+        t.total = 16 + 2 * 2 * nnt + 32 + 2 * 2 * 2 * nnt + 16 + 2 * 2 * nnt;
+        /* (1) the product T = nt*nb, (2) its two best factorised */
+        int T2[2];
+        s = tune_products(&g, ctx, A, csr, 0, T2);
+        if (!s) s = factorisations(&g, ctx, A, csr, T2);
         hisp_schedule bs[2] = {best.sched, best.sched};
         double bsm[2] = {INFINITY, INFINITY};
-        hisp_layout csr = {HISP_OUTER_CSR, HISP_AOS, HISP_AOS};
-        for (int a = 0; a < nnt && !s; a++)
-            for (int b = 0; b < nnb && !s; b++)
-                for (int dy = 0; dy < 2 && !s; dy++) {
-                    if (nt[a] * nb[b] != T2[0] && nt[a] * nb[b] != T2[1]) continue;
-                    hisp_variant v = {csr, {dy, nt[a], nb[b]}};
-                    s = try_variant(&t, &v, &ms);
-                    if (!s && ms < best_ms) best_ms = ms, best = v;
-                    if (!s && ms < bsm[dy]) bsm[dy] = ms, bs[dy] = v.sched;
-                }
-        /* (3) every layout with the best static and the best dynamic
-         * schedule */
+        for (int i = 0; i < t.n; i++) { /* the best static and dynamic of (2) */
+            const hisp_tune_result *r = &t.all[i];
+            if (!memcmp(&r->v.layout, &csr, sizeof csr) && r->ms < bsm[r->v.sched.dynamic])
+                bsm[r->v.sched.dynamic] = r->ms, bs[r->v.sched.dynamic] = r->v.sched;
+        }
+        /* (3) every layout with them */
+        g.n = 0;
+        for (int o = 0; o < HISP_OUTER_COUNT; o++)
+            for (int in = 0; in < 2; in++)
+                for (int vs = 0; vs < 2; vs++)
+                    for (int dy = 0; dy < 2; dy++)
+                        if (isfinite(bsm[dy]))
+                            add_cand(&g, (hisp_variant){{(hisp_outer_layout)o, (hisp_sublayout)in,
+                                                         (hisp_sublayout)vs},
+                                                        bs[dy]});
+        if (!s) s = run_stage(&g, ctx, A);
         double lms[HISP_OUTER_COUNT][2][2];
         for (int q = 0; q < HISP_OUTER_COUNT * 4; q++)
             (&lms[0][0][0])[q] = INFINITY;
-        for (int o = 0; o < HISP_OUTER_COUNT && !s; o++)
-            for (int in = 0; in < 2 && !s; in++)
-                for (int vs = 0; vs < 2 && !s; vs++) {
-                    lms[o][in][vs] = INFINITY;
-                    for (int dy = 0; dy < 2 && !s; dy++) {
-                        if (!isfinite(bsm[dy])) continue;
-                        hisp_variant v = {
-                            {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs}, bs[dy]};
-                        s = try_variant(&t, &v, &ms);
-                        if (!s && ms < best_ms) best_ms = ms, best = v;
-                        if (!s && ms < lms[o][in][vs]) lms[o][in][vs] = ms;
-                    }
-                }
-        /* (4) the three best layouts with every factorisation of the two
-         * best products */
-        for (int r = 0; r < 3 && !s; r++) {
+        for (int i = 0; i < g.n; i++) {
+            const hisp_layout *l = &g.cand[i].layout;
+            double m = INFINITY, *lm = &lms[l->outer][l->inner][l->vec == HISP_SOA];
+            if (!s && lookup(&t, &g.cand[i], &m) && m < *lm) *lm = m;
+        }
+        /* (4) the two best layouts of (3) with every factorisation of the
+         * two best products */
+        for (int r = 0; r < 2 && !s; r++) {
             int bo = -1, bi = 0, bv = 0;
             for (int o = 0; o < HISP_OUTER_COUNT; o++)
                 for (int in = 0; in < 2; in++)
@@ -442,17 +499,17 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
                             bo = o, bi = in, bv = vs;
             if (bo < 0) break;
             lms[bo][bi][bv] = INFINITY; /* taken */
-            hisp_layout lay = {(hisp_outer_layout)bo, (hisp_sublayout)bi, (hisp_sublayout)bv};
-            for (int a = 0; a < nnt && !s; a++)
-                for (int b = 0; b < nnb && !s; b++)
-                    for (int dy = 0; dy < 2 && !s; dy++) {
-                        if (nt[a] * nb[b] != T2[0] && nt[a] * nb[b] != T2[1]) continue;
-                        hisp_variant v = {lay, {dy, nt[a], nb[b]}};
-                        s = try_variant(&t, &v, &ms);
-                        if (!s && ms < best_ms) best_ms = ms, best = v;
-                    }
+            s = factorisations(
+                &g, ctx, A,
+                (hisp_layout){(hisp_outer_layout)bo, (hisp_sublayout)bi, (hisp_sublayout)bv}, T2);
         }
+        /* (5) the product tuned again for the best layout so far, with its
+         * schedule type (ELLPACK wants more threads per compute unit than
+         * CSR), and its two best products factorised */
+        if (!s) s = tune_products(&g, ctx, A, best.layout, best.sched.dynamic, T2);
+        if (!s) s = factorisations(&g, ctx, A, best.layout, T2);
     }
+    free(g.cand);
     /* confirmation: the leaders timed again with more runs (one noisy
      * median must not decide) */
     if (!s && t.n > 1) {

@@ -68,6 +68,11 @@ HISPI_LOCAL hisp_status hispi_block3_from_real(hisp_context ctx, const char *nam
                                                hispi_sparse *out);
 
 /* Compound SpMV on the context's backend (core/compound_spmv.c). */
+/* Build the kernels of these n variants of A ahead, on several host threads
+ * where the backend can (CUDA's NVRTC); a no-op elsewhere. Best effort: a
+ * variant that fails to build fails again when it runs, with its log. */
+HISPI_LOCAL hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A,
+                                                const hisp_variant *v, int n);
 HISPI_LOCAL hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double alpha,
                                             hisp_matrix A, hisp_vector x, double beta,
                                             hisp_vector y, int warmup, int repeat, double *ms);

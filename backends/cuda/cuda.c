@@ -524,6 +524,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .device_pci = hisp_cuda_device_pci,
     .kern_caps = hisp_cuda_kern_caps,
     .kern_get = hisp_cuda_kern_get,
+    .kern_prebuild = hisp_cuda_kern_prebuild,
     .kern_free = hisp_cuda_kern_free,
     .kern_launch = hisp_cuda_kern_launch,
     .buf_zero = hisp_cuda_buf_zero,

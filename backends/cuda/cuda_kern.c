@@ -18,9 +18,11 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef HISP_HAVE_OPENCL
 extern const char hispi_cl_src_compound_spmv[], hispi_cl_src_hisparse_add[];
@@ -136,14 +138,24 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     return HISP_SUCCESS;
 }
 
-/* Compile program pid with opts for sm_XY; *cubin malloc'd. */
-static hisp_status compile(hisp_context ctx, int pid, const char *opts, int major, int minor,
-                           char **cubin, size_t *size)
+/* One NVRTC build, without a context (prebuild runs it on several threads):
+ * program pid with opts for sm_XY. On success *cubin is malloc'd; on failure
+ * why (and *log, malloc'd, when NVRTC has one) say why. */
+typedef struct {
+    char *cubin, *log;
+    size_t size;
+    nvrtcResult r; /* NVRTC_SUCCESS unless NVRTC failed */
+    char why[160]; /* the failure, when there is one */
+} build_out;
+
+static bool compile_raw(int pid, const char *opts, int major, int minor, build_out *o)
 {
     char buf[1024], arch[64];
-    if ((size_t)snprintf(buf, sizeof buf, "%s", opts) >= sizeof buf)
-        return hispi_fail(ctx, HISP_ERR_KERNEL_BUILD, "nvrtc: build options longer than %zu bytes",
-                          sizeof buf - 1);
+    memset(o, 0, sizeof *o);
+    if ((size_t)snprintf(buf, sizeof buf, "%s", opts) >= sizeof buf) {
+        snprintf(o->why, sizeof o->why, "build options longer than %zu bytes", sizeof buf - 1);
+        return false;
+    }
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
     const char *argv[48];
     int argc = 0;
@@ -152,45 +164,65 @@ static hisp_status compile(hisp_context ctx, int pid, const char *opts, int majo
     /* strtok_r: strtok's hidden state would break a caller's own strtok loop */
     char *save = NULL;
     for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (argc == (int)(sizeof argv / sizeof argv[0]))
-            return hispi_fail(ctx, HISP_ERR_KERNEL_BUILD, "nvrtc: more than %d build options",
-                              argc - 2);
+        if (argc == (int)(sizeof argv / sizeof argv[0])) {
+            snprintf(o->why, sizeof o->why, "more than %d build options", argc - 2);
+            return false;
+        }
         argv[argc++] = t;
     }
     nvrtcProgram prog = NULL;
-    nvrtcResult r = nv.create(&prog, prog_src(pid), pid ? "hisparse_add.cu" : "compound_spmv.cu", 0,
-                              NULL, NULL);
-    if (r != NVRTC_SUCCESS)
-        return hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r, "nvrtcCreateProgram: %s",
-                                 nv.errstr(r));
-    r = nv.compile(prog, argc, argv);
-    if (r != NVRTC_SUCCESS) {
+    o->r = nv.create(&prog, prog_src(pid), pid ? "hisparse_add.cu" : "compound_spmv.cu", 0, NULL,
+                     NULL);
+    if (o->r != NVRTC_SUCCESS) {
+        snprintf(o->why, sizeof o->why, "nvrtcCreateProgram: %s", nv.errstr(o->r));
+        return false;
+    }
+    o->r = nv.compile(prog, argc, argv);
+    if (o->r != NVRTC_SUCCESS) {
         size_t n = 0;
-        char *log = NULL;
-        if (nv.log_size(prog, &n) == NVRTC_SUCCESS && n && (log = malloc(n + 1))) {
-            if (nv.log(prog, log) != NVRTC_SUCCESS) log[0] = 0;
-            log[n] = 0;
+        if (nv.log_size(prog, &n) == NVRTC_SUCCESS && n && (o->log = malloc(n + 1))) {
+            if (nv.log(prog, o->log) != NVRTC_SUCCESS) o->log[0] = 0;
+            o->log[n] = 0;
         }
-        hisp_status s =
-            hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r,
-                              "NVRTC compile failed: %s, options \"%s\"", nv.errstr(r), opts);
-        if (log) hispi_set_build_log(ctx, log);
-        free(log);
+        snprintf(o->why, sizeof o->why, "compile failed: %s", nv.errstr(o->r));
         nv.destroy(&prog);
-        return s;
+        return false;
     }
-    size_t n = 0;
-    hisp_status s = HISP_SUCCESS;
-    r = nv.cubin_size(prog, &n);
-    if (r == NVRTC_SUCCESS) s = hispi_alloc(ctx, n, 1, (void **)cubin);
-    if (r == NVRTC_SUCCESS && !s) r = nv.cubin(prog, *cubin);
+    o->r = nv.cubin_size(prog, &o->size);
+    if (o->r == NVRTC_SUCCESS) {
+        if (!(o->cubin = malloc(o->size ? o->size : 1))) {
+            snprintf(o->why, sizeof o->why, "out of host memory (%zu bytes)", o->size);
+            nv.destroy(&prog);
+            return false;
+        }
+        o->r = nv.cubin(prog, o->cubin);
+    }
     nv.destroy(&prog);
-    if (!s && r != NVRTC_SUCCESS) {
-        free(*cubin);
-        *cubin = NULL;
-        s = hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, r, "nvrtcGetCUBIN: %s", nv.errstr(r));
+    if (o->r != NVRTC_SUCCESS) {
+        free(o->cubin);
+        o->cubin = NULL;
+        snprintf(o->why, sizeof o->why, "nvrtcGetCUBIN: %s", nv.errstr(o->r));
+        return false;
     }
-    *size = n;
+    return true;
+}
+
+/* compile_raw with the failure recorded in ctx; *cubin malloc'd. */
+static hisp_status compile(hisp_context ctx, int pid, const char *opts, int major, int minor,
+                           char **cubin, size_t *size)
+{
+    build_out o;
+    if (compile_raw(pid, opts, major, minor, &o)) {
+        *cubin = o.cubin;
+        *size = o.size;
+        return HISP_SUCCESS;
+    }
+    hisp_status s = o.r == NVRTC_ERROR_OUT_OF_MEMORY || strstr(o.why, "out of host memory")
+                        ? hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "NVRTC: %s", o.why)
+                        : hispi_fail_native(ctx, HISP_ERR_KERNEL_BUILD, o.r,
+                                            "NVRTC %s, options \"%s\"", o.why, opts);
+    if (o.log) hispi_set_build_log(ctx, o.log);
+    free(o.log);
     return s;
 }
 
@@ -223,6 +255,56 @@ static char *read_all(const char *path, size_t *n)
     return b;
 }
 
+/* A module's key: source, options, NVRTC version, device. */
+static uint64_t module_key(const char *src, const char *opts, const struct cudaDeviceProp *p)
+{
+    uint64_t key = hispi_hash(src, strlen(src), 0x6e7672746300ull);
+    key = hispi_hash(opts, strlen(opts) + 1, key);
+    int ver[4] = {nv.major, nv.minor, p->major, p->minor};
+    key = hispi_hash(ver, sizeof ver, key);
+    return hispi_hash(p->name, strlen(p->name) + 1, key);
+}
+
+static module *find_module(int dev, uint64_t key)
+{
+    pthread_mutex_lock(&lock);
+    module *m = modules;
+    while (m && !(m->device == dev && m->key == key))
+        m = m->next;
+    pthread_mutex_unlock(&lock);
+    return m;
+}
+
+/* Keep the loaded library as module (dev, key). */
+static hisp_status add_module(hisp_context ctx, int dev, uint64_t key, cudaLibrary_t lib,
+                              module **out)
+{
+    module *m = NULL;
+    hisp_status s = hispi_calloc(ctx, 1, sizeof *m, (void **)&m);
+    if (s) {
+        (void)cudaLibraryUnload(lib);
+        return s;
+    }
+    m->device = dev;
+    m->key = key;
+    m->lib = lib;
+    pthread_mutex_lock(&lock);
+    m->next = modules;
+    modules = m;
+    pthread_mutex_unlock(&lock);
+    *out = m;
+    return HISP_SUCCESS;
+}
+
+static hisp_status device_props(hisp_context ctx, void *be, int *dev, struct cudaDeviceProp *p)
+{
+    cudaStream_t st;
+    hisp_cuda_be_stream(be, dev, &st);
+    cudaError_t e = cudaSetDevice(*dev);
+    if (e == cudaSuccess) e = cudaGetDeviceProperties(p, *dev);
+    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaGetDeviceProperties");
+}
+
 hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
                                const char *name, void **k)
 {
@@ -230,23 +312,11 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
     if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
     HISPI_TRY(need_nvrtc(ctx));
     int dev;
-    cudaStream_t st;
-    hisp_cuda_be_stream(be, &dev, &st);
-    cudaError_t e = cudaSetDevice(dev);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaSetDevice");
     struct cudaDeviceProp p;
-    e = cudaGetDeviceProperties(&p, dev);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaGetDeviceProperties");
-    uint64_t key = hispi_hash(src, strlen(src), 0x6e7672746300ull);
-    key = hispi_hash(opts, strlen(opts) + 1, key);
-    int ver[4] = {nv.major, nv.minor, p.major, p.minor};
-    key = hispi_hash(ver, sizeof ver, key);
-    key = hispi_hash(p.name, strlen(p.name) + 1, key);
-    pthread_mutex_lock(&lock);
-    module *m = modules;
-    while (m && !(m->device == dev && m->key == key))
-        m = m->next;
-    pthread_mutex_unlock(&lock);
+    HISPI_TRY(device_props(ctx, be, &dev, &p));
+    uint64_t key = module_key(src, opts, &p);
+    module *m = find_module(dev, key);
+    cudaError_t e;
     if (!m) {
         char path[1024];
         size_t n = 0;
@@ -272,24 +342,93 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
                 (void)hispi_write_file_atomic(path, cubin, n, true);
         }
         free(cubin);
-        hisp_status s = hispi_calloc(ctx, 1, sizeof *m, (void **)&m);
-        if (s) {
-            (void)cudaLibraryUnload(lib);
-            return s;
-        }
-        m->device = dev;
-        m->key = key;
-        m->lib = lib;
-        pthread_mutex_lock(&lock);
-        m->next = modules;
-        modules = m;
-        pthread_mutex_unlock(&lock);
+        HISPI_TRY(add_module(ctx, dev, key, lib, &m));
     }
     cudaKernel_t kern = NULL;
     e = cudaLibraryGetKernel(&kern, m->lib, name);
     if (e != cudaSuccess) return cu_fail(ctx, e, "cudaLibraryGetKernel");
     *k = (void *)kern;
     return HISP_SUCCESS;
+}
+
+/* ---- prebuild: many variants on several host threads --------------------- */
+
+typedef struct {
+    int prog, major, minor, n;
+    const char *const *opts;
+    const bool *todo;
+    build_out *out;
+    atomic_int next;
+} prebuild_job;
+
+static void *prebuild_worker(void *arg)
+{
+    prebuild_job *j = arg;
+    for (int i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+        if (j->todo[i]) (void)compile_raw(j->prog, j->opts[i], j->major, j->minor, &j->out[i]);
+    return NULL;
+}
+
+hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const char *const *opts,
+                                    int n)
+{
+    const char *src = prog_src(prog);
+    if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
+    if (n <= 0) return HISP_SUCCESS;
+    HISPI_TRY(need_nvrtc(ctx));
+    int dev;
+    struct cudaDeviceProp p;
+    HISPI_TRY(device_props(ctx, be, &dev, &p));
+    bool *todo = NULL;
+    build_out *out = NULL;
+    uint64_t *key = NULL;
+    hisp_status s = hispi_calloc(ctx, (size_t)n, sizeof *todo, (void **)&todo);
+    if (!s) s = hispi_calloc(ctx, (size_t)n, sizeof *out, (void **)&out);
+    if (!s) s = hispi_calloc(ctx, (size_t)n, sizeof *key, (void **)&key);
+    int left = 0;
+    char path[1024];
+    for (int i = 0; i < n && !s; i++) {
+        key[i] = module_key(src, opts[i], &p);
+        bool dup = false; /* the same options twice: build once */
+        for (int q = 0; q < i && !dup; q++)
+            dup = key[q] == key[i] && !strcmp(opts[q], opts[i]);
+        todo[i] = !dup && !find_module(dev, key[i]) &&
+                  !(hispi_cache_file("cu", key[i], "cubin", path, sizeof path) &&
+                    access(path, R_OK) == 0);
+        left += todo[i];
+    }
+    if (!s && left) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int threads = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+        if (threads > left) threads = left;
+        prebuild_job j = {prog, p.major, p.minor, n, opts, todo, out, 0};
+        double t0 = hispi_now_ms();
+        hispi_gen_parallel(threads, prebuild_worker, &j);
+        hispi_debug("cuda: %d NVRTC builds on %d threads (%.1f ms)", left, threads,
+                    hispi_now_ms() - t0);
+    }
+    /* load them here, in the caller's thread: a build that failed is left
+     * for kern_get to report with its log */
+    for (int i = 0; i < n && !s; i++) {
+        if (!out[i].cubin) continue;
+        cudaLibrary_t lib = NULL;
+        if (cudaLibraryLoadData(&lib, out[i].cubin, NULL, NULL, 0, NULL, NULL, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        module *m;
+        s = add_module(ctx, dev, key[i], lib, &m);
+        if (!s && hispi_cache_file("cu", key[i], "cubin", path, sizeof path))
+            (void)hispi_write_file_atomic(path, out[i].cubin, out[i].size, true);
+    }
+    for (int i = 0; out && i < n; i++) {
+        free(out[i].cubin);
+        free(out[i].log);
+    }
+    free(todo);
+    free(out);
+    free(key);
+    return s;
 }
 
 void hisp_cuda_kern_free(void *be, void *k)
