@@ -197,8 +197,11 @@ static void summary(FILE *f, const bench_results *rs, const hs_info *hi, int nhi
                "| cuSPARSE best N ms | **HS N / cuSPARSE** | cuSPARSE T ms | csr2csc+SpMV ms "
                "(SpMV only) | naive atomic T ms | **cuSPARSE T / HS T** | HS N GB/s (of copy) "
                "| HS N GFLOP/s 3nnz/t (2nnz/t) | host-polled N ms | OpenCL-GPU HS N ms "
-               "| rounds / launches / nodes |\n");
-    fprintf(f, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+               "| rounds / launches / nodes | replay N / T ms | **replay N / cuSPARSE** "
+               "| **cuSPARSE T / replay T** |\n");
+    fprintf(f,
+            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|"
+            "\n");
     for (int i = 0; i < nhi; i++) {
         const char *m = hi[i].matrix, *p = hi[i].precision;
         const bench_result *hn = cb_find(rs, m, p, "N", "hisparse-cuda");
@@ -212,17 +215,19 @@ static void summary(FILE *f, const bench_results *rs, const hs_info *hi, int nhi
                cc = cb_med(cb_find(rs, m, p, "T", "cusparse-csc+conv")),
                na = cb_med(cb_find(rs, m, p, "T", "naive-atomic")),
                hp = cb_med(cb_find(rs, m, p, "N", "hisparse-cuda-hostctl")),
-               oc = cb_med(cb_find(rs, m, p, "N", "hisparse-opencl-gpu"));
+               oc = cb_med(cb_find(rs, m, p, "N", "hisparse-opencl-gpu")),
+               rn = cb_med(cb_find(rs, m, p, "N", "hisparse-cuda-replay")),
+               rt = cb_med(cb_find(rs, m, p, "T", "hisparse-cuda-replay"));
         double best = a1 < a2 || isnan(a2) ? a1 : a2;
         char ct_s[64];
         counts_text(&hi[i].c, ct_s, sizeof ct_s);
         fprintf(f,
                 "| %s | %s | %lld | %.4f | %.4f | %.2f | %.4f | %.4f | **%.2f** | %.4f "
                 "| %.4f (%.4f) | %.4f | **%.2f** | %.0f (%.0f%%) | %.1f (%.1f) | %.4f | %.4f "
-                "| %s |\n",
+                "| %s | %.4f / %.4f | **%.2f** | **%.2f** |\n",
                 m, p, (long long)hn->nnz, n, t, t / n, csr, best, n / best, ct, cc, cs, na, ct / t,
                 hn->gbs, 100 * hn->bw_fraction, 3e-6 * (double)hn->nnz / n,
-                2e-6 * (double)hn->nnz / n, hp, oc, ct_s);
+                2e-6 * (double)hn->nnz / n, hp, oc, ct_s, rn, rt, rn / best, ct / rt);
     }
 }
 
@@ -361,6 +366,13 @@ int main(int argc, char **argv)
             run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup, repeat,
                    ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_CONTROLLER");
+            /* replay: the leaf queues of the last scheduled run, sorted once
+             * (in the warm-up), launched in one round */
+            setenv("HISP_CUDA_HS_REPLAY", "1", 1);
+            for (int op = 0; op < 2; op++)
+                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay", name, t, gpu, &rs, warmup,
+                       repeat, ms, bw, h->tree_bytes, NULL);
+            unsetenv("HISP_CUDA_HS_REPLAY");
             /* kernel variants kept for comparison: env, value, row name */
             static const char *const var[][3] = {
                 {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"}};

@@ -4,6 +4,8 @@
  * controller is in hisparse_cdp.cu. */
 #include "hisparse_nodes.cuh"
 
+#include <cub/device/device_radix_sort.cuh>
+
 namespace
 {
 
@@ -28,7 +30,59 @@ template <typename T> __global__ void hs_begin(hisp_cuda_hs P, long long n, T be
     }
 }
 
+__global__ void hs_sort_keys(const entry_t *e, unsigned n, int tr, unsigned long long *key,
+                             unsigned *idx)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long r = e[i].row, c = e[i].col;
+    key[i] = tr ? c << 32 | r : r << 32 | c;
+    idx[i] = i;
+}
+
+__global__ void hs_gather(const entry_t *in, const unsigned *idx, unsigned n, entry_t *out)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[idx[i]];
+}
+
 } // namespace
+
+extern "C" cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr,
+                                                 cudaStream_t stream)
+{
+    if (n < 2) return cudaSuccess;
+    if (n >= (1ull << 31)) return cudaErrorInvalidValue;
+    int m = (int)n;
+    unsigned long long *k0 = nullptr, *k1 = nullptr;
+    unsigned *i0 = nullptr, *i1 = nullptr;
+    entry_t *copy = nullptr;
+    void *tmp = nullptr;
+    size_t tmp_bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, k0, k1, i0, i1, m, 0, 64,
+                                                    stream);
+    if (e == cudaSuccess) e = cudaMalloc(&k0, 2 * n * sizeof *k0);
+    if (e == cudaSuccess) e = cudaMalloc(&i0, 2 * n * sizeof *i0);
+    if (e == cudaSuccess) e = cudaMalloc(&copy, n * sizeof *copy);
+    if (e == cudaSuccess) e = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
+    unsigned blocks = (unsigned)((n + 255) / 256);
+    entry_t *ent = static_cast<entry_t *>(entries);
+    if (e == cudaSuccess) {
+        k1 = k0 + n;
+        i1 = i0 + n;
+        hs_sort_keys<<<blocks, 256, 0, stream>>>(ent, (unsigned)n, tr, k0, i0);
+        e = cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k0, k1, i0, i1, m, 0, 64, stream);
+    }
+    if (e == cudaSuccess) {
+        hs_gather<<<blocks, 256, 0, stream>>>(ent, i1, (unsigned)n, copy);
+        e = cudaMemcpyAsync(ent, copy, n * sizeof *copy, cudaMemcpyDeviceToDevice, stream);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* before the frees */
+    void *bufs[] = {k0, i0, copy, tmp};
+    for (void *b : bufs)
+        if (b) (void)cudaFree(b);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
 
 extern "C" cudaError_t hisp_cuda_hs_begin(const hisp_cuda_hs *P, int64_t n, double beta,
                                           cudaStream_t stream)

@@ -147,6 +147,25 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     }
     CK_OK(ctx, hisp_vector_read(y, ydev));
     ck_assert_msg(memcmp(&c[0], &c[1], sizeof c[0]) == 0, "%s: counts differ between runs", what);
+    /* CUDA's replay (leaf queues of the last scheduled run, sorted, one
+     * round): the same result */
+    const test_target *tg;
+    test_targets(&tg);
+    void *yrep = NULL;
+    if (tg[target].kind == HISP_BACKEND_CUDA) {
+        yrep = malloc((size_t)m * es + 8);
+        ck_assert_ptr_nonnull(yrep);
+        setenv("HISP_CUDA_HS_REPLAY", "1", 1);
+        CK_OK(ctx, hisp_vector_write(y, y0));
+        hisp_status s = hisp_spmv(ctx, op, ap, H, x, bp, y);
+        hisp_sched_counts rc;
+        if (!s) s = hisp_context_sched_counts(ctx, &rc);
+        unsetenv("HISP_CUDA_HS_REPLAY");
+        CK_OK(ctx, s);
+        CK_OK(ctx, hisp_vector_read(y, yrep));
+        if (c[0].total_nodes) ck_assert_int_eq(rc.rounds, 1);
+        ck_assert_int_le(rc.total_nodes, c[0].total_nodes);
+    }
 
     /* the oracles: recursive reference, host simulation (counts) */
     const hispi_hisparse *h = H->hs;
@@ -183,13 +202,15 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     int64_t longest = 1;
     for (int64_t i = 0; i < m; i++)
         if (cnt[i] > longest) longest = cnt[i];
-    double num = 0, den = 0, nums = 0;
+    double num = 0, den = 0, nums = 0, numr = 0;
     for (int64_t i = 0; i < m; i++) {
         double dv = ld(t, ydev, i), r = ld(t, yref, i), sv = ld(t, ysim, i);
-        ck_assert_msg(!isnan(dv) && !isnan(r), "%s: NaN in y[%lld] (%s)", what, (long long)i,
-                      beta_zero ? "y was NaN and beta = 0: y was read" : "");
+        double pv = yrep ? ld(t, yrep, i) : r;
+        ck_assert_msg(!isnan(dv) && !isnan(r) && !isnan(pv), "%s: NaN in y[%lld] (%s)", what,
+                      (long long)i, beta_zero ? "y was NaN and beta = 0: y was read" : "");
         double g = mag[i] + (beta_zero ? 0 : fabs(beta * ld(t, y0, i)));
         num += (dv - r) * (dv - r);
+        numr += (pv - r) * (pv - r);
         nums += (sv - r) * (sv - r);
         den += g * g;
     }
@@ -203,6 +224,10 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
                   (long long)info.nnz, d, op == HISP_OP_N ? 'N' : 'T', tflag, scale,
                   beta_zero ? "0 (y NaN)" : "random", err, errs, tol,
                   (unsigned long long)test_seed());
+    double errr = den > 0 ? sqrt(numr / den) : sqrt(numr);
+    ck_assert_msg(errr <= tol, "%s: replay: relative error %.3g > %.3g (seed %llu)", what, errr,
+                  tol, (unsigned long long)test_seed());
+    free(yrep);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
     hisp_matrix_destroy(&H);

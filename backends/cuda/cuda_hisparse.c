@@ -25,6 +25,9 @@
 
 typedef struct {
     int f64, nq;
+    /* replay: after a scheduled SpMV the leaf queues hold every leaf
+     * (1); sorted by output offset for N (2) or for A^T (3) */
+    int leaves;
     void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
 } hisp_cuda_hsm;
@@ -242,6 +245,35 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
     }
 }
 
+/* Replay ($HISP_CUDA_HS_REPLAY=1, measured against the scheduler): once a
+ * scheduled SpMV has filled the queues, later SpMVs launch the leaf kernels
+ * straight over the leaf queues, sorted once by output offset (so a row
+ * band's leaves are processed by neighbouring blocks while its part of y is
+ * in L2): no inner levels, one round. */
+static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+                          cudaStream_t stream, hisp_sched_counts *counts)
+{
+    int want = P->tr ? 3 : 2;
+    for (int q = 0; q < m->nq && m->leaves != want; q++)
+        if (P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q] > 1) {
+            cudaError_t e = hisp_cuda_hs_sort_entries((hispi_sched_entry *)m->entries + m->base[q],
+                                                      m->cap[q], P->tr, stream);
+            if (e == cudaErrorInvalidValue) break; /* too many to sort: replay unsorted */
+            CU(ctx, e);
+        }
+    m->leaves = want;
+    counts->rounds = 1;
+    for (int q = 0; q < m->nq; q++)
+        if (P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q]) {
+            CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
+            counts->nodes[q] = (int64_t)m->cap[q];
+            counts->launches[q] = 1;
+            counts->total_nodes += counts->nodes[q];
+            counts->total_launches++;
+        }
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
                               const void *x, void *y, hisp_sched_counts *counts)
 {
@@ -308,6 +340,12 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
+    if (m->leaves && env_is("HISP_CUDA_HS_REPLAY", "1")) {
+        HISPI_TRY(replay(ctx, m, &P, stream, &L->ready));
+        L->state = 1;
+        return HISP_SUCCESS;
+    }
+    m->leaves = 1; /* this run fills every queue, in the scheduler's order */
     if (host) {
         uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
         HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));

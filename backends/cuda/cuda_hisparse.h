@@ -58,6 +58,11 @@ cudaError_t hisp_cuda_hs_controller(const hisp_cuda_hs *P, cudaStream_t stream);
  * host-polled controller). */
 cudaError_t hisp_cuda_hs_node(const hisp_cuda_hs *P, int q, uint64_t first, uint64_t count,
                               cudaStream_t stream);
+/* Sort n queue entries (hispi_sched_entry) in place by output then input
+ * offset (row, col; col, row when tr), so that neighbouring blocks of a
+ * leaf kernel update neighbouring parts of y. Scratch is allocated and
+ * freed here (about 48 bytes per entry); n < 2^31. */
+cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr, cudaStream_t stream);
 
 #ifndef __CUDACC__
 #include "../backend.h"
