@@ -2,6 +2,9 @@
 # Profiles HiSparse SpMV node kernels with ncu on the GPU machine (from the
 # folder holding bin/): the host-polled controller launches the same node
 # kernels from the host, so ncu sees each one. Writes $OUT/prof_*.csv.
+# PROF_REPLAY=1 profiles the replay (HISP_CUDA_HS_REPLAY=1: the leaf kernels
+# of later calls; PROF_SKIP=14 then skips the scheduled first call); PROF_PREC
+# (default f64), PROF_TR (default "N T") and PROF_MATRICES select.
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -11,13 +14,16 @@ bin/hisp gen poisson3d --n 160 -o $T/p3.mtx >/dev/null
 bin/hisp gen circuit --n 2000000 --nnz-per-row 8 --dense-share 0.3 -o $T/circuit.mtx >/dev/null
 M=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_red.sum,lts__t_sectors_op_atom.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active
 for m in ${PROF_MATRICES:-p3 circuit}; do
-  for tr in "" --transpose; do
-    for p in f64; do
+  for op in ${PROF_TR:-N T}; do
+    tr=""
+    [ "$op" = T ] && tr=--transpose
+    for p in ${PROF_PREC:-f64}; do
       echo "== $m $p $tr device controller"
-      bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda --precision $p --repeat 20 $tr | tail -n 4
+      HISP_CUDA_HS_REPLAY=${PROF_REPLAY:-0} bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda \
+        --precision $p --repeat 20 $tr | tail -n 4
       echo "== $m $p $tr host-polled + ncu"
-      HISP_CUDA_HS_CONTROLLER=host timeout 200 ncu --clock-control none --metrics $M --csv \
-        -k regex:'hs_|spmv' --launch-skip 30 --launch-count 12 \
+      HISP_CUDA_HS_REPLAY=${PROF_REPLAY:-0} HISP_CUDA_HS_CONTROLLER=host timeout 200 ncu --clock-control none --metrics $M --csv \
+        -k regex:'hs_|spmv' --launch-skip ${PROF_SKIP:-30} --launch-count 12 \
         bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda --precision $p --repeat 3 $tr \
         >"$OUT/prof_${m}_${p}${tr}.csv" 2>&1
       python3 - "$OUT/prof_${m}_${p}${tr}.csv" <<'PY'
