@@ -99,6 +99,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
         cli_progress("building the HiSparse tree");
         if (!s) s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
+        if (!s && job->replay) s = hisp_matrix_set_replay(H, 1);
         if (s) return cli_fail(ctx, s, NULL);
     }
     hisp_matrix Aop = H ? H : A;

@@ -439,7 +439,8 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
                           alpha * h->scale,
                           beta,
                           tr ? h->nrows : h->ncols,
-                          tr ? h->ncols : h->nrows};
+                          tr ? h->ncols : h->nrows,
+                          A->replay};
     void *xd = NULL, *yd = NULL;
     HISPI_TRY(hispi_vector_device(x, true, &xd));
     HISPI_TRY(hispi_vector_device(y, beta != 0, &yd));

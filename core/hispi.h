@@ -79,6 +79,7 @@ struct hisp_matrix_s {
     struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
     int node_size;             /* d for conversions to HiSparse (0 = default) */
     void *hs_dev;              /* the context backend's copy of the HiSparse tree, or NULL */
+    bool replay;               /* hisp_matrix_set_replay */
     void *cdev;                /* compound SpMV layouts and kernels (core/compound_spmv.c) */
 };
 

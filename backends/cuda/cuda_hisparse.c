@@ -245,7 +245,7 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
     }
 }
 
-/* Replay ($HISP_CUDA_HS_REPLAY=1, measured against the scheduler): once a
+/* Replay (hisp_matrix_set_replay, or $HISP_CUDA_HS_REPLAY=1): once a
  * scheduled SpMV has filled the queues, later SpMVs launch the leaf kernels
  * straight over the leaf queues, sorted once by output offset (so a row
  * band's leaves are processed by neighbouring blocks while its part of y is
@@ -340,7 +340,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
-    if (m->leaves && env_is("HISP_CUDA_HS_REPLAY", "1")) {
+    if (m->leaves && (a->replay || env_is("HISP_CUDA_HS_REPLAY", "1"))) {
         HISPI_TRY(replay(ctx, m, &P, stream, &L->ready));
         L->state = 1;
         return HISP_SUCCESS;
