@@ -372,6 +372,16 @@ int main(int argc, char **argv)
             for (int op = 0; op < 2; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay", name, t, gpu, &rs, warmup,
                        repeat, ms, bw, h->tree_bytes, NULL);
+            /* the same with more leaves per block of the flattened kernel */
+            static const char *const per_v[] = {"32", "64"};
+            for (int pv = 0; variants && pv < 2; pv++) {
+                char nm[48];
+                snprintf(nm, sizeof nm, "hisparse-cuda-replay-per%s", per_v[pv]);
+                setenv("HISP_CUDA_HS_FLAT_PER", per_v[pv], 1);
+                run_hs(ctx, &H, HISP_OP_N, nm, name, t, gpu, &rs, warmup, repeat, ms, bw,
+                       h->tree_bytes, NULL);
+                unsetenv("HISP_CUDA_HS_FLAT_PER");
+            }
             unsetenv("HISP_CUDA_HS_REPLAY");
             /* kernel variants kept for comparison: env, value, row name */
             static const char *const var[][3] = {

@@ -23,8 +23,10 @@ hisp_status hisp_context_sched_counts(hisp_context ctx, hisp_sched_counts *c)
     return HISP_SUCCESS;
 }
 
-/* Threads per node: one for single entries, 8 for up to 32 entries (4
- * each), a whole group (or d^2 threads for small d) for heavy inner nodes,
+/* Threads per node: one for single entries, 4 for 2..32 entries (64 leaves
+ * per group: CUDA's flattened kernel then spreads a block's prologue over
+ * more entries; 8 measured 14 % slower on rmat's replay, whose 33M entries
+ * sit mostly in such leaves), a whole group (or d^2 threads for small d) for heavy inner nodes,
  * a warp of 32 for heavy COO leaves (a group per leaf left most threads
  * idle on leaves of a few hundred entries and ran one dependent chain of
  * loads per block: 0.26 ms for poisson3d 128^3 on an H100, 30 % of DRAM
@@ -46,7 +48,7 @@ void hispi_sched_spmv_policy(int d, hisp_type t, hispi_sched_policy *p)
     } q[HISPI_SQ_SPMV] = {
         {HISPI_NF_INNER_COO, 1, 1},         {HISPI_NF_INNER_COO, 8, 1},
         {HISPI_NF_INNER_COO, heavy, 1},     {HISPI_NF_INNER_DENSE, heavy, 1},
-        {HISPI_NF_LEAF_COO, 1, 64 * group}, {HISPI_NF_LEAF_COO, 8, 64 * group / 8},
+        {HISPI_NF_LEAF_COO, 1, 64 * group}, {HISPI_NF_LEAF_COO, 4, 64 * group / 8},
         {HISPI_NF_LEAF_COO, warp, 64},      {HISPI_NF_LEAF_DENSE, d < group ? d : group, 64},
     };
     for (int i = 0; i < HISPI_SQ_SPMV; i++) {
