@@ -435,10 +435,14 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
         hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
         break;
     case 2:
-        if (P.leaf_warp || tpn == 1) /* single entries: a thread each, nothing to share */
+        if (P.leaf_warp || tpn == 1) { /* single entries: a thread each, nothing to share */
             hs_leaf_coo<T><<<grid, block, 0, s>>>(P, first, count, tpn);
-        else
-            hs_leaf_flat<T><<<grid, block, flat_shared(block.x / tpn), s>>>(P, first, count, tpn);
+        } else {
+            unsigned per =
+                P.flat_per > 0 && P.flat_per <= (int)block.x ? (unsigned)P.flat_per : block.x / tpn;
+            dim3 g((unsigned)((count + per - 1) / per));
+            hs_leaf_flat<T><<<g, block, flat_shared(per), s>>>(P, first, count, block.x / per);
+        }
         break;
     default:
         hs_leaf_dense<T><<<grid, block, 0, s>>>(P, first, count, tpn);

@@ -31,6 +31,7 @@ typedef struct {
     uint64_t root;
     int root_queue;
     int leaf_warp; /* COO leaves by warp groups instead of the flattened block */
+    int flat_per;  /* leaves per block of the flattened kernel (0: the policy's group / tpn) */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
