@@ -228,15 +228,16 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * rebuild a matrix already in HiSparse form (convert to CSR and back). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d);
 /* HiSparse SpMV replay, off by default. When on, once one SpMV of A has run
- * through the scheduler on a backend that can replay (CUDA), later SpMVs
- * of A on that backend replay its leaf queues instead: sorted once by
- * output offset (again when the orientation changes), launched in one round
- * without the inner levels. 1.6-2.0x faster on the H100 suite
- * (docs/BENCHMARKS.md); hisp_context_sched_counts then reports that round
- * (leaves only). Backends without replay (OpenCL, the reference) run the
- * scheduler every time. For this handle only (a duplicate starts off); the
- * environment variable HISP_CUDA_HS_REPLAY=1 turns it on for every matrix.
- * A matrix that is not HiSparse accepts the setting and ignores it. */
+ * through the scheduler, later SpMVs of A on that backend replay its leaf
+ * queues instead: one round without the inner levels (CUDA sorts the
+ * leaves once by output offset first, again when the orientation changes;
+ * OpenCL's owner mapping on CPUs keeps its per-range sub-queues of that
+ * orientation). 1.6-2.0x faster on the H100 suite (docs/BENCHMARKS.md);
+ * hisp_context_sched_counts then reports that round (leaves only). The
+ * reference backend runs the scheduler every time. For this handle only (a
+ * duplicate starts off); the environment variable HISP_CUDA_HS_REPLAY=1
+ * turns it on for every matrix on CUDA. A matrix that is not HiSparse
+ * accepts the setting and ignores it. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_replay(hisp_matrix A, int on);
 /* A := A^T. O(1) for HiSparse (a flag in the handle, honoured by every
  * reader) and for CSR <-> CSC (the same arrays read the other way: a CSR

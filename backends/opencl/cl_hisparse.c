@@ -71,6 +71,11 @@ typedef struct {
     cl_mem first[2]; /* [P + 1] first block of each range */
     int nv_asm;      /* NV_ASM level of this program (2: red.global atomics) */
     cl_kernel k[K_COUNT];
+    /* replay (hispi_sched_args.replay): the leaf queues hold every leaf
+     * after a scheduled SpMV, in [base[q], base[q] + cap[q]); the owner
+     * mapping's sub-queues in the arrangement of one direction */
+    bool replay_own[2], replay_atomic;
+    cl_uint *ctr_full[2]; /* [12 * P]: the counters of an owner replay */
 } hisp_cl_hs;
 
 void hisp_cl_hs_free(void *vbe, void *dev)
@@ -89,6 +94,8 @@ void hisp_cl_hs_free(void *vbe, void *dev)
     free(m->ocap[0]);
     free(m->ocap[1]);
     free(m->ctr_init);
+    free(m->ctr_full[0]);
+    free(m->ctr_full[1]);
     free(m);
 }
 
@@ -306,6 +313,38 @@ static void finish_counts(const hisp_cl_hs *m, hisp_sched_counts *counts)
     }
 }
 
+/* The owner mapping's leaf kernel over the P ranges: `devpick` 0 with the
+ * host's choice in `mask` (bit q: leaf queue 4 + q), or 1 enqueued right
+ * behind an inner kernel for the next round, choosing by itself from the
+ * counters that kernel leaves and done[] (entries served per queue). scale:
+ * y = beta*y first, range by range. */
+static hisp_status own_leaves(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
+                              const hispi_sched_args *a, cl_uint mask, cl_int devpick, cl_int scale,
+                              const uint64_t *done, cl_mem xm, cl_mem ym, const void *ap,
+                              const void *bp, size_t rs)
+{
+    cl_kernel kl = NULL;
+    HISPI_TRY(kernel(ctx, be, m, K_OWN_LEAVES, &kl));
+    const cl_uint P = (cl_uint)m->P;
+    const int dir = a->transposed ? 1 : 0;
+    const size_t ms = sizeof(cl_mem);
+    cl_uint log2d = (cl_uint)a->log2d;
+    cl_int tr = a->transposed;
+    cl_ulong ny = (cl_ulong)a->ny;
+    cl_uint8 thr, dn;
+    for (int q = 0; q < 8; q++) {
+        thr.s[q] = a->policy->q[q].threshold;
+        dn.s[q] = done ? (cl_uint)done[q] : 0;
+    }
+    const size_t sz[] = {ms, ms, ms, ms, 4,  4, ms, 4,          sizeof tr,
+                         rs, ms, ms, 4,  rs, 8, 4,  sizeof thr, sizeof dn};
+    const void *v[] = {
+        &m->pool, &m->entries, &m->ctr, &m->obase[dir], &P, &mask, &m->first[dir], &log2d, &tr,
+        ap,       &xm,         &ym,     &scale,         bp, &ny,   &devpick,       &thr,   &dn};
+    HISPI_TRY(set_args(ctx, kl, 18, sz, v));
+    return enqueue(ctx, be, kl, P, 1);
+}
+
 /* The owner mapping (see the top of this file). */
 static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
                               const hispi_sched_args *a, cl_mem xm, cl_mem ym, const void *ap,
@@ -323,44 +362,9 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     uint64_t done[HISP_SCHED_MAX_QUEUES] = {0}; /* entries served per queue */
     cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
     cl_int tr = a->transposed, scale = 1;
-    cl_ulong ny = (cl_ulong)a->ny;
-    cl_uint8 thr;
-    for (int q = 0; q < 8; q++)
-        thr.s[q] = p->q[q].threshold;
-    /* The leaf kernel: `devpick` 0 with the host's choice in `mask`, or 1
-     * enqueued right behind an inner kernel for the next round, choosing by
-     * itself (hs_own_leaves) from the counters that kernel leaves. */
-    cl_kernel kl = NULL;
-    HISPI_TRY(kernel(ctx, be, m, K_OWN_LEAVES, &kl));
 #define LEAVES(MASK, DEVPICK)                                                                      \
     do {                                                                                           \
-        cl_uint mask_ = (MASK);                                                                    \
-        cl_int devpick_ = (DEVPICK);                                                               \
-        cl_uint8 done_;                                                                            \
-        for (int q_ = 0; q_ < 8; q_++)                                                             \
-            done_.s[q_] = (cl_uint)done[q_];                                                       \
-        const size_t sz_[] = {ms, ms, ms, ms, 4,  4, ms, 4,          sizeof tr,                    \
-                              rs, ms, ms, 4,  rs, 8, 4,  sizeof thr, sizeof done_};                \
-        const void *v_[] = {&m->pool,                                                              \
-                            &m->entries,                                                           \
-                            &m->ctr,                                                               \
-                            &m->obase[dir],                                                        \
-                            &P,                                                                    \
-                            &mask_,                                                                \
-                            &m->first[dir],                                                        \
-                            &log2d,                                                                \
-                            &tr,                                                                   \
-                            ap,                                                                    \
-                            &xm,                                                                   \
-                            &ym,                                                                   \
-                            &scale,                                                                \
-                            bp,                                                                    \
-                            &ny,                                                                   \
-                            &devpick_,                                                             \
-                            &thr,                                                                  \
-                            &done_};                                                               \
-        HISPI_TRY(set_args(ctx, kl, 18, sz_, v_));                                                 \
-        HISPI_TRY(enqueue(ctx, be, kl, P, 1));                                                     \
+        HISPI_TRY(own_leaves(ctx, be, m, a, (MASK), (DEVPICK), scale, done, xm, ym, ap, bp, rs));  \
         scale = 0;                                                                                 \
         unread = 1;                                                                                \
     } while (0)
@@ -439,10 +443,90 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     if (scale && a->ny > 0) /* no leaf at all (cannot happen with a root; kept for safety) */
         HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
     finish_counts(m, counts);
+    m->replay_own[dir] = true; /* every sub-queue is full, in this direction's ranges */
+    m->replay_own[!dir] = false;
+    m->replay_atomic = true;
+    return HISP_SUCCESS;
+}
+
+/* The replays: every leaf queue as the last scheduled SpMV left it, one
+ * round, no inner levels. Owner: the counters set to full sub-queues and
+ * empty heads, then one leaf kernel (which also scales y). */
+static hisp_status replay_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
+                                const hispi_sched_args *a, cl_mem xm, cl_mem ym, const void *ap,
+                                const void *bp, size_t rs, hisp_sched_counts *counts)
+{
+    const int dir = a->transposed ? 1 : 0;
+    const size_t P = (size_t)m->P;
+    if (!m->ctr_full[dir]) {
+        HISPI_TRY(hispi_calloc(ctx, 12 * P, sizeof(cl_uint), (void **)&m->ctr_full[dir]));
+        for (size_t q = 4; q < 8; q++)
+            for (size_t i = 0; i < P; i++)
+                m->ctr_full[dir][q * P + i] = (cl_uint)m->ocap[dir][q * P + i];
+    }
+    /* non-blocking, from memory that lives with m */
+    cl_int e = clEnqueueWriteBuffer(be->queue, m->ctr, CL_FALSE, 0, 12 * P * sizeof(cl_uint),
+                                    m->ctr_full[dir], 0, NULL, NULL);
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
+    HISPI_TRY(own_leaves(ctx, be, m, a, 0xfu, 0, 1, NULL, xm, ym, ap, bp, rs));
+    e = clFinish(be->queue); /* synchronous, as the scheduled SpMV */
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clFinish");
+    counts->rounds = 1;
+    for (int q = 4; q < m->nq; q++) {
+        counts->nodes[q] = (int64_t)m->cap[q];
+        counts->launches[q] = m->cap[q] > 0;
+    }
+    finish_counts(m, counts);
     return HISP_SUCCESS;
 }
 
 static const int fn_kernel[4] = {K_INNER_COO, K_INNER_DENSE, K_LEAF_COO, K_LEAF_DENSE};
+
+/* One node kernel of the atomic mapping over entries [first, first + count)
+ * of queue q. */
+static hisp_status atomic_launch(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
+                                 const hispi_sched_args *a, int q, cl_ulong first, cl_ulong count,
+                                 int one_per_node, cl_mem xm, cl_mem ym, const void *ap, size_t rs)
+{
+    const hispi_sched_policy *p = a->policy;
+    size_t ms = sizeof(cl_mem);
+    cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
+    cl_int tr = a->transposed;
+    cl_kernel k = NULL;
+    HISPI_TRY(kernel(ctx, be, m, fn_kernel[p->q[q].fn], &k));
+    size_t g = 0;
+    size_t want = one_per_node ? cpu_group(be, count) : (size_t)p->q[q].group;
+    HISPI_TRY(group_size(ctx, be, k, want, &g));
+    /* one work-item per node walks it as a plain loop, summing each row's
+     * run before one atomic (the CPU mapping before the owner one, kept as
+     * an option) */
+    cl_uint tpn = one_per_node ? 1 : (cl_uint)p->q[q].tpn < g ? (cl_uint)p->q[q].tpn : (cl_uint)g;
+    size_t per = g / tpn, groups = (size_t)((count + per - 1) / per);
+    const size_t sz[] = {ms, ms, ms, ms, 8, 8, 4, 4, 4, sizeof tr, rs, ms, ms};
+    const void *v[] = {&m->pool, &m->entries, &m->tails, &m->bases, &first, &count, &tpn,
+                       &log2d,   &depth,      &tr,       ap,        &xm,    &ym};
+    HISPI_TRY(set_args(ctx, k, 13, sz, v));
+    return enqueue(ctx, be, k, groups * g, g);
+}
+
+/* The atomic mapping's replay: y = beta*y, then each leaf queue whole. */
+static hisp_status replay_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
+                                 const hispi_sched_args *a, cl_mem xm, cl_mem ym, const void *ap,
+                                 const void *bp, size_t rs, int one_per_node,
+                                 hisp_sched_counts *counts)
+{
+    if (a->ny > 0) HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
+    counts->rounds = 1;
+    for (int q = 0; q < m->nq; q++) {
+        if (a->policy->q[q].fn < HISPI_NF_LEAF_COO || !m->cap[q]) continue;
+        HISPI_TRY(
+            atomic_launch(ctx, be, m, a, q, m->base[q], m->cap[q], one_per_node, xm, ym, ap, rs));
+        counts->nodes[q] = (int64_t)m->cap[q];
+        counts->launches[q] = 1;
+    }
+    finish_counts(m, counts);
+    return HISP_SUCCESS;
+}
 
 /* The atomic mapping: one kernel per picked queue. */
 static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
@@ -450,7 +534,6 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
                                size_t rs, int one_per_node, hisp_sched_counts *counts)
 {
     const hispi_sched_policy *p = a->policy;
-    size_t ms = sizeof(cl_mem);
     cl_uint tails[HISP_SCHED_MAX_QUEUES];
     uint64_t head[HISP_SCHED_MAX_QUEUES] = {0};
     memcpy(tails, m->tails_init, sizeof tails);
@@ -458,8 +541,6 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_int e = clEnqueueWriteBuffer(be->queue, m->tails, CL_FALSE, 0, (size_t)m->nq * sizeof *tails,
                                     m->tails_init, 0, NULL, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
-    cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
-    cl_int tr = a->transposed;
     for (int first_round = 1;; first_round = 0) {
         /* blocking: the previous round's kernels have finished (round 1
          * knows its counters: the ones just written) */
@@ -478,30 +559,16 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
         counts->rounds++;
         for (int q = 0; q < m->nq; q++) {
             if (!launch[q]) continue;
-            cl_kernel k = NULL;
-            HISPI_TRY(kernel(ctx, be, m, fn_kernel[p->q[q].fn], &k));
-            size_t g = 0;
-            size_t want = one_per_node ? cpu_group(be, pending[q]) : (size_t)p->q[q].group;
-            HISPI_TRY(group_size(ctx, be, k, want, &g));
-            /* one work-item per node walks it as a plain loop, summing each
-             * row's run before one atomic (the CPU mapping before the owner
-             * one, kept as an option) */
-            cl_uint tpn = one_per_node               ? 1
-                          : (cl_uint)p->q[q].tpn < g ? (cl_uint)p->q[q].tpn
-                                                     : (cl_uint)g;
-            cl_ulong first = m->base[q] + head[q], count = pending[q];
-            size_t per = g / tpn, groups = (size_t)((count + per - 1) / per);
-            const size_t sz[] = {ms, ms, ms, ms, 8, 8, 4, 4, 4, sizeof tr, rs, ms, ms};
-            const void *v[] = {&m->pool, &m->entries, &m->tails, &m->bases, &first, &count, &tpn,
-                               &log2d,   &depth,      &tr,       ap,        &xm,    &ym};
-            HISPI_TRY(set_args(ctx, k, 13, sz, v));
-            HISPI_TRY(enqueue(ctx, be, k, groups * g, g));
+            HISPI_TRY(atomic_launch(ctx, be, m, a, q, m->base[q] + head[q], pending[q],
+                                    one_per_node, xm, ym, ap, rs));
             head[q] = tails[q];
-            counts->nodes[q] += (int64_t)count;
+            counts->nodes[q] += (int64_t)pending[q];
             counts->launches[q]++;
         }
     }
     finish_counts(m, counts);
+    m->replay_atomic = true; /* every queue is full, in the scheduler's order */
+    m->replay_own[0] = m->replay_own[1] = false;
     return HISP_SUCCESS;
 }
 
@@ -531,6 +598,10 @@ hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *vbe, void *dev, const hispi_
     else if (env && strcmp(env, "policy") == 0)
         owner = 0, node = 0;
     if (!a->root) return a->ny > 0 ? scale_y(ctx, be, m, a, bp, rs, ym) : HISP_SUCCESS;
+    if (a->replay && owner && m->replay_own[a->transposed ? 1 : 0])
+        return replay_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
+    if (a->replay && !owner && m->replay_atomic)
+        return replay_atomic(ctx, be, m, a, xm, ym, ap, bp, rs, node, counts);
     if (owner) return spmv_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
     if (a->ny > 0) HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
     return spmv_atomic(ctx, be, m, a, xm, ym, ap, rs, node, counts);
