@@ -9,6 +9,7 @@
  *   hisparse-cuda N/T        HiSparse, device-side controller (CDP tail launches)
  *   hisparse-cuda-hostctl N  the same kernels, rounds driven by the host
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
+ *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
  *   cusparse-alg1/alg2 N, cusparse T (opA = T, CSR_ALG1)
  *   cusparse-csc T           csr2csc once, then SpMV of the CSC arrays as a CSR of A^T
@@ -420,6 +421,11 @@ int main(int argc, char **argv)
                 for (int op = 0; op < 2; op++)
                     run_hs(ctx, &H, (hisp_op)op, "hisparse-opencl-gpu", name, t, ocl_gpu, &rs,
                            warmup, repeat, ms, bw, h->tree_bytes, NULL);
+                cb_hk(ctx, hisp_matrix_set_replay(HM, 1), "replay on");
+                for (int op = 0; op < 2; op++)
+                    run_hs(ctx, &H, (hisp_op)op, "hisparse-opencl-gpu-replay", name, t, ocl_gpu,
+                           &rs, warmup, repeat, ms, bw, h->tree_bytes, NULL);
+                cb_hk(ctx, hisp_matrix_set_replay(HM, 0), "replay off");
             }
             cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
             hisp_matrix_destroy(&HM);
