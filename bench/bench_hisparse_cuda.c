@@ -383,6 +383,22 @@ int main(int argc, char **argv)
                        h->tree_bytes, NULL);
                 unsetenv("HISP_CUDA_HS_FLAT_PER");
             }
+            if (variants) { /* unsorted: a scheduled call first puts the scheduler's order back */
+                unsetenv("HISP_CUDA_HS_REPLAY");
+                run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-again", name, t, gpu, &rs, 0, 1, ms, bw,
+                       h->tree_bytes, NULL);
+                setenv("HISP_CUDA_HS_REPLAY", "1", 1);
+                setenv("HISP_CUDA_HS_REPLAY_SORT", "0", 1);
+                for (int op = 0; op < 2; op++)
+                    run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-unsorted", name, t, gpu, &rs,
+                           warmup, repeat, ms, bw, h->tree_bytes, NULL);
+                unsetenv("HISP_CUDA_HS_REPLAY_SORT");
+                setenv("HISP_CUDA_HS_LEAF", "warp", 1);
+                for (int op = 0; op < 2; op++)
+                    run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-warpleaf", name, t, gpu, &rs,
+                           warmup, repeat, ms, bw, h->tree_bytes, NULL);
+                unsetenv("HISP_CUDA_HS_LEAF");
+            }
             unsetenv("HISP_CUDA_HS_REPLAY");
             /* kernel variants kept for comparison: env, value, row name */
             static const char *const var[][3] = {

@@ -229,7 +229,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d);
 /* HiSparse SpMV replay, off by default. When on, once one SpMV of A has run
  * through the scheduler, later SpMVs of A on that backend replay its leaf
- * queues instead: one round without the inner levels (CUDA sorts the
+ * queues instead: one round without the inner levels (CUDA sorts the heavy
  * leaves once by output offset first, again when the orientation changes;
  * OpenCL's owner mapping on CPUs keeps its per-range sub-queues of that
  * orientation). 1.6-2.0x faster on the H100 suite (docs/BENCHMARKS.md);
