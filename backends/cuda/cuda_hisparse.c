@@ -25,9 +25,11 @@
 
 typedef struct {
     int f64, nq;
-    /* replay: after a scheduled SpMV the leaf queues hold every leaf
-     * (1); sorted by output offset for N (2) or for A^T (3) */
+    /* replay: 0 while the leaf queues are not known complete; 1 once a
+     * scheduled SpMV's counts checked out (every leaf queued once); sorted
+     * by output offset for N (2) or for A^T (3) */
     int leaves;
+    bool replay; /* its last SpMV asked for a replay */
     void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
 } hisp_cuda_hsm;
@@ -46,21 +48,6 @@ static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) return cu_fail((ctx), e_, #call);                                   \
     } while (0)
-
-void hisp_cuda_hs_free(void *be, void *dev)
-{
-    hisp_cuda_hsm *m = dev;
-    if (!m) return;
-    int device = 0;
-    cudaStream_t stream = NULL;
-    hisp_cuda_be_stream(be, &device, &stream);
-    (void)cudaSetDevice(device);
-    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        if (bufs[i]) (void)cudaFree(bufs[i]);
-    (void)cudaGetLastError();
-    free(m);
-}
 
 static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_view *A,
                           cudaStream_t stream)
@@ -139,7 +126,25 @@ typedef struct {
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
     const char *names[HISP_SCHED_MAX_QUEUES];
     hisp_sched_counts ready;
+    void *m; /* the matrix (hisp_cuda_hsm) of the scheduled run in flight */
 } hs_last;
+
+void hisp_cuda_hs_free(void *be, void *dev)
+{
+    hisp_cuda_hsm *m = dev;
+    if (!m) return;
+    hs_last *L = *hisp_cuda_be_hs(be);
+    if (L && L->m == m) L->m = NULL; /* its counts no longer concern a matrix */
+    int device = 0;
+    cudaStream_t stream = NULL;
+    hisp_cuda_be_stream(be, &device, &stream);
+    (void)cudaSetDevice(device);
+    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) (void)cudaFree(bufs[i]);
+    (void)cudaGetLastError();
+    free(m);
+}
 
 void hisp_cuda_hs_fini(void *p)
 {
@@ -214,6 +219,8 @@ hisp_status hisp_cuda_hs_counts(hisp_context ctx, void *be, hisp_sched_counts *c
         counts->launches[q] = (int64_t)L->ctl->launches[q];
     }
     HISPI_TRY(check_counts(ctx, L, L->tails, counts));
+    if (L->m) ((hisp_cuda_hsm *)L->m)->leaves = 1; /* a replay may follow */
+    L->m = NULL;
     L->ready = *counts;
     L->state = 1;
     return HISP_SUCCESS;
@@ -300,6 +307,15 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     }
     hs_last *L = NULL;
     HISPI_TRY(last_of(ctx, be, &L));
+    bool want_replay = a->replay || env_is("HISP_CUDA_HS_REPLAY", "1");
+    m->replay = want_replay;
+    if (L->state == 2 && L->m && ((hisp_cuda_hsm *)L->m)->replay) {
+        /* the scheduled run in flight belongs to a matrix that replays:
+         * check its counts now (they wait for its work; once per matrix),
+         * or its leaf queues would never count as complete */
+        hisp_sched_counts prev;
+        HISPI_TRY(hisp_cuda_hs_counts(ctx, be, &prev));
+    }
     L->state = 0;
     L->nq = m->nq;
     for (int q = 0; q < m->nq; q++) {
@@ -348,16 +364,17 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
-    if (m->leaves && (a->replay || env_is("HISP_CUDA_HS_REPLAY", "1"))) {
+    if (want_replay && m->leaves) {
         HISPI_TRY(replay(ctx, m, &P, stream, &L->ready));
         L->state = 1;
         return HISP_SUCCESS;
     }
-    m->leaves = 1; /* this run fills every queue, in the scheduler's order */
+    m->leaves = 0; /* this run rewrites the queues; complete once checked */
     if (host) {
         uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
         HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));
         HISPI_TRY(check_counts(ctx, L, tails, &L->ready));
+        m->leaves = 1; /* every leaf queued once: a replay may follow */
         L->state = 1;
         return HISP_SUCCESS;
     }
@@ -367,5 +384,6 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
                             cudaMemcpyDeviceToHost, stream));
     CU(ctx, cudaEventRecord(L->done, stream));
     L->state = 2;
+    L->m = m; /* complete once its counts check out (hisp_cuda_hs_counts) */
     return HISP_SUCCESS;
 }

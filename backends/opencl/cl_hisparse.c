@@ -602,6 +602,8 @@ hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *vbe, void *dev, const hispi_
         return replay_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
     if (a->replay && !owner && m->replay_atomic)
         return replay_atomic(ctx, be, m, a, xm, ym, ap, bp, rs, node, counts);
+    /* a scheduled run rewrites the queues: no replay until one completes */
+    m->replay_own[0] = m->replay_own[1] = m->replay_atomic = false;
     if (owner) return spmv_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
     if (a->ny > 0) HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
     return spmv_atomic(ctx, be, m, a, xm, ym, ap, rs, node, counts);
