@@ -5,7 +5,8 @@
  *
  *   bench_msrep_cuda --matrix rmat|poisson3d --nnz N [--gpus 1,2,4]
  *                    [--kinds rowblock,pcsr,pcsc,pcoo|none] [--precision f64|f32]
- *                    [--variants host,resident,cusparse,cusparse-pptr | --kernel hisp|cusparse]
+ *                    [--variants host,resident,cusparse,cusparse-pptr,dist | --kernel
+ * hisp|cusparse]
  *                    [--backend cuda|opencl|reference] [--repeat 10] [--warmup 2]
  *                    [--cache DIR] [--csv FILE] [--md FILE]
  *
@@ -22,6 +23,9 @@
  *                 partial results move GPU to GPU, merge kernels on GPU 0
  *   cusparse      cuSPARSE per device, resident, device merge
  *   cusparse-pptr the same with p*-opt (local pointers made on the devices)
+ *   dist          hisp kernel, x replicated and y split by rows on the devices
+ *                 (hisp_mspmv_dist: only shared boundary rows move; row kinds;
+ *                 wall time per call)
  * Per configuration: the one-time cost (conversion, partition, distribution)
  * and the per-SpMV medians (whole call, x sent, kernel time of the slowest
  * device by CUDA events, partial results gathered, merge), the load balance,
@@ -169,8 +173,9 @@ static hisp_matrix make_csc(hisp_context ctx, hisp_matrix A, hisp_type t, double
 
 /* ---- runs ------------------------------------------------------------------ */
 
-enum { V_HOST, V_RESIDENT, V_CUSPARSE, V_CUSPARSE_PPTR, NVAR };
-static const char *const var_names[NVAR] = {"host", "resident", "cusparse", "cusparse-pptr"};
+enum { V_HOST, V_RESIDENT, V_CUSPARSE, V_CUSPARSE_PPTR, V_DIST, NVAR };
+static const char *const var_names[NVAR] = {"host", "resident", "cusparse", "cusparse-pptr",
+                                            "dist"};
 
 typedef struct {
     char kind[16];
@@ -268,6 +273,35 @@ static bool measure(runner *R, hisp_mplan plan, bool resident, int nd, result *r
     r->nnz_imbalance = nsum > 0 ? nmax / (nsum / nd) : 1;
     r->time_imbalance = tsum > 0 ? tmax / (tsum / nd) : 1;
     return true;
+}
+
+/* Timed calls of hisp_mspmv_dist: x replicated on the devices, y split by
+ * rows and left there (the solver case without a home device); per call the
+ * wall time (the call returns when every device is done). */
+static bool measure_dist(runner *R, hisp_mplan plan, result *r)
+{
+    hisp_context ctx = R->ctx;
+    int rep = R->repeat;
+    size_t es = hisp_type_size(R->t);
+    hisp_mvector xv = NULL, yv = NULL;
+    bool ok = soft(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv), "dist x") &&
+              soft(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv), "dist y");
+    memset(R->y, 0, (size_t)R->m * es);
+    ok = ok && soft(ctx, hisp_mvector_write(xv, R->x), "dist write x") &&
+         soft(ctx, hisp_mvector_write(yv, R->y), "dist write y") &&
+         soft(ctx, hisp_mspmv_dist(plan, R->a, xv, R->b, yv), "mspmv_dist") &&
+         soft(ctx, hisp_mvector_read(yv, R->y), "dist read y");
+    if (ok) r->rel_error = bench_rel_error(R->t, R->y, R->yref, R->m);
+    for (int i = 0; ok && i < R->warmup + rep; i++) {
+        double t0 = bench_now_ms();
+        ok = soft(ctx, hisp_mspmv_dist(plan, R->a, xv, R->b, yv), "mspmv_dist");
+        if (i >= R->warmup) R->tt[i - R->warmup] = bench_now_ms() - t0;
+    }
+    if (ok) r->call = bench_median(R->tt, rep);
+    r->nnz_imbalance = r->time_imbalance = 1;
+    hisp_mvector_destroy(&xv);
+    hisp_mvector_destroy(&yv);
+    return ok;
 }
 
 int main(int argc, char **argv)
@@ -450,7 +484,7 @@ int main(int argc, char **argv)
             /* plans: flags 0 (host, resident), cuSPARSE, cuSPARSE + p*-opt */
             for (int p = 0; p < 3; p++) {
                 bool host = p == 0 && want[V_HOST], resid = p == 0 && want[V_RESIDENT];
-                if (p == 0 && !host && !resid) continue;
+                if (p == 0 && !host && !resid && !want[V_DIST]) continue;
                 if (p == 1 && !want[V_CUSPARSE]) continue;
                 if (p == 2 && !want[V_CUSPARSE_PPTR]) continue;
                 unsigned flags = p == 1   ? HISP_MPLAN_CUSPARSE
@@ -470,18 +504,22 @@ int main(int argc, char **argv)
                 one_time.partition = R.bd->partition_ms;
                 one_time.distribution = R.bd->distribution_ms;
                 one_time.device_ptr = R.bd->dev[0].device_ptr;
-                for (int q = 0; q < 2; q++) {
-                    int var = p == 0 ? (q == 0 ? V_HOST : V_RESIDENT)
+                for (int q = 0; q < 3; q++) {
+                    int var = p == 0 ? (q == 0   ? V_HOST
+                                        : q == 1 ? V_RESIDENT
+                                                 : V_DIST)
                                      : (p == 1 ? V_CUSPARSE : V_CUSPARSE_PPTR);
                     if (p == 0 && q == 0 && !host) continue;
                     if (p == 0 && q == 1 && !resid) continue;
-                    if (p > 0 && q == 1) continue;
+                    if (p == 0 && q == 2 && (!want[V_DIST] || S != A)) continue;
+                    if (p > 0 && q >= 1) continue;
                     result *r = &res[nres++];
                     *r = one_time;
                     snprintf(r->kind, sizeof r->kind, "%.15s", kl[k]);
                     r->gpus = nd;
                     r->variant = var;
-                    if (!measure(&R, plan, var != V_HOST, nd, r)) {
+                    if (var == V_DIST ? !measure_dist(&R, plan, r)
+                                      : !measure(&R, plan, var != V_HOST, nd, r)) {
                         failures++;
                         nres--;
                         continue;

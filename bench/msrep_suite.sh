@@ -64,8 +64,8 @@ if ldd "$BIN" 2>/dev/null | grep -q "not found"; then
     export LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}
 fi
 KINDS=rowblock,pcsr,pcsc,pcoo
-ALLV=host,resident,cusparse,cusparse-pptr
-OPTV=host,resident,cusparse-pptr
+ALLV=host,resident,cusparse,cusparse-pptr,dist
+OPTV=host,resident,cusparse-pptr,dist
 # matrix nnz variants expected-minutes
 pieces=(
     "rmat 5e8 $ALLV 2"

@@ -570,6 +570,36 @@ HISP_API HISP_NODISCARD hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, cons
 HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha,
                                                    hisp_vector x, const void *beta, hisp_vector y);
 
+/* Distributed vectors: vectors that live on a plan's devices between calls,
+ * so that an iterative solver's SpMV moves nothing but the rows two parts
+ * share. REPLICATED: all ncols(A) entries on every device (x). ROWS: the
+ * nrows(A) entries split over the devices by row ownership (each device the
+ * rows of its part; a row shared by two parts belongs to the earlier one;
+ * rows no part holds to the next part, or the last). Row partitions only
+ * (rowblock, pcsr, pcoo) with the CSR kernel, on backends with device peer
+ * copies and axpby (CUDA, the reference backend); elsewhere
+ * HISP_ERR_UNSUPPORTED. Destroy the vectors before their plan (a plan
+ * destroyed first frees their device memory and leaves handles that only
+ * hisp_mvector_destroy accepts). */
+typedef struct hisp_mvector_s *hisp_mvector;
+typedef enum { HISP_MVEC_REPLICATED = 0, HISP_MVEC_ROWS = 1 } hisp_mvec_layout;
+
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout,
+                                                        hisp_mvector *v);
+HISP_API void hisp_mvector_destroy(hisp_mvector *v);
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_length(hisp_mvector v, int64_t *n);
+/* Host array of the vector's length and the plan's type, to / from the
+ * devices (every device for REPLICATED; each its owned rows for ROWS). */
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_write(hisp_mvector v, const void *src);
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_read(hisp_mvector v, void *dst);
+/* y = alpha*A*x + beta*y with x REPLICATED and y ROWS (beta = 0: y is not
+ * read): every device multiplies its part into its own rows, and a row two
+ * parts share is added on its owner after one peer copy of one entry. The
+ * breakdown's total_ms is the call's wall time. */
+HISP_API HISP_NODISCARD hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha,
+                                                    hisp_mvector x, const void *beta,
+                                                    hisp_mvector y);
+
 #define HISP_MPLAN_MAX_DEVICES 64
 /* Where the time went. One-time: partition (cut points and local pointers),
  * convert (temporary CSC/COO/CSR copy when A was held in another format),

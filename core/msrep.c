@@ -7,99 +7,11 @@
  * same device to device where the backend has buf_peer_copy and buf_axpby:
  * each worker copies x from the vectors' device and its partial result back
  * to it, and the caller's thread merges there with axpby kernels. */
-#include "../backends/backend.h"
-#include "hispi_msrep.h"
+#include "msrep_plan.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define HISPI_MAGIC_MPLAN 0x684d506cu /* "hMPl" */
-
-typedef struct worker {
-    struct hisp_mplan_s *plan;
-    int id;
-    pthread_t th;
-    bool started;
-    hisp_device_ref ref;
-    int sub, nsub; /* sub-device sub of nsub, -1 / 0: the whole device */
-    int numa;
-    hisp_context ctx;
-    hisp_part part;
-    int64_t *lptr;
-    void *dev;          /* the backend's copy of the local CSR */
-    hisp_matrix L;      /* HiSparse plans: the part as a tree (on ctx) */
-    hisp_vector xv, yv; /* and its vectors */
-    void *xd, *yd;      /* device buffers: x (whole or slice), partial result */
-    int64_t xlen, ylen; /* their lengths for the current device op */
-    int64_t c0, c1;     /* view columns [c0, c1) the part touches: the x window of op N */
-    hisp_op yd_op;      /* the device op yd was sized for */
-    void *yh;           /* host copy of the partial result */
-    void *m0, *m1;      /* device time marks */
-    bool local;         /* device merge: on the merge device (its yd is read in place) */
-    bool device_ptr;    /* p*-opt: the device made its local pointers */
-    hisp_status xst;    /* device merge, relay of x: this worker's first phase */
-    hisp_status st;
-    double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
-    uint64_t bytes;
-    char name[128];
-} worker;
-
-struct hisp_mplan_s {
-    uint32_t magic;
-    hisp_context home; /* failures are recorded here */
-    hisp_type type;
-    hisp_partition_kind kind;
-    bool columns;
-    bool hisparse;        /* HISP_MPLAN_HISPARSE */
-    int64_t nrows, ncols; /* of A */
-    int64_t vrows, vcols; /* of the view (A, or A^T for column kinds) */
-    int nd;
-    worker *w;
-    hisp_part *parts;           /* in worker order (= part order) */
-    const hispi_msrep_src *src; /* during creation only */
-    pthread_mutex_t mu;
-    pthread_cond_t go, done;
-    pthread_barrier_t bar;
-    bool sync_made, bar_made;
-    uint64_t gen; /* job generation */
-    int finished; /* workers done with the current job */
-    bool quit;
-    /* the current job */
-    hisp_op dop; /* device op */
-    double alpha, beta;
-    const void *x;
-    void *y;
-    int64_t m; /* output length */
-    void **ybuf;
-    hisp_mplan_breakdown bd;
-    int numa_nodes;
-    bool host_merge; /* HISP_MPLAN_HOST_MERGE */
-    bool vendor;     /* HISP_MPLAN_CUSPARSE */
-    bool device_ptr; /* HISP_MPLAN_DEVICE_PTR asked */
-    /* device-side merge (hisp_mspmv_vec): the current job's mode, a context of
-     * the plan's own on the vectors' device (its queue runs the merge), the
-     * vectors' buffers, staging: m entries for the row merge with beta != 0,
-     * one partial vector per device not on the merge device for the sum
-     * merge, the first entry of each part (shared rows) */
-    bool devmerge;
-    bool relay; /* x of op N relayed between the devices (x_relay) */
-    hisp_context mctx;
-    void *xdev, *ydev;
-    void *stage, **pstage, *shbuf;
-    int64_t stage_m, pstage_m;
-};
-
-static const hisp_backend_ops *wops(worker *w)
-{
-    return w->ctx->ops;
-}
-
-static bool part_empty(const worker *w)
-{
-    return w->part.start >= w->part.end;
-}
 
 /* HiSparse plans: the part becomes a tree on the worker's context (the
  * conversion needs a copy anyway); one SpMV on zeros uploads the tree, so
@@ -437,6 +349,13 @@ static void *worker_main(void *arg)
         if (plan->quit) break;
         seen = plan->gen;
         pthread_mutex_unlock(&plan->mu);
+        if (plan->dist) { /* a distributed-vector job */
+            w->st = hispi_msrep_dist_work(w);
+            pthread_mutex_lock(&plan->mu);
+            plan->finished++;
+            pthread_cond_broadcast(&plan->done);
+            continue;
+        }
         if (plan->devmerge) { /* the caller merges on the device */
             w->st = worker_compute_dev(w);
             w->merge_ms = 0;
@@ -471,8 +390,7 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Wakes every worker for one call and waits until all have finished. */
-static void run_round(hisp_mplan plan)
+void hispi_msrep_run_round(hisp_mplan plan)
 {
     pthread_mutex_lock(&plan->mu);
     plan->finished = 0;
@@ -483,8 +401,7 @@ static void run_round(hisp_mplan plan)
     pthread_mutex_unlock(&plan->mu);
 }
 
-/* Copy the first failing worker's error onto the plan's home context. */
-static hisp_status worker_failure(hisp_mplan plan)
+hisp_status hispi_msrep_worker_failure(hisp_mplan plan)
 {
     for (int k = 0; k < plan->nd; k++) {
         worker *w = &plan->w[k];
@@ -558,6 +475,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
     int nw = plan->w ? plan->nd : 0; /* creation may have failed before the workers */
     for (int k = 0; k < nw; k++)
         if (plan->w[k].started) pthread_join(plan->w[k].th, NULL);
+    hispi_msrep_dist_release(plan); /* before the contexts that hold its buffers */
     /* the workers have ended: their contexts can be released from here */
     for (int k = 0; k < nw; k++)
         worker_release(&plan->w[k]);
@@ -728,7 +646,7 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
     }
     double t3 = hispi_now_ms();
     plan->src = NULL;
-    if (!s) s = worker_failure(plan);
+    if (!s) s = hispi_msrep_worker_failure(plan);
     if (!s && started < nd) s = HISP_ERR_OUT_OF_HOST_MEMORY;
     if (s) {
         if (started < nd && plan->bar_made) { /* the barrier counts nd: fail the others out */
@@ -787,9 +705,9 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
     plan->y = y;
     plan->m = m;
     plan->devmerge = false;
-    run_round(plan);
+    hispi_msrep_run_round(plan);
     double t1 = hispi_now_ms();
-    HISPI_TRY(worker_failure(plan));
+    HISPI_TRY(hispi_msrep_worker_failure(plan));
     hisp_mplan_breakdown *bd = &plan->bd;
     bd->x_ms = bd->compute_ms = bd->gather_ms = bd->merge_ms = 0;
     for (int k = 0; k < plan->nd; k++) {
@@ -982,9 +900,9 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     const char *direct = getenv("HISP_MSREP_X_DIRECT");
     plan->relay = plan->dop == HISP_OP_N && plan->nd > 1 && !(direct && direct[0] == '1');
     plan->devmerge = true;
-    run_round(plan);
+    hispi_msrep_run_round(plan);
     plan->devmerge = false;
-    HISPI_TRY(worker_failure(plan));
+    HISPI_TRY(hispi_msrep_worker_failure(plan));
     double t1 = hispi_now_ms();
     HISPI_TRY(merge_on_device(plan));
     hispi_vector_device_written(y);

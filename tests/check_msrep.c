@@ -483,6 +483,105 @@ START_TEST(test_plan_subdevices)
 }
 END_TEST
 
+/* Distributed vectors: x replicated, y split by row ownership, on every row
+ * kind and 1..5 parts (more parts than rows in the shapes with few rows, a
+ * huge row split over several parts), beta = 0 (y NaN) and beta != 0, two
+ * calls in a row (the second from the first's y, left on the devices).
+ * Targets without device peer copies and axpby (OpenCL) refuse, as do the
+ * column kinds. */
+START_TEST(test_plan_dist)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x64 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    bool supported = tg[i].kind == HISP_BACKEND_REFERENCE || tg[i].kind == HISP_BACKEND_CUDA;
+    bool quick = getenv("HISP_TEST_QUICK") != NULL;
+    static const hisp_partition_kind rows[3] = {HISP_PART_ROWBLOCK, HISP_PART_PCSR, HISP_PART_PCOO};
+    for (int shape = 0; shape < NSHAPES + 1; shape++)
+        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+            if (quick && shape % 2) continue;
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            size_t es = hisp_type_size(t);
+            hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
+                                            : test_random_matrix(ctx, t, 400, 300, 0.02, &st);
+            for (int k = 0; k < 3; k++)
+                for (int nd = 1; nd <= 5; nd++) {
+                    hisp_device_ref refs[5];
+                    for (int d = 0; d < nd; d++)
+                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                    hisp_mplan plan = NULL;
+                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, rows[k], 0, &plan));
+                    hisp_mvector xv = NULL, yv = NULL;
+                    hisp_status s = hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv);
+                    if (!supported) {
+                        ck_assert_int_eq(s, HISP_ERR_UNSUPPORTED);
+                        hisp_mplan_destroy(&plan);
+                        continue;
+                    }
+                    CK_OK(ctx, s);
+                    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv));
+                    for (int bz = 0; bz < 2; bz++) {
+                        io v;
+                        io_make(ctx, A, HISP_OP_N, bz == 0, &st, &v);
+                        int64_t len = 0;
+                        CK_OK(ctx, hisp_mvector_length(yv, &len));
+                        ck_assert_int_eq(len, v.m);
+                        CK_OK(ctx, hisp_mvector_write(xv, v.x));
+                        CK_OK(ctx, hisp_mvector_write(yv, v.y0));
+                        float af = (float)v.alpha, bf = (float)v.beta;
+                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
+                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
+                        CK_OK(ctx, hisp_mspmv_dist(plan, ap, xv, bp, yv));
+                        CK_OK(ctx, hisp_mvector_read(yv, v.y));
+                        char what[600];
+                        snprintf(what, sizeof what, "%.200s dist shape %d %s %s nd %d beta %s",
+                                 tg[i].label, shape, hisp_type_name(t),
+                                 hisp_partition_name(rows[k]), nd, bz ? "random" : "0");
+                        io_check(&v, what);
+                        /* again from the result left on the devices */
+                        memcpy(v.y0, v.y, (size_t)v.m * es);
+                        reference(ctx, A, HISP_OP_N, v.alpha, v.x, v.beta, v.y0, v.yref);
+                        free(v.bound);
+                        io_bound(ctx, A, HISP_OP_N, &v);
+                        CK_OK(ctx, hisp_mspmv_dist(plan, ap, xv, bp, yv));
+                        CK_OK(ctx, hisp_mvector_read(yv, v.y));
+                        strncat(what, ", second call", sizeof what - strlen(what) - 1);
+                        io_check(&v, what);
+                        io_free(&v);
+                    }
+                    /* the wrong layouts */
+                    float one = 1;
+                    double oned = 1;
+                    const void *op1 = t == HISP_F32 ? (const void *)&one : (const void *)&oned;
+                    ck_assert_int_eq(hisp_mspmv_dist(plan, op1, yv, op1, xv),
+                                     HISP_ERR_INVALID_ARGUMENT);
+                    hisp_mvector_destroy(&xv);
+                    ck_assert_ptr_null(xv);
+                    /* a plan destroyed first: the vector handle only destroys */
+                    hisp_mplan_destroy(&plan);
+                    ck_assert_int_eq(hisp_mvector_write(yv, NULL), HISP_ERR_INVALID_HANDLE);
+                    hisp_mvector_destroy(&yv);
+                }
+            if (supported) { /* column kinds refuse */
+                hisp_device_ref ref = {tg[i].kind, tg[i].device};
+                hisp_mplan plan = NULL;
+                hisp_mvector v = NULL;
+                CK_OK(ctx, hisp_mplan_create(A, 1, &ref, HISP_PART_PCSC, 0, &plan));
+                ck_assert_int_eq(hisp_mvector_create(plan, HISP_MVEC_ROWS, &v),
+                                 HISP_ERR_UNSUPPORTED);
+                hisp_mplan_destroy(&plan);
+            }
+            hisp_matrix_destroy(&A);
+        }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 static const hisp_device_ref *refs_of(const test_target *tg, int i)
 {
     static hisp_device_ref r;
@@ -1169,6 +1268,7 @@ Suite *suite_msrep(void)
     tcase_add_loop_test(tc, test_plan_targets, 0, nt);
     tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
     tcase_add_loop_test(tc, test_plan_vectors, 0, nt);
+    tcase_add_loop_test(tc, test_plan_dist, 0, nt);
     tcase_add_loop_test(tc, test_plan_device_ptr, 0, nt);
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);

@@ -1,0 +1,355 @@
+/* MSREP distributed vectors: vectors that stay on a plan's devices between
+ * SpMVs (the iterative-solver case without a home device), so that one
+ * SpMV moves no vector between devices except the shared boundary rows.
+ *
+ * A REPLICATED vector holds all of x on every device; a ROWS vector holds on
+ * device k the rows it owns. Ownership tiles the rows: device k owns
+ * [own[k], own[k+1]), which covers its part's rows except a first row
+ * shared with an earlier part (that row's owner is the earliest part that
+ * holds it), plus the rows no part holds (empty rows) before its part and,
+ * for the last device, after it. hisp_mspmv_dist then runs, on every
+ * device at once (the plan's worker threads):
+ *   1. t = A_k x on the device (the part's local CSR, its rows [start, end));
+ *   2. y_own = t + beta*y_own over the owned computed rows, beta*y_own over
+ *      owned rows no part computes;
+ *   3. a shared first row: its value of t goes by peer copy to the owner's
+ *      scratch slot k; barrier; the owner adds every slot it received.
+ * The work needs the backend's device peer copies and axpby (CUDA and the
+ * reference backend); OpenCL answers HISP_ERR_UNSUPPORTED. */
+#include "msrep_plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HISPI_MAGIC_MVEC 0x684d5665u /* "hMVe" */
+
+enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV };
+
+struct hisp_mvector_s {
+    uint32_t magic;
+    hisp_mplan plan; /* NULL once the plan is gone */
+    hisp_mvec_layout layout;
+    int64_t n;
+    void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries */
+    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS: A_k x of the part's rows */
+    void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS: shared rows received, one slot per device */
+    struct hisp_mvector_s *next;
+};
+
+/* The rows device k owns (ROWS layout). */
+static void owned(hisp_mplan plan, int k, int64_t *o0, int64_t *o1)
+{
+    *o0 = plan->own[k];
+    *o1 = plan->own[k + 1];
+}
+
+/* The owner of row r: the device whose owned rows hold it. */
+static int owner_of(hisp_mplan plan, int64_t r)
+{
+    for (int j = 0; j < plan->nd; j++)
+        if (r >= plan->own[j] && r < plan->own[j + 1]) return j;
+    return -1;
+}
+
+static hisp_status ownership(hisp_mplan plan)
+{
+    if (plan->own) return HISP_SUCCESS;
+    HISPI_TRY(
+        hispi_alloc(plan->home, (size_t)plan->nd + 1, sizeof *plan->own, (void **)&plan->own));
+    int64_t cur = 0;
+    for (int k = 0; k < plan->nd; k++) {
+        plan->own[k] = cur;
+        const hisp_part *p = &plan->parts[k];
+        if (p->end > cur) cur = p->end;
+    }
+    plan->own[plan->nd] = plan->nrows;
+    return HISP_SUCCESS;
+}
+
+static size_t esize(hisp_mplan plan)
+{
+    return hisp_type_size(plan->type);
+}
+
+static hisp_status alloc_one(worker *w, size_t entries, void **out)
+{
+    return wops(w)->buf_alloc(w->ctx, w->ctx->be, (entries ? entries : 1) * esize(w->plan), out);
+}
+
+static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
+{
+    hisp_mplan plan = w->plan;
+    int k = w->id;
+    if (v->layout == HISP_MVEC_REPLICATED) return alloc_one(w, (size_t)v->n, &v->buf[k]);
+    int64_t o0, o1;
+    owned(plan, k, &o0, &o1);
+    HISPI_TRY(alloc_one(w, (size_t)(o1 - o0), &v->buf[k]));
+    HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
+    return alloc_one(w, (size_t)plan->nd, &v->shin[k]);
+}
+
+static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
+{
+    hisp_mplan plan = w->plan;
+    const hisp_backend_ops *o = wops(w);
+    void *be = w->ctx->be;
+    size_t es = esize(plan);
+    int k = w->id;
+    int64_t o0 = 0, o1 = v->n;
+    if (v->layout == HISP_MVEC_ROWS) {
+        owned(plan, k, &o0, &o1);
+    } else if (!write && k > 0) {
+        return HISP_SUCCESS; /* a replicated vector reads from device 0 */
+    }
+    if (o1 <= o0) return HISP_SUCCESS;
+    size_t bytes = (size_t)(o1 - o0) * es;
+    if (write)
+        HISPI_TRY(
+            o->buf_write(w->ctx, be, v->buf[k], 0, (const char *)plan->dsrc + o0 * es, bytes));
+    else
+        HISPI_TRY(o->buf_read(w->ctx, be, v->buf[k], 0, (char *)plan->ddst + o0 * es, bytes));
+    return o->synchronize(w->ctx, be);
+}
+
+/* Steps 1-3 of the file comment; every worker reaches the barrier. */
+static hisp_status work_spmv(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    struct hisp_mvector_s *x = plan->dx, *y = plan->dy;
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    void *be = ctx->be;
+    hisp_type t = plan->type;
+    size_t es = esize(plan);
+    int k = w->id;
+    int64_t o0, o1, s = w->part.start, e = w->part.end;
+    owned(plan, k, &o0, &o1);
+    double beta = plan->beta;
+    hisp_status st = HISP_SUCCESS;
+    int sent = -1; /* the owner this device sent its shared first row to */
+    if (s < e) {
+        st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
+        int64_t c0 = s > o0 ? s : o0; /* owned computed rows [c0, e) */
+        if (!st && e > c0)
+            st = o->buf_axpby(ctx, be, t, e - c0, 1.0, y->tmp[k], c0 - s, beta, y->buf[k], c0 - o0);
+        if (!st && s > o0) /* owned rows before the part: no part holds them */
+            st = o->buf_axpby(ctx, be, t, s - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
+        if (!st && o1 > e && e >= o0) /* owned rows after it (the last device) */
+            st = o->buf_axpby(ctx, be, t, o1 - e, 0.0, NULL, 0, beta, y->buf[k], e - o0);
+        if (!st && s < o0) { /* a shared first row (only that one: parts are contiguous) */
+            sent = owner_of(plan, s);
+            if (s + 1 < o0 || sent < 0 || sent == k)
+                st = hispi_fail(ctx, HISP_ERR_BACKEND,
+                                "msrep: part %d starts %lld rows before the rows it owns", k,
+                                (long long)(o0 - s));
+            else
+                st = o->buf_peer_copy(ctx, be, plan->w[sent].ctx->be, y->shin[sent], (size_t)k * es,
+                                      be, y->tmp[k], 0, es);
+        }
+    } else if (o1 > o0) { /* an empty part that owns rows: beta*y */
+        st = o->buf_axpby(ctx, be, t, o1 - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
+    }
+    if (!st) st = o->synchronize(ctx, be);
+    w->xst = st;
+    pthread_barrier_wait(&plan->bar); /* every shared row is in its owner's scratch */
+    for (int j = 0; j < plan->nd; j++)
+        if (plan->w[j].xst) return st;
+    for (int j = 0; j < plan->nd && !st; j++) {
+        const hisp_part *p = &plan->parts[j];
+        if (j == k || p->start >= p->end || p->start >= plan->own[j]) continue;
+        if (owner_of(plan, p->start) != k) continue;
+        st = o->buf_axpby(ctx, be, t, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - o0);
+    }
+    if (!st) st = o->synchronize(ctx, be);
+    (void)sent;
+    return st;
+}
+
+hisp_status hispi_msrep_dist_work(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    switch (plan->dist) {
+    case DIST_ALLOC:
+        return work_alloc(w, plan->dv);
+    case DIST_WRITE:
+        return work_io(w, plan->dv, true);
+    case DIST_READ:
+        return work_io(w, plan->dv, false);
+    default:
+        return work_spmv(w);
+    }
+}
+
+/* One job on every worker; the first failure goes to the plan's context. */
+static hisp_status run_job(hisp_mplan plan, int job)
+{
+    for (int k = 0; k < plan->nd; k++)
+        plan->w[k].st = HISP_SUCCESS;
+    plan->dist = job;
+    hispi_msrep_run_round(plan);
+    plan->dist = 0;
+    return hispi_msrep_worker_failure(plan);
+}
+
+static bool plan_ok(hisp_mplan plan)
+{
+    return plan && plan->magic == HISPI_MAGIC_MPLAN && hispi_ctx_ok(plan->home);
+}
+
+static bool vec_ok(const struct hisp_mvector_s *v)
+{
+    return v && v->magic == HISPI_MAGIC_MVEC;
+}
+
+static void free_buffers(struct hisp_mvector_s *v)
+{
+    hisp_mplan plan = v->plan;
+    for (int k = 0; plan && k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        void *bs[3] = {v->buf[k], v->tmp[k], v->shin[k]};
+        for (int i = 0; i < 3; i++)
+            if (bs[i] && w->ctx) wops(w)->buf_free(w->ctx->be, bs[i]);
+        v->buf[k] = v->tmp[k] = v->shin[k] = NULL;
+    }
+}
+
+void hispi_msrep_dist_release(hisp_mplan plan)
+{
+    for (struct hisp_mvector_s *v = plan->vectors; v; v = v->next) {
+        free_buffers(v);
+        v->plan = NULL; /* the handle stays valid for hisp_mvector_destroy */
+    }
+    plan->vectors = NULL;
+    free(plan->own);
+    plan->own = NULL;
+}
+
+hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)
+{
+    if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context h = plan->home;
+    if (!out) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "NULL vector pointer");
+    *out = NULL;
+    if (layout != HISP_MVEC_REPLICATED && layout != HISP_MVEC_ROWS)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "unknown vector layout %d", (int)layout);
+    if (plan->columns || plan->hisparse)
+        return hispi_fail(h, HISP_ERR_UNSUPPORTED,
+                          "distributed vectors need a row partition (rowblock, pcsr, pcoo) run by "
+                          "the CSR kernel, not %s%s",
+                          hisp_partition_name(plan->kind), plan->hisparse ? " with HiSparse" : "");
+    for (int k = 0; k < plan->nd; k++) {
+        const hisp_backend_ops *o = wops(&plan->w[k]);
+        if (!o->buf_peer_copy || !o->buf_axpby)
+            return hispi_fail(h, HISP_ERR_UNSUPPORTED,
+                              "distributed vectors need device peer copies and axpby, which the "
+                              "%s backend lacks (CUDA and the reference backend have them)",
+                              o->name);
+    }
+    HISPI_TRY(ownership(plan));
+    struct hisp_mvector_s *v = NULL;
+    HISPI_TRY(hispi_calloc(h, 1, sizeof *v, (void **)&v));
+    v->magic = HISPI_MAGIC_MVEC;
+    v->plan = plan;
+    v->layout = layout;
+    v->n = layout == HISP_MVEC_REPLICATED ? plan->ncols : plan->nrows;
+    plan->dv = v;
+    hisp_status s = run_job(plan, DIST_ALLOC);
+    plan->dv = NULL;
+    if (s) {
+        free_buffers(v);
+        free(v);
+        return s;
+    }
+    v->next = plan->vectors;
+    plan->vectors = v;
+    *out = v;
+    return HISP_SUCCESS;
+}
+
+void hisp_mvector_destroy(hisp_mvector *pv)
+{
+    if (!pv || !vec_ok(*pv)) return;
+    struct hisp_mvector_s *v = *pv;
+    hisp_mplan plan = v->plan;
+    if (plan) {
+        free_buffers(v);
+        for (struct hisp_mvector_s **p = &plan->vectors; *p; p = &(*p)->next)
+            if (*p == v) {
+                *p = v->next;
+                break;
+            }
+    }
+    v->magic = 0;
+    free(v);
+    *pv = NULL;
+}
+
+static hisp_status vec_check(hisp_mvector v, hisp_mplan *plan)
+{
+    if (!vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!v->plan || !plan_ok(v->plan)) return HISP_ERR_INVALID_HANDLE; /* its plan is gone */
+    *plan = v->plan;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_mvector_length(hisp_mvector v, int64_t *n)
+{
+    hisp_mplan plan;
+    HISPI_TRY(vec_check(v, &plan));
+    if (!n) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL length");
+    *n = v->n;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_mvector_write(hisp_mvector v, const void *src)
+{
+    hisp_mplan plan;
+    HISPI_TRY(vec_check(v, &plan));
+    if (!src) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL source");
+    plan->dv = v;
+    plan->dsrc = src;
+    hisp_status s = run_job(plan, DIST_WRITE);
+    plan->dv = NULL;
+    plan->dsrc = NULL;
+    return s;
+}
+
+hisp_status hisp_mvector_read(hisp_mvector v, void *dst)
+{
+    hisp_mplan plan;
+    HISPI_TRY(vec_check(v, &plan));
+    if (!dst) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL destination");
+    plan->dv = v;
+    plan->ddst = dst;
+    hisp_status s = run_job(plan, DIST_READ);
+    plan->dv = NULL;
+    plan->ddst = NULL;
+    return s;
+}
+
+hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, const void *beta,
+                            hisp_mvector y)
+{
+    if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context h = plan->home;
+    if (!vec_ok(x) || !vec_ok(y) || x->plan != plan || y->plan != plan)
+        return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x and y must be vectors of this plan");
+    if (x->layout != HISP_MVEC_REPLICATED || y->layout != HISP_MVEC_ROWS)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
+                          "hisp_mspmv_dist takes a replicated x and a row-distributed y");
+    if (!alpha || !beta) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "alpha or beta is NULL");
+    plan->alpha = hispi_load_real(plan->type, alpha, 0);
+    plan->beta = hispi_load_real(plan->type, beta, 0);
+    plan->dx = x;
+    plan->dy = y;
+    double t0 = hispi_now_ms();
+    hisp_status s = run_job(plan, DIST_SPMV);
+    plan->dx = plan->dy = NULL;
+    if (!s) {
+        hisp_mplan_breakdown *bd = &plan->bd;
+        bd->x_ms = bd->gather_ms = bd->merge_ms = bd->compute_ms = 0;
+        bd->total_ms = hispi_now_ms() - t0;
+        bd->device_merge = 0;
+    }
+    return s;
+}
