@@ -592,6 +592,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_mvector_length(hisp_mvector v, int64_t 
  * devices (every device for REPLICATED; each its owned rows for ROWS). */
 HISP_API HISP_NODISCARD hisp_status hisp_mvector_write(hisp_mvector v, const void *src);
 HISP_API HISP_NODISCARD hisp_status hisp_mvector_read(hisp_mvector v, void *dst);
+/* dst (REPLICATED) := src (ROWS) on every device: each device pulls the rows
+ * the others own (the next iteration's x in a solver; square A). */
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst);
 /* y = alpha*A*x + beta*y with x REPLICATED and y ROWS (beta = 0: y is not
  * read): every device multiplies its part into its own rows, and a row two
  * parts share is added on its owner after one peer copy of one entry. The

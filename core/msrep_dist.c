@@ -23,7 +23,7 @@
 
 #define HISPI_MAGIC_MVEC 0x684d5665u /* "hMVe" */
 
-enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV };
+enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER };
 
 struct hisp_mvector_s {
     uint32_t magic;
@@ -165,6 +165,25 @@ static hisp_status work_spmv(worker *w)
     return st;
 }
 
+/* Every device pulls the rows the others own (peer copies on its own
+ * queue; the sources are not written meanwhile). */
+static hisp_status work_gather(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    struct hisp_mvector_s *src = plan->dy, *dst = plan->dx;
+    const hisp_backend_ops *o = wops(w);
+    void *be = w->ctx->be;
+    size_t es = esize(plan);
+    int k = w->id;
+    for (int j = 0; j < plan->nd; j++) {
+        int64_t o0 = plan->own[j], o1 = plan->own[j + 1];
+        if (o1 > o0)
+            HISPI_TRY(o->buf_peer_copy(w->ctx, be, be, dst->buf[k], (size_t)o0 * es,
+                                       plan->w[j].ctx->be, src->buf[j], 0, (size_t)(o1 - o0) * es));
+    }
+    return o->synchronize(w->ctx, be);
+}
+
 hisp_status hispi_msrep_dist_work(worker *w)
 {
     hisp_mplan plan = w->plan;
@@ -175,6 +194,8 @@ hisp_status hispi_msrep_dist_work(worker *w)
         return work_io(w, plan->dv, true);
     case DIST_READ:
         return work_io(w, plan->dv, false);
+    case DIST_GATHER:
+        return work_gather(w);
     default:
         return work_spmv(w);
     }
@@ -351,5 +372,23 @@ hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, 
         bd->total_ms = hispi_now_ms() - t0;
         bd->device_merge = 0;
     }
+    return s;
+}
+
+hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst)
+{
+    hisp_mplan plan;
+    HISPI_TRY(vec_check(src, &plan));
+    if (!vec_ok(dst) || dst->plan != plan)
+        return hispi_fail(plan->home, HISP_ERR_INVALID_HANDLE, "dst must be a vector of this plan");
+    if (src->layout != HISP_MVEC_ROWS || dst->layout != HISP_MVEC_REPLICATED || src->n != dst->n)
+        return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT,
+                          "allgather takes a ROWS vector into a REPLICATED one of the same length "
+                          "(%lld and %lld entries; square matrices)",
+                          (long long)src->n, (long long)dst->n);
+    plan->dy = src;
+    plan->dx = dst;
+    hisp_status s = run_job(plan, DIST_GATHER);
+    plan->dx = plan->dy = NULL;
     return s;
 }

@@ -552,6 +552,31 @@ START_TEST(test_plan_dist)
                         CK_OK(ctx, hisp_mvector_read(yv, v.y));
                         strncat(what, ", second call", sizeof what - strlen(what) - 1);
                         io_check(&v, what);
+                        if (v.m == v.n) { /* square: y gathered into a replicated vector */
+                            hisp_mvector z = NULL;
+                            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &z));
+                            CK_OK(ctx, hisp_mvector_allgather(yv, z));
+                            void *zh = malloc((size_t)v.m * es + 8);
+                            ck_assert_ptr_nonnull(zh);
+                            CK_OK(ctx, hisp_mvector_read(z, zh));
+                            ck_assert_msg(!memcmp(zh, v.y, (size_t)v.m * es), "%s: allgather",
+                                          what);
+                            /* every device's copy: z as the next x (the solver's step) */
+                            memcpy(v.x, zh, (size_t)v.m * es);
+                            memcpy(v.y0, v.y, (size_t)v.m * es);
+                            reference(ctx, A, HISP_OP_N, v.alpha, v.x, v.beta, v.y0, v.yref);
+                            free(v.bound);
+                            io_bound(ctx, A, HISP_OP_N, &v);
+                            CK_OK(ctx, hisp_mspmv_dist(plan, ap, z, bp, yv));
+                            CK_OK(ctx, hisp_mvector_read(yv, v.y));
+                            strncat(what, ", x gathered", sizeof what - strlen(what) - 1);
+                            io_check(&v, what);
+                            free(zh);
+                            hisp_mvector_destroy(&z);
+                        } else {
+                            ck_assert_int_eq(hisp_mvector_allgather(yv, xv),
+                                             HISP_ERR_INVALID_ARGUMENT);
+                        }
                         io_free(&v);
                     }
                     /* the wrong layouts */
