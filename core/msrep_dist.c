@@ -126,7 +126,6 @@ static hisp_status work_spmv(worker *w)
     owned(plan, k, &o0, &o1);
     double beta = plan->beta;
     hisp_status st = HISP_SUCCESS;
-    int sent = -1; /* the owner this device sent its shared first row to */
     if (s < e) {
         st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
         int64_t c0 = s > o0 ? s : o0; /* owned computed rows [c0, e) */
@@ -137,7 +136,7 @@ static hisp_status work_spmv(worker *w)
         if (!st && o1 > e && e >= o0) /* owned rows after it (the last device) */
             st = o->buf_axpby(ctx, be, t, o1 - e, 0.0, NULL, 0, beta, y->buf[k], e - o0);
         if (!st && s < o0) { /* a shared first row (only that one: parts are contiguous) */
-            sent = owner_of(plan, s);
+            int sent = owner_of(plan, s);
             if (s + 1 < o0 || sent < 0 || sent == k)
                 st = hispi_fail(ctx, HISP_ERR_BACKEND,
                                 "msrep: part %d starts %lld rows before the rows it owns", k,
@@ -161,7 +160,6 @@ static hisp_status work_spmv(worker *w)
         st = o->buf_axpby(ctx, be, t, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - o0);
     }
     if (!st) st = o->synchronize(ctx, be);
-    (void)sent;
     return st;
 }
 
@@ -322,30 +320,30 @@ hisp_status hisp_mvector_length(hisp_mvector v, int64_t *n)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_mvector_write(hisp_mvector v, const void *src)
+/* A write (src) or read (dst) between the host and every device. */
+static hisp_status transfer(hisp_mvector v, const void *src, void *dst)
 {
     hisp_mplan plan;
     HISPI_TRY(vec_check(v, &plan));
-    if (!src) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL source");
+    if (!src && !dst) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL host array");
     plan->dv = v;
     plan->dsrc = src;
-    hisp_status s = run_job(plan, DIST_WRITE);
+    plan->ddst = dst;
+    hisp_status s = run_job(plan, src ? DIST_WRITE : DIST_READ);
     plan->dv = NULL;
     plan->dsrc = NULL;
+    plan->ddst = NULL;
     return s;
+}
+
+hisp_status hisp_mvector_write(hisp_mvector v, const void *src)
+{
+    return transfer(v, src, NULL);
 }
 
 hisp_status hisp_mvector_read(hisp_mvector v, void *dst)
 {
-    hisp_mplan plan;
-    HISPI_TRY(vec_check(v, &plan));
-    if (!dst) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL destination");
-    plan->dv = v;
-    plan->ddst = dst;
-    hisp_status s = run_job(plan, DIST_READ);
-    plan->dv = NULL;
-    plan->ddst = NULL;
-    return s;
+    return transfer(v, NULL, dst);
 }
 
 hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, const void *beta,
