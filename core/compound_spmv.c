@@ -259,24 +259,35 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
     return s;
 }
 
-/* The build options and kernel name of variant v of A (its layout on the
- * device, its schedule resolved), and vopts, those of its vector
- * conversions. */
-static hisp_status variant_opts(hisp_context ctx, hisp_matrix A, const hisp_variant *v,
-                                char opts[480], char vopts[480], char name[40])
+/* The layout of variant v of A, built (and uploaded) on first use. */
+static hisp_status variant_layout(hisp_context ctx, hisp_matrix A, const hisp_variant *v,
+                                  const hispi_clayout **L)
 {
     HISPI_TRY(hispi_matrix_need_csr(A));
     if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
     hispi_cdev *d = A->cdev;
     HISPI_TRY(need_layout(A, d, &v->layout));
+    *L = &d->lay[v->layout.outer][v->layout.inner];
+    return HISP_SUCCESS;
+}
+
+/* The build options and kernel name of variant v of A (its layout on the
+ * device, its schedule resolved into *scp), and vopts, those of its vector
+ * conversions. */
+static hisp_status variant_opts(hisp_context ctx, hisp_matrix A, const hisp_variant *v,
+                                char opts[480], char vopts[480], char name[40], hisp_schedule *scp)
+{
+    const hispi_clayout *L = NULL;
+    HISPI_TRY(variant_layout(ctx, A, v, &L));
+    hispi_cdev *d = A->cdev;
     const int o = v->layout.outer, in = v->layout.inner, vs = v->layout.vec == HISP_SOA;
-    const hispi_clayout *L = &d->lay[o][in];
     if (!d->caps_ok) {
         HISPI_TRY(ctx->ops->kern_caps(ctx, ctx->be, &d->caps));
         d->caps_ok = true;
     }
     hisp_schedule sc;
     HISPI_TRY(resolve_sched(ctx, &d->caps, &v->sched, &sc));
+    *scp = sc;
     hispi_ctype c = L->ct;
     int n = snprintf(opts, 480,
                      "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DEC=%d -DVC=%d -DOUTER=%d "
@@ -308,7 +319,8 @@ hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A, const hisp_
     int m = 0;
     for (int i = 0; i < n && !s; i++) {
         char vopts[480], name[40];
-        s = variant_opts(ctx, A, &v[i], opts[m], vopts, name);
+        hisp_schedule sc;
+        s = variant_opts(ctx, A, &v[i], opts[m], vopts, name, &sc);
         if (s == HISP_ERR_INVALID_ARGUMENT) { /* a schedule the device refuses: kern_get's */
             hispi_clear_error(ctx);
             s = HISP_SUCCESS;
@@ -329,19 +341,16 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
     if (A->hs)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "compound SpMV variants need CSR/COO storage, not HiSparse");
-    HISPI_TRY(hispi_matrix_need_csr(A));
-    if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+    const hispi_clayout *L = NULL;
+    HISPI_TRY(variant_layout(ctx, A, v, &L));
     hispi_cdev *d = A->cdev;
-    HISPI_TRY(need_layout(A, d, &v->layout));
     const int o = v->layout.outer, in = v->layout.inner, vs = v->layout.vec == HISP_SOA;
-    const hispi_clayout *L = &d->lay[o][in];
     if (!has_kernels(ctx)) return run_host(ctx, L, vs, alpha, x, beta, y, warmup, repeat, ms);
 
     const hisp_backend_ops *ops = ctx->ops;
     char opts[480], vopts[480], name[40];
-    HISPI_TRY(variant_opts(ctx, A, v, opts, vopts, name));
     hisp_schedule sc;
-    HISPI_TRY(resolve_sched(ctx, &d->caps, &v->sched, &sc));
+    HISPI_TRY(variant_opts(ctx, A, v, opts, vopts, name, &sc));
     hispi_ctype c = L->ct;
     void *k = NULL;
     HISPI_TRY(get_kernel(ctx, d, opts, name, &k));
