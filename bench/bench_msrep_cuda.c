@@ -223,31 +223,27 @@ static bool soft(hisp_context ctx, hisp_status s, const char *what)
     return false;
 }
 
-/* Timed calls of one plan: host x, y (hisp_mspmv) or resident (hisp_mspmv_vec). */
-static bool measure(runner *R, hisp_mplan plan, bool resident, int nd, result *r)
+enum { CALL_HOST, CALL_RESIDENT, CALL_DIST };
+
+/* One SpMV of a plan: host x, y (hisp_mspmv), resident on GPU 0
+ * (hisp_mspmv_vec) or distributed vectors (hisp_mspmv_dist). */
+static hisp_status call(runner *R, hisp_mplan plan, int how, hisp_mvector xd, hisp_mvector yd)
 {
-    hisp_context ctx = R->ctx;
+    if (how == CALL_DIST) return hisp_mspmv_dist(plan, R->a, xd, R->b, yd);
+    if (how == CALL_RESIDENT) return hisp_mspmv_vec(plan, HISP_OP_N, R->a, R->xv, R->b, R->yv);
+    return hisp_mspmv(plan, HISP_OP_N, R->a, R->x, R->b, R->y);
+}
+
+/* Warm-up and timed calls: the medians of the plan's breakdown. */
+static bool time_calls(runner *R, hisp_mplan plan, int how, hisp_mvector xd, hisp_mvector yd,
+                       int nd, result *r)
+{
     int rep = R->repeat;
-    size_t es = hisp_type_size(R->t);
-    memset(R->y, 0, (size_t)R->m * es);
-    if (resident) {
-        if (!soft(R->vctx, hisp_vector_write(R->yv, R->y), "y") ||
-            !soft(ctx, hisp_mspmv_vec(plan, HISP_OP_N, R->a, R->xv, R->b, R->yv), "mspmv_vec") ||
-            !soft(R->vctx, hisp_vector_read(R->yv, R->y), "read y"))
-            return false;
-    } else if (!soft(ctx, hisp_mspmv(plan, HISP_OP_N, R->a, R->x, R->b, R->y), "mspmv")) {
-        return false;
-    }
-    r->rel_error = bench_rel_error(R->t, R->y, R->yref, R->m);
     for (int i = 0; i < R->warmup + rep; i++) {
-        if (!soft(ctx,
-                  resident ? hisp_mspmv_vec(plan, HISP_OP_N, R->a, R->xv, R->b, R->yv)
-                           : hisp_mspmv(plan, HISP_OP_N, R->a, R->x, R->b, R->y),
-                  "mspmv"))
-            return false;
+        if (!soft(R->ctx, call(R, plan, how, xd, yd), "mspmv")) return false;
         if (i < R->warmup) continue;
         int k = i - R->warmup;
-        if (!soft(ctx, hisp_mplan_get_breakdown(plan, R->bd), "breakdown")) return false;
+        if (!soft(R->ctx, hisp_mplan_get_breakdown(plan, R->bd), "breakdown")) return false;
         R->tt[0 * rep + k] = R->bd->total_ms;
         R->tt[1 * rep + k] = R->bd->x_ms;
         R->tt[2 * rep + k] = R->bd->compute_ms;
@@ -275,13 +271,31 @@ static bool measure(runner *R, hisp_mplan plan, bool resident, int nd, result *r
     return true;
 }
 
-/* Timed calls of hisp_mspmv_dist: x replicated on the devices, y split by
- * rows and left there (the solver case without a home device); per call the
- * wall time (the call returns when every device is done). */
-static bool measure_dist(runner *R, hisp_mplan plan, result *r)
+/* Timed calls of one plan: host x, y (hisp_mspmv) or resident (hisp_mspmv_vec). */
+static bool measure(runner *R, hisp_mplan plan, bool resident, int nd, result *r)
 {
     hisp_context ctx = R->ctx;
-    int rep = R->repeat;
+    size_t es = hisp_type_size(R->t);
+    memset(R->y, 0, (size_t)R->m * es);
+    if (resident) {
+        if (!soft(R->vctx, hisp_vector_write(R->yv, R->y), "y") ||
+            !soft(ctx, call(R, plan, CALL_RESIDENT, NULL, NULL), "mspmv_vec") ||
+            !soft(R->vctx, hisp_vector_read(R->yv, R->y), "read y"))
+            return false;
+    } else if (!soft(ctx, call(R, plan, CALL_HOST, NULL, NULL), "mspmv")) {
+        return false;
+    }
+    r->rel_error = bench_rel_error(R->t, R->y, R->yref, R->m);
+    return time_calls(R, plan, resident ? CALL_RESIDENT : CALL_HOST, NULL, NULL, nd, r);
+}
+
+/* Timed calls of hisp_mspmv_dist: x replicated on the devices, y split by
+ * rows and left there (the solver case without a home device); the
+ * breakdown's kernel is each device's CSR kernel, its merge the boundary
+ * rows' adds. */
+static bool measure_dist(runner *R, hisp_mplan plan, int nd, result *r)
+{
+    hisp_context ctx = R->ctx;
     size_t es = hisp_type_size(R->t);
     hisp_mvector xv = NULL, yv = NULL;
     bool ok = soft(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv), "dist x") &&
@@ -289,16 +303,10 @@ static bool measure_dist(runner *R, hisp_mplan plan, result *r)
     memset(R->y, 0, (size_t)R->m * es);
     ok = ok && soft(ctx, hisp_mvector_write(xv, R->x), "dist write x") &&
          soft(ctx, hisp_mvector_write(yv, R->y), "dist write y") &&
-         soft(ctx, hisp_mspmv_dist(plan, R->a, xv, R->b, yv), "mspmv_dist") &&
+         soft(ctx, call(R, plan, CALL_DIST, xv, yv), "mspmv_dist") &&
          soft(ctx, hisp_mvector_read(yv, R->y), "dist read y");
     if (ok) r->rel_error = bench_rel_error(R->t, R->y, R->yref, R->m);
-    for (int i = 0; ok && i < R->warmup + rep; i++) {
-        double t0 = bench_now_ms();
-        ok = soft(ctx, hisp_mspmv_dist(plan, R->a, xv, R->b, yv), "mspmv_dist");
-        if (i >= R->warmup) R->tt[i - R->warmup] = bench_now_ms() - t0;
-    }
-    if (ok) r->call = bench_median(R->tt, rep);
-    r->nnz_imbalance = r->time_imbalance = 1;
+    ok = ok && time_calls(R, plan, CALL_DIST, xv, yv, nd, r);
     hisp_mvector_destroy(&xv);
     hisp_mvector_destroy(&yv);
     return ok;
@@ -518,7 +526,7 @@ int main(int argc, char **argv)
                     snprintf(r->kind, sizeof r->kind, "%.15s", kl[k]);
                     r->gpus = nd;
                     r->variant = var;
-                    if (var == V_DIST ? !measure_dist(&R, plan, r)
+                    if (var == V_DIST ? !measure_dist(&R, plan, nd, r)
                                       : !measure(&R, plan, var != V_HOST, nd, r)) {
                         failures++;
                         nres--;

@@ -44,7 +44,8 @@
 # Environment: BIN (default build/bench/bench_msrep_cuda), OUT (default
 # bench/out/msrep), GPUS (default 1,2,4 capped at the GPUs nvidia-smi lists),
 # REPEAT (default 10), BACKEND (default cuda; selftest uses opencl if PoCL
-# answers, else reference). Host memory: about 3x the CSR size (A, its CSC
+# answers, else reference), KINDS and VARIANTS (a subset of each piece's, e.g.
+# VARIANTS=resident,dist for a shorter run). Host memory: about 3x the CSR size (A, its CSC
 # copy, the yardstick's copy): 1e9 f64 needs ~40 GB, 2e9 ~80 GB.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -63,9 +64,10 @@ if ldd "$BIN" 2>/dev/null | grep -q "not found"; then
     d=$(python3 -c 'import nvidia.cusparse, os; print(os.path.dirname(nvidia.cusparse.__file__))' 2>/dev/null)/lib
     export LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}
 fi
-KINDS=rowblock,pcsr,pcsc,pcoo
+KINDS=${KINDS:-rowblock,pcsr,pcsc,pcoo}
 ALLV=host,resident,cusparse,cusparse-pptr,dist
 OPTV=host,resident,cusparse-pptr,dist
+if [ -n "${VARIANTS:-}" ]; then ALLV=$VARIANTS OPTV=$VARIANTS; fi
 # matrix nnz variants expected-minutes
 pieces=(
     "rmat 5e8 $ALLV 2"

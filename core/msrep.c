@@ -401,6 +401,22 @@ void hispi_msrep_run_round(hisp_mplan plan)
     pthread_mutex_unlock(&plan->mu);
 }
 
+void hispi_msrep_collect(hisp_mplan plan)
+{
+    hisp_mplan_breakdown *bd = &plan->bd;
+    bd->x_ms = bd->compute_ms = bd->gather_ms = bd->merge_ms = 0;
+    for (int k = 0; k < plan->nd; k++) {
+        worker *w = &plan->w[k];
+        bd->dev[k].x_ms = w->x_ms;
+        bd->dev[k].compute_ms = w->compute_ms;
+        bd->dev[k].gather_ms = w->gather_ms;
+        if (w->x_ms > bd->x_ms) bd->x_ms = w->x_ms;
+        if (w->compute_ms > bd->compute_ms) bd->compute_ms = w->compute_ms;
+        if (w->gather_ms > bd->gather_ms) bd->gather_ms = w->gather_ms;
+        if (w->merge_ms > bd->merge_ms) bd->merge_ms = w->merge_ms;
+    }
+}
+
 hisp_status hispi_msrep_worker_failure(hisp_mplan plan)
 {
     for (int k = 0; k < plan->nd; k++) {
@@ -709,17 +725,7 @@ hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const voi
     double t1 = hispi_now_ms();
     HISPI_TRY(hispi_msrep_worker_failure(plan));
     hisp_mplan_breakdown *bd = &plan->bd;
-    bd->x_ms = bd->compute_ms = bd->gather_ms = bd->merge_ms = 0;
-    for (int k = 0; k < plan->nd; k++) {
-        worker *w = &plan->w[k];
-        bd->dev[k].x_ms = w->x_ms;
-        bd->dev[k].compute_ms = w->compute_ms;
-        bd->dev[k].gather_ms = w->gather_ms;
-        if (w->x_ms > bd->x_ms) bd->x_ms = w->x_ms;
-        if (w->compute_ms > bd->compute_ms) bd->compute_ms = w->compute_ms;
-        if (w->gather_ms > bd->gather_ms) bd->gather_ms = w->gather_ms;
-        if (w->merge_ms > bd->merge_ms) bd->merge_ms = w->merge_ms;
-    }
+    hispi_msrep_collect(plan);
     bd->total_ms = t1 - t0;
     bd->device_merge = 0;
     return HISP_SUCCESS;
@@ -908,16 +914,7 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     hispi_vector_device_written(y);
     double t2 = hispi_now_ms();
     hisp_mplan_breakdown *bd = &plan->bd;
-    bd->x_ms = bd->compute_ms = bd->gather_ms = 0;
-    for (int k = 0; k < plan->nd; k++) {
-        worker *w = &plan->w[k];
-        bd->dev[k].x_ms = w->x_ms;
-        bd->dev[k].compute_ms = w->compute_ms;
-        bd->dev[k].gather_ms = w->gather_ms;
-        if (w->x_ms > bd->x_ms) bd->x_ms = w->x_ms;
-        if (w->compute_ms > bd->compute_ms) bd->compute_ms = w->compute_ms;
-        if (w->gather_ms > bd->gather_ms) bd->gather_ms = w->gather_ms;
-    }
+    hispi_msrep_collect(plan);
     bd->merge_ms = t2 - t1;
     bd->total_ms = t2 - t0;
     bd->device_merge = 1;

@@ -9,11 +9,15 @@
  * holds it), plus the rows no part holds (empty rows) before its part and,
  * for the last device, after it. hisp_mspmv_dist then runs, on every
  * device at once (the plan's worker threads):
- *   1. t = A_k x on the device (the part's local CSR, its rows [start, end));
- *   2. y_own = t + beta*y_own over the owned computed rows, beta*y_own over
- *      owned rows no part computes;
- *   3. a shared first row: its value of t goes by peer copy to the owner's
+ *   1. y = A_k x + beta*y on the device, the part's local CSR (its rows
+ *      [start, end)) straight into the vector: device k's buffer starts at
+ *      the part's first row, so a shared first row gets a slot of its own
+ *      in front of the owned rows (zeroed first, so beta leaves it alone);
+ *      beta*y over owned rows no part computes;
+ *   2. a shared first row: its slot goes by peer copy to the owner's
  *      scratch slot k; barrier; the owner adds every slot it received.
+ * A part that starts after its first owned row (empty rows no part holds
+ * in between) computes into a scratch vector and adds it instead.
  * The work needs the backend's device peer copies and axpby (CUDA and the
  * reference backend); OpenCL answers HISP_ERR_UNSUPPORTED. */
 #include "msrep_plan.h"
@@ -31,7 +35,7 @@ struct hisp_mvector_s {
     hisp_mvec_layout layout;
     int64_t n;
     void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries */
-    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS: A_k x of the part's rows */
+    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS: A_k x where the part starts after base() */
     void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS: shared rows received, one slot per device */
     struct hisp_mvector_s *next;
 };
@@ -66,6 +70,22 @@ static hisp_status ownership(hisp_mplan plan)
     return HISP_SUCCESS;
 }
 
+/* ROWS: the first row of device k's buffer -- its part's first row when
+ * that row is shared (a slot before the owned rows), else its first owned
+ * row. The buffer holds rows [base, own[k+1]). */
+static int64_t base(hisp_mplan plan, int k)
+{
+    const hisp_part *p = &plan->parts[k];
+    return p->start < p->end && p->start < plan->own[k] ? p->start : plan->own[k];
+}
+
+/* The kernel writes straight into the buffer: the part starts at base(). */
+static bool direct(hisp_mplan plan, int k)
+{
+    const hisp_part *p = &plan->parts[k];
+    return p->start >= p->end || p->start == base(plan, k);
+}
+
 static size_t esize(hisp_mplan plan)
 {
     return hisp_type_size(plan->type);
@@ -81,10 +101,9 @@ static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
     hisp_mplan plan = w->plan;
     int k = w->id;
     if (v->layout == HISP_MVEC_REPLICATED) return alloc_one(w, (size_t)v->n, &v->buf[k]);
-    int64_t o0, o1;
-    owned(plan, k, &o0, &o1);
-    HISPI_TRY(alloc_one(w, (size_t)(o1 - o0), &v->buf[k]));
-    HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
+    HISPI_TRY(alloc_one(w, (size_t)(plan->own[k + 1] - base(plan, k)), &v->buf[k]));
+    if (!direct(plan, k))
+        HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
     return alloc_one(w, (size_t)plan->nd, &v->shin[k]);
 }
 
@@ -95,23 +114,24 @@ static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
     void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
-    int64_t o0 = 0, o1 = v->n;
+    int64_t o0 = 0, o1 = v->n, b = 0;
     if (v->layout == HISP_MVEC_ROWS) {
         owned(plan, k, &o0, &o1);
+        b = base(plan, k);
     } else if (!write && k > 0) {
         return HISP_SUCCESS; /* a replicated vector reads from device 0 */
     }
     if (o1 <= o0) return HISP_SUCCESS;
-    size_t bytes = (size_t)(o1 - o0) * es;
+    size_t bytes = (size_t)(o1 - o0) * es, off = (size_t)(o0 - b) * es;
     if (write)
         HISPI_TRY(
-            o->buf_write(w->ctx, be, v->buf[k], 0, (const char *)plan->dsrc + o0 * es, bytes));
+            o->buf_write(w->ctx, be, v->buf[k], off, (const char *)plan->dsrc + o0 * es, bytes));
     else
-        HISPI_TRY(o->buf_read(w->ctx, be, v->buf[k], 0, (char *)plan->ddst + o0 * es, bytes));
+        HISPI_TRY(o->buf_read(w->ctx, be, v->buf[k], off, (char *)plan->ddst + o0 * es, bytes));
     return o->synchronize(w->ctx, be);
 }
 
-/* Steps 1-3 of the file comment; every worker reaches the barrier. */
+/* Steps 1-2 of the file comment; every worker reaches the barrier. */
 static hisp_status work_spmv(worker *w)
 {
     hisp_mplan plan = w->plan;
@@ -122,44 +142,48 @@ static hisp_status work_spmv(worker *w)
     hisp_type t = plan->type;
     size_t es = esize(plan);
     int k = w->id;
-    int64_t o0, o1, s = w->part.start, e = w->part.end;
+    int64_t o0, o1, s = w->part.start, e = w->part.end, b = base(plan, k);
     owned(plan, k, &o0, &o1);
     double beta = plan->beta;
     hisp_status st = HISP_SUCCESS;
-    if (s < e) {
+    if (s < e && s < o0 && (s + 1 < o0 || owner_of(plan, s) < 0 || owner_of(plan, s) == k))
+        st = hispi_fail(ctx, HISP_ERR_BACKEND,
+                        "msrep: part %d starts %lld rows before the rows it owns", k,
+                        (long long)(o0 - s));
+    if (!st && s < e && s < o0) /* the shared row's slot: 0, which beta keeps */
+        st = o->buf_axpby(ctx, be, t, 1, 0.0, NULL, 0, 0.0, y->buf[k], 0);
+    if (!st && s < e) st = o->mark_record(ctx, be, w->m0);
+    if (!st && s < e && direct(plan, k)) {
+        st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
+    } else if (!st && s < e) { /* s > o0: owned rows [o0, s) no part holds */
         st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
-        int64_t c0 = s > o0 ? s : o0; /* owned computed rows [c0, e) */
-        if (!st && e > c0)
-            st = o->buf_axpby(ctx, be, t, e - c0, 1.0, y->tmp[k], c0 - s, beta, y->buf[k], c0 - o0);
-        if (!st && s > o0) /* owned rows before the part: no part holds them */
-            st = o->buf_axpby(ctx, be, t, s - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
-        if (!st && o1 > e && e >= o0) /* owned rows after it (the last device) */
-            st = o->buf_axpby(ctx, be, t, o1 - e, 0.0, NULL, 0, beta, y->buf[k], e - o0);
-        if (!st && s < o0) { /* a shared first row (only that one: parts are contiguous) */
-            int sent = owner_of(plan, s);
-            if (s + 1 < o0 || sent < 0 || sent == k)
-                st = hispi_fail(ctx, HISP_ERR_BACKEND,
-                                "msrep: part %d starts %lld rows before the rows it owns", k,
-                                (long long)(o0 - s));
-            else
-                st = o->buf_peer_copy(ctx, be, plan->w[sent].ctx->be, y->shin[sent], (size_t)k * es,
-                                      be, y->tmp[k], 0, es);
-        }
-    } else if (o1 > o0) { /* an empty part that owns rows: beta*y */
-        st = o->buf_axpby(ctx, be, t, o1 - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
+        if (!st) st = o->buf_axpby(ctx, be, t, e - s, 1.0, y->tmp[k], 0, beta, y->buf[k], s - b);
+        if (!st) st = o->buf_axpby(ctx, be, t, s - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
     }
+    int64_t c1 = s < e && e > o0 ? e : o0; /* owned rows [c1, o1) no part computes */
+    if (!st && o1 > c1)
+        st = o->buf_axpby(ctx, be, t, o1 - c1, 0.0, NULL, 0, beta, y->buf[k], c1 - b);
+    if (!st && s < e && s < o0)
+        st = o->buf_peer_copy(ctx, be, plan->w[owner_of(plan, s)].ctx->be,
+                              y->shin[owner_of(plan, s)], (size_t)k * es, be, y->buf[k], 0, es);
+    if (!st && s < e) st = o->mark_record(ctx, be, w->m1);
     if (!st) st = o->synchronize(ctx, be);
+    w->x_ms = w->gather_ms = w->compute_ms = 0;
+    if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
+        hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
     w->xst = st;
     pthread_barrier_wait(&plan->bar); /* every shared row is in its owner's scratch */
+    double tm = hispi_now_ms();
     for (int j = 0; j < plan->nd; j++)
         if (plan->w[j].xst) return st;
     for (int j = 0; j < plan->nd && !st; j++) {
         const hisp_part *p = &plan->parts[j];
         if (j == k || p->start >= p->end || p->start >= plan->own[j]) continue;
         if (owner_of(plan, p->start) != k) continue;
-        st = o->buf_axpby(ctx, be, t, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - o0);
+        st = o->buf_axpby(ctx, be, t, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - b);
     }
     if (!st) st = o->synchronize(ctx, be);
+    w->merge_ms = hispi_now_ms() - tm;
     return st;
 }
 
@@ -177,7 +201,8 @@ static hisp_status work_gather(worker *w)
         int64_t o0 = plan->own[j], o1 = plan->own[j + 1];
         if (o1 > o0)
             HISPI_TRY(o->buf_peer_copy(w->ctx, be, be, dst->buf[k], (size_t)o0 * es,
-                                       plan->w[j].ctx->be, src->buf[j], 0, (size_t)(o1 - o0) * es));
+                                       plan->w[j].ctx->be, src->buf[j],
+                                       (size_t)(o0 - base(plan, j)) * es, (size_t)(o1 - o0) * es));
     }
     return o->synchronize(w->ctx, be);
 }
@@ -366,7 +391,7 @@ hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, 
     plan->dx = plan->dy = NULL;
     if (!s) {
         hisp_mplan_breakdown *bd = &plan->bd;
-        bd->x_ms = bd->gather_ms = bd->merge_ms = bd->compute_ms = 0;
+        hispi_msrep_collect(plan); /* kernel per device (device marks), boundary adds as merge */
         bd->total_ms = hispi_now_ms() - t0;
         bd->device_merge = 0;
     }

@@ -104,6 +104,9 @@ static inline bool part_empty(const worker *w)
 
 /* Wakes every worker for one job and waits until all have finished. */
 HISPI_LOCAL void hispi_msrep_run_round(hisp_mplan plan);
+/* The workers' last x, compute, gather and merge times into the plan's
+ * breakdown (per device, and the slowest device's). */
+HISPI_LOCAL void hispi_msrep_collect(hisp_mplan plan);
 /* The first failing worker's error, copied onto the plan's home context. */
 HISPI_LOCAL hisp_status hispi_msrep_worker_failure(hisp_mplan plan);
 /* A worker's share of a distributed-vector job (plan->dist, msrep_dist.c). */
