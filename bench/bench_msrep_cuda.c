@@ -5,7 +5,7 @@
  *
  *   bench_msrep_cuda --matrix rmat|poisson3d --nnz N [--gpus 1,2,4]
  *                    [--kinds rowblock,pcsr,pcsc,pcoo|none] [--precision f64|f32]
- *                    [--variants host,resident,cusparse,cusparse-pptr,dist | --kernel
+ *                    [--variants host,resident,cusparse,cusparse-pptr,dist,dist-fit | --kernel
  * hisp|cusparse]
  *                    [--backend cuda|opencl|reference] [--repeat 10] [--warmup 2]
  *                    [--cache DIR] [--csv FILE] [--md FILE]
@@ -26,6 +26,9 @@
  *   dist          hisp kernel, x replicated and y split by rows on the devices
  *                 (hisp_mspmv_dist: only shared boundary rows move; row kinds;
  *                 wall time per call)
+ *   dist-fit      dist on a second plan whose parts balance nnz + w * rows,
+ *                 w fitted to dist's per-device kernel times
+ *                 (hisp_mplan_fit_row_cost; pcsr and pcoo)
  * Per configuration: the one-time cost (conversion, partition, distribution)
  * and the per-SpMV medians (whole call, x sent, kernel time of the slowest
  * device by CUDA events, partial results gathered, merge), the load balance,
@@ -173,9 +176,9 @@ static hisp_matrix make_csc(hisp_context ctx, hisp_matrix A, hisp_type t, double
 
 /* ---- runs ------------------------------------------------------------------ */
 
-enum { V_HOST, V_RESIDENT, V_CUSPARSE, V_CUSPARSE_PPTR, V_DIST, NVAR };
-static const char *const var_names[NVAR] = {"host", "resident", "cusparse", "cusparse-pptr",
-                                            "dist"};
+enum { V_HOST, V_RESIDENT, V_CUSPARSE, V_CUSPARSE_PPTR, V_DIST, V_DIST_FIT, NVAR };
+static const char *const var_names[NVAR] = {"host",          "resident", "cusparse",
+                                            "cusparse-pptr", "dist",     "dist-fit"};
 
 typedef struct {
     char kind[16];
@@ -183,6 +186,7 @@ typedef struct {
     double convert, partition, distribution; /* one-time, ms */
     double call, x, compute, gather, merge;  /* per SpMV medians, ms */
     double nnz_imbalance, time_imbalance, rel_error;
+    double row_cost; /* of the plan's split (dist-fit: the fitted one) */
     int device_merge, device_ptr;
 } result;
 
@@ -310,6 +314,45 @@ static bool measure_dist(runner *R, hisp_mplan plan, int nd, result *r)
     hisp_mvector_destroy(&xv);
     hisp_mvector_destroy(&yv);
     return ok;
+}
+
+/* dist-fit: the row cost that fits plan's dist kernel times per device
+ * (measured here), then dist on a plan split by it (replacing *plan). On one
+ * device there is nothing to balance: the plan is timed as it is. */
+static bool dist_fit(runner *R, hisp_mplan *plan, hisp_matrix S, int nd,
+                     const hisp_device_ref *refs, hisp_partition_kind kind, const char *kname,
+                     result *r, int *nres)
+{
+    int rep = R->repeat;
+    double w = 0, med[64];
+    memset(r, 0, sizeof *r);
+    if (nd > 1) {
+        if (!measure_dist(R, *plan, nd, r)) return false;
+        for (int d = 0; d < nd; d++)
+            med[d] = bench_median(R->dev + d * rep, rep);
+        if (!soft(R->ctx, hisp_mplan_fit_row_cost(*plan, med, &w), "fit row cost")) return false;
+        hisp_mplan_destroy(plan);
+        if (!soft(R->ctx, hisp_mplan_create_weighted(S, nd, refs, kind, 0, w, plan),
+                  "weighted plan"))
+            return false;
+    }
+    hk(R->ctx, hisp_mplan_get_breakdown(*plan, R->bd), "breakdown");
+    memset(r, 0, sizeof *r);
+    r->convert = R->bd->convert_ms;
+    r->partition = R->bd->partition_ms;
+    r->distribution = R->bd->distribution_ms;
+    snprintf(r->kind, sizeof r->kind, "%.15s", kname);
+    r->gpus = nd;
+    r->variant = V_DIST_FIT;
+    r->row_cost = w;
+    if (!measure_dist(R, *plan, nd, r)) return false;
+    fprintf(stderr,
+            "bench: %s %d dev dist-fit: row cost %.3f, one-time %.1f+%.1f+%.1f ms, call %.3f ms "
+            "(kernel %.4f, merge %.3f, time max/mean %.3f), err %.1e\n",
+            r->kind, nd, w, r->convert, r->partition, r->distribution, r->call, r->compute,
+            r->merge, r->time_imbalance, r->rel_error);
+    (*nres)++;
+    return true;
 }
 
 int main(int argc, char **argv)
@@ -492,7 +535,7 @@ int main(int argc, char **argv)
             /* plans: flags 0 (host, resident), cuSPARSE, cuSPARSE + p*-opt */
             for (int p = 0; p < 3; p++) {
                 bool host = p == 0 && want[V_HOST], resid = p == 0 && want[V_RESIDENT];
-                if (p == 0 && !host && !resid && !want[V_DIST]) continue;
+                if (p == 0 && !host && !resid && !want[V_DIST] && !want[V_DIST_FIT]) continue;
                 if (p == 1 && !want[V_CUSPARSE]) continue;
                 if (p == 2 && !want[V_CUSPARSE_PPTR]) continue;
                 unsigned flags = p == 1   ? HISP_MPLAN_CUSPARSE
@@ -538,6 +581,9 @@ int main(int argc, char **argv)
                             r->kind, nd, var_names[var], r->convert, r->partition, r->distribution,
                             r->call, r->x, r->compute, r->gather, r->merge, r->rel_error);
                 }
+                if (p == 0 && want[V_DIST_FIT] && S == A &&
+                    (kind == HISP_PART_PCSR || kind == HISP_PART_PCOO))
+                    failures += !dist_fit(&R, &plan, S, nd, refs, kind, kl[k], &res[nres], &nres);
                 hisp_mplan_destroy(&plan);
             }
         }
@@ -561,7 +607,7 @@ int main(int argc, char **argv)
         fprintf(fc, "matrix,nnz,precision,kind,variant,gpus,convert_ms,partition_ms,"
                     "distribution_ms,call_ms,x_ms,kernel_ms,gather_ms,merge_ms,device_merge,"
                     "device_ptr,nnz_imbalance,time_imbalance,speedup_call,speedup_kernel,"
-                    "vs_single,single_ms,rel_error,speedup_no_x\n");
+                    "vs_single,single_ms,rel_error,speedup_no_x,row_cost\n");
     for (int i = 0; i < nres; i++) {
         const result *r = &res[i], *base = NULL;
         for (int j = 0; j < nres; j++)
@@ -583,11 +629,11 @@ int main(int argc, char **argv)
         if (fc)
             fprintf(fc,
                     "%s,%lld,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.4f,%.5f,%.4f,%.4f,%d,%d,%.4f,%.4f,"
-                    "%.3f,%.3f,%.3f,%.5f,%.3e,%.3f\n",
+                    "%.3f,%.3f,%.3f,%.5f,%.3e,%.3f,%.4f\n",
                     matrix, (long long)mi.nnz, hisp_type_name(t), r->kind, var_names[r->variant],
                     r->gpus, r->convert, r->partition, r->distribution, r->call, r->x, r->compute,
                     r->gather, r->merge, r->device_merge, r->device_ptr, r->nnz_imbalance,
-                    r->time_imbalance, sc, sk, ss, single_ms, r->rel_error, snx);
+                    r->time_imbalance, sc, sk, ss, single_ms, r->rel_error, snx, r->row_cost);
     }
     if (fm != stdout) fclose(fm);
     if (fc) fclose(fc);

@@ -65,8 +65,8 @@ if ldd "$BIN" 2>/dev/null | grep -q "not found"; then
     export LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}
 fi
 KINDS=${KINDS:-rowblock,pcsr,pcsc,pcoo}
-ALLV=host,resident,cusparse,cusparse-pptr,dist
-OPTV=host,resident,cusparse-pptr,dist
+ALLV=host,resident,cusparse,cusparse-pptr,dist,dist-fit
+OPTV=host,resident,cusparse-pptr,dist,dist-fit
 if [ -n "${VARIANTS:-}" ]; then ALLV=$VARIANTS OPTV=$VARIANTS; fi
 # matrix nnz variants expected-minutes
 pieces=(

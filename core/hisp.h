@@ -553,6 +553,24 @@ HISP_API HISP_NODISCARD hisp_status hisp_mplan_create(hisp_matrix A, int ndevice
                                                       const hisp_device_ref *devices,
                                                       hisp_partition_kind kind, unsigned flags,
                                                       hisp_mplan *plan);
+/* The same with parts that balance nnz + row_cost * rows (columns for
+ * pcsc) instead of nnz alone (pcsr, pcsc, pcoo; the block splits ignore
+ * it): a kernel's time per part grows with its rows too (a pointer and an
+ * entry of y each, short rows leave lanes idle), so on a power-law matrix
+ * nnz-equal parts take unequal times. row_cost 0 is hisp_mplan_create. */
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_create_weighted(hisp_matrix A, int ndevices,
+                                                               const hisp_device_ref *devices,
+                                                               hisp_partition_kind kind,
+                                                               unsigned flags, double row_cost,
+                                                               hisp_mplan *plan);
+/* The row cost that fits the plan's measured kernel times: least squares of
+ * ms[k] = a * nnz_k + b * rows_k over its nonempty parts, *row_cost = b / a
+ * (0 where b <= 0). ms: one time per device (NULL: the last call's
+ * breakdown, dev[k].compute_ms). Where the parts' rows-to-nnz ratios are
+ * (nearly) equal the times cannot tell rows from nonzeros: *row_cost is the
+ * plan's own. A plan made with the result balances the times better. */
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_fit_row_cost(hisp_mplan plan, const double *ms,
+                                                            double *row_cost);
 HISP_API void hisp_mplan_destroy(hisp_mplan *plan);
 /* y = alpha*op(A)*x + beta*y over the plan's devices; x and y are host
  * arrays of the plan's type (beta = 0: y is not read). */

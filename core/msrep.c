@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* HiSparse plans: the part becomes a tree on the worker's context (the
  * conversion needs a copy anyway); one SpMV on zeros uploads the tree, so
@@ -259,7 +260,7 @@ static bool x_relay(worker *w, hisp_status *st)
                              (size_t)(hi - lo) * es);
     if (!s) s = o->synchronize(ctx, be);
     w->xst = s;
-    pthread_barrier_wait(&plan->bar); /* every chunk is on its device */
+    hispi_barrier_wait(&plan->bar); /* every chunk is on its device */
     for (int j = 0; j < nd; j++)
         if (plan->w[j].xst) {
             *st = s;
@@ -344,6 +345,13 @@ static void *worker_main(void *arg)
     pthread_cond_broadcast(&plan->done);
     uint64_t seen = plan->gen;
     for (;;) {
+        if (plan->spin_ns > 0 && plan->gen == seen && !plan->quit) {
+            pthread_mutex_unlock(&plan->mu); /* the next job comes soon in a solver's loop */
+            for (hispi_spin sp = hispi_spin_start(plan->spin_ns);
+                 plan->gen == seen && hispi_spin_more(&sp);)
+                ;
+            pthread_mutex_lock(&plan->mu);
+        }
         while (plan->gen == seen && !plan->quit)
             pthread_cond_wait(&plan->go, &plan->mu);
         if (plan->quit) break;
@@ -366,7 +374,7 @@ static void *worker_main(void *arg)
         }
         w->st = worker_compute(w);
         plan->ybuf[w->id] = part_empty(w) || w->st ? NULL : w->yh;
-        pthread_barrier_wait(&plan->bar);
+        hispi_barrier_wait(&plan->bar);
         double tm = hispi_now_ms();
         bool ok = true; /* every worker's phase 1 is visible after the barrier */
         for (int k = 0; k < plan->nd; k++)
@@ -396,9 +404,69 @@ void hispi_msrep_run_round(hisp_mplan plan)
     plan->finished = 0;
     plan->gen++;
     pthread_cond_broadcast(&plan->go);
+    if (plan->spin_ns > 0) {
+        pthread_mutex_unlock(&plan->mu);
+        for (hispi_spin sp = hispi_spin_start(plan->spin_ns);
+             plan->finished < plan->nd && hispi_spin_more(&sp);)
+            ;
+        pthread_mutex_lock(&plan->mu);
+    }
     while (plan->finished < plan->nd)
         pthread_cond_wait(&plan->done, &plan->mu);
     pthread_mutex_unlock(&plan->mu);
+}
+
+int hispi_barrier_init(hispi_barrier *b, unsigned n, long spin_ns)
+{
+    b->n = n;
+    b->count = 0;
+    b->phase = 0;
+    b->spin_ns = spin_ns;
+    if (pthread_mutex_init(&b->mu, NULL)) return -1;
+    if (pthread_cond_init(&b->cv, NULL)) {
+        pthread_mutex_destroy(&b->mu);
+        return -1;
+    }
+    return 0;
+}
+
+void hispi_barrier_destroy(hispi_barrier *b)
+{
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->mu);
+}
+
+void hispi_barrier_wait(hispi_barrier *b)
+{
+    pthread_mutex_lock(&b->mu);
+    uint64_t ph = b->phase;
+    if (++b->count == b->n) { /* the last one in opens it */
+        b->count = 0;
+        b->phase++;
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+        return;
+    }
+    if (b->spin_ns > 0) {
+        pthread_mutex_unlock(&b->mu);
+        for (hispi_spin sp = hispi_spin_start(b->spin_ns); b->phase == ph && hispi_spin_more(&sp);)
+            ;
+        pthread_mutex_lock(&b->mu);
+    }
+    while (b->phase == ph)
+        pthread_cond_wait(&b->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* The spin budget: HISP_MSREP_SPIN_US as set, else 2000 us where the
+ * machine has a core for every thread that may wait at once (the workers
+ * and the caller), else none: there spinning only steals the time of the
+ * thread waited for. */
+static long spin_budget(int nd)
+{
+    const char *e = getenv("HISP_MSREP_SPIN_US");
+    if (e && *e) return strtol(e, NULL, 10) > 0 ? strtol(e, NULL, 10) * 1000 : 0;
+    return sysconf(_SC_NPROCESSORS_ONLN) > (long)nd ? 2000 * 1000L : 0;
 }
 
 void hispi_msrep_collect(hisp_mplan plan)
@@ -485,6 +553,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
     if (plan->sync_made) {
         pthread_mutex_lock(&plan->mu);
         plan->quit = true;
+        plan->gen++; /* ends the workers' spinning too */
         pthread_cond_broadcast(&plan->go);
         pthread_mutex_unlock(&plan->mu);
     }
@@ -501,7 +570,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
         pthread_cond_destroy(&plan->go);
         pthread_cond_destroy(&plan->done);
     }
-    if (plan->bar_made) pthread_barrier_destroy(&plan->bar);
+    if (plan->bar_made) hispi_barrier_destroy(&plan->bar);
     free(plan->w);
     free(plan->parts);
     free(plan->ybuf);
@@ -541,10 +610,20 @@ static int numa_order(hisp_context ctx, int nd, const hisp_device_ref *devs, int
 hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs,
                               hisp_partition_kind kind, unsigned flags, hisp_mplan *out)
 {
+    return hisp_mplan_create_weighted(A, nd, devs, kind, flags, 0.0, out);
+}
+
+hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_ref *devs,
+                                       hisp_partition_kind kind, unsigned flags, double row_cost,
+                                       hisp_mplan *out)
+{
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     hisp_context ctx = A->ctx;
     if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *out = NULL;
+    if (!(row_cost >= 0 && row_cost <= 1e9)) /* NaN fails too */
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "row cost %g: need 0 <= row cost <= 1e9 (nonzeros per row)", row_cost);
     if (nd < 1 || nd > HISP_MPLAN_MAX_DEVICES || !devs)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need 1..%d devices, got %d",
                           HISP_MPLAN_MAX_DEVICES, nd);
@@ -605,7 +684,8 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
     plan->vrows = src.nrows;
     plan->vcols = src.ncols;
     plan->src = &src;
-    s = hispi_msrep_split(ctx, &src, kind, nd, plan->parts);
+    plan->row_cost = row_cost;
+    s = hispi_msrep_split(ctx, &src, kind, nd, row_cost, plan->parts);
     double t2 = hispi_now_ms();
 
     int node[HISP_MPLAN_MAX_DEVICES], order[HISP_MPLAN_MAX_DEVICES];
@@ -621,7 +701,8 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
                pthread_cond_init(&plan->done, NULL)))
         s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot create the plan's locks");
     if (!s) plan->sync_made = true;
-    if (!s && pthread_barrier_init(&plan->bar, NULL, (unsigned)nd))
+    plan->spin_ns = spin_budget(nd);
+    if (!s && hispi_barrier_init(&plan->bar, (unsigned)nd, plan->spin_ns))
         s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot create the plan's barrier");
     if (!s) plan->bar_made = true;
     for (int k = 0; k < nd && !s; k++) {
@@ -668,6 +749,7 @@ hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs
         if (started < nd && plan->bar_made) { /* the barrier counts nd: fail the others out */
             pthread_mutex_lock(&plan->mu);
             plan->quit = true;
+            plan->gen++; /* ends the workers' spinning too */
             pthread_cond_broadcast(&plan->go);
             pthread_mutex_unlock(&plan->mu);
         }
@@ -918,6 +1000,33 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     bd->merge_ms = t2 - t1;
     bd->total_ms = t2 - t0;
     bd->device_merge = 1;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_mplan_fit_row_cost(hisp_mplan plan, const double *ms, double *row_cost)
+{
+    if (!plan || plan->magic != HISPI_MAGIC_MPLAN) return HISP_ERR_INVALID_HANDLE;
+    if (!row_cost) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "row_cost is NULL");
+    /* least squares of t_k = a * nnz_k + b * rows_k over the nonempty parts
+     * (no intercept: a launch is microseconds against the milliseconds of a
+     * part); the normal equations of the two unknowns */
+    double snn = 0, snr = 0, srr = 0, snt = 0, srt = 0;
+    int used = 0;
+    for (int k = 0; k < plan->nd; k++) {
+        const hisp_part *p = &plan->parts[k];
+        double t = ms ? ms[k] : plan->bd.dev[k].compute_ms;
+        double nz = (double)(p->nnz_end - p->nnz_begin), r = (double)(p->end - p->start);
+        if (nz <= 0 || !(t > 0)) continue;
+        snn += nz * nz, snr += nz * r, srr += r * r, snt += nz * t, srt += r * t;
+        used++;
+    }
+    double det = snn * srr - snr * snr;
+    *row_cost = plan->row_cost;
+    if (used < 2 || !(det > 1e-9 * snn * srr)) /* the parts' row/nnz ratios barely differ */
+        return HISP_SUCCESS;
+    double a = (snt * srr - srt * snr) / det, b = (snn * srt - snr * snt) / det;
+    if (a > 0) *row_cost = b > 0 ? b / a : 0;
+    if (*row_cost > 1e9) *row_cost = 1e9;
     return HISP_SUCCESS;
 }
 

@@ -172,7 +172,7 @@ static hisp_status work_spmv(worker *w)
     if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
         hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
     w->xst = st;
-    pthread_barrier_wait(&plan->bar); /* every shared row is in its owner's scratch */
+    hispi_barrier_wait(&plan->bar); /* every shared row is in its owner's scratch */
     double tm = hispi_now_ms();
     for (int j = 0; j < plan->nd; j++)
         if (plan->w[j].xst) return st;

@@ -124,8 +124,35 @@ static int64_t row_of(const int64_t *ptr, int64_t n, int64_t k)
     return lo;
 }
 
+/* The row (column) of nonzero k of an nnz-balanced kind. */
+static int64_t row_at(const hispi_msrep_src *src, hisp_partition_kind kind, int64_t k)
+{
+    return kind == HISP_PART_PCOO ? src->rowidx[k] : row_of(src->ptr, src->nrows, k);
+}
+
+/* The first cut k of part p of np under the cost k + w * row(k) (nondecreasing
+ * in k; nnz + w * n at k = nnz): the smallest k whose cost reaches the
+ * p-th share, by bisection. */
+static int64_t weighted_cut(const hispi_msrep_src *src, hisp_partition_kind kind, double w, int p,
+                            int np)
+{
+    int64_t nnz = src->nnz;
+    if (p <= 0) return 0;
+    if (p >= np) return nnz;
+    double target = ((double)nnz + w * (double)src->nrows) * p / np;
+    int64_t lo = 0, hi = nnz; /* cost(lo - 1) < target <= cost(hi), cost(nnz) the total */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if ((double)mid + w * (double)row_at(src, kind, mid) >= target)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
-                              hisp_partition_kind kind, int np, hisp_part *parts)
+                              hisp_partition_kind kind, int np, double row_cost, hisp_part *parts)
 {
     if (np < 1) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need at least one part");
     int64_t n = src->nrows, nnz = src->nnz;
@@ -142,6 +169,10 @@ hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
         }
         int64_t k0 = (int64_t)((__int128)nnz * p / np),
                 k1 = (int64_t)((__int128)nnz * (p + 1) / np);
+        if (row_cost > 0) {
+            k0 = weighted_cut(src, kind, row_cost, p, np);
+            k1 = weighted_cut(src, kind, row_cost, p + 1, np);
+        }
         q->nnz_begin = k0;
         q->nnz_end = k1;
         if (k0 == k1) { /* empty part: no rows */
@@ -196,7 +227,7 @@ hisp_status hisp_matrix_partition(hisp_matrix A, hisp_partition_kind kind, int n
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "need 1..4096 parts and an array");
     hispi_msrep_src src;
     HISPI_TRY(hispi_msrep_source(A, kind, &src));
-    hisp_status s = hispi_msrep_split(A->ctx, &src, kind, nparts, parts);
+    hisp_status s = hispi_msrep_split(A->ctx, &src, kind, nparts, 0.0, parts);
     hispi_msrep_source_free(&src);
     return s;
 }
@@ -291,7 +322,7 @@ hisp_status hispi_msrep_ref(hisp_matrix A, hisp_partition_kind kind, int np, his
     void **ybuf = NULL;
     hisp_status s = hispi_calloc(ctx, (size_t)np, sizeof *parts, (void **)&parts);
     if (!s) s = hispi_calloc(ctx, (size_t)np, sizeof *ybuf, (void **)&ybuf);
-    if (!s) s = hispi_msrep_split(ctx, &src, kind, np, parts);
+    if (!s) s = hispi_msrep_split(ctx, &src, kind, np, 0.0, parts);
     for (int p = 0; p < np && !s; p++) {
         const hisp_part *q = &parts[p];
         if (q->start >= q->end) continue;

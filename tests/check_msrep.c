@@ -99,13 +99,21 @@ static hisp_matrix shaped(hisp_context ctx, hisp_type t, int shape, uint64_t *st
     return from_coo(ctx, t, m, n, nnz, r, c, st);
 }
 
-/* Structural invariants of a split, plus the local pointers of each part. */
-static void check_parts(hisp_context ctx, hisp_matrix A, hisp_partition_kind kind, int np,
-                        const char *what)
+/* The row (column) of nonzero k in the kind's order. */
+static int64_t row_at(const hispi_msrep_src *src, hisp_partition_kind kind, int64_t k)
 {
-    hisp_part *p = calloc((size_t)np, sizeof *p);
-    ck_assert_ptr_nonnull(p);
-    CK_OK(ctx, hisp_matrix_partition(A, kind, np, p));
+    if (kind == HISP_PART_PCOO) return src->rowidx[k];
+    int64_t r = 0;
+    while (src->ptr[r + 1] <= k)
+        r++;
+    return r;
+}
+
+/* Structural invariants of the split p (made with row cost w), plus the
+ * local pointers of each part. */
+static void check_split(hisp_context ctx, hisp_matrix A, hisp_partition_kind kind, int np,
+                        const hisp_part *p, double w, const char *what)
+{
     hispi_msrep_src src;
     CK_OK(ctx, hispi_msrep_source(A, kind, &src));
     int64_t nnz = src.nnz, n = src.nrows;
@@ -117,7 +125,17 @@ static void check_parts(hisp_context ctx, hisp_matrix A, hisp_partition_kind kin
         ck_assert(p[k].nnz_end >= p[k].nnz_begin);
         ck_assert(p[k].start >= 0 && p[k].start <= p[k].end && p[k].end <= n);
         int64_t size = p[k].nnz_end - p[k].nnz_begin;
-        if (!block) { /* nnz-balanced: sizes differ by at most one */
+        if (!block && w > 0) { /* the first cut reaching each share of nnz + w rows */
+            double target = ((double)nnz + w * (double)n) * k / np;
+            int64_t c = p[k].nnz_begin;
+            if (c < nnz)
+                ck_assert_msg((double)c + w * (double)row_at(&src, kind, c) >= target,
+                              "%s: cut %d at %lld below its share", what, k, (long long)c);
+            if (c > 0)
+                ck_assert_msg((double)(c - 1) + w * (double)row_at(&src, kind, c - 1) < target,
+                              "%s: cut %d at %lld not the first", what, k, (long long)c);
+            if (size == 0) ck_assert_int_eq(p[k].start, p[k].end);
+        } else if (!block) { /* nnz-balanced: sizes differ by at most one */
             ck_assert_msg(size >= nnz / np && size <= nnz / np + 1, "%s: part %d has %lld", what, k,
                           (long long)size);
             if (size == 0) ck_assert_int_eq(p[k].start, p[k].end);
@@ -148,6 +166,15 @@ static void check_parts(hisp_context ctx, hisp_matrix A, hisp_partition_kind kin
     }
     ck_assert_int_eq(p[np - 1].nnz_end, nnz);
     hispi_msrep_source_free(&src);
+}
+
+static void check_parts(hisp_context ctx, hisp_matrix A, hisp_partition_kind kind, int np,
+                        const char *what)
+{
+    hisp_part *p = calloc((size_t)np, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    CK_OK(ctx, hisp_matrix_partition(A, kind, np, p));
+    check_split(ctx, A, kind, np, p, 0, what);
     if (kind == HISP_PART_PCOO) { /* pCOO cuts exactly where pCSR does */
         hisp_part *q = calloc((size_t)np, sizeof *q);
         ck_assert_ptr_nonnull(q);
@@ -183,6 +210,88 @@ START_TEST(test_partition_invariants)
         }
         hisp_matrix_destroy(&A);
     }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Parts balancing nnz + w * rows (hisp_mplan_create_weighted): the
+ * invariants hold, each cut is the first to reach its share; the fit of a
+ * row cost recovers the one behind synthetic times, and keeps the plan's
+ * own where the parts' rows-to-nnz ratios are equal. */
+START_TEST(test_partition_weighted)
+{
+    uint64_t st = test_seed() ^ 0x57;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_ref refs[9];
+    for (int d = 0; d < 9; d++)
+        refs[d] = (hisp_device_ref){HISP_BACKEND_REFERENCE, 0};
+    static const hisp_partition_kind kinds[3] = {HISP_PART_PCSR, HISP_PART_PCSC, HISP_PART_PCOO};
+    static const double ws[3] = {0.25, 1.0, 7.5};
+    for (int shape = 0; shape < NSHAPES + 2; shape++) {
+        hisp_matrix A = NULL;
+        if (shape < NSHAPES) {
+            A = shaped(ctx, HISP_F64, shape, &st);
+        } else if (shape == NSHAPES) {
+            A = test_random_matrix(ctx, HISP_F64, 300, 200, 0.03, &st);
+        } else { /* power law: rows of very different lengths */
+            hisp_gen_params g;
+            hisp_gen_defaults(HISP_GEN_RMAT, &g);
+            g.scale = 10;
+            g.seed = st;
+            CK_OK(ctx, hisp_matrix_generate(ctx, &g, HISP_F64, &A));
+        }
+        for (int k = 0; k < 3; k++)
+            for (int wi = 0; wi < 3; wi++)
+                for (int np = 1; np <= 9; np++) {
+                    hisp_mplan plan = NULL;
+                    CK_OK(ctx, hisp_mplan_create_weighted(A, np, refs, kinds[k], HISP_MPLAN_NO_NUMA,
+                                                          ws[wi], &plan));
+                    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
+                    ck_assert_ptr_nonnull(bd);
+                    CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
+                    hisp_part p[9];
+                    for (int d = 0; d < np; d++)
+                        p[d] = bd->dev[d].part;
+                    char what[96];
+                    snprintf(what, sizeof what, "shape %d %s w %g np %d", shape,
+                             hisp_partition_name(kinds[k]), ws[wi], np);
+                    check_split(ctx, A, kinds[k], np, p, ws[wi], what);
+                    /* synthetic times of 2 per nonzero and 5 per row: w = 2.5 */
+                    double ms[9], fit = -1, nz0 = 0, r0 = 0;
+                    int distinct = 0; /* nonempty parts of another rows-to-nnz ratio */
+                    for (int d = 0; d < np; d++) {
+                        double nz = (double)(p[d].nnz_end - p[d].nnz_begin);
+                        double r = (double)(p[d].end - p[d].start);
+                        ms[d] = 2 * nz + 5 * r;
+                        if (nz > 0 && nz0 == 0) nz0 = nz, r0 = r;
+                        distinct += nz > 0 && r * nz0 != nz * r0;
+                    }
+                    CK_OK(ctx, hisp_mplan_fit_row_cost(plan, ms, &fit));
+                    if (distinct)
+                        ck_assert_msg(fabs(fit - 2.5) < 1e-6, "%s: fit %g", what, fit);
+                    else
+                        ck_assert_msg(fit == ws[wi], "%s: fit %g, plan's %g", what, fit, ws[wi]);
+                    free(bd);
+                    hisp_mplan_destroy(&plan);
+                }
+        hisp_matrix_destroy(&A);
+    }
+    /* bad row costs */
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 30, 30, 0.1, &st);
+    hisp_mplan plan = NULL;
+    ck_assert_int_eq(hisp_mplan_create_weighted(A, 1, refs, HISP_PART_PCSR, 0, -1, &plan),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_mplan_create_weighted(A, 1, refs, HISP_PART_PCSR, 0, NAN, &plan),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(plan);
+    CK_OK(ctx, hisp_mplan_create_weighted(A, 1, refs, HISP_PART_PCSR, 0, 3, &plan));
+    ck_assert_int_eq(hisp_mplan_fit_row_cost(plan, NULL, NULL), HISP_ERR_INVALID_ARGUMENT);
+    double fit = 0;
+    CK_OK(ctx, hisp_mplan_fit_row_cost(plan, NULL, &fit)); /* one part: nothing to fit */
+    ck_assert(fit == 3);
+    hisp_mplan_destroy(&plan);
+    hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -392,8 +501,9 @@ START_TEST(test_plan_targets)
                     hisp_device_ref refs[4];
                     for (int d = 0; d < nd; d++)
                         refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
-                    hisp_mplan plan = NULL;
-                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], 0, &plan));
+                    hisp_mplan plan = NULL; /* even counts: parts weighted by rows too */
+                    double w = nd % 2 ? 0 : 0.5 + (double)(test_rand(&st) % 8);
+                    CK_OK(ctx, hisp_mplan_create_weighted(A, nd, refs, all_kinds[k], 0, w, &plan));
                     hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
                     ck_assert_ptr_nonnull(bd);
                     CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
@@ -412,9 +522,9 @@ START_TEST(test_plan_targets)
                         const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
                         CK_OK(ctx, hisp_mspmv(plan, op, ap, v.x, bp, v.y));
                         char what[400];
-                        snprintf(what, sizeof what, "%s shape %d %s %s nd %d call %d", tg[i].label,
-                                 shape, hisp_type_name(t), hisp_partition_name(all_kinds[k]), nd,
-                                 call);
+                        snprintf(what, sizeof what, "%s shape %d %s %s nd %d w %g call %d",
+                                 tg[i].label, shape, hisp_type_name(t),
+                                 hisp_partition_name(all_kinds[k]), nd, w, call);
                         io_check(&v, what);
                         io_free(&v);
                     }
@@ -1283,6 +1393,7 @@ Suite *suite_msrep(void)
     TCase *tc = tcase_create("partition");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_partition_invariants);
+    tcase_add_test(tc, test_partition_weighted);
     tcase_add_test(tc, test_partition_example);
     tcase_add_test(tc, test_host_reference);
     suite_add_tcase(s, tc);
