@@ -28,7 +28,8 @@
  *                 wall time per call)
  *   dist-fit      dist on a second plan whose parts balance nnz + w * rows,
  *                 w fitted to dist's per-device kernel times
- *                 (hisp_mplan_fit_row_cost; pcsr and pcoo)
+ *                 (hisp_mplan_fit_row_cost; pcsr and pcoo), cuts in short
+ *                 rows moved to row ends (HISP_MPLAN_ALIGN)
  * Per configuration: the one-time cost (conversion, partition, distribution)
  * and the per-SpMV medians (whole call, x sent, kernel time of the slowest
  * device by CUDA events, partial results gathered, merge), the load balance,
@@ -317,8 +318,9 @@ static bool measure_dist(runner *R, hisp_mplan plan, int nd, result *r)
 }
 
 /* dist-fit: the row cost that fits plan's dist kernel times per device
- * (measured here), then dist on a plan split by it (replacing *plan). On one
- * device there is nothing to balance: the plan is timed as it is. */
+ * (measured here), then dist on a plan split by it with aligned cuts
+ * (replacing *plan). On one device there is nothing to balance or align:
+ * the plan is timed as it is. */
 static bool dist_fit(runner *R, hisp_mplan *plan, hisp_matrix S, int nd,
                      const hisp_device_ref *refs, hisp_partition_kind kind, const char *kname,
                      result *r, int *nres)
@@ -332,7 +334,7 @@ static bool dist_fit(runner *R, hisp_mplan *plan, hisp_matrix S, int nd,
             med[d] = bench_median(R->dev + d * rep, rep);
         if (!soft(R->ctx, hisp_mplan_fit_row_cost(*plan, med, &w), "fit row cost")) return false;
         hisp_mplan_destroy(plan);
-        if (!soft(R->ctx, hisp_mplan_create_weighted(S, nd, refs, kind, 0, w, plan),
+        if (!soft(R->ctx, hisp_mplan_create_weighted(S, nd, refs, kind, HISP_MPLAN_ALIGN, w, plan),
                   "weighted plan"))
             return false;
     }

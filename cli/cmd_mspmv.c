@@ -48,6 +48,11 @@ static const char help[] =
     "                       x and the partial results move device to device and the\n"
     "                       merge runs there (the iterative-solver case)\n"
     "  --host-merge         with --resident: merge on the host anyway (the baseline)\n"
+    "  --row-cost W|auto    pcsr/pcsc/pcoo parts balance nnz + W*rows instead of nnz\n"
+    "                       (default 0, the paper's split); auto: time the plain split,\n"
+    "                       fit W to each device's kernel time, split again\n"
+    "  --align              move cuts that fall inside short rows to a row end (no\n"
+    "                       shared rows to merge; long rows are still split)\n"
     "  --subdevices         more parts than devices: split each device into\n"
     "                       sub-devices (OpenCL, e.g. PoCL on CPUs) instead of sharing\n"
     "  --mpi                run as one MPI rank of `mpirun -np R hisp mspmv ...`: rank 0\n"
@@ -88,6 +93,8 @@ enum {
     O_DEVPTR,
     O_RESIDENT,
     O_HOSTMERGE,
+    O_ROWCOST,
+    O_ALIGN,
     O_HELP,
     O_HELP2
 };
@@ -112,7 +119,7 @@ unsigned mspmv_flags(const mspmv_opts *o)
     return (o->no_numa ? HISP_MPLAN_NO_NUMA : 0u) | (o->hisparse ? HISP_MPLAN_HISPARSE : 0u) |
            (o->subdevices ? HISP_MPLAN_SUBDEVICES : 0u) | (o->cusparse ? HISP_MPLAN_CUSPARSE : 0u) |
            (o->device_ptr ? HISP_MPLAN_DEVICE_PTR : 0u) |
-           (o->host_merge ? HISP_MPLAN_HOST_MERGE : 0u);
+           (o->host_merge ? HISP_MPLAN_HOST_MERGE : 0u) | (o->align ? HISP_MPLAN_ALIGN : 0u);
 }
 
 int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *n, bool *shared)
@@ -288,6 +295,10 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
            o->hisparse ? "hisparse" : "csr", bd->numa_nodes);
     printf("one-time    convert %.3f ms, partition %.3f ms, distribution %.3f ms\n", bd->convert_ms,
            bd->partition_ms, bd->distribution_ms);
+    if (o->row_cost > 0 || o->fit || o->align)
+        printf("split       nnz + %.3f*rows balanced%s%s\n", o->row_cost,
+               o->fit ? " (fitted to the kernel times)" : "",
+               o->align ? ", cuts in short rows moved to row ends" : "");
     printf("options     kernel %s, local pointers made on the %s, x and y on the %s, merge on the "
            "%s\n",
            o->cusparse ? "cusparse" : "hisp",
@@ -343,6 +354,9 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
         json_string(&j, "file", o->path);
     json_string(&j, "partition", hisp_partition_name(o->kind));
     json_string(&j, "format", o->hisparse ? "hisparse" : "csr");
+    json_double(&j, "row_cost", o->row_cost);
+    json_bool(&j, "row_cost_fitted", o->fit);
+    json_bool(&j, "align", o->align);
     json_string(&j, "backend", hisp_backend_name(o->backend));
     json_int(&j, "devices", bd->ndevices);
     json_bool(&j, "shared_devices", shared);
@@ -404,22 +418,60 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_finish(&j);
 }
 
+/* --row-cost auto: five timed calls on the plan (into a scratch y), the
+ * row cost that fits each device's median kernel time, and a new plan split
+ * by it in place of the old one. */
+static hisp_status mspmv_refit(hisp_matrix A, int nd, const hisp_device_ref *refs, mspmv_opts *o,
+                               const void *x, hisp_mplan *plan)
+{
+    enum { CALLS = 5 };
+    hisp_matrix_info mi;
+    hisp_status s0 = hisp_matrix_get_info(A, &mi);
+    if (s0) return s0;
+    int64_t m = o->op == HISP_OP_T ? mi.ncols : mi.nrows;
+    size_t es = hisp_type_size(o->type);
+    double *t = calloc((size_t)nd * CALLS, sizeof *t), ms[HISP_MPLAN_MAX_DEVICES];
+    void *y = calloc((size_t)(m > 0 ? m : 1), es);
+    hisp_mplan_breakdown *b = calloc(1, sizeof *b);
+    hisp_status s = t && y && b ? HISP_SUCCESS : HISP_ERR_OUT_OF_HOST_MEMORY;
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    const void *a = o->type == HISP_F32 ? (const void *)&onef : (const void *)&one;
+    const void *z = o->type == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
+    for (int i = 0; i < CALLS && !s; i++) {
+        s = hisp_mspmv(*plan, o->op, a, x, z, y);
+        if (!s) s = hisp_mplan_get_breakdown(*plan, b);
+        for (int k = 0; k < nd && !s; k++)
+            t[(size_t)k * CALLS + i] = b->dev[k].compute_ms;
+    }
+    for (int k = 0; k < nd && !s; k++)
+        ms[k] = mspmv_median(t + (size_t)k * CALLS, CALLS);
+    if (!s) s = hisp_mplan_fit_row_cost(*plan, ms, &o->row_cost);
+    if (!s) {
+        cli_progress("row cost fitted to the devices' kernel times: %.3f; partitioning again",
+                     o->row_cost);
+        hisp_mplan_destroy(plan);
+        s = hisp_mplan_create_weighted(A, nd, refs, o->kind, mspmv_flags(o), o->row_cost, plan);
+    }
+    free(t);
+    free(y);
+    free(b);
+    return s;
+}
+
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {{"--devices", true},     {"--partition", true},
-                                   {"--backend", true},     {"--format", true},
-                                   {"--transpose", false},  {"--precision", true},
-                                   {"--x", true},           {"--alpha", true},
-                                   {"--beta", true},        {"--out", true},
-                                   {"--y", true},           {"--repeat", true},
-                                   {"--check", false},      {"--no-numa", false},
-                                   {"--subdevices", false}, {"--mpi", false},
-                                   {"--gen", true},         {"--n", true},
-                                   {"--scale", true},       {"--seed", true},
-                                   {"--json", false},       {"--kernel", true},
-                                   {"--device-ptr", false}, {"--resident", false},
-                                   {"--host-merge", false}, {"--help", false},
-                                   {"-h", false},           {0, 0}};
+    static const cli_opt opts[] = {
+        {"--devices", true},     {"--partition", true},   {"--backend", true},
+        {"--format", true},      {"--transpose", false},  {"--precision", true},
+        {"--x", true},           {"--alpha", true},       {"--beta", true},
+        {"--out", true},         {"--y", true},           {"--repeat", true},
+        {"--check", false},      {"--no-numa", false},    {"--subdevices", false},
+        {"--mpi", false},        {"--gen", true},         {"--n", true},
+        {"--scale", true},       {"--seed", true},        {"--json", false},
+        {"--kernel", true},      {"--device-ptr", false}, {"--resident", false},
+        {"--host-merge", false}, {"--row-cost", true},    {"--align", false},
+        {"--help", false},       {"-h", false},           {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -437,6 +489,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->device_ptr = val[O_DEVPTR] != NULL;
     o->resident = val[O_RESIDENT] != NULL;
     o->host_merge = val[O_HOSTMERGE] != NULL;
+    o->align = val[O_ALIGN] != NULL;
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
     o->xpath = val[O_X];
     o->out = val[O_OUT];
@@ -474,6 +527,15 @@ static int parse(int argc, char **argv, mspmv_opts *o)
         rc = cli_usage_error("mspmv", "--kernel cusparse runs CSR parts, not --format hisparse");
     if (!rc && o->mpi && (o->resident || o->host_merge))
         rc = cli_usage_error("mspmv", "--resident and --host-merge do not go with --mpi");
+    if (!rc && val[O_ROWCOST]) {
+        if (strcasecmp(val[O_ROWCOST], "auto") == 0)
+            o->fit = true;
+        else if (!(rc = cli_parse_double("--row-cost", val[O_ROWCOST], &o->row_cost)) &&
+                 !(o->row_cost >= 0 && o->row_cost <= 1e9))
+            rc = cli_value_error("--row-cost: %s is not in 0..1e9 (or auto)", val[O_ROWCOST]);
+    }
+    if (!rc && o->fit && o->mpi)
+        rc = cli_usage_error("mspmv", "--row-cost auto does not go with --mpi (give a number)");
     if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &o->type);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &o->alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &o->beta);
@@ -538,7 +600,9 @@ int cmd_mspmv(int argc, char **argv)
         goto out;
     }
     cli_progress("partitioning (%s) over %d device(s)", hisp_partition_name(o.kind), nd);
-    s = hisp_mplan_create(A, nd, refs, o.kind, mspmv_flags(&o), &plan);
+    s = hisp_mplan_create_weighted(A, nd, refs, o.kind, mspmv_flags(&o), o.row_cost, &plan);
+    if (!s && o.fit && nd > 1) /* time the split, fit the row cost, split again */
+        s = mspmv_refit(A, nd, refs, &o, x, &plan);
     float af = (float)o.alpha, bf = (float)o.beta;
     const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
     const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;

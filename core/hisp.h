@@ -540,6 +540,11 @@ typedef struct {
  * pointers come from the row indices); elsewhere the host computes them. The
  * breakdown's dev[].device_ptr says which. */
 #define HISP_MPLAN_DEVICE_PTR 32u
+/* Cuts of pcsr, pcsc and pcoo that fall inside a short row (at most
+ * nnz / (64 * ndevices) entries) move to the nearer end of that row: no
+ * part shares it, so no call merges it (at most half such a row of
+ * imbalance); long rows are still split. */
+#define HISP_MPLAN_ALIGN 64u
 
 /* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
  * parts (one host thread per device; the parts stay on the devices until the

@@ -33,10 +33,11 @@ HISPI_LOCAL void hispi_msrep_source_free(hispi_msrep_src *src);
 
 /* Cut points of nparts parts (the paper's Algorithms 2, 4, 6; block splits
  * for the baselines). row_cost > 0: the nnz-balanced kinds balance
- * nnz + row_cost * rows instead of nnz alone. */
+ * nnz + row_cost * rows instead of nnz alone; align: their cuts inside
+ * short rows move to the row's nearer end (HISP_MPLAN_ALIGN). */
 HISPI_LOCAL hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
                                           hisp_partition_kind kind, int nparts, double row_cost,
-                                          hisp_part *parts);
+                                          bool align, hisp_part *parts);
 /* Local pointers of a part: end - start + 1 entries, lptr[0] = 0, lptr[i] =
  * nonzeros of the part in its first i rows (pcoo: counted from the row
  * indices; others: global pointers clamped to the part's range). */

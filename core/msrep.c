@@ -685,7 +685,8 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
     plan->vcols = src.ncols;
     plan->src = &src;
     plan->row_cost = row_cost;
-    s = hispi_msrep_split(ctx, &src, kind, nd, row_cost, plan->parts);
+    s = hispi_msrep_split(ctx, &src, kind, nd, row_cost, (flags & HISP_MPLAN_ALIGN) != 0,
+                          plan->parts);
     double t2 = hispi_now_ms();
 
     int node[HISP_MPLAN_MAX_DEVICES], order[HISP_MPLAN_MAX_DEVICES];

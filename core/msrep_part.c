@@ -151,8 +151,49 @@ static int64_t weighted_cut(const hispi_msrep_src *src, hisp_partition_kind kind
     return lo;
 }
 
+/* Nonzeros [*rs, *re) of row r (pcoo: by bisection over the sorted row
+ * indices). */
+static void row_range(const hispi_msrep_src *src, hisp_partition_kind kind, int64_t r, int64_t *rs,
+                      int64_t *re)
+{
+    if (kind != HISP_PART_PCOO) {
+        *rs = src->ptr[r];
+        *re = src->ptr[r + 1];
+        return;
+    }
+    for (int end = 0; end < 2; end++) { /* the first k with rowidx[k] >= r (end: > r) */
+        int64_t lo = 0, hi = src->nnz;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (src->rowidx[mid] < r + end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        *(end ? re : rs) = lo;
+    }
+}
+
+/* Cut p of np of an nnz-balanced kind: at nnz * p / np, or where
+ * nnz + row_cost * rows reaches its share; align moves a cut inside a short
+ * row (at most nnz / (64 np) entries) to that row's nearer end, so that no
+ * part shares it, and leaves long rows split. */
+static int64_t cut_at(const hispi_msrep_src *src, hisp_partition_kind kind, int p, int np,
+                      double row_cost, bool align)
+{
+    int64_t nnz = src->nnz;
+    int64_t k =
+        row_cost > 0 ? weighted_cut(src, kind, row_cost, p, np) : (int64_t)((__int128)nnz * p / np);
+    if (!align || k <= 0 || k >= nnz) return k;
+    int64_t rs, re;
+    row_range(src, kind, row_at(src, kind, k), &rs, &re);
+    if (rs < k && re - rs <= nnz / (64 * (int64_t)np)) k = k - rs <= re - k ? rs : re;
+    return k;
+}
+
 hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
-                              hisp_partition_kind kind, int np, double row_cost, hisp_part *parts)
+                              hisp_partition_kind kind, int np, double row_cost, bool align,
+                              hisp_part *parts)
 {
     if (np < 1) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need at least one part");
     int64_t n = src->nrows, nnz = src->nnz;
@@ -167,12 +208,8 @@ hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
             q->nnz_end = src->ptr[q->end];
             continue;
         }
-        int64_t k0 = (int64_t)((__int128)nnz * p / np),
-                k1 = (int64_t)((__int128)nnz * (p + 1) / np);
-        if (row_cost > 0) {
-            k0 = weighted_cut(src, kind, row_cost, p, np);
-            k1 = weighted_cut(src, kind, row_cost, p + 1, np);
-        }
+        int64_t k0 = cut_at(src, kind, p, np, row_cost, align),
+                k1 = cut_at(src, kind, p + 1, np, row_cost, align);
         q->nnz_begin = k0;
         q->nnz_end = k1;
         if (k0 == k1) { /* empty part: no rows */
@@ -227,7 +264,7 @@ hisp_status hisp_matrix_partition(hisp_matrix A, hisp_partition_kind kind, int n
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "need 1..4096 parts and an array");
     hispi_msrep_src src;
     HISPI_TRY(hispi_msrep_source(A, kind, &src));
-    hisp_status s = hispi_msrep_split(A->ctx, &src, kind, nparts, 0.0, parts);
+    hisp_status s = hispi_msrep_split(A->ctx, &src, kind, nparts, 0.0, false, parts);
     hispi_msrep_source_free(&src);
     return s;
 }
@@ -322,7 +359,7 @@ hisp_status hispi_msrep_ref(hisp_matrix A, hisp_partition_kind kind, int np, his
     void **ybuf = NULL;
     hisp_status s = hispi_calloc(ctx, (size_t)np, sizeof *parts, (void **)&parts);
     if (!s) s = hispi_calloc(ctx, (size_t)np, sizeof *ybuf, (void **)&ybuf);
-    if (!s) s = hispi_msrep_split(ctx, &src, kind, np, 0.0, parts);
+    if (!s) s = hispi_msrep_split(ctx, &src, kind, np, 0.0, false, parts);
     for (int p = 0; p < np && !s; p++) {
         const hisp_part *q = &parts[p];
         if (q->start >= q->end) continue;

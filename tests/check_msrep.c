@@ -125,7 +125,9 @@ static void check_split(hisp_context ctx, hisp_matrix A, hisp_partition_kind kin
         ck_assert(p[k].nnz_end >= p[k].nnz_begin);
         ck_assert(p[k].start >= 0 && p[k].start <= p[k].end && p[k].end <= n);
         int64_t size = p[k].nnz_end - p[k].nnz_begin;
-        if (!block && w > 0) { /* the first cut reaching each share of nnz + w rows */
+        if (w < 0) { /* aligned cuts: checked against the plain ones by the caller */
+            if (size == 0) ck_assert_int_eq(p[k].start, p[k].end);
+        } else if (!block && w > 0) { /* the first cut reaching each share of nnz + w rows */
             double target = ((double)nnz + w * (double)n) * k / np;
             int64_t c = p[k].nnz_begin;
             if (c < nnz)
@@ -257,6 +259,37 @@ START_TEST(test_partition_weighted)
                     snprintf(what, sizeof what, "shape %d %s w %g np %d", shape,
                              hisp_partition_name(kinds[k]), ws[wi], np);
                     check_split(ctx, A, kinds[k], np, p, ws[wi], what);
+                    /* HISP_MPLAN_ALIGN: a cut moves only out of a short row, to its nearer end */
+                    hisp_mplan ap = NULL;
+                    CK_OK(ctx, hisp_mplan_create_weighted(A, np, refs, kinds[k],
+                                                          HISP_MPLAN_NO_NUMA | HISP_MPLAN_ALIGN,
+                                                          ws[wi], &ap));
+                    CK_OK(ctx, hisp_mplan_get_breakdown(ap, bd));
+                    hisp_part q[9];
+                    for (int d = 0; d < np; d++)
+                        q[d] = bd->dev[d].part;
+                    check_split(ctx, A, kinds[k], np, q, -1, what);
+                    hispi_msrep_src src;
+                    CK_OK(ctx, hispi_msrep_source(A, kinds[k], &src));
+                    for (int d = 1; d < np; d++) {
+                        int64_t c = p[d].nnz_begin, a = q[d].nnz_begin;
+                        if (c == a || c >= src.nnz) {
+                            ck_assert_int_eq(c, a);
+                            continue;
+                        }
+                        int64_t r = row_at(&src, kinds[k], c), rs = c, re = c;
+                        while (rs > 0 && row_at(&src, kinds[k], rs - 1) == r)
+                            rs--;
+                        while (re < src.nnz && row_at(&src, kinds[k], re) == r)
+                            re++;
+                        ck_assert_msg(rs < c && re - rs <= src.nnz / (64 * np),
+                                      "%s: cut %d moved from %lld, row [%lld, %lld)", what, d,
+                                      (long long)c, (long long)rs, (long long)re);
+                        ck_assert_int_eq(a, c - rs <= re - c ? rs : re);
+                        ck_assert_int_eq(q[d].shared_first, 0);
+                    }
+                    hispi_msrep_source_free(&src);
+                    hisp_mplan_destroy(&ap);
                     /* synthetic times of 2 per nonzero and 5 per row: w = 2.5 */
                     double ms[9], fit = -1, nz0 = 0, r0 = 0;
                     int distinct = 0; /* nonempty parts of another rows-to-nnz ratio */
@@ -503,7 +536,8 @@ START_TEST(test_plan_targets)
                         refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
                     hisp_mplan plan = NULL; /* even counts: parts weighted by rows too */
                     double w = nd % 2 ? 0 : 0.5 + (double)(test_rand(&st) % 8);
-                    CK_OK(ctx, hisp_mplan_create_weighted(A, nd, refs, all_kinds[k], 0, w, &plan));
+                    unsigned fl = nd >= 3 ? HISP_MPLAN_ALIGN : 0; /* and aligned cuts */
+                    CK_OK(ctx, hisp_mplan_create_weighted(A, nd, refs, all_kinds[k], fl, w, &plan));
                     hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
                     ck_assert_ptr_nonnull(bd);
                     CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
@@ -1213,6 +1247,22 @@ START_TEST(test_cli)
                           "mspmv --gen poisson3d --n 12 --devices 2 --backend reference --check");
     ck_assert_msg(rc == 0 && strstr(out, "balance") && strstr(out, "distribution"), "%d\n%s", rc,
                   out);
+    /* weighted and aligned splits, a fitted row cost; bad row costs */
+    const char *wopts[] = {"--row-cost 2.5", "--row-cost auto --align", "--align"};
+    for (int i = 0; i < 3; i++) {
+        rc = test_run_cli(out, sizeof out,
+                          "mspmv '%s' --devices 3 --backend reference %s --check --repeat 2 --json",
+                          mtx, wopts[i]);
+        ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true") && strstr(out, "\"row_cost\""),
+                      "%s: exit %d\n%s", wopts[i], rc, out);
+        ck_assert_int_eq(strstr(out, "\"align\": true") != NULL, i > 0);
+    }
+    ck_assert_msg(strstr(out, "\"row_cost\": 0,") || strstr(out, "\"row_cost\": 0\n"), "%s", out);
+    rc = test_run_cli(out, sizeof out, "mspmv '%s' --devices 3 --backend reference --row-cost 2.5",
+                      mtx);
+    ck_assert_msg(rc == 0 && strstr(out, "nnz + 2.500*rows balanced"), "%d\n%s", rc, out);
+    rc = test_run_cli(out, sizeof out, "mspmv '%s' --row-cost -1", mtx);
+    ck_assert_msg(rc == 2, "--row-cost -1: exit %d\n%s", rc, out); /* an input error */
     /* --out gives the same y as hisp spmv */
     char y1[512], y2[512];
     snprintf(y1, sizeof y1, "%s", tmp_file("y1.mtx"));

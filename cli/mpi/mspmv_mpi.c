@@ -193,7 +193,8 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
     if (s) rc = cli_fail(ctx, s, NULL);
     if (!rc) rc = mspmv_devices(ctx, o, &refs, &nd, &shared);
     if (!rc) {
-        s = hisp_mplan_create(L, nd, refs, o->kind, mspmv_flags(o), &plan);
+        /* --row-cost and --align shape the split over this rank's devices */
+        s = hisp_mplan_create_weighted(L, nd, refs, o->kind, mspmv_flags(o), o->row_cost, &plan);
         if (s) rc = cli_fail(ctx, s, NULL);
     }
     if ((rc = agree(rc))) goto out;
