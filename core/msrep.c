@@ -458,15 +458,29 @@ void hispi_barrier_wait(hispi_barrier *b)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* The spin budget: HISP_MSREP_SPIN_US as set, else 2000 us where the
- * machine has a core for every thread that may wait at once (the workers
- * and the caller), else none: there spinning only steals the time of the
- * thread waited for. */
-static long spin_budget(int nd)
+/* The spin budget: HISP_MSREP_SPIN_US as set, else 2000 us where every
+ * device is a GPU and the machine has a core for every thread that may wait
+ * at once (the workers and the caller), else none: with CPU devices (PoCL,
+ * the reference backend) or too few cores, spinning steals the time of the
+ * work waited for. */
+static long spin_budget(hisp_context ctx, int nd, const hisp_device_ref *devs)
 {
     const char *e = getenv("HISP_MSREP_SPIN_US");
     if (e && *e) return strtol(e, NULL, 10) > 0 ? strtol(e, NULL, 10) * 1000 : 0;
-    return sysconf(_SC_NPROCESSORS_ONLN) > (long)nd ? 2000 * 1000L : 0;
+    if (sysconf(_SC_NPROCESSORS_ONLN) <= (long)nd) return 0;
+    for (int k = 0; k < nd; k++) {
+        bool seen = false; /* each device asked once */
+        for (int j = 0; j < k && !seen; j++)
+            seen = devs[j].backend == devs[k].backend && devs[j].device == devs[k].device;
+        if (seen) continue;
+        hisp_device_info info;
+        if (hisp_backend_device_info(ctx, devs[k].backend, devs[k].device, &info) != HISP_SUCCESS) {
+            hispi_clear_error(ctx);
+            return 0;
+        }
+        if (!info.is_gpu) return 0;
+    }
+    return 2000 * 1000L;
 }
 
 void hispi_msrep_collect(hisp_mplan plan)
@@ -702,7 +716,7 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
                pthread_cond_init(&plan->done, NULL)))
         s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot create the plan's locks");
     if (!s) plan->sync_made = true;
-    plan->spin_ns = spin_budget(nd);
+    plan->spin_ns = spin_budget(ctx, nd, devs);
     if (!s && hispi_barrier_init(&plan->bar, (unsigned)nd, plan->spin_ns))
         s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "cannot create the plan's barrier");
     if (!s) plan->bar_made = true;
