@@ -48,6 +48,9 @@ static const char help[] =
     "                       x and the partial results move device to device and the\n"
     "                       merge runs there (the iterative-solver case)\n"
     "  --host-merge         with --resident: merge on the host anyway (the baseline)\n"
+    "  --distributed        x replicated on the devices, y split over them by rows\n"
+    "                       (hisp_mspmv_dist: only shared boundary rows move per call;\n"
+    "                       row partitions, op N; CUDA or reference)\n"
     "  --row-cost W|auto    pcsr/pcsc/pcoo parts balance nnz + W*rows instead of nnz\n"
     "                       (default 0, the paper's split); auto: time the plain split,\n"
     "                       fit W to each device's kernel time, split again\n"
@@ -95,6 +98,7 @@ enum {
     O_HOSTMERGE,
     O_ROWCOST,
     O_ALIGN,
+    O_DIST,
     O_HELP,
     O_HELP2
 };
@@ -303,7 +307,10 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
            "%s\n",
            o->cusparse ? "cusparse" : "hisp",
            bd->ndevices > 0 && bd->dev[0].device_ptr ? "device" : "host",
-           o->resident ? "first device" : "host", bd->device_merge ? "device" : "host");
+           o->dist       ? "devices (x replicated, y split by rows)"
+           : o->resident ? "first device"
+                         : "host",
+           bd->device_merge ? "device" : "host");
     printf("per SpMV    total %.3f ms%s: x %.3f, compute %.3f (slowest device), gather %.3f, "
            "merge %.3f\n",
            bd->total_ms, o->repeat > 0 ? " (medians)" : "", bd->x_ms, bd->compute_ms, bd->gather_ms,
@@ -357,6 +364,7 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_double(&j, "row_cost", o->row_cost);
     json_bool(&j, "row_cost_fitted", o->fit);
     json_bool(&j, "align", o->align);
+    json_string(&j, "vectors", o->dist ? "distributed" : o->resident ? "first device" : "host");
     json_string(&j, "backend", hisp_backend_name(o->backend));
     json_int(&j, "devices", bd->ndevices);
     json_bool(&j, "shared_devices", shared);
@@ -418,6 +426,23 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_finish(&j);
 }
 
+/* The vectors of one call: host arrays, vectors on the first device
+ * (--resident) or distributed vectors (--distributed). */
+typedef struct {
+    const void *x;
+    void *y;
+    hisp_vector xv, yv;
+    hisp_mvector xd, yd;
+} call_io;
+
+static hisp_status call_once(hisp_mplan plan, const mspmv_opts *o, const void *a, const void *b,
+                             const call_io *io)
+{
+    if (o->dist) return hisp_mspmv_dist(plan, a, io->xd, b, io->yd);
+    if (o->resident) return hisp_mspmv_vec(plan, o->op, a, io->xv, b, io->yv);
+    return hisp_mspmv(plan, o->op, a, io->x, b, io->y);
+}
+
 /* --row-cost auto: five timed calls on the plan (into a scratch y), the
  * row cost that fits each device's median kernel time, and a new plan split
  * by it in place of the old one. */
@@ -461,17 +486,37 @@ static hisp_status mspmv_refit(hisp_matrix A, int nd, const hisp_device_ref *ref
 
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {
-        {"--devices", true},     {"--partition", true},   {"--backend", true},
-        {"--format", true},      {"--transpose", false},  {"--precision", true},
-        {"--x", true},           {"--alpha", true},       {"--beta", true},
-        {"--out", true},         {"--y", true},           {"--repeat", true},
-        {"--check", false},      {"--no-numa", false},    {"--subdevices", false},
-        {"--mpi", false},        {"--gen", true},         {"--n", true},
-        {"--scale", true},       {"--seed", true},        {"--json", false},
-        {"--kernel", true},      {"--device-ptr", false}, {"--resident", false},
-        {"--host-merge", false}, {"--row-cost", true},    {"--align", false},
-        {"--help", false},       {"-h", false},           {0, 0}};
+    static const cli_opt opts[] = {{"--devices", true},
+                                   {"--partition", true},
+                                   {"--backend", true},
+                                   {"--format", true},
+                                   {"--transpose", false},
+                                   {"--precision", true},
+                                   {"--x", true},
+                                   {"--alpha", true},
+                                   {"--beta", true},
+                                   {"--out", true},
+                                   {"--y", true},
+                                   {"--repeat", true},
+                                   {"--check", false},
+                                   {"--no-numa", false},
+                                   {"--subdevices", false},
+                                   {"--mpi", false},
+                                   {"--gen", true},
+                                   {"--n", true},
+                                   {"--scale", true},
+                                   {"--seed", true},
+                                   {"--json", false},
+                                   {"--kernel", true},
+                                   {"--device-ptr", false},
+                                   {"--resident", false},
+                                   {"--host-merge", false},
+                                   {"--row-cost", true},
+                                   {"--align", false},
+                                   {"--distributed", false},
+                                   {"--help", false},
+                                   {"-h", false},
+                                   {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -490,6 +535,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->resident = val[O_RESIDENT] != NULL;
     o->host_merge = val[O_HOSTMERGE] != NULL;
     o->align = val[O_ALIGN] != NULL;
+    o->dist = val[O_DIST] != NULL;
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
     o->xpath = val[O_X];
     o->out = val[O_OUT];
@@ -525,8 +571,11 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     }
     if (!rc && o->cusparse && o->hisparse)
         rc = cli_usage_error("mspmv", "--kernel cusparse runs CSR parts, not --format hisparse");
-    if (!rc && o->mpi && (o->resident || o->host_merge))
-        rc = cli_usage_error("mspmv", "--resident and --host-merge do not go with --mpi");
+    if (!rc && o->mpi && (o->resident || o->host_merge || o->dist))
+        rc = cli_usage_error("mspmv",
+                             "--resident, --host-merge and --distributed do not go with --mpi");
+    if (!rc && o->dist && (o->resident || o->op == HISP_OP_T))
+        rc = cli_usage_error("mspmv", "--distributed takes op N and no --resident");
     if (!rc && val[O_ROWCOST]) {
         if (strcasecmp(val[O_ROWCOST], "auto") == 0)
             o->fit = true;
@@ -606,6 +655,15 @@ int cmd_mspmv(int argc, char **argv)
     float af = (float)o.alpha, bf = (float)o.beta;
     const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
     const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;
+    hisp_mvector xd = NULL, yd = NULL, ytd = NULL;
+    if (!s && o.dist) { /* x on every device, y split by rows */
+        s = hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xd);
+        if (!s) s = hisp_mvector_create(plan, HISP_MVEC_ROWS, &yd);
+        if (!s) s = hisp_mvector_create(plan, HISP_MVEC_ROWS, &ytd);
+        if (!s) s = hisp_mvector_write(xd, x);
+        if (!s) s = hisp_mvector_write(yd, y);
+        if (!s) s = hisp_mvector_write(ytd, y);
+    }
     if (!s && o.resident) { /* x and y on the first device */
         s = hisp_context_create(&vctx);
         if (!s) s = hisp_context_set_backend(vctx, refs[0].backend, refs[0].device);
@@ -619,10 +677,10 @@ int cmd_mspmv(int argc, char **argv)
             goto out;
         }
     }
-    if (!s) /* the result run, from y0 */
-        s = o.resident ? hisp_mspmv_vec(plan, o.op, a, xv, b, yv)
-                       : hisp_mspmv(plan, o.op, a, x, b, y);
+    const call_io res = {x, y, xv, yv, xd, yd}, scratch = {x, yt, xv, ytv, xd, ytd};
+    if (!s) s = call_once(plan, &o, a, b, &res); /* the result run, from y0 */
     if (!s && o.resident) s = hisp_vector_read(yv, y);
+    if (!s && o.dist) s = hisp_mvector_read(yd, y);
     if (!s) s = hisp_mplan_get_breakdown(plan, bd);
     for (int k = 0; k < nd; k++)
         dev_ms[k] = bd->dev[k].compute_ms;
@@ -632,11 +690,9 @@ int cmd_mspmv(int argc, char **argv)
         t = calloc((size_t)r * (size_t)np, sizeof *t);
         if (!t) s = HISP_ERR_OUT_OF_HOST_MEMORY;
         for (int i = 0; i < o.warmup && !s; i++)
-            s = o.resident ? hisp_mspmv_vec(plan, o.op, a, xv, b, ytv)
-                           : hisp_mspmv(plan, o.op, a, x, b, yt);
+            s = call_once(plan, &o, a, b, &scratch);
         for (int i = 0; i < r && !s; i++) {
-            s = o.resident ? hisp_mspmv_vec(plan, o.op, a, xv, b, ytv)
-                           : hisp_mspmv(plan, o.op, a, x, b, yt);
+            s = call_once(plan, &o, a, b, &scratch);
             if (!s) s = hisp_mplan_get_breakdown(plan, b1);
             if (s) break;
             double v[5] = {b1->total_ms, b1->x_ms, b1->compute_ms, b1->gather_ms, b1->merge_ms};
@@ -659,6 +715,9 @@ int cmd_mspmv(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
+    hisp_mvector_destroy(&xd);
+    hisp_mvector_destroy(&yd);
+    hisp_mvector_destroy(&ytd);
     hisp_mplan_destroy(&plan);
     if (o.out && (rc = mspmv_write_y(ctx, &o, y, m))) goto out;
     if (o.check && (rc = mspmv_check(ctx, A, &o, x, y0, y, m, &rel))) goto out;
@@ -672,6 +731,9 @@ int cmd_mspmv(int argc, char **argv)
         rc = CLI_CHECK;
     }
 out:
+    hisp_mvector_destroy(&xd);
+    hisp_mvector_destroy(&yd);
+    hisp_mvector_destroy(&ytd);
     hisp_mplan_destroy(&plan);
     hisp_vector_destroy(&xv);
     hisp_vector_destroy(&yv);

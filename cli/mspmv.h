@@ -24,6 +24,7 @@ typedef struct {
     bool device_ptr; /* --device-ptr (p*-opt) */
     bool resident;   /* --resident: x and y on the first device (hisp_mspmv_vec) */
     bool host_merge; /* --host-merge */
+    bool dist;       /* --distributed: x replicated, y split by rows (hisp_mspmv_dist) */
     bool align;      /* --align (HISP_MPLAN_ALIGN) */
     double row_cost; /* --row-cost W, or the fitted one */
     bool fit;        /* --row-cost auto */

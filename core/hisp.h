@@ -641,7 +641,8 @@ typedef struct {
     double x_ms, compute_ms, gather_ms, merge_ms, total_ms; /* last SpMV (max over devices) */
     /* last SpMV merged on the vectors' device (hisp_mspmv_vec): gather_ms is
      * then the peer copies of the partial results, merge_ms the merge
-     * kernels on the result's device */
+     * kernels on the result's device; hisp_mspmv_dist: always 1, merge_ms
+     * the owners' adds of shared boundary rows */
     int device_merge;
     struct {
         hisp_backend_kind backend;

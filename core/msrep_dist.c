@@ -393,7 +393,7 @@ hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, 
         hisp_mplan_breakdown *bd = &plan->bd;
         hispi_msrep_collect(plan); /* kernel per device (device marks), boundary adds as merge */
         bd->total_ms = hispi_now_ms() - t0;
-        bd->device_merge = 0;
+        bd->device_merge = 1; /* the boundary rows are added on their owners */
     }
     return s;
 }

@@ -1261,6 +1261,16 @@ START_TEST(test_cli)
     rc = test_run_cli(out, sizeof out, "mspmv '%s' --devices 3 --backend reference --row-cost 2.5",
                       mtx);
     ck_assert_msg(rc == 0 && strstr(out, "nnz + 2.500*rows balanced"), "%d\n%s", rc, out);
+    /* distributed vectors from the command line; op T refused */
+    rc = test_run_cli(out, sizeof out,
+                      "mspmv '%s' --devices 3 --backend reference --distributed --alpha 0.5 "
+                      "--check --repeat 2 --json",
+                      mtx);
+    ck_assert_msg(rc == 0 && strstr(out, "\"ok\": true") &&
+                      strstr(out, "\"vectors\": \"distributed\""),
+                  "--distributed: exit %d\n%s", rc, out);
+    rc = test_run_cli(out, sizeof out, "mspmv '%s' --distributed --transpose", mtx);
+    ck_assert_msg(rc == 1, "--distributed --transpose: exit %d\n%s", rc, out);
     rc = test_run_cli(out, sizeof out, "mspmv '%s' --row-cost -1", mtx);
     ck_assert_msg(rc == 2, "--row-cost -1: exit %d\n%s", rc, out); /* an input error */
     /* --out gives the same y as hisp spmv */
