@@ -8,6 +8,9 @@
  * Per matrix and precision, in one process and on one GPU:
  *   hisparse-cuda N/T        HiSparse, device-side controller (CDP tail launches)
  *   hisparse-cuda-hostctl N  the same kernels, rounds driven by the host
+ *   hisparse-cuda-replay(-walk) N/T  the replay (HISP_CUDA_HS_REPLAY=1); -walk: the
+ *                            flattened leaf kernel without a search per entry
+ *                            (HISP_CUDA_HS_FLAT=walk)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -373,6 +376,12 @@ int main(int argc, char **argv)
             for (int op = 0; op < 2; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay", name, t, gpu, &rs, warmup,
                        repeat, ms, bw, h->tree_bytes, NULL);
+            /* the flattened kernel without a search per entry (measured variant) */
+            setenv("HISP_CUDA_HS_FLAT", "walk", 1);
+            for (int op = 0; op < 2; op++)
+                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-walk", name, t, gpu, &rs, warmup,
+                       repeat, ms, bw, h->tree_bytes, NULL);
+            unsetenv("HISP_CUDA_HS_FLAT");
             /* the same with more leaves per block of the flattened kernel */
             static const char *const per_v[] = {"32", "64"};
             for (int pv = 0; variants && pv < 2; pv++) {

@@ -46,12 +46,19 @@ if [ "$MODE" = hisparse ]; then
     HISP_CUDA_HS_CONTROLLER=host HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
         tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
     echo "host-polled exit $?" >>"$OUT/tests_hs.log"
+    HISP_CUDA_HS_FLAT=walk HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
+        tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
+    echo "flat walk exit $?" >>"$OUT/tests_hs.log"
     grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 12 | tee -a "$LOG"
     say "compute-sanitizer on the HiSparse tests"
     : >"$SAN"
     echo "---- memcheck, device controller" >>"$SAN"
     HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer \
         --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
+    echo "---- memcheck, device controller, flat walk" >>"$SAN"
+    HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
     for tool in memcheck racecheck; do
         echo "---- $tool, host-polled controller (whole-program module, no device launches)" >>"$SAN"
@@ -99,6 +106,10 @@ if [ "$MODE" = add ]; then
     grep -E "Checks|exit|Failure|Error|skipped" "$OUT/tests_add.log" | tail -n 12 | tee -a "$LOG"
     say "compute-sanitizer on the CUDA addition tests"
     : >"$SAN"
+    echo "---- memcheck, device controller, flat walk" >>"$SAN"
+    HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
     for tool in memcheck racecheck; do
         echo "---- $tool" >>"$SAN"
         HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_add timeout 300 \
@@ -193,6 +204,10 @@ if [ "$MODE" = full ]; then
 
     say "compute-sanitizer (CUDA SpMV tests and self-test)"
     : >"$SAN"
+    echo "---- memcheck, device controller, flat walk" >>"$SAN"
+    HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
     for tool in memcheck racecheck; do
         echo "---- $tool: check_hisp spmv suite, CUDA targets" >>"$SAN"
         HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=spmv timeout ${SAN_TIMEOUT:-200} compute-sanitizer --tool $tool \

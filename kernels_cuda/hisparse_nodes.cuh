@@ -237,56 +237,91 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* The same sums with the work of a block's G / tpn leaves flattened: the
- * block loads its queue entries and node headers together, prefix-sums the
- * entry counts in shared memory, and every warp takes 32-entry slices of
- * the concatenation (a lane finds its leaf by binary search over the
- * prefix). A leaf of thousands of entries is then shared by the block's 8
- * warps instead of walked by one, and short leaves fill whole warps. Runs
- * may span two leaves: their keys are absolute indices of y, so merging
- * them is exact. U slices per round have their loads issued before any
- * reduction, for more loads in flight. */
+/* The segmented sum of one warp slice (keys sorted within runs; see
+ * hs_leaf_coo) and one add per run. */
 template <typename T>
-__global__ void __launch_bounds__(256)
-    hs_leaf_flat(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
+__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha)
+{
+    unsigned kn = __shfl_down_sync(0xffffffffu, key, 1);
+    unsigned kp = __shfl_up_sync(0xffffffffu, key, 1);
+    bool stop = lane == 31 || kn != key;
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        T vo = __shfl_down_sync(0xffffffffu, v, o);
+        bool so = __shfl_down_sync(0xffffffffu, stop, o);
+        if (!stop) v += vo;
+        stop = stop || so;
+    }
+    if (key != NOKEY && (lane == 0 || kp != key)) red_add(&y[key], alpha * v);
+}
+
+/* hs_leaf_flat's entries without a search per entry (HISP_CUDA_HS_FLAT=walk,
+ * a measured variant): each warp takes a contiguous run of slices and
+ * carries the leaf of its next slice's first entry. For a slice starting in
+ * leaf L, lane m reads the end of leaf L + m (the slice overlaps at most 32
+ * leaves); the ends inside the slice, as bits of one OR-reduced mask, give
+ * every lane its leaf by a population count, and the next slice's first
+ * leaf. ncu on the search version: the per-entry binary search was about a
+ * quarter of the flat kernel's instructions on poisson3d. */
+template <typename T>
+__device__ __forceinline__ void
+flat_walk(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned *s_row,
+          const unsigned *s_col, const unsigned *s_val, const unsigned *s_off, unsigned nodes,
+          unsigned total, unsigned slices, unsigned nw, unsigned wid, unsigned lane, const T *x,
+          T *y, T alpha, bool tr)
 {
     constexpr unsigned U = 4;
-    extern __shared__ unsigned long long s_dyn[]; /* flat_shared(per) bytes */
-    const unsigned per = blockDim.x / tpn, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    unsigned long long *s_nd = s_dyn;
-    unsigned *s_row = reinterpret_cast<unsigned *>(s_nd + per), *s_col = s_row + per,
-             *s_val = s_col + per, *s_warp = s_val + per, *s_off = s_warp + 32;
-    const unsigned long long b0 = (unsigned long long)blockIdx.x * per;
-    const unsigned nodes = (unsigned)min((unsigned long long)per, count - b0);
-    unsigned n = 0;
-    if (threadIdx.x < nodes) {
-        const entry_t e =
-            load_entry(static_cast<const entry_t *>(P.entries) + first + b0 + threadIdx.x);
-        unsigned long long off = e.ref & ~15ull;
-        n = *reinterpret_cast<const unsigned *>(P.pool + off);
-        s_nd[threadIdx.x] = off;
-        s_row[threadIdx.x] = e.row;
-        s_col[threadIdx.x] = e.col;
-        s_val[threadIdx.x] = (unsigned)coo_payload(n, sizeof(T));
+    const unsigned per_warp = (slices + nw - 1) / nw;
+    const unsigned a = wid * per_warp, b = min(slices, a + per_warp);
+    if (a >= b) return;
+    unsigned L = 0, hi = nodes - 1; /* the leaf of entry 32 a: uniform search, once */
+    while (L < hi) {
+        unsigned mid = (L + hi + 1) >> 1;
+        if (s_off[mid] <= a * 32)
+            L = mid;
+        else
+            hi = mid - 1;
     }
-    unsigned inc = n; /* inclusive scan of n over the block */
-    for (unsigned o = 1; o < 32; o <<= 1) {
-        unsigned u = __shfl_up_sync(0xffffffffu, inc, o);
-        if (lane >= o) inc += u;
+    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
+    for (unsigned j = a; j < b; j += U) {
+        unsigned key[U];
+        T v[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            const unsigned js = j + u, base = js * 32, k = base + lane;
+            key[u] = NOKEY;
+            v[u] = 0;
+            if (js >= b) continue; /* warp-uniform */
+            const unsigned m = L + 1 + lane;
+            const unsigned p = m <= nodes ? s_off[m] - base : 64u; /* >= 1 */
+            const unsigned ends = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
+            const unsigned lf = L + __popc(ends & le);
+            L += __popc(ends) + (__any_sync(0xffffffffu, p == 32) ? 1u : 0u);
+            if (k < total) {
+                const unsigned kk = k - s_off[lf];
+                const unsigned char *nd = P.pool + s_nd[lf];
+                unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[kk];
+                unsigned r = s_row[lf] + (bb & 255), c = s_col[lf] + (bb >> 8);
+                key[u] = tr ? c : r;
+                v[u] = reinterpret_cast<const T *>(nd + s_val[lf])[kk] * x[tr ? r : c];
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++)
+            if (j + u < b) slice_sum<T>(key[u], v[u], lane, y, alpha);
     }
-    if (lane == 31) s_warp[wid] = inc;
-    __syncthreads();
-    unsigned before = 0;
-    for (unsigned w = 0; w < wid; w++)
-        before += s_warp[w];
-    if (threadIdx.x < per) s_off[threadIdx.x + 1] = before + inc;
-    if (threadIdx.x == 0) s_off[0] = 0;
-    __syncthreads();
-    const unsigned total = s_off[nodes], slices = (total + 31) / 32, nw = blockDim.x / 32;
-    const T *x = static_cast<const T *>(P.x);
-    T *y = static_cast<T *>(P.y);
-    const T alpha = (T)P.alpha;
-    const bool tr = P.tr != 0;
+}
+
+/* The flattened kernel's entries found by a binary search per entry over
+ * the block's leaf offsets. U slices per round have their loads issued
+ * before any reduction, for more loads in flight. */
+template <typename T>
+__device__ __forceinline__ void
+flat_search(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned *s_row,
+            const unsigned *s_col, const unsigned *s_val, const unsigned *s_off, unsigned nodes,
+            unsigned total, unsigned slices, unsigned nw, unsigned wid, unsigned lane, const T *x,
+            T *y, T alpha, bool tr)
+{
+    constexpr unsigned U = 4;
     for (unsigned s0 = wid; s0 < slices; s0 += U * nw) {
         unsigned key[U];
         T v[U];
@@ -328,6 +363,63 @@ __global__ void __launch_bounds__(256)
             if (key[u] != NOKEY && (lane == 0 || kp != key[u])) red_add(&y[key[u]], alpha * sum);
         }
     }
+}
+
+/* The same sums with the work of a block's G / tpn leaves flattened: the
+ * block loads its queue entries and node headers together, prefix-sums the
+ * entry counts in shared memory, and every warp takes 32-entry slices of
+ * the concatenation (a lane finds its leaf by binary search over the
+ * prefix). A leaf of thousands of entries is then shared by the block's 8
+ * warps instead of walked by one, and short leaves fill whole warps. Runs
+ * may span two leaves: their keys are absolute indices of y, so merging
+ * them is exact. U slices per round have their loads issued before any
+ * reduction, for more loads in flight. */
+template <typename T, bool WALK>
+__global__ void __launch_bounds__(256)
+    hs_leaf_flat(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
+{
+    extern __shared__ unsigned long long s_dyn[]; /* flat_shared(per) bytes */
+    const unsigned per = blockDim.x / tpn, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    unsigned long long *s_nd = s_dyn;
+    unsigned *s_row = reinterpret_cast<unsigned *>(s_nd + per), *s_col = s_row + per,
+             *s_val = s_col + per, *s_warp = s_val + per, *s_off = s_warp + 32;
+    const unsigned long long b0 = (unsigned long long)blockIdx.x * per;
+    const unsigned nodes = (unsigned)min((unsigned long long)per, count - b0);
+    unsigned n = 0;
+    if (threadIdx.x < nodes) {
+        const entry_t e =
+            load_entry(static_cast<const entry_t *>(P.entries) + first + b0 + threadIdx.x);
+        unsigned long long off = e.ref & ~15ull;
+        n = *reinterpret_cast<const unsigned *>(P.pool + off);
+        s_nd[threadIdx.x] = off;
+        s_row[threadIdx.x] = e.row;
+        s_col[threadIdx.x] = e.col;
+        s_val[threadIdx.x] = (unsigned)coo_payload(n, sizeof(T));
+    }
+    unsigned inc = n; /* inclusive scan of n over the block */
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        unsigned u = __shfl_up_sync(0xffffffffu, inc, o);
+        if (lane >= o) inc += u;
+    }
+    if (lane == 31) s_warp[wid] = inc;
+    __syncthreads();
+    unsigned before = 0;
+    for (unsigned w = 0; w < wid; w++)
+        before += s_warp[w];
+    if (threadIdx.x < per) s_off[threadIdx.x + 1] = before + inc;
+    if (threadIdx.x == 0) s_off[0] = 0;
+    __syncthreads();
+    const unsigned total = s_off[nodes], slices = (total + 31) / 32, nw = blockDim.x / 32;
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    const bool tr = P.tr != 0;
+    if constexpr (WALK)
+        flat_walk<T>(P, s_nd, s_row, s_col, s_val, s_off, nodes, total, slices, nw, wid, lane, x, y,
+                     alpha, tr);
+    else
+        flat_search<T>(P, s_nd, s_row, s_col, s_val, s_off, nodes, total, slices, nw, wid, lane, x,
+                       y, alpha, tr);
 }
 
 /* ---- dense leaves --------------------------------------------------------------- */
@@ -384,10 +476,16 @@ __global__ void __launch_bounds__(256)
  * leave less); a hint, errors ignored by the caller. */
 inline cudaError_t prefer_shared_carveout()
 {
-    const void *k[] = {(const void *)hs_inner<false>,      (const void *)hs_inner<true>,
-                       (const void *)hs_leaf_flat<float>,  (const void *)hs_leaf_flat<double>,
-                       (const void *)hs_leaf_coo<float>,   (const void *)hs_leaf_coo<double>,
-                       (const void *)hs_leaf_dense<float>, (const void *)hs_leaf_dense<double>};
+    const void *k[] = {(const void *)hs_inner<false>,
+                       (const void *)hs_inner<true>,
+                       (const void *)hs_leaf_flat<float, false>,
+                       (const void *)hs_leaf_flat<double, false>,
+                       (const void *)hs_leaf_flat<float, true>,
+                       (const void *)hs_leaf_flat<double, true>,
+                       (const void *)hs_leaf_coo<float>,
+                       (const void *)hs_leaf_coo<double>,
+                       (const void *)hs_leaf_dense<float>,
+                       (const void *)hs_leaf_dense<double>};
     cudaError_t r = cudaSuccess;
     for (const void *f : k) {
         cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, 25);
@@ -441,7 +539,12 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
             unsigned per =
                 P.flat_per > 0 && P.flat_per <= (int)block.x ? (unsigned)P.flat_per : block.x / tpn;
             dim3 g((unsigned)((count + per - 1) / per));
-            hs_leaf_flat<T><<<g, block, flat_shared(per), s>>>(P, first, count, block.x / per);
+            if (P.flat_walk)
+                hs_leaf_flat<T, true>
+                    <<<g, block, flat_shared(per), s>>>(P, first, count, block.x / per);
+            else
+                hs_leaf_flat<T, false>
+                    <<<g, block, flat_shared(per), s>>>(P, first, count, block.x / per);
         }
         break;
     default:

@@ -352,6 +352,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.leaf_warp = env_is("HISP_CUDA_HS_LEAF", "warp"); /* kept for comparison */
     const char *fp = getenv("HISP_CUDA_HS_FLAT_PER");  /* measured variant */
     P.flat_per = fp ? atoi(fp) : 0;
+    P.flat_walk = env_is("HISP_CUDA_HS_FLAT", "walk"); /* measured variant */
     int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)
