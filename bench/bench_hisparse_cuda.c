@@ -8,9 +8,9 @@
  * Per matrix and precision, in one process and on one GPU:
  *   hisparse-cuda N/T        HiSparse, device-side controller (CDP tail launches)
  *   hisparse-cuda-hostctl N  the same kernels, rounds driven by the host
- *   hisparse-cuda-replay(-walk) N/T  the replay (HISP_CUDA_HS_REPLAY=1); -walk: the
- *                            flattened leaf kernel without a search per entry
- *                            (HISP_CUDA_HS_FLAT=walk)
+ *   hisparse-cuda-replay N/T the replay (HISP_CUDA_HS_REPLAY=1); -walk (f64) / -search
+ *                            (f32): the flattened leaf kernel's other leaf lookup
+ *                            (HISP_CUDA_HS_FLAT; the default walks for f32)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -376,11 +376,13 @@ int main(int argc, char **argv)
             for (int op = 0; op < 2; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay", name, t, gpu, &rs, warmup,
                        repeat, ms, bw, h->tree_bytes, NULL);
-            /* the flattened kernel without a search per entry (measured variant) */
-            setenv("HISP_CUDA_HS_FLAT", "walk", 1);
+            /* the flattened kernel's other leaf lookup (default: walk for f32,
+             * search for f64) */
+            setenv("HISP_CUDA_HS_FLAT", t == HISP_F32 ? "search" : "walk", 1);
             for (int op = 0; op < 2; op++)
-                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-walk", name, t, gpu, &rs, warmup,
-                       repeat, ms, bw, h->tree_bytes, NULL);
+                run_hs(ctx, &H, (hisp_op)op,
+                       t == HISP_F32 ? "hisparse-cuda-replay-search" : "hisparse-cuda-replay-walk",
+                       name, t, gpu, &rs, warmup, repeat, ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_FLAT");
             /* the same with more leaves per block of the flattened kernel */
             static const char *const per_v[] = {"32", "64"};

@@ -46,9 +46,11 @@ if [ "$MODE" = hisparse ]; then
     HISP_CUDA_HS_CONTROLLER=host HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
         tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
     echo "host-polled exit $?" >>"$OUT/tests_hs.log"
-    HISP_CUDA_HS_FLAT=walk HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
-        tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
-    echo "flat walk exit $?" >>"$OUT/tests_hs.log"
+    for f in walk search; do # the flattened leaf kernel's two lookups on both precisions
+        HISP_CUDA_HS_FLAT=$f HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
+            tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
+        echo "flat $f exit $?" >>"$OUT/tests_hs.log"
+    done
     grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 12 | tee -a "$LOG"
     say "compute-sanitizer on the HiSparse tests"
     : >"$SAN"
@@ -56,7 +58,7 @@ if [ "$MODE" = hisparse ]; then
     HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer \
         --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
-    echo "---- memcheck, device controller, flat walk" >>"$SAN"
+    echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
     HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
@@ -106,7 +108,7 @@ if [ "$MODE" = add ]; then
     grep -E "Checks|exit|Failure|Error|skipped" "$OUT/tests_add.log" | tail -n 12 | tee -a "$LOG"
     say "compute-sanitizer on the CUDA addition tests"
     : >"$SAN"
-    echo "---- memcheck, device controller, flat walk" >>"$SAN"
+    echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
     HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
@@ -204,7 +206,7 @@ if [ "$MODE" = full ]; then
 
     say "compute-sanitizer (CUDA SpMV tests and self-test)"
     : >"$SAN"
-    echo "---- memcheck, device controller, flat walk" >>"$SAN"
+    echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
     HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"

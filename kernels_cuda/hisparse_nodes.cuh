@@ -254,8 +254,8 @@ __device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y
     if (key != NOKEY && (lane == 0 || kp != key)) red_add(&y[key], alpha * v);
 }
 
-/* hs_leaf_flat's entries without a search per entry (HISP_CUDA_HS_FLAT=walk,
- * a measured variant): each warp takes a contiguous run of slices and
+/* hs_leaf_flat's entries without a search per entry (the default for f32;
+ * HISP_CUDA_HS_FLAT=walk|search forces either): each warp takes a contiguous run of slices and
  * carries the leaf of its next slice's first entry. For a slice starting in
  * leaf L, lane m reads the end of leaf L + m (the slice overlaps at most 32
  * leaves); the ends inside the slice, as bits of one OR-reduced mask, give
@@ -539,7 +539,7 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
             unsigned per =
                 P.flat_per > 0 && P.flat_per <= (int)block.x ? (unsigned)P.flat_per : block.x / tpn;
             dim3 g((unsigned)((count + per - 1) / per));
-            if (P.flat_walk)
+            if (P.flat_walk > 0 || (P.flat_walk == 0 && sizeof(T) == 4))
                 hs_leaf_flat<T, true>
                     <<<g, block, flat_shared(per), s>>>(P, first, count, block.x / per);
             else

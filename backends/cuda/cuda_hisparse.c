@@ -352,7 +352,12 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.leaf_warp = env_is("HISP_CUDA_HS_LEAF", "warp"); /* kept for comparison */
     const char *fp = getenv("HISP_CUDA_HS_FLAT_PER");  /* measured variant */
     P.flat_per = fp ? atoi(fp) : 0;
-    P.flat_walk = env_is("HISP_CUDA_HS_FLAT", "walk"); /* measured variant */
+    /* the flattened kernel's leaf lookup: 1 walk, -1 search, 0 by entry
+     * size (walk for f32, search for f64: measured on the H100,
+     * docs/BENCHMARKS.md); HISP_CUDA_HS_FLAT=walk|search forces one */
+    P.flat_walk = env_is("HISP_CUDA_HS_FLAT", "walk")     ? 1
+                  : env_is("HISP_CUDA_HS_FLAT", "search") ? -1
+                                                          : 0;
     int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)

@@ -32,7 +32,7 @@ typedef struct {
     int root_queue;
     int leaf_warp; /* COO leaves by warp groups instead of the flattened block */
     int flat_per;  /* leaves per block of the flattened kernel (0: the policy's group / tpn) */
-    int flat_walk; /* the flattened kernel without a search per entry (HISP_CUDA_HS_FLAT=walk) */
+    int flat_walk; /* flattened kernel: 1 walk (no search per entry), -1 search, 0 by entry size */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
