@@ -50,7 +50,7 @@ static const char help[] =
     "  --host-merge         with --resident: merge on the host anyway (the baseline)\n"
     "  --distributed        x replicated on the devices, y split over them by rows\n"
     "                       (hisp_mspmv_dist: only shared boundary rows move per call;\n"
-    "                       row partitions, op N; CUDA or reference)\n"
+    "                       row partitions, op N)\n"
     "  --row-cost W|auto    pcsr/pcsc/pcoo parts balance nnz + W*rows instead of nnz\n"
     "                       (default 0, the paper's split); auto: time the plain split,\n"
     "                       fit W to each device's kernel time, split again\n"

@@ -599,9 +599,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, 
  * nrows(A) entries split over the devices by row ownership (each device the
  * rows of its part; a row shared by two parts belongs to the earlier one;
  * rows no part holds to the next part, or the last). Row partitions only
- * (rowblock, pcsr, pcoo) with the CSR kernel, on backends with device peer
- * copies and axpby (CUDA, the reference backend); elsewhere
- * HISP_ERR_UNSUPPORTED. Destroy the vectors before their plan (a plan
+ * (rowblock, pcsr, pcoo) with the CSR kernel (else HISP_ERR_UNSUPPORTED), on
+ * any backend: the few entries that cross devices move device to device
+ * where the plan's devices share a backend with peer copies (CUDA), through
+ * host memory otherwise (OpenCL, mixed plans). Destroy the vectors before their plan (a plan
  * destroyed first frees their device memory and leaves handles that only
  * hisp_mvector_destroy accepts). */
 typedef struct hisp_mvector_s *hisp_mvector;

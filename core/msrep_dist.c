@@ -18,8 +18,12 @@
  *      scratch slot k; barrier; the owner adds every slot it received.
  * A part that starts after its first owned row (empty rows no part holds
  * in between) computes into a scratch vector and adds it instead.
- * The work needs the backend's device peer copies and axpby (CUDA and the
- * reference backend); OpenCL answers HISP_ERR_UNSUPPORTED. */
+ * Where the devices share a backend with device peer copies (CUDA, the
+ * reference backend) the boundary entries and the all-gather move device to
+ * device; otherwise (OpenCL, whose buffers belong to one context each, and
+ * plans over several backends) they go through host memory, as do the
+ * axpby steps of a backend without buf_axpby: one entry per shared
+ * boundary, and the rows no part computes (empty rows), per call. */
 #include "msrep_plan.h"
 
 #include <stdlib.h>
@@ -58,6 +62,11 @@ static int owner_of(hisp_mplan plan, int64_t r)
 static hisp_status ownership(hisp_mplan plan)
 {
     if (plan->own) return HISP_SUCCESS;
+    plan->dhost = false; /* one backend with device peer copies, or the host in between */
+    for (int k = 0; k < plan->nd; k++)
+        plan->dhost = plan->dhost || !wops(&plan->w[k])->buf_peer_copy ||
+                      wops(&plan->w[k]) != wops(&plan->w[0]);
+    HISPI_TRY(hispi_calloc(plan->home, (size_t)plan->nd, 8, &plan->dslot));
     HISPI_TRY(
         hispi_alloc(plan->home, (size_t)plan->nd + 1, sizeof *plan->own, (void **)&plan->own));
     int64_t cur = 0;
@@ -89,6 +98,33 @@ static bool direct(hisp_mplan plan, int k)
 static size_t esize(hisp_mplan plan)
 {
     return hisp_type_size(plan->type);
+}
+
+/* y[yoff + i] = a*x[xoff + i] + b*y[yoff + i] for i < n on w's device (x
+ * NULL: no a*x term; b == 0: y not read): the backend's axpby, or through
+ * host memory where it has none. */
+static hisp_status axpby(worker *w, int64_t n, double a, const void *x, int64_t xoff, double b,
+                         void *y, int64_t yoff)
+{
+    if (n <= 0) return HISP_SUCCESS;
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    hisp_type t = w->plan->type;
+    if (o->buf_axpby) return o->buf_axpby(ctx, ctx->be, t, n, a, x, xoff, b, y, yoff);
+    size_t es = esize(w->plan), bytes = (size_t)n * es;
+    void *hy = NULL, *hx = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)n, es, &hy);
+    if (!s && x) s = hispi_alloc(ctx, (size_t)n, es, &hx);
+    if (!s && b != 0) s = o->buf_read(ctx, ctx->be, y, (size_t)yoff * es, hy, bytes);
+    if (!s && x) s = o->buf_read(ctx, ctx->be, x, (size_t)xoff * es, hx, bytes);
+    for (int64_t i = 0; !s && i < n; i++)
+        hispi_store_real(t, hy, i,
+                         (b != 0 ? b * hispi_load_real(t, hy, i) : 0.0) +
+                             (x ? a * hispi_load_real(t, hx, i) : 0.0));
+    if (!s) s = o->buf_write(ctx, ctx->be, y, (size_t)yoff * es, hy, bytes);
+    free(hx);
+    free(hy);
+    return s;
 }
 
 static hisp_status alloc_one(worker *w, size_t entries, void **out)
@@ -151,23 +187,24 @@ static hisp_status work_spmv(worker *w)
                         "msrep: part %d starts %lld rows before the rows it owns", k,
                         (long long)(o0 - s));
     if (!st && s < e && s < o0) /* the shared row's slot: 0, which beta keeps */
-        st = o->buf_axpby(ctx, be, t, 1, 0.0, NULL, 0, 0.0, y->buf[k], 0);
+        st = axpby(w, 1, 0.0, NULL, 0, 0.0, y->buf[k], 0);
     if (!st && s < e) st = o->mark_record(ctx, be, w->m0);
     if (!st && s < e && direct(plan, k)) {
         st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
     } else if (!st && s < e) { /* s > o0: owned rows [o0, s) no part holds */
         st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
-        if (!st) st = o->buf_axpby(ctx, be, t, e - s, 1.0, y->tmp[k], 0, beta, y->buf[k], s - b);
-        if (!st) st = o->buf_axpby(ctx, be, t, s - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
+        if (!st) st = axpby(w, e - s, 1.0, y->tmp[k], 0, beta, y->buf[k], s - b);
+        if (!st) st = axpby(w, s - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
     }
     int64_t c1 = s < e && e > o0 ? e : o0; /* owned rows [c1, o1) no part computes */
-    if (!st && o1 > c1)
-        st = o->buf_axpby(ctx, be, t, o1 - c1, 0.0, NULL, 0, beta, y->buf[k], c1 - b);
-    if (!st && s < e && s < o0)
+    if (!st && o1 > c1) st = axpby(w, o1 - c1, 0.0, NULL, 0, beta, y->buf[k], c1 - b);
+    if (!st && s < e && s < o0 && !plan->dhost)
         st = o->buf_peer_copy(ctx, be, plan->w[owner_of(plan, s)].ctx->be,
                               y->shin[owner_of(plan, s)], (size_t)k * es, be, y->buf[k], 0, es);
     if (!st && s < e) st = o->mark_record(ctx, be, w->m1);
     if (!st) st = o->synchronize(ctx, be);
+    if (!st && s < e && s < o0 && plan->dhost) /* the boundary entry to the host */
+        st = o->buf_read(ctx, be, y->buf[k], 0, (char *)plan->dslot + (size_t)k * es, es);
     w->x_ms = w->gather_ms = w->compute_ms = 0;
     if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
         hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
@@ -180,7 +217,15 @@ static hisp_status work_spmv(worker *w)
         const hisp_part *p = &plan->parts[j];
         if (j == k || p->start >= p->end || p->start >= plan->own[j]) continue;
         if (owner_of(plan, p->start) != k) continue;
-        st = o->buf_axpby(ctx, be, t, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - b);
+        if (!plan->dhost) {
+            st = axpby(w, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - b);
+        } else { /* the entry from the host: y[row] += slot j */
+            char v[8];
+            st = o->buf_read(ctx, be, y->buf[k], (size_t)(p->start - b) * es, v, es);
+            hispi_store_real(t, v, 0,
+                             hispi_load_real(t, v, 0) + hispi_load_real(t, plan->dslot, j));
+            if (!st) st = o->buf_write(ctx, be, y->buf[k], (size_t)(p->start - b) * es, v, es);
+        }
     }
     if (!st) st = o->synchronize(ctx, be);
     w->merge_ms = hispi_now_ms() - tm;
@@ -188,7 +233,8 @@ static hisp_status work_spmv(worker *w)
 }
 
 /* Every device pulls the rows the others own (peer copies on its own
- * queue; the sources are not written meanwhile). */
+ * queue; the sources are not written meanwhile), or through host memory:
+ * each device stages its rows, then after a barrier reads them all. */
 static hisp_status work_gather(worker *w)
 {
     hisp_mplan plan = w->plan;
@@ -197,6 +243,20 @@ static hisp_status work_gather(worker *w)
     void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
+    if (plan->dhost) {
+        int64_t o0 = plan->own[k], o1 = plan->own[k + 1];
+        hisp_status st = HISP_SUCCESS;
+        if (o1 > o0)
+            st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - base(plan, k)) * es,
+                             (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
+        w->xst = st;
+        hispi_barrier_wait(&plan->bar); /* every device's rows are staged */
+        for (int j = 0; j < plan->nd; j++)
+            if (plan->w[j].xst) return st;
+        if (src->n > 0)
+            HISPI_TRY(o->buf_write(w->ctx, be, dst->buf[k], 0, plan->dstage, (size_t)src->n * es));
+        return o->synchronize(w->ctx, be);
+    }
     for (int j = 0; j < plan->nd; j++) {
         int64_t o0 = plan->own[j], o1 = plan->own[j + 1];
         if (o1 > o0)
@@ -266,6 +326,8 @@ void hispi_msrep_dist_release(hisp_mplan plan)
     plan->vectors = NULL;
     free(plan->own);
     plan->own = NULL;
+    free(plan->dslot);
+    plan->dslot = NULL;
 }
 
 hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)
@@ -281,14 +343,6 @@ hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_m
                           "distributed vectors need a row partition (rowblock, pcsr, pcoo) run by "
                           "the CSR kernel, not %s%s",
                           hisp_partition_name(plan->kind), plan->hisparse ? " with HiSparse" : "");
-    for (int k = 0; k < plan->nd; k++) {
-        const hisp_backend_ops *o = wops(&plan->w[k]);
-        if (!o->buf_peer_copy || !o->buf_axpby)
-            return hispi_fail(h, HISP_ERR_UNSUPPORTED,
-                              "distributed vectors need device peer copies and axpby, which the "
-                              "%s backend lacks (CUDA and the reference backend have them)",
-                              o->name);
-    }
     HISPI_TRY(ownership(plan));
     struct hisp_mvector_s *v = NULL;
     HISPI_TRY(hispi_calloc(h, 1, sizeof *v, (void **)&v));
@@ -409,9 +463,14 @@ hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst)
                           "allgather takes a ROWS vector into a REPLICATED one of the same length "
                           "(%lld and %lld entries; square matrices)",
                           (long long)src->n, (long long)dst->n);
+    if (plan->dhost)
+        HISPI_TRY(
+            hispi_alloc(plan->home, (size_t)(src->n > 0 ? src->n : 1), esize(plan), &plan->dstage));
     plan->dy = src;
     plan->dx = dst;
     hisp_status s = run_job(plan, DIST_GATHER);
     plan->dx = plan->dy = NULL;
+    free(plan->dstage);
+    plan->dstage = NULL;
     return s;
 }

@@ -136,6 +136,9 @@ struct hisp_mplan_s {
     void *ddst;
     int64_t *own;                   /* [nd + 1] first owned row of each device, own[nd] = rows */
     struct hisp_mvector_s *vectors; /* live distributed vectors (released with the plan) */
+    bool dhost;   /* the devices exchange through host memory (no common peer copies) */
+    void *dslot;  /* dhost: each device's shared boundary entry, nd entries */
+    void *dstage; /* dhost allgather: the whole vector */
 };
 
 static inline const hisp_backend_ops *wops(worker *w)
