@@ -1203,6 +1203,51 @@ START_TEST(test_plan_alloc_failures)
 }
 END_TEST
 
+/* The spinning waits (HISP_MSREP_SPIN_US forces them on CPU devices too):
+ * calls of every kind of job give the reference results, and destroying a
+ * plan whose workers spin ends them. */
+START_TEST(test_plan_spin)
+{
+    uint64_t st = test_seed() ^ 0x5b;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.03, &st);
+    hisp_device_ref refs[3] = {
+        {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}};
+    setenv("HISP_MSREP_SPIN_US", "300", 1);
+    for (int k = 0; k < 3; k++) {
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], HISP_MPLAN_NO_NUMA, &plan));
+        for (int call = 0; call < 4; call++) {
+            io v;
+            io_make(ctx, A, HISP_OP_N, call == 0, &st, &v);
+            CK_OK(ctx, hisp_mspmv(plan, HISP_OP_N, &v.alpha, v.x, &v.beta, v.y));
+            io_check(&v, "spinning waits");
+            io_free(&v);
+        }
+        if (all_kinds[k] != HISP_PART_PCSC && all_kinds[k] != HISP_PART_COLBLOCK) {
+            hisp_mvector xv = NULL, yv = NULL;
+            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv));
+            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv));
+            io v;
+            io_make(ctx, A, HISP_OP_N, false, &st, &v);
+            CK_OK(ctx, hisp_mvector_write(xv, v.x));
+            CK_OK(ctx, hisp_mvector_write(yv, v.y0));
+            CK_OK(ctx, hisp_mspmv_dist(plan, &v.alpha, xv, &v.beta, yv));
+            CK_OK(ctx, hisp_mvector_read(yv, v.y));
+            io_check(&v, "spinning waits, dist");
+            io_free(&v);
+            hisp_mvector_destroy(&yv);
+            hisp_mvector_destroy(&xv);
+        }
+        hisp_mplan_destroy(&plan);
+    }
+    unsetenv("HISP_MSREP_SPIN_US");
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* A plan from a HiSparse matrix (the tree is read through a temporary CSR). */
 START_TEST(test_plan_hisparse_source)
 {
@@ -1491,6 +1536,7 @@ Suite *suite_msrep(void)
     tcase_add_test(tc, test_plan_errors);
     tcase_add_test(tc, test_plan_alloc_failures);
     tcase_add_test(tc, test_plan_hisparse_source);
+    tcase_add_test(tc, test_plan_spin);
     tcase_add_loop_test(tc, test_plan_hisparse_parts, 0, nt);
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");
