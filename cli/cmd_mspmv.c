@@ -611,6 +611,7 @@ int cmd_mspmv(int argc, char **argv)
 #endif
     hisp_context ctx = NULL, vctx = NULL;
     hisp_vector xv = NULL, yv = NULL, ytv = NULL;
+    hisp_mvector xd = NULL, yd = NULL, ytd = NULL; /* --distributed */
     hisp_matrix A = NULL;
     hisp_mplan plan = NULL;
     hisp_device_ref *refs = NULL;
@@ -655,7 +656,6 @@ int cmd_mspmv(int argc, char **argv)
     float af = (float)o.alpha, bf = (float)o.beta;
     const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
     const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;
-    hisp_mvector xd = NULL, yd = NULL, ytd = NULL;
     if (!s && o.dist) { /* x on every device, y split by rows */
         s = hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xd);
         if (!s) s = hisp_mvector_create(plan, HISP_MVEC_ROWS, &yd);
