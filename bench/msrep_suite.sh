@@ -10,6 +10,7 @@
 #                                           a 10-minute command limit, run the pieces one by one)
 #   bash bench/msrep_suite.sh plan2         pieces 0-2 + table (2 GPUs, ~4-5 min in all)
 #   bash bench/msrep_suite.sh table         the final table from every piece's CSV
+#   bash bench/msrep_suite.sh plot          speedup plots (bench/plot_msrep.py) from those CSVs
 #   bash bench/msrep_suite.sh selftest      the whole flow at tiny sizes on PoCL or the
 #                                           reference backend (machines without a GPU)
 #
@@ -179,6 +180,11 @@ plan2)
 table)
     table >"$OUT/msrep-summary.md"
     cat "$OUT/msrep-summary.md"
+    ;;
+plot)
+    py=python3
+    $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3 # Debian's matplotlib
+    $py "$(dirname "$0")/plot_msrep.py" "$OUT"/*.csv -o "$OUT"
     ;;
 selftest)
     # The same pieces at tiny sizes on a backend of this machine: checks the
