@@ -1,0 +1,43 @@
+#!/bin/bash
+# Stages what a GPU-machine suite needs into .gpu/ (git-ignored), for the
+# device tool's `carry` (64 MiB with the working tree): the binaries the
+# suite runs, stripped, its scripts, and the shared matrices only where the
+# suite reads them. Build first (scons -Q -j2 cuda=yes).
+#
+#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|all
+#
+# Then, on the device: `bash .gpu/gpu_suite.sh hisparse` (and so on; see
+# each script's header). Prints the staged size.
+set -eu
+cd "$(dirname "$0")/.."
+suite=${1:-all}
+case "$suite" in
+hisparse) benches="bench_hisparse_cuda bench_spmv_cuda" tests=1 mats=1 ;;
+csr) benches="bench_spmv_cuda" tests=1 mats=1 ;;
+add) benches="bench_add_cuda bench_spmv_cuda" tests=1 mats=0 ;;
+compound) benches="bench_compound_cuda bench_spmv_cuda" tests=1 mats=0 ;;
+msrep) benches="bench_msrep_cuda" tests=1 mats=0 ;;
+all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
+*)
+    sed -n '2,11p' "$0"
+    exit 1
+    ;;
+esac
+for b in $benches; do
+    [ -x "build/bench/$b" ] || { echo "stage_gpu: build/bench/$b missing: build with cuda=yes first" >&2; exit 1; }
+done
+rm -rf .gpu
+mkdir -p .gpu/bench .gpu/bin
+cp build/bin/hisp .gpu/bin/
+for b in $benches; do cp "build/bench/$b" .gpu/bench/; done
+cp bench/*.sh bench/*.py .gpu/
+if [ "$tests" = 1 ]; then
+    mkdir -p .gpu/tests
+    cp build/tests/check_hisp .gpu/tests/
+fi
+strip .gpu/bin/* .gpu/bench/* .gpu/tests/* 2>/dev/null || true
+if [ "$mats" = 1 ]; then
+    mkdir -p .gpu/matrices
+    cp ../shared/matrices/*.mtx .gpu/matrices/
+fi
+du -sh .gpu
