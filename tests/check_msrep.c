@@ -996,6 +996,36 @@ START_TEST(test_plan_device_ptr)
 }
 END_TEST
 
+/* One distributed SpMV of an f64 plan (row kind) against the reference;
+ * gather: the all-gather of the result (square A) equals it too. */
+static void dist_once(hisp_context ctx, hisp_mplan plan, hisp_matrix A, uint64_t *st, bool gather,
+                      const char *what)
+{
+    hisp_mvector xv = NULL, yv = NULL, zv = NULL;
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv));
+    io v;
+    io_make(ctx, A, HISP_OP_N, false, st, &v);
+    CK_OK(ctx, hisp_mvector_write(xv, v.x));
+    CK_OK(ctx, hisp_mvector_write(yv, v.y0));
+    CK_OK(ctx, hisp_mspmv_dist(plan, &v.alpha, xv, &v.beta, yv));
+    CK_OK(ctx, hisp_mvector_read(yv, v.y));
+    io_check(&v, what);
+    if (gather) {
+        double *z = malloc((size_t)v.m * sizeof *z);
+        ck_assert_ptr_nonnull(z);
+        CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &zv));
+        CK_OK(ctx, hisp_mvector_allgather(yv, zv));
+        CK_OK(ctx, hisp_mvector_read(zv, z));
+        ck_assert_msg(!memcmp(z, v.y, (size_t)v.m * sizeof *z), "%s: allgather", what);
+        free(z);
+        hisp_mvector_destroy(&zv);
+    }
+    io_free(&v);
+    hisp_mvector_destroy(&yv);
+    hisp_mvector_destroy(&xv);
+}
+
 /* One plan over every target at once (heterogeneous devices: the reference
  * backend beside OpenCL / CUDA). */
 START_TEST(test_plan_mixed)
@@ -1025,33 +1055,10 @@ START_TEST(test_plan_mixed)
             io_check(&v, hisp_partition_name(all_kinds[k]));
             io_free(&v);
         }
-        if (all_kinds[k] != HISP_PART_PCSC && all_kinds[k] != HISP_PART_COLBLOCK) {
-            /* distributed vectors across backends: the boundary rows and the
-             * all-gather go through the host */
-            hisp_mvector xv = NULL, yv = NULL, zv = NULL;
-            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv));
-            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv));
-            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &zv));
-            io v;
-            io_make(ctx, A, HISP_OP_N, false, &st, &v);
-            CK_OK(ctx, hisp_mvector_write(xv, v.x));
-            CK_OK(ctx, hisp_mvector_write(yv, v.y0));
-            CK_OK(ctx, hisp_mspmv_dist(plan, &v.alpha, xv, &v.beta, yv));
-            CK_OK(ctx, hisp_mvector_read(yv, v.y));
-            io_check(&v, "mixed dist");
-            { /* the gathered copy equals the result */
-                double *z = malloc((size_t)v.m * sizeof *z);
-                ck_assert_ptr_nonnull(z);
-                CK_OK(ctx, hisp_mvector_allgather(yv, zv));
-                CK_OK(ctx, hisp_mvector_read(zv, z));
-                ck_assert(!memcmp(z, v.y, (size_t)v.m * sizeof *z));
-                free(z);
-            }
-            io_free(&v);
-            hisp_mvector_destroy(&zv);
-            hisp_mvector_destroy(&yv);
-            hisp_mvector_destroy(&xv);
-        }
+        /* distributed vectors across backends: the boundary rows and the
+         * all-gather go through the host */
+        if (all_kinds[k] != HISP_PART_PCSC && all_kinds[k] != HISP_PART_COLBLOCK)
+            dist_once(ctx, plan, A, &st, true, "mixed dist");
         hisp_mplan_destroy(&plan);
     }
     hisp_matrix_destroy(&A);
@@ -1225,21 +1232,8 @@ START_TEST(test_plan_spin)
             io_check(&v, "spinning waits");
             io_free(&v);
         }
-        if (all_kinds[k] != HISP_PART_PCSC && all_kinds[k] != HISP_PART_COLBLOCK) {
-            hisp_mvector xv = NULL, yv = NULL;
-            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv));
-            CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv));
-            io v;
-            io_make(ctx, A, HISP_OP_N, false, &st, &v);
-            CK_OK(ctx, hisp_mvector_write(xv, v.x));
-            CK_OK(ctx, hisp_mvector_write(yv, v.y0));
-            CK_OK(ctx, hisp_mspmv_dist(plan, &v.alpha, xv, &v.beta, yv));
-            CK_OK(ctx, hisp_mvector_read(yv, v.y));
-            io_check(&v, "spinning waits, dist");
-            io_free(&v);
-            hisp_mvector_destroy(&yv);
-            hisp_mvector_destroy(&xv);
-        }
+        if (all_kinds[k] != HISP_PART_PCSC && all_kinds[k] != HISP_PART_COLBLOCK)
+            dist_once(ctx, plan, A, &st, false, "spinning waits, dist");
         hisp_mplan_destroy(&plan);
     }
     unsetenv("HISP_MSREP_SPIN_US");
