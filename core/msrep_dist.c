@@ -221,10 +221,12 @@ static hisp_status work_spmv(worker *w)
             st = axpby(w, 1, 1.0, y->shin[k], j, 1.0, y->buf[k], p->start - b);
         } else { /* the entry from the host: y[row] += slot j */
             char v[8];
-            st = o->buf_read(ctx, be, y->buf[k], (size_t)(p->start - b) * es, v, es);
+            size_t off = (size_t)(p->start - b) * es;
+            st = o->buf_read(ctx, be, y->buf[k], off, v, es);
+            if (st) break;
             hispi_store_real(t, v, 0,
                              hispi_load_real(t, v, 0) + hispi_load_real(t, plan->dslot, j));
-            if (!st) st = o->buf_write(ctx, be, y->buf[k], (size_t)(p->start - b) * es, v, es);
+            st = o->buf_write(ctx, be, y->buf[k], off, v, es);
         }
     }
     if (!st) st = o->synchronize(ctx, be);
