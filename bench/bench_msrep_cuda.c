@@ -318,18 +318,18 @@ static bool measure_dist(runner *R, hisp_mplan plan, int nd, result *r)
 }
 
 /* dist-fit: the row cost that fits plan's dist kernel times per device
- * (measured here), then dist on a plan split by it with aligned cuts
- * (replacing *plan). On one device there is nothing to balance or align:
- * the plan is timed as it is. */
+ * (those of the dist row just measured, else measured here), then dist on a plan split by it with
+ * aligned cuts (replacing *plan). On one device there is nothing to balance or align: the plan is
+ * timed as it is. */
 static bool dist_fit(runner *R, hisp_mplan *plan, hisp_matrix S, int nd,
                      const hisp_device_ref *refs, hisp_partition_kind kind, const char *kname,
-                     result *r, int *nres)
+                     bool timed, result *r, int *nres)
 {
     int rep = R->repeat;
     double w = 0, med[64];
     memset(r, 0, sizeof *r);
-    if (nd > 1) {
-        if (!measure_dist(R, *plan, nd, r)) return false;
+    if (nd > 1) { /* timed: the dist row just measured left its per-device times in R->dev */
+        if (!timed && !measure_dist(R, *plan, nd, r)) return false;
         for (int d = 0; d < nd; d++)
             med[d] = bench_median(R->dev + d * rep, rep);
         if (!soft(R->ctx, hisp_mplan_fit_row_cost(*plan, med, &w), "fit row cost")) return false;
@@ -553,6 +553,7 @@ int main(int argc, char **argv)
                 }
                 hk(ctx, hisp_mplan_get_breakdown(plan, R.bd), "breakdown");
                 result one_time = {0};
+                bool dist_timed = false; /* R.dev holds this plan's dist kernel times */
                 one_time.convert = R.bd->convert_ms;
                 one_time.partition = R.bd->partition_ms;
                 one_time.distribution = R.bd->distribution_ms;
@@ -577,6 +578,7 @@ int main(int argc, char **argv)
                         nres--;
                         continue;
                     }
+                    dist_timed = var == V_DIST;
                     fprintf(stderr,
                             "bench: %s %d dev %s: one-time %.1f+%.1f+%.1f ms, call %.3f ms "
                             "(x %.3f, kernel %.4f, gather %.3f, merge %.3f), err %.1e\n",
@@ -585,7 +587,8 @@ int main(int argc, char **argv)
                 }
                 if (p == 0 && want[V_DIST_FIT] && S == A &&
                     (kind == HISP_PART_PCSR || kind == HISP_PART_PCOO))
-                    failures += !dist_fit(&R, &plan, S, nd, refs, kind, kl[k], &res[nres], &nres);
+                    failures += !dist_fit(&R, &plan, S, nd, refs, kind, kl[k], dist_timed,
+                                          &res[nres], &nres);
                 hisp_mplan_destroy(&plan);
             }
         }

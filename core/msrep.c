@@ -466,7 +466,10 @@ void hispi_barrier_wait(hispi_barrier *b)
 static long spin_budget(hisp_context ctx, int nd, const hisp_device_ref *devs)
 {
     const char *e = getenv("HISP_MSREP_SPIN_US");
-    if (e && *e) return strtol(e, NULL, 10) > 0 ? strtol(e, NULL, 10) * 1000 : 0;
+    if (e && *e) {
+        long us = strtol(e, NULL, 10);
+        return us > 0 ? us * 1000 : 0;
+    }
     if (sysconf(_SC_NPROCESSORS_ONLN) <= (long)nd) return 0;
     for (int k = 0; k < nd; k++) {
         bool seen = false; /* each device asked once */
