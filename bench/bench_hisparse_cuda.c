@@ -8,9 +8,9 @@
  * Per matrix and precision, in one process and on one GPU:
  *   hisparse-cuda N/T        HiSparse, device-side controller (CDP tail launches)
  *   hisparse-cuda-hostctl N  the same kernels, rounds driven by the host
- *   hisparse-cuda-replay N/T the replay (HISP_CUDA_HS_REPLAY=1); -walk (f64) / -search
- *                            (f32): the flattened leaf kernel's other leaf lookup
- *                            (HISP_CUDA_HS_FLAT; the default walks for f32)
+ *   hisparse-cuda-replay N/T the replay (HISP_CUDA_HS_REPLAY=1); -flat: its COO leaves
+ *                            through the scheduler's flattened kernel instead of the
+ *                            replay plan (HISP_CUDA_HS_REPLAY_PLAN=0)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -19,7 +19,8 @@
  *   cusparse-csc+conv T      the conversion and that SpMV, every time
  *   naive-atomic T           one thread per row, atomicAdd per entry (bench/naive_t.cu)
  * --variants adds kernel variants kept for comparison (hisparse-cuda-warpleaf:
- * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp).
+ * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp; -replay-sl4/-sl16: the
+ * plan's slices per warp).
  * Times: CUDA events, medians of `repeat` runs after `warmup`; alpha = 1,
  * beta = 0, y starting as NaN. Every result is checked against a double
  * host reference. GB/s: CSR rows use the CSR byte model; HiSparse rows the
@@ -376,14 +377,24 @@ int main(int argc, char **argv)
             for (int op = 0; op < 2; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay", name, t, gpu, &rs, warmup,
                        repeat, ms, bw, h->tree_bytes, NULL);
-            /* the flattened kernel's other leaf lookup (default: walk for f32,
-             * search for f64) */
-            setenv("HISP_CUDA_HS_FLAT", t == HISP_F32 ? "search" : "walk", 1);
+            /* the replay's COO leaves through the scheduler's flattened kernel
+             * instead of the replay plan */
+            setenv("HISP_CUDA_HS_REPLAY_PLAN", "0", 1);
             for (int op = 0; op < 2; op++)
-                run_hs(ctx, &H, (hisp_op)op,
-                       t == HISP_F32 ? "hisparse-cuda-replay-search" : "hisparse-cuda-replay-walk",
-                       name, t, gpu, &rs, warmup, repeat, ms, bw, h->tree_bytes, NULL);
-            unsetenv("HISP_CUDA_HS_FLAT");
+                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-flat", name, t, gpu, &rs, warmup,
+                       repeat, ms, bw, h->tree_bytes, NULL);
+            unsetenv("HISP_CUDA_HS_REPLAY_PLAN");
+            /* the plan's slices per warp (default 8) */
+            static const char *const sl_v[] = {"4", "16"};
+            for (int sv = 0; variants && sv < 2; sv++) {
+                char nm[48];
+                snprintf(nm, sizeof nm, "hisparse-cuda-replay-sl%s", sl_v[sv]);
+                setenv("HISP_CUDA_HS_REPLAY_SLICES", sl_v[sv], 1);
+                for (int op = 0; op < 2; op++)
+                    run_hs(ctx, &H, (hisp_op)op, nm, name, t, gpu, &rs, warmup, repeat, ms, bw,
+                           h->tree_bytes, NULL);
+                unsetenv("HISP_CUDA_HS_REPLAY_SLICES");
+            }
             /* the same with more leaves per block of the flattened kernel */
             static const char *const per_v[] = {"32", "64"};
             for (int pv = 0; variants && pv < 2; pv++) {

@@ -51,12 +51,21 @@ if [ "$MODE" = hisparse ]; then
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
         echo "flat $f exit $?" >>"$OUT/tests_hs.log"
     done
+    for sl in 1 3; do # the replay plan with many warps per leaf queue, and a partial unroll
+        HISP_CUDA_HS_REPLAY_SLICES=$sl HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
+            tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
+        echo "replay slices $sl exit $?" >>"$OUT/tests_hs.log"
+    done
     grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 12 | tee -a "$LOG"
     say "compute-sanitizer on the HiSparse tests"
     : >"$SAN"
     echo "---- memcheck, device controller" >>"$SAN"
     HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer \
         --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
+    echo "---- memcheck, device controller, replay plan with 1 slice per warp" >>"$SAN"
+    HISP_CUDA_HS_REPLAY_SLICES=1 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
     echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
     HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \

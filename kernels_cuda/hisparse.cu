@@ -5,6 +5,9 @@
 #include "hisparse_nodes.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cstring>
 
 namespace
 {
@@ -46,7 +49,166 @@ __global__ void hs_gather(const entry_t *in, const unsigned *idx, unsigned n, en
     if (i < n) out[i] = in[idx[i]];
 }
 
+/* ---- the replay's plan of a COO leaf queue ------------------------------------ */
+
+__global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n,
+                         unsigned long long *cnt)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) cnt[i] = *reinterpret_cast<const unsigned *>(pool + (e[i].ref & ~15ull));
+    if (i == n) cnt[n] = 0;
+}
+
+/* Leaf i's addresses less its first entry's index (so lane k reads entry k
+ * of the queue's concatenation at base + k), its offsets, its first entry,
+ * and the warps whose first entry lies in it. */
+__global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n, unsigned vs,
+                        const unsigned long long *start, unsigned ce, ulonglong2 *addr, uint2 *at,
+                        unsigned *off, unsigned *wl)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > n) return;
+    const unsigned long long s0 = start[i];
+    off[i] = (unsigned)s0;
+    if (i == n) return;
+    const unsigned long long s1 = start[i + 1];
+    const unsigned long long nd = reinterpret_cast<unsigned long long>(pool) + (e[i].ref & ~15ull);
+    addr[i] = make_ulonglong2(nd + 4 - 2 * s0, nd + coo_payload((unsigned)(s1 - s0), vs) - vs * s0);
+    at[i] = make_uint2(e[i].row, e[i].col);
+    for (unsigned long long c = (s0 + ce - 1) / ce; c * ce < s1; c++)
+        wl[c] = i;
+}
+
+/* The replay's COO leaves without a block prologue: every warp takes
+ * `cs` consecutive 32-entry slices of the queue's concatenated entries and
+ * finds each lane's leaf as flat_walk does, from the plan's entry offsets
+ * in global memory (L1: a slice reads one line of them), starting at the
+ * leaf the plan recorded for its first entry. A lane's coordinates and
+ * value are at the leaf's two base addresses + its entry index. The
+ * flattened kernel it replaces loaded a block's queue entries and node
+ * headers (two dependent loads), scanned the counts and waited at two
+ * barriers for about four slices per warp on poisson3d. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    hs_leaf_replay(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
+                   const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
+{
+    constexpr unsigned U = 4;
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned slices = (total + 31) / 32;
+    if ((unsigned long long)w * cs >= slices) return;
+    const unsigned a = w * cs, b = min(slices, a + cs);
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    const bool tr = P.tr != 0;
+    unsigned L = wl[w];
+    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
+    for (unsigned j = a; j < b; j += U) {
+        unsigned key[U];
+        T v[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            const unsigned js = j + u, base = js * 32, k = base + lane;
+            key[u] = NOKEY;
+            v[u] = 0;
+            if (js >= b) continue; /* warp-uniform */
+            const unsigned m = L + 1 + lane;
+            const unsigned p = m <= nleaves ? __ldg(off + m) - base : 64u; /* >= 1 */
+            const unsigned ends = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
+            const unsigned lf = L + __popc(ends & le);
+            L += __popc(ends) + (__any_sync(0xffffffffu, p == 32) ? 1u : 0u);
+            if (k < total) {
+                const ulonglong2 ad = __ldg(addr + lf);
+                const uint2 o = __ldg(at + lf);
+                const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x)[k];
+                const unsigned r = o.x + (bb & 255), c = o.y + (bb >> 8);
+                key[u] = tr ? c : r;
+                v[u] = reinterpret_cast<const T *>(ad.y)[k] * x[tr ? r : c];
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++)
+            if (j + u < b) slice_sum<T>(key[u], v[u], lane, y, alpha);
+    }
+}
+
 } // namespace
+
+extern "C" void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R)
+{
+    void *bufs[] = {R->addr, R->at, R->off, R->wl};
+    for (void *b : bufs)
+        if (b) (void)cudaFree(b);
+    memset(R, 0, sizeof *R);
+}
+
+extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n,
+                                                unsigned slices, hisp_cuda_hs_rplan *R,
+                                                cudaStream_t stream)
+{
+    memset(R, 0, sizeof *R);
+    if (n == 0 || n >= (1ull << 31) || slices == 0 || slices > 4096) return cudaErrorInvalidValue;
+    const entry_t *e = static_cast<const entry_t *>(P->entries) + P->base[q];
+    const unsigned nl = (unsigned)n, vs = P->f64 ? 8 : 4, ce = 32 * slices;
+    const unsigned blocks = (nl + 1 + 255) / 256;
+    unsigned long long *cnt = nullptr, total = 0;
+    void *tmp = nullptr;
+    size_t tmp_bytes = 0;
+    cudaError_t r =
+        cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, cnt, cnt, (int)nl + 1, stream);
+    if (r == cudaSuccess) r = cudaMalloc(&cnt, 2 * ((size_t)nl + 1) * sizeof *cnt);
+    if (r == cudaSuccess) r = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
+    unsigned long long *start = cnt + nl + 1;
+    if (r == cudaSuccess) {
+        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, cnt);
+        r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, start, (int)nl + 1, stream);
+    }
+    if (r == cudaSuccess)
+        r = cudaMemcpyAsync(&total, start + nl, sizeof total, cudaMemcpyDeviceToHost, stream);
+    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
+    if (r == cudaSuccess && (total == 0 || total > 0xffffffffull - ce))
+        r = cudaErrorInvalidValue; /* entry offsets are 32-bit */
+    const unsigned long long warps = (total + ce - 1) / ce;
+    if (r == cudaSuccess) r = cudaMalloc(&R->addr, (size_t)nl * sizeof(ulonglong2));
+    if (r == cudaSuccess) r = cudaMalloc(&R->at, (size_t)nl * sizeof(uint2));
+    if (r == cudaSuccess) r = cudaMalloc((void **)&R->off, ((size_t)nl + 1) * sizeof(unsigned));
+    if (r == cudaSuccess) r = cudaMalloc((void **)&R->wl, (size_t)warps * sizeof(unsigned));
+    if (r == cudaSuccess) {
+        rp_fill<<<blocks, 256, 0, stream>>>(P->pool, e, nl, vs, start, ce,
+                                            static_cast<ulonglong2 *>(R->addr),
+                                            static_cast<uint2 *>(R->at), R->off, R->wl);
+        r = cudaGetLastError();
+    }
+    if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
+    if (cnt) (void)cudaFree(cnt);
+    if (tmp) (void)cudaFree(tmp);
+    if (r != cudaSuccess) {
+        hisp_cuda_hs_rplan_free(R);
+        return r;
+    }
+    R->nleaves = nl;
+    R->total = (unsigned)total;
+    R->warps = (unsigned)warps;
+    R->slices = slices;
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
+                                              cudaStream_t stream)
+{
+    const unsigned blocks = (R->warps + 7) / 8;
+    const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
+    const uint2 *at = static_cast<const uint2 *>(R->at);
+    if (P->f64)
+        hs_leaf_replay<double><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
+                                                           R->total, R->slices);
+    else
+        hs_leaf_replay<float><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
+                                                          R->total, R->slices);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr,
                                                  cudaStream_t stream)
@@ -59,8 +221,8 @@ extern "C" cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int 
     entry_t *copy = nullptr;
     void *tmp = nullptr;
     size_t tmp_bytes = 0;
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, k0, k1, i0, i1, m, 0, 64,
-                                                    stream);
+    cudaError_t e =
+        cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, k0, k1, i0, i1, m, 0, 64, stream);
     if (e == cudaSuccess) e = cudaMalloc(&k0, 2 * n * sizeof *k0);
     if (e == cudaSuccess) e = cudaMalloc(&i0, 2 * n * sizeof *i0);
     if (e == cudaSuccess) e = cudaMalloc(&copy, n * sizeof *copy);

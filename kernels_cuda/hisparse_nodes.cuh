@@ -237,6 +237,43 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* Leaves of the single-entry queue (tpn = 1), a thread each. A one-entry
+ * node is 16 bytes, [n][row col][pad][value at byte 8] in both precisions
+ * (coo_payload(1, s) = 8), so one 16-byte load brings count, coordinates
+ * and value together: the chain entry -> node -> x instead of entry ->
+ * count -> coordinates and value -> x (circuit's 3.4M single entries were
+ * stalled on those dependent loads). A node of another count takes the
+ * general loop. The device pool is padded to 16 bytes for the load. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    hs_leaf_single(hisp_cuda_hs P, unsigned long long first, unsigned long long count)
+{
+    const unsigned long long node = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (node >= count) return;
+    const entry_t e = load_entry(static_cast<const entry_t *>(P.entries) + first + node);
+    const unsigned char *nd = P.pool + (e.ref & ~15ull);
+    const uint4 w = __ldg(reinterpret_cast<const uint4 *>(nd));
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const bool tr = P.tr != 0;
+    if (w.x == 1) {
+        unsigned r = e.row + (w.y & 255), c = e.col + ((w.y >> 8) & 255);
+        T a;
+        if constexpr (sizeof(T) == 8)
+            a = __hiloint2double((int)w.w, (int)w.z);
+        else
+            a = __uint_as_float(w.z);
+        red_add(&y[tr ? c : r], (T)P.alpha * a * x[tr ? r : c]);
+        return;
+    }
+    const unsigned short *rc = reinterpret_cast<const unsigned short *>(nd + 4);
+    const T *val = reinterpret_cast<const T *>(nd + coo_payload(w.x, sizeof(T)));
+    for (unsigned k = 0; k < w.x; k++) {
+        unsigned b = rc[k], r = e.row + (b & 255), c = e.col + (b >> 8);
+        red_add(&y[tr ? c : r], (T)P.alpha * val[k] * x[tr ? r : c]);
+    }
+}
+
 /* The segmented sum of one warp slice (keys sorted within runs; see
  * hs_leaf_coo) and one add per run. */
 template <typename T>
@@ -484,6 +521,8 @@ inline cudaError_t prefer_shared_carveout()
                        (const void *)hs_leaf_flat<double, true>,
                        (const void *)hs_leaf_coo<float>,
                        (const void *)hs_leaf_coo<double>,
+                       (const void *)hs_leaf_single<float>,
+                       (const void *)hs_leaf_single<double>,
                        (const void *)hs_leaf_dense<float>,
                        (const void *)hs_leaf_dense<double>};
     cudaError_t r = cudaSuccess;
@@ -533,7 +572,9 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
         hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
         break;
     case 2:
-        if (P.leaf_warp || tpn == 1) { /* single entries: a thread each, nothing to share */
+        if (tpn == 1 && !P.leaf_warp) { /* single entries: a thread each, nothing to share */
+            hs_leaf_single<T><<<grid, block, 0, s>>>(P, first, count);
+        } else if (P.leaf_warp || tpn == 1) {
             hs_leaf_coo<T><<<grid, block, 0, s>>>(P, first, count, tpn);
         } else {
             unsigned per =

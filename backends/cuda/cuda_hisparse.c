@@ -32,7 +32,19 @@ typedef struct {
     bool replay; /* its last SpMV asked for a replay */
     void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
+    /* the replay's plans of the COO leaf queues, for the queue order of
+     * `leaves` == rp_for (0: none built) and rp_slices slices per warp */
+    hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
+    int rp_for;
+    unsigned rp_slices;
 } hisp_cuda_hsm;
+
+static void rplans_free(hisp_cuda_hsm *m)
+{
+    for (int q = 0; q < HISP_SCHED_MAX_QUEUES; q++)
+        hisp_cuda_hs_rplan_free(&m->rp[q]);
+    m->rp_for = 0;
+}
 
 static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
 {
@@ -64,7 +76,8 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
     }
     if (total > SIZE_MAX / sizeof(hispi_sched_entry) - 1)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "cuda: scheduler queues too large");
-    CU(ctx, cudaMalloc(&m->pool, A->pool_bytes ? (size_t)A->pool_bytes : 16));
+    /* padded to 16 bytes: the single-entry kernel loads whole 16-byte nodes */
+    CU(ctx, cudaMalloc(&m->pool, ((size_t)A->pool_bytes + 15) / 16 * 16 + 16));
     CU(ctx, cudaMalloc(&m->entries, ((size_t)total + 1) * sizeof(hispi_sched_entry)));
     CU(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
     CU(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
@@ -139,6 +152,7 @@ void hisp_cuda_hs_free(void *be, void *dev)
     cudaStream_t stream = NULL;
     hisp_cuda_be_stream(be, &device, &stream);
     (void)cudaSetDevice(device);
+    rplans_free(m);
     void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
@@ -252,6 +266,38 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
     }
 }
 
+/* The replay's plans of the COO leaf queues with several threads per leaf
+ * (hs_leaf_replay), built once per queue order. HISP_CUDA_HS_REPLAY_PLAN=0
+ * keeps the flattened kernel (a measured variant);
+ * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (default 8).
+ * A queue the plan cannot take (over 2^32 entries, no device memory for
+ * it) keeps the flattened kernel. */
+static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+                                cudaStream_t stream)
+{
+    const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
+    unsigned slices = sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
+    if (env_is("HISP_CUDA_HS_REPLAY_PLAN", "0") || P->leaf_warp) {
+        rplans_free(m);
+        return HISP_SUCCESS;
+    }
+    if (m->rp_for == m->leaves && m->rp_slices == slices) return HISP_SUCCESS;
+    rplans_free(m);
+    for (int q = 0; q < m->nq; q++) {
+        if (P->fn[q] != HISPI_NF_LEAF_COO || P->tpn[q] < 2 || !m->cap[q]) continue;
+        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], slices, &m->rp[q], stream);
+        if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
+            continue;
+        }
+        CU(ctx, e);
+    }
+    m->rp_for = m->leaves;
+    m->rp_slices = slices;
+    return HISP_SUCCESS;
+}
+
 /* Replay (hisp_matrix_set_replay, or $HISP_CUDA_HS_REPLAY=1): once a
  * scheduled SpMV has filled the queues, later SpMVs launch the leaf kernels
  * straight over the leaf queues, the heavy ones sorted once by output
@@ -275,10 +321,14 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
             CU(ctx, e);
         }
     if (sort) m->leaves = want;
+    HISPI_TRY(replay_plans(ctx, m, P, stream));
     counts->rounds = 1;
     for (int q = 0; q < m->nq; q++)
         if (P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q]) {
-            CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
+            if (m->rp[q].off)
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], stream));
+            else
+                CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             counts->nodes[q] = (int64_t)m->cap[q];
             counts->launches[q] = 1;
             counts->total_nodes += counts->nodes[q];
@@ -375,7 +425,8 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
-    m->leaves = 0; /* this run rewrites the queues; complete once checked */
+    m->leaves = 0;  /* this run rewrites the queues; complete once checked */
+    rplans_free(m); /* and their order */
     if (host) {
         uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
         HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));

@@ -66,6 +66,27 @@ cudaError_t hisp_cuda_hs_node(const hisp_cuda_hs *P, int q, uint64_t first, uint
  * freed here (about 48 bytes per entry); n < 2^31. */
 cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr, cudaStream_t stream);
 
+/* The replay's plan of one COO leaf queue, built once its entries are in
+ * their replay order (hs_leaf_replay in kernels_cuda/hisparse.cu): per
+ * leaf the addresses of its coordinates and values less its first entry's
+ * index (ulonglong2) and its row and column offsets (uint2); the entry
+ * offsets of the leaves (nleaves + 1); the leaf of each warp's first entry. */
+typedef struct {
+    void *addr, *at;
+    uint32_t *off, *wl;
+    uint32_t nleaves, total, warps, slices; /* slices: 32-entry slices per warp */
+} hisp_cuda_hs_rplan;
+
+/* The plan of queue q's n entries with `slices` slices per warp (n < 2^31,
+ * under 2^32 entries: cudaErrorInvalidValue otherwise, and the replay keeps
+ * the flattened kernel). Waits for the stream. */
+cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n, unsigned slices,
+                                     hisp_cuda_hs_rplan *R, cudaStream_t stream);
+void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
+/* The queue's leaves through the plan: y += alpha op(A) x over them. */
+cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
+                                   cudaStream_t stream);
+
 #ifndef __CUDACC__
 #include "../backend.h"
 
