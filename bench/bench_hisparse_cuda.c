@@ -2,7 +2,8 @@
  * (issue 4) against hisp CSR and cuSPARSE, on the generator suite.
  *
  *   bench_hisparse_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
- *                       [--repeat N] [--warmup N] [--node-size d] [--variants] [--no-opencl]
+ *                       [--repeat N] [--warmup N] [--node-size d] [--variants]
+ *                       [--replay-variants] [--no-opencl]
  *                       [--csv FILE] [--md FILE] [--summary FILE]
  *
  * Per matrix and precision, in one process and on one GPU:
@@ -10,7 +11,9 @@
  *   hisparse-cuda-hostctl N  the same kernels, rounds driven by the host
  *   hisparse-cuda-replay N/T the replay (HISP_CUDA_HS_REPLAY=1); -flat: its COO leaves
  *                            through the scheduler's flattened kernel instead of the
- *                            replay plan (HISP_CUDA_HS_REPLAY_PLAN=0)
+ *                            replay plan (HISP_CUDA_HS_REPLAY_PLAN=0); -pair / -single:
+ *                            two entries per lane forced on / off (the default chooses
+ *                            per queue by run length; HISP_CUDA_HS_REPLAY_PAIR=1|0)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -19,8 +22,8 @@
  *   cusparse-csc+conv T      the conversion and that SpMV, every time
  *   naive-atomic T           one thread per row, atomicAdd per entry (bench/naive_t.cu)
  * --variants adds kernel variants kept for comparison (hisparse-cuda-warpleaf:
- * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp; -replay-sl4/-sl16: the
- * plan's slices per warp).
+ * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp); --replay-variants the
+ * replay plan's slices per warp (-replay-sl4, -sl16, -pair-sl16, -pair-sl32).
  * Times: CUDA events, medians of `repeat` runs after `warmup`; alpha = 1,
  * beta = 0, y starting as NaN. Every result is checked against a double
  * host reference. GB/s: CSR rows use the CSR byte model; HiSparse rows the
@@ -257,7 +260,7 @@ int main(int argc, char **argv)
 {
     const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
                *sum = NULL;
-    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, variants = 0;
+    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, variants = 0, rvariants = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name, stmt)                                                                            \
@@ -280,6 +283,10 @@ int main(int argc, char **argv)
             variants = 1;
             continue;
         }
+        if (!strcmp(a, "--replay-variants")) {
+            rvariants = 1;
+            continue;
+        }
         if (!strcmp(a, "--no-opencl")) {
             use_ocl = 0;
             continue;
@@ -287,7 +294,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
                 "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--variants] "
-                "[--no-opencl] [--csv F] [--md F] [--summary F]\n",
+                "[--replay-variants] [--no-opencl] [--csv F] [--md F] [--summary F]\n",
                 argv[0]);
         return 1;
     }
@@ -384,26 +391,26 @@ int main(int argc, char **argv)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-flat", name, t, gpu, &rs, warmup,
                        repeat, ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_REPLAY_PLAN");
-            /* the plan's slices per warp (default 8) */
-            static const char *const sl_v[] = {"4", "16"};
-            for (int sv = 0; variants && sv < 2; sv++) {
-                char nm[48];
-                snprintf(nm, sizeof nm, "hisparse-cuda-replay-sl%s", sl_v[sv]);
-                setenv("HISP_CUDA_HS_REPLAY_SLICES", sl_v[sv], 1);
+            /* the replay plan's variants: two entries per lane (always), and
+             * with --replay-variants the slices per warp (default 8) */
+            static const char *const rv[][5] = {
+                {"hisparse-cuda-replay-pair", "HISP_CUDA_HS_REPLAY_PAIR", "1", NULL, NULL},
+                {"hisparse-cuda-replay-single", "HISP_CUDA_HS_REPLAY_PAIR", "0", NULL, NULL},
+                {"hisparse-cuda-replay-sl4", "HISP_CUDA_HS_REPLAY_SLICES", "4", NULL, NULL},
+                {"hisparse-cuda-replay-sl16", "HISP_CUDA_HS_REPLAY_SLICES", "16", NULL, NULL},
+                {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
+                 "HISP_CUDA_HS_REPLAY_SLICES", "16"},
+                {"hisparse-cuda-replay-pair-sl32", "HISP_CUDA_HS_REPLAY_PAIR", "1",
+                 "HISP_CUDA_HS_REPLAY_SLICES", "32"},
+            };
+            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 2 || rvariants); vi++) {
+                for (int k = 1; k < 5 && rv[vi][k]; k += 2)
+                    setenv(rv[vi][k], rv[vi][k + 1], 1);
                 for (int op = 0; op < 2; op++)
-                    run_hs(ctx, &H, (hisp_op)op, nm, name, t, gpu, &rs, warmup, repeat, ms, bw,
-                           h->tree_bytes, NULL);
-                unsetenv("HISP_CUDA_HS_REPLAY_SLICES");
-            }
-            /* the same with more leaves per block of the flattened kernel */
-            static const char *const per_v[] = {"32", "64"};
-            for (int pv = 0; variants && pv < 2; pv++) {
-                char nm[48];
-                snprintf(nm, sizeof nm, "hisparse-cuda-replay-per%s", per_v[pv]);
-                setenv("HISP_CUDA_HS_FLAT_PER", per_v[pv], 1);
-                run_hs(ctx, &H, HISP_OP_N, nm, name, t, gpu, &rs, warmup, repeat, ms, bw,
-                       h->tree_bytes, NULL);
-                unsetenv("HISP_CUDA_HS_FLAT_PER");
+                    run_hs(ctx, &H, (hisp_op)op, rv[vi][0], name, t, gpu, &rs, warmup, repeat, ms,
+                           bw, h->tree_bytes, NULL);
+                for (int k = 1; k < 5 && rv[vi][k]; k += 2)
+                    unsetenv(rv[vi][k]);
             }
             if (variants) { /* unsorted: a scheduled call first puts the scheduler's order back */
                 unsetenv("HISP_CUDA_HS_REPLAY");

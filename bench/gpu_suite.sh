@@ -51,20 +51,22 @@ if [ "$MODE" = hisparse ]; then
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
         echo "flat $f exit $?" >>"$OUT/tests_hs.log"
     done
-    for sl in 1 3; do # the replay plan with many warps per leaf queue, and a partial unroll
-        HISP_CUDA_HS_REPLAY_SLICES=$sl HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
+    # the replay plan with many warps per leaf queue, a partial unroll, two entries per lane
+    for v in "SLICES=1" "SLICES=3" "PAIR=1" "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=1" \
+        "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3"; do
+        env HISP_CUDA_HS_REPLAY_$v HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
-        echo "replay slices $sl exit $?" >>"$OUT/tests_hs.log"
+        echo "replay $v exit $?" >>"$OUT/tests_hs.log"
     done
-    grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 12 | tee -a "$LOG"
+    grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 20 | tee -a "$LOG"
     say "compute-sanitizer on the HiSparse tests"
     : >"$SAN"
     echo "---- memcheck, device controller" >>"$SAN"
     HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer \
         --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
-    echo "---- memcheck, device controller, replay plan with 1 slice per warp" >>"$SAN"
-    HISP_CUDA_HS_REPLAY_SLICES=1 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+    echo "---- memcheck, device controller, replay plan with 3 slices per warp, two entries per lane" >>"$SAN"
+    HISP_CUDA_HS_REPLAY_PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
     echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"

@@ -63,8 +63,9 @@ __global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n
  * of the queue's concatenation at base + k), its offsets, its first entry,
  * and the warps whose first entry lies in it. */
 __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n, unsigned vs,
-                        const unsigned long long *start, unsigned ce, ulonglong2 *addr, uint2 *at,
-                        unsigned *off, unsigned *wl)
+                        const unsigned long long *start, unsigned ce, int tr, ulonglong2 *addr,
+                        uint2 *at, unsigned *off, unsigned *wl, unsigned *small,
+                        unsigned long long *cont)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i > n) return;
@@ -72,11 +73,18 @@ __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n,
     off[i] = (unsigned)s0;
     if (i == n) return;
     const unsigned long long s1 = start[i + 1];
+    if (s1 - s0 < 2) *small = 1; /* the two-entry lanes' walk needs >= 2 per leaf */
     const unsigned long long nd = reinterpret_cast<unsigned long long>(pool) + (e[i].ref & ~15ull);
     addr[i] = make_ulonglong2(nd + 4 - 2 * s0, nd + coo_payload((unsigned)(s1 - s0), vs) - vs * s0);
     at[i] = make_uint2(e[i].row, e[i].col);
     for (unsigned long long c = (s0 + ce - 1) / ce; c * ce < s1; c++)
         wl[c] = i;
+    /* entries whose output index is their predecessor's in the leaf */
+    const unsigned char *rc = reinterpret_cast<const unsigned char *>(nd + 4) + (tr ? 1 : 0);
+    unsigned same = 0;
+    for (unsigned k = 1; k < (unsigned)(s1 - s0); k++)
+        same += rc[2 * k] == rc[2 * k - 2];
+    if (same) atomicAdd(cont, (unsigned long long)same);
 }
 
 /* The replay's COO leaves without a block prologue: every warp takes
@@ -134,6 +142,101 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* The sums of a 64-entry slice held two consecutive entries per lane
+ * (keys ka, kb; values va, vb), one add per run of equal keys. A lane's
+ * tail (kb, with va when ka == kb) enters a segmented inclusive scan
+ * towards the run's last lane; a lane whose two keys differ adds its head
+ * (ka) itself, with the previous lane's run sum when that run has key ka.
+ * Per entry half the shuffles of slice_sum. */
+template <typename T>
+__device__ __forceinline__ void pair_sum(unsigned ka, unsigned kb, T va, T vb, unsigned lane, T *y,
+                                         T alpha)
+{
+    const unsigned full = 0xffffffffu;
+    const bool pure = ka == kb;
+    const unsigned pk = __shfl_up_sync(full, kb, 1), nk = __shfl_down_sync(full, ka, 1);
+    const bool joins = lane > 0 && pk == ka; /* my first entry continues the lane before */
+    bool f = !(pure && joins);               /* my tail starts a run */
+    T S = pure ? va + vb : vb;
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        T so = __shfl_up_sync(full, S, o);
+        bool fo = __shfl_up_sync(full, f, o);
+        if (lane >= o) {
+            if (!f) S += so;
+            f = f || fo;
+        }
+    }
+    const T prev = __shfl_up_sync(full, S, 1);
+    if (!pure && ka != NOKEY) red_add(&y[ka], alpha * (joins ? va + prev : va));
+    if (kb != NOKEY && (lane == 31 || nk != kb)) red_add(&y[kb], alpha * S);
+}
+
+/* hs_leaf_replay with two consecutive entries per lane (64-entry slices):
+ * one walk and one scan per 64 entries. A slice holds at most 32 leaf
+ * starts because the plan's leaves hold at least two entries (checked when
+ * it is built), so lanes m = 0..31 reading the starts of leaves L+1..L+32
+ * see them all. A warp covers exactly its plan chunk of 32 * cs entries. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    hs_leaf_replay2(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
+                    const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
+{
+    constexpr unsigned U = 2;
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned long long a64 = (unsigned long long)w * 32 * cs;
+    if (a64 >= total) return;
+    const unsigned a = (unsigned)a64,
+                   kend = (unsigned)min((unsigned long long)total, a64 + 32ull * cs);
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    const bool tr = P.tr != 0;
+    unsigned L = wl[w];
+    const unsigned e0 = 2 * lane; /* this lane's first position in a slice */
+    /* starts at positions <= e0: all of lo and part of hi, or part of lo */
+    const unsigned mlo = lane < 16 ? (2u << e0) - 1 : 0xffffffffu;
+    const unsigned mhi = lane < 16 ? 0u : (2u << (e0 - 32)) - 1;
+    const unsigned sh1 = (e0 + 1) & 31; /* position e0 + 1 in lo (lane < 16) or hi */
+    for (unsigned base = a; base < kend; base += 64 * U) {
+        unsigned ka[U], kb[U];
+        T va[U], vb[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            const unsigned sb = base + 64 * u, k = sb + e0;
+            ka[u] = kb[u] = NOKEY;
+            va[u] = vb[u] = 0;
+            if (sb >= kend) continue; /* warp-uniform */
+            const unsigned m = L + 1 + lane;
+            const unsigned p = m <= nleaves ? __ldg(off + m) - sb : 128u; /* >= 1 */
+            const unsigned lo = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
+            const unsigned hi = __reduce_or_sync(0xffffffffu, p - 32 < 32 ? 1u << (p - 32) : 0u);
+            const unsigned l0 = L + __popc(lo & mlo) + __popc(hi & mhi);
+            const unsigned l1 = l0 + (((lane < 16 ? lo : hi) >> sh1) & 1);
+            L += __popc(lo) + __popc(hi) + (__any_sync(0xffffffffu, p == 64) ? 1u : 0u);
+            if (k < kend) {
+                const ulonglong2 ad = __ldg(addr + l0);
+                const uint2 o = __ldg(at + l0);
+                const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x)[k];
+                const unsigned r = o.x + (bb & 255), c = o.y + (bb >> 8);
+                ka[u] = tr ? c : r;
+                va[u] = reinterpret_cast<const T *>(ad.y)[k] * x[tr ? r : c];
+            }
+            if (k + 1 < kend) {
+                const ulonglong2 ad = __ldg(addr + l1);
+                const uint2 o = __ldg(at + l1);
+                const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x)[k + 1];
+                const unsigned r = o.x + (bb & 255), c = o.y + (bb >> 8);
+                kb[u] = tr ? c : r;
+                vb[u] = reinterpret_cast<const T *>(ad.y)[k + 1] * x[tr ? r : c];
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++)
+            if (base + 64 * u < kend) pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha);
+    }
+}
+
 } // namespace
 
 extern "C" void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R)
@@ -158,9 +261,12 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     size_t tmp_bytes = 0;
     cudaError_t r =
         cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, cnt, cnt, (int)nl + 1, stream);
-    if (r == cudaSuccess) r = cudaMalloc(&cnt, 2 * ((size_t)nl + 1) * sizeof *cnt);
+    if (r == cudaSuccess) r = cudaMalloc(&cnt, (2 * ((size_t)nl + 1) + 2) * sizeof *cnt);
     if (r == cudaSuccess) r = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
     unsigned long long *start = cnt + nl + 1;
+    /* [0]: a leaf of fewer than two entries; [1]: entries continuing a run */
+    unsigned long long *flags = start + nl + 1, h_flags[2] = {0, 0};
+    if (r == cudaSuccess) r = cudaMemsetAsync(flags, 0, sizeof h_flags, stream);
     if (r == cudaSuccess) {
         rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, cnt);
         r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, start, (int)nl + 1, stream);
@@ -176,11 +282,14 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     if (r == cudaSuccess) r = cudaMalloc((void **)&R->off, ((size_t)nl + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&R->wl, (size_t)warps * sizeof(unsigned));
     if (r == cudaSuccess) {
-        rp_fill<<<blocks, 256, 0, stream>>>(P->pool, e, nl, vs, start, ce,
+        rp_fill<<<blocks, 256, 0, stream>>>(P->pool, e, nl, vs, start, ce, P->tr,
                                             static_cast<ulonglong2 *>(R->addr),
-                                            static_cast<uint2 *>(R->at), R->off, R->wl);
+                                            static_cast<uint2 *>(R->at), R->off, R->wl,
+                                            reinterpret_cast<unsigned *>(flags), flags + 1);
         r = cudaGetLastError();
     }
+    if (r == cudaSuccess)
+        r = cudaMemcpyAsync(h_flags, flags, sizeof h_flags, cudaMemcpyDeviceToHost, stream);
     if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
     if (cnt) (void)cudaFree(cnt);
     if (tmp) (void)cudaFree(tmp);
@@ -192,21 +301,36 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     R->total = (unsigned)total;
     R->warps = (unsigned)warps;
     R->slices = slices;
+    R->pairs = h_flags[0] == 0;
+    R->runs = (double)h_flags[1] / (double)total;
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
-                                              cudaStream_t stream)
+                                              int pairs, cudaStream_t stream)
 {
     const unsigned blocks = (R->warps + 7) / 8;
     const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
     const uint2 *at = static_cast<const uint2 *>(R->at);
-    if (P->f64)
+    /* two entries per lane where runs are long: with runs of one entry its
+     * two adds per lane (head and tail) spread a warp's adds over twice the
+     * sectors of y, which cost more than the halved scan saves (H100:
+     * poisson3d f64 N and every A^T x but circuit's slower, banded,
+     * blockdiag and circuit N 10-18 % faster) */
+    if (R->pairs && (pairs > 0 || (pairs < 0 && R->runs >= 0.5))) {
+        if (P->f64)
+            hs_leaf_replay2<double><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
+                                                                R->nleaves, R->total, R->slices);
+        else
+            hs_leaf_replay2<float><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
+                                                               R->nleaves, R->total, R->slices);
+    } else if (P->f64) {
         hs_leaf_replay<double><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
                                                            R->total, R->slices);
-    else
+    } else {
         hs_leaf_replay<float><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
                                                           R->total, R->slices);
+    }
     return cudaGetLastError();
 }
 

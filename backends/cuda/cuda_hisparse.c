@@ -292,6 +292,9 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
             continue;
         }
         CU(ctx, e);
+        hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f%s", q,
+                    m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs,
+                    m->rp[q].pairs ? "" : ", a leaf under two entries");
     }
     m->rp_for = m->leaves;
     m->rp_slices = slices;
@@ -322,11 +325,16 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
         }
     if (sort) m->leaves = want;
     HISPI_TRY(replay_plans(ctx, m, P, stream));
+    /* two entries per lane by the queue's run lengths, or forced:
+     * HISP_CUDA_HS_REPLAY_PAIR=1|0 (measured variants) */
+    int pairs = env_is("HISP_CUDA_HS_REPLAY_PAIR", "1")   ? 1
+                : env_is("HISP_CUDA_HS_REPLAY_PAIR", "0") ? 0
+                                                          : -1;
     counts->rounds = 1;
     for (int q = 0; q < m->nq; q++)
         if (P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q]) {
             if (m->rp[q].off)
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], stream));
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], pairs, stream));
             else
                 CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             counts->nodes[q] = (int64_t)m->cap[q];

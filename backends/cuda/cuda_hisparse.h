@@ -75,6 +75,8 @@ typedef struct {
     void *addr, *at;
     uint32_t *off, *wl;
     uint32_t nleaves, total, warps, slices; /* slices: 32-entry slices per warp */
+    int pairs;   /* every leaf holds two entries or more: the two-entry lanes may run */
+    double runs; /* entries whose output index is their predecessor's (in the leaf) / all */
 } hisp_cuda_hs_rplan;
 
 /* The plan of queue q's n entries with `slices` slices per warp (n < 2^31,
@@ -83,8 +85,10 @@ typedef struct {
 cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n, unsigned slices,
                                      hisp_cuda_hs_rplan *R, cudaStream_t stream);
 void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
-/* The queue's leaves through the plan: y += alpha op(A) x over them. */
-cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
+/* The queue's leaves through the plan: y += alpha op(A) x over them; two
+ * consecutive entries per lane with pairs > 0 (where R->pairs), or with
+ * pairs < 0 where runs are long (R->runs >= 0.5). */
+cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int pairs,
                                    cudaStream_t stream);
 
 #ifndef __CUDACC__
