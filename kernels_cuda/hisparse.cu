@@ -96,12 +96,30 @@ __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n,
  * flattened kernel it replaces loaded a block's queue entries and node
  * headers (two dependent loads), scanned the counts and waited at two
  * barriers for about four slices per warp on poisson3d. */
+/* One add per distinct key of a warp slice in any order (peers found by
+ * __match_any_sync, summed by their first lane from shared memory): the
+ * adds of A^T x, whose equal keys are rarely neighbours, combined. */
 template <typename T>
+__device__ __forceinline__ void match_sum(unsigned key, T v, unsigned lane, T *y, T alpha, T *s_w)
+{
+    const unsigned peers = __match_any_sync(0xffffffffu, key);
+    s_w[lane] = v;
+    __syncwarp();
+    if (key != NOKEY && lane == (unsigned)__ffs(peers) - 1) {
+        for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
+            v += s_w[__ffs(rest) - 1];
+        red_add(&y[key], alpha * v);
+    }
+    __syncwarp();
+}
+
+template <typename T, bool MATCH>
 __global__ void __launch_bounds__(256)
     hs_leaf_replay(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
                    const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
 {
     constexpr unsigned U = 4;
+    __shared__ T s_v[MATCH ? 256 : 1];
     const unsigned lane = threadIdx.x & 31;
     const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const unsigned slices = (total + 31) / 32;
@@ -137,8 +155,13 @@ __global__ void __launch_bounds__(256)
             }
         }
 #pragma unroll
-        for (unsigned u = 0; u < U; u++)
-            if (j + u < b) slice_sum<T>(key[u], v[u], lane, y, alpha);
+        for (unsigned u = 0; u < U; u++) {
+            if (j + u >= b) break; /* warp-uniform */
+            if constexpr (MATCH)
+                match_sum<T>(key[u], v[u], lane, y, alpha, s_v + (threadIdx.x & ~31u));
+            else
+                slice_sum<T>(key[u], v[u], lane, y, alpha);
+        }
     }
 }
 
@@ -307,29 +330,38 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
 }
 
 extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
-                                              int pairs, cudaStream_t stream)
+                                              int pairs, int match, cudaStream_t stream)
 {
     const unsigned blocks = (R->warps + 7) / 8;
     const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
     const uint2 *at = static_cast<const uint2 *>(R->at);
     /* two entries per lane where runs are long: with runs of one entry its
      * two adds per lane (head and tail) spread a warp's adds over twice the
-     * sectors of y, which cost more than the halved scan saves (H100:
-     * poisson3d f64 N and every A^T x but circuit's slower, banded,
-     * blockdiag and circuit N 10-18 % faster) */
-    if (R->pairs && (pairs > 0 || (pairs < 0 && R->runs >= 0.5))) {
+     * sectors of y, which cost more than the halved scan saves, and more
+     * so for f64 adds (H100, forced on: banded, blockdiag, circuit N 10-18 %
+     * faster, poisson3d N (runs 0.31) 8 % slower in f64 and 11 % faster in
+     * f32, A^T x (runs under 0.02) up to 34 % slower) */
+    const double longer = P->f64 ? 0.4 : 0.25;
+    if (R->pairs && (pairs > 0 || (pairs < 0 && R->runs >= longer))) {
         if (P->f64)
             hs_leaf_replay2<double><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
                                                                 R->nleaves, R->total, R->slices);
         else
             hs_leaf_replay2<float><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
                                                                R->nleaves, R->total, R->slices);
+    } else if (match > 0) {
+        if (P->f64)
+            hs_leaf_replay<double, true><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, R->nleaves, R->total, R->slices);
+        else
+            hs_leaf_replay<float, true><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, R->nleaves, R->total, R->slices);
     } else if (P->f64) {
-        hs_leaf_replay<double><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
-                                                           R->total, R->slices);
+        hs_leaf_replay<double, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
+                                                                  R->nleaves, R->total, R->slices);
     } else {
-        hs_leaf_replay<float><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
-                                                          R->total, R->slices);
+        hs_leaf_replay<float, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
+                                                                 R->nleaves, R->total, R->slices);
     }
     return cudaGetLastError();
 }

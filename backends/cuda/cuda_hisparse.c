@@ -330,11 +330,12 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
     int pairs = env_is("HISP_CUDA_HS_REPLAY_PAIR", "1")   ? 1
                 : env_is("HISP_CUDA_HS_REPLAY_PAIR", "0") ? 0
                                                           : -1;
+    int match = env_is("HISP_CUDA_HS_REPLAY_MATCH", "1"); /* a measured variant */
     counts->rounds = 1;
     for (int q = 0; q < m->nq; q++)
         if (P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q]) {
             if (m->rp[q].off)
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], pairs, stream));
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], pairs, match, stream));
             else
                 CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             counts->nodes[q] = (int64_t)m->cap[q];

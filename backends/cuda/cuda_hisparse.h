@@ -87,9 +87,11 @@ cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n, u
 void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
 /* The queue's leaves through the plan: y += alpha op(A) x over them; two
  * consecutive entries per lane with pairs > 0 (where R->pairs), or with
- * pairs < 0 where runs are long (R->runs >= 0.5). */
+ * pairs < 0 where runs are long (R->runs >= 0.4 for f64, 0.25 for f32);
+ * otherwise one per lane, equal keys combined by neighbours (match = 0) or
+ * across the warp (match > 0: __match_any_sync, a measured variant). */
 cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int pairs,
-                                   cudaStream_t stream);
+                                   int match, cudaStream_t stream);
 
 #ifndef __CUDACC__
 #include "../backend.h"
