@@ -53,7 +53,8 @@ if [ "$MODE" = hisparse ]; then
     done
     # the replay plan with many warps per leaf queue, a partial unroll, two entries per lane
     for v in "SLICES=1" "SLICES=3" "PAIR=1" "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=1" \
-        "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3" "PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1"; do
+        "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3" "PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1" \
+        "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1"; do
         env HISP_CUDA_HS_REPLAY_$v HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
         echo "replay $v exit $?" >>"$OUT/tests_hs.log"
@@ -79,6 +80,16 @@ if [ "$MODE" = hisparse ]; then
             timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
         echo "exit $?" >>"$SAN"
     done
+    echo "---- memcheck, device controller, band replay with 1 slice per warp" >>"$SAN"
+    HISP_CUDA_HS_REPLAY_BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda \
+        CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
+    echo "---- racecheck, host-polled controller, band replay" >>"$SAN"
+    HISP_CUDA_HS_REPLAY_BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1 HISP_CUDA_HS_CONTROLLER=host HISP_TEST_QUICK=1 \
+        HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool racecheck \
+        --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
     echo "---- racecheck, host-polled controller, replay with warp-wide key matching" >>"$SAN"
     HISP_CUDA_HS_REPLAY_PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1 HISP_CUDA_HS_CONTROLLER=host HISP_TEST_QUICK=1 \
         HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool racecheck \

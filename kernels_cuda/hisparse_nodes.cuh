@@ -275,9 +275,9 @@ __global__ void __launch_bounds__(256)
 }
 
 /* The segmented sum of one warp slice (keys sorted within runs; see
- * hs_leaf_coo) and one add per run. */
-template <typename T>
-__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha)
+ * hs_leaf_coo): emit(key, sum) once per run, by the run's first lane. */
+template <typename T, typename EMIT>
+__device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMIT emit)
 {
     unsigned kn = __shfl_down_sync(0xffffffffu, key, 1);
     unsigned kp = __shfl_up_sync(0xffffffffu, key, 1);
@@ -288,7 +288,32 @@ __device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y
         if (!stop) v += vo;
         stop = stop || so;
     }
-    if (key != NOKEY && (lane == 0 || kp != key)) red_add(&y[key], alpha * v);
+    if (key != NOKEY && (lane == 0 || kp != key)) emit(key, v);
+}
+
+/* ... and one add into y per run. */
+template <typename T>
+__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha)
+{
+    slice_runs<T>(key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); });
+}
+
+/* One 32-entry slice of a walk over concatenated leaves: L is the leaf of
+ * the slice's first entry (base); lane m reads the start of leaf L + 1 + m
+ * through off(m) (the slice overlaps at most 32 leaves); the starts inside
+ * the slice, as bits of one OR-reduced mask, give the lane's leaf by a
+ * population count (le: the bits of lanes <= this one), and L moves to the
+ * next slice's first leaf. Leaves hold at least one entry. */
+template <typename OFF>
+__device__ __forceinline__ unsigned walk_slice(unsigned &L, unsigned base, unsigned lane,
+                                               unsigned le, unsigned nleaves, OFF off)
+{
+    const unsigned m = L + 1 + lane;
+    const unsigned p = m <= nleaves ? off(m) - base : 64u; /* >= 1 */
+    const unsigned ends = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
+    const unsigned lf = L + __popc(ends & le);
+    L += __popc(ends) + (__any_sync(0xffffffffu, p == 32) ? 1u : 0u);
+    return lf;
 }
 
 /* hs_leaf_flat's entries without a search per entry (the default for f32;
@@ -328,11 +353,8 @@ flat_walk(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned 
             key[u] = NOKEY;
             v[u] = 0;
             if (js >= b) continue; /* warp-uniform */
-            const unsigned m = L + 1 + lane;
-            const unsigned p = m <= nodes ? s_off[m] - base : 64u; /* >= 1 */
-            const unsigned ends = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
-            const unsigned lf = L + __popc(ends & le);
-            L += __popc(ends) + (__any_sync(0xffffffffu, p == 32) ? 1u : 0u);
+            const unsigned lf =
+                walk_slice(L, base, lane, le, nodes, [&](unsigned m) { return s_off[m]; });
             if (k < total) {
                 const unsigned kk = k - s_off[lf];
                 const unsigned char *nd = P.pool + s_nd[lf];
@@ -387,17 +409,7 @@ flat_search(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigne
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
             if (s0 + u * nw >= slices) break; /* warp-uniform */
-            unsigned kn = __shfl_down_sync(0xffffffffu, key[u], 1);
-            unsigned kp = __shfl_up_sync(0xffffffffu, key[u], 1);
-            bool stop = lane == 31 || kn != key[u];
-            T sum = v[u];
-            for (unsigned o = 1; o < 32; o <<= 1) {
-                T vo = __shfl_down_sync(0xffffffffu, sum, o);
-                bool so = __shfl_down_sync(0xffffffffu, stop, o);
-                if (!stop) sum += vo;
-                stop = stop || so;
-            }
-            if (key[u] != NOKEY && (lane == 0 || kp != key[u])) red_add(&y[key[u]], alpha * sum);
+            slice_sum<T>(key[u], v[u], lane, y, alpha);
         }
     }
 }

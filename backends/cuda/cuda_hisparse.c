@@ -37,6 +37,10 @@ typedef struct {
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
     int rp_for;
     unsigned rp_slices;
+    /* the band replay's plan, for A x (bp_for 2) or A^T x (3); -1 - 2 or
+     * -1 - 3: it could not be built for that one (the per-queue plans run) */
+    hisp_cuda_hs_bplan bp;
+    int bp_for;
 } hisp_cuda_hsm;
 
 static void rplans_free(hisp_cuda_hsm *m)
@@ -153,6 +157,7 @@ void hisp_cuda_hs_free(void *be, void *dev)
     hisp_cuda_be_stream(be, &device, &stream);
     (void)cudaSetDevice(device);
     rplans_free(m);
+    hisp_cuda_hs_bplan_free(&m->bp);
     void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
@@ -306,10 +311,68 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
  * straight over the leaf queues, the heavy ones sorted once by output
  * offset (so a row band's leaves are processed by neighbouring blocks while
  * its part of y is in L2): no inner levels, one round. */
+/* The band replay (HISP_CUDA_HS_REPLAY_BAND=1): every COO leaf queue in one
+ * kernel over the band plan, the dense leaves by their own kernel. *done
+ * stays false, nothing launched, where the plan cannot be built. */
+static hisp_status replay_band(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+                               cudaStream_t stream, hisp_sched_counts *counts, bool *done)
+{
+    int want = P->tr ? 3 : 2;
+    *done = false;
+    if (m->bp_for != want) {
+        int qs[HISP_SCHED_MAX_QUEUES], nq = 0;
+        uint64_t cap[HISP_SCHED_MAX_QUEUES];
+        for (int q = 0; q < m->nq; q++)
+            if (P->fn[q] == HISPI_NF_LEAF_COO && m->cap[q]) {
+                qs[nq] = q;
+                cap[nq++] = m->cap[q];
+            }
+        hisp_cuda_hs_bplan_free(&m->bp);
+        m->bp_for = 0;
+        if (!nq) return HISP_SUCCESS;
+        const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
+        unsigned slices = sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
+        cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, slices, &m->bp, stream);
+        if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
+            return HISP_SUCCESS;
+        }
+        CU(ctx, e);
+        m->bp_for = want;
+        hispi_debug("cuda: band plan: %u leaves, %u entries, %u units", m->bp.nleaves, m->bp.total,
+                    m->bp.units);
+    }
+    counts->rounds = 1;
+    bool band_counted = false;
+    for (int q = 0; q < m->nq; q++) {
+        if (P->fn[q] < HISPI_NF_LEAF_COO || !m->cap[q]) continue;
+        if (P->fn[q] == HISPI_NF_LEAF_COO) {
+            if (!band_counted) CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, stream));
+            counts->launches[q] = band_counted ? 0 : 1;
+            band_counted = true;
+        } else {
+            CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
+            counts->launches[q] = 1;
+        }
+        counts->nodes[q] = (int64_t)m->cap[q];
+        counts->total_nodes += counts->nodes[q];
+        counts->total_launches += counts->launches[q];
+    }
+    *done = true;
+    return HISP_SUCCESS;
+}
+
 static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
                           cudaStream_t stream, hisp_sched_counts *counts)
 {
     int want = P->tr ? 3 : 2;
+    if (env_is("HISP_CUDA_HS_REPLAY_BAND", "1") && m->bp_for != -1 - want) {
+        bool done = false;
+        HISPI_TRY(replay_band(ctx, m, P, stream, counts, &done));
+        if (done) return HISP_SUCCESS;
+        m->bp_for = -1 - want; /* not for this orientation: no second try */
+    }
     /* HISP_CUDA_HS_REPLAY_SORT=0: the scheduler's order (a measured variant) */
     bool sort = !env_is("HISP_CUDA_HS_REPLAY_SORT", "0");
     /* only the queues of leaves with many entries (tpn >= a warp: the bulk

@@ -93,6 +93,29 @@ void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
 cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int pairs,
                                    int match, cudaStream_t stream);
 
+/* The band replay's plan (hs_leaf_band in kernels_cuda/hisparse_replay.cu):
+ * the leaves of every COO leaf queue together, sorted by output offset,
+ * with the per-leaf records of hisp_cuda_hs_rplan, and units of at most
+ * 256 * slices entries of one band of d output indices (first entry,
+ * first leaf, band offset; ustart and uleaf end with a sentinel). */
+typedef struct {
+    void *addr, *at;
+    uint32_t *off, *ustart, *uleaf, *uband;
+    uint32_t nleaves, total, units, slices;
+    double runs; /* as in hisp_cuda_hs_rplan */
+} hisp_cuda_hs_bplan;
+
+/* The plan of queues[0..nq) (cap[i] nodes each; together under 2^31
+ * leaves and 2^32 entries, cudaErrorInvalidValue otherwise). Waits for the
+ * stream; scratch is freed here. */
+cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
+                                     const uint64_t *cap, unsigned slices, hisp_cuda_hs_bplan *B,
+                                     cudaStream_t stream);
+void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B);
+/* Those leaves through the plan: y += alpha op(A) x over them. */
+cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
+                                   cudaStream_t stream);
+
 #ifndef __CUDACC__
 #include "../backend.h"
 
