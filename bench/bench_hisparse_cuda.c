@@ -15,9 +15,11 @@
  *                            two entries per lane forced on / off (the default chooses
  *                            per queue by run length; HISP_CUDA_HS_REPLAY_PAIR=1|0);
  *                            -match: one entry per lane, equal keys combined across the
- *                            warp (HISP_CUDA_HS_REPLAY_MATCH=1); -band: every COO leaf
- *                            in one kernel by bands of d output indices, summed in
- *                            shared memory (HISP_CUDA_HS_REPLAY_BAND=1)
+ *                            warp (HISP_CUDA_HS_REPLAY_MATCH=1); -band-all / -band-off:
+ *                            every COO leaf / none through the band kernel (bands of d
+ *                            output indices summed in shared memory; the default bands
+ *                            the short-leaf queues where they hold a quarter of the
+ *                            entries; HISP_CUDA_HS_REPLAY_BAND=1|0)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -402,7 +404,8 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-single", "HISP_CUDA_HS_REPLAY_PAIR", "0", NULL, NULL},
                 {"hisparse-cuda-replay-match", "HISP_CUDA_HS_REPLAY_PAIR", "0",
                  "HISP_CUDA_HS_REPLAY_MATCH", "1"},
-                {"hisparse-cuda-replay-band", "HISP_CUDA_HS_REPLAY_BAND", "1", NULL, NULL},
+                {"hisparse-cuda-replay-band-all", "HISP_CUDA_HS_REPLAY_BAND", "1", NULL, NULL},
+                {"hisparse-cuda-replay-band-off", "HISP_CUDA_HS_REPLAY_BAND", "0", NULL, NULL},
                 {"hisparse-cuda-replay-sl4", "HISP_CUDA_HS_REPLAY_SLICES", "4", NULL, NULL},
                 {"hisparse-cuda-replay-sl16", "HISP_CUDA_HS_REPLAY_SLICES", "16", NULL, NULL},
                 {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
@@ -410,7 +413,7 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-pair-sl32", "HISP_CUDA_HS_REPLAY_PAIR", "1",
                  "HISP_CUDA_HS_REPLAY_SLICES", "32"},
             };
-            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 4 || rvariants); vi++) {
+            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 5 || rvariants); vi++) {
                 for (int k = 1; k < 5 && rv[vi][k]; k += 2)
                     setenv(rv[vi][k], rv[vi][k + 1], 1);
                 for (int op = 0; op < 2; op++)

@@ -54,7 +54,7 @@ if [ "$MODE" = hisparse ]; then
     # the replay plan with many warps per leaf queue, a partial unroll, two entries per lane
     for v in "SLICES=1" "SLICES=3" "PAIR=1" "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=1" \
         "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3" "PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1" \
-        "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1"; do
+        "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1" "BAND=0"; do
         env HISP_CUDA_HS_REPLAY_$v HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
         echo "replay $v exit $?" >>"$OUT/tests_hs.log"

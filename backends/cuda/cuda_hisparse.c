@@ -37,10 +37,11 @@ typedef struct {
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
     int rp_for;
     unsigned rp_slices;
-    /* the band replay's plan, for A x (bp_for 2) or A^T x (3); -1 - 2 or
-     * -1 - 3: it could not be built for that one (the per-queue plans run) */
+    /* the band replay's plan of the queues in bp_mask, for A x (bp_for 2)
+     * or A^T x (3); -2 / -3: it could not be built for that one */
     hisp_cuda_hs_bplan bp;
     int bp_for;
+    unsigned bp_mask;
 } hisp_cuda_hsm;
 
 static void rplans_free(hisp_cuda_hsm *m)
@@ -277,11 +278,16 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
  * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (default 8).
  * A queue the plan cannot take (over 2^32 entries, no device memory for
  * it) keeps the flattened kernel. */
+static unsigned replay_slices(void)
+{
+    const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
+    return sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
+}
+
 static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
                                 cudaStream_t stream)
 {
-    const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
-    unsigned slices = sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
+    unsigned slices = replay_slices();
     if (env_is("HISP_CUDA_HS_REPLAY_PLAN", "0") || P->leaf_warp) {
         rplans_free(m);
         return HISP_SUCCESS;
@@ -306,73 +312,88 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
     return HISP_SUCCESS;
 }
 
+/* Entries of COO leaf queue q as far as known: its plan's count, one per
+ * node for single-entry leaves, or `guess` per node. */
+static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int q, uint64_t guess)
+{
+    if (P->tpn[q] == 1) return m->cap[q];
+    return m->rp[q].off ? m->rp[q].total : m->cap[q] * guess;
+}
+
+/* The band replay's queues (a bit mask): HISP_CUDA_HS_REPLAY_BAND=1 every
+ * COO leaf queue, =0 none; by default the queues of short leaves (under a
+ * warp per leaf) when they hold a quarter of the COO entries or more
+ * (H100: rmat, whose short leaves hold 86 % of its entries, 20-24 % faster
+ * with all its leaves banded, circuit (45 %) 2-10 %; poisson3d (7 %),
+ * banded, blockdiag 10-40 % slower, their long runs being cheaper through
+ * the per-queue plans). */
+static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
+{
+    if (env_is("HISP_CUDA_HS_REPLAY_BAND", "0") || P->leaf_warp ||
+        env_is("HISP_CUDA_HS_REPLAY_PLAN", "0"))
+        return 0;
+    bool all = env_is("HISP_CUDA_HS_REPLAY_BAND", "1");
+    unsigned mask = 0;
+    uint64_t in = 0, out = 0;
+    for (int q = 0; q < m->nq; q++) {
+        if (P->fn[q] != HISPI_NF_LEAF_COO || !m->cap[q]) continue;
+        if (all || P->tpn[q] < 32) {
+            mask |= 1u << q;
+            in += queue_entries(m, P, q, 2);
+        } else {
+            out += queue_entries(m, P, q, HISPI_SCHED_FEW + 1);
+        }
+    }
+    return all || (in && 4 * in >= in + out) ? mask : 0;
+}
+
+/* The band plan of the queues in mask for this orientation, built once;
+ * false where it cannot be built (those queues keep their own kernels). */
+static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+                             unsigned mask, cudaStream_t stream, bool *ok)
+{
+    int want = P->tr ? 3 : 2;
+    *ok = false;
+    if (m->bp_mask == mask && m->bp_for == want) {
+        *ok = true;
+        return HISP_SUCCESS;
+    }
+    if (m->bp_mask == mask && m->bp_for == -want) return HISP_SUCCESS; /* tried */
+    hisp_cuda_hs_bplan_free(&m->bp);
+    m->bp_mask = mask;
+    m->bp_for = -want;
+    int qs[HISP_SCHED_MAX_QUEUES], nq = 0;
+    uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    for (int q = 0; q < m->nq; q++)
+        if (mask & (1u << q)) {
+            qs[nq] = q;
+            cap[nq++] = m->cap[q];
+        }
+    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, replay_slices(), &m->bp, stream);
+    if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
+        return HISP_SUCCESS;
+    }
+    CU(ctx, e);
+    m->bp_for = want;
+    *ok = true;
+    hispi_debug("cuda: band plan of queues 0x%x: %u leaves, %u entries, %u units", mask,
+                m->bp.nleaves, m->bp.total, m->bp.units);
+    return HISP_SUCCESS;
+}
+
 /* Replay (hisp_matrix_set_replay, or $HISP_CUDA_HS_REPLAY=1): once a
  * scheduled SpMV has filled the queues, later SpMVs launch the leaf kernels
  * straight over the leaf queues, the heavy ones sorted once by output
  * offset (so a row band's leaves are processed by neighbouring blocks while
- * its part of y is in L2): no inner levels, one round. */
-/* The band replay (HISP_CUDA_HS_REPLAY_BAND=1): every COO leaf queue in one
- * kernel over the band plan, the dense leaves by their own kernel. *done
- * stays false, nothing launched, where the plan cannot be built. */
-static hisp_status replay_band(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
-                               cudaStream_t stream, hisp_sched_counts *counts, bool *done)
-{
-    int want = P->tr ? 3 : 2;
-    *done = false;
-    if (m->bp_for != want) {
-        int qs[HISP_SCHED_MAX_QUEUES], nq = 0;
-        uint64_t cap[HISP_SCHED_MAX_QUEUES];
-        for (int q = 0; q < m->nq; q++)
-            if (P->fn[q] == HISPI_NF_LEAF_COO && m->cap[q]) {
-                qs[nq] = q;
-                cap[nq++] = m->cap[q];
-            }
-        hisp_cuda_hs_bplan_free(&m->bp);
-        m->bp_for = 0;
-        if (!nq) return HISP_SUCCESS;
-        const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
-        unsigned slices = sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
-        cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, slices, &m->bp, stream);
-        if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();
-            hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
-            return HISP_SUCCESS;
-        }
-        CU(ctx, e);
-        m->bp_for = want;
-        hispi_debug("cuda: band plan: %u leaves, %u entries, %u units", m->bp.nleaves, m->bp.total,
-                    m->bp.units);
-    }
-    counts->rounds = 1;
-    bool band_counted = false;
-    for (int q = 0; q < m->nq; q++) {
-        if (P->fn[q] < HISPI_NF_LEAF_COO || !m->cap[q]) continue;
-        if (P->fn[q] == HISPI_NF_LEAF_COO) {
-            if (!band_counted) CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, stream));
-            counts->launches[q] = band_counted ? 0 : 1;
-            band_counted = true;
-        } else {
-            CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
-            counts->launches[q] = 1;
-        }
-        counts->nodes[q] = (int64_t)m->cap[q];
-        counts->total_nodes += counts->nodes[q];
-        counts->total_launches += counts->launches[q];
-    }
-    *done = true;
-    return HISP_SUCCESS;
-}
-
+ * its part of y is in L2): no inner levels, one round. The COO queues run
+ * through their plans (replay_plans), the band plan (band_queues) or, where
+ * neither could be built, the scheduler's kernels. */
 static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
                           cudaStream_t stream, hisp_sched_counts *counts)
 {
-    int want = P->tr ? 3 : 2;
-    if (env_is("HISP_CUDA_HS_REPLAY_BAND", "1") && m->bp_for != -1 - want) {
-        bool done = false;
-        HISPI_TRY(replay_band(ctx, m, P, stream, counts, &done));
-        if (done) return HISP_SUCCESS;
-        m->bp_for = -1 - want; /* not for this orientation: no second try */
-    }
+    const int want = P->tr ? 3 : 2;
     /* HISP_CUDA_HS_REPLAY_SORT=0: the scheduler's order (a measured variant) */
     bool sort = !env_is("HISP_CUDA_HS_REPLAY_SORT", "0");
     /* only the queues of leaves with many entries (tpn >= a warp: the bulk
@@ -394,17 +415,26 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
                 : env_is("HISP_CUDA_HS_REPLAY_PAIR", "0") ? 0
                                                           : -1;
     int match = env_is("HISP_CUDA_HS_REPLAY_MATCH", "1"); /* a measured variant */
+    unsigned band = band_queues(m, P);
+    bool banded = false;
+    if (band) HISPI_TRY(band_plan(ctx, m, P, band, stream, &banded));
+    if (banded) CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, stream));
     counts->rounds = 1;
+    bool first = true; /* the band kernel counts as the first banded queue's launch */
     for (int q = 0; q < m->nq; q++)
         if (P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q]) {
-            if (m->rp[q].off)
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], pairs, match, stream));
-            else
-                CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
-            counts->nodes[q] = (int64_t)m->cap[q];
             counts->launches[q] = 1;
+            if (banded && (band & (1u << q))) {
+                counts->launches[q] = first ? 1 : 0;
+                first = false;
+            } else if (m->rp[q].off) {
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], pairs, match, stream));
+            } else {
+                CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
+            }
+            counts->nodes[q] = (int64_t)m->cap[q];
             counts->total_nodes += counts->nodes[q];
-            counts->total_launches++;
+            counts->total_launches += counts->launches[q];
         }
     return HISP_SUCCESS;
 }
