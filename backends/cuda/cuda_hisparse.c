@@ -321,30 +321,35 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int
 }
 
 /* The band replay's queues (a bit mask): HISP_CUDA_HS_REPLAY_BAND=1 every
- * COO leaf queue, =0 none; by default the queues of short leaves (under a
- * warp per leaf) when they hold a quarter of the COO entries or more
- * (H100: rmat, whose short leaves hold 86 % of its entries, 20-24 % faster
- * with all its leaves banded, circuit (45 %) 2-10 %; poisson3d (7 %),
- * banded, blockdiag 10-40 % slower, their long runs being cheaper through
- * the per-queue plans). */
+ * COO leaf queue, =0 none. By default by the share of the COO entries in
+ * short leaves (under a warp per leaf): half or more, every COO queue;
+ * a quarter or more, the short-leaf queues; else none. Measured on the
+ * H100 (docs/BENCHMARKS.md): rmat (86 % in short leaves) 20-24 % faster
+ * with every leaf banded, and its A^T x 18 % faster than with the short
+ * ones only; circuit (45 %) 9-14 % faster with its short leaves banded and
+ * its long ones (long runs in A x) through their plan; poisson3d (7 %),
+ * banded, blockdiag 5-40 % slower banded: their bands hold a few hundred
+ * to two thousand entries, too few for a block's set-up and flush. */
 static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
 {
     if (env_is("HISP_CUDA_HS_REPLAY_BAND", "0") || P->leaf_warp ||
         env_is("HISP_CUDA_HS_REPLAY_PLAN", "0"))
         return 0;
     bool all = env_is("HISP_CUDA_HS_REPLAY_BAND", "1");
-    unsigned mask = 0;
+    unsigned coo = 0, shorts = 0;
     uint64_t in = 0, out = 0;
     for (int q = 0; q < m->nq; q++) {
         if (P->fn[q] != HISPI_NF_LEAF_COO || !m->cap[q]) continue;
-        if (all || P->tpn[q] < 32) {
-            mask |= 1u << q;
+        coo |= 1u << q;
+        if (P->tpn[q] < 32) {
+            shorts |= 1u << q;
             in += queue_entries(m, P, q, 2);
         } else {
             out += queue_entries(m, P, q, HISPI_SCHED_FEW + 1);
         }
     }
-    return all || (in && 4 * in >= in + out) ? mask : 0;
+    if (all || 2 * in >= in + out) return coo;
+    return in && 4 * in >= in + out ? shorts : 0;
 }
 
 /* The band plan of the queues in mask for this orientation, built once;
