@@ -324,12 +324,13 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int
  * COO leaf queue, =0 none. By default by the share of the COO entries in
  * short leaves (under a warp per leaf): half or more, every COO queue;
  * a quarter or more, the short-leaf queues; else none. Measured on the
- * H100 (docs/BENCHMARKS.md): rmat (86 % in short leaves) 20-24 % faster
+ * H100 (docs/BENCHMARKS.md): rmat (86 % in short leaves) 19-24 % faster
  * with every leaf banded, and its A^T x 18 % faster than with the short
- * ones only; circuit (45 %) 9-14 % faster with its short leaves banded and
- * its long ones (long runs in A x) through their plan; poisson3d (7 %),
- * banded, blockdiag 5-40 % slower banded: their bands hold a few hundred
- * to two thousand entries, too few for a block's set-up and flush. */
+ * ones only; circuit (45 %): A x 8-14 % faster with its short leaves
+ * banded and its long ones (long runs) through their plan, A^T x within
+ * 3 %; poisson3d (7 %), banded, blockdiag 5-43 % slower banded: their
+ * bands hold a few hundred to two thousand entries, too few for a block's
+ * set-up and flush. */
 static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
 {
     if (env_is("HISP_CUDA_HS_REPLAY_BAND", "0") || P->leaf_warp ||
