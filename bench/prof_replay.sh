@@ -36,10 +36,11 @@ r = [x for x in csv.DictReader(rows) if x["Metric Name"] == "gpu__time_duration.
 # the launches of the last call: from the end back to the first repeat of a name
 last = []
 for x in reversed(r):
-    n = x["Kernel Name"].split("(")[0].split("<")[0].split("::")[-1] + x["Grid Size"]
+    n = x["Kernel Name"].split("(")[0].split("::")[-1] + x["Grid Size"]
     if any(n == y[0] for y in last): break
-    last.append((n, float(x["Metric Value"])))
-print(sys.argv[2], " | ".join("%s %.1f us" % (n, t / 1000 if t > 1e4 else t) for n, t in reversed(last)))
+    t = float(x["Metric Value"].replace(",", ""))
+    last.append((n, t / 1000 if x["Metric Unit"] == "ns" else t))
+print(sys.argv[2], " | ".join("%s %.1f us" % (n, t) for n, t in reversed(last)))
 PY
         done
     done
