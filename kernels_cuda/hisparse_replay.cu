@@ -546,8 +546,6 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
     B->nleaves = n;
     B->total = (unsigned)total;
     B->units = (unsigned)units;
-    B->slices = slices;
-    B->runs = (double)scratch_h[1] / (double)total;
     return cudaGetLastError();
 }
 

@@ -101,8 +101,7 @@ cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rpl
 typedef struct {
     void *addr, *at;
     uint32_t *off, *ustart, *uleaf, *uband;
-    uint32_t nleaves, total, units, slices;
-    double runs; /* as in hisp_cuda_hs_rplan */
+    uint32_t nleaves, total, units;
 } hisp_cuda_hs_bplan;
 
 /* The plan of queues[0..nq) (cap[i] nodes each; together under 2^31
