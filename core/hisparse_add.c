@@ -97,9 +97,10 @@ typedef struct {
     const hisp_backend_ops *o;
     void *be;
     hispi_sched_policy pol;
-    void *kern[4]; /* pair, seq, one, one_seq */
+    void *kern[5]; /* pair, seq, one, one_seq, leaf */
     int depth;
     int gs; /* work-items per work-group: 256 on GPUs, 64 on CPUs */
+    int lp; /* leaf pairs per work-group of hs_add_leaf */
     bool dbl;
     void *ctrl, *queues;
     uint64_t qbytes;
@@ -210,16 +211,21 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                     {HISPI_KARG_I64, NULL, (int64_t)seg[k * NQ + q], 0},
                 };
                 int n = 10;
-                if (fn == HISPI_NF_ADD_SEQ || one_seq)
-                    a[n++] = (hispi_karg){HISPI_KARG_I64, NULL, (int64_t)cnt[q], 0};
+                bool counted = fn == HISPI_NF_ADD_SEQ || fn == HISPI_NF_ADD_LEAF || one_seq;
+                if (counted) a[n++] = (hispi_karg){HISPI_KARG_I64, NULL, (int64_t)cnt[q], 0};
                 a[n++] = (hispi_karg){real, NULL, 0, ps->ca};
                 a[n++] = (hispi_karg){real, NULL, 0, ps->cb};
                 if (fn == HISPI_NF_ADD_PAIR)
                     a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share, 0};
-                int ki = one_seq ? 3 : fn == HISPI_NF_ADD_PAIR ? 0 : fn == HISPI_NF_ADD_SEQ ? 1 : 2;
-                size_t groups = fn == HISPI_NF_ADD_SEQ || one_seq
-                                    ? (size_t)((cnt[q] + (uint64_t)ad->gs - 1) / (uint64_t)ad->gs)
-                                    : (size_t)cnt[q];
+                int ki = one_seq                    ? 3
+                         : fn == HISPI_NF_ADD_PAIR  ? 0
+                         : fn == HISPI_NF_ADD_SEQ   ? 1
+                         : fn == HISPI_NF_ADD_LEAF ? 4
+                                                    : 2;
+                uint64_t per = fn == HISPI_NF_ADD_SEQ || one_seq ? (uint64_t)ad->gs
+                               : fn == HISPI_NF_ADD_LEAF         ? (uint64_t)ad->lp
+                                                                 : 1;
+                size_t groups = (size_t)((cnt[q] + per - 1) / per);
                 s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->gs);
                 ad->st->launches++;
             }
@@ -302,6 +308,19 @@ static int root_queue(const hispi_hisparse *a, const hispi_hisparse *b)
     return n <= HISPI_ADD_FEW ? HISPI_AQ_LEAF_FEW : HISPI_AQ_LEAF_MANY;
 }
 
+/* Leaf pairs per work-group of the entry-major leaf kernel: each pair keeps
+ * two cell bitmaps and three 16-bit word prefixes (14 bytes per 32 cells)
+ * in local memory; as many pairs as fit 28 KiB, a power of two, segments
+ * of at least 32 work-items (whole warps: its CUDA mark step needs them). */
+static int leaf_pairs_per_group(int gs, int d)
+{
+    uint64_t words = ((uint64_t)d * (uint64_t)d + 31) / 32, fit = 28672 / (14 * words);
+    int lp = 1;
+    while (lp * 2 <= gs / 32 && (uint64_t)lp * 2 <= fit)
+        lp *= 2;
+    return lp;
+}
+
 static hisp_status upload_pool(adder *ad, const hispi_pool *p, void **buf)
 {
     HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)p->used, buf));
@@ -332,13 +351,17 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     const char *g = getenv("HISP_ADD_GROUP"); /* 64 or 256: tests run both everywhere */
     if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
         ad.gs = atoi(g);
+    ad.lp = leaf_pairs_per_group(ad.gs, a->d);
+    ad.pol.q[HISPI_AQ_LEAF_MANY].tpn = ad.gs / ad.lp;
+    ad.pol.q[HISPI_AQ_LEAF_MANY].group = ad.gs;
     char opts[200];
     snprintf(opts, sizeof opts,
-             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d",
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d -DLP=%d",
              ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-             ad.gs);
-    static const char *names[4] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq"};
-    for (int i = 0; i < 4 && !s; i++)
+             ad.gs, ad.lp);
+    static const char *names[5] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq",
+                                   "hs_add_leaf"};
+    for (int i = 0; i < 5 && !s; i++)
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
     double t0 = hispi_now_ms();
     if (!s) s = upload_pool(&ad, a->pool, &pa);
@@ -439,7 +462,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         a->pool->handles++;
         s = hispi_hisparse_wrap(ctx, &hc, C);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);
     if (m0) o->mark_destroy(ctx->be, m0);
     if (m1) o->mark_destroy(ctx->be, m1);

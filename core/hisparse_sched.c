@@ -67,7 +67,7 @@ void hispi_sched_add_policy(hispi_sched_policy *p)
 {
     static const char *names[HISPI_AQ_ADD] = {"inner-pair", "leaf-pair-few", "leaf-pair-many",
                                               "leaf-pair-dense", "one-operand"};
-    static const int fn[HISPI_AQ_ADD] = {HISPI_NF_ADD_PAIR, HISPI_NF_ADD_SEQ, HISPI_NF_ADD_PAIR,
+    static const int fn[HISPI_AQ_ADD] = {HISPI_NF_ADD_PAIR, HISPI_NF_ADD_SEQ, HISPI_NF_ADD_LEAF,
                                          HISPI_NF_ADD_PAIR, HISPI_NF_ADD_ONE};
     memset(p, 0, sizeof *p);
     p->nqueues = HISPI_AQ_ADD;

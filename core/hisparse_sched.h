@@ -140,7 +140,8 @@ HISPI_LOCAL int hispi_sched_pick(const hispi_sched_policy *p, const uint64_t *pe
  * an entry is a pair of nodes at one position, or in "one" a node of one
  * operand alone that is copied (scaled or transposed). Inner pairs, leaf
  * pairs of both COO nodes with at most HISPI_ADD_FEW entries together (a
- * work-item each), more (a work-group each), with a dense node. Rounds are
+ * work-item each), more (a segment of a work-group each), with a dense node
+ * (a work-group each). Rounds are
  * levels: every queue with work is launched in every round. */
 enum {
     HISPI_AQ_INNER = 0,
@@ -151,7 +152,7 @@ enum {
     HISPI_AQ_ADD = 5 /* number of addition queues */
 };
 #define HISPI_ADD_FEW 64
-enum { HISPI_NF_ADD_PAIR = 4, HISPI_NF_ADD_SEQ = 5, HISPI_NF_ADD_ONE = 6 };
+enum { HISPI_NF_ADD_PAIR = 4, HISPI_NF_ADD_SEQ = 5, HISPI_NF_ADD_ONE = 6, HISPI_NF_ADD_LEAF = 7 };
 HISPI_LOCAL void hispi_sched_add_policy(hispi_sched_policy *p);
 
 struct hispi_hisparse;

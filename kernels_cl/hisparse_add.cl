@@ -17,6 +17,7 @@
 #if defined(__CUDACC__)
 typedef unsigned long long u64;
 typedef unsigned int u32;
+typedef unsigned short u16;
 typedef unsigned char u8;
 #if IS_DOUBLE
 typedef double real;
@@ -42,6 +43,7 @@ typedef float real;
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 typedef ulong u64;
 typedef uint u32;
+typedef ushort u16;
 typedef uchar u8;
 #if IS_DOUBLE
 #define ZBITS(v) (as_ulong(v) == 0)
@@ -68,7 +70,7 @@ typedef uchar u8;
 #define ES ((u32)NCOMP * (u32)sizeof(real))
 #define NONE 0xffffffffu
 #define NQ 5
-enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 };
+enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 }; /* pair queues: 2 bits */
 #define FEW 64 /* a leaf pair of at most FEW entries together: one work-item */
 
 /* ctrl (64-bit words), shared with core/hisparse_add.c */
@@ -156,9 +158,40 @@ FN nview view(GLOBAL const u8 *pool, u64 base, u64 ref)
     }
     return v;
 }
+/* A COO entry's coordinates (row byte, column byte) as one 16-bit word:
+ * loaded, compared and copied whole (devices are little-endian: the row is
+ * the low byte; CUDA always, OpenCL where __ENDIAN_LITTLE__). */
+#if defined(__CUDACC__) || defined(__ENDIAN_LITTLE__)
+FN u32 coo_raw(nview v, u32 i)
+{
+    return *(GLOBAL const u16 *)(v.p + 4 + 2 * i);
+}
+FN u32 raw_key(u32 r)
+{
+    return (r & 255u) * D + (r >> 8);
+}
+FN void put_raw(GLOBAL u8 *node, u32 i, u32 r)
+{
+    *(GLOBAL u16 *)(node + 4 + 2 * i) = (u16)r;
+}
+#else
+FN u32 coo_raw(nview v, u32 i)
+{
+    return (u32)v.p[4 + 2 * i] | (u32)v.p[5 + 2 * i] << 8;
+}
+FN u32 raw_key(u32 r)
+{
+    return (r & 255u) * D + (r >> 8);
+}
+FN void put_raw(GLOBAL u8 *node, u32 i, u32 r)
+{
+    node[4 + 2 * i] = (u8)r;
+    node[5 + 2 * i] = (u8)(r >> 8);
+}
+#endif
 FN u32 coo_key(nview v, u32 i)
 {
-    return (u32)v.p[4 + 2 * i] * D + v.p[5 + 2 * i];
+    return raw_key(coo_raw(v, i));
 }
 FN int cell_set(nview v, u32 c)
 {
@@ -202,8 +235,7 @@ FN void put_ref(GLOBAL u8 *out, u64 out_base, GLOBAL u64 *ctrl, u64 slot, u64 re
 }
 FN void put_key(GLOBAL u8 *node, u32 i, u32 key)
 {
-    node[4 + 2 * i] = (u8)(key / D);
-    node[5 + 2 * i] = (u8)(key % D);
+    put_raw(node, i, key / D | (key % D) << 8);
 }
 FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, u64 b, u64 slot,
                   u32 flags)
@@ -220,29 +252,76 @@ FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, 
     e->pad = 0;
 }
 
-/* Local exclusive scans of NS values per work-item over the group
- * (Hillis-Steele, log2(GS) steps; sc holds NS * GS words): v[c] becomes
- * the sum over the work-items before this one, tot[c] the group's sum. */
+/* Local exclusive scans of NS values per work-item over segments of seg
+ * consecutive work-items (seg a power of two dividing GS; seg = GS: the
+ * whole group): v[c] becomes the sum over the segment's work-items before
+ * this one, tot[c] the segment's sum. Every work-item of the group calls it
+ * (barriers; none on CUDA when seg <= 32, so sc is not touched then). CUDA: warp shuffles, then the warps' sums through sc (two
+ * barriers); OpenCL: Hillis-Steele in sc (NS * GS words, log2(seg) steps). */
 #define NS 4
-FN void group_scan4(LPTR u32 *sc, u32 *v, u32 *tot)
+#if defined(__CUDACC__)
+FN void seg_scan4(LPTR u32 *sc, u32 *v, u32 *tot, int seg)
 {
+    int lane = LID & 31, wid = LID >> 5, wseg = seg < 32 ? 1 : seg >> 5;
+    int sl = LID & ((seg < 32 ? seg : 32) - 1); /* index in the warp's part of the segment */
+    u32 x[NS];
+    for (int c = 0; c < NS; c++) {
+        x[c] = v[c];
+        for (int off = 1; off < 32 && off < seg; off <<= 1) {
+            u32 t = __shfl_up_sync(0xffffffffu, x[c], off);
+            if (sl >= off) x[c] += t;
+        }
+    }
+    if (seg <= 32) { /* the segment is within a warp: its last lane holds the sum */
+        for (int c = 0; c < NS; c++) {
+            tot[c] = __shfl_sync(0xffffffffu, x[c], (lane | (seg - 1)));
+            v[c] = x[c] - v[c];
+        }
+        return;
+    }
+    if (lane == 31)
+        for (int c = 0; c < NS; c++)
+            sc[c * (GS / 32) + wid] = x[c];
+    BARRIER();
+    int w0 = wid & ~(wseg - 1); /* the segment's first warp */
+    for (int c = 0; c < NS; c++) {
+        u32 before = 0, all = 0;
+        for (int w = w0; w < w0 + wseg; w++) {
+            u32 t = sc[c * (GS / 32) + w];
+            before += w < wid ? t : 0;
+            all += t;
+        }
+        tot[c] = all;
+        v[c] = before + x[c] - v[c];
+    }
+    BARRIER();
+}
+#else
+FN void seg_scan4(LPTR u32 *sc, u32 *v, u32 *tot, int seg)
+{
+    int sl = LID & (seg - 1);
     for (int c = 0; c < NS; c++)
         sc[c * GS + LID] = v[c];
     BARRIER();
-    for (int off = 1; off < GS; off <<= 1) {
+    for (int off = 1; off < seg; off <<= 1) {
         u32 t[NS];
         for (int c = 0; c < NS; c++)
-            t[c] = LID >= off ? sc[c * GS + LID - off] : 0;
+            t[c] = sl >= off ? sc[c * GS + LID - off] : 0;
         BARRIER();
         for (int c = 0; c < NS; c++)
             sc[c * GS + LID] += t[c];
         BARRIER();
     }
     for (int c = 0; c < NS; c++) {
-        tot[c] = sc[c * GS + GS - 1];
+        tot[c] = sc[c * GS + (LID | (seg - 1))];
         v[c] = sc[c * GS + LID] - v[c];
     }
     BARRIER();
+}
+#endif
+FN void group_scan4(LPTR u32 *sc, u32 *v, u32 *tot)
+{
+    seg_scan4(sc, v, tot, GS);
 }
 FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
 {
@@ -277,14 +356,18 @@ FN void mark(nview v, LPTR u32 *bits)
 }
 /* Visits the union's cells (word w, bit) that work-item LID owns: cell-major
  * (cells LID, LID + GS, ...: neighbouring work-items read neighbouring cells
- * of a dense payload) or word-major (words LID, LID + GS, ...). Pass 2 of an
- * inner pair must visit what pass 1 did (the children's queue slots). */
+ * of a dense payload) or word-major (words LID, LID + GS, ...); vi numbers
+ * the cells a work-item can visit (below 32 * CLSW / 2). Pass 2 of an inner
+ * pair must visit what pass 1 did (the children's queue slots, and the
+ * child pairs' queues that pass 1 keeps in cls: 2 bits per vi). */
+#define CLSW (2 * ((NW + GS - 1) / GS))
 #define UNION_BEGIN(cellmajor)                                                                     \
     for (u32 it_ = (u32)LID; it_ < ((cellmajor) ? DD : NW); it_ += GS) {                           \
         u32 w = (cellmajor) ? it_ >> 5 : it_;                                                      \
         u32 wb_ = (bA[w] | bB[w]) & ((cellmajor) ? 1u << (it_ & 31) : 0xffffffffu);                \
         while (wb_) {                                                                              \
             u32 bit = CTZ(wb_);                                                                    \
+            u32 vi = (it_ - (u32)LID) / GS * ((cellmajor) ? 1u : 32u) + ((cellmajor) ? 0u : bit);  \
             wb_ &= wb_ - 1;
 #define UNION_END                                                                                  \
     }                                                                                              \
@@ -343,6 +426,9 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     BARRIER();
     int zcheck = leaf && (is_dense(a.type) || is_dense(b.type) || dense_fits(ES, n));
     u32 qc[NQ] = {0, 0, 0, 0, 0};
+    u32 cls[CLSW];
+    for (int k = 0; k < CLSW; k++)
+        cls[k] = 0;
     u32 zero = 0;
     /* a dense result (or operand) is walked cell by cell: coalesced payloads */
     int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
@@ -356,9 +442,11 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         if (leaf) {
             real v[NCOMP];
             zero |= (u32)combine(qa, qb, ca, cb, v);
-        } else if (ina && inb) {
-            qc[pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
-                          view(poolB, baseB, *(GLOBAL const u64 *)qb))]++;
+        } else if (ina && inb) { /* the child pair's queue, kept for pass 2 */
+            int q = pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
+                               view(poolB, baseB, *(GLOBAL const u64 *)qb));
+            qc[q]++;
+            cls[vi >> 4] |= (u32)q << (2 * (vi & 15));
         } else if (!(share & (ina ? 1 : 2))) {
             qc[Q_ONE]++;
         }
@@ -418,7 +506,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         u64 slot = node_off + (u64)(pay - node);
         if (ina && inb) {
             u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
-            int q = pair_queue(view(poolA, baseA, ra), view(poolB, baseB, rb));
+            int q = (int)(cls[vi >> 4] >> (2 * (vi & 15))) & 3;
             put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
         } else {
             u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
@@ -516,6 +604,175 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
     put_ref(out, out_base, ctrl, E.slot, node_off | (u64)node_type(1, dense, n));
 }
 
+/* Leaf pairs of two COO nodes with more than FEW entries together: LP pairs
+ * per work-group (LP from the host: as many as local memory holds), a
+ * segment of SG = GS / LP work-items each. Entry-major: each operand
+ * becomes a bitmap of its cells with 16-bit prefix counts per word (of A,
+ * of B and of B's cells not in A: D), so a rank among an operand's keys is
+ * a prefix and a popcount. A cell's output index is rank_A + rank_D: entry
+ * k of A goes to k + rank_D(key) (B's value, if any, at rank_B(key)), an
+ * entry of B not in A to rank_A(key) + rank_D(key). Neighbouring work-items read and write neighbouring
+ * entries (coalesced), and keys are copied as 16-bit words. */
+#ifndef LP
+#define LP 1
+#endif
+#define SG (GS / LP)
+
+/* Marks v's cells in bits (work-items lane, lane + SG, ...). CUDA: the
+ * lanes of a warp that hit one word (keys are sorted: neighbours) OR their
+ * bits together first, so one atomic per word instead of one per entry. */
+FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
+{
+    for (u32 k = lane; k < v.n; k += SG) {
+        u32 c = coo_key(v, k), w = c >> 5, m = 1u << (c & 31);
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
+        u32 same = __match_any_sync(__activemask(), (u64)(size_t)(bits + w));
+        m = __reduce_or_sync(same, m);
+        if ((threadIdx.x & 31) == (u32)(__ffs((int)same) - 1)) atomicOr(&bits[w], m);
+#else
+        LATOM_OR(&bits[w], m);
+#endif
+    }
+}
+/* Rank of cell c among the cells set in bits (pre: counts before each word). */
+FN u32 rank_of(LPTR const u32 *bits, LPTR const u16 *pre, u32 c)
+{
+    return (u32)pre[c >> 5] + POPC(bits[c >> 5] & ((1u << (c & 31)) - 1u));
+}
+/* Rank of c among B's cells not in A. */
+FN u32 rank_d(LPTR const u32 *bA, LPTR const u32 *bB, LPTR const u16 *pD, u32 c)
+{
+    u32 w = c >> 5;
+    return (u32)pD[w] + POPC(bB[w] & ~bA[w] & ((1u << (c & 31)) - 1u));
+}
+FN int has_cell(LPTR const u32 *bits, u32 c)
+{
+    return (bits[c >> 5] >> (c & 31)) & 1;
+}
+
+KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                   GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+{
+    LOCAL u32 bits[LP * 2 * NW];
+    LOCAL u16 pre[LP * 3 * NW];
+    LOCAL u32 sc[NS * GS];
+    LOCAL u32 zf[LP];
+    LOCAL u64 goff;
+    LOCAL int ok;
+    u32 lane = (u32)LID % SG, pr = (u32)LID / SG;
+    u64 e = GROUP * LP + pr;
+    int live = e < count;
+    LPTR u32 *bA = bits + pr * 2 * NW, *bB = bA + NW;
+    LPTR u16 *pA = pre + pr * 3 * NW, *pB = pA + NW, *pD = pB + NW;
+    hs_entry E;
+    nview a, b;
+    a.n = b.n = 0;
+    a.p = b.p = poolA;
+    a.P = b.P = 0;
+    a.type = b.type = 6;
+    if (live) {
+        E = queues[first + e];
+        a = view(poolA, baseA, E.a);
+        b = view(poolB, baseB, E.b);
+    }
+    for (u32 w = lane; w < NW; w += SG)
+        bA[w] = bB[w] = 0;
+    if (lane == 0) zf[pr] = 0;
+    BARRIER();
+    mark_coo(a, bA, lane);
+    mark_coo(b, bB, lane);
+    BARRIER();
+    /* prefix counts: lane l scans the words [l, l + 1) * per */
+    u32 per = (NW + SG - 1) / SG, w0 = lane * per, w1 = w0 + per;
+    if (w0 > NW) w0 = NW;
+    if (w1 > NW) w1 = NW;
+    u32 na = 0, nb = 0, nd = 0;
+    for (u32 w = w0; w < w1; w++) {
+        na += POPC(bA[w]);
+        nb += POPC(bB[w]);
+        nd += POPC(bB[w] & ~bA[w]);
+    }
+    u32 sv[NS] = {na, nb, nd, 0}, st[NS];
+    seg_scan4(sc, sv, st, (int)SG);
+    u32 oa = sv[0], ob = sv[1], od = sv[2];
+    for (u32 w = w0; w < w1; w++) {
+        pA[w] = (u16)oa;
+        pB[w] = (u16)ob;
+        pD[w] = (u16)od;
+        oa += POPC(bA[w]);
+        ob += POPC(bB[w]);
+        od += POPC(bB[w] & ~bA[w]);
+    }
+    u32 n = a.n + st[2], common = b.n - st[2];
+    BARRIER();
+    /* a result that could be a dense leaf: any sum of zero bits keeps it COO */
+    int zcheck = live && dense_fits(ES, n);
+    if (zcheck) {
+        u32 z = 0;
+        for (u32 k = lane; k < a.n; k += SG) {
+            u32 c = coo_key(a, k);
+            real v[NCOMP];
+            z |= (u32)combine(a.p + a.P + (u64)k * ES,
+                              has_cell(bB, c) ? b.p + b.P + (u64)rank_of(bB, pB, c) * ES : 0,
+                              ca, cb, v);
+        }
+        for (u32 j = lane; j < b.n; j += SG) {
+            real v[NCOMP];
+            if (!has_cell(bA, coo_key(b, j)))
+                z |= (u32)combine(0, b.p + b.P + (u64)j * ES, ca, cb, v);
+        }
+        if (z) LATOM_OR(&zf[pr], 1u);
+    }
+    BARRIER();
+    int dense = zcheck && !zf[pr];
+    u32 b16 = live ? (u32)((dense ? dense_bytes(ES) : coo_bytes(n, ES)) / 16) : 0;
+    u32 gv[NS] = {lane == 0 ? b16 : 0, lane == 0 ? (u32)live : 0, lane == 0 ? common : 0, 0}, gt[NS];
+    group_scan4(sc, gv, gt);
+    u32 my16 = gv[0] - (lane ? b16 : 0);
+    if (LID == 0) {
+        u64 o = ATOM_ADD64(&ctrl[C_USED], gt[0]);
+        ok = o + gt[0] <= cap16;
+        goff = o;
+        if (ok) {
+            if (gt[1]) ATOM_ADD64(&ctrl[C_NODES], gt[1]);
+            if (gt[2]) ATOM_ADD64(&ctrl[C_COMMON], gt[2]);
+        }
+    }
+    BARRIER();
+    if (!ok || !live) return;
+    u64 node_off = out_base + (goff + my16) * 16;
+    GLOBAL u8 *node = out + (node_off - out_base);
+    u32 P = dense ? 0 : coo_payload(n, ES), np = rup(n, coo_x(n));
+    if (!dense && lane == 0) *(GLOBAL u32 *)node = n;
+    for (u32 k = lane; k < a.n; k += SG) {
+        u32 r = coo_raw(a, k), c = raw_key(r), i = k + rank_d(bA, bB, pD, c);
+        real v[NCOMP];
+        combine(a.p + a.P + (u64)k * ES,
+                has_cell(bB, c) ? b.p + b.P + (u64)rank_of(bB, pB, c) * ES : 0, ca, cb, v);
+        GLOBAL real *pay = (GLOBAL real *)(dense ? node + (u64)c * ES : node + P + (u64)i * ES);
+        for (u32 q = 0; q < NCOMP; q++)
+            pay[q] = v[q];
+        if (!dense)
+            for (u32 t = i; t < (i == n - 1 ? np : i + 1); t++) /* padding repeats the last key */
+                put_raw(node, t, r);
+    }
+    for (u32 j = lane; j < b.n; j += SG) {
+        u32 r = coo_raw(b, j), c = raw_key(r);
+        if (has_cell(bA, c)) continue;
+        u32 i = rank_of(bA, pA, c) + rank_d(bA, bB, pD, c);
+        real v[NCOMP];
+        combine(0, b.p + b.P + (u64)j * ES, ca, cb, v);
+        GLOBAL real *pay = (GLOBAL real *)(dense ? node + (u64)c * ES : node + P + (u64)i * ES);
+        for (u32 q = 0; q < NCOMP; q++)
+            pay[q] = v[q];
+        if (!dense)
+            for (u32 t = i; t < (i == n - 1 ? np : i + 1); t++)
+                put_raw(node, t, r);
+    }
+    if (lane == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)node_type(1, dense, n));
+}
+
 /* A node of one operand copied (flags bit 0: from B, scaled by cb, else
  * from A by ca; bit 1: transposed locally, keys (r, c) -> (c, r)), a
  * work-group each; an inner node queues its children for copying the
@@ -602,16 +859,13 @@ KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
             BARRIER();
         }
         for (u32 k = tr ? 0 : (u32)LID; good && k < n; k += tr ? 1 : GS) {
-            u32 row = v.p[4 + 2 * k], col = v.p[5 + 2 * k], o = k;
+            u32 r = coo_raw(v, k), o = k;
             if (tr) {
-                if (col % GS != (u32)LID) continue;
-                o = start[col]++;
-                u32 t = row;
-                row = col;
-                col = t;
+                if ((r >> 8) % GS != (u32)LID) continue;
+                o = start[r >> 8]++;
+                r = r >> 8 | (r & 255u) << 8; /* (row, col) -> (col, row) */
             }
-            node[4 + 2 * o] = (u8)row;
-            node[5 + 2 * o] = (u8)col;
+            put_raw(node, o, r);
             GLOBAL const u8 *src = v.p + P + (u64)k * es;
             GLOBAL u8 *dst = node + P + (u64)o * es;
             if (leaf)
@@ -673,8 +927,8 @@ KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
                     ((GLOBAL real *)(node + (u64)k * ES))[q] =
                         c * ((GLOBAL const real *)(v.p + (u64)k * ES))[q];
     } else {
-        for (u32 k = 0; k < v.P; k++) /* count, keys, their padding */
-            node[k] = v.p[k];
+        for (u32 k = 0; k < v.P / 4; k++) /* count, keys, their padding (P: 4s) */
+            ((GLOBAL u32 *)node)[k] = ((GLOBAL const u32 *)v.p)[k];
         for (u32 k = 0; k < v.n * NCOMP; k++)
             ((GLOBAL real *)(node + v.P))[k] = c * ((GLOBAL const real *)(v.p + v.P))[k];
     }

@@ -390,6 +390,59 @@ START_TEST(test_add_structured)
 }
 END_TEST
 
+/* Two COO leaves whose union fills a leaf (checkerboard halves of 16 x 16
+ * blocks, more than HISPI_ADD_FEW entries together): the result leaves are
+ * dense, as the reference's rebuild makes them, unless a sum is exactly
+ * zero (a dense leaf cannot hold it): then they stay COO. */
+START_TEST(test_add_leaf_union)
+{
+    uint64_t st = test_seed() + 5107;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context cs[2] = {ctx, ref};
+    for (int ty = 0; ty < 2; ty++) {
+        hisp_type t = ty ? HISP_F64 : HISP_F32;
+        int64_t m = 80, n = 64;
+        for (int cancel = 0; cancel < 2; cancel++) {
+            coo a, b;
+            coo_init(&a, m, n, m * n);
+            coo_init(&b, m, n, m * n);
+            for (int64_t i = 0; i < 48; i++)
+                for (int64_t j = 0; j < 32; j++) {
+                    double v = test_uniform(&st) + 2; /* never 0, exact in f32 */
+                    v = (float)v;
+                    if ((i + j) % 2 == 0) {
+                        coo_push(&a, m * n, (int32_t)i, (int32_t)j, v);
+                        if (cancel && i == 3 * j % 48) /* B holds -a here: a zero sum */
+                            coo_push(&b, m * n, (int32_t)i, (int32_t)j, -v);
+                    } else {
+                        coo_push(&b, m * n, (int32_t)i, (int32_t)j, -v / 3);
+                    }
+                }
+            hisp_matrix A[2], B[2], C[2];
+            hisp_hisparse_profile pf[2];
+            for (int i = 0; i < 2; i++) {
+                A[i] = make(cs[i], t, &a, 16);
+                B[i] = make(cs[i], t, &b, 16);
+                CK_OK(cs[i], hisp_matrix_add(HISP_OP_N, A[i], HISP_OP_N, B[i], &C[i]));
+                CK_OK(cs[i], hisp_matrix_hisparse_profile(C[i], &pf[i]));
+                hisp_matrix_destroy(&A[i]);
+                hisp_matrix_destroy(&B[i]);
+            }
+            same_as_ref(ctx, C[0], ref, C[1], cancel ? "checkerboard, zero sums" : "checkerboard");
+            ck_assert_int_eq(pf[1].leaf_dense, cancel ? 0 : 6);
+            ck_assert_int_eq(pf[0].leaf_dense, pf[1].leaf_dense);
+            ck_assert_int_eq(pf[0].leaf_sparse, pf[1].leaf_sparse);
+            for (int i = 0; i < 2; i++)
+                hisp_matrix_destroy(&C[i]);
+            coo_free(&a);
+            coo_free(&b);
+        }
+    }
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* A pool far too small: rounds are redone after growing, same result. */
 START_TEST(test_add_pool_small)
 {
@@ -462,8 +515,10 @@ START_TEST(test_add_nvrtc)
         for (int k = 0; k < 3; k++) {
             char opts[200];
             snprintf(opts, sizeof opts,
-                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d",
-                     dbl ? "double" : "float", dbl, k == 2 ? 2 : 1, d[k], lg[k], k ? 256 : 64);
+                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
+                     "-DLP=%d",
+                     dbl ? "double" : "float", dbl, k == 2 ? 2 : 1, d[k], lg[k], k ? 256 : 64,
+                     k == 2 ? 4 : 2);
             size_t bytes = 0;
             hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_HSADD, opts, 9, 0, &bytes);
             if (s == HISP_ERR_UNSUPPORTED) {
@@ -499,6 +554,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_transposes, 0, n);
     tcase_add_loop_test(tc, test_add_complex_d256, 0, n);
     tcase_add_loop_test(tc, test_add_structured, 0, n);
+    tcase_add_loop_test(tc, test_add_leaf_union, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
     suite_add_tcase(s, tc);
