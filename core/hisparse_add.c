@@ -309,14 +309,22 @@ static int root_queue(const hispi_hisparse *a, const hispi_hisparse *b)
 }
 
 /* Leaf pairs per work-group of the entry-major leaf kernel: each pair keeps
- * two cell bitmaps and three 16-bit word prefixes (14 bytes per 32 cells)
- * in local memory; as many pairs as fit 28 KiB, a power of two, segments
- * of at least 32 work-items (whole warps: its CUDA mark step needs them). */
+ * two cell bitmaps and three 16-bit word prefixes (14 bytes per 32-cell
+ * word, and a pad word per run of words one work-item scans: the kernel's
+ * NWP) in local memory; as many pairs as fit 32 KiB, a power of two,
+ * segments of at least 32 work-items (whole warps: its CUDA mark step needs
+ * them). */
+static uint64_t leaf_local_bytes(int gs, int d, int lp)
+{
+    uint64_t words = ((uint64_t)d * (uint64_t)d + 31) / 32, sg = (uint64_t)(gs / lp);
+    uint64_t per = (words + sg - 1) / sg;
+    return 14 * (words + words / per + 1) * (uint64_t)lp;
+}
+
 static int leaf_pairs_per_group(int gs, int d)
 {
-    uint64_t words = ((uint64_t)d * (uint64_t)d + 31) / 32, fit = 28672 / (14 * words);
     int lp = 1;
-    while (lp * 2 <= gs / 32 && (uint64_t)lp * 2 <= fit)
+    while (lp * 2 <= gs / 32 && leaf_local_bytes(gs, d, lp * 2) <= 32768)
         lp *= 2;
     return lp;
 }

@@ -386,7 +386,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
 {
     LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
     LOCAL u32 sc[NS * GS];
-    LOCAL u32 lq[NQ];
+    LOCAL u32 lq[NQ], lcount[2]; /* queue slots; shared and copied children */
     LOCAL u64 gq[NQ];
     LOCAL u64 node_off;
     LOCAL int ok;
@@ -397,6 +397,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     for (u32 w = (u32)LID; w < NW; w += GS)
         bA[w] = bB[w] = 0;
     if (LID < NQ) lq[LID] = 0;
+    if (LID < 2) lcount[LID] = 0;
     BARRIER();
     mark(a, bA);
     mark(b, bB);
@@ -475,12 +476,13 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         }
     }
     BARRIER();
-    if (!ok) return;
+    /* no early return: a barrier follows (PoCL needs every work-item there) */
     GLOBAL u8 *node = out + (node_off - out_base);
     u32 P = dense ? 0 : coo_payload(n, es);
-    if (!dense && LID == 0) *(GLOBAL u32 *)node = n;
-    u64 nshared = 0, ncopied = 0;
+    if (ok && !dense && LID == 0) *(GLOBAL u32 *)node = n;
+    u32 nshared = 0, ncopied = 0;
     /* inner children keep pass 1's cells per work-item (their queue slots) */
+    if (ok) {
     UNION_BEGIN(dense)
     u32 all = bA[w] | bB[w];
     u32 key = w * 32 + bit;
@@ -521,9 +523,17 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         }
     }
     UNION_END
-    if (nshared) ATOM_ADD64(&ctrl[C_SHARED], nshared);
-    if (ncopied) ATOM_ADD64(&ctrl[C_COPIED], ncopied);
-    if (LID == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);
+    }
+    /* one global atomic per group: a power-law matrix shares millions of
+     * children, and same-address atomics serialize */
+    if (nshared) LATOM_ADD(&lcount[0], nshared);
+    if (ncopied) LATOM_ADD(&lcount[1], ncopied);
+    BARRIER();
+    if (ok && LID == 0) {
+        if (lcount[0]) ATOM_ADD64(&ctrl[C_SHARED], lcount[0]);
+        if (lcount[1]) ATOM_ADD64(&ctrl[C_COPIED], lcount[1]);
+        put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);
+    }
 }
 
 /* Leaf pairs of at most FEW entries together, both COO: a work-item each,
@@ -611,51 +621,94 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
  * of B and of B's cells not in A: D), so a rank among an operand's keys is
  * a prefix and a popcount. A cell's output index is rank_A + rank_D: entry
  * k of A goes to k + rank_D(key) (B's value, if any, at rank_B(key)), an
- * entry of B not in A to rank_A(key) + rank_D(key). Neighbouring work-items read and write neighbouring
- * entries (coalesced), and keys are copied as 16-bit words. */
+ * entry of B not in A to rank_A(key) + rank_D(key). Neighbouring
+ * work-items read and write neighbouring entries (coalesced), keys are
+ * copied as 16-bit words, and A's and B's entries are taken in step (step
+ * t: the t-th of T equal slices of each), so both halves of an output
+ * region are written close in time (apart, a large leaf's partly written
+ * sectors left L2 between its A and B passes: measured +75 % DRAM bytes). */
 #ifndef LP
 #define LP 1
 #endif
 #define SG (GS / LP)
+/* Work-item `lane` scans the words [lane, lane + 1) * PER; one pad word
+ * per PER words puts those runs on distinct banks (WI: padded index). */
+#define PER ((NW + SG - 1) / SG)
+#define LOG2PER                                                                                    \
+    (PER >= 128 ? 7 : PER >= 64 ? 6 : PER >= 32 ? 5 : PER >= 16 ? 4 : PER >= 8 ? 3 : PER >= 4 ? 2 \
+     : PER >= 2 ? 1 : 0)
+#define WI(w) ((w) + ((w) >> LOG2PER))
+#define NWP (NW + NW / PER + 1)
 
-/* Marks v's cells in bits (work-items lane, lane + SG, ...). CUDA: the
- * lanes of a warp that hit one word (keys are sorted: neighbours) OR their
- * bits together first, so one atomic per word instead of one per entry. */
+/* Marks v's cells in bits (work-items lane, lane + SG, ...). CUDA: keys
+ * are sorted, so the lanes of a warp that hit one word are neighbours;
+ * a segmented OR over shuffles leaves the word's bits in its first lane,
+ * one atomic per word instead of one per entry (SG is a multiple of 32:
+ * the loop is uniform over each warp). */
+#if defined(__CUDACC__)
+FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
+{
+    const u32 all = 0xffffffffu;
+    u32 wl = lane & 31;
+    for (u32 k0 = 0; k0 < v.n; k0 += SG) {
+        u32 k = k0 + lane;
+        int in = k < v.n;
+        u32 c = in ? coo_key(v, k) : 0, w = in ? WI(c >> 5) : all, m = in ? 1u << (c & 31) : 0;
+        for (u32 off = 1; off < 32; off <<= 1) {
+            u32 um = __shfl_down_sync(all, m, off), uw = __shfl_down_sync(all, w, off);
+            if (wl + off < 32 && uw == w) m |= um;
+        }
+        u32 pw = __shfl_up_sync(all, w, 1);
+        if (in && (wl == 0 || pw != w)) atomicOr(&bits[w], m);
+    }
+}
+#else
 FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 {
     for (u32 k = lane; k < v.n; k += SG) {
-        u32 c = coo_key(v, k), w = c >> 5, m = 1u << (c & 31);
-#if defined(__CUDACC__) && __CUDA_ARCH__ >= 800
-        u32 same = __match_any_sync(__activemask(), (u64)(size_t)(bits + w));
-        m = __reduce_or_sync(same, m);
-        if ((threadIdx.x & 31) == (u32)(__ffs((int)same) - 1)) atomicOr(&bits[w], m);
-#else
-        LATOM_OR(&bits[w], m);
-#endif
+        u32 c = coo_key(v, k);
+        LATOM_OR(&bits[WI(c >> 5)], 1u << (c & 31));
     }
+}
+#endif
+FN u32 below(u32 c)
+{
+    return (1u << (c & 31)) - 1u;
 }
 /* Rank of cell c among the cells set in bits (pre: counts before each word). */
 FN u32 rank_of(LPTR const u32 *bits, LPTR const u16 *pre, u32 c)
 {
-    return (u32)pre[c >> 5] + POPC(bits[c >> 5] & ((1u << (c & 31)) - 1u));
+    u32 w = WI(c >> 5);
+    return (u32)pre[w] + POPC(bits[w] & below(c));
 }
 /* Rank of c among B's cells not in A. */
 FN u32 rank_d(LPTR const u32 *bA, LPTR const u32 *bB, LPTR const u16 *pD, u32 c)
 {
-    u32 w = c >> 5;
-    return (u32)pD[w] + POPC(bB[w] & ~bA[w] & ((1u << (c & 31)) - 1u));
+    u32 w = WI(c >> 5);
+    return (u32)pD[w] + POPC(bB[w] & ~bA[w] & below(c));
 }
 FN int has_cell(LPTR const u32 *bits, u32 c)
 {
-    return (bits[c >> 5] >> (c & 31)) & 1;
+    return (bits[WI(c >> 5)] >> (c & 31)) & 1;
+}
+/* Writes output entry i (cell c, coordinates r) of value v. */
+FN void leaf_put(GLOBAL u8 *node, int dense, u32 P, u32 n, u32 np, u32 i, u32 c, u32 r,
+                 const real *v)
+{
+    GLOBAL real *pay = (GLOBAL real *)(dense ? node + (u64)c * ES : node + P + (u64)i * ES);
+    for (u32 q = 0; q < NCOMP; q++)
+        pay[q] = v[q];
+    if (!dense)
+        for (u32 t = i; t < (i == n - 1 ? np : i + 1); t++) /* padding repeats the last key */
+            put_raw(node, t, r);
 }
 
 KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
                    GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
                    GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
-    LOCAL u32 bits[LP * 2 * NW];
-    LOCAL u16 pre[LP * 3 * NW];
+    LOCAL u32 bits[LP * 2 * NWP];
+    LOCAL u16 pre[LP * 3 * NWP];
     LOCAL u32 sc[NS * GS];
     LOCAL u32 zf[LP];
     LOCAL u64 goff;
@@ -663,8 +716,8 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 lane = (u32)LID % SG, pr = (u32)LID / SG;
     u64 e = GROUP * LP + pr;
     int live = e < count;
-    LPTR u32 *bA = bits + pr * 2 * NW, *bB = bA + NW;
-    LPTR u16 *pA = pre + pr * 3 * NW, *pB = pA + NW, *pD = pB + NW;
+    LPTR u32 *bA = bits + pr * 2 * NWP, *bB = bA + NWP;
+    LPTR u16 *pA = pre + pr * 3 * NWP, *pB = pA + NWP, *pD = pB + NWP;
     hs_entry E;
     nview a, b;
     a.n = b.n = 0;
@@ -676,19 +729,19 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         a = view(poolA, baseA, E.a);
         b = view(poolB, baseB, E.b);
     }
-    for (u32 w = lane; w < NW; w += SG)
+    for (u32 w = lane; w < NWP; w += SG)
         bA[w] = bB[w] = 0;
     if (lane == 0) zf[pr] = 0;
     BARRIER();
     mark_coo(a, bA, lane);
     mark_coo(b, bB, lane);
     BARRIER();
-    /* prefix counts: lane l scans the words [l, l + 1) * per */
-    u32 per = (NW + SG - 1) / SG, w0 = lane * per, w1 = w0 + per;
+    /* prefix counts: lane l scans the words [l, l + 1) * PER */
+    u32 w0 = lane * PER, w1 = w0 + PER;
     if (w0 > NW) w0 = NW;
     if (w1 > NW) w1 = NW;
     u32 na = 0, nb = 0, nd = 0;
-    for (u32 w = w0; w < w1; w++) {
+    for (u32 w = WI(w0); w < WI(w0) + (w1 - w0); w++) {
         na += POPC(bA[w]);
         nb += POPC(bB[w]);
         nd += POPC(bB[w] & ~bA[w]);
@@ -696,7 +749,7 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 sv[NS] = {na, nb, nd, 0}, st[NS];
     seg_scan4(sc, sv, st, (int)SG);
     u32 oa = sv[0], ob = sv[1], od = sv[2];
-    for (u32 w = w0; w < w1; w++) {
+    for (u32 w = WI(w0); w < WI(w0) + (w1 - w0); w++) {
         pA[w] = (u16)oa;
         pB[w] = (u16)ob;
         pD[w] = (u16)od;
@@ -745,30 +798,27 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     GLOBAL u8 *node = out + (node_off - out_base);
     u32 P = dense ? 0 : coo_payload(n, ES), np = rup(n, coo_x(n));
     if (!dense && lane == 0) *(GLOBAL u32 *)node = n;
-    for (u32 k = lane; k < a.n; k += SG) {
-        u32 r = coo_raw(a, k), c = raw_key(r), i = k + rank_d(bA, bB, pD, c);
-        real v[NCOMP];
-        combine(a.p + a.P + (u64)k * ES,
-                has_cell(bB, c) ? b.p + b.P + (u64)rank_of(bB, pB, c) * ES : 0, ca, cb, v);
-        GLOBAL real *pay = (GLOBAL real *)(dense ? node + (u64)c * ES : node + P + (u64)i * ES);
-        for (u32 q = 0; q < NCOMP; q++)
-            pay[q] = v[q];
-        if (!dense)
-            for (u32 t = i; t < (i == n - 1 ? np : i + 1); t++) /* padding repeats the last key */
-                put_raw(node, t, r);
-    }
-    for (u32 j = lane; j < b.n; j += SG) {
-        u32 r = coo_raw(b, j), c = raw_key(r);
-        if (has_cell(bA, c)) continue;
-        u32 i = rank_of(bA, pA, c) + rank_d(bA, bB, pD, c);
-        real v[NCOMP];
-        combine(0, b.p + b.P + (u64)j * ES, ca, cb, v);
-        GLOBAL real *pay = (GLOBAL real *)(dense ? node + (u64)c * ES : node + P + (u64)i * ES);
-        for (u32 q = 0; q < NCOMP; q++)
-            pay[q] = v[q];
-        if (!dense)
-            for (u32 t = i; t < (i == n - 1 ? np : i + 1); t++)
-                put_raw(node, t, r);
+    /* step t takes A's entries [t, t + 1) * SA and B's [t, t + 1) * SB */
+    u32 T = ((a.n > b.n ? a.n : b.n) + SG - 1) / SG + (a.n + b.n == 0);
+    u32 SA = (a.n + T - 1) / T, SB = (b.n + T - 1) / T;
+    for (u32 t = 0; t < T; t++) {
+        u32 k = t * SA + lane, j = t * SB + lane;
+        if (lane < SA && k < a.n) {
+            u32 r = coo_raw(a, k), c = raw_key(r);
+            real v[NCOMP];
+            combine(a.p + a.P + (u64)k * ES,
+                    has_cell(bB, c) ? b.p + b.P + (u64)rank_of(bB, pB, c) * ES : 0, ca, cb, v);
+            leaf_put(node, dense, P, n, np, k + rank_d(bA, bB, pD, c), c, r, v);
+        }
+        if (lane < SB && j < b.n) {
+            u32 r = coo_raw(b, j), c = raw_key(r);
+            if (!has_cell(bA, c)) {
+                real v[NCOMP];
+                combine(0, b.p + b.P + (u64)j * ES, ca, cb, v);
+                leaf_put(node, dense, P, n, np, rank_of(bA, pA, c) + rank_d(bA, bB, pD, c), c, r,
+                         v);
+            }
+        }
     }
     if (lane == 0) put_ref(out, out_base, ctrl, E.slot, node_off | (u64)node_type(1, dense, n));
 }

@@ -2,13 +2,34 @@
  * not survive fork), lists skipped tests, ends with check's summary line. */
 #include "testutil.h"
 
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 extern int test_skips_print(void);
 
+/* A crash in a driver or a runtime (no fork: it takes the whole run) says
+ * where it was: the frames as module(+offset), for addr2line on the same
+ * binary. */
+static void on_crash(int sig)
+{
+    void *frames[48];
+    int n = backtrace(frames, 48);
+    static const char msg[] = "\ncheck_hisp: fatal signal; backtrace:\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(128 + sig);
+    backtrace_symbols_fd(frames, n, 2);
+    _exit(128 + sig);
+}
+
 int main(void)
 {
+#ifndef __SANITIZE_ADDRESS__ /* ASan reports crashes itself */
+    signal(SIGSEGV, on_crash);
+    signal(SIGBUS, on_crash);
+    signal(SIGFPE, on_crash);
+#endif
     test_env_snapshot(); /* before anything touches OpenCL */
     (void)test_seed();
     SRunner *sr = NULL;
