@@ -29,6 +29,7 @@ typedef float real;
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
 #define FN static __device__ inline
 #define GLOBAL
+#define RESTRICT __restrict__
 #define LOCAL __shared__
 #define LPTR
 #define LID ((int)threadIdx.x)
@@ -53,6 +54,7 @@ typedef uchar u8;
 #define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
 #define FN static inline
 #define GLOBAL __global
+#define RESTRICT restrict
 #define LOCAL __local
 #define LPTR __local
 #define LID ((int)get_local_id(0))
@@ -256,8 +258,9 @@ FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, 
  * consecutive work-items (seg a power of two dividing GS; seg = GS: the
  * whole group): v[c] becomes the sum over the segment's work-items before
  * this one, tot[c] the segment's sum. Every work-item of the group calls it
- * (barriers; none on CUDA when seg <= 32, so sc is not touched then). CUDA: warp shuffles, then the warps' sums through sc (two
- * barriers); OpenCL: Hillis-Steele in sc (NS * GS words, log2(seg) steps). */
+ * (barriers; none on CUDA when seg <= 32, so sc is not touched then).
+ * CUDA: warp shuffles, then the warps' sums through sc (two barriers);
+ * OpenCL: Hillis-Steele in sc (NS * GS words, log2(seg) steps). */
 #define NS 4
 #if defined(__CUDACC__)
 FN void seg_scan4(LPTR u32 *sc, u32 *v, u32 *tot, int seg)
@@ -380,9 +383,10 @@ FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bi
     return pre[w] + POPC(bits[w] & ((1u << bit) - 1u));
 }
 
-KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                   GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
+KERNEL hs_add_pair(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
+                   u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
+                   GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first, real ca,
+                   real cb, int share)
 {
     LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
     LOCAL u32 sc[NS * GS];
@@ -483,46 +487,46 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 nshared = 0, ncopied = 0;
     /* inner children keep pass 1's cells per work-item (their queue slots) */
     if (ok) {
-    UNION_BEGIN(dense)
-    u32 all = bA[w] | bB[w];
-    u32 key = w * 32 + bit;
-    int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
-    u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
-    u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
-    GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
-    GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
-    u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
-    GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
-    if (!dense) {
-        put_key(node, i, key);
-        if (i == n - 1) /* padding repeats the last key */
-            for (u32 j = n; j < rup(n, coo_x(n)); j++)
-                put_key(node, j, key);
-    }
-    if (leaf) {
-        real v[NCOMP];
-        combine(qa, qb, ca, cb, v);
-        for (u32 k = 0; k < NCOMP; k++)
-            ((GLOBAL real *)pay)[k] = v[k];
-    } else {
-        u64 slot = node_off + (u64)(pay - node);
-        if (ina && inb) {
-            u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
-            int q = (int)(cls[vi >> 4] >> (2 * (vi & 15))) & 3;
-            put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
+        UNION_BEGIN(dense)
+        u32 all = bA[w] | bB[w];
+        u32 key = w * 32 + bit;
+        int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+        u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+        u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+        GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+        GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+        u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
+        GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
+        if (!dense) {
+            put_key(node, i, key);
+            if (i == n - 1) /* padding repeats the last key */
+                for (u32 j = n; j < rup(n, coo_x(n)); j++)
+                    put_key(node, j, key);
+        }
+        if (leaf) {
+            real v[NCOMP];
+            combine(qa, qb, ca, cb, v);
+            for (u32 k = 0; k < NCOMP; k++)
+                ((GLOBAL real *)pay)[k] = v[k];
         } else {
-            u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
-            if (share & (ina ? 1 : 2)) {
-                *(GLOBAL u64 *)pay = r;
-                nshared++;
+            u64 slot = node_off + (u64)(pay - node);
+            if (ina && inb) {
+                u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
+                int q = (int)(cls[vi >> 4] >> (2 * (vi & 15))) & 3;
+                put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
             } else {
-                put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
-                          ina ? 0u : 1u);
-                ncopied++;
+                u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
+                if (share & (ina ? 1 : 2)) {
+                    *(GLOBAL u64 *)pay = r;
+                    nshared++;
+                } else {
+                    put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
+                              ina ? 0u : 1u);
+                    ncopied++;
+                }
             }
         }
-    }
-    UNION_END
+        UNION_END
     }
     /* one global atomic per group: a power-law matrix shares millions of
      * children, and same-address atomics serialize */
@@ -538,9 +542,10 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
 
 /* Leaf pairs of at most FEW entries together, both COO: a work-item each,
  * a sequential merge; the group allocates its nodes with one atomic. */
-KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                  GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+KERNEL hs_add_seq(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
+                  u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
+                  GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first, u64 count,
+                  real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
@@ -635,8 +640,14 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
  * per PER words puts those runs on distinct banks (WI: padded index). */
 #define PER ((NW + SG - 1) / SG)
 #define LOG2PER                                                                                    \
-    (PER >= 128 ? 7 : PER >= 64 ? 6 : PER >= 32 ? 5 : PER >= 16 ? 4 : PER >= 8 ? 3 : PER >= 4 ? 2 \
-     : PER >= 2 ? 1 : 0)
+    (PER >= 128  ? 7                                                                               \
+     : PER >= 64 ? 6                                                                               \
+     : PER >= 32 ? 5                                                                               \
+     : PER >= 16 ? 4                                                                               \
+     : PER >= 8  ? 3                                                                               \
+     : PER >= 4  ? 2                                                                               \
+     : PER >= 2  ? 1                                                                               \
+                 : 0)
 #define WI(w) ((w) + ((w) >> LOG2PER))
 #define NWP (NW + NW / PER + 1)
 
@@ -650,6 +661,7 @@ FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 {
     const u32 all = 0xffffffffu;
     u32 wl = lane & 31;
+#pragma unroll 4
     for (u32 k0 = 0; k0 < v.n; k0 += SG) {
         u32 k = k0 + lane;
         int in = k < v.n;
@@ -665,6 +677,7 @@ FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 #else
 FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 {
+#pragma unroll 4
     for (u32 k = lane; k < v.n; k += SG) {
         u32 c = coo_key(v, k);
         LATOM_OR(&bits[WI(c >> 5)], 1u << (c & 31));
@@ -703,9 +716,10 @@ FN void leaf_put(GLOBAL u8 *node, int dense, u32 P, u32 n, u32 np, u32 i, u32 c,
             put_raw(node, t, r);
 }
 
-KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                   GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+KERNEL hs_add_leaf(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
+                   u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
+                   GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first,
+                   u64 count, real ca, real cb)
 {
     LOCAL u32 bits[LP * 2 * NWP];
     LOCAL u16 pre[LP * 3 * NWP];
@@ -767,8 +781,8 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
             u32 c = coo_key(a, k);
             real v[NCOMP];
             z |= (u32)combine(a.p + a.P + (u64)k * ES,
-                              has_cell(bB, c) ? b.p + b.P + (u64)rank_of(bB, pB, c) * ES : 0,
-                              ca, cb, v);
+                              has_cell(bB, c) ? b.p + b.P + (u64)rank_of(bB, pB, c) * ES : 0, ca,
+                              cb, v);
         }
         for (u32 j = lane; j < b.n; j += SG) {
             real v[NCOMP];
@@ -780,7 +794,8 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     BARRIER();
     int dense = zcheck && !zf[pr];
     u32 b16 = live ? (u32)((dense ? dense_bytes(ES) : coo_bytes(n, ES)) / 16) : 0;
-    u32 gv[NS] = {lane == 0 ? b16 : 0, lane == 0 ? (u32)live : 0, lane == 0 ? common : 0, 0}, gt[NS];
+    u32 gv[NS] = {lane == 0 ? b16 : 0, lane == 0 ? (u32)live : 0, lane == 0 ? common : 0, 0},
+        gt[NS];
     group_scan4(sc, gv, gt);
     u32 my16 = gv[0] - (lane ? b16 : 0);
     if (LID == 0) {
@@ -801,6 +816,7 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     /* step t takes A's entries [t, t + 1) * SA and B's [t, t + 1) * SB */
     u32 T = ((a.n > b.n ? a.n : b.n) + SG - 1) / SG + (a.n + b.n == 0);
     u32 SA = (a.n + T - 1) / T, SB = (b.n + T - 1) / T;
+#pragma unroll 4
     for (u32 t = 0; t < T; t++) {
         u32 k = t * SA + lane, j = t * SB + lane;
         if (lane < SA && k < a.n) {
@@ -828,9 +844,10 @@ KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
  * work-group each; an inner node queues its children for copying the
  * same way. A transposed COO node is reordered by a counting sort over
  * its columns (work-item l owns the columns = l mod GS). */
-KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                  GLOBAL hs_entry *queues, u64 first, real ca, real cb)
+KERNEL hs_add_one(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
+                  u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
+                  GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first, real ca,
+                  real cb)
 {
     LOCAL u32 start[D];
     LOCAL u32 sc[NS * GS];
@@ -939,9 +956,10 @@ KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
  * addition's "one" queue): a work-item each, the group allocating its nodes
  * with one atomic (a work-group per leaf of a few entries left most of its
  * work-items idle). */
-KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                      GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                      GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+KERNEL hs_add_one_seq(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
+                      u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
+                      GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first,
+                      u64 count, real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
