@@ -29,7 +29,6 @@ typedef float real;
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
 #define FN static __device__ inline
 #define GLOBAL
-#define RESTRICT __restrict__
 #define LOCAL __shared__
 #define LPTR
 #define LID ((int)threadIdx.x)
@@ -54,7 +53,6 @@ typedef uchar u8;
 #define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
 #define FN static inline
 #define GLOBAL __global
-#define RESTRICT restrict
 #define LOCAL __local
 #define LPTR __local
 #define LID ((int)get_local_id(0))
@@ -383,10 +381,9 @@ FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bi
     return pre[w] + POPC(bits[w] & ((1u << bit) - 1u));
 }
 
-KERNEL hs_add_pair(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
-                   u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
-                   GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first, real ca,
-                   real cb, int share)
+KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                   GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
 {
     LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
     LOCAL u32 sc[NS * GS];
@@ -542,10 +539,9 @@ KERNEL hs_add_pair(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *
 
 /* Leaf pairs of at most FEW entries together, both COO: a work-item each,
  * a sequential merge; the group allocates its nodes with one atomic. */
-KERNEL hs_add_seq(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
-                  u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
-                  GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first, u64 count,
-                  real ca, real cb)
+KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                  GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
@@ -661,7 +657,6 @@ FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 {
     const u32 all = 0xffffffffu;
     u32 wl = lane & 31;
-#pragma unroll 4
     for (u32 k0 = 0; k0 < v.n; k0 += SG) {
         u32 k = k0 + lane;
         int in = k < v.n;
@@ -677,7 +672,6 @@ FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 #else
 FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 {
-#pragma unroll 4
     for (u32 k = lane; k < v.n; k += SG) {
         u32 c = coo_key(v, k);
         LATOM_OR(&bits[WI(c >> 5)], 1u << (c & 31));
@@ -716,10 +710,9 @@ FN void leaf_put(GLOBAL u8 *node, int dense, u32 P, u32 n, u32 np, u32 i, u32 c,
             put_raw(node, t, r);
 }
 
-KERNEL hs_add_leaf(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
-                   u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
-                   GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first,
-                   u64 count, real ca, real cb)
+KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                   GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 bits[LP * 2 * NWP];
     LOCAL u16 pre[LP * 3 * NWP];
@@ -816,7 +809,6 @@ KERNEL hs_add_leaf(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *
     /* step t takes A's entries [t, t + 1) * SA and B's [t, t + 1) * SB */
     u32 T = ((a.n > b.n ? a.n : b.n) + SG - 1) / SG + (a.n + b.n == 0);
     u32 SA = (a.n + T - 1) / T, SB = (b.n + T - 1) / T;
-#pragma unroll 4
     for (u32 t = 0; t < T; t++) {
         u32 k = t * SA + lane, j = t * SB + lane;
         if (lane < SA && k < a.n) {
@@ -844,10 +836,9 @@ KERNEL hs_add_leaf(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *
  * work-group each; an inner node queues its children for copying the
  * same way. A transposed COO node is reordered by a counting sort over
  * its columns (work-item l owns the columns = l mod GS). */
-KERNEL hs_add_one(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
-                  u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
-                  GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first, real ca,
-                  real cb)
+KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                  GLOBAL hs_entry *queues, u64 first, real ca, real cb)
 {
     LOCAL u32 start[D];
     LOCAL u32 sc[NS * GS];
@@ -956,10 +947,9 @@ KERNEL hs_add_one(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *R
  * addition's "one" queue): a work-item each, the group allocating its nodes
  * with one atomic (a work-group per leaf of a few entries left most of its
  * work-items idle). */
-KERNEL hs_add_one_seq(GLOBAL const u8 *RESTRICT poolA, u64 baseA, GLOBAL const u8 *RESTRICT poolB,
-                      u64 baseB, GLOBAL u8 *RESTRICT out, u64 out_base, u64 cap16,
-                      GLOBAL u64 *RESTRICT ctrl, GLOBAL hs_entry *RESTRICT queues, u64 first,
-                      u64 count, real ca, real cb)
+KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                      GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                      GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
