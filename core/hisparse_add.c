@@ -217,11 +217,11 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 a[n++] = (hispi_karg){real, NULL, 0, ps->cb};
                 if (fn == HISPI_NF_ADD_PAIR)
                     a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share, 0};
-                int ki = one_seq                    ? 3
-                         : fn == HISPI_NF_ADD_PAIR  ? 0
-                         : fn == HISPI_NF_ADD_SEQ   ? 1
+                int ki = one_seq                   ? 3
+                         : fn == HISPI_NF_ADD_PAIR ? 0
+                         : fn == HISPI_NF_ADD_SEQ  ? 1
                          : fn == HISPI_NF_ADD_LEAF ? 4
-                                                    : 2;
+                                                   : 2;
                 uint64_t per = fn == HISPI_NF_ADD_SEQ || one_seq ? (uint64_t)ad->gs
                                : fn == HISPI_NF_ADD_LEAF         ? (uint64_t)ad->lp
                                                                  : 1;
@@ -255,8 +255,11 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
 }
 
 /* Capacities per level and queue: the pairs of level k are at most the
- * nodes of the sparser operand there; the one-operand copies at most all. */
-static void pass_caps(const census *a, const census *b, int L, uint64_t *caps)
+ * nodes of the sparser operand there; the one-operand copies at most all;
+ * the work-group leaf queue takes the pairs with a dense leaf and those of
+ * more than `many` entries (one of the two leaves holds over many / 2, so
+ * at most big = nnz(A) + nnz(B) over many / 2 + 1 of them). */
+static void pass_caps(const census *a, const census *b, int L, uint64_t big, uint64_t *caps)
 {
     for (int k = 0; k < L; k++) {
         uint64_t *c = caps + (size_t)k * HISPI_AQ_ADD;
@@ -268,7 +271,7 @@ static void pass_caps(const census *a, const census *b, int L, uint64_t *caps)
         if (k + 1 < L) {
             c[HISPI_AQ_INNER] = mn;
         } else {
-            uint64_t dn = (uint64_t)(a->dense_leaves + b->dense_leaves);
+            uint64_t dn = (uint64_t)(a->dense_leaves + b->dense_leaves) + big;
             c[HISPI_AQ_LEAF_FEW] = c[HISPI_AQ_LEAF_MANY] = mn;
             c[HISPI_AQ_LEAF_DENSE] = dn < mn ? dn : mn;
         }
@@ -298,14 +301,16 @@ static hisp_status adopt(hisp_context ctx, hispi_pool *p, uint64_t ref, uint64_t
     return HISP_SUCCESS;
 }
 
-static int root_queue(const hispi_hisparse *a, const hispi_hisparse *b)
+static int root_queue(const hispi_hisparse *a, const hispi_hisparse *b, uint64_t many)
 {
     int ta = HISPI_REF_TYPE(a->root), tb = HISPI_REF_TYPE(b->root);
     if (!hispi_node_is_leaf(ta)) return HISPI_AQ_INNER;
     if (hispi_node_is_dense(ta) || hispi_node_is_dense(tb)) return HISPI_AQ_LEAF_DENSE;
     uint64_t n = hispi_rd32(a->pool->base + HISPI_REF_OFF(a->root)) +
                  hispi_rd32(b->pool->base + HISPI_REF_OFF(b->root));
-    return n <= HISPI_ADD_FEW ? HISPI_AQ_LEAF_FEW : HISPI_AQ_LEAF_MANY;
+    return n <= HISPI_ADD_FEW ? HISPI_AQ_LEAF_FEW
+           : n <= many        ? HISPI_AQ_LEAF_MANY
+                              : HISPI_AQ_LEAF_DENSE;
 }
 
 /* Leaf pairs per work-group of the entry-major leaf kernel: each pair keeps
@@ -362,11 +367,16 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     ad.lp = leaf_pairs_per_group(ad.gs, a->d);
     ad.pol.q[HISPI_AQ_LEAF_MANY].tpn = ad.gs / ad.lp;
     ad.pol.q[HISPI_AQ_LEAF_MANY].group = ad.gs;
-    char opts[200];
+    uint64_t many = HISPI_ADD_MANY;
+    const char *lm = getenv("HISP_ADD_LEAF_MAX");
+    if (lm && *lm) many = strtoull(lm, NULL, 10);
+    if (many < HISPI_ADD_FEW) many = HISPI_ADD_FEW;
+    char opts[240];
     snprintf(opts, sizeof opts,
-             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d -DLP=%d",
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d -DLP=%d "
+             "-DMANY=%llu",
              ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-             ad.gs, ad.lp);
+             ad.gs, ad.lp, (unsigned long long)many);
     static const char *names[5] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq",
                                    "hs_add_leaf"};
     for (int i = 0; i < 5 && !s; i++)
@@ -390,8 +400,9 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (!s) s = o->buf_zero(ctx, ctx->be, out, (size_t)cap);
     /* everything allocated before the timed traversal (as csrgeam2's C) */
     if (!s) {
-        pass_caps(&ca, &cb, a->depth, caps);
-        pass_caps(&cb, NULL, a->depth, capt);
+        uint64_t big = (uint64_t)(a->nnz + b->nnz) / (many / 2 + 1);
+        pass_caps(&ca, &cb, a->depth, big, caps);
+        pass_caps(&cb, NULL, a->depth, 0, capt);
         s = reserve_queues(&ad, caps);
     }
     if (!s && mixed) {
@@ -438,7 +449,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
                    .caps = caps};
         /* the root pair's queue, from the host's bytes (B^T's root has B's
          * root's type and count) */
-        pm.root_q = root_queue(a, b);
+        pm.root_q = root_queue(a, b, many);
         s = run_pass(&ad, &pm, &root, ctl);
     }
     if (!s) s = o->mark_record(ctx, ctx->be, m1);

@@ -72,6 +72,9 @@ typedef uchar u8;
 #define NQ 5
 enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 }; /* pair queues: 2 bits */
 #define FEW 64 /* a leaf pair of at most FEW entries together: one work-item */
+#ifndef MANY   /* more than MANY: a whole work-group (from the host: HISPI_ADD_MANY) */
+#define MANY 8192
+#endif
 
 /* ctrl (64-bit words), shared with core/hisparse_add.c */
 enum {
@@ -219,12 +222,14 @@ FN int combine(GLOBAL const u8 *a, GLOBAL const u8 *b, real ca, real cb, real *o
     }
     return z;
 }
-/* The queue of a pair of child nodes. */
+/* The queue of a pair of child nodes: Q_LDENSE (hs_add_pair, a work-group
+ * per pair) also takes COO pairs too large for a segment of hs_add_leaf
+ * (one such pair alone kept a segment busy for 0.7 ms on the H100). */
 FN int pair_queue(nview a, nview b)
 {
     if (!is_leaf(a.type)) return Q_IP;
     if (is_dense(a.type) || is_dense(b.type)) return Q_LDENSE;
-    return a.n + b.n <= FEW ? Q_LFEW : Q_LMANY;
+    return a.n + b.n <= FEW ? Q_LFEW : a.n + b.n <= MANY ? Q_LMANY : Q_LDENSE;
 }
 FN void put_ref(GLOBAL u8 *out, u64 out_base, GLOBAL u64 *ctrl, u64 slot, u64 ref)
 {

@@ -443,6 +443,37 @@ START_TEST(test_add_leaf_union)
 }
 END_TEST
 
+/* Leaf pairs over the leaf kernel's limit go to the work-group kernel (a
+ * limit of 100 entries here, HISP_ADD_LEAF_MAX): same results, the root
+ * pair of a one-leaf matrix included. */
+START_TEST(test_add_leaf_max)
+{
+    uint64_t st = test_seed() + 5108;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    setenv("HISP_ADD_LEAF_MAX", "100", 1);
+    for (int ty = 0; ty < 2; ty++) {
+        hisp_type t = ty ? HISP_F64 : HISP_F32;
+        static const int ds[2] = {16, 128};
+        for (int di = 0; di < 2; di++) {
+            int d = ds[di];
+            int64_t m = d == 16 ? 200 : 120, n = d == 16 ? 150 : 100; /* d 128: one leaf */
+            coo a = random_coo(m, n, d == 16 ? 0.3 : 0.1, &st), b = moved_coo(&a, 4, &st);
+            char what[80];
+            snprintf(what, sizeof what, "%s d=%d, leaf pairs over 100 entries", hisp_type_name(t),
+                     d);
+            run_case(ctx, ref, t, &a, &b, (setup){d, d, 0, 0, 1, 1, 0, 0}, what);
+            snprintf(what, sizeof what, "%s d=%d, over 100, A^T + B^T", hisp_type_name(t), d);
+            run_case(ctx, ref, t, &a, &b, (setup){d, d, 1, 1, 1, -2, 0, 0}, what);
+            coo_free(&a);
+            coo_free(&b);
+        }
+    }
+    unsetenv("HISP_ADD_LEAF_MAX");
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* A pool far too small: rounds are redone after growing, same result. */
 START_TEST(test_add_pool_small)
 {
@@ -555,6 +586,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_complex_d256, 0, n);
     tcase_add_loop_test(tc, test_add_structured, 0, n);
     tcase_add_loop_test(tc, test_add_leaf_union, 0, n);
+    tcase_add_loop_test(tc, test_add_leaf_max, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
     suite_add_tcase(s, tc);
