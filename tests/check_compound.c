@@ -838,7 +838,8 @@ START_TEST(test_nvrtc)
                                      kinds[k][2], o, o == 2 ? 16 : 32, in, o == 1, vs, dy,
                                      32 << (o % 3), 1 + in);
                             size_t bytes = 0;
-                            hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_COMPOUND, opts, 9, 0, &bytes);
+                            hisp_status s =
+                                hisp_cuda_rtc_check(ctx, HISPI_PROG_COMPOUND, opts, 9, 0, &bytes);
                             if (s == HISP_ERR_UNSUPPORTED) { /* no libnvrtc here */
                                 hisp_error_info e;
                                 CK_OK(ctx, hisp_context_last_error(ctx, &e));
