@@ -111,6 +111,39 @@ static void pool_free_range(hispi_pool *p, uint64_t off, uint64_t bytes)
     p->free_list[c][p->free_len[c]++] = off;
 }
 
+typedef struct {
+    uint64_t off, cls;
+} free_range;
+
+static int by_offset(const void *x, const void *y)
+{
+    uint64_t a = ((const free_range *)x)->off, b = ((const free_range *)y)->off;
+    return a < b ? -1 : a > b;
+}
+
+void hispi_pool_trim(hispi_pool *p)
+{
+    uint64_t n = 0, k = 0;
+    for (uint64_t c = 0; c < p->nclasses; c++)
+        n += p->free_len[c];
+    if (!n) return;
+    free_range *r = malloc((size_t)n * sizeof *r);
+    if (!r) return; /* nothing trimmed: never wrong, only less room */
+    for (uint64_t c = 0; c < p->nclasses; c++)
+        for (uint64_t i = 0; i < p->free_len[c]; i++)
+            r[k++] = (free_range){p->free_list[c][i], c};
+    qsort(r, (size_t)n, sizeof *r, by_offset);
+    while (k > 0 && r[k - 1].off + r[k - 1].cls * 16 == p->used)
+        p->used = r[--k].off;
+    if (k < n) { /* the rest back on their lists (counts only shrink: room enough) */
+        for (uint64_t c = 0; c < p->nclasses; c++)
+            p->free_len[c] = 0;
+        for (uint64_t i = 0; i < k; i++)
+            p->free_list[r[i].cls][p->free_len[r[i].cls]++] = r[i].off;
+    }
+    free(r);
+}
+
 /* ---- reference counts above 1 ------------------------------------------- */
 
 static uint64_t rc_slot(const hispi_pool *p, uint64_t key)

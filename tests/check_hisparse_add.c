@@ -538,6 +538,43 @@ START_TEST(test_add_shared_family)
 }
 END_TEST
 
+/* Repeated additions into one family: destroying C frees its nodes (in any
+ * order), and the next addition trims them off the pool's end first, so
+ * the family's pool does not grow from one A + B to the next. */
+START_TEST(test_add_repeated)
+{
+    uint64_t st = test_seed() + 5109;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    coo a = random_coo(300, 300, 0.05, &st), b = moved_coo(&a, 8, &st);
+    hisp_matrix A = make(ctx, HISP_F64, &a, 16), B = make(ctx, HISP_F64, &b, 16);
+    hisp_matrix Ar = make(ref, HISP_F64, &a, 16), Br = make(ref, HISP_F64, &b, 16), R = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
+    uint64_t used[3] = {0};
+    for (int k = 0; k < 3; k++) {
+        hisp_matrix C = NULL;
+        hisp_hisparse_profile pf;
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+        CK_OK(ctx, hisp_matrix_hisparse_profile(C, &pf));
+        used[k] = pf.pool_used;
+        same_as_ref(ctx, C, ref, R, "A + B, repeated");
+        hisp_matrix_destroy(&C);
+    }
+    if (on_device(_i)) { /* the reference builds C in a family of its own */
+        ck_assert_uint_eq(used[1], used[0]);
+        ck_assert_uint_eq(used[2], used[0]);
+    }
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    hisp_matrix_destroy(&Ar);
+    hisp_matrix_destroy(&Br);
+    hisp_matrix_destroy(&R);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* The kernels compile for CUDA through NVRTC (no device needed): every
  * value type and node size the tests run. */
 START_TEST(test_add_nvrtc)
@@ -592,6 +629,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_leaf_union, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
+    tcase_add_loop_test(tc, test_add_repeated, 0, n);
     suite_add_tcase(s, tc);
     TCase *lm = tcase_create("leaf-max");
     tcase_set_timeout(lm, 600);
