@@ -60,13 +60,15 @@ void hispi_sched_spmv_policy(int d, hisp_type t, hispi_sched_policy *p)
     }
 }
 
-/* The addition merges whole nodes, so a group of 64 per pair (a work-item
- * per pair for small leaf pairs); every queue launches when it has work:
- * the children of a round are the next level. */
+/* The addition merges whole nodes: a work-group per inner, dense or large
+ * leaf pair, a segment of one per other leaf pair over HISPI_ADD_FEW
+ * entries (its size set by the controller from the local memory it needs),
+ * a work-item per smaller one; every queue launches when it has work: the
+ * children of a round are the next level. */
 void hispi_sched_add_policy(hispi_sched_policy *p)
 {
     static const char *names[HISPI_AQ_ADD] = {"inner-pair", "leaf-pair-few", "leaf-pair-many",
-                                              "leaf-pair-dense", "one-operand"};
+                                              "leaf-pair-dense-or-large", "one-operand"};
     static const int fn[HISPI_AQ_ADD] = {HISPI_NF_ADD_PAIR, HISPI_NF_ADD_SEQ, HISPI_NF_ADD_LEAF,
                                          HISPI_NF_ADD_PAIR, HISPI_NF_ADD_ONE};
     memset(p, 0, sizeof *p);

@@ -140,9 +140,9 @@ HISPI_LOCAL int hispi_sched_pick(const hispi_sched_policy *p, const uint64_t *pe
  * an entry is a pair of nodes at one position, or in "one" a node of one
  * operand alone that is copied (scaled or transposed). Inner pairs, leaf
  * pairs of both COO nodes with at most HISPI_ADD_FEW entries together (a
- * work-item each), more (a segment of a work-group each), with a dense node
- * (a work-group each). Rounds are
- * levels: every queue with work is launched in every round. */
+ * work-item each), up to HISPI_ADD_MANY (a segment of a work-group each),
+ * with a dense node or more entries (a work-group each). Rounds are levels:
+ * every queue with work is launched in every round. */
 enum {
     HISPI_AQ_INNER = 0,
     HISPI_AQ_LEAF_FEW = 1,
@@ -152,9 +152,9 @@ enum {
     HISPI_AQ_ADD = 5 /* number of addition queues */
 };
 #define HISPI_ADD_FEW 64
-/* Leaf pairs of more entries together go to the work-group queue (the dense
- * one): a segment of the leaf kernel would hold up its group alone.
- * HISP_ADD_LEAF_MAX overrides (tests). */
+/* Leaf pairs of more entries together go to the work-group queue
+ * (HISPI_AQ_LEAF_DENSE): a segment of the leaf kernel would hold up its
+ * group alone. HISP_ADD_LEAF_MAX overrides (tests). */
 #define HISPI_ADD_MANY 8192
 enum { HISPI_NF_ADD_PAIR = 4, HISPI_NF_ADD_SEQ = 5, HISPI_NF_ADD_ONE = 6, HISPI_NF_ADD_LEAF = 7 };
 HISPI_LOCAL void hispi_sched_add_policy(hispi_sched_policy *p);
