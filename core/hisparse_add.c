@@ -365,8 +365,6 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
         ad.gs = atoi(g);
     ad.lp = leaf_pairs_per_group(ad.gs, a->d);
-    ad.pol.q[HISPI_AQ_LEAF_MANY].tpn = ad.gs / ad.lp;
-    ad.pol.q[HISPI_AQ_LEAF_MANY].group = ad.gs;
     uint64_t many = HISPI_ADD_MANY;
     const char *lm = getenv("HISP_ADD_LEAF_MAX");
     if (lm && *lm) many = strtoull(lm, NULL, 10);
