@@ -68,10 +68,13 @@ __device__ __forceinline__ entry_t load_entry(const entry_t *p)
 
 __device__ __forceinline__ unsigned long long coo_payload(unsigned n, unsigned s)
 {
+    /* x and a are powers of two (s is): masks, not the divisions the
+     * compiler emits for a variable divisor (the band kernel runs this per
+     * entry) */
     unsigned x = n == 1 ? 1 : n == 2 ? 2 : 4;
-    unsigned np = (n + x - 1) / x * x;
+    unsigned np = (n + x - 1) & ~(x - 1);
     unsigned a = x * s < 16 ? x * s : 16;
-    return (4 + 2 * np + a - 1) / a * a;
+    return (4 + 2 * np + a - 1) & ~(a - 1);
 }
 
 /* The queue of child c: hispi_sched_spmv_queue (reads a COO child's count). */
@@ -275,12 +278,19 @@ __global__ void __launch_bounds__(256)
 }
 
 /* The segmented sum of one warp slice (keys sorted within runs; see
- * hs_leaf_coo): emit(key, sum) once per run, by the run's first lane. */
+ * hs_leaf_coo): emit(key, sum) once per run, by the run's first lane.
+ * With check, a slice where no entry continues its neighbour's run (every
+ * slice of A^T x over row-major leaves, most of a diagonal line's) skips
+ * the scan: its 11 shuffles per lane (16 for f64) bought nothing there. */
 template <typename T, typename EMIT>
-__device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMIT emit)
+__device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMIT emit, bool check)
 {
-    unsigned kn = __shfl_down_sync(0xffffffffu, key, 1);
     unsigned kp = __shfl_up_sync(0xffffffffu, key, 1);
+    if (check && !__any_sync(0xffffffffu, lane > 0 && kp == key && key != NOKEY)) {
+        if (key != NOKEY) emit(key, v);
+        return;
+    }
+    unsigned kn = __shfl_down_sync(0xffffffffu, key, 1);
     bool stop = lane == 31 || kn != key;
     for (unsigned o = 1; o < 32; o <<= 1) {
         T vo = __shfl_down_sync(0xffffffffu, v, o);
@@ -293,9 +303,11 @@ __device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMI
 
 /* ... and one add into y per run. */
 template <typename T>
-__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha)
+__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha,
+                                          bool check)
 {
-    slice_runs<T>(key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); });
+    slice_runs<T>(
+        key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); }, check);
 }
 
 /* One 32-entry slice of a walk over concatenated leaves: L is the leaf of
@@ -303,16 +315,20 @@ __device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y
  * through off(m) (the slice overlaps at most 32 leaves); the starts inside
  * the slice, as bits of one OR-reduced mask, give the lane's leaf by a
  * population count (le: the bits of lanes <= this one), and L moves to the
- * next slice's first leaf. Leaves hold at least one entry. */
+ * next slice's first leaf. Leaves hold at least one entry. With last,
+ * also whether the lane's entry is its leaf's last. */
 template <typename OFF>
 __device__ __forceinline__ unsigned walk_slice(unsigned &L, unsigned base, unsigned lane,
-                                               unsigned le, unsigned nleaves, OFF off)
+                                               unsigned le, unsigned nleaves, OFF off,
+                                               bool *last = nullptr)
 {
     const unsigned m = L + 1 + lane;
     const unsigned p = m <= nleaves ? off(m) - base : 64u; /* >= 1 */
     const unsigned ends = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
+    const bool next = __any_sync(0xffffffffu, p == 32); /* a leaf starts the next slice */
     const unsigned lf = L + __popc(ends & le);
-    L += __popc(ends) + (__any_sync(0xffffffffu, p == 32) ? 1u : 0u);
+    L += __popc(ends) + (next ? 1u : 0u);
+    if (last) *last = lane == 31 ? next : ((ends >> (lane + 1)) & 1) != 0;
     return lf;
 }
 
@@ -366,7 +382,7 @@ flat_walk(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned 
         }
 #pragma unroll
         for (unsigned u = 0; u < U; u++)
-            if (j + u < b) slice_sum<T>(key[u], v[u], lane, y, alpha);
+            if (j + u < b) slice_sum<T>(key[u], v[u], lane, y, alpha, P.runs_check != 0);
     }
 }
 
@@ -409,7 +425,7 @@ flat_search(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigne
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
             if (s0 + u * nw >= slices) break; /* warp-uniform */
-            slice_sum<T>(key[u], v[u], lane, y, alpha);
+            slice_sum<T>(key[u], v[u], lane, y, alpha, P.runs_check != 0);
         }
     }
 }

@@ -12,21 +12,30 @@ namespace
 
 /* ---- the replay's plan of a COO leaf queue ------------------------------------ */
 
-__global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n,
-                         unsigned long long *cnt)
+/* Entries of each leaf, rounded up to even with pad (the pair kernel's
+ * plans: every leaf then starts at an even entry, so a lane's two entries
+ * share a leaf and load as one word each); small: a leaf of one entry
+ * (its node has no padding slot to stand for the second). */
+__global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n, int pad,
+                         unsigned long long *cnt, unsigned *small)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) cnt[i] = *reinterpret_cast<const unsigned *>(pool + (e[i].ref & ~15ull));
+    if (i < n) {
+        const unsigned c = *reinterpret_cast<const unsigned *>(pool + (e[i].ref & ~15ull));
+        if (c < 2 && small) *small = 1;
+        cnt[i] = pad ? (c + 1) & ~1u : c;
+    }
     if (i == n) cnt[n] = 0;
 }
 
 /* Leaf i's addresses less its first entry's index (so lane k reads entry k
- * of the queue's concatenation at base + k), its offsets, its first entry,
- * and the warps whose first entry lies in it. */
+ * of the queue's concatenation at base + k; bit 0 of the coordinates'
+ * address set: an odd count padded, the leaf's last plan entry is the
+ * node's padding slot, value 0, and adds nothing), its offsets, its first
+ * entry, and the warps whose first entry lies in it. */
 __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n, unsigned vs,
                         const unsigned long long *start, unsigned ce, int tr, ulonglong2 *addr,
-                        uint2 *at, unsigned *off, unsigned *wl, unsigned *small,
-                        unsigned long long *cont)
+                        uint2 *at, unsigned *off, unsigned *wl, unsigned long long *cont)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i > n) return;
@@ -34,29 +43,33 @@ __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n,
     off[i] = (unsigned)s0;
     if (i == n) return;
     const unsigned long long s1 = start[i + 1];
-    if (s1 - s0 < 2) *small = 1; /* the two-entry lanes' walk needs >= 2 per leaf */
     const unsigned long long nd = reinterpret_cast<unsigned long long>(pool) + (e[i].ref & ~15ull);
-    addr[i] = make_ulonglong2(nd + 4 - 2 * s0, nd + coo_payload((unsigned)(s1 - s0), vs) - vs * s0);
+    const unsigned c = *reinterpret_cast<const unsigned *>(nd); /* s1 - s0 or one less */
+    addr[i] = make_ulonglong2((nd + 4 - 2 * s0) | (s1 - s0 != c ? 1u : 0u),
+                              nd + coo_payload(c, vs) - vs * s0);
     at[i] = make_uint2(e[i].row, e[i].col);
-    for (unsigned long long c = (s0 + ce - 1) / ce; wl && c * ce < s1; c++)
-        wl[c] = i;
+    for (unsigned long long w = (s0 + ce - 1) / ce; wl && w * ce < s1; w++)
+        wl[w] = i;
     /* entries whose output index is their predecessor's in the leaf */
     const unsigned char *rc = reinterpret_cast<const unsigned char *>(nd + 4) + (tr ? 1 : 0);
     unsigned same = 0;
-    for (unsigned k = 1; k < (unsigned)(s1 - s0); k++)
+    for (unsigned k = 1; k < c; k++)
         same += rc[2 * k] == rc[2 * k - 2];
     if (same) atomicAdd(cont, (unsigned long long)same);
 }
 
-/* Entry k of the plan's concatenation, in leaf lf: its output index and
- * a_ij * x_j. */
+/* Entry k of the plan's concatenation, in leaf lf (last: the leaf's last
+ * plan entry): its output index and a_ij * x_j; NOKEY for an odd leaf's
+ * padding entry. */
 template <typename T>
 __device__ __forceinline__ void plan_entry(const ulonglong2 *addr, const uint2 *at, unsigned lf,
-                                           unsigned k, bool tr, const T *x, unsigned &key, T &v)
+                                           unsigned k, bool last, bool tr, const T *x,
+                                           unsigned &key, T &v)
 {
     const ulonglong2 ad = __ldg(addr + lf);
+    if (last && (ad.x & 1)) return; /* key, v stay NOKEY, 0 */
     const uint2 o = __ldg(at + lf);
-    const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x)[k];
+    const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x & ~1ull)[k];
     const unsigned r = o.x + (bb & 255), c = o.y + (bb >> 8);
     key = tr ? c : r;
     v = reinterpret_cast<const T *>(ad.y)[k] * x[tr ? r : c];
@@ -115,9 +128,10 @@ __global__ void __launch_bounds__(256)
             key[u] = NOKEY;
             v[u] = 0;
             if (js >= b) continue; /* warp-uniform */
-            const unsigned lf =
-                walk_slice(L, base, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m); });
-            if (k < total) plan_entry<T>(addr, at, lf, k, tr, x, key[u], v[u]);
+            bool last;
+            const unsigned lf = walk_slice(
+                L, base, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m); }, &last);
+            if (k < total) plan_entry<T>(addr, at, lf, k, last, tr, x, key[u], v[u]);
         }
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
@@ -125,7 +139,7 @@ __global__ void __launch_bounds__(256)
             if constexpr (MATCH)
                 match_sum<T>(key[u], v[u], lane, y, alpha, s_v + (threadIdx.x & ~31u));
             else
-                slice_sum<T>(key[u], v[u], lane, y, alpha);
+                slice_sum<T>(key[u], v[u], lane, y, alpha, P.runs_check != 0);
         }
     }
 }
@@ -159,16 +173,26 @@ __device__ __forceinline__ void pair_sum(unsigned ka, unsigned kb, T va, T vb, u
     if (kb != NOKEY && (lane == 31 || nk != kb)) red_add(&y[kb], alpha * S);
 }
 
+template <typename T> struct pair_of;
+template <> struct pair_of<float> {
+    using type = float2;
+};
+template <> struct pair_of<double> {
+    using type = double2;
+};
+
 /* hs_leaf_replay with two consecutive entries per lane (64-entry slices):
- * one walk and one scan per 64 entries. A slice holds at most 32 leaf
- * starts because the plan's leaves hold at least two entries (checked when
- * it is built), so lanes m = 0..31 reading the starts of leaves L+1..L+32
- * see them all. A warp covers exactly its plan chunk of 32 * cs entries. */
+ * one walk and one scan per 64 entries. The plan is padded (every leaf
+ * starts at an even entry), so a lane's two entries lie in one leaf: one
+ * leaf record, one 4-byte load of their coordinates and one 8- or 16-byte
+ * load of their values, and the walk is walk_slice's over pairs. A warp
+ * covers exactly its plan chunk of 32 * cs entries. */
 template <typename T>
 __global__ void __launch_bounds__(256)
     hs_leaf_replay2(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
                     const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
 {
+    using T2 = typename pair_of<T>::type;
     constexpr unsigned U = 2;
     const unsigned lane = threadIdx.x & 31;
     const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -181,29 +205,33 @@ __global__ void __launch_bounds__(256)
     const T alpha = (T)P.alpha;
     const bool tr = P.tr != 0;
     unsigned L = wl[w];
-    const unsigned e0 = 2 * lane; /* this lane's first position in a slice */
-    /* starts at positions <= e0: all of lo and part of hi, or part of lo */
-    const unsigned mlo = lane < 16 ? (2u << e0) - 1 : 0xffffffffu;
-    const unsigned mhi = lane < 16 ? 0u : (2u << (e0 - 32)) - 1;
-    const unsigned sh1 = (e0 + 1) & 31; /* position e0 + 1 in lo (lane < 16) or hi */
+    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
     for (unsigned base = a; base < kend; base += 64 * U) {
         unsigned ka[U], kb[U];
         T va[U], vb[U];
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
-            const unsigned sb = base + 64 * u, k = sb + e0;
+            const unsigned sb = base + 64 * u, k = sb + 2 * lane; /* kend, k: even */
             ka[u] = kb[u] = NOKEY;
             va[u] = vb[u] = 0;
             if (sb >= kend) continue; /* warp-uniform */
-            const unsigned m = L + 1 + lane;
-            const unsigned p = m <= nleaves ? __ldg(off + m) - sb : 128u; /* >= 1 */
-            const unsigned lo = __reduce_or_sync(0xffffffffu, p < 32 ? 1u << p : 0u);
-            const unsigned hi = __reduce_or_sync(0xffffffffu, p - 32 < 32 ? 1u << (p - 32) : 0u);
-            const unsigned l0 = L + __popc(lo & mlo) + __popc(hi & mhi);
-            const unsigned l1 = l0 + (((lane < 16 ? lo : hi) >> sh1) & 1);
-            L += __popc(lo) + __popc(hi) + (__any_sync(0xffffffffu, p == 64) ? 1u : 0u);
-            if (k < kend) plan_entry<T>(addr, at, l0, k, tr, x, ka[u], va[u]);
-            if (k + 1 < kend) plan_entry<T>(addr, at, l1, k + 1, tr, x, kb[u], vb[u]);
+            bool last;
+            const unsigned lf = walk_slice(
+                L, sb >> 1, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m) >> 1; },
+                &last);
+            if (k >= kend) continue;
+            const ulonglong2 ad = __ldg(addr + lf);
+            const uint2 o = __ldg(at + lf);
+            const unsigned cc = *reinterpret_cast<const unsigned *>((ad.x & ~1ull) + 2ull * k);
+            const T2 vv = *reinterpret_cast<const T2 *>(ad.y + (unsigned long long)sizeof(T) * k);
+            const unsigned ra = o.x + (cc & 255), ca = o.y + ((cc >> 8) & 255);
+            ka[u] = kb[u] = tr ? ca : ra;
+            va[u] = vv.x * x[tr ? ra : ca];
+            if (!(last && (ad.x & 1))) { /* else: an odd leaf's padding, adds nothing */
+                const unsigned rb = o.x + ((cc >> 16) & 255), cb = o.y + (cc >> 24);
+                kb[u] = tr ? cb : rb;
+                vb[u] = vv.y * x[tr ? rb : cb];
+            }
         }
 #pragma unroll
         for (unsigned u = 0; u < U; u++)
@@ -275,6 +303,24 @@ __global__ void bp_fill_units(const entry_t *e, unsigned n, const unsigned long 
     }
 }
 
+__global__ void bp_fill_off(unsigned n, const unsigned long long *start, unsigned *off)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) off[i] = (unsigned)start[i];
+}
+
+/* Leaf i's band-plan record: its node's 16-byte index in the pool and its
+ * input offset (column, or row when tr; its output offset is its unit's
+ * band). flag: a node beyond 2^32 * 16 bytes. */
+__global__ void bp_fill_rec(const entry_t *e, unsigned n, int tr, uint2 *rec, unsigned *flag)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned long long nd = (e[i].ref & ~15ull) >> 4;
+    if (nd >> 32) *flag = 1;
+    rec[i] = make_uint2((unsigned)nd, tr ? e[i].row : e[i].col);
+}
+
 /* The band replay's kernel: a block per unit (at most 32 * 8 * cs entries
  * of one band, the bands being the leaves' output offsets / d, all COO
  * leaf queues together, sorted by band). Its warps share the unit's slices,
@@ -284,9 +330,8 @@ __global__ void bp_fill_units(const entry_t *e, unsigned n, const unsigned long 
  * global add per output index per unit instead of one per run. */
 template <typename T>
 __global__ void __launch_bounds__(256)
-    hs_leaf_band(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
-                 const unsigned *ustart, const unsigned *uleaf, const unsigned *uband,
-                 unsigned nleaves)
+    hs_leaf_band(hisp_cuda_hs P, const uint2 *rec, const unsigned *off, const unsigned *ustart,
+                 const unsigned *uleaf, const unsigned *uband, unsigned nleaves)
 {
     constexpr unsigned U = 4;
     __shared__ T acc[256];
@@ -322,15 +367,24 @@ __global__ void __launch_bounds__(256)
                 const unsigned lf = walk_slice(L, sb, lane, le, nleaves,
                                                [&](unsigned m) { return __ldg(off + m); });
                 if (k < kend) {
-                    plan_entry<T>(addr, at, lf, k, tr, x, key[j], v[j]);
-                    key[j] -= band;
+                    /* 12 bytes of plan per leaf (rec, off), not 28: on rmat
+                     * they outweighed the leaves' own bytes */
+                    const unsigned s0 = __ldg(off + lf), i = k - s0;
+                    const uint2 r = __ldg(rec + lf);
+                    const unsigned char *nd = P.pool + 16ull * r.x;
+                    const unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[i];
+                    key[j] = tr ? bb >> 8 : bb & 255;
+                    const T *val = reinterpret_cast<const T *>(
+                        nd + coo_payload(__ldg(off + lf + 1) - s0, sizeof(T)));
+                    v[j] = val[i] * x[r.y + (tr ? bb & 255 : bb >> 8)];
                 }
             }
 #pragma unroll
             for (unsigned j = 0; j < U; j++) {
                 if (base + 32 * j >= kend) break; /* warp-uniform */
-                slice_runs<T>(key[j], v[j], lane,
-                              [&](unsigned k, T sum) { atomicAdd(&acc[k], sum); });
+                slice_runs<T>(
+                    key[j], v[j], lane, [&](unsigned k, T sum) { atomicAdd(&acc[k], sum); },
+                    P.runs_check != 0);
             }
         }
     }
@@ -373,13 +427,19 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     /* [0]: a leaf of fewer than two entries; [1]: entries continuing a run */
     unsigned long long *flags = start + nl + 1, h_flags[2] = {0, 0};
     if (r == cudaSuccess) r = cudaMemsetAsync(flags, 0, sizeof h_flags, stream);
-    if (r == cudaSuccess) {
-        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, cnt);
+    /* padded to even counts unless a leaf holds one entry (then unpadded,
+     * and only the one-entry-per-lane kernel runs) */
+    for (int pad = 1; pad >= 0 && r == cudaSuccess; pad--) {
+        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, pad, cnt,
+                                             pad ? reinterpret_cast<unsigned *>(flags) : nullptr);
         r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, start, (int)nl + 1, stream);
+        if (r == cudaSuccess)
+            r = cudaMemcpyAsync(&total, start + nl, sizeof total, cudaMemcpyDeviceToHost, stream);
+        if (r == cudaSuccess)
+            r = cudaMemcpyAsync(h_flags, flags, sizeof h_flags, cudaMemcpyDeviceToHost, stream);
+        if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
+        if (!h_flags[0]) break;
     }
-    if (r == cudaSuccess)
-        r = cudaMemcpyAsync(&total, start + nl, sizeof total, cudaMemcpyDeviceToHost, stream);
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
     if (r == cudaSuccess && (total == 0 || total > 0xffffffffull - ce))
         r = cudaErrorInvalidValue; /* entry offsets are 32-bit */
     const unsigned long long warps = (total + ce - 1) / ce;
@@ -390,12 +450,12 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     if (r == cudaSuccess) {
         rp_fill<<<blocks, 256, 0, stream>>>(P->pool, e, nl, vs, start, ce, P->tr,
                                             static_cast<ulonglong2 *>(R->addr),
-                                            static_cast<uint2 *>(R->at), R->off, R->wl,
-                                            reinterpret_cast<unsigned *>(flags), flags + 1);
+                                            static_cast<uint2 *>(R->at), R->off, R->wl, flags + 1);
         r = cudaGetLastError();
     }
     if (r == cudaSuccess)
-        r = cudaMemcpyAsync(h_flags, flags, sizeof h_flags, cudaMemcpyDeviceToHost, stream);
+        r = cudaMemcpyAsync(h_flags + 1, flags + 1, sizeof *h_flags, cudaMemcpyDeviceToHost,
+                            stream);
     if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
     if (cnt) (void)cudaFree(cnt);
     if (tmp) (void)cudaFree(tmp);
@@ -451,7 +511,7 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_
 
 extern "C" void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B)
 {
-    void *bufs[] = {B->addr, B->at, B->off, B->ustart, B->uleaf, B->uband};
+    void *bufs[] = {B->rec, B->off, B->ustart, B->uleaf, B->uband};
     for (void *b : bufs)
         if (b) (void)cudaFree(b);
     memset(B, 0, sizeof *B);
@@ -467,7 +527,7 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
         n64 += cap[i];
     if (n64 == 0 || n64 >= (1ull << 31) || slices == 0 || slices > 4096)
         return cudaErrorInvalidValue;
-    const unsigned n = (unsigned)n64, vs = P->f64 ? 8 : 4, ce = 32 * 8 * slices;
+    const unsigned n = (unsigned)n64, ce = 32 * 8 * slices;
     const unsigned log2d = (unsigned)P->log2d, blocks = (n + 1 + 255) / 256;
     entry_t *e = nullptr;
     unsigned long long *cnt = nullptr, total = 0, units = 0, scratch_h[3] = {0, 0, 0};
@@ -486,7 +546,7 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
     if (r == cudaSuccess) r = hisp_cuda_hs_sort_entries(e, n, P->tr, stream);
     /* cnt, n + 1 each: counts, first entries, band starts where a band
      * starts, every leaf's band start, unit counts, unit indices; then 3
-     * flags (a leaf under two entries, entries continuing a run, an empty leaf) */
+     * flags (a node past a 32-bit record index, unused, an empty leaf) */
     if (r == cudaSuccess) r = cudaMalloc(&cnt, (6 * ((size_t)n + 1) + 3) * sizeof *cnt);
     unsigned long long *start = cnt + n + 1, *bs0 = start + n + 1, *bs = bs0 + n + 1,
                        *ucnt = bs + n + 1, *uidx = ucnt + n + 1, *scratch = uidx + n + 1;
@@ -497,7 +557,7 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
         r = cub::DeviceScan::InclusiveScan(nullptr, t2, bs0, bs, max_u64(), (int)n, stream);
     if (r == cudaSuccess) r = cudaMalloc(&tmp, (tmp_bytes > t2 ? tmp_bytes : t2) + 16);
     if (r == cudaSuccess) {
-        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, n, cnt);
+        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, n, 0, cnt, nullptr);
         r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, start, (int)n + 1, stream);
     }
     if (r == cudaSuccess)
@@ -517,25 +577,24 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
         r = cudaMemcpyAsync(&units, uidx + n, sizeof units, cudaMemcpyDeviceToHost, stream);
     if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
     if (r == cudaSuccess && (units == 0 || units >= (1ull << 31))) r = cudaErrorInvalidValue;
-    if (r == cudaSuccess) r = cudaMalloc(&B->addr, (size_t)n * sizeof(ulonglong2));
-    if (r == cudaSuccess) r = cudaMalloc(&B->at, (size_t)n * sizeof(uint2));
+    if (r == cudaSuccess) r = cudaMalloc(&B->rec, (size_t)n * sizeof(uint2));
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->off, ((size_t)n + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->ustart, (units + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->uleaf, (units + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->uband, units * sizeof(unsigned));
     if (r == cudaSuccess) {
-        rp_fill<<<blocks, 256, 0, stream>>>(P->pool, e, n, vs, start, ce, P->tr,
-                                            static_cast<ulonglong2 *>(B->addr),
-                                            static_cast<uint2 *>(B->at), B->off, nullptr,
-                                            reinterpret_cast<unsigned *>(scratch), scratch + 1);
+        bp_fill_off<<<blocks, 256, 0, stream>>>(n, start, B->off);
+        bp_fill_rec<<<blocks, 256, 0, stream>>>(e, n, P->tr, static_cast<uint2 *>(B->rec),
+                                                reinterpret_cast<unsigned *>(scratch));
         bp_fill_units<<<blocks, 256, 0, stream>>>(e, n, start, bs, uidx, ce, P->tr, log2d,
                                                   B->ustart, B->uleaf, B->uband);
         r = cudaGetLastError();
     }
     if (r == cudaSuccess)
         r = cudaMemcpyAsync(scratch_h, scratch, sizeof scratch_h, cudaMemcpyDeviceToHost, stream);
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);         /* before the frees */
-    if (r == cudaSuccess && scratch_h[2]) r = cudaErrorInvalidValue; /* an empty leaf */
+    if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
+    /* an empty leaf, or a node past the records' 32-bit index */
+    if (r == cudaSuccess && (scratch_h[2] || scratch_h[0])) r = cudaErrorInvalidValue;
     void *bufs[] = {e, cnt, tmp};
     for (void *b : bufs)
         if (b) (void)cudaFree(b);
@@ -552,13 +611,12 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
 extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
                                               cudaStream_t stream)
 {
-    const ulonglong2 *ad = static_cast<const ulonglong2 *>(B->addr);
-    const uint2 *at = static_cast<const uint2 *>(B->at);
+    const uint2 *rec = static_cast<const uint2 *>(B->rec);
     if (P->f64)
-        hs_leaf_band<double><<<B->units, 256, 0, stream>>>(*P, ad, at, B->off, B->ustart, B->uleaf,
+        hs_leaf_band<double><<<B->units, 256, 0, stream>>>(*P, rec, B->off, B->ustart, B->uleaf,
                                                            B->uband, B->nleaves);
     else
-        hs_leaf_band<float><<<B->units, 256, 0, stream>>>(*P, ad, at, B->off, B->ustart, B->uleaf,
+        hs_leaf_band<float><<<B->units, 256, 0, stream>>>(*P, rec, B->off, B->ustart, B->uleaf,
                                                           B->uband, B->nleaves);
     return cudaGetLastError();
 }

@@ -668,6 +668,99 @@ START_TEST(test_hs_owner_parts)
 }
 END_TEST
 
+/* Infinities in x through the scheduled SpMV and the replay: rows of
+ * random length (odd and even leaf counts, long runs, so CUDA's replay
+ * plans are padded and its two-entry lanes run for A x), positive entries,
+ * +inf in a few entries of x. y is +inf exactly where the reference's is
+ * and finite and close elsewhere: a kernel that multiplied a padding or
+ * empty slot (0 * inf) would leave a NaN. */
+START_TEST(test_hs_replay_inf)
+{
+    uint64_t rs = test_seed() + 4006 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    const int64_t n = 2500;
+    int32_t *ri = malloc(12 * (size_t)n * sizeof *ri), *ci = malloc(12 * (size_t)n * sizeof *ci);
+    double *vd = malloc(12 * (size_t)n * sizeof *vd);
+    float *vf = malloc(12 * (size_t)n * sizeof *vf);
+    double *xh = malloc((size_t)n * sizeof *xh), *yr = malloc((size_t)n * sizeof *yr);
+    double *yd = malloc((size_t)n * sizeof *yd);
+    ck_assert(ri && ci && vd && vf && xh && yr && yd);
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i, len = 1 + (int64_t)(test_rand(&rs) % 11); j < n && j < i + len; j++) {
+            ri[nnz] = (int32_t)i;
+            ci[nnz] = (int32_t)j;
+            vd[nnz] = 0.5 + test_uniform(&rs);
+            vf[nnz] = (float)vd[nnz];
+            nnz++;
+        }
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F64 : HISP_F32;
+        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        size_t es = hisp_type_size(t);
+        hisp_matrix A = NULL, H = NULL;
+        CK_OK(ctx, hisp_matrix_create_coo(ctx, t, n, n, nnz, ri, ci,
+                                          t == HISP_F32 ? (const void *)vf : (const void *)vd, &A));
+        CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+        CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+        for (int op = 0; op < 2; op++) {
+            void *xv = malloc((size_t)n * es), *yv = malloc((size_t)n * es);
+            ck_assert(xv && yv);
+            for (int64_t i = 0; i < n; i++)
+                xh[i] = 0.5 + test_uniform(&rs);
+            for (int k = 0; k < 3; k++)
+                xh[test_rand(&rs) % (uint64_t)n] = INFINITY;
+            for (int64_t i = 0; i < n; i++)
+                st(t, xv, i, xh[i]);
+            double one = 1, zero = 0;
+            float onef = 1, zerof = 0;
+            const void *ap = t == HISP_F32 ? (const void *)&onef : (const void *)&one;
+            const void *bp = t == HISP_F32 ? (const void *)&zerof : (const void *)&zero;
+            memset(yv, 0, (size_t)n * es); /* finite: the reference computes beta * y */
+            ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, H->hs, (hisp_op)op, 1.0, xv, 0.0, yv),
+                             HISP_SUCCESS);
+            for (int64_t i = 0; i < n; i++)
+                yr[i] = ld(t, yv, i);
+            hisp_vector x = NULL, y = NULL;
+            CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
+            CK_OK(ctx, hisp_vector_create(ctx, t, n, &y));
+            CK_OK(ctx, hisp_vector_write(x, xv));
+            CK_OK(ctx, hisp_matrix_set_replay(H, 0));
+            for (int run = 0; run < 4; run++) { /* scheduled, then three replays */
+                if (run == 1) CK_OK(ctx, hisp_matrix_set_replay(H, 1));
+                hisp_status s = hisp_spmv(ctx, (hisp_op)op, ap, H, x, bp, y);
+                if (unsupported(ctx, s, _i)) break;
+                CK_OK(ctx, s);
+                CK_OK(ctx, hisp_vector_read(y, yv));
+                int64_t infs = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    double dv = ld(t, yv, i);
+                    yd[i] = dv;
+                    infs += isinf(yr[i]) != 0;
+                    ck_assert_msg(!isinf(dv) == !isinf(yr[i]) && !isnan(dv),
+                                  "%s: %s op %c run %d: y[%lld] = %g, reference %g",
+                                  target_label(_i), hisp_type_name(t), op ? 'T' : 'N', run,
+                                  (long long)i, dv, yr[i]);
+                    if (!isinf(dv))
+                        ck_assert_msg(fabs(dv - yr[i]) <=
+                                          (t == HISP_F32 ? 1e-5 : 1e-12) * (fabs(yr[i]) + 1),
+                                      "%s: y[%lld] = %.17g, reference %.17g", target_label(_i),
+                                      (long long)i, dv, yr[i]);
+                }
+                ck_assert_int_gt(infs, 0);
+            }
+            hisp_vector_destroy(&x);
+            hisp_vector_destroy(&y);
+            free(xv), free(yv);
+        }
+        hisp_matrix_destroy(&H);
+        hisp_matrix_destroy(&A);
+    }
+    free(ri), free(ci), free(vd), free(vf), free(xh), free(yr), free(yd);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* The policy: every queue named, launch rule progress, thresholds. */
 START_TEST(test_hs_policy)
 {
@@ -718,6 +811,7 @@ Suite *suite_hisparse_dev(void)
     tcase_add_loop_test(tc, test_hs_backend_switch, 0, n);
     tcase_add_loop_test(tc, test_hs_cli, 0, n);
     tcase_add_loop_test(tc, test_hs_owner_parts, 0, n);
+    tcase_add_loop_test(tc, test_hs_replay_inf, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -516,6 +516,9 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.flat_walk = env_is("HISP_CUDA_HS_FLAT", "walk")     ? 1
                   : env_is("HISP_CUDA_HS_FLAT", "search") ? -1
                                                           : 0;
+    /* slices without runs skip the scan; HISP_CUDA_HS_RUNS_CHECK=0 scans
+     * every slice (the measured variant it replaced) */
+    P.runs_check = !env_is("HISP_CUDA_HS_RUNS_CHECK", "0");
     int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)

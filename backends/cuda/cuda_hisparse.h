@@ -30,9 +30,10 @@ typedef struct {
     void *y;
     uint64_t root;
     int root_queue;
-    int leaf_warp; /* COO leaves by warp groups instead of the flattened block */
-    int flat_per;  /* leaves per block of the flattened kernel (0: the policy's group / tpn) */
-    int flat_walk; /* flattened kernel: 1 walk (no search per entry), -1 search, 0 by entry size */
+    int leaf_warp;  /* COO leaves by warp groups instead of the flattened block */
+    int flat_per;   /* leaves per block of the flattened kernel (0: the policy's group / tpn) */
+    int flat_walk;  /* flattened kernel: 1 walk (no search per entry), -1 search, 0 by entry size */
+    int runs_check; /* warp slices without runs skip the segmented scan */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
@@ -70,12 +71,16 @@ cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr, cudaStr
  * their replay order (hs_leaf_replay in kernels_cuda/hisparse.cu): per
  * leaf the addresses of its coordinates and values less its first entry's
  * index (ulonglong2) and its row and column offsets (uint2); the entry
- * offsets of the leaves (nleaves + 1); the leaf of each warp's first entry. */
+ * offsets of the leaves (nleaves + 1); the leaf of each warp's first entry.
+ * Where every leaf holds two entries or more, the plan counts each leaf's
+ * entries rounded up to even (an odd leaf's last plan entry is its node's
+ * padding slot, flagged in its address and skipped), so the two-entry
+ * kernel's lanes hold two entries of one leaf. */
 typedef struct {
     void *addr, *at;
     uint32_t *off, *wl;
     uint32_t nleaves, total, warps, slices; /* slices: 32-entry slices per warp */
-    int pairs;   /* every leaf holds two entries or more: the two-entry lanes may run */
+    int pairs;   /* padded (every leaf holds two entries or more): the two-entry lanes may run */
     double runs; /* entries whose output index is their predecessor's (in the leaf) / all */
 } hisp_cuda_hs_rplan;
 
@@ -95,11 +100,12 @@ cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rpl
 
 /* The band replay's plan (hs_leaf_band in kernels_cuda/hisparse_replay.cu):
  * the leaves of every COO leaf queue together, sorted by output offset,
- * with the per-leaf records of hisp_cuda_hs_rplan, and units of at most
+ * with their entry offsets and a record each (node, input offset; the
+ * output offset is the band's), and units of at most
  * 256 * slices entries of one band of d output indices (first entry,
  * first leaf, band offset; ustart and uleaf end with a sentinel). */
 typedef struct {
-    void *addr, *at;
+    void *rec; /* per leaf: uint2 (node offset / 16, input offset) */
     uint32_t *off, *ustart, *uleaf, *uband;
     uint32_t nleaves, total, units;
 } hisp_cuda_hs_bplan;
