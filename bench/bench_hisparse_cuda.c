@@ -21,7 +21,8 @@
  *                            the short-leaf queues where they hold a quarter of the
  *                            entries; HISP_CUDA_HS_REPLAY_BAND=1|0); -scan-all: every
  *                            warp slice scanned for runs, also where none has any
- *                            (HISP_CUDA_HS_RUNS_CHECK=0)
+ *                            (HISP_CUDA_HS_RUNS_CHECK=0); -perm-off: A^T x leaves never
+ *                            ordered by column (HISP_CUDA_HS_REPLAY_PERM=0)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -409,6 +410,7 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-band-all", "HISP_CUDA_HS_REPLAY_BAND", "1", NULL, NULL},
                 {"hisparse-cuda-replay-band-off", "HISP_CUDA_HS_REPLAY_BAND", "0", NULL, NULL},
                 {"hisparse-cuda-replay-scan-all", "HISP_CUDA_HS_RUNS_CHECK", "0", NULL, NULL},
+                {"hisparse-cuda-replay-perm-off", "HISP_CUDA_HS_REPLAY_PERM", "0", NULL, NULL},
                 {"hisparse-cuda-replay-sl4", "HISP_CUDA_HS_REPLAY_SLICES", "4", NULL, NULL},
                 {"hisparse-cuda-replay-sl16", "HISP_CUDA_HS_REPLAY_SLICES", "16", NULL, NULL},
                 {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
@@ -416,7 +418,7 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-pair-sl32", "HISP_CUDA_HS_REPLAY_PAIR", "1",
                  "HISP_CUDA_HS_REPLAY_SLICES", "32"},
             };
-            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 6 || rvariants); vi++) {
+            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 7 || rvariants); vi++) {
                 for (int k = 1; k < 5 && rv[vi][k]; k += 2)
                     setenv(rv[vi][k], rv[vi][k + 1], 1);
                 for (int op = 0; op < 2; op++)

@@ -35,7 +35,8 @@ __global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n
  * entry, and the warps whose first entry lies in it. */
 __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n, unsigned vs,
                         const unsigned long long *start, unsigned ce, int tr, ulonglong2 *addr,
-                        uint2 *at, unsigned *off, unsigned *wl, unsigned long long *cont)
+                        uint2 *at, unsigned *off, unsigned *wl, unsigned long long *cont,
+                        unsigned long long *cont_sorted)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i > n) return;
@@ -50,12 +51,47 @@ __global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n,
     at[i] = make_uint2(e[i].row, e[i].col);
     for (unsigned long long w = (s0 + ce - 1) / ce; wl && w * ce < s1; w++)
         wl[w] = i;
-    /* entries whose output index is their predecessor's in the leaf */
+    /* entries whose output index is their predecessor's in the leaf, and
+     * as many with the leaf's entries ordered by output index (c less the
+     * distinct indices) */
     const unsigned char *rc = reinterpret_cast<const unsigned char *>(nd + 4) + (tr ? 1 : 0);
-    unsigned same = 0;
-    for (unsigned k = 1; k < c; k++)
-        same += rc[2 * k] == rc[2 * k - 2];
+    unsigned same = 0, seen[8] = {0, 0, 0, 0, 0, 0, 0, 0}, distinct = 0;
+    for (unsigned k = 0; k < c; k++) {
+        const unsigned o = rc[2 * k], bit = 1u << (o & 31);
+        same += k > 0 && o == rc[2 * k - 2];
+        distinct += (seen[o >> 5] & bit) == 0;
+        seen[o >> 5] |= bit;
+    }
     if (same) atomicAdd(cont, (unsigned long long)same);
+    if (c > distinct) atomicAdd(cont_sorted, (unsigned long long)(c - distinct));
+}
+
+/* The order by output index within each leaf of a padded A^T x plan (a
+ * counting sort of its entries by column; stable, so rows stay in order):
+ * perm[k] is the leaf-local index of the leaf's k-th entry in that order;
+ * an odd leaf's padding stays last. Runs of equal output index then
+ * become as long as A x's. A thread per leaf: built once per plan. */
+__global__ void rp_perm(const unsigned char *pool, const entry_t *e, unsigned n,
+                        const unsigned *off, int tr, unsigned short *perm)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned char *nd = pool + (e[i].ref & ~15ull);
+    const unsigned c = *reinterpret_cast<const unsigned *>(nd), s0 = off[i];
+    const unsigned char *rc = nd + 4 + (tr ? 1 : 0);
+    unsigned short pos[256];
+    for (unsigned j = 0; j < 256; j++)
+        pos[j] = 0;
+    for (unsigned k = 0; k < c; k++)
+        pos[rc[2 * k]]++;
+    for (unsigned j = 0, sum = 0; j < 256; j++) {
+        const unsigned h = pos[j];
+        pos[j] = (unsigned short)sum;
+        sum += h;
+    }
+    for (unsigned k = 0; k < c; k++)
+        perm[s0 + pos[rc[2 * k]]++] = (unsigned short)k;
+    if (off[i + 1] - s0 > c) perm[s0 + c] = (unsigned short)c;
 }
 
 /* Entry k of the plan's concatenation, in leaf lf (last: the leaf's last
@@ -187,10 +223,11 @@ template <> struct pair_of<double> {
  * leaf record, one 4-byte load of their coordinates and one 8- or 16-byte
  * load of their values, and the walk is walk_slice's over pairs. A warp
  * covers exactly its plan chunk of 32 * cs entries. */
-template <typename T>
+template <typename T, bool PERM>
 __global__ void __launch_bounds__(256)
     hs_leaf_replay2(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
-                    const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
+                    const unsigned *wl, const unsigned *perm, unsigned nleaves, unsigned total,
+                    unsigned cs)
 {
     using T2 = typename pair_of<T>::type;
     constexpr unsigned U = 2;
@@ -222,8 +259,20 @@ __global__ void __launch_bounds__(256)
             if (k >= kend) continue;
             const ulonglong2 ad = __ldg(addr + lf);
             const uint2 o = __ldg(at + lf);
-            const unsigned cc = *reinterpret_cast<const unsigned *>((ad.x & ~1ull) + 2ull * k);
-            const T2 vv = *reinterpret_cast<const T2 *>(ad.y + (unsigned long long)sizeof(T) * k);
+            unsigned cc;
+            T2 vv;
+            if constexpr (PERM) { /* the pair's two entries by the leaf's order */
+                const unsigned pp = __ldg(perm + (k >> 1)), s0 = __ldg(off + lf);
+                const unsigned i0 = s0 + (pp & 0xffff), i1 = s0 + (pp >> 16);
+                const unsigned short *co = reinterpret_cast<const unsigned short *>(ad.x & ~1ull);
+                const T *va_ = reinterpret_cast<const T *>(ad.y);
+                cc = co[i0] | (unsigned)co[i1] << 16;
+                vv.x = va_[i0];
+                vv.y = va_[i1];
+            } else {
+                cc = *reinterpret_cast<const unsigned *>((ad.x & ~1ull) + 2ull * k);
+                vv = *reinterpret_cast<const T2 *>(ad.y + (unsigned long long)sizeof(T) * k);
+            }
             const unsigned ra = o.x + (cc & 255), ca = o.y + ((cc >> 8) & 255);
             ka[u] = kb[u] = tr ? ca : ra;
             va[u] = vv.x * x[tr ? ra : ca];
@@ -401,14 +450,26 @@ __global__ void __launch_bounds__(256)
 
 extern "C" void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R)
 {
-    void *bufs[] = {R->addr, R->at, R->off, R->wl};
+    void *bufs[] = {R->addr, R->at, R->off, R->wl, R->perm};
     for (void *b : bufs)
         if (b) (void)cudaFree(b);
     memset(R, 0, sizeof *R);
 }
 
+/* Runs (entries continuing their predecessor's output index, / all) from
+ * which two entries per lane pay: with runs of one entry its two adds per
+ * lane (head and tail) spread a warp's adds over twice the sectors of y,
+ * which cost more than the halved scan saves, and more so for f64 adds
+ * (H100, forced on: banded, blockdiag, circuit N 10-18 % faster,
+ * poisson3d N (runs 0.31) 8 % slower in f64 and 11 % faster in f32, A^T x
+ * (runs under 0.02) up to 34 % slower) */
+static double long_runs(const hisp_cuda_hs *P)
+{
+    return P->f64 ? 0.4 : 0.25;
+}
+
 extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n,
-                                                unsigned slices, hisp_cuda_hs_rplan *R,
+                                                unsigned slices, int perm, hisp_cuda_hs_rplan *R,
                                                 cudaStream_t stream)
 {
     memset(R, 0, sizeof *R);
@@ -421,11 +482,12 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     size_t tmp_bytes = 0;
     cudaError_t r =
         cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, cnt, cnt, (int)nl + 1, stream);
-    if (r == cudaSuccess) r = cudaMalloc(&cnt, (2 * ((size_t)nl + 1) + 2) * sizeof *cnt);
+    if (r == cudaSuccess) r = cudaMalloc(&cnt, (2 * ((size_t)nl + 1) + 3) * sizeof *cnt);
     if (r == cudaSuccess) r = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
     unsigned long long *start = cnt + nl + 1;
-    /* [0]: a leaf of fewer than two entries; [1]: entries continuing a run */
-    unsigned long long *flags = start + nl + 1, h_flags[2] = {0, 0};
+    /* [0]: a leaf of fewer than two entries; [1]: entries continuing a run;
+     * [2]: as many with each leaf's entries ordered by output index */
+    unsigned long long *flags = start + nl + 1, h_flags[3] = {0, 0, 0};
     if (r == cudaSuccess) r = cudaMemsetAsync(flags, 0, sizeof h_flags, stream);
     /* padded to even counts unless a leaf holds one entry (then unpadded,
      * and only the one-entry-per-lane kernel runs) */
@@ -448,14 +510,31 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     if (r == cudaSuccess) r = cudaMalloc((void **)&R->off, ((size_t)nl + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&R->wl, (size_t)warps * sizeof(unsigned));
     if (r == cudaSuccess) {
-        rp_fill<<<blocks, 256, 0, stream>>>(P->pool, e, nl, vs, start, ce, P->tr,
-                                            static_cast<ulonglong2 *>(R->addr),
-                                            static_cast<uint2 *>(R->at), R->off, R->wl, flags + 1);
+        rp_fill<<<blocks, 256, 0, stream>>>(
+            P->pool, e, nl, vs, start, ce, P->tr, static_cast<ulonglong2 *>(R->addr),
+            static_cast<uint2 *>(R->at), R->off, R->wl, flags + 1, flags + 2);
         r = cudaGetLastError();
     }
     if (r == cudaSuccess)
-        r = cudaMemcpyAsync(h_flags + 1, flags + 1, sizeof *h_flags, cudaMemcpyDeviceToHost,
+        r = cudaMemcpyAsync(h_flags + 1, flags + 1, 2 * sizeof *h_flags, cudaMemcpyDeviceToHost,
                             stream);
+    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
+    /* A^T x over row-major leaves: ordered by column within each leaf where
+     * that makes its runs long (perm > 0: always, perm == 0: never); 2
+     * bytes per plan entry. The bar is f64's two-entry bar for both
+     * precisions: the gathers cost more than f32's lower bar gains (H100:
+     * banded A^T x 22 % (f64) and 15 % (f32) faster with runs 0.92, circuit
+     * 11-13 %, poisson3d f32 with runs 0.31 6 % slower) */
+    const double lr = long_runs(P), rs = (double)h_flags[1] / (double)total,
+                 rsorted = (double)h_flags[2] / (double)total;
+    const bool order = r == cudaSuccess && P->tr && h_flags[0] == 0 &&
+                       (perm > 0 || (perm < 0 && rs < lr && rsorted >= 0.4));
+    if (order) r = cudaMalloc(&R->perm, (size_t)total * sizeof(unsigned short));
+    if (order && r == cudaSuccess) {
+        rp_perm<<<(nl + 255) / 256, 256, 0, stream>>>(P->pool, e, nl, R->off, P->tr,
+                                                      static_cast<unsigned short *>(R->perm));
+        r = cudaGetLastError();
+    }
     if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
     if (cnt) (void)cudaFree(cnt);
     if (tmp) (void)cudaFree(tmp);
@@ -468,7 +547,7 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     R->warps = (unsigned)warps;
     R->slices = slices;
     R->pairs = h_flags[0] == 0;
-    R->runs = (double)h_flags[1] / (double)total;
+    R->runs = R->perm ? rsorted : rs;
     return cudaGetLastError();
 }
 
@@ -478,20 +557,20 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_
     const unsigned blocks = (R->warps + 7) / 8;
     const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
     const uint2 *at = static_cast<const uint2 *>(R->at);
-    /* two entries per lane where runs are long: with runs of one entry its
-     * two adds per lane (head and tail) spread a warp's adds over twice the
-     * sectors of y, which cost more than the halved scan saves, and more
-     * so for f64 adds (H100, forced on: banded, blockdiag, circuit N 10-18 %
-     * faster, poisson3d N (runs 0.31) 8 % slower in f64 and 11 % faster in
-     * f32, A^T x (runs under 0.02) up to 34 % slower) */
-    const double longer = P->f64 ? 0.4 : 0.25;
-    if (R->pairs && (pairs > 0 || (pairs < 0 && R->runs >= longer))) {
-        if (P->f64)
-            hs_leaf_replay2<double><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
-                                                                R->nleaves, R->total, R->slices);
+    const unsigned *pm = static_cast<const unsigned *>(R->perm);
+    if (R->pairs && (pairs > 0 || (pairs < 0 && R->runs >= long_runs(P)))) {
+        if (P->f64 && pm)
+            hs_leaf_replay2<double, true><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
+        else if (P->f64)
+            hs_leaf_replay2<double, false><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
+        else if (pm)
+            hs_leaf_replay2<float, true><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
         else
-            hs_leaf_replay2<float><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
-                                                               R->nleaves, R->total, R->slices);
+            hs_leaf_replay2<float, false><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
     } else if (match > 0) {
         if (P->f64)
             hs_leaf_replay<double, true><<<blocks, 256, 0, stream>>>(

@@ -690,7 +690,7 @@ START_TEST(test_hs_replay_inf)
         for (int64_t j = i, len = 1 + (int64_t)(test_rand(&rs) % 11); j < n && j < i + len; j++) {
             ri[nnz] = (int32_t)i;
             ci[nnz] = (int32_t)j;
-            vd[nnz] = 0.5 + test_uniform(&rs);
+            vd[nnz] = 1.5 + test_uniform(&rs); /* in [0.5, 2.5): no inf - inf */
             vf[nnz] = (float)vd[nnz];
             nnz++;
         }
@@ -707,7 +707,7 @@ START_TEST(test_hs_replay_inf)
             void *xv = malloc((size_t)n * es), *yv = malloc((size_t)n * es);
             ck_assert(xv && yv);
             for (int64_t i = 0; i < n; i++)
-                xh[i] = 0.5 + test_uniform(&rs);
+                xh[i] = 1.5 + test_uniform(&rs);
             for (int k = 0; k < 3; k++)
                 xh[test_rand(&rs) % (uint64_t)n] = INFINITY;
             for (int64_t i = 0; i < n; i++)

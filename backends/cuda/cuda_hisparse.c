@@ -37,6 +37,7 @@ typedef struct {
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
     int rp_for;
     unsigned rp_slices;
+    int rp_perm; /* the plans' HISP_CUDA_HS_REPLAY_PERM setting */
     /* the band replay's plan of the queues in bp_mask, for A x (bp_for 2)
      * or A^T x (3); -2 / -3: it could not be built for that one */
     hisp_cuda_hs_bplan bp;
@@ -292,23 +293,30 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
         rplans_free(m);
         return HISP_SUCCESS;
     }
-    if (m->rp_for == m->leaves && m->rp_slices == slices) return HISP_SUCCESS;
+    /* HISP_CUDA_HS_REPLAY_PERM=1|0: A^T x leaves ordered by column always |
+     * never (measured variants; by run lengths otherwise) */
+    int perm = env_is("HISP_CUDA_HS_REPLAY_PERM", "1")   ? 1
+               : env_is("HISP_CUDA_HS_REPLAY_PERM", "0") ? 0
+                                                         : -1;
+    if (m->rp_for == m->leaves && m->rp_slices == slices && m->rp_perm == perm) return HISP_SUCCESS;
     rplans_free(m);
     for (int q = 0; q < m->nq; q++) {
         if (P->fn[q] != HISPI_NF_LEAF_COO || P->tpn[q] < 2 || !m->cap[q]) continue;
-        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], slices, &m->rp[q], stream);
+        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], slices, perm, &m->rp[q], stream);
         if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
             continue;
         }
         CU(ctx, e);
-        hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f%s", q,
+        hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f%s%s", q,
                     m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs,
-                    m->rp[q].pairs ? "" : ", a leaf under two entries");
+                    m->rp[q].pairs ? "" : ", a leaf under two entries",
+                    m->rp[q].perm ? ", leaves ordered by column" : "");
     }
     m->rp_for = m->leaves;
     m->rp_slices = slices;
+    m->rp_perm = perm;
     return HISP_SUCCESS;
 }
 

@@ -78,21 +78,25 @@ cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr, cudaStr
  * kernel's lanes hold two entries of one leaf. */
 typedef struct {
     void *addr, *at;
+    void *perm; /* A^T x: uint16 per plan entry, each leaf's entries by column (or NULL) */
     uint32_t *off, *wl;
     uint32_t nleaves, total, warps, slices; /* slices: 32-entry slices per warp */
     int pairs;   /* padded (every leaf holds two entries or more): the two-entry lanes may run */
-    double runs; /* entries whose output index is their predecessor's (in the leaf) / all */
+    double runs; /* entries whose output index is their predecessor's (in plan order) / all */
 } hisp_cuda_hs_rplan;
 
 /* The plan of queue q's n entries with `slices` slices per warp (n < 2^31,
  * under 2^32 entries: cudaErrorInvalidValue otherwise, and the replay keeps
- * the flattened kernel). Waits for the stream. */
+ * the flattened kernel). For A^T x of a padded plan, perm < 0 orders each
+ * leaf's entries by column where that turns short runs into long ones,
+ * perm > 0 always, perm == 0 never. Waits for the stream. */
 cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n, unsigned slices,
-                                     hisp_cuda_hs_rplan *R, cudaStream_t stream);
+                                     int perm, hisp_cuda_hs_rplan *R, cudaStream_t stream);
 void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
 /* The queue's leaves through the plan: y += alpha op(A) x over them; two
- * consecutive entries per lane with pairs > 0 (where R->pairs), or with
- * pairs < 0 where runs are long (R->runs >= 0.4 for f64, 0.25 for f32);
+ * consecutive entries per lane (of R->perm's order where it has one) with
+ * pairs > 0 (where R->pairs), or with pairs < 0 where runs are long
+ * (R->runs >= 0.4 for f64, 0.25 for f32);
  * otherwise one per lane, equal keys combined by neighbours (match = 0) or
  * across the warp (match > 0: __match_any_sync, a measured variant). */
 cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int pairs,
