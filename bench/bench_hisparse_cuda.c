@@ -12,7 +12,7 @@
  *   hisparse-cuda-replay N/T the replay (HISP_CUDA_HS_REPLAY=1); -flat: its COO leaves
  *                            through the scheduler's flattened kernel instead of the
  *                            replay plan (HISP_CUDA_HS_REPLAY_PLAN=0); -pair / -single:
- *                            two entries per lane forced on / off (the default chooses
+ *                            two / one entries per lane forced (the default chooses
  *                            per queue by run length; HISP_CUDA_HS_REPLAY_PAIR=1|0);
  *                            -match: one entry per lane, equal keys combined across the
  *                            warp (HISP_CUDA_HS_REPLAY_MATCH=1); -band-all / -band-off:
@@ -22,7 +22,8 @@
  *                            entries; HISP_CUDA_HS_REPLAY_BAND=1|0); -scan-all: every
  *                            warp slice scanned for runs, also where none has any
  *                            (HISP_CUDA_HS_RUNS_CHECK=0); -perm-off: A^T x leaves never
- *                            ordered by column (HISP_CUDA_HS_REPLAY_PERM=0)
+ *                            ordered by column (HISP_CUDA_HS_REPLAY_PERM=0); -quad-off:
+ *                            at most two entries per lane (HISP_CUDA_HS_REPLAY_QUAD=0)
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
  *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
@@ -411,6 +412,7 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-band-off", "HISP_CUDA_HS_REPLAY_BAND", "0", NULL, NULL},
                 {"hisparse-cuda-replay-scan-all", "HISP_CUDA_HS_RUNS_CHECK", "0", NULL, NULL},
                 {"hisparse-cuda-replay-perm-off", "HISP_CUDA_HS_REPLAY_PERM", "0", NULL, NULL},
+                {"hisparse-cuda-replay-quad-off", "HISP_CUDA_HS_REPLAY_QUAD", "0", NULL, NULL},
                 {"hisparse-cuda-replay-sl4", "HISP_CUDA_HS_REPLAY_SLICES", "4", NULL, NULL},
                 {"hisparse-cuda-replay-sl16", "HISP_CUDA_HS_REPLAY_SLICES", "16", NULL, NULL},
                 {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
@@ -418,7 +420,7 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-pair-sl32", "HISP_CUDA_HS_REPLAY_PAIR", "1",
                  "HISP_CUDA_HS_REPLAY_SLICES", "32"},
             };
-            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 7 || rvariants); vi++) {
+            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 8 || rvariants); vi++) {
                 for (int k = 1; k < 5 && rv[vi][k]; k += 2)
                     setenv(rv[vi][k], rv[vi][k + 1], 1);
                 for (int op = 0; op < 2; op++)

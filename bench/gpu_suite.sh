@@ -51,9 +51,12 @@ if [ "$MODE" = hisparse ]; then
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
         echo "flat $f exit $?" >>"$OUT/tests_hs.log"
     done
-    # the replay plan with many warps per leaf queue, a partial unroll, two entries per lane
+    # the replay plan with many warps per leaf queue, a partial unroll, one,
+    # two or four entries per lane, A^T x leaves by column, the band kernel
     for v in "SLICES=1" "SLICES=3" "PAIR=1" "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=1" \
         "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3" "PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1" \
+        "QUAD=1" "QUAD=1 HISP_CUDA_HS_REPLAY_SLICES=3" "QUAD=1 HISP_CUDA_HS_REPLAY_PERM=1" \
+        "PAIR=1 HISP_CUDA_HS_REPLAY_PERM=1 HISP_CUDA_HS_REPLAY_SLICES=1" "PERM=0" \
         "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1" "BAND=0"; do
         env HISP_CUDA_HS_REPLAY_$v HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
@@ -69,6 +72,10 @@ if [ "$MODE" = hisparse ]; then
     echo "---- memcheck, device controller, replay plan with 3 slices per warp, two entries per lane" >>"$SAN"
     HISP_CUDA_HS_REPLAY_PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
+    echo "exit $?" >>"$SAN"
+    echo "---- memcheck, device controller, four entries per lane, A^T x leaves by column, 3 slices per warp" >>"$SAN"
+    HISP_CUDA_HS_REPLAY_QUAD=1 HISP_CUDA_HS_REPLAY_PERM=1 HISP_CUDA_HS_REPLAY_SLICES=3 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda \
+        CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
     echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
     HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \

@@ -1,111 +1,22 @@
 /* HiSparse SpMV on CUDA, the replay's leaf kernels (whole-program module,
- * host launches): the plan of a COO leaf queue and the kernels that walk
- * it (backends/cuda/cuda_hisparse.c decides which runs; docs/ARCHITECTURE.md). */
+ * host launches): the kernels that walk a COO leaf queue's plan, one, two
+ * or four entries per lane, and the band kernel (plans:
+ * kernels_cuda/hisparse_plan.cu; backends/cuda/cuda_hisparse.c decides
+ * which runs; docs/ARCHITECTURE.md). */
 #include "hisparse_nodes.cuh"
-
-#include <cub/device/device_scan.cuh>
-
-#include <cstring>
 
 namespace
 {
 
-/* ---- the replay's plan of a COO leaf queue ------------------------------------ */
-
-/* Entries of each leaf, rounded up to even with pad (the pair kernel's
- * plans: every leaf then starts at an even entry, so a lane's two entries
- * share a leaf and load as one word each); small: a leaf of one entry
- * (its node has no padding slot to stand for the second). */
-__global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n, int pad,
-                         unsigned long long *cnt, unsigned *small)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        const unsigned c = *reinterpret_cast<const unsigned *>(pool + (e[i].ref & ~15ull));
-        if (c < 2 && small) *small = 1;
-        cnt[i] = pad ? (c + 1) & ~1u : c;
-    }
-    if (i == n) cnt[n] = 0;
-}
-
-/* Leaf i's addresses less its first entry's index (so lane k reads entry k
- * of the queue's concatenation at base + k; bit 0 of the coordinates'
- * address set: an odd count padded, the leaf's last plan entry is the
- * node's padding slot, value 0, and adds nothing), its offsets, its first
- * entry, and the warps whose first entry lies in it. */
-__global__ void rp_fill(const unsigned char *pool, const entry_t *e, unsigned n, unsigned vs,
-                        const unsigned long long *start, unsigned ce, int tr, ulonglong2 *addr,
-                        uint2 *at, unsigned *off, unsigned *wl, unsigned long long *cont,
-                        unsigned long long *cont_sorted)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i > n) return;
-    const unsigned long long s0 = start[i];
-    off[i] = (unsigned)s0;
-    if (i == n) return;
-    const unsigned long long s1 = start[i + 1];
-    const unsigned long long nd = reinterpret_cast<unsigned long long>(pool) + (e[i].ref & ~15ull);
-    const unsigned c = *reinterpret_cast<const unsigned *>(nd); /* s1 - s0 or one less */
-    addr[i] = make_ulonglong2((nd + 4 - 2 * s0) | (s1 - s0 != c ? 1u : 0u),
-                              nd + coo_payload(c, vs) - vs * s0);
-    at[i] = make_uint2(e[i].row, e[i].col);
-    for (unsigned long long w = (s0 + ce - 1) / ce; wl && w * ce < s1; w++)
-        wl[w] = i;
-    /* entries whose output index is their predecessor's in the leaf, and
-     * as many with the leaf's entries ordered by output index (c less the
-     * distinct indices) */
-    const unsigned char *rc = reinterpret_cast<const unsigned char *>(nd + 4) + (tr ? 1 : 0);
-    unsigned same = 0, seen[8] = {0, 0, 0, 0, 0, 0, 0, 0}, distinct = 0;
-    for (unsigned k = 0; k < c; k++) {
-        const unsigned o = rc[2 * k], bit = 1u << (o & 31);
-        same += k > 0 && o == rc[2 * k - 2];
-        distinct += (seen[o >> 5] & bit) == 0;
-        seen[o >> 5] |= bit;
-    }
-    if (same) atomicAdd(cont, (unsigned long long)same);
-    if (c > distinct) atomicAdd(cont_sorted, (unsigned long long)(c - distinct));
-}
-
-/* The order by output index within each leaf of a padded A^T x plan (a
- * counting sort of its entries by column; stable, so rows stay in order):
- * perm[k] is the leaf-local index of the leaf's k-th entry in that order;
- * an odd leaf's padding stays last. Runs of equal output index then
- * become as long as A x's. A thread per leaf: built once per plan. */
-__global__ void rp_perm(const unsigned char *pool, const entry_t *e, unsigned n,
-                        const unsigned *off, int tr, unsigned short *perm)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const unsigned char *nd = pool + (e[i].ref & ~15ull);
-    const unsigned c = *reinterpret_cast<const unsigned *>(nd), s0 = off[i];
-    const unsigned char *rc = nd + 4 + (tr ? 1 : 0);
-    unsigned short pos[256];
-    for (unsigned j = 0; j < 256; j++)
-        pos[j] = 0;
-    for (unsigned k = 0; k < c; k++)
-        pos[rc[2 * k]]++;
-    for (unsigned j = 0, sum = 0; j < 256; j++) {
-        const unsigned h = pos[j];
-        pos[j] = (unsigned short)sum;
-        sum += h;
-    }
-    for (unsigned k = 0; k < c; k++)
-        perm[s0 + pos[rc[2 * k]]++] = (unsigned short)k;
-    if (off[i + 1] - s0 > c) perm[s0 + c] = (unsigned short)c;
-}
-
-/* Entry k of the plan's concatenation, in leaf lf (last: the leaf's last
- * plan entry): its output index and a_ij * x_j; NOKEY for an odd leaf's
- * padding entry. */
+/* Entry k of the plan's concatenation, in leaf lf: its output index and
+ * a_ij * x_j (a plan of one entry per lane has no padding). */
 template <typename T>
 __device__ __forceinline__ void plan_entry(const ulonglong2 *addr, const uint2 *at, unsigned lf,
-                                           unsigned k, bool last, bool tr, const T *x,
-                                           unsigned &key, T &v)
+                                           unsigned k, bool tr, const T *x, unsigned &key, T &v)
 {
     const ulonglong2 ad = __ldg(addr + lf);
-    if (last && (ad.x & 1)) return; /* key, v stay NOKEY, 0 */
     const uint2 o = __ldg(at + lf);
-    const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x & ~1ull)[k];
+    const unsigned bb = reinterpret_cast<const unsigned short *>(ad.x)[k];
     const unsigned r = o.x + (bb & 255), c = o.y + (bb >> 8);
     key = tr ? c : r;
     v = reinterpret_cast<const T *>(ad.y)[k] * x[tr ? r : c];
@@ -164,10 +75,9 @@ __global__ void __launch_bounds__(256)
             key[u] = NOKEY;
             v[u] = 0;
             if (js >= b) continue; /* warp-uniform */
-            bool last;
-            const unsigned lf = walk_slice(
-                L, base, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m); }, &last);
-            if (k < total) plan_entry<T>(addr, at, lf, k, last, tr, x, key[u], v[u]);
+            const unsigned lf =
+                walk_slice(L, base, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m); });
+            if (k < total) plan_entry<T>(addr, at, lf, k, tr, x, key[u], v[u]);
         }
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
@@ -264,19 +174,19 @@ __global__ void __launch_bounds__(256)
             if constexpr (PERM) { /* the pair's two entries by the leaf's order */
                 const unsigned pp = __ldg(perm + (k >> 1)), s0 = __ldg(off + lf);
                 const unsigned i0 = s0 + (pp & 0xffff), i1 = s0 + (pp >> 16);
-                const unsigned short *co = reinterpret_cast<const unsigned short *>(ad.x & ~1ull);
+                const unsigned short *co = reinterpret_cast<const unsigned short *>(ad.x & ~3ull);
                 const T *va_ = reinterpret_cast<const T *>(ad.y);
                 cc = co[i0] | (unsigned)co[i1] << 16;
                 vv.x = va_[i0];
                 vv.y = va_[i1];
             } else {
-                cc = *reinterpret_cast<const unsigned *>((ad.x & ~1ull) + 2ull * k);
+                cc = *reinterpret_cast<const unsigned *>((ad.x & ~3ull) + 2ull * k);
                 vv = *reinterpret_cast<const T2 *>(ad.y + (unsigned long long)sizeof(T) * k);
             }
             const unsigned ra = o.x + (cc & 255), ca = o.y + ((cc >> 8) & 255);
             ka[u] = kb[u] = tr ? ca : ra;
             va[u] = vv.x * x[tr ? ra : ca];
-            if (!(last && (ad.x & 1))) { /* else: an odd leaf's padding, adds nothing */
+            if (!(last && (ad.x & 3))) { /* else: an odd leaf's padding, adds nothing */
                 const unsigned rb = o.x + ((cc >> 16) & 255), cb = o.y + (cc >> 24);
                 kb[u] = tr ? cb : rb;
                 vb[u] = vv.y * x[tr ? rb : cb];
@@ -288,87 +198,119 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/* hs_leaf_replay2 with four consecutive entries per lane (128-entry
+ * slices, leaves padded to multiples of four: every leaf a COO4 node).
+ * A lane folds its four into a head (the entries of its first key), a
+ * tail (of its last) and at most two middle entries, which it adds itself
+ * (rarely: its keys are ordered, row-major leaves or by column through
+ * perm, and runs are long where this kernel runs); head and tail then go
+ * through pair_sum. One walk, one record, two 4-byte coordinate loads and
+ * one scan per 128 entries. */
+template <typename T, bool PERM>
+__global__ void __launch_bounds__(256)
+    hs_leaf_replay4(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
+                    const unsigned *wl, const unsigned *perm, unsigned nleaves, unsigned total,
+                    unsigned cs)
+{
+    using T2 = typename pair_of<T>::type;
+    constexpr unsigned U = 2;
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned long long a64 = (unsigned long long)w * 32 * cs;
+    if (a64 >= total) return;
+    const unsigned a = (unsigned)a64,
+                   kend = (unsigned)min((unsigned long long)total, a64 + 32ull * cs);
+    const T *x = static_cast<const T *>(P.x);
+    T *y = static_cast<T *>(P.y);
+    const T alpha = (T)P.alpha;
+    const bool tr = P.tr != 0;
+    unsigned L = wl[w];
+    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
+    for (unsigned base = a; base < kend; base += 128 * U) {
+        unsigned ka[U], kb[U];
+        T va[U], vb[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            const unsigned sb = base + 128 * u, k = sb + 4 * lane; /* kend, k: multiples of 4 */
+            ka[u] = kb[u] = NOKEY;
+            va[u] = vb[u] = 0;
+            if (sb >= kend) continue; /* warp-uniform */
+            bool last;
+            const unsigned lf = walk_slice(
+                L, sb >> 2, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m) >> 2; },
+                &last);
+            if (k >= kend) continue;
+            const ulonglong2 ad = __ldg(addr + lf);
+            const uint2 o = __ldg(at + lf);
+            const unsigned short *co = reinterpret_cast<const unsigned short *>(ad.x & ~3ull);
+            const T *vp = reinterpret_cast<const T *>(ad.y);
+            unsigned c[4];
+            T v[4];
+            if constexpr (PERM) { /* the lane's four entries by the leaf's order */
+                const uint2 pp = __ldg(reinterpret_cast<const uint2 *>(perm) + (k >> 2));
+                const unsigned s0 = __ldg(off + lf);
+                const unsigned i[4] = {s0 + (pp.x & 0xffff), s0 + (pp.x >> 16),
+                                       s0 + (pp.y & 0xffff), s0 + (pp.y >> 16)};
+#pragma unroll
+                for (unsigned j = 0; j < 4; j++) {
+                    c[j] = co[i[j]];
+                    v[j] = vp[i[j]];
+                }
+            } else {
+                /* coordinates start 4 bytes into the node: two 4-byte loads */
+                const unsigned c01 = *reinterpret_cast<const unsigned *>(co + k);
+                const unsigned c23 = *reinterpret_cast<const unsigned *>(co + k + 2);
+                c[0] = c01 & 0xffff, c[1] = c01 >> 16, c[2] = c23 & 0xffff, c[3] = c23 >> 16;
+                const T2 v01 = *reinterpret_cast<const T2 *>(vp + k);
+                const T2 v23 = *reinterpret_cast<const T2 *>(vp + k + 2);
+                v[0] = v01.x, v[1] = v01.y, v[2] = v23.x, v[3] = v23.y;
+            }
+            /* padding (the leaf's last pad entries): its predecessor's key, 0 */
+            const unsigned pad = last ? (unsigned)(ad.x & 3) : 0;
+            unsigned key[4];
+#pragma unroll
+            for (unsigned j = 0; j < 4; j++) {
+                const unsigned r = o.x + (c[j] & 255), cl = o.y + (c[j] >> 8);
+                if (j == 0 || j < 4 - pad) {
+                    key[j] = tr ? cl : r;
+                    v[j] *= x[tr ? r : cl];
+                } else {
+                    key[j] = key[j - 1];
+                    v[j] = 0;
+                }
+            }
+            /* keys equal to the first go to the head, to the last to the
+             * tail (none when they are the same key: pair_sum's pure lane),
+             * the others (at most two, ordered unless A^T x without perm)
+             * are added here */
+            ka[u] = key[0];
+            kb[u] = key[3];
+            const bool pure = key[0] == key[3];
+            va[u] = pure ? v[0] + v[3] : v[0];
+            vb[u] = pure ? 0 : v[3];
+            T mid = 0; /* the middle run ending at entry 1 or 2 */
+#pragma unroll
+            for (unsigned j = 1; j < 3; j++) {
+                if (key[j] == key[0]) {
+                    va[u] += v[j];
+                } else if (key[j] == key[3]) {
+                    vb[u] += v[j];
+                } else {
+                    mid += v[j];
+                    if (j == 2 || key[2] != key[1]) {
+                        red_add(&y[key[j]], alpha * mid);
+                        mid = 0;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++)
+            if (base + 128 * u < kend) pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha);
+    }
+}
+
 /* ---- the band replay: every COO leaf of a band of d output indices ----------- */
-
-struct max_u64 {
-    __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const
-    {
-        return a > b ? a : b;
-    }
-};
-
-__device__ __forceinline__ unsigned band_of(const entry_t &e, int tr, unsigned log2d)
-{
-    return (tr ? e.col : e.row) >> log2d;
-}
-
-/* A leaf's first entry where its band starts (0 elsewhere: a running
- * maximum then gives every leaf its band's first entry). */
-__global__ void bp_band(const entry_t *e, unsigned n, const unsigned long long *start, int tr,
-                        unsigned log2d, unsigned long long *bs)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    bool first = i == 0 || band_of(e[i], tr, log2d) != band_of(e[i - 1], tr, log2d);
-    bs[i] = first ? start[i] : 0;
-}
-
-/* The units starting in leaf i: entries sb + j * ce of its band (first
- * entry sb) that fall in the leaf. */
-__global__ void bp_units(unsigned n, const unsigned long long *start, const unsigned long long *bs,
-                         unsigned ce, unsigned long long *ucnt, unsigned long long *empty)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i > n) return;
-    const unsigned long long s0 = start[i], s1 = i < n ? start[i + 1] : s0, sb = i < n ? bs[i] : 0;
-    if (s1 == s0) { /* the sentinel, or an empty leaf (the walk needs entries) */
-        ucnt[i] = 0;
-        if (i < n) *empty = 1;
-        return;
-    }
-    const long long before = s0 == sb ? -1 : (long long)((s0 - sb - 1) / ce);
-    ucnt[i] = (unsigned long long)((long long)((s1 - 1 - sb) / ce) - before);
-}
-
-__global__ void bp_fill_units(const entry_t *e, unsigned n, const unsigned long long *start,
-                              const unsigned long long *bs, const unsigned long long *uidx,
-                              unsigned ce, int tr, unsigned log2d, unsigned *ustart,
-                              unsigned *uleaf, unsigned *uband)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i > n) return;
-    unsigned long long u = uidx[i];
-    if (i == n) { /* the sentinel: the end of the last unit */
-        ustart[u] = (unsigned)start[n];
-        uleaf[u] = n;
-        return;
-    }
-    const unsigned long long s0 = start[i], s1 = start[i + 1], sb = bs[i];
-    unsigned long long p = sb + (s0 - sb + ce - 1) / ce * ce;
-    for (; p < s1; p += ce, u++) {
-        ustart[u] = (unsigned)p;
-        uleaf[u] = i;
-        uband[u] = band_of(e[i], tr, log2d) << log2d;
-    }
-}
-
-__global__ void bp_fill_off(unsigned n, const unsigned long long *start, unsigned *off)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i <= n) off[i] = (unsigned)start[i];
-}
-
-/* Leaf i's band-plan record: its node's 16-byte index in the pool and its
- * input offset (column, or row when tr; its output offset is its unit's
- * band). flag: a node beyond 2^32 * 16 bytes. */
-__global__ void bp_fill_rec(const entry_t *e, unsigned n, int tr, uint2 *rec, unsigned *flag)
-{
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const unsigned long long nd = (e[i].ref & ~15ull) >> 4;
-    if (nd >> 32) *flag = 1;
-    rec[i] = make_uint2((unsigned)nd, tr ? e[i].row : e[i].col);
-}
 
 /* The band replay's kernel: a block per unit (at most 32 * 8 * cs entries
  * of one band, the bands being the leaves' output offsets / d, all COO
@@ -448,242 +390,43 @@ __global__ void __launch_bounds__(256)
 
 } // namespace
 
-extern "C" void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R)
-{
-    void *bufs[] = {R->addr, R->at, R->off, R->wl, R->perm};
-    for (void *b : bufs)
-        if (b) (void)cudaFree(b);
-    memset(R, 0, sizeof *R);
-}
-
-/* Runs (entries continuing their predecessor's output index, / all) from
- * which two entries per lane pay: with runs of one entry its two adds per
- * lane (head and tail) spread a warp's adds over twice the sectors of y,
- * which cost more than the halved scan saves, and more so for f64 adds
- * (H100, forced on: banded, blockdiag, circuit N 10-18 % faster,
- * poisson3d N (runs 0.31) 8 % slower in f64 and 11 % faster in f32, A^T x
- * (runs under 0.02) up to 34 % slower) */
-static double long_runs(const hisp_cuda_hs *P)
-{
-    return P->f64 ? 0.4 : 0.25;
-}
-
-extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n,
-                                                unsigned slices, int perm, hisp_cuda_hs_rplan *R,
-                                                cudaStream_t stream)
-{
-    memset(R, 0, sizeof *R);
-    if (n == 0 || n >= (1ull << 31) || slices == 0 || slices > 4096) return cudaErrorInvalidValue;
-    const entry_t *e = static_cast<const entry_t *>(P->entries) + P->base[q];
-    const unsigned nl = (unsigned)n, vs = P->f64 ? 8 : 4, ce = 32 * slices;
-    const unsigned blocks = (nl + 1 + 255) / 256;
-    unsigned long long *cnt = nullptr, total = 0;
-    void *tmp = nullptr;
-    size_t tmp_bytes = 0;
-    cudaError_t r =
-        cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, cnt, cnt, (int)nl + 1, stream);
-    if (r == cudaSuccess) r = cudaMalloc(&cnt, (2 * ((size_t)nl + 1) + 3) * sizeof *cnt);
-    if (r == cudaSuccess) r = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
-    unsigned long long *start = cnt + nl + 1;
-    /* [0]: a leaf of fewer than two entries; [1]: entries continuing a run;
-     * [2]: as many with each leaf's entries ordered by output index */
-    unsigned long long *flags = start + nl + 1, h_flags[3] = {0, 0, 0};
-    if (r == cudaSuccess) r = cudaMemsetAsync(flags, 0, sizeof h_flags, stream);
-    /* padded to even counts unless a leaf holds one entry (then unpadded,
-     * and only the one-entry-per-lane kernel runs) */
-    for (int pad = 1; pad >= 0 && r == cudaSuccess; pad--) {
-        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, pad, cnt,
-                                             pad ? reinterpret_cast<unsigned *>(flags) : nullptr);
-        r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, start, (int)nl + 1, stream);
-        if (r == cudaSuccess)
-            r = cudaMemcpyAsync(&total, start + nl, sizeof total, cudaMemcpyDeviceToHost, stream);
-        if (r == cudaSuccess)
-            r = cudaMemcpyAsync(h_flags, flags, sizeof h_flags, cudaMemcpyDeviceToHost, stream);
-        if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
-        if (!h_flags[0]) break;
-    }
-    if (r == cudaSuccess && (total == 0 || total > 0xffffffffull - ce))
-        r = cudaErrorInvalidValue; /* entry offsets are 32-bit */
-    const unsigned long long warps = (total + ce - 1) / ce;
-    if (r == cudaSuccess) r = cudaMalloc(&R->addr, (size_t)nl * sizeof(ulonglong2));
-    if (r == cudaSuccess) r = cudaMalloc(&R->at, (size_t)nl * sizeof(uint2));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&R->off, ((size_t)nl + 1) * sizeof(unsigned));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&R->wl, (size_t)warps * sizeof(unsigned));
-    if (r == cudaSuccess) {
-        rp_fill<<<blocks, 256, 0, stream>>>(
-            P->pool, e, nl, vs, start, ce, P->tr, static_cast<ulonglong2 *>(R->addr),
-            static_cast<uint2 *>(R->at), R->off, R->wl, flags + 1, flags + 2);
-        r = cudaGetLastError();
-    }
-    if (r == cudaSuccess)
-        r = cudaMemcpyAsync(h_flags + 1, flags + 1, 2 * sizeof *h_flags, cudaMemcpyDeviceToHost,
-                            stream);
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
-    /* A^T x over row-major leaves: ordered by column within each leaf where
-     * that makes its runs long (perm > 0: always, perm == 0: never); 2
-     * bytes per plan entry. The bar is f64's two-entry bar for both
-     * precisions: the gathers cost more than f32's lower bar gains (H100:
-     * banded A^T x 22 % (f64) and 15 % (f32) faster with runs 0.92, circuit
-     * 11-13 %, poisson3d f32 with runs 0.31 6 % slower) */
-    const double lr = long_runs(P), rs = (double)h_flags[1] / (double)total,
-                 rsorted = (double)h_flags[2] / (double)total;
-    const bool order = r == cudaSuccess && P->tr && h_flags[0] == 0 &&
-                       (perm > 0 || (perm < 0 && rs < lr && rsorted >= 0.4));
-    if (order) r = cudaMalloc(&R->perm, (size_t)total * sizeof(unsigned short));
-    if (order && r == cudaSuccess) {
-        rp_perm<<<(nl + 255) / 256, 256, 0, stream>>>(P->pool, e, nl, R->off, P->tr,
-                                                      static_cast<unsigned short *>(R->perm));
-        r = cudaGetLastError();
-    }
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
-    if (cnt) (void)cudaFree(cnt);
-    if (tmp) (void)cudaFree(tmp);
-    if (r != cudaSuccess) {
-        hisp_cuda_hs_rplan_free(R);
-        return r;
-    }
-    R->nleaves = nl;
-    R->total = (unsigned)total;
-    R->warps = (unsigned)warps;
-    R->slices = slices;
-    R->pairs = h_flags[0] == 0;
-    R->runs = R->perm ? rsorted : rs;
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
-                                              int pairs, int match, cudaStream_t stream)
+/* The plan's kernel: R->width entries per lane (by run length, from
+ * hisp_cuda_hs_rplan_build), in the plan's order (R->perm). */
+template <typename T>
+static void rplan_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int match,
+                         cudaStream_t stream)
 {
     const unsigned blocks = (R->warps + 7) / 8;
     const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
     const uint2 *at = static_cast<const uint2 *>(R->at);
     const unsigned *pm = static_cast<const unsigned *>(R->perm);
-    if (R->pairs && (pairs > 0 || (pairs < 0 && R->runs >= long_runs(P)))) {
-        if (P->f64 && pm)
-            hs_leaf_replay2<double, true><<<blocks, 256, 0, stream>>>(
-                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
-        else if (P->f64)
-            hs_leaf_replay2<double, false><<<blocks, 256, 0, stream>>>(
-                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
-        else if (pm)
-            hs_leaf_replay2<float, true><<<blocks, 256, 0, stream>>>(
-                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
-        else
-            hs_leaf_replay2<float, false><<<blocks, 256, 0, stream>>>(
-                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
-    } else if (match > 0) {
-        if (P->f64)
-            hs_leaf_replay<double, true><<<blocks, 256, 0, stream>>>(
-                *P, ad, at, R->off, R->wl, R->nleaves, R->total, R->slices);
-        else
-            hs_leaf_replay<float, true><<<blocks, 256, 0, stream>>>(
-                *P, ad, at, R->off, R->wl, R->nleaves, R->total, R->slices);
-    } else if (P->f64) {
-        hs_leaf_replay<double, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
-                                                                  R->nleaves, R->total, R->slices);
-    } else {
-        hs_leaf_replay<float, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl,
-                                                                 R->nleaves, R->total, R->slices);
-    }
-    return cudaGetLastError();
+    if (R->width == 4 && pm)
+        hs_leaf_replay4<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                             R->nleaves, R->total, R->slices);
+    else if (R->width == 4)
+        hs_leaf_replay4<T, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                              R->nleaves, R->total, R->slices);
+    else if (R->width == 2 && pm)
+        hs_leaf_replay2<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                             R->nleaves, R->total, R->slices);
+    else if (R->width == 2)
+        hs_leaf_replay2<T, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                              R->nleaves, R->total, R->slices);
+    else if (match > 0)
+        hs_leaf_replay<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
+                                                            R->total, R->slices);
+    else
+        hs_leaf_replay<T, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
+                                                             R->total, R->slices);
 }
 
-extern "C" void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B)
+extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
+                                              int match, cudaStream_t stream)
 {
-    void *bufs[] = {B->rec, B->off, B->ustart, B->uleaf, B->uband};
-    for (void *b : bufs)
-        if (b) (void)cudaFree(b);
-    memset(B, 0, sizeof *B);
-}
-
-extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
-                                                const uint64_t *cap, unsigned slices,
-                                                hisp_cuda_hs_bplan *B, cudaStream_t stream)
-{
-    memset(B, 0, sizeof *B);
-    uint64_t n64 = 0;
-    for (int i = 0; i < nq; i++)
-        n64 += cap[i];
-    if (n64 == 0 || n64 >= (1ull << 31) || slices == 0 || slices > 4096)
-        return cudaErrorInvalidValue;
-    const unsigned n = (unsigned)n64, ce = 32 * 8 * slices;
-    const unsigned log2d = (unsigned)P->log2d, blocks = (n + 1 + 255) / 256;
-    entry_t *e = nullptr;
-    unsigned long long *cnt = nullptr, total = 0, units = 0, scratch_h[3] = {0, 0, 0};
-    void *tmp = nullptr;
-    size_t tmp_bytes = 0, t2 = 0;
-    /* the COO leaf queues' entries together, sorted by (output, input) offset */
-    cudaError_t r = cudaMalloc(&e, (size_t)n * sizeof *e);
-    uint64_t at_ = 0;
-    for (int i = 0; i < nq && r == cudaSuccess; i++) {
-        if (cap[i])
-            r = cudaMemcpyAsync(e + at_,
-                                static_cast<const entry_t *>(P->entries) + P->base[queues[i]],
-                                cap[i] * sizeof *e, cudaMemcpyDeviceToDevice, stream);
-        at_ += cap[i];
-    }
-    if (r == cudaSuccess) r = hisp_cuda_hs_sort_entries(e, n, P->tr, stream);
-    /* cnt, n + 1 each: counts, first entries, band starts where a band
-     * starts, every leaf's band start, unit counts, unit indices; then 3
-     * flags (a node past a 32-bit record index, unused, an empty leaf) */
-    if (r == cudaSuccess) r = cudaMalloc(&cnt, (6 * ((size_t)n + 1) + 3) * sizeof *cnt);
-    unsigned long long *start = cnt + n + 1, *bs0 = start + n + 1, *bs = bs0 + n + 1,
-                       *ucnt = bs + n + 1, *uidx = ucnt + n + 1, *scratch = uidx + n + 1;
-    if (r == cudaSuccess) r = cudaMemsetAsync(scratch, 0, 3 * sizeof *scratch, stream);
-    if (r == cudaSuccess)
-        r = cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, cnt, start, (int)n + 1, stream);
-    if (r == cudaSuccess)
-        r = cub::DeviceScan::InclusiveScan(nullptr, t2, bs0, bs, max_u64(), (int)n, stream);
-    if (r == cudaSuccess) r = cudaMalloc(&tmp, (tmp_bytes > t2 ? tmp_bytes : t2) + 16);
-    if (r == cudaSuccess) {
-        rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, n, 0, cnt, nullptr);
-        r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, cnt, start, (int)n + 1, stream);
-    }
-    if (r == cudaSuccess)
-        r = cudaMemcpyAsync(&total, start + n, sizeof total, cudaMemcpyDeviceToHost, stream);
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
-    if (r == cudaSuccess && (total == 0 || total > 0xffffffffull - ce)) r = cudaErrorInvalidValue;
-    if (r == cudaSuccess) {
-        bp_band<<<blocks, 256, 0, stream>>>(e, n, start, P->tr, log2d, bs0);
-        t2 = tmp_bytes > t2 ? tmp_bytes : t2;
-        r = cub::DeviceScan::InclusiveScan(tmp, t2, bs0, bs, max_u64(), (int)n, stream);
-    }
-    if (r == cudaSuccess) {
-        bp_units<<<blocks, 256, 0, stream>>>(n, start, bs, ce, ucnt, scratch + 2);
-        r = cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, ucnt, uidx, (int)n + 1, stream);
-    }
-    if (r == cudaSuccess)
-        r = cudaMemcpyAsync(&units, uidx + n, sizeof units, cudaMemcpyDeviceToHost, stream);
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
-    if (r == cudaSuccess && (units == 0 || units >= (1ull << 31))) r = cudaErrorInvalidValue;
-    if (r == cudaSuccess) r = cudaMalloc(&B->rec, (size_t)n * sizeof(uint2));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&B->off, ((size_t)n + 1) * sizeof(unsigned));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&B->ustart, (units + 1) * sizeof(unsigned));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&B->uleaf, (units + 1) * sizeof(unsigned));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&B->uband, units * sizeof(unsigned));
-    if (r == cudaSuccess) {
-        bp_fill_off<<<blocks, 256, 0, stream>>>(n, start, B->off);
-        bp_fill_rec<<<blocks, 256, 0, stream>>>(e, n, P->tr, static_cast<uint2 *>(B->rec),
-                                                reinterpret_cast<unsigned *>(scratch));
-        bp_fill_units<<<blocks, 256, 0, stream>>>(e, n, start, bs, uidx, ce, P->tr, log2d,
-                                                  B->ustart, B->uleaf, B->uband);
-        r = cudaGetLastError();
-    }
-    if (r == cudaSuccess)
-        r = cudaMemcpyAsync(scratch_h, scratch, sizeof scratch_h, cudaMemcpyDeviceToHost, stream);
-    if (r == cudaSuccess) r = cudaStreamSynchronize(stream); /* before the frees */
-    /* an empty leaf, or a node past the records' 32-bit index */
-    if (r == cudaSuccess && (scratch_h[2] || scratch_h[0])) r = cudaErrorInvalidValue;
-    void *bufs[] = {e, cnt, tmp};
-    for (void *b : bufs)
-        if (b) (void)cudaFree(b);
-    if (r != cudaSuccess) {
-        hisp_cuda_hs_bplan_free(B);
-        return r;
-    }
-    B->nleaves = n;
-    B->total = (unsigned)total;
-    B->units = (unsigned)units;
+    if (P->f64)
+        rplan_launch<double>(P, R, match, stream);
+    else
+        rplan_launch<float>(P, R, match, stream);
     return cudaGetLastError();
 }
 

@@ -37,7 +37,8 @@ typedef struct {
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
     int rp_for;
     unsigned rp_slices;
-    int rp_perm; /* the plans' HISP_CUDA_HS_REPLAY_PERM setting */
+    int rp_perm, rp_width, rp_band; /* the plans' settings (replay_plans) */
+    unsigned band;                  /* the band replay's queues (band_queues) */
     /* the band replay's plan of the queues in bp_mask, for A x (bp_for 2)
      * or A^T x (3); -2 / -3: it could not be built for that one */
     hisp_cuda_hs_bplan bp;
@@ -50,6 +51,7 @@ static void rplans_free(hisp_cuda_hsm *m)
     for (int q = 0; q < HISP_SCHED_MAX_QUEUES; q++)
         hisp_cuda_hs_rplan_free(&m->rp[q]);
     m->rp_for = 0;
+    m->band = 0;
 }
 
 static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
@@ -273,53 +275,6 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
     }
 }
 
-/* The replay's plans of the COO leaf queues with several threads per leaf
- * (hs_leaf_replay), built once per queue order. HISP_CUDA_HS_REPLAY_PLAN=0
- * keeps the flattened kernel (a measured variant);
- * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (default 8).
- * A queue the plan cannot take (over 2^32 entries, no device memory for
- * it) keeps the flattened kernel. */
-static unsigned replay_slices(void)
-{
-    const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
-    return sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
-}
-
-static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
-                                cudaStream_t stream)
-{
-    unsigned slices = replay_slices();
-    if (env_is("HISP_CUDA_HS_REPLAY_PLAN", "0") || P->leaf_warp) {
-        rplans_free(m);
-        return HISP_SUCCESS;
-    }
-    /* HISP_CUDA_HS_REPLAY_PERM=1|0: A^T x leaves ordered by column always |
-     * never (measured variants; by run lengths otherwise) */
-    int perm = env_is("HISP_CUDA_HS_REPLAY_PERM", "1")   ? 1
-               : env_is("HISP_CUDA_HS_REPLAY_PERM", "0") ? 0
-                                                         : -1;
-    if (m->rp_for == m->leaves && m->rp_slices == slices && m->rp_perm == perm) return HISP_SUCCESS;
-    rplans_free(m);
-    for (int q = 0; q < m->nq; q++) {
-        if (P->fn[q] != HISPI_NF_LEAF_COO || P->tpn[q] < 2 || !m->cap[q]) continue;
-        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], slices, perm, &m->rp[q], stream);
-        if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();
-            hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
-            continue;
-        }
-        CU(ctx, e);
-        hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f%s%s", q,
-                    m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs,
-                    m->rp[q].pairs ? "" : ", a leaf under two entries",
-                    m->rp[q].perm ? ", leaves ordered by column" : "");
-    }
-    m->rp_for = m->leaves;
-    m->rp_slices = slices;
-    m->rp_perm = perm;
-    return HISP_SUCCESS;
-}
-
 /* Entries of COO leaf queue q as far as known: its plan's count, one per
  * node for single-entry leaves, or `guess` per node. */
 static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int q, uint64_t guess)
@@ -359,6 +314,69 @@ static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
     }
     if (all || 2 * in >= in + out) return coo;
     return in && 4 * in >= in + out ? shorts : 0;
+}
+
+/* The replay's plans of the COO leaf queues with several threads per leaf
+ * (hs_leaf_replay), built once per queue order. HISP_CUDA_HS_REPLAY_PLAN=0
+ * keeps the flattened kernel (a measured variant);
+ * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (default 8).
+ * A queue the plan cannot take (over 2^32 entries, no device memory for
+ * it) keeps the flattened kernel. */
+static unsigned replay_slices(void)
+{
+    const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
+    return sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
+}
+
+static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+                                cudaStream_t stream)
+{
+    unsigned slices = replay_slices();
+    if (env_is("HISP_CUDA_HS_REPLAY_PLAN", "0") || P->leaf_warp) {
+        rplans_free(m);
+        return HISP_SUCCESS;
+    }
+    /* measured variants (by run lengths otherwise): entries per lane
+     * HISP_CUDA_HS_REPLAY_PAIR=1 two, =0 one, HISP_CUDA_HS_REPLAY_QUAD=1
+     * four, =0 at most two; HISP_CUDA_HS_REPLAY_PERM=1|0: A^T x leaves
+     * ordered by column always | never */
+    int width = env_is("HISP_CUDA_HS_REPLAY_QUAD", "1")   ? 4
+                : env_is("HISP_CUDA_HS_REPLAY_PAIR", "1") ? 2
+                : env_is("HISP_CUDA_HS_REPLAY_PAIR", "0") ? 1
+                : env_is("HISP_CUDA_HS_REPLAY_QUAD", "0") ? -2
+                                                          : -1;
+    int perm = env_is("HISP_CUDA_HS_REPLAY_PERM", "1")   ? 1
+               : env_is("HISP_CUDA_HS_REPLAY_PERM", "0") ? 0
+                                                         : -1;
+    int bandenv = env_is("HISP_CUDA_HS_REPLAY_BAND", "1")   ? 1
+                  : env_is("HISP_CUDA_HS_REPLAY_BAND", "0") ? 0
+                                                            : -1;
+    if (m->rp_for == m->leaves && m->rp_slices == slices && m->rp_perm == perm &&
+        m->rp_width == width && m->rp_band == bandenv)
+        return HISP_SUCCESS;
+    rplans_free(m);
+    for (int q = 0; q < m->nq; q++) {
+        if (P->fn[q] != HISPI_NF_LEAF_COO || P->tpn[q] < 2 || !m->cap[q]) continue;
+        cudaError_t e =
+            hisp_cuda_hs_rplan_build(P, q, m->cap[q], slices, width, perm, &m->rp[q], stream);
+        if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
+            continue;
+        }
+        CU(ctx, e);
+        hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f, %u per "
+                    "lane%s",
+                    q, m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs, m->rp[q].width,
+                    m->rp[q].perm ? ", leaves ordered by column" : "");
+    }
+    m->rp_for = m->leaves;
+    m->rp_slices = slices;
+    m->rp_perm = perm;
+    m->rp_width = width;
+    m->rp_band = bandenv;
+    m->band = band_queues(m, P);
+    return HISP_SUCCESS;
 }
 
 /* The band plan of the queues in mask for this orientation, built once;
@@ -423,16 +441,15 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
         }
     if (sort) m->leaves = want;
     HISPI_TRY(replay_plans(ctx, m, P, stream));
-    /* two entries per lane by the queue's run lengths, or forced:
-     * HISP_CUDA_HS_REPLAY_PAIR=1|0 (measured variants) */
-    int pairs = env_is("HISP_CUDA_HS_REPLAY_PAIR", "1")   ? 1
-                : env_is("HISP_CUDA_HS_REPLAY_PAIR", "0") ? 0
-                                                          : -1;
     int match = env_is("HISP_CUDA_HS_REPLAY_MATCH", "1"); /* a measured variant */
-    unsigned band = band_queues(m, P);
+    unsigned band = m->band;
     bool banded = false;
     if (band) HISPI_TRY(band_plan(ctx, m, P, band, stream, &banded));
-    if (banded) CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, stream));
+    if (banded) {
+        for (int q = 0; q < m->nq; q++) /* their own plans are not needed */
+            if (band & (1u << q)) hisp_cuda_hs_rplan_free(&m->rp[q]);
+        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, stream));
+    }
     counts->rounds = 1;
     bool first = true; /* the band kernel counts as the first banded queue's launch */
     for (int q = 0; q < m->nq; q++)
@@ -442,7 +459,7 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
                 counts->launches[q] = first ? 1 : 0;
                 first = false;
             } else if (m->rp[q].off) {
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], pairs, match, stream));
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], match, stream));
             } else {
                 CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             }

@@ -68,39 +68,42 @@ cudaError_t hisp_cuda_hs_node(const hisp_cuda_hs *P, int q, uint64_t first, uint
 cudaError_t hisp_cuda_hs_sort_entries(void *entries, uint64_t n, int tr, cudaStream_t stream);
 
 /* The replay's plan of one COO leaf queue, built once its entries are in
- * their replay order (hs_leaf_replay in kernels_cuda/hisparse.cu): per
- * leaf the addresses of its coordinates and values less its first entry's
- * index (ulonglong2) and its row and column offsets (uint2); the entry
- * offsets of the leaves (nleaves + 1); the leaf of each warp's first entry.
- * Where every leaf holds two entries or more, the plan counts each leaf's
- * entries rounded up to even (an odd leaf's last plan entry is its node's
- * padding slot, flagged in its address and skipped), so the two-entry
- * kernel's lanes hold two entries of one leaf. */
+ * their replay order (kernels_cuda/hisparse_plan.cu; its kernels
+ * hs_leaf_replay* in kernels_cuda/hisparse_replay.cu): per leaf the
+ * addresses of its coordinates and values less its first entry's index
+ * (ulonglong2) and its row and column offsets (uint2); the entry offsets of
+ * the leaves (nleaves + 1); the leaf of each warp's first entry. The
+ * kernel takes `width` consecutive entries per lane; its plan counts each
+ * leaf's entries rounded up to a multiple of width, so a lane's entries
+ * share a leaf (the node's padding slots stand for the missing ones,
+ * flagged in the low bits of the coordinates' address, and add nothing). */
 typedef struct {
     void *addr, *at;
     void *perm; /* A^T x: uint16 per plan entry, each leaf's entries by column (or NULL) */
     uint32_t *off, *wl;
     uint32_t nleaves, total, warps, slices; /* slices: 32-entry slices per warp */
-    int pairs;   /* padded (every leaf holds two entries or more): the two-entry lanes may run */
+    unsigned width;                         /* entries per lane: 1, 2 or 4 */
     double runs; /* entries whose output index is their predecessor's (in plan order) / all */
 } hisp_cuda_hs_rplan;
 
 /* The plan of queue q's n entries with `slices` slices per warp (n < 2^31,
  * under 2^32 entries: cudaErrorInvalidValue otherwise, and the replay keeps
- * the flattened kernel). For A^T x of a padded plan, perm < 0 orders each
- * leaf's entries by column where that turns short runs into long ones,
- * perm > 0 always, perm == 0 never. Waits for the stream. */
+ * the flattened kernel). width: entries per lane, 1, 2 or 4 where every
+ * leaf allows it (4: at least three entries, a COO4 node; 2: two), or by
+ * run length where width < 0 (two where runs >= 0.4 for f64, 0.25 for
+ * f32, four from 0.5; at most 2 where width == -2). For A^T x of a plan of width
+ * > 1, perm < 0 orders each leaf's entries by column where that turns
+ * short runs into long ones, perm > 0 always, perm == 0 never. Waits for
+ * the stream. */
 cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n, unsigned slices,
-                                     int perm, hisp_cuda_hs_rplan *R, cudaStream_t stream);
+                                     int width, int perm, hisp_cuda_hs_rplan *R,
+                                     cudaStream_t stream);
 void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
-/* The queue's leaves through the plan: y += alpha op(A) x over them; two
- * consecutive entries per lane (of R->perm's order where it has one) with
- * pairs > 0 (where R->pairs), or with pairs < 0 where runs are long
- * (R->runs >= 0.4 for f64, 0.25 for f32);
- * otherwise one per lane, equal keys combined by neighbours (match = 0) or
+/* The queue's leaves through the plan: y += alpha op(A) x over them; with
+ * one entry per lane, equal keys combined by neighbours (match = 0) or
  * across the warp (match > 0: __match_any_sync, a measured variant). */
-cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int pairs,
-                                   int match, cudaStream_t stream);
+cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int match,
+                                   cudaStream_t stream);
 
 /* The band replay's plan (hs_leaf_band in kernels_cuda/hisparse_replay.cu):
  * the leaves of every COO leaf queue together, sorted by output offset,
