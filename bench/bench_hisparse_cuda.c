@@ -33,7 +33,7 @@
  *   naive-atomic T           one thread per row, atomicAdd per entry (bench/naive_t.cu)
  * --variants adds kernel variants kept for comparison (hisparse-cuda-warpleaf:
  * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp); --replay-variants the
- * replay plan's slices per warp (-replay-sl4, -sl16, -pair-sl16, -pair-sl32).
+ * replay plan's slices per warp (-replay-sl4, -sl16, -sl32, -pair-sl16).
  * Times: CUDA events, medians of `repeat` runs after `warmup`; alpha = 1,
  * beta = 0, y starting as NaN. Every result is checked against a double
  * host reference. GB/s: CSR rows use the CSR byte model; HiSparse rows the
@@ -415,10 +415,9 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-quad-off", "HISP_CUDA_HS_REPLAY_QUAD", "0", NULL, NULL},
                 {"hisparse-cuda-replay-sl4", "HISP_CUDA_HS_REPLAY_SLICES", "4", NULL, NULL},
                 {"hisparse-cuda-replay-sl16", "HISP_CUDA_HS_REPLAY_SLICES", "16", NULL, NULL},
+                {"hisparse-cuda-replay-sl32", "HISP_CUDA_HS_REPLAY_SLICES", "32", NULL, NULL},
                 {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
                  "HISP_CUDA_HS_REPLAY_SLICES", "16"},
-                {"hisparse-cuda-replay-pair-sl32", "HISP_CUDA_HS_REPLAY_PAIR", "1",
-                 "HISP_CUDA_HS_REPLAY_SLICES", "32"},
             };
             for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 8 || rvariants); vi++) {
                 for (int k = 1; k < 5 && rv[vi][k]; k += 2)

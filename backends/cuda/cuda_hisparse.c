@@ -319,13 +319,14 @@ static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
 /* The replay's plans of the COO leaf queues with several threads per leaf
  * (hs_leaf_replay), built once per queue order. HISP_CUDA_HS_REPLAY_PLAN=0
  * keeps the flattened kernel (a measured variant);
- * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (default 8).
+ * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (by default the
+ * plan chooses: 8, or 16 for four entries per lane in leaf order).
  * A queue the plan cannot take (over 2^32 entries, no device memory for
  * it) keeps the flattened kernel. */
 static unsigned replay_slices(void)
 {
     const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
-    return sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 8;
+    return sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 0; /* 0: the plan's */
 }
 
 static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,

@@ -86,7 +86,8 @@ typedef struct {
     double runs; /* entries whose output index is their predecessor's (in plan order) / all */
 } hisp_cuda_hs_rplan;
 
-/* The plan of queue q's n entries with `slices` slices per warp (n < 2^31,
+/* The plan of queue q's n entries with `slices` 32-entry slices per warp
+ * (0: chosen with the kernel; n < 2^31,
  * under 2^32 entries: cudaErrorInvalidValue otherwise, and the replay keeps
  * the flattened kernel). width: entries per lane, 1, 2 or 4 where every
  * leaf allows it (4: at least three entries, a COO4 node; 2: two), or by
