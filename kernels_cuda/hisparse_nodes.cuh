@@ -332,6 +332,39 @@ __device__ __forceinline__ unsigned walk_slice(unsigned &L, unsigned base, unsig
     return lf;
 }
 
+/* A warp's walk over concatenated leaves: its 32-entry slices from entry
+ * `first` (L: the leaf of that entry; off(m): leaf m's first entry), n of
+ * them, entries from `end` on left out; U = 4 slices' loads are issued
+ * before their sums: entry(lf, k, key, v) gives entry k of leaf lf,
+ * emit(key, v) sums a slice (NOKEY where left out). Shared by the
+ * flattened kernel and the replay's one-entry and band kernels. */
+template <typename T, typename OFF, typename ENTRY, typename EMIT>
+__device__ __forceinline__ void walk_slices(unsigned L, unsigned first, unsigned n, unsigned end,
+                                            unsigned nleaves, unsigned lane, OFF off, ENTRY entry,
+                                            EMIT emit)
+{
+    constexpr unsigned U = 4;
+    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
+    for (unsigned j = 0; j < n; j += U) {
+        unsigned key[U];
+        T v[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            const unsigned base = first + 32 * (j + u), k = base + lane;
+            key[u] = NOKEY;
+            v[u] = 0;
+            if (j + u >= n) continue; /* warp-uniform */
+            const unsigned lf = walk_slice(L, base, lane, le, nleaves, off);
+            if (k < end) entry(lf, k, key[u], v[u]);
+        }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            if (j + u >= n) break; /* warp-uniform */
+            emit(key[u], v[u]);
+        }
+    }
+}
+
 /* hs_leaf_flat's entries without a search per entry (the default for f32;
  * HISP_CUDA_HS_FLAT=walk|search forces either): each warp takes a contiguous run of slices and
  * carries the leaf of its next slice's first entry. For a slice starting in
@@ -347,7 +380,6 @@ flat_walk(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned 
           unsigned total, unsigned slices, unsigned nw, unsigned wid, unsigned lane, const T *x,
           T *y, T alpha, bool tr)
 {
-    constexpr unsigned U = 4;
     const unsigned per_warp = (slices + nw - 1) / nw;
     const unsigned a = wid * per_warp, b = min(slices, a + per_warp);
     if (a >= b) return;
@@ -359,31 +391,17 @@ flat_walk(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned 
         else
             hi = mid - 1;
     }
-    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
-    for (unsigned j = a; j < b; j += U) {
-        unsigned key[U];
-        T v[U];
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            const unsigned js = j + u, base = js * 32, k = base + lane;
-            key[u] = NOKEY;
-            v[u] = 0;
-            if (js >= b) continue; /* warp-uniform */
-            const unsigned lf =
-                walk_slice(L, base, lane, le, nodes, [&](unsigned m) { return s_off[m]; });
-            if (k < total) {
-                const unsigned kk = k - s_off[lf];
-                const unsigned char *nd = P.pool + s_nd[lf];
-                unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[kk];
-                unsigned r = s_row[lf] + (bb & 255), c = s_col[lf] + (bb >> 8);
-                key[u] = tr ? c : r;
-                v[u] = reinterpret_cast<const T *>(nd + s_val[lf])[kk] * x[tr ? r : c];
-            }
-        }
-#pragma unroll
-        for (unsigned u = 0; u < U; u++)
-            if (j + u < b) slice_sum<T>(key[u], v[u], lane, y, alpha, P.runs_check != 0);
-    }
+    walk_slices<T>(
+        L, 32 * a, b - a, total, nodes, lane, [&](unsigned m) { return s_off[m]; },
+        [&](unsigned lf, unsigned k, unsigned &key, T &v) {
+            const unsigned kk = k - s_off[lf];
+            const unsigned char *nd = P.pool + s_nd[lf];
+            unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[kk];
+            unsigned r = s_row[lf] + (bb & 255), c = s_col[lf] + (bb >> 8);
+            key = tr ? c : r;
+            v = reinterpret_cast<const T *>(nd + s_val[lf])[kk] * x[tr ? r : c];
+        },
+        [&](unsigned key, T v) { slice_sum<T>(key, v, lane, y, alpha, P.runs_check != 0); });
 }
 
 /* The flattened kernel's entries found by a binary search per entry over

@@ -53,7 +53,6 @@ __global__ void __launch_bounds__(256)
     hs_leaf_replay(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
                    const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
 {
-    constexpr unsigned U = 4;
     __shared__ T s_v[MATCH ? 256 : 1];
     const unsigned lane = threadIdx.x & 31;
     const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -64,30 +63,17 @@ __global__ void __launch_bounds__(256)
     T *y = static_cast<T *>(P.y);
     const T alpha = (T)P.alpha;
     const bool tr = P.tr != 0;
-    unsigned L = wl[w];
-    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
-    for (unsigned j = a; j < b; j += U) {
-        unsigned key[U];
-        T v[U];
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            const unsigned js = j + u, base = js * 32, k = base + lane;
-            key[u] = NOKEY;
-            v[u] = 0;
-            if (js >= b) continue; /* warp-uniform */
-            const unsigned lf =
-                walk_slice(L, base, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m); });
-            if (k < total) plan_entry<T>(addr, at, lf, k, tr, x, key[u], v[u]);
-        }
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            if (j + u >= b) break; /* warp-uniform */
+    walk_slices<T>(
+        wl[w], 32 * a, b - a, total, nleaves, lane, [&](unsigned m) { return __ldg(off + m); },
+        [&](unsigned lf, unsigned k, unsigned &key, T &v) {
+            plan_entry<T>(addr, at, lf, k, tr, x, key, v);
+        },
+        [&](unsigned key, T v) {
             if constexpr (MATCH)
-                match_sum<T>(key[u], v[u], lane, y, alpha, s_v + (threadIdx.x & ~31u));
+                match_sum<T>(key, v, lane, y, alpha, s_v + (threadIdx.x & ~31u));
             else
-                slice_sum<T>(key[u], v[u], lane, y, alpha, P.runs_check != 0);
-        }
-    }
+                slice_sum<T>(key, v, lane, y, alpha, P.runs_check != 0);
+        });
 }
 
 /* The sums of a 64-entry slice held two consecutive entries per lane
@@ -324,7 +310,6 @@ __global__ void __launch_bounds__(256)
     hs_leaf_band(hisp_cuda_hs P, const uint2 *rec, const unsigned *off, const unsigned *ustart,
                  const unsigned *uleaf, const unsigned *uband, unsigned nleaves)
 {
-    constexpr unsigned U = 4;
     __shared__ T acc[256];
     const unsigned u = blockIdx.x, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const unsigned nw = blockDim.x >> 5, d = 1u << P.log2d;
@@ -345,39 +330,26 @@ __global__ void __launch_bounds__(256)
             else
                 hi = mid - 1;
         }
-        const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1;
-        for (unsigned base = a; base < kend; base += 32 * U) {
-            unsigned key[U];
-            T v[U];
-#pragma unroll
-            for (unsigned j = 0; j < U; j++) {
-                const unsigned sb = base + 32 * j, k = sb + lane;
-                key[j] = NOKEY;
-                v[j] = 0;
-                if (sb >= kend) continue; /* warp-uniform */
-                const unsigned lf = walk_slice(L, sb, lane, le, nleaves,
-                                               [&](unsigned m) { return __ldg(off + m); });
-                if (k < kend) {
-                    /* 12 bytes of plan per leaf (rec, off), not 28: on rmat
-                     * they outweighed the leaves' own bytes */
-                    const unsigned s0 = __ldg(off + lf), i = k - s0;
-                    const uint2 r = __ldg(rec + lf);
-                    const unsigned char *nd = P.pool + 16ull * r.x;
-                    const unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[i];
-                    key[j] = tr ? bb >> 8 : bb & 255;
-                    const T *val = reinterpret_cast<const T *>(
-                        nd + coo_payload(__ldg(off + lf + 1) - s0, sizeof(T)));
-                    v[j] = val[i] * x[r.y + (tr ? bb & 255 : bb >> 8)];
-                }
-            }
-#pragma unroll
-            for (unsigned j = 0; j < U; j++) {
-                if (base + 32 * j >= kend) break; /* warp-uniform */
+        walk_slices<T>(
+            L, a, (kend - a + 31) / 32, kend, nleaves, lane,
+            [&](unsigned m) { return __ldg(off + m); },
+            [&](unsigned lf, unsigned k, unsigned &key, T &v) {
+                /* 12 bytes of plan per leaf (rec, off), not 28: on rmat
+                 * they outweighed the leaves' own bytes */
+                const unsigned s0 = __ldg(off + lf), i = k - s0;
+                const uint2 r = __ldg(rec + lf);
+                const unsigned char *nd = P.pool + 16ull * r.x;
+                const unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[i];
+                key = tr ? bb >> 8 : bb & 255;
+                const T *val = reinterpret_cast<const T *>(
+                    nd + coo_payload(__ldg(off + lf + 1) - s0, sizeof(T)));
+                v = val[i] * x[r.y + (tr ? bb & 255 : bb >> 8)];
+            },
+            [&](unsigned key, T v) {
                 slice_runs<T>(
-                    key[j], v[j], lane, [&](unsigned k, T sum) { atomicAdd(&acc[k], sum); },
+                    key, v, lane, [&](unsigned k, T sum) { atomicAdd(&acc[k], sum); },
                     P.runs_check != 0);
-            }
-        }
+            });
     }
     __syncthreads();
     T *y = static_cast<T *>(P.y);
