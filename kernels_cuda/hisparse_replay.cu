@@ -113,20 +113,26 @@ template <> struct pair_of<double> {
     using type = double2;
 };
 
-/* hs_leaf_replay with two consecutive entries per lane (64-entry slices):
- * one walk and one scan per 64 entries. The plan is padded (every leaf
- * starts at an even entry), so a lane's two entries lie in one leaf: one
- * leaf record, one 4-byte load of their coordinates and one 8- or 16-byte
- * load of their values, and the walk is walk_slice's over pairs. A warp
- * covers exactly its plan chunk of 32 * cs entries. */
-template <typename T, bool PERM>
+/* hs_leaf_replay with W = 2 or 4 consecutive entries per lane (32 W-entry
+ * slices): one walk, one leaf record and one scan per 32 W entries. The
+ * plan is padded (every leaf starts at a multiple of W), so a lane's
+ * entries lie in one leaf and load as W / 2 4-byte coordinate words and
+ * W / 2 value pairs; the walk is walk_slice's over groups of W. A lane
+ * folds its entries into a head (the entries of its first key), a tail (of
+ * its last) and, with four, at most two middle entries, which it adds
+ * itself (rarely: its keys are ordered, row-major leaves or by column
+ * through perm, and runs are long where four run); heads and tails go
+ * through pair_sum. A warp covers exactly its plan chunk of 32 * cs
+ * entries. */
+template <typename T, unsigned W, bool PERM>
 __global__ void __launch_bounds__(256)
-    hs_leaf_replay2(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
+    hs_leaf_replayw(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
                     const unsigned *wl, const unsigned *perm, unsigned nleaves, unsigned total,
                     unsigned cs)
 {
+    static_assert(W == 2 || W == 4, "two or four entries per lane");
     using T2 = typename pair_of<T>::type;
-    constexpr unsigned U = 2;
+    constexpr unsigned U = 2, S = 32 * W; /* S: entries per slice */
     const unsigned lane = threadIdx.x & 31;
     const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const unsigned long long a64 = (unsigned long long)w * 32 * cs;
@@ -139,125 +145,49 @@ __global__ void __launch_bounds__(256)
     const bool tr = P.tr != 0;
     unsigned L = wl[w];
     const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
-    for (unsigned base = a; base < kend; base += 64 * U) {
+    for (unsigned base = a; base < kend; base += S * U) {
         unsigned ka[U], kb[U];
         T va[U], vb[U];
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
-            const unsigned sb = base + 64 * u, k = sb + 2 * lane; /* kend, k: even */
+            const unsigned sb = base + S * u, k = sb + W * lane; /* kend, k: multiples of W */
             ka[u] = kb[u] = NOKEY;
             va[u] = vb[u] = 0;
             if (sb >= kend) continue; /* warp-uniform */
             bool last;
             const unsigned lf = walk_slice(
-                L, sb >> 1, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m) >> 1; },
+                L, sb / W, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m) / W; },
                 &last);
             if (k >= kend) continue;
             const ulonglong2 ad = __ldg(addr + lf);
             const uint2 o = __ldg(at + lf);
-            unsigned cc;
-            T2 vv;
-            if constexpr (PERM) { /* the pair's two entries by the leaf's order */
-                const unsigned pp = __ldg(perm + (k >> 1)), s0 = __ldg(off + lf);
-                const unsigned i0 = s0 + (pp & 0xffff), i1 = s0 + (pp >> 16);
-                const unsigned short *co = reinterpret_cast<const unsigned short *>(ad.x & ~3ull);
-                const T *va_ = reinterpret_cast<const T *>(ad.y);
-                cc = co[i0] | (unsigned)co[i1] << 16;
-                vv.x = va_[i0];
-                vv.y = va_[i1];
-            } else {
-                cc = *reinterpret_cast<const unsigned *>((ad.x & ~3ull) + 2ull * k);
-                vv = *reinterpret_cast<const T2 *>(ad.y + (unsigned long long)sizeof(T) * k);
-            }
-            const unsigned ra = o.x + (cc & 255), ca = o.y + ((cc >> 8) & 255);
-            ka[u] = kb[u] = tr ? ca : ra;
-            va[u] = vv.x * x[tr ? ra : ca];
-            if (!(last && (ad.x & 3))) { /* else: an odd leaf's padding, adds nothing */
-                const unsigned rb = o.x + ((cc >> 16) & 255), cb = o.y + (cc >> 24);
-                kb[u] = tr ? cb : rb;
-                vb[u] = vv.y * x[tr ? rb : cb];
-            }
-        }
-#pragma unroll
-        for (unsigned u = 0; u < U; u++)
-            if (base + 64 * u < kend) pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha);
-    }
-}
-
-/* hs_leaf_replay2 with four consecutive entries per lane (128-entry
- * slices, leaves padded to multiples of four: every leaf a COO4 node).
- * A lane folds its four into a head (the entries of its first key), a
- * tail (of its last) and at most two middle entries, which it adds itself
- * (rarely: its keys are ordered, row-major leaves or by column through
- * perm, and runs are long where this kernel runs); head and tail then go
- * through pair_sum. One walk, one record, two 4-byte coordinate loads and
- * one scan per 128 entries. */
-template <typename T, bool PERM>
-__global__ void __launch_bounds__(256)
-    hs_leaf_replay4(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
-                    const unsigned *wl, const unsigned *perm, unsigned nleaves, unsigned total,
-                    unsigned cs)
-{
-    using T2 = typename pair_of<T>::type;
-    constexpr unsigned U = 2;
-    const unsigned lane = threadIdx.x & 31;
-    const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    const unsigned long long a64 = (unsigned long long)w * 32 * cs;
-    if (a64 >= total) return;
-    const unsigned a = (unsigned)a64,
-                   kend = (unsigned)min((unsigned long long)total, a64 + 32ull * cs);
-    const T *x = static_cast<const T *>(P.x);
-    T *y = static_cast<T *>(P.y);
-    const T alpha = (T)P.alpha;
-    const bool tr = P.tr != 0;
-    unsigned L = wl[w];
-    const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
-    for (unsigned base = a; base < kend; base += 128 * U) {
-        unsigned ka[U], kb[U];
-        T va[U], vb[U];
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            const unsigned sb = base + 128 * u, k = sb + 4 * lane; /* kend, k: multiples of 4 */
-            ka[u] = kb[u] = NOKEY;
-            va[u] = vb[u] = 0;
-            if (sb >= kend) continue; /* warp-uniform */
-            bool last;
-            const unsigned lf = walk_slice(
-                L, sb >> 2, lane, le, nleaves, [&](unsigned m) { return __ldg(off + m) >> 2; },
-                &last);
-            if (k >= kend) continue;
-            const ulonglong2 ad = __ldg(addr + lf);
-            const uint2 o = __ldg(at + lf);
+            /* coordinates start 4 bytes into the node: 4-byte words */
             const unsigned short *co = reinterpret_cast<const unsigned short *>(ad.x & ~3ull);
             const T *vp = reinterpret_cast<const T *>(ad.y);
-            unsigned c[4];
-            T v[4];
-            if constexpr (PERM) { /* the lane's four entries by the leaf's order */
-                const uint2 pp = __ldg(reinterpret_cast<const uint2 *>(perm) + (k >> 2));
-                const unsigned s0 = __ldg(off + lf);
-                const unsigned i[4] = {s0 + (pp.x & 0xffff), s0 + (pp.x >> 16),
-                                       s0 + (pp.y & 0xffff), s0 + (pp.y >> 16)};
+            unsigned c[W];
+            T v[W];
+            const unsigned s0 = PERM ? __ldg(off + lf) : 0;
 #pragma unroll
-                for (unsigned j = 0; j < 4; j++) {
-                    c[j] = co[i[j]];
-                    v[j] = vp[i[j]];
+            for (unsigned h = 0; h < W / 2; h++) {
+                if constexpr (PERM) { /* the lane's entries by the leaf's order */
+                    const unsigned pp = __ldg(perm + (k >> 1) + h);
+                    const unsigned i0 = s0 + (pp & 0xffff), i1 = s0 + (pp >> 16);
+                    c[2 * h] = co[i0], c[2 * h + 1] = co[i1];
+                    v[2 * h] = vp[i0], v[2 * h + 1] = vp[i1];
+                } else {
+                    const unsigned cc = *reinterpret_cast<const unsigned *>(co + k + 2 * h);
+                    const T2 vv = *reinterpret_cast<const T2 *>(vp + k + 2 * h);
+                    c[2 * h] = cc & 0xffff, c[2 * h + 1] = cc >> 16;
+                    v[2 * h] = vv.x, v[2 * h + 1] = vv.y;
                 }
-            } else {
-                /* coordinates start 4 bytes into the node: two 4-byte loads */
-                const unsigned c01 = *reinterpret_cast<const unsigned *>(co + k);
-                const unsigned c23 = *reinterpret_cast<const unsigned *>(co + k + 2);
-                c[0] = c01 & 0xffff, c[1] = c01 >> 16, c[2] = c23 & 0xffff, c[3] = c23 >> 16;
-                const T2 v01 = *reinterpret_cast<const T2 *>(vp + k);
-                const T2 v23 = *reinterpret_cast<const T2 *>(vp + k + 2);
-                v[0] = v01.x, v[1] = v01.y, v[2] = v23.x, v[3] = v23.y;
             }
             /* padding (the leaf's last pad entries): its predecessor's key, 0 */
             const unsigned pad = last ? (unsigned)(ad.x & 3) : 0;
-            unsigned key[4];
+            unsigned key[W];
 #pragma unroll
-            for (unsigned j = 0; j < 4; j++) {
+            for (unsigned j = 0; j < W; j++) {
                 const unsigned r = o.x + (c[j] & 255), cl = o.y + (c[j] >> 8);
-                if (j == 0 || j < 4 - pad) {
+                if (j == 0 || j < W - pad) {
                     key[j] = tr ? cl : r;
                     v[j] *= x[tr ? r : cl];
                 } else {
@@ -270,20 +200,20 @@ __global__ void __launch_bounds__(256)
              * the others (at most two, ordered unless A^T x without perm)
              * are added here */
             ka[u] = key[0];
-            kb[u] = key[3];
-            const bool pure = key[0] == key[3];
-            va[u] = pure ? v[0] + v[3] : v[0];
-            vb[u] = pure ? 0 : v[3];
+            kb[u] = key[W - 1];
+            const bool pure = key[0] == key[W - 1];
+            va[u] = pure ? v[0] + v[W - 1] : v[0];
+            vb[u] = pure ? 0 : v[W - 1];
             T mid = 0; /* the middle run ending at entry 1 or 2 */
 #pragma unroll
-            for (unsigned j = 1; j < 3; j++) {
+            for (unsigned j = 1; j + 1 < W; j++) {
                 if (key[j] == key[0]) {
                     va[u] += v[j];
-                } else if (key[j] == key[3]) {
+                } else if (key[j] == key[W - 1]) {
                     vb[u] += v[j];
                 } else {
                     mid += v[j];
-                    if (j == 2 || key[2] != key[1]) {
+                    if (j == W - 2 || key[j + 1] != key[j]) {
                         red_add(&y[key[j]], alpha * mid);
                         mid = 0;
                     }
@@ -292,7 +222,7 @@ __global__ void __launch_bounds__(256)
         }
 #pragma unroll
         for (unsigned u = 0; u < U; u++)
-            if (base + 128 * u < kend) pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha);
+            if (base + S * u < kend) pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha);
     }
 }
 
@@ -373,17 +303,17 @@ static void rplan_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int
     const uint2 *at = static_cast<const uint2 *>(R->at);
     const unsigned *pm = static_cast<const unsigned *>(R->perm);
     if (R->width == 4 && pm)
-        hs_leaf_replay4<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
-                                                             R->nleaves, R->total, R->slices);
+        hs_leaf_replayw<T, 4, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                                R->nleaves, R->total, R->slices);
     else if (R->width == 4)
-        hs_leaf_replay4<T, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
-                                                              R->nleaves, R->total, R->slices);
+        hs_leaf_replayw<T, 4, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                                 R->nleaves, R->total, R->slices);
     else if (R->width == 2 && pm)
-        hs_leaf_replay2<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
-                                                             R->nleaves, R->total, R->slices);
+        hs_leaf_replayw<T, 2, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                                R->nleaves, R->total, R->slices);
     else if (R->width == 2)
-        hs_leaf_replay2<T, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
-                                                              R->nleaves, R->total, R->slices);
+        hs_leaf_replayw<T, 2, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
+                                                                 R->nleaves, R->total, R->slices);
     else if (match > 0)
         hs_leaf_replay<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
                                                             R->total, R->slices);
