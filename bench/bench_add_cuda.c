@@ -631,13 +631,14 @@ static void hisp_add_series(hisp_context ctx, hisp_op op, hisp_matrix HA, hisp_m
     free(up);
     free(down);
     const hisp_add_stats *st = &h->st;
-    printf("       (nnz %lld, nodes new %lld, bytes new %llu, reserved %llu, subtrees shared %lld, "
-           "copied %lld, pool retries %d, rounds %d, launches %d, upload %.3f ms, download %.3f "
-           "ms)\n",
-           (long long)st->nnz, (long long)st->nodes_new, (unsigned long long)st->bytes_new,
-           (unsigned long long)st->bytes_reserved, (long long)st->subtrees_shared,
-           (long long)st->subtrees_copied, st->pool_retries, st->rounds, st->launches, h->up_ms,
-           h->down_ms);
+    printf(
+        "       (nnz %lld, nodes new %lld, bytes new %llu, reserved %llu, subtrees shared %lld, "
+        "copied %lld, pool retries %d, zero-sum redos %d, rounds %d, launches %d, upload %.3f ms, "
+        "download %.3f ms)\n",
+        (long long)st->nnz, (long long)st->nodes_new, (unsigned long long)st->bytes_new,
+        (unsigned long long)st->bytes_reserved, (long long)st->subtrees_shared,
+        (long long)st->subtrees_copied, st->pool_retries, st->zero_retries, st->rounds,
+        st->launches, h->up_ms, h->down_ms);
 }
 
 /* ---- main ---------------------------------------------------------------------- */

@@ -9,7 +9,7 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=bench/bench_add_cuda
 [ -x "$B" ] || B=../build/bench/bench_add_cuda
-M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
+M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,sm__inst_issued.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,launch__registers_per_thread,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,lts__t_sector_hit_rate.pct
 for m in ${PROF_MATRICES:-rmat banded dense poisson3d}; do
   echo "== $m f64"
   timeout 250 ncu --clock-control none --metrics $M --csv -k regex:'hs_add' --launch-count ${LAUNCHES:-12} \
@@ -25,19 +25,21 @@ for x in r:
     if key not in k: order.append(key)
     u = x.get("Metric Unit", "")
     val = float(x["Metric Value"].replace(",", "") or 0)
-    scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3, "second": 1e6, "byte": 1e-6,
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3, "second": 1e6, "byte": 1e-6,
              "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3}.get(u, 1)
     k.setdefault(key, {})[x["Metric Name"]] = val * scale
-print("%-4s %-24s %10s %10s %10s %6s %8s %6s %6s %9s %9s %6s %9s" % ("id", "kernel", "us", "MB read", "MB write", "dram%", "grid", "warps%", "lsb", "L2 rd MB", "L2 wr MB", "issue%", "shm confl"))
+print("%-4s %-24s %10s %10s %10s %6s %8s %6s %6s %9s %9s %6s %9s %4s %6s %6s %5s" % ("id", "kernel", "us", "MB read", "MB write", "dram%", "grid", "warps%", "lsb", "L2 rd MB", "L2 wr MB", "issue%", "shm confl", "regs", "bar", "ssb", "L2hit"))
 for key in order:
     v = k[key]
     f = lambda n: v.get(n, 0)
-    print("%-4s %-24s %10.1f %10.1f %10.1f %6.1f %8d %6.1f %6.1f %9.1f %9.1f %6.1f %9d" % (key[0], key[1], f("gpu__time_duration.sum"),
+    print("%-4s %-24s %10.1f %10.1f %10.1f %6.1f %8d %6.1f %6.1f %9.1f %9.1f %6.1f %9d %4d %6.1f %6.1f %5.1f" % (key[0], key[1], f("gpu__time_duration.sum"),
           f("dram__bytes_read.sum"), f("dram__bytes_write.sum"),
           f("dram__throughput.avg.pct_of_peak_sustained_elapsed"), f("launch__grid_size"),
           f("sm__warps_active.avg.pct_of_peak_sustained_active"),
           f("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"),
           f("lts__t_sectors_srcunit_tex_op_read.sum") * 32e-6, f("lts__t_sectors_srcunit_tex_op_write.sum") * 32e-6,
-          f("sm__inst_issued.avg.pct_of_peak_sustained_active"), f("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")))
+          f("sm__inst_issued.avg.pct_of_peak_sustained_active"), f("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"),
+          f("launch__registers_per_thread"), f("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"),
+          f("smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"), f("lts__t_sector_hit_rate.pct")))
 PY
 done

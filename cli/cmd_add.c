@@ -173,6 +173,7 @@ int cmd_add(int argc, char **argv)
         json_int(&j, "subtrees_shared", st.subtrees_shared);
         json_int(&j, "subtrees_copied", st.subtrees_copied);
         json_int(&j, "pool_retries", st.pool_retries);
+        json_int(&j, "zero_retries", st.zero_retries);
         json_int(&j, "rounds", st.rounds);
         json_int(&j, "launches", st.launches);
         json_double(&j, "device_ms", st.device_ms);
@@ -188,10 +189,10 @@ int cmd_add(int argc, char **argv)
                (long long)ib.nnz, hisp_type_name(ic.type), hisp_backend_name(used), di.name);
         if (st.rounds)
             printf("device     %.4f ms, %d rounds, %d launches, %lld new nodes (%llu bytes), "
-                   "%lld subtrees shared, %lld copied, %d pool regrowths\n",
+                   "%lld subtrees shared, %lld copied, %d pool regrowths, %d zero-sum redos\n",
                    st.device_ms, st.rounds, st.launches, (long long)st.nodes_new,
                    (unsigned long long)st.bytes_new, (long long)st.subtrees_shared,
-                   (long long)st.subtrees_copied, st.pool_retries);
+                   (long long)st.subtrees_copied, st.pool_retries, st.zero_retries);
         if (n) printf("time       median %.4f ms over %d sums\n", med, n);
     }
 done:

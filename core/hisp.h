@@ -314,6 +314,8 @@ typedef struct {
     double device_ms; /* device time of the traversal, uploads and download excluded (0 on the
                          host) */
     double upload_ms, download_ms; /* operands' pools to the device, C's new nodes back */
+    int zero_retries; /* rounds redone because a leaf written dense held a zero sum (it stays
+                         COO: the check then runs before writing) */
 } hisp_add_stats;
 HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st);
 

@@ -30,6 +30,7 @@ enum {
     C_COPIED = 4,
     C_COMMON = 5,
     C_ERROR = 6,
+    C_REDO = 7,
     C_FILL = 8,
     C_START = 16,
     C_CAP = 24,
@@ -181,10 +182,12 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
     if (!s) s = o->buf_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
     uint64_t cnt[HISPI_AQ_ADD] = {0};
     cnt[ps->root_q] = 1;
+    int careful = 0; /* 4: check for zero sums before writing a dense leaf */
     for (int k = 0; !s && k < L; k++) {
         bool launch[HISPI_AQ_ADD];
         if (!hispi_sched_pick(&ad->pol, cnt, launch)) break;
         uint64_t keep[C_FILL];
+        ctl[C_REDO] = 0;
         memcpy(keep, ctl, sizeof keep);
         for (int q = 0; q < NQ; q++) {
             ctl[C_FILL + q] = 0;
@@ -216,7 +219,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 a[n++] = (hispi_karg){real, NULL, 0, ps->ca};
                 a[n++] = (hispi_karg){real, NULL, 0, ps->cb};
                 if (fn == HISPI_NF_ADD_PAIR)
-                    a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share, 0};
+                    a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share | careful, 0};
                 int ki = one_seq                   ? 3
                          : fn == HISPI_NF_ADD_PAIR ? 0
                          : fn == HISPI_NF_ADD_SEQ  ? 1
@@ -230,10 +233,16 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 ad->st->launches++;
             }
             if (!s) s = o->buf_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
-            if (s || ctl[C_USED] <= *ps->cap / 16) break;
-            /* the pool was too small: nothing of this round was written past
-             * the old end; grow it, restore the counters and redo the round */
-            s = grow(ad, ps, ctl[C_USED] * 16, keep[C_USED] * 16);
+            bool over = ctl[C_USED] > *ps->cap / 16, zero = ctl[C_REDO] && !careful;
+            if (s || (!over && !zero)) break;
+            /* the pool was too small (nothing of this round was written past
+             * the old end: grow it), or a leaf written dense held a zero sum
+             * (check first); restore the counters and redo the round */
+            if (over) s = grow(ad, ps, ctl[C_USED] * 16, keep[C_USED] * 16);
+            if (zero) {
+                careful = 4;
+                ad->st->zero_retries++;
+            }
             for (int q = 0; q < NQ; q++)
                 ctl[C_FILL + q] = 0;
             memcpy(ctl, keep, sizeof keep);

@@ -85,6 +85,7 @@ enum {
     C_COPIED = 4, /* one-operand subtrees queued for copying */
     C_COMMON = 5, /* leaf entries present in both operands */
     C_ERROR = 6,  /* a queue past its capacity (a scheduler bug) */
+    C_REDO = 7,   /* a leaf written dense held a zero sum: redo the round checking first */
     C_FILL = 8,   /* [8 + q]: entries queued for the next round */
     C_START = 16, /* [16 + q]: index of the next round's segment of queue q */
     C_CAP = 24    /* [24 + q]: its capacity */
@@ -192,6 +193,23 @@ FN void put_raw(GLOBAL u8 *node, u32 i, u32 r)
     node[5 + 2 * i] = (u8)(r >> 8);
 }
 #endif
+/* Keys i and i + 1 (i even) of a node being written: one 32-bit word. */
+FN void put_raw2(GLOBAL u8 *node, u32 i, u32 r0, u32 r1)
+{
+#if defined(__CUDACC__) || defined(__ENDIAN_LITTLE__)
+    *(GLOBAL u32 *)(node + 4 + 2 * i) = r0 | r1 << 16;
+#else
+    put_raw(node, i, r0);
+    put_raw(node, i + 1, r1);
+#endif
+}
+/* A hint that a line will be read soon: CUDA only (OpenCL's prefetch() is
+ * a no-op on PoCL and optional elsewhere). */
+#if defined(__CUDACC__)
+#define PREFETCH(p) asm volatile("prefetch.global.L1 [%0];" ::"l"(p))
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 FN u32 coo_key(nview v, u32 i)
 {
     return raw_key(coo_raw(v, i));
@@ -250,11 +268,20 @@ FN void put_entry(GLOBAL hs_entry *q, GLOBAL u64 *ctrl, int qi, u64 idx, u64 a, 
         return;
     }
     GLOBAL hs_entry *e = q + ctrl[C_START + qi] + idx;
+    /* two 16-byte stores: one sector per entry in L2 instead of five */
+#if defined(__CUDACC__)
+    ((GLOBAL ulonglong2 *)e)[0] = make_ulonglong2(a, b);
+    ((GLOBAL ulonglong2 *)e)[1] = make_ulonglong2(slot, (u64)flags);
+#elif defined(__ENDIAN_LITTLE__)
+    ((GLOBAL ulong2 *)e)[0] = (ulong2)(a, b);
+    ((GLOBAL ulong2 *)e)[1] = (ulong2)(slot, (ulong)flags);
+#else
     e->a = a;
     e->b = b;
     e->slot = slot;
     e->flags = flags;
     e->pad = 0;
+#endif
 }
 
 /* Local exclusive scans of NS values per work-item over segments of seg
@@ -348,18 +375,51 @@ FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
  * writes it. Inner cells present in both operands queue a child pair; in
  * one only, the child is shared (share bit 0: A's, bit 1: B's) or queued
  * for copying. */
+/* ORs m into bits[w] where `in`; every work-item of a warp calls it (on
+ * CUDA). Keys are sorted, so the lanes of a warp that hit one word are
+ * neighbours: a segmented OR over shuffles leaves a run's bits in its first
+ * lane, one atomic per word instead of one per entry (same-address atomics
+ * serialize: a dense leaf's 16 K cells cost 32-way waits). Elsewhere an
+ * atomic per entry. */
+#if defined(__CUDACC__)
+FN void or_bits(LPTR u32 *bits, u32 w, u32 m, int in)
+{
+    const u32 all = 0xffffffffu;
+    u32 wl = (u32)LID & 31;
+    if (!in) w = all, m = 0;
+    for (u32 off = 1; off < 32; off <<= 1) {
+        u32 um = __shfl_down_sync(all, m, off), uw = __shfl_down_sync(all, w, off);
+        if (wl + off < 32 && uw == w) m |= um;
+    }
+    u32 pw = __shfl_up_sync(all, w, 1);
+    if (in && (wl == 0 || pw != w)) atomicOr(&bits[w], m);
+}
+#else
+FN void or_bits(LPTR u32 *bits, u32 w, u32 m, int in)
+{
+    if (in) LATOM_OR(&bits[w], m);
+}
+#endif
+/* Loops uniform over the group (GS a multiple of the warp size). */
 FN void mark(nview v, LPTR u32 *bits)
 {
     if (is_dense(v.type)) {
-        for (u32 c = (u32)LID; c < DD; c += GS)
-            if (cell_set(v, c)) LATOM_OR(&bits[c >> 5], 1u << (c & 31));
+        for (u32 c0 = 0; c0 < DD; c0 += GS) {
+            u32 c = c0 + (u32)LID;
+            or_bits(bits, c >> 5, 1u << (c & 31), c < DD && cell_set(v, c));
+        }
     } else {
-        for (u32 k = (u32)LID; k < v.n; k += GS) {
-            u32 c = coo_key(v, k);
-            LATOM_OR(&bits[c >> 5], 1u << (c & 31));
+        for (u32 k0 = 0; k0 < v.n; k0 += GS) {
+            u32 k = k0 + (u32)LID, c = k < v.n ? coo_key(v, k) : 0;
+            or_bits(bits, c >> 5, 1u << (c & 31), k < v.n);
         }
     }
 }
+/* GPUs (GS >= 128) visit a pair's cells cell-major: the children of a
+ * clustered inner node fill a few words, and word-major gave their work to
+ * a few work-items in turn (a power-law root pair: 150 us on the H100).
+ * CPUs (PoCL, GS = 64) walk words, skipping empty ones cheaply. */
+#define CELLS_ALWAYS (GS >= 128)
 /* Visits the union's cells (word w, bit) that work-item LID owns: cell-major
  * (cells LID, LID + GS, ...: neighbouring work-items read neighbouring cells
  * of a dense payload) or word-major (words LID, LID + GS, ...); vi numbers
@@ -431,14 +491,19 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         ou += POPC(bA[w] | bB[w]);
     }
     BARRIER();
-    int zcheck = leaf && (is_dense(a.type) || is_dense(b.type) || dense_fits(ES, n));
+    /* A result that could be a dense leaf stays COO if a sum is zero bits.
+     * It is written dense at once, one read of the operands; a zero sum
+     * found while writing asks the host to redo the round with the check
+     * first (share bit 2: careful), as exact zero sums are rare. */
+    int careful = (share >> 2) & 1;
+    int zcheck = leaf && careful && dense_fits(ES, n);
     u32 qc[NQ] = {0, 0, 0, 0, 0};
     u32 cls[CLSW];
     for (int k = 0; k < CLSW; k++)
         cls[k] = 0;
     u32 zero = 0;
     /* a dense result (or operand) is walked cell by cell: coalesced payloads */
-    int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
+    int cells1 = CELLS_ALWAYS || (leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n));
     if (zcheck || !leaf) {
         UNION_BEGIN(cells1)
         int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
@@ -468,6 +533,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
             qoff[q] = qc[q] ? LATOM_ADD(&lq[q], qc[q]) : 0;
     BARRIER();
     int dense = leaf ? dense_fits(ES, n) && !zany : dense_fits(8, n);
+    zero = 0;
     int type = node_type(leaf, dense, n);
     u64 bytes = dense ? dense_bytes(es) : coo_bytes(n, es);
     if (LID == 0) {
@@ -489,7 +555,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 nshared = 0, ncopied = 0;
     /* inner children keep pass 1's cells per work-item (their queue slots) */
     if (ok) {
-        UNION_BEGIN(dense)
+        UNION_BEGIN(CELLS_ALWAYS || dense)
         u32 all = bA[w] | bB[w];
         u32 key = w * 32 + bit;
         int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
@@ -507,7 +573,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         }
         if (leaf) {
             real v[NCOMP];
-            combine(qa, qb, ca, cb, v);
+            zero |= (u32)combine(qa, qb, ca, cb, v);
             for (u32 k = 0; k < NCOMP; k++)
                 ((GLOBAL real *)pay)[k] = v[k];
         } else {
@@ -529,6 +595,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
             }
         }
         UNION_END
+        if (dense && leaf && !careful && zero) ctrl[C_REDO] = 1;
     }
     /* one global atomic per group: a power-law matrix shares millions of
      * children, and same-address atomics serialize */
@@ -562,6 +629,9 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
         E = queues[first + e];
         a = view(poolA, baseA, E.a);
         b = view(poolB, baseB, E.b);
+        /* the values are read after the group's allocation: fetch them now */
+        PREFETCH(a.p + a.P);
+        PREFETCH(b.p + b.P);
         int zcheck = dense_fits(ES, a.n + b.n);
         u32 i = 0, j = 0;
         while (i < a.n || j < b.n) {
@@ -598,25 +668,27 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
     GLOBAL u8 *node = out + (node_off - out_base);
     u32 P = dense ? 0 : coo_payload(n, ES);
     if (!dense) *(GLOBAL u32 *)node = n;
-    u32 i = 0, j = 0, o = 0, last = 0;
+    u32 i = 0, j = 0, o = 0, held = 0, last = 0;
     while (i < a.n || j < b.n) {
-        u32 ka = i < a.n ? coo_key(a, i) : NONE, kb = j < b.n ? coo_key(b, j) : NONE;
+        u32 ra = i < a.n ? coo_raw(a, i) : 0, rb = j < b.n ? coo_raw(b, j) : 0;
+        u32 ka = i < a.n ? raw_key(ra) : NONE, kb = j < b.n ? raw_key(rb) : NONE;
         int ina = ka <= kb, inb = kb <= ka;
-        u32 key = ina ? ka : kb;
+        u32 key = ina ? ka : kb, r = ina ? ra : rb;
         GLOBAL u8 *pay = dense ? node + (u64)key * ES : node + P + (u64)o * ES;
-        if (!dense) put_key(node, o, key);
+        if (!dense && (o & 1)) put_raw2(node, o - 1, held, r);
+        held = r;
         real v[NCOMP];
         combine(ina ? a.p + a.P + (u64)i * ES : 0, inb ? b.p + b.P + (u64)j * ES : 0, ca, cb, v);
         for (u32 k = 0; k < NCOMP; k++)
             ((GLOBAL real *)pay)[k] = v[k];
-        last = key;
+        last = r;
         o++;
         i += ina;
         j += inb;
     }
-    if (!dense)
-        for (u32 k = n; k < rup(n, coo_x(n)); k++)
-            put_key(node, k, last);
+    if (!dense) /* the odd last key, and padding that repeats it */
+        for (u32 k = n & ~1u; k < rup(n, coo_x(n)); k += 2)
+            put_raw2(node, k, last, last);
     put_ref(out, out_base, ctrl, E.slot, node_off | (u64)node_type(1, dense, n));
 }
 
@@ -652,37 +724,15 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
 #define WI(w) ((w) + ((w) >> LOG2PER))
 #define NWP (NW + NW / PER + 1)
 
-/* Marks v's cells in bits (work-items lane, lane + SG, ...). CUDA: keys
- * are sorted, so the lanes of a warp that hit one word are neighbours;
- * a segmented OR over shuffles leaves the word's bits in its first lane,
- * one atomic per word instead of one per entry (SG is a multiple of 32:
- * the loop is uniform over each warp). */
-#if defined(__CUDACC__)
+/* Marks v's cells in bits (work-items lane, lane + SG, ...; SG is a
+ * multiple of 32, so the loop is uniform over each warp). */
 FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
 {
-    const u32 all = 0xffffffffu;
-    u32 wl = lane & 31;
     for (u32 k0 = 0; k0 < v.n; k0 += SG) {
-        u32 k = k0 + lane;
-        int in = k < v.n;
-        u32 c = in ? coo_key(v, k) : 0, w = in ? WI(c >> 5) : all, m = in ? 1u << (c & 31) : 0;
-        for (u32 off = 1; off < 32; off <<= 1) {
-            u32 um = __shfl_down_sync(all, m, off), uw = __shfl_down_sync(all, w, off);
-            if (wl + off < 32 && uw == w) m |= um;
-        }
-        u32 pw = __shfl_up_sync(all, w, 1);
-        if (in && (wl == 0 || pw != w)) atomicOr(&bits[w], m);
+        u32 k = k0 + lane, c = k < v.n ? coo_key(v, k) : 0;
+        or_bits(bits, WI(c >> 5), 1u << (c & 31), k < v.n);
     }
 }
-#else
-FN void mark_coo(nview v, LPTR u32 *bits, u32 lane)
-{
-    for (u32 k = lane; k < v.n; k += SG) {
-        u32 c = coo_key(v, k);
-        LATOM_OR(&bits[WI(c >> 5)], 1u << (c & 31));
-    }
-}
-#endif
 FN u32 below(u32 c)
 {
     return (1u << (c & 31)) - 1u;
@@ -949,14 +999,29 @@ KERNEL hs_add_one(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
 }
 
 /* Leaves of one operand copied without a transpose (the last level of the
- * addition's "one" queue): a work-item each, the group allocating its nodes
- * with one atomic (a work-group per leaf of a few entries left most of its
- * work-items idle). */
+ * addition's "one" queue): a work-item per leaf sizes it and the group
+ * allocates its leaves with one atomic (a work-group per leaf of a few
+ * entries left most of its work-items idle). The group's output range is
+ * contiguous, so its work-items then copy it together in 16-byte chunks,
+ * chunk g from the leaf whose range holds it (a binary search): coalesced,
+ * and a leaf of a thousand entries is no longer one work-item's loop.
+ * Values are scaled on the way (a dense leaf's empty cells stay zero). */
+#if IS_DOUBLE
+typedef double2 chunk16;
+#else
+typedef float4 chunk16;
+#endif
+FN real scale_at(real x, real c, u32 o, u32 lo, u32 hi, int dense)
+{
+    return o >= lo && o < hi && !(dense && ZBITS(x)) ? c * x : x;
+}
 KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
                       GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
                       GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
+    LOCAL u32 at16[GS], vlo[GS], vhi[GS]; /* leaf t: first chunk; its values' bytes */
+    LOCAL u64 src[GS];                    /* leaf t: pool offset | from B (bit 63) */
     LOCAL u64 goff;
     LOCAL int ok;
     u64 e = GROUP * GS + (u64)LID;
@@ -966,12 +1031,18 @@ KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
     u64 bytes = 0;
     if (live) {
         E = queues[first + e];
-        v = (E.flags & 1) ? view(poolB, baseB, E.a) : view(poolA, baseA, E.a);
-        bytes = is_dense(v.type) ? dense_bytes(ES) : coo_bytes(v.n, ES);
+        int fromb = E.flags & 1;
+        v = fromb ? view(poolB, baseB, E.a) : view(poolA, baseA, E.a);
+        int dense = is_dense(v.type);
+        bytes = dense ? dense_bytes(ES) : coo_bytes(v.n, ES);
+        src[LID] = ((E.a & ~(u64)15) - (fromb ? baseB : baseA)) | (u64)fromb << 63;
+        vlo[LID] = dense ? 0 : v.P;
+        vhi[LID] = (dense ? DD * ES : v.P + v.n * ES) | (u32)dense << 31;
     }
     u32 sv[NS] = {(u32)(bytes / 16), (u32)live, 0, 0}, st[NS];
     group_scan4(sc, sv, st);
     u32 my16 = sv[0], tot16 = st[0], ntot = st[1];
+    at16[LID] = my16;
     if (LID == 0) {
         u64 o = ATOM_ADD64(&ctrl[C_USED], tot16);
         ok = o + tot16 <= cap16;
@@ -979,21 +1050,31 @@ KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
         if (ok && ntot) ATOM_ADD64(&ctrl[C_NODES], ntot);
     }
     BARRIER();
-    if (!ok || !live) return;
-    real c = (E.flags & 1) ? cb : ca;
-    u64 node_off = out_base + (goff + my16) * 16;
-    GLOBAL u8 *node = out + (node_off - out_base);
-    if (is_dense(v.type)) {
-        for (u32 k = 0; k < DD; k++)
-            if (cell_set(v, k))
-                for (u32 q = 0; q < NCOMP; q++)
-                    ((GLOBAL real *)(node + (u64)k * ES))[q] =
-                        c * ((GLOBAL const real *)(v.p + (u64)k * ES))[q];
-    } else {
-        for (u32 k = 0; k < v.P / 4; k++) /* count, keys, their padding (P: 4s) */
-            ((GLOBAL u32 *)node)[k] = ((GLOBAL const u32 *)v.p)[k];
-        for (u32 k = 0; k < v.n * NCOMP; k++)
-            ((GLOBAL real *)(node + v.P))[k] = c * ((GLOBAL const real *)(v.p + v.P))[k];
+    if (!ok) return;
+    GLOBAL chunk16 *dst = (GLOBAL chunk16 *)(out + goff * 16);
+    for (u32 g = (u32)LID; g < tot16; g += GS) {
+        u32 lo = 0, hi = GS - 1; /* the last leaf t with at16[t] <= g */
+        while (lo < hi) {
+            u32 mid = (lo + hi + 1) / 2;
+            if (at16[mid] <= g) lo = mid;
+            else hi = mid - 1;
+        }
+        u64 so = src[lo];
+        int fromb = (int)(so >> 63), dense = (int)(vhi[lo] >> 31);
+        u32 off = (g - at16[lo]) * 16, b0 = vlo[lo], b1 = vhi[lo] & 0x7fffffffu;
+        GLOBAL const u8 *p = (fromb ? poolB : poolA) + (so & ~((u64)1 << 63)) + off;
+        chunk16 x = *(GLOBAL const chunk16 *)p;
+        real c = fromb ? cb : ca;
+        if (c != (real)1) {
+            const u32 rs = (u32)sizeof(real);
+            x.x = scale_at(x.x, c, off, b0, b1, dense);
+            x.y = scale_at(x.y, c, off + rs, b0, b1, dense);
+#if !IS_DOUBLE
+            x.z = scale_at(x.z, c, off + 2 * rs, b0, b1, dense);
+            x.w = scale_at(x.w, c, off + 3 * rs, b0, b1, dense);
+#endif
+        }
+        dst[g] = x;
     }
-    put_ref(out, out_base, ctrl, E.slot, node_off | (u64)v.type);
+    if (live) put_ref(out, out_base, ctrl, E.slot, (out_base + (goff + my16) * 16) | (u64)v.type);
 }
