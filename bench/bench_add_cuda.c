@@ -6,7 +6,8 @@
  *   bench_add_cuda [--scale gpu|medium|small] [--quick] [--matrices a,b]
  *                  [--precision f64|f32|both] [--repeat N] [--warmup N]
  *                  [--node-size d] [--sigma s] [--backend cuda|opencl|reference]
- *                  [--csv FILE] [--md FILE] [--summary FILE]
+ *                  [--csv FILE] [--md FILE] [--summary FILE] [--no-cusparse]
+ *                  [--ops N|T|both] [--variant LABEL:VAR=VAL[,VAR=VAL...]]...
  *
  * --quick: the small suite, 5 runs after 1 warm-up. Per matrix and
  * precision, in one process:
@@ -21,6 +22,10 @@
  *                          HiSparse form (node size d, default 128): the
  *                          median of hisp_context_add_stats().device_ms
  *   hisp-<backend>-wall    the median wall time of the whole call
+ *   hisp-<backend>-LABEL   A + B again with the environment of --variant
+ *                          LABEL set (kernel choices read at each call, e.g.
+ *                          HISP_ADD_LEAF_GROUP=256), checked like the rest
+ * --no-cusparse and --ops N skip rows (quicker comparisons of variants).
  * Times: CUDA events (device_ms for hisp), medians of `repeat` runs after
  * `warmup`. hisp's times are "n/a" when the add is refused
  * (HISP_ERR_UNSUPPORTED) or when its stats show that it ran on the host
@@ -641,6 +646,31 @@ static void hisp_add_series(hisp_context ctx, hisp_op op, hisp_matrix HA, hisp_m
         st->launches, h->up_ms, h->down_ms);
 }
 
+/* A --variant "LABEL:VAR=VAL[,VAR=VAL]": sets its variables (on) or unsets
+ * them (off); label gets LABEL. Returns 0 on a malformed spec. */
+static int run_variant(const char *spec, char *label, size_t n, int on)
+{
+    const char *colon = strchr(spec, ':');
+    snprintf(label, n, "%.*s", (int)(colon - spec), spec);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", colon + 1);
+    int ok = 1;
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            ok = 0;
+            continue;
+        }
+        *eq = 0;
+        if (on)
+            setenv(kv, eq + 1, 1);
+        else
+            unsetenv(kv);
+    }
+    return ok;
+}
+
 /* ---- main ---------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -649,6 +679,8 @@ int main(int argc, char **argv)
                *sum = NULL, *backend = "cuda";
     int repeat = 30, warmup = 3, d = HISP_HISPARSE_DEFAULT_NODE_SIZE, quick = 0;
     double sigma = 10;
+    const char *variants[8];
+    int nvar = 0, use_cusparse = 1, ops = 3; /* bit 0: N, bit 1: T */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name, stmt)                                                                            \
@@ -668,6 +700,16 @@ int main(int argc, char **argv)
         OPT("--csv", csv = v);
         OPT("--md", md = v);
         OPT("--summary", sum = v);
+        OPT("--ops", ops = !strcmp(v, "N") ? 1 : !strcmp(v, "T") ? 2 : 3);
+        if (!strcmp(a, "--variant") && v && strchr(v, ':') && nvar < 8) {
+            variants[nvar++] = v;
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--no-cusparse")) {
+            use_cusparse = 0;
+            continue;
+        }
 #undef OPT
         if (!strcmp(a, "--quick")) {
             quick = 1;
@@ -676,7 +718,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s [--scale gpu|medium|small] [--quick] [--matrices a,b] [--precision "
                 "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--sigma s] [--backend "
-                "cuda|opencl|reference] [--csv F] [--md F] [--summary F]\n",
+                "cuda|opencl|reference] [--csv F] [--md F] [--summary F] [--no-cusparse] "
+                "[--ops N|T|both] [--variant LABEL:VAR=VAL[,VAR=VAL]]...\n",
                 argv[0]);
         return 1;
     }
@@ -789,7 +832,7 @@ int main(int argc, char **argv)
             char why[256];
 
             /* cuSPARSE */
-            if (C.ok && ref_n.nnz < INT32_MAX) {
+            if (C.ok && use_cusparse && ref_n.nnz < INT32_MAX) {
                 dcsr dA = {0}, dB = {0};
                 dcsr_upload(&A, &dA);
                 dcsr_upload(&B, &dB);
@@ -833,7 +876,7 @@ int main(int argc, char **argv)
                 conv_free(&cb);
                 dcsr_free(&dA);
                 dcsr_free(&dB);
-            } else if (C.ok) {
+            } else if (C.ok && use_cusparse) {
                 printf("  cuSPARSE skipped: nnz(C) does not fit 32-bit indices\n");
             }
 
@@ -850,6 +893,10 @@ int main(int argc, char **argv)
                   "set backend");
             for (int op = 0; op < 2; op++) {
                 hs_add *h = &c->hs[op];
+                if (!(ops >> op & 1)) {
+                    h->check = -1; /* not run */
+                    continue;
+                }
                 hisp_add_series(ctx, (hisp_op)op, HA, HB, t, op ? &ref_t : &ref_n, warmup, repeat,
                                 ms, ms2, h);
                 if (h->check == 0) failed = 1;
@@ -857,6 +904,18 @@ int main(int argc, char **argv)
                 double e = 0; /* checked above: the same call gives the same C */
                 add_row(&rs, name, t, op ? "T" : "N", hs_impl, hs_dev, &k, ms, repeat, e);
                 add_row(&rs, name, t, op ? "T" : "N", wall_impl, hs_dev, &k, ms2, repeat, e);
+            }
+            for (int vi = 0; vi < nvar; vi++) {
+                hs_add hv;
+                char label[64], impl[96];
+                int ok = run_variant(variants[vi], label, sizeof label, 1);
+                printf("  variant %s (%s)\n", label, variants[vi]);
+                hisp_add_series(ctx, HISP_OP_N, HA, HB, t, &ref_n, warmup, repeat, ms, ms2, &hv);
+                run_variant(variants[vi], label, sizeof label, 0);
+                if (!ok || hv.check == 0) failed = 1;
+                if (!hv.measured) continue;
+                snprintf(impl, sizeof impl, "%.40s-%.40s", hs_impl, label);
+                add_row(&rs, name, t, "N", impl, hs_dev, &k, ms, repeat, 0);
             }
             if (!c->geam_ok[0] || !c->geam_ok[1]) failed = 1;
             printf("  %s %s: %s\n", name, hisp_type_name(t),

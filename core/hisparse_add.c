@@ -101,7 +101,8 @@ typedef struct {
     void *kern[5]; /* pair, seq, one, one_seq, leaf */
     int depth;
     int gs; /* work-items per work-group: 256 on GPUs, 64 on CPUs */
-    int lp; /* leaf pairs per work-group of hs_add_leaf */
+    int lgs, lp; /* work-items per work-group of hs_add_leaf, and its leaf pairs */
+    int sgs;     /* work-items per work-group of hs_add_seq and hs_add_one_seq */
     bool dbl;
     void *ctrl, *queues;
     uint64_t qbytes;
@@ -225,11 +226,14 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                          : fn == HISPI_NF_ADD_SEQ  ? 1
                          : fn == HISPI_NF_ADD_LEAF ? 4
                                                    : 2;
-                uint64_t per = fn == HISPI_NF_ADD_SEQ || one_seq ? (uint64_t)ad->gs
+                uint64_t per = fn == HISPI_NF_ADD_SEQ || one_seq ? (uint64_t)ad->sgs
                                : fn == HISPI_NF_ADD_LEAF         ? (uint64_t)ad->lp
                                                                  : 1;
                 size_t groups = (size_t)((cnt[q] + per - 1) / per);
-                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->gs);
+                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups,
+                                   (size_t)(ki == 4                ? ad->lgs
+                                            : ki == 1 || ki == 3 ? ad->sgs
+                                                                 : ad->gs));
                 ad->st->launches++;
             }
             if (!s) s = o->buf_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
@@ -343,6 +347,15 @@ static int leaf_pairs_per_group(int gs, int d)
     return lp;
 }
 
+/* A work-group size from the environment (64, 128 or 256, at most max). */
+static int group_env(const char *name, int dflt, int max)
+{
+    const char *v = getenv(name);
+    if (v && (!strcmp(v, "64") || !strcmp(v, "128") || !strcmp(v, "256")) && atoi(v) <= max)
+        return atoi(v);
+    return dflt;
+}
+
 static hisp_status upload_pool(adder *ad, const hispi_pool *p, void **buf)
 {
     HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)p->used, buf));
@@ -373,21 +386,39 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     const char *g = getenv("HISP_ADD_GROUP"); /* 64 or 256: tests run both everywhere */
     if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
         ad.gs = atoi(g);
-    ad.lp = leaf_pairs_per_group(ad.gs, a->d);
+    /* The leaf kernels on GPUs: groups of 64, one pair each (hs_add_leaf) or
+     * a pair per work-item (the seq kernels). A group holds its slot until
+     * its largest pair is done; several leaf pairs per group left banded at
+     * 30 % of warps active on the H100, and small groups let the block
+     * scheduler balance (docs/BENCHMARKS.md). HISP_ADD_LEAF_GROUP,
+     * HISP_ADD_LEAF_PAIRS and HISP_ADD_SEQ_GROUP override. */
+    ad.lgs = ad.sgs = ad.gs == 256 ? 64 : ad.gs;
+    ad.lgs = group_env("HISP_ADD_LEAF_GROUP", ad.lgs, ad.gs);
+    ad.sgs = group_env("HISP_ADD_SEQ_GROUP", ad.sgs, ad.gs);
+    const char *lpe = getenv("HISP_ADD_LEAF_PAIRS");
+    ad.lp = leaf_pairs_per_group(ad.lgs, a->d);
+    int lpmax = lpe && *lpe ? atoi(lpe) : ad.gs == 256 ? 1 : ad.lp;
+    while (ad.lp > 1 && ad.lp > lpmax)
+        ad.lp /= 2;
     uint64_t many = HISPI_ADD_MANY;
     const char *lm = getenv("HISP_ADD_LEAF_MAX");
     if (lm && *lm) many = strtoull(lm, NULL, 10);
     if (many < HISPI_ADD_FEW) many = HISPI_ADD_FEW;
-    char opts[240];
-    snprintf(opts, sizeof opts,
-             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d -DLP=%d "
-             "-DMANY=%llu",
-             ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-             ad.gs, ad.lp, (unsigned long long)many);
+    const char *mb = getenv("HISP_ADD_PAIR_MINB"); /* CUDA: __launch_bounds__ of hs_add_pair */
+    int minb = mb && atoi(mb) > 0 && atoi(mb) <= 8 ? atoi(mb) : 1;
+    char opts[3][240]; /* the programs of each group size: pairs and copies, seq, leaf */
+    for (int i = 0; i < 3; i++)
+        snprintf(opts[i], sizeof opts[i],
+                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
+                 "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d",
+                 ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d,
+                 a->log2d, i == 2 ? ad.lgs : i ? ad.sgs : ad.gs, i == 2 ? ad.lp : 1,
+                 (unsigned long long)many, minb);
     static const char *names[5] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq",
                                    "hs_add_leaf"};
+    static const int prog[5] = {0, 1, 0, 1, 2};
     for (int i = 0; i < 5 && !s; i++)
-        s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
+        s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts[prog[i]], names[i], &ad.kern[i]);
     double t0 = hispi_now_ms();
     hispi_pool_trim(a->pool); /* C's nodes go at its end: free ranges there first */
     if (!s) s = upload_pool(&ad, a->pool, &pa);

@@ -27,6 +27,10 @@ typedef float real;
 #define ZBITS(v) (__float_as_uint(v) == 0)
 #endif
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
+#ifndef PAIR_MINB /* blocks per SM that hs_add_pair's registers must allow */
+#define PAIR_MINB 1
+#endif
+#define KERNEL_PAIR extern "C" __global__ void __launch_bounds__(GS, PAIR_MINB)
 #define FN static __device__ inline
 #define GLOBAL
 #define LOCAL __shared__
@@ -51,6 +55,7 @@ typedef uchar u8;
 #define ZBITS(v) (as_uint(v) == 0)
 #endif
 #define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
+#define KERNEL_PAIR KERNEL
 #define FN static inline
 #define GLOBAL __global
 #define LOCAL __local
@@ -203,13 +208,6 @@ FN void put_raw2(GLOBAL u8 *node, u32 i, u32 r0, u32 r1)
     put_raw(node, i + 1, r1);
 #endif
 }
-/* A hint that a line will be read soon: CUDA only (OpenCL's prefetch() is
- * a no-op on PoCL and optional elsewhere). */
-#if defined(__CUDACC__)
-#define PREFETCH(p) asm volatile("prefetch.global.L1 [%0];" ::"l"(p))
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
 FN u32 coo_key(nview v, u32 i)
 {
     return raw_key(coo_raw(v, i));
@@ -406,7 +404,14 @@ FN void mark(nview v, LPTR u32 *bits)
     if (is_dense(v.type)) {
         for (u32 c0 = 0; c0 < DD; c0 += GS) {
             u32 c = c0 + (u32)LID;
-            or_bits(bits, c >> 5, 1u << (c & 31), c < DD && cell_set(v, c));
+            int in = c < DD && cell_set(v, c);
+#if defined(__CUDACC__)
+            /* a warp's cells are one word (c0 and GS are multiples of 32) */
+            u32 m = __ballot_sync(0xffffffffu, in);
+            if ((LID & 31) == 0 && c < DD) bits[c >> 5] = m;
+#else
+            or_bits(bits, c >> 5, 1u << (c & 31), in);
+#endif
         }
     } else {
         for (u32 k0 = 0; k0 < v.n; k0 += GS) {
@@ -415,11 +420,6 @@ FN void mark(nview v, LPTR u32 *bits)
         }
     }
 }
-/* GPUs (GS >= 128) visit a pair's cells cell-major: the children of a
- * clustered inner node fill a few words, and word-major gave their work to
- * a few work-items in turn (a power-law root pair: 150 us on the H100).
- * CPUs (PoCL, GS = 64) walk words, skipping empty ones cheaply. */
-#define CELLS_ALWAYS (GS >= 128)
 /* Visits the union's cells (word w, bit) that work-item LID owns: cell-major
  * (cells LID, LID + GS, ...: neighbouring work-items read neighbouring cells
  * of a dense payload) or word-major (words LID, LID + GS, ...); vi numbers
@@ -446,7 +446,7 @@ FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bi
     return pre[w] + POPC(bits[w] & ((1u << bit) - 1u));
 }
 
-KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
                    GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
                    GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
 {
@@ -503,7 +503,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
         cls[k] = 0;
     u32 zero = 0;
     /* a dense result (or operand) is walked cell by cell: coalesced payloads */
-    int cells1 = CELLS_ALWAYS || (leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n));
+    int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
     if (zcheck || !leaf) {
         UNION_BEGIN(cells1)
         int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
@@ -555,7 +555,7 @@ KERNEL hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u6
     u32 nshared = 0, ncopied = 0;
     /* inner children keep pass 1's cells per work-item (their queue slots) */
     if (ok) {
-        UNION_BEGIN(CELLS_ALWAYS || dense)
+        UNION_BEGIN(dense)
         u32 all = bA[w] | bB[w];
         u32 key = w * 32 + bit;
         int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
@@ -629,9 +629,6 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
         E = queues[first + e];
         a = view(poolA, baseA, E.a);
         b = view(poolB, baseB, E.b);
-        /* the values are read after the group's allocation: fetch them now */
-        PREFETCH(a.p + a.P);
-        PREFETCH(b.p + b.P);
         int zcheck = dense_fits(ES, a.n + b.n);
         u32 i = 0, j = 0;
         while (i < a.n || j < b.n) {
