@@ -406,14 +406,16 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (many < HISPI_ADD_FEW) many = HISPI_ADD_FEW;
     const char *mb = getenv("HISP_ADD_PAIR_MINB"); /* CUDA: __launch_bounds__ of hs_add_pair */
     int minb = mb && atoi(mb) > 0 && atoi(mb) <= 8 ? atoi(mb) : 1;
+    const char *pl = getenv("HISP_ADD_PAIR_LIST"); /* 0: inner pairs walk words (comparisons) */
+    int list = !(pl && !strcmp(pl, "0"));
     char opts[3][240]; /* the programs of each group size: pairs and copies, seq, leaf */
     for (int i = 0; i < 3; i++)
         snprintf(opts[i], sizeof opts[i],
                  "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
-                 "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d",
+                 "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d -DPAIR_LIST=%d",
                  ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d,
                  a->log2d, i == 2 ? ad.lgs : i ? ad.sgs : ad.gs, i == 2 ? ad.lp : 1,
-                 (unsigned long long)many, minb);
+                 (unsigned long long)many, minb, list);
     static const char *names[5] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq",
                                    "hs_add_leaf"};
     static const int prog[5] = {0, 1, 0, 1, 2};

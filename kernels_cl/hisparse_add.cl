@@ -27,10 +27,11 @@ typedef float real;
 #define ZBITS(v) (__float_as_uint(v) == 0)
 #endif
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
-#ifndef PAIR_MINB /* blocks per SM that hs_add_pair's registers must allow */
-#define PAIR_MINB 1
-#endif
+#if defined(PAIR_MINB) && PAIR_MINB > 1 /* blocks per SM hs_add_pair's registers must allow */
 #define KERNEL_PAIR extern "C" __global__ void __launch_bounds__(GS, PAIR_MINB)
+#else /* (an explicit 1 gave it 72 registers instead of 62: slower) */
+#define KERNEL_PAIR KERNEL
+#endif
 #define FN static __device__ inline
 #define GLOBAL
 #define LOCAL __shared__
@@ -420,20 +421,24 @@ FN void mark(nview v, LPTR u32 *bits)
         }
     }
 }
-/* Visits the union's cells (word w, bit) that work-item LID owns: cell-major
- * (cells LID, LID + GS, ...: neighbouring work-items read neighbouring cells
- * of a dense payload) or word-major (words LID, LID + GS, ...); vi numbers
- * the cells a work-item can visit (below 32 * CLSW / 2). Pass 2 of an inner
- * pair must visit what pass 1 did (the children's queue slots, and the
- * child pairs' queues that pass 1 keeps in cls: 2 bits per vi). */
+/* Visits the union's cells (word w, bit) that work-item LID owns, by mode:
+ * 1 cell-major (cells LID, LID + GS, ...: neighbouring work-items read
+ * neighbouring cells of a dense payload), 0 word-major (words LID, LID + GS,
+ * ...), 2 listed (union cells LID, LID + GS, ... of ulist, the n union
+ * cells in order). vi numbers the cells a work-item can visit (below
+ * 32 * CLSW / 2). Pass 2 of an inner pair must visit what pass 1 did (the
+ * children's queue slots, and the child pairs' queues that pass 1 keeps in
+ * cls: 2 bits per vi). */
 #define CLSW (2 * ((NW + GS - 1) / GS))
-#define UNION_BEGIN(cellmajor)                                                                     \
-    for (u32 it_ = (u32)LID; it_ < ((cellmajor) ? DD : NW); it_ += GS) {                           \
-        u32 w = (cellmajor) ? it_ >> 5 : it_;                                                      \
-        u32 wb_ = (bA[w] | bB[w]) & ((cellmajor) ? 1u << (it_ & 31) : 0xffffffffu);                \
+#define LISTMAX 2048 /* ulist: an inner pair of at most LISTMAX children */
+#define UNION_BEGIN(mode)                                                                          \
+    for (u32 it_ = (u32)LID; it_ < ((mode) == 2 ? n : (mode) ? DD : NW); it_ += GS) {             \
+        u32 c_ = (mode) == 2 ? (u32)ulist[it_] : it_;                                              \
+        u32 w = (mode) ? c_ >> 5 : c_;                                                             \
+        u32 wb_ = (bA[w] | bB[w]) & ((mode) ? 1u << (c_ & 31) : 0xffffffffu);                      \
         while (wb_) {                                                                              \
             u32 bit = CTZ(wb_);                                                                    \
-            u32 vi = (it_ - (u32)LID) / GS * ((cellmajor) ? 1u : 32u) + ((cellmajor) ? 0u : bit);  \
+            u32 vi = (it_ - (u32)LID) / GS * ((mode) ? 1u : 32u) + ((mode) ? 0u : bit);            \
             wb_ &= wb_ - 1;
 #define UNION_END                                                                                  \
     }                                                                                              \
@@ -451,6 +456,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
                    GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
 {
     LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
+    LOCAL u16 ulist[LISTMAX];
     LOCAL u32 sc[NS * GS];
     LOCAL u32 lq[NQ], lcount[2]; /* queue slots; shared and copied children */
     LOCAL u64 gq[NQ];
@@ -491,6 +497,21 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
         ou += POPC(bA[w] | bB[w]);
     }
     BARRIER();
+    /* An inner pair of few children lists the union's cells in order, so
+     * the children's reads spread evenly over the work-items: a clustered
+     * node fills a few words, which word-major gave to a few work-items in
+     * turn (rmat: waits at barriers); cell-major cost more bitmap tests than
+     * it saved (both measured on the H100, docs/BENCHMARKS.md). */
+#ifndef PAIR_LIST
+#define PAIR_LIST 1
+#endif
+    int listed = PAIR_LIST && !leaf && n <= LISTMAX;
+    if (listed) {
+        for (u32 w = w0; w < w1; w++)
+            for (u32 all = bA[w] | bB[w], o = pU[w]; all; all &= all - 1)
+                ulist[o++] = (u16)(w * 32 + CTZ(all));
+        BARRIER();
+    }
     /* A result that could be a dense leaf stays COO if a sum is zero bits.
      * It is written dense at once, one read of the operands; a zero sum
      * found while writing asks the host to redo the round with the check
@@ -505,7 +526,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
     /* a dense result (or operand) is walked cell by cell: coalesced payloads */
     int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
     if (zcheck || !leaf) {
-        UNION_BEGIN(cells1)
+        UNION_BEGIN(listed ? 2 : cells1)
         int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
         u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
         u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
@@ -555,7 +576,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
     u32 nshared = 0, ncopied = 0;
     /* inner children keep pass 1's cells per work-item (their queue slots) */
     if (ok) {
-        UNION_BEGIN(dense)
+        UNION_BEGIN(listed ? 2 : dense)
         u32 all = bA[w] | bB[w];
         u32 key = w * 32 + bit;
         int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
