@@ -430,7 +430,9 @@ FN void mark(nview v, LPTR u32 *bits)
  * children's queue slots, and the child pairs' queues that pass 1 keeps in
  * cls: 2 bits per vi). */
 #define CLSW (2 * ((NW + GS - 1) / GS))
-#define LISTMAX 2048 /* ulist: an inner pair of at most LISTMAX children */
+/* ulist: an inner pair of at most LISTMAX children (d = 256: 1024, so the
+ * kernel's local memory stays within 48 KiB) */
+#define LISTMAX (NW > 1024 ? 1024 : 2048)
 #define UNION_BEGIN(mode)                                                                          \
     for (u32 it_ = (u32)LID; it_ < ((mode) == 2 ? n : (mode) ? DD : NW); it_ += GS) {             \
         u32 c_ = (mode) == 2 ? (u32)ulist[it_] : it_;                                              \
