@@ -98,11 +98,11 @@ typedef struct {
     const hisp_backend_ops *o;
     void *be;
     hispi_sched_policy pol;
-    void *kern[5]; /* pair, seq, one, one_seq, leaf */
+    void *kern[6]; /* pair, seq, one, one_seq, leaf, pair of the dense leaf queue */
     int depth;
-    int gs; /* work-items per work-group: 256 on GPUs, 64 on CPUs */
-    int lgs, lp; /* work-items per work-group of hs_add_leaf, and its leaf pairs */
-    int sgs;     /* work-items per work-group of hs_add_seq and hs_add_one_seq */
+    int gs;     /* work-items per work-group: 256 on GPUs, 64 on CPUs */
+    int kgs[6]; /* work-items per work-group of each kernel */
+    int lp;     /* leaf pairs per work-group of hs_add_leaf */
     bool dbl;
     void *ctrl, *queues;
     uint64_t qbytes;
@@ -222,18 +222,15 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 if (fn == HISPI_NF_ADD_PAIR)
                     a[n++] = (hispi_karg){HISPI_KARG_I32, NULL, ps->share | careful, 0};
                 int ki = one_seq                   ? 3
-                         : fn == HISPI_NF_ADD_PAIR ? 0
+                         : fn == HISPI_NF_ADD_PAIR ? (q == HISPI_AQ_LEAF_DENSE ? 5 : 0)
                          : fn == HISPI_NF_ADD_SEQ  ? 1
                          : fn == HISPI_NF_ADD_LEAF ? 4
                                                    : 2;
-                uint64_t per = fn == HISPI_NF_ADD_SEQ || one_seq ? (uint64_t)ad->sgs
-                               : fn == HISPI_NF_ADD_LEAF         ? (uint64_t)ad->lp
-                                                                 : 1;
+                uint64_t per = ki == 1 || ki == 3 ? (uint64_t)ad->kgs[ki]
+                               : ki == 4          ? (uint64_t)ad->lp
+                                                  : 1;
                 size_t groups = (size_t)((cnt[q] + per - 1) / per);
-                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups,
-                                   (size_t)(ki == 4                ? ad->lgs
-                                            : ki == 1 || ki == 3 ? ad->sgs
-                                                                 : ad->gs));
+                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->kgs[ki]);
                 ad->st->launches++;
             }
             if (!s) s = o->buf_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
@@ -347,13 +344,13 @@ static int leaf_pairs_per_group(int gs, int d)
     return lp;
 }
 
-/* A work-group size from the environment (64, 128 or 256, at most max). */
+/* A work-group size from the environment (a power of two, 64 to 1024, at
+ * most max). */
 static int group_env(const char *name, int dflt, int max)
 {
     const char *v = getenv(name);
-    if (v && (!strcmp(v, "64") || !strcmp(v, "128") || !strcmp(v, "256")) && atoi(v) <= max)
-        return atoi(v);
-    return dflt;
+    int g = v ? atoi(v) : 0;
+    return g >= 64 && g <= 1024 && !(g & (g - 1)) && g <= max ? g : dflt;
 }
 
 static hisp_status upload_pool(adder *ad, const hispi_pool *p, void **buf)
@@ -380,24 +377,31 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (!s) s = census_of(ctx, b, &cb);
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *caps, (void **)&caps);
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *capt, (void **)&capt);
-    hispi_kcaps kc;
+    hispi_kcaps kc = {0};
     if (!s) s = o->kern_caps(ctx, ctx->be, &kc);
     ad.gs = !s && kc.simd >= 32 && kc.max_group >= 256 ? 256 : 64;
     const char *g = getenv("HISP_ADD_GROUP"); /* 64 or 256: tests run both everywhere */
     if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
         ad.gs = atoi(g);
-    /* The leaf kernels on GPUs: groups of 64, one pair each (hs_add_leaf) or
-     * a pair per work-item (the seq kernels). A group holds its slot until
-     * its largest pair is done; several leaf pairs per group left banded at
-     * 30 % of warps active on the H100, and small groups let the block
-     * scheduler balance (docs/BENCHMARKS.md). HISP_ADD_LEAF_GROUP,
-     * HISP_ADD_LEAF_PAIRS and HISP_ADD_SEQ_GROUP override. */
-    ad.lgs = ad.sgs = ad.gs == 256 ? 64 : ad.gs;
-    ad.lgs = group_env("HISP_ADD_LEAF_GROUP", ad.lgs, ad.gs);
-    ad.sgs = group_env("HISP_ADD_SEQ_GROUP", ad.sgs, ad.gs);
+    /* Work-group sizes on GPUs (HISP_ADD_*_GROUP override them):
+     * - hs_add_leaf: 64, one pair each. Groups of several pairs held their
+     *   slots until the largest pair was done (banded on the H100: 30 % of
+     *   warps active); the block scheduler balances single pairs.
+     * - hs_add_pair on the dense leaf queue: 1024, so fewer pairs run at
+     *   once and a dense operand's second read (the mark, then the sums)
+     *   can hit L2 (256: 128 MB in flight for dense 4096^2).
+     * - the rest 256; hs_add_pair with launch bounds for 5 groups per SM.
+     * docs/BENCHMARKS.md has the measurements. */
+    bool gpu = ad.gs == 256;
+    int dmax = a->d <= 128 ? kc.max_group : ad.gs; /* d = 256: 1024 needs over 48 KiB local */
+    int dg = gpu && dmax >= 1024 ? 1024 : ad.gs;
+    ad.kgs[0] = ad.kgs[2] = ad.gs;
+    ad.kgs[1] = ad.kgs[3] = group_env("HISP_ADD_SEQ_GROUP", ad.gs, ad.gs);
+    ad.kgs[4] = group_env("HISP_ADD_LEAF_GROUP", gpu ? 64 : ad.gs, ad.gs);
+    ad.kgs[5] = group_env("HISP_ADD_DENSE_GROUP", dg, dmax);
     const char *lpe = getenv("HISP_ADD_LEAF_PAIRS");
-    ad.lp = leaf_pairs_per_group(ad.lgs, a->d);
-    int lpmax = lpe && *lpe ? atoi(lpe) : ad.gs == 256 ? 1 : ad.lp;
+    ad.lp = leaf_pairs_per_group(ad.kgs[4], a->d);
+    int lpmax = lpe && *lpe ? atoi(lpe) : gpu ? 1 : ad.lp;
     while (ad.lp > 1 && ad.lp > lpmax)
         ad.lp /= 2;
     uint64_t many = HISPI_ADD_MANY;
@@ -405,22 +409,21 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (lm && *lm) many = strtoull(lm, NULL, 10);
     if (many < HISPI_ADD_FEW) many = HISPI_ADD_FEW;
     const char *mb = getenv("HISP_ADD_PAIR_MINB"); /* CUDA: __launch_bounds__ of hs_add_pair */
-    int minb = mb && atoi(mb) > 0 && atoi(mb) <= 8 ? atoi(mb) : 1;
+    int minb = mb && atoi(mb) >= 0 && atoi(mb) <= 8 ? atoi(mb) : 5;
     const char *pl = getenv("HISP_ADD_PAIR_LIST"); /* 0: inner pairs walk words (comparisons) */
     int list = !(pl && !strcmp(pl, "0"));
-    char opts[3][240]; /* the programs of each group size: pairs and copies, seq, leaf */
-    for (int i = 0; i < 3; i++)
-        snprintf(opts[i], sizeof opts[i],
+    static const char *names[6] = {"hs_add_pair",    "hs_add_seq",  "hs_add_one",
+                                   "hs_add_one_seq", "hs_add_leaf", "hs_add_pair"};
+    for (int i = 0; i < 6 && !s; i++) {
+        char opts[240]; /* a program per group size (the kernel cache keeps each) */
+        int g = ad.kgs[i];
+        snprintf(opts, sizeof opts,
                  "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
                  "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d -DPAIR_LIST=%d",
-                 ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d,
-                 a->log2d, i == 2 ? ad.lgs : i ? ad.sgs : ad.gs, i == 2 ? ad.lp : 1,
-                 (unsigned long long)many, minb, list);
-    static const char *names[5] = {"hs_add_pair", "hs_add_seq", "hs_add_one", "hs_add_one_seq",
-                                   "hs_add_leaf"};
-    static const int prog[5] = {0, 1, 0, 1, 2};
-    for (int i = 0; i < 5 && !s; i++)
-        s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts[prog[i]], names[i], &ad.kern[i]);
+                 ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
+                 g, i == 4 ? ad.lp : 1, (unsigned long long)many, g == 256 ? minb : 0, list);
+        s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
+    }
     double t0 = hispi_now_ms();
     hispi_pool_trim(a->pool); /* C's nodes go at its end: free ranges there first */
     if (!s) s = upload_pool(&ad, a->pool, &pa);
@@ -522,7 +525,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         a->pool->handles++;
         s = hispi_hisparse_wrap(ctx, &hc, C);
     }
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);
     if (m0) o->mark_destroy(ctx->be, m0);
     if (m1) o->mark_destroy(ctx->be, m1);

@@ -579,21 +579,21 @@ START_TEST(test_add_repeated)
 END_TEST
 
 /* The kernels compile for CUDA through NVRTC (no device needed): every
- * value type and node size the tests run. */
+ * value type, node size and work-group size the tests run. */
 START_TEST(test_add_nvrtc)
 {
 #ifdef HISP_HAVE_CUDA
     hisp_context ctx = NULL;
     ck_assert_int_eq(hisp_context_create(&ctx), 0);
-    static const int d[4] = {4, 16, 128, 256}, lg[4] = {2, 4, 7, 8}, lp[4] = {2, 2, 4, 1};
+    static const int d[5] = {4, 16, 128, 256, 128}, lg[5] = {2, 4, 7, 8, 7};
+    static const int gs[5] = {64, 256, 256, 256, 1024}, lp[5] = {2, 2, 4, 1, 1};
     for (int dbl = 0; dbl < 2; dbl++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             char opts[200];
             snprintf(opts, sizeof opts,
                      "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
                      "-DLP=%d",
-                     dbl ? "double" : "float", dbl, k >= 2 ? 2 : 1, d[k], lg[k], k ? 256 : 64,
-                     lp[k]);
+                     dbl ? "double" : "float", dbl, k >= 2 ? 2 : 1, d[k], lg[k], gs[k], lp[k]);
             size_t bytes = 0;
             hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_HSADD, opts, 9, 0, &bytes);
             if (s == HISP_ERR_UNSUPPORTED) {
