@@ -387,18 +387,17 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
      * - hs_add_leaf: 64, one pair each. Groups of several pairs held their
      *   slots until the largest pair was done (banded on the H100: 30 % of
      *   warps active); the block scheduler balances single pairs.
-     * - hs_add_pair on the dense leaf queue: 1024, so fewer pairs run at
-     *   once and a dense operand's second read (the mark, then the sums)
-     *   can hit L2 (256: 128 MB in flight for dense 4096^2).
      * - the rest 256; hs_add_pair with launch bounds for 5 groups per SM.
+     * - HISP_ADD_DENSE_GROUP: hs_add_pair on the dense leaf queue alone.
+     *   1024 (fewer pairs in flight) let a dense operand's second read hit
+     *   L2, 26 % fewer DRAM bytes, but the kernel was 5 % slower.
      * docs/BENCHMARKS.md has the measurements. */
     bool gpu = ad.gs == 256;
     int dmax = a->d <= 128 ? kc.max_group : ad.gs; /* d = 256: 1024 needs over 48 KiB local */
-    int dg = gpu && dmax >= 1024 ? 1024 : ad.gs;
     ad.kgs[0] = ad.kgs[2] = ad.gs;
     ad.kgs[1] = ad.kgs[3] = group_env("HISP_ADD_SEQ_GROUP", ad.gs, ad.gs);
     ad.kgs[4] = group_env("HISP_ADD_LEAF_GROUP", gpu ? 64 : ad.gs, ad.gs);
-    ad.kgs[5] = group_env("HISP_ADD_DENSE_GROUP", dg, dmax);
+    ad.kgs[5] = group_env("HISP_ADD_DENSE_GROUP", ad.gs, dmax);
     const char *lpe = getenv("HISP_ADD_LEAF_PAIRS");
     ad.lp = leaf_pairs_per_group(ad.kgs[4], a->d);
     int lpmax = lpe && *lpe ? atoi(lpe) : gpu ? 1 : ad.lp;
