@@ -414,13 +414,16 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     static const char *names[6] = {"hs_add_pair",    "hs_add_seq",  "hs_add_one",
                                    "hs_add_one_seq", "hs_add_leaf", "hs_add_pair"};
     for (int i = 0; i < 6 && !s; i++) {
-        char opts[240]; /* a program per group size (the kernel cache keeps each) */
+        /* a program per group size (the kernel cache keeps each); LP is
+         * only the leaf kernel's, but every program gets it, so a CPU, where
+         * every size is 64, builds one program (PoCL takes seconds a build) */
+        char opts[240];
         int g = ad.kgs[i];
         snprintf(opts, sizeof opts,
                  "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
                  "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d -DPAIR_LIST=%d",
                  ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-                 g, i == 4 ? ad.lp : 1, (unsigned long long)many, g == 256 ? minb : 0, list);
+                 g, ad.lp, (unsigned long long)many, g == 256 ? minb : 0, list);
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
     }
     double t0 = hispi_now_ms();
