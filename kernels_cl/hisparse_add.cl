@@ -81,6 +81,9 @@ enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 }; /* pair que
 #ifndef MANY   /* more than MANY: a whole work-group (from the host: HISPI_ADD_MANY) */
 #define MANY 8192
 #endif
+#ifndef PAIR_LIST /* 0: inner pairs walk the union word by word (comparisons) */
+#define PAIR_LIST 1
+#endif
 
 /* ctrl (64-bit words), shared with core/hisparse_add.c */
 enum {
@@ -363,17 +366,6 @@ FN u32 group_scan(LPTR u32 *sc, u32 v, u32 *total)
     return x[0];
 }
 
-/* One pair (a, b) per work-group: inner pairs, leaf pairs with many entries
- * or a dense node. Each operand becomes a bitmap of its occupied cells in
- * local memory (COO keys are sorted, so a COO entry's index is the count of
- * bits before its cell; a dense node's is the cell), read with coalesced
- * loads; the union is the OR, the output index of a cell the count of union
- * bits before it. Work-item l takes the words l, l + GS, ...: pass 1 counts
- * (and, where the result could be a dense leaf, finds zero sums; inner
- * nodes classify their child pairs), the group allocates the node, pass 2
- * writes it. Inner cells present in both operands queue a child pair; in
- * one only, the child is shared (share bit 0: A's, bit 1: B's) or queued
- * for copying. */
 /* ORs m into bits[w] where `in`; every work-item of a warp calls it (on
  * CUDA). Keys are sorted, so the lanes of a warp that hit one word are
  * neighbours: a segmented OR over shuffles leaves a run's bits in its first
@@ -399,7 +391,18 @@ FN void or_bits(LPTR u32 *bits, u32 w, u32 m, int in)
     if (in) LATOM_OR(&bits[w], m);
 }
 #endif
-/* Loops uniform over the group (GS a multiple of the warp size). */
+/* One pair (a, b) per work-group: inner pairs, leaf pairs with many entries
+ * or a dense node. Each operand becomes a bitmap of its occupied cells in
+ * local memory (COO keys are sorted, so a COO entry's index is the count of
+ * bits before its cell; a dense node's is the cell), read with coalesced
+ * loads; the union is the OR, the output index of a cell the count of union
+ * bits before it. The work-items visit the union (UNION_BEGIN's modes): pass
+ * 1 counts (inner nodes classify their child pairs; with share bit 2 a leaf
+ * that could be dense is checked for zero sums), the group allocates the
+ * node, pass 2 writes it. Inner cells present in both operands queue a child
+ * pair; in one only, the child is shared (share bit 0: A's, bit 1: B's) or
+ * queued for copying. mark's loops are uniform over the group (GS is a
+ * multiple of the warp size). */
 FN void mark(nview v, LPTR u32 *bits)
 {
     if (is_dense(v.type)) {
@@ -504,9 +507,6 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
      * node fills a few words, which word-major gave to a few work-items in
      * turn (rmat: waits at barriers); cell-major cost more bitmap tests than
      * it saved (both measured on the H100, docs/BENCHMARKS.md). */
-#ifndef PAIR_LIST
-#define PAIR_LIST 1
-#endif
     int listed = PAIR_LIST && !leaf && n <= LISTMAX;
     if (listed) {
         for (u32 w = w0; w < w1; w++)
