@@ -426,8 +426,8 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
                  g, ad.lp, (unsigned long long)many, g == 256 ? minb : 0, list);
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
     }
-    double t0 = hispi_now_ms();
     hispi_pool_trim(a->pool); /* C's nodes go at its end: free ranges there first */
+    double t0 = hispi_now_ms();
     if (!s) s = upload_pool(&ad, a->pool, &pa);
     if (!s) {
         if (b->pool == a->pool)

@@ -140,7 +140,8 @@ HISPI_LOCAL hisp_status hispi_pool_append(hisp_context ctx, hispi_pool *p, uint6
                                           uint64_t *off);
 /* Gives back the freed ranges that end the pool (nodes freed in any order
  * leave a run of them at the tail that pool_free gives back only from the
- * last one): O(F log F) in the F freed ranges; those left stay reusable.
+ * last one): a few linear passes over the F freed ranges (a sort after 8);
+ * those left stay reusable.
  * The bytes beyond the new end are stale: append's callers overwrite. */
 HISPI_LOCAL void hispi_pool_trim(hispi_pool *p);
 /* Reference counts of nodes (a ref of 0 is ignored). decref frees a node

@@ -1,5 +1,6 @@
 /* HiSparse on the host: construction and exact round trips, node types,
  * O(1) transpose / scale, reference SpMV and add, files, copy-on-write edits. */
+#include "hispi_hisparse.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -896,6 +897,65 @@ END_TEST
 
 /* The tree does not depend on the number of build threads (offsets come from
  * the size pass): 1, 2 and 5 threads give the same file, byte for byte. */
+/* hispi_pool_trim gives back exactly the freed tail, whatever order the
+ * nodes were freed in, and keeps the holes below it reusable: random holes
+ * (the linear passes decide) and alternating holes under the tail (passes
+ * halve the gap: past 8 the sort decides). */
+START_TEST(test_pool_trim)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    uint64_t st = test_seed() + 4501;
+    enum { N = 2600 };
+    static uint64_t off[N], ref[N];
+    static int freed[N], order[N];
+    for (int round = 0; round < 12; round++) {
+        bool alternate = round % 2;
+        hispi_pool *p = NULL;
+        CK_OK(ctx, hispi_pool_create(ctx, 4096, &p));
+        uint32_t keys[16];
+        double vals[16];
+        for (int i = 0; i < N; i++) {
+            uint64_t n = 3 + (uint64_t)((test_uniform(&st) + 1) * 6); /* 3..15 entries */
+            if (alternate) n = 8;
+            for (uint64_t k = 0; k < n; k++)
+                keys[k] = (uint32_t)k, vals[k] = 1.0 + (double)k;
+            uint64_t bytes = hispi_node_type_bytes(HISPI_LEAF_COO4, 16, 8, n);
+            CK_OK(ctx, hispi_pool_alloc(ctx, p, bytes, &off[i]));
+            hispi_node_encode(p->base + off[i], HISPI_LEAF_COO4, 16, 8, n, keys,
+                              (const unsigned char *)vals);
+            ref[i] = off[i] | HISPI_LEAF_COO4;
+        }
+        uint64_t end = p->used;
+        int tail = (int)((test_uniform(&st) + 1) / 2 * 1000), nf = 0;
+        for (int i = 0; i < N; i++) {
+            freed[i] = i >= N - tail || (alternate ? i >= N - tail - 2048 && (N - tail - i) % 2 == 0
+                                                   : test_uniform(&st) > 0.4);
+            if (freed[i]) order[nf++] = i;
+        }
+        for (int i = nf - 1; i > 0; i--) { /* free in random order */
+            int j = (int)((test_uniform(&st) + 1) / 2 * (i + 1)) % (i + 1), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        for (int i = 0; i < nf; i++)
+            hispi_node_decref(p, ref[order[i]], 8, 16);
+        hispi_pool_trim(p);
+        int first = N; /* the freed run that ends the pool */
+        while (first > 0 && freed[first - 1])
+            first--;
+        uint64_t want = first < N ? off[first] : end, holes = 0, listed = 0;
+        for (int i = 0; i < first; i++)
+            holes += (uint64_t)freed[i];
+        for (uint64_t c = 0; c < p->nclasses; c++)
+            listed += p->free_len[c];
+        ck_assert_uint_eq(p->used, want);
+        ck_assert_uint_eq(listed, holes);
+        hispi_pool_release(p);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_threads_deterministic)
 {
     uint64_t st = test_seed() + 2101;
@@ -1010,6 +1070,7 @@ Suite *suite_hisparse(void)
     tcase_add_test(tc, test_edit_sharing);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_cli);
+    tcase_add_test(tc, test_pool_trim);
     tcase_add_test(tc, test_threads_deterministic);
     tcase_add_test(tc, test_all_entry_types);
     suite_add_tcase(s, tc);
