@@ -646,31 +646,6 @@ static void hisp_add_series(hisp_context ctx, hisp_op op, hisp_matrix HA, hisp_m
         st->launches, h->up_ms, h->down_ms);
 }
 
-/* A --variant "LABEL:VAR=VAL[,VAR=VAL]": sets its variables (on) or unsets
- * them (off); label gets LABEL. Returns 0 on a malformed spec. */
-static int run_variant(const char *spec, char *label, size_t n, int on)
-{
-    const char *colon = strchr(spec, ':');
-    snprintf(label, n, "%.*s", (int)(colon - spec), spec);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", colon + 1);
-    int ok = 1;
-    char *save = NULL;
-    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq) {
-            ok = 0;
-            continue;
-        }
-        *eq = 0;
-        if (on)
-            setenv(kv, eq + 1, 1);
-        else
-            unsetenv(kv);
-    }
-    return ok;
-}
-
 /* ---- main ---------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -908,10 +883,10 @@ int main(int argc, char **argv)
             for (int vi = 0; vi < nvar; vi++) {
                 hs_add hv;
                 char label[64], impl[96];
-                int ok = run_variant(variants[vi], label, sizeof label, 1);
+                int ok = bench_env_variant(variants[vi], label, sizeof label, 1);
                 printf("  variant %s (%s)\n", label, variants[vi]);
                 hisp_add_series(ctx, HISP_OP_N, HA, HB, t, &ref_n, warmup, repeat, ms, ms2, &hv);
-                run_variant(variants[vi], label, sizeof label, 0);
+                bench_env_variant(variants[vi], label, sizeof label, 0);
                 if (!ok || hv.check == 0) failed = 1;
                 if (!hv.measured) continue;
                 snprintf(impl, sizeof impl, "%.40s-%.40s", hs_impl, label);

@@ -3,7 +3,8 @@
  *
  *   bench_hisparse_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
  *                       [--repeat N] [--warmup N] [--node-size d] [--variants]
- *                       [--replay-variants] [--no-opencl]
+ *                       [--replay-variants] [--no-opencl] [--quick]
+ *                       [--variant LABEL:VAR=VAL[,VAR=VAL...]]...
  *                       [--csv FILE] [--md FILE] [--summary FILE]
  *
  * Per matrix and precision, in one process and on one GPU:
@@ -34,6 +35,11 @@
  * --variants adds kernel variants kept for comparison (hisparse-cuda-warpleaf:
  * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp); --replay-variants the
  * replay plan's slices per warp (-replay-sl4, -sl16, -sl32, -pair-sl16).
+ * --variant adds hisparse-cuda-replay-LABEL N/T rows run with that
+ * environment (several in one process compare kernel choices); --quick
+ * keeps the scheduled, replay, --variant, hisp CSR and cuSPARSE SpMV rows
+ * only (no host controller, flat, replay-variant, conversion, naive or
+ * OpenCL rows).
  * Times: CUDA events, medians of `repeat` runs after `warmup`; alpha = 1,
  * beta = 0, y starting as NaN. Every result is checked against a double
  * host reference. GB/s: CSR rows use the CSR byte model; HiSparse rows the
@@ -270,7 +276,9 @@ int main(int argc, char **argv)
 {
     const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
                *sum = NULL;
-    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, variants = 0, rvariants = 0;
+    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, variants = 0, rvariants = 0, quick = 0;
+    const char *envv[8];
+    int nenv = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name, stmt)                                                                            \
@@ -301,11 +309,23 @@ int main(int argc, char **argv)
             use_ocl = 0;
             continue;
         }
-        fprintf(stderr,
-                "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
-                "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--variants] "
-                "[--replay-variants] [--no-opencl] [--csv F] [--md F] [--summary F]\n",
-                argv[0]);
+        if (!strcmp(a, "--quick")) {
+            quick = 1;
+            use_ocl = 0;
+            continue;
+        }
+        if (!strcmp(a, "--variant") && v && strchr(v, ':') && nenv < 8) {
+            envv[nenv++] = v;
+            i++;
+            continue;
+        }
+        fprintf(
+            stderr,
+            "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
+            "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--variants] "
+            "[--replay-variants] [--no-opencl] [--quick] [--variant LABEL:VAR=VAL[,VAR=VAL]]... "
+            "[--csv F] [--md F] [--summary F]\n",
+            argv[0]);
         return 1;
     }
     if (repeat < 1 || warmup < 0) return 1;
@@ -384,10 +404,12 @@ int main(int argc, char **argv)
             for (int op = 0; op < 2; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda", name, t, gpu, &rs, warmup, repeat, ms,
                        bw, h->tree_bytes, op ? NULL : &h->c);
-            setenv("HISP_CUDA_HS_CONTROLLER", "host", 1);
-            run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup, repeat,
-                   ms, bw, h->tree_bytes, NULL);
-            unsetenv("HISP_CUDA_HS_CONTROLLER");
+            if (!quick) {
+                setenv("HISP_CUDA_HS_CONTROLLER", "host", 1);
+                run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup,
+                       repeat, ms, bw, h->tree_bytes, NULL);
+                unsetenv("HISP_CUDA_HS_CONTROLLER");
+            }
             /* replay: the leaf queues of the last scheduled run, sorted once
              * (in the warm-up), launched in one round */
             setenv("HISP_CUDA_HS_REPLAY", "1", 1);
@@ -396,8 +418,20 @@ int main(int argc, char **argv)
                        repeat, ms, bw, h->tree_bytes, NULL);
             /* the replay's COO leaves through the scheduler's flattened kernel
              * instead of the replay plan */
+            for (int vi = 0; vi < nenv; vi++) {
+                char label[64], row[96];
+                if (!bench_env_variant(envv[vi], label, sizeof label, 1)) {
+                    fprintf(stderr, "malformed --variant %s\n", envv[vi]);
+                    return 1;
+                }
+                snprintf(row, sizeof row, "hisparse-cuda-replay-%s", label);
+                for (int op = 0; op < 2; op++)
+                    run_hs(ctx, &H, (hisp_op)op, row, name, t, gpu, &rs, warmup, repeat, ms, bw,
+                           h->tree_bytes, NULL);
+                bench_env_variant(envv[vi], label, sizeof label, 0);
+            }
             setenv("HISP_CUDA_HS_REPLAY_PLAN", "0", 1);
-            for (int op = 0; op < 2; op++)
+            for (int op = 0; op < 2 && !quick; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-flat", name, t, gpu, &rs, warmup,
                        repeat, ms, bw, h->tree_bytes, NULL);
             unsetenv("HISP_CUDA_HS_REPLAY_PLAN");
@@ -419,7 +453,8 @@ int main(int argc, char **argv)
                 {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
                  "HISP_CUDA_HS_REPLAY_SLICES", "16"},
             };
-            for (int vi = 0; vi < (int)(sizeof rv / sizeof rv[0]) && (vi < 8 || rvariants); vi++) {
+            for (int vi = 0;
+                 vi < (int)(sizeof rv / sizeof rv[0]) && !quick && (vi < 8 || rvariants); vi++) {
                 for (int k = 1; k < 5 && rv[vi][k]; k += 2)
                     setenv(rv[vi][k], rv[vi][k + 1], 1);
                 for (int op = 0; op < 2; op++)
@@ -470,13 +505,15 @@ int main(int argc, char **argv)
             cb_cusparse_run(&C, &P, CUSPARSE_OPERATION_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG1, warmup,
                             repeat, ms, &e);
             cb_add(&rs, name, t, "T", "cusparse", gpu, &A, ms, repeat, e, bw);
-            double *ms2 = malloc((size_t)repeat * sizeof *ms2);
-            csc_run(&C, &P, warmup, repeat, ms, ms2, &e);
-            cb_add(&rs, name, t, "T", "cusparse-csc", gpu, &A, ms, repeat, e, bw);
-            cb_add(&rs, name, t, "T", "cusparse-csc+conv", gpu, &A, ms2, repeat, e, bw);
-            free(ms2);
-            naive_run(&C, &P, warmup, repeat, ms, &e);
-            cb_add(&rs, name, t, "T", "naive-atomic", gpu, &A, ms, repeat, e, bw);
+            if (!quick) {
+                double *ms2 = malloc((size_t)repeat * sizeof *ms2);
+                csc_run(&C, &P, warmup, repeat, ms, ms2, &e);
+                cb_add(&rs, name, t, "T", "cusparse-csc", gpu, &A, ms, repeat, e, bw);
+                cb_add(&rs, name, t, "T", "cusparse-csc+conv", gpu, &A, ms2, repeat, e, bw);
+                free(ms2);
+                naive_run(&C, &P, warmup, repeat, ms, &e);
+                cb_add(&rs, name, t, "T", "naive-atomic", gpu, &A, ms, repeat, e, bw);
+            }
             if (ocl_dev >= 0) {
                 cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_OPENCL, ocl_dev), "set cl");
                 for (int op = 0; op < 2; op++)

@@ -4,7 +4,9 @@
 # suite's matrices (which queue costs what), and the full ncu sections of
 # the heavy-queue kernel for PROF_FULL matrices. Writes $OUT/replay_*.
 #   PROF_MATRICES (default "poisson3d banded rmat circuit"), PROF_PREC
-#   (default "f64 f32"), PROF_FULL (default "banded:f32 poisson3d:f32").
+#   (default "f64 f32"), PROF_FULL (default "banded:f32 poisson3d:f32"),
+#   PROF_KERNEL (the full sections' kernel regex, default hs_leaf_replay),
+#   PROF_OPS (default "N T").
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -21,7 +23,7 @@ gen() {
 for m in ${PROF_MATRICES:-poisson3d banded rmat circuit}; do
     gen $m
     for p in ${PROF_PREC:-f64 f32}; do
-        for op in N T; do
+        for op in ${PROF_OPS:-N T}; do
             tr=""
             [ $op = T ] && tr=--transpose
             f=$OUT/replay_${m}_${p}_$op.csv
@@ -49,10 +51,13 @@ for mp in ${PROF_FULL:-banded:f32 poisson3d:f32}; do
     m=${mp%:*}
     p=${mp#*:}
     [ -f $T/$m.mtx ] || gen $m
-    timeout 300 ncu --clock-control none --set full --import-source yes -k regex:'hs_leaf_replay' \
-        --launch-skip 2 --launch-count 2 -o $OUT/replay_full_${m}_$p bin/hisp spmv $T/$m.mtx \
+    timeout 300 ncu --clock-control none --set full --import-source yes -k regex:"${PROF_KERNEL:-hs_leaf_replay}" \
+        --launch-skip ${PROF_SKIP:-2} --launch-count ${PROF_COUNT:-2} -o $OUT/replay_full_${m}_$p bin/hisp spmv $T/$m.mtx \
         --format hisparse --backend cuda --precision $p --replay --repeat 3 >/dev/null 2>&1
     ncu --import $OUT/replay_full_${m}_$p.ncu-rep --page details --csv >$OUT/replay_full_${m}_$p.csv 2>&1
+    # PROF_SOURCE=1: per-line counters and stalls (CUDA source with SASS)
+    [ "${PROF_SOURCE:-0}" = 1 ] && ncu --import $OUT/replay_full_${m}_$p.ncu-rep --page source --csv \
+        --print-source cuda,sass >$OUT/replay_src_${m}_$p.csv 2>&1
     grep -E "Duration|Registers|Achieved Occupancy|Theoretical Occupancy|Memory Throughput|DRAM Throughput|Compute \(SM\)|Issue Slots Busy|L1/TEX Hit|L2 Hit|Stall|Warp Cycles Per Issued" \
         $OUT/replay_full_${m}_$p.csv | head -60
 done

@@ -310,6 +310,15 @@ __device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y
         key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); }, check);
 }
 
+/* The band kernel's blocks: nw warps (at most BAND_WARPS), each a
+ * contiguous share of its unit's slices (band_warp_entries of a unit of n
+ * entries), which the band plan's start leaves of the warps assume. */
+constexpr unsigned BAND_WARPS = 8;
+__device__ __host__ __forceinline__ unsigned band_warp_entries(unsigned n, unsigned nw)
+{
+    return ((n + 31) / 32 + nw - 1) / nw * 32;
+}
+
 /* One 32-entry slice of a walk over concatenated leaves: L is the leaf of
  * the slice's first entry (base); lane m reads the start of leaf L + 1 + m
  * through off(m) (the slice overlaps at most 32 leaves); the starts inside

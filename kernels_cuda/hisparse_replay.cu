@@ -228,66 +228,124 @@ __global__ void __launch_bounds__(256)
 
 /* ---- the band replay: every COO leaf of a band of d output indices ----------- */
 
-/* The band replay's kernel: a block per unit (at most 32 * 8 * cs entries
- * of one band, the bands being the leaves' output offsets / d, all COO
- * leaf queues together, sorted by band). Its warps share the unit's slices,
- * walk them as hs_leaf_replay does, merge runs of equal output index in
- * registers and add the run sums into the block's d accumulators in shared
- * memory; the block then adds each touched accumulator into y once. One
- * global add per output index per unit instead of one per run. */
+/* Adds v into acc[key] for every lane whose key is not NOKEY, the lanes
+ * of one warp at once with plain read-modify-writes: lanes of equal key
+ * (runs that were not neighbours in the slice) first sum into the lowest
+ * of them, so the writers' keys are distinct. acc is this warp's own. */
 template <typename T>
-__global__ void __launch_bounds__(256)
-    hs_leaf_band(hisp_cuda_hs P, const uint2 *rec, const unsigned *off, const unsigned *ustart,
-                 const unsigned *uleaf, const unsigned *uband, unsigned nleaves)
+__device__ __forceinline__ void warp_acc_add(T *acc, unsigned key, T v, unsigned lane)
 {
-    __shared__ T acc[256];
+    const unsigned grp = __match_any_sync(0xffffffffu, key);
+    const bool lead = key != NOKEY && __ffs(grp) - 1 == (int)lane;
+    unsigned todo = lead ? grp & (grp - 1) : 0; /* the other lanes of its key */
+    while (__any_sync(0xffffffffu, todo != 0)) {
+        const T o = __shfl_sync(0xffffffffu, v, todo ? __ffs(todo) - 1 : lane);
+        if (todo) {
+            v += o;
+            todo &= todo - 1;
+        }
+    }
+    if (lead) acc[key] += v;
+    __syncwarp(); /* the next slice's writers may be other lanes */
+}
+
+/* Entry k (of leaf lf) of the band plan: its output index within the band
+ * and its product with x. 12 bytes of plan per leaf (rec, off), not 28:
+ * on rmat they outweighed the leaves' own bytes. */
+template <typename T>
+__device__ __forceinline__ void band_entry(const hisp_cuda_hs &P, const uint2 *rec,
+                                           const unsigned *off, unsigned lf, unsigned k,
+                                           unsigned &key, T &v)
+{
+    const bool tr = P.tr != 0;
+    const unsigned s0 = __ldg(off + lf), i = k - s0;
+    const uint2 r = __ldg(rec + lf);
+    const unsigned char *nd = P.pool + 16ull * r.x;
+    const unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[i];
+    key = tr ? bb >> 8 : bb & 255;
+    const T *val =
+        reinterpret_cast<const T *>(nd + coo_payload(__ldg(off + lf + 1) - s0, sizeof(T)));
+    v = val[i] * static_cast<const T *>(P.x)[r.y + (tr ? bb & 255 : bb >> 8)];
+}
+
+/* A slice's run sums into the accumulators acc: shared-memory atomics
+ * (ATOMIC), or one plain add per distinct output index (warp_acc_add;
+ * acc then belongs to this warp alone). */
+template <typename T, bool ATOMIC>
+__device__ __forceinline__ void band_sum(T *acc, unsigned key, T v, unsigned lane, bool check)
+{
+    unsigned rk = NOKEY;
+    T rv = 0;
+    slice_runs<T>(
+        key, v, lane,
+        [&](unsigned k, T sum) {
+            if (ATOMIC) {
+                atomicAdd(&acc[k], sum);
+            } else {
+                rk = k;
+                rv = sum;
+            }
+        },
+        check);
+    if (!ATOMIC) warp_acc_add<T>(acc, rk, rv, lane);
+}
+
+/* Each touched accumulator of a band, summed over `sets` sets of d, into
+ * y once (NaN too). */
+template <typename T>
+__device__ __forceinline__ void band_flush(const hisp_cuda_hs &P, const T *acc, unsigned sets,
+                                           unsigned band, unsigned first, unsigned step)
+{
+    T *y = static_cast<T *>(P.y);
+    const unsigned d = 1u << P.log2d;
+    for (unsigned i = first; i < d; i += step) {
+        T s = acc[i];
+        for (unsigned w = 1; w < sets; w++)
+            s += acc[w * d + i];
+        if (s != (T)0 || s != s) red_add(&y[band + i], (T)P.alpha * s);
+    }
+}
+
+/* The band replay's kernel: a block per unit (at most 32 * 8 * cs entries
+ * of one band of d output indices, the bands being the leaves' output
+ * offsets / d, all COO leaf queues together, sorted by band). Its nw
+ * warps share the unit's slices, each from the plan's leaf uwl of its
+ * first entry, walk them as hs_leaf_replay does, merge runs of equal
+ * output index in registers and add the run sums into d accumulators in
+ * shared memory: one set for the block by shared-memory atomics (ATOMIC,
+ * f32), or a set per warp with one plain add per distinct output index
+ * (f64, whose shared atomics are compare-and-swap loops: a third of the
+ * stall samples on rmat; H100: rmat f64 10 % faster, circuit f64 7 %
+ * slower, f32 the same either way). The block then adds each touched
+ * output index's sum into y once: one global add per output index per
+ * unit instead of one per run. (A warp per unit taking units from a
+ * ticket counter, without the block's barrier, was 8-30 % slower.) */
+template <typename T, bool ATOMIC>
+__global__ void __launch_bounds__(32 * BAND_WARPS)
+    hs_leaf_band(hisp_cuda_hs P, const uint2 *rec, const unsigned *off, const unsigned *ustart,
+                 const unsigned *uband, const unsigned *uwl, unsigned nleaves)
+{
+    extern __shared__ __align__(16) unsigned char band_smem[];
+    T *const acc = reinterpret_cast<T *>(band_smem); /* ATOMIC ? d : nw * d */
     const unsigned u = blockIdx.x, lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    const unsigned nw = blockDim.x >> 5, d = 1u << P.log2d;
-    for (unsigned i = threadIdx.x; i < d; i += blockDim.x)
+    const unsigned nw = blockDim.x >> 5, d = 1u << P.log2d, sets = ATOMIC ? 1 : nw;
+    for (unsigned i = threadIdx.x; i < sets * d; i += blockDim.x)
         acc[i] = 0;
     __syncthreads();
-    const unsigned us = ustart[u], ue = ustart[u + 1], band = uband[u];
-    const unsigned per = ((ue - us + 31) / 32 + nw - 1) / nw; /* slices per warp */
-    const unsigned a = us + wid * per * 32, kend = min(ue, a + per * 32);
-    const T *x = static_cast<const T *>(P.x);
-    const bool tr = P.tr != 0;
-    if (a < kend) {
-        unsigned L = uleaf[u], hi = min(uleaf[u + 1], nleaves - 1);
-        while (L < hi) { /* the leaf of entry a */
-            unsigned mid = (L + hi + 1) >> 1;
-            if (__ldg(off + mid) <= a)
-                L = mid;
-            else
-                hi = mid - 1;
-        }
+    const unsigned us = ustart[u], ue = ustart[u + 1];
+    const unsigned per = band_warp_entries(ue - us, nw); /* entries per warp */
+    const unsigned a = us + wid * per, kend = min(ue, a + per);
+    T *const mine = ATOMIC ? acc : acc + wid * d;
+    if (a < kend)
         walk_slices<T>(
-            L, a, (kend - a + 31) / 32, kend, nleaves, lane,
+            __ldg(uwl + u * nw + wid), a, (kend - a + 31) / 32, kend, nleaves, lane,
             [&](unsigned m) { return __ldg(off + m); },
             [&](unsigned lf, unsigned k, unsigned &key, T &v) {
-                /* 12 bytes of plan per leaf (rec, off), not 28: on rmat
-                 * they outweighed the leaves' own bytes */
-                const unsigned s0 = __ldg(off + lf), i = k - s0;
-                const uint2 r = __ldg(rec + lf);
-                const unsigned char *nd = P.pool + 16ull * r.x;
-                const unsigned bb = reinterpret_cast<const unsigned short *>(nd + 4)[i];
-                key = tr ? bb >> 8 : bb & 255;
-                const T *val = reinterpret_cast<const T *>(
-                    nd + coo_payload(__ldg(off + lf + 1) - s0, sizeof(T)));
-                v = val[i] * x[r.y + (tr ? bb & 255 : bb >> 8)];
+                band_entry<T>(P, rec, off, lf, k, key, v);
             },
-            [&](unsigned key, T v) {
-                slice_runs<T>(
-                    key, v, lane, [&](unsigned k, T sum) { atomicAdd(&acc[k], sum); },
-                    P.runs_check != 0);
-            });
-    }
+            [&](unsigned key, T v) { band_sum<T, ATOMIC>(mine, key, v, lane, P.runs_check != 0); });
     __syncthreads();
-    T *y = static_cast<T *>(P.y);
-    const T alpha = (T)P.alpha;
-    for (unsigned i = threadIdx.x; i < d; i += blockDim.x) {
-        const T s = acc[i];
-        if (s != (T)0 || s != s) red_add(&y[band + i], alpha * s); /* NaN too */
-    }
+    band_flush<T>(P, acc, sets, uband[u], threadIdx.x, blockDim.x);
 }
 
 } // namespace
@@ -332,15 +390,25 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
-                                              cudaStream_t stream)
+template <typename T, bool ATOMIC>
+static void band_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, cudaStream_t stream)
 {
-    const uint2 *rec = static_cast<const uint2 *>(B->rec);
-    if (P->f64)
-        hs_leaf_band<double><<<B->units, 256, 0, stream>>>(*P, rec, B->off, B->ustart, B->uleaf,
-                                                           B->uband, B->nleaves);
+    const unsigned d = 1u << P->log2d, nw = B->warps;
+    hs_leaf_band<T, ATOMIC><<<B->units, 32 * nw, (ATOMIC ? 1 : nw) * d * sizeof(T), stream>>>(
+        *P, static_cast<const uint2 *>(B->rec), B->off, B->ustart, B->uband, B->uwl, B->nleaves);
+}
+
+extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
+                                              int atomic, cudaStream_t stream)
+{
+    if (atomic < 0) atomic = !P->f64;
+    if (P->f64 && atomic)
+        band_launch<double, true>(P, B, stream);
+    else if (P->f64)
+        band_launch<double, false>(P, B, stream);
+    else if (atomic)
+        band_launch<float, true>(P, B, stream);
     else
-        hs_leaf_band<float><<<B->units, 256, 0, stream>>>(*P, rec, B->off, B->ustart, B->uleaf,
-                                                          B->uband, B->nleaves);
+        band_launch<float, false>(P, B, stream);
     return cudaGetLastError();
 }

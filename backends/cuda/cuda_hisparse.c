@@ -387,6 +387,12 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
 {
     int want = P->tr ? 3 : 2;
     *ok = false;
+    /* HISP_CUDA_HS_BAND_WARPS=1..8: warps per block (measured variants;
+     * H100: 4 made rmat A x 6-11 % faster, its f64 A^T x and circuit 3-7 %
+     * slower than the default 8) */
+    const char *bw = getenv("HISP_CUDA_HS_BAND_WARPS");
+    const unsigned warps = bw && atoi(bw) >= 1 && atoi(bw) <= 8 ? (unsigned)atoi(bw) : 8;
+    if (m->bp.units && m->bp.warps != warps) m->bp_mask = 0; /* rebuild */
     if (m->bp_mask == mask && m->bp_for == want) {
         *ok = true;
         return HISP_SUCCESS;
@@ -402,7 +408,8 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
             qs[nq] = q;
             cap[nq++] = m->cap[q];
         }
-    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, replay_slices(), &m->bp, stream);
+    cudaError_t e =
+        hisp_cuda_hs_bplan_build(P, qs, nq, cap, replay_slices(), warps, &m->bp, stream);
     if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
@@ -449,7 +456,10 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
     if (banded) {
         for (int q = 0; q < m->nq; q++) /* their own plans are not needed */
             if (band & (1u << q)) hisp_cuda_hs_rplan_free(&m->rp[q]);
-        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, stream));
+        /* HISP_CUDA_HS_BAND_ATOMIC=1|0: shared-memory atomics or not (by
+         * precision otherwise; measured variants) */
+        const char *ba = getenv("HISP_CUDA_HS_BAND_ATOMIC");
+        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, ba ? atoi(ba) != 0 : -1, stream));
     }
     counts->rounds = 1;
     bool first = true; /* the band kernel counts as the first banded queue's launch */

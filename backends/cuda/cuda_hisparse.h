@@ -111,22 +111,29 @@ cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rpl
  * with their entry offsets and a record each (node, input offset; the
  * output offset is the band's), and units of at most
  * 256 * slices entries of one band of d output indices (first entry,
- * first leaf, band offset; ustart and uleaf end with a sentinel). */
+ * first leaf, band offset; ustart and uleaf end with a sentinel), and for
+ * blocks of `warps` warps the leaf of each warp's first entry. */
 typedef struct {
     void *rec; /* per leaf: uint2 (node offset / 16, input offset) */
     uint32_t *off, *ustart, *uleaf, *uband;
+    uint32_t *uwl; /* per unit, `warps` leaves: each warp's first entry's */
     uint32_t nleaves, total, units;
+    uint32_t warps; /* per block of hs_leaf_band */
 } hisp_cuda_hs_bplan;
 
 /* The plan of queues[0..nq) (cap[i] nodes each; together under 2^31
  * leaves and 2^32 entries, cudaErrorInvalidValue otherwise). Waits for the
  * stream; scratch is freed here. */
 cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
-                                     const uint64_t *cap, unsigned slices, hisp_cuda_hs_bplan *B,
+                                     const uint64_t *cap, unsigned slices,
+                                     unsigned warps /* 1..8 */, hisp_cuda_hs_bplan *B,
                                      cudaStream_t stream);
 void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B);
-/* Those leaves through the plan: y += alpha op(A) x over them. */
-cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
+/* Those leaves through the plan: y += alpha op(A) x over them. atomic:
+ * shared-memory atomics into the accumulators (1), or one writer per
+ * output index after a warp-wide match (0), or by precision (< 0: atomics
+ * for f32, whose are native, not for f64's compare-and-swap loops). */
+cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, int atomic,
                                    cudaStream_t stream);
 
 #ifndef __CUDACC__
