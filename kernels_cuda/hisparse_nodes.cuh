@@ -310,13 +310,17 @@ __device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y
         key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); }, check);
 }
 
-/* The band kernel's blocks: nw warps (at most BAND_WARPS), each a
- * contiguous share of its unit's slices (band_warp_entries of a unit of n
- * entries), which the band plan's start leaves of the warps assume. */
-constexpr unsigned BAND_WARPS = 8;
+/* The band kernel's blocks: nw = 8 or 4 warps, each a contiguous share of
+ * its unit's slices (band_warp_entries of a unit of n entries). The band
+ * plan holds both splits' first leaves, BAND_UWL per unit: 8 then 4. */
+constexpr unsigned BAND_WARPS = 8, BAND_UWL = 12;
 __device__ __host__ __forceinline__ unsigned band_warp_entries(unsigned n, unsigned nw)
 {
     return ((n + 31) / 32 + nw - 1) / nw * 32;
+}
+__device__ __host__ __forceinline__ unsigned band_uwl_slot(unsigned nw, unsigned wid)
+{
+    return (nw == BAND_WARPS ? 0 : BAND_WARPS) + wid;
 }
 
 /* One 32-entry slice of a walk over concatenated leaves: L is the leaf of

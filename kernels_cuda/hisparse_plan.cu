@@ -169,19 +169,22 @@ __global__ void bp_fill_off(unsigned n, const unsigned long long *start, unsigne
     if (i <= n) off[i] = (unsigned)start[i];
 }
 
-/* The leaf of each warp's first entry (nw per unit, hs_leaf_band's split
- * of a unit into contiguous slices per warp; ~0u for a warp without
- * entries): the kernel then starts each warp with one load instead of a
- * binary search over the unit's leaves (9 dependent loads on rmat; H100:
- * rmat and circuit 9-14 % faster). */
-__global__ void bp_warp_leaves(unsigned units, unsigned nw, const unsigned *ustart,
-                               const unsigned *uleaf, const unsigned *off, unsigned n,
-                               unsigned *uwl)
+/* The leaf of each warp's first entry, for blocks of 8 and of 4 warps
+ * (hs_leaf_band's split of a unit into contiguous slices per warp;
+ * BAND_UWL per unit; ~0u for a warp without entries): the kernel then
+ * starts each warp with one load instead of a binary search over the
+ * unit's leaves (9 dependent loads on rmat; H100: rmat and circuit 9-14 %
+ * faster). Leaves of every slice, so that a warp's slices would not wait
+ * for one another's walks, were slower (f64 rmat 17 %, circuit 9 %). */
+__global__ void bp_warp_leaves(unsigned units, const unsigned *ustart, const unsigned *uleaf,
+                               const unsigned *off, unsigned n, unsigned *uwl)
 {
-    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x, u = t / nw;
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x, u = t / BAND_UWL;
     if (u >= units) return;
+    const unsigned slot = t % BAND_UWL, nw = slot < BAND_WARPS ? BAND_WARPS : BAND_WARPS / 2;
     const unsigned us = ustart[u], ue = ustart[u + 1];
-    const unsigned a = us + (t % nw) * band_warp_entries(ue - us, nw);
+    const unsigned a =
+        us + (slot < BAND_WARPS ? slot : slot - BAND_WARPS) * band_warp_entries(ue - us, nw);
     if (a >= ue) {
         uwl[t] = ~0u;
         return;
@@ -335,15 +338,13 @@ extern "C" void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B)
 
 extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
                                                 const uint64_t *cap, unsigned slices,
-                                                unsigned warps, hisp_cuda_hs_bplan *B,
-                                                cudaStream_t stream)
+                                                hisp_cuda_hs_bplan *B, cudaStream_t stream)
 {
     memset(B, 0, sizeof *B);
     uint64_t n64 = 0;
     for (int i = 0; i < nq; i++)
         n64 += cap[i];
-    if (n64 == 0 || n64 >= (1ull << 31) || slices > 4096 || warps == 0 || warps > BAND_WARPS)
-        return cudaErrorInvalidValue;
+    if (n64 == 0 || n64 >= (1ull << 31) || slices > 4096) return cudaErrorInvalidValue;
     if (!slices) slices = 8;
     const unsigned n = (unsigned)n64, ce = 32 * 8 * slices;
     const unsigned log2d = (unsigned)P->log2d, blocks = (n + 1 + 255) / 256;
@@ -400,15 +401,15 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->ustart, (units + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->uleaf, (units + 1) * sizeof(unsigned));
     if (r == cudaSuccess) r = cudaMalloc((void **)&B->uband, units * sizeof(unsigned));
-    if (r == cudaSuccess) r = cudaMalloc((void **)&B->uwl, units * warps * sizeof(unsigned));
+    if (r == cudaSuccess) r = cudaMalloc((void **)&B->uwl, units * BAND_UWL * sizeof(unsigned));
     if (r == cudaSuccess) {
         bp_fill_off<<<blocks, 256, 0, stream>>>(n, start, B->off);
         bp_fill_rec<<<blocks, 256, 0, stream>>>(e, n, P->tr, static_cast<uint2 *>(B->rec),
                                                 reinterpret_cast<unsigned *>(scratch));
         bp_fill_units<<<blocks, 256, 0, stream>>>(e, n, start, bs, uidx, ce, P->tr, log2d,
                                                   B->ustart, B->uleaf, B->uband);
-        bp_warp_leaves<<<(unsigned)((units * warps + 255) / 256), 256, 0, stream>>>(
-            (unsigned)units, warps, B->ustart, B->uleaf, B->off, n, B->uwl);
+        bp_warp_leaves<<<(unsigned)((units * BAND_UWL + 255) / 256), 256, 0, stream>>>(
+            (unsigned)units, B->ustart, B->uleaf, B->off, n, B->uwl);
         r = cudaGetLastError();
     }
     if (r == cudaSuccess)
@@ -426,6 +427,7 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
     B->nleaves = n;
     B->total = (unsigned)total;
     B->units = (unsigned)units;
-    B->warps = warps;
+    B->warps = BAND_WARPS;
+    B->atomic = P->f64 ? 0 : 1;
     return cudaGetLastError();
 }

@@ -308,18 +308,18 @@ __device__ __forceinline__ void band_flush(const hisp_cuda_hs &P, const T *acc, 
 
 /* The band replay's kernel: a block per unit (at most 32 * 8 * cs entries
  * of one band of d output indices, the bands being the leaves' output
- * offsets / d, all COO leaf queues together, sorted by band). Its nw
- * warps share the unit's slices, each from the plan's leaf uwl of its
+ * offsets / d, all COO leaf queues together, sorted by band). Its nw (8 or
+ * 4) warps share the unit's slices, each from the plan's leaf uwl of its
  * first entry, walk them as hs_leaf_replay does, merge runs of equal
  * output index in registers and add the run sums into d accumulators in
- * shared memory: one set for the block by shared-memory atomics (ATOMIC,
- * f32), or a set per warp with one plain add per distinct output index
- * (f64, whose shared atomics are compare-and-swap loops: a third of the
- * stall samples on rmat; H100: rmat f64 10 % faster, circuit f64 7 %
- * slower, f32 the same either way). The block then adds each touched
- * output index's sum into y once: one global add per output index per
- * unit instead of one per run. (A warp per unit taking units from a
- * ticket counter, without the block's barrier, was 8-30 % slower.) */
+ * shared memory: one set for the block by shared-memory atomics (ATOMIC),
+ * or a set per warp with one plain add per distinct output index (f64's
+ * shared atomics are compare-and-swap loops: a third of the stall samples
+ * on rmat). The block then adds each touched output index's sum into y
+ * once: one global add per output index per unit instead of one per run.
+ * The plan times the four variants (hisp_cuda_hs_bplan_tune). (A warp per
+ * unit taking units from a ticket counter, without the block's barrier,
+ * was 8-30 % slower on the H100.) */
 template <typename T, bool ATOMIC>
 __global__ void __launch_bounds__(32 * BAND_WARPS)
     hs_leaf_band(hisp_cuda_hs P, const uint2 *rec, const unsigned *off, const unsigned *ustart,
@@ -338,8 +338,8 @@ __global__ void __launch_bounds__(32 * BAND_WARPS)
     T *const mine = ATOMIC ? acc : acc + wid * d;
     if (a < kend)
         walk_slices<T>(
-            __ldg(uwl + u * nw + wid), a, (kend - a + 31) / 32, kend, nleaves, lane,
-            [&](unsigned m) { return __ldg(off + m); },
+            __ldg(uwl + u * BAND_UWL + band_uwl_slot(nw, wid)), a, (kend - a + 31) / 32, kend,
+            nleaves, lane, [&](unsigned m) { return __ldg(off + m); },
             [&](unsigned lf, unsigned k, unsigned &key, T &v) {
                 band_entry<T>(P, rec, off, lf, k, key, v);
             },
@@ -391,24 +391,77 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_
 }
 
 template <typename T, bool ATOMIC>
-static void band_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, cudaStream_t stream)
+static void band_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, unsigned nw,
+                        cudaStream_t stream)
 {
-    const unsigned d = 1u << P->log2d, nw = B->warps;
+    const unsigned d = 1u << P->log2d;
     hs_leaf_band<T, ATOMIC><<<B->units, 32 * nw, (ATOMIC ? 1 : nw) * d * sizeof(T), stream>>>(
         *P, static_cast<const uint2 *>(B->rec), B->off, B->ustart, B->uband, B->uwl, B->nleaves);
 }
 
 extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
-                                              int atomic, cudaStream_t stream)
+                                              int warps, int atomic, cudaStream_t stream)
 {
-    if (atomic < 0) atomic = !P->f64;
+    const unsigned nw = warps == 4 || warps == 8 ? (unsigned)warps : B->warps;
+    if (atomic < 0) atomic = B->atomic;
     if (P->f64 && atomic)
-        band_launch<double, true>(P, B, stream);
+        band_launch<double, true>(P, B, nw, stream);
     else if (P->f64)
-        band_launch<double, false>(P, B, stream);
+        band_launch<double, false>(P, B, nw, stream);
     else if (atomic)
-        band_launch<float, true>(P, B, stream);
+        band_launch<float, true>(P, B, nw, stream);
     else
-        band_launch<float, false>(P, B, stream);
+        band_launch<float, false>(P, B, nw, stream);
     return cudaGetLastError();
+}
+
+/* The variant by measurement: the best of 8 or 4 warps and of atomics or
+ * a set per warp depends on the matrix (H100, f64: rmat A x fastest with
+ * 4 warps and a set each, 6-16 % ahead of the others, circuit with 8
+ * warps and atomics, 5-7 % ahead; f32 alike either way but for the warps). */
+extern "C" cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_hs_bplan *B,
+                                               uint64_t ny, int warps, int atomic,
+                                               cudaStream_t stream)
+{
+    int cw[4], ca[4], nc = 0;
+    for (int w = 8; w >= 4; w -= 4)
+        for (int at = 0; at < 2; at++)
+            if ((warps <= 0 || warps == w) && (atomic < 0 || atomic == at)) {
+                cw[nc] = w;
+                ca[nc++] = at;
+            }
+    if (nc == 0) return cudaErrorInvalidValue;
+    if (nc == 1) {
+        B->warps = (unsigned)cw[0];
+        B->atomic = ca[0];
+        return cudaSuccess;
+    }
+    hisp_cuda_hs S = *P;
+    cudaEvent_t e[3] = {nullptr, nullptr, nullptr};
+    cudaError_t r = cudaMalloc(&S.y, (size_t)(ny + 256) * (P->f64 ? 8 : 4));
+    for (int i = 0; i < 3 && r == cudaSuccess; i++)
+        r = cudaEventCreate(&e[i]);
+    float best = 0;
+    for (int c = 0; c < nc && r == cudaSuccess; c++) {
+        r = hisp_cuda_hs_bplan_run(&S, B, cw[c], ca[c], stream); /* warm */
+        if (r == cudaSuccess) r = cudaEventRecord(e[0], stream);
+        if (r == cudaSuccess) r = hisp_cuda_hs_bplan_run(&S, B, cw[c], ca[c], stream);
+        if (r == cudaSuccess) r = cudaEventRecord(e[1], stream);
+        if (r == cudaSuccess) r = hisp_cuda_hs_bplan_run(&S, B, cw[c], ca[c], stream);
+        if (r == cudaSuccess) r = cudaEventRecord(e[2], stream);
+        if (r == cudaSuccess) r = cudaEventSynchronize(e[2]);
+        float t1 = 0, t2 = 0;
+        if (r == cudaSuccess) r = cudaEventElapsedTime(&t1, e[0], e[1]);
+        if (r == cudaSuccess) r = cudaEventElapsedTime(&t2, e[1], e[2]);
+        const float t = t1 < t2 ? t1 : t2;
+        if (r == cudaSuccess && (c == 0 || t < best)) {
+            best = t;
+            B->warps = (unsigned)cw[c];
+            B->atomic = ca[c];
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        if (e[i]) (void)cudaEventDestroy(e[i]);
+    if (S.y) (void)cudaFree(S.y);
+    return r;
 }

@@ -380,19 +380,23 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
     return HISP_SUCCESS;
 }
 
+/* The band kernel's variant forced by HISP_CUDA_HS_BAND_WARPS=8|4 and
+ * HISP_CUDA_HS_BAND_ATOMIC=1|0 (measured variants; -1 where unset: the
+ * plan's timed choice). */
+static void band_forced(int *warps, int *atomic)
+{
+    const char *w = getenv("HISP_CUDA_HS_BAND_WARPS"), *a = getenv("HISP_CUDA_HS_BAND_ATOMIC");
+    *warps = w && (atoi(w) == 8 || atoi(w) == 4) ? atoi(w) : -1;
+    *atomic = a ? atoi(a) != 0 : -1;
+}
+
 /* The band plan of the queues in mask for this orientation, built once;
  * false where it cannot be built (those queues keep their own kernels). */
 static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
-                             unsigned mask, cudaStream_t stream, bool *ok)
+                             unsigned mask, uint64_t ny, cudaStream_t stream, bool *ok)
 {
     int want = P->tr ? 3 : 2;
     *ok = false;
-    /* HISP_CUDA_HS_BAND_WARPS=1..8: warps per block (measured variants;
-     * H100: 4 made rmat A x 6-11 % faster, its f64 A^T x and circuit 3-7 %
-     * slower than the default 8) */
-    const char *bw = getenv("HISP_CUDA_HS_BAND_WARPS");
-    const unsigned warps = bw && atoi(bw) >= 1 && atoi(bw) <= 8 ? (unsigned)atoi(bw) : 8;
-    if (m->bp.units && m->bp.warps != warps) m->bp_mask = 0; /* rebuild */
     if (m->bp_mask == mask && m->bp_for == want) {
         *ok = true;
         return HISP_SUCCESS;
@@ -408,14 +412,16 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
             qs[nq] = q;
             cap[nq++] = m->cap[q];
         }
-    cudaError_t e =
-        hisp_cuda_hs_bplan_build(P, qs, nq, cap, replay_slices(), warps, &m->bp, stream);
+    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, replay_slices(), &m->bp, stream);
     if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
         return HISP_SUCCESS;
     }
     CU(ctx, e);
+    int warps, atomic;
+    band_forced(&warps, &atomic);
+    CU(ctx, hisp_cuda_hs_bplan_tune(P, &m->bp, ny, warps, atomic, stream));
     m->bp_for = want;
     *ok = true;
     hispi_debug("cuda: band plan of queues 0x%x: %u leaves, %u entries, %u units", mask,
@@ -430,7 +436,7 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
  * its part of y is in L2): no inner levels, one round. The COO queues run
  * through their plans (replay_plans), the band plan (band_queues) or, where
  * neither could be built, the scheduler's kernels. */
-static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
+static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P, uint64_t ny,
                           cudaStream_t stream, hisp_sched_counts *counts)
 {
     const int want = P->tr ? 3 : 2;
@@ -452,14 +458,13 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
     int match = env_is("HISP_CUDA_HS_REPLAY_MATCH", "1"); /* a measured variant */
     unsigned band = m->band;
     bool banded = false;
-    if (band) HISPI_TRY(band_plan(ctx, m, P, band, stream, &banded));
+    if (band) HISPI_TRY(band_plan(ctx, m, P, band, ny, stream, &banded));
     if (banded) {
         for (int q = 0; q < m->nq; q++) /* their own plans are not needed */
             if (band & (1u << q)) hisp_cuda_hs_rplan_free(&m->rp[q]);
-        /* HISP_CUDA_HS_BAND_ATOMIC=1|0: shared-memory atomics or not (by
-         * precision otherwise; measured variants) */
-        const char *ba = getenv("HISP_CUDA_HS_BAND_ATOMIC");
-        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, ba ? atoi(ba) != 0 : -1, stream));
+        int warps, atomic;
+        band_forced(&warps, &atomic);
+        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, warps, atomic, stream));
     }
     counts->rounds = 1;
     bool first = true; /* the band kernel counts as the first banded queue's launch */
@@ -568,7 +573,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         return HISP_SUCCESS;
     }
     if (want_replay && m->leaves) {
-        HISPI_TRY(replay(ctx, m, &P, stream, &L->ready));
+        HISPI_TRY(replay(ctx, m, &P, (uint64_t)a->ny, stream, &L->ready));
         L->state = 1;
         return HISP_SUCCESS;
     }

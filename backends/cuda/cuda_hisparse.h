@@ -111,30 +111,37 @@ cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rpl
  * with their entry offsets and a record each (node, input offset; the
  * output offset is the band's), and units of at most
  * 256 * slices entries of one band of d output indices (first entry,
- * first leaf, band offset; ustart and uleaf end with a sentinel), and for
- * blocks of `warps` warps the leaf of each warp's first entry. */
+ * first leaf, band offset; ustart and uleaf end with a sentinel), the
+ * leaf of each warp's first entry for blocks of 8 and of 4 warps, and the
+ * kernel's variant (hisp_cuda_hs_bplan_tune). */
 typedef struct {
     void *rec; /* per leaf: uint2 (node offset / 16, input offset) */
     uint32_t *off, *ustart, *uleaf, *uband;
-    uint32_t *uwl; /* per unit, `warps` leaves: each warp's first entry's */
+    uint32_t *uwl; /* per unit, 12 leaves: each warp's first entry's, 8 then 4 warps */
     uint32_t nleaves, total, units;
-    uint32_t warps; /* per block of hs_leaf_band */
+    uint32_t warps; /* per block: 8 or 4 */
+    int atomic;     /* accumulators by shared-memory atomics (1) or a set per warp (0) */
 } hisp_cuda_hs_bplan;
 
 /* The plan of queues[0..nq) (cap[i] nodes each; together under 2^31
  * leaves and 2^32 entries, cudaErrorInvalidValue otherwise). Waits for the
- * stream; scratch is freed here. */
+ * stream; scratch is freed here. The variant: 8 warps, atomics for f32. */
 cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
-                                     const uint64_t *cap, unsigned slices,
-                                     unsigned warps /* 1..8 */, hisp_cuda_hs_bplan *B,
+                                     const uint64_t *cap, unsigned slices, hisp_cuda_hs_bplan *B,
                                      cudaStream_t stream);
 void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B);
-/* Those leaves through the plan: y += alpha op(A) x over them. atomic:
- * shared-memory atomics into the accumulators (1), or one writer per
- * output index after a warp-wide match (0), or by precision (< 0: atomics
- * for f32, whose are native, not for f64's compare-and-swap loops). */
-cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, int atomic,
-                                   cudaStream_t stream);
+/* Chooses the kernel's variant by timing each candidate (8 or 4 warps
+ * unless warps > 0 fixes it; shared-memory atomics or a set of
+ * accumulators per warp unless atomic >= 0 fixes it) on P's x into a
+ * scratch y of ny entries: two runs each after one, the fastest run
+ * wins. Waits for the stream. */
+cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_hs_bplan *B, uint64_t ny,
+                                    int warps, int atomic, cudaStream_t stream);
+/* Those leaves through the plan: y += alpha op(A) x over them, with the
+ * plan's variant, or warps (8 or 4) and atomic (0 or 1) where those are
+ * >= 0 (measured variants). */
+cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, int warps,
+                                   int atomic, cudaStream_t stream);
 
 #ifndef __CUDACC__
 #include "../backend.h"
