@@ -424,8 +424,9 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
     CU(ctx, hisp_cuda_hs_bplan_tune(P, &m->bp, ny, warps, atomic, stream));
     m->bp_for = want;
     *ok = true;
-    hispi_debug("cuda: band plan of queues 0x%x: %u leaves, %u entries, %u units", mask,
-                m->bp.nleaves, m->bp.total, m->bp.units);
+    hispi_debug("cuda: band plan of queues 0x%x: %u leaves, %u entries, %u units; %u warps, %s",
+                mask, m->bp.nleaves, m->bp.total, m->bp.units, m->bp.warps,
+                m->bp.atomic ? "atomics" : "a set per warp");
     return HISP_SUCCESS;
 }
 
