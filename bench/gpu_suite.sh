@@ -57,7 +57,9 @@ if [ "$MODE" = hisparse ]; then
         "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3" "PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1" \
         "QUAD=1" "QUAD=1 HISP_CUDA_HS_REPLAY_SLICES=3" "QUAD=1 HISP_CUDA_HS_REPLAY_PERM=1" \
         "PAIR=1 HISP_CUDA_HS_REPLAY_PERM=1 HISP_CUDA_HS_REPLAY_SLICES=1" "PERM=0" \
-        "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1" "BAND=0"; do
+        "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1" "BAND=0" \
+        "BAND=1 HISP_CUDA_HS_BAND_WARPS=4 HISP_CUDA_HS_BAND_ATOMIC=0" \
+        "BAND=1 HISP_CUDA_HS_BAND_WARPS=8 HISP_CUDA_HS_BAND_ATOMIC=1"; do
         env HISP_CUDA_HS_REPLAY_$v HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
             tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
         echo "replay $v exit $?" >>"$OUT/tests_hs.log"
