@@ -421,7 +421,13 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
     CU(ctx, e);
     int warps, atomic;
     band_forced(&warps, &atomic);
-    CU(ctx, hisp_cuda_hs_bplan_tune(P, &m->bp, ny, warps, atomic, stream));
+    e = hisp_cuda_hs_bplan_tune(P, &m->bp, ny, warps, atomic, stream);
+    if (e == cudaErrorMemoryAllocation) { /* no room for its scratch y: the plan's default */
+        (void)cudaGetLastError();
+        hispi_debug("cuda: band plan variant not timed (%s)", cudaGetErrorName(e));
+    } else {
+        CU(ctx, e);
+    }
     m->bp_for = want;
     *ok = true;
     hispi_debug("cuda: band plan of queues 0x%x: %u leaves, %u entries, %u units; %u warps, %s",
