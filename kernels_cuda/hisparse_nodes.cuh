@@ -103,6 +103,39 @@ __device__ __forceinline__ void red_add(double *p, double v)
     asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(v));
 }
 
+/* Adds a into p[0] and b into p[1]. f32 on sm_90 has a vector reduction,
+ * one L2 atomic operation for both when p is 8-byte aligned (the L2's
+ * atomic units, not DRAM, bound leaves whose runs are one entry long);
+ * otherwise, and for f64, two. */
+__device__ __forceinline__ void red_add2(float *p, float a, float b)
+{
+#if __CUDA_ARCH__ >= 900
+    if ((reinterpret_cast<unsigned long long>(p) & 7) == 0) {
+        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b));
+        return;
+    }
+#endif
+    red_add(p, a);
+    red_add(p + 1, b);
+}
+__device__ __forceinline__ void red_add2(double *p, double a, double b)
+{
+    red_add(p, a);
+    red_add(p + 1, b);
+}
+/* Adds v.x..v.w into p[0..3]: one operation where p is 16-byte aligned. */
+__device__ __forceinline__ void red_add4(float *p, float4 v)
+{
+#if __CUDA_ARCH__ >= 900
+    if ((reinterpret_cast<unsigned long long>(p) & 15) == 0) {
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y),
+                     "f"(v.z), "f"(v.w));
+        return;
+    }
+#endif
+    red_add(p, v.x), red_add(p + 1, v.y), red_add(p + 2, v.z), red_add(p + 3, v.w);
+}
+
 template <typename T> __device__ __forceinline__ bool nonzero_bits(T v);
 template <> __device__ __forceinline__ bool nonzero_bits<float>(float v)
 {

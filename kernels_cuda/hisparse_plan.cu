@@ -22,7 +22,8 @@ namespace
  * where it holds two (no padding slot to pad to 4), st[2] the entries
  * whose output index is their predecessor's in the leaf, st[3] as many
  * with each leaf's entries ordered by output index (its count less its
- * distinct output indices), st[4] the entries. */
+ * distinct output indices), st[4] the entries, st[5] the entries whose
+ * output index is their predecessor's plus one. */
 __global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n, unsigned g,
                          int tr, unsigned long long *cnt, unsigned long long *st)
 {
@@ -35,15 +36,17 @@ __global__ void rp_count(const unsigned char *pool, const entry_t *e, unsigned n
     if (!st) return;
     if (c < 3) atomicMax(&st[c < 2 ? 0 : 1], 1ull);
     const unsigned char *rc = nd + 4 + (tr ? 1 : 0);
-    unsigned same = 0, seen[8] = {0, 0, 0, 0, 0, 0, 0, 0}, distinct = 0;
+    unsigned same = 0, step = 0, seen[8] = {0, 0, 0, 0, 0, 0, 0, 0}, distinct = 0;
     for (unsigned k = 0; k < c; k++) {
         const unsigned o = rc[2 * k], bit = 1u << (o & 31);
         same += k > 0 && o == rc[2 * k - 2];
+        step += k > 0 && o == rc[2 * k - 2] + 1u;
         distinct += (seen[o >> 5] & bit) == 0;
         seen[o >> 5] |= bit;
     }
     atomicAdd(&st[4], (unsigned long long)c);
     if (same) atomicAdd(&st[2], (unsigned long long)same);
+    if (step) atomicAdd(&st[5], (unsigned long long)step);
     if (c > distinct) atomicAdd(&st[3], (unsigned long long)(c - distinct));
 }
 
@@ -248,9 +251,9 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     size_t tmp_bytes = 0;
     cudaError_t r =
         cub::DeviceScan::ExclusiveSum(nullptr, tmp_bytes, cnt, cnt, (int)nl + 1, stream);
-    if (r == cudaSuccess) r = cudaMalloc(&cnt, (2 * ((size_t)nl + 1) + 5) * sizeof *cnt);
+    if (r == cudaSuccess) r = cudaMalloc(&cnt, (2 * ((size_t)nl + 1) + 6) * sizeof *cnt);
     if (r == cudaSuccess) r = cudaMalloc(&tmp, tmp_bytes ? tmp_bytes : 1);
-    unsigned long long *start = cnt + nl + 1, *st = start + nl + 1, h_st[5] = {0, 0, 0, 0, 0};
+    unsigned long long *start = cnt + nl + 1, *st = start + nl + 1, h_st[6] = {0, 0, 0, 0, 0, 0};
     if (r == cudaSuccess) r = cudaMemsetAsync(st, 0, sizeof h_st, stream);
     if (r == cudaSuccess) {
         rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, 1, P->tr, cnt, st);
@@ -265,17 +268,28 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
      * two-entry bar for both precisions: the gathers cost more than f32's
      * lower bar gains (H100: banded A^T x 22 % (f64) and 15 % (f32) faster
      * with runs 0.92, circuit 11-13 %, poisson3d f32 with runs 0.31 6 %
-     * slower). */
+     * slower). Not with f32 vector adds where three in four entries
+     * continue their predecessor's output index by one (rows of dense
+     * blocks): four per lane in leaf order are then one add, without the
+     * permutation's bytes (H100: blockdiag f32 A^T x 14 % faster). */
     const double all = h_st[4] ? (double)h_st[4] : 1.0;
     const double rs = (double)h_st[2] / all, rsorted = (double)h_st[3] / all;
+    const double steps = (double)h_st[5] / all;
     const unsigned most = h_st[0] ? 1 : h_st[1] ? 2 : 4;
-    const bool order = P->tr && most > 1 && (perm > 0 || (perm < 0 && rsorted >= 0.4 && rs < 0.4));
+    const bool order = P->tr && most > 1 &&
+                       (perm > 0 || (perm < 0 && rsorted >= 0.4 && rs < 0.4 &&
+                                     !(P->vred && most == 4 && steps >= 0.75)));
     const double runs = order ? rsorted : rs;
     /* four per lane from runs 0.5: a lane then adds its middle entries
      * itself, one add each, and with shorter runs those outweigh the
      * saved scans (H100: poisson3d f32 A x, runs 0.31, 15 % slower than
-     * with two; banded, blockdiag f32 A x, runs about 0.9, 20 % faster) */
+     * with two; banded, blockdiag f32 A x, runs about 0.9, 20 % faster).
+     * With f32 vector adds (P->vred) four wherever the leaves allow: a
+     * lane's four outputs in a row are one add (poisson3d f32 A x 7 %,
+     * A^T x 13 % faster than with two and scalar adds; the other suite
+     * matrices unchanged). */
     unsigned g = width > 0                   ? (unsigned)width
+                 : P->vred                   ? 4
                  : runs < long_runs(P)       ? 1
                  : width == -2 || runs < 0.5 ? 2
                                              : 4;

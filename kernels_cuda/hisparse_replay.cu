@@ -76,15 +76,30 @@ __global__ void __launch_bounds__(256)
         });
 }
 
+/* Four neighbouring outputs at once (f32: one vector add; f64 has none). */
+__device__ __forceinline__ void red_quad(float *p, float a, float b, float c, float d)
+{
+    red_add4(p, make_float4(a, b, c, d));
+}
+__device__ __forceinline__ void red_quad(double *p, double a, double b, double c, double d)
+{
+    red_add(p, a), red_add(p + 1, b), red_add(p + 2, c), red_add(p + 3, d);
+}
+
 /* The sums of a 64-entry slice held two consecutive entries per lane
  * (keys ka, kb; values va, vb), one add per run of equal keys. A lane's
  * tail (kb, with va when ka == kb) enters a segmented inclusive scan
  * towards the run's last lane; a lane whose two keys differ adds its head
  * (ka) itself, with the previous lane's run sum when that run has key ka.
- * Per entry half the shuffles of slice_sum. */
+ * Per entry half the shuffles of slice_sum. With `paired`, a head and
+ * tail on neighbouring outputs go as one vector add; with `quad` (a lane
+ * of four entries on four consecutive outputs, whose middle sums m1, m2
+ * the kernel kept) the four go as one (a tail that the next lane's run
+ * continues adds 0 there). */
 template <typename T>
 __device__ __forceinline__ void pair_sum(unsigned ka, unsigned kb, T va, T vb, unsigned lane, T *y,
-                                         T alpha)
+                                         T alpha, bool paired, bool quad = false, T m1 = 0,
+                                         T m2 = 0)
 {
     const unsigned full = 0xffffffffu;
     const bool pure = ka == kb;
@@ -101,8 +116,18 @@ __device__ __forceinline__ void pair_sum(unsigned ka, unsigned kb, T va, T vb, u
         }
     }
     const T prev = __shfl_up_sync(full, S, 1);
-    if (!pure && ka != NOKEY) red_add(&y[ka], alpha * (joins ? va + prev : va));
-    if (kb != NOKEY && (lane == 31 || nk != kb)) red_add(&y[kb], alpha * S);
+    const bool head = !pure && ka != NOKEY, tail = kb != NOKEY && (lane == 31 || nk != kb);
+    const T hv = alpha * (joins ? va + prev : va);
+    if (quad) { /* head and middles always; the tail where its run ends */
+        red_quad(&y[ka], hv, alpha * m1, alpha * m2, tail ? alpha * S : (T)0);
+        return;
+    }
+    if (paired && head && tail && kb == ka + 1) { /* lines of one entry per row */
+        red_add2(&y[ka], hv, alpha * S);
+        return;
+    }
+    if (head) red_add(&y[ka], hv);
+    if (tail) red_add(&y[kb], alpha * S);
 }
 
 template <typename T> struct pair_of;
@@ -142,17 +167,19 @@ __global__ void __launch_bounds__(256)
     const T *x = static_cast<const T *>(P.x);
     T *y = static_cast<T *>(P.y);
     const T alpha = (T)P.alpha;
-    const bool tr = P.tr != 0;
+    const bool tr = P.tr != 0, paired = sizeof(T) == 4 && P.vred;
     unsigned L = wl[w];
     const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
     for (unsigned base = a; base < kend; base += S * U) {
         unsigned ka[U], kb[U];
-        T va[U], vb[U];
+        T va[U], vb[U], m1[U], m2[U];
+        bool quad[U];
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
             const unsigned sb = base + S * u, k = sb + W * lane; /* kend, k: multiples of W */
             ka[u] = kb[u] = NOKEY;
-            va[u] = vb[u] = 0;
+            va[u] = vb[u] = m1[u] = m2[u] = 0;
+            quad[u] = false;
             if (sb >= kend) continue; /* warp-uniform */
             bool last;
             const unsigned lf = walk_slice(
@@ -204,6 +231,15 @@ __global__ void __launch_bounds__(256)
             const bool pure = key[0] == key[W - 1];
             va[u] = pure ? v[0] + v[W - 1] : v[0];
             vb[u] = pure ? 0 : v[W - 1];
+            if constexpr (W == 4) { /* four outputs in a row: one vector add */
+                if (paired && key[1] == key[0] + 1 && key[2] == key[0] + 2 &&
+                    key[3] == key[0] + 3) {
+                    quad[u] = true;
+                    m1[u] = v[1];
+                    m2[u] = v[2];
+                    continue;
+                }
+            }
             T mid = 0; /* the middle run ending at entry 1 or 2 */
 #pragma unroll
             for (unsigned j = 1; j + 1 < W; j++) {
@@ -222,7 +258,9 @@ __global__ void __launch_bounds__(256)
         }
 #pragma unroll
         for (unsigned u = 0; u < U; u++)
-            if (base + S * u < kend) pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha);
+            if (base + S * u < kend)
+                pair_sum<T>(ka[u], kb[u], va[u], vb[u], lane, y, alpha, paired, quad[u], m1[u],
+                            m2[u]);
     }
 }
 
@@ -291,14 +329,15 @@ __device__ __forceinline__ void band_sum(T *acc, unsigned key, T v, unsigned lan
 }
 
 /* Each touched accumulator of a band, summed over `sets` sets of d, into
- * y once (NaN too). */
+ * y once (NaN too). (Groups of four as one f32 vector add measured no
+ * faster on rmat and circuit: the H100, docs/BENCHMARKS.md.) */
 template <typename T>
 __device__ __forceinline__ void band_flush(const hisp_cuda_hs &P, const T *acc, unsigned sets,
-                                           unsigned band, unsigned first, unsigned step)
+                                           unsigned band)
 {
     T *y = static_cast<T *>(P.y);
     const unsigned d = 1u << P.log2d;
-    for (unsigned i = first; i < d; i += step) {
+    for (unsigned i = threadIdx.x; i < d; i += blockDim.x) {
         T s = acc[i];
         for (unsigned w = 1; w < sets; w++)
             s += acc[w * d + i];
@@ -345,7 +384,7 @@ __global__ void __launch_bounds__(32 * BAND_WARPS)
             },
             [&](unsigned key, T v) { band_sum<T, ATOMIC>(mine, key, v, lane, P.runs_check != 0); });
     __syncthreads();
-    band_flush<T>(P, acc, sets, uband[u], threadIdx.x, blockDim.x);
+    band_flush<T>(P, acc, sets, uband[u]);
 }
 
 } // namespace

@@ -37,8 +37,8 @@ typedef struct {
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
     int rp_for;
     unsigned rp_slices;
-    int rp_perm, rp_width, rp_band; /* the plans' settings (replay_plans) */
-    unsigned band;                  /* the band replay's queues (band_queues) */
+    int rp_perm, rp_width, rp_band, rp_vred; /* the plans' settings (replay_plans) */
+    unsigned band;                           /* the band replay's queues (band_queues) */
     /* the band replay's plan of the queues in bp_mask, for A x (bp_for 2)
      * or A^T x (3); -2 / -3: it could not be built for that one */
     hisp_cuda_hs_bplan bp;
@@ -359,7 +359,7 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
                   : env_is("HISP_CUDA_HS_REPLAY_BAND", "0") ? 0
                                                             : -1;
     if (m->rp_for == m->leaves && m->rp_slices == slices && m->rp_perm == perm &&
-        m->rp_width == width && m->rp_band == bandenv)
+        m->rp_width == width && m->rp_band == bandenv && m->rp_vred == P->vred)
         return HISP_SUCCESS;
     rplans_free(m);
     for (int q = 0; q < m->nq; q++) {
@@ -382,6 +382,7 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
     m->rp_perm = perm;
     m->rp_width = width;
     m->rp_band = bandenv;
+    m->rp_vred = P->vred;
     m->band = band_queues(m, P);
     return HISP_SUCCESS;
 }
@@ -519,6 +520,17 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
     return HISP_SUCCESS;
 }
 
+/* The device's compute capability major version (0 if it cannot be read). */
+static int cc_major(int device)
+{
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return v;
+}
+
 hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi_sched_args *a,
                               const void *x, void *y, hisp_sched_counts *counts)
 {
@@ -593,6 +605,9 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     /* slices without runs skip the scan; HISP_CUDA_HS_RUNS_CHECK=0 scans
      * every slice (the measured variant it replaced) */
     P.runs_check = !env_is("HISP_CUDA_HS_RUNS_CHECK", "0");
+    /* HISP_CUDA_HS_VRED=0: every add scalar, at most two entries per lane
+     * below runs 0.5 (the measured variant it replaced) */
+    P.vred = !P.f64 && !env_is("HISP_CUDA_HS_VRED", "0") && cc_major(device) >= 9;
     int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)

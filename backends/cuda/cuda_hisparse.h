@@ -34,6 +34,9 @@ typedef struct {
     int flat_per;   /* leaves per block of the flattened kernel (0: the policy's group / tpn) */
     int flat_walk;  /* flattened kernel: 1 walk (no search per entry), -1 search, 0 by entry size */
     int runs_check; /* warp slices without runs skip the segmented scan */
+    int vred;       /* f32 replay on sm_90: a lane's adds into neighbouring outputs
+                     * as one vector add, and four entries per lane wherever the
+                     * leaves allow (hisp_cuda_hs_rplan_build) */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
