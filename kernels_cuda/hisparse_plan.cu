@@ -280,16 +280,17 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
                        (perm > 0 || (perm < 0 && rsorted >= 0.4 && rs < 0.4 &&
                                      !(P->vred && most == 4 && steps >= 0.75)));
     const double runs = order ? rsorted : rs;
+    /* f32 vector adds where half the entries step by one (P->vred) */
+    const bool vec = P->vred && !order && most > 1 && steps >= 0.5;
     /* four per lane from runs 0.5: a lane then adds its middle entries
      * itself, one add each, and with shorter runs those outweigh the
      * saved scans (H100: poisson3d f32 A x, runs 0.31, 15 % slower than
      * with two; banded, blockdiag f32 A x, runs about 0.9, 20 % faster).
-     * With f32 vector adds (P->vred) four wherever the leaves allow: a
-     * lane's four outputs in a row are one add (poisson3d f32 A x 7 %,
-     * A^T x 13 % faster than with two and scalar adds; the other suite
-     * matrices unchanged). */
+     * With vector adds (vec) four wherever the leaves allow: a lane's four
+     * outputs in a row are one add (poisson3d f32 A x 9 %, A^T x 13 %
+     * faster than with two and scalar adds). */
     unsigned g = width > 0                   ? (unsigned)width
-                 : P->vred                   ? 4
+                 : vec                       ? 4
                  : runs < long_runs(P)       ? 1
                  : width == -2 || runs < 0.5 ? 2
                                              : 4;
@@ -338,6 +339,7 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     R->warps = (unsigned)warps;
     R->slices = slices;
     R->width = g;
+    R->vec = vec && g > 1;
     R->runs = R->perm ? rsorted : rs;
     return cudaGetLastError();
 }

@@ -148,8 +148,11 @@ template <> struct pair_of<double> {
  * itself (rarely: its keys are ordered, row-major leaves or by column
  * through perm, and runs are long where four run); heads and tails go
  * through pair_sum. A warp covers exactly its plan chunk of 32 * cs
- * entries. */
-template <typename T, unsigned W, bool PERM>
+ * entries. VEC (f32 plans whose outputs mostly step by one, without perm):
+ * a lane's outputs in a row go to y as one vector add (pair_sum); a
+ * kernel of its own, since the extra registers of the check (40 instead
+ * of 32 with perm) cost banded f32 A^T x 10 % on the H100. */
+template <typename T, unsigned W, bool PERM, bool VEC = false>
 __global__ void __launch_bounds__(256)
     hs_leaf_replayw(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
                     const unsigned *wl, const unsigned *perm, unsigned nleaves, unsigned total,
@@ -167,7 +170,8 @@ __global__ void __launch_bounds__(256)
     const T *x = static_cast<const T *>(P.x);
     T *y = static_cast<T *>(P.y);
     const T alpha = (T)P.alpha;
-    const bool tr = P.tr != 0, paired = sizeof(T) == 4 && P.vred;
+    const bool tr = P.tr != 0;
+    constexpr bool paired = VEC && sizeof(T) == 4;
     unsigned L = wl[w];
     const unsigned le = lane == 31 ? 0xffffffffu : (2u << lane) - 1; /* lanes <= this one */
     for (unsigned base = a; base < kend; base += S * U) {
@@ -231,9 +235,8 @@ __global__ void __launch_bounds__(256)
             const bool pure = key[0] == key[W - 1];
             va[u] = pure ? v[0] + v[W - 1] : v[0];
             vb[u] = pure ? 0 : v[W - 1];
-            if constexpr (W == 4) { /* four outputs in a row: one vector add */
-                if (paired && key[1] == key[0] + 1 && key[2] == key[0] + 2 &&
-                    key[3] == key[0] + 3) {
+            if constexpr (W == 4 && paired) { /* four outputs in a row: one vector add */
+                if (key[1] == key[0] + 1 && key[2] == key[0] + 2 && key[3] == key[0] + 3) {
                     quad[u] = true;
                     m1[u] = v[1];
                     m2[u] = v[2];
@@ -399,6 +402,18 @@ static void rplan_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int
     const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
     const uint2 *at = static_cast<const uint2 *>(R->at);
     const unsigned *pm = static_cast<const unsigned *>(R->perm);
+    if constexpr (sizeof(T) == 4) { /* f32 vector adds (R->vec: never with perm) */
+        if (R->vec && R->width == 4) {
+            hs_leaf_replayw<T, 4, false, true><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
+            return;
+        }
+        if (R->vec && R->width == 2) {
+            hs_leaf_replayw<T, 2, false, true><<<blocks, 256, 0, stream>>>(
+                *P, ad, at, R->off, R->wl, pm, R->nleaves, R->total, R->slices);
+            return;
+        }
+    }
     if (R->width == 4 && pm)
         hs_leaf_replayw<T, 4, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
                                                                 R->nleaves, R->total, R->slices);

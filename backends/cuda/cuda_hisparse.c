@@ -373,9 +373,10 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
         }
         CU(ctx, e);
         hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f, %u per "
-                    "lane%s",
+                    "lane%s%s",
                     q, m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs, m->rp[q].width,
-                    m->rp[q].perm ? ", leaves ordered by column" : "");
+                    m->rp[q].perm ? ", leaves ordered by column" : "",
+                    m->rp[q].vec ? ", vector adds" : "");
     }
     m->rp_for = m->leaves;
     m->rp_slices = slices;

@@ -86,6 +86,7 @@ typedef struct {
     uint32_t *off, *wl;
     uint32_t nleaves, total, warps, slices; /* slices: 32-entry slices per warp */
     unsigned width;                         /* entries per lane: 1, 2 or 4 */
+    int vec;     /* f32 vector adds of a lane's neighbouring outputs (hs_leaf_replayw VEC) */
     double runs; /* entries whose output index is their predecessor's (in plan order) / all */
 } hisp_cuda_hs_rplan;
 
