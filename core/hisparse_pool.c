@@ -258,6 +258,27 @@ hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref)
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p, const uint64_t *refs, size_t n)
+{
+    while ((p->rc_len + n + 1) * 4 > p->rc_cap * 3) /* at most n new keys */
+        HISPI_TRY(rc_grow(ctx, p));
+    enum { AHEAD = 16 };
+    for (size_t i = 0; i < n; i++) {
+        if (i + AHEAD < n && refs[i + AHEAD])
+            __builtin_prefetch(&p->rc[rc_slot(p, HISPI_REF_OFF(refs[i + AHEAD]))], 1);
+        if (!refs[i]) continue;
+        uint64_t key = HISPI_REF_OFF(refs[i]);
+        int64_t *c = rc_find(p, key);
+        if (c) {
+            (*c)++;
+        } else {
+            rc_put(p, key, 2);
+            p->rc_len++;
+        }
+    }
+    return HISP_SUCCESS;
+}
+
 uint64_t hispi_node_bytes(const hispi_pool *p, uint64_t ref, size_t s, int d)
 {
     int t = HISPI_REF_TYPE(ref);

@@ -147,6 +147,10 @@ HISPI_LOCAL void hispi_pool_trim(hispi_pool *p);
 /* Reference counts of nodes (a ref of 0 is ignored). decref frees a node
  * whose count reaches 0 and releases its children. */
 HISPI_LOCAL hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref);
+/* incref of refs[0..n): the table grown once, its slots prefetched ahead
+ * (millions of shared subtrees after an addition: one cache miss each). */
+HISPI_LOCAL hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p,
+                                               const uint64_t *refs, size_t n);
 HISPI_LOCAL void hispi_node_decref(hispi_pool *p, uint64_t ref, size_t s, int d);
 /* Bytes of the node at ref (s = value size at leaves). */
 HISPI_LOCAL uint64_t hispi_node_bytes(const hispi_pool *p, uint64_t ref, size_t s, int d);

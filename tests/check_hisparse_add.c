@@ -541,6 +541,28 @@ START_TEST(test_add_shared_family)
 }
 END_TEST
 
+/* Trees of over 2e5 entries: the census runs in threads and must agree
+ * with the serial walk (HISP_ADD_CENSUS_CHECK); A's subtrees that B lacks
+ * (thousands of leaves) are shared, counted in one batch, and C outlives A
+ * and B (run_case destroys them before reading C). */
+START_TEST(test_add_large)
+{
+    uint64_t st = test_seed() + 5107;
+    setenv("HISP_ADD_CENSUS_CHECK", "1", 1);
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    coo a = random_coo(3000, 3000, 0.03, &st);
+    coo b = moved_coo(&a, 10, &st);
+    hisp_add_stats s =
+        run_case(ctx, ref, HISP_F64, &a, &b, (setup){8, 8, 0, 0, 1, 1, 0, 0}, "large, d=8");
+    unsetenv("HISP_ADD_CENSUS_CHECK");
+    if (on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1000);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* Repeated additions into one family: destroying C frees its nodes (in any
  * order), and the next addition trims them off the pool's end first, so
  * the family's pool does not grow from one A + B to the next. */
@@ -632,6 +654,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_leaf_union, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
+    tcase_add_loop_test(tc, test_add_large, 0, n);
     tcase_add_loop_test(tc, test_add_repeated, 0, n);
     suite_add_tcase(s, tc);
     TCase *lm = tcase_create("leaf-max");
