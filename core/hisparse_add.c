@@ -18,7 +18,6 @@
 #include "hispi_hisparse.h"
 #include "hisparse_sched.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -55,144 +54,63 @@ typedef struct {
     uint64_t bytes; /* an estimate of the tree's bytes: its family's live bytes */
 } census;
 
+/* Threads for a walk over a tree of `work` entries or nodes;
+ * HISP_WALK_THREADS=N forces N (1..16: tests, measurements). */
+static int walk_threads(double work)
+{
+    const char *e = getenv("HISP_WALK_THREADS");
+    int t = e && atoi(e) >= 1 ? atoi(e) : hispi_gen_threads(work);
+    return t > 16 ? 16 : t;
+}
+
 /* Visits inner nodes only: a leaf is counted from its reference's type in
- * its parent (a power-law tree has millions of leaves and few inner nodes). */
-static void census_child(const hispi_hisparse *h, uint64_t ref, int level, census *c);
-static void census_walk(const hispi_hisparse *h, uint64_t ref, int level, census *c)
+ * its parent (a power-law tree has millions of leaves and few inner
+ * nodes). A part: [0] dense leaves, [1 + l] nodes at level l. */
+static bool census_visit(uint64_t r, int level, void *part)
 {
-    const unsigned char *p = h->pool->base + HISPI_REF_OFF(ref);
-    if (HISPI_REF_TYPE(ref) == HISPI_INNER_DENSE) {
-        for (uint64_t k = 0; k < (uint64_t)h->d * (uint64_t)h->d; k++) {
-            uint64_t r = hispi_rd64(p + 8 * k);
-            if (r) census_child(h, r, level + 1, c);
-        }
-        return;
-    }
-    uint64_t n = hispi_rd32(p), np, P = hispi_coo_payload(n, 8, &np);
-    for (uint64_t k = 0; k < n; k++)
-        census_child(h, hispi_rd64(p + P + 8 * k), level + 1, c);
+    int64_t *c = part;
+    int t = HISPI_REF_TYPE(r);
+    c[1 + level]++;
+    c[0] += t == HISPI_LEAF_DENSE;
+    return !hispi_node_is_leaf(t);
 }
 
-static void census_child(const hispi_hisparse *h, uint64_t ref, int level, census *c)
+static hisp_status census_parts(hisp_context ctx, const hispi_hisparse *h, int threads,
+                                int64_t **sum)
 {
-    int t = HISPI_REF_TYPE(ref);
-    c->nodes[level]++;
-    if (hispi_node_is_leaf(t))
-        c->dense_leaves += t == HISPI_LEAF_DENSE;
-    else
-        census_walk(h, ref, level, c);
+    const size_t w = (size_t)h->depth + 1;
+    int64_t *parts = NULL;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)threads * w, sizeof *parts, (void **)&parts));
+    if (h->root) census_visit(h->root, 0, parts);
+    hispi_walk wk = {h->pool->base, h->d, census_visit};
+    hispi_walk_tree(&wk, h->root, h->depth, threads, parts, w * sizeof *parts);
+    for (int t = 1; t < threads; t++)
+        for (size_t i = 0; i < w; i++)
+            parts[i] += parts[(size_t)t * w + i];
+    *sum = parts;
+    return HISP_SUCCESS;
 }
 
-/* The census below a frontier of inner nodes at one level, in threads:
- * each takes nodes by an atomic counter into a census of its own. */
-typedef struct {
-    const hispi_hisparse *h;
-    const uint64_t *front;
-    int64_t n;
-    int level, depth;
-    atomic_llong next;
-    atomic_int slot;
-    int64_t *nodes; /* [16][depth] */
-    int64_t dense[16];
-} census_job;
-
-static void *census_worker(void *arg)
-{
-    census_job *j = arg;
-    int me = atomic_fetch_add(&j->slot, 1);
-    census c = {.nodes = j->nodes + (size_t)me * (size_t)j->depth};
-    for (int64_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
-        census_walk(j->h, j->front[i], j->level, &c);
-    j->dense[me] = c.dense_leaves;
-    return NULL;
-}
-
-/* Counts the levels down from the root until one holds enough inner nodes
- * to share (on the H100's host the serial walk took 0.1 s for rmat's two
- * trees: 30 M child references), then walks below them in threads.
- * Without memory for the frontier it walks serially. */
+/* The census, in threads (on the H100's host the one-thread walk took
+ * 0.1 s for rmat's two trees: 30 M child references). */
 static hisp_status census_of(hisp_context ctx, const hispi_hisparse *h, census *c)
 {
     memset(c, 0, sizeof *c);
-    HISPI_TRY(hispi_calloc(ctx, (size_t)h->depth, sizeof *c->nodes, (void **)&c->nodes));
     c->bytes = h->pool->live;
-    if (!h->root) return HISP_SUCCESS;
-    int threads = hispi_gen_threads((double)h->nnz);
-    if (threads > 16) threads = 16;
-    uint64_t *front = NULL, *next = NULL;
-    int64_t n = 1, level = 0;
-    bool ok = threads > 1 && !hispi_node_is_leaf(HISPI_REF_TYPE(h->root)), failed = false;
-    if (ok) failed = !(ok = hispi_alloc(ctx, 1, sizeof *front, (void **)&front) == HISP_SUCCESS);
-    if (ok) {
-        front[0] = h->root;
-        c->nodes[0] = 1;
+    int64_t *p = NULL;
+    HISPI_TRY(census_parts(ctx, h, walk_threads((double)h->nnz), &p));
+    if (getenv("HISP_ADD_CENSUS_CHECK")) { /* tests: one thread must agree */
+        int64_t *q = NULL;
+        hisp_status s = census_parts(ctx, h, 1, &q);
+        bool same = !s && !memcmp(p, q, ((size_t)h->depth + 1) * sizeof *p);
+        free(q);
+        if (!same) free(p);
+        if (s) return s;
+        if (!same) return hispi_fail(ctx, HISP_ERR_BACKEND, "addition: the census differs");
     }
-    while (ok && n < 64 * threads && level + 2 < h->depth) { /* one level down */
-        int64_t m = 0, cap = 0;
-        for (int64_t i = 0; i < n && ok; i++) {
-            const unsigned char *p = h->pool->base + HISPI_REF_OFF(front[i]);
-            bool dense = HISPI_REF_TYPE(front[i]) == HISPI_INNER_DENSE;
-            uint64_t k = dense ? (uint64_t)h->d * (uint64_t)h->d : hispi_rd32(p), np,
-                     P = dense ? 0 : hispi_coo_payload(k, 8, &np);
-            for (uint64_t e = 0; e < k && ok; e++) {
-                uint64_t r = hispi_rd64(p + P + 8 * e);
-                if (!r) continue;
-                c->nodes[level + 1]++;
-                if (hispi_node_is_leaf(HISPI_REF_TYPE(r))) {
-                    c->dense_leaves += HISPI_REF_TYPE(r) == HISPI_LEAF_DENSE;
-                    continue;
-                }
-                if (m == cap) {
-                    cap = cap ? 2 * cap : 256;
-                    ok = hispi_realloc(ctx, (void **)&next, (size_t)cap, sizeof *next) ==
-                         HISP_SUCCESS;
-                    failed = !ok;
-                    if (!ok) break;
-                }
-                next[m++] = r;
-            }
-        }
-        free(front);
-        front = next, next = NULL, n = m, level++;
-    }
-    if (!ok) { /* serially, from the start */
-        free(front);
-        free(next);
-        memset(c->nodes, 0, (size_t)h->depth * sizeof *c->nodes);
-        c->dense_leaves = 0;
-        if (failed) hispi_clear_error(ctx);
-        census_child(h, h->root, 0, c);
-        return HISP_SUCCESS;
-    }
-    census_job j = {.h = h, .front = front, .n = n, .level = (int)level, .depth = h->depth};
-    hisp_status s =
-        hispi_calloc(ctx, (size_t)16 * (size_t)h->depth, sizeof *j.nodes, (void **)&j.nodes);
-    if (s) {
-        free(front);
-        return s;
-    }
-    atomic_init(&j.next, 0);
-    atomic_init(&j.slot, 0);
-    hispi_debug("add: census in %d threads below %lld nodes of level %lld", threads, (long long)n,
-                (long long)level);
-    hispi_gen_parallel(threads, census_worker, &j);
-    for (int t = 0; t < 16; t++) {
-        for (int l = 0; l < h->depth; l++)
-            c->nodes[l] += j.nodes[(size_t)t * (size_t)h->depth + (size_t)l];
-        c->dense_leaves += j.dense[t];
-    }
-    free(j.nodes);
-    free(front);
-    if (getenv("HISP_ADD_CENSUS_CHECK")) { /* tests: the serial walk must agree */
-        census w = {0};
-        HISPI_TRY(hispi_calloc(ctx, (size_t)h->depth, sizeof *w.nodes, (void **)&w.nodes));
-        census_child(h, h->root, 0, &w);
-        bool same = w.dense_leaves == c->dense_leaves &&
-                    !memcmp(w.nodes, c->nodes, (size_t)h->depth * sizeof *w.nodes);
-        free(w.nodes);
-        if (!same)
-            return hispi_fail(ctx, HISP_ERR_BACKEND, "addition: the threaded census differs");
-    }
+    c->dense_leaves = p[0];
+    c->nodes = p; /* nodes[l] = p[1 + l]: moved down one */
+    memmove(p, p + 1, (size_t)h->depth * sizeof *p);
     return HISP_SUCCESS;
 }
 
@@ -394,49 +312,61 @@ static void pass_caps(const census *a, const census *b, int L, uint64_t big, uin
 }
 
 /* Every child reference of the new nodes (offsets >= base) that points
- * below base is a shared node: one more reference. The walk collects them
- * and the pool counts them in one batch (hispi_node_incref_many): one at a
- * time, the hash table's cache misses took 0.3 s for rmat's 3 M shared
- * subtrees on the H100's host. */
+ * below base is a shared node: one more reference. A walk in threads
+ * collects them, and the pool counts them in one batch
+ * (hispi_node_incref_many). On the H100's host, for rmat's 3 M shared
+ * subtrees, the one-thread walk took 0.17 s and counting them one at a
+ * time 0.09 s more. */
 typedef struct {
+    uint64_t base;
     uint64_t *v;
     size_t n, cap;
-} refs;
+    bool failed;
+} shared_part;
 
-static hisp_status collect_shared(hisp_context ctx, const hispi_pool *p, uint64_t ref,
-                                  uint64_t base, int d, refs *out)
+static bool collect_visit(uint64_t r, int level, void *part)
 {
-    int t = HISPI_REF_TYPE(ref);
-    if (HISPI_REF_OFF(ref) < base) {
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? 2 * out->cap : 4096;
-            HISPI_TRY(hispi_realloc(ctx, (void **)&out->v, cap, sizeof *out->v));
-            out->cap = cap;
+    (void)level;
+    shared_part *s = part;
+    if (HISPI_REF_OFF(r) >= s->base) return !hispi_node_is_leaf(HISPI_REF_TYPE(r));
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4096;
+        uint64_t *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            s->failed = true;
+            return false;
         }
-        out->v[out->n++] = ref;
-        return HISP_SUCCESS;
+        s->v = v, s->cap = cap;
     }
-    if (hispi_node_is_leaf(t)) return HISP_SUCCESS;
-    uint64_t n, np, P = 0;
-    if (t == HISPI_INNER_DENSE)
-        n = (uint64_t)d * (uint64_t)d;
-    else
-        n = hispi_rd32(p->base + HISPI_REF_OFF(ref)), P = hispi_coo_payload(n, 8, &np);
-    for (uint64_t k = 0; k < n; k++) {
-        uint64_t r = hispi_rd64(p->base + HISPI_REF_OFF(ref) + P + 8 * k);
-        if (r) HISPI_TRY(collect_shared(ctx, p, r, base, d, out));
-    }
-    return HISP_SUCCESS;
+    s->v[s->n++] = r;
+    return false;
 }
 
 static hisp_status adopt(hisp_context ctx, hispi_pool *p, uint64_t ref, uint64_t base, int d,
-                         int64_t *shared)
+                         int depth, int64_t nodes, int64_t *shared)
 {
-    refs rs = {0};
-    hisp_status s = collect_shared(ctx, p, ref, base, d, &rs);
-    if (!s) s = hispi_node_incref_many(ctx, p, rs.v, rs.n);
-    if (!s) *shared += (int64_t)rs.n;
-    free(rs.v);
+    int threads = walk_threads((double)nodes);
+    shared_part *parts = NULL;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)threads, sizeof *parts, (void **)&parts));
+    for (int t = 0; t < threads; t++)
+        parts[t].base = base;
+    if (ref) collect_visit(ref, 0, parts); /* C's root may be A's (an empty B) */
+    hispi_walk wk = {p->base, d, collect_visit};
+    if (HISPI_REF_OFF(ref) >= base) hispi_walk_tree(&wk, ref, depth, threads, parts, sizeof *parts);
+    hisp_status s = HISP_SUCCESS;
+    size_t n = 0;
+    for (int t = 0; t < threads; t++) {
+        if (parts[t].failed && !s)
+            s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "addition: shared subtree list");
+        n += parts[t].n;
+    }
+    if (!s) s = hispi_node_incref_reserve(ctx, p, n);
+    for (int t = 0; t < threads && !s; t++)
+        s = hispi_node_incref_many(ctx, p, parts[t].v, parts[t].n);
+    if (!s) *shared += (int64_t)n;
+    for (int t = 0; t < threads; t++)
+        free(parts[t].v);
+    free(parts);
     return s;
 }
 
@@ -652,7 +582,8 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         }
     }
     tp[5] = hispi_now_ms();
-    if (!s) s = adopt(ctx, a->pool, root, base, a->d, &st->subtrees_shared);
+    if (!s)
+        s = adopt(ctx, a->pool, root, base, a->d, a->depth, st->nodes_new, &st->subtrees_shared);
     tp[6] = hispi_now_ms();
     if (!s) {
         hispi_hisparse hc = *a;

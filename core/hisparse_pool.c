@@ -258,10 +258,18 @@ hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref)
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_node_incref_reserve(hisp_context ctx, hispi_pool *p, size_t n)
+{
+    /* at most half full: linear probing's misses stay short (at 3/4 each
+     * new key's probes cost rmat's 3 M shared subtrees 0.09 s) */
+    while ((p->rc_len + n + 1) * 2 > p->rc_cap)
+        HISPI_TRY(rc_grow(ctx, p));
+    return HISP_SUCCESS;
+}
+
 hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p, const uint64_t *refs, size_t n)
 {
-    while ((p->rc_len + n + 1) * 4 > p->rc_cap * 3) /* at most n new keys */
-        HISPI_TRY(rc_grow(ctx, p));
+    HISPI_TRY(hispi_node_incref_reserve(ctx, p, n));
     enum { AHEAD = 16 };
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n && refs[i + AHEAD])

@@ -147,13 +147,31 @@ HISPI_LOCAL void hispi_pool_trim(hispi_pool *p);
 /* Reference counts of nodes (a ref of 0 is ignored). decref frees a node
  * whose count reaches 0 and releases its children. */
 HISPI_LOCAL hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref);
-/* incref of refs[0..n): the table grown once, its slots prefetched ahead
- * (millions of shared subtrees after an addition: one cache miss each). */
+/* incref of refs[0..n): the count table grown first (reserve: room for n
+ * more at most half full), its slots prefetched ahead (millions of shared
+ * subtrees after an addition: a cache miss each). */
+HISPI_LOCAL hisp_status hispi_node_incref_reserve(hisp_context ctx, hispi_pool *p, size_t n);
 HISPI_LOCAL hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p,
                                                const uint64_t *refs, size_t n);
 HISPI_LOCAL void hispi_node_decref(hispi_pool *p, uint64_t ref, size_t s, int d);
 /* Bytes of the node at ref (s = value size at leaves). */
 HISPI_LOCAL uint64_t hispi_node_bytes(const hispi_pool *p, uint64_t ref, size_t s, int d);
+
+/* A walk over a tree's inner nodes (core/hisparse_walk.c): visit(r, level,
+ * part) is called for every nonzero child reference r (r at `level`) and
+ * returns whether to walk below r (an inner node); part is the state of the
+ * calling thread. */
+typedef struct {
+    const unsigned char *pool;
+    int d;
+    bool (*visit)(uint64_t r, int level, void *part);
+} hispi_walk;
+/* Walks below root (level 0, not visited itself; nothing when it is a leaf)
+ * in up to `threads` threads (at most 16): thread t visits with
+ * parts + t * part_size, the levels near the root with parts. Every child
+ * is visited once whatever the split; without memory for it, one thread. */
+HISPI_LOCAL void hispi_walk_tree(const hispi_walk *w, uint64_t root, int depth, int threads,
+                                 void *parts, size_t part_size);
 
 /* ---- the HiSparse form held by a matrix handle ---------------------------- */
 

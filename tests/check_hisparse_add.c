@@ -541,23 +541,38 @@ START_TEST(test_add_shared_family)
 }
 END_TEST
 
-/* Trees of over 2e5 entries: the census runs in threads and must agree
- * with the serial walk (HISP_ADD_CENSUS_CHECK); A's subtrees that B lacks
- * (thousands of leaves) are shared, counted in one batch, and C outlives A
- * and B (run_case destroys them before reading C). */
-START_TEST(test_add_large)
+/* The host's walks in threads (HISP_WALK_THREADS=3; by default only trees
+ * of over 2e5 entries or nodes get them): the census must agree with one
+ * thread's (HISP_ADD_CENSUS_CHECK), and the shared subtrees found (A's
+ * leaves that B lacks) must be as many as one thread finds; C outlives A
+ * and B (run_case destroys them before reading C), so each shared node
+ * got its reference. */
+START_TEST(test_add_walk_threads)
 {
     uint64_t st = test_seed() + 5107;
     setenv("HISP_ADD_CENSUS_CHECK", "1", 1);
     hisp_context ctx = test_context(_i), ref = ref_context();
-    coo a = random_coo(3000, 3000, 0.03, &st);
-    coo b = moved_coo(&a, 10, &st);
-    hisp_add_stats s =
-        run_case(ctx, ref, HISP_F64, &a, &b, (setup){8, 8, 0, 0, 1, 1, 0, 0}, "large, d=8");
+    static const int ds[2] = {4, 16};
+    for (int di = 0; di < 2; di++) {
+        coo a = random_coo(700, 900, 0.02, &st);
+        coo b = moved_coo(&a, 10, &st);
+        int64_t shared[2];
+        for (int k = 0; k < 2; k++) {
+            setenv("HISP_WALK_THREADS", k ? "1" : "3", 1);
+            char what[64];
+            snprintf(what, sizeof what, "d=%d, walks in %d threads", ds[di], k ? 1 : 3);
+            setup su = {ds[di], ds[di], 0, 0, 1, 1, 0, 0};
+            shared[k] = run_case(ctx, ref, HISP_F64, &a, &b, su, what).subtrees_shared;
+        }
+        if (on_device(_i)) {
+            ck_assert_int_gt(shared[0], ds[di] == 4 ? 100 : 0);
+            ck_assert_int_eq(shared[0], shared[1]);
+        }
+        coo_free(&a);
+        coo_free(&b);
+    }
+    unsetenv("HISP_WALK_THREADS");
     unsetenv("HISP_ADD_CENSUS_CHECK");
-    if (on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1000);
-    coo_free(&a);
-    coo_free(&b);
     hisp_context_destroy(&ctx);
     hisp_context_destroy(&ref);
 }
@@ -654,7 +669,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_leaf_union, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
-    tcase_add_loop_test(tc, test_add_large, 0, n);
+    tcase_add_loop_test(tc, test_add_walk_threads, 0, n);
     tcase_add_loop_test(tc, test_add_repeated, 0, n);
     suite_add_tcase(s, tc);
     TCase *lm = tcase_create("leaf-max");
