@@ -7,6 +7,7 @@
 #include "cuda_kernels.h"
 #include "cuda_kern.h"
 #include "cuda_msrep.h"
+#include "cuda_stage.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -16,7 +17,8 @@
 typedef struct {
     int device;
     cudaStream_t stream;
-    void *hs; /* HiSparse state (cuda_hisparse.c) */
+    void *hs;               /* HiSparse state (cuda_hisparse.c) */
+    hisp_cuda_stage *stage; /* pinned staging of large copies (cuda_stage.c) */
 } hisp_cuda_be;
 
 /* The device representation of a CSR matrix (see cuda_kernels.h). */
@@ -115,6 +117,7 @@ static void hisp_cuda_fini(void *p)
         (void)cudaStreamSynchronize(be->stream);
         (void)cudaStreamDestroy(be->stream);
         hisp_cuda_hs_fini(be->hs);
+        hisp_cuda_stage_free(be->stage);
     }
     (void)cudaGetLastError();
     free(be);
@@ -152,6 +155,12 @@ static hisp_status hisp_cuda_write(hisp_context ctx, void *p, void *buf, size_t 
     hisp_cuda_be *be = p;
     if (!bytes) return HISP_SUCCESS;
     HISPI_TRY(hisp_cuda_use(ctx, be));
+    cudaError_t e;
+    if (hisp_cuda_stage_wanted(bytes) &&
+        hisp_cuda_stage_copy(&be->stage, be->stream, (char *)buf + off, src, bytes, true, &e)) {
+        CU_TRY(ctx, e);
+        return HISP_SUCCESS;
+    }
     CU_TRY(ctx, cudaMemcpyAsync((char *)buf + off, src, bytes, cudaMemcpyHostToDevice, be->stream));
     CU_TRY(ctx, cudaStreamSynchronize(be->stream));
     return HISP_SUCCESS;
@@ -163,6 +172,13 @@ static hisp_status hisp_cuda_read(hisp_context ctx, void *p, const void *buf, si
     hisp_cuda_be *be = p;
     if (!bytes) return HISP_SUCCESS;
     HISPI_TRY(hisp_cuda_use(ctx, be));
+    cudaError_t e;
+    if (hisp_cuda_stage_wanted(bytes) &&
+        hisp_cuda_stage_copy(&be->stage, be->stream, dst, (const char *)buf + off, bytes, false,
+                             &e)) {
+        CU_TRY(ctx, e);
+        return HISP_SUCCESS;
+    }
     CU_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes, cudaMemcpyDeviceToHost,
                                 be->stream));
     CU_TRY(ctx, cudaStreamSynchronize(be->stream));
