@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 int hispi_hisparse_depth(int d, int64_t nrows, int64_t ncols)
@@ -61,22 +60,6 @@ static int host_threads(int64_t work)
     long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     return n > 16 ? 16 : (int)n;
-}
-
-/* Ask for transparent huge pages on a large fresh buffer: its first touch
- * then faults once per 2 MiB instead of once per 4 KiB (a third of the build
- * time on tens of millions of entries otherwise). A hint: failure is fine. */
-static void huge_pages(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    if (bytes < 2 * huge) return;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
 }
 
 /* ---- tree-order sort ----------------------------------------------------- */
@@ -474,7 +457,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
         }
         for (int i = 0; i < (ng > 1 ? 2 : 1) && !st; i++) {
             st = hispi_alloc(ctx, (size_t)nnz, rs, (void **)&buf[i]);
-            if (!st) huge_pages(buf[i], (size_t)nnz * rs);
+            if (!st) hispi_huge_pages(buf[i], (size_t)nnz * rs);
         }
         if (!st) st = hispi_alloc(ctx, (size_t)nt * (size_t)maxnb, sizeof *hist, (void **)&hist);
         /* count each pass's keys while the previous one scatters (saves a read) */
@@ -583,7 +566,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
         if (!measure) {
             st = hispi_pool_create(ctx, total, &pool);
             if (st) goto done;
-            huge_pages(pool->base, (size_t)total);
+            hispi_huge_pages(pool->base, (size_t)total);
             b.base = pool->base;
             rs.filling = true;
             run_threads(nt, root_job, &rs);
@@ -617,7 +600,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
         if (!measure) {
             st = hispi_pool_create(ctx, total, &pool);
             if (st) goto done;
-            huge_pages(pool->base, (size_t)total);
+            hispi_huge_pages(pool->base, (size_t)total);
             b.base = pool->base;
             uint64_t cur = HISPI_POOL_HEADER;
             out->root = fill(&b, 0, 0, nnz, &cur, NULL); /* a leaf: no scratch */

@@ -54,6 +54,7 @@ hisp_status hispi_pool_append(hisp_context ctx, hispi_pool *p, uint64_t bytes, u
                               (unsigned long long)cap);
         void *b = p->base;
         HISPI_TRY(hispi_realloc(ctx, &b, (size_t)cap, 1));
+        hispi_huge_pages(b, (size_t)cap); /* the new tail is touched next */
         p->base = b;
         p->cap = cap;
     }
@@ -214,6 +215,7 @@ static hisp_status rc_grow(hisp_context ctx, hispi_pool *p)
     uint64_t ncap = p->rc_cap ? 2 * p->rc_cap : 64, ocap = p->rc_cap;
     struct hispi_rc_slot *old = p->rc, *t = NULL;
     HISPI_TRY(hispi_calloc(ctx, (size_t)ncap, sizeof *t, (void **)&t));
+    hispi_huge_pages(t, (size_t)ncap * sizeof *t);
     p->rc = t;
     p->rc_cap = ncap;
     for (uint64_t i = 0; i < ocap; i++)

@@ -282,6 +282,11 @@ HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
 
 /* 64-bit FNV-1a. */
 HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);
+/* Asks for transparent huge pages on a large fresh buffer: its first touch
+ * then faults once per 2 MiB instead of once per 4 KiB (a third of the
+ * build time on tens of millions of entries otherwise; the addition's pool
+ * growth). A hint: failure is fine. */
+HISPI_LOCAL void hispi_huge_pages(void *p, size_t bytes);
 /* Monotonic host clock in milliseconds. */
 HISPI_LOCAL double hispi_now_ms(void);
 /* The disk cache file DIR/PREFIX-KEY.EXT, DIR = $HISP_CACHE_DIR, else

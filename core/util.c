@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static long alloc_countdown; /* test hook: fail the k-th allocation */
@@ -156,6 +157,19 @@ uint64_t hispi_hash(const void *data, size_t n, uint64_t seed)
         h *= 1099511628211ull;
     }
     return h;
+}
+
+void hispi_huge_pages(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (bytes < 2 * huge) return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 double hispi_now_ms(void)
