@@ -431,7 +431,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     census ca = {0}, cb = {0};
     uint64_t *caps = NULL, *capt = NULL, cap = 0, tcap = 0, ctl[C_WORDS];
     void *pa = NULL, *pb = NULL, *out = NULL, *tmp = NULL, *m0 = NULL, *m1 = NULL;
-    double ms = 0, tp[9] = {hispi_now_ms()}; /* phase marks, logged with HISP_DEBUG */
+    double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with HISP_DEBUG */
     hisp_status s = census_of(ctx, a, &ca);
     if (!s) s = census_of(ctx, b, &cb);
     tp[1] = hispi_now_ms();
