@@ -146,6 +146,7 @@ typedef struct {
     cudaEvent_t done;
     int state;    /* 0 none, 1 ready, 2 in flight */
     int prepared; /* carveout hints given: 1 host module, 2 both */
+    int cc_major; /* the device's compute capability (0 until read) */
     int nq;
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
     const char *names[HISP_SCHED_MAX_QUEUES];
@@ -608,7 +609,8 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.runs_check = !env_is("HISP_CUDA_HS_RUNS_CHECK", "0");
     /* HISP_CUDA_HS_VRED=0: every add scalar, at most two entries per lane
      * below runs 0.5 (the measured variant it replaced) */
-    P.vred = !P.f64 && !env_is("HISP_CUDA_HS_VRED", "0") && cc_major(device) >= 9;
+    if (!L->cc_major) L->cc_major = cc_major(device);
+    P.vred = !P.f64 && !env_is("HISP_CUDA_HS_VRED", "0") && L->cc_major >= 9;
     int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)
