@@ -572,6 +572,37 @@ START_TEST(test_spmv_device_info)
 }
 END_TEST
 
+/* A vector of 108 MB written and read back bit for bit: on CUDA, copies of
+ * 64 MiB and more go through the pinned staging buffers (four 32 MiB
+ * chunks, the last one partial, one buffer used twice). */
+START_TEST(test_vector_large_copy)
+{
+    hisp_context ctx = test_context(_i);
+    const int64_t n = 13500001; /* doubles */
+    uint64_t *in = malloc((size_t)n * sizeof *in), *out = malloc((size_t)n * sizeof *out);
+    ck_assert(in && out);
+    uint64_t z = test_seed() + 77;
+    for (int64_t i = 0; i < n; i++) { /* splitmix64: every bit pattern, NaNs included */
+        z += 0x9E3779B97F4A7C15ull;
+        uint64_t v = z;
+        v = (v ^ (v >> 30)) * 0xBF58476D1CE4E5B9ull;
+        v = (v ^ (v >> 27)) * 0x94D049BB133111EBull;
+        in[i] = v ^ (v >> 31);
+    }
+    hisp_vector x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_write(x, in));
+    memset(out, 0, (size_t)n * sizeof *out);
+    CK_OK(ctx, hisp_vector_read(x, out));
+    ck_assert_msg(!memcmp(in, out, (size_t)n * sizeof *in), "%s: 108 MB read back differs",
+                  target_label(_i));
+    hisp_vector_destroy(&x);
+    free(in);
+    free(out);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_spmv(void)
 {
     Suite *s = suite_create("spmv");
@@ -586,6 +617,7 @@ Suite *suite_spmv(void)
     tcase_add_loop_test(tc, test_spmv_errors, 0, n);
     tcase_add_loop_test(tc, test_spmv_timed, 0, n);
     tcase_add_loop_test(tc, test_spmv_backend_switch, 0, n);
+    tcase_add_loop_test(tc, test_vector_large_copy, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }
