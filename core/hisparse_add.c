@@ -78,14 +78,15 @@ static bool census_visit(uint64_t r, int level, void *part)
 static hisp_status census_parts(hisp_context ctx, const hispi_hisparse *h, int threads,
                                 int64_t **sum)
 {
-    const size_t w = (size_t)h->depth + 1;
+    /* each thread's counts a cache line apart from the next one's */
+    const size_t used = (size_t)h->depth + 1, w = used + 8;
     int64_t *parts = NULL;
     HISPI_TRY(hispi_calloc(ctx, (size_t)threads * w, sizeof *parts, (void **)&parts));
     if (h->root) census_visit(h->root, 0, parts);
     hispi_walk wk = {h->pool->base, h->d, census_visit};
     hispi_walk_tree(&wk, h->root, h->depth, threads, parts, w * sizeof *parts);
     for (int t = 1; t < threads; t++)
-        for (size_t i = 0; i < w; i++)
+        for (size_t i = 0; i < used; i++)
             parts[i] += parts[(size_t)t * w + i];
     *sum = parts;
     return HISP_SUCCESS;
@@ -322,6 +323,7 @@ typedef struct {
     uint64_t *v;
     size_t n, cap;
     bool failed;
+    char pad[88]; /* the next thread's part a cache line away */
 } shared_part;
 
 static bool collect_visit(uint64_t r, int level, void *part)
