@@ -344,6 +344,7 @@ static bool collect_visit(uint64_t r, int level, void *part)
     return false;
 }
 
+/* All or nothing: on failure no reference has been counted. */
 static hisp_status adopt(hisp_context ctx, hispi_pool *p, uint64_t ref, uint64_t base, int d,
                          int depth, int64_t nodes, int64_t *shared)
 {
@@ -584,8 +585,13 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         }
     }
     tp[5] = hispi_now_ms();
-    if (!s)
+    if (!s) {
         s = adopt(ctx, a->pool, root, base, a->d, a->depth, st->nodes_new, &st->subtrees_shared);
+        if (s) { /* no reference was counted: C's bytes go back */
+            a->pool->used = base;
+            a->pool->live -= bytes;
+        }
+    }
     tp[6] = hispi_now_ms();
     if (!s) {
         hispi_hisparse hc = *a;
@@ -594,6 +600,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         hc.transposed = tA;
         a->pool->handles++;
         s = hispi_hisparse_wrap(ctx, &hc, C);
+        if (s) hispi_pool_trim(a->pool); /* C's nodes were freed: they end the pool */
     }
     for (int i = 0; i < 6; i++)
         if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);

@@ -578,6 +578,57 @@ START_TEST(test_add_walk_threads)
 }
 END_TEST
 
+/* Every host allocation of an addition fails in turn (the host walks in 3
+ * threads): a host-memory status, never a crash or a leak (the sanitize
+ * build checks leaks), and A's pool keeps its size (C's bytes go back when
+ * their shared references cannot be counted); then the sum is right. */
+START_TEST(test_add_out_of_memory)
+{
+    extern void hispi_alloc_fail_after(long);
+    uint64_t st = test_seed() + 5111;
+    setenv("HISP_WALK_THREADS", "3", 1);
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    coo a = random_coo(200, 240, 0.05, &st), b = moved_coo(&a, 6, &st);
+    hisp_matrix A = make(ctx, HISP_F64, &a, 8), B = make(ctx, HISP_F64, &b, 8);
+    hisp_matrix Ar = make(ref, HISP_F64, &a, 8), Br = make(ref, HISP_F64, &b, 8), R = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
+    hisp_hisparse_profile p0, p;
+    CK_OK(ctx, hisp_matrix_hisparse_profile(A, &p0));
+    int ok = 0;
+    long k = 1;
+    for (; k < 1000 && !ok; k++) {
+        hisp_matrix C = NULL;
+        hispi_alloc_fail_after(k);
+        hisp_status s = hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C);
+        hispi_alloc_fail_after(0);
+        if (s == HISP_SUCCESS) {
+            ok = 1;
+            same_as_ref(ctx, C, ref, R, "A + B after failed attempts");
+            hisp_matrix_destroy(&C);
+            break;
+        }
+        ck_assert_msg(s == HISP_ERR_OUT_OF_HOST_MEMORY, "target %d, allocation %ld failed: %s", _i,
+                      k, hisp_status_string(s));
+        ck_assert_ptr_null(C);
+        CK_OK(ctx, hisp_matrix_hisparse_profile(A, &p));
+        ck_assert_msg(p.pool_used == p0.pool_used, "allocation %ld failed: pool %llu, was %llu", k,
+                      (unsigned long long)p.pool_used, (unsigned long long)p0.pool_used);
+    }
+    ck_assert_msg(ok, "target %d: no addition succeeded", _i);
+    ck_assert_int_gt(k, 1); /* at least one allocation failed first */
+    unsetenv("HISP_WALK_THREADS");
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    hisp_matrix_destroy(&Ar);
+    hisp_matrix_destroy(&Br);
+    hisp_matrix_destroy(&R);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* Repeated additions into one family: destroying C frees its nodes (in any
  * order), and the next addition trims them off the pool's end first, so
  * the family's pool does not grow from one A + B to the next. */
@@ -670,6 +721,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
     tcase_add_loop_test(tc, test_add_walk_threads, 0, n);
+    tcase_add_loop_test(tc, test_add_out_of_memory, 0, n);
     tcase_add_loop_test(tc, test_add_repeated, 0, n);
     suite_add_tcase(s, tc);
     TCase *lm = tcase_create("leaf-max");
