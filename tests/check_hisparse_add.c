@@ -578,6 +578,42 @@ START_TEST(test_add_walk_threads)
 }
 END_TEST
 
+/* A + B in one family on a target, with its sum R from the reference
+ * backend: A random (m x n, density p), B = A moved by sigma, node size d. */
+typedef struct {
+    hisp_context ctx, ref;
+    coo a, b;
+    hisp_matrix A, B, Ar, Br, R;
+} family;
+
+static family family_open(int target, uint64_t *st, int64_t m, int64_t n, double p, double sigma,
+                          int d)
+{
+    family f;
+    f.ctx = test_context(target);
+    f.ref = ref_context();
+    f.a = random_coo(m, n, p, st);
+    f.b = moved_coo(&f.a, sigma, st);
+    f.A = make(f.ctx, HISP_F64, &f.a, d);
+    f.B = make(f.ctx, HISP_F64, &f.b, d);
+    f.Ar = make(f.ref, HISP_F64, &f.a, d);
+    f.Br = make(f.ref, HISP_F64, &f.b, d);
+    f.R = NULL;
+    CK_OK(f.ref, hisp_matrix_add(HISP_OP_N, f.Ar, HISP_OP_N, f.Br, &f.R));
+    return f;
+}
+
+static void family_close(family *f)
+{
+    hisp_matrix *ms[5] = {&f->A, &f->B, &f->Ar, &f->Br, &f->R};
+    for (int i = 0; i < 5; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&f->a);
+    coo_free(&f->b);
+    hisp_context_destroy(&f->ctx);
+    hisp_context_destroy(&f->ref);
+}
+
 /* Every host allocation of an addition fails in turn (the host walks in 3
  * threads): a host-memory status, never a crash or a leak (the sanitize
  * build checks leaks), and A's pool keeps its size (C's bytes go back when
@@ -587,45 +623,34 @@ START_TEST(test_add_out_of_memory)
     extern void hispi_alloc_fail_after(long);
     uint64_t st = test_seed() + 5111;
     setenv("HISP_WALK_THREADS", "3", 1);
-    hisp_context ctx = test_context(_i), ref = ref_context();
-    coo a = random_coo(200, 240, 0.05, &st), b = moved_coo(&a, 6, &st);
-    hisp_matrix A = make(ctx, HISP_F64, &a, 8), B = make(ctx, HISP_F64, &b, 8);
-    hisp_matrix Ar = make(ref, HISP_F64, &a, 8), Br = make(ref, HISP_F64, &b, 8), R = NULL;
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
+    family f = family_open(_i, &st, 200, 240, 0.05, 6, 8);
+    hisp_context ctx = f.ctx;
     hisp_hisparse_profile p0, p;
-    CK_OK(ctx, hisp_matrix_hisparse_profile(A, &p0));
+    CK_OK(ctx, hisp_matrix_hisparse_profile(f.A, &p0));
     int ok = 0;
     long k = 1;
     for (; k < 1000 && !ok; k++) {
         hisp_matrix C = NULL;
         hispi_alloc_fail_after(k);
-        hisp_status s = hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C);
+        hisp_status s = hisp_matrix_add(HISP_OP_N, f.A, HISP_OP_N, f.B, &C);
         hispi_alloc_fail_after(0);
         if (s == HISP_SUCCESS) {
             ok = 1;
-            same_as_ref(ctx, C, ref, R, "A + B after failed attempts");
+            same_as_ref(ctx, C, f.ref, f.R, "A + B after failed attempts");
             hisp_matrix_destroy(&C);
             break;
         }
         ck_assert_msg(s == HISP_ERR_OUT_OF_HOST_MEMORY, "target %d, allocation %ld failed: %s", _i,
                       k, hisp_status_string(s));
         ck_assert_ptr_null(C);
-        CK_OK(ctx, hisp_matrix_hisparse_profile(A, &p));
+        CK_OK(ctx, hisp_matrix_hisparse_profile(f.A, &p));
         ck_assert_msg(p.pool_used == p0.pool_used, "allocation %ld failed: pool %llu, was %llu", k,
                       (unsigned long long)p.pool_used, (unsigned long long)p0.pool_used);
     }
     ck_assert_msg(ok, "target %d: no addition succeeded", _i);
     ck_assert_int_gt(k, 1); /* at least one allocation failed first */
     unsetenv("HISP_WALK_THREADS");
-    hisp_matrix_destroy(&A);
-    hisp_matrix_destroy(&B);
-    hisp_matrix_destroy(&Ar);
-    hisp_matrix_destroy(&Br);
-    hisp_matrix_destroy(&R);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    family_close(&f);
 }
 END_TEST
 
@@ -635,34 +660,22 @@ END_TEST
 START_TEST(test_add_repeated)
 {
     uint64_t st = test_seed() + 5109;
-    hisp_context ctx = test_context(_i), ref = ref_context();
-    coo a = random_coo(300, 300, 0.05, &st), b = moved_coo(&a, 8, &st);
-    hisp_matrix A = make(ctx, HISP_F64, &a, 16), B = make(ctx, HISP_F64, &b, 16);
-    hisp_matrix Ar = make(ref, HISP_F64, &a, 16), Br = make(ref, HISP_F64, &b, 16), R = NULL;
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
+    family f = family_open(_i, &st, 300, 300, 0.05, 8, 16);
     uint64_t used[3] = {0};
     for (int k = 0; k < 3; k++) {
         hisp_matrix C = NULL;
         hisp_hisparse_profile pf;
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
-        CK_OK(ctx, hisp_matrix_hisparse_profile(C, &pf));
+        CK_OK(f.ctx, hisp_matrix_add(HISP_OP_N, f.A, HISP_OP_N, f.B, &C));
+        CK_OK(f.ctx, hisp_matrix_hisparse_profile(C, &pf));
         used[k] = pf.pool_used;
-        same_as_ref(ctx, C, ref, R, "A + B, repeated");
+        same_as_ref(f.ctx, C, f.ref, f.R, "A + B, repeated");
         hisp_matrix_destroy(&C);
     }
     if (on_device(_i)) { /* the reference builds C in a family of its own */
         ck_assert_uint_eq(used[1], used[0]);
         ck_assert_uint_eq(used[2], used[0]);
     }
-    hisp_matrix_destroy(&A);
-    hisp_matrix_destroy(&B);
-    hisp_matrix_destroy(&Ar);
-    hisp_matrix_destroy(&Br);
-    hisp_matrix_destroy(&R);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    family_close(&f);
 }
 END_TEST
 
