@@ -245,18 +245,27 @@ static void rc_del(hispi_pool *p, uint64_t key)
     }
 }
 
-hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref)
+/* One more reference to a counted node (true), or false when key has none
+ * in the table yet (its count is then 1). */
+static bool rc_bump(hispi_pool *p, uint64_t key)
 {
-    if (!ref) return HISP_SUCCESS;
-    uint64_t key = HISPI_REF_OFF(ref);
     int64_t *c = rc_find(p, key);
-    if (c) {
-        (*c)++;
-        return HISP_SUCCESS;
-    }
-    if ((p->rc_len + 1) * 4 > p->rc_cap * 3) HISPI_TRY(rc_grow(ctx, p));
+    if (c) (*c)++;
+    return c != NULL;
+}
+
+/* A node's second reference (the table has room). */
+static void rc_insert(hispi_pool *p, uint64_t key)
+{
     rc_put(p, key, 2);
     p->rc_len++;
+}
+
+hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref)
+{
+    if (!ref || rc_bump(p, HISPI_REF_OFF(ref))) return HISP_SUCCESS;
+    if ((p->rc_len + 1) * 4 > p->rc_cap * 3) HISPI_TRY(rc_grow(ctx, p));
+    rc_insert(p, HISPI_REF_OFF(ref));
     return HISP_SUCCESS;
 }
 
@@ -276,15 +285,7 @@ hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p, const uint64
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n && refs[i + AHEAD])
             __builtin_prefetch(&p->rc[rc_slot(p, HISPI_REF_OFF(refs[i + AHEAD]))], 1);
-        if (!refs[i]) continue;
-        uint64_t key = HISPI_REF_OFF(refs[i]);
-        int64_t *c = rc_find(p, key);
-        if (c) {
-            (*c)++;
-        } else {
-            rc_put(p, key, 2);
-            p->rc_len++;
-        }
+        if (refs[i] && !rc_bump(p, HISPI_REF_OFF(refs[i]))) rc_insert(p, HISPI_REF_OFF(refs[i]));
     }
     return HISP_SUCCESS;
 }
