@@ -8,16 +8,28 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+/* The child slots of inner node ref: their count, *slots the first (8
+ * bytes each; a dense node's empty cells hold 0). */
+static uint64_t children(const hispi_walk *w, uint64_t ref, const unsigned char **slots)
+{
+    const unsigned char *p = w->pool + HISPI_REF_OFF(ref);
+    if (HISPI_REF_TYPE(ref) == HISPI_INNER_DENSE) {
+        *slots = p;
+        return (uint64_t)w->d * (uint64_t)w->d;
+    }
+    uint64_t n = hispi_rd32(p), np;
+    *slots = p + hispi_coo_payload(n, 8, &np);
+    return n;
+}
+
 /* The children of inner node ref (at level) visited at level + 1, and the
  * walk continued below those the visitor keeps. */
 static void walk_below(const hispi_walk *w, uint64_t ref, int level, void *part)
 {
-    const unsigned char *p = w->pool + HISPI_REF_OFF(ref);
-    bool dense = HISPI_REF_TYPE(ref) == HISPI_INNER_DENSE;
-    uint64_t n = dense ? (uint64_t)w->d * (uint64_t)w->d : hispi_rd32(p), np;
-    uint64_t P = dense ? 0 : hispi_coo_payload(n, 8, &np);
+    const unsigned char *c;
+    uint64_t n = children(w, ref, &c);
     for (uint64_t k = 0; k < n; k++) {
-        uint64_t r = hispi_rd64(p + P + 8 * k);
+        uint64_t r = hispi_rd64(c + 8 * k);
         if (r && w->visit(r, level + 1, part)) walk_below(w, r, level + 1, part);
     }
 }
@@ -58,12 +70,10 @@ void hispi_walk_tree(const hispi_walk *w, uint64_t root, int depth, int threads,
         uint64_t *next = NULL;
         int64_t m = 0, cap = 0;
         for (int64_t i = 0; i < n; i++) {
-            const unsigned char *p = w->pool + HISPI_REF_OFF(front[i]);
-            bool dense = HISPI_REF_TYPE(front[i]) == HISPI_INNER_DENSE;
-            uint64_t k = dense ? (uint64_t)w->d * (uint64_t)w->d : hispi_rd32(p), np;
-            uint64_t P = dense ? 0 : hispi_coo_payload(k, 8, &np);
+            const unsigned char *c;
+            uint64_t k = children(w, front[i], &c);
             for (uint64_t e = 0; e < k; e++) {
-                uint64_t r = hispi_rd64(p + P + 8 * e);
+                uint64_t r = hispi_rd64(c + 8 * e);
                 if (!r || !w->visit(r, level + 1, parts)) continue;
                 if (m == cap) {
                     uint64_t *g = realloc(next, (size_t)(cap ? 2 * cap : 256) * sizeof *g);
