@@ -64,6 +64,13 @@ static void copy_threads(void *dst, const void *src, size_t bytes, int threads)
     hispi_gen_parallel(threads, piece_worker, &j);
 }
 
+/* The bytes of chunk i of a copy of `bytes`. */
+static size_t chunk_bytes(size_t bytes, size_t i)
+{
+    size_t o = i * STAGE_CHUNK;
+    return bytes - o < STAGE_CHUNK ? bytes - o : STAGE_CHUNK;
+}
+
 bool hisp_cuda_stage_wanted(size_t bytes)
 {
     const char *e = getenv("HISP_CUDA_STAGE"); /* 0: plain pageable copies (measured) */
@@ -87,7 +94,7 @@ bool hisp_cuda_stage_copy(hisp_cuda_stage **sp, cudaStream_t stream, void *dst, 
     if (to_device) {
         for (size_t i = 0; i < chunks && e == cudaSuccess; i++) {
             const int b = (int)(i % STAGE_BUFS);
-            const size_t o = i * STAGE_CHUNK, n = bytes - o < STAGE_CHUNK ? bytes - o : STAGE_CHUNK;
+            const size_t o = i * STAGE_CHUNK, n = chunk_bytes(bytes, i);
             e = cudaEventSynchronize(s->done[b]); /* its last DMA has read it */
             if (e == cudaSuccess) copy_threads(s->buf[b], in + o, n, threads);
             if (e == cudaSuccess)
@@ -100,13 +107,12 @@ bool hisp_cuda_stage_copy(hisp_cuda_stage **sp, cudaStream_t stream, void *dst, 
         for (size_t i = 0; i < chunks && e == cudaSuccess; i++) {
             for (; issued < chunks && issued < i + STAGE_BUFS && e == cudaSuccess; issued++) {
                 const int b = (int)(issued % STAGE_BUFS);
-                const size_t o = issued * STAGE_CHUNK;
-                const size_t n = bytes - o < STAGE_CHUNK ? bytes - o : STAGE_CHUNK;
+                const size_t o = issued * STAGE_CHUNK, n = chunk_bytes(bytes, issued);
                 e = cudaMemcpyAsync(s->buf[b], in + o, n, cudaMemcpyDeviceToHost, stream);
                 if (e == cudaSuccess) e = cudaEventRecord(s->done[b], stream);
             }
             const int b = (int)(i % STAGE_BUFS);
-            const size_t o = i * STAGE_CHUNK, n = bytes - o < STAGE_CHUNK ? bytes - o : STAGE_CHUNK;
+            const size_t o = i * STAGE_CHUNK, n = chunk_bytes(bytes, i);
             if (e == cudaSuccess) e = cudaEventSynchronize(s->done[b]);
             if (e == cudaSuccess) copy_threads(out + o, s->buf[b], n, threads);
         }
