@@ -163,8 +163,8 @@ typedef struct hisp_backend_ops {
      * kernel `name` of program `prog` compiled with `opts` (-D defines, the
      * same on every backend); the handle is released with kern_free.
      * kern_launch runs it on groups x group_size work-items, asynchronously
-     * in the instance's queue; buf_zero fills a buffer with zeros in the
-     * same queue. */
+     * in the instance's queue; buf_zero fills bytes [off, off + bytes) of a
+     * buffer with zeros in the same queue. */
     hisp_status (*kern_caps)(hisp_context ctx, void *be, hispi_kcaps *caps);
     hisp_status (*kern_get)(hisp_context ctx, void *be, int prog, const char *opts,
                             const char *name, void **k);
@@ -177,7 +177,7 @@ typedef struct hisp_backend_ops {
     void (*kern_free)(void *be, void *k);
     hisp_status (*kern_launch)(hisp_context ctx, void *be, void *k, const hispi_karg *args,
                                int nargs, size_t groups, size_t group_size);
-    hisp_status (*buf_zero)(hisp_context ctx, void *be, void *buf, size_t bytes);
+    hisp_status (*buf_zero)(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

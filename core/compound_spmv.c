@@ -392,7 +392,7 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
         if (y0 && r) s = ops->buf_copy(ctx, ctx->be, yk, y0, ybytes);
         bool timed = ms && r >= warmup;
         if (!s && timed) s = ops->mark_record(ctx, ctx->be, m0);
-        if (!s && sc.dynamic) s = ops->buf_zero(ctx, ctx->be, d->counter, 4);
+        if (!s && sc.dynamic) s = ops->buf_zero(ctx, ctx->be, d->counter, 0, 4);
         if (!s) s = ops->kern_launch(ctx, ctx->be, k, args, 15, groups, (size_t)sc.nt);
         if (!s && timed) s = ops->mark_record(ctx, ctx->be, m1);
         if (!s && timed) s = ops->mark_elapsed(ctx, ctx->be, m0, m1, &ms[r - warmup]);

@@ -158,7 +158,7 @@ static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
     cap = hispi_round_up(cap, 16);
     void *nb = NULL;
     HISPI_TRY(o->buf_alloc(ad->ctx, ad->be, (size_t)cap, &nb));
-    hisp_status s = o->buf_zero(ad->ctx, ad->be, nb, (size_t)cap);
+    hisp_status s = o->buf_zero(ad->ctx, ad->be, nb, 0, (size_t)cap);
     if (!s && keep) s = o->buf_copy(ad->ctx, ad->be, nb, *ps->out, (size_t)keep);
     if (s) {
         o->buf_free(ad->be, nb);
@@ -264,6 +264,11 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
              * the old end: grow it), or a leaf written dense held a zero sum
              * (check first); restore the counters and redo the round */
             if (over) s = grow(ad, ps, ctl[C_USED] * 16, keep[C_USED] * 16);
+            /* without a regrowth the round's bytes are still there: zeroed,
+             * as a dense leaf's empty cells are the zeros it finds */
+            if (!s && !over && zero)
+                s = o->buf_zero(ctx, ad->be, *ps->out, (size_t)(keep[C_USED] * 16),
+                                (size_t)((ctl[C_USED] - keep[C_USED]) * 16));
             if (zero) {
                 careful = 4;
                 ad->st->zero_retries++;
@@ -415,6 +420,14 @@ static int group_env(const char *name, int dflt, int max)
     return g >= 64 && g <= 1024 && !(g & (g - 1)) && g <= max ? g : dflt;
 }
 
+/* An integer tuning knob from the environment, in [lo, hi] (else dflt). */
+static int int_env(const char *name, int dflt, int lo, int hi)
+{
+    const char *v = getenv(name);
+    int x = v && *v ? atoi(v) : dflt;
+    return x >= lo && x <= hi ? x : dflt;
+}
+
 static hisp_status upload_pool(adder *ad, const hispi_pool *p, void **buf)
 {
     HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)p->used, buf));
@@ -470,8 +483,13 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     const char *lm = getenv("HISP_ADD_LEAF_MAX");
     if (lm && *lm) many = strtoull(lm, NULL, 10);
     if (many < HISPI_ADD_FEW) many = HISPI_ADD_FEW;
-    const char *mb = getenv("HISP_ADD_PAIR_MINB"); /* CUDA: __launch_bounds__ of hs_add_pair */
-    int minb = mb && atoi(mb) >= 0 && atoi(mb) <= 8 ? atoi(mb) : 5;
+    /* CUDA: the blocks per SM each kernel's __launch_bounds__ asks for */
+    int minb = int_env("HISP_ADD_PAIR_MINB", 5, 0, 8);
+    int leaf_minb = int_env("HISP_ADD_LEAF_MINB", 0, 0, 32);
+    int seq_minb = int_env("HISP_ADD_SEQ_MINB", 0, 0, 8);
+    /* a leaf pair with a dense operand: written dense at once (0: as any pair) */
+    int dense_quick = int_env("HISP_ADD_DENSE_QUICK", 1, 0, 1);
+    int dense_u = int_env("HISP_ADD_DENSE_U", 4, 1, 8); /* its cells in flight per work-item */
     const char *pl = getenv("HISP_ADD_PAIR_LIST"); /* 0: inner pairs walk words (comparisons) */
     int list = !(pl && !strcmp(pl, "0"));
     static const char *names[6] = {"hs_add_pair",    "hs_add_seq",  "hs_add_one",
@@ -480,13 +498,15 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         /* a program per group size (the kernel cache keeps each); LP is
          * only the leaf kernel's, but every program gets it, so a CPU, where
          * every size is 64, builds one program (PoCL takes seconds a build) */
-        char opts[240];
+        char opts[320];
         int g = ad.kgs[i];
         snprintf(opts, sizeof opts,
                  "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
-                 "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d -DPAIR_LIST=%d",
+                 "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d -DPAIR_LIST=%d -DLEAF_MINB=%d -DSEQ_MINB=%d "
+                 "-DDENSE_QUICK=%d -DDENSE_U=%d",
                  ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-                 g, ad.lp, (unsigned long long)many, g == 256 ? minb : 0, list);
+                 g, ad.lp, (unsigned long long)many, g == 256 ? minb : 0, list, leaf_minb,
+                 g == 256 ? seq_minb : 0, dense_quick, dense_u);
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
     }
     tp[2] = hispi_now_ms();
@@ -507,7 +527,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     const char *env = getenv("HISP_ADD_POOL_BYTES");
     if (env && *env) cap = hispi_round_up(strtoull(env, NULL, 10) + 16, 16);
     if (!s) s = o->buf_alloc(ctx, ctx->be, (size_t)cap, &out);
-    if (!s) s = o->buf_zero(ctx, ctx->be, out, (size_t)cap);
+    if (!s) s = o->buf_zero(ctx, ctx->be, out, 0, (size_t)cap);
     /* everything allocated before the timed traversal (as csrgeam2's C) */
     if (!s) {
         uint64_t big = (uint64_t)(a->nnz + b->nnz) / (many / 2 + 1);
@@ -518,7 +538,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (!s && mixed) {
         tcap = hispi_round_up(cb.bytes + 16, 16);
         s = o->buf_alloc(ctx, ctx->be, (size_t)tcap, &tmp);
-        if (!s) s = o->buf_zero(ctx, ctx->be, tmp, (size_t)tcap);
+        if (!s) s = o->buf_zero(ctx, ctx->be, tmp, 0, (size_t)tcap);
     }
     tp[3] = hispi_now_ms();
     if (!s) s = o->mark_create(ctx, ctx->be, &m0);

@@ -187,7 +187,7 @@ static hisp_status worker_buffers(worker *w, hisp_op dop, bool host)
     if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
     /* op N sends only the part's x window: zeros elsewhere, so that no
      * kernel ever reads garbage there (padding lanes read x[0]) */
-    if (!s && o->buf_zero) s = o->buf_zero(w->ctx, w->ctx->be, w->xd, (size_t)w->xlen * es);
+    if (!s && o->buf_zero) s = o->buf_zero(w->ctx, w->ctx->be, w->xd, 0, (size_t)w->xlen * es);
     if (!s && host) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
     if (s) {
         free_buffers(w);

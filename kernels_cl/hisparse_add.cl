@@ -27,10 +27,22 @@ typedef float real;
 #define ZBITS(v) (__float_as_uint(v) == 0)
 #endif
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
-#if defined(PAIR_MINB) && PAIR_MINB > 1 /* blocks per SM hs_add_pair's registers must allow */
+/* blocks per SM a kernel's registers must allow (0 or 1: none; an explicit
+ * 1 gave hs_add_pair 72 registers instead of 62: slower) */
+#if defined(PAIR_MINB) && PAIR_MINB > 1
 #define KERNEL_PAIR extern "C" __global__ void __launch_bounds__(GS, PAIR_MINB)
-#else /* (an explicit 1 gave it 72 registers instead of 62: slower) */
+#else
 #define KERNEL_PAIR KERNEL
+#endif
+#if defined(LEAF_MINB) && LEAF_MINB > 1
+#define KERNEL_LEAF extern "C" __global__ void __launch_bounds__(GS, LEAF_MINB)
+#else
+#define KERNEL_LEAF KERNEL
+#endif
+#if defined(SEQ_MINB) && SEQ_MINB > 1
+#define KERNEL_SEQ extern "C" __global__ void __launch_bounds__(GS, SEQ_MINB)
+#else
+#define KERNEL_SEQ KERNEL
 #endif
 #define FN static __device__ inline
 #define GLOBAL
@@ -57,6 +69,8 @@ typedef uchar u8;
 #endif
 #define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
 #define KERNEL_PAIR KERNEL
+#define KERNEL_LEAF KERNEL
+#define KERNEL_SEQ KERNEL
 #define FN static inline
 #define GLOBAL __global
 #define LOCAL __local
@@ -437,7 +451,7 @@ FN void mark(nview v, LPTR u32 *bits)
  * kernel's local memory stays within 48 KiB) */
 #define LISTMAX (NW > 1024 ? 1024 : 2048)
 #define UNION_BEGIN(mode)                                                                          \
-    for (u32 it_ = (u32)LID; it_ < ((mode) == 2 ? n : (mode) ? DD : NW); it_ += GS) {             \
+    for (u32 it_ = (u32)LID; it_ < ((mode) == 2 ? n : (mode) ? DD : NW); it_ += GS) {              \
         u32 c_ = (mode) == 2 ? (u32)ulist[it_] : it_;                                              \
         u32 w = (mode) ? c_ >> 5 : c_;                                                             \
         u32 wb_ = (bA[w] | bB[w]) & ((mode) ? 1u << (c_ & 31) : 0xffffffffu);                      \
@@ -456,9 +470,118 @@ FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bi
     return pre[w] + POPC(bits[w] & ((1u << bit) - 1u));
 }
 
+/* A leaf pair with a dense operand, not careful (share bit 2 clear): the
+ * result is a dense leaf, since a dense node holds enough cells for dense
+ * to be the smaller type (the construction's rule) and the union holds
+ * them. So it is allocated at once and every cell written (absent: zero),
+ * in one read of each operand: a dense operand is not marked, its cells are
+ * tested as they are read, DENSE_U cells in flight per work-item. A zero
+ * sum, or a union too small for a dense leaf (a node that breaks the rule),
+ * asks the host to redo the round checking first. The operands' bitmaps
+ * and prefix counts are hs_add_pair's local arrays. */
+#ifndef DENSE_QUICK
+#define DENSE_QUICK 1
+#endif
+#ifndef DENSE_U
+#define DENSE_U 4
+#endif
+FN void cell_value(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 c, real *x, int *in)
+{
+    GLOBAL const real *q;
+    if (is_dense(v.type)) {
+        q = (GLOBAL const real *)(v.p + (u64)c * ES);
+    } else {
+        u32 w = c >> 5;
+        *in = (bits[w] >> (c & 31)) & 1;
+        q = (GLOBAL const real *)(v.p + v.P +
+                                  (u64)(*in ? slot_of(v, bits, pre, w, c & 31) : 0) * ES);
+    }
+    int nz = 0;
+    for (u32 k = 0; k < NCOMP; k++) {
+        x[k] = is_dense(v.type) || *in ? q[k] : (real)0;
+        nz |= !ZBITS(x[k]);
+    }
+    if (is_dense(v.type)) *in = nz;
+}
+FN void dense_sum(nview a, nview b, LPTR u32 *bA, LPTR u32 *bB, LPTR u32 *pA, LPTR u32 *pB,
+                  LPTR u32 *sc, LPTR u64 *node_off, LPTR int *ok, GLOBAL u8 *out, u64 out_base,
+                  u64 cap16, GLOBAL u64 *ctrl, u64 slot, real ca, real cb)
+{
+    for (u32 w = (u32)LID; w < NW; w += GS)
+        bA[w] = bB[w] = 0;
+    BARRIER();
+    if (!is_dense(a.type)) mark(a, bA);
+    if (!is_dense(b.type)) mark(b, bB);
+    BARRIER();
+    u32 per = (NW + GS - 1) / GS, w0 = (u32)LID * per, w1 = w0 + per;
+    if (w0 > NW) w0 = NW;
+    if (w1 > NW) w1 = NW;
+    u32 na = 0, nb = 0;
+    for (u32 w = w0; w < w1; w++) {
+        na += POPC(bA[w]);
+        nb += POPC(bB[w]);
+    }
+    u32 sv[NS] = {na, nb, 0, 0}, st[NS];
+    group_scan4(sc, sv, st);
+    for (u32 w = w0, oa = sv[0], ob = sv[1]; w < w1; w++) {
+        pA[w] = oa;
+        pB[w] = ob;
+        oa += POPC(bA[w]);
+        ob += POPC(bB[w]);
+    }
+    if (LID == 0) {
+        u64 o = ATOM_ADD64(&ctrl[C_USED], dense_bytes(ES) / 16);
+        *ok = o + dense_bytes(ES) / 16 <= cap16;
+        *node_off = out_base + o * 16;
+    }
+    BARRIER();
+    u32 nu = 0, nc = 0, zero = 0;
+    if (*ok) {
+        GLOBAL real *node = (GLOBAL real *)(out + (*node_off - out_base));
+        for (u32 c0 = 0; c0 < DD; c0 += DENSE_U * GS) {
+            real xa[DENSE_U][NCOMP], xb[DENSE_U][NCOMP];
+            int ia[DENSE_U], ib[DENSE_U];
+#pragma unroll
+            for (u32 u = 0; u < DENSE_U; u++) { /* the loads first: DENSE_U in flight */
+                u32 c = c0 + u * GS + (u32)LID;
+                ia[u] = ib[u] = 0;
+                if (c < DD) {
+                    cell_value(a, bA, pA, c, xa[u], &ia[u]);
+                    cell_value(b, bB, pB, c, xb[u], &ib[u]);
+                }
+            }
+#pragma unroll
+            for (u32 u = 0; u < DENSE_U; u++) {
+                u32 c = c0 + u * GS + (u32)LID;
+                if (c >= DD) continue;
+                int z = 1;
+                for (u32 k = 0; k < NCOMP; k++) { /* as combine() */
+                    real v = ia[u] && ib[u] ? ca * xa[u][k] + cb * xb[u][k]
+                             : ia[u]        ? ca * xa[u][k]
+                             : ib[u]        ? cb * xb[u][k]
+                                            : (real)0;
+                    node[(u64)c * NCOMP + k] = v;
+                    z &= ZBITS(v);
+                }
+                nu += (u32)(ia[u] | ib[u]);
+                nc += (u32)(ia[u] & ib[u]);
+                zero |= (u32)(z & (ia[u] | ib[u]));
+            }
+        }
+    }
+    u32 rv[NS] = {nu, nc, zero, 0}, rt[NS];
+    group_scan4(sc, rv, rt);
+    if (*ok && LID == 0) {
+        if (rt[2] || !dense_fits(ES, rt[0])) ctrl[C_REDO] = 1;
+        ATOM_ADD64(&ctrl[C_NODES], 1);
+        if (rt[1]) ATOM_ADD64(&ctrl[C_COMMON], rt[1]);
+        put_ref(out, out_base, ctrl, slot, *node_off | (u64)node_type(1, 1, rt[0]));
+    }
+}
+
 KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                   GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
+                        GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                        GLOBAL hs_entry *queues, u64 first, real ca, real cb, int share)
 {
     LOCAL u32 bA[NW], bB[NW], pA[NW], pB[NW], pU[NW];
     LOCAL u16 ulist[LISTMAX];
@@ -471,172 +594,177 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
     nview a = view(poolA, baseA, E.a), b = view(poolB, baseB, E.b);
     int leaf = is_leaf(a.type);
     u32 es = leaf ? ES : 8;
-    for (u32 w = (u32)LID; w < NW; w += GS)
-        bA[w] = bB[w] = 0;
-    if (LID < NQ) lq[LID] = 0;
-    if (LID < 2) lcount[LID] = 0;
-    BARRIER();
-    mark(a, bA);
-    mark(b, bB);
-    BARRIER();
-    /* prefix counts: work-item l scans the words [l, l + 1) * per */
-    u32 per = (NW + GS - 1) / GS, w0 = (u32)LID * per, w1 = w0 + per;
-    if (w0 > NW) w0 = NW;
-    if (w1 > NW) w1 = NW;
-    u32 na = 0, nb = 0, nu = 0, nc = 0;
-    for (u32 w = w0; w < w1; w++) {
-        na += POPC(bA[w]);
-        nb += POPC(bB[w]);
-        nu += POPC(bA[w] | bB[w]);
-        nc += POPC(bA[w] & bB[w]);
-    }
-    u32 sv[NS] = {na, nb, nu, nc}, st[NS];
-    group_scan4(sc, sv, st);
-    u32 oa = sv[0], ob = sv[1], ou = sv[2], n = st[2], comtot = st[3];
-    for (u32 w = w0; w < w1; w++) {
-        pA[w] = oa;
-        pB[w] = ob;
-        pU[w] = ou;
-        oa += POPC(bA[w]);
-        ob += POPC(bB[w]);
-        ou += POPC(bA[w] | bB[w]);
-    }
-    BARRIER();
-    /* An inner pair of few children lists the union's cells in order, so
-     * the children's reads spread evenly over the work-items: a clustered
-     * node fills a few words, which word-major gave to a few work-items in
-     * turn (rmat: waits at barriers); cell-major cost more bitmap tests than
-     * it saved (both measured on the H100, docs/BENCHMARKS.md). */
-    int listed = PAIR_LIST && !leaf && n <= LISTMAX;
-    if (listed) {
-        for (u32 w = w0; w < w1; w++)
-            for (u32 all = bA[w] | bB[w], o = pU[w]; all; all &= all - 1)
-                ulist[o++] = (u16)(w * 32 + CTZ(all));
-        BARRIER();
-    }
-    /* A result that could be a dense leaf stays COO if a sum is zero bits.
-     * It is written dense at once, one read of the operands; a zero sum
-     * found while writing asks the host to redo the round with the check
-     * first (share bit 2: careful), as exact zero sums are rare. */
     int careful = (share >> 2) & 1;
-    int zcheck = leaf && careful && dense_fits(ES, n);
-    u32 qc[NQ] = {0, 0, 0, 0, 0};
-    u32 cls[CLSW];
-    for (int k = 0; k < CLSW; k++)
-        cls[k] = 0;
-    u32 zero = 0;
-    /* a dense result (or operand) is walked cell by cell: coalesced payloads */
-    int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
-    if (zcheck || !leaf) {
-        UNION_BEGIN(listed ? 2 : cells1)
-        int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
-        u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
-        u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
-        GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
-        GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
-        if (leaf) {
-            real v[NCOMP];
-            zero |= (u32)combine(qa, qb, ca, cb, v);
-        } else if (ina && inb) { /* the child pair's queue, kept for pass 2 */
-            int q = pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
-                               view(poolB, baseB, *(GLOBAL const u64 *)qb));
-            qc[q]++;
-            cls[vi >> 4] |= (u32)q << (2 * (vi & 15));
-        } else if (!(share & (ina ? 1 : 2))) {
-            qc[Q_ONE]++;
+    if (DENSE_QUICK && leaf && !careful && (is_dense(a.type) || is_dense(b.type))) {
+        dense_sum(a, b, bA, bB, pA, pB, sc, &node_off, &ok, out, out_base, cap16, ctrl, E.slot, ca,
+                  cb);
+    } else {
+        for (u32 w = (u32)LID; w < NW; w += GS)
+            bA[w] = bB[w] = 0;
+        if (LID < NQ) lq[LID] = 0;
+        if (LID < 2) lcount[LID] = 0;
+        BARRIER();
+        mark(a, bA);
+        mark(b, bB);
+        BARRIER();
+        /* prefix counts: work-item l scans the words [l, l + 1) * per */
+        u32 per = (NW + GS - 1) / GS, w0 = (u32)LID * per, w1 = w0 + per;
+        if (w0 > NW) w0 = NW;
+        if (w1 > NW) w1 = NW;
+        u32 na = 0, nb = 0, nu = 0, nc = 0;
+        for (u32 w = w0; w < w1; w++) {
+            na += POPC(bA[w]);
+            nb += POPC(bB[w]);
+            nu += POPC(bA[w] | bB[w]);
+            nc += POPC(bA[w] & bB[w]);
         }
-        UNION_END
-    }
-    u32 zany = 0;
-    if (zcheck) /* uniform over the group */
-        (void)group_scan(sc, zero, &zany);
-    u32 qoff[NQ];
-    if (!leaf)
-        for (int q = 0; q < NQ; q++)
-            qoff[q] = qc[q] ? LATOM_ADD(&lq[q], qc[q]) : 0;
-    BARRIER();
-    int dense = leaf ? dense_fits(ES, n) && !zany : dense_fits(8, n);
-    zero = 0;
-    int type = node_type(leaf, dense, n);
-    u64 bytes = dense ? dense_bytes(es) : coo_bytes(n, es);
-    if (LID == 0) {
-        u64 o = ATOM_ADD64(&ctrl[C_USED], bytes / 16);
-        ok = o + bytes / 16 <= cap16;
-        node_off = out_base + o * 16;
-        if (ok) {
-            ATOM_ADD64(&ctrl[C_NODES], 1);
-            if (leaf && comtot) ATOM_ADD64(&ctrl[C_COMMON], comtot);
+        u32 sv[NS] = {na, nb, nu, nc}, st[NS];
+        group_scan4(sc, sv, st);
+        u32 oa = sv[0], ob = sv[1], ou = sv[2], n = st[2], comtot = st[3];
+        for (u32 w = w0; w < w1; w++) {
+            pA[w] = oa;
+            pB[w] = ob;
+            pU[w] = ou;
+            oa += POPC(bA[w]);
+            ob += POPC(bB[w]);
+            ou += POPC(bA[w] | bB[w]);
+        }
+        BARRIER();
+        /* An inner pair of few children lists the union's cells in order, so
+         * the children's reads spread evenly over the work-items: a clustered
+         * node fills a few words, which word-major gave to a few work-items in
+         * turn (rmat: waits at barriers); cell-major cost more bitmap tests than
+         * it saved (both measured on the H100, docs/BENCHMARKS.md). */
+        int listed = PAIR_LIST && !leaf && n <= LISTMAX;
+        if (listed) {
+            for (u32 w = w0; w < w1; w++)
+                for (u32 all = bA[w] | bB[w], o = pU[w]; all; all &= all - 1)
+                    ulist[o++] = (u16)(w * 32 + CTZ(all));
+            BARRIER();
+        }
+        /* A result that could be a dense leaf stays COO if a sum is zero bits.
+         * It is written dense at once, one read of the operands; a zero sum
+         * found while writing asks the host to redo the round with the check
+         * first (share bit 2: careful), as exact zero sums are rare. */
+        int zcheck = leaf && careful && dense_fits(ES, n);
+        u32 qc[NQ] = {0, 0, 0, 0, 0};
+        u32 cls[CLSW];
+        for (int k = 0; k < CLSW; k++)
+            cls[k] = 0;
+        u32 zero = 0;
+        /* a dense result (or operand) is walked cell by cell: coalesced payloads */
+        int cells1 = leaf ? is_dense(a.type) || is_dense(b.type) : dense_fits(8, n);
+        if (zcheck || !leaf) {
+            UNION_BEGIN(listed ? 2 : cells1)
+            int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+            u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+            u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+            GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+            GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+            if (leaf) {
+                real v[NCOMP];
+                zero |= (u32)combine(qa, qb, ca, cb, v);
+            } else if (ina && inb) { /* the child pair's queue, kept for pass 2 */
+                int q = pair_queue(view(poolA, baseA, *(GLOBAL const u64 *)qa),
+                                   view(poolB, baseB, *(GLOBAL const u64 *)qb));
+                qc[q]++;
+                cls[vi >> 4] |= (u32)q << (2 * (vi & 15));
+            } else if (!(share & (ina ? 1 : 2))) {
+                qc[Q_ONE]++;
+            }
+            UNION_END
+        }
+        u32 zany = 0;
+        if (zcheck) /* uniform over the group */
+            (void)group_scan(sc, zero, &zany);
+        u32 qoff[NQ];
+        if (!leaf)
             for (int q = 0; q < NQ; q++)
-                gq[q] = lq[q] ? ATOM_ADD64(&ctrl[C_FILL + q], lq[q]) : 0;
-        }
-    }
-    BARRIER();
-    /* no early return: a barrier follows (PoCL needs every work-item there) */
-    GLOBAL u8 *node = out + (node_off - out_base);
-    u32 P = dense ? 0 : coo_payload(n, es);
-    if (ok && !dense && LID == 0) *(GLOBAL u32 *)node = n;
-    u32 nshared = 0, ncopied = 0;
-    /* inner children keep pass 1's cells per work-item (their queue slots) */
-    if (ok) {
-        UNION_BEGIN(listed ? 2 : dense)
-        u32 all = bA[w] | bB[w];
-        u32 key = w * 32 + bit;
-        int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
-        u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
-        u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
-        GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
-        GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
-        u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
-        GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
-        if (!dense) {
-            put_key(node, i, key);
-            if (i == n - 1) /* padding repeats the last key */
-                for (u32 j = n; j < rup(n, coo_x(n)); j++)
-                    put_key(node, j, key);
-        }
-        if (leaf) {
-            real v[NCOMP];
-            zero |= (u32)combine(qa, qb, ca, cb, v);
-            for (u32 k = 0; k < NCOMP; k++)
-                ((GLOBAL real *)pay)[k] = v[k];
-        } else {
-            u64 slot = node_off + (u64)(pay - node);
-            if (ina && inb) {
-                u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
-                int q = (int)(cls[vi >> 4] >> (2 * (vi & 15))) & 3;
-                put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
-            } else {
-                u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
-                if (share & (ina ? 1 : 2)) {
-                    *(GLOBAL u64 *)pay = r;
-                    nshared++;
-                } else {
-                    put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
-                              ina ? 0u : 1u);
-                    ncopied++;
-                }
+                qoff[q] = qc[q] ? LATOM_ADD(&lq[q], qc[q]) : 0;
+        BARRIER();
+        int dense = leaf ? dense_fits(ES, n) && !zany : dense_fits(8, n);
+        zero = 0;
+        int type = node_type(leaf, dense, n);
+        u64 bytes = dense ? dense_bytes(es) : coo_bytes(n, es);
+        if (LID == 0) {
+            u64 o = ATOM_ADD64(&ctrl[C_USED], bytes / 16);
+            ok = o + bytes / 16 <= cap16;
+            node_off = out_base + o * 16;
+            if (ok) {
+                ATOM_ADD64(&ctrl[C_NODES], 1);
+                if (leaf && comtot) ATOM_ADD64(&ctrl[C_COMMON], comtot);
+                for (int q = 0; q < NQ; q++)
+                    gq[q] = lq[q] ? ATOM_ADD64(&ctrl[C_FILL + q], lq[q]) : 0;
             }
         }
-        UNION_END
-        if (dense && leaf && !careful && zero) ctrl[C_REDO] = 1;
-    }
-    /* one global atomic per group: a power-law matrix shares millions of
-     * children, and same-address atomics serialize */
-    if (nshared) LATOM_ADD(&lcount[0], nshared);
-    if (ncopied) LATOM_ADD(&lcount[1], ncopied);
-    BARRIER();
-    if (ok && LID == 0) {
-        if (lcount[0]) ATOM_ADD64(&ctrl[C_SHARED], lcount[0]);
-        if (lcount[1]) ATOM_ADD64(&ctrl[C_COPIED], lcount[1]);
-        put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);
+        BARRIER();
+        /* no early return: a barrier follows (PoCL needs every work-item there) */
+        GLOBAL u8 *node = out + (node_off - out_base);
+        u32 P = dense ? 0 : coo_payload(n, es);
+        if (ok && !dense && LID == 0) *(GLOBAL u32 *)node = n;
+        u32 nshared = 0, ncopied = 0;
+        /* inner children keep pass 1's cells per work-item (their queue slots) */
+        if (ok) {
+            UNION_BEGIN(listed ? 2 : dense)
+            u32 all = bA[w] | bB[w];
+            u32 key = w * 32 + bit;
+            int ina = (bA[w] >> bit) & 1, inb = (bB[w] >> bit) & 1;
+            u32 ia = ina ? slot_of(a, bA, pA, w, bit) : 0;
+            u32 ib = inb ? slot_of(b, bB, pB, w, bit) : 0;
+            GLOBAL const u8 *qa = ina ? a.p + (is_dense(a.type) ? 0 : a.P) + (u64)ia * es : 0;
+            GLOBAL const u8 *qb = inb ? b.p + (is_dense(b.type) ? 0 : b.P) + (u64)ib * es : 0;
+            u32 i = pU[w] + POPC(all & ((1u << bit) - 1u));
+            GLOBAL u8 *pay = dense ? node + (u64)key * es : node + P + (u64)i * es;
+            if (!dense) {
+                put_key(node, i, key);
+                if (i == n - 1) /* padding repeats the last key */
+                    for (u32 j = n; j < rup(n, coo_x(n)); j++)
+                        put_key(node, j, key);
+            }
+            if (leaf) {
+                real v[NCOMP];
+                zero |= (u32)combine(qa, qb, ca, cb, v);
+                for (u32 k = 0; k < NCOMP; k++)
+                    ((GLOBAL real *)pay)[k] = v[k];
+            } else {
+                u64 slot = node_off + (u64)(pay - node);
+                if (ina && inb) {
+                    u64 ra = *(GLOBAL const u64 *)qa, rb = *(GLOBAL const u64 *)qb;
+                    int q = (int)(cls[vi >> 4] >> (2 * (vi & 15))) & 3;
+                    put_entry(queues, ctrl, q, gq[q] + qoff[q]++, ra, rb, slot, 0);
+                } else {
+                    u64 r = *(GLOBAL const u64 *)(ina ? qa : qb);
+                    if (share & (ina ? 1 : 2)) {
+                        *(GLOBAL u64 *)pay = r;
+                        nshared++;
+                    } else {
+                        put_entry(queues, ctrl, Q_ONE, gq[Q_ONE] + qoff[Q_ONE]++, r, 0, slot,
+                                  ina ? 0u : 1u);
+                        ncopied++;
+                    }
+                }
+            }
+            UNION_END
+            if (dense && leaf && !careful && zero) ctrl[C_REDO] = 1;
+        }
+        /* one global atomic per group: a power-law matrix shares millions of
+         * children, and same-address atomics serialize */
+        if (nshared) LATOM_ADD(&lcount[0], nshared);
+        if (ncopied) LATOM_ADD(&lcount[1], ncopied);
+        BARRIER();
+        if (ok && LID == 0) {
+            if (lcount[0]) ATOM_ADD64(&ctrl[C_SHARED], lcount[0]);
+            if (lcount[1]) ATOM_ADD64(&ctrl[C_COPIED], lcount[1]);
+            put_ref(out, out_base, ctrl, E.slot, node_off | (u64)type);
+        }
     }
 }
 
 /* Leaf pairs of at most FEW entries together, both COO: a work-item each,
  * a sequential merge; the group allocates its nodes with one atomic. */
-KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                  GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+KERNEL_SEQ hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                      GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                      GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
@@ -785,9 +913,9 @@ FN void leaf_put(GLOBAL u8 *node, int dense, u32 P, u32 n, u32 np, u32 i, u32 c,
             put_raw(node, t, r);
 }
 
-KERNEL hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                   GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                   GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+KERNEL_LEAF hs_add_leaf(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                        GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
+                        GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 bits[LP * 2 * NWP];
     LOCAL u16 pre[LP * 3 * NWP];
@@ -1076,8 +1204,10 @@ KERNEL hs_add_one_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
         u32 lo = 0, hi = GS - 1; /* the last leaf t with at16[t] <= g */
         while (lo < hi) {
             u32 mid = (lo + hi + 1) / 2;
-            if (at16[mid] <= g) lo = mid;
-            else hi = mid - 1;
+            if (at16[mid] <= g)
+                lo = mid;
+            else
+                hi = mid - 1;
         }
         u64 so = src[lo];
         int fromb = (int)(so >> 63), dense = (int)(vhi[lo] >> 31);

@@ -374,47 +374,13 @@ END_TEST
 
 /* ---- files ---------------------------------------------------------------- */
 
-static uint64_t fnv(const unsigned char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-/* Recompute both checksums (docs/FORMAT.md) so that the structural checks
- * are what refuses a crafted file. */
-static void fix_checksums(unsigned char *f, size_t size)
-{
-    uint64_t h = fnv(f + 96, size - 96);
-    memcpy(f + 80, &h, 8);
-    h = fnv(f, 88);
-    memcpy(f + 88, &h, 8);
-}
-
 static unsigned char *file_bytes(hisp_context ctx, hisp_matrix A, size_t *size)
 {
-    char path[] = "/tmp/hisp_test_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    CK_OK(ctx, hisp_matrix_save(A, path));
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*size);
-    ck_assert_uint_eq(fread(b, 1, *size, f), *size);
-    fclose(f);
-    /* and the file loads back */
-    hisp_matrix L = NULL;
-    CK_OK(ctx, hisp_matrix_load(ctx, path, &L));
+    unsigned char *b = test_saved_bytes(ctx, A, size);
+    hisp_matrix L = NULL; /* and the file loads back */
+    CK_OK(ctx, hisp_matrix_load_buffer(ctx, b, *size, "saved", &L));
     assert_same(ctx, A, L, "save/load");
     hisp_matrix_destroy(&L);
-    unlink(path);
     return b;
 }
 
@@ -490,7 +456,7 @@ START_TEST(test_corrupt_files)
             if (pos >= 80 && pos < 96) pos -= 64; /* not the checksums themselves */
             g[pos] = (unsigned char)test_rand(&st);
         }
-        fix_checksums(g, size);
+        test_fix_checksums(g, size);
         hisp_status s = hisp_matrix_load_buffer(ctx, g, size, "crafted", &L);
         if (s) {
             ck_assert_int_eq(s, HISP_ERR_INPUT_FORMAT);
@@ -515,12 +481,12 @@ START_TEST(test_corrupt_files)
     ck_assert_uint_ge(n, 3);
     size_t pay = (4 + 2 * ((n + 3) / 4 * 4) + 15) / 16 * 16;
     memcpy(node + pay + 8, node + pay, 8);
-    fix_checksums(g, size);
+    test_fix_checksums(g, size);
     ck_assert_int_eq(hisp_matrix_load_buffer(ctx, g, size, "dag", &L), HISP_ERR_INPUT_FORMAT);
     /* a cycle: the first child is the root itself */
     memcpy(g, f, size);
     memcpy(node + pay, &root, 8);
-    fix_checksums(g, size);
+    test_fix_checksums(g, size);
     ck_assert_int_eq(hisp_matrix_load_buffer(ctx, g, size, "cycle", &L), HISP_ERR_INPUT_FORMAT);
     free(f);
     free(g);

@@ -393,6 +393,70 @@ START_TEST(test_add_structured)
 }
 END_TEST
 
+/* A dense leaf that breaks the construction's rule (a file may hold one:
+ * three cells set) added to a sparse leaf. A device writes a sum with a
+ * dense operand as a dense leaf at once; here it finds the union too small
+ * for one and redoes the round with the check first, so the result leaf is
+ * COO, as the reference's rebuild makes it. */
+START_TEST(test_add_dense_rule)
+{
+    uint64_t st = test_seed() + 7211;
+    hisp_context ctx = test_context(_i), ref = ref_context();
+    for (int ty = 0; ty < 2; ty++) {
+        hisp_type t = ty ? HISP_F64 : HISP_F32;
+        size_t es = hisp_type_size(t);
+        coo block, b = random_coo(32, 32, 0.1, &st);
+        coo_init(&block, 32, 32, 256);
+        for (int k = 0; k < 256; k++) /* distinct values, found in the file below */
+            coo_push(&block, 256, k / 16, 16 + k % 16, 1000 + k);
+        hisp_matrix A0 = make(ctx, t, &block, 16);
+        size_t size;
+        unsigned char *f = test_saved_bytes(ctx, A0, &size);
+        hisp_matrix_destroy(&A0);
+        uint64_t nnz;
+        memcpy(&nnz, f + 48, 8);
+        ck_assert_uint_eq(nnz, 256);
+        for (int k = 0; k < 256; k++) {
+            if (k == 5 || k == 100 || k == 200) continue; /* the cells kept */
+            float vf = (float)(1000 + k);
+            double vd = 1000 + k;
+            const void *pat = es == 4 ? (const void *)&vf : (const void *)&vd;
+            int found = 0;
+            for (size_t o = 96; o + es <= size; o += es)
+                if (!memcmp(f + o, pat, es)) {
+                    memset(f + o, 0, es);
+                    found++;
+                }
+            ck_assert_int_eq(found, 1);
+            nnz--;
+        }
+        memcpy(f + 48, &nnz, 8);
+        test_fix_checksums(f, size);
+        hisp_matrix A[2], B[2], C[2];
+        hisp_context cs[2] = {ctx, ref};
+        for (int i = 0; i < 2; i++) {
+            CK_OK(cs[i], hisp_matrix_load_buffer(cs[i], f, size, "rule", &A[i]));
+            B[i] = make(cs[i], t, &b, 16);
+            CK_OK(cs[i], hisp_matrix_add(HISP_OP_N, A[i], HISP_OP_N, B[i], &C[i]));
+        }
+        hisp_add_stats s;
+        CK_OK(ctx, hisp_context_add_stats(ctx, &s));
+        if (on_device(_i)) ck_assert_int_gt(s.zero_retries, 0);
+        same_as_ref(ctx, C[0], ref, C[1], "rule-breaking dense leaf + sparse");
+        for (int i = 0; i < 2; i++) {
+            hisp_matrix_destroy(&A[i]);
+            hisp_matrix_destroy(&B[i]);
+            hisp_matrix_destroy(&C[i]);
+        }
+        free(f);
+        coo_free(&block);
+        coo_free(&b);
+    }
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* Two COO leaves whose union fills a leaf (checkerboard halves of 16 x 16
  * blocks, more than HISPI_ADD_FEW entries together): the result leaves are
  * dense, as the reference's rebuild makes them, unless a sum is exactly
@@ -731,6 +795,7 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_complex_d256, 0, n);
     tcase_add_loop_test(tc, test_add_structured, 0, n);
     tcase_add_loop_test(tc, test_add_leaf_union, 0, n);
+    tcase_add_loop_test(tc, test_add_dense_rule, 0, n);
     tcase_add_loop_test(tc, test_add_pool_small, 0, n);
     tcase_add_loop_test(tc, test_add_shared_family, 0, n);
     tcase_add_loop_test(tc, test_add_walk_threads, 0, n);

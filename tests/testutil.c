@@ -248,3 +248,41 @@ long long test_json_int(const char *text, const char *key)
     ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
     return strtoll(p + strlen(pat), NULL, 10);
 }
+
+unsigned char *test_saved_bytes(hisp_context ctx, hisp_matrix A, size_t *size)
+{
+    char path[] = "/tmp/hisp_test_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    CK_OK(ctx, hisp_matrix_save(A, path));
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*size);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(fread(b, 1, *size, f), *size);
+    fclose(f);
+    unlink(path);
+    return b;
+}
+
+static uint64_t fnv(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a 64 offset basis */
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void test_fix_checksums(unsigned char *f, size_t size)
+{
+    uint64_t h = fnv(f + 96, size - 96);
+    memcpy(f + 80, &h, 8);
+    h = fnv(f, 88);
+    memcpy(f + 88, &h, 8);
+}

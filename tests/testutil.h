@@ -80,4 +80,10 @@ long long test_json_int(const char *text, const char *key);
 /* Path of a file in ../shared/matrices (or $HISP_MATRICES), NULL if absent. */
 const char *test_matrix_dir(void);
 
+/* The bytes of A saved as a .hisp file (malloc'd; *size set). */
+unsigned char *test_saved_bytes(hisp_context ctx, hisp_matrix A, size_t *size);
+/* Recompute both checksums of a .hisp image (docs/FORMAT.md: FNV-1a) so
+ * that the structural checks are what refuses a crafted file. */
+void test_fix_checksums(unsigned char *f, size_t size);
+
 #endif

@@ -480,11 +480,11 @@ hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k, const his
     return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaLaunchKernel (compound SpMV)");
 }
 
-hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t bytes)
+hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes)
 {
     int dev;
     cudaStream_t st;
     hisp_cuda_be_stream(be, &dev, &st);
-    cudaError_t e = cudaMemsetAsync(buf, 0, bytes, st);
+    cudaError_t e = cudaMemsetAsync((char *)buf + off, 0, bytes, st);
     return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaMemsetAsync");
 }

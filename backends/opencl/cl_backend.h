@@ -96,6 +96,7 @@ HISPI_LOCAL void hisp_cl_kern_free(void *be, void *k);
 HISPI_LOCAL hisp_status hisp_cl_kern_launch(hisp_context ctx, void *be, void *k,
                                             const hispi_karg *args, int nargs, size_t groups,
                                             size_t group_size);
-HISPI_LOCAL hisp_status hisp_cl_buf_zero(hisp_context ctx, void *be, void *buf, size_t bytes);
+HISPI_LOCAL hisp_status hisp_cl_buf_zero(hisp_context ctx, void *be, void *buf, size_t off,
+                                         size_t bytes);
 
 #endif

@@ -85,12 +85,12 @@ hisp_status hisp_cl_kern_launch(hisp_context ctx, void *vbe, void *k, const hisp
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueNDRangeKernel");
 }
 
-hisp_status hisp_cl_buf_zero(hisp_context ctx, void *vbe, void *buf, size_t bytes)
+hisp_status hisp_cl_buf_zero(hisp_context ctx, void *vbe, void *buf, size_t off, size_t bytes)
 {
     hisp_cl_be *be = vbe;
     if (!bytes) return HISP_SUCCESS;
     cl_uint zero = 0;
-    size_t pat = bytes % 4 == 0 ? 4 : 1;
-    cl_int e = clEnqueueFillBuffer(be->queue, (cl_mem)buf, &zero, pat, 0, bytes, 0, NULL, NULL);
+    size_t pat = bytes % 4 == 0 && off % 4 == 0 ? 4 : 1;
+    cl_int e = clEnqueueFillBuffer(be->queue, (cl_mem)buf, &zero, pat, off, bytes, 0, NULL, NULL);
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueFillBuffer");
 }
