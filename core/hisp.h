@@ -441,6 +441,103 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_read_mtx(hisp_context ctx, const
                                                          hisp_type type, hisp_vector *v);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path);
 
+/* ---- vector algebra --------------------------------------------------------
+ *
+ * Operations on vectors of one context, on its backend (the reference backend
+ * runs the plain C loops that are every backend's oracle). Every entry type:
+ * f32, f64, c32, c64, q32, q64; the vectors of b3x3 matrices are f32/f64
+ * vectors of 3 scalars per block (hisp_compound_vector_type). All operands of
+ * a call have one type and, where entries pair up, one length; a mismatch is
+ * HISP_ERR_INVALID_ARGUMENT naming both. Length 0 is allowed (dot = 0).
+ *
+ * The calls are queued on the device and return; a result that goes to the
+ * host (hisp_result_host) waits for it. Results kept on the device
+ * (hisp_result_entry) and scalars read from the device (hisp_scalar_entry,
+ * hisp_scalar_ratio) let a loop run without waiting on the host.
+ *
+ * Arithmetic of the compound types: complex and quaternion products as in
+ * SpMV; a scalar multiplies a vector from the RIGHT (x*a: for quaternions the
+ * vectors form a right module over which A, acting from the left, is linear;
+ * for real and complex entries the order does not matter). dot(x, y) =
+ * sum_i conj(x_i) * y_i: conjugate-linear in its FIRST argument (as cuBLAS's
+ * dotc and numpy's vdot), so dot(x, x) = ||x||^2 is real. nrm2 is real (of
+ * the component type). NaN and Inf propagate as in the plain loops. */
+
+/* A scalar operand: a value in host memory (one entry of the operation's
+ * type), or an entry of a vector of that type on the device (read by the
+ * kernels when they run, so it may be the result of an earlier call), or a
+ * ratio num[i] * den[j]^-1 of two such entries, optionally negated (a
+ * Krylov step's -rho/(p.q) without a trip to the host). Make them with the
+ * functions below; the struct's fields are not part of the API. */
+typedef struct {
+    const void *host;
+    hisp_vector num, den;
+    int64_t inum, iden;
+    int negate;
+} hisp_scalar;
+/* Where a reduction's result goes: host memory (the call waits), or an
+ * entry of a vector of the result's type (the call does not wait). */
+typedef struct {
+    void *host;
+    hisp_vector vec;
+    int64_t index;
+} hisp_result;
+
+HISP_API hisp_scalar hisp_scalar_host(const void *value);
+HISP_API hisp_scalar hisp_scalar_entry(hisp_vector v, int64_t i);
+HISP_API hisp_scalar hisp_scalar_ratio(hisp_vector num, int64_t i, hisp_vector den, int64_t j,
+                                       int negate);
+HISP_API hisp_result hisp_result_host(void *value);
+HISP_API hisp_result hisp_result_entry(hisp_vector v, int64_t i);
+
+/* y_i = a */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_fill(hisp_vector y, hisp_scalar a);
+/* y = x */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_copy(hisp_vector x, hisp_vector y);
+/* y = y*a */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_scale(hisp_vector y, hisp_scalar a);
+/* y = x*a + y*b (b = 0: y is not read) */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_axpby(hisp_scalar a, hisp_vector x, hisp_scalar b,
+                                                      hisp_vector y);
+/* z = x*a + y*b + z*c (c = 0: z is not read) */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_axpbypcz(hisp_scalar a, hisp_vector x,
+                                                         hisp_scalar b, hisp_vector y,
+                                                         hisp_scalar c, hisp_vector z);
+/* Element-wise: z_i = x_i * y_i, and z_i = y_i^-1 * x_i (the division of
+ * diagonal scaling D^-1 x with D = diag(y); x_i / y_i for real and complex
+ * entries). z may be x or y. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_mul(hisp_vector x, hisp_vector y, hisp_vector z);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_div(hisp_vector x, hisp_vector y, hisp_vector z);
+/* r = dot(x, y) (the vectors' type); r = ||x||_2 (the real component type:
+ * f32 for f32/c32/q32, f64 for the others). */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_dot(hisp_vector x, hisp_vector y, hisp_result r);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_nrm2(hisp_vector x, hisp_result r);
+/* Fused forms, one pass over memory each:
+ * axpby_dot:  y = x*a + y*b, then r = dot(y, w) (w NULL: w = y, so r = ||y||^2)
+ * dot2:       r0 = dot(x, y), r1 = dot(x, w)
+ * div_dot:    z = y^-1 * x element-wise (Jacobi: z = D^-1 r), then r = dot(x, z) */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_axpby_dot(hisp_scalar a, hisp_vector x,
+                                                          hisp_scalar b, hisp_vector y,
+                                                          hisp_vector w, hisp_result r);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_dot2(hisp_vector x, hisp_vector y, hisp_vector w,
+                                                     hisp_result r0, hisp_result r1);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vector y,
+                                                        hisp_vector z, hisp_result r);
+
+/* ---- transfers ---------------------------------------------------------------
+ *
+ * Bytes the context's backend moved between host and device memory since the
+ * context was made (or the counters were reset): uploads of matrices, vectors
+ * and trees, downloads of results and host copies, scalars read back. The
+ * reference backend moves nothing. */
+typedef struct {
+    uint64_t h2d_bytes, d2h_bytes;
+    uint64_t h2d_calls, d2h_calls;
+} hisp_transfer_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_transfers(hisp_context ctx,
+                                                           hisp_transfer_stats *st);
+HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ctx);
+
 /* ---- operations --------------------------------------------------------- */
 
 /* y = alpha * op(A) * x + beta * y on the context's backend. alpha and beta
