@@ -191,6 +191,35 @@ hisp_status hisp_context_synchronize(hisp_context ctx)
     return hispi_sched_settle(ctx);
 }
 
+void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes)
+{
+    if (!ctx || !bytes) return;
+    if (dir == HISPI_H2D) {
+        ctx->xfer.h2d_bytes += bytes;
+        ctx->xfer.h2d_calls++;
+    } else if (dir == HISPI_D2H) {
+        ctx->xfer.d2h_bytes += bytes;
+        ctx->xfer.d2h_calls++;
+    } else {
+        ctx->xfer.control_bytes += bytes;
+    }
+}
+
+hisp_status hisp_context_transfers(hisp_context ctx, hisp_transfer_stats *st)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!st) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stats is NULL");
+    *st = ctx->xfer;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_context_reset_transfers(hisp_context ctx)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    memset(&ctx->xfer, 0, sizeof ctx->xfer);
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, int *count)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;

@@ -527,12 +527,15 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vect
 /* ---- transfers ---------------------------------------------------------------
  *
  * Bytes the context's backend moved between host and device memory since the
- * context was made (or the counters were reset): uploads of matrices, vectors
- * and trees, downloads of results and host copies, scalars read back. The
- * reference backend moves nothing. */
+ * context was made (or the counters were reset): h2d and d2h count data
+ * (uploads of matrices, vectors and trees, downloads of results and host
+ * copies, reduction results read to the host); control counts the few bytes
+ * of queue counters and flags a scheduler or a kernel launch reads or writes
+ * per round. The reference backend moves nothing. */
 typedef struct {
-    uint64_t h2d_bytes, d2h_bytes;
-    uint64_t h2d_calls, d2h_calls;
+    uint64_t h2d_bytes, d2h_bytes; /* data */
+    uint64_t h2d_calls, d2h_calls; /* copies of data */
+    uint64_t control_bytes;        /* counters and flags, both ways */
 } hisp_transfer_stats;
 HISP_API HISP_NODISCARD hisp_status hisp_context_transfers(hisp_context ctx,
                                                            hisp_transfer_stats *st);

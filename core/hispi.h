@@ -53,6 +53,7 @@ struct hisp_context_s {
     hisp_sched_counts sched; /* of the last HiSparse SpMV */
     bool sched_pending;      /* sched is still with the backend (hispi_sched_settle) */
     hisp_add_stats add;      /* of the last hisp_matrix_add */
+    hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -123,6 +124,15 @@ HISPI_LOCAL void hispi_debug(const char *fmt, ...) HISPI_PRINTF(1, 2);
 HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
                                      void (*drop)(hispi_devobj *));
 HISPI_LOCAL void hispi_devobj_detach(hispi_devobj *o);
+
+/* ---- transfer accounting (core/context.c) ------------------------------- */
+
+enum { HISPI_H2D = 0, HISPI_D2H = 1, HISPI_CONTROL = 2 };
+/* Count `bytes` moved between host and device memory by the context's
+ * backend: every backend copy of data calls it (buf_write, buf_read and the
+ * backends' internal copies); control words (queue counters, flags) count as
+ * HISPI_CONTROL. */
+HISPI_LOCAL void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes);
 
 /* ---- handle checks ------------------------------------------------------ */
 

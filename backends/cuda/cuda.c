@@ -159,10 +159,12 @@ static hisp_status hisp_cuda_write(hisp_context ctx, void *p, void *buf, size_t 
     if (hisp_cuda_stage_wanted(bytes) &&
         hisp_cuda_stage_copy(&be->stage, be->stream, (char *)buf + off, src, bytes, true, &e)) {
         CU_TRY(ctx, e);
-        return HISP_SUCCESS;
+    } else {
+        CU_TRY(ctx,
+               cudaMemcpyAsync((char *)buf + off, src, bytes, cudaMemcpyHostToDevice, be->stream));
+        CU_TRY(ctx, cudaStreamSynchronize(be->stream));
     }
-    CU_TRY(ctx, cudaMemcpyAsync((char *)buf + off, src, bytes, cudaMemcpyHostToDevice, be->stream));
-    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    hispi_xfer(ctx, HISPI_H2D, bytes);
     return HISP_SUCCESS;
 }
 
@@ -177,11 +179,12 @@ static hisp_status hisp_cuda_read(hisp_context ctx, void *p, const void *buf, si
         hisp_cuda_stage_copy(&be->stage, be->stream, dst, (const char *)buf + off, bytes, false,
                              &e)) {
         CU_TRY(ctx, e);
-        return HISP_SUCCESS;
+    } else {
+        CU_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes, cudaMemcpyDeviceToHost,
+                                    be->stream));
+        CU_TRY(ctx, cudaStreamSynchronize(be->stream));
     }
-    CU_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes, cudaMemcpyDeviceToHost,
-                                be->stream));
-    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    hispi_xfer(ctx, HISPI_D2H, bytes);
     return HISP_SUCCESS;
 }
 

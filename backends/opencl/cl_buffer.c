@@ -43,7 +43,9 @@ hisp_status hisp_cl_buf_write(hisp_context ctx, void *vbe, void *buf, size_t off
     if (!bytes) return HISP_SUCCESS;
     cl_int e =
         clEnqueueWriteBuffer(be->queue, (cl_mem)buf, CL_TRUE, off, bytes, src, 0, NULL, NULL);
-    return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
+    hispi_xfer(ctx, HISPI_H2D, bytes);
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_cl_buf_read(hisp_context ctx, void *vbe, const void *buf, size_t off, void *dst,
@@ -52,7 +54,9 @@ hisp_status hisp_cl_buf_read(hisp_context ctx, void *vbe, const void *buf, size_
     hisp_cl_be *be = vbe;
     if (!bytes) return HISP_SUCCESS;
     cl_int e = clEnqueueReadBuffer(be->queue, (cl_mem)buf, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
-    return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueReadBuffer");
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueReadBuffer");
+    hispi_xfer(ctx, HISPI_D2H, bytes);
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_cl_buf_copy(hisp_context ctx, void *vbe, void *dst, const void *src, size_t bytes)
