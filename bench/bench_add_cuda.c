@@ -18,6 +18,10 @@
  *                          csrgeam2 (nnz + compute) of the CSC arrays read as
  *                          the CSR of A^T and B^T
  *   cusparse-geam T        the same csrgeam2 on inputs converted once
+ *   cusparse-geam-alloc-wall N/T  what a csrgeam2 user waits for per call:
+ *                          bufferSizeExt, buffer and C allocated, nnz phase,
+ *                          compute, synchronize (wall clock; T on the
+ *                          transposes converted once)
  *   hisp-<backend> N/T     hisp_matrix_add(op, A, op, B) of A and B in
  *                          HiSparse form (node size d, default 128): the
  *                          median of hisp_context_add_stats().device_ms
@@ -419,6 +423,37 @@ static void geam_series(geam *g, csc_conv *ca, csc_conv *cb, int what, int warmu
         ms[i] = geam_timed(g, ca, cb, what);
 }
 
+/* What a user of csrgeam2 waits for per call, C's allocation included:
+ * bufferSizeExt, the work buffer and C's row pointers allocated, the nnz
+ * phase (its count comes to the host), C's arrays allocated, compute, then a
+ * synchronize; wall clock. C and the buffers are freed outside the timing. */
+static double geam_alloc_wall(cb_cusp *cu, hisp_type t, const dcsr *A, const dcsr *B)
+{
+    CK(cudaDeviceSynchronize());
+    double t0 = bench_now_ms();
+    geam g;
+    geam_setup(&g, cu, t, A, B); /* descriptor, rowptr of C, bufferSizeExt, buffer */
+    int nnz = geam_nnz(&g);
+    g.C.nnz = nnz;
+    size_t es = hisp_type_size(t);
+    CK(cudaMalloc((void **)&g.C.ci, (size_t)nnz * sizeof(int) + 4));
+    CK(cudaMalloc(&g.C.v, (size_t)nnz * es + es));
+    geam_compute(&g);
+    CK(cudaStreamSynchronize(cu->stream));
+    double w = bench_now_ms() - t0;
+    geam_free(&g);
+    return w;
+}
+
+static void geam_alloc_series(cb_cusp *cu, hisp_type t, const dcsr *A, const dcsr *B, int warmup,
+                              int repeat, double *ms)
+{
+    for (int i = -warmup; i < repeat; i++) {
+        double w = geam_alloc_wall(cu, t, A, B);
+        if (i >= 0) ms[i] = w;
+    }
+}
+
 /* ---- results ------------------------------------------------------------------- */
 
 typedef struct {
@@ -563,6 +598,37 @@ static void summary(FILE *f, const bench_results *rs, const case_info *ci, int n
             "(A+B) %s over %d\n",
             fmt_x(ng ? exp(lg / ng) : NAN, a, sizeof a), ng,
             fmt_x(ngt ? exp(lgt / ngt) : NAN, b, sizeof b), ngt);
+    /* as the user waits: wall clock per call with a synchronize, csrgeam2 with C's allocation */
+    fprintf(f, "\n| matrix | prec | csrgeam2+alloc N wall ms | hisp N wall ms | hisp N device ms | "
+               "**csrgeam2 / hisp N** | csrgeam2+alloc T wall ms | hisp T wall ms | hisp T device "
+               "ms | **csrgeam2 / hisp T** |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    double lw[2] = {0, 0};
+    int nw[2] = {0, 0}, slower[2] = {0, 0};
+    for (int i = 0; i < nci; i++) {
+        const char *m = ci[i].matrix, *p = ci[i].precision;
+        char s[8][32];
+        fprintf(f, "| %s | %s |", m, p);
+        for (int o = 0; o < 2; o++) {
+            const char *op = o ? "T" : "N";
+            double g = cb_med(cb_find(rs, m, p, op, "cusparse-geam-alloc-wall")),
+                   h = cb_med(cb_find(rs, m, p, op, wall_impl)),
+                   hd = cb_med(cb_find(rs, m, p, op, hs_impl));
+            if (g > 0 && h > 0) {
+                lw[o] += log(g / h);
+                nw[o]++;
+                slower[o] += g < h;
+            }
+            fprintf(f, " %s | %s | %s | **%s** |", fmt_ms(g, s[4 * o], 32),
+                    fmt_ms(h, s[4 * o + 1], 32), fmt_ms(hd, s[4 * o + 2], 32),
+                    fmt_x(g / h, s[4 * o + 3], 32));
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f,
+            "\nwall-clock geometric means (csrgeam2 with C's allocation / hisp): A+B %s over %d "
+            "case(s), %d slower; A^T+B^T %s over %d, %d slower\n",
+            fmt_x(nw[0] ? exp(lw[0] / nw[0]) : NAN, a, sizeof a), nw[0], slower[0],
+            fmt_x(nw[1] ? exp(lw[1] / nw[1]) : NAN, b, sizeof b), nw[1], slower[1]);
     for (int i = 0; i < nci; i++)
         for (int o = 0; o < 2; o++)
             if (!ci[i].hs[o].measured && ci[i].hs[o].note[0])
@@ -826,6 +892,8 @@ int main(int argc, char **argv)
                 geam_series(&g, NULL, NULL, T_COMPUTE, warmup, repeat, ms);
                 add_row(&rs, name, t, "N", "cusparse-geam-compute", gpu, &k, ms, repeat, e);
                 geam_free(&g);
+                geam_alloc_series(&C, t, &dA, &dB, warmup, repeat, ms);
+                add_row(&rs, name, t, "N", "cusparse-geam-alloc-wall", gpu, &k, ms, repeat, e);
                 /* transposes: csr2csc of both, csrgeam2 of the CSC arrays as CSR of A^T, B^T */
                 csc_conv ca, cb;
                 conv_setup(&ca, &C, t, &dA);
@@ -847,6 +915,10 @@ int main(int argc, char **argv)
                 geam_series(&g, NULL, NULL, T_COMPUTE, warmup, repeat, ms);
                 add_row(&rs, name, t, "T", "cusparse-geam-compute", gpu, &k, ms, repeat, e);
                 geam_free(&g);
+                /* A^T + B^T as a user waits: both transposes exist already (converted
+                 * once, above), csrgeam2 with C's allocation */
+                geam_alloc_series(&C, t, &ca.T, &cb.T, warmup, repeat, ms);
+                add_row(&rs, name, t, "T", "cusparse-geam-alloc-wall", gpu, &k, ms, repeat, e);
                 conv_free(&ca);
                 conv_free(&cb);
                 dcsr_free(&dA);
