@@ -77,13 +77,15 @@ for be in ${BACKENDS:-cuda}; do
     first=1
     for m in $MATS; do
         [ -f "$PARTS/$m.csv" ] || continue
+        # the first table of a part's summary (the device-time one)
+        first_table() { awk '/^\|/ {t = 1; print; next} t {exit}' "$1"; }
         if [ $first = 1 ]; then
             cat "$PARTS/$m.csv" >"$csv"
-            grep '^|' "$PARTS/$m.sum" >"$sum"
+            first_table "$PARTS/$m.sum" >"$sum"
             first=0
         else
             tail -n +2 "$PARTS/$m.csv" >>"$csv"
-            grep '^|' "$PARTS/$m.sum" | tail -n +3 >>"$sum"
+            first_table "$PARTS/$m.sum" | tail -n +3 >>"$sum"
         fi
     done
     for m in $MATS; do
@@ -115,6 +117,30 @@ for prec in sorted({p for _, p in cases}) + ["all"]:
     print("\n%s: geometric means: csrgeam2 / hisp (A+B) %s over %d (target >= 10); "
           "hisp (A^T+B^T) / hisp (A+B) %s over %d (target <= 1.5); "
           "csr2csc+csrgeam2 / hisp (A^T+B^T) %s over %d" % (prec, f(s), n, f(t), k, f(st), kt))
+# as the user waits: wall clock per call, csrgeam2 with C's allocation
+print("\n| matrix | prec | csrgeam2+alloc N wall ms | hisp N wall ms | hisp N device ms | "
+      "**csrgeam2 / hisp N** | csrgeam2+alloc T wall ms | hisp T wall ms | hisp T device ms | "
+      "**csrgeam2 / hisp T** |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+g = lambda x: "n/a" if x is None else "%.3f" % x
+for m, p in cases:
+    cells = []
+    for op in "NT":
+        gw, hw, hd = (med(m, p, op, "cusparse-geam-alloc-wall"), med(m, p, op, hs + "-wall"),
+                      med(m, p, op, hs))
+        cells += [g(gw), g(hw), g(hd), "**%s**" % (f(gw / hw) if gw and hw else "n/a")]
+    print("| %s | %s | %s |" % (m, p, " | ".join(cells)))
+for prec in sorted({p for _, p in cases}) + ["all"]:
+    cs = [c for c in cases if prec in ("all", c[1])]
+    out = []
+    for op in "NT":
+        pairs = [(med(m, p, op, "cusparse-geam-alloc-wall"), med(m, p, op, hs + "-wall"))
+                 for m, p in cs]
+        gm, n = gmean(pairs)
+        slower = sum(1 for a, b in pairs if a and b and a < b)
+        out.append("%s %s over %d, %d slower" % ("A+B" if op == "N" else "A^T+B^T", f(gm), n,
+                                                 slower))
+    print("\n%s: wall-clock geometric means, csrgeam2 with C's allocation / hisp (target >= 3, "
+          "faster on every matrix): %s" % (prec, "; ".join(out)))
 PY
     if [ -s "$sum.notes" ]; then
         echo >>"$sum"
