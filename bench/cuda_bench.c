@@ -139,9 +139,18 @@ void cb_hisp_run(hisp_context ctx, const cb_problem *P, hisp_op op, int warmup, 
 
 /* ---- cuSPARSE ---------------------------------------------------------------- */
 
-/* cusparseSpMV with alg and op, alpha = 1, beta = 0; median ms, error. */
 void cb_cusparse_run(cb_cusp *C, const cb_problem *P, cusparseOperation_t opA,
                      cusparseSpMVAlg_t alg, int warmup, int repeat, double *ms, double *err)
+{
+    cb_cusparse_run_wall(C, P, opA, alg, warmup, repeat, ms, NULL, err);
+}
+
+/* cusparseSpMV with alg and op, alpha = 1, beta = 0; ms per run (events),
+ * wall per run (host clock around the call and a stream synchronize) when
+ * wall is not NULL, error. */
+void cb_cusparse_run_wall(cb_cusp *C, const cb_problem *P, cusparseOperation_t opA,
+                          cusparseSpMVAlg_t alg, int warmup, int repeat, double *ms, double *wall,
+                          double *err)
 {
     const cb_csr *A = P->A;
     hisp_type t = A->type;
@@ -189,6 +198,12 @@ void cb_cusparse_run(cb_cusp *C, const cb_problem *P, cusparseOperation_t opA,
         CK(cudaEventSynchronize(C->e1));
         CK(cudaEventElapsedTime(&f, C->e0, C->e1));
         ms[i] = f;
+    }
+    for (int i = 0; wall && i < repeat; i++) {
+        double t0 = bench_now_ms();
+        CKS(cusparseSpMV(C->h, opA, pa, mA, vx, pb, vy, dt, alg, buf));
+        CK(cudaStreamSynchronize(C->stream));
+        wall[i] = bench_now_ms() - t0;
     }
     void *h = malloc((size_t)(yn + 1) * es);
     CK(cudaMemcpy(h, dy, (size_t)yn * es, cudaMemcpyDeviceToHost));

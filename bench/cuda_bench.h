@@ -74,6 +74,11 @@ void cb_hisp_run(hisp_context ctx, const cb_problem *P, hisp_op op, int warmup, 
 /* cusparseSpMV with alg and op, alpha = 1, beta = 0, CUDA events. */
 void cb_cusparse_run(cb_cusp *C, const cb_problem *P, cusparseOperation_t opA,
                      cusparseSpMVAlg_t alg, int warmup, int repeat, double *ms, double *err);
+/* The same with the wall time of each run (host clock around the call and a
+ * stream synchronize) in wall[repeat]. */
+void cb_cusparse_run_wall(cb_cusp *C, const cb_problem *P, cusparseOperation_t opA,
+                          cusparseSpMVAlg_t alg, int warmup, int repeat, double *ms, double *wall,
+                          double *err);
 /* The first OpenCL GPU (want_gpu) or CPU device, its name; -1 if none. */
 int cb_find_opencl(hisp_context ctx, int want_gpu, char *name, size_t len);
 /* Appends a result row (CSR byte model) and prints it. */
