@@ -9,12 +9,22 @@
 #   bash runtime_gpu.sh [tests] [vector] [spmv] [add]     (default: all four)
 #
 # Settings: OUT (./out), REPEAT (30), MATRICES (the GPU suite), PREC (both).
-# Writes under $OUT: runtime.log (everything), tests.log, vector_*.txt,
-# spmv.csv + spmv.md, and add_gpu.sh's files (summary_add.md, ...).
+# Writes $OUT/runtime.tgz holding runtime.log (everything), tests.log,
+# vector_*.txt, spmv.csv + spmv.md and add_gpu.sh's files, and beside it
+# spmv.md, summary_add.md and tests.log.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+# results are written in a work folder and packed into $OUT/runtime.tgz at
+# the end (the device tool brings back at most 8 files), with the summaries
+# beside it
+FINAL=${OUT:-$PWD/out}
+mkdir -p "$FINAL"
+OUT=$(mktemp -d)
+pack() {
+    tar czf "$FINAL/runtime.tgz" -C "$OUT" . 2>/dev/null
+    for f in spmv.md summary_add.md tests.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+}
+trap pack EXIT
 LOG=$OUT/runtime.log
 bin() { for d in "$HERE/$1" "$HERE/../build/$1"; do [ -x "$d" ] && { echo "$d"; return; }; done; echo "missing-$1"; }
 if ldd "$(bin bench/bench_runtime_cuda)" 2>/dev/null | grep -q "not found"; then
