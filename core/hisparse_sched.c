@@ -389,6 +389,8 @@ hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
 
 /* ---- dispatch --------------------------------------------------------------- */
 
+hispi_hs_hooks hispi_hs_hook;
+
 hisp_status hispi_sched_settle(hisp_context ctx)
 {
     if (!ctx->sched_pending) return HISP_SUCCESS;
@@ -443,8 +445,7 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
                           alpha * h->scale,
                           beta,
                           tr ? h->nrows : h->ncols,
-                          tr ? h->ncols : h->nrows,
-                          A->replay};
+                          tr ? h->ncols : h->nrows};
     void *xd = NULL, *yd = NULL;
     HISPI_TRY(hispi_vector_device(x, true, &xd));
     HISPI_TRY(hispi_vector_device(y, beta != 0, &yd));

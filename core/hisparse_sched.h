@@ -116,7 +116,6 @@ typedef struct {
     double alpha;    /* alpha times the matrix's scale */
     double beta;     /* y = beta * y first; 0: y is not read */
     int64_t nx, ny;  /* lengths of x and y */
-    bool replay;     /* hisp_matrix_set_replay: replay the last scheduled run's leaves */
 } hispi_sched_args;
 
 /* The SpMV policy for node size d and entry type t. */
