@@ -75,7 +75,12 @@ typedef struct {
     int d, log2d, depth;
     int64_t nrows, ncols; /* of the stored tree */
     const unsigned char *pool;
-    uint64_t pool_bytes; /* bytes [0, pool_bytes) are copied */
+    uint64_t pool_bytes; /* bytes [0, pool_bytes) hold the tree */
+    /* the family's pool on the backend (a buf_alloc buffer owned by core,
+     * core/hisparse_dev.c): bytes [0, pool_bytes) valid, at least
+     * round_up(pool_bytes, 16) + 16 allocated; the backend keeps using it
+     * and never frees it */
+    void *pool_dev;
     int nqueues;
     uint64_t cap[HISP_SCHED_MAX_QUEUES]; /* most entries queue q holds in one SpMV */
     uint64_t root;                       /* the handle's root reference (0 = empty) */

@@ -79,7 +79,8 @@ struct hisp_matrix_s {
     void *dev;                 /* the context backend's copy of the CSR form, or NULL */
     struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
     int node_size;             /* d for conversions to HiSparse (0 = default) */
-    void *hs_dev;              /* the context backend's copy of the HiSparse tree, or NULL */
+    void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
+    uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (core/compound_spmv.c) */
 };
 

@@ -764,6 +764,126 @@ START_TEST(test_hs_replay_inf)
 }
 END_TEST
 
+/* y = op(H) x (alpha 1.5, beta 0) on the target against the reference;
+ * the host-to-device data bytes the call moved in *moved. */
+static void resident_spmv(hisp_context ctx, hisp_matrix H, hisp_op op, hisp_vector x,
+                          const double *xh, hisp_vector y, uint64_t *moved, const char *what)
+{
+    hisp_matrix_info info;
+    CK_OK(ctx, hisp_matrix_get_info(H, &info));
+    int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
+    double a = 1.5, b = 0;
+    hisp_transfer_stats t0, t1;
+    CK_OK(ctx, hisp_context_transfers(ctx, &t0));
+    CK_OK(ctx, hisp_spmv(ctx, op, &a, H, x, &b, y));
+    CK_OK(ctx, hisp_context_transfers(ctx, &t1));
+    *moved = t1.h2d_bytes - t0.h2d_bytes;
+    double *yd = malloc((size_t)m * sizeof *yd), *yr = calloc((size_t)m, sizeof *yr);
+    ck_assert(yd && yr);
+    CK_OK(ctx, hisp_vector_read(y, yd));
+    ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, H->hs, op, 1.5, xh, 0.0, yr), HISP_SUCCESS);
+    double err = test_rel_error(HISP_F64, yd, yr, m);
+    ck_assert_msg(err < 1e-12, "%s: relative error %g", what, err);
+    free(yd), free(yr);
+}
+
+/* A family's pool lives on the device once: the first SpMV uploads it, a
+ * duplicate's, a transposed or scaled duplicate's first SpMV and every
+ * replay move no pool bytes (only the matrix's few queue set-up bytes); an
+ * edit's new nodes go up alone (not the pool again), also after the device
+ * copy had to grow; an injected device allocation failure is an error the
+ * caller sees, with the matrix still valid and usable afterwards. */
+START_TEST(test_hs_resident_pool)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    uint64_t rs = test_seed() + 4009 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    if (!fp64_ok(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    const bool device = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    const int64_t n = 1500;
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, n, n, 0.02, &rs), H = NULL;
+    CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    double *xh = malloc((size_t)n * sizeof *xh);
+    ck_assert_ptr_nonnull(xh);
+    for (int64_t i = 0; i < n; i++)
+        xh[i] = test_uniform(&rs);
+    hisp_vector x = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &y));
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    /* a failed device allocation of the pool: an error, H untouched */
+    hispi_pool_dev_fail_after(1);
+    double a = 1, b = 0;
+    hisp_status s = hisp_spmv(ctx, HISP_OP_N, &a, H, x, &b, y);
+    hispi_pool_dev_fail_after(0);
+    if (s == HISP_ERR_UNSUPPORTED) {
+        test_skip("hisparse_dev resident pool on %s: no HiSparse SpMV", tg[_i].label);
+    } else {
+        ck_assert_int_eq(s, HISP_ERR_OUT_OF_DEVICE_MEMORY);
+        ck_assert_ptr_null(H->hs->pool->dev);
+        uint64_t pool = H->hs->pool->used, moved = 0;
+        char what[400];
+        snprintf(what, sizeof what, "%s: resident pool", tg[_i].label);
+        resident_spmv(ctx, H, HISP_OP_N, x, xh, y, &moved, what);
+        if (device) ck_assert_uint_ge(moved, pool); /* the first upload: the pool */
+        for (int k = 0; k < 3; k++) {               /* scheduled T, then replays */
+            resident_spmv(ctx, H, k & 1 ? HISP_OP_N : HISP_OP_T, x, xh, y, &moved, what);
+            if (k) ck_assert_uint_eq(moved, 0);
+        }
+        /* duplicates, transposed, scaled: the same device pool */
+        hisp_matrix D = NULL;
+        CK_OK(ctx, hisp_matrix_duplicate(H, HISP_FORMAT_HISPARSE, &D));
+        CK_OK(ctx, hisp_matrix_transpose(D));
+        double scd = -0.75;
+        CK_OK(ctx, hisp_matrix_scale(D, &scd));
+        for (int k = 0; k < 3; k++) {
+            resident_spmv(ctx, D, k & 1 ? HISP_OP_T : HISP_OP_N, x, xh, y, &moved, what);
+            ck_assert_msg(moved < pool / 4, "%s: a duplicate's SpMV moved %llu bytes (pool %llu)",
+                          what, (unsigned long long)moved, (unsigned long long)pool);
+        }
+        ck_assert_int_eq(H->hs->pool->dev_users, 2);
+        /* an edit: only its new nodes go up, also when the device copy
+         * grows (its first allocation failing: the exact size is tried) */
+        int32_t er[40], ec[40];
+        double ev[40];
+        for (int k = 0; k < 40; k++) {
+            er[k] = (int32_t)(test_rand(&rs) % (uint64_t)n);
+            ec[k] = (int32_t)(test_rand(&rs) % (uint64_t)n);
+            ev[k] = test_uniform(&rs);
+        }
+        hisp_matrix E = NULL;
+        hisp_edit_stats es;
+        CK_OK(ctx, hisp_matrix_edit(D, 40, er, ec, ev, NULL, &E, &es));
+        ck_assert_uint_gt(H->hs->pool->used, pool);
+        hispi_pool_dev_fail_after(1);
+        resident_spmv(ctx, E, HISP_OP_N, x, xh, y, &moved, what);
+        hispi_pool_dev_fail_after(0);
+        ck_assert_msg(moved < pool / 2, "%s: an edit's SpMV moved %llu bytes (pool %llu, new %llu)",
+                      what, (unsigned long long)moved, (unsigned long long)pool,
+                      (unsigned long long)es.bytes_added);
+        /* the earlier members rebuild over the moved pool, moving nothing */
+        resident_spmv(ctx, H, HISP_OP_N, x, xh, y, &moved, what);
+        ck_assert_msg(moved < pool / 4, "%s: after the move, H's SpMV moved %llu bytes", what,
+                      (unsigned long long)moved);
+        resident_spmv(ctx, D, HISP_OP_T, x, xh, y, &moved, what);
+        hisp_matrix_destroy(&E);
+        hisp_matrix_destroy(&D);
+        ck_assert_int_eq(H->hs->pool->dev_users, 1);
+    }
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_matrix_destroy(&H);
+    hisp_matrix_destroy(&A);
+    free(xh);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* CUDA's host-polled controller (hispi_hs_hook.cuda_host_controller): the
  * same rounds and counts as the device controller's, and the path
  * compute-sanitizer racecheck can check (the tcase hisparse_dev_host runs
@@ -856,6 +976,7 @@ Suite *suite_hisparse_dev(void)
     tcase_add_loop_test(tc, test_hs_cli, 0, n);
     tcase_add_loop_test(tc, test_hs_owner_parts, 0, n);
     tcase_add_loop_test(tc, test_hs_replay_inf, 0, n);
+    tcase_add_loop_test(tc, test_hs_resident_pool, 0, n);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("hisparse_dev_host");
     tcase_set_timeout(th, 900);

@@ -1,7 +1,8 @@
 /* CUDA backend: HiSparse upload and SpMV through the dynamic scheduler
  * (core/hisparse_sched.h, kernels_cuda/hisparse.cu).
  *
- * Device state of a matrix: the pool bytes as on the host; one entry array
+ * Device state of a matrix: the family's pool (core/hisparse_dev.c, shared
+ * by its matrices, at the host's offsets); one entry array
  * holding every queue (queue q at slots [base[q], base[q] + cap[q]), cap[q]
  * the nodes of that queue in the tree: each node is queued once per SpMV);
  * the fill counters; the controller's state (heads and counts).
@@ -88,15 +89,13 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
     }
     if (total > SIZE_MAX / sizeof(hispi_sched_entry) - 1)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "cuda: scheduler queues too large");
-    /* padded to 16 bytes: the single-entry kernel loads whole 16-byte nodes */
-    CU(ctx, cudaMalloc(&m->pool, ((size_t)A->pool_bytes + 15) / 16 * 16 + 16));
+    /* the family's pool, kept by core (padded for the single-entry kernel's
+     * whole 16-byte node loads) */
+    m->pool = A->pool_dev;
     CU(ctx, cudaMalloc(&m->entries, ((size_t)total + 1) * sizeof(hispi_sched_entry)));
     CU(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
     CU(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
-    if (A->pool_bytes)
-        CU(ctx, cudaMemcpyAsync(m->pool, A->pool, (size_t)A->pool_bytes, cudaMemcpyHostToDevice,
-                                stream));
-    CU(ctx, cudaStreamSynchronize(stream));
+    (void)stream;
     /* a round holds at most nq + 1 launches pending; raise the device
      * runtime's limit where it is lower than what several contexts need */
     size_t pending = 0;
@@ -164,7 +163,7 @@ void hisp_cuda_hs_free(void *be, void *dev)
     if (m->side) (void)cudaStreamDestroy(m->side);
     if (m->fork) (void)cudaEventDestroy(m->fork);
     if (m->join) (void)cudaEventDestroy(m->join);
-    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
+    void *bufs[] = {m->entries, m->tails, m->ctl}; /* the pool is core's */
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
     (void)cudaGetLastError();

@@ -1,7 +1,7 @@
 /* OpenCL backend: HiSparse upload and SpMV with the host as the scheduler's
  * controller (core/hisparse_sched.h, kernels_cl/hisparse_spmv.cl).
  *
- * Device state of a matrix: the pool bytes as on the host; one entry array
+ * Device state of a matrix: the family's pool (core/hisparse_dev.c); one entry array
  * holding every queue (queue q at slots [qbase[q], qbase[q] + cap[q]),
  * cap[q] = the nodes of that queue in the tree, since each node is queued
  * once per SpMV); fill counters bumped by atomic_add in the kernels.
@@ -62,7 +62,8 @@ typedef struct {
     hisp_type type;
     int nq;
     uint64_t cap[HISP_SCHED_MAX_QUEUES], base[HISP_SCHED_MAX_QUEUES];
-    cl_mem pool, entries, tails, bases;
+    cl_mem pool; /* the family's device pool (core's: not released here) */
+    cl_mem entries, tails, bases;
     cl_mem entries_t; /* owner mapping, A^T x: its own entry array (made at the first) */
     uint64_t root_at; /* the root's slot (its queue's first), 0 when empty */
     hispi_sched_entry root;
@@ -95,8 +96,8 @@ void hisp_cl_hs_free(void *vbe, void *dev)
     if (be && be->queue) clFinish(be->queue);
     for (int i = 0; i < K_COUNT; i++)
         if (m->k[i]) clReleaseKernel(m->k[i]);
-    cl_mem bs[] = {m->pool,     m->entries, m->tails,   m->bases,    m->ctr,      m->obase[0],
-                   m->obase[1], m->part[0], m->part[1], m->first[0], m->first[1], m->entries_t};
+    cl_mem bs[] = {m->entries, m->tails,   m->bases,    m->ctr,      m->obase[0], m->obase[1],
+                   m->part[0], m->part[1], m->first[0], m->first[1], m->entries_t};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]) clReleaseMemObject(bs[i]);
     free(m->ocap[0]);
@@ -200,8 +201,9 @@ hisp_status hisp_cl_hs_upload(hisp_context ctx, void *vbe, const hispi_hs_view *
         m->base[q] = total;
         total += A->cap[q];
     }
-    hisp_status s = buffer(ctx, be, (size_t)A->pool_bytes, A->pool, &m->pool);
-    if (!s && total > SIZE_MAX / sizeof(hispi_sched_entry))
+    m->pool = (cl_mem)A->pool_dev; /* the family's, kept by core */
+    hisp_status s = HISP_SUCCESS;
+    if (total > SIZE_MAX / sizeof(hispi_sched_entry))
         s = hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "opencl: scheduler queues too large");
     if (!s) s = buffer(ctx, be, (size_t)total * sizeof(hispi_sched_entry), NULL, &m->entries);
     if (!s) s = buffer(ctx, be, (size_t)m->nq * sizeof(cl_uint), NULL, &m->tails);
