@@ -110,10 +110,13 @@ typedef struct hisp_backend_ops {
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
      * core/hisparse_sched.h). All three NULL: HiSparse SpMV is unsupported
      * on the backend (the reference backend provides them).
-     * hisparse_upload copies the pool bytes exactly as laid out on the host
-     * (references are 64-bit offsets from the pool start, valid as they are)
-     * and sizes the queues: queue q never holds more than A->cap[q] entries
-     * in one SpMV (each node is queued once). *dev gets the copy. */
+     * hisparse_upload makes a matrix's SpMV state over its family's pool,
+     * which core keeps on the backend (A->pool_dev, a buf_alloc buffer with
+     * the bytes exactly as laid out on the host: references are 64-bit
+     * offsets from the pool start, valid as they are; shared by the family's
+     * matrices, never freed by the backend), and sizes the queues: queue q
+     * never holds more than A->cap[q] entries in one SpMV (each node is
+     * queued once). *dev gets the state. */
     hisp_status (*hisparse_upload)(hisp_context ctx, void *be, const hispi_hs_view *A, void **dev);
     void (*hisparse_free)(void *be, void *dev);
     /* y = beta*y (beta == 0: y is not read, it becomes 0), then the

@@ -1,45 +1,23 @@
-/* GPU benchmark of HiSparse SpMV and SpMV^T through the dynamic scheduler
- * (issue 4) against hisp CSR and cuSPARSE, on the generator suite.
+/* GPU benchmark of HiSparse SpMV and SpMV^T (issue 4) against hisp CSR and
+ * cuSPARSE, on the generator suite.
  *
  *   bench_hisparse_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
- *                       [--repeat N] [--warmup N] [--node-size d] [--variants]
- *                       [--replay-variants] [--no-opencl] [--quick]
- *                       [--variant LABEL:VAR=VAL[,VAR=VAL...]]...
+ *                       [--repeat N] [--warmup N] [--node-size d] [--no-opencl] [--quick]
  *                       [--csv FILE] [--md FILE] [--summary FILE]
  *
  * Per matrix and precision, in one process and on one GPU:
- *   hisparse-cuda N/T        HiSparse, device-side controller (CDP tail launches)
- *   hisparse-cuda-hostctl N  the same kernels, rounds driven by the host
- *   hisparse-cuda-replay N/T the replay (HISP_CUDA_HS_REPLAY=1); -flat: its COO leaves
- *                            through the scheduler's flattened kernel instead of the
- *                            replay plan (HISP_CUDA_HS_REPLAY_PLAN=0); -pair / -single:
- *                            two / one entries per lane forced (the default chooses
- *                            per queue by run length; HISP_CUDA_HS_REPLAY_PAIR=1|0);
- *                            -match: one entry per lane, equal keys combined across the
- *                            warp (HISP_CUDA_HS_REPLAY_MATCH=1); -band-all / -band-off:
- *                            every COO leaf / none through the band kernel (bands of d
- *                            output indices summed in shared memory; the default bands
- *                            the short-leaf queues where they hold a quarter of the
- *                            entries; HISP_CUDA_HS_REPLAY_BAND=1|0); -scan-all: every
- *                            warp slice scanned for runs, also where none has any
- *                            (HISP_CUDA_HS_RUNS_CHECK=0); -perm-off: A^T x leaves never
- *                            ordered by column (HISP_CUDA_HS_REPLAY_PERM=0); -quad-off:
- *                            at most two entries per lane (HISP_CUDA_HS_REPLAY_QUAD=0)
+ *   hisparse-cuda N/T        HiSparse as a user calls it: the first call (in the
+ *                            warm-up) runs the dynamic scheduler, the timed calls
+ *                            replay its leaf queues; the scheduler's counts are
+ *                            those of a fresh duplicate's first call
  *   hisparse-opencl-gpu N/T  hisp's OpenCL backend on the same GPU (host-polled)
- *   hisparse-opencl-gpu-replay N/T  the same with hisp_matrix_set_replay
  *   hisp-cuda N/T            hisp CSR (T through its transposed copy)
  *   cusparse-alg1/alg2 N, cusparse T (opA = T, CSR_ALG1)
  *   cusparse-csc T           csr2csc once, then SpMV of the CSC arrays as a CSR of A^T
  *   cusparse-csc+conv T      the conversion and that SpMV, every time
  *   naive-atomic T           one thread per row, atomicAdd per entry (bench/naive_t.cu)
- * --variants adds kernel variants kept for comparison (hisparse-cuda-warpleaf:
- * COO leaves by warp groups, HISP_CUDA_HS_LEAF=warp); --replay-variants the
- * replay plan's slices per warp (-replay-sl4, -sl16, -sl32, -pair-sl16).
- * --variant adds hisparse-cuda-replay-LABEL N/T rows run with that
- * environment (several in one process compare kernel choices); --quick
- * keeps the scheduled, replay, --variant, hisp CSR and cuSPARSE SpMV rows
- * only (no host controller, flat, replay-variant, conversion, naive or
- * OpenCL rows).
+ * --quick keeps the HiSparse, hisp CSR and cuSPARSE SpMV rows only (no
+ * conversion, naive or OpenCL rows).
  * Times: CUDA events, medians of `repeat` runs after `warmup`; alpha = 1,
  * beta = 0, y starting as NaN. Every result is checked against a double
  * host reference. GB/s: CSR rows use the CSR byte model; HiSparse rows the
@@ -220,12 +198,9 @@ static void summary(FILE *f, const bench_results *rs, const hs_info *hi, int nhi
     fprintf(f, "| matrix | prec | nnz | HiSparse N ms | HiSparse T ms | T/N | hisp CSR N ms "
                "| cuSPARSE best N ms | **HS N / cuSPARSE** | cuSPARSE T ms | csr2csc+SpMV ms "
                "(SpMV only) | naive atomic T ms | **cuSPARSE T / HS T** | HS N GB/s (of copy) "
-               "| HS N GFLOP/s 3nnz/t (2nnz/t) | host-polled N ms | OpenCL-GPU HS N ms "
-               "| rounds / launches / nodes | replay N / T ms | **replay N / cuSPARSE** "
-               "| **cuSPARSE T / replay T** |\n");
-    fprintf(f,
-            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|"
-            "\n");
+               "| HS N GFLOP/s 3nnz/t (2nnz/t) | OpenCL-GPU HS N ms "
+               "| scheduled rounds / launches / nodes |\n");
+    fprintf(f, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
     for (int i = 0; i < nhi; i++) {
         const char *m = hi[i].matrix, *p = hi[i].precision;
         const bench_result *hn = cb_find(rs, m, p, "N", "hisparse-cuda");
@@ -238,20 +213,16 @@ static void summary(FILE *f, const bench_results *rs, const hs_info *hi, int nhi
                cs = cb_med(cb_find(rs, m, p, "T", "cusparse-csc")),
                cc = cb_med(cb_find(rs, m, p, "T", "cusparse-csc+conv")),
                na = cb_med(cb_find(rs, m, p, "T", "naive-atomic")),
-               hp = cb_med(cb_find(rs, m, p, "N", "hisparse-cuda-hostctl")),
-               oc = cb_med(cb_find(rs, m, p, "N", "hisparse-opencl-gpu")),
-               rn = cb_med(cb_find(rs, m, p, "N", "hisparse-cuda-replay")),
-               rt = cb_med(cb_find(rs, m, p, "T", "hisparse-cuda-replay"));
+               oc = cb_med(cb_find(rs, m, p, "N", "hisparse-opencl-gpu"));
         double best = a1 < a2 || isnan(a2) ? a1 : a2;
         char ct_s[64];
         counts_text(&hi[i].c, ct_s, sizeof ct_s);
         fprintf(f,
                 "| %s | %s | %lld | %.4f | %.4f | %.2f | %.4f | %.4f | **%.2f** | %.4f "
-                "| %.4f (%.4f) | %.4f | **%.2f** | %.0f (%.0f%%) | %.1f (%.1f) | %.4f | %.4f "
-                "| %s | %.4f / %.4f | **%.2f** | **%.2f** |\n",
+                "| %.4f (%.4f) | %.4f | **%.2f** | %.0f (%.0f%%) | %.1f (%.1f) | %.4f | %s |\n",
                 m, p, (long long)hn->nnz, n, t, t / n, csr, best, n / best, ct, cc, cs, na, ct / t,
                 hn->gbs, 100 * hn->bw_fraction, 3e-6 * (double)hn->nnz / n,
-                2e-6 * (double)hn->nnz / n, hp, oc, ct_s, rn, rt, rn / best, ct / rt);
+                2e-6 * (double)hn->nnz / n, oc, ct_s);
     }
 }
 
@@ -260,6 +231,13 @@ static void run_hs(hisp_context ctx, const cb_problem *H, hisp_op op, const char
                    int repeat, double *ms, double bw, uint64_t tree_bytes, hisp_sched_counts *c)
 {
     double e = 0, e2 = 0;
+    if (c) { /* the scheduled counts: a fresh duplicate's first call */
+        cb_problem D = *H;
+        cb_hk(ctx, hisp_matrix_duplicate(H->M, HISP_FORMAT_HISPARSE, &D.M), "duplicate");
+        cb_hisp_run(ctx, &D, op, 0, 1, ms, &e, NULL);
+        cb_hk(ctx, hisp_context_sched_counts(ctx, c), "counts");
+        hisp_matrix_destroy(&D.M);
+    }
     cb_hisp_run(ctx, H, op, warmup, repeat, ms, &e, &e2);
     add_hs(rs, name, t, op == HISP_OP_N ? "N" : "T", impl, dev, H->A, ms, repeat, e, bw,
            tree_bytes);
@@ -268,17 +246,18 @@ static void run_hs(hisp_context ctx, const cb_problem *H, hisp_op op, const char
     cb_hk(ctx, hisp_context_sched_counts(ctx, &cc), "counts");
     char s[64];
     counts_text(&cc, s, sizeof s);
-    printf("       (scheduler: rounds / launches / nodes %s)\n", s);
-    if (c) *c = cc;
+    printf("       (last call: rounds / launches / nodes %s)\n", s);
+    if (c) {
+        counts_text(c, s, sizeof s);
+        printf("       (first call, scheduled: rounds / launches / nodes %s)\n", s);
+    }
 }
 
 int main(int argc, char **argv)
 {
     const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
                *sum = NULL;
-    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, variants = 0, rvariants = 0, quick = 0;
-    const char *envv[8];
-    int nenv = 0;
+    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, quick = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name, stmt)                                                                            \
@@ -297,14 +276,6 @@ int main(int argc, char **argv)
         OPT("--md", md = v);
         OPT("--summary", sum = v);
 #undef OPT
-        if (!strcmp(a, "--variants")) {
-            variants = 1;
-            continue;
-        }
-        if (!strcmp(a, "--replay-variants")) {
-            rvariants = 1;
-            continue;
-        }
         if (!strcmp(a, "--no-opencl")) {
             use_ocl = 0;
             continue;
@@ -314,18 +285,11 @@ int main(int argc, char **argv)
             use_ocl = 0;
             continue;
         }
-        if (!strcmp(a, "--variant") && v && strchr(v, ':') && nenv < 8) {
-            envv[nenv++] = v;
-            i++;
-            continue;
-        }
-        fprintf(
-            stderr,
-            "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
-            "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--variants] "
-            "[--replay-variants] [--no-opencl] [--quick] [--variant LABEL:VAR=VAL[,VAR=VAL]]... "
-            "[--csv F] [--md F] [--summary F]\n",
-            argv[0]);
+        fprintf(stderr,
+                "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
+                "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--no-opencl] [--quick] "
+                "[--csv F] [--md F] [--summary F]\n",
+                argv[0]);
         return 1;
     }
     if (repeat < 1 || warmup < 0) return 1;
@@ -404,96 +368,6 @@ int main(int argc, char **argv)
             for (int op = 0; op < 2; op++)
                 run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda", name, t, gpu, &rs, warmup, repeat, ms,
                        bw, h->tree_bytes, op ? NULL : &h->c);
-            /* replay: the leaf queues of the last scheduled run, sorted once
-             * (in the warm-up), launched in one round */
-            setenv("HISP_CUDA_HS_REPLAY", "1", 1);
-            for (int op = 0; op < 2; op++)
-                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay", name, t, gpu, &rs, warmup,
-                       repeat, ms, bw, h->tree_bytes, NULL);
-            /* the replay's COO leaves through the scheduler's flattened kernel
-             * instead of the replay plan */
-            for (int vi = 0; vi < nenv; vi++) {
-                char label[64], row[96];
-                if (!bench_env_variant(envv[vi], label, sizeof label, 1)) {
-                    fprintf(stderr, "malformed --variant %s\n", envv[vi]);
-                    return 1;
-                }
-                snprintf(row, sizeof row, "hisparse-cuda-replay-%s", label);
-                for (int op = 0; op < 2; op++)
-                    run_hs(ctx, &H, (hisp_op)op, row, name, t, gpu, &rs, warmup, repeat, ms, bw,
-                           h->tree_bytes, NULL);
-                bench_env_variant(envv[vi], label, sizeof label, 0);
-            }
-            setenv("HISP_CUDA_HS_REPLAY_PLAN", "0", 1);
-            for (int op = 0; op < 2 && !quick; op++)
-                run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-flat", name, t, gpu, &rs, warmup,
-                       repeat, ms, bw, h->tree_bytes, NULL);
-            unsetenv("HISP_CUDA_HS_REPLAY_PLAN");
-            /* the replay plan's variants: two entries per lane (always), and
-             * with --replay-variants the slices per warp (default 8) */
-            static const char *const rv[][5] = {
-                {"hisparse-cuda-replay-pair", "HISP_CUDA_HS_REPLAY_PAIR", "1", NULL, NULL},
-                {"hisparse-cuda-replay-single", "HISP_CUDA_HS_REPLAY_PAIR", "0", NULL, NULL},
-                {"hisparse-cuda-replay-match", "HISP_CUDA_HS_REPLAY_PAIR", "0",
-                 "HISP_CUDA_HS_REPLAY_MATCH", "1"},
-                {"hisparse-cuda-replay-band-all", "HISP_CUDA_HS_REPLAY_BAND", "1", NULL, NULL},
-                {"hisparse-cuda-replay-band-off", "HISP_CUDA_HS_REPLAY_BAND", "0", NULL, NULL},
-                {"hisparse-cuda-replay-scan-all", "HISP_CUDA_HS_RUNS_CHECK", "0", NULL, NULL},
-                {"hisparse-cuda-replay-perm-off", "HISP_CUDA_HS_REPLAY_PERM", "0", NULL, NULL},
-                {"hisparse-cuda-replay-quad-off", "HISP_CUDA_HS_REPLAY_QUAD", "0", NULL, NULL},
-                {"hisparse-cuda-replay-sl4", "HISP_CUDA_HS_REPLAY_SLICES", "4", NULL, NULL},
-                {"hisparse-cuda-replay-sl16", "HISP_CUDA_HS_REPLAY_SLICES", "16", NULL, NULL},
-                {"hisparse-cuda-replay-sl32", "HISP_CUDA_HS_REPLAY_SLICES", "32", NULL, NULL},
-                {"hisparse-cuda-replay-pair-sl16", "HISP_CUDA_HS_REPLAY_PAIR", "1",
-                 "HISP_CUDA_HS_REPLAY_SLICES", "16"},
-            };
-            for (int vi = 0;
-                 vi < (int)(sizeof rv / sizeof rv[0]) && !quick && (vi < 8 || rvariants); vi++) {
-                for (int k = 1; k < 5 && rv[vi][k]; k += 2)
-                    setenv(rv[vi][k], rv[vi][k + 1], 1);
-                for (int op = 0; op < 2; op++)
-                    run_hs(ctx, &H, (hisp_op)op, rv[vi][0], name, t, gpu, &rs, warmup, repeat, ms,
-                           bw, h->tree_bytes, NULL);
-                for (int k = 1; k < 5 && rv[vi][k]; k += 2)
-                    unsetenv(rv[vi][k]);
-            }
-            if (variants) { /* unsorted: a scheduled call first puts the scheduler's order back */
-                unsetenv("HISP_CUDA_HS_REPLAY");
-                run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-again", name, t, gpu, &rs, 0, 1, ms, bw,
-                       h->tree_bytes, NULL);
-                setenv("HISP_CUDA_HS_REPLAY", "1", 1);
-                setenv("HISP_CUDA_HS_REPLAY_SORT", "0", 1);
-                for (int op = 0; op < 2; op++)
-                    run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-unsorted", name, t, gpu, &rs,
-                           warmup, repeat, ms, bw, h->tree_bytes, NULL);
-                unsetenv("HISP_CUDA_HS_REPLAY_SORT");
-                setenv("HISP_CUDA_HS_LEAF", "warp", 1);
-                for (int op = 0; op < 2; op++)
-                    run_hs(ctx, &H, (hisp_op)op, "hisparse-cuda-replay-warpleaf", name, t, gpu, &rs,
-                           warmup, repeat, ms, bw, h->tree_bytes, NULL);
-                unsetenv("HISP_CUDA_HS_LEAF");
-            }
-            unsetenv("HISP_CUDA_HS_REPLAY");
-            /* after the replay rows: a replay keeps the order of the last
-             * scheduled run's short-leaf queues, and the host-polled
-             * controller's differs (run before them, it had made some
-             * A^T x replay rows 10-30 % slower and noisier) */
-            if (!quick) {
-                setenv("HISP_CUDA_HS_CONTROLLER", "host", 1);
-                run_hs(ctx, &H, HISP_OP_N, "hisparse-cuda-hostctl", name, t, gpu, &rs, warmup,
-                       repeat, ms, bw, h->tree_bytes, NULL);
-                unsetenv("HISP_CUDA_HS_CONTROLLER");
-            }
-            /* kernel variants kept for comparison: env, value, row name */
-            static const char *const var[][3] = {
-                {"HISP_CUDA_HS_LEAF", "warp", "hisparse-cuda-warpleaf"}};
-            for (int vi = 0; variants && vi < (int)(sizeof var / sizeof var[0]); vi++)
-                for (int op = 0; op < 2; op++) {
-                    setenv(var[vi][0], var[vi][1], 1);
-                    run_hs(ctx, &H, (hisp_op)op, var[vi][2], name, t, gpu, &rs, warmup, repeat, ms,
-                           bw, h->tree_bytes, NULL);
-                    unsetenv(var[vi][0]);
-                }
             for (int op = 0; op < 2; op++) {
                 cb_hisp_run(ctx, &P, (hisp_op)op, warmup, repeat, ms, &e, &e2);
                 cb_add(&rs, name, t, op ? "T" : "N", "hisp-cuda", gpu, &A, ms, repeat, e, bw);
@@ -523,11 +397,6 @@ int main(int argc, char **argv)
                 for (int op = 0; op < 2; op++)
                     run_hs(ctx, &H, (hisp_op)op, "hisparse-opencl-gpu", name, t, ocl_gpu, &rs,
                            warmup, repeat, ms, bw, h->tree_bytes, NULL);
-                cb_hk(ctx, hisp_matrix_set_replay(HM, 1), "replay on");
-                for (int op = 0; op < 2; op++)
-                    run_hs(ctx, &H, (hisp_op)op, "hisparse-opencl-gpu-replay", name, t, ocl_gpu,
-                           &rs, warmup, repeat, ms, bw, h->tree_bytes, NULL);
-                cb_hk(ctx, hisp_matrix_set_replay(HM, 0), "replay off");
             }
             cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
             hisp_matrix_destroy(&HM);

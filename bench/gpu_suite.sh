@@ -43,28 +43,6 @@ if [ "$MODE" = hisparse ]; then
     say "HiSparse tests on CUDA"
     HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 tests/check_hisp >"$OUT/tests_hs.log" 2>&1
     echo "exit $?" >>"$OUT/tests_hs.log"
-    HISP_CUDA_HS_CONTROLLER=host HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
-        tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
-    echo "host-polled exit $?" >>"$OUT/tests_hs.log"
-    for f in walk search; do # the flattened leaf kernel's two lookups on both precisions
-        HISP_CUDA_HS_FLAT=$f HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
-            tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
-        echo "flat $f exit $?" >>"$OUT/tests_hs.log"
-    done
-    # the replay plan with many warps per leaf queue, a partial unroll, one,
-    # two or four entries per lane, A^T x leaves by column, the band kernel
-    for v in "SLICES=1" "SLICES=3" "PAIR=1" "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=1" \
-        "PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3" "PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1" \
-        "QUAD=1" "QUAD=1 HISP_CUDA_HS_REPLAY_SLICES=3" "QUAD=1 HISP_CUDA_HS_REPLAY_PERM=1" \
-        "QUAD=1 HISP_CUDA_HS_VRED=0" "PAIR=1 HISP_CUDA_HS_VRED=0" \
-        "PAIR=1 HISP_CUDA_HS_REPLAY_PERM=1 HISP_CUDA_HS_REPLAY_SLICES=1" "PERM=0" \
-        "BAND=1" "BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1" "BAND=0" \
-        "BAND=1 HISP_CUDA_HS_BAND_WARPS=4 HISP_CUDA_HS_BAND_ATOMIC=0" \
-        "BAND=1 HISP_CUDA_HS_BAND_WARPS=8 HISP_CUDA_HS_BAND_ATOMIC=1"; do
-        env HISP_CUDA_HS_REPLAY_$v HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 \
-            tests/check_hisp >>"$OUT/tests_hs.log" 2>&1
-        echo "replay $v exit $?" >>"$OUT/tests_hs.log"
-    done
     grep -E "Checks|exit|FAIL|Failure|Error|skipped" "$OUT/tests_hs.log" | tail -n 20 | tee -a "$LOG"
     say "compute-sanitizer on the HiSparse tests"
     : >"$SAN"
@@ -72,39 +50,12 @@ if [ "$MODE" = hisparse ]; then
     HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer \
         --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
-    echo "---- memcheck, device controller, replay plan with 3 slices per warp, two entries per lane" >>"$SAN"
-    HISP_CUDA_HS_REPLAY_PAIR=1 HISP_CUDA_HS_REPLAY_SLICES=3 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
-        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
-    echo "exit $?" >>"$SAN"
-    echo "---- memcheck, device controller, four entries per lane, A^T x leaves by column, 3 slices per warp" >>"$SAN"
-    HISP_CUDA_HS_REPLAY_QUAD=1 HISP_CUDA_HS_REPLAY_PERM=1 HISP_CUDA_HS_REPLAY_SLICES=3 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda \
-        CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
-    echo "exit $?" >>"$SAN"
-    echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
-    HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
-        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
-    echo "exit $?" >>"$SAN"
     for tool in memcheck racecheck; do
-        echo "---- $tool, host-polled controller (whole-program module, no device launches)" >>"$SAN"
-        HISP_CUDA_HS_CONTROLLER=host HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+        echo "---- $tool, host-polled controller (whole-program module, no device launches; scheduled and replayed calls)" >>"$SAN"
+        HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev CK_RUN_CASE=hisparse_dev_host \
             timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
         echo "exit $?" >>"$SAN"
     done
-    echo "---- memcheck, device controller, band replay with 1 slice per warp" >>"$SAN"
-    HISP_CUDA_HS_REPLAY_BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1 HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda \
-        CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
-        tests/check_hisp >>"$SAN" 2>&1
-    echo "exit $?" >>"$SAN"
-    echo "---- racecheck, host-polled controller, band replay" >>"$SAN"
-    HISP_CUDA_HS_REPLAY_BAND=1 HISP_CUDA_HS_REPLAY_SLICES=1 HISP_CUDA_HS_CONTROLLER=host HISP_TEST_QUICK=1 \
-        HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool racecheck \
-        --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
-    echo "exit $?" >>"$SAN"
-    echo "---- racecheck, host-polled controller, replay with warp-wide key matching" >>"$SAN"
-    HISP_CUDA_HS_REPLAY_PAIR=0 HISP_CUDA_HS_REPLAY_MATCH=1 HISP_CUDA_HS_CONTROLLER=host HISP_TEST_QUICK=1 \
-        HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev timeout 300 compute-sanitizer --tool racecheck \
-        --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
-    echo "exit $?" >>"$SAN"
     echo "---- racecheck, CSR SpMV suite" >>"$SAN"
     HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=spmv timeout 300 compute-sanitizer \
         --tool racecheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
@@ -145,8 +96,8 @@ if [ "$MODE" = add ]; then
     grep -E "Checks|exit|Failure|Error|skipped" "$OUT/tests_add.log" | tail -n 12 | tee -a "$LOG"
     say "compute-sanitizer on the CUDA addition tests"
     : >"$SAN"
-    echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
-    HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+    echo "---- memcheck, HiSparse SpMV, device controller" >>"$SAN"
+    HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
     for tool in memcheck racecheck; do
@@ -243,8 +194,8 @@ if [ "$MODE" = full ]; then
 
     say "compute-sanitizer (CUDA SpMV tests and self-test)"
     : >"$SAN"
-    echo "---- memcheck, device controller, flat walk on both precisions" >>"$SAN"
-    HISP_CUDA_HS_FLAT=walk HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
+    echo "---- memcheck, HiSparse SpMV, device controller" >>"$SAN"
+    HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=hisparse_dev \
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 tests/check_hisp >>"$SAN" 2>&1
     echo "exit $?" >>"$SAN"
     for tool in memcheck racecheck; do

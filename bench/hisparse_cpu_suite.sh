@@ -5,7 +5,7 @@
 #
 #   bench/hisparse_cpu_suite.sh [--repeat N] [--runs K] [--wait-idle SECONDS]
 #                               [--matrices a,b,...] [--precisions f32,f64] [--ops N,T]
-#                               [--no-build] [--baseline HISP_BINARY] [--replay]
+#                               [--no-build] [--baseline HISP_BINARY]
 #
 # Each (matrix, precision, op) runs `hisp spmv --repeat N` (3 warm-up runs,
 # median of N) K times with CSR and HiSparse alternating, and reports the
@@ -14,8 +14,9 @@
 # before each matrix for the 1-minute load average to drop below 0.5.
 # --baseline runs another build's hisp (e.g. an older commit) on the same
 # files in the same alternation, as a third column (before/after under the
-# same machine conditions). --replay adds HiSparse with `--replay` (the leaf
-# queues of the first scheduled call replayed in one round) as a column.
+# same machine conditions). HiSparse rows are as a user calls it: the first
+# call (a warm-up) is scheduled, later calls replay its leaf queues; the
+# scheduler counts are the first call's.
 # Matrices are generated once into $HISP_BENCH_DIR (default
 # /tmp/hisp-bench-mtx) as .hisp files (node size 128).
 # Writes bench/results/hisparse-cpu-<UTC date>.{csv,md} and the PNGs beside them.
@@ -27,7 +28,6 @@ runs=3
 wait_idle=0
 build=1
 baseline=""
-replay=0
 matrices="poisson3d,banded,rmat,dense,circuit,blockdiag"
 precisions="f32,f64"
 ops="N,T"
@@ -41,7 +41,6 @@ while [ $# -gt 0 ]; do
     --ops) ops="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --baseline) baseline="$2"; shift 2 ;;
-    --replay) replay=1; shift ;;
     --help|-h) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
     esac
@@ -80,7 +79,7 @@ out=bench/results
 mkdir -p "$out"
 base="$out/hisparse-cpu-$stamp"
 
-HISP=$hisp BASELINE=$baseline REPLAY=$replay DIR=$dir REPEAT=$repeat RUNS=$runs WAIT=$wait_idle MATRICES=$matrices \
+HISP=$hisp BASELINE=$baseline DIR=$dir REPEAT=$repeat RUNS=$runs WAIT=$wait_idle MATRICES=$matrices \
 PRECISIONS=$precisions OPS=$ops BASE=$base python3 - <<'EOF'
 import csv, json, os, statistics, subprocess, sys, time
 
@@ -88,8 +87,6 @@ env = os.environ
 hisp, d, base = env['HISP'], env['DIR'], env['BASE']
 baseline = env.get('BASELINE', '')
 fmts = ('csr', 'hisparse', 'baseline') if baseline else ('csr', 'hisparse')
-if env.get('REPLAY') == '1':
-    fmts += ('replay',)
 repeat, runs, wait = int(env['REPEAT']), int(env['RUNS']), int(env['WAIT'])
 mats = env['MATRICES'].split(',')
 precs = env['PRECISIONS'].split(',')
@@ -107,8 +104,6 @@ def run(path, fmt, op):
     prog = baseline if fmt == 'baseline' else hisp
     cmd = [prog, 'spmv', path, '--format', 'csr' if fmt == 'csr' else 'hisparse', '--backend',
            'opencl', '--repeat', str(repeat), '--check', '--json']
-    if fmt == 'replay':
-        cmd.append('--replay')
     if op == 'T':
         cmd.append('--transpose')
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -140,8 +135,7 @@ for m in mats:
                 nnz = j['nnz']
                 res[fmt] = t
                 rows.append({'matrix': m, 'precision': prec, 'op': op,
-                             'impl': 'hisp-opencl-' + {'baseline': 'hisparse-baseline',
-                                                       'replay': 'hisparse-replay'}.get(fmt, fmt),
+                             'impl': 'hisp-opencl-' + {'baseline': 'hisparse-baseline'}.get(fmt, fmt),
                              'device': j['device']['name'],
                              'rows': j['rows'], 'cols': j['cols'], 'nnz': nnz,
                              'median_ms': '%.4f' % t, 'min_ms': '%.4f' % min(mins[fmt]),
@@ -150,12 +144,10 @@ for m in mats:
             s = last['hisparse']['scheduler']
             spread = '%.2f-%.2f' % (min(med['hisparse']), max(med['hisparse']))
             bl = res.get('baseline')
-            rp = res.get('replay')
             table.append((m, last['csr']['rows'], last['csr']['nnz'], prec, op, res['csr'],
                           '%.3f' % bl if bl else '-', '%.2f' % (bl / res['csr']) if bl else '-',
                           res['hisparse'], spread, res['hisparse'] / res['csr'],
-                          '%d / %d / %d' % (s['rounds'], s['launches'], s['nodes']),
-                          '%.3f' % rp if rp else '-', '%.2f' % (rp / res['csr']) if rp else '-'))
+                          '%d / %d / %d' % (s['rounds'], s['launches'], s['nodes'])))
             print('%-10s %s %s  csr %.3f ms  %shisparse %.3f ms (runs %s)  ratio %.2f' %
                   (m, prec, op, res['csr'], 'baseline %.3f ms  ' % bl if bl else '',
                    res['hisparse'], spread, res['hisparse'] / res['csr']), flush=True)
@@ -177,11 +169,10 @@ with open(base + '.md', 'w') as f:
     if baseline:
         f.write('Baseline: `%s` (same files, same alternation).\n\n' % baseline)
     f.write('| matrix | rows | nnz | type | op | CSR ms | baseline HiSparse ms | baseline ratio | '
-            'HiSparse ms | HiSparse runs | ratio | rounds / launches / nodes | replay ms | '
-            'replay ratio |\n'
-            '|---|---:|---:|---|---|---:|---:|---:|---:|---|---:|---|---:|---:|\n')
+            'HiSparse ms | HiSparse runs | ratio | scheduled rounds / launches / nodes |\n'
+            '|---|---:|---:|---|---|---:|---:|---:|---:|---|---:|---|\n')
     for t in table:
-        f.write('| %s | %d | %d | %s | %s | %.3f | %s | %s | %.3f | %s | %.2f | %s | %s | %s |\n'
+        f.write('| %s | %d | %d | %s | %s | %.3f | %s | %s | %.3f | %s | %.2f | %s |\n'
                 % t)
 print('results: %s.csv %s.md' % (base, base))
 EOF

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Profiles HiSparse SpMV node kernels with ncu on the GPU machine (from the
-# folder holding bin/): the host-polled controller launches the same node
-# kernels from the host, so ncu sees each one. Writes $OUT/prof_*.csv.
-# PROF_REPLAY=1 profiles the replay (HISP_CUDA_HS_REPLAY=1: the leaf kernels
-# of later calls; PROF_SKIP=14 then skips the scheduled first call); PROF_PREC
-# (default f64), PROF_TR (default "N T") and PROF_MATRICES select.
+# Profiles HiSparse SpMV leaf kernels with ncu on the GPU machine (from the
+# folder holding bin/): the replayed calls (every call after a matrix's
+# first) launch them from the host, so ncu sees each one (the scheduled
+# first call's node kernels are launched by the device controller and are
+# not profiled). Writes $OUT/prof_*.csv. PROF_SKIP skips launches,
+# PROF_PREC (default f64), PROF_TR (default "N T") and PROF_MATRICES select.
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -18,12 +18,11 @@ for m in ${PROF_MATRICES:-p3 circuit}; do
     tr=""
     [ "$op" = T ] && tr=--transpose
     for p in ${PROF_PREC:-f64}; do
-      echo "== $m $p $tr device controller"
-      HISP_CUDA_HS_REPLAY=${PROF_REPLAY:-0} bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda \
-        --precision $p --repeat 20 $tr | tail -n 4
-      echo "== $m $p $tr host-polled + ncu"
-      HISP_CUDA_HS_REPLAY=${PROF_REPLAY:-0} HISP_CUDA_HS_CONTROLLER=host timeout 200 ncu --clock-control none --metrics $M --csv \
-        -k regex:'hs_|spmv' --launch-skip ${PROF_SKIP:-30} --launch-count 12 \
+      echo "== $m $p $tr"
+      bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda --precision $p --repeat 20 $tr | tail -n 4
+      echo "== $m $p $tr ncu"
+      timeout 200 ncu --clock-control none --metrics $M --csv \
+        -k regex:'hs_leaf' --launch-skip ${PROF_SKIP:-4} --launch-count 12 \
         bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda --precision $p --repeat 3 $tr \
         >"$OUT/prof_${m}_${p}${tr}.csv" 2>&1
       python3 - "$OUT/prof_${m}_${p}${tr}.csv" <<'PY'

@@ -30,7 +30,7 @@ for m in ${PROF_MATRICES:-poisson3d banded rmat circuit}; do
             # the last call's kernels are the second replay's (the first builds the plan)
             timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
                 -k regex:'hs_leaf' bin/hisp spmv $T/$m.mtx --format hisparse --backend cuda \
-                --precision $p --replay --repeat 3 $tr >"$f" 2>&1
+                --precision $p --repeat 3 $tr >"$f" 2>&1
             python3 - "$f" "$m $p $op" <<'PY'
 import csv, sys
 rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
@@ -53,7 +53,7 @@ for mp in ${PROF_FULL:-banded:f32 poisson3d:f32}; do
     [ -f $T/$m.mtx ] || gen $m
     timeout 300 ncu --clock-control none --set full --import-source yes -k regex:"${PROF_KERNEL:-hs_leaf_replay}" \
         --launch-skip ${PROF_SKIP:-2} --launch-count ${PROF_COUNT:-2} -o $OUT/replay_full_${m}_$p bin/hisp spmv $T/$m.mtx \
-        --format hisparse --backend cuda --precision $p --replay --repeat 3 >/dev/null 2>&1
+        --format hisparse --backend cuda --precision $p --repeat 3 >/dev/null 2>&1
     ncu --import $OUT/replay_full_${m}_$p.ncu-rep --page details --csv >$OUT/replay_full_${m}_$p.csv 2>&1
     # PROF_SOURCE=1: per-line counters and stalls (CUDA source with SASS)
     [ "${PROF_SOURCE:-0}" = 1 ] && ncu --import $OUT/replay_full_${m}_$p.ncu-rep --page source --csv \

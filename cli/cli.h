@@ -150,7 +150,6 @@ typedef struct {
     const void *x;  /* x (len = cols of op(A)), NULL = x_j = 1/(j+1) */
     bool hisparse;  /* run on a HiSparse copy of A (the check still uses A's CSR) */
     int node_size;  /* HiSparse node size, 0 = default */
-    bool replay;    /* HiSparse: hisp_matrix_set_replay */
 } cli_spmv_job;
 
 typedef struct {

@@ -20,11 +20,10 @@ static const char help[] =
     "  --format csr|hisparse  storage format used for the operation (default csr;\n"
     "                       hisparse walks the tree with the dynamic scheduler on\n"
     "                       any backend and reports its counts: nodes per queue,\n"
-    "                       node-kernel launches, rounds)\n"
+    "                       node-kernel launches, rounds, of the first call;\n"
+    "                       on a device backend later calls replay its leaf\n"
+    "                       queues in one round)\n"
     "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
-    "  --replay             HiSparse: after the first scheduled SpMV, later runs\n"
-    "                       replay its leaf queues in one round (CUDA, OpenCL;\n"
-    "                       the reference backend schedules every time)\n"
     "  --precision f32|f64  entry type (default f64)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
     "  --alpha a            default 1\n"
@@ -78,7 +77,6 @@ enum {
     O_LAYOUT,
     O_SCHED,
     O_PLAN,
-    O_REPLAY,
     O_HELP,
     O_HELP2
 };
@@ -110,17 +108,14 @@ static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t 
 
 int cmd_spmv(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"--transpose", false}, {"--backend", true},
-                                   {"--device", true},     {"--format", true},
-                                   {"--node-size", true},  {"--precision", true},
-                                   {"--x", true},          {"--alpha", true},
-                                   {"--beta", true},       {"--y", true},
-                                   {"--out", true},        {"--check", false},
-                                   {"--repeat", true},     {"--json", false},
-                                   {"--entry", true},      {"--layout", true},
-                                   {"--schedule", true},   {"--plan", true},
-                                   {"--replay", false},    {"--help", false},
-                                   {"-h", false},          {0, 0}};
+    static const cli_opt opts[] = {
+        {"--transpose", false}, {"--backend", true},   {"--device", true},
+        {"--format", true},     {"--node-size", true}, {"--precision", true},
+        {"--x", true},          {"--alpha", true},     {"--beta", true},
+        {"--y", true},          {"--out", true},       {"--check", false},
+        {"--repeat", true},     {"--json", false},     {"--entry", true},
+        {"--layout", true},     {"--schedule", true},  {"--plan", true},
+        {"--help", false},      {"-h", false},         {0, 0}};
     const char *val[O_HELP] = {0}, *path = NULL;
     int prc = cli_parse_command("spmv", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -133,8 +128,7 @@ int cmd_spmv(int argc, char **argv)
                         .beta = 0,
                         .repeat = 0,
                         .warmup = 3,
-                        .check = val[O_CHECK] != NULL,
-                        .replay = val[O_REPLAY] != NULL};
+                        .check = val[O_CHECK] != NULL};
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     int device = -1;
     hisp_type type = HISP_F64;
@@ -154,8 +148,6 @@ int cmd_spmv(int argc, char **argv)
     if (!rc && val[O_REPEAT])
         rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job.repeat);
     if (rc) return rc;
-    if (job.replay && !job.hisparse)
-        return cli_usage_error("spmv", "--replay is for --format hisparse");
     if (val[O_ENTRY] || val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
         if (val[O_T] || val[O_X] || val[O_Y] || val[O_OUT] || val[O_FORMAT] || val[O_PREC])
             return cli_usage_error("spmv", "--entry/--layout/--schedule/--plan take none of "

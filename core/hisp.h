@@ -213,7 +213,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * the context's backend: the reference backend simulates it on the host,
  * OpenCL polls it from the host, CUDA runs it from a device-side controller
  * (hisp_context_sched_counts reports the work). The tree is copied to the
- * device at the first SpMV and kept with the matrix. A build and the
+ * device at the first SpMV and kept with the matrix. The first SpMV of a
+ * matrix on a device backend runs the scheduler and keeps its leaf queues;
+ * later SpMVs of that matrix replay them in one round without the inner
+ * levels (as cuSPARSE's analysis step, but implicit: no setting; CUDA sorts
+ * the heavy leaves by output offset and builds its leaf plans at the first
+ * replay of each orientation). The reference backend schedules every call.
+ * A build and the
  * matrices duplicated or edited from it form a family sharing one memory
  * pool (an add, a load or a conversion starts a new one): a family's
  * matrices must not be duplicated, edited or destroyed from several threads
@@ -227,18 +233,6 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * hisp_matrix_format_bytes(HISPARSE): a power of two in 4..256. Does not
  * rebuild a matrix already in HiSparse form (convert to CSR and back). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d);
-/* HiSparse SpMV replay, off by default. When on, once one SpMV of A has run
- * through the scheduler, later SpMVs of A on that backend replay its leaf
- * queues instead: one round without the inner levels (CUDA sorts the heavy
- * leaves once by output offset first, again when the orientation changes;
- * OpenCL's owner mapping on CPUs keeps its per-range sub-queues of that
- * orientation). 1.6-2.0x faster on the H100 suite (docs/BENCHMARKS.md);
- * hisp_context_sched_counts then reports that round (leaves only). The
- * reference backend runs the scheduler every time. For this handle only (a
- * duplicate starts off); the environment variable HISP_CUDA_HS_REPLAY=1
- * turns it on for every matrix on CUDA. A matrix that is not HiSparse
- * accepts the setting and ignores it. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_replay(hisp_matrix A, int on);
 /* A := A^T. O(1) for HiSparse (a flag in the handle, honoured by every
  * reader) and for CSR <-> CSC (the same arrays read the other way: a CSR
  * matrix becomes CSC and vice versa) and COO (row and column arrays swap);
@@ -272,7 +266,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_hisparse_profile(hisp_matrix A,
  * scheduler: every backend but where noted). Queues are node type x entry
  * count bins (hisp_sched_queue_name names them); a round launches one node
  * kernel per queue with work. The same matrix and operation give the same
- * counts on every run and every backend. */
+ * scheduled counts on every run and every backend. */
 #define HISP_SCHED_MAX_QUEUES 16
 typedef struct {
     int queues;                              /* queues of the operation */
@@ -283,7 +277,10 @@ typedef struct {
 } hisp_sched_counts;
 
 /* The counts of the last HiSparse SpMV run on the context (all zero before
- * the first). */
+ * the first): what that call did. A matrix's first SpMV on a device backend
+ * is scheduled (the counts described above); a later one replays the leaf
+ * queues (one round: the leaf queues' nodes, one launch each, no inner
+ * nodes). The reference backend always reports the scheduled counts. */
 HISP_API HISP_NODISCARD hisp_status hisp_context_sched_counts(hisp_context ctx,
                                                               hisp_sched_counts *counts);
 /* Name of SpMV queue q ("inner-1", "inner-few", ..., "leaf-dense"), NULL
@@ -521,8 +518,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_axpby_dot(hisp_scalar a, hisp_ve
                                                           hisp_vector w, hisp_result r);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_dot2(hisp_vector x, hisp_vector y, hisp_vector w,
                                                      hisp_result r0, hisp_result r1);
-HISP_API HISP_NODISCARD hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vector y,
-                                                        hisp_vector z, hisp_result r);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vector y, hisp_vector z,
+                                                        hisp_result r);
 
 /* ---- transfers ---------------------------------------------------------------
  *

@@ -74,6 +74,7 @@ hisp_status hispi_pool_alloc(hisp_context ctx, hispi_pool *p, uint64_t bytes, ui
         p->live -= bytes; /* counted below */
     }
     memset(p->base + *off, 0, (size_t)bytes);
+    hispi_pool_dirty(p, *off);
     p->live += bytes;
     return HISP_SUCCESS;
 }
@@ -83,6 +84,7 @@ static void pool_free_range(hispi_pool *p, uint64_t off, uint64_t bytes)
     p->live -= bytes;
     if (off + bytes == p->used) { /* the last node: give the tail back */
         p->used = off;
+        hispi_pool_dirty(p, off);
         return;
     }
     uint64_t c = bytes / 16;
@@ -164,7 +166,11 @@ void hispi_pool_trim(hispi_pool *p)
     uint64_t n = 0, k = 0;
     for (uint64_t c = 0; c < p->nclasses; c++)
         n += p->free_len[c];
-    if (!n || trim_linear(p)) return;
+    if (!n) return;
+    if (trim_linear(p)) {
+        hispi_pool_dirty(p, p->used);
+        return;
+    }
     free_range *r = malloc((size_t)n * sizeof *r);
     if (!r) return; /* nothing trimmed: never wrong, only less room */
     for (uint64_t c = 0; c < p->nclasses; c++)
@@ -180,6 +186,7 @@ void hispi_pool_trim(hispi_pool *p)
             p->free_list[r[i].cls][p->free_len[r[i].cls]++] = r[i].off;
     }
     free(r);
+    hispi_pool_dirty(p, p->used);
 }
 
 /* ---- reference counts above 1 ------------------------------------------- */

@@ -389,6 +389,8 @@ hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
 
 /* ---- dispatch --------------------------------------------------------------- */
 
+hispi_hs_hooks hispi_hs_hook;
+
 hisp_status hispi_sched_settle(hisp_context ctx)
 {
     if (!ctx->sched_pending) return HISP_SUCCESS;
@@ -414,6 +416,18 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
     hispi_sched_policy pol;
     hispi_sched_spmv_policy(h->d, h->type, &pol);
     int rq = 0;
+    /* the family's device pool, brought up to date (only bytes the device
+     * lacks move); the handle's SpMV state (queues, replay plans) is made
+     * once over it, and again when the pool moved */
+    void *pool_dev = NULL;
+    HISPI_TRY(hispi_pool_device(ctx, h->pool, &pool_dev));
+    if (A->hs_dev && A->hs_dev_gen != h->pool->dev_gen) {
+        HISPI_TRY(hispi_sched_settle(ctx)); /* its scheduled run may be in flight */
+        o->hisparse_free(ctx->be, A->hs_dev);
+        A->hs_dev = NULL;
+        hispi_pool_dev_release(ctx, h->pool);
+        if (!h->pool->dev) HISPI_TRY(hispi_pool_device(ctx, h->pool, &pool_dev));
+    }
     if (!A->hs_dev) { /* the tree of a handle never changes: upload once */
         hispi_hs_view v;
         memset(&v, 0, sizeof v);
@@ -425,10 +439,18 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
         v.ncols = h->ncols;
         v.pool = h->pool->base;
         v.pool_bytes = h->pool->used;
+        v.pool_dev = pool_dev;
         v.nqueues = pol.nqueues;
         v.root = h->root;
         hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
-        HISPI_TRY(o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev));
+        h->pool->dev_users++;
+        hisp_status s = o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev);
+        if (s) {
+            A->hs_dev = NULL;
+            hispi_pool_dev_release(ctx, h->pool);
+            return s;
+        }
+        A->hs_dev_gen = h->pool->dev_gen;
     }
     rq = h->root ? queue_of(h->pool->base, h->root) : 0;
     bool tr = h->transposed != (op == HISP_OP_T);
@@ -443,8 +465,7 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
                           alpha * h->scale,
                           beta,
                           tr ? h->nrows : h->ncols,
-                          tr ? h->ncols : h->nrows,
-                          A->replay};
+                          tr ? h->ncols : h->nrows};
     void *xd = NULL, *yd = NULL;
     HISPI_TRY(hispi_vector_device(x, true, &xd));
     HISPI_TRY(hispi_vector_device(y, beta != 0, &yd));

@@ -75,7 +75,12 @@ typedef struct {
     int d, log2d, depth;
     int64_t nrows, ncols; /* of the stored tree */
     const unsigned char *pool;
-    uint64_t pool_bytes; /* bytes [0, pool_bytes) are copied */
+    uint64_t pool_bytes; /* bytes [0, pool_bytes) hold the tree */
+    /* the family's pool on the backend (a buf_alloc buffer owned by core,
+     * core/hisparse_dev.c): bytes [0, pool_bytes) valid, at least
+     * round_up(pool_bytes, 16) + 16 allocated; the backend keeps using it
+     * and never frees it */
+    void *pool_dev;
     int nqueues;
     uint64_t cap[HISP_SCHED_MAX_QUEUES]; /* most entries queue q holds in one SpMV */
     uint64_t root;                       /* the handle's root reference (0 = empty) */
@@ -116,7 +121,6 @@ typedef struct {
     double alpha;    /* alpha times the matrix's scale */
     double beta;     /* y = beta * y first; 0: y is not read */
     int64_t nx, ny;  /* lengths of x and y */
-    bool replay;     /* hisp_matrix_set_replay: replay the last scheduled run's leaves */
 } hispi_sched_args;
 
 /* The SpMV policy for node size d and entry type t. */

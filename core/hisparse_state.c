@@ -158,13 +158,6 @@ hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_matrix_set_replay(hisp_matrix A, int on)
-{
-    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    A->replay = on != 0;
-    return HISP_SUCCESS;
-}
-
 hisp_status hisp_matrix_transpose(hisp_matrix A)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;

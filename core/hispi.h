@@ -79,8 +79,8 @@ struct hisp_matrix_s {
     void *dev;                 /* the context backend's copy of the CSR form, or NULL */
     struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
     int node_size;             /* d for conversions to HiSparse (0 = default) */
-    void *hs_dev;              /* the context backend's copy of the HiSparse tree, or NULL */
-    bool replay;               /* hisp_matrix_set_replay */
+    void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
+    uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (core/compound_spmv.c) */
 };
 
@@ -149,6 +149,17 @@ HISPI_LOCAL hisp_status hispi_calloc(hisp_context ctx, size_t n, size_t size, vo
 HISPI_LOCAL hisp_status hispi_realloc(hisp_context ctx, void **p, size_t n, size_t size);
 /* Test hook: make the k-th following allocation fail (0 = off). */
 HISPI_LOCAL void hispi_alloc_fail_after(long k);
+
+/* Test hooks of HiSparse SpMV (set by the tests, never by the environment;
+ * defined in core/hisparse_sched.c): cl_atomic: OpenCL on a CPU runs the
+ * GPUs' atomic mapping instead of the owner one; cl_parts: the owner
+ * mapping's ranges (0: 8 per compute unit; read at upload);
+ * cuda_host_controller: CUDA polls the scheduler's rounds from the host
+ * (compute-sanitizer racecheck cannot follow device-side launches). */
+typedef struct {
+    int cl_atomic, cl_parts, cuda_host_controller;
+} hispi_hs_hooks;
+HISPI_LOCAL extern hispi_hs_hooks hispi_hs_hook;
 
 /* ---- types -------------------------------------------------------------- */
 

@@ -108,7 +108,33 @@ typedef struct hispi_pool {
     uint64_t **free_list;
     uint64_t *free_len, *free_cap;
     uint64_t nclasses;
+    /* The family's copy on its context's device backend (core/hisparse_dev.c):
+     * one buffer per family, shared by every member's SpMV, bytes at the
+     * host offsets. Bytes [0, dev_valid) equal the host's (writes below it
+     * lower it: hispi_pool_dirty); dev_cap bytes allocated; dev_gen changes
+     * when the buffer moves; dev_users: matrix handles whose backend state
+     * uses it (freed when the last one drops its state). */
+    void *dev;
+    uint64_t dev_valid, dev_cap, dev_gen;
+    int64_t dev_users;
 } hispi_pool;
+
+/* Host bytes from `off` on changed (or may change): the device copy is
+ * valid only below. */
+static inline void hispi_pool_dirty(hispi_pool *p, uint64_t off)
+{
+    if (off < p->dev_valid) p->dev_valid = off;
+}
+/* The device copy of the pool's bytes [0, used) on ctx's backend: made or
+ * grown (device to device, keeping the valid bytes) and brought up to date
+ * by writing only the bytes past dev_valid. The caller becomes a user
+ * (hispi_pool_dev_release) when it keeps state over *buf. Out of device
+ * memory: an error, the pool and its device copy as before. */
+HISPI_LOCAL hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf);
+HISPI_LOCAL void hispi_pool_dev_release(hisp_context ctx, hispi_pool *p);
+/* Test hook: make the k-th following device allocation of a pool fail
+ * (0 = off). */
+HISPI_LOCAL void hispi_pool_dev_fail_after(long k);
 
 /* ---- the node codec (core/hisparse_node.c) ------------------------------
  * A node of n cells with payloads of es bytes (values in leaves, 8-byte

@@ -1,6 +1,7 @@
 /* Matrix handles: creation from user arrays, formats, device residency. */
 #include "../backends/backend.h"
 #include "hispi_compound.h"
+#include "hispi_hisparse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,10 @@ void hispi_matrix_drop_device(hisp_matrix A)
 {
     if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
     A->dev = NULL;
-    if (A->hs_dev) A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
+    if (A->hs_dev) {
+        A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
+        if (A->hs) hispi_pool_dev_release(A->ctx, A->hs->pool); /* its family's device pool */
+    }
     A->hs_dev = NULL;
     hispi_compound_drop(A);
 }

@@ -146,14 +146,6 @@ template <> __device__ __forceinline__ bool nonzero_bits<double>(double v)
     return __double_as_longlong(v) != 0;
 }
 
-/* Lanes of the calling thread's group of w (a power of two <= 32). */
-__device__ __forceinline__ unsigned group_mask(unsigned w)
-{
-    if (w >= 32) return 0xffffffffu;
-    unsigned lane = threadIdx.x & 31;
-    return ((1u << w) - 1) << (lane & ~(w - 1));
-}
-
 /* ---- inner nodes: queue the children ---------------------------------------- */
 
 template <bool DENSE>
@@ -219,60 +211,6 @@ __global__ void __launch_bounds__(256)
 
 /* ---- COO leaves --------------------------------------------------------------- */
 
-/* tpn threads per node, any power of two; the lanes of a group of
- * w = min(tpn, 32) hold consecutive entries (k = it * tpn + t). Products are
- * summed over runs of lanes with the same output index by a segmented
- * reduction towards the run's first lane, which then issues one add. Runs
- * are found by comparing neighbours only, so it is exact for any order: for
- * y = A x the outputs (rows) are sorted and a run is a row's entries in the
- * slice; for A^T x they are the columns, where runs form in columns that
- * hold most of a leaf (the dense columns of circuit-like matrices, whose
- * per-entry adds to one address serialised in L2). */
-template <typename T>
-__global__ void __launch_bounds__(256)
-    hs_leaf_coo(hisp_cuda_hs P, unsigned long long first, unsigned long long count, unsigned tpn)
-{
-    const unsigned per = blockDim.x / tpn;
-    const unsigned long long node = (unsigned long long)blockIdx.x * per + threadIdx.x / tpn;
-    const unsigned t = threadIdx.x % tpn;
-    if (node >= count) return; /* whole groups leave together */
-    const entry_t e = load_entry(static_cast<const entry_t *>(P.entries) + first + node);
-    const unsigned char *nd = P.pool + (e.ref & ~15ull);
-    const unsigned n = *reinterpret_cast<const unsigned *>(nd);
-    const unsigned short *rc = reinterpret_cast<const unsigned short *>(nd + 4);
-    const T *val = reinterpret_cast<const T *>(nd + coo_payload(n, sizeof(T)));
-    const T *x = static_cast<const T *>(P.x);
-    T *y = static_cast<T *>(P.y);
-    const T alpha = (T)P.alpha;
-    const bool tr = P.tr != 0;
-    const unsigned w = tpn < 32 ? tpn : 32, g = threadIdx.x & (w - 1);
-    const unsigned mask = group_mask(w);
-    const unsigned iters = (n + tpn - 1) / tpn;
-    for (unsigned it = 0; it < iters; it++) {
-        unsigned k = it * tpn + t;
-        unsigned key = NOKEY;
-        T v = 0;
-        if (k < n) {
-            unsigned b = rc[k], r = e.row + (b & 255), c = e.col + (b >> 8);
-            key = tr ? c : r;
-            v = val[k] * x[tr ? r : c];
-        }
-        if (w > 1) {
-            unsigned kn = __shfl_down_sync(mask, key, 1, w);
-            unsigned kp = __shfl_up_sync(mask, key, 1, w);
-            bool stop = g == w - 1 || kn != key; /* a run ends after this lane */
-            for (unsigned o = 1; o < w; o <<= 1) {
-                T vo = __shfl_down_sync(mask, v, o, w);
-                bool so = __shfl_down_sync(mask, stop, o, w);
-                if (!stop) v += vo;
-                stop = stop || so || g + o >= w;
-            }
-            if (g != 0 && kp == key) continue; /* not the first lane of its run */
-        }
-        if (key != NOKEY) red_add(&y[key], alpha * v);
-    }
-}
-
 /* Leaves of the single-entry queue (tpn = 1), a thread each. A one-entry
  * node is 16 bytes, [n][row col][pad][value at byte 8] in both precisions
  * (coo_payload(1, s) = 8), so one 16-byte load brings count, coordinates
@@ -310,16 +248,20 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-/* The segmented sum of one warp slice (keys sorted within runs; see
- * hs_leaf_coo): emit(key, sum) once per run, by the run's first lane.
- * With check, a slice where no entry continues its neighbour's run (every
- * slice of A^T x over row-major leaves, most of a diagonal line's) skips
- * the scan: its 11 shuffles per lane (16 for f64) bought nothing there. */
+/* The segmented sum of one warp slice: emit(key, sum) once per run of
+ * lanes with the same output index, by the run's first lane. Runs are found
+ * by comparing neighbours only, so it is exact for any order: for y = A x
+ * the outputs (rows) are sorted and a run is a row's entries in the slice;
+ * for A^T x they are the columns, where runs form in columns that hold most
+ * of a leaf (per-entry adds to one address serialise in L2). A slice where
+ * no entry continues its neighbour's run (every slice of A^T x over
+ * row-major leaves, most of a diagonal line's) skips the scan: its 11
+ * shuffles per lane (16 for f64) bought nothing there. */
 template <typename T, typename EMIT>
-__device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMIT emit, bool check)
+__device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMIT emit)
 {
     unsigned kp = __shfl_up_sync(0xffffffffu, key, 1);
-    if (check && !__any_sync(0xffffffffu, lane > 0 && kp == key && key != NOKEY)) {
+    if (!__any_sync(0xffffffffu, lane > 0 && kp == key && key != NOKEY)) {
         if (key != NOKEY) emit(key, v);
         return;
     }
@@ -336,11 +278,9 @@ __device__ __forceinline__ void slice_runs(unsigned key, T v, unsigned lane, EMI
 
 /* ... and one add into y per run. */
 template <typename T>
-__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha,
-                                          bool check)
+__device__ __forceinline__ void slice_sum(unsigned key, T v, unsigned lane, T *y, T alpha)
 {
-    slice_runs<T>(
-        key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); }, check);
+    slice_runs<T>(key, v, lane, [&](unsigned k, T sum) { red_add(&y[k], alpha * sum); });
 }
 
 /* The band kernel's blocks: nw = 8 or 4 warps, each a contiguous share of
@@ -411,8 +351,8 @@ __device__ __forceinline__ void walk_slices(unsigned L, unsigned first, unsigned
     }
 }
 
-/* hs_leaf_flat's entries without a search per entry (the default for f32;
- * HISP_CUDA_HS_FLAT=walk|search forces either): each warp takes a contiguous run of slices and
+/* hs_leaf_flat's entries without a search per entry (f32; f64 searches:
+ * measured on the H100, docs/BENCHMARKS.md): each warp takes a contiguous run of slices and
  * carries the leaf of its next slice's first entry. For a slice starting in
  * leaf L, lane m reads the end of leaf L + m (the slice overlaps at most 32
  * leaves); the ends inside the slice, as bits of one OR-reduced mask, give
@@ -447,7 +387,7 @@ flat_walk(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigned 
             key = tr ? c : r;
             v = reinterpret_cast<const T *>(nd + s_val[lf])[kk] * x[tr ? r : c];
         },
-        [&](unsigned key, T v) { slice_sum<T>(key, v, lane, y, alpha, P.runs_check != 0); });
+        [&](unsigned key, T v) { slice_sum<T>(key, v, lane, y, alpha); });
 }
 
 /* The flattened kernel's entries found by a binary search per entry over
@@ -489,7 +429,7 @@ flat_search(const hisp_cuda_hs &P, const unsigned long long *s_nd, const unsigne
 #pragma unroll
         for (unsigned u = 0; u < U; u++) {
             if (s0 + u * nw >= slices) break; /* warp-uniform */
-            slice_sum<T>(key[u], v[u], lane, y, alpha, P.runs_check != 0);
+            slice_sum<T>(key[u], v[u], lane, y, alpha);
         }
     }
 }
@@ -611,8 +551,6 @@ inline cudaError_t prefer_shared_carveout()
                        (const void *)hs_leaf_flat<double, false>,
                        (const void *)hs_leaf_flat<float, true>,
                        (const void *)hs_leaf_flat<double, true>,
-                       (const void *)hs_leaf_coo<float>,
-                       (const void *)hs_leaf_coo<double>,
                        (const void *)hs_leaf_single<float>,
                        (const void *)hs_leaf_single<double>,
                        (const void *)hs_leaf_dense<float>,
@@ -664,15 +602,12 @@ HS_LAUNCHER void launch_node(const hisp_cuda_hs &P, int q, unsigned long long fi
         hs_inner<true><<<grid, block, 0, s>>>(P, first, count, tpn);
         break;
     case 2:
-        if (tpn == 1 && !P.leaf_warp) { /* single entries: a thread each, nothing to share */
+        if (tpn == 1) { /* single entries: a thread each, nothing to share */
             hs_leaf_single<T><<<grid, block, 0, s>>>(P, first, count);
-        } else if (P.leaf_warp || tpn == 1) {
-            hs_leaf_coo<T><<<grid, block, 0, s>>>(P, first, count, tpn);
         } else {
-            unsigned per =
-                P.flat_per > 0 && P.flat_per <= (int)block.x ? (unsigned)P.flat_per : block.x / tpn;
+            unsigned per = block.x / tpn;
             dim3 g((unsigned)((count + per - 1) / per));
-            if (P.flat_walk > 0 || (P.flat_walk == 0 && sizeof(T) == 4))
+            if (sizeof(T) == 4) /* the walk for f32, the search for f64 */
                 hs_leaf_flat<T, true>
                     <<<g, block, flat_shared(per), s>>>(P, first, count, block.x / per);
             else

@@ -238,11 +238,10 @@ static double long_runs(const hisp_cuda_hs *P)
 }
 
 extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n,
-                                                unsigned slices, int width, int perm,
                                                 hisp_cuda_hs_rplan *R, cudaStream_t stream)
 {
     memset(R, 0, sizeof *R);
-    if (n == 0 || n >= (1ull << 31) || slices > 4096) return cudaErrorInvalidValue;
+    if (n == 0 || n >= (1ull << 31)) return cudaErrorInvalidValue;
     const entry_t *e = static_cast<const entry_t *>(P->entries) + P->base[q];
     const unsigned nl = (unsigned)n, vs = P->f64 ? 8 : 4;
     const unsigned blocks = (nl + 1 + 255) / 256;
@@ -260,11 +259,10 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
         r = cudaMemcpyAsync(h_st, st, sizeof h_st, cudaMemcpyDeviceToHost, stream);
     }
     if (r == cudaSuccess) r = cudaStreamSynchronize(stream);
-    /* the entries per lane: `width` where the leaves allow it (4: no leaf
-     * under three entries, 2: none under two), by run length where width <
-     * 0 (-2: at most 2). A^T x over row-major leaves: each leaf's entries
-     * ordered by column where that makes its runs long (perm > 0: always,
-     * perm == 0: never; 2 bytes per plan entry). Its bar is f64's
+    /* the entries per lane by run length, where the leaves allow it (4: no
+     * leaf under three entries, 2: none under two). A^T x over row-major
+     * leaves: each leaf's entries ordered by column where that makes its
+     * runs long (2 bytes per plan entry). Its bar is f64's
      * two-entry bar for both precisions: the gathers cost more than f32's
      * lower bar gains (H100: banded A^T x 22 % (f64) and 15 % (f32) faster
      * with runs 0.92, circuit 11-13 %, poisson3d f32 with runs 0.31 6 %
@@ -276,9 +274,8 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     const double rs = (double)h_st[2] / all, rsorted = (double)h_st[3] / all;
     const double steps = (double)h_st[5] / all;
     const unsigned most = h_st[0] ? 1 : h_st[1] ? 2 : 4;
-    const bool order = P->tr && most > 1 &&
-                       (perm > 0 || (perm < 0 && rsorted >= 0.4 && rs < 0.4 &&
-                                     !(P->vred && most == 4 && steps >= 0.75)));
+    const bool order =
+        P->tr && most > 1 && rsorted >= 0.4 && rs < 0.4 && !(P->vred && most == 4 && steps >= 0.75);
     const double runs = order ? rsorted : rs;
     /* f32 vector adds where half the entries step by one (P->vred) */
     const bool vec = P->vred && !order && most > 1 && steps >= 0.5;
@@ -289,16 +286,12 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
      * With vector adds (vec) four wherever the leaves allow: a lane's four
      * outputs in a row are one add (poisson3d f32 A x 9 %, A^T x 13 %
      * faster than with two and scalar adds). */
-    unsigned g = width > 0                   ? (unsigned)width
-                 : vec                       ? 4
-                 : runs < long_runs(P)       ? 1
-                 : width == -2 || runs < 0.5 ? 2
-                                             : 4;
+    unsigned g = vec ? 4 : runs < long_runs(P) ? 1 : runs < 0.5 ? 2 : 4;
     g = g < most ? g : most;
-    /* slices == 0: 8 per warp, 16 for four entries per lane in leaf order
-     * (H100: banded A x 3-6 % faster than with 8; with 8 elsewhere, A^T x by
+    /* 8 slices per warp, 16 for four entries per lane in leaf order (H100:
+     * banded A x 3-6 % faster than with 8; with 8 elsewhere, A^T x by
      * column and one or two entries per lane 1-9 % faster than with 16) */
-    if (!slices) slices = g == 4 && !order ? 16 : 8;
+    const unsigned slices = g == 4 && !order ? 16 : 8;
     const unsigned ce = 32 * slices;
     if (r == cudaSuccess) {
         rp_count<<<blocks, 256, 0, stream>>>(P->pool, e, nl, g, P->tr, cnt, nullptr);
@@ -353,18 +346,18 @@ extern "C" void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B)
 }
 
 extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
-                                                const uint64_t *cap, unsigned slices,
-                                                hisp_cuda_hs_bplan *B, cudaStream_t stream)
+                                                const uint64_t *cap, hisp_cuda_hs_bplan *B,
+                                                cudaStream_t stream)
 {
     memset(B, 0, sizeof *B);
     uint64_t n64 = 0;
     for (int i = 0; i < nq; i++)
         n64 += cap[i];
-    if (n64 == 0 || n64 >= (1ull << 31) || slices > 4096) return cudaErrorInvalidValue;
-    /* units of at most 32 * 8 * 4 = 1024 entries by default (H100: rmat
-     * 2-5 % and circuit 1-3 % faster than with 2048, 4096 slower still,
-     * 512 slower on circuit) */
-    if (!slices) slices = 4;
+    if (n64 == 0 || n64 >= (1ull << 31)) return cudaErrorInvalidValue;
+    /* units of at most 32 * 8 * 4 = 1024 entries (H100: rmat 2-5 % and
+     * circuit 1-3 % faster than with 2048, 4096 slower still, 512 slower
+     * on circuit) */
+    const unsigned slices = 4;
     const unsigned n = (unsigned)n64, ce = 32 * 8 * slices;
     const unsigned log2d = (unsigned)P->log2d, blocks = (n + 1 + 255) / 256;
     entry_t *e = nullptr;

@@ -31,29 +31,11 @@ __device__ __forceinline__ void plan_entry(const ulonglong2 *addr, const uint2 *
  * flattened kernel it replaces loaded a block's queue entries and node
  * headers (two dependent loads), scanned the counts and waited at two
  * barriers for about four slices per warp on poisson3d. */
-/* One add per distinct key of a warp slice in any order (peers found by
- * __match_any_sync, summed by their first lane from shared memory): the
- * adds of A^T x, whose equal keys are rarely neighbours, combined. */
 template <typename T>
-__device__ __forceinline__ void match_sum(unsigned key, T v, unsigned lane, T *y, T alpha, T *s_w)
-{
-    const unsigned peers = __match_any_sync(0xffffffffu, key);
-    s_w[lane] = v;
-    __syncwarp();
-    if (key != NOKEY && lane == (unsigned)__ffs(peers) - 1) {
-        for (unsigned rest = peers & (peers - 1); rest; rest &= rest - 1)
-            v += s_w[__ffs(rest) - 1];
-        red_add(&y[key], alpha * v);
-    }
-    __syncwarp();
-}
-
-template <typename T, bool MATCH>
 __global__ void __launch_bounds__(256)
     hs_leaf_replay(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
                    const unsigned *wl, unsigned nleaves, unsigned total, unsigned cs)
 {
-    __shared__ T s_v[MATCH ? 256 : 1];
     const unsigned lane = threadIdx.x & 31;
     const unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const unsigned slices = (total + 31) / 32;
@@ -68,12 +50,7 @@ __global__ void __launch_bounds__(256)
         [&](unsigned lf, unsigned k, unsigned &key, T &v) {
             plan_entry<T>(addr, at, lf, k, tr, x, key, v);
         },
-        [&](unsigned key, T v) {
-            if constexpr (MATCH)
-                match_sum<T>(key, v, lane, y, alpha, s_v + (threadIdx.x & ~31u));
-            else
-                slice_sum<T>(key, v, lane, y, alpha, P.runs_check != 0);
-        });
+        [&](unsigned key, T v) { slice_sum<T>(key, v, lane, y, alpha); });
 }
 
 /* Four neighbouring outputs at once (f32: one vector add; f64 has none). */
@@ -313,21 +290,18 @@ __device__ __forceinline__ void band_entry(const hisp_cuda_hs &P, const uint2 *r
  * (ATOMIC), or one plain add per distinct output index (warp_acc_add;
  * acc then belongs to this warp alone). */
 template <typename T, bool ATOMIC>
-__device__ __forceinline__ void band_sum(T *acc, unsigned key, T v, unsigned lane, bool check)
+__device__ __forceinline__ void band_sum(T *acc, unsigned key, T v, unsigned lane)
 {
     unsigned rk = NOKEY;
     T rv = 0;
-    slice_runs<T>(
-        key, v, lane,
-        [&](unsigned k, T sum) {
-            if (ATOMIC) {
-                atomicAdd(&acc[k], sum);
-            } else {
-                rk = k;
-                rv = sum;
-            }
-        },
-        check);
+    slice_runs<T>(key, v, lane, [&](unsigned k, T sum) {
+        if (ATOMIC) {
+            atomicAdd(&acc[k], sum);
+        } else {
+            rk = k;
+            rv = sum;
+        }
+    });
     if (!ATOMIC) warp_acc_add<T>(acc, rk, rv, lane);
 }
 
@@ -385,7 +359,7 @@ __global__ void __launch_bounds__(32 * BAND_WARPS)
             [&](unsigned lf, unsigned k, unsigned &key, T &v) {
                 band_entry<T>(P, rec, off, lf, k, key, v);
             },
-            [&](unsigned key, T v) { band_sum<T, ATOMIC>(mine, key, v, lane, P.runs_check != 0); });
+            [&](unsigned key, T v) { band_sum<T, ATOMIC>(mine, key, v, lane); });
     __syncthreads();
     band_flush<T>(P, acc, sets, uband[u]);
 }
@@ -395,8 +369,7 @@ __global__ void __launch_bounds__(32 * BAND_WARPS)
 /* The plan's kernel: R->width entries per lane (by run length, from
  * hisp_cuda_hs_rplan_build), in the plan's order (R->perm). */
 template <typename T>
-static void rplan_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int match,
-                         cudaStream_t stream)
+static void rplan_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, cudaStream_t stream)
 {
     const unsigned blocks = (R->warps + 7) / 8;
     const ulonglong2 *ad = static_cast<const ulonglong2 *>(R->addr);
@@ -426,21 +399,18 @@ static void rplan_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int
     else if (R->width == 2)
         hs_leaf_replayw<T, 2, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, pm,
                                                                  R->nleaves, R->total, R->slices);
-    else if (match > 0)
-        hs_leaf_replay<T, true><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
-                                                            R->total, R->slices);
     else
-        hs_leaf_replay<T, false><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
-                                                             R->total, R->slices);
+        hs_leaf_replay<T><<<blocks, 256, 0, stream>>>(*P, ad, at, R->off, R->wl, R->nleaves,
+                                                      R->total, R->slices);
 }
 
 extern "C" cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
-                                              int match, cudaStream_t stream)
+                                              cudaStream_t stream)
 {
     if (P->f64)
-        rplan_launch<double>(P, R, match, stream);
+        rplan_launch<double>(P, R, stream);
     else
-        rplan_launch<float>(P, R, match, stream);
+        rplan_launch<float>(P, R, stream);
     return cudaGetLastError();
 }
 
@@ -453,11 +423,12 @@ static void band_launch(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, unsi
         *P, static_cast<const uint2 *>(B->rec), B->off, B->ustart, B->uband, B->uwl, B->nleaves);
 }
 
-extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
-                                              int warps, int atomic, cudaStream_t stream)
+/* With the variant warps, atomic (the plan's where warps <= 0). */
+static cudaError_t bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, int warps,
+                             int atomic, cudaStream_t stream)
 {
     const unsigned nw = warps == 4 || warps == 8 ? (unsigned)warps : B->warps;
-    if (atomic < 0) atomic = B->atomic;
+    if (warps <= 0) atomic = B->atomic;
     if (P->f64 && atomic)
         band_launch<double, true>(P, B, nw, stream);
     else if (P->f64)
@@ -469,27 +440,20 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
+                                              cudaStream_t stream)
+{
+    return bplan_run(P, B, 0, 0, stream);
+}
+
 /* The variant by measurement: the best of 8 or 4 warps and of atomics or
  * a set per warp depends on the matrix (H100, f64: rmat A x fastest with
  * 4 warps and a set each, 6-16 % ahead of the others, circuit with 8
  * warps and atomics, 5-7 % ahead; f32 alike either way but for the warps). */
 extern "C" cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_hs_bplan *B,
-                                               uint64_t ny, int warps, int atomic,
-                                               cudaStream_t stream)
+                                               uint64_t ny, cudaStream_t stream)
 {
-    int cw[4], ca[4], nc = 0;
-    for (int w = 8; w >= 4; w -= 4)
-        for (int at = 0; at < 2; at++)
-            if ((warps <= 0 || warps == w) && (atomic < 0 || atomic == at)) {
-                cw[nc] = w;
-                ca[nc++] = at;
-            }
-    if (nc == 0) return cudaErrorInvalidValue;
-    if (nc == 1) {
-        B->warps = (unsigned)cw[0];
-        B->atomic = ca[0];
-        return cudaSuccess;
-    }
+    const int cw[4] = {8, 8, 4, 4}, ca[4] = {0, 1, 0, 1}, nc = 4;
     hisp_cuda_hs S = *P;
     cudaEvent_t e[2] = {nullptr, nullptr};
     cudaError_t r = cudaMalloc(&S.y, (size_t)(ny + 256) * (P->f64 ? 8 : 4));
@@ -504,7 +468,7 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_
         for (int c = 0; c < nc && r == cudaSuccess; c++) {
             float t = 0;
             r = cudaEventRecord(e[0], stream);
-            if (r == cudaSuccess) r = hisp_cuda_hs_bplan_run(&S, B, cw[c], ca[c], stream);
+            if (r == cudaSuccess) r = bplan_run(&S, B, cw[c], ca[c], stream);
             if (r == cudaSuccess) r = cudaEventRecord(e[1], stream);
             if (r == cudaSuccess) r = cudaEventSynchronize(e[1]);
             if (r == cudaSuccess) r = cudaEventElapsedTime(&t, e[0], e[1]);

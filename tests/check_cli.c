@@ -373,9 +373,6 @@ START_TEST(test_invalid_values)
     r = run_hisp("spmv", f, "--format", "ell", NULL);
     CK_RUN(r, 2);
     run_free(&r);
-    r = run_hisp("spmv", f, "--replay", NULL); /* replay without HiSparse: usage */
-    CK_RUN(r, 1);
-    run_free(&r);
     r = run_hisp("demo", "--repeat", "0", NULL);
     CK_RUN(r, 2);
     run_free(&r);
@@ -758,9 +755,10 @@ START_TEST(test_spmv_check_backends)
                 ck_assert(json_num(r.out, "gflops") > 0);
                 run_free(&r);
             }
-        /* HiSparse with replay: checked after the warm-up and timed runs */
+        /* HiSparse: the scheduled first call, then replays (device
+         * backends), checked after the warm-up and timed runs */
         r = run_hisp("spmv", tmp("p.mtx"), "--backend", be, "--device", dev, "--format", "hisparse",
-                     "--replay", "--check", "--repeat", "3", "--beta", "0.5", "--json", NULL);
+                     "--check", "--repeat", "3", "--beta", "0.5", "--json", NULL);
         CK_RUN(r, 0);
         ck_assert_msg(json_num(r.out, "rel_error") < 1e-12, "%s replay: %s", tg[i].label, r.out);
         run_free(&r);

@@ -4,8 +4,10 @@
  * hispi_hisparse_ref_spmv, on random, structured and real matrices, every
  * queue, both ops, the matrix's transposed flag, scale, alpha/beta (beta = 0
  * with NaN in y), node sizes 4..256, empty and one-entry matrices, f32 and
- * f64. The scheduler's counts must be the same on every run and equal to
- * the host simulation's. */
+ * f64. A matrix's first SpMV is scheduled: its counts must be the same for
+ * every handle and equal to the host simulation's; later SpMVs replay the
+ * leaf queues on the device backends (one round) and must give the same
+ * result. */
 #include "testutil.h"
 #include "hisparse_sched.h"
 #include "hispi_hisparse.h"
@@ -90,8 +92,9 @@ static int unsupported(hisp_context ctx, hisp_status s, int target)
 
 /* y = alpha*op(H)*x + beta*y on the target with H = A in HiSparse form
  * (node size d, the transposed flag `tflag`, scale `scale`), against the
- * recursive reference; twice, with identical scheduler counts equal to
- * the host simulation's. Returns 0 when the target has no HiSparse SpMV. */
+ * recursive reference: the first (scheduled) call of H and of a duplicate
+ * of H, with identical scheduler counts equal to the host simulation's,
+ * then two replays of H. Returns 0 when the target has no HiSparse SpMV. */
 static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op op, int tflag,
                     double scale, int beta_zero, uint64_t *rs, const char *what)
 {
@@ -131,30 +134,35 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
     CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
     CK_OK(ctx, hisp_vector_write(x, xh));
+    /* the first call of H, then of a duplicate (its own first call: the
+     * same scheduled counts) */
     hisp_sched_counts c[2];
+    hisp_matrix H2 = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(H, HISP_FORMAT_HISPARSE, &H2));
     for (int run = 0; run < 2; run++) {
         CK_OK(ctx, hisp_vector_write(y, y0));
-        hisp_status s = hisp_spmv(ctx, op, ap, H, x, bp, y);
+        hisp_status s = hisp_spmv(ctx, op, ap, run ? H2 : H, x, bp, y);
         if (unsupported(ctx, s, target)) {
             hisp_vector_destroy(&x);
             hisp_vector_destroy(&y);
             hisp_matrix_destroy(&H);
+            hisp_matrix_destroy(&H2);
             free(xh), free(y0), free(yref), free(ydev), free(ysim), free(mag), free(cnt);
             return 0;
         }
         CK_OK(ctx, s);
         CK_OK(ctx, hisp_context_sched_counts(ctx, &c[run]));
+        if (!run) CK_OK(ctx, hisp_vector_read(y, ydev));
     }
-    CK_OK(ctx, hisp_vector_read(y, ydev));
+    hisp_matrix_destroy(&H2);
     ck_assert_msg(memcmp(&c[0], &c[1], sizeof c[0]) == 0, "%s: counts differ between runs", what);
-    /* replay on: CUDA and OpenCL replay the leaf queues of the last
+    /* later calls of H: CUDA and OpenCL replay the leaf queues of its
      * scheduled run (one round; CUDA sorts them first), the reference
      * backend runs the scheduler again. The same result either way. */
     const test_target *tg;
     test_targets(&tg);
     void *yrep = malloc((size_t)m * es + 8);
     ck_assert_ptr_nonnull(yrep);
-    CK_OK(ctx, hisp_matrix_set_replay(H, 1));
     hisp_sched_counts rc;
     /* twice: the first replay prepares (CUDA: sorts, builds its plan), the
      * second reuses that; both results are checked */
@@ -167,8 +175,8 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
         CK_OK(ctx, hisp_vector_read(y, again ? yrep : yrep1));
     }
     if (tg[target].kind == HISP_BACKEND_REFERENCE) {
-        ck_assert_msg(memcmp(&rc, &c[0], sizeof rc) == 0, "%s: counts changed with replay on %s",
-                      what, tg[target].label);
+        ck_assert_msg(memcmp(&rc, &c[0], sizeof rc) == 0, "%s: counts changed on %s", what,
+                      tg[target].label);
     } else if (c[0].total_nodes) {
         ck_assert_int_eq(rc.rounds, 1);
         ck_assert_int_le(rc.total_nodes, c[0].total_nodes);
@@ -185,8 +193,8 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     int rq = 0;
     hispi_sched_spmv_caps(h, &pol, cap, &rq);
     bool tr = h->transposed != (op == HISP_OP_T);
-    hispi_sched_args sa = {&pol, t, h->root, rq,   h->d, h->log2d, h->depth, tr, alpha * h->scale,
-                           beta, n, m,       false};
+    hispi_sched_args sa = {&pol,     t,  h->root,          rq,   h->d, h->log2d,
+                           h->depth, tr, alpha * h->scale, beta, n,    m};
     memcpy(ysim, y0, (size_t)m * es);
     hisp_sched_counts hc;
     CK_OK(ctx, hispi_sched_spmv_host(ctx, h->pool->base, &sa, cap, xh, ysim, &hc));
@@ -250,24 +258,21 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
 
 /* Loop index of the mapping-aware tests: _i = NMAP * target + mapping.
  * OpenCL on CPUs runs the owner mapping (leaf sub-queues per output range,
- * no atomics) by default; mapping 1 forces the atomic kernels with the
- * policy's threads per node (the GPU's), mapping 2 the atomic kernels with
- * one work-item per node. Sets *i to the target; false when the pair does
- * not apply (mappings 1 and 2 on a non-OpenCL target). */
-#define NMAP 3
+ * no atomics) by default; mapping 1 forces the GPUs' atomic kernels with
+ * the policy's threads per node (the test hook hispi_hs_hook.cl_atomic).
+ * Sets *i to the target; false when the pair does not apply (mapping 1 on
+ * a non-OpenCL target). */
+#define NMAP 2
 static bool set_mapping(int *i)
 {
-    static const char *const names[NMAP] = {NULL, "policy", "node"};
     int mapping = *i % NMAP;
     *i /= NMAP;
-    if (!mapping) {
-        unsetenv("HISP_CL_HS_MAPPING");
-        return true;
-    }
+    hispi_hs_hook.cl_atomic = 0;
+    if (!mapping) return true;
     const test_target *tg;
     test_targets(&tg);
     if (tg[*i].kind != HISP_BACKEND_OPENCL) return false;
-    setenv("HISP_CL_HS_MAPPING", names[mapping], 1);
+    hispi_hs_hook.cl_atomic = 1;
     return true;
 }
 
@@ -551,8 +556,8 @@ START_TEST(test_hs_cli)
     int64_t n = H->hs->nrows;
     double *x = calloc((size_t)n, sizeof *x), *y = calloc((size_t)n, sizeof *y);
     ck_assert(x && y);
-    hispi_sched_args sa = {&pol, HISP_F64, H->hs->root, rq, H->hs->d, H->hs->log2d, H->hs->depth,
-                           true, 1.0,      0.0,         n,  n,        false};
+    hispi_sched_args sa = {&pol,         HISP_F64, H->hs->root, rq,  H->hs->d, H->hs->log2d,
+                           H->hs->depth, true,     1.0,         0.0, n,        n};
     hisp_sched_counts hc;
     CK_OK(ctx, hispi_sched_spmv_host(ctx, H->hs->pool->base, &sa, cap, x, y, &hc));
     for (int t = 0; t < 2; t++) {
@@ -580,21 +585,21 @@ START_TEST(test_hs_cli)
 END_TEST
 
 /* OpenCL's owner mapping with 1, 3 and 64 output ranges
- * ($HISP_CL_HS_PARTS, read at upload): random and structured matrices,
- * both types, d = 4 and 256, both ops, the flag, scale, beta; then one
- * handle alternating op N and T (the two sub-queue layouts share one entry
- * array) with beta != 0. */
+ * (hispi_hs_hook.cl_parts, read at upload): random and structured
+ * matrices, both types, d = 4 and 256, both ops, the flag, scale, beta;
+ * then one handle alternating op N and T (scheduled once per orientation,
+ * then replays from each orientation's own entry array) with beta != 0. */
 START_TEST(test_hs_owner_parts)
 {
     const test_target *tg;
     test_targets(&tg);
     if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
-    unsetenv("HISP_CL_HS_MAPPING");
+    hispi_hs_hook.cl_atomic = 0;
     uint64_t rs = test_seed() + 4007 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    static const char *const parts[] = {"1", "3", "64"};
+    static const int parts[] = {1, 3, 64};
     for (int pi = 0; pi < 3; pi++) {
-        setenv("HISP_CL_HS_PARTS", parts[pi], 1);
+        hispi_hs_hook.cl_parts = parts[pi];
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
             if (t == HISP_F64 && !fp64_ok(ctx)) continue;
@@ -607,13 +612,13 @@ START_TEST(test_hs_owner_parts)
             CK_OK(ctx, hisp_matrix_generate(ctx, &gp, t, &C));
             for (int v = 0; v < 8; v++) {
                 char what[400];
-                snprintf(what, sizeof what, "%s: owner ranges %s", target_label(_i), parts[pi]);
+                snprintf(what, sizeof what, "%s: owner ranges %d", target_label(_i), parts[pi]);
                 if (!check_hs(ctx, _i, v & 4 ? C : A, v & 2 ? 256 : 4,
                               v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1, v & 1 ? 1.0 : -2.5,
                               v == 5, &rs, what)) {
                     hisp_matrix_destroy(&A);
                     hisp_matrix_destroy(&C);
-                    unsetenv("HISP_CL_HS_PARTS");
+                    hispi_hs_hook.cl_parts = 0;
                     hisp_context_destroy(&ctx);
                     return;
                 }
@@ -637,7 +642,7 @@ START_TEST(test_hs_owner_parts)
             float af = 1.25f, bf = -0.5f;
             const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
             const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 6; k++) {
                 hisp_op op = k & 1 ? HISP_OP_T : HISP_OP_N;
                 int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
                 int64_t nn = op == HISP_OP_N ? info.ncols : info.nrows;
@@ -652,7 +657,7 @@ START_TEST(test_hs_owner_parts)
                 ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, H->hs, op, alpha, xh, beta, yr), 0);
                 double err = test_rel_error(t, yd, yr, m);
                 ck_assert_msg(err < (t == HISP_F32 ? 1e-5 : 1e-12),
-                              "%s: ranges %s, %s, alternating ops, call %d: relative error %g",
+                              "%s: ranges %d, %s, alternating ops, call %d: relative error %g",
                               target_label(_i), parts[pi], hisp_type_name(t), k, err);
                 hisp_vector_destroy(&x);
                 hisp_vector_destroy(&y);
@@ -663,7 +668,7 @@ START_TEST(test_hs_owner_parts)
             hisp_matrix_destroy(&C);
         }
     }
-    unsetenv("HISP_CL_HS_PARTS");
+    hispi_hs_hook.cl_parts = 0;
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -725,9 +730,7 @@ START_TEST(test_hs_replay_inf)
             CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
             CK_OK(ctx, hisp_vector_create(ctx, t, n, &y));
             CK_OK(ctx, hisp_vector_write(x, xv));
-            CK_OK(ctx, hisp_matrix_set_replay(H, 0));
             for (int run = 0; run < 4; run++) { /* scheduled, then three replays */
-                if (run == 1) CK_OK(ctx, hisp_matrix_set_replay(H, 1));
                 hisp_status s = hisp_spmv(ctx, (hisp_op)op, ap, H, x, bp, y);
                 if (unsupported(ctx, s, _i)) break;
                 CK_OK(ctx, s);
@@ -760,6 +763,166 @@ START_TEST(test_hs_replay_inf)
     hisp_context_destroy(&ctx);
 }
 END_TEST
+
+/* y = op(H) x (alpha 1.5, beta 0) on the target against the reference;
+ * the host-to-device data bytes the call moved in *moved. */
+static void resident_spmv(hisp_context ctx, hisp_matrix H, hisp_op op, hisp_vector x,
+                          const double *xh, hisp_vector y, uint64_t *moved, const char *what)
+{
+    hisp_matrix_info info;
+    CK_OK(ctx, hisp_matrix_get_info(H, &info));
+    int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
+    double a = 1.5, b = 0;
+    hisp_transfer_stats t0, t1;
+    CK_OK(ctx, hisp_context_transfers(ctx, &t0));
+    CK_OK(ctx, hisp_spmv(ctx, op, &a, H, x, &b, y));
+    CK_OK(ctx, hisp_context_transfers(ctx, &t1));
+    *moved = t1.h2d_bytes - t0.h2d_bytes;
+    double *yd = malloc((size_t)m * sizeof *yd), *yr = calloc((size_t)m, sizeof *yr);
+    ck_assert(yd && yr);
+    CK_OK(ctx, hisp_vector_read(y, yd));
+    ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, H->hs, op, 1.5, xh, 0.0, yr), HISP_SUCCESS);
+    double err = test_rel_error(HISP_F64, yd, yr, m);
+    ck_assert_msg(err < 1e-12, "%s: relative error %g", what, err);
+    free(yd), free(yr);
+}
+
+/* A family's pool lives on the device once: the first SpMV uploads it, a
+ * duplicate's, a transposed or scaled duplicate's first SpMV and every
+ * replay move no pool bytes (only the matrix's few queue set-up bytes); an
+ * edit's new nodes go up alone (not the pool again), also after the device
+ * copy had to grow; an injected device allocation failure is an error the
+ * caller sees, with the matrix still valid and usable afterwards. */
+START_TEST(test_hs_resident_pool)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    uint64_t rs = test_seed() + 4009 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    if (!fp64_ok(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    const bool device = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    const int64_t n = 1500;
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, n, n, 0.02, &rs), H = NULL;
+    CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    double *xh = malloc((size_t)n * sizeof *xh);
+    ck_assert_ptr_nonnull(xh);
+    for (int64_t i = 0; i < n; i++)
+        xh[i] = test_uniform(&rs);
+    hisp_vector x = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &y));
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    /* a failed device allocation of the pool: an error, H untouched */
+    hispi_pool_dev_fail_after(1);
+    double a = 1, b = 0;
+    hisp_status s = hisp_spmv(ctx, HISP_OP_N, &a, H, x, &b, y);
+    hispi_pool_dev_fail_after(0);
+    if (s == HISP_ERR_UNSUPPORTED) {
+        test_skip("hisparse_dev resident pool on %s: no HiSparse SpMV", tg[_i].label);
+    } else {
+        ck_assert_int_eq(s, HISP_ERR_OUT_OF_DEVICE_MEMORY);
+        ck_assert_ptr_null(H->hs->pool->dev);
+        uint64_t pool = H->hs->pool->used, moved = 0;
+        char what[400];
+        snprintf(what, sizeof what, "%s: resident pool", tg[_i].label);
+        resident_spmv(ctx, H, HISP_OP_N, x, xh, y, &moved, what);
+        if (device) ck_assert_uint_ge(moved, pool); /* the first upload: the pool */
+        for (int k = 0; k < 3; k++) {               /* scheduled T, then replays */
+            resident_spmv(ctx, H, k & 1 ? HISP_OP_N : HISP_OP_T, x, xh, y, &moved, what);
+            if (k) ck_assert_uint_eq(moved, 0);
+        }
+        /* duplicates, transposed, scaled: the same device pool */
+        hisp_matrix D = NULL;
+        CK_OK(ctx, hisp_matrix_duplicate(H, HISP_FORMAT_HISPARSE, &D));
+        CK_OK(ctx, hisp_matrix_transpose(D));
+        double scd = -0.75;
+        CK_OK(ctx, hisp_matrix_scale(D, &scd));
+        for (int k = 0; k < 3; k++) {
+            resident_spmv(ctx, D, k & 1 ? HISP_OP_T : HISP_OP_N, x, xh, y, &moved, what);
+            ck_assert_msg(moved < pool / 4, "%s: a duplicate's SpMV moved %llu bytes (pool %llu)",
+                          what, (unsigned long long)moved, (unsigned long long)pool);
+        }
+        ck_assert_int_eq(H->hs->pool->dev_users, 2);
+        /* an edit: only its new nodes go up, also when the device copy
+         * grows (its first allocation failing: the exact size is tried) */
+        int32_t er[40], ec[40];
+        double ev[40];
+        for (int k = 0; k < 40; k++) {
+            er[k] = (int32_t)(test_rand(&rs) % (uint64_t)n);
+            ec[k] = (int32_t)(test_rand(&rs) % (uint64_t)n);
+            ev[k] = test_uniform(&rs);
+        }
+        hisp_matrix E = NULL;
+        hisp_edit_stats es;
+        CK_OK(ctx, hisp_matrix_edit(D, 40, er, ec, ev, NULL, &E, &es));
+        ck_assert_uint_gt(H->hs->pool->used, pool);
+        hispi_pool_dev_fail_after(1);
+        resident_spmv(ctx, E, HISP_OP_N, x, xh, y, &moved, what);
+        hispi_pool_dev_fail_after(0);
+        ck_assert_msg(moved < pool / 2, "%s: an edit's SpMV moved %llu bytes (pool %llu, new %llu)",
+                      what, (unsigned long long)moved, (unsigned long long)pool,
+                      (unsigned long long)es.bytes_added);
+        /* the earlier members rebuild over the moved pool, moving nothing */
+        resident_spmv(ctx, H, HISP_OP_N, x, xh, y, &moved, what);
+        ck_assert_msg(moved < pool / 4, "%s: after the move, H's SpMV moved %llu bytes", what,
+                      (unsigned long long)moved);
+        resident_spmv(ctx, D, HISP_OP_T, x, xh, y, &moved, what);
+        hisp_matrix_destroy(&E);
+        hisp_matrix_destroy(&D);
+        ck_assert_int_eq(H->hs->pool->dev_users, 1);
+    }
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_matrix_destroy(&H);
+    hisp_matrix_destroy(&A);
+    free(xh);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* CUDA's host-polled controller (hispi_hs_hook.cuda_host_controller): the
+ * same rounds and counts as the device controller's, and the path
+ * compute-sanitizer racecheck can check (the tcase hisparse_dev_host runs
+ * only this test, so the device controller's module is never loaded). */
+START_TEST(test_hs_host_controller)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    if (tg[_i].kind != HISP_BACKEND_CUDA) return;
+    hispi_hs_hook.cuda_host_controller = 1;
+    uint64_t rs = test_seed() + 4008 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F64 : HISP_F32;
+        hisp_matrix A = test_random_matrix(ctx, t, 400, 300, 0.03, &rs);
+        hisp_gen_params gp;
+        hisp_gen_defaults(HISP_GEN_CIRCUIT, &gp);
+        gp.seed = test_seed();
+        gp.n = 3000;
+        hisp_matrix C = NULL;
+        CK_OK(ctx, hisp_matrix_generate(ctx, &gp, t, &C));
+        for (int v = 0; v < 8; v++) {
+            char what[400];
+            snprintf(what, sizeof what, "%s: host-polled controller", target_label(_i));
+            ck_assert(check_hs(ctx, _i, v & 4 ? C : A, v & 2 ? 128 : 16,
+                               v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1, 1.5, v == 3, &rs,
+                               what));
+        }
+        hisp_matrix_destroy(&A);
+        hisp_matrix_destroy(&C);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+static void reset_hooks(void)
+{
+    memset(&hispi_hs_hook, 0, sizeof hispi_hs_hook);
+}
 
 /* The policy: every queue named, launch rule progress, thresholds. */
 START_TEST(test_hs_policy)
@@ -802,6 +965,7 @@ Suite *suite_hisparse_dev(void)
     int n = test_targets(&t);
     TCase *tc = tcase_create("hisparse_dev");
     tcase_set_timeout(tc, 900);
+    tcase_add_checked_fixture(tc, reset_hooks, reset_hooks);
     tcase_add_test(tc, test_hs_policy);
     tcase_add_loop_test(tc, test_hs_queues, 0, NMAP * n);
     tcase_add_loop_test(tc, test_hs_tiny, 0, n);
@@ -812,6 +976,12 @@ Suite *suite_hisparse_dev(void)
     tcase_add_loop_test(tc, test_hs_cli, 0, n);
     tcase_add_loop_test(tc, test_hs_owner_parts, 0, n);
     tcase_add_loop_test(tc, test_hs_replay_inf, 0, n);
+    tcase_add_loop_test(tc, test_hs_resident_pool, 0, n);
     suite_add_tcase(s, tc);
+    TCase *th = tcase_create("hisparse_dev_host");
+    tcase_set_timeout(th, 900);
+    tcase_add_checked_fixture(th, reset_hooks, reset_hooks);
+    tcase_add_loop_test(th, test_hs_host_controller, 0, n);
+    suite_add_tcase(s, th);
     return s;
 }

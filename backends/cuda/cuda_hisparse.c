@@ -1,18 +1,23 @@
 /* CUDA backend: HiSparse upload and SpMV through the dynamic scheduler
  * (core/hisparse_sched.h, kernels_cuda/hisparse.cu).
  *
- * Device state of a matrix: the pool bytes as on the host; one entry array
+ * Device state of a matrix: the family's pool (core/hisparse_dev.c, shared
+ * by its matrices, at the host's offsets); one entry array
  * holding every queue (queue q at slots [base[q], base[q] + cap[q]), cap[q]
  * the nodes of that queue in the tree: each node is queued once per SpMV);
  * the fill counters; the controller's state (heads and counts).
  *
  * Two controllers, the same kernels and the same rounds (so the same
- * counts): the device controller (default; one kernel launch from the host
- * per SpMV, rounds joined by tail launches, see hisparse.cu) and the
- * host-polled one ($HISP_CUDA_HS_CONTROLLER=host: the host reads the fill
- * counters each round and launches the node kernels itself), kept for
- * comparison. After either, every counter must equal its capacity (each
- * node processed exactly once), which is checked.
+ * counts): the device controller (one kernel launch from the host per
+ * SpMV, rounds joined by tail launches, see hisparse.cu) and the
+ * host-polled one (the test hook hispi_hs_hook.cuda_host_controller: the
+ * host reads the fill counters each round and launches the node kernels
+ * itself; compute-sanitizer racecheck cannot follow device launches).
+ * After either, every counter must equal its capacity (each node
+ * processed exactly once), which is checked.
+ *
+ * A matrix's first SpMV is scheduled; once its counts checked out (every
+ * leaf queued once), later SpMVs replay the leaf queues (replay below).
  *
  * The device controller's SpMV does not wait: its counts travel to pinned
  * host memory behind the work, and hisp_cuda_hs_counts (which core calls
@@ -29,16 +34,13 @@ typedef struct {
      * scheduled SpMV's counts checked out (every leaf queued once); sorted
      * by output offset for N (2) or for A^T (3) */
     int leaves;
-    bool replay; /* its last SpMV asked for a replay */
     void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
     /* the replay's plans of the COO leaf queues, for the queue order of
-     * `leaves` == rp_for (0: none built) and rp_slices slices per warp */
+     * `leaves` == rp_for (0: none built) */
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
     int rp_for;
-    unsigned rp_slices;
-    int rp_perm, rp_width, rp_band, rp_vred; /* the plans' settings (replay_plans) */
-    unsigned band;                           /* the band replay's queues (band_queues) */
+    unsigned band; /* the band replay's queues (band_queues) */
     /* the band replay's plan of the queues in bp_mask, for A x (bp_for 2)
      * or A^T x (3); -2 / -3: it could not be built for that one */
     hisp_cuda_hs_bplan bp;
@@ -87,15 +89,13 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
     }
     if (total > SIZE_MAX / sizeof(hispi_sched_entry) - 1)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "cuda: scheduler queues too large");
-    /* padded to 16 bytes: the single-entry kernel loads whole 16-byte nodes */
-    CU(ctx, cudaMalloc(&m->pool, ((size_t)A->pool_bytes + 15) / 16 * 16 + 16));
+    /* the family's pool, kept by core (padded for the single-entry kernel's
+     * whole 16-byte node loads) */
+    m->pool = A->pool_dev;
     CU(ctx, cudaMalloc(&m->entries, ((size_t)total + 1) * sizeof(hispi_sched_entry)));
     CU(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
     CU(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
-    if (A->pool_bytes)
-        CU(ctx, cudaMemcpyAsync(m->pool, A->pool, (size_t)A->pool_bytes, cudaMemcpyHostToDevice,
-                                stream));
-    CU(ctx, cudaStreamSynchronize(stream));
+    (void)stream;
     /* a round holds at most nq + 1 launches pending; raise the device
      * runtime's limit where it is lower than what several contexts need */
     size_t pending = 0;
@@ -132,12 +132,6 @@ hisp_status hisp_cuda_hs_upload(hisp_context ctx, void *be, const hispi_hs_view 
     return HISP_SUCCESS;
 }
 
-static int env_is(const char *name, const char *value)
-{
-    const char *e = getenv(name);
-    return e && strcmp(e, value) == 0;
-}
-
 /* The counts of the last SpMV of a backend instance: ready (host-polled,
  * empty matrix) or in flight to pinned memory (device controller). */
 typedef struct {
@@ -169,7 +163,7 @@ void hisp_cuda_hs_free(void *be, void *dev)
     if (m->side) (void)cudaStreamDestroy(m->side);
     if (m->fork) (void)cudaEventDestroy(m->fork);
     if (m->join) (void)cudaEventDestroy(m->join);
-    void *bufs[] = {m->pool, m->entries, m->tails, m->ctl};
+    void *bufs[] = {m->entries, m->tails, m->ctl}; /* the pool is core's */
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
     (void)cudaGetLastError();
@@ -290,8 +284,7 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int
     return m->rp[q].off ? m->rp[q].total : m->cap[q] * guess;
 }
 
-/* The band replay's queues (a bit mask): HISP_CUDA_HS_REPLAY_BAND=1 every
- * COO leaf queue, =0 none. By default by the share of the COO entries in
+/* The band replay's queues (a bit mask), by the share of the COO entries in
  * short leaves (under a warp per leaf): half or more, every COO queue;
  * a quarter or more, the short-leaf queues; else none. Measured on the
  * H100 (docs/BENCHMARKS.md): rmat (86 % in short leaves) 19-24 % faster
@@ -303,10 +296,6 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int
  * set-up and flush. */
 static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
 {
-    if (env_is("HISP_CUDA_HS_REPLAY_BAND", "0") || P->leaf_warp ||
-        env_is("HISP_CUDA_HS_REPLAY_PLAN", "0"))
-        return 0;
-    bool all = env_is("HISP_CUDA_HS_REPLAY_BAND", "1");
     unsigned coo = 0, shorts = 0;
     uint64_t in = 0, out = 0;
     for (int q = 0; q < m->nq; q++) {
@@ -319,54 +308,22 @@ static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
             out += queue_entries(m, P, q, HISPI_SCHED_FEW + 1);
         }
     }
-    if (all || 2 * in >= in + out) return coo;
+    if (2 * in >= in + out) return coo;
     return in && 4 * in >= in + out ? shorts : 0;
 }
 
 /* The replay's plans of the COO leaf queues with several threads per leaf
- * (hs_leaf_replay), built once per queue order. HISP_CUDA_HS_REPLAY_PLAN=0
- * keeps the flattened kernel (a measured variant);
- * HISP_CUDA_HS_REPLAY_SLICES sets the 32-entry slices per warp (by default the
- * plan chooses: 8, or 16 for four entries per lane in leaf order).
- * A queue the plan cannot take (over 2^32 entries, no device memory for
- * it) keeps the flattened kernel. */
-static unsigned replay_slices(void)
-{
-    const char *sl = getenv("HISP_CUDA_HS_REPLAY_SLICES");
-    return sl && atoi(sl) > 0 && atoi(sl) <= 4096 ? (unsigned)atoi(sl) : 0; /* 0: the plan's */
-}
-
+ * (hs_leaf_replay*), built once per queue order. A queue the plan cannot
+ * take (over 2^32 entries, no device memory for it) keeps the flattened
+ * kernel. */
 static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
                                 cudaStream_t stream)
 {
-    unsigned slices = replay_slices();
-    if (env_is("HISP_CUDA_HS_REPLAY_PLAN", "0") || P->leaf_warp) {
-        rplans_free(m);
-        return HISP_SUCCESS;
-    }
-    /* measured variants (by run lengths otherwise): entries per lane
-     * HISP_CUDA_HS_REPLAY_PAIR=1 two, =0 one, HISP_CUDA_HS_REPLAY_QUAD=1
-     * four, =0 at most two; HISP_CUDA_HS_REPLAY_PERM=1|0: A^T x leaves
-     * ordered by column always | never */
-    int width = env_is("HISP_CUDA_HS_REPLAY_QUAD", "1")   ? 4
-                : env_is("HISP_CUDA_HS_REPLAY_PAIR", "1") ? 2
-                : env_is("HISP_CUDA_HS_REPLAY_PAIR", "0") ? 1
-                : env_is("HISP_CUDA_HS_REPLAY_QUAD", "0") ? -2
-                                                          : -1;
-    int perm = env_is("HISP_CUDA_HS_REPLAY_PERM", "1")   ? 1
-               : env_is("HISP_CUDA_HS_REPLAY_PERM", "0") ? 0
-                                                         : -1;
-    int bandenv = env_is("HISP_CUDA_HS_REPLAY_BAND", "1")   ? 1
-                  : env_is("HISP_CUDA_HS_REPLAY_BAND", "0") ? 0
-                                                            : -1;
-    if (m->rp_for == m->leaves && m->rp_slices == slices && m->rp_perm == perm &&
-        m->rp_width == width && m->rp_band == bandenv && m->rp_vred == P->vred)
-        return HISP_SUCCESS;
+    if (m->rp_for == m->leaves) return HISP_SUCCESS;
     rplans_free(m);
     for (int q = 0; q < m->nq; q++) {
         if (P->fn[q] != HISPI_NF_LEAF_COO || P->tpn[q] < 2 || !m->cap[q]) continue;
-        cudaError_t e =
-            hisp_cuda_hs_rplan_build(P, q, m->cap[q], slices, width, perm, &m->rp[q], stream);
+        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], &m->rp[q], stream);
         if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
@@ -380,23 +337,8 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
                     m->rp[q].vec ? ", vector adds" : "");
     }
     m->rp_for = m->leaves;
-    m->rp_slices = slices;
-    m->rp_perm = perm;
-    m->rp_width = width;
-    m->rp_band = bandenv;
-    m->rp_vred = P->vred;
     m->band = band_queues(m, P);
     return HISP_SUCCESS;
-}
-
-/* The band kernel's variant forced by HISP_CUDA_HS_BAND_WARPS=8|4 and
- * HISP_CUDA_HS_BAND_ATOMIC=1|0 (measured variants; -1 where unset: the
- * plan's timed choice). */
-static void band_forced(int *warps, int *atomic)
-{
-    const char *w = getenv("HISP_CUDA_HS_BAND_WARPS"), *a = getenv("HISP_CUDA_HS_BAND_ATOMIC");
-    *warps = w && (atoi(w) == 8 || atoi(w) == 4) ? atoi(w) : -1;
-    *atomic = a ? atoi(a) != 0 : -1;
 }
 
 /* The band plan of the queues in mask for this orientation, built once;
@@ -421,16 +363,14 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
             qs[nq] = q;
             cap[nq++] = m->cap[q];
         }
-    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, replay_slices(), &m->bp, stream);
+    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, &m->bp, stream);
     if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
         return HISP_SUCCESS;
     }
     CU(ctx, e);
-    int warps, atomic;
-    band_forced(&warps, &atomic);
-    e = hisp_cuda_hs_bplan_tune(P, &m->bp, ny, warps, atomic, stream);
+    e = hisp_cuda_hs_bplan_tune(P, &m->bp, ny, stream);
     if (e == cudaErrorMemoryAllocation) { /* no room for its scratch y: the plan's default */
         (void)cudaGetLastError();
         hispi_debug("cuda: band plan variant not timed (%s)", cudaGetErrorName(e));
@@ -445,7 +385,7 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
     return HISP_SUCCESS;
 }
 
-/* Replay (hisp_matrix_set_replay, or $HISP_CUDA_HS_REPLAY=1): once a
+/* Replay: once a
  * scheduled SpMV has filled the queues, later SpMVs launch the leaf kernels
  * straight over the leaf queues, the heavy ones sorted once by output
  * offset (so a row band's leaves are processed by neighbouring blocks while
@@ -456,22 +396,19 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
                           cudaStream_t stream, hisp_sched_counts *counts)
 {
     const int want = P->tr ? 3 : 2;
-    /* HISP_CUDA_HS_REPLAY_SORT=0: the scheduler's order (a measured variant) */
-    bool sort = !env_is("HISP_CUDA_HS_REPLAY_SORT", "0");
     /* only the queues of leaves with many entries (tpn >= a warp: the bulk
      * of regular matrices, 5-15 % faster sorted); short leaves stay in the
      * scheduler's order, which spreads the adds of a power-law matrix's hub
      * rows and columns (sorted, rmat's A^T x took 1.67x as long) */
-    for (int q = 0; sort && q < m->nq && m->leaves != want; q++)
+    for (int q = 0; q < m->nq && m->leaves != want; q++)
         if (P->fn[q] >= HISPI_NF_LEAF_COO && P->tpn[q] >= 32 && m->cap[q] > 1) {
             cudaError_t e = hisp_cuda_hs_sort_entries((hispi_sched_entry *)m->entries + m->base[q],
                                                       m->cap[q], P->tr, stream);
             if (e == cudaErrorInvalidValue) break; /* too many to sort: replay unsorted */
             CU(ctx, e);
         }
-    if (sort) m->leaves = want;
+    m->leaves = want;
     HISPI_TRY(replay_plans(ctx, m, P, stream));
-    int match = env_is("HISP_CUDA_HS_REPLAY_MATCH", "1"); /* a measured variant */
     unsigned band = m->band;
     bool banded = false;
     cudaStream_t side = NULL;
@@ -479,16 +416,13 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
     if (banded) {
         for (int q = 0; q < m->nq; q++) /* their own plans are not needed */
             if (band & (1u << q)) hisp_cuda_hs_rplan_free(&m->rp[q]);
-        int warps, atomic;
-        band_forced(&warps, &atomic);
         /* the band kernel on a stream of its own, beside the other leaf
          * kernels (all of them only add into y; H100: circuit 4-6 % faster,
-         * the one suite matrix with both; HISP_CUDA_HS_BAND_OVERLAP=0 runs
-         * them one after the other) */
+         * the one suite matrix with both, than one after the other) */
         bool others = false;
         for (int q = 0; q < m->nq; q++)
             others |= P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q] && !(band & (1u << q));
-        if (others && !env_is("HISP_CUDA_HS_BAND_OVERLAP", "0")) {
+        if (others) {
             if (!m->side) CU(ctx, cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
             if (!m->fork) CU(ctx, cudaEventCreateWithFlags(&m->fork, cudaEventDisableTiming));
             if (!m->join) CU(ctx, cudaEventCreateWithFlags(&m->join, cudaEventDisableTiming));
@@ -496,7 +430,7 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
             CU(ctx, cudaStreamWaitEvent(m->side, m->fork, 0));
             side = m->side;
         }
-        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, warps, atomic, side ? side : stream));
+        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, side ? side : stream));
     }
     counts->rounds = 1;
     bool first = true; /* the band kernel counts as the first banded queue's launch */
@@ -507,7 +441,7 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
                 counts->launches[q] = first ? 1 : 0;
                 first = false;
             } else if (m->rp[q].off) {
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], match, stream));
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], stream));
             } else {
                 CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             }
@@ -553,12 +487,10 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     }
     hs_last *L = NULL;
     HISPI_TRY(last_of(ctx, be, &L));
-    bool want_replay = a->replay || env_is("HISP_CUDA_HS_REPLAY", "1");
-    m->replay = want_replay;
-    if (L->state == 2 && L->m && ((hisp_cuda_hsm *)L->m)->replay) {
-        /* the scheduled run in flight belongs to a matrix that replays:
-         * check its counts now (they wait for its work; once per matrix),
-         * or its leaf queues would never count as complete */
+    if (L->state == 2 && L->m) {
+        /* a matrix's scheduled run is in flight: check its counts now
+         * (they wait for its work; once per matrix and upload), or its
+         * leaf queues would never count as complete for its replays */
         hisp_sched_counts prev;
         HISPI_TRY(hisp_cuda_hs_counts(ctx, be, &prev));
     }
@@ -595,23 +527,10 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     P.y = y;
     P.root = a->root;
     P.root_queue = a->root_queue;
-    P.leaf_warp = env_is("HISP_CUDA_HS_LEAF", "warp"); /* kept for comparison */
-    const char *fp = getenv("HISP_CUDA_HS_FLAT_PER");  /* measured variant */
-    P.flat_per = fp ? atoi(fp) : 0;
-    /* the flattened kernel's leaf lookup: 1 walk, -1 search, 0 by entry
-     * size (walk for f32, search for f64: measured on the H100,
-     * docs/BENCHMARKS.md); HISP_CUDA_HS_FLAT=walk|search forces one */
-    P.flat_walk = env_is("HISP_CUDA_HS_FLAT", "walk")     ? 1
-                  : env_is("HISP_CUDA_HS_FLAT", "search") ? -1
-                                                          : 0;
-    /* slices without runs skip the scan; HISP_CUDA_HS_RUNS_CHECK=0 scans
-     * every slice (the measured variant it replaced) */
-    P.runs_check = !env_is("HISP_CUDA_HS_RUNS_CHECK", "0");
-    /* HISP_CUDA_HS_VRED=0: every add scalar, at most two entries per lane
-     * below runs 0.5 (the measured variant it replaced) */
+    /* f32 vector reductions exist from sm_90 */
     if (!L->cc_major) L->cc_major = cc_major(device);
-    P.vred = !P.f64 && !env_is("HISP_CUDA_HS_VRED", "0") && L->cc_major >= 9;
-    int host = env_is("HISP_CUDA_HS_CONTROLLER", "host");
+    P.vred = !P.f64 && L->cc_major >= 9;
+    int host = hispi_hs_hook.cuda_host_controller != 0;
     if (L->prepared < (host ? 1 : 2)) {
         if (hisp_cuda_hs_prepare(!host) != cudaSuccess)
             hispi_debug("cuda: shared-memory carveout hint refused");
@@ -623,7 +542,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
-    if (want_replay && m->leaves) {
+    if (m->leaves) {
         HISPI_TRY(replay(ctx, m, &P, (uint64_t)a->ny, stream, &L->ready));
         L->state = 1;
         return HISP_SUCCESS;

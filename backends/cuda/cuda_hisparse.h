@@ -30,13 +30,9 @@ typedef struct {
     void *y;
     uint64_t root;
     int root_queue;
-    int leaf_warp;  /* COO leaves by warp groups instead of the flattened block */
-    int flat_per;   /* leaves per block of the flattened kernel (0: the policy's group / tpn) */
-    int flat_walk;  /* flattened kernel: 1 walk (no search per entry), -1 search, 0 by entry size */
-    int runs_check; /* warp slices without runs skip the segmented scan */
-    int vred;       /* f32 replay on sm_90: a lane's adds into neighbouring outputs
-                     * as one vector add, and four entries per lane wherever the
-                     * leaves allow (hisp_cuda_hs_rplan_build) */
+    int vred; /* f32 replay on sm_90: a lane's adds into neighbouring outputs
+               * as one vector add, and four entries per lane wherever the
+               * leaves allow (hisp_cuda_hs_rplan_build) */
 } hisp_cuda_hs;
 
 /* The device controller's state: entries taken per queue, and the counts. */
@@ -90,24 +86,20 @@ typedef struct {
     double runs; /* entries whose output index is their predecessor's (in plan order) / all */
 } hisp_cuda_hs_rplan;
 
-/* The plan of queue q's n entries with `slices` 32-entry slices per warp
- * (0: chosen with the kernel; n < 2^31,
- * under 2^32 entries: cudaErrorInvalidValue otherwise, and the replay keeps
- * the flattened kernel). width: entries per lane, 1, 2 or 4 where every
- * leaf allows it (4: at least three entries, a COO4 node; 2: two), or by
- * run length where width < 0 (two where runs >= 0.4 for f64, 0.25 for
- * f32, four from 0.5; at most 2 where width == -2). For A^T x of a plan of width
- * > 1, perm < 0 orders each leaf's entries by column where that turns
- * short runs into long ones, perm > 0 always, perm == 0 never. Waits for
- * the stream. */
-cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n, unsigned slices,
-                                     int width, int perm, hisp_cuda_hs_rplan *R,
-                                     cudaStream_t stream);
+/* The plan of queue q's n entries (n < 2^31, under 2^32 entries:
+ * cudaErrorInvalidValue otherwise, and the replay keeps the flattened
+ * kernel). Entries per lane by run length where every leaf allows it (4:
+ * at least three entries, a COO4 node; 2: two): two where runs >= 0.4 for
+ * f64, 0.25 for f32, four from 0.5 (or with vector adds). For A^T x of a
+ * plan of width > 1 each leaf's entries are ordered by column where that
+ * turns short runs into long ones. 8 slices of 32 entries per warp, 16 for
+ * four entries per lane in leaf order. Waits for the stream. */
+cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, uint64_t n,
+                                     hisp_cuda_hs_rplan *R, cudaStream_t stream);
 void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R);
-/* The queue's leaves through the plan: y += alpha op(A) x over them; with
- * one entry per lane, equal keys combined by neighbours (match = 0) or
- * across the warp (match > 0: __match_any_sync, a measured variant). */
-cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R, int match,
+/* The queue's leaves through the plan: y += alpha op(A) x over them
+ * (equal keys combined by neighbours). */
+cudaError_t hisp_cuda_hs_rplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_rplan *R,
                                    cudaStream_t stream);
 
 /* The band replay's plan (hs_leaf_band in kernels_cuda/hisparse_replay.cu):
@@ -131,21 +123,19 @@ typedef struct {
  * leaves and 2^32 entries, cudaErrorInvalidValue otherwise). Waits for the
  * stream; scratch is freed here. The variant: 8 warps, atomics for f32. */
 cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int *queues, int nq,
-                                     const uint64_t *cap, unsigned slices, hisp_cuda_hs_bplan *B,
+                                     const uint64_t *cap, hisp_cuda_hs_bplan *B,
                                      cudaStream_t stream);
 void hisp_cuda_hs_bplan_free(hisp_cuda_hs_bplan *B);
-/* Chooses the kernel's variant by timing each candidate (8 or 4 warps
- * unless warps > 0 fixes it; shared-memory atomics or a set of
- * accumulators per warp unless atomic >= 0 fixes it) on P's x into a
- * scratch y of ny entries: two runs each after one, the fastest run
- * wins. Waits for the stream. */
+/* Chooses the kernel's variant by timing each candidate (8 or 4 warps;
+ * shared-memory atomics or a set of accumulators per warp) on P's x into
+ * a scratch y of ny entries: interleaved passes, each candidate's fastest
+ * run, the fastest wins. Waits for the stream. */
 cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_hs_bplan *B, uint64_t ny,
-                                    int warps, int atomic, cudaStream_t stream);
+                                    cudaStream_t stream);
 /* Those leaves through the plan: y += alpha op(A) x over them, with the
- * plan's variant, or warps (8 or 4) and atomic (0 or 1) where those are
- * >= 0 (measured variants). */
-cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B, int warps,
-                                   int atomic, cudaStream_t stream);
+ * plan's variant. */
+cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bplan *B,
+                                   cudaStream_t stream);
 
 #ifndef __CUDACC__
 #include "../backend.h"

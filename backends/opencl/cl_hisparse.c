@@ -1,7 +1,7 @@
 /* OpenCL backend: HiSparse upload and SpMV with the host as the scheduler's
  * controller (core/hisparse_sched.h, kernels_cl/hisparse_spmv.cl).
  *
- * Device state of a matrix: the pool bytes as on the host; one entry array
+ * Device state of a matrix: the family's pool (core/hisparse_dev.c); one entry array
  * holding every queue (queue q at slots [qbase[q], qbase[q] + cap[q]),
  * cap[q] = the nodes of that queue in the tree, since each node is queued
  * once per SpMV); fill counters bumped by atomic_add in the kernels.
@@ -20,17 +20,21 @@
  *   picked inner queue in another (one work-item per node). The first leaf
  *   launch also scales y by beta, range by range. PoCL's compare-exchange
  *   loops on y were two thirds of the time before (perf on poisson3d).
- * - atomic (GPUs; HISP_CL_HS_MAPPING=policy|node on any device): one kernel
- *   per picked queue with the policy's threads per node (policy) or one
- *   work-item per node (node), leaves adding into y with atomic adds
- *   (compare-exchange loops, or red.global.add on NVIDIA's platform).
+ * - atomic (GPUs; on CPUs through the test hook hispi_hs_hook.cl_atomic):
+ *   one kernel per picked queue with the policy's threads per node, leaves
+ *   adding into y with atomic adds (compare-exchange loops, or
+ *   red.global.add on NVIDIA's platform).
  *
  * Both run exactly the rounds of the host simulation: each picked queue is
  * served once per round on the entries queued before the round, so the
  * counts are the simulation's (with the owner mapping, launches[q] counts
  * the rounds that served queue q, whichever kernel did). PoCL gives no
  * forward-progress guarantee between work-groups, so no kernel ever waits
- * on work of its own launch. */
+ * on work of its own launch.
+ *
+ * A matrix's first SpMV (per orientation with the owner mapping, whose
+ * sub-queues depend on it: each orientation has its own entry array) is
+ * scheduled; later ones replay the full leaf queues in one round. */
 #include "../../core/hispi_hisparse.h"
 #include "cl_backend.h"
 
@@ -58,7 +62,11 @@ typedef struct {
     hisp_type type;
     int nq;
     uint64_t cap[HISP_SCHED_MAX_QUEUES], base[HISP_SCHED_MAX_QUEUES];
-    cl_mem pool, entries, tails, bases;
+    cl_mem pool; /* the family's device pool (core's: not released here) */
+    cl_mem entries, tails, bases;
+    cl_mem entries_t; /* owner mapping, A^T x: its own entry array (made at the first) */
+    uint64_t root_at; /* the root's slot (its queue's first), 0 when empty */
+    hispi_sched_entry root;
     /* owner mapping (P > 0 when the device is a CPU) */
     int P;
     int64_t nblocks[2];
@@ -71,9 +79,10 @@ typedef struct {
     cl_mem first[2]; /* [P + 1] first block of each range */
     int nv_asm;      /* NV_ASM level of this program (2: red.global atomics) */
     cl_kernel k[K_COUNT];
-    /* replay (hispi_sched_args.replay): the leaf queues hold every leaf
-     * after a scheduled SpMV, in [base[q], base[q] + cap[q]); the owner
-     * mapping's sub-queues in the arrangement of one direction */
+    /* replay: the leaf queues hold every leaf after a scheduled SpMV, in
+     * [base[q], base[q] + cap[q]); the owner mapping's sub-queues in the
+     * arrangement of one direction (entries: A x, entries_t: A^T x); the
+     * atomic mapping's in `entries` */
     bool replay_own[2], replay_atomic;
     cl_uint *ctr_full[2]; /* [12 * P]: the counters of an owner replay */
 } hisp_cl_hs;
@@ -87,8 +96,8 @@ void hisp_cl_hs_free(void *vbe, void *dev)
     if (be && be->queue) clFinish(be->queue);
     for (int i = 0; i < K_COUNT; i++)
         if (m->k[i]) clReleaseKernel(m->k[i]);
-    cl_mem bs[] = {m->pool,     m->entries, m->tails,   m->bases,    m->ctr,     m->obase[0],
-                   m->obase[1], m->part[0], m->part[1], m->first[0], m->first[1]};
+    cl_mem bs[] = {m->entries, m->tails,   m->bases,    m->ctr,      m->obase[0], m->obase[1],
+                   m->part[0], m->part[1], m->first[0], m->first[1], m->entries_t};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]) clReleaseMemObject(bs[i]);
     free(m->ocap[0]);
@@ -110,11 +119,12 @@ static hisp_status buffer(hisp_context ctx, hisp_cl_be *be, size_t bytes, const 
 
 /* The ranges of the owner mapping on CPUs: 8 per compute unit (PoCL hands
  * work-groups to its threads dynamically, so uneven ranges even out), at
- * most HISPI_SCHED_MAX_PARTS; $HISP_CL_HS_PARTS overrides (1..64). */
+ * most HISPI_SCHED_MAX_PARTS; the test hook hispi_hs_hook.cl_parts
+ * overrides (1..64). */
 static int owner_parts(const hisp_cl_be *be)
 {
-    const char *env = getenv("HISP_CL_HS_PARTS");
-    int p = env ? atoi(env) : 8 * (int)(be->compute_units ? be->compute_units : 1);
+    int p = hispi_hs_hook.cl_parts > 0 ? hispi_hs_hook.cl_parts
+                                       : 8 * (int)(be->compute_units ? be->compute_units : 1);
     return p < 1 ? 1 : p > HISPI_SCHED_MAX_PARTS ? HISPI_SCHED_MAX_PARTS : p;
 }
 
@@ -191,8 +201,9 @@ hisp_status hisp_cl_hs_upload(hisp_context ctx, void *vbe, const hispi_hs_view *
         m->base[q] = total;
         total += A->cap[q];
     }
-    hisp_status s = buffer(ctx, be, (size_t)A->pool_bytes, A->pool, &m->pool);
-    if (!s && total > SIZE_MAX / sizeof(hispi_sched_entry))
+    m->pool = (cl_mem)A->pool_dev; /* the family's, kept by core */
+    hisp_status s = HISP_SUCCESS;
+    if (total > SIZE_MAX / sizeof(hispi_sched_entry))
         s = hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "opencl: scheduler queues too large");
     if (!s) s = buffer(ctx, be, (size_t)total * sizeof(hispi_sched_entry), NULL, &m->entries);
     if (!s) s = buffer(ctx, be, (size_t)m->nq * sizeof(cl_uint), NULL, &m->tails);
@@ -203,6 +214,8 @@ hisp_status hisp_cl_hs_upload(hisp_context ctx, void *vbe, const hispi_hs_view *
         uint32_t n = hispi_node_is_dense(t) ? 0 : hispi_rd32(A->pool + HISPI_REF_OFF(A->root));
         int rq = hispi_sched_spmv_queue(t, n);
         hispi_sched_entry root = {A->root, 0, 0, 0, 0};
+        m->root = root;
+        m->root_at = m->base[rq];
         s = hisp_cl_buf_write(ctx, be, m->entries, m->base[rq] * sizeof root, &root, sizeof root);
         m->tails_init[rq] = 1;
         if (!s && be->is_cpu && m->nq == HISPI_SQ_SPMV) s = owner_upload(ctx, be, m, A, rq);
@@ -313,6 +326,29 @@ static void finish_counts(const hisp_cl_hs *m, hisp_sched_counts *counts)
     }
 }
 
+/* The owner mapping's entry array of direction dir (A^T x's made at its
+ * first use, with the root's entry). */
+static hisp_status own_entries(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m, int dir,
+                               cl_mem *out)
+{
+    if (dir && !m->entries_t) {
+        uint64_t total = 0;
+        for (int q = 0; q < m->nq; q++)
+            total += m->cap[q];
+        cl_mem e = NULL;
+        HISPI_TRY(buffer(ctx, be, (size_t)total * sizeof(hispi_sched_entry), NULL, &e));
+        hisp_status s =
+            hisp_cl_buf_write(ctx, be, e, m->root_at * sizeof m->root, &m->root, sizeof m->root);
+        if (s) {
+            clReleaseMemObject(e);
+            return s;
+        }
+        m->entries_t = e;
+    }
+    *out = dir ? m->entries_t : m->entries;
+    return HISP_SUCCESS;
+}
+
 /* The owner mapping's leaf kernel over the P ranges: `devpick` 0 with the
  * host's choice in `mask` (bit q: leaf queue 4 + q), or 1 enqueued right
  * behind an inner kernel for the next round, choosing by itself from the
@@ -331,6 +367,8 @@ static hisp_status own_leaves(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_uint log2d = (cl_uint)a->log2d;
     cl_int tr = a->transposed;
     cl_ulong ny = (cl_ulong)a->ny;
+    cl_mem ent = NULL;
+    HISPI_TRY(own_entries(ctx, be, m, dir, &ent));
     cl_uint8 thr, dn;
     for (int q = 0; q < 8; q++) {
         thr.s[q] = a->policy->q[q].threshold;
@@ -339,8 +377,8 @@ static hisp_status own_leaves(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     const size_t sz[] = {ms, ms, ms, ms, 4,  4, ms, 4,          sizeof tr,
                          rs, ms, ms, 4,  rs, 8, 4,  sizeof thr, sizeof dn};
     const void *v[] = {
-        &m->pool, &m->entries, &m->ctr, &m->obase[dir], &P, &mask, &m->first[dir], &log2d, &tr,
-        ap,       &xm,         &ym,     &scale,         bp, &ny,   &devpick,       &thr,   &dn};
+        &m->pool, &ent, &m->ctr, &m->obase[dir], &P, &mask, &m->first[dir], &log2d, &tr,
+        ap,       &xm,  &ym,     &scale,         bp, &ny,   &devpick,       &thr,   &dn};
     HISPI_TRY(set_args(ctx, kl, 18, sz, v));
     return enqueue(ctx, be, kl, P, 1);
 }
@@ -354,6 +392,8 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     const cl_uint P = (cl_uint)m->P;
     const int dir = a->transposed ? 1 : 0;
     const size_t ms = sizeof(cl_mem);
+    cl_mem ent = NULL;
+    HISPI_TRY(own_entries(ctx, be, m, dir, &ent));
     /* the counters: non-blocking, from memory that lives with m */
     cl_int e = clEnqueueWriteBuffer(be->queue, m->ctr, CL_FALSE, 0,
                                     12 * (size_t)P * sizeof(cl_uint), m->ctr_init, 0, NULL, NULL);
@@ -421,10 +461,9 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
             cl_kernel k = NULL;
             HISPI_TRY(kernel(ctx, be, m, K_OWN_INNER, &k));
             const size_t sz[] = {ms, ms, ms, ms, 4, ms, 4, 4, sizeof tr, 8, 8, 8, 8, 8, 8, 8, 8};
-            const void *v[] = {
-                &m->pool, &m->entries, &m->ctr, &m->obase[dir], &P,     &m->part[dir],
-                &log2d,   &depth,      &tr,     &fn[0],         &fn[1], &fn[2],
-                &fn[3],   &fn[4],      &fn[5],  &fn[6],         &fn[7]};
+            const void *v[] = {&m->pool, &ent,   &m->ctr, &m->obase[dir], &P,     &m->part[dir],
+                               &log2d,   &depth, &tr,     &fn[0],         &fn[1], &fn[2],
+                               &fn[3],   &fn[4], &fn[5],  &fn[6],         &fn[7]};
             HISPI_TRY(set_args(ctx, k, 17, sz, v));
             size_t g = 0;
             HISPI_TRY(group_size(ctx, be, k, cpu_group(be, inner), &g));
@@ -443,9 +482,8 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     if (scale && a->ny > 0) /* no leaf at all (cannot happen with a root; kept for safety) */
         HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
     finish_counts(m, counts);
-    m->replay_own[dir] = true; /* every sub-queue is full, in this direction's ranges */
-    m->replay_own[!dir] = false;
-    m->replay_atomic = true;
+    m->replay_own[dir] = true;         /* every sub-queue is full, in this direction's ranges */
+    if (!dir) m->replay_atomic = true; /* and every queue of `entries` */
     return HISP_SUCCESS;
 }
 
@@ -486,7 +524,7 @@ static const int fn_kernel[4] = {K_INNER_COO, K_INNER_DENSE, K_LEAF_COO, K_LEAF_
  * of queue q. */
 static hisp_status atomic_launch(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
                                  const hispi_sched_args *a, int q, cl_ulong first, cl_ulong count,
-                                 int one_per_node, cl_mem xm, cl_mem ym, const void *ap, size_t rs)
+                                 cl_mem xm, cl_mem ym, const void *ap, size_t rs)
 {
     const hispi_sched_policy *p = a->policy;
     size_t ms = sizeof(cl_mem);
@@ -495,12 +533,8 @@ static hisp_status atomic_launch(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m
     cl_kernel k = NULL;
     HISPI_TRY(kernel(ctx, be, m, fn_kernel[p->q[q].fn], &k));
     size_t g = 0;
-    size_t want = one_per_node ? cpu_group(be, count) : (size_t)p->q[q].group;
-    HISPI_TRY(group_size(ctx, be, k, want, &g));
-    /* one work-item per node walks it as a plain loop, summing each row's
-     * run before one atomic (the CPU mapping before the owner one, kept as
-     * an option) */
-    cl_uint tpn = one_per_node ? 1 : (cl_uint)p->q[q].tpn < g ? (cl_uint)p->q[q].tpn : (cl_uint)g;
+    HISPI_TRY(group_size(ctx, be, k, (size_t)p->q[q].group, &g));
+    cl_uint tpn = (cl_uint)p->q[q].tpn < g ? (cl_uint)p->q[q].tpn : (cl_uint)g;
     size_t per = g / tpn, groups = (size_t)((count + per - 1) / per);
     const size_t sz[] = {ms, ms, ms, ms, 8, 8, 4, 4, 4, sizeof tr, rs, ms, ms};
     const void *v[] = {&m->pool, &m->entries, &m->tails, &m->bases, &first, &count, &tpn,
@@ -512,15 +546,13 @@ static hisp_status atomic_launch(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m
 /* The atomic mapping's replay: y = beta*y, then each leaf queue whole. */
 static hisp_status replay_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
                                  const hispi_sched_args *a, cl_mem xm, cl_mem ym, const void *ap,
-                                 const void *bp, size_t rs, int one_per_node,
-                                 hisp_sched_counts *counts)
+                                 const void *bp, size_t rs, hisp_sched_counts *counts)
 {
     if (a->ny > 0) HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
     counts->rounds = 1;
     for (int q = 0; q < m->nq; q++) {
         if (a->policy->q[q].fn < HISPI_NF_LEAF_COO || !m->cap[q]) continue;
-        HISPI_TRY(
-            atomic_launch(ctx, be, m, a, q, m->base[q], m->cap[q], one_per_node, xm, ym, ap, rs));
+        HISPI_TRY(atomic_launch(ctx, be, m, a, q, m->base[q], m->cap[q], xm, ym, ap, rs));
         counts->nodes[q] = (int64_t)m->cap[q];
         counts->launches[q] = 1;
     }
@@ -531,7 +563,7 @@ static hisp_status replay_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m
 /* The atomic mapping: one kernel per picked queue. */
 static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
                                const hispi_sched_args *a, cl_mem xm, cl_mem ym, const void *ap,
-                               size_t rs, int one_per_node, hisp_sched_counts *counts)
+                               size_t rs, hisp_sched_counts *counts)
 {
     const hispi_sched_policy *p = a->policy;
     cl_uint tails[HISP_SCHED_MAX_QUEUES];
@@ -559,16 +591,16 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
         counts->rounds++;
         for (int q = 0; q < m->nq; q++) {
             if (!launch[q]) continue;
-            HISPI_TRY(atomic_launch(ctx, be, m, a, q, m->base[q] + head[q], pending[q],
-                                    one_per_node, xm, ym, ap, rs));
+            HISPI_TRY(
+                atomic_launch(ctx, be, m, a, q, m->base[q] + head[q], pending[q], xm, ym, ap, rs));
             head[q] = tails[q];
             counts->nodes[q] += (int64_t)pending[q];
             counts->launches[q]++;
         }
     }
     finish_counts(m, counts);
-    m->replay_atomic = true; /* every queue is full, in the scheduler's order */
-    m->replay_own[0] = m->replay_own[1] = false;
+    m->replay_atomic = true;  /* every queue is full, in the scheduler's order */
+    m->replay_own[0] = false; /* its sub-queue arrangement is gone */
     return HISP_SUCCESS;
 }
 
@@ -589,22 +621,20 @@ hisp_status hisp_cl_hs_spmv(hisp_context ctx, void *vbe, void *dev, const hispi_
     if (p->nqueues != m->nq)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "opencl: policy has %d queues, upload %d",
                           p->nqueues, m->nq);
-    /* $HISP_CL_HS_MAPPING=owner|node|policy (the tests run each one on CPUs;
-     * owner needs the upload of a CPU device) */
-    const char *env = getenv("HISP_CL_HS_MAPPING");
-    int owner = m->P > 0, node = be->is_cpu;
-    if (env && strcmp(env, "node") == 0)
-        owner = 0, node = 1;
-    else if (env && strcmp(env, "policy") == 0)
-        owner = 0, node = 0;
+    /* the owner mapping needs the upload of a CPU device; the test hook
+     * runs the GPUs' atomic one there */
+    const int owner = m->P > 0 && !hispi_hs_hook.cl_atomic, dir = a->transposed ? 1 : 0;
     if (!a->root) return a->ny > 0 ? scale_y(ctx, be, m, a, bp, rs, ym) : HISP_SUCCESS;
-    if (a->replay && owner && m->replay_own[a->transposed ? 1 : 0])
-        return replay_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
-    if (a->replay && !owner && m->replay_atomic)
-        return replay_atomic(ctx, be, m, a, xm, ym, ap, bp, rs, node, counts);
-    /* a scheduled run rewrites the queues: no replay until one completes */
-    m->replay_own[0] = m->replay_own[1] = m->replay_atomic = false;
-    if (owner) return spmv_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
+    if (owner && m->replay_own[dir]) return replay_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
+    if (!owner && m->replay_atomic) return replay_atomic(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
+    /* a scheduled run rewrites the queues of its entry array: no replay
+     * from it until the run completes */
+    if (owner) {
+        m->replay_own[dir] = false;
+        if (!dir) m->replay_atomic = false;
+        return spmv_owner(ctx, be, m, a, xm, ym, ap, bp, rs, counts);
+    }
+    m->replay_atomic = m->replay_own[0] = false;
     if (a->ny > 0) HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
-    return spmv_atomic(ctx, be, m, a, xm, ym, ap, rs, node, counts);
+    return spmv_atomic(ctx, be, m, a, xm, ym, ap, rs, counts);
 }

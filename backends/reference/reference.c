@@ -203,10 +203,11 @@ static hisp_status ref_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op o
     return hispi_ref_csr_spmv(ctx, dev, op, alpha, x, beta, y);
 }
 
-/* HiSparse: the "device" copy is a private copy of the pool bytes plus the
- * queue capacities; SpMV is the scheduler's host simulation. */
+/* HiSparse: the "device" state is the family's pool copy that core keeps
+ * in this backend's (host) buffers plus the queue capacities; SpMV is the
+ * scheduler's host simulation. */
 typedef struct {
-    unsigned char *pool;
+    const unsigned char *pool; /* core's (hispi_hs_view.pool_dev) */
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
 } ref_hs;
 
@@ -215,12 +216,7 @@ static hisp_status ref_hs_upload(hisp_context ctx, void *be, const hispi_hs_view
     (void)be;
     ref_hs *m = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
-    hisp_status s = hispi_alloc(ctx, (size_t)A->pool_bytes, 1, (void **)&m->pool);
-    if (s) {
-        free(m);
-        return s;
-    }
-    memcpy(m->pool, A->pool, (size_t)A->pool_bytes);
+    m->pool = A->pool_dev;
     memcpy(m->cap, A->cap, sizeof m->cap);
     *dev = m;
     return HISP_SUCCESS;
@@ -231,7 +227,6 @@ static void ref_hs_free(void *be, void *dev)
     (void)be;
     ref_hs *m = dev;
     if (!m) return;
-    free(m->pool);
     free(m);
 }
 
