@@ -138,6 +138,28 @@ void json_null(cli_json *j, const char *key);
 /* Ends the document with a newline. */
 void json_finish(cli_json *j);
 
+/* ---- transfers (json.c) ------------------------------------------------ */
+
+/* Every --json output has "transfers": {"h2d_bytes", "d2h_bytes",
+ * "control_bytes"}: what hisp_context_transfers counted over the command's
+ * timed calls (reset right before them, read right after; CLI_TRANSFERS_HELP
+ * says which calls those are). The reference backend counts nothing. */
+#define CLI_TRANSFERS_HELP                                                                         \
+    "--json reports \"transfers\": the bytes the backend moved host -> device\n"                   \
+    "(h2d_bytes) and device -> host (d2h_bytes) and its schedulers' control words\n"               \
+    "(control_bytes) during the timed calls, or the one operation without --repeat\n"              \
+    "(0 on the reference backend).\n"
+void cli_transfers_reset(hisp_context ctx);
+/* Adds ctx's counters into *sum (ctx may be NULL). */
+void cli_transfers_add(hisp_context ctx, hisp_transfer_stats *sum);
+/* The "transfers" member; covers (may be NULL) says what it leaves out. */
+void json_transfers(cli_json *j, const hisp_transfer_stats *t, const char *covers);
+/* The member for everything ctx moved since it was made (host-only
+ * commands: all 0, their contexts are on the reference backend). */
+void json_transfers_of(cli_json *j, hisp_context ctx);
+/* One human-readable line "LABEL N bytes to the device, ...". */
+void cli_print_transfers(const char *label, const hisp_transfer_stats *t);
+
 /* ---- SpMV runs shared by `spmv` and `demo` (measure.c) ----------------- */
 
 typedef struct {
@@ -164,6 +186,7 @@ typedef struct {
     hisp_device_info device;
     bool have_sched; /* --format hisparse: the scheduler's counts of the result run */
     hisp_sched_counts sched;
+    hisp_transfer_stats xfer; /* over the timed runs (CLI_TRANSFERS_HELP) */
 } cli_spmv_result;
 
 /* Runs the job on ctx's current backend (A must belong to ctx). On failure

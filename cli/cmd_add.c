@@ -25,6 +25,7 @@ static const char help[] =
     "  --device N           device index of the backend (default 0)\n"
     "  --json               machine-readable output (with the addition's stats)\n"
     "  --help               this text\n"
+    "\n" CLI_TRANSFERS_HELP "With --repeat: the N timed sums (not the untimed first one).\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file or\n"
     "sizes that do not match, 3 backend not available for this operation.\n";
@@ -120,11 +121,15 @@ int cmd_add(int argc, char **argv)
     if (!s) s = scaled(B, beta, &Bs, &ownB);
     hisp_op op = tr ? HISP_OP_T : HISP_OP_N;
     cli_progress("adding %s and %s", in[0], in[1]);
+    int n = repeat > 0 ? repeat : 0;
+    hisp_transfer_stats xfer = {0}; /* the timed sums, else the one sum */
+    cli_transfers_reset(ctx);
     if (!s) s = hisp_matrix_add(op, As, op, Bs, &C);
+    if (!n) cli_transfers_add(ctx, &xfer);
     hisp_add_stats st = {0};
     if (!s) s = hisp_context_add_stats(ctx, &st);
-    int n = repeat > 0 ? repeat : 0;
     if (!s && n && !(ms = malloc((size_t)n * sizeof *ms))) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    cli_transfers_reset(ctx);
     for (int i = 0; i < n && !s; i++) {
         hisp_matrix T = NULL;
         double t0 = cli_now_ms();
@@ -132,6 +137,7 @@ int cmd_add(int argc, char **argv)
         ms[i] = cli_now_ms() - t0;
         hisp_matrix_destroy(&T);
     }
+    if (n) cli_transfers_add(ctx, &xfer);
     if (!s) s = hisp_matrix_get_info(C, &ic);
     hisp_backend_kind used = kind;
     int used_dev = 0;
@@ -181,6 +187,7 @@ int cmd_add(int argc, char **argv)
             json_int(&j, "repeat", n);
             json_double(&j, "median_ms", med);
         }
+        json_transfers(&j, &xfer, NULL);
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -194,6 +201,7 @@ int cmd_add(int argc, char **argv)
                    (unsigned long long)st.bytes_new, (long long)st.subtrees_shared,
                    (long long)st.subtrees_copied, st.pool_retries, st.zero_retries);
         if (n) printf("time       median %.4f ms over %d sums\n", med, n);
+        cli_print_transfers("transfers", &xfer);
     }
 done:
     free(ms);

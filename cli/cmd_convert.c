@@ -16,7 +16,8 @@ static const char help[] =
     "  --precision f32|f64  entry type for a .mtx input (default f64)\n"
     "  --json               machine-readable summary: \"in\", \"out\", \"rows\", \"cols\",\n"
     "                       \"nnz\", \"format\" (of the output), \"bytes\" (HiSparse pool\n"
-    "                       bytes when the output is .hisp)\n"
+    "                       bytes when the output is .hisp), \"transfers\" (0: the\n"
+    "                       work is on the host)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file.\n";
@@ -73,6 +74,7 @@ int cmd_convert(int argc, char **argv)
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
         if (hisp) json_uint(&j, "bytes", bytes);
+        json_transfers_of(&j, ctx);
         json_object_end(&j);
         json_finish(&j);
     } else {

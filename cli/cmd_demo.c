@@ -26,7 +26,8 @@ static const char help[] =
     "\n"
     "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time, where bytes\n"
     "counts the CSR arrays (row pointers, column indices, values), x read once\n"
-    "and y written once.\n\n"
+    "and y written once.\n\n" CLI_TRANSFERS_HELP
+    "Per matrix: the warm-up and timed runs; the first run uploads the matrix and x.\n\n"
     "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
     "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
 
@@ -179,6 +180,7 @@ int cmd_demo(int argc, char **argv)
             json_double(&j, "rel_error", r->rel_error);
             json_double(&j, "tolerance", r->tolerance);
             json_bool(&j, "ok", r->rel_error <= r->tolerance);
+            json_transfers(&j, &r->xfer, NULL);
             json_object_end(&j);
         }
         json_array_end(&j);

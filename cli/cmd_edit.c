@@ -22,7 +22,8 @@ static const char help[] =
     "  --precision f32|f64  entry type when IN is a .mtx file (default f64)\n"
     "  --json               machine-readable: \"inserted\", \"overwritten\", \"removed\",\n"
     "                       \"ignored\", \"nodes_copied\", \"nodes_shared\", \"nodes\",\n"
-    "                       \"bytes_added\", \"bytes\", \"nnz\"\n"
+    "                       \"bytes_added\", \"bytes\", \"nnz\", \"transfers\" (0: the\n"
+    "                       work is on the host)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable or malformed file, entry outside\n"
@@ -132,6 +133,7 @@ int cmd_edit(int argc, char **argv)
         json_int(&j, "nodes_shared", shared);
         json_uint(&j, "bytes_added", es.bytes_added);
         json_uint(&j, "bytes", p.bytes);
+        json_transfers_of(&j, ctx);
         json_object_end(&j);
         json_finish(&j);
     } else {

@@ -29,7 +29,8 @@ static const char help[] =
     "  --block B            blockdiag: cluster size\n"
     "  --dense-share F      circuit: share of the entries in the dense rows/cols\n"
     "  --precision f32|f64  value type written (default f64)\n"
-    "  --json               machine-readable summary\n"
+    "  --json               machine-readable summary (\"transfers\": 0, the work is\n"
+    "                       on the host)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 invalid value or write failure.\n";
@@ -147,6 +148,7 @@ int cmd_gen(int argc, char **argv)
         json_object_end(&j);
         json_double(&j, "generate_ms", t1 - t0);
         json_double(&j, "write_ms", t2 - t1);
+        json_transfers_of(&j, ctx);
         json_object_end(&j);
         json_finish(&j);
     } else {

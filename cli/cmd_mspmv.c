@@ -66,6 +66,9 @@ static const char help[] =
     "  --n N, --scale S, --seed S   generator parameters (see hisp gen --help)\n"
     "  --json               machine-readable output\n"
     "  --help               this text\n"
+    "\n" CLI_TRANSFERS_HELP "Here only what the caller's contexts moved (the vectors' device with\n"
+    "--resident): the plan's per-device contexts, which send the parts, x and the\n"
+    "partial results, are not visible (\"covers\" says so). --mpi reports none.\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 input error, 3 backend or device error,\n"
     "5 --check above tolerance.\n";
@@ -287,7 +290,7 @@ static int exec_mpi(int argc, char **argv)
 
 static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
                         const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
-                        double rel, double tol)
+                        double rel, double tol, const hisp_transfer_stats *xfer)
 {
     printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n",
            o->gen ? hisp_gen_name(o->gp.kind) : o->path, (long long)mi->nrows, (long long)mi->ncols,
@@ -345,12 +348,19 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
     if (o->check)
         printf("check       relative error vs reference %.3e (tolerance %.0e): %s\n", rel, tol,
                rel <= tol ? "ok" : "FAILED");
+    if (o->resident) cli_print_transfers("transfers ", xfer); /* the vectors' device */
     if (o->out) printf("wrote       %s\n", o->out);
 }
 
+/* What "transfers" of hisp mspmv covers: the plan's per-device contexts
+ * are not reachable through the public API. */
+#define MSPMV_XFER_COVERS                                                                          \
+    "the caller's contexts only (the vectors' device with --resident); the plan's per-device "     \
+    "contexts (parts, x and partial results) are not visible"
+
 static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
                        const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
-                       double rel, double tol)
+                       double rel, double tol, const hisp_transfer_stats *xfer)
 {
     cli_json j;
     json_init(&j, stdout);
@@ -422,6 +432,7 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
         json_object_end(&j);
     }
     if (o->out) json_string(&j, "out", o->out);
+    json_transfers(&j, xfer, MSPMV_XFER_COVERS);
     json_object_end(&j);
     json_finish(&j);
 }
@@ -678,9 +689,16 @@ int cmd_mspmv(int argc, char **argv)
         }
     }
     const call_io res = {x, y, xv, yv, xd, yd}, scratch = {x, yt, xv, ytv, xd, ytd};
+    hisp_transfer_stats xfer = {0}; /* the timed runs, else the result run */
+    cli_transfers_reset(ctx);
+    cli_transfers_reset(vctx);
     if (!s) s = call_once(plan, &o, a, b, &res); /* the result run, from y0 */
     if (!s && o.resident) s = hisp_vector_read(yv, y);
     if (!s && o.dist) s = hisp_mvector_read(yd, y);
+    if (o.repeat <= 0) {
+        cli_transfers_add(ctx, &xfer);
+        cli_transfers_add(vctx, &xfer);
+    }
     if (!s) s = hisp_mplan_get_breakdown(plan, bd);
     for (int k = 0; k < nd; k++)
         dev_ms[k] = bd->dev[k].compute_ms;
@@ -689,6 +707,8 @@ int cmd_mspmv(int argc, char **argv)
         int r = o.repeat, np = 6 + nd;
         t = calloc((size_t)r * (size_t)np, sizeof *t);
         if (!t) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+        cli_transfers_reset(ctx);
+        cli_transfers_reset(vctx);
         for (int i = 0; i < o.warmup && !s; i++)
             s = call_once(plan, &o, a, b, &scratch);
         for (int i = 0; i < r && !s; i++) {
@@ -701,6 +721,8 @@ int cmd_mspmv(int argc, char **argv)
             for (int k = 0; k < nd; k++)
                 t[(size_t)(6 + k) * r + i] = b1->dev[k].compute_ms;
         }
+        cli_transfers_add(ctx, &xfer);
+        cli_transfers_add(vctx, &xfer);
         if (!s) {
             bd->total_ms = mspmv_median(t, r);
             bd->x_ms = mspmv_median(t + r, r);
@@ -722,9 +744,9 @@ int cmd_mspmv(int argc, char **argv)
     if (o.out && (rc = mspmv_write_y(ctx, &o, y, m))) goto out;
     if (o.check && (rc = mspmv_check(ctx, A, &o, x, y0, y, m, &rel))) goto out;
     if (o.json)
-        print_json(&o, &mi, bd, shared, dev_ms, rel, tol);
+        print_json(&o, &mi, bd, shared, dev_ms, rel, tol, &xfer);
     else
-        print_table(&o, &mi, bd, shared, dev_ms, rel, tol);
+        print_table(&o, &mi, bd, shared, dev_ms, rel, tol, &xfer);
     if (o.check && !(rel <= tol)) {
         fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n", rel,
                 tol);

@@ -47,6 +47,10 @@ static const char help[] =
     "                       the fast search on a miss), or a file from hisp tune --save\n"
     "  --json               machine-readable output\n"
     "  --help               this text\n"
+    "\n" CLI_TRANSFERS_HELP
+    "With --repeat: the warm-up and timed runs (hisp_spmv_timed); the first run\n"
+    "uploads the matrix and x, runs on device-resident data add nothing. Without:\n"
+    "the one SpMV with its uploads and the read of y.\n"
     "\n"
     "exit status:\n"
     "  0  success\n"
@@ -255,6 +259,7 @@ int cmd_spmv(int argc, char **argv)
             json_bool(&j, "ok", !bad);
             json_object_end(&j);
         }
+        json_transfers(&j, &res.xfer, NULL);
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -271,6 +276,7 @@ int cmd_spmv(int argc, char **argv)
                    res.gflops, res.gbps, (unsigned long long)res.model_bytes,
                    job.hisparse ? "HiSparse tree" : "CSR arrays");
         }
+        cli_print_transfers("transfers", &res.xfer);
         if (res.have_sched) {
             printf(
                 "scheduler  %lld rounds, %lld launches, %lld nodes:", (long long)res.sched.rounds,

@@ -25,7 +25,8 @@ static const char help[] =
     "                       \"hisparse\"}, \"hisparse\": {\"node_size\", \"depth\",\n"
     "                       \"inner_sparse\", \"inner_dense\", \"leaf_sparse\",\n"
     "                       \"leaf_dense\" (each {\"count\", \"mean\"}: children of\n"
-    "                       inner nodes, nonzeros of leaves), \"nodes_by_type\"}\n"
+    "                       inner nodes, nonzeros of leaves), \"nodes_by_type\"},\n"
+    "                       \"transfers\" (0: the work is on the host)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable or malformed file.\n";
@@ -161,6 +162,7 @@ int cmd_stats(int argc, char **argv)
             json_int(&j, tn[q], prof.nodes[q]);
         json_object_end(&j);
         json_object_end(&j);
+        json_transfers_of(&j, ctx);
         json_object_end(&j);
         json_finish(&j);
     } else {

@@ -32,6 +32,8 @@ static const char help[] =
     "  --top N              rows of the ranked table (default 20; 0 = all)\n"
     "  --json               machine-readable output (every timed variant)\n"
     "  --help               this text\n"
+    "\n" CLI_TRANSFERS_HELP
+    "Here: the whole search (every variant's layout upload and timed runs).\n"
     "\n"
     "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
 
@@ -139,7 +141,10 @@ int cmd_tune(int argc, char **argv)
     }
     hisp_tune_plan plan;
     cli_progress("tuning on %s %d: %s", hisp_backend_name(dev.backend), dev.index, dev.name);
+    hisp_transfer_stats xfer = {0};
+    cli_transfers_reset(ctx);
     s = hisp_tune(ctx, A, search, !val[T_NOCACHE], on_progress, NULL, res, cap, &count, &plan);
+    cli_transfers_add(ctx, &xfer);
     if (progress_tty) fprintf(stderr, "\n");
     if (!s && val[T_SAVE]) s = hisp_tune_plan_save(ctx, &plan, val[T_SAVE]);
     if (s) {
@@ -185,6 +190,7 @@ int cmd_tune(int argc, char **argv)
             json_object_end(&j);
         }
         json_array_end(&j);
+        json_transfers(&j, &xfer, NULL);
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -297,10 +303,13 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
     if (!s) s = hisp_vector_write(x, xh);
     if (!s) s = hisp_vector_write(y, yh);
     double med = NAN, mn = NAN;
+    hisp_transfer_stats xfer = {0}; /* the timed runs, else the result run */
     if (!s && repeat > 0) {
         ms = malloc((size_t)repeat * sizeof *ms);
         if (!ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+        cli_transfers_reset(ctx);
         if (!s) s = hisp_spmv_variant_timed(ctx, &v, pa, A, x, pb, y, 3, repeat, ms);
+        cli_transfers_add(ctx, &xfer);
         if (!s) s = hisp_vector_write(y, yh); /* the result run starts from y0 again */
         if (!s) {
             for (int i = 1; i < repeat; i++) /* insertion sort: small n */
@@ -313,8 +322,10 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
             mn = ms[0];
         }
     }
+    if (repeat <= 0) cli_transfers_reset(ctx);
     if (!s) s = hisp_spmv_variant(ctx, &v, pa, A, x, pb, y);
     if (!s) s = hisp_vector_read(y, yh);
+    if (repeat <= 0) cli_transfers_add(ctx, &xfer);
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -382,6 +393,7 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
             json_bool(&j, "ok", !bad);
             json_object_end(&j);
         }
+        json_transfers(&j, &xfer, NULL);
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -394,6 +406,7 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
             printf("time       median %.4f ms, min %.4f ms (%d runs after 3 warm-up), %.2f GB/s "
                    "(%llu bytes: layout + x + y)\n",
                    med, mn, repeat, (double)bytes / (med * 1e6), (unsigned long long)bytes);
+        cli_print_transfers("transfers", &xfer);
         if (check)
             printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n", err, tol,
                    bad ? "FAILED" : "ok");

@@ -144,3 +144,47 @@ void json_finish(cli_json *j)
     fputc('\n', j->f);
     fflush(j->f);
 }
+
+/* ---- transfers ------------------------------------------------------------ */
+
+void cli_transfers_reset(hisp_context ctx)
+{
+    /* a context that cannot be reset (NULL) reports nothing anyway */
+    if (ctx && hisp_context_reset_transfers(ctx) != HISP_SUCCESS) {
+    }
+}
+
+void cli_transfers_add(hisp_context ctx, hisp_transfer_stats *sum)
+{
+    hisp_transfer_stats t;
+    if (!ctx || hisp_context_transfers(ctx, &t) != HISP_SUCCESS) return;
+    sum->h2d_bytes += t.h2d_bytes;
+    sum->d2h_bytes += t.d2h_bytes;
+    sum->h2d_calls += t.h2d_calls;
+    sum->d2h_calls += t.d2h_calls;
+    sum->control_bytes += t.control_bytes;
+}
+
+void json_transfers(cli_json *j, const hisp_transfer_stats *t, const char *covers)
+{
+    json_object_begin(j, "transfers");
+    json_uint(j, "h2d_bytes", t->h2d_bytes);
+    json_uint(j, "d2h_bytes", t->d2h_bytes);
+    json_uint(j, "control_bytes", t->control_bytes);
+    if (covers) json_string(j, "covers", covers);
+    json_object_end(j);
+}
+
+void json_transfers_of(cli_json *j, hisp_context ctx)
+{
+    hisp_transfer_stats t = {0};
+    cli_transfers_add(ctx, &t);
+    json_transfers(j, &t, NULL);
+}
+
+void cli_print_transfers(const char *label, const hisp_transfer_stats *t)
+{
+    printf("%-10s %llu bytes to the device, %llu from it, %llu control bytes\n", label,
+           (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes,
+           (unsigned long long)t->control_bytes);
+}

@@ -143,8 +143,10 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         ms = malloc((size_t)job->repeat * sizeof *ms);
         if (!ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
         if (!s) s = hisp_vector_write(y, y0);
+        cli_transfers_reset(ctx);
         if (!s)
             s = hisp_spmv_timed(ctx, job->op, alpha, Aop, x, beta, y, job->warmup, job->repeat, ms);
+        cli_transfers_add(ctx, &res->xfer);
         if (!s) {
             qsort(ms, (size_t)job->repeat, sizeof *ms, cmp_double);
             res->min_ms = ms[0];
@@ -155,7 +157,9 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     }
     if (!s) {
         cli_progress("SpMV on %s (%s)", hisp_backend_name(res->device.backend), res->device.name);
+        if (job->repeat <= 0) cli_transfers_reset(ctx); /* the one run is the measured call */
         s = spmv_once(ctx, Aop, job, alpha, beta, x, y, y0, res->y);
+        if (job->repeat <= 0) cli_transfers_add(ctx, &res->xfer);
     }
     if (s) {
         rc = cli_fail(ctx, s, NULL);

@@ -249,15 +249,21 @@ hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B)
     if (A->hs) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "expand: convert HiSparse to CSR");
     hispi_ctype c = {0, 1, 1, 4};
     hispi_ctype_of(A->host.type, &c);
-    HISPI_TRY(hispi_matrix_need_csr(A));
-    const hispi_sparse *s = &A->host;
+    hispi_sparse tmp; /* a COO or CSC matrix stays as it is */
+    const hispi_sparse *s = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &s));
     int bm = c.kind == HISPI_KIND_BLOCK3 ? 3 : c.vc; /* block size of the expansion */
     hisp_type rt = c.ss == 4 ? HISP_F32 : HISP_F64;
     int64_t nnz = s->nnz * bm * bm;
-    if (s->nrows * bm > INT32_MAX || s->ncols * bm > INT32_MAX)
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "expansion exceeds 2^31-1 rows");
     hispi_sparse e;
-    HISPI_TRY(hispi_sparse_alloc(ctx, &e, HISP_FORMAT_CSR, rt, s->nrows * bm, s->ncols * bm, nnz));
+    hisp_status st =
+        s->nrows * bm > INT32_MAX || s->ncols * bm > INT32_MAX
+            ? hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "expansion exceeds 2^31-1 rows")
+            : hispi_sparse_alloc(ctx, &e, HISP_FORMAT_CSR, rt, s->nrows * bm, s->ncols * bm, nnz);
+    if (st) {
+        hispi_sparse_free(&tmp);
+        return st;
+    }
     int64_t out = 0;
     for (int64_t i = 0; i < s->nrows; i++)
         for (int r = 0; r < bm; r++) {
@@ -291,5 +297,6 @@ hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B)
             }
         }
     e.rowptr[e.nrows] = out;
+    hispi_sparse_free(&tmp);
     return hispi_matrix_wrap(ctx, &e, B);
 }

@@ -81,7 +81,12 @@ static hisp_status need_layout(hisp_matrix A, hispi_cdev *d, const hisp_layout *
     if (d->have[o][in]) return HISP_SUCCESS;
     hisp_layout key = {l->outer, l->inner, HISP_AOS};
     hispi_clayout *L = &d->lay[o][in];
-    HISPI_TRY(hispi_clayout_build(ctx, &A->host, &key, L));
+    hispi_sparse tmp; /* a COO or CSC matrix stays as it is */
+    const hispi_sparse *c = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+    hisp_status bs = hispi_clayout_build(ctx, c, &key, L);
+    hispi_sparse_free(&tmp);
+    HISPI_TRY(bs);
     if (has_kernels(ctx)) {
         size_t pw = L->wide ? 8 : 4;
         void *p32 = NULL;
@@ -263,7 +268,6 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
 static hisp_status variant_layout(hisp_context ctx, hisp_matrix A, const hisp_variant *v,
                                   const hispi_clayout **L)
 {
-    HISPI_TRY(hispi_matrix_need_csr(A));
     if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
     hispi_cdev *d = A->cdev;
     HISPI_TRY(need_layout(A, d, &v->layout));
@@ -467,7 +471,11 @@ hisp_status hisp_matrix_layout_bytes(hisp_matrix A, hisp_outer_layout o, uint64_
     if (!bytes || (int)o < 0 || o >= HISP_OUTER_COUNT)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "bad layout or NULL output");
     if (A->hs) return hispi_fail(A->ctx, HISP_ERR_UNSUPPORTED, "layout bytes of a HiSparse tree");
-    HISPI_TRY(hispi_matrix_need_csr(A));
+    hispi_sparse tmp;
+    const hispi_sparse *c = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
     hisp_layout l = {o, HISP_AOS, HISP_AOS};
-    return hispi_clayout_size(A->ctx, &A->host, &l, bytes);
+    hisp_status s = hispi_clayout_size(A->ctx, c, &l, bytes);
+    hispi_sparse_free(&tmp);
+    return s;
 }

@@ -49,10 +49,11 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "invalid matrix handle");
     if (!key || !size) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL key buffer");
     if (A->hs) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "plans are for CSR/COO matrices");
-    HISPI_TRY(hispi_matrix_need_csr(A));
     hisp_device_info d;
     HISPI_TRY(hisp_context_get_device(ctx, &d));
-    const hispi_sparse *s = &A->host;
+    hispi_sparse tmp; /* a COO or CSC matrix stays as it is */
+    const hispi_sparse *s = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &s));
     int64_t maxlen = 0, empty = 0;
     for (int64_t i = 0; i < s->nrows; i++) {
         int64_t l = s->rowptr[i + 1] - s->rowptr[i];
@@ -65,6 +66,7 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
                      d.driver, hisp_type_name(s->type), ilog2x2((double)s->nrows + 1),
                      ilog2x2(mean + 1), ilog2x2((double)maxlen / (mean > 0 ? mean : 1) + 1),
                      (int)(s->nrows ? 10 * empty / s->nrows : 0));
+    hispi_sparse_free(&tmp);
     if (n < 0 || (size_t)n >= size)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "key buffer too small");
     for (char *p = key; *p; p++)

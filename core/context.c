@@ -205,6 +205,36 @@ void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes)
     }
 }
 
+/* What the backend's buf_write / buf_read counted as data since *b moves to
+ * control (those slots cannot tell a counter from a vector). */
+static void as_control(hisp_context ctx, const hisp_transfer_stats *b)
+{
+    hisp_transfer_stats *x = &ctx->xfer;
+    x->control_bytes += (x->h2d_bytes - b->h2d_bytes) + (x->d2h_bytes - b->d2h_bytes);
+    x->h2d_bytes = b->h2d_bytes;
+    x->d2h_bytes = b->d2h_bytes;
+    x->h2d_calls = b->h2d_calls;
+    x->d2h_calls = b->d2h_calls;
+}
+
+hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, size_t off, const void *src,
+                            size_t bytes)
+{
+    hisp_transfer_stats b = ctx->xfer;
+    hisp_status s = ctx->ops->buf_write(ctx, be, buf, off, src, bytes);
+    as_control(ctx, &b);
+    return s;
+}
+
+hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t off, void *dst,
+                           size_t bytes)
+{
+    hisp_transfer_stats b = ctx->xfer;
+    hisp_status s = ctx->ops->buf_read(ctx, be, buf, off, dst, bytes);
+    as_control(ctx, &b);
+    return s;
+}
+
 hisp_status hisp_context_transfers(hisp_context ctx, hisp_transfer_stats *st)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;

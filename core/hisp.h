@@ -189,8 +189,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_convert(hisp_matrix A, hisp_form
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format,
                                                           hisp_matrix *B);
 /* Borrow the host arrays of the current format (valid until the matrix is
- * converted or destroyed). Pointers not used by the format are set NULL:
- * COO: rows, cols; CSR: ptr = rowptr, cols; CSC: ptr = colptr, rows. */
+ * converted or destroyed; operations such as hisp_spmv never convert it). Pointers not used by the
+ * format are set NULL: COO: rows, cols; CSR: ptr = rowptr, cols; CSC: ptr = colptr, rows. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr,
                                                             const int32_t **rows,
                                                             const int32_t **cols,
@@ -524,11 +524,25 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vect
 /* ---- transfers ---------------------------------------------------------------
  *
  * Bytes the context's backend moved between host and device memory since the
- * context was made (or the counters were reset): h2d and d2h count data
- * (uploads of matrices, vectors and trees, downloads of results and host
- * copies, reduction results read to the host); control counts the few bytes
- * of queue counters and flags a scheduler or a kernel launch reads or writes
- * per round. The reference backend moves nothing. */
+ * context was made (or the counters were reset), each copy counted once, on
+ * the context that made it:
+ *  - h2d: data sent to the device: matrix uploads (CSR: the arrays as
+ *    hisp_matrix_format_bytes(A, CSR) gives them -- 32-bit row pointers below
+ *    2^31 nonzeros -- plus the kernels' work plan, a few bytes per group of
+ *    rows; HiSparse: the pool plus the scheduler's partition tables; compound
+ *    layouts), vectors written on the host and then used on the device, the
+ *    transposed copy a backend builds at the first op = T;
+ *  - d2h: data read back: hisp_vector_read of a device result (exactly
+ *    n * type size), host copies refreshed for the host (save, conversion),
+ *    results read by the host (e.g. the addition's new nodes, reductions);
+ *  - control: the few bytes of queue counters, flags and root queue entries
+ *    a scheduler or a kernel exchanges per round (both ways).
+ * A sequence of SpMVs on device-resident matrices and vectors moves no h2d
+ * or d2h bytes. Not counted: kernel arguments, device-to-device copies (MSREP
+ * peer copies included). The reference backend moves nothing. MSREP plans
+ * open a context per device: their uploads and copies count there, out of
+ * the caller's reach; the caller's context counts only what it moved itself
+ * (e.g. its vectors for hisp_mspmv_vec). */
 typedef struct {
     uint64_t h2d_bytes, d2h_bytes; /* data */
     uint64_t h2d_calls, d2h_calls; /* copies of data */
@@ -542,7 +556,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ct
 
 /* y = alpha * op(A) * x + beta * y on the context's backend. alpha and beta
  * point to one scalar of the matrix's real component type (float for f32,
- * double for f64). With beta = 0, y is not read (NaN in y does not spread). */
+ * double for f64). With beta = 0, y is not read (NaN in y does not spread).
+ * A is left as it is: a COO or CSC matrix is sent to the device as a CSR
+ * made for the upload (duplicates summed), its format, nnz and borrowed
+ * arrays do not change. */
 HISP_API HISP_NODISCARD hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha,
                                               hisp_matrix A, hisp_vector x, const void *beta,
                                               hisp_vector y);

@@ -201,10 +201,10 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
     (void)total;
     hisp_status s = reserve_queues(ad, ps->caps);
     if (!s)
-        s = o->buf_write(ctx, ad->be, ad->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
-                         &ps->root, sizeof ps->root);
+        s = hispi_ctl_write(ctx, ad->be, ad->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
+                            &ps->root, sizeof ps->root);
     memset(ctl, 0, C_WORDS * sizeof *ctl);
-    if (!s) s = o->buf_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+    if (!s) s = hispi_ctl_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
     uint64_t cnt[HISPI_AQ_ADD] = {0};
     cnt[ps->root_q] = 1;
     int careful = 0; /* 4: check for zero sums before writing a dense leaf */
@@ -220,7 +220,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
             ctl[C_CAP + q] = k + 1 < L ? ps->caps[(k + 1) * NQ + q] : 0;
         }
         for (;;) { /* the round, redone after growing the pool */
-            s = o->buf_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+            s = hispi_ctl_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
             int real = ad->dbl ? HISPI_KARG_F64 : HISPI_KARG_F32;
             for (int q = 0; !s && q < NQ; q++) {
                 if (!launch[q]) continue;
@@ -257,7 +257,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->kgs[ki]);
                 ad->st->launches++;
             }
-            if (!s) s = o->buf_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+            if (!s) s = hispi_ctl_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
             bool over = ctl[C_USED] > *ps->cap / 16, zero = ctl[C_REDO] && !careful;
             if (s || (!over && !zero)) break;
             /* the pool was too small (nothing of this round was written past

@@ -50,9 +50,9 @@ struct hisp_context_s {
     void *be;             /* backend instance */
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
-    hisp_sched_counts sched; /* of the last HiSparse SpMV */
-    bool sched_pending;      /* sched is still with the backend (hispi_sched_settle) */
-    hisp_add_stats add;      /* of the last hisp_matrix_add */
+    hisp_sched_counts sched;  /* of the last HiSparse SpMV */
+    bool sched_pending;       /* sched is still with the backend (hispi_sched_settle) */
+    hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
 };
 
@@ -133,6 +133,12 @@ enum { HISPI_H2D = 0, HISPI_D2H = 1, HISPI_CONTROL = 2 };
  * backends' internal copies); control words (queue counters, flags) count as
  * HISPI_CONTROL. */
 HISPI_LOCAL void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes);
+/* The backend's buf_write / buf_read of control words (queue counters,
+ * flags, a root queue entry), counted as HISPI_CONTROL. */
+HISPI_LOCAL hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, size_t off,
+                                        const void *src, size_t bytes);
+HISPI_LOCAL hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t off,
+                                       void *dst, size_t bytes);
 
 /* ---- handle checks ------------------------------------------------------ */
 
@@ -186,8 +192,12 @@ HISPI_LOCAL hisp_status hispi_sparse_convert(hisp_context ctx, const hispi_spars
 HISPI_LOCAL hisp_status hispi_sparse_validate(hisp_context ctx, const hispi_sparse *s);
 /* Wrap freshly built storage into a matrix handle (takes ownership). */
 HISPI_LOCAL hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *A);
-/* The matrix's CSR form (converting the host copy in place if needed). */
-HISPI_LOCAL hisp_status hispi_matrix_need_csr(hisp_matrix A);
+/* The matrix's CSR form, read only: the host copy itself when it is CSR,
+ * else a private conversion into *tmp (free it with hispi_sparse_free; it
+ * is zeroed when unused). The matrix is never changed: its format, nnz and
+ * the arrays hisp_matrix_host_arrays lent stay as they are. */
+HISPI_LOCAL hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp,
+                                         const hispi_sparse **csr);
 /* Drop the device copy (host data changed or backend switched). */
 HISPI_LOCAL void hispi_matrix_drop_device(hisp_matrix A);
 

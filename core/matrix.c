@@ -184,10 +184,14 @@ hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format, hisp_matrix
     return hispi_matrix_wrap(A->ctx, &s, B);
 }
 
-hisp_status hispi_matrix_need_csr(hisp_matrix A)
+hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_sparse **csr)
 {
+    memset(tmp, 0, sizeof *tmp);
+    *csr = &A->host;
     if (A->host.format == HISP_FORMAT_CSR) return HISP_SUCCESS;
-    return hisp_matrix_convert(A, HISP_FORMAT_CSR);
+    HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, HISP_FORMAT_CSR, tmp));
+    *csr = tmp;
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr, const int32_t **rows,

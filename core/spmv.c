@@ -49,12 +49,14 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     if (!ctx->ops->csr_spmv)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
                           ctx->ops->name);
-    HISPI_TRY(hispi_matrix_need_csr(A));
-    if (!A->dev) {
-        hispi_csr_view v = {t,           A->host.nrows,  A->host.ncols,
-                            A->host.nnz, A->host.rowptr, A->host.colind,
-                            A->host.val};
-        HISPI_TRY(ctx->ops->csr_upload(ctx, ctx->be, &v, &A->dev));
+    if (!A->dev) { /* a COO or CSC matrix sends a private CSR and stays as it is */
+        hispi_sparse tmp;
+        const hispi_sparse *c = NULL;
+        HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+        hispi_csr_view v = {t, c->nrows, c->ncols, c->nnz, c->rowptr, c->colind, c->val};
+        hisp_status s = ctx->ops->csr_upload(ctx, ctx->be, &v, &A->dev);
+        hispi_sparse_free(&tmp);
+        HISPI_TRY(s);
     }
     HISPI_TRY(hispi_vector_device(x, true, xd));
     HISPI_TRY(hispi_vector_device(y, *b != 0, yd));

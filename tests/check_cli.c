@@ -868,6 +868,104 @@ START_TEST(test_demo_small)
 }
 END_TEST
 
+/* "transfers" in --json: present everywhere; 0 on the reference backend and
+ * for host-only commands; on a device the timed SpMV runs send the matrix
+ * and x once (the warm-up's upload) and read nothing back, the one untimed
+ * SpMV reads y. */
+START_TEST(test_transfers_json)
+{
+    run_result r = run_hisp("gen", "poisson3d", "--n", "10", "-o", tmp("t.mtx"), "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq(test_json_int(r.out, "h2d_bytes"), 0);
+    ck_assert_int_eq(test_json_int(r.out, "d2h_bytes"), 0);
+    run_free(&r);
+    static const char *const host_cmds[][4] = {{"stats", "--json", NULL, NULL},
+                                               {"convert", "-o", "t.hisp", "--json"}};
+    for (int c = 0; c < 2; c++) {
+        r = run_hisp(host_cmds[c][0], tmp("t.mtx"), host_cmds[c][1],
+                     host_cmds[c][2] ? tmp(host_cmds[c][2]) : NULL, host_cmds[c][3], NULL);
+        CK_RUN(r, 0);
+        ck_assert_int_eq(test_json_int(r.out, "h2d_bytes"), 0);
+        ck_assert_int_eq(test_json_int(r.out, "d2h_bytes"), 0);
+        ck_assert_int_eq(test_json_int(r.out, "control_bytes"), 0);
+        run_free(&r);
+    }
+    r = run_hisp("spmv", tmp("t.mtx"), "--backend", "reference", "--repeat", "3", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq(test_json_int(r.out, "h2d_bytes"), 0);
+    ck_assert_int_eq(test_json_int(r.out, "d2h_bytes"), 0);
+    run_free(&r);
+    r = run_hisp("mspmv", tmp("t.mtx"), "--backend", "reference", "--devices", "2", "--repeat", "2",
+                 "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq(test_json_int(r.out, "h2d_bytes"), 0);
+    ck_assert(strstr(r.out, "\"covers\": "));
+    run_free(&r);
+
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("t.mtx"), HISP_F64, &A, NULL));
+    uint64_t csr = 0;
+    CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, HISP_F64, &csr));
+    const long long n = 1000, xb = 8 * n; /* poisson3d n=10, f64 */
+    r = run_hisp("info", "--json", NULL);
+    CK_RUN(r, 0);
+    char *info = r.out;
+    r.out = NULL;
+    run_free(&r);
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    for (int i = 0; i < nt; i++) {
+        if (tg[i].kind == HISP_BACKEND_REFERENCE) continue;
+        const char *be = hisp_backend_name(tg[i].kind);
+        hisp_device_info di;
+        CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &di));
+        int child = child_device_index(info, be, di.name);
+        if (child < 0) {
+            test_skip("cli transfers on %s: the device is not visible to a child process",
+                      tg[i].label);
+            continue;
+        }
+        char dev[16];
+        snprintf(dev, sizeof dev, "%d", child);
+        if (!di.fp64) continue;
+        /* timed: the warm-up uploads A's arrays (and the kernels' plan) and x */
+        r = run_hisp("spmv", tmp("t.mtx"), "--backend", be, "--device", dev, "--repeat", "3",
+                     "--json", NULL);
+        CK_RUN(r, 0);
+        long long h2d = test_json_int(r.out, "h2d_bytes");
+        ck_assert_int_ge(h2d, (long long)csr + xb);
+        ck_assert_int_le(h2d, (long long)csr + xb + 64 * (n + 1) + 4096);
+        ck_assert_int_eq(test_json_int(r.out, "d2h_bytes"), 0);
+        ck_assert_int_eq(test_json_int(r.out, "control_bytes"), 0);
+        run_free(&r);
+        /* untimed: the one run also reads y */
+        r = run_hisp("spmv", tmp("t.mtx"), "--backend", be, "--device", dev, "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert_int_ge(test_json_int(r.out, "h2d_bytes"), (long long)csr + xb);
+        ck_assert_int_eq(test_json_int(r.out, "d2h_bytes"), xb);
+        run_free(&r);
+        /* HiSparse: the tree and x go once; only the scheduler's words move */
+        r = run_hisp("spmv", tmp("t.mtx"), "--backend", be, "--device", dev, "--format", "hisparse",
+                     "--repeat", "3", "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert_int_gt(test_json_int(r.out, "h2d_bytes"), xb);
+        ck_assert_int_eq(test_json_int(r.out, "d2h_bytes"), 0);
+        run_free(&r);
+        r = run_hisp("add", tmp("t.mtx"), tmp("t.mtx"), "-o", tmp("t2.hisp"), "--backend", be,
+                     "--device", dev, "--repeat", "2", "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert_int_ge(test_json_int(r.out, "h2d_bytes"), 0);
+        ck_assert(strstr(r.out, "\"transfers\": {"));
+        run_free(&r);
+    }
+    free(info);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -888,6 +986,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_missing_backend);
     tcase_add_test(tc, test_demo_small);
+    tcase_add_test(tc, test_transfers_json);
     suite_add_tcase(s, tc);
     return s;
 }

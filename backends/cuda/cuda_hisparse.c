@@ -260,6 +260,7 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
         CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
                                 cudaMemcpyDeviceToHost, stream));
         CU(ctx, cudaStreamSynchronize(stream));
+        hispi_xfer(ctx, HISPI_CONTROL, (size_t)m->nq * sizeof *tails);
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
         bool launch[HISP_SCHED_MAX_QUEUES];
         for (int q = 0; q < m->nq; q++)
@@ -330,6 +331,7 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
             continue;
         }
         CU(ctx, e);
+        hispi_xfer(ctx, HISPI_CONTROL, 7 * 8); /* the build reads 7 counters */
         hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f, %u per "
                     "lane%s%s",
                     q, m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs, m->rp[q].width,
@@ -370,6 +372,7 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
         return HISP_SUCCESS;
     }
     CU(ctx, e);
+    hispi_xfer(ctx, HISPI_CONTROL, 5 * 8); /* the build reads 5 counters */
     e = hisp_cuda_hs_bplan_tune(P, &m->bp, ny, stream);
     if (e == cudaErrorMemoryAllocation) { /* no room for its scratch y: the plan's default */
         (void)cudaGetLastError();
@@ -561,6 +564,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     CU(ctx, cudaMemcpyAsync(L->ctl, m->ctl, sizeof *L->ctl, cudaMemcpyDeviceToHost, stream));
     CU(ctx, cudaMemcpyAsync(L->tails, m->tails, (size_t)m->nq * sizeof *L->tails,
                             cudaMemcpyDeviceToHost, stream));
+    hispi_xfer(ctx, HISPI_CONTROL, sizeof *L->ctl + (size_t)m->nq * sizeof *L->tails);
     CU(ctx, cudaEventRecord(L->done, stream));
     L->state = 2;
     L->m = m; /* complete once its counts check out (hisp_cuda_hs_counts) */

@@ -116,6 +116,8 @@ hisp_status hisp_cuda_vendor_upload(hisp_context ctx, void *be, const hispi_csr_
         CU(cudaMemcpyAsync(m->rowptr, rp32, np1 * 4, cudaMemcpyHostToDevice, st));
     }
     CU(cudaStreamSynchronize(st));
+    /* the part's indices, values and pointers (global slice or local) */
+    hispi_xfer(ctx, HISPI_H2D, (uint64_t)A->nnz * (4 + es) + np1 * (o->gptr ? 8 : 4));
     SP(cusparseCreate(&m->h));
     SP(cusparseSetStream(m->h, st));
     SP(cusparseCreateCsr(&m->A, A->nrows, A->ncols, A->nnz, m->rowptr, m->colind, m->val,

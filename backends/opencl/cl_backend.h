@@ -64,6 +64,9 @@ HISPI_LOCAL hisp_status hisp_cl_buf_write(hisp_context ctx, void *be, void *buf,
                                           const void *src, size_t bytes);
 HISPI_LOCAL hisp_status hisp_cl_buf_read(hisp_context ctx, void *be, const void *buf, size_t offset,
                                          void *dst, size_t bytes);
+/* buf_read of control words (scheduler counters): counted as HISPI_CONTROL. */
+HISPI_LOCAL hisp_status hisp_cl_ctl_read(hisp_context ctx, void *be, const void *buf, size_t offset,
+                                         void *dst, size_t bytes);
 HISPI_LOCAL hisp_status hisp_cl_buf_copy(hisp_context ctx, void *be, void *dst, const void *src,
                                          size_t bytes);
 HISPI_LOCAL hisp_status hisp_cl_mark_create(hisp_context ctx, void *be, void **mark);

@@ -48,15 +48,26 @@ hisp_status hisp_cl_buf_write(hisp_context ctx, void *vbe, void *buf, size_t off
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_cl_buf_read(hisp_context ctx, void *vbe, const void *buf, size_t off, void *dst,
-                             size_t bytes)
+static hisp_status read_counted(hisp_context ctx, hisp_cl_be *be, const void *buf, size_t off,
+                                void *dst, size_t bytes, int dir)
 {
-    hisp_cl_be *be = vbe;
     if (!bytes) return HISP_SUCCESS;
     cl_int e = clEnqueueReadBuffer(be->queue, (cl_mem)buf, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueReadBuffer");
-    hispi_xfer(ctx, HISPI_D2H, bytes);
+    hispi_xfer(ctx, dir, bytes);
     return HISP_SUCCESS;
+}
+
+hisp_status hisp_cl_buf_read(hisp_context ctx, void *vbe, const void *buf, size_t off, void *dst,
+                             size_t bytes)
+{
+    return read_counted(ctx, vbe, buf, off, dst, bytes, HISPI_D2H);
+}
+
+hisp_status hisp_cl_ctl_read(hisp_context ctx, void *vbe, const void *buf, size_t off, void *dst,
+                             size_t bytes)
+{
+    return read_counted(ctx, vbe, buf, off, dst, bytes, HISPI_CONTROL);
 }
 
 hisp_status hisp_cl_buf_copy(hisp_context ctx, void *vbe, void *dst, const void *src, size_t bytes)

@@ -216,7 +216,7 @@ hisp_status hisp_cl_hs_upload(hisp_context ctx, void *vbe, const hispi_hs_view *
         hispi_sched_entry root = {A->root, 0, 0, 0, 0};
         m->root = root;
         m->root_at = m->base[rq];
-        s = hisp_cl_buf_write(ctx, be, m->entries, m->base[rq] * sizeof root, &root, sizeof root);
+        s = hispi_ctl_write(ctx, be, m->entries, m->base[rq] * sizeof root, &root, sizeof root);
         m->tails_init[rq] = 1;
         if (!s && be->is_cpu && m->nq == HISPI_SQ_SPMV) s = owner_upload(ctx, be, m, A, rq);
     }
@@ -398,6 +398,7 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_int e = clEnqueueWriteBuffer(be->queue, m->ctr, CL_FALSE, 0,
                                     12 * (size_t)P * sizeof(cl_uint), m->ctr_init, 0, NULL, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
+    hispi_xfer(ctx, HISPI_CONTROL, 12 * (size_t)P * sizeof(cl_uint));
     cl_uint tails[8 * HISPI_SCHED_MAX_PARTS];
     uint64_t done[HISP_SCHED_MAX_QUEUES] = {0}; /* entries served per queue */
     cl_uint log2d = (cl_uint)a->log2d, depth = (cl_uint)a->depth;
@@ -416,7 +417,7 @@ static hisp_status spmv_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     for (;;) {
         /* blocking: the previous round's kernels have finished */
         if (!known) {
-            HISPI_TRY(hisp_cl_buf_read(ctx, be, m->ctr, 0, tails, 8 * (size_t)P * sizeof *tails));
+            HISPI_TRY(hisp_cl_ctl_read(ctx, be, m->ctr, 0, tails, 8 * (size_t)P * sizeof *tails));
             unread = 0;
         }
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
@@ -506,6 +507,7 @@ static hisp_status replay_owner(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_int e = clEnqueueWriteBuffer(be->queue, m->ctr, CL_FALSE, 0, 12 * P * sizeof(cl_uint),
                                     m->ctr_full[dir], 0, NULL, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
+    hispi_xfer(ctx, HISPI_CONTROL, 12 * P * sizeof(cl_uint));
     HISPI_TRY(own_leaves(ctx, be, m, a, 0xfu, 0, 1, NULL, xm, ym, ap, bp, rs));
     e = clFinish(be->queue); /* synchronous, as the scheduled SpMV */
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clFinish");
@@ -573,11 +575,12 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
     cl_int e = clEnqueueWriteBuffer(be->queue, m->tails, CL_FALSE, 0, (size_t)m->nq * sizeof *tails,
                                     m->tails_init, 0, NULL, NULL);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clEnqueueWriteBuffer");
+    hispi_xfer(ctx, HISPI_CONTROL, (size_t)m->nq * sizeof *tails);
     for (int first_round = 1;; first_round = 0) {
         /* blocking: the previous round's kernels have finished (round 1
          * knows its counters: the ones just written) */
         if (!first_round)
-            HISPI_TRY(hisp_cl_buf_read(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
+            HISPI_TRY(hisp_cl_ctl_read(ctx, be, m->tails, 0, tails, (size_t)m->nq * sizeof *tails));
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
         bool launch[HISP_SCHED_MAX_QUEUES];
         for (int q = 0; q < m->nq; q++) {
