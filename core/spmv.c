@@ -49,7 +49,8 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     if (!ctx->ops->csr_spmv)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
                           ctx->ops->name);
-    HISPI_TRY(hispi_matrix_need_csr(A));
+    if (A->wrapped && !A->dev) HISPI_TRY(hispi_matrix_wrap_upload(A)); /* no host copy */
+    if (!A->wrapped) HISPI_TRY(hispi_matrix_need_csr(A));
     if (!A->dev) {
         hispi_csr_view v = {t,           A->host.nrows,  A->host.ncols,
                             A->host.nnz, A->host.rowptr, A->host.colind,
