@@ -183,16 +183,14 @@ typedef struct hisp_backend_ops {
      * buf_check: the caller's buffer `mem` can serve as a buffer of this
      * instance and holds at least `bytes` (as far as the backend can tell);
      * `what` names it in the error. NULL slot: wrapping is unsupported. */
-    hisp_status (*buf_check)(hisp_context ctx, void *be, void *mem, size_t bytes,
-                             const char *what);
+    hisp_status (*buf_check)(hisp_context ctx, void *be, void *mem, size_t bytes, const char *what);
     /* Work in the caller's stream / queue from now on (NULL: the instance's
      * own). Either in place (*new_be = NULL; the buffers stay valid; the old
      * stream's work is waited for) or, where the stream brings another device
      * context (OpenCL), as a new instance in *new_be on the stream's device
      * (*device its index in device_count's list): the core then closes the old
      * one as on a backend switch. NULL slot: only NULL is accepted. */
-    hisp_status (*stream_set)(hisp_context ctx, void *be, void *stream, void **new_be,
-                              int *device);
+    hisp_status (*stream_set)(hisp_context ctx, void *be, void *stream, void **new_be, int *device);
     /* The stream / queue the instance works in. */
     void *(*stream_get)(void *be);
     /* A CSR matrix over the caller's arrays (ext), read in place by

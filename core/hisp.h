@@ -132,7 +132,8 @@ HISP_API void hisp_context_destroy(hisp_context *ctx);
 /* Select a backend and device. device = -1 picks the first (for OpenCL: GPUs
  * first). HISP_BACKEND_AUTO tries CUDA, OpenCL, then the reference. Objects
  * created earlier stay valid; their device copies move to the new backend on
- * next use. */
+ * next use. The new backend works in a stream / queue of its own
+ * (hisp_context_set_stream). */
 HISP_API HISP_NODISCARD hisp_status hisp_context_set_backend(hisp_context ctx,
                                                              hisp_backend_kind kind, int device);
 HISP_API HISP_NODISCARD hisp_status hisp_context_get_device(hisp_context ctx,
@@ -504,13 +505,10 @@ typedef enum { HISP_INDEX_32 = 0, HISP_INDEX_64 = 1 } hisp_index_type;
  * pointers of ptr_type with rowptr[0] = base and rowptr[nrows] = nnz + base,
  * colind nnz indices of idx_type in [base, ncols + base), vals nnz entries
  * (NULL: all ones). Checked as hisp_matrix_create_csr. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_import_csr(hisp_context ctx, hisp_type type,
-                                                           int64_t nrows, int64_t ncols,
-                                                           int64_t nnz, const void *rowptr,
-                                                           const void *colind, const void *vals,
-                                                           hisp_index_type ptr_type,
-                                                           hisp_index_type idx_type, int base,
-                                                           hisp_matrix *A);
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_import_csr(
+    hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols, int64_t nnz, const void *rowptr,
+    const void *colind, const void *vals, hisp_index_type ptr_type, hisp_index_type idx_type,
+    int base, hisp_matrix *A);
 /* A CSR matrix (f32 or f64) over the caller's device arrays, as above but
  * NOT copied: hisp's CSR kernels read rowptr, colind and vals in place, in
  * every index shape and base (CUDA: template parameters; OpenCL: build

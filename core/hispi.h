@@ -50,9 +50,9 @@ struct hisp_context_s {
     void *be;             /* backend instance */
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
-    hisp_sched_counts sched; /* of the last HiSparse SpMV */
-    bool sched_pending;      /* sched is still with the backend (hispi_sched_settle) */
-    hisp_add_stats add;      /* of the last hisp_matrix_add */
+    hisp_sched_counts sched;  /* of the last HiSparse SpMV */
+    bool sched_pending;       /* sched is still with the backend (hispi_sched_settle) */
+    hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
 };

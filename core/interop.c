@@ -41,8 +41,7 @@ static hisp_status convert_idx(hisp_context ctx, hisp_status bad, const void *sr
         int64_t c = idx_at(src, wide, k) - base;
         if (c < 0 || c >= ncols)
             return hispi_fail(ctx, bad, "column index %lld is %lld, outside [%d, %lld)",
-                              (long long)k, (long long)(c + base), base,
-                              (long long)(ncols + base));
+                              (long long)k, (long long)(c + base), base, (long long)(ncols + base));
         dst[k] = (int32_t)c;
     }
     return HISP_SUCCESS;
@@ -55,7 +54,8 @@ static hisp_status check_shape(hisp_context ctx, int64_t nrows, int64_t ncols, i
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "invalid size %lld x %lld with %lld entries", (long long)nrows,
                           (long long)ncols, (long long)nnz);
-    if ((pt != HISP_INDEX_32 && pt != HISP_INDEX_64) || (it != HISP_INDEX_32 && it != HISP_INDEX_64))
+    if ((pt != HISP_INDEX_32 && pt != HISP_INDEX_64) ||
+        (it != HISP_INDEX_32 && it != HISP_INDEX_64))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown index type (%d, %d)", (int)pt,
                           (int)it);
     if (base != 0 && base != 1)
@@ -79,8 +79,8 @@ hisp_status hisp_matrix_import_csr(hisp_context ctx, hisp_type type, int64_t nro
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "rowptr or colind is NULL");
     hispi_sparse s;
     HISPI_TRY(hispi_sparse_alloc(ctx, &s, HISP_FORMAT_CSR, type, nrows, ncols, nnz));
-    hisp_status st = convert_ptr(ctx, HISP_ERR_INVALID_ARGUMENT, rowptr, ptr_type, base, nrows, nnz,
-                                 s.rowptr);
+    hisp_status st =
+        convert_ptr(ctx, HISP_ERR_INVALID_ARGUMENT, rowptr, ptr_type, base, nrows, nnz, s.rowptr);
     if (!st)
         st = convert_idx(ctx, HISP_ERR_INVALID_ARGUMENT, colind, idx_type, base, nnz, ncols,
                          s.colind);
@@ -106,8 +106,8 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     *A = NULL;
     HISPI_TRY(check_shape(ctx, nrows, ncols, nnz, ptr_type, idx_type, base));
     if (type != HISP_F32 && type != HISP_F64)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "wrapped CSR matrices are f32 or f64, not %s", hisp_type_name(type));
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "wrapped CSR matrices are f32 or f64, not %s",
+                          hisp_type_name(type));
     if (!rowptr || !colind || !vals)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "rowptr, colind or vals is NULL");
     const hisp_backend_ops *o = ctx->ops;
@@ -129,8 +129,8 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     hisp_matrix M = *A;
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, ptr_type == HISP_INDEX_64,
-                             idx_type == HISP_INDEX_64, base};
+    M->ext = (hispi_csr_ext){
+        rowptr, colind, vals, ptr_type == HISP_INDEX_64, idx_type == HISP_INDEX_64, base};
     return HISP_SUCCESS;
 }
 
@@ -147,7 +147,8 @@ hisp_status hispi_matrix_need_host(hisp_matrix A)
     HISPI_TRY(hispi_sparse_alloc(ctx, &s, HISP_FORMAT_CSR, A->host.type, nr, A->host.ncols, nnz));
     hisp_status st = hispi_alloc(ctx, pb > ib ? pb : ib, 1, &tmp);
     if (!st) st = ctx->ops->buf_read(ctx, ctx->be, e->rowptr, 0, tmp, pb);
-    if (!st) st = convert_ptr(ctx, HISP_ERR_INPUT_FORMAT, tmp, e->ptr64, e->base, nr, nnz, s.rowptr);
+    if (!st)
+        st = convert_ptr(ctx, HISP_ERR_INPUT_FORMAT, tmp, e->ptr64, e->base, nr, nnz, s.rowptr);
     if (!st) st = ctx->ops->buf_read(ctx, ctx->be, e->colind, 0, tmp, ib);
     if (!st)
         st = convert_idx(ctx, HISP_ERR_INPUT_FORMAT, tmp, e->idx64, e->base, nnz, A->host.ncols,

@@ -47,7 +47,7 @@ void hisp_matrix_destroy(hisp_matrix *pA)
 {
     if (!pA || !*pA || (*pA)->magic != HISPI_MAGIC_MATRIX) return;
     hisp_matrix A = *pA;
-    if (A->link.next) { /* still attached: its context is alive */
+    if (A->link.next) {     /* still attached: its context is alive */
         A->wrapped = false; /* nothing to keep: the caller's arrays are just let go */
         hispi_matrix_drop_device(A);
         hispi_devobj_detach(&A->link);

@@ -192,8 +192,8 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
     if (!ctx->ops->buf_check)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend cannot wrap memory",
                           ctx->ops->name);
-    HISPI_TRY(ctx->ops->buf_check(ctx, ctx->be, mem, (size_t)n * hisp_type_size(type),
-                                  "vector memory"));
+    HISPI_TRY(
+        ctx->ops->buf_check(ctx, ctx->be, mem, (size_t)n * hisp_type_size(type), "vector memory"));
     hisp_vector v = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
     v->magic = HISPI_MAGIC_VECTOR;

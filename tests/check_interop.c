@@ -285,8 +285,8 @@ START_TEST(test_opencl_wrap)
         cl_mem rp = cl_buffer(c, m.rowptr, m.pbytes), ci = cl_buffer(c, m.colind, m.ibytes),
                va = cl_buffer(c, m.val, m.vbytes);
         hisp_matrix A;
-        CK_OK(ctx, hisp_matrix_wrap_csr_device(ctx, t, m.nrows, m.ncols, m.nnz, rp, ci, va,
-                                               m.ptr64, m.idx64, m.base, &A));
+        CK_OK(ctx, hisp_matrix_wrap_csr_device(ctx, t, m.nrows, m.ncols, m.nnz, rp, ci, va, m.ptr64,
+                                               m.idx64, m.base, &A));
         for (int op = 0; op < 2; op++) {
             int64_t nx = op ? m.nrows : m.ncols, ny = op ? m.ncols : m.nrows;
             size_t es = hisp_type_size(t);
@@ -308,9 +308,9 @@ START_TEST(test_opencl_wrap)
             ck_assert_uint_eq(st.d2h_bytes, op == 0 ? m.pbytes : 0);
             ck_assert_uint_lt(st.h2d_bytes, (uint64_t)m.nnz * (es + 4) + 64);
             void *out = malloc((size_t)ny * es);
-            ck_assert_int_eq(clEnqueueReadBuffer(q, ym, CL_TRUE, 0, (size_t)ny * es, out, 0, NULL,
-                                                 NULL),
-                             CL_SUCCESS);
+            ck_assert_int_eq(
+                clEnqueueReadBuffer(q, ym, CL_TRUE, 0, (size_t)ny * es, out, 0, NULL, NULL),
+                CL_SUCCESS);
             ck_assert_msg(test_rel_error(t, out, want, ny) <= tol(t), "shape %d op %d: %g", shape,
                           op, test_rel_error(t, out, want, ny));
             memset(out, 0, (size_t)ny * es);
@@ -369,13 +369,13 @@ START_TEST(test_opencl_export)
     CK_OK(ctx, hisp_context_get_stream(ctx, &qp));
     ck_assert_ptr_nonnull(qp);
     cl_command_queue hq = qp;
-    ck_assert_int_eq(clEnqueueReadBuffer(hq, (cl_mem)mem, CL_TRUE, 0, sizeof back, back, 0, NULL,
-                                         NULL),
-                     CL_SUCCESS);
+    ck_assert_int_eq(
+        clEnqueueReadBuffer(hq, (cl_mem)mem, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL),
+        CL_SUCCESS);
     ck_assert_mem_eq(back, x, sizeof back);
-    ck_assert_int_eq(clEnqueueWriteBuffer(hq, (cl_mem)mem, CL_TRUE, 0, sizeof back, z, 0, NULL,
-                                          NULL),
-                     CL_SUCCESS);
+    ck_assert_int_eq(
+        clEnqueueWriteBuffer(hq, (cl_mem)mem, CL_TRUE, 0, sizeof back, z, 0, NULL, NULL),
+        CL_SUCCESS);
     CK_OK(ctx, hisp_vector_device_modified(v));
     CK_OK(ctx, hisp_vector_read(v, back));
     ck_assert_mem_eq(back, z, sizeof back);
@@ -527,14 +527,14 @@ START_TEST(test_cuda_wrap)
             CK_OK(ctx, hisp_vector_wrap_device(ctx, ty, ny, yd, &yv));
             double a = 1.25, b = -0.5;
             float af = 1.25f, bf = -0.5f;
-            CK_OK(ctx, hisp_spmv(ctx, (hisp_op)op, ty == HISP_F64 ? (void *)&a : (void *)&af, A,
-                                 xv, ty == HISP_F64 ? (void *)&b : (void *)&bf, yv));
+            CK_OK(ctx, hisp_spmv(ctx, (hisp_op)op, ty == HISP_F64 ? (void *)&a : (void *)&af, A, xv,
+                                 ty == HISP_F64 ? (void *)&b : (void *)&bf, yv));
             void *out = malloc((size_t)ny * es);
-            ck_assert_int_eq(
-                cudaMemcpyAsync(out, yd, (size_t)ny * es, cudaMemcpyDeviceToHost, s), cudaSuccess);
+            ck_assert_int_eq(cudaMemcpyAsync(out, yd, (size_t)ny * es, cudaMemcpyDeviceToHost, s),
+                             cudaSuccess);
             ck_assert_int_eq(cudaStreamSynchronize(s), cudaSuccess);
-            ck_assert_msg(test_rel_error(ty, out, want, ny) <= tol(ty), "shape %d op %d: %g",
-                          shape, op, test_rel_error(ty, out, want, ny));
+            ck_assert_msg(test_rel_error(ty, out, want, ny) <= tol(ty), "shape %d op %d: %g", shape,
+                          op, test_rel_error(ty, out, want, ny));
             CK_OK(ctx, hisp_vector_read(yv, out));
             ck_assert_double_le(test_rel_error(ty, out, want, ny), tol(ty));
             hisp_vector_destroy(&xv);

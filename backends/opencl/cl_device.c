@@ -306,7 +306,8 @@ static hisp_status open_device(hisp_context ctx, cl_device_id d, cl_device_id su
         cl_context c = NULL;
         cl_command_queue_properties qp = 0;
         e = clGetCommandQueueInfo(uq, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
-        if (e == CL_SUCCESS) e = clGetCommandQueueInfo(uq, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
+        if (e == CL_SUCCESS)
+            e = clGetCommandQueueInfo(uq, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
         if (e == CL_SUCCESS) e = clRetainContext(c);
         if (e != CL_SUCCESS) {
             hisp_cl_fini(be);
@@ -444,8 +445,8 @@ static hisp_status hisp_cl_buf_check(hisp_context ctx, void *vbe, void *mem, siz
                           "the caller's queue with hisp_context_set_stream first)",
                           what);
     if (size < bytes)
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                          "opencl: %s holds %zu bytes, %zu needed", what, size, bytes);
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "opencl: %s holds %zu bytes, %zu needed",
+                          what, size, bytes);
     return HISP_SUCCESS;
 }
 
@@ -459,8 +460,7 @@ static int device_index(hisp_context ctx, cl_device_id d)
         for (int i = 0; i < n && found < 0; i++)
             if (list[i] == d) found = i;
         cl_device_id parent = NULL;
-        if (clGetDeviceInfo(d, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) !=
-            CL_SUCCESS)
+        if (clGetDeviceInfo(d, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) != CL_SUCCESS)
             break;
         d = parent;
     }
