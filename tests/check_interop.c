@@ -379,6 +379,26 @@ START_TEST(test_opencl_export)
     CK_OK(ctx, hisp_vector_device_modified(v));
     CK_OK(ctx, hisp_vector_read(v, back));
     ck_assert_mem_eq(back, z, sizeof back);
+    {
+        /* a queue of the caller in hisp's own cl_context: switched in place,
+         * device copies stay; NULL then opens a context of hisp's own */
+        cl_context hc;
+        cl_device_id hd;
+        cl_int e;
+        ck_assert_int_eq(clGetCommandQueueInfo(hq, CL_QUEUE_CONTEXT, sizeof hc, &hc, NULL), 0);
+        ck_assert_int_eq(clGetCommandQueueInfo(hq, CL_QUEUE_DEVICE, sizeof hd, &hd, NULL), 0);
+        cl_command_queue q2 = clCreateCommandQueue(hc, hd, CL_QUEUE_PROFILING_ENABLE, &e);
+        ck_assert_int_eq(e, CL_SUCCESS);
+        CK_OK(ctx, hisp_context_set_stream(ctx, q2));
+        void *mem2 = NULL;
+        CK_OK(ctx, hisp_vector_device_memory(v, &mem2));
+        ck_assert_ptr_eq(mem2, mem);
+        CK_OK(ctx, hisp_context_set_stream(ctx, NULL));
+        memset(back, 0, sizeof back);
+        CK_OK(ctx, hisp_vector_read(v, back));
+        ck_assert_mem_eq(back, z, sizeof back);
+        clReleaseCommandQueue(q2);
+    }
     hisp_vector_destroy(&v);
 
     /* the caller's queue (no profiling) */
