@@ -181,6 +181,28 @@ typedef struct hisp_backend_ops {
     hisp_status (*kern_launch)(hisp_context ctx, void *be, void *k, const hispi_karg *args,
                                int nargs, size_t groups, size_t group_size);
     hisp_status (*buf_zero)(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes);
+
+    /* Memory the caller already has (core/interop.c). All optional.
+     * buf_check: the caller's buffer `mem` can serve as a buffer of this
+     * instance and holds at least `bytes` (as far as the backend can tell);
+     * `what` names it in the error. NULL slot: wrapping is unsupported. */
+    hisp_status (*buf_check)(hisp_context ctx, void *be, void *mem, size_t bytes, const char *what);
+    /* Work in the caller's stream / queue from now on (NULL: the instance's
+     * own). Either in place (*new_be = NULL; the buffers stay valid; the old
+     * stream's work is waited for) or, where the stream brings another device
+     * context (OpenCL), as a new instance in *new_be on the stream's device
+     * (*device its index in device_count's list): the core then closes the old
+     * one as on a backend switch. NULL slot: only NULL is accepted. */
+    hisp_status (*stream_set)(hisp_context ctx, void *be, void *stream, void **new_be, int *device);
+    /* The stream / queue the instance works in. */
+    void *(*stream_get)(void *be);
+    /* A CSR matrix over the caller's arrays (ext), read in place by
+     * csr_spmv; A holds the row pointers on the host, converted to 64-bit
+     * and base 0, for the analysis (A->colind and A->val are NULL). csr_free
+     * releases the device form and never the caller's arrays. NULL: the core
+     * reads the arrays to the host and uses csr_upload. */
+    hisp_status (*csr_wrap)(hisp_context ctx, void *be, const hispi_csr_view *A,
+                            const hispi_csr_ext *ext, void **dev);
 } hisp_backend_ops;
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends

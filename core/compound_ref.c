@@ -243,6 +243,7 @@ hisp_status hisp_schedule_from_name(const char *s, hisp_schedule *out)
 hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     hisp_context ctx = A->ctx;
     if (!B) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *B = NULL;

@@ -260,7 +260,7 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
                        (char *)yt + (size_t)(q * ny + i) * ss, ss);
     free(xt);
     free(yt);
-    if (!s && y->dev) y->dev_valid = false; /* the host copy is the new one */
+    if (!s) s = hispi_vector_host_written(y); /* the host copy is the new one */
     return s;
 }
 
@@ -420,6 +420,7 @@ static hisp_status check(hisp_context ctx, const hisp_variant *v, const void *al
     if (A->ctx != ctx || x->ctx != ctx || y->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "matrix and vectors must belong to this context");
+    HISPI_TRY(hispi_matrix_need_host(A));
     if (!v || !alpha || !beta)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL variant, alpha or beta");
     if ((int)v->layout.outer < 0 || v->layout.outer >= HISP_OUTER_COUNT ||

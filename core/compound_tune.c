@@ -48,6 +48,7 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
     if (!hispi_mat_ok(A) || A->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "invalid matrix handle");
     if (!key || !size) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL key buffer");
+    HISPI_TRY(hispi_matrix_need_host(A));
     if (A->hs) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "plans are for CSR/COO matrices");
     hisp_device_info d;
     HISPI_TRY(hisp_context_get_device(ctx, &d));

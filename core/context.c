@@ -92,6 +92,7 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
     ctx->be = be;
     ctx->kind = kind;
     ctx->device = device < 0 ? 0 : device;
+    ctx->stream = NULL;
     return HISP_SUCCESS;
 }
 
@@ -118,6 +119,38 @@ hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind
     ctx->be = be;
     ctx->kind = kind;
     ctx->device = device;
+    ctx->stream = NULL;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_context_set_stream(hisp_context ctx, void *stream)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    const hisp_backend_ops *ops = ctx->ops;
+    if (!ops->stream_set) {
+        if (!stream) return HISP_SUCCESS;
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend takes no stream", ops->name);
+    }
+    if (stream == ctx->stream) return HISP_SUCCESS;
+    HISPI_TRY(hispi_sched_settle(ctx)); /* the old stream's HiSparse work is checked there */
+    void *be = NULL;
+    int device = ctx->device;
+    HISPI_TRY(ops->stream_set(ctx, ctx->be, stream, &be, &device));
+    if (be) { /* another device context: every device copy goes as on a switch */
+        close_backend(ctx);
+        ctx->ops = ops;
+        ctx->be = be;
+        if (device >= 0) ctx->device = device;
+    }
+    ctx->stream = stream;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_context_get_stream(hisp_context ctx, void **stream)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!stream) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stream is NULL");
+    *stream = ctx->ops->stream_get ? ctx->ops->stream_get(ctx->be) : NULL;
     return HISP_SUCCESS;
 }
 

@@ -225,6 +225,7 @@ done:
 hisp_status hisp_matrix_perturb(hisp_matrix A, double sigma, uint64_t seed, hisp_matrix *B)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     hisp_context ctx = A->ctx;
     if (!B) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "perturb: output handle is NULL");
     *B = NULL;

@@ -132,7 +132,8 @@ HISP_API void hisp_context_destroy(hisp_context *ctx);
 /* Select a backend and device. device = -1 picks the first (for OpenCL: GPUs
  * first). HISP_BACKEND_AUTO tries CUDA, OpenCL, then the reference. Objects
  * created earlier stay valid; their device copies move to the new backend on
- * next use. */
+ * next use. The new backend works in a stream / queue of its own
+ * (hisp_context_set_stream). */
 HISP_API HISP_NODISCARD hisp_status hisp_context_set_backend(hisp_context ctx,
                                                              hisp_backend_kind kind, int device);
 HISP_API HISP_NODISCARD hisp_status hisp_context_get_device(hisp_context ctx,
@@ -437,6 +438,100 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_read(hisp_vector v, void *host);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path,
                                                          hisp_type type, hisp_vector *v);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path);
+
+/* ---- memory the caller already has ------------------------------------------
+ *
+ * Zero-copy interop with device memory and streams the caller owns. The
+ * calls take `void *`; what it means depends on the context's backend:
+ *   CUDA       a device pointer of the context's device (cudaMalloc,
+ *              cudaMallocAsync or managed memory); a stream is a
+ *              cudaStream_t.
+ *   OpenCL     a cl_mem cast to void *, a buffer of the cl_context hisp
+ *              works in (the context of the queue set with
+ *              hisp_context_set_stream, or hisp's own, which
+ *              clGetMemObjectInfo(CL_MEM_CONTEXT) of an exported buffer
+ *              gives); a stream is a cl_command_queue.
+ *   reference  a host pointer; no streams.
+ * hisp never frees the caller's memory (OpenCL: it holds a reference from
+ * clRetainMemObject while it uses a cl_mem). Sizes are checked where the
+ * backend can tell them (OpenCL: CL_MEM_SIZE and CL_MEM_CONTEXT; CUDA: that
+ * the pointer is device or managed memory of the context's device). */
+
+/* The stream / queue every kernel and copy of the context goes to (in
+ * order). NULL goes back to hisp's own. CUDA: the device copies of the
+ * context's objects stay; hisp waits for its old stream first. OpenCL: the
+ * queue must be in order; hisp then works in the queue's cl_context and
+ * cl_device (which must be an OpenCL device hisp lists, or a sub-device of
+ * one), so every object's device copy on the old queue is dropped first as
+ * by hisp_context_set_backend (wrapped memory: see below). A queue without
+ * CL_QUEUE_PROFILING_ENABLE works; hisp_spmv_timed then times on the host
+ * (a clFinish at each mark). hisp retains the queue while it uses it. The
+ * reference backend accepts NULL only (HISP_ERR_UNSUPPORTED otherwise).
+ * get_stream gives the stream / queue in use: the caller's, else hisp's own
+ * (so that the caller can order work after hisp's); NULL on the reference
+ * backend. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_set_stream(hisp_context ctx, void *stream);
+HISP_API HISP_NODISCARD hisp_status hisp_context_get_stream(hisp_context ctx, void **stream);
+
+/* A vector of n entries of `type` whose device copy IS the caller's memory
+ * mem (at least n * hisp_type_size(type) bytes), not copied: hisp's kernels
+ * read and write it in place. A host copy is allocated only when the host
+ * needs the data (hisp_vector_read, the reference backend's host
+ * operations). hisp_vector_write writes through to mem. Work hisp queues on
+ * mem is ordered in the context's stream / queue: the caller reads mem in
+ * that stream or after hisp_context_synchronize, and tells hisp of its own
+ * writes with hisp_vector_device_modified. On a backend switch (and an
+ * OpenCL set_stream) the data is read to the host and the vector becomes an
+ * ordinary hisp vector: mem is no longer used. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type,
+                                                            int64_t n, void *mem, hisp_vector *v);
+/* The vector's device buffer (allocated and uploaded on first use; the
+ * wrapped memory for a wrapped vector), valid until the vector is destroyed
+ * or the context's backend (OpenCL: queue) changes. Not to be freed. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_device_memory(hisp_vector v, void **mem);
+/* The caller wrote the device buffer: hisp's host copy is stale. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_device_modified(hisp_vector v);
+
+/* Index arrays of CSR matrices from elsewhere: 32- or 64-bit signed
+ * integers (scipy's indptr/indices are int32 unless large), base 0 (C,
+ * scipy) or 1 (Fortran, MKL), as cuSPARSE's generic API allows. */
+typedef enum { HISP_INDEX_32 = 0, HISP_INDEX_64 = 1 } hisp_index_type;
+
+/* A CSR matrix from host arrays of any index shape, copied into hisp's
+ * storage (64-bit pointers, 32-bit indices, base 0): rowptr nrows + 1
+ * pointers of ptr_type with rowptr[0] = base and rowptr[nrows] = nnz + base,
+ * colind nnz indices of idx_type in [base, ncols + base), vals nnz entries
+ * (NULL: all ones). Checked as hisp_matrix_create_csr. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_import_csr(
+    hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols, int64_t nnz, const void *rowptr,
+    const void *colind, const void *vals, hisp_index_type ptr_type, hisp_index_type idx_type,
+    int base, hisp_matrix *A);
+/* A CSR matrix (f32 or f64) over the caller's device arrays, as above but
+ * NOT copied: hisp's CSR kernels read rowptr, colind and vals in place, in
+ * every index shape and base (CUDA: template parameters; OpenCL: build
+ * defines). The first hisp_spmv reads the nrows + 1 row pointers to the host
+ * once (counted by hisp_context_transfers) to plan the work and checks them
+ * (monotone, rowptr[0] = base, rowptr[nrows] = nnz + base; HISP_ERR_INPUT_
+ * FORMAT otherwise); column indices are not checked (out of range is
+ * undefined, as in cuSPARSE). The device keeps only the plan. op = T
+ * scatters with atomics (no transposed copy). The host storage is absent
+ * until the host needs it (conversion, hisp_matrix_host_arrays, save, Matrix
+ * Market output, partitions, the compound and HiSparse paths, and SpMV on
+ * the reference backend): then the arrays are read once into hisp's storage.
+ * The caller may change the values (and indices, keeping the row pointers)
+ * between calls: the kernels see them; call hisp_matrix_device_modified so
+ * that a host copy made earlier is dropped (and, when the row pointers
+ * changed, the plan is made again). A call that changes the matrix
+ * (convert, transpose, scale) and a backend switch (or an OpenCL
+ * set_stream) read the arrays to the host and make it an ordinary hisp
+ * matrix: the caller's arrays are no longer used. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_wrap_csr_device(
+    hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols, int64_t nnz, void *rowptr,
+    void *colind, void *vals, hisp_index_type ptr_type, hisp_index_type idx_type, int base,
+    hisp_matrix *A);
+/* The caller changed a wrapped matrix's arrays (a no-op for other
+ * matrices). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_device_modified(hisp_matrix A);
 
 /* ---- vector algebra --------------------------------------------------------
  *

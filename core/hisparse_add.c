@@ -694,6 +694,8 @@ hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "B is invalid or of another context");
     if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *C = NULL;
+    HISPI_TRY(hispi_matrix_need_host(A));
+    HISPI_TRY(hispi_matrix_need_host(B));
     if ((op_a != HISP_OP_N && op_a != HISP_OP_T) || (op_b != HISP_OP_N && op_b != HISP_OP_T))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op");
     if (A->host.type != B->host.type)

@@ -95,6 +95,7 @@ static hisp_status serialise(hisp_context ctx, const hispi_hisparse *h, unsigned
 hisp_status hisp_matrix_save(hisp_matrix A, const char *path)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     hisp_context ctx = A->ctx;
     if (!path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "path is NULL");
     hispi_hisparse tmp, *h = A->hs;

@@ -84,6 +84,7 @@ hisp_status hispi_hisparse_wrap(hisp_context ctx, hispi_hisparse *h, hisp_matrix
 
 hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out)
 {
+    HISPI_TRY(hispi_matrix_need_host(A));
     if (A->hs) return hispi_hisparse_to_sparse(A->ctx, A->hs, f, out);
     return hispi_sparse_convert(A->ctx, &A->host, f, out);
 }
@@ -161,6 +162,7 @@ hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d)
 hisp_status hisp_matrix_transpose(hisp_matrix A)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     if (A->hs) {
         A->hs->transposed = !A->hs->transposed;
         sync_info(A);
@@ -189,6 +191,7 @@ hisp_status hisp_matrix_scale(hisp_matrix A, const void *alpha)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!alpha) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "alpha is NULL");
+    HISPI_TRY(hispi_matrix_need_host(A));
     double a = hispi_load_real(A->host.type, alpha, 0);
     if (A->hs) {
         A->hs->scale *= a;

@@ -54,6 +54,7 @@ struct hisp_context_s {
     bool sched_pending;       /* sched is still with the backend (hispi_sched_settle) */
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
+    void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -71,6 +72,14 @@ typedef struct {
 
 struct hispi_hisparse;
 
+/* The caller's device arrays of a wrapped CSR matrix (hisp_matrix_wrap_csr_device):
+ * buffers of the context's backend, read in place, never freed by hisp. */
+typedef struct {
+    void *rowptr, *colind, *val;
+    int ptr64, idx64; /* 64-bit row pointers / column indices */
+    int base;         /* 0 or 1 */
+} hispi_csr_ext;
+
 struct hisp_matrix_s {
     uint32_t magic;
     hispi_devobj link; /* keep second: containerof below */
@@ -82,6 +91,9 @@ struct hisp_matrix_s {
     void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
     uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (core/compound_spmv.c) */
+    bool wrapped;              /* ext holds the caller's arrays (core/interop.c) */
+    bool host_absent;          /* wrapped: host.rowptr/colind/val not read yet */
+    hispi_csr_ext ext;
 };
 
 struct hisp_vector_s {
@@ -90,10 +102,11 @@ struct hisp_vector_s {
     hisp_context ctx;
     hisp_type type;
     int64_t n;
-    void *host;      /* n entries, always allocated */
+    void *host;      /* n entries, allocated when the host first needs them */
     bool host_valid; /* host copy up to date */
     void *dev;       /* the context backend's buffer, or NULL */
     bool dev_valid;  /* device copy up to date */
+    bool wrapped;    /* dev is the caller's memory (hisp_vector_wrap_device): never freed */
 };
 
 /* ---- errors: record on the context, return the status ------------------ */
@@ -201,6 +214,19 @@ HISPI_LOCAL hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp,
 /* Drop the device copy (host data changed or backend switched). */
 HISPI_LOCAL void hispi_matrix_drop_device(hisp_matrix A);
 
+/* ---- memory the caller already has (core/interop.c) --------------------- */
+
+/* A wrapped matrix's host storage, read from the caller's arrays when
+ * absent (every host reader of a matrix calls this first); a no-op for
+ * other matrices. */
+HISPI_LOCAL hisp_status hispi_matrix_need_host(hisp_matrix A);
+/* The backend's device form of a wrapped matrix (csr_wrap), or its upload
+ * from the host copy where the backend has no csr_wrap. */
+HISPI_LOCAL hisp_status hispi_matrix_wrap_upload(hisp_matrix A);
+/* The matrix stops using the caller's arrays (their data read to the host
+ * first, best effort: on failure the matrix is left without entries). */
+HISPI_LOCAL void hispi_matrix_unwrap(hisp_matrix A);
+
 /* ---- HiSparse in matrix handles (core/hisparse_state.c) ----------------- */
 
 /* Convert / duplicate when either side is HiSparse. */
@@ -230,6 +256,12 @@ HISPI_LOCAL hisp_status hispi_vector_device(hisp_vector v, bool need_data, void 
 HISPI_LOCAL void hispi_vector_device_written(hisp_vector v);
 /* The host copy, brought up to date. */
 HISPI_LOCAL hisp_status hispi_vector_host(hisp_vector v, void **host);
+/* The host array, allocated if absent, contents as they are (to be
+ * overwritten whole). */
+HISPI_LOCAL hisp_status hispi_vector_host_out(hisp_vector v, void **host);
+/* The host copy was written on the host: the device copy is stale, or, for
+ * a wrapped vector, written through to the caller's memory. */
+HISPI_LOCAL hisp_status hispi_vector_host_written(hisp_vector v);
 
 /* ---- reference operations (core/ref_spmv.c) ----------------------------- */
 

@@ -13,6 +13,7 @@ bool hispi_mat_ok(hisp_matrix A)
 
 void hispi_matrix_drop_device(hisp_matrix A)
 {
+    hispi_matrix_unwrap(A); /* reads the caller's arrays while their backend is there */
     if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
     A->dev = NULL;
     if (A->hs_dev) {
@@ -50,7 +51,8 @@ void hisp_matrix_destroy(hisp_matrix *pA)
 {
     if (!pA || !*pA || (*pA)->magic != HISPI_MAGIC_MATRIX) return;
     hisp_matrix A = *pA;
-    if (A->link.next) { /* still attached: its context is alive */
+    if (A->link.next) {     /* still attached: its context is alive */
+        A->wrapped = false; /* nothing to keep: the caller's arrays are just let go */
         hispi_matrix_drop_device(A);
         hispi_devobj_detach(&A->link);
     }
@@ -161,6 +163,7 @@ hisp_status hisp_matrix_convert(hisp_matrix A, hisp_format format)
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (format < HISP_FORMAT_COO || format > HISP_FORMAT_HISPARSE)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
+    HISPI_TRY(hispi_matrix_need_host(A));
     if (A->hs || format == HISP_FORMAT_HISPARSE) return hispi_hisparse_convert(A, format);
     if (A->host.format == format && (format != HISP_FORMAT_COO || A->host.sorted))
         return HISP_SUCCESS;
@@ -178,6 +181,7 @@ hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format, hisp_matrix
     if (!B) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     if (format < HISP_FORMAT_COO || format > HISP_FORMAT_HISPARSE)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
+    HISPI_TRY(hispi_matrix_need_host(A));
     if (A->hs || format == HISP_FORMAT_HISPARSE) return hispi_hisparse_duplicate(A, format, B);
     hispi_sparse s;
     HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, format, &s));
@@ -186,6 +190,7 @@ hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format, hisp_matrix
 
 hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_sparse **csr)
 {
+    HISPI_TRY(hispi_matrix_need_host(A));
     memset(tmp, 0, sizeof *tmp);
     *csr = &A->host;
     if (A->host.format == HISP_FORMAT_CSR) return HISP_SUCCESS;
@@ -198,6 +203,7 @@ hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr, const in
                                     const int32_t **cols, const void **vals)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     const hispi_sparse *s = &A->host;
     if (ptr) *ptr = s->format == HISP_FORMAT_CSC ? s->colptr : s->rowptr;
     if (rows) *rows = s->rowind;
@@ -212,7 +218,10 @@ hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format, hisp_typ
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!bytes || !hispi_type_valid(type))
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "bad type or NULL output");
-    if (format == HISP_FORMAT_HISPARSE) return hispi_hisparse_format_bytes(A, type, bytes);
+    if (format == HISP_FORMAT_HISPARSE) {
+        HISPI_TRY(hispi_matrix_need_host(A));
+        return hispi_hisparse_format_bytes(A, type, bytes);
+    }
     uint64_t nnz = (uint64_t)A->host.nnz;
     uint64_t ptrw = nnz > INT32_MAX ? 8 : 4; /* pointer width the devices use */
     uint64_t entries = nnz * hisp_type_size(type);

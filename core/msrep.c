@@ -635,6 +635,7 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
                                        hisp_mplan *out)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     hisp_context ctx = A->ctx;
     if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *out = NULL;
@@ -981,14 +982,12 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     hisp_context vctx = x->ctx;
     double b = hispi_load_real(plan->type, beta, 0);
     if (!devmerge_possible(plan, vctx)) { /* through the host */
-        void *xh = NULL, *yh = y->host;
+        void *xh = NULL, *yh = NULL;
         hisp_status s = hispi_vector_host(x, &xh);
-        if (!s && b != 0) s = hispi_vector_host(y, &yh);
+        if (!s) s = b != 0 ? hispi_vector_host(y, &yh) : hispi_vector_host_out(y, &yh);
         if (s) return copy_error(plan, vctx, s, "vectors to the host");
         HISPI_TRY(hisp_mspmv(plan, op, alpha, xh, beta, yh));
-        y->host_valid = true;
-        y->dev_valid = false;
-        return HISP_SUCCESS;
+        return hispi_vector_host_written(y);
     }
     double t0 = hispi_now_ms();
     plan->dop = (op == HISP_OP_T) != plan->columns ? HISP_OP_T : HISP_OP_N;

@@ -257,6 +257,7 @@ hisp_status hisp_matrix_partition(hisp_matrix A, hisp_partition_kind kind, int n
                                   hisp_part *parts)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_TRY(hispi_matrix_need_host(A));
     if ((int)kind < 0 || kind >= HISP_PART_COUNT)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown partition kind %d",
                           (int)kind);

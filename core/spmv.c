@@ -49,6 +49,7 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     if (!ctx->ops->csr_spmv)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
                           ctx->ops->name);
+    if (A->wrapped && !A->dev) HISPI_TRY(hispi_matrix_wrap_upload(A)); /* no host copy */
     if (!A->dev) { /* a COO or CSC matrix sends a private CSR and stays as it is */
         hispi_sparse tmp;
         const hispi_sparse *c = NULL;

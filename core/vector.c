@@ -1,4 +1,6 @@
-/* Dense vectors: a host copy plus a lazily made device copy. */
+/* Dense vectors: a host copy plus a lazily made device copy; a wrapped
+ * vector's device copy is the caller's memory and its host copy is
+ * allocated when the host first needs it. */
 #include "../backends/backend.h"
 
 #include <stdlib.h>
@@ -10,10 +12,19 @@ bool hispi_vec_ok(hisp_vector v)
 }
 
 /* Bring the host copy up to date (device → host). */
+/* The host array, allocated on first need (wrapped vectors). */
+static hisp_status host_array(hisp_vector v)
+{
+    if (v->host) return HISP_SUCCESS;
+    return hispi_alloc(v->ctx, (size_t)v->n, hisp_type_size(v->type), &v->host);
+}
+
 static hisp_status sync_host(hisp_vector v)
 {
     if (v->host_valid) return HISP_SUCCESS;
     hisp_context ctx = v->ctx;
+    if (!v->dev) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "the vector's data was lost");
+    HISPI_TRY(host_array(v));
     HISPI_TRY(hispi_sched_settle(ctx)); /* a failed HiSparse SpMV shows here */
     HISPI_TRY(ctx->ops->buf_read(ctx, ctx->be, v->dev, 0, v->host,
                                  (size_t)v->n * hisp_type_size(v->type)));
@@ -24,12 +35,14 @@ static hisp_status sync_host(hisp_vector v)
 static void drop_device(hisp_vector v)
 {
     if (!v->dev) return;
-    /* keep the data: pull it to the host before the buffer goes */
+    /* keep the data: pull it to the host before the buffer goes (a wrapped
+     * vector becomes an ordinary one: the caller's memory is let go) */
     if (!v->host_valid && sync_host(v) != HISP_SUCCESS)
-        v->host_valid = true; /* lost: best effort */
-    v->ctx->ops->buf_free(v->ctx->be, v->dev);
+        v->host_valid = v->host != NULL; /* lost: best effort */
+    if (!v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
     v->dev = NULL;
     v->dev_valid = false;
+    v->wrapped = false;
 }
 
 static void drop_cb(hispi_devobj *o)
@@ -67,7 +80,7 @@ void hisp_vector_destroy(hisp_vector *pv)
     if (!pv || !*pv || (*pv)->magic != HISPI_MAGIC_VECTOR) return;
     hisp_vector v = *pv;
     if (v->link.next) {
-        if (v->dev) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+        if (v->dev && !v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
         hispi_devobj_detach(&v->link);
     }
     free(v->host);
@@ -88,7 +101,15 @@ hisp_status hisp_vector_write(hisp_vector v, const void *host)
 {
     if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
     if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
-    if (v->n) memcpy(v->host, host, (size_t)v->n * hisp_type_size(v->type));
+    size_t bytes = (size_t)v->n * hisp_type_size(v->type);
+    if (v->wrapped) { /* through to the caller's memory; a host copy stays stale */
+        hisp_context ctx = v->ctx;
+        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, 0, host, bytes));
+        v->host_valid = false;
+        v->dev_valid = true;
+        return HISP_SUCCESS;
+    }
+    if (v->n) memcpy(v->host, host, bytes);
     v->host_valid = true;
     v->dev_valid = false;
     return HISP_SUCCESS;
@@ -107,6 +128,25 @@ hisp_status hispi_vector_host(hisp_vector v, void **host)
 {
     HISPI_TRY(sync_host(v));
     *host = v->host;
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_vector_host_out(hisp_vector v, void **host)
+{
+    HISPI_TRY(host_array(v));
+    *host = v->host;
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_vector_host_written(hisp_vector v)
+{
+    v->host_valid = true;
+    v->dev_valid = false;
+    if (!v->wrapped) return HISP_SUCCESS;
+    hisp_context ctx = v->ctx; /* through to the caller's memory */
+    HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, 0, v->host,
+                                  (size_t)v->n * hisp_type_size(v->type)));
+    v->dev_valid = true;
     return HISP_SUCCESS;
 }
 
@@ -138,6 +178,52 @@ void hispi_vector_device_written(hisp_vector v)
 {
     v->dev_valid = true;
     v->host_valid = false;
+}
+
+hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n, void *mem,
+                                    hisp_vector *out)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
+    *out = NULL;
+    if (!hispi_type_valid(type) || n < 0 || !mem)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "invalid vector type, size %lld or NULL memory", (long long)n);
+    if (!ctx->ops->buf_check)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend cannot wrap memory",
+                          ctx->ops->name);
+    HISPI_TRY(
+        ctx->ops->buf_check(ctx, ctx->be, mem, (size_t)n * hisp_type_size(type), "vector memory"));
+    hisp_vector v = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
+    v->magic = HISPI_MAGIC_VECTOR;
+    v->ctx = ctx;
+    v->type = type;
+    v->n = n;
+    v->dev = mem;
+    v->dev_valid = true;
+    v->wrapped = true;
+    hispi_devobj_attach(ctx, &v->link, drop_cb);
+    *out = v;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_device_memory(hisp_vector v, void **mem)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!mem) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "mem is NULL");
+    *mem = NULL;
+    return hispi_vector_device(v, true, mem);
+}
+
+hisp_status hisp_vector_device_modified(hisp_vector v)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!v->dev)
+        return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "the vector has no device memory (hisp_vector_device_memory first)");
+    hispi_vector_device_written(v);
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path, hisp_type type,

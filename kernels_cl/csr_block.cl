@@ -13,6 +13,7 @@
  *
  * Built with:
  *   VALUE_T float | double, IS_DOUBLE 0 | 1, PTR_T uint | ulong (row pointers)
+ *   IDX64   0 | 1 (64-bit column indices), IDX_BASE 0 | 1 (index base)
  *   ATOM64  1 when cl_khr_int64_base_atomics is available (f64 scatter)
  *   NV_ASM  on NVIDIA's platform, inline PTX: >= 1 streaming loads
  *           (ld.global.cs) for colind/values and read-only loads for x, as
@@ -20,6 +21,20 @@
  *           (red.global.add) for the op = T fallback; 0 elsewhere
  * NT, ROWCAP, STAGE_BYTES and SPLIT must match cl_spmv.c. */
 typedef PTR_T ptr_t;
+/* column indices: uint, or ulong for wrapped 64-bit ones; IDX_BASE 1 for
+ * 1-based wrapped arrays (read in place, rebased here) */
+#ifndef IDX64
+#define IDX64 0
+#endif
+#ifndef IDX_BASE
+#define IDX_BASE 0
+#endif
+#if IDX64
+typedef ulong idx_t;
+#else
+typedef uint idx_t;
+#endif
+#define RP(i) ((long)rowptr[i] - IDX_BASE)
 
 #define NT 256
 #define ROWCAP 1024
@@ -44,10 +59,14 @@ typedef struct {
 } block_t;
 
 #if NV_ASM
-uint ld_col(__global const uint *p)
+idx_t ld_col(__global const idx_t *p)
 {
-    uint v;
+    idx_t v;
+#if IDX64
+    asm("ld.global.cs.u64 %0, [%1];" : "=l"(v) : "l"(p));
+#else
     asm("ld.global.cs.u32 %0, [%1];" : "=r"(v) : "l"(p));
+#endif
     return v;
 }
 #if IS_DOUBLE
@@ -77,11 +96,11 @@ real ld_x(__global const real *p)
     return v;
 }
 #endif
-#define LD_COL(p) ld_col(p)
+#define LD_COL(p) (ld_col(p) - IDX_BASE)
 #define LD_VAL(p) ld_val(p)
 #define LD_X(p) ld_x(p)
 #else
-#define LD_COL(p) (*(p))
+#define LD_COL(p) (*(p) - IDX_BASE)
 #define LD_VAL(p) (*(p))
 #define LD_X(p) (*(p))
 #endif
@@ -105,7 +124,7 @@ real group_sum(real v, __local real *red)
 }
 
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
-csr_n_block(__global const ptr_t *restrict rowptr, __global const uint *restrict col,
+csr_n_block(__global const ptr_t *restrict rowptr, __global const idx_t *restrict col,
             __global const real *restrict val, __global const block_t *restrict blocks,
             __global const real *restrict x, __global real *restrict y,
             __global real *restrict partial, const real alpha, const real beta)
@@ -120,7 +139,7 @@ csr_n_block(__global const ptr_t *restrict rowptr, __global const uint *restrict
         long k = b.k0 + t;
         const long e = b.k1;
         for (; k + 3 * NT < e; k += 4 * NT) {
-            const uint c0 = LD_COL(col + k), c1 = LD_COL(col + k + NT),
+            const idx_t c0 = LD_COL(col + k), c1 = LD_COL(col + k + NT),
                        c2 = LD_COL(col + k + 2 * NT), c3 = LD_COL(col + k + 3 * NT);
             const real v0 = LD_VAL(val + k), v1 = LD_VAL(val + k + NT),
                        v2 = LD_VAL(val + k + 2 * NT), v3 = LD_VAL(val + k + 3 * NT);
@@ -158,11 +177,11 @@ csr_n_block(__global const ptr_t *restrict rowptr, __global const uint *restrict
         const int i = g + j * G;
         s[j] = e[j] = 0;
         if (i < R) {
-            s[j] = (int)(rowptr[b.row0 + i] - base);
-            e[j] = (int)(rowptr[b.row0 + i + 1] - base);
+            s[j] = (int)(RP(b.row0 + i) - base);
+            e[j] = (int)(RP(b.row0 + i + 1) - base);
         }
     }
-    uint c[PER];
+    idx_t c[PER];
     real v[PER];
 #pragma unroll
     for (int i = 0; i < PER; i++) {
@@ -229,7 +248,7 @@ __kernel void csr_fixup(const uint n, __global const int4 *restrict split,
 /* Scatter alpha*x[row]*a into y[col]; stream blocks find each entry's row by
  * binary search over the block's row pointers staged in local memory. */
 __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void
-csr_t_block(__global const ptr_t *restrict rowptr, __global const uint *restrict col,
+csr_t_block(__global const ptr_t *restrict rowptr, __global const idx_t *restrict col,
             __global const real *restrict val, __global const block_t *restrict blocks,
             __global const real *restrict x, __global real *y, const real alpha)
 {
@@ -240,12 +259,12 @@ csr_t_block(__global const ptr_t *restrict rowptr, __global const uint *restrict
     const long base = b.k0;
     const int R = stream ? b.row1 - b.row0 : 0, E = stream ? (int)(b.k1 - base) : 0;
     for (int i = t; i <= R; i += NT)
-        ptr[i] = stream ? (int)(rowptr[b.row0 + i] - base) : 0;
+        ptr[i] = stream ? (int)(RP(b.row0 + i) - base) : 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!stream) {
         const real xv = alpha * x[b.row0];
         for (long k = b.k0 + t; k < b.k1; k += NT)
-            atomic_add_real(y + col[k], val[k] * xv);
+            atomic_add_real(y + (col[k] - IDX_BASE), val[k] * xv);
     }
     for (int k = t; k < E; k += NT) {
         int lo = 0, hi = R - 1; /* the last row with ptr[row] <= k */
@@ -256,7 +275,7 @@ csr_t_block(__global const ptr_t *restrict rowptr, __global const uint *restrict
             else
                 hi = mid - 1;
         }
-        atomic_add_real(y + col[base + k], val[base + k] * (alpha * x[b.row0 + lo]));
+        atomic_add_real(y + (col[base + k] - IDX_BASE), val[base + k] * (alpha * x[b.row0 + lo]));
     }
 }
 #endif

@@ -3,6 +3,7 @@
  * Built at run time with:
  *   VALUE_T   float | double        IS_DOUBLE 0 | 1
  *   PTR_T     uint | ulong          (row pointers; uint when nnz < 2^31)
+ *   IDX64     0 | 1 (64-bit column indices), IDX_BASE 0 | 1 (index base)
  *   LS        work-group size of the vector and long-row kernels (power of 2)
  *   ATOM64    1 when cl_khr_int64_base_atomics is available
  * The vector kernels take vl, the lanes per row (power of 2, <= LS), as an
@@ -11,6 +12,23 @@
  * kernels_cl/common.cl (real, atomic_add_real) comes first.
  */
 typedef PTR_T ptr_t;
+
+/* Index arrays the caller wrapped (hisp_matrix_wrap_csr_device) may be
+ * 64-bit (IDX64 1) and 1-based (IDX_BASE 1): read in place, rebased
+ * here. hisp's own arrays: uint, 0. */
+#ifndef IDX64
+#define IDX64 0
+#endif
+#ifndef IDX_BASE
+#define IDX_BASE 0
+#endif
+#if IDX64
+typedef ulong idx_t;
+#else
+typedef uint idx_t;
+#endif
+#define RP(i) (rowptr[i] - IDX_BASE)
+#define CI(k) (colind[k] - IDX_BASE)
 
 real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
 {
@@ -35,22 +53,22 @@ __kernel void scale_y(const ulong n, const real beta, __global real *y)
 
 /* One row's dot product with four accumulators: shorter add-latency chains
  * (measured faster on PoCL than one or two for rows of tens of entries). */
-real row_dot(ptr_t k, ptr_t e, __global const uint *colind, __global const real *val,
+real row_dot(ptr_t k, ptr_t e, __global const idx_t *colind, __global const real *val,
              __global const real *x)
 {
     real s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (; k + 3 < e; k += 4) {
-        s0 += val[k] * x[colind[k]];
-        s1 += val[k + 1] * x[colind[k + 1]];
-        s2 += val[k + 2] * x[colind[k + 2]];
-        s3 += val[k + 3] * x[colind[k + 3]];
+        s0 += val[k] * x[CI(k)];
+        s1 += val[k + 1] * x[CI(k + 1)];
+        s2 += val[k + 2] * x[CI(k + 2)];
+        s3 += val[k + 3] * x[CI(k + 3)];
     }
-    for (; k < e; k++) s0 += val[k] * x[colind[k]];
+    for (; k < e; k++) s0 += val[k] * x[CI(k)];
     return (s0 + s1) + (s2 + s3);
 }
 
 __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowptr,
-                          __global const uint *colind, __global const real *val,
+                          __global const idx_t *colind, __global const real *val,
                           __global const real *x, const real alpha, const real beta,
                           __global real *y)
 {
@@ -58,17 +76,17 @@ __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowpt
     uint r0 = part[g], r1 = part[g + 1];
     if (beta == (real)0) { /* y is not read */
         for (uint i = r0; i < r1; i++)
-            y[i] = alpha * row_dot(rowptr[i], rowptr[i + 1], colind, val, x);
+            y[i] = alpha * row_dot(RP(i), RP(i + 1), colind, val, x);
     } else {
         for (uint i = r0; i < r1; i++)
-            y[i] = alpha * row_dot(rowptr[i], rowptr[i + 1], colind, val, x) + beta * y[i];
+            y[i] = alpha * row_dot(RP(i), RP(i + 1), colind, val, x) + beta * y[i];
     }
 }
 
 /* Transposed without atomics: work-item g scatters its rows into its own
  * copy w + g*ncols; reduce_copies then sums the copies into y. */
 __kernel void csr_t_private(__global const uint *part, __global const ptr_t *rowptr,
-                            __global const uint *colind, __global const real *val,
+                            __global const idx_t *colind, __global const real *val,
                             __global const real *x, const real alpha, const ulong ncols,
                             __global real *w)
 {
@@ -78,7 +96,7 @@ __kernel void csr_t_private(__global const uint *part, __global const ptr_t *row
     uint r0 = part[g], r1 = part[g + 1];
     for (uint i = r0; i < r1; i++) {
         real xi = alpha * x[i];
-        for (ptr_t k = rowptr[i]; k < rowptr[i + 1]; k++) wg[colind[k]] += val[k] * xi;
+        for (ptr_t k = RP(i); k < RP(i + 1); k++) wg[CI(k)] += val[k] * xi;
     }
 }
 
@@ -98,15 +116,15 @@ __kernel void reduce_copies(const uint ncopies, const ulong ncols, __global cons
 #ifdef HAVE_ATOMIC_ADD
 /* Transposed scatter, after scale_y: y[j] += alpha*A[i,j]*x[i]. */
 __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowptr,
-                          __global const uint *colind, __global const real *val,
+                          __global const idx_t *colind, __global const real *val,
                           __global const real *x, const real alpha, __global real *y)
 {
     size_t g = get_global_id(0);
     uint r0 = part[g], r1 = part[g + 1];
     for (uint i = r0; i < r1; i++) {
         real xi = alpha * x[i];
-        for (ptr_t k = rowptr[i]; k < rowptr[i + 1]; k++)
-            atomic_add_real(&y[colind[k]], val[k] * xi);
+        for (ptr_t k = RP(i); k < RP(i + 1); k++)
+            atomic_add_real(&y[CI(k)], val[k] * xi);
     }
 }
 #endif
@@ -119,7 +137,7 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_n_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
-             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const ptr_t *rowptr, __global const idx_t *colind, __global const real *val,
              __global const real *x, const real alpha, const real beta, __global real *y)
 {
     __local real part[LS];
@@ -131,10 +149,10 @@ csr_n_vector(const uint count, __global const uint *list, const uint vl, const u
     uint row = 0;
     if (idx < count) {
         row = list ? list[idx] : (uint)idx;
-        ptr_t s = rowptr[row], e = rowptr[row + 1];
+        ptr_t s = RP(row), e = RP(row + 1);
         if ((ulong)(e - s) <= max_len) {
             active = 1;
-            for (ptr_t k = s + lane; k < e; k += vl) sum += val[k] * x[colind[k]];
+            for (ptr_t k = s + lane; k < e; k += vl) sum += val[k] * x[CI(k)];
         }
     }
     part[lid] = sum;
@@ -149,15 +167,15 @@ csr_n_vector(const uint count, __global const uint *list, const uint vl, const u
 /* One work-group per long row (rows listed in longrows). */
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
-           __global const uint *colind, __global const real *val, __global const real *x,
+           __global const idx_t *colind, __global const real *val, __global const real *x,
            const real alpha, const real beta, __global real *y)
 {
     __local real part[LS];
     uint lid = get_local_id(0);
     uint row = longrows[get_group_id(0)];
-    ptr_t e = rowptr[row + 1];
+    ptr_t e = RP(row + 1);
     real sum = 0;
-    for (ptr_t k = rowptr[row] + lid; k < e; k += LS) sum += val[k] * x[colind[k]];
+    for (ptr_t k = RP(row) + lid; k < e; k += LS) sum += val[k] * x[CI(k)];
     part[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint off = LS / 2; off > 0; off >>= 1) {
@@ -170,28 +188,28 @@ csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
 #ifdef HAVE_ATOMIC_ADD
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_t_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
-             __global const ptr_t *rowptr, __global const uint *colind, __global const real *val,
+             __global const ptr_t *rowptr, __global const idx_t *colind, __global const real *val,
              __global const real *x, const real alpha, __global real *y)
 {
     uint lane = get_local_id(0) & (vl - 1);
     size_t idx = get_global_id(0) / vl;
     if (idx >= count) return;
     uint row = list ? list[idx] : (uint)idx;
-    ptr_t s = rowptr[row], e = rowptr[row + 1];
+    ptr_t s = RP(row), e = RP(row + 1);
     if ((ulong)(e - s) > max_len) return;
     real xi = alpha * x[row];
-    for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[colind[k]], val[k] * xi);
+    for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[CI(k)], val[k] * xi);
 }
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_t_long(__global const uint *longrows, __global const ptr_t *rowptr,
-           __global const uint *colind, __global const real *val, __global const real *x,
+           __global const idx_t *colind, __global const real *val, __global const real *x,
            const real alpha, __global real *y)
 {
     uint row = longrows[get_group_id(0)];
     real xi = alpha * x[row];
-    ptr_t e = rowptr[row + 1];
-    for (ptr_t k = rowptr[row] + get_local_id(0); k < e; k += LS)
-        atomic_add_real(&y[colind[k]], val[k] * xi);
+    ptr_t e = RP(row + 1);
+    for (ptr_t k = RP(row) + get_local_id(0); k < e; k += LS)
+        atomic_add_real(&y[CI(k)], val[k] * xi);
 }
 #endif

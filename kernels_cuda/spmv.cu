@@ -25,7 +25,10 @@
  * PTX (ld_cs_if) so that each thread has all of them in flight at once.
  *
  * Every kernel is templated on the entry type T and the row-pointer type I
- * (int32 when nnz < 2^31, int64 otherwise). */
+ * (int32 when nnz < 2^31, int64 otherwise); the SpMV kernels also on the
+ * column-index type J and the index base B, so that arrays the caller
+ * wrapped (hisp_matrix_wrap_csr_device: int64 indices, 1-based) are read in
+ * place. hisp's own arrays are <int32_t, 0>. */
 #include "cuda/cuda_kernels.h"
 
 #include <cstdint>
@@ -64,6 +67,15 @@ __device__ __forceinline__ int32_t ld_cs_if(const int32_t *p, int ok)
     asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.s32 q, %2, 0;\n\tmov.b32 %0, 0;\n\t"
                  "@q ld.global.cs.s32 %0, [%1];\n\t}"
                  : "=r"(v)
+                 : "l"(p), "r"(ok));
+    return v;
+}
+__device__ __forceinline__ int64_t ld_cs_if(const int64_t *p, int ok)
+{
+    int64_t v;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.s32 q, %2, 0;\n\tmov.b64 %0, 0;\n\t"
+                 "@q ld.global.cs.s64 %0, [%1];\n\t}"
+                 : "=l"(v)
                  : "l"(p), "r"(ok));
     return v;
 }
@@ -111,16 +123,15 @@ template <typename T> __device__ __forceinline__ T block_sum(T v, T *red)
 }
 
 /* Entries [s, e) of one row, summed by the whole block. */
-template <typename T>
-__device__ __forceinline__ T long_row_sum(const int32_t *__restrict__ col,
-                                          const T *__restrict__ val, const T *__restrict__ x,
-                                          int64_t s, int64_t e, T *red)
+template <typename T, typename J, int B>
+__device__ __forceinline__ T long_row_sum(const J *__restrict__ col, const T *__restrict__ val,
+                                          const T *__restrict__ x, int64_t s, int64_t e, T *red)
 {
     T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     int64_t k = s + threadIdx.x;
     for (; k + 3 * NT < e; k += 4 * NT) {
-        const int32_t c0 = __ldcs(col + k), c1 = __ldcs(col + k + NT),
-                      c2 = __ldcs(col + k + 2 * NT), c3 = __ldcs(col + k + 3 * NT);
+        const J c0 = __ldcs(col + k) - B, c1 = __ldcs(col + k + NT) - B,
+                c2 = __ldcs(col + k + 2 * NT) - B, c3 = __ldcs(col + k + 3 * NT) - B;
         const T v0 = __ldcs(val + k), v1 = __ldcs(val + k + NT), v2 = __ldcs(val + k + 2 * NT),
                 v3 = __ldcs(val + k + 3 * NT);
         a0 += v0 * __ldg(x + c0);
@@ -129,13 +140,13 @@ __device__ __forceinline__ T long_row_sum(const int32_t *__restrict__ col,
         a3 += v3 * __ldg(x + c3);
     }
     for (; k < e; k += NT)
-        a0 += __ldcs(val + k) * __ldg(x + __ldcs(col + k));
+        a0 += __ldcs(val + k) * __ldg(x + (__ldcs(col + k) - B));
     return block_sum((a0 + a1) + (a2 + a3), red);
 }
 
-template <typename T, typename I>
+template <typename T, typename I, typename J, int B>
 __global__ void __launch_bounds__(NT, 4)
-    spmv_n(const I *__restrict__ rowptr, const int32_t *__restrict__ col, const T *__restrict__ val,
+    spmv_n(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
            T *__restrict__ partial, T alpha, T beta)
 {
@@ -146,7 +157,7 @@ __global__ void __launch_bounds__(NT, 4)
     const int t = threadIdx.x;
 
     if (b.slot != HISP_CUDA_STREAM) { /* (part of) one long row */
-        const T sum = long_row_sum(col, val, x, b.k0, b.k1, red);
+        const T sum = long_row_sum<T, J, B>(col, val, x, b.k0, b.k1, red);
         if (t == 0) {
             if (b.slot >= 0)
                 partial[b.slot] = sum;
@@ -174,17 +185,17 @@ __global__ void __launch_bounds__(NT, 4)
         const int i = g + j * G;
         s[j] = e[j] = 0;
         if (i < R) {
-            s[j] = (int)(rowptr[b.row0 + i] - base);
-            e[j] = (int)(rowptr[b.row0 + i + 1] - base);
+            s[j] = (int)(rowptr[b.row0 + i] - B - base);
+            e[j] = (int)(rowptr[b.row0 + i + 1] - B - base);
         }
     }
     /* Entries past E: column 0 and value 0, product not stored (x[0] exists:
      * device buffers have at least 16 bytes, see hisp_cuda_alloc). No branch
      * around the staging (such as "if (E > 0)"): ptxas would then issue the
      * row bounds' loads and the division by L first (measured 4-7 % slower). */
-    const int32_t *cp = col + base + t;
+    const J *cp = col + base + t;
     const T *vp = val + base + t;
-    int32_t c[PER];
+    J c[PER];
     T v[PER];
 #pragma unroll
     for (int i = 0; i < PER; i++) {
@@ -194,7 +205,9 @@ __global__ void __launch_bounds__(NT, 4)
     }
 #pragma unroll
     for (int i = 0; i < PER; i++) {
-        const T p = v[i] * __ldg(x + c[i]);
+        /* padding lanes hold column 0: with B = 1 they read x[0] too */
+        const J cc = B ? (c[i] > 0 ? c[i] - B : J(0)) : c[i];
+        const T p = v[i] * __ldg(x + cc);
         if (t + i * NT < E) sh[cfg<T>::pad(t + i * NT)] = p;
     }
     __syncthreads();
@@ -240,9 +253,9 @@ template <typename T> __global__ void scale(T *__restrict__ y, int64_t n, T beta
  * row by binary search over the block's row pointers staged in shared memory;
  * with a column window (b.win >= 0) the entries falling in it are summed in
  * shared memory and added to y once per column at the end. */
-template <typename T, typename I>
+template <typename T, typename I, typename J, int B>
 __global__ void __launch_bounds__(NT)
-    spmv_t(const I *__restrict__ rowptr, const int32_t *__restrict__ col, const T *__restrict__ val,
+    spmv_t(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
            T alpha, int64_t ncols)
 {
@@ -254,14 +267,14 @@ __global__ void __launch_bounds__(NT)
     if (b.slot != HISP_CUDA_STREAM) {
         const T xv = alpha * __ldg(x + b.row0);
         for (int64_t k = b.k0 + t; k < b.k1; k += NT)
-            atomicAdd(y + __ldg(col + k), __ldg(val + k) * xv);
+            atomicAdd(y + (__ldg(col + k) - B), __ldg(val + k) * xv);
         return;
     }
     const int64_t base = b.k0;
     const int R = b.row1 - b.row0, E = (int)(b.k1 - base);
     const int w0 = b.win;
     for (int i = t; i <= R; i += NT)
-        ptr[i] = (int)(rowptr[b.row0 + i] - base);
+        ptr[i] = (int)(rowptr[b.row0 + i] - B - base);
     if (w0 >= 0)
 #pragma unroll
         for (int i = 0; i < PER; i++)
@@ -279,7 +292,7 @@ __global__ void __launch_bounds__(NT)
                 else
                     hi = mid - 1;
             }
-            const int c = __ldg(col + base + k);
+            const int c = (int)(__ldg(col + base + k) - B);
             const T p = __ldg(val + base + k) * (alpha * __ldg(x + b.row0 + lo));
             if (w0 >= 0 && (unsigned)(c - w0) < (unsigned)CAP)
                 atomicAdd(win + (c - w0), p);
@@ -356,26 +369,29 @@ cudaError_t transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, int *cnt,
     if (phase == 0) {
         int64_t nb = (A->nnz + 255) / 256;
         if (nb > 65536) nb = 65536;
-        transpose_count<<<(unsigned)nb, 256, 0, st>>>(A->colind, A->nnz, cnt);
+        transpose_count<<<(unsigned)nb, 256, 0, st>>>(static_cast<const int32_t *>(A->colind),
+                                                      A->nnz, cnt);
         return cudaGetLastError();
     }
     transpose_scatter<T, I><<<(unsigned)A->nblocks, NT, 0, st>>>(
-        static_cast<const I *>(A->rowptr), A->colind, static_cast<const T *>(A->val), A->blocks,
-        static_cast<const I *>(Tr->rowptr), const_cast<int32_t *>(Tr->colind),
+        static_cast<const I *>(A->rowptr), static_cast<const int32_t *>(A->colind),
+        static_cast<const T *>(A->val), A->blocks, static_cast<const I *>(Tr->rowptr),
+        static_cast<int32_t *>(const_cast<void *>(Tr->colind)),
         static_cast<T *>(const_cast<void *>(Tr->val)), cnt);
     return cudaGetLastError();
 }
 
-template <typename T, typename I>
+template <typename T, typename I, typename J, int B>
 cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y, cudaStream_t st)
 {
     const I *rp = static_cast<const I *>(A->rowptr);
+    const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
     cudaError_t e;
     if (op == 0) {
         if (A->nblocks > 0) {
-            spmv_n<T, I><<<(unsigned)A->nblocks, NT, 0, st>>>(
-                rp, A->colind, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta);
+            spmv_n<T, I, J, B><<<(unsigned)A->nblocks, NT, 0, st>>>(
+                rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta);
             if ((e = cudaGetLastError()) != cudaSuccess) return e;
         }
         if (A->nsplits > 0) {
@@ -393,11 +409,36 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     if (A->nblocks > 0 && A->nnz > 0) {
-        spmv_t<T, I><<<(unsigned)A->nblocks, NT, 0, st>>>(rp, A->colind, val, A->blocks, x, y,
-                                                          alpha, A->ncols);
+        spmv_t<T, I, J, B>
+            <<<(unsigned)A->nblocks, NT, 0, st>>>(rp, col, val, A->blocks, x, y, alpha, A->ncols);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     return cudaSuccess;
+}
+
+/* The instance for A's row-pointer width, index width and base. */
+template <typename T>
+cudaError_t run_shape(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y,
+                      cudaStream_t st)
+{
+    switch ((A->wide ? 4 : 0) + (A->idx64 ? 2 : 0) + (A->base ? 1 : 0)) {
+    case 0:
+        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, st);
+    case 1:
+        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, st);
+    case 2:
+        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, st);
+    case 3:
+        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, st);
+    case 4:
+        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, st);
+    case 5:
+        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, st);
+    case 6:
+        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, st);
+    default:
+        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, st);
+    }
 }
 
 } // namespace
@@ -407,14 +448,10 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op,
                                                  cudaStream_t stream)
 {
     if (A->f64)
-        return A->wide ? run<double, int64_t>(A, op, alpha, static_cast<const double *>(x), beta,
-                                              static_cast<double *>(y), stream)
-                       : run<double, int32_t>(A, op, alpha, static_cast<const double *>(x), beta,
-                                              static_cast<double *>(y), stream);
-    return A->wide ? run<float, int64_t>(A, op, (float)alpha, static_cast<const float *>(x),
-                                         (float)beta, static_cast<float *>(y), stream)
-                   : run<float, int32_t>(A, op, (float)alpha, static_cast<const float *>(x),
-                                         (float)beta, static_cast<float *>(y), stream);
+        return run_shape<double>(A, op, alpha, static_cast<const double *>(x), beta,
+                                 static_cast<double *>(y), stream);
+    return run_shape<float>(A, op, (float)alpha, static_cast<const float *>(x), (float)beta,
+                            static_cast<float *>(y), stream);
 }
 
 extern "C" cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr,

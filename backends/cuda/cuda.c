@@ -16,7 +16,8 @@
 
 typedef struct {
     int device;
-    cudaStream_t stream;
+    cudaStream_t stream;    /* every kernel and copy: own, or the caller's */
+    cudaStream_t own;       /* the instance's non-blocking stream */
     void *hs;               /* HiSparse state (cuda_hisparse.c) */
     hisp_cuda_stage *stage; /* pinned staging of large copies (cuda_stage.c) */
 } hisp_cuda_be;
@@ -100,7 +101,8 @@ static hisp_status hisp_cuda_init(hisp_context ctx, int index, void **out)
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *be, (void **)&be));
     be->device = index;
     cudaError_t e = cudaSetDevice(index);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&be->own, cudaStreamNonBlocking);
+    be->stream = be->own;
     if (e != cudaSuccess) {
         free(be);
         return hisp_cuda_fail(ctx, e, "opening the CUDA device");
@@ -115,7 +117,7 @@ static void hisp_cuda_fini(void *p)
     if (!be) return;
     if (cudaSetDevice(be->device) == cudaSuccess) {
         (void)cudaStreamSynchronize(be->stream);
-        (void)cudaStreamDestroy(be->stream);
+        (void)cudaStreamDestroy(be->own); /* never the caller's */
         hisp_cuda_hs_fini(be->hs);
         hisp_cuda_stage_free(be->stage);
     }
@@ -315,11 +317,13 @@ static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int
 
 /* The work layout of m from host row pointers (A->colind may be NULL: no
  * column windows): plans the blocks, uploads the row pointers (32-bit when
- * m->k.wide is 0), the blocks and the split rows, and allocates the partial
- * sums. m->k's type, width and sizes are set by the caller. */
+ * m->k.wide is 0; none when m->k.rowptr is already the caller's), the blocks
+ * and the split rows, and allocates the partial sums. m->k's type, width and
+ * sizes are set by the caller. */
 static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
                                     const hispi_csr_view *A)
 {
+    const void *ext_rowptr = m->k.rowptr;
     hisp_cuda_block *blocks = NULL;
     hisp_cuda_split *splits = NULL;
     int32_t *rp32 = NULL;
@@ -327,12 +331,12 @@ static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cud
     size_t es = hisp_type_size(A->type);
     hisp_status s = hisp_cuda_plan(ctx, A, HISP_CUDA_CAP((int64_t)es), &blocks, &m->k.nblocks,
                                    &splits, &m->k.nsplits, &nslots);
-    if (!s && !m->k.wide) { /* 32-bit row pointers: half the bytes */
+    if (!s && !m->k.wide && !ext_rowptr) { /* 32-bit row pointers: half the bytes */
         s = hispi_alloc(ctx, (size_t)A->nrows + 1, sizeof *rp32, (void **)&rp32);
         for (int64_t i = 0; !s && i <= A->nrows; i++)
             rp32[i] = (int32_t)A->rowptr[i];
     }
-    if (!s)
+    if (!s && !ext_rowptr)
         s = m->k.wide
                 ? hisp_cuda_upload_array(ctx, be, A->rowptr, (size_t)A->nrows + 1, 8, &m->rowptr)
                 : hisp_cuda_upload_array(ctx, be, rp32, (size_t)A->nrows + 1, 4, &m->rowptr);
@@ -346,7 +350,7 @@ static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cud
     free(blocks);
     free(splits);
     free(rp32);
-    m->k.rowptr = m->rowptr;
+    m->k.rowptr = ext_rowptr ? ext_rowptr : m->rowptr;
     m->k.blocks = m->blocks;
     m->k.splits = m->splits;
     m->k.partial = m->partial;
@@ -404,6 +408,80 @@ static hisp_status hisp_cuda_csr_upload(hisp_context ctx, void *p, const hispi_c
                                         void **dev)
 {
     return hisp_cuda_csr_upload_opts(ctx, p, A, NULL, dev);
+}
+
+/* The caller's arrays, read in place by kernels instantiated for their index
+ * widths and base; only the block plan is hisp's. op = T scatters with
+ * atomics (the transposed copy's kernels read hisp's own layout). */
+static hisp_status hisp_cuda_csr_wrap(hisp_context ctx, void *p, const hispi_csr_view *A,
+                                      const hispi_csr_ext *ext, void **dev)
+{
+    hisp_cuda_be *be = p;
+    if (A->nrows > INT32_MAX - 1 || A->ncols > INT32_MAX - 1)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "CUDA SpMV: dimensions over 2^31");
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    hisp_cuda_mat *m = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    m->k.f64 = A->type == HISP_F64;
+    m->k.wide = ext->ptr64;
+    m->k.idx64 = ext->idx64;
+    m->k.base = ext->base;
+    m->k.nrows = A->nrows;
+    m->k.ncols = A->ncols;
+    m->k.nnz = A->nnz;
+    m->k.rowptr = ext->rowptr;
+    m->k.colind = ext->colind;
+    m->k.val = ext->val;
+    m->tr_off = 1;
+    hisp_status s = hisp_cuda_layout(ctx, be, m, A);
+    if (s) {
+        hisp_cuda_csr_free(be, m);
+        return s;
+    }
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+/* A pointer the caller wraps: device or managed memory of this device. */
+static hisp_status hisp_cuda_buf_check(hisp_context ctx, void *p, void *mem, size_t bytes,
+                                       const char *what)
+{
+    hisp_cuda_be *be = p;
+    (void)bytes; /* the runtime API cannot tell an allocation's size */
+    struct cudaPointerAttributes a;
+    cudaError_t e = cudaPointerGetAttributes(&a, mem);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return hispi_fail_native(ctx, HISP_ERR_INVALID_ARGUMENT, (int64_t)e,
+                                 "cuda: %s is not a CUDA pointer (%s)", what, cudaGetErrorName(e));
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "cuda: %s is host memory, not device or managed memory", what);
+    if (a.type == cudaMemoryTypeDevice && a.device != be->device)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "cuda: %s is memory of device %d, the context works on device %d", what,
+                          a.device, be->device);
+    return HISP_SUCCESS;
+}
+
+/* The caller's stream, in place: the buffers stay; the old stream's work is
+ * waited for, so that nothing queued there can overtake it. */
+static hisp_status hisp_cuda_stream_set(hisp_context ctx, void *p, void *stream, void **new_be,
+                                        int *device)
+{
+    hisp_cuda_be *be = p;
+    (void)device;
+    *new_be = NULL;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    be->stream = stream ? (cudaStream_t)stream : be->own;
+    return HISP_SUCCESS;
+}
+
+static void *hisp_cuda_stream_get(void *p)
+{
+    return ((hisp_cuda_be *)p)->stream;
 }
 
 /* The transpose of m as a CSR matrix of its own (ncols x nrows), built on the
@@ -549,4 +627,8 @@ const hisp_backend_ops hisp_cuda_ops = {
     .buf_zero = hisp_cuda_buf_zero,
     .buf_peer_copy = hisp_cuda_peer_copy,
     .buf_axpby = hisp_cuda_axpby,
+    .buf_check = hisp_cuda_buf_check,
+    .stream_set = hisp_cuda_stream_set,
+    .stream_get = hisp_cuda_stream_get,
+    .csr_wrap = hisp_cuda_csr_wrap,
 };

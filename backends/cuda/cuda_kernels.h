@@ -40,11 +40,13 @@ typedef struct {
 } hisp_cuda_split;
 
 typedef struct {
-    int f64;  /* entry type: 0 float, 1 double */
-    int wide; /* rowptr holds int64_t (nnz >= 2^31), else int32_t */
+    int f64;   /* entry type: 0 float, 1 double */
+    int wide;  /* rowptr holds int64_t (nnz >= 2^31), else int32_t */
+    int idx64; /* colind holds int64_t (the caller's wrapped arrays), else int32_t */
+    int base;  /* index base of rowptr and colind: 0, or 1 for wrapped arrays */
     int64_t nrows, ncols, nnz;
     const void *rowptr;
-    const int32_t *colind;
+    const void *colind;
     const void *val;
     const hisp_cuda_block *blocks;
     int64_t nblocks;
@@ -59,10 +61,10 @@ typedef struct {
 cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alpha, const void *x,
                                       double beta, void *y, cudaStream_t stream);
 
-/* Transpose of A into Tr (same type and width; Tr's row pointers, colind and
- * val allocated). phase 0: cnt[c] += entries of column c (cnt zeroed, ncols
- * ints); phase 1: scatter, cnt (zeroed again) counting the entries placed per
- * column. Tr's arrays are written through its const pointers. */
+/* Transpose of A into Tr (A with 32-bit indices and base 0; same type and width; Tr's row pointers,
+ * colind and val allocated). phase 0: cnt[c] += entries of column c (cnt zeroed, ncols ints); phase
+ * 1: scatter, cnt (zeroed again) counting the entries placed per column. Tr's arrays are written
+ * through its const pointers. */
 cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, void *cnt,
                                        int phase, cudaStream_t stream);
 

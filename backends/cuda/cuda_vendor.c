@@ -170,6 +170,12 @@ hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *p, hisp_op o
         CU(hisp_cuda_launch_axpby(m->type == HISP_F64, yl, 0, NULL, beta, y, st));
         goto out;
     }
+    {
+        cudaStream_t st; /* the instance's stream now (it may have changed since upload) */
+        int dev;
+        hisp_cuda_be_stream(be, &dev, &st);
+        SP(cusparseSetStream(m->h, st));
+    }
     SP(cusparseCreateDnVec(&vx, xl, (void *)x, dt));
     SP(cusparseCreateDnVec(&vy, yl, y, dt));
     SP(cusparseSpMV_bufferSize(m->h, o, pa, m->A, vx, pb, vy, dt, CUSPARSE_SPMV_ALG_DEFAULT,

@@ -20,7 +20,8 @@ typedef struct {
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
-    cl_command_queue queue; /* in order, profiling enabled */
+    cl_command_queue queue; /* in order, profiling enabled (the caller's: maybe not) */
+    int user_queue;         /* queue (and context) are the caller's (hisp_context_set_stream) */
     int is_gpu, is_cpu;
     int fp64;          /* double precision */
     int int64_atomics; /* cl_khr_int64_base_atomics (f64 transposed) */
@@ -80,6 +81,8 @@ HISPI_LOCAL hisp_status hisp_cl_csr_upload(hisp_context ctx, void *be, const his
 HISPI_LOCAL hisp_status hisp_cl_csr_upload_opts(hisp_context ctx, void *be, const hispi_csr_view *A,
                                                 const hispi_csr_opts *o, void **dev);
 HISPI_LOCAL void hisp_cl_csr_free(void *be, void *dev);
+HISPI_LOCAL hisp_status hisp_cl_csr_wrap(hisp_context ctx, void *be, const hispi_csr_view *A,
+                                         const hispi_csr_ext *ext, void **dev);
 HISPI_LOCAL hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op,
                                          double alpha, const void *x, double beta, void *y);
 

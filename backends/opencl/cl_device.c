@@ -251,8 +251,10 @@ static void hisp_cl_fini(void *vbe)
 }
 
 /* Open device d (a root device or a sub-device whose reference passes to
- * the instance). */
-static hisp_status open_device(hisp_context ctx, cl_device_id d, cl_device_id sub, void **out)
+ * the instance). uq: the caller's queue on d (hisp_context_set_stream), or
+ * NULL for a context and queue of the instance's own. */
+static hisp_status open_device(hisp_context ctx, cl_device_id d, cl_device_id sub,
+                               cl_command_queue uq, void **out)
 {
     hisp_cl_be *be = NULL;
     hisp_status st = hispi_calloc(ctx, 1, sizeof *be, (void **)&be);
@@ -300,6 +302,29 @@ static hisp_status open_device(hisp_context ctx, cl_device_id d, cl_device_id su
             be->nv_asm = env[0] - '0';
     }
 
+    if (uq) { /* the caller's queue and its context, retained while in use */
+        cl_context c = NULL;
+        cl_command_queue_properties qp = 0;
+        e = clGetCommandQueueInfo(uq, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+        if (e == CL_SUCCESS)
+            e = clGetCommandQueueInfo(uq, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
+        if (e == CL_SUCCESS) e = clRetainContext(c);
+        if (e != CL_SUCCESS) {
+            hisp_cl_fini(be);
+            return hisp_cl_fail(ctx, e, "clGetCommandQueueInfo (the caller's queue)");
+        }
+        be->context = c;
+        if ((e = clRetainCommandQueue(uq)) != CL_SUCCESS) {
+            hisp_cl_fini(be);
+            return hisp_cl_fail(ctx, e, "clRetainCommandQueue");
+        }
+        be->queue = uq;
+        be->user_queue = 1;
+        /* marks need timestamps; without them they time on the host */
+        be->host_timing = (qp & CL_QUEUE_PROFILING_ENABLE) == 0;
+        *out = be;
+        return HISP_SUCCESS;
+    }
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)be->platform, 0};
     be->context = clCreateContext(props, 1, &d, NULL, NULL, &e);
     if (e != CL_SUCCESS) {
@@ -324,7 +349,7 @@ static hisp_status hisp_cl_init(hisp_context ctx, int index, void **out)
 {
     cl_device_id d = NULL;
     HISPI_TRY(device_at(ctx, index, &d));
-    return open_device(ctx, d, NULL, out);
+    return open_device(ctx, d, NULL, NULL, out);
 }
 
 /* MSREP on one OpenCL device: part `sub` of `nsub` sub-devices with about
@@ -363,7 +388,7 @@ static hisp_status hisp_cl_init_sub(hisp_context ctx, int index, int sub, int ns
     }
     for (int k = 0; k < nsub; k++)
         if (k != sub) clReleaseDevice(subs[k]);
-    return open_device(ctx, subs[sub], subs[sub], out);
+    return open_device(ctx, subs[sub], subs[sub], NULL, out);
 }
 
 static hisp_status hisp_cl_sync(hisp_context ctx, void *vbe)
@@ -401,6 +426,98 @@ static hisp_status hisp_cl_device_pci(hisp_context ctx, int index, char *busid, 
     return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "opencl device %d has no PCI address", index);
 }
 
+/* ---- memory and queues of the caller ---------------------------------- */
+
+static hisp_status hisp_cl_buf_check(hisp_context ctx, void *vbe, void *mem, size_t bytes,
+                                     const char *what)
+{
+    hisp_cl_be *be = vbe;
+    cl_context c = NULL;
+    size_t size = 0;
+    cl_int e = clGetMemObjectInfo((cl_mem)mem, CL_MEM_CONTEXT, sizeof c, &c, NULL);
+    if (e == CL_SUCCESS) e = clGetMemObjectInfo((cl_mem)mem, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (e != CL_SUCCESS)
+        return hispi_fail_native(ctx, HISP_ERR_INVALID_ARGUMENT, e,
+                                 "opencl: %s is not a cl_mem (%s)", what, hisp_cl_error_name(e));
+    if (c != be->context)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "opencl: %s belongs to another cl_context than hisp works in (set "
+                          "the caller's queue with hisp_context_set_stream first)",
+                          what);
+    if (size < bytes)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "opencl: %s holds %zu bytes, %zu needed",
+                          what, size, bytes);
+    return HISP_SUCCESS;
+}
+
+/* The flat index of d (or of the root device of a sub-device), -1 if none. */
+static int device_index(hisp_context ctx, cl_device_id d)
+{
+    cl_device_id *list = NULL;
+    int n = 0, found = -1;
+    if (hisp_cl_devices(ctx, &list, &n) != HISP_SUCCESS) return -1;
+    for (int hop = 0; hop < 8 && d && found < 0; hop++) {
+        for (int i = 0; i < n && found < 0; i++)
+            if (list[i] == d) found = i;
+        cl_device_id parent = NULL;
+        if (clGetDeviceInfo(d, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) != CL_SUCCESS)
+            break;
+        d = parent;
+    }
+    free(list);
+    return found;
+}
+
+static hisp_status hisp_cl_stream_set(hisp_context ctx, void *vbe, void *stream, void **new_be,
+                                      int *device)
+{
+    hisp_cl_be *be = vbe;
+    cl_command_queue q = stream;
+    *new_be = NULL;
+    if (!q) { /* back to a queue and context of hisp's own */
+        if (!be->user_queue) return HISP_SUCCESS;
+        int i = device_index(ctx, be->device);
+        if (i < 0)
+            return hispi_fail(ctx, HISP_ERR_NO_DEVICE, "opencl: the device is no longer listed");
+        *device = i;
+        return open_device(ctx, be->device, NULL, NULL, new_be);
+    }
+    cl_context c = NULL;
+    cl_device_id d = NULL;
+    cl_command_queue_properties qp = 0;
+    cl_int e = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+    if (e == CL_SUCCESS) e = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL);
+    if (e == CL_SUCCESS) e = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
+    if (e != CL_SUCCESS)
+        return hispi_fail_native(ctx, HISP_ERR_INVALID_ARGUMENT, e,
+                                 "opencl: the stream is not a cl_command_queue (%s)",
+                                 hisp_cl_error_name(e));
+    if (qp & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: hisp needs an in-order queue (this one is out of order)");
+    int i = device_index(ctx, d);
+    if (i < 0)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: the queue's device is not one hisp lists");
+    if (c == be->context && d == be->device) { /* the same context: switch in place */
+        e = clRetainCommandQueue(q);
+        if (e == CL_SUCCESS) e = clFinish(be->queue);
+        if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "switching queues");
+        clReleaseCommandQueue(be->queue);
+        be->queue = q;
+        be->user_queue = 1; /* the context is retained either way */
+        be->host_timing = (qp & CL_QUEUE_PROFILING_ENABLE) == 0;
+        return HISP_SUCCESS;
+    }
+    *device = i;
+    return open_device(ctx, d, NULL, q, new_be);
+}
+
+static void *hisp_cl_stream_get(void *vbe)
+{
+    return ((hisp_cl_be *)vbe)->queue;
+}
+
 const hisp_backend_ops hisp_cl_ops = {
     .name = "opencl",
     .kind = HISP_BACKEND_OPENCL,
@@ -433,4 +550,8 @@ const hisp_backend_ops hisp_cl_ops = {
     .kern_free = hisp_cl_kern_free,
     .kern_launch = hisp_cl_kern_launch,
     .buf_zero = hisp_cl_buf_zero,
+    .buf_check = hisp_cl_buf_check,
+    .stream_set = hisp_cl_stream_set,
+    .stream_get = hisp_cl_stream_get,
+    .csr_wrap = hisp_cl_csr_wrap,
 };

@@ -58,6 +58,8 @@ typedef struct hisp_cl_csr_s {
     hisp_type type;
     int64_t nrows, ncols, nnz;
     int wide_ptr; /* 64-bit row pointers */
+    int idx64;    /* 64-bit column indices (wrapped arrays) */
+    int base;     /* index base of wrapped arrays (0 or 1) */
     int variant;
     unsigned vl, ls;
     uint64_t short_len, long_len; /* bins: <= short_len, <= long_len, longer */
@@ -271,9 +273,12 @@ static hisp_status local_ptr_on_device(hisp_context ctx, hisp_cl_be *be, const h
 }
 
 /* Upload A; variant < 0: chosen from the device and $HISP_CL_VARIANT. o:
- * MSREP options (NULL: none; gptr: A->rowptr are global, see lptr_at). */
+ * MSREP options (NULL: none; gptr: A->rowptr are global, see lptr_at).
+ * ext: the caller's arrays, used in place (retained, never uploaded); A
+ * then holds the 0-based row pointers for the analysis only. */
 static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
-                              const hispi_csr_opts *o, int variant, hisp_cl_csr **out)
+                              const hispi_csr_opts *o, const hispi_csr_ext *ext, int variant,
+                              hisp_cl_csr **out)
 {
     if (A->type != HISP_F32 && A->type != HISP_F64)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
@@ -293,6 +298,11 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     m->nnz = A->nnz;
     /* $HISP_CL_WIDE_PTR forces 64-bit row pointers (tests of that path) */
     m->wide_ptr = A->nnz >= ((int64_t)1 << 31) || getenv("HISP_CL_WIDE_PTR");
+    if (ext) {
+        m->wide_ptr = ext->ptr64;
+        m->idx64 = ext->idx64;
+        m->base = ext->base;
+    }
 
     /* analysis: mean and longest row */
     int64_t maxlen = 0;
@@ -316,6 +326,7 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
      * too it beats the private-copy scatter: 13-37% on 4-7M-entry suite
      * matrices, 2 cores); the vector family keeps its atomic scatter */
     if (m->t_mode == T_DEFAULT) m->t_mode = m->variant == VARIANT_VECTOR ? T_ATOMIC : T_TRANSPOSE;
+    if (ext) m->t_mode = T_ATOMIC; /* the caller's arrays: no transposed copy of them */
     if (m->variant == VARIANT_BLOCK) {
         m->ls = BLK_NT;
         m->vl = 1;
@@ -336,7 +347,15 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
 
     hisp_status s = HISP_SUCCESS;
     size_t np1 = (size_t)A->nrows + 1;
-    if (o && o->gptr) {
+    if (ext) { /* in place: a reference each, released by csr_free */
+        cl_mem bufs[3] = {(cl_mem)ext->rowptr, (cl_mem)ext->colind, (cl_mem)ext->val};
+        cl_mem *dst[3] = {&m->rowptr, &m->colind, &m->val};
+        for (int i = 0; i < 3 && !s; i++) {
+            cl_int e = clRetainMemObject(bufs[i]);
+            if (e != CL_SUCCESS) s = hisp_cl_fail(ctx, e, "clRetainMemObject");
+            if (!s) *dst[i] = bufs[i];
+        }
+    } else if (o && o->gptr) {
         s = local_ptr_on_device(ctx, be, A, o, m);
     } else if (m->wide_ptr) {
         s = upload(ctx, be, &m->rowptr, A->rowptr, np1 * sizeof(int64_t));
@@ -350,8 +369,8 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
             free(p32);
         }
     }
-    if (!s) s = upload(ctx, be, &m->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
-    if (!s) s = upload(ctx, be, &m->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
+    if (!s && !ext) s = upload(ctx, be, &m->colind, A->colind, (size_t)A->nnz * sizeof(int32_t));
+    if (!s && !ext) s = upload(ctx, be, &m->val, A->val, (size_t)A->nnz * hisp_type_size(A->type));
     if (!s && m->variant == VARIANT_CHUNK) {
         /* several parts per compute unit: balance without much per-group cost */
         s = make_parts(ctx, be, A, o, (uint64_t)be->compute_units * 8, &m->part, &m->nparts);
@@ -390,7 +409,18 @@ hisp_status hisp_cl_csr_upload(hisp_context ctx, void *vbe, const hispi_csr_view
 {
     hisp_cl_csr *m = NULL;
     *dev = NULL;
-    HISPI_TRY(upload_csr(ctx, vbe, A, NULL, -1, &m));
+    HISPI_TRY(upload_csr(ctx, vbe, A, NULL, NULL, -1, &m));
+    *dev = m;
+    return HISP_SUCCESS;
+}
+
+/* The caller's arrays, read in place (hisp_matrix_wrap_csr_device). */
+hisp_status hisp_cl_csr_wrap(hisp_context ctx, void *vbe, const hispi_csr_view *A,
+                             const hispi_csr_ext *ext, void **dev)
+{
+    hisp_cl_csr *m = NULL;
+    *dev = NULL;
+    HISPI_TRY(upload_csr(ctx, vbe, A, NULL, ext, -1, &m));
     *dev = m;
     return HISP_SUCCESS;
 }
@@ -403,9 +433,18 @@ hisp_status hisp_cl_csr_upload_opts(hisp_context ctx, void *vbe, const hispi_csr
     *dev = NULL;
     if (o && o->vendor)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "opencl: no vendor SpMV kernel");
-    HISPI_TRY(upload_csr(ctx, vbe, A, o, -1, &m));
+    HISPI_TRY(upload_csr(ctx, vbe, A, o, NULL, -1, &m));
     *dev = m;
     return HISP_SUCCESS;
+}
+
+/* Defines of wrapped index arrays (none for hisp's own: the kernels'
+ * defaults, so those programs keep their cache keys). */
+static const char *idx_defines(const hisp_cl_csr *m)
+{
+    static const char *const d[4] = {"", " -D IDX_BASE=1", " -D IDX64=1",
+                                     " -D IDX64=1 -D IDX_BASE=1"};
+    return d[(m->idx64 ? 2 : 0) + (m->base ? 1 : 0)];
 }
 
 /* The kernel `name` of the matrix's program; reqd: it has a required
@@ -416,9 +455,9 @@ static hisp_status get_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, 
     if (*k) return HISP_SUCCESS;
     char opts[256];
     snprintf(opts, sizeof opts,
-             "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D LS=%u -D ATOM64=%d",
+             "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D LS=%u -D ATOM64=%d%s",
              m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
-             m->wide_ptr ? "ulong" : "uint", be->vector_ls, be->int64_atomics);
+             m->wide_ptr ? "ulong" : "uint", be->vector_ls, be->int64_atomics, idx_defines(m));
     HISPI_TRY(hisp_cl_kernel(ctx, be, hispi_cl_src_csr_spmv, opts, name, k));
     if (!reqd) return HISP_SUCCESS;
     size_t wg = 0;
@@ -515,10 +554,10 @@ static hisp_status get_block_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_cs
          * kernel's __launch_bounds__(256, 4) */
         snprintf(opts, sizeof opts,
                  "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D ATOM64=%d "
-                 "-D NV_ASM=%d -D STAGE_BYTES=%d%s",
+                 "-D NV_ASM=%d -D STAGE_BYTES=%d%s%s",
                  m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
                  m->wide_ptr ? "ulong" : "uint", be->int64_atomics, be->nv_asm, BLK_STAGE_BYTES,
-                 be->nv_opts ? " -cl-nv-maxrregcount=64" : "");
+                 be->nv_opts ? " -cl-nv-maxrregcount=64" : "", idx_defines(m));
         hisp_status s = hisp_cl_kernel(ctx, be, hispi_cl_src_csr_block, opts, name, k);
         if (s == HISP_ERR_KERNEL_BUILD && be->nv_asm) {
             hispi_debug("opencl: csr_block.cl with inline PTX level %d failed to build; "
@@ -586,7 +625,7 @@ static hisp_status transpose_copy(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr 
             tp[j] = tp[j - 1];
         tp[0] = 0;
         hispi_csr_view v = {m->type, m->ncols, m->nrows, m->nnz, tp, tcol, tval};
-        s = upload_csr(ctx, be, &v, NULL, m->variant, out);
+        s = upload_csr(ctx, be, &v, NULL, NULL, m->variant, out);
     }
     free(rp);
     free(tp);

@@ -238,6 +238,18 @@ static hisp_status ref_hs_spmv(hisp_context ctx, void *be, void *dev, const hisp
     return hispi_sched_spmv_host(ctx, m->pool, a, m->cap, x, y, counts);
 }
 
+/* Wrapped memory is a host pointer; its size cannot be told. */
+static hisp_status ref_buf_check(hisp_context ctx, void *be, void *mem, size_t bytes,
+                                 const char *what)
+{
+    (void)ctx;
+    (void)be;
+    (void)mem;
+    (void)bytes;
+    (void)what;
+    return HISP_SUCCESS;
+}
+
 const hisp_backend_ops hisp_reference_ops = {
     .name = "reference",
     .kind = HISP_BACKEND_REFERENCE,
@@ -265,4 +277,5 @@ const hisp_backend_ops hisp_reference_ops = {
     .hisparse_spmv = ref_hs_spmv,
     .buf_peer_copy = ref_peer_copy,
     .buf_axpby = ref_axpby,
+    .buf_check = ref_buf_check,
 };
