@@ -11,7 +11,7 @@
  * in (weak references, so a module's file can be added on its own). */
 #define HISP_SUITES(X)                                                                             \
     X(sparse)                                                                                      \
-    X(mmio) X(gen) X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(hisparse_add) X(msrep) X(compound)
+    X(mmio) X(gen) X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(hisparse_add) X(msrep) X(compound) X(vector)
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
 
