@@ -224,6 +224,14 @@ FN aent adot(aent s, ent xe, ent ye)
     return s;
 }
 
+#if CHUNK
+FN aent aadd(aent a, aent b)
+{
+    a.c0 += b.c0, a.c1 += b.c1, a.c2 += b.c2, a.c3 += b.c3;
+    return a;
+}
+#endif
+
 FN acc_t acomp(aent s, int c)
 {
     return c == 0 ? s.c0 : c == 1 ? s.c1 : c == 2 ? s.c2 : s.c3;
@@ -263,8 +271,29 @@ FN ent sval(ent h, GLOBAL const cs_t *num, i64 i, GLOBAL const cs_t *den, i64 j,
     const i64 per_ = (((n) + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;                              \
     const i64 b_ = GROUP * per_, e_ = b_ + per_ < (n) ? b_ + per_ : (n);                           \
     for (i64 i = b_; i < e_; i++)
+/* s += BODY over the chunk, with four interleaved accumulators (a plain
+ * loop's sum is one chain of dependent adds: latency-bound on a CPU core) */
+#define REDUCE_LOOP(n, BODY, s)                                                                    \
+    do {                                                                                           \
+        aent s1_ = azero(), s2_ = azero(), s3_ = azero();                                          \
+        const i64 per_ = (((n) + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;                          \
+        const i64 b_ = GROUP * per_, e_ = b_ + per_ < (n) ? b_ + per_ : (n);                       \
+        i64 i_ = b_;                                                                               \
+        for (; i_ + 3 < e_; i_ += 4) {                                                             \
+            BODY(i_, s);                                                                           \
+            BODY(i_ + 1, s1_);                                                                     \
+            BODY(i_ + 2, s2_);                                                                     \
+            BODY(i_ + 3, s3_);                                                                     \
+        }                                                                                          \
+        for (; i_ < e_; i_++)                                                                      \
+            BODY(i_, s);                                                                           \
+        s = aadd(aadd(s, s1_), aadd(s2_, s3_));                                                    \
+    } while (0)
 #else
 #define FOR_ENTRIES(i, n) for (i64 i = GROUP * LS + LID; i < (n); i += NGROUPS * LS)
+#define REDUCE_LOOP(n, BODY, s)                                                                    \
+    for (i64 i_ = GROUP * LS + LID; i_ < (n); i_ += NGROUPS * LS)                                  \
+    BODY(i_, s)
 #endif
 
 /* The group's sum of v's first ncomp components into part[off + c]. */
@@ -357,22 +386,25 @@ KERNEL vec_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL a
 {
     RED_DECL();
     aent s = azero();
-    FOR_ENTRIES(i, n) s = adot(s, ld(x, i), ld(y, i));
+#define DOT_BODY(i, acc) acc = adot(acc, ld(x, i), ld(y, i))
+    REDUCE_LOOP(n, DOT_BODY, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
+
+#define NRM2_BODY(i, acc)                                                                          \
+    do {                                                                                           \
+        const ent e_ = ld(x, i);                                                                   \
+        acc.c0 += (acc_t)e_.c0 * (acc_t)e_.c0;                                                     \
+        if (VC > 1) acc.c0 += (acc_t)e_.c1 * (acc_t)e_.c1;                                         \
+        if (VC > 2) acc.c0 += (acc_t)e_.c2 * (acc_t)e_.c2;                                         \
+        if (VC > 2) acc.c0 += (acc_t)e_.c3 * (acc_t)e_.c3;                                         \
+    } while (0)
 
 KERNEL vec_nrm2(const i64 n, GLOBAL const cs_t *x, GLOBAL acc_t *part)
 {
     RED_DECL();
     aent s = azero();
-    FOR_ENTRIES(i, n)
-    {
-        const ent e = ld(x, i);
-        s.c0 += (acc_t)e.c0 * (acc_t)e.c0;
-        if (VC > 1) s.c0 += (acc_t)e.c1 * (acc_t)e.c1;
-        if (VC > 2) s.c0 += (acc_t)e.c2 * (acc_t)e.c2;
-        if (VC > 2) s.c0 += (acc_t)e.c3 * (acc_t)e.c3;
-    }
+    REDUCE_LOOP(n, NRM2_BODY, s);
     GROUP_SUM(s, 1, part, GROUP);
 }
 
@@ -385,13 +417,14 @@ KERNEL vec_axpby_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, GLOBAL c
     const ent va = SVAL(a), vb = SVAL(b);
     const int yread = !ezero(vb);
     aent s = azero();
-    FOR_ENTRIES(i, n)
-    {
-        ent e = emul(ld(x, i), va);
-        if (yread) e = eadd(e, emul(ld(y, i), vb));
-        st(y, i, e);
-        s = adot(s, e, hasw ? ld(w, i) : e);
-    }
+#define AXPBY_DOT_BODY(i, acc)                                                                     \
+    do {                                                                                           \
+        ent e_ = emul(ld(x, i), va);                                                               \
+        if (yread) e_ = eadd(e_, emul(ld(y, i), vb));                                              \
+        st(y, i, e_);                                                                              \
+        acc = adot(acc, e_, hasw ? ld(w, i) : e_);                                                 \
+    } while (0)
+    REDUCE_LOOP(n, AXPBY_DOT_BODY, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
 
@@ -416,12 +449,13 @@ KERNEL vec_div_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOB
 {
     RED_DECL();
     aent s = azero();
-    FOR_ENTRIES(i, n)
-    {
-        const ent xe = ld(x, i), q = edivide(xe, ld(y, i), 0);
-        st(z, i, q);
-        s = adot(s, xe, q);
-    }
+#define DIV_DOT_BODY(i, acc)                                                                       \
+    do {                                                                                           \
+        const ent xe_ = ld(x, i), q_ = edivide(xe_, ld(y, i), 0);                                  \
+        st(z, i, q_);                                                                              \
+        acc = adot(acc, xe_, q_);                                                                  \
+    } while (0)
+    REDUCE_LOOP(n, DIV_DOT_BODY, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
 
