@@ -218,7 +218,9 @@ static hisp_status check(vcall *c)
 
 static bool host_zero(hisp_type t, const hisp_scalar *s)
 {
-    if (!s->host) return false; /* a device scalar: known only when the kernel runs */
+    /* a device scalar is known only when the kernel runs; a type the call
+     * refuses is not read */
+    if (!s->host || !supported_type(t)) return false;
     int vc = hisp_type_components(t);
     for (int i = 0; i < vc; i++) {
         double v = hispi_type_scalar_size(t) == 8 ? ((const double *)s->host)[i]
