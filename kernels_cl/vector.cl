@@ -292,8 +292,10 @@ FN ent sval(ent h, GLOBAL const cs_t *num, i64 i, GLOBAL const cs_t *den, i64 j,
 #else
 #define FOR_ENTRIES(i, n) for (i64 i = GROUP * LS + LID; i < (n); i += NGROUPS * LS)
 #define REDUCE_LOOP(n, BODY, s)                                                                    \
-    for (i64 i_ = GROUP * LS + LID; i_ < (n); i_ += NGROUPS * LS)                                  \
-    BODY(i_, s)
+    do {                                                                                           \
+        for (i64 i_ = GROUP * LS + LID; i_ < (n); i_ += NGROUPS * LS)                              \
+            BODY(i_, s);                                                                           \
+    } while (0)
 #endif
 
 /* The group's sum of v's first ncomp components into part[off + c]. */
@@ -417,14 +419,27 @@ KERNEL vec_axpby_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, GLOBAL c
     const ent va = SVAL(a), vb = SVAL(b);
     const int yread = !ezero(vb);
     aent s = azero();
-#define AXPBY_DOT_BODY(i, acc)                                                                     \
+/* the four (y read, w given) cases as loops of their own: no per-entry
+ * branch, so CPU compilers see plain loops */
+#define AXPBY_DOT_BODY(i, acc, YREAD, HASW)                                                        \
     do {                                                                                           \
         ent e_ = emul(ld(x, i), va);                                                               \
-        if (yread) e_ = eadd(e_, emul(ld(y, i), vb));                                              \
+        if (YREAD) e_ = eadd(e_, emul(ld(y, i), vb));                                              \
         st(y, i, e_);                                                                              \
-        acc = adot(acc, e_, hasw ? ld(w, i) : e_);                                                 \
+        acc = adot(acc, e_, (HASW) ? ld(w, i) : e_);                                               \
     } while (0)
-    REDUCE_LOOP(n, AXPBY_DOT_BODY, s);
+#define AD_B11(i, acc) AXPBY_DOT_BODY(i, acc, 1, 1)
+#define AD_B10(i, acc) AXPBY_DOT_BODY(i, acc, 1, 0)
+#define AD_B01(i, acc) AXPBY_DOT_BODY(i, acc, 0, 1)
+#define AD_B00(i, acc) AXPBY_DOT_BODY(i, acc, 0, 0)
+    if (yread && hasw)
+        REDUCE_LOOP(n, AD_B11, s);
+    else if (yread)
+        REDUCE_LOOP(n, AD_B10, s);
+    else if (hasw)
+        REDUCE_LOOP(n, AD_B01, s);
+    else
+        REDUCE_LOOP(n, AD_B00, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
 
