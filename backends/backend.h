@@ -40,7 +40,8 @@ typedef struct {
 /* Run-time kernels: programs, capabilities, arguments. */
 enum {
     HISPI_PROG_COMPOUND = 0, /* kernels_cl/compound_spmv.cl */
-    HISPI_PROG_HSADD = 1     /* kernels_cl/hisparse_add.cl */
+    HISPI_PROG_HSADD = 1,    /* kernels_cl/hisparse_add.cl */
+    HISPI_PROG_VECTOR = 2    /* kernels_cl/vector.cl */
 };
 typedef struct {
     int max_group;      /* largest work-group / thread block */
@@ -48,6 +49,7 @@ typedef struct {
     int compute_units;  /* SMs / compute units */
     int launch_bounds;  /* 1: pass NT/NB defines (CUDA __launch_bounds__) */
     char compiler[160]; /* compiler identity (plan and kernel cache keys) */
+    int is_cpu;         /* a CPU device (PoCL): work-items should stream contiguous chunks */
 } hispi_kcaps;
 enum { HISPI_KARG_BUF = 0, HISPI_KARG_I32, HISPI_KARG_I64, HISPI_KARG_F32, HISPI_KARG_F64 };
 typedef struct {

@@ -474,8 +474,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_set_stream(hisp_context ctx, vo
 HISP_API HISP_NODISCARD hisp_status hisp_context_get_stream(hisp_context ctx, void **stream);
 
 /* A vector of n entries of `type` whose device copy IS the caller's memory
- * mem (at least n * hisp_type_size(type) bytes), not copied: hisp's kernels
- * read and write it in place. A host copy is allocated only when the host
+ * mem (at least n * hisp_type_size(type) bytes, a device pointer aligned to
+ * min(16, hisp_type_size(type)) bytes as cudaMalloc's are), not copied:
+ * hisp's kernels read and write it in place. A host copy is allocated only when the host
  * needs the data (hisp_vector_read, the reference backend's host
  * operations). hisp_vector_write writes through to mem. Work hisp queues on
  * mem is ordered in the context's stream / queue: the caller reads mem in
@@ -553,7 +554,16 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_device_modified(hisp_matrix A);
  * for real and complex entries the order does not matter). dot(x, y) =
  * sum_i conj(x_i) * y_i: conjugate-linear in its FIRST argument (as cuBLAS's
  * dotc and numpy's vdot), so dot(x, x) = ||x||^2 is real. nrm2 is real (of
- * the component type). NaN and Inf propagate as in the plain loops. */
+ * the component type), sqrt of the plain sum of squares (no scaling: f64
+ * entries beyond about 1e154 overflow it). y^-1 * x is computed as
+ * conj(y)*x / |y|^2 for complex and quaternion entries. Reductions sum in
+ * double for every type (where the device has doubles) and round once; the
+ * summation order depends on the device and the length only, so a result
+ * is reproducible there. NaN and Inf propagate as in the plain loops. A
+ * coefficient "= 0" (b in axpby, c in axpbypcz) is a value test made when
+ * the operation runs, device scalars included. A NULL vector handle is
+ * HISP_ERR_INVALID_ARGUMENT; vectors of type b3x3_* are
+ * HISP_ERR_UNSUPPORTED. A failed call leaves every operand unchanged. */
 
 /* A scalar operand: a value in host memory (one entry of the operation's
  * type), or an entry of a vector of that type on the device (read by the
@@ -568,7 +578,8 @@ typedef struct {
     int negate;
 } hisp_scalar;
 /* Where a reduction's result goes: host memory (the call waits), or an
- * entry of a vector of the result's type (the call does not wait). */
+ * entry of a vector of the result's type (the call does not wait; the
+ * vector's other entries are kept). */
 typedef struct {
     void *host;
     hisp_vector vec;
@@ -605,9 +616,11 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_div(hisp_vector x, hisp_vector y
 HISP_API HISP_NODISCARD hisp_status hisp_vector_dot(hisp_vector x, hisp_vector y, hisp_result r);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_nrm2(hisp_vector x, hisp_result r);
 /* Fused forms, one pass over memory each:
- * axpby_dot:  y = x*a + y*b, then r = dot(y, w) (w NULL: w = y, so r = ||y||^2)
+ * axpby_dot:  y = x*a + y*b, then r = dot(y, w) with the new y (w NULL or y:
+ *             r = ||y||^2; w may be x)
  * dot2:       r0 = dot(x, y), r1 = dot(x, w)
- * div_dot:    z = y^-1 * x element-wise (Jacobi: z = D^-1 r), then r = dot(x, z) */
+ * div_dot:    z = y^-1 * x element-wise (Jacobi: z = D^-1 r), then r = dot(x, z)
+ *             with x as it was before the call (z may be x) */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_axpby_dot(hisp_scalar a, hisp_vector x,
                                                           hisp_scalar b, hisp_vector y,
                                                           hisp_vector w, hisp_result r);

@@ -32,6 +32,20 @@ typedef struct hispi_devobj {
     void (*drop_device)(struct hispi_devobj *self);
 } hispi_devobj;
 
+/* Vector algebra's device state of a context (core/vector_ops.c): its
+ * kernels per entry type, the reduction scratch (per-group partial sums) and
+ * a small buffer of scalar and result slots. Linked into the context's
+ * objects at first use, so a backend switch or the context's end frees it. */
+#define HISPI_VK_COUNT 16
+typedef struct {
+    hispi_devobj link;
+    bool ready;             /* the fields below belong to the current backend */
+    int is_cpu, ls, gmax;   /* stage-1 work-group size, most groups */
+    int acc_double;         /* reductions accumulate in double */
+    void *kern[6][HISPI_VK_COUNT]; /* by type (f32..q64) and kernel */
+    void *part, *slots;     /* partial sums; scalar and result slots */
+} hispi_vstate;
+
 typedef struct {
     hisp_status status;
     char message[1024];
@@ -55,6 +69,7 @@ struct hisp_context_s {
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
+    hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector_ops.c) */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -262,6 +277,38 @@ HISPI_LOCAL hisp_status hispi_vector_host_out(hisp_vector v, void **host);
 /* The host copy was written on the host: the device copy is stale, or, for
  * a wrapped vector, written through to the caller's memory. */
 HISPI_LOCAL hisp_status hispi_vector_host_written(hisp_vector v);
+
+/* ---- vector algebra: reference loops (core/vector_ref.c) ---------------
+ *
+ * Entries of type t (f32, f64, c32, c64, q32, q64), arithmetic as documented
+ * in hisp.h (scalars multiply from the right, dot conjugate-linear in its
+ * first argument). Scalars point to one entry of t. Reductions accumulate in
+ * double for every type and round once at the end; the kernels do the same
+ * where the device has doubles. The kernels of kernels_cl/vector.cl use the
+ * same formulas in the same order (sums excepted). */
+
+/* out = num * den^-1 (den NULL: num), negated when negate. */
+HISPI_LOCAL void hispi_vref_scalar(hisp_type t, const void *num, const void *den, int negate,
+                                   void *out);
+HISPI_LOCAL void hispi_vref_fill(hisp_type t, int64_t n, const void *a, void *y);
+HISPI_LOCAL void hispi_vref_scale(hisp_type t, int64_t n, const void *a, void *y);
+/* z = x*a + y*b + z*c; the y term is dropped when y is NULL, z is not read
+ * when c is zero. */
+HISPI_LOCAL void hispi_vref_axpbypcz(hisp_type t, int64_t n, const void *a, const void *x,
+                                     const void *b, const void *y, const void *c, void *z);
+HISPI_LOCAL void hispi_vref_mul(hisp_type t, int64_t n, const void *x, const void *y, void *z);
+HISPI_LOCAL void hispi_vref_div(hisp_type t, int64_t n, const void *x, const void *y, void *z);
+/* r: one entry of t; nrm2's r: one real of t's component type. */
+HISPI_LOCAL void hispi_vref_dot(hisp_type t, int64_t n, const void *x, const void *y, void *r);
+HISPI_LOCAL void hispi_vref_nrm2(hisp_type t, int64_t n, const void *x, void *r);
+/* y = x*a + y*b (b zero: y not read), r = dot(y, w) (w NULL: w = y). */
+HISPI_LOCAL void hispi_vref_axpby_dot(hisp_type t, int64_t n, const void *a, const void *x,
+                                      const void *b, void *y, const void *w, void *r);
+HISPI_LOCAL void hispi_vref_dot2(hisp_type t, int64_t n, const void *x, const void *y,
+                                 const void *w, void *r0, void *r1);
+/* z = y^-1 * x, r = dot(x, z). */
+HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, void *z,
+                                    void *r);
 
 /* ---- reference operations (core/ref_spmv.c) ----------------------------- */
 

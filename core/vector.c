@@ -194,6 +194,13 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
                           ctx->ops->name);
     HISPI_TRY(
         ctx->ops->buf_check(ctx, ctx->be, mem, (size_t)n * hisp_type_size(type), "vector memory"));
+    /* the kernels load whole entries (up to 16 bytes at once); a cl_mem is a
+     * handle, aligned by the runtime */
+    size_t align = hisp_type_size(type) < 16 ? hisp_type_size(type) : 16;
+    if (ctx->kind != HISP_BACKEND_OPENCL && (uintptr_t)mem % align)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "vector memory %p is not aligned to %zu bytes (%s entries)", mem, align,
+                          hisp_type_name(type));
     hisp_vector v = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
     v->magic = HISPI_MAGIC_VECTOR;

@@ -13,7 +13,7 @@
     X(sparse)                                                                                      \
     X(mmio)                                                                                        \
     X(gen) X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(hisparse_add) X(msrep) X(compound)         \
-        X(transfer) X(interop)
+        X(transfer) X(interop) X(vector)
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
 

@@ -1,4 +1,5 @@
-/* OpenCL backend: run-time kernels of the compound-entry SpMV variants
+/* OpenCL backend: run-time kernels (compound-entry SpMV variants, HiSparse
+ * addition, vector algebra)
  * (programs built with hisp_cl_kernel, so they share its memory and disk
  * caches keyed by source, options, device, driver and platform). */
 #include "cl_backend.h"
@@ -8,6 +9,7 @@
 
 extern const char hispi_cl_src_compound_spmv[];
 extern const char hispi_cl_src_hisparse_add[];
+extern const char hispi_cl_src_vector[];
 
 hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
 {
@@ -20,6 +22,7 @@ hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
     if (c->simd > c->max_group) c->simd = c->max_group;
     c->compute_units = (int)be->compute_units;
     c->launch_bounds = 0;
+    c->is_cpu = be->is_cpu;
     snprintf(c->compiler, sizeof c->compiler, "%.80s %.70s", be->platform_name, be->driver);
     return HISP_SUCCESS;
 }
@@ -29,6 +32,7 @@ hisp_status hisp_cl_kern_get(hisp_context ctx, void *vbe, int prog, const char *
 {
     const char *src = prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
                       : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
+                      : prog == HISPI_PROG_VECTOR ? hispi_cl_src_vector
                                                   : NULL;
     if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
     cl_kernel kk = NULL;

@@ -1,0 +1,727 @@
+/* Vector algebra (hisp.h "vector algebra"): argument checks, then either the
+ * plain C loops of core/vector_ref.c on the host copies (backends without
+ * run-time kernels: the reference), or the kernels of kernels_cl/vector.cl
+ * through the backend's run-time kernel slots (OpenCL, CUDA). Device scalars
+ * are read by the kernels; reductions are two-stage (per-group partials into
+ * the context's scratch, then one group sums them in a fixed order into the
+ * result entry, or into a slot read back when the result goes to the host). */
+#include "../backends/backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum {
+    K_FILL,
+    K_COPY,
+    K_SCALE,
+    K_AXPBY,
+    K_AXPBYPCZ,
+    K_MUL,
+    K_DIV,
+    K_DOT,
+    K_NRM2,
+    K_AXPBY_DOT,
+    K_DOT2,
+    K_DIV_DOT,
+    K_SCALAR,
+    K_REDUCE,
+    K_COUNT
+};
+static const char *const kname[K_COUNT] = {
+    "vec_fill", "vec_copy",    "vec_scale",  "vec_axpby", "vec_axpbypcz",
+    "vec_mul",  "vec_div",     "vec_dot",    "vec_nrm2",  "vec_axpby_dot",
+    "vec_dot2", "vec_div_dot", "vec_scalar", "vec_reduce"};
+_Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
+
+/* The byte offset of the result slots in the slots buffer (scalar slots
+ * 0..2 below it, entries of at most 32 bytes). */
+#define RESULT_SLOT_BYTES 256
+#define SLOTS_BYTES 512
+
+/* ---- scalar and result constructors --------------------------------------- */
+
+hisp_scalar hisp_scalar_host(const void *value)
+{
+    hisp_scalar s = {0};
+    s.host = value;
+    return s;
+}
+
+hisp_scalar hisp_scalar_entry(hisp_vector v, int64_t i)
+{
+    hisp_scalar s = {0};
+    s.num = v;
+    s.inum = i;
+    return s;
+}
+
+hisp_scalar hisp_scalar_ratio(hisp_vector num, int64_t i, hisp_vector den, int64_t j, int negate)
+{
+    hisp_scalar s = {0};
+    s.num = num;
+    s.inum = i;
+    s.den = den;
+    s.iden = j;
+    s.negate = negate != 0;
+    return s;
+}
+
+hisp_result hisp_result_host(void *value)
+{
+    hisp_result r = {0};
+    r.host = value;
+    return r;
+}
+
+hisp_result hisp_result_entry(hisp_vector v, int64_t i)
+{
+    hisp_result r = {0};
+    r.vec = v;
+    r.index = i;
+    return r;
+}
+
+/* ---- one call, described ----------------------------------------------------- */
+
+typedef struct {
+    const char *op;
+    int k;  /* K_*: the (stage-1) kernel */
+    int nv; /* vectors, in the kernel's order */
+    hisp_vector v[3];
+    const char *vn[3];
+    unsigned out, read; /* bit i: v[i] is written / read */
+    int ns;             /* scalars, in the kernel's order */
+    const hisp_scalar *s[3];
+    const char *sn[3];
+    int nr; /* results */
+    const hisp_result *r[2];
+    const char *rn[2];
+    int real_result; /* nrm2: one real of the component type */
+    int hasw;        /* axpby_dot: the kernel's hasw argument */
+    /* filled by check() */
+    hisp_context ctx;
+    hisp_type t;
+    int64_t n;
+} vcall;
+
+static bool supported_type(hisp_type t)
+{
+    return t == HISP_F32 || t == HISP_F64 || t == HISP_C32 || t == HISP_C64 || t == HISP_Q32 ||
+           t == HISP_Q64;
+}
+
+static hisp_type real_type(hisp_type t)
+{
+    return hispi_type_scalar_size(t) == 8 ? HISP_F64 : HISP_F32;
+}
+
+/* v[i] entry `i` of a scalar or result: its vector must be of the call's
+ * context, of type t, and i within it. */
+static hisp_status check_entry(const vcall *c, const char *what, hisp_vector v, int64_t i,
+                               hisp_type t)
+{
+    if (!v) return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", c->op, what);
+    if (!hispi_vec_ok(v))
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_HANDLE, "%s: %s is not a live vector", c->op,
+                          what);
+    if (v->ctx != c->ctx)
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: %s belongs to another context than %s", c->op, what, c->vn[0]);
+    if (v->type != t)
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s is %s, %s needs %s", c->op,
+                          what, hisp_type_name(v->type), c->op, hisp_type_name(t));
+    if (i < 0 || i >= v->n)
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: %s index %lld is outside its %lld entries", c->op, what,
+                          (long long)i, (long long)v->n);
+    return HISP_SUCCESS;
+}
+
+static hisp_status check(vcall *c)
+{
+    c->ctx = NULL;
+    for (int i = 0; i < c->nv && !c->ctx; i++)
+        if (hispi_vec_ok(c->v[i])) c->ctx = c->v[i]->ctx;
+    for (int i = 0; i < c->nv; i++) {
+        if (!c->v[i])
+            return c->ctx ? hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: vector %s is NULL",
+                                       c->op, c->vn[i])
+                          : HISP_ERR_INVALID_ARGUMENT;
+        if (!hispi_vec_ok(c->v[i]))
+            return c->ctx ? hispi_fail(c->ctx, HISP_ERR_INVALID_HANDLE,
+                                       "%s: %s is not a live vector", c->op, c->vn[i])
+                          : HISP_ERR_INVALID_HANDLE;
+    }
+    hisp_vector v0 = c->v[0];
+    c->t = v0->type;
+    c->n = v0->n;
+    for (int i = 1; i < c->nv; i++) {
+        hisp_vector v = c->v[i];
+        if (v->ctx != c->ctx)
+            return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "%s: %s and %s belong to different contexts", c->op, c->vn[0],
+                              c->vn[i]);
+        if (v->type != c->t)
+            return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s is %s, %s is %s", c->op,
+                              c->vn[0], hisp_type_name(c->t), c->vn[i], hisp_type_name(v->type));
+        if (v->n != c->n)
+            return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "%s: %s has %lld entries, %s has %lld", c->op, c->vn[0],
+                              (long long)c->n, c->vn[i], (long long)v->n);
+    }
+    if (!supported_type(c->t))
+        return hispi_fail(c->ctx, HISP_ERR_UNSUPPORTED,
+                          "%s: no vector algebra on %s vectors (the vectors of block matrices "
+                          "are f32/f64 vectors of 3 entries per block: "
+                          "hisp_compound_vector_type)",
+                          c->op, hisp_type_name(c->t));
+    char what[64];
+    for (int i = 0; i < c->ns; i++) {
+        const hisp_scalar *s = c->s[i];
+        if (s->host) {
+            if (s->num || s->den)
+                return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                                  "%s: scalar %s has both a host value and a vector", c->op,
+                                  c->sn[i]);
+            continue;
+        }
+        if (!s->num)
+            return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "%s: scalar %s is empty (NULL host value, no vector)", c->op,
+                              c->sn[i]);
+        snprintf(what, sizeof what, "scalar %s's vector", c->sn[i]);
+        HISPI_TRY(check_entry(c, what, s->num, s->inum, c->t));
+        if (s->den) {
+            snprintf(what, sizeof what, "scalar %s's denominator vector", c->sn[i]);
+            HISPI_TRY(check_entry(c, what, s->den, s->iden, c->t));
+        }
+    }
+    hisp_type rt = c->real_result ? real_type(c->t) : c->t;
+    for (int i = 0; i < c->nr; i++) {
+        const hisp_result *r = c->r[i];
+        if (r->host) {
+            if (r->vec)
+                return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                                  "%s: result %s has both a host pointer and a vector", c->op,
+                                  c->rn[i]);
+            continue;
+        }
+        if (!r->vec)
+            return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "%s: result %s has no destination (NULL host pointer, no vector)",
+                              c->op, c->rn[i]);
+        snprintf(what, sizeof what, "result %s's vector", c->rn[i]);
+        HISPI_TRY(check_entry(c, what, r->vec, r->index, rt));
+    }
+    return HISP_SUCCESS;
+}
+
+static bool host_zero(hisp_type t, const hisp_scalar *s)
+{
+    /* a device scalar is known only when the kernel runs; a type the call
+     * refuses is not read */
+    if (!s->host || !supported_type(t)) return false;
+    int vc = hisp_type_components(t);
+    for (int i = 0; i < vc; i++) {
+        double v = hispi_type_scalar_size(t) == 8 ? ((const double *)s->host)[i]
+                                                  : ((const float *)s->host)[i];
+        if (v != 0) return false;
+    }
+    return true;
+}
+
+/* ---- host path: the reference loops on the host copies ------------------------ */
+
+static hisp_status host_scalar(const vcall *c, const hisp_scalar *s, unsigned char out[32])
+{
+    if (s->host) {
+        hispi_vref_scalar(c->t, s->host, NULL, s->negate, out);
+        return HISP_SUCCESS;
+    }
+    size_t es = hisp_type_size(c->t);
+    void *nh = NULL, *dh = NULL;
+    HISPI_TRY(hispi_vector_host(s->num, &nh));
+    if (s->den) HISPI_TRY(hispi_vector_host(s->den, &dh));
+    hispi_vref_scalar(c->t, (char *)nh + (size_t)s->inum * es,
+                      dh ? (char *)dh + (size_t)s->iden * es : NULL, s->negate, out);
+    return HISP_SUCCESS;
+}
+
+static hisp_status run_host(const vcall *c)
+{
+    void *p[3] = {0};
+    for (int i = 0; i < c->nv; i++) {
+        if (c->read >> i & 1)
+            HISPI_TRY(hispi_vector_host(c->v[i], &p[i]));
+        else /* written whole: its old contents do not matter */
+            HISPI_TRY(hispi_vector_host_out(c->v[i], &p[i]));
+    }
+    unsigned char sv[3][32], rv[2][32];
+    for (int i = 0; i < c->ns; i++)
+        HISPI_TRY(host_scalar(c, c->s[i], sv[i]));
+    /* results into vectors: their host copies first (one entry is written) */
+    void *rh[2] = {0};
+    for (int i = 0; i < c->nr; i++)
+        if (c->r[i]->vec) HISPI_TRY(hispi_vector_host(c->r[i]->vec, &rh[i]));
+    hisp_type t = c->t;
+    int64_t n = c->n;
+    switch (c->k) {
+    case K_FILL:
+        hispi_vref_fill(t, n, sv[0], p[0]);
+        break;
+    case K_COPY:
+        if (n && p[1] != p[0]) memcpy(p[1], p[0], (size_t)n * hisp_type_size(t));
+        break;
+    case K_SCALE:
+        hispi_vref_scale(t, n, sv[0], p[0]);
+        break;
+    case K_AXPBY:
+        hispi_vref_axpbypcz(t, n, sv[0], p[0], NULL, NULL, sv[1], p[1]);
+        break;
+    case K_AXPBYPCZ:
+        hispi_vref_axpbypcz(t, n, sv[0], p[0], sv[1], p[1], sv[2], p[2]);
+        break;
+    case K_MUL:
+        hispi_vref_mul(t, n, p[0], p[1], p[2]);
+        break;
+    case K_DIV:
+        hispi_vref_div(t, n, p[0], p[1], p[2]);
+        break;
+    case K_DOT:
+        hispi_vref_dot(t, n, p[0], p[1], rv[0]);
+        break;
+    case K_NRM2:
+        hispi_vref_nrm2(t, n, p[0], rv[0]);
+        break;
+    case K_AXPBY_DOT:
+        hispi_vref_axpby_dot(t, n, sv[0], p[0], sv[1], p[1], c->hasw ? p[2] : NULL, rv[0]);
+        break;
+    case K_DOT2:
+        hispi_vref_dot2(t, n, p[0], p[1], p[2], rv[0], rv[1]);
+        break;
+    default: /* K_DIV_DOT */
+        hispi_vref_div_dot(t, n, p[0], p[1], p[2], rv[0]);
+        break;
+    }
+    for (int i = 0; i < c->nv; i++)
+        if (c->out >> i & 1) HISPI_TRY(hispi_vector_host_written(c->v[i]));
+    size_t rs = c->real_result ? hispi_type_scalar_size(t) : hisp_type_size(t);
+    for (int i = 0; i < c->nr; i++) {
+        const hisp_result *r = c->r[i];
+        if (r->host) {
+            memcpy(r->host, rv[i], rs);
+        } else {
+            memcpy((char *)rh[i] + (size_t)r->index * rs, rv[i], rs);
+            HISPI_TRY(hispi_vector_host_written(r->vec));
+        }
+    }
+    return HISP_SUCCESS;
+}
+
+/* ---- device path ------------------------------------------------------------------ */
+
+static bool has_kernels(hisp_context ctx)
+{
+    const hisp_backend_ops *o = ctx->ops;
+    return o->kern_caps && o->kern_get && o->kern_free && o->kern_launch;
+}
+
+static void vstate_drop(hispi_devobj *o)
+{
+    hispi_vstate *st = (hispi_vstate *)((char *)o - offsetof(hispi_vstate, link));
+    hisp_context ctx = (hisp_context)((char *)st - offsetof(struct hisp_context_s, vec));
+    if (!st->ready) return;
+    for (int t = 0; t < 6; t++)
+        for (int k = 0; k < HISPI_VK_COUNT; k++)
+            if (st->kern[t][k]) {
+                ctx->ops->kern_free(ctx->be, st->kern[t][k]);
+                st->kern[t][k] = NULL;
+            }
+    if (st->part) ctx->ops->buf_free(ctx->be, st->part);
+    if (st->slots) ctx->ops->buf_free(ctx->be, st->slots);
+    st->part = st->slots = NULL;
+    st->ready = false;
+}
+
+/* The context's vector state on its current backend: work sizes from the
+ * device, scratch buffers (the partials sized for the most groups any call
+ * launches, so they are allocated once per backend). */
+static hisp_status vstate(hisp_context ctx, hispi_vstate **out)
+{
+    hispi_vstate *st = &ctx->vec;
+    if (!st->link.next) hispi_devobj_attach(ctx, &st->link, vstate_drop);
+    if (!st->ready) {
+        hispi_kcaps caps;
+        HISPI_TRY(ctx->ops->kern_caps(ctx, ctx->be, &caps));
+        hisp_device_info info;
+        memset(&info, 0, sizeof info);
+        HISPI_TRY(ctx->ops->device_info(ctx, ctx->device, &info));
+        int cu = caps.compute_units > 0 ? caps.compute_units : 1;
+        st->is_cpu = caps.is_cpu;
+        st->ls = 1;
+        if (!caps.is_cpu) /* 256-thread groups, 8 per SM: every SM full */
+            for (st->ls = 256; st->ls > caps.max_group && st->ls > 1; st->ls >>= 1) {
+            }
+        /* CPUs: a few chunks per core, so a core that starts late is not the tail */
+        st->gmax = cu * (caps.is_cpu ? 4 : 8);
+        st->acc_double = info.fp64;
+        size_t pbytes = (size_t)st->gmax * 2 * 4 * (st->acc_double ? 8 : 4);
+        hisp_status s = ctx->ops->buf_alloc(ctx, ctx->be, pbytes, &st->part);
+        if (!s) s = ctx->ops->buf_alloc(ctx, ctx->be, SLOTS_BYTES, &st->slots);
+        if (s) {
+            if (st->part) ctx->ops->buf_free(ctx->be, st->part);
+            st->part = NULL;
+            return s;
+        }
+        st->ready = true;
+    }
+    *out = st;
+    return HISP_SUCCESS;
+}
+
+static hisp_status kernel(hisp_context ctx, hispi_vstate *st, hisp_type t, int k, void **out)
+{
+    if (!st->kern[t][k]) {
+        int vc = hisp_type_components(t), dbl = hispi_type_scalar_size(t) == 8;
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DVC=%d -DACC_DOUBLE=%d "
+                 "-DCHUNK=%d -DLS=%d",
+                 dbl ? "double" : "float", dbl,
+                 vc == 1   ? 0
+                 : vc == 2 ? 1
+                           : 2,
+                 vc, st->acc_double, st->is_cpu, st->ls);
+        HISPI_TRY(
+            ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_VECTOR, opts, kname[k], &st->kern[t][k]));
+    }
+    *out = st->kern[t][k];
+    return HISP_SUCCESS;
+}
+
+static size_t groups_for(const hispi_vstate *st, int64_t n)
+{
+    if (n <= 0) return 0;
+    /* CPUs: chunks of at least 8192 entries (a launch per tiny chunk costs more) */
+    int64_t g = st->is_cpu ? (n + 8191) / 8192 : (n + st->ls - 1) / st->ls;
+    return (size_t)(g < st->gmax ? g : st->gmax);
+}
+
+/* A scalar as the kernels take it. */
+typedef struct {
+    unsigned char h[32]; /* host value: one entry of the call's type */
+    void *num, *den;
+    int64_t i, j;
+    int mode; /* 1 numerator from num[i], 2 times den[j]^-1, 4 negated */
+} dscalar;
+
+static int push_scalar(hispi_karg *a, int k, hisp_type t, const dscalar *s, void *dummy)
+{
+    int vc = hisp_type_components(t);
+    bool dbl = hispi_type_scalar_size(t) == 8;
+    for (int c = 0; c < vc; c++) {
+        double v = dbl ? ((const double *)s->h)[c] : ((const float *)s->h)[c];
+        a[k++] = (hispi_karg){dbl ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
+    }
+    a[k++] = (hispi_karg){HISPI_KARG_BUF, s->num ? s->num : dummy, 0, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_I64, NULL, s->i, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_BUF, s->den ? s->den : dummy, 0, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_I64, NULL, s->j, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_I32, NULL, s->mode, 0};
+    return k;
+}
+
+static bool written_by(const vcall *c, hisp_vector v)
+{
+    for (int i = 0; i < c->nv; i++)
+        if ((c->out >> i & 1) && c->v[i] == v) return true;
+    return false;
+}
+
+/* Scalar i of the call for the kernels. One read from a vector the call
+ * writes is evaluated into scalar slot i first (the kernel's work-items
+ * would otherwise race with the write). */
+static hisp_status dev_scalar(const vcall *c, hispi_vstate *st, int i, dscalar *d)
+{
+    hisp_context ctx = c->ctx;
+    const hisp_scalar *s = c->s[i];
+    memset(d, 0, sizeof *d);
+    if (s->host) {
+        hispi_vref_scalar(c->t, s->host, NULL, s->negate, d->h);
+        return HISP_SUCCESS;
+    }
+    HISPI_TRY(hispi_vector_device(s->num, true, &d->num));
+    d->i = s->inum;
+    d->mode = 1 | (s->negate ? 4 : 0);
+    if (s->den) {
+        HISPI_TRY(hispi_vector_device(s->den, true, &d->den));
+        d->j = s->iden;
+        d->mode |= 2;
+    }
+    if (!written_by(c, s->num) && !(s->den && written_by(c, s->den))) return HISP_SUCCESS;
+    void *k = NULL;
+    HISPI_TRY(kernel(ctx, st, c->t, K_SCALAR, &k));
+    hispi_karg a[16];
+    int na = push_scalar(a, 0, c->t, d, st->slots);
+    a[na++] = (hispi_karg){HISPI_KARG_BUF, st->slots, 0, 0};
+    a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, i, 0};
+    HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, k, a, na, 1, 1));
+    memset(d, 0, sizeof *d);
+    d->num = st->slots;
+    d->i = i;
+    d->mode = 1;
+    return HISP_SUCCESS;
+}
+
+static hisp_status run_dev(const vcall *c)
+{
+    hisp_context ctx = c->ctx;
+    const hisp_backend_ops *ops = ctx->ops;
+    hispi_vstate *st = NULL;
+    HISPI_TRY(vstate(ctx, &st));
+    void *k1 = NULL, *k2 = NULL;
+    HISPI_TRY(kernel(ctx, st, c->t, c->k, &k1));
+    if (c->nr) HISPI_TRY(kernel(ctx, st, c->t, K_REDUCE, &k2));
+    /* operands read first (uploaded where only the host copy is current),
+     * then those only written */
+    void *buf[3] = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->nv; i++)
+            if ((int)(c->read >> i & 1) == (pass == 0))
+                HISPI_TRY(hispi_vector_device(c->v[i], pass == 0, &buf[i]));
+    void *rbuf[2] = {st->slots, st->slots};
+    int64_t ridx[2] = {0, 0};
+    int ncomp = c->real_result ? 1 : hisp_type_components(c->t);
+    size_t rs = (size_t)ncomp * hispi_type_scalar_size(c->t);
+    for (int i = 0; i < c->nr; i++) {
+        if (c->r[i]->vec) {
+            HISPI_TRY(hispi_vector_device(c->r[i]->vec, true, &rbuf[i]));
+            ridx[i] = c->r[i]->index;
+        } else {
+            ridx[i] = (int64_t)(RESULT_SLOT_BYTES / rs) + i;
+        }
+    }
+    dscalar ds[3];
+    for (int i = 0; i < c->ns; i++)
+        HISPI_TRY(dev_scalar(c, st, i, &ds[i]));
+
+    hispi_karg a[40];
+    int na = 0;
+    a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->n, 0};
+    for (int i = 0; i < c->nv; i++)
+        a[na++] = (hispi_karg){HISPI_KARG_BUF, buf[i], 0, 0};
+    if (c->k == K_AXPBY_DOT) a[na++] = (hispi_karg){HISPI_KARG_I32, NULL, c->hasw, 0};
+    for (int i = 0; i < c->ns; i++)
+        na = push_scalar(a, na, c->t, &ds[i], st->slots);
+    if (c->nr) a[na++] = (hispi_karg){HISPI_KARG_BUF, st->part, 0, 0};
+    size_t groups = groups_for(st, c->n);
+    if (groups) HISPI_TRY(ops->kern_launch(ctx, ctx->be, k1, a, na, groups, (size_t)st->ls));
+    for (int i = 0; i < c->nv; i++)
+        if (c->out >> i & 1) hispi_vector_device_written(c->v[i]);
+    if (!c->nr) return HISP_SUCCESS;
+
+    hispi_karg r[9] = {
+        {HISPI_KARG_I64, NULL, (int64_t)groups, 0}, {HISPI_KARG_BUF, st->part, 0, 0},
+        {HISPI_KARG_I32, NULL, c->nr, 0},           {HISPI_KARG_I32, NULL, ncomp, 0},
+        {HISPI_KARG_I32, NULL, c->real_result, 0},  {HISPI_KARG_BUF, rbuf[0], 0, 0},
+        {HISPI_KARG_I64, NULL, ridx[0], 0},         {HISPI_KARG_BUF, rbuf[c->nr - 1], 0, 0},
+        {HISPI_KARG_I64, NULL, ridx[c->nr - 1], 0},
+    };
+    HISPI_TRY(ops->kern_launch(ctx, ctx->be, k2, r, 9, 1, (size_t)st->ls));
+    for (int i = 0; i < c->nr; i++) {
+        if (c->r[i]->vec)
+            hispi_vector_device_written(c->r[i]->vec);
+        else
+            HISPI_TRY(
+                ops->buf_read(ctx, ctx->be, st->slots, (size_t)ridx[i] * rs, c->r[i]->host, rs));
+    }
+    return HISP_SUCCESS;
+}
+
+static hisp_status run(vcall *c)
+{
+    HISPI_TRY(check(c));
+    return has_kernels(c->ctx) ? run_dev(c) : run_host(c);
+}
+
+/* ---- the API ----------------------------------------------------------------------- */
+
+hisp_status hisp_vector_fill(hisp_vector y, hisp_scalar a)
+{
+    vcall c = {.op = "hisp_vector_fill",
+               .k = K_FILL,
+               .nv = 1,
+               .v = {y},
+               .vn = {"y"},
+               .out = 1,
+               .ns = 1,
+               .s = {&a},
+               .sn = {"a"}};
+    return run(&c);
+}
+
+hisp_status hisp_vector_copy(hisp_vector x, hisp_vector y)
+{
+    vcall c = {.op = "hisp_vector_copy",
+               .k = K_COPY,
+               .nv = 2,
+               .v = {x, y},
+               .vn = {"x", "y"},
+               .out = 2,
+               .read = 1};
+    return run(&c);
+}
+
+hisp_status hisp_vector_scale(hisp_vector y, hisp_scalar a)
+{
+    vcall c = {.op = "hisp_vector_scale",
+               .k = K_SCALE,
+               .nv = 1,
+               .v = {y},
+               .vn = {"y"},
+               .out = 1,
+               .read = 1,
+               .ns = 1,
+               .s = {&a},
+               .sn = {"a"}};
+    return run(&c);
+}
+
+hisp_status hisp_vector_axpby(hisp_scalar a, hisp_vector x, hisp_scalar b, hisp_vector y)
+{
+    vcall c = {.op = "hisp_vector_axpby",
+               .k = K_AXPBY,
+               .nv = 2,
+               .v = {x, y},
+               .vn = {"x", "y"},
+               .out = 2,
+               .read = 1,
+               .ns = 2,
+               .s = {&a, &b},
+               .sn = {"a", "b"}};
+    if (hispi_vec_ok(y) && !host_zero(y->type, &b)) c.read |= 2;
+    return run(&c);
+}
+
+hisp_status hisp_vector_axpbypcz(hisp_scalar a, hisp_vector x, hisp_scalar b, hisp_vector y,
+                                 hisp_scalar cc, hisp_vector z)
+{
+    vcall c = {.op = "hisp_vector_axpbypcz",
+               .k = K_AXPBYPCZ,
+               .nv = 3,
+               .v = {x, y, z},
+               .vn = {"x", "y", "z"},
+               .out = 4,
+               .read = 3,
+               .ns = 3,
+               .s = {&a, &b, &cc},
+               .sn = {"a", "b", "c"}};
+    if (hispi_vec_ok(z) && !host_zero(z->type, &cc)) c.read |= 4;
+    return run(&c);
+}
+
+hisp_status hisp_vector_mul(hisp_vector x, hisp_vector y, hisp_vector z)
+{
+    vcall c = {.op = "hisp_vector_mul",
+               .k = K_MUL,
+               .nv = 3,
+               .v = {x, y, z},
+               .vn = {"x", "y", "z"},
+               .out = 4,
+               .read = 3};
+    return run(&c);
+}
+
+hisp_status hisp_vector_div(hisp_vector x, hisp_vector y, hisp_vector z)
+{
+    vcall c = {.op = "hisp_vector_div",
+               .k = K_DIV,
+               .nv = 3,
+               .v = {x, y, z},
+               .vn = {"x", "y", "z"},
+               .out = 4,
+               .read = 3};
+    return run(&c);
+}
+
+hisp_status hisp_vector_dot(hisp_vector x, hisp_vector y, hisp_result r)
+{
+    vcall c = {.op = "hisp_vector_dot",
+               .k = K_DOT,
+               .nv = 2,
+               .v = {x, y},
+               .vn = {"x", "y"},
+               .read = 3,
+               .nr = 1,
+               .r = {&r},
+               .rn = {"r"}};
+    return run(&c);
+}
+
+hisp_status hisp_vector_nrm2(hisp_vector x, hisp_result r)
+{
+    vcall c = {.op = "hisp_vector_nrm2",
+               .k = K_NRM2,
+               .nv = 1,
+               .v = {x},
+               .vn = {"x"},
+               .read = 1,
+               .nr = 1,
+               .r = {&r},
+               .rn = {"r"},
+               .real_result = 1};
+    return run(&c);
+}
+
+hisp_status hisp_vector_axpby_dot(hisp_scalar a, hisp_vector x, hisp_scalar b, hisp_vector y,
+                                  hisp_vector w, hisp_result r)
+{
+    /* w NULL or y: r = dot(y, y) from the values just computed */
+    bool hasw = w && w != y;
+    vcall c = {.op = "hisp_vector_axpby_dot",
+               .k = K_AXPBY_DOT,
+               .nv = 3,
+               .v = {x, y, hasw ? w : y},
+               .vn = {"x", "y", "w"},
+               .out = 2,
+               .read = hasw ? 5 : 1,
+               .ns = 2,
+               .s = {&a, &b},
+               .sn = {"a", "b"},
+               .nr = 1,
+               .r = {&r},
+               .rn = {"r"},
+               .hasw = hasw};
+    if (hispi_vec_ok(y) && !host_zero(y->type, &b)) c.read |= 2;
+    return run(&c);
+}
+
+hisp_status hisp_vector_dot2(hisp_vector x, hisp_vector y, hisp_vector w, hisp_result r0,
+                             hisp_result r1)
+{
+    vcall c = {.op = "hisp_vector_dot2",
+               .k = K_DOT2,
+               .nv = 3,
+               .v = {x, y, w},
+               .vn = {"x", "y", "w"},
+               .read = 7,
+               .nr = 2,
+               .r = {&r0, &r1},
+               .rn = {"r0", "r1"}};
+    return run(&c);
+}
+
+hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vector y, hisp_vector z, hisp_result r)
+{
+    vcall c = {.op = "hisp_vector_div_dot",
+               .k = K_DIV_DOT,
+               .nv = 3,
+               .v = {x, y, z},
+               .vn = {"x", "y", "z"},
+               .out = 4,
+               .read = 3,
+               .nr = 1,
+               .r = {&r},
+               .rn = {"r"}};
+    return run(&c);
+}

@@ -1,0 +1,511 @@
+/* Vector algebra (core/vector_ops.c), one source for OpenCL C (after
+ * common.cl) and CUDA (NVRTC). Built once per entry type with defines:
+ *   IS_DOUBLE 0|1    scalar components float | double
+ *   KIND 0|1|2       real, complex, quaternion (w x y z, Hamilton product)
+ *   VC               components of an entry (1, 2, 4)
+ *   ACC_DOUBLE 0|1   reductions accumulate in double (wherever the device has it)
+ *   CHUNK 0|1        1: work-item g streams the g-th contiguous chunk (CPUs, local
+ *                    size 1: PoCL runs a plain loop); 0: grid-stride loops (GPUs)
+ *   LS               work-group size of the reductions (power of two; 1 with CHUNK)
+ * Element formulas and their order are core/vector_ref_t.h's. A scalar comes
+ * as (host value, numerator buffer + index, denominator buffer + index, mode:
+ * 1 numerator from the buffer, 2 times denominator^-1, 4 negated), so a
+ * Krylov loop's ratios are read here and never travel to the host.
+ * Reductions: each group writes its partial sums (ncomp per result) to
+ * part[(group * nres + r) * ncomp + c]; vec_reduce sums them in a fixed order
+ * (deterministic for a given device and length). */
+
+#if defined(__CUDACC__)
+#if IS_DOUBLE
+typedef double cs_t;
+#else
+typedef float cs_t;
+#endif
+typedef long long i64;
+#define KERNEL extern "C" __global__ void __launch_bounds__(LS)
+#define FN static __device__ __forceinline__
+#define GLOBAL
+#define LOCALP
+#define LOCAL_DECL(type, name) __shared__ type name
+#define LID ((int)threadIdx.x)
+#define GROUP ((i64)blockIdx.x)
+#define NGROUPS ((i64)gridDim.x)
+#define BARRIER() __syncthreads()
+#else
+#if ACC_DOUBLE && !IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+typedef real cs_t;
+#if IS_DOUBLE
+typedef double2 cs2_t;
+typedef double4 cs4_t;
+#else
+typedef float2 cs2_t;
+typedef float4 cs4_t;
+#endif
+typedef long i64;
+#define KERNEL __kernel void
+#define FN static inline
+#define GLOBAL __global
+#define LOCALP __local
+#define LOCAL_DECL(type, name) __local type name
+#define LID ((int)get_local_id(0))
+#define GROUP ((i64)get_group_id(0))
+#define NGROUPS ((i64)get_num_groups(0))
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
+
+#if ACC_DOUBLE
+typedef double acc_t;
+#else
+typedef cs_t acc_t;
+#endif
+
+typedef struct {
+    cs_t c0, c1, c2, c3;
+} ent;
+typedef struct {
+    acc_t c0, c1, c2, c3;
+} aent;
+
+/* ---- loads and stores of whole entries (64/128-bit where natural) ------- */
+
+FN ent mk(cs_t a, cs_t b, cs_t c, cs_t d)
+{
+    ent e;
+    e.c0 = a, e.c1 = b, e.c2 = c, e.c3 = d;
+    return e;
+}
+
+FN ent ld(GLOBAL const cs_t *p, i64 i)
+{
+#if VC == 1
+    return mk(p[i], 0, 0, 0);
+#elif defined(__CUDACC__)
+#if VC == 2 && IS_DOUBLE
+    const double2 u = reinterpret_cast<const double2 *>(p)[i];
+    return mk(u.x, u.y, 0, 0);
+#elif VC == 2
+    const float2 u = reinterpret_cast<const float2 *>(p)[i];
+    return mk(u.x, u.y, 0, 0);
+#elif IS_DOUBLE
+    const double2 u = reinterpret_cast<const double2 *>(p)[2 * i];
+    const double2 v = reinterpret_cast<const double2 *>(p)[2 * i + 1];
+    return mk(u.x, u.y, v.x, v.y);
+#else
+    const float4 u = reinterpret_cast<const float4 *>(p)[i];
+    return mk(u.x, u.y, u.z, u.w);
+#endif
+#elif VC == 2
+    const cs2_t u = vload2((size_t)i, p);
+    return mk(u.x, u.y, 0, 0);
+#else
+    const cs4_t u = vload4((size_t)i, p);
+    return mk(u.x, u.y, u.z, u.w);
+#endif
+}
+
+FN void st(GLOBAL cs_t *p, i64 i, ent e)
+{
+#if VC == 1
+    p[i] = e.c0;
+#elif defined(__CUDACC__)
+#if VC == 2 && IS_DOUBLE
+    double2 u;
+    u.x = e.c0, u.y = e.c1;
+    reinterpret_cast<double2 *>(p)[i] = u;
+#elif VC == 2
+    float2 u;
+    u.x = e.c0, u.y = e.c1;
+    reinterpret_cast<float2 *>(p)[i] = u;
+#elif IS_DOUBLE
+    double2 u, v;
+    u.x = e.c0, u.y = e.c1, v.x = e.c2, v.y = e.c3;
+    reinterpret_cast<double2 *>(p)[2 * i] = u;
+    reinterpret_cast<double2 *>(p)[2 * i + 1] = v;
+#else
+    float4 u;
+    u.x = e.c0, u.y = e.c1, u.z = e.c2, u.w = e.c3;
+    reinterpret_cast<float4 *>(p)[i] = u;
+#endif
+#elif VC == 2
+    cs2_t u;
+    u.x = e.c0, u.y = e.c1;
+    vstore2(u, (size_t)i, p);
+#else
+    cs4_t u;
+    u.x = e.c0, u.y = e.c1, u.z = e.c2, u.w = e.c3;
+    vstore4(u, (size_t)i, p);
+#endif
+}
+
+/* ---- entry arithmetic ---------------------------------------------------- */
+
+/* r = a*b: the complex / Hamilton product (core/vector_ref_t.h's order) */
+#define MUL_BODY(r, a, b)                                                                          \
+    do {                                                                                           \
+        if (KIND == 0) {                                                                           \
+            r.c0 = a.c0 * b.c0;                                                                    \
+        } else if (KIND == 1) {                                                                    \
+            r.c0 = a.c0 * b.c0 - a.c1 * b.c1;                                                      \
+            r.c1 = a.c0 * b.c1 + a.c1 * b.c0;                                                      \
+        } else {                                                                                   \
+            r.c0 = a.c0 * b.c0 - a.c1 * b.c1 - a.c2 * b.c2 - a.c3 * b.c3;                          \
+            r.c1 = a.c0 * b.c1 + a.c1 * b.c0 + a.c2 * b.c3 - a.c3 * b.c2;                          \
+            r.c2 = a.c0 * b.c2 - a.c1 * b.c3 + a.c2 * b.c0 + a.c3 * b.c1;                          \
+            r.c3 = a.c0 * b.c3 + a.c1 * b.c2 - a.c2 * b.c1 + a.c3 * b.c0;                          \
+        }                                                                                          \
+    } while (0)
+
+FN ent emul(ent a, ent b)
+{
+    ent r = mk(0, 0, 0, 0);
+    MUL_BODY(r, a, b);
+    return r;
+}
+
+FN ent eadd(ent a, ent b)
+{
+    return mk(a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2, a.c3 + b.c3);
+}
+
+#if KIND != 0
+FN ent econj(ent a)
+{
+    return mk(a.c0, -a.c1, -a.c2, -a.c3);
+}
+#endif
+
+FN int ezero(ent a)
+{
+#if VC == 1
+    return a.c0 == 0;
+#elif VC == 2
+    return a.c0 == 0 && a.c1 == 0;
+#else
+    return a.c0 == 0 && a.c1 == 0 && a.c2 == 0 && a.c3 == 0;
+#endif
+}
+
+/* b^-1 * a (right = 0) or a * b^-1 (right = 1): a / b for real entries,
+ * else conj(b)*a / |b|^2 or a*conj(b) / |b|^2 */
+FN ent edivide(ent a, ent b, int right)
+{
+#if KIND == 0
+    (void)right;
+    return mk(a.c0 / b.c0, 0, 0, 0);
+#else
+    const ent p = right ? emul(a, econj(b)) : emul(econj(b), a);
+    cs_t nb = b.c0 * b.c0;
+    nb += b.c1 * b.c1;
+#if KIND == 2
+    nb += b.c2 * b.c2;
+    nb += b.c3 * b.c3;
+#endif
+    return mk(p.c0 / nb, p.c1 / nb, p.c2 / nb, p.c3 / nb);
+#endif
+}
+
+FN aent azero(void)
+{
+    aent r;
+    r.c0 = r.c1 = r.c2 = r.c3 = 0;
+    return r;
+}
+
+/* s + conj(x)*y in the accumulator type */
+FN aent adot(aent s, ent xe, ent ye)
+{
+    aent a, b, r = azero();
+    a.c0 = (acc_t)xe.c0, a.c1 = -(acc_t)xe.c1, a.c2 = -(acc_t)xe.c2, a.c3 = -(acc_t)xe.c3;
+    b.c0 = (acc_t)ye.c0, b.c1 = (acc_t)ye.c1, b.c2 = (acc_t)ye.c2, b.c3 = (acc_t)ye.c3;
+    MUL_BODY(r, a, b);
+    s.c0 += r.c0, s.c1 += r.c1, s.c2 += r.c2, s.c3 += r.c3;
+    return s;
+}
+
+#if CHUNK
+FN aent aadd(aent a, aent b)
+{
+    a.c0 += b.c0, a.c1 += b.c1, a.c2 += b.c2, a.c3 += b.c3;
+    return a;
+}
+#endif
+
+FN acc_t acomp(aent s, int c)
+{
+    return c == 0 ? s.c0 : c == 1 ? s.c1 : c == 2 ? s.c2 : s.c3;
+}
+
+/* ---- scalars --------------------------------------------------------------- */
+
+#if VC == 1
+#define SHOST(s) const cs_t s##h0
+#define SMK(s) mk(s##h0, 0, 0, 0)
+#elif VC == 2
+#define SHOST(s) const cs_t s##h0, const cs_t s##h1
+#define SMK(s) mk(s##h0, s##h1, 0, 0)
+#else
+#define SHOST(s) const cs_t s##h0, const cs_t s##h1, const cs_t s##h2, const cs_t s##h3
+#define SMK(s) mk(s##h0, s##h1, s##h2, s##h3)
+#endif
+#define SARGS(s)                                                                                   \
+    SHOST(s), GLOBAL const cs_t *s##n, const i64 s##i, GLOBAL const cs_t *s##d, const i64 s##j,    \
+        const int s##m
+#define SVAL(s) sval(SMK(s), s##n, s##i, s##d, s##j, s##m)
+
+FN ent sval(ent h, GLOBAL const cs_t *num, i64 i, GLOBAL const cs_t *den, i64 j, int m)
+{
+    ent v = (m & 1) ? ld(num, i) : h;
+    if (m & 2) v = edivide(v, ld(den, j), 1);
+    if (m & 4) v = mk(-v.c0, -v.c1, -v.c2, -v.c3);
+    return v;
+}
+
+/* ---- work distribution ----------------------------------------------------- */
+
+/* This work-item's entries: [first, end) with step (a contiguous chunk of
+ * a multiple of 16 entries per work-item with CHUNK, else grid-stride). */
+#if CHUNK
+#define FOR_ENTRIES(i, n)                                                                          \
+    const i64 per_ = (((n) + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;                              \
+    const i64 b_ = GROUP * per_, e_ = b_ + per_ < (n) ? b_ + per_ : (n);                           \
+    for (i64 i = b_; i < e_; i++)
+/* s += BODY over the chunk, with four interleaved accumulators (a plain
+ * loop's sum is one chain of dependent adds: latency-bound on a CPU core) */
+#define REDUCE_LOOP(n, BODY, s)                                                                    \
+    do {                                                                                           \
+        aent s1_ = azero(), s2_ = azero(), s3_ = azero();                                          \
+        const i64 per_ = (((n) + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;                          \
+        const i64 b_ = GROUP * per_, e_ = b_ + per_ < (n) ? b_ + per_ : (n);                       \
+        i64 i_ = b_;                                                                               \
+        for (; i_ + 3 < e_; i_ += 4) {                                                             \
+            BODY(i_, s);                                                                           \
+            BODY(i_ + 1, s1_);                                                                     \
+            BODY(i_ + 2, s2_);                                                                     \
+            BODY(i_ + 3, s3_);                                                                     \
+        }                                                                                          \
+        for (; i_ < e_; i_++)                                                                      \
+            BODY(i_, s);                                                                           \
+        s = aadd(aadd(s, s1_), aadd(s2_, s3_));                                                    \
+    } while (0)
+#else
+#define FOR_ENTRIES(i, n) for (i64 i = GROUP * LS + LID; i < (n); i += NGROUPS * LS)
+#define REDUCE_LOOP(n, BODY, s)                                                                    \
+    do {                                                                                           \
+        for (i64 i_ = GROUP * LS + LID; i_ < (n); i_ += NGROUPS * LS)                              \
+            BODY(i_, s);                                                                           \
+    } while (0)
+#endif
+
+/* The group's sum of v's first ncomp components into part[off + c]. */
+#if LS == 1
+#define GROUP_SUM(v, ncomp, part, off)                                                             \
+    for (int c_ = 0; c_ < (ncomp); c_++)                                                           \
+    (part)[(off) + c_] = acomp((v), c_)
+#define RED_DECL()
+#else
+FN void group_sum(LOCALP acc_t *red, aent v, int ncomp, GLOBAL acc_t *part, i64 off)
+{
+    for (int c = 0; c < ncomp; c++) {
+        red[LID] = acomp(v, c);
+        BARRIER();
+        for (int s = LS / 2; s > 0; s >>= 1) {
+            if (LID < s) red[LID] += red[LID + s];
+            BARRIER();
+        }
+        if (LID == 0) part[off + c] = red[0];
+        BARRIER();
+    }
+}
+#define GROUP_SUM(v, ncomp, part, off) group_sum(red, (v), (ncomp), (part), (off))
+#define RED_DECL() LOCAL_DECL(acc_t, red[LS])
+#endif
+
+/* ---- element-wise ---------------------------------------------------------- */
+
+KERNEL vec_fill(const i64 n, GLOBAL cs_t *y, SARGS(a))
+{
+    const ent va = SVAL(a);
+    FOR_ENTRIES(i, n) st(y, i, va);
+}
+
+KERNEL vec_copy(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y)
+{
+    FOR_ENTRIES(i, n) st(y, i, ld(x, i));
+}
+
+KERNEL vec_scale(const i64 n, GLOBAL cs_t *y, SARGS(a))
+{
+    const ent va = SVAL(a);
+    FOR_ENTRIES(i, n) st(y, i, emul(ld(y, i), va));
+}
+
+/* y = x*a + y*b (b zero: y not read) */
+KERNEL vec_axpby(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a), SARGS(b))
+{
+    const ent va = SVAL(a), vb = SVAL(b);
+    if (ezero(vb)) {
+        FOR_ENTRIES(i, n) st(y, i, emul(ld(x, i), va));
+    } else {
+        FOR_ENTRIES(i, n) st(y, i, eadd(emul(ld(x, i), va), emul(ld(y, i), vb)));
+    }
+}
+
+/* z = x*a + y*b + z*c (c zero: z not read) */
+KERNEL vec_axpbypcz(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z,
+                    SARGS(a), SARGS(b), SARGS(c))
+{
+    const ent va = SVAL(a), vb = SVAL(b), vc = SVAL(c);
+    if (ezero(vc)) {
+        FOR_ENTRIES(i, n) st(z, i, eadd(emul(ld(x, i), va), emul(ld(y, i), vb)));
+    } else {
+        FOR_ENTRIES(i, n)
+        st(z, i, eadd(eadd(emul(ld(x, i), va), emul(ld(y, i), vb)), emul(ld(z, i), vc)));
+    }
+}
+
+KERNEL vec_mul(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z)
+{
+    FOR_ENTRIES(i, n) st(z, i, emul(ld(x, i), ld(y, i)));
+}
+
+/* z = y^-1 * x */
+KERNEL vec_div(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z)
+{
+    FOR_ENTRIES(i, n) st(z, i, edivide(ld(x, i), ld(y, i), 0));
+}
+
+/* out[oi] = the scalar (a copy for kernels that write the scalar's vector) */
+KERNEL vec_scalar(SARGS(a), GLOBAL cs_t *out, const i64 oi)
+{
+    if (GROUP == 0 && LID == 0) st(out, oi, SVAL(a));
+}
+
+/* ---- reductions: stage 1 --------------------------------------------------- */
+
+KERNEL vec_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL acc_t *part)
+{
+    RED_DECL();
+    aent s = azero();
+#define DOT_BODY(i, acc) acc = adot(acc, ld(x, i), ld(y, i))
+    REDUCE_LOOP(n, DOT_BODY, s);
+    GROUP_SUM(s, VC, part, GROUP * VC);
+}
+
+#define NRM2_BODY(i, acc)                                                                          \
+    do {                                                                                           \
+        const ent e_ = ld(x, i);                                                                   \
+        acc.c0 += (acc_t)e_.c0 * (acc_t)e_.c0;                                                     \
+        if (VC > 1) acc.c0 += (acc_t)e_.c1 * (acc_t)e_.c1;                                         \
+        if (VC > 2) acc.c0 += (acc_t)e_.c2 * (acc_t)e_.c2;                                         \
+        if (VC > 2) acc.c0 += (acc_t)e_.c3 * (acc_t)e_.c3;                                         \
+    } while (0)
+
+KERNEL vec_nrm2(const i64 n, GLOBAL const cs_t *x, GLOBAL acc_t *part)
+{
+    RED_DECL();
+    aent s = azero();
+    REDUCE_LOOP(n, NRM2_BODY, s);
+    GROUP_SUM(s, 1, part, GROUP);
+}
+
+/* y = x*a + y*b (b zero: y not read), then s += conj(y_i) * w_i (w_i read
+ * after y_i is stored: w may be y; hasw = 0: w = y) */
+KERNEL vec_axpby_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, GLOBAL const cs_t *w,
+                     const int hasw, SARGS(a), SARGS(b), GLOBAL acc_t *part)
+{
+    RED_DECL();
+    const ent va = SVAL(a), vb = SVAL(b);
+    const int yread = !ezero(vb);
+    aent s = azero();
+/* the four (y read, w given) cases as loops of their own: no per-entry
+ * branch, so CPU compilers see plain loops */
+#define AXPBY_DOT_BODY(i, acc, YREAD, HASW)                                                        \
+    do {                                                                                           \
+        ent e_ = emul(ld(x, i), va);                                                               \
+        if (YREAD) e_ = eadd(e_, emul(ld(y, i), vb));                                              \
+        st(y, i, e_);                                                                              \
+        acc = adot(acc, e_, (HASW) ? ld(w, i) : e_);                                               \
+    } while (0)
+#define AD_B11(i, acc) AXPBY_DOT_BODY(i, acc, 1, 1)
+#define AD_B10(i, acc) AXPBY_DOT_BODY(i, acc, 1, 0)
+#define AD_B01(i, acc) AXPBY_DOT_BODY(i, acc, 0, 1)
+#define AD_B00(i, acc) AXPBY_DOT_BODY(i, acc, 0, 0)
+    if (yread && hasw)
+        REDUCE_LOOP(n, AD_B11, s);
+    else if (yread)
+        REDUCE_LOOP(n, AD_B10, s);
+    else if (hasw)
+        REDUCE_LOOP(n, AD_B01, s);
+    else
+        REDUCE_LOOP(n, AD_B00, s);
+    GROUP_SUM(s, VC, part, GROUP * VC);
+}
+
+KERNEL vec_dot2(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL const cs_t *w,
+                GLOBAL acc_t *part)
+{
+    RED_DECL();
+    aent s0 = azero(), s1 = azero();
+    FOR_ENTRIES(i, n)
+    {
+        const ent xe = ld(x, i);
+        s0 = adot(s0, xe, ld(y, i));
+        s1 = adot(s1, xe, ld(w, i));
+    }
+    GROUP_SUM(s0, VC, part, GROUP * 2 * VC);
+    GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
+}
+
+/* z = y^-1 * x, s += conj(x_i) * z_i */
+KERNEL vec_div_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z,
+                   GLOBAL acc_t *part)
+{
+    RED_DECL();
+    aent s = azero();
+#define DIV_DOT_BODY(i, acc)                                                                       \
+    do {                                                                                           \
+        const ent xe_ = ld(x, i), q_ = edivide(xe_, ld(y, i), 0);                                  \
+        st(z, i, q_);                                                                              \
+        acc = adot(acc, xe_, q_);                                                                  \
+    } while (0)
+    REDUCE_LOOP(n, DIV_DOT_BODY, s);
+    GROUP_SUM(s, VC, part, GROUP * VC);
+}
+
+/* ---- reductions: stage 2 (one group) --------------------------------------- */
+
+/* Result r (< nres) of ncomp components: the sum over the ngroups partials,
+ * square-rooted when root, to out_r[oi_r * ncomp + c]. */
+KERNEL vec_reduce(const i64 ngroups, GLOBAL const acc_t *part, const int nres, const int ncomp,
+                  const int root, GLOBAL cs_t *out0, const i64 oi0, GLOBAL cs_t *out1,
+                  const i64 oi1)
+{
+#if LS > 1
+    LOCAL_DECL(acc_t, red[LS]);
+#endif
+    for (int r = 0; r < nres; r++)
+        for (int c = 0; c < ncomp; c++) {
+            acc_t s = 0;
+            for (i64 g = LID; g < ngroups; g += LS)
+                s += part[(g * nres + r) * ncomp + c];
+#if LS > 1
+            red[LID] = s;
+            BARRIER();
+            for (int h = LS / 2; h > 0; h >>= 1) {
+                if (LID < h) red[LID] += red[LID + h];
+                BARRIER();
+            }
+            s = red[0];
+            BARRIER();
+#endif
+            if (LID == 0) {
+                const cs_t v = (cs_t)(root ? sqrt(s) : s);
+                if (r == 0)
+                    out0[oi0 * ncomp + c] = v;
+                else
+                    out1[oi1 * ncomp + c] = v;
+            }
+        }
+}
