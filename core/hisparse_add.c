@@ -10,10 +10,10 @@
  * of its keys) into a scratch pool. C's scale is A's, so the stored values
  * are a + (sB / sA) * b and A's one-operand subtrees are shared as they are;
  * B's are shared when B is of A's family, sB == sA and no transpose is
- * needed, and copied (scaled) otherwise. New nodes are appended to A's pool
- * family: the device pool starts at the host pool's end, its bytes are read
- * back there, and every shared node gets a reference. The reference backend
- * (and a zero scale) runs hispi_matrix_add_ref. */
+ * needed, and copied (scaled) otherwise. New nodes are written into the
+ * device copy of A's family pool after the host pool's end and stay there
+ * (a device-only range with the operands' roots pinned: core/hisparse_resid.c).
+ * The reference backend (and a zero scale) runs hispi_matrix_add_ref. */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
 #include "hisparse_sched.h"
