@@ -297,21 +297,26 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A,
 
 /* What the last hisp_matrix_add on the context did (all zero before the
  * first). On a device backend the add runs on the device (dual top-down
- * traversal, output nodes from a device pool) and C joins A's family: C's
- * subtrees present in one operand only are shared, not copied, when their
- * scale and orientation allow it (docs/ARCHITECTURE.md). */
+ * traversal, output nodes written into the device copy of A's family pool)
+ * and C joins A's family: C's subtrees present in one operand only are
+ * shared, not copied, when their scale and orientation allow it. C stays on
+ * the device; its host copy is made when the host reads it (conversion,
+ * save, profile, edit, a backend switch; docs/ARCHITECTURE.md). */
 typedef struct {
     int64_t nnz;             /* entries of C */
     int64_t nodes_new;       /* nodes written for C */
     int64_t subtrees_shared; /* child references of new nodes that point into A's or B's tree */
     int64_t subtrees_copied; /* one-operand subtrees copied (scaled or from another family) */
     uint64_t bytes_new;      /* bytes of the new nodes */
-    uint64_t bytes_reserved; /* device pool bytes allocated for the output (0 on the host) */
+    uint64_t bytes_reserved; /* device bytes of room for the output (0 on the host) */
     int pool_retries;        /* rounds redone after the device pool turned out too small */
     int rounds, launches;    /* scheduler rounds and kernel launches (0 on the host) */
-    double device_ms; /* device time of the traversal, uploads and download excluded (0 on the
+    double device_ms; /* device time of the traversal, allocations and residency excluded (0 on the
                          host) */
-    double upload_ms, download_ms; /* operands' pools to the device, C's new nodes back */
+    /* upload_ms: the operands' families made resident on the device (0 once
+     * they are); download_ms: the host pool's reservation of C's offsets
+     * (C's bytes are not downloaded) */
+    double upload_ms, download_ms;
     int zero_retries; /* rounds redone because a leaf written dense held a zero sum (it stays
                          COO: the check then runs before writing) */
 } hisp_add_stats;

@@ -10,10 +10,10 @@
  * of its keys) into a scratch pool. C's scale is A's, so the stored values
  * are a + (sB / sA) * b and A's one-operand subtrees are shared as they are;
  * B's are shared when B is of A's family, sB == sA and no transpose is
- * needed, and copied (scaled) otherwise. New nodes are appended to A's pool
- * family: the device pool starts at the host pool's end, its bytes are read
- * back there, and every shared node gets a reference. The reference backend
- * (and a zero scale) runs hispi_matrix_add_ref. */
+ * needed, and copied (scaled) otherwise. New nodes are written into the
+ * device copy of A's family pool after the host pool's end and stay there
+ * (a device-only range with the operands' roots pinned: core/hisparse_resid.c).
+ * The reference backend (and a zero scale) runs hispi_matrix_add_ref. */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
 #include "hisparse_sched.h"
@@ -46,13 +46,10 @@ typedef struct {
     uint32_t flags, pad;
 } add_entry;
 
-/* ---- host census of a tree: nodes per level, dense leaves, bytes ------- */
-
-typedef struct {
-    int64_t *nodes; /* [depth] */
-    int64_t dense_leaves;
-    uint64_t bytes; /* an estimate of the tree's bytes: its family's live bytes */
-} census;
+/* ---- census of a tree: nodes per level, dense leaves, bytes -------------
+ * Kept with the tree (hispi_hisparse.census): a build's or an edit's is
+ * counted by a host walk at its first addition, an addition's result gets
+ * its kernels' counts, so a device-resident operand needs no walk. */
 
 /* Threads for a walk over a tree of `work` entries or nodes;
  * HISP_WALK_THREADS=N forces N (1..16: tests, measurements). */
@@ -92,12 +89,14 @@ static hisp_status census_parts(hisp_context ctx, const hispi_hisparse *h, int t
     return HISP_SUCCESS;
 }
 
-/* The census, in threads (on the H100's host the one-thread walk took
- * 0.1 s for rmat's two trees: 30 M child references). */
-static hisp_status census_of(hisp_context ctx, const hispi_hisparse *h, census *c)
+/* The walk, in threads (on the H100's host the one-thread walk took 0.1 s
+ * for rmat's two trees: 30 M child references). */
+hisp_status hispi_hisparse_census(hisp_context ctx, hispi_hisparse *h)
 {
-    memset(c, 0, sizeof *c);
-    c->bytes = h->pool->live;
+    if (h->census.known) return HISP_SUCCESS;
+    if (h->depth > HISPI_MAX_DEPTH)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "HiSparse: %d levels", h->depth);
+    HISPI_TRY(hispi_hisparse_host(ctx, h));
     int64_t *p = NULL;
     HISPI_TRY(census_parts(ctx, h, walk_threads((double)h->nnz), &p));
     if (getenv("HISP_ADD_CENSUS_CHECK")) { /* tests: one thread must agree */
@@ -109,9 +108,14 @@ static hisp_status census_of(hisp_context ctx, const hispi_hisparse *h, census *
         if (s) return s;
         if (!same) return hispi_fail(ctx, HISP_ERR_BACKEND, "addition: the census differs");
     }
+    hispi_census *c = &h->census;
+    memset(c, 0, sizeof *c);
     c->dense_leaves = p[0];
-    c->nodes = p; /* nodes[l] = p[1 + l]: moved down one */
-    memmove(p, p + 1, (size_t)h->depth * sizeof *p);
+    memcpy(c->nodes, p + 1, (size_t)h->depth * sizeof *p);
+    c->bytes = h->pool->live;
+    c->root_n = -1;
+    c->known = true;
+    free(p);
     return HISP_SUCCESS;
 }
 
@@ -138,21 +142,30 @@ typedef struct {
  * bytes, grown when a round overflows), the queue segments of level k at
  * seg[k * HISPI_AQ_ADD + q] with capacities caps[...]. */
 typedef struct {
-    void *poolA, *poolB;
+    void **poolA, **poolB; /* where the buffers are (a growing family pool moves) */
     uint64_t baseA, baseB;
     void **out;
+    hispi_pool *fam; /* out is this family's device pool (grown there), or NULL */
     uint64_t out_base, *cap;
+    uint64_t used0; /* the first node's offset from out_base / 16 */
     double ca, cb;
     int share;
     bool seq_leaf_copies; /* copies at the leaf level never transpose: a work-item each */
     add_entry root;
     int root_q;
     const uint64_t *caps; /* [depth][HISPI_AQ_ADD] */
+    int64_t *written;     /* optional [depth]: nodes written at level k (new and shared) */
 } pass;
 
 static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
 {
     const hisp_backend_ops *o = ad->o;
+    if (ps->fam) { /* the family's device pool: moved on the device */
+        HISPI_TRY(hispi_pool_dev_reserve(ad->ctx, ps->fam, need + 16, keep));
+        *ps->cap = ps->fam->dev_cap - 16;
+        ad->st->pool_retries++;
+        return HISP_SUCCESS;
+    }
     uint64_t cap = *ps->cap * 2;
     if (cap < need + need / 4) cap = need + need / 4;
     cap = hispi_round_up(cap, 16);
@@ -204,6 +217,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
         s = hispi_ctl_write(ctx, ad->be, ad->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
                             &ps->root, sizeof ps->root);
     memset(ctl, 0, C_WORDS * sizeof *ctl);
+    ctl[C_USED] = ps->used0;
     if (!s) s = hispi_ctl_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
     uint64_t cnt[HISPI_AQ_ADD] = {0};
     cnt[ps->root_q] = 1;
@@ -227,9 +241,9 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 int fn = ad->pol.q[q].fn;
                 bool one_seq = fn == HISPI_NF_ADD_ONE && k == L - 1 && ps->seq_leaf_copies;
                 hispi_karg a[13] = {
-                    {HISPI_KARG_BUF, ps->poolA, 0, 0},
+                    {HISPI_KARG_BUF, *ps->poolA, 0, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)ps->baseA, 0},
-                    {HISPI_KARG_BUF, ps->poolB, 0, 0},
+                    {HISPI_KARG_BUF, *ps->poolB, 0, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)ps->baseB, 0},
                     {HISPI_KARG_BUF, *ps->out, 0, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)ps->out_base, 0},
@@ -285,6 +299,10 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
             break;
         }
         ad->st->rounds++;
+        if (ps->written) { /* level k's new nodes; the shared children are at k + 1 */
+            ps->written[k] += (int64_t)(ctl[C_NODES] - keep[C_NODES]);
+            if (k + 1 < L) ps->written[k + 1] += (int64_t)(ctl[C_SHARED] - keep[C_SHARED]);
+        }
         for (int q = 0; q < NQ; q++)
             cnt[q] = ctl[C_FILL + q];
     }
@@ -298,7 +316,8 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
  * the work-group leaf queue takes the pairs with a dense leaf and those of
  * more than `many` entries (one of the two leaves holds over many / 2, so
  * at most big = nnz(A) + nnz(B) over many / 2 + 1 of them). */
-static void pass_caps(const census *a, const census *b, int L, uint64_t big, uint64_t *caps)
+static void pass_caps(const hispi_census *a, const hispi_census *b, int L, uint64_t big,
+                      uint64_t *caps)
 {
     for (int k = 0; k < L; k++) {
         uint64_t *c = caps + (size_t)k * HISPI_AQ_ADD;
@@ -317,77 +336,22 @@ static void pass_caps(const census *a, const census *b, int L, uint64_t big, uin
     }
 }
 
-/* Every child reference of the new nodes (offsets >= base) that points
- * below base is a shared node: one more reference. A walk in threads
- * collects them, and the pool counts them in one batch
- * (hispi_node_incref_many). On the H100's host, for rmat's 3 M shared
- * subtrees, the one-thread walk took 0.17 s and counting them one at a
- * time 0.09 s more. */
-typedef struct {
-    uint64_t base;
-    uint64_t *v;
-    size_t n, cap;
-    bool failed;
-    char pad[88]; /* the next thread's part a cache line away */
-} shared_part;
-
-static bool collect_visit(uint64_t r, int level, void *part)
-{
-    (void)level;
-    shared_part *s = part;
-    if (HISPI_REF_OFF(r) >= s->base) return !hispi_node_is_leaf(HISPI_REF_TYPE(r));
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 4096;
-        uint64_t *v = realloc(s->v, cap * sizeof *v);
-        if (!v) {
-            s->failed = true;
-            return false;
-        }
-        s->v = v, s->cap = cap;
-    }
-    s->v[s->n++] = r;
-    return false;
-}
-
-/* All or nothing: on failure no reference has been counted. */
-static hisp_status adopt(hisp_context ctx, hispi_pool *p, uint64_t ref, uint64_t base, int d,
-                         int depth, int64_t nodes, int64_t *shared)
-{
-    int threads = walk_threads((double)nodes);
-    shared_part *parts = NULL;
-    HISPI_TRY(hispi_calloc(ctx, (size_t)threads, sizeof *parts, (void **)&parts));
-    for (int t = 0; t < threads; t++)
-        parts[t].base = base;
-    if (ref) collect_visit(ref, 0, parts); /* C's root may be A's (an empty B) */
-    hispi_walk wk = {p->base, d, collect_visit};
-    if (HISPI_REF_OFF(ref) >= base) hispi_walk_tree(&wk, ref, depth, threads, parts, sizeof *parts);
-    hisp_status s = HISP_SUCCESS;
-    size_t n = 0;
-    for (int t = 0; t < threads; t++) {
-        if (parts[t].failed && !s)
-            s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "addition: shared subtree list");
-        n += parts[t].n;
-    }
-    if (!s) s = hispi_node_incref_reserve(ctx, p, n);
-    for (int t = 0; t < threads && !s; t++)
-        s = hispi_node_incref_many(ctx, p, parts[t].v, parts[t].n);
-    if (!s) *shared += (int64_t)n;
-    for (int t = 0; t < threads; t++)
-        free(parts[t].v);
-    free(parts);
-    return s;
-}
-
-static int root_queue(const hispi_hisparse *a, const hispi_hisparse *b, uint64_t many)
+static hisp_status root_queue(hisp_context ctx, const hispi_hisparse *a, const hispi_hisparse *b,
+                              uint64_t many, int *q)
 {
     int ta = HISPI_REF_TYPE(a->root), tb = HISPI_REF_TYPE(b->root);
-    if (!hispi_node_is_leaf(ta)) return HISPI_AQ_INNER;
-    if (hispi_node_is_dense(ta) || hispi_node_is_dense(tb)) return HISPI_AQ_LEAF_DENSE;
-    uint64_t n = hispi_rd32(a->pool->base + HISPI_REF_OFF(a->root)) +
-                 hispi_rd32(b->pool->base + HISPI_REF_OFF(b->root));
-    return n <= HISPI_ADD_FEW ? HISPI_AQ_LEAF_FEW
-           : n <= many        ? HISPI_AQ_LEAF_MANY
-                              : HISPI_AQ_LEAF_DENSE;
+    uint32_t na = 0, nb = 0;
+    *q = HISPI_AQ_INNER;
+    if (!hispi_node_is_leaf(ta)) return HISP_SUCCESS;
+    *q = HISPI_AQ_LEAF_DENSE;
+    if (hispi_node_is_dense(ta) || hispi_node_is_dense(tb)) return HISP_SUCCESS;
+    HISPI_TRY(hispi_hisparse_root_count(ctx, a, &na));
+    HISPI_TRY(hispi_hisparse_root_count(ctx, b, &nb));
+    uint64_t n = (uint64_t)na + nb;
+    *q = n <= HISPI_ADD_FEW ? HISPI_AQ_LEAF_FEW
+         : n <= many        ? HISPI_AQ_LEAF_MANY
+                            : HISPI_AQ_LEAF_DENSE;
+    return HISP_SUCCESS;
 }
 
 /* Leaf pairs per work-group of the entry-major leaf kernel: each pair keeps
@@ -428,28 +392,25 @@ static int int_env(const char *name, int dflt, int lo, int hi)
     return x >= lo && x <= hi ? x : dflt;
 }
 
-static hisp_status upload_pool(adder *ad, const hispi_pool *p, void **buf)
-{
-    HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)p->used, buf));
-    return ad->o->buf_write(ad->ctx, ad->be, *buf, 0, p->base, (size_t)p->used);
-}
-
 /* The device addition of stored trees a (orientation tA) and b: mixed when
- * tA != tB. C joins a's family. */
-static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const hispi_hisparse *b,
-                              bool mixed, bool tA, hisp_add_stats *st, hisp_matrix *C)
+ * tA != tB. C joins a's family: its nodes are written into the family's
+ * device pool after the host pool's end and stay there (a device-only
+ * range, core/hisparse_resid.c); the host pool only reserves their offsets. */
+static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hisparse *b, bool mixed,
+                              bool tA, hisp_add_stats *st, hisp_matrix *C)
 {
     const hisp_backend_ops *o = ctx->ops;
     adder ad = {.ctx = ctx, .o = o, .be = ctx->be, .depth = a->depth, .st = st};
     hispi_sched_add_policy(&ad.pol);
     int sz = hispi_type_scalar_size(a->type);
     ad.dbl = sz == 8;
-    census ca = {0}, cb = {0};
     uint64_t *caps = NULL, *capt = NULL, cap = 0, tcap = 0, ctl[C_WORDS];
-    void *pa = NULL, *pb = NULL, *out = NULL, *tmp = NULL, *m0 = NULL, *m1 = NULL;
+    void *pa = NULL, *pb = NULL, *tmp = NULL, *m0 = NULL, *m1 = NULL;
+    int64_t written[HISPI_MAX_DEPTH] = {0};
     double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with HISP_DEBUG */
-    hisp_status s = census_of(ctx, a, &ca);
-    if (!s) s = census_of(ctx, b, &cb);
+    hisp_status s = hispi_hisparse_census(ctx, a);
+    if (!s) s = hispi_hisparse_census(ctx, b);
+    const hispi_census *ca = &a->census, *cb = &b->census;
     tp[1] = hispi_now_ms();
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *caps, (void **)&caps);
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *capt, (void **)&capt);
@@ -511,33 +472,36 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
     }
     tp[2] = hispi_now_ms();
-    hispi_pool_trim(a->pool); /* C's nodes go at its end: free ranges there first */
+    hispi_pool *fam = a->pool;
+    hispi_pool_trim(fam); /* C's nodes go at its end: free ranges there first */
+    /* the operands' families resident on the device: only bytes the device
+     * lacks go up (none after the first call) */
     double t0 = hispi_now_ms();
-    if (!s) s = upload_pool(&ad, a->pool, &pa);
-    if (!s) {
-        if (b->pool == a->pool)
-            pb = pa;
-        else
-            s = upload_pool(&ad, b->pool, &pb);
-    }
+    if (!s) s = hispi_pool_device(ctx, fam, &pa);
+    if (!s && b->pool != fam) s = hispi_pool_device(ctx, b->pool, &pb);
     st->upload_ms = hispi_now_ms() - t0;
+    uint64_t base = fam->used;
     if (!s) s = o->buf_alloc(ctx, ctx->be, C_WORDS * sizeof *ctl, &ad.ctrl);
-    /* the output pool: A's and B's bytes bound it in practice; it grows
-     * when they do not (HISP_ADD_POOL_BYTES sets the first size, tests) */
-    cap = hispi_round_up(ca.bytes + cb.bytes + 4096, 16);
+    /* room after the family's end: A's and B's bytes bound C's in practice;
+     * the pool grows on the device when they do not (HISP_ADD_POOL_BYTES
+     * sets the first room, tests); 16 bytes stay spare for CUDA's whole-node
+     * loads (hispi_pool_device) */
+    uint64_t room = ca->bytes + cb->bytes + 4096;
     const char *env = getenv("HISP_ADD_POOL_BYTES");
-    if (env && *env) cap = hispi_round_up(strtoull(env, NULL, 10) + 16, 16);
-    if (!s) s = o->buf_alloc(ctx, ctx->be, (size_t)cap, &out);
-    if (!s) s = o->buf_zero(ctx, ctx->be, out, 0, (size_t)cap);
+    if (env && *env) room = strtoull(env, NULL, 10) + 16;
+    if (!s) s = hispi_pool_dev_reserve(ctx, fam, hispi_round_up(base + room, 16) + 16, base);
+    if (!s) cap = fam->dev_cap - 16;
+    /* the kernels find zeros where they write (a dense leaf's empty cells) */
+    if (!s) s = o->buf_zero(ctx, ctx->be, fam->dev, (size_t)base, (size_t)(fam->dev_cap - base));
     /* everything allocated before the timed traversal (as csrgeam2's C) */
     if (!s) {
         uint64_t big = (uint64_t)(a->nnz + b->nnz) / (many / 2 + 1);
-        pass_caps(&ca, &cb, a->depth, big, caps);
-        pass_caps(&cb, NULL, a->depth, 0, capt);
+        pass_caps(ca, cb, a->depth, big, caps);
+        pass_caps(cb, NULL, a->depth, 0, capt);
         s = reserve_queues(&ad, caps);
     }
     if (!s && mixed) {
-        tcap = hispi_round_up(cb.bytes + 16, 16);
+        tcap = hispi_round_up(cb->bytes + 16, 16);
         s = o->buf_alloc(ctx, ctx->be, (size_t)tcap, &tmp);
         if (!s) s = o->buf_zero(ctx, ctx->be, tmp, 0, (size_t)tcap);
     }
@@ -545,12 +509,12 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
     if (!s) s = o->mark_create(ctx, ctx->be, &m0);
     if (!s) s = o->mark_create(ctx, ctx->be, &m1);
     if (!s) s = o->mark_record(ctx, ctx->be, m0);
-    void *srcb = pb;
+    void **srca = &fam->dev, **srcb = b->pool == fam ? &fam->dev : &b->pool->dev;
     uint64_t baseb = 0, rootb = b->root;
     double coefb = a->scale != 0 ? b->scale / a->scale : 0;
     if (!s && mixed) { /* B^T into the scratch pool first, scaled there */
-        pass pt = {.poolA = pb,
-                   .poolB = pb,
+        pass pt = {.poolA = srcb,
+                   .poolB = srcb,
                    .out = &tmp,
                    .out_base = TMP_BASE,
                    .cap = &tcap,
@@ -560,58 +524,92 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
                    .root_q = HISPI_AQ_ONE,
                    .caps = capt};
         if (!s) s = run_pass(&ad, &pt, &rootb, ctl);
-        srcb = tmp, baseb = TMP_BASE, coefb = 1;
+        srcb = &tmp, baseb = TMP_BASE, coefb = 1;
         st->nodes_new = 0;
     }
-    uint64_t root = 0, base = a->pool->used;
+    uint64_t root = 0;
+    int share = 1 | (!mixed && b->pool == fam && coefb == 1 ? 2 : 0);
     if (!s) {
-        int share = 1 | (!mixed && b->pool == a->pool && coefb == 1 ? 2 : 0);
-        pass pm = {.poolA = pa,
+        pass pm = {.poolA = srca,
                    .poolB = srcb,
                    .baseA = 0,
                    .baseB = baseb,
-                   .out = &out,
-                   .out_base = base,
+                   .out = &fam->dev,
+                   .fam = fam,
+                   .out_base = 0,
                    .cap = &cap,
+                   .used0 = base / 16,
                    .ca = 1,
                    .cb = coefb,
                    .share = share,
                    .seq_leaf_copies = true,
                    .root = {a->root, rootb, 0, 0, 0},
-                   .caps = caps};
-        /* the root pair's queue, from the host's bytes (B^T's root has B's
-         * root's type and count) */
-        pm.root_q = root_queue(a, b, many);
-        s = run_pass(&ad, &pm, &root, ctl);
+                   .caps = caps,
+                   .written = written};
+        /* the root pair's queue (B^T's root has B's root's type and count) */
+        s = root_queue(ctx, a, b, many, &pm.root_q);
+        if (!s) s = run_pass(&ad, &pm, &root, ctl);
     }
     if (!s) s = o->mark_record(ctx, ctx->be, m1);
     if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms);
     tp[4] = hispi_now_ms();
     st->device_ms = ms;
-    st->bytes_reserved = cap + tcap;
-    uint64_t bytes = s ? 0 : ctl[C_USED] * 16, off = 0;
+    st->bytes_reserved = (s ? 0 : cap - base) + tcap;
+    uint64_t bytes = s ? 0 : ctl[C_USED] * 16 - base, off = 0;
+    hispi_census cc = {.known = true, .root_n = -1};
     if (!s) {
         st->nodes_new += (int64_t)ctl[C_NODES];
         st->subtrees_copied = (int64_t)ctl[C_COPIED];
+        st->subtrees_shared = (int64_t)ctl[C_SHARED];
         st->bytes_new = bytes;
         st->nnz = a->nnz + b->nnz - (int64_t)ctl[C_COMMON];
+        /* C's census from the kernels' counts: dense leaves at most its new
+         * leaves and the operands' dense ones */
+        memcpy(cc.nodes, written, sizeof written);
+        int64_t dl = written[a->depth - 1], dn = ca->dense_leaves + cb->dense_leaves;
+        cc.dense_leaves = dl < dn ? dl : dn;
+        cc.bytes =
+            ca->bytes + cb->bytes < fam->live + bytes ? ca->bytes + cb->bytes : fam->live + bytes;
+        /* the host pool reserves C's offsets; its bytes stay on the device */
         t0 = hispi_now_ms();
-        s = hispi_pool_append(ctx, a->pool, bytes, &off);
+        s = hispi_pool_append(ctx, fam, bytes, &off);
         if (!s && off != base) s = hispi_fail(ctx, HISP_ERR_BACKEND, "addition: pool moved");
-        if (!s) s = o->buf_read(ctx, ctx->be, out, 0, a->pool->base + base, (size_t)bytes);
-        st->download_ms = hispi_now_ms() - t0;
         if (s && off == base) { /* give the tail back */
-            a->pool->used = base;
-            a->pool->live -= bytes;
+            fam->used = base;
+            fam->live -= bytes;
         }
+        st->download_ms = hispi_now_ms() - t0;
     }
     tp[5] = hispi_now_ms();
-    if (!s) {
-        s = adopt(ctx, a->pool, root, base, a->d, a->depth, st->nodes_new, &st->subtrees_shared);
-        if (s) { /* no reference was counted: C's bytes go back */
-            a->pool->used = base;
-            a->pool->live -= bytes;
+    if (!s) { /* the operands' roots held for C: its shared subtrees live */
+        uint64_t pins[2] = {a->root, share & 2 ? b->root : 0};
+        struct hispi_region r = {
+            base, base + bytes, root, {pins[0], pins[1]}, 0, (uint32_t)hisp_type_size(a->type),
+            a->d, a->depth};
+        s = hispi_node_incref(ctx, fam, pins[0]);
+        if (!s) {
+            s = hispi_node_incref(ctx, fam, pins[1]);
+            if (s) hispi_node_decref(fam, pins[0], r.s, r.d);
         }
+        if (!s) {
+            s = hispi_pool_region_add(ctx, fam, &r);
+            if (s) {
+                hispi_node_decref(fam, pins[1], r.s, r.d);
+                hispi_node_decref(fam, pins[0], r.s, r.d);
+            }
+        }
+        if (s) {
+            fam->used = base;
+            fam->live -= bytes;
+        } else if (fam->dev_valid >= base) {
+            fam->dev_valid = base + bytes;
+        }
+    }
+    if (!s && !hispi_node_is_dense(HISPI_REF_TYPE(root))) {
+        uint32_t n = 0; /* the root's count, for the SpMV's root queue (a control read) */
+        s = hispi_ctl_read(ctx, ctx->be, fam->dev, (size_t)HISPI_REF_OFF(root), &n, sizeof n);
+        cc.root_n = n;
+        if (s) hispi_node_decref(fam, root, hisp_type_size(a->type), a->d); /* frees the range */
     }
     tp[6] = hispi_now_ms();
     if (!s) {
@@ -619,24 +617,23 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
         hc.root = root;
         hc.nnz = st->nnz;
         hc.transposed = tA;
-        a->pool->handles++;
+        hc.census = cc;
+        fam->handles++;
         s = hispi_hisparse_wrap(ctx, &hc, C);
-        if (s) hispi_pool_trim(a->pool); /* C's nodes were freed: they end the pool */
+        if (s) hispi_pool_trim(fam); /* C's nodes were freed: they end the pool */
     }
     for (int i = 0; i < 6; i++)
         if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);
     if (m0) o->mark_destroy(ctx->be, m0);
     if (m1) o->mark_destroy(ctx->be, m1);
-    void *bufs[6] = {pa, pb != pa ? pb : NULL, out, tmp, ad.ctrl, ad.queues};
-    for (int i = 0; i < 6; i++)
+    void *bufs[3] = {tmp, ad.ctrl, ad.queues};
+    for (int i = 0; i < 3; i++)
         if (bufs[i]) o->buf_free(ctx->be, bufs[i]);
-    free(ca.nodes);
-    free(cb.nodes);
     free(caps);
     free(capt);
     tp[7] = hispi_now_ms();
-    hispi_debug("add: census %.1f ms, kernels %.1f, trim + uploads + allocations %.1f, traversal "
-                "%.1f (device %.1f), download %.1f, adopt %.1f, frees %.1f",
+    hispi_debug("add: census %.1f ms, kernels %.1f, trim + residency + allocations %.1f, "
+                "traversal %.1f (device %.1f), host reservation %.1f, pins + root %.1f, frees %.1f",
                 tp[1] - tp[0], tp[2] - tp[1], tp[3] - tp[2], tp[4] - tp[3], ms, tp[5] - tp[4],
                 tp[6] - tp[5], tp[7] - tp[6]);
     return s;
@@ -644,7 +641,7 @@ static hisp_status add_device(hisp_context ctx, const hispi_hisparse *a, const h
 
 /* A HiSparse tree of M with node size d: M's own, or a temporary one (as
  * shown: transposed flag and scale applied) in *tmp. */
-static hisp_status tree_of(hisp_matrix M, int d, const hispi_hisparse **h, hispi_hisparse *tmp,
+static hisp_status tree_of(hisp_matrix M, int d, hispi_hisparse **h, hispi_hisparse *tmp,
                            bool *owned)
 {
     *owned = false;
@@ -716,7 +713,7 @@ hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
         return HISP_SUCCESS;
     }
     int d = A->hs ? A->hs->d : A->node_size ? A->node_size : HISP_HISPARSE_DEFAULT_NODE_SIZE;
-    const hispi_hisparse *a = NULL, *b = NULL;
+    hispi_hisparse *a = NULL, *b = NULL;
     hispi_hisparse ta, tb;
     bool oa = false, ob = false;
     hisp_status s = tree_of(A, d, &a, &ta, &oa);

@@ -103,6 +103,7 @@ hisp_status hispi_hisparse_to_sparse(hisp_context ctx, const hispi_hisparse *h, 
                                      hispi_sparse *out)
 {
     int64_t m = h->transposed ? h->ncols : h->nrows, n = h->transposed ? h->nrows : h->ncols;
+    HISPI_TRY(hispi_hisparse_host(ctx, h));
     HISPI_TRY(hispi_sparse_alloc(ctx, out, HISP_FORMAT_CSR, h->type, m, n, h->nnz));
     /* for a fixed row the tree visits columns in increasing order (and for a
      * fixed column rows), so counting + scattering gives sorted rows */
@@ -155,9 +156,11 @@ static void profile_node(const hispi_hisparse *h, uint64_t ref, hisp_hisparse_pr
             profile_node(h, hispi_rd64(node + pay + 8 * k), p);
 }
 
-void hispi_hisparse_profile(const hispi_hisparse *h, hisp_hisparse_profile *p)
+hisp_status hispi_hisparse_profile(hisp_context ctx, const hispi_hisparse *h,
+                                   hisp_hisparse_profile *p)
 {
     memset(p, 0, sizeof *p);
+    HISPI_TRY(hispi_hisparse_host(ctx, h));
     p->node_size = h->d;
     p->depth = h->depth;
     p->transposed = h->transposed;
@@ -183,6 +186,7 @@ void hispi_hisparse_profile(const hispi_hisparse *h, hisp_hisparse_profile *p)
 #undef MEAN
     p->pool_used = h->pool ? h->pool->used : 0;
     p->pool_live = h->pool ? h->pool->live : 0;
+    return HISP_SUCCESS;
 }
 
 /* ---- reference SpMV on the tree --------------------------------------------- */
@@ -226,6 +230,7 @@ hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hisparse *h, h
     bool tr = h->transposed != (op == HISP_OP_T);
     int64_t m = tr ? h->ncols : h->nrows;
     spmv_ctx s = {tr, alpha * h->scale, x, y};
+    HISPI_TRY(hispi_hisparse_host(ctx, h));
     switch (h->type) {
     case HISP_F32:
         for (int64_t i = 0; i < m; i++)

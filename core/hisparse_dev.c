@@ -1,12 +1,13 @@
 /* The device copy of a HiSparse family's pool (core/hispi_hisparse.h): one
  * buffer per family on its context's backend, shared by the SpMV state of
- * every member (duplicates, transposes, scales and edits share the pool, so
- * a shared tree is uploaded once). The host pool stays the master copy:
- * builds, edits and additions write it, and hispi_pool_dirty lowers the
- * valid watermark where host bytes change below it. Bringing the device copy
- * up to date writes only the bytes past the watermark (additions and edits
- * append); a buffer too small moves to a larger one by a device-to-device
- * copy (dev_gen tells the members' backend state to rebuild). */
+ * every member and by the device addition (duplicates, transposes, scales
+ * and edits share the pool, so a shared tree is uploaded once). It stays
+ * while the family lives on that backend. Host writes (builds, edits) lower
+ * the valid watermark (hispi_pool_dirty); bringing the device copy up to
+ * date writes only the bytes past it, skipping the device-only ranges of
+ * additions (core/hisparse_resid.c), whose bytes only the device holds. A
+ * buffer too small moves to a larger one by a device-to-device copy
+ * (dev_gen tells the members' backend state to rebuild). */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
 
@@ -30,6 +31,15 @@ static hisp_status dev_alloc(hisp_context ctx, uint64_t bytes, void **buf)
     return ctx->ops->buf_alloc(ctx, ctx->be, (size_t)bytes, buf);
 }
 
+/* The device bytes a move keeps: the valid ones and the device-only ranges
+ * (they may lie past the watermark). */
+static uint64_t dev_keep(const hispi_pool *p)
+{
+    uint64_t k = p->dev_valid;
+    if (p->nreg && p->reg[p->nreg - 1].end > k) k = p->reg[p->nreg - 1].end;
+    return k < p->dev_cap ? k : p->dev_cap;
+}
+
 hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
 {
     const hisp_backend_ops *o = ctx->ops;
@@ -50,8 +60,11 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
             s = dev_alloc(ctx, cap, &nb);
         }
         HISPI_TRY(s);
-        if (p->dev_valid && o->buf_copy)
-            s = o->buf_copy(ctx, ctx->be, nb, p->dev, (size_t)p->dev_valid);
+        uint64_t keep = dev_keep(p);
+        if (keep && o->buf_copy)
+            s = o->buf_copy(ctx, ctx->be, nb, p->dev, (size_t)keep);
+        else if (p->nreg)
+            s = hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "HiSparse pool: no device copy to move");
         else
             p->dev_valid = 0; /* no device copy: written again below */
         if (s) {
@@ -68,21 +81,68 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
         p->dev_cap = need;
         p->dev_valid = 0;
         p->dev_gen++;
+        p->dev_ctx = ctx;
     }
-    if (p->dev_valid < p->used) {
-        HISPI_TRY(o->buf_write(ctx, ctx->be, p->dev, (size_t)p->dev_valid, p->base + p->dev_valid,
-                               (size_t)(p->used - p->dev_valid)));
-        p->dev_valid = p->used;
+    /* the stale bytes go up, around the device-only ranges */
+    while (p->dev_valid < p->used) {
+        const struct hispi_region *r = NULL;
+        for (size_t i = 0; i < p->nreg && !r; i++)
+            if (p->reg[i].end > p->dev_valid) r = &p->reg[i];
+        uint64_t to = !r ? p->used : r->off > p->dev_valid ? r->off : p->dev_valid;
+        if (to > p->dev_valid)
+            HISPI_TRY(o->buf_write(ctx, ctx->be, p->dev, (size_t)p->dev_valid,
+                                   p->base + p->dev_valid, (size_t)(to - p->dev_valid)));
+        p->dev_valid = r ? r->end : p->used;
     }
     *buf = p->dev;
     return HISP_SUCCESS;
 }
 
+/* The buffer stays while the family lives on the backend (the next SpMV
+ * or addition finds it resident); the pool's end or the backend's frees
+ * it. */
 void hispi_pool_dev_release(hisp_context ctx, hispi_pool *p)
 {
-    if (--p->dev_users > 0 || !p->dev) return;
-    p->dev_users = 0;
+    (void)ctx;
+    if (p->dev_users > 0) p->dev_users--;
+}
+
+hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t need, uint64_t keep)
+{
+    const hisp_backend_ops *o = ctx->ops;
+    if (need <= p->dev_cap) return HISP_SUCCESS;
+    uint64_t cap = hispi_round_up(need + need / 2, 16);
+    void *nb = NULL;
+    hisp_status s = dev_alloc(ctx, cap, &nb);
+    if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
+        hispi_clear_error(ctx);
+        cap = hispi_round_up(need, 16);
+        s = dev_alloc(ctx, cap, &nb);
+    }
+    HISPI_TRY(s);
+    uint64_t k = dev_keep(p);
+    if (keep > k) k = keep;
+    s = o->buf_zero(ctx, ctx->be, nb, (size_t)k, (size_t)(cap - k));
+    if (!s && k) s = o->buf_copy(ctx, ctx->be, nb, p->dev, (size_t)k);
+    if (s) {
+        o->buf_free(ctx->be, nb);
+        return s;
+    }
+    o->buf_free(ctx->be, p->dev);
+    p->dev = nb;
+    p->dev_cap = cap;
+    p->dev_gen++;
+    return HISP_SUCCESS;
+}
+
+void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p)
+{
+    if (!p->dev) return;
+    if (hispi_pool_host(ctx, p))
+        hispi_debug("HiSparse pool: device-only nodes lost with the backend");
+    p->nreg = 0;
     ctx->ops->buf_free(ctx->be, p->dev);
     p->dev = NULL;
+    p->dev_ctx = NULL;
     p->dev_cap = p->dev_valid = 0;
 }

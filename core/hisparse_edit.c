@@ -203,6 +203,7 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     if (any_set && h->scale == 0)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "cannot set entries of a matrix scaled by 0");
+    HISPI_TRY(hispi_hisparse_host(ctx, h)); /* the edit reads and copies its paths */
     hisp_edit_stats local;
     hisp_edit_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
@@ -247,6 +248,7 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     free(sv);
     HISPI_TRY(s);
     hispi_hisparse nh = *h;
+    if (root != h->root) nh.census.known = false; /* counted again when needed */
     nh.root = root;
     nh.nnz = h->nnz + st->inserted - st->removed;
     h->pool->handles++;

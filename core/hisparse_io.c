@@ -64,7 +64,7 @@ static hisp_status serialise(hisp_context ctx, const hispi_hisparse *h, unsigned
                              size_t *size)
 {
     hisp_hisparse_profile p;
-    hispi_hisparse_profile(h, &p);
+    HISPI_TRY(hispi_hisparse_profile(ctx, h, &p));
     uint64_t total = FILE_HEADER + p.bytes;
     unsigned char *buf = NULL;
     HISPI_TRY(hispi_calloc(ctx, (size_t)total, 1, (void **)&buf));

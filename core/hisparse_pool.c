@@ -1,6 +1,7 @@
 /* HiSparse pools: one growable arena per family of matrices, per-node
  * reference counts kept on the side (the node bytes stay exactly as
  * docs/FORMAT.md says), exact-size reuse of freed node ranges. */
+#include "../backends/backend.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -34,6 +35,8 @@ hisp_status hispi_pool_create(hisp_context ctx, uint64_t bytes, hispi_pool **out
 void hispi_pool_release(hispi_pool *p)
 {
     if (!p || --p->handles > 0) return;
+    if (p->dev && p->dev_ctx) p->dev_ctx->ops->buf_free(p->dev_ctx->be, p->dev);
+    free(p->reg);
     free(p->base);
     free(p->rc);
     for (uint64_t c = 0; c < p->nclasses; c++)
@@ -270,9 +273,12 @@ static void rc_insert(hispi_pool *p, uint64_t key)
 
 hisp_status hispi_node_incref(hisp_context ctx, hispi_pool *p, uint64_t ref)
 {
-    if (!ref || rc_bump(p, HISPI_REF_OFF(ref))) return HISP_SUCCESS;
-    if ((p->rc_len + 1) * 4 > p->rc_cap * 3) HISPI_TRY(rc_grow(ctx, p));
-    rc_insert(p, HISPI_REF_OFF(ref));
+    if (!ref) return HISP_SUCCESS;
+    if (!rc_bump(p, HISPI_REF_OFF(ref))) {
+        if ((p->rc_len + 1) * 4 > p->rc_cap * 3) HISPI_TRY(rc_grow(ctx, p));
+        rc_insert(p, HISPI_REF_OFF(ref));
+    }
+    hispi_pool_region_note(p, HISPI_REF_OFF(ref), 1);
     return HISP_SUCCESS;
 }
 
@@ -293,6 +299,7 @@ hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p, const uint64
         if (i + AHEAD < n && refs[i + AHEAD])
             __builtin_prefetch(&p->rc[rc_slot(p, HISPI_REF_OFF(refs[i + AHEAD]))], 1);
         if (refs[i] && !rc_bump(p, HISPI_REF_OFF(refs[i]))) rc_insert(p, HISPI_REF_OFF(refs[i]));
+        if (refs[i]) hispi_pool_region_note(p, HISPI_REF_OFF(refs[i]), 1);
     }
     return HISP_SUCCESS;
 }
@@ -312,7 +319,12 @@ void hispi_node_decref(hispi_pool *p, uint64_t ref, size_t s, int d)
     int64_t *c = rc_find(p, off);
     if (c) {
         if (--*c == 1) rc_del(p, off);
+        hispi_pool_region_note(p, off, -1);
         return;
+    }
+    if (p->nreg) { /* a device-only node: freed with its range, or read after a download */
+        bool lost;
+        if (hispi_pool_region_free(p, off, s, d, &lost) || lost) return; /* lost: leaks */
     }
     int t = HISPI_REF_TYPE(ref);
     uint64_t bytes = hispi_node_bytes(p, ref, s, d);
@@ -328,4 +340,18 @@ void hispi_node_decref(hispi_pool *p, uint64_t ref, size_t s, int d)
         }
     }
     pool_free_range(p, off, bytes);
+}
+
+void hispi_pool_free_span(hispi_pool *p, uint64_t off, uint64_t bytes, size_t s, int d)
+{
+    if (off + bytes == p->used) {
+        pool_free_range(p, off, bytes);
+        return;
+    }
+    /* pieces of the largest node's size (a size class per byte count would
+     * grow the class table with the range): reusable by nodes of that size,
+     * and the tail's pieces go back together (hispi_pool_trim) */
+    uint64_t k = hispi_dense_bytes(d, s > 8 ? s : 8);
+    for (uint64_t o = off; o < off + bytes; o += k)
+        pool_free_range(p, o, off + bytes - o < k ? off + bytes - o : k);
 }

@@ -136,6 +136,24 @@ void hispi_sched_spmv_caps(const hispi_hisparse *h, const hispi_sched_policy *p,
     count_nodes(h, h->root, cap);
 }
 
+/* Upper bounds of the queues' fills from the node counts per level: an
+ * inner queue holds at most the inner nodes, a leaf queue the leaves (the
+ * dense one the dense leaves). */
+static hisp_status caps_of_census(hisp_context ctx, hispi_hisparse *h, const hispi_sched_policy *p,
+                                  uint64_t *cap)
+{
+    HISPI_TRY(hispi_hisparse_census(ctx, h));
+    uint64_t inner = 0, leaves = (uint64_t)h->census.nodes[h->depth - 1];
+    for (int l = 0; l + 1 < h->depth; l++)
+        inner += (uint64_t)h->census.nodes[l];
+    memset(cap, 0, sizeof(uint64_t) * (size_t)p->nqueues);
+    for (int q = 0; q < p->nqueues; q++)
+        cap[q] = q < HISPI_SQ_LEAF_1 ? inner : leaves;
+    if (p->nqueues > HISPI_SQ_LEAF_DENSE)
+        cap[HISPI_SQ_LEAF_DENSE] = (uint64_t)h->census.dense_leaves;
+    return HISP_SUCCESS;
+}
+
 /* ---- output owners (CPU devices) ------------------------------------------ */
 
 typedef struct {
@@ -421,6 +439,11 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
      * once over it, and again when the pool moved */
     void *pool_dev = NULL;
     HISPI_TRY(hispi_pool_device(ctx, h->pool, &pool_dev));
+    /* a tree only the device holds (an addition's result) is never read on
+     * the host: queue capacities from its census, the root's count kept */
+    bool dev_only = h->root && hispi_pool_region_of(h->pool, HISPI_REF_OFF(h->root));
+    uint32_t root_n = 0;
+    HISPI_TRY(hispi_hisparse_root_count(ctx, h, &root_n));
     if (A->hs_dev && A->hs_dev_gen != h->pool->dev_gen) {
         HISPI_TRY(hispi_sched_settle(ctx)); /* its scheduled run may be in flight */
         o->hisparse_free(ctx->be, A->hs_dev);
@@ -437,12 +460,16 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
         v.depth = h->depth;
         v.nrows = h->nrows;
         v.ncols = h->ncols;
-        v.pool = h->pool->base;
+        v.pool = dev_only ? NULL : h->pool->base;
         v.pool_bytes = h->pool->used;
+        v.root_n = root_n;
         v.pool_dev = pool_dev;
         v.nqueues = pol.nqueues;
         v.root = h->root;
-        hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
+        if (dev_only)
+            HISPI_TRY(caps_of_census(ctx, h, &pol, v.cap));
+        else
+            hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
         h->pool->dev_users++;
         hisp_status s = o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev);
         if (s) {
@@ -452,7 +479,7 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
         }
         A->hs_dev_gen = h->pool->dev_gen;
     }
-    rq = h->root ? queue_of(h->pool->base, h->root) : 0;
+    rq = h->root ? hispi_sched_spmv_queue(HISPI_REF_TYPE(h->root), root_n) : 0;
     bool tr = h->transposed != (op == HISP_OP_T);
     hispi_sched_args a = {&pol,
                           h->type,

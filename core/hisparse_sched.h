@@ -73,9 +73,9 @@ typedef struct {
 typedef struct {
     hisp_type type;
     int d, log2d, depth;
-    int64_t nrows, ncols; /* of the stored tree */
-    const unsigned char *pool;
-    uint64_t pool_bytes; /* bytes [0, pool_bytes) hold the tree */
+    int64_t nrows, ncols;      /* of the stored tree */
+    const unsigned char *pool; /* NULL: only the device holds the tree's bytes */
+    uint64_t pool_bytes;       /* bytes [0, pool_bytes) hold the tree */
     /* the family's pool on the backend (a buf_alloc buffer owned by core,
      * core/hisparse_dev.c): bytes [0, pool_bytes) valid, at least
      * round_up(pool_bytes, 16) + 16 allocated; the backend keeps using it
@@ -84,6 +84,7 @@ typedef struct {
     int nqueues;
     uint64_t cap[HISP_SCHED_MAX_QUEUES]; /* most entries queue q holds in one SpMV */
     uint64_t root;                       /* the handle's root reference (0 = empty) */
+    uint32_t root_n;                     /* the root's entry count (COO; 0 dense) */
 } hispi_hs_view;
 
 /* Output owners for devices that run a work-group as a loop (CPUs): the

@@ -134,7 +134,7 @@ hisp_status hispi_hisparse_format_bytes(hisp_matrix A, hisp_type t, uint64_t *by
 {
     if (A->hs && t == A->hs->type) {
         hisp_hisparse_profile p;
-        hispi_hisparse_profile(A->hs, &p);
+        HISPI_TRY(hispi_hisparse_profile(A->ctx, A->hs, &p));
         *bytes = p.bytes;
         return HISP_SUCCESS;
     }
@@ -217,6 +217,5 @@ hisp_status hisp_matrix_hisparse_profile(hisp_matrix A, hisp_hisparse_profile *p
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT,
                           "the matrix is in %s form, not HiSparse",
                           hisp_format_name(A->host.format));
-    hispi_hisparse_profile(A->hs, p);
-    return HISP_SUCCESS;
+    return hispi_hisparse_profile(A->ctx, A->hs, p);
 }

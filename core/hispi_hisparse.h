@@ -117,10 +117,23 @@ typedef struct hispi_pool {
     void *dev;
     uint64_t dev_valid, dev_cap, dev_gen;
     int64_t dev_users;
+    hisp_context dev_ctx; /* whose backend holds dev (NULL: none) */
+    /* Ranges valid only on the device (core/hisparse_resid.c): the nodes of
+     * a device addition's result, never downloaded. Sorted by offset. */
+    struct hispi_region {
+        uint64_t off, end; /* bytes [off, end): the result's new nodes */
+        uint64_t root;     /* their tree's root reference */
+        uint64_t pins[2];  /* operand roots held for the result (0: none) */
+        int64_t extra;     /* counts above 1 on nodes of the range other than root */
+        uint32_t s;        /* value size at leaves */
+        int d, depth;      /* node size, levels */
+    } * reg;
+    size_t nreg, reg_cap;
 } hispi_pool;
 
 /* Host bytes from `off` on changed (or may change): the device copy is
- * valid only below. */
+ * valid only below (the device-only ranges excepted: no host write reaches
+ * them). */
 static inline void hispi_pool_dirty(hispi_pool *p, uint64_t off)
 {
     if (off < p->dev_valid) p->dev_valid = off;
@@ -132,6 +145,41 @@ static inline void hispi_pool_dirty(hispi_pool *p, uint64_t off)
  * memory: an error, the pool and its device copy as before. */
 HISPI_LOCAL hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf);
 HISPI_LOCAL void hispi_pool_dev_release(hisp_context ctx, hispi_pool *p);
+/* Room for `need` bytes in the device copy (which exists): a larger buffer
+ * when it lacks it, bytes [0, keep) moved there on the device, the rest of
+ * a new buffer zeroed. Out of device memory: an error, nothing changed. */
+HISPI_LOCAL hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t need,
+                                               uint64_t keep);
+/* The backend goes away: the host copy brought up to date, the device copy
+ * freed. */
+HISPI_LOCAL void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p);
+
+/* ---- residency of a pool's ranges (core/hisparse_resid.c) -----------------
+ * A device addition writes its result's nodes into the family's device copy
+ * only and records their range here (device-only), with the operands' roots
+ * pinned: the nodes it shares stay alive without a count per shared
+ * subtree. The host copy of the ranges is brought up to date (downloaded,
+ * the shared subtrees counted, the pins dropped) when the host must read
+ * them. A tree whose root is not in a range has no node in one. */
+HISPI_LOCAL hisp_status hispi_pool_region_add(hisp_context ctx, hispi_pool *p,
+                                              const struct hispi_region *r);
+/* The range holding offset off, or NULL. */
+HISPI_LOCAL struct hispi_region *hispi_pool_region_of(const hispi_pool *p, uint64_t off);
+/* Every device-only range downloaded and settled: the whole host copy
+ * valid. On failure the ranges stay as they were. */
+HISPI_LOCAL hisp_status hispi_pool_host(hisp_context ctx, hispi_pool *p);
+/* decref of a node whose count drops to 0 inside a range: the range's root
+ * with no other reference into it is freed whole (no byte read, its pins
+ * released): true. Otherwise the host copy is brought up to date first
+ * (false: free it the usual way; *lost: that failed, leave it). */
+HISPI_LOCAL bool hispi_pool_region_free(hispi_pool *p, uint64_t off, size_t s, int d, bool *lost);
+/* Counts above 1 on a range's inner nodes (n = +1 or -1). */
+static inline void hispi_pool_region_note(hispi_pool *p, uint64_t off, int n)
+{
+    if (!p->nreg) return;
+    struct hispi_region *r = hispi_pool_region_of(p, off);
+    if (r && off != HISPI_REF_OFF(r->root)) r->extra += n;
+}
 /* Test hook: make the k-th following device allocation of a pool fail
  * (0 = off). */
 HISPI_LOCAL void hispi_pool_dev_fail_after(long k);
@@ -180,6 +228,9 @@ HISPI_LOCAL hisp_status hispi_node_incref_reserve(hisp_context ctx, hispi_pool *
 HISPI_LOCAL hisp_status hispi_node_incref_many(hisp_context ctx, hispi_pool *p,
                                                const uint64_t *refs, size_t n);
 HISPI_LOCAL void hispi_node_decref(hispi_pool *p, uint64_t ref, size_t s, int d);
+/* Frees a whole range of nodes [off, off + bytes) at once (a device-only
+ * result: its bytes are never read). */
+HISPI_LOCAL void hispi_pool_free_span(hispi_pool *p, uint64_t off, uint64_t bytes, size_t s, int d);
 /* Bytes of the node at ref (s = value size at leaves). */
 HISPI_LOCAL uint64_t hispi_node_bytes(const hispi_pool *p, uint64_t ref, size_t s, int d);
 
@@ -201,6 +252,18 @@ HISPI_LOCAL void hispi_walk_tree(const hispi_walk *w, uint64_t root, int depth, 
 
 /* ---- the HiSparse form held by a matrix handle ---------------------------- */
 
+#define HISPI_MAX_DEPTH 32 /* d >= 4, dimensions below 2^63 */
+
+/* Node counts of a tree, for queue capacities without a walk: exact or
+ * upper bounds (an addition's result: its kernels count what they write). */
+typedef struct {
+    bool known;
+    int64_t nodes[HISPI_MAX_DEPTH]; /* per level (0 = root) */
+    int64_t dense_leaves;           /* at most */
+    uint64_t bytes;                 /* the tree's bytes, an estimate */
+    int64_t root_n;                 /* the root's entry count (-1: not kept) */
+} hispi_census;
+
 typedef struct hispi_hisparse {
     hispi_pool *pool;
     uint64_t root;             /* 0 = empty matrix */
@@ -208,9 +271,20 @@ typedef struct hispi_hisparse {
     int depth;                 /* L >= 1 */
     int64_t nrows, ncols, nnz; /* of the stored tree (before the transposed flag) */
     hisp_type type;
-    bool transposed; /* the handle shows the transpose of the stored tree */
-    double scale;    /* the handle shows scale * stored values */
+    bool transposed;     /* the handle shows the transpose of the stored tree */
+    double scale;        /* the handle shows scale * stored values */
+    hispi_census census; /* of the stored tree (a new root: known = false) */
 } hispi_hisparse;
+
+/* The host copy of tree h up to date (hispi_pool_host when its root is in a
+ * device-only range); every host reader of a tree's bytes calls it. */
+HISPI_LOCAL hisp_status hispi_hisparse_host(hisp_context ctx, const hispi_hisparse *h);
+/* h's census: kept, or counted by a host walk (and kept). */
+HISPI_LOCAL hisp_status hispi_hisparse_census(hisp_context ctx, hispi_hisparse *h);
+/* The entry count of h's root (a COO node; 0 dense), read on the device when
+ * only the device holds it (a control read). */
+HISPI_LOCAL hisp_status hispi_hisparse_root_count(hisp_context ctx, const hispi_hisparse *h,
+                                                  uint32_t *n);
 
 HISPI_LOCAL int hispi_hisparse_depth(int d, int64_t nrows, int64_t ncols);
 
@@ -247,7 +321,8 @@ typedef void (*hispi_entry_fn)(void *user, int64_t r, int64_t c, const unsigned 
 HISPI_LOCAL void hispi_hisparse_foreach(const hispi_hisparse *h, hispi_entry_fn fn, void *user);
 
 /* Reachable bytes (header + nodes) and per-type counts. */
-HISPI_LOCAL void hispi_hisparse_profile(const hispi_hisparse *h, hisp_hisparse_profile *prof);
+HISPI_LOCAL hisp_status hispi_hisparse_profile(hisp_context ctx, const hispi_hisparse *h,
+                                               hisp_hisparse_profile *prof);
 
 /* Reference y = alpha*op(A)*x + beta*y on the tree (op composed with the
  * transposed flag; alpha with the scale). */

@@ -28,6 +28,9 @@ static void drop_cb(hispi_devobj *o)
 {
     hisp_matrix A = (hisp_matrix)((char *)o - offsetof(struct hisp_matrix_s, link));
     hispi_matrix_drop_device(A);
+    /* the backend closes: its family's device pool goes, the host copy
+     * brought up to date first */
+    if (A->hs) hispi_pool_dev_drop(A->ctx, A->hs->pool);
 }
 
 hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *out)

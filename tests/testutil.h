@@ -12,8 +12,9 @@
 #define HISP_SUITES(X)                                                                             \
     X(sparse)                                                                                      \
     X(mmio)                                                                                        \
-    X(gen) X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(hisparse_add) X(msrep) X(compound)         \
-        X(transfer) X(interop) X(vector)
+    X(gen)                                                                                         \
+    X(spmv) X(cli) X(hisparse) X(hisparse_dev) X(hisparse_add) X(hisparse_resid) X(msrep)          \
+        X(compound) X(transfer) X(interop) X(vector)
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
 

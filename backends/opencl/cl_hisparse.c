@@ -211,14 +211,16 @@ hisp_status hisp_cl_hs_upload(hisp_context ctx, void *vbe, const hispi_hs_view *
     if (!s && A->root) {
         /* the root's entry, first in its queue for every SpMV */
         int t = HISPI_REF_TYPE(A->root);
-        uint32_t n = hispi_node_is_dense(t) ? 0 : hispi_rd32(A->pool + HISPI_REF_OFF(A->root));
+        uint32_t n = hispi_node_is_dense(t) ? 0 : A->root_n;
         int rq = hispi_sched_spmv_queue(t, n);
         hispi_sched_entry root = {A->root, 0, 0, 0, 0};
         m->root = root;
         m->root_at = m->base[rq];
         s = hispi_ctl_write(ctx, be, m->entries, m->base[rq] * sizeof root, &root, sizeof root);
         m->tails_init[rq] = 1;
-        if (!s && be->is_cpu && m->nq == HISPI_SQ_SPMV) s = owner_upload(ctx, be, m, A, rq);
+        /* owners walk the tree on the host: not for one only the device holds */
+        if (!s && be->is_cpu && m->nq == HISPI_SQ_SPMV && A->pool)
+            s = owner_upload(ctx, be, m, A, rq);
     }
     if (s) {
         hisp_cl_hs_free(be, m);

@@ -1,0 +1,437 @@
+/* HiSparse families resident on the device (core/hisparse_resid.c): chains
+ * of additions, edits, duplicates and scales whose results stay on the
+ * device, checked against the reference backend with the host copy brought
+ * up to date after each kind of operation or only at the end (operands
+ * destroyed first); injected device allocation failures during additions;
+ * the transfers of a chain of additions and SpMVs once the operands are
+ * resident; a backend switch with device-only results. */
+#include "testutil.h"
+#include "hispi_hisparse.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t n, nnz;
+    int32_t *r, *c;
+    double *v;
+} coo;
+
+/* n x n, density p, with a block of rows left empty (or full) so the sum
+ * shares subtrees of both operands. */
+static coo random_coo(int64_t n, double p, int64_t skip_lo, int64_t skip_hi, uint64_t *st)
+{
+    coo a = {n, 0, NULL, NULL, NULL};
+    int64_t cap = (int64_t)(p * (double)n * (double)n * 1.5) + 64;
+    a.r = malloc((size_t)cap * sizeof *a.r);
+    a.c = malloc((size_t)cap * sizeof *a.c);
+    a.v = malloc((size_t)cap * sizeof *a.v);
+    ck_assert(a.r && a.c && a.v);
+    for (int64_t i = 0; i < n; i++) {
+        if (i >= skip_lo && i < skip_hi) continue;
+        for (int64_t j = 0; j < n && a.nnz < cap; j++)
+            if ((test_uniform(st) + 1) / 2 < p) {
+                a.r[a.nnz] = (int32_t)i, a.c[a.nnz] = (int32_t)j;
+                a.v[a.nnz++] = test_uniform(st);
+            }
+    }
+    return a;
+}
+
+static void coo_free(coo *a)
+{
+    free(a->r);
+    free(a->c);
+    free(a->v);
+}
+
+static hisp_matrix make(hisp_context ctx, const coo *a, int d)
+{
+    hisp_matrix M = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, a->n, a->n, a->nnz, a->r, a->c, a->v, &M));
+    CK_OK(ctx, hisp_matrix_set_node_size(M, d));
+    CK_OK(ctx, hisp_matrix_convert(M, HISP_FORMAT_HISPARSE));
+    return M;
+}
+
+/* Only the device holds M's tree (its root in a device-only range). */
+static bool device_only(hisp_matrix M)
+{
+    const hispi_hisparse *h = M->hs;
+    return h && h->root && hispi_pool_region_of(h->pool, HISPI_REF_OFF(h->root));
+}
+
+/* M (in ctx) equals R (in ref): its host copy read through a CSR duplicate. */
+static void same(hisp_context ctx, hisp_matrix M, hisp_context ref, hisp_matrix R, const char *what)
+{
+    hisp_matrix c = NULL, r = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(M, HISP_FORMAT_CSR, &c));
+    CK_OK(ref, hisp_matrix_duplicate(R, HISP_FORMAT_CSR, &r));
+    hisp_matrix_info ic, ir;
+    CK_OK(ctx, hisp_matrix_get_info(c, &ic));
+    CK_OK(ref, hisp_matrix_get_info(r, &ir));
+    ck_assert_msg(ic.nrows == ir.nrows && ic.ncols == ir.ncols && ic.nnz == ir.nnz,
+                  "%s: %lld x %lld (%lld) vs %lld x %lld (%lld)", what, (long long)ic.nrows,
+                  (long long)ic.ncols, (long long)ic.nnz, (long long)ir.nrows, (long long)ir.ncols,
+                  (long long)ir.nnz);
+    const int64_t *pc, *pr;
+    const int32_t *jc, *jr;
+    const void *vc, *vr;
+    CK_OK(ctx, hisp_matrix_host_arrays(c, &pc, NULL, &jc, &vc));
+    CK_OK(ref, hisp_matrix_host_arrays(r, &pr, NULL, &jr, &vr));
+    for (int64_t i = 0; i <= ic.nrows; i++)
+        ck_assert_msg(pc[i] == pr[i], "%s: row pointer %lld", what, (long long)i);
+    for (int64_t k = 0; k < ic.nnz; k++) {
+        double x = ((const double *)vc)[k], y = ((const double *)vr)[k];
+        ck_assert_msg(jc[k] == jr[k], "%s: column of entry %lld", what, (long long)k);
+        ck_assert_msg(fabs(x - y) <= 1e-12 * (1 + fabs(y)), "%s: %g vs %g", what, x, y);
+    }
+    hisp_matrix_destroy(&c);
+    hisp_matrix_destroy(&r);
+}
+
+static bool on_device(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[i].kind != HISP_BACKEND_REFERENCE;
+}
+
+enum { A_, B_, C_, D_, E_, F_, G_, H_, NM };
+static const char *names[NM] = {"A",
+                                "B",
+                                "C = A + B",
+                                "D = C + B",
+                                "E = D^T + C^T",
+                                "F = D edited",
+                                "G = dup(E) scaled",
+                                "H = C + D^T"};
+
+/* The chain on one context: m[A_], m[B_] given. check: the host copy read
+ * after each kind of operation (else only at the end). */
+static void chain(hisp_context ctx, hisp_matrix *m, int n, uint64_t seed, hisp_context ref,
+                  hisp_matrix *r, bool check, bool dev)
+{
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, m[A_], HISP_OP_N, m[B_], &m[C_]));
+    if (dev) ck_assert_msg(device_only(m[C_]), "C's tree should stay on the device");
+    if (check && r) same(ctx, m[C_], ref, r[C_], names[C_]);
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, m[C_], HISP_OP_N, m[B_], &m[D_]));
+    if (dev) ck_assert(device_only(m[D_]));
+    if (check && r) same(ctx, m[D_], ref, r[D_], names[D_]);
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_T, m[D_], HISP_OP_T, m[C_], &m[E_]));
+    if (dev) ck_assert(device_only(m[E_]));
+    if (check && r) same(ctx, m[E_], ref, r[E_], names[E_]);
+    /* an edit (its paths cross D's device-only nodes: the family's host copy
+     * brought up to date) */
+    int32_t er[24], ec[24];
+    double ev[24];
+    uint8_t rm[24];
+    uint64_t st = seed;
+    for (int k = 0; k < 24; k++) {
+        er[k] = (int32_t)(test_rand(&st) % (uint64_t)n);
+        ec[k] = (int32_t)(test_rand(&st) % (uint64_t)n);
+        ev[k] = test_uniform(&st);
+        rm[k] = k % 5 == 0;
+    }
+    hisp_edit_stats es;
+    CK_OK(ctx, hisp_matrix_edit(m[D_], 24, er, ec, ev, rm, &m[F_], &es));
+    if (check && r) same(ctx, m[F_], ref, r[F_], names[F_]);
+    /* a duplicate, scaled: E's tree shared, still on the device */
+    CK_OK(ctx, hisp_matrix_duplicate(m[E_], HISP_FORMAT_HISPARSE, &m[G_]));
+    double s = -0.625;
+    CK_OK(ctx, hisp_matrix_scale(m[G_], &s));
+    if (check && r) same(ctx, m[G_], ref, r[G_], names[G_]);
+    /* mixed orientations: D^T copied transposed on the device */
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, m[C_], HISP_OP_T, m[D_], &m[H_]));
+    if (dev) ck_assert(device_only(m[H_]));
+    if (check && r) same(ctx, m[H_], ref, r[H_], names[H_]);
+}
+
+START_TEST(test_resid_chain)
+{
+    const int n = 180, d = 8;
+    for (int check = 0; check < 2; check++) {
+        uint64_t st = test_seed() + 7301 + (uint64_t)check;
+        coo a = random_coo(n, 0.04, 40, 70, &st), b = random_coo(n, 0.03, 100, 150, &st);
+        hisp_context ctx = test_context(_i), ref = NULL;
+        CK_OK(ctx, hisp_context_create(&ref));
+        hisp_matrix m[NM] = {0}, r[NM] = {0};
+        r[A_] = make(ref, &a, d), r[B_] = make(ref, &b, d);
+        m[A_] = make(ctx, &a, d), m[B_] = make(ctx, &b, d);
+        uint64_t seed = st;
+        chain(ref, r, n, seed, NULL, NULL, false, false);
+        chain(ctx, m, n, seed, ref, r, check, on_device(_i));
+        /* the operands go first: the results' shared nodes stay (pins) */
+        hisp_matrix_destroy(&m[A_]);
+        hisp_matrix_destroy(&m[B_]);
+        if (!check) hisp_matrix_destroy(&m[C_]);
+        char what[80];
+        for (int k = D_; k < NM; k++) {
+            snprintf(what, sizeof what, "%s (%s)", names[k], check ? "checked each" : "at the end");
+            same(ctx, m[k], ref, r[k], what);
+        }
+        for (int k = 0; k < NM; k++) {
+            hisp_matrix_destroy(&m[k]);
+            hisp_matrix_destroy(&r[k]);
+        }
+        coo_free(&a);
+        coo_free(&b);
+        hisp_context_destroy(&ctx);
+        hisp_context_destroy(&ref);
+    }
+}
+END_TEST
+
+/* Results destroyed in every order before the host reads them: freed whole
+ * (the family's pool gets its bytes back), the rest still right. */
+START_TEST(test_resid_destroy_orders)
+{
+    const int n = 150, d = 8;
+    uint64_t st = test_seed() + 7311;
+    coo a = random_coo(n, 0.05, 20, 60, &st), b = random_coo(n, 0.04, 80, 120, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d), Rr = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Rr));
+    uint64_t used0 = A->hs->pool->used;
+    for (int order = 0; order < 3; order++) {
+        hisp_matrix C = NULL, D = NULL, C2 = NULL;
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, B, &D));
+        CK_OK(ctx, hisp_matrix_duplicate(C, HISP_FORMAT_HISPARSE, &C2));
+        if (order == 0) { /* oldest first */
+            hisp_matrix_destroy(&C);
+            hisp_matrix_destroy(&C2);
+            hisp_matrix_destroy(&D);
+        } else if (order == 1) { /* newest first */
+            hisp_matrix_destroy(&D);
+            hisp_matrix_destroy(&C);
+            same(ctx, C2, ref, Rr, "a duplicate of C after C and D went");
+            hisp_matrix_destroy(&C2);
+        } else { /* C's duplicate read on the host while D lives */
+            same(ctx, C2, ref, Rr, "a duplicate of C");
+            hisp_matrix_destroy(&C2);
+            hisp_matrix_destroy(&C);
+            hisp_matrix_destroy(&D);
+        }
+        hispi_pool_trim(A->hs->pool);
+        ck_assert_msg(A->hs->pool->used == used0, "order %d: the pool holds %llu bytes, was %llu",
+                      order, (unsigned long long)A->hs->pool->used, (unsigned long long)used0);
+        ck_assert_uint_eq(A->hs->pool->nreg, 0);
+    }
+    same(ctx, A, ref, Ar, "A after its sums went");
+    hisp_matrix *ms[] = {&A, &B, &Ar, &Br, &Rr};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* Every device allocation of the family's pool fails in turn during an
+ * addition whose pool must grow on the device (a small first room), also
+ * with a device-only operand: an out-of-device-memory status, the operands
+ * valid and usable after. */
+START_TEST(test_resid_device_oom)
+{
+    if (!on_device(_i)) {
+        test_skip("hisparse_resid device allocation failures: %d is the reference backend", _i);
+        return;
+    }
+    const int n = 160, d = 8;
+    uint64_t st = test_seed() + 7321;
+    coo a = random_coo(n, 0.05, 30, 50, &st), b = random_coo(n, 0.05, 90, 130, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d), Cr = NULL, Dr = NULL, C = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, Br, &Dr));
+    setenv("HISP_ADD_POOL_BYTES", "256", 1);
+    int failed = 0;
+    for (int step = 0; step < 2; step++) { /* C = A + B, then D = C + B (C device-only) */
+        bool ok = false;
+        for (long k = 1; k < 20 && !ok; k++) {
+            hisp_matrix R = NULL;
+            hispi_pool_dev_fail_after(k);
+            hisp_status s = step ? hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, B, &R)
+                                 : hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &R);
+            hispi_pool_dev_fail_after(0);
+            if (s == HISP_SUCCESS) {
+                ok = true;
+                same(ctx, R, ref, step ? Dr : Cr, step ? "D after failures" : "C after failures");
+                if (step)
+                    hisp_matrix_destroy(&R);
+                else
+                    C = R;
+                break;
+            }
+            ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "step %d, failure %ld: %s", step, k,
+                          hisp_status_string(s));
+            ck_assert_ptr_null(R);
+            failed++;
+        }
+        ck_assert_msg(ok, "step %d: no addition succeeded", step);
+    }
+    unsetenv("HISP_ADD_POOL_BYTES");
+    ck_assert_int_ge(failed, 2); /* the first upload and a growth at least */
+    same(ctx, A, ref, Ar, "A after the failures");
+    same(ctx, B, ref, Br, "B after the failures");
+    same(ctx, C, ref, Cr, "C after the failures");
+    hisp_matrix *ms[] = {&A, &B, &C, &Ar, &Br, &Cr, &Dr};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* Once A and B are resident, a chain of additions and SpMVs moves no pool
+ * bytes: only control words. The SpMVs of the device-only results are
+ * right. */
+START_TEST(test_resid_transfers)
+{
+    if (!on_device(_i)) {
+        test_skip("hisparse_resid transfers: %d is the reference backend", _i);
+        return;
+    }
+    const int n = 200, d = 8;
+    uint64_t st = test_seed() + 7331;
+    coo a = random_coo(n, 0.04, 10, 60, &st), b = random_coo(n, 0.04, 120, 170, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d);
+    double *xh = malloc((size_t)n * sizeof *xh), *yh = malloc((size_t)n * sizeof *yh),
+           *yr = malloc((size_t)n * sizeof *yr);
+    ck_assert(xh && yh && yr);
+    for (int i = 0; i < n; i++)
+        xh[i] = test_uniform(&st);
+    hisp_vector x = NULL, y[4] = {0}, xr = NULL, yv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    for (int k = 0; k < 4; k++)
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &y[k]));
+    double one = 1, zero = 0;
+    /* residency: the first SpMVs put A's and B's pools (and x) on the device */
+    hisp_status s = hisp_spmv(ctx, HISP_OP_N, &one, A, x, &zero, y[0]);
+    if (s == HISP_ERR_UNSUPPORTED) {
+        test_skip("hisparse_resid transfers on %d: no HiSparse SpMV", _i);
+    } else {
+        CK_OK(ctx, s);
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, B, x, &zero, y[0]));
+        CK_OK(ctx, hisp_context_synchronize(ctx));
+        CK_OK(ctx, hisp_context_reset_transfers(ctx));
+        hisp_matrix C = NULL, D = NULL, E = NULL;
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, C, x, &zero, y[1]));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, B, &D));
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_T, &one, D, x, &zero, y[2]));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_T, D, HISP_OP_T, A, &E));
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, E, x, &zero, y[3]));
+        hisp_matrix_destroy(&E); /* freed whole on the host: nothing moves */
+        CK_OK(ctx, hisp_context_synchronize(ctx));
+        hisp_transfer_stats ts;
+        CK_OK(ctx, hisp_context_transfers(ctx, &ts));
+        /* up: only each new SpMV state's queue offsets (8 bytes a queue) */
+        ck_assert_msg(ts.h2d_bytes <= 3 * 8 * HISP_SCHED_MAX_QUEUES && ts.d2h_bytes == 0,
+                      "a resident chain moved %llu bytes up and %llu down (control %llu)",
+                      (unsigned long long)ts.h2d_bytes, (unsigned long long)ts.d2h_bytes,
+                      (unsigned long long)ts.control_bytes);
+        ck_assert(device_only(C) && device_only(D));
+        /* the SpMVs against the reference's */
+        hisp_matrix Cr = NULL, Dr = NULL;
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, Br, &Dr));
+        CK_OK(ref, hisp_vector_create(ref, HISP_F64, n, &xr));
+        CK_OK(ref, hisp_vector_create(ref, HISP_F64, n, &yv));
+        CK_OK(ref, hisp_vector_write(xr, xh));
+        hisp_matrix M[2] = {Cr, Dr};
+        for (int k = 0; k < 2; k++) {
+            CK_OK(ref, hisp_spmv(ref, k ? HISP_OP_T : HISP_OP_N, &one, M[k], xr, &zero, yv));
+            CK_OK(ref, hisp_vector_read(yv, yr));
+            CK_OK(ctx, hisp_vector_read(y[k + 1], yh));
+            ck_assert_msg(test_rel_error(HISP_F64, yh, yr, n) < 1e-12, "SpMV of %s",
+                          k ? "D^T" : "C");
+        }
+        hisp_matrix_destroy(&Cr);
+        hisp_matrix_destroy(&Dr);
+        hisp_matrix_destroy(&C);
+        hisp_matrix_destroy(&D);
+    }
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&xr);
+    hisp_vector_destroy(&yv);
+    for (int k = 0; k < 4; k++)
+        hisp_vector_destroy(&y[k]);
+    hisp_matrix *ms[] = {&A, &B, &Ar, &Br};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    free(xh);
+    free(yh);
+    free(yr);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* A switch to the reference backend brings device-only results to the
+ * host; they read right there. */
+START_TEST(test_resid_backend_switch)
+{
+    if (!on_device(_i)) {
+        test_skip("hisparse_resid backend switch: %d is the reference backend", _i);
+        return;
+    }
+    const int n = 140, d = 8;
+    uint64_t st = test_seed() + 7341;
+    coo a = random_coo(n, 0.05, 0, 30, &st), b = random_coo(n, 0.05, 70, 100, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d), C = NULL, D = NULL, Cr = NULL, Dr = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_T, C, HISP_OP_T, B, &D));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_T, Cr, HISP_OP_T, Br, &Dr));
+    ck_assert(device_only(D));
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    ck_assert(!device_only(C) && !device_only(D));
+    ck_assert_ptr_null(C->hs->pool->dev);
+    same(ctx, C, ref, Cr, "C after the switch");
+    same(ctx, D, ref, Dr, "D after the switch");
+    hisp_matrix *ms[] = {&A, &B, &C, &D, &Ar, &Br, &Cr, &Dr};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+Suite *suite_hisparse_resid(void)
+{
+    Suite *s = suite_create("hisparse_resid");
+    const test_target *t;
+    int n = test_targets(&t);
+    TCase *tc = tcase_create("resident");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_resid_chain, 0, n);
+    tcase_add_loop_test(tc, test_resid_destroy_orders, 0, n);
+    tcase_add_loop_test(tc, test_resid_device_oom, 0, n);
+    tcase_add_loop_test(tc, test_resid_transfers, 0, n);
+    tcase_add_loop_test(tc, test_resid_backend_switch, 0, n);
+    suite_add_tcase(s, tc);
+    return s;
+}
