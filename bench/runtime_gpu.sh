@@ -39,16 +39,20 @@ for step in $steps; do
     case $step in
     tests)
         T=$(bin tests/check_hisp)
-        for s in ${SUITES:-vector transfer interop spmv hisparse_dev hisparse_add}; do
+        for s in ${SUITES:-vector transfer interop spmv hisparse_dev hisparse_add hisparse_resid cli}; do
             HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s timeout 900 "$T" >>"$OUT/tests.log" 2>&1
             rc=$?
             echo "suite $s (cuda): exit $rc; $(tail -n 1 "$OUT/tests.log")" | tee -a "$LOG"
             [ $rc = 0 ] || status=1
         done
         if command -v compute-sanitizer >/dev/null; then
-            HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=vector timeout 900 \
-                compute-sanitizer --tool memcheck --leak-check no "$T" >"$OUT/memcheck_vector.log" 2>&1
-            echo "memcheck vector: exit $?; $(grep -E 'ERROR SUMMARY' "$OUT/memcheck_vector.log" | tail -1)" | tee -a "$LOG"
+            for s in ${SANITIZE_SUITES:-vector hisparse_resid interop}; do
+                for tool in memcheck racecheck; do
+                    HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s timeout 600 \
+                        compute-sanitizer --tool $tool "$T" >"$OUT/${tool}_$s.log" 2>&1
+                    echo "$tool $s: exit $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/${tool}_$s.log" | tail -1)" | tee -a "$LOG"
+                done
+            done
         fi
         ;;
     vector)
