@@ -36,6 +36,11 @@ typedef struct {
     int leaves;
     void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
+    /* cap[] is each queue's exact node count (a tree the host holds), or an
+     * upper bound (a device-only tree's census) until a scheduled run has
+     * counted the queues: cap[] then becomes those counts, which the
+     * replays and their plans need */
+    bool exact;
     /* the replay's plans of the COO leaf queues, for the queue order of
      * `leaves` == rp_for (0: none built) */
     hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
@@ -87,6 +92,7 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
         m->base[q] = total;
         total += A->cap[q];
     }
+    m->exact = A->pool != NULL;
     if (total > SIZE_MAX / sizeof(hispi_sched_entry) - 1)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "cuda: scheduler queues too large");
     /* the family's pool, kept by core (padded for the single-entry kernel's
@@ -203,20 +209,29 @@ static hisp_status last_of(hisp_context ctx, void *be, hs_last **out)
     return HISP_SUCCESS;
 }
 
-/* Every queue must have queued and processed each of its nodes once. */
-static hisp_status check_counts(hisp_context ctx, const hs_last *L, const uint32_t *tails,
-                                hisp_sched_counts *c)
+/* Every queue must have processed each node it queued, once: with exact
+ * capacities every node of the tree; with bounds (m not exact) at most the
+ * bound, and m learns the counts. m may be NULL (its upload is gone). */
+static hisp_status check_counts(hisp_context ctx, const hs_last *L, hisp_cuda_hsm *m,
+                                const uint32_t *tails, hisp_sched_counts *c)
 {
+    bool exact = !m || m->exact;
     c->total_nodes = c->total_launches = 0;
     for (int q = 0; q < L->nq; q++) {
-        if (tails[q] != L->cap[q] || (uint64_t)c->nodes[q] != L->cap[q])
+        if ((exact ? tails[q] != L->cap[q] : tails[q] > L->cap[q]) ||
+            (uint64_t)c->nodes[q] != tails[q])
             return hispi_fail(ctx, HISP_ERR_BACKEND,
-                              "cuda: scheduler queue %s queued %u and processed %lld of %llu "
+                              "cuda: scheduler queue %s queued %u and processed %lld of %s%llu "
                               "nodes",
                               L->names[q], tails[q], (long long)c->nodes[q],
-                              (unsigned long long)L->cap[q]);
+                              exact ? "" : "at most ", (unsigned long long)L->cap[q]);
         c->total_nodes += c->nodes[q];
         c->total_launches += c->launches[q];
+    }
+    if (m && !exact && L->cap[0] == m->cap[0]) { /* the counts of this upload's run */
+        for (int q = 0; q < L->nq; q++)
+            m->cap[q] = tails[q];
+        m->exact = true;
     }
     return HISP_SUCCESS;
 }
@@ -242,7 +257,7 @@ hisp_status hisp_cuda_hs_counts(hisp_context ctx, void *be, hisp_sched_counts *c
         counts->nodes[q] = (int64_t)L->ctl->nodes[q];
         counts->launches[q] = (int64_t)L->ctl->launches[q];
     }
-    HISPI_TRY(check_counts(ctx, L, L->tails, counts));
+    HISPI_TRY(check_counts(ctx, L, L->m, L->tails, counts));
     if (L->m) ((hisp_cuda_hsm *)L->m)->leaves = 1; /* a replay may follow */
     L->m = NULL;
     L->ready = *counts;
@@ -555,7 +570,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     if (host) {
         uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
         HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));
-        HISPI_TRY(check_counts(ctx, L, tails, &L->ready));
+        HISPI_TRY(check_counts(ctx, L, m, tails, &L->ready));
         m->leaves = 1; /* every leaf queued once: a replay may follow */
         L->state = 1;
         return HISP_SUCCESS;
