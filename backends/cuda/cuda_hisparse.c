@@ -149,6 +149,7 @@ typedef struct {
     int cc_major; /* the device's compute capability (0 until read) */
     int nq;
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    bool exact; /* cap[] exact, else bounds (hisp_cuda_hsm.exact at the launch) */
     const char *names[HISP_SCHED_MAX_QUEUES];
     hisp_sched_counts ready;
     void *m; /* the matrix (hisp_cuda_hsm) of the scheduled run in flight */
@@ -210,12 +211,12 @@ static hisp_status last_of(hisp_context ctx, void *be, hs_last **out)
 }
 
 /* Every queue must have processed each node it queued, once: with exact
- * capacities every node of the tree; with bounds (m not exact) at most the
- * bound, and m learns the counts. m may be NULL (its upload is gone). */
+ * capacities every node of the tree; with bounds at most the bound, and m
+ * learns the counts. m may be NULL (its upload is gone). */
 static hisp_status check_counts(hisp_context ctx, const hs_last *L, hisp_cuda_hsm *m,
                                 const uint32_t *tails, hisp_sched_counts *c)
 {
-    bool exact = !m || m->exact;
+    bool exact = L->exact;
     c->total_nodes = c->total_launches = 0;
     for (int q = 0; q < L->nq; q++) {
         if ((exact ? tails[q] != L->cap[q] : tails[q] > L->cap[q]) ||
@@ -228,7 +229,7 @@ static hisp_status check_counts(hisp_context ctx, const hs_last *L, hisp_cuda_hs
         c->total_nodes += c->nodes[q];
         c->total_launches += c->launches[q];
     }
-    if (m && !exact && L->cap[0] == m->cap[0]) { /* the counts of this upload's run */
+    if (m && !exact && !m->exact) { /* the counts of this upload's run */
         for (int q = 0; q < L->nq; q++)
             m->cap[q] = tails[q];
         m->exact = true;
@@ -518,6 +519,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->cap[q] = a->root ? m->cap[q] : 0;
         L->names[q] = p->q[q].name;
     }
+    L->exact = m->exact || !a->root;
     memset(&L->ready, 0, sizeof L->ready);
     L->ready.queues = m->nq;
     CU(ctx, cudaSetDevice(device));
