@@ -805,13 +805,7 @@ int main(int argc, char **argv)
         cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
         cb_hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 30, 20, &bw), "copy bandwidth");
         cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
-        CK(cudaSetDevice(0));
-        CK(cudaStreamCreateWithFlags(&C.stream, cudaStreamNonBlocking));
-        CKS(cusparseCreate(&C.h));
-        CKS(cusparseSetStream(C.h, C.stream));
-        CK(cudaEventCreate(&C.e0));
-        CK(cudaEventCreate(&C.e1));
-        C.ok = 1;
+        (void)cb_cusp_open(&C);
         printf("copy bandwidth (read+write): %.0f GB/s\n", bw * 1e-9);
     } else {
         printf("no CUDA device: cuSPARSE skipped, hisp only\n");
@@ -1001,12 +995,7 @@ int main(int argc, char **argv)
         bench_close_out(f);
     }
     bench_results_free(&rs);
-    if (C.ok) {
-        CKS(cusparseDestroy(C.h));
-        CK(cudaEventDestroy(C.e0));
-        CK(cudaEventDestroy(C.e1));
-        CK(cudaStreamDestroy(C.stream));
-    }
+    cb_cusp_close(&C);
     hisp_context_destroy(&ctx);
     if (failed) printf("\nFAIL: a result differs from the reference\n");
     return failed ? 2 : 0;

@@ -321,13 +321,8 @@ int main(int argc, char **argv)
     double bw = 0;
     cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
     cb_hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 30, 20, &bw), "copy bandwidth");
-    cb_cusp C = {0};
-    CK(cudaSetDevice(0));
-    CK(cudaStreamCreateWithFlags(&C.stream, cudaStreamNonBlocking));
-    CKS(cusparseCreate(&C.h));
-    CKS(cusparseSetStream(C.h, C.stream));
-    CK(cudaEventCreate(&C.e0));
-    CK(cudaEventCreate(&C.e1));
+    cb_cusp C;
+    (void)cb_cusp_open(&C);
     printf("copy bandwidth (read+write): %.0f GB/s; node size %d\n", bw * 1e-9, d);
 
     bench_results rs = {0};
@@ -422,10 +417,7 @@ int main(int argc, char **argv)
         bench_close_out(f);
     }
     bench_results_free(&rs);
-    CKS(cusparseDestroy(C.h));
-    CK(cudaEventDestroy(C.e0));
-    CK(cudaEventDestroy(C.e1));
-    CK(cudaStreamDestroy(C.stream));
+    cb_cusp_close(&C);
     hisp_context_destroy(&ctx);
     return 0;
 }

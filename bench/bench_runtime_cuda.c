@@ -197,15 +197,8 @@ int main(int argc, char **argv)
     double bw = 0;
     cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
     cb_hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 30, 20, &bw), "copy bandwidth");
-    cb_cusp C = {0};
-    CK(cudaSetDevice(0));
-    CK(cudaStreamCreateWithFlags(&C.stream, cudaStreamNonBlocking));
-    CKS(cusparseCreate(&C.h));
-    CKS(cusparseSetStream(C.h, C.stream));
-    CK(cudaEventCreate(&C.e0));
-    CK(cudaEventCreate(&C.e1));
-    int ver = 0;
-    CKS(cusparseGetVersion(C.h, &ver));
+    cb_cusp C;
+    int ver = cb_cusp_open(&C);
     printf("%s, cuSPARSE %d.%d.%d, copy bandwidth %.0f GB/s (read + write)\n", gpu, ver / 1000,
            (ver % 1000) / 100, ver % 100, bw * 1e-9);
 
@@ -285,10 +278,7 @@ int main(int argc, char **argv)
         bench_close_out(f);
     }
     bench_results_free(&rs);
-    CKS(cusparseDestroy(C.h));
-    CK(cudaEventDestroy(C.e0));
-    CK(cudaEventDestroy(C.e1));
-    CK(cudaStreamDestroy(C.stream));
+    cb_cusp_close(&C);
     hisp_context_destroy(&ctx);
     if (moved) printf("\nWARNING: timed hisp calls moved data between host and device\n");
     if (failed) printf("\nFAIL: a result differs from the reference\n");

@@ -272,15 +272,7 @@ int main(int argc, char **argv)
     if (ncuda) {
         cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
         cb_hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 30, 20, &gpu_bw), "copy bandwidth");
-        CK(cudaSetDevice(0));
-        CK(cudaStreamCreateWithFlags(&C.stream, cudaStreamNonBlocking));
-        CKS(cusparseCreate(&C.h));
-        CKS(cusparseSetStream(C.h, C.stream));
-        CK(cudaEventCreate(&C.e0));
-        CK(cudaEventCreate(&C.e1));
-        C.ok = 1;
-        int ver = 0;
-        CKS(cusparseGetVersion(C.h, &ver));
+        int ver = cb_cusp_open(&C);
         printf("cuSPARSE %d.%d.%d\n", ver / 1000, (ver % 1000) / 100, ver % 100);
     }
     printf("copy bandwidth (read+write): GPU D2D %.0f GB/s, host memcpy %.1f GB/s\n", gpu_bw * 1e-9,
@@ -379,12 +371,7 @@ int main(int argc, char **argv)
         bench_close_out(f);
     }
     bench_results_free(&rs);
-    if (C.ok) {
-        CKS(cusparseDestroy(C.h));
-        CK(cudaEventDestroy(C.e0));
-        CK(cudaEventDestroy(C.e1));
-        CK(cudaStreamDestroy(C.stream));
-    }
+    cb_cusp_close(&C);
     hisp_context_destroy(&ctx);
     return 0;
 }

@@ -100,6 +100,31 @@ void cb_nan_fill(hisp_type t, void *a, int64_t n)
         cb_put(t, a, i, NAN);
 }
 
+int cb_cusp_open(cb_cusp *C)
+{
+    memset(C, 0, sizeof *C);
+    CK(cudaSetDevice(0));
+    CK(cudaStreamCreateWithFlags(&C->stream, cudaStreamNonBlocking));
+    CKS(cusparseCreate(&C->h));
+    CKS(cusparseSetStream(C->h, C->stream));
+    CK(cudaEventCreate(&C->e0));
+    CK(cudaEventCreate(&C->e1));
+    C->ok = 1;
+    int ver = 0;
+    CKS(cusparseGetVersion(C->h, &ver));
+    return ver;
+}
+
+void cb_cusp_close(cb_cusp *C)
+{
+    if (!C->ok) return;
+    CKS(cusparseDestroy(C->h));
+    CK(cudaEventDestroy(C->e0));
+    CK(cudaEventDestroy(C->e1));
+    CK(cudaStreamDestroy(C->stream));
+    C->ok = 0;
+}
+
 /* ---- hisp runs --------------------------------------------------------------- */
 
 /* Times op on the context's backend; returns the median and fills errors. */

@@ -52,6 +52,11 @@ typedef struct {
     cudaEvent_t e0, e1;
 } cb_cusp;
 
+/* cuSPARSE on device 0: a non-blocking stream, a handle on it, two events;
+ * C->ok = 1. Returns cuSPARSE's version (major * 1000 + minor * 100 +
+ * patch). cb_cusp_close releases them. */
+int cb_cusp_open(cb_cusp *C);
+void cb_cusp_close(cb_cusp *C);
 /* Exits with status 3 and the context's last error when s fails. */
 void cb_hk(hisp_context ctx, hisp_status s, const char *what);
 /* Entry i of an f32/f64 array as a double; store v there. */
