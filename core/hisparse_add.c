@@ -194,7 +194,11 @@ static hisp_status reserve_queues(adder *ad, const uint64_t *caps)
     return hispi_add_cache_queues(ad->ctx, ad->c, total * ENTRY_BYTES);
 }
 
-static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint64_t *ctl)
+/* The pass from ps->root: *root_ref gets the root of the result; *root_n
+ * (optional) the count of a COO inner root (the children its level queued
+ * and shared: each cell of the union is one), or -1. */
+static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, int64_t *root_n,
+                            uint64_t *ctl)
 {
     hisp_context ctx = ad->ctx;
     const hisp_backend_ops *o = ad->o;
@@ -212,9 +216,10 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
     if (!s)
         s = hispi_ctl_write(ctx, ad->be, ad->c->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
                             &ps->root, sizeof ps->root);
+    /* the control words go up with the first round's */
     memset(ctl, 0, C_WORDS * sizeof *ctl);
     ctl[C_USED] = ps->used0;
-    if (!s) s = hispi_ctl_write(ctx, ad->be, ad->c->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+    if (root_n) *root_n = -1;
     uint64_t cnt[HISPI_AQ_ADD] = {0};
     cnt[ps->root_q] = 1;
     int careful = 0; /* 4: check for zero sums before writing a dense leaf */
@@ -299,6 +304,11 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
             break;
         }
         ad->st->rounds++;
+        if (root_n && k == 0 && L > 1) {
+            *root_n = (int64_t)(ctl[C_SHARED] - keep[C_SHARED]);
+            for (int q = 0; q < NQ; q++)
+                *root_n += (int64_t)ctl[C_FILL + q];
+        }
         if (ps->written) { /* level k's new nodes; the shared children are at k + 1 */
             ps->written[k] += (int64_t)(ctl[C_NODES] - keep[C_NODES]);
             if (k + 1 < L) ps->written[k + 1] += (int64_t)(ctl[C_SHARED] - keep[C_SHARED]);
@@ -505,6 +515,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
         pass_caps(ca, cb, a->depth, big, caps);
         pass_caps(cb, NULL, a->depth, 0, capt);
         s = reserve_queues(&ad, caps);
+        if (!s && mixed) s = reserve_queues(&ad, capt);
     }
     if (!s && mixed) s = hispi_add_cache_tmp(ctx, ad.c, hispi_round_up(cb->bytes + 16, 16));
     tp[3] = hispi_now_ms();
@@ -524,12 +535,13 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
                    .root = {b->root, 0, 0, 3, 0},
                    .root_q = HISPI_AQ_ONE,
                    .caps = capt};
-        if (!s) s = run_pass(&ad, &pt, &rootb, ctl);
+        if (!s) s = run_pass(&ad, &pt, &rootb, NULL, ctl);
         ad.c->tclean = s ? ad.c->tbytes : ad.hi; /* zeroed before its next use */
         srcb = &ad.c->tmp, baseb = TMP_BASE, coefb = 1;
         st->nodes_new = 0;
     }
     uint64_t root = 0;
+    int64_t root_n = -1;
     int share = 1 | (!mixed && b->pool == fam && coefb == 1 ? 2 : 0);
     if (!s) {
         pass pm = {.poolA = srca,
@@ -551,7 +563,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
         /* the root pair's queue (B^T's root has B's root's type and count) */
         s = root_queue(ctx, a, b, many, &pm.root_q);
         if (!s) {
-            s = run_pass(&ad, &pm, &root, ctl);
+            s = run_pass(&ad, &pm, &root, &root_n, ctl);
             /* what it wrote is zeroed before the next addition writes there;
              * after a failure, where it wrote is unknown */
             uint64_t hi = s ? fam->dev_cap : ad.hi;
@@ -614,8 +626,11 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
         }
     }
     if (!s && !hispi_node_is_dense(HISPI_REF_TYPE(root))) {
-        uint32_t n = 0; /* the root's count, for the SpMV's root queue (a control read) */
-        s = hispi_ctl_read(ctx, ctx->be, fam->dev, (size_t)HISPI_REF_OFF(root), &n, sizeof n);
+        /* the root's count, for the SpMV's root queue: from the first
+         * round's counters, or for a leaf root a control read */
+        uint32_t n = (uint32_t)root_n;
+        if (root_n < 0 || hispi_node_is_leaf(HISPI_REF_TYPE(root)))
+            s = hispi_ctl_read(ctx, ctx->be, fam->dev, (size_t)HISPI_REF_OFF(root), &n, sizeof n);
         cc.root_n = n;
         if (s) hispi_node_decref(fam, root, hisp_type_size(a->type), a->d); /* frees the range */
     }
