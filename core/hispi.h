@@ -55,16 +55,16 @@ typedef struct {
 #define HISPI_ADD_KERNELS 24
 typedef struct {
     hispi_devobj link;
-    bool ready;         /* the fields below belong to the current backend */
+    bool ready;          /* the fields below belong to the current backend */
     int max_group, simd; /* the device's (kern_caps) */
     void *ctrl, *queues, *tmp, *mark[2];
     uint64_t qbytes, tbytes;
     uint64_t tclean; /* tmp's bytes from tclean on are zero */
     struct {
-        int name;        /* index into the addition's kernel names */
-        char opts[320];  /* build options */
+        int name;       /* index into the addition's kernel names */
+        char opts[320]; /* build options */
         void *k;
-        uint64_t used;   /* the last call that used it */
+        uint64_t used; /* the last call that used it */
     } kern[HISPI_ADD_KERNELS];
     uint64_t calls; /* additions that used the cache */
 } hispi_astate;
