@@ -132,8 +132,8 @@ typedef struct {
     int kgs[6]; /* work-items per work-group of each kernel */
     int lp;     /* leaf pairs per work-group of hs_add_leaf */
     bool dbl;
-    void *ctrl, *queues;
-    uint64_t qbytes;
+    hispi_astate *c; /* the context's scratch: control words, queues, scratch pool */
+    uint64_t hi;     /* a pass's writes end here (bytes of its out buffer) */
     hisp_add_stats *st;
 } adder;
 
@@ -170,8 +170,8 @@ static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
     if (cap < need + need / 4) cap = need + need / 4;
     cap = hispi_round_up(cap, 16);
     void *nb = NULL;
-    HISPI_TRY(o->buf_alloc(ad->ctx, ad->be, (size_t)cap, &nb));
-    hisp_status s = o->buf_zero(ad->ctx, ad->be, nb, 0, (size_t)cap);
+    HISPI_TRY(hispi_dev_alloc(ad->ctx, cap, &nb));
+    hisp_status s = o->buf_zero(ad->ctx, ad->be, nb, (size_t)keep, (size_t)(cap - keep));
     if (!s && keep) s = o->buf_copy(ad->ctx, ad->be, nb, *ps->out, (size_t)keep);
     if (s) {
         o->buf_free(ad->be, nb);
@@ -184,22 +184,21 @@ static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
     return HISP_SUCCESS;
 }
 
-/* The queue arrays for capacities caps (before the timed traversal). */
+/* The queue arrays for capacities caps (before the timed traversal): the
+ * context's, grown when too small. */
 static hisp_status reserve_queues(adder *ad, const uint64_t *caps)
 {
     uint64_t total = 0;
     for (int i = 0; i < ad->depth * HISPI_AQ_ADD; i++)
         total += caps[i];
-    if (total * ENTRY_BYTES <= ad->qbytes) return HISP_SUCCESS;
-    if (ad->queues) ad->o->buf_free(ad->be, ad->queues);
-    ad->queues = NULL;
-    ad->qbytes = 0;
-    HISPI_TRY(ad->o->buf_alloc(ad->ctx, ad->be, (size_t)(total * ENTRY_BYTES), &ad->queues));
-    ad->qbytes = total * ENTRY_BYTES;
-    return HISP_SUCCESS;
+    return hispi_add_cache_queues(ad->ctx, ad->c, total * ENTRY_BYTES);
 }
 
-static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint64_t *ctl)
+/* The pass from ps->root: *root_ref gets the root of the result; *root_n
+ * (optional) the count of a COO inner root (the children its level queued
+ * and shared: each cell of the union is one), or -1. */
+static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, int64_t *root_n,
+                            uint64_t *ctl)
 {
     hisp_context ctx = ad->ctx;
     const hisp_backend_ops *o = ad->o;
@@ -212,13 +211,15 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
         total += ps->caps[i];
     }
     (void)total;
+    ad->hi = ps->used0 * 16;
     hisp_status s = reserve_queues(ad, ps->caps);
     if (!s)
-        s = hispi_ctl_write(ctx, ad->be, ad->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
+        s = hispi_ctl_write(ctx, ad->be, ad->c->queues, (size_t)(seg[ps->root_q] * ENTRY_BYTES),
                             &ps->root, sizeof ps->root);
+    /* the control words go up with the first round's */
     memset(ctl, 0, C_WORDS * sizeof *ctl);
     ctl[C_USED] = ps->used0;
-    if (!s) s = hispi_ctl_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+    if (root_n) *root_n = -1;
     uint64_t cnt[HISPI_AQ_ADD] = {0};
     cnt[ps->root_q] = 1;
     int careful = 0; /* 4: check for zero sums before writing a dense leaf */
@@ -234,7 +235,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
             ctl[C_CAP + q] = k + 1 < L ? ps->caps[(k + 1) * NQ + q] : 0;
         }
         for (;;) { /* the round, redone after growing the pool */
-            s = hispi_ctl_write(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+            s = hispi_ctl_write(ctx, ad->be, ad->c->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
             int real = ad->dbl ? HISPI_KARG_F64 : HISPI_KARG_F32;
             for (int q = 0; !s && q < NQ; q++) {
                 if (!launch[q]) continue;
@@ -248,8 +249,8 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                     {HISPI_KARG_BUF, *ps->out, 0, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)ps->out_base, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)(*ps->cap / 16), 0},
-                    {HISPI_KARG_BUF, ad->ctrl, 0, 0},
-                    {HISPI_KARG_BUF, ad->queues, 0, 0},
+                    {HISPI_KARG_BUF, ad->c->ctrl, 0, 0},
+                    {HISPI_KARG_BUF, ad->c->queues, 0, 0},
                     {HISPI_KARG_I64, NULL, (int64_t)seg[k * NQ + q], 0},
                 };
                 int n = 10;
@@ -271,8 +272,12 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
                 s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->kgs[ki]);
                 ad->st->launches++;
             }
-            if (!s) s = hispi_ctl_read(ctx, ad->be, ad->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
+            if (!s) s = hispi_ctl_read(ctx, ad->be, ad->c->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
             bool over = ctl[C_USED] > *ps->cap / 16, zero = ctl[C_REDO] && !careful;
+            if (!s) { /* the round wrote below its end (and nothing past the capacity) */
+                uint64_t end = over ? *ps->cap : ctl[C_USED] * 16;
+                if (end > ad->hi) ad->hi = end;
+            }
             if (s || (!over && !zero)) break;
             /* the pool was too small (nothing of this round was written past
              * the old end: grow it), or a leaf written dense held a zero sum
@@ -299,6 +304,11 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, uint6
             break;
         }
         ad->st->rounds++;
+        if (root_n && k == 0 && L > 1) {
+            *root_n = (int64_t)(ctl[C_SHARED] - keep[C_SHARED]);
+            for (int q = 0; q < NQ; q++)
+                *root_n += (int64_t)ctl[C_FILL + q];
+        }
         if (ps->written) { /* level k's new nodes; the shared children are at k + 1 */
             ps->written[k] += (int64_t)(ctl[C_NODES] - keep[C_NODES]);
             if (k + 1 < L) ps->written[k + 1] += (int64_t)(ctl[C_SHARED] - keep[C_SHARED]);
@@ -404,8 +414,8 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     hispi_sched_add_policy(&ad.pol);
     int sz = hispi_type_scalar_size(a->type);
     ad.dbl = sz == 8;
-    uint64_t *caps = NULL, *capt = NULL, cap = 0, tcap = 0, ctl[C_WORDS];
-    void *pa = NULL, *pb = NULL, *tmp = NULL, *m0 = NULL, *m1 = NULL;
+    uint64_t *caps = NULL, *capt = NULL, cap = 0, ctl[C_WORDS];
+    void *pa = NULL, *pb = NULL;
     int64_t written[HISPI_MAX_DEPTH] = {0};
     double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with HISP_DEBUG */
     hisp_status s = hispi_hisparse_census(ctx, a);
@@ -414,8 +424,11 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     tp[1] = hispi_now_ms();
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *caps, (void **)&caps);
     if (!s) s = hispi_alloc(ctx, (size_t)a->depth * HISPI_AQ_ADD, sizeof *capt, (void **)&capt);
+    /* the context's scratch, kernels and device limits (made at its first
+     * addition on the backend) */
+    if (!s) s = hispi_add_cache(ctx, &ad.c);
     hispi_kcaps kc = {0};
-    if (!s) s = o->kern_caps(ctx, ctx->be, &kc);
+    if (!s) kc.max_group = ad.c->max_group, kc.simd = ad.c->simd;
     ad.gs = !s && kc.simd >= 32 && kc.max_group >= 256 ? 256 : 64;
     const char *g = getenv("HISP_ADD_GROUP"); /* 64 or 256: tests run both everywhere */
     if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
@@ -469,7 +482,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
                  ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
                  g, ad.lp, (unsigned long long)many, g == 256 ? minb : 0, list, leaf_minb,
                  g == 256 ? seq_minb : 0, dense_quick, dense_u, wcomb);
-        s = o->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, names[i], &ad.kern[i]);
+        s = hispi_add_cache_kernel(ctx, ad.c, i, names[i], opts, &ad.kern[i]);
     }
     tp[2] = hispi_now_ms();
     hispi_pool *fam = a->pool;
@@ -481,7 +494,6 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     if (!s && b->pool != fam) s = hispi_pool_device(ctx, b->pool, &pb);
     st->upload_ms = hispi_now_ms() - t0;
     uint64_t base = fam->used;
-    if (!s) s = o->buf_alloc(ctx, ctx->be, C_WORDS * sizeof *ctl, &ad.ctrl);
     /* room after the family's end: A's and B's bytes bound C's in practice;
      * the pool grows on the device when they do not (HISP_ADD_POOL_BYTES
      * sets the first room, tests); 16 bytes stay spare for CUDA's whole-node
@@ -491,23 +503,23 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     if (env && *env) room = strtoull(env, NULL, 10) + 16;
     if (!s) s = hispi_pool_dev_reserve(ctx, fam, hispi_round_up(base + room, 16) + 16, base);
     if (!s) cap = fam->dev_cap - 16;
-    /* the kernels find zeros where they write (a dense leaf's empty cells) */
-    if (!s) s = o->buf_zero(ctx, ctx->be, fam->dev, (size_t)base, (size_t)(fam->dev_cap - base));
+    /* the kernels find zeros where they write (a dense leaf's empty cells):
+     * only bytes an earlier write left there need it (a destroyed result's) */
+    if (!s && fam->dev_clean > base) {
+        s = o->buf_zero(ctx, ctx->be, fam->dev, (size_t)base, (size_t)(fam->dev_clean - base));
+        if (!s) fam->dev_clean = base;
+    }
     /* everything allocated before the timed traversal (as csrgeam2's C) */
     if (!s) {
         uint64_t big = (uint64_t)(a->nnz + b->nnz) / (many / 2 + 1);
         pass_caps(ca, cb, a->depth, big, caps);
         pass_caps(cb, NULL, a->depth, 0, capt);
         s = reserve_queues(&ad, caps);
+        if (!s && mixed) s = reserve_queues(&ad, capt);
     }
-    if (!s && mixed) {
-        tcap = hispi_round_up(cb->bytes + 16, 16);
-        s = o->buf_alloc(ctx, ctx->be, (size_t)tcap, &tmp);
-        if (!s) s = o->buf_zero(ctx, ctx->be, tmp, 0, (size_t)tcap);
-    }
+    if (!s && mixed) s = hispi_add_cache_tmp(ctx, ad.c, hispi_round_up(cb->bytes + 16, 16));
     tp[3] = hispi_now_ms();
-    if (!s) s = o->mark_create(ctx, ctx->be, &m0);
-    if (!s) s = o->mark_create(ctx, ctx->be, &m1);
+    void *m0 = s ? NULL : ad.c->mark[0], *m1 = s ? NULL : ad.c->mark[1];
     if (!s) s = o->mark_record(ctx, ctx->be, m0);
     void **srca = &fam->dev, **srcb = b->pool == fam ? &fam->dev : &b->pool->dev;
     uint64_t baseb = 0, rootb = b->root;
@@ -515,19 +527,21 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     if (!s && mixed) { /* B^T into the scratch pool first, scaled there */
         pass pt = {.poolA = srcb,
                    .poolB = srcb,
-                   .out = &tmp,
+                   .out = &ad.c->tmp,
                    .out_base = TMP_BASE,
-                   .cap = &tcap,
+                   .cap = &ad.c->tbytes,
                    .ca = 1,
                    .cb = coefb,
                    .root = {b->root, 0, 0, 3, 0},
                    .root_q = HISPI_AQ_ONE,
                    .caps = capt};
-        if (!s) s = run_pass(&ad, &pt, &rootb, ctl);
-        srcb = &tmp, baseb = TMP_BASE, coefb = 1;
+        if (!s) s = run_pass(&ad, &pt, &rootb, NULL, ctl);
+        ad.c->tclean = s ? ad.c->tbytes : ad.hi; /* zeroed before its next use */
+        srcb = &ad.c->tmp, baseb = TMP_BASE, coefb = 1;
         st->nodes_new = 0;
     }
     uint64_t root = 0;
+    int64_t root_n = -1;
     int share = 1 | (!mixed && b->pool == fam && coefb == 1 ? 2 : 0);
     if (!s) {
         pass pm = {.poolA = srca,
@@ -548,13 +562,19 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
                    .written = written};
         /* the root pair's queue (B^T's root has B's root's type and count) */
         s = root_queue(ctx, a, b, many, &pm.root_q);
-        if (!s) s = run_pass(&ad, &pm, &root, ctl);
+        if (!s) {
+            s = run_pass(&ad, &pm, &root, &root_n, ctl);
+            /* what it wrote is zeroed before the next addition writes there;
+             * after a failure, where it wrote is unknown */
+            uint64_t hi = s ? fam->dev_cap : ad.hi;
+            if (hi > fam->dev_clean) fam->dev_clean = hi;
+        }
     }
     if (!s) s = o->mark_record(ctx, ctx->be, m1);
     if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms);
     tp[4] = hispi_now_ms();
     st->device_ms = ms;
-    st->bytes_reserved = (s ? 0 : cap - base) + tcap;
+    st->bytes_reserved = (s ? 0 : cap - base) + (mixed && ad.c ? ad.c->tbytes : 0);
     uint64_t bytes = s ? 0 : ctl[C_USED] * 16 - base, off = 0;
     hispi_census cc = {.known = true, .root_n = -1};
     if (!s) {
@@ -606,8 +626,11 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
         }
     }
     if (!s && !hispi_node_is_dense(HISPI_REF_TYPE(root))) {
-        uint32_t n = 0; /* the root's count, for the SpMV's root queue (a control read) */
-        s = hispi_ctl_read(ctx, ctx->be, fam->dev, (size_t)HISPI_REF_OFF(root), &n, sizeof n);
+        /* the root's count, for the SpMV's root queue: from the first
+         * round's counters, or for a leaf root a control read */
+        uint32_t n = (uint32_t)root_n;
+        if (root_n < 0 || hispi_node_is_leaf(HISPI_REF_TYPE(root)))
+            s = hispi_ctl_read(ctx, ctx->be, fam->dev, (size_t)HISPI_REF_OFF(root), &n, sizeof n);
         cc.root_n = n;
         if (s) hispi_node_decref(fam, root, hisp_type_size(a->type), a->d); /* frees the range */
     }
@@ -622,13 +645,6 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
         s = hispi_hisparse_wrap(ctx, &hc, C);
         if (s) hispi_pool_trim(fam); /* C's nodes were freed: they end the pool */
     }
-    for (int i = 0; i < 6; i++)
-        if (ad.kern[i]) o->kern_free(ctx->be, ad.kern[i]);
-    if (m0) o->mark_destroy(ctx->be, m0);
-    if (m1) o->mark_destroy(ctx->be, m1);
-    void *bufs[3] = {tmp, ad.ctrl, ad.queues};
-    for (int i = 0; i < 3; i++)
-        if (bufs[i]) o->buf_free(ctx->be, bufs[i]);
     free(caps);
     free(capt);
     tp[7] = hispi_now_ms();

@@ -18,7 +18,7 @@ void hispi_pool_dev_fail_after(long k)
     dev_countdown = k;
 }
 
-static hisp_status dev_alloc(hisp_context ctx, uint64_t bytes, void **buf)
+hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf)
 {
     *buf = NULL;
     if (dev_countdown > 0 && --dev_countdown == 0)
@@ -53,11 +53,11 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
          * device, never through the host */
         uint64_t cap = need + need / 2;
         void *nb = NULL;
-        hisp_status s = dev_alloc(ctx, cap, &nb);
+        hisp_status s = hispi_dev_alloc(ctx, cap, &nb);
         if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && cap > need) {
             hispi_clear_error(ctx);
             cap = need;
-            s = dev_alloc(ctx, cap, &nb);
+            s = hispi_dev_alloc(ctx, cap, &nb);
         }
         HISPI_TRY(s);
         uint64_t keep = dev_keep(p);
@@ -73,12 +73,12 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
         }
         o->buf_free(ctx->be, p->dev);
         p->dev = nb;
-        p->dev_cap = cap;
+        p->dev_cap = p->dev_clean = cap; /* past keep: whatever the buffer held */
         p->dev_gen++;
     }
     if (!p->dev) {
-        HISPI_TRY(dev_alloc(ctx, need, &p->dev));
-        p->dev_cap = need;
+        HISPI_TRY(hispi_dev_alloc(ctx, need, &p->dev));
+        p->dev_cap = p->dev_clean = need;
         p->dev_valid = 0;
         p->dev_gen++;
         p->dev_ctx = ctx;
@@ -92,6 +92,7 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
         if (to > p->dev_valid)
             HISPI_TRY(o->buf_write(ctx, ctx->be, p->dev, (size_t)p->dev_valid,
                                    p->base + p->dev_valid, (size_t)(to - p->dev_valid)));
+        if (to > p->dev_clean) p->dev_clean = to;
         p->dev_valid = r ? r->end : p->used;
     }
     *buf = p->dev;
@@ -113,11 +114,11 @@ hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t nee
     if (need <= p->dev_cap) return HISP_SUCCESS;
     uint64_t cap = hispi_round_up(need + need / 2, 16);
     void *nb = NULL;
-    hisp_status s = dev_alloc(ctx, cap, &nb);
+    hisp_status s = hispi_dev_alloc(ctx, cap, &nb);
     if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
         hispi_clear_error(ctx);
         cap = hispi_round_up(need, 16);
-        s = dev_alloc(ctx, cap, &nb);
+        s = hispi_dev_alloc(ctx, cap, &nb);
     }
     HISPI_TRY(s);
     uint64_t k = dev_keep(p);
@@ -131,6 +132,7 @@ hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t nee
     o->buf_free(ctx->be, p->dev);
     p->dev = nb;
     p->dev_cap = cap;
+    p->dev_clean = k;
     p->dev_gen++;
     return HISP_SUCCESS;
 }
@@ -144,5 +146,5 @@ void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p)
     ctx->ops->buf_free(ctx->be, p->dev);
     p->dev = NULL;
     p->dev_ctx = NULL;
-    p->dev_cap = p->dev_valid = 0;
+    p->dev_cap = p->dev_valid = p->dev_clean = 0;
 }

@@ -46,6 +46,29 @@ typedef struct {
     void *part, *slots;     /* partial sums; scalar and result slots */
 } hispi_vstate;
 
+/* The HiSparse addition's device scratch of a context
+ * (core/hisparse_add_cache.c): control words, queues, the scratch pool of a
+ * mixed-orientation sum, timing marks and kernels, kept across calls (the
+ * buffers grown geometrically), so that a repeated addition allocates and
+ * looks up nothing. Linked into the context's objects at first use, so a
+ * backend switch or the context's end frees it. */
+#define HISPI_ADD_KERNELS 24
+typedef struct {
+    hispi_devobj link;
+    bool ready;          /* the fields below belong to the current backend */
+    int max_group, simd; /* the device's (kern_caps) */
+    void *ctrl, *queues, *tmp, *mark[2];
+    uint64_t qbytes, tbytes;
+    uint64_t tclean; /* tmp's bytes from tclean on are zero */
+    struct {
+        int name;       /* index into the addition's kernel names */
+        char opts[320]; /* build options */
+        void *k;
+        uint64_t used; /* the last call that used it */
+    } kern[HISPI_ADD_KERNELS];
+    uint64_t calls; /* additions that used the cache */
+} hispi_astate;
+
 typedef struct {
     hisp_status status;
     char message[1024];
@@ -70,6 +93,7 @@ struct hisp_context_s {
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
     hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector_ops.c) */
+    hispi_astate addc;        /* the HiSparse addition's scratch (core/hisparse_add_cache.c) */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:

@@ -113,9 +113,11 @@ typedef struct hispi_pool {
      * host offsets. Bytes [0, dev_valid) equal the host's (writes below it
      * lower it: hispi_pool_dirty); dev_cap bytes allocated; dev_gen changes
      * when the buffer moves; dev_users: matrix handles whose backend state
-     * uses it (freed when the last one drops its state). */
+     * uses it (freed when the last one drops its state); device bytes from
+     * dev_clean on are zero (an addition zeroes only those below it that
+     * it may write). */
     void *dev;
-    uint64_t dev_valid, dev_cap, dev_gen;
+    uint64_t dev_valid, dev_cap, dev_gen, dev_clean;
     int64_t dev_users;
     hisp_context dev_ctx; /* whose backend holds dev (NULL: none) */
     /* Ranges valid only on the device (core/hisparse_resid.c): the nodes of
@@ -180,9 +182,24 @@ static inline void hispi_pool_region_note(hispi_pool *p, uint64_t off, int n)
     struct hispi_region *r = hispi_pool_region_of(p, off);
     if (r && off != HISPI_REF_OFF(r->root)) r->extra += n;
 }
-/* Test hook: make the k-th following device allocation of a pool fail
- * (0 = off). */
+/* Test hook: make the k-th following device allocation of a pool or of
+ * the addition's scratch fail (0 = off). */
 HISPI_LOCAL void hispi_pool_dev_fail_after(long k);
+/* A device buffer on ctx's backend through that hook (uninitialised). */
+HISPI_LOCAL hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf);
+
+/* ---- the addition's scratch of a context (core/hisparse_add_cache.c) ----
+ * Kept across calls in ctx->addc: the device's work-group limits, the
+ * control words and timing marks (made once per backend), kernels by name
+ * and options, and the queue and scratch-pool buffers, grown geometrically
+ * (a failed growth: an error, the cache still valid, operands untouched). */
+HISPI_LOCAL hisp_status hispi_add_cache(hisp_context ctx, hispi_astate **out);
+HISPI_LOCAL hisp_status hispi_add_cache_kernel(hisp_context ctx, hispi_astate *c, int name,
+                                               const char *kname, const char *opts, void **k);
+/* At least `bytes` of queues (c->queues, c->qbytes). */
+HISPI_LOCAL hisp_status hispi_add_cache_queues(hisp_context ctx, hispi_astate *c, uint64_t bytes);
+/* At least `bytes` of scratch pool (c->tmp, c->tbytes), all zero. */
+HISPI_LOCAL hisp_status hispi_add_cache_tmp(hisp_context ctx, hispi_astate *c, uint64_t bytes);
 
 /* ---- the node codec (core/hisparse_node.c) ------------------------------
  * A node of n cells with payloads of es bytes (values in leaves, 8-byte

@@ -4,8 +4,10 @@
  * up to date after each kind of operation or only at the end (operands
  * destroyed first); injected device allocation failures during additions;
  * the transfers of a chain of additions and SpMVs once the operands are
- * resident; a backend switch with device-only results. */
+ * resident; a backend switch with device-only results; the device work
+ * around a repeated addition (no allocation once its scratch exists). */
 #include "testutil.h"
+#include "../backends/backend.h"
 #include "hispi_hisparse.h"
 
 #include <math.h>
@@ -385,6 +387,151 @@ START_TEST(test_resid_transfers)
 }
 END_TEST
 
+/* The backend calls of a context, counted: its ops swapped for a copy
+ * whose buffer and kernel slots count and pass on. */
+static struct {
+    const hisp_backend_ops *real;
+    hisp_backend_ops ops;
+    long allocs, frees, reads, writes, zeros, kernels;
+    uint64_t zero_bytes;
+} cnt;
+
+static hisp_status cnt_alloc(hisp_context ctx, void *be, size_t bytes, void **buf)
+{
+    cnt.allocs++;
+    return cnt.real->buf_alloc(ctx, be, bytes, buf);
+}
+static void cnt_free(void *be, void *buf)
+{
+    cnt.frees++;
+    cnt.real->buf_free(be, buf);
+}
+static hisp_status cnt_write(hisp_context ctx, void *be, void *buf, size_t off, const void *src,
+                             size_t bytes)
+{
+    cnt.writes++;
+    return cnt.real->buf_write(ctx, be, buf, off, src, bytes);
+}
+static hisp_status cnt_read(hisp_context ctx, void *be, const void *buf, size_t off, void *dst,
+                            size_t bytes)
+{
+    cnt.reads++;
+    return cnt.real->buf_read(ctx, be, buf, off, dst, bytes);
+}
+static hisp_status cnt_zero(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes)
+{
+    cnt.zeros++;
+    cnt.zero_bytes += bytes;
+    return cnt.real->buf_zero(ctx, be, buf, off, bytes);
+}
+static hisp_status cnt_kern(hisp_context ctx, void *be, int prog, const char *opts,
+                            const char *name, void **k)
+{
+    cnt.kernels++;
+    return cnt.real->kern_get(ctx, be, prog, opts, name, k);
+}
+
+static void count_on(hisp_context ctx)
+{
+    cnt.real = ctx->ops;
+    cnt.ops = *ctx->ops;
+    cnt.ops.buf_alloc = cnt_alloc;
+    cnt.ops.buf_free = cnt_free;
+    cnt.ops.buf_write = cnt_write;
+    cnt.ops.buf_read = cnt_read;
+    cnt.ops.buf_zero = cnt_zero;
+    cnt.ops.kern_get = cnt_kern;
+    ctx->ops = &cnt.ops;
+}
+
+static void count_reset(void)
+{
+    cnt.allocs = cnt.frees = cnt.reads = cnt.writes = cnt.zeros = cnt.kernels = 0;
+    cnt.zero_bytes = 0;
+}
+
+/* The count in C's root as the device wrote it (read after a download)
+ * against the one the addition kept for the SpMV. */
+static void root_count_kept(hisp_context ctx, hisp_matrix C)
+{
+    hispi_hisparse *h = C->hs;
+    if (!h->root || hispi_node_is_dense(HISPI_REF_TYPE(h->root))) return;
+    int64_t kept = h->census.root_n;
+    CK_OK(ctx, hispi_pool_host(ctx, h->pool));
+    ck_assert_int_eq(kept, (int64_t)hispi_rd32(h->pool->base + HISPI_REF_OFF(h->root)));
+}
+
+/* A second identical addition (same and mixed orientations) allocates,
+ * frees and looks up nothing on the device, reads one control block per
+ * level, and zeroes at most the bytes the first one's result left; a chain
+ * of kept results moves the family's device pool only now and then. */
+START_TEST(test_resid_repeat_scratch)
+{
+    if (!on_device(_i)) {
+        test_skip("hisparse_resid repeated additions: %d is the reference backend", _i);
+        return;
+    }
+    const int n = 300, d = 8;
+    uint64_t st = test_seed() + 7341;
+    coo a = random_coo(n, 0.05, 40, 90, &st), b = random_coo(n, 0.05, 150, 220, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d);
+    count_on(ctx);
+    for (int mixed = 0; mixed < 2; mixed++) {
+        hisp_op ob = mixed ? HISP_OP_T : HISP_OP_N;
+        hisp_matrix R = NULL;
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, ob, Br, &R));
+        for (int k = 0; k < 3; k++) {
+            count_reset();
+            hisp_matrix C = NULL;
+            CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, ob, B, &C));
+            hisp_add_stats as;
+            CK_OK(ctx, hisp_context_add_stats(ctx, &as));
+            if (k > 0) {
+                ck_assert_msg(cnt.allocs == 0 && cnt.frees == 0 && cnt.kernels == 0,
+                              "mixed %d, call %d: %ld allocations, %ld frees, %ld kernel lookups",
+                              mixed, k, cnt.allocs, cnt.frees, cnt.kernels);
+                /* a control read per level of each pass (the root's count
+                 * comes with the first) */
+                ck_assert_int_le(cnt.reads, (long)A->hs->depth * (mixed ? 2 : 1));
+                ck_assert_uint_le(cnt.zero_bytes, as.bytes_new + (mixed ? as.bytes_reserved : 0));
+            }
+            ck_assert(device_only(C));
+            if (k == 2) root_count_kept(ctx, C);
+            same(ctx, C, ref, R, mixed ? "A + B^T, repeated" : "A + B, repeated");
+            hisp_matrix_destroy(&C);
+        }
+        hisp_matrix_destroy(&R);
+    }
+    /* a chain of kept results: C_k+1 = C_k + B */
+    hisp_matrix C[8] = {0}, Cr[8] = {0};
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr[0]));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C[0]));
+    count_reset();
+    for (int k = 1; k < 8; k++) {
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr[k - 1], HISP_OP_N, Br, &Cr[k]));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C[k - 1], HISP_OP_N, B, &C[k]));
+    }
+    ck_assert_msg(cnt.allocs <= 3, "a chain of 7 additions: %ld device allocations", cnt.allocs);
+    root_count_kept(ctx, C[7]);
+    same(ctx, C[7], ref, Cr[7], "the chain's last sum");
+    for (int k = 0; k < 8; k++) {
+        hisp_matrix_destroy(&C[k]);
+        hisp_matrix_destroy(&Cr[k]);
+    }
+    ctx->ops = cnt.real;
+    hisp_matrix *ms[] = {&A, &B, &Ar, &Br};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 /* A switch to the reference backend brings device-only results to the
  * host; they read right there. */
 START_TEST(test_resid_backend_switch)
@@ -432,6 +579,7 @@ Suite *suite_hisparse_resid(void)
     tcase_add_loop_test(tc, test_resid_device_oom, 0, n);
     tcase_add_loop_test(tc, test_resid_transfers, 0, n);
     tcase_add_loop_test(tc, test_resid_backend_switch, 0, n);
+    tcase_add_loop_test(tc, test_resid_repeat_scratch, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }
