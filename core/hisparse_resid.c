@@ -5,7 +5,10 @@
  * costs the host O(1) bookkeeping. Bringing the host copy up to date
  * downloads the ranges, counts the shared subtrees (a walk over the
  * downloaded nodes only) and drops the pins; a result destroyed before the
- * host ever read it is freed whole without a byte moving. */
+ * host ever read it is freed whole without a byte moving. An edit of such
+ * a tree fetches only the nodes on its paths (kept as host-valid spans) and
+ * records its new nodes as a range of their own, pinning the source's root
+ * (hispi_pool_region_edit): a whole range is never downloaded for it. */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
 
