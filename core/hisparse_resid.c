@@ -109,6 +109,7 @@ static void hv_drop(hispi_pool *p, uint64_t off, uint64_t end)
     size_t i = hv_index(p, off), j = i;
     while (j < p->nhv && p->hv[j].off < end)
         j++;
+    if (j == i) return;
     memmove(p->hv + i, p->hv + j, (p->nhv - j) * sizeof *p->hv);
     p->nhv -= j - i;
 }
