@@ -330,7 +330,11 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * (absent entries are ignored). vals may be NULL when every change is a
  * removal. A stays valid and unchanged; A and B share every node the changes
  * do not touch; only the paths from the root to touched leaves are copied
- * (O(depth * d^2) per touched leaf). B inherits A's transpose and scale. */
+ * (O(depth * d^2) per touched leaf). B inherits A's transpose and scale.
+ * When only the device holds A's tree (a device addition's result, or an
+ * edit of one), only the nodes on those paths are read from the device and
+ * B's new nodes go up at once: B stays device-resident, and no host copy of
+ * the family's pool is brought up to date. */
 typedef struct {
     int64_t inserted, overwritten, removed, ignored; /* ignored: removals of absent entries */
     int64_t nodes_copied;                            /* new nodes written for B */

@@ -47,9 +47,10 @@ typedef struct {
 } add_entry;
 
 /* ---- census of a tree: nodes per level, dense leaves, bytes -------------
- * Kept with the tree (hispi_hisparse.census): a build's or an edit's is
- * counted by a host walk at its first addition, an addition's result gets
- * its kernels' counts, so a device-resident operand needs no walk. */
+ * Kept with the tree (hispi_hisparse.census): a build's is counted by a
+ * host walk at its first addition, an addition's result gets its kernels'
+ * counts and an edit its source's plus the nodes it added and dropped, so a
+ * device-resident operand needs no walk. */
 
 /* Threads for a walk over a tree of `work` entries or nodes;
  * HISP_WALK_THREADS=N forces N (1..16: tests, measurements). */

@@ -12,19 +12,23 @@
 #include "hispi_hisparse.h"
 
 static long dev_countdown; /* test hook: fail the k-th device allocation */
+static bool dev_fail_on;   /* and every one after it */
 
 void hispi_pool_dev_fail_after(long k)
 {
-    dev_countdown = k;
+    dev_countdown = k < 0 ? -k : k;
+    dev_fail_on = k < 0;
 }
 
 hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf)
 {
     *buf = NULL;
-    if (dev_countdown > 0 && --dev_countdown == 0)
+    if (dev_countdown > 0 && --dev_countdown == 0) {
+        dev_countdown = dev_fail_on; /* 1: the next one fails too */
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
                           "HiSparse pool: %llu bytes of device memory (injected failure)",
                           (unsigned long long)bytes);
+    }
     if (bytes > SIZE_MAX)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "HiSparse pool: %llu bytes",
                           (unsigned long long)bytes);
@@ -142,7 +146,7 @@ void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p)
     if (!p->dev) return;
     if (hispi_pool_host(ctx, p))
         hispi_debug("HiSparse pool: device-only nodes lost with the backend");
-    p->nreg = 0;
+    p->nreg = p->nhv = 0;
     ctx->ops->buf_free(ctx->be, p->dev);
     p->dev = NULL;
     p->dev_ctx = NULL;

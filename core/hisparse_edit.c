@@ -2,7 +2,12 @@
  * an edit decodes each node on the path to a touched leaf, applies the
  * changes and writes a new node into the family's pool; every untouched
  * child is shared (its reference count goes up). Cost per touched leaf:
- * O(depth * d^2) at worst (decoding a dense node), never O(nnz). */
+ * O(depth * d^2) at worst (decoding a dense node), never O(nnz).
+ * A tree only the device holds (an addition's result, or an edit of one:
+ * its root in a range of core/hisparse_resid.c) is edited without bringing
+ * the host copy up to date: each node on a path is fetched alone, the new
+ * nodes are appended together, uploaded, and recorded as a range that pins
+ * the source's root instead of counting the children it shares. */
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -24,6 +29,9 @@ typedef struct {
     uint32_t *keys, *nkeys;
     unsigned char *pay, *npay;
     size_t ps; /* payload slot room: max(s, 8) */
+    bool pin;  /* the source is in a range: fetch its nodes, append, no counts */
+    /* the edit's change to the census: nodes per level, dense leaves */
+    int64_t dn[HISPI_MAX_DEPTH], ddense;
 } editor;
 
 /* glibc qsort_r (the build defines _GNU_SOURCE); arg = {log2 d, depth} */
@@ -49,11 +57,15 @@ static inline uint32_t key_at(const editor *e, const change *c, int l)
 }
 
 /* Decode a node's cells: keys (row-major local index) and payloads. */
-static uint64_t decode(const editor *e, uint64_t ref, uint32_t *keys, unsigned char *pay, size_t es)
+static hisp_status decode(editor *e, uint64_t ref, uint32_t *keys, unsigned char *pay, size_t es,
+                          uint64_t *n)
 {
-    if (!ref) return 0;
-    return hispi_node_decode(e->pool->base + HISPI_REF_OFF(ref), HISPI_REF_TYPE(ref), e->d, es,
-                             keys, pay);
+    *n = 0;
+    if (!ref) return HISP_SUCCESS;
+    if (e->pin) HISPI_TRY(hispi_pool_fetch(e->ctx, e->pool, ref, e->s, e->d));
+    *n = hispi_node_decode(e->pool->base + HISPI_REF_OFF(ref), HISPI_REF_TYPE(ref), e->d, es, keys,
+                           pay);
+    return HISP_SUCCESS;
 }
 
 /* Write a node of n cells; *ref gets it (0 when n == 0). */
@@ -68,7 +80,12 @@ static hisp_status encode(editor *e, bool leaf, uint64_t n, const uint32_t *keys
         if (hispi_bytes_zero(pay + k * es, es)) use_dense = false;
     int type = hispi_node_type(leaf, use_dense, n);
     uint64_t bytes = hispi_node_type_bytes(type, e->d, es, n), off;
-    HISPI_TRY(hispi_pool_alloc(e->ctx, e->pool, bytes, &off));
+    if (e->pin) { /* the new nodes in one span, past every range */
+        HISPI_TRY(hispi_pool_append(e->ctx, e->pool, bytes, &off));
+        memset(e->pool->base + off, 0, (size_t)bytes);
+    } else {
+        HISPI_TRY(hispi_pool_alloc(e->ctx, e->pool, bytes, &off));
+    }
     hispi_node_encode(e->pool->base + off, type, e->d, es, n, keys, pay);
     e->st->nodes_copied++;
     e->st->bytes_added += bytes;
@@ -86,8 +103,8 @@ static hisp_status edit_node(editor *e, uint64_t ref, int l, const change *ch, i
     uint64_t dd = (uint64_t)e->d * (uint64_t)e->d;
     uint32_t *keys = e->keys + (size_t)l * dd, *nkeys = e->nkeys + (size_t)l * dd;
     unsigned char *pay = e->pay + (size_t)l * dd * e->ps, *npay = e->npay + (size_t)l * dd * e->ps;
-    hisp_status s = HISP_SUCCESS;
-    uint64_t n = decode(e, ref, keys, pay, es), m = 0, i = 0;
+    uint64_t n = 0, m = 0, i = 0;
+    hisp_status s = decode(e, ref, keys, pay, es, &n);
     /* merge old cells with the groups of changes (both in key order) */
     for (int64_t j = 0; !s && (i < n || j < nc);) {
         uint32_t kj = j < nc ? key_at(e, &ch[j], l) : UINT32_MAX;
@@ -95,7 +112,7 @@ static hisp_status edit_node(editor *e, uint64_t ref, int l, const change *ch, i
             nkeys[m] = keys[i];
             memcpy(npay + m * es, pay + i * es, es);
             if (!leaf) {
-                s = hispi_node_incref(e->ctx, e->pool, hispi_rd64(pay + i * es));
+                if (!e->pin) s = hispi_node_incref(e->ctx, e->pool, hispi_rd64(pay + i * es));
                 if (s) break;
                 e->st->subtrees_shared++;
             }
@@ -145,9 +162,15 @@ static hisp_status edit_node(editor *e, uint64_t ref, int l, const change *ch, i
         j = jend;
     }
     if (!s) s = encode(e, leaf, m, nkeys, npay, out);
-    if (s && !leaf) /* release what this unfinished node held */
+    if (s && !leaf && !e->pin) /* release what this unfinished node held */
         for (uint64_t q = 0; q < m; q++)
             hispi_node_decref(e->pool, hispi_rd64(npay + q * es), e->s, e->d);
+    if (!s) { /* the census: this node replaced */
+        e->dn[l] += (*out != 0) - (ref != 0);
+        if (leaf)
+            e->ddense += (*out && HISPI_REF_TYPE(*out) == HISPI_LEAF_DENSE) -
+                         (ref && HISPI_REF_TYPE(ref) == HISPI_LEAF_DENSE);
+    }
     return s;
 }
 
@@ -203,7 +226,10 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     if (any_set && h->scale == 0)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "cannot set entries of a matrix scaled by 0");
-    HISPI_TRY(hispi_hisparse_host(ctx, h)); /* the edit reads and copies its paths */
+    hispi_pool *pool = h->pool;
+    /* a tree in a range: its paths fetched node by node (no host copy of
+     * the ranges brought up to date), its new nodes a range of their own */
+    bool pin = h->root && pool->nreg && hispi_pool_region_of(pool, HISPI_REF_OFF(h->root));
     hisp_edit_stats local;
     hisp_edit_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
@@ -228,10 +254,17 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     }
     int kl[2] = {h->log2d, h->depth};
     qsort_r(ch, (size_t)n, sizeof *ch, cmp_change, kl);
-    editor e = {ctx, h->pool, h->d, h->log2d, h->depth, es,
-                st,  NULL,    NULL, NULL,     NULL,     es > 8 ? es : 8};
+    editor e = {.ctx = ctx,
+                .pool = pool,
+                .d = h->d,
+                .k = h->log2d,
+                .L = h->depth,
+                .s = es,
+                .st = st,
+                .ps = es > 8 ? es : 8,
+                .pin = pin};
     size_t cells = (size_t)h->depth * (size_t)h->d * (size_t)h->d;
-    uint64_t root = h->root;
+    uint64_t root = h->root, base = pool->used;
     if (n > 0) {
         s = hispi_alloc(ctx, cells, sizeof *e.keys, (void **)&e.keys);
         if (!s) s = hispi_alloc(ctx, cells, sizeof *e.nkeys, (void **)&e.nkeys);
@@ -243,13 +276,30 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
         free(e.pay);
         free(e.npay);
     } else
-        s = hispi_node_incref(ctx, h->pool, root); /* nothing to do: share the root */
+        s = hispi_node_incref(ctx, pool, root); /* nothing to do: share the root */
     free(ch);
     free(sv);
+    if (!s && pin && root != h->root && root)
+        s = hispi_pool_region_edit(ctx, pool, base, root, h->root, (uint32_t)es, h->d, h->depth);
+    if (s && pin && pool->used > base) { /* the new nodes end the pool: give them back */
+        pool->live -= pool->used - base;
+        pool->used = base;
+    }
     HISPI_TRY(s);
     hispi_hisparse nh = *h;
-    if (root != h->root) nh.census.known = false; /* counted again when needed */
     nh.root = root;
+    if (root != h->root && h->census.known) { /* the source's census and the edit's changes */
+        for (int l = 0; l < h->depth; l++)
+            nh.census.nodes[l] += e.dn[l];
+        nh.census.dense_leaves += e.ddense;
+        nh.census.bytes += st->bytes_added;
+        nh.census.root_n = !root ? 0
+                           : hispi_node_is_dense(HISPI_REF_TYPE(root))
+                               ? 0
+                               : (int64_t)hispi_rd32(pool->base + HISPI_REF_OFF(root));
+    } else if (root != h->root) {
+        nh.census.known = false; /* counted when needed */
+    }
     nh.nnz = h->nnz + st->inserted - st->removed;
     h->pool->handles++;
     return hispi_hisparse_wrap(ctx, &nh, B);

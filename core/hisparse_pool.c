@@ -37,6 +37,7 @@ void hispi_pool_release(hispi_pool *p)
     if (!p || --p->handles > 0) return;
     if (p->dev && p->dev_ctx) p->dev_ctx->ops->buf_free(p->dev_ctx->be, p->dev);
     free(p->reg);
+    free(p->hv);
     free(p->base);
     free(p->rc);
     for (uint64_t c = 0; c < p->nclasses; c++)

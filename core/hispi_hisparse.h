@@ -131,6 +131,12 @@ typedef struct hispi_pool {
         int d, depth;      /* node size, levels */
     } * reg;
     size_t nreg, reg_cap;
+    /* Spans of the ranges whose host bytes are valid (sorted, disjoint):
+     * single nodes an edit downloaded, and an edit's own new nodes. */
+    struct hispi_span {
+        uint64_t off, end;
+    } * hv;
+    size_t nhv, hv_cap;
 } hispi_pool;
 
 /* Host bytes from `off` on changed (or may change): the device copy is
@@ -160,9 +166,12 @@ HISPI_LOCAL void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p);
  * A device addition writes its result's nodes into the family's device copy
  * only and records their range here (device-only), with the operands' roots
  * pinned: the nodes it shares stay alive without a count per shared
- * subtree. The host copy of the ranges is brought up to date (downloaded,
- * the shared subtrees counted, the pins dropped) when the host must read
- * them. A tree whose root is not in a range has no node in one. */
+ * subtree. An edit of a tree in a range records its new nodes the same way
+ * (written on the host and uploaded at once; the source's root pinned).
+ * The host copy of the ranges is brought up to date (downloaded but for
+ * the host-valid spans, the shared subtrees counted, the pins dropped) when
+ * the host must read a whole tree. A tree whose root is not in a range has
+ * no node in one. */
 HISPI_LOCAL hisp_status hispi_pool_region_add(hisp_context ctx, hispi_pool *p,
                                               const struct hispi_region *r);
 /* The range holding offset off, or NULL. */
@@ -182,8 +191,22 @@ static inline void hispi_pool_region_note(hispi_pool *p, uint64_t off, int n)
     struct hispi_region *r = hispi_pool_region_of(p, off);
     if (r && off != HISPI_REF_OFF(r->root)) r->extra += n;
 }
+/* The node at ref readable on the host: downloaded (its 16 first bytes,
+ * then the rest) when it lies in a range and is not host-valid yet, then
+ * marked so. Counted as d2h data. */
+HISPI_LOCAL hisp_status hispi_pool_fetch(hisp_context ctx, hispi_pool *p, uint64_t ref, size_t s,
+                                         int d);
+/* An edit of the tree `src` (its root in a range) wrote its nodes at
+ * [base, p->used) on the host, `root` among them: they go up to the device
+ * copy and become a range with src pinned (the untouched nodes the edit
+ * shares are src's: no count per shared child). On failure nothing is
+ * recorded (the caller gives the nodes back). */
+HISPI_LOCAL hisp_status hispi_pool_region_edit(hisp_context ctx, hispi_pool *p, uint64_t base,
+                                               uint64_t root, uint64_t src, uint32_t s, int d,
+                                               int depth);
 /* Test hook: make the k-th following device allocation of a pool or of
- * the addition's scratch fail (0 = off). */
+ * the addition's scratch fail (0 = off); -k: the k-th and every later one,
+ * until the hook is reset. */
 HISPI_LOCAL void hispi_pool_dev_fail_after(long k);
 /* A device buffer on ctx's backend through that hook (uninitialised). */
 HISPI_LOCAL hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf);

@@ -5,7 +5,8 @@
  * destroyed first); injected device allocation failures during additions;
  * the transfers of a chain of additions and SpMVs once the operands are
  * resident; a backend switch with device-only results; the device work
- * around a repeated addition (no allocation once its scratch exists). */
+ * around a repeated addition (no allocation once its scratch exists); edits
+ * of device-only results (paths fetched node by node, never a range). */
 #include "testutil.h"
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
@@ -567,6 +568,307 @@ START_TEST(test_resid_backend_switch)
 }
 END_TEST
 
+/* ---- edits of device-only trees ------------------------------------------ */
+
+typedef struct {
+    int n;
+    int32_t r[64], c[64];
+    double v[64];
+    uint8_t rm[64];
+} changes;
+
+/* n changes at several places: inserts at random cells, overwrites of a's
+ * entries, removals of b's entries and of random (mostly absent) cells. */
+static changes some_changes(int n, const coo *a, const coo *b, int64_t dim, uint64_t *st)
+{
+    changes c = {.n = n};
+    for (int k = 0; k < n; k++) {
+        int kind = k % 4;
+        const coo *src = kind == 1 ? a : b;
+        int64_t e = (int64_t)(test_rand(st) % (uint64_t)src->nnz);
+        bool rnd = kind == 0 || kind == 3;
+        c.r[k] = rnd ? (int32_t)(test_rand(st) % (uint64_t)dim) : src->r[e];
+        c.c[k] = rnd ? (int32_t)(test_rand(st) % (uint64_t)dim) : src->c[e];
+        c.v[k] = test_uniform(st);
+        c.rm[k] = kind >= 2;
+    }
+    return c;
+}
+
+static hisp_matrix edited(hisp_context ctx, hisp_matrix M, const changes *c, hisp_edit_stats *es)
+{
+    hisp_matrix R = NULL;
+    CK_OK(ctx, hisp_matrix_edit(M, c->n, c->r, c->c, c->v, c->rm, &R, es));
+    return R;
+}
+
+/* y = op(M) x on ctx against op(R) x on ref, x random. */
+static void spmv_same(hisp_context ctx, hisp_matrix M, hisp_context ref, hisp_matrix R, hisp_op op,
+                      int64_t n, uint64_t *st, const char *what)
+{
+    double *xh = malloc((size_t)n * sizeof *xh), *y = malloc((size_t)n * sizeof *y),
+           *yr = malloc((size_t)n * sizeof *yr);
+    ck_assert(xh && y && yr);
+    for (int64_t i = 0; i < n; i++)
+        xh[i] = test_uniform(st);
+    hisp_vector x = NULL, yv = NULL, xr = NULL, yrv = NULL;
+    double one = 1, zero = 0;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &yv));
+    CK_OK(ref, hisp_vector_create(ref, HISP_F64, n, &xr));
+    CK_OK(ref, hisp_vector_create(ref, HISP_F64, n, &yrv));
+    CK_OK(ctx, hisp_vector_write(x, xh));
+    CK_OK(ref, hisp_vector_write(xr, xh));
+    CK_OK(ctx, hisp_spmv(ctx, op, &one, M, x, &zero, yv));
+    CK_OK(ref, hisp_spmv(ref, op, &one, R, xr, &zero, yrv));
+    CK_OK(ctx, hisp_vector_read(yv, y));
+    CK_OK(ref, hisp_vector_read(yrv, yr));
+    ck_assert_msg(test_rel_error(HISP_F64, y, yr, n) < 1e-12, "SpMV of %s%s", what,
+                  op == HISP_OP_T ? " (transposed)" : "");
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&yv);
+    hisp_vector_destroy(&xr);
+    hisp_vector_destroy(&yrv);
+    free(xh);
+    free(y);
+    free(yr);
+}
+
+static hisp_transfer_stats moved(hisp_context ctx)
+{
+    hisp_transfer_stats ts;
+    CK_OK(ctx, hisp_context_synchronize(ctx));
+    CK_OK(ctx, hisp_context_transfers(ctx, &ts));
+    return ts;
+}
+
+/* D = edit(C) with C = A + B device-only: only the nodes on the touched
+ * paths come down (never C's range), the new ones go up, D stays in the
+ * device's ranges; its duplicate, transpose and scale move nothing; D's
+ * SpMV and CSR, C after, and an addition of an edited tree are right. */
+START_TEST(test_resid_edit)
+{
+    const int n = 256, d = 8, nc = 12;
+    uint64_t st = test_seed() + 7351;
+    coo a = random_coo(n, 0.05, 30, 60, &st), b = random_coo(n, 0.05, 150, 200, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    const bool dev = on_device(_i);
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d), C = NULL, Cr = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    if (dev) ck_assert(device_only(C));
+    changes ch = some_changes(nc, &a, &b, n, &st), ch2 = some_changes(nc, &b, &a, n, &st);
+    hisp_edit_stats es, esr;
+    CK_OK(ctx, hisp_context_reset_transfers(ctx));
+    hisp_matrix D = edited(ctx, C, &ch, &es), Dr = edited(ref, Cr, &ch, &esr);
+    hisp_transfer_stats ts = moved(ctx);
+    ck_assert_int_eq(es.inserted, esr.inserted);
+    ck_assert_int_eq(es.overwritten, esr.overwritten);
+    ck_assert_int_eq(es.removed, esr.removed);
+    ck_assert_int_gt(es.inserted + es.overwritten, 0);
+    ck_assert_int_gt(es.removed, 0);
+    if (dev) {
+        const hispi_hisparse *h = C->hs;
+        const struct hispi_region *r = hispi_pool_region_of(h->pool, HISPI_REF_OFF(h->root));
+        uint64_t range = r->end - r->off;
+        uint64_t node = hispi_coo_bytes((uint64_t)d * d, 8) > hispi_dense_bytes(d, 8)
+                            ? hispi_coo_bytes((uint64_t)d * d, 8)
+                            : hispi_dense_bytes(d, 8);
+        uint64_t bound = (uint64_t)h->depth * (uint64_t)nc * node;
+        ck_assert_msg(ts.d2h_bytes > 0 && ts.d2h_bytes <= bound && ts.d2h_bytes < range / 2,
+                      "the edit read %llu bytes (paths at most %llu, C's range %llu)",
+                      (unsigned long long)ts.d2h_bytes, (unsigned long long)bound,
+                      (unsigned long long)range);
+        ck_assert_uint_le(ts.d2h_calls, 2 * (uint64_t)h->depth * (uint64_t)nc);
+        ck_assert_msg(ts.h2d_bytes == es.bytes_added, "up %llu bytes, the edit wrote %llu",
+                      (unsigned long long)ts.h2d_bytes, (unsigned long long)es.bytes_added);
+        ck_assert(device_only(C) && device_only(D));
+        /* the same places again: the fetched nodes are host-valid */
+        CK_OK(ctx, hisp_context_reset_transfers(ctx));
+        hisp_matrix D2 = edited(ctx, C, &ch, NULL);
+        ts = moved(ctx);
+        ck_assert_uint_eq(ts.d2h_bytes, 0);
+        hisp_matrix_destroy(&D2);
+    }
+    /* a duplicate of D, transposed and scaled: O(1), nothing moves */
+    hisp_matrix G = NULL, Gr = NULL;
+    double sc = -1.375;
+    CK_OK(ctx, hisp_context_reset_transfers(ctx));
+    CK_OK(ctx, hisp_matrix_duplicate(D, HISP_FORMAT_HISPARSE, &G));
+    CK_OK(ctx, hisp_matrix_transpose(G));
+    CK_OK(ctx, hisp_matrix_scale(G, &sc));
+    ts = moved(ctx);
+    ck_assert(ts.h2d_bytes == 0 && ts.d2h_bytes == 0 && ts.control_bytes == 0);
+    if (dev) ck_assert(device_only(G));
+    CK_OK(ref, hisp_matrix_duplicate(Dr, HISP_FORMAT_HISPARSE, &Gr));
+    CK_OK(ref, hisp_matrix_transpose(Gr));
+    CK_OK(ref, hisp_matrix_scale(Gr, &sc));
+    /* a chain: E = edit(D) + B */
+    hisp_matrix F = edited(ctx, D, &ch2, NULL), Fr = edited(ref, Dr, &ch2, NULL), E = NULL,
+                Er = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, F, HISP_OP_N, B, &E));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Fr, HISP_OP_N, Br, &Er));
+    if (dev) ck_assert(device_only(F) && device_only(E) && device_only(D) && device_only(C));
+    spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D = edit(C)");
+    spmv_same(ctx, D, ref, Dr, HISP_OP_T, n, &st, "D = edit(C)");
+    spmv_same(ctx, G, ref, Gr, HISP_OP_N, n, &st, "G = -1.375 dup(D)^T");
+    spmv_same(ctx, C, ref, Cr, HISP_OP_N, n, &st, "C after D");
+    spmv_same(ctx, F, ref, Fr, HISP_OP_T, n, &st, "F = edit(D)");
+    spmv_same(ctx, E, ref, Er, HISP_OP_N, n, &st, "E = edit(D) + B");
+    if (dev) ck_assert(device_only(D) && device_only(E)); /* SpMVs read nothing back */
+    /* the host reads them: the ranges brought up to date */
+    same(ctx, D, ref, Dr, "D = edit(C)");
+    same(ctx, C, ref, Cr, "C after D");
+    same(ctx, G, ref, Gr, "G = -1.375 dup(D)^T");
+    same(ctx, E, ref, Er, "E = edit(D) + B");
+    same(ctx, F, ref, Fr, "F = edit(D)");
+    ck_assert_uint_eq(C->hs->pool->nreg, 0);
+    ck_assert_uint_eq(C->hs->pool->nhv, 0);
+    hisp_matrix *ms[] = {&A, &B, &C, &D, &E, &F, &G, &Ar, &Br, &Cr, &Dr, &Er, &Fr, &Gr};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* C = A + B and D = edit(C) destroyed in every order before the host reads
+ * them: nothing downloaded, the pool back to its size; with A and B gone
+ * first, C and D still right. */
+/* Destroys *M: no byte comes down (nothing brought up to date). */
+static void destroy_unread(hisp_context ctx, hisp_matrix *M)
+{
+    CK_OK(ctx, hisp_context_synchronize(ctx));
+    CK_OK(ctx, hisp_context_reset_transfers(ctx));
+    hisp_matrix_destroy(M);
+    hisp_transfer_stats ts = moved(ctx);
+    ck_assert_msg(ts.d2h_bytes == 0 && ts.control_bytes == 0,
+                  "a destroy read %llu bytes (%llu control)", (unsigned long long)ts.d2h_bytes,
+                  (unsigned long long)ts.control_bytes);
+}
+
+START_TEST(test_resid_edit_destroy)
+{
+    const int n = 200, d = 8;
+    uint64_t st = test_seed() + 7361;
+    coo a = random_coo(n, 0.05, 20, 50, &st), b = random_coo(n, 0.05, 120, 160, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    const bool dev = on_device(_i);
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d), Cr = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    changes ch = some_changes(16, &a, &b, n, &st);
+    hisp_matrix Dr = edited(ref, Cr, &ch, NULL);
+    uint64_t used0 = A->hs->pool->used;
+    for (int order = 0; order < 3; order++) {
+        hisp_matrix C = NULL, D = NULL, A2 = order == 2 ? make(ctx, &a, d) : A,
+                    B2 = order == 2 ? make(ctx, &b, d) : B;
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A2, HISP_OP_N, B2, &C));
+        D = edited(ctx, C, &ch, NULL);
+        if (dev) ck_assert(device_only(D));
+        spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D before the destroys");
+        if (order == 0) { /* C first */
+            destroy_unread(ctx, &C);
+            spmv_same(ctx, D, ref, Dr, HISP_OP_T, n, &st, "D after C went");
+            destroy_unread(ctx, &D);
+        } else if (order == 1) { /* D first */
+            destroy_unread(ctx, &D);
+            spmv_same(ctx, C, ref, Cr, HISP_OP_N, n, &st, "C after D went");
+            destroy_unread(ctx, &C);
+        } else { /* the operands first, then C; the host reads D last */
+            destroy_unread(ctx, &A2);
+            destroy_unread(ctx, &B2);
+            spmv_same(ctx, C, ref, Cr, HISP_OP_N, n, &st, "C after A and B went");
+            destroy_unread(ctx, &C);
+            spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D after A, B and C went");
+        }
+        if (order == 2) {
+            same(ctx, D, ref, Dr, "D after A, B and C went");
+            hisp_matrix_destroy(&D);
+            continue;
+        }
+        hispi_pool_trim(A->hs->pool);
+        ck_assert_msg(A->hs->pool->used == used0, "order %d: the pool holds %llu bytes, was %llu",
+                      order, (unsigned long long)A->hs->pool->used, (unsigned long long)used0);
+        ck_assert_uint_eq(A->hs->pool->nreg, 0);
+        ck_assert_uint_eq(A->hs->pool->nhv, 0);
+    }
+    same(ctx, A, ref, Ar, "A after its sums and edits went");
+    hisp_matrix *ms[] = {&A, &B, &Ar, &Br, &Cr, &Dr};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
+/* Every device allocation failing while edits of a device-only C upload
+ * their nodes (the device copy must grow): an out-of-device-memory status,
+ * no D, the pool as before, C right; the edit then succeeds. */
+START_TEST(test_resid_edit_oom)
+{
+    if (!on_device(_i)) {
+        test_skip("hisparse_resid edit allocation failures: %d is the reference backend", _i);
+        return;
+    }
+    const int n = 256, d = 8;
+    uint64_t st = test_seed() + 7371;
+    coo a = random_coo(n, 0.04, 0, 40, &st), b = random_coo(n, 0.04, 100, 140, &st);
+    hisp_context ctx = test_context(_i), ref = NULL;
+    CK_OK(ctx, hisp_context_create(&ref));
+    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
+                Br = make(ref, &b, d), C = NULL, Cr = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    changes ch = some_changes(64, &a, &b, n, &st);
+    for (int k = 0; k < 64; k++) /* inserts and overwrites only: more new nodes */
+        ch.rm[k] = 0;
+    hisp_matrix Dr = edited(ref, Cr, &ch, NULL), kept[64] = {0};
+    hispi_pool *p = C->hs->pool;
+    bool failed = false;
+    for (int i = 0; i < 64 && !failed; i++) {
+        uint64_t used = p->used;
+        size_t nreg = p->nreg;
+        hisp_matrix D = NULL;
+        hispi_pool_dev_fail_after(-1);
+        hisp_status s = hisp_matrix_edit(C, ch.n, ch.r, ch.c, ch.v, ch.rm, &D, NULL);
+        hispi_pool_dev_fail_after(0);
+        if (s == HISP_SUCCESS) {
+            kept[i] = D; /* its nodes stay: the device copy fills up */
+            continue;
+        }
+        ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "edit %d: %s", i, hisp_status_string(s));
+        ck_assert_ptr_null(D);
+        ck_assert_uint_eq(p->used, used);
+        ck_assert_uint_eq(p->nreg, nreg);
+        failed = true;
+    }
+    ck_assert_msg(failed, "no edit had to grow the device copy");
+    spmv_same(ctx, C, ref, Cr, HISP_OP_N, n, &st, "C after a failed edit");
+    hisp_matrix D = edited(ctx, C, &ch, NULL);
+    spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D after a failed edit");
+    spmv_same(ctx, kept[0], ref, Dr, HISP_OP_T, n, &st, "an earlier D");
+    same(ctx, D, ref, Dr, "D after a failed edit");
+    same(ctx, C, ref, Cr, "C after a failed edit");
+    for (int i = 0; i < 64; i++)
+        hisp_matrix_destroy(&kept[i]);
+    hisp_matrix *ms[] = {&A, &B, &C, &D, &Ar, &Br, &Cr, &Dr};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        hisp_matrix_destroy(ms[i]);
+    coo_free(&a);
+    coo_free(&b);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&ref);
+}
+END_TEST
+
 Suite *suite_hisparse_resid(void)
 {
     Suite *s = suite_create("hisparse_resid");
@@ -580,6 +882,9 @@ Suite *suite_hisparse_resid(void)
     tcase_add_loop_test(tc, test_resid_transfers, 0, n);
     tcase_add_loop_test(tc, test_resid_backend_switch, 0, n);
     tcase_add_loop_test(tc, test_resid_repeat_scratch, 0, n);
+    tcase_add_loop_test(tc, test_resid_edit, 0, n);
+    tcase_add_loop_test(tc, test_resid_edit_destroy, 0, n);
+    tcase_add_loop_test(tc, test_resid_edit_oom, 0, n);
     suite_add_tcase(s, tc);
     return s;
 }

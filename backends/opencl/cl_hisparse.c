@@ -80,11 +80,14 @@ typedef struct {
     int nv_asm;      /* NV_ASM level of this program (2: red.global atomics) */
     cl_kernel k[K_COUNT];
     /* replay: the leaf queues hold every leaf after a scheduled SpMV, in
-     * [base[q], base[q] + cap[q]); the owner mapping's sub-queues in the
+     * [base[q], base[q] + fill[q]); the owner mapping's sub-queues in the
      * arrangement of one direction (entries: A x, entries_t: A^T x); the
      * atomic mapping's in `entries` */
     bool replay_own[2], replay_atomic;
     cl_uint *ctr_full[2]; /* [12 * P]: the counters of an owner replay */
+    /* the queues' fills after the atomic mapping's scheduled run: cap[] is a
+     * bound for a tree only the device holds (its census), never a fill */
+    uint64_t fill[HISP_SCHED_MAX_QUEUES];
 } hisp_cl_hs;
 
 void hisp_cl_hs_free(void *vbe, void *dev)
@@ -555,9 +558,9 @@ static hisp_status replay_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m
     if (a->ny > 0) HISPI_TRY(scale_y(ctx, be, m, a, bp, rs, ym));
     counts->rounds = 1;
     for (int q = 0; q < m->nq; q++) {
-        if (a->policy->q[q].fn < HISPI_NF_LEAF_COO || !m->cap[q]) continue;
-        HISPI_TRY(atomic_launch(ctx, be, m, a, q, m->base[q], m->cap[q], xm, ym, ap, rs));
-        counts->nodes[q] = (int64_t)m->cap[q];
+        if (a->policy->q[q].fn < HISPI_NF_LEAF_COO || !m->fill[q]) continue;
+        HISPI_TRY(atomic_launch(ctx, be, m, a, q, m->base[q], m->fill[q], xm, ym, ap, rs));
+        counts->nodes[q] = (int64_t)m->fill[q];
         counts->launches[q] = 1;
     }
     finish_counts(m, counts);
@@ -604,6 +607,8 @@ static hisp_status spmv_atomic(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m,
         }
     }
     finish_counts(m, counts);
+    for (int q = 0; q < m->nq; q++)
+        m->fill[q] = tails[q];
     m->replay_atomic = true;  /* every queue is full, in the scheduler's order */
     m->replay_own[0] = false; /* its sub-queue arrangement is gone */
     return HISP_SUCCESS;
