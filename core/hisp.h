@@ -291,7 +291,9 @@ HISP_API const char *hisp_sched_queue_name(int q);
 /* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse
  * operands honoured), a new matrix in HiSparse form with A's node size.
  * Entries present in either operand are kept (an exact zero sum stays an
- * entry). A and B may be in any format; their types must match. */
+ * entry; where a device backend writes it into a dense leaf it is stored as
+ * -0.0, since a dense cell whose bits are all zero is empty: equal to 0 in
+ * every operation). A and B may be in any format; their types must match. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b,
                                                     hisp_matrix B, hisp_matrix *C);
 
@@ -317,8 +319,9 @@ typedef struct {
      * they are); download_ms: the host pool's reservation of C's offsets
      * (C's bytes are not downloaded) */
     double upload_ms, download_ms;
-    int zero_retries; /* rounds redone because a leaf written dense held a zero sum (it stays
-                         COO: the check then runs before writing) */
+    int zero_retries; /* rounds redone because a leaf written dense had a union too small for
+                         a dense leaf (a node from a file that breaks the construction's rule:
+                         the check then runs before writing) */
 } hisp_add_stats;
 HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st);
 

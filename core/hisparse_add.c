@@ -281,8 +281,8 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, int64
             }
             if (s || (!over && !zero)) break;
             /* the pool was too small (nothing of this round was written past
-             * the old end: grow it), or a leaf written dense held a zero sum
-             * (check first); restore the counters and redo the round */
+             * the old end: grow it), or a leaf written dense had a union too
+             * small for one (check first); restore the counters, redo the round */
             if (over) s = grow(ad, ps, ctl[C_USED] * 16, keep[C_USED] * 16);
             /* without a regrowth the round's bytes are still there: zeroed,
              * as a dense leaf's empty cells are the zeros it finds */

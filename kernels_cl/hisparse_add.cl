@@ -22,10 +22,12 @@ typedef unsigned char u8;
 #if IS_DOUBLE
 typedef double real;
 #define ZBITS(v) (__double_as_longlong(v) == 0)
+#define NEG_ZERO __longlong_as_double((long long)0x8000000000000000ull)
 #define RBITS(v) ((u64)__double_as_longlong(v))
 #else
 typedef float real;
 #define ZBITS(v) (__float_as_uint(v) == 0)
+#define NEG_ZERO __uint_as_float(0x80000000u)
 #define RBITS(v) ((u64)__float_as_uint(v))
 #endif
 #define STORE16(p, a, b, c, d) (*(uint4 *)(p) = make_uint4((a), (b), (c), (d)))
@@ -67,9 +69,11 @@ typedef ushort u16;
 typedef uchar u8;
 #if IS_DOUBLE
 #define ZBITS(v) (as_ulong(v) == 0)
+#define NEG_ZERO as_double((ulong)0x8000000000000000ul)
 #define RBITS(v) as_ulong(v)
 #else
 #define ZBITS(v) (as_uint(v) == 0)
+#define NEG_ZERO as_float(0x80000000u)
 #define RBITS(v) ((u64)as_uint(v))
 #endif
 #define STORE16(p, a, b, c, d) (*(__global uint4 *)(p) = (uint4)((a), (b), (c), (d)))
@@ -114,7 +118,7 @@ enum {
     C_COPIED = 4, /* one-operand subtrees queued for copying */
     C_COMMON = 5, /* leaf entries present in both operands */
     C_ERROR = 6,  /* a queue past its capacity (a scheduler bug) */
-    C_REDO = 7,   /* a leaf written dense held a zero sum: redo the round checking first */
+    C_REDO = 7,   /* a union too small for the dense leaf written: redo the round checking first */
     C_FILL = 8,   /* [8 + q]: entries queued for the next round */
     C_START = 16, /* [16 + q]: index of the next round's segment of queue q */
     C_CAP = 24    /* [24 + q]: its capacity */
@@ -417,8 +421,9 @@ FN void or_bits(LPTR u32 *bits, u32 w, u32 m, int in)
  * bits before its cell; a dense node's is the cell), read with coalesced
  * loads; the union is the OR, the output index of a cell the count of union
  * bits before it. The work-items visit the union (UNION_BEGIN's modes): pass
- * 1 counts (inner nodes classify their child pairs; with share bit 2 a leaf
- * that could be dense is checked for zero sums), the group allocates the
+ * 1 counts (inner nodes classify their child pairs; with share bit 2, the
+ * careful redo, a leaf that could be dense is checked for zero sums and kept
+ * COO if it has one), the group allocates the
  * node, pass 2 writes it. Inner cells present in both operands queue a child
  * pair; in one only, the child is shared (share bit 0: A's, bit 1: B's) or
  * queued for copying. mark's loops are uniform over the group (GS is a
@@ -541,7 +546,7 @@ FN void dense_sum(nview a, nview b, LPTR u32 *bA, LPTR u32 *bB, LPTR u32 *pA, LP
         *node_off = out_base + o * 16;
     }
     BARRIER();
-    u32 nu = 0, nc = 0, zero = 0;
+    u32 nu = 0, nc = 0;
     if (*ok) {
         GLOBAL real *node = (GLOBAL real *)(out + (*node_off - out_base));
         for (u32 c0 = 0; c0 < DD; c0 += DENSE_U * GS) {
@@ -560,25 +565,27 @@ FN void dense_sum(nview a, nview b, LPTR u32 *bA, LPTR u32 *bB, LPTR u32 *pA, LP
             for (u32 u = 0; u < DENSE_U; u++) {
                 u32 c = c0 + u * GS + (u32)LID;
                 if (c >= DD) continue;
+                real v[NCOMP];
                 int z = 1;
                 for (u32 k = 0; k < NCOMP; k++) { /* as combine() */
-                    real v = ia[u] && ib[u] ? ca * xa[u][k] + cb * xb[u][k]
-                             : ia[u]        ? ca * xa[u][k]
-                             : ib[u]        ? cb * xb[u][k]
-                                            : (real)0;
-                    node[(u64)c * NCOMP + k] = v;
-                    z &= ZBITS(v);
+                    v[k] = ia[u] && ib[u] ? ca * xa[u][k] + cb * xb[u][k]
+                           : ia[u]        ? ca * xa[u][k]
+                           : ib[u]        ? cb * xb[u][k]
+                                          : (real)0;
+                    z &= ZBITS(v[k]);
                 }
+                if (z && (ia[u] | ib[u])) v[0] = NEG_ZERO; /* an entry, not an empty cell */
+                for (u32 k = 0; k < NCOMP; k++)
+                    node[(u64)c * NCOMP + k] = v[k];
                 nu += (u32)(ia[u] | ib[u]);
                 nc += (u32)(ia[u] & ib[u]);
-                zero |= (u32)(z & (ia[u] | ib[u]));
             }
         }
     }
-    u32 rv[NS] = {nu, nc, zero, 0}, rt[NS];
+    u32 rv[NS] = {nu, nc, 0, 0}, rt[NS];
     group_scan4(sc, rv, rt);
     if (*ok && LID == 0) {
-        if (rt[2] || !dense_fits(ES, rt[0])) ctrl[C_REDO] = 1;
+        if (!dense_fits(ES, rt[0])) ctrl[C_REDO] = 1; /* a union too small (a file's node) */
         ATOM_ADD64(&ctrl[C_NODES], 1);
         if (rt[1]) ATOM_ADD64(&ctrl[C_COMMON], rt[1]);
         put_ref(out, out_base, ctrl, slot, *node_off | (u64)node_type(1, 1, rt[0]));
@@ -648,10 +655,12 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
                     ulist[o++] = (u16)(w * 32 + CTZ(all));
             BARRIER();
         }
-        /* A result that could be a dense leaf stays COO if a sum is zero bits.
-         * It is written dense at once, one read of the operands; a zero sum
-         * found while writing asks the host to redo the round with the check
-         * first (share bit 2: careful), as exact zero sums are rare. */
+        /* A result that could be a dense leaf is written dense at once, one
+         * read of the operands; an exact zero sum there is stored as -0.0 (a
+         * dense cell whose bits are all zero is empty). The careful redo
+         * (share bit 2, asked for by hs_add_pair's dense_sum when a union is
+         * too small for a dense leaf: a file's rule-breaking node) checks the
+         * sums first and keeps a leaf with a zero sum COO. */
         int zcheck = leaf && careful && dense_fits(ES, n);
         u32 qc[NQ] = {0, 0, 0, 0, 0};
         u32 cls[CLSW];
@@ -689,7 +698,6 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
                 qoff[q] = qc[q] ? LATOM_ADD(&lq[q], qc[q]) : 0;
         BARRIER();
         int dense = leaf ? dense_fits(ES, n) && !zany : dense_fits(8, n);
-        zero = 0;
         int type = node_type(leaf, dense, n);
         u64 bytes = dense ? dense_bytes(es) : coo_bytes(n, es);
         if (LID == 0) {
@@ -729,7 +737,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
             }
             if (leaf) {
                 real v[NCOMP];
-                zero |= (u32)combine(qa, qb, ca, cb, v);
+                if (combine(qa, qb, ca, cb, v) && dense) v[0] = NEG_ZERO;
                 for (u32 k = 0; k < NCOMP; k++)
                     ((GLOBAL real *)pay)[k] = v[k];
             } else {
@@ -751,7 +759,6 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
                 }
             }
             UNION_END
-            if (dense && leaf && !careful && zero) ctrl[C_REDO] = 1;
         }
         /* one global atomic per group: a power-law matrix shares millions of
          * children, and same-address atomics serialize */
