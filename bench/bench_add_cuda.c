@@ -7,7 +7,7 @@
  *                  [--precision f64|f32|both] [--repeat N] [--warmup N]
  *                  [--node-size d] [--sigma s] [--backend cuda|opencl|reference]
  *                  [--csv FILE] [--md FILE] [--summary FILE] [--no-cusparse]
- *                  [--ops N|T|both] [--variant LABEL:VAR=VAL[,VAR=VAL...]]...
+ *                  [--ops N|T|both]
  *
  * --quick: the small suite, 5 runs after 1 warm-up. Per matrix and
  * precision, in one process:
@@ -26,10 +26,7 @@
  *                          HiSparse form (node size d, default 128): the
  *                          median of hisp_context_add_stats().device_ms
  *   hisp-<backend>-wall    the median wall time of the whole call
- *   hisp-<backend>-LABEL   A + B again with the environment of --variant
- *                          LABEL set (kernel choices read at each call, e.g.
- *                          HISP_ADD_LEAF_GROUP=256), checked like the rest
- * --no-cusparse and --ops N skip rows (quicker comparisons of variants).
+ * --no-cusparse and --ops N skip rows (quicker runs).
  * Times: CUDA events (device_ms for hisp), medians of `repeat` runs after
  * `warmup`. hisp's times are "n/a" when the add is refused
  * (HISP_ERR_UNSUPPORTED) or when its stats show that it ran on the host
@@ -720,8 +717,7 @@ int main(int argc, char **argv)
                *sum = NULL, *backend = "cuda";
     int repeat = 30, warmup = 3, d = HISP_HISPARSE_DEFAULT_NODE_SIZE, quick = 0;
     double sigma = 10;
-    const char *variants[8];
-    int nvar = 0, use_cusparse = 1, ops = 3; /* bit 0: N, bit 1: T */
+    int use_cusparse = 1, ops = 3; /* bit 0: N, bit 1: T */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name, stmt)                                                                            \
@@ -742,11 +738,6 @@ int main(int argc, char **argv)
         OPT("--md", md = v);
         OPT("--summary", sum = v);
         OPT("--ops", ops = !strcmp(v, "N") ? 1 : !strcmp(v, "T") ? 2 : 3);
-        if (!strcmp(a, "--variant") && v && strchr(v, ':') && nvar < 8) {
-            variants[nvar++] = v;
-            i++;
-            continue;
-        }
         if (!strcmp(a, "--no-cusparse")) {
             use_cusparse = 0;
             continue;
@@ -760,7 +751,7 @@ int main(int argc, char **argv)
                 "usage: %s [--scale gpu|medium|small] [--quick] [--matrices a,b] [--precision "
                 "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--sigma s] [--backend "
                 "cuda|opencl|reference] [--csv F] [--md F] [--summary F] [--no-cusparse] "
-                "[--ops N|T|both] [--variant LABEL:VAR=VAL[,VAR=VAL]]...\n",
+                "[--ops N|T|both]\n",
                 argv[0]);
         return 1;
     }
@@ -945,18 +936,6 @@ int main(int argc, char **argv)
                 double e = 0; /* checked above: the same call gives the same C */
                 add_row(&rs, name, t, op ? "T" : "N", hs_impl, hs_dev, &k, ms, repeat, e);
                 add_row(&rs, name, t, op ? "T" : "N", wall_impl, hs_dev, &k, ms2, repeat, e);
-            }
-            for (int vi = 0; vi < nvar; vi++) {
-                hs_add hv;
-                char label[64], impl[96];
-                int ok = bench_env_variant(variants[vi], label, sizeof label, 1);
-                printf("  variant %s (%s)\n", label, variants[vi]);
-                hisp_add_series(ctx, HISP_OP_N, HA, HB, t, &ref_n, warmup, repeat, ms, ms2, &hv);
-                bench_env_variant(variants[vi], label, sizeof label, 0);
-                if (!ok || hv.check == 0) failed = 1;
-                if (!hv.measured) continue;
-                snprintf(impl, sizeof impl, "%.40s-%.40s", hs_impl, label);
-                add_row(&rs, name, t, "N", impl, hs_dev, &k, ms, repeat, 0);
             }
             if (!c->geam_ok[0] || !c->geam_ok[1]) failed = 1;
             printf("  %s %s: %s\n", name, hisp_type_name(t),

@@ -167,30 +167,6 @@ static void do_copy(void *p)
     __asm__ __volatile__("" : : "r"(a->dst) : "memory");
 }
 
-int bench_env_variant(const char *spec, char *label, size_t n, int on)
-{
-    const char *colon = strchr(spec, ':');
-    if (!colon) return 0;
-    snprintf(label, n, "%.*s", (int)(colon - spec), spec);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", colon + 1);
-    int ok = 1;
-    char *save = NULL;
-    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq) {
-            ok = 0;
-            continue;
-        }
-        *eq = 0;
-        if (on)
-            setenv(kv, eq + 1, 1);
-        else
-            unsetenv(kv);
-    }
-    return ok;
-}
-
 double bench_host_copy_bandwidth(size_t bytes, int repeat)
 {
     if (repeat < 1 || bytes == 0) return 0;

@@ -51,11 +51,6 @@ double bench_min(const double *v, int n);
  * ms[i] gets call i's time. */
 void bench_time_host(void (*fn)(void *), void *arg, int warmup, int repeat, double *ms);
 
-/* A --variant "LABEL:VAR=VAL[,VAR=VAL...]" of the GPU benches: sets its
- * environment variables (on) or unsets them (off); label gets LABEL.
- * Returns 0 on a malformed spec (no ':' or a pair without '='). */
-int bench_env_variant(const char *spec, char *label, size_t n, int on);
-
 /* Host copy bandwidth (bytes read + written per second) of a memcpy of
  * `bytes` between two buffers, median of `repeat`; 0 when allocation fails. */
 double bench_host_copy_bandwidth(size_t bytes, int repeat);

@@ -52,12 +52,12 @@ typedef struct {
  * counts and an edit its source's plus the nodes it added and dropped, so a
  * device-resident operand needs no walk. */
 
-/* Threads for a walk over a tree of `work` entries or nodes;
- * HISP_WALK_THREADS=N forces N (1..16: tests, measurements). */
+/* Threads for a walk over a tree of `work` entries or nodes (the test hook
+ * hispi_hs_hook.walk_threads forces a count). */
 static int walk_threads(double work)
 {
-    const char *e = getenv("HISP_WALK_THREADS");
-    int t = e && atoi(e) >= 1 ? atoi(e) : hispi_gen_threads(work);
+    int f = hispi_hs_hook.walk_threads;
+    int t = f >= 1 ? f : hispi_gen_threads(work);
     return t > 16 ? 16 : t;
 }
 
@@ -100,7 +100,7 @@ hisp_status hispi_hisparse_census(hisp_context ctx, hispi_hisparse *h)
     HISPI_TRY(hispi_hisparse_host(ctx, h));
     int64_t *p = NULL;
     HISPI_TRY(census_parts(ctx, h, walk_threads((double)h->nnz), &p));
-    if (getenv("HISP_ADD_CENSUS_CHECK")) { /* tests: one thread must agree */
+    if (hispi_hs_hook.add_census_check) { /* tests: one thread must agree */
         int64_t *q = NULL;
         hisp_status s = census_parts(ctx, h, 1, &q);
         bool same = !s && !memcmp(p, q, ((size_t)h->depth + 1) * sizeof *p);
@@ -386,23 +386,6 @@ static int leaf_pairs_per_group(int gs, int d)
     return lp;
 }
 
-/* A work-group size from the environment (a power of two, 64 to 1024, at
- * most max). */
-static int group_env(const char *name, int dflt, int max)
-{
-    const char *v = getenv(name);
-    int g = v ? atoi(v) : 0;
-    return g >= 64 && g <= 1024 && !(g & (g - 1)) && g <= max ? g : dflt;
-}
-
-/* An integer tuning knob from the environment, in [lo, hi] (else dflt). */
-static int int_env(const char *name, int dflt, int lo, int hi)
-{
-    const char *v = getenv(name);
-    int x = v && *v ? atoi(v) : dflt;
-    return x >= lo && x <= hi ? x : dflt;
-}
-
 /* The device addition of stored trees a (orientation tA) and b: mixed when
  * tA != tB. C joins a's family: its nodes are written into the family's
  * device pool after the host pool's end and stay there (a device-only
@@ -431,43 +414,26 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     hispi_kcaps kc = {0};
     if (!s) kc.max_group = ad.c->max_group, kc.simd = ad.c->simd;
     ad.gs = !s && kc.simd >= 32 && kc.max_group >= 256 ? 256 : 64;
-    const char *g = getenv("HISP_ADD_GROUP"); /* 64 or 256: tests run both everywhere */
-    if (g && (!strcmp(g, "64") || (!strcmp(g, "256") && !s && kc.max_group >= 256)))
-        ad.gs = atoi(g);
-    /* Work-group sizes on GPUs (HISP_ADD_*_GROUP override them):
+    int hg = hispi_hs_hook.add_group; /* tests run 64 and 256 everywhere */
+    if (hg == 64 || (hg == 256 && !s && kc.max_group >= 256)) ad.gs = hg;
+    /* Work-group sizes on GPUs (measured on the H100, docs/BENCHMARKS.md):
      * - hs_add_leaf: 64, one pair each. Groups of several pairs held their
      *   slots until the largest pair was done (banded on the H100: 30 % of
      *   warps active); the block scheduler balances single pairs.
-     * - the rest 256; hs_add_pair with launch bounds for 5 groups per SM.
-     * - HISP_ADD_DENSE_GROUP: hs_add_pair on the dense leaf queue alone.
-     *   1024 (fewer pairs in flight) let a dense operand's second read hit
-     *   L2, 26 % fewer DRAM bytes, but the kernel was 5 % slower.
-     * docs/BENCHMARKS.md has the measurements. */
+     * - the rest 256 (hs_add_seq at 256 beat 64); hs_add_pair with launch
+     *   bounds for 5 groups per SM (the kernel source's KERNEL_PAIR).
+     * - hs_add_pair on the dense leaf queue: 256 too. 1024 (fewer pairs in
+     *   flight) let a dense operand's second read hit L2, 26 % fewer DRAM
+     *   bytes, but the kernel was 5 % slower.
+     * On CPUs every kernel gets 64, and the leaf kernel as many pairs per
+     * group as its local memory holds. */
     bool gpu = ad.gs == 256;
-    int dmax = a->d <= 128 ? kc.max_group : ad.gs; /* d = 256: 1024 needs over 48 KiB local */
-    ad.kgs[0] = ad.kgs[2] = ad.gs;
-    ad.kgs[1] = ad.kgs[3] = group_env("HISP_ADD_SEQ_GROUP", ad.gs, ad.gs);
-    ad.kgs[4] = group_env("HISP_ADD_LEAF_GROUP", gpu ? 64 : ad.gs, ad.gs);
-    ad.kgs[5] = group_env("HISP_ADD_DENSE_GROUP", ad.gs, dmax);
-    const char *lpe = getenv("HISP_ADD_LEAF_PAIRS");
-    ad.lp = leaf_pairs_per_group(ad.kgs[4], a->d);
-    int lpmax = lpe && *lpe ? atoi(lpe) : gpu ? 1 : ad.lp;
-    while (ad.lp > 1 && ad.lp > lpmax)
-        ad.lp /= 2;
+    ad.kgs[0] = ad.kgs[1] = ad.kgs[2] = ad.kgs[3] = ad.kgs[5] = ad.gs;
+    ad.kgs[4] = gpu ? 64 : ad.gs;
+    ad.lp = gpu ? 1 : leaf_pairs_per_group(ad.kgs[4], a->d);
     uint64_t many = HISPI_ADD_MANY;
-    const char *lm = getenv("HISP_ADD_LEAF_MAX");
-    if (lm && *lm) many = strtoull(lm, NULL, 10);
+    if (hispi_hs_hook.add_leaf_max) many = hispi_hs_hook.add_leaf_max;
     if (many < HISPI_ADD_FEW) many = HISPI_ADD_FEW;
-    /* CUDA: the blocks per SM each kernel's __launch_bounds__ asks for */
-    int minb = int_env("HISP_ADD_PAIR_MINB", 5, 0, 8);
-    int leaf_minb = int_env("HISP_ADD_LEAF_MINB", 24, 0, 32); /* 1-3 % faster than none */
-    int seq_minb = int_env("HISP_ADD_SEQ_MINB", 0, 0, 8);
-    /* a leaf pair with a dense operand: written dense at once (0: as any pair) */
-    int dense_quick = int_env("HISP_ADD_DENSE_QUICK", 1, 0, 1);
-    int dense_u = int_env("HISP_ADD_DENSE_U", 4, 1, 8); /* its cells in flight per work-item */
-    int wcomb = int_env("HISP_ADD_SEQ_WCOMB", 1, 0, 1); /* hs_add_seq's 16-byte stores */
-    const char *pl = getenv("HISP_ADD_PAIR_LIST"); /* 0: inner pairs walk words (comparisons) */
-    int list = !(pl && !strcmp(pl, "0"));
     static const char *names[6] = {"hs_add_pair",    "hs_add_seq",  "hs_add_one",
                                    "hs_add_one_seq", "hs_add_leaf", "hs_add_pair"};
     for (int i = 0; i < 6 && !s; i++) {
@@ -478,11 +444,9 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
         int g = ad.kgs[i];
         snprintf(opts, sizeof opts,
                  "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
-                 "-DLP=%d -DMANY=%llu -DPAIR_MINB=%d -DPAIR_LIST=%d -DLEAF_MINB=%d -DSEQ_MINB=%d "
-                 "-DDENSE_QUICK=%d -DDENSE_U=%d -DSEQ_WCOMB=%d",
+                 "-DLP=%d -DMANY=%llu",
                  ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-                 g, ad.lp, (unsigned long long)many, g == 256 ? minb : 0, list, leaf_minb,
-                 g == 256 ? seq_minb : 0, dense_quick, dense_u, wcomb);
+                 g, ad.lp, (unsigned long long)many);
         s = hispi_add_cache_kernel(ctx, ad.c, i, names[i], opts, &ad.kern[i]);
     }
     tp[2] = hispi_now_ms();
@@ -496,12 +460,11 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     st->upload_ms = hispi_now_ms() - t0;
     uint64_t base = fam->used;
     /* room after the family's end: A's and B's bytes bound C's in practice;
-     * the pool grows on the device when they do not (HISP_ADD_POOL_BYTES
-     * sets the first room, tests); 16 bytes stay spare for CUDA's whole-node
-     * loads (hispi_pool_device) */
+     * the pool grows on the device when they do not (the test hook
+     * hispi_hs_hook.add_pool_bytes sets the first room); 16 bytes stay
+     * spare for CUDA's whole-node loads (hispi_pool_device) */
     uint64_t room = ca->bytes + cb->bytes + 4096;
-    const char *env = getenv("HISP_ADD_POOL_BYTES");
-    if (env && *env) room = strtoull(env, NULL, 10) + 16;
+    if (hispi_hs_hook.add_pool_bytes) room = hispi_hs_hook.add_pool_bytes + 16;
     if (!s) s = hispi_pool_dev_reserve(ctx, fam, hispi_round_up(base + room, 16) + 16, base);
     if (!s) cap = fam->dev_cap - 16;
     /* the kernels find zeros where they write (a dense leaf's empty cells):

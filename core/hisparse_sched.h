@@ -159,7 +159,7 @@ enum {
 #define HISPI_ADD_FEW 64
 /* Leaf pairs of more entries together go to the work-group queue
  * (HISPI_AQ_LEAF_DENSE): a segment of the leaf kernel would hold up its
- * group alone. HISP_ADD_LEAF_MAX overrides (tests). */
+ * group alone. The test hook hispi_hs_hook.add_leaf_max overrides. */
 #define HISPI_ADD_MANY 8192
 enum { HISPI_NF_ADD_PAIR = 4, HISPI_NF_ADD_SEQ = 5, HISPI_NF_ADD_ONE = 6, HISPI_NF_ADD_LEAF = 7 };
 HISPI_LOCAL void hispi_sched_add_policy(hispi_sched_policy *p);

@@ -39,11 +39,11 @@ typedef struct hispi_devobj {
 #define HISPI_VK_COUNT 16
 typedef struct {
     hispi_devobj link;
-    bool ready;             /* the fields below belong to the current backend */
-    int is_cpu, ls, gmax;   /* stage-1 work-group size, most groups */
-    int acc_double;         /* reductions accumulate in double */
+    bool ready;                    /* the fields below belong to the current backend */
+    int is_cpu, ls, gmax;          /* stage-1 work-group size, most groups */
+    int acc_double;                /* reductions accumulate in double */
     void *kern[6][HISPI_VK_COUNT]; /* by type (f32..q64) and kernel */
-    void *part, *slots;     /* partial sums; scalar and result slots */
+    void *part, *slots;            /* partial sums; scalar and result slots */
 } hispi_vstate;
 
 /* The HiSparse addition's device scratch of a context
@@ -208,14 +208,23 @@ HISPI_LOCAL hisp_status hispi_realloc(hisp_context ctx, void **p, size_t n, size
 /* Test hook: make the k-th following allocation fail (0 = off). */
 HISPI_LOCAL void hispi_alloc_fail_after(long k);
 
-/* Test hooks of HiSparse SpMV (set by the tests, never by the environment;
- * defined in core/hisparse_sched.c): cl_atomic: OpenCL on a CPU runs the
- * GPUs' atomic mapping instead of the owner one; cl_parts: the owner
- * mapping's ranges (0: 8 per compute unit; read at upload);
- * cuda_host_controller: CUDA polls the scheduler's rounds from the host
- * (compute-sanitizer racecheck cannot follow device-side launches). */
+/* Test hooks of HiSparse (set by the tests, never by the environment;
+ * defined in core/hisparse_sched.c; 0 is the default everywhere).
+ * SpMV: cl_atomic: OpenCL on a CPU runs the GPUs' atomic mapping instead of
+ * the owner one; cl_parts: the owner mapping's ranges (0: 8 per compute
+ * unit; read at upload); cuda_host_controller: CUDA polls the scheduler's
+ * rounds from the host (compute-sanitizer racecheck cannot follow
+ * device-side launches).
+ * Addition: add_group: work-group size 64 or 256 (256 only where the device
+ * allows it); add_leaf_max: leaf pairs of more entries go to the work-group
+ * kernel (instead of HISPI_ADD_MANY; at least HISPI_ADD_FEW); add_pool_bytes:
+ * the device pool's first room for C (forces regrowth); add_census_check: a
+ * census in threads is checked against one thread's; walk_threads: threads
+ * of the host's tree walks (1..16). */
 typedef struct {
     int cl_atomic, cl_parts, cuda_host_controller;
+    int add_group, add_census_check, walk_threads;
+    uint64_t add_leaf_max, add_pool_bytes;
 } hispi_hs_hooks;
 HISPI_LOCAL extern hispi_hs_hooks hispi_hs_hook;
 

@@ -32,23 +32,16 @@ typedef float real;
 #endif
 #define STORE16(p, a, b, c, d) (*(uint4 *)(p) = make_uint4((a), (b), (c), (d)))
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
-/* blocks per SM a kernel's registers must allow (0 or 1: none; an explicit
- * 1 gave hs_add_pair 72 registers instead of 62: slower) */
-#if defined(PAIR_MINB) && PAIR_MINB > 1
-#define KERNEL_PAIR extern "C" __global__ void __launch_bounds__(GS, PAIR_MINB)
+/* Blocks per SM a kernel's registers must allow, as measured on the H100
+ * (docs/BENCHMARKS.md): hs_add_pair in groups of 256 for 5; hs_add_leaf for
+ * 24, 1-3 % faster than none; hs_add_seq none (8 or 6 were slower; an
+ * explicit 1 gave hs_add_pair 72 registers instead of 62: slower). */
+#if GS == 256
+#define KERNEL_PAIR extern "C" __global__ void __launch_bounds__(GS, 5)
 #else
 #define KERNEL_PAIR KERNEL
 #endif
-#if defined(LEAF_MINB) && LEAF_MINB > 1
-#define KERNEL_LEAF extern "C" __global__ void __launch_bounds__(GS, LEAF_MINB)
-#else
-#define KERNEL_LEAF KERNEL
-#endif
-#if defined(SEQ_MINB) && SEQ_MINB > 1
-#define KERNEL_SEQ extern "C" __global__ void __launch_bounds__(GS, SEQ_MINB)
-#else
-#define KERNEL_SEQ KERNEL
-#endif
+#define KERNEL_LEAF extern "C" __global__ void __launch_bounds__(GS, 24)
 #define FN static __device__ inline
 #define GLOBAL
 #define LOCAL __shared__
@@ -80,7 +73,6 @@ typedef uchar u8;
 #define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
 #define KERNEL_PAIR KERNEL
 #define KERNEL_LEAF KERNEL
-#define KERNEL_SEQ KERNEL
 #define FN static inline
 #define GLOBAL __global
 #define LOCAL __local
@@ -104,9 +96,6 @@ enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 }; /* pair que
 #define FEW 64 /* a leaf pair of at most FEW entries together: one work-item */
 #ifndef MANY   /* more than MANY: a whole work-group (from the host: HISPI_ADD_MANY) */
 #define MANY 8192
-#endif
-#ifndef PAIR_LIST /* 0: inner pairs walk the union word by word (comparisons) */
-#define PAIR_LIST 1
 #endif
 
 /* ctrl (64-bit words), shared with core/hisparse_add.c */
@@ -490,12 +479,7 @@ FN u32 slot_of(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 w, u32 bi
  * sum, or a union too small for a dense leaf (a node that breaks the rule),
  * asks the host to redo the round checking first. The operands' bitmaps
  * and prefix counts are hs_add_pair's local arrays. */
-#ifndef DENSE_QUICK
-#define DENSE_QUICK 1
-#endif
-#ifndef DENSE_U
 #define DENSE_U 4
-#endif
 FN void cell_value(nview v, LPTR const u32 *bits, LPTR const u32 *pre, u32 c, real *x, int *in)
 {
     GLOBAL const real *q;
@@ -608,7 +592,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
     int leaf = is_leaf(a.type);
     u32 es = leaf ? ES : 8;
     int careful = (share >> 2) & 1;
-    if (DENSE_QUICK && leaf && !careful && (is_dense(a.type) || is_dense(b.type))) {
+    if (leaf && !careful && (is_dense(a.type) || is_dense(b.type))) {
         dense_sum(a, b, bA, bB, pA, pB, sc, &node_off, &ok, out, out_base, cap16, ctrl, E.slot, ca,
                   cb);
     } else {
@@ -648,7 +632,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
          * node fills a few words, which word-major gave to a few work-items in
          * turn (rmat: waits at barriers); cell-major cost more bitmap tests than
          * it saved (both measured on the H100, docs/BENCHMARKS.md). */
-        int listed = PAIR_LIST && !leaf && n <= LISTMAX;
+        int listed = !leaf && n <= LISTMAX;
         if (listed) {
             for (u32 w = w0; w < w1; w++)
                 for (u32 all = bA[w] | bB[w], o = pU[w]; all; all &= all - 1)
@@ -810,15 +794,12 @@ FN void wc_real(GLOBAL u8 *node, wcomb *c, u32 off, real v)
 #else
 #define WCOMB 0
 #endif
-#ifndef SEQ_WCOMB
-#define SEQ_WCOMB 1
-#endif
 
 /* Leaf pairs of at most FEW entries together, both COO: a work-item each,
  * a sequential merge; the group allocates its nodes with one atomic. */
-KERNEL_SEQ hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
-                      GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl,
-                      GLOBAL hs_entry *queues, u64 first, u64 count, real ca, real cb)
+KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64 baseB,
+                  GLOBAL u8 *out, u64 out_base, u64 cap16, GLOBAL u64 *ctrl, GLOBAL hs_entry *queues,
+                  u64 first, u64 count, real ca, real cb)
 {
     LOCAL u32 sc[NS * GS];
     LOCAL u64 goff;
@@ -870,7 +851,7 @@ KERNEL_SEQ hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB,
     GLOBAL u8 *node = out + (node_off - out_base);
     u32 P = dense ? 0 : coo_payload(n, ES);
     u32 i = 0, j = 0, o = 0, held = 0, last = 0;
-#if WCOMB && SEQ_WCOMB
+#if WCOMB
     if (!dense) {
         /* the header and keys through kc, the values through vc: each
          * stream's offsets increase, and they share a chunk only when the

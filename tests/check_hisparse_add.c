@@ -513,13 +513,13 @@ START_TEST(test_add_leaf_union)
 END_TEST
 
 /* Leaf pairs over the leaf kernel's limit go to the work-group kernel (a
- * limit of 100 entries here, HISP_ADD_LEAF_MAX): same results, the root
+ * limit of 100 entries here, hispi_hs_hook.add_leaf_max): same results, the root
  * pair of a one-leaf matrix included. */
 START_TEST(test_add_leaf_max)
 {
     uint64_t st = test_seed() + 5108;
     hisp_context ctx = test_context(_i), ref = ref_context();
-    setenv("HISP_ADD_LEAF_MAX", "100", 1); /* unset by the case's teardown, also on failure */
+    hispi_hs_hook.add_leaf_max = 100; /* reset by the case's teardown, also on failure */
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
         static const int ds[2] = {16, 128};
@@ -542,9 +542,12 @@ START_TEST(test_add_leaf_max)
 }
 END_TEST
 
-static void leaf_max_unset(void)
+/* The addition's test hooks back to their defaults (a checked teardown:
+ * also after a failed case). */
+static void add_hooks_reset(void)
 {
-    unsetenv("HISP_ADD_LEAF_MAX");
+    hispi_hs_hook.add_group = hispi_hs_hook.add_census_check = hispi_hs_hook.walk_threads = 0;
+    hispi_hs_hook.add_leaf_max = hispi_hs_hook.add_pool_bytes = 0;
 }
 
 /* A pool far too small: rounds are redone after growing, same result. */
@@ -553,21 +556,21 @@ START_TEST(test_add_pool_small)
     uint64_t st = test_seed() + 5104;
     hisp_context ctx = test_context(_i), ref = ref_context();
     coo a = random_coo(400, 400, 0.03, &st), b = moved_coo(&a, 10, &st);
-    setenv("HISP_ADD_POOL_BYTES", "64", 1);
+    hispi_hs_hook.add_pool_bytes = 64;
     hisp_add_stats s =
         run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 0, 0}, "small pool");
     setup tr = {16, 16, 0, 0, 1, 1, 1, 1};
     run_case(ctx, ref, HISP_F64, &a, &b, tr, "small pool, transposed");
     tr.opb = 0;
     run_case(ctx, ref, HISP_F32, &a, &b, tr, "small pool, mixed");
-    unsetenv("HISP_ADD_POOL_BYTES");
+    hispi_hs_hook.add_pool_bytes = 0;
     /* the other work-group size (256 on GPUs, 64 on CPUs) */
-    setenv("HISP_ADD_GROUP", on_device(_i) ? "256" : "64", 1);
+    hispi_hs_hook.add_group = on_device(_i) ? 256 : 64;
     run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 0, 0}, "group 256");
     run_case(ctx, ref, HISP_F32, &a, &b, (setup){128, 128, 0, 0, 1, 1, 0, 1}, "group 256, mixed");
-    setenv("HISP_ADD_GROUP", "64", 1);
+    hispi_hs_hook.add_group = 64;
     run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 1, 1}, "group 64");
-    unsetenv("HISP_ADD_GROUP");
+    hispi_hs_hook.add_group = 0;
     if (on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
     coo_free(&a);
     coo_free(&b);
@@ -607,16 +610,16 @@ START_TEST(test_add_shared_family)
 }
 END_TEST
 
-/* The host's walks in threads (HISP_WALK_THREADS=3; by default only trees
- * of over 2e5 entries or nodes get them): the census must agree with one
- * thread's (HISP_ADD_CENSUS_CHECK), and the shared subtrees found (A's
+/* The host's walks in threads (hispi_hs_hook.walk_threads = 3; by default
+ * only trees of over 2e5 entries or nodes get them): the census must agree
+ * with one thread's (hispi_hs_hook.add_census_check), and the shared subtrees found (A's
  * leaves that B lacks) must be as many as one thread finds; C outlives A
  * and B (run_case destroys them before reading C), so each shared node
  * got its reference. */
 START_TEST(test_add_walk_threads)
 {
     uint64_t st = test_seed() + 5107;
-    setenv("HISP_ADD_CENSUS_CHECK", "1", 1);
+    hispi_hs_hook.add_census_check = 1;
     hisp_context ctx = test_context(_i), ref = ref_context();
     static const int ds[2] = {4, 16};
     for (int di = 0; di < 2; di++) {
@@ -624,7 +627,7 @@ START_TEST(test_add_walk_threads)
         coo b = moved_coo(&a, 10, &st);
         int64_t shared[2];
         for (int k = 0; k < 2; k++) {
-            setenv("HISP_WALK_THREADS", k ? "1" : "3", 1);
+            hispi_hs_hook.walk_threads = k ? 1 : 3;
             char what[64];
             snprintf(what, sizeof what, "d=%d, walks in %d threads", ds[di], k ? 1 : 3);
             setup su = {ds[di], ds[di], 0, 0, 1, 1, 0, 0};
@@ -637,8 +640,7 @@ START_TEST(test_add_walk_threads)
         coo_free(&a);
         coo_free(&b);
     }
-    unsetenv("HISP_WALK_THREADS");
-    unsetenv("HISP_ADD_CENSUS_CHECK");
+    hispi_hs_hook.walk_threads = hispi_hs_hook.add_census_check = 0;
     hisp_context_destroy(&ctx);
     hisp_context_destroy(&ref);
 }
@@ -688,7 +690,7 @@ START_TEST(test_add_out_of_memory)
 {
     extern void hispi_alloc_fail_after(long);
     uint64_t st = test_seed() + 5111;
-    setenv("HISP_WALK_THREADS", "3", 1);
+    hispi_hs_hook.walk_threads = 3;
     family f = family_open(_i, &st, 200, 240, 0.05, 6, 8);
     hisp_context ctx = f.ctx;
     hisp_hisparse_profile p0, p;
@@ -715,7 +717,7 @@ START_TEST(test_add_out_of_memory)
     }
     ck_assert_msg(ok, "target %d: no addition succeeded", _i);
     ck_assert_int_gt(k, 1); /* at least one allocation failed first */
-    unsetenv("HISP_WALK_THREADS");
+    hispi_hs_hook.walk_threads = 0;
     family_close(&f);
 }
 END_TEST
@@ -792,6 +794,7 @@ Suite *suite_hisparse_add(void)
     int n = test_targets(&t);
     TCase *tc = tcase_create("targets");
     tcase_set_timeout(tc, 600);
+    tcase_add_checked_fixture(tc, NULL, add_hooks_reset);
     tcase_add_loop_test(tc, test_add_random, 0, n);
     tcase_add_loop_test(tc, test_add_transposes, 0, n);
     tcase_add_loop_test(tc, test_add_complex_d256, 0, n);
@@ -806,7 +809,7 @@ Suite *suite_hisparse_add(void)
     suite_add_tcase(s, tc);
     TCase *lm = tcase_create("leaf-max");
     tcase_set_timeout(lm, 600);
-    tcase_add_checked_fixture(lm, NULL, leaf_max_unset);
+    tcase_add_checked_fixture(lm, NULL, add_hooks_reset);
     tcase_add_loop_test(lm, test_add_leaf_max, 0, n);
     suite_add_tcase(s, lm);
     TCase *rtc = tcase_create("nvrtc");

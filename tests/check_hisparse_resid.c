@@ -256,7 +256,7 @@ START_TEST(test_resid_device_oom)
                 Br = make(ref, &b, d), Cr = NULL, Dr = NULL, C = NULL;
     CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
     CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, Br, &Dr));
-    setenv("HISP_ADD_POOL_BYTES", "256", 1);
+    hispi_hs_hook.add_pool_bytes = 256;
     int failed = 0;
     for (int step = 0; step < 2; step++) { /* C = A + B, then D = C + B (C device-only) */
         bool ok = false;
@@ -282,7 +282,7 @@ START_TEST(test_resid_device_oom)
         }
         ck_assert_msg(ok, "step %d: no addition succeeded", step);
     }
-    unsetenv("HISP_ADD_POOL_BYTES");
+    hispi_hs_hook.add_pool_bytes = 0;
     ck_assert_int_ge(failed, 2); /* the first upload and a growth at least */
     same(ctx, A, ref, Ar, "A after the failures");
     same(ctx, B, ref, Br, "B after the failures");
