@@ -389,6 +389,80 @@ START_TEST(spmv_keeps_matrix)
 }
 END_TEST
 
+/* The compound path (complex entries: the default variant's layout is built
+ * from CSR) and the calls that read a CSR form leave a COO matrix as it is. */
+START_TEST(compound_keeps_matrix)
+{
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    uint64_t st = test_seed();
+    for (int i = 0; i < nt; i++) {
+        hisp_context ctx = test_context(i);
+        bool f64 = real_type(ctx) == HISP_F64;
+        hisp_type t = f64 ? HISP_C64 : HISP_C32, rt = f64 ? HISP_F64 : HISP_F32;
+        enum { M = 31, K = 150 };
+        int32_t r[K], c[K];
+        unsigned char v[K * 16], xh[M * 16], yh[M * 16];
+        static double dre[M][M], dim[M][M];
+        memset(dre, 0, sizeof dre);
+        memset(dim, 0, sizeof dim);
+        for (int k = 0; k < K; k++) {
+            int j = k % 4 == 3 ? (int)(test_rand(&st) % (uint64_t)k) : -1; /* duplicates */
+            r[k] = j >= 0 ? r[j] : (int32_t)(test_rand(&st) % M);
+            c[k] = j >= 0 ? c[j] : (int32_t)(test_rand(&st) % M);
+            put(rt, v, 2 * k, test_uniform(&st));
+            put(rt, v, 2 * k + 1, test_uniform(&st));
+            dre[r[k]][c[k]] += get(rt, v, 2 * k);
+            dim[r[k]][c[k]] += get(rt, v, 2 * k + 1);
+        }
+        for (int q = 0; q < 2 * M; q++)
+            put(rt, xh, q, test_uniform(&st));
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_create_coo(ctx, t, M, M, K, r, c, v, &A));
+        snapshot s;
+        take(A, ctx, &s);
+        uint64_t bytes = 0;
+        CK_OK(ctx, hisp_matrix_layout_bytes(A, HISP_OUTER_CSR, &bytes));
+        same(A, ctx, &s, "layout bytes");
+        char key[512];
+        CK_OK(ctx, hisp_tune_plan_key(ctx, A, key, sizeof key));
+        same(A, ctx, &s, "plan key");
+        hisp_vector x = NULL, y = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, t, M, &x));
+        CK_OK(ctx, hisp_vector_create(ctx, t, M, &y));
+        CK_OK(ctx, hisp_vector_write(x, xh));
+        double one = 1, zero = 0;
+        float onef = 1, zerof = 0;
+        const void *pa = f64 ? (const void *)&one : (const void *)&onef;
+        const void *pb = f64 ? (const void *)&zero : (const void *)&zerof;
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, pa, A, x, pb, y));
+        same(A, ctx, &s, "compound SpMV");
+        CK_OK(ctx, hisp_vector_read(y, yh));
+        double got[2 * M], want[2 * M];
+        for (int a = 0; a < M; a++) {
+            double re = 0, im = 0;
+            for (int b = 0; b < M; b++) {
+                double xr = get(rt, xh, 2 * b), xi = get(rt, xh, 2 * b + 1);
+                re += dre[a][b] * xr - dim[a][b] * xi;
+                im += dre[a][b] * xi + dim[a][b] * xr;
+            }
+            want[2 * a] = re;
+            want[2 * a + 1] = im;
+            got[2 * a] = get(rt, yh, 2 * a);
+            got[2 * a + 1] = get(rt, yh, 2 * a + 1);
+        }
+        double err = test_rel_error(HISP_F64, got, want, 2 * M);
+        ck_assert_msg(err < (f64 ? 1e-12 : 1e-5), "%s: complex product off by %g", tg[i].label,
+                      err);
+        drop(&s);
+        hisp_vector_destroy(&x);
+        hisp_vector_destroy(&y);
+        hisp_matrix_destroy(&A);
+        hisp_context_destroy(&ctx);
+    }
+}
+END_TEST
+
 Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
@@ -398,6 +472,7 @@ Suite *suite_transfer(void)
     tcase_add_test(tc, csr_chain_moves_nothing);
     tcase_add_test(tc, hisparse_chain_moves_nothing);
     tcase_add_test(tc, spmv_keeps_matrix);
+    tcase_add_test(tc, compound_keeps_matrix);
     suite_add_tcase(s, tc);
     return s;
 }
