@@ -68,7 +68,7 @@ static const char help[] =
     "  --help               this text\n"
     "\n" CLI_TRANSFERS_HELP "Here only what the caller's contexts moved (the vectors' device with\n"
     "--resident): the plan's per-device contexts, which send the parts, x and the\n"
-    "partial results, are not visible (\"covers\" says so). --mpi reports none.\n"
+    "partial results, are not visible (\"covers\" says so).\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 input error, 3 backend or device error,\n"
     "5 --check above tolerance.\n";
@@ -351,12 +351,6 @@ static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
     if (o->resident) cli_print_transfers("transfers ", xfer); /* the vectors' device */
     if (o->out) printf("wrote       %s\n", o->out);
 }
-
-/* What "transfers" of hisp mspmv covers: the plan's per-device contexts
- * are not reachable through the public API. */
-#define MSPMV_XFER_COVERS                                                                          \
-    "the caller's contexts only (the vectors' device with --resident); the plan's per-device "     \
-    "contexts (parts, x and partial results) are not visible"
 
 static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
                        const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,

@@ -30,6 +30,12 @@ typedef struct {
     bool fit;        /* --row-cost auto */
 } mspmv_opts;
 
+/* What "transfers" of hisp mspmv covers: the plan's per-device contexts
+ * are not reachable through the public API. */
+#define MSPMV_XFER_COVERS                                                                          \
+    "the caller's contexts only (the vectors' device with --resident, rank 0's with --mpi); the "  \
+    "plan's per-device contexts (parts, x and partial results) are not visible"
+
 /* The device list of a plan: `devices` entries cycling over the backend's
  * devices (AUTO: CUDA, then OpenCL, then the reference backend, the first
  * with a device). *shared is set when entries repeat a device. Prints on

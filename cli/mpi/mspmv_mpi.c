@@ -371,6 +371,9 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
                 json_bool(&j, "ok", rel <= tol);
                 json_object_end(&j);
             }
+            hisp_transfer_stats xfer = {0};
+            cli_transfers_add(ctx, &xfer);
+            json_transfers(&j, &xfer, MSPMV_XFER_COVERS);
             json_object_end(&j);
             json_finish(&j);
         } else if (!rc) {
