@@ -67,35 +67,6 @@ static bool device_only(hisp_matrix M)
     return h && h->root && hispi_pool_region_of(h->pool, HISPI_REF_OFF(h->root));
 }
 
-/* M (in ctx) equals R (in ref): its host copy read through a CSR duplicate. */
-static void same(hisp_context ctx, hisp_matrix M, hisp_context ref, hisp_matrix R, const char *what)
-{
-    hisp_matrix c = NULL, r = NULL;
-    CK_OK(ctx, hisp_matrix_duplicate(M, HISP_FORMAT_CSR, &c));
-    CK_OK(ref, hisp_matrix_duplicate(R, HISP_FORMAT_CSR, &r));
-    hisp_matrix_info ic, ir;
-    CK_OK(ctx, hisp_matrix_get_info(c, &ic));
-    CK_OK(ref, hisp_matrix_get_info(r, &ir));
-    ck_assert_msg(ic.nrows == ir.nrows && ic.ncols == ir.ncols && ic.nnz == ir.nnz,
-                  "%s: %lld x %lld (%lld) vs %lld x %lld (%lld)", what, (long long)ic.nrows,
-                  (long long)ic.ncols, (long long)ic.nnz, (long long)ir.nrows, (long long)ir.ncols,
-                  (long long)ir.nnz);
-    const int64_t *pc, *pr;
-    const int32_t *jc, *jr;
-    const void *vc, *vr;
-    CK_OK(ctx, hisp_matrix_host_arrays(c, &pc, NULL, &jc, &vc));
-    CK_OK(ref, hisp_matrix_host_arrays(r, &pr, NULL, &jr, &vr));
-    for (int64_t i = 0; i <= ic.nrows; i++)
-        ck_assert_msg(pc[i] == pr[i], "%s: row pointer %lld", what, (long long)i);
-    for (int64_t k = 0; k < ic.nnz; k++) {
-        double x = ((const double *)vc)[k], y = ((const double *)vr)[k];
-        ck_assert_msg(jc[k] == jr[k], "%s: column of entry %lld", what, (long long)k);
-        ck_assert_msg(fabs(x - y) <= 1e-12 * (1 + fabs(y)), "%s: %g vs %g", what, x, y);
-    }
-    hisp_matrix_destroy(&c);
-    hisp_matrix_destroy(&r);
-}
-
 static bool on_device(int i)
 {
     const test_target *t;
@@ -120,13 +91,13 @@ static void chain(hisp_context ctx, hisp_matrix *m, int n, uint64_t seed, hisp_c
 {
     CK_OK(ctx, hisp_matrix_add(HISP_OP_N, m[A_], HISP_OP_N, m[B_], &m[C_]));
     if (dev) ck_assert_msg(device_only(m[C_]), "C's tree should stay on the device");
-    if (check && r) same(ctx, m[C_], ref, r[C_], names[C_]);
+    if (check && r) test_same_matrix(ctx, m[C_], ref, r[C_], names[C_]);
     CK_OK(ctx, hisp_matrix_add(HISP_OP_N, m[C_], HISP_OP_N, m[B_], &m[D_]));
     if (dev) ck_assert(device_only(m[D_]));
-    if (check && r) same(ctx, m[D_], ref, r[D_], names[D_]);
+    if (check && r) test_same_matrix(ctx, m[D_], ref, r[D_], names[D_]);
     CK_OK(ctx, hisp_matrix_add(HISP_OP_T, m[D_], HISP_OP_T, m[C_], &m[E_]));
     if (dev) ck_assert(device_only(m[E_]));
-    if (check && r) same(ctx, m[E_], ref, r[E_], names[E_]);
+    if (check && r) test_same_matrix(ctx, m[E_], ref, r[E_], names[E_]);
     /* an edit (its paths cross D's device-only nodes: the family's host copy
      * brought up to date) */
     int32_t er[24], ec[24];
@@ -141,16 +112,16 @@ static void chain(hisp_context ctx, hisp_matrix *m, int n, uint64_t seed, hisp_c
     }
     hisp_edit_stats es;
     CK_OK(ctx, hisp_matrix_edit(m[D_], 24, er, ec, ev, rm, &m[F_], &es));
-    if (check && r) same(ctx, m[F_], ref, r[F_], names[F_]);
+    if (check && r) test_same_matrix(ctx, m[F_], ref, r[F_], names[F_]);
     /* a duplicate, scaled: E's tree shared, still on the device */
     CK_OK(ctx, hisp_matrix_duplicate(m[E_], HISP_FORMAT_HISPARSE, &m[G_]));
     double s = -0.625;
     CK_OK(ctx, hisp_matrix_scale(m[G_], &s));
-    if (check && r) same(ctx, m[G_], ref, r[G_], names[G_]);
+    if (check && r) test_same_matrix(ctx, m[G_], ref, r[G_], names[G_]);
     /* mixed orientations: D^T copied transposed on the device */
     CK_OK(ctx, hisp_matrix_add(HISP_OP_N, m[C_], HISP_OP_T, m[D_], &m[H_]));
     if (dev) ck_assert(device_only(m[H_]));
-    if (check && r) same(ctx, m[H_], ref, r[H_], names[H_]);
+    if (check && r) test_same_matrix(ctx, m[H_], ref, r[H_], names[H_]);
 }
 
 START_TEST(test_resid_chain)
@@ -174,7 +145,7 @@ START_TEST(test_resid_chain)
         char what[80];
         for (int k = D_; k < NM; k++) {
             snprintf(what, sizeof what, "%s (%s)", names[k], check ? "checked each" : "at the end");
-            same(ctx, m[k], ref, r[k], what);
+            test_same_matrix(ctx, m[k], ref, r[k], what);
         }
         for (int k = 0; k < NM; k++) {
             hisp_matrix_destroy(&m[k]);
@@ -213,10 +184,10 @@ START_TEST(test_resid_destroy_orders)
         } else if (order == 1) { /* newest first */
             hisp_matrix_destroy(&D);
             hisp_matrix_destroy(&C);
-            same(ctx, C2, ref, Rr, "a duplicate of C after C and D went");
+            test_same_matrix(ctx, C2, ref, Rr, "a duplicate of C after C and D went");
             hisp_matrix_destroy(&C2);
         } else { /* C's duplicate read on the host while D lives */
-            same(ctx, C2, ref, Rr, "a duplicate of C");
+            test_same_matrix(ctx, C2, ref, Rr, "a duplicate of C");
             hisp_matrix_destroy(&C2);
             hisp_matrix_destroy(&C);
             hisp_matrix_destroy(&D);
@@ -226,7 +197,7 @@ START_TEST(test_resid_destroy_orders)
                       order, (unsigned long long)A->hs->pool->used, (unsigned long long)used0);
         ck_assert_uint_eq(A->hs->pool->nreg, 0);
     }
-    same(ctx, A, ref, Ar, "A after its sums went");
+    test_same_matrix(ctx, A, ref, Ar, "A after its sums went");
     hisp_matrix *ms[] = {&A, &B, &Ar, &Br, &Rr};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         hisp_matrix_destroy(ms[i]);
@@ -268,7 +239,8 @@ START_TEST(test_resid_device_oom)
             hispi_pool_dev_fail_after(0);
             if (s == HISP_SUCCESS) {
                 ok = true;
-                same(ctx, R, ref, step ? Dr : Cr, step ? "D after failures" : "C after failures");
+                test_same_matrix(ctx, R, ref, step ? Dr : Cr,
+                                 step ? "D after failures" : "C after failures");
                 if (step)
                     hisp_matrix_destroy(&R);
                 else
@@ -284,9 +256,9 @@ START_TEST(test_resid_device_oom)
     }
     hispi_hs_hook.add_pool_bytes = 0;
     ck_assert_int_ge(failed, 2); /* the first upload and a growth at least */
-    same(ctx, A, ref, Ar, "A after the failures");
-    same(ctx, B, ref, Br, "B after the failures");
-    same(ctx, C, ref, Cr, "C after the failures");
+    test_same_matrix(ctx, A, ref, Ar, "A after the failures");
+    test_same_matrix(ctx, B, ref, Br, "B after the failures");
+    test_same_matrix(ctx, C, ref, Cr, "C after the failures");
     hisp_matrix *ms[] = {&A, &B, &C, &Ar, &Br, &Cr, &Dr};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         hisp_matrix_destroy(ms[i]);
@@ -501,7 +473,7 @@ START_TEST(test_resid_repeat_scratch)
             }
             ck_assert(device_only(C));
             if (k == 2) root_count_kept(ctx, C);
-            same(ctx, C, ref, R, mixed ? "A + B^T, repeated" : "A + B, repeated");
+            test_same_matrix(ctx, C, ref, R, mixed ? "A + B^T, repeated" : "A + B, repeated");
             hisp_matrix_destroy(&C);
         }
         hisp_matrix_destroy(&R);
@@ -517,7 +489,7 @@ START_TEST(test_resid_repeat_scratch)
     }
     ck_assert_msg(cnt.allocs <= 3, "a chain of 7 additions: %ld device allocations", cnt.allocs);
     root_count_kept(ctx, C[7]);
-    same(ctx, C[7], ref, Cr[7], "the chain's last sum");
+    test_same_matrix(ctx, C[7], ref, Cr[7], "the chain's last sum");
     for (int k = 0; k < 8; k++) {
         hisp_matrix_destroy(&C[k]);
         hisp_matrix_destroy(&Cr[k]);
@@ -556,8 +528,8 @@ START_TEST(test_resid_backend_switch)
     CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
     ck_assert(!device_only(C) && !device_only(D));
     ck_assert_ptr_null(C->hs->pool->dev);
-    same(ctx, C, ref, Cr, "C after the switch");
-    same(ctx, D, ref, Dr, "D after the switch");
+    test_same_matrix(ctx, C, ref, Cr, "C after the switch");
+    test_same_matrix(ctx, D, ref, Dr, "D after the switch");
     hisp_matrix *ms[] = {&A, &B, &C, &D, &Ar, &Br, &Cr, &Dr};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         hisp_matrix_destroy(ms[i]);
@@ -719,11 +691,11 @@ START_TEST(test_resid_edit)
     spmv_same(ctx, E, ref, Er, HISP_OP_N, n, &st, "E = edit(D) + B");
     if (dev) ck_assert(device_only(D) && device_only(E)); /* SpMVs read nothing back */
     /* the host reads them: the ranges brought up to date */
-    same(ctx, D, ref, Dr, "D = edit(C)");
-    same(ctx, C, ref, Cr, "C after D");
-    same(ctx, G, ref, Gr, "G = -1.375 dup(D)^T");
-    same(ctx, E, ref, Er, "E = edit(D) + B");
-    same(ctx, F, ref, Fr, "F = edit(D)");
+    test_same_matrix(ctx, D, ref, Dr, "D = edit(C)");
+    test_same_matrix(ctx, C, ref, Cr, "C after D");
+    test_same_matrix(ctx, G, ref, Gr, "G = -1.375 dup(D)^T");
+    test_same_matrix(ctx, E, ref, Er, "E = edit(D) + B");
+    test_same_matrix(ctx, F, ref, Fr, "F = edit(D)");
     ck_assert_uint_eq(C->hs->pool->nreg, 0);
     ck_assert_uint_eq(C->hs->pool->nhv, 0);
     hisp_matrix *ms[] = {&A, &B, &C, &D, &E, &F, &G, &Ar, &Br, &Cr, &Dr, &Er, &Fr, &Gr};
@@ -788,7 +760,7 @@ START_TEST(test_resid_edit_destroy)
             spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D after A, B and C went");
         }
         if (order == 2) {
-            same(ctx, D, ref, Dr, "D after A, B and C went");
+            test_same_matrix(ctx, D, ref, Dr, "D after A, B and C went");
             hisp_matrix_destroy(&D);
             continue;
         }
@@ -798,7 +770,7 @@ START_TEST(test_resid_edit_destroy)
         ck_assert_uint_eq(A->hs->pool->nreg, 0);
         ck_assert_uint_eq(A->hs->pool->nhv, 0);
     }
-    same(ctx, A, ref, Ar, "A after its sums and edits went");
+    test_same_matrix(ctx, A, ref, Ar, "A after its sums and edits went");
     hisp_matrix *ms[] = {&A, &B, &Ar, &Br, &Cr, &Dr};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         hisp_matrix_destroy(ms[i]);
@@ -855,8 +827,8 @@ START_TEST(test_resid_edit_oom)
     hisp_matrix D = edited(ctx, C, &ch, NULL);
     spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D after a failed edit");
     spmv_same(ctx, kept[0], ref, Dr, HISP_OP_T, n, &st, "an earlier D");
-    same(ctx, D, ref, Dr, "D after a failed edit");
-    same(ctx, C, ref, Cr, "C after a failed edit");
+    test_same_matrix(ctx, D, ref, Dr, "D after a failed edit");
+    test_same_matrix(ctx, C, ref, Cr, "C after a failed edit");
     for (int i = 0; i < 64; i++)
         hisp_matrix_destroy(&kept[i]);
     hisp_matrix *ms[] = {&A, &B, &C, &D, &Ar, &Br, &Cr, &Dr};

@@ -286,3 +286,37 @@ void test_fix_checksums(unsigned char *f, size_t size)
     h = fnv(f, 88);
     memcpy(f + 88, &h, 8);
 }
+
+void test_same_matrix(hisp_context cm, hisp_matrix M, hisp_context cr, hisp_matrix R,
+                      const char *what)
+{
+    hisp_matrix c = NULL, r = NULL;
+    CK_OK(cm, hisp_matrix_duplicate(M, HISP_FORMAT_CSR, &c));
+    CK_OK(cr, hisp_matrix_duplicate(R, HISP_FORMAT_CSR, &r));
+    hisp_matrix_info ic, ir;
+    CK_OK(cm, hisp_matrix_get_info(c, &ic));
+    CK_OK(cr, hisp_matrix_get_info(r, &ir));
+    ck_assert_msg(ic.nrows == ir.nrows && ic.ncols == ir.ncols && ic.nnz == ir.nnz,
+                  "%s: %lld x %lld (%lld) vs %lld x %lld (%lld)", what, (long long)ic.nrows,
+                  (long long)ic.ncols, (long long)ic.nnz, (long long)ir.nrows, (long long)ir.ncols,
+                  (long long)ir.nnz);
+    const int64_t *pc, *pr;
+    const int32_t *jc, *jr;
+    const void *vc, *vr;
+    CK_OK(cm, hisp_matrix_host_arrays(c, &pc, NULL, &jc, &vc));
+    CK_OK(cr, hisp_matrix_host_arrays(r, &pr, NULL, &jr, &vr));
+    int f32 = ic.type == HISP_F32 || ic.type == HISP_C32;
+    int nc = hisp_type_components(ic.type);
+    for (int64_t i = 0; i <= ic.nrows; i++)
+        ck_assert_msg(pc[i] == pr[i], "%s: row pointer %lld", what, (long long)i);
+    for (int64_t k = 0; k < ic.nnz; k++)
+        ck_assert_msg(jc[k] == jr[k], "%s: column of entry %lld", what, (long long)k);
+    for (int64_t k = 0; k < ic.nnz * nc; k++) {
+        double x = f32 ? ((const float *)vc)[k] : ((const double *)vc)[k];
+        double y = f32 ? ((const float *)vr)[k] : ((const double *)vr)[k];
+        ck_assert_msg(fabs(x - y) <= (f32 ? 1e-5 : 1e-12) * (1 + fabs(y)), "%s: %g vs %g", what, x,
+                      y);
+    }
+    hisp_matrix_destroy(&c);
+    hisp_matrix_destroy(&r);
+}

@@ -84,6 +84,11 @@ long long test_json_int(const char *text, const char *key);
 /* Path of a file in ../shared/matrices (or $HISP_MATRICES), NULL if absent. */
 const char *test_matrix_dir(void);
 
+/* M (a matrix of context cm) holds the entries of R (of context cr): their
+ * CSR duplicates have the same pointers and columns and values within 1e-5
+ * (f32, c32) or 1e-12 relative (ck_assert otherwise; what names the case). */
+void test_same_matrix(hisp_context cm, hisp_matrix M, hisp_context cr, hisp_matrix R,
+                      const char *what);
 /* The bytes of A saved as a .hisp file (malloc'd; *size set). */
 unsigned char *test_saved_bytes(hisp_context ctx, hisp_matrix A, size_t *size);
 /* Recompute both checksums of a .hisp image (docs/FORMAT.md: FNV-1a) so
