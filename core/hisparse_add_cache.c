@@ -95,15 +95,7 @@ static hisp_status grow(hisp_context ctx, void **buf, uint64_t *cap, uint64_t by
     if (*buf) ctx->ops->buf_free(ctx->be, *buf);
     *buf = NULL;
     *cap = 0;
-    hisp_status s = hispi_dev_alloc(ctx, want, buf);
-    if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && want > bytes) {
-        hispi_clear_error(ctx);
-        want = bytes;
-        s = hispi_dev_alloc(ctx, want, buf);
-    }
-    HISPI_TRY(s);
-    *cap = want;
-    return HISP_SUCCESS;
+    return hispi_dev_alloc_room(ctx, bytes, want, buf, cap);
 }
 
 hisp_status hispi_add_cache_queues(hisp_context ctx, hispi_astate *c, uint64_t bytes)

@@ -35,6 +35,20 @@ hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf)
     return ctx->ops->buf_alloc(ctx, ctx->be, (size_t)bytes, buf);
 }
 
+hisp_status hispi_dev_alloc_room(hisp_context ctx, uint64_t need, uint64_t room, void **buf,
+                                 uint64_t *cap)
+{
+    hisp_status s = hispi_dev_alloc(ctx, room, buf);
+    if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && room > need) {
+        hispi_clear_error(ctx);
+        room = need;
+        s = hispi_dev_alloc(ctx, room, buf);
+    }
+    HISPI_TRY(s);
+    *cap = room;
+    return HISP_SUCCESS;
+}
+
 /* The device bytes a move keeps: the valid ones and the device-only ranges
  * (they may lie past the watermark). */
 static uint64_t dev_keep(const hispi_pool *p)
@@ -55,15 +69,10 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
     if (p->dev && need > p->dev_cap) {
         /* grow with room for later additions; the valid bytes move on the
          * device, never through the host */
-        uint64_t cap = need + need / 2;
+        uint64_t cap = 0;
         void *nb = NULL;
-        hisp_status s = hispi_dev_alloc(ctx, cap, &nb);
-        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && cap > need) {
-            hispi_clear_error(ctx);
-            cap = need;
-            s = hispi_dev_alloc(ctx, cap, &nb);
-        }
-        HISPI_TRY(s);
+        HISPI_TRY(hispi_dev_alloc_room(ctx, need, need + need / 2, &nb, &cap));
+        hisp_status s = HISP_SUCCESS;
         uint64_t keep = dev_keep(p);
         if (keep && o->buf_copy)
             s = o->buf_copy(ctx, ctx->be, nb, p->dev, (size_t)keep);
@@ -116,15 +125,11 @@ hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t nee
 {
     const hisp_backend_ops *o = ctx->ops;
     if (need <= p->dev_cap) return HISP_SUCCESS;
-    uint64_t cap = hispi_round_up(need + need / 2, 16);
+    uint64_t cap = 0;
     void *nb = NULL;
-    hisp_status s = hispi_dev_alloc(ctx, cap, &nb);
-    if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
-        hispi_clear_error(ctx);
-        cap = hispi_round_up(need, 16);
-        s = hispi_dev_alloc(ctx, cap, &nb);
-    }
-    HISPI_TRY(s);
+    HISPI_TRY(hispi_dev_alloc_room(ctx, hispi_round_up(need, 16),
+                                   hispi_round_up(need + need / 2, 16), &nb, &cap));
+    hisp_status s;
     uint64_t k = dev_keep(p);
     if (keep > k) k = keep;
     s = o->buf_zero(ctx, ctx->be, nb, (size_t)k, (size_t)(cap - k));

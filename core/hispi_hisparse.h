@@ -210,6 +210,11 @@ HISPI_LOCAL hisp_status hispi_pool_region_edit(hisp_context ctx, hispi_pool *p, 
 HISPI_LOCAL void hispi_pool_dev_fail_after(long k);
 /* A device buffer on ctx's backend through that hook (uninitialised). */
 HISPI_LOCAL hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf);
+/* A device buffer of `room` bytes, or of `need` (<= room) when room does not
+ * fit: *cap gets the size obtained. Growth with headroom that still works
+ * close to the device's limit. */
+HISPI_LOCAL hisp_status hispi_dev_alloc_room(hisp_context ctx, uint64_t need, uint64_t room,
+                                             void **buf, uint64_t *cap);
 
 /* ---- the addition's scratch of a context (core/hisparse_add_cache.c) ----
  * Kept across calls in ctx->addc: the device's work-group limits, the
