@@ -1056,6 +1056,156 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
                                                               size_t size);
 /* ==== end of compound entries ============================================ */
 
+/* ==== Iterative solvers ======================================================
+ *
+ * Krylov methods that run where the matrix and vectors are (the context's
+ * backend): every vector operation is one of the vector-algebra kernels
+ * above and every product one hisp_spmv, so nothing but a few scalars
+ * crosses to the host per iteration.
+ *
+ *   CG        A symmetric / Hermitian positive definite (f32, f64, c32, c64,
+ *             q32, q64 with A quaternion-Hermitian: A_ji = conj(A_ij));
+ *   BICGSTAB  square A (real, complex, quaternion);
+ *   GMRES     restarted GMRES(m), square A (real, complex, quaternion);
+ *             modified Gram-Schmidt, Givens rotations;
+ *   LSQR      min ||A x - b||^2 + damp^2 ||x||^2 for rectangular A (Paige and
+ *             Saunders; f32, f64 and the formats with op = T: CSR, HiSparse
+ *             without forming A^T).
+ * Preconditioners: none, or Jacobi: diag(A)^-1 (LSQR: the column norms,
+ * x = D y). For b3x3 matrices Jacobi is block-Jacobi with the inverses of
+ * the 3x3 diagonal blocks. A zero (singular) diagonal entry or block is
+ * HISP_ERR_INVALID_ARGUMENT naming the row.
+ *
+ * Convergence: ||r_k|| <= max(rtol * ||b||, atol), r_k = b - A x_k as the
+ * method's recurrence carries it (LSQR: ||A^T r_k|| <= max(rtol * ||A^T b||,
+ * atol), its normal-equation residual). CG and BiCGSTAB keep their scalars
+ * and residual norms on the device and read the norms at checks, in one
+ * copy: the loop does not wait for the host in between. The first check
+ * comes after one iteration; the distance to the next doubles up to the
+ * check interval (default 8) but never goes past the iteration the
+ * residual's rate of decrease predicts for convergence, so a solve rarely
+ * runs more than an iteration or two past the first iterate that meets the
+ * tolerance; it stops at the first check that finds the residual below it.
+ * The monitor sees every iteration. Interval 1 checks (and waits) every
+ * iteration. GMRES and LSQR need their scalars on the host every iteration
+ * (Givens rotations, LSQR's recurrences) and check every iteration.
+ *
+ * Failures found at a check (breakdown, an indefinite matrix in CG, NaN or
+ * Inf) return x as it was at the previous check (a copy kept on the device),
+ * with the iterations of that x. hisp_solver_solve returns HISP_SUCCESS
+ * whenever the solve ran, converged or not: the reason is in the info.
+ * Errors (bad arguments, out of memory, a device failure) are statuses; x
+ * then holds the initial guess or the last checked iterate. */
+
+typedef struct hisp_solver_s *hisp_solver;
+
+typedef enum {
+    HISP_SOLVER_CG = 0,
+    HISP_SOLVER_BICGSTAB,
+    HISP_SOLVER_GMRES,
+    HISP_SOLVER_LSQR,
+    HISP_SOLVER_COUNT
+} hisp_solver_method;
+
+typedef enum { HISP_PRECOND_NONE = 0, HISP_PRECOND_JACOBI, HISP_PRECOND_COUNT } hisp_precond;
+
+typedef enum {
+    HISP_STOP_CONVERGED = 0,  /* the tolerance was met (b = 0: x = 0 at once) */
+    HISP_STOP_MAX_ITERATIONS, /* the iteration limit came first */
+    HISP_STOP_BREAKDOWN,      /* a recurrence divided by zero (BiCGSTAB rho or omega,
+                                 GMRES a zero Krylov space, LSQR alpha) */
+    HISP_STOP_INDEFINITE,     /* CG found p^H A p <= 0: A is not positive definite */
+    HISP_STOP_NAN,            /* NaN or Inf in b, x0, A x0 or a residual */
+    HISP_STOP_MONITOR,        /* the monitor asked to stop */
+    HISP_STOP_COUNT
+} hisp_stop_reason;
+
+typedef struct {
+    hisp_stop_reason reason;
+    int converged;              /* reason == HISP_STOP_CONVERGED */
+    int64_t iterations;         /* iterations that made the returned x */
+    double residual_norm;       /* the method's ||r|| of that x (LSQR: ||A^T r||) */
+    double rhs_norm;            /* ||b|| (LSQR: ||A^T b||) */
+    double relative_residual;   /* residual_norm / rhs_norm (0 when b = 0) */
+    double ms;                  /* wall time of the solve (setup included) */
+    double setup_ms;            /* of which: preconditioner and work vectors */
+} hisp_solve_info;
+
+/* Called at each check for every iteration since the last: iteration k
+ * (0: the initial residual) and its residual norms. Return nonzero to stop
+ * (HISP_STOP_MONITOR). */
+typedef int (*hisp_solver_monitor)(void *user, int64_t iteration, double residual_norm,
+                                   double relative_residual);
+
+HISP_API const char *hisp_solver_method_name(hisp_solver_method m);
+HISP_API HISP_NODISCARD hisp_status hisp_solver_method_from_name(const char *name,
+                                                                 hisp_solver_method *m);
+HISP_API const char *hisp_precond_name(hisp_precond p);
+HISP_API HISP_NODISCARD hisp_status hisp_precond_from_name(const char *name, hisp_precond *p);
+HISP_API const char *hisp_stop_reason_name(hisp_stop_reason r);
+
+/* A solver of one context with the defaults: rtol 1e-8, atol 0, 10000
+ * iterations, restart 30, no preconditioner, damping 0, check interval 8
+ * (the longest). */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_create(hisp_context ctx, hisp_solver_method method,
+                                                       hisp_solver *s);
+HISP_API void hisp_solver_destroy(hisp_solver *s);
+/* rtol, atol >= 0 and finite, not both 0. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_tolerances(hisp_solver s, double rtol,
+                                                               double atol);
+/* maxit >= 0 (0: only the initial residual is computed). */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_max_iterations(hisp_solver s, int64_t maxit);
+/* GMRES: the Krylov space's size between restarts, 1..1000. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_restart(hisp_solver s, int m);
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_preconditioner(hisp_solver s, hisp_precond p);
+/* LSQR: damp >= 0. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_damping(hisp_solver s, double damp);
+/* 1..1024: the most iterations between two reads of the residual norms. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_check_interval(hisp_solver s, int k);
+HISP_API HISP_NODISCARD hisp_status hisp_solver_set_monitor(hisp_solver s, hisp_solver_monitor f,
+                                                            void *user);
+
+/* Solve A x = b (LSQR: least squares) on the solver's context. x holds the
+ * initial guess and receives the solution. A: CSR, COO, CSC or HiSparse of
+ * any entry type the method takes; compound types run the variant of their
+ * cached tuned plan (hisp tune) where there is one. Vectors: b of nrows(A)
+ * entries, x of ncols(A), of the vector type of A (hisp_compound_vector_
+ * type), all of the solver's context. info may be NULL. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b,
+                                                      hisp_vector x, hisp_solve_info *info);
+
+/* A linear operator the caller applies: y = op(A) x on vectors of the
+ * solver's context (op = T only for LSQR). For a matrix split over MPI
+ * ranks, each rank holds the rows it owns (nrows_local entries of b and of
+ * every vector of the square system) and `allreduce` sums n doubles over the
+ * ranks in place (MPI_Allreduce with MPI_SUM): every dot product and norm is
+ * reduced through it, so every rank takes the same steps. NULL allreduce:
+ * one process. diagonal (Jacobi; may be NULL otherwise) writes the local
+ * rows' diagonal entries into d. */
+typedef struct {
+    int64_t nrows, ncols; /* local lengths of y and x of op = N */
+    hisp_type type;       /* vector entry type */
+    hisp_status (*apply)(void *user, hisp_op op, hisp_vector x, hisp_vector y);
+    hisp_status (*diagonal)(void *user, hisp_vector d);
+    hisp_status (*allreduce)(void *user, double *values, int n);
+    void *user;
+} hisp_operator;
+HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_operator(hisp_solver s,
+                                                               const hisp_operator *A,
+                                                               hisp_vector b, hisp_vector x,
+                                                               hisp_solve_info *info);
+
+/* Solve with a square f32/f64 matrix spread over an MSREP plan's devices
+ * (row partition, CSR kernel): b and x distributed vectors of layout ROWS of
+ * the plan; every vector of the method lives on the devices the same way,
+ * the product runs as hisp_mspmv_dist, and dot products are summed over the
+ * devices on the host. The solver's context holds no data here. CG,
+ * BiCGSTAB, GMRES; Jacobi from the plan's rows. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan,
+                                                           hisp_mvector b, hisp_mvector x,
+                                                           hisp_solve_info *info);
+/* ==== end of iterative solvers =========================================== */
+
 #ifdef __cplusplus
 }
 #endif

@@ -311,6 +311,14 @@ HISPI_LOCAL hisp_status hispi_vector_host_out(hisp_vector v, void **host);
  * a wrapped vector, written through to the caller's memory. */
 HISPI_LOCAL hisp_status hispi_vector_host_written(hisp_vector v);
 
+/* hisp_scalar.negate bit of the solvers' ratios: num * den^-1 is 0 where
+ * den is exactly 0 (a recurrence that has converged exactly stays put
+ * instead of turning into 0/0). */
+#define HISPI_SCALAR_SAFE 2
+/* r = a*b for device scalars (core/vector_ops.c): the solvers' scalar
+ * recurrences without a trip to the host. r must be a vector entry. */
+HISPI_LOCAL hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_result r);
+
 /* ---- vector algebra: reference loops (core/vector_ref.c) ---------------
  *
  * Entries of type t (f32, f64, c32, c64, q32, q64), arithmetic as documented

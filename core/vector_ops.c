@@ -25,12 +25,13 @@ enum {
     K_DIV_DOT,
     K_SCALAR,
     K_REDUCE,
+    K_SMUL,
     K_COUNT
 };
 static const char *const kname[K_COUNT] = {
     "vec_fill", "vec_copy",    "vec_scale",  "vec_axpby", "vec_axpbypcz",
     "vec_mul",  "vec_div",     "vec_dot",    "vec_nrm2",  "vec_axpby_dot",
-    "vec_dot2", "vec_div_dot", "vec_scalar", "vec_reduce"};
+    "vec_dot2", "vec_div_dot", "vec_scalar", "vec_reduce", "vec_smul"};
 _Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
 
 /* The byte offset of the result slots in the slots buffer (scalar slots
@@ -98,6 +99,7 @@ typedef struct {
     const char *rn[2];
     int real_result; /* nrm2: one real of the component type */
     int hasw;        /* axpby_dot: the kernel's hasw argument */
+    int64_t oi;      /* smul: the entry of v[0] written */
     /* filled by check() */
     hisp_context ctx;
     hisp_type t;
@@ -299,6 +301,9 @@ static hisp_status run_host(const vcall *c)
     case K_DOT2:
         hispi_vref_dot2(t, n, p[0], p[1], p[2], rv[0], rv[1]);
         break;
+    case K_SMUL:
+        hispi_vref_mul(t, 1, sv[0], sv[1], (char *)p[0] + (size_t)c->oi * hisp_type_size(t));
+        break;
     default: /* K_DIV_DOT */
         hispi_vref_div_dot(t, n, p[0], p[1], p[2], rv[0]);
         break;
@@ -433,6 +438,7 @@ static int push_scalar(hispi_karg *a, int k, hisp_type t, const dscalar *s, void
 
 static bool written_by(const vcall *c, hisp_vector v)
 {
+    if (c->k == K_SMUL) return false; /* one work-item reads its scalars, then writes */
     for (int i = 0; i < c->nv; i++)
         if ((c->out >> i & 1) && c->v[i] == v) return true;
     return false;
@@ -452,7 +458,7 @@ static hisp_status dev_scalar(const vcall *c, hispi_vstate *st, int i, dscalar *
     }
     HISPI_TRY(hispi_vector_device(s->num, true, &d->num));
     d->i = s->inum;
-    d->mode = 1 | (s->negate ? 4 : 0);
+    d->mode = 1 | (s->negate & 1 ? 4 : 0) | (s->negate & HISPI_SCALAR_SAFE ? 8 : 0);
     if (s->den) {
         HISPI_TRY(hispi_vector_device(s->den, true, &d->den));
         d->j = s->iden;
@@ -511,6 +517,7 @@ static hisp_status run_dev(const vcall *c)
     for (int i = 0; i < c->nv; i++)
         a[na++] = (hispi_karg){HISPI_KARG_BUF, buf[i], 0, 0};
     if (c->k == K_AXPBY_DOT) a[na++] = (hispi_karg){HISPI_KARG_I32, NULL, c->hasw, 0};
+    if (c->k == K_SMUL) a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->oi, 0};
     for (int i = 0; i < c->ns; i++)
         na = push_scalar(a, na, c->t, &ds[i], st->slots);
     if (c->nr) a[na++] = (hispi_karg){HISPI_KARG_BUF, st->part, 0, 0};
@@ -724,4 +731,25 @@ hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vector y, hisp_vector z, his
                .r = {&r},
                .rn = {"r"}};
     return run(&c);
+}
+
+hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_result r)
+{
+    vcall c = {.op = "hispi_vector_smul",
+               .k = K_SMUL,
+               .nv = 1,
+               .v = {r.vec},
+               .vn = {"r"},
+               .out = 1,
+               .read = 1,
+               .ns = 2,
+               .s = {&a, &b},
+               .sn = {"a", "b"},
+               .oi = r.index};
+    HISPI_TRY(check(&c));
+    if (r.index < 0 || r.index >= c.n)
+        return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: index %lld outside %lld entries",
+                          c.op, (long long)r.index, (long long)c.n);
+    c.n = 1;
+    return has_kernels(c.ctx) ? run_dev(&c) : run_host(&c);
 }

@@ -107,11 +107,17 @@ static void F(scalar)(int vc, const void *num, const void *den, int negate, void
     F(ld)(vc, num, 0, a);
     if (den) {
         F(ld)(vc, den, 0, b);
-        F(divide)(vc, a, b, 1, r);
+        bool bz = true;
+        for (int c = 0; c < vc; c++)
+            bz = bz && b[c] == 0;
+        if ((negate & HISPI_SCALAR_SAFE) && bz)
+            memset(r, 0, sizeof r);
+        else
+            F(divide)(vc, a, b, 1, r);
     } else {
         memcpy(r, a, sizeof r);
     }
-    if (negate)
+    if (negate & 1)
         for (int c = 0; c < vc; c++)
             r[c] = -r[c];
     F(st)(vc, out, 0, r);

@@ -257,7 +257,10 @@ FN acc_t acomp(aent s, int c)
 FN ent sval(ent h, GLOBAL const cs_t *num, i64 i, GLOBAL const cs_t *den, i64 j, int m)
 {
     ent v = (m & 1) ? ld(num, i) : h;
-    if (m & 2) v = edivide(v, ld(den, j), 1);
+    if (m & 2) {
+        const ent dv = ld(den, j);
+        v = ((m & 8) && ezero(dv)) ? mk(0, 0, 0, 0) : edivide(v, dv, 1);
+    }
     if (m & 4) v = mk(-v.c0, -v.c1, -v.c2, -v.c3);
     return v;
 }
@@ -380,6 +383,15 @@ KERNEL vec_div(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL c
 KERNEL vec_scalar(SARGS(a), GLOBAL cs_t *out, const i64 oi)
 {
     if (GROUP == 0 && LID == 0) st(out, oi, SVAL(a));
+}
+
+/* y[oi] = a*b: the scalar recurrences of the solvers, kept on the device */
+KERNEL vec_smul(const i64 n, GLOBAL cs_t *y, const i64 oi, SARGS(a), SARGS(b))
+{
+    if (n > 0 && GROUP == 0 && LID == 0) {
+        const ent va = SVAL(a), vb = SVAL(b);
+        st(y, oi, emul(va, vb));
+    }
 }
 
 /* ---- reductions: stage 1 --------------------------------------------------- */

@@ -1,0 +1,198 @@
+/* Krylov solvers (hisp.h "Iterative solvers"): the methods are written once,
+ * against a vector space (ks_space) that says where vectors and scalars
+ * live:
+ *   - one context (space_local.c): hisp vectors, scalars as entries of a
+ *     device "bank" vector, so that a recurrence's ratios and products are
+ *     read by the kernels and the loop never waits for the host between
+ *     checks;
+ *   - several devices of an MSREP plan, or MPI ranks (space_dist.c): the
+ *     scalars are summed on the host (over devices, then over ranks).
+ * A method names scalars by slot number; ks_sc says how an operand is made
+ * from slots (a value, a slot, a ratio of two, negated). Not installed. */
+#ifndef HISPI_KSP_H
+#define HISPI_KSP_H
+
+#include "../hispi.h"
+
+enum { KS_VAL = 0, KS_SLOT, KS_RATIO };
+
+/* A scalar operand: v (KS_VAL; up to 4 components, real part first),
+ * slot a (KS_SLOT), or slot a * slot b ^-1 (KS_RATIO). neg: bit 0 negates,
+ * bit 1 (KS_SAFE) makes a ratio with a zero denominator 0. */
+#define KS_SAFE 2
+typedef struct {
+    int kind;
+    double v[4];
+    int a, b;
+    int neg;
+} ks_sc;
+
+static inline ks_sc ks_val(double re)
+{
+    ks_sc s = {KS_VAL, {re, 0, 0, 0}, 0, 0, 0};
+    return s;
+}
+static inline ks_sc ks_valv(const double v[4])
+{
+    ks_sc s = {KS_VAL, {v[0], v[1], v[2], v[3]}, 0, 0, 0};
+    return s;
+}
+static inline ks_sc ks_slot(int a, int neg)
+{
+    ks_sc s = {KS_SLOT, {0, 0, 0, 0}, a, 0, neg};
+    return s;
+}
+static inline ks_sc ks_ratio(int a, int b, int neg)
+{
+    ks_sc s = {KS_RATIO, {0, 0, 0, 0}, a, b, neg};
+    return s;
+}
+/* a / b, 0 when b = 0 (exactly converged recurrences stay finite) */
+static inline ks_sc ks_safe(int a, int b, int neg)
+{
+    ks_sc s = {KS_RATIO, {0, 0, 0, 0}, a, b, neg | KS_SAFE};
+    return s;
+}
+
+typedef struct ks_vec ks_vec; /* a vector of the space (opaque) */
+typedef struct ks_space ks_space;
+
+/* Every call queues work (the local space) or runs it (the distributed
+ * spaces); only read() waits. A vector argument may not be written by the
+ * call that reads one of the call's scalars from it (slots are not
+ * vectors, so this never arises). */
+typedef struct {
+    /* a vector of ncols entries (cols != 0: x's space) or nrows (b's) */
+    hisp_status (*vnew)(ks_space *sp, int cols, ks_vec **v);
+    void (*vfree)(ks_space *sp, ks_vec *v);
+    /* y = op(A) x */
+    hisp_status (*matvec)(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y);
+    /* z = M^-1 x (a copy without a preconditioner); slot >= 0: slot =
+     * dot(x, z), fused where the space can. LSQR's column scaling is the
+     * same call on x's space. */
+    hisp_status (*precond)(ks_space *sp, ks_vec *x, ks_vec *z, int slot);
+    hisp_status (*fill)(ks_space *sp, ks_sc a, ks_vec *y);
+    hisp_status (*copy)(ks_space *sp, ks_vec *x, ks_vec *y);
+    hisp_status (*scale)(ks_space *sp, ks_vec *y, ks_sc a);
+    /* y = x*a + y*b */
+    hisp_status (*axpby)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y);
+    /* z = x*a + y*b + z*c */
+    hisp_status (*axpbypcz)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_sc c,
+                            ks_vec *z);
+    /* slot = dot(x, y) */
+    hisp_status (*dot)(ks_space *sp, ks_vec *x, ks_vec *y, int slot);
+    /* y = x*a + y*b, then slot = dot(y, w) (w NULL: ||y||^2) */
+    hisp_status (*axpby_dot)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                             int slot);
+    /* s0 = dot(x, y), s1 = dot(x, w) */
+    hisp_status (*dot2)(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0, int s1);
+    /* slot = a*b */
+    hisp_status (*smul)(ks_space *sp, ks_sc a, ks_sc b, int slot);
+    /* slot = v (a host value) */
+    hisp_status (*sset)(ks_space *sp, int slot, const double v[4]);
+    /* slots [first, first + n) to out (4 doubles each, unused components
+     * 0); waits for the work queued before */
+    hisp_status (*read)(ks_space *sp, int first, int n, double *out);
+    void (*destroy)(ks_space *sp);
+} ks_ops;
+
+struct ks_space {
+    const ks_ops *o;
+    hisp_context ctx;     /* failures are recorded here */
+    hisp_type t;          /* vector entry type */
+    int nslot;            /* slots 0 .. nslot-1 */
+    int64_t nrows, ncols; /* lengths of b and x (local for MPI ranks) */
+    int has_pc;           /* precond() is more than a copy */
+};
+
+/* Slots every method may use: 0..KS_FIXED-1 are the method's own; the
+ * check machinery keeps K residual norms^2 at KS_FIXED and K method values
+ * after them (ks_run.aux). */
+#define KS_FIXED 16
+
+struct hisp_solver_s {
+    uint32_t magic;
+    hisp_context ctx;
+    hisp_solver_method method;
+    double rtol, atol, damp;
+    int64_t maxit;
+    int restart, check;
+    hisp_precond precond;
+    hisp_solver_monitor monitor;
+    void *user;
+};
+
+/* One solve: the space, the operands, the stopping state. */
+typedef struct ks_run {
+    ks_space *sp;
+    const struct hisp_solver_s *s;
+    ks_vec *b, *x;
+    int K;         /* longest check interval (the slots hold K iterations) */
+    int Kcur;      /* iterations until the next check */
+    int restart;   /* the method must restart its recurrence from x (set by a check) */
+    int hist, aux; /* first slot of the K residual norms^2, of the K aux values */
+    int use_aux;   /* the method writes aux values (read at each check) */
+    /* a stop reason for an iteration's aux value (rprev: the residual norm
+     * before it), or -1 */
+    int (*aux_bad)(const double v[4], double rprev);
+    ks_vec *xsave;       /* x at the last check */
+    int64_t it;          /* iterations done (x is x_it) */
+    int64_t it_saved;    /* iteration of xsave */
+    double tol;          /* max(rtol * bnorm, atol) */
+    double bnorm, rnorm; /* ||b|| and the residual norm of x_it_saved (or x_it when done) */
+    hisp_stop_reason reason;
+    int done;
+} ks_run;
+
+static inline int ks_hist(const ks_run *r, int64_t k) /* slot of iteration k >= 1 */
+{
+    return r->hist + (int)((k - 1) % r->K);
+}
+static inline int ks_aux(const ks_run *r, int64_t k)
+{
+    return r->aux + (int)((k - 1) % r->K);
+}
+
+/* After iteration r->it (its ||r||^2 in ks_hist(r, r->it)): at a check
+ * (after Kcur iterations, at the iteration limit, or `force`), read the
+ * norms, tell the monitor, and decide; sets r->done and r->reason when the
+ * solve stops (x restored to the last check on a failure), or r->restart
+ * when the batch must be redone from the restored x. Kcur starts at 1 and
+ * grows (doubling, at most K) while the residual's rate predicts that
+ * convergence is farther away, so checks near the end come every iteration. */
+HISPI_LOCAL hisp_status hispi_ks_check(ks_run *r, int force);
+/* For methods that know the residual norm on the host each iteration
+ * (GMRES, LSQR): record iteration r->it with norm rnorm (no read, no
+ * checkpoint); sets r->done / r->reason. */
+HISPI_LOCAL hisp_status hispi_ks_step_host(ks_run *r, double rnorm);
+/* The initial residual: rnorm0 = ||r0|| known on the host; decides b = 0,
+ * NaN and convergence at iteration 0 (monitor called for 0). */
+HISPI_LOCAL hisp_status hispi_ks_start(ks_run *r, double rnorm0);
+
+/* The methods: run from x0 = r->x until r->done. */
+HISPI_LOCAL hisp_status hispi_ks_cg(ks_run *r);
+HISPI_LOCAL hisp_status hispi_ks_bicgstab(ks_run *r);
+HISPI_LOCAL hisp_status hispi_ks_gmres(ks_run *r);
+HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
+
+/* Spaces. local: one context, A a matrix or an operator (exactly one
+ * non-NULL). dist: an MSREP plan's devices. nslot slots. */
+HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
+                                       hisp_precond pc, int lsqr, int nslot, ks_space **sp);
+HISPI_LOCAL hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
+                                      ks_space **sp);
+/* Jacobi (core/solver/precond.c): diag(A) as a vector (a zero diagonal
+ * entry is an error naming its row); the inverses of the 3x3 diagonal
+ * blocks as a block-diagonal b3x3 matrix; 1 / ||A(:, j)|| for LSQR (1 for
+ * an empty column); an operator's diagonal, checked the same way. */
+HISPI_LOCAL hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, hisp_vector *d);
+HISPI_LOCAL hisp_status hispi_ks_block_jacobi(hisp_context ctx, hisp_matrix A, hisp_matrix *B);
+HISPI_LOCAL hisp_status hispi_ks_column_scale(hisp_context ctx, hisp_matrix A, hisp_vector *s);
+HISPI_LOCAL hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_operator *op,
+                                                   hisp_vector *d);
+
+/* The vectors the caller gave, as vectors of the space (not freed by it). */
+HISPI_LOCAL ks_vec *hispi_ks_wrap_local(hisp_vector v);
+HISPI_LOCAL ks_vec *hispi_ks_wrap_dist(hisp_mvector v);
+
+#endif

@@ -1,0 +1,179 @@
+/* Jacobi preconditioners, made once per solve on the host from A's CSR form
+ * (a private conversion for other formats; A is not changed) and uploaded:
+ * diag(A) for the scalar and c/q types, the inverted 3x3 diagonal blocks as
+ * a block-diagonal b3x3 matrix, the column scaling of LSQR. */
+#include "ksp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double comp(const void *val, bool dbl, int64_t i)
+{
+    return dbl ? ((const double *)val)[i] : ((const float *)val)[i];
+}
+
+static void put(void *dst, bool dbl, int64_t i, double v)
+{
+    if (dbl)
+        ((double *)dst)[i] = v;
+    else
+        ((float *)dst)[i] = (float)v;
+}
+
+hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, hisp_vector *d)
+{
+    *d = NULL;
+    hispi_sparse tmp;
+    const hispi_sparse *c = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+    int vc = hisp_type_components(c->type);
+    bool dbl = hispi_type_scalar_size(c->type) == 8;
+    int64_t n = c->nrows < c->ncols ? c->nrows : c->ncols;
+    void *h = NULL;
+    hisp_status st = hispi_calloc(ctx, (size_t)(n ? n : 1), hisp_type_size(c->type), &h);
+    for (int64_t i = 0; !st && i < n; i++) {
+        bool nonzero = false;
+        for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++) {
+            if (c->colind[k] != i) continue;
+            for (int q = 0; q < vc; q++) {
+                double v = comp(h, dbl, i * vc + q) + comp(c->val, dbl, k * vc + q);
+                put(h, dbl, i * vc + q, v);
+            }
+        }
+        for (int q = 0; q < vc; q++)
+            nonzero = nonzero || comp(h, dbl, i * vc + q) != 0;
+        if (!nonzero)
+            st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                            "Jacobi: row %lld has no nonzero diagonal entry (use --precond none)",
+                            (long long)i + 1);
+    }
+    if (!st) st = hisp_vector_create(ctx, c->type, n, d);
+    if (!st) st = hisp_vector_write(*d, h);
+    if (st) hisp_vector_destroy(d);
+    free(h);
+    hispi_sparse_free(&tmp);
+    return st;
+}
+
+/* inv = m^-1 of a row-major 3x3 block (adjugate / determinant); false when
+ * singular. */
+static bool inv3(const double m[9], double inv[9])
+{
+    double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8],
+           c2 = m[3] * m[7] - m[4] * m[6];
+    double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
+    double scale = 0;
+    for (int i = 0; i < 9; i++)
+        scale = fmax(scale, fabs(m[i]));
+    if (!(fabs(det) > 1e-14 * scale * scale * scale) || !isfinite(det)) return false;
+    double r = 1 / det;
+    inv[0] = c0 * r;
+    inv[1] = (m[2] * m[7] - m[1] * m[8]) * r;
+    inv[2] = (m[1] * m[5] - m[2] * m[4]) * r;
+    inv[3] = c1 * r;
+    inv[4] = (m[0] * m[8] - m[2] * m[6]) * r;
+    inv[5] = (m[2] * m[3] - m[0] * m[5]) * r;
+    inv[6] = c2 * r;
+    inv[7] = (m[1] * m[6] - m[0] * m[7]) * r;
+    inv[8] = (m[0] * m[4] - m[1] * m[3]) * r;
+    return true;
+}
+
+hisp_status hispi_ks_block_jacobi(hisp_context ctx, hisp_matrix A, hisp_matrix *B)
+{
+    *B = NULL;
+    hispi_sparse tmp;
+    const hispi_sparse *c = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+    bool dbl = c->type == HISP_B3X3_F64;
+    int64_t n = c->nrows;
+    int64_t *ptr = NULL;
+    int32_t *ind = NULL;
+    void *val = NULL;
+    hisp_status st = hispi_alloc(ctx, (size_t)n + 1, sizeof *ptr, (void **)&ptr);
+    if (!st) st = hispi_alloc(ctx, (size_t)(n ? n : 1), sizeof *ind, (void **)&ind);
+    if (!st) st = hispi_calloc(ctx, (size_t)(n ? n : 1), hisp_type_size(c->type), &val);
+    for (int64_t i = 0; !st && i < n; i++) {
+        double m[9] = {0}, inv[9];
+        for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++)
+            if (c->colind[k] == i)
+                for (int q = 0; q < 9; q++)
+                    m[q] += comp(c->val, dbl, k * 9 + q);
+        if (!inv3(m, inv)) {
+            st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                            "block Jacobi: the diagonal block of block row %lld is singular "
+                            "(use --precond none)",
+                            (long long)i + 1);
+            break;
+        }
+        ptr[i] = i;
+        ind[i] = (int32_t)i;
+        for (int q = 0; q < 9; q++)
+            put(val, dbl, i * 9 + q, inv[q]);
+    }
+    if (!st) {
+        ptr[n] = n;
+        st = hisp_matrix_create_csr(ctx, c->type, n, n, ptr, ind, val, B);
+    }
+    free(ptr);
+    free(ind);
+    free(val);
+    hispi_sparse_free(&tmp);
+    return st;
+}
+
+hisp_status hispi_ks_column_scale(hisp_context ctx, hisp_matrix A, hisp_vector *s)
+{
+    *s = NULL;
+    hispi_sparse tmp;
+    const hispi_sparse *c = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+    bool dbl = c->type == HISP_F64;
+    double *sum = NULL;
+    void *h = NULL;
+    int64_t n = c->ncols;
+    hisp_status st = hispi_calloc(ctx, (size_t)(n ? n : 1), sizeof *sum, (void **)&sum);
+    if (!st) st = hispi_calloc(ctx, (size_t)(n ? n : 1), hisp_type_size(c->type), &h);
+    for (int64_t k = 0; !st && k < c->nnz; k++) {
+        double v = comp(c->val, dbl, k);
+        sum[c->colind[k]] += v * v;
+    }
+    for (int64_t j = 0; !st && j < n; j++)
+        put(h, dbl, j, sum[j] > 0 ? 1 / sqrt(sum[j]) : 1);
+    if (!st) st = hisp_vector_create(ctx, c->type, n, s);
+    if (!st) st = hisp_vector_write(*s, h);
+    if (st) hisp_vector_destroy(s);
+    free(sum);
+    free(h);
+    hispi_sparse_free(&tmp);
+    return st;
+}
+
+hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_operator *op, hisp_vector *d)
+{
+    *d = NULL;
+    HISPI_TRY(hisp_vector_create(ctx, op->type, op->nrows, d));
+    hisp_status st = op->diagonal(op->user, *d);
+    if (st) {
+        hisp_vector_destroy(d);
+        return hispi_fail(ctx, st, "Jacobi: the operator's diagonal function failed (%s)",
+                          hisp_status_string(st));
+    }
+    /* a zero entry would make every later iterate NaN: refuse it here */
+    void *h = NULL;
+    st = hispi_vector_host(*d, &h);
+    int vc = hisp_type_components(op->type);
+    bool dbl = hispi_type_scalar_size(op->type) == 8;
+    for (int64_t i = 0; !st && i < op->nrows; i++) {
+        bool nz = false;
+        for (int q = 0; q < vc; q++)
+            nz = nz || comp(h, dbl, i * vc + q) != 0;
+        if (!nz)
+            st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                            "Jacobi: local row %lld of the operator has a zero diagonal",
+                            (long long)i + 1);
+    }
+    if (st) hisp_vector_destroy(d);
+    return st;
+}

@@ -1,0 +1,473 @@
+/* Solver objects (hisp.h "Iterative solvers"): names, settings, the checks
+ * and the stopping rule every method shares, and the three entry points
+ * (a matrix, a caller's operator, an MSREP plan). */
+#include "ksp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define HISPI_MAGIC_SOLVER 0x68536f6cu /* "hSol" */
+
+static const char *const method_names[HISP_SOLVER_COUNT] = {"cg", "bicgstab", "gmres", "lsqr"};
+static const char *const precond_names[HISP_PRECOND_COUNT] = {"none", "jacobi"};
+static const char *const reason_names[HISP_STOP_COUNT] = {
+    "converged",  "iteration limit",       "breakdown", "matrix not positive definite",
+    "NaN or Inf", "stopped by the monitor"};
+
+const char *hisp_solver_method_name(hisp_solver_method m)
+{
+    return (unsigned)m < HISP_SOLVER_COUNT ? method_names[m] : "unknown";
+}
+
+hisp_status hisp_solver_method_from_name(const char *name, hisp_solver_method *m)
+{
+    if (!name || !m) return HISP_ERR_INVALID_ARGUMENT;
+    for (int i = 0; i < HISP_SOLVER_COUNT; i++)
+        if (!strcasecmp(name, method_names[i])) {
+            *m = (hisp_solver_method)i;
+            return HISP_SUCCESS;
+        }
+    return HISP_ERR_INVALID_ARGUMENT;
+}
+
+const char *hisp_precond_name(hisp_precond p)
+{
+    return (unsigned)p < HISP_PRECOND_COUNT ? precond_names[p] : "unknown";
+}
+
+hisp_status hisp_precond_from_name(const char *name, hisp_precond *p)
+{
+    if (!name || !p) return HISP_ERR_INVALID_ARGUMENT;
+    for (int i = 0; i < HISP_PRECOND_COUNT; i++)
+        if (!strcasecmp(name, precond_names[i])) {
+            *p = (hisp_precond)i;
+            return HISP_SUCCESS;
+        }
+    return HISP_ERR_INVALID_ARGUMENT;
+}
+
+const char *hisp_stop_reason_name(hisp_stop_reason r)
+{
+    return (unsigned)r < HISP_STOP_COUNT ? reason_names[r] : "unknown";
+}
+
+/* ---- the object ------------------------------------------------------------- */
+
+static bool solver_ok(hisp_solver s)
+{
+    return s && s->magic == HISPI_MAGIC_SOLVER && hispi_ctx_ok(s->ctx);
+}
+
+#define SOLVER_CHECK(s)                                                                            \
+    do {                                                                                           \
+        if (!(s)) return HISP_ERR_INVALID_ARGUMENT;                                                \
+        if (!solver_ok(s)) return HISP_ERR_INVALID_HANDLE;                                         \
+    } while (0)
+
+hisp_status hisp_solver_create(hisp_context ctx, hisp_solver_method method, hisp_solver *s)
+{
+    if (!hispi_ctx_ok(ctx)) return ctx ? HISP_ERR_INVALID_HANDLE : HISP_ERR_INVALID_ARGUMENT;
+    if (!s) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "hisp_solver_create: s is NULL");
+    *s = NULL;
+    if ((unsigned)method >= HISP_SOLVER_COUNT)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "hisp_solver_create: unknown method %d",
+                          (int)method);
+    hisp_solver o = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *o, (void **)&o));
+    o->magic = HISPI_MAGIC_SOLVER;
+    o->ctx = ctx;
+    o->method = method;
+    o->rtol = 1e-8;
+    o->maxit = 10000;
+    o->restart = 30;
+    o->check = 8;
+    *s = o;
+    return HISP_SUCCESS;
+}
+
+void hisp_solver_destroy(hisp_solver *s)
+{
+    if (!s || !*s) return;
+    if ((*s)->magic == HISPI_MAGIC_SOLVER) {
+        (*s)->magic = 0;
+        free(*s);
+    }
+    *s = NULL;
+}
+
+hisp_status hisp_solver_set_tolerances(hisp_solver s, double rtol, double atol)
+{
+    SOLVER_CHECK(s);
+    if (!(rtol >= 0) || !(atol >= 0) || !isfinite(rtol) || !isfinite(atol) ||
+        (rtol == 0 && atol == 0))
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solver tolerances rtol %g, atol %g: both must be finite and >= 0, "
+                          "not both 0",
+                          rtol, atol);
+    s->rtol = rtol;
+    s->atol = atol;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_set_max_iterations(hisp_solver s, int64_t maxit)
+{
+    SOLVER_CHECK(s);
+    if (maxit < 0)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solver iteration limit %lld: must be >= 0", (long long)maxit);
+    s->maxit = maxit;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_set_restart(hisp_solver s, int m)
+{
+    SOLVER_CHECK(s);
+    if (m < 1 || m > 1000)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "GMRES restart length %d: must be 1..1000", m);
+    s->restart = m;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_set_preconditioner(hisp_solver s, hisp_precond p)
+{
+    SOLVER_CHECK(s);
+    if ((unsigned)p >= HISP_PRECOND_COUNT)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown preconditioner %d", (int)p);
+    s->precond = p;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_set_damping(hisp_solver s, double damp)
+{
+    SOLVER_CHECK(s);
+    if (!(damp >= 0) || !isfinite(damp))
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "LSQR damping %g: must be finite and >= 0", damp);
+    s->damp = damp;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_set_check_interval(hisp_solver s, int k)
+{
+    SOLVER_CHECK(s);
+    if (k < 1 || k > 1024)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solver check interval %d: must be 1..1024", k);
+    s->check = k;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_set_monitor(hisp_solver s, hisp_solver_monitor f, void *user)
+{
+    SOLVER_CHECK(s);
+    s->monitor = f;
+    s->user = user;
+    return HISP_SUCCESS;
+}
+
+/* ---- the stopping rule --------------------------------------------------------- */
+
+static void stop(ks_run *r, hisp_stop_reason why)
+{
+    r->done = 1;
+    r->reason = why;
+}
+
+static bool monitor(ks_run *r, int64_t k, double rn)
+{
+    if (!r->s->monitor) return false;
+    double rel = r->bnorm > 0 ? rn / r->bnorm : 0;
+    return r->s->monitor(r->s->user, k, rn, rel) != 0;
+}
+
+hisp_status hispi_ks_start(ks_run *r, double rnorm0)
+{
+    r->it = r->it_saved = 0;
+    r->rnorm = rnorm0;
+    r->tol = fmax(r->s->rtol * r->bnorm, r->s->atol);
+    if (!isfinite(r->bnorm) || !isfinite(rnorm0)) {
+        stop(r, HISP_STOP_NAN);
+        return HISP_SUCCESS;
+    }
+    if (monitor(r, 0, rnorm0)) stop(r, HISP_STOP_MONITOR);
+    if (r->bnorm == 0) { /* b = 0: x = 0 is the solution */
+        HISPI_TRY(r->sp->o->fill(r->sp, ks_val(0), r->x));
+        r->rnorm = 0;
+        stop(r, HISP_STOP_CONVERGED);
+    } else if (rnorm0 <= r->tol) {
+        stop(r, HISP_STOP_CONVERGED);
+    } else if (!r->done && r->s->maxit == 0) {
+        stop(r, HISP_STOP_MAX_ITERATIONS);
+    }
+    if (!r->done && r->xsave) HISPI_TRY(r->sp->o->copy(r->sp, r->x, r->xsave));
+    return HISP_SUCCESS;
+}
+
+/* The next check's distance: the iterations the last batch's rate predicts
+ * until the tolerance, at least 1, at most twice the last and K. */
+static void next_interval(ks_run *r, double before, double after, int64_t steps)
+{
+    int k = r->Kcur * 2 > r->K ? r->K : r->Kcur * 2;
+    if (before > 0 && after > 0 && after < before && steps > 0) {
+        double rate = log(after / before) / (double)steps; /* < 0 */
+        double need = log(r->tol / after) / rate;          /* iterations to go */
+        if (need < k) k = need < 1 ? 1 : (int)need;
+    }
+    r->Kcur = k < 1 ? 1 : k;
+}
+
+hisp_status hispi_ks_check(ks_run *r, int force)
+{
+    int64_t pending = r->it - r->it_saved;
+    if (pending <= 0) return HISP_SUCCESS;
+    if (!force && pending < r->Kcur && r->it < r->s->maxit) return HISP_SUCCESS;
+    ks_space *sp = r->sp;
+    double v[2 * 1024 * 4];
+    int nread = r->use_aux ? 2 * r->K : r->K;
+    HISPI_TRY(sp->o->read(sp, r->hist, nread, v));
+    double before = r->rnorm, last = r->rnorm;
+    int64_t conv = 0; /* first iteration of the batch below the tolerance */
+    hisp_stop_reason fail = HISP_STOP_COUNT;
+    for (int64_t k = r->it_saved + 1; k <= r->it; k++) {
+        int j = (int)((k - 1) % r->K);
+        if (r->use_aux && r->aux_bad) {
+            int why = r->aux_bad(&v[(size_t)(r->K + j) * 4], last);
+            if (why >= 0) {
+                fail = (hisp_stop_reason)why;
+                break;
+            }
+        }
+        double rr = v[(size_t)j * 4];
+        if (!isfinite(rr)) {
+            fail = HISP_STOP_BREAKDOWN;
+            break;
+        }
+        last = sqrt(fmax(rr, 0));
+        if (!conv && last <= r->tol) conv = k;
+        if (monitor(r, k, last)) {
+            /* x is x_it: report what it holds */
+            r->rnorm = sqrt(fmax(v[(size_t)((r->it - 1) % r->K) * 4], 0));
+            r->it_saved = r->it;
+            stop(r, HISP_STOP_MONITOR);
+            return HISP_SUCCESS;
+        }
+    }
+    if (fail != HISP_STOP_COUNT) {
+        /* back to the last good x */
+        if (r->xsave) HISPI_TRY(sp->o->copy(sp, r->xsave, r->x));
+        r->it = r->it_saved;
+        if (conv) {
+            /* it had converged before it failed (an exact zero residual
+             * turned into 0/0): redo the batch one iteration at a time */
+            r->Kcur = 1;
+            r->restart = 1;
+            return HISP_SUCCESS;
+        }
+        stop(r, fail);
+        return HISP_SUCCESS;
+    }
+    r->rnorm = last;
+    int64_t steps = r->it - r->it_saved;
+    r->it_saved = r->it;
+    if (last <= r->tol)
+        stop(r, HISP_STOP_CONVERGED);
+    else if (r->it >= r->s->maxit)
+        stop(r, HISP_STOP_MAX_ITERATIONS);
+    else if (r->xsave)
+        HISPI_TRY(sp->o->copy(sp, r->x, r->xsave));
+    next_interval(r, before, last, steps);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_ks_step_host(ks_run *r, double rnorm)
+{
+    if (!isfinite(rnorm)) {
+        stop(r, HISP_STOP_BREAKDOWN);
+        return HISP_SUCCESS;
+    }
+    r->rnorm = rnorm;
+    r->it_saved = r->it;
+    if (monitor(r, r->it, rnorm))
+        stop(r, HISP_STOP_MONITOR);
+    else if (rnorm <= r->tol)
+        stop(r, HISP_STOP_CONVERGED);
+    else if (r->it >= r->s->maxit)
+        stop(r, HISP_STOP_MAX_ITERATIONS);
+    return HISP_SUCCESS;
+}
+
+/* ---- solving ----------------------------------------------------------------------- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static hisp_status (*const methods[HISP_SOLVER_COUNT])(ks_run *) = {hispi_ks_cg, hispi_ks_bicgstab,
+                                                                    hispi_ks_gmres, hispi_ks_lsqr};
+
+/* Run the method on a space made for it; x keeps its value on an error. */
+static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, double t0,
+                             hisp_solve_info *info)
+{
+    ks_run r;
+    memset(&r, 0, sizeof r);
+    r.sp = sp;
+    r.s = s;
+    r.b = b;
+    r.x = x;
+    r.K = s->check;
+    r.Kcur = 1;
+    r.hist = KS_FIXED;
+    r.aux = KS_FIXED + r.K;
+    r.reason = HISP_STOP_MAX_ITERATIONS;
+    hisp_status st = HISP_SUCCESS;
+    ks_vec *x0 = NULL;
+    /* a copy of x0 restores the caller's x on an error; the same vector
+     * serves as the checkpoint of the last check */
+    st = sp->o->vnew(sp, 1, &x0);
+    if (!st) st = sp->o->copy(sp, x, x0);
+    r.xsave = x0;
+    double t1 = now_ms();
+    if (!st) st = methods[s->method](&r);
+    if (st && x0) {
+        hisp_status s2 = sp->o->copy(sp, x0, x);
+        (void)s2;
+    }
+    if (!st) st = sp->o->read(sp, 0, 0, NULL); /* wait for the queued work */
+    if (x0) sp->o->vfree(sp, x0);
+    if (st) return st;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->reason = r.reason;
+        info->converged = r.reason == HISP_STOP_CONVERGED;
+        info->iterations = r.it;
+        info->residual_norm = r.rnorm;
+        info->rhs_norm = r.bnorm;
+        info->relative_residual = r.bnorm > 0 ? r.rnorm / r.bnorm : 0;
+        info->ms = now_ms() - t0;
+        info->setup_ms = t1 - t0;
+    }
+    return HISP_SUCCESS;
+}
+
+static hisp_status vec_arg(hisp_solver s, const char *name, hisp_vector v, hisp_type t, int64_t n)
+{
+    if (!v) return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: %s is NULL", name);
+    if (!hispi_vec_ok(v))
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: %s is not a live vector", name);
+    if (v->ctx != s->ctx)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: %s belongs to another context than the solver", name);
+    if (v->type != t)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: %s is %s, the matrix needs %s",
+                          name, hisp_type_name(v->type), hisp_type_name(t));
+    if (v->n != n)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: %s has %lld entries, the matrix needs %lld", name,
+                          (long long)v->n, (long long)n);
+    return HISP_SUCCESS;
+}
+
+/* Method and type combinations the methods are written for. */
+static hisp_status method_ok(hisp_solver s, hisp_type mt, int64_t nrows, int64_t ncols,
+                             bool local_op)
+{
+    const char *m = hisp_solver_method_name(s->method);
+    if (s->method == HISP_SOLVER_LSQR) {
+        if (mt != HISP_F32 && mt != HISP_F64)
+            return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                              "lsqr needs op(A) = A^T, which hisp provides for f32 and f64 "
+                              "matrices only (this one is %s)",
+                              hisp_type_name(mt));
+        return HISP_SUCCESS;
+    }
+    if (nrows != ncols && !local_op)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s needs a square matrix (this one is %lld x %lld; lsqr solves "
+                          "rectangular least squares)",
+                          m, (long long)nrows, (long long)ncols);
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_vector x,
+                              hisp_solve_info *info)
+{
+    SOLVER_CHECK(s);
+    double t0 = now_ms();
+    if (!A) return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: A is NULL");
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    if (A->ctx != s->ctx)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: A belongs to another context than the solver");
+    hisp_type vt;
+    int per = 1;
+    HISPI_TRY(hisp_compound_vector_type(mi.type, &vt, &per));
+    HISPI_TRY(vec_arg(s, "b", b, vt, mi.nrows * per));
+    HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
+    HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
+    ks_space *sp = NULL;
+    HISPI_TRY(hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR,
+                             KS_FIXED + 2 * s->check, &sp));
+    hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
+    sp->o->destroy(sp);
+    return st;
+}
+
+hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hisp_vector b,
+                                       hisp_vector x, hisp_solve_info *info)
+{
+    SOLVER_CHECK(s);
+    double t0 = now_ms();
+    if (!A || !A->apply)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: the operator or its apply function is NULL");
+    if (A->nrows < 0 || A->ncols < 0 || (unsigned)A->type >= HISP_TYPE_COUNT)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: the operator's sizes or type are invalid");
+    if (s->precond == HISP_PRECOND_JACOBI && !A->diagonal && s->method != HISP_SOLVER_LSQR)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: Jacobi needs the operator's diagonal function");
+    if (s->precond == HISP_PRECOND_JACOBI && s->method == HISP_SOLVER_LSQR)
+        return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve: lsqr with Jacobi needs A's column norms: give the matrix");
+    HISPI_TRY(vec_arg(s, "b", b, A->type, A->nrows));
+    HISPI_TRY(vec_arg(s, "x", x, A->type, A->ncols));
+    HISPI_TRY(method_ok(s, A->type, A->nrows, A->ncols, true));
+    if (s->method != HISP_SOLVER_LSQR && A->nrows != A->ncols)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s needs a square operator (local rows %lld, columns %lld)",
+                          hisp_solver_method_name(s->method), (long long)A->nrows,
+                          (long long)A->ncols);
+    ks_space *sp = NULL;
+    HISPI_TRY(hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR,
+                             KS_FIXED + 2 * s->check, &sp));
+    hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
+    sp->o->destroy(sp);
+    return st;
+}
+
+hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector b, hisp_mvector x,
+                                   hisp_solve_info *info)
+{
+    SOLVER_CHECK(s);
+    double t0 = now_ms();
+    if (!plan || !b || !x)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: plan, b or x is NULL");
+    if (s->method == HISP_SOLVER_LSQR)
+        return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve: lsqr over an MSREP plan needs A^T products of the plan's "
+                          "parts, which distributed vectors do not provide");
+    ks_space *sp = NULL;
+    HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, KS_FIXED + 2 * s->check, &sp));
+    hisp_status st = run_solve(s, sp, hispi_ks_wrap_dist(b), hispi_ks_wrap_dist(x), t0, info);
+    sp->o->destroy(sp);
+    return st;
+}

@@ -1,0 +1,335 @@
+/* The solvers' space on one context: vectors are hisp vectors, the products
+ * hisp_spmv (or the caller's operator), and the scalars entries of a small
+ * device vector (the bank) that the vector kernels read and write, so a
+ * method queues its whole iteration without waiting. With an operator whose
+ * allreduce sums over MPI ranks, every reduction is read, summed over the
+ * ranks and written back (one wait per reduction, as MPI needs). */
+#include "ksp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    ks_space base;
+    hisp_matrix A;
+    const hisp_operator *op;
+    hisp_type mt;     /* the matrix's entry type */
+    hisp_vector bank; /* the slots */
+    void *bank_host;  /* its host copy for read() */
+    double one, zero; /* alpha, beta of hisp_spmv (component type) */
+    float onef, zerof;
+    hisp_variant var; /* compound types: the tuned plan's variant */
+    bool has_var;
+    /* Jacobi: z = diag^-1 x (div_dot); b3x3: z = Binv x; LSQR: z = x .* cscale */
+    hisp_vector diag, cscale;
+    hisp_matrix binv;
+    hisp_vector tmp; /* LSQR with Jacobi: D x before the product */
+} local_space;
+
+static local_space *L(ks_space *sp)
+{
+    return (local_space *)sp;
+}
+static hisp_vector V(ks_vec *v)
+{
+    return (hisp_vector)v;
+}
+
+ks_vec *hispi_ks_wrap_local(hisp_vector v)
+{
+    return (ks_vec *)v;
+}
+
+/* A ks_sc as the vector calls take it; buf holds a host value. */
+static hisp_scalar sc(local_space *ls, ks_sc s, unsigned char buf[32])
+{
+    if (s.kind == KS_SLOT) return hisp_scalar_ratio(ls->bank, s.a, NULL, 0, s.neg & 1);
+    if (s.kind == KS_RATIO) {
+        hisp_scalar h = hisp_scalar_ratio(ls->bank, s.a, ls->bank, s.b, s.neg & 1);
+        if (s.neg & KS_SAFE) h.negate |= HISPI_SCALAR_SAFE;
+        return h;
+    }
+    int vc = hisp_type_components(ls->base.t);
+    bool dbl = hispi_type_scalar_size(ls->base.t) == 8;
+    for (int c = 0; c < vc; c++) {
+        double v = (s.neg & 1) ? -s.v[c] : s.v[c];
+        if (dbl)
+            ((double *)buf)[c] = v;
+        else
+            ((float *)buf)[c] = (float)v;
+    }
+    return hisp_scalar_host(buf);
+}
+
+/* ---- ranks: reductions summed over the operator's allreduce ------------------- */
+
+static hisp_status bank_to_doubles(local_space *ls, int slot, double *v)
+{
+    int vc = hisp_type_components(ls->base.t);
+    bool dbl = hispi_type_scalar_size(ls->base.t) == 8;
+    size_t es = hisp_type_size(ls->base.t);
+    const char *e = (const char *)ls->bank_host + (size_t)slot * es;
+    for (int c = 0; c < 4; c++)
+        v[c] = c < vc ? (dbl ? ((const double *)e)[c] : ((const float *)e)[c]) : 0;
+    return HISP_SUCCESS;
+}
+
+static void doubles_to_bank(local_space *ls, int slot, const double *v)
+{
+    int vc = hisp_type_components(ls->base.t);
+    bool dbl = hispi_type_scalar_size(ls->base.t) == 8;
+    char *e = (char *)ls->bank_host + (size_t)slot * hisp_type_size(ls->base.t);
+    for (int c = 0; c < vc; c++) {
+        if (dbl)
+            ((double *)e)[c] = v[c];
+        else
+            ((float *)e)[c] = (float)v[c];
+    }
+}
+
+/* Slots s0 (and s1 >= 0) hold this rank's partial sums: make them global. */
+static hisp_status reduce(local_space *ls, int s0, int s1)
+{
+    if (!ls->op || !ls->op->allreduce) return HISP_SUCCESS;
+    HISPI_TRY(hisp_vector_read(ls->bank, ls->bank_host));
+    double v[8];
+    int vc = hisp_type_components(ls->base.t), n = 0;
+    bank_to_doubles(ls, s0, v);
+    n = vc;
+    if (s1 >= 0) {
+        bank_to_doubles(ls, s1, v + 4);
+        memmove(v + vc, v + 4, sizeof(double) * (size_t)vc);
+        n = 2 * vc;
+    }
+    hisp_status st = ls->op->allreduce(ls->op->user, v, n);
+    if (st)
+        return hispi_fail(ls->base.ctx, st, "solve: the operator's allreduce failed (%s)",
+                          hisp_status_string(st));
+    double w[4] = {0};
+    memcpy(w, v, sizeof(double) * (size_t)vc);
+    doubles_to_bank(ls, s0, w);
+    if (s1 >= 0) {
+        memcpy(w, v + vc, sizeof(double) * (size_t)vc);
+        doubles_to_bank(ls, s1, w);
+    }
+    return hisp_vector_write(ls->bank, ls->bank_host);
+}
+
+/* ---- the ops ---------------------------------------------------------------- */
+
+static hisp_status l_vnew(ks_space *sp, int cols, ks_vec **v)
+{
+    int64_t n = cols ? sp->ncols : sp->nrows;
+    hisp_vector h = NULL;
+    HISPI_TRY(hisp_vector_create(sp->ctx, sp->t, n, &h));
+    *v = (ks_vec *)h;
+    return HISP_SUCCESS;
+}
+
+static void l_vfree(ks_space *sp, ks_vec *v)
+{
+    (void)sp;
+    hisp_vector h = V(v);
+    hisp_vector_destroy(&h);
+}
+
+static hisp_status spmv(local_space *ls, hisp_op op, hisp_vector x, hisp_vector y)
+{
+    bool dbl = hispi_type_scalar_size(ls->mt) == 8;
+    const void *a = dbl ? (const void *)&ls->one : (const void *)&ls->onef;
+    const void *b = dbl ? (const void *)&ls->zero : (const void *)&ls->zerof;
+    if (ls->has_var && op == HISP_OP_N)
+        return hisp_spmv_variant(ls->base.ctx, &ls->var, a, ls->A, x, b, y);
+    return hisp_spmv(ls->base.ctx, op, a, ls->A, x, b, y);
+}
+
+static hisp_status l_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
+{
+    local_space *ls = L(sp);
+    if (ls->op) {
+        hisp_status st = ls->op->apply(ls->op->user, op, V(x), V(y));
+        if (st && st != HISP_ERR_OUT_OF_DEVICE_MEMORY && st != HISP_ERR_OUT_OF_HOST_MEMORY)
+            return hispi_fail(sp->ctx, st, "solve: the operator's apply failed (%s)",
+                              hisp_status_string(st));
+        return st;
+    }
+    return spmv(ls, op, V(x), V(y));
+}
+
+static hisp_status l_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    local_space *ls = L(sp);
+    HISPI_TRY(hisp_vector_dot(V(x), V(y), hisp_result_entry(ls->bank, slot)));
+    return reduce(ls, slot, -1);
+}
+
+static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
+{
+    local_space *ls = L(sp);
+    if (ls->cscale) { /* LSQR: the column scaling */
+        HISPI_TRY(hisp_vector_mul(V(x), ls->cscale, V(z)));
+    } else if (ls->diag) {
+        if (slot >= 0) {
+            HISPI_TRY(hisp_vector_div_dot(V(x), ls->diag, V(z), hisp_result_entry(ls->bank, slot)));
+            return reduce(ls, slot, -1);
+        }
+        HISPI_TRY(hisp_vector_div(V(x), ls->diag, V(z)));
+    } else if (ls->binv) {
+        HISPI_TRY(spmv(ls, HISP_OP_N, V(x), V(z)));
+    } else if (x != z) {
+        HISPI_TRY(hisp_vector_copy(V(x), V(z)));
+    }
+    return slot >= 0 ? l_dot(sp, x, z, slot) : HISP_SUCCESS;
+}
+
+static hisp_status l_fill(ks_space *sp, ks_sc a, ks_vec *y)
+{
+    unsigned char b0[32];
+    return hisp_vector_fill(V(y), sc(L(sp), a, b0));
+}
+
+static hisp_status l_copy(ks_space *sp, ks_vec *x, ks_vec *y)
+{
+    (void)sp;
+    return x == y ? HISP_SUCCESS : hisp_vector_copy(V(x), V(y));
+}
+
+static hisp_status l_scale(ks_space *sp, ks_vec *y, ks_sc a)
+{
+    unsigned char b0[32];
+    return hisp_vector_scale(V(y), sc(L(sp), a, b0));
+}
+
+static hisp_status l_axpby(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y)
+{
+    unsigned char b0[32], b1[32];
+    return hisp_vector_axpby(sc(L(sp), a, b0), V(x), sc(L(sp), b, b1), V(y));
+}
+
+static hisp_status l_axpbypcz(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_sc c,
+                              ks_vec *z)
+{
+    unsigned char b0[32], b1[32], b2[32];
+    local_space *ls = L(sp);
+    return hisp_vector_axpbypcz(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), sc(ls, c, b2), V(z));
+}
+
+static hisp_status l_axpby_dot(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                               int slot)
+{
+    unsigned char b0[32], b1[32];
+    local_space *ls = L(sp);
+    HISPI_TRY(hisp_vector_axpby_dot(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), w ? V(w) : NULL,
+                                    hisp_result_entry(ls->bank, slot)));
+    return reduce(ls, slot, -1);
+}
+
+static hisp_status l_dot2(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0, int s1)
+{
+    local_space *ls = L(sp);
+    HISPI_TRY(hisp_vector_dot2(V(x), V(y), V(w), hisp_result_entry(ls->bank, s0),
+                               hisp_result_entry(ls->bank, s1)));
+    return reduce(ls, s0, s1);
+}
+
+static hisp_status l_smul(ks_space *sp, ks_sc a, ks_sc b, int slot)
+{
+    unsigned char b0[32], b1[32];
+    local_space *ls = L(sp);
+    return hispi_vector_smul(sc(ls, a, b0), sc(ls, b, b1), hisp_result_entry(ls->bank, slot));
+}
+
+static hisp_status l_sset(ks_space *sp, int slot, const double v[4])
+{
+    unsigned char b0[32], b1[32];
+    local_space *ls = L(sp);
+    return hispi_vector_smul(sc(ls, ks_valv(v), b0), sc(ls, ks_val(1), b1),
+                             hisp_result_entry(ls->bank, slot));
+}
+
+static hisp_status l_read(ks_space *sp, int first, int n, double *out)
+{
+    local_space *ls = L(sp);
+    if (n <= 0) return hisp_context_synchronize(sp->ctx);
+    HISPI_TRY(hisp_vector_read(ls->bank, ls->bank_host));
+    for (int i = 0; i < n; i++)
+        bank_to_doubles(ls, first + i, out + 4 * (size_t)i);
+    return HISP_SUCCESS;
+}
+
+static void l_destroy(ks_space *sp)
+{
+    local_space *ls = L(sp);
+    hisp_vector_destroy(&ls->bank);
+    hisp_vector_destroy(&ls->diag);
+    hisp_vector_destroy(&ls->cscale);
+    hisp_vector_destroy(&ls->tmp);
+    hisp_matrix_destroy(&ls->binv);
+    free(ls->bank_host);
+    free(ls);
+}
+
+static const ks_ops local_ops = {l_vnew,  l_vfree, l_matvec,   l_precond, l_fill,      l_copy,
+                                 l_scale, l_axpby, l_axpbypcz, l_dot,     l_axpby_dot, l_dot2,
+                                 l_smul,  l_sset,  l_read,     l_destroy};
+
+hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
+                           hisp_precond pc, int lsqr, int nslot, ks_space **out)
+{
+    *out = NULL;
+    local_space *ls = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *ls, (void **)&ls));
+    ks_space *sp = &ls->base;
+    sp->o = &local_ops;
+    sp->ctx = ctx;
+    sp->nslot = nslot;
+    ls->A = A;
+    ls->op = op;
+    ls->one = 1;
+    ls->onef = 1;
+    hisp_status st = HISP_SUCCESS;
+    if (A) {
+        hisp_matrix_info mi;
+        int per = 1;
+        st = hisp_matrix_get_info(A, &mi);
+        if (!st) st = hisp_compound_vector_type(mi.type, &sp->t, &per);
+        ls->mt = mi.type;
+        sp->nrows = mi.nrows * per;
+        sp->ncols = mi.ncols * per;
+        if (!st && mi.type != HISP_F32 && mi.type != HISP_F64 &&
+            mi.format != HISP_FORMAT_HISPARSE && ctx->kind != HISP_BACKEND_REFERENCE) {
+            hisp_tune_plan plan;
+            int found = 0;
+            if (hisp_tune_plan_lookup(ctx, A, &plan, &found) == HISP_SUCCESS && found) {
+                ls->var = plan.best;
+                ls->has_var = true;
+            }
+        }
+    } else {
+        sp->t = op->type;
+        ls->mt = op->type;
+        sp->nrows = op->nrows;
+        sp->ncols = op->ncols;
+    }
+    if (!st) st = hisp_vector_create(ctx, sp->t, nslot, &ls->bank);
+    if (!st) st = hispi_calloc(ctx, (size_t)nslot, hisp_type_size(sp->t), &ls->bank_host);
+    if (!st) st = hisp_vector_write(ls->bank, ls->bank_host);
+    if (!st && pc == HISP_PRECOND_JACOBI) {
+        if (lsqr)
+            st = hispi_ks_column_scale(ctx, A, &ls->cscale);
+        else if (A && (ls->mt == HISP_B3X3_F32 || ls->mt == HISP_B3X3_F64))
+            st = hispi_ks_block_jacobi(ctx, A, &ls->binv);
+        else if (A)
+            st = hispi_ks_diagonal(ctx, A, &ls->diag);
+        else
+            st = hispi_ks_operator_diagonal(ctx, op, &ls->diag);
+    }
+    if (st) {
+        l_destroy(sp);
+        return st;
+    }
+    sp->has_pc = ls->diag || ls->binv || ls->cscale;
+    *out = sp;
+    return HISP_SUCCESS;
+}
