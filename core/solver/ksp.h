@@ -106,8 +106,8 @@ struct ks_space {
 };
 
 /* Slots every method may use: 0..KS_FIXED-1 are the method's own; the
- * check machinery keeps K residual norms^2 at KS_FIXED and K method values
- * after them (ks_run.aux). */
+ * check machinery keeps K + 1 residual norms^2 at KS_FIXED and K + 1 method
+ * values after them (ks_run.aux). */
 #define KS_FIXED 16
 
 struct hisp_solver_s {
@@ -127,7 +127,8 @@ typedef struct ks_run {
     ks_space *sp;
     const struct hisp_solver_s *s;
     ks_vec *b, *x;
-    int K;         /* longest check interval (the slots hold K iterations) */
+    int K;         /* longest check interval */
+    int ring;      /* history slots: K + 1, so iterations k and k-1 never share one */
     int Kcur;      /* iterations until the next check */
     int restart;   /* the method must restart its recurrence from x (set by a check) */
     int hist, aux; /* first slot of the K residual norms^2, of the K aux values */
@@ -146,12 +147,14 @@ typedef struct ks_run {
 
 static inline int ks_hist(const ks_run *r, int64_t k) /* slot of iteration k >= 1 */
 {
-    return r->hist + (int)((k - 1) % r->K);
+    return r->hist + (int)((k - 1) % r->ring);
 }
 static inline int ks_aux(const ks_run *r, int64_t k)
 {
-    return r->aux + (int)((k - 1) % r->K);
+    return r->aux + (int)((k - 1) % r->ring);
 }
+/* Slots a solve with check interval K needs. */
+#define KS_NSLOT(K) (KS_FIXED + 2 * ((K) + 1))
 
 /* After iteration r->it (its ||r||^2 in ks_hist(r, r->it)): at a check
  * (after Kcur iterations, at the iteration limit, or `force`), read the

@@ -226,16 +226,16 @@ hisp_status hispi_ks_check(ks_run *r, int force)
     if (pending <= 0) return HISP_SUCCESS;
     if (!force && pending < r->Kcur && r->it < r->s->maxit) return HISP_SUCCESS;
     ks_space *sp = r->sp;
-    double v[2 * 1024 * 4];
-    int nread = r->use_aux ? 2 * r->K : r->K;
+    double v[2 * 1025 * 4];
+    int nread = r->use_aux ? 2 * r->ring : r->ring;
     HISPI_TRY(sp->o->read(sp, r->hist, nread, v));
     double before = r->rnorm, last = r->rnorm;
     int64_t conv = 0; /* first iteration of the batch below the tolerance */
     hisp_stop_reason fail = HISP_STOP_COUNT;
     for (int64_t k = r->it_saved + 1; k <= r->it; k++) {
-        int j = (int)((k - 1) % r->K);
+        int j = (int)((k - 1) % r->ring);
         if (r->use_aux && r->aux_bad) {
-            int why = r->aux_bad(&v[(size_t)(r->K + j) * 4], last);
+            int why = r->aux_bad(&v[(size_t)(r->ring + j) * 4], last);
             if (why >= 0) {
                 fail = (hisp_stop_reason)why;
                 break;
@@ -250,7 +250,7 @@ hisp_status hispi_ks_check(ks_run *r, int force)
         if (!conv && last <= r->tol) conv = k;
         if (monitor(r, k, last)) {
             /* x is x_it: report what it holds */
-            r->rnorm = sqrt(fmax(v[(size_t)((r->it - 1) % r->K) * 4], 0));
+            r->rnorm = sqrt(fmax(v[(size_t)((r->it - 1) % r->ring) * 4], 0));
             r->it_saved = r->it;
             stop(r, HISP_STOP_MONITOR);
             return HISP_SUCCESS;
@@ -325,7 +325,8 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
     r.K = s->check;
     r.Kcur = 1;
     r.hist = KS_FIXED;
-    r.aux = KS_FIXED + r.K;
+    r.ring = r.K + 1;
+    r.aux = KS_FIXED + r.ring;
     r.reason = HISP_STOP_MAX_ITERATIONS;
     hisp_status st = HISP_SUCCESS;
     ks_vec *x0 = NULL;
@@ -415,7 +416,7 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
     ks_space *sp = NULL;
     HISPI_TRY(hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR,
-                             KS_FIXED + 2 * s->check, &sp));
+                             KS_NSLOT(s->check), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
     return st;
@@ -448,7 +449,7 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
                           (long long)A->ncols);
     ks_space *sp = NULL;
     HISPI_TRY(hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR,
-                             KS_FIXED + 2 * s->check, &sp));
+                             KS_NSLOT(s->check), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
     return st;
@@ -466,7 +467,7 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
                           "solve: lsqr over an MSREP plan needs A^T products of the plan's "
                           "parts, which distributed vectors do not provide");
     ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, KS_FIXED + 2 * s->check, &sp));
+    HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, KS_NSLOT(s->check), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_dist(b), hispi_ks_wrap_dist(x), t0, info);
     sp->o->destroy(sp);
     return st;
