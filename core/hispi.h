@@ -319,6 +319,12 @@ HISPI_LOCAL hisp_status hispi_vector_host_written(hisp_vector v);
  * recurrences without a trip to the host. r must be a vector entry. */
 HISPI_LOCAL hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_result r);
 
+/* y1 = x1*a + y1*b, then y2 = x2*c + y2*d, in one pass (CG's x and p
+ * updates); x1 may be y2 (read before it is written), the others differ. */
+HISPI_LOCAL hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_scalar b,
+                                            hisp_vector y1, hisp_scalar c, hisp_vector x2,
+                                            hisp_scalar d, hisp_vector y2);
+
 /* ---- vector algebra: reference loops (core/vector_ref.c) ---------------
  *
  * Entries of type t (f32, f64, c32, c64, q32, q64), arithmetic as documented

@@ -26,12 +26,13 @@ enum {
     K_SCALAR,
     K_REDUCE,
     K_SMUL,
+    K_AXPBY2,
     K_COUNT
 };
 static const char *const kname[K_COUNT] = {
-    "vec_fill", "vec_copy",    "vec_scale",  "vec_axpby", "vec_axpbypcz",
-    "vec_mul",  "vec_div",     "vec_dot",    "vec_nrm2",  "vec_axpby_dot",
-    "vec_dot2", "vec_div_dot", "vec_scalar", "vec_reduce", "vec_smul"};
+    "vec_fill",   "vec_copy",   "vec_scale", "vec_axpby",     "vec_axpbypcz", "vec_mul",
+    "vec_div",    "vec_dot",    "vec_nrm2",  "vec_axpby_dot", "vec_dot2",     "vec_div_dot",
+    "vec_scalar", "vec_reduce", "vec_smul",  "vec_axpby2"};
 _Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
 
 /* The byte offset of the result slots in the slots buffer (scalar slots
@@ -88,12 +89,12 @@ typedef struct {
     const char *op;
     int k;  /* K_*: the (stage-1) kernel */
     int nv; /* vectors, in the kernel's order */
-    hisp_vector v[3];
-    const char *vn[3];
+    hisp_vector v[4];
+    const char *vn[4];
     unsigned out, read; /* bit i: v[i] is written / read */
     int ns;             /* scalars, in the kernel's order */
-    const hisp_scalar *s[3];
-    const char *sn[3];
+    const hisp_scalar *s[4];
+    const char *sn[4];
     int nr; /* results */
     const hisp_result *r[2];
     const char *rn[2];
@@ -251,14 +252,14 @@ static hisp_status host_scalar(const vcall *c, const hisp_scalar *s, unsigned ch
 
 static hisp_status run_host(const vcall *c)
 {
-    void *p[3] = {0};
+    void *p[4] = {0};
     for (int i = 0; i < c->nv; i++) {
         if (c->read >> i & 1)
             HISPI_TRY(hispi_vector_host(c->v[i], &p[i]));
         else /* written whole: its old contents do not matter */
             HISPI_TRY(hispi_vector_host_out(c->v[i], &p[i]));
     }
-    unsigned char sv[3][32], rv[2][32];
+    unsigned char sv[4][32], rv[2][32];
     for (int i = 0; i < c->ns; i++)
         HISPI_TRY(host_scalar(c, c->s[i], sv[i]));
     /* results into vectors: their host copies first (one entry is written) */
@@ -300,6 +301,10 @@ static hisp_status run_host(const vcall *c)
         break;
     case K_DOT2:
         hispi_vref_dot2(t, n, p[0], p[1], p[2], rv[0], rv[1]);
+        break;
+    case K_AXPBY2: /* y1 (x) before y2 (p), as the kernel: x1 is read before it changes */
+        hispi_vref_axpbypcz(t, n, sv[0], p[0], NULL, NULL, sv[1], p[1]);
+        hispi_vref_axpbypcz(t, n, sv[2], p[2], NULL, NULL, sv[3], p[3]);
         break;
     case K_SMUL:
         hispi_vref_mul(t, 1, sv[0], sv[1], (char *)p[0] + (size_t)c->oi * hisp_type_size(t));
@@ -490,7 +495,7 @@ static hisp_status run_dev(const vcall *c)
     if (c->nr) HISPI_TRY(kernel(ctx, st, c->t, K_REDUCE, &k2));
     /* operands read first (uploaded where only the host copy is current),
      * then those only written */
-    void *buf[3] = {0};
+    void *buf[4] = {0};
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < c->nv; i++)
             if ((int)(c->read >> i & 1) == (pass == 0))
@@ -507,11 +512,11 @@ static hisp_status run_dev(const vcall *c)
             ridx[i] = (int64_t)(RESULT_SLOT_BYTES / rs) + i;
         }
     }
-    dscalar ds[3];
+    dscalar ds[4];
     for (int i = 0; i < c->ns; i++)
         HISPI_TRY(dev_scalar(c, st, i, &ds[i]));
 
-    hispi_karg a[40];
+    hispi_karg a[64];
     int na = 0;
     a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->n, 0};
     for (int i = 0; i < c->nv; i++)
@@ -751,5 +756,25 @@ hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_result r)
         return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: index %lld outside %lld entries",
                           c.op, (long long)r.index, (long long)c.n);
     c.n = 1;
+    return has_kernels(c.ctx) ? run_dev(&c) : run_host(&c);
+}
+
+hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_scalar b, hisp_vector y1,
+                                hisp_scalar c2, hisp_vector x2, hisp_scalar d, hisp_vector y2)
+{
+    vcall c = {.op = "hispi_vector_axpby2",
+               .k = K_AXPBY2,
+               .nv = 4,
+               .v = {x1, y1, x2, y2},
+               .vn = {"x1", "y1", "x2", "y2"},
+               .out = 2 | 8,
+               .read = 15,
+               .ns = 4,
+               .s = {&a, &b, &c2, &d},
+               .sn = {"a", "b", "c", "d"}};
+    HISPI_TRY(check(&c));
+    if (x1 == y1 || x2 == y2 || y1 == y2 || x2 == y1)
+        return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: only x1 and y2 may be the same vector", c.op);
     return has_kernels(c.ctx) ? run_dev(&c) : run_host(&c);
 }

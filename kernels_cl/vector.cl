@@ -368,6 +368,20 @@ KERNEL vec_axpbypcz(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLO
     }
 }
 
+/* y1 = x1*a + y1*b and y2 = x2*c + y2*d in one pass (x1 may be y2: every
+ * entry is loaded before either is stored) */
+KERNEL vec_axpby2(const i64 n, GLOBAL const cs_t *x1, GLOBAL cs_t *y1, GLOBAL const cs_t *x2,
+                  GLOBAL cs_t *y2, SARGS(a), SARGS(b), SARGS(c), SARGS(d))
+{
+    const ent va = SVAL(a), vb = SVAL(b), vc = SVAL(c), vd = SVAL(d);
+    FOR_ENTRIES(i, n)
+    {
+        const ent e1 = ld(x1, i), f1 = ld(y1, i), e2 = ld(x2, i), f2 = ld(y2, i);
+        st(y1, i, eadd(emul(e1, va), emul(f1, vb)));
+        st(y2, i, eadd(emul(e2, vc), emul(f2, vd)));
+    }
+}
+
 KERNEL vec_mul(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z)
 {
     FOR_ENTRIES(i, n) st(z, i, emul(ld(x, i), ld(y, i)));

@@ -1,7 +1,7 @@
 /* Conjugate gradients (Hestenes and Stiefel) with an optional
  * preconditioner M: per iteration one product, the fused updates
- *   q = A p;  pq = p^H q;  x += p*alpha;  r -= q*alpha, ||r||^2;
- *   z = M^-1 r, rho' = r^H z;  p = z + p*(rho'/rho)
+ *   q = A p;  pq = p^H q;  r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z;
+ *   x += p*alpha and p = z + p*(rho'/rho) in one pass
  * with alpha = rho/pq read by the kernels from the slots (no wait). pq is
  * kept per iteration (aux) so a check can tell an indefinite A. */
 #include "ksp.h"
@@ -66,14 +66,16 @@ hisp_status hispi_ks_cg(ks_run *r)
         int pq = ks_aux(r, k), rr = ks_hist(r, k);
         st = o->matvec(sp, HISP_OP_N, p, q);
         if (!st) st = o->dot(sp, p, q, pq);
-        if (!st) st = o->axpby(sp, ks_safe(rho, pq, 0), p, ks_val(1), r->x);
         if (!st) st = o->axpby_dot(sp, ks_safe(rho, pq, 1), q, ks_val(1), res, NULL, rr);
         int rho2 = rr; /* no preconditioner: rho' = ||r||^2 */
         if (!st && sp->has_pc) {
             rho2 = rho == RHO_A ? RHO_B : RHO_A;
             st = o->precond(sp, res, z, rho2);
         }
-        if (!st) st = o->axpby(sp, ks_val(1), z, ks_safe(rho2, rho, 0), p);
+        /* x += p*alpha and p = z + p*beta in one pass (p read once) */
+        if (!st)
+            st = o->axpby2(sp, ks_safe(rho, pq, 0), p, ks_val(1), r->x, ks_val(1), z,
+                           ks_safe(rho2, rho, 0), p);
         rho = rho2;
         r->it = k;
         if (!st) st = hispi_ks_check(r, 0);

@@ -84,6 +84,9 @@ typedef struct {
     /* y = x*a + y*b, then slot = dot(y, w) (w NULL: ||y||^2) */
     hisp_status (*axpby_dot)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
                              int slot);
+    /* y1 = x1*a + y1*b, then y2 = x2*c + y2*d (x1 may be y2) */
+    hisp_status (*axpby2)(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
+                          ks_vec *x2, ks_sc d, ks_vec *y2);
     /* s0 = dot(x, y), s1 = dot(x, w) */
     hisp_status (*dot2)(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0, int s1);
     /* slot = a*b */

@@ -225,6 +225,15 @@ static hisp_status l_axpby_dot(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec
     return reduce(ls, slot, -1);
 }
 
+static hisp_status l_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
+                            ks_vec *x2, ks_sc d, ks_vec *y2)
+{
+    unsigned char b0[32], b1[32], b2[32], b3[32];
+    local_space *ls = L(sp);
+    return hispi_vector_axpby2(sc(ls, a, b0), V(x1), sc(ls, b, b1), V(y1), sc(ls, c, b2), V(x2),
+                               sc(ls, d, b3), V(y2));
+}
+
 static hisp_status l_dot2(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0, int s1)
 {
     local_space *ls = L(sp);
@@ -270,9 +279,23 @@ static void l_destroy(ks_space *sp)
     free(ls);
 }
 
-static const ks_ops local_ops = {l_vnew,  l_vfree, l_matvec,   l_precond, l_fill,      l_copy,
-                                 l_scale, l_axpby, l_axpbypcz, l_dot,     l_axpby_dot, l_dot2,
-                                 l_smul,  l_sset,  l_read,     l_destroy};
+static const ks_ops local_ops = {.vnew = l_vnew,
+                                 .vfree = l_vfree,
+                                 .matvec = l_matvec,
+                                 .precond = l_precond,
+                                 .fill = l_fill,
+                                 .copy = l_copy,
+                                 .scale = l_scale,
+                                 .axpby = l_axpby,
+                                 .axpbypcz = l_axpbypcz,
+                                 .dot = l_dot,
+                                 .axpby_dot = l_axpby_dot,
+                                 .axpby2 = l_axpby2,
+                                 .dot2 = l_dot2,
+                                 .smul = l_smul,
+                                 .sset = l_sset,
+                                 .read = l_read,
+                                 .destroy = l_destroy};
 
 hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
                            hisp_precond pc, int lsqr, int nslot, ks_space **out)
