@@ -437,13 +437,15 @@ static int solve_local(hisp_context ctx, hisp_matrix A, const solve_opts *o, con
     double t0 = cli_now_ms();
     s = norm(b, vt, &res->bnorm);
     if (!s) s = hisp_spmv(ctx, HISP_OP_N, a1, A, x, a0, r);
-    if (!s && lsqr) s = hisp_spmv(ctx, HISP_OP_T, a1, A, b, a0, t);
+    if (!s && lsqr && (res->mi.type == HISP_F32 || res->mi.type == HISP_F64))
+        s = hisp_spmv(ctx, HISP_OP_T, a1, A, b, a0, t); /* else the solver says why */
     if (!s) s = hisp_context_synchronize(ctx);
     res->prepare_ms = cli_now_ms() - t0;
     if (!s) s = set_up_solver(ctx, o, h, &sv);
     if (s) goto fail;
     cli_progress("solving with %s", hisp_solver_method_name(o->method));
     cli_transfers_reset(ctx);
+    h->t0 = cli_now_ms();
     s = hisp_solver_solve(sv, A, b, x, &res->info);
     cli_transfers_add(ctx, &res->xfer);
     cli_history_end(h);
@@ -525,6 +527,7 @@ static int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, c
     cli_progress("solving with %s over %d device(s)", hisp_solver_method_name(o->method),
                  res->ndev);
     cli_transfers_reset(ctx);
+    h->t0 = cli_now_ms();
     s = hisp_solver_solve_dist(sv, plan, b, x, &res->info);
     cli_transfers_add(ctx, &res->xfer);
     cli_history_end(h);
