@@ -16,10 +16,11 @@
 /* Exit codes (documented in `hisp --help`). */
 enum {
     CLI_OK = 0,
-    CLI_USAGE = 1,   /* bad command line: unknown option, missing argument */
-    CLI_INPUT = 2,   /* bad input: malformed file, I/O failure, invalid value */
-    CLI_BACKEND = 3, /* backend/device: no device, not compiled, backend failure */
-    CLI_CHECK = 5    /* --check: error against the reference above tolerance */
+    CLI_USAGE = 1,         /* bad command line: unknown option, missing argument */
+    CLI_INPUT = 2,         /* bad input: malformed file, I/O failure, invalid value */
+    CLI_BACKEND = 3,       /* backend/device: no device, not compiled, backend failure */
+    CLI_NOT_CONVERGED = 4, /* solve: stopped without meeting the tolerance */
+    CLI_CHECK = 5          /* --check: error against the reference above tolerance */
 };
 
 /* ---- subcommands ------------------------------------------------------- */
@@ -34,6 +35,7 @@ int cmd_add(int argc, char **argv);
 int cmd_edit(int argc, char **argv);
 int cmd_mspmv(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_solve(int argc, char **argv);
 /* hisp spmv with --entry/--layout/--schedule/--plan (cmd_tune.c). */
 int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
                       const char *plan, hisp_backend_kind backend, int device, int repeat,
@@ -48,6 +50,16 @@ bool cli_is_hisp_file(const char *path);
 int cli_read_matrix(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A);
 /* Writes A as .hisp when path ends in .hisp, else as Matrix Market. */
 int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path);
+/* A matrix spec: gen:KIND:N[:SEED] (hisp gen's kinds, N the grid side or
+ * rows, rmat's scale; or the compound generators fem3x3, qsurface,
+ * helmholtz) generated in type, else a file as cli_read_matrix. */
+bool cli_is_gen_spec(const char *spec);
+int cli_read_matrix_spec(hisp_context ctx, const char *spec, hisp_type type, hisp_matrix *A);
+/* The type a spec reads into by default: a generator's family (f64, b3x3_f64,
+ * q64, c64); a Matrix Market file's field from its banner (complex: c64,
+ * quaternion: q64, else f64). -1 when the file cannot be opened. */
+hisp_type cli_gen_default_type(const char *spec);
+int cli_mtx_default_type(const char *path, hisp_type *t);
 
 /* ---- argument parsing (args.c) ----------------------------------------- */
 

@@ -37,29 +37,6 @@ static const char help[] =
     "\n"
     "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
 
-/* gen:KIND:N[:SEED] or a file. */
-static int load_matrix(hisp_context ctx, const char *path, hisp_type t, hisp_matrix *A)
-{
-    if (strncmp(path, "gen:", 4) != 0) return cli_read_matrix(ctx, path, t, A);
-    char kind[32] = "";
-    long long n = 0;
-    unsigned long long seed = 1;
-    const char *p = path + 4, *c = strchr(p, ':');
-    if (!c || (size_t)(c - p) >= sizeof kind)
-        return cli_value_error("'%s': expected gen:KIND:N[:SEED]", path);
-    memcpy(kind, p, (size_t)(c - p));
-    char *end = NULL;
-    n = strtoll(c + 1, &end, 10);
-    if (*end == ':') seed = strtoull(end + 1, &end, 10);
-    if (*end || n < 1) return cli_value_error("'%s': expected gen:KIND:N[:SEED]", path);
-    hisp_cgen_kind k;
-    if (hisp_cgen_from_name(kind, &k))
-        return cli_value_error("'%s': unknown generator (fem3x3, qsurface, helmholtz)", kind);
-    cli_progress("generating %s n=%lld", kind, n);
-    hisp_status s = hisp_matrix_generate_compound(ctx, k, n, seed, t, A);
-    return s ? cli_fail(ctx, s, NULL) : CLI_OK;
-}
-
 static int parse_entry(const char *s, hisp_type *t)
 {
     if (hisp_type_from_name(s, t))
@@ -133,7 +110,7 @@ int cmd_tune(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
-    if ((rc = load_matrix(ctx, path, t, &A))) goto out;
+    if ((rc = cli_read_matrix_spec(ctx, path, t, &A))) goto out;
     res = malloc((size_t)cap * sizeof *res);
     if (!res) {
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
@@ -252,7 +229,7 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
-    if ((rc = load_matrix(ctx, path, t, &A))) goto out;
+    if ((rc = cli_read_matrix_spec(ctx, path, t, &A))) goto out;
     const char *plan_src = "command line";
     if (plan_arg) {
         hisp_tune_plan p;

@@ -18,6 +18,7 @@ static const struct {
     {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
     {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO), with --mpi over ranks"},
     {"tune", cmd_tune, "tune compound-entry SpMV: layouts x schedules, ranked table, plan cache"},
+    {"solve", cmd_solve, "solve A x = b with CG, BiCGSTAB, GMRES or LSQR; true residual, timing"},
 };
 
 static void usage(FILE *f)
@@ -33,6 +34,7 @@ static void usage(FILE *f)
                "  2  input error (malformed or unreadable file, invalid value)\n"
                "  3  backend or device error (no device, backend not compiled in,\n"
                "     kernel build or device failure, out of device memory)\n"
+               "  4  solve: stopped without converging (iteration limit, breakdown, ...)\n"
                "  5  spmv --check: error against the reference above tolerance\n");
 }
 
