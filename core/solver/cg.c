@@ -72,6 +72,11 @@ hisp_status hispi_ks_cg(ks_run *r)
         if (!st && sp->has_pc) {
             rho2 = rho == RHO_A ? RHO_B : RHO_A;
             st = o->precond(sp, res, z, rho2);
+        } else if (!st && r->K == 1) {
+            /* one history slot: the next iteration would overwrite rho
+             * (its rr) while it still reads it */
+            rho2 = rho == RHO_A ? RHO_B : RHO_A;
+            st = o->smul(sp, ks_slot(rr, 0), ks_val(1), rho2);
         }
         if (!st) st = o->axpby(sp, ks_val(1), z, ks_safe(rho2, rho, 0), p);
         rho = rho2;
