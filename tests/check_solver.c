@@ -4,7 +4,7 @@
  * real and complex ones, every format, with and without Jacobi; the
  * operator entry point; the failures and their reasons. With check
  * interval 1 the iteration counts match the reference's (within 2); with
- * the default interval they stay within 2 of the interval-1 count. */
+ * the default interval they stay close to the interval-1 count (over_*). */
 #include "hispi.h"
 #include "solver/ksp.h"
 #include "solver/ref.h"
@@ -328,23 +328,28 @@ static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, int jacob
     return s;
 }
 
-/* Iterations past the interval-1 count with the default interval (8): a
- * solve stops at the first check below the tolerance, so at most 7; the
- * checks' spacing follows the residual's rate, so on average about none
- * (measured: 0 in ~85 % of the solves here, up to 4 where the rate
- * changes, e.g. CG on 494_bus and LFAT5). */
-static int64_t over_sum, over_n;
+/* Iterations past the interval-1 count with the default interval (8), per
+ * method: a solve stops at the first check that finds the residual below
+ * the tolerance, and the checks' spacing follows the residual's rate, so a
+ * solve rarely runs past the first converged iterate. Measured here (10
+ * seeds, reference backend): CG mean 0.1 per solve, at most 2 (4 on
+ * 494_bus and LFAT5); BiCGSTAB, whose residual is not monotone, mean 0.6,
+ * up to 7. */
+static int64_t over_sum[2], over_n[2];
 
 static void over_reset(void)
 {
-    over_sum = over_n = 0;
+    memset(over_sum, 0, sizeof over_sum);
+    memset(over_n, 0, sizeof over_n);
 }
 
 static void over_check(const char *what)
 {
-    ck_assert_msg(over_n == 0 || (double)over_sum / (double)over_n <= 1.0,
-                  "%s: %lld iterations past the interval-1 counts in %lld solves", what,
-                  (long long)over_sum, (long long)over_n);
+    static const double mean_max[2] = {0.5, 1.5};
+    for (int m = 0; m < 2; m++)
+        ck_assert_msg(over_n[m] == 0 || (double)over_sum[m] / (double)over_n[m] <= mean_max[m],
+                      "%s: %s ran %lld iterations past the interval-1 counts in %lld solves", what,
+                      m ? "bicgstab" : "cg", (long long)over_sum[m], (long long)over_n[m]);
 }
 
 static double rtol_of(hisp_type t)
@@ -354,8 +359,8 @@ static double rtol_of(hisp_type t)
 
 /* Solves H x = b (H as type t in format f) with method m on ctx: check
  * interval 1 against the reference (iterations within 2, x close, the true
- * residual within tolerance), then the default interval (at most 2 more
- * iterations). H holds values already rounded to t. */
+ * residual within tolerance), then the default interval (over_*). H holds
+ * values already rounded to t. */
 static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_type t,
                         hisp_format f, hisp_solver_method m, int jacobi, uint64_t *rs)
 {
@@ -411,9 +416,10 @@ static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_
             ck_assert_msg(d <= (is32(t) ? 1e-3 : 1e-5), "%s: x differs from the reference by %g",
                           what, d);
         } else {
-            over_sum += info.iterations - it1;
-            over_n++;
-            ck_assert_msg(info.iterations >= it1 && info.iterations <= it1 + 7,
+            int mi = m == HISP_SOLVER_BICGSTAB;
+            over_sum[mi] += info.iterations - it1;
+            over_n[mi]++;
+            ck_assert_msg(info.iterations >= it1 && info.iterations <= it1 + 8,
                           "%s: %lld iterations with the default check interval, %lld with 1", what,
                           (long long)info.iterations, (long long)it1);
         }
@@ -971,8 +977,13 @@ START_TEST(test_indefinite)
 END_TEST
 
 /* Exact convergence with the default check interval: the identity (one
- * iteration) and a diagonal with two values (two), where the iterations
- * after the exact solution divide 0 by 0 before the next check. */
+ * iteration) and a diagonal with two values (CG: two); the iterations after
+ * the exact solution divide 0 by 0 (safe ratios make them 0) and must not
+ * read as a breakdown or an indefinite matrix. BiCGSTAB on the identity
+ * reaches s = 0 at its first half step (omega = 0/0 without the safe
+ * ratio). hispi_ks_check's restart (a failure after a converged iterate in
+ * one batch) is not reached here: it needs an exact zero residual at an
+ * iteration >= 2 inside a batch. */
 START_TEST(test_exact)
 {
     uint64_t rs = test_seed() + 7008 + (uint64_t)_i;
@@ -981,43 +992,48 @@ START_TEST(test_exact)
     int64_t ptr[65];
     int32_t col[64];
     double val[64];
-    for (int v = 0; v < 2; v++)
-        for (int jac = 0; jac < 2; jac++)
-            for (int z = 0; z < 2; z++) {
-                for (int64_t i = 0; i <= n; i++)
-                    ptr[i] = i;
-                for (int64_t i = 0; i < n; i++) {
-                    col[i] = (int32_t)i;
-                    val[i] = v == 0 ? 1 : i % 3 ? 2 : 0.5;
+    for (int m = 0; m < 2; m++)
+        for (int v = 0; v < 2; v++)
+            for (int jac = 0; jac < 2; jac++)
+                for (int z = 0; z < 2; z++) {
+                    for (int64_t i = 0; i <= n; i++)
+                        ptr[i] = i;
+                    for (int64_t i = 0; i < n; i++) {
+                        col[i] = (int32_t)i;
+                        val[i] = v == 0 ? 1 : i % 3 ? 2 : 0.5;
+                    }
+                    hcsr H = {HISP_F64, n, n, ptr, col, val};
+                    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+                    /* b and x0 of dyadic values: every step exact */
+                    double b[64], x[64], want[64];
+                    for (int64_t i = 0; i < n; i++) {
+                        b[i] = (double)((int)(test_rand(&rs) % 64) - 32) / 8;
+                        x[i] = z ? (double)((int)(test_rand(&rs) % 16) - 8) / 4 : 0;
+                        want[i] = b[i] / val[i];
+                    }
+                    hisp_vector vb = make_vec(ctx, HISP_F64, b, n),
+                                vx = make_vec(ctx, HISP_F64, x, n);
+                    hisp_solver_method meth = m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG;
+                    hisp_solver s = make_solver(ctx, meth, jac, 1e-10, 0);
+                    hisp_solve_info info;
+                    CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+                    hisp_solver_destroy(&s);
+                    ck_assert_msg(info.reason == HISP_STOP_CONVERGED,
+                                  "%s: %s, %s diagonal, jacobi %d, x0 %d: %s after %lld",
+                                  target_label(_i), hisp_solver_method_name(meth),
+                                  v ? "2-value" : "identity", jac, z,
+                                  hisp_stop_reason_name(info.reason), (long long)info.iterations);
+                    /* Jacobi makes both the identity: one iteration */
+                    int64_t want_it = v && !jac && !m ? 2 : 1;
+                    ck_assert_int_le(info.iterations, want_it + 2);
+                    ck_assert_int_ge(info.iterations, 1);
+                    if (!v || jac) ck_assert_int_eq(info.iterations, 1);
+                    read_vec(ctx, HISP_F64, vx, x, n);
+                    ck_assert_double_le(rel_diff(x, want, n), 1e-14);
+                    hisp_vector_destroy(&vb);
+                    hisp_vector_destroy(&vx);
+                    hisp_matrix_destroy(&A);
                 }
-                hcsr H = {HISP_F64, n, n, ptr, col, val};
-                hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
-                /* b and x0 of dyadic values: every step exact */
-                double b[64], x[64], want[64];
-                for (int64_t i = 0; i < n; i++) {
-                    b[i] = (double)((int)(test_rand(&rs) % 64) - 32) / 8;
-                    x[i] = z ? (double)((int)(test_rand(&rs) % 16) - 8) / 4 : 0;
-                    want[i] = b[i] / val[i];
-                }
-                hisp_vector vb = make_vec(ctx, HISP_F64, b, n), vx = make_vec(ctx, HISP_F64, x, n);
-                hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, jac, 1e-10, 0);
-                hisp_solve_info info;
-                CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
-                hisp_solver_destroy(&s);
-                ck_assert_msg(info.reason == HISP_STOP_CONVERGED,
-                              "%s: %s diagonal, jacobi %d, x0 %d: %s after %lld", target_label(_i),
-                              v ? "2-value" : "identity", jac, z,
-                              hisp_stop_reason_name(info.reason), (long long)info.iterations);
-                /* Jacobi makes both the identity: one iteration */
-                int64_t want_it = v && !jac ? 2 : 1;
-                ck_assert_int_le(info.iterations, want_it + 2);
-                ck_assert_int_ge(info.iterations, want_it);
-                read_vec(ctx, HISP_F64, vx, x, n);
-                ck_assert_double_le(rel_diff(x, want, n), 1e-14);
-                hisp_vector_destroy(&vb);
-                hisp_vector_destroy(&vx);
-                hisp_matrix_destroy(&A);
-            }
     hisp_context_destroy(&ctx);
 }
 END_TEST
