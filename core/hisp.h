@@ -1083,9 +1083,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  * copy: the loop does not wait for the host in between. The first check
  * comes after one iteration; the distance to the next doubles up to the
  * check interval (default 8) but never goes past the iteration the
- * residual's rate of decrease predicts for convergence, so a solve rarely
- * runs more than an iteration or two past the first iterate that meets the
- * tolerance; it stops at the first check that finds the residual below it.
+ * residual's rate of decrease predicts for convergence. A solve stops at the
+ * first check whose latest iterate meets the tolerance: usually within a
+ * few iterations of the first iterate that does (CG on the test matrices:
+ * 0-4 more; BiCGSTAB, whose residual is not monotone, up to the interval).
  * The monitor sees every iteration. Interval 1 checks (and waits) every
  * iteration. GMRES and LSQR need their scalars on the host every iteration
  * (Givens rotations, LSQR's recurrences) and check every iteration.
@@ -1112,10 +1113,11 @@ typedef enum { HISP_PRECOND_NONE = 0, HISP_PRECOND_JACOBI, HISP_PRECOND_COUNT } 
 typedef enum {
     HISP_STOP_CONVERGED = 0,  /* the tolerance was met (b = 0: x = 0 at once) */
     HISP_STOP_MAX_ITERATIONS, /* the iteration limit came first */
-    HISP_STOP_BREAKDOWN,      /* a recurrence divided by zero (BiCGSTAB rho or omega,
-                                 GMRES a zero Krylov space, LSQR alpha) */
+    HISP_STOP_BREAKDOWN,      /* a recurrence divided by zero (BiCGSTAB rho or r0^H v)
+                                 or a residual became NaN or Inf */
     HISP_STOP_INDEFINITE,     /* CG found p^H A p <= 0: A is not positive definite */
-    HISP_STOP_NAN,            /* NaN or Inf in b, x0, A x0 or a residual */
+    HISP_STOP_NAN,            /* NaN or Inf in b, x0 or A x0 (later, a non-finite
+                                 residual is a breakdown) */
     HISP_STOP_MONITOR,        /* the monitor asked to stop */
     HISP_STOP_COUNT
 } hisp_stop_reason;

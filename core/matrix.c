@@ -197,7 +197,10 @@ hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_spars
     memset(tmp, 0, sizeof *tmp);
     *csr = &A->host;
     if (A->host.format == HISP_FORMAT_CSR) return HISP_SUCCESS;
-    HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, HISP_FORMAT_CSR, tmp));
+    if (A->hs) /* the host form of a HiSparse matrix has no arrays */
+        HISPI_TRY(hispi_matrix_sparse_copy(A, HISP_FORMAT_CSR, tmp));
+    else
+        HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, HISP_FORMAT_CSR, tmp));
     *csr = tmp;
     return HISP_SUCCESS;
 }

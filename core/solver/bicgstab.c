@@ -78,7 +78,8 @@ hisp_status hispi_ks_bicgstab(ks_run *r)
         if (!st && sp->has_pc) st = o->precond(sp, res, sh, -1);
         if (!st) st = o->matvec(sp, HISP_OP_N, S, t);
         if (!st) st = o->dot2(sp, t, res, t, TS, TT);
-        if (!st) st = o->smul(sp, ks_ratio(TS, TT, 0), ks_val(1), OMEGA);
+        /* t = 0 only when s = 0 (converged at the half step): omega 0 */
+        if (!st) st = o->smul(sp, ks_safe(TS, TT, 0), ks_val(1), OMEGA);
         if (!st) st = o->axpbypcz(sp, ks_slot(ALPHA, 0), P, ks_slot(OMEGA, 0), S, ks_val(1), r->x);
         if (!st) st = o->axpby_dot(sp, ks_slot(OMEGA, 1), t, ks_val(1), res, NULL, ks_hist(r, k));
         rho = rho2;

@@ -134,14 +134,15 @@ static void l_vfree(ks_space *sp, ks_vec *v)
     hisp_vector_destroy(&h);
 }
 
-static hisp_status spmv(local_space *ls, hisp_op op, hisp_vector x, hisp_vector y)
+/* y = op(M) x, M = A (its tuned variant where there is one) or binv */
+static hisp_status spmv(local_space *ls, hisp_op op, hisp_matrix M, hisp_vector x, hisp_vector y)
 {
     bool dbl = hispi_type_scalar_size(ls->mt) == 8;
     const void *a = dbl ? (const void *)&ls->one : (const void *)&ls->onef;
     const void *b = dbl ? (const void *)&ls->zero : (const void *)&ls->zerof;
-    if (ls->has_var && op == HISP_OP_N)
-        return hisp_spmv_variant(ls->base.ctx, &ls->var, a, ls->A, x, b, y);
-    return hisp_spmv(ls->base.ctx, op, a, ls->A, x, b, y);
+    if (ls->has_var && op == HISP_OP_N && M == ls->A)
+        return hisp_spmv_variant(ls->base.ctx, &ls->var, a, M, x, b, y);
+    return hisp_spmv(ls->base.ctx, op, a, M, x, b, y);
 }
 
 static hisp_status l_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
@@ -154,7 +155,7 @@ static hisp_status l_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
                               hisp_status_string(st));
         return st;
     }
-    return spmv(ls, op, V(x), V(y));
+    return spmv(ls, op, ls->A, V(x), V(y));
 }
 
 static hisp_status l_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
@@ -176,7 +177,7 @@ static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
         }
         HISPI_TRY(hisp_vector_div(V(x), ls->diag, V(z)));
     } else if (ls->binv) {
-        HISPI_TRY(spmv(ls, HISP_OP_N, V(x), V(z)));
+        HISPI_TRY(spmv(ls, HISP_OP_N, ls->binv, V(x), V(z)));
     } else if (x != z) {
         HISPI_TRY(hisp_vector_copy(V(x), V(z)));
     }

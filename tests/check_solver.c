@@ -1,0 +1,1081 @@
+/* Krylov solvers (hisp.h "Iterative solvers") on every target against the
+ * plain references of core/solver/ref_cg.c: CG on SPD, Hermitian and
+ * quaternion-Hermitian PD and 3x3-block matrices, BiCGSTAB on nonsymmetric
+ * real and complex ones, every format, with and without Jacobi; the
+ * operator entry point; the failures and their reasons. With check
+ * interval 1 the iteration counts match the reference's (within 2); with
+ * the default interval they stay close to the interval-1 count (over_*). */
+#include "hispi.h"
+#include "solver/ksp.h"
+#include "solver/ref.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- host matrices in double (the reference's input) ------------------------- */
+
+/* A square CSR in double of family type ft (f64, c64, q64, b3x3_f64). */
+typedef struct {
+    hisp_type ft;
+    int64_t n, nnz;
+    int64_t *ptr;
+    int32_t *col;
+    double *val;
+} hcsr;
+
+static hisp_type family(hisp_type t)
+{
+    switch (t) {
+    case HISP_F32:
+        return HISP_F64;
+    case HISP_C32:
+        return HISP_C64;
+    case HISP_Q32:
+        return HISP_Q64;
+    case HISP_B3X3_F32:
+        return HISP_B3X3_F64;
+    default:
+        return t;
+    }
+}
+
+static bool is32(hisp_type t)
+{
+    return family(t) != t;
+}
+
+static int ecomp(hisp_type t) /* doubles per matrix entry */
+{
+    return hisp_type_components(t);
+}
+
+static int64_t vlen(const hcsr *H) /* doubles per vector */
+{
+    return H->ft == HISP_B3X3_F64 ? 3 * H->n : H->n * ecomp(H->ft);
+}
+
+static void hc_free(hcsr *H)
+{
+    free(H->ptr), free(H->col), free(H->val);
+    memset(H, 0, sizeof *H);
+}
+
+/* The host copy of a CSR matrix of a double family type. */
+static hcsr hc_from_matrix(hisp_context ctx, hisp_matrix A)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    ck_assert(mi.format == HISP_FORMAT_CSR && family(mi.type) == mi.type);
+    const int64_t *p;
+    const int32_t *r, *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, &r, &c, &v));
+    hcsr H = {mi.type, mi.nrows, mi.nnz, NULL, NULL, NULL};
+    H.ptr = malloc((size_t)(H.n + 1) * sizeof *H.ptr);
+    H.col = malloc((size_t)(H.nnz + 1) * sizeof *H.col);
+    H.val = malloc((size_t)(H.nnz * ecomp(H.ft) + 1) * sizeof *H.val);
+    ck_assert(H.ptr && H.col && H.val);
+    memcpy(H.ptr, p, (size_t)(H.n + 1) * sizeof *H.ptr);
+    memcpy(H.col, c, (size_t)H.nnz * sizeof *H.col);
+    memcpy(H.val, v, (size_t)(H.nnz * ecomp(H.ft)) * sizeof *H.val);
+    return H;
+}
+
+/* CSR from COO triples (duplicates summed) through hisp. */
+static hcsr hc_from_coo(hisp_context ctx, hisp_type ft, int64_t n, int64_t nnz, const int32_t *r,
+                        const int32_t *c, const double *v)
+{
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, ft, n, n, nnz, r, c, v, &A));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    hcsr H = hc_from_matrix(ctx, A);
+    hisp_matrix_destroy(&A);
+    return H;
+}
+
+static hcsr hc_generate(hisp_context ctx, hisp_gen_kind kind, int64_t n)
+{
+    hisp_gen_params p;
+    hisp_gen_defaults(kind, &p);
+    p.n = n;
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    hcsr H = hc_from_matrix(ctx, A);
+    hisp_matrix_destroy(&A);
+    return H;
+}
+
+/* values rounded to float where t is a 32-bit type (so the reference solves
+ * the matrix the device holds) */
+static void round_to(hisp_type t, double *v, int64_t count)
+{
+    if (is32(t))
+        for (int64_t i = 0; i < count; i++)
+            v[i] = (float)v[i];
+}
+
+static void *to_type(hisp_type t, const double *v, int64_t count)
+{
+    void *o = malloc((size_t)(count + 1) * (is32(t) ? 4 : 8));
+    ck_assert_ptr_nonnull(o);
+    for (int64_t i = 0; i < count; i++)
+        if (is32(t))
+            ((float *)o)[i] = (float)v[i];
+        else
+            ((double *)o)[i] = v[i];
+    return o;
+}
+
+static void from_type(hisp_type t, const void *o, double *v, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        v[i] = is32(t) ? ((const float *)o)[i] : ((const double *)o)[i];
+}
+
+/* H as a hisp matrix of type t (H's family) in format f. */
+static hisp_matrix hc_matrix(hisp_context ctx, const hcsr *H, hisp_type t, hisp_format f)
+{
+    void *v = to_type(t, H->val, H->nnz * ecomp(H->ft));
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, H->n, H->n, H->ptr, H->col, v, &A));
+    free(v);
+    if (f == HISP_FORMAT_CSR) return A;
+    CK_OK(ctx, hisp_matrix_duplicate(A, f, &B));
+    hisp_matrix_destroy(&A);
+    return B;
+}
+
+static hispi_ref_csr hc_ref(const hcsr *H)
+{
+    hispi_ref_csr R = {H->ft, H->n, H->ptr, H->col, H->val};
+    return R;
+}
+
+/* Random symmetric / Hermitian / quaternion-Hermitian matrix (A_ji =
+ * conj(A_ij)) with about deg off-diagonal entries per row and a real
+ * diagonal: the absolute row sum times (1 + spread * u) + 0.05, positive
+ * definite by Gershgorin; sign -1 on every other row makes it indefinite. */
+static hcsr random_hermitian(hisp_context ctx, hisp_type ft, int64_t n, int deg, double spread,
+                             int indefinite, uint64_t *rs)
+{
+    int ec = ecomp(ft);
+    int64_t cap = n * (2 * deg + 1);
+    int32_t *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+    double *v = calloc((size_t)(cap * ec), sizeof *v);
+    ck_assert(r && c && v);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        r[k] = c[k] = (int32_t)i; /* the diagonal, set below */
+        k++;
+        for (int d = 0; d < deg && n > 1; d++) {
+            int64_t j = (int64_t)(test_rand(rs) % (uint64_t)n);
+            if (j == i) continue;
+            r[k] = (int32_t)i, c[k] = (int32_t)j;
+            r[k + 1] = (int32_t)j, c[k + 1] = (int32_t)i;
+            for (int q = 0; q < ec; q++) {
+                double u = test_uniform(rs);
+                v[k * ec + q] = u;
+                v[(k + 1) * ec + q] = q ? -u : u; /* conj */
+            }
+            k += 2;
+        }
+    }
+    hcsr H = hc_from_coo(ctx, ft, n, k, r, c, v);
+    free(r), free(c), free(v);
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        int64_t dk = -1;
+        for (int64_t q = H.ptr[i]; q < H.ptr[i + 1]; q++) {
+            if (H.col[q] == i) {
+                dk = q;
+                continue;
+            }
+            double a = 0;
+            for (int e = 0; e < ec; e++)
+                a += H.val[q * ec + e] * H.val[q * ec + e];
+            s += sqrt(a);
+        }
+        ck_assert_int_ge(dk, 0);
+        double d = s * (1 + spread * (test_uniform(rs) + 1) / 2) + 0.05;
+        H.val[dk * ec] = indefinite && (i & 1) ? -3 * d : d;
+    }
+    return H;
+}
+
+/* Nonsymmetric banded matrix (f64 or c64): random entries within the band,
+ * diagonal the absolute row sum times 1.2 (plus an imaginary part for
+ * c64), rows scaled by factors in [1/3, 3] so that Jacobi matters. */
+static hcsr random_banded(hisp_context ctx, hisp_type ft, int64_t n, int bw, uint64_t *rs)
+{
+    int ec = ecomp(ft);
+    int64_t cap = n * (2 * bw + 1);
+    int32_t *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+    double *v = calloc((size_t)(cap * ec), sizeof *v);
+    ck_assert(r && c && v);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double scale = exp(log(3.0) * test_uniform(rs)), s = 0;
+        int64_t dk = -1;
+        for (int64_t j = i - bw; j <= i + bw; j++) {
+            if (j < 0 || j >= n) continue;
+            r[k] = (int32_t)i, c[k] = (int32_t)j;
+            if (j == i) {
+                dk = k;
+            } else {
+                double a = 0;
+                for (int q = 0; q < ec; q++) {
+                    v[k * ec + q] = test_uniform(rs) * scale;
+                    a += v[k * ec + q] * v[k * ec + q];
+                }
+                s += sqrt(a);
+            }
+            k++;
+        }
+        v[dk * ec] = 1.2 * s + 0.1 * scale;
+        if (ec == 2) v[dk * ec + 1] = 0.3 * s * test_uniform(rs);
+    }
+    hcsr H = hc_from_coo(ctx, ft, n, k, r, c, v);
+    free(r), free(c), free(v);
+    return H;
+}
+
+/* ---- solving ---------------------------------------------------------------- */
+
+static double *rand_vec(int64_t len, uint64_t *rs)
+{
+    double *v = malloc((size_t)(len + 1) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (int64_t i = 0; i < len; i++)
+        v[i] = test_uniform(rs);
+    return v;
+}
+
+static double norm2(const double *v, int64_t len)
+{
+    double s = 0;
+    for (int64_t i = 0; i < len; i++)
+        s += v[i] * v[i];
+    return sqrt(s);
+}
+
+static double rel_diff(const double *a, const double *b, int64_t len)
+{
+    double s = 0;
+    for (int64_t i = 0; i < len; i++)
+        s += (a[i] - b[i]) * (a[i] - b[i]);
+    double nb = norm2(b, len);
+    return nb > 0 ? sqrt(s) / nb : sqrt(s);
+}
+
+static hisp_type vec_type(hisp_type t)
+{
+    hisp_type vt;
+    int per;
+    ck_assert_int_eq(hisp_compound_vector_type(t, &vt, &per), HISP_SUCCESS);
+    return vt;
+}
+
+static hisp_vector make_vec(hisp_context ctx, hisp_type t, const double *v, int64_t len)
+{
+    hisp_type vt = vec_type(t);
+    hisp_vector x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, vt, len / hisp_type_components(vt), &x));
+    void *o = to_type(t, v, len);
+    CK_OK(ctx, hisp_vector_write(x, o));
+    free(o);
+    return x;
+}
+
+static void read_vec(hisp_context ctx, hisp_type t, hisp_vector x, double *v, int64_t len)
+{
+    void *o = malloc((size_t)(len + 1) * 8);
+    ck_assert_ptr_nonnull(o);
+    CK_OK(ctx, hisp_vector_read(x, o));
+    from_type(t, o, v, len);
+    free(o);
+}
+
+/* ||b - A x|| / ||b|| with hisp_spmv. */
+static double true_residual(hisp_context ctx, hisp_type t, hisp_matrix A, hisp_vector x,
+                            const double *b, int64_t len)
+{
+    hisp_vector y = make_vec(ctx, t, b, len);
+    double m1 = -1, p1 = 1;
+    float m1f = -1, p1f = 1;
+    bool f = is32(t);
+    CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, f ? (void *)&m1f : &m1, A, x, f ? (void *)&p1f : &p1, y));
+    double *r = malloc((size_t)(len + 1) * sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    read_vec(ctx, t, y, r, len);
+    hisp_vector_destroy(&y);
+    double res = norm2(r, len) / norm2(b, len);
+    free(r);
+    return res;
+}
+
+static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, int jacobi, double rtol,
+                               int check)
+{
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, m, &s));
+    CK_OK(ctx, hisp_solver_set_tolerances(s, rtol, 0));
+    CK_OK(ctx, hisp_solver_set_max_iterations(s, 2000));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, jacobi ? HISP_PRECOND_JACOBI : HISP_PRECOND_NONE));
+    if (check) CK_OK(ctx, hisp_solver_set_check_interval(s, check));
+    return s;
+}
+
+/* Iterations past the interval-1 count with the default interval (8), per
+ * method: a solve stops at the first check that finds the residual below
+ * the tolerance, and the checks' spacing follows the residual's rate, so a
+ * solve rarely runs past the first converged iterate. Measured here (10
+ * seeds, reference backend): CG mean 0.1 per solve, at most 2 (4 on
+ * 494_bus and LFAT5); BiCGSTAB, whose residual is not monotone, mean 0.6,
+ * up to 7. */
+static int64_t over_sum[2], over_n[2];
+
+static void over_reset(void)
+{
+    memset(over_sum, 0, sizeof over_sum);
+    memset(over_n, 0, sizeof over_n);
+}
+
+static void over_check(const char *what)
+{
+    static const double mean_max[2] = {0.5, 1.5};
+    for (int m = 0; m < 2; m++)
+        ck_assert_msg(over_n[m] == 0 || (double)over_sum[m] / (double)over_n[m] <= mean_max[m],
+                      "%s: %s ran %lld iterations past the interval-1 counts in %lld solves", what,
+                      m ? "bicgstab" : "cg", (long long)over_sum[m], (long long)over_n[m]);
+}
+
+static double rtol_of(hisp_type t)
+{
+    return is32(t) ? 1e-5 : 1e-8;
+}
+
+/* Solves H x = b (H as type t in format f) with method m on ctx: check
+ * interval 1 against the reference (iterations within 2, x close, the true
+ * residual within tolerance), then the default interval (over_*). H holds
+ * values already rounded to t. */
+static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_type t,
+                        hisp_format f, hisp_solver_method m, int jacobi, uint64_t *rs)
+{
+    int64_t len = vlen(H);
+    double rtol = rtol_of(t);
+    double *b = rand_vec(len, rs), *x0 = rand_vec(len, rs), *xr = malloc((size_t)len * 8 + 8),
+           *x = malloc((size_t)len * 8 + 8);
+    ck_assert(xr && x);
+    bool zero_x0 = test_rand(rs) & 1;
+    for (int64_t i = 0; i < len; i++)
+        x0[i] = zero_x0 ? 0 : 0.1 * x0[i];
+    round_to(t, b, len);
+    round_to(t, x0, len);
+    memcpy(xr, x0, (size_t)len * 8);
+    hispi_ref_csr R = hc_ref(H);
+    hispi_ref_info ri;
+    hisp_status rst = m == HISP_SOLVER_CG
+                          ? hispi_ref_cg(ctx, &R, jacobi, rtol, 0, 2000, b, xr, &ri)
+                          : hispi_ref_bicgstab(ctx, &R, jacobi, rtol, 0, 2000, b, xr, &ri);
+    CK_OK(ctx, rst);
+    ck_assert_msg(ri.reason == HISP_STOP_CONVERGED, "%s: the reference did not converge (%s)", what,
+                  hisp_stop_reason_name(ri.reason));
+
+    hisp_matrix A = hc_matrix(ctx, H, t, f);
+    hisp_vector vb = make_vec(ctx, t, b, len), vx = make_vec(ctx, t, x0, len);
+    int64_t it1 = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        hisp_solver s = make_solver(ctx, m, jacobi, rtol, pass ? 0 : 1);
+        hisp_solve_info info;
+        void *o = to_type(t, x0, len);
+        CK_OK(ctx, hisp_vector_write(vx, o));
+        free(o);
+        CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+        hisp_solver_destroy(&s);
+        ck_assert_msg(info.reason == HISP_STOP_CONVERGED, "%s (check %s): %s after %lld iterations",
+                      what, pass ? "default" : "1", hisp_stop_reason_name(info.reason),
+                      (long long)info.iterations);
+        ck_assert(info.converged);
+        ck_assert_msg(info.residual_norm <= rtol * info.rhs_norm,
+                      "%s: reported residual %g, rhs %g", what, info.residual_norm, info.rhs_norm);
+        ck_assert_msg(fabs(info.rhs_norm - ri.rhs_norm) <= 1e-5 * ri.rhs_norm, "%s: ||b|| %g vs %g",
+                      what, info.rhs_norm, ri.rhs_norm);
+        double tr = true_residual(ctx, t, A, vx, b, len);
+        ck_assert_msg(tr <= (is32(t) ? 20 : 2) * rtol, "%s (check %s): true residual %g", what,
+                      pass ? "default" : "1", tr);
+        read_vec(ctx, t, vx, x, len);
+        if (pass == 0) {
+            it1 = info.iterations;
+            ck_assert_msg(llabs(info.iterations - ri.iterations) <= 2,
+                          "%s: %lld iterations, the reference %lld", what,
+                          (long long)info.iterations, (long long)ri.iterations);
+            double d = rel_diff(x, xr, len);
+            ck_assert_msg(d <= (is32(t) ? 1e-3 : 1e-5), "%s: x differs from the reference by %g",
+                          what, d);
+        } else {
+            int mi = m == HISP_SOLVER_BICGSTAB;
+            over_sum[mi] += info.iterations - it1;
+            over_n[mi]++;
+            ck_assert_msg(info.iterations >= it1 && info.iterations <= it1 + 8,
+                          "%s: %lld iterations with the default check interval, %lld with 1", what,
+                          (long long)info.iterations, (long long)it1);
+        }
+    }
+    hisp_vector_destroy(&vb);
+    hisp_vector_destroy(&vx);
+    hisp_matrix_destroy(&A);
+    free(b), free(x0), free(xr), free(x);
+}
+
+static const char *target_label(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[i].label;
+}
+
+static const char *fmt_name(hisp_format f)
+{
+    return hisp_format_name(f);
+}
+
+/* ---- CG ----------------------------------------------------------------------- */
+
+/* f64 and f32: the Laplacians and a random SPD matrix, four formats, with and
+ * without Jacobi. */
+START_TEST(test_cg_real)
+{
+    uint64_t rs = test_seed() + 7001 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    over_reset();
+    static const hisp_format fmts[4] = {HISP_FORMAT_CSR, HISP_FORMAT_COO, HISP_FORMAT_CSC,
+                                        HISP_FORMAT_HISPARSE};
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F32 : HISP_F64;
+        hcsr mats[3] = {hc_generate(ctx, HISP_GEN_POISSON2D, 14),
+                        hc_generate(ctx, HISP_GEN_POISSON3D, 6),
+                        random_hermitian(ctx, HISP_F64, 250, 3, 9, 0, &rs)};
+        static const char *names[3] = {"poisson2d", "poisson3d", "random SPD"};
+        for (int mi = 0; mi < 3; mi++) {
+            round_to(t, mats[mi].val, mats[mi].nnz);
+            for (int fi = 0; fi < 4; fi++)
+                for (int jac = 0; jac < 2; jac++) {
+                    char what[512];
+                    snprintf(what, sizeof what, "%s: cg %s %s %s %s", target_label(_i),
+                             hisp_type_name(t), names[mi], fmt_name(fmts[fi]),
+                             jac ? "jacobi" : "none");
+                    check_solve(ctx, what, &mats[mi], t, fmts[fi], HISP_SOLVER_CG, jac, &rs);
+                }
+            hc_free(&mats[mi]);
+        }
+    }
+    over_check(target_label(_i));
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Hermitian PD (c64, c32), quaternion-Hermitian PD (q64, q32) and the SPD
+ * 3x3-block FEM matrix (block Jacobi). */
+START_TEST(test_cg_compound)
+{
+    uint64_t rs = test_seed() + 7002 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    over_reset();
+    static const hisp_type types[4] = {HISP_C64, HISP_C32, HISP_Q64, HISP_Q32};
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        hcsr H = random_hermitian(ctx, family(t), 160, 3, 9, 0, &rs);
+        round_to(t, H.val, H.nnz * ecomp(H.ft));
+        for (int fi = 0; fi < 2; fi++)
+            for (int jac = 0; jac < 2; jac++) {
+                hisp_format f = fi ? HISP_FORMAT_COO : HISP_FORMAT_CSR;
+                char what[512];
+                snprintf(what, sizeof what, "%s: cg %s hermitian %s %s", target_label(_i),
+                         hisp_type_name(t), fmt_name(f), jac ? "jacobi" : "none");
+                check_solve(ctx, what, &H, t, f, HISP_SOLVER_CG, jac, &rs);
+            }
+        hc_free(&H);
+    }
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_B3X3_F32 : HISP_B3X3_F64;
+        hisp_matrix G = NULL;
+        CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_FEM3X3, 4, test_rand(&rs) | 1,
+                                                 HISP_B3X3_F64, &G));
+        CK_OK(ctx, hisp_matrix_convert(G, HISP_FORMAT_CSR));
+        hcsr H = hc_from_matrix(ctx, G);
+        hisp_matrix_destroy(&G);
+        /* SPD: symmetric blocks A_ji = A_ij^T, diagonal dominance */
+        for (int64_t i = 0; i < H.n; i++)
+            for (int64_t k = H.ptr[i]; k < H.ptr[i + 1]; k++) {
+                int64_t j = H.col[k], kk = -1;
+                for (int64_t q = H.ptr[j]; q < H.ptr[j + 1]; q++)
+                    if (H.col[q] == i) kk = q;
+                ck_assert_int_ge(kk, 0);
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 3; c++)
+                        ck_assert(H.val[k * 9 + r * 3 + c] == H.val[kk * 9 + c * 3 + r]);
+            }
+        round_to(t, H.val, H.nnz * 9);
+        for (int jac = 0; jac < 2; jac++) {
+            char what[512];
+            snprintf(what, sizeof what, "%s: cg %s fem3x3 %s", target_label(_i), hisp_type_name(t),
+                     jac ? "block jacobi" : "none");
+            check_solve(ctx, what, &H, t, HISP_FORMAT_CSR, HISP_SOLVER_CG, jac, &rs);
+        }
+        hc_free(&H);
+    }
+    over_check(target_label(_i));
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- BiCGSTAB ------------------------------------------------------------------ */
+
+/* Nonsymmetric banded real (f64, f32; four formats) and complex (c64, c32):
+ * random banded and the Helmholtz generator shifted to be definite. */
+START_TEST(test_bicgstab)
+{
+    uint64_t rs = test_seed() + 7003 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    over_reset();
+    static const hisp_format fmts[4] = {HISP_FORMAT_CSR, HISP_FORMAT_COO, HISP_FORMAT_CSC,
+                                        HISP_FORMAT_HISPARSE};
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F32 : HISP_F64;
+        hcsr H = random_banded(ctx, HISP_F64, 300, 3, &rs);
+        round_to(t, H.val, H.nnz);
+        for (int fi = 0; fi < 4; fi++)
+            for (int jac = 0; jac < 2; jac++) {
+                char what[512];
+                snprintf(what, sizeof what, "%s: bicgstab %s banded %s %s", target_label(_i),
+                         hisp_type_name(t), fmt_name(fmts[fi]), jac ? "jacobi" : "none");
+                check_solve(ctx, what, &H, t, fmts[fi], HISP_SOLVER_BICGSTAB, jac, &rs);
+            }
+        hc_free(&H);
+    }
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_C32 : HISP_C64;
+        hcsr mats[2];
+        mats[0] = random_banded(ctx, HISP_C64, 200, 2, &rs);
+        hisp_matrix G = NULL;
+        CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_HELMHOLTZ, 12, test_rand(&rs) | 1,
+                                                 HISP_C64, &G));
+        CK_OK(ctx, hisp_matrix_convert(G, HISP_FORMAT_CSR));
+        mats[1] = hc_from_matrix(ctx, G);
+        hisp_matrix_destroy(&G);
+        for (int64_t i = 0; i < mats[1].n; i++) /* -lap - k^2 + 3: diagonally dominant */
+            for (int64_t k = mats[1].ptr[i]; k < mats[1].ptr[i + 1]; k++)
+                if (mats[1].col[k] == i) mats[1].val[2 * k] += 3;
+        for (int mi = 0; mi < 2; mi++) {
+            round_to(t, mats[mi].val, mats[mi].nnz * 2);
+            for (int jac = 0; jac < 2; jac++) {
+                char what[512];
+                snprintf(what, sizeof what, "%s: bicgstab %s %s %s", target_label(_i),
+                         hisp_type_name(t), mi ? "helmholtz+3" : "banded", jac ? "jacobi" : "none");
+                check_solve(ctx, what, &mats[mi], t, HISP_FORMAT_CSR, HISP_SOLVER_BICGSTAB, jac,
+                            &rs);
+            }
+            hc_free(&mats[mi]);
+        }
+    }
+    over_check(target_label(_i));
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* SPD matrices of ../shared/matrices: CG with Jacobi. */
+START_TEST(test_mtx_files)
+{
+    uint64_t rs = test_seed() + 7004 + (uint64_t)_i;
+    const char *dir = test_matrix_dir();
+    if (!dir) {
+        if (_i == 0) test_skip("solver on real matrices: no matrix folder (set HISP_MATRICES)");
+        return;
+    }
+    hisp_context ctx = test_context(_i);
+    static const char *files[2] = {"494_bus.mtx", "LFAT5.mtx"};
+    for (int k = 0; k < 2; k++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        FILE *fp = fopen(path, "r");
+        if (!fp) {
+            if (_i == 0) test_skip("solver on real matrices: %s is missing", path);
+            continue;
+        }
+        fclose(fp);
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL));
+        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+        hcsr H = hc_from_matrix(ctx, A);
+        hisp_matrix_destroy(&A);
+        char what[512];
+        snprintf(what, sizeof what, "%s: cg f64 %s jacobi", target_label(_i), files[k]);
+        check_solve(ctx, what, &H, HISP_F64, HISP_FORMAT_CSR, HISP_SOLVER_CG, 1, &rs);
+        hc_free(&H);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- the operator entry point ----------------------------------------------- */
+
+typedef struct {
+    hisp_context ctx;
+    hisp_matrix A;
+    hisp_vector d;
+    int applies;
+} opdata;
+
+static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
+{
+    opdata *o = user;
+    double one = 1, zero = 0;
+    o->applies++;
+    return hisp_spmv(o->ctx, op, &one, o->A, x, &zero, y);
+}
+
+static hisp_status op_diag(void *user, hisp_vector d)
+{
+    opdata *o = user;
+    return hisp_vector_copy(o->d, d);
+}
+
+/* hisp_solver_solve_operator with hisp_spmv as the operator gives what
+ * hisp_solver_solve gives (f64 and c64, CG and BiCGSTAB, with and without
+ * Jacobi). */
+START_TEST(test_operator)
+{
+    uint64_t rs = test_seed() + 7005 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_C64 : HISP_F64;
+        int ec = ecomp(t);
+        hcsr H = random_hermitian(ctx, t, 200, 3, 9, 0, &rs);
+        int64_t len = vlen(&H);
+        double *dg = calloc((size_t)len, sizeof *dg), *b = rand_vec(len, &rs),
+               *x1 = malloc((size_t)len * 8), *x2 = malloc((size_t)len * 8);
+        ck_assert(dg && x1 && x2);
+        for (int64_t i = 0; i < H.n; i++)
+            for (int64_t k = H.ptr[i]; k < H.ptr[i + 1]; k++)
+                if (H.col[k] == i)
+                    for (int e = 0; e < ec; e++)
+                        dg[i * ec + e] += H.val[k * ec + e];
+        opdata od = {ctx, hc_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0};
+        hisp_operator op = {H.n, H.n, t, op_apply, op_diag, NULL, &od};
+        hisp_vector vb = make_vec(ctx, t, b, len), vx = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, t, H.n, &vx));
+        for (int m = 0; m < 2; m++)
+            for (int jac = 0; jac < 2; jac++) {
+                hisp_solver_method meth = m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG;
+                hisp_solver s = make_solver(ctx, meth, jac, 1e-8, 0);
+                hisp_solve_info i1, i2;
+                double zero[4] = {0, 0, 0, 0};
+                CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(zero)));
+                CK_OK(ctx, hisp_solver_solve(s, od.A, vb, vx, &i1));
+                read_vec(ctx, t, vx, x1, len);
+                CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(zero)));
+                od.applies = 0;
+                CK_OK(ctx, hisp_solver_solve_operator(s, &op, vb, vx, &i2));
+                read_vec(ctx, t, vx, x2, len);
+                hisp_solver_destroy(&s);
+                const char *what = hisp_solver_method_name(meth);
+                ck_assert_msg(i1.reason == HISP_STOP_CONVERGED && i2.reason == i1.reason,
+                              "%s %s: %s / %s", what, hisp_type_name(t),
+                              hisp_stop_reason_name(i1.reason), hisp_stop_reason_name(i2.reason));
+                ck_assert_msg(llabs(i1.iterations - i2.iterations) <= 1,
+                              "%s: %lld iterations with the matrix, %lld with the operator", what,
+                              (long long)i1.iterations, (long long)i2.iterations);
+                ck_assert_int_ge(od.applies, i2.iterations);
+                double d = rel_diff(x2, x1, len);
+                ck_assert_msg(d <= 1e-9, "%s %s: operator and matrix solutions differ by %g", what,
+                              hisp_type_name(t), d);
+                ck_assert_double_le(true_residual(ctx, t, od.A, vx, b, len), 2e-8);
+            }
+        /* Jacobi without a diagonal function is refused */
+        hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, 1, 1e-8, 0);
+        op.diagonal = NULL;
+        ck_assert_int_eq(hisp_solver_solve_operator(s, &op, vb, vx, NULL),
+                         HISP_ERR_INVALID_ARGUMENT);
+        hisp_solver_destroy(&s);
+        hisp_vector_destroy(&vb);
+        hisp_vector_destroy(&vx);
+        hisp_vector_destroy(&od.d);
+        hisp_matrix_destroy(&od.A);
+        free(dg), free(b), free(x1), free(x2);
+        hc_free(&H);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- failures ------------------------------------------------------------------ */
+
+static const char *last_message(hisp_context ctx)
+{
+    hisp_error_info e = {0};
+    if (hisp_context_last_error(ctx, &e) != HISP_SUCCESS || !e.message) return "";
+    return e.message;
+}
+
+static bool all_finite(const double *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return false;
+    return true;
+}
+
+typedef struct {
+    int64_t seen[4096];
+    int n, stop_at, gap;
+} monlog;
+
+static int monitor_fn(void *user, int64_t it, double rn, double rel)
+{
+    monlog *m = user;
+    if (!(rn >= 0) || !(rel >= 0)) m->gap = 1;
+    if (m->n < 4096) m->seen[m->n] = it;
+    if (it != m->n) m->gap = 1;
+    m->n++;
+    return m->stop_at >= 0 && it >= m->stop_at;
+}
+
+/* Each failure with its status or stop reason, on every target. */
+START_TEST(test_failures)
+{
+    uint64_t rs = test_seed() + 7006 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    hcsr H = random_hermitian(ctx, HISP_F64, 120, 3, 2, 0, &rs);
+    int64_t n = H.n;
+    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    double *b = rand_vec(n, &rs), *x0 = rand_vec(n, &rs), *x = malloc((size_t)n * 8 + 8);
+    ck_assert_ptr_nonnull(x);
+    hisp_vector vb = make_vec(ctx, HISP_F64, b, n), vx = make_vec(ctx, HISP_F64, x0, n);
+    hisp_solve_info info;
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, 0, 1e-8, 0);
+
+    /* the iteration limit, at interval 1 and the default */
+    for (int k = 0; k < 2; k++) {
+        CK_OK(ctx, hisp_solver_set_max_iterations(s, 5));
+        CK_OK(ctx, hisp_solver_set_check_interval(s, k ? 8 : 1));
+        CK_OK(ctx, hisp_vector_write(vx, x0));
+        CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+        ck_assert_int_eq(info.reason, HISP_STOP_MAX_ITERATIONS);
+        ck_assert(!info.converged);
+        ck_assert_int_eq(info.iterations, 5);
+        ck_assert(info.residual_norm > 1e-8 * info.rhs_norm);
+    }
+    CK_OK(ctx, hisp_solver_set_max_iterations(s, 0));
+    CK_OK(ctx, hisp_vector_write(vx, x0));
+    CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+    ck_assert_int_eq(info.reason, HISP_STOP_MAX_ITERATIONS);
+    ck_assert_int_eq(info.iterations, 0);
+    read_vec(ctx, HISP_F64, vx, x, n);
+    ck_assert(memcmp(x, x0, (size_t)n * 8) == 0);
+    CK_OK(ctx, hisp_solver_set_max_iterations(s, 2000));
+    CK_OK(ctx, hisp_solver_set_check_interval(s, 8));
+
+    /* b = 0: x = 0 at once */
+    double *zb = calloc((size_t)n, 8);
+    ck_assert_ptr_nonnull(zb);
+    hisp_vector vz = make_vec(ctx, HISP_F64, zb, n);
+    CK_OK(ctx, hisp_vector_write(vx, x0));
+    CK_OK(ctx, hisp_solver_solve(s, A, vz, vx, &info));
+    ck_assert_int_eq(info.reason, HISP_STOP_CONVERGED);
+    ck_assert_int_eq(info.iterations, 0);
+    ck_assert(info.rhs_norm == 0 && info.residual_norm == 0 && info.relative_residual == 0);
+    read_vec(ctx, HISP_F64, vx, x, n);
+    ck_assert(memcmp(x, zb, (size_t)n * 8) == 0);
+
+    /* NaN in b: a stop reason, not an error */
+    double keep = b[n / 2];
+    b[n / 2] = NAN;
+    hisp_vector vnan = make_vec(ctx, HISP_F64, b, n);
+    b[n / 2] = keep;
+    for (int m = 0; m < 2; m++) {
+        hisp_solver s2 = make_solver(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, m, 1e-8, 0);
+        CK_OK(ctx, hisp_vector_write(vx, x0));
+        CK_OK(ctx, hisp_solver_solve(s2, A, vnan, vx, &info));
+        ck_assert_int_eq(info.reason, HISP_STOP_NAN);
+        ck_assert(!info.converged);
+        hisp_solver_destroy(&s2);
+    }
+
+    /* a dimension mismatch: an error, x untouched */
+    hisp_vector vlong = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n + 1, &vlong));
+    CK_OK(ctx, hisp_vector_write(vx, x0));
+    ck_assert_int_eq(hisp_solver_solve(s, A, vlong, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_solve(s, A, vb, vlong, &info), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(last_message(ctx), "entries"));
+    hisp_vector vf32 = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, n, &vf32));
+    ck_assert_int_eq(hisp_solver_solve(s, A, vf32, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+    read_vec(ctx, HISP_F64, vx, x, n);
+    ck_assert(memcmp(x, x0, (size_t)n * 8) == 0);
+    ck_assert_int_eq(hisp_solver_solve(s, NULL, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_solve(s, A, NULL, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+
+    /* a rectangular matrix for CG and BiCGSTAB */
+    hisp_matrix R = test_random_matrix(ctx, HISP_F64, n, n + 3, 0.05, &rs);
+    hisp_vector vx3 = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n + 3, &vx3));
+    ck_assert_int_eq(hisp_solver_solve(s, R, vb, vx3, &info), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(last_message(ctx), "square"));
+    hisp_solver sb = make_solver(ctx, HISP_SOLVER_BICGSTAB, 0, 1e-8, 0);
+    ck_assert_int_eq(hisp_solver_solve(sb, R, vb, vx3, &info), HISP_ERR_INVALID_ARGUMENT);
+
+    /* BiCGSTAB on quaternions */
+    hcsr Q = random_hermitian(ctx, HISP_Q64, 20, 2, 1, 0, &rs);
+    hisp_matrix AQ = hc_matrix(ctx, &Q, HISP_Q64, HISP_FORMAT_CSR);
+    double *qb = rand_vec(4 * 20, &rs);
+    hisp_vector qvb = make_vec(ctx, HISP_Q64, qb, 80), qvx = make_vec(ctx, HISP_Q64, qb, 80);
+    ck_assert_int_eq(hisp_solver_solve(sb, AQ, qvb, qvx, &info), HISP_ERR_UNSUPPORTED);
+    double *qx = malloc(80 * 8);
+    read_vec(ctx, HISP_Q64, qvx, qx, 80);
+    ck_assert(memcmp(qx, qb, 80 * 8) == 0);
+
+    /* Jacobi with a zero diagonal entry: the error names the row; x untouched */
+    for (int64_t k = H.ptr[6]; k < H.ptr[7]; k++)
+        if (H.col[k] == 6) H.val[k] = 0;
+    hisp_matrix AZ = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    for (int m = 0; m < 2; m++) {
+        hisp_solver s2 = make_solver(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, 1, 1e-8, 0);
+        CK_OK(ctx, hisp_vector_write(vx, x0));
+        ck_assert_int_eq(hisp_solver_solve(s2, AZ, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(last_message(ctx), "row 7") != NULL, "message: %s", last_message(ctx));
+        read_vec(ctx, HISP_F64, vx, x, n);
+        ck_assert(memcmp(x, x0, (size_t)n * 8) == 0);
+        hisp_solver_destroy(&s2);
+    }
+    hispi_ref_csr RZ = hc_ref(&H);
+    hispi_ref_info ri;
+    memcpy(x, x0, (size_t)n * 8);
+    ck_assert_int_eq(hispi_ref_cg(ctx, &RZ, 1, 1e-8, 0, 100, b, x, &ri), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(last_message(ctx), "row 7"));
+
+    /* bad settings are refused and change nothing */
+    ck_assert_int_eq(hisp_solver_set_tolerances(s, -1e-8, 0), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_tolerances(s, 1e-8, -1), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_tolerances(s, 0, 0), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_tolerances(s, NAN, 0), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_tolerances(s, INFINITY, 0), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_check_interval(s, 0), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_check_interval(s, 1025), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_restart(s, 0), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_restart(s, 1001), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_max_iterations(s, -1), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_preconditioner(s, (hisp_precond)7), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_set_damping(s, -1), HISP_ERR_INVALID_ARGUMENT);
+    hisp_solver bad = NULL;
+    ck_assert_int_eq(hisp_solver_create(ctx, (hisp_solver_method)9, &bad),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(bad);
+    ck_assert(s->rtol == 1e-8 && s->atol == 0 && s->check == 8 && s->restart == 30 &&
+              s->maxit == 2000 && s->precond == HISP_PRECOND_NONE);
+
+    /* the monitor: every iteration once, in order; a nonzero answer stops */
+    monlog ml = {.n = 0, .stop_at = -1, .gap = 0};
+    CK_OK(ctx, hisp_solver_set_monitor(s, monitor_fn, &ml));
+    CK_OK(ctx, hisp_vector_write(vx, x0));
+    CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+    ck_assert_int_eq(info.reason, HISP_STOP_CONVERGED);
+    ck_assert_msg(!ml.gap && ml.n == info.iterations + 1,
+                  "monitor: %d calls for %lld iterations (gap %d)", ml.n,
+                  (long long)info.iterations, ml.gap);
+    for (int stop_at = 0; stop_at < 4; stop_at += 3)
+        for (int k = 0; k < 2; k++) {
+            ml = (monlog){.n = 0, .stop_at = stop_at, .gap = 0};
+            CK_OK(ctx, hisp_solver_set_check_interval(s, k ? 8 : 1));
+            CK_OK(ctx, hisp_vector_write(vx, x0));
+            CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+            ck_assert_int_eq(info.reason, HISP_STOP_MONITOR);
+            ck_assert(!ml.gap && ml.n == stop_at + 1);
+            if (k == 0 || stop_at == 0) ck_assert_int_eq(info.iterations, stop_at);
+            ck_assert(info.iterations >= stop_at);
+            /* x is the iterate the info describes */
+            ck_assert_double_le(fabs(true_residual(ctx, HISP_F64, A, vx, b, n) * info.rhs_norm -
+                                     info.residual_norm),
+                                1e-8 * info.rhs_norm);
+        }
+    CK_OK(ctx, hisp_solver_set_monitor(s, NULL, NULL));
+    CK_OK(ctx, hisp_solver_set_check_interval(s, 8));
+
+    /* a destroyed solver: the pointer is NULLed; a stale copy of the object
+     * (destroy clears its magic word) is refused */
+    hisp_solver s3 = make_solver(ctx, HISP_SOLVER_CG, 0, 1e-8, 0);
+    struct hisp_solver_s stale = *s3;
+    hisp_solver_destroy(&s3);
+    ck_assert_ptr_null(s3);
+    hisp_solver_destroy(&s3);
+    ck_assert_int_eq(hisp_solver_solve(s3, A, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+    stale.magic = 0;
+    ck_assert_int_eq(hisp_solver_solve(&stale, A, vb, vx, &info), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_solver_set_tolerances(&stale, 1e-6, 0), HISP_ERR_INVALID_HANDLE);
+
+    hisp_solver_destroy(&s);
+    hisp_solver_destroy(&sb);
+    hisp_vector *vs[] = {&vb, &vx, &vz, &vnan, &vlong, &vf32, &vx3, &qvb, &qvx};
+    for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
+        hisp_vector_destroy(vs[k]);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&R);
+    hisp_matrix_destroy(&AQ);
+    hisp_matrix_destroy(&AZ);
+    hc_free(&H);
+    hc_free(&Q);
+    free(b), free(x0), free(x), free(zb), free(qb), free(qx);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* CG on a symmetric indefinite matrix: HISP_STOP_INDEFINITE where the
+ * reference stops, x finite. */
+START_TEST(test_indefinite)
+{
+    uint64_t rs = test_seed() + 7007 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    hcsr H = random_hermitian(ctx, HISP_F64, 150, 2, 1, 1, &rs);
+    int64_t n = H.n;
+    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    double *b = rand_vec(n, &rs), *x = calloc((size_t)n, 8), *xr = calloc((size_t)n, 8);
+    ck_assert(x && xr);
+    for (int64_t i = 0; i < n; i++) /* |b_i| in [0.5, 1]: b^T A b < 0 */
+        b[i] = b[i] < 0 ? b[i] - 0.5 : b[i] + 0.5;
+    hispi_ref_csr R = hc_ref(&H);
+    hispi_ref_info ri;
+    CK_OK(ctx, hispi_ref_cg(ctx, &R, 0, 1e-8, 0, 500, b, xr, &ri));
+    ck_assert_int_eq(ri.reason, HISP_STOP_INDEFINITE);
+    hisp_vector vb = make_vec(ctx, HISP_F64, b, n), vx = make_vec(ctx, HISP_F64, x, n);
+    for (int k = 0; k < 2; k++)
+        for (int jac = 0; jac < 2; jac++) {
+            hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, jac, 1e-8, k ? 0 : 1);
+            hisp_solve_info info;
+            memset(x, 0, (size_t)n * 8);
+            CK_OK(ctx, hisp_vector_write(vx, x));
+            CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+            hisp_solver_destroy(&s);
+            ck_assert_msg(info.reason == HISP_STOP_INDEFINITE, "%s: %s", target_label(_i),
+                          hisp_stop_reason_name(info.reason));
+            ck_assert(!info.converged && isfinite(info.residual_norm));
+            read_vec(ctx, HISP_F64, vx, x, n);
+            ck_assert(all_finite(x, n));
+            if (k == 0 && !jac) {
+                ck_assert_int_eq(info.iterations, ri.iterations);
+                ck_assert_double_le(rel_diff(x, xr, n), 1e-10);
+            }
+        }
+    hisp_vector_destroy(&vb);
+    hisp_vector_destroy(&vx);
+    hisp_matrix_destroy(&A);
+    hc_free(&H);
+    free(b), free(x), free(xr);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Exact convergence with the default check interval: the identity (one
+ * iteration) and a diagonal with two values (CG: two); the iterations after
+ * the exact solution divide 0 by 0 (safe ratios make them 0) and must not
+ * read as a breakdown or an indefinite matrix. BiCGSTAB on the identity
+ * reaches s = 0 at its first half step (omega = 0/0 without the safe
+ * ratio). hispi_ks_check's restart (a failure after a converged iterate in
+ * one batch) is not reached here: it needs an exact zero residual at an
+ * iteration >= 2 inside a batch. */
+START_TEST(test_exact)
+{
+    uint64_t rs = test_seed() + 7008 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    const int64_t n = 64;
+    int64_t ptr[65];
+    int32_t col[64];
+    double val[64];
+    for (int m = 0; m < 2; m++)
+        for (int v = 0; v < 2; v++)
+            for (int jac = 0; jac < 2; jac++)
+                for (int z = 0; z < 2; z++) {
+                    for (int64_t i = 0; i <= n; i++)
+                        ptr[i] = i;
+                    for (int64_t i = 0; i < n; i++) {
+                        col[i] = (int32_t)i;
+                        val[i] = v == 0 ? 1 : i % 3 ? 2 : 0.5;
+                    }
+                    hcsr H = {HISP_F64, n, n, ptr, col, val};
+                    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+                    /* b and x0 of dyadic values: every step exact */
+                    double b[64], x[64], want[64];
+                    for (int64_t i = 0; i < n; i++) {
+                        b[i] = (double)((int)(test_rand(&rs) % 64) - 32) / 8;
+                        x[i] = z ? (double)((int)(test_rand(&rs) % 16) - 8) / 4 : 0;
+                        want[i] = b[i] / val[i];
+                    }
+                    hisp_vector vb = make_vec(ctx, HISP_F64, b, n),
+                                vx = make_vec(ctx, HISP_F64, x, n);
+                    hisp_solver_method meth = m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG;
+                    hisp_solver s = make_solver(ctx, meth, jac, 1e-10, 0);
+                    hisp_solve_info info;
+                    CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
+                    hisp_solver_destroy(&s);
+                    ck_assert_msg(info.reason == HISP_STOP_CONVERGED,
+                                  "%s: %s, %s diagonal, jacobi %d, x0 %d: %s after %lld",
+                                  target_label(_i), hisp_solver_method_name(meth),
+                                  v ? "2-value" : "identity", jac, z,
+                                  hisp_stop_reason_name(info.reason), (long long)info.iterations);
+                    /* Jacobi makes both the identity: one iteration */
+                    int64_t want_it = v && !jac && !m ? 2 : 1;
+                    ck_assert_int_le(info.iterations, want_it + 2);
+                    ck_assert_int_ge(info.iterations, 1);
+                    if (!v || jac) ck_assert_int_eq(info.iterations, 1);
+                    read_vec(ctx, HISP_F64, vx, x, n);
+                    ck_assert_double_le(rel_diff(x, want, n), 1e-14);
+                    hisp_vector_destroy(&vb);
+                    hisp_vector_destroy(&vx);
+                    hisp_matrix_destroy(&A);
+                }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The names and their parsers. */
+START_TEST(test_names)
+{
+    for (int m = 0; m < HISP_SOLVER_COUNT; m++) {
+        hisp_solver_method mm;
+        ck_assert_int_eq(hisp_solver_method_from_name(hisp_solver_method_name(m), &mm), 0);
+        ck_assert_int_eq(mm, m);
+    }
+    hisp_precond p;
+    ck_assert_int_eq(hisp_precond_from_name("JACOBI", &p), 0);
+    ck_assert_int_eq(p, HISP_PRECOND_JACOBI);
+    ck_assert_int_eq(hisp_precond_from_name("ilu", &p), HISP_ERR_INVALID_ARGUMENT);
+    hisp_solver_method mm;
+    ck_assert_int_eq(hisp_solver_method_from_name("minres", &mm), HISP_ERR_INVALID_ARGUMENT);
+    for (int r = 0; r < HISP_STOP_COUNT; r++)
+        ck_assert_str_ne(hisp_stop_reason_name((hisp_stop_reason)r), "unknown");
+    ck_assert_str_eq(hisp_stop_reason_name(HISP_STOP_COUNT), "unknown");
+}
+END_TEST
+
+Suite *suite_solver(void)
+{
+    Suite *s = suite_create("solver");
+    TCase *tc = tcase_create("host");
+    tcase_add_test(tc, test_names);
+    suite_add_tcase(s, tc);
+    const test_target *t;
+    int n = test_targets(&t);
+    TCase *dev = tcase_create("targets");
+    tcase_set_timeout(dev, 1200);
+    tcase_add_loop_test(dev, test_cg_real, 0, n);
+    tcase_add_loop_test(dev, test_cg_compound, 0, n);
+    tcase_add_loop_test(dev, test_bicgstab, 0, n);
+    tcase_add_loop_test(dev, test_mtx_files, 0, n);
+    tcase_add_loop_test(dev, test_operator, 0, n);
+    tcase_add_loop_test(dev, test_failures, 0, n);
+    tcase_add_loop_test(dev, test_indefinite, 0, n);
+    tcase_add_loop_test(dev, test_exact, 0, n);
+    suite_add_tcase(s, dev);
+    return s;
+}
