@@ -1,0 +1,889 @@
+/* hisp's Krylov solvers on the GPU as a user waits for them, against the
+ * loops an expert writes with cuSPARSE and cuBLAS, in the same process.
+ *
+ *   bench_solve_cuda [--parts cg,lsqr,compound] [--sizes 160,200] [--iters 500]
+ *                    [--repeat 3] [--lsqr-rows 4000000] [--lsqr-cols 1000000]
+ *                    [--lsqr-npr 10] [--lsqr-iters 200] [--helmholtz 2000]
+ *                    [--qsurface 1414] [--krylov-iters 200] [--restart 30]
+ *                    [--json FILE] [--summary FILE]
+ *
+ * Every solve starts from x0 = 0 with tolerances no run meets (rtol 0, atol
+ * 1e-300), so it runs a fixed count of iterations; the count run is printed
+ * beside the one asked for. ms/it = wall time from a synchronize to the
+ * synchronize after hisp_solver_solve (its setup included), median of
+ * `repeat` solves after one short warm-up solve (upload, kernel builds),
+ * divided by the iterations.
+ *
+ *   cg        poisson3d n^3 (f64, hisp_matrix_generate, seed 42), CSR, against
+ *             the CG loop of NVIDIA's conjugateGradient sample: cusparseSpMV
+ *             (the fastest of the default, CSR_ALG1 and CSR_ALG2 on this
+ *             matrix) + cublasDdot / Daxpy / Dscal / Dcopy with the scalars
+ *             on the host (each dot returns to the host). floor = (the CSR
+ *             bytes hisp reads, hisp_matrix_format_bytes, + 13 vector
+ *             streams of n doubles: BS_CG_VECTOR_STREAMS) / the copy
+ *             bandwidth (hisp_copy_bandwidth).
+ *   lsqr      the m x ncols least-squares matrix of bs_lsq_matrix (npr
+ *             entries per row, b random), hisp LSQR on CSR and on HiSparse
+ *             (A^T products from the same tree, nothing transposed), against
+ *             Paige and Saunders' LSQR written with cusparseSpMV (opA = N,
+ *             the fastest algorithm, and opA = T, the default) + cublasDnrm2 /
+ *             Dscal / Daxpy with host scalars, run for the iterations hisp ran.
+ *   compound  BiCGSTAB and GMRES(restart) on helmholtz (c64, n x n) and CG on
+ *             qsurface (q64, 2 n^2 rows): ms/it and the SpMV's share (the
+ *             wall of one synchronised hisp_spmv x SpMVs per iteration / ms
+ *             per iteration). No cuSPARSE peer (it has no quaternions).
+ *
+ * A method hisp does not provide yet prints "unsupported" and the program
+ * goes on. Exit: 0; 2 when a hisp solution and the expert's differ by more
+ * than 1e-6 (relative) or a solve failed for another reason; 3 no device. */
+#include "common_solve.h"
+#include "cuda_bench.h"
+
+#include <cublas_v2.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CKB(call)                                                                                  \
+    do {                                                                                           \
+        cublasStatus_t e_ = (call);                                                                \
+        if (e_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cublasGetStatusString(e_));                                                    \
+            exit(3);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+typedef struct {
+    const char *parts, *sizes, *json, *summary;
+    int64_t iters, lsqr_rows, lsqr_cols, lsqr_iters, kry_iters, helm_n, qsurf_n;
+    int repeat, npr, restart;
+} options;
+
+/* ---- results ------------------------------------------------------------- */
+
+typedef struct {
+    char part[16], matrix[32], method[16], format[16];
+    int64_t n, rows, cols, nnz, iters_asked, iters;
+    char status[64], reason[48];
+    double ms_it, first_ms, setup_ms, expert_ms_it, floor_ms, x_diff, spmv_ms, spmv_share;
+    char expert_alg[32];
+} row;
+
+typedef struct {
+    row v[32];
+    int n;
+} rows;
+
+static row *row_new(rows *R, const char *part, const char *matrix, const char *method,
+                    const char *format)
+{
+    if (R->n >= 32) {
+        fprintf(stderr, "too many rows\n");
+        exit(3);
+    }
+    row *r = &R->v[R->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->part, sizeof r->part, "%s", part);
+    snprintf(r->matrix, sizeof r->matrix, "%s", matrix);
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->format, sizeof r->format, "%s", format);
+    r->ms_it = r->first_ms = r->setup_ms = r->expert_ms_it = r->floor_ms = r->x_diff = NAN;
+    r->spmv_ms = r->spmv_share = NAN;
+    snprintf(r->status, sizeof r->status, "ok");
+    return r;
+}
+
+/* Fills a row from a hisp solve; returns 1 when the solve ran. */
+static int row_solve(row *r, const bs_solve *s, int64_t asked)
+{
+    r->iters_asked = asked;
+    if (s->status != HISP_SUCCESS) {
+        snprintf(r->status, sizeof r->status, "%s", bs_status_word(s->status));
+        printf("  %s %s on %s: %s: %s\n", r->method, r->format, r->matrix, r->status, s->message);
+        return 0;
+    }
+    r->iters = s->info.iterations;
+    snprintf(r->reason, sizeof r->reason, "%s", hisp_stop_reason_name(s->info.reason));
+    r->ms_it = s->ms_per_it;
+    r->first_ms = s->first_ms;
+    r->setup_ms = s->setup_ms;
+    printf("  %s %s on %s: %lld of %lld iterations (%s), %.4f ms/it, setup %.2f ms, first "
+           "(warm-up) solve %.1f ms, relative residual %.3e, moved %llu B to / %llu B from "
+           "the device\n",
+           r->method, r->format, r->matrix, (long long)r->iters, (long long)asked, r->reason,
+           r->ms_it, r->setup_ms, r->first_ms, s->info.relative_residual,
+           (unsigned long long)s->h2d_bytes, (unsigned long long)s->d2h_bytes);
+    if (r->iters != asked)
+        printf("  WARNING: %s ran %lld iterations, not %lld (%s)\n", r->method, (long long)r->iters,
+               (long long)asked, r->reason);
+    fflush(stdout);
+    return 1;
+}
+
+static const char *fx(double v, char *s, const char *fmt)
+{
+    if (isnan(v) || isinf(v))
+        snprintf(s, 32, "-");
+    else
+        snprintf(s, 32, fmt, v);
+    return s;
+}
+
+static void tables(FILE *f, const rows *R, const char *gpu, double bw)
+{
+    char a[12][32];
+    fprintf(f, "%s, copy bandwidth %.0f GB/s\n", gpu, bw * 1e-9);
+    int any = 0;
+    for (int i = 0; i < R->n; i++)
+        if (!strcmp(R->v[i].part, "cg")) any = 1;
+    if (any) {
+        fprintf(f, "\nCG, f64, fixed iterations, wall per iteration (setup included)\n\n");
+        fprintf(f, "| matrix | n | nnz | iterations | hisp ms/it | expert ms/it | hisp/expert | "
+                   "floor ms | hisp/floor | expert SpMV | x rel. diff | setup ms |\n");
+        fprintf(f, "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|\n");
+        for (int i = 0; i < R->n; i++) {
+            const row *r = &R->v[i];
+            if (strcmp(r->part, "cg")) continue;
+            fprintf(f,
+                    "| %s | %lld | %lld | %lld/%lld %s | %s | %s | **%s** | %s | %s | %s | %s | "
+                    "%s |\n",
+                    r->matrix, (long long)r->n, (long long)r->nnz, (long long)r->iters,
+                    (long long)r->iters_asked, r->status, fx(r->ms_it, a[0], "%.4f"),
+                    fx(r->expert_ms_it, a[1], "%.4f"), fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"),
+                    fx(r->floor_ms, a[3], "%.4f"), fx(r->ms_it / r->floor_ms, a[4], "%.2f"),
+                    r->expert_alg, fx(r->x_diff, a[5], "%.1e"), fx(r->setup_ms, a[6], "%.2f"));
+        }
+    }
+    any = 0;
+    for (int i = 0; i < R->n; i++)
+        if (!strcmp(R->v[i].part, "lsqr")) any = 1;
+    if (any) {
+        fprintf(f,
+                "\nLSQR, f64, fixed iterations, wall per iteration (2 SpMVs: A v and A^T u)\n\n");
+        fprintf(f, "| matrix | rows x cols | nnz | format | iterations | hisp ms/it | expert ms/it "
+                   "| hisp/expert | SpMV N+T ms | SpMV share | first solve ms | x rel. diff |\n");
+        fprintf(f, "|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        for (int i = 0; i < R->n; i++) {
+            const row *r = &R->v[i];
+            if (strcmp(r->part, "lsqr")) continue;
+            fprintf(f,
+                    "| %s | %lld x %lld | %lld | %s | %lld/%lld %s | %s | %s | **%s** | %s | %s "
+                    "| %s | %s |\n",
+                    r->matrix, (long long)r->rows, (long long)r->cols, (long long)r->nnz, r->format,
+                    (long long)r->iters, (long long)r->iters_asked, r->status,
+                    fx(r->ms_it, a[0], "%.4f"), fx(r->expert_ms_it, a[1], "%.4f"),
+                    fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"), fx(r->spmv_ms, a[3], "%.4f"),
+                    fx(100 * r->spmv_share, a[4], "%.0f%%"), fx(r->first_ms, a[5], "%.1f"),
+                    fx(r->x_diff, a[6], "%.1e"));
+        }
+    }
+    any = 0;
+    for (int i = 0; i < R->n; i++)
+        if (!strcmp(R->v[i].part, "compound")) any = 1;
+    if (any) {
+        fprintf(f, "\nCompound entries, fixed iterations, wall per iteration; SpMV share = "
+                   "SpMV wall x SpMVs per iteration / ms per iteration\n\n");
+        fprintf(f, "| matrix | type | rows | nnz | method | iterations | ms/it | SpMV ms | SpMV "
+                   "share | setup ms |\n");
+        fprintf(f, "|---|---|--:|--:|---|--:|--:|--:|--:|--:|\n");
+        for (int i = 0; i < R->n; i++) {
+            const row *r = &R->v[i];
+            if (strcmp(r->part, "compound")) continue;
+            fprintf(f, "| %s | %s | %lld | %lld | %s | %lld/%lld %s %s | %s | %s | %s | %s |\n",
+                    r->matrix, r->format, (long long)r->rows, (long long)r->nnz, r->method,
+                    (long long)r->iters, (long long)r->iters_asked, r->status, r->reason,
+                    fx(r->ms_it, a[0], "%.4f"), fx(r->spmv_ms, a[1], "%.4f"),
+                    fx(100 * r->spmv_share, a[2], "%.0f%%"), fx(r->setup_ms, a[3], "%.2f"));
+        }
+    }
+}
+
+static void json_num(FILE *f, const char *k, double v, int comma)
+{
+    if (isnan(v) || isinf(v))
+        fprintf(f, "\"%s\": null%s", k, comma ? ", " : "");
+    else
+        fprintf(f, "\"%s\": %.6g%s", k, v, comma ? ", " : "");
+}
+
+static void write_json(FILE *f, const rows *R, const char *gpu, double bw, const options *o)
+{
+    fprintf(f, "{\"device\": \"%s\", \"copy_bandwidth\": %.6g, \"repeat\": %d, \"results\": [\n",
+            gpu, bw, o->repeat);
+    for (int i = 0; i < R->n; i++) {
+        const row *r = &R->v[i];
+        fprintf(f,
+                "  {\"part\": \"%s\", \"matrix\": \"%s\", \"method\": \"%s\", \"format\": \"%s\", "
+                "\"n\": %lld, \"rows\": %lld, \"cols\": %lld, \"nnz\": %lld, \"iterations_asked\": "
+                "%lld, \"iterations\": %lld, \"status\": \"%s\", \"reason\": \"%s\", "
+                "\"expert_alg\": \"%s\", ",
+                r->part, r->matrix, r->method, r->format, (long long)r->n, (long long)r->rows,
+                (long long)r->cols, (long long)r->nnz, (long long)r->iters_asked,
+                (long long)r->iters, r->status, r->reason, r->expert_alg);
+        json_num(f, "ms_per_it", r->ms_it, 1);
+        json_num(f, "expert_ms_per_it", r->expert_ms_it, 1);
+        json_num(f, "floor_ms", r->floor_ms, 1);
+        json_num(f, "first_ms", r->first_ms, 1);
+        json_num(f, "setup_ms", r->setup_ms, 1);
+        json_num(f, "spmv_ms", r->spmv_ms, 1);
+        json_num(f, "spmv_share", r->spmv_share, 1);
+        json_num(f, "x_rel_diff", r->x_diff, 0);
+        fprintf(f, "}%s\n", i + 1 < R->n ? "," : "");
+    }
+    fprintf(f, "]}\n");
+}
+
+/* ---- the expert's side: cuSPARSE + cuBLAS ------------------------------------ */
+
+typedef struct {
+    cb_cusp *C;
+    cublasHandle_t bl;
+    int64_t nrows, ncols, nnz;
+    void *rp, *ci, *val; /* 32-bit row pointers and indices, f64 values */
+} ex_mat;
+
+static void *dalloc(size_t bytes)
+{
+    void *p = NULL;
+    CK(cudaMalloc(&p, bytes ? bytes : 8));
+    return p;
+}
+
+static void ex_upload(ex_mat *E, cb_cusp *C, cublasHandle_t bl, int64_t nrows, int64_t ncols,
+                      const int64_t *rowptr, const int32_t *colind, const double *val)
+{
+    memset(E, 0, sizeof *E);
+    E->C = C;
+    E->bl = bl;
+    E->nrows = nrows;
+    E->ncols = ncols;
+    E->nnz = rowptr[nrows];
+    if (E->nnz > 2147483647) {
+        fprintf(stderr, "expert loop: nnz %lld needs 64-bit row pointers\n", (long long)E->nnz);
+        exit(3);
+    }
+    int32_t *rp = malloc((size_t)(nrows + 1) * sizeof *rp);
+    if (!rp) exit(3);
+    for (int64_t i = 0; i <= nrows; i++)
+        rp[i] = (int32_t)rowptr[i];
+    E->rp = dalloc((size_t)(nrows + 1) * 4);
+    E->ci = dalloc((size_t)E->nnz * 4);
+    E->val = dalloc((size_t)E->nnz * 8);
+    CK(cudaMemcpy(E->rp, rp, (size_t)(nrows + 1) * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(E->ci, colind, (size_t)E->nnz * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(E->val, val, (size_t)E->nnz * 8, cudaMemcpyHostToDevice));
+    free(rp);
+}
+
+static void ex_free(ex_mat *E)
+{
+    CK(cudaFree(E->rp));
+    CK(cudaFree(E->ci));
+    CK(cudaFree(E->val));
+}
+
+/* One prepared product y = alpha op(A) x + beta y: its own descriptors and
+ * buffer (preprocessed for that op and algorithm). */
+typedef struct {
+    cusparseOperation_t op;
+    cusparseSpMVAlg_t alg;
+    cusparseSpMatDescr_t A;
+    cusparseDnVecDescr_t x, y;
+    void *buf;
+    double ms; /* median device time of the trial runs */
+} ex_spmv;
+
+static void ex_spmv_make(ex_spmv *P, const ex_mat *E, cusparseOperation_t op, cusparseSpMVAlg_t alg,
+                         void *x, void *y, double beta)
+{
+    memset(P, 0, sizeof *P);
+    P->op = op;
+    P->alg = alg;
+    int tr = op != CUSPARSE_OPERATION_NON_TRANSPOSE;
+    CKS(cusparseCreateCsr(&P->A, E->nrows, E->ncols, E->nnz, E->rp, E->ci, E->val,
+                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                          CUDA_R_64F));
+    CKS(cusparseCreateDnVec(&P->x, tr ? E->nrows : E->ncols, x, CUDA_R_64F));
+    CKS(cusparseCreateDnVec(&P->y, tr ? E->ncols : E->nrows, y, CUDA_R_64F));
+    double one = 1;
+    size_t bs = 0;
+    CKS(cusparseSpMV_bufferSize(E->C->h, op, &one, P->A, P->x, &beta, P->y, CUDA_R_64F, alg, &bs));
+    P->buf = dalloc(bs);
+    CKS(cusparseSpMV_preprocess(E->C->h, op, &one, P->A, P->x, &beta, P->y, CUDA_R_64F, alg,
+                                P->buf));
+}
+
+static void ex_spmv_run(const ex_mat *E, const ex_spmv *P, double alpha, double beta)
+{
+    CKS(cusparseSpMV(E->C->h, P->op, &alpha, P->A, P->x, &beta, P->y, CUDA_R_64F, P->alg, P->buf));
+}
+
+static void ex_spmv_free(ex_spmv *P)
+{
+    CKS(cusparseDestroySpMat(P->A));
+    CKS(cusparseDestroyDnVec(P->x));
+    CKS(cusparseDestroyDnVec(P->y));
+    CK(cudaFree(P->buf));
+}
+
+static const char *alg_name(cusparseSpMVAlg_t a)
+{
+    return a == CUSPARSE_SPMV_CSR_ALG1   ? "CSR_ALG1"
+           : a == CUSPARSE_SPMV_CSR_ALG2 ? "CSR_ALG2"
+                                         : "DEFAULT";
+}
+
+/* The fastest of the default, CSR_ALG1 and CSR_ALG2 for y = A x + beta y on
+ * x, y (device times of 10 runs after 3, CUDA events), as
+ * bench_runtime_cuda picks cuSPARSE's best; op = T takes the default. y's
+ * content is destroyed. */
+static void ex_spmv_best(ex_spmv *best, const ex_mat *E, cusparseOperation_t op, void *x, void *y,
+                         double beta)
+{
+    static const cusparseSpMVAlg_t algs[3] = {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1,
+                                              CUSPARSE_SPMV_CSR_ALG2};
+    int na = op == CUSPARSE_OPERATION_NON_TRANSPOSE ? 3 : 1;
+    best->ms = INFINITY;
+    for (int a = 0; a < na; a++) {
+        ex_spmv P;
+        ex_spmv_make(&P, E, op, algs[a], x, y, beta);
+        double ms[10];
+        for (int i = 0; i < 13; i++) {
+            CK(cudaEventRecord(E->C->e0, E->C->stream));
+            ex_spmv_run(E, &P, 1, beta);
+            CK(cudaEventRecord(E->C->e1, E->C->stream));
+            CK(cudaEventSynchronize(E->C->e1));
+            float t = 0;
+            CK(cudaEventElapsedTime(&t, E->C->e0, E->C->e1));
+            if (i >= 3) ms[i - 3] = t;
+        }
+        P.ms = bench_median(ms, 10);
+        if (P.ms < best->ms) {
+            if (a) ex_spmv_free(best);
+            *best = P;
+        } else {
+            ex_spmv_free(&P);
+        }
+    }
+}
+
+/* NVIDIA's conjugateGradient sample with x0 = 0 for exactly `iters`
+ * iterations: r = b; p = r (then p = r + (r1/r0) p); Ax = A p; a = r1 /
+ * p.Ax; x += a p; r -= a Ax; r1 = r.r; dots in host pointer mode (each waits
+ * for the device). */
+static void ex_cg(const ex_mat *E, const ex_spmv *S, int64_t iters, const double *b, double *x,
+                  double *r, double *p, double *Ax)
+{
+    cublasHandle_t bl = E->bl;
+    int n = (int)E->nrows;
+    const double one = 1;
+    CK(cudaMemsetAsync(x, 0, (size_t)n * 8, E->C->stream));
+    CK(cudaMemcpyAsync(r, b, (size_t)n * 8, cudaMemcpyDeviceToDevice, E->C->stream));
+    double r0 = 0, r1 = 0, dot = 0;
+    CKB(cublasDdot(bl, n, r, 1, r, 1, &r1));
+    for (int64_t k = 1; k <= iters; k++) {
+        if (k > 1) {
+            double beta = r1 / r0;
+            CKB(cublasDscal(bl, n, &beta, p, 1));
+            CKB(cublasDaxpy(bl, n, &one, r, 1, p, 1));
+        } else {
+            CKB(cublasDcopy(bl, n, r, 1, p, 1));
+        }
+        ex_spmv_run(E, S, 1, 0);
+        CKB(cublasDdot(bl, n, p, 1, Ax, 1, &dot));
+        double a = r1 / dot, na = -a;
+        CKB(cublasDaxpy(bl, n, &a, p, 1, x, 1));
+        CKB(cublasDaxpy(bl, n, &na, Ax, 1, r, 1));
+        r0 = r1;
+        CKB(cublasDdot(bl, n, r, 1, r, 1, &r1));
+    }
+    CK(cudaStreamSynchronize(E->C->stream));
+}
+
+/* LSQR (Paige and Saunders 1982, damp = 0) with x0 = 0 for `iters`
+ * iterations: N: u = A v - alpha u, T: v = A^T u - beta v. */
+static void ex_lsqr(const ex_mat *E, const ex_spmv *N, const ex_spmv *T, int64_t iters,
+                    const double *b, double *x, double *u, double *v, double *w)
+{
+    cublasHandle_t bl = E->bl;
+    int m = (int)E->nrows, n = (int)E->ncols;
+    const double one = 1;
+    double alpha = 0, beta = 0, s;
+    CK(cudaMemsetAsync(x, 0, (size_t)n * 8, E->C->stream));
+    CK(cudaMemcpyAsync(u, b, (size_t)m * 8, cudaMemcpyDeviceToDevice, E->C->stream));
+    CKB(cublasDnrm2(bl, m, u, 1, &beta));
+    s = 1 / beta;
+    CKB(cublasDscal(bl, m, &s, u, 1));
+    ex_spmv_run(E, T, 1, 0);
+    CKB(cublasDnrm2(bl, n, v, 1, &alpha));
+    s = 1 / alpha;
+    CKB(cublasDscal(bl, n, &s, v, 1));
+    CKB(cublasDcopy(bl, n, v, 1, w, 1));
+    double phibar = beta, rhobar = alpha;
+    for (int64_t k = 1; k <= iters; k++) {
+        ex_spmv_run(E, N, 1, -alpha);
+        CKB(cublasDnrm2(bl, m, u, 1, &beta));
+        if (beta > 0) {
+            s = 1 / beta;
+            CKB(cublasDscal(bl, m, &s, u, 1));
+        }
+        ex_spmv_run(E, T, 1, -beta);
+        CKB(cublasDnrm2(bl, n, v, 1, &alpha));
+        if (alpha > 0) {
+            s = 1 / alpha;
+            CKB(cublasDscal(bl, n, &s, v, 1));
+        }
+        double rho = hypot(rhobar, beta), c = rhobar / rho, sn = beta / rho;
+        double theta = sn * alpha, phi = c * phibar;
+        rhobar = -c * alpha;
+        phibar = sn * phibar;
+        double t1 = phi / rho, t2 = -theta / rho;
+        CKB(cublasDaxpy(bl, n, &t1, w, 1, x, 1));
+        CKB(cublasDscal(bl, n, &t2, w, 1));
+        CKB(cublasDaxpy(bl, n, &one, v, 1, w, 1));
+    }
+    CK(cudaStreamSynchronize(E->C->stream));
+}
+
+/* ---- the parts ------------------------------------------------------------- */
+
+typedef struct {
+    hisp_context ctx;
+    cb_cusp C;
+    cublasHandle_t bl;
+    double bw;
+    int failed;
+    const options *o;
+} bench;
+
+static hisp_vector hvec(bench *B, hisp_type t, int64_t n, const double *host)
+{
+    hisp_vector v = NULL;
+    cb_hk(B->ctx, hisp_vector_create(B->ctx, t, n, &v), "vector");
+    if (host) cb_hk(B->ctx, hisp_vector_write(v, host), "vector write");
+    return v;
+}
+
+static double *halloc(int64_t n)
+{
+    double *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "out of host memory\n");
+        exit(3);
+    }
+    return p;
+}
+
+static void part_cg(bench *B, rows *R, int64_t side)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_POISSON3D, &gp);
+    gp.n = side;
+    gp.seed = 42;
+    hisp_matrix A = NULL;
+    cb_hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate poisson3d");
+    hisp_matrix_info mi;
+    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+    int64_t n = mi.nrows;
+    char name[32];
+    snprintf(name, sizeof name, "poisson3d-%lld", (long long)side);
+    printf("%s: %lld rows, nnz %lld\n", name, (long long)n, (long long)mi.nnz);
+    row *r = row_new(R, "cg", name, "cg", "csr");
+    r->n = side;
+    r->rows = r->cols = n;
+    r->nnz = mi.nnz;
+    uint64_t mbytes = 0;
+    cb_hk(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, HISP_F64, &mbytes), "format bytes");
+    r->floor_ms = ((double)mbytes + BS_CG_VECTOR_STREAMS * 8.0 * (double)n) / B->bw * 1e3;
+    double *bh = halloc(n), *xh = halloc(n), *xe = halloc(n);
+    bs_fill_uniform(bh, n, 7);
+    hisp_vector b = hvec(B, HISP_F64, n, bh), x = hvec(B, HISP_F64, n, NULL);
+    bs_solve s;
+    int ran = !bs_solve_fixed(ctx, HISP_SOLVER_CG, A, b, x, o->iters, 0, 3, o->repeat, &s);
+    if (row_solve(r, &s, o->iters)) {
+        cb_hk(ctx, hisp_vector_read(x, xh), "read x");
+        hisp_vector y = hvec(B, HISP_F64, n, NULL);
+        r->spmv_ms = bs_spmv_wall(ctx, HISP_OP_N, A, b, y, 20, NULL);
+        r->spmv_share = r->spmv_ms / r->ms_it;
+        hisp_vector_destroy(&y);
+    } else if (s.status != HISP_ERR_UNSUPPORTED) {
+        B->failed = 1;
+    }
+    /* the expert's loop on its own copy of the matrix */
+    const int64_t *rowptr;
+    const int32_t *colind;
+    const void *val;
+    cb_hk(ctx, hisp_matrix_host_arrays(A, &rowptr, NULL, &colind, &val), "host arrays");
+    ex_mat E;
+    ex_upload(&E, &B->C, B->bl, n, n, rowptr, colind, val);
+    double *db = dalloc((size_t)n * 8), *dx = dalloc((size_t)n * 8), *dr = dalloc((size_t)n * 8);
+    double *dp = dalloc((size_t)n * 8), *dAx = dalloc((size_t)n * 8);
+    CK(cudaMemcpy(db, bh, (size_t)n * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dp, bh, (size_t)n * 8, cudaMemcpyHostToDevice));
+    ex_spmv S;
+    ex_spmv_best(&S, &E, CUSPARSE_OPERATION_NON_TRANSPOSE, dp, dAx, 0);
+    snprintf(r->expert_alg, sizeof r->expert_alg, "%s", alg_name(S.alg));
+    ex_cg(&E, &S, 3, db, dx, dr, dp, dAx); /* warm-up */
+    int64_t it = ran && r->iters > 0 ? r->iters : o->iters;
+    double wall[64];
+    int rep = o->repeat < 64 ? o->repeat : 64;
+    for (int k = 0; k < rep; k++) {
+        CK(cudaStreamSynchronize(B->C.stream));
+        double t0 = bench_now_ms();
+        ex_cg(&E, &S, it, db, dx, dr, dp, dAx);
+        wall[k] = bench_now_ms() - t0;
+    }
+    r->expert_ms_it = bench_median(wall, rep) / (double)it;
+    CK(cudaMemcpy(xe, dx, (size_t)n * 8, cudaMemcpyDeviceToHost));
+    if (ran) {
+        r->x_diff = bs_rel_diff(xh, xe, n);
+        if (!(r->x_diff <= 1e-6)) B->failed = 1;
+    }
+    printf("  expert cg (cusparseSpMV %s, SpMV %.4f ms device, + cuBLAS): %lld iterations, "
+           "%.4f ms/it; hisp / expert %.3f; floor %.4f ms (%.1f MB), hisp / floor %.2f; x rel. "
+           "diff %.2e\n",
+           r->expert_alg, S.ms, (long long)it, r->expert_ms_it, r->ms_it / r->expert_ms_it,
+           r->floor_ms, ((double)mbytes + BS_CG_VECTOR_STREAMS * 8.0 * (double)n) * 1e-6,
+           r->ms_it / r->floor_ms, r->x_diff);
+    fflush(stdout);
+    ex_spmv_free(&S);
+    double *fr[] = {db, dx, dr, dp, dAx};
+    for (int k = 0; k < 5; k++)
+        CK(cudaFree(fr[k]));
+    ex_free(&E);
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+    free(bh);
+    free(xh);
+    free(xe);
+}
+
+static void part_lsqr(bench *B, rows *R)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
+    int64_t m = o->lsqr_rows, nc = o->lsqr_cols;
+    int64_t *rowptr;
+    int32_t *colind;
+    double *val;
+    double t0 = bench_now_ms();
+    bs_lsq_matrix(m, nc, o->npr, 11, &rowptr, &colind, &val);
+    hisp_matrix A = NULL, H = NULL;
+    cb_hk(ctx, hisp_matrix_create_csr(ctx, HISP_F64, m, nc, rowptr, colind, val, &A), "csr");
+    int64_t nnz = rowptr[m];
+    printf("lsq-random: %lld x %lld, nnz %lld (made in %.0f ms)\n", (long long)m, (long long)nc,
+           (long long)nnz, bench_now_ms() - t0);
+    t0 = bench_now_ms();
+    cb_hk(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H), "to HiSparse");
+    printf("  HiSparse copy built on the host in %.0f ms\n", bench_now_ms() - t0);
+    double *bh = halloc(m), *xh = halloc(nc), *xe = halloc(nc);
+    bs_fill_uniform(bh, m, 13);
+    hisp_vector b = hvec(B, HISP_F64, m, bh), x = hvec(B, HISP_F64, nc, NULL);
+    hisp_vector yn = hvec(B, HISP_F64, m, NULL), yt = hvec(B, HISP_F64, nc, NULL);
+    hisp_matrix mats[2] = {A, H};
+    const char *fmt[2] = {"csr", "hisparse"};
+    row *rr[2];
+    int ran[2] = {0, 0};
+    double *xs[2] = {xh, halloc(nc)};
+    int64_t it = o->lsqr_iters;
+    for (int f = 0; f < 2; f++) {
+        row *r = rr[f] = row_new(R, "lsqr", "lsq-random", "lsqr", fmt[f]);
+        r->rows = m;
+        r->cols = nc;
+        r->nnz = nnz;
+        bs_solve s;
+        bs_solve_fixed(ctx, HISP_SOLVER_LSQR, mats[f], b, x, o->lsqr_iters, 0, 2, o->repeat, &s);
+        ran[f] = row_solve(r, &s, o->lsqr_iters);
+        if (!ran[f]) {
+            if (s.status != HISP_ERR_UNSUPPORTED) B->failed = 1;
+            continue;
+        }
+        it = r->iters > 0 ? r->iters : it;
+        cb_hk(ctx, hisp_vector_read(x, xs[f]), "read x");
+        hisp_vector xv = hvec(B, HISP_F64, nc, xs[f]);
+        double sn = bs_spmv_wall(ctx, HISP_OP_N, mats[f], xv, yn, 20, NULL);
+        double st = bs_spmv_wall(ctx, HISP_OP_T, mats[f], b, yt, 20, NULL);
+        hisp_vector_destroy(&xv);
+        r->spmv_ms = sn + st;
+        r->spmv_share = r->spmv_ms / r->ms_it;
+        printf("  hisp SpMV %s: N %.4f ms, T %.4f ms (wall, synchronised)\n", fmt[f], sn, st);
+    }
+    /* the expert's LSQR */
+    ex_mat E;
+    ex_upload(&E, &B->C, B->bl, m, nc, rowptr, colind, val);
+    double *db = dalloc((size_t)m * 8), *du = dalloc((size_t)m * 8), *dx = dalloc((size_t)nc * 8);
+    double *dv = dalloc((size_t)nc * 8), *dw = dalloc((size_t)nc * 8);
+    CK(cudaMemcpy(db, bh, (size_t)m * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(du, bh, (size_t)m * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dv, 0, (size_t)nc * 8));
+    ex_spmv SN, ST;
+    ex_spmv_best(&SN, &E, CUSPARSE_OPERATION_NON_TRANSPOSE, dv, du, -1);
+    ex_spmv_best(&ST, &E, CUSPARSE_OPERATION_TRANSPOSE, du, dv, -1);
+    ex_lsqr(&E, &SN, &ST, 2, db, dx, du, dv, dw); /* warm-up */
+    double wall[64];
+    int rep = o->repeat < 64 ? o->repeat : 64;
+    for (int k = 0; k < rep; k++) {
+        CK(cudaStreamSynchronize(B->C.stream));
+        t0 = bench_now_ms();
+        ex_lsqr(&E, &SN, &ST, it, db, dx, du, dv, dw);
+        wall[k] = bench_now_ms() - t0;
+    }
+    double ems = bench_median(wall, rep) / (double)it;
+    CK(cudaMemcpy(xe, dx, (size_t)nc * 8, cudaMemcpyDeviceToHost));
+    printf("  expert lsqr (cusparseSpMV N %s %.4f ms, T %s %.4f ms device, + cuBLAS): %lld "
+           "iterations, %.4f ms/it\n",
+           alg_name(SN.alg), SN.ms, alg_name(ST.alg), ST.ms, (long long)it, ems);
+    for (int f = 0; f < 2; f++) {
+        row *r = rr[f];
+        r->expert_ms_it = ems;
+        snprintf(r->expert_alg, sizeof r->expert_alg, "N %s, T %s", alg_name(SN.alg),
+                 alg_name(ST.alg));
+        if (!ran[f]) continue;
+        r->x_diff = bs_rel_diff(xs[f], xe, nc);
+        if (!(r->x_diff <= 1e-6)) B->failed = 1;
+        printf("  lsqr %s: hisp / expert %.3f, x rel. diff %.2e\n", fmt[f], r->ms_it / ems,
+               r->x_diff);
+    }
+    fflush(stdout);
+    ex_spmv_free(&SN);
+    ex_spmv_free(&ST);
+    double *fr[] = {db, du, dx, dv, dw};
+    for (int k = 0; k < 5; k++)
+        CK(cudaFree(fr[k]));
+    ex_free(&E);
+    hisp_vector *vs[] = {&b, &x, &yn, &yt};
+    for (int k = 0; k < 4; k++)
+        hisp_vector_destroy(vs[k]);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&H);
+    free(rowptr);
+    free(colind);
+    free(val);
+    free(bh);
+    free(xh);
+    free(xe);
+    free(xs[1]);
+}
+
+/* One method on a compound matrix: ms/it, and the SpMV's share with
+ * spmv_per_it products per iteration. */
+static void compound_row(bench *B, rows *R, hisp_matrix A, const char *name, hisp_type t,
+                         hisp_solver_method m, int restart, double spmv_per_it, double spmv_ms)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
+    hisp_matrix_info mi;
+    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+    int per = (int)(hisp_type_size(t) / 8);
+    char meth[16];
+    if (m == HISP_SOLVER_GMRES)
+        snprintf(meth, sizeof meth, "gmres(%d)", restart);
+    else
+        snprintf(meth, sizeof meth, "%s", hisp_solver_method_name(m));
+    row *r = row_new(R, "compound", name, meth, hisp_type_name(t));
+    r->rows = r->cols = mi.nrows;
+    r->nnz = mi.nnz;
+    double *bh = halloc(mi.nrows * per);
+    bs_fill_uniform(bh, mi.nrows * per, 17);
+    hisp_vector b = hvec(B, t, mi.nrows, bh), x = hvec(B, t, mi.nrows, NULL);
+    bs_solve s;
+    bs_solve_fixed(ctx, m, A, b, x, o->kry_iters, restart, 2, o->repeat, &s);
+    if (row_solve(r, &s, o->kry_iters)) {
+        r->spmv_ms = spmv_ms;
+        r->spmv_share = spmv_ms * spmv_per_it / r->ms_it;
+        if (s.info.reason == HISP_STOP_INDEFINITE)
+            printf("  %s: CG found p^H A p <= 0: the matrix is not positive definite; the "
+                   "time per iteration is of the iterations before that\n",
+                   name);
+    } else if (s.status != HISP_ERR_UNSUPPORTED) {
+        B->failed = 1;
+    }
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    free(bh);
+}
+
+static void part_compound(bench *B, rows *R)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
+    static const struct {
+        hisp_cgen_kind kind;
+        hisp_type t;
+        const char *name;
+    } mats[2] = {{HISP_CGEN_HELMHOLTZ, HISP_C64, "helmholtz"},
+                 {HISP_CGEN_QSURFACE, HISP_Q64, "qsurface"}};
+    for (int k = 0; k < 2; k++) {
+        int64_t n = k == 0 ? o->helm_n : o->qsurf_n;
+        if (n <= 0) continue;
+        hisp_matrix A = NULL;
+        double t0 = bench_now_ms();
+        hisp_status st = hisp_matrix_generate_compound(ctx, mats[k].kind, n, 42, mats[k].t, &A);
+        if (st) {
+            row *r = row_new(R, "compound", mats[k].name, "-", hisp_type_name(mats[k].t));
+            snprintf(r->status, sizeof r->status, "%s", bs_status_word(st));
+            printf("  %s: generate: %s\n", mats[k].name, hisp_status_string(st));
+            B->failed |= st != HISP_ERR_UNSUPPORTED;
+            continue;
+        }
+        hisp_matrix_info mi;
+        cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+        char name[32];
+        snprintf(name, sizeof name, "%s-%lld", mats[k].name, (long long)n);
+        printf("%s (%s): %lld rows, nnz %lld (made in %.0f ms)\n", name, hisp_type_name(mats[k].t),
+               (long long)mi.nrows, (long long)mi.nnz, bench_now_ms() - t0);
+        /* the SpMV alone, on random x */
+        int per = (int)(hisp_type_size(mats[k].t) / 8);
+        double *xh = halloc(mi.nrows * per);
+        bs_fill_uniform(xh, mi.nrows * per, 19);
+        hisp_vector xv = hvec(B, mats[k].t, mi.nrows, xh), yv = hvec(B, mats[k].t, mi.nrows, NULL);
+        hisp_status ss;
+        double spmv = bs_spmv_wall(ctx, HISP_OP_N, A, xv, yv, 20, &ss);
+        printf("  hisp SpMV: %.4f ms (wall, synchronised)%s\n", spmv,
+               ss ? hisp_status_string(ss) : "");
+        hisp_vector_destroy(&xv);
+        hisp_vector_destroy(&yv);
+        free(xh);
+        if (k == 0) {
+            compound_row(B, R, A, name, mats[k].t, HISP_SOLVER_BICGSTAB, 0, 2, spmv);
+            compound_row(B, R, A, name, mats[k].t, HISP_SOLVER_GMRES, o->restart,
+                         1 + 1.0 / o->restart, spmv);
+        } else {
+            compound_row(B, R, A, name, mats[k].t, HISP_SOLVER_CG, 0, 1, spmv);
+        }
+        hisp_matrix_destroy(&A);
+    }
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static int has_part(const char *list, const char *p)
+{
+    size_t n = strlen(p);
+    for (const char *s = list; s && *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == n && !strncmp(s, p, n)) return 1;
+        s = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [--parts cg,lsqr,compound] [--sizes 160,200] [--iters 500] [--repeat 3]\n"
+            "       [--lsqr-rows 4000000] [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters "
+            "200]\n"
+            "       [--helmholtz 2000] [--qsurface 1414] [--krylov-iters 200] [--restart 30]\n"
+            "       [--json FILE] [--summary FILE]\n",
+            prog);
+}
+
+int main(int argc, char **argv)
+{
+    options o = {"cg,lsqr,compound",
+                 "160,200",
+                 NULL,
+                 NULL,
+                 500,
+                 4000000,
+                 1000000,
+                 200,
+                 200,
+                 2000,
+                 1414,
+                 3,
+                 10,
+                 30};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            usage(stdout, argv[0]);
+            return 0;
+        }
+#define OPT(name, stmt)                                                                            \
+    if (!strcmp(a, name) && v) {                                                                   \
+        stmt;                                                                                      \
+        i++;                                                                                       \
+        continue;                                                                                  \
+    }
+        OPT("--parts", o.parts = v);
+        OPT("--sizes", o.sizes = v);
+        OPT("--iters", o.iters = atoll(v));
+        OPT("--repeat", o.repeat = atoi(v));
+        OPT("--lsqr-rows", o.lsqr_rows = atoll(v));
+        OPT("--lsqr-cols", o.lsqr_cols = atoll(v));
+        OPT("--lsqr-npr", o.npr = atoi(v));
+        OPT("--lsqr-iters", o.lsqr_iters = atoll(v));
+        OPT("--helmholtz", o.helm_n = atoll(v));
+        OPT("--qsurface", o.qsurf_n = atoll(v));
+        OPT("--krylov-iters", o.kry_iters = atoll(v));
+        OPT("--restart", o.restart = atoi(v));
+        OPT("--json", o.json = v);
+        OPT("--summary", o.summary = v);
+        usage(stderr, argv[0]);
+        return 1;
+    }
+    if (o.iters < 1 || o.repeat < 1 || o.repeat > 64 || o.npr < 1 || o.lsqr_cols < o.npr ||
+        o.lsqr_rows < 1 || o.lsqr_iters < 1 || o.kry_iters < 1 || o.restart < 1) {
+        fprintf(stderr, "bad option value (repeat 1..64, lsqr-cols >= lsqr-npr >= 1)\n");
+        return 1;
+    }
+    bench B;
+    memset(&B, 0, sizeof B);
+    B.o = &o;
+    if (hisp_context_create(&B.ctx)) return 3;
+    int ncuda = 0;
+    cb_hk(B.ctx, hisp_backend_device_count(B.ctx, HISP_BACKEND_CUDA, &ncuda), "device count");
+    if (!ncuda) {
+        printf("no CUDA device: nothing to measure\n");
+        hisp_context_destroy(&B.ctx);
+        return 3;
+    }
+    hisp_device_info info;
+    cb_hk(B.ctx, hisp_backend_device_info(B.ctx, HISP_BACKEND_CUDA, 0, &info), "device info");
+    char gpu[128];
+    snprintf(gpu, sizeof gpu, "%.100s", info.name);
+    cb_hk(B.ctx, hisp_context_set_backend(B.ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+    cb_hk(B.ctx, hisp_copy_bandwidth(B.ctx, (size_t)1 << 30, 20, &B.bw), "copy bandwidth");
+    int ver = cb_cusp_open(&B.C);
+    CKB(cublasCreate(&B.bl));
+    CKB(cublasSetStream(B.bl, B.C.stream));
+    int bver = 0;
+    CKB(cublasGetVersion(B.bl, &bver));
+    printf("%s, cuSPARSE %d.%d.%d, cuBLAS %d, copy bandwidth %.0f GB/s (read + write)\n", gpu,
+           ver / 1000, (ver % 1000) / 100, ver % 100, bver, B.bw * 1e-9);
+    fflush(stdout);
+    rows R;
+    memset(&R, 0, sizeof R);
+    if (has_part(o.parts, "cg"))
+        for (const char *s = o.sizes; s && *s;) {
+            int64_t side = atoll(s);
+            if (side > 0) part_cg(&B, &R, side);
+            s = strchr(s, ',');
+            if (s) s++;
+        }
+    if (has_part(o.parts, "lsqr")) part_lsqr(&B, &R);
+    if (has_part(o.parts, "compound")) part_compound(&B, &R);
+    printf("\n");
+    tables(stdout, &R, gpu, B.bw);
+    FILE *f;
+    if (o.summary && (f = bench_open_out(o.summary))) {
+        tables(f, &R, gpu, B.bw);
+        bench_close_out(f);
+    }
+    if (o.json && (f = bench_open_out(o.json))) {
+        write_json(f, &R, gpu, B.bw, &o);
+        bench_close_out(f);
+    }
+    CKB(cublasDestroy(B.bl));
+    cb_cusp_close(&B.C);
+    hisp_context_destroy(&B.ctx);
+    if (B.failed) printf("\nFAIL: a solve failed or hisp's solution differs from the expert's\n");
+    return B.failed ? 2 : 0;
+}
