@@ -36,6 +36,13 @@ int cmd_edit(int argc, char **argv);
 int cmd_mspmv(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
+/* --mpi (mpi_exec.c): argv[1..] holds `flag` (before any "--")? The plain
+ * program replaces itself with hisp-mpi of its folder, same arguments
+ * (argv[0] the subcommand); returns only on failure. */
+bool cli_has_flag(int argc, char **argv, const char *flag);
+int cli_exec_mpi(int argc, char **argv);
+/* hisp solve --mpi (hisp-mpi only: cli/mpi/solve_mpi.c); argv[0] is "solve". */
+int solve_mpi(int argc, char **argv);
 /* hisp spmv with --entry/--layout/--schedule/--plan (cmd_tune.c). */
 int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
                       const char *plan, hisp_backend_kind backend, int device, int repeat,

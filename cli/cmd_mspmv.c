@@ -264,30 +264,6 @@ int mspmv_write_y(hisp_context ctx, const mspmv_opts *o, const void *y, int64_t 
     return s ? cli_fail(ctx, s, o->out) : CLI_OK;
 }
 
-#ifndef HISP_CLI_MPI
-/* --mpi in the plain program: become hisp-mpi (same folder), which links
- * MPI; this program stays free of it. */
-static int exec_mpi(int argc, char **argv)
-{
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 16);
-    if (len <= 0) return cli_value_error("--mpi: cannot locate this program");
-    self[len] = 0;
-    char *slash = strrchr(self, '/');
-    snprintf(slash ? slash + 1 : self, 16, "hisp-mpi");
-    char **av = calloc((size_t)argc + 2, sizeof *av);
-    if (!av) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-    av[0] = self;
-    for (int i = 0; i < argc; i++)
-        av[i + 1] = argv[i];
-    execv(self, av);
-    fprintf(stderr, "hisp: --mpi needs %s (built with mpi=yes/auto where MPI is installed): %s\n",
-            self, strerror(errno));
-    free(av);
-    return CLI_BACKEND;
-}
-#endif
-
 static void print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
                         const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
                         double rel, double tol, const hisp_transfer_stats *xfer)
@@ -612,7 +588,7 @@ int cmd_mspmv(int argc, char **argv)
 #ifdef HISP_CLI_MPI
     if (o.mpi) return mspmv_mpi(&o, argc, argv);
 #else
-    if (o.mpi) return exec_mpi(argc, argv);
+    if (o.mpi) return cli_exec_mpi(argc, argv);
 #endif
     hisp_context ctx = NULL, vctx = NULL;
     hisp_vector xv = NULL, yv = NULL, ytv = NULL;

@@ -53,6 +53,14 @@ int main(int argc, char **argv)
         printf("hisp %s\n", hisp_version_string());
         return CLI_OK;
     }
+    /* solve over MPI ranks runs in hisp-mpi (cli/mpi/solve_mpi.c) */
+    if (strcmp(cmd, "solve") == 0 && cli_has_flag(argc - 1, argv + 1, "--mpi")) {
+#ifdef HISP_CLI_MPI
+        return solve_mpi(argc - 1, argv + 1);
+#else
+        return cli_exec_mpi(argc - 1, argv + 1);
+#endif
+    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     if (cmd[0] == '-')

@@ -146,6 +146,7 @@ struct hisp_vector_s {
     void *dev;       /* the context backend's buffer, or NULL */
     bool dev_valid;  /* device copy up to date */
     bool wrapped;    /* dev is the caller's memory (hisp_vector_wrap_device): never freed */
+    int64_t off;     /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
 };
 
 /* ---- errors: record on the context, return the status ------------------ */
@@ -310,6 +311,12 @@ HISPI_LOCAL hisp_status hispi_vector_host_out(hisp_vector v, void **host);
 /* The host copy was written on the host: the device copy is stale, or, for
  * a wrapped vector, written through to the caller's memory. */
 HISPI_LOCAL hisp_status hispi_vector_host_written(hisp_vector v);
+/* A view of entries [off, off + n) of a buffer of ctx's backend that
+ * another object owns (a distributed vector's owned rows on one device):
+ * wrapped (never freed), for the vector algebra only, whose kernels add the
+ * offset (hispi_vector_device returns the whole buffer). */
+HISPI_LOCAL hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int64_t n, void *buf,
+                                          int64_t off, hisp_vector *v);
 
 /* hisp_scalar.negate bit of the solvers' ratios: num * den^-1 is 0 where
  * den is exactly 0 (a recurrence that has converged exactly stays put

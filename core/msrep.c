@@ -591,6 +591,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
     free(plan->w);
     free(plan->parts);
     free(plan->ybuf);
+    free(plan->diag);
     plan->magic = 0;
     free(plan);
     *pp = NULL;
@@ -622,6 +623,29 @@ static int numa_order(hisp_context ctx, int nd, const hisp_device_ref *devs, int
             if (last >= 0) groups++;
         }
     return groups > 0 ? groups : 1;
+}
+
+/* diag(A) of a square A over a row partition, kept on the host for the
+ * solvers' Jacobi (hisp_solver_solve_dist): the plan does not keep A.
+ * Duplicate entries are summed. */
+static hisp_status plan_diagonal(hisp_mplan plan, const hispi_msrep_src *src)
+{
+    if (src->columns || plan->nrows != plan->ncols) return HISP_SUCCESS;
+    int64_t n = plan->nrows;
+    HISPI_TRY(
+        hispi_calloc(plan->home, (size_t)(n > 0 ? n : 1), hisp_type_size(plan->type), &plan->diag));
+    for (int64_t i = 0, k = 0; k < src->nnz; k++) {
+        if (src->ptr)
+            while (k >= src->ptr[i + 1])
+                i++;
+        else
+            i = src->rowidx[k];
+        if (src->idx[k] == i)
+            hispi_store_real(plan->type, plan->diag, i,
+                             hispi_load_real(plan->type, plan->diag, i) +
+                                 hispi_load_real(plan->type, src->val, k));
+    }
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs,
@@ -761,6 +785,7 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
         pthread_mutex_unlock(&plan->mu);
     }
     double t3 = hispi_now_ms();
+    if (!s) s = plan_diagonal(plan, &src);
     plan->src = NULL;
     if (!s) s = hispi_msrep_worker_failure(plan);
     if (!s && started < nd) s = HISP_ERR_OUT_OF_HOST_MEMORY;

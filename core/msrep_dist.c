@@ -31,7 +31,7 @@
 
 #define HISPI_MAGIC_MVEC 0x684d5665u /* "hMVe" */
 
-enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER };
+enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER, DIST_EACH };
 
 struct hisp_mvector_s {
     uint32_t magic;
@@ -281,6 +281,8 @@ hisp_status hispi_msrep_dist_work(worker *w)
         return work_io(w, plan->dv, false);
     case DIST_GATHER:
         return work_gather(w);
+    case DIST_EACH:
+        return plan->each(w, plan->each_arg);
     default:
         return work_spmv(w);
     }
@@ -330,6 +332,31 @@ void hispi_msrep_dist_release(hisp_mplan plan)
     plan->own = NULL;
     free(plan->dslot);
     plan->dslot = NULL;
+}
+
+hisp_status hispi_msrep_each(hisp_mplan plan, hisp_status (*fn)(worker *w, void *arg), void *arg)
+{
+    plan->each = fn;
+    plan->each_arg = arg;
+    hisp_status s = run_job(plan, DIST_EACH);
+    plan->each = NULL;
+    plan->each_arg = NULL;
+    return s;
+}
+
+bool hispi_mvector_of(hisp_mvector v, hisp_mplan plan, hisp_mvec_layout *layout)
+{
+    if (!vec_ok(v) || !plan || v->plan != plan) return false;
+    *layout = v->layout;
+    return true;
+}
+
+void hispi_mvector_slice(hisp_mvector v, int k, void **buf, int64_t *off, int64_t *n)
+{
+    hisp_mplan plan = v->plan;
+    *buf = v->buf[k];
+    *off = plan->own[k] - base(plan, k);
+    *n = plan->own[k + 1] - plan->own[k];
 }
 
 hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)

@@ -139,6 +139,10 @@ struct hisp_mplan_s {
     bool dhost;   /* the devices exchange through host memory (no common peer copies) */
     void *dslot;  /* dhost: each device's shared boundary entry, nd entries */
     void *dstage; /* dhost allgather: the whole vector */
+    /* DIST_EACH: fn(worker, arg) on every worker (hispi_msrep_each) */
+    hisp_status (*each)(worker *w, void *arg);
+    void *each_arg;
+    void *diag; /* square A over a row partition: diag(A), nrows entries (host) */
 };
 
 static inline const hisp_backend_ops *wops(worker *w)
@@ -163,6 +167,16 @@ HISPI_LOCAL void hispi_msrep_collect(hisp_mplan plan);
 HISPI_LOCAL hisp_status hispi_msrep_worker_failure(hisp_mplan plan);
 /* A worker's share of a distributed-vector job (plan->dist, msrep_dist.c). */
 HISPI_LOCAL hisp_status hispi_msrep_dist_work(worker *w);
+/* fn(w, arg) on every worker thread at once (each on its own context);
+ * returns after all have finished, the first failure copied onto the
+ * plan's home context. */
+HISPI_LOCAL hisp_status hispi_msrep_each(hisp_mplan plan, hisp_status (*fn)(worker *w, void *arg),
+                                         void *arg);
+/* A live distributed vector of `plan` (false otherwise), and its layout. */
+HISPI_LOCAL bool hispi_mvector_of(hisp_mvector v, hisp_mplan plan, hisp_mvec_layout *layout);
+/* Device k's part of a ROWS vector: its buffer, the owned rows' first entry
+ * in it and their count (the buffer may start with a shared row's slot). */
+HISPI_LOCAL void hispi_mvector_slice(hisp_mvector v, int k, void **buf, int64_t *off, int64_t *n);
 /* Free a plan's distributed-vector scratch (at plan destruction). */
 HISPI_LOCAL void hispi_msrep_dist_release(hisp_mplan plan);
 

@@ -26,8 +26,9 @@ static hisp_status sync_host(hisp_vector v)
     if (!v->dev) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "the vector's data was lost");
     HISPI_TRY(host_array(v));
     HISPI_TRY(hispi_sched_settle(ctx)); /* a failed HiSparse SpMV shows here */
-    HISPI_TRY(ctx->ops->buf_read(ctx, ctx->be, v->dev, 0, v->host,
-                                 (size_t)v->n * hisp_type_size(v->type)));
+    size_t es = hisp_type_size(v->type);
+    HISPI_TRY(
+        ctx->ops->buf_read(ctx, ctx->be, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
     v->host_valid = true;
     return HISP_SUCCESS;
 }
@@ -43,6 +44,7 @@ static void drop_device(hisp_vector v)
     v->dev = NULL;
     v->dev_valid = false;
     v->wrapped = false;
+    v->off = 0;
 }
 
 static void drop_cb(hispi_devobj *o)
@@ -104,7 +106,8 @@ hisp_status hisp_vector_write(hisp_vector v, const void *host)
     size_t bytes = (size_t)v->n * hisp_type_size(v->type);
     if (v->wrapped) { /* through to the caller's memory; a host copy stays stale */
         hisp_context ctx = v->ctx;
-        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, 0, host, bytes));
+        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev,
+                                      (size_t)v->off * hisp_type_size(v->type), host, bytes));
         v->host_valid = false;
         v->dev_valid = true;
         return HISP_SUCCESS;
@@ -144,8 +147,9 @@ hisp_status hispi_vector_host_written(hisp_vector v)
     v->dev_valid = false;
     if (!v->wrapped) return HISP_SUCCESS;
     hisp_context ctx = v->ctx; /* through to the caller's memory */
-    HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, 0, v->host,
-                                  (size_t)v->n * hisp_type_size(v->type)));
+    size_t es = hisp_type_size(v->type);
+    HISPI_TRY(
+        ctx->ops->buf_write(ctx, ctx->be, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
     v->dev_valid = true;
     return HISP_SUCCESS;
 }
@@ -256,4 +260,23 @@ hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path, hisp_type t
     }
     hisp_matrix_destroy(&M);
     return s;
+}
+
+hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int64_t n, void *buf, int64_t off,
+                              hisp_vector *out)
+{
+    *out = NULL;
+    hisp_vector v = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
+    v->magic = HISPI_MAGIC_VECTOR;
+    v->ctx = ctx;
+    v->type = type;
+    v->n = n;
+    v->dev = buf;
+    v->dev_valid = true;
+    v->wrapped = true;
+    v->off = off;
+    hispi_devobj_attach(ctx, &v->link, drop_cb);
+    *out = v;
+    return HISP_SUCCESS;
 }

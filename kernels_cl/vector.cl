@@ -327,26 +327,38 @@ FN void group_sum(LOCALP acc_t *red, aent v, int ncomp, GLOBAL acc_t *part, i64 
 
 /* ---- element-wise ---------------------------------------------------------- */
 
-KERNEL vec_fill(const i64 n, GLOBAL cs_t *y, SARGS(a))
+/* Views (hispi_vector_view): the call's vectors start `off` entries into
+ * their buffers (a slice of a distributed vector: its owned rows). Scalar,
+ * partial and result buffers are never views. */
+#define VIEW1(a) a += off * VC
+#define VIEW2(a, b) VIEW1(a), VIEW1(b)
+#define VIEW3(a, b, c) VIEW2(a, b), VIEW1(c)
+
+KERNEL vec_fill(const i64 n, const i64 off, GLOBAL cs_t *y, SARGS(a))
 {
+    VIEW1(y);
     const ent va = SVAL(a);
     FOR_ENTRIES(i, n) st(y, i, va);
 }
 
-KERNEL vec_copy(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y)
+KERNEL vec_copy(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *y)
 {
+    VIEW2(x, y);
     FOR_ENTRIES(i, n) st(y, i, ld(x, i));
 }
 
-KERNEL vec_scale(const i64 n, GLOBAL cs_t *y, SARGS(a))
+KERNEL vec_scale(const i64 n, const i64 off, GLOBAL cs_t *y, SARGS(a))
 {
+    VIEW1(y);
     const ent va = SVAL(a);
     FOR_ENTRIES(i, n) st(y, i, emul(ld(y, i), va));
 }
 
 /* y = x*a + y*b (b zero: y not read) */
-KERNEL vec_axpby(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a), SARGS(b))
+KERNEL vec_axpby(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a),
+                 SARGS(b))
 {
+    VIEW2(x, y);
     const ent va = SVAL(a), vb = SVAL(b);
     if (ezero(vb)) {
         FOR_ENTRIES(i, n) st(y, i, emul(ld(x, i), va));
@@ -356,9 +368,10 @@ KERNEL vec_axpby(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a), SA
 }
 
 /* z = x*a + y*b + z*c (c zero: z not read) */
-KERNEL vec_axpbypcz(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z,
-                    SARGS(a), SARGS(b), SARGS(c))
+KERNEL vec_axpbypcz(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+                    GLOBAL cs_t *z, SARGS(a), SARGS(b), SARGS(c))
 {
+    VIEW3(x, y, z);
     const ent va = SVAL(a), vb = SVAL(b), vc = SVAL(c);
     if (ezero(vc)) {
         FOR_ENTRIES(i, n) st(z, i, eadd(emul(ld(x, i), va), emul(ld(y, i), vb)));
@@ -370,9 +383,11 @@ KERNEL vec_axpbypcz(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLO
 
 /* y1 = x1*a + y1*b and y2 = x2*c + y2*d in one pass (x1 may be y2: every
  * entry is loaded before either is stored) */
-KERNEL vec_axpby2(const i64 n, GLOBAL const cs_t *x1, GLOBAL cs_t *y1, GLOBAL const cs_t *x2,
-                  GLOBAL cs_t *y2, SARGS(a), SARGS(b), SARGS(c), SARGS(d))
+KERNEL vec_axpby2(const i64 n, const i64 off, GLOBAL const cs_t *x1, GLOBAL cs_t *y1,
+                  GLOBAL const cs_t *x2, GLOBAL cs_t *y2, SARGS(a), SARGS(b), SARGS(c), SARGS(d))
 {
+    VIEW2(x1, y1);
+    VIEW2(x2, y2);
     const ent va = SVAL(a), vb = SVAL(b), vc = SVAL(c), vd = SVAL(d);
     FOR_ENTRIES(i, n)
     {
@@ -382,14 +397,18 @@ KERNEL vec_axpby2(const i64 n, GLOBAL const cs_t *x1, GLOBAL cs_t *y1, GLOBAL co
     }
 }
 
-KERNEL vec_mul(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z)
+KERNEL vec_mul(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+               GLOBAL cs_t *z)
 {
+    VIEW3(x, y, z);
     FOR_ENTRIES(i, n) st(z, i, emul(ld(x, i), ld(y, i)));
 }
 
 /* z = y^-1 * x */
-KERNEL vec_div(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z)
+KERNEL vec_div(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+               GLOBAL cs_t *z)
 {
+    VIEW3(x, y, z);
     FOR_ENTRIES(i, n) st(z, i, edivide(ld(x, i), ld(y, i), 0));
 }
 
@@ -410,9 +429,11 @@ KERNEL vec_smul(const i64 n, GLOBAL cs_t *y, const i64 oi, SARGS(a), SARGS(b))
 
 /* ---- reductions: stage 1 --------------------------------------------------- */
 
-KERNEL vec_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL acc_t *part)
+KERNEL vec_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+               GLOBAL acc_t *part)
 {
     RED_DECL();
+    VIEW2(x, y);
     aent s = azero();
 #define DOT_BODY(i, acc) acc = adot(acc, ld(x, i), ld(y, i))
     REDUCE_LOOP(n, DOT_BODY, s);
@@ -428,9 +449,10 @@ KERNEL vec_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL a
         if (VC > 2) acc.c0 += (acc_t)e_.c3 * (acc_t)e_.c3;                                         \
     } while (0)
 
-KERNEL vec_nrm2(const i64 n, GLOBAL const cs_t *x, GLOBAL acc_t *part)
+KERNEL vec_nrm2(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL acc_t *part)
 {
     RED_DECL();
+    VIEW1(x);
     aent s = azero();
     REDUCE_LOOP(n, NRM2_BODY, s);
     GROUP_SUM(s, 1, part, GROUP);
@@ -438,10 +460,11 @@ KERNEL vec_nrm2(const i64 n, GLOBAL const cs_t *x, GLOBAL acc_t *part)
 
 /* y = x*a + y*b (b zero: y not read), then s += conj(y_i) * w_i (w_i read
  * after y_i is stored: w may be y; hasw = 0: w = y) */
-KERNEL vec_axpby_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, GLOBAL const cs_t *w,
-                     const int hasw, SARGS(a), SARGS(b), GLOBAL acc_t *part)
+KERNEL vec_axpby_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *y,
+                     GLOBAL const cs_t *w, const int hasw, SARGS(a), SARGS(b), GLOBAL acc_t *part)
 {
     RED_DECL();
+    VIEW3(x, y, w);
     const ent va = SVAL(a), vb = SVAL(b);
     const int yread = !ezero(vb);
     aent s = azero();
@@ -469,10 +492,11 @@ KERNEL vec_axpby_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL cs_t *y, GLOBAL c
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
 
-KERNEL vec_dot2(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL const cs_t *w,
-                GLOBAL acc_t *part)
+KERNEL vec_dot2(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+                GLOBAL const cs_t *w, GLOBAL acc_t *part)
 {
     RED_DECL();
+    VIEW3(x, y, w);
     aent s0 = azero(), s1 = azero();
     FOR_ENTRIES(i, n)
     {
@@ -485,10 +509,11 @@ KERNEL vec_dot2(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL 
 }
 
 /* z = y^-1 * x, s += conj(x_i) * z_i */
-KERNEL vec_div_dot(const i64 n, GLOBAL const cs_t *x, GLOBAL const cs_t *y, GLOBAL cs_t *z,
-                   GLOBAL acc_t *part)
+KERNEL vec_div_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+                   GLOBAL cs_t *z, GLOBAL acc_t *part)
 {
     RED_DECL();
+    VIEW3(x, y, z);
     aent s = azero();
 #define DIV_DOT_BODY(i, acc)                                                                       \
     do {                                                                                           \

@@ -451,16 +451,16 @@ hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k, const his
     int dev;
     cudaStream_t st;
     hisp_cuda_be_stream(be, &dev, &st);
-    /* 40: the vector algebra's axpbypcz on quaternions takes 31 */
-    if (nargs > 40) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "too many kernel arguments");
+    /* 64: the vector algebra's axpby2 on quaternions takes 42 */
+    if (nargs > 64) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "too many kernel arguments");
     union {
         const void *p;
         int i32;
         long long i64;
         float f;
         double d;
-    } v[40];
-    void *argv[40];
+    } v[64];
+    void *argv[64];
     for (int i = 0; i < nargs; i++) {
         switch (a[i].kind) {
         case HISPI_KARG_BUF:

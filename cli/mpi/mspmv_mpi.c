@@ -8,54 +8,18 @@
  * broadcast; the partial results merge with MPI_Gatherv (row segments, the
  * shared boundary rows summed on rank 0) or MPI_Reduce (partial vectors). */
 #include "../mspmv.h"
+#include "mpi_util.h"
 
 #include <limits.h>
 #include <math.h>
-#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHUNK ((size_t)1 << 30)
 
 typedef struct {
     int64_t rc; /* nonzero: rank 0 failed, every rank stops */
     int64_t type, nrows, ncols, nnz;
     int64_t start, end, shared_first, k0, k1; /* this rank's part */
 } part_msg;
-
-static void send_bytes(const void *p, size_t n, int to)
-{
-    for (size_t off = 0; off < n || off == 0; off += CHUNK) {
-        size_t c = n - off < CHUNK ? n - off : CHUNK;
-        MPI_Send((const char *)p + off, (int)c, MPI_BYTE, to, 7, MPI_COMM_WORLD);
-        if (n == 0) break;
-    }
-}
-
-static void recv_bytes(void *p, size_t n, int from)
-{
-    for (size_t off = 0; off < n || off == 0; off += CHUNK) {
-        size_t c = n - off < CHUNK ? n - off : CHUNK;
-        MPI_Recv((char *)p + off, (int)c, MPI_BYTE, from, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (n == 0) break;
-    }
-}
-
-static void bcast_bytes(void *p, size_t n)
-{
-    for (size_t off = 0; off < n; off += CHUNK) {
-        size_t c = n - off < CHUNK ? n - off : CHUNK;
-        MPI_Bcast((char *)p + off, (int)c, MPI_BYTE, 0, MPI_COMM_WORLD);
-    }
-}
-
-/* Every rank learns whether any rank failed (the largest exit code). */
-static int agree(int rc)
-{
-    int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
-}
 
 /* The local pointers of a part: the global pointers clamped to [k0, k1]. */
 static int64_t *local_ptr(const int64_t *ptr, const part_msg *p)

@@ -187,6 +187,10 @@ HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hi
                                        hisp_precond pc, int lsqr, int nslot, ks_space **sp);
 HISPI_LOCAL hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
                                       ks_space **sp);
+/* The plan (square, row partition, CSR kernel) and b, x (live ROWS vectors
+ * of the plan) of a distributed solve, checked before anything runs. */
+HISPI_LOCAL hisp_status hispi_ks_dist_check(hisp_context ctx, hisp_mplan plan, hisp_mvector b,
+                                            hisp_mvector x);
 /* Jacobi (core/solver/precond.c): diag(A) as a vector (a zero diagonal
  * entry is an error naming its row); the inverses of the 3x3 diagonal
  * blocks as a block-diagonal b3x3 matrix; 1 / ||A(:, j)|| for LSQR (1 for

@@ -466,6 +466,7 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr over an MSREP plan needs A^T products of the plan's "
                           "parts, which distributed vectors do not provide");
+    HISPI_TRY(hispi_ks_dist_check(s->ctx, plan, b, x));
     ks_space *sp = NULL;
     HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, KS_NSLOT(s->check), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_dist(b), hispi_ks_wrap_dist(x), t0, info);

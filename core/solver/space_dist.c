@@ -1,15 +1,519 @@
-/* The solvers' space over an MSREP plan's devices: not written yet. */
+/* The solvers' space over an MSREP plan's devices (hisp_solver_solve_dist):
+ * vectors are distributed vectors of layout ROWS, each device holding the
+ * rows it owns; the product is an all-gather into a REPLICATED scratch
+ * vector and hisp_mspmv_dist. Every other operation runs on each device's
+ * owned rows at once, on the plan's worker threads (hispi_msrep_each): the
+ * vector-algebra kernels on views of the owned rows (hispi_vector_view; a
+ * device's buffer may start with a shared row's slot). The scalars (slots)
+ * live on the host: a reduction's partial sums come back from every device
+ * and are added in device order (deterministic), and a method's ratios and
+ * products are evaluated here and passed to the kernels as host values. */
+#include "../msrep_plan.h"
 #include "ksp.h"
 
-hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
-                          ks_space **sp)
+#include <stdlib.h>
+#include <string.h>
+
+/* A vector of the space: a distributed vector and its per-device views. */
+typedef struct {
+    hisp_mvector mv;
+    hisp_vector view[HISP_MPLAN_MAX_DEVICES]; /* NULL where a device owns no rows */
+    bool mine;                                /* made by vnew: freed by vfree */
+} dvec;
+
+typedef struct {
+    ks_space base;
+    hisp_mplan plan;
+    double *slot; /* the slots (real: the plan's types are f32 and f64) */
+    dvec **vecs;  /* every vector met so far (the caller's too) */
+    int nvec, capvec;
+    hisp_mvector xrep; /* the product's REPLICATED x */
+    dvec *diag;        /* Jacobi: diag(A) in ROWS layout, or NULL */
+    bool pending;      /* element-wise work queued since the devices were last waited for */
+} dist_space;
+
+static dist_space *D(ks_space *sp)
 {
-    (void)plan, (void)pc, (void)nslot;
-    *sp = NULL;
-    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "solve over an MSREP plan: not available yet");
+    return (dist_space *)sp;
 }
 
 ks_vec *hispi_ks_wrap_dist(hisp_mvector v)
 {
     return (ks_vec *)v;
+}
+
+/* A failure recorded on the plan's context, onto the solver's. */
+static hisp_status relay(dist_space *ds, hisp_status st)
+{
+    hisp_context home = ds->plan->home;
+    if (!st || home == ds->base.ctx) return st;
+    hisp_error_info e = {0};
+    if (hisp_context_last_error(home, &e) == HISP_SUCCESS && e.message)
+        return hispi_fail_native(ds->base.ctx, st, e.native_code, "%s", e.message);
+    return hispi_fail(ds->base.ctx, st, "solve over an MSREP plan: %s", hisp_status_string(st));
+}
+
+/* ---- checks -------------------------------------------------------------------- */
+
+static hisp_status plan_check(hisp_context ctx, hisp_mplan plan)
+{
+    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "solve: the plan is not a live MSREP plan");
+    if (plan->columns || plan->hisparse)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "solve over an MSREP plan needs a row partition (rowblock, pcsr, pcoo) "
+                          "run by the CSR kernel, not %s%s",
+                          hisp_partition_name(plan->kind), plan->hisparse ? " with HiSparse" : "");
+    if (plan->nrows != plan->ncols)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve over an MSREP plan needs a square matrix (this one is %lld x "
+                          "%lld)",
+                          (long long)plan->nrows, (long long)plan->ncols);
+    return HISP_SUCCESS;
+}
+
+static hisp_status vec_check(hisp_context ctx, hisp_mplan plan, const char *name, hisp_mvector v)
+{
+    hisp_mvec_layout lay;
+    if (!v) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "solve: %s is NULL", name);
+    if (!hispi_mvector_of(v, plan, &lay))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: %s is not a live distributed vector of this plan", name);
+    if (lay != HISP_MVEC_ROWS)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: %s is a REPLICATED vector; b and x are ROWS vectors of the "
+                          "plan (hisp_mvector_create(plan, HISP_MVEC_ROWS, ...))",
+                          name);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_ks_dist_check(hisp_context ctx, hisp_mplan plan, hisp_mvector b, hisp_mvector x)
+{
+    HISPI_TRY(plan_check(ctx, plan));
+    HISPI_TRY(vec_check(ctx, plan, "b", b));
+    HISPI_TRY(vec_check(ctx, plan, "x", x));
+    if (b == x) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "solve: b and x are one vector");
+    return HISP_SUCCESS;
+}
+
+/* ---- vectors -------------------------------------------------------------------- */
+
+static void dvec_free(dvec *d)
+{
+    for (int k = 0; k < HISP_MPLAN_MAX_DEVICES; k++)
+        hisp_vector_destroy(&d->view[k]);
+    if (d->mine) hisp_mvector_destroy(&d->mv);
+    free(d);
+}
+
+/* The space's record of v (made on first sight: the caller's b and x). */
+static hisp_status lookup(dist_space *ds, ks_vec *v, dvec **out)
+{
+    hisp_mvector mv = (hisp_mvector)v;
+    for (int i = 0; i < ds->nvec; i++)
+        if (ds->vecs[i]->mv == mv) {
+            *out = ds->vecs[i];
+            return HISP_SUCCESS;
+        }
+    hisp_context ctx = ds->base.ctx;
+    hisp_mplan plan = ds->plan;
+    HISPI_TRY(vec_check(ctx, plan, "a vector", mv));
+    if (ds->nvec == ds->capvec) {
+        int cap = ds->capvec ? 2 * ds->capvec : 16;
+        dvec **nv = realloc(ds->vecs, (size_t)cap * sizeof *nv);
+        if (!nv) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "solve: out of host memory");
+        ds->vecs = nv;
+        ds->capvec = cap;
+    }
+    dvec *d = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *d, (void **)&d));
+    d->mv = mv;
+    for (int k = 0; k < plan->nd; k++) {
+        void *buf;
+        int64_t off, n;
+        hispi_mvector_slice(mv, k, &buf, &off, &n);
+        hisp_status st = HISP_SUCCESS;
+        if (n > 0) st = hispi_vector_view(plan->w[k].ctx, plan->type, n, buf, off, &d->view[k]);
+        if (st) {
+            dvec_free(d);
+            return hispi_fail(ctx, st, "solve: cannot make device %d's view of a vector (%s)", k,
+                              hisp_status_string(st));
+        }
+    }
+    ds->vecs[ds->nvec++] = d;
+    *out = d;
+    return HISP_SUCCESS;
+}
+
+static hisp_status d_vnew(ks_space *sp, int cols, ks_vec **v)
+{
+    (void)cols; /* square */
+    dist_space *ds = D(sp);
+    hisp_mvector mv = NULL;
+    HISPI_TRY(relay(ds, hisp_mvector_create(ds->plan, HISP_MVEC_ROWS, &mv)));
+    dvec *d = NULL;
+    hisp_status st = lookup(ds, (ks_vec *)mv, &d);
+    if (st) {
+        hisp_mvector_destroy(&mv);
+        return st;
+    }
+    d->mine = true;
+    *v = (ks_vec *)mv;
+    return HISP_SUCCESS;
+}
+
+static void d_vfree(ks_space *sp, ks_vec *v)
+{
+    dist_space *ds = D(sp);
+    for (int i = 0; i < ds->nvec; i++)
+        if (ds->vecs[i]->mv == (hisp_mvector)v) {
+            dvec_free(ds->vecs[i]);
+            ds->vecs[i] = ds->vecs[--ds->nvec];
+            return;
+        }
+}
+
+/* ---- one operation on every device ------------------------------------------ */
+
+enum {
+    OP_SYNC,
+    OP_FILL,
+    OP_COPY,
+    OP_SCALE,
+    OP_AXPBY,
+    OP_AXPBYPCZ,
+    OP_DOT,
+    OP_AXPBY_DOT,
+    OP_DOT2,
+    OP_DIV,
+    OP_DIV_DOT
+};
+
+typedef struct {
+    int op;
+    hisp_type t;
+    dvec *v[4];  /* operands in the vector call's order (NULL: none) */
+    double s[3]; /* host scalars */
+    int nres;
+    double part[HISP_MPLAN_MAX_DEVICES][2]; /* each device's partial results */
+} job;
+
+static hisp_status each_op(worker *w, void *arg)
+{
+    job *j = arg;
+    int k = w->id;
+    j->part[k][0] = j->part[k][1] = 0;
+    if (j->op == OP_SYNC) return hisp_context_synchronize(w->ctx);
+    hisp_vector v[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 4; i++)
+        if (j->v[i]) {
+            v[i] = j->v[i]->view[k];
+            if (!v[i]) return HISP_SUCCESS; /* this device owns no rows */
+            /* the buffer is the truth: the product and the all-gather
+             * write it behind the view's back */
+            hispi_vector_device_written(v[i]);
+        }
+    unsigned char sb[3][8], rb[2][8];
+    hisp_scalar s[3];
+    for (int i = 0; i < 3; i++) {
+        hispi_store_real(j->t, sb[i], 0, j->s[i]);
+        s[i] = hisp_scalar_host(sb[i]);
+    }
+    hisp_result r0 = hisp_result_host(rb[0]), r1 = hisp_result_host(rb[1]);
+    hisp_status st = HISP_SUCCESS;
+    switch (j->op) {
+    case OP_FILL:
+        st = hisp_vector_fill(v[0], s[0]);
+        break;
+    case OP_COPY:
+        st = hisp_vector_copy(v[0], v[1]);
+        break;
+    case OP_SCALE:
+        st = hisp_vector_scale(v[0], s[0]);
+        break;
+    case OP_AXPBY:
+        st = hisp_vector_axpby(s[0], v[0], s[1], v[1]);
+        break;
+    case OP_AXPBYPCZ:
+        st = hisp_vector_axpbypcz(s[0], v[0], s[1], v[1], s[2], v[2]);
+        break;
+    case OP_DOT:
+        st = hisp_vector_dot(v[0], v[1], r0);
+        break;
+    case OP_AXPBY_DOT:
+        st = hisp_vector_axpby_dot(s[0], v[0], s[1], v[1], v[2], r0);
+        break;
+    case OP_DOT2:
+        st = hisp_vector_dot2(v[0], v[1], v[2], r0, r1);
+        break;
+    case OP_DIV:
+        st = hisp_vector_div(v[0], v[1], v[2]);
+        break;
+    default: /* OP_DIV_DOT */
+        st = hisp_vector_div_dot(v[0], v[1], v[2], r0);
+        break;
+    }
+    for (int i = 0; !st && i < j->nres; i++)
+        j->part[k][i] = hispi_load_real(j->t, rb[i], 0);
+    return st;
+}
+
+/* Run j on every device; its partial results summed in device order into
+ * slots s0 (and s1). */
+static hisp_status run(dist_space *ds, job *j, int s0, int s1)
+{
+    j->t = ds->plan->type;
+    HISPI_TRY(relay(ds, hispi_msrep_each(ds->plan, each_op, j)));
+    if (j->nres == 0) {
+        ds->pending = j->op != OP_SYNC;
+        return HISP_SUCCESS;
+    }
+    /* every device read its result back: its queue is drained */
+    ds->pending = false;
+    int slots[2] = {s0, s1};
+    for (int i = 0; i < j->nres; i++) {
+        double sum = 0;
+        for (int k = 0; k < ds->plan->nd; k++)
+            sum += j->part[k][i];
+        ds->slot[slots[i]] = sum;
+    }
+    return HISP_SUCCESS;
+}
+
+/* A ks_sc on the host. */
+static double ev(const dist_space *ds, ks_sc s)
+{
+    double v = s.v[0];
+    if (s.kind == KS_SLOT) v = ds->slot[s.a];
+    if (s.kind == KS_RATIO) {
+        double den = ds->slot[s.b];
+        v = (s.neg & KS_SAFE) && den == 0 ? 0 : ds->slot[s.a] / den;
+    }
+    return (s.neg & 1) ? -v : v;
+}
+
+#define OPERANDS(...)                                                                              \
+    do {                                                                                           \
+        ks_vec *in_[] = {__VA_ARGS__};                                                             \
+        for (size_t i_ = 0; i_ < sizeof in_ / sizeof in_[0]; i_++)                                 \
+            if (in_[i_]) HISPI_TRY(lookup(ds, in_[i_], &j.v[i_]));                                 \
+    } while (0)
+
+static hisp_status d_fill(ks_space *sp, ks_sc a, ks_vec *y)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_FILL, .s = {ev(ds, a)}};
+    OPERANDS(y);
+    return run(ds, &j, 0, 0);
+}
+
+static hisp_status d_copy(ks_space *sp, ks_vec *x, ks_vec *y)
+{
+    dist_space *ds = D(sp);
+    if (x == y) return HISP_SUCCESS;
+    job j = {.op = OP_COPY};
+    OPERANDS(x, y);
+    return run(ds, &j, 0, 0);
+}
+
+static hisp_status d_scale(ks_space *sp, ks_vec *y, ks_sc a)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_SCALE, .s = {ev(ds, a)}};
+    OPERANDS(y);
+    return run(ds, &j, 0, 0);
+}
+
+static hisp_status d_axpby(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_AXPBY, .s = {ev(ds, a), ev(ds, b)}};
+    OPERANDS(x, y);
+    return run(ds, &j, 0, 0);
+}
+
+static hisp_status d_axpbypcz(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_sc c,
+                              ks_vec *z)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_AXPBYPCZ, .s = {ev(ds, a), ev(ds, b), ev(ds, c)}};
+    OPERANDS(x, y, z);
+    return run(ds, &j, 0, 0);
+}
+
+static hisp_status d_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_DOT, .nres = 1};
+    OPERANDS(x, y);
+    return run(ds, &j, slot, 0);
+}
+
+static hisp_status d_axpby_dot(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                               int slot)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_AXPBY_DOT, .s = {ev(ds, a), ev(ds, b)}, .nres = 1};
+    OPERANDS(x, y, w);
+    return run(ds, &j, slot, 0);
+}
+
+static hisp_status d_dot2(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0, int s1)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = OP_DOT2, .nres = 2};
+    OPERANDS(x, y, w);
+    return run(ds, &j, s0, s1);
+}
+
+/* z = diag^-1 x on every device's owned rows (the diagonal in the same
+ * layout); a copy without Jacobi. */
+static hisp_status d_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
+{
+    dist_space *ds = D(sp);
+    if (!ds->diag) {
+        HISPI_TRY(d_copy(sp, x, z));
+        return slot >= 0 ? d_dot(sp, x, z, slot) : HISP_SUCCESS;
+    }
+    job j = {.op = slot >= 0 ? OP_DIV_DOT : OP_DIV, .nres = slot >= 0};
+    OPERANDS(x, NULL, z);
+    j.v[1] = ds->diag;
+    return run(ds, &j, slot >= 0 ? slot : 0, 0);
+}
+
+/* Wait for the element-wise work still queued on the devices. */
+static hisp_status drain(dist_space *ds)
+{
+    if (!ds->pending) return HISP_SUCCESS;
+    job j = {.op = OP_SYNC};
+    return run(ds, &j, 0, 0);
+}
+
+static hisp_status d_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
+{
+    dist_space *ds = D(sp);
+    if (op != HISP_OP_N)
+        return hispi_fail(sp->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve over an MSREP plan: products with A^T are not available");
+    dvec *dx, *dy;
+    HISPI_TRY(lookup(ds, x, &dx));
+    HISPI_TRY(lookup(ds, y, &dy));
+    /* the all-gather copies between devices (peer copies where the
+     * backend has them): each device's rows of x must be complete */
+    if (!ds->plan->dhost) HISPI_TRY(drain(ds));
+    HISPI_TRY(relay(ds, hisp_mvector_allgather(dx->mv, ds->xrep)));
+    unsigned char one[8], zero[8];
+    hispi_store_real(ds->plan->type, one, 0, 1.0);
+    hispi_store_real(ds->plan->type, zero, 0, 0.0);
+    HISPI_TRY(relay(ds, hisp_mspmv_dist(ds->plan, one, ds->xrep, zero, dy->mv)));
+    ds->pending = false; /* both wait for their devices */
+    return HISP_SUCCESS;
+}
+
+static hisp_status d_smul(ks_space *sp, ks_sc a, ks_sc b, int slot)
+{
+    dist_space *ds = D(sp);
+    ds->slot[slot] = ev(ds, a) * ev(ds, b);
+    return HISP_SUCCESS;
+}
+
+static hisp_status d_sset(ks_space *sp, int slot, const double v[4])
+{
+    D(sp)->slot[slot] = v[0];
+    return HISP_SUCCESS;
+}
+
+static hisp_status d_read(ks_space *sp, int first, int n, double *out)
+{
+    dist_space *ds = D(sp);
+    HISPI_TRY(drain(ds));
+    for (int i = 0; i < n; i++) {
+        double *o = out + 4 * (size_t)i;
+        o[0] = ds->slot[first + i];
+        o[1] = o[2] = o[3] = 0;
+    }
+    return HISP_SUCCESS;
+}
+
+static void d_destroy(ks_space *sp)
+{
+    dist_space *ds = D(sp);
+    for (int i = 0; i < ds->nvec; i++)
+        dvec_free(ds->vecs[i]);
+    free(ds->vecs);
+    hisp_mvector_destroy(&ds->xrep);
+    free(ds->slot);
+    free(ds);
+}
+
+/* Two passes here: each device's element-wise work is small next to the
+ * hand-offs to its worker. */
+static hisp_status d_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
+                            ks_vec *x2, ks_sc d, ks_vec *y2)
+{
+    HISPI_TRY(d_axpby(sp, a, x1, b, y1));
+    return d_axpby(sp, c, x2, d, y2);
+}
+
+static const ks_ops dist_ops = {.vnew = d_vnew,
+                                .vfree = d_vfree,
+                                .matvec = d_matvec,
+                                .precond = d_precond,
+                                .fill = d_fill,
+                                .copy = d_copy,
+                                .scale = d_scale,
+                                .axpby = d_axpby,
+                                .axpbypcz = d_axpbypcz,
+                                .dot = d_dot,
+                                .axpby_dot = d_axpby_dot,
+                                .axpby2 = d_axpby2,
+                                .dot2 = d_dot2,
+                                .smul = d_smul,
+                                .sset = d_sset,
+                                .read = d_read,
+                                .destroy = d_destroy};
+
+/* Jacobi: the plan's diagonal (taken from A at plan time) on the devices. */
+static hisp_status make_diag(dist_space *ds)
+{
+    hisp_mplan plan = ds->plan;
+    hisp_context ctx = ds->base.ctx;
+    if (!plan->diag)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "Jacobi: the plan holds no diagonal of A");
+    for (int64_t i = 0; i < plan->nrows; i++)
+        if (hispi_load_real(plan->type, plan->diag, i) == 0)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "Jacobi: row %lld has no nonzero diagonal entry (use --precond "
+                              "none)",
+                              (long long)i + 1);
+    ks_vec *v = NULL;
+    HISPI_TRY(d_vnew(&ds->base, 0, &v));
+    HISPI_TRY(lookup(ds, v, &ds->diag));
+    return relay(ds, hisp_mvector_write(ds->diag->mv, plan->diag));
+}
+
+hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
+                          ks_space **out)
+{
+    *out = NULL;
+    HISPI_TRY(plan_check(ctx, plan));
+    dist_space *ds = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *ds, (void **)&ds));
+    ks_space *sp = &ds->base;
+    sp->o = &dist_ops;
+    sp->ctx = ctx;
+    sp->t = plan->type;
+    sp->nslot = nslot;
+    sp->nrows = sp->ncols = plan->nrows;
+    ds->plan = plan;
+    hisp_status st = hispi_calloc(ctx, (size_t)nslot, sizeof *ds->slot, (void **)&ds->slot);
+    if (!st) st = relay(ds, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &ds->xrep));
+    if (!st && pc == HISP_PRECOND_JACOBI) st = make_diag(ds);
+    if (st) {
+        d_destroy(sp);
+        return st;
+    }
+    sp->has_pc = ds->diag != NULL;
+    *out = sp;
+    return HISP_SUCCESS;
 }

@@ -1,0 +1,442 @@
+/* hisp solve --mpi (only in build/bin/hisp-mpi): a Krylov solve over MPI
+ * ranks through hisp_solver_solve_operator.
+ *
+ * Rank 0 reads A (square, f32 or f64) and cuts its rows into one block per
+ * rank: pcsr (nnz-balanced, hisp_matrix_partition's cuts moved to whole
+ * rows: a row a cut splits belongs to the earlier rank) or rowblock (equal
+ * row counts). Each rank receives its rows as a CSR matrix with global
+ * column indices and keeps it on its own context. The operator: apply
+ * gathers x over the ranks (the local x read to the host, MPI_Allgatherv)
+ * into a full-length vector and multiplies the local rows into y; diagonal
+ * gives the local rows' diagonal; allreduce is MPI_Allreduce(MPI_SUM), so
+ * every dot product is global and every rank takes the same steps. b = ones,
+ * x0 = 0. The reported relative residual is the true one, ||b - A x|| /
+ * ||b||, recomputed after the solve. Exit status: 0 converged, 4 not
+ * converged, 2 bad input (1 usage, 3 backend). */
+#include "../cli.h"
+#include "mpi_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SOLVE_NOT_CONVERGED = 4 };
+
+static const char *const help =
+    "usage: mpirun -np R hisp solve A.mtx --mpi [options]\n"
+    "\n"
+    "Solve A x = b over R MPI ranks (build/bin/hisp-mpi): rank 0 reads A and\n"
+    "sends every rank a block of its rows; the ranks solve together, each on its\n"
+    "own device, summing dot products with MPI_Allreduce.\n"
+    "\n"
+    "options:\n"
+    "  --method M         cg (default), bicgstab or gmres\n"
+    "  --precond P        none (default) or jacobi\n"
+    "  --rtol R           relative tolerance (default 1e-8)\n"
+    "  --atol A           absolute tolerance (default 0)\n"
+    "  --maxit N          iteration limit (default 10000)\n"
+    "  --restart M        GMRES restart length (default 30)\n"
+    "  --rhs ones         the right-hand side (all ones; the only one)\n"
+    "  --precision P      f64 (default) or f32\n"
+    "  --partition K      pcsr (nnz-balanced whole rows, default) or rowblock\n"
+    "  --backend B        each rank's backend (default reference)\n"
+    "  --device D         its device index (default 0)\n"
+    "  --json             one JSON object on stdout (rank 0)\n"
+    "\n"
+    "exit status: 0 converged, 4 not converged, 1 usage, 2 bad input, 3 backend.\n";
+
+typedef struct {
+    const char *path;
+    hisp_solver_method method;
+    hisp_precond pc;
+    double rtol, atol;
+    int64_t maxit;
+    int restart, device;
+    hisp_type type;
+    hisp_partition_kind kind;
+    hisp_backend_kind backend;
+    bool json;
+} solve_opts;
+
+static int parse(int argc, char **argv, solve_opts *o)
+{
+    static const cli_opt opts[] = {
+        {"--mpi", false},      {"--method", true},    {"--precond", true}, {"--rtol", true},
+        {"--atol", true},      {"--maxit", true},     {"--restart", true}, {"--rhs", true},
+        {"--precision", true}, {"--partition", true}, {"--backend", true}, {"--device", true},
+        {"--json", false},     {"--help", false},     {"-h", false},       {0, 0}};
+    enum {
+        O_MPI,
+        O_METHOD,
+        O_PC,
+        O_RTOL,
+        O_ATOL,
+        O_MAXIT,
+        O_RESTART,
+        O_RHS,
+        O_PREC,
+        O_PART,
+        O_BACKEND,
+        O_DEVICE,
+        O_JSON
+    };
+    const char *val[16] = {0};
+    memset(o, 0, sizeof *o);
+    o->rtol = 1e-8;
+    o->maxit = 10000;
+    o->restart = 30;
+    o->type = HISP_F64;
+    o->kind = HISP_PART_PCSR;
+    o->backend = HISP_BACKEND_REFERENCE;
+    int rc = cli_parse_command("solve", argc, argv, opts, help, val, &o->path);
+    if (rc) return rc;
+    if (!o->path) return cli_usage_error("solve", "missing A.mtx");
+    if (val[O_METHOD] && hisp_solver_method_from_name(val[O_METHOD], &o->method))
+        return cli_value_error("--method: unknown method '%s' (cg, bicgstab, gmres)",
+                               val[O_METHOD]);
+    if (o->method == HISP_SOLVER_LSQR)
+        return cli_value_error("--method lsqr: not over MPI ranks (its A^T products need the "
+                               "columns)");
+    if (val[O_PC] && hisp_precond_from_name(val[O_PC], &o->pc))
+        return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi)", val[O_PC]);
+    if (val[O_RTOL] && (rc = cli_parse_double("--rtol", val[O_RTOL], &o->rtol))) return rc;
+    if (val[O_ATOL] && (rc = cli_parse_double("--atol", val[O_ATOL], &o->atol))) return rc;
+    if (val[O_MAXIT] && (rc = cli_parse_i64("--maxit", val[O_MAXIT], 0, INT64_MAX, &o->maxit)))
+        return rc;
+    if (val[O_RESTART] && (rc = cli_parse_int("--restart", val[O_RESTART], 1, 1000, &o->restart)))
+        return rc;
+    if (val[O_RHS] && strcmp(val[O_RHS], "ones") != 0)
+        return cli_value_error("--rhs: '%s' (only ones over MPI ranks)", val[O_RHS]);
+    if (val[O_PREC] && (rc = cli_parse_precision("--precision", val[O_PREC], &o->type))) return rc;
+    if (val[O_PART] && (hisp_partition_from_name(val[O_PART], &o->kind) ||
+                        (o->kind != HISP_PART_PCSR && o->kind != HISP_PART_ROWBLOCK)))
+        return cli_value_error("--partition: '%s' (pcsr or rowblock: each rank owns rows)",
+                               val[O_PART]);
+    if (val[O_BACKEND] && (rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend)))
+        return rc;
+    if (val[O_DEVICE] && (rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device)))
+        return rc;
+    o->json = val[O_JSON] != NULL;
+    return CLI_OK;
+}
+
+/* ---- the operator ----------------------------------------------------------- */
+
+typedef struct {
+    hisp_context ctx;
+    hisp_matrix L;        /* this rank's rows, global columns */
+    hisp_vector xfull;    /* all of x */
+    void *xloc, *xhost;   /* host copies: this rank's x, all of x */
+    void *diag;           /* this rank's rows' diagonal */
+    int *counts, *displs; /* rows per rank, first row per rank */
+    int64_t lrows, n;
+    hisp_type type;
+    MPI_Datatype dt;
+} rank_op;
+
+static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
+{
+    rank_op *r = user;
+    if (op != HISP_OP_N) return HISP_ERR_UNSUPPORTED;
+    hisp_status s = hisp_vector_read(x, r->xloc);
+    if (s) return s;
+    MPI_Allgatherv(r->xloc, (int)r->lrows, r->dt, r->xhost, r->counts, r->displs, r->dt,
+                   MPI_COMM_WORLD);
+    s = hisp_vector_write(r->xfull, r->xhost);
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    bool f = r->type == HISP_F32;
+    if (!s)
+        s = hisp_spmv(r->ctx, HISP_OP_N, f ? (const void *)&onef : (const void *)&one, r->L,
+                      r->xfull, f ? (const void *)&zerof : (const void *)&zero, y);
+    return s;
+}
+
+static hisp_status op_diagonal(void *user, hisp_vector d)
+{
+    rank_op *r = user;
+    return hisp_vector_write(d, r->diag);
+}
+
+static hisp_status op_allreduce(void *user, double *v, int n)
+{
+    (void)user;
+    return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS
+               ? HISP_SUCCESS
+               : HISP_ERR_BACKEND;
+}
+
+static double ld(hisp_type t, const void *a, int64_t i)
+{
+    return t == HISP_F32 ? ((const float *)a)[i] : ((const double *)a)[i];
+}
+
+/* ---- rank 0: the rows of every rank ------------------------------------------ */
+
+typedef struct {
+    int64_t rc;
+    int64_t type, n, nnz;
+} head_msg;
+
+/* First row of each rank (own[size] = n): pcsr's cuts moved to whole rows
+ * (a shared row stays with the earlier part), or equal blocks. */
+static int row_cuts(hisp_context ctx, hisp_matrix A, const solve_opts *o, int size, int64_t n,
+                    int64_t *own)
+{
+    own[0] = 0;
+    own[size] = n;
+    if (o->kind == HISP_PART_ROWBLOCK) {
+        for (int r = 1; r < size; r++)
+            own[r] = (int64_t)((__int128)n * r / size);
+        return CLI_OK;
+    }
+    hisp_part *parts = calloc((size_t)size, sizeof *parts);
+    if (!parts) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    hisp_status s = hisp_matrix_partition(A, HISP_PART_PCSR, size, parts);
+    for (int r = 1; !s && r < size; r++) {
+        int64_t c = parts[r].start + (parts[r].shared_first ? 1 : 0);
+        own[r] = c < own[r - 1] ? own[r - 1] : c > n ? n : c;
+    }
+    free(parts);
+    return s ? cli_fail(ctx, s, o->path) : CLI_OK;
+}
+
+int solve_mpi(int argc, char **argv)
+{
+    solve_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    MPI_Init(NULL, NULL);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cli_progress_enable(o.json || rank != 0);
+    hisp_context ctx = NULL;
+    hisp_matrix A = NULL;
+    hisp_solver solver = NULL;
+    hisp_vector b = NULL, x = NULL, ax = NULL;
+    rank_op r = {0};
+    int64_t *own = calloc((size_t)size + 1, sizeof *own), *lptr = NULL;
+    int32_t *lidx = NULL;
+    void *lval = NULL, *bh = NULL, *axh = NULL;
+    r.counts = calloc((size_t)size, sizeof *r.counts);
+    r.displs = calloc((size_t)size, sizeof *r.displs);
+    head_msg head = {0};
+    hisp_solve_info info = {0};
+    hisp_status s = HISP_SUCCESS;
+    rc = own && r.counts && r.displs ? cli_context(&ctx)
+                                     : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if (!rc && o.backend != HISP_BACKEND_REFERENCE &&
+        (s = hisp_context_set_backend(ctx, o.backend, o.device)))
+        rc = cli_fail(ctx, s, NULL);
+    if ((rc = agree(rc))) goto out;
+
+    /* ---- rank 0: read A, cut its rows, send every rank its block ---- */
+    if (rank == 0 && !rc) {
+        hisp_matrix_info mi = {0};
+        rc = cli_read_matrix(ctx, o.path, o.type, &A);
+        if (!rc && (s = hisp_matrix_get_info(A, &mi))) rc = cli_fail(ctx, s, o.path);
+        if (!rc && mi.nrows != mi.ncols)
+            rc = cli_value_error("%s: %s needs a square matrix (this one is %lld x %lld)", o.path,
+                                 hisp_solver_method_name(o.method), (long long)mi.nrows,
+                                 (long long)mi.ncols);
+        if (!rc && (mi.type != HISP_F32 && mi.type != HISP_F64))
+            rc = cli_value_error("%s: %s entries; --mpi solves f32 and f64 matrices", o.path,
+                                 hisp_type_name(mi.type));
+        if (!rc && (mi.nrows > INT32_MAX || mi.nrows < size))
+            rc = cli_value_error("%s: %lld rows for %d ranks (need 1 to 2^31-1 rows per rank, at "
+                                 "least one each)",
+                                 o.path, (long long)mi.nrows, size);
+        if (!rc && (s = hisp_matrix_convert(A, HISP_FORMAT_CSR))) rc = cli_fail(ctx, s, o.path);
+        if (!rc) rc = row_cuts(ctx, A, &o, size, mi.nrows, own);
+        head.type = mi.type;
+        head.n = mi.nrows;
+        head.nnz = mi.nnz;
+    }
+    head.rc = rc;
+    MPI_Bcast(&head, sizeof head, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (head.rc) {
+        rc = (int)head.rc;
+        goto out;
+    }
+    MPI_Bcast(own, size + 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    r.type = (hisp_type)head.type;
+    r.n = head.n;
+    r.dt = r.type == HISP_F32 ? MPI_FLOAT : MPI_DOUBLE;
+    size_t es = hisp_type_size(r.type);
+    int64_t s0 = own[rank];
+    r.lrows = own[rank + 1] - s0;
+    for (int q = 0; q < size; q++) {
+        r.counts[q] = (int)(own[q + 1] - own[q]);
+        r.displs[q] = (int)own[q];
+    }
+    int64_t lnnz = 0;
+    if (rank == 0) {
+        const int64_t *ptr = NULL;
+        const int32_t *rows = NULL, *cols = NULL;
+        const void *vals = NULL;
+        if ((s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals)))
+            MPI_Abort(MPI_COMM_WORLD, cli_fail(ctx, s, NULL));
+        for (int q = size - 1; q >= 0; q--) { /* rank 0's own block last */
+            int64_t a = own[q], e = own[q + 1], k0 = ptr[a], k1 = ptr[e];
+            int64_t *l = malloc(((size_t)(e - a) + 1) * sizeof *l);
+            if (!l) MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
+            for (int64_t i = a; i <= e; i++)
+                l[i - a] = ptr[i] - k0;
+            if (q == 0) {
+                lptr = l;
+                lnnz = k1 - k0;
+                lidx = malloc((size_t)(lnnz > 0 ? lnnz : 1) * sizeof *lidx);
+                lval = malloc((size_t)(lnnz > 0 ? lnnz : 1) * es);
+                if (!lidx || !lval)
+                    MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
+                memcpy(lidx, cols + k0, (size_t)lnnz * sizeof *lidx);
+                memcpy(lval, (const char *)vals + (size_t)k0 * es, (size_t)lnnz * es);
+                break;
+            }
+            int64_t cnt = k1 - k0;
+            MPI_Send(&cnt, 1, MPI_INT64_T, q, 6, MPI_COMM_WORLD);
+            send_bytes(l, ((size_t)(e - a) + 1) * sizeof *l, q);
+            send_bytes(cols + k0, (size_t)cnt * sizeof *cols, q);
+            send_bytes((const char *)vals + (size_t)k0 * es, (size_t)cnt * es, q);
+            free(l);
+        }
+        hisp_matrix_destroy(&A); /* rank 0 keeps only its rows too */
+    } else {
+        MPI_Recv(&lnnz, 1, MPI_INT64_T, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        lptr = malloc(((size_t)r.lrows + 1) * sizeof *lptr);
+        lidx = malloc((size_t)(lnnz > 0 ? lnnz : 1) * sizeof *lidx);
+        lval = malloc((size_t)(lnnz > 0 ? lnnz : 1) * es);
+        if (!lptr || !lidx || !lval)
+            MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
+        recv_bytes(lptr, ((size_t)r.lrows + 1) * sizeof *lptr, 0);
+        recv_bytes(lidx, (size_t)lnnz * sizeof *lidx, 0);
+        recv_bytes(lval, (size_t)lnnz * es, 0);
+    }
+
+    /* ---- every rank: its rows, the operator, the solve ---- */
+    r.ctx = ctx;
+    r.xloc = calloc((size_t)(r.lrows > 0 ? r.lrows : 1), es);
+    r.xhost = calloc((size_t)r.n, es);
+    r.diag = calloc((size_t)(r.lrows > 0 ? r.lrows : 1), es);
+    bh = malloc((size_t)(r.lrows > 0 ? r.lrows : 1) * es);
+    axh = malloc((size_t)(r.lrows > 0 ? r.lrows : 1) * es);
+    if (!r.xloc || !r.xhost || !r.diag || !bh || !axh)
+        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if ((rc = agree(rc))) goto out;
+    int64_t zero_row = -1;
+    for (int64_t i = 0; i < r.lrows; i++) {
+        double d = 0;
+        for (int64_t k = lptr[i]; k < lptr[i + 1]; k++)
+            if (lidx[k] == s0 + i) d += ld(r.type, lval, k);
+        if (r.type == HISP_F32) {
+            ((float *)r.diag)[i] = (float)d;
+            ((float *)bh)[i] = 1;
+        } else {
+            ((double *)r.diag)[i] = d;
+            ((double *)bh)[i] = 1;
+        }
+        if (d == 0 && zero_row < 0) zero_row = s0 + i;
+    }
+    /* a zero diagonal fails Jacobi on one rank only: refuse it on all first */
+    int64_t zr = zero_row < 0 ? INT64_MAX : zero_row;
+    MPI_Allreduce(MPI_IN_PLACE, &zr, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (o.pc == HISP_PRECOND_JACOBI && zr != INT64_MAX) {
+        rc = rank == 0 ? cli_value_error("%s: Jacobi: row %lld has no nonzero diagonal entry "
+                                         "(use --precond none)",
+                                         o.path, (long long)zr + 1)
+                       : CLI_INPUT;
+        goto out;
+    }
+    s = hisp_matrix_create_csr(ctx, r.type, r.lrows, r.n, lptr, lidx, lval, &r.L);
+    if (!s) s = hisp_vector_create(ctx, r.type, r.n, &r.xfull);
+    if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &b);
+    if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &x); /* x0 = 0 */
+    if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &ax);
+    if (!s) s = hisp_vector_write(b, bh);
+    if (!s) s = hisp_solver_create(ctx, o.method, &solver);
+    if (!s) s = hisp_solver_set_tolerances(solver, o.rtol, o.atol);
+    if (!s) s = hisp_solver_set_max_iterations(solver, o.maxit);
+    if (!s) s = hisp_solver_set_restart(solver, o.restart);
+    if (!s) s = hisp_solver_set_preconditioner(solver, o.pc);
+    if (s) rc = cli_fail(ctx, s, o.path);
+    if ((rc = agree(rc))) goto out;
+    hisp_operator op = {r.lrows, r.lrows, r.type, op_apply, op_diagonal, op_allreduce, &r};
+    MPI_Barrier(MPI_COMM_WORLD);
+    s = hisp_solver_solve_operator(solver, &op, b, x, &info);
+    if ((rc = agree(s ? cli_fail(ctx, s, o.path) : CLI_OK))) goto out;
+    /* the true residual, ||b - A x|| / ||b|| */
+    s = op_apply(&r, HISP_OP_N, x, ax);
+    if (!s) s = hisp_vector_read(ax, axh);
+    if ((rc = agree(s ? cli_fail(ctx, s, o.path) : CLI_OK))) goto out;
+    double sums[2] = {0, 0}; /* ||b - Ax||^2, ||b||^2 */
+    for (int64_t i = 0; i < r.lrows; i++) {
+        double bi = ld(r.type, bh, i), ri = bi - ld(r.type, axh, i);
+        sums[0] += ri * ri;
+        sums[1] += bi * bi;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double ms = info.ms;
+    MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double rel = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : 0;
+    double per = ms / (double)(info.iterations > 0 ? info.iterations : 1);
+    if (rank == 0 && o.json) {
+        cli_json j;
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_string(&j, "file", o.path);
+        json_string(&j, "method", hisp_solver_method_name(o.method));
+        json_string(&j, "precond", hisp_precond_name(o.pc));
+        json_string(&j, "precision", hisp_type_name(r.type));
+        json_string(&j, "backend", hisp_backend_name(o.backend));
+        json_bool(&j, "mpi", true);
+        json_int(&j, "ranks", size);
+        json_string(&j, "partition", hisp_partition_name(o.kind));
+        json_int(&j, "rows", r.n);
+        json_int(&j, "nnz", head.nnz);
+        json_int(&j, "iterations", info.iterations);
+        json_bool(&j, "converged", info.converged != 0);
+        json_string(&j, "reason", hisp_stop_reason_name(info.reason));
+        json_double(&j, "relative_residual", rel);
+        json_double(&j, "method_relative_residual", info.relative_residual);
+        json_double(&j, "rtol", o.rtol);
+        json_double(&j, "atol", o.atol);
+        json_double(&j, "ms", ms);
+        json_double(&j, "ms_per_iteration", per);
+        json_object_end(&j);
+        json_finish(&j);
+    } else if (rank == 0) {
+        printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n", o.path, (long long)r.n,
+               (long long)r.n, (long long)head.nnz, hisp_type_name(r.type));
+        printf("solver      %s, preconditioner %s, rtol %g, atol %g, over %d MPI rank(s) (%s, "
+               "%s)\n",
+               hisp_solver_method_name(o.method), hisp_precond_name(o.pc), o.rtol, o.atol, size,
+               hisp_partition_name(o.kind), hisp_backend_name(o.backend));
+        printf("result      %s after %lld iterations, true relative residual %.3e\n",
+               hisp_stop_reason_name(info.reason), (long long)info.iterations, rel);
+        printf("time        %.3f ms (%.4f ms per iteration, slowest rank)\n", ms, per);
+    }
+    rc = info.converged ? CLI_OK : SOLVE_NOT_CONVERGED;
+out:
+    hisp_solver_destroy(&solver);
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&ax);
+    hisp_vector_destroy(&r.xfull);
+    hisp_matrix_destroy(&r.L);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+    free(own);
+    free(lptr);
+    free(lidx);
+    free(lval);
+    free(bh);
+    free(axh);
+    free(r.xloc);
+    free(r.xhost);
+    free(r.diag);
+    free(r.counts);
+    free(r.displs);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,395 @@
+/* Krylov solvers over several devices (hisp_solver_solve_dist) and over MPI
+ * ranks (hisp-mpi solve --mpi): CG and BiCGSTAB with and without Jacobi on
+ * plans of 2 and 3 parts (several reference contexts; PoCL sub-devices),
+ * f64 and f32, compared with the one-context solve of the same matrix on
+ * fresh random right-hand sides; bad arguments give clear errors. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A g^2 x g^2 5-point Laplacian scaled as D L D with a random positive D,
+ * 1 <= D_ii < 1 + 2 amp (SPD, badly scaled: Jacobi matters); conv != 0 adds
+ * a nonsymmetric convection term and a diagonal shift (BiCGSTAB). */
+static hisp_matrix scaled_matrix(hisp_context ctx, hisp_type t, int g, double conv, double amp,
+                                 uint64_t *st)
+{
+    int64_t n = (int64_t)g * g, k = 0;
+    int64_t *ptr = malloc(((size_t)n + 1) * sizeof *ptr);
+    int32_t *col = malloc((size_t)n * 5 * sizeof *col);
+    double *val = malloc((size_t)n * 5 * sizeof *val), *d = malloc((size_t)n * sizeof *d);
+    void *tv = malloc((size_t)n * 5 * hisp_type_size(t));
+    ck_assert(ptr && col && val && d && tv);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = 1 + amp * (test_uniform(st) + 1);
+    for (int64_t i = 0; i < n; i++) {
+        int r = (int)(i / g), c = (int)(i % g);
+        ptr[i] = k;
+        int64_t nb[5] = {r > 0 ? i - g : -1, c > 0 ? i - 1 : -1, i, c < g - 1 ? i + 1 : -1,
+                         r < g - 1 ? i + g : -1};
+        for (int q = 0; q < 5; q++) {
+            if (nb[q] < 0) continue;
+            double a = nb[q] == i ? (conv != 0 ? 5 : 4) : -1;
+            if (q == 3) a -= conv; /* upwind convection */
+            if (q == 1) a += conv;
+            col[k] = (int32_t)nb[q];
+            val[k++] = d[i] * a * d[nb[q]];
+        }
+    }
+    ptr[n] = k;
+    for (int64_t q = 0; q < k; q++) {
+        if (t == HISP_F32)
+            ((float *)tv)[q] = (float)val[q];
+        else
+            ((double *)tv)[q] = val[q];
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, n, n, ptr, col, tv, &A));
+    free(ptr);
+    free(col);
+    free(val);
+    free(d);
+    free(tv);
+    return A;
+}
+
+/* BiCGSTAB's and f32's iteration counts drift with rounding on harder
+ * problems: they get the milder scaling. */
+static hisp_matrix test_matrix(hisp_context ctx, hisp_type t, int g, double conv, uint64_t *st)
+{
+    return scaled_matrix(ctx, t, g, conv, conv != 0 || t == HISP_F32 ? 0.3 : 1, st);
+}
+
+static void *random_array(hisp_type t, int64_t n, uint64_t *st)
+{
+    void *a = malloc((size_t)n * hisp_type_size(t));
+    ck_assert_ptr_nonnull(a);
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_uniform(st);
+        if (t == HISP_F32)
+            ((float *)a)[i] = (float)v;
+        else
+            ((double *)a)[i] = v;
+    }
+    return a;
+}
+
+static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, hisp_precond pc, hisp_type t)
+{
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, m, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, pc));
+    CK_OK(ctx, hisp_solver_set_tolerances(s, t == HISP_F32 ? 1e-5 : 1e-10, 0));
+    CK_OK(ctx, hisp_solver_set_max_iterations(s, 2000));
+    return s;
+}
+
+/* One case: the distributed solve against the one-context solve. */
+static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type t,
+                    hisp_solver_method m, hisp_precond pc, const void *b, const void *x0,
+                    const char *what)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    int64_t n = mi.nrows;
+    size_t bytes = (size_t)n * hisp_type_size(t);
+    hisp_solver s = make_solver(ctx, m, pc, t);
+    /* one context */
+    hisp_vector bv = NULL, xv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, t, n, &bv));
+    CK_OK(ctx, hisp_vector_create(ctx, t, n, &xv));
+    CK_OK(ctx, hisp_vector_write(bv, b));
+    CK_OK(ctx, hisp_vector_write(xv, x0));
+    hisp_solve_info i1, i2;
+    CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &i1));
+    void *x1 = malloc(bytes), *x2 = malloc(bytes), *b2 = malloc(bytes);
+    ck_assert(x1 && x2 && b2);
+    CK_OK(ctx, hisp_vector_read(xv, x1));
+    /* over the plan */
+    hisp_mvector bd = NULL, xd = NULL;
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &bd));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &xd));
+    CK_OK(ctx, hisp_mvector_write(bd, b));
+    CK_OK(ctx, hisp_mvector_write(xd, x0));
+    CK_OK(ctx, hisp_solver_solve_dist(s, plan, bd, xd, &i2));
+    CK_OK(ctx, hisp_mvector_read(xd, x2));
+    CK_OK(ctx, hisp_mvector_read(bd, b2));
+    ck_assert_msg(memcmp(b2, b, bytes) == 0, "%s: b changed", what);
+    ck_assert_msg(i1.converged && i2.converged, "%s: converged one context %d (%s), dist %d (%s)",
+                  what, i1.converged, hisp_stop_reason_name(i1.reason), i2.converged,
+                  hisp_stop_reason_name(i2.reason));
+    ck_assert_msg(llabs((long long)(i1.iterations - i2.iterations)) <= 2,
+                  "%s: %lld iterations on one context, %lld over the plan", what,
+                  (long long)i1.iterations, (long long)i2.iterations);
+    double err = test_rel_error(t, x2, x1, n), tol = t == HISP_F32 ? 2e-3 : 1e-7;
+    ck_assert_msg(err <= tol, "%s: solutions differ by %.3e (tolerance %.0e)", what, err, tol);
+    ck_assert(fabs(i2.relative_residual - i2.residual_norm / i2.rhs_norm) <= 1e-12);
+    hisp_mvector_destroy(&bd);
+    hisp_mvector_destroy(&xd);
+    hisp_vector_destroy(&bv);
+    hisp_vector_destroy(&xv);
+    hisp_solver_destroy(&s);
+    free(x1);
+    free(x2);
+    free(b2);
+}
+
+START_TEST(test_dist_solve)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x5d15 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    const struct {
+        int nd;
+        hisp_partition_kind kind;
+    } plans[] = {{2, HISP_PART_PCSR}, {3, HISP_PART_PCSR}, {3, HISP_PART_ROWBLOCK}};
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
+        if (t == HISP_F64 && !info.fp64) continue;
+        hisp_matrix As = test_matrix(ctx, t, 23, 0, &st), An = test_matrix(ctx, t, 23, 0.4, &st);
+        int64_t n = 23 * 23;
+        for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
+            hisp_device_ref refs[3];
+            for (int d = 0; d < plans[p].nd; d++)
+                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+            for (int m = 0; m < 2; m++) {
+                hisp_matrix A = m == 0 ? As : An;
+                hisp_mplan plan = NULL;
+                CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, refs, plans[p].kind,
+                                             HISP_MPLAN_SUBDEVICES, &plan));
+                for (int pc = 0; pc < 2; pc++) {
+                    void *b = random_array(t, n, &st), *x0 = random_array(t, n, &st);
+                    char what[512];
+                    snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", tg[i].label,
+                             m == 0 ? "cg" : "bicgstab", pc ? "jacobi" : "none", plans[p].nd,
+                             hisp_partition_name(plans[p].kind), hisp_type_name(t));
+                    compare(ctx, A, plan, t, m == 0 ? HISP_SOLVER_CG : HISP_SOLVER_BICGSTAB,
+                            (hisp_precond)pc, b, x0, what);
+                    free(b);
+                    free(x0);
+                }
+                hisp_mplan_destroy(&plan);
+            }
+        }
+        hisp_matrix_destroy(&As);
+        hisp_matrix_destroy(&An);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+static void expect_error(hisp_context ctx, hisp_status got, hisp_status want, const char *needle)
+{
+    ck_assert_msg(got == want, "status %s, expected %s", hisp_status_string(got),
+                  hisp_status_string(want));
+    hisp_error_info e = {0};
+    ck_assert_int_eq(hisp_context_last_error(ctx, &e), HISP_SUCCESS);
+    ck_assert_msg(e.message && strstr(e.message, needle), "message '%s' lacks '%s'",
+                  e.message ? e.message : "(none)", needle);
+}
+
+START_TEST(test_dist_errors)
+{
+    uint64_t st = test_seed() ^ 0xe77;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_type t = HISP_F64;
+    hisp_matrix A = test_matrix(ctx, t, 10, 0, &st);
+    int64_t n = 100;
+    hisp_device_ref refs[2] = {{HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}};
+    hisp_mplan plan = NULL, other = NULL, cols = NULL, rect = NULL;
+    CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, 0, &plan));
+    CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, 0, &other));
+    CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSC, 0, &cols));
+    hisp_matrix R = test_random_matrix(ctx, t, 100, 80, 0.05, &st);
+    CK_OK(ctx, hisp_mplan_create(R, 2, refs, HISP_PART_PCSR, 0, &rect));
+    hisp_mvector b = NULL, x = NULL, rep = NULL, xo = NULL, br = NULL, xr = NULL;
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &rep));
+    CK_OK(ctx, hisp_mvector_create(other, HISP_MVEC_ROWS, &xo));
+    CK_OK(ctx, hisp_mvector_create(rect, HISP_MVEC_ROWS, &br));
+    CK_OK(ctx, hisp_mvector_create(rect, HISP_MVEC_ROWS, &xr));
+    void *bh = random_array(t, n, &st), *x0 = random_array(t, n, &st), *xa = malloc(n * 8);
+    ck_assert_ptr_nonnull(xa);
+    CK_OK(ctx, hisp_mvector_write(b, bh));
+    CK_OK(ctx, hisp_mvector_write(x, x0));
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_NONE, t);
+    hisp_solve_info info;
+    expect_error(ctx, hisp_solver_solve_dist(s, plan, rep, x, &info), HISP_ERR_INVALID_ARGUMENT,
+                 "REPLICATED");
+    expect_error(ctx, hisp_solver_solve_dist(s, plan, b, xo, &info), HISP_ERR_INVALID_ARGUMENT,
+                 "not a live distributed vector of this plan");
+    expect_error(ctx, hisp_solver_solve_dist(s, cols, b, x, &info), HISP_ERR_UNSUPPORTED,
+                 "row partition");
+    expect_error(ctx, hisp_solver_solve_dist(s, rect, br, xr, &info), HISP_ERR_INVALID_ARGUMENT,
+                 "square");
+    expect_error(ctx, hisp_solver_solve_dist(s, plan, b, b, &info), HISP_ERR_INVALID_ARGUMENT,
+                 "one vector");
+    CK_OK(ctx, hisp_mvector_read(x, xa)); /* operands untouched */
+    ck_assert(memcmp(xa, x0, n * 8) == 0);
+    hisp_solver_destroy(&s);
+    s = make_solver(ctx, HISP_SOLVER_LSQR, HISP_PRECOND_NONE, t);
+    expect_error(ctx, hisp_solver_solve_dist(s, plan, b, x, &info), HISP_ERR_UNSUPPORTED, "lsqr");
+    hisp_solver_destroy(&s);
+    /* a zero diagonal entry: Jacobi names the row */
+    int64_t ptr[4] = {0, 2, 3, 5};
+    int32_t col[5] = {0, 1, 0, 1, 2};
+    double val[5] = {2, 1, 1, 1, 3};
+    hisp_matrix Z = NULL;
+    hisp_mplan zp = NULL;
+    hisp_mvector zb = NULL, zx = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, 3, 3, ptr, col, val, &Z));
+    CK_OK(ctx, hisp_mplan_create(Z, 2, refs, HISP_PART_PCSR, 0, &zp));
+    CK_OK(ctx, hisp_mvector_create(zp, HISP_MVEC_ROWS, &zb));
+    CK_OK(ctx, hisp_mvector_create(zp, HISP_MVEC_ROWS, &zx));
+    s = make_solver(ctx, HISP_SOLVER_BICGSTAB, HISP_PRECOND_JACOBI, t);
+    expect_error(ctx, hisp_solver_solve_dist(s, zp, zb, zx, &info), HISP_ERR_INVALID_ARGUMENT,
+                 "row 2 has no nonzero diagonal");
+    hisp_solver_destroy(&s);
+    hisp_mvector *all[] = {&b, &x, &rep, &xo, &br, &xr, &zb, &zx};
+    for (int k = 0; k < 8; k++)
+        hisp_mvector_destroy(all[k]);
+    hisp_mplan *plans[] = {&plan, &other, &cols, &rect, &zp};
+    for (int k = 0; k < 5; k++)
+        hisp_mplan_destroy(plans[k]);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&R);
+    hisp_matrix_destroy(&Z);
+    free(bh);
+    free(x0);
+    free(xa);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- MPI: hisp-mpi solve --mpi against the one-process solve ------------------ */
+
+static char mpi_bin[4200];
+
+static bool mpi_available(void)
+{
+    const char *bin = test_hisp_bin();
+    snprintf(mpi_bin, sizeof mpi_bin, "%s-mpi", bin ? bin : "");
+    return bin && access(mpi_bin, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+static double json_double(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(text, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+START_TEST(test_mpi_solve)
+{
+    uint64_t st = test_seed() ^ 0x3b1;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    char dir[] = "/tmp/hisp_solver_dist_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static char out[1 << 16];
+    for (int m = 0; m < 2; m++) {
+        hisp_type t = HISP_F64;
+        hisp_matrix A = test_matrix(ctx, t, 20, m ? 0.4 : 0, &st);
+        char mtx[600];
+        snprintf(mtx, sizeof mtx, "%s/a%d.mtx", dir, m);
+        CK_OK(ctx, hisp_matrix_write_mtx(A, mtx));
+        int64_t n = 400;
+        for (int pc = 0; pc < 2; pc++) {
+            /* the one-process solve: b = ones, x0 = 0 */
+            hisp_solver s = NULL;
+            CK_OK(ctx, hisp_solver_create(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, &s));
+            CK_OK(ctx, hisp_solver_set_preconditioner(s, (hisp_precond)pc));
+            CK_OK(ctx, hisp_solver_set_tolerances(s, 1e-9, 0));
+            hisp_vector bv = NULL, xv = NULL;
+            CK_OK(ctx, hisp_vector_create(ctx, t, n, &bv));
+            CK_OK(ctx, hisp_vector_create(ctx, t, n, &xv));
+            double one = 1;
+            CK_OK(ctx, hisp_vector_fill(bv, hisp_scalar_host(&one)));
+            hisp_solve_info i1;
+            CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &i1));
+            ck_assert(i1.converged);
+            for (int np = 2; np <= 3; np++) {
+                char cmd[8192];
+                snprintf(cmd, sizeof cmd,
+                         "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
+                         "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                         "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
+                         "timeout 300 mpirun --oversubscribe -np %d '%s' solve '%s' --mpi "
+                         "--method %s --precond %s --rtol 1e-9 --rhs ones --partition %s "
+                         "--json 2>&1",
+                         np, mpi_bin, mtx, m ? "bicgstab" : "cg", pc ? "jacobi" : "none",
+                         np == 2 ? "pcsr" : "rowblock");
+                test_env_restore();
+                FILE *f = popen(cmd, "r");
+                ck_assert_ptr_nonnull(f);
+                size_t len = fread(out, 1, sizeof out - 1, f);
+                out[len] = 0;
+                int ps = pclose(f);
+                ck_assert_msg(WIFEXITED(ps) && WEXITSTATUS(ps) == 0, "%d ranks: status %d\n%.3000s",
+                              np, ps, out);
+                ck_assert_int_eq(test_json_int(out, "ranks"), np);
+                long long it = test_json_int(out, "iterations");
+                ck_assert_msg(llabs(it - (long long)i1.iterations) <= 2,
+                              "%d ranks: %lld iterations, one process %lld\n%s", np, it,
+                              (long long)i1.iterations, out);
+                double rel = json_double(out, "relative_residual");
+                ck_assert_msg(rel <= 1e-8, "%d ranks: true relative residual %g", np, rel);
+                ck_assert_msg(strstr(out, "\"converged\": true"), "%s", out);
+            }
+            hisp_vector_destroy(&bv);
+            hisp_vector_destroy(&xv);
+            hisp_solver_destroy(&s);
+        }
+        hisp_matrix_destroy(&A);
+    }
+    /* bad input: exit status 2 */
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" OMPI_ALLOW_RUN_AS_ROOT=1 "
+             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+             "timeout 300 mpirun --oversubscribe -np 2 '%s' solve '%s/missing.mtx' --mpi --json "
+             ">/dev/null 2>&1",
+             mpi_bin, dir);
+    test_env_restore();
+    int ps = system(cmd);
+    ck_assert_msg(WIFEXITED(ps) && WEXITSTATUS(ps) == 2, "missing file: status %d", ps);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) {
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+Suite *suite_solver_dist(void)
+{
+    Suite *s = suite_create("solver_dist");
+    TCase *tc = tcase_create("plan");
+    tcase_set_timeout(tc, 1200);
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    tcase_add_loop_test(tc, test_dist_solve, 0, nt);
+    tcase_add_test(tc, test_dist_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("mpi");
+    tcase_set_timeout(tc, 1200);
+    if (mpi_available())
+        tcase_add_test(tc, test_mpi_solve);
+    else
+        test_skip("solver_dist mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get "
+                  "install libopenmpi-dev openmpi-bin)");
+    suite_add_tcase(s, tc);
+    return s;
+}
