@@ -9,12 +9,14 @@
 #include "hispi.h"
 #ifdef HISP_HAVE_CUDA
 #include "cuda/cuda_kernels.h" /* HISP_CUDA_SPLIT, HISP_CUDA_CAP: the long-row sizes */
+#include <cuda_runtime_api.h>
 #else
 #define HISP_CUDA_CAP(entry_bytes) (16384 / (entry_bytes))
 #define HISP_CUDA_SPLIT 8192
 #endif
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +52,10 @@ static void fill(hisp_type t, void *a, int64_t n, uint64_t *st, double nan)
 
 /* y = A x and r = x.y through hispi_spmv_dot, the result once to the host
  * and once to entry 3 of a vector of 5, against hisp_spmv + hisp_vector_dot
- * and a host dot of x and the y returned. */
-static void check_case(hisp_context ctx, hisp_matrix A, uint64_t *st, const char *what)
+ * and a host dot of x and the y returned. H: a matrix with A's entries whose
+ * host arrays are read (A itself when NULL). */
+static void check_case(hisp_context ctx, hisp_matrix A, hisp_matrix H, uint64_t *st,
+                       const char *what)
 {
     hisp_matrix_info info;
     CK_OK(ctx, hisp_matrix_get_info(A, &info));
@@ -98,7 +102,7 @@ static void check_case(hisp_context ctx, hisp_matrix A, uint64_t *st, const char
     const int64_t *ptr;
     const int32_t *rows, *cols;
     const void *vals;
-    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+    CK_OK(ctx, hisp_matrix_host_arrays(H ? H : A, &ptr, &rows, &cols, &vals));
     double ytol = t == HISP_F32 ? 1e-5 : 1e-13;
     double dref = 0, mag = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -143,7 +147,7 @@ START_TEST(test_spmv_dot_random)
         for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
             hisp_matrix A =
                 test_random_matrix(ctx, t, shapes[k].n, shapes[k].n, shapes[k].density, &st);
-            check_case(ctx, A, &st, label(_i));
+            check_case(ctx, A, NULL, &st, label(_i));
             hisp_matrix_destroy(&A);
         }
     }
@@ -205,13 +209,87 @@ START_TEST(test_spmv_dot_long_rows)
         hisp_type t = ti ? HISP_F64 : HISP_F32;
         if (t == HISP_F64 && !fp64_ok(ctx)) continue;
         hisp_matrix A = long_rows(ctx, t, &st);
-        check_case(ctx, A, &st, label(_i));
-        check_case(ctx, A, &st, label(_i)); /* the device scratch reused */
+        check_case(ctx, A, NULL, &st, label(_i));
+        check_case(ctx, A, NULL, &st, label(_i)); /* the device scratch reused */
         hisp_matrix_destroy(&A);
     }
     hisp_context_destroy(&ctx);
 }
 END_TEST
+
+#ifdef HISP_HAVE_CUDA
+static void *cu_copy(const void *src, size_t bytes)
+{
+    void *d = NULL;
+    ck_assert_int_eq(cudaMalloc(&d, bytes ? bytes : 1), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    return d;
+}
+
+/* The caller's device arrays (hisp_matrix_wrap_csr_device) in every index
+ * shape: 32/64-bit row pointers and columns, base 0 or 1; the fused kernel's
+ * instantiations for them, long and split rows included. */
+START_TEST(test_spmv_dot_cuda_wrap)
+{
+    const test_target *t;
+    int n = test_targets(&t), ti = -1;
+    for (int i = 0; i < n && ti < 0; i++)
+        if (t[i].kind == HISP_BACKEND_CUDA) ti = i;
+    if (ti < 0) {
+        test_skip("spmv_dot cuda wrap: no CUDA device");
+        return;
+    }
+    uint64_t st = test_seed() + 1606;
+    hisp_context ctx = test_context(ti);
+    ck_assert_int_eq(cudaSetDevice(t[ti].device), cudaSuccess);
+    for (int k = 0; k < 16; k++) {
+        hisp_type ty = k & 8 ? HISP_F64 : HISP_F32;
+        int ptr64 = k & 1, idx64 = k >> 1 & 1, base = k >> 2 & 1;
+        hisp_matrix H = (k & 7) == 7 ? long_rows(ctx, ty, &st)
+                                     : test_random_matrix(ctx, ty, 3000, 3000, 0.003, &st);
+        hisp_matrix_info mi;
+        CK_OK(ctx, hisp_matrix_get_info(H, &mi));
+        const int64_t *ptr;
+        const int32_t *rows, *cols;
+        const void *vals;
+        CK_OK(ctx, hisp_matrix_host_arrays(H, &ptr, &rows, &cols, &vals));
+        size_t ps = ptr64 ? 8 : 4, is = idx64 ? 8 : 4, es = hisp_type_size(ty);
+        char *rp = malloc((size_t)(mi.nrows + 1) * ps), *ci = malloc((size_t)mi.nnz * is + 8);
+        ck_assert(rp && ci);
+        for (int64_t i = 0; i <= mi.nrows; i++) {
+            if (ptr64)
+                ((int64_t *)rp)[i] = ptr[i] + base;
+            else
+                ((int32_t *)rp)[i] = (int32_t)(ptr[i] + base);
+        }
+        for (int64_t q = 0; q < mi.nnz; q++) {
+            if (idx64)
+                ((int64_t *)ci)[q] = cols[q] + base;
+            else
+                ((int32_t *)ci)[q] = cols[q] + base;
+        }
+        void *drp = cu_copy(rp, (size_t)(mi.nrows + 1) * ps),
+             *dci = cu_copy(ci, (size_t)mi.nnz * is), *dva = cu_copy(vals, (size_t)mi.nnz * es);
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_wrap_csr_device(ctx, ty, mi.nrows, mi.ncols, mi.nnz, drp, dci, dva,
+                                               ptr64 ? HISP_INDEX_64 : HISP_INDEX_32,
+                                               idx64 ? HISP_INDEX_64 : HISP_INDEX_32, base, &A));
+        char what[400];
+        snprintf(what, sizeof what, "%s wrapped ptr%d idx%d base %d", label(ti), ptr64 ? 64 : 32,
+                 idx64 ? 64 : 32, base);
+        check_case(ctx, A, H, &st, what);
+        hisp_matrix_destroy(&A);
+        hisp_matrix_destroy(&H);
+        cudaFree(drp);
+        cudaFree(dci);
+        cudaFree(dva);
+        free(rp);
+        free(ci);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+#endif
 
 /* The paths that are never fused give hisp_spmv + hisp_vector_dot too:
  * compound entries (c64: a complex, conjugate-linear dot) and HiSparse. */
@@ -502,6 +580,9 @@ Suite *suite_spmv_dot(void)
     tcase_add_loop_test(tc, test_spmv_dot_fallbacks, 0, n);
     tcase_add_loop_test(tc, test_spmv_dot_errors, 0, n);
     tcase_add_loop_test(tc, test_spmv_dot_cg, 0, n);
+#ifdef HISP_HAVE_CUDA
+    tcase_add_test(tc, test_spmv_dot_cuda_wrap);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }
