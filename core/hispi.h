@@ -371,6 +371,17 @@ HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op op,
                                            double alpha, const void *x, double beta, void *y);
 
+/* ---- SpMV fused with a dot (core/spmv.c) -------------------------------- */
+
+/* y = A*x (op N, alpha 1, beta 0), then r = dot(x, y) as hisp_vector_dot
+ * (r: a host value or an entry of a vector of x's type). One pass where the
+ * backend has csr_spmv_dot and A is a square f32/f64 matrix on its CSR
+ * kernel; hisp_spmv + hisp_vector_dot everywhere else (the same results up
+ * to rounding). hisp_spmv's argument checks and messages, then the result's;
+ * on bad arguments nothing is written. */
+HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
+                                       hisp_vector y, hisp_result r);
+
 /* ---- CSR SpMV work plan (core/csr_plan.c) ------------------------------- */
 
 /* One thread block / work-group of the balanced-block CSR SpMV kernels:

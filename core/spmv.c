@@ -96,6 +96,78 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
     return HISP_SUCCESS;
 }
 
+/* ---- SpMV fused with a dot (hispi.h) --------------------------------------- */
+
+/* The dot's side of hispi_spmv_dot: A square, r a destination for an entry
+ * of x's type (the messages of hisp_vector_dot's checks). */
+static hisp_status dot_args(hisp_context ctx, hisp_vector x, hisp_vector y, hisp_result r)
+{
+    static const char op[] = "hispi_spmv_dot";
+    if (x->n != y->n)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: A must be square: x has %lld entries, y has %lld", op,
+                          (long long)x->n, (long long)y->n);
+    if (r.host) {
+        if (r.vec)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "%s: result r has both a host pointer and a vector", op);
+        return HISP_SUCCESS;
+    }
+    if (!r.vec)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: result r has no destination (NULL host pointer, no vector)", op);
+    if (!hispi_vec_ok(r.vec))
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
+                          "%s: result r's vector is not a live vector", op);
+    if (r.vec->ctx != ctx)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: result r's vector belongs to another context than x", op);
+    if (r.vec->type != x->type)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: result r's vector is %s, %s needs %s", op,
+                          hisp_type_name(r.vec->type), op, hisp_type_name(x->type));
+    if (r.index < 0 || r.index >= r.vec->n)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: result r's vector index %lld is outside its %lld entries", op,
+                          (long long)r.index, (long long)r.vec->n);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
+                           hisp_result r)
+{
+    static const double one = 1, zero = 0;
+    static const float onef = 1, zerof = 0;
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    bool mat = hispi_mat_ok(A);
+    hisp_type t = mat ? A->host.type : HISP_F64;
+    bool real = t == HISP_F32 || t == HISP_F64;
+    bool dbl = hispi_type_scalar_size(t) == 8;
+    const void *a = dbl ? (const void *)&one : (const void *)&onef;
+    const void *b = dbl ? (const void *)&zero : (const void *)&zerof;
+    double ad = 0, bd = 0;
+    /* everything checked before anything is written; compound entries: their
+     * variant checks the product's arguments (hisp_spmv) */
+    if (!mat || real) {
+        HISPI_TRY(check_args(ctx, HISP_OP_N, a, A, x, b, y, &ad, &bd));
+        HISPI_TRY(dot_args(ctx, x, y, r));
+    } else if (hispi_vec_ok(x) && hispi_vec_ok(y) && x->ctx == ctx && y->ctx == ctx) {
+        HISPI_TRY(dot_args(ctx, x, y, r));
+    }
+    /* fused: the backend's CSR kernel (prepare's path), not HiSparse */
+    if (!real || A->hs || !ctx->ops->csr_spmv_dot) {
+        HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, a, A, x, b, y));
+        return hisp_vector_dot(x, y, r);
+    }
+    void *xd = NULL, *yd = NULL, *rd = NULL;
+    HISPI_TRY(prepare(ctx, HISP_OP_N, a, A, x, b, y, &ad, &bd, &xd, &yd));
+    if (r.vec) HISPI_TRY(hispi_vector_device(r.vec, true, &rd)); /* one entry is written */
+    HISPI_TRY(ctx->ops->csr_spmv_dot(ctx, ctx->be, A->dev, xd, yd, rd, r.index, r.host));
+    hispi_vector_device_written(y);
+    if (r.vec) hispi_vector_device_written(r.vec);
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
                             hisp_vector x, const void *beta, hisp_vector y, int warmup, int repeat,
                             double *ms)

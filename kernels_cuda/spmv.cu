@@ -20,6 +20,13 @@
  * (banded, stencil, block-diagonal patterns), they are summed in shared
  * memory first, cutting global atomics.
  *
+ * Fused dot (DOT = true, the CG solver's q = A p, p.q): each row's writer
+ * also adds x[r]*y[r] in double (x[r] is in cache: the row's diagonal entry
+ * read it); a block's sum goes to dpart[block], a split row's to
+ * dpart[nblocks + split] (written by the fix-up), and one block (dot_reduce)
+ * sums them in a fixed order: the same bits on every call, no float atomics.
+ * DOT = false is the plain kernel, unchanged.
+ *
  * Loads of colind and values use the streaming cache hint (read once), so
  * that x stays in L1/L2. The stream blocks' loads are straight-line predicated
  * PTX (ld_cs_if) so that each thread has all of them in flight at once.
@@ -144,11 +151,11 @@ __device__ __forceinline__ T long_row_sum(const J *__restrict__ col, const T *__
     return block_sum((a0 + a1) + (a2 + a3), red);
 }
 
-template <typename T, typename I, typename J, int B>
+template <typename T, typename I, typename J, int B, bool DOT>
 __global__ void __launch_bounds__(NT, 4)
     spmv_n(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
-           T *__restrict__ partial, T alpha, T beta)
+           T *__restrict__ partial, T alpha, T beta, double *__restrict__ dpart)
 {
     constexpr int PER = cfg<T>::PER;
     __shared__ T sh[cfg<T>::PADDED];
@@ -159,10 +166,14 @@ __global__ void __launch_bounds__(NT, 4)
     if (b.slot != HISP_CUDA_STREAM) { /* (part of) one long row */
         const T sum = long_row_sum<T, J, B>(col, val, x, b.k0, b.k1, red);
         if (t == 0) {
-            if (b.slot >= 0)
+            if (b.slot >= 0) {
                 partial[b.slot] = sum;
-            else
-                y[b.row0] = beta != T(0) ? alpha * sum + beta * y[b.row0] : alpha * sum;
+                if constexpr (DOT) dpart[blockIdx.x] = 0.0; /* the fix-up adds the row */
+            } else {
+                const T yr = beta != T(0) ? alpha * sum + beta * y[b.row0] : alpha * sum;
+                y[b.row0] = yr;
+                if constexpr (DOT) dpart[blockIdx.x] = (double)__ldg(x + b.row0) * (double)yr;
+            }
         }
         return;
     }
@@ -211,6 +222,7 @@ __global__ void __launch_bounds__(NT, 4)
         if (t + i * NT < E) sh[cfg<T>::pad(t + i * NT)] = p;
     }
     __syncthreads();
+    double dot = 0.0; /* DOT: x[r]*y[r] over the rows this thread writes */
 #pragma unroll
     for (int j = 0; j < RPT; j++) {
         T sum = 0;
@@ -221,15 +233,24 @@ __global__ void __launch_bounds__(NT, 4)
         const int i = g + j * G;
         if (lane == 0 && i < R) {
             const int r = b.row0 + i;
-            y[r] = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
+            const T yr = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
+            y[r] = yr;
+            if constexpr (DOT) dot += (double)__ldg(x + r) * (double)yr;
         }
+    }
+    if constexpr (DOT) {
+        __shared__ double dred[NT / 32];
+        const double bs = block_sum(dot, dred);
+        if (t == 0) dpart[blockIdx.x] = bs;
     }
 }
 
-/* Rows split into chunks: one warp per row adds its partial sums. */
-template <typename T>
+/* Rows split into chunks: one warp per row adds its partial sums. DOT: split
+ * row w's x[r]*y[r] goes to dpart[w] (dpart: the slots after the blocks'). */
+template <typename T, bool DOT>
 __global__ void spmv_fixup(const hisp_cuda_split *__restrict__ sp, int64_t n,
-                           const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta)
+                           const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta,
+                           const T *__restrict__ x, double *__restrict__ dpart)
 {
     const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
@@ -239,8 +260,41 @@ __global__ void spmv_fixup(const hisp_cuda_split *__restrict__ sp, int64_t n,
     for (int i = lane; i < s.n; i += 32)
         sum += partial[s.slot0 + i];
     sum = warp_sum(sum);
-    if (lane == 0) y[s.row] = beta != T(0) ? alpha * sum + beta * y[s.row] : alpha * sum;
+    if (lane == 0) {
+        const T yr = beta != T(0) ? alpha * sum + beta * y[s.row] : alpha * sum;
+        y[s.row] = yr;
+        if constexpr (DOT) dpart[w] = (double)__ldg(x + s.row) * (double)yr;
+    }
 }
+
+/* DOT: *out = the sum of the n partials, in a fixed order (each thread a
+ * strided slice, then a fixed tree), rounded once to T. One block. */
+constexpr int RT = 1024;
+template <typename T>
+__global__ void __launch_bounds__(RT)
+    dot_reduce(const double *__restrict__ dpart, int64_t n, T *__restrict__ out)
+{
+    __shared__ double red[RT / 32];
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    int64_t i = threadIdx.x;
+    for (; i + 3 * RT < n; i += 4 * RT) {
+        a0 += dpart[i];
+        a1 += dpart[i + RT];
+        a2 += dpart[i + 2 * RT];
+        a3 += dpart[i + 3 * RT];
+    }
+    for (; i < n; i += RT)
+        a0 += dpart[i];
+    double v = warp_sum((a0 + a1) + (a2 + a3));
+    const int w = threadIdx.x >> 5, l = threadIdx.x & 31;
+    if (l == 0) red[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        v = warp_sum(red[l]); /* RT / 32 == 32 */
+        if (l == 0) *out = (T)v;
+    }
+}
+static_assert(RT / 32 == 32, "dot_reduce: one warp sums the warps' sums");
 
 template <typename T> __global__ void scale(T *__restrict__ y, int64_t n, T beta)
 {
@@ -381,27 +435,45 @@ cudaError_t transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, int *cnt,
     return cudaGetLastError();
 }
 
-template <typename T, typename I, typename J, int B>
-cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y, cudaStream_t st)
+/* op = N; DOT: then *res = dot(x, y) through the partials dpart. */
+template <typename T, typename I, typename J, int B, bool DOT>
+cudaError_t run_n(const hisp_cuda_csr *A, T alpha, const T *x, T beta, T *y, double *dpart, T *res,
+                  cudaStream_t st)
 {
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
     cudaError_t e;
-    if (op == 0) {
-        if (A->nblocks > 0) {
-            spmv_n<T, I, J, B><<<(unsigned)A->nblocks, NT, 0, st>>>(
-                rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta);
-            if ((e = cudaGetLastError()) != cudaSuccess) return e;
-        }
-        if (A->nsplits > 0) {
-            const int64_t threads = A->nsplits * 32;
-            spmv_fixup<T><<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(
-                A->splits, A->nsplits, static_cast<const T *>(A->partial), y, alpha, beta);
-            if ((e = cudaGetLastError()) != cudaSuccess) return e;
-        }
-        return cudaSuccess;
+    if (A->nblocks > 0) {
+        spmv_n<T, I, J, B, DOT><<<(unsigned)A->nblocks, NT, 0, st>>>(
+            rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta, dpart);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
+    if (A->nsplits > 0) {
+        const int64_t threads = A->nsplits * 32;
+        spmv_fixup<T, DOT><<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(
+            A->splits, A->nsplits, static_cast<const T *>(A->partial), y, alpha, beta, x,
+            DOT ? dpart + A->nblocks : nullptr);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    if constexpr (DOT) {
+        dot_reduce<T><<<1, RT, 0, st>>>(dpart, A->nblocks + A->nsplits, res);
+        if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+template <typename T, typename I, typename J, int B>
+cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y, double *dpart,
+                T *res, cudaStream_t st)
+{
+    const I *rp = static_cast<const I *>(A->rowptr);
+    const J *col = static_cast<const J *>(A->colind);
+    const T *val = static_cast<const T *>(A->val);
+    cudaError_t e;
+    if (op == 0)
+        return dpart ? run_n<T, I, J, B, true>(A, alpha, x, beta, y, dpart, res, st)
+                     : run_n<T, I, J, B, false>(A, alpha, x, beta, y, nullptr, nullptr, st);
     if (beta != T(1) && A->ncols > 0) {
         int64_t nb = (A->ncols + 255) / 256;
         if (nb > 65536) nb = 65536;
@@ -419,25 +491,25 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *
 /* The instance for A's row-pointer width, index width and base. */
 template <typename T>
 cudaError_t run_shape(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y,
-                      cudaStream_t st)
+                      double *dpart, T *res, cudaStream_t st)
 {
     switch ((A->wide ? 4 : 0) + (A->idx64 ? 2 : 0) + (A->base ? 1 : 0)) {
     case 0:
-        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, st);
+        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
     case 1:
-        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, st);
+        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
     case 2:
-        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, st);
+        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
     case 3:
-        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, st);
+        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
     case 4:
-        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, st);
+        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
     case 5:
-        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, st);
+        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
     case 6:
-        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, st);
+        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
     default:
-        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, st);
+        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
     }
 }
 
@@ -449,9 +521,20 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op,
 {
     if (A->f64)
         return run_shape<double>(A, op, alpha, static_cast<const double *>(x), beta,
-                                 static_cast<double *>(y), stream);
+                                 static_cast<double *>(y), nullptr, nullptr, stream);
     return run_shape<float>(A, op, (float)alpha, static_cast<const float *>(x), (float)beta,
-                            static_cast<float *>(y), stream);
+                            static_cast<float *>(y), nullptr, nullptr, stream);
+}
+
+extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, void *y,
+                                                     double *part, void *res, cudaStream_t stream)
+{
+    if (A->f64)
+        return run_shape<double>(A, 0, 1.0, static_cast<const double *>(x), 0.0,
+                                 static_cast<double *>(y), part, static_cast<double *>(res),
+                                 stream);
+    return run_shape<float>(A, 0, 1.0f, static_cast<const float *>(x), 0.0f,
+                            static_cast<float *>(y), part, static_cast<float *>(res), stream);
 }
 
 extern "C" cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr,

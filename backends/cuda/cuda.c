@@ -26,6 +26,7 @@ typedef struct {
 typedef struct hisp_cuda_mat {
     hisp_cuda_csr k;
     void *rowptr, *colind, *val, *blocks, *splits, *partial;
+    void *dotpart;            /* csr_spmv_dot: the dot's partials and a result slot, on first use */
     struct hisp_cuda_mat *tr; /* transposed copy for op = T, made on first use */
     int tr_off;               /* op = T scatters with atomics instead */
     void *vendor;             /* MSREP: a cuSPARSE part (cuda_vendor.c) instead of all above */
@@ -242,7 +243,7 @@ static void hisp_cuda_csr_free(void *p, void *dev)
     hisp_cuda_mat *m = dev;
     if (!m) return;
     hisp_cuda_vendor_free(p, m->vendor);
-    void *bufs[] = {m->rowptr, m->colind, m->val, m->blocks, m->splits, m->partial};
+    void *bufs[] = {m->rowptr, m->colind, m->val, m->blocks, m->splits, m->partial, m->dotpart};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         hisp_cuda_free(p, bufs[i]);
     hisp_cuda_csr_free(p, m->tr);
@@ -571,6 +572,29 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     return HISP_SUCCESS;
 }
 
+/* y = A x and its dot with x in one pass over A (backend.h). The scratch
+ * holds a double per block and per split row (the kernels' partials), then
+ * one entry that a host result is read from. */
+static hisp_status hisp_cuda_csr_spmv_dot(hisp_context ctx, void *p, void *dev, const void *x,
+                                          void *y, void *res, int64_t res_index, void *res_host)
+{
+    hisp_cuda_be *be = p;
+    hisp_cuda_mat *m = dev;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    if (m->vendor || m->k.nrows != m->k.ncols)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "cuda: SpMV with a dot needs hisp's kernel on a square matrix");
+    size_t es = m->k.f64 ? 8 : 4, nparts = (size_t)(m->k.nblocks + m->k.nsplits);
+    if (!m->dotpart)
+        HISPI_TRY(hisp_cuda_alloc(ctx, be, (nparts + 1) * sizeof(double), &m->dotpart));
+    double *part = m->dotpart;
+    void *out = res_host ? (void *)(part + nparts) : (void *)((char *)res + (size_t)res_index * es);
+    cudaError_t e = hisp_cuda_launch_csr_spmv_dot(&m->k, x, y, part, out, be->stream);
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR SpMV + dot kernel launch");
+    if (res_host) return hisp_cuda_read(ctx, be, m->dotpart, nparts * sizeof(double), res_host, es);
+    return HISP_SUCCESS;
+}
+
 /* ---- HiSparse (backends/cuda/cuda_hisparse.c reaches the stream here) ---- */
 
 void hisp_cuda_be_stream(void *p, int *device, cudaStream_t *stream)
@@ -614,6 +638,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .csr_caps = HISPI_CSR_VENDOR | HISPI_CSR_VENDOR_GPTR,
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
+    .csr_spmv_dot = hisp_cuda_csr_spmv_dot,
     .hisparse_upload = hisp_cuda_hs_upload,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,

@@ -1,6 +1,7 @@
 /* Conjugate gradients (Hestenes and Stiefel) with an optional
  * preconditioner M: per iteration one product, the fused updates
- *   q = A p;  pq = p^H q;  r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z;
+ *   q = A p, pq = p^H q (one pass where the space fuses them);
+ *   r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z;
  *   x += p*alpha and p = z + p*(rho'/rho) in one pass
  * with alpha = rho/pq read by the kernels from the slots (no wait). pq is
  * kept per iteration (aux) so a check can tell an indefinite A. */
@@ -64,8 +65,7 @@ hisp_status hispi_ks_cg(ks_run *r)
         }
         int64_t k = r->it + 1;
         int pq = ks_aux(r, k), rr = ks_hist(r, k);
-        st = o->matvec(sp, HISP_OP_N, p, q);
-        if (!st) st = o->dot(sp, p, q, pq);
+        st = ks_matvec_dot(sp, p, q, pq);
         if (!st) st = o->axpby_dot(sp, ks_safe(rho, pq, 1), q, ks_val(1), res, NULL, rr);
         int rho2 = rr; /* no preconditioner: rho' = ||r||^2 */
         if (!st && sp->has_pc) {

@@ -97,6 +97,9 @@ typedef struct {
      * 0); waits for the work queued before */
     hisp_status (*read)(ks_space *sp, int first, int n, double *out);
     void (*destroy)(ks_space *sp);
+    /* Optional (NULL: matvec, then dot; see ks_matvec_dot): y = A x, slot =
+     * dot(x, y), in one pass where the space can. */
+    hisp_status (*matvec_dot)(ks_space *sp, ks_vec *x, ks_vec *y, int slot);
 } ks_ops;
 
 struct ks_space {
@@ -107,6 +110,14 @@ struct ks_space {
     int64_t nrows, ncols; /* lengths of b and x (local for MPI ranks) */
     int has_pc;           /* precond() is more than a copy */
 };
+
+/* y = A x, slot = dot(x, y): the space's matvec_dot, or the two calls. */
+static inline hisp_status ks_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    if (sp->o->matvec_dot) return sp->o->matvec_dot(sp, x, y, slot);
+    hisp_status st = sp->o->matvec(sp, HISP_OP_N, x, y);
+    return st ? st : sp->o->dot(sp, x, y, slot);
+}
 
 /* Slots every method may use: 0..KS_FIXED-1 are the method's own; the
  * check machinery keeps K + 1 residual norms^2 at KS_FIXED and K + 1 method

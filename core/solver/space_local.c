@@ -165,6 +165,20 @@ static hisp_status l_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
     return reduce(ls, slot, -1);
 }
 
+/* A matrix with hisp's default product: SpMV and dot in one pass where the
+ * backend fuses them (hispi_spmv_dot); a tuned variant or an operator: the
+ * two calls. */
+static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    local_space *ls = L(sp);
+    if (ls->op || ls->has_var) {
+        HISPI_TRY(l_matvec(sp, HISP_OP_N, x, y));
+        return l_dot(sp, x, y, slot);
+    }
+    HISPI_TRY(hispi_spmv_dot(sp->ctx, ls->A, V(x), V(y), hisp_result_entry(ls->bank, slot)));
+    return reduce(ls, slot, -1);
+}
+
 static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
 {
     local_space *ls = L(sp);
@@ -296,7 +310,8 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .smul = l_smul,
                                  .sset = l_sset,
                                  .read = l_read,
-                                 .destroy = l_destroy};
+                                 .destroy = l_destroy,
+                                 .matvec_dot = l_matvec_dot};
 
 hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
                            hisp_precond pc, int lsqr, int nslot, ks_space **out)
