@@ -152,6 +152,12 @@ static inline int ks_aux(const ks_run *r, int64_t k)
 {
     return r->aux + (int)((k - 1) % r->K);
 }
+/* The first slot after the checks' (GMRES keeps a column of H there: the
+ * space has restart + 2 of them for GMRES, none for the others). */
+static inline int ks_extra(const ks_run *r)
+{
+    return r->aux + r->K;
+}
 
 /* After iteration r->it (its ||r||^2 in ks_hist(r, r->it)): at a check
  * (after Kcur iterations, at the iteration limit, or `force`), read the
