@@ -1066,19 +1066,24 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  *   CG        A symmetric / Hermitian positive definite (f32, f64, c32, c64,
  *             q32, q64 with A quaternion-Hermitian: A_ji = conj(A_ij));
  *   BICGSTAB  square A (real, complex, quaternion);
- *   GMRES     restarted GMRES(m), square A (real, complex, quaternion);
- *             modified Gram-Schmidt, Givens rotations;
+ *   GMRES     restarted GMRES(m), square A (real and complex entries);
+ *             right preconditioning, modified Gram-Schmidt, Givens rotations;
  *   LSQR      min ||A x - b||^2 + damp^2 ||x||^2 for rectangular A (Paige and
  *             Saunders; f32, f64 and the formats with op = T: CSR, HiSparse
  *             without forming A^T).
- * Preconditioners: none, or Jacobi: diag(A)^-1 (LSQR: the column norms,
- * x = D y). For b3x3 matrices Jacobi is block-Jacobi with the inverses of
+ * Preconditioners: none, or Jacobi: diag(A)^-1 (LSQR: the column scaling
+ * D = diag(1/||A(:, j)||), x = x0 + D y; the problem solved stays
+ * min ||A x - b||^2 + damp^2 ||x||^2, x0 and damping included). For b3x3 matrices Jacobi is block-Jacobi with the inverses of
  * the 3x3 diagonal blocks. A zero (singular) diagonal entry or block is
  * HISP_ERR_INVALID_ARGUMENT naming the row.
  *
  * Convergence: ||r_k|| <= max(rtol * ||b||, atol), r_k = b - A x_k as the
- * method's recurrence carries it (LSQR: ||A^T r_k|| <= max(rtol * ||A^T b||,
- * atol), its normal-equation residual). CG and BiCGSTAB keep their scalars
+ * method's recurrence carries it (LSQR: ||A^T r_k - damp^2 x_k|| <=
+ * max(rtol * ||A^T b||, atol), its normal-equation residual as the
+ * recurrence estimates it; with Jacobi both norms are of D times the
+ * vector). GMRES ends a cycle early where the Krylov space is invariant
+ * (happy breakdown) and restarts from the true residual; LSQR with alpha or
+ * beta 0 has reached the least-squares solution (estimate 0: converged). CG and BiCGSTAB keep their scalars
  * and residual norms on the device and read the norms at checks, in one
  * copy: the loop does not wait for the host in between. The first check
  * comes after one iteration; the distance to the next doubles up to the
@@ -1113,8 +1118,9 @@ typedef enum { HISP_PRECOND_NONE = 0, HISP_PRECOND_JACOBI, HISP_PRECOND_COUNT } 
 typedef enum {
     HISP_STOP_CONVERGED = 0,  /* the tolerance was met (b = 0: x = 0 at once) */
     HISP_STOP_MAX_ITERATIONS, /* the iteration limit came first */
-    HISP_STOP_BREAKDOWN,      /* a recurrence divided by zero (BiCGSTAB rho or r0^H v)
-                                 or a residual became NaN or Inf */
+    HISP_STOP_BREAKDOWN,      /* a recurrence divided by zero (BiCGSTAB rho or r0^H v,
+                                 GMRES a singular or non-finite Hessenberg column,
+                                 LSQR non-finite norms) or a residual became NaN or Inf */
     HISP_STOP_INDEFINITE,     /* CG found p^H A p <= 0: A is not positive definite */
     HISP_STOP_NAN,            /* NaN or Inf in b, x0 or A x0 (later, a non-finite
                                  residual is a breakdown) */

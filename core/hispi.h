@@ -257,7 +257,8 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, his
 /* The matrix's CSR form, read only: the host copy itself when it is CSR,
  * else a private conversion into *tmp (free it with hispi_sparse_free; it
  * is zeroed when unused). The matrix is never changed: its format, nnz and
- * the arrays hisp_matrix_host_arrays lent stay as they are. */
+ * the arrays hisp_matrix_host_arrays lent stay as they are. HiSparse: the
+ * logical matrix of the tree, always into *tmp. */
 HISPI_LOCAL hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp,
                                          const hispi_sparse **csr);
 /* Drop the device copy (host data changed or backend switched). */

@@ -196,11 +196,13 @@ hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_spars
     HISPI_TRY(hispi_matrix_need_host(A));
     memset(tmp, 0, sizeof *tmp);
     *csr = &A->host;
+    if (A->hs) { /* the tree is the matrix (A->host is not kept) */
+        HISPI_TRY(hispi_hisparse_to_sparse(A->ctx, A->hs, HISP_FORMAT_CSR, tmp));
+        *csr = tmp;
+        return HISP_SUCCESS;
+    }
     if (A->host.format == HISP_FORMAT_CSR) return HISP_SUCCESS;
-    if (A->hs) /* the host form of a HiSparse matrix has no arrays */
-        HISPI_TRY(hispi_matrix_sparse_copy(A, HISP_FORMAT_CSR, tmp));
-    else
-        HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, HISP_FORMAT_CSR, tmp));
+    HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, HISP_FORMAT_CSR, tmp));
     *csr = tmp;
     return HISP_SUCCESS;
 }

@@ -167,8 +167,13 @@ static inline int ks_aux(const ks_run *r, int64_t k)
 {
     return r->aux + (int)((k - 1) % r->ring);
 }
-/* Slots a solve with check interval K needs. */
+/* Slots a solve with check interval K needs, and the first slot after the
+ * checks' (GMRES keeps a column of H there: restart + 2 more slots). */
 #define KS_NSLOT(K) (KS_FIXED + 2 * ((K) + 1))
+static inline int ks_extra(const ks_run *r)
+{
+    return r->aux + r->ring;
+}
 
 /* After iteration r->it (its ||r||^2 in ks_hist(r, r->it)): at a check
  * (after Kcur iterations, at the iteration limit, or `force`), read the

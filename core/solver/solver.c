@@ -312,6 +312,13 @@ static double now_ms(void)
 static hisp_status (*const methods[HISP_SOLVER_COUNT])(ks_run *) = {hispi_ks_cg, hispi_ks_bicgstab,
                                                                     hispi_ks_gmres, hispi_ks_lsqr};
 
+/* Slots of a solve: the method's fixed ones, the checks' 2K, and GMRES's
+ * column of H (ks_extra). */
+static int nslots(hisp_solver s)
+{
+    return KS_NSLOT(s->check) + (s->method == HISP_SOLVER_GMRES ? s->restart + 2 : 0);
+}
+
 /* Run the method on a space made for it; x keeps its value on an error. */
 static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, double t0,
                              hisp_solve_info *info)
@@ -415,8 +422,8 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
     ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR,
-                             KS_NSLOT(s->check), &sp));
+    HISPI_TRY(
+        hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR, nslots(s), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
     return st;
@@ -448,8 +455,8 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
                           hisp_solver_method_name(s->method), (long long)A->nrows,
                           (long long)A->ncols);
     ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR,
-                             KS_NSLOT(s->check), &sp));
+    HISPI_TRY(
+        hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR, nslots(s), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
     return st;
@@ -468,7 +475,7 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
                           "parts, which distributed vectors do not provide");
     HISPI_TRY(hispi_ks_dist_check(s->ctx, plan, b, x));
     ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, KS_NSLOT(s->check), &sp));
+    HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, nslots(s), &sp));
     hisp_status st = run_solve(s, sp, hispi_ks_wrap_dist(b), hispi_ks_wrap_dist(x), t0, info);
     sp->o->destroy(sp);
     return st;
