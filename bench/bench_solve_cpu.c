@@ -108,7 +108,8 @@ static void run(hisp_context ctx, hisp_matrix A, const char *name, hisp_solver_m
         if (method == HISP_SOLVER_CG && mi.type == HISP_F64) {
             uint64_t mb = 0;
             hk(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, HISP_F64, &mb), "bytes");
-            r->floor_ms = ((double)mb + BS_CG_VECTOR_STREAMS * 8.0 * (double)mi.nrows) / bw * 1e3;
+            r->floor_ms =
+                ((double)mb + BS_CG_VECTOR_STREAMS_UNFUSED * 8.0 * (double)mi.nrows) / bw * 1e3;
         }
         printf("%s %s %s: %lld of %lld iterations (%s), %.4f ms/it, setup %.2f ms, first solve "
                "%.1f ms, SpMV %.4f ms (share %.0f%%), relative residual %.3e\n",

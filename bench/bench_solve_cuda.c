@@ -57,6 +57,9 @@
 typedef struct {
     const char *parts, *sizes, *json, *summary;
     int64_t iters, lsqr_rows, lsqr_cols, lsqr_iters, kry_iters, helm_n, qsurf_n;
+    int lsqr_scale;    /* rmat stack: four graphs of 2^lsqr_scale vertices */
+    int64_t dist_side; /* distributed CG: poisson3d side */
+    int dist_devices;
     int repeat, npr, restart;
 } options;
 
@@ -176,6 +179,24 @@ static void tables(FILE *f, const rows *R, const char *gpu, double bw)
                     fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"), fx(r->spmv_ms, a[3], "%.4f"),
                     fx(100 * r->spmv_share, a[4], "%.0f%%"), fx(r->first_ms, a[5], "%.1f"),
                     fx(r->x_diff, a[6], "%.1e"));
+        }
+    }
+    any = 0;
+    for (int i = 0; i < R->n; i++)
+        if (!strcmp(R->v[i].part, "dist")) any = 1;
+    if (any) {
+        fprintf(f, "\nDistributed CG, f64, fixed iterations, wall per iteration\n\n");
+        fprintf(f,
+                "| matrix | rows | nnz | iterations | 1 GPU ms/it | GPUs ms/it | speedup | x rel. "
+                "diff |\n|---|--:|--:|--:|--:|--:|--:|--:|\n");
+        for (int i = 0; i < R->n; i++) {
+            const row *r = &R->v[i];
+            if (strcmp(r->part, "dist")) continue;
+            fprintf(f, "| %s | %lld | %lld | %lld/%lld %s | %s | %s | **%s** | %s |\n", r->matrix,
+                    (long long)r->rows, (long long)r->nnz, (long long)r->iters,
+                    (long long)r->iters_asked, r->status, fx(r->expert_ms_it, a[0], "%.4f"),
+                    fx(r->ms_it, a[1], "%.4f"), fx(r->expert_ms_it / r->ms_it, a[2], "%.2f"),
+                    fx(r->x_diff, a[3], "%.1e"));
         }
     }
     any = 0;
@@ -562,7 +583,52 @@ static void part_cg(bench *B, rows *R, int64_t side)
     free(xe);
 }
 
-static void part_lsqr(bench *B, rows *R)
+/* Four rmat graphs of 2^scale vertices (seeds 1..4, edge factor 8, values
+ * in [-1, 1)) stacked: a 4*2^scale x 2^scale least-squares operator with
+ * power-law rows and columns. CSR arrays, malloc'd. */
+static void rmat_stack(bench *B, int scale, int64_t **rowptr, int32_t **colind, double **val,
+                       int64_t *m, int64_t *nc)
+{
+    hisp_matrix G[4];
+    int64_t nnz = 0, n = (int64_t)1 << scale;
+    for (int k = 0; k < 4; k++) {
+        hisp_gen_params gp;
+        hisp_gen_defaults(HISP_GEN_RMAT, &gp);
+        gp.scale = scale;
+        gp.seed = (uint64_t)k + 1;
+        cb_hk(B->ctx, hisp_matrix_generate(B->ctx, &gp, HISP_F64, &G[k]), "generate rmat");
+        hisp_matrix_info mi;
+        cb_hk(B->ctx, hisp_matrix_get_info(G[k], &mi), "info");
+        nnz += mi.nnz;
+    }
+    *m = 4 * n;
+    *nc = n;
+    *rowptr = malloc((size_t)(*m + 1) * sizeof **rowptr);
+    *colind = malloc((size_t)nnz * sizeof **colind);
+    *val = malloc((size_t)nnz * sizeof **val);
+    if (!*rowptr || !*colind || !*val) {
+        fprintf(stderr, "out of host memory\n");
+        exit(3);
+    }
+    int64_t at = 0;
+    (*rowptr)[0] = 0;
+    for (int k = 0; k < 4; k++) {
+        const int64_t *p;
+        const int32_t *c;
+        const void *v;
+        cb_hk(B->ctx, hisp_matrix_host_arrays(G[k], &p, NULL, &c, &v), "host arrays");
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t e = p[i]; e < p[i + 1]; e++) {
+                (*colind)[at] = c[e];
+                (*val)[at++] = ((const double *)v)[e];
+            }
+            (*rowptr)[k * n + i + 1] = at;
+        }
+        hisp_matrix_destroy(&G[k]);
+    }
+}
+
+static void part_lsqr(bench *B, rows *R, int rmat)
 {
     const options *o = B->o;
     hisp_context ctx = B->ctx;
@@ -571,11 +637,15 @@ static void part_lsqr(bench *B, rows *R)
     int32_t *colind;
     double *val;
     double t0 = bench_now_ms();
-    bs_lsq_matrix(m, nc, o->npr, 11, &rowptr, &colind, &val);
+    const char *mname = rmat ? "lsq-rmat" : "lsq-random";
+    if (rmat)
+        rmat_stack(B, o->lsqr_scale, &rowptr, &colind, &val, &m, &nc);
+    else
+        bs_lsq_matrix(m, nc, o->npr, 11, &rowptr, &colind, &val);
     hisp_matrix A = NULL, H = NULL;
     cb_hk(ctx, hisp_matrix_create_csr(ctx, HISP_F64, m, nc, rowptr, colind, val, &A), "csr");
     int64_t nnz = rowptr[m];
-    printf("lsq-random: %lld x %lld, nnz %lld (made in %.0f ms)\n", (long long)m, (long long)nc,
+    printf("%s: %lld x %lld, nnz %lld (made in %.0f ms)\n", mname, (long long)m, (long long)nc,
            (long long)nnz, bench_now_ms() - t0);
     t0 = bench_now_ms();
     cb_hk(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H), "to HiSparse");
@@ -591,7 +661,7 @@ static void part_lsqr(bench *B, rows *R)
     double *xs[2] = {xh, halloc(nc)};
     int64_t it = o->lsqr_iters;
     for (int f = 0; f < 2; f++) {
-        row *r = rr[f] = row_new(R, "lsqr", "lsq-random", "lsqr", fmt[f]);
+        row *r = rr[f] = row_new(R, "lsqr", mname, "lsqr", fmt[f]);
         r->rows = m;
         r->cols = nc;
         r->nnz = nnz;
@@ -775,31 +845,141 @@ static int has_part(const char *list, const char *p)
 
 static void usage(FILE *f, const char *prog)
 {
-    fprintf(f,
-            "usage: %s [--parts cg,lsqr,compound] [--sizes 160,200] [--iters 500] [--repeat 3]\n"
-            "       [--lsqr-rows 4000000] [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters "
-            "200]\n"
-            "       [--helmholtz 2000] [--qsurface 1414] [--krylov-iters 200] [--restart 30]\n"
-            "       [--json FILE] [--summary FILE]\n",
-            prog);
+    fprintf(
+        f,
+        "usage: %s [--parts cg,lsqr,compound,dist] [--sizes 160,200] [--iters 500] [--repeat 3]\n"
+        "       [--lsqr-rows 4000000] [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters "
+        "200]\n"
+        "       [--lsqr-scale 20 (the rmat stack: 4 graphs of 2^scale vertices)]\n"
+        "       [--dist-side 560] [--dist-devices 2] (part dist: distributed CG)\n"
+        "       [--helmholtz 2000] [--qsurface 1414] [--krylov-iters 200] [--restart 30]\n"
+        "       [--json FILE] [--summary FILE]\n",
+        prog);
+}
+
+/* Distributed CG: poisson3d of side dist_side over dist_devices CUDA
+ * devices (an MSREP pcsr plan, distributed vectors, hisp_solver_solve_dist)
+ * against the same solve on device 0 alone. */
+static void part_dist(bench *B, rows *R)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
+    int ndev = 0;
+    cb_hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ndev), "device count");
+    int nd = o->dist_devices;
+    char name[32];
+    snprintf(name, sizeof name, "poisson3d-%lld", (long long)o->dist_side);
+    row *r = row_new(R, "dist", name, "cg", "csr");
+    r->n = o->dist_side;
+    r->iters_asked = o->iters;
+    if (ndev < nd) {
+        snprintf(r->status, sizeof r->status, "needs %d GPUs (%d here)", nd, ndev);
+        printf("dist: %s\n", r->status);
+        return;
+    }
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_POISSON3D, &gp);
+    gp.n = o->dist_side;
+    gp.seed = 42;
+    double t0 = bench_now_ms();
+    hisp_matrix A = NULL;
+    cb_hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate poisson3d");
+    hisp_matrix_info mi;
+    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+    int64_t n = mi.nrows;
+    r->rows = r->cols = n;
+    r->nnz = mi.nnz;
+    printf("%s: %lld rows, nnz %lld (made in %.0f ms)\n", name, (long long)n, (long long)mi.nnz,
+           bench_now_ms() - t0);
+    double *bh = halloc(n), *x1 = halloc(n), *xd = halloc(n);
+    bs_fill_uniform(bh, n, 7);
+    /* one GPU */
+    hisp_vector b = hvec(B, HISP_F64, n, bh), x = hvec(B, HISP_F64, n, NULL);
+    bs_solve s1;
+    if (!bs_solve_fixed(ctx, HISP_SOLVER_CG, A, b, x, o->iters, 0, 2, o->repeat, &s1)) {
+        r->expert_ms_it = s1.ms_per_it;
+        cb_hk(ctx, hisp_vector_read(x, x1), "read x");
+        printf("  cg on 1 GPU: %lld iterations, %.4f ms/it\n", (long long)s1.info.iterations,
+               s1.ms_per_it);
+    } else {
+        printf("  cg on 1 GPU: %s\n", s1.message);
+    }
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    /* nd GPUs: the plan holds its own parts */
+    hisp_device_ref devs[HISP_MPLAN_MAX_DEVICES];
+    for (int k = 0; k < nd; k++)
+        devs[k] = (hisp_device_ref){HISP_BACKEND_CUDA, k};
+    hisp_mplan plan = NULL;
+    t0 = bench_now_ms();
+    cb_hk(ctx, hisp_mplan_create(A, nd, devs, HISP_PART_PCSR, 0, &plan), "plan");
+    printf("  plan over %d GPUs made in %.0f ms\n", nd, bench_now_ms() - t0);
+    hisp_matrix_destroy(&A);
+    hisp_mvector mb = NULL, mx = NULL;
+    cb_hk(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &mb), "mvector b");
+    cb_hk(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &mx), "mvector x");
+    cb_hk(ctx, hisp_mvector_write(mb, bh), "write b");
+    memset(xd, 0, (size_t)n * sizeof *xd);
+    hisp_solver sv = NULL;
+    cb_hk(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &sv), "solver");
+    cb_hk(ctx, hisp_solver_set_tolerances(sv, BS_RTOL, BS_ATOL), "tolerances");
+    double wall[64];
+    int rep = o->repeat < 64 ? o->repeat : 64;
+    hisp_solve_info info;
+    memset(&info, 0, sizeof info);
+    hisp_status st = HISP_SUCCESS;
+    for (int k = -1; k < rep && !st; k++) { /* k = -1: warm-up, 2 iterations */
+        st = hisp_solver_set_max_iterations(sv, k < 0 ? 2 : o->iters);
+        if (!st) st = hisp_mvector_write(mx, xd);
+        t0 = bench_now_ms();
+        if (!st) st = hisp_solver_solve_dist(sv, plan, mb, mx, &info);
+        if (k >= 0) wall[k] = bench_now_ms() - t0;
+    }
+    if (st) {
+        hisp_error_info e = {0};
+        if (hisp_context_last_error(ctx, &e)) {
+        }
+        snprintf(r->status, sizeof r->status, "%s", bs_status_word(st));
+        printf("  cg on %d GPUs: %s: %s\n", nd, r->status, e.message ? e.message : "");
+        B->failed = 1;
+    } else {
+        r->iters = info.iterations;
+        r->ms_it = bench_median(wall, rep) / (double)info.iterations;
+        cb_hk(ctx, hisp_mvector_read(mx, xd), "read x");
+        r->x_diff = bs_rel_diff(xd, x1, n);
+        hisp_mplan_breakdown bd;
+        cb_hk(ctx, hisp_mplan_get_breakdown(plan, &bd), "breakdown");
+        printf("  cg on %d GPUs: %lld iterations, %.4f ms/it, speedup %.2f over 1 GPU; x rel. "
+               "diff %.2e; last SpMV: compute %.4f ms, total %.4f ms\n",
+               nd, (long long)info.iterations, r->ms_it, r->expert_ms_it / r->ms_it, r->x_diff,
+               bd.compute_ms, bd.total_ms);
+    }
+    hisp_solver_destroy(&sv);
+    hisp_mvector_destroy(&mb);
+    hisp_mvector_destroy(&mx);
+    hisp_mplan_destroy(&plan);
+    free(bh);
+    free(x1);
+    free(xd);
 }
 
 int main(int argc, char **argv)
 {
-    options o = {"cg,lsqr,compound",
-                 "160,200",
-                 NULL,
-                 NULL,
-                 500,
-                 4000000,
-                 1000000,
-                 200,
-                 200,
-                 2000,
-                 1414,
-                 3,
-                 10,
-                 30};
+    options o = {.parts = "cg,lsqr,compound",
+                 .sizes = "160,200",
+                 .iters = 500,
+                 .lsqr_rows = 4000000,
+                 .lsqr_cols = 1000000,
+                 .lsqr_iters = 200,
+                 .kry_iters = 200,
+                 .helm_n = 2000,
+                 .qsurf_n = 1414,
+                 .lsqr_scale = 20,
+                 .dist_side = 560,
+                 .dist_devices = 2,
+                 .repeat = 3,
+                 .npr = 10,
+                 .restart = 30};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
@@ -817,6 +997,9 @@ int main(int argc, char **argv)
         OPT("--iters", o.iters = atoll(v));
         OPT("--repeat", o.repeat = atoi(v));
         OPT("--lsqr-rows", o.lsqr_rows = atoll(v));
+        OPT("--lsqr-scale", o.lsqr_scale = atoi(v));
+        OPT("--dist-side", o.dist_side = atoll(v));
+        OPT("--dist-devices", o.dist_devices = atoi(v));
         OPT("--lsqr-cols", o.lsqr_cols = atoll(v));
         OPT("--lsqr-npr", o.npr = atoi(v));
         OPT("--lsqr-iters", o.lsqr_iters = atoll(v));
@@ -868,8 +1051,12 @@ int main(int argc, char **argv)
             s = strchr(s, ',');
             if (s) s++;
         }
-    if (has_part(o.parts, "lsqr")) part_lsqr(&B, &R);
+    if (has_part(o.parts, "lsqr")) {
+        part_lsqr(&B, &R, 0);
+        part_lsqr(&B, &R, 1);
+    }
     if (has_part(o.parts, "compound")) part_compound(&B, &R);
+    if (has_part(o.parts, "dist")) part_dist(&B, &R);
     printf("\n");
     tables(stdout, &R, gpu, B.bw);
     FILE *f;

@@ -28,11 +28,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What replays of one orientation (A x or A^T x) keep: the leaf queues
+ * with their heavy queues sorted by that orientation's output offset, the
+ * COO queues' plans and the band plan, all built once. The two
+ * orientations keep separate queues (A^T's a copy of the scheduler's), so
+ * a solver that alternates A x and A^T x (LSQR, BiCG) sorts and plans once
+ * each instead of at every switch; without memory for the copy they share
+ * one and redo it at each switch. */
+typedef struct {
+    void *entries;
+    int sorted;
+    hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
+    int rp_built;
+    unsigned band; /* the band replay's queues (band_queues) */
+    /* the band replay's plan of the queues in bp_mask (bp_for 1), or -1: it
+     * could not be built */
+    hisp_cuda_hs_bplan bp;
+    int bp_for;
+    unsigned bp_mask;
+} hs_orient;
+
 typedef struct {
     int f64, nq;
     /* replay: 0 while the leaf queues are not known complete; 1 once a
-     * scheduled SpMV's counts checked out (every leaf queued once); sorted
-     * by output offset for N (2) or for A^T (3) */
+     * scheduled SpMV's counts checked out (every leaf queued once) */
     int leaves;
     void *pool, *entries, *tails, *ctl;
     uint64_t base[HISP_SCHED_MAX_QUEUES], cap[HISP_SCHED_MAX_QUEUES];
@@ -41,27 +60,24 @@ typedef struct {
      * counted the queues: cap[] then becomes those counts, which the
      * replays and their plans need */
     bool exact;
-    /* the replay's plans of the COO leaf queues, for the queue order of
-     * `leaves` == rp_for (0: none built) */
-    hisp_cuda_hs_rplan rp[HISP_SCHED_MAX_QUEUES];
-    int rp_for;
-    unsigned band; /* the band replay's queues (band_queues) */
-    /* the band replay's plan of the queues in bp_mask, for A x (bp_for 2)
-     * or A^T x (3); -2 / -3: it could not be built for that one */
-    hisp_cuda_hs_bplan bp;
-    int bp_for;
-    unsigned bp_mask;
+    hs_orient o[2]; /* A x, A^T x */
+    size_t entries_bytes;
+    void *entries_t;      /* A^T x's copy of the queues (NULL: none yet, or no memory) */
+    int t_tried, t_fresh; /* its allocation was tried; it holds the current queues */
     /* the band kernel's stream and events, beside the other leaf kernels */
     cudaStream_t side;
     cudaEvent_t fork, join;
 } hisp_cuda_hsm;
 
-static void rplans_free(hisp_cuda_hsm *m)
+/* Drops orientation i's sort and plans. */
+static void orient_reset(hisp_cuda_hsm *m, int i)
 {
+    hs_orient *o = &m->o[i];
     for (int q = 0; q < HISP_SCHED_MAX_QUEUES; q++)
-        hisp_cuda_hs_rplan_free(&m->rp[q]);
-    m->rp_for = 0;
-    m->band = 0;
+        hisp_cuda_hs_rplan_free(&o->rp[q]);
+    hisp_cuda_hs_bplan_free(&o->bp);
+    o->sorted = o->rp_built = o->bp_for = 0;
+    o->band = o->bp_mask = 0;
 }
 
 static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
@@ -98,7 +114,8 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
     /* the family's pool, kept by core (padded for the single-entry kernel's
      * whole 16-byte node loads) */
     m->pool = A->pool_dev;
-    CU(ctx, cudaMalloc(&m->entries, ((size_t)total + 1) * sizeof(hispi_sched_entry)));
+    m->entries_bytes = ((size_t)total + 1) * sizeof(hispi_sched_entry);
+    CU(ctx, cudaMalloc(&m->entries, m->entries_bytes));
     CU(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
     CU(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
     (void)stream;
@@ -165,12 +182,12 @@ void hisp_cuda_hs_free(void *be, void *dev)
     cudaStream_t stream = NULL;
     hisp_cuda_be_stream(be, &device, &stream);
     (void)cudaSetDevice(device);
-    rplans_free(m);
-    hisp_cuda_hs_bplan_free(&m->bp);
+    orient_reset(m, 0);
+    orient_reset(m, 1);
     if (m->side) (void)cudaStreamDestroy(m->side);
     if (m->fork) (void)cudaEventDestroy(m->fork);
     if (m->join) (void)cudaEventDestroy(m->join);
-    void *bufs[] = {m->entries, m->tails, m->ctl}; /* the pool is core's */
+    void *bufs[] = {m->entries, m->entries_t, m->tails, m->ctl}; /* the pool is core's */
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
     (void)cudaGetLastError();
@@ -295,10 +312,11 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
 
 /* Entries of COO leaf queue q as far as known: its plan's count, one per
  * node for single-entry leaves, or `guess` per node. */
-static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int q, uint64_t guess)
+static uint64_t queue_entries(const hisp_cuda_hsm *m, const hs_orient *o, const hisp_cuda_hs *P,
+                              int q, uint64_t guess)
 {
     if (P->tpn[q] == 1) return m->cap[q];
-    return m->rp[q].off ? m->rp[q].total : m->cap[q] * guess;
+    return o->rp[q].off ? o->rp[q].total : m->cap[q] * guess;
 }
 
 /* The band replay's queues (a bit mask), by the share of the COO entries in
@@ -311,7 +329,7 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hisp_cuda_hs *P, int
  * 3 %; poisson3d (7 %), banded, blockdiag 5-43 % slower banded: their
  * bands hold a few hundred to two thousand entries, too few for a block's
  * set-up and flush. */
-static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
+static unsigned band_queues(const hisp_cuda_hsm *m, const hs_orient *o, const hisp_cuda_hs *P)
 {
     unsigned coo = 0, shorts = 0;
     uint64_t in = 0, out = 0;
@@ -320,9 +338,9 @@ static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
         coo |= 1u << q;
         if (P->tpn[q] < 32) {
             shorts |= 1u << q;
-            in += queue_entries(m, P, q, 2);
+            in += queue_entries(m, o, P, q, 2);
         } else {
-            out += queue_entries(m, P, q, HISPI_SCHED_FEW + 1);
+            out += queue_entries(m, o, P, q, HISPI_SCHED_FEW + 1);
         }
     }
     if (2 * in >= in + out) return coo;
@@ -333,14 +351,13 @@ static unsigned band_queues(const hisp_cuda_hsm *m, const hisp_cuda_hs *P)
  * (hs_leaf_replay*), built once per queue order. A queue the plan cannot
  * take (over 2^32 entries, no device memory for it) keeps the flattened
  * kernel. */
-static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
-                                cudaStream_t stream)
+static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, hs_orient *o,
+                                const hisp_cuda_hs *P, cudaStream_t stream)
 {
-    if (m->rp_for == m->leaves) return HISP_SUCCESS;
-    rplans_free(m);
+    if (o->rp_built) return HISP_SUCCESS;
     for (int q = 0; q < m->nq; q++) {
         if (P->fn[q] != HISPI_NF_LEAF_COO || P->tpn[q] < 2 || !m->cap[q]) continue;
-        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], &m->rp[q], stream);
+        cudaError_t e = hisp_cuda_hs_rplan_build(P, q, m->cap[q], &o->rp[q], stream);
         if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
@@ -350,30 +367,30 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, const hisp_c
         hispi_xfer(ctx, HISPI_CONTROL, 7 * 8); /* the build reads 7 counters */
         hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f, %u per "
                     "lane%s%s",
-                    q, m->rp[q].nleaves, m->rp[q].total, m->rp[q].runs, m->rp[q].width,
-                    m->rp[q].perm ? ", leaves ordered by column" : "",
-                    m->rp[q].vec ? ", vector adds" : "");
+                    q, o->rp[q].nleaves, o->rp[q].total, o->rp[q].runs, o->rp[q].width,
+                    o->rp[q].perm ? ", leaves ordered by column" : "",
+                    o->rp[q].vec ? ", vector adds" : "");
     }
-    m->rp_for = m->leaves;
-    m->band = band_queues(m, P);
+    o->rp_built = 1;
+    o->band = band_queues(m, o, P);
     return HISP_SUCCESS;
 }
 
 /* The band plan of the queues in mask for this orientation, built once;
  * false where it cannot be built (those queues keep their own kernels). */
-static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P,
-                             unsigned mask, uint64_t ny, cudaStream_t stream, bool *ok)
+static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, hs_orient *o,
+                             const hisp_cuda_hs *P, unsigned mask, uint64_t ny, cudaStream_t stream,
+                             bool *ok)
 {
-    int want = P->tr ? 3 : 2;
     *ok = false;
-    if (m->bp_mask == mask && m->bp_for == want) {
+    if (o->bp_mask == mask && o->bp_for == 1) {
         *ok = true;
         return HISP_SUCCESS;
     }
-    if (m->bp_mask == mask && m->bp_for == -want) return HISP_SUCCESS; /* tried */
-    hisp_cuda_hs_bplan_free(&m->bp);
-    m->bp_mask = mask;
-    m->bp_for = -want;
+    if (o->bp_mask == mask && o->bp_for == -1) return HISP_SUCCESS; /* tried */
+    hisp_cuda_hs_bplan_free(&o->bp);
+    o->bp_mask = mask;
+    o->bp_for = -1;
     int qs[HISP_SCHED_MAX_QUEUES], nq = 0;
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
     for (int q = 0; q < m->nq; q++)
@@ -381,7 +398,7 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
             qs[nq] = q;
             cap[nq++] = m->cap[q];
         }
-    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, &m->bp, stream);
+    cudaError_t e = hisp_cuda_hs_bplan_build(P, qs, nq, cap, &o->bp, stream);
     if (e == cudaErrorInvalidValue || e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
@@ -389,18 +406,18 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
     }
     CU(ctx, e);
     hispi_xfer(ctx, HISPI_CONTROL, 5 * 8); /* the build reads 5 counters */
-    e = hisp_cuda_hs_bplan_tune(P, &m->bp, ny, stream);
+    e = hisp_cuda_hs_bplan_tune(P, &o->bp, ny, stream);
     if (e == cudaErrorMemoryAllocation) { /* no room for its scratch y: the plan's default */
         (void)cudaGetLastError();
         hispi_debug("cuda: band plan variant not timed (%s)", cudaGetErrorName(e));
     } else {
         CU(ctx, e);
     }
-    m->bp_for = want;
+    o->bp_for = 1;
     *ok = true;
     hispi_debug("cuda: band plan of queues 0x%x: %u leaves, %u entries, %u units; %u warps, %s",
-                mask, m->bp.nleaves, m->bp.total, m->bp.units, m->bp.warps,
-                m->bp.atomic ? "atomics" : "a set per warp");
+                mask, o->bp.nleaves, o->bp.total, o->bp.units, o->bp.warps,
+                o->bp.atomic ? "atomics" : "a set per warp");
     return HISP_SUCCESS;
 }
 
@@ -411,30 +428,54 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda
  * its part of y is in L2): no inner levels, one round. The COO queues run
  * through their plans (replay_plans), the band plan (band_queues) or, where
  * neither could be built, the scheduler's kernels. */
-static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P, uint64_t ny,
+static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs *P0, uint64_t ny,
                           cudaStream_t stream, hisp_sched_counts *counts)
 {
-    const int want = P->tr ? 3 : 2;
-    /* only the queues of leaves with many entries (tpn >= a warp: the bulk
-     * of regular matrices, 5-15 % faster sorted); short leaves stay in the
-     * scheduler's order, which spreads the adds of a power-law matrix's hub
-     * rows and columns (sorted, rmat's A^T x took 1.67x as long) */
-    for (int q = 0; q < m->nq && m->leaves != want; q++)
-        if (P->fn[q] >= HISPI_NF_LEAF_COO && P->tpn[q] >= 32 && m->cap[q] > 1) {
-            cudaError_t e = hisp_cuda_hs_sort_entries((hispi_sched_entry *)m->entries + m->base[q],
-                                                      m->cap[q], P->tr, stream);
-            if (e == cudaErrorInvalidValue) break; /* too many to sort: replay unsorted */
-            CU(ctx, e);
+    const int i = P0->tr ? 1 : 0;
+    hs_orient *o = &m->o[i];
+    if (i == 1 && !m->t_tried) { /* A^T x's own copy of the queues */
+        m->t_tried = 1;
+        if (cudaMalloc(&m->entries_t, m->entries_bytes) != cudaSuccess) {
+            (void)cudaGetLastError();
+            m->entries_t = NULL;
+            hispi_debug("cuda: no memory for A^T x's queues: A x and A^T x share one");
         }
-    m->leaves = want;
-    HISPI_TRY(replay_plans(ctx, m, P, stream));
-    unsigned band = m->band;
+    }
+    if (i == 1 && m->entries_t && !m->t_fresh) {
+        CU(ctx, cudaMemcpyAsync(m->entries_t, m->entries, m->entries_bytes,
+                                cudaMemcpyDeviceToDevice, stream));
+        m->t_fresh = 1;
+        orient_reset(m, 1);
+    }
+    o->entries = i == 1 && m->entries_t ? m->entries_t : m->entries;
+    hisp_cuda_hs Pl = *P0;
+    Pl.entries = o->entries;
+    const hisp_cuda_hs *P = &Pl;
+    if (!o->sorted) {
+        if (o->entries == m->o[1 - i].entries) orient_reset(m, 1 - i); /* shared: re-sorted */
+        orient_reset(m, i);
+        /* only the queues of leaves with many entries (tpn >= a warp: the
+         * bulk of regular matrices, 5-15 % faster sorted); short leaves stay
+         * in the scheduler's order, which spreads the adds of a power-law
+         * matrix's hub rows and columns (sorted, rmat's A^T x took 1.67x as
+         * long) */
+        for (int q = 0; q < m->nq; q++)
+            if (P->fn[q] >= HISPI_NF_LEAF_COO && P->tpn[q] >= 32 && m->cap[q] > 1) {
+                cudaError_t e = hisp_cuda_hs_sort_entries(
+                    (hispi_sched_entry *)o->entries + m->base[q], m->cap[q], P->tr, stream);
+                if (e == cudaErrorInvalidValue) break; /* too many to sort: replay unsorted */
+                CU(ctx, e);
+            }
+        o->sorted = 1;
+    }
+    HISPI_TRY(replay_plans(ctx, m, o, P, stream));
+    unsigned band = o->band;
     bool banded = false;
     cudaStream_t side = NULL;
-    if (band) HISPI_TRY(band_plan(ctx, m, P, band, ny, stream, &banded));
+    if (band) HISPI_TRY(band_plan(ctx, m, o, P, band, ny, stream, &banded));
     if (banded) {
         for (int q = 0; q < m->nq; q++) /* their own plans are not needed */
-            if (band & (1u << q)) hisp_cuda_hs_rplan_free(&m->rp[q]);
+            if (band & (1u << q)) hisp_cuda_hs_rplan_free(&o->rp[q]);
         /* the band kernel on a stream of its own, beside the other leaf
          * kernels (all of them only add into y; H100: circuit 4-6 % faster,
          * the one suite matrix with both, than one after the other) */
@@ -449,7 +490,7 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
             CU(ctx, cudaStreamWaitEvent(m->side, m->fork, 0));
             side = m->side;
         }
-        CU(ctx, hisp_cuda_hs_bplan_run(P, &m->bp, side ? side : stream));
+        CU(ctx, hisp_cuda_hs_bplan_run(P, &o->bp, side ? side : stream));
     }
     counts->rounds = 1;
     bool first = true; /* the band kernel counts as the first banded queue's launch */
@@ -459,8 +500,8 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
             if (banded && (band & (1u << q))) {
                 counts->launches[q] = first ? 1 : 0;
                 first = false;
-            } else if (m->rp[q].off) {
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &m->rp[q], stream));
+            } else if (o->rp[q].off) {
+                CU(ctx, hisp_cuda_hs_rplan_run(P, &o->rp[q], stream));
             } else {
                 CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             }
@@ -567,8 +608,10 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
-    m->leaves = 0;  /* this run rewrites the queues; complete once checked */
-    rplans_free(m); /* and their order */
+    m->leaves = 0;      /* this run rewrites the queues; complete once checked */
+    orient_reset(m, 0); /* and their orders and plans */
+    orient_reset(m, 1);
+    m->t_fresh = 0;
     if (host) {
         uint32_t tails[HISP_SCHED_MAX_QUEUES] = {0};
         HISPI_TRY(host_rounds(ctx, m, &P, p, stream, &L->ready, tails));
