@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- host matrices in double (the reference's input) ------------------------- */
 
@@ -441,6 +442,40 @@ static const char *fmt_name(hisp_format f)
 {
     return hisp_format_name(f);
 }
+
+/* Compound matrices solve through the variant of their cached tuned plan
+ * (hisp tune): a plan tuned for a matrix of the same structure is found and
+ * the solve still matches the reference. Device backends only (the
+ * reference backend has no variants to tune). */
+START_TEST(test_cg_tuned_plan)
+{
+    uint64_t rs = test_seed() + 7010 + (uint64_t)_i;
+    hisp_context ctx = test_context(_i);
+    char dir[256], cmd[300];
+    snprintf(dir, sizeof dir, "/tmp/hisp-solver-plans-%ld", (long)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    setenv("HISP_CACHE_DIR", dir, 1);
+    hcsr H = random_hermitian(ctx, family(HISP_Q64), 120, 3, 9, 0, &rs);
+    round_to(HISP_Q64, H.val, H.nnz * ecomp(H.ft));
+    hisp_matrix T = hc_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
+    hisp_tune_plan plan;
+    int count = 0, found = 0;
+    CK_OK(ctx, hisp_tune(ctx, T, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &plan));
+    hisp_matrix_destroy(&T);
+    T = hc_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
+    CK_OK(ctx, hisp_tune_plan_lookup(ctx, T, &plan, &found));
+    ck_assert_int_eq(found, 1);
+    hisp_matrix_destroy(&T);
+    char what[512];
+    snprintf(what, sizeof what, "%s: cg q64 with a tuned plan", target_label(_i));
+    check_solve(ctx, what, &H, HISP_Q64, HISP_FORMAT_CSR, HISP_SOLVER_CG, 1, &rs);
+    hc_free(&H);
+    ck_assert_int_eq(system(cmd), 0);
+    unsetenv("HISP_CACHE_DIR");
+    hisp_context_destroy(&ctx);
+}
+END_TEST
 
 /* ---- CG ----------------------------------------------------------------------- */
 
@@ -1070,6 +1105,7 @@ Suite *suite_solver(void)
     tcase_set_timeout(dev, 1200);
     tcase_add_loop_test(dev, test_cg_real, 0, n);
     tcase_add_loop_test(dev, test_cg_compound, 0, n);
+    tcase_add_loop_test(dev, test_cg_tuned_plan, 1, n); /* 0: the reference */
     tcase_add_loop_test(dev, test_bicgstab, 0, n);
     tcase_add_loop_test(dev, test_mtx_files, 0, n);
     tcase_add_loop_test(dev, test_operator, 0, n);
