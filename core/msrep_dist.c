@@ -206,8 +206,22 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     if (!st && s < e && s < o0) /* the shared row's slot: 0, which beta keeps */
         st = axpby(w, 1, 0.0, NULL, 0, 0.0, y->buf[k], s - b);
     if (!st && s < e) st = o->mark_record(ctx, be, w->m0);
+    w->dot_fused = false;
+    if (!st && s < e && direct(y, k) && plan->ddot && o->csr_spmv_dot && !plan->vendor &&
+        beta == 0 && plan->alpha == 1) { /* y = A_k x and its rows' dot with x, one pass */
+        unsigned char r[8];
+        st = o->csr_spmv_dot(ctx, be, w->dev, x->buf[k], s - org(x, k), y->buf[k], NULL, 0, r);
+        if (st == HISP_ERR_UNSUPPORTED) { /* the plain product, and the dot's own pass */
+            hispi_clear_error(ctx);
+            st = HISP_SUCCESS;
+        } else if (!st) {
+            w->dot_fused = true;
+            plan->ddot[k] = hispi_load_real(t, r, 0);
+        }
+    }
     if (!st && s < e && direct(y, k)) {
-        st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
+        if (!w->dot_fused)
+            st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
     } else if (!st && s < e) { /* the part's rows start inside y's buffer */
         if (!y->tmp[k]) st = alloc_one(w, (size_t)(e - s), &y->tmp[k]);
         if (!st)
@@ -319,11 +333,33 @@ static bool piece(hisp_mplan plan, const struct hisp_mvector_s *x, const struct 
     return *a < *b && !(j == k && xs == x);
 }
 
+/* dot(x, y) over device k's owned rows (views of the two buffers). */
+static hisp_status owned_dot(worker *w, struct hisp_mvector_s *x, struct hisp_mvector_s *y,
+                             double *out)
+{
+    hisp_type t = w->plan->type;
+    int k = w->id;
+    int64_t o0, o1;
+    owned(w->plan, k, &o0, &o1);
+    *out = 0;
+    if (o1 <= o0) return HISP_SUCCESS;
+    hisp_vector vx = NULL, vy = NULL;
+    unsigned char r[8];
+    hisp_status st = hispi_vector_view(w->ctx, t, o1 - o0, x->buf[k], o0 - org(x, k), &vx);
+    if (!st) st = hispi_vector_view(w->ctx, t, o1 - o0, y->buf[k], o0 - org(y, k), &vy);
+    if (!st) st = hisp_vector_dot(vx, vy, hisp_result_host(r));
+    if (!st) *out = hispi_load_real(t, r, 0);
+    hisp_vector_destroy(&vx);
+    hisp_vector_destroy(&vy);
+    return st;
+}
+
 /* hispi_mspmv_window on one device: x's writers done (this queue), then
  * each device pulls into xs the rows of its window that the others own
  * (peer copies on its own queue; through host memory where the plan has
  * none: each device first stages the rows the others need), then the
- * product into y and the merge (work_spmv), then the caller's step. */
+ * product into y and the merge (work_spmv), then the dot's pass where the
+ * kernel did not make it. */
 static hisp_status work_window(worker *w)
 {
     hisp_mplan plan = w->plan;
@@ -362,7 +398,7 @@ static hisp_status work_window(worker *w)
     if (!st) st = o->synchronize(w->ctx, be);
     w->x_ms = hispi_now_ms() - t0;
     st = work_spmv(w, xs, y, st);
-    if (!st && plan->each) st = plan->each(w, plan->each_arg);
+    if (!st && plan->ddot && !w->dot_fused) st = owned_dot(w, x, y, &plan->ddot[k]);
     return st;
 }
 
@@ -614,7 +650,7 @@ hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst)
 }
 
 hisp_status hispi_mspmv_window(hisp_mplan plan, hisp_mvector x, hisp_mvector xs, hisp_mvector y,
-                               hisp_status (*fn)(worker *w, void *arg), void *arg)
+                               double *dot)
 {
     if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
     hisp_context h = plan->home;
@@ -636,13 +672,13 @@ hisp_status hispi_mspmv_window(hisp_mplan plan, hisp_mvector x, hisp_mvector xs,
     plan->dv = x;
     plan->dx = xs;
     plan->dy = y;
-    plan->each = fn;
-    plan->each_arg = arg;
+    plan->ddot = dot;
+    for (int k = 0; dot && k < plan->nd; k++)
+        dot[k] = 0;
     double t0 = hispi_now_ms();
     hisp_status s = run_job(plan, DIST_WINDOW);
     plan->dv = plan->dx = plan->dy = NULL;
-    plan->each = NULL;
-    plan->each_arg = NULL;
+    plan->ddot = NULL;
     free(plan->dstage);
     plan->dstage = NULL;
     if (!s) {

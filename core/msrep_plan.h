@@ -77,6 +77,7 @@ typedef struct worker {
     bool local;         /* device merge: on the merge device (its yd is read in place) */
     bool device_ptr;    /* p*-opt: the device made its local pointers */
     hisp_status xst;    /* device merge, relay of x: this worker's first phase */
+    bool dot_fused;     /* hispi_mspmv_window: the product's kernel made the dot */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;
@@ -139,6 +140,7 @@ struct hisp_mplan_s {
     bool dhost;   /* the devices exchange through host memory (no common peer copies) */
     void *dslot;  /* dhost: each device's shared boundary entry, nd entries */
     void *dstage; /* dhost allgather: the whole vector */
+    double *ddot; /* hispi_mspmv_window: each device's part of dot(x, y), or NULL */
     /* DIST_EACH: fn(worker, arg) on every worker (hispi_msrep_each) */
     hisp_status (*each)(worker *w, void *arg);
     void *each_arg;
@@ -191,12 +193,15 @@ HISPI_LOCAL hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout l
  * OWNED (its owned rows in place), else a full-length scratch (REPLICATED or
  * OWNED; x ROWS, whose own window rows are copied too); then the product
  * into y (ROWS, or OWNED: through a scratch where the part does not start
- * at row 0) with the shared rows merged as hisp_mspmv_dist; then fn(w, arg)
- * on every worker (NULL: none), in the same job. xs's entries outside the
- * windows are left as they are. */
+ * at row 0) with the shared rows merged as hisp_mspmv_dist. xs's entries
+ * outside the windows are left as they are. dot (NULL: none): dot[k] gets
+ * device k's share of dot(x, y) (their sum, in device order, is the dot):
+ * from the product's kernel where the backend fuses them (csr_spmv_dot: the
+ * part's rows with their values before the merge -- the dot is linear in y,
+ * so the shares of a shared row add up to its merged term), else a pass over
+ * the owned rows after the merge. */
 HISPI_LOCAL hisp_status hispi_mspmv_window(hisp_mplan plan, hisp_mvector x, hisp_mvector xs,
-                                           hisp_mvector y, hisp_status (*fn)(worker *w, void *arg),
-                                           void *arg);
+                                           hisp_mvector y, double *dot);
 /* Device k's part of a ROWS or OWNED vector: its buffer, the owned rows'
  * first entry in it and their count (a ROWS buffer may start with a shared
  * row's slot; an OWNED one starts at row 0). */

@@ -311,8 +311,8 @@ START_TEST(test_dist_window)
                     CK_OK(ctx, hisp_mvector_write(xo, x));
                     CK_OK(ctx, hisp_mvector_allgather(xr, rep));
                     CK_OK(ctx, hisp_mspmv_dist(plan, one, rep, zero, y1));
-                    CK_OK(ctx, hispi_mspmv_window(plan, xr, xs, y2, NULL, NULL));
-                    CK_OK(ctx, hispi_mspmv_window(plan, xo, xo, yo, NULL, NULL));
+                    CK_OK(ctx, hispi_mspmv_window(plan, xr, xs, y2, NULL));
+                    CK_OK(ctx, hispi_mspmv_window(plan, xo, xo, yo, NULL));
                     read_mv(ctx, y1, h1);
                     read_mv(ctx, y2, h2);
                     read_mv(ctx, yo, h3);
@@ -332,14 +332,14 @@ START_TEST(test_dist_window)
                     CK_OK(ctx, hisp_mvector_write(xr, h3));
                     CK_OK(ctx, hisp_mvector_allgather(xr, rep));
                     CK_OK(ctx, hisp_mspmv_dist(plan, one, rep, zero, y1));
-                    CK_OK(ctx, hispi_mspmv_window(plan, yo, yo, y2, NULL, NULL));
+                    CK_OK(ctx, hispi_mspmv_window(plan, yo, yo, y2, NULL));
                     read_mv(ctx, y1, h1);
                     read_mv(ctx, y2, h2);
                     ck_assert_msg(memcmp(h1, h2, (size_t)n * es) == 0,
                                   "%s: the window of a product's OWNED y differs", what);
                     free(x);
                 }
-                ck_assert_int_eq(hispi_mspmv_window(plan, xo, xs, yo, NULL, NULL),
+                ck_assert_int_eq(hispi_mspmv_window(plan, xo, xs, yo, NULL),
                                  HISP_ERR_INVALID_ARGUMENT); /* an OWNED x is its own scratch */
                 hisp_mvector *all[] = {&xr, &rep, &y1, &y2, &xs, &xo, &yo};
                 for (int k = 0; k < 7; k++)

@@ -475,10 +475,9 @@ static hisp_status promote(dist_space *ds, dvec *d)
     return HISP_SUCCESS;
 }
 
-/* y = A x (then `after` on every device in the same job: j's operation,
- * its results into slot); x is made OWNED if it is the space's, else goes
- * through the OWNED scratch. */
-static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, job *after, int slot)
+/* y = A x (slot >= 0: slot = dot(x, y), in the same job); x is made OWNED
+ * if it is the space's, else goes through the OWNED scratch. */
+static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, int slot)
 {
     dvec *dx, *dy;
     HISPI_TRY(lookup(ds, x, &dx));
@@ -493,11 +492,15 @@ static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, job *after, int
             HISPI_TRY(relay(ds, hispi_mvector_create(ds->plan, HISPI_MVEC_OWNED, &ds->xs)));
         xs = ds->xs;
     }
-    if (after) after->t = ds->plan->type;
-    HISPI_TRY(
-        relay(ds, hispi_mspmv_window(ds->plan, dx->mv, xs, dy->mv, after ? each_op : NULL, after)));
+    double part[HISP_MPLAN_MAX_DEVICES];
+    HISPI_TRY(relay(ds, hispi_mspmv_window(ds->plan, dx->mv, xs, dy->mv, slot >= 0 ? part : NULL)));
     ds->pending = false; /* the job waits for its devices */
-    if (after) sum_parts(ds, after, slot, 0);
+    if (slot >= 0) {     /* in device order, as every reduction of the space */
+        double sum = 0;
+        for (int k = 0; k < ds->plan->nd; k++)
+            sum += part[k];
+        ds->slot[slot] = sum;
+    }
     return HISP_SUCCESS;
 }
 
@@ -506,17 +509,14 @@ static hisp_status d_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
     if (op != HISP_OP_N)
         return hispi_fail(sp->ctx, HISP_ERR_UNSUPPORTED,
                           "solve over an MSREP plan: products with A^T are not available");
-    return product(D(sp), x, y, NULL, 0);
+    return product(D(sp), x, y, -1);
 }
 
-/* y = A x and slot = dot(x, y) in one job: the dot's pass runs on each
- * device right after its part of the product (no hand-off in between). */
+/* y = A x and slot = dot(x, y) in one job: fused into the product's kernel
+ * where the backend can, else a pass right after it on each device. */
 static hisp_status d_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
-    dist_space *ds = D(sp);
-    job j = {.op = OP_DOT, .nres = 1};
-    OPERANDS(x, y);
-    return product(ds, x, y, &j, slot);
+    return product(D(sp), x, y, slot);
 }
 
 static hisp_status d_smul(ks_space *sp, ks_sc a, ks_sc b, int slot)
