@@ -1,6 +1,8 @@
 /* MSREP distributed vectors: vectors that stay on a plan's devices between
  * SpMVs (the iterative-solver case without a home device), so that one
  * SpMV moves no vector between devices except the shared boundary rows.
+ * (The solvers use an internal third layout, OWNED, and a product that
+ * fetches only each part's window: hispi_mspmv_window, msrep_plan.h.)
  *
  * A REPLICATED vector holds all of x on every device; a ROWS vector holds on
  * device k the rows it owns. Ownership tiles the rows: device k owns
