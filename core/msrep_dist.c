@@ -1,6 +1,8 @@
 /* MSREP distributed vectors: vectors that stay on a plan's devices between
  * SpMVs (the iterative-solver case without a home device), so that one
  * SpMV moves no vector between devices except the shared boundary rows.
+ * (The solvers use an internal third layout, OWNED, and a product that
+ * fetches only each part's window: hispi_mspmv_window, msrep_plan.h.)
  *
  * A REPLICATED vector holds all of x on every device; a ROWS vector holds on
  * device k the rows it owns. Ownership tiles the rows: device k owns
@@ -31,16 +33,16 @@
 
 #define HISPI_MAGIC_MVEC 0x684d5665u /* "hMVe" */
 
-enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER, DIST_EACH };
+enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER, DIST_EACH, DIST_WINDOW };
 
 struct hisp_mvector_s {
     uint32_t magic;
     hisp_mplan plan; /* NULL once the plan is gone */
     hisp_mvec_layout layout;
     int64_t n;
-    void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries */
-    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS: A_k x where the part starts after base() */
-    void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS: shared rows received, one slot per device */
+    void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries (from row org()) */
+    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS, OWNED: A_k x where the part starts after org() */
+    void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS, OWNED: shared rows received, a slot per device */
     struct hisp_mvector_s *next;
 };
 
@@ -88,11 +90,18 @@ static int64_t base(hisp_mplan plan, int k)
     return p->start < p->end && p->start < plan->own[k] ? p->start : plan->own[k];
 }
 
-/* The kernel writes straight into the buffer: the part starts at base(). */
-static bool direct(hisp_mplan plan, int k)
+/* The row of entry 0 of v's buffer on device k: base() for ROWS, 0 for the
+ * full-length layouts (REPLICATED, OWNED: row i at entry i). */
+static int64_t org(const struct hisp_mvector_s *v, int k)
 {
-    const hisp_part *p = &plan->parts[k];
-    return p->start >= p->end || p->start == base(plan, k);
+    return v->layout == HISP_MVEC_ROWS ? base(v->plan, k) : 0;
+}
+
+/* The kernel writes straight into y's buffer: the part starts at org(). */
+static bool direct(const struct hisp_mvector_s *y, int k)
+{
+    const hisp_part *p = &y->plan->parts[k];
+    return p->start >= p->end || p->start == org(y, k);
 }
 
 static size_t esize(hisp_mplan plan)
@@ -137,9 +146,19 @@ static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
     hisp_mplan plan = w->plan;
     int k = w->id;
     if (v->layout == HISP_MVEC_REPLICATED) return alloc_one(w, (size_t)v->n, &v->buf[k]);
-    HISPI_TRY(alloc_one(w, (size_t)(plan->own[k + 1] - base(plan, k)), &v->buf[k]));
-    if (!direct(plan, k))
-        HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
+    if (v->layout == HISPI_MVEC_OWNED) {
+        /* zeros: the entries outside the device's rows and window are never
+         * written, and the SpMV's padding lanes read x[0] */
+        HISPI_TRY(alloc_one(w, (size_t)v->n, &v->buf[k]));
+        HISPI_TRY(wops(w)->buf_zero ? wops(w)->buf_zero(w->ctx, w->ctx->be, v->buf[k], 0,
+                                                        (size_t)v->n * esize(plan))
+                                    : axpby(w, v->n, 0.0, NULL, 0, 0.0, v->buf[k], 0));
+        HISPI_TRY(wops(w)->synchronize(w->ctx, w->ctx->be));
+    } else {
+        HISPI_TRY(alloc_one(w, (size_t)(plan->own[k + 1] - base(plan, k)), &v->buf[k]));
+        if (!direct(v, k))
+            HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
+    }
     return alloc_one(w, (size_t)plan->nd, &v->shin[k]);
 }
 
@@ -150,10 +169,9 @@ static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
     void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
-    int64_t o0 = 0, o1 = v->n, b = 0;
-    if (v->layout == HISP_MVEC_ROWS) {
+    int64_t o0 = 0, o1 = v->n, b = org(v, k);
+    if (v->layout != HISP_MVEC_REPLICATED) {
         owned(plan, k, &o0, &o1);
-        b = base(plan, k);
     } else if (!write && k > 0) {
         return HISP_SUCCESS; /* a replicated vector reads from device 0 */
     }
@@ -167,45 +185,65 @@ static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
     return o->synchronize(w->ctx, be);
 }
 
-/* Steps 1-2 of the file comment; every worker reaches the barrier. */
-static hisp_status work_spmv(worker *w)
+/* Steps 1-2 of the file comment, y = A x with x full-length (REPLICATED, or
+ * OWNED with the window filled) and y ROWS or OWNED; st: a failure before
+ * (nothing computed then). Every worker reaches the barrier. */
+static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mvector_s *y,
+                             hisp_status st)
 {
     hisp_mplan plan = w->plan;
-    struct hisp_mvector_s *x = plan->dx, *y = plan->dy;
     const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
     void *be = ctx->be;
     hisp_type t = plan->type;
     size_t es = esize(plan);
     int k = w->id;
-    int64_t o0, o1, s = w->part.start, e = w->part.end, b = base(plan, k);
+    int64_t o0, o1, s = w->part.start, e = w->part.end, b = org(y, k);
     owned(plan, k, &o0, &o1);
     double beta = plan->beta;
-    hisp_status st = HISP_SUCCESS;
-    if (s < e && s < o0 && (s + 1 < o0 || owner_of(plan, s) < 0 || owner_of(plan, s) == k))
+    if (!st && s < e && s < o0 && (s + 1 < o0 || owner_of(plan, s) < 0 || owner_of(plan, s) == k))
         st = hispi_fail(ctx, HISP_ERR_BACKEND,
                         "msrep: part %d starts %lld rows before the rows it owns", k,
                         (long long)(o0 - s));
     if (!st && s < e && s < o0) /* the shared row's slot: 0, which beta keeps */
-        st = axpby(w, 1, 0.0, NULL, 0, 0.0, y->buf[k], 0);
+        st = axpby(w, 1, 0.0, NULL, 0, 0.0, y->buf[k], s - b);
     if (!st && s < e) st = o->mark_record(ctx, be, w->m0);
-    if (!st && s < e && direct(plan, k)) {
-        st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
-    } else if (!st && s < e) { /* s > o0: owned rows [o0, s) no part holds */
-        st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
+    w->dot_fused = false;
+    if (!st && s < e && direct(y, k) && plan->ddot && o->csr_spmv_dot && !plan->vendor &&
+        beta == 0 && plan->alpha == 1) { /* y = A_k x and its rows' dot with x, one pass */
+        unsigned char r[8];
+        st = o->csr_spmv_dot(ctx, be, w->dev, x->buf[k], s - org(x, k), y->buf[k], NULL, 0, r);
+        if (st == HISP_ERR_UNSUPPORTED) { /* the plain product, and the dot's own pass */
+            hispi_clear_error(ctx);
+            st = HISP_SUCCESS;
+        } else if (!st) {
+            w->dot_fused = true;
+            plan->ddot[k] = hispi_load_real(t, r, 0);
+        }
+    }
+    if (!st && s < e && direct(y, k)) {
+        if (!w->dot_fused)
+            st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
+    } else if (!st && s < e) { /* the part's rows start inside y's buffer */
+        if (!y->tmp[k]) st = alloc_one(w, (size_t)(e - s), &y->tmp[k]);
+        if (!st)
+            st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
         if (!st) st = axpby(w, e - s, 1.0, y->tmp[k], 0, beta, y->buf[k], s - b);
-        if (!st) st = axpby(w, s - o0, 0.0, NULL, 0, beta, y->buf[k], 0);
+        /* s > o0: owned rows [o0, s) no part holds */
+        if (!st) st = axpby(w, s - o0, 0.0, NULL, 0, beta, y->buf[k], o0 - b);
     }
     int64_t c1 = s < e && e > o0 ? e : o0; /* owned rows [c1, o1) no part computes */
     if (!st && o1 > c1) st = axpby(w, o1 - c1, 0.0, NULL, 0, beta, y->buf[k], c1 - b);
     if (!st && s < e && s < o0 && !plan->dhost)
         st = o->buf_peer_copy(ctx, be, plan->w[owner_of(plan, s)].ctx->be,
-                              y->shin[owner_of(plan, s)], (size_t)k * es, be, y->buf[k], 0, es);
+                              y->shin[owner_of(plan, s)], (size_t)k * es, be, y->buf[k],
+                              (size_t)(s - b) * es, es);
     if (!st && s < e) st = o->mark_record(ctx, be, w->m1);
     if (!st) st = o->synchronize(ctx, be);
     if (!st && s < e && s < o0 && plan->dhost) /* the boundary entry to the host */
-        st = o->buf_read(ctx, be, y->buf[k], 0, (char *)plan->dslot + (size_t)k * es, es);
-    w->x_ms = w->gather_ms = w->compute_ms = 0;
+        st = o->buf_read(ctx, be, y->buf[k], (size_t)(s - b) * es,
+                         (char *)plan->dslot + (size_t)k * es, es);
+    w->gather_ms = w->compute_ms = 0;
     if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
         hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
     w->xst = st;
@@ -249,7 +287,7 @@ static hisp_status work_gather(worker *w)
         int64_t o0 = plan->own[k], o1 = plan->own[k + 1];
         hisp_status st = HISP_SUCCESS;
         if (o1 > o0)
-            st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - base(plan, k)) * es,
+            st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - org(src, k)) * es,
                              (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
         w->xst = st;
         hispi_barrier_wait(&plan->bar); /* every device's rows are staged */
@@ -264,9 +302,106 @@ static hisp_status work_gather(worker *w)
         if (o1 > o0)
             HISPI_TRY(o->buf_peer_copy(w->ctx, be, be, dst->buf[k], (size_t)o0 * es,
                                        plan->w[j].ctx->be, src->buf[j],
-                                       (size_t)(o0 - base(plan, j)) * es, (size_t)(o1 - o0) * es));
+                                       (size_t)(o0 - org(src, j)) * es, (size_t)(o1 - o0) * es));
     }
     return o->synchronize(w->ctx, be);
+}
+
+/* The x rows device k's product reads: the part's column window [c0, c1)
+ * and its own rows [start, end) (a fused dot pairs y's rows with x's); empty
+ * for an empty part. */
+static void window(hisp_mplan plan, int k, int64_t *lo, int64_t *hi)
+{
+    const worker *w = &plan->w[k];
+    *lo = *hi = 0;
+    if (part_empty(w)) return;
+    *lo = w->part.start;
+    *hi = w->part.end;
+    if (w->c1 > w->c0) {
+        *lo = w->c0 < *lo ? w->c0 : *lo;
+        *hi = w->c1 > *hi ? w->c1 : *hi;
+    }
+}
+
+/* [a, b) = device j's owned rows within device k's window, as far as k must
+ * fetch them into xs (x's rows are in place on k when xs is x). */
+static bool piece(hisp_mplan plan, const struct hisp_mvector_s *x, const struct hisp_mvector_s *xs,
+                  int k, int j, int64_t *a, int64_t *b)
+{
+    int64_t lo, hi;
+    window(plan, k, &lo, &hi);
+    *a = plan->own[j] > lo ? plan->own[j] : lo;
+    *b = plan->own[j + 1] < hi ? plan->own[j + 1] : hi;
+    return *a < *b && !(j == k && xs == x);
+}
+
+/* dot(x, y) over device k's owned rows (views of the two buffers). */
+static hisp_status owned_dot(worker *w, struct hisp_mvector_s *x, struct hisp_mvector_s *y,
+                             double *out)
+{
+    hisp_type t = w->plan->type;
+    int k = w->id;
+    int64_t o0, o1;
+    owned(w->plan, k, &o0, &o1);
+    *out = 0;
+    if (o1 <= o0) return HISP_SUCCESS;
+    hisp_vector vx = NULL, vy = NULL;
+    unsigned char r[8];
+    hisp_status st = hispi_vector_view(w->ctx, t, o1 - o0, x->buf[k], o0 - org(x, k), &vx);
+    if (!st) st = hispi_vector_view(w->ctx, t, o1 - o0, y->buf[k], o0 - org(y, k), &vy);
+    if (!st) st = hisp_vector_dot(vx, vy, hisp_result_host(r));
+    if (!st) *out = hispi_load_real(t, r, 0);
+    hisp_vector_destroy(&vx);
+    hisp_vector_destroy(&vy);
+    return st;
+}
+
+/* hispi_mspmv_window on one device: x's writers done (this queue), then
+ * each device pulls into xs the rows of its window that the others own
+ * (peer copies on its own queue; through host memory where the plan has
+ * none: each device first stages the rows the others need), then the
+ * product into y and the merge (work_spmv), then the dot's pass where the
+ * kernel did not make it. */
+static hisp_status work_window(worker *w)
+{
+    hisp_mplan plan = w->plan;
+    struct hisp_mvector_s *x = plan->dv, *xs = plan->dx, *y = plan->dy;
+    const hisp_backend_ops *o = wops(w);
+    void *be = w->ctx->be;
+    size_t es = esize(plan);
+    int k = w->id;
+    int64_t a, b;
+    double t0 = hispi_now_ms();
+    hisp_status st = o->synchronize(w->ctx, be);
+    if (!st && plan->dhost) { /* the hull of what the others need of this device's rows */
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (int j = 0; j < plan->nd; j++)
+            if (piece(plan, x, xs, j, k, &a, &b)) {
+                lo = a < lo ? a : lo;
+                hi = b > hi ? b : hi;
+            }
+        if (lo < hi)
+            st = o->buf_read(w->ctx, be, x->buf[k], (size_t)(lo - org(x, k)) * es,
+                             (char *)plan->dstage + (size_t)lo * es, (size_t)(hi - lo) * es);
+    }
+    w->xst = st;
+    hispi_barrier_wait(&plan->bar); /* every device's x is complete (and staged) */
+    for (int j = 0; j < plan->nd; j++)
+        if (plan->w[j].xst) return st; /* all return here: no worker waits at the next barrier */
+    for (int j = 0; j < plan->nd && !st; j++) {
+        if (!piece(plan, x, xs, k, j, &a, &b)) continue;
+        if (plan->dhost)
+            st = o->buf_write(w->ctx, be, xs->buf[k], (size_t)a * es,
+                              (const char *)plan->dstage + (size_t)a * es, (size_t)(b - a) * es);
+        else
+            st = o->buf_peer_copy(w->ctx, be, be, xs->buf[k], (size_t)a * es, plan->w[j].ctx->be,
+                                  x->buf[j], (size_t)(a - org(x, j)) * es, (size_t)(b - a) * es);
+    }
+    if (!st) st = o->synchronize(w->ctx, be);
+    w->x_ms = hispi_now_ms() - t0;
+    st = work_spmv(w, xs, y, st);
+    if (!st && plan->ddot && !w->dot_fused) st = owned_dot(w, x, y, &plan->ddot[k]);
+    return st;
 }
 
 hisp_status hispi_msrep_dist_work(worker *w)
@@ -283,8 +418,11 @@ hisp_status hispi_msrep_dist_work(worker *w)
         return work_gather(w);
     case DIST_EACH:
         return plan->each(w, plan->each_arg);
+    case DIST_WINDOW:
+        return work_window(w);
     default:
-        return work_spmv(w);
+        w->x_ms = 0;
+        return work_spmv(w, plan->dx, plan->dy, HISP_SUCCESS);
     }
 }
 
@@ -355,7 +493,7 @@ void hispi_mvector_slice(hisp_mvector v, int k, void **buf, int64_t *off, int64_
 {
     hisp_mplan plan = v->plan;
     *buf = v->buf[k];
-    *off = plan->own[k] - base(plan, k);
+    *off = plan->own[k] - org(v, k);
     *n = plan->own[k + 1] - plan->own[k];
 }
 
@@ -367,11 +505,20 @@ hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_m
     *out = NULL;
     if (layout != HISP_MVEC_REPLICATED && layout != HISP_MVEC_ROWS)
         return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "unknown vector layout %d", (int)layout);
+    return hispi_mvector_create(plan, layout, out);
+}
+
+hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)
+{
+    hisp_context h = plan->home;
+    *out = NULL;
     if (plan->columns || plan->hisparse)
         return hispi_fail(h, HISP_ERR_UNSUPPORTED,
                           "distributed vectors need a row partition (rowblock, pcsr, pcoo) run by "
                           "the CSR kernel, not %s%s",
                           hisp_partition_name(plan->kind), plan->hisparse ? " with HiSparse" : "");
+    if (layout == HISPI_MVEC_OWNED && plan->nrows != plan->ncols)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "OWNED vectors need a square matrix");
     HISPI_TRY(ownership(plan));
     struct hisp_mvector_s *v = NULL;
     HISPI_TRY(hispi_calloc(h, 1, sizeof *v, (void **)&v));
@@ -501,5 +648,45 @@ hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst)
     plan->dx = plan->dy = NULL;
     free(plan->dstage);
     plan->dstage = NULL;
+    return s;
+}
+
+hisp_status hispi_mspmv_window(hisp_mplan plan, hisp_mvector x, hisp_mvector xs, hisp_mvector y,
+                               double *dot)
+{
+    if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context h = plan->home;
+    if (plan->nrows != plan->ncols)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
+                          "msrep: the windowed product needs a square matrix");
+    bool full = xs && (xs->layout == HISP_MVEC_REPLICATED || xs->layout == HISPI_MVEC_OWNED);
+    if (!vec_ok(x) || !vec_ok(y) || !full || x->plan != plan || xs->plan != plan ||
+        y->plan != plan || x->layout == HISP_MVEC_REPLICATED || y->layout == HISP_MVEC_REPLICATED ||
+        (x->layout == HISPI_MVEC_OWNED && xs != x) || x == y || xs == y)
+        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
+                          "msrep: the windowed product takes x (ROWS, or OWNED and its own "
+                          "scratch), a full-length scratch and y (ROWS or OWNED) of the plan, y "
+                          "apart");
+    if (plan->dhost)
+        HISPI_TRY(hispi_alloc(h, (size_t)(x->n > 0 ? x->n : 1), esize(plan), &plan->dstage));
+    plan->alpha = 1.0;
+    plan->beta = 0.0;
+    plan->dv = x;
+    plan->dx = xs;
+    plan->dy = y;
+    plan->ddot = dot;
+    for (int k = 0; dot && k < plan->nd; k++)
+        dot[k] = 0;
+    double t0 = hispi_now_ms();
+    hisp_status s = run_job(plan, DIST_WINDOW);
+    plan->dv = plan->dx = plan->dy = NULL;
+    plan->ddot = NULL;
+    free(plan->dstage);
+    plan->dstage = NULL;
+    if (!s) {
+        hispi_msrep_collect(plan);
+        plan->bd.total_ms = hispi_now_ms() - t0;
+        plan->bd.device_merge = 1;
+    }
     return s;
 }

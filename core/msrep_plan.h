@@ -77,6 +77,7 @@ typedef struct worker {
     bool local;         /* device merge: on the merge device (its yd is read in place) */
     bool device_ptr;    /* p*-opt: the device made its local pointers */
     hisp_status xst;    /* device merge, relay of x: this worker's first phase */
+    bool dot_fused;     /* hispi_mspmv_window: the product's kernel made the dot */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;
@@ -139,6 +140,7 @@ struct hisp_mplan_s {
     bool dhost;   /* the devices exchange through host memory (no common peer copies) */
     void *dslot;  /* dhost: each device's shared boundary entry, nd entries */
     void *dstage; /* dhost allgather: the whole vector */
+    double *ddot; /* hispi_mspmv_window: each device's part of dot(x, y), or NULL */
     /* DIST_EACH: fn(worker, arg) on every worker (hispi_msrep_each) */
     hisp_status (*each)(worker *w, void *arg);
     void *each_arg;
@@ -174,8 +176,35 @@ HISPI_LOCAL hisp_status hispi_msrep_each(hisp_mplan plan, hisp_status (*fn)(work
                                          void *arg);
 /* A live distributed vector of `plan` (false otherwise), and its layout. */
 HISPI_LOCAL bool hispi_mvector_of(hisp_mvector v, hisp_mplan plan, hisp_mvec_layout *layout);
-/* Device k's part of a ROWS vector: its buffer, the owned rows' first entry
- * in it and their count (the buffer may start with a shared row's slot). */
+/* An internal layout beside hisp.h's two: every device holds a full-length
+ * buffer (row i at entry i, zeros where never written) of which only its
+ * owned rows are kept current; a product reading it (hispi_mspmv_window)
+ * fetches just the rest of its window. The solvers keep the vectors that
+ * feed their products so. Square plans only. */
+#define HISPI_MVEC_OWNED ((hisp_mvec_layout)2)
+/* hisp_mvector_create, HISPI_MVEC_OWNED allowed (the checks of the public
+ * call are the caller's). */
+HISPI_LOCAL hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout,
+                                             hisp_mvector *out);
+/* y = A x (square plan) in one job on every device: x's writers on each
+ * device are waited for; each device then fetches the entries of its window
+ * (the part's column range and its rows) that other devices own into xs --
+ * a halo for a banded matrix, not the whole vector --, xs = x where x is
+ * OWNED (its owned rows in place), else a full-length scratch (REPLICATED or
+ * OWNED; x ROWS, whose own window rows are copied too); then the product
+ * into y (ROWS, or OWNED: through a scratch where the part does not start
+ * at row 0) with the shared rows merged as hisp_mspmv_dist. xs's entries
+ * outside the windows are left as they are. dot (NULL: none): dot[k] gets
+ * device k's share of dot(x, y) (their sum, in device order, is the dot):
+ * from the product's kernel where the backend fuses them (csr_spmv_dot: the
+ * part's rows with their values before the merge -- the dot is linear in y,
+ * so the shares of a shared row add up to its merged term), else a pass over
+ * the owned rows after the merge. */
+HISPI_LOCAL hisp_status hispi_mspmv_window(hisp_mplan plan, hisp_mvector x, hisp_mvector xs,
+                                           hisp_mvector y, double *dot);
+/* Device k's part of a ROWS or OWNED vector: its buffer, the owned rows'
+ * first entry in it and their count (a ROWS buffer may start with a shared
+ * row's slot; an OWNED one starts at row 0). */
 HISPI_LOCAL void hispi_mvector_slice(hisp_mvector v, int k, void **buf, int64_t *off, int64_t *n);
 /* Free a plan's distributed-vector scratch (at plan destruction). */
 HISPI_LOCAL void hispi_msrep_dist_release(hisp_mplan plan);

@@ -162,7 +162,7 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
     void *xd = NULL, *yd = NULL, *rd = NULL;
     HISPI_TRY(prepare(ctx, HISP_OP_N, a, A, x, b, y, &ad, &bd, &xd, &yd));
     if (r.vec) HISPI_TRY(hispi_vector_device(r.vec, true, &rd)); /* one entry is written */
-    HISPI_TRY(ctx->ops->csr_spmv_dot(ctx, ctx->be, A->dev, xd, yd, rd, r.index, r.host));
+    HISPI_TRY(ctx->ops->csr_spmv_dot(ctx, ctx->be, A->dev, xd, 0, yd, rd, r.index, r.host));
     hispi_vector_device_written(y);
     if (r.vec) hispi_vector_device_written(r.vec);
     return HISP_SUCCESS;

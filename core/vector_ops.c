@@ -6,8 +6,8 @@
  * the context's scratch, then one group sums them in a fixed order into the
  * result entry, or into a slot read back when the result goes to the host).
  * A view (hispi_vector_view: a slice of another buffer, e.g. a distributed
- * vector's owned rows) passes its offset to the kernels, which add it to
- * every vector operand; a call's vectors share one offset. */
+ * vector's owned rows) passes its offset to the kernels, one per vector
+ * operand (a call's vectors may be views at different offsets). */
 #include "../backends/backend.h"
 
 #include <stdio.h>
@@ -176,10 +176,6 @@ static hisp_status check(vcall *c)
             return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
                               "%s: %s has %lld entries, %s has %lld", c->op, c->vn[0],
                               (long long)c->n, c->vn[i], (long long)v->n);
-        if (v->off != v0->off) /* the kernels take one offset per call */
-            return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
-                              "%s: %s and %s are views at different offsets", c->op, c->vn[0],
-                              c->vn[i]);
     }
     if (!supported_type(c->t))
         return hispi_fail(c->ctx, HISP_ERR_UNSUPPORTED,
@@ -528,7 +524,8 @@ static hisp_status run_dev(const vcall *c)
     hispi_karg a[64];
     int na = 0;
     a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->n, 0};
-    if (c->k != K_SMUL) a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->v[0]->off, 0};
+    for (int i = 0; c->k != K_SMUL && i < 4; i++) /* the views' offsets, o0..o3 */
+        a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, i < c->nv ? c->v[i]->off : 0, 0};
     for (int i = 0; i < c->nv; i++)
         a[na++] = (hispi_karg){HISPI_KARG_BUF, buf[i], 0, 0};
     if (c->k == K_AXPBY_DOT) a[na++] = (hispi_karg){HISPI_KARG_I32, NULL, c->hasw, 0};

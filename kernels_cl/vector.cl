@@ -327,27 +327,29 @@ FN void group_sum(LOCALP acc_t *red, aent v, int ncomp, GLOBAL acc_t *part, i64 
 
 /* ---- element-wise ---------------------------------------------------------- */
 
-/* Views (hispi_vector_view): the call's vectors start `off` entries into
- * their buffers (a slice of a distributed vector: its owned rows). Scalar,
- * partial and result buffers are never views. */
-#define VIEW1(a) a += off * VC
-#define VIEW2(a, b) VIEW1(a), VIEW1(b)
-#define VIEW3(a, b, c) VIEW2(a, b), VIEW1(c)
+/* Views (hispi_vector_view): vector operand i starts o<i> entries into
+ * its buffer (a slice of a distributed vector: its owned rows; each operand
+ * its own offset). Scalar, partial and result buffers are never views. */
+#define OFFS const i64 o0, const i64 o1, const i64 o2, const i64 o3
+#define VIEW1(a) a += o0 * VC
+#define VIEW2(a, b) VIEW1(a), b += o1 * VC
+#define VIEW3(a, b, c) VIEW2(a, b), c += o2 * VC
+#define VIEW4(a, b, c, d) VIEW3(a, b, c), d += o3 * VC
 
-KERNEL vec_fill(const i64 n, const i64 off, GLOBAL cs_t *y, SARGS(a))
+KERNEL vec_fill(const i64 n, OFFS, GLOBAL cs_t *y, SARGS(a))
 {
     VIEW1(y);
     const ent va = SVAL(a);
     FOR_ENTRIES(i, n) st(y, i, va);
 }
 
-KERNEL vec_copy(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *y)
+KERNEL vec_copy(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y)
 {
     VIEW2(x, y);
     FOR_ENTRIES(i, n) st(y, i, ld(x, i));
 }
 
-KERNEL vec_scale(const i64 n, const i64 off, GLOBAL cs_t *y, SARGS(a))
+KERNEL vec_scale(const i64 n, OFFS, GLOBAL cs_t *y, SARGS(a))
 {
     VIEW1(y);
     const ent va = SVAL(a);
@@ -355,7 +357,7 @@ KERNEL vec_scale(const i64 n, const i64 off, GLOBAL cs_t *y, SARGS(a))
 }
 
 /* y = x*a + y*b (b zero: y not read) */
-KERNEL vec_axpby(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a),
+KERNEL vec_axpby(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a),
                  SARGS(b))
 {
     VIEW2(x, y);
@@ -368,7 +370,7 @@ KERNEL vec_axpby(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *
 }
 
 /* z = x*a + y*b + z*c (c zero: z not read) */
-KERNEL vec_axpbypcz(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+KERNEL vec_axpbypcz(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                     GLOBAL cs_t *z, SARGS(a), SARGS(b), SARGS(c))
 {
     VIEW3(x, y, z);
@@ -383,11 +385,10 @@ KERNEL vec_axpbypcz(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL con
 
 /* y1 = x1*a + y1*b and y2 = x2*c + y2*d in one pass (x1 may be y2: every
  * entry is loaded before either is stored) */
-KERNEL vec_axpby2(const i64 n, const i64 off, GLOBAL const cs_t *x1, GLOBAL cs_t *y1,
+KERNEL vec_axpby2(const i64 n, OFFS, GLOBAL const cs_t *x1, GLOBAL cs_t *y1,
                   GLOBAL const cs_t *x2, GLOBAL cs_t *y2, SARGS(a), SARGS(b), SARGS(c), SARGS(d))
 {
-    VIEW2(x1, y1);
-    VIEW2(x2, y2);
+    VIEW4(x1, y1, x2, y2);
     const ent va = SVAL(a), vb = SVAL(b), vc = SVAL(c), vd = SVAL(d);
     FOR_ENTRIES(i, n)
     {
@@ -397,7 +398,7 @@ KERNEL vec_axpby2(const i64 n, const i64 off, GLOBAL const cs_t *x1, GLOBAL cs_t
     }
 }
 
-KERNEL vec_mul(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+KERNEL vec_mul(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                GLOBAL cs_t *z)
 {
     VIEW3(x, y, z);
@@ -405,7 +406,7 @@ KERNEL vec_mul(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs
 }
 
 /* z = y^-1 * x */
-KERNEL vec_div(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+KERNEL vec_div(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                GLOBAL cs_t *z)
 {
     VIEW3(x, y, z);
@@ -429,7 +430,7 @@ KERNEL vec_smul(const i64 n, GLOBAL cs_t *y, const i64 oi, SARGS(a), SARGS(b))
 
 /* ---- reductions: stage 1 --------------------------------------------------- */
 
-KERNEL vec_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+KERNEL vec_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                GLOBAL acc_t *part)
 {
     RED_DECL();
@@ -449,7 +450,7 @@ KERNEL vec_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs
         if (VC > 2) acc.c0 += (acc_t)e_.c3 * (acc_t)e_.c3;                                         \
     } while (0)
 
-KERNEL vec_nrm2(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL acc_t *part)
+KERNEL vec_nrm2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL acc_t *part)
 {
     RED_DECL();
     VIEW1(x);
@@ -460,7 +461,7 @@ KERNEL vec_nrm2(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL acc_t *
 
 /* y = x*a + y*b (b zero: y not read), then s += conj(y_i) * w_i (w_i read
  * after y_i is stored: w may be y; hasw = 0: w = y) */
-KERNEL vec_axpby_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs_t *y,
+KERNEL vec_axpby_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y,
                      GLOBAL const cs_t *w, const int hasw, SARGS(a), SARGS(b), GLOBAL acc_t *part)
 {
     RED_DECL();
@@ -492,7 +493,7 @@ KERNEL vec_axpby_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL cs
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
 
-KERNEL vec_dot2(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+KERNEL vec_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                 GLOBAL const cs_t *w, GLOBAL acc_t *part)
 {
     RED_DECL();
@@ -509,7 +510,7 @@ KERNEL vec_dot2(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const c
 }
 
 /* z = y^-1 * x, s += conj(x_i) * z_i */
-KERNEL vec_div_dot(const i64 n, const i64 off, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
+KERNEL vec_div_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                    GLOBAL cs_t *z, GLOBAL acc_t *part)
 {
     RED_DECL();

@@ -21,11 +21,12 @@
  * memory first, cutting global atomics.
  *
  * Fused dot (DOT = true, the CG solver's q = A p, p.q): each row's writer
- * also adds x[r]*y[r] in double (x[r] is in cache: the row's diagonal entry
- * read it); a block's sum goes to dpart[block], a split row's to
- * dpart[nblocks + split] (written by the fix-up), and one block (dot_reduce)
- * sums them in a fixed order: the same bits on every call, no float atomics.
- * DOT = false is the plain kernel, unchanged.
+ * also adds xd[r]*y[r] in double (xd = x + xoff: an MSREP part's first row
+ * is row xoff of x; xd[r] is in cache: the row's diagonal entry read it); a
+ * block's sum goes to dpart[block], a split row's to dpart[nblocks + split]
+ * (written by the fix-up), and one block (dot_reduce) sums them in a fixed
+ * order: the same bits on every call, no float atomics. DOT = false is the
+ * plain kernel, unchanged.
  *
  * Loads of colind and values use the streaming cache hint (read once), so
  * that x stays in L1/L2. The stream blocks' loads are straight-line predicated
@@ -155,7 +156,8 @@ template <typename T, typename I, typename J, int B, bool DOT>
 __global__ void __launch_bounds__(NT, 4)
     spmv_n(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
-           T *__restrict__ partial, T alpha, T beta, double *__restrict__ dpart)
+           T *__restrict__ partial, T alpha, T beta, double *__restrict__ dpart,
+           const T *__restrict__ xd)
 {
     constexpr int PER = cfg<T>::PER;
     __shared__ T sh[cfg<T>::PADDED];
@@ -172,7 +174,7 @@ __global__ void __launch_bounds__(NT, 4)
             } else {
                 const T yr = beta != T(0) ? alpha * sum + beta * y[b.row0] : alpha * sum;
                 y[b.row0] = yr;
-                if constexpr (DOT) dpart[blockIdx.x] = (double)__ldg(x + b.row0) * (double)yr;
+                if constexpr (DOT) dpart[blockIdx.x] = (double)__ldg(xd + b.row0) * (double)yr;
             }
         }
         return;
@@ -222,7 +224,7 @@ __global__ void __launch_bounds__(NT, 4)
         if (t + i * NT < E) sh[cfg<T>::pad(t + i * NT)] = p;
     }
     __syncthreads();
-    double dot = 0.0; /* DOT: x[r]*y[r] over the rows this thread writes */
+    double dot = 0.0; /* DOT: xd[r]*y[r] over the rows this thread writes */
 #pragma unroll
     for (int j = 0; j < RPT; j++) {
         T sum = 0;
@@ -235,7 +237,7 @@ __global__ void __launch_bounds__(NT, 4)
             const int r = b.row0 + i;
             const T yr = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
             y[r] = yr;
-            if constexpr (DOT) dot += (double)__ldg(x + r) * (double)yr;
+            if constexpr (DOT) dot += (double)__ldg(xd + r) * (double)yr;
         }
     }
     if constexpr (DOT) {
@@ -246,11 +248,11 @@ __global__ void __launch_bounds__(NT, 4)
 }
 
 /* Rows split into chunks: one warp per row adds its partial sums. DOT: split
- * row w's x[r]*y[r] goes to dpart[w] (dpart: the slots after the blocks'). */
+ * row w's xd[r]*y[r] goes to dpart[w] (dpart: the slots after the blocks'). */
 template <typename T, bool DOT>
 __global__ void spmv_fixup(const hisp_cuda_split *__restrict__ sp, int64_t n,
                            const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta,
-                           const T *__restrict__ x, double *__restrict__ dpart)
+                           const T *__restrict__ xd, double *__restrict__ dpart)
 {
     const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
@@ -263,7 +265,7 @@ __global__ void spmv_fixup(const hisp_cuda_split *__restrict__ sp, int64_t n,
     if (lane == 0) {
         const T yr = beta != T(0) ? alpha * sum + beta * y[s.row] : alpha * sum;
         y[s.row] = yr;
-        if constexpr (DOT) dpart[w] = (double)__ldg(x + s.row) * (double)yr;
+        if constexpr (DOT) dpart[w] = (double)__ldg(xd + s.row) * (double)yr;
     }
 }
 
@@ -435,10 +437,10 @@ cudaError_t transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, int *cnt,
     return cudaGetLastError();
 }
 
-/* op = N; DOT: then *res = dot(x, y) through the partials dpart. */
+/* op = N; DOT: then *res = dot(xd, y) through the partials dpart. */
 template <typename T, typename I, typename J, int B, bool DOT>
 cudaError_t run_n(const hisp_cuda_csr *A, T alpha, const T *x, T beta, T *y, double *dpart, T *res,
-                  cudaStream_t st)
+                  const T *xd, cudaStream_t st)
 {
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
@@ -446,13 +448,13 @@ cudaError_t run_n(const hisp_cuda_csr *A, T alpha, const T *x, T beta, T *y, dou
     cudaError_t e;
     if (A->nblocks > 0) {
         spmv_n<T, I, J, B, DOT><<<(unsigned)A->nblocks, NT, 0, st>>>(
-            rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta, dpart);
+            rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta, dpart, xd);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     if (A->nsplits > 0) {
         const int64_t threads = A->nsplits * 32;
         spmv_fixup<T, DOT><<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(
-            A->splits, A->nsplits, static_cast<const T *>(A->partial), y, alpha, beta, x,
+            A->splits, A->nsplits, static_cast<const T *>(A->partial), y, alpha, beta, xd,
             DOT ? dpart + A->nblocks : nullptr);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
@@ -465,15 +467,15 @@ cudaError_t run_n(const hisp_cuda_csr *A, T alpha, const T *x, T beta, T *y, dou
 
 template <typename T, typename I, typename J, int B>
 cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y, double *dpart,
-                T *res, cudaStream_t st)
+                T *res, const T *xd, cudaStream_t st)
 {
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
     cudaError_t e;
     if (op == 0)
-        return dpart ? run_n<T, I, J, B, true>(A, alpha, x, beta, y, dpart, res, st)
-                     : run_n<T, I, J, B, false>(A, alpha, x, beta, y, nullptr, nullptr, st);
+        return dpart ? run_n<T, I, J, B, true>(A, alpha, x, beta, y, dpart, res, xd, st)
+                     : run_n<T, I, J, B, false>(A, alpha, x, beta, y, nullptr, nullptr, x, st);
     if (beta != T(1) && A->ncols > 0) {
         int64_t nb = (A->ncols + 255) / 256;
         if (nb > 65536) nb = 65536;
@@ -491,25 +493,25 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *
 /* The instance for A's row-pointer width, index width and base. */
 template <typename T>
 cudaError_t run_shape(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y,
-                      double *dpart, T *res, cudaStream_t st)
+                      double *dpart, T *res, const T *xd, cudaStream_t st)
 {
     switch ((A->wide ? 4 : 0) + (A->idx64 ? 2 : 0) + (A->base ? 1 : 0)) {
     case 0:
-        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 1:
-        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 2:
-        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 3:
-        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 4:
-        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 5:
-        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 6:
-        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     default:
-        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, st);
+        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     }
 }
 
@@ -521,20 +523,23 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op,
 {
     if (A->f64)
         return run_shape<double>(A, op, alpha, static_cast<const double *>(x), beta,
-                                 static_cast<double *>(y), nullptr, nullptr, stream);
+                                 static_cast<double *>(y), nullptr, nullptr, nullptr, stream);
     return run_shape<float>(A, op, (float)alpha, static_cast<const float *>(x), (float)beta,
-                            static_cast<float *>(y), nullptr, nullptr, stream);
+                            static_cast<float *>(y), nullptr, nullptr, nullptr, stream);
 }
 
-extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, void *y,
-                                                     double *part, void *res, cudaStream_t stream)
+extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x,
+                                                     int64_t xoff, void *y, double *part, void *res,
+                                                     cudaStream_t stream)
 {
-    if (A->f64)
-        return run_shape<double>(A, 0, 1.0, static_cast<const double *>(x), 0.0,
-                                 static_cast<double *>(y), part, static_cast<double *>(res),
-                                 stream);
-    return run_shape<float>(A, 0, 1.0f, static_cast<const float *>(x), 0.0f,
-                            static_cast<float *>(y), part, static_cast<float *>(res), stream);
+    if (A->f64) {
+        const double *xs = static_cast<const double *>(x);
+        return run_shape<double>(A, 0, 1.0, xs, 0.0, static_cast<double *>(y), part,
+                                 static_cast<double *>(res), xs + xoff, stream);
+    }
+    const float *xs = static_cast<const float *>(x);
+    return run_shape<float>(A, 0, 1.0f, xs, 0.0f, static_cast<float *>(y), part,
+                            static_cast<float *>(res), xs + xoff, stream);
 }
 
 extern "C" cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr,

@@ -1,8 +1,12 @@
 /* Krylov solvers over several devices (hisp_solver_solve_dist) and over MPI
- * ranks (hisp-mpi solve --mpi): CG and BiCGSTAB with and without Jacobi on
- * plans of 2 and 3 parts (several reference contexts; PoCL sub-devices),
- * f64 and f32, compared with the one-context solve of the same matrix on
- * fresh random right-hand sides; bad arguments give clear errors. */
+ * ranks (hisp-mpi solve --mpi): CG, BiCGSTAB and GMRES with and without
+ * Jacobi on plans of 2 and 3 parts (several reference contexts; PoCL
+ * sub-devices), f64 and f32, compared with the one-context solve of the same
+ * matrix on fresh random right-hand sides; bad arguments give clear errors.
+ * Beneath them: the windowed product (hispi_mspmv_window, OWNED vectors)
+ * against the all-gather and hisp_mspmv_dist, and vector-algebra views at
+ * different offsets in one call. */
+#include "msrep_plan.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -86,6 +90,7 @@ static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, hisp_prec
     CK_OK(ctx, hisp_solver_set_preconditioner(s, pc));
     CK_OK(ctx, hisp_solver_set_tolerances(s, t == HISP_F32 ? 1e-5 : 1e-10, 0));
     CK_OK(ctx, hisp_solver_set_max_iterations(s, 2000));
+    if (m == HISP_SOLVER_GMRES) CK_OK(ctx, hisp_solver_set_restart(s, 8)); /* several cycles */
     return s;
 }
 
@@ -162,7 +167,9 @@ START_TEST(test_dist_solve)
             hisp_device_ref refs[3];
             for (int d = 0; d < plans[p].nd; d++)
                 refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
-            for (int m = 0; m < 2; m++) {
+            for (int m = 0; m < 3; m++) {
+                static const hisp_solver_method meth[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
+                                                           HISP_SOLVER_GMRES};
                 hisp_matrix A = m == 0 ? As : An;
                 hisp_mplan plan = NULL;
                 CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, refs, plans[p].kind,
@@ -171,10 +178,9 @@ START_TEST(test_dist_solve)
                     void *b = random_array(t, n, &st), *x0 = random_array(t, n, &st);
                     char what[512];
                     snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", tg[i].label,
-                             m == 0 ? "cg" : "bicgstab", pc ? "jacobi" : "none", plans[p].nd,
+                             hisp_solver_method_name(meth[m]), pc ? "jacobi" : "none", plans[p].nd,
                              hisp_partition_name(plans[p].kind), hisp_type_name(t));
-                    compare(ctx, A, plan, t, m == 0 ? HISP_SOLVER_CG : HISP_SOLVER_BICGSTAB,
-                            (hisp_precond)pc, b, x0, what);
+                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, b, x0, what);
                     free(b);
                     free(x0);
                 }
@@ -183,6 +189,248 @@ START_TEST(test_dist_solve)
         }
         hisp_matrix_destroy(&As);
         hisp_matrix_destroy(&An);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ---- the windowed product and views ------------------------------------------- */
+
+/* A random n x n CSR: a third of the rows empty (rows no part holds at the
+ * cuts), the others a diagonal entry and up to 5 columns within a band of
+ * +-band, sometimes one anywhere (a window wider than the band). */
+static hisp_matrix window_matrix(hisp_context ctx, hisp_type t, int64_t n, int64_t band,
+                                 uint64_t *st, int64_t **pp, int32_t **pc, double **pv)
+{
+    int64_t *ptr = malloc(((size_t)n + 1) * sizeof *ptr), k = 0;
+    int32_t *col = malloc((size_t)n * 7 * sizeof *col);
+    double *val = malloc((size_t)n * 7 * sizeof *val);
+    void *tv = malloc((size_t)n * 7 * hisp_type_size(t));
+    ck_assert(ptr && col && val && tv);
+    for (int64_t i = 0; i < n; i++) {
+        ptr[i] = k;
+        if (test_uniform(st) < -0.33) continue;
+        int64_t c = i, m = 1 + (int64_t)((test_uniform(st) + 1) * 3);
+        for (int64_t q = 0; q < m; q++, c += 1 + (int64_t)((test_uniform(st) + 1) * band / 6)) {
+            int64_t cc = q == 0 ? i - band / 2 + (int64_t)((test_uniform(st) + 1) * band / 4) : c;
+            if (cc < 0 || cc >= n || (k > ptr[i] && cc <= col[k - 1])) continue;
+            col[k] = (int32_t)cc;
+            val[k++] = test_uniform(st);
+        }
+        int64_t far = (int64_t)((test_uniform(st) + 1) * 0.5 * (double)n);
+        if (test_uniform(st) > 0.9 && (k == ptr[i] || far > col[k - 1]) && far < n) {
+            col[k] = (int32_t)far;
+            val[k++] = test_uniform(st);
+        }
+    }
+    ptr[n] = k;
+    for (int64_t q = 0; q < k; q++) {
+        if (t == HISP_F32) {
+            ((float *)tv)[q] = (float)val[q];
+            val[q] = ((float *)tv)[q];
+        } else {
+            ((double *)tv)[q] = val[q];
+        }
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, n, n, ptr, col, tv, &A));
+    free(tv);
+    *pp = ptr;
+    *pc = col;
+    *pv = val;
+    return A;
+}
+
+static void read_mv(hisp_context ctx, hisp_mvector v, void *out)
+{
+    CK_OK(ctx, hisp_mvector_read(v, out));
+}
+
+/* y = A x through the all-gather and hisp_mspmv_dist, through the window
+ * from a ROWS x (OWNED scratch), from an OWNED x into an OWNED y, and that
+ * y as the next x: bit for bit the same products, and A x of the host. */
+START_TEST(test_dist_window)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x3d0 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    const struct {
+        int nd;
+        hisp_partition_kind kind;
+    } plans[] = {
+        {2, HISP_PART_PCSR}, {3, HISP_PART_PCSR}, {3, HISP_PART_ROWBLOCK}, {4, HISP_PART_PCSR}};
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
+        if (t == HISP_F64 && !info.fp64) continue;
+        size_t es = hisp_type_size(t);
+        for (int mi = 0; mi < 2; mi++) {
+            int64_t n = mi == 0 ? 900 : 2000, *ptr;
+            int32_t *col;
+            double *val;
+            hisp_matrix A = window_matrix(ctx, t, n, mi == 0 ? 60 : 300, &st, &ptr, &col, &val);
+            for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
+                hisp_device_ref refs[4];
+                for (int d = 0; d < plans[p].nd; d++)
+                    refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
+                hisp_mplan plan = NULL;
+                CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, refs, plans[p].kind,
+                                             HISP_MPLAN_SUBDEVICES, &plan));
+                hisp_mvector xr = NULL, rep = NULL, y1 = NULL, y2 = NULL, xs = NULL, xo = NULL,
+                             yo = NULL;
+                CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &xr));
+                CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &rep));
+                CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &y1));
+                CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &y2));
+                CK_OK(ctx, hispi_mvector_create(plan, HISPI_MVEC_OWNED, &xs));
+                CK_OK(ctx, hispi_mvector_create(plan, HISPI_MVEC_OWNED, &xo));
+                CK_OK(ctx, hispi_mvector_create(plan, HISPI_MVEC_OWNED, &yo));
+                void *h1 = malloc((size_t)n * es), *h2 = malloc((size_t)n * es),
+                     *h3 = malloc((size_t)n * es);
+                double *want = malloc((size_t)n * sizeof *want);
+                ck_assert(h1 && h2 && h3 && want);
+                unsigned char one[8], zero[8];
+                hispi_store_real(t, one, 0, 1.0);
+                hispi_store_real(t, zero, 0, 0.0);
+                char what[400];
+                snprintf(what, sizeof what, "%s, %d x %s, %s, n %lld", tg[i].label, plans[p].nd,
+                         hisp_partition_name(plans[p].kind), hisp_type_name(t), (long long)n);
+                for (int round = 0; round < 2; round++) { /* the second over stale halos */
+                    void *x = random_array(t, n, &st);
+                    for (int64_t r = 0; r < n; r++) {
+                        double sum = 0;
+                        for (int64_t q = ptr[r]; q < ptr[r + 1]; q++)
+                            sum += val[q] * hispi_load_real(t, x, col[q]);
+                        want[r] = sum;
+                    }
+                    CK_OK(ctx, hisp_mvector_write(xr, x));
+                    CK_OK(ctx, hisp_mvector_write(xo, x));
+                    CK_OK(ctx, hisp_mvector_allgather(xr, rep));
+                    CK_OK(ctx, hisp_mspmv_dist(plan, one, rep, zero, y1));
+                    CK_OK(ctx, hispi_mspmv_window(plan, xr, xs, y2, NULL));
+                    CK_OK(ctx, hispi_mspmv_window(plan, xo, xo, yo, NULL));
+                    read_mv(ctx, y1, h1);
+                    read_mv(ctx, y2, h2);
+                    read_mv(ctx, yo, h3);
+                    double err = 0, norm = 0;
+                    for (int64_t r = 0; r < n; r++) {
+                        double d = hispi_load_real(t, h1, r) - want[r];
+                        err += d * d;
+                        norm += want[r] * want[r];
+                    }
+                    ck_assert_msg(sqrt(err) <= (t == HISP_F32 ? 1e-5 : 1e-13) * sqrt(norm),
+                                  "%s: the all-gather product is off by %.3e", what, sqrt(err));
+                    ck_assert_msg(memcmp(h1, h2, (size_t)n * es) == 0,
+                                  "%s: the window from a ROWS x differs", what);
+                    ck_assert_msg(memcmp(h1, h3, (size_t)n * es) == 0,
+                                  "%s: the window of an OWNED x into an OWNED y differs", what);
+                    /* the OWNED y as the next x, against the all-gather of it */
+                    CK_OK(ctx, hisp_mvector_write(xr, h3));
+                    CK_OK(ctx, hisp_mvector_allgather(xr, rep));
+                    CK_OK(ctx, hisp_mspmv_dist(plan, one, rep, zero, y1));
+                    CK_OK(ctx, hispi_mspmv_window(plan, yo, yo, y2, NULL));
+                    read_mv(ctx, y1, h1);
+                    read_mv(ctx, y2, h2);
+                    ck_assert_msg(memcmp(h1, h2, (size_t)n * es) == 0,
+                                  "%s: the window of a product's OWNED y differs", what);
+                    free(x);
+                }
+                ck_assert_int_eq(hispi_mspmv_window(plan, xo, xs, yo, NULL),
+                                 HISP_ERR_INVALID_ARGUMENT); /* an OWNED x is its own scratch */
+                hisp_mvector *all[] = {&xr, &rep, &y1, &y2, &xs, &xo, &yo};
+                for (int k = 0; k < 7; k++)
+                    hisp_mvector_destroy(all[k]);
+                hisp_mplan_destroy(&plan);
+                free(h1);
+                free(h2);
+                free(h3);
+                free(want);
+            }
+            hisp_matrix_destroy(&A);
+            free(ptr);
+            free(col);
+            free(val);
+        }
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Views at different offsets of one buffer in one call (the distributed
+ * space mixes ROWS and OWNED vectors): axpby2, dot2 and axpby_dot against
+ * the same arithmetic on the host. */
+START_TEST(test_views_offsets)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed() ^ (0x0ff5 + (uint64_t)_i);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_context_get_device(ctx, &info));
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
+        if (t == HISP_F64 && !info.fp64) continue;
+        const int64_t m = 1000, off[4] = {3, 1500, 2701, 4000}, total = 5000;
+        void *h = random_array(t, total, &st), *got = malloc((size_t)total * hisp_type_size(t));
+        ck_assert_ptr_nonnull(got);
+        double *e = malloc((size_t)total * sizeof *e);
+        ck_assert_ptr_nonnull(e);
+        for (int64_t q = 0; q < total; q++)
+            e[q] = hispi_load_real(t, h, q);
+        hisp_vector v = NULL, w[4] = {NULL, NULL, NULL, NULL};
+        CK_OK(ctx, hisp_vector_create(ctx, t, total, &v));
+        CK_OK(ctx, hisp_vector_write(v, h));
+        void *buf = NULL;
+        CK_OK(ctx, hispi_vector_device(v, true, &buf));
+        for (int k = 0; k < 4; k++)
+            CK_OK(ctx, hispi_vector_view(ctx, t, m, buf, off[k], &w[k]));
+        double sv[4] = {0.5, -1.25, 2, 0.75}, r0 = 0, r1 = 0, r2 = 0;
+        unsigned char sb[4][8], rb[3][8];
+        hisp_scalar s[4];
+        for (int k = 0; k < 4; k++) {
+            hispi_store_real(t, sb[k], 0, sv[k]);
+            s[k] = hisp_scalar_host(sb[k]);
+        }
+        /* w1 = w0*a + w1*b, w3 = w2*c + w3*d; dot(w0, w1), dot(w0, w3);
+         * w2 = w1*a + w2*b, dot(w2, w3) */
+        CK_OK(ctx, hispi_vector_axpby2(s[0], w[0], s[1], w[1], s[2], w[2], s[3], w[3]));
+        CK_OK(ctx,
+              hisp_vector_dot2(w[0], w[1], w[3], hisp_result_host(rb[0]), hisp_result_host(rb[1])));
+        CK_OK(ctx, hisp_vector_axpby_dot(s[0], w[1], s[1], w[2], w[3], hisp_result_host(rb[2])));
+        double *x0 = e + off[0], *x1 = e + off[1], *x2 = e + off[2], *x3 = e + off[3];
+        for (int64_t q = 0; q < m; q++) {
+            x1[q] = x0[q] * sv[0] + x1[q] * sv[1];
+            x3[q] = x2[q] * sv[2] + x3[q] * sv[3];
+            r0 += x0[q] * x1[q];
+            r1 += x0[q] * x3[q];
+        }
+        for (int64_t q = 0; q < m; q++) {
+            x2[q] = x1[q] * sv[0] + x2[q] * sv[1];
+            r2 += x2[q] * x3[q];
+        }
+        for (int k = 0; k < 4; k++)
+            hisp_vector_destroy(&w[k]);
+        hispi_vector_device_written(v); /* written behind v's back */
+        CK_OK(ctx, hisp_vector_read(v, got));
+        double tol = t == HISP_F32 ? 1e-5 : 1e-13, err = 0, norm = 0;
+        for (int64_t q = 0; q < total; q++) {
+            double d = hispi_load_real(t, got, q) - e[q];
+            err += d * d;
+            norm += e[q] * e[q];
+        }
+        ck_assert_msg(sqrt(err) <= tol * sqrt(norm), "views: entries off by %.3e", sqrt(err));
+        double want[3] = {r0, r1, r2};
+        for (int k = 0; k < 3; k++) {
+            double g = hispi_load_real(t, rb[k], 0);
+            ck_assert_msg(fabs(g - want[k]) <= 10 * tol * (1 + fabs(want[k])) * sqrt((double)m),
+                          "views: dot %d is %.17g, want %.17g", k, g, want[k]);
+        }
+        hisp_vector_destroy(&v);
+        free(h);
+        free(got);
+        free(e);
     }
     hisp_context_destroy(&ctx);
 }
@@ -381,6 +629,8 @@ Suite *suite_solver_dist(void)
     const test_target *tg;
     int nt = test_targets(&tg);
     tcase_add_loop_test(tc, test_dist_solve, 0, nt);
+    tcase_add_loop_test(tc, test_dist_window, 0, nt);
+    tcase_add_loop_test(tc, test_views_offsets, 0, nt);
     tcase_add_test(tc, test_dist_errors);
     suite_add_tcase(s, tc);
     tc = tcase_create("mpi");

@@ -62,11 +62,12 @@ cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alp
                                       double beta, void *y, cudaStream_t stream);
 
 /* y = A*x (op N, alpha 1, beta 0) as hisp_cuda_launch_csr_spmv, then *res =
- * sum_i x[i]*y[i] (A square; res: one entry of A's type in device memory),
+ * sum_i x[xoff + i]*y[i] (xoff + nrows <= ncols; res: one entry of A's type
+ * in device memory),
  * accumulated in double in a fixed order through part (A->nblocks +
  * A->nsplits doubles of device scratch) and rounded once. */
-cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, void *y,
-                                          double *part, void *res, cudaStream_t stream);
+cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, int64_t xoff,
+                                          void *y, double *part, void *res, cudaStream_t stream);
 
 /* Transpose of A into Tr (A with 32-bit indices and base 0; same type and width; Tr's row pointers,
  * colind and val allocated). phase 0: cnt[c] += entries of column c (cnt zeroed, ncols ints); phase

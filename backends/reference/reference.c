@@ -203,6 +203,25 @@ static hisp_status ref_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op o
     return hispi_ref_csr_spmv(ctx, dev, op, alpha, x, beta, y);
 }
 
+/* y = A x, then r = sum_i x[xoff + i]*y[i] in double in row order, rounded
+ * once (backend.h; so the fused paths of the solvers run in the tests). */
+static hisp_status ref_csr_spmv_dot(hisp_context ctx, void *be, void *dev, const void *x,
+                                    int64_t xoff, void *y, void *res, int64_t res_index,
+                                    void *res_host)
+{
+    (void)be;
+    const hispi_sparse *A = dev;
+    if ((A->type != HISP_F32 && A->type != HISP_F64) || xoff < 0 || xoff + A->nrows > A->ncols)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "reference: SpMV with a dot needs f32/f64 and rows within x");
+    HISPI_TRY(hispi_ref_csr_spmv(ctx, A, HISP_OP_N, 1.0, x, 0.0, y));
+    double s = 0;
+    for (int64_t i = 0; i < A->nrows; i++)
+        s += hispi_load_real(A->type, x, xoff + i) * hispi_load_real(A->type, y, i);
+    hispi_store_real(A->type, res_host ? res_host : res, res_host ? 0 : res_index, s);
+    return HISP_SUCCESS;
+}
+
 /* HiSparse: the "device" state is the family's pool copy that core keeps
  * in this backend's (host) buffers plus the queue capacities; SpMV is the
  * scheduler's host simulation. */
@@ -272,6 +291,7 @@ const hisp_backend_ops hisp_reference_ops = {
     .csr_caps = HISPI_CSR_GPTR,
     .csr_free = ref_csr_free,
     .csr_spmv = ref_csr_spmv,
+    .csr_spmv_dot = ref_csr_spmv_dot,
     .hisparse_upload = ref_hs_upload,
     .hisparse_free = ref_hs_free,
     .hisparse_spmv = ref_hs_spmv,

@@ -1,20 +1,27 @@
 /* The solvers' space over an MSREP plan's devices (hisp_solver_solve_dist):
- * vectors are distributed vectors of layout ROWS, each device holding the
- * rows it owns; the product is an all-gather into a REPLICATED scratch
- * vector and hisp_mspmv_dist. Every other operation runs on each device's
- * owned rows at once, on the plan's worker threads (hispi_msrep_each): the
- * vector-algebra kernels on views of the owned rows (hispi_vector_view; a
- * device's buffer may start with a shared row's slot). The scalars (slots)
- * live on the host: a reduction's partial sums come back from every device
- * and are added in device order (deterministic), and a method's ratios and
- * products are evaluated here and passed to the kernels as host values. */
+ * vectors are distributed vectors, each device keeping the rows it owns
+ * current. The space's own vectors start as ROWS vectors; one that is the
+ * input of a product becomes OWNED (msrep_plan.h: a full-length buffer per
+ * device, owned rows in place), so that a product fetches only the entries
+ * of each part's column window that other devices own (a halo for a banded
+ * matrix) and copies nothing locally: hispi_mspmv_window, one job on every
+ * device (a caller's ROWS x goes through a scratch OWNED vector). Every other
+ * operation runs on each device's owned rows at once, on the plan's worker
+ * threads (hispi_msrep_each): the vector-algebra kernels on views of the
+ * owned rows (hispi_vector_view; each operand its own offset). The scalars
+ * (slots) live on the host: a reduction's partial sums come back from every
+ * device and are added in device order (deterministic), and a method's
+ * ratios and products are evaluated here and passed to the kernels as host
+ * values. */
 #include "../msrep_plan.h"
 #include "ksp.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A vector of the space: a distributed vector and its per-device views. */
+/* A vector of the space: a distributed vector and its per-device views.
+ * The caller's vectors are named by their hisp_mvector, the space's own by
+ * their dvec (whose mv changes when it becomes OWNED). */
 typedef struct {
     hisp_mvector mv;
     hisp_vector view[HISP_MPLAN_MAX_DEVICES]; /* NULL where a device owns no rows */
@@ -27,9 +34,9 @@ typedef struct {
     double *slot; /* the slots (real: the plan's types are f32 and f64) */
     dvec **vecs;  /* every vector met so far (the caller's too) */
     int nvec, capvec;
-    hisp_mvector xrep; /* the product's REPLICATED x */
-    dvec *diag;        /* Jacobi: diag(A) in ROWS layout, or NULL */
-    bool pending;      /* element-wise work queued since the devices were last waited for */
+    hisp_mvector xs; /* OWNED scratch: the product's x where x is the caller's (made on use) */
+    dvec *diag;      /* Jacobi: diag(A) in ROWS layout, or NULL */
+    bool pending;    /* element-wise work queued since the devices were last waited for */
 } dist_space;
 
 static dist_space *D(ks_space *sp)
@@ -98,49 +105,88 @@ hisp_status hispi_ks_dist_check(hisp_context ctx, hisp_mplan plan, hisp_mvector 
 
 /* ---- vectors -------------------------------------------------------------------- */
 
-static void dvec_free(dvec *d)
+static void drop_views(dvec *d)
 {
     for (int k = 0; k < HISP_MPLAN_MAX_DEVICES; k++)
         hisp_vector_destroy(&d->view[k]);
+}
+
+static void dvec_free(dvec *d)
+{
+    drop_views(d);
     if (d->mine) hisp_mvector_destroy(&d->mv);
     free(d);
 }
 
-/* The space's record of v (made on first sight: the caller's b and x). */
-static hisp_status lookup(dist_space *ds, ks_vec *v, dvec **out)
+/* d's views of the owned rows of d->mv. */
+static hisp_status make_views(dist_space *ds, dvec *d)
 {
-    hisp_mvector mv = (hisp_mvector)v;
-    for (int i = 0; i < ds->nvec; i++)
-        if (ds->vecs[i]->mv == mv) {
-            *out = ds->vecs[i];
-            return HISP_SUCCESS;
-        }
-    hisp_context ctx = ds->base.ctx;
     hisp_mplan plan = ds->plan;
-    HISPI_TRY(vec_check(ctx, plan, "a vector", mv));
-    if (ds->nvec == ds->capvec) {
-        int cap = ds->capvec ? 2 * ds->capvec : 16;
-        dvec **nv = realloc(ds->vecs, (size_t)cap * sizeof *nv);
-        if (!nv) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "solve: out of host memory");
-        ds->vecs = nv;
-        ds->capvec = cap;
-    }
-    dvec *d = NULL;
-    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *d, (void **)&d));
-    d->mv = mv;
     for (int k = 0; k < plan->nd; k++) {
         void *buf;
         int64_t off, n;
-        hispi_mvector_slice(mv, k, &buf, &off, &n);
+        hispi_mvector_slice(d->mv, k, &buf, &off, &n);
         hisp_status st = HISP_SUCCESS;
         if (n > 0) st = hispi_vector_view(plan->w[k].ctx, plan->type, n, buf, off, &d->view[k]);
         if (st) {
-            dvec_free(d);
-            return hispi_fail(ctx, st, "solve: cannot make device %d's view of a vector (%s)", k,
+            drop_views(d);
+            return hispi_fail(ds->base.ctx, st,
+                              "solve: cannot make device %d's view of a vector (%s)", k,
                               hisp_status_string(st));
         }
     }
+    return HISP_SUCCESS;
+}
+
+/* A new record of mv with its views (mine: mv is freed with it). */
+static hisp_status dvec_new(dist_space *ds, hisp_mvector mv, bool mine, dvec **out)
+{
+    dvec *d = NULL;
+    HISPI_TRY(hispi_calloc(ds->base.ctx, 1, sizeof *d, (void **)&d));
+    d->mv = mv;
+    hisp_status st = make_views(ds, d);
+    if (st) {
+        free(d);
+        return st;
+    }
+    d->mine = mine;
+    *out = d;
+    return HISP_SUCCESS;
+}
+
+static hisp_status remember(dist_space *ds, dvec *d)
+{
+    if (ds->nvec == ds->capvec) {
+        int cap = ds->capvec ? 2 * ds->capvec : 16;
+        dvec **nv = realloc(ds->vecs, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return hispi_fail(ds->base.ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
+                              "solve: out of host memory");
+        ds->vecs = nv;
+        ds->capvec = cap;
+    }
     ds->vecs[ds->nvec++] = d;
+    return HISP_SUCCESS;
+}
+
+/* The space's record of v: one of its own, or the caller's (made on first
+ * sight: b and x). */
+static hisp_status lookup(dist_space *ds, ks_vec *v, dvec **out)
+{
+    for (int i = 0; i < ds->nvec; i++)
+        if ((ks_vec *)ds->vecs[i] == v || (ks_vec *)ds->vecs[i]->mv == v) {
+            *out = ds->vecs[i];
+            return HISP_SUCCESS;
+        }
+    hisp_mvector mv = (hisp_mvector)v;
+    HISPI_TRY(vec_check(ds->base.ctx, ds->plan, "a vector", mv));
+    dvec *d = NULL;
+    HISPI_TRY(dvec_new(ds, mv, false, &d));
+    hisp_status st = remember(ds, d);
+    if (st) {
+        dvec_free(d);
+        return st;
+    }
     *out = d;
     return HISP_SUCCESS;
 }
@@ -152,13 +198,17 @@ static hisp_status d_vnew(ks_space *sp, int cols, ks_vec **v)
     hisp_mvector mv = NULL;
     HISPI_TRY(relay(ds, hisp_mvector_create(ds->plan, HISP_MVEC_ROWS, &mv)));
     dvec *d = NULL;
-    hisp_status st = lookup(ds, (ks_vec *)mv, &d);
+    hisp_status st = dvec_new(ds, mv, true, &d);
     if (st) {
         hisp_mvector_destroy(&mv);
         return st;
     }
-    d->mine = true;
-    *v = (ks_vec *)mv;
+    st = remember(ds, d);
+    if (st) {
+        dvec_free(d);
+        return st;
+    }
+    *v = (ks_vec *)d;
     return HISP_SUCCESS;
 }
 
@@ -166,7 +216,7 @@ static void d_vfree(ks_space *sp, ks_vec *v)
 {
     dist_space *ds = D(sp);
     for (int i = 0; i < ds->nvec; i++)
-        if (ds->vecs[i]->mv == (hisp_mvector)v) {
+        if ((ks_vec *)ds->vecs[i] == v) {
             dvec_free(ds->vecs[i]);
             ds->vecs[i] = ds->vecs[--ds->nvec];
             return;
@@ -186,14 +236,15 @@ enum {
     OP_AXPBY_DOT,
     OP_DOT2,
     OP_DIV,
-    OP_DIV_DOT
+    OP_DIV_DOT,
+    OP_AXPBY2
 };
 
 typedef struct {
     int op;
     hisp_type t;
     dvec *v[4];  /* operands in the vector call's order (NULL: none) */
-    double s[3]; /* host scalars */
+    double s[4]; /* host scalars */
     int nres;
     double part[HISP_MPLAN_MAX_DEVICES][2]; /* each device's partial results */
 } job;
@@ -213,9 +264,9 @@ static hisp_status each_op(worker *w, void *arg)
              * write it behind the view's back */
             hispi_vector_device_written(v[i]);
         }
-    unsigned char sb[3][8], rb[2][8];
-    hisp_scalar s[3];
-    for (int i = 0; i < 3; i++) {
+    unsigned char sb[4][8], rb[2][8];
+    hisp_scalar s[4];
+    for (int i = 0; i < 4; i++) {
         hispi_store_real(j->t, sb[i], 0, j->s[i]);
         s[i] = hisp_scalar_host(sb[i]);
     }
@@ -249,6 +300,9 @@ static hisp_status each_op(worker *w, void *arg)
     case OP_DIV:
         st = hisp_vector_div(v[0], v[1], v[2]);
         break;
+    case OP_AXPBY2:
+        st = hispi_vector_axpby2(s[0], v[0], s[1], v[1], s[2], v[2], s[3], v[3]);
+        break;
     default: /* OP_DIV_DOT */
         st = hisp_vector_div_dot(v[0], v[1], v[2], r0);
         break;
@@ -258,18 +312,9 @@ static hisp_status each_op(worker *w, void *arg)
     return st;
 }
 
-/* Run j on every device; its partial results summed in device order into
- * slots s0 (and s1). */
-static hisp_status run(dist_space *ds, job *j, int s0, int s1)
+/* j's partial results summed in device order into slots s0 (and s1). */
+static void sum_parts(dist_space *ds, const job *j, int s0, int s1)
 {
-    j->t = ds->plan->type;
-    HISPI_TRY(relay(ds, hispi_msrep_each(ds->plan, each_op, j)));
-    if (j->nres == 0) {
-        ds->pending = j->op != OP_SYNC;
-        return HISP_SUCCESS;
-    }
-    /* every device read its result back: its queue is drained */
-    ds->pending = false;
     int slots[2] = {s0, s1};
     for (int i = 0; i < j->nres; i++) {
         double sum = 0;
@@ -277,6 +322,16 @@ static hisp_status run(dist_space *ds, job *j, int s0, int s1)
             sum += j->part[k][i];
         ds->slot[slots[i]] = sum;
     }
+}
+
+/* Run j on every device; its partial results into slots s0 (and s1). */
+static hisp_status run(dist_space *ds, job *j, int s0, int s1)
+{
+    j->t = ds->plan->type;
+    HISPI_TRY(relay(ds, hispi_msrep_each(ds->plan, each_op, j)));
+    /* a device that read a result back has its queue drained */
+    ds->pending = j->nres == 0 && j->op != OP_SYNC;
+    sum_parts(ds, j, s0, s1);
     return HISP_SUCCESS;
 }
 
@@ -389,25 +444,79 @@ static hisp_status drain(dist_space *ds)
     return run(ds, &j, 0, 0);
 }
 
-static hisp_status d_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
+/* One of the space's vectors becomes OWNED (its first product): its owned
+ * rows copied into the full-length buffers once, so that every later
+ * product reads them in place. */
+static hisp_status promote(dist_space *ds, dvec *d)
 {
-    dist_space *ds = D(sp);
-    if (op != HISP_OP_N)
-        return hispi_fail(sp->ctx, HISP_ERR_UNSUPPORTED,
-                          "solve over an MSREP plan: products with A^T are not available");
+    hisp_mvec_layout lay;
+    if (!d->mine || (hispi_mvector_of(d->mv, ds->plan, &lay) && lay == HISPI_MVEC_OWNED))
+        return HISP_SUCCESS;
+    hisp_mvector mv = NULL;
+    HISPI_TRY(relay(ds, hispi_mvector_create(ds->plan, HISPI_MVEC_OWNED, &mv)));
+    dvec *nd = NULL;
+    hisp_status st = dvec_new(ds, mv, true, &nd);
+    if (st) {
+        hisp_mvector_destroy(&mv);
+        return st;
+    }
+    job j = {.op = OP_COPY, .v = {d, nd}};
+    st = run(ds, &j, 0, 0);
+    if (!st) st = drain(ds); /* the old buffers go next */
+    if (st) {
+        dvec_free(nd);
+        return st;
+    }
+    drop_views(d);
+    hisp_mvector_destroy(&d->mv);
+    d->mv = nd->mv;
+    memcpy(d->view, nd->view, sizeof d->view);
+    free(nd);
+    return HISP_SUCCESS;
+}
+
+/* y = A x (slot >= 0: slot = dot(x, y), in the same job); x is made OWNED
+ * if it is the space's, else goes through the OWNED scratch. */
+static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, int slot)
+{
     dvec *dx, *dy;
     HISPI_TRY(lookup(ds, x, &dx));
     HISPI_TRY(lookup(ds, y, &dy));
-    /* the all-gather copies between devices (peer copies where the
-     * backend has them): each device's rows of x must be complete */
-    if (!ds->plan->dhost) HISPI_TRY(drain(ds));
-    HISPI_TRY(relay(ds, hisp_mvector_allgather(dx->mv, ds->xrep)));
-    unsigned char one[8], zero[8];
-    hispi_store_real(ds->plan->type, one, 0, 1.0);
-    hispi_store_real(ds->plan->type, zero, 0, 0.0);
-    HISPI_TRY(relay(ds, hisp_mspmv_dist(ds->plan, one, ds->xrep, zero, dy->mv)));
-    ds->pending = false; /* both wait for their devices */
+    if (dx == dy)
+        return hispi_fail(ds->base.ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve over an MSREP plan: a product's x and y are one vector");
+    HISPI_TRY(promote(ds, dx));
+    hisp_mvector xs = dx->mv;
+    if (!dx->mine) {
+        if (!ds->xs)
+            HISPI_TRY(relay(ds, hispi_mvector_create(ds->plan, HISPI_MVEC_OWNED, &ds->xs)));
+        xs = ds->xs;
+    }
+    double part[HISP_MPLAN_MAX_DEVICES];
+    HISPI_TRY(relay(ds, hispi_mspmv_window(ds->plan, dx->mv, xs, dy->mv, slot >= 0 ? part : NULL)));
+    ds->pending = false; /* the job waits for its devices */
+    if (slot >= 0) {     /* in device order, as every reduction of the space */
+        double sum = 0;
+        for (int k = 0; k < ds->plan->nd; k++)
+            sum += part[k];
+        ds->slot[slot] = sum;
+    }
     return HISP_SUCCESS;
+}
+
+static hisp_status d_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
+{
+    if (op != HISP_OP_N)
+        return hispi_fail(sp->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve over an MSREP plan: products with A^T are not available");
+    return product(D(sp), x, y, -1);
+}
+
+/* y = A x and slot = dot(x, y) in one job: fused into the product's kernel
+ * where the backend can, else a pass right after it on each device. */
+static hisp_status d_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    return product(D(sp), x, y, slot);
 }
 
 static hisp_status d_smul(ks_space *sp, ks_sc a, ks_sc b, int slot)
@@ -441,18 +550,19 @@ static void d_destroy(ks_space *sp)
     for (int i = 0; i < ds->nvec; i++)
         dvec_free(ds->vecs[i]);
     free(ds->vecs);
-    hisp_mvector_destroy(&ds->xrep);
+    hisp_mvector_destroy(&ds->xs);
     free(ds->slot);
     free(ds);
 }
 
-/* Two passes here: each device's element-wise work is small next to the
- * hand-offs to its worker. */
+/* One pass on every device (x1 read before y2 is written). */
 static hisp_status d_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
                             ks_vec *x2, ks_sc d, ks_vec *y2)
 {
-    HISPI_TRY(d_axpby(sp, a, x1, b, y1));
-    return d_axpby(sp, c, x2, d, y2);
+    dist_space *ds = D(sp);
+    job j = {.op = OP_AXPBY2, .s = {ev(ds, a), ev(ds, b), ev(ds, c), ev(ds, d)}};
+    OPERANDS(x1, y1, x2, y2);
+    return run(ds, &j, 0, 0);
 }
 
 static const ks_ops dist_ops = {.vnew = d_vnew,
@@ -471,7 +581,8 @@ static const ks_ops dist_ops = {.vnew = d_vnew,
                                 .smul = d_smul,
                                 .sset = d_sset,
                                 .read = d_read,
-                                .destroy = d_destroy};
+                                .destroy = d_destroy,
+                                .matvec_dot = d_matvec_dot};
 
 /* Jacobi: the plan's diagonal (taken from A at plan time) on the devices. */
 static hisp_status make_diag(dist_space *ds)
@@ -488,7 +599,7 @@ static hisp_status make_diag(dist_space *ds)
                               (long long)i + 1);
     ks_vec *v = NULL;
     HISPI_TRY(d_vnew(&ds->base, 0, &v));
-    HISPI_TRY(lookup(ds, v, &ds->diag));
+    ds->diag = (dvec *)v;
     return relay(ds, hisp_mvector_write(ds->diag->mv, plan->diag));
 }
 
@@ -507,7 +618,6 @@ hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, in
     sp->nrows = sp->ncols = plan->nrows;
     ds->plan = plan;
     hisp_status st = hispi_calloc(ctx, (size_t)nslot, sizeof *ds->slot, (void **)&ds->slot);
-    if (!st) st = relay(ds, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &ds->xrep));
     if (!st && pc == HISP_PRECOND_JACOBI) st = make_diag(ds);
     if (st) {
         d_destroy(sp);
