@@ -1091,7 +1091,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  * residual's rate of decrease predicts for convergence. A solve stops at the
  * first check whose latest iterate meets the tolerance: usually within a
  * few iterations of the first iterate that does (CG on the test matrices:
- * 0-4 more; BiCGSTAB, whose residual is not monotone, up to the interval).
+ * 0-4 more). Where a batch went below the tolerance and ended above it (a
+ * residual that is not monotone, as BiCGSTAB's), the checks come every
+ * iteration from there.
  * The monitor sees every iteration. Interval 1 checks (and waits) every
  * iteration. GMRES and LSQR need their scalars on the host every iteration
  * (Givens rotations, LSQR's recurrences) and check every iteration.

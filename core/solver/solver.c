@@ -279,7 +279,11 @@ hisp_status hispi_ks_check(ks_run *r, int force)
         stop(r, HISP_STOP_MAX_ITERATIONS);
     else if (r->xsave)
         HISPI_TRY(sp->o->copy(sp, r->x, r->xsave));
-    next_interval(r, before, last, steps);
+    if (conv)
+        r->Kcur = 1; /* below the tolerance inside the batch, above at its end (a residual that
+                        is not monotone): check every iteration from here */
+    else
+        next_interval(r, before, last, steps);
     return HISP_SUCCESS;
 }
 
