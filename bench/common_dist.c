@@ -393,7 +393,8 @@ static void num(FILE *f, const char *k, double v, int comma)
 void bs_dist_json(FILE *f, const bs_dist_row *r)
 {
     fprintf(f,
-            "{\"part\": \"dist\", \"matrix\": \"%s\", \"method\": \"%s\", \"devices\": \"%s\", "
+            "{\"part\": \"dist\", \"matrix\": \"%s\", \"method\": \"%s\", \"format\": \"csr\", "
+            "\"devices\": \"%s\", "
             "\"plan\": %s, \"rows\": %lld, \"nnz\": %lld, \"iterations_asked\": %lld, "
             "\"iterations\": %lld, \"status\": \"%s\", ",
             r->matrix, r->method, r->devices, r->plan ? "true" : "false", (long long)r->rows,
