@@ -17,8 +17,14 @@
  * qsurface N (q64); --lsqr adds LSQR on the ROWS x COLS matrix of
  * bs_lsq_matrix (10 per row), CSR and HiSparse. A method hisp does not
  * provide yet is printed as "unsupported". Exit 0; 2 when a solve failed
- * for another reason. */
-#include "common_solve.h"
+ * for another reason.
+ *
+ * --selftest checks what bench_solve_cuda --parts dist runs, at small sizes
+ * on this backend: the SPD graph of rmat (bs_spd_graph) against a dense
+ * construction, its symmetry and CG's convergence on it, then the scaling
+ * runs (common_dist.c) with plans over 1, 2 and 4 of the device's
+ * sub-devices (PoCL) or reference contexts. Exit 0 when all hold, else 2. */
+#include "common_dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -141,14 +147,183 @@ static void json_num(FILE *f, const char *k, double v, int comma)
         fprintf(f, "\"%s\": %.6g%s", k, v, comma ? ", " : "");
 }
 
+/* ---- --selftest ------------------------------------------------------------ */
+
+static int check(int ok, const char *what)
+{
+    printf("selftest: %s: %s\n", what, ok ? "ok" : "FAILED");
+    return ok ? 0 : 1;
+}
+
+/* bs_spd_graph of rmat(scale, ef) against the dense construction (exact:
+ * the row sums add the same values in the same column order). */
+static int spd_dense(hisp_context ctx, int scale, int ef)
+{
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_RMAT, &gp);
+    gp.scale = scale;
+    gp.edge_factor = ef;
+    hisp_matrix G = NULL;
+    hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &G), "rmat");
+    hisp_matrix_info mi;
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    hk(ctx, hisp_matrix_get_info(G, &mi), "info");
+    hk(ctx, hisp_matrix_host_arrays(G, &p, NULL, &c, &v), "arrays");
+    int64_t n = mi.nrows, *bp, nnz;
+    int32_t *bc;
+    double *bv;
+    if (bs_spd_graph(n, p, c, (const double *)v, &bp, &bc, &bv, &nnz)) return 1;
+    double *D = calloc((size_t)(n * n), sizeof *D);
+    if (!D) return 1;
+    int selfloops = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = p[i]; e < p[i + 1]; e++) {
+            if (c[e] == i) {
+                selfloops++;
+                continue;
+            }
+            D[i * n + c[e]] += fabs(((const double *)v)[e]);
+            D[c[e] * n + i] += fabs(((const double *)v)[e]);
+        }
+    for (int64_t i = 0; i < n; i++) {
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++)
+            if (j != i) sum += D[i * n + j];
+        D[i * n + i] = sum + 1;
+    }
+    int bad = 0;
+    int64_t dense_nnz = 0;
+    for (int64_t i = 0; i < n * n; i++)
+        dense_nnz += D[i] != 0;
+    for (int64_t i = 0; i < n && !bad; i++)
+        for (int64_t e = bp[i]; e < bp[i + 1]; e++) {
+            if (e > bp[i] && bc[e] <= bc[e - 1]) bad = 1; /* sorted, distinct */
+            if (bv[e] != D[i * n + bc[e]]) bad = 1;
+        }
+    printf("selftest: rmat-%d-%d: %lld entries (%d self loops) -> SPD graph %lld entries (dense "
+           "%lld)\n",
+           scale, ef, (long long)mi.nnz, selfloops, (long long)nnz, (long long)dense_nnz);
+    bad |= nnz != dense_nnz || bp[n] != nnz;
+    free(D);
+    free(bp);
+    free(bc);
+    free(bv);
+    hisp_matrix_destroy(&G);
+    return check(!bad, "SPD graph equals the dense construction");
+}
+
+/* B of bs_dist_matrix: symmetric (B_ij = B_ji for each stored entry) and
+ * CG converges on it; the true residual checked on the host. */
+static int spd_cg(hisp_context ctx, int scale, int ef)
+{
+    char name[40];
+    hisp_matrix B = bs_dist_matrix(ctx, "rmat", 0, scale, ef, name, sizeof name);
+    if (!B) return 1;
+    hisp_matrix_info mi;
+    const int64_t *p;
+    const int32_t *c;
+    const void *vv;
+    hk(ctx, hisp_matrix_get_info(B, &mi), "info");
+    hk(ctx, hisp_matrix_host_arrays(B, &p, NULL, &c, &vv), "arrays");
+    const double *v = vv;
+    int64_t n = mi.nrows;
+    int sym = 1;
+    for (int64_t i = 0; i < n && sym; i++)
+        for (int64_t e = p[i]; e < p[i + 1] && sym; e++) {
+            int64_t j = c[e], lo = p[j], hi = p[j + 1];
+            while (lo < hi) { /* B_ji by bisection */
+                int64_t mid = lo + (hi - lo) / 2;
+                if (c[mid] < i)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            sym = lo < p[j + 1] && c[lo] == i && v[lo] == v[e];
+        }
+    int bad = check(sym, "SPD graph symmetric");
+    double *bh = halloc(n), *xh = halloc(n);
+    bs_fill_uniform(bh, n, 7);
+    hisp_vector b = NULL, x = NULL;
+    hk(ctx, hisp_vector_create(ctx, HISP_F64, n, &b), "vector");
+    hk(ctx, hisp_vector_create(ctx, HISP_F64, n, &x), "vector");
+    hk(ctx, hisp_vector_write(b, bh), "write");
+    hisp_solver s = NULL;
+    hk(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s), "solver");
+    hk(ctx, hisp_solver_set_tolerances(s, 1e-10, 0), "tolerances");
+    hisp_solve_info in;
+    hk(ctx, hisp_solver_solve(s, B, b, x, &in), "solve");
+    hk(ctx, hisp_vector_read(x, xh), "read");
+    double rr = 0, bb = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double ax = 0;
+        for (int64_t e = p[i]; e < p[i + 1]; e++)
+            ax += v[e] * xh[c[e]];
+        rr += (bh[i] - ax) * (bh[i] - ax);
+        bb += bh[i] * bh[i];
+    }
+    printf("selftest: cg on %s: %s after %lld iterations, true relative residual %.2e\n", name,
+           hisp_stop_reason_name(in.reason), (long long)in.iterations, sqrt(rr / bb));
+    bad |= check(in.converged && sqrt(rr / bb) <= 1e-8, "CG converges on the SPD graph");
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&B);
+    free(bh);
+    free(xh);
+    return bad;
+}
+
+static int selftest(hisp_context ctx, hisp_backend_kind backend)
+{
+    int bad = spd_dense(ctx, 7, 8);
+    bad |= spd_dense(ctx, 9, 16);
+    bad |= spd_cg(ctx, 12, 8);
+    bs_dist_opts o = {.backend = backend,
+                      .plan_flags = HISP_MPLAN_SUBDEVICES, /* k parts on one device */
+                      .devices = "1,1p,2,4",
+                      .methods = "cg,bicgstab",
+                      .iters = 20,
+                      .repeat = 3};
+    static bs_dist_rows R;
+    const struct {
+        const char *kind;
+        int64_t side;
+        int scale, ef;
+    } mats[] = {{"poisson3d", 24, 0, 0}, {"rmat", 0, 11, 8}};
+    for (int m = 0; m < 2; m++) {
+        char name[40];
+        hisp_matrix A = bs_dist_matrix(ctx, mats[m].kind, mats[m].side, mats[m].scale, mats[m].ef,
+                                       name, sizeof name);
+        if (!A) return 1;
+        bs_dist_run(ctx, A, name, m ? BS_DIST_XTOL_GRAPH : BS_DIST_XTOL, &o, &R);
+        hisp_matrix_destroy(&A);
+    }
+    bs_dist_tables(stdout, &R);
+    int timed = R.n == 16;
+    for (int i = 0; i < R.n; i++) {
+        const bs_dist_row *r = &R.v[i];
+        timed &= r->iters == 20 && r->ms_it > 0 && r->speedup > 0;
+        if (r->plan) timed &= r->product_it > 0 && r->reduce_it > 0 && r->vector_it >= 0;
+    }
+    bad |= check(!R.failed && timed, "scaling runs: 16 rows, breakdowns, solutions agree");
+    printf("selftest: %s\n", bad ? "FAILED" : "passed");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     hisp_backend_kind backend = HISP_BACKEND_OPENCL;
     const char *sizes = "64,80,100", *json = NULL;
     int64_t iters = 100, cn = 0, lrows = 0, lcols = 0;
-    int repeat = 3;
+    int repeat = 3, self = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--selftest")) {
+            self = 1;
+            continue;
+        }
 #define OPT(name, stmt)                                                                            \
     if (!strcmp(a, name) && v) {                                                                   \
         stmt;                                                                                      \
@@ -165,7 +340,7 @@ int main(int argc, char **argv)
         OPT("--json", json = v);
         fprintf(stderr,
                 "usage: %s [--backend opencl|reference|cuda] [--sizes 64,80,100] [--iters 100] "
-                "[--repeat 3] [--compound N] [--lsqr ROWS,COLS] [--json FILE]\n",
+                "[--repeat 3] [--compound N] [--lsqr ROWS,COLS] [--json FILE] [--selftest]\n",
                 argv[0]);
         return 1;
     }
@@ -185,6 +360,11 @@ int main(int argc, char **argv)
     }
     hisp_device_info dev;
     hk(ctx, hisp_context_get_device(ctx, &dev), "device");
+    if (self) {
+        int bad = selftest(ctx, backend);
+        hisp_context_destroy(&ctx);
+        return bad ? 2 : 0;
+    }
     double bw = 0;
     hk(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 27, 10, &bw), "copy bandwidth");
     printf("# bench_solve_cpu: %s %s, copy bandwidth %.2f GB/s (read + write)\n",

@@ -28,6 +28,16 @@
  *             Paige and Saunders' LSQR written with cusparseSpMV (opA = N,
  *             the fastest algorithm, and opA = T, the default) + cublasDnrm2 /
  *             Dscal / Daxpy with host scalars, run for the iterations hisp ran.
+ *   dist      the distributed solvers' scaling (common_dist.h): per matrix of
+ *             --dist-matrices (poisson3d of --dist-side; rmat of --dist-scale
+ *             and --dist-edge-factor made SPD: B = |A| + |A|^T, diagonal row
+ *             sum + 1), method of --dist-methods and device count of
+ *             --dist-devices (1: one context on GPU 0, the baseline; "1p": a
+ *             plan over GPU 0 alone; k: a pcsr plan over GPUs 0..k-1), ms
+ *             per iteration, speedup over 1, the breakdown per iteration
+ *             (hisp_solve_info product / vector / reduce, other = the rest)
+ *             and x's difference to the 1-GPU solution. Each matrix is made
+ *             once; the plans run first, the 1-GPU solves last.
  *   compound  BiCGSTAB and GMRES(restart) on helmholtz (c64, n x n) and CG on
  *             qsurface (q64, 2 n^2 rows): ms/it and the SpMV's share (the
  *             wall of one synchronised hisp_spmv x SpMVs per iteration / ms
@@ -36,7 +46,7 @@
  * A method hisp does not provide yet prints "unsupported" and the program
  * goes on. Exit: 0; 2 when a hisp solution and the expert's differ by more
  * than 1e-6 (relative) or a solve failed for another reason; 3 no device. */
-#include "common_solve.h"
+#include "common_dist.h"
 #include "cuda_bench.h"
 
 #include <cublas_v2.h>
@@ -57,9 +67,10 @@
 typedef struct {
     const char *parts, *sizes, *json, *summary;
     int64_t iters, lsqr_rows, lsqr_cols, lsqr_iters, kry_iters, helm_n, qsurf_n;
-    int lsqr_scale;    /* rmat stack: four graphs of 2^lsqr_scale vertices */
-    int64_t dist_side; /* distributed CG: poisson3d side */
-    int dist_devices;
+    int lsqr_scale;          /* rmat stack: four graphs of 2^lsqr_scale vertices */
+    int64_t dist_side;       /* part dist: poisson3d side */
+    int dist_scale, dist_ef; /* part dist: rmat scale and edge factor */
+    const char *dist_devices, *dist_methods, *dist_matrices;
     int repeat, npr, restart;
 } options;
 
@@ -183,24 +194,6 @@ static void tables(FILE *f, const rows *R, const char *gpu, double bw)
     }
     any = 0;
     for (int i = 0; i < R->n; i++)
-        if (!strcmp(R->v[i].part, "dist")) any = 1;
-    if (any) {
-        fprintf(f, "\nDistributed CG, f64, fixed iterations, wall per iteration\n\n");
-        fprintf(f,
-                "| matrix | rows | nnz | iterations | 1 GPU ms/it | GPUs ms/it | speedup | x rel. "
-                "diff |\n|---|--:|--:|--:|--:|--:|--:|--:|\n");
-        for (int i = 0; i < R->n; i++) {
-            const row *r = &R->v[i];
-            if (strcmp(r->part, "dist")) continue;
-            fprintf(f, "| %s | %lld | %lld | %lld/%lld %s | %s | %s | **%s** | %s |\n", r->matrix,
-                    (long long)r->rows, (long long)r->nnz, (long long)r->iters,
-                    (long long)r->iters_asked, r->status, fx(r->expert_ms_it, a[0], "%.4f"),
-                    fx(r->ms_it, a[1], "%.4f"), fx(r->expert_ms_it / r->ms_it, a[2], "%.2f"),
-                    fx(r->x_diff, a[3], "%.1e"));
-        }
-    }
-    any = 0;
-    for (int i = 0; i < R->n; i++)
         if (!strcmp(R->v[i].part, "compound")) any = 1;
     if (any) {
         fprintf(f, "\nCompound entries, fixed iterations, wall per iteration; SpMV share = "
@@ -228,7 +221,8 @@ static void json_num(FILE *f, const char *k, double v, int comma)
         fprintf(f, "\"%s\": %.6g%s", k, v, comma ? ", " : "");
 }
 
-static void write_json(FILE *f, const rows *R, const char *gpu, double bw, const options *o)
+static void write_json(FILE *f, const rows *R, const bs_dist_rows *D, const char *gpu, double bw,
+                       const options *o)
 {
     fprintf(f, "{\"device\": \"%s\", \"copy_bandwidth\": %.6g, \"repeat\": %d, \"results\": [\n",
             gpu, bw, o->repeat);
@@ -250,7 +244,12 @@ static void write_json(FILE *f, const rows *R, const char *gpu, double bw, const
         json_num(f, "spmv_ms", r->spmv_ms, 1);
         json_num(f, "spmv_share", r->spmv_share, 1);
         json_num(f, "x_rel_diff", r->x_diff, 0);
-        fprintf(f, "}%s\n", i + 1 < R->n ? "," : "");
+        fprintf(f, "}%s\n", i + 1 < R->n || D->n ? "," : "");
+    }
+    for (int i = 0; i < D->n; i++) {
+        fprintf(f, "  ");
+        bs_dist_json(f, &D->v[i]);
+        fprintf(f, "%s\n", i + 1 < D->n ? "," : "");
     }
     fprintf(f, "]}\n");
 }
@@ -855,116 +854,52 @@ static void usage(FILE *f, const char *prog)
         "       [--lsqr-rows 4000000] [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters "
         "200]\n"
         "       [--lsqr-scale 20 (the rmat stack: 4 graphs of 2^scale vertices)]\n"
-        "       [--dist-side 560] [--dist-devices 2] (part dist: distributed CG)\n"
+        "       [--dist-matrices poisson3d,rmat] [--dist-side 560] [--dist-scale 26]\n"
+        "       [--dist-edge-factor 16] [--dist-devices 1,2,4 (1p: a plan over GPU 0)]\n"
+        "       [--dist-methods cg,bicgstab] (part dist: the distributed solvers' scaling)\n"
         "       [--helmholtz 2000] [--qsurface 1414] [--krylov-iters 200] [--restart 30]\n"
         "       [--json FILE] [--summary FILE]\n",
         prog);
 }
 
-/* Distributed CG: poisson3d of side dist_side over dist_devices CUDA
- * devices (an MSREP pcsr plan, distributed vectors, hisp_solver_solve_dist)
- * against the same solve on device 0 alone. */
-static void part_dist(bench *B, rows *R)
+/* The distributed solvers' scaling over CUDA devices 0..k-1 (common_dist.c):
+ * one matrix at a time, made once for every method and device count. */
+static void part_dist(bench *B, bs_dist_rows *D)
 {
     const options *o = B->o;
-    hisp_context ctx = B->ctx;
     int ndev = 0;
-    cb_hk(ctx, hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &ndev), "device count");
-    int nd = o->dist_devices;
-    char name[32];
-    snprintf(name, sizeof name, "poisson3d-%lld", (long long)o->dist_side);
-    row *r = row_new(R, "dist", name, "cg", "csr");
-    r->n = o->dist_side;
-    r->iters_asked = o->iters;
-    if (ndev < nd) {
-        snprintf(r->status, sizeof r->status, "needs %d GPUs (%d here)", nd, ndev);
-        printf("dist: %s\n", r->status);
+    cb_hk(B->ctx, hisp_backend_device_count(B->ctx, HISP_BACKEND_CUDA, &ndev), "device count");
+    int most = 0;
+    for (const char *s = o->dist_devices; s && *s;) {
+        int k = atoi(s);
+        most = k > most ? k : most;
+        s = strchr(s, ',');
+        if (s) s++;
+    }
+    if (most > ndev) {
+        printf("dist: --dist-devices %s needs %d GPUs (%d here)\n", o->dist_devices, most, ndev);
+        D->failed = 1;
         return;
     }
-    hisp_gen_params gp;
-    hisp_gen_defaults(HISP_GEN_POISSON3D, &gp);
-    gp.n = o->dist_side;
-    gp.seed = 42;
-    double t0 = bench_now_ms();
-    hisp_matrix A = NULL;
-    cb_hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate poisson3d");
-    hisp_matrix_info mi;
-    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
-    int64_t n = mi.nrows;
-    r->rows = r->cols = n;
-    r->nnz = mi.nnz;
-    printf("%s: %lld rows, nnz %lld (made in %.0f ms)\n", name, (long long)n, (long long)mi.nnz,
-           bench_now_ms() - t0);
-    double *bh = halloc(n), *x1 = halloc(n), *xd = halloc(n);
-    bs_fill_uniform(bh, n, 7);
-    /* one GPU */
-    hisp_vector b = hvec(B, HISP_F64, n, bh), x = hvec(B, HISP_F64, n, NULL);
-    bs_solve s1;
-    if (!bs_solve_fixed(ctx, HISP_SOLVER_CG, A, b, x, o->iters, 0, 2, o->repeat, &s1)) {
-        r->expert_ms_it = s1.ms_per_it;
-        cb_hk(ctx, hisp_vector_read(x, x1), "read x");
-        printf("  cg on 1 GPU: %lld iterations, %.4f ms/it\n", (long long)s1.info.iterations,
-               s1.ms_per_it);
-    } else {
-        printf("  cg on 1 GPU: %s\n", s1.message);
-    }
-    hisp_vector_destroy(&b);
-    hisp_vector_destroy(&x);
-    /* nd GPUs: the plan holds its own parts */
-    hisp_device_ref devs[HISP_MPLAN_MAX_DEVICES];
-    for (int k = 0; k < nd; k++)
-        devs[k] = (hisp_device_ref){HISP_BACKEND_CUDA, k};
-    hisp_mplan plan = NULL;
-    t0 = bench_now_ms();
-    cb_hk(ctx, hisp_mplan_create(A, nd, devs, HISP_PART_PCSR, 0, &plan), "plan");
-    printf("  plan over %d GPUs made in %.0f ms\n", nd, bench_now_ms() - t0);
-    hisp_matrix_destroy(&A);
-    hisp_mvector mb = NULL, mx = NULL;
-    cb_hk(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &mb), "mvector b");
-    cb_hk(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &mx), "mvector x");
-    cb_hk(ctx, hisp_mvector_write(mb, bh), "write b");
-    memset(xd, 0, (size_t)n * sizeof *xd);
-    hisp_solver sv = NULL;
-    cb_hk(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &sv), "solver");
-    cb_hk(ctx, hisp_solver_set_tolerances(sv, BS_RTOL, BS_ATOL), "tolerances");
-    double wall[64];
-    int rep = o->repeat < 64 ? o->repeat : 64;
-    hisp_solve_info info;
-    memset(&info, 0, sizeof info);
-    hisp_status st = HISP_SUCCESS;
-    for (int k = -1; k < rep && !st; k++) { /* k = -1: warm-up, 2 iterations */
-        st = hisp_solver_set_max_iterations(sv, k < 0 ? 2 : o->iters);
-        if (!st) st = hisp_mvector_write(mx, xd);
-        t0 = bench_now_ms();
-        if (!st) st = hisp_solver_solve_dist(sv, plan, mb, mx, &info);
-        if (k >= 0) wall[k] = bench_now_ms() - t0;
-    }
-    if (st) {
-        hisp_error_info e = {0};
-        if (hisp_context_last_error(ctx, &e)) {
+    bs_dist_opts dopt = {.backend = HISP_BACKEND_CUDA,
+                         .plan_flags = 0,
+                         .devices = o->dist_devices,
+                         .methods = o->dist_methods,
+                         .iters = o->iters,
+                         .repeat = o->repeat};
+    for (int m = 0; m < 2; m++) {
+        const char *kind = m ? "rmat" : "poisson3d";
+        if (!has_part(o->dist_matrices, kind)) continue;
+        char name[40];
+        hisp_matrix A = bs_dist_matrix(B->ctx, kind, o->dist_side, o->dist_scale, o->dist_ef, name,
+                                       sizeof name);
+        if (!A) {
+            D->failed = 1;
+            continue;
         }
-        snprintf(r->status, sizeof r->status, "%s", bs_status_word(st));
-        printf("  cg on %d GPUs: %s: %s\n", nd, r->status, e.message ? e.message : "");
-        B->failed = 1;
-    } else {
-        r->iters = info.iterations;
-        r->ms_it = bench_median(wall, rep) / (double)info.iterations;
-        cb_hk(ctx, hisp_mvector_read(mx, xd), "read x");
-        r->x_diff = bs_rel_diff(xd, x1, n);
-        hisp_mplan_breakdown bd;
-        cb_hk(ctx, hisp_mplan_get_breakdown(plan, &bd), "breakdown");
-        printf("  cg on %d GPUs: %lld iterations, %.4f ms/it, speedup %.2f over 1 GPU; x rel. "
-               "diff %.2e; last SpMV: compute %.4f ms, total %.4f ms\n",
-               nd, (long long)info.iterations, r->ms_it, r->expert_ms_it / r->ms_it, r->x_diff,
-               bd.compute_ms, bd.total_ms);
+        bs_dist_run(B->ctx, A, name, m ? BS_DIST_XTOL_GRAPH : BS_DIST_XTOL, &dopt, D);
+        hisp_matrix_destroy(&A);
     }
-    hisp_solver_destroy(&sv);
-    hisp_mvector_destroy(&mb);
-    hisp_mvector_destroy(&mx);
-    hisp_mplan_destroy(&plan);
-    free(bh);
-    free(x1);
-    free(xd);
 }
 
 int main(int argc, char **argv)
@@ -980,7 +915,11 @@ int main(int argc, char **argv)
                  .qsurf_n = 1414,
                  .lsqr_scale = 20,
                  .dist_side = 560,
-                 .dist_devices = 2,
+                 .dist_scale = 26,
+                 .dist_ef = 16,
+                 .dist_devices = "1,2",
+                 .dist_methods = "cg,bicgstab",
+                 .dist_matrices = "poisson3d",
                  .repeat = 3,
                  .npr = 10,
                  .restart = 30};
@@ -1003,7 +942,11 @@ int main(int argc, char **argv)
         OPT("--lsqr-rows", o.lsqr_rows = atoll(v));
         OPT("--lsqr-scale", o.lsqr_scale = atoi(v));
         OPT("--dist-side", o.dist_side = atoll(v));
-        OPT("--dist-devices", o.dist_devices = atoi(v));
+        OPT("--dist-devices", o.dist_devices = v);
+        OPT("--dist-methods", o.dist_methods = v);
+        OPT("--dist-matrices", o.dist_matrices = v);
+        OPT("--dist-scale", o.dist_scale = atoi(v));
+        OPT("--dist-edge-factor", o.dist_ef = atoi(v));
         OPT("--lsqr-cols", o.lsqr_cols = atoll(v));
         OPT("--lsqr-npr", o.npr = atoi(v));
         OPT("--lsqr-iters", o.lsqr_iters = atoll(v));
@@ -1060,16 +1003,20 @@ int main(int argc, char **argv)
         part_lsqr(&B, &R, 1);
     }
     if (has_part(o.parts, "compound")) part_compound(&B, &R);
-    if (has_part(o.parts, "dist")) part_dist(&B, &R);
+    static bs_dist_rows D;
+    if (has_part(o.parts, "dist")) part_dist(&B, &D);
+    B.failed |= D.failed;
     printf("\n");
     tables(stdout, &R, gpu, B.bw);
+    bs_dist_tables(stdout, &D);
     FILE *f;
     if (o.summary && (f = bench_open_out(o.summary))) {
         tables(f, &R, gpu, B.bw);
+        bs_dist_tables(f, &D);
         bench_close_out(f);
     }
     if (o.json && (f = bench_open_out(o.json))) {
-        write_json(f, &R, gpu, B.bw, &o);
+        write_json(f, &R, &D, gpu, B.bw, &o);
         bench_close_out(f);
     }
     CKB(cublasDestroy(B.bl));

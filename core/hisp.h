@@ -1073,9 +1073,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  *             without forming A^T).
  * Preconditioners: none, or Jacobi: diag(A)^-1 (LSQR: the column scaling
  * D = diag(1/||A(:, j)||), x = x0 + D y; the problem solved stays
- * min ||A x - b||^2 + damp^2 ||x||^2, x0 and damping included). For b3x3 matrices Jacobi is block-Jacobi with the inverses of
- * the 3x3 diagonal blocks. A zero (singular) diagonal entry or block is
- * HISP_ERR_INVALID_ARGUMENT naming the row.
+ * min ||A x - b||^2 + damp^2 ||x||^2, x0 and damping included). For b3x3 matrices Jacobi is
+ * block-Jacobi with the inverses of the 3x3 diagonal blocks. A zero (singular) diagonal entry or
+ * block is HISP_ERR_INVALID_ARGUMENT naming the row.
  *
  * Convergence: ||r_k|| <= max(rtol * ||b||, atol), r_k = b - A x_k as the
  * method's recurrence carries it (LSQR: ||A^T r_k - damp^2 x_k|| <=
@@ -1083,11 +1083,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  * recurrence estimates it; with Jacobi both norms are of D times the
  * vector). GMRES ends a cycle early where the Krylov space is invariant
  * (happy breakdown) and restarts from the true residual; LSQR with alpha or
- * beta 0 has reached the least-squares solution (estimate 0: converged). CG and BiCGSTAB keep their scalars
- * and residual norms on the device and read the norms at checks, in one
- * copy: the loop does not wait for the host in between. The first check
- * comes after one iteration; the distance to the next doubles up to the
- * check interval (default 8) but never goes past the iteration the
+ * beta 0 has reached the least-squares solution (estimate 0: converged). CG and BiCGSTAB keep their
+ * scalars and residual norms on the device and read the norms at checks, in one copy: the loop does
+ * not wait for the host in between. The first check comes after one iteration; the distance to the
+ * next doubles up to the check interval (default 8) but never goes past the iteration the
  * residual's rate of decrease predicts for convergence. A solve stops at the
  * first check whose latest iterate meets the tolerance: usually within a
  * few iterations of the first iterate that does (CG on the test matrices:
@@ -1132,13 +1131,32 @@ typedef enum {
 
 typedef struct {
     hisp_stop_reason reason;
-    int converged;              /* reason == HISP_STOP_CONVERGED */
-    int64_t iterations;         /* iterations that made the returned x */
-    double residual_norm;       /* the method's ||r|| of that x (LSQR: ||A^T r||) */
-    double rhs_norm;            /* ||b|| (LSQR: ||A^T b||) */
-    double relative_residual;   /* residual_norm / rhs_norm (0 when b = 0) */
-    double ms;                  /* wall time of the solve (setup included) */
-    double setup_ms;            /* of which: preconditioner and work vectors */
+    int converged;            /* reason == HISP_STOP_CONVERGED */
+    int64_t iterations;       /* iterations that made the returned x */
+    double residual_norm;     /* the method's ||r|| of that x (LSQR: ||A^T r||) */
+    double rhs_norm;          /* ||b|| (LSQR: ||A^T b||) */
+    double relative_residual; /* residual_norm / rhs_norm (0 when b = 0) */
+    double ms;                /* wall time of the solve (setup included) */
+    double setup_ms;          /* of which: preconditioner and work vectors */
+    /* Of ms, the wall time of the solve's operations by kind (the rest:
+     * allocations, the preconditioner's setup, the checks' decisions and
+     * host bookkeeping; nothing is counted twice, so their sum is <= ms;
+     * setup_ms holds the first copy of x0, which vector_ms counts too):
+     *   product_ms  the products A x (hisp_solver_solve_dist: the halo
+     *               exchange, the parts' SpMVs and the merge; a fused
+     *               product + dot counts here);
+     *   vector_ms   element-wise updates (axpby, copies, fills, Jacobi's
+     *               division), including the wait for such updates still
+     *               running on a device when the next operation needs them;
+     *   reduce_ms   dot products and norms: the partial sums on the devices
+     *               (a fused update + dot counts here), reading them back and
+     *               the sum on the host.
+     * Filled by hisp_solver_solve_dist, whose every operation waits for its
+     * devices, and by the one-context solves on the reference backend (host
+     * loops). On the other backends one-context operations are queued
+     * without waiting, so a host clock cannot split them: the three are 0
+     * there. */
+    double product_ms, vector_ms, reduce_ms;
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k

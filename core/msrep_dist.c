@@ -373,6 +373,7 @@ static hisp_status work_window(worker *w)
     int64_t a, b;
     double t0 = hispi_now_ms();
     hisp_status st = o->synchronize(w->ctx, be);
+    w->wait_ms = hispi_now_ms() - t0;
     if (!st && plan->dhost) { /* the hull of what the others need of this device's rows */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         for (int j = 0; j < plan->nd; j++)

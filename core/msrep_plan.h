@@ -78,6 +78,7 @@ typedef struct worker {
     bool device_ptr;    /* p*-opt: the device made its local pointers */
     hisp_status xst;    /* device merge, relay of x: this worker's first phase */
     bool dot_fused;     /* hispi_mspmv_window: the product's kernel made the dot */
+    double wait_ms;     /* hispi_mspmv_window: the wait for x's writers (work queued before) */
     hisp_status st;
     double lptr_ms, upload_ms, x_ms, compute_ms, gather_ms, merge_ms;
     uint64_t bytes;

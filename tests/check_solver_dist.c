@@ -94,9 +94,30 @@ static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, hisp_prec
     return s;
 }
 
-/* One case: the distributed solve against the one-context solve. */
+/* The time breakdown of a solve (hisp_solve_info): each part >= 0, their
+ * sum within the solve's time; timed: the products took time, else (a
+ * one-context solve on a device backend, whose calls are queued) all 0. */
+static void check_breakdown(const hisp_solve_info *in, bool timed, const char *what,
+                            const char *where)
+{
+    double sum = in->product_ms + in->vector_ms + in->reduce_ms;
+    ck_assert_msg(in->product_ms >= 0 && in->vector_ms >= 0 && in->reduce_ms >= 0,
+                  "%s, %s: a negative time (product %g, vector %g, reduce %g ms)", what, where,
+                  in->product_ms, in->vector_ms, in->reduce_ms);
+    ck_assert_msg(sum <= in->ms * (1 + 1e-12), "%s, %s: product %g + vector %g + reduce %g > %g ms",
+                  what, where, in->product_ms, in->vector_ms, in->reduce_ms, in->ms);
+    if (timed)
+        ck_assert_msg(in->product_ms > 0 && in->reduce_ms > 0,
+                      "%s, %s: product %g ms, reduce %g ms: not measured", what, where,
+                      in->product_ms, in->reduce_ms);
+    else
+        ck_assert_msg(sum == 0, "%s, %s: a breakdown of queued calls (%g ms)", what, where, sum);
+}
+
+/* One case: the distributed solve against the one-context solve (ref: the
+ * reference backend, whose one-context solves have a breakdown). */
 static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type t,
-                    hisp_solver_method m, hisp_precond pc, const void *b, const void *x0,
+                    hisp_solver_method m, hisp_precond pc, const void *b, const void *x0, bool ref,
                     const char *what)
 {
     hisp_matrix_info mi;
@@ -134,6 +155,8 @@ static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type 
     double err = test_rel_error(t, x2, x1, n), tol = t == HISP_F32 ? 2e-3 : 1e-7;
     ck_assert_msg(err <= tol, "%s: solutions differ by %.3e (tolerance %.0e)", what, err, tol);
     ck_assert(fabs(i2.relative_residual - i2.residual_norm / i2.rhs_norm) <= 1e-12);
+    check_breakdown(&i2, true, what, "over the plan");
+    check_breakdown(&i1, ref, what, "one context");
     hisp_mvector_destroy(&bd);
     hisp_mvector_destroy(&xd);
     hisp_vector_destroy(&bv);
@@ -180,7 +203,8 @@ START_TEST(test_dist_solve)
                     snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", tg[i].label,
                              hisp_solver_method_name(meth[m]), pc ? "jacobi" : "none", plans[p].nd,
                              hisp_partition_name(plans[p].kind), hisp_type_name(t));
-                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, b, x0, what);
+                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, b, x0,
+                            ctx->kind == HISP_BACKEND_REFERENCE, what);
                     free(b);
                     free(x0);
                 }
@@ -189,6 +213,44 @@ START_TEST(test_dist_solve)
         }
         hisp_matrix_destroy(&As);
         hisp_matrix_destroy(&An);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* One-context solves on each target: a breakdown on the reference backend
+ * (host loops), none where the calls are queued on a device. */
+START_TEST(test_local_breakdown)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0xb4d + (uint64_t)i);
+    hisp_context ctx = test_context(i);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    for (int m = 0; m < 2; m++) {
+        hisp_matrix A = test_matrix(ctx, t, 15, m ? 0.4 : 0, &st);
+        int64_t n = 15 * 15;
+        void *b = random_array(t, n, &st);
+        hisp_vector bv = NULL, xv = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, t, n, &bv));
+        CK_OK(ctx, hisp_vector_create(ctx, t, n, &xv));
+        CK_OK(ctx, hisp_vector_write(bv, b));
+        hisp_solver s =
+            make_solver(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, (hisp_precond)m, t);
+        hisp_solve_info in;
+        CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &in));
+        ck_assert(in.converged);
+        char what[300];
+        snprintf(what, sizeof what, "%.200s %s", tg[i].label, m ? "bicgstab jacobi" : "cg");
+        check_breakdown(&in, tg[i].kind == HISP_BACKEND_REFERENCE, what, "one context");
+        hisp_solver_destroy(&s);
+        hisp_vector_destroy(&bv);
+        hisp_vector_destroy(&xv);
+        hisp_matrix_destroy(&A);
+        free(b);
     }
     hisp_context_destroy(&ctx);
 }
@@ -630,6 +692,7 @@ Suite *suite_solver_dist(void)
     int nt = test_targets(&tg);
     tcase_add_loop_test(tc, test_dist_solve, 0, nt);
     tcase_add_loop_test(tc, test_dist_window, 0, nt);
+    tcase_add_loop_test(tc, test_local_breakdown, 0, nt);
     tcase_add_loop_test(tc, test_views_offsets, 0, nt);
     tcase_add_test(tc, test_dist_errors);
     suite_add_tcase(s, tc);

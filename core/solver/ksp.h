@@ -102,6 +102,10 @@ typedef struct {
     hisp_status (*matvec_dot)(ks_space *sp, ks_vec *x, ks_vec *y, int slot);
 } ks_ops;
 
+/* The kinds of a solve's time (hisp_solve_info product_ms, vector_ms,
+ * reduce_ms): ks_space.ms[kind]. */
+enum { KS_MS_PRODUCT = 0, KS_MS_VECTOR, KS_MS_REDUCE, KS_MS_COUNT };
+
 struct ks_space {
     const ks_ops *o;
     hisp_context ctx;     /* failures are recorded here */
@@ -109,7 +113,16 @@ struct ks_space {
     int nslot;            /* slots 0 .. nslot-1 */
     int64_t nrows, ncols; /* lengths of b and x (local for MPI ranks) */
     int has_pc;           /* precond() is more than a copy */
+    /* wall time of the space's calls by kind, where the space can tell it
+     * (its calls wait for their work); 0 otherwise */
+    double ms[KS_MS_COUNT];
+    const ks_ops *inner; /* hispi_ks_timed: the ops it wraps */
 };
+
+/* Wraps sp's ops so that each call's wall time is added to sp->ms by kind:
+ * for a space whose calls run to completion before they return (the
+ * one-context space on the reference backend: host loops). */
+HISPI_LOCAL void hispi_ks_timed(ks_space *sp);
 
 /* y = A x, slot = dot(x, y): the space's matvec_dot, or the two calls. */
 static inline hisp_status ks_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)

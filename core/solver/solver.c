@@ -365,6 +365,9 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->relative_residual = r.bnorm > 0 ? r.rnorm / r.bnorm : 0;
         info->ms = now_ms() - t0;
         info->setup_ms = t1 - t0;
+        info->product_ms = sp->ms[KS_MS_PRODUCT];
+        info->vector_ms = sp->ms[KS_MS_VECTOR];
+        info->reduce_ms = sp->ms[KS_MS_REDUCE];
     }
     return HISP_SUCCESS;
 }

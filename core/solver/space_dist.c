@@ -247,6 +247,8 @@ typedef struct {
     double s[4]; /* host scalars */
     int nres;
     double part[HISP_MPLAN_MAX_DEVICES][2]; /* each device's partial results */
+    bool pre; /* a reduction after queued updates: wait for them first, timed apart */
+    double wait[HISP_MPLAN_MAX_DEVICES]; /* that wait on each device (ms) */
 } job;
 
 static hisp_status each_op(worker *w, void *arg)
@@ -254,7 +256,14 @@ static hisp_status each_op(worker *w, void *arg)
     job *j = arg;
     int k = w->id;
     j->part[k][0] = j->part[k][1] = 0;
+    j->wait[k] = 0;
     if (j->op == OP_SYNC) return hisp_context_synchronize(w->ctx);
+    if (j->pre) { /* costs a launch's latency once: the reduction waits anyway */
+        double t0 = hispi_now_ms();
+        hisp_status st = hisp_context_synchronize(w->ctx);
+        j->wait[k] = hispi_now_ms() - t0;
+        if (st) return st;
+    }
     hisp_vector v[4] = {NULL, NULL, NULL, NULL};
     for (int i = 0; i < 4; i++)
         if (j->v[i]) {
@@ -324,11 +333,36 @@ static void sum_parts(dist_space *ds, const job *j, int s0, int s1)
     }
 }
 
-/* Run j on every device; its partial results into slots s0 (and s1). */
+/* The longest of the devices' waits for work queued before a job. */
+static double longest(const dist_space *ds, const double *wait)
+{
+    double w = 0;
+    for (int k = 0; k < ds->plan->nd; k++)
+        w = wait[k] > w ? wait[k] : w;
+    return w;
+}
+
+/* A job's wall time t into the breakdown: `waited` ms of it were the wait
+ * for element-wise work queued earlier (vector), the rest `kind`. */
+static void spent(dist_space *ds, int kind, double t, double waited)
+{
+    waited = waited < t ? waited : t;
+    ds->base.ms[KS_MS_VECTOR] += waited;
+    ds->base.ms[kind] += t - waited;
+}
+
+/* Run j on every device; its partial results into slots s0 (and s1).
+ * Element-wise jobs return once their kernels are queued (the next job that
+ * waits for the devices finds them done); a reduction after them first
+ * waits for them, so that the breakdown can tell the two apart. */
 static hisp_status run(dist_space *ds, job *j, int s0, int s1)
 {
     j->t = ds->plan->type;
+    j->pre = ds->pending && j->nres > 0;
+    double t0 = hispi_now_ms();
     HISPI_TRY(relay(ds, hispi_msrep_each(ds->plan, each_op, j)));
+    spent(ds, j->nres > 0 ? KS_MS_REDUCE : KS_MS_VECTOR, hispi_now_ms() - t0,
+          j->pre ? longest(ds, j->wait) : 0);
     /* a device that read a result back has its queue drained */
     ds->pending = j->nres == 0 && j->op != OP_SYNC;
     sum_parts(ds, j, s0, s1);
@@ -492,8 +526,14 @@ static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, int slot)
             HISPI_TRY(relay(ds, hispi_mvector_create(ds->plan, HISPI_MVEC_OWNED, &ds->xs)));
         xs = ds->xs;
     }
-    double part[HISP_MPLAN_MAX_DEVICES];
+    double part[HISP_MPLAN_MAX_DEVICES], wait[HISP_MPLAN_MAX_DEVICES];
+    bool queued = ds->pending;
+    double t0 = hispi_now_ms();
     HISPI_TRY(relay(ds, hispi_mspmv_window(ds->plan, dx->mv, xs, dy->mv, slot >= 0 ? part : NULL)));
+    /* each device first waited for x's writers (wait_ms): the updates queued before */
+    for (int k = 0; k < ds->plan->nd; k++)
+        wait[k] = ds->plan->w[k].wait_ms;
+    spent(ds, KS_MS_PRODUCT, hispi_now_ms() - t0, queued ? longest(ds, wait) : 0);
     ds->pending = false; /* the job waits for its devices */
     if (slot >= 0) {     /* in device order, as every reduction of the space */
         double sum = 0;

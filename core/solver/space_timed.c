@@ -1,0 +1,154 @@
+/* The time breakdown of a solve (hisp_solve_info product_ms, vector_ms,
+ * reduce_ms) for a space whose calls finish their work before they return:
+ * its ops wrapped so that each call's wall time goes to its kind. Two clock
+ * reads per call; the allocation calls (vnew, vfree) are not counted. The
+ * distributed space times itself (space_dist.c: it also splits the wait for
+ * work queued earlier). */
+#include "ksp.h"
+
+#define T0() double t0_ = hispi_now_ms()
+#define DONE(kind, st)                                                                             \
+    do {                                                                                           \
+        hisp_status s_ = (st);                                                                     \
+        sp->ms[kind] += hispi_now_ms() - t0_;                                                      \
+        return s_;                                                                                 \
+    } while (0)
+
+static hisp_status t_vnew(ks_space *sp, int cols, ks_vec **v)
+{
+    return sp->inner->vnew(sp, cols, v);
+}
+
+static void t_vfree(ks_space *sp, ks_vec *v)
+{
+    sp->inner->vfree(sp, v);
+}
+
+static hisp_status t_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
+{
+    T0();
+    DONE(KS_MS_PRODUCT, sp->inner->matvec(sp, op, x, y));
+}
+
+static hisp_status t_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    if (!sp->inner->matvec_dot) {
+        HISPI_TRY(t_matvec(sp, HISP_OP_N, x, y));
+        T0();
+        DONE(KS_MS_REDUCE, sp->inner->dot(sp, x, y, slot));
+    }
+    T0();
+    DONE(KS_MS_PRODUCT, sp->inner->matvec_dot(sp, x, y, slot));
+}
+
+static hisp_status t_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
+{
+    T0();
+    DONE(slot >= 0 ? KS_MS_REDUCE : KS_MS_VECTOR, sp->inner->precond(sp, x, z, slot));
+}
+
+static hisp_status t_fill(ks_space *sp, ks_sc a, ks_vec *y)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->fill(sp, a, y));
+}
+
+static hisp_status t_copy(ks_space *sp, ks_vec *x, ks_vec *y)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->copy(sp, x, y));
+}
+
+static hisp_status t_scale(ks_space *sp, ks_vec *y, ks_sc a)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->scale(sp, y, a));
+}
+
+static hisp_status t_axpby(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->axpby(sp, a, x, b, y));
+}
+
+static hisp_status t_axpbypcz(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_sc c,
+                              ks_vec *z)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->axpbypcz(sp, a, x, b, y, c, z));
+}
+
+static hisp_status t_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
+{
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->dot(sp, x, y, slot));
+}
+
+static hisp_status t_axpby_dot(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                               int slot)
+{
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->axpby_dot(sp, a, x, b, y, w, slot));
+}
+
+static hisp_status t_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
+                            ks_vec *x2, ks_sc d, ks_vec *y2)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->axpby2(sp, a, x1, b, y1, c, x2, d, y2));
+}
+
+static hisp_status t_dot2(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0, int s1)
+{
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->dot2(sp, x, y, w, s0, s1));
+}
+
+static hisp_status t_smul(ks_space *sp, ks_sc a, ks_sc b, int slot)
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->smul(sp, a, b, slot));
+}
+
+static hisp_status t_sset(ks_space *sp, int slot, const double v[4])
+{
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->sset(sp, slot, v));
+}
+
+static hisp_status t_read(ks_space *sp, int first, int n, double *out)
+{
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->read(sp, first, n, out));
+}
+
+static void t_destroy(ks_space *sp)
+{
+    sp->inner->destroy(sp);
+}
+
+static const ks_ops timed_ops = {.vnew = t_vnew,
+                                 .vfree = t_vfree,
+                                 .matvec = t_matvec,
+                                 .precond = t_precond,
+                                 .fill = t_fill,
+                                 .copy = t_copy,
+                                 .scale = t_scale,
+                                 .axpby = t_axpby,
+                                 .axpbypcz = t_axpbypcz,
+                                 .dot = t_dot,
+                                 .axpby_dot = t_axpby_dot,
+                                 .axpby2 = t_axpby2,
+                                 .dot2 = t_dot2,
+                                 .smul = t_smul,
+                                 .sset = t_sset,
+                                 .read = t_read,
+                                 .destroy = t_destroy,
+                                 .matvec_dot = t_matvec_dot};
+
+void hispi_ks_timed(ks_space *sp)
+{
+    if (sp->o == &timed_ops) return;
+    sp->inner = sp->o;
+    sp->o = &timed_ops;
+}
