@@ -446,6 +446,17 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_size(hisp_vector v, int64_t *n);
 /* Copy n entries in from / out to host memory (synchronous). */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write(hisp_vector v, const void *host);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_read(hisp_vector v, void *host);
+/* Copy count entries from entry `offset` on, in from / out to host memory
+ * (synchronous; count * hisp_type_size bytes at host). Only the range moves:
+ * on a device-resident vector, read_range copies count entries down and
+ * leaves the host copy stale; write_range copies them up and keeps every
+ * valid copy valid. offset >= 0, count >= 0, offset + count <= n, else
+ * HISP_ERR_INVALID_ARGUMENT and nothing moves. Counted by
+ * hisp_context_transfers (d2h / h2d, one copy each) where data moves. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset,
+                                                           int64_t count, void *host);
+HISP_API HISP_NODISCARD hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset,
+                                                            int64_t count, const void *host);
 /* Matrix Market array file with one column (or an n x 1 coordinate file). */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path,
                                                          hisp_type type, hisp_vector *v);

@@ -127,6 +127,49 @@ hisp_status hisp_vector_read(hisp_vector v, void *host)
     return HISP_SUCCESS;
 }
 
+/* count entries from offset: within the vector, and host given when count > 0 */
+static hisp_status check_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (offset < 0 || count < 0 || offset > v->n || count > v->n - offset)
+        return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "range of %lld entries from %lld is outside the vector's %lld",
+                          (long long)count, (long long)offset, (long long)v->n);
+    if (!host && count) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
+{
+    HISPI_TRY(check_range(v, offset, count, host));
+    if (!count) return HISP_SUCCESS;
+    size_t es = hisp_type_size(v->type);
+    if (v->host_valid) {
+        memcpy(host, (const char *)v->host + (size_t)offset * es, (size_t)count * es);
+        return HISP_SUCCESS;
+    }
+    /* only the range comes over; the host copy stays stale */
+    hisp_context ctx = v->ctx;
+    if (!v->dev) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "the vector's data was lost");
+    HISPI_TRY(hispi_sched_settle(ctx)); /* a failed HiSparse SpMV shows here */
+    return ctx->ops->buf_read(ctx, ctx->be, v->dev, (size_t)(v->off + offset) * es, host,
+                              (size_t)count * es);
+}
+
+hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
+{
+    HISPI_TRY(check_range(v, offset, count, host));
+    if (!count) return HISP_SUCCESS;
+    size_t es = hisp_type_size(v->type);
+    if (v->dev && v->dev_valid) { /* the range goes over; a valid host copy follows */
+        hisp_context ctx = v->ctx;
+        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, (size_t)(v->off + offset) * es, host,
+                                      (size_t)count * es));
+    }
+    if (v->host_valid) memcpy((char *)v->host + (size_t)offset * es, host, (size_t)count * es);
+    return HISP_SUCCESS;
+}
+
 hisp_status hispi_vector_host(hisp_vector v, void **host)
 {
     HISPI_TRY(sync_host(v));

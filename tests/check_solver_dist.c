@@ -602,6 +602,70 @@ static double json_double(const char *text, const char *key)
     return p ? strtod(p + strlen(pat), NULL) : NAN;
 }
 
+/* Runs hisp-mpi solve MTX --mpi ARGS --json over np ranks; stdout and
+ * stderr into out; returns the exit status (-1: killed). */
+static int run_mpi(char *out, size_t cap, int np, const char *mtx, const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
+             "timeout 300 mpirun --oversubscribe -np %d '%s' solve '%s' --mpi %s --json 2>&1",
+             np, mpi_bin, mtx, args);
+    test_env_restore();
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(out, 1, cap - 1, f);
+    out[len] = 0;
+    int ps = pclose(f);
+    return WIFEXITED(ps) ? WEXITSTATUS(ps) : -1;
+}
+
+/* The one-process solve of A x = ones from x0 = 0 (the CLI's settings). */
+static int64_t one_process(hisp_context ctx, hisp_matrix A, hisp_solver_method m, hisp_precond pc,
+                           int64_t n)
+{
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, m, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, pc));
+    CK_OK(ctx, hisp_solver_set_tolerances(s, 1e-9, 0));
+    CK_OK(ctx, hisp_solver_set_restart(s, 30));
+    hisp_vector bv = NULL, xv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &bv));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &xv));
+    double one = 1;
+    CK_OK(ctx, hisp_vector_fill(bv, hisp_scalar_host(&one)));
+    hisp_solve_info i1;
+    CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &i1));
+    ck_assert(i1.converged);
+    hisp_vector_destroy(&bv);
+    hisp_vector_destroy(&xv);
+    hisp_solver_destroy(&s);
+    return i1.iterations;
+}
+
+/* The MPI run converged with the true residual and about the one-process
+ * iteration count (rounding differs with the summation order). */
+static void expect_solved(const char *out, int status, int np, int64_t iters, const char *what)
+{
+    ck_assert_msg(status == 0, "%s, %d ranks: status %d\n%.3000s", what, np, status, out);
+    ck_assert_int_eq(test_json_int(out, "ranks"), np);
+    long long it = test_json_int(out, "iterations");
+    ck_assert_msg(llabs(it - (long long)iters) <= 2,
+                  "%s, %d ranks: %lld iterations, one process %lld\n%s", what, np, it,
+                  (long long)iters, out);
+    double rel = json_double(out, "relative_residual");
+    ck_assert_msg(rel <= 1e-8, "%s, %d ranks: true relative residual %g", what, np, rel);
+    ck_assert_msg(strstr(out, "\"converged\": true"), "%s", out);
+    ck_assert_msg(json_double(out, "ms_per_iteration") > 0, "%s", out);
+    ck_assert_msg(strstr(out, "\"rank_info\""), "%s", out);
+}
+
+static const char *const method_names[3] = {"cg", "bicgstab", "gmres"};
+static const hisp_solver_method methods[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
+                                              HISP_SOLVER_GMRES};
+
 START_TEST(test_mpi_solve)
 {
     uint64_t st = test_seed() ^ 0x3b1;
@@ -610,58 +674,25 @@ START_TEST(test_mpi_solve)
     char dir[] = "/tmp/hisp_solver_dist_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static char out[1 << 16];
-    for (int m = 0; m < 2; m++) {
+    /* CG on the SPD Laplacian, BiCGSTAB and GMRES with convection */
+    for (int m = 0; m < 3; m++) {
         hisp_type t = HISP_F64;
         hisp_matrix A = test_matrix(ctx, t, 20, m ? 0.4 : 0, &st);
         char mtx[600];
         snprintf(mtx, sizeof mtx, "%s/a%d.mtx", dir, m);
         CK_OK(ctx, hisp_matrix_write_mtx(A, mtx));
-        int64_t n = 400;
         for (int pc = 0; pc < 2; pc++) {
-            /* the one-process solve: b = ones, x0 = 0 */
-            hisp_solver s = NULL;
-            CK_OK(ctx, hisp_solver_create(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, &s));
-            CK_OK(ctx, hisp_solver_set_preconditioner(s, (hisp_precond)pc));
-            CK_OK(ctx, hisp_solver_set_tolerances(s, 1e-9, 0));
-            hisp_vector bv = NULL, xv = NULL;
-            CK_OK(ctx, hisp_vector_create(ctx, t, n, &bv));
-            CK_OK(ctx, hisp_vector_create(ctx, t, n, &xv));
-            double one = 1;
-            CK_OK(ctx, hisp_vector_fill(bv, hisp_scalar_host(&one)));
-            hisp_solve_info i1;
-            CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &i1));
-            ck_assert(i1.converged);
+            int64_t iters = one_process(ctx, A, methods[m], (hisp_precond)pc, 400);
             for (int np = 2; np <= 3; np++) {
-                char cmd[8192];
-                snprintf(cmd, sizeof cmd,
-                         "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
-                         "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                         "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
-                         "timeout 300 mpirun --oversubscribe -np %d '%s' solve '%s' --mpi "
-                         "--method %s --precond %s --rtol 1e-9 --rhs ones --partition %s "
-                         "--json 2>&1",
-                         np, mpi_bin, mtx, m ? "bicgstab" : "cg", pc ? "jacobi" : "none",
-                         np == 2 ? "pcsr" : "rowblock");
-                test_env_restore();
-                FILE *f = popen(cmd, "r");
-                ck_assert_ptr_nonnull(f);
-                size_t len = fread(out, 1, sizeof out - 1, f);
-                out[len] = 0;
-                int ps = pclose(f);
-                ck_assert_msg(WIFEXITED(ps) && WEXITSTATUS(ps) == 0, "%d ranks: status %d\n%.3000s",
-                              np, ps, out);
-                ck_assert_int_eq(test_json_int(out, "ranks"), np);
-                long long it = test_json_int(out, "iterations");
-                ck_assert_msg(llabs(it - (long long)i1.iterations) <= 2,
-                              "%d ranks: %lld iterations, one process %lld\n%s", np, it,
-                              (long long)i1.iterations, out);
-                double rel = json_double(out, "relative_residual");
-                ck_assert_msg(rel <= 1e-8, "%d ranks: true relative residual %g", np, rel);
-                ck_assert_msg(strstr(out, "\"converged\": true"), "%s", out);
+                char args[256];
+                snprintf(args, sizeof args,
+                         "--method %s --precond %s --rtol 1e-9 --rhs ones --partition %s",
+                         method_names[m], pc ? "jacobi" : "none", np == 2 ? "pcsr" : "rowblock");
+                int rc = run_mpi(out, sizeof out, np, mtx, args);
+                expect_solved(out, rc, np, iters, method_names[m]);
+                /* a 20 x 20 grid cut into row blocks: a band of 20 per neighbour */
+                ck_assert_int_eq(test_json_int(out, "ghost_entries_sum"), 2 * (np - 1) * 20);
             }
-            hisp_vector_destroy(&bv);
-            hisp_vector_destroy(&xv);
-            hisp_solver_destroy(&s);
         }
         hisp_matrix_destroy(&A);
     }
@@ -676,6 +707,119 @@ START_TEST(test_mpi_solve)
     test_env_restore();
     int ps = system(cmd);
     ck_assert_msg(WIFEXITED(ps) && WEXITSTATUS(ps) == 2, "missing file: status %d", ps);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) {
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A symmetric, strictly diagonally dominant (SPD) n x n matrix whose
+ * off-diagonal entries sit at random columns: every rank needs scattered
+ * entries from every other. */
+static hisp_matrix scattered_matrix(hisp_context ctx, int64_t n, int per_row, uint64_t *st)
+{
+    int64_t m = n * per_row, k = 0;
+    int32_t *ri = malloc((size_t)(2 * m + n) * sizeof *ri);
+    int32_t *ci = malloc((size_t)(2 * m + n) * sizeof *ci);
+    double *v = malloc((size_t)(2 * m + n) * sizeof *v), *sum = calloc((size_t)n, sizeof *sum);
+    ck_assert(ri && ci && v && sum);
+    for (int64_t e = 0; e < m; e++) {
+        int32_t i = (int32_t)(e / per_row), j = (int32_t)(test_rand(st) % (uint64_t)n);
+        if (i == j) continue;
+        double a = -(0.55 + 0.45 * test_uniform(st)); /* in (-1, -0.1] */
+        ri[k] = i, ci[k] = j, v[k++] = a;
+        ri[k] = j, ci[k] = i, v[k++] = a;
+        sum[i] -= a;
+        sum[j] -= a;
+    }
+    for (int32_t i = 0; i < n; i++)
+        ri[k] = i, ci[k] = i, v[k++] = sum[i] + 1;
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, n, n, k, ri, ci, v, &A));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    free(ri);
+    free(ci);
+    free(v);
+    free(sum);
+    return A;
+}
+
+/* Off-rank columns of each row block (rowblock's cuts), summed over ranks. */
+static int64_t ghosts_rowblock(hisp_context ctx, hisp_matrix A, int64_t n, int np)
+{
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+    char *seen = malloc((size_t)n);
+    ck_assert_ptr_nonnull(seen);
+    int64_t total = 0;
+    for (int r = 0; r < np; r++) {
+        int64_t a = n * r / np, e = n * (r + 1) / np;
+        memset(seen, 0, (size_t)n);
+        for (int64_t k = ptr[a]; k < ptr[e]; k++)
+            if ((cols[k] < a || cols[k] >= e) && !seen[cols[k]]) seen[cols[k]] = 1, total++;
+    }
+    free(seen);
+    return total;
+}
+
+/* Scattered columns: the exact ghost sets and an exchange with several
+ * peers, on the reference backend and on PoCL. */
+START_TEST(test_mpi_scattered)
+{
+    uint64_t st = test_seed() ^ 0x5ca7;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    char dir[] = "/tmp/hisp_solver_dist_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static char out[1 << 16];
+    int64_t n = 900;
+    hisp_matrix A = scattered_matrix(ctx, n, 3, &st);
+    char mtx[600];
+    snprintf(mtx, sizeof mtx, "%s/s.mtx", dir);
+    CK_OK(ctx, hisp_matrix_write_mtx(A, mtx));
+    const test_target *tg;
+    int nt = test_targets(&tg);
+    bool opencl = false;
+    for (int i = 0; i < nt; i++)
+        opencl |= tg[i].kind == HISP_BACKEND_OPENCL;
+    if (!opencl) test_skip("solver_dist mpi scattered: no OpenCL device (the PoCL runs)");
+    struct {
+        int np, m, pc, opencl;
+        const char *part;
+    } runs[] = {{3, 0, 0, 0, "rowblock"},
+                {4, 2, 1, 0, "rowblock"},
+                {2, 1, 1, 0, "pcsr"},
+                {3, 0, 1, 1, "rowblock"},
+                {2, 2, 0, 1, "pcsr"}};
+    for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
+        if (runs[q].opencl && !opencl) continue;
+        int64_t iters = one_process(ctx, A, methods[runs[q].m], (hisp_precond)runs[q].pc, n);
+        char args[256], what[64];
+        snprintf(args, sizeof args, "--method %s --precond %s --rtol 1e-9 --partition %s%s",
+                 method_names[runs[q].m], runs[q].pc ? "jacobi" : "none", runs[q].part,
+                 runs[q].opencl ? " --backend opencl" : "");
+        snprintf(what, sizeof what, "scattered %s%s", method_names[runs[q].m],
+                 runs[q].opencl ? " (opencl)" : "");
+        int rc = run_mpi(out, sizeof out, runs[q].np, mtx, args);
+        expect_solved(out, rc, runs[q].np, iters, what);
+        if (strcmp(runs[q].part, "rowblock") == 0)
+            ck_assert_int_eq(test_json_int(out, "ghost_entries_sum"),
+                             ghosts_rowblock(ctx, A, n, runs[q].np));
+        /* every rank hears from every other */
+        char key[64];
+        snprintf(key, sizeof key, "\"peers_in\": %d,", runs[q].np - 1);
+        int hits = 0;
+        for (const char *p = strstr(out, key); p; p = strstr(p + 1, key))
+            hits++;
+        ck_assert_msg(hits == runs[q].np, "%s: %d ranks with %d peers\n%s", what, hits,
+                      runs[q].np - 1, out);
+        if (runs[q].opencl) ck_assert_msg(strstr(out, "\"device\": 0"), "%s", out);
+    }
+    hisp_matrix_destroy(&A);
+    char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) {
     }
@@ -698,9 +842,10 @@ Suite *suite_solver_dist(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("mpi");
     tcase_set_timeout(tc, 1200);
-    if (mpi_available())
+    if (mpi_available()) {
         tcase_add_test(tc, test_mpi_solve);
-    else
+        tcase_add_test(tc, test_mpi_scattered);
+    } else
         test_skip("solver_dist mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get "
                   "install libopenmpi-dev openmpi-bin)");
     suite_add_tcase(s, tc);

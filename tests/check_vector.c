@@ -571,6 +571,104 @@ START_TEST(test_no_transfers)
 }
 END_TEST
 
+static uint64_t moved(hisp_context ctx, bool up)
+{
+    hisp_transfer_stats x;
+    CK_OK(ctx, hisp_context_transfers(ctx, &x));
+    return up ? x.h2d_bytes : x.d2h_bytes;
+}
+
+/* hisp_vector_read_range / write_range on a host-resident, a
+ * device-resident and a both-valid vector: the right entries, only the range
+ * moved (device targets), every copy kept valid; bad ranges refused with
+ * nothing changed. */
+START_TEST(test_range)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    bool dev = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    uint64_t st = test_seed() ^ 0x7a49u;
+    hisp_context ctx = test_context(_i);
+    for (int k = 0; k < 6; k++) {
+        hisp_type t = types[k];
+        int vc = hisp_type_components(t);
+        size_t es = hisp_type_size(t);
+        int64_t n = 3001 + (int64_t)(test_rand(&st) % 1000);
+        int64_t off = (int64_t)(test_rand(&st) % (uint64_t)(n / 2)), cnt = n / 3;
+        void *h = rand_entries(t, n, false, &st), *w = rand_entries(t, cnt, false, &st);
+        void *want = malloc((size_t)n * es), *got = malloc((size_t)n * es);
+        ck_assert(want && got);
+        double two[4] = {2, 0, 0, 0};
+        float twof[4] = {2, 0, 0, 0};
+        hisp_scalar a = hisp_scalar_host(dbl(t) ? (const void *)two : (const void *)twof);
+        hisp_vector v = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, t, n, &v));
+        CK_OK(ctx, hisp_vector_write(v, h));
+        /* host-resident */
+        CK_OK(ctx, hisp_vector_read_range(v, off, cnt, got));
+        expect_close(t, got, (char *)h + (size_t)off * es, cnt * vc, 0, "read_range (host)");
+        /* device-resident: v = 2 h; only the range comes down */
+        CK_OK(ctx, hisp_vector_scale(v, a));
+        for (int64_t i = 0; i < n * vc; i++)
+            set(t, want, i, 2 * get(t, h, i));
+        uint64_t d0 = moved(ctx, false);
+        CK_OK(ctx, hisp_vector_read_range(v, off, cnt, got));
+        expect_close(t, got, (char *)want + (size_t)off * es, cnt * vc, 0, "read_range (device)");
+        if (dev) ck_assert_uint_eq(moved(ctx, false) - d0, (uint64_t)cnt * es);
+        /* written into the device copy: only the range goes up */
+        uint64_t u0 = moved(ctx, true);
+        CK_OK(ctx, hisp_vector_write_range(v, off, cnt, w));
+        if (dev) ck_assert_uint_eq(moved(ctx, true) - u0, (uint64_t)cnt * es);
+        memcpy((char *)want + (size_t)off * es, w, (size_t)cnt * es);
+        CK_OK(ctx, hisp_vector_scale(v, a)); /* the device sees the new entries */
+        for (int64_t i = 0; i < n * vc; i++)
+            set(t, want, i, 2 * get(t, want, i));
+        CK_OK(ctx, hisp_vector_read(v, got));
+        expect_close(t, got, want, n * vc, 0, "write_range (device)");
+        /* both copies valid now: both get the range (the tail, to the end) */
+        int64_t o2 = n - cnt;
+        CK_OK(ctx, hisp_vector_write_range(v, o2, cnt, w));
+        memcpy((char *)want + (size_t)o2 * es, w, (size_t)cnt * es);
+        CK_OK(ctx, hisp_vector_read(v, got));
+        expect_close(t, got, want, n * vc, 0, "write_range (host copy)");
+        CK_OK(ctx, hisp_vector_scale(v, a));
+        for (int64_t i = 0; i < n * vc; i++)
+            set(t, want, i, 2 * get(t, want, i));
+        CK_OK(ctx, hisp_vector_read(v, got));
+        expect_close(t, got, want, n * vc, 0, "write_range (device copy)");
+        /* host-resident write */
+        CK_OK(ctx, hisp_vector_write(v, h));
+        CK_OK(ctx, hisp_vector_write_range(v, 0, cnt, w));
+        memcpy(want, h, (size_t)n * es);
+        memcpy(want, w, (size_t)cnt * es);
+        CK_OK(ctx, hisp_vector_read(v, got));
+        expect_close(t, got, want, n * vc, 0, "write_range (host)");
+        /* bad ranges: refused, nothing read or written */
+        CK_OK(ctx, hisp_vector_scale(v, a)); /* device-resident again */
+        for (int64_t i = 0; i < n * vc; i++)
+            set(t, want, i, 2 * get(t, want, i));
+        int64_t bad[][2] = {{-1, 1},    {0, -1},        {n - 1, 2},
+                            {n + 1, 0}, {1, INT64_MAX}, {INT64_MAX, 1}};
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+            memset(got, 0x5a, (size_t)n * es);
+            EXPECT_INVALID(hisp_vector_read_range(v, bad[b][0], bad[b][1], got));
+            ck_assert_uint_eq(((unsigned char *)got)[0], 0x5a);
+            EXPECT_INVALID(hisp_vector_write_range(v, bad[b][0], bad[b][1], w));
+        }
+        EXPECT_INVALID(hisp_vector_read_range(v, 0, 1, NULL));
+        EXPECT_INVALID(hisp_vector_write_range(v, 0, 1, NULL));
+        CK_OK(ctx, hisp_vector_read_range(v, n, 0, NULL)); /* empty ranges: nothing */
+        CK_OK(ctx, hisp_vector_write_range(v, 0, 0, NULL));
+        ck_assert_int_eq(hisp_vector_read_range(NULL, 0, 0, got), HISP_ERR_INVALID_HANDLE);
+        CK_OK(ctx, hisp_vector_read(v, got));
+        expect_close(t, got, want, n * vc, 0, "after the refused ranges");
+        hisp_vector_destroy(&v);
+        free(h), free(w), free(want), free(got);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* Identities of the conventions, on the reference backend: scalars from
  * the right, dot conjugate-linear in its first argument, y^-1 x. */
 START_TEST(test_conventions)
@@ -674,6 +772,7 @@ Suite *suite_vector(void)
     tcase_add_loop_test(dev, test_b3x3, 0, n);
     tcase_add_loop_test(dev, test_errors, 0, n);
     tcase_add_loop_test(dev, test_no_transfers, 0, n);
+    tcase_add_loop_test(dev, test_range, 0, n);
     suite_add_tcase(s, dev);
     return s;
 }

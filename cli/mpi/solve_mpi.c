@@ -5,15 +5,17 @@
  * rank: pcsr (nnz-balanced, hisp_matrix_partition's cuts moved to whole
  * rows: a row a cut splits belongs to the earlier rank) or rowblock (equal
  * row counts). Each rank receives its rows as a CSR matrix with global
- * column indices and keeps it on its own context. The operator: apply
- * gathers x over the ranks (the local x read to the host, MPI_Allgatherv)
- * into a full-length vector and multiplies the local rows into y; diagonal
- * gives the local rows' diagonal; allreduce is MPI_Allreduce(MPI_SUM), so
- * every dot product is global and every rank takes the same steps. b = ones,
- * x0 = 0. The reported relative residual is the true one, ||b - A x|| /
- * ||b||, recomputed after the solve. Exit status: 0 converged, 4 not
- * converged, 2 bad input (1 usage, 3 backend). */
+ * column indices and keeps them on its own context and device (by default
+ * its rank within the node modulo the node's devices, GPUs first). The
+ * operator: apply multiplies the rank's rows with x through the halo
+ * exchange (halo.h: only the off-rank entries the rows reference move);
+ * diagonal gives the local rows' diagonal; allreduce is
+ * MPI_Allreduce(MPI_SUM), so every dot product is global and every rank
+ * takes the same steps. b = ones, x0 = 0. The reported relative residual is
+ * the true one, ||b - A x|| / ||b||, recomputed after the solve. Exit
+ * status: 0 converged, 4 not converged, 2 bad input (1 usage, 3 backend). */
 #include "../cli.h"
+#include "halo.h"
 #include "mpi_util.h"
 
 #include <math.h>
@@ -23,11 +25,13 @@
 enum { SOLVE_NOT_CONVERGED = 4 };
 
 static const char *const help =
-    "usage: mpirun -np R hisp solve A.mtx --mpi [options]\n"
+    "usage: mpirun -np R hisp solve A.mtx|A.hisp|gen:KIND:N[:SEED] --mpi [options]\n"
     "\n"
-    "Solve A x = b over R MPI ranks (build/bin/hisp-mpi): rank 0 reads A and\n"
-    "sends every rank a block of its rows; the ranks solve together, each on its\n"
-    "own device, summing dot products with MPI_Allreduce.\n"
+    "Solve A x = b over R MPI ranks (build/bin/hisp-mpi): rank 0 reads (or\n"
+    "generates, as hisp solve) A and sends every rank a block of its rows; the\n"
+    "ranks solve together, each on its own device, exchanging only the entries\n"
+    "of x that other ranks' rows reference and summing dot products with\n"
+    "MPI_Allreduce.\n"
     "\n"
     "options:\n"
     "  --method M         cg (default), bicgstab or gmres\n"
@@ -40,7 +44,8 @@ static const char *const help =
     "  --precision P      f64 (default) or f32\n"
     "  --partition K      pcsr (nnz-balanced whole rows, default) or rowblock\n"
     "  --backend B        each rank's backend (default reference)\n"
-    "  --device D         its device index (default 0)\n"
+    "  --device D         every rank's device index (default: the rank's number\n"
+    "                     within its node modulo the node's devices, GPUs first)\n"
     "  --json             one JSON object on stdout (rank 0)\n"
     "\n"
     "exit status: 0 converged, 4 not converged, 1 usage, 2 bad input, 3 backend.\n";
@@ -90,7 +95,7 @@ static int parse(int argc, char **argv, solve_opts *o)
     o->backend = HISP_BACKEND_REFERENCE;
     int rc = cli_parse_command("solve", argc, argv, opts, help, val, &o->path);
     if (rc) return rc;
-    if (!o->path) return cli_usage_error("solve", "missing A.mtx");
+    if (!o->path) return cli_usage_error("solve", "missing A.mtx (or gen:KIND:N)");
     if (val[O_METHOD] && hisp_solver_method_from_name(val[O_METHOD], &o->method))
         return cli_value_error("--method: unknown method '%s' (cg, bicgstab, gmres)",
                                val[O_METHOD]);
@@ -114,6 +119,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                val[O_PART]);
     if (val[O_BACKEND] && (rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend)))
         return rc;
+    o->device = -1; /* one per node-local rank */
     if (val[O_DEVICE] && (rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device)))
         return rc;
     o->json = val[O_JSON] != NULL;
@@ -123,33 +129,17 @@ static int parse(int argc, char **argv, solve_opts *o)
 /* ---- the operator ----------------------------------------------------------- */
 
 typedef struct {
-    hisp_context ctx;
-    hisp_matrix L;        /* this rank's rows, global columns */
-    hisp_vector xfull;    /* all of x */
-    void *xloc, *xhost;   /* host copies: this rank's x, all of x */
-    void *diag;           /* this rank's rows' diagonal */
-    int *counts, *displs; /* rows per rank, first row per rank */
+    halo h;     /* this rank's rows and what moves between the ranks */
+    void *diag; /* this rank's rows' diagonal */
     int64_t lrows, n;
     hisp_type type;
-    MPI_Datatype dt;
 } rank_op;
 
 static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
 {
     rank_op *r = user;
     if (op != HISP_OP_N) return HISP_ERR_UNSUPPORTED;
-    hisp_status s = hisp_vector_read(x, r->xloc);
-    if (s) return s;
-    MPI_Allgatherv(r->xloc, (int)r->lrows, r->dt, r->xhost, r->counts, r->displs, r->dt,
-                   MPI_COMM_WORLD);
-    s = hisp_vector_write(r->xfull, r->xhost);
-    double one = 1, zero = 0;
-    float onef = 1, zerof = 0;
-    bool f = r->type == HISP_F32;
-    if (!s)
-        s = hisp_spmv(r->ctx, HISP_OP_N, f ? (const void *)&onef : (const void *)&one, r->L,
-                      r->xfull, f ? (const void *)&zerof : (const void *)&zero, y);
-    return s;
+    return halo_apply(&r->h, x, y);
 }
 
 static hisp_status op_diagonal(void *user, hisp_vector d)
@@ -170,6 +160,46 @@ static double ld(hisp_type t, const void *a, int64_t i)
 {
     return t == HISP_F32 ? ((const float *)a)[i] : ((const double *)a)[i];
 }
+
+/* ---- the device of each rank ------------------------------------------------- */
+
+/* --backend auto: CUDA, then OpenCL, where they have devices, else the
+ * reference (as hisp_context_set_backend's auto). */
+static hisp_backend_kind resolve_auto(hisp_context ctx)
+{
+    hisp_backend_kind k[2] = {HISP_BACKEND_CUDA, HISP_BACKEND_OPENCL};
+    for (int i = 0; i < 2; i++) {
+        int count = 0;
+        if (hisp_backend_compiled(k[i]) && !hisp_backend_device_count(ctx, k[i], &count) &&
+            count > 0)
+            return k[i];
+    }
+    return HISP_BACKEND_REFERENCE;
+}
+
+/* --device, else the rank's number within its node modulo the node's
+ * devices: its GPUs where it has any (an OpenCL platform may list the CPU
+ * too), else all. With no device at all, 0 (set_backend then says why). */
+static int rank_device(hisp_context ctx, hisp_backend_kind kind, int device, int node_rank)
+{
+    int count = 0, gpus = 0;
+    if (device >= 0 || hisp_backend_device_count(ctx, kind, &count) || count == 0)
+        return device >= 0 ? device : 0;
+    hisp_device_info di;
+    for (int i = 0; i < count; i++)
+        gpus += !hisp_backend_device_info(ctx, kind, i, &di) && di.is_gpu;
+    if (!gpus) return node_rank % count;
+    for (int i = 0, g = 0; i < count; i++)
+        if (!hisp_backend_device_info(ctx, kind, i, &di) && di.is_gpu && g++ == node_rank % gpus)
+            return i;
+    return 0;
+}
+
+/* What each rank reports to rank 0. */
+typedef struct {
+    char host[64], device[256];
+    int64_t node_rank, device_index, rows, nnz, ghosts, sends, read_entries, peers_in, peers_out;
+} rank_report;
 
 /* ---- rank 0: the rows of every rank ------------------------------------------ */
 
@@ -219,22 +249,40 @@ int solve_mpi(int argc, char **argv)
     int64_t *own = calloc((size_t)size + 1, sizeof *own), *lptr = NULL;
     int32_t *lidx = NULL;
     void *lval = NULL, *bh = NULL, *axh = NULL;
-    r.counts = calloc((size_t)size, sizeof *r.counts);
-    r.displs = calloc((size_t)size, sizeof *r.displs);
+    rank_report me = {0}, *reports = rank == 0 ? calloc((size_t)size, sizeof *reports) : NULL;
     head_msg head = {0};
     hisp_solve_info info = {0};
     hisp_status s = HISP_SUCCESS;
-    rc = own && r.counts && r.displs ? cli_context(&ctx)
-                                     : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-    if (!rc && o.backend != HISP_BACKEND_REFERENCE &&
-        (s = hisp_context_set_backend(ctx, o.backend, o.device)))
+    MPI_Comm node;
+    int node_rank = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
+    rc = own && (rank != 0 || reports) ? cli_context(&ctx)
+                                       : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    hisp_backend_kind backend = o.backend;
+    if (!rc && backend == HISP_BACKEND_AUTO) backend = resolve_auto(ctx);
+    int device = rc ? 0 : rank_device(ctx, backend, o.device, node_rank);
+    if (!rc && backend != HISP_BACKEND_REFERENCE &&
+        (s = hisp_context_set_backend(ctx, backend, device)))
         rc = cli_fail(ctx, s, NULL);
     if ((rc = agree(rc))) goto out;
+    {
+        hisp_device_info di = {0};
+        int len = 0;
+        char host[MPI_MAX_PROCESSOR_NAME] = "";
+        MPI_Get_processor_name(host, &len);
+        snprintf(me.host, sizeof me.host, "%.63s", host);
+        if (!hisp_context_get_device(ctx, &di))
+            snprintf(me.device, sizeof me.device, "%.255s", di.name);
+        me.node_rank = node_rank;
+        me.device_index = backend == HISP_BACKEND_REFERENCE ? -1 : device;
+    }
 
     /* ---- rank 0: read A, cut its rows, send every rank its block ---- */
     if (rank == 0 && !rc) {
         hisp_matrix_info mi = {0};
-        rc = cli_read_matrix(ctx, o.path, o.type, &A);
+        rc = cli_read_matrix_spec(ctx, o.path, o.type, &A);
         if (!rc && (s = hisp_matrix_get_info(A, &mi))) rc = cli_fail(ctx, s, o.path);
         if (!rc && mi.nrows != mi.ncols)
             rc = cli_value_error("%s: %s needs a square matrix (this one is %lld x %lld)", o.path,
@@ -262,14 +310,9 @@ int solve_mpi(int argc, char **argv)
     MPI_Bcast(own, size + 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     r.type = (hisp_type)head.type;
     r.n = head.n;
-    r.dt = r.type == HISP_F32 ? MPI_FLOAT : MPI_DOUBLE;
     size_t es = hisp_type_size(r.type);
     int64_t s0 = own[rank];
     r.lrows = own[rank + 1] - s0;
-    for (int q = 0; q < size; q++) {
-        r.counts[q] = (int)(own[q + 1] - own[q]);
-        r.displs[q] = (int)own[q];
-    }
     int64_t lnnz = 0;
     if (rank == 0) {
         const int64_t *ptr = NULL;
@@ -315,14 +358,10 @@ int solve_mpi(int argc, char **argv)
     }
 
     /* ---- every rank: its rows, the operator, the solve ---- */
-    r.ctx = ctx;
-    r.xloc = calloc((size_t)(r.lrows > 0 ? r.lrows : 1), es);
-    r.xhost = calloc((size_t)r.n, es);
     r.diag = calloc((size_t)(r.lrows > 0 ? r.lrows : 1), es);
     bh = malloc((size_t)(r.lrows > 0 ? r.lrows : 1) * es);
     axh = malloc((size_t)(r.lrows > 0 ? r.lrows : 1) * es);
-    if (!r.xloc || !r.xhost || !r.diag || !bh || !axh)
-        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if (!r.diag || !bh || !axh) rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     if ((rc = agree(rc))) goto out;
     int64_t zero_row = -1;
     for (int64_t i = 0; i < r.lrows; i++) {
@@ -348,9 +387,20 @@ int solve_mpi(int argc, char **argv)
                        : CLI_INPUT;
         goto out;
     }
-    s = hisp_matrix_create_csr(ctx, r.type, r.lrows, r.n, lptr, lidx, lval, &r.L);
-    if (!s) s = hisp_vector_create(ctx, r.type, r.n, &r.xfull);
-    if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &b);
+    s = halo_build(&r.h, ctx, r.type, own, rank, size, lptr, lidx, lval);
+    if ((rc = s ? cli_fail(ctx, s, o.path) : CLI_OK)) goto out; /* every rank failed */
+    me.rows = r.lrows;
+    me.nnz = lptr[r.lrows];
+    me.ghosts = r.h.ghosts;
+    me.sends = r.h.sends;
+    me.read_entries = r.h.mirror_n;
+    me.peers_in = r.h.peers_in;
+    me.peers_out = r.h.peers_out;
+    free(lidx); /* the halo holds the rows now */
+    free(lval);
+    lidx = NULL;
+    lval = NULL;
+    s = hisp_vector_create(ctx, r.type, r.lrows, &b);
     if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &x); /* x0 = 0 */
     if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &ax);
     if (!s) s = hisp_vector_write(b, bh);
@@ -380,6 +430,14 @@ int solve_mpi(int argc, char **argv)
     MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     double rel = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : 0;
     double per = ms / (double)(info.iterations > 0 ? info.iterations : 1);
+    MPI_Gather(&me, sizeof me, MPI_BYTE, reports, sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    int64_t ghosts_sum = 0, ghosts_max = 0, sends_sum = 0, read_max = 0;
+    for (int q = 0; rank == 0 && q < size; q++) {
+        ghosts_sum += reports[q].ghosts;
+        ghosts_max = reports[q].ghosts > ghosts_max ? reports[q].ghosts : ghosts_max;
+        sends_sum += reports[q].sends;
+        read_max = reports[q].read_entries > read_max ? reports[q].read_entries : read_max;
+    }
     if (rank == 0 && o.json) {
         cli_json j;
         json_init(&j, stdout);
@@ -388,7 +446,7 @@ int solve_mpi(int argc, char **argv)
         json_string(&j, "method", hisp_solver_method_name(o.method));
         json_string(&j, "precond", hisp_precond_name(o.pc));
         json_string(&j, "precision", hisp_type_name(r.type));
-        json_string(&j, "backend", hisp_backend_name(o.backend));
+        json_string(&j, "backend", hisp_backend_name(backend));
         json_bool(&j, "mpi", true);
         json_int(&j, "ranks", size);
         json_string(&j, "partition", hisp_partition_name(o.kind));
@@ -403,6 +461,31 @@ int solve_mpi(int argc, char **argv)
         json_double(&j, "atol", o.atol);
         json_double(&j, "ms", ms);
         json_double(&j, "ms_per_iteration", per);
+        /* the halo: entries of x received per product (sum, largest rank),
+         * sent, and read from a device for sending (largest rank) */
+        json_int(&j, "ghost_entries_sum", ghosts_sum);
+        json_int(&j, "ghost_entries_max", ghosts_max);
+        json_int(&j, "halo_sent_entries_sum", sends_sum);
+        json_int(&j, "halo_read_entries_max", read_max);
+        json_array_begin(&j, "rank_info");
+        for (int q = 0; q < size; q++) {
+            const rank_report *p = &reports[q];
+            json_object_begin(&j, NULL);
+            json_int(&j, "rank", q);
+            json_string(&j, "host", p->host);
+            json_int(&j, "node_rank", p->node_rank);
+            json_int(&j, "device", p->device_index);
+            json_string(&j, "device_name", p->device);
+            json_int(&j, "rows", p->rows);
+            json_int(&j, "nnz", p->nnz);
+            json_int(&j, "ghost_entries", p->ghosts);
+            json_int(&j, "sent_entries", p->sends);
+            json_int(&j, "read_entries", p->read_entries);
+            json_int(&j, "peers_in", p->peers_in);
+            json_int(&j, "peers_out", p->peers_out);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
         json_object_end(&j);
         json_finish(&j);
     } else if (rank == 0) {
@@ -411,7 +494,16 @@ int solve_mpi(int argc, char **argv)
         printf("solver      %s, preconditioner %s, rtol %g, atol %g, over %d MPI rank(s) (%s, "
                "%s)\n",
                hisp_solver_method_name(o.method), hisp_precond_name(o.pc), o.rtol, o.atol, size,
-               hisp_partition_name(o.kind), hisp_backend_name(o.backend));
+               hisp_partition_name(o.kind), hisp_backend_name(backend));
+        for (int q = 0; q < size; q++) {
+            const rank_report *p = &reports[q];
+            printf(
+                "rank %-6d %s, device %lld (%s), %lld rows, %lld nonzeros, %lld ghosts from %lld "
+                "rank(s), %lld entries sent to %lld\n",
+                q, p->host, (long long)p->device_index, p->device, (long long)p->rows,
+                (long long)p->nnz, (long long)p->ghosts, (long long)p->peers_in,
+                (long long)p->sends, (long long)p->peers_out);
+        }
         printf("result      %s after %lld iterations, true relative residual %.3e\n",
                hisp_stop_reason_name(info.reason), (long long)info.iterations, rel);
         printf("time        %.3f ms (%.4f ms per iteration, slowest rank)\n", ms, per);
@@ -422,8 +514,7 @@ out:
     hisp_vector_destroy(&b);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&ax);
-    hisp_vector_destroy(&r.xfull);
-    hisp_matrix_destroy(&r.L);
+    halo_free(&r.h);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
     free(own);
@@ -432,11 +523,8 @@ out:
     free(lval);
     free(bh);
     free(axh);
-    free(r.xloc);
-    free(r.xhost);
     free(r.diag);
-    free(r.counts);
-    free(r.displs);
+    free(reports);
     MPI_Finalize();
     return rc;
 }
