@@ -727,8 +727,12 @@ START_TEST(test_operator)
                               "%s: %lld iterations with the matrix, %lld with the operator", what,
                               (long long)i1.iterations, (long long)i2.iterations);
                 ck_assert_int_ge(od.applies, i2.iterations);
+                /* the matrix's product fuses p^H q into the SpMV on CUDA (summed
+                 * in another order than the operator's separate dot): both meet
+                 * rtol 1e-8, and their x agree to about the condition number times
+                 * that (1e-9 to 7e-9 seen on H200s) */
                 double d = rel_diff(x2, x1, len);
-                ck_assert_msg(d <= 1e-9, "%s %s: operator and matrix solutions differ by %g", what,
+                ck_assert_msg(d <= 1e-7, "%s %s: operator and matrix solutions differ by %g", what,
                               hisp_type_name(t), d);
                 ck_assert_double_le(true_residual(ctx, t, od.A, vx, b, len), 2e-8);
             }
