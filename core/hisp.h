@@ -222,9 +222,19 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * replay of each orientation). The reference backend schedules every call.
  * A build and the
  * matrices duplicated or edited from it form a family sharing one memory
- * pool (an add, a load or a conversion starts a new one): a family's
- * matrices must not be duplicated, edited or destroyed from several threads
- * at once (reading them concurrently is fine). The build
+ * pool (an add, a load or a conversion starts a new one). Threads: each
+ * family has a reader/writer lock. Any number of threads may read a family's
+ * matrices (profile, save, format_bytes, write_mtx, conversions and
+ * duplicates to other formats) while one thread edits, duplicates or
+ * destroys matrices of it: the calls that change the pool (edit,
+ * duplicate, destroy, SpMV (it makes the family's device copy current), an
+ * add writing C into A's family) wait for the readers and vice versa, and a
+ * matrix's tree never changes once made, so a reader sees it whole. This
+ * covers the family, not the context the family lives in: calls that use
+ * the context's backend (SpMV, add) or create and destroy its objects
+ * from several threads must still be serialised by the caller as for every
+ * object of a context, and one handle must not be changed (transpose,
+ * scale, convert, destroy) while another thread uses it. The build
  * runs on all cores (pthreads); HISP_THREADS=n in the environment caps the
  * threads. */
 

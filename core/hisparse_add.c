@@ -693,6 +693,10 @@ hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
         return HISP_SUCCESS;
     }
     int d = A->hs ? A->hs->d : A->node_size ? A->node_size : HISP_HISPARSE_DEFAULT_NODE_SIZE;
+    /* exclusive on both families: C's nodes go into A's family's device
+     * copy, and both are made resident */
+    hispi_pool *pa = A->hs ? A->hs->pool : NULL, *pb = B->hs ? B->hs->pool : NULL;
+    hispi_family_lock2(pa, pb);
     hispi_hisparse *a = NULL, *b = NULL;
     hispi_hisparse ta, tb;
     bool oa = false, ob = false;
@@ -712,6 +716,7 @@ hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
     }
     if (oa) hispi_hisparse_free(&ta);
     if (ob) hispi_hisparse_free(&tb);
+    hispi_family_unlock2(pa, pb);
     return s;
 }
 

@@ -99,8 +99,8 @@ static void fill_cb(void *user, int64_t r, int64_t c, const unsigned char *v)
     scale_entry(a->h->type, a->val + (size_t)k * a->es, v, a->h->scale);
 }
 
-hisp_status hispi_hisparse_to_sparse(hisp_context ctx, const hispi_hisparse *h, hisp_format f,
-                                     hispi_sparse *out)
+static hisp_status to_sparse_held(hisp_context ctx, const hispi_hisparse *h, hisp_format f,
+                                  hispi_sparse *out)
 {
     int64_t m = h->transposed ? h->ncols : h->nrows, n = h->transposed ? h->nrows : h->ncols;
     HISPI_TRY(hispi_hisparse_host(ctx, h));
@@ -156,8 +156,7 @@ static void profile_node(const hispi_hisparse *h, uint64_t ref, hisp_hisparse_pr
             profile_node(h, hispi_rd64(node + pay + 8 * k), p);
 }
 
-hisp_status hispi_hisparse_profile(hisp_context ctx, const hispi_hisparse *h,
-                                   hisp_hisparse_profile *p)
+static hisp_status profile_held(hisp_context ctx, const hispi_hisparse *h, hisp_hisparse_profile *p)
 {
     memset(p, 0, sizeof *p);
     HISPI_TRY(hispi_hisparse_host(ctx, h));
@@ -224,8 +223,8 @@ static void spmv_f64(void *user, int64_t r, int64_t c, const unsigned char *v)
         y[r] += s->a * f * x[c];
 }
 
-hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hisparse *h, hisp_op op,
-                                    double alpha, const void *x, double beta, void *y)
+static hisp_status ref_spmv_held(hisp_context ctx, const hispi_hisparse *h, hisp_op op,
+                                 double alpha, const void *x, double beta, void *y)
 {
     bool tr = h->transposed != (op == HISP_OP_T);
     int64_t m = tr ? h->ncols : h->nrows;
@@ -247,4 +246,31 @@ hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hisparse *h, h
                           hisp_type_name(h->type));
     }
     return HISP_SUCCESS;
+}
+
+hisp_status hispi_hisparse_to_sparse(hisp_context ctx, const hispi_hisparse *h, hisp_format f,
+                                     hispi_sparse *out)
+{
+    hispi_family_lock_host(h);
+    hisp_status s = to_sparse_held(ctx, h, f, out);
+    hispi_family_unlock(h->pool);
+    return s;
+}
+
+hisp_status hispi_hisparse_profile(hisp_context ctx, const hispi_hisparse *h,
+                                   hisp_hisparse_profile *p)
+{
+    hispi_family_lock_host(h);
+    hisp_status s = profile_held(ctx, h, p);
+    hispi_family_unlock(h->pool);
+    return s;
+}
+
+hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hisparse *h, hisp_op op,
+                                    double alpha, const void *x, double beta, void *y)
+{
+    hispi_family_lock_host(h);
+    hisp_status s = ref_spmv_held(ctx, h, op, alpha, x, beta, y);
+    hispi_family_unlock(h->pool);
+    return s;
 }

@@ -227,6 +227,8 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "cannot set entries of a matrix scaled by 0");
     hispi_pool *pool = h->pool;
+    /* exclusive: the pool grows (its bytes may move) and its counts change */
+    hispi_family_lock(pool, true);
     /* a tree in a range: its paths fetched node by node (no host copy of
      * the ranges brought up to date), its new nodes a range of their own */
     bool pin = h->root && pool->nreg && hispi_pool_region_of(pool, HISPI_REF_OFF(h->root));
@@ -235,10 +237,11 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     memset(st, 0, sizeof *st);
     change *ch = NULL;
     unsigned char *sv = NULL;
-    HISPI_TRY(hispi_alloc(ctx, (size_t)n, sizeof *ch, (void **)&ch));
-    hisp_status s = hispi_alloc(ctx, (size_t)n, es, (void **)&sv);
+    hisp_status s = hispi_alloc(ctx, (size_t)n, sizeof *ch, (void **)&ch);
+    if (!s) s = hispi_alloc(ctx, (size_t)n, es, (void **)&sv);
     if (s) {
         free(ch);
+        hispi_family_unlock(pool);
         return s;
     }
     for (int64_t q = 0; q < n; q++) {
@@ -285,7 +288,10 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
         pool->live -= pool->used - base;
         pool->used = base;
     }
-    HISPI_TRY(s);
+    if (s) {
+        hispi_family_unlock(pool);
+        return s;
+    }
     hispi_hisparse nh = *h;
     nh.root = root;
     if (root != h->root && h->census.known) { /* the source's census and the edit's changes */
@@ -302,5 +308,6 @@ hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, const int32_t *rows, cons
     }
     nh.nnz = h->nnz + st->inserted - st->removed;
     h->pool->handles++;
+    hispi_family_unlock(pool); /* B's wrap frees its tree on failure: that locks */
     return hispi_hisparse_wrap(ctx, &nh, B);
 }

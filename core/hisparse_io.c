@@ -106,7 +106,9 @@ hisp_status hisp_matrix_save(hisp_matrix A, const char *path)
     }
     unsigned char *data = NULL;
     size_t size = 0;
+    hispi_family_lock_host(h); /* the pool's bytes are copied: no edit may move them */
     hisp_status s = serialise(ctx, h, &data, &size);
+    hispi_family_unlock(h->pool);
     if (h == &tmp) hispi_hisparse_free(&tmp);
     HISPI_TRY(s);
     FILE *f = fopen(path, "wb");

@@ -17,6 +17,10 @@ hisp_status hispi_pool_create(hisp_context ctx, uint64_t bytes, hispi_pool **out
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *p, (void **)&p));
     /* calloc: untouched pages stay lazily zeroed, and padding must be 0 */
     hisp_status s = hispi_calloc(ctx, (size_t)bytes, 1, (void **)&p->base);
+    if (!s && pthread_rwlock_init(&p->lock, NULL)) {
+        free(p->base);
+        s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "HiSparse pool: no family lock");
+    }
     if (s) {
         free(p);
         return s;
@@ -35,6 +39,7 @@ hisp_status hispi_pool_create(hisp_context ctx, uint64_t bytes, hispi_pool **out
 void hispi_pool_release(hispi_pool *p)
 {
     if (!p || --p->handles > 0) return;
+    pthread_rwlock_destroy(&p->lock);
     if (p->dev && p->dev_ctx) p->dev_ctx->ops->buf_free(p->dev_ctx->be, p->dev);
     free(p->reg);
     free(p->hv);

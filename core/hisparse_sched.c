@@ -416,8 +416,8 @@ hisp_status hispi_sched_settle(hisp_context ctx)
     return ctx->ops->hisparse_counts(ctx, ctx->be, &ctx->sched);
 }
 
-hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
-                                hisp_vector x, double beta, hisp_vector y)
+static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
+                             hisp_vector x, double beta, hisp_vector y)
 {
     const hisp_backend_ops *o = ctx->ops;
     hispi_hisparse *h = A->hs;
@@ -505,4 +505,16 @@ hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp
     ctx->sched = c;
     ctx->sched_pending = o->hisparse_counts != NULL;
     return HISP_SUCCESS;
+}
+
+/* Exclusive: the family's device copy is brought up to date (and may move)
+ * and the handle's state made over it. */
+hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
+                                hisp_vector x, double beta, hisp_vector y)
+{
+    hispi_pool *p = A->hs->pool;
+    hispi_family_lock(p, true);
+    hisp_status s = spmv_held(ctx, op, alpha, A, x, beta, y);
+    hispi_family_unlock(p);
+    return s;
 }

@@ -11,10 +11,18 @@ static int node_size(hisp_matrix A)
 
 void hispi_hisparse_free(hispi_hisparse *h)
 {
-    if (!h->pool) return;
-    /* the last holder frees the whole arena; others release their nodes */
-    if (h->pool->handles > 1) hispi_node_decref(h->pool, h->root, hisp_type_size(h->type), h->d);
-    hispi_pool_release(h->pool);
+    hispi_pool *p = h->pool;
+    if (!p) return;
+    /* the last holder frees the whole arena (no other thread can reach it:
+     * no other handle holds it); others release their nodes */
+    hispi_family_lock(p, true);
+    bool last = p->handles <= 1;
+    if (!last) {
+        hispi_node_decref(p, h->root, hisp_type_size(h->type), h->d);
+        p->handles--;
+    }
+    hispi_family_unlock(p);
+    if (last) hispi_pool_release(p);
     h->pool = NULL;
     h->root = 0;
 }
@@ -29,9 +37,12 @@ void hispi_hisparse_release(hisp_matrix A)
 
 hisp_status hispi_hisparse_share(hisp_context ctx, const hispi_hisparse *h, hispi_hisparse *out)
 {
-    HISPI_TRY(hispi_node_incref(ctx, h->pool, h->root));
+    hispi_family_lock(h->pool, true);
+    hisp_status s = hispi_node_incref(ctx, h->pool, h->root);
+    if (!s) h->pool->handles++;
+    hispi_family_unlock(h->pool);
+    HISPI_TRY(s);
     *out = *h;
-    h->pool->handles++;
     return HISP_SUCCESS;
 }
 
@@ -134,7 +145,7 @@ hisp_status hispi_hisparse_format_bytes(hisp_matrix A, hisp_type t, uint64_t *by
 {
     if (A->hs && t == A->hs->type) {
         hisp_hisparse_profile p;
-        HISPI_TRY(hispi_hisparse_profile(A->ctx, A->hs, &p));
+        HISPI_TRY(hispi_hisparse_profile(A->ctx, A->hs, &p)); /* locks the family */
         *bytes = p.bytes;
         return HISP_SUCCESS;
     }

@@ -6,6 +6,7 @@
 
 #include "hispi.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* Node types in the low 4 bits of a child reference. */
@@ -90,9 +91,10 @@ static inline bool hispi_bytes_zero(const unsigned char *p, size_t s)
 /* ---- the pool (core/hisparse_pool.c) -------------------------------------- */
 
 /* One arena per family of matrices (a build and everything edited or
- * duplicated from it). Not thread-safe: matrices of one family must not be
- * edited, duplicated or destroyed from several threads at once. */
+ * duplicated from it). Guarded by the family lock (below). */
+struct hispi_hisparse;
 typedef struct hispi_pool {
+    pthread_rwlock_t lock; /* the family lock (core/hisparse_lock.c) */
     unsigned char *base;
     uint64_t used, cap; /* bytes in use (end of the last node), capacity */
     uint64_t live;      /* bytes of nodes still referenced (+ header) */
@@ -138,6 +140,24 @@ typedef struct hispi_pool {
     } * hv;
     size_t nhv, hv_cap;
 } hispi_pool;
+
+/* The family lock: every host or device access to a pool's bytes or
+ * bookkeeping holds it, shared to read trees (profile, save, conversions,
+ * format_bytes), exclusive to change the pool or its device copy (edit,
+ * duplicate, destroy, SpMV (device residency), addition, backend change,
+ * settling device-only ranges). Trees never change once written, so two
+ * locked sections of one call need not be atomic together. A thread may
+ * nest calls on a family it holds (counted, not locked again); a reader
+ * must not ask to write. Never taken with another family's lock held but
+ * in an addition (pools in address order). */
+HISPI_LOCAL void hispi_family_lock(hispi_pool *p, bool write);
+HISPI_LOCAL void hispi_family_unlock(hispi_pool *p);
+/* Shared, or exclusive when h's host copy must be settled first (its root in
+ * a device-only range): what a host reader of h's bytes takes. */
+HISPI_LOCAL void hispi_family_lock_host(const struct hispi_hisparse *h);
+/* Two families (or one) exclusively, in address order; unlock both. */
+HISPI_LOCAL void hispi_family_lock2(hispi_pool *a, hispi_pool *b);
+HISPI_LOCAL void hispi_family_unlock2(hispi_pool *a, hispi_pool *b);
 
 /* Host bytes from `off` on changed (or may change): the device copy is
  * valid only below (the device-only ranges excepted: no host write reaches

@@ -17,8 +17,11 @@ void hispi_matrix_drop_device(hisp_matrix A)
     if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
     A->dev = NULL;
     if (A->hs_dev) {
+        hispi_pool *p = A->hs ? A->hs->pool : NULL;
+        hispi_family_lock(p, true); /* another member's SpMV may use the device pool */
         A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
-        if (A->hs) hispi_pool_dev_release(A->ctx, A->hs->pool); /* its family's device pool */
+        if (p) hispi_pool_dev_release(A->ctx, p); /* its family's device pool */
+        hispi_family_unlock(p);
     }
     A->hs_dev = NULL;
     hispi_compound_drop(A);
@@ -30,7 +33,11 @@ static void drop_cb(hispi_devobj *o)
     hispi_matrix_drop_device(A);
     /* the backend closes: its family's device pool goes, the host copy
      * brought up to date first */
-    if (A->hs) hispi_pool_dev_drop(A->ctx, A->hs->pool);
+    if (A->hs) {
+        hispi_family_lock(A->hs->pool, true);
+        hispi_pool_dev_drop(A->ctx, A->hs->pool);
+        hispi_family_unlock(A->hs->pool);
+    }
 }
 
 hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *out)
