@@ -127,13 +127,9 @@ static bool line_of(const char **p, const char *end, const char **ls, size_t *le
     return true;
 }
 
-hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path, hisp_tune_plan *p)
+hisp_status hispi_tune_plan_parse(hisp_context ctx, const char *data, size_t size, const char *path,
+                                  hisp_tune_plan *p)
 {
-    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
-    char *data = NULL;
-    size_t size = 0;
-    HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
     hisp_tune_plan r;
     memset(&r, 0, sizeof r);
     static const char *const fields[5] = {"hisp-plan", "key", "layout", "schedule", "ms"};
@@ -182,14 +178,27 @@ hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path, hisp_tune_pl
             snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
             if (n < 0 || strcmp(val, hex) != 0)
                 s = hispi_fail_at(ctx, path, line, "checksum mismatch: the plan file is corrupt");
+            else if (cur[-1] != '\n') /* as written: a cut file is a damaged one */
+                s = hispi_fail_at(ctx, path, line, "plan file ends early (no final newline)");
         }
     }
-    if (!s && line_of(&cur, end, &ls, &len) && len)
+    if (!s && cur != end) /* the file ends with the checksum line */
         s = hispi_fail_at(ctx, path, 7, "unexpected text after the checksum");
-    free(data);
     if (s) return s;
     *p = r;
     return HISP_SUCCESS;
+}
+
+hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path, hisp_tune_plan *p)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
+    char *data = NULL;
+    size_t size = 0;
+    HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
+    hisp_status s = hispi_tune_plan_parse(ctx, data, size, path, p);
+    free(data);
+    return s;
 }
 
 hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A, hisp_tune_plan *p, int *found)
@@ -200,9 +209,16 @@ hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A, hisp_tune_pla
     char key[512], path[1024];
     HISPI_TRY(hisp_tune_plan_key(ctx, A, key, sizeof key));
     if (hisp_tune_plan_cache_path(key, path, sizeof path)) return HISP_SUCCESS;
-    if (access(path, R_OK) != 0) return HISP_SUCCESS;
+    /* a regular file of plan size only: a folder, a FIFO or /dev/zero at
+     * the path is a miss, as is a damaged file; hisp_tune replaces it */
+    char *data = NULL;
+    size_t size = 0;
+    if (hispi_cache_read_raw(path, 4096, &data, &size) <= 0) return HISP_SUCCESS;
     hisp_tune_plan r;
-    if (hisp_tune_plan_load(ctx, path, &r) != HISP_SUCCESS) { /* corrupt: a miss */
+    hisp_status s = hispi_tune_plan_parse(ctx, data, size, path, &r);
+    free(data);
+    if (s == HISP_ERR_OUT_OF_HOST_MEMORY) return s;
+    if (s) { /* corrupt: a miss */
         hispi_clear_error(ctx);
         return HISP_SUCCESS;
     }

@@ -475,5 +475,24 @@ HISPI_LOCAL int hispi_cache_file(const char *prefix, uint64_t key, const char *e
  * Returns 0 or an errno value. */
 HISPI_LOCAL int hispi_write_file_atomic(const char *path, const void *data, size_t n,
                                         bool make_dirs);
+/* Validated cache entries (core/cache_file.c): a header with magic,
+ * version, payload length and an FNV-1a checksum, then the payload. */
+#define HISPI_CACHE_HEADER 32
+#define HISPI_CACHE_MAX ((size_t)1 << 30) /* largest payload */
+/* 1 when entry[0..size) is a whole valid entry (*payload_len set), else 0. */
+HISPI_LOCAL int hispi_cache_entry_check(const void *entry, size_t size, size_t *payload_len);
+/* A new entry holding payload (malloc'd, *size set); NULL without memory. */
+HISPI_LOCAL void *hispi_cache_entry_make(const void *payload, size_t n, size_t *size);
+/* Reads the payload of the entry at path into *payload (malloc'd): 1 on a
+ * hit, 0 when there is no file, -1 when what is there does not validate
+ * (a miss the caller rebuilds and overwrites). */
+HISPI_LOCAL int hispi_cache_read(const char *path, void **payload, size_t *n);
+/* Writes payload as a validated entry, atomically, creating the folders;
+ * 0 or an errno value. */
+HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t n);
+/* Reads a whole regular file of at most max bytes (NUL-terminated,
+ * malloc'd): 1, or 0 when absent, -1 for anything else (a folder, a device,
+ * a FIFO, too large, a read error). */
+HISPI_LOCAL int hispi_cache_read_raw(const char *path, size_t max, char **data, size_t *size);
 
 #endif

@@ -76,6 +76,11 @@ HISPI_LOCAL hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A,
 HISPI_LOCAL hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double alpha,
                                             hisp_matrix A, hisp_vector x, double beta,
                                             hisp_vector y, int warmup, int repeat, double *ms);
+/* Parses a plan file's text (data[0..size), path names it in errors):
+ * HISP_ERR_INPUT_FORMAT with the line unless it is whole and its checksum
+ * holds (core/compound_tune.c; fuzzed by fuzz/fuzz_plan.c). */
+HISPI_LOCAL hisp_status hispi_tune_plan_parse(hisp_context ctx, const char *data, size_t size,
+                                              const char *path, hisp_tune_plan *p);
 /* Release a matrix's compound device data (layouts, kernels, scratch). */
 HISPI_LOCAL void hispi_compound_drop(hisp_matrix A);
 

@@ -9,7 +9,9 @@
  * Built modules are cached per process under (device, source hash, options,
  * NVRTC version) and on disk as cubins in the kernel cache folder
  * ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off"
- * disables it). Modules stay loaded until the process ends. */
+ * disables it), each a validated entry (core/cache_file.c: length and
+ * checksum): a damaged or old-format file is never handed to the driver,
+ * it is rebuilt and replaced. Modules stay loaded until the process ends. */
 #include "../backend.h"
 #include "cuda_hisparse.h"
 #include "cuda_kern.h"
@@ -246,21 +248,14 @@ hisp_status hisp_cuda_rtc_check(hisp_context ctx, int prog, const char *opts, in
     return HISP_SUCCESS;
 }
 
-static char *read_all(const char *path, size_t *n)
+/* A cached cubin that kern_get will take (a damaged one is built again). */
+static bool cache_valid(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *b = NULL;
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len > 0 && len < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)len)) &&
-        fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return b;
+    void *b = NULL;
+    size_t n = 0;
+    bool ok = hispi_cache_read(path, &b, &n) > 0 && n > 0;
+    free(b);
+    return ok;
 }
 
 /* A module's key: source, options, NVRTC version, device. */
@@ -330,7 +325,12 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
         size_t n = 0;
         char *cubin = NULL;
         int cacheable = hispi_cache_file("cu", key, "cubin", path, sizeof path);
-        if (cacheable) cubin = read_all(path, &n);
+        if (cacheable && hispi_cache_read(path, (void **)&cubin, &n) < 0)
+            hispi_debug("cuda: %s is not a valid cache entry: rebuilding", path);
+        if (cubin && n == 0) {
+            free(cubin);
+            cubin = NULL;
+        }
         cudaLibrary_t lib = NULL;
         if (cubin &&
             cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0) != cudaSuccess) {
@@ -347,7 +347,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
                 return cu_fail(ctx, e, "cudaLibraryLoadData");
             }
             if (cacheable) /* a cache: best effort */
-                (void)hispi_write_file_atomic(path, cubin, n, true);
+                (void)hispi_cache_write(path, cubin, n);
         }
         free(cubin);
         HISPI_TRY(add_module(ctx, dev, key, lib, &m));
@@ -400,9 +400,9 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
         bool dup = false; /* the same options twice: build once */
         for (int q = 0; q < i && !dup; q++)
             dup = key[q] == key[i] && !strcmp(opts[q], opts[i]);
-        todo[i] = !dup && !find_module(dev, key[i]) &&
-                  !(hispi_cache_file("cu", key[i], "cubin", path, sizeof path) &&
-                    access(path, R_OK) == 0);
+        todo[i] =
+            !dup && !find_module(dev, key[i]) &&
+            !(hispi_cache_file("cu", key[i], "cubin", path, sizeof path) && cache_valid(path));
         left += todo[i];
     }
     if (!s && left) {
@@ -427,7 +427,7 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
         module *m;
         s = add_module(ctx, dev, key[i], lib, &m);
         if (!s && hispi_cache_file("cu", key[i], "cubin", path, sizeof path))
-            (void)hispi_write_file_atomic(path, out[i].cubin, out[i].size, true);
+            (void)hispi_cache_write(path, out[i].cubin, out[i].size);
     }
     for (int i = 0; out && i < n; i++) {
         free(out[i].cubin);

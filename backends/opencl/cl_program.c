@@ -3,10 +3,12 @@
  *
  * Disk cache: $HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else
  * $HOME/.cache/hisp ("off" disables it). A file is named by a hash of the
- * hisp version, source, options, device name and driver version; a stale or
- * corrupt file only costs a rebuild from source. */
+ * hisp version, source, options, device name and driver version and holds
+ * a validated entry (core/cache_file.c: length and checksum). A damaged,
+ * truncated or old-format file never reaches the OpenCL runtime (PoCL can
+ * crash on a damaged binary): it is a miss, rebuilt from source and
+ * atomically replaced. A valid binary the driver refuses (stale) likewise. */
 #include "cl_backend.h"
-
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,33 +33,30 @@ static int cache_path(const hisp_cl_be *be, const char *src, const char *opts, c
 
 static cl_program load_cached(hisp_cl_be *be, const char *path, const char *opts)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    cl_program p = NULL;
-    unsigned char *bin = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    if (n > 0 && n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (bin = malloc((size_t)n)) &&
-        fread(bin, 1, (size_t)n, f) == (size_t)n) {
-        size_t len = (size_t)n;
-        const unsigned char *bins[1] = {bin};
-        cl_int st = CL_SUCCESS, e = CL_SUCCESS;
-        p = clCreateProgramWithBinary(be->context, 1, &be->device, &len, bins, &st, &e);
-        if (e == CL_SUCCESS && st == CL_SUCCESS)
-            e = clBuildProgram(p, 1, &be->device, opts, NULL, NULL);
-        else if (e == CL_SUCCESS)
-            e = st;
-        if (e != CL_SUCCESS && p) {
-            clReleaseProgram(p);
-            p = NULL;
-        }
+    void *bin = NULL;
+    size_t len = 0;
+    int r = hispi_cache_read(path, &bin, &len);
+    if (r < 0) hispi_debug("opencl: %s is not a valid cache entry: rebuilding", path);
+    if (r <= 0 || len == 0) {
+        free(bin);
+        return NULL;
+    }
+    const unsigned char *bins[1] = {bin};
+    cl_int st = CL_SUCCESS, e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithBinary(be->context, 1, &be->device, &len, bins, &st, &e);
+    if (e == CL_SUCCESS && st == CL_SUCCESS)
+        e = clBuildProgram(p, 1, &be->device, opts, NULL, NULL);
+    else if (e == CL_SUCCESS)
+        e = st;
+    if (e != CL_SUCCESS && p) {
+        clReleaseProgram(p);
+        p = NULL;
     }
     free(bin);
-    fclose(f);
     return p;
 }
 
-static void store_cached(hisp_cl_be *be, cl_program p, const char *path)
+static void store_cached(cl_program p, const char *path)
 {
     size_t len = 0;
     if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS ||
@@ -66,10 +65,8 @@ static void store_cached(hisp_cl_be *be, cl_program p, const char *path)
     unsigned char *bin = malloc(len);
     if (!bin) return;
     unsigned char *bins[1] = {bin};
-    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS) {
-        (void)hispi_write_file_atomic(path, bin, len, true); /* a cache: best effort */
-    }
-    (void)be;
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+        (void)hispi_cache_write(path, bin, len); /* a cache: best effort */
     free(bin);
 }
 
@@ -133,7 +130,7 @@ static hisp_status program(hisp_context ctx, hisp_cl_be *be, const char *src, co
             return s;
         }
         hispi_debug("opencl: built program \"%s\" (%.1f ms)", opts, hispi_now_ms() - t0);
-        if (cacheable) store_cached(be, p, path);
+        if (cacheable) store_cached(p, path);
     }
     q->src = src;
     q->program = p;

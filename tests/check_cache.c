@@ -1,0 +1,329 @@
+/* The disk caches survive damage: a cache entry that is truncated, flipped,
+ * extended, empty, of the old headerless format, or replaced by a folder, a
+ * FIFO or a link to /dev/zero is a miss; the next run (a fresh process: a
+ * runtime loads a program once per process) rebuilds, gives right results
+ * and leaves a valid entry. Covers the entry format (core/cache_file.c), the
+ * OpenCL program cache (through `hisp demo`, checked against the reference)
+ * and the compound plan cache. */
+#include "testutil.h"
+#include "hispi.h"
+#include "hispi_compound.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char cache_dir[256];
+
+static void use_temp_cache(void)
+{
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-cache-test-%ld", (long)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
+    ck_assert_int_eq(system(cmd), 0);
+    setenv("HISP_CACHE_DIR", cache_dir, 1);
+}
+
+static void drop_temp_cache(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
+    ck_assert_int_eq(system(cmd), 0);
+    unsetenv("HISP_CACHE_DIR");
+}
+
+static void write_bytes(const char *path, const void *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- the entry format ------------------------------------------------------ */
+
+START_TEST(test_entry_damage)
+{
+    uint64_t st = test_seed() + 2301;
+    size_t n = 1 + test_rand(&st) % 700, size = 0, len = 0;
+    unsigned char *pay = malloc(n);
+    ck_assert_ptr_nonnull(pay);
+    for (size_t i = 0; i < n; i++)
+        pay[i] = (unsigned char)test_rand(&st);
+    unsigned char *e = hispi_cache_entry_make(pay, n, &size);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(size, n + HISPI_CACHE_HEADER);
+    ck_assert_int_eq(hispi_cache_entry_check(e, size, &len), 1);
+    ck_assert_uint_eq(len, n);
+    ck_assert(!memcmp(e + HISPI_CACHE_HEADER, pay, n));
+    /* every truncation, every single-byte change (FNV-1a maps each changed
+     * byte to a different hash), appended bytes, the bare payload */
+    for (size_t k = 0; k < size; k++)
+        ck_assert_int_eq(hispi_cache_entry_check(e, k, NULL), 0);
+    for (size_t i = 0; i < size; i++) {
+        unsigned char x = (unsigned char)(1 + test_rand(&st) % 255);
+        e[i] ^= x;
+        ck_assert_msg(!hispi_cache_entry_check(e, size, NULL), "byte %zu ^ %u passed", i, x);
+        e[i] ^= x;
+    }
+    unsigned char *big = malloc(size + 16);
+    ck_assert_ptr_nonnull(big);
+    memcpy(big, e, size);
+    for (int k = 1; k <= 16; k++) {
+        big[size + (size_t)k - 1] = (unsigned char)test_rand(&st);
+        ck_assert_int_eq(hispi_cache_entry_check(big, size + (size_t)k, NULL), 0);
+    }
+    ck_assert_int_eq(hispi_cache_entry_check(pay, n, NULL), 0);
+    ck_assert_int_eq(hispi_cache_entry_check(e, size, NULL), 1);
+    /* an empty payload is a valid entry */
+    free(e);
+    e = hispi_cache_entry_make(NULL, 0, &size);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(hispi_cache_entry_check(e, size, &len), 1);
+    ck_assert_uint_eq(len, 0);
+    free(e);
+    free(big);
+    free(pay);
+}
+END_TEST
+
+START_TEST(test_entry_files)
+{
+    use_temp_cache();
+    char path[1024];
+    ck_assert(hispi_cache_file("t", 42, "bin", path, sizeof path));
+    void *b = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(hispi_cache_read(path, &b, &n), 0); /* absent */
+    const char msg[] = "payload";
+    ck_assert_int_eq(hispi_cache_write(path, msg, sizeof msg), 0);
+    ck_assert_int_eq(hispi_cache_read(path, &b, &n), 1);
+    ck_assert_uint_eq(n, sizeof msg);
+    ck_assert(!memcmp(b, msg, n));
+    free(b);
+    /* things that are not regular files: misses, and a write replaces them */
+    for (int kind = 0; kind < 3; kind++) {
+        ck_assert_int_eq(remove(path), 0);
+        if (kind == 0) ck_assert_int_eq(mkdir(path, 0755), 0);
+        if (kind == 1) ck_assert_int_eq(symlink("/dev/zero", path), 0);
+        if (kind == 2) ck_assert_int_eq(mkfifo(path, 0644), 0);
+        ck_assert_int_eq(hispi_cache_read(path, &b, &n), -1);
+        ck_assert_ptr_null(b);
+        ck_assert_int_eq(hispi_cache_write(path, msg, sizeof msg), 0);
+        ck_assert_int_eq(hispi_cache_read(path, &b, &n), 1);
+        free(b);
+    }
+    drop_temp_cache();
+}
+END_TEST
+
+/* ---- damage applied to files in the cache folder --------------------------- */
+
+enum {
+    D_TRUNC1,
+    D_TRUNC,
+    D_FLIP1,
+    D_FLIP8,
+    D_APPEND,
+    D_ZERO,
+    D_OLD,
+    D_DIR,
+    D_ZEROLINK,
+    D_FIFO,
+    D_N
+};
+static const char *const damage_name[D_N] = {"truncated by 1",
+                                             "truncated at random",
+                                             "1 byte flipped",
+                                             "8 bytes flipped",
+                                             "garbage appended",
+                                             "zero length",
+                                             "old format (payload only)",
+                                             "an empty folder",
+                                             "a link to /dev/zero",
+                                             "a FIFO"};
+
+/* Damages the file at path (holding the bytes good[0..n)) in way d. */
+static void damage(const char *path, const unsigned char *good, size_t n, int d, uint64_t *st)
+{
+    ck_assert_int_eq(remove(path), 0);
+    unsigned char *b = malloc(n + 64);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, good, n);
+    size_t m = n;
+    switch (d) {
+    case D_TRUNC1:
+        m = n - 1;
+        break;
+    case D_TRUNC:
+        m = test_rand(st) % n;
+        break;
+    case D_FLIP1:
+    case D_FLIP8:
+        for (int k = 0; k < (d == D_FLIP1 ? 1 : 8); k++)
+            b[test_rand(st) % n] ^= (unsigned char)(1 + test_rand(st) % 255);
+        break;
+    case D_APPEND:
+        m = n + 1 + test_rand(st) % 63;
+        for (size_t i = n; i < m; i++)
+            b[i] = (unsigned char)test_rand(st);
+        break;
+    case D_ZERO:
+        m = 0;
+        break;
+    case D_OLD:
+        m = n - HISPI_CACHE_HEADER;
+        memmove(b, b + HISPI_CACHE_HEADER, m);
+        break;
+    default:
+        break;
+    }
+    if (d == D_DIR)
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+    else if (d == D_ZEROLINK)
+        ck_assert_int_eq(symlink("/dev/zero", path), 0);
+    else if (d == D_FIFO)
+        ck_assert_int_eq(mkfifo(path, 0644), 0);
+    else
+        write_bytes(path, b, m);
+    free(b);
+}
+
+/* The files PREFIX-*.EXT in the cache folder (at most max). */
+static int cache_files(const char *prefix, char names[][1024], int max)
+{
+    DIR *d = opendir(cache_dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    size_t pl = strlen(prefix);
+    for (struct dirent *e; (e = readdir(d)) && n < max;)
+        if (!strncmp(e->d_name, prefix, pl) && !strstr(e->d_name, ".tmp"))
+            snprintf(names[n++], 1024, "%s/%s", cache_dir, e->d_name);
+    closedir(d);
+    return n;
+}
+
+static int valid_entry(const char *path)
+{
+    void *b = NULL;
+    size_t n = 0;
+    int r = hispi_cache_read(path, &b, &n);
+    free(b);
+    return r == 1 && n > 0;
+}
+
+START_TEST(test_opencl_cache_damage)
+{
+    if (!hisp_backend_compiled(HISP_BACKEND_OPENCL)) {
+        test_skip("cache: OpenCL is not compiled into this build");
+        return;
+    }
+    const test_target *tt;
+    int nt = test_targets(&tt), cl = 0;
+    for (int i = 0; i < nt; i++)
+        cl |= tt[i].kind == HISP_BACKEND_OPENCL;
+    if (!cl) {
+        test_skip("cache: no OpenCL device");
+        return;
+    }
+    if (!test_hisp_bin()) {
+        test_skip("cache: the hisp program is not built");
+        return;
+    }
+    uint64_t st = test_seed() + 2302;
+    use_temp_cache();
+    /* demo checks y against the reference backend: exit 5 when wrong */
+    static const char cmd[] = "demo --backend opencl --n 6 --scale 6 --repeat 1";
+    static char out[1 << 14];
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "%s", cmd), 0);
+    static char names[16][1024];
+    int nf = cache_files("cl-", names, 16);
+    ck_assert_int_gt(nf, 0);
+    unsigned char *good[16];
+    size_t size[16];
+    for (int f = 0; f < nf; f++) {
+        ck_assert_msg(valid_entry(names[f]), "%s is not a valid entry", names[f]);
+        char *d = NULL;
+        ck_assert_int_eq(hispi_cache_read_raw(names[f], (size_t)1 << 30, &d, &size[f]), 1);
+        good[f] = (unsigned char *)d;
+    }
+    /* every damage to every file, twice for the random ones */
+    for (int round = 0; round < 2; round++)
+        for (int d = 0; d < D_N; d++) {
+            if (round && (d == D_DIR || d == D_ZEROLINK || d == D_FIFO || d == D_ZERO)) continue;
+            for (int f = 0; f < nf; f++)
+                damage(names[f], good[f], size[f], d, &st);
+            int rc = test_run_cli(out, sizeof out, "%s", cmd);
+            ck_assert_msg(rc == 0, "hisp %s exits %d with the cache entries %s", cmd, rc,
+                          damage_name[d]);
+            ck_assert(strstr(out, "opencl") != NULL);
+            for (int f = 0; f < nf; f++)
+                ck_assert_msg(valid_entry(names[f]), "%s (%s) was not replaced", names[f],
+                              damage_name[d]);
+        }
+    for (int f = 0; f < nf; f++)
+        free(good[f]);
+    drop_temp_cache();
+}
+END_TEST
+
+START_TEST(test_plan_cache_damage)
+{
+    uint64_t st = test_seed() + 2303;
+    hisp_context ctx = test_context(0);
+    use_temp_cache();
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 40, 40, 0.1, &st);
+    hisp_tune_plan p, q;
+    memset(&p, 0, sizeof p);
+    CK_OK(ctx, hisp_tune_plan_key(ctx, A, p.key, sizeof p.key));
+    CK_OK(ctx, hisp_layout_from_name("ELL-SoA-AoS", &p.best.layout));
+    CK_OK(ctx, hisp_schedule_from_name("dynamic:128x2", &p.best.sched));
+    p.ms = 0.25 + test_uniform(&st) * 0.1;
+    char path[1024];
+    CK_OK(ctx, hisp_tune_plan_cache_path(p.key, path, sizeof path));
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    *slash = '/';
+    CK_OK(ctx, hisp_tune_plan_save(ctx, &p, path));
+    char *good = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(hispi_cache_read_raw(path, 4096, &good, &n), 1);
+    int found = 0;
+    CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &q, &found));
+    ck_assert_int_eq(found, 1);
+    for (int round = 0; round < 4; round++)
+        for (int d = 0; d < D_N; d++) {
+            if (d == D_OLD) continue; /* plans keep their own text format */
+            damage(path, (unsigned char *)good, n, d, &st);
+            found = 1;
+            CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &q, &found));
+            ck_assert_msg(!found, "a plan file %s was taken", damage_name[d]);
+            /* what hisp_tune does on a miss: store the plan again */
+            CK_OK(ctx, hisp_tune_plan_save(ctx, &p, path));
+            CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &q, &found));
+            ck_assert_int_eq(found, 1);
+            ck_assert(!memcmp(&q.best, &p.best, sizeof p.best));
+        }
+    free(good);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+    drop_temp_cache();
+}
+END_TEST
+
+Suite *suite_cache(void)
+{
+    Suite *s = suite_create("cache");
+    TCase *tc = tcase_create("cache");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_entry_damage);
+    tcase_add_test(tc, test_entry_files);
+    tcase_add_test(tc, test_opencl_cache_damage);
+    tcase_add_test(tc, test_plan_cache_damage);
+    suite_add_tcase(s, tc);
+    return s;
+}
