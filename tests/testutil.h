@@ -15,10 +15,15 @@
     X(gen)                                                                                         \
     X(spmv)                                                                                        \
     X(cli)                                                                                         \
-    X(hisparse) X(hisparse_dev) X(hisparse_add) X(hisparse_resid) X(msrep) X(compound) X(transfer) \
-        X(interop) X(vector) X(cli_solve) X(solver) X(solver_dist) X(spmv_dot) X(solver_ls)
+    X(hisparse)                                                                                    \
+    X(hisparse_dev) X(hisparse_add) X(hisparse_resid) X(msrep) X(compound) X(transfer) X(interop)  \
+        X(vector) X(cli_solve) X(solver) X(solver_dist) X(spmv_dot) X(solver_ls) X(concurrency)
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
+
+/* `check_hisp --first-use MODE N`: one trial of the concurrency suite in a
+ * fresh process (MODE threads or mplan); exit status 0 when it passed. */
+int test_first_use(const char *mode, int n);
 
 /* Record a test that could not run (missing device, missing data folder).
  * Skipped tests are not added to check's count and are listed before the

@@ -166,8 +166,7 @@ hisp_status hisp_cl_devices(hisp_context ctx, cl_device_id **out, int *n)
     }
     pthread_mutex_unlock(&disc_mu);
     if (s) return s;
-    if (oom)
-        return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "opencl: %s", why);
+    if (oom) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "opencl: %s", why);
     if (!count) hispi_note(ctx, "%s", why);
     *out = copy;
     *n = count;
