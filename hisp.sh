@@ -6,6 +6,8 @@
 #   ./hisp.sh test             install, build, run the test suite (last line:
 #                              check's summary); exit status = the tests'
 #   ./hisp.sh test-sanitize    the same with the AddressSanitizer/UBSan build
+#   ./hisp.sh test-tsan        the concurrency suite under ThreadSanitizer
+#                              (build/tsan: library and test program only)
 #   ./hisp.sh build            install and build only
 #   ./hisp.sh help             this text
 #
@@ -27,7 +29,7 @@ read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 say() { echo "hisp.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -103,6 +105,15 @@ test-sanitize)
     asan_env
     status=0
     build/sanitize/tests/check_hisp || status=$?
+    exit "$status"
+    ;;
+test-tsan)
+    # the concurrency suite only: the rest runs single-threaded code that the
+    # other variants cover, and TSan is slow
+    build tsan=1 build/tsan/tests/check_hisp
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
+    status=0
+    CK_RUN_SUITE=concurrency build/tsan/tests/check_hisp || status=$?
     exit "$status"
     ;;
 build)

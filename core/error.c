@@ -1,6 +1,7 @@
 /* Status strings and the per-context last-error record. */
 #include "hispi.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,9 +120,13 @@ hisp_status hisp_context_last_error(hisp_context ctx, hisp_error_info *info)
 
 void hispi_debug(const char *fmt, ...)
 {
-    static int enabled = -1;
-    if (enabled < 0) enabled = getenv("HISP_DEBUG") != NULL;
-    if (!enabled) return;
+    static atomic_int enabled = -1; /* read once; threads may race to set it */
+    int on = atomic_load_explicit(&enabled, memory_order_relaxed);
+    if (on < 0) {
+        on = getenv("HISP_DEBUG") != NULL;
+        atomic_store_explicit(&enabled, on, memory_order_relaxed);
+    }
+    if (!on) return;
     va_list ap;
     va_start(ap, fmt);
     fputs("hisp: ", stderr);

@@ -5,6 +5,7 @@
  * pool-too-small path, shared subtrees, exact zero sums. Every result is
  * also saved and loaded (load validates every node reference). */
 #include "testutil.h"
+#include "hispi.h" /* the test hooks (also without CUDA) */
 #ifdef HISP_HAVE_CUDA
 #include "../backends/backend.h"
 #include "cuda/cuda_kern.h"

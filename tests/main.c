@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 extern int test_skips_print(void);
@@ -25,8 +26,10 @@ static void on_crash(int sig)
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* a fresh process for one first-use trial (check_concurrency.c) */
+    if (argc == 4 && !strcmp(argv[1], "--first-use")) return test_first_use(argv[2], atoi(argv[3]));
 #ifndef __SANITIZE_ADDRESS__
     signal(SIGSEGV, on_crash);
     signal(SIGBUS, on_crash);

@@ -9,18 +9,37 @@
 
 /* Suites: each tests/check_<module>.c defines one; main() runs those linked
  * in (weak references, so a module's file can be added on its own). */
-#define HISP_SUITES(X)                                                                             \
-    X(sparse)                                                                                      \
-    X(mmio)                                                                                        \
-    X(gen)                                                                                         \
-    X(spmv)                                                                                        \
-    X(cli)                                                                                         \
-    X(hisparse)                                                                                    \
-    X(hisparse_dev) X(hisparse_add) X(hisparse_resid) X(msrep) X(compound) X(transfer) X(interop)  \
-        X(vector) X(cli_solve) X(solver) X(solver_dist) X(spmv_dot) X(solver_ls) X(hisparse_mt)     \
-            X(cache)
+/* clang-format off: one suite per line */
+#define HISP_SUITES(X) \
+    X(sparse) \
+    X(mmio) \
+    X(gen) \
+    X(spmv) \
+    X(cli) \
+    X(hisparse) \
+    X(hisparse_dev) \
+    X(hisparse_add) \
+    X(hisparse_resid) \
+    X(msrep) \
+    X(compound) \
+    X(transfer) \
+    X(interop) \
+    X(vector) \
+    X(cli_solve) \
+    X(solver) \
+    X(solver_dist) \
+    X(spmv_dot) \
+    X(solver_ls) \
+    X(hisparse_mt) \
+    X(cache) \
+    X(concurrency)
+/* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
+
+/* `check_hisp --first-use MODE N`: one trial of the concurrency suite in a
+ * fresh process (MODE threads or mplan); exit status 0 when it passed. */
+int test_first_use(const char *mode, int n);
 
 /* Record a test that could not run (missing device, missing data folder).
  * Skipped tests are not added to check's count and are listed before the

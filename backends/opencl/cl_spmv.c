@@ -36,6 +36,8 @@
  * serial loop). */
 #include "cl_backend.h"
 
+#include <stdatomic.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,8 +498,12 @@ static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t 
     global = (global + local - 1) / local * local;
     /* $HISP_CL_PROFILE (with HISP_DEBUG): each kernel's own device time,
      * waited for (diagnostics only: it serializes host and device) */
-    static int profile = -1;
-    if (profile < 0) profile = getenv("HISP_CL_PROFILE") != NULL;
+    static atomic_int profile_env = -1; /* read once; parts launch from several threads */
+    int profile = atomic_load_explicit(&profile_env, memory_order_relaxed);
+    if (profile < 0) {
+        profile = getenv("HISP_CL_PROFILE") != NULL;
+        atomic_store_explicit(&profile_env, profile, memory_order_relaxed);
+    }
     cl_event ev = NULL;
     cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL,
                                       profile ? &ev : NULL);
