@@ -3,7 +3,6 @@
 #include "hispi.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,24 +49,8 @@ static void make_parent_dirs(const char *file)
 int hispi_write_file_atomic(const char *path, const void *data, size_t n, bool make_dirs)
 {
     if (make_dirs) make_parent_dirs(path);
-    char tmp[1200];
-    /* pid and thread: processes and contexts of one process (MSREP) may
-     * store the same file at once; rename makes the last one win whole */
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(),
-                         (unsigned long)pthread_self()) >= sizeof tmp)
-        return ENAMETOOLONG;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return errno ? errno : EIO;
-    int ok = fwrite(data, 1, n, f) == n;
-    int e = ok ? 0 : (errno ? errno : EIO);
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno ? errno : EIO;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = 0;
-        e = errno ? errno : EIO;
-    }
-    if (!ok) remove(tmp);
-    return ok ? 0 : e;
+    hispi_out o; /* the target checks and the rename: file_out.c */
+    const char *why;
+    int e = hispi_out_open(path, &o, &why);
+    return e ? e : hispi_out_close(&o, path, fwrite(data, 1, n, o.f) == n);
 }

@@ -104,6 +104,7 @@ static hisp_status plan_save(hisp_context ctx, const hisp_tune_plan *p, const ch
     char buf[1024];
     int n = format_plan(p, buf, sizeof buf);
     if (n < 0) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid plan");
+    if (!make_dirs) return hispi_save_file(ctx, path, buf, (size_t)n);
     int e = hispi_write_file_atomic(path, buf, (size_t)n, make_dirs);
     if (e) return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot write %s: %s", path, strerror(e));
     return HISP_SUCCESS;
@@ -133,7 +134,11 @@ hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path, hisp_tune_pl
     if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
     char *data = NULL;
     size_t size = 0;
-    HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
+    HISPI_TRY(hispi_read_file(ctx, path, "hisp-plan", &data, &size));
+    size_t w = 0; /* CRLF line ends (an editor's or a transfer's) read as LF, checksum too */
+    for (size_t i = 0; i < size; i++)
+        if (!(data[i] == '\r' && i + 1 < size && data[i + 1] == '\n')) data[w++] = data[i];
+    size = w;
     hisp_tune_plan r;
     memset(&r, 0, sizeof r);
     static const char *const fields[5] = {"hisp-plan", "key", "layout", "schedule", "ms"};
