@@ -2,7 +2,9 @@
  *
  * The rule (docs/ARCHITECTURE.md, "Files"): a missing path or a regular file
  * is written to a temporary file beside it and renamed over it, so readers
- * never see half a file and the old file's permission bits are kept. A pipe
+ * never see half a file and the old file's permission bits are kept (a
+ * file the caller may not write is refused, as an in-place write would be;
+ * hard links to the old file keep the old contents). A pipe
  * (FIFO) or character device, named directly or through symbolic links
  * (/dev/stdout, /dev/null, a named pipe, a terminal) is written through as a
  * stream: never created, truncated or replaced. Anything else is refused
@@ -58,6 +60,8 @@ int hispi_out_open(const char *path, hispi_out *o, const char **why)
             *why = refused_kind(ls.st_mode);
             return EEXIST;
         } else {
+            /* a read-only file stays refused, as an in-place write would be */
+            if (access(path, W_OK) != 0) return errno;
             keep = ls.st_mode & 07777;
         }
     } else if (errno != ENOENT) {

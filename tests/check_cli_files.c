@@ -308,12 +308,62 @@ START_TEST(test_small_items)
     ck_assert_msg(json_num(r.out, "nnz") == 2, "%s", r.out);
     sh_free(&r);
     /* a plan with CRLF line ends */
-    r = sh("$H tune gen:fem3x3:3 --entry b3x3_f64 --backend reference "
-           "--search fast --no-cache --save plan.txt && sed 's/$/\\r/' plan.txt > crlf.txt && grep -c "
-           "\"$(printf '\\r')\" crlf.txt && $H spmv gen:fem3x3:3 --entry b3x3_f64 --backend "
-           "reference --plan crlf.txt --check");
+    r = sh(
+        "$H tune gen:fem3x3:3 --entry b3x3_f64 --backend reference "
+        "--search fast --no-cache --save plan.txt && sed 's/$/\\r/' plan.txt > crlf.txt && grep -c "
+        "\"$(printf '\\r')\" crlf.txt && $H spmv gen:fem3x3:3 --entry b3x3_f64 --backend "
+        "reference --plan crlf.txt --check");
     CK_SH(r, 0);
     sh_free(&r);
+}
+END_TEST
+
+/* The library's writers and readers by the same rules, without the CLI. */
+START_TEST(test_library_files)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    int32_t rows[2] = {0, 1}, cols[2] = {1, 0};
+    double vals[2] = {2.5, -1.25};
+    hisp_matrix A = NULL;
+    ck_assert_int_eq(hisp_matrix_create_coo(ctx, HISP_F64, 2, 2, 2, rows, cols, vals, &A),
+                     HISP_SUCCESS);
+    write_text(tmp("t.txt"), "keep\n");
+    ck_assert(symlink("t.txt", tmp("l.hisp")) == 0 && symlink("t.txt", tmp("l.mtx")) == 0);
+    hisp_error_info e;
+    ck_assert_int_eq(hisp_matrix_save(A, tmp("l.hisp")), HISP_ERR_IO);
+    ck_assert(hisp_context_last_error(ctx, &e) == HISP_SUCCESS &&
+              strstr(e.message, "symbolic link to a regular file"));
+    ck_assert_int_eq(hisp_matrix_write_mtx(A, tmp("l.mtx")), HISP_ERR_IO);
+    ck_assert_int_eq(hisp_file_write(ctx, tmp("l.mtx"), "x", 1), HISP_ERR_IO);
+    ck_assert_int_eq(hisp_file_write(ctx, tmpdir, "x", 1), HISP_ERR_IO);
+    ck_assert(hisp_context_last_error(ctx, &e) == HISP_SUCCESS &&
+              strstr(e.message, "it is a directory"));
+    char *t = slurp(tmp("t.txt"));
+    ck_assert_str_eq(t, "keep\n");
+    free(t);
+    /* a read-only file stays refused; a writable one is replaced whole */
+    write_text(tmp("ro.mtx"), "old\n");
+    ck_assert(chmod(tmp("ro.mtx"), 0444) == 0);
+    if (geteuid() != 0) /* root may write anything */
+        ck_assert_int_eq(hisp_matrix_write_mtx(A, tmp("ro.mtx")), HISP_ERR_IO);
+    ck_assert_int_eq(hisp_file_write(ctx, tmp("w.txt"), "new\n", 4), HISP_SUCCESS);
+    t = slurp(tmp("w.txt"));
+    ck_assert_str_eq(t, "new\n");
+    free(t);
+    /* buffers too: S bytes may declare 2^20 + 8 S rows (57 bytes here: 2^20 + 456) */
+    static const char hdr[] = "%%MatrixMarket matrix coordinate real general\n";
+    char buf[160];
+    hisp_matrix B = NULL;
+    snprintf(buf, sizeof buf, "%s%d 1 0\n", hdr, (1 << 20) + 8 * 64);
+    ck_assert_int_eq(hisp_matrix_read_mtx_buffer(ctx, buf, strlen(buf), "b", HISP_F64, &B, NULL),
+                     HISP_ERR_INPUT_FORMAT);
+    snprintf(buf, sizeof buf, "%s%d 1 0\n", hdr, 1 << 20);
+    ck_assert_int_eq(hisp_matrix_read_mtx_buffer(ctx, buf, strlen(buf), "b", HISP_F64, &B, NULL),
+                     HISP_SUCCESS);
+    hisp_matrix_destroy(&B);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
 }
 END_TEST
 
@@ -333,6 +383,7 @@ Suite *suite_cli_files(void)
     tcase_add_test(tc, test_endless_devices);
     tcase_add_test(tc, test_pipes_and_fifos);
     tcase_add_test(tc, test_small_items);
+    tcase_add_test(tc, test_library_files);
     suite_add_tcase(s, tc);
     return s;
 }
