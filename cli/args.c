@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -83,7 +84,7 @@ int cli_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int6
 {
     char *end = NULL;
     errno = 0;
-    long long v = strtoll(s, &end, 0);
+    long long v = strtoll(s, &end, 10); /* decimal: 010 is ten */
     if (end == s || *end != 0 || errno == ERANGE)
         return cli_value_error("%s: '%s' is not an integer", opt, s);
     if (v < min || v > max)
@@ -106,7 +107,7 @@ int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
     char *end = NULL;
     errno = 0;
     if (s[0] == '-') return cli_value_error("%s: '%s' must not be negative", opt, s);
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = strtoull(s, &end, 10);
     if (end == s || *end != 0 || errno == ERANGE)
         return cli_value_error("%s: '%s' is not an unsigned integer", opt, s);
     *out = v;
@@ -122,6 +123,36 @@ int cli_parse_double(const char *opt, const char *s, double *out)
         return cli_value_error("%s: '%s' is not a finite number", opt, s);
     *out = v;
     return CLI_OK;
+}
+
+int cli_check_real(const char *opt, double v, hisp_type t)
+{
+    if (hisp_type_size(t) / (size_t)hisp_type_components(t) != 4) return CLI_OK;
+    if (fabs(v) > FLT_MAX)
+        return cli_value_error("%s: %g is out of range for %s (|value| <= %g)", opt, v,
+                               hisp_type_name(t), (double)FLT_MAX);
+    if (v != 0 && (float)v == 0)
+        return cli_value_error("%s: %g rounds to 0 in %s (|value| >= %g)", opt, v,
+                               hisp_type_name(t), (double)FLT_TRUE_MIN);
+    return CLI_OK;
+}
+
+void cli_error_add(double a, double b, double *num, double *den)
+{
+    if (isfinite(b)) *den += b * b;
+    if (a == b || (isnan(a) && isnan(b))) return; /* equal infinities too */
+    *num += (a - b) * (a - b);
+}
+
+int cli_write_text(const char *path, const char *data, size_t n)
+{
+    hisp_context ctx = NULL;
+    int rc = cli_context(&ctx);
+    if (rc) return rc;
+    hisp_status s = hisp_file_write(ctx, path, data, n);
+    rc = s ? cli_fail(ctx, s, path) : CLI_OK;
+    hisp_context_destroy(&ctx);
+    return rc;
 }
 
 int cli_parse_precision(const char *opt, const char *s, hisp_type *out)

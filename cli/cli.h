@@ -50,11 +50,19 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
 
 /* ---- matrix files (matrix_io.c) ---------------------------------------- */
 
+/* Inputs are read once (pipes, FIFOs, /dev/stdin work): the sniffing calls
+ * keep the bytes for the read. Pipes and devices are read up to this many
+ * bytes (regular files have no limit here). */
+#define CLI_STREAM_LIMIT ((size_t)1 << 30)
 /* Is path a HiSparse file (by its magic bytes; false when unreadable)? */
 bool cli_is_hisp_file(const char *path);
+/* Does the output name end in .hisp (cli_write_matrix's choice)? */
+bool cli_is_hisp_name(const char *path);
 /* Reads a .mtx (into type) or .hisp file (its own type); prints on failure
- * and returns the exit code. */
+ * and returns the exit code. h (may be NULL) gets a .mtx file's banner. */
 int cli_read_matrix(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A);
+int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A,
+                           hisp_mtx_header *h);
 /* Writes A as .hisp when path ends in .hisp, else as Matrix Market. */
 int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path);
 /* A matrix spec: gen:KIND:N[:SEED] (hisp gen's kinds, N the grid side or
@@ -113,6 +121,16 @@ int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
 int cli_parse_precision(const char *opt, const char *s, hisp_type *out);
 int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out);
+/* A real scalar option (--alpha, --beta) must be finite in type t's
+ * component precision: 1e39 is refused for f32 (it would be inf), and so is
+ * a nonzero value that would round to 0. */
+int cli_check_real(const char *opt, double v, hisp_type t);
+/* One entry of the relative error ||a - b|| / ||b|| of a --check: equal
+ * values, infinities and NaNs included, differ by nothing. */
+void cli_error_add(double a, double b, double *num, double *den);
+/* --history, --plot: text built in memory, written by hisp_file_write's rule
+ * (no replacing a pipe, device or link). Prints on failure. */
+int cli_write_text(const char *path, const char *data, size_t n);
 
 /* ---- errors and progress ---------------------------------------------- */
 

@@ -116,6 +116,9 @@ int cmd_add(int argc, char **argv)
     if ((rc = cli_read_matrix(ctx, in[1], type, &B))) goto done;
     hisp_status s = hisp_matrix_get_info(A, &ia);
     if (!s) s = hisp_matrix_get_info(B, &ib);
+    if (!s && ((rc = cli_check_real("--alpha", alpha, ia.type)) ||
+               (rc = cli_check_real("--beta", beta, ib.type))))
+        goto done;
     if (!s && d && ia.format != HISP_FORMAT_HISPARSE) s = hisp_matrix_set_node_size(A, d);
     if (!s) s = scaled(A, alpha, &As, &ownA);
     if (!s) s = scaled(B, beta, &Bs, &ownB);

@@ -61,7 +61,7 @@ int cmd_convert(int argc, char **argv)
         goto done;
     }
     if ((rc = cli_write_matrix(ctx, A, out))) goto done;
-    bool hisp = cli_is_hisp_file(out);
+    bool hisp = cli_is_hisp_name(out);
     if (json) {
         cli_json j;
         json_init(&j, stdout);

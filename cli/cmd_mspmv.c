@@ -244,9 +244,7 @@ int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void
     }
     double num = 0, den = 0;
     for (int64_t i = 0; i < m; i++) {
-        double d = ld(o->type, y, i) - ld(o->type, yref, i), r = ld(o->type, yref, i);
-        num += d * d;
-        den += r * r;
+        cli_error_add(ld(o->type, y, i), ld(o->type, yref, i), &num, &den);
     }
     *rel = den > 0 ? sqrt(num / den) : sqrt(num);
     free(yref);
@@ -569,6 +567,8 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &o->type);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &o->alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &o->beta);
+    if (!rc) rc = cli_check_real("--alpha", o->alpha, o->type);
+    if (!rc) rc = cli_check_real("--beta", o->beta, o->type);
     if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &o->repeat);
     if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 1, INT32_MAX, &o->gp.n);
     if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 30, &o->gp.scale);

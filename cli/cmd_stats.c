@@ -70,13 +70,12 @@ int cmd_stats(int argc, char **argv)
         if (!s) h.nnz_stored = mi.nnz;
         type = mi.type;
         if (!s && !d) s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H); /* shares */
+        if (s) {
+            rc = cli_fail(ctx, s, path);
+            goto out;
+        }
     } else {
-        cli_progress("reading %s", path);
-        s = hisp_matrix_read_mtx(ctx, path, type, &A, &h);
-    }
-    if (s) {
-        rc = cli_fail(ctx, s, path);
-        goto out;
+        if ((rc = cli_read_matrix_header(ctx, path, type, &A, &h))) goto out;
     }
     s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
     if (!s && d) s = hisp_matrix_set_node_size(A, d);

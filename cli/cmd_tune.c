@@ -260,6 +260,9 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
     if (!s) s = hisp_compound_vector_type(mi.type, &vt, &per);
     int comps = hisp_type_components(vt);
     size_t ss = hisp_type_size(vt) / (size_t)comps;
+    if (!s &&
+        ((rc = cli_check_real("--alpha", alpha, vt)) || (rc = cli_check_real("--beta", beta, vt))))
+        goto out;
     int64_t nx = mi.ncols * per, ny = mi.nrows * per;
     xh = malloc((size_t)(nx + 1) * hisp_type_size(vt));
     yh = calloc((size_t)(ny + 1), hisp_type_size(vt));
@@ -329,8 +332,7 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
         for (int64_t k = 0; k < ny * comps; k++) {
             double a = ss == 4 ? ((float *)yh)[k] : ((double *)yh)[k];
             double b = ss == 4 ? ((float *)yr)[k] : ((double *)yr)[k];
-            num += (a - b) * (a - b);
-            den += b * b;
+            cli_error_add(a, b, &num, &den);
         }
         err = den > 0 ? sqrt(num / den) : sqrt(num);
     }

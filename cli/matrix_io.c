@@ -5,43 +5,145 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+
+/* Every input is read once (pipes and FIFOs cannot be read twice): the bytes
+ * of the last file read stay here until cli_read_matrix parses them, so
+ * sniffing the format or the banner's field opens nothing again. Regular
+ * files are read whole; pipes and devices up to CLI_STREAM_LIMIT, and only
+ * their first 64 KiB when these start like neither format (the parser then
+ * names the problem at once: /dev/zero is refused, not read for ever). */
+static struct {
+    char *path, *data; /* data NULL: reading path failed, err says why */
+    size_t size;
+    char err[600];
+} held;
+
+static void release(void)
+{
+    free(held.path);
+    free(held.data);
+    memset(&held, 0, sizeof held);
+}
+
+static bool known_start(const char *p, size_t n)
+{
+    static const char mtx[] = "%%MatrixMarket";
+    return (n >= 8 && memcmp(p, "HISPARSE", 8) == 0) ||
+           (n >= sizeof mtx - 1 && strncasecmp(p, mtx, sizeof mtx - 1) == 0);
+}
+
+#define FAIL(...) (snprintf(held.err, sizeof held.err, __VA_ARGS__), CLI_INPUT)
+
+/* Reads path into held (once per path; failures are kept and reported by
+ * cli_read_matrix_header, so sniffing prints nothing). */
+static int slurp(const char *path)
+{
+    if (held.path && strcmp(held.path, path) == 0) return held.data ? CLI_OK : CLI_INPUT;
+    release();
+    held.path = strdup(path);
+    if (!held.path) return FAIL("%s: out of host memory", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return FAIL("cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    size_t cap = 1 << 16, len = 0, limit = CLI_STREAM_LIMIT;
+    bool stream = true;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return FAIL("cannot read %s: %s", path, strerror(EISDIR));
+    }
+    if (S_ISREG(sb.st_mode) && sb.st_size >= 0 && (uint64_t)sb.st_size < SIZE_MAX / 4) {
+        cap = (size_t)sb.st_size + 2; /* +2: the first short read ends it */
+        limit = SIZE_MAX / 4;
+        stream = false;
+    }
+    char *buf = malloc(cap);
+    int rc = buf ? CLI_OK : FAIL("%s: out of host memory", path);
+    bool sniffed = !stream;
+    while (!rc) {
+        if (len + 1 >= cap) {
+            char *nb = cap < limit ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                rc = cap >= limit ? FAIL("%s: more than %zu MiB from a pipe or device (the "
+                                         "limit for inputs that are not regular files)",
+                                         path, limit >> 20)
+                                  : FAIL("%s: out of host memory", path);
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t want = cap - 1 - len, got = fread(buf + len, 1, want, f);
+        len += got;
+        if (got < want) {
+            if (ferror(f)) rc = FAIL("cannot read %s: %s", path, strerror(errno));
+            break;
+        }
+        if (!sniffed) {
+            sniffed = true;
+            if (!known_start(buf, len)) break;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[len] = 0;
+    held.data = buf;
+    held.size = len;
+    return CLI_OK;
+}
 
 bool cli_is_hisp_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    char magic[8] = {0};
-    size_t n = fread(magic, 1, 8, f);
-    fclose(f);
-    return n == 8 && memcmp(magic, "HISPARSE", 8) == 0;
+    return slurp(path) == CLI_OK && held.size >= 8 && memcmp(held.data, "HISPARSE", 8) == 0;
+}
+
+bool cli_is_hisp_name(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 5 && strcmp(path + n - 5, ".hisp") == 0;
+}
+
+int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A,
+                           hisp_mtx_header *h)
+{
+    cli_progress("reading %s", path);
+    if (slurp(path)) {
+        int rc = cli_value_error("%s", held.err);
+        release();
+        return rc;
+    }
+    bool hisp = held.size >= 8 && memcmp(held.data, "HISPARSE", 8) == 0;
+    hisp_status s = hisp ? hisp_matrix_load_buffer(ctx, held.data, held.size, path, A)
+                         : hisp_matrix_read_mtx_buffer(ctx, held.data, held.size, path, type, A, h);
+    release();
+    return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
 int cli_read_matrix(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A)
 {
-    cli_progress("reading %s", path);
-    hisp_status s = cli_is_hisp_file(path) ? hisp_matrix_load(ctx, path, A)
-                                           : hisp_matrix_read_mtx(ctx, path, type, A, NULL);
-    return s ? cli_fail(ctx, s, path) : CLI_OK;
+    return cli_read_matrix_header(ctx, path, type, A, NULL);
 }
 
 int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path)
 {
-    size_t n = strlen(path);
-    bool hisp = n >= 5 && strcmp(path + n - 5, ".hisp") == 0;
     cli_progress("writing %s", path);
-    hisp_status s = hisp ? hisp_matrix_save(A, path) : hisp_matrix_write_mtx(A, path);
+    hisp_status s =
+        cli_is_hisp_name(path) ? hisp_matrix_save(A, path) : hisp_matrix_write_mtx(A, path);
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
 int cli_mtx_default_type(const char *path, hisp_type *t)
 {
     *t = HISP_F64;
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
+    if (slurp(path)) return -1;
     char line[256] = "";
-    bool got = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    if (!got) return 0; /* the reader names what is wrong */
+    size_t n = strcspn(held.data, "\n");
+    if (n >= sizeof line) n = sizeof line - 1;
+    memcpy(line, held.data, n);
+    line[n] = 0;
     char banner[32], object[32], format[32], field[32];
     if (sscanf(line, "%31s %31s %31s %31s", banner, object, format, field) != 4) return 0;
     if (strcasecmp(field, "complex") == 0)

@@ -28,9 +28,7 @@ static double rel_error(hisp_type t, const void *a, const void *b, int64_t n)
 {
     double num = 0, den = 0;
     for (int64_t i = 0; i < n; i++) {
-        double d = load(t, a, i) - load(t, b, i), r = load(t, b, i);
-        num += d * d;
-        den += r * r;
+        cli_error_add(load(t, a, i), load(t, b, i), &num, &den);
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
@@ -94,6 +92,9 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (s) return cli_fail(ctx, s, NULL);
     if (mi.type != HISP_F32 && mi.type != HISP_F64)
         return cli_value_error("SpMV needs an f32 or f64 matrix, not %s", hisp_type_name(mi.type));
+    int rc = cli_check_real("--alpha", job->alpha, mi.type);
+    if (!rc) rc = cli_check_real("--beta", job->beta, mi.type);
+    if (rc) return rc;
     hisp_matrix H = NULL; /* --format hisparse: the operation runs on the tree */
     if (job->hisparse) {
         if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
@@ -113,7 +114,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     const void *alpha = t == HISP_F32 ? (const void *)&af : (const void *)&job->alpha;
     const void *beta = t == HISP_F32 ? (const void *)&bf : (const void *)&job->beta;
 
-    int rc = CLI_OK;
+    rc = CLI_OK;
     void *xd = NULL, *y0d = NULL, *yref = NULL;
     double *ms = NULL;
     hisp_vector x = NULL, y = NULL;

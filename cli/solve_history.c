@@ -67,14 +67,18 @@ void cli_history_end(cli_history *h)
 int cli_history_write_csv(const cli_history *h, const char *path)
 {
     cli_progress("writing %s", path);
-    FILE *f = fopen(path, "w");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
     if (!f) return cli_value_error("%s: %s", path, strerror(errno));
     fprintf(f, "iteration,residual_norm,relative_residual\n");
     for (size_t i = 0; i < h->n; i++)
         fprintf(f, "%lld,%.17g,%.17g\n", (long long)h->it[i], h->rn[i], h->rel[i]);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return cli_value_error("%s: cannot write", path);
-    return CLI_OK;
+    int rc = fclose(f) != 0 || bad ? cli_value_error("%s: out of host memory", path)
+                                   : cli_write_text(path, buf, len);
+    free(buf);
+    return rc;
 }
 
 void cli_history_free(cli_history *h)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { W = 760, H = 470, LEFT = 86, RIGHT = 28, TOP = 66, BOTTOM = 62 };
@@ -160,7 +161,9 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
     fr.x1 = xstep * ceil((double)last / xstep);
 
     cli_progress("writing %s", path);
-    FILE *f = fopen(path, "w");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
     if (!f) return cli_value_error("%s: %s", path, strerror(errno));
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -193,6 +196,8 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
     text_escaped(f, ylabel);
     fputs("</text>\n</svg>\n", f);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) return cli_value_error("%s: cannot write", path);
-    return CLI_OK;
+    int rc = fclose(f) != 0 || bad ? cli_value_error("%s: out of host memory", path)
+                                   : cli_write_text(path, buf, len);
+    free(buf);
+    return rc;
 }

@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,28 +60,18 @@ static void make_parent_dirs(const char *file)
 int hispi_write_file_atomic(const char *path, const void *data, size_t n, bool make_dirs)
 {
     if (make_dirs) make_parent_dirs(path);
-    char tmp[1200];
-    /* pid and thread: processes and contexts of one process (MSREP) may
-     * store the same file at once; rename makes the last one win whole */
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.%lx.tmp", path, (long)getpid(),
-                         (unsigned long)pthread_self()) >= sizeof tmp)
-        return ENAMETOOLONG;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return errno ? errno : EIO;
-    int ok = fwrite(data, 1, n, f) == n;
-    int e = ok ? 0 : (errno ? errno : EIO);
-    if (fclose(f) != 0 && ok) {
-        ok = 0;
-        e = errno ? errno : EIO;
+    /* the cache is hisp's own folder: whatever sits at an entry's path that
+     * is not a regular file (a link, a FIFO, a device, an empty folder: damage)
+     * is removed first, never written through (a FIFO would block), then the
+     * entry is written to a temporary file and renamed (file_out.c) */
+    struct stat ls;
+    if (lstat(path, &ls) == 0 && !S_ISREG(ls.st_mode)) {
+        if (S_ISDIR(ls.st_mode) ? rmdir(path) != 0 : unlink(path) != 0) return errno ? errno : EIO;
     }
-    /* an empty folder squatting on the name (a damaged cache) is replaced too */
-    if (ok && rename(tmp, path) != 0 &&
-        !(errno == EISDIR && rmdir(path) == 0 && rename(tmp, path) == 0)) {
-        ok = 0;
-        e = errno ? errno : EIO;
-    }
-    if (!ok) remove(tmp);
-    return ok ? 0 : e;
+    hispi_out o;
+    const char *why;
+    int e = hispi_out_open(path, &o, &why);
+    return e ? e : hispi_out_close(&o, path, fwrite(data, 1, n, o.f) == n);
 }
 
 /* ---- validated entries ----------------------------------------------------- */

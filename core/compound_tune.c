@@ -104,9 +104,15 @@ static hisp_status plan_save(hisp_context ctx, const hisp_tune_plan *p, const ch
     char buf[1024];
     int n = format_plan(p, buf, sizeof buf);
     if (n < 0) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid plan");
+    if (!make_dirs) return hispi_save_file(ctx, path, buf, (size_t)n);
     int e = hispi_write_file_atomic(path, buf, (size_t)n, make_dirs);
     if (e) return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot write %s: %s", path, strerror(e));
     return HISP_SUCCESS;
+}
+
+hisp_status hispi_tune_plan_store(hisp_context ctx, const hisp_tune_plan *p, const char *path)
+{
+    return plan_save(ctx, p, path, true);
 }
 
 hisp_status hisp_tune_plan_save(hisp_context ctx, const hisp_tune_plan *p, const char *path)
@@ -195,8 +201,11 @@ hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path, hisp_tune_pl
     if (!p || !path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL plan or path");
     char *data = NULL;
     size_t size = 0;
-    HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
-    hisp_status s = hispi_tune_plan_parse(ctx, data, size, path, p);
+    HISPI_TRY(hispi_read_file(ctx, path, "hisp-plan", &data, &size));
+    size_t w = 0; /* CRLF line ends (an editor's or a transfer's) read as LF, checksum too */
+    for (size_t i = 0; i < size; i++)
+        if (!(data[i] == '\r' && i + 1 < size && data[i + 1] == '\n')) data[w++] = data[i];
+    hisp_status s = hispi_tune_plan_parse(ctx, data, w, path, p);
     free(data);
     return s;
 }
@@ -563,7 +572,7 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
         plan->tune_ms = hispi_now_ms() - t0;
         char path[1024];
         if (use_cache && hisp_tune_plan_cache_path(plan->key, path, sizeof path) == HISP_SUCCESS &&
-            plan_save(ctx, plan, path, true))
+            hispi_tune_plan_store(ctx, plan, path))
             hispi_clear_error(ctx); /* a cache: best effort */
     }
     free(t.all);

@@ -360,6 +360,20 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, c
                                                      const uint8_t *remove, hisp_matrix *B,
                                                      hisp_edit_stats *stats);
 
+/* Files hisp writes (hisp_matrix_save, hisp_matrix_write_mtx,
+ * hisp_vector_write_mtx, hisp_tune_plan_save, hisp_file_write): a missing
+ * path or a regular file is replaced whole through a temporary file and a
+ * rename (keeping the file's permission bits); a pipe or character device,
+ * named directly or through symbolic links (/dev/stdout, /dev/null, a FIFO),
+ * is written through as a stream; anything else is refused with HISP_ERR_IO
+ * naming what it is (directory, block device, socket, dangling link, link to
+ * a regular file) and left untouched.
+ * Files read (.mtx, .hisp, plans) may declare at most 2^20 + 8 x (file size
+ * in bytes) rows, and columns; pipes and devices are read up to 1 GiB.
+ * hisp_file_write writes n bytes to path by that rule. */
+HISP_API HISP_NODISCARD hisp_status hisp_file_write(hisp_context ctx, const char *path,
+                                                    const void *data, size_t n);
+
 /* HiSparse files (.hisp): a versioned header with sizes, state and checksums,
  * then the compacted pool of the reachable tree (docs/FORMAT.md). A matrix
  * not in HiSparse form is saved through a temporary tree with its node size

@@ -111,19 +111,9 @@ hisp_status hisp_matrix_save(hisp_matrix A, const char *path)
     hispi_family_unlock(h->pool);
     if (h == &tmp) hispi_hisparse_free(&tmp);
     HISPI_TRY(s);
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        int e = errno;
-        free(data);
-        return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot create %s: %s", path, strerror(e));
-    }
-    size_t w = fwrite(data, 1, size, f);
-    int e = errno;
-    int rc = fclose(f);
+    s = hispi_save_file(ctx, path, data, size);
     free(data);
-    if (w != size || rc != 0)
-        return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot write %s: %s", path, strerror(e));
-    return HISP_SUCCESS;
+    return s;
 }
 
 /* ---- load ------------------------------------------------------------------ */
@@ -243,6 +233,11 @@ hisp_status hispi_hisparse_parse(hisp_context ctx, const unsigned char *data, si
     if (nrows < 0 || ncols < 0 || nrows > INT32_MAX || ncols > INT32_MAX || nnz < 0)
         return BAD(&c, "invalid sizes %lld x %lld, %lld entries", (long long)nrows,
                    (long long)ncols, (long long)nnz);
+    if (nrows > HISPI_FILE_DIM_LIMIT(size) || ncols > HISPI_FILE_DIM_LIMIT(size))
+        return BAD(&c,
+                   "%lld x %lld is too large for a %zu-byte file (at most 2^20 + 8 x the file "
+                   "size = %lld rows and columns)",
+                   (long long)nrows, (long long)ncols, size, (long long)HISPI_FILE_DIM_LIMIT(size));
     if ((int)L != hispi_hisparse_depth((int)d, nrows, ncols))
         return BAD(&c, "depth %u does not fit node size %u and %lld x %lld", L, d, (long long)nrows,
                    (long long)ncols);
@@ -316,7 +311,7 @@ hisp_status hisp_matrix_load(hisp_context ctx, const char *path, hisp_matrix *A)
     *A = NULL;
     char *data = NULL;
     size_t size = 0;
-    HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
+    HISPI_TRY(hispi_read_file(ctx, path, FILE_MAGIC, &data, &size));
     hisp_status s = hisp_matrix_load_buffer(ctx, data, size, path, A);
     free(data);
     return s;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define HISPI_LOCAL __attribute__((visibility("hidden")))
@@ -428,9 +429,17 @@ HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s,
 /* Write n entries as an n x 1 array file. */
 HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n,
                                                const void *vals, const char *path);
-/* Read a whole file into memory (NUL-terminated; *size excludes the NUL). */
-HISPI_LOCAL hisp_status hispi_read_file(hisp_context ctx, const char *path, char **data,
-                                        size_t *size);
+/* Read a whole file into memory (NUL-terminated; *size excludes the NUL).
+ * Regular files are read whole; pipes and devices are read once, up to
+ * HISPI_STREAM_LIMIT bytes (beyond: HISP_ERR_INPUT_FORMAT), and only their
+ * first 64 KiB when those do not begin with magic (case-insensitive; NULL:
+ * no check), so the parser reports the wrong format at once. */
+HISPI_LOCAL hisp_status hispi_read_file(hisp_context ctx, const char *path, const char *magic,
+                                        char **data, size_t *size);
+#define HISPI_STREAM_LIMIT ((size_t)1 << 30)
+/* Files declare at most this many rows, and columns, for their size in
+ * bytes: per-row and per-column arrays stay proportional to the input. */
+#define HISPI_FILE_DIM_LIMIT(bytes) (((int64_t)1 << 20) + 8 * (int64_t)(bytes))
 
 /* ---- generators (core/gen.c) -------------------------------------------- */
 
@@ -494,5 +503,26 @@ HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t 
  * malloc'd): 1, or 0 when absent, -1 for anything else (a folder, a device,
  * a FIFO, too large, a read error). */
 HISPI_LOCAL int hispi_cache_read_raw(const char *path, size_t max, char **data, size_t *size);
+
+/* ---- output files (core/file_out.c) ------------------------------------- */
+
+/* An output file opened by the rule of file_out.c: regular or missing files
+ * through a temporary file renamed over them; pipes and character devices
+ * (also through links) written through; anything else refused. */
+typedef struct {
+    FILE *f;
+    bool through; /* a stream: no temporary file, no rename */
+    char tmp[1200];
+} hispi_out;
+/* 0 or an errno value; *why names a refused target's kind (else NULL). */
+HISPI_LOCAL int hispi_out_open(const char *path, hispi_out *o, const char **why);
+/* Closes o; when ok and all was written, the file takes path's place, else
+ * the temporary file is removed. 0 or an errno value. */
+HISPI_LOCAL int hispi_out_close(hispi_out *o, const char *path, bool ok);
+/* HISP_ERR_IO "cannot write PATH: WHY (or strerror(e))". */
+HISPI_LOCAL hisp_status hispi_out_fail(hisp_context ctx, const char *path, int e, const char *why);
+/* Writes n bytes to path by that rule; fails through ctx. */
+HISPI_LOCAL hisp_status hispi_save_file(hisp_context ctx, const char *path, const void *data,
+                                        size_t n);
 
 #endif

@@ -81,6 +81,11 @@ HISPI_LOCAL hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant
  * holds (core/compound_tune.c; fuzzed by fuzz/fuzz_plan.c). */
 HISPI_LOCAL hisp_status hispi_tune_plan_parse(hisp_context ctx, const char *data, size_t size,
                                               const char *path, hisp_tune_plan *p);
+/* The tuner's store into the plan cache: the cache's rule (whatever is not a
+ * regular file at the entry's path is removed and replaced), not the rule of
+ * files the caller names (hisp_tune_plan_save). */
+HISPI_LOCAL hisp_status hispi_tune_plan_store(hisp_context ctx, const hisp_tune_plan *p,
+                                              const char *path);
 /* Release a matrix's compound device data (layouts, kernels, scratch). */
 HISPI_LOCAL void hispi_compound_drop(hisp_matrix A);
 

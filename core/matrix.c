@@ -277,7 +277,7 @@ hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path, hisp_type t
     *A = NULL;
     char *data = NULL;
     size_t size = 0;
-    HISPI_TRY(hispi_read_file(ctx, path, &data, &size));
+    HISPI_TRY(hispi_read_file(ctx, path, "%%MatrixMarket", &data, &size));
     hisp_status s = hisp_matrix_read_mtx_buffer(ctx, data, size, path, type, A, header);
     free(data);
     return s;

@@ -236,17 +236,18 @@ static inline hisp_status parse_value(reader *r, const char **pp, bool integer, 
             return bad(r, r->line, "%s '%s' is not an integer (the file's field is integer)", what,
                        quote(qb, p, q));
     }
-    char buf[128];
+    char small[128], *buf = small; /* strtod needs a NUL: a copy; long ones on the heap */
     size_t n = (size_t)(q - p);
-    if (n >= sizeof buf)
-        return bad(r, r->line, "%s '%s' is not a number (too long)", what, quote(qb, p, q));
+    if (n >= sizeof small && hispi_alloc(r->ctx, n + 1, 1, (void **)&buf))
+        return HISP_ERR_OUT_OF_HOST_MEMORY;
     memcpy(buf, p, n);
     buf[n] = 0;
     char *endp = NULL;
     locale_t loc = get_c_locale();
     double v = loc ? strtod_l(buf, &endp, loc) : strtod(buf, &endp);
-    if (n == 0 || endp != buf + n)
-        return bad(r, r->line, "%s '%s' is not a number", what, quote(qb, p, q));
+    bool ok = n > 0 && endp == buf + n;
+    if (buf != small) free(buf);
+    if (!ok) return bad(r, r->line, "%s '%s' is not a number", what, quote(qb, p, q));
     *out = v;
     return HISP_SUCCESS;
 }
@@ -484,6 +485,12 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
     if (m > INT32_MAX || n > INT32_MAX)
         return bad(&r, r.line, "size line: %s count above 2^31-1 (the limit of 32-bit indices)",
                    m > INT32_MAX ? "row" : "column");
+    int64_t dim_limit = HISPI_FILE_DIM_LIMIT(size);
+    if (m > dim_limit || n > dim_limit)
+        return bad(&r, r.line,
+                   "size line: %lld x %lld is too large for a %zu-byte file (at most "
+                   "2^20 + 8 x the file size = %lld rows and columns)",
+                   (long long)m, (long long)n, size, (long long)dim_limit);
     if (sym != SYM_GENERAL && m != n)
         return bad(&r, r.line, "a %s matrix must be square, this one is %lld x %lld", sym_names[si],
                    (long long)m, (long long)n);
@@ -604,7 +611,8 @@ fail:
 
 /* ---- files -------------------------------------------------------------- */
 
-hisp_status hispi_read_file(hisp_context ctx, const char *path, char **data, size_t *size)
+hisp_status hispi_read_file(hisp_context ctx, const char *path, const char *magic, char **data,
+                            size_t *size)
 {
     *data = NULL;
     *size = 0;
@@ -614,25 +622,33 @@ hisp_status hispi_read_file(hisp_context ctx, const char *path, char **data, siz
         return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot open %s: %s", path, strerror(e));
     }
     /* regular files: exact size (+2 so that the first short read ends it);
-     * pipes and the like grow the buffer */
+     * pipes and devices grow the buffer up to HISPI_STREAM_LIMIT */
     struct stat sb;
-    size_t cap = 1 << 16;
+    size_t cap = 1 << 16, limit = HISPI_STREAM_LIMIT;
+    bool stream = true;
     if (fstat(fileno(f), &sb) == 0) {
         if (S_ISDIR(sb.st_mode)) {
             fclose(f);
             return hispi_fail_native(ctx, HISP_ERR_IO, EISDIR, "cannot read %s: %s", path,
                                      strerror(EISDIR));
         }
-        if (S_ISREG(sb.st_mode) && sb.st_size >= 0 && (uint64_t)sb.st_size < SIZE_MAX - 2)
+        if (S_ISREG(sb.st_mode) && sb.st_size >= 0 && (uint64_t)sb.st_size < SIZE_MAX - 2) {
             cap = (size_t)sb.st_size + 2;
+            limit = SIZE_MAX / 2; /* a file that grows while read */
+            stream = false;
+        }
     }
     char *buf = NULL;
     size_t len = 0;
+    bool sniffed = !stream || !magic;
     hisp_status s = hispi_alloc(ctx, cap, 1, (void **)&buf);
     while (!s) {
         if (len + 1 >= cap) {
-            if (cap > SIZE_MAX / 2) {
-                s = hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "file %s is too large", path);
+            if (cap >= limit) {
+                s = hispi_fail(ctx, HISP_ERR_INPUT_FORMAT,
+                               "%s: more than %zu MiB from a pipe or device (the limit for "
+                               "inputs that are not regular files)",
+                               path, limit >> 20);
                 break;
             }
             cap *= 2;
@@ -647,6 +663,11 @@ hisp_status hispi_read_file(hisp_context ctx, const char *path, char **data, siz
             }
             break;
         }
+        if (!sniffed) { /* not the format: the parser names the problem from these bytes */
+            sniffed = true;
+            size_t m = strlen(magic);
+            if (len >= m && strncasecmp(buf, magic, m) != 0) break;
+        }
     }
     fclose(f);
     if (s) {
@@ -659,10 +680,12 @@ hisp_status hispi_read_file(hisp_context ctx, const char *path, char **data, siz
     return HISP_SUCCESS;
 }
 
-/* Writer: C locale for the decimal point, errors at any step → HISP_ERR_IO. */
+/* Writer: C locale for the decimal point, errors at any step → HISP_ERR_IO;
+ * the target rule of file_out.c. */
 typedef struct {
     hisp_context ctx;
     const char *path;
+    hispi_out out;
     FILE *f;
     locale_t old;
     bool switched;
@@ -674,11 +697,10 @@ static hisp_status w_open(hisp_context ctx, const char *path, writer *w)
     memset(w, 0, sizeof *w);
     w->ctx = ctx;
     w->path = path;
-    w->f = fopen(path, "w");
-    if (!w->f) {
-        int e = errno;
-        return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot create %s: %s", path, strerror(e));
-    }
+    const char *why;
+    int e = hispi_out_open(path, &w->out, &why);
+    if (e) return hispi_out_fail(ctx, path, e, why);
+    w->f = w->out.f;
     w->buf = malloc(1 << 20); /* optional: a large buffer makes writing faster */
     if (w->buf) setvbuf(w->f, w->buf, _IOFBF, 1 << 20);
     locale_t c = get_c_locale();
@@ -691,15 +713,10 @@ static hisp_status w_open(hisp_context ctx, const char *path, writer *w)
 
 static hisp_status w_close(writer *w)
 {
-    int e = 0;
-    if (ferror(w->f)) e = errno ? errno : EIO;
-    if (fclose(w->f) != 0 && !e) e = errno ? errno : EIO;
+    int e = hispi_out_close(&w->out, w->path, true);
     free(w->buf);
     if (w->switched) uselocale(w->old);
-    if (e)
-        return hispi_fail_native(w->ctx, HISP_ERR_IO, e, "cannot write %s: %s", w->path,
-                                 strerror(e));
-    return HISP_SUCCESS;
+    return e ? hispi_out_fail(w->ctx, w->path, e, NULL) : HISP_SUCCESS;
 }
 
 static void w_value(FILE *f, hisp_type t, const void *val, int64_t k)

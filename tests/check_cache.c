@@ -303,7 +303,7 @@ START_TEST(test_plan_cache_damage)
             CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &q, &found));
             ck_assert_msg(!found, "a plan file %s was taken", damage_name[d]);
             /* what hisp_tune does on a miss: store the plan again */
-            CK_OK(ctx, hisp_tune_plan_save(ctx, &p, path));
+            CK_OK(ctx, hispi_tune_plan_store(ctx, &p, path));
             CK_OK(ctx, hisp_tune_plan_lookup(ctx, A, &q, &found));
             ck_assert_int_eq(found, 1);
             ck_assert(!memcmp(&q.best, &p.best, sizeof p.best));

@@ -32,7 +32,8 @@
     X(solver_ls) \
     X(hisparse_mt) \
     X(cache) \
-    X(concurrency)
+    X(concurrency) \
+    X(cli_files)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
