@@ -15,8 +15,9 @@
     X(gen)                                                                                         \
     X(spmv)                                                                                        \
     X(cli)                                                                                         \
-    X(hisparse) X(hisparse_dev) X(hisparse_add) X(hisparse_resid) X(msrep) X(compound) X(transfer) \
-        X(interop) X(vector) X(cli_solve) X(solver) X(solver_dist) X(spmv_dot) X(solver_ls)
+    X(hisparse)                                                                                    \
+    X(hisparse_dev) X(hisparse_add) X(hisparse_resid) X(msrep) X(compound) X(transfer) X(interop)  \
+        X(vector) X(cli_solve) X(solver) X(solver_dist) X(spmv_dot) X(solver_ls) X(handles)
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
 
