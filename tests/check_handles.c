@@ -5,6 +5,7 @@
  * is not handed to a new object while the stale handle is recent. */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,6 +283,54 @@ START_TEST(test_null_and_foreign)
 }
 END_TEST
 
+/* Threads, each on a context of its own, make and destroy vectors while
+ * they check long-lived ones: the checks run without a lock while the
+ * registry changes, and must never miss a live handle. */
+enum { TH = 4, KEEP = 50, ROUNDS = 3000 };
+
+static void *churn(void *arg)
+{
+    int *bad = arg;
+    hisp_context ctx = NULL;
+    if (hisp_context_create(&ctx)) {
+        *bad = -1;
+        return NULL;
+    }
+    hisp_vector keep[KEEP], tmp[8];
+    for (int i = 0; i < KEEP; i++)
+        if (hisp_vector_create(ctx, HISP_F64, i + 1, &keep[i])) *bad = -1;
+    for (int r = 0; r < ROUNDS && !*bad; r++) {
+        int m = 1 + r % 8; /* bursts, so the table grows across threads */
+        for (int j = 0; j < m; j++)
+            if (hisp_vector_create(ctx, HISP_F64, 3, &tmp[j])) *bad = -1;
+        for (int i = 0; i < KEEP; i++) {
+            int64_t n = 0;
+            if (hisp_vector_size(keep[i], &n) || n != i + 1) (*bad)++;
+        }
+        /* (stale handles are not checked here: other threads' destroys
+         * may push them out of the quarantine) */
+        for (int j = 0; j < m; j++)
+            hisp_vector_destroy(&tmp[j]);
+    }
+    for (int i = 0; i < KEEP; i++)
+        hisp_vector_destroy(&keep[i]);
+    hisp_context_destroy(&ctx);
+    return NULL;
+}
+
+START_TEST(test_concurrent)
+{
+    pthread_t th[TH];
+    int bad[TH] = {0};
+    for (int t = 0; t < TH; t++)
+        ck_assert_int_eq(pthread_create(&th[t], NULL, churn, &bad[t]), 0);
+    for (int t = 0; t < TH; t++) {
+        pthread_join(th[t], NULL);
+        ck_assert_msg(bad[t] == 0, "thread %d: %d wrong answers", t, bad[t]);
+    }
+}
+END_TEST
+
 Suite *suite_handles(void)
 {
     Suite *s = suite_create("handles");
@@ -294,6 +343,7 @@ Suite *suite_handles(void)
     tcase_add_loop_test(tc, test_context_gone, 0, nt);
     tcase_add_test(tc, test_plan_gone);
     tcase_add_test(tc, test_null_and_foreign);
+    tcase_add_test(tc, test_concurrent);
     suite_add_tcase(s, tc);
     return s;
 }
