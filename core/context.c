@@ -7,7 +7,7 @@
 
 bool hispi_ctx_ok(hisp_context ctx)
 {
-    return ctx && ctx->magic == HISPI_MAGIC_CONTEXT;
+    return hispi_handle_live(ctx, HISPI_H_CONTEXT);
 }
 
 const char *hisp_backend_name(hisp_backend_kind k)
@@ -162,9 +162,15 @@ hisp_status hisp_context_create(hisp_context *out)
     if (!ctx) return HISP_ERR_OUT_OF_HOST_MEMORY;
     ctx->magic = HISPI_MAGIC_CONTEXT;
     ctx->objects.next = ctx->objects.prev = &ctx->objects;
-    hisp_status s = open_backend(ctx, HISP_BACKEND_REFERENCE, 0);
+    hisp_status s = hispi_handle_add(ctx, HISPI_H_CONTEXT, NULL);
     if (s != HISP_SUCCESS) {
         free(ctx);
+        return s;
+    }
+    s = open_backend(ctx, HISP_BACKEND_REFERENCE, 0);
+    if (s != HISP_SUCCESS) {
+        hispi_clear_error(ctx);
+        hispi_handle_free(ctx);
         return s;
     }
     *out = ctx;
@@ -176,12 +182,13 @@ void hisp_context_destroy(hisp_context *pctx)
     if (!pctx || !hispi_ctx_ok(*pctx)) return;
     hisp_context ctx = *pctx;
     close_backend(ctx);
-    /* objects outliving their context (a caller bug) are cut loose */
+    /* objects outliving their context are cut loose; the registry orphans
+     * them below (refused by every call but their destroy) */
     while (ctx->objects.next != &ctx->objects)
         hispi_devobj_detach(ctx->objects.next);
     hispi_clear_error(ctx);
     ctx->magic = 0;
-    free(ctx);
+    hispi_handle_free(ctx);
     *pctx = NULL;
 }
 

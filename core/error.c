@@ -50,7 +50,7 @@ void hispi_clear_error(hisp_context ctx)
 static hisp_status record(hisp_context ctx, hisp_status s, const char *file, int64_t line,
                           int64_t native, const char *fmt, va_list ap)
 {
-    if (!ctx || ctx->magic != HISPI_MAGIC_CONTEXT) return s;
+    if (!hispi_ctx_ok(ctx)) return s;
     hispi_clear_error(ctx);
     ctx->err.status = s;
     ctx->err.line = line;

@@ -7,6 +7,18 @@
  * Objects are opaque handles. Create functions return the handle through their
  * last argument; hisp_X_destroy(&h) frees the object and sets h to NULL.
  *
+ * Handles are checked before they are read. A call given a handle that was
+ * destroyed, that is not a handle of that kind, or whose owner was destroyed
+ * (a context owns the matrices, vectors, solvers and MSREP plans made on it;
+ * a plan owns its mvectors) returns HISP_ERR_INVALID_HANDLE without touching
+ * it; a NULL handle gives HISP_ERR_INVALID_HANDLE too. Objects whose owner is gone keep their memory
+ * until their own destroy, which frees them; destroy ignores a NULL, destroyed
+ * or foreign handle (h is left as it is). The memory of destroyed objects is
+ * held back from reuse for the next 64 destroys; after that a stale handle is
+ * still refused unless the allocator has given its address to a new object
+ * of the same kind (the stale handle then refers to that object). A handle
+ * must not be destroyed while another thread uses it.
+ *
  * Indices: row and column indices are 32-bit (dimensions up to 2^31-1); nnz
  * counts and row/column pointers are 64-bit, so a matrix may hold more than
  * 2^31 entries.
@@ -36,7 +48,7 @@ extern "C" {
 typedef enum {
     HISP_SUCCESS = 0,
     HISP_ERR_INVALID_ARGUMENT = -1,   /* NULL pointer, bad enum, size mismatch */
-    HISP_ERR_INVALID_HANDLE = -2,     /* destroyed or foreign handle */
+    HISP_ERR_INVALID_HANDLE = -2,     /* NULL, destroyed, foreign or orphaned handle */
     HISP_ERR_INPUT_FORMAT = -3,       /* malformed file or data (see last error line) */
     HISP_ERR_IO = -4,                 /* a file could not be opened, read or written */
     HISP_ERR_OUT_OF_HOST_MEMORY = -5, /* malloc failed or size overflow */
@@ -128,6 +140,8 @@ typedef struct {
 
 /* A new context starts on the reference backend (plain C on the host). */
 HISP_API HISP_NODISCARD hisp_status hisp_context_create(hisp_context *ctx);
+/* Objects made on the context and not destroyed yet lose their device
+ * copies and are orphaned (see the top of this header): destroy them too. */
 HISP_API void hisp_context_destroy(hisp_context *ctx);
 /* Select a backend and device. device = -1 picks the first (for OpenCL: GPUs
  * first). HISP_BACKEND_AUTO tries CUDA, OpenCL, then the reference. Objects
@@ -824,7 +838,8 @@ typedef struct {
  * nodes, then the devices of each node), and each worker thread and its
  * host buffers are bound to its device's node; on a one-node machine this
  * is the plain one-level split. Failures are recorded on A's context, which
- * must outlive the plan. Only f32 and f64 matrices. */
+ * owns the plan (destroyed first, it leaves a plan that only
+ * hisp_mplan_destroy accepts). Only f32 and f64 matrices. */
 HISP_API HISP_NODISCARD hisp_status hisp_mplan_create(hisp_matrix A, int ndevices,
                                                       const hisp_device_ref *devices,
                                                       hisp_partition_kind kind, unsigned flags,

@@ -18,7 +18,8 @@
 #define HISPI_PRINTF(a, b)
 #endif
 
-/* Magic words: the first field of every handle, cleared on destroy. */
+/* Magic words: the first field of every handle, cleared on destroy (a help
+ * in memory dumps; the handle registry is what checks handles). */
 #define HISPI_MAGIC_CONTEXT 0x68437478u /* "hCtx" */
 #define HISPI_MAGIC_MATRIX 0x684d6174u  /* "hMat" */
 #define HISPI_MAGIC_VECTOR 0x68566563u  /* "hVec" */
@@ -195,6 +196,30 @@ HISPI_LOCAL hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *b
                                        void *dst, size_t bytes);
 
 /* ---- handle checks ------------------------------------------------------ */
+
+/* The handle registry (core/handle.c): every public object is added at
+ * creation (before its first failure path that destroys it) and leaves
+ * through hispi_handle_free, which its destroy calls instead of free(). The
+ * checks never dereference the handle and take no lock. */
+typedef enum {
+    HISPI_H_CONTEXT = 1,
+    HISPI_H_MATRIX,
+    HISPI_H_VECTOR,
+    HISPI_H_MPLAN,
+    HISPI_H_MVECTOR,
+    HISPI_H_SOLVER
+} hispi_handle_kind;
+/* Register obj; destroying owner (NULL: none) orphans it. Fails only when
+ * out of host memory. */
+HISPI_LOCAL hisp_status hispi_handle_add(const void *obj, hispi_handle_kind kind,
+                                         const void *owner);
+/* A live object of this kind (not destroyed, its owner not destroyed)? */
+HISPI_LOCAL bool hispi_handle_live(const void *obj, hispi_handle_kind kind);
+/* Live or orphaned: what its destroy accepts. */
+HISPI_LOCAL bool hispi_handle_known(const void *obj, hispi_handle_kind kind);
+/* Unregister obj, orphan what it owns, free its memory after a quarantine
+ * of later destroys (so its address is not reused while it is recent). */
+HISPI_LOCAL void hispi_handle_free(void *obj);
 
 HISPI_LOCAL bool hispi_ctx_ok(hisp_context ctx);
 HISPI_LOCAL bool hispi_mat_ok(hisp_matrix A);

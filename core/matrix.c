@@ -8,7 +8,7 @@
 
 bool hispi_mat_ok(hisp_matrix A)
 {
-    return A && A->magic == HISPI_MAGIC_MATRIX && hispi_ctx_ok(A->ctx);
+    return hispi_handle_live(A, HISPI_H_MATRIX);
 }
 
 void hispi_matrix_drop_device(hisp_matrix A)
@@ -48,6 +48,12 @@ hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *ou
         hispi_sparse_free(s);
         return st;
     }
+    st = hispi_handle_add(A, HISPI_H_MATRIX, ctx);
+    if (st) {
+        free(A);
+        hispi_sparse_free(s);
+        return hispi_fail(ctx, st, "no room for a matrix handle");
+    }
     A->magic = HISPI_MAGIC_MATRIX;
     A->ctx = ctx;
     A->host = *s;
@@ -59,7 +65,7 @@ hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *ou
 
 void hisp_matrix_destroy(hisp_matrix *pA)
 {
-    if (!pA || !*pA || (*pA)->magic != HISPI_MAGIC_MATRIX) return;
+    if (!pA || !hispi_handle_known(*pA, HISPI_H_MATRIX)) return;
     hisp_matrix A = *pA;
     if (A->link.next) {     /* still attached: its context is alive */
         A->wrapped = false; /* nothing to keep: the caller's arrays are just let go */
@@ -69,7 +75,7 @@ void hisp_matrix_destroy(hisp_matrix *pA)
     hispi_sparse_free(&A->host);
     hispi_hisparse_release(A);
     A->magic = 0;
-    free(A);
+    hispi_handle_free(A);
     *pA = NULL;
 }
 

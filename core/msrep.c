@@ -565,7 +565,7 @@ static void merge_release(hisp_mplan plan)
 
 void hisp_mplan_destroy(hisp_mplan *pp)
 {
-    if (!pp || !*pp || (*pp)->magic != HISPI_MAGIC_MPLAN) return;
+    if (!pp || !hispi_handle_known(*pp, HISPI_H_MPLAN)) return;
     hisp_mplan plan = *pp;
     if (plan->sync_made) {
         pthread_mutex_lock(&plan->mu);
@@ -593,7 +593,7 @@ void hisp_mplan_destroy(hisp_mplan *pp)
     free(plan->ybuf);
     free(plan->diag);
     plan->magic = 0;
-    free(plan);
+    hispi_handle_free(plan);
     *pp = NULL;
 }
 
@@ -684,6 +684,10 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
     }
     hisp_mplan plan = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *plan, (void **)&plan));
+    if (hispi_handle_add(plan, HISPI_H_MPLAN, ctx)) {
+        free(plan);
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "no room for a plan handle");
+    }
     plan->magic = HISPI_MAGIC_MPLAN;
     plan->home = ctx;
     plan->type = A->host.type;
@@ -693,7 +697,7 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
     plan->vendor = (flags & HISP_MPLAN_CUSPARSE) != 0;
     plan->device_ptr = (flags & HISP_MPLAN_DEVICE_PTR) != 0;
     if (plan->vendor && plan->hisparse) {
-        free(plan);
+        hisp_mplan_destroy(&plan);
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "HISP_MPLAN_CUSPARSE and HISP_MPLAN_HISPARSE exclude each other");
     }
@@ -830,8 +834,7 @@ hisp_status hisp_mplan_create_weighted(hisp_matrix A, int nd, const hisp_device_
 hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
                        const void *beta, void *y)
 {
-    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
-        return HISP_ERR_INVALID_HANDLE;
+    if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
     hisp_context ctx = plan->home;
     if (op != HISP_OP_N && op != HISP_OP_T)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
@@ -982,8 +985,7 @@ static hisp_status merge_on_device(hisp_mplan plan)
 hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
                            const void *beta, hisp_vector y)
 {
-    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
-        return HISP_ERR_INVALID_HANDLE;
+    if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
     hisp_context h = plan->home;
     if (!hispi_vec_ok(x) || !hispi_vec_ok(y))
         return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x or y is not a vector");
@@ -1047,7 +1049,7 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
 
 hisp_status hisp_mplan_fit_row_cost(hisp_mplan plan, const double *ms, double *row_cost)
 {
-    if (!plan || plan->magic != HISPI_MAGIC_MPLAN) return HISP_ERR_INVALID_HANDLE;
+    if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
     if (!row_cost) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "row_cost is NULL");
     /* least squares of t_k = a * nnz_k + b * rows_k over the nonempty parts
      * (no intercept: a launch is microseconds against the milliseconds of a
@@ -1074,7 +1076,7 @@ hisp_status hisp_mplan_fit_row_cost(hisp_mplan plan, const double *ms, double *r
 
 hisp_status hisp_mplan_get_breakdown(hisp_mplan plan, hisp_mplan_breakdown *b)
 {
-    if (!plan || plan->magic != HISPI_MAGIC_MPLAN) return HISP_ERR_INVALID_HANDLE;
+    if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
     if (!b) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "breakdown is NULL");
     *b = plan->bd;
     return HISP_SUCCESS;

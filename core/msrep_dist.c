@@ -440,12 +440,19 @@ static hisp_status run_job(hisp_mplan plan, int job)
 
 static bool plan_ok(hisp_mplan plan)
 {
-    return plan && plan->magic == HISPI_MAGIC_MPLAN && hispi_ctx_ok(plan->home);
+    return hispi_handle_live(plan, HISPI_H_MPLAN);
 }
 
+/* Live: neither it nor its plan (nor the plan's context) destroyed. */
 static bool vec_ok(const struct hisp_mvector_s *v)
 {
-    return v && v->magic == HISPI_MAGIC_MVEC;
+    return hispi_handle_live(v, HISPI_H_MVECTOR);
+}
+
+/* What hisp_mvector_destroy accepts: live, or orphaned by its plan's end. */
+static bool vec_known(const struct hisp_mvector_s *v)
+{
+    return hispi_handle_known(v, HISPI_H_MVECTOR);
 }
 
 static void free_buffers(struct hisp_mvector_s *v)
@@ -523,6 +530,10 @@ hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_
     HISPI_TRY(ownership(plan));
     struct hisp_mvector_s *v = NULL;
     HISPI_TRY(hispi_calloc(h, 1, sizeof *v, (void **)&v));
+    if (hispi_handle_add(v, HISPI_H_MVECTOR, plan)) {
+        free(v);
+        return hispi_fail(h, HISP_ERR_OUT_OF_HOST_MEMORY, "no room for a vector handle");
+    }
     v->magic = HISPI_MAGIC_MVEC;
     v->plan = plan;
     v->layout = layout;
@@ -532,7 +543,7 @@ hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_
     plan->dv = NULL;
     if (s) {
         free_buffers(v);
-        free(v);
+        hispi_handle_free(v);
         return s;
     }
     v->next = plan->vectors;
@@ -543,7 +554,7 @@ hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_
 
 void hisp_mvector_destroy(hisp_mvector *pv)
 {
-    if (!pv || !vec_ok(*pv)) return;
+    if (!pv || !vec_known(*pv)) return;
     struct hisp_mvector_s *v = *pv;
     hisp_mplan plan = v->plan;
     if (plan) {
@@ -555,7 +566,7 @@ void hisp_mvector_destroy(hisp_mvector *pv)
             }
     }
     v->magic = 0;
-    free(v);
+    hispi_handle_free(v);
     *pv = NULL;
 }
 

@@ -8,7 +8,7 @@
 
 bool hispi_vec_ok(hisp_vector v)
 {
-    return v && v->magic == HISPI_MAGIC_VECTOR && hispi_ctx_ok(v->ctx);
+    return hispi_handle_live(v, HISPI_H_VECTOR);
 }
 
 /* Bring the host copy up to date (device → host). */
@@ -47,6 +47,12 @@ static void drop_device(hisp_vector v)
     v->off = 0;
 }
 
+static hisp_status add_handle(hisp_context ctx, hisp_vector v)
+{
+    hisp_status s = hispi_handle_add(v, HISPI_H_VECTOR, ctx);
+    return s ? hispi_fail(ctx, s, "no room for a vector handle") : s;
+}
+
 static void drop_cb(hispi_devobj *o)
 {
     drop_device((hisp_vector)((char *)o - offsetof(struct hisp_vector_s, link)));
@@ -63,7 +69,9 @@ hisp_status hisp_vector_create(hisp_context ctx, hisp_type type, int64_t n, hisp
     hisp_vector v = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
     hisp_status s = hispi_calloc(ctx, (size_t)n, hisp_type_size(type), &v->host);
+    if (!s) s = add_handle(ctx, v);
     if (s) {
+        free(v->host);
         free(v);
         return s;
     }
@@ -79,7 +87,7 @@ hisp_status hisp_vector_create(hisp_context ctx, hisp_type type, int64_t n, hisp
 
 void hisp_vector_destroy(hisp_vector *pv)
 {
-    if (!pv || !*pv || (*pv)->magic != HISPI_MAGIC_VECTOR) return;
+    if (!pv || !hispi_handle_known(*pv, HISPI_H_VECTOR)) return;
     hisp_vector v = *pv;
     if (v->link.next) {
         if (v->dev && !v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
@@ -87,7 +95,7 @@ void hisp_vector_destroy(hisp_vector *pv)
     }
     free(v->host);
     v->magic = 0;
-    free(v);
+    hispi_handle_free(v);
     *pv = NULL;
 }
 
@@ -250,6 +258,10 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
                           hisp_type_name(type));
     hisp_vector v = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
+    if (add_handle(ctx, v)) {
+        free(v);
+        return HISP_ERR_OUT_OF_HOST_MEMORY;
+    }
     v->magic = HISPI_MAGIC_VECTOR;
     v->ctx = ctx;
     v->type = type;
@@ -311,6 +323,10 @@ hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int64_t n, void 
     *out = NULL;
     hisp_vector v = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
+    if (add_handle(ctx, v)) {
+        free(v);
+        return HISP_ERR_OUT_OF_HOST_MEMORY;
+    }
     v->magic = HISPI_MAGIC_VECTOR;
     v->ctx = ctx;
     v->type = type;

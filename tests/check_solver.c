@@ -945,15 +945,14 @@ START_TEST(test_failures)
     CK_OK(ctx, hisp_solver_set_monitor(s, NULL, NULL));
     CK_OK(ctx, hisp_solver_set_check_interval(s, 8));
 
-    /* a destroyed solver: the pointer is NULLed; a stale copy of the object
-     * (destroy clears its magic word) is refused */
+    /* a destroyed solver: the pointer is NULLed and refused; a copy of the
+     * object (not a registered handle) is refused */
     hisp_solver s3 = make_solver(ctx, HISP_SOLVER_CG, 0, 1e-8, 0);
     struct hisp_solver_s stale = *s3;
     hisp_solver_destroy(&s3);
     ck_assert_ptr_null(s3);
     hisp_solver_destroy(&s3);
-    ck_assert_int_eq(hisp_solver_solve(s3, A, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
-    stale.magic = 0;
+    ck_assert_int_eq(hisp_solver_solve(s3, A, vb, vx, &info), HISP_ERR_INVALID_HANDLE);
     ck_assert_int_eq(hisp_solver_solve(&stale, A, vb, vx, &info), HISP_ERR_INVALID_HANDLE);
     ck_assert_int_eq(hisp_solver_set_tolerances(&stale, 1e-6, 0), HISP_ERR_INVALID_HANDLE);
 

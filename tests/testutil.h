@@ -33,7 +33,8 @@
     X(hisparse_mt) \
     X(cache) \
     X(concurrency) \
-    X(cli_files)
+    X(cli_files) \
+    X(handles)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

@@ -58,18 +58,17 @@ const char *hisp_stop_reason_name(hisp_stop_reason r)
 
 static bool solver_ok(hisp_solver s)
 {
-    return s && s->magic == HISPI_MAGIC_SOLVER && hispi_ctx_ok(s->ctx);
+    return hispi_handle_live(s, HISPI_H_SOLVER);
 }
 
 #define SOLVER_CHECK(s)                                                                            \
     do {                                                                                           \
-        if (!(s)) return HISP_ERR_INVALID_ARGUMENT;                                                \
         if (!solver_ok(s)) return HISP_ERR_INVALID_HANDLE;                                         \
     } while (0)
 
 hisp_status hisp_solver_create(hisp_context ctx, hisp_solver_method method, hisp_solver *s)
 {
-    if (!hispi_ctx_ok(ctx)) return ctx ? HISP_ERR_INVALID_HANDLE : HISP_ERR_INVALID_ARGUMENT;
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!s) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "hisp_solver_create: s is NULL");
     *s = NULL;
     if ((unsigned)method >= HISP_SOLVER_COUNT)
@@ -77,6 +76,11 @@ hisp_status hisp_solver_create(hisp_context ctx, hisp_solver_method method, hisp
                           (int)method);
     hisp_solver o = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *o, (void **)&o));
+    hisp_status st = hispi_handle_add(o, HISPI_H_SOLVER, ctx);
+    if (st) {
+        free(o);
+        return hispi_fail(ctx, st, "hisp_solver_create: no room for the handle");
+    }
     o->magic = HISPI_MAGIC_SOLVER;
     o->ctx = ctx;
     o->method = method;
@@ -90,11 +94,9 @@ hisp_status hisp_solver_create(hisp_context ctx, hisp_solver_method method, hisp
 
 void hisp_solver_destroy(hisp_solver *s)
 {
-    if (!s || !*s) return;
-    if ((*s)->magic == HISPI_MAGIC_SOLVER) {
-        (*s)->magic = 0;
-        free(*s);
-    }
+    if (!s || !hispi_handle_known(*s, HISPI_H_SOLVER)) return;
+    (*s)->magic = 0;
+    hispi_handle_free(*s);
     *s = NULL;
 }
 

@@ -64,7 +64,7 @@ static hisp_status relay(dist_space *ds, hisp_status st)
 
 static hisp_status plan_check(hisp_context ctx, hisp_mplan plan)
 {
-    if (!plan || plan->magic != HISPI_MAGIC_MPLAN || !hispi_ctx_ok(plan->home))
+    if (!hispi_handle_live(plan, HISPI_H_MPLAN))
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "solve: the plan is not a live MSREP plan");
     if (plan->columns || plan->hisparse)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
