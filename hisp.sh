@@ -6,7 +6,7 @@
 #   ./hisp.sh test             install, build, run the test suite (last line:
 #                              check's summary); exit status = the tests'
 #   ./hisp.sh test-sanitize    the same with the AddressSanitizer/UBSan build
-#   ./hisp.sh test-tsan        the concurrency suite under ThreadSanitizer
+#   ./hisp.sh test-tsan        the concurrency suites under ThreadSanitizer
 #                              (build/tsan: library and test program only)
 #   ./hisp.sh build            install and build only
 #   ./hisp.sh help             this text
@@ -108,12 +108,16 @@ test-sanitize)
     exit "$status"
     ;;
 test-tsan)
-    # the concurrency suite only: the rest runs single-threaded code that the
-    # other variants cover, and TSan is slow
+    # the suites whose threads share hisp objects (first use, HiSparse
+    # families read while edited, handles checked while others are made): the
+    # rest runs single-threaded code that the other variants cover, and TSan
+    # is slow
     build tsan=1 build/tsan/tests/check_hisp
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
     status=0
-    CK_RUN_SUITE=concurrency build/tsan/tests/check_hisp || status=$?
+    for suite in concurrency hisparse_mt handles; do
+        CK_RUN_SUITE=$suite build/tsan/tests/check_hisp || status=$?
+    done
     exit "$status"
     ;;
 build)
