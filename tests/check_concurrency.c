@@ -205,8 +205,19 @@ Suite *suite_concurrency(void)
     Suite *s = suite_create("concurrency");
     TCase *tc = tcase_create("first_use");
     tcase_set_timeout(tc, 600);
+#if defined(__SANITIZE_ADDRESS__)
+    /* Under ASan a trial process aborts inside the sanitizer when a thread
+     * that opened PoCL exits ("unable to unmap" its alternate signal stack),
+     * whatever hisp does: the suite runs in the plain build and under
+     * ThreadSanitizer (./hisp.sh test-tsan) instead. */
+    test_skip("concurrency first use: not under AddressSanitizer (its thread exit aborts with "
+              "PoCL's threads); run by ./hisp.sh test and test-tsan");
+    (void)test_threads_first_use;
+    (void)test_mplan_first_use;
+#else
     tcase_add_test(tc, test_threads_first_use);
     tcase_add_test(tc, test_mplan_first_use);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }
