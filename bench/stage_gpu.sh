@@ -18,6 +18,7 @@ add) benches="bench_add_cuda bench_spmv_cuda" tests=1 mats=0 ;;
 compound) benches="bench_compound_cuda bench_spmv_cuda" tests=1 mats=0 ;;
 msrep) benches="bench_msrep_cuda" tests=1 mats=0 ;;
 runtime) benches="bench_runtime_cuda bench_add_cuda bench_vector" tests=1 mats=0 ;;
+mpi) benches="" tests=0 mats=0 mpi=1 ;;
 solve) benches="bench_solve_cuda" tests=1 mats=0 ;;
 scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 ;;
 all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
@@ -32,6 +33,7 @@ done
 rm -rf .gpu
 mkdir -p .gpu/bench .gpu/bin
 cp build/bin/hisp .gpu/bin/
+if [ "${mpi:-0}" = 1 ]; then cp build/bin/hisp-mpi .gpu/bin/; fi
 for b in $benches; do cp "build/bench/$b" .gpu/bench/; done
 cp bench/*.sh bench/*.py .gpu/
 if [ "$tests" = 1 ]; then
