@@ -4,7 +4,7 @@
 # suite runs, stripped, its scripts, and the shared matrices only where the
 # suite reads them. Build first (scons -Q -j2 cuda=yes).
 #
-#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|scale|all
+#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|scale|mpi|all
 #
 # Then, on the device: `bash .gpu/gpu_suite.sh hisparse` (and so on; see
 # each script's header). Prints the staged size.
