@@ -256,22 +256,7 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "vector memory %p is not aligned to %zu bytes (%s entries)", mem, align,
                           hisp_type_name(type));
-    hisp_vector v = NULL;
-    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *v, (void **)&v));
-    if (add_handle(ctx, v)) {
-        free(v);
-        return HISP_ERR_OUT_OF_HOST_MEMORY;
-    }
-    v->magic = HISPI_MAGIC_VECTOR;
-    v->ctx = ctx;
-    v->type = type;
-    v->n = n;
-    v->dev = mem;
-    v->dev_valid = true;
-    v->wrapped = true;
-    hispi_devobj_attach(ctx, &v->link, drop_cb);
-    *out = v;
-    return HISP_SUCCESS;
+    return hispi_vector_view(ctx, type, n, mem, 0, out); /* the caller's memory, offset 0 */
 }
 
 hisp_status hisp_vector_device_memory(hisp_vector v, void **mem)
