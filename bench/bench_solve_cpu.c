@@ -46,16 +46,6 @@ static void hk(hisp_context ctx, hisp_status s, const char *what)
     exit(3);
 }
 
-static double *halloc(int64_t n)
-{
-    double *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-    if (!p) {
-        fprintf(stderr, "out of host memory\n");
-        exit(3);
-    }
-    return p;
-}
-
 static int nres, failed;
 static result res[64];
 
@@ -83,7 +73,7 @@ static void run(hisp_context ctx, hisp_matrix A, const char *name, hisp_solver_m
     r->nnz = mi.nnz;
     r->asked = iters;
     r->ms_it = r->setup_ms = r->first_ms = r->spmv_ms = r->share = r->floor_ms = NAN;
-    double *bh = halloc(mi.nrows * comps), *xh = halloc(mi.ncols * comps);
+    double *bh = bs_doubles(mi.nrows * comps), *xh = bs_doubles(mi.ncols * comps);
     bs_fill_uniform(bh, mi.nrows * comps, method == HISP_SOLVER_LSQR ? 13 : 7);
     bs_fill_uniform(xh, mi.ncols * comps, 19);
     hisp_vector b = NULL, x = NULL, y = NULL;
@@ -128,15 +118,6 @@ static void run(hisp_context ctx, hisp_matrix A, const char *name, hisp_solver_m
     hisp_vector_destroy(&y);
     free(bh);
     free(xh);
-}
-
-static const char *fx(double v, char *s, const char *fmt)
-{
-    if (isnan(v) || isinf(v))
-        snprintf(s, 32, "-");
-    else
-        snprintf(s, 32, fmt, v);
-    return s;
 }
 
 static void json_num(FILE *f, const char *k, double v, int comma)
@@ -243,7 +224,7 @@ static int spd_cg(hisp_context ctx, int scale, int ef)
             sym = lo < p[j + 1] && c[lo] == i && v[lo] == v[e];
         }
     int bad = check(sym, "SPD graph symmetric");
-    double *bh = halloc(n), *xh = halloc(n);
+    double *bh = bs_doubles(n), *xh = bs_doubles(n);
     bs_fill_uniform(bh, n, 7);
     hisp_vector b = NULL, x = NULL;
     hk(ctx, hisp_vector_create(ctx, HISP_F64, n, &b), "vector");
@@ -426,10 +407,10 @@ int main(int argc, char **argv)
                "| %s |\n",
                r->matrix, r->type, r->method, r->format, (long long)r->rows, (long long)r->nnz,
                (long long)r->iters, (long long)r->asked, r->status, r->reason,
-               fx(r->ms_it, a[0], "%.3f"), fx(r->floor_ms, a[1], "%.3f"),
-               fx(r->ms_it / r->floor_ms, a[2], "%.2f"), fx(r->spmv_ms, a[3], "%.3f"),
-               fx(100 * r->share, a[4], "%.0f%%"), fx(r->setup_ms, a[5], "%.2f"),
-               fx(r->first_ms, a[6], "%.1f"));
+               bs_fx(r->ms_it, a[0], "%.3f"), bs_fx(r->floor_ms, a[1], "%.3f"),
+               bs_fx(r->ms_it / r->floor_ms, a[2], "%.2f"), bs_fx(r->spmv_ms, a[3], "%.3f"),
+               bs_fx(100 * r->share, a[4], "%.0f%%"), bs_fx(r->setup_ms, a[5], "%.2f"),
+               bs_fx(r->first_ms, a[6], "%.1f"));
     }
     FILE *f;
     if (json && (f = bench_open_out(json))) {

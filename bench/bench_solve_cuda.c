@@ -135,15 +135,6 @@ static int row_solve(row *r, const bs_solve *s, int64_t asked)
     return 1;
 }
 
-static const char *fx(double v, char *s, const char *fmt)
-{
-    if (isnan(v) || isinf(v))
-        snprintf(s, 32, "-");
-    else
-        snprintf(s, 32, fmt, v);
-    return s;
-}
-
 static void tables(FILE *f, const rows *R, const char *gpu, double bw)
 {
     char a[12][32];
@@ -163,10 +154,12 @@ static void tables(FILE *f, const rows *R, const char *gpu, double bw)
                     "| %s | %lld | %lld | %lld/%lld %s | %s | %s | **%s** | %s | %s | %s | %s | "
                     "%s |\n",
                     r->matrix, (long long)r->n, (long long)r->nnz, (long long)r->iters,
-                    (long long)r->iters_asked, r->status, fx(r->ms_it, a[0], "%.4f"),
-                    fx(r->expert_ms_it, a[1], "%.4f"), fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"),
-                    fx(r->floor_ms, a[3], "%.4f"), fx(r->ms_it / r->floor_ms, a[4], "%.2f"),
-                    r->expert_alg, fx(r->x_diff, a[5], "%.1e"), fx(r->setup_ms, a[6], "%.2f"));
+                    (long long)r->iters_asked, r->status, bs_fx(r->ms_it, a[0], "%.4f"),
+                    bs_fx(r->expert_ms_it, a[1], "%.4f"),
+                    bs_fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"),
+                    bs_fx(r->floor_ms, a[3], "%.4f"), bs_fx(r->ms_it / r->floor_ms, a[4], "%.2f"),
+                    r->expert_alg, bs_fx(r->x_diff, a[5], "%.1e"),
+                    bs_fx(r->setup_ms, a[6], "%.2f"));
         }
     }
     any = 0;
@@ -186,10 +179,10 @@ static void tables(FILE *f, const rows *R, const char *gpu, double bw)
                     "| %s | %s |\n",
                     r->matrix, (long long)r->rows, (long long)r->cols, (long long)r->nnz, r->format,
                     (long long)r->iters, (long long)r->iters_asked, r->status,
-                    fx(r->ms_it, a[0], "%.4f"), fx(r->expert_ms_it, a[1], "%.4f"),
-                    fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"), fx(r->spmv_ms, a[3], "%.4f"),
-                    fx(100 * r->spmv_share, a[4], "%.0f%%"), fx(r->first_ms, a[5], "%.1f"),
-                    fx(r->x_diff, a[6], "%.1e"));
+                    bs_fx(r->ms_it, a[0], "%.4f"), bs_fx(r->expert_ms_it, a[1], "%.4f"),
+                    bs_fx(r->ms_it / r->expert_ms_it, a[2], "%.3f"),
+                    bs_fx(r->spmv_ms, a[3], "%.4f"), bs_fx(100 * r->spmv_share, a[4], "%.0f%%"),
+                    bs_fx(r->first_ms, a[5], "%.1f"), bs_fx(r->x_diff, a[6], "%.1e"));
         }
     }
     any = 0;
@@ -207,8 +200,8 @@ static void tables(FILE *f, const rows *R, const char *gpu, double bw)
             fprintf(f, "| %s | %s | %lld | %lld | %s | %lld/%lld %s %s | %s | %s | %s | %s |\n",
                     r->matrix, r->format, (long long)r->rows, (long long)r->nnz, r->method,
                     (long long)r->iters, (long long)r->iters_asked, r->status, r->reason,
-                    fx(r->ms_it, a[0], "%.4f"), fx(r->spmv_ms, a[1], "%.4f"),
-                    fx(100 * r->spmv_share, a[2], "%.0f%%"), fx(r->setup_ms, a[3], "%.2f"));
+                    bs_fx(r->ms_it, a[0], "%.4f"), bs_fx(r->spmv_ms, a[1], "%.4f"),
+                    bs_fx(100 * r->spmv_share, a[2], "%.0f%%"), bs_fx(r->setup_ms, a[3], "%.2f"));
         }
     }
 }
@@ -485,16 +478,6 @@ static hisp_vector hvec(bench *B, hisp_type t, int64_t n, const double *host)
     return v;
 }
 
-static double *halloc(int64_t n)
-{
-    double *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-    if (!p) {
-        fprintf(stderr, "out of host memory\n");
-        exit(3);
-    }
-    return p;
-}
-
 static void part_cg(bench *B, rows *R, int64_t side)
 {
     const options *o = B->o;
@@ -518,7 +501,7 @@ static void part_cg(bench *B, rows *R, int64_t side)
     uint64_t mbytes = 0;
     cb_hk(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, HISP_F64, &mbytes), "format bytes");
     r->floor_ms = ((double)mbytes + BS_CG_VECTOR_STREAMS * 8.0 * (double)n) / B->bw * 1e3;
-    double *bh = halloc(n), *xh = halloc(n), *xe = halloc(n);
+    double *bh = bs_doubles(n), *xh = bs_doubles(n), *xe = bs_doubles(n);
     bs_fill_uniform(bh, n, 7);
     hisp_vector b = hvec(B, HISP_F64, n, bh), x = hvec(B, HISP_F64, n, NULL);
     bs_solve s;
@@ -649,7 +632,7 @@ static void part_lsqr(bench *B, rows *R, int rmat)
     t0 = bench_now_ms();
     cb_hk(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H), "to HiSparse");
     printf("  HiSparse copy built on the host in %.0f ms\n", bench_now_ms() - t0);
-    double *bh = halloc(m), *xh = halloc(nc), *xe = halloc(nc);
+    double *bh = bs_doubles(m), *xh = bs_doubles(nc), *xe = bs_doubles(nc);
     bs_fill_uniform(bh, m, 13);
     hisp_vector b = hvec(B, HISP_F64, m, bh), x = hvec(B, HISP_F64, nc, NULL);
     hisp_vector yn = hvec(B, HISP_F64, m, NULL), yt = hvec(B, HISP_F64, nc, NULL);
@@ -657,7 +640,7 @@ static void part_lsqr(bench *B, rows *R, int rmat)
     const char *fmt[2] = {"csr", "hisparse"};
     row *rr[2];
     int ran[2] = {0, 0};
-    double *xs[2] = {xh, halloc(nc)};
+    double *xs[2] = {xh, bs_doubles(nc)};
     int64_t it = o->lsqr_iters;
     for (int f = 0; f < 2; f++) {
         row *r = rr[f] = row_new(R, "lsqr", mname, "lsqr", fmt[f]);
@@ -760,7 +743,7 @@ static void compound_row(bench *B, rows *R, hisp_matrix A, const char *name, his
     row *r = row_new(R, "compound", name, meth, hisp_type_name(t));
     r->rows = r->cols = mi.nrows;
     r->nnz = mi.nnz;
-    double *bh = halloc(mi.nrows * per);
+    double *bh = bs_doubles(mi.nrows * per);
     bs_fill_uniform(bh, mi.nrows * per, 17);
     hisp_vector b = hvec(B, t, mi.nrows, bh), x = hvec(B, t, mi.nrows, NULL);
     bs_solve s;
@@ -811,7 +794,7 @@ static void part_compound(bench *B, rows *R)
                (long long)mi.nrows, (long long)mi.nnz, bench_now_ms() - t0);
         /* the SpMV alone, on random x */
         int per = (int)(hisp_type_size(mats[k].t) / 8);
-        double *xh = halloc(mi.nrows * per);
+        double *xh = bs_doubles(mi.nrows * per);
         bs_fill_uniform(xh, mi.nrows * per, 19);
         hisp_vector xv = hvec(B, mats[k].t, mi.nrows, xh), yv = hvec(B, mats[k].t, mi.nrows, NULL);
         hisp_status ss;

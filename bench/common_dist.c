@@ -344,15 +344,6 @@ done:
             free(xs[d][m]);
 }
 
-static const char *fx(double v, char *s, const char *fmt)
-{
-    if (isnan(v) || isinf(v))
-        snprintf(s, 32, "-");
-    else
-        snprintf(s, 32, fmt, v);
-    return s;
-}
-
 void bs_dist_tables(FILE *f, const bs_dist_rows *R)
 {
     char a[8][32];
@@ -376,10 +367,10 @@ void bs_dist_tables(FILE *f, const bs_dist_rows *R)
             if (strcmp(q->matrix, r->matrix)) continue;
             fprintf(f, "| %s | %s | %lld/%lld %s | %s | **%s** | %s | %s | %s | %s | %s | %s |\n",
                     q->method, q->devices, (long long)q->iters, (long long)q->asked, q->status,
-                    fx(q->ms_it, a[0], "%.4f"), fx(q->speedup, a[1], "%.2f"),
-                    fx(q->product_it, a[2], "%.4f"), fx(q->vector_it, a[3], "%.4f"),
-                    fx(q->reduce_it, a[4], "%.4f"), fx(q->other_it, a[5], "%.4f"),
-                    fx(q->x_diff, a[6], "%.1e"), fx(q->plan_ms, a[7], "%.0f"));
+                    bs_fx(q->ms_it, a[0], "%.4f"), bs_fx(q->speedup, a[1], "%.2f"),
+                    bs_fx(q->product_it, a[2], "%.4f"), bs_fx(q->vector_it, a[3], "%.4f"),
+                    bs_fx(q->reduce_it, a[4], "%.4f"), bs_fx(q->other_it, a[5], "%.4f"),
+                    bs_fx(q->x_diff, a[6], "%.1e"), bs_fx(q->plan_ms, a[7], "%.0f"));
         }
     }
 }

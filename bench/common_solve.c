@@ -24,7 +24,7 @@ void bs_fill_uniform(double *a, int64_t n, uint64_t seed)
         a[i] = bs_uniform(seed, (uint64_t)i);
 }
 
-static void *bs_alloc(size_t bytes)
+void *bs_alloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {
@@ -32,6 +32,20 @@ static void *bs_alloc(size_t bytes)
         exit(3);
     }
     return p;
+}
+
+double *bs_doubles(int64_t n)
+{
+    return bs_alloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+}
+
+const char *bs_fx(double v, char *s, const char *fmt)
+{
+    if (isnan(v) || isinf(v))
+        snprintf(s, 32, "-");
+    else
+        snprintf(s, 32, fmt, v);
+    return s;
 }
 
 void bs_lsq_matrix(int64_t m, int64_t ncols, int npr, uint64_t seed, int64_t **rowptr,

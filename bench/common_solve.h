@@ -58,6 +58,12 @@ hisp_status bs_solve_fixed(hisp_context ctx, hisp_solver_method method, hisp_mat
 double bs_spmv_wall(hisp_context ctx, hisp_op op, hisp_matrix A, hisp_vector x, hisp_vector y,
                     int repeat, hisp_status *st);
 
+/* malloc that exits (status 3) when the host is out of memory; n doubles. */
+void *bs_alloc(size_t bytes);
+double *bs_doubles(int64_t n);
+/* v printed with fmt into s (32 bytes), "-" for NaN and Inf (table cells). */
+const char *bs_fx(double v, char *s, const char *fmt);
+
 /* ||a - b|| / ||b|| over n doubles (NaN anywhere: NaN). */
 double bs_rel_diff(const double *a, const double *b, int64_t n);
 
