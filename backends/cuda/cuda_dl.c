@@ -16,8 +16,9 @@
 
 void *hisp_cuda_dl_open(const char *soname, char *why, size_t whylen)
 {
-    /* the loader's path first: LD_LIBRARY_PATH, ld.so.cache, the program's
-     * run path; the first failure's text names the missing file */
+    /* the loader's path first: LD_LIBRARY_PATH, the run path of the object
+     * holding this code (a program linked with libhisp.a), ld.so.cache, the
+     * system's folders; the first failure's text names the missing file */
     void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (h) return h;
     const char *err = dlerror();
