@@ -8,6 +8,9 @@
 #   ./hisp.sh test-sanitize    the same with the AddressSanitizer/UBSan build
 #   ./hisp.sh test-tsan        the concurrency suites under ThreadSanitizer
 #                              (build/tsan: library and test program only)
+#   ./hisp.sh test-install     build, `scons install` into a temporary prefix,
+#                              build and run examples/spmv_example.c against it
+#                              (pkg-config and CMake, shared and static)
 #   ./hisp.sh build            install and build only
 #   ./hisp.sh help             this text
 #
@@ -20,7 +23,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-PACKAGES=(scons check pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
+PACKAGES=(scons check pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo cmake)
 # MSREP (issue 7): hwloc for NUMA placement, OpenMPI for hisp-mpi and its tests
 PACKAGES+=(libhwloc-dev libopenmpi-dev openmpi-bin)
 JOBS="${HISP_JOBS:-$(nproc 2>/dev/null || echo 2)}"
@@ -29,7 +32,7 @@ read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 say() { echo "hisp.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -119,6 +122,16 @@ test-tsan)
         CK_RUN_SUITE=$suite build/tsan/tests/check_hisp || status=$?
     done
     exit "$status"
+    ;;
+test-install)
+    build
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    build install prefix="$tmp/prefix" >"$tmp/install.log" 2>&1 || {
+        cat "$tmp/install.log"
+        exit 1
+    }
+    examples/test_install.sh "$tmp/prefix"
     ;;
 build)
     build "$@"

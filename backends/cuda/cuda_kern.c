@@ -1,10 +1,8 @@
 /* CUDA backend: run-time kernels of the compound SpMV variants through NVRTC,
  * from the same source and defines as OpenCL (kernels_cl/compound_spmv.cl).
  *
- * NVRTC is opened with dlopen at the first build (CUDA 13 ships no static
- * libnvrtc, and a program must start where it is missing): libnvrtc.so.13
- * by name (the program's run path holds the toolkit's lib64), else under
- * $CUDA_HOME/lib64 or /usr/local/cuda/lib64. A cubin for the device's
+ * NVRTC is opened at the first build (cuda_dl.c: a program must start where
+ * it is missing). A cubin for the device's
  * sm_XY is loaded with cudaLibraryLoadData (runtime API, no -lcuda).
  * Built modules are cached per process under (device, source hash, options,
  * NVRTC version) and on disk as cubins in the kernel cache folder
@@ -13,12 +11,11 @@
  * checksum): a damaged or old-format file is never handed to the driver,
  * it is rebuilt and replaced. Modules stay loaded until the process ends. */
 #include "../backend.h"
+#include "cuda_dl.h"
 #include "cuda_hisparse.h"
 #include "cuda_kern.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
-#include <nvrtc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,22 +32,6 @@ extern const char hispi_cu_src_compound_spmv[], hispi_cu_src_hisparse_add[], his
 #define hispi_cl_src_vector hispi_cu_src_vector
 #endif
 
-static struct {
-    bool tried, ok;
-    char why[256];
-    int major, minor;
-    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
-                          const char *const *);
-    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
-    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
-    nvrtcResult (*cubin)(nvrtcProgram, char *);
-    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
-    nvrtcResult (*log)(nvrtcProgram, char *);
-    nvrtcResult (*destroy)(nvrtcProgram *);
-    nvrtcResult (*version)(int *, int *);
-    const char *(*errstr)(nvrtcResult);
-} nv;
-
 typedef struct module {
     struct module *next;
     int device;
@@ -61,50 +42,18 @@ typedef struct module {
 static module *modules;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void load_nvrtc(void)
-{
-    nv.tried = true;
-    const char *names[4] = {"libnvrtc.so.13", "libnvrtc.so", NULL,
-                            "/usr/local/cuda/lib64/libnvrtc.so.13"};
-    char alt[600];
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home) {
-        snprintf(alt, sizeof alt, "%s/lib64/libnvrtc.so.13", home);
-        names[2] = alt;
-    }
-    void *h = NULL;
-    for (int i = 0; i < 4 && !h; i++)
-        if (names[i]) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(nv.why, sizeof nv.why, "NVRTC not found (libnvrtc.so.13): %s", dlerror());
-        return;
-    }
-#define SYM(field, name)                                                                           \
-    if (!(*(void **)&nv.field = dlsym(h, name))) {                                                 \
-        snprintf(nv.why, sizeof nv.why, "NVRTC lacks %s", name);                                   \
-        return;                                                                                    \
-    }
-    SYM(create, "nvrtcCreateProgram")
-    SYM(compile, "nvrtcCompileProgram")
-    SYM(cubin_size, "nvrtcGetCUBINSize")
-    SYM(cubin, "nvrtcGetCUBIN")
-    SYM(log_size, "nvrtcGetProgramLogSize")
-    SYM(log, "nvrtcGetProgramLog")
-    SYM(destroy, "nvrtcDestroyProgram")
-    SYM(version, "nvrtcVersion")
-    SYM(errstr, "nvrtcGetErrorString")
-#undef SYM
-    nv.version(&nv.major, &nv.minor);
-    nv.ok = true;
-}
-
 static hisp_status need_nvrtc(hisp_context ctx)
 {
-    pthread_mutex_lock(&lock);
-    if (!nv.tried) load_nvrtc();
-    pthread_mutex_unlock(&lock);
-    if (!nv.ok) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "%s", nv.why);
-    return HISP_SUCCESS;
+    const hisp_cuda_nvrtc_fns *t;
+    return hisp_cuda_nvrtc(ctx, &t);
+}
+
+/* The table, where need_nvrtc succeeded before (the same table every time). */
+static const hisp_cuda_nvrtc_fns *nvrtc(void)
+{
+    const hisp_cuda_nvrtc_fns *t = NULL;
+    (void)hisp_cuda_nvrtc(NULL, &t);
+    return t;
 }
 
 static const char *prog_src(int prog)
@@ -144,8 +93,8 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     c->simd = p.warpSize;
     c->compute_units = p.multiProcessorCount;
     c->launch_bounds = 1;
-    snprintf(c->compiler, sizeof c->compiler, "nvrtc %d.%d sm_%d%d", nv.major, nv.minor, p.major,
-             p.minor);
+    snprintf(c->compiler, sizeof c->compiler, "nvrtc %d.%d sm_%d%d", nvrtc()->major, nvrtc()->minor,
+             p.major, p.minor);
     return HISP_SUCCESS;
 }
 
@@ -161,6 +110,7 @@ typedef struct {
 
 static bool compile_raw(int pid, const char *opts, int major, int minor, build_out *o)
 {
+    const hisp_cuda_nvrtc_fns *nv = nvrtc();
     char buf[1024], arch[64];
     memset(o, 0, sizeof *o);
     if ((size_t)snprintf(buf, sizeof buf, "%s", opts) >= sizeof buf) {
@@ -182,36 +132,37 @@ static bool compile_raw(int pid, const char *opts, int major, int minor, build_o
         argv[argc++] = t;
     }
     nvrtcProgram prog = NULL;
-    o->r = nv.create(&prog, prog_src(pid), prog_name(pid), 0, NULL, NULL);
+    o->r = nv->nvrtcCreateProgram(&prog, prog_src(pid), prog_name(pid), 0, NULL, NULL);
     if (o->r != NVRTC_SUCCESS) {
-        snprintf(o->why, sizeof o->why, "nvrtcCreateProgram: %s", nv.errstr(o->r));
+        snprintf(o->why, sizeof o->why, "nvrtcCreateProgram: %s", nv->nvrtcGetErrorString(o->r));
         return false;
     }
-    o->r = nv.compile(prog, argc, argv);
+    o->r = nv->nvrtcCompileProgram(prog, argc, argv);
     if (o->r != NVRTC_SUCCESS) {
         size_t n = 0;
-        if (nv.log_size(prog, &n) == NVRTC_SUCCESS && n && (o->log = malloc(n + 1))) {
-            if (nv.log(prog, o->log) != NVRTC_SUCCESS) o->log[0] = 0;
+        if (nv->nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n &&
+            (o->log = malloc(n + 1))) {
+            if (nv->nvrtcGetProgramLog(prog, o->log) != NVRTC_SUCCESS) o->log[0] = 0;
             o->log[n] = 0;
         }
-        snprintf(o->why, sizeof o->why, "compile failed: %s", nv.errstr(o->r));
-        nv.destroy(&prog);
+        snprintf(o->why, sizeof o->why, "compile failed: %s", nv->nvrtcGetErrorString(o->r));
+        nv->nvrtcDestroyProgram(&prog);
         return false;
     }
-    o->r = nv.cubin_size(prog, &o->size);
+    o->r = nv->nvrtcGetCUBINSize(prog, &o->size);
     if (o->r == NVRTC_SUCCESS) {
         if (!(o->cubin = malloc(o->size ? o->size : 1))) {
             snprintf(o->why, sizeof o->why, "out of host memory (%zu bytes)", o->size);
-            nv.destroy(&prog);
+            nv->nvrtcDestroyProgram(&prog);
             return false;
         }
-        o->r = nv.cubin(prog, o->cubin);
+        o->r = nv->nvrtcGetCUBIN(prog, o->cubin);
     }
-    nv.destroy(&prog);
+    nv->nvrtcDestroyProgram(&prog);
     if (o->r != NVRTC_SUCCESS) {
         free(o->cubin);
         o->cubin = NULL;
-        snprintf(o->why, sizeof o->why, "nvrtcGetCUBIN: %s", nv.errstr(o->r));
+        snprintf(o->why, sizeof o->why, "nvrtcGetCUBIN: %s", nv->nvrtcGetErrorString(o->r));
         return false;
     }
     return true;
@@ -261,9 +212,10 @@ static bool cache_valid(const char *path)
 /* A module's key: source, options, NVRTC version, device. */
 static uint64_t module_key(const char *src, const char *opts, const struct cudaDeviceProp *p)
 {
+    const hisp_cuda_nvrtc_fns *nv = nvrtc();
     uint64_t key = hispi_hash(src, strlen(src), 0x6e7672746300ull);
     key = hispi_hash(opts, strlen(opts) + 1, key);
-    int ver[4] = {nv.major, nv.minor, p->major, p->minor};
+    int ver[4] = {nv->major, nv->minor, p->major, p->minor};
     key = hispi_hash(ver, sizeof ver, key);
     return hispi_hash(p->name, strlen(p->name) + 1, key);
 }

@@ -2,15 +2,16 @@
  * the part's CSR with 32-bit indices, cusparseSpMV on the instance's stream.
  * With the view's gptr (p*-opt) the global pointer slice is uploaded as is
  * and a kernel derives the local pointers on the device; otherwise the
- * host's local pointers are narrowed and uploaded. */
+ * host's local pointers are narrowed and uploaded. cuSPARSE is opened on
+ * the first upload (cuda_dl.c); every part holds its table. */
+#include "cuda_dl.h"
 #include "cuda_hisparse.h"
 #include "cuda_msrep.h"
 
-#define DISABLE_CUSPARSE_DEPRECATED /* the header marks its legacy API */
-#include <cusparse.h>
 #include <stdlib.h>
 
 typedef struct {
+    const hisp_cuda_cusparse_fns *cs;
     cusparseHandle_t h;
     cusparseSpMatDescr_t A;
     void *rowptr, *colind, *val;
@@ -33,11 +34,12 @@ static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
                              cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-static hisp_status sp_fail(hisp_context ctx, cusparseStatus_t e, const char *what)
+static hisp_status sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs, cusparseStatus_t e,
+                           const char *what)
 {
     return hispi_fail_native(
         ctx, e == CUSPARSE_STATUS_ALLOC_FAILED ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
-        (int64_t)e, "%s failed: %s", what, cusparseGetErrorString(e));
+        (int64_t)e, "%s failed: %s", what, cs->cusparseGetErrorString(e));
 }
 
 #define CU(call)                                                                                   \
@@ -52,7 +54,7 @@ static hisp_status sp_fail(hisp_context ctx, cusparseStatus_t e, const char *wha
     do {                                                                                           \
         cusparseStatus_t e_ = (call);                                                              \
         if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
-            s = sp_fail(ctx, e_, #call);                                                           \
+            s = sp_fail(ctx, cs, e_, #call);                                                       \
             goto out;                                                                              \
         }                                                                                          \
     } while (0)
@@ -62,9 +64,10 @@ void hisp_cuda_vendor_free(void *be, void *p)
     (void)be;
     vcsr *m = p;
     if (!m) return;
+    const hisp_cuda_cusparse_fns *cs = m->cs; /* set whenever m->A or m->h is */
     (void)cudaSetDevice(m->device);
-    if (m->A) (void)cusparseDestroySpMat(m->A);
-    if (m->h) (void)cusparseDestroy(m->h);
+    if (m->A) (void)cs->cusparseDestroySpMat(m->A);
+    if (m->h) (void)cs->cusparseDestroy(m->h);
     void *bufs[] = {m->rowptr, m->colind, m->val, m->buf};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) (void)cudaFree(bufs[i]);
@@ -82,11 +85,14 @@ hisp_status hisp_cuda_vendor_upload(hisp_context ctx, void *be, const hispi_csr_
                           "cuSPARSE parts: %lld nonzeros, %lld x %lld (32-bit indices: at most "
                           "2^31-1; use more devices)",
                           (long long)A->nnz, (long long)A->nrows, (long long)A->ncols);
+    const hisp_cuda_cusparse_fns *cs;
+    HISPI_TRY(hisp_cuda_cusparse(ctx, &cs));
     cudaStream_t st;
     int dev = 0;
     hisp_cuda_be_stream(be, &dev, &st);
     vcsr *m = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
+    m->cs = cs;
     m->device = dev;
     m->type = A->type;
     m->nrows = A->nrows;
@@ -118,11 +124,11 @@ hisp_status hisp_cuda_vendor_upload(hisp_context ctx, void *be, const hispi_csr_
     CU(cudaStreamSynchronize(st));
     /* the part's indices, values and pointers (global slice or local) */
     hispi_xfer(ctx, HISPI_H2D, (uint64_t)A->nnz * (4 + es) + np1 * (o->gptr ? 8 : 4));
-    SP(cusparseCreate(&m->h));
-    SP(cusparseSetStream(m->h, st));
-    SP(cusparseCreateCsr(&m->A, A->nrows, A->ncols, A->nnz, m->rowptr, m->colind, m->val,
-                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                         A->type == HISP_F64 ? CUDA_R_64F : CUDA_R_32F));
+    SP(cs->cusparseCreate(&m->h));
+    SP(cs->cusparseSetStream(m->h, st));
+    SP(cs->cusparseCreateCsr(&m->A, A->nrows, A->ncols, A->nnz, m->rowptr, m->colind, m->val,
+                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                             A->type == HISP_F64 ? CUDA_R_64F : CUDA_R_32F));
 out:
     free(rp32);
     if (g) (void)cudaFree(g);
@@ -142,6 +148,7 @@ hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *p, hisp_op o
 {
     (void)be;
     vcsr *m = p;
+    const hisp_cuda_cusparse_fns *cs = m->cs;
     hisp_status s = HISP_SUCCESS;
     cusparseDnVecDescr_t vx = NULL, vy = NULL;
     cudaDataType dt = m->type == HISP_F64 ? CUDA_R_64F : CUDA_R_32F;
@@ -174,12 +181,12 @@ hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *p, hisp_op o
         cudaStream_t st; /* the instance's stream now (it may have changed since upload) */
         int dev;
         hisp_cuda_be_stream(be, &dev, &st);
-        SP(cusparseSetStream(m->h, st));
+        SP(cs->cusparseSetStream(m->h, st));
     }
-    SP(cusparseCreateDnVec(&vx, xl, (void *)x, dt));
-    SP(cusparseCreateDnVec(&vy, yl, y, dt));
-    SP(cusparseSpMV_bufferSize(m->h, o, pa, m->A, vx, pb, vy, dt, CUSPARSE_SPMV_ALG_DEFAULT,
-                               &need));
+    SP(cs->cusparseCreateDnVec(&vx, xl, (void *)x, dt));
+    SP(cs->cusparseCreateDnVec(&vy, yl, y, dt));
+    SP(cs->cusparseSpMV_bufferSize(m->h, o, pa, m->A, vx, pb, vy, dt, CUSPARSE_SPMV_ALG_DEFAULT,
+                                   &need));
     if (need > m->bufsize) {
         if (m->buf) (void)cudaFree(m->buf);
         m->buf = NULL;
@@ -187,9 +194,9 @@ hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *p, hisp_op o
         CU(cudaMalloc(&m->buf, need));
         m->bufsize = need;
     }
-    SP(cusparseSpMV(m->h, o, pa, m->A, vx, pb, vy, dt, CUSPARSE_SPMV_ALG_DEFAULT, m->buf));
+    SP(cs->cusparseSpMV(m->h, o, pa, m->A, vx, pb, vy, dt, CUSPARSE_SPMV_ALG_DEFAULT, m->buf));
 out:
-    if (vx) (void)cusparseDestroyDnVec(vx);
-    if (vy) (void)cusparseDestroyDnVec(vy);
+    if (vx) (void)cs->cusparseDestroyDnVec(vx);
+    if (vy) (void)cs->cusparseDestroyDnVec(vy);
     return s;
 }
