@@ -31,7 +31,7 @@ static const char help[] =
     "  --iterations K       solve: iterations per solve (default 100)\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
     "  --plot-value ms|gbps the chart's value (default ms)\n"
-    "  --json               one object per row under \"rows\"\n"
+    "  --json               one object per row under \"results\"\n"
     "  --help               this text\n"
     "\n"
     "ms: wall time per call through the public API with a synchronize after each\n"
@@ -600,7 +600,7 @@ static void print_json(const char *spec, const bench_in *in, const bench_row *ro
     json_int(&j, "warmup", in->warmup);
     json_uint(&j, "bytes", in->bytes);
     json_double(&j, "tolerance", in->tolerance);
-    json_array_begin(&j, "rows");
+    json_array_begin(&j, "results");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         json_object_begin(&j, NULL);
@@ -667,9 +667,10 @@ static void print_table(const char *spec, const bench_in *in, const bench_row *r
             snprintf(err, sizeof err, "(oracle)");
         else
             snprintf(err, sizeof err, "%.2e", r->rel_error);
-        printf("%-46s  %10.4f  %10.4f  %8.2f  %8.2f  %5.0f%%  %9s%s\n", label, r->ms, r->device_ms,
-               r->gbps, r->copy_gbps, 100 * r->fraction, err,
-               r->rel_error > in->tolerance ? " FAILED" : "");
+        char dms[16] = "n/a";
+        if (isfinite(r->device_ms)) snprintf(dms, sizeof dms, "%.4f", r->device_ms);
+        printf("%-46s  %10.4f  %10s  %8.2f  %8.2f  %5.0f%%  %9s%s\n", label, r->ms, dms, r->gbps,
+               r->copy_gbps, 100 * r->fraction, err, r->rel_error > in->tolerance ? " FAILED" : "");
     }
     printf("\nms: wall per call with a synchronize after it; device ms: the device's own time\n"
            "(n/a where not measured); copy: GB/s of a large hisp_vector_copy on the device;\n"

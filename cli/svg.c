@@ -70,14 +70,15 @@ static void header(FILE *f, int w, int h, int left, const char *title, const cha
     fputs("</text>\n", f);
 }
 
-/* Ends the document in f (a memstream over *buf) and writes it to path. */
-static int finish(FILE *f, char *buf, size_t len, const char *path)
+/* Ends the document in f (a memstream over *buf, *len: valid after the
+ * fclose) and writes it to path. */
+static int finish(FILE *f, char **buf, size_t *len, const char *path)
 {
     fputs("</svg>\n", f);
     int bad = ferror(f);
     int rc = fclose(f) != 0 || bad ? cli_value_error("%s: out of host memory", path)
-                                   : cli_write_text(path, buf, len);
-    free(buf);
+                                   : cli_write_text(path, *buf, *len);
+    free(*buf);
     return rc;
 }
 
@@ -220,7 +221,7 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
             TOP + (H - TOP - BOTTOM) / 2.0);
     text_escaped(f, ylabel);
     fputs("</text>\n", f);
-    return finish(f, buf, len, path);
+    return finish(f, &buf, &len, path);
 }
 
 int cli_plot_bars(const char *path, const char *title, const char *subtitle, const char *xlabel,
@@ -270,5 +271,5 @@ int cli_plot_bars(const char *path, const char *title, const char *subtitle, con
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", (x0 + x1) / 2, h - 14);
     text_escaped(f, xlabel);
     fputs("</text>\n", f);
-    return finish(f, buf, len, path);
+    return finish(f, &buf, &len, path);
 }
