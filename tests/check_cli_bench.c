@@ -2,7 +2,7 @@
  * machine in one table (reference and OpenCL rows checked against the
  * reference within the type's tolerance; CUDA and cuSPARSE listed as
  * skipped, with the reason, where there is no CUDA device), each --op, the
- * SVG bar chart, and bad inputs. */
+ * SVG bar chart, and bad inputs; and `hisp demo`'s sizes for the device. */
 #include "cli_run.h"
 
 #include <inttypes.h>
@@ -277,6 +277,42 @@ START_TEST(test_bench_bad_input)
 }
 END_TEST
 
+/* hisp demo sizes its problems from the device's measured copy bandwidth
+ * (at least the old defaults, poisson3d n = 64 and rmat scale 16); given
+ * sizes are kept. */
+START_TEST(test_demo_sizing)
+{
+    run_result r = run_hisp("demo", "--json", "--repeat", "2", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(json_valid(r.out), "%s", r.out);
+    ck_assert(strstr(r.out, "\"auto\": true"));
+    double gbps = json_num(r.out, "copy_gbps"), bytes = json_num(r.out, "target_bytes");
+    ck_assert_msg(gbps > 0 && bytes > 0, "%s", r.out);
+    /* bytes = what the device copies in 1 ms, or an eighth of memory */
+    ck_assert_msg(bytes <= gbps * 1e6 * 1.0001, "%g %g", bytes, gbps);
+    const char *m = strstr(r.out, "\"poisson3d n=");
+    ck_assert(m);
+    int n = atoi(m + strlen("\"poisson3d n="));
+    ck_assert_int_ge(n, 64);
+    m = strstr(r.out, "\"rmat scale=");
+    ck_assert(m);
+    int scale = atoi(m + strlen("\"rmat scale="));
+    ck_assert_int_ge(scale, 16);
+    /* a CPU device keeps to a few seconds: n <= 128, scale <= 20 */
+    if (strstr(r.out, "\"type\": \"cpu\"")) {
+        ck_assert_int_le(n, 128);
+        ck_assert_int_le(scale, 20);
+    }
+    run_free(&r);
+    r = run_hisp("demo", "--json", "--n", "9", "--scale", "7", "--repeat", "1", NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "\"auto\": false"));
+    ck_assert(strstr(r.out, "\"poisson3d n=9\""));
+    ck_assert(strstr(r.out, "\"rmat scale=7\""));
+    run_free(&r);
+}
+END_TEST
+
 Suite *suite_cli_bench(void)
 {
     Suite *s = suite_create("cli_bench");
@@ -287,6 +323,7 @@ Suite *suite_cli_bench(void)
     tcase_add_test(tc, test_bench_ops);
     tcase_add_test(tc, test_bench_plot);
     tcase_add_test(tc, test_bench_bad_input);
+    tcase_add_test(tc, test_demo_sizing);
     suite_add_tcase(s, tc);
     return s;
 }
