@@ -117,6 +117,15 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The median of the finite values (NaN when none). */
+static double median_finite(double *v, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) v[k++] = v[i];
+    return k ? median(v, k) : NAN;
+}
+
 static double load(hisp_type t, const void *p, int64_t i)
 {
     return t == HISP_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
@@ -172,8 +181,10 @@ typedef struct {
     hisp_context ctx;
     hisp_matrix A, B;
     hisp_vector x, y;
-    hisp_mplan plan; /* cuSPARSE */
-    double *dev_ms;  /* per timed call, where the device reports it */
+    hisp_mplan plan;     /* cuSPARSE: a one-device plan of the vendor kernel */
+    hisp_mvector xm, ym; /* its vectors (spmv: x, y; solve: b, x) */
+    void *zeros;         /* solve: x0 for the plan's vectors */
+    double *dev_ms;      /* per timed call, where the device reports it */
     hisp_solver solver;
     hisp_solve_info info;
     hisp_matrix C;
@@ -199,15 +210,48 @@ static hisp_status spmv_call(void *u, int i)
     return hisp_spmv(j->ctx, op_of(j->in), scalar(j, true), j->A, j->x, scalar(j, false), j->y);
 }
 
-static hisp_status vendor_call(void *u, int i)
+/* The plan's kernel time of the last call (timed calls only). */
+static void plan_device_ms(op_job *j, int i)
+{
+    hisp_mplan_breakdown bd;
+    if (i >= 0 && hisp_mplan_get_breakdown(j->plan, &bd) == HISP_SUCCESS &&
+        bd.dev[0].compute_ms > 0)
+        j->dev_ms[i] = bd.dev[0].compute_ms;
+}
+
+/* y = A x with x and y on the plan's device (nothing copied per call). */
+static hisp_status vendor_spmv_call(void *u, int i)
+{
+    op_job *j = u;
+    hisp_status s = hisp_mspmv_dist(j->plan, scalar(j, true), j->xm, scalar(j, false), j->ym);
+    if (!s) plan_device_ms(j, i);
+    return s;
+}
+
+/* y = A^T x: distributed vectors take op = N only, so x and y are vectors
+ * of ctx on the same device, copied device to device to the plan's context
+ * and back (the device time is the kernel's alone). */
+static hisp_status vendor_spmvt_call(void *u, int i)
 {
     op_job *j = u;
     hisp_status s =
         hisp_mspmv_vec(j->plan, op_of(j->in), scalar(j, true), j->x, scalar(j, false), j->y);
-    hisp_mplan_breakdown bd;
-    if (!s && i >= 0 && hisp_mplan_get_breakdown(j->plan, &bd) == HISP_SUCCESS)
-        j->dev_ms[i] = bd.dev[0].compute_ms;
+    if (!s) plan_device_ms(j, i);
     return s;
+}
+
+static hisp_status vendor_solve_prep(void *u, int i)
+{
+    (void)i;
+    op_job *j = u;
+    return hisp_mvector_write(j->ym, j->zeros);
+}
+
+static hisp_status vendor_solve_call(void *u, int i)
+{
+    (void)i;
+    op_job *j = u;
+    return hisp_solver_solve_dist(j->solver, j->plan, j->xm, j->ym, &j->info);
 }
 
 static hisp_status add_prep(void *u, int i)
@@ -241,17 +285,28 @@ static hisp_status solve_call(void *u, int i)
     return hisp_solver_solve(j->solver, j->A, j->x, j->y, &j->info);
 }
 
-/* r gets the vector v in double. */
-static hisp_status read_vector(hisp_vector v, hisp_type t, int64_t n, bench_result *r)
+/* r gets the vector v (or the plan's vector vm when v is NULL) in double. */
+static hisp_status read_vector(hisp_vector v, hisp_mvector vm, hisp_type t, int64_t n,
+                               bench_result *r)
 {
     void *h = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
     r->v = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
-    hisp_status s = h && r->v ? hisp_vector_read(v, h) : HISP_ERR_OUT_OF_HOST_MEMORY;
+    hisp_status s = !h || !r->v ? HISP_ERR_OUT_OF_HOST_MEMORY
+                    : v         ? hisp_vector_read(v, h)
+                                : hisp_mvector_read(vm, h);
     for (int64_t i = 0; !s && i < n; i++)
         r->v[i] = load(t, h, i);
     r->n = n;
     free(h);
     return s;
+}
+
+/* The one-device cuSPARSE plan of A on CUDA device dev. */
+static hisp_status vendor_plan(op_job *j, int dev)
+{
+    hisp_device_ref d = {HISP_BACKEND_CUDA, dev};
+    return hisp_mplan_create(j->A, 1, &d, HISP_PART_PCSR, HISP_MPLAN_CUSPARSE | HISP_MPLAN_NO_NUMA,
+                             &j->plan);
 }
 
 /* r gets C's CSR form in double (C is converted). */
@@ -321,12 +376,15 @@ static hisp_status run_op(hisp_context ctx, const bench_in *in, bool vendor, ben
         if (!s) s = hisp_vector_create(ctx, in->t, yl, &j.y);
         if (!s) s = hisp_vector_write(j.x, in->x);
         if (vendor) {
-            hisp_device_ref d = {HISP_BACKEND_CUDA, row->dev.index};
+            bool t = in->op == OP_SPMVT;
+            if (!s) s = vendor_plan(&j, row->dev.index);
+            if (!s && !t) s = hisp_mvector_create(j.plan, HISP_MVEC_REPLICATED, &j.xm);
+            if (!s && !t) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.ym);
+            if (!s && !t) s = hisp_mvector_write(j.xm, in->x);
             if (!s)
-                s = hisp_mplan_create(j.A, 1, &d, HISP_PART_PCSR,
-                                      HISP_MPLAN_CUSPARSE | HISP_MPLAN_NO_NUMA, &j.plan);
-            if (!s) s = time_calls(ctx, vendor_call, NULL, &j, in->warmup, calls, &row->ms);
-            if (!s) row->device_ms = median(j.dev_ms, calls);
+                s = time_calls(ctx, t ? vendor_spmvt_call : vendor_spmv_call, NULL, &j, in->warmup,
+                               calls, &row->ms);
+            if (!s) row->device_ms = median_finite(j.dev_ms, calls);
         } else {
             if (!s) s = time_calls(ctx, spmv_call, NULL, &j, in->warmup, calls, &row->ms);
             if (!s)
@@ -336,7 +394,7 @@ static hisp_status run_op(hisp_context ctx, const bench_in *in, bool vendor, ben
             /* the result of a plain call (the timed runs left it too, beta = 0) */
             if (!s) s = spmv_call(&j, 0);
         }
-        if (!s) s = read_vector(j.y, in->t, yl, res);
+        if (!s) s = read_vector(j.ym ? NULL : j.y, j.ym, in->t, yl, res);
     } else if (in->op == OP_ADD) {
         if (!s)
             s = hisp_matrix_create_csr(ctx, in->t, in->m, in->n, in->bptr, in->bcols, in->bvals,
@@ -344,13 +402,7 @@ static hisp_status run_op(hisp_context ctx, const bench_in *in, bool vendor, ben
         if (!s) s = hisp_matrix_convert(j.A, HISP_FORMAT_HISPARSE);
         if (!s) s = hisp_matrix_convert(j.B, HISP_FORMAT_HISPARSE);
         if (!s) s = time_calls(ctx, add_call, add_prep, &j, in->warmup, calls, &row->ms);
-        if (!s) {
-            double *d = j.dev_ms;
-            int nd = 0;
-            for (int i = 0; i < calls; i++)
-                if (isfinite(d[i])) d[nd++] = d[i];
-            row->device_ms = nd ? median(d, nd) : NAN;
-        }
+        if (!s) row->device_ms = median_finite(j.dev_ms, calls);
         if (!s) s = read_matrix(j.C, in->t, in->m, res);
     } else { /* solve */
         if (!s) s = hisp_vector_create(ctx, in->t, in->m, &j.x);
@@ -361,17 +413,32 @@ static hisp_status run_op(hisp_context ctx, const bench_in *in, bool vendor, ben
         /* a tolerance no iterate meets: every backend runs the same count */
         if (!s) s = hisp_solver_set_tolerances(j.solver, 1e-300, 0);
         if (!s) s = hisp_solver_set_max_iterations(j.solver, in->iterations);
-        if (!s) s = time_calls(ctx, solve_call, solve_prep, &j, in->warmup, calls, &row->ms);
+        if (vendor) { /* hisp's loop over the plan's vectors, cuSPARSE's products */
+            j.zeros = calloc((size_t)(in->n > 0 ? in->n : 1), hisp_type_size(in->t));
+            if (!s && !j.zeros) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+            if (!s) s = vendor_plan(&j, row->dev.index);
+            if (!s) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.xm);
+            if (!s) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.ym);
+            if (!s) s = hisp_mvector_write(j.xm, in->x);
+            if (!s)
+                s = time_calls(ctx, vendor_solve_call, vendor_solve_prep, &j, in->warmup, calls,
+                               &row->ms);
+        } else if (!s) {
+            s = time_calls(ctx, solve_call, solve_prep, &j, in->warmup, calls, &row->ms);
+        }
         if (!s) {
             row->iterations = j.info.iterations;
             row->rel_residual = j.info.relative_residual;
             row->ms = j.info.iterations > 0 ? row->ms / (double)j.info.iterations : NAN;
         }
-        if (!s) s = read_vector(j.y, in->t, in->n, res);
+        if (!s) s = read_vector(j.ym ? NULL : j.y, j.ym, in->t, in->n, res);
     }
     if (!s && row->ms > 0) row->gbps = (double)in->bytes / (row->ms * 1e-3) * 1e-9;
     hisp_solver_destroy(&j.solver);
+    hisp_mvector_destroy(&j.xm);
+    hisp_mvector_destroy(&j.ym);
     hisp_mplan_destroy(&j.plan);
+    free(j.zeros);
     hisp_vector_destroy(&j.x);
     hisp_vector_destroy(&j.y);
     hisp_matrix_destroy(&j.C);
@@ -413,11 +480,10 @@ static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw
     hisp_status s = hisp_context_set_backend(ctx, b, row->dev.index);
     cli_progress("%s on %s %d (%s)", op_names[in->op], kind_names[row->kind], row->dev.index,
                  row->dev.name);
-    if (row->kind == K_CUSPARSE && (in->op == OP_ADD || in->op == OP_SOLVE)) {
+    if (row->kind == K_CUSPARSE && in->op == OP_ADD) {
         row->status = "skipped";
         snprintf(row->reason, sizeof row->reason,
-                 "cuSPARSE runs spmv and spmvt here (hisp calls no vendor %s)",
-                 in->op == OP_ADD ? "addition" : "solver");
+                 "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)");
         hisp_context_destroy(&ctx);
         return CLI_OK;
     }
