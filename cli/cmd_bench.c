@@ -22,8 +22,8 @@ static const char help[] =
     "  --op OP              spmv (y = A x, default), spmvt (y = A^T x), add\n"
     "                       (C = A + B, B = A perturbed: hisp_matrix_perturb with\n"
     "                       sigma 10; HiSparse addition), solve (CG when A is\n"
-    "                       real and symmetric with a positive diagonal, else\n"
-    "                       BiCGSTAB;\n"
+    "                       real and symmetric with a positive diagonal, and for\n"
+    "                       quaternions, else BiCGSTAB;\n"
     "                       --iterations iterations on every backend)\n"
     "  --backends LIST      all (default) or a comma-separated list of reference,\n"
     "                       opencl, cuda, cusparse (cuSPARSE's CSR SpMV on each CUDA\n"
@@ -227,6 +227,7 @@ typedef struct {
     hisp_matrix C;
     double one_f64, zero_f64;
     float one_f32, zero_f32;
+    double zero_entry[4]; /* one vector entry of zeros (quaternions: 4 doubles) */
 } op_job;
 
 static const void *scalar(const op_job *j, bool one)
@@ -312,7 +313,7 @@ static hisp_status solve_prep(void *u, int i)
 {
     op_job *j = u;
     (void)i;
-    return hisp_vector_fill(j->y, hisp_scalar_host(scalar(j, false))); /* x0 = 0 */
+    return hisp_vector_fill(j->y, hisp_scalar_host(j->zero_entry)); /* x0 = 0 */
 }
 
 static hisp_status solve_call(void *u, int i)
@@ -968,7 +969,9 @@ int cmd_bench(int argc, char **argv)
                                  (long long)in.m, (long long)in.n);
             goto out;
         }
-        in.cg = (in.t == HISP_F32 || in.t == HISP_F64) && spd_like(&in);
+        /* quaternions: the library's one method for them is CG */
+        in.cg = in.t == HISP_Q32 || in.t == HISP_Q64 ||
+                ((in.t == HISP_F32 || in.t == HISP_F64) && spd_like(&in));
         in.x = random_vector(in.vt, in.m * in.per);
         in.bytes = in.cg ? csr + 8 * es * (uint64_t)in.n : 2 * csr + 12 * es * (uint64_t)in.n;
         in.tolerance = single(in.t) ? 1e-2 : 1e-6;
