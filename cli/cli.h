@@ -36,6 +36,7 @@ int cmd_edit(int argc, char **argv);
 int cmd_mspmv(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_solve(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 /* --mpi (mpi_exec.c): argv[1..] holds `flag` (before any "--")? The plain
  * program replaces itself with hisp-mpi of its folder, same arguments
  * (argv[0] the subcommand); returns only on failure. */
@@ -237,5 +238,16 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
 
 /* x_j = 1/(j+1) in type t (f32/f64). */
 void *cli_default_x(hisp_type t, int64_t n);
+/* GB/s (bytes read + written) of a large hisp_vector_copy on ctx's device,
+ * wall time per call with a synchronize after each, median of 5 (measure.c).
+ * Prints on failure and returns the exit code. */
+int cli_copy_bandwidth(hisp_context ctx, double *gbps);
+
+/* ---- SVG charts (svg.c) -------------------------------------------------- */
+
+/* A horizontal bar chart: one bar per label with its value written beside
+ * it; a non-finite value is drawn as "skipped". Written by cli_write_text. */
+int cli_plot_bars(const char *path, const char *title, const char *subtitle, const char *xlabel,
+                  int n, const char *const *labels, const double *values);
 
 #endif

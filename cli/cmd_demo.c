@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char help[] =
     "usage: hisp demo [options]\n"
@@ -15,8 +16,10 @@ static const char help[] =
     "against the reference backend, and prints backend, device, matrix, rows,\n"
     "nnz, median time, GFLOP/s, GB/s and the relative error.\n"
     "\n"
-    "  --n N                poisson3d grid side (default 64: 262144 rows)\n"
-    "  --scale S            rmat scale, 2^S vertices (default 16; 0 skips rmat)\n"
+    "  --n N                poisson3d grid side (default: sized for the device,\n"
+    "                       at least 64: 262144 rows)\n"
+    "  --scale S            rmat scale, 2^S vertices (default: sized for the\n"
+    "                       device, at least 16; 0 skips rmat)\n"
     "  --backend B          auto, reference, opencl or cuda (default auto)\n"
     "  --device N           device index within the backend (default: the first)\n"
     "  --precision f32|f64  entry type (default f64)\n"
@@ -26,7 +29,14 @@ static const char help[] =
     "\n"
     "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time, where bytes\n"
     "counts the CSR arrays (row pointers, column indices, values), x read once\n"
-    "and y written once.\n\n" CLI_TRANSFERS_HELP
+    "and y written once.\n"
+    "\n"
+    "Sizes: without --n / --scale the demo measures the device's copy bandwidth\n"
+    "(a large hisp_vector_copy) and sizes each matrix so that one SpMV moves\n"
+    "what the device copies in 1 ms (at least the sizes above; at most an\n"
+    "eighth of the device's and the host's memory; rmat a third of that, its\n"
+    "scattered reads being slower; at most scale 24, and on a CPU device n = 128\n"
+    "and scale 20, a few seconds in all).\n\n" CLI_TRANSFERS_HELP
     "Per matrix: the warm-up and timed runs; the first run uploads the matrix and x.\n\n"
     "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
     "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
@@ -35,6 +45,53 @@ typedef struct {
     char matrix[64];
     cli_spmv_result r;
 } demo_row;
+
+/* Sizes for the device: one SpMV moves what it copies in TARGET_MS (at
+ * least the defaults), within an eighth of device and host memory. */
+enum { TARGET_MS = 1, MIN_N = 64, MIN_SCALE = 16 };
+
+typedef struct {
+    bool sized;       /* chosen from the measurement */
+    double copy_gbps; /* measured */
+    uint64_t budget;  /* bytes one SpMV should move */
+} demo_sizing;
+
+static void size_for_device(const hisp_device_info *dev, hisp_type t, double copy_gbps, bool want_n,
+                            bool want_scale, int64_t *n, int *scale, demo_sizing *sz)
+{
+    double es = (double)hisp_type_size(t);
+    double budget = copy_gbps * 1e9 * TARGET_MS * 1e-3;
+    double cap = 1e300;
+    if (dev->global_mem) cap = (double)dev->global_mem / 8;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) cap = fmin(cap, (double)pages * (double)page / 8);
+    budget = fmin(budget, cap);
+    sz->sized = true;
+    sz->copy_gbps = copy_gbps;
+    sz->budget = (uint64_t)budget;
+    bool cpu = !dev->is_gpu;
+    if (want_n) { /* poisson3d: 7 entries, a pointer, x and y per row */
+        double per_row = 7 * (es + 4) + 8 + 2 * es;
+        double side = ceil(cbrt(budget / per_row));
+        side = fmax(side, MIN_N);
+        side = fmin(side, cpu ? 128 : 1290); /* n^3 < 2^31 rows */
+        if (side * side * side * per_row > cap) side = fmax(MIN_N, floor(cbrt(cap / per_row)));
+        *n = (int64_t)side;
+    }
+    if (want_scale && *scale > 0) {
+        /* rmat: about edge_factor (8) entries per vertex; its scattered x
+         * reads run at a fraction of the copy bandwidth (a quarter to a half
+         * on PoCL here), so a third of the budget takes about as long; the
+         * generator's time caps the scale at 24 (20 on a CPU) */
+        double per_vertex = 8 * (es + 4) + 8 + 2 * es;
+        int sc = (int)ceil(log2(fmax(budget / 3 / per_vertex, 1)));
+        if (sc < MIN_SCALE) sc = MIN_SCALE;
+        if (sc > (cpu ? 20 : 24)) sc = cpu ? 20 : 24;
+        while (sc > MIN_SCALE && ldexp(per_vertex, sc) > cap)
+            sc--;
+        *scale = sc;
+    }
+}
 
 /* Why each backend tried before `chosen` in AUTO's order was passed over. */
 static int skipped_backends(hisp_context ctx, hisp_backend_kind chosen, hisp_backend_kind *kinds,
@@ -97,6 +154,16 @@ int cmd_demo(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         hisp_context_destroy(&ctx);
         return rc;
+    }
+    demo_sizing sz = {0};
+    if (!val[O_N] || !val[O_SCALE]) {
+        double gbps = 0;
+        rc = cli_copy_bandwidth(ctx, &gbps);
+        if (rc) {
+            hisp_context_destroy(&ctx);
+            return rc;
+        }
+        size_for_device(&dev, type, gbps, !val[O_N], !val[O_SCALE], &n, &scale, &sz);
     }
     hisp_backend_kind skipped[2];
     char notes[2][256];
@@ -161,6 +228,14 @@ int cmd_demo(int argc, char **argv)
         }
         json_array_end(&j);
         json_string(&j, "precision", hisp_type_name(type));
+        json_object_begin(&j, "sizing");
+        json_bool(&j, "auto", sz.sized);
+        if (sz.sized) {
+            json_double(&j, "copy_gbps", sz.copy_gbps);
+            json_int(&j, "target_ms", TARGET_MS);
+            json_uint(&j, "target_bytes", sz.budget);
+        }
+        json_object_end(&j);
         json_int(&j, "repeat", job.repeat);
         json_int(&j, "warmup", job.warmup);
         json_string(&j, "byte_model", CLI_BYTE_MODEL);
@@ -204,6 +279,10 @@ int cmd_demo(int argc, char **argv)
                    r->rel_error <= r->tolerance ? "" : " FAILED");
         }
         printf("\ndevice: %s (%s, %s)\n", dev.name, dev.platform, dtype);
+        if (sz.sized)
+            printf("sizes: copy bandwidth %.1f GB/s measured; one SpMV to move >= %.3g MB (%d ms "
+                   "of copying), within an eighth of memory\n",
+                   sz.copy_gbps, (double)sz.budget * 1e-6, TARGET_MS);
         printf("error: ||y - y_ref|| / ||y_ref|| against the reference backend\n");
         printf("GB/s: bytes of the CSR arrays + x + y per run / median time\n");
     }

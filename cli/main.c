@@ -19,6 +19,7 @@ static const struct {
     {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO), with --mpi over ranks"},
     {"tune", cmd_tune, "tune compound-entry SpMV: layouts x schedules, ranked table, plan cache"},
     {"solve", cmd_solve, "solve A x = b with CG, BiCGSTAB, GMRES or LSQR; true residual, timing"},
+    {"bench", cmd_bench, "one operation on every backend, device and cuSPARSE: one table"},
 };
 
 static void usage(FILE *f)

@@ -203,3 +203,35 @@ out:
     free(ms);
     return rc;
 }
+
+int cli_copy_bandwidth(hisp_context ctx, double *gbps)
+{
+    hisp_device_info d = {0};
+    hisp_status s = hisp_context_get_device(ctx, &d);
+    if (s) return cli_fail(ctx, s, NULL);
+    /* large enough to leave the caches (large L3s hold 32 MiB): 128 MiB on
+     * CPUs, global memory / 16 up to 1 GiB on GPUs */
+    uint64_t bytes = (uint64_t)128 << 20;
+    if (d.is_gpu && d.global_mem / 16 > bytes) bytes = d.global_mem / 16;
+    if (bytes > ((uint64_t)1 << 30)) bytes = (uint64_t)1 << 30;
+    enum { WARMUP = 2, REPEAT = 5 };
+    double one = 1, ms[REPEAT];
+    hisp_vector x = NULL, y = NULL;
+    cli_progress("measuring the copy bandwidth of %s (%s)", hisp_backend_name(d.backend), d.name);
+    s = hisp_vector_create(ctx, HISP_F64, (int64_t)(bytes / 8), &x);
+    if (!s) s = hisp_vector_create(ctx, HISP_F64, (int64_t)(bytes / 8), &y);
+    if (!s) s = hisp_vector_fill(x, hisp_scalar_host(&one));
+    if (!s) s = hisp_context_synchronize(ctx);
+    for (int i = -WARMUP; i < REPEAT && !s; i++) {
+        double t0 = cli_now_ms();
+        s = hisp_vector_copy(x, y);
+        if (!s) s = hisp_context_synchronize(ctx);
+        if (i >= 0) ms[i] = cli_now_ms() - t0;
+    }
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    if (s) return cli_fail(ctx, s, NULL);
+    qsort(ms, REPEAT, sizeof *ms, cmp_double);
+    *gbps = 2.0 * (double)bytes / (ms[REPEAT / 2] * 1e-3) * 1e-9;
+    return CLI_OK;
+}

@@ -1,5 +1,6 @@
-/* hisp solve --plot: the convergence history as a hand-written SVG line
- * chart (relative residual on a log10 axis against the iteration). */
+/* Hand-written SVG charts: hisp solve --plot's convergence history (relative
+ * residual on a log10 axis against the iteration) and hisp bench --plot's
+ * bar chart (one bar per backend and device). */
 #include "solve.h"
 
 #include <errno.h>
@@ -31,9 +32,9 @@ static void text_escaped(FILE *f, const char *s)
     }
 }
 
-/* A round step (1, 2 or 5 times a power of ten, at least 1) giving at most
- * about `most` intervals over [0, span]. */
-static double nice_step(double span, int most)
+/* A round step (1, 2 or 5 times a power of ten) giving at most about `most`
+ * intervals over [0, span]. */
+static double round_step(double span, int most)
 {
     double raw = span / most, mag = pow(10, floor(log10(raw > 0 ? raw : 1)));
     double step = mag;
@@ -43,7 +44,42 @@ static double nice_step(double span, int most)
         step = 5 * mag;
     else if (raw > mag)
         step = 2 * mag;
+    return step;
+}
+
+/* The same, at least 1 (iterations). */
+static double nice_step(double span, int most)
+{
+    double step = round_step(span, most);
     return step < 1 ? 1 : step;
+}
+
+/* The <svg> element, white background, title and subtitle. */
+static void header(FILE *f, int w, int h, int left, const char *title, const char *subtitle)
+{
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
+            "font-size=\"13\" fill=\"#222\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            w, h, w, h);
+    fprintf(f, "<text x=\"%d\" y=\"26\" font-size=\"16\" font-weight=\"bold\">", left);
+    text_escaped(f, title);
+    fprintf(f, "</text>\n<text x=\"%d\" y=\"46\" fill=\"#555\">", left);
+    text_escaped(f, subtitle);
+    fputs("</text>\n", f);
+}
+
+/* Ends the document in f (a memstream over *buf, *len: valid after the
+ * fclose) and writes it to path. */
+static int finish(FILE *f, char **buf, size_t *len, const char *path)
+{
+    fputs("</svg>\n", f);
+    int bad = ferror(f);
+    int rc = fclose(f) != 0 || bad ? cli_value_error("%s: out of host memory", path)
+                                   : cli_write_text(path, *buf, *len);
+    free(*buf);
+    return rc;
 }
 
 typedef struct {
@@ -165,17 +201,7 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return cli_value_error("%s: %s", path, strerror(errno));
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" "
-            "font-size=\"13\" fill=\"#222\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            W, H, W, H);
-    fprintf(f, "<text x=\"%d\" y=\"26\" font-size=\"16\" font-weight=\"bold\">", LEFT);
-    text_escaped(f, title);
-    fprintf(f, "</text>\n<text x=\"%d\" y=\"46\" fill=\"#555\">", LEFT);
-    text_escaped(f, subtitle);
-    fputs("</text>\n", f);
+    header(f, W, H, LEFT, title, subtitle);
     axes(f, &fr, xstep, ystep);
     if (isfinite(tol) && tol > 0) {
         double y = py(&fr, log10(tol));
@@ -194,10 +220,56 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
             "text-anchor=\"middle\">",
             TOP + (H - TOP - BOTTOM) / 2.0);
     text_escaped(f, ylabel);
-    fputs("</text>\n</svg>\n", f);
-    int bad = ferror(f);
-    int rc = fclose(f) != 0 || bad ? cli_value_error("%s: out of host memory", path)
-                                   : cli_write_text(path, buf, len);
-    free(buf);
-    return rc;
+    fputs("</text>\n", f);
+    return finish(f, &buf, &len, path);
+}
+
+int cli_plot_bars(const char *path, const char *title, const char *subtitle, const char *xlabel,
+                  int n, const char *const *labels, const double *values)
+{
+    enum { BW = 860, BLEFT = 330, BRIGHT = 90, BTOP = 70, ROW = 28, BAR = 18 };
+    int h = BTOP + (n > 0 ? n : 1) * ROW + 64;
+    double hi = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(values[i]) && values[i] > hi) hi = values[i];
+    double step = round_step(hi > 0 ? hi : 1, 6), top = step * ceil((hi > 0 ? hi : 1) / step);
+    double x0 = BLEFT, x1 = BW - BRIGHT, yb = BTOP + n * ROW + 6;
+
+    cli_progress("writing %s", path);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return cli_value_error("%s: %s", path, strerror(errno));
+    header(f, BW, h, 16, title, subtitle);
+    for (double v = 0; v <= top * (1 + 1e-9); v += step) { /* grid and ticks */
+        double x = x0 + v / top * (x1 - x0);
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n"
+                "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+                x, BTOP - 4, x, yb, x, yb + 18, v);
+    }
+    for (int i = 0; i < n; i++) {
+        double y = BTOP + i * ROW + (ROW - BAR) / 2.0;
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", BLEFT - 8, y + BAR - 4);
+        text_escaped(f, labels[i]);
+        fputs("</text>\n", f);
+        if (!isfinite(values[i])) {
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#888\">skipped</text>\n", x0 + 6,
+                    y + BAR - 4);
+            continue;
+        }
+        double w = fmax(values[i], 0) / top * (x1 - x0);
+        fprintf(f,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"#1f5fa8\"/>\n"
+                "<text x=\"%.2f\" y=\"%.1f\">%.4g</text>\n",
+                x0, y, w, BAR, x0 + w + 5, y + BAR - 4, values[i]);
+    }
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n"
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
+            x0, BTOP - 4, x0, yb, x0, yb, x1, yb);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", (x0 + x1) / 2, h - 14);
+    text_escaped(f, xlabel);
+    fputs("</text>\n", f);
+    return finish(f, &buf, &len, path);
 }

@@ -26,6 +26,7 @@
     X(interop) \
     X(vector) \
     X(cli_solve) \
+    X(cli_bench) \
     X(solver) \
     X(solver_dist) \
     X(spmv_dot) \

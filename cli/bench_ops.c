@@ -1,0 +1,354 @@
+/* hisp bench: the operations on one context, timed (wall per call with a
+ * synchronize after each), their results on the host and their errors. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bench_result_free(bench_result *r)
+{
+    free(r->v);
+    free(r->ptr);
+    free(r->cols);
+    memset(r, 0, sizeof *r);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The median of the finite values (NaN when none). */
+static double median_finite(double *v, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) v[k++] = v[i];
+    return k ? median(v, k) : NAN;
+}
+
+bool bench_single(hisp_type t)
+{
+    return hisp_type_size(t) / (size_t)hisp_type_components(t) == 4;
+}
+
+/* Scalar component i of an array of type t. */
+double bench_load(hisp_type t, const void *p, int64_t i)
+{
+    return bench_single(t) ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+/* ---- timing ------------------------------------------------------------- */
+
+typedef hisp_status (*call_fn)(void *user, int i);
+
+/* Wall ms of each call f with a synchronize after it; median of `repeat`
+ * after `warmup`; i is the call's index (negative: warm-up). prep (may be
+ * NULL) runs before each call, untimed. */
+static hisp_status time_calls(hisp_context ctx, call_fn f, call_fn prep, void *u, int warmup,
+                              int repeat, double *ms)
+{
+    double *t = malloc((size_t)repeat * sizeof *t);
+    if (!t) return HISP_ERR_OUT_OF_HOST_MEMORY;
+    hisp_status s = HISP_SUCCESS;
+    for (int i = -warmup; i < repeat && !s; i++) {
+        if (prep) s = prep(u, i);
+        if (!s) s = hisp_context_synchronize(ctx);
+        if (s) break;
+        double t0 = cli_now_ms();
+        s = f(u, i);
+        if (!s) s = hisp_context_synchronize(ctx);
+        if (i >= 0) t[i] = cli_now_ms() - t0;
+    }
+    if (!s) *ms = median(t, repeat);
+    free(t);
+    return s;
+}
+
+/* ---- the operations on one context ------------------------------------- */
+
+typedef struct {
+    const bench_in *in;
+    hisp_context ctx;
+    hisp_matrix A, B;
+    hisp_vector x, y;
+    hisp_mplan plan;     /* cuSPARSE: a one-device plan of the vendor kernel */
+    hisp_mvector xm, ym; /* its vectors (spmv: x, y; solve: b, x) */
+    void *zeros;         /* solve: x0 for the plan's vectors */
+    double *dev_ms;      /* per timed call, where the device reports it */
+    hisp_solver solver;
+    hisp_solve_info info;
+    hisp_matrix C;
+    double one_f64, zero_f64;
+    float one_f32, zero_f32;
+    double zero_entry[4]; /* one vector entry of zeros (quaternions: 4 doubles) */
+} op_job;
+
+static const void *scalar(const op_job *j, bool one)
+{
+    if (bench_single(j->in->t)) return one ? (const void *)&j->one_f32 : (const void *)&j->zero_f32;
+    return one ? (const void *)&j->one_f64 : (const void *)&j->zero_f64;
+}
+
+static hisp_op op_of(const bench_in *in)
+{
+    return in->op == OP_SPMVT ? HISP_OP_T : HISP_OP_N;
+}
+
+static hisp_status spmv_call(void *u, int i)
+{
+    op_job *j = u;
+    (void)i;
+    return hisp_spmv(j->ctx, op_of(j->in), scalar(j, true), j->A, j->x, scalar(j, false), j->y);
+}
+
+/* The plan's kernel time of the last call (timed calls only). */
+static void plan_device_ms(op_job *j, int i)
+{
+    hisp_mplan_breakdown bd;
+    if (i >= 0 && hisp_mplan_get_breakdown(j->plan, &bd) == HISP_SUCCESS &&
+        bd.dev[0].compute_ms > 0)
+        j->dev_ms[i] = bd.dev[0].compute_ms;
+}
+
+/* y = A x with x and y on the plan's device (nothing copied per call). */
+static hisp_status vendor_spmv_call(void *u, int i)
+{
+    op_job *j = u;
+    hisp_status s = hisp_mspmv_dist(j->plan, scalar(j, true), j->xm, scalar(j, false), j->ym);
+    if (!s) plan_device_ms(j, i);
+    return s;
+}
+
+/* y = A^T x: distributed vectors take op = N only, so x and y are vectors
+ * of ctx on the same device, copied device to device to the plan's context
+ * and back (the device time is the kernel's alone). */
+static hisp_status vendor_spmvt_call(void *u, int i)
+{
+    op_job *j = u;
+    hisp_status s =
+        hisp_mspmv_vec(j->plan, op_of(j->in), scalar(j, true), j->x, scalar(j, false), j->y);
+    if (!s) plan_device_ms(j, i);
+    return s;
+}
+
+static hisp_status vendor_solve_prep(void *u, int i)
+{
+    (void)i;
+    op_job *j = u;
+    return hisp_mvector_write(j->ym, j->zeros);
+}
+
+static hisp_status vendor_solve_call(void *u, int i)
+{
+    (void)i;
+    op_job *j = u;
+    return hisp_solver_solve_dist(j->solver, j->plan, j->xm, j->ym, &j->info);
+}
+
+static hisp_status add_prep(void *u, int i)
+{
+    (void)i;
+    hisp_matrix_destroy(&((op_job *)u)->C); /* the previous call's result */
+    return HISP_SUCCESS;
+}
+
+static hisp_status add_call(void *u, int i)
+{
+    op_job *j = u;
+    hisp_status s = hisp_matrix_add(HISP_OP_N, j->A, HISP_OP_N, j->B, &j->C);
+    hisp_add_stats st;
+    if (!s && i >= 0 && hisp_context_add_stats(j->ctx, &st) == HISP_SUCCESS)
+        j->dev_ms[i] = st.device_ms > 0 ? st.device_ms : NAN;
+    return s;
+}
+
+static hisp_status solve_prep(void *u, int i)
+{
+    op_job *j = u;
+    (void)i;
+    return hisp_vector_fill(j->y, hisp_scalar_host(j->zero_entry)); /* x0 = 0 */
+}
+
+static hisp_status solve_call(void *u, int i)
+{
+    op_job *j = u;
+    (void)i;
+    return hisp_solver_solve(j->solver, j->A, j->x, j->y, &j->info);
+}
+
+/* r gets the vector v (or the plan's vector vm when v is NULL) of n entries
+ * of type t, as its scalar components in double. */
+static hisp_status read_vector(hisp_vector v, hisp_mvector vm, hisp_type t, int64_t n,
+                               bench_result *r)
+{
+    int64_t c = n * hisp_type_components(t);
+    void *h = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
+    r->v = malloc((size_t)(c > 0 ? c : 1) * sizeof(double));
+    hisp_status s = !h || !r->v ? HISP_ERR_OUT_OF_HOST_MEMORY
+                    : v         ? hisp_vector_read(v, h)
+                                : hisp_mvector_read(vm, h);
+    for (int64_t i = 0; !s && i < c; i++)
+        r->v[i] = bench_load(t, h, i);
+    r->n = c;
+    free(h);
+    return s;
+}
+
+/* The one-device cuSPARSE plan of A on CUDA device dev. */
+static hisp_status vendor_plan(op_job *j, int dev)
+{
+    hisp_device_ref d = {HISP_BACKEND_CUDA, dev};
+    return hisp_mplan_create(j->A, 1, &d, HISP_PART_PCSR, HISP_MPLAN_CUSPARSE | HISP_MPLAN_NO_NUMA,
+                             &j->plan);
+}
+
+/* r gets C's CSR form in double (C is converted). */
+static hisp_status read_matrix(hisp_matrix C, hisp_type t, int64_t rows, bench_result *r)
+{
+    const int64_t *ptr = NULL;
+    const int32_t *cols = NULL, *rws = NULL;
+    const void *vals = NULL;
+    hisp_status s = hisp_matrix_convert(C, HISP_FORMAT_CSR);
+    if (!s) s = hisp_matrix_host_arrays(C, &ptr, &rws, &cols, &vals);
+    if (s) return s;
+    int64_t nnz = ptr[rows];
+    r->n = nnz;
+    r->ptr = malloc((size_t)(rows + 1) * sizeof *r->ptr);
+    r->cols = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *r->cols);
+    r->v = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *r->v);
+    if (!r->ptr || !r->cols || !r->v) return HISP_ERR_OUT_OF_HOST_MEMORY;
+    memcpy(r->ptr, ptr, (size_t)(rows + 1) * sizeof *ptr);
+    if (nnz) memcpy(r->cols, cols, (size_t)nnz * sizeof *cols);
+    for (int64_t k = 0; k < nnz; k++)
+        r->v[k] = vals ? bench_load(t, vals, k) : 1.0;
+    return HISP_SUCCESS;
+}
+
+/* ||a - b|| / ||b||; matrices merge row by row (an entry one lacks is 0). */
+double bench_rel_error(const bench_result *a, const bench_result *b, int64_t rows)
+{
+    double num = 0, den = 0;
+    if (!a->ptr) {
+        for (int64_t i = 0; i < a->n && i < b->n; i++)
+            cli_error_add(a->v[i], b->v[i], &num, &den);
+        if (a->n != b->n) return INFINITY;
+    } else {
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t p = a->ptr[i], q = b->ptr[i];
+            while (p < a->ptr[i + 1] || q < b->ptr[i + 1]) {
+                bool ha = p < a->ptr[i + 1], hb = q < b->ptr[i + 1];
+                if (ha && hb && a->cols[p] == b->cols[q])
+                    cli_error_add(a->v[p++], b->v[q++], &num, &den);
+                else if (ha && (!hb || a->cols[p] < b->cols[q]))
+                    cli_error_add(a->v[p++], 0, &num, &den);
+                else
+                    cli_error_add(0, b->v[q++], &num, &den);
+            }
+        }
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Runs the operation on ctx (its backend set); vendor: through a one-device
+ * cuSPARSE plan. Fills the row's times and *res. */
+hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, bench_row *row,
+                         bench_result *res)
+{
+    op_job j = {.in = in, .ctx = ctx, .one_f64 = 1, .one_f32 = 1};
+    hisp_status s =
+        hisp_matrix_create_csr(ctx, in->t, in->m, in->n, in->ptr, in->cols, in->vals, &j.A);
+    int calls = in->repeat;
+    j.dev_ms = malloc((size_t)calls * sizeof *j.dev_ms);
+    if (!s && !j.dev_ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    for (int i = 0; j.dev_ms && i < calls; i++)
+        j.dev_ms[i] = NAN;
+    row->device_ms = NAN;
+    if (in->op == OP_SPMV || in->op == OP_SPMVT) {
+        int64_t xl = (in->op == OP_SPMV ? in->n : in->m) * in->per;
+        int64_t yl = (in->op == OP_SPMV ? in->m : in->n) * in->per;
+        if (!s) s = hisp_vector_create(ctx, in->vt, xl, &j.x);
+        if (!s) s = hisp_vector_create(ctx, in->vt, yl, &j.y);
+        if (!s) s = hisp_vector_write(j.x, in->x);
+        if (vendor) {
+            bool t = in->op == OP_SPMVT;
+            if (!s) s = vendor_plan(&j, row->dev.index);
+            if (!s && !t) s = hisp_mvector_create(j.plan, HISP_MVEC_REPLICATED, &j.xm);
+            if (!s && !t) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.ym);
+            if (!s && !t) s = hisp_mvector_write(j.xm, in->x);
+            if (!s)
+                s = time_calls(ctx, t ? vendor_spmvt_call : vendor_spmv_call, NULL, &j, in->warmup,
+                               calls, &row->ms);
+            if (!s) row->device_ms = median_finite(j.dev_ms, calls);
+        } else {
+            if (!s) s = time_calls(ctx, spmv_call, NULL, &j, in->warmup, calls, &row->ms);
+            if (!s)
+                s = hisp_spmv_timed(ctx, op_of(in), scalar(&j, true), j.A, j.x, scalar(&j, false),
+                                    j.y, 1, calls, j.dev_ms);
+            if (!s) row->device_ms = median(j.dev_ms, calls);
+            /* the result of a plain call (the timed runs left it too, beta = 0) */
+            if (!s) s = spmv_call(&j, 0);
+        }
+        if (!s) s = read_vector(j.ym ? NULL : j.y, j.ym, in->vt, yl, res);
+    } else if (in->op == OP_ADD) {
+        if (!s)
+            s = hisp_matrix_create_csr(ctx, in->t, in->m, in->n, in->bptr, in->bcols, in->bvals,
+                                       &j.B);
+        if (!s) s = hisp_matrix_convert(j.A, HISP_FORMAT_HISPARSE);
+        if (!s) s = hisp_matrix_convert(j.B, HISP_FORMAT_HISPARSE);
+        if (!s) s = time_calls(ctx, add_call, add_prep, &j, in->warmup, calls, &row->ms);
+        if (!s) row->device_ms = median_finite(j.dev_ms, calls);
+        if (!s) s = read_matrix(j.C, in->t, in->m, res);
+    } else { /* solve */
+        if (!s) s = hisp_vector_create(ctx, in->vt, in->m * in->per, &j.x);
+        if (!s) s = hisp_vector_create(ctx, in->vt, in->n * in->per, &j.y);
+        if (!s) s = hisp_vector_write(j.x, in->x);
+        if (!s)
+            s = hisp_solver_create(ctx, in->cg ? HISP_SOLVER_CG : HISP_SOLVER_BICGSTAB, &j.solver);
+        /* a tolerance no iterate meets: every backend runs the same count */
+        if (!s) s = hisp_solver_set_tolerances(j.solver, 1e-300, 0);
+        if (!s) s = hisp_solver_set_max_iterations(j.solver, in->iterations);
+        if (vendor) { /* hisp's loop over the plan's vectors, cuSPARSE's products */
+            j.zeros = calloc((size_t)(in->n > 0 ? in->n : 1), hisp_type_size(in->t));
+            /* (cuSPARSE rows run real types only: t is vt here) */
+            if (!s && !j.zeros) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+            if (!s) s = vendor_plan(&j, row->dev.index);
+            if (!s) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.xm);
+            if (!s) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.ym);
+            if (!s) s = hisp_mvector_write(j.xm, in->x);
+            if (!s)
+                s = time_calls(ctx, vendor_solve_call, vendor_solve_prep, &j, in->warmup, calls,
+                               &row->ms);
+        } else if (!s) {
+            s = time_calls(ctx, solve_call, solve_prep, &j, in->warmup, calls, &row->ms);
+        }
+        if (!s) {
+            row->iterations = j.info.iterations;
+            row->rel_residual = j.info.relative_residual;
+            row->ms = j.info.iterations > 0 ? row->ms / (double)j.info.iterations : NAN;
+        }
+        if (!s) s = read_vector(j.ym ? NULL : j.y, j.ym, in->vt, in->n * in->per, res);
+    }
+    if (!s && row->ms > 0) row->gbps = (double)in->bytes / (row->ms * 1e-3) * 1e-9;
+    hisp_solver_destroy(&j.solver);
+    hisp_mvector_destroy(&j.xm);
+    hisp_mvector_destroy(&j.ym);
+    hisp_mplan_destroy(&j.plan);
+    free(j.zeros);
+    hisp_vector_destroy(&j.x);
+    hisp_vector_destroy(&j.y);
+    hisp_matrix_destroy(&j.C);
+    hisp_matrix_destroy(&j.B);
+    hisp_matrix_destroy(&j.A);
+    free(j.dev_ms);
+    return s;
+}

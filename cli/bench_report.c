@@ -1,0 +1,179 @@
+/* hisp bench's output: the table, the JSON rows and the SVG bar chart. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[] = {"spmv", "spmvt", "add", "solve", NULL};
+static const char *const kind_names[] = {"reference", "opencl", "cuda", "cusparse", NULL};
+
+const char *bench_op_name(bench_op op)
+{
+    return op >= 0 && op <= OP_SOLVE ? op_names[op] : NULL;
+}
+
+const char *bench_kind_name(int kind)
+{
+    return kind >= 0 && kind < K_COUNT ? kind_names[kind] : NULL;
+}
+
+bool bench_row_ok(const bench_in *in, const bench_row *r)
+{
+    if (in->check == CHECK_RESIDUAL)
+        return r->rel_residual <= 10 * in->ref_residual + (bench_single(in->t) ? 1e-5 : 1e-12);
+    return !(r->rel_error > in->tolerance);
+}
+
+static const char *dev_type(const hisp_device_info *d)
+{
+    return d->is_gpu ? "gpu" : d->is_cpu ? "cpu" : "other";
+}
+
+void bench_print_json(const char *spec, const bench_in *in, const bench_row *rows, int n)
+{
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_string(&j, "file", spec);
+    json_string(&j, "op", bench_op_name(in->op));
+    if (in->op == OP_SOLVE) {
+        json_string(&j, "method", in->cg ? "cg" : "bicgstab");
+        json_int(&j, "iterations", in->iterations);
+    }
+    json_string(&j, "type", hisp_type_name(in->t));
+    json_int(&j, "rows", in->m);
+    json_int(&j, "cols", in->n);
+    json_int(&j, "nnz", in->nnz);
+    json_int(&j, "repeat", in->repeat);
+    json_int(&j, "warmup", in->warmup);
+    json_uint(&j, "bytes", in->bytes);
+    json_double(&j, "tolerance", in->tolerance);
+    json_array_begin(&j, "results");
+    for (int i = 0; i < n; i++) {
+        const bench_row *r = &rows[i];
+        json_object_begin(&j, NULL);
+        json_string(&j, "backend", bench_kind_name(r->kind == K_CUSPARSE ? K_CUDA : r->kind));
+        json_string(&j, "kernel", r->kind == K_CUSPARSE ? "cusparse" : "hisp");
+        if (r->have_dev) {
+            json_object_begin(&j, "device");
+            json_int(&j, "index", r->dev.index);
+            json_string(&j, "name", r->dev.name);
+            json_string(&j, "platform", r->dev.platform);
+            json_string(&j, "type", dev_type(&r->dev));
+            json_object_end(&j);
+        } else {
+            json_null(&j, "device");
+        }
+        json_string(&j, "status", r->status);
+        if (strcmp(r->status, "ok") != 0) {
+            json_string(&j, "reason", r->reason);
+        } else {
+            json_double(&j, "ms", r->ms);
+            json_double(&j, "device_ms", r->device_ms);
+            json_double(&j, "gbps", r->gbps);
+            json_double(&j, "copy_gbps", r->copy_gbps);
+            json_double(&j, "bandwidth_fraction", r->fraction);
+            json_double(&j, "rel_error", r->rel_error);
+            if (in->check == CHECK_NONE)
+                json_null(&j, "ok");
+            else
+                json_bool(&j, "ok", bench_row_ok(in, r));
+            if (in->op == OP_SOLVE) {
+                json_int(&j, "iterations", r->iterations);
+                json_double(&j, "relative_residual", r->rel_residual);
+            }
+        }
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+static void label_of(const bench_row *r, char *buf, size_t size)
+{
+    if (r->have_dev)
+        snprintf(buf, size, "%s:%d %.40s", bench_kind_name(r->kind), r->dev.index, r->dev.name);
+    else
+        snprintf(buf, size, "%s", bench_kind_name(r->kind));
+}
+
+void bench_print_table(const char *spec, const bench_in *in, const bench_row *rows, int n)
+{
+    printf("hisp bench: %s of %s (%lld x %lld, %lld nonzeros, %s)", bench_op_name(in->op), spec,
+           (long long)in->m, (long long)in->n, (long long)in->nnz, hisp_type_name(in->t));
+    if (in->op == OP_SOLVE)
+        printf(", %s, %d iterations", in->cg ? "CG" : "BiCGSTAB", in->iterations);
+    printf("\nmedian of %d calls after %d warm-up, %llu bytes per %s\n\n", in->repeat, in->warmup,
+           (unsigned long long)in->bytes, in->op == OP_SOLVE ? "iteration" : "call");
+    printf("%-46s  %10s  %10s  %8s  %8s  %6s  %9s\n", "backend:device",
+           in->op == OP_SOLVE ? "ms/iter" : "ms", "device ms", "GB/s", "copy", "of copy", "error");
+    for (int i = 0; i < n; i++) {
+        const bench_row *r = &rows[i];
+        char label[64];
+        label_of(r, label, sizeof label);
+        if (strcmp(r->status, "ok") != 0) {
+            printf("%-46s  %s: %s\n", label, r->status, r->reason);
+            continue;
+        }
+        char err[16];
+        if (r->oracle)
+            snprintf(err, sizeof err, "(oracle)");
+        else
+            snprintf(err, sizeof err, "%.2e", r->rel_error);
+        char dms[16] = "n/a";
+        if (isfinite(r->device_ms)) snprintf(dms, sizeof dms, "%.4f", r->device_ms);
+        printf("%-46s  %10.4f  %10s  %8.2f  %8.2f  %5.0f%%  %9s%s\n", label, r->ms, dms, r->gbps,
+               r->copy_gbps, 100 * r->fraction, err,
+               r->oracle                 ? ""
+               : in->check == CHECK_NONE ? " (not checked)"
+               : !bench_row_ok(in, r)    ? " FAILED"
+                                         : "");
+    }
+    if (in->check == CHECK_NONE)
+        printf("\nThe method diverged on the reference (relative residual %.3g after %lld "
+               "iterations):\nits iterates are decided by rounding, so the errors are not "
+               "checked.\n",
+               in->ref_residual, (long long)in->iterations);
+    if (in->check == CHECK_RESIDUAL)
+        printf("\nBiCGSTAB's iterates depend on rounding: each row's relative residual (the\n"
+               "reference's: %.3g) is checked to be within 10x the reference's, not x.\n",
+               in->ref_residual);
+    printf("\nms: wall per call with a synchronize after it; device ms: the device's own time\n"
+           "(n/a where not measured); copy: GB/s of a large hisp_vector_copy on the device;\n"
+           "error: relative 2-norm against the reference backend (tolerance %.0e)\n",
+           in->tolerance);
+}
+
+int bench_plot(const char *path, const char *spec, const bench_in *in, const bench_row *rows, int n,
+               bool gbps)
+{
+    char(*labels)[64] = calloc((size_t)(n > 0 ? n : 1), sizeof *labels);
+    const char **lp = calloc((size_t)(n > 0 ? n : 1), sizeof *lp);
+    double *v = calloc((size_t)(n > 0 ? n : 1), sizeof *v);
+    int rc = CLI_OK;
+    if (!labels || !lp || !v) {
+        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    } else {
+        for (int i = 0; i < n; i++) {
+            label_of(&rows[i], labels[i], sizeof labels[i]);
+            lp[i] = labels[i];
+            v[i] = strcmp(rows[i].status, "ok") ? NAN : gbps ? rows[i].gbps : rows[i].ms;
+        }
+        char title[512], sub[256];
+        snprintf(title, sizeof title, "hisp bench: %s of %s", bench_op_name(in->op), spec);
+        snprintf(sub, sizeof sub, "%s, %lld x %lld, %lld nonzeros; median of %d calls",
+                 hisp_type_name(in->t), (long long)in->m, (long long)in->n, (long long)in->nnz,
+                 in->repeat);
+        rc = cli_plot_bars(path, title, sub,
+                           gbps                 ? "GB/s (minimum traffic)"
+                           : in->op == OP_SOLVE ? "ms per iteration (wall)"
+                                                : "ms per call (wall)",
+                           n, lp, v);
+    }
+    free(labels);
+    free(lp);
+    free(v);
+    return rc;
+}

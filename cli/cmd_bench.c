@@ -1,0 +1,469 @@
+/* hisp bench: one operation on every backend and device found (and cuSPARSE
+ * through the MSREP vendor kernel), one table: wall and device ms per call,
+ * GB/s, fraction of the device's measured copy bandwidth, error against the
+ * reference backend. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char help[] =
+    "usage: hisp bench FILE.mtx|FILE.hisp|gen:KIND:N[:SEED] [options]\n"
+    "\n"
+    "Runs one operation on every backend and device this machine has (CUDA\n"
+    "devices, each OpenCL device, the reference) and on cuSPARSE where a CUDA\n"
+    "device is present, and prints one table: ms per call, GB/s, the fraction\n"
+    "of the device's measured copy bandwidth and the error against the\n"
+    "reference backend. Backends and devices that are absent are listed as\n"
+    "skipped, with the reason.\n"
+    "\n"
+    "  --op OP              spmv (y = A x, default), spmvt (y = A^T x), add\n"
+    "                       (C = A + B, B = A perturbed: hisp_matrix_perturb with\n"
+    "                       sigma 10; HiSparse addition), solve (CG when A is\n"
+    "                       real and symmetric with a positive diagonal, and for\n"
+    "                       quaternions, else BiCGSTAB;\n"
+    "                       --iterations iterations on every backend)\n"
+    "  --backends LIST      all (default) or a comma-separated list of reference,\n"
+    "                       opencl, cuda, cusparse (cuSPARSE's CSR SpMV on each CUDA\n"
+    "                       device through a one-device MSREP plan with\n"
+    "                       HISP_MPLAN_CUSPARSE: spmv with x and y on the plan's\n"
+    "                       device (hisp_mspmv_dist); spmvt with x and y copied\n"
+    "                       device to device each call (hisp_mspmv_vec; its device\n"
+    "                       ms is the kernel's); solve as hisp's Krylov loop with\n"
+    "                       cuSPARSE's products (hisp_solver_solve_dist); add:\n"
+    "                       skipped, the library calls no vendor addition; its\n"
+    "                       wall ms include the plan's hand-off to its device\n"
+    "                       thread, its device ms are cuSPARSE's kernel alone)\n"
+    "  --type T             entry type: f32, f64 (all ops), c32, c64, q32, q64,\n"
+    "                       b3x3_f32, b3x3_f64 (spmv and solve: the compound\n"
+    "                       kernels; default: the file's field, f64 for real files,\n"
+    "                       the generator's family)\n"
+    "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3)\n"
+    "  --iterations K       solve: iterations per solve (default 100)\n"
+    "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
+    "  --plot-value ms|gbps the chart's value (default ms)\n"
+    "  --json               one object per row under \"results\"\n"
+    "  --help               this text\n"
+    "\n"
+    "ms: wall time per call through the public API with a synchronize after each\n"
+    "call, median (solve: per iteration). device_ms: the device's own time where\n"
+    "the backend measures it (spmv/spmvt: hisp_spmv_timed's events; cuSPARSE: the\n"
+    "plan's kernel time; add: the traversal's device time). GB/s: the\n"
+    "operation's minimum traffic per median wall time: spmv/spmvt the CSR arrays\n"
+    "+ x + y; add the HiSparse trees of A, B and C; solve per iteration the CSR\n"
+    "arrays + 8 vectors (CG: x, r, p, q read and written) or twice the CSR arrays\n"
+    "+ 12 vectors (BiCGSTAB). copy: a vector copy y = x of a large vector through\n"
+    "hisp_vector_copy, timed the same way (bytes read + written). error:\n"
+    "||r - r_ref|| / ||r_ref|| in the 2-norm over y, the entries of C, or x. Solve:\n"
+    "CG's x is checked; BiCGSTAB's iterates depend on rounding, so its relative\n"
+    "residual is checked to be within 10x the reference's; nothing is checked\n"
+    "where the method diverges on the reference (relative residual >= 1).\n"
+    "\n"
+    "exit status: 0 ok, 1 usage, 2 invalid input, 3 a row failed on its device,\n"
+    "5 an error above the tolerance (1e-4 f32, 1e-10 f64; solve 1e-2 / 1e-6).\n";
+
+/* The entry type, in one place: --type or the input's own. */
+static int bench_type(const char *opt, const char *spec, hisp_type *t)
+{
+    if (opt) {
+        if (hisp_type_from_name(opt, t) != HISP_SUCCESS)
+            return cli_value_error("--type: unknown type '%s' (f32, f64, c32, c64, q32, q64, "
+                                   "b3x3_f32, b3x3_f64)",
+                                   opt);
+    } else if (cli_is_gen_spec(spec)) {
+        *t = cli_gen_default_type(spec);
+    } else if (cli_mtx_default_type(spec, t) != 0) {
+        *t = HISP_F64; /* unreadable: the read names the problem */
+    }
+    return CLI_OK;
+}
+
+/* What the operations' kernels take: spmvt and add real entries only (the
+ * compound SpMV has no op = T; the addition is real). */
+static int check_type(bench_op op, hisp_type t)
+{
+    bool real = t == HISP_F32 || t == HISP_F64;
+    if (!real && (op == OP_SPMVT || op == OP_ADD))
+        return cli_value_error("bench --op %s: type %s is not supported (f32, f64; spmv and solve "
+                               "take every type)",
+                               op == OP_SPMVT ? "spmvt" : "add", hisp_type_name(t));
+    return CLI_OK;
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+static void row_reason(bench_row *row, hisp_context ctx, hisp_status s)
+{
+    hisp_error_info e = {0};
+    const char *msg = NULL;
+    if (ctx && hisp_context_last_error(ctx, &e) == HISP_SUCCESS && e.status == s && e.message &&
+        e.message[0])
+        msg = e.message;
+    snprintf(row->reason, sizeof row->reason, "%s", msg ? msg : hisp_status_string(s));
+}
+
+/* Copy bandwidth per (backend, device), measured once. */
+typedef struct {
+    hisp_backend_kind b;
+    int dev;
+    double gbps;
+} bw_entry;
+
+static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw, int *nbw)
+{
+    hisp_backend_kind b = row->kind == K_CUSPARSE ? HISP_BACKEND_CUDA
+                          : row->kind == K_CUDA   ? HISP_BACKEND_CUDA
+                          : row->kind == K_OPENCL ? HISP_BACKEND_OPENCL
+                                                  : HISP_BACKEND_REFERENCE;
+    hisp_context ctx = NULL;
+    int rc = cli_context(&ctx);
+    if (rc) return rc;
+    bench_result res = {0};
+    hisp_status s = hisp_context_set_backend(ctx, b, row->dev.index);
+    cli_progress("%s on %s %d (%s)", bench_op_name(in->op), bench_kind_name(row->kind),
+                 row->dev.index, row->dev.name);
+    if (row->kind == K_CUSPARSE && (in->op == OP_ADD || in->per > 1 || in->vt != in->t ||
+                                    (in->t != HISP_F32 && in->t != HISP_F64))) {
+        row->status = "skipped";
+        snprintf(row->reason, sizeof row->reason, "%s",
+                 in->op == OP_ADD
+                     ? "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)"
+                     : "hisp's cuSPARSE plans take f32 and f64 (bench/bench_compound_cuda times "
+                       "cuSPARSE on compound entries)");
+        hisp_context_destroy(&ctx);
+        return CLI_OK;
+    }
+    row->copy_gbps = NAN;
+    for (int i = 0; !s && i < *nbw; i++)
+        if (bw[i].b == b && bw[i].dev == row->dev.index) row->copy_gbps = bw[i].gbps;
+    if (!s && isnan(row->copy_gbps)) {
+        if (cli_copy_bandwidth(ctx, &row->copy_gbps) == CLI_OK && *nbw < 64)
+            bw[(*nbw)++] = (bw_entry){b, row->dev.index, row->copy_gbps};
+    }
+    if (!s) s = bench_run_op(ctx, in, row->kind == K_CUSPARSE, row, &res);
+    if (s) {
+        row->status = "failed";
+        row_reason(row, ctx, s);
+        hisp_context_destroy(&ctx);
+        bench_result_free(&res);
+        return cli_exit_code(s);
+    }
+    row->status = "ok";
+    row->fraction = row->gbps / row->copy_gbps;
+    if (!ref->v) { /* the first row is the reference's: the oracle */
+        *ref = res;
+        row->oracle = true;
+        row->rel_error = 0;
+        /* a diverging method's iterates are chaotic: rounding decides them */
+        in->check = in->op != OP_SOLVE         ? CHECK_RESULT
+                    : !(row->rel_residual < 1) ? CHECK_NONE
+                    : in->cg                   ? CHECK_RESULT
+                                               : CHECK_RESIDUAL;
+        in->ref_residual = row->rel_residual;
+    } else
+        row->rel_error = bench_rel_error(&res, ref, in->m);
+    if (ref->v != res.v) bench_result_free(&res);
+    hisp_context_destroy(&ctx);
+    return CLI_OK;
+}
+
+/* The rows: the reference first (the oracle), then each OpenCL device, each
+ * CUDA device and cuSPARSE on each; absent ones as skipped rows. */
+static int list_rows(const bool want[K_COUNT], bench_row *rows, int cap)
+{
+    hisp_context ctx = NULL;
+    int rc = cli_context(&ctx), n = 0;
+    if (rc) return -rc;
+    static const int order[] = {K_REFERENCE, K_OPENCL, K_CUDA};
+    for (size_t o = 0; o < sizeof order / sizeof *order; o++) {
+        int k = order[o];
+        hisp_backend_kind b = k == K_REFERENCE ? HISP_BACKEND_REFERENCE
+                              : k == K_OPENCL  ? HISP_BACKEND_OPENCL
+                                               : HISP_BACKEND_CUDA;
+        bool vendor = k == K_CUDA && want[K_CUSPARSE];
+        if (!want[k] && !vendor) continue;
+        int count = 0;
+        char why[300] = "";
+        if (!hisp_backend_compiled(b)) {
+            snprintf(why, sizeof why, "not compiled into this build");
+        } else {
+            hisp_status s = hisp_backend_device_count(ctx, b, &count);
+            if (s || count == 0) {
+                hisp_error_info e = {0};
+                const char *m =
+                    hisp_context_last_error(ctx, &e) == HISP_SUCCESS && e.message && e.message[0]
+                        ? e.message
+                    : s ? hisp_status_string(s)
+                        : "no device found";
+                snprintf(why, sizeof why, "%s", m);
+                count = 0;
+            }
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            int kk = pass ? K_CUSPARSE : k;
+            if (pass && !vendor) break;
+            if (!want[kk]) continue;
+            if (!count && n < cap) {
+                rows[n] = (bench_row){.kind = kk, .status = "skipped", .rel_error = NAN};
+                rows[n].dev.index = -1;
+                snprintf(rows[n++].reason, sizeof rows->reason, "%s", why);
+            }
+            for (int d = 0; d < count && n < cap; d++) {
+                rows[n] =
+                    (bench_row){.kind = kk, .rel_error = NAN, .have_dev = true, .status = "failed"};
+                snprintf(rows[n].reason, sizeof rows->reason, "not run");
+                if (hisp_backend_device_info(ctx, b, d, &rows[n].dev) != HISP_SUCCESS)
+                    rows[n].dev.index = d;
+                n++;
+            }
+        }
+    }
+    hisp_context_destroy(&ctx);
+    return n;
+}
+
+static int parse_backends(const char *s, bool want[K_COUNT])
+{
+    memset(want, 0, K_COUNT * sizeof *want);
+    if (strcasecmp(s, "all") == 0) {
+        for (int k = 0; k < K_COUNT; k++)
+            want[k] = true;
+        return CLI_OK;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    int n = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
+        int k = 0;
+        while (k < K_COUNT && strcasecmp(tok, bench_kind_name(k)) != 0)
+            k++;
+        if (k == K_COUNT)
+            return cli_value_error("--backends: unknown backend '%s' (all, or a list of "
+                                   "reference, opencl, cuda, cusparse)",
+                                   tok);
+        want[k] = true;
+    }
+    if (!n) return cli_value_error("--backends: empty list");
+    return CLI_OK;
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+/* Symmetric with a positive diagonal (sorted CSR): CG's input. */
+static bool spd_like(const bench_in *in)
+{
+    if (in->m != in->n) return false;
+    for (int64_t i = 0; i < in->m; i++) {
+        bool diag = false;
+        for (int64_t k = in->ptr[i]; k < in->ptr[i + 1]; k++) {
+            int32_t j = in->cols[k];
+            double v = in->vals ? bench_load(in->t, in->vals, k) : 1;
+            if (j == i) {
+                if (!(v > 0)) return false;
+                diag = true;
+                continue;
+            }
+            int64_t lo = in->ptr[j], hi = in->ptr[j + 1];
+            while (lo < hi) { /* (j, i) in row j */
+                int64_t mid = lo + (hi - lo) / 2;
+                if (in->cols[mid] < i)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == in->ptr[j + 1] || in->cols[lo] != i ||
+                (in->vals ? bench_load(in->t, in->vals, lo) : 1) != v)
+                return false;
+        }
+        if (!diag) return false;
+    }
+    return true;
+}
+
+/* n entries of type t with random components in [-1, 1) (deterministic). */
+static void *random_vector(hisp_type t, int64_t n)
+{
+    void *p = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; p && i < n * hisp_type_components(t); i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double v = (double)(x >> 11) * 0x1p-52 - 1.0;
+        if (bench_single(t))
+            ((float *)p)[i] = (float)v;
+        else
+            ((double *)p)[i] = v;
+    }
+    return p;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+int cmd_bench(int argc, char **argv)
+{
+    enum { O_OP, O_BACKENDS, O_TYPE, O_REPEAT, O_ITER, O_PLOT, O_PLOTV, O_JSON, O_HELP, O_HELP2 };
+    static const cli_opt opts[] = {{"--op", true},
+                                   {"--backends", true},
+                                   {"--type", true},
+                                   {"--repeat", true},
+                                   {"--iterations", true},
+                                   {"--plot", true},
+                                   {"--plot-value", true},
+                                   {"--json", false},
+                                   {"--help", false},
+                                   {"-h", false},
+                                   {0, 0}};
+    const char *val[O_HELP] = {0}, *spec = NULL;
+    int prc = cli_parse_command("bench", argc, argv, opts, help, val, &spec);
+    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
+    if (!spec) return cli_usage_error("bench", "missing FILE or gen:KIND:N");
+    bool json = val[O_JSON] != NULL;
+    cli_progress_enable(json);
+
+    bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100};
+    bool want[K_COUNT], plot_gbps = false;
+    int rc = parse_backends(val[O_BACKENDS] ? val[O_BACKENDS] : "all", want);
+    if (!rc && val[O_OP]) {
+        int k = 0;
+        while (k < 4 && strcasecmp(val[O_OP], bench_op_name((bench_op)k)) != 0)
+            k++;
+        if (k == 4)
+            rc = cli_value_error("--op: unknown operation '%s' (spmv, spmvt, add, solve)",
+                                 val[O_OP]);
+        in.op = (bench_op)k;
+    }
+    in.repeat = in.op == OP_ADD ? 5 : in.op == OP_SOLVE ? 3 : 20;
+    if (in.op == OP_ADD || in.op == OP_SOLVE) in.warmup = 1;
+    if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &in.repeat);
+    if (!rc && val[O_ITER])
+        rc = cli_parse_int("--iterations", val[O_ITER], 1, 1000000, &in.iterations);
+    if (!rc && val[O_PLOTV]) {
+        if (strcasecmp(val[O_PLOTV], "gbps") == 0)
+            plot_gbps = true;
+        else if (strcasecmp(val[O_PLOTV], "ms") != 0)
+            rc = cli_value_error("--plot-value: '%s' is not ms or gbps", val[O_PLOTV]);
+    }
+    if (!rc) rc = bench_type(val[O_TYPE], spec, &in.t);
+    if (rc) return rc;
+
+    hisp_context hctx = NULL; /* the input, on the host */
+    hisp_matrix A = NULL, B = NULL;
+    bench_row rows[40];
+    bench_result ref = {0};
+    int nrows = 0;
+    if ((rc = cli_context(&hctx))) return rc;
+    rc = cli_read_matrix_spec(hctx, spec, in.t, &A);
+    hisp_matrix_info mi = {0};
+    hisp_status s = HISP_SUCCESS;
+    if (!rc) {
+        const int32_t *r = NULL;
+        s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+        if (!s) s = hisp_matrix_get_info(A, &mi);
+        if (!s) s = hisp_matrix_host_arrays(A, &in.ptr, &r, &in.cols, &in.vals);
+        if (s) rc = cli_fail(hctx, s, spec);
+    }
+    if (!rc) rc = check_type(in.op, mi.type);
+    if (!rc && (s = hisp_compound_vector_type(mi.type, &in.vt, &in.per)))
+        rc = cli_fail(hctx, s, spec);
+    if (rc) goto out;
+    in.t = mi.type;
+    in.m = mi.nrows;
+    in.n = mi.ncols;
+    in.nnz = mi.nnz;
+    uint64_t es = hisp_type_size(in.vt) * (uint64_t)in.per; /* vector bytes per row */
+    in.tolerance = bench_single(in.t) ? 1e-4 : 1e-10;
+    uint64_t csr = 0;
+    if ((s = hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, in.t, &csr))) {
+        rc = cli_fail(hctx, s, spec);
+        goto out;
+    }
+    if (in.op == OP_SPMV || in.op == OP_SPMVT) {
+        in.x = random_vector(in.vt, (in.op == OP_SPMV ? in.n : in.m) * in.per);
+        in.bytes = csr + es * (uint64_t)(in.m + in.n);
+    } else if (in.op == OP_ADD) {
+        cli_progress("perturbing A into B");
+        const int32_t *r = NULL;
+        hisp_matrix C = NULL;
+        uint64_t ba = 0, bb = 0, bc = 0;
+        s = hisp_matrix_perturb(A, 10, 2, &B);
+        if (!s) s = hisp_matrix_convert(B, HISP_FORMAT_CSR);
+        if (!s) s = hisp_matrix_host_arrays(B, &in.bptr, &r, &in.bcols, &in.bvals);
+        /* the trees' sizes: A, B and the reference's C */
+        if (!s) s = hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, in.t, &ba);
+        if (!s) s = hisp_matrix_format_bytes(B, HISP_FORMAT_HISPARSE, in.t, &bb);
+        if (!s) s = hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C);
+        if (!s) s = hisp_matrix_format_bytes(C, HISP_FORMAT_HISPARSE, in.t, &bc);
+        hisp_matrix_destroy(&C);
+        if (s) {
+            rc = cli_fail(hctx, s, spec);
+            goto out;
+        }
+        in.bytes = ba + bb + bc;
+    } else {
+        if (in.m != in.n) {
+            rc = cli_value_error("%s: solve needs a square matrix, not %lld x %lld", spec,
+                                 (long long)in.m, (long long)in.n);
+            goto out;
+        }
+        /* quaternions: the library's one method for them is CG */
+        in.cg = in.t == HISP_Q32 || in.t == HISP_Q64 ||
+                ((in.t == HISP_F32 || in.t == HISP_F64) && spd_like(&in));
+        in.x = random_vector(in.vt, in.m * in.per);
+        in.bytes = in.cg ? csr + 8 * es * (uint64_t)in.n : 2 * csr + 12 * es * (uint64_t)in.n;
+        in.tolerance = bench_single(in.t) ? 1e-2 : 1e-6;
+    }
+    if ((in.op == OP_SPMV || in.op == OP_SPMVT || in.op == OP_SOLVE) && !in.x) {
+        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+        goto out;
+    }
+
+    bool want_rows[K_COUNT];
+    memcpy(want_rows, want, sizeof want_rows);
+    want_rows[K_REFERENCE] = true; /* the oracle always runs */
+    nrows = list_rows(want_rows, rows, (int)(sizeof rows / sizeof *rows));
+    if (nrows < 0) {
+        rc = -nrows;
+        goto out;
+    }
+    bw_entry bw[64];
+    int nbw = 0, worst = CLI_OK;
+    bool bad = false;
+    for (int i = 0; i < nrows; i++) {
+        if (strcmp(rows[i].status, "skipped") == 0) continue;
+        int r = run_row(&in, &rows[i], &ref, bw, &nbw);
+        if (i == 0 && !ref.v) { /* no oracle: nothing to compare with */
+            rc = r ? r : CLI_BACKEND;
+            fprintf(stderr, "hisp: bench: the reference run failed: %s\n", rows[0].reason);
+            goto out;
+        }
+        if (r && !worst) worst = r;
+        if (strcmp(rows[i].status, "ok") == 0 && in.check != CHECK_NONE &&
+            !bench_row_ok(&in, &rows[i]))
+            bad = true;
+    }
+    /* the reference row was run as the oracle only */
+    int first = want[K_REFERENCE] ? 0 : 1;
+    bench_row *shown = rows + first;
+    int nshown = nrows - first;
+    if (json)
+        bench_print_json(spec, &in, shown, nshown);
+    else
+        bench_print_table(spec, &in, shown, nshown);
+    if (val[O_PLOT]) rc = bench_plot(val[O_PLOT], spec, &in, shown, nshown, plot_gbps);
+    if (!rc && worst) rc = worst;
+    if (!rc && bad) {
+        fprintf(stderr, "hisp: warning: an error against the reference exceeds the tolerance\n");
+        rc = CLI_CHECK;
+    }
+out:
+    bench_result_free(&ref);
+    free(in.x);
+    hisp_matrix_destroy(&B);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&hctx);
+    return rc;
+}

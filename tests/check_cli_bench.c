@@ -1,0 +1,347 @@
+/* `hisp bench` run as a child process: every backend and device of this
+ * machine in one table (reference and OpenCL rows checked against the
+ * reference within the type's tolerance; CUDA and cuSPARSE listed as
+ * skipped, with the reason, where there is no CUDA device), each --op, the
+ * SVG bar chart, and bad inputs; and `hisp demo`'s sizes for the device. */
+#include "cli_run.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The rows of a bench --json output: the text of each result object. */
+typedef struct {
+    int n;
+    char *row[32];
+} rows;
+
+static rows split_rows(const char *json)
+{
+    rows r = {0};
+    const char *p = strstr(json, "\"results\": [");
+    ck_assert_msg(p, "no results in\n%s", json);
+    while ((p = strstr(p, "\"backend\": ")) && r.n < 32) {
+        const char *e = strstr(p + 1, "\"backend\": ");
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        r.row[r.n] = strndup(p, len);
+        ck_assert(r.row[r.n]);
+        r.n++;
+        p += len;
+    }
+    return r;
+}
+
+static void rows_free(rows *r)
+{
+    for (int i = 0; i < r->n; i++)
+        free(r->row[i]);
+    r->n = 0;
+}
+
+static bool has(const char *row, const char *key, const char *value)
+{
+    char pat[160];
+    snprintf(pat, sizeof pat, "\"%s\": %s", key, value);
+    return strstr(row, pat) != NULL;
+}
+
+/* Rows of backend b (kernel k) and how many of them ran ("ok"). */
+static int count_rows(const rows *r, const char *b, const char *k, int *ok)
+{
+    char bq[64], kq[64];
+    snprintf(bq, sizeof bq, "\"%s\"", b);
+    snprintf(kq, sizeof kq, "\"%s\"", k);
+    int n = 0;
+    *ok = 0;
+    for (int i = 0; i < r->n; i++)
+        if (has(r->row[i], "backend", bq) && has(r->row[i], "kernel", kq)) {
+            n++;
+            if (has(r->row[i], "status", "\"ok\"")) (*ok)++;
+        }
+    return n;
+}
+
+/* Every row that ran is within the tolerance (BiCGSTAB: its residual is
+ * checked, by bench itself); the others say why not. */
+static void check_rows(const char *out, const rows *r)
+{
+    double tol = json_num(out, "tolerance");
+    bool x_checked = !strstr(out, "\"method\": \"bicgstab\"");
+    for (int i = 0; i < r->n; i++) {
+        const char *row = r->row[i];
+        if (has(row, "status", "\"ok\"")) {
+            double e = json_num(row, "rel_error"), ms = json_num(row, "ms");
+            ck_assert_msg(!x_checked || e <= tol, "error %g > %g in\n%s", e, tol, row);
+            ck_assert_msg(ms > 0 && json_num(row, "gbps") > 0, "%s", row);
+            ck_assert_msg(json_num(row, "copy_gbps") > 0, "%s", row);
+            ck_assert(has(row, "ok", "true"));
+            ck_assert(has(row, "device", "{"));
+        } else {
+            ck_assert_msg(has(row, "status", "\"skipped\""), "%s", row);
+            ck_assert_msg(!has(row, "reason", "\"\""), "%s", row);
+            ck_assert(strstr(row, "\"reason\": \""));
+        }
+    }
+}
+
+static int targets_of(hisp_backend_kind k)
+{
+    const test_target *t;
+    int n = test_targets(&t), c = 0;
+    for (int i = 0; i < n; i++)
+        c += t[i].kind == k;
+    return c;
+}
+
+/* The spmv table on every backend: reference and each OpenCL device ran
+ * and agree with the reference; CUDA and cuSPARSE ran or say why not. */
+START_TEST(test_bench_all)
+{
+    uint64_t st = test_seed() ^ 0xbe4c;
+    char spec[64];
+    snprintf(spec, sizeof spec, "gen:random:%d:%" PRIu64, 500 + (int)(test_rand(&st) % 500),
+             test_rand(&st) % 1000000);
+    run_result r = run_hisp("bench", spec, "--backends", "all", "--json", "--repeat", "2", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(json_valid(r.out), "%s", r.out);
+    ck_assert(strstr(r.out, "\"op\": \"spmv\""));
+    rows rs = split_rows(r.out);
+    check_rows(r.out, &rs);
+    int ok = 0;
+    ck_assert_int_eq(count_rows(&rs, "reference", "hisp", &ok), 1);
+    ck_assert_int_eq(ok, 1);
+    int ncl = targets_of(HISP_BACKEND_OPENCL), ncu = targets_of(HISP_BACKEND_CUDA);
+    ck_assert_int_eq(count_rows(&rs, "opencl", "hisp", &ok), ncl ? ncl : 1);
+    ck_assert_int_eq(ok, ncl);
+    ck_assert_int_eq(count_rows(&rs, "cuda", "hisp", &ok), ncu ? ncu : 1);
+    ck_assert_int_eq(ok, ncu);
+    ck_assert_int_eq(count_rows(&rs, "cuda", "cusparse", &ok), ncu ? ncu : 1);
+    ck_assert_int_eq(ok, ncu);
+    if (!ncl) test_skip("bench OpenCL rows: no OpenCL device");
+    if (!ncu) {
+        /* listed as skipped with the reason, in the table too */
+        run_free(&r);
+        r = run_hisp("bench", spec, "--backends", "cuda,cusparse", "--repeat", "1", NULL);
+        CK_RUN(r, 0);
+        ck_assert_msg(strstr(r.out, "cuda ") && strstr(r.out, "cusparse ") &&
+                          strstr(r.out, "skipped: "),
+                      "%s", r.out);
+        ck_assert(!strstr(r.out, "reference:")); /* the oracle runs, unlisted */
+        test_skip("bench CUDA and cuSPARSE rows: no CUDA device");
+    }
+    rows_free(&rs);
+    run_free(&r);
+}
+END_TEST
+
+/* A nonsymmetric, diagonally dominant n x n file (BiCGSTAB converges). */
+static void write_nonsymmetric(const char *path, int n, uint64_t *st)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", n, n, 3 * n - 2);
+    for (int i = 0; i < n; i++) {
+        if (i > 0) fprintf(f, "%d %d %.17g\n", i + 1, i, -1 + 0.5 * test_uniform(st));
+        fprintf(f, "%d %d %.17g\n", i + 1, i + 1, 4 + test_uniform(st));
+        if (i + 1 < n) fprintf(f, "%d %d %.17g\n", i + 1, i + 2, -0.5 + 0.25 * test_uniform(st));
+    }
+    fclose(f);
+}
+
+/* Each operation, f64 and f32, on the reference and OpenCL. */
+START_TEST(test_bench_ops)
+{
+    uint64_t st = test_seed() ^ 0x0b5;
+    char rnd[64], grid[64];
+    snprintf(rnd, sizeof rnd, "gen:random:%d:%" PRIu64, 300 + (int)(test_rand(&st) % 300),
+             test_rand(&st) % 1000000);
+    snprintf(grid, sizeof grid, "gen:poisson2d:%d", 20 + (int)(test_rand(&st) % 20));
+    char cplx[64], quat[64], block[64];
+    uint64_t seed = test_rand(&st) % 1000000;
+    snprintf(cplx, sizeof cplx, "gen:helmholtz:%d:%" PRIu64, 15 + (int)(test_rand(&st) % 10), seed);
+    snprintf(quat, sizeof quat, "gen:qsurface:%d:%" PRIu64, 8 + (int)(test_rand(&st) % 6), seed);
+    snprintf(block, sizeof block, "gen:fem3x3:%d:%" PRIu64, 4 + (int)(test_rand(&st) % 3), seed);
+    const char *nonsym = tmp("nonsym.mtx");
+    write_nonsymmetric(nonsym, 200 + (int)(test_rand(&st) % 100), &st);
+    static const struct {
+        const char *op, *type;
+        int spec; /* 0 random, 1 grid, 2 nonsymmetric file, 3..5 the compound generators */
+        const char *method;
+    } cases[] = {{"spmv", "c64", 3, NULL},
+                 {"spmv", "q32", 4, NULL},
+                 {"spmv", "b3x3_f64", 5, NULL},
+                 {"solve", "c64", 3, "bicgstab"},
+                 {"solve", "b3x3_f32", 5, "bicgstab"},
+                 {"spmv", "f32", 0, NULL},
+                 {"spmvt", "f64", 0, NULL},
+                 {"spmvt", "f32", 0, NULL},
+                 {"add", "f64", 0, NULL},
+                 {"add", "f32", 0, NULL},
+                 {"solve", "f64", 1, "cg"},
+                 {"solve", "f32", 1, "cg"},
+                 {"solve", "f64", 2, "bicgstab"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *specs[] = {rnd, grid, nonsym, cplx, quat, block};
+        const char *spec = specs[cases[c].spec];
+        run_result r =
+            run_hisp("bench", spec, "--op", cases[c].op, "--type", cases[c].type, "--backends",
+                     "reference,opencl", "--repeat", "2", "--iterations", "20", "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert_msg(json_valid(r.out), "%s", r.out);
+        char want[64];
+        snprintf(want, sizeof want, "\"op\": \"%s\"", cases[c].op);
+        ck_assert_msg(strstr(r.out, want), "%s", r.out);
+        snprintf(want, sizeof want, "\"type\": \"%s\"", cases[c].type);
+        ck_assert_msg(strstr(r.out, want), "%s", r.out);
+        if (cases[c].method) {
+            snprintf(want, sizeof want, "\"method\": \"%s\"", cases[c].method);
+            ck_assert_msg(strstr(r.out, want), "%s: %s", spec, r.out);
+            ck_assert(strstr(r.out, "\"iterations\": 20"));
+            ck_assert(!strstr(r.out, "\"ok\": null")); /* converging: checked */
+        }
+        rows rs = split_rows(r.out);
+        check_rows(r.out, &rs);
+        int ok = 0;
+        ck_assert_int_eq(count_rows(&rs, "reference", "hisp", &ok), 1);
+        ck_assert_int_eq(ok, 1);
+        count_rows(&rs, "opencl", "hisp", &ok);
+        ck_assert_int_eq(ok, targets_of(HISP_BACKEND_OPENCL));
+        ck_assert_int_eq(
+            rs.n, 1 + (targets_of(HISP_BACKEND_OPENCL) ? targets_of(HISP_BACKEND_OPENCL) : 1));
+        rows_free(&rs);
+        run_free(&r);
+    }
+}
+END_TEST
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* --plot writes an SVG bar chart: one bar per row that ran, a label for
+ * every row; the table goes to stdout as without it. */
+START_TEST(test_bench_plot)
+{
+    const char *P = tmp("bench.svg");
+    run_result r = run_hisp("bench", "gen:poisson2d:30", "--repeat", "2", "--plot", P, NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "reference:0"));
+    char *svg = slurp(P);
+    ck_assert_msg(strncmp(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0, "%.200s",
+                  svg);
+    size_t len = strlen(svg);
+    ck_assert(len > 7 && strcmp(svg + len - 7, "</svg>\n") == 0);
+    ck_assert_int_eq(count(svg, "<svg"), 1);
+    int ran = 1 + targets_of(HISP_BACKEND_OPENCL) + 2 * targets_of(HISP_BACKEND_CUDA);
+    ck_assert_int_eq(count(svg, "<rect"), 1 + ran); /* background + bars */
+    ck_assert(strstr(svg, ">reference:0 "));
+    ck_assert(strstr(svg, "ms per call (wall)"));
+    ck_assert_int_eq(count(svg, "<text"), count(svg, "</text>"));
+    if (!targets_of(HISP_BACKEND_CUDA)) ck_assert(strstr(svg, ">skipped<"));
+    free(svg);
+    run_free(&r);
+    r = run_hisp("bench", "gen:poisson2d:30", "--repeat", "1", "--backends", "reference", "--plot",
+                 P, "--plot-value", "gbps", NULL);
+    CK_RUN(r, 0);
+    svg = slurp(P);
+    ck_assert(strstr(svg, "GB/s"));
+    ck_assert_int_eq(count(svg, "<rect"), 2);
+    free(svg);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_bench_bad_input)
+{
+    static const struct {
+        const char *args[6];
+        int status;
+        const char *msg;
+    } cases[] = {
+        {{"gen:poisson2d:8", "--op", "spmm"}, 2, "unknown operation 'spmm'"},
+        {{"gen:poisson2d:8", "--backends", "opencl,vulkan"}, 2, "unknown backend 'vulkan'"},
+        {{"gen:poisson2d:8", "--backends", ""}, 2, "--backends"},
+        {{"gen:helmholtz:8", "--op", "spmvt"}, 2, "type c64 is not supported"},
+        {{"gen:helmholtz:8", "--op", "add"}, 2, "type c64 is not supported"},
+        {{"gen:poisson2d:8", "--type", "f16"}, 2, "unknown type 'f16'"},
+        {{"gen:poisson2d:8", "--repeat", "0"}, 2, "--repeat"},
+        {{"gen:poisson2d:8", "--plot-value", "flops"}, 2, "--plot-value"},
+        {{"gen:poisson2d:8", "--frobnicate"}, 1, "unknown option"},
+        {{"--json"}, 1, "missing FILE"},
+        {{"gen:nosuch:8"}, 2, "unknown generator"},
+        {{"/nonexistent/a.mtx"}, 2, "/nonexistent/a.mtx"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *const *a = cases[c].args;
+        run_result r = run_hisp("bench", a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+        CK_RUN(r, cases[c].status);
+        ck_assert_msg(strstr(r.err, cases[c].msg), "%s: %s", cases[c].msg, r.err);
+        ck_assert_str_eq(r.out, "");
+        run_free(&r);
+    }
+    /* solve needs a square matrix */
+    const char *rect = tmp("rect.mtx");
+    write_text(rect, "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 1.5\n2 3 2\n");
+    run_result r = run_hisp("bench", rect, "--op", "solve", NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "square"), "%s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* hisp demo sizes its problems from the device's measured copy bandwidth
+ * (at least the old defaults, poisson3d n = 64 and rmat scale 16); given
+ * sizes are kept. */
+START_TEST(test_demo_sizing)
+{
+    run_result r = run_hisp("demo", "--json", "--repeat", "2", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(json_valid(r.out), "%s", r.out);
+    ck_assert(strstr(r.out, "\"auto\": true"));
+    double gbps = json_num(r.out, "copy_gbps"), bytes = json_num(r.out, "target_bytes");
+    ck_assert_msg(gbps > 0 && bytes > 0, "%s", r.out);
+    /* bytes = what the device copies in 1 ms, or an eighth of memory */
+    ck_assert_msg(bytes <= gbps * 1e6 * 1.0001, "%g %g", bytes, gbps);
+    const char *m = strstr(r.out, "\"poisson3d n=");
+    ck_assert(m);
+    int n = atoi(m + strlen("\"poisson3d n="));
+    ck_assert_int_ge(n, 64);
+    m = strstr(r.out, "\"rmat scale=");
+    ck_assert(m);
+    int scale = atoi(m + strlen("\"rmat scale="));
+    ck_assert_int_ge(scale, 16);
+    /* a CPU device keeps to a few seconds: n <= 128, scale <= 20 */
+    if (strstr(r.out, "\"type\": \"cpu\"")) {
+        ck_assert_int_le(n, 128);
+        ck_assert_int_le(scale, 20);
+    }
+    run_free(&r);
+    r = run_hisp("demo", "--json", "--n", "9", "--scale", "7", "--repeat", "1", NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "\"auto\": false"));
+    ck_assert(strstr(r.out, "\"poisson3d n=9\""));
+    ck_assert(strstr(r.out, "\"rmat scale=7\""));
+    run_free(&r);
+}
+END_TEST
+
+Suite *suite_cli_bench(void)
+{
+    Suite *s = suite_create("cli_bench");
+    TCase *tc = tcase_create("bench");
+    tcase_set_timeout(tc, 600);
+    tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
+    tcase_add_test(tc, test_bench_all);
+    tcase_add_test(tc, test_bench_ops);
+    tcase_add_test(tc, test_bench_plot);
+    tcase_add_test(tc, test_bench_bad_input);
+    tcase_add_test(tc, test_demo_sizing);
+    suite_add_tcase(s, tc);
+    return s;
+}
