@@ -237,10 +237,10 @@ START_TEST(test_hamilton)
             for (int q = 0; q < 4; q++)
                 ck_assert_msg((f ? yd[q] : yf[q]) == w[c][q], "case %d %s comp %d: %g != %g", c,
                               hisp_type_name(t), q, f ? yd[q] : yf[q], w[c][q]);
-            /* op = T is refused, not wrong */
-            ck_assert_int_eq(hisp_spmv(ctx, HISP_OP_T, f ? (void *)&one : (void *)&onef, A, x,
+            /* an op that does not exist is refused (T and H: suite compound_op) */
+            ck_assert_int_eq(hisp_spmv(ctx, (hisp_op)7, f ? (void *)&one : (void *)&onef, A, x,
                                        f ? (void *)&zero : (void *)&zerof, y),
-                             HISP_ERR_UNSUPPORTED);
+                             HISP_ERR_INVALID_ARGUMENT);
             hisp_matrix_destroy(&A);
             hisp_vector_destroy(&x);
             hisp_vector_destroy(&y);

@@ -22,6 +22,7 @@
     X(hisparse_resid) \
     X(msrep) \
     X(compound) \
+    X(compound_op) \
     X(transfer) \
     X(interop) \
     X(vector) \
