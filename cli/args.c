@@ -166,6 +166,24 @@ int cli_parse_precision(const char *opt, const char *s, hisp_type *out)
     return CLI_OK;
 }
 
+int cli_parse_op(const char *opt, const char *s, hisp_op *out)
+{
+    if (strcasecmp(s, "n") == 0)
+        *out = HISP_OP_N;
+    else if (strcasecmp(s, "t") == 0)
+        *out = HISP_OP_T;
+    else if (strcasecmp(s, "h") == 0)
+        *out = HISP_OP_H;
+    else
+        return cli_value_error("%s: unknown op '%s' (n: A, t: A^T, h: A^H)", opt, s);
+    return CLI_OK;
+}
+
+const char *cli_op_name(hisp_op op)
+{
+    return op == HISP_OP_N ? "A" : op == HISP_OP_T ? "A^T" : "A^H";
+}
+
 int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out)
 {
     if (hisp_backend_from_name(s, out) != HISP_SUCCESS)
