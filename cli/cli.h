@@ -43,10 +43,11 @@ bool cli_has_flag(int argc, char **argv, const char *flag);
 int cli_exec_mpi(int argc, char **argv);
 /* hisp solve --mpi (hisp-mpi only: cli/mpi/solve_mpi.c); argv[0] is "solve". */
 int solve_mpi(int argc, char **argv);
-/* hisp spmv with --entry/--layout/--schedule/--plan (cmd_tune.c). */
-int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
-                      const char *plan, hisp_backend_kind backend, int device, int repeat,
-                      bool check, bool json, double alpha, double beta);
+/* hisp spmv with --layout/--schedule/--plan (cmd_tune.c); t: --type. */
+struct cli_type_s;
+int cli_spmv_compound(const char *path, const struct cli_type_s *t, const char *layout,
+                      const char *schedule, const char *plan, hisp_backend_kind backend, int device,
+                      int repeat, bool check, bool json, double alpha, double beta);
 
 /* ---- matrix files (matrix_io.c) ---------------------------------------- */
 
@@ -108,7 +109,7 @@ bool cli_is_compound_gen(const char *kind);
     "                       generator its family, a .hisp file its own; b3x3\n"                    \
     "                       groups a real file into 3x3 blocks; --entry and\n"                     \
     "                       --precision are aliases)\n"
-typedef struct {
+typedef struct cli_type_s {
     hisp_type type;
     bool given; /* --type (or an alias) was on the command line */
 } cli_type;
