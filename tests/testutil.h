@@ -35,6 +35,7 @@
     X(cache) \
     X(concurrency) \
     X(cli_files) \
+    X(cli_types) \
     X(handles)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
