@@ -87,8 +87,7 @@ typedef enum {
 
 /* op(A) = A, A^T, or A^H (conjugate transpose; the same as A^T for real
  * entries). hisp_spmv and hisp_spmv_timed take all three for every entry
- * type; the other operations take N and T (and H where the entries are
- * real). */
+ * type; the other operations (hisp_matrix_add, hisp_mspmv) take N and T. */
 typedef enum { HISP_OP_N = 0, HISP_OP_T = 1, HISP_OP_H = 2 } hisp_op;
 
 typedef enum {
