@@ -585,7 +585,7 @@ static void print_json(const solve_opts *o, const solve_result *r)
         for (int k = 0; k < r->ndev; k++) {
             json_object_begin(&j, NULL);
             json_string(&j, "backend", hisp_backend_name(r->refs[k].backend));
-            json_int(&j, "device", r->refs[k].device);
+            json_int(&j, "index", r->refs[k].device);
             json_object_end(&j);
         }
         json_array_end(&j);
