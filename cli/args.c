@@ -155,17 +155,6 @@ int cli_write_text(const char *path, const char *data, size_t n)
     return rc;
 }
 
-int cli_parse_precision(const char *opt, const char *s, hisp_type *out)
-{
-    if (strcasecmp(s, "f32") == 0 || strcasecmp(s, "float") == 0 || strcasecmp(s, "single") == 0)
-        *out = HISP_F32;
-    else if (strcasecmp(s, "f64") == 0 || strcasecmp(s, "double") == 0)
-        *out = HISP_F64;
-    else
-        return cli_value_error("%s: unknown precision '%s' (f32 or f64)", opt, s);
-    return CLI_OK;
-}
-
 int cli_parse_op(const char *opt, const char *s, hisp_op *out)
 {
     if (strcasecmp(s, "n") == 0)

@@ -66,21 +66,14 @@ int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, h
                            hisp_mtx_header *h);
 /* Writes A as .hisp when path ends in .hisp, else as Matrix Market. */
 int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path);
-/* A matrix spec: gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP) generated in type,
- * else a file as cli_read_matrix. */
+/* Is spec a generator, gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP)? */
 bool cli_is_gen_spec(const char *spec);
-int cli_read_matrix_spec(hisp_context ctx, const char *spec, hisp_type type, hisp_matrix *A);
 #define CLI_GEN_SPEC_HELP                                                                          \
     "Wherever a matrix file is read, gen:KIND[:N[:SEED]] generates it instead:\n"                  \
     "KIND one of hisp gen's (poisson2d, poisson3d, banded, random, rmat, dense,\n"                 \
     "circuit, blockdiag; fem3x3 3x3 blocks, qsurface quaternion, helmholtz\n"                      \
     "complex), N as hisp gen's --n (rmat: --scale), SEED as --seed; each left out\n"               \
     "takes hisp gen's default. gen:poisson2d:100 is hisp gen poisson2d --n 100.\n"
-/* The type a spec reads into by default: a generator's family (f64, b3x3_f64,
- * q64, c64); a Matrix Market file's field from its banner (complex: c64,
- * quaternion: q64, else f64). -1 when the file cannot be opened. */
-hisp_type cli_gen_default_type(const char *spec);
-int cli_mtx_default_type(const char *path, hisp_type *t);
 /* A generator by name: the hisp gen kinds (f32/f64) and the compound ones
  * (fem3x3: b3x3_*, qsurface: q*, helmholtz: c*). n <= 0 and seed 0 take the
  * kind's defaults; p (may be NULL) gives every parameter of a real kind
@@ -97,11 +90,9 @@ bool cli_is_compound_gen(const char *kind);
  * table, CLI_TYPE_HELP into its help, and pass the three values (in that
  * order) to cli_parse_type. Without --type the input decides
  * (cli_spec_type). */
-#define CLI_TYPE_OPTS                                                                              \
-    {"--type", true}, {"--entry", true},                                                           \
-    {                                                                                              \
-        "--precision", true                                                                        \
-    }
+// clang-format off
+#define CLI_TYPE_OPTS {"--type", true}, {"--entry", true}, {"--precision", true}
+// clang-format on
 #define CLI_TYPE_HELP                                                                              \
     "  --type T             entry type: f32, f64, c32, c64, q32, q64, b3x3_f32,\n"                 \
     "                       b3x3_f64 (default: the input's: real, integer and\n"                   \
@@ -172,7 +163,6 @@ int cli_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int6
 int cli_parse_int(const char *opt, const char *s, int min, int max, int *out);
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
-int cli_parse_precision(const char *opt, const char *s, hisp_type *out);
 /* --op n|t|h (case-insensitive): A, A^T, A^H. */
 int cli_parse_op(const char *opt, const char *s, hisp_op *out);
 const char *cli_op_name(hisp_op op); /* "A", "A^T", "A^H" */

@@ -135,7 +135,9 @@ int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path)
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
-int cli_mtx_default_type(const char *path, hisp_type *t)
+/* A Matrix Market file's type from its banner's field (complex: c64,
+ * quaternion: q64, else f64); -1 when the file cannot be read. */
+static int mtx_default_type(const char *path, hisp_type *t)
 {
     *t = HISP_F64;
     if (slurp(path)) return -1;
@@ -222,32 +224,42 @@ int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
     return s ? cli_fail(ctx, s, NULL) : CLI_OK;
 }
 
-/* gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP). */
-static int parse_gen_spec(const char *spec, char kind[32], int64_t *n, uint64_t *seed)
+/* gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP); quiet: no message (the
+ * generation that follows says why). */
+static int parse_gen_spec(const char *spec, bool quiet, char kind[32], int64_t *n, uint64_t *seed)
 {
     const char *p = spec + 4, *c = strchr(p, ':');
     size_t kl = c ? (size_t)(c - p) : strlen(p);
+    const char *why = NULL;
     *n = 0;
     *seed = 0;
-    if (kl == 0 || kl >= 32) return cli_value_error("'%s': expected gen:KIND[:N[:SEED]]", spec);
-    memcpy(kind, p, kl);
-    kind[kl] = 0;
-    if (!c) return CLI_OK;
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(c + 1, &end, 10);
-    if (end == c + 1 || (*end && *end != ':') || v < 1 || errno == ERANGE)
-        return cli_value_error("'%s': expected gen:KIND[:N[:SEED]] with N >= 1", spec);
-    *n = v;
-    if (*end == ':') {
-        const char *sp = end + 1;
-        errno = 0;
-        unsigned long long sv = strtoull(sp, &end, 10);
-        if (end == sp || *end || *sp == '-' || errno == ERANGE)
-            return cli_value_error("'%s': expected gen:KIND[:N[:SEED]], SEED a number", spec);
-        *seed = sv;
+    if (kl == 0 || kl >= 32) why = "";
+    if (!why) {
+        memcpy(kind, p, kl);
+        kind[kl] = 0;
     }
-    return CLI_OK;
+    if (!why && c) {
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(c + 1, &end, 10);
+        if (end == c + 1 || (*end && *end != ':') || v < 1 || errno == ERANGE) {
+            why = " with N >= 1";
+        } else {
+            *n = v;
+            if (*end == ':') {
+                const char *sp = end + 1;
+                errno = 0;
+                unsigned long long sv = strtoull(sp, &end, 10);
+                if (end == sp || *end || *sp == '-' || errno == ERANGE)
+                    why = ", SEED a number";
+                else
+                    *seed = sv;
+            }
+        }
+    }
+    if (!why) return CLI_OK;
+    if (quiet) return CLI_INPUT;
+    return cli_value_error("'%s': expected gen:KIND[:N[:SEED]]%s", spec, why);
 }
 
 static int generate(hisp_context ctx, const char *spec, hisp_type t, hisp_matrix *A)
@@ -255,7 +267,7 @@ static int generate(hisp_context ctx, const char *spec, hisp_type t, hisp_matrix
     char kind[32];
     int64_t n;
     uint64_t seed;
-    int rc = parse_gen_spec(spec, kind, &n, &seed);
+    int rc = parse_gen_spec(spec, false, kind, &n, &seed);
     return rc ? rc : cli_generate(ctx, kind, n, seed, NULL, t, A);
 }
 
@@ -264,20 +276,15 @@ bool cli_is_gen_spec(const char *spec)
     return strncmp(spec, "gen:", 4) == 0;
 }
 
-hisp_type cli_gen_default_type(const char *spec)
+/* A generator's family (f64, b3x3_f64, q64, c64). */
+static hisp_type gen_default_type(const char *spec)
 {
     char kind[32];
     int64_t n;
     uint64_t seed;
-    if (parse_gen_spec(spec, kind, &n, &seed)) return HISP_F64; /* generate() says why */
+    if (parse_gen_spec(spec, true, kind, &n, &seed)) return HISP_F64; /* generate() says why */
     int ci = cgen_index(kind);
     return ci >= 0 ? cgens[ci].t64 : HISP_F64;
-}
-
-int cli_read_matrix_spec(hisp_context ctx, const char *spec, hisp_type type, hisp_matrix *A)
-{
-    return cli_is_gen_spec(spec) ? generate(ctx, spec, type, A)
-                                 : cli_read_matrix(ctx, spec, type, A);
 }
 
 /* ---- entry types ------------------------------------------------------------ */
@@ -317,9 +324,9 @@ int cli_parse_type(const char *cmd, const char *const v[3], cli_type *t)
 hisp_type cli_spec_type(const char *spec, const cli_type *t)
 {
     if (t && t->given) return t->type;
-    if (cli_is_gen_spec(spec)) return cli_gen_default_type(spec);
+    if (cli_is_gen_spec(spec)) return gen_default_type(spec);
     hisp_type d = HISP_F64;
-    if (cli_mtx_default_type(spec, &d)) d = HISP_F64; /* unreadable: the reader says why */
+    if (mtx_default_type(spec, &d)) d = HISP_F64; /* unreadable: the reader says why */
     return d;
 }
 
