@@ -29,7 +29,8 @@ static const char help[] =
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --format csr|hisparse  single-device format of the parts (default csr; hisparse:\n"
     "                       each part becomes a HiSparse tree run by the scheduler)\n"
-    "  --transpose          op(A) = A^T\n"
+    "  --op n|t|h           op(A) = A (default), A^T, or A^H (= A^T: real entries)\n"
+    "  --transpose          the same as --op t\n"
     "  --type f32|f64       entry type (default: the input's; MSREP parts take f32\n"
     "                       or f64, other types are refused: hisp spmv runs them on\n"
     "                       one device; --entry and --precision are aliases)\n"
@@ -106,6 +107,7 @@ enum {
     O_DIST,
     O_ENTRY,
     O_PREC, /* O_TYPE, O_ENTRY, O_PREC: CLI_TYPE_OPTS */
+    O_OP,
     O_HELP,
     O_HELP2
 };
@@ -470,39 +472,23 @@ static hisp_status mspmv_refit(hisp_matrix A, int nd, const hisp_device_ref *ref
 
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {{"--devices", true},
-                                   {"--partition", true},
-                                   {"--backend", true},
-                                   {"--format", true},
-                                   {"--transpose", false},
-                                   {"--type", true},
-                                   {"--x", true},
-                                   {"--alpha", true},
-                                   {"--beta", true},
-                                   {"--out", true},
-                                   {"--y", true},
-                                   {"--repeat", true},
-                                   {"--check", false},
-                                   {"--no-numa", false},
-                                   {"--subdevices", false},
-                                   {"--mpi", false},
-                                   {"--gen", true},
-                                   {"--n", true},
-                                   {"--scale", true},
-                                   {"--seed", true},
-                                   {"--json", false},
-                                   {"--kernel", true},
-                                   {"--device-ptr", false},
-                                   {"--resident", false},
-                                   {"--host-merge", false},
-                                   {"--row-cost", true},
-                                   {"--align", false},
-                                   {"--distributed", false},
-                                   {"--entry", true},
-                                   {"--precision", true},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {{"--devices", true},     {"--partition", true},
+                                   {"--backend", true},     {"--format", true},
+                                   {"--transpose", false},  {"--type", true},
+                                   {"--x", true},           {"--alpha", true},
+                                   {"--beta", true},        {"--out", true},
+                                   {"--y", true},           {"--repeat", true},
+                                   {"--check", false},      {"--no-numa", false},
+                                   {"--subdevices", false}, {"--mpi", false},
+                                   {"--gen", true},         {"--n", true},
+                                   {"--scale", true},       {"--seed", true},
+                                   {"--json", false},       {"--kernel", true},
+                                   {"--device-ptr", false}, {"--resident", false},
+                                   {"--host-merge", false}, {"--row-cost", true},
+                                   {"--align", false},      {"--distributed", false},
+                                   {"--entry", true},       {"--precision", true},
+                                   {"--op", true},          {"--help", false},
+                                   {"-h", false},           {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -523,6 +509,10 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->align = val[O_ALIGN] != NULL;
     o->dist = val[O_DIST] != NULL;
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
+    if (val[O_T] && val[O_OP])
+        return cli_usage_error("mspmv", "give --op or --transpose (the same as --op t), not both");
+    if (val[O_OP] && (rc = cli_parse_op("--op", val[O_OP], &o->op))) return rc;
+    if (o->op == HISP_OP_H) o->op = HISP_OP_T; /* real entries: A^H = A^T */
     o->xpath = val[O_X];
     o->out = val[O_OUT];
     o->ypath = val[O_Y];

@@ -465,6 +465,13 @@ START_TEST(test_type_aliases)
     CK_RUN(r, 0);
     ck_assert_int_eq((int64_t)json_num(r.out, "rows"), 25);
     run_free(&r);
+    /* mspmv takes --op too (h is t for its real entries) */
+    r = run_hisp("mspmv", "gen:banded:40", "--op", "h", "--devices", "2", "--check", "--backend",
+                 "reference", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_has(&r, "\"transpose\": true");
+    ck_has(&r, "\"ok\": true");
+    run_free(&r);
     /* --transpose is --op t; --op with --transpose is one too many */
     r = run_hisp("spmv", "gen:helmholtz:4", "--transpose", "--op", "t", NULL);
     CK_RUN(r, 1);
