@@ -31,9 +31,9 @@ d, backend = sys.argv[1], sys.argv[2]
 rows = {}
 for f in sorted(os.listdir(d)):
     j = json.load(open(os.path.join(d, f)))
-    key = (j["file"], j["entry"])
+    key = (j.get("file") or j["generator"], j["type"])
     rows.setdefault(key, {})[j["search"]] = j
-dev = next(iter(rows.values()))["full"]["device"]
+dev = next(iter(rows.values()))["full"]["device"]["name"]
 print(f"# compound autotuner: full vs fast search on {backend} ({dev})\n")
 print("| matrix | entry | nnz | full: best (ms) | full: time s, variants | fast: best (ms) | fast: time s, variants | quality full/fast | cost fast/full | best CSR-AoS-AoS ms (schedule only) | layout speedup |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -155,15 +155,22 @@ int cli_write_text(const char *path, const char *data, size_t n)
     return rc;
 }
 
-int cli_parse_precision(const char *opt, const char *s, hisp_type *out)
+int cli_parse_op(const char *opt, const char *s, hisp_op *out)
 {
-    if (strcasecmp(s, "f32") == 0 || strcasecmp(s, "float") == 0 || strcasecmp(s, "single") == 0)
-        *out = HISP_F32;
-    else if (strcasecmp(s, "f64") == 0 || strcasecmp(s, "double") == 0)
-        *out = HISP_F64;
+    if (strcasecmp(s, "n") == 0)
+        *out = HISP_OP_N;
+    else if (strcasecmp(s, "t") == 0)
+        *out = HISP_OP_T;
+    else if (strcasecmp(s, "h") == 0)
+        *out = HISP_OP_H;
     else
-        return cli_value_error("%s: unknown precision '%s' (f32 or f64)", opt, s);
+        return cli_value_error("%s: unknown op '%s' (n: A, t: A^T, h: A^H)", opt, s);
     return CLI_OK;
+}
+
+const char *cli_op_name(hisp_op op)
+{
+    return op == HISP_OP_N ? "A" : op == HISP_OP_T ? "A^T" : "A^H";
 }
 
 int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out)

@@ -44,10 +44,11 @@ bool cli_has_flag(int argc, char **argv, const char *flag);
 int cli_exec_mpi(int argc, char **argv);
 /* hisp solve --mpi (hisp-mpi only: cli/mpi/solve_mpi.c); argv[0] is "solve". */
 int solve_mpi(int argc, char **argv);
-/* hisp spmv with --entry/--layout/--schedule/--plan (cmd_tune.c). */
-int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
-                      const char *plan, hisp_backend_kind backend, int device, int repeat,
-                      bool check, bool json, double alpha, double beta);
+/* hisp spmv with --layout/--schedule/--plan (cmd_tune.c); t: --type. */
+struct cli_type_s;
+int cli_spmv_compound(const char *path, const struct cli_type_s *t, const char *layout,
+                      const char *schedule, const char *plan, hisp_backend_kind backend, int device,
+                      int repeat, bool check, bool json, double alpha, double beta);
 
 /* ---- matrix files (matrix_io.c) ---------------------------------------- */
 
@@ -66,16 +67,59 @@ int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, h
                            hisp_mtx_header *h);
 /* Writes A as .hisp when path ends in .hisp, else as Matrix Market. */
 int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path);
-/* A matrix spec: gen:KIND:N[:SEED] (hisp gen's kinds, N the grid side or
- * rows, rmat's scale; or the compound generators fem3x3, qsurface,
- * helmholtz) generated in type, else a file as cli_read_matrix. */
+/* Is spec a generator, gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP)? */
 bool cli_is_gen_spec(const char *spec);
-int cli_read_matrix_spec(hisp_context ctx, const char *spec, hisp_type type, hisp_matrix *A);
-/* The type a spec reads into by default: a generator's family (f64, b3x3_f64,
- * q64, c64); a Matrix Market file's field from its banner (complex: c64,
- * quaternion: q64, else f64). -1 when the file cannot be opened. */
-hisp_type cli_gen_default_type(const char *spec);
-int cli_mtx_default_type(const char *path, hisp_type *t);
+#define CLI_GEN_SPEC_HELP                                                                          \
+    "Wherever a matrix file is read, gen:KIND[:N[:SEED]] generates it instead:\n"                  \
+    "KIND one of hisp gen's (poisson2d, poisson3d, banded, random, rmat, dense,\n"                 \
+    "circuit, blockdiag; fem3x3 3x3 blocks, qsurface quaternion, helmholtz\n"                      \
+    "complex), N as hisp gen's --n (rmat: --scale), SEED as --seed; each left out\n"               \
+    "takes hisp gen's default. gen:poisson2d:100 is hisp gen poisson2d --n 100.\n"
+/* A generator by name: the hisp gen kinds (f32/f64) and the compound ones
+ * (fem3x3: b3x3_*, qsurface: q*, helmholtz: c*). n <= 0 and seed 0 take the
+ * kind's defaults; p (may be NULL) gives every parameter of a real kind
+ * (n and seed then ignored). A type outside the kind's family is refused
+ * naming both. Prints on failure. */
+int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
+                 const hisp_gen_params *p, hisp_type t, hisp_matrix *A);
+/* Is kind a compound generator (fem3x3, qsurface, helmholtz)? */
+bool cli_is_compound_gen(const char *kind);
+
+/* ---- entry types (matrix_io.c) -------------------------------------------
+ * Every command that reads or makes a matrix takes --type T (the aliases
+ * --entry and --precision mean the same): put CLI_TYPE_OPTS into its option
+ * table, CLI_TYPE_HELP into its help, and pass the three values (in that
+ * order) to cli_parse_type. Without --type the input decides
+ * (cli_spec_type). */
+// clang-format off
+#define CLI_TYPE_OPTS {"--type", true}, {"--entry", true}, {"--precision", true}
+// clang-format on
+#define CLI_TYPE_HELP                                                                              \
+    "  --type T             entry type: f32, f64, c32, c64, q32, q64, b3x3_f32,\n"                 \
+    "                       b3x3_f64 (default: the input's: real, integer and\n"                   \
+    "                       pattern files f64, complex c64, quaternion q64, a\n"                   \
+    "                       generator its family, a .hisp file its own; b3x3\n"                    \
+    "                       groups a real file into 3x3 blocks; --entry and\n"                     \
+    "                       --precision are aliases)\n"
+typedef struct cli_type_s {
+    hisp_type type;
+    bool given; /* --type (or an alias) was on the command line */
+} cli_type;
+/* v[0..2]: the values of --type, --entry, --precision (NULL when absent);
+ * more than one is a usage error. */
+int cli_parse_type(const char *cmd, const char *const v[3], cli_type *t);
+/* The type spec reads into: the given one, else the input's. */
+hisp_type cli_spec_type(const char *spec, const cli_type *t);
+/* Reads (or generates) spec in cli_spec_type's type; a .hisp file keeps
+ * its own and refuses another --type. h (may be NULL) gets a .mtx file's
+ * banner. Prints on failure. */
+int cli_load_matrix(hisp_context ctx, const char *spec, const cli_type *t, hisp_matrix *A,
+                    hisp_mtx_header *h);
+/* "CMD: TYPE matrices are not supported (WHY)" for the kernels a command
+ * lacks; returns CLI_INPUT. */
+int cli_type_unsupported(const char *cmd, hisp_type t, const char *why);
+/* Is t f32 or f64? */
+bool cli_type_real(hisp_type t);
 
 /* ---- argument parsing (args.c) ----------------------------------------- */
 
@@ -120,7 +164,9 @@ int cli_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int6
 int cli_parse_int(const char *opt, const char *s, int min, int max, int *out);
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
-int cli_parse_precision(const char *opt, const char *s, hisp_type *out);
+/* --op n|t|h (case-insensitive): A, A^T, A^H. */
+int cli_parse_op(const char *opt, const char *s, hisp_op *out);
+const char *cli_op_name(hisp_op op); /* "A", "A^T", "A^H" */
 int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out);
 /* A real scalar option (--alpha, --beta) must be finite in type t's
  * component precision: 1e39 is refused for f32 (it would be inf), and so is
@@ -175,6 +221,11 @@ void json_bool(cli_json *j, const char *key, bool v);
 void json_null(cli_json *j, const char *key);
 /* Ends the document with a newline. */
 void json_finish(cli_json *j);
+/* The "device" member every command that runs on a device writes: {"backend",
+ * "index", "name", "platform", "type": "gpu"|"cpu"|"other"} (key NULL inside
+ * arrays). */
+void json_device(cli_json *j, const char *key, const hisp_device_info *d);
+const char *cli_device_kind(const hisp_device_info *d); /* "gpu", "cpu", "other" */
 
 /* ---- transfers (json.c) ------------------------------------------------ */
 
@@ -206,15 +257,16 @@ typedef struct {
     int repeat; /* timed runs; 0 = run once, untimed */
     int warmup;
     bool check;     /* compare against the reference backend */
-    const void *y0; /* initial y (len = rows of op(A)), NULL = zeros */
-    const void *x;  /* x (len = cols of op(A)), NULL = x_j = 1/(j+1) */
+    const void *y0; /* initial y (rows of op(A) vector entries), NULL = zeros */
+    const void *x;  /* x (cols of op(A) vector entries), NULL = cli_default_x */
     bool hisparse;  /* run on a HiSparse copy of A (the check still uses A's CSR) */
     int node_size;  /* HiSparse node size, 0 = default */
 } cli_spmv_job;
 
 typedef struct {
-    hisp_type type;
-    int64_t m, n, nnz; /* op(A) is m x n */
+    hisp_type type;    /* of the matrix */
+    hisp_type vt;      /* of the vectors (hisp_compound_vector_type) */
+    int64_t m, n, nnz; /* op(A) is m x n vector entries */
     void *y;           /* result (m entries of type), caller frees */
     double median_ms, min_ms;
     double gflops, gbps;  /* from median */
@@ -236,7 +288,8 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     "CSR arrays (row pointers, column indices, values) + x read once + y written once (read "      \
     "too when beta != 0)"
 
-/* x_j = 1/(j+1) in type t (f32/f64). */
+/* x_j = 1/(j+1) in type t (f32/f64); the other types: component k of the
+ * flat scalars 1/(k+1). */
 void *cli_default_x(hisp_type t, int64_t n);
 /* GB/s (bytes read + written) of a large hisp_vector_copy on ctx's device,
  * wall time per call with a synchronize after each, median of 5 (measure.c).

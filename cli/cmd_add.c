@@ -5,7 +5,8 @@
 #include <string.h>
 
 static const char help[] =
-    "usage: hisp add A B -o C [options]\n"
+    "usage: hisp add A B -o C [options]      (A, B: FILE.mtx, FILE.hisp or\n"
+    "                                         gen:KIND[:N[:SEED]])\n"
     "\n"
     "Computes C = alpha*op(A) + beta*op(B) and writes C: a HiSparse file when C\n"
     "ends in .hisp, Matrix Market otherwise. A and B are .mtx or .hisp files (a\n"
@@ -18,12 +19,14 @@ static const char help[] =
     "  --transpose          op(X) = X^T for both operands (default op(X) = X)\n"
     "  --alpha a            default 1\n"
     "  --beta b             default 1\n"
-    "  --backend B          reference (default), opencl, cuda or auto\n"
-    "  --node-size d        node size of C when neither input is HiSparse (128)\n"
-    "  --precision f32|f64  entry type for .mtx inputs (default f64)\n"
+    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
+    "                       GPU answers, else OpenCL, else reference)\n"
+    "  --node-size d        node size of C when neither input is HiSparse (128)\n" CLI_TYPE_HELP
     "  --repeat N           time N sums (after one untimed) and report the median\n"
     "  --device N           device index of the backend (default 0)\n"
-    "  --json               machine-readable output (with the addition's stats)\n"
+    "  --json               machine-readable output (with the addition's stats):\n"
+    "                       \"backend\", \"device\" {\"backend\", \"index\", \"name\",\n"
+    "                       \"platform\", \"type\"}, \"type\", ...\n"
     "  --help               this text\n"
     "\n" CLI_TRANSFERS_HELP "With --repeat: the N timed sums (not the untimed first one).\n"
     "\n"
@@ -48,25 +51,19 @@ static hisp_status scaled(hisp_matrix X, double s, hisp_matrix *out, bool *owned
     if (st) return st;
     *owned = true;
     float sf = (float)s;
-    return hisp_matrix_scale(*out, mi.type == HISP_F32 ? (const void *)&sf : (const void *)&s);
+    bool single = hisp_type_size(mi.type) / (size_t)hisp_type_components(mi.type) == 4;
+    return hisp_matrix_scale(*out, single ? (const void *)&sf : (const void *)&s);
 }
 
 int cmd_add(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"-o", true},
-                                   {"--transpose", false},
-                                   {"--alpha", true},
-                                   {"--beta", true},
-                                   {"--backend", true},
-                                   {"--node-size", true},
-                                   {"--precision", true},
-                                   {"--repeat", true},
-                                   {"--json", false},
-                                   {"--device", true},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
-    const char *val[10] = {0}, *in[2] = {0};
+    static const cli_opt opts[] = {
+        {"-o", true},       {"--transpose", false}, {"--alpha", true},
+        {"--beta", true},   {"--backend", true},    {"--node-size", true},
+        {"--type", true},   {"--repeat", true},     {"--json", false},
+        {"--device", true}, {"--entry", true},      {"--precision", true},
+        {"--help", false},  {"-h", false},          {0, 0}};
+    const char *val[12] = {0}, *in[2] = {0};
     cli_args a;
     cli_args_init(&a, "add", argc, argv);
     for (;;) {
@@ -77,7 +74,7 @@ int cmd_add(int argc, char **argv)
         if (k == CLI_ARG_POSITIONAL) {
             if (in[1]) return cli_usage_error("add", "unexpected argument '%s'", v);
             in[in[0] ? 1 : 0] = v;
-        } else if (k >= 10) {
+        } else if (k >= 12) {
             fputs(help, stdout);
             return CLI_OK;
         } else {
@@ -90,13 +87,14 @@ int cmd_add(int argc, char **argv)
     bool tr = val[1] != NULL, json = val[8] != NULL;
     double alpha = 1, beta = 1;
     int rc = CLI_OK, d = 0, repeat = 0, device = 0;
-    hisp_type type = HISP_F64;
-    hisp_backend_kind kind = HISP_BACKEND_REFERENCE;
+    cli_type ct;
+    const char *tv[3] = {val[6], val[10], val[11]}; /* CLI_TYPE_OPTS */
+    hisp_backend_kind kind = HISP_BACKEND_AUTO;
+    if ((rc = cli_parse_type("add", tv, &ct))) return rc;
     if (val[2] && (rc = cli_parse_double("--alpha", val[2], &alpha))) return rc;
     if (val[3] && (rc = cli_parse_double("--beta", val[3], &beta))) return rc;
     if (val[4] && (rc = cli_parse_backend("--backend", val[4], &kind))) return rc;
     if (val[5] && (rc = cli_parse_int("--node-size", val[5], 4, 256, &d))) return rc;
-    if (val[6] && (rc = cli_parse_precision("--precision", val[6], &type))) return rc;
     if (val[7] && (rc = cli_parse_int("--repeat", val[7], 1, 1000000, &repeat))) return rc;
     if (val[9] && (rc = cli_parse_int("--device", val[9], 0, 1 << 20, &device))) return rc;
     cli_progress_enable(json);
@@ -112,8 +110,8 @@ int cmd_add(int argc, char **argv)
     bool ownA = false, ownB = false;
     double *ms = NULL;
     hisp_matrix_info ia = {0}, ib = {0}, ic = {0};
-    if ((rc = cli_read_matrix(ctx, in[0], type, &A))) goto done;
-    if ((rc = cli_read_matrix(ctx, in[1], type, &B))) goto done;
+    if ((rc = cli_load_matrix(ctx, in[0], &ct, &A, NULL))) goto done;
+    if ((rc = cli_load_matrix(ctx, in[1], &ct, &B, NULL))) goto done;
     hisp_status s = hisp_matrix_get_info(A, &ia);
     if (!s) s = hisp_matrix_get_info(B, &ib);
     if (!s && ((rc = cli_check_real("--alpha", alpha, ia.type)) ||
@@ -143,10 +141,9 @@ int cmd_add(int argc, char **argv)
     if (n) cli_transfers_add(ctx, &xfer);
     if (!s) s = hisp_matrix_get_info(C, &ic);
     hisp_backend_kind used = kind;
-    int used_dev = 0;
     hisp_device_info di = {0};
     if (!s) s = hisp_context_get_device(ctx, &di);
-    if (!s) used = di.backend, used_dev = di.index;
+    if (!s) used = di.backend;
     if (s) {
         rc = cli_fail(ctx, s, NULL);
         goto done;
@@ -165,12 +162,11 @@ int cmd_add(int argc, char **argv)
         json_string(&j, "b", in[1]);
         json_string(&j, "out", out);
         json_string(&j, "backend", hisp_backend_name(used));
-        json_int(&j, "device", used_dev);
-        json_string(&j, "device_name", di.name);
+        json_device(&j, "device", &di);
         json_bool(&j, "transpose", tr);
         json_double(&j, "alpha", alpha);
         json_double(&j, "beta", beta);
-        json_string(&j, "precision", hisp_type_name(ic.type));
+        json_string(&j, "type", hisp_type_name(ic.type));
         json_int(&j, "rows", ic.nrows);
         json_int(&j, "cols", ic.ncols);
         json_int(&j, "nnz_a", ia.nnz);

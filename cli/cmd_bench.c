@@ -10,7 +10,7 @@
 #include <strings.h>
 
 static const char help[] =
-    "usage: hisp bench FILE.mtx|FILE.hisp|gen:KIND:N[:SEED] [options]\n"
+    "usage: hisp bench FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [options]\n"
     "\n"
     "Runs one operation on every backend and device this machine has (CUDA\n"
     "devices, each OpenCL device, the reference) and on cuSPARSE where a CUDA\n"
@@ -35,11 +35,8 @@ static const char help[] =
     "                       cuSPARSE's products (hisp_solver_solve_dist); add:\n"
     "                       skipped, the library calls no vendor addition; its\n"
     "                       wall ms include the plan's hand-off to its device\n"
-    "                       thread, its device ms are cuSPARSE's kernel alone)\n"
-    "  --type T             entry type: f32, f64 (all ops), c32, c64, q32, q64,\n"
-    "                       b3x3_f32, b3x3_f64 (spmv and solve: the compound\n"
-    "                       kernels; default: the file's field, f64 for real files,\n"
-    "                       the generator's family)\n"
+    "                       thread, its device ms are cuSPARSE's kernel alone)\n" CLI_TYPE_HELP
+    "                       (spmvt and add: f32 and f64 only)\n"
     "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3)\n"
     "  --iterations K       solve: iterations per solve (default 100)\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
@@ -63,22 +60,6 @@ static const char help[] =
     "\n"
     "exit status: 0 ok, 1 usage, 2 invalid input, 3 a row failed on its device,\n"
     "5 an error above the tolerance (1e-4 f32, 1e-10 f64; solve 1e-2 / 1e-6).\n";
-
-/* The entry type, in one place: --type or the input's own. */
-static int bench_type(const char *opt, const char *spec, hisp_type *t)
-{
-    if (opt) {
-        if (hisp_type_from_name(opt, t) != HISP_SUCCESS)
-            return cli_value_error("--type: unknown type '%s' (f32, f64, c32, c64, q32, q64, "
-                                   "b3x3_f32, b3x3_f64)",
-                                   opt);
-    } else if (cli_is_gen_spec(spec)) {
-        *t = cli_gen_default_type(spec);
-    } else if (cli_mtx_default_type(spec, t) != 0) {
-        *t = HISP_F64; /* unreadable: the read names the problem */
-    }
-    return CLI_OK;
-}
 
 /* What the operations' kernels take: spmvt and add real entries only (the
  * compound SpMV has no op = T; the addition is real). */
@@ -305,10 +286,23 @@ static void *random_vector(hisp_type t, int64_t n)
 
 int cmd_bench(int argc, char **argv)
 {
-    enum { O_OP, O_BACKENDS, O_TYPE, O_REPEAT, O_ITER, O_PLOT, O_PLOTV, O_JSON, O_HELP, O_HELP2 };
-    static const cli_opt opts[] = {{"--op", true},
+    enum {
+        O_TYPE,
+        O_ENTRY,
+        O_PREC,
+        O_OP,
+        O_BACKENDS,
+        O_REPEAT,
+        O_ITER,
+        O_PLOT,
+        O_PLOTV,
+        O_JSON,
+        O_HELP,
+        O_HELP2
+    };
+    static const cli_opt opts[] = {CLI_TYPE_OPTS,
+                                   {"--op", true},
                                    {"--backends", true},
-                                   {"--type", true},
                                    {"--repeat", true},
                                    {"--iterations", true},
                                    {"--plot", true},
@@ -320,7 +314,7 @@ int cmd_bench(int argc, char **argv)
     const char *val[O_HELP] = {0}, *spec = NULL;
     int prc = cli_parse_command("bench", argc, argv, opts, help, val, &spec);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    if (!spec) return cli_usage_error("bench", "missing FILE or gen:KIND:N");
+    if (!spec) return cli_usage_error("bench", "missing FILE or gen:KIND[:N[:SEED]]");
     bool json = val[O_JSON] != NULL;
     cli_progress_enable(json);
 
@@ -347,7 +341,8 @@ int cmd_bench(int argc, char **argv)
         else if (strcasecmp(val[O_PLOTV], "ms") != 0)
             rc = cli_value_error("--plot-value: '%s' is not ms or gbps", val[O_PLOTV]);
     }
-    if (!rc) rc = bench_type(val[O_TYPE], spec, &in.t);
+    cli_type ct;
+    if (!rc) rc = cli_parse_type("bench", val, &ct);
     if (rc) return rc;
 
     hisp_context hctx = NULL; /* the input, on the host */
@@ -356,7 +351,7 @@ int cmd_bench(int argc, char **argv)
     bench_result ref = {0};
     int nrows = 0;
     if ((rc = cli_context(&hctx))) return rc;
-    rc = cli_read_matrix_spec(hctx, spec, in.t, &A);
+    rc = cli_load_matrix(hctx, spec, &ct, &A, NULL);
     hisp_matrix_info mi = {0};
     hisp_status s = HISP_SUCCESS;
     if (!rc) {

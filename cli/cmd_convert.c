@@ -2,45 +2,43 @@
 #include "cli.h"
 
 static const char help[] =
-    "usage: hisp convert IN -o OUT [--node-size d] [--precision f32|f64] [--json]\n"
+    "usage: hisp convert IN -o OUT [--node-size d] [--type T] [--json]\n"
     "\n"
     "Converts between Matrix Market (.mtx) and HiSparse (.hisp) files. The input\n"
     "kind is recognised by its first bytes, the output kind by the name: OUT\n"
-    "ending in .hisp is a HiSparse file (docs/FORMAT.md), anything else Matrix\n"
-    "Market (general coordinate). A .hisp input keeps its entry type, node size\n"
-    "and state (transposed flag, scale) when written as .hisp again; written as\n"
-    ".mtx it is the matrix as shown (state applied).\n"
+    "ending in .hisp is a HiSparse file (docs/FORMAT.md), anything\n"
+    "else Matrix Market (general coordinate; complex, quaternion and 3x3-block\n"
+    "entries in their own fields, docs/COMPOUND.md). A .hisp input keeps its entry\n"
+    "type, node size and state (transposed flag, scale) when written as .hisp\n"
+    "again; written as .mtx it is the matrix as shown (state applied). IN may be\n"
+    "a generator, gen:KIND[:N[:SEED]] (hisp gen --help).\n"
     "\n"
     "  -o OUT               output file (required)\n"
-    "  --node-size d        node size for a new tree, a power of two in 4..256 (128)\n"
-    "  --precision f32|f64  entry type for a .mtx input (default f64)\n"
-    "  --json               machine-readable summary: \"in\", \"out\", \"rows\", \"cols\",\n"
-    "                       \"nnz\", \"format\" (of the output), \"bytes\" (HiSparse pool\n"
-    "                       bytes when the output is .hisp), \"transfers\" (0: the\n"
-    "                       work is on the host)\n"
+    "  --node-size d        node size for a new tree, a power of two in 4..256 "
+    "(128)\n" CLI_TYPE_HELP
+    "  --json               machine-readable summary: \"in\", \"out\", \"type\", \"rows\",\n"
+    "                       \"cols\", \"nnz\", \"format\" (of the output), \"bytes\"\n"
+    "                       (HiSparse pool bytes when the output is .hisp),\n"
+    "                       \"transfers\" (0: the work is on the host)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file.\n";
 
 int cmd_convert(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"-o", true},
-                                   {"--node-size", true},
-                                   {"--precision", true},
-                                   {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
-    const char *val[4] = {0}, *in = NULL;
+    static const cli_opt opts[] = {
+        CLI_TYPE_OPTS, {"-o", true}, {"--node-size", true}, {"--json", false}, {"--help", false},
+        {"-h", false}, {0, 0}};
+    const char *val[6] = {0}, *in = NULL;
     int prc = cli_parse_command("convert", argc, argv, opts, help, val, &in);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    const char *out = val[0], *node = val[1], *prec = val[2];
-    bool json = val[3] != NULL;
+    const char *out = val[3], *node = val[4];
+    bool json = val[5] != NULL;
     if (!in) return cli_usage_error("convert", "missing IN");
     if (!out) return cli_usage_error("convert", "missing -o OUT");
     int rc = CLI_OK, d = 0;
-    hisp_type type = HISP_F64;
-    if (prec && (rc = cli_parse_precision("--precision", prec, &type))) return rc;
+    cli_type ct;
+    if ((rc = cli_parse_type("convert", val, &ct))) return rc;
     if (node && (rc = cli_parse_int("--node-size", node, 4, 256, &d))) return rc;
     cli_progress_enable(json);
     hisp_context ctx = NULL;
@@ -48,14 +46,16 @@ int cmd_convert(int argc, char **argv)
     hisp_matrix A = NULL;
     hisp_matrix_info mi = {0};
     uint64_t bytes = 0;
-    if ((rc = cli_read_matrix(ctx, in, type, &A))) goto done;
+    if ((rc = cli_load_matrix(ctx, in, &ct, &A, NULL))) goto done;
     hisp_status s = hisp_matrix_get_info(A, &mi);
+
     if (!s && d) s = hisp_matrix_set_node_size(A, d);
     if (!s && d && mi.format == HISP_FORMAT_HISPARSE) { /* a new node size: rebuild */
         s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
         if (!s) s = hisp_matrix_convert(A, HISP_FORMAT_HISPARSE);
     }
-    if (!s) s = hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, mi.type, &bytes);
+    if (!s && cli_is_hisp_name(out))
+        s = hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, mi.type, &bytes);
     if (s) {
         rc = cli_fail(ctx, s, in);
         goto done;
@@ -69,7 +69,7 @@ int cmd_convert(int argc, char **argv)
         json_string(&j, "in", in);
         json_string(&j, "out", out);
         json_string(&j, "format", hisp ? "hisparse" : "mtx");
-        json_string(&j, "precision", hisp_type_name(mi.type));
+        json_string(&j, "type", hisp_type_name(mi.type));
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);

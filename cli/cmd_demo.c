@@ -22,7 +22,8 @@ static const char help[] =
     "                       device, at least 16; 0 skips rmat)\n"
     "  --backend B          auto, reference, opencl or cuda (default auto)\n"
     "  --device N           device index within the backend (default: the first)\n"
-    "  --precision f32|f64  entry type (default f64)\n"
+    "  --type f32|f64       entry type (default f64; --entry and --precision are\n"
+    "                       aliases)\n"
     "  --repeat N           timed runs per matrix after 3 warm-up runs (default 20)\n"
     "  --json               machine-readable output\n"
     "  --help               this text\n"
@@ -118,12 +119,24 @@ static int skipped_backends(hisp_context ctx, hisp_backend_kind chosen, hisp_bac
 
 int cmd_demo(int argc, char **argv)
 {
-    enum { O_N, O_SCALE, O_BACKEND, O_DEVICE, O_PREC, O_REPEAT, O_JSON, O_HELP, O_HELP2 };
-    static const cli_opt opts[] = {{"--n", true},         {"--scale", true},
-                                   {"--backend", true},   {"--device", true},
-                                   {"--precision", true}, {"--repeat", true},
-                                   {"--json", false},     {"--help", false},
-                                   {"-h", false},         {0, 0}};
+    enum {
+        O_N,
+        O_SCALE,
+        O_BACKEND,
+        O_DEVICE,
+        O_TYPE, /* CLI_TYPE_OPTS: --type, --entry, --precision */
+        O_ENTRY,
+        O_PREC,
+        O_REPEAT,
+        O_JSON,
+        O_HELP,
+        O_HELP2
+    };
+    static const cli_opt opts[] = {{"--n", true},       {"--scale", true},
+                                   {"--backend", true}, {"--device", true},
+                                   CLI_TYPE_OPTS,       {"--repeat", true},
+                                   {"--json", false},   {"--help", false},
+                                   {"-h", false},       {0, 0}};
     const char *val[O_HELP] = {0};
     int prc = cli_parse_command("demo", argc, argv, opts, help, val, NULL);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -139,7 +152,13 @@ int cmd_demo(int argc, char **argv)
     if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 26, &scale);
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
-    if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &type);
+    cli_type ct;
+    if (!rc) rc = cli_parse_type("demo", val + O_TYPE, &ct);
+    if (!rc && ct.given) type = ct.type;
+    if (!rc && !cli_type_real(type))
+        rc = cli_type_unsupported("demo", type,
+                                  "its matrices are real, f32 or f64; hisp spmv gen:helmholtz, "
+                                  "gen:qsurface or gen:fem3x3 runs the others");
     if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &job.repeat);
     if (rc) return rc;
     cli_progress_enable(json);
@@ -213,12 +232,7 @@ int cmd_demo(int argc, char **argv)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_string(&j, "backend", hisp_backend_name(dev.backend));
-        json_object_begin(&j, "device");
-        json_int(&j, "index", dev.index);
-        json_string(&j, "name", dev.name);
-        json_string(&j, "platform", dev.platform);
-        json_string(&j, "type", dtype);
-        json_object_end(&j);
+        json_device(&j, "device", &dev);
         json_array_begin(&j, "skipped_backends");
         for (int i = 0; i < nskipped; i++) {
             json_object_begin(&j, NULL);
@@ -227,7 +241,7 @@ int cmd_demo(int argc, char **argv)
             json_object_end(&j);
         }
         json_array_end(&j);
-        json_string(&j, "precision", hisp_type_name(type));
+        json_string(&j, "type", hisp_type_name(type));
         json_object_begin(&j, "sizing");
         json_bool(&j, "auto", sz.sized);
         if (sz.sized) {

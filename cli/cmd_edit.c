@@ -5,7 +5,8 @@
 #include <string.h>
 
 static const char help[] =
-    "usage: hisp edit IN [--insert FILE.mtx] [--remove FILE.mtx] -o OUT [options]\n"
+    "usage: hisp edit IN|gen:KIND[:N[:SEED]] [--insert FILE.mtx] [--remove FILE.mtx]\n"
+    "                 -o OUT [options]\n"
     "\n"
     "Applies one batch of changes to the matrix in IN (.mtx or .hisp) as a\n"
     "HiSparse tree: every entry of the --insert file is set (inserted, or\n"
@@ -18,8 +19,7 @@ static const char help[] =
     "  -o OUT               output file (required)\n"
     "  --insert FILE.mtx    entries to insert or overwrite (same shape or smaller)\n"
     "  --remove FILE.mtx    entries to remove\n"
-    "  --node-size d        node size when IN is a .mtx file (default 128)\n"
-    "  --precision f32|f64  entry type when IN is a .mtx file (default f64)\n"
+    "  --node-size d        node size when IN is a .mtx file (default 128)\n" CLI_TYPE_HELP
     "  --json               machine-readable: \"inserted\", \"overwritten\", \"removed\",\n"
     "                       \"ignored\", \"nodes_copied\", \"nodes_shared\", \"nodes\",\n"
     "                       \"bytes_added\", \"bytes\", \"nnz\", \"transfers\" (0: the\n"
@@ -69,18 +69,19 @@ static int add_changes(hisp_context ctx, const char *path, hisp_type t, bool rm,
 
 int cmd_edit(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"-o", true},          {"--insert", true},    {"--remove", true},
-                                   {"--node-size", true}, {"--precision", true}, {"--json", false},
-                                   {"--help", false},     {"-h", false},         {0, 0}};
-    const char *val[6] = {0}, *in = NULL;
+    static const cli_opt opts[] = {{"-o", true},          {"--insert", true}, {"--remove", true},
+                                   {"--node-size", true}, CLI_TYPE_OPTS,      {"--json", false},
+                                   {"--help", false},     {"-h", false},      {0, 0}};
+    const char *val[8] = {0}, *in = NULL;
     int prc = cli_parse_command("edit", argc, argv, opts, help, val, &in);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    bool json = val[5] != NULL;
+    bool json = val[7] != NULL;
     if (!in) return cli_usage_error("edit", "missing IN");
     if (!val[0]) return cli_usage_error("edit", "missing -o OUT");
     int rc = CLI_OK, d = 0;
-    hisp_type type = HISP_F64;
-    if (val[4] && (rc = cli_parse_precision("--precision", val[4], &type))) return rc;
+    cli_type ct;
+    if ((rc = cli_parse_type("edit", val + 4, &ct))) return rc;
+    hisp_type type = ct.type;
     if (val[3] && (rc = cli_parse_int("--node-size", val[3], 4, 256, &d))) return rc;
     cli_progress_enable(json);
     hisp_context ctx = NULL;
@@ -93,7 +94,7 @@ int cmd_edit(int argc, char **argv)
     hisp_matrix_info mi = {0};
     hisp_edit_stats es = {0};
     hisp_hisparse_profile p = {0};
-    if ((rc = cli_read_matrix(ctx, in, type, &A))) goto done;
+    if ((rc = cli_load_matrix(ctx, in, &ct, &A, NULL))) goto done;
     hisp_status s = hisp_matrix_get_info(A, &mi);
     if (!s && d) s = hisp_matrix_set_node_size(A, d);
     if (!s) s = hisp_matrix_convert(A, HISP_FORMAT_HISPARSE);

@@ -17,10 +17,14 @@ static const char help[] =
     "      dense      n x n, every entry\n"
     "      circuit    n x n, diagonal + sparse + a few dense rows and columns\n"
     "      blockdiag  n x n, small dense clusters near the diagonal\n"
+    "      fem3x3     3x3 blocks (b3x3_f64): 27-point block stencil on an n^3 mesh\n"
+    "      qsurface   quaternion (q64): Dirac-like operator on an n x 2n torus mesh\n"
+    "      helmholtz  complex (c64): 5-point Laplacian - (k^2 + i*eps) on n x n\n"
     "\n"
     "options (defaults depend on KIND):\n"
     "  -o, --output FILE    file to write (required)\n"
-    "  --n N                grid side (poisson) or rows (others; rmat ignores it)\n"
+    "  --n N                grid side (poisson, fem3x3, qsurface, helmholtz) or rows\n"
+    "                       (others; rmat ignores it)\n"
     "  --seed S             random seed\n"
     "  --bandwidth B        banded: half-bandwidth\n"
     "  --nnz-per-row R      banded/random/circuit: mean entries per row\n"
@@ -28,11 +32,15 @@ static const char help[] =
     "  --edge-factor E      rmat: edges per vertex\n"
     "  --block B            blockdiag: cluster size\n"
     "  --dense-share F      circuit: share of the entries in the dense rows/cols\n"
-    "  --precision f32|f64  value type written (default f64)\n"
+    "  --type T             entry type written: f32 or f64 for the real kinds\n"
+    "                       (default f64), the kind's family for the others\n"
+    "                       (fem3x3: b3x3_f32|b3x3_f64, qsurface: q32|q64,\n"
+    "                       helmholtz: c32|c64; default the 64-bit one); --entry\n"
+    "                       and --precision are aliases\n"
     "  --json               machine-readable summary (\"transfers\": 0, the work is\n"
     "                       on the host)\n"
     "  --help               this text\n"
-    "\n"
+    "\n" CLI_GEN_SPEC_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 invalid value or write failure.\n";
 
 enum {
@@ -46,6 +54,8 @@ enum {
     O_EF,
     O_BLOCK,
     O_SHARE,
+    O_TYPE,
+    O_ENTRY,
     O_PREC,
     O_JSON,
     O_HELP,
@@ -64,7 +74,7 @@ int cmd_gen(int argc, char **argv)
                                    {"--edge-factor", true},
                                    {"--block", true},
                                    {"--dense-share", true},
-                                   {"--precision", true},
+                                   CLI_TYPE_OPTS,
                                    {"--json", false},
                                    {"--help", false},
                                    {"-h", false},
@@ -79,14 +89,24 @@ int cmd_gen(int argc, char **argv)
     if (!val[O_OUT]) return cli_usage_error("gen", "missing -o FILE.mtx");
     cli_progress_enable(json);
 
-    hisp_gen_kind kind;
-    if (hisp_gen_from_name(kind_name, &kind) != HISP_SUCCESS)
+    hisp_gen_kind kind = HISP_GEN_POISSON2D;
+    bool compound = cli_is_compound_gen(kind_name);
+    if (!compound && hisp_gen_from_name(kind_name, &kind) != HISP_SUCCESS)
         return cli_value_error("unknown matrix kind '%s' (see hisp gen --help)", kind_name);
     hisp_gen_params p;
     memset(&p, 0, sizeof p);
-    hisp_gen_defaults(kind, &p);
-    hisp_type type = HISP_F64;
-    int rc = CLI_OK;
+    if (!compound) hisp_gen_defaults(kind, &p);
+    cli_type ct;
+    int rc = cli_parse_type("gen", val + O_TYPE, &ct);
+    if (rc) return rc;
+    char spec[48];
+    snprintf(spec, sizeof spec, "gen:%s", kind_name);
+    hisp_type type = cli_spec_type(spec, &ct);
+    if (compound)
+        for (int k = O_BW; k <= O_SHARE; k++)
+            if (val[k])
+                return cli_usage_error("gen", "%s: %s takes --n and --seed only", opts[k].name,
+                                       kind_name);
     if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 0, INT32_MAX, &p.n);
     if (!rc && val[O_SEED]) rc = cli_parse_u64("--seed", val[O_SEED], &p.seed);
     if (!rc && val[O_BW]) rc = cli_parse_i64("--bandwidth", val[O_BW], 0, INT32_MAX, &p.bandwidth);
@@ -103,18 +123,17 @@ int cmd_gen(int argc, char **argv)
         if (!rc && (p.dense_share < 0 || p.dense_share > 1))
             rc = cli_value_error("--dense-share: %g is not in [0, 1]", p.dense_share);
     }
-    if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &type);
     if (rc) return rc;
 
     hisp_context ctx = NULL;
     if ((rc = cli_context(&ctx))) return rc;
     hisp_matrix A = NULL;
     hisp_matrix_info mi = {0};
-    cli_progress("generating %s", hisp_gen_name(kind));
     double t0 = cli_now_ms();
-    hisp_status s = hisp_matrix_generate(ctx, &p, type, &A);
+    rc = cli_generate(ctx, kind_name, p.n, p.seed, compound ? NULL : &p, type, &A);
     double t1 = cli_now_ms();
-    if (!s) s = hisp_matrix_get_info(A, &mi);
+    if (rc) goto out;
+    hisp_status s = hisp_matrix_get_info(A, &mi);
     if (s) {
         rc = cli_fail(ctx, s, NULL);
         goto out;
@@ -130,22 +149,24 @@ int cmd_gen(int argc, char **argv)
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, "kind", hisp_gen_name(kind));
+        json_string(&j, "kind", compound ? kind_name : hisp_gen_name(kind));
         json_string(&j, "file", val[O_OUT]);
-        json_string(&j, "precision", hisp_type_name(type));
+        json_string(&j, "type", hisp_type_name(type));
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
-        json_object_begin(&j, "params");
-        json_int(&j, "n", p.n);
-        json_uint(&j, "seed", p.seed);
-        json_int(&j, "bandwidth", p.bandwidth);
-        json_double(&j, "nnz_per_row", p.nnz_per_row);
-        json_int(&j, "scale", p.scale);
-        json_int(&j, "edge_factor", p.edge_factor);
-        json_int(&j, "block", p.block);
-        json_double(&j, "dense_share", p.dense_share);
-        json_object_end(&j);
+        if (!compound) { /* the compound kinds take n and seed only */
+            json_object_begin(&j, "params");
+            json_int(&j, "n", p.n);
+            json_uint(&j, "seed", p.seed);
+            json_int(&j, "bandwidth", p.bandwidth);
+            json_double(&j, "nnz_per_row", p.nnz_per_row);
+            json_int(&j, "scale", p.scale);
+            json_int(&j, "edge_factor", p.edge_factor);
+            json_int(&j, "block", p.block);
+            json_double(&j, "dense_share", p.dense_share);
+            json_object_end(&j);
+        }
         json_double(&j, "generate_ms", t1 - t0);
         json_double(&j, "write_ms", t2 - t1);
         json_transfers_of(&j, ctx);
@@ -154,8 +175,8 @@ int cmd_gen(int argc, char **argv)
     } else {
         printf("%s: %s %lld x %lld, %lld nonzeros (%s), generated in %.1f ms, written in %.1f "
                "ms\n",
-               val[O_OUT], hisp_gen_name(kind), (long long)mi.nrows, (long long)mi.ncols,
-               (long long)mi.nnz, hisp_type_name(type), t1 - t0, t2 - t1);
+               val[O_OUT], compound ? kind_name : hisp_gen_name(kind), (long long)mi.nrows,
+               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type), t1 - t0, t2 - t1);
     }
 out:
     hisp_matrix_destroy(&A);

@@ -10,8 +10,7 @@
 #include <unistd.h>
 
 static const char help[] =
-    "usage: hisp mspmv FILE.mtx|FILE.hisp [options]\n"
-    "       hisp mspmv --gen KIND [--n N] [--scale S] [--seed S] [options]\n"
+    "usage: hisp mspmv FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [options]\n"
     "\n"
     "Computes y = alpha*op(A)*x + beta*y over several devices (MSREP): A is cut\n"
     "into one part per device, each device receives only its part and keeps it,\n"
@@ -30,8 +29,11 @@ static const char help[] =
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --format csr|hisparse  single-device format of the parts (default csr; hisparse:\n"
     "                       each part becomes a HiSparse tree run by the scheduler)\n"
-    "  --transpose          op(A) = A^T\n"
-    "  --precision f32|f64  entry type (default f64)\n"
+    "  --op n|t|h           op(A) = A (default), A^T, or A^H (= A^T: real entries)\n"
+    "  --transpose          the same as --op t\n"
+    "  --type f32|f64       entry type (default: the input's; MSREP parts take f32\n"
+    "                       or f64, other types are refused: hisp spmv runs them on\n"
+    "                       one device; --entry and --precision are aliases)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
     "  --alpha a, --beta b  defaults 1 and 0\n"
     "  --y Y0.mtx           initial y (default zeros; not with --mpi)\n"
@@ -62,11 +64,12 @@ static const char help[] =
     "                       reads and partitions A over the ranks (the same kinds),\n"
     "                       each rank splits its part over its own --devices, results\n"
     "                       merge through MPI collectives (runs build/bin/hisp-mpi)\n"
-    "  --gen KIND           generate A instead of reading a file (hisp gen's kinds)\n"
-    "  --n N, --scale S, --seed S   generator parameters (see hisp gen --help)\n"
+    "  --gen KIND           the same as the argument gen:KIND, with --n N, --scale S,\n"
+    "                       --seed S as hisp gen takes them\n"
     "  --json               machine-readable output\n"
     "  --help               this text\n"
-    "\n" CLI_TRANSFERS_HELP "Here only what the caller's contexts moved (the vectors' device with\n"
+    "\n" CLI_GEN_SPEC_HELP "\n" CLI_TRANSFERS_HELP
+    "Here only what the caller's contexts moved (the vectors' device with\n"
     "--resident): the plan's per-device contexts, which send the parts, x and the\n"
     "partial results, are not visible (\"covers\" says so).\n"
     "\n"
@@ -79,7 +82,7 @@ enum {
     O_BACKEND,
     O_FORMAT,
     O_T,
-    O_PREC,
+    O_TYPE,
     O_X,
     O_ALPHA,
     O_BETA,
@@ -102,6 +105,9 @@ enum {
     O_ROWCOST,
     O_ALIGN,
     O_DIST,
+    O_ENTRY,
+    O_PREC, /* O_TYPE, O_ENTRY, O_PREC: CLI_TYPE_OPTS */
+    O_OP,
     O_HELP,
     O_HELP2
 };
@@ -174,10 +180,9 @@ int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *
 
 int mspmv_matrix(hisp_context ctx, const mspmv_opts *o, hisp_matrix *A)
 {
-    if (!o->gen) return cli_read_matrix(ctx, o->path, o->type, A);
-    cli_progress("generating %s", hisp_gen_name(o->gp.kind));
-    hisp_status s = hisp_matrix_generate(ctx, &o->gp, o->type, A);
-    return s ? cli_fail(ctx, s, NULL) : CLI_OK;
+    cli_type ct = {o->type, o->type_given};
+    if (!o->gen) return cli_load_matrix(ctx, o->path, &ct, A, NULL);
+    return cli_generate(ctx, hisp_gen_name(o->gp.kind), 0, 0, &o->gp, o->type, A);
 }
 
 int mspmv_vector(hisp_context ctx, const mspmv_opts *o, const char *path, int64_t n,
@@ -333,8 +338,8 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     cli_json j;
     json_init(&j, stdout);
     json_object_begin(&j, NULL);
-    if (o->gen)
-        json_string(&j, "generator", hisp_gen_name(o->gp.kind));
+    if (o->gen || cli_is_gen_spec(o->path))
+        json_string(&j, "generator", o->gen ? hisp_gen_name(o->gp.kind) : o->path);
     else
         json_string(&j, "file", o->path);
     json_string(&j, "partition", hisp_partition_name(o->kind));
@@ -349,7 +354,7 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_int(&j, "numa_nodes", bd->numa_nodes);
     json_int(&j, "machine_numa_nodes", hisp_numa_nodes());
     json_bool(&j, "mpi", false);
-    json_string(&j, "precision", hisp_type_name(o->type));
+    json_string(&j, "type", hisp_type_name(o->type));
     json_bool(&j, "transpose", o->op == HISP_OP_T);
     json_int(&j, "rows", mi->nrows);
     json_int(&j, "cols", mi->ncols);
@@ -375,11 +380,13 @@ static void print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     json_array_begin(&j, "parts");
     for (int k = 0; k < bd->ndevices; k++) {
         json_object_begin(&j, NULL);
+        json_object_begin(&j, "device");
         json_string(&j, "backend", hisp_backend_name(bd->dev[k].backend));
-        json_int(&j, "device", bd->dev[k].device);
+        json_int(&j, "index", bd->dev[k].device);
+        json_string(&j, "name", bd->dev[k].name);
         json_int(&j, "subdevice", bd->dev[k].sub);
         json_int(&j, "subdevices", bd->dev[k].nsub);
-        json_string(&j, "name", bd->dev[k].name);
+        json_object_end(&j);
         json_int(&j, "numa_node", bd->dev[k].numa_node);
         json_int(&j, "start", bd->dev[k].part.start);
         json_int(&j, "end", bd->dev[k].part.end);
@@ -465,37 +472,23 @@ static hisp_status mspmv_refit(hisp_matrix A, int nd, const hisp_device_ref *ref
 
 static int parse(int argc, char **argv, mspmv_opts *o)
 {
-    static const cli_opt opts[] = {{"--devices", true},
-                                   {"--partition", true},
-                                   {"--backend", true},
-                                   {"--format", true},
-                                   {"--transpose", false},
-                                   {"--precision", true},
-                                   {"--x", true},
-                                   {"--alpha", true},
-                                   {"--beta", true},
-                                   {"--out", true},
-                                   {"--y", true},
-                                   {"--repeat", true},
-                                   {"--check", false},
-                                   {"--no-numa", false},
-                                   {"--subdevices", false},
-                                   {"--mpi", false},
-                                   {"--gen", true},
-                                   {"--n", true},
-                                   {"--scale", true},
-                                   {"--seed", true},
-                                   {"--json", false},
-                                   {"--kernel", true},
-                                   {"--device-ptr", false},
-                                   {"--resident", false},
-                                   {"--host-merge", false},
-                                   {"--row-cost", true},
-                                   {"--align", false},
-                                   {"--distributed", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {{"--devices", true},     {"--partition", true},
+                                   {"--backend", true},     {"--format", true},
+                                   {"--transpose", false},  {"--type", true},
+                                   {"--x", true},           {"--alpha", true},
+                                   {"--beta", true},        {"--out", true},
+                                   {"--y", true},           {"--repeat", true},
+                                   {"--check", false},      {"--no-numa", false},
+                                   {"--subdevices", false}, {"--mpi", false},
+                                   {"--gen", true},         {"--n", true},
+                                   {"--scale", true},       {"--seed", true},
+                                   {"--json", false},       {"--kernel", true},
+                                   {"--device-ptr", false}, {"--resident", false},
+                                   {"--host-merge", false}, {"--row-cost", true},
+                                   {"--align", false},      {"--distributed", false},
+                                   {"--entry", true},       {"--precision", true},
+                                   {"--op", true},          {"--help", false},
+                                   {"-h", false},           {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -516,18 +509,22 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->align = val[O_ALIGN] != NULL;
     o->dist = val[O_DIST] != NULL;
     o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
+    if (val[O_T] && val[O_OP])
+        return cli_usage_error("mspmv", "give --op or --transpose (the same as --op t), not both");
+    if (val[O_OP] && (rc = cli_parse_op("--op", val[O_OP], &o->op))) return rc;
+    if (o->op == HISP_OP_H) o->op = HISP_OP_T; /* real entries: A^H = A^T */
     o->xpath = val[O_X];
     o->out = val[O_OUT];
     o->ypath = val[O_Y];
     if (val[O_GEN]) {
         hisp_gen_kind k;
-        if (o->path) return cli_usage_error("mspmv", "give FILE or --gen, not both");
+        if (o->path) return cli_usage_error("mspmv", "give FILE (or gen:KIND) or --gen, not both");
         if (hisp_gen_from_name(val[O_GEN], &k))
             return cli_value_error("--gen: unknown kind '%s' (see hisp gen --help)", val[O_GEN]);
         hisp_gen_defaults(k, &o->gp);
         o->gen = true;
     } else if (!o->path) {
-        return cli_usage_error("mspmv", "missing FILE.mtx (or --gen KIND)");
+        return cli_usage_error("mspmv", "missing FILE.mtx (or gen:KIND)");
     }
     if (val[O_DEVICES] && strcmp(val[O_DEVICES], "all") != 0)
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
@@ -564,7 +561,13 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     }
     if (!rc && o->fit && o->mpi)
         rc = cli_usage_error("mspmv", "--row-cost auto does not go with --mpi (give a number)");
-    if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &o->type);
+    if (!rc) {
+        const char *tv[3] = {val[O_TYPE], val[O_ENTRY], val[O_PREC]};
+        cli_type ct;
+        rc = cli_parse_type("mspmv", tv, &ct);
+        o->type = ct.type;
+        o->type_given = ct.given;
+    }
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &o->alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &o->beta);
     if (!rc) rc = cli_check_real("--alpha", o->alpha, o->type);
@@ -614,8 +617,10 @@ int cmd_mspmv(int argc, char **argv)
         goto out;
     }
     o.type = mi.type;
-    if (o.type != HISP_F32 && o.type != HISP_F64) {
-        rc = cli_value_error("mspmv needs an f32 or f64 matrix, not %s", hisp_type_name(o.type));
+    if (!cli_type_real(o.type)) {
+        rc = cli_type_unsupported("mspmv", o.type,
+                                  "MSREP parts take f32 or f64; hisp spmv runs the others on "
+                                  "one device");
         goto out;
     }
     int64_t m = o.op == HISP_OP_N ? mi.nrows : mi.ncols,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 static const char help[] =
-    "usage: hisp solve A.mtx|A.hisp|gen:KIND:N[:SEED] --method M [options]\n"
+    "usage: hisp solve A.mtx|A.hisp|gen:KIND[:N[:SEED]] --method M [options]\n"
     "\n"
     "Solves A x = b (lsqr: min ||A x - b||^2 + damp^2 ||x||^2) with a Krylov method on\n"
     "the chosen backend; the matrix and every vector stay on the device and only a\n"
@@ -22,12 +22,11 @@ static const char help[] =
     "of 7 products, each followed by a synchronize; bicgstab and lsqr make two\n"
     "products per iteration, lsqr one with A and one with A^T).\n"
     "\n"
-    "A is a Matrix Market file, a HiSparse file or a generator: gen:KIND:N[:SEED]\n"
-    "with hisp gen's kinds (N = grid side for poisson2d/3d, rows otherwise, the\n"
-    "scale for rmat; e.g. gen:poisson2d:100 is SPD with 10000 rows) or the compound\n"
-    "ones (gen:helmholtz:N complex, gen:qsurface:N quaternion, gen:fem3x3:N 3x3\n"
-    "blocks). The entry type follows the input: real, integer and pattern files\n"
-    "f64, complex files c64, quaternion files q64, a .hisp file its own.\n"
+    "A is a Matrix Market file, a HiSparse file or a generator, gen:KIND[:N[:SEED]]\n"
+    "(below; e.g. gen:poisson2d:100 is SPD with 10000 rows, gen:helmholtz:N\n"
+    "complex, gen:qsurface:N quaternion, gen:fem3x3:N 3x3 blocks). The entry type\n"
+    "follows the input: real, integer and pattern files f64, complex files c64,\n"
+    "quaternion files q64, a .hisp file its own.\n"
     "\n"
     "  --method M           cg (A Hermitian positive definite), bicgstab, gmres\n"
     "                       (restarted GMRES(m)) or lsqr (least squares, any shape)\n"
@@ -43,10 +42,7 @@ static const char help[] =
     "                       adapt to the convergence rate)\n"
     "  --rhs ones|random|B.mtx  right-hand side (default ones; random: uniform in\n"
     "                       [-1, 1) in every component, --seed S, default 1)\n"
-    "  --x0 X0.mtx          initial guess (default zeros)\n"
-    "  --type T             entry type instead of the input's: f32, f64, c32, c64,\n"
-    "                       q32, q64, b3x3_f32, b3x3_f64 (b3x3 groups a real file\n"
-    "                       into 3x3 blocks; --entry and --precision are synonyms)\n"
+    "  --x0 X0.mtx          initial guess (default zeros)\n" CLI_TYPE_HELP
     "  --format csr|hisparse  storage the products run on (default: the input's;\n"
     "                       hisparse builds the HiSparse tree, f32/f64)\n"
     "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
@@ -72,7 +68,8 @@ static const char help[] =
     "the solver; before the solve, one product and one norm upload A and the\n"
     "vectors and build the kernels (prepare_ms), so the solve's time is the\n"
     "iterations' own.\n"
-    "\n" CLI_TRANSFERS_HELP "Here: the solve (after prepare): the residual reads at checks and\n"
+    "\n" CLI_GEN_SPEC_HELP "\n" CLI_TRANSFERS_HELP
+    "Here: the solve (after prepare): the residual reads at checks and\n"
     "what the method moves; with --devices only this context's (none of the\n"
     "plan's per-device contexts).\n"
     "\n"
@@ -187,7 +184,7 @@ static int parse(int argc, char **argv, solve_opts *o)
     o->rhs = "ones";
     int rc = cli_parse_command("solve", argc, argv, opts, help, val, &o->spec);
     if (rc) return rc;
-    if (!o->spec) return cli_usage_error("solve", "missing A.mtx (or gen:KIND:N)");
+    if (!o->spec) return cli_usage_error("solve", "missing A.mtx (or gen:KIND[:N[:SEED]])");
     if (!val[O_METHOD])
         return cli_usage_error("solve", "missing --method (cg, bicgstab, gmres, lsqr)");
     o->json = val[O_JSON] != NULL;
@@ -196,14 +193,10 @@ static int parse(int argc, char **argv, solve_opts *o)
     o->history = val[O_HISTORY];
     o->plot = val[O_PLOT];
     if (val[O_RHS]) o->rhs = val[O_RHS];
-    const char *tname = NULL, *topt = NULL;
-    static const int type_opts[] = {O_TYPE, O_ENTRY, O_PREC};
-    for (int i = 0; i < 3; i++)
-        if (val[type_opts[i]]) {
-            if (tname) return cli_usage_error("solve", "give one of --type, --entry, --precision");
-            tname = val[type_opts[i]];
-            topt = opts[type_opts[i]].name;
-        }
+    cli_type ct;
+    if ((rc = cli_parse_type("solve", val + O_TYPE, &ct))) return rc;
+    o->type = ct.type;
+    o->type_given = ct.given;
     if (hisp_solver_method_from_name(val[O_METHOD], &o->method))
         return cli_value_error("--method: unknown method '%s' (cg, bicgstab, gmres, lsqr)",
                                val[O_METHOD]);
@@ -227,13 +220,6 @@ static int parse(int argc, char **argv, solve_opts *o)
     if (!rc && val[O_CHECK])
         rc = cli_parse_int("--check-interval", val[O_CHECK], 1, 1024, &o->check);
     if (!rc && val[O_SEED]) rc = cli_parse_u64("--seed", val[O_SEED], &o->seed);
-    if (!rc && tname) {
-        if (hisp_type_from_name(tname, &o->type))
-            rc = cli_value_error("%s: unknown type '%s' (f32, f64, c32, c64, q32, q64, "
-                                 "b3x3_f32, b3x3_f64)",
-                                 topt, tname);
-        o->type_given = true;
-    }
     if (!rc && val[O_FORMAT]) {
         if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
             o->format = HISP_FORMAT_HISPARSE;
@@ -599,18 +585,14 @@ static void print_json(const solve_opts *o, const solve_result *r)
         for (int k = 0; k < r->ndev; k++) {
             json_object_begin(&j, NULL);
             json_string(&j, "backend", hisp_backend_name(r->refs[k].backend));
-            json_int(&j, "device", r->refs[k].device);
+            json_int(&j, "index", r->refs[k].device);
             json_object_end(&j);
         }
         json_array_end(&j);
         json_bool(&j, "shared_devices", r->shared);
     } else {
         json_string(&j, "backend", hisp_backend_name(r->dev.backend));
-        json_object_begin(&j, "device");
-        json_int(&j, "index", r->dev.index);
-        json_string(&j, "name", r->dev.name);
-        json_string(&j, "platform", r->dev.platform);
-        json_object_end(&j);
+        json_device(&j, "device", &r->dev);
     }
     json_string(&j, "method", hisp_solver_method_name(o->method));
     json_string(&j, "precond", hisp_precond_name(o->precond));
@@ -745,23 +727,11 @@ int cmd_solve(int argc, char **argv)
             goto out;
         }
     }
-    hisp_type t = o.type;
-    bool hisp_file = !cli_is_gen_spec(o.spec) && cli_is_hisp_file(o.spec);
-    if (!o.type_given) {
-        if (cli_is_gen_spec(o.spec))
-            t = cli_gen_default_type(o.spec);
-        else if (cli_mtx_default_type(o.spec, &t))
-            t = HISP_F64; /* unreadable: the reader says why */
-    }
-    if ((rc = cli_read_matrix_spec(ctx, o.spec, t, &A))) goto out;
+    cli_type ct = {o.type, o.type_given};
+    if ((rc = cli_load_matrix(ctx, o.spec, &ct, &A, NULL))) goto out;
     s = hisp_matrix_get_info(A, &res.mi);
     if (s) {
         rc = cli_fail(ctx, s, o.spec);
-        goto out;
-    }
-    if (hisp_file && o.type_given && res.mi.type != o.type) {
-        rc = cli_value_error("%s: a HiSparse file of %s entries (--type %s does not convert it)",
-                             o.spec, hisp_type_name(res.mi.type), hisp_type_name(o.type));
         goto out;
     }
     /* the storage the products run on */

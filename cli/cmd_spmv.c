@@ -7,51 +7,64 @@
 #include <strings.h>
 
 static const char help[] =
-    "usage: hisp spmv FILE.mtx|FILE.hisp [options]\n"
+    "usage: hisp spmv FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [options]\n"
     "\n"
-    "Computes y = alpha*op(A)*x + beta*y with A read from FILE.mtx, on the chosen\n"
-    "backend, and reports which backend and device ran it.\n"
+    "Computes y = alpha*op(A)*x + beta*y with A read from FILE (or generated), on\n"
+    "the chosen backend, and reports which backend and device ran it. Every entry\n"
+    "type works: real (f32, f64), complex (c32, c64), quaternion (q32, q64) and 3x3\n"
+    "blocks (b3x3_f32, b3x3_f64, whose vectors are real with 3 entries per block).\n"
+    "Entries multiply from the left (docs/COMPOUND.md).\n"
     "\n"
-    "  --transpose          op(A) = A^T (default op(A) = A)\n"
+    "  --op n|t|h           op(A) = A (default), A^T, or A^H, the conjugate\n"
+    "                       transpose (complex and quaternion entries conjugated;\n"
+    "                       the same as A^T for real entries and 3x3 blocks)\n"
+    "  --transpose          the same as --op t\n"
     "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --device N           device index within the backend (default: the first;\n"
     "                       see hisp info)\n"
     "  --format csr|hisparse  storage format used for the operation (default csr;\n"
-    "                       hisparse walks the tree with the dynamic scheduler on\n"
-    "                       any backend and reports its counts: nodes per queue,\n"
-    "                       node-kernel launches, rounds, of the first call;\n"
-    "                       on a device backend later calls replay its leaf\n"
+    "                       hisparse (f32, f64) walks the tree with the dynamic\n"
+    "                       scheduler on any backend and reports its counts: nodes\n"
+    "                       per queue, node-kernel launches, rounds, of the first\n"
+    "                       call; on a device backend later calls replay its leaf\n"
     "                       queues in one round)\n"
-    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
-    "  --precision f32|f64  entry type (default f64)\n"
-    "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
-    "  --alpha a            default 1\n"
-    "  --beta b             default 0\n"
+    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n" CLI_TYPE_HELP
+    "  --x X.mtx            x as a Matrix Market array of the vector type (default:\n"
+    "                       scalar component k of x is 1/(k+1))\n"
+    "  --alpha a            default 1 (a real number)\n"
+    "  --beta b             default 0 (a real number)\n"
     "  --y Y0.mtx           initial y (default zeros)\n"
     "  --out Y.mtx          write the result y as a Matrix Market array\n"
     "  --check              also run on the reference backend and report the\n"
-    "                       relative 2-norm error ||y - y_ref|| / ||y_ref||\n"
+    "                       relative 2-norm error ||y - y_ref|| / ||y_ref|| over\n"
+    "                       every scalar component\n"
     "  --repeat N           time N runs (after 3 warm-up runs, not timed) and report\n"
-    "                       median and minimum ms, GFLOP/s = 2*nnz / median time and\n"
-    "                       GB/s = bytes / median time, where bytes counts the CSR\n"
-    "                       arrays (row pointers, column indices, values), x read\n"
-    "                       once and y written once (and read when beta != 0)\n"
-    "  --entry TYPE         compound entries: c32, c64, q32, q64, b3x3_f32, b3x3_f64\n"
-    "                       (also f32, f64); runs a compound SpMV variant. FILE may\n"
-    "                       then be gen:fem3x3|qsurface|helmholtz:N[:SEED]\n"
-    "  --layout L           OUTER-INNER-VEC, e.g. CSR-AoS-AoS, ELL-SoA-AoS,\n"
+    "                       median and minimum ms, GFLOP/s = flops * nnz / median\n"
+    "                       time (flops per entry: 2 real, 8 complex, 32 quaternion,\n"
+    "                       18 3x3 block) and GB/s = bytes / median time, where bytes\n"
+    "                       counts the CSR arrays (row pointers, column indices,\n"
+    "                       values), x read once and y written once (and read when\n"
+    "                       beta != 0)\n"
+    "  --layout L           compound entries, op n: run this variant's layout,\n"
+    "                       OUTER-INNER-VEC, e.g. CSR-AoS-AoS, ELL-SoA-AoS,\n"
     "                       SELL16-SoA-SoA, SELL32-AoS-SoA (default CSR-AoS-AoS)\n"
-    "  --schedule S         static|dynamic[:NTxNB] (default static, device sizes)\n"
+    "  --schedule S         with --layout: static|dynamic[:NTxNB] (default static,\n"
+    "                       device sizes)\n"
     "  --plan auto|FILE     the variant of a plan: auto = the plan cache (tuned with\n"
     "                       the fast search on a miss), or a file from hisp tune --save\n"
-    "  --json               machine-readable output\n"
+    "  --json               machine-readable output: \"file\" (or \"generator\"),\n"
+    "                       \"backend\", \"device\" {\"backend\", \"index\", \"name\",\n"
+    "                       \"platform\", \"type\"}, \"format\", \"type\", \"op\", \"rows\",\n"
+    "                       \"cols\", \"nnz\", \"alpha\", \"beta\", \"timing\", \"check\",\n"
+    "                       \"transfers\"\n"
     "  --help               this text\n"
     "\n" CLI_TRANSFERS_HELP
     "With --repeat: the warm-up and timed runs (hisp_spmv_timed); the first run\n"
-    "uploads the matrix and x, runs on device-resident data add nothing. Without:\n"
-    "the one SpMV with its uploads and the read of y.\n"
-    "\n"
+    "uploads the matrix and x (for op t or h of compound entries also op(A), built\n"
+    "once), runs on device-resident data add nothing. Without: the one SpMV with\n"
+    "its uploads and the read of y.\n"
+    "\n" CLI_GEN_SPEC_HELP "\n"
     "exit status:\n"
     "  0  success\n"
     "  1  usage error\n"
@@ -59,16 +72,19 @@ static const char help[] =
     "     invalid value\n"
     "  3  backend or device error: backend not compiled in, no device, kernel\n"
     "     build or device failure, out of device memory\n"
-    "  5  --check: the relative error exceeds 1e-4 (f32) or 1e-10 (f64); the\n"
-    "     result is still reported (and written with --out)\n";
+    "  5  --check: the relative error exceeds 1e-4 (f32 components) or 1e-10 (f64);\n"
+    "     the result is still reported (and written with --out)\n";
 
 enum {
+    O_TYPE, /* CLI_TYPE_OPTS: --type, --entry, --precision */
+    O_ENTRY,
+    O_PREC,
     O_T,
+    O_OP,
     O_BACKEND,
     O_DEVICE,
     O_FORMAT,
     O_NODE,
-    O_PREC,
     O_X,
     O_ALPHA,
     O_BETA,
@@ -77,7 +93,6 @@ enum {
     O_CHECK,
     O_REPEAT,
     O_JSON,
-    O_ENTRY,
     O_LAYOUT,
     O_SCHED,
     O_PLAN,
@@ -113,13 +128,13 @@ static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t 
 int cmd_spmv(int argc, char **argv)
 {
     static const cli_opt opts[] = {
-        {"--transpose", false}, {"--backend", true},   {"--device", true},
-        {"--format", true},     {"--node-size", true}, {"--precision", true},
-        {"--x", true},          {"--alpha", true},     {"--beta", true},
-        {"--y", true},          {"--out", true},       {"--check", false},
-        {"--repeat", true},     {"--json", false},     {"--entry", true},
-        {"--layout", true},     {"--schedule", true},  {"--plan", true},
-        {"--help", false},      {"-h", false},         {0, 0}};
+        CLI_TYPE_OPTS,         {"--transpose", false}, {"--op", true},
+        {"--backend", true},   {"--device", true},     {"--format", true},
+        {"--node-size", true}, {"--x", true},          {"--alpha", true},
+        {"--beta", true},      {"--y", true},          {"--out", true},
+        {"--check", false},    {"--repeat", true},     {"--json", false},
+        {"--layout", true},    {"--schedule", true},   {"--plan", true},
+        {"--help", false},     {"-h", false},          {0, 0}};
     const char *val[O_HELP] = {0}, *path = NULL;
     int prc = cli_parse_command("spmv", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -127,7 +142,7 @@ int cmd_spmv(int argc, char **argv)
     bool json = val[O_JSON] != NULL;
     cli_progress_enable(json);
 
-    cli_spmv_job job = {.op = val[O_T] ? HISP_OP_T : HISP_OP_N,
+    cli_spmv_job job = {.op = HISP_OP_N,
                         .alpha = 1,
                         .beta = 0,
                         .repeat = 0,
@@ -135,8 +150,12 @@ int cmd_spmv(int argc, char **argv)
                         .check = val[O_CHECK] != NULL};
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     int device = -1;
-    hisp_type type = HISP_F64;
-    int rc = CLI_OK;
+    cli_type ct;
+    int rc = cli_parse_type("spmv", val, &ct);
+    if (!rc && val[O_T] && val[O_OP])
+        rc = cli_usage_error("spmv", "give --op or --transpose (the same as --op t), not both");
+    if (!rc && val[O_T]) job.op = HISP_OP_T;
+    if (!rc && val[O_OP]) rc = cli_parse_op("--op", val[O_OP], &job.op);
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
     if (!rc && val[O_FORMAT]) {
@@ -146,18 +165,17 @@ int cmd_spmv(int argc, char **argv)
             rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
     }
     if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job.node_size);
-    if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &type);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &job.alpha);
     if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &job.beta);
     if (!rc && val[O_REPEAT])
         rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job.repeat);
     if (rc) return rc;
-    if (val[O_ENTRY] || val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
-        if (val[O_T] || val[O_X] || val[O_Y] || val[O_OUT] || val[O_FORMAT] || val[O_PREC])
-            return cli_usage_error("spmv", "--entry/--layout/--schedule/--plan take none of "
-                                           "--transpose, --x, --y, --out, --format, --precision");
-        return cli_spmv_compound(path, val[O_ENTRY], val[O_LAYOUT], val[O_SCHED], val[O_PLAN],
-                                 backend, device, job.repeat, job.check, json, job.alpha, job.beta);
+    if (val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
+        if (val[O_T] || val[O_OP] || val[O_X] || val[O_Y] || val[O_OUT] || val[O_FORMAT])
+            return cli_usage_error("spmv", "--layout/--schedule/--plan take none of "
+                                           "--op, --transpose, --x, --y, --out, --format");
+        return cli_spmv_compound(path, &ct, val[O_LAYOUT], val[O_SCHED], val[O_PLAN], backend,
+                                 device, job.repeat, job.check, json, job.alpha, job.beta);
     }
 
     hisp_context ctx = NULL;
@@ -172,18 +190,19 @@ int cmd_spmv(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
-    cli_progress("reading %s", path);
-    if ((rc = cli_read_matrix(ctx, path, type, &A))) goto out;
+    if ((rc = cli_load_matrix(ctx, path, &ct, &A, NULL))) goto out;
     s = hisp_matrix_get_info(A, &mi);
-    type = mi.type;
+    hisp_type type = mi.type, vt = mi.type;
+    int per = 1;
+    if (!s) s = hisp_compound_vector_type(type, &vt, &per);
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
     }
-    int64_t m = job.op == HISP_OP_N ? mi.nrows : mi.ncols;
-    int64_t n = job.op == HISP_OP_N ? mi.ncols : mi.nrows;
-    if (val[O_X] && (rc = read_vector(ctx, val[O_X], type, n, "x", &x))) goto out;
-    if (val[O_Y] && (rc = read_vector(ctx, val[O_Y], type, m, "y", &y0))) goto out;
+    int64_t m = (job.op == HISP_OP_N ? mi.nrows : mi.ncols) * per;
+    int64_t n = (job.op == HISP_OP_N ? mi.ncols : mi.nrows) * per;
+    if (val[O_X] && (rc = read_vector(ctx, val[O_X], vt, n, "x", &x))) goto out;
+    if (val[O_Y] && (rc = read_vector(ctx, val[O_Y], vt, m, "y", &y0))) goto out;
     job.x = x;
     job.y0 = y0;
     rc = cli_spmv_run(ctx, A, &job, &res);
@@ -192,7 +211,7 @@ int cmd_spmv(int argc, char **argv)
     if (val[O_OUT]) {
         hisp_vector yv = NULL;
         cli_progress("writing %s", val[O_OUT]);
-        s = hisp_vector_create(ctx, type, m, &yv);
+        s = hisp_vector_create(ctx, vt, m, &yv);
         if (!s) s = hisp_vector_write(yv, res.y);
         if (!s) s = hisp_vector_write_mtx(yv, val[O_OUT]);
         hisp_vector_destroy(&yv);
@@ -202,22 +221,19 @@ int cmd_spmv(int argc, char **argv)
         }
     }
     bool bad = job.check && !(res.rel_error <= res.tolerance);
-    const char *dtype = res.device.is_gpu ? "gpu" : res.device.is_cpu ? "cpu" : "other";
+    const char *dtype = cli_device_kind(&res.device);
+    static const char *const opn[3] = {"N", "T", "H"};
     if (json) {
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, "file", path);
+        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
         json_string(&j, "backend", hisp_backend_name(res.device.backend));
-        json_object_begin(&j, "device");
-        json_int(&j, "index", res.device.index);
-        json_string(&j, "name", res.device.name);
-        json_string(&j, "platform", res.device.platform);
-        json_string(&j, "type", dtype);
-        json_object_end(&j);
+        json_device(&j, "device", &res.device);
         json_string(&j, "format", job.hisparse ? "hisparse" : "csr");
-        json_string(&j, "precision", hisp_type_name(type));
-        json_bool(&j, "transpose", job.op == HISP_OP_T);
+        json_string(&j, "type", hisp_type_name(type));
+        json_string(&j, "op", opn[job.op]);
+        json_bool(&j, "transpose", job.op != HISP_OP_N);
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
@@ -265,8 +281,8 @@ int cmd_spmv(int argc, char **argv)
     } else {
         printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", path, (long long)mi.nrows,
                (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type));
-        printf("operation  y = %g*%s*x + %g*y (%s)\n", job.alpha, job.op == HISP_OP_T ? "A^T" : "A",
-               job.beta, job.hisparse ? "hisparse" : "csr");
+        printf("operation  y = %g*%s*x + %g*y (%s)\n", job.alpha, cli_op_name(job.op), job.beta,
+               job.hisparse ? "hisparse" : "csr");
         printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res.device.backend),
                res.device.index, res.device.name, res.device.platform, dtype);
         if (job.repeat > 0) {

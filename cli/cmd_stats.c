@@ -4,23 +4,22 @@
 #include <math.h>
 
 static const char help[] =
-    "usage: hisp stats FILE.mtx|FILE.hisp [--precision f32|f64] [--node-size d] [--json]\n"
+    "usage: hisp stats FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [--type T] [--node-size d]\n"
+    "                  [--json]\n"
     "\n"
     "Reads a Matrix Market file (symmetric, skew-symmetric and hermitian files\n"
     "are expanded) and prints rows, cols, nnz after expansion, field and\n"
     "symmetry from the header, row-length min/mean/max/stddev, the number of\n"
     "empty rows, and the bytes the matrix takes in each storage format (coo,\n"
-    "csr, hisparse) with the chosen precision, with bytes per nonzero, and the\n"
+    "csr, hisparse) in its entry type, with bytes per nonzero, and the\n"
     "HiSparse profile (the HiSparse paper's Figure 4): sparse and dense inner\n"
     "nodes with their mean children, sparse and dense leaves with their mean\n"
     "nonzeros, depth. A .hisp file is described as stored (its own entry type\n"
-    "and node size unless --node-size asks for another).\n"
-    "\n"
-    "  --precision f32|f64  entry type for the byte counts (default f64)\n"
-    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
-    "  --json               machine-readable: \"rows\", \"cols\", \"nnz\", \"field\",\n"
-    "                       \"symmetry\", \"row_length\": {\"min\", \"mean\", \"max\",\n"
-    "                       \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\",\n"
+    "and node size unless --node-size asks for another). Every entry type works.\n"
+    "\n" CLI_TYPE_HELP "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
+    "  --json               machine-readable: \"file\", \"type\", \"rows\", \"cols\", \"nnz\",\n"
+    "                       \"field\", \"symmetry\", \"row_length\": {\"min\", \"mean\",\n"
+    "                       \"max\", \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\",\n"
     "                       \"hisparse\"}, \"bytes_per_nnz\": {\"coo\", \"csr\",\n"
     "                       \"hisparse\"}, \"hisparse\": {\"node_size\", \"depth\",\n"
     "                       \"inner_sparse\", \"inner_dense\", \"leaf_sparse\",\n"
@@ -28,23 +27,24 @@ static const char help[] =
     "                       inner nodes, nonzeros of leaves), \"nodes_by_type\"},\n"
     "                       \"transfers\" (0: the work is on the host)\n"
     "  --help               this text\n"
-    "\n"
+    "\n" CLI_GEN_SPEC_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable or malformed file.\n";
 
 int cmd_stats(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"--precision", true}, {"--json", false},     {"--help", false},
-                                   {"-h", false},         {"--node-size", true}, {0, 0}};
-    hisp_type type = HISP_F64;
-    const char *val[5] = {0}, *path = NULL;
+    static const cli_opt opts[] = {CLI_TYPE_OPTS, {"--json", false},     {"--help", false},
+                                   {"-h", false}, {"--node-size", true}, {0, 0}};
+    cli_type ct;
+    const char *val[7] = {0}, *path = NULL;
     int rc = cli_parse_command("stats", argc, argv, opts, help, val, &path);
     if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
-    const char *prec = val[0], *node = val[4];
-    bool json = val[1] != NULL;
+    const char *node = val[6];
+    bool json = val[3] != NULL;
     int d = 0;
     if (!path) return cli_usage_error("stats", "missing FILE.mtx");
-    if (prec && (rc = cli_parse_precision("--precision", prec, &type))) return rc;
+    if ((rc = cli_parse_type("stats", val, &ct))) return rc;
     if (node && (rc = cli_parse_int("--node-size", node, 4, 256, &d))) return rc;
+    hisp_type type = ct.type;
     cli_progress_enable(json);
 
     hisp_context ctx = NULL;
@@ -61,9 +61,9 @@ int cmd_stats(int argc, char **argv)
     hisp_hisparse_profile prof = {0};
     hisp_status s;
 
-    bool hispf = cli_is_hisp_file(path);
+    bool hispf = !cli_is_gen_spec(path) && cli_is_hisp_file(path);
     if (hispf) {
-        if ((rc = cli_read_matrix(ctx, path, type, &A))) goto out;
+        if ((rc = cli_load_matrix(ctx, path, &ct, &A, NULL))) goto out;
         snprintf(h.field, sizeof h.field, "hisparse");
         snprintf(h.symmetry, sizeof h.symmetry, "general");
         s = hisp_matrix_get_info(A, &mi);
@@ -75,20 +75,31 @@ int cmd_stats(int argc, char **argv)
             goto out;
         }
     } else {
-        if ((rc = cli_read_matrix_header(ctx, path, type, &A, &h))) goto out;
+        if ((rc = cli_load_matrix(ctx, path, &ct, &A, &h))) goto out;
+        if (cli_is_gen_spec(path)) {
+            snprintf(h.field, sizeof h.field, "generated");
+            snprintf(h.symmetry, sizeof h.symmetry, "general");
+        }
     }
     s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+    if (!s) s = hisp_matrix_get_info(A, &mi);
+    if (!s) type = mi.type;
+    if (!s && cli_is_gen_spec(path)) h.nnz_stored = mi.nnz;
+    bool tree = true;
     if (!s && d) s = hisp_matrix_set_node_size(A, d);
     if (!s && !H) {
         cli_progress("building the HiSparse tree");
         s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
+        if (s && !cli_type_real(type)) { /* no tree of these entries: no profile */
+            tree = false;
+            s = HISP_SUCCESS;
+        }
     }
-    if (!s) s = hisp_matrix_hisparse_profile(H, &prof);
-    if (!s) s = hisp_matrix_get_info(A, &mi);
+    if (!s && tree) s = hisp_matrix_hisparse_profile(H, &prof);
     if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
     for (int f = 0; f < 2 && !s; f++)
         s = hisp_matrix_format_bytes(A, fmts[f], type, &bytes[f]);
-    if (!s) s = hisp_matrix_format_bytes(H, HISP_FORMAT_HISPARSE, type, &bytes[2]);
+    if (!s && tree) s = hisp_matrix_format_bytes(H, HISP_FORMAT_HISPARSE, type, &bytes[2]);
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -112,8 +123,8 @@ int cmd_stats(int argc, char **argv)
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, "file", path);
-        json_string(&j, "precision", hisp_type_name(type));
+        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
+        json_string(&j, "type", hisp_type_name(type));
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
@@ -131,41 +142,48 @@ int cmd_stats(int argc, char **argv)
         json_object_begin(&j, "bytes");
         json_uint(&j, "coo", bytes[0]);
         json_uint(&j, "csr", bytes[1]);
-        json_uint(&j, "hisparse", bytes[2]);
+        if (tree)
+            json_uint(&j, "hisparse", bytes[2]);
+        else
+            json_null(&j, "hisparse");
         json_object_end(&j);
         json_object_begin(&j, "bytes_per_nnz");
         json_double(&j, "coo", (double)bytes[0] / nnzd);
         json_double(&j, "csr", (double)bytes[1] / nnzd);
-        json_double(&j, "hisparse", (double)bytes[2] / nnzd);
+        json_double(&j, "hisparse", tree ? (double)bytes[2] / nnzd : NAN);
         json_object_end(&j);
-        json_object_begin(&j, "hisparse");
-        json_int(&j, "node_size", prof.node_size);
-        json_int(&j, "depth", prof.depth);
-        static const char *const kn[4] = {"inner_sparse", "inner_dense", "leaf_sparse",
-                                          "leaf_dense"};
-        const int64_t kc[4] = {prof.inner_sparse, prof.inner_dense, prof.leaf_sparse,
-                               prof.leaf_dense};
-        const double km[4] = {prof.inner_sparse_mean, prof.inner_dense_mean, prof.leaf_sparse_mean,
-                              prof.leaf_dense_mean};
-        for (int q = 0; q < 4; q++) {
-            json_object_begin(&j, kn[q]);
-            json_int(&j, "count", kc[q]);
-            json_double(&j, "mean", km[q]);
+        if (!tree) {
+            json_null(&j, "hisparse");
+        } else {
+            json_object_begin(&j, "hisparse");
+            json_int(&j, "node_size", prof.node_size);
+            json_int(&j, "depth", prof.depth);
+            static const char *const kn[4] = {"inner_sparse", "inner_dense", "leaf_sparse",
+                                              "leaf_dense"};
+            const int64_t kc[4] = {prof.inner_sparse, prof.inner_dense, prof.leaf_sparse,
+                                   prof.leaf_dense};
+            const double km[4] = {prof.inner_sparse_mean, prof.inner_dense_mean,
+                                  prof.leaf_sparse_mean, prof.leaf_dense_mean};
+            for (int q = 0; q < 4; q++) {
+                json_object_begin(&j, kn[q]);
+                json_int(&j, "count", kc[q]);
+                json_double(&j, "mean", km[q]);
+                json_object_end(&j);
+            }
+            static const char *const tn[9] = {"",           "inner_dense", "inner_coo1",
+                                              "inner_coo2", "inner_coo4",  "leaf_dense",
+                                              "leaf_coo1",  "leaf_coo2",   "leaf_coo4"};
+            json_object_begin(&j, "nodes_by_type");
+            for (int q = 1; q < 9; q++)
+                json_int(&j, tn[q], prof.nodes[q]);
+            json_object_end(&j);
             json_object_end(&j);
         }
-        static const char *const tn[9] = {"",           "inner_dense", "inner_coo1",
-                                          "inner_coo2", "inner_coo4",  "leaf_dense",
-                                          "leaf_coo1",  "leaf_coo2",   "leaf_coo4"};
-        json_object_begin(&j, "nodes_by_type");
-        for (int q = 1; q < 9; q++)
-            json_int(&j, tn[q], prof.nodes[q]);
-        json_object_end(&j);
-        json_object_end(&j);
         json_transfers_of(&j, ctx);
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("file        %s\n", path);
+        printf("%-11s %s\n", cli_is_gen_spec(path) ? "generator" : "file", path);
         printf("size        %lld x %lld\n", (long long)mi.nrows, (long long)mi.ncols);
         printf("nnz         %lld (%lld stored in the file)\n", (long long)mi.nnz,
                (long long)h.nnz_stored);
@@ -174,9 +192,13 @@ int cmd_stats(int argc, char **argv)
                (long long)rmax, sd);
         printf("empty rows  %lld\n", (long long)empty);
         printf("bytes (%s)\n", hisp_type_name(type));
-        for (int f = 0; f < 3; f++)
+        for (int f = 0; f < (tree ? 3 : 2); f++)
             printf("  %-8s  %llu (%.2f per nonzero)\n", hisp_format_name(fmts[f]),
                    (unsigned long long)bytes[f], mi.nnz ? (double)bytes[f] / nnzd : 0.0);
+        if (!tree) {
+            printf("hisparse    - (HiSparse trees hold f32 or f64 entries)\n");
+            goto out;
+        }
         printf("hisparse    node size %d, depth %d\n", prof.node_size, prof.depth);
         printf("  inner     %lld sparse (mean %.2f children), %lld dense (mean %.2f)\n",
                (long long)prof.inner_sparse, prof.inner_sparse_mean, (long long)prof.inner_dense,

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 static const char help[] =
-    "usage: hisp tune FILE.mtx|gen:KIND:N[:SEED] --entry TYPE [options]\n"
+    "usage: hisp tune FILE.mtx|gen:KIND[:N[:SEED]] [--type T] [options]\n"
     "\n"
     "Tunes the compound-entry SpMV y = A*x jointly over layouts (outer CSR, ELL,\n"
     "SELL16, SELL32 x entry AoS|SoA x vector AoS|SoA) and schedules (static or\n"
@@ -18,10 +18,9 @@ static const char help[] =
     "the plan cache ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else\n"
     "~/.cache/hisp) under (device, driver, entry type, matrix signature): a\n"
     "later tune of a similar matrix on that device finds it and tunes nothing.\n"
-    "FILE may be gen:fem3x3:N, gen:qsurface:N or gen:helmholtz:N (docs/COMPOUND.md).\n"
-    "\n"
-    "  --entry TYPE         c32, c64, q32, q64, b3x3_f32, b3x3_f64 (also f32, f64);\n"
-    "                       b3x3 reads a real file in 3x3 blocks\n"
+    "FILE may be a generator, e.g. gen:fem3x3:N, gen:qsurface:N or gen:helmholtz:N\n"
+    "(docs/COMPOUND.md; hisp gen --help).\n"
+    "\n" CLI_TYPE_HELP
     "  --search full|fast   full: every layout x schedule (the paper's search);\n"
     "                       fast: tune n_t*n_b, factor it, then the layouts\n"
     "                       (default fast)\n"
@@ -36,15 +35,6 @@ static const char help[] =
     "Here: the whole search (every variant's layout upload and timed runs).\n"
     "\n"
     "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
-
-static int parse_entry(const char *s, hisp_type *t)
-{
-    if (hisp_type_from_name(s, t))
-        return cli_value_error("--entry: unknown type '%s' (c32, c64, q32, q64, b3x3_f32, "
-                               "b3x3_f64, f32, f64)",
-                               s);
-    return CLI_OK;
-}
 
 static bool progress_tty;
 
@@ -61,11 +51,23 @@ static void variant_names(const hisp_variant *v, char *lay, char *sch)
     if (hisp_schedule_name(&v->sched, sch, 64)) snprintf(sch, 64, "?");
 }
 
-enum { T_ENTRY, T_SEARCH, T_BACKEND, T_DEVICE, T_NOCACHE, T_SAVE, T_TOP, T_JSON, T_HELP };
+enum {
+    T_TYPE, /* CLI_TYPE_OPTS */
+    T_ENTRY,
+    T_PREC,
+    T_SEARCH,
+    T_BACKEND,
+    T_DEVICE,
+    T_NOCACHE,
+    T_SAVE,
+    T_TOP,
+    T_JSON,
+    T_HELP
+};
 
 int cmd_tune(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"--entry", true},
+    static const cli_opt opts[] = {CLI_TYPE_OPTS,
                                    {"--search", true},
                                    {"--backend", true},
                                    {"--device", true},
@@ -80,14 +82,13 @@ int cmd_tune(int argc, char **argv)
     int prc = cli_parse_command("tune", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
     if (!path) return cli_usage_error("tune", "missing FILE.mtx");
-    if (!val[T_ENTRY]) return cli_usage_error("tune", "missing --entry TYPE");
     bool json = val[T_JSON] != NULL;
     cli_progress_enable(json);
     progress_tty = !json && isatty(STDERR_FILENO);
-    hisp_type t;
+    cli_type ct;
     hisp_tune_search search = HISP_TUNE_FAST;
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
-    int device = -1, top = 20, rc = parse_entry(val[T_ENTRY], &t);
+    int device = -1, top = 20, rc = cli_parse_type("tune", val, &ct);
     if (!rc && val[T_SEARCH]) {
         if (strcasecmp(val[T_SEARCH], "full") == 0)
             search = HISP_TUNE_FULL;
@@ -110,7 +111,7 @@ int cmd_tune(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
-    if ((rc = cli_read_matrix_spec(ctx, path, t, &A))) goto out;
+    if ((rc = cli_load_matrix(ctx, path, &ct, &A, NULL))) goto out;
     res = malloc((size_t)cap * sizeof *res);
     if (!res) {
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
@@ -138,10 +139,10 @@ int cmd_tune(int argc, char **argv)
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, "file", path);
-        json_string(&j, "entry", hisp_type_name(t));
+        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
+        json_string(&j, "type", hisp_type_name(mi.type));
         json_string(&j, "backend", hisp_backend_name(dev.backend));
-        json_string(&j, "device", dev.name);
+        json_device(&j, "device", &dev);
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
@@ -172,7 +173,7 @@ int cmd_tune(int argc, char **argv)
         json_finish(&j);
     } else {
         printf("matrix   %s: %lld x %lld, %lld %s entries\n", path, (long long)mi.nrows,
-               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(t));
+               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(mi.type));
         printf("device   %s %d: %s (%s)\n", hisp_backend_name(dev.backend), dev.index, dev.name,
                dev.platform);
         if (plan.from_cache) {
@@ -202,12 +203,11 @@ out:
 
 /* ---- hisp spmv --entry ... ---------------------------------------------------- */
 
-int cli_spmv_compound(const char *path, const char *entry, const char *layout, const char *schedule,
-                      const char *plan_arg, hisp_backend_kind backend, int device, int repeat,
-                      bool check, bool json, double alpha, double beta)
+int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
+                      const char *schedule, const char *plan_arg, hisp_backend_kind backend,
+                      int device, int repeat, bool check, bool json, double alpha, double beta)
 {
-    hisp_type t = HISP_F64;
-    int rc = entry ? parse_entry(entry, &t) : CLI_OK;
+    int rc = CLI_OK;
     hisp_variant v = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
     if (!rc && layout && hisp_layout_from_name(layout, &v.layout))
         rc = cli_value_error("--layout: '%s' is not OUTER-INNER-VEC (CSR|ELL|SELL16|SELL32, "
@@ -229,7 +229,7 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
-    if ((rc = cli_read_matrix_spec(ctx, path, t, &A))) goto out;
+    if ((rc = cli_load_matrix(ctx, path, ct, &A, NULL))) goto out;
     const char *plan_src = "command line";
     if (plan_arg) {
         hisp_tune_plan p;
@@ -346,10 +346,10 @@ int cli_spmv_compound(const char *path, const char *entry, const char *layout, c
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, "file", path);
+        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
         json_string(&j, "backend", hisp_backend_name(dev.backend));
-        json_string(&j, "device", dev.name);
-        json_string(&j, "entry", hisp_type_name(mi.type));
+        json_device(&j, "device", &dev);
+        json_string(&j, "type", hisp_type_name(mi.type));
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);

@@ -188,3 +188,19 @@ void cli_print_transfers(const char *label, const hisp_transfer_stats *t)
            (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes,
            (unsigned long long)t->control_bytes);
 }
+
+const char *cli_device_kind(const hisp_device_info *d)
+{
+    return d->is_gpu ? "gpu" : d->is_cpu ? "cpu" : "other";
+}
+
+void json_device(cli_json *j, const char *key, const hisp_device_info *d)
+{
+    json_object_begin(j, key);
+    json_string(j, "backend", hisp_backend_name(d->backend));
+    json_int(j, "index", d->index);
+    json_string(j, "name", d->name);
+    json_string(j, "platform", d->platform);
+    json_string(j, "type", cli_device_kind(d));
+    json_object_end(j);
+}

@@ -9,8 +9,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"info", cmd_info, "backends compiled in and the devices each one finds"},
-    {"gen", cmd_gen, "generate a test matrix and write it as Matrix Market"},
-    {"stats", cmd_stats, "sizes, row-length statistics and storage bytes of a .mtx file"},
+    {"gen", cmd_gen, "generate a test matrix (any entry type) and write it as Matrix Market"},
+    {"stats", cmd_stats, "sizes, row-length statistics and storage bytes of a matrix"},
     {"spmv", cmd_spmv, "y = alpha*op(A)*x + beta*y on a backend, timed and checked"},
     {"demo", cmd_demo, "the main job: generate, run SpMV on the best backend, print a table"},
     {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
@@ -29,6 +29,14 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'hisp <command> --help' describes a command; every command takes --json.\n"
+               "\nmatrix inputs (every command): FILE.mtx, FILE.hisp or gen:KIND[:N[:SEED]]\n"
+               "(hisp gen's kinds, N its --n or rmat's --scale, SEED its --seed; each optional).\n"
+               "The entry type comes from the input (real, integer, pattern: f64; complex: c64;\n"
+               "quaternion: q64; a generator its family; .hisp its own); --type f32, f64, c32,\n"
+               "c64, q32, q64, b3x3_f32 or b3x3_f64 chooses another (--entry and --precision\n"
+               "are aliases). --backend defaults to auto: CUDA if a GPU answers, else OpenCL,\n"
+               "else reference. --json shares \"type\", \"device\" {\"backend\", \"index\",\n"
+               "\"name\", \"platform\", \"type\"} and \"transfers\".\n"
                "\nexit status:\n"
                "  0  success\n"
                "  1  usage error (unknown command or option, missing argument)\n"

@@ -135,7 +135,9 @@ int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path)
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
-int cli_mtx_default_type(const char *path, hisp_type *t)
+/* A Matrix Market file's type from its banner's field (complex: c64,
+ * quaternion: q64, else f64); -1 when the file cannot be read. */
+static int mtx_default_type(const char *path, hisp_type *t)
 {
     *t = HISP_F64;
     if (slurp(path)) return -1;
@@ -153,50 +155,120 @@ int cli_mtx_default_type(const char *path, hisp_type *t)
     return 0;
 }
 
-/* gen:KIND:N[:SEED]: the hisp gen kinds (f32/f64; N = grid side or rows,
- * rmat: the scale) and the compound generators (their family's types). */
-static int generate(hisp_context ctx, const char *spec, hisp_type t, hisp_matrix *A)
+/* Compound generators: their family (f32 and f64 forms) and default size. */
+static const struct {
+    const char *name;
+    hisp_type t32, t64;
+    int64_t n;
+} cgens[] = {{"fem3x3", HISP_B3X3_F32, HISP_B3X3_F64, 10},
+             {"qsurface", HISP_Q32, HISP_Q64, 32},
+             {"helmholtz", HISP_C32, HISP_C64, 100}};
+
+static int cgen_index(const char *kind)
 {
-    char kind[32] = "";
-    const char *p = spec + 4, *c = strchr(p, ':');
-    if (!c || (size_t)(c - p) >= sizeof kind)
-        return cli_value_error("'%s': expected gen:KIND:N[:SEED]", spec);
-    memcpy(kind, p, (size_t)(c - p));
-    char *end = NULL;
-    errno = 0;
-    long long n = strtoll(c + 1, &end, 10);
-    unsigned long long seed = 1;
-    if (end != c + 1 && *end == ':') {
-        const char *sp = end + 1;
-        seed = strtoull(sp, &end, 10);
-        if (end == sp) end = (char *)"?";
-    }
-    if (end == c + 1 || *end || n < 1 || errno == ERANGE)
-        return cli_value_error("'%s': expected gen:KIND:N[:SEED]", spec);
+    for (int i = 0; i < 3; i++)
+        if (strcasecmp(kind, cgens[i].name) == 0) return i;
+    return -1;
+}
+
+bool cli_is_compound_gen(const char *kind)
+{
+    return cgen_index(kind) >= 0;
+}
+
+bool cli_type_real(hisp_type t)
+{
+    return t == HISP_F32 || t == HISP_F64;
+}
+
+int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
+                 const hisp_gen_params *p, hisp_type t, hisp_matrix *A)
+{
     hisp_gen_kind gk;
     hisp_cgen_kind ck;
     hisp_status s;
-    cli_progress("generating %s n=%lld", kind, n);
-    if (hisp_gen_from_name(kind, &gk) == HISP_SUCCESS) {
-        hisp_gen_params gp;
-        hisp_gen_defaults(gk, &gp);
-        if (gk == HISP_GEN_RMAT) {
-            if (n > 30) return cli_value_error("'%s': the rmat scale is at most 30", spec);
-            gp.scale = (int)n;
-        } else {
-            gp.n = n;
-        }
-        gp.seed = seed;
-        s = hisp_matrix_generate(ctx, &gp, t, A);
-    } else if (hisp_cgen_from_name(kind, &ck) == HISP_SUCCESS) {
+    int ci = cgen_index(kind);
+    if (ci >= 0 && hisp_cgen_from_name(cgens[ci].name, &ck) == HISP_SUCCESS) {
+        if (t != cgens[ci].t32 && t != cgens[ci].t64)
+            return cli_value_error("gen: %s makes %s or %s matrices, not %s", cgens[ci].name,
+                                   hisp_type_name(cgens[ci].t32), hisp_type_name(cgens[ci].t64),
+                                   hisp_type_name(t));
+        if (n <= 0) n = cgens[ci].n;
+        if (!seed) seed = 1;
+        cli_progress("generating %s n=%lld", cgens[ci].name, (long long)n);
         s = hisp_matrix_generate_compound(ctx, ck, n, seed, t, A);
+    } else if (hisp_gen_from_name(kind, &gk) == HISP_SUCCESS) {
+        if (!cli_type_real(t))
+            return cli_value_error("gen: %s makes f32 or f64 matrices, not %s (complex: "
+                                   "helmholtz, quaternion: qsurface, 3x3 blocks: fem3x3)",
+                                   hisp_gen_name(gk), hisp_type_name(t));
+        hisp_gen_params gp;
+        if (p) {
+            gp = *p;
+        } else {
+            hisp_gen_defaults(gk, &gp);
+            if (gk == HISP_GEN_RMAT && n > 30)
+                return cli_value_error("gen:%s: the rmat scale is at most 30", kind);
+            if (n > 0 && gk == HISP_GEN_RMAT) gp.scale = (int)n;
+            if (n > 0 && gk != HISP_GEN_RMAT) gp.n = n;
+            if (seed) gp.seed = seed;
+        }
+        cli_progress("generating %s", hisp_gen_name(gk));
+        s = hisp_matrix_generate(ctx, &gp, t, A);
     } else {
-        return cli_value_error("'%s': unknown generator (hisp gen's kinds: poisson2d, "
-                               "poisson3d, banded, random, rmat, dense, circuit, blockdiag; "
-                               "compound: fem3x3, qsurface, helmholtz)",
+        return cli_value_error("unknown generator '%s' (poisson2d, poisson3d, banded, random, "
+                               "rmat, dense, circuit, blockdiag; compound: fem3x3, qsurface, "
+                               "helmholtz)",
                                kind);
     }
     return s ? cli_fail(ctx, s, NULL) : CLI_OK;
+}
+
+/* gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP); quiet: no message (the
+ * generation that follows says why). */
+static int parse_gen_spec(const char *spec, bool quiet, char kind[32], int64_t *n, uint64_t *seed)
+{
+    const char *p = spec + 4, *c = strchr(p, ':');
+    size_t kl = c ? (size_t)(c - p) : strlen(p);
+    const char *why = NULL;
+    *n = 0;
+    *seed = 0;
+    if (kl == 0 || kl >= 32) why = "";
+    if (!why) {
+        memcpy(kind, p, kl);
+        kind[kl] = 0;
+    }
+    if (!why && c) {
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(c + 1, &end, 10);
+        if (end == c + 1 || (*end && *end != ':') || v < 1 || errno == ERANGE) {
+            why = " with N >= 1";
+        } else {
+            *n = v;
+            if (*end == ':') {
+                const char *sp = end + 1;
+                errno = 0;
+                unsigned long long sv = strtoull(sp, &end, 10);
+                if (end == sp || *end || *sp == '-' || errno == ERANGE)
+                    why = ", SEED a number";
+                else
+                    *seed = sv;
+            }
+        }
+    }
+    if (!why) return CLI_OK;
+    if (quiet) return CLI_INPUT;
+    return cli_value_error("'%s': expected gen:KIND[:N[:SEED]]%s", spec, why);
+}
+
+static int generate(hisp_context ctx, const char *spec, hisp_type t, hisp_matrix *A)
+{
+    char kind[32];
+    int64_t n;
+    uint64_t seed;
+    int rc = parse_gen_spec(spec, false, kind, &n, &seed);
+    return rc ? rc : cli_generate(ctx, kind, n, seed, NULL, t, A);
 }
 
 bool cli_is_gen_spec(const char *spec)
@@ -204,17 +276,80 @@ bool cli_is_gen_spec(const char *spec)
     return strncmp(spec, "gen:", 4) == 0;
 }
 
-hisp_type cli_gen_default_type(const char *spec)
+/* A generator's family (f64, b3x3_f64, q64, c64). */
+static hisp_type gen_default_type(const char *spec)
 {
-    const char *p = spec + 4;
-    if (strncmp(p, "fem3x3:", 7) == 0) return HISP_B3X3_F64;
-    if (strncmp(p, "qsurface:", 9) == 0) return HISP_Q64;
-    if (strncmp(p, "helmholtz:", 10) == 0) return HISP_C64;
-    return HISP_F64;
+    char kind[32];
+    int64_t n;
+    uint64_t seed;
+    if (parse_gen_spec(spec, true, kind, &n, &seed)) return HISP_F64; /* generate() says why */
+    int ci = cgen_index(kind);
+    return ci >= 0 ? cgens[ci].t64 : HISP_F64;
 }
 
-int cli_read_matrix_spec(hisp_context ctx, const char *spec, hisp_type type, hisp_matrix *A)
+/* ---- entry types ------------------------------------------------------------ */
+
+int cli_parse_type(const char *cmd, const char *const v[3], cli_type *t)
 {
-    return cli_is_gen_spec(spec) ? generate(ctx, spec, type, A)
-                                 : cli_read_matrix(ctx, spec, type, A);
+    static const char *const names[3] = {"--type", "--entry", "--precision"};
+    const char *name = NULL, *opt = NULL;
+    t->type = HISP_F64;
+    t->given = false;
+    for (int i = 0; i < 3; i++)
+        if (v[i]) {
+            if (name)
+                return cli_usage_error(cmd,
+                                       "give one of --type, --entry, --precision (%s and "
+                                       "%s are the same option)",
+                                       opt, names[i]);
+            name = v[i];
+            opt = names[i];
+        }
+    if (!name) return CLI_OK;
+    if (hisp_type_from_name(name, &t->type) != HISP_SUCCESS) {
+        /* the old spellings of --precision */
+        if (strcasecmp(name, "float") == 0 || strcasecmp(name, "single") == 0)
+            t->type = HISP_F32;
+        else if (strcasecmp(name, "double") == 0)
+            t->type = HISP_F64;
+        else
+            return cli_value_error("%s: unknown type '%s' (f32, f64, c32, c64, q32, q64, "
+                                   "b3x3_f32, b3x3_f64)",
+                                   opt, name);
+    }
+    t->given = true;
+    return CLI_OK;
+}
+
+hisp_type cli_spec_type(const char *spec, const cli_type *t)
+{
+    if (t && t->given) return t->type;
+    if (cli_is_gen_spec(spec)) return gen_default_type(spec);
+    hisp_type d = HISP_F64;
+    if (mtx_default_type(spec, &d)) d = HISP_F64; /* unreadable: the reader says why */
+    return d;
+}
+
+int cli_load_matrix(hisp_context ctx, const char *spec, const cli_type *t, hisp_matrix *A,
+                    hisp_mtx_header *h)
+{
+    hisp_type want = cli_spec_type(spec, t);
+    bool hispf = !cli_is_gen_spec(spec) && cli_is_hisp_file(spec);
+    int rc = cli_is_gen_spec(spec) ? generate(ctx, spec, want, A)
+                                   : cli_read_matrix_header(ctx, spec, want, A, h);
+    if (rc || !hispf || !t || !t->given) return rc;
+    hisp_matrix_info mi;
+    hisp_status s = hisp_matrix_get_info(*A, &mi);
+    if (s) return cli_fail(ctx, s, spec);
+    if (mi.type != t->type) {
+        hisp_matrix_destroy(A);
+        return cli_value_error("%s: a HiSparse file of %s entries (--type %s does not convert it)",
+                               spec, hisp_type_name(mi.type), hisp_type_name(t->type));
+    }
+    return CLI_OK;
+}
+
+int cli_type_unsupported(const char *cmd, hisp_type t, const char *why)
+{
+    return cli_value_error("%s: %s matrices are not supported (%s)", cmd, hisp_type_name(t), why);
 }

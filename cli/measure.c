@@ -6,12 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bytes of one scalar component of t (4 or 8). */
+static size_t scalar_size(hisp_type t)
+{
+    return hisp_type_size(t) / (size_t)hisp_type_components(t);
+}
+
 void *cli_default_x(hisp_type t, int64_t n)
 {
+    int64_t k = n * hisp_type_components(t); /* scalars */
     void *x = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
     if (!x) return NULL;
-    for (int64_t j = 0; j < n; j++) {
-        if (t == HISP_F32)
+    for (int64_t j = 0; j < k; j++) {
+        if (scalar_size(t) == 4)
             ((float *)x)[j] = (float)(1.0 / (double)(j + 1));
         else
             ((double *)x)[j] = 1.0 / (double)(j + 1);
@@ -19,18 +26,40 @@ void *cli_default_x(hisp_type t, int64_t n)
     return x;
 }
 
-static double load(hisp_type t, const void *p, int64_t i)
+static double load(size_t ss, const void *p, int64_t i)
 {
-    return t == HISP_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+    return ss == 4 ? (double)((const float *)p)[i] : ((const double *)p)[i];
 }
 
+/* Over the n entries' scalar components. */
 static double rel_error(hisp_type t, const void *a, const void *b, int64_t n)
 {
     double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        cli_error_add(load(t, a, i), load(t, b, i), &num, &den);
+    size_t ss = scalar_size(t);
+    int64_t k = n * hisp_type_components(t);
+    for (int64_t i = 0; i < k; i++) {
+        cli_error_add(load(ss, a, i), load(ss, b, i), &num, &den);
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Flops of one entry's multiply-add: real 2, complex 8, quaternion 32, 3x3
+ * block 18. */
+static double entry_flops(hisp_type t)
+{
+    switch (t) {
+    case HISP_C32:
+    case HISP_C64:
+        return 8;
+    case HISP_Q32:
+    case HISP_Q64:
+        return 32;
+    case HISP_B3X3_F32:
+    case HISP_B3X3_F64:
+        return 18;
+    default:
+        return 2;
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -68,8 +97,8 @@ static int reference_result(hisp_matrix A, const cli_spmv_job *job, const void *
     if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
     if (!s && (!ptr || !cols)) s = HISP_ERR_INVALID_ARGUMENT; /* A was converted to CSR */
     if (!s) s = hisp_matrix_create_csr(rctx, mi.type, mi.nrows, mi.ncols, ptr, cols, vals, &B);
-    if (!s) s = hisp_vector_create(rctx, res->type, res->n, &xv);
-    if (!s) s = hisp_vector_create(rctx, res->type, res->m, &yv);
+    if (!s) s = hisp_vector_create(rctx, res->vt, res->n, &xv);
+    if (!s) s = hisp_vector_create(rctx, res->vt, res->m, &yv);
     if (!s) s = hisp_vector_write(xv, x);
     if (!s) s = spmv_once(rctx, B, job, alpha, beta, xv, yv, y0, yref);
     if (s) rc = cli_fail(rctx, s, NULL);
@@ -89,11 +118,15 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     hisp_status s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
     if (!s) s = hisp_matrix_get_info(A, &mi);
     if (!s) s = hisp_context_get_device(ctx, &res->device);
+    int per = 1;
+    hisp_type vt = HISP_F64;
+    if (!s) s = hisp_compound_vector_type(mi.type, &vt, &per);
     if (s) return cli_fail(ctx, s, NULL);
-    if (mi.type != HISP_F32 && mi.type != HISP_F64)
-        return cli_value_error("SpMV needs an f32 or f64 matrix, not %s", hisp_type_name(mi.type));
-    int rc = cli_check_real("--alpha", job->alpha, mi.type);
-    if (!rc) rc = cli_check_real("--beta", job->beta, mi.type);
+    if (job->hisparse && !cli_type_real(mi.type))
+        return cli_type_unsupported("spmv --format hisparse", mi.type,
+                                    "HiSparse SpMV takes f32 or f64; use --format csr");
+    int rc = cli_check_real("--alpha", job->alpha, vt);
+    if (!rc) rc = cli_check_real("--beta", job->beta, vt);
     if (rc) return rc;
     hisp_matrix H = NULL; /* --format hisparse: the operation runs on the tree */
     if (job->hisparse) {
@@ -103,16 +136,18 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         if (s) return cli_fail(ctx, s, NULL);
     }
     hisp_matrix Aop = H ? H : A;
-    hisp_type t = mi.type;
+    hisp_type t = vt; /* the vectors' type below */
     size_t es = hisp_type_size(t);
-    res->type = t;
+    bool single = scalar_size(t) == 4;
+    res->type = mi.type;
+    res->vt = vt;
     res->nnz = mi.nnz;
-    res->m = job->op == HISP_OP_N ? mi.nrows : mi.ncols;
-    res->n = job->op == HISP_OP_N ? mi.ncols : mi.nrows;
-    res->tolerance = t == HISP_F32 ? 1e-4 : 1e-10;
+    res->m = (job->op == HISP_OP_N ? mi.nrows : mi.ncols) * per;
+    res->n = (job->op == HISP_OP_N ? mi.ncols : mi.nrows) * per;
+    res->tolerance = single ? 1e-4 : 1e-10;
     float af = (float)job->alpha, bf = (float)job->beta;
-    const void *alpha = t == HISP_F32 ? (const void *)&af : (const void *)&job->alpha;
-    const void *beta = t == HISP_F32 ? (const void *)&bf : (const void *)&job->beta;
+    const void *alpha = single ? (const void *)&af : (const void *)&job->alpha;
+    const void *beta = single ? (const void *)&bf : (const void *)&job->beta;
 
     rc = CLI_OK;
     void *xd = NULL, *y0d = NULL, *yref = NULL;
@@ -167,7 +202,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         goto out;
     }
     uint64_t csr_bytes = 0;
-    if ((s = hisp_matrix_format_bytes(Aop, H ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR, t,
+    if ((s = hisp_matrix_format_bytes(Aop, H ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR, mi.type,
                                       &csr_bytes))) {
         rc = cli_fail(ctx, s, NULL);
         goto out;
@@ -175,7 +210,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     res->model_bytes =
         csr_bytes + es * (uint64_t)res->n + es * (uint64_t)res->m * (job->beta != 0 ? 2u : 1u);
     if (job->repeat > 0 && res->median_ms > 0) {
-        res->gflops = 2.0 * (double)res->nnz / (res->median_ms * 1e-3) * 1e-9;
+        res->gflops = entry_flops(mi.type) * (double)res->nnz / (res->median_ms * 1e-3) * 1e-9;
         res->gbps = (double)res->model_bytes / (res->median_ms * 1e-3) * 1e-9;
     }
     if (job->check) {

@@ -6,13 +6,14 @@
 #include "cli.h"
 
 typedef struct {
-    const char *path;   /* FILE, or NULL with gen */
+    const char *path;   /* FILE or gen:KIND[:N[:SEED]], or NULL with gen */
     bool gen;           /* --gen KIND */
     hisp_gen_params gp; /* its parameters */
     hisp_partition_kind kind;
     hisp_backend_kind backend; /* AUTO resolved by mspmv_devices */
     int devices;               /* 0 = all */
     hisp_type type;
+    bool type_given; /* --type: else the input's */
     hisp_op op;
     double alpha, beta;
     const char *xpath, *ypath, *out;

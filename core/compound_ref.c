@@ -110,6 +110,99 @@ hisp_status hispi_compound_ref_spmv(hisp_context ctx, const hispi_sparse *A, dou
     return HISP_SUCCESS;
 }
 
+/* ---- op = T and op = H ------------------------------------------------------
+ * (A^T)_ji = A_ij and (A^H)_ji = conj(A_ij): complex and quaternion entries
+ * are kept (T) or conjugated (H); a 3x3 block is transposed either way (its
+ * entries are real). */
+
+#define ENTRY_OP(T)                                                                                \
+    static inline void entry_op_##T(int kind, hisp_op op, T *a)                                    \
+    {                                                                                              \
+        T q;                                                                                       \
+        switch (kind) {                                                                            \
+        case HISPI_KIND_COMPLEX:                                                                   \
+            if (op == HISP_OP_H) a[1] = -a[1];                                                     \
+            break;                                                                                 \
+        case HISPI_KIND_QUAT:                                                                      \
+            if (op == HISP_OP_H) a[1] = -a[1], a[2] = -a[2], a[3] = -a[3];                         \
+            break;                                                                                 \
+        case HISPI_KIND_BLOCK3:                                                                    \
+            q = a[1], a[1] = a[3], a[3] = q;                                                       \
+            q = a[2], a[2] = a[6], a[6] = q;                                                       \
+            q = a[5], a[5] = a[7], a[7] = q;                                                       \
+            break;                                                                                 \
+        default:                                                                                   \
+            break;                                                                                 \
+        }                                                                                          \
+    }
+ENTRY_OP(float)
+ENTRY_OP(double)
+
+/* y_j = alpha * sum_i op(A_ij) x_i + beta*y_j: a scatter over A's rows into
+ * acc (ncols * vc scalars, zeroed), no transposed copy. */
+#define REF_OP(T)                                                                                  \
+    static void refop_##T(const hispi_sparse *A, const hispi_ctype *c, hisp_op op, T alpha,        \
+                          const T *x, T beta, T *y, T *acc)                                        \
+    {                                                                                              \
+        const T *v = (const T *)A->val;                                                            \
+        for (int64_t i = 0; i < A->nrows; i++)                                                     \
+            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {                            \
+                T a[9];                                                                            \
+                memcpy(a, v + k * c->ec, (size_t)c->ec * sizeof(T));                               \
+                entry_op_##T(c->kind, op, a);                                                      \
+                muladd_##T(c->kind, a, x + i * c->vc, acc + (int64_t)A->colind[k] * c->vc);        \
+            }                                                                                      \
+        for (int64_t j = 0; j < A->ncols * c->vc; j++)                                             \
+            y[j] = beta == 0 ? alpha * acc[j] : alpha * acc[j] + beta * y[j];                      \
+    }
+REF_OP(float)
+REF_OP(double)
+
+hisp_status hispi_compound_ref_spmv_op(hisp_context ctx, const hispi_sparse *A, hisp_op op,
+                                       double alpha, const void *x, double beta, void *y)
+{
+    hispi_ctype c;
+    if (A->format != HISP_FORMAT_CSR || !hispi_ctype_of(A->type, &c))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "compound reference SpMV needs CSR");
+    if (op == HISP_OP_N) return hispi_compound_ref_spmv(ctx, A, alpha, x, beta, y);
+    void *acc = NULL;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)(A->ncols * c.vc) + 1, c.ss, &acc));
+    if (c.ss == 4)
+        refop_float(A, &c, op, (float)alpha, x, (float)beta, y, acc);
+    else
+        refop_double(A, &c, op, alpha, x, beta, y, acc);
+    free(acc);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_compound_op_csr(hisp_context ctx, const hispi_sparse *csr, hisp_op op,
+                                  hispi_sparse *out)
+{
+    hispi_ctype c;
+    memset(out, 0, sizeof *out);
+    if (csr->format != HISP_FORMAT_CSR || !hispi_ctype_of(csr->type, &c))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "op(A) needs a CSR matrix");
+    hispi_sparse t;
+    HISPI_TRY(hispi_sparse_convert(ctx, csr, HISP_FORMAT_CSC, &t));
+    /* the CSC arrays of A are the CSR arrays of A^T */
+    *out = t;
+    out->format = HISP_FORMAT_CSR;
+    out->nrows = t.ncols;
+    out->ncols = t.nrows;
+    out->rowptr = t.colptr;
+    out->colind = t.rowind;
+    out->colptr = NULL;
+    out->rowind = NULL;
+    out->sorted = true;
+    for (int64_t k = 0; k < out->nnz; k++) {
+        if (c.ss == 4)
+            entry_op_float(c.kind, op, (float *)out->val + k * c.ec);
+        else
+            entry_op_double(c.kind, op, (double *)out->val + k * c.ec);
+    }
+    return HISP_SUCCESS;
+}
+
 /* ---- the host emulation of the layouts ---------------------------------- */
 
 #define LAYOUT_HOST(T)                                                                             \

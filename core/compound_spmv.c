@@ -26,6 +26,7 @@ typedef struct {
     void *counter, *dummy, *xs, *ys;
     bool caps_ok;
     hispi_kcaps caps;
+    hisp_matrix opm[2]; /* op(A) for op = T, H (hispi_compound_op_matrix) */
 } hispi_cdev;
 
 static void dfree(hisp_context ctx, void **b)
@@ -57,8 +58,32 @@ void hispi_compound_drop(hisp_matrix A)
     dfree(ctx, &d->dummy);
     dfree(ctx, &d->xs);
     dfree(ctx, &d->ys);
+    A->cdev = NULL; /* before the destroys below: they may come back here */
+    for (int k = 0; k < 2; k++)
+        hisp_matrix_destroy(&d->opm[k]);
     free(d);
-    A->cdev = NULL;
+}
+
+hisp_status hispi_compound_op_matrix(hisp_matrix A, hisp_op op, hisp_matrix *M)
+{
+    hisp_context ctx = A->ctx;
+    if (op != HISP_OP_T && op != HISP_OP_H)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "op(A) is built for op = T or H");
+    if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+    hispi_cdev *d = A->cdev;
+    int k = op == HISP_OP_T ? 0 : 1;
+    if (!d->opm[k]) {
+        HISPI_TRY(hispi_matrix_need_host(A));
+        hispi_sparse tmp, t;
+        const hispi_sparse *c = NULL;
+        HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+        hisp_status s = hispi_compound_op_csr(ctx, c, op, &t);
+        hispi_sparse_free(&tmp);
+        HISPI_TRY(s);
+        HISPI_TRY(hispi_matrix_wrap(ctx, &t, &d->opm[k])); /* frees t on failure */
+    }
+    *M = d->opm[k];
+    return HISP_SUCCESS;
 }
 
 static bool has_kernels(hisp_context ctx)

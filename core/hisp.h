@@ -85,7 +85,10 @@ typedef enum {
     HISP_FORMAT_HISPARSE
 } hisp_format;
 
-typedef enum { HISP_OP_N = 0, HISP_OP_T = 1 } hisp_op;
+/* op(A) = A, A^T, or A^H (conjugate transpose; the same as A^T for real
+ * entries). hisp_spmv and hisp_spmv_timed take all three for every entry
+ * type; the other operations (hisp_matrix_add, hisp_mspmv) take N and T. */
+typedef enum { HISP_OP_N = 0, HISP_OP_T = 1, HISP_OP_H = 2 } hisp_op;
 
 typedef enum {
     HISP_BACKEND_AUTO = -1, /* CUDA if a GPU answers, else OpenCL (GPU first), else reference */
@@ -964,8 +967,12 @@ HISP_API int hisp_numa_nodes(void);
  * multiplies a 3-vector. Vectors of c/q matrices have the matrix's type;
  * vectors of block matrices are real (f32/f64) with 3 scalars per block
  * row/column (hisp_compound_vector_type). hisp_spmv on these types runs the
- * default variant (CSR, AoS, AoS, static); op = T is not provided. alpha
- * and beta are real scalars of the component type. docs/COMPOUND.md has the
+ * default variant (CSR, AoS, AoS, static); op = T and op = H (A^T, and the
+ * conjugate transpose A^H: complex and quaternion entries conjugated, 3x3
+ * blocks transposed for both) run it on an explicit op(A) that A builds at
+ * the first such call and keeps (its upload counts as the transposed copy of
+ * the transfers block). alpha and beta are real scalars of the component
+ * type. docs/COMPOUND.md has the
  * file extension (field "quaternion"), the layouts and the plan cache.
  *
  * A variant = layout (outer CSR | ELLPACK-R | SELL-16 | SELL-32, inner =

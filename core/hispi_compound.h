@@ -61,6 +61,20 @@ HISPI_LOCAL void hispi_clayout_spmv_host(const hispi_clayout *L, int vec_soa, do
 HISPI_LOCAL hisp_status hispi_compound_ref_spmv(hisp_context ctx, const hispi_sparse *A,
                                                 double alpha, const void *x, double beta, void *y);
 
+/* The same for op = N, T or H (hisp_op): op = T and H scatter over A's rows
+ * (y has ncols(A) entries), entries as hispi_compound_op_csr makes them. */
+HISPI_LOCAL hisp_status hispi_compound_ref_spmv_op(hisp_context ctx, const hispi_sparse *A,
+                                                   hisp_op op, double alpha, const void *x,
+                                                   double beta, void *y);
+/* out = op(A) as a new CSR (op T or H; A CSR): A^T with complex and
+ * quaternion entries conjugated for H, 3x3 blocks transposed for both. */
+HISPI_LOCAL hisp_status hispi_compound_op_csr(hisp_context ctx, const hispi_sparse *csr, hisp_op op,
+                                              hispi_sparse *out);
+/* op(A) for op T or H as a matrix of A's context, built on first use and
+ * kept with A's compound data (dropped with it): the product op(A)*x then
+ * runs any variant on it. *M is A's, not the caller's to destroy. */
+HISPI_LOCAL hisp_status hispi_compound_op_matrix(hisp_matrix A, hisp_op op, hisp_matrix *M);
+
 /* Matrix Market: the quaternion field and blocking by 3 (core/mmio.c calls
  * these). */
 HISPI_LOCAL hisp_status hispi_block3_from_real(hisp_context ctx, const char *name,

@@ -33,6 +33,7 @@ hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op 
 {
     if (A->format != HISP_FORMAT_CSR)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "reference SpMV needs CSR");
+    if (op == HISP_OP_H && (A->type == HISP_F32 || A->type == HISP_F64)) op = HISP_OP_T;
     switch (A->type) {
     case HISP_F32:
         ref_float(A, op, (float)alpha, x, (float)beta, y);
@@ -41,9 +42,7 @@ hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op 
         ref_double(A, op, alpha, x, beta, y);
         break;
     default:
-        if (op == HISP_OP_N) return hispi_compound_ref_spmv(ctx, A, alpha, x, beta, y);
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "op = T is not provided for %s entries",
-                          hisp_type_name(A->type));
+        return hispi_compound_ref_spmv_op(ctx, A, op, alpha, x, beta, y);
     }
     return HISP_SUCCESS;
 }

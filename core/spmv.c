@@ -1,5 +1,6 @@
 /* SpMV entry points: argument checks, residency, dispatch to the backend. */
 #include "../backends/backend.h"
+#include "hispi_compound.h"
 
 #include <stdlib.h>
 
@@ -21,7 +22,7 @@ static hisp_status check_args(hisp_context ctx, hisp_op op, const void *alpha, h
     if (A->ctx != ctx || x->ctx != ctx || y->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "matrix and vectors must belong to this context");
-    if (op != HISP_OP_N && op != HISP_OP_T)
+    if (op != HISP_OP_N && op != HISP_OP_T && op != HISP_OP_H)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     hisp_type t = A->host.type;
     if (x->type != t || y->type != t)
@@ -64,15 +65,32 @@ static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp
     return HISP_SUCCESS;
 }
 
-/* Compound entry types (c, q, b3x3) run the default variant (hisp.h). */
-static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_status *st)
+/* A^H of real entries is A^T: the real paths see only N and T. */
+static hisp_op real_op(hisp_matrix A, hisp_op op)
+{
+    if (op != HISP_OP_H || !hispi_mat_ok(A)) return op;
+    hisp_type t = A->host.type;
+    return t == HISP_F32 || t == HISP_F64 ? HISP_OP_T : op;
+}
+
+/* Compound entry types (c, q, b3x3) run the default variant (hisp.h), on
+ * A's explicit op(A) for op = T and H: *M gets the matrix to multiply. */
+static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_matrix *M,
+                          hisp_status *st)
 {
     if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || A->hs) return false;
     hisp_type t = A->host.type;
     if (t == HISP_F32 || t == HISP_F64) return false;
-    *st = op == HISP_OP_N ? HISP_SUCCESS
-                          : hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                                       "op = T is not provided for %s entries", hisp_type_name(t));
+    *M = A;
+    if (op == HISP_OP_N)
+        *st = HISP_SUCCESS;
+    else if (op != HISP_OP_T && op != HISP_OP_H)
+        *st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    else if (A->ctx != ctx)
+        *st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                         "matrix and vectors must belong to this context");
+    else
+        *st = hispi_compound_op_matrix(A, op, M);
     return true;
 }
 
@@ -84,8 +102,10 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
     double a = 0, b = 0;
     void *xd = NULL, *yd = NULL;
     hisp_status cs;
-    if (compound_call(ctx, A, op, &cs))
-        return cs ? cs : hisp_spmv_variant(ctx, &default_variant, alpha, A, x, beta, y);
+    hisp_matrix M = NULL;
+    if (compound_call(ctx, A, op, &M, &cs))
+        return cs ? cs : hisp_spmv_variant(ctx, &default_variant, alpha, M, x, beta, y);
+    op = real_op(A, op);
     if (hispi_mat_ok(A) && A->hs) { /* the tree has its own path */
         HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
         return hispi_hisparse_spmv(ctx, op, a, A, x, b, y);
@@ -176,10 +196,12 @@ hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, his
     if (warmup < 0 || repeat < 1 || !ms)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
     hisp_status cs;
-    if (compound_call(ctx, A, op, &cs))
+    hisp_matrix M = NULL;
+    if (compound_call(ctx, A, op, &M, &cs))
         return cs ? cs
-                  : hisp_spmv_variant_timed(ctx, &default_variant, alpha, A, x, beta, y, warmup,
+                  : hisp_spmv_variant_timed(ctx, &default_variant, alpha, M, x, beta, y, warmup,
                                             repeat, ms);
+    op = real_op(A, op);
     for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) /* at least one: uploads */
         HISPI_TRY(hisp_spmv(ctx, op, alpha, A, x, beta, y));
     HISPI_TRY(hisp_context_synchronize(ctx));

@@ -22,6 +22,7 @@
     X(hisparse_resid) \
     X(msrep) \
     X(compound) \
+    X(compound_op) \
     X(transfer) \
     X(interop) \
     X(vector) \
@@ -35,6 +36,7 @@
     X(cache) \
     X(concurrency) \
     X(cli_files) \
+    X(cli_types) \
     X(handles) \
     X(link)
 /* clang-format on */

@@ -69,8 +69,9 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
     if (rank == 0 && !rc) rc = mspmv_matrix(ctx, o, &A);
     if (rank == 0 && !rc) {
         hisp_status s = hisp_matrix_get_info(A, &mi);
-        if (!s && mi.type != HISP_F32 && mi.type != HISP_F64) s = HISP_ERR_UNSUPPORTED;
-        if (!s) {
+        if (!s && !cli_type_real(mi.type))
+            rc = cli_type_unsupported("mspmv", mi.type, "MSREP parts take f32 or f64");
+        if (!s && !rc) {
             parts = calloc((size_t)size, sizeof *parts);
             if (!parts) s = HISP_ERR_OUT_OF_HOST_MEMORY;
         }
@@ -80,7 +81,7 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
         /* the arrays the parts index into (A converted in place) */
         if (!s) s = hisp_matrix_convert(A, columns ? HISP_FORMAT_CSC : HISP_FORMAT_CSR);
         t_part = (MPI_Wtime() - t1) * 1e3;
-        if (s) rc = cli_fail(ctx, s, o->path);
+        if (s && !rc) rc = cli_fail(ctx, s, o->path);
     }
     /* the header goes to every rank, with rank 0's status */
     part_msg head = {
@@ -287,8 +288,8 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
             cli_json j;
             json_init(&j, stdout);
             json_object_begin(&j, NULL);
-            if (o->gen)
-                json_string(&j, "generator", hisp_gen_name(o->gp.kind));
+            if (o->gen || cli_is_gen_spec(o->path))
+                json_string(&j, "generator", o->gen ? hisp_gen_name(o->gp.kind) : o->path);
             else
                 json_string(&j, "file", o->path);
             json_string(&j, "partition", hisp_partition_name(o->kind));
@@ -296,7 +297,7 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
             json_bool(&j, "mpi", true);
             json_int(&j, "ranks", size);
             json_int(&j, "devices", nd);
-            json_string(&j, "precision", hisp_type_name(o->type));
+            json_string(&j, "type", hisp_type_name(o->type));
             json_bool(&j, "transpose", o->op == HISP_OP_T);
             json_int(&j, "rows", mi.nrows);
             json_int(&j, "cols", mi.ncols);

@@ -41,9 +41,11 @@ static const char *const help =
     "  --maxit N          iteration limit (default 10000)\n"
     "  --restart M        GMRES restart length (default 30)\n"
     "  --rhs ones         the right-hand side (all ones; the only one)\n"
-    "  --precision P      f64 (default) or f32\n"
+    "  --type T           f64 (default: the input's) or f32 (--entry and --precision\n"
+    "                     are aliases)\n"
     "  --partition K      pcsr (nnz-balanced whole rows, default) or rowblock\n"
-    "  --backend B        each rank's backend (default reference)\n"
+    "  --backend B        each rank's backend (default auto: CUDA, else OpenCL, else\n"
+    "                     reference)\n"
     "  --device D         every rank's device index (default: the rank's number\n"
     "                     within its node modulo the node's devices, GPUs first)\n"
     "  --json             one JSON object on stdout (rank 0)\n"
@@ -58,6 +60,7 @@ typedef struct {
     int64_t maxit;
     int restart, device;
     hisp_type type;
+    bool type_given; /* --type: else the input's */
     hisp_partition_kind kind;
     hisp_backend_kind backend;
     bool json;
@@ -66,10 +69,12 @@ typedef struct {
 static int parse(int argc, char **argv, solve_opts *o)
 {
     static const cli_opt opts[] = {
-        {"--mpi", false},      {"--method", true},    {"--precond", true}, {"--rtol", true},
-        {"--atol", true},      {"--maxit", true},     {"--restart", true}, {"--rhs", true},
-        {"--precision", true}, {"--partition", true}, {"--backend", true}, {"--device", true},
-        {"--json", false},     {"--help", false},     {"-h", false},       {0, 0}};
+        {"--mpi", false},      {"--method", true},  {"--precond", true},
+        {"--rtol", true},      {"--atol", true},    {"--maxit", true},
+        {"--restart", true},   {"--rhs", true},     {"--precision", true},
+        {"--partition", true}, {"--backend", true}, {"--device", true},
+        {"--json", false},     {"--type", true},    {"--entry", true},
+        {"--help", false},     {"-h", false},       {0, 0}};
     enum {
         O_MPI,
         O_METHOD,
@@ -83,16 +88,18 @@ static int parse(int argc, char **argv, solve_opts *o)
         O_PART,
         O_BACKEND,
         O_DEVICE,
-        O_JSON
+        O_JSON,
+        O_TYPE,
+        O_ENTRY
     };
-    const char *val[16] = {0};
+    const char *val[20] = {0};
     memset(o, 0, sizeof *o);
     o->rtol = 1e-8;
     o->maxit = 10000;
     o->restart = 30;
     o->type = HISP_F64;
     o->kind = HISP_PART_PCSR;
-    o->backend = HISP_BACKEND_REFERENCE;
+    o->backend = HISP_BACKEND_AUTO;
     int rc = cli_parse_command("solve", argc, argv, opts, help, val, &o->path);
     if (rc) return rc;
     if (!o->path) return cli_usage_error("solve", "missing A.mtx (or gen:KIND:N)");
@@ -112,7 +119,11 @@ static int parse(int argc, char **argv, solve_opts *o)
         return rc;
     if (val[O_RHS] && strcmp(val[O_RHS], "ones") != 0)
         return cli_value_error("--rhs: '%s' (only ones over MPI ranks)", val[O_RHS]);
-    if (val[O_PREC] && (rc = cli_parse_precision("--precision", val[O_PREC], &o->type))) return rc;
+    const char *tv[3] = {val[O_TYPE], val[O_ENTRY], val[O_PREC]}; /* CLI_TYPE_OPTS */
+    cli_type ct;
+    if ((rc = cli_parse_type("solve", tv, &ct))) return rc;
+    o->type = ct.type;
+    o->type_given = ct.given;
     if (val[O_PART] && (hisp_partition_from_name(val[O_PART], &o->kind) ||
                         (o->kind != HISP_PART_PCSR && o->kind != HISP_PART_ROWBLOCK)))
         return cli_value_error("--partition: '%s' (pcsr or rowblock: each rank owns rows)",
@@ -282,15 +293,17 @@ int solve_mpi(int argc, char **argv)
     /* ---- rank 0: read A, cut its rows, send every rank its block ---- */
     if (rank == 0 && !rc) {
         hisp_matrix_info mi = {0};
-        rc = cli_read_matrix_spec(ctx, o.path, o.type, &A);
+        cli_type ct = {o.type, o.type_given};
+        rc = cli_load_matrix(ctx, o.path, &ct, &A, NULL);
         if (!rc && (s = hisp_matrix_get_info(A, &mi))) rc = cli_fail(ctx, s, o.path);
         if (!rc && mi.nrows != mi.ncols)
             rc = cli_value_error("%s: %s needs a square matrix (this one is %lld x %lld)", o.path,
                                  hisp_solver_method_name(o.method), (long long)mi.nrows,
                                  (long long)mi.ncols);
-        if (!rc && (mi.type != HISP_F32 && mi.type != HISP_F64))
-            rc = cli_value_error("%s: %s entries; --mpi solves f32 and f64 matrices", o.path,
-                                 hisp_type_name(mi.type));
+        if (!rc && !cli_type_real(mi.type))
+            rc = cli_type_unsupported("solve --mpi", mi.type,
+                                      "solves over MPI ranks take f32 or f64; without --mpi "
+                                      "hisp solve takes every type");
         if (!rc && (mi.nrows > INT32_MAX || mi.nrows < size))
             rc = cli_value_error("%s: %lld rows for %d ranks (need 1 to 2^31-1 rows per rank, at "
                                  "least one each)",
@@ -455,7 +468,7 @@ int solve_mpi(int argc, char **argv)
         json_string(&j, "file", o.path);
         json_string(&j, "method", hisp_solver_method_name(o.method));
         json_string(&j, "precond", hisp_precond_name(o.pc));
-        json_string(&j, "precision", hisp_type_name(r.type));
+        json_string(&j, "type", hisp_type_name(r.type));
         json_string(&j, "backend", hisp_backend_name(backend));
         json_bool(&j, "mpi", true);
         json_int(&j, "ranks", size);
@@ -485,8 +498,10 @@ int solve_mpi(int argc, char **argv)
             json_int(&j, "rank", q);
             json_string(&j, "host", p->host);
             json_int(&j, "node_rank", p->node_rank);
-            json_int(&j, "device", p->device_index);
-            json_string(&j, "device_name", p->device);
+            json_object_begin(&j, "device");
+            json_int(&j, "index", p->device_index);
+            json_string(&j, "name", p->device);
+            json_object_end(&j);
             json_int(&j, "rows", p->rows);
             json_int(&j, "nnz", p->nnz);
             json_int(&j, "ghost_entries", p->ghosts);
