@@ -17,12 +17,15 @@ static const char help[] =
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --device N           device index within the backend (default: the first;\n"
     "                       see hisp info)\n"
-    "  --format csr|hisparse  storage format used for the operation (default csr;\n"
-    "                       hisparse walks the tree with the dynamic scheduler on\n"
-    "                       any backend and reports its counts: nodes per queue,\n"
+    "  --format csr|hisparse|auto  storage format used for the operation (default\n"
+    "                       csr; hisparse walks the tree with the dynamic scheduler\n"
+    "                       on any backend and reports its counts: nodes per queue,\n"
     "                       node-kernel launches, rounds, of the first call;\n"
     "                       on a device backend later calls replay its leaf\n"
-    "                       queues in one round)\n"
+    "                       queues in one round; auto times CSR, HiSparse and the\n"
+    "                       compound layouts on the device, runs the fastest and\n"
+    "                       keeps the choice in the plan cache, so a later auto on\n"
+    "                       this matrix and device times nothing (see hisp tune))\n"
     "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
     "  --precision f32|f64  entry type (default f64)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
@@ -142,8 +145,11 @@ int cmd_spmv(int argc, char **argv)
     if (!rc && val[O_FORMAT]) {
         if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
             job.hisparse = true;
+        else if (strcasecmp(val[O_FORMAT], "auto") == 0)
+            job.auto_format = true;
         else if (strcasecmp(val[O_FORMAT], "csr") != 0)
-            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
+            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse, auto)",
+                                 val[O_FORMAT]);
     }
     if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job.node_size);
     if (!rc && val[O_PREC]) rc = cli_parse_precision("--precision", val[O_PREC], &type);
@@ -153,11 +159,15 @@ int cmd_spmv(int argc, char **argv)
         rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job.repeat);
     if (rc) return rc;
     if (val[O_ENTRY] || val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
-        if (val[O_T] || val[O_X] || val[O_Y] || val[O_OUT] || val[O_FORMAT] || val[O_PREC])
+        bool fauto = job.auto_format && !val[O_LAYOUT] && !val[O_SCHED] && !val[O_PLAN];
+        if (val[O_T] || val[O_X] || val[O_Y] || val[O_OUT] || (val[O_FORMAT] && !fauto) ||
+            val[O_PREC])
             return cli_usage_error("spmv", "--entry/--layout/--schedule/--plan take none of "
-                                           "--transpose, --x, --y, --out, --format, --precision");
+                                           "--transpose, --x, --y, --out, --precision, and "
+                                           "--format only as --entry T --format auto");
         return cli_spmv_compound(path, val[O_ENTRY], val[O_LAYOUT], val[O_SCHED], val[O_PLAN],
-                                 backend, device, job.repeat, job.check, json, job.alpha, job.beta);
+                                 fauto, backend, device, job.repeat, job.check, json, job.alpha,
+                                 job.beta);
     }
 
     hisp_context ctx = NULL;
@@ -203,6 +213,12 @@ int cmd_spmv(int argc, char **argv)
     }
     bool bad = job.check && !(res.rel_error <= res.tolerance);
     const char *dtype = res.device.is_gpu ? "gpu" : res.device.is_cpu ? "cpu" : "other";
+    const char *fmt = job.hisparse ? "hisparse" : "csr";
+    char chosen[160] = "";
+    if (res.have_choice) {
+        fmt = cli_choice_kind(res.choice.best.kind);
+        if (hisp_format_result_name(&res.choice.best, chosen, sizeof chosen)) chosen[0] = 0;
+    }
     if (json) {
         cli_json j;
         json_init(&j, stdout);
@@ -215,7 +231,16 @@ int cmd_spmv(int argc, char **argv)
         json_string(&j, "platform", res.device.platform);
         json_string(&j, "type", dtype);
         json_object_end(&j);
-        json_string(&j, "format", job.hisparse ? "hisparse" : "csr");
+        json_string(&j, "format", fmt);
+        if (res.have_choice) {
+            json_object_begin(&j, "format_choice");
+            json_bool(&j, "from_cache", res.choice.from_cache);
+            json_string(&j, "chosen", chosen);
+            json_double(&j, "ms", res.choice.best.ms);
+            json_double(&j, "csr_ms", res.choice.csr_ms);
+            json_double(&j, "tune_ms", res.choice.tune_ms);
+            json_object_end(&j);
+        }
         json_string(&j, "precision", hisp_type_name(type));
         json_bool(&j, "transpose", job.op == HISP_OP_T);
         json_int(&j, "rows", mi.nrows);
@@ -266,7 +291,11 @@ int cmd_spmv(int argc, char **argv)
         printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", path, (long long)mi.nrows,
                (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type));
         printf("operation  y = %g*%s*x + %g*y (%s)\n", job.alpha, job.op == HISP_OP_T ? "A^T" : "A",
-               job.beta, job.hisparse ? "hisparse" : "csr");
+               job.beta, res.have_choice ? chosen : fmt);
+        if (res.have_choice)
+            printf("format     auto: %s, %.4f ms per call against CSR's %.4f ms (%s)\n", chosen,
+                   res.choice.best.ms, res.choice.csr_ms,
+                   res.choice.from_cache ? "from the plan cache" : "timed now, cached");
         printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res.device.backend),
                res.device.index, res.device.name, res.device.platform, dtype);
         if (job.repeat > 0) {
@@ -274,7 +303,9 @@ int cmd_spmv(int argc, char **argv)
                    res.median_ms, res.min_ms, job.repeat, job.warmup);
             printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: %s + x + y)\n",
                    res.gflops, res.gbps, (unsigned long long)res.model_bytes,
-                   job.hisparse ? "HiSparse tree" : "CSR arrays");
+                   strcmp(fmt, "hisparse") == 0  ? "HiSparse tree"
+                   : strcmp(fmt, "variant") == 0 ? "layout arrays"
+                                                 : "CSR arrays");
         }
         cli_print_transfers("transfers", &res.xfer);
         if (res.have_sched) {
