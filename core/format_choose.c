@@ -15,7 +15,7 @@
  *   variant LAYOUT SCHEDULE | variant - / ms T / first T / csr T
  * Anything that does not validate or parse whole, or names another key, is
  * a miss: the next choice times again and replaces it. */
-#include "hispi.h"
+#include "hispi_compound.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -145,6 +145,19 @@ static bool cache_load(const char *key, hisp_format_choice *c)
     c->best = r;
     c->csr_ms = csr;
     return true;
+}
+
+bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_format_choice *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!hispi_mat_ok(A) || A->hs) return false;
+    if (choice_key(ctx, A, op, c->key, sizeof c->key)) {
+        hispi_clear_error(ctx);
+        return false;
+    }
+    c->op = op;
+    c->from_cache = cache_load(c->key, c);
+    return c->from_cache;
 }
 
 /* ---- timing ------------------------------------------------------------------------ */

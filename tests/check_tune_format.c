@@ -465,7 +465,12 @@ START_TEST(test_cli)
     ck_assert_msg(rc == 0 && strstr(out, "\"formats\"") && strstr(out, "\"csr_ms\"") &&
                       strstr(out, "\"from_cache\": true"),
                   "tune json: %s", out);
+    rc = test_run_cli(out, sizeof out,
+                      "solve %s --method cg --format auto --backend %s --device %d --json", spec, b,
+                      dev);
+    ck_assert_msg(rc == 0 && strstr(out, "\"format\": \"auto: "), "solve auto: %d %s", rc, out);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "spmv %s --format fastest", spec), 2);
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "solve %s --format auto --devices 2", spec), 1);
     unlink(spec);
     drop_temp_cache();
 }
