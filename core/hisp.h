@@ -1113,7 +1113,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  * through the public API and hisp_context_synchronize per sample, rounds
  * over the candidates interleaved, the median per candidate):
  *  - HISP_CHOICE_CSR: hisp_spmv on A (the default kernel; always in the
- *    table, so the choice is never slower than it in the table);
+ *    table; another format is chosen only when it is at least 3 % faster,
+ *    so the choice is never slower than CSR in the table);
  *  - HISP_CHOICE_HISPARSE: hisp_spmv on a HiSparse copy of A (f32, f64);
  *    its first call schedules (first_ms), later calls replay the leaves;
  *  - HISP_CHOICE_VARIANT: compound layouts x schedules (every type, op = N):

@@ -149,7 +149,9 @@ static void check_choice(hisp_context ctx, hisp_matrix A, hisp_op op, uint64_t *
     ck_assert(table[csr].ms == c.csr_ms);
     ck_assert_msg(c.best.ms <= table[csr].ms, "%s: chosen %g ms > CSR %g ms", what, c.best.ms,
                   table[csr].ms);
-    ck_assert(c.best.ms == table[0].ms);
+    /* the choice is the table's fastest, or CSR when nothing beats it by 3 % */
+    ck_assert(c.best.ms == table[0].ms ||
+              (c.best.kind == HISP_CHOICE_CSR && !(table[0].ms < 0.97 * c.csr_ms)));
     for (int i = 0; i < count; i++)
         if (isfinite(table[i].ms)) check_result(ctx, A, op, &table[i], seed, what);
     check_result(ctx, A, op, &c.best, seed, what);
