@@ -21,6 +21,7 @@ mats="${HISP_MATRICES:-../shared/matrices}"
 hisp=build/bin/hisp
 [ -x "$hisp" ] || { echo "build first: ./hisp.sh build" >&2; exit 1; }
 mkdir -p "$out"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # matrix file, entry type; real files run y = A x and y = A^T x
 set -- bcsstk33 f64  CA-HepPh f64  luxembourg f64  Groebner_id2003_aug f64  bayer10 f64 \
@@ -50,6 +51,7 @@ done
     echo
     lscpu 2>/dev/null | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)' || true
     grep MemTotal /proc/meminfo || true
+    echo "load average at start: $load0, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L || true
 } >"$out/machine.txt"
 

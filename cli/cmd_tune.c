@@ -204,6 +204,7 @@ int cmd_tune(int argc, char **argv)
     cli_progress("tuning on %s %d: %s", hisp_backend_name(dev.backend), dev.index, dev.name);
     hisp_transfer_stats xfer = {0};
     hisp_format_choice ch;
+    memset(&ch, 0, sizeof ch);
     hisp_format_options fo = {
         search == HISP_TUNE_FULL, val[T_NOCACHE] != NULL, cli_format_progress, NULL, res, cap};
     cli_transfers_reset(ctx);

@@ -53,8 +53,29 @@ hisp_status hisp_format_choice_cache_path(const char *key, char *path, size_t si
     return hispi_cache_file("format", h, "bin", path, size) ? HISP_SUCCESS : HISP_ERR_UNSUPPORTED;
 }
 
+/* FNV-1a of n elements of es bytes, or of FMT_SAMPLE evenly spaced ones
+ * (first and last included) of a longer array: the solver looks the choice
+ * up at every solve, so the key's cost stays bounded. */
+#define FMT_SAMPLE ((size_t)1 << 20)
+static uint64_t hash_sampled(const void *a, size_t n, size_t es, uint64_t h)
+{
+    if (n <= FMT_SAMPLE) return hispi_hash(a, n * es, h);
+    unsigned char buf[4096];
+    size_t fill = 0;
+    for (size_t i = 0; i < FMT_SAMPLE; i++) {
+        size_t j = (size_t)((uint64_t)i * (n - 1) / (FMT_SAMPLE - 1));
+        memcpy(buf + fill, (const unsigned char *)a + j * es, es);
+        fill += es;
+        if (fill + es > sizeof buf) {
+            h = hispi_hash(buf, fill, h);
+            fill = 0;
+        }
+    }
+    return hispi_hash(buf, fill, h);
+}
+
 /* The compound plans' key (device, driver, type, shape signature) with the
- * operation and the exact structure: a format's speed depends on where the
+ * operation and the structure: a format's speed depends on where the
  * entries are, not only on how many there are per row. */
 static hisp_status choice_key(hisp_context ctx, hisp_matrix A, hisp_op op, char *key, size_t size)
 {
@@ -63,8 +84,8 @@ static hisp_status choice_key(hisp_context ctx, hisp_matrix A, hisp_op op, char 
     hispi_sparse tmp;
     const hispi_sparse *s = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &s));
-    uint64_t h = hispi_hash(s->rowptr, (size_t)(s->nrows + 1) * sizeof *s->rowptr, 0x737472ull);
-    h = hispi_hash(s->colind, (size_t)s->nnz * sizeof *s->colind, h);
+    uint64_t h = hash_sampled(s->rowptr, (size_t)s->nrows + 1, sizeof *s->rowptr, 0x737472ull);
+    h = hash_sampled(s->colind, (size_t)s->nnz, sizeof *s->colind, h);
     int n = snprintf(key, size, "%s|op=%s|%lldx%lld:%lld:%016llx", base,
                      op == HISP_OP_T ? "T" : "N", (long long)s->nrows, (long long)s->ncols,
                      (long long)s->nnz, (unsigned long long)h);

@@ -1123,7 +1123,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
  * Every candidate's y is compared with the CSR kernel's; one that differs
  * by more than 1e-4 (f32 components) or 1e-10 (f64) is never chosen. The
  * winner is kept in the plan cache under (backend, device, driver, type,
- * op, A's structure: sizes and a hash of its pointers and indices); with
+ * op, A's structure: sizes and a hash of its pointers and indices, at
+ * most 2^20 evenly spaced entries of each); with
  * use_cache a later call on the same matrix and device finds it and times
  * nothing (from_cache = 1). A damaged cache entry is a miss. */
 typedef enum {
