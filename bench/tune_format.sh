@@ -11,6 +11,10 @@
 # and op the JSON of hisp tune (.json) and its progress lines (.log), then
 # summary.md (python3 stdlib) and machine.txt. Matrices from ../shared/matrices
 # (HISP_MATRICES overrides, as for the tests). Build first: ./hisp.sh build.
+# On the GPU machine: build with cuda=yes, `bash bench/stage_gpu.sh tune`, carry
+# .gpu, then `bash .gpu/tune_format.sh cuda 0 $OUT/tune-cuda` (and `opencl 0` for
+# NVIDIA's OpenCL); the staged hisp and matrices are used when build/ and
+# ../shared are absent.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -18,8 +22,10 @@ backend="${1:?usage: bench/tune_format.sh BACKEND [DEVICE] [OUTDIR]}"
 device="${2:-0}"
 out="${3:-bench/results/tune-$backend-$(date -u +%Y-%m-%d)}"
 mats="${HISP_MATRICES:-../shared/matrices}"
+[ -d "$mats" ] || mats=.gpu/matrices # staged by bench/stage_gpu.sh tune
 hisp=build/bin/hisp
-[ -x "$hisp" ] || { echo "build first: ./hisp.sh build" >&2; exit 1; }
+[ -x "$hisp" ] || hisp=.gpu/bin/hisp
+[ -x "$hisp" ] || { echo "build first: ./hisp.sh build (or bench/stage_gpu.sh tune)" >&2; exit 1; }
 mkdir -p "$out"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
