@@ -459,6 +459,9 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
     hisp_matrix_destroy(&H);
+    /* the search built up to 8 layouts of A (host and device): give the
+     * memory back; a variant that won builds its own again at its first call */
+    hispi_compound_drop(A);
     if (s) return s;
     /* the fastest other candidate displaces CSR (k[0]) only when it is
      * clearly faster: a near tie is noise, and CSR needs no second copy */
