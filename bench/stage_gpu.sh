@@ -4,7 +4,7 @@
 # suite runs, stripped, its scripts, and the shared matrices only where the
 # suite reads them. Build first (scons -Q -j2 cuda=yes).
 #
-#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|scale|mpi|all
+#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|scale|mpi|tune|all
 #
 # Then, on the device: `bash .gpu/gpu_suite.sh hisparse` (and so on; see
 # each script's header). Prints the staged size.
@@ -20,6 +20,7 @@ msrep) benches="bench_msrep_cuda" tests=1 mats=0 ;;
 runtime) benches="bench_runtime_cuda bench_add_cuda bench_vector" tests=1 mats=0 ;;
 mpi) benches="" tests=0 mats=0 mpi=1 ;;
 solve) benches="bench_solve_cuda" tests=1 mats=0 ;;
+tune) benches="" tests=1 mats=1 ;;
 scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 ;;
 all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
 *)

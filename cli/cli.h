@@ -44,6 +44,14 @@ bool cli_has_flag(int argc, char **argv, const char *flag);
 int cli_exec_mpi(int argc, char **argv);
 /* hisp solve --mpi (hisp-mpi only: cli/mpi/solve_mpi.c); argv[0] is "solve". */
 int solve_mpi(int argc, char **argv);
+/* Progress of hisp_matrix_choose_format on stderr (cmd_tune.c): a line
+ * rewritten in place on a terminal, else throttled lines (at most one a
+ * second, one per 10 % of a stage or 10 s), with the best so far and an
+ * estimate of the time left; _end closes the terminal's line. */
+void cli_format_progress(void *user, const hisp_format_progress_info *p);
+void cli_format_progress_end(void);
+/* The format name of a choice: "csr", "hisparse", "variant". */
+const char *cli_choice_kind(hisp_choice_kind k);
 /* hisp spmv with --layout/--schedule/--plan (cmd_tune.c); t: --type. */
 struct cli_type_s;
 int cli_spmv_compound(const char *path, const struct cli_type_s *t, const char *layout,
@@ -261,6 +269,8 @@ typedef struct {
     const void *x;  /* x (cols of op(A) vector entries), NULL = cli_default_x */
     bool hisparse;  /* run on a HiSparse copy of A (the check still uses A's CSR) */
     int node_size;  /* HiSparse node size, 0 = default */
+    bool
+        auto_format; /* --format auto: hisp_matrix_choose_format picks CSR, HiSparse or a variant */
 } cli_spmv_job;
 
 typedef struct {
@@ -277,6 +287,8 @@ typedef struct {
     bool have_sched; /* --format hisparse: the scheduler's counts of the result run */
     hisp_sched_counts sched;
     hisp_transfer_stats xfer; /* over the timed runs (CLI_TRANSFERS_HELP) */
+    bool have_choice;         /* --format auto: what was chosen */
+    hisp_format_choice choice;
 } cli_spmv_result;
 
 /* Runs the job on ctx's current backend (A must belong to ctx). On failure

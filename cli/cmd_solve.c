@@ -43,8 +43,10 @@ static const char help[] =
     "  --rhs ones|random|B.mtx  right-hand side (default ones; random: uniform in\n"
     "                       [-1, 1) in every component, --seed S, default 1)\n"
     "  --x0 X0.mtx          initial guess (default zeros)\n" CLI_TYPE_HELP
-    "  --format csr|hisparse  storage the products run on (default: the input's;\n"
-    "                       hisparse builds the HiSparse tree, f32/f64)\n"
+    "  --format csr|hisparse|auto  storage the products run on (default: the\n"
+    "                       input's; hisparse builds the HiSparse tree, f32/f64;\n"
+    "                       auto: the fastest for y = A*x as hisp spmv --format\n"
+    "                       auto chooses it, from the plan cache or timed now)\n"
     "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --device N           device index within the backend (default: the first)\n"
@@ -119,7 +121,7 @@ typedef struct {
     uint64_t seed;
     hisp_type type;
     bool type_given;
-    int format; /* -1: the input's; else HISP_FORMAT_CSR or HISP_FORMAT_HISPARSE */
+    int format; /* -1: the input's; -2: auto; else HISP_FORMAT_CSR or HISP_FORMAT_HISPARSE */
     hisp_backend_kind backend;
     int device, devices;
     bool json;
@@ -225,15 +227,19 @@ static int parse(int argc, char **argv, solve_opts *o)
             o->format = HISP_FORMAT_HISPARSE;
         else if (strcasecmp(val[O_FORMAT], "csr") == 0)
             o->format = HISP_FORMAT_CSR;
+        else if (strcasecmp(val[O_FORMAT], "auto") == 0)
+            o->format = -2;
         else
-            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
+            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse, auto)",
+                                 val[O_FORMAT]);
     }
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device);
     if (!rc && val[O_DEVICES])
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
-    if (!rc && o->devices > 1 && o->format == HISP_FORMAT_HISPARSE)
-        rc = cli_usage_error("solve", "--devices runs CSR parts, not --format hisparse");
+    if (!rc && o->devices > 1 && (o->format == HISP_FORMAT_HISPARSE || o->format == -2))
+        rc = cli_usage_error("solve", "--devices runs CSR parts, not --format %s",
+                             o->format == -2 ? "auto" : "hisparse");
     return rc;
 }
 
@@ -734,7 +740,32 @@ int cmd_solve(int argc, char **argv)
         rc = cli_fail(ctx, s, o.spec);
         goto out;
     }
-    /* the storage the products run on */
+    /* the storage the products run on; auto: the format chosen for A*x (a
+     * variant stays CSR storage: the solver takes it from the plan cache) */
+    static char auto_name[200];
+    if (o.format == -2) {
+        hisp_format_choice ch;
+        hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
+        if (res.mi.format == HISP_FORMAT_HISPARSE) {
+            s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &B);
+            if (!s) {
+                hisp_matrix_destroy(&A);
+                A = B;
+                B = NULL;
+                s = hisp_matrix_get_info(A, &res.mi);
+            }
+        }
+        if (!s) s = hisp_matrix_choose_format(ctx, A, HISP_OP_N, &fo, NULL, 0, NULL, &ch);
+        cli_format_progress_end();
+        char nm[160] = "?";
+        if (!s && hisp_format_result_name(&ch.best, nm, sizeof nm)) nm[0] = 0;
+        snprintf(auto_name, sizeof auto_name, "auto: %s", nm);
+        if (s) {
+            rc = cli_fail(ctx, s, o.spec);
+            goto out;
+        }
+        o.format = ch.best.kind == HISP_CHOICE_HISPARSE ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR;
+    }
     hisp_format want = o.format >= 0                           ? (hisp_format)o.format
                        : res.mi.format == HISP_FORMAT_HISPARSE ? HISP_FORMAT_HISPARSE
                                                                : HISP_FORMAT_CSR;
@@ -756,7 +787,7 @@ int cmd_solve(int argc, char **argv)
         rc = cli_fail(ctx, s, o.spec);
         goto out;
     }
-    res.format = want == HISP_FORMAT_HISPARSE ? "hisparse" : "csr";
+    res.format = auto_name[0] ? auto_name : want == HISP_FORMAT_HISPARSE ? "hisparse" : "csr";
     int per = 1;
     s = hisp_compound_vector_type(res.mi.type, &res.vt, &per);
     if (s) {

@@ -23,12 +23,16 @@ static const char help[] =
     "                       GPU answers, else OpenCL, else reference)\n"
     "  --device N           device index within the backend (default: the first;\n"
     "                       see hisp info)\n"
-    "  --format csr|hisparse  storage format used for the operation (default csr;\n"
-    "                       hisparse (f32, f64) walks the tree with the dynamic\n"
-    "                       scheduler on any backend and reports its counts: nodes\n"
-    "                       per queue, node-kernel launches, rounds, of the first\n"
-    "                       call; on a device backend later calls replay its leaf\n"
-    "                       queues in one round)\n"
+    "  --format csr|hisparse|auto  storage format used for the operation (default\n"
+    "                       csr; hisparse (f32, f64) walks the tree with the\n"
+    "                       dynamic scheduler on any backend and reports its\n"
+    "                       counts: nodes per queue, node-kernel launches, rounds,\n"
+    "                       of the first call; on a device backend later calls\n"
+    "                       replay its leaf queues in one round; auto times CSR,\n"
+    "                       HiSparse and the compound layouts on the device, runs\n"
+    "                       the fastest and keeps the choice in the plan cache, so\n"
+    "                       a later auto on this matrix and device times nothing\n"
+    "                       (see hisp tune))\n"
     "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n" CLI_TYPE_HELP
     "  --x X.mtx            x as a Matrix Market array of the vector type (default:\n"
     "                       scalar component k of x is 1/(k+1))\n"
@@ -161,8 +165,11 @@ int cmd_spmv(int argc, char **argv)
     if (!rc && val[O_FORMAT]) {
         if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
             job.hisparse = true;
+        else if (strcasecmp(val[O_FORMAT], "auto") == 0)
+            job.auto_format = true;
         else if (strcasecmp(val[O_FORMAT], "csr") != 0)
-            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse)", val[O_FORMAT]);
+            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse, auto)",
+                                 val[O_FORMAT]);
     }
     if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job.node_size);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &job.alpha);
@@ -223,6 +230,12 @@ int cmd_spmv(int argc, char **argv)
     bool bad = job.check && !(res.rel_error <= res.tolerance);
     const char *dtype = cli_device_kind(&res.device);
     static const char *const opn[3] = {"N", "T", "H"};
+    const char *fmt = job.hisparse ? "hisparse" : "csr";
+    char chosen[160] = "";
+    if (res.have_choice) {
+        fmt = cli_choice_kind(res.choice.best.kind);
+        if (hisp_format_result_name(&res.choice.best, chosen, sizeof chosen)) chosen[0] = 0;
+    }
     if (json) {
         cli_json j;
         json_init(&j, stdout);
@@ -230,7 +243,16 @@ int cmd_spmv(int argc, char **argv)
         json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
         json_string(&j, "backend", hisp_backend_name(res.device.backend));
         json_device(&j, "device", &res.device);
-        json_string(&j, "format", job.hisparse ? "hisparse" : "csr");
+        json_string(&j, "format", fmt);
+        if (res.have_choice) {
+            json_object_begin(&j, "format_choice");
+            json_bool(&j, "from_cache", res.choice.from_cache);
+            json_string(&j, "chosen", chosen);
+            json_double(&j, "ms", res.choice.best.ms);
+            json_double(&j, "csr_ms", res.choice.csr_ms);
+            json_double(&j, "tune_ms", res.choice.tune_ms);
+            json_object_end(&j);
+        }
         json_string(&j, "type", hisp_type_name(type));
         json_string(&j, "op", opn[job.op]);
         json_bool(&j, "transpose", job.op != HISP_OP_N);
@@ -282,7 +304,11 @@ int cmd_spmv(int argc, char **argv)
         printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", path, (long long)mi.nrows,
                (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type));
         printf("operation  y = %g*%s*x + %g*y (%s)\n", job.alpha, cli_op_name(job.op), job.beta,
-               job.hisparse ? "hisparse" : "csr");
+               res.have_choice ? chosen : fmt);
+        if (res.have_choice)
+            printf("format     auto: %s, %.4f ms per call against CSR's %.4f ms (%s)\n", chosen,
+                   res.choice.best.ms, res.choice.csr_ms,
+                   res.choice.from_cache ? "from the plan cache" : "timed now, cached");
         printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res.device.backend),
                res.device.index, res.device.name, res.device.platform, dtype);
         if (job.repeat > 0) {
@@ -290,7 +316,9 @@ int cmd_spmv(int argc, char **argv)
                    res.median_ms, res.min_ms, job.repeat, job.warmup);
             printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: %s + x + y)\n",
                    res.gflops, res.gbps, (unsigned long long)res.model_bytes,
-                   job.hisparse ? "HiSparse tree" : "CSR arrays");
+                   strcmp(fmt, "hisparse") == 0  ? "HiSparse tree"
+                   : strcmp(fmt, "variant") == 0 ? "layout arrays"
+                                                 : "CSR arrays");
         }
         cli_print_transfers("transfers", &res.xfer);
         if (res.have_sched) {

@@ -1,5 +1,6 @@
-/* hisp tune, and the compound-entry path of hisp spmv (--entry, --layout,
- * --schedule, --plan). */
+/* hisp tune (the format choice with its tables), its progress lines, and
+ * the compound-entry path of hisp spmv (--entry, --layout, --schedule,
+ * --plan). */
 #include "cli.h"
 
 #include <math.h>
@@ -11,39 +12,104 @@
 static const char help[] =
     "usage: hisp tune FILE.mtx|gen:KIND[:N[:SEED]] [--type T] [options]\n"
     "\n"
-    "Tunes the compound-entry SpMV y = A*x jointly over layouts (outer CSR, ELL,\n"
-    "SELL16, SELL32 x entry AoS|SoA x vector AoS|SoA) and schedules (static or\n"
-    "dynamic, threads per work-group x work-groups per compute unit) on one\n"
-    "device, shows progress and ends with a ranked table. The winner is stored in\n"
-    "the plan cache ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else\n"
-    "~/.cache/hisp) under (device, driver, entry type, matrix signature): a\n"
-    "later tune of a similar matrix on that device finds it and tunes nothing.\n"
-    "FILE may be a generator, e.g. gen:fem3x3:N, gen:qsurface:N or gen:helmholtz:N\n"
-    "(docs/COMPOUND.md; hisp gen --help).\n"
-    "\n" CLI_TYPE_HELP
+    "Chooses the fastest format for y = op(A)*x on one device, as hisp spmv\n"
+    "--format auto does, and shows the tables. First the compound search ranks\n"
+    "the layouts (outer CSR, ELL, SELL16, SELL32 x entry AoS|SoA x vector\n"
+    "AoS|SoA) and schedules (static or dynamic, threads per work-group x\n"
+    "work-groups per compute unit) by device time (op = A only). Then its\n"
+    "leaders, hisp's CSR kernel (the default; always in the table) and HiSparse\n"
+    "(f32, f64: its first call schedules, later calls replay) are timed side by\n"
+    "side: wall time per call with a synchronize, median of 15 interleaved\n"
+    "rounds, each result checked against CSR's. Another format replaces CSR only\n"
+    "when it is at least 3 % faster. The winner is kept in the plan\n"
+    "cache ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp)\n"
+    "under (backend, device, driver, entry type, op, matrix structure): a later\n"
+    "tune or spmv --format auto of this matrix on this device times nothing.\n"
+    "The compound search's winner is cached too, for similar matrices.\n"
+    "FILE may be gen:fem3x3:N, gen:qsurface:N or gen:helmholtz:N (docs/COMPOUND.md).\n"
+    "Progress goes to stderr: one line rewritten on a terminal, else a line at\n"
+    "most every second (per 10 % of a stage or 10 s), with the best so far and\n"
+    "an estimate of the time left.\n"
+    "\n" CLI_TYPE_HELP "  --transpose          choose for y = A^T*x (CSR and HiSparse; f32, f64)\n"
     "  --search full|fast   full: every layout x schedule (the paper's search);\n"
     "                       fast: tune n_t*n_b, factor it, then the layouts\n"
     "                       (default fast)\n"
     "  --backend B          opencl, cuda, reference or auto (default auto)\n"
     "  --device N           device index within the backend\n"
     "  --no-cache           neither read nor write the plan cache\n"
-    "  --save FILE          also write the plan to FILE\n"
-    "  --top N              rows of the ranked table (default 20; 0 = all)\n"
+    "  --save FILE          also write the compound search's best variant as a\n"
+    "                       plan file (for spmv --plan FILE)\n"
+    "  --top N              rows of the variants table (default 20; 0 = all)\n"
     "  --json               machine-readable output (every timed variant)\n"
     "  --help               this text\n"
-    "\n" CLI_TRANSFERS_HELP
-    "Here: the whole search (every variant's layout upload and timed runs).\n"
+    "\n" CLI_TRANSFERS_HELP "Here: the whole choice (every candidate's upload and timed runs).\n"
     "\n"
     "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
 
-static bool progress_tty;
+const char *cli_choice_kind(hisp_choice_kind k)
+{
+    return k == HISP_CHOICE_HISPARSE ? "hisparse" : k == HISP_CHOICE_VARIANT ? "variant" : "csr";
+}
 
-static void on_progress(void *user, int done, int total, const hisp_tune_result *r)
+/* ---- progress ------------------------------------------------------------- */
+
+static struct {
+    int tty;   /* 0 unknown, 1 terminal, 2 not */
+    bool open; /* a terminal line waits for its newline */
+    double last_ms, last_frac;
+    char stage[16];
+} prog;
+
+static void fmt_left(double ms, char *buf, size_t size)
+{
+    if (!(ms >= 0) || !isfinite(ms))
+        snprintf(buf, size, "?");
+    else if (ms < 60e3)
+        snprintf(buf, size, "%.0f s", ms / 1e3 + 0.5);
+    else
+        snprintf(buf, size, "%.1f min", ms / 60e3);
+}
+
+void cli_format_progress(void *user, const hisp_format_progress_info *p)
 {
     (void)user;
-    (void)r;
-    if (progress_tty) fprintf(stderr, "\rhisp: tuning %d / ~%d variants ", done, total);
+    if (!prog.tty) prog.tty = isatty(STDERR_FILENO) ? 1 : 2;
+    double now = cli_now_ms();
+    int total = p->total > p->done ? p->total : p->done;
+    double frac = total > 0 ? (double)p->done / total : 1;
+    bool new_stage = strcmp(prog.stage, p->stage) != 0;
+    bool last = p->done >= total;
+    if (prog.tty == 1) {
+        if (!new_stage && !last && now - prog.last_ms < 200) return;
+    } else if (!new_stage && (now - prog.last_ms < 1000 ||
+                              (frac - prog.last_frac < 0.1 && now - prog.last_ms < 10e3))) {
+        return;
+    }
+    snprintf(prog.stage, sizeof prog.stage, "%s", p->stage);
+    prog.last_ms = now;
+    prog.last_frac = frac;
+    char best[200] = "none yet", name[160], left[32];
+    if (p->best && isfinite(p->best_ms)) {
+        if (hisp_format_result_name(p->best, name, sizeof name)) snprintf(name, sizeof name, "?");
+        snprintf(best, sizeof best, "%.4f ms (%s)", p->best_ms, name);
+    }
+    fmt_left(p->left_ms, left, sizeof left);
+    fprintf(stderr, "%shisp: tune: %s %d/%s%d, best %s, about %s left%s", prog.tty == 1 ? "\r" : "",
+            p->stage, p->done, p->total > p->done ? "~" : "", total, best, left,
+            prog.tty == 1 ? "\033[K" : "\n");
+    prog.open = prog.tty == 1;
+    fflush(stderr);
 }
+
+void cli_format_progress_end(void)
+{
+    if (prog.open) fprintf(stderr, "\n");
+    prog.open = false;
+    prog.stage[0] = 0;
+    prog.last_ms = prog.last_frac = 0;
+}
+
+/* ---- hisp tune ---------------------------------------------------------------- */
 
 static void variant_names(const hisp_variant *v, char *lay, char *sch)
 {
@@ -51,10 +117,34 @@ static void variant_names(const hisp_variant *v, char *lay, char *sch)
     if (hisp_schedule_name(&v->sched, sch, 64)) snprintf(sch, 64, "?");
 }
 
+static void result_name(const hisp_format_result *r, char *buf, size_t size)
+{
+    if (hisp_format_result_name(r, buf, size)) snprintf(buf, size, "?");
+}
+
+/* The compound search's best as a plan (--save): from this search, else the
+ * compound plan cache (tuned there on a miss). */
+static hisp_status best_plan(hisp_context ctx, hisp_matrix A, const hisp_format_choice *c,
+                             const hisp_tune_result *res, int count, hisp_tune_search search,
+                             bool cache, hisp_tune_plan *p)
+{
+    if (c->variants_tried > 0 && count > 0) {
+        memset(p, 0, sizeof *p);
+        hisp_status s = hisp_tune_plan_key(ctx, A, p->key, sizeof p->key);
+        if (s) return s;
+        p->best = res[0].v;
+        p->ms = res[0].ms;
+        p->tried = c->variants_tried;
+        return HISP_SUCCESS;
+    }
+    return hisp_tune(ctx, A, search, cache, NULL, NULL, NULL, 0, NULL, p);
+}
+
 enum {
     T_TYPE, /* CLI_TYPE_OPTS */
     T_ENTRY,
     T_PREC,
+    T_TRANS,
     T_SEARCH,
     T_BACKEND,
     T_DEVICE,
@@ -67,25 +157,18 @@ enum {
 
 int cmd_tune(int argc, char **argv)
 {
-    static const cli_opt opts[] = {CLI_TYPE_OPTS,
-                                   {"--search", true},
-                                   {"--backend", true},
-                                   {"--device", true},
-                                   {"--no-cache", false},
-                                   {"--save", true},
-                                   {"--top", true},
-                                   {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {
+        CLI_TYPE_OPTS,      {"--transpose", false}, {"--search", true}, {"--backend", true},
+        {"--device", true}, {"--no-cache", false},  {"--save", true},   {"--top", true},
+        {"--json", false},  {"--help", false},      {"-h", false},      {0, 0}};
     const char *val[T_HELP] = {0}, *path = NULL;
     int prc = cli_parse_command("tune", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
     if (!path) return cli_usage_error("tune", "missing FILE.mtx");
     bool json = val[T_JSON] != NULL;
     cli_progress_enable(json);
-    progress_tty = !json && isatty(STDERR_FILENO);
     cli_type ct;
+    hisp_op op = val[T_TRANS] ? HISP_OP_T : HISP_OP_N;
     hisp_tune_search search = HISP_TUNE_FAST;
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     int device = -1, top = 20, rc = cli_parse_type("tune", val, &ct);
@@ -102,7 +185,8 @@ int cmd_tune(int argc, char **argv)
     hisp_context ctx = NULL;
     hisp_matrix A = NULL;
     hisp_tune_result *res = NULL;
-    int cap = 1 << 16, count = 0;
+    int cap = 1 << 16, nform = 0;
+    hisp_format_result form[16];
     if ((rc = cli_context(&ctx))) return rc;
     hisp_status s = hisp_context_set_backend(ctx, backend, device);
     hisp_device_info dev;
@@ -112,52 +196,97 @@ int cmd_tune(int argc, char **argv)
         goto out;
     }
     if ((rc = cli_load_matrix(ctx, path, &ct, &A, NULL))) goto out;
-    res = malloc((size_t)cap * sizeof *res);
+    res = calloc((size_t)cap, sizeof *res);
     if (!res) {
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
         goto out;
     }
-    hisp_tune_plan plan;
     cli_progress("tuning on %s %d: %s", hisp_backend_name(dev.backend), dev.index, dev.name);
     hisp_transfer_stats xfer = {0};
+    hisp_format_choice ch;
+    memset(&ch, 0, sizeof ch);
+    hisp_format_options fo = {
+        search == HISP_TUNE_FULL, val[T_NOCACHE] != NULL, cli_format_progress, NULL, res, cap};
     cli_transfers_reset(ctx);
-    s = hisp_tune(ctx, A, search, !val[T_NOCACHE], on_progress, NULL, res, cap, &count, &plan);
+    s = hisp_matrix_choose_format(ctx, A, op, &fo, form, 16, &nform, &ch);
     cli_transfers_add(ctx, &xfer);
-    if (progress_tty) fprintf(stderr, "\n");
-    if (!s && val[T_SAVE]) s = hisp_tune_plan_save(ctx, &plan, val[T_SAVE]);
+    cli_format_progress_end();
+    int count = s || ch.variants_tried < cap ? ch.variants_tried : cap;
+    if (!s && val[T_SAVE]) {
+        hisp_tune_plan plan;
+        if (op != HISP_OP_N) {
+            rc = cli_usage_error("tune", "--save writes a compound variant's plan (not with "
+                                         "--transpose)");
+            goto out;
+        }
+        s = best_plan(ctx, A, &ch, res, count, search, !val[T_NOCACHE], &plan);
+        if (!s) s = hisp_tune_plan_save(ctx, &plan, val[T_SAVE]);
+    }
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
     }
     hisp_matrix_info mi;
     if (hisp_matrix_get_info(A, &mi)) memset(&mi, 0, sizeof mi);
-    char lay[64], sch[64];
-    variant_names(&plan.best, lay, sch);
+    hisp_type vt = mi.type;
+    int per = 1;
+    if (hisp_compound_vector_type(mi.type, &vt, &per)) per = 1;
+    uint64_t xy = (uint64_t)(mi.nrows + mi.ncols) * (uint64_t)per * hisp_type_size(vt);
+    char lay[64], sch[64], name[160];
     uint64_t csr = 0;
     if (hisp_matrix_layout_bytes(A, HISP_OUTER_CSR, &csr)) csr = 0;
+    result_name(&ch.best, name, sizeof name);
     if (json) {
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
         json_string(&j, "type", hisp_type_name(mi.type));
+        json_bool(&j, "transpose", op == HISP_OP_T);
         json_string(&j, "backend", hisp_backend_name(dev.backend));
         json_device(&j, "device", &dev);
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
         json_string(&j, "search", search == HISP_TUNE_FULL ? "full" : "fast");
-        json_string(&j, "key", plan.key);
-        json_bool(&j, "from_cache", plan.from_cache);
-        json_int(&j, "tried", plan.tried);
-        json_double(&j, "tune_ms", plan.tune_ms);
+        json_string(&j, "key", ch.key);
+        json_bool(&j, "from_cache", ch.from_cache);
+        json_int(&j, "tried", ch.variants_tried);
+        json_int(&j, "candidates", ch.tried);
+        json_double(&j, "tune_ms", ch.tune_ms);
         json_object_begin(&j, "best");
-        json_string(&j, "layout", lay);
-        json_string(&j, "schedule", sch);
-        json_double(&j, "ms", plan.ms);
+        json_string(&j, "format", cli_choice_kind(ch.best.kind));
+        if (ch.best.kind == HISP_CHOICE_VARIANT) {
+            variant_names(&ch.best.variant, lay, sch);
+            json_string(&j, "layout", lay);
+            json_string(&j, "schedule", sch);
+        }
+        json_double(&j, "ms", ch.best.ms);
+        json_double(&j, "csr_ms", ch.csr_ms);
         json_object_end(&j);
+        json_array_begin(&j, "formats");
+        for (int i = 0; i < nform; i++) {
+            const hisp_format_result *r = &form[i];
+            json_object_begin(&j, NULL);
+            json_string(&j, "format", cli_choice_kind(r->kind));
+            if (r->kind == HISP_CHOICE_VARIANT) {
+                variant_names(&r->variant, lay, sch);
+                json_string(&j, "layout", lay);
+                json_string(&j, "schedule", sch);
+            }
+            json_double(&j, "ms", r->ms);
+            json_double(&j, "first_ms", r->first_ms);
+            json_double(&j, "build_ms", r->build_ms);
+            json_double(&j, "rel_error", r->rel_error);
+            json_double(&j, "gbps",
+                        isfinite(r->ms) && r->ms > 0 ? (double)(r->bytes + xy) / (r->ms * 1e6)
+                                                     : NAN);
+            json_uint(&j, "bytes", r->bytes);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
         json_array_begin(&j, "results");
-        for (int i = 0; i < count && i < cap; i++) {
+        for (int i = 0; i < count; i++) {
             variant_names(&res[i].v, lay, sch);
             json_object_begin(&j, NULL);
             json_string(&j, "layout", lay);
@@ -171,29 +300,56 @@ int cmd_tune(int argc, char **argv)
         json_transfers(&j, &xfer, NULL);
         json_object_end(&j);
         json_finish(&j);
-    } else {
-        printf("matrix   %s: %lld x %lld, %lld %s entries\n", path, (long long)mi.nrows,
-               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(mi.type));
-        printf("device   %s %d: %s (%s)\n", hisp_backend_name(dev.backend), dev.index, dev.name,
-               dev.platform);
-        if (plan.from_cache) {
-            printf("plan     from the cache (nothing tuned): %s %s, %.4f ms when tuned\n", lay, sch,
-                   plan.ms);
-        } else {
-            printf("search   %s: %d variants in %.1f s\n",
-                   search == HISP_TUNE_FULL ? "full" : "fast", plan.tried, plan.tune_ms / 1e3);
-            printf("\n%4s  %-16s %-16s %10s %9s %11s %8s\n", "rank", "layout", "schedule",
-                   "time ms", "GB/s", "memory MB", "vs CSR");
-            for (int i = 0; i < count && i < cap && (top == 0 || i < top); i++) {
-                variant_names(&res[i].v, lay, sch);
-                printf("%4d  %-16s %-16s %10.4f %9.2f %11.3f %8.2f\n", i + 1, lay, sch, res[i].ms,
-                       res[i].gbps, (double)res[i].bytes / 1e6,
-                       csr ? (double)res[i].bytes / (double)csr : 0.0);
-            }
-            variant_names(&plan.best, lay, sch);
-            printf("\nbest     %s %s, %.4f ms\n", lay, sch, plan.ms);
-        }
+        goto out;
     }
+    printf("matrix   %s: %lld x %lld, %lld %s entries\n", path, (long long)mi.nrows,
+           (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(mi.type));
+    printf("device   %s %d: %s (%s)\n", hisp_backend_name(dev.backend), dev.index, dev.name,
+           dev.platform);
+    printf("op       y = %s*x\n", op == HISP_OP_T ? "A^T" : "A");
+    if (ch.from_cache) {
+        printf("choice   from the plan cache (nothing timed): %s, %.4f ms per call when chosen "
+               "(CSR %.4f ms)\n",
+               name, ch.best.ms, ch.csr_ms);
+        goto out;
+    }
+    if (count > 0) {
+        printf("search   %s: %d variants (device time per call)\n",
+               search == HISP_TUNE_FULL ? "full" : "fast", ch.variants_tried);
+        printf("\n%4s  %-16s %-16s %10s %9s %11s %8s\n", "rank", "layout", "schedule", "time ms",
+               "GB/s", "memory MB", "vs CSR");
+        for (int i = 0; i < count && (top == 0 || i < top); i++) {
+            variant_names(&res[i].v, lay, sch);
+            printf("%4d  %-16s %-16s %10.4f %9.2f %11.3f %8.2f\n", i + 1, lay, sch, res[i].ms,
+                   res[i].gbps, (double)res[i].bytes / 1e6,
+                   csr ? (double)res[i].bytes / (double)csr : 0.0);
+        }
+        printf("\n");
+    } else if (op == HISP_OP_N) {
+        printf("search   variants from the compound plan cache (its winner only)\n\n");
+    } else {
+        printf("search   none (compound variants are op = A only)\n\n");
+    }
+    printf("formats  side by side: wall time per call with a synchronize, median of 15 rounds;\n"
+           "         first = the first call (uploads, HiSparse scheduling, kernel builds)\n");
+    printf("\n%4s  %-33s %10s %10s %9s %11s %10s\n", "rank", "format", "time ms", "first ms",
+           "GB/s", "memory MB", "speed-up");
+    for (int i = 0; i < nform; i++) {
+        const hisp_format_result *r = &form[i];
+        char nm[160];
+        result_name(r, nm, sizeof nm);
+        if (!isfinite(r->ms)) {
+            printf("%4s  %-33s %10s %10.3f %9s %11.3f %10s\n", "-", nm,
+                   r->rel_error > 0 ? "wrong" : "failed", r->first_ms, "-", (double)r->bytes / 1e6,
+                   "-");
+            continue;
+        }
+        printf("%4d  %-33s %10.4f %10.3f %9.2f %11.3f %9.2fx\n", i + 1, nm, r->ms, r->first_ms,
+               r->ms > 0 ? (double)(r->bytes + xy) / (r->ms * 1e6) : 0.0, (double)r->bytes / 1e6,
+               r->ms > 0 ? ch.csr_ms / r->ms : 0.0);
+    }
+    printf("\nbest     %s, %.4f ms per call (CSR %.4f ms in the same table); chosen in %.1f s\n",
+           name, ch.best.ms, ch.csr_ms, ch.tune_ms / 1e3);
 out:
     free(res);
     hisp_matrix_destroy(&A);

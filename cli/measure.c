@@ -68,13 +68,16 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* y = alpha*op(A)*x + beta*y0 once on ctx; y_out gets m entries. */
+/* y = alpha*op(A)*x + beta*y0 once on ctx (with variant v when not NULL);
+ * y_out gets m entries. */
 static hisp_status spmv_once(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,
-                             const void *alpha, const void *beta, hisp_vector x, hisp_vector y,
-                             const void *y0, void *y_out)
+                             const hisp_variant *v, const void *alpha, const void *beta,
+                             hisp_vector x, hisp_vector y, const void *y0, void *y_out)
 {
     hisp_status s = hisp_vector_write(y, y0);
-    if (!s) s = hisp_spmv(ctx, job->op, alpha, A, x, beta, y);
+    if (!s)
+        s = v ? hisp_spmv_variant(ctx, v, alpha, A, x, beta, y)
+              : hisp_spmv(ctx, job->op, alpha, A, x, beta, y);
     if (!s) s = hisp_vector_read(y, y_out);
     return s;
 }
@@ -100,7 +103,7 @@ static int reference_result(hisp_matrix A, const cli_spmv_job *job, const void *
     if (!s) s = hisp_vector_create(rctx, res->vt, res->n, &xv);
     if (!s) s = hisp_vector_create(rctx, res->vt, res->m, &yv);
     if (!s) s = hisp_vector_write(xv, x);
-    if (!s) s = spmv_once(rctx, B, job, alpha, beta, xv, yv, y0, yref);
+    if (!s) s = spmv_once(rctx, B, job, NULL, alpha, beta, xv, yv, y0, yref);
     if (s) rc = cli_fail(rctx, s, NULL);
     hisp_vector_destroy(&xv);
     hisp_vector_destroy(&yv);
@@ -128,8 +131,20 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     int rc = cli_check_real("--alpha", job->alpha, vt);
     if (!rc) rc = cli_check_real("--beta", job->beta, vt);
     if (rc) return rc;
+    bool hisparse = job->hisparse;
+    const hisp_variant *var = NULL; /* --format auto chose a compound variant */
+    if (job->auto_format) {
+        hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
+        cli_progress("choosing the format (--format auto)");
+        s = hisp_matrix_choose_format(ctx, A, job->op, &fo, NULL, 0, NULL, &res->choice);
+        cli_format_progress_end();
+        if (s) return cli_fail(ctx, s, NULL);
+        res->have_choice = true;
+        hisparse = res->choice.best.kind == HISP_CHOICE_HISPARSE;
+        if (res->choice.best.kind == HISP_CHOICE_VARIANT) var = &res->choice.best.variant;
+    }
     hisp_matrix H = NULL; /* --format hisparse: the operation runs on the tree */
-    if (job->hisparse) {
+    if (hisparse) {
         if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
         cli_progress("building the HiSparse tree");
         if (!s) s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
@@ -167,7 +182,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (!s && H) {
         /* HiSparse: the first call is scheduled (its counts are reported);
          * later ones replay its leaf queues on device backends */
-        s = spmv_once(ctx, Aop, job, alpha, beta, x, y, y0, res->y);
+        s = spmv_once(ctx, Aop, job, NULL, alpha, beta, x, y, y0, res->y);
         if (!s) s = hisp_context_sched_counts(ctx, &res->sched);
         res->have_sched = !s;
     }
@@ -181,7 +196,10 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         if (!s) s = hisp_vector_write(y, y0);
         cli_transfers_reset(ctx);
         if (!s)
-            s = hisp_spmv_timed(ctx, job->op, alpha, Aop, x, beta, y, job->warmup, job->repeat, ms);
+            s = var ? hisp_spmv_variant_timed(ctx, var, alpha, Aop, x, beta, y, job->warmup,
+                                              job->repeat, ms)
+                    : hisp_spmv_timed(ctx, job->op, alpha, Aop, x, beta, y, job->warmup,
+                                      job->repeat, ms);
         cli_transfers_add(ctx, &res->xfer);
         if (!s) {
             qsort(ms, (size_t)job->repeat, sizeof *ms, cmp_double);
@@ -194,7 +212,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (!s) {
         cli_progress("SpMV on %s (%s)", hisp_backend_name(res->device.backend), res->device.name);
         if (job->repeat <= 0) cli_transfers_reset(ctx); /* the one run is the measured call */
-        s = spmv_once(ctx, Aop, job, alpha, beta, x, y, y0, res->y);
+        s = spmv_once(ctx, Aop, job, var, alpha, beta, x, y, y0, res->y);
         if (job->repeat <= 0) cli_transfers_add(ctx, &res->xfer);
     }
     if (s) {
@@ -202,8 +220,9 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         goto out;
     }
     uint64_t csr_bytes = 0;
-    if ((s = hisp_matrix_format_bytes(Aop, H ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR, mi.type,
-                                      &csr_bytes))) {
+    if ((s = var ? hisp_matrix_layout_bytes(A, var->layout.outer, &csr_bytes)
+                 : hisp_matrix_format_bytes(Aop, H ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR,
+                                            mi.type, &csr_bytes))) {
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }

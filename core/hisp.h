@@ -1113,6 +1113,86 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, c
                                                               size_t size);
 /* ==== end of compound entries ============================================ */
 
+/* ==== The fastest format, chosen by measurement (hisp spmv --format auto) ===
+ *
+ * hisp_matrix_choose_format times y = op(A)*x on the context's device with
+ * every candidate A's type has, side by side and timed alike (one call
+ * through the public API and hisp_context_synchronize per sample, rounds
+ * over the candidates interleaved, the median per candidate):
+ *  - HISP_CHOICE_CSR: hisp_spmv on A (the default kernel; always in the
+ *    table; another format is chosen only when it is at least 3 % faster,
+ *    so the choice is never slower than CSR in the table);
+ *  - HISP_CHOICE_HISPARSE: hisp_spmv on a HiSparse copy of A (f32, f64);
+ *    its first call schedules (first_ms), later calls replay the leaves;
+ *  - HISP_CHOICE_VARIANT: compound layouts x schedules (every type, op = N):
+ *    hisp_tune's search (device time, its own plan cache) finds the leaders,
+ *    which are then timed here beside the others.
+ * Every candidate's y is compared with the CSR kernel's; one that differs
+ * by more than 1e-4 (f32 components) or 1e-10 (f64) is never chosen. The
+ * winner is kept in the plan cache under (backend, device, driver, type,
+ * op, A's structure: sizes and a hash of its pointers and indices, at
+ * most 2^20 evenly spaced entries of each); with
+ * use_cache a later call on the same matrix and device finds it and times
+ * nothing (from_cache = 1). A damaged cache entry is a miss. */
+typedef enum {
+    HISP_CHOICE_CSR = 0, /* hisp_spmv on the CSR form */
+    HISP_CHOICE_HISPARSE,
+    HISP_CHOICE_VARIANT /* hisp_spmv_variant(variant) */
+} hisp_choice_kind;
+
+typedef struct {
+    hisp_choice_kind kind;
+    hisp_variant variant; /* HISP_CHOICE_VARIANT */
+    double ms;            /* median wall time per call (INFINITY: failed or wrong) */
+    double first_ms;      /* the first call: uploads, HiSparse scheduling, kernel builds */
+    double build_ms;      /* host preparation before it (the HiSparse tree), else 0 */
+    double rel_error;     /* ||y - y_csr|| / ||y_csr|| */
+    uint64_t bytes;       /* the format's matrix bytes */
+} hisp_format_result;
+
+typedef struct {
+    hisp_format_result best;
+    double csr_ms;      /* the CSR kernel's time in the same table */
+    hisp_op op;         /* the operation chosen for */
+    char key[640];      /* backend|device|driver|type|signature|op|structure */
+    int from_cache;     /* 1: read from the plan cache, nothing timed */
+    int tried;          /* candidates timed side by side */
+    int variants_tried; /* variants hisp_tune's search timed (0 from its cache) */
+    double tune_ms;     /* wall time of the whole choice */
+} hisp_format_choice;
+
+/* Progress, after each variant of the search and each round of the table. */
+typedef struct {
+    const char *stage;              /* "variants" or "formats" */
+    int done, total;                /* steps of this stage (total an estimate) */
+    double best_ms;                 /* fastest of this stage so far (INFINITY: none) */
+    const hisp_format_result *best; /* which (NULL: none yet) */
+    double elapsed_ms, left_ms;     /* since the start; estimate of the rest */
+} hisp_format_progress_info;
+typedef void (*hisp_format_progress)(void *user, const hisp_format_progress_info *p);
+
+typedef struct {
+    int full_search; /* compound variants: 1 the full search, 0 the fast one */
+    int no_cache;    /* neither read nor write the plan caches */
+    hisp_format_progress progress;
+    void *user;
+    hisp_tune_result *variants; /* optional: the search's variants, fastest first */
+    int variants_cap;
+} hisp_format_options;
+
+/* Choose the format of y = op(A)*x for the context's device (A: COO, CSR or
+ * CSC; opt NULL: fast search, cache on). table (cap entries, may be NULL)
+ * gets every candidate, fastest first; *count (may be NULL) their number. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_choose_format(
+    hisp_context ctx, hisp_matrix A, hisp_op op, const hisp_format_options *opt,
+    hisp_format_result *table, int cap, int *count, hisp_format_choice *choice);
+/* "csr", "hisparse", or the variant "CSR-AoS-SoA dynamic:64x2". */
+HISP_API HISP_NODISCARD hisp_status hisp_format_result_name(const hisp_format_result *r, char *buf,
+                                                            size_t size);
+/* The plan cache file of a choice's key (for tools and tests). */
+HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(const char *key, char *path,
+                                                                  size_t size);
+
 /* ==== Iterative solvers ======================================================
  *
  * Krylov methods that run where the matrix and vectors are (the context's

@@ -100,6 +100,10 @@ HISPI_LOCAL hisp_status hispi_tune_plan_parse(hisp_context ctx, const char *data
  * files the caller names (hisp_tune_plan_save). */
 HISPI_LOCAL hisp_status hispi_tune_plan_store(hisp_context ctx, const hisp_tune_plan *p,
                                               const char *path);
+/* The format choice of (A, op) in the plan cache (core/format_choose.c),
+ * without timing anything: false on a miss, a damaged entry or a HiSparse A. */
+HISPI_LOCAL bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op,
+                                            hisp_format_choice *c);
 /* Release a matrix's compound device data (layouts, kernels, scratch). */
 HISPI_LOCAL void hispi_compound_drop(hisp_matrix A);
 

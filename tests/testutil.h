@@ -38,7 +38,8 @@
     X(cli_files) \
     X(cli_types) \
     X(handles) \
-    X(link)
+    X(link) \
+    X(tune_format)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

@@ -4,6 +4,7 @@
  * method queues its whole iteration without waiting. With an operator whose
  * allreduce sums over MPI ranks, every reduction is read, summed over the
  * ranks and written back (one wait per reduction, as MPI needs). */
+#include "../hispi_compound.h"
 #include "ksp.h"
 
 #include <math.h>
@@ -336,7 +337,14 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
         ls->mt = mi.type;
         sp->nrows = mi.nrows * per;
         sp->ncols = mi.ncols * per;
-        if (!st && mi.type != HISP_F32 && mi.type != HISP_F64 &&
+        hisp_format_choice fc; /* a format chosen for A (hisp spmv --format auto) */
+        bool chosen = !st && mi.format != HISP_FORMAT_HISPARSE &&
+                      hispi_format_choice_cached(ctx, A, HISP_OP_N, &fc);
+        if (chosen && fc.best.kind == HISP_CHOICE_VARIANT) {
+            ls->var = fc.best.variant;
+            ls->has_var = true;
+        }
+        if (!st && !chosen && mi.type != HISP_F32 && mi.type != HISP_F64 &&
             mi.format != HISP_FORMAT_HISPARSE && ctx->kind != HISP_BACKEND_REFERENCE) {
             hisp_tune_plan plan;
             int found = 0;
