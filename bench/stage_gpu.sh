@@ -22,6 +22,7 @@ mpi) benches="" tests=0 mats=0 mpi=1 ;;
 solve) benches="bench_solve_cuda" tests=1 mats=0 ;;
 tune) benches="" tests=1 mats=1 ;;
 scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 ;;
+surface) benches="" tests=1 mats=1 lib=1 ;;
 all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
 *)
     sed -n '2,11p' "$0"
@@ -40,6 +41,11 @@ cp bench/*.sh bench/*.py .gpu/
 if [ "$tests" = 1 ]; then
     mkdir -p .gpu/tests
     cp build/tests/check_hisp .gpu/tests/
+fi
+if [ "${lib:-0}" = 1 ]; then # libhisp.so and the external example built against it
+    mkdir -p .gpu/lib
+    cp -P build/lib/libhisp.so* .gpu/lib/
+    cc -O2 examples/spmv_example.c -Icore -Lbuild/lib -lhisp -lm -o .gpu/bin/spmv_example
 fi
 strip .gpu/bin/* .gpu/bench/* .gpu/tests/* 2>/dev/null || true
 if [ "$mats" = 1 ]; then
