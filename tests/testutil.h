@@ -34,7 +34,8 @@
     X(cache) \
     X(concurrency) \
     X(cli_files) \
-    X(handles)
+    X(handles) \
+    X(mm_ext)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
