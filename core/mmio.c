@@ -35,6 +35,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- C locale for strtod_l / the writer --------------------------------- */
 
@@ -331,25 +334,51 @@ static inline bool content_start(unsigned char c)
     return c > ' ' && c != '%';
 }
 
+static inline unsigned popcount16(unsigned x) /* no popcnt instruction assumed */
+{
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (x + (x >> 8)) & 0x1Fu;
+}
+
 /* Pass 1: entry lines and line starts of [b, e). A line is an entry when
- * its first byte is neither blank nor '%'; lines starting with blanks are
- * rare (indented files) and take the exact loop. */
+ * its first byte is neither blank nor '%'; lines starting with a blank
+ * other than '\n' are rare (indented files) and take the exact loop. */
 static void count_chunk(chunk *c)
 {
     const unsigned char *p = (const unsigned char *)c->b;
-    size_t len = (size_t)(c->e - c->b);
+    size_t len = (size_t)(c->e - c->b), i = 0;
     c->content = c->lines = 0;
     if (!len) return;
-    uint64_t nl = 0, good = content_start(p[0]), maybe = p[0] <= ' ' && p[0] != '\n';
-    for (size_t i = 0; i + 1 < len; i++) {
+    /* per '\n' (not the last byte): the next line is skipped (starts with
+     * '%' or '\n') or maybe skipped (another blank) */
+    uint64_t nl = 0, skip = !content_start(p[0]), maybe = p[0] <= ' ' && p[0] != '\n';
+#ifdef __SSE2__
+    const __m128i vnl = _mm_set1_epi8('\n'), vpc = _mm_set1_epi8('%'), vsp = _mm_set1_epi8(' ');
+    for (; i + 17 <= len; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + i + 1));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, vnl));
+        if (!m) continue;
+        __m128i xnl = _mm_cmpeq_epi8(x, vnl);
+        __m128i low = _mm_cmpeq_epi8(_mm_min_epu8(x, vsp), x); /* x <= ' ' */
+        unsigned sk = (unsigned)_mm_movemask_epi8(_mm_or_si128(xnl, _mm_cmpeq_epi8(x, vpc)));
+        unsigned mb = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(xnl, low));
+        nl += popcount16(m);
+        skip += popcount16(m & sk);
+        maybe += popcount16(m & mb);
+    }
+#endif
+    for (; i + 1 < len; i++) {
         unsigned char a = p[i], x = p[i + 1];
         nl += a == '\n';
-        good += (a == '\n') & (x > ' ') & (x != '%');
+        skip += (a == '\n') & ((x == '%') | (x == '\n'));
         maybe += (a == '\n') & (x <= ' ') & (x != '\n');
     }
     c->lines = 1 + (int64_t)nl;
     if (!maybe) {
-        c->content = (int64_t)good;
+        c->content = c->lines - (int64_t)skip;
         return;
     }
     reader r = {.cur = c->b, .end = c->e};
@@ -381,6 +410,40 @@ static void array_position(const data_job *j, int64_t k, int32_t *ai, int32_t *a
 static const char *const part[2][4] = {{"real part", "imaginary part", "", ""},
                                        {"w", "x", "y", "z"}};
 
+/* The common coordinate line, "i j [values]\n" with single blanks and
+ * plain numbers, read without finding the line's end first; anything else
+ * (and every error) goes to the general path, which reads the line again.
+ * Returns the byte after the line, or NULL. */
+static inline const char *fast_line(const data_job *j, const char *p, const char *e, int32_t *i,
+                                    int32_t *jj, double *v)
+{
+    uint64_t x = 0, y = 0;
+    const char *q = p;
+    for (; q < e && (unsigned)(unsigned char)*q - '0' <= 9 && q - p < 10; q++)
+        x = x * 10 + (unsigned)(*q - '0');
+    if (q == p || q >= e || *q != ' ') return NULL;
+    p = ++q;
+    for (; q < e && (unsigned)(unsigned char)*q - '0' <= 9 && q - p < 10; q++)
+        y = y * 10 + (unsigned)(*q - '0');
+    if (q == p || x - 1 >= (uint64_t)j->m || y - 1 >= (uint64_t)j->n) return NULL;
+    for (int c = 0; c < j->nvals; c++) {
+        if (q >= e || *q != ' ') return NULL;
+        q++;
+        if (j->integer) {
+            int64_t z;
+            if (hispi_mmio_parse_int64(q, e, &q, &z)) return NULL;
+            v[c] = (double)z;
+        } else if (!hispi_mmio_parse_double(q, e, &q, &v[c])) {
+            return NULL;
+        }
+    }
+    if (q < e && *q == '\r') q++;
+    if (q < e && *q != '\n') return NULL;
+    *i = (int32_t)(x - 1);
+    *jj = (int32_t)(y - 1);
+    return q < e ? q + 1 : e;
+}
+
 /* Pass 2: the chunk's first `limit` entries into slots k0... */
 static void parse_chunk(data_job *j, chunk *c)
 {
@@ -392,8 +455,15 @@ static void parse_chunk(data_job *j, chunk *c)
     char qb[48];
     int nv = j->nvals;
     for (int64_t k = c->k0, kend = c->k0 + c->limit; k < kend; k++) {
-        if (!next_content(r, &p)) return; /* cannot happen: pass 1 counted them */
         int32_t i = 0, jj = 0;
+        double v[4] = {1.0, 0.0, 0.0, 0.0};
+        const char *nx;
+        if (!j->is_array && (nx = fast_line(j, r->cur, r->end, &i, &jj, v))) {
+            r->cur = nx;
+            r->line++;
+            goto store;
+        }
+        if (!next_content(r, &p)) return; /* cannot happen: pass 1 counted them */
         if (j->is_array) {
             i = ai;
             jj = aj;
@@ -405,7 +475,6 @@ static void parse_chunk(data_job *j, chunk *c)
             if (parse_index(r, &p, j->m, "row", &i)) return;
             if (parse_index(r, &p, j->n, "column", &jj)) return;
         }
-        double v[4] = {1.0, 0.0, 0.0, 0.0};
         for (int q = 0; q < nv; q++)
             if (parse_value(r, &p, j->integer, nv == 1 ? "value" : part[nv == 4][q], &v[q])) return;
         p = skip_ws(p, r->le);
@@ -414,9 +483,13 @@ static void parse_chunk(data_job *j, chunk *c)
                 quote(qb, p, r->le), j->field_name, nv, nv == 1 ? "" : "s");
             return;
         }
+    store:
         j->ri[k] = i;
         j->ci[k] = jj;
-        put(j->type, j->val, k, v);
+        if (j->type == HISP_F64)
+            ((double *)j->val)[k] = v[0];
+        else
+            put(j->type, j->val, k, v);
     }
 }
 
