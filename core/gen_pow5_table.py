@@ -2,7 +2,9 @@
 """Writes core/mmio_pow5.h: the 128-bit truncated powers of five 5^q,
 q = -342..308, normalised so the top bit is set, for the Eisel-Lemire float
 parser in core/mmio_float.c (the table of fast_float's
-script/table_generation.py, computed with exact integers).
+script/table_generation.py, computed with exact integers); and the 64-bit
+powers of ten 10^k, k = -300..340 step 8, rounded to nearest, with their
+binary exponents, for the Grisu2 writer in core/mmio_dtoa.c.
 
     python3 core/gen_pow5_table.py > core/mmio_pow5.h
 """
@@ -36,4 +38,26 @@ print("static const uint64_t hispi_pow5_128[%d][2] = {" % (HI - LO + 1))
 for q in range(LO, HI + 1):
     c = entry(q)
     print("    {0x%016xull, 0x%016xull}," % (c >> 64, c & (2 ** 64 - 1)))
+print("};")
+
+# 10^k ~ f * 2^e with 2^63 <= f < 2^64, f rounded to nearest
+print("#define HISPI_POW10_MIN_K (-300)")
+print("#define HISPI_POW10_STEP 8")
+print("static const struct {\n    uint64_t f;\n    int e, k;\n} hispi_pow10_64[] = {")
+from fractions import Fraction
+for k in range(-300, 341, 8):
+    x = Fraction(10) ** k
+    e = x.numerator.bit_length() - x.denominator.bit_length() - 64
+    while x / Fraction(2) ** e >= 2 ** 64:
+        e += 1
+    while x / Fraction(2) ** e < 2 ** 63:
+        e -= 1
+    q = x / Fraction(2) ** e
+    f = q.numerator // q.denominator
+    if (q - f) * 2 >= 1:
+        f += 1
+    if f == 2 ** 64:
+        f //= 2
+        e += 1
+    print("    {0x%016xull, %d, %d}," % (f, e, k))
 print("};")

@@ -18,6 +18,10 @@ HISPI_LOCAL bool hispi_mmio_parse_double(const char *p, const char *e, const cha
 HISPI_LOCAL int hispi_mmio_parse_int64(const char *p, const char *e, const char **end,
                                        int64_t *out);
 
+/* v at p, digits that read back to v exactly (Grisu2; at most 24 bytes,
+ * "nan", "inf", "-inf" for the others); returns the end. */
+HISPI_LOCAL char *hispi_mmio_dtoa(char *p, double v);
+
 /* Compressed inputs: gzip (zlib) and bzip2 (libbz2), recognised by their
  * magic bytes. *kind names it ("gzip", "bzip2") or is NULL for plain data. */
 HISPI_LOCAL const char *hispi_compressed_kind(const char *data, size_t size);

@@ -845,6 +845,9 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
     hispi_sparse s;
     HISPI_TRY(hispi_sparse_alloc(ctx, &s, HISP_FORMAT_COO, type, h.m, h.n, cap));
     s.sorted = false;
+    hispi_huge_pages(s.rowind, (size_t)cap * sizeof(int32_t));
+    hispi_huge_pages(s.colind, (size_t)cap * sizeof(int32_t));
+    hispi_huge_pages(s.val, (size_t)cap * hisp_type_size(type));
     data_job j = {.is_array = h.is_array,
                   .integer = h.field == FIELD_INTEGER,
                   .sym = h.sym,
@@ -923,6 +926,7 @@ hisp_status hispi_read_file(hisp_context ctx, const char *path, const char *magi
     size_t len = 0;
     bool sniffed = !stream || !magic;
     hisp_status s = hispi_alloc(ctx, cap, 1, (void **)&buf);
+    if (!s && !stream) hispi_huge_pages(buf, cap); /* a large file: 2 MiB faults */
     while (!s) {
         if (len + 1 >= cap) {
             if (cap >= limit) {

@@ -1,6 +1,6 @@
 /* Matrix Market writer: general coordinate files (and n x 1 arrays for
- * vectors), values with 17 significant digits (9 for 4-byte scalars), so
- * every value reads back exactly. Blocks of entries are formatted in
+ * vectors), values in digits that read back exactly: Grisu2's (at most 17,
+ * core/mmio_dtoa.c) for 8-byte scalars, "%.9g" for 4-byte ones. Blocks of entries are formatted in
  * parallel (hispi_gen_threads) into buffers written in order; the target
  * follows the rule of file_out.c, and a path ending in .gz or .bz2 is
  * compressed (core/mmio_compress.c). Errors at any step: HISP_ERR_IO. */
@@ -47,8 +47,10 @@ static inline char *put_value(char *p, hisp_type t, const void *val, int64_t k)
     bool f32 = t == HISP_F32 || t == HISP_C32 || t == HISP_Q32;
     for (int q = 0; q < comps; q++) {
         if (q) *p++ = ' ';
-        p += f32 ? snprintf(p, 26, "%.9g", (double)((const float *)val)[comps * k + q])
-                 : snprintf(p, 26, "%.17g", ((const double *)val)[comps * k + q]);
+        if (f32)
+            p += snprintf(p, 26, "%.9g", (double)((const float *)val)[comps * k + q]);
+        else
+            p = hispi_mmio_dtoa(p, ((const double *)val)[comps * k + q]);
     }
     *p++ = '\n';
     return p;

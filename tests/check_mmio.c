@@ -1397,6 +1397,64 @@ START_TEST(test_compressed)
 }
 END_TEST
 
+/* The writer's digits read back to the same double, bit for bit: random
+ * bit patterns (every exponent, subnormals), powers of two and ten,
+ * integers near 2^53, the extremes. */
+START_TEST(test_write_exact)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 404;
+    enum { N = 300000 };
+    int32_t *r = malloc(N * sizeof *r), *c = malloc(N * sizeof *c);
+    double *v = malloc(N * sizeof *v);
+    ck_assert(r && c && v);
+    for (int k = 0; k < N; k++) {
+        r[k] = k;
+        c[k] = 0;
+        uint64_t b = test_rand(&st);
+        int kind = k % 8;
+        if (kind < 4) {
+            memcpy(&v[k], &b, 8);
+            if (!isfinite(v[k])) v[k] = (double)k;
+        } else if (kind == 4) {
+            v[k] = ldexp(1.0, (int)(b % 2098) - 1074);
+        } else if (kind == 5) {
+            v[k] = pow(10.0, (double)((int)(b % 630) - 320)) * (b & 1024 ? -1 : 1);
+        } else if (kind == 6) {
+            v[k] = (double)((1ull << 53) - 50 + (b % 100));
+        } else {
+            static const double x[] = {DBL_MAX, DBL_MIN, 4.9406564584124654e-324,
+                                       0.1,     1e23,    123456.0,
+                                       1e17,    1e16,    0.3,
+                                       2.0 / 3, 5e-5,    1e-5};
+            v[k] = x[b % (sizeof x / sizeof *x)];
+        }
+    }
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, N, 1, N, r, c, v, &A));
+    char path[600];
+    snprintf(path, sizeof path, "%s/exact.mtx", tmpdir);
+    CK_OK(ctx, hisp_matrix_write_mtx(A, path));
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL));
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &ptr, &rows, &cols, &vals));
+    ck_assert_int_eq(nnz_of(B), N);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(rows[k] == k && memcmp(&((const double *)vals)[k], &v[k], 8) == 0,
+                      "%.17g read back as %.17g", v[k], ((const double *)vals)[k]);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    free(r);
+    free(c);
+    free(v);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_mmio(void)
 {
     Suite *s = suite_create("mmio");
@@ -1419,6 +1477,7 @@ Suite *suite_mmio(void)
     tcase_add_test(tc, test_float_exact);
     tcase_add_test(tc, test_chunks);
     tcase_add_test(tc, test_compressed);
+    tcase_add_test(tc, test_write_exact);
     suite_add_tcase(s, tc);
     return s;
 }
