@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SSE2__
@@ -551,33 +552,37 @@ static int64_t mirror(const data_job *j, int64_t nnz)
 }
 
 /* The entries of the data section [r->cur, r->end) into s. */
-static hisp_status parse_data(hisp_context ctx, const char *name, reader *r, data_job *j,
-                              int64_t nnz, int64_t size_line, int64_t *count)
+/* The entries of [b, e) (whole lines; the first is line *line) into
+ * slots *k...; *k and *line advance. A piece ending the data (final)
+ * must complete the declared count. */
+static hisp_status parse_piece(hisp_context ctx, const char *name, const char *b, const char *e,
+                               data_job *j, int64_t nnz, int64_t size_line, bool final,
+                               int64_t *kio, int64_t *lineio)
 {
-    size_t bytes = (size_t)(r->end - r->cur);
+    size_t bytes = (size_t)(e - b);
     int threads = hispi_gen_threads((double)bytes / 16);
     int nch = threads == 1 ? 1 : threads * 8;
     if ((size_t)nch > bytes / 65536 + 1) nch = (int)(bytes / 65536 + 1);
     chunk *ch;
     HISPI_TRY(hispi_alloc(ctx, (size_t)nch, sizeof *ch, (void **)&ch));
-    const char *b = r->cur;
+    const char *from = b;
     for (int c = 0; c < nch; c++) { /* split at line starts */
-        const char *e = c == nch - 1 ? r->end : r->cur + (size_t)((double)bytes * (c + 1) / nch);
-        if (e < b) e = b;
-        if (e < r->end && e > r->cur && e[-1] != '\n') {
-            const char *nl = memchr(e, '\n', (size_t)(r->end - e));
-            e = nl ? nl + 1 : r->end;
+        const char *t = c == nch - 1 ? e : b + (size_t)((double)bytes * (c + 1) / nch);
+        if (t < from) t = from;
+        if (t < e && t > b && t[-1] != '\n') {
+            const char *nl = memchr(t, '\n', (size_t)(e - t));
+            t = nl ? nl + 1 : e;
         }
-        ch[c].b = b;
-        ch[c].e = e;
-        b = e;
+        ch[c].b = from;
+        ch[c].e = t;
+        from = t;
     }
     j->ch = ch;
     j->nch = nch;
     atomic_store(&j->first_bad, nch);
     run_pass(j, threads, 1);
     /* slots and line numbers; entries beyond the declared count are not parsed */
-    int64_t k = 0, line = r->line + 1, over_chunk = -1;
+    int64_t k = *kio, line = *lineio, over_chunk = -1;
     for (int c = 0; c < nch; c++) {
         ch[c].k0 = k;
         ch[c].line0 = line;
@@ -590,13 +595,9 @@ static hisp_status parse_data(hisp_context ctx, const char *name, reader *r, dat
     hisp_status st = HISP_SUCCESS;
     int fb = atomic_load(&j->first_bad);
     if (fb < nch) {
-        reader *e = &ch[fb].r;
-        st = e->st == HISP_ERR_INPUT_FORMAT ? hispi_fail_at(ctx, name, e->err_line, "%s", e->msg)
-                                            : hispi_fail(ctx, e->st, "%s: %s", name, e->msg);
-    } else if (k < nnz) {
-        st = hispi_fail_at(ctx, name, line,
-                           "the file ends after %lld of the %lld entries declared on line %lld",
-                           (long long)k, (long long)nnz, (long long)size_line);
+        reader *r = &ch[fb].r;
+        st = r->st == HISP_ERR_INPUT_FORMAT ? hispi_fail_at(ctx, name, r->err_line, "%s", r->msg)
+                                            : hispi_fail(ctx, r->st, "%s: %s", name, r->msg);
     } else if (over_chunk >= 0) { /* the line of the first entry too many */
         reader x = {
             .cur = ch[over_chunk].b, .end = ch[over_chunk].e, .line = ch[over_chunk].line0 - 1};
@@ -605,9 +606,14 @@ static hisp_status parse_data(hisp_context ctx, const char *name, reader *r, dat
             next_content(&x, &p);
         st = hispi_fail_at(ctx, name, x.line, "more entries than the %lld declared on line %lld",
                            (long long)nnz, (long long)size_line);
+    } else if (final && k < nnz) {
+        st = hispi_fail_at(ctx, name, line,
+                           "the file ends after %lld of the %lld entries declared on line %lld",
+                           (long long)k, (long long)nnz, (long long)size_line);
     }
     free(ch);
-    *count = k;
+    *kio = k;
+    *lineio = line;
     return st;
 }
 
@@ -684,7 +690,8 @@ typedef struct {
     int64_t m, n, nnz, size_line;
 } mtx_head;
 
-static hisp_status parse_head(reader *r, const char *data, size_t size, hisp_type type, mtx_head *h)
+static hisp_status parse_head(reader *r, const char *data, size_t size, size_t beyond,
+                              hisp_type type, mtx_head *h)
 {
     char qb[48];
     bool cplx_type = type == HISP_C32 || type == HISP_C64;
@@ -692,7 +699,7 @@ static hisp_status parse_head(reader *r, const char *data, size_t size, hisp_typ
     if (!data || size == 0) return bad(r, 1, "empty file: missing %%%%MatrixMarket banner");
 
     /* NUL bytes: binary data, never part of a text file */
-    const char *nul = memchr(data, 0, size);
+    const char *nul = memchr(data, 0, (size_t)(r->end - data));
     if (nul) {
         int64_t line = 1;
         for (const char *s = data; s < nul; s++)
@@ -814,13 +821,69 @@ static hisp_status parse_head(reader *r, const char *data, size_t size, hisp_typ
                 : h->field == FIELD_QUAT    ? 4
                                             : 1;
     int64_t per = is_array ? 2 * nvals : 4 + 2 * nvals;
-    int64_t room = (int64_t)(((uint64_t)(r->end - r->cur) + 1) / (uint64_t)per);
+    uint64_t rest = (uint64_t)(r->end - r->cur) + beyond;
+    int64_t room = (int64_t)((rest + 1) / (uint64_t)per);
     if (h->nnz > room)
         return bad(r, h->size_line,
                    "the size line declares %lld entries but the remaining %lld bytes can hold "
                    "at most %lld",
-                   (long long)h->nnz, (long long)(r->end - r->cur), (long long)room);
+                   (long long)h->nnz, (long long)rest, (long long)room);
     return HISP_SUCCESS;
+}
+
+/* After the head: the header for the caller, storage, the job. */
+static hisp_status begin(hisp_context ctx, const mtx_head *h, hisp_type type,
+                         hisp_mtx_header *header, hispi_sparse *s, data_job *j)
+{
+    if (header) {
+        memset(header, 0, sizeof *header);
+        copy_name(header->field, sizeof header->field, field_names[h->fi]);
+        copy_name(header->symmetry, sizeof header->symmetry, sym_names[h->si]);
+        header->is_array = h->is_array;
+        header->nnz_stored = h->nnz;
+    }
+    int64_t cap = h->sym == SYM_GENERAL ? h->nnz : 2 * h->nnz;
+    HISPI_TRY(hispi_sparse_alloc(ctx, s, HISP_FORMAT_COO, type, h->m, h->n, cap));
+    s->sorted = false;
+    hispi_huge_pages(s->rowind, (size_t)cap * sizeof(int32_t));
+    hispi_huge_pages(s->colind, (size_t)cap * sizeof(int32_t));
+    hispi_huge_pages(s->val, (size_t)cap * hisp_type_size(type));
+    *j = (data_job){.is_array = h->is_array,
+                    .integer = h->field == FIELD_INTEGER,
+                    .sym = h->sym,
+                    .nvals = h->field == FIELD_PATTERN   ? 0
+                             : h->field == FIELD_COMPLEX ? 2
+                             : h->field == FIELD_QUAT    ? 4
+                                                         : 1,
+                    .m = h->m,
+                    .n = h->n,
+                    .field_name = field_names[h->fi],
+                    .type = type,
+                    .ri = s->rowind,
+                    .ci = s->colind,
+                    .val = s->val};
+    return HISP_SUCCESS;
+}
+
+/* Mirrors, then gives back the unused room. */
+static void finish(const mtx_head *h, const data_job *j, hispi_sparse *s, int64_t cnt)
+{
+    int64_t cap = h->sym == SYM_GENERAL ? h->nnz : 2 * h->nnz;
+    if (h->sym != SYM_GENERAL) cnt = mirror(j, cnt);
+    if (cnt < cap) { /* symmetric: fewer mirrors than the bound; shrinking may fail harmlessly */
+        size_t c = (size_t)(cnt ? cnt : 1), es = hisp_type_size(s->type);
+        void *q;
+        if ((q = realloc(s->rowind, c * sizeof(int32_t)))) s->rowind = q;
+        if ((q = realloc(s->colind, c * sizeof(int32_t)))) s->colind = q;
+        if ((q = realloc(s->val, c * es))) s->val = q;
+    }
+    s->nnz = cnt;
+}
+
+static hisp_status head_fail(hisp_context ctx, const char *name, const reader *r)
+{
+    return r->st == HISP_ERR_INPUT_FORMAT ? hispi_fail_at(ctx, name, r->err_line, "%s", r->msg)
+                                          : hispi_fail(ctx, r->st, "%s: %s", name, r->msg);
 }
 
 static hisp_status parse(hisp_context ctx, const char *data, size_t size, const char *name,
@@ -831,55 +894,151 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
     name = name ? name : "<buffer>";
     reader r = {.cur = data, .end = data ? data + size : data};
     mtx_head h;
-    if (parse_head(&r, data, size, type, &h))
-        return r.st == HISP_ERR_INPUT_FORMAT ? hispi_fail_at(ctx, name, r.err_line, "%s", r.msg)
-                                             : hispi_fail(ctx, r.st, "%s: %s", name, r.msg);
+    if (parse_head(&r, data, size, 0, type, &h)) return head_fail(ctx, name, &r);
     if (size_line_out) *size_line_out = h.size_line;
-    if (header) {
-        memset(header, 0, sizeof *header);
-        copy_name(header->field, sizeof header->field, field_names[h.fi]);
-        copy_name(header->symmetry, sizeof header->symmetry, sym_names[h.si]);
-        header->is_array = h.is_array;
-        header->nnz_stored = h.nnz;
-    }
-    int64_t cap = h.sym == SYM_GENERAL ? h.nnz : 2 * h.nnz;
     hispi_sparse s;
-    HISPI_TRY(hispi_sparse_alloc(ctx, &s, HISP_FORMAT_COO, type, h.m, h.n, cap));
-    s.sorted = false;
-    hispi_huge_pages(s.rowind, (size_t)cap * sizeof(int32_t));
-    hispi_huge_pages(s.colind, (size_t)cap * sizeof(int32_t));
-    hispi_huge_pages(s.val, (size_t)cap * hisp_type_size(type));
-    data_job j = {.is_array = h.is_array,
-                  .integer = h.field == FIELD_INTEGER,
-                  .sym = h.sym,
-                  .nvals = h.field == FIELD_PATTERN   ? 0
-                           : h.field == FIELD_COMPLEX ? 2
-                           : h.field == FIELD_QUAT    ? 4
-                                                      : 1,
-                  .m = h.m,
-                  .n = h.n,
-                  .field_name = field_names[h.fi],
-                  .type = type,
-                  .ri = s.rowind,
-                  .ci = s.colind,
-                  .val = s.val};
-    int64_t cnt = 0;
-    hisp_status st = parse_data(ctx, name, &r, &j, h.nnz, h.size_line, &cnt);
+    data_job j;
+    HISPI_TRY(begin(ctx, &h, type, header, &s, &j));
+    int64_t cnt = 0, line = r.line + 1;
+    hisp_status st =
+        parse_piece(ctx, name, r.cur, r.end, &j, h.nnz, h.size_line, true, &cnt, &line);
     if (st) {
         hispi_sparse_free(&s);
         return st;
     }
-    if (h.sym != SYM_GENERAL) cnt = mirror(&j, cnt);
-    if (cnt < cap) { /* symmetric: fewer mirrors than the bound; shrinking may fail harmlessly */
-        size_t c = (size_t)(cnt ? cnt : 1), es = hisp_type_size(type);
-        void *q;
-        if ((q = realloc(s.rowind, c * sizeof(int32_t)))) s.rowind = q;
-        if ((q = realloc(s.colind, c * sizeof(int32_t)))) s.colind = q;
-        if ((q = realloc(s.val, c * es))) s.val = q;
-    }
-    s.nnz = cnt;
+    finish(&h, &j, &s, cnt);
     *out = s;
     return HISP_SUCCESS;
+}
+
+/* Fills buf up to n bytes from fd; the bytes read (fewer: the end). */
+static size_t read_full(int fd, char *buf, size_t n, int *err)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) *err = errno;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+enum { PIECE = 32 << 20 };
+
+/* A large plain regular file parsed in pieces of PIECE bytes as it is read
+ * (the memory of a whole-file copy, and the kernel's zeroing of it, are
+ * more than its parsing costs). *fallback: not this path (small,
+ * compressed, 3x3 blocks, or a head that does not fit the first piece):
+ * nothing was recorded, the caller reads the whole file. */
+static hisp_status parse_file(hisp_context ctx, int fd, size_t fsize, const char *name,
+                              hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
+                              bool *fallback)
+{
+    *fallback = true;
+    if (fsize <= 2 * (size_t)PIECE || type == HISP_B3X3_F32 || type == HISP_B3X3_F64)
+        return HISP_SUCCESS;
+    size_t cap = PIECE + 1, len = 0;
+    char *buf;
+    HISPI_TRY(hispi_alloc(ctx, cap, 1, (void **)&buf));
+    int err = 0;
+    len = read_full(fd, buf, PIECE, &err);
+    bool eof = len < PIECE;
+    reader r = {.cur = buf, .end = buf + len};
+    mtx_head h;
+    if (err || hispi_compressed_kind(buf, len) ||
+        parse_head(&r, buf, fsize, fsize - len, type, &h) ||
+        r.le >= r.end) { /* the size line must end inside the piece */
+        free(buf);
+        return HISP_SUCCESS;
+    }
+    *fallback = false;
+    hispi_sparse s;
+    data_job j;
+    hisp_status st = begin(ctx, &h, type, header, &s, &j);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    int64_t cnt = 0, line = r.line + 1;
+    const char *cur = r.cur;
+    for (;;) {
+        const char *end = buf + len;
+        if (!eof) { /* whole lines only; a longer line grows the piece */
+            const char *nl = cur < end ? memrchr(cur, '\n', (size_t)(end - cur)) : NULL;
+            end = nl ? nl + 1 : cur;
+        }
+        const char *nul = memchr(cur, 0, (size_t)(end - cur));
+        if (nul) {
+            int64_t l = line;
+            for (const char *q = cur; q < nul; q++)
+                l += *q == '\n';
+            st = hispi_fail_at(ctx, name, l, "NUL byte in the file (binary data?)");
+            break;
+        }
+        if (end > cur &&
+            (st = parse_piece(ctx, name, cur, end, &j, h.nnz, h.size_line, eof, &cnt, &line)))
+            break;
+        if (eof) {
+            if (end == cur && cnt < h.nnz)
+                st = hispi_fail_at(ctx, name, line,
+                                   "the file ends after %lld of the %lld entries declared on line "
+                                   "%lld",
+                                   (long long)cnt, (long long)h.nnz, (long long)h.size_line);
+            break;
+        }
+        size_t carry = (size_t)(buf + len - end);
+        memmove(buf, end, carry);
+        len = carry;
+        if (end == cur && len + PIECE / 2 > cap - 1) { /* one line longer than the piece */
+            if ((st = hispi_realloc(ctx, (void **)&buf, cap * 2, 1))) break;
+            cap *= 2;
+        }
+        size_t want = cap - 1 - len, got = read_full(fd, buf + len, want, &err);
+        if (err) {
+            st =
+                hispi_fail_native(ctx, HISP_ERR_IO, err, "cannot read %s: %s", name, strerror(err));
+            break;
+        }
+        len += got;
+        eof = got < want;
+        cur = buf;
+    }
+    free(buf);
+    if (st) {
+        hispi_sparse_free(&s);
+        return st;
+    }
+    finish(&h, &j, &s, cnt);
+    *out = s;
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type type,
+                                hispi_sparse *out, hisp_mtx_header *header)
+{
+    memset(out, 0, sizeof *out);
+    if (!hispi_type_valid(type))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid entry type %d", (int)type);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        bool fallback;
+        hisp_status st =
+            parse_file(ctx, fd, (size_t)sb.st_size, path, type, out, header, &fallback);
+        if (!fallback) {
+            close(fd);
+            return st;
+        }
+    }
+    if (fd >= 0) close(fd);
+    char *data = NULL;
+    size_t size = 0;
+    HISPI_TRY(hispi_read_file(ctx, path, "%%MatrixMarket", &data, &size));
+    hisp_status st = hispi_mtx_parse(ctx, data, size, path, type, out, header);
+    free(data);
+    return st;
 }
 
 /* ---- files -------------------------------------------------------------- */

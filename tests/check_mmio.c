@@ -1455,6 +1455,95 @@ START_TEST(test_write_exact)
 }
 END_TEST
 
+/* A file larger than two 32 MiB pieces is parsed as it is read: the same
+ * entries as from a buffer; errors in later pieces name their own line. */
+START_TEST(test_stream)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 9;
+    enum { N = 2300000 };
+    size_t capb = (size_t)N * 48 + 4096;
+    char *text = malloc(capb), *p = text;
+    int64_t *off = malloc(N * sizeof *off), *lineof = malloc(N * sizeof *lineof);
+    ck_assert(text && off && lineof);
+    p += sprintf(p,
+                 "%%%%MatrixMarket matrix coordinate real general\n%% a comment\n"
+                 "100000 100000 %d\n",
+                 N);
+    int64_t line = 4;
+    for (int k = 0; k < N; k++) {
+        uint64_t r = test_rand(&st);
+        if (r % 501 == 0) {
+            p += sprintf(p, "%% comment %d\n\n", k);
+            line += 2;
+        }
+        off[k] = p - text;
+        lineof[k] = line++;
+        p +=
+            sprintf(p, r % 7 == 0 ? " %d\t%d %.17g\r\n" : "%d %d %.17g\n",
+                    (int)((r >> 8) % 100000) + 1, (int)((r >> 30) % 100000) + 1, test_uniform(&st));
+    }
+    size_t len = (size_t)(p - text);
+    ck_assert(len > ((size_t)64 << 20) + 1000);
+    char path[600];
+    snprintf(path, sizeof path, "%s/big.mtx", tmpdir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL));
+    CK_OK(ctx, hisp_matrix_read_mtx_buffer(ctx, text, len, "big", HISP_F64, &B, NULL));
+    const int64_t *ptr;
+    const int32_t *ra, *ca, *rb, *cb;
+    const void *va, *vb;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &ra, &ca, &va));
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &ptr, &rb, &cb, &vb));
+    ck_assert_int_eq(nnz_of(A), N);
+    ck_assert(memcmp(ra, rb, N * 4) == 0 && memcmp(ca, cb, N * 4) == 0 &&
+              memcmp(va, vb, N * 8) == 0);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    /* a bad entry, then a NUL byte, in the last piece, then one in the middle */
+    struct {
+        int k;
+        char c;
+        const char *word;
+    } bad[] = {{N - 3, 'x', "index"}, {N - 10, 0, "NUL"}, {N / 2, 'y', "index"}};
+    for (int t = 0; t < 3; t++) {
+        int64_t at = off[bad[t].k] + (text[off[bad[t].k]] == ' ');
+        char save = text[at];
+        text[at] = bad[t].c;
+        f = fopen(path, "wb");
+        ck_assert_int_eq(fwrite(text, 1, len, f), len);
+        fclose(f);
+        text[at] = save;
+        ck_assert_int_eq(hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL),
+                         HISP_ERR_INPUT_FORMAT);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(e.line == lineof[bad[t].k] && strstr(e.message, bad[t].word),
+                      "case %d: line %lld (expected %lld): %s", t, (long long)e.line,
+                      (long long)lineof[bad[t].k], e.message);
+    }
+    /* cut before the last entry: the file ends early */
+    f = fopen(path, "wb");
+    ck_assert_int_eq(fwrite(text, 1, (size_t)off[N - 1], f), (size_t)off[N - 1]);
+    fclose(f);
+    ck_assert_int_eq(hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL), HISP_ERR_INPUT_FORMAT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(e.line == lineof[N - 1] && strstr(e.message, "ends after"), "line %lld: %s",
+                  (long long)e.line, e.message);
+    free(off);
+    free(lineof);
+    free(text);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_mmio(void)
 {
     Suite *s = suite_create("mmio");
@@ -1478,6 +1567,7 @@ Suite *suite_mmio(void)
     tcase_add_test(tc, test_chunks);
     tcase_add_test(tc, test_compressed);
     tcase_add_test(tc, test_write_exact);
+    tcase_add_test(tc, test_stream);
     suite_add_tcase(s, tc);
     return s;
 }
