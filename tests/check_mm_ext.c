@@ -146,6 +146,7 @@ START_TEST(test_peer_corpus)
                                   want[q]);
                 agree_ok++;
             } else {
+                printf("mm_ext: peers %s, hisp reads %s\n", peers, file);
                 split_read++;
             }
         } else {
@@ -160,8 +161,11 @@ START_TEST(test_peer_corpus)
                 agree_refused++;
             else if (purpose)
                 on_purpose++;
-            else
+            else {
+                printf("mm_ext: peers %s, hisp refuses %s: line %lld: %s\n", peers, file,
+                       (long long)e.line, e.message);
                 split_refused++;
+            }
         }
         hisp_matrix_destroy(&A);
         free(text);
