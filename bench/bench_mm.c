@@ -59,8 +59,9 @@ int main(int argc, char **argv)
     hisp_matrix_info info;
     if (hisp_matrix_get_info(A, &info)) return 1;
     qsort(t, (size_t)reps, sizeof *t, cmp);
-    printf("hisp %s median %.4f s (%d calls, %lld x %lld, %lld entries)\n", write ? "write" : "read",
-           t[reps / 2], reps, (long long)info.nrows, (long long)info.ncols, (long long)info.nnz);
+    printf("hisp %s median %.4f s (%d calls, %lld x %lld, %lld entries)\n",
+           write ? "write" : "read", t[reps / 2], reps, (long long)info.nrows,
+           (long long)info.ncols, (long long)info.nnz);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
     return 0;
