@@ -16,12 +16,18 @@
  * files are read whole; pipes and devices up to CLI_STREAM_LIMIT, and only
  * their first 64 KiB when these start like neither format (the parser then
  * names the problem at once: /dev/zero is refused, not read for ever).
- * gzip and bzip2 data stay compressed here: the library reads them. */
+ * gzip and bzip2 data stay compressed here: the library reads them.
+ * A regular file over CLI_HEAD_ONLY bytes keeps only its first MiB here
+ * (enough to sniff); the library then reads it by path, large Matrix
+ * Market files in pieces (no second whole copy in memory). */
 static struct {
     char *path, *data; /* data NULL: reading path failed, err says why */
     size_t size;
+    bool head_only; /* data is the file's first MiB */
     char err[600];
 } held;
+
+#define CLI_HEAD_ONLY ((uint64_t)64 << 20)
 
 static void release(void)
 {
@@ -69,12 +75,17 @@ static int slurp(const char *path)
         cap = (size_t)sb.st_size + 2; /* +2: the first short read ends it */
         limit = SIZE_MAX / 4;
         stream = false;
+        if ((uint64_t)sb.st_size > CLI_HEAD_ONLY) {
+            cap = limit = (1 << 20) + 1;
+            held.head_only = true;
+        }
     }
     char *buf = malloc(cap);
     int rc = buf ? CLI_OK : FAIL("%s: out of host memory", path);
     bool sniffed = !stream;
     while (!rc) {
         if (len + 1 >= cap) {
+            if (held.head_only) break;
             char *nb = cap < limit ? realloc(buf, cap * 2) : NULL;
             if (!nb) {
                 rc = cap >= limit ? FAIL("%s: more than %zu MiB from a pipe or device (the "
@@ -129,8 +140,12 @@ int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, h
         return rc;
     }
     bool hisp = held.size >= 8 && memcmp(held.data, "HISPARSE", 8) == 0;
-    hisp_status s = hisp ? hisp_matrix_load_buffer(ctx, held.data, held.size, path, A)
-                         : hisp_matrix_read_mtx_buffer(ctx, held.data, held.size, path, type, A, h);
+    hisp_status s;
+    if (held.head_only)
+        s = hisp ? hisp_matrix_load(ctx, path, A) : hisp_matrix_read_mtx(ctx, path, type, A, h);
+    else
+        s = hisp ? hisp_matrix_load_buffer(ctx, held.data, held.size, path, A)
+                 : hisp_matrix_read_mtx_buffer(ctx, held.data, held.size, path, type, A, h);
     release();
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
