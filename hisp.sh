@@ -26,6 +26,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 PACKAGES=(scons check pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo cmake)
 # MSREP (issue 7): hwloc for NUMA placement, OpenMPI for hisp-mpi and its tests
 PACKAGES+=(libhwloc-dev libopenmpi-dev openmpi-bin)
+# compressed Matrix Market files (.gz, .bz2): zlib and libbz2
+PACKAGES+=(zlib1g-dev libbz2-dev)
 JOBS="${HISP_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 

@@ -7,17 +7,27 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include <bzlib.h>
+#include <zlib.h>
+
 /* Every input is read once (pipes and FIFOs cannot be read twice): the bytes
  * of the last file read stay here until cli_read_matrix parses them, so
  * sniffing the format or the banner's field opens nothing again. Regular
  * files are read whole; pipes and devices up to CLI_STREAM_LIMIT, and only
  * their first 64 KiB when these start like neither format (the parser then
- * names the problem at once: /dev/zero is refused, not read for ever). */
+ * names the problem at once: /dev/zero is refused, not read for ever).
+ * gzip and bzip2 data stay compressed here: the library reads them.
+ * A regular file over CLI_HEAD_ONLY bytes keeps only its first MiB here
+ * (enough to sniff); the library then reads it by path, large Matrix
+ * Market files in pieces (no second whole copy in memory). */
 static struct {
     char *path, *data; /* data NULL: reading path failed, err says why */
     size_t size;
+    bool head_only; /* data is the file's first MiB */
     char err[600];
 } held;
+
+#define CLI_HEAD_ONLY ((uint64_t)64 << 20)
 
 static void release(void)
 {
@@ -26,11 +36,20 @@ static void release(void)
     memset(&held, 0, sizeof held);
 }
 
+static bool compressed(const char *p, size_t n)
+{
+    return (n >= 2 && (unsigned char)p[0] == 0x1f && (unsigned char)p[1] == 0x8b) ||
+           (n >= 4 && memcmp(p, "BZh", 3) == 0);
+}
+
+/* HISPARSE, or %%MatrixMarket after blanks, or gzip/bzip2 data (the
+ * library decompresses Matrix Market files). */
 static bool known_start(const char *p, size_t n)
 {
     static const char mtx[] = "%%MatrixMarket";
-    return (n >= 8 && memcmp(p, "HISPARSE", 8) == 0) ||
-           (n >= sizeof mtx - 1 && strncasecmp(p, mtx, sizeof mtx - 1) == 0);
+    if ((n >= 8 && memcmp(p, "HISPARSE", 8) == 0) || compressed(p, n)) return true;
+    size_t i = strspn(p, " \t\r\n\v\f");
+    return n - i >= sizeof mtx - 1 && strncasecmp(p + i, mtx, sizeof mtx - 1) == 0;
 }
 
 #define FAIL(...) (snprintf(held.err, sizeof held.err, __VA_ARGS__), CLI_INPUT)
@@ -56,12 +75,17 @@ static int slurp(const char *path)
         cap = (size_t)sb.st_size + 2; /* +2: the first short read ends it */
         limit = SIZE_MAX / 4;
         stream = false;
+        if ((uint64_t)sb.st_size > CLI_HEAD_ONLY) {
+            cap = limit = (1 << 20) + 1;
+            held.head_only = true;
+        }
     }
     char *buf = malloc(cap);
     int rc = buf ? CLI_OK : FAIL("%s: out of host memory", path);
     bool sniffed = !stream;
     while (!rc) {
         if (len + 1 >= cap) {
+            if (held.head_only) break;
             char *nb = cap < limit ? realloc(buf, cap * 2) : NULL;
             if (!nb) {
                 rc = cap >= limit ? FAIL("%s: more than %zu MiB from a pipe or device (the "
@@ -116,8 +140,12 @@ int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, h
         return rc;
     }
     bool hisp = held.size >= 8 && memcmp(held.data, "HISPARSE", 8) == 0;
-    hisp_status s = hisp ? hisp_matrix_load_buffer(ctx, held.data, held.size, path, A)
-                         : hisp_matrix_read_mtx_buffer(ctx, held.data, held.size, path, type, A, h);
+    hisp_status s;
+    if (held.head_only)
+        s = hisp ? hisp_matrix_load(ctx, path, A) : hisp_matrix_read_mtx(ctx, path, type, A, h);
+    else
+        s = hisp ? hisp_matrix_load_buffer(ctx, held.data, held.size, path, A)
+                 : hisp_matrix_read_mtx_buffer(ctx, held.data, held.size, path, type, A, h);
     release();
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
@@ -135,16 +163,54 @@ int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path)
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
+/* The first bytes of compressed data, decompressed, for the banner. */
+static size_t head_of(const char *data, size_t size, char *out, size_t cap)
+{
+    size_t got = 0;
+    if ((unsigned char)data[0] == 0x1f) {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (inflateInit2(&z, 15 + 32) != Z_OK) return 0;
+        z.next_in = (Bytef *)data;
+        z.avail_in = size > (1u << 30) ? 1u << 30 : (uInt)size;
+        z.next_out = (Bytef *)out;
+        z.avail_out = (uInt)cap;
+        inflate(&z, Z_SYNC_FLUSH);
+        got = cap - z.avail_out;
+        inflateEnd(&z);
+    } else {
+        bz_stream z;
+        memset(&z, 0, sizeof z);
+        if (BZ2_bzDecompressInit(&z, 0, 0) != BZ_OK) return 0;
+        z.next_in = (char *)data;
+        z.avail_in = size > (1u << 30) ? 1u << 30 : (unsigned)size;
+        z.next_out = out;
+        z.avail_out = (unsigned)cap;
+        BZ2_bzDecompress(&z);
+        got = cap - z.avail_out;
+        BZ2_bzDecompressEnd(&z);
+    }
+    return got;
+}
+
 /* A Matrix Market file's type from its banner's field (complex: c64,
  * quaternion: q64, else f64); -1 when the file cannot be read. */
 static int mtx_default_type(const char *path, hisp_type *t)
 {
     *t = HISP_F64;
     if (slurp(path)) return -1;
-    char line[256] = "";
-    size_t n = strcspn(held.data, "\n");
+    char head[1024], line[256] = "";
+    const char *p = held.data;
+    size_t size = held.size;
+    if (compressed(held.data, held.size)) {
+        size = head_of(held.data, held.size, head, sizeof head - 1);
+        head[size] = 0;
+        p = head;
+    }
+    p += strspn(p, " \t\r\n\v\f"); /* blank lines before the banner */
+    size_t n = strcspn(p, "\n");
     if (n >= sizeof line) n = sizeof line - 1;
-    memcpy(line, held.data, n);
+    memcpy(line, p, n);
     line[n] = 0;
     char banner[32], object[32], format[32], field[32];
     if (sscanf(line, "%31s %31s %31s %31s", banner, object, format, field) != 4) return 0;

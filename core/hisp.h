@@ -405,9 +405,11 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_load_buffer(hisp_context ctx, co
                                                             size_t size, const char *name,
                                                             hisp_matrix *A);
 
-/* Matrix Market. Symmetric, skew-symmetric and Hermitian files are expanded.
- * A real/integer/pattern file reads into f32/f64 (or complex with zero
- * imaginary part); a complex file needs c32/c64. */
+/* Matrix Market. Symmetric, skew-symmetric and Hermitian files are expanded
+ * (entries on either side of the diagonal mirrored). A real/integer/pattern
+ * file reads into f32/f64 (or complex with zero imaginary part); a complex
+ * file needs c32/c64. gzip and bzip2 data (by its magic bytes) is
+ * decompressed first, in files and buffers alike. */
 typedef struct {
     char field[16];     /* real, double, integer, complex, pattern */
     char symmetry[16];  /* general, symmetric, skew-symmetric, hermitian */
@@ -424,7 +426,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx
                                                                 size_t size, const char *name,
                                                                 hisp_type type, hisp_matrix *A,
                                                                 hisp_mtx_header *header);
-/* Writes a general coordinate file (real or complex field). */
+/* Writes a general coordinate file (real or complex field); a path ending
+ * in .gz or .bz2 is compressed. Values read back exactly. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_write_mtx(hisp_matrix A, const char *path);
 
 /* ---- generators --------------------------------------------------------- */

@@ -449,6 +449,10 @@ HISPI_LOCAL void hispi_csr_plan_free(hispi_csr_plan *p);
 HISPI_LOCAL hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size,
                                         const char *name, hisp_type type, hispi_sparse *out,
                                         hisp_mtx_header *header);
+/* A file by path: large plain regular files parsed in pieces as they are
+ * read; others (pipes, compressed, small) read whole and parsed. */
+HISPI_LOCAL hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type type,
+                                            hispi_sparse *out, hisp_mtx_header *header);
 /* Write a general coordinate file (real or complex field by type). */
 HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s, const char *path);
 /* Write n entries as an n x 1 array file. */

@@ -281,12 +281,9 @@ hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path, hisp_type t
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!path || !A) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL path or handle");
     *A = NULL;
-    char *data = NULL;
-    size_t size = 0;
-    HISPI_TRY(hispi_read_file(ctx, path, "%%MatrixMarket", &data, &size));
-    hisp_status s = hisp_matrix_read_mtx_buffer(ctx, data, size, path, type, A, header);
-    free(data);
-    return s;
+    hispi_sparse s;
+    HISPI_TRY(hispi_mtx_read_file(ctx, path, type, &s, header));
+    return hispi_matrix_wrap(ctx, &s, A);
 }
 
 hisp_status hisp_matrix_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type type,

@@ -25,7 +25,7 @@ $CC -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -Icore \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -fno-omit-frame-pointer -pthread \
     "fuzz/fuzz_$target.c" core/*.c backends/registry.c backends/reference/reference.c \
-    -lm -o "$out/fuzz_$target"
+    -lz -lbz2 -lm -o "$out/fuzz_$target"
 # shellcheck disable=SC2086
 exec "$out/fuzz_$target" $args -max_total_time="$secs" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/" "$new" "$seeds"

@@ -367,6 +367,29 @@ START_TEST(test_library_files)
 }
 END_TEST
 
+/* gzip and bzip2 (issue 24): .gz / .bz2 outputs by name, compressed inputs
+ * from files and pipes by their bytes, and the banner's field of a
+ * compressed complex file for the default type. */
+START_TEST(test_compressed_files)
+{
+    gen_small();
+    sh_result r =
+        sh("$H convert m.mtx -o z.mtx.gz && $H convert z.mtx.gz -o z.mtx.bz2 && "
+           "gzip -t z.mtx.gz && bzip2 -t z.mtx.bz2 && "
+           "want=$($H stats m.mtx | grep '^nnz') && "
+           "[ \"$(bzcat z.mtx.bz2 | gzip -c | $H stats /dev/stdin | grep '^nnz')\" = "
+           "\"$want\" ] && [ \"$($H stats z.mtx.bz2 | grep '^nnz')\" = \"$want\" ] && "
+           "printf '\\n %%%%%%%%MatrixMarket matrix coordinate complex general\\n2 2 2\\n1 1 2 "
+           "0\\n2 2 3 1\\n' | gzip > c.mtx.gz && $H solve c.mtx.gz --method bicgstab");
+    CK_SH(r, 0);
+    sh_free(&r);
+    r = sh("printf 'not gzip' | gzip | head -c 12 > t.gz; $H stats t.gz");
+    CK_SH(r, 2);
+    ck_assert_msg(strstr(r.err, "gzip"), "%s", r.err);
+    sh_free(&r);
+}
+END_TEST
+
 Suite *suite_cli_files(void)
 {
     Suite *s = suite_create("cli_files");
@@ -384,6 +407,7 @@ Suite *suite_cli_files(void)
     tcase_add_test(tc, test_pipes_and_fifos);
     tcase_add_test(tc, test_small_items);
     tcase_add_test(tc, test_library_files);
+    tcase_add_test(tc, test_compressed_files);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -754,12 +755,16 @@ START_TEST(test_malformed)
          "not an integer"},
         {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 5\n", 0, HISP_F64, 3,
          "unexpected"},
-        {"%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", 0, HISP_F64, 3,
-         "above the diagonal"},
-        {"%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 1 0\n1 2 1 1\n", 0,
-         HISP_C64, 4, "above the diagonal"},
-        {"%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 2 1\n", 0, HISP_F64, 3,
-         "diagonal"},
+        {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 9223372036854775808\n", 0,
+         HISP_F64, 3, "does not fit a 64-bit integer"},
+        {"%%MatrixMarket matrix array integer general\n2 1\n-9223372036854775808\n"
+         "-9223372036854775809\n",
+         0, HISP_F64, 4, "does not fit a 64-bit integer"},
+        {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 "
+         "18446744073709551615\n",
+         0, HISP_F64, 3, "does not fit"},
+        {"\n \n\t hello\n", 0, HISP_F64, 3, "banner"},
+        {"\n\n  %%MatrixMarket matrix coordinate real banana\n", 0, HISP_F64, 3, "symmetry"},
         {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", 0, HISP_F64, 2,
          "square"},
         {"%%MatrixMarket matrix array real symmetric\n2 3\n1\n2\n3\n4\n5\n6\n", 0, HISP_F64, 2,
@@ -1085,6 +1090,460 @@ START_TEST(test_real_matrices)
 }
 END_TEST
 
+/* ---- what the peers accept, compressed files, exact floats, chunks ------- */
+
+START_TEST(test_peer_forms)
+{
+    hisp_context ctx = new_ctx();
+    hisp_matrix A = NULL;
+    /* entries on both sides of the diagonal, each mirrored; (1,2) and (2,1)
+     * both given: their mirrors add up, as in fast_matrix_market and scipy */
+    CK_OK(ctx, read_str(ctx,
+                        "\n  \n\t%%MatrixMarket matrix coordinate real symmetric\n"
+                        "   % indented comment\n  3 3 4\n  1 3 4\n3 1 1\n\t2 2 5\n 1 2 -2\n",
+                        HISP_F64, &A, NULL));
+    const double sym[] = {0, 0, -2, 0, 5, 0, -2, 0, 5, 0, 0, 0, 5, 0, 0, 0, 0, 0};
+    expect_dense(A, 3, 3, sym, "symmetric, upper entries");
+    hisp_matrix_destroy(&A);
+    /* skew-symmetric: a diagonal entry is kept as given (not mirrored) */
+    CK_OK(ctx, read_str(ctx,
+                        "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n1 1 3\n1 2 "
+                        "2\n",
+                        HISP_F64, &A, NULL));
+    const double skew[] = {3, 0, 2, 0, -2, 0, 0, 0};
+    expect_dense(A, 2, 2, skew, "skew-symmetric, diagonal and upper");
+    hisp_matrix_destroy(&A);
+    /* Hermitian, upper entry: the lower one is its conjugate */
+    CK_OK(ctx, read_str(ctx,
+                        "%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 1 0\n1 2 "
+                        "1 2\n",
+                        HISP_C64, &A, NULL));
+    const double herm[] = {1, 0, 1, 2, 1, -2, 0, 0};
+    expect_dense(A, 2, 2, herm, "hermitian, upper");
+    hisp_matrix_destroy(&A);
+    /* pattern hermitian reads as pattern symmetric */
+    CK_OK(ctx, read_str(ctx, "%%MatrixMarket matrix coordinate pattern hermitian\n2 2 1\n1 2\n",
+                        HISP_F64, &A, NULL));
+    const double pat[] = {0, 0, 1, 0, 1, 0, 0, 0};
+    expect_dense(A, 2, 2, pat, "pattern hermitian");
+    hisp_matrix_destroy(&A);
+    /* int64 bounds are read */
+    CK_OK(ctx, read_str(ctx,
+                        "%%MatrixMarket matrix array integer general\n2 1\n-9223372036854775808\n"
+                        "+9223372036854775807\n",
+                        HISP_F64, &A, NULL));
+    const double big[] = {-9223372036854775808.0, 0, 9223372036854775807.0, 0};
+    expect_dense(A, 2, 1, big, "int64 bounds");
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Every value the reader parses equals strtod's (bit for bit): 17-digit
+ * round-trip strings, 19- and 20-digit mantissas with random exponents,
+ * subnormals, halfway cases, over- and underflow. */
+START_TEST(test_float_exact)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t st = test_seed() + 77;
+    enum { N = 200000 };
+    static const char *const fixed[] = {
+        "9007199254740993",
+        "9007199254740992.5",
+        "2.2250738585072011e-308",
+        "2.2250738585072014e-308",
+        "4.9406564584124654e-324",
+        "2.4703282292062327e-324",
+        "2.4703282292062328e-324",
+        "1.7976931348623157e308",
+        "1.7976931348623159e308",
+        "1e-400",
+        "-1e400",
+        "0.1",
+        "1e23",
+        "8.988465674311579e307",
+        "123456789012345678e-5",
+        "1844674407370955161.5",
+        "7.2057594037927933e16",
+        "-0.0",
+        "00000000000000000000001.5",
+        "0.000000000000000000000000000001234567890123456789",
+        "1.00000000000000011102230246251565404236316680908203125",
+        "4503599627370496.5",
+        "4503599627370497.5",
+        "3.0517578125e-05",
+        "1e-22",
+        "1e22",
+        "1e-23",
+        "5e-324",
+    };
+    size_t nf = sizeof fixed / sizeof *fixed;
+    char *text = malloc((size_t)N * 48 + 4096), *p = text;
+    ck_assert_ptr_nonnull(text);
+    char(*tok)[40] = malloc((size_t)N * sizeof *tok);
+    ck_assert_ptr_nonnull(tok);
+    p += sprintf(p, "%%%%MatrixMarket matrix array real general\n%d 1\n", N);
+    for (int k = 0; k < N; k++) {
+        uint64_t r = test_rand(&st);
+        int kind = (int)(r % 5);
+        if ((size_t)k < nf) {
+            snprintf(tok[k], sizeof tok[k], "%s", fixed[k]);
+        } else if (kind == 0) { /* any double's %.17g */
+            uint64_t bits = test_rand(&st);
+            double d;
+            memcpy(&d, &bits, 8);
+            if (!isfinite(d)) d = 1.5;
+            snprintf(tok[k], sizeof tok[k], "%.17g", d);
+        } else if (kind == 1) { /* %.17g of values in ordinary ranges */
+            snprintf(tok[k], sizeof tok[k], "%.17g",
+                     test_uniform(&st) * pow(10, (double)(test_rand(&st) % 40) - 20));
+        } else { /* 16 to 20 digits, exponent -350..330 */
+            int nd = 16 + (int)(test_rand(&st) % 5), e = (int)(test_rand(&st) % 681) - 350;
+            char d[24];
+            d[0] = (char)('1' + test_rand(&st) % 9);
+            for (int i = 1; i < nd; i++)
+                d[i] = (char)('0' + test_rand(&st) % 10);
+            d[nd] = 0;
+            int dot = (int)(test_rand(&st) % (unsigned)nd) + 1;
+            snprintf(tok[k], sizeof tok[k], "%s%.*s.%se%d", r & 8 ? "-" : "", dot, d, d + dot, e);
+        }
+        p += sprintf(p, "%s\n", tok[k]);
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx,
+          hisp_matrix_read_mtx_buffer(ctx, text, (size_t)(p - text), "floats", HISP_F64, &A, NULL));
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    for (int k = 0; k < N; k++) {
+        double want = strtod_l(tok[k], NULL, c), got = ((const double *)vals)[k];
+        ck_assert_msg(memcmp(&want, &got, 8) == 0, "'%s' read as %.17g, strtod gives %.17g", tok[k],
+                      got, want);
+    }
+    freelocale(c);
+    hisp_matrix_destroy(&A);
+    free(tok);
+    free(text);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A file large enough for several chunks: comments, blank and indented
+ * lines anywhere; errors late in the file report their own line. */
+START_TEST(test_chunks)
+{
+    hisp_context ctx = new_ctx();
+    uint64_t st = test_seed() + 5;
+    enum { N = 400000 };
+    char *text = malloc((size_t)N * 64 + 256), *p = text;
+    ck_assert_ptr_nonnull(text);
+    int32_t *ri = malloc(N * sizeof *ri), *ci = malloc(N * sizeof *ci);
+    double *v = malloc(N * sizeof *v);
+    int64_t *lineof = malloc(N * sizeof *lineof);
+    p += sprintf(p, "%%%%MatrixMarket matrix coordinate real general\n1000 1000 %d\n", N);
+    int64_t line = 3;
+    for (int k = 0; k < N; k++) {
+        uint64_t r = test_rand(&st);
+        if (r % 97 == 0) {
+            p += sprintf(p, "%% comment %d\n", k);
+            line++;
+        }
+        if (r % 89 == 0) {
+            p += sprintf(p, r & 1 ? "\n" : "  \t\r\n");
+            line++;
+        }
+        ri[k] = (int32_t)((r >> 8) % 1000);
+        ci[k] = (int32_t)((r >> 24) % 1000);
+        v[k] = test_uniform(&st);
+        lineof[k] = line++;
+        p += sprintf(p, r % 83 == 0 ? "  %d\t%d %.17g\r\n" : "%d %d %.17g\n", ri[k] + 1, ci[k] + 1,
+                     v[k]);
+    }
+    size_t len = (size_t)(p - text);
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx_buffer(ctx, text, len, "big", HISP_F64, &A, NULL));
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
+    ck_assert_int_eq(nnz_of(A), N);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(rows[k] == ri[k] && cols[k] == ci[k] && ((const double *)vals)[k] == v[k],
+                      "entry %d", k);
+    hisp_matrix_destroy(&A);
+    /* an error in each of several places: the line is the first bad one */
+    int at[] = {N - 1, N / 2 + 7, 3 * N / 4, 11};
+    for (int t = 0; t < 4; t++) {
+        char *q = text + (size_t)(strchr(text, '\n') - text);
+        for (int64_t l = 2; l < lineof[at[t]]; l++)
+            q = strchr(q + 1, '\n');
+        char save = q[1];
+        q[1] = 'x';
+        hisp_status s = hisp_matrix_read_mtx_buffer(ctx, text, len, "big", HISP_F64, &A, NULL);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_int_eq(s, HISP_ERR_INPUT_FORMAT);
+        ck_assert_msg(e.line == lineof[at[t]], "error on line %lld reported on %lld (%s)",
+                      (long long)lineof[at[t]], (long long)e.line, e.message);
+        q[1] = save;
+    }
+    /* one entry fewer declared: the line of the last entry is one too many */
+    char *sz = strstr(text, "1000 1000 ") + 10;
+    int n1 = sprintf(sz, "%d", N - 1);
+    sz[n1] = '\n'; /* 399999: as long as 400000 */
+    ck_assert_int_eq(hisp_matrix_read_mtx_buffer(ctx, text, len, "big", HISP_F64, &A, NULL),
+                     HISP_ERR_INPUT_FORMAT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(e.line == lineof[N - 1] && strstr(e.message, "more entries"), "line %lld: %s",
+                  (long long)e.line, e.message);
+    free(lineof);
+    free(ri);
+    free(ci);
+    free(v);
+    free(text);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+static void compress_file(const char *cmd_fmt, const char *path)
+{
+    char cmd[4096];
+    ck_assert_int_lt(snprintf(cmd, sizeof cmd, cmd_fmt, path), (int)sizeof cmd);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_compressed)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 31;
+    char path[700];
+    /* several write blocks, CSR and COO, through .gz and .bz2 */
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 3000, 2000, 0.02, &st), B = NULL;
+    const char *names[] = {"a.mtx.gz", "a.mtx.bz2", "a.mtx"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
+        CK_OK(ctx, hisp_matrix_write_mtx(A, path));
+        FILE *f = fopen(path, "rb");
+        unsigned char m[3] = {0};
+        ck_assert_int_eq(fread(m, 1, 3, f), 3);
+        fclose(f);
+        ck_assert(i == 0 ? m[0] == 0x1f && m[1] == 0x8b : i == 1 ? m[0] == 'B' : m[0] == '%');
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL));
+        expect_same_csr(ctx, A, B, names[i]);
+        hisp_matrix_destroy(&B);
+    }
+    /* gzip(1) and bzip2(1) output, read by content whatever the name */
+    snprintf(path, sizeof path, "%s/a.mtx", tmpdir);
+    compress_file("gzip -c %1$s > %1$s.data", path);
+    snprintf(path, sizeof path, "%s/a.mtx.data", tmpdir);
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL));
+    expect_same_csr(ctx, A, B, "gzip(1)");
+    hisp_matrix_destroy(&B);
+    snprintf(path, sizeof path, "%s/a.mtx", tmpdir);
+    compress_file("bzip2 -c %1$s > %1$s.b; bzip2 -c %1$s >> %1$s.b", path);
+    snprintf(path, sizeof path, "%s/a.mtx.b", tmpdir); /* two streams: the file twice */
+    ck_assert_int_eq(hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL), HISP_ERR_INPUT_FORMAT);
+    /* truncated and corrupt data: input-format errors */
+    snprintf(path, sizeof path, "%s/a.mtx.gz", tmpdir);
+    FILE *f = fopen(path, "rb");
+    static char gz[1 << 22];
+    size_t n = fread(gz, 1, sizeof gz, f);
+    fclose(f);
+    ck_assert(n > 1000 && n < sizeof gz);
+    ck_assert_int_eq(hisp_matrix_read_mtx_buffer(ctx, gz, n / 2, "half.gz", HISP_F64, &B, NULL),
+                     HISP_ERR_INPUT_FORMAT);
+    gz[n / 2] ^= 0x55;
+    ck_assert_int_eq(hisp_matrix_read_mtx_buffer(ctx, gz, n, "bad.gz", HISP_F64, &B, NULL),
+                     HISP_ERR_INPUT_FORMAT);
+    ck_assert_ptr_null(B);
+    hisp_matrix_destroy(&A);
+    /* a bomb: 1100 gzip members of 1 MiB of blanks each (about 1 MiB in
+     * all) after a valid start: refused at the 1 GiB limit */
+    snprintf(path, sizeof path, "%s/bomb.gz", tmpdir);
+    static char blanks[1 << 20], member[1 << 16];
+    memset(blanks, ' ', sizeof blanks);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    ck_assert_int_eq(deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)blanks;
+    z.avail_in = sizeof blanks;
+    z.next_out = (Bytef *)member;
+    z.avail_out = sizeof member;
+    ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t mlen = sizeof member - z.avail_out;
+    deflateEnd(&z);
+    f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/bomb.gz", tmpdir);
+    compress_file("printf '%%%%%%%%MatrixMarket matrix coordinate real general\\n1 1 1\\n' | "
+                  "gzip > %s",
+                  path);
+    f = fopen(path, "ab");
+    for (int i = 0; i < 1100; i++)
+        ck_assert_int_eq(fwrite(member, 1, mlen, f), mlen);
+    fclose(f);
+    hisp_status s = hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_int_eq(s, HISP_ERR_INPUT_FORMAT);
+    ck_assert_msg(strstr(e.message, "more than 1024 MiB"), "%s", e.message);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The writer's digits read back to the same double, bit for bit: random
+ * bit patterns (every exponent, subnormals), powers of two and ten,
+ * integers near 2^53, the extremes. */
+START_TEST(test_write_exact)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 404;
+    enum { N = 300000 };
+    int32_t *r = malloc(N * sizeof *r), *c = malloc(N * sizeof *c);
+    double *v = malloc(N * sizeof *v);
+    ck_assert(r && c && v);
+    for (int k = 0; k < N; k++) {
+        r[k] = k;
+        c[k] = 0;
+        uint64_t b = test_rand(&st);
+        int kind = k % 8;
+        if (kind < 4) {
+            memcpy(&v[k], &b, 8);
+            if (!isfinite(v[k])) v[k] = (double)k;
+        } else if (kind == 4) {
+            v[k] = ldexp(1.0, (int)(b % 2098) - 1074);
+        } else if (kind == 5) {
+            v[k] = pow(10.0, (double)((int)(b % 630) - 320)) * (b & 1024 ? -1 : 1);
+        } else if (kind == 6) {
+            v[k] = (double)((1ull << 53) - 50 + (b % 100));
+        } else {
+            static const double x[] = {DBL_MAX, DBL_MIN, 4.9406564584124654e-324,
+                                       0.1,     1e23,    123456.0,
+                                       1e17,    1e16,    0.3,
+                                       2.0 / 3, 5e-5,    1e-5};
+            v[k] = x[b % (sizeof x / sizeof *x)];
+        }
+    }
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, N, 1, N, r, c, v, &A));
+    char path[600];
+    snprintf(path, sizeof path, "%s/exact.mtx", tmpdir);
+    CK_OK(ctx, hisp_matrix_write_mtx(A, path));
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &B, NULL));
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &ptr, &rows, &cols, &vals));
+    ck_assert_int_eq(nnz_of(B), N);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(rows[k] == k && memcmp(&((const double *)vals)[k], &v[k], 8) == 0,
+                      "%.17g read back as %.17g", v[k], ((const double *)vals)[k]);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    free(r);
+    free(c);
+    free(v);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A file larger than two 32 MiB pieces is parsed as it is read: the same
+ * entries as from a buffer; errors in later pieces name their own line. */
+START_TEST(test_stream)
+{
+    hisp_context ctx = new_ctx();
+    make_tmpdir();
+    uint64_t st = test_seed() + 9;
+    enum { N = 2300000 };
+    size_t capb = (size_t)N * 48 + 4096;
+    char *text = malloc(capb), *p = text;
+    int64_t *off = malloc(N * sizeof *off), *lineof = malloc(N * sizeof *lineof);
+    ck_assert(text && off && lineof);
+    p += sprintf(p,
+                 "%%%%MatrixMarket matrix coordinate real general\n%% a comment\n"
+                 "100000 100000 %d\n",
+                 N);
+    int64_t line = 4;
+    for (int k = 0; k < N; k++) {
+        uint64_t r = test_rand(&st);
+        if (r % 501 == 0) {
+            p += sprintf(p, "%% comment %d\n\n", k);
+            line += 2;
+        }
+        off[k] = p - text;
+        lineof[k] = line++;
+        p +=
+            sprintf(p, r % 7 == 0 ? " %d\t%d %.17g\r\n" : "%d %d %.17g\n",
+                    (int)((r >> 8) % 100000) + 1, (int)((r >> 30) % 100000) + 1, test_uniform(&st));
+    }
+    size_t len = (size_t)(p - text);
+    ck_assert(len > ((size_t)64 << 20) + 1000);
+    char path[600];
+    snprintf(path, sizeof path, "%s/big.mtx", tmpdir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL));
+    CK_OK(ctx, hisp_matrix_read_mtx_buffer(ctx, text, len, "big", HISP_F64, &B, NULL));
+    const int64_t *ptr;
+    const int32_t *ra, *ca, *rb, *cb;
+    const void *va, *vb;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &ra, &ca, &va));
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &ptr, &rb, &cb, &vb));
+    ck_assert_int_eq(nnz_of(A), N);
+    ck_assert(memcmp(ra, rb, N * 4) == 0 && memcmp(ca, cb, N * 4) == 0 &&
+              memcmp(va, vb, N * 8) == 0);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    /* a bad entry, then a NUL byte, in the last piece, then one in the middle */
+    struct {
+        int k;
+        char c;
+        const char *word;
+    } bad[] = {{N - 3, 'x', "index"}, {N - 10, 0, "NUL"}, {N / 2, 'y', "index"}};
+    for (int t = 0; t < 3; t++) {
+        int64_t at = off[bad[t].k] + (text[off[bad[t].k]] == ' ');
+        char save = text[at];
+        text[at] = bad[t].c;
+        f = fopen(path, "wb");
+        ck_assert_int_eq(fwrite(text, 1, len, f), len);
+        fclose(f);
+        text[at] = save;
+        ck_assert_int_eq(hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL),
+                         HISP_ERR_INPUT_FORMAT);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(e.line == lineof[bad[t].k] && strstr(e.message, bad[t].word),
+                      "case %d: line %lld (expected %lld): %s", t, (long long)e.line,
+                      (long long)lineof[bad[t].k], e.message);
+    }
+    /* cut before the last entry: the file ends early */
+    f = fopen(path, "wb");
+    ck_assert_int_eq(fwrite(text, 1, (size_t)off[N - 1], f), (size_t)off[N - 1]);
+    fclose(f);
+    ck_assert_int_eq(hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL), HISP_ERR_INPUT_FORMAT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(e.line == lineof[N - 1] && strstr(e.message, "ends after"), "line %lld: %s",
+                  (long long)e.line, e.message);
+    free(off);
+    free(lineof);
+    free(text);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_mmio(void)
 {
     Suite *s = suite_create("mmio");
@@ -1103,6 +1562,12 @@ Suite *suite_mmio(void)
     tcase_add_test(tc, test_locale_independent);
     tcase_add_test(tc, test_parse_speed);
     tcase_add_test(tc, test_real_matrices);
+    tcase_add_test(tc, test_peer_forms);
+    tcase_add_test(tc, test_float_exact);
+    tcase_add_test(tc, test_chunks);
+    tcase_add_test(tc, test_compressed);
+    tcase_add_test(tc, test_write_exact);
+    tcase_add_test(tc, test_stream);
     suite_add_tcase(s, tc);
     return s;
 }
