@@ -1222,7 +1222,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(const char *ke
  *
  *   CG        A symmetric / Hermitian positive definite (f32, f64, c32, c64,
  *             q32, q64 with A quaternion-Hermitian: A_ji = conj(A_ij));
- *   BICGSTAB  square A (real, complex, quaternion);
+ *   BICGSTAB  square A (real and complex entries);
  *   GMRES     restarted GMRES(m), square A (real and complex entries);
  *             right preconditioning, modified Gram-Schmidt, Givens rotations;
  *   LSQR      min ||A x - b||^2 + damp^2 ||x||^2 for rectangular A (Paige and
