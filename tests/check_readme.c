@@ -1,6 +1,7 @@
 /* README.md as a user pastes it: its C block is examples/readme_example.c,
  * which compiles against this build's libhisp.so and runs; every line of its
- * CLI tour runs in order with exit status 0 (tests/readme_check.sh). */
+ * CLI tour runs in order with exit status 0; docs/GUIDE.md's C snippets
+ * compile against core/hisp.h (tests/readme_check.sh). */
 #include "testutil.h"
 
 #include <stdio.h>
