@@ -10,7 +10,8 @@
 #                              (build/tsan: library and test program only)
 #   ./hisp.sh test-install     build, `scons install` into a temporary prefix,
 #                              build and run examples/spmv_example.c against it
-#                              (pkg-config and CMake, shared and static)
+#                              (pkg-config and CMake, shared and static) and
+#                              examples/readme_example.c (README's program)
 #   ./hisp.sh build            install and build only
 #   ./hisp.sh help             this text
 #
@@ -34,7 +35,7 @@ read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 say() { echo "hisp.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }

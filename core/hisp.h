@@ -19,6 +19,10 @@
  * of the same kind (the stale handle then refers to that object). A handle
  * must not be destroyed while another thread uses it.
  *
+ * Threads: any number of threads may create and use contexts at once; one
+ * context, and the objects made on it, are used by one thread at a time
+ * (HiSparse families add their own readers/writer rule, below).
+ *
  * Indices: row and column indices are 32-bit (dimensions up to 2^31-1); nnz
  * counts and row/column pointers are 64-bit, so a matrix may hold more than
  * 2^31 entries.
@@ -104,13 +108,18 @@ typedef struct hisp_vector_s *hisp_vector;
 
 /* ---- status, version ---------------------------------------------------- */
 
+/* A constant string naming a status ("success", "invalid argument", ...). */
 HISP_API const char *hisp_status_string(hisp_status s);
+/* "MAJOR.MINOR.PATCH" of the library linked (HISP_VERSION_* are the header's). */
 HISP_API const char *hisp_version_string(void);
 
 /* Bytes of one entry; number of scalar components (1 real, 2 complex, 4
  * quaternion, 9 block); size of one scalar component (4 or 8). */
 HISP_API size_t hisp_type_size(hisp_type t);
 HISP_API int hisp_type_components(hisp_type t);
+/* Names as the hisp program spells them ("f64", "c32", "b3x3_f64"; "csr",
+ * "hisparse"; "reference", "opencl", "cuda", "auto"); from_name parses them
+ * (HISP_ERR_INVALID_ARGUMENT for an unknown name). */
 HISP_API const char *hisp_type_name(hisp_type t);
 HISP_API hisp_status hisp_type_from_name(const char *name, hisp_type *t);
 HISP_API const char *hisp_format_name(hisp_format f);
@@ -153,8 +162,12 @@ HISP_API void hisp_context_destroy(hisp_context *ctx);
  * (hisp_context_set_stream). */
 HISP_API HISP_NODISCARD hisp_status hisp_context_set_backend(hisp_context ctx,
                                                              hisp_backend_kind kind, int device);
+/* The backend and device the context works on. */
 HISP_API HISP_NODISCARD hisp_status hisp_context_get_device(hisp_context ctx,
                                                             hisp_device_info *info);
+/* The last failure recorded on the context by a call on it or its objects:
+ * status, reason, file line, native code, build log. The strings belong to
+ * the context and are overwritten by its next failure. */
 HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
                                                             hisp_error_info *info);
 /* Wait for all queued device work of the context. */
@@ -166,6 +179,7 @@ HISP_API int hisp_backend_compiled(hisp_backend_kind kind);
  * and HISP_SUCCESS; the reason is in the context's last error message. */
 HISP_API HISP_NODISCARD hisp_status hisp_backend_device_count(hisp_context ctx,
                                                               hisp_backend_kind kind, int *count);
+/* Device `index` (0..count-1) of a backend, without switching to it. */
 HISP_API HISP_NODISCARD hisp_status hisp_backend_device_info(hisp_context ctx,
                                                              hisp_backend_kind kind, int index,
                                                              hisp_device_info *info);
@@ -198,7 +212,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_create_csc(hisp_context ctx, his
                                                            const int64_t *colptr,
                                                            const int32_t *rowind, const void *vals,
                                                            hisp_matrix *A);
+/* Frees the matrix (host and device copies) and sets *A to NULL. */
 HISP_API void hisp_matrix_destroy(hisp_matrix *A);
+/* Entry type, current format, sizes and stored entries. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_get_info(hisp_matrix A, hisp_matrix_info *info);
 /* Convert in place to another host format (sorted; COO sorted row-major). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_convert(hisp_matrix A, hisp_format format);
@@ -483,9 +499,15 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_perturb(hisp_matrix A, double si
 
 /* ---- vectors ------------------------------------------------------------ */
 
+/* A vector of n >= 0 entries of `type` (the vector type of a matrix:
+ * hisp_compound_vector_type), zero-filled. Its device copy is made at first
+ * use on a device backend and kept there between calls; the host copy is
+ * brought up to date only when the host reads it. */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_create(hisp_context ctx, hisp_type type, int64_t n,
                                                        hisp_vector *v);
+/* Frees the vector (host and device copies) and sets *v to NULL. */
 HISP_API void hisp_vector_destroy(hisp_vector *v);
+/* Number of entries. */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_size(hisp_vector v, int64_t *n);
 /* Copy n entries in from / out to host memory (synchronous). */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write(hisp_vector v, const void *host);
@@ -750,9 +772,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op
 HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat,
                                                         double *bytes_per_s);
 
-/* ---- several devices: MSREP partial formats (issue 7) ---------------------
- * [MSREP block begin: everything down to the end marker belongs to it]
- *
+/* ---- several devices: MSREP partial formats --------------------------------
  *
  * The nonzeros of A are split into parts of equal nonzero counts (Chen et
  * al., MSREP): pCSR cuts the row-major order at nnz/np boundaries and finds
@@ -960,8 +980,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_mplan_get_breakdown(hisp_mplan plan,
 /* NUMA nodes of this machine as hwloc reports them (1 when hisp was built
  * without hwloc). */
 HISP_API int hisp_numa_nodes(void);
-/* [MSREP block end] */
-/* ==== Compound entries: complex, quaternion, 3x3 blocks (issue 6) =========
+
+/* ==== Compound entries: complex, quaternion, 3x3 blocks ===================
  *
  * Entry types c32/c64 (complex), q32/q64 (quaternions, w x y z) and
  * b3x3_f32/b3x3_f64 (dense 3x3 blocks, row-major). y_i = sum_j A_ij * x_j
@@ -1205,7 +1225,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(const char *ke
  *
  *   CG        A symmetric / Hermitian positive definite (f32, f64, c32, c64,
  *             q32, q64 with A quaternion-Hermitian: A_ji = conj(A_ij));
- *   BICGSTAB  square A (real, complex, quaternion);
+ *   BICGSTAB  square A (real and complex entries);
  *   GMRES     restarted GMRES(m), square A (real and complex entries);
  *             right preconditioning, modified Gram-Schmidt, Givens rotations;
  *   LSQR      min ||A x - b||^2 + damp^2 ||x||^2 for rectangular A (Paige and

@@ -7,6 +7,8 @@
 #    needs them), no run path
 #  - examples/spmv_example.c built and run through pkg-config (hisp: shared;
 #    hisp-static: libhisp.a) and through CMake (hisp::hisp, hisp::hisp_static)
+#  - examples/readme_example.c (README's program) built through pkg-config
+#    hisp and run (exit 0: its CG solve converged)
 #  - the shared build run with the CUDA libraries off the loader's path (the
 #    loader's cache ignored, only the system's folders searched)
 # Prints one line per check; exit status 1 when one failed.
@@ -94,6 +96,14 @@ for kind in shared static; do
         bad "cmake $kind: $(tail -20 "$b.log")"
     fi
 done
+
+# ---- README's program (examples/readme_example.c) ---------------------------------
+# shellcheck disable=SC2046
+if $CC $(pkg-config --cflags hisp) -o "$work/readme_example" "$src/readme_example.c" $(pkg-config --libs hisp); then
+    if out=$("$work/readme_example" 2>&1); then ok "readme_example: $(echo "$out" | tail -1)"; else bad "readme_example: $out"; fi
+else
+    bad "readme_example: build failed"
+fi
 
 # ---- without the CUDA libraries ---------------------------------------------------
 # the loader's cache (which may list the toolkit's folder) ignored, only the

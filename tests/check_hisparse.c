@@ -178,7 +178,7 @@ START_TEST(test_roundtrip_real)
 {
     const char *dir = test_matrix_dir();
     if (!dir) {
-        test_skip("hisparse real-matrix round trips: no matrix folder");
+        test_skip_no_matrices("hisparse real-matrix round trips");
         return;
     }
     hisp_context ctx = NULL;

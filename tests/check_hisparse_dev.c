@@ -369,7 +369,7 @@ START_TEST(test_hs_mtx_files)
     const char *dir = test_matrix_dir();
     if (!dir) {
         if (_i == 0)
-            test_skip("hisparse_dev on real matrices: no matrix folder (set HISP_MATRICES)");
+            test_skip_no_matrices("hisparse_dev on real matrices");
         return;
     }
     DIR *dd = opendir(dir);

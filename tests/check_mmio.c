@@ -1038,7 +1038,7 @@ START_TEST(test_real_matrices)
 {
     const char *dir = test_matrix_dir();
     if (!dir) {
-        test_skip("real matrices: ../shared/matrices not found");
+        test_skip_no_matrices("mmio on real matrices");
         return;
     }
     hisp_context ctx = new_ctx();

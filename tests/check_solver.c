@@ -631,7 +631,7 @@ START_TEST(test_mtx_files)
     uint64_t rs = test_seed() + 7004 + (uint64_t)_i;
     const char *dir = test_matrix_dir();
     if (!dir) {
-        if (_i == 0) test_skip("solver on real matrices: no matrix folder (set HISP_MATRICES)");
+        if (_i == 0) test_skip_no_matrices("solver on real matrices");
         return;
     }
     hisp_context ctx = test_context(_i);

@@ -533,7 +533,9 @@ static bool file_matrix(const char *name, hcsr *h)
 {
     const char *dir = test_matrix_dir();
     if (!dir) {
-        test_skip("solver_ls: %s: no matrix folder (../shared/matrices)", name);
+        char what[256];
+        snprintf(what, sizeof what, "solver_ls on %s", name);
+        test_skip_no_matrices(what);
         return false;
     }
     char path[1200];

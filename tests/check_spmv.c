@@ -373,7 +373,7 @@ START_TEST(test_spmv_mtx_files)
     uint64_t st = test_seed() + 303 + (uint64_t)_i;
     const char *dir = test_matrix_dir();
     if (!dir) {
-        if (_i == 0) test_skip("spmv on real matrices: no matrix folder (set HISP_MATRICES)");
+        if (_i == 0) test_skip_no_matrices("spmv on real matrices");
         return;
     }
     DIR *d = opendir(dir);

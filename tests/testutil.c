@@ -159,6 +159,9 @@ double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n)
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+static char matrix_dir_tried[1024]; /* the folder looked for, for the summary */
+static int matrix_skips;            /* groups skipped because it is missing */
+
 const char *test_matrix_dir(void)
 {
     static char dir[1024];
@@ -167,10 +170,17 @@ const char *test_matrix_dir(void)
         done = 1;
         const char *e = getenv("HISP_MATRICES");
         snprintf(dir, sizeof dir, "%s", e ? e : HISP_SOURCE_DIR "/../shared/matrices");
+        snprintf(matrix_dir_tried, sizeof matrix_dir_tried, "%s", dir);
         struct stat st;
         if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) dir[0] = 0;
     }
     return dir[0] ? dir : NULL;
+}
+
+void test_skip_no_matrices(const char *what)
+{
+    matrix_skips++;
+    test_skip("%s: no real-matrix folder at %s (set HISP_MATRICES)", what, matrix_dir_tried);
 }
 
 int test_skips_print(void)
@@ -178,6 +188,9 @@ int test_skips_print(void)
     for (int i = 0; i < nskips; i++)
         printf("skipped: %s\n", skips[i]);
     if (nskips) printf("Skipped: %d group(s) of tests could not run on this machine\n", nskips);
+    if (matrix_skips)
+        printf("real matrices: not found at %s (set HISP_MATRICES); %d group(s) of tests skipped\n",
+               matrix_dir_tried, matrix_skips);
     return nskips;
 }
 

@@ -40,7 +40,8 @@
     X(handles) \
     X(link) \
     X(tune_format) \
-    X(mm_ext)
+    X(mm_ext) \
+    X(readme)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
@@ -111,8 +112,12 @@ int test_run_cli(char *out, size_t cap, const char *fmt, ...) __attribute__((for
 /* The integer after "key": in a JSON text (ck_assert when missing). */
 long long test_json_int(const char *text, const char *key);
 
-/* Path of a file in ../shared/matrices (or $HISP_MATRICES), NULL if absent. */
+/* The real-matrix folder: $HISP_MATRICES, else ../shared/matrices beside the
+ * source tree; NULL if it is not a folder. */
 const char *test_matrix_dir(void);
+/* Skips a group of tests that needs test_matrix_dir() when it is NULL; the
+ * end-of-run summary counts these groups and names the folder it looked for. */
+void test_skip_no_matrices(const char *what);
 
 /* M (a matrix of context cm) holds the entries of R (of context cr): their
  * CSR duplicates have the same pointers and columns and values within 1e-5
