@@ -416,7 +416,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     ad.gs = !s && kc.simd >= 32 && kc.max_group >= 256 ? 256 : 64;
     int hg = hispi_hs_hook.add_group; /* tests run 64 and 256 everywhere */
     if (hg == 64 || (hg == 256 && !s && kc.max_group >= 256)) ad.gs = hg;
-    /* Work-group sizes on GPUs (measured on the H100, docs/BENCHMARKS.md):
+    /* Work-group sizes on GPUs (measured on the H100):
      * - hs_add_leaf: 64, one pair each. Groups of several pairs held their
      *   slots until the largest pair was done (banded on the H100: 30 % of
      *   warps active); the block scheduler balances single pairs.

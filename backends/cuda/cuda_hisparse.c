@@ -322,7 +322,7 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hs_orient *o, const 
 /* The band replay's queues (a bit mask), by the share of the COO entries in
  * short leaves (under a warp per leaf): half or more, every COO queue;
  * a quarter or more, the short-leaf queues; else none. Measured on the
- * H100 (docs/BENCHMARKS.md): rmat (86 % in short leaves) 19-24 % faster
+ * H100: rmat (86 % in short leaves) 19-24 % faster
  * with every leaf banded, and its A^T x 18 % faster than with the short
  * ones only; circuit (45 %): A x 8-14 % faster with its short leaves
  * banded and its long ones (long runs) through their plan, A^T x within
