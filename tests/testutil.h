@@ -39,7 +39,8 @@
     X(cli_types) \
     X(handles) \
     X(link) \
-    X(tune_format)
+    X(tune_format) \
+    X(options)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
