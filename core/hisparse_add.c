@@ -401,7 +401,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     uint64_t *caps = NULL, *capt = NULL, cap = 0, ctl[C_WORDS];
     void *pa = NULL, *pb = NULL;
     int64_t written[HISPI_MAX_DEPTH] = {0};
-    double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with HISP_DEBUG */
+    double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with the debug option */
     hisp_status s = hispi_hisparse_census(ctx, a);
     if (!s) s = hispi_hisparse_census(ctx, b);
     const hispi_census *ca = &a->census, *cb = &b->census;
