@@ -187,6 +187,9 @@ HISPI_LOCAL void hispi_options_fini(hisp_context ctx);
 /* Applies "name=value,name=value" (HISP_OPTIONS) to ctx; errors name the
  * item. Empty items are skipped. */
 HISPI_LOCAL hisp_status hispi_options_parse(hisp_context ctx, const char *list);
+/* The library's own contexts (MSREP's workers, its merge) take the options
+ * of the caller's. */
+HISPI_LOCAL void hispi_options_inherit(hisp_context dst, hisp_context src);
 /* Host threads for `work` entries: 1 below 2e5, else the threads option
  * (0: one per core, at most 16). ctx may be NULL (no option). */
 HISPI_LOCAL int hispi_threads(hisp_context ctx, double work);

@@ -86,6 +86,7 @@ static hisp_status worker_init(worker *w)
     double t0 = hispi_now_ms();
     hispi_numa_bind_thread(w->numa);
     HISPI_TRY(hisp_context_create(&w->ctx));
+    hispi_options_inherit(w->ctx, plan->home);
     int64_t rows = w->part.end - w->part.start;
     hisp_status st = HISP_ERR_UNSUPPORTED;
     if (w->nsub > 1)
@@ -893,6 +894,7 @@ static hisp_status devmerge_prepare(hisp_mplan plan, hisp_context vctx)
     if (!plan->mctx) {
         hisp_status s = hisp_context_create(&plan->mctx);
         if (s) return hispi_fail(h, s, "cannot open a context for the merge");
+        hispi_options_inherit(plan->mctx, h);
         s = hisp_context_set_backend(plan->mctx, vctx->kind, vctx->device);
         if (s) {
             s = copy_error(plan, plan->mctx, s, "merge device");

@@ -216,6 +216,14 @@ void hispi_options_fini(hisp_context ctx)
     ctx->opt.debug = false;
 }
 
+void hispi_options_inherit(hisp_context dst, hisp_context src)
+{
+    if (!dst || !src) return;
+    if (src->opt.debug != dst->opt.debug)
+        atomic_fetch_add(&debug_contexts, src->opt.debug ? 1 : -1);
+    dst->opt = src->opt;
+}
+
 int hispi_threads(hisp_context ctx, double work)
 {
     if (work < 2e5) return 1;
