@@ -16,6 +16,7 @@
  * 32-bit row pointers (all implementations here use them), i.e. rowptr +
  * colind + values + x read once + y written once. */
 #include "cuda_bench.h"
+#include "hispi.h" /* hispi_spmv_hook: wide row pointers, op = T by atomics */
 
 #include <math.h>
 #include <stdio.h>
@@ -95,8 +96,8 @@ static int selftest(void)
      * through the transposed copy */
     for (int mode = 0; mode < 3; mode++) {
         int wide = mode == 1;
-        setenv("HISP_CUDA_WIDE_PTR", wide ? "1" : "0", 1);
-        setenv("HISP_CUDA_T", mode == 2 ? "atomic" : "transpose", 1);
+        hispi_spmv_hook.wide_ptr = wide;
+        hispi_spmv_hook.t_mode = mode == 2 ? 1 : 2;
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
             double tol = t == HISP_F32 ? 2e-5 : 1e-12;
@@ -152,8 +153,7 @@ static int selftest(void)
             }
         }
     }
-    unsetenv("HISP_CUDA_WIDE_PTR");
-    unsetenv("HISP_CUDA_T");
+    hispi_spmv_hook = (hispi_spmv_hooks){0};
     hisp_context_destroy(&ctx);
     printf("selftest: %d of %d CUDA SpMV runs correct (f32/f64, N/T, beta 0/-0.5/1, "
            "32/64-bit row pointers, T by transpose and by atomics)\n",
@@ -314,13 +314,13 @@ int main(int argc, char **argv)
                 cb_add(&rs, name, t, "T", "hisp-cuda", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
                 /* op = T by atomics (what runs when the transposed copy does not fit) */
-                setenv("HISP_CUDA_T", "atomic", 1);
+                hispi_spmv_hook.t_mode = 1;
                 cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
                 cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_CUDA, 0), "set cuda");
                 cb_hisp_run(ctx, &P, HISP_OP_T, warmup, repeat, ms, &e, &e2);
                 cb_add(&rs, name, t, "T", "hisp-cuda-atomic", cuda_name, &A, ms, repeat, e, gpu_bw);
                 printf("       (alpha 1.5, beta -0.5: rel. error %.1e)\n", e2);
-                unsetenv("HISP_CUDA_T");
+                hispi_spmv_hook.t_mode = 0;
                 /* free the hisp copy before cuSPARSE's own */
                 cb_hk(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0), "set ref");
                 cb_cusparse_run(&C, &P, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_SPMV_CSR_ALG1,

@@ -18,7 +18,8 @@ MODE=${1:-full}
 LOG=$OUT/compound.log
 : >"$LOG"
 say() { echo "== $*" | tee -a "$LOG"; }
-export HISP_CACHE_DIR=${HISP_CACHE_DIR:-$OUT/cache}
+CACHE=${CACHE:-$OUT/cache}
+export HISP_OPTIONS="cache_dir=$CACHE" # kernel and plan caches of every hisp context
 if ldd bench/bench_compound_cuda | grep -q "not found"; then
     d=$(python3 -c 'import nvidia.cusparse, os; print(os.path.dirname(nvidia.cusparse.__file__))' 2>/dev/null)/lib
     export LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}
@@ -31,21 +32,21 @@ if [ "$MODE" = both ]; then
         grep -v '^error: ' | tee -a "$LOG" | tail -n 8; }
     for t in $(echo "${2:-c32,c64,b3x3_f32,b3x3_f64,q32,q64}" | tr , ' '); do
         say "fast and full search, $t"
-        rm -rf "$HISP_CACHE_DIR" # fresh kernel caches: the tuning times include the builds
+        rm -rf "$CACHE" # fresh kernel caches: the tuning times include the builds
         timeout ${BENCH_TIMEOUT:-400} bench/bench_compound_cuda --scale gpu --types $t --search both \
             --repeat 20 --warmup 5 --md "$OUT/both-$t.md" --csv "$OUT/both-$t.csv" \
             --all-csv "$OUT/all-$t.csv" 2>>"$LOG"
         echo "exit $?" | tee -a "$LOG"
         tail -n +5 "$OUT/both-$t.md"
     done
-    rm -rf "$HISP_CACHE_DIR" # thousands of cubins: not worth bringing back
+    rm -rf "$CACHE" # thousands of cubins: not worth bringing back
     exit 0
 fi
 if [ "$MODE" != quick ]; then
     say "compound tests on every target (CUDA variants compile through NVRTC)"
     CK_RUN_SUITE=compound timeout 1200 tests/check_hisp 2>&1 | grep -v '^error: ' | tee -a "$LOG" | tail -n 6
 fi
-say "benchmark, first run (tunes, fills the plan cache under $HISP_CACHE_DIR)"
+say "benchmark, first run (tunes, fills the plan cache under $CACHE)"
 timeout ${BENCH_TIMEOUT:-1500} bench/bench_compound_cuda --scale $SCALE --opencl --repeat 50 --warmup 5 \
     --md "$OUT/compound.md" --csv "$OUT/compound.csv" 2>>"$LOG"
 echo "exit $?" >>"$LOG"
@@ -55,9 +56,9 @@ timeout ${BENCH_TIMEOUT:-1500} bench/bench_compound_cuda --scale $SCALE --opencl
 echo "exit $?" >>"$LOG"
 if [ "${FULL:-0}" = 1 ]; then
     say "full search (small sizes), for fast-vs-full quality and time"
-    HISP_CACHE_DIR=off timeout ${FULL_TIMEOUT:-3000} bench/bench_compound_cuda --scale small --search full \
+    HISP_OPTIONS=cache_dir=off timeout ${FULL_TIMEOUT:-3000} bench/bench_compound_cuda --scale small --search full \
         --repeat 20 --md "$OUT/compound-full.md" --csv "$OUT/compound-full.csv" 2>>"$LOG"
-    HISP_CACHE_DIR=off timeout 1500 bench/bench_compound_cuda --scale small --search fast \
+    HISP_OPTIONS=cache_dir=off timeout 1500 bench/bench_compound_cuda --scale small --search fast \
         --repeat 20 --md "$OUT/compound-fast-small.md" --csv "$OUT/compound-fast-small.csv" 2>>"$LOG"
 fi
 cat "$OUT/compound.md"

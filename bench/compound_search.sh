@@ -21,7 +21,7 @@ TMP=$(mktemp -d)
 for c in $CASES; do
     IFS=: read -r gen n t <<<"$c"
     for s in full fast; do
-        HISP_CACHE_DIR=off "$HISP" tune "gen:$gen:$n" --entry "$t" --backend "$BACKEND" --search $s --json \
+        HISP_OPTIONS=cache_dir=off "$HISP" tune "gen:$gen:$n" --entry "$t" --backend "$BACKEND" --search $s --json \
             >"$TMP/$gen-$n-$t-$s.json"
     done
 done

@@ -2,15 +2,15 @@
 # For the GPU machine (NVIDIA's OpenCL platform; not runnable on the CI VM):
 # HiSparse SpMV through the OpenCL backend with the atomic mapping, whose
 # leaf adds use red.global.add through inline PTX on NVIDIA's platform
-# (NV_ASM=2), against the compare-exchange loops (HISP_CL_NV_ASM=0) and
-# hisp's CSR on the same device; then the hisparse_dev tests on every
-# OpenCL device.
+# (NV_ASM=2; a build that fails steps down to the compare-exchange loops),
+# against hisp's CSR on the same device; then the hisparse_dev tests on
+# every OpenCL device.
 #
 #   bench/hisparse_opencl_gpu.sh [--device N] [--repeat R] [--no-tests] [--small]
 #
 # The device index is hisp's OpenCL device list (GPUs first; `hisp info`).
-# Prints one line per (matrix, precision, op): CSR, HiSparse with red.global,
-# HiSparse with compare-exchange (median ms), all checked against the
+# Prints one line per (matrix, precision, op): CSR and HiSparse (median ms),
+# both checked against the
 # reference (--check). --small: CPU-sized matrices (to try the script on a
 # CPU device). Needs build/bin/hisp and build/tests/check_hisp.
 set -eu
@@ -41,17 +41,9 @@ if [ "$tests" = 1 ]; then
     HISP_TEST_BACKENDS=opencl CK_RUN_SUITE=hisparse_dev ./build/tests/check_hisp
 fi
 
-ms() { # NV_ASM level ("-": the device's default), hisp spmv arguments... -> median ms
-    lvl=$1
-    shift
-    if [ "$lvl" = - ]; then
-        out=$("$hisp" spmv "$@" --backend opencl --device "$device" --repeat "$repeat" --check --json 2>&1) ||
-            { echo "FAILED: $out" | head -3; return 0; }
-    else
-        out=$(env HISP_CL_NV_ASM="$lvl" "$hisp" spmv "$@" --backend opencl --device "$device" \
-            --repeat "$repeat" --check --json 2>&1) ||
-            { echo "FAILED: $out" | head -3; return 0; }
-    fi
+ms() { # hisp spmv arguments... -> median ms
+    out=$("$hisp" spmv "$@" --backend opencl --device "$device" --repeat "$repeat" --check --json 2>&1) ||
+        { echo "FAILED: $out" | head -3; return 0; }
     echo "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print("%.4f" % j["timing"]["median_ms"])'
 }
 
@@ -67,10 +59,9 @@ for s in $specs; do
         for op in N T; do
             t=""
             [ "$op" = T ] && t="--transpose"
-            csr=$(ms - "$f" --format csr --precision "$p" $t)
-            red=$(ms - "$f" --format hisparse --precision "$p" $t)
-            cas=$(ms 0 "$f" --format hisparse --precision "$p" $t)
-            echo "$name $p $op: csr $csr ms  hisparse (red.global) $red ms  hisparse (cmpxchg) $cas ms"
+            csr=$(ms "$f" --format csr --precision "$p" $t)
+            red=$(ms "$f" --format hisparse --precision "$p" $t)
+            echo "$name $p $op: csr $csr ms  hisparse (red.global) $red ms"
         done
     done
 done

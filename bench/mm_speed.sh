@@ -9,7 +9,7 @@
 # The file: ENTRIES random entries of a 1M x 1M matrix, values uniform in
 # [0, 1) written by fast_matrix_market (shortest round-trip digits: 16-17
 # significant digits, the long-mantissa case). hisp's threads are capped
-# with HISP_GEN_THREADS (its thread setting), fmm's with parallelism=.
+# with the threads option (HISP_OPTIONS=threads=N), fmm's with parallelism=.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-30000000}
@@ -37,9 +37,9 @@ PY
     echo "# file: $N entries, $(stat -c %s "$TMP/m.mtx") bytes; $REPS calls each"
     for t in 1 2; do
         echo "## threads $t"
-        HISP_GEN_THREADS=$t "$BIN" read "$TMP/m.mtx" "$REPS"
+        HISP_OPTIONS=threads=$t "$BIN" read "$TMP/m.mtx" "$REPS"
         python3 bench/mm_speed.py read "$TMP/m.mtx" "$t" "$REPS"
-        HISP_GEN_THREADS=$t "$BIN" write "$TMP/m.mtx" "$TMP/h.mtx" "$REPS"
+        HISP_OPTIONS=threads=$t "$BIN" write "$TMP/m.mtx" "$TMP/h.mtx" "$REPS"
         python3 bench/mm_speed.py write "$TMP/m.mtx" "$t" "$REPS" "$TMP/f.mtx"
     done
 } 2>&1 | tee "$OUT/mm_speed.txt"

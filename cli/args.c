@@ -218,7 +218,9 @@ int cli_fail(hisp_context ctx, hisp_status s, const char *path)
         fprintf(stderr, "hisp: %s: %s\n", file, msg);
     else
         fprintf(stderr, "hisp: %s\n", msg);
-    if (e.build_log && e.build_log[0] && getenv("HISP_DEBUG"))
+    char debug[8] = "0";
+    if (ctx && hisp_context_get_option(ctx, "debug", debug, sizeof debug)) debug[0] = '0';
+    if (e.build_log && e.build_log[0] && debug[0] == '1')
         fprintf(stderr, "build log:\n%s\n", e.build_log);
     return cli_exit_code(s);
 }
@@ -251,8 +253,14 @@ double cli_now_ms(void)
 int cli_context(hisp_context *ctx)
 {
     hisp_status s = hisp_context_create(ctx);
-    if (s != HISP_SUCCESS) return cli_fail(NULL, s, NULL);
-    return CLI_OK;
+    if (s == HISP_SUCCESS) return CLI_OK;
+    hisp_error_info e = {0}; /* why it failed (a bad HISP_OPTIONS) */
+    if (hisp_context_last_error(NULL, &e) == HISP_SUCCESS && e.status == s && e.message &&
+        e.message[0]) {
+        fprintf(stderr, "hisp: %s\n", e.message);
+        return cli_exit_code(s);
+    }
+    return cli_fail(NULL, s, NULL);
 }
 
 int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,

@@ -1,19 +1,66 @@
-/* hisp info: backends compiled in and their devices. */
+/* hisp info: backends compiled in and their devices; the context's options. */
 #include "cli.h"
 
 #include <inttypes.h>
 #include <string.h>
 
 static const char help[] =
-    "usage: hisp info [--json]\n"
+    "usage: hisp info [--options] [--json]\n"
     "\n"
     "Lists every backend (reference, opencl, cuda): whether it is compiled into\n"
     "this build and the devices it finds (platform, name, type, compute units,\n"
     "memory, fp64). A compiled backend without a device shows the reason.\n"
     "\n"
-    "  --json   machine-readable output: {\"version\", \"backends\": [{\"name\",\n"
-    "           \"compiled\", \"devices\": [...], \"note\"}]}\n"
-    "  --help   this text\n";
+    "  --options  list the library's options instead: name, type, default,\n"
+    "             current value (after HISP_OPTIONS=\"name=value,...\" from the\n"
+    "             environment) and meaning\n"
+    "  --json     machine-readable output: {\"version\", \"backends\": [{\"name\",\n"
+    "             \"compiled\", \"devices\": [...], \"note\"}]}; with --options\n"
+    "             {\"options\": [{\"name\", \"type\", \"default\", \"value\",\n"
+    "             \"meaning\"}]}\n"
+    "  --help     this text\n";
+
+/* hisp info --options */
+static int list_options(hisp_context ctx, bool json)
+{
+    cli_json j;
+    if (json) {
+        json_init(&j, stdout);
+        json_object_begin(&j, NULL);
+        json_array_begin(&j, "options");
+    } else {
+        printf("%-10s %-7s %-8s %-12s %s\n", "option", "type", "default", "value", "meaning");
+    }
+    for (int i = 0; i < hisp_option_count(); i++) {
+        hisp_option_info o;
+        char value[1024];
+        if (hisp_option_describe(i, &o) ||
+            hisp_context_get_option(ctx, o.name, value, sizeof value))
+            return cli_fail(ctx, HISP_ERR_INVALID_ARGUMENT, NULL);
+        if (json) {
+            json_object_begin(&j, NULL);
+            json_string(&j, "name", o.name);
+            json_string(&j, "type", hisp_option_type_name(o.type));
+            json_string(&j, "default", o.default_value);
+            json_string(&j, "value", value);
+            json_string(&j, "meaning", o.meaning);
+            json_object_end(&j);
+        } else {
+            printf("%-10s %-7s %-8s %-12s %s\n", o.name, hisp_option_type_name(o.type),
+                   o.default_value[0] ? o.default_value : "\"\"", value[0] ? value : "\"\"",
+                   o.meaning);
+        }
+    }
+    if (json) {
+        json_array_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+    } else {
+        printf("\nSet them with HISP_OPTIONS=\"name=value,name=value\" in the environment,\n"
+               "or hisp_context_set_option(ctx, name, value) in a program.\n");
+    }
+    return CLI_OK;
+}
 
 static const char *dev_type(const hisp_device_info *d)
 {
@@ -22,8 +69,9 @@ static const char *dev_type(const hisp_device_info *d)
 
 int cmd_info(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"--json", false}, {"--help", false}, {"-h", false}, {0, 0}};
-    const char *val[2] = {0};
+    static const cli_opt opts[] = {
+        {"--json", false}, {"--options", false}, {"--help", false}, {"-h", false}, {0, 0}};
+    const char *val[4] = {0};
     int prc = cli_parse_command("info", argc, argv, opts, help, val, NULL);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
     bool json = val[0] != NULL;
@@ -31,6 +79,11 @@ int cmd_info(int argc, char **argv)
     hisp_context ctx = NULL;
     int rc = cli_context(&ctx);
     if (rc) return rc;
+    if (val[1]) {
+        rc = list_options(ctx, json);
+        hisp_context_destroy(&ctx);
+        return rc;
+    }
     cli_json j;
     if (json) {
         json_init(&j, stdout);

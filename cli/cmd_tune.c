@@ -22,7 +22,7 @@ static const char help[] =
     "side: wall time per call with a synchronize, median of 15 interleaved\n"
     "rounds, each result checked against CSR's. Another format replaces CSR only\n"
     "when it is at least 3 % faster. The winner is kept in the plan\n"
-    "cache ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp)\n"
+    "cache (option cache_dir, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp)\n"
     "under (backend, device, driver, entry type, op, matrix structure): a later\n"
     "tune or spmv --format auto of this matrix on this device times nothing.\n"
     "The compound search's winner is cached too, for similar matrices.\n"

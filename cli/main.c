@@ -8,7 +8,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } commands[] = {
-    {"info", cmd_info, "backends compiled in and the devices each one finds"},
+    {"info", cmd_info, "backends compiled in, the devices each one finds; --options"},
     {"gen", cmd_gen, "generate a test matrix (any entry type) and write it as Matrix Market"},
     {"stats", cmd_stats, "sizes, row-length statistics and storage bytes of a matrix"},
     {"spmv", cmd_spmv, "y = alpha*op(A)*x + beta*y on a backend, timed and checked"},
@@ -37,6 +37,8 @@ static void usage(FILE *f)
                "are aliases). --backend defaults to auto: CUDA if a GPU answers, else OpenCL,\n"
                "else reference. --json shares \"type\", \"device\" {\"backend\", \"index\",\n"
                "\"name\", \"platform\", \"type\"} and \"transfers\".\n"
+               "\nlibrary options (threads, cache_dir, debug): HISP_OPTIONS=\"name=value,...\"\n"
+               "in the environment; 'hisp info --options' lists them.\n"
                "\nexit status:\n"
                "  0  success\n"
                "  1  usage error (unknown command or option, missing argument)\n"

@@ -20,9 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int hispi_cache_file(const char *prefix, uint64_t key, const char *ext, char *out, size_t size)
+int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t key, const char *ext, char *out,
+                     size_t size)
 {
-    const char *d = getenv("HISP_CACHE_DIR");
+    const char *d = ctx ? ctx->opt.cache_dir : NULL;
     char dir[900];
     int n;
     if (d && *d) {

@@ -260,10 +260,7 @@ hisp_status hisp_matrix_generate_compound(hisp_context ctx, hisp_cgen_kind kind,
     for (int64_t i = 0; i < g.nrows; i++)
         s.rowptr[i + 1] = s.rowptr[i] + neighbours(&g, i, nb);
     g.s = &s;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("HISP_GEN_THREADS"); /* a cap, as for core/gen.c */
-    if (env && atol(env) > 0 && atol(env) < ncpu) ncpu = atol(env);
-    int nt = g.nrows > 20000 && ncpu > 1 ? (int)(ncpu < 16 ? ncpu : 16) : 1;
+    int nt = g.nrows > 20000 ? hispi_threads(ctx, 1e300) : 1; /* the threads option */
     pthread_t th[16];
     job jobs[16];
     int started = 0;

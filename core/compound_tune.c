@@ -77,11 +77,13 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
 
 /* ---- plan files ------------------------------------------------------------ */
 
-hisp_status hisp_tune_plan_cache_path(const char *key, char *path, size_t size)
+hisp_status hisp_tune_plan_cache_path(hisp_context ctx, const char *key, char *path, size_t size)
 {
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!key || !path) return HISP_ERR_INVALID_ARGUMENT;
     uint64_t h = hispi_hash(key, strlen(key), 0x706c616eull);
-    return hispi_cache_file("plan", h, "txt", path, size) ? HISP_SUCCESS : HISP_ERR_UNSUPPORTED;
+    return hispi_cache_file(ctx, "plan", h, "txt", path, size) ? HISP_SUCCESS
+                                                               : HISP_ERR_UNSUPPORTED;
 }
 
 static int format_plan(const hisp_tune_plan *p, char *buf, size_t size)
@@ -217,7 +219,7 @@ hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A, hisp_tune_pla
     *found = 0;
     char key[512], path[1024];
     HISPI_TRY(hisp_tune_plan_key(ctx, A, key, sizeof key));
-    if (hisp_tune_plan_cache_path(key, path, sizeof path)) return HISP_SUCCESS;
+    if (hisp_tune_plan_cache_path(ctx, key, path, sizeof path)) return HISP_SUCCESS;
     /* a regular file of plan size only: a folder, a FIFO or /dev/zero at
      * the path is a miss, as is a damaged file; hisp_tune replaces it */
     char *data = NULL;
@@ -571,7 +573,8 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
         plan->from_cache = 0;
         plan->tune_ms = hispi_now_ms() - t0;
         char path[1024];
-        if (use_cache && hisp_tune_plan_cache_path(plan->key, path, sizeof path) == HISP_SUCCESS &&
+        if (use_cache &&
+            hisp_tune_plan_cache_path(ctx, plan->key, path, sizeof path) == HISP_SUCCESS &&
             hispi_tune_plan_store(ctx, plan, path))
             hispi_clear_error(ctx); /* a cache: best effort */
     }

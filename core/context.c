@@ -167,8 +167,19 @@ hisp_status hisp_context_create(hisp_context *out)
         free(ctx);
         return s;
     }
+    hispi_options_init(ctx);
+    const char *env = getenv("HISP_OPTIONS");
+    if (env && (s = hispi_options_parse(ctx, env)) != HISP_SUCCESS) {
+        hispi_create_failed(ctx);
+        hispi_options_fini(ctx);
+        hispi_clear_error(ctx);
+        hispi_handle_free(ctx);
+        return s;
+    }
     s = open_backend(ctx, HISP_BACKEND_REFERENCE, 0);
     if (s != HISP_SUCCESS) {
+        hispi_create_failed(ctx);
+        hispi_options_fini(ctx);
         hispi_clear_error(ctx);
         hispi_handle_free(ctx);
         return s;
@@ -187,6 +198,7 @@ void hisp_context_destroy(hisp_context *pctx)
     while (ctx->objects.next != &ctx->objects)
         hispi_devobj_detach(ctx->objects.next);
     hispi_clear_error(ctx);
+    hispi_options_fini(ctx);
     ctx->magic = 0;
     hispi_handle_free(ctx);
     *pctx = NULL;

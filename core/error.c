@@ -105,9 +105,25 @@ void hispi_note(hisp_context ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Why this thread's last hisp_context_create failed (HISP_OPTIONS). */
+static _Thread_local struct {
+    hisp_status status;
+    char message[1024];
+} create_err;
+
+void hispi_create_failed(hisp_context ctx)
+{
+    create_err.status = ctx->err.status;
+    snprintf(create_err.message, sizeof create_err.message, "%s", ctx->err.message);
+}
+
 hisp_status hisp_context_last_error(hisp_context ctx, hisp_error_info *info)
 {
     if (!info) return HISP_ERR_INVALID_ARGUMENT;
+    if (!ctx) {
+        *info = (hisp_error_info){.status = create_err.status, .message = create_err.message};
+        return HISP_SUCCESS;
+    }
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     info->status = ctx->err.status;
     info->message = ctx->err.message[0] ? ctx->err.message : ctx->err.note;
@@ -120,13 +136,7 @@ hisp_status hisp_context_last_error(hisp_context ctx, hisp_error_info *info)
 
 void hispi_debug(const char *fmt, ...)
 {
-    static atomic_int enabled = -1; /* read once; threads may race to set it */
-    int on = atomic_load_explicit(&enabled, memory_order_relaxed);
-    if (on < 0) {
-        on = getenv("HISP_DEBUG") != NULL;
-        atomic_store_explicit(&enabled, on, memory_order_relaxed);
-    }
-    if (!on) return;
+    if (!hispi_debug_on()) return;
     va_list ap;
     va_start(ap, fmt);
     fputs("hisp: ", stderr);

@@ -46,11 +46,14 @@ hisp_status hisp_format_result_name(const hisp_format_result *r, char *buf, size
     return n > 0 && (size_t)n < size ? HISP_SUCCESS : HISP_ERR_INVALID_ARGUMENT;
 }
 
-hisp_status hisp_format_choice_cache_path(const char *key, char *path, size_t size)
+hisp_status hisp_format_choice_cache_path(hisp_context ctx, const char *key, char *path,
+                                          size_t size)
 {
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!key || !path) return HISP_ERR_INVALID_ARGUMENT;
     uint64_t h = hispi_hash(key, strlen(key), 0x666f726d6174ull);
-    return hispi_cache_file("format", h, "bin", path, size) ? HISP_SUCCESS : HISP_ERR_UNSUPPORTED;
+    return hispi_cache_file(ctx, "format", h, "bin", path, size) ? HISP_SUCCESS
+                                                                 : HISP_ERR_UNSUPPORTED;
 }
 
 /* FNV-1a of n elements of es bytes, or of FMT_SAMPLE evenly spaced ones
@@ -97,10 +100,10 @@ static hisp_status choice_key(hisp_context ctx, hisp_matrix A, hisp_op op, char 
 
 static const char *const kind_names[3] = {"csr", "hisparse", "variant"};
 
-static void cache_store(const hisp_format_choice *c)
+static void cache_store(hisp_context ctx, const hisp_format_choice *c)
 {
     char path[1024], buf[1400], var[160] = "-";
-    if (hisp_format_choice_cache_path(c->key, path, sizeof path)) return;
+    if (hisp_format_choice_cache_path(ctx, c->key, path, sizeof path)) return;
     if (c->best.kind == HISP_CHOICE_VARIANT && hisp_format_result_name(&c->best, var, sizeof var))
         return;
     int n =
@@ -120,10 +123,10 @@ static bool parse_time(const char *line, const char *name, double *v)
 }
 
 /* The cache entry of key, when there is a whole one. */
-static bool cache_load(const char *key, hisp_format_choice *c)
+static bool cache_load(hisp_context ctx, const char *key, hisp_format_choice *c)
 {
     char path[1024];
-    if (hisp_format_choice_cache_path(key, path, sizeof path)) return false;
+    if (hisp_format_choice_cache_path(ctx, key, path, sizeof path)) return false;
     void *data = NULL;
     size_t n = 0;
     if (hispi_cache_read(path, &data, &n) <= 0) return false;
@@ -178,7 +181,7 @@ bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op, his
         return false;
     }
     c->op = op;
-    c->from_cache = cache_load(c->key, c);
+    c->from_cache = cache_load(ctx, c->key, c);
     return c->from_cache;
 }
 
@@ -368,7 +371,7 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "op = T is not provided for %s entries",
                           hisp_type_name(t));
     HISPI_TRY(choice_key(ctx, A, op, choice->key, sizeof choice->key));
-    if (!opt->no_cache && cache_load(choice->key, choice)) {
+    if (!opt->no_cache && cache_load(ctx, choice->key, choice)) {
         choice->from_cache = 1;
         return HISP_SUCCESS;
     }
@@ -479,6 +482,6 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
     qsort(all, (size_t)nk, sizeof *all, cmp_result);
     if (table) memcpy(table, all, (size_t)(nk < cap ? nk : cap) * sizeof *table);
     if (count) *count = nk;
-    if (!opt->no_cache) cache_store(choice);
+    if (!opt->no_cache) cache_store(ctx, choice);
     return HISP_SUCCESS;
 }

@@ -45,8 +45,8 @@
  * Values: 53 random bits for 8-byte scalars, the top 24 of them for 4-byte
  * scalars (exact in float, so f32 values are the f64 ones truncated).
  *
- * HISP_GEN_THREADS in the environment caps the number of threads (tests use
- * it to show the output does not depend on it).
+ * The threads option of the context sets the number of threads; the output
+ * does not depend on it (the tests check).
  */
 #include "hispi.h"
 
@@ -498,16 +498,6 @@ static int64_t row_blockdiag(const gen *g, int64_t i, int32_t *c, int32_t *tmp)
 
 /* ---- threads ------------------------------------------------------------ */
 
-static int thread_count(double work)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int t = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
-    const char *env = getenv("HISP_GEN_THREADS");
-    if (env && atoi(env) >= 1 && atoi(env) < t) t = atoi(env);
-    if (work < 2e5) t = 1;
-    return t;
-}
-
 /* Run fn(arg) on `threads` threads (the caller included); a thread that
  * cannot be started leaves its share to the others (the work is shared
  * through an atomic counter), so the result does not change. */
@@ -520,11 +510,6 @@ static void run_parallel(int threads, void *(*fn)(void *), void *arg)
     fn(arg);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
-}
-
-int hispi_gen_threads(double work)
-{
-    return thread_count(work);
 }
 
 void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
@@ -587,7 +572,7 @@ static hisp_status gen_rows(hisp_context ctx, const gen *g, double est_nnz, hisp
     /* chunks of about 16k entries: balance, yet few atomic operations */
     double per_row = n > 0 ? est_nnz / (double)n : 1;
     j.chunk = per_row >= 16384 ? 1 : (int64_t)(16384 / (per_row > 1 ? per_row : 1));
-    int threads = thread_count(est_nnz);
+    int threads = hispi_threads(ctx, est_nnz);
     atomic_init(&j.next, 0);
     atomic_init(&j.failed, 0);
     run_parallel(threads, row_worker, &j);
@@ -728,7 +713,7 @@ static hisp_status gen_rmat(hisp_context ctx, const gen *g, int scale, int64_t e
     if (!s) s = hispi_calloc(ctx, (size_t)n + 1, sizeof *rowptr, (void **)&rowptr);
     if (!s) s = hispi_calloc(ctx, (size_t)n, sizeof *len, (void **)&len);
     if (s) goto fail;
-    int threads = thread_count((double)edges);
+    int threads = hispi_threads(ctx, (double)edges);
     edge_job ej = {
         .key = g->key, .scale = scale, .edges = edges, .chunk = 65536, .src = src, .dst = dst};
     atomic_init(&ej.next, 0);

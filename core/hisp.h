@@ -167,9 +167,47 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_get_device(hisp_context ctx,
                                                             hisp_device_info *info);
 /* The last failure recorded on the context by a call on it or its objects:
  * status, reason, file line, native code, build log. The strings belong to
- * the context and are overwritten by its next failure. */
+ * the context and are overwritten by its next failure. ctx = NULL: why this
+ * thread's last hisp_context_create failed (HISP_OPTIONS). */
 HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
                                                             hisp_error_info *info);
+/* ---- Options ---------------------------------------------------------------
+ *
+ * Settings a user may change, by name, on a context (as PETSc's options
+ * database or GraphBLAS's GxB_set). `hisp info --options` lists them with
+ * their type, default and meaning:
+ *   threads    int 0..16  host threads for builds, conversions and generators
+ *                         (0, the default: one per core, at most 16)
+ *   cache_dir  string     folder of the disk cache of built kernels and tuning
+ *                         plans ("": $XDG_CACHE_HOME/hisp, else ~/.cache/hisp;
+ *                         "off": no disk cache)
+ *   debug      bool       log what the library decides, and each error, to
+ *                         stderr (0/1, false/true, off/on, no/yes; default 0)
+ * hisp_context_create applies HISP_OPTIONS="name=value,name=value" from the
+ * environment, for programs that cannot be changed; an unknown name or a bad
+ * value there makes the creation fail with HISP_ERR_INVALID_ARGUMENT, and
+ * hisp_context_last_error(NULL, &info) then says why. */
+typedef enum { HISP_OPTION_INT, HISP_OPTION_BOOL, HISP_OPTION_STRING } hisp_option_type;
+typedef struct {
+    const char *name;
+    hisp_option_type type;
+    const char *default_value;
+    const char *meaning;
+} hisp_option_info;
+
+/* Set option `name` from its text form; an unknown name or a value of the
+ * wrong type or out of range is HISP_ERR_INVALID_ARGUMENT (the message says
+ * which) and changes nothing. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_set_option(hisp_context ctx, const char *name,
+                                                            const char *value);
+/* The current value of `name` as text (bool: "0" or "1") into value[size]. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_get_option(hisp_context ctx, const char *name,
+                                                            char *value, size_t size);
+/* The options, index 0 .. hisp_option_count() - 1. */
+HISP_API int hisp_option_count(void);
+HISP_API HISP_NODISCARD hisp_status hisp_option_describe(int index, hisp_option_info *info);
+HISP_API const char *hisp_option_type_name(hisp_option_type type);
+
 /* Wait for all queued device work of the context. */
 HISP_API HISP_NODISCARD hisp_status hisp_context_synchronize(hisp_context ctx);
 
@@ -268,8 +306,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * from several threads must still be serialised by the caller as for every
  * object of a context, and one handle must not be changed (transpose,
  * scale, convert, destroy) while another thread uses it. The build
- * runs on all cores (pthreads); HISP_THREADS=n in the environment caps the
- * threads. */
+ * runs on all cores (pthreads); the context's threads option sets their
+ * number. */
 
 #define HISP_HISPARSE_DEFAULT_NODE_SIZE 128
 
@@ -1084,8 +1122,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate_compound(hisp_context c
                                                                   hisp_matrix *A);
 
 /* Autotuning. A plan is the winning variant for (device, driver, entry type,
- * matrix signature); tuning saves it in the plan cache ($HISP_CACHE_DIR,
- * else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off" disables), so the
+ * matrix signature); tuning saves it in the plan cache (the cache_dir
+ * option, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off" disables), so the
  * next tune of a similar matrix on that device finds it and tunes nothing. */
 typedef enum { HISP_TUNE_FULL = 0, HISP_TUNE_FAST = 1 } hisp_tune_search;
 
@@ -1131,9 +1169,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_save(hisp_context ctx,
                                                         const char *path);
 HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path,
                                                         hisp_tune_plan *plan);
-/* The plan cache file of a key (for tools and tests). */
-HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(const char *key, char *path,
-                                                              size_t size);
+/* The plan cache file of a key under ctx's cache_dir option (for tools and
+ * tests); HISP_ERR_UNSUPPORTED when the disk cache is off. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(hisp_context ctx, const char *key,
+                                                              char *path, size_t size);
 /* ==== end of compound entries ============================================ */
 
 /* ==== The fastest format, chosen by measurement (hisp spmv --format auto) ===
@@ -1212,9 +1251,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_choose_format(
 /* "csr", "hisparse", or the variant "CSR-AoS-SoA dynamic:64x2". */
 HISP_API HISP_NODISCARD hisp_status hisp_format_result_name(const hisp_format_result *r, char *buf,
                                                             size_t size);
-/* The plan cache file of a choice's key (for tools and tests). */
-HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(const char *key, char *path,
-                                                                  size_t size);
+/* The plan cache file of a choice's key under ctx's cache_dir option (for
+ * tools and tests); HISP_ERR_UNSUPPORTED when the disk cache is off. */
+HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(hisp_context ctx, const char *key,
+                                                                  char *path, size_t size);
 
 /* ==== Iterative solvers ======================================================
  *

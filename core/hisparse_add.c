@@ -54,10 +54,10 @@ typedef struct {
 
 /* Threads for a walk over a tree of `work` entries or nodes (the test hook
  * hispi_hs_hook.walk_threads forces a count). */
-static int walk_threads(double work)
+static int walk_threads(hisp_context ctx, double work)
 {
     int f = hispi_hs_hook.walk_threads;
-    int t = f >= 1 ? f : hispi_gen_threads(work);
+    int t = f >= 1 ? f : hispi_threads(ctx, work);
     return t > 16 ? 16 : t;
 }
 
@@ -99,7 +99,7 @@ hisp_status hispi_hisparse_census(hisp_context ctx, hispi_hisparse *h)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "HiSparse: %d levels", h->depth);
     HISPI_TRY(hispi_hisparse_host(ctx, h));
     int64_t *p = NULL;
-    HISPI_TRY(census_parts(ctx, h, walk_threads((double)h->nnz), &p));
+    HISPI_TRY(census_parts(ctx, h, walk_threads(ctx, (double)h->nnz), &p));
     if (hispi_hs_hook.add_census_check) { /* tests: one thread must agree */
         int64_t *q = NULL;
         hisp_status s = census_parts(ctx, h, 1, &q);
@@ -401,7 +401,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     uint64_t *caps = NULL, *capt = NULL, cap = 0, ctl[C_WORDS];
     void *pa = NULL, *pb = NULL;
     int64_t written[HISPI_MAX_DEPTH] = {0};
-    double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with HISP_DEBUG */
+    double ms = 0, tp[8] = {hispi_now_ms()}; /* phase marks, logged with the debug option */
     hisp_status s = hispi_hisparse_census(ctx, a);
     if (!s) s = hispi_hisparse_census(ctx, b);
     const hispi_census *ca = &a->census, *cb = &b->census;

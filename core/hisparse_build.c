@@ -53,15 +53,6 @@ static void run_threads(int nt, job_fn fn, void *arg)
     }
 }
 
-static int host_threads(int64_t work)
-{
-    if (work < 200000) return 1;
-    const char *env = getenv("HISP_THREADS"); /* a cap, for measurements */
-    long n = env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
-    return n > 16 ? 16 : (int)n;
-}
-
 /* ---- tree-order sort ----------------------------------------------------- */
 
 /* Entries travel as records: row (u32), column (u32), value (vs bytes), so
@@ -403,7 +394,7 @@ static hisp_status build(hisp_context ctx, hisp_type t, int64_t nrows, int64_t n
         k++;
     int L = hispi_hisparse_depth(d, nrows, ncols);
     size_t vs = hisp_type_size(t);
-    if (nt <= 0) nt = host_threads(nnz);
+    if (nt <= 0) nt = hispi_threads(ctx, (double)nnz);
     if (out) {
         memset(out, 0, sizeof *out);
         out->d = d;

@@ -170,10 +170,10 @@ static bool collect_visit(uint64_t r, int level, void *part)
     return false;
 }
 
-/* The walk's threads: as the addition's census (hispi_gen_threads). */
-static int settle_threads(uint64_t bytes)
+/* The walk's threads: as the addition's census (hispi_threads). */
+static int settle_threads(hisp_context ctx, uint64_t bytes)
 {
-    int t = hispi_gen_threads((double)bytes / 16);
+    int t = hispi_threads(ctx, (double)bytes / 16);
     return t > 16 ? 16 : t < 1 ? 1 : t;
 }
 
@@ -207,7 +207,7 @@ hisp_status hispi_pool_host(hisp_context ctx, hispi_pool *p)
     if (!s) s = hispi_calloc(ctx, nreg, sizeof *nthr, (void **)&nthr);
     for (size_t i = 0; i < nreg && !s; i++) {
         const struct hispi_region *g = &p->reg[i];
-        int threads = settle_threads(g->end - g->off);
+        int threads = settle_threads(ctx, g->end - g->off);
         s = hispi_calloc(ctx, (size_t)threads, sizeof **parts, (void **)&parts[i]);
         if (s) break;
         nthr[i] = threads;

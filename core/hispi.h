@@ -81,6 +81,13 @@ typedef struct {
     char note[512];  /* why a backend reported no devices */
 } hispi_error;
 
+/* The parsed options (core/options.c holds the table). */
+typedef struct {
+    int threads; /* 0: one per core */
+    bool debug;
+    char cache_dir[512]; /* "": the default folder; "off" */
+} hispi_options;
+
 struct hisp_context_s {
     uint32_t magic;
     hisp_backend_kind kind;
@@ -96,6 +103,7 @@ struct hisp_context_s {
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
     hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector_ops.c) */
     hispi_astate addc;        /* the HiSparse addition's scratch (core/hisparse_add_cache.c) */
+    hispi_options opt;        /* hisp_context_set_option */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -167,8 +175,24 @@ HISPI_LOCAL void hispi_set_build_log(hisp_context ctx, const char *log);
 HISPI_LOCAL void hispi_note(hisp_context ctx, const char *fmt, ...) HISPI_PRINTF(2, 3);
 HISPI_LOCAL void hispi_clear_error(hisp_context ctx);
 
-/* Debug trace to stderr when HISP_DEBUG is set in the environment. */
+/* Debug trace to stderr while a context has the debug option on. */
 HISPI_LOCAL void hispi_debug(const char *fmt, ...) HISPI_PRINTF(1, 2);
+HISPI_LOCAL bool hispi_debug_on(void);
+/* Keeps ctx's error for hisp_context_last_error(NULL) (a failed creation). */
+HISPI_LOCAL void hispi_create_failed(hisp_context ctx);
+
+/* ---- options (core/options.c) ------------------------------------------- */
+HISPI_LOCAL void hispi_options_init(hisp_context ctx);
+HISPI_LOCAL void hispi_options_fini(hisp_context ctx);
+/* Applies "name=value,name=value" (HISP_OPTIONS) to ctx; errors name the
+ * item. Empty items are skipped. */
+HISPI_LOCAL hisp_status hispi_options_parse(hisp_context ctx, const char *list);
+/* The library's own contexts (MSREP's workers, its merge) take the options
+ * of the caller's. */
+HISPI_LOCAL void hispi_options_inherit(hisp_context dst, hisp_context src);
+/* Host threads for `work` entries: 1 below 2e5, else the threads option
+ * (0: one per core, at most 16). ctx may be NULL (no option). */
+HISPI_LOCAL int hispi_threads(hisp_context ctx, double work);
 
 #define HISPI_TRY(expr)                                                                            \
     do {                                                                                           \
@@ -254,6 +278,18 @@ typedef struct {
     uint64_t add_leaf_max, add_pool_bytes;
 } hispi_hs_hooks;
 HISPI_LOCAL extern hispi_hs_hooks hispi_hs_hook;
+
+/* Test hooks of the CSR SpMV (never set by the library; tests and
+ * benchmarks reach paths a small matrix or a CPU device would not take):
+ * cl_variant: the OpenCL kernel family (0: the device's; 1 chunk, 2 vector,
+ * 3 block); t_mode: op = T (0: the family's; 1: the atomic scatter, the
+ * fallback where the transposed copy does not fit; 2: the transposed copy);
+ * wide_ptr: 64-bit row pointers (otherwise only from 2^31 entries). Read at
+ * upload. */
+typedef struct {
+    int cl_variant, t_mode, wide_ptr;
+} hispi_spmv_hooks;
+HISPI_LOCAL extern hispi_spmv_hooks hispi_spmv_hook;
 
 /* ---- types -------------------------------------------------------------- */
 
@@ -478,7 +514,7 @@ HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *
 /* The generators' building blocks, shared with core/gen_perturb.c: the
  * counter-based random streams (splitmix64 mixer; stream = (key, index,
  * purpose)), uniform draws, values in [-1, 1) (53 bits, the top 24 for
- * 4-byte scalars) and the thread runner (HISP_GEN_THREADS caps it). */
+ * 4-byte scalars) and the thread runner (hispi_threads says how many). */
 typedef struct {
     uint64_t s;
 } hispi_rng;
@@ -487,9 +523,8 @@ HISPI_LOCAL hispi_rng hispi_rng_at(uint64_t key, uint64_t index, uint64_t purpos
 HISPI_LOCAL uint64_t hispi_rng_next(hispi_rng *r);
 HISPI_LOCAL int64_t hispi_rng_below(hispi_rng *r, int64_t m); /* [0, m), 0 < m < 2^32 */
 HISPI_LOCAL double hispi_gen_value(size_t scalar, uint64_t x);
-/* Threads for `work` entries (1 below 2e5), and fn(arg) run on that many
- * (the caller included); fn must share its work through an atomic counter. */
-HISPI_LOCAL int hispi_gen_threads(double work);
+/* fn(arg) run on `threads` threads (the caller included; hispi_threads);
+ * fn must share its work through an atomic counter. */
 HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
 
 /* ---- misc --------------------------------------------------------------- */
@@ -503,11 +538,11 @@ HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);
 HISPI_LOCAL void hispi_huge_pages(void *p, size_t bytes);
 /* Monotonic host clock in milliseconds. */
 HISPI_LOCAL double hispi_now_ms(void);
-/* The disk cache file DIR/PREFIX-KEY.EXT, DIR = $HISP_CACHE_DIR, else
+/* The disk cache file DIR/PREFIX-KEY.EXT, DIR = ctx's cache_dir option, else
  * $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; 0 when caching is off
- * (HISP_CACHE_DIR=off, no home) or the path does not fit. */
-HISPI_LOCAL int hispi_cache_file(const char *prefix, uint64_t key, const char *ext, char *out,
-                                 size_t size);
+ * (cache_dir=off, no home) or the path does not fit. */
+HISPI_LOCAL int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t key,
+                                 const char *ext, char *out, size_t size);
 /* Writes n bytes to path through a temporary file and rename, so readers
  * never see half a file; make_dirs creates the parent folders first.
  * Returns 0 or an errno value. */

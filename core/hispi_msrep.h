@@ -81,4 +81,14 @@ HISPI_LOCAL void hispi_numa_bind_thread(int node);
 /* Bind the pages of [p, p+bytes) to a node (no-op for -1 / one node). */
 HISPI_LOCAL void hispi_numa_bind_memory(void *p, size_t bytes, int node);
 
+/* Test hooks (never set by the library): stage_all: every partial vector is
+ * staged, as for devices other than the vectors' one (walks that path on a
+ * single device); spin_us: the spin budget of the workers' waits, also on
+ * CPU devices (0: the library's choice). */
+typedef struct {
+    int stage_all;
+    long spin_us;
+} hispi_msrep_hooks;
+HISPI_LOCAL extern hispi_msrep_hooks hispi_msrep_hook;
+
 #endif

@@ -560,7 +560,7 @@ static hisp_status parse_piece(hisp_context ctx, const char *name, const char *b
                                int64_t *kio, int64_t *lineio)
 {
     size_t bytes = (size_t)(e - b);
-    int threads = hispi_gen_threads((double)bytes / 16);
+    int threads = hispi_threads(ctx, (double)bytes / 16);
     int nch = threads == 1 ? 1 : threads * 8;
     if ((size_t)nch > bytes / 65536 + 1) nch = (int)(bytes / 65536 + 1);
     chunk *ch;
@@ -1084,9 +1084,9 @@ static void *pread_worker(void *arg)
     return NULL;
 }
 
-static size_t read_parallel(int fd, char *buf, size_t size)
+static size_t read_parallel(hisp_context ctx, int fd, char *buf, size_t size)
 {
-    int threads = hispi_gen_threads((double)size / 16);
+    int threads = hispi_threads(ctx, (double)size / 16);
     if (threads < 2 || size < ((size_t)64 << 20)) return 0;
     pread_job j = {.fd = fd, .buf = buf, .size = size, .part = (size_t)8 << 20};
     atomic_init(&j.next, 0);
@@ -1128,7 +1128,7 @@ hisp_status hispi_read_file(hisp_context ctx, const char *path, const char *magi
     hisp_status s = hispi_alloc(ctx, cap, 1, (void **)&buf);
     if (!s && !stream) {
         hispi_huge_pages(buf, cap); /* a large file: 2 MiB faults */
-        len = read_parallel(fileno(f), buf, cap - 2);
+        len = read_parallel(ctx, fileno(f), buf, cap - 2);
         if (len && fseeko(f, (off_t)len, SEEK_SET)) len = 0; /* then read on from there */
     }
     while (!s) {

@@ -1,7 +1,7 @@
 /* Matrix Market writer: general coordinate files (and n x 1 arrays for
  * vectors), values in digits that read back exactly: Grisu2's (at most 17,
  * core/mmio_dtoa.c) for 8-byte scalars, "%.9g" for 4-byte ones. Blocks of entries are formatted in
- * parallel (hispi_gen_threads) into buffers written in order; the target
+ * parallel (hispi_threads) into buffers written in order; the target
  * follows the rule of file_out.c, and a path ending in .gz or .bz2 is
  * compressed (core/mmio_compress.c). Errors at any step: HISP_ERR_IO. */
 #include "hispi_compound.h"
@@ -124,7 +124,7 @@ static hisp_status write_all(hisp_context ctx, const char *path, const char *hea
     HISPI_TRY(hispi_sink_open(ctx, path, &sk));
     hisp_status st = hispi_sink_write(sk, head, strlen(head));
     int64_t blocks = (j->n + BLOCK - 1) / BLOCK;
-    int threads = hispi_gen_threads((double)j->n * 4);
+    int threads = hispi_threads(ctx, (double)j->n * 4);
     int per_round = threads * 2 < blocks ? threads * 2 : (int)(blocks ? blocks : 1);
     char **buf = calloc((size_t)per_round, sizeof *buf);
     size_t *len = calloc((size_t)per_round, sizeof *len);

@@ -86,6 +86,7 @@ static hisp_status worker_init(worker *w)
     double t0 = hispi_now_ms();
     hispi_numa_bind_thread(w->numa);
     HISPI_TRY(hisp_context_create(&w->ctx));
+    hispi_options_inherit(w->ctx, plan->home);
     int64_t rows = w->part.end - w->part.start;
     hisp_status st = HISP_ERR_UNSUPPORTED;
     if (w->nsub > 1)
@@ -458,18 +459,16 @@ void hispi_barrier_wait(hispi_barrier *b)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* The spin budget: HISP_MSREP_SPIN_US as set, else 2000 us where every
+hispi_msrep_hooks hispi_msrep_hook;
+
+/* The spin budget: the test hook's if set, else 2000 us where every
  * device is a GPU and the machine has a core for every thread that may wait
  * at once (the workers and the caller), else none: with CPU devices (PoCL,
  * the reference backend) or too few cores, spinning steals the time of the
  * work waited for. */
 static long spin_budget(hisp_context ctx, int nd, const hisp_device_ref *devs)
 {
-    const char *e = getenv("HISP_MSREP_SPIN_US");
-    if (e && *e) {
-        long us = strtol(e, NULL, 10);
-        return us > 0 ? us * 1000 : 0;
-    }
+    if (hispi_msrep_hook.spin_us > 0) return hispi_msrep_hook.spin_us * 1000;
     if (sysconf(_SC_NPROCESSORS_ONLN) <= (long)nd) return 0;
     for (int k = 0; k < nd; k++) {
         bool seen = false; /* each device asked once */
@@ -895,6 +894,7 @@ static hisp_status devmerge_prepare(hisp_mplan plan, hisp_context vctx)
     if (!plan->mctx) {
         hisp_status s = hisp_context_create(&plan->mctx);
         if (s) return hispi_fail(h, s, "cannot open a context for the merge");
+        hispi_options_inherit(plan->mctx, h);
         s = hisp_context_set_backend(plan->mctx, vctx->kind, vctx->device);
         if (s) {
             s = copy_error(plan, plan->mctx, s, "merge device");
@@ -905,10 +905,7 @@ static hisp_status devmerge_prepare(hisp_mplan plan, hisp_context vctx)
     const hisp_backend_ops *o = plan->mctx->ops;
     void *hb = plan->mctx->be;
     size_t es = hisp_type_size(plan->type);
-    /* HISP_MSREP_STAGE_ALL=1: stage every partial vector (the tests walk the
-     * path of devices other than the vectors' one on a single device) */
-    const char *all = getenv("HISP_MSREP_STAGE_ALL");
-    bool stage_all = all && all[0] == '1';
+    bool stage_all = hispi_msrep_hook.stage_all; /* a test hook */
     for (int k = 0; k < plan->nd; k++) {
         worker *w = &plan->w[k];
         w->local = !stage_all && w->ref.backend == vctx->kind && w->ref.device == vctx->device;
@@ -1027,10 +1024,7 @@ hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_
     if (!s) s = hisp_context_synchronize(vctx); /* x is there, y is idle */
     if (s) return copy_error(plan, vctx, s, "vectors on the device");
     HISPI_TRY(devmerge_prepare(plan, vctx));
-    /* HISP_MSREP_X_DIRECT=1: every device takes its x window from the
-     * vectors' device (the comparison of the relay) */
-    const char *direct = getenv("HISP_MSREP_X_DIRECT");
-    plan->relay = plan->dop == HISP_OP_N && plan->nd > 1 && !(direct && direct[0] == '1');
+    plan->relay = plan->dop == HISP_OP_N && plan->nd > 1; /* x windows relayed (docs/MSREP.md) */
     plan->devmerge = true;
     hispi_msrep_run_round(plan);
     plan->devmerge = false;

@@ -16,7 +16,7 @@
  * 10-50 us of wake-up latency (futex + scheduler), several per SpMV, which
  * on 4 GPUs is 5-15 % of a 0.5-1.5 ms call. Where the machine has a core
  * for each waiting thread, waits first spin for up to spin_ns
- * (HISP_MSREP_SPIN_US, default 2000 us; 0: never), then block. */
+ * (2000 us; 0: never; core/msrep.c spin_budget), then block. */
 typedef struct {
     long ns;
     struct timespec t0;

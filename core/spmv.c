@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+hispi_spmv_hooks hispi_spmv_hook;
+
 static hisp_status scalar_arg(hisp_context ctx, hisp_type t, const void *p, const char *what,
                               double *out)
 {

@@ -241,7 +241,7 @@ __kernel void csr_fixup(const uint n, __global const int4 *restrict split,
 }
 
 /* ---- op = T by atomics: the fallback when the transposed copy does not fit
- * on the device (or HISP_CL_T=atomic). y was scaled by beta first (scale_y
+ * on the device. y was scaled by beta first (scale_y
  * of csr_spmv.cl). OpenCL 1.2 has no float atomics: compare-exchange loops
  * on the bit pattern (64-bit ones need cl_khr_int64_base_atomics). */
 #ifdef HAVE_ATOMIC_ADD

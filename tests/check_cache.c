@@ -18,13 +18,18 @@
 
 static char cache_dir[256];
 
-static void use_temp_cache(void)
+/* A fresh cache folder for ctx (may be NULL) and, through HISP_OPTIONS,
+ * for the contexts of the hisp programs the test runs. */
+static void use_temp_cache(hisp_context ctx)
 {
     snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-cache-test-%ld", (long)getpid());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     ck_assert_int_eq(system(cmd), 0);
-    setenv("HISP_CACHE_DIR", cache_dir, 1);
+    char opt[300];
+    snprintf(opt, sizeof opt, "cache_dir=%s", cache_dir);
+    setenv("HISP_OPTIONS", opt, 1);
+    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
 }
 
 static void drop_temp_cache(void)
@@ -32,7 +37,7 @@ static void drop_temp_cache(void)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_CACHE_DIR");
+    unsetenv("HISP_OPTIONS");
 }
 
 static void write_bytes(const char *path, const void *b, size_t n)
@@ -92,9 +97,15 @@ END_TEST
 
 START_TEST(test_entry_files)
 {
-    use_temp_cache();
+    hisp_context ctx = test_context(0);
+    use_temp_cache(ctx);
     char path[1024];
-    ck_assert(hispi_cache_file("t", 42, "bin", path, sizeof path));
+    ck_assert(hispi_cache_file(ctx, "t", 42, "bin", path, sizeof path));
+    ck_assert(strncmp(path, cache_dir, strlen(cache_dir)) == 0); /* the option's folder */
+    CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", "off"));
+    char off[1024];
+    ck_assert(!hispi_cache_file(ctx, "t", 42, "bin", off, sizeof off)); /* no disk cache */
+    CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
     void *b = NULL;
     size_t n = 0;
     ck_assert_int_eq(hispi_cache_read(path, &b, &n), 0); /* absent */
@@ -117,6 +128,7 @@ START_TEST(test_entry_files)
         free(b);
     }
     drop_temp_cache();
+    hisp_context_destroy(&ctx);
 }
 END_TEST
 
@@ -234,7 +246,7 @@ START_TEST(test_opencl_cache_damage)
         return;
     }
     uint64_t st = test_seed() + 2302;
-    use_temp_cache();
+    use_temp_cache(NULL); /* the hisp program only */
     /* demo checks y against the reference backend: exit 5 when wrong */
     static const char cmd[] = "demo --backend opencl --n 6 --scale 6 --repeat 1";
     static char out[1 << 14];
@@ -274,7 +286,7 @@ START_TEST(test_plan_cache_damage)
 {
     uint64_t st = test_seed() + 2303;
     hisp_context ctx = test_context(0);
-    use_temp_cache();
+    use_temp_cache(ctx);
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 40, 40, 0.1, &st);
     hisp_tune_plan p, q;
     memset(&p, 0, sizeof p);
@@ -283,7 +295,7 @@ START_TEST(test_plan_cache_damage)
     CK_OK(ctx, hisp_schedule_from_name("dynamic:128x2", &p.best.sched));
     p.ms = 0.25 + test_uniform(&st) * 0.1;
     char path[1024];
-    CK_OK(ctx, hisp_tune_plan_cache_path(p.key, path, sizeof path));
+    CK_OK(ctx, hisp_tune_plan_cache_path(ctx, p.key, path, sizeof path));
     char *slash = strrchr(path, '/');
     *slash = 0;
     ck_assert_int_eq(mkdir(path, 0755), 0);

@@ -422,12 +422,12 @@ START_TEST(test_gen_spec_in_every_command)
     r = run_hisp("solve", "gen:poisson2d:6", "--method", "cg", "--backend", "reference", NULL);
     CK_RUN(r, 0);
     run_free(&r);
-    setenv("HISP_CACHE_DIR", "off", 1);
+    setenv("HISP_OPTIONS", "cache_dir=off", 1);
     r = run_hisp("tune", "gen:helmholtz:4", "--backend", "reference", "--json", NULL);
     CK_RUN(r, 0);
     ck_has(&r, "\"type\": \"c64\""); /* from the generator: no --type needed */
     run_free(&r);
-    unsetenv("HISP_CACHE_DIR");
+    unsetenv("HISP_OPTIONS");
 }
 END_TEST
 

@@ -647,9 +647,9 @@ START_TEST(test_generators)
     /* a size that runs on several threads equals the one-thread result */
     hisp_matrix A = NULL, B = NULL;
     CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_QSURFACE, 110, 3, HISP_Q64, &A));
-    setenv("HISP_GEN_THREADS", "1", 1);
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "1"));
     CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_QSURFACE, 110, 3, HISP_Q64, &B));
-    unsetenv("HISP_GEN_THREADS");
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "0"));
     same_matrix(A, B);
     hisp_matrix_destroy(&A);
     hisp_matrix_destroy(&B);
@@ -668,13 +668,18 @@ END_TEST
 
 static char cache_dir[256];
 
-static void use_temp_cache(void)
+/* A fresh cache folder for ctx (may be NULL) and, through HISP_OPTIONS,
+ * for the contexts of the hisp programs the test runs. */
+static void use_temp_cache(hisp_context ctx)
 {
     snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-plans-%ld", (long)getpid());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     ck_assert_int_eq(system(cmd), 0);
-    setenv("HISP_CACHE_DIR", cache_dir, 1);
+    char opt[300];
+    snprintf(opt, sizeof opt, "cache_dir=%s", cache_dir);
+    setenv("HISP_OPTIONS", opt, 1);
+    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
 }
 
 static void drop_temp_cache(void)
@@ -682,7 +687,7 @@ static void drop_temp_cache(void)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_CACHE_DIR");
+    unsetenv("HISP_OPTIONS");
 }
 
 START_TEST(test_plan_cache)
@@ -691,7 +696,7 @@ START_TEST(test_plan_cache)
     test_targets(&tt);
     uint64_t seed = test_seed() + 1201 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    use_temp_cache();
+    use_temp_cache(ctx);
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_QSURFACE, 12, seed, HISP_Q32, &A));
     hisp_tune_plan p, p2;
@@ -725,7 +730,7 @@ START_TEST(test_plan_cache)
     hisp_matrix_destroy(&B);
     /* corrupt file: a miss, then tuned and rewritten */
     char path[1024];
-    ck_assert_int_eq(hisp_tune_plan_cache_path(p.key, path, sizeof path), 0);
+    ck_assert_int_eq(hisp_tune_plan_cache_path(ctx, p.key, path, sizeof path), 0);
     FILE *f = fopen(path, "r+");
     ck_assert_ptr_nonnull(f);
     fseek(f, -5, SEEK_END);
@@ -761,7 +766,7 @@ START_TEST(test_plan_cache)
     CK_OK(ctx, hisp_context_last_error(ctx, &e));
     ck_assert_int_eq(e.line, 3);
     /* no cache: tuned every time, nothing written */
-    setenv("HISP_CACHE_DIR", "off", 1);
+    CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", "off"));
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &p2));
     ck_assert_int_eq(p2.from_cache, 0);
     hisp_matrix_destroy(&A);
@@ -875,7 +880,7 @@ START_TEST(test_cli)
     }
     const char *b = hisp_backend_name(tt[_i].kind);
     int dev = tt[_i].device;
-    use_temp_cache();
+    use_temp_cache(NULL); /* the hisp program only */
     static char out[1 << 16];
     /* miss, then hit */
     int rc =

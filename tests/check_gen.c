@@ -583,8 +583,6 @@ END_TEST
 START_TEST(test_threads_do_not_matter)
 {
     hisp_context ctx = new_ctx();
-    const char *old = getenv("HISP_GEN_THREADS");
-    char *saved = old ? strdup(old) : NULL;
     for (int k = 0; k < HISP_GEN_COUNT; k++) {
         hisp_gen_params p;
         hisp_gen_defaults((hisp_gen_kind)k, &p);
@@ -596,9 +594,9 @@ START_TEST(test_threads_do_not_matter)
         p.scale = 15;
         p.nnz_per_row = k == HISP_GEN_CIRCUIT ? 5 : 6;
         csr a, b;
-        setenv("HISP_GEN_THREADS", "1", 1);
+        CK_OK(ctx, hisp_context_set_option(ctx, "threads", "1"));
         gen(ctx, &p, HISP_F32, &a);
-        unsetenv("HISP_GEN_THREADS");
+        CK_OK(ctx, hisp_context_set_option(ctx, "threads", "0"));
         gen(ctx, &p, HISP_F32, &b);
         CK((a.nnz) > (200000));
         CK((a.nnz) == (b.nnz));
@@ -606,8 +604,6 @@ START_TEST(test_threads_do_not_matter)
         drop(&a);
         drop(&b);
     }
-    if (saved) setenv("HISP_GEN_THREADS", saved, 1);
-    free(saved);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -972,15 +968,9 @@ START_TEST(test_perturb_formats)
     pcsr b, c;
     perturb(ctx, A, 10, seed, &b);
     uint64_t h = hash_pcsr(&b);
-    const char *old = getenv("HISP_GEN_THREADS");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("HISP_GEN_THREADS", "1", 1);
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "1"));
     perturb(ctx, A, 10, seed, &c);
-    if (saved)
-        setenv("HISP_GEN_THREADS", saved, 1);
-    else
-        unsetenv("HISP_GEN_THREADS");
-    free(saved);
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "0"));
     CK(hash_pcsr(&c) == h);
     hisp_matrix_destroy(&c.M);
     for (int f = 0; f < 3; f++) {

@@ -928,15 +928,13 @@ START_TEST(test_threads_deterministic)
     hisp_context ctx = NULL;
     ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
     hisp_matrix A = test_random_matrix(ctx, HISP_F32, 3000, 2500, 0.04, &st); /* 300k: threaded */
-    const char *old = getenv("HISP_THREADS");
-    char *saved = old ? strdup(old) : NULL;
     int ds[] = {4, 128};
     for (int k = 0; k < 2; k++) {
         unsigned char *ref = NULL;
         size_t ref_size = 0;
         const char *nts[] = {"1", "2", "5"};
         for (int t = 0; t < 3; t++) {
-            setenv("HISP_THREADS", nts[t], 1);
+            CK_OK(ctx, hisp_context_set_option(ctx, "threads", nts[t]));
             hisp_matrix H = to_hisparse(ctx, A, ds[k]);
             size_t size;
             unsigned char *f = file_bytes(ctx, H, &size); /* also checks the round trip */
@@ -952,11 +950,6 @@ START_TEST(test_threads_deterministic)
         }
         free(ref);
     }
-    if (saved)
-        setenv("HISP_THREADS", saved, 1);
-    else
-        unsetenv("HISP_THREADS");
-    free(saved);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
 }

@@ -3,6 +3,7 @@
  * caller's OpenCL queue and CUDA stream. Every SpMV is compared with the
  * reference backend on fresh random inputs. */
 #include "testutil.h"
+#include "hispi.h"
 
 #ifdef HISP_HAVE_OPENCL
 #include <CL/cl.h>
@@ -276,10 +277,9 @@ START_TEST(test_opencl_wrap)
     CK_OK(ctx, hisp_context_get_stream(ctx, &got));
     ck_assert_ptr_eq(got, q);
     uint64_t rng = test_seed();
-    static const char *const variants[3] = {"chunk", "vector", "block"};
     for (int shape = 0; shape < 16; shape++) {
         hisp_type t = shape & 8 ? HISP_F64 : HISP_F32;
-        setenv("HISP_CL_VARIANT", variants[shape % 3], 1);
+        hispi_spmv_hook.cl_variant = 1 + shape % 3; /* chunk, vector, block */
         shaped m;
         shaped_make(rctx, t, 70 + shape, 53, &rng, shape & 1, shape >> 1 & 1, shape >> 2 & 1, &m);
         cl_mem rp = cl_buffer(c, m.rowptr, m.pbytes), ci = cl_buffer(c, m.colind, m.ibytes),
@@ -337,7 +337,7 @@ START_TEST(test_opencl_wrap)
         clReleaseMemObject(va);
         shaped_free(&m);
     }
-    unsetenv("HISP_CL_VARIANT");
+    hispi_spmv_hook.cl_variant = 0;
     hisp_context_destroy(&ctx);
     clReleaseCommandQueue(q);
     clReleaseContext(c);

@@ -755,7 +755,7 @@ static const hisp_device_ref *refs_of(const test_target *tg, int i)
 /* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
  * backend merges on the device (the reference backend here, CUDA on a GPU
  * machine) the device path runs: peer copies, the merge kernels; staged
- * copies of every partial vector too (HISP_MSREP_STAGE_ALL=1, as when the
+ * copies of every partial vector too (hispi_msrep_hook.stage_all, as when the
  * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
  * go through the host. An iteration chain (y of one call is x of the next)
  * checks that the result stays usable on the device. */
@@ -788,10 +788,7 @@ START_TEST(test_plan_vectors)
                         hisp_mplan plan = NULL;
                         CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
                                                      mode == 2 ? HISP_MPLAN_HOST_MERGE : 0, &plan));
-                        if (mode == 1)
-                            setenv("HISP_MSREP_STAGE_ALL", "1", 1);
-                        else
-                            unsetenv("HISP_MSREP_STAGE_ALL");
+                        hispi_msrep_hook.stage_all = mode == 1;
                         hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
                         ck_assert_ptr_nonnull(bd);
                         for (int call = 0; call < 4; call++) {
@@ -822,7 +819,7 @@ START_TEST(test_plan_vectors)
                             hisp_vector_destroy(&yv);
                         }
                         free(bd);
-                        unsetenv("HISP_MSREP_STAGE_ALL");
+                        hispi_msrep_hook.stage_all = 0;
                         hisp_mplan_destroy(&plan);
                     }
                 }
@@ -1210,7 +1207,7 @@ START_TEST(test_plan_alloc_failures)
 }
 END_TEST
 
-/* The spinning waits (HISP_MSREP_SPIN_US forces them on CPU devices too):
+/* The spinning waits (hispi_msrep_hook.spin_us forces them on CPU devices too):
  * calls of every kind of job give the reference results, and destroying a
  * plan whose workers spin ends them. */
 START_TEST(test_plan_spin)
@@ -1221,7 +1218,7 @@ START_TEST(test_plan_spin)
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.03, &st);
     hisp_device_ref refs[3] = {
         {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}};
-    setenv("HISP_MSREP_SPIN_US", "300", 1);
+    hispi_msrep_hook.spin_us = 300;
     for (int k = 0; k < 3; k++) {
         hisp_mplan plan = NULL;
         CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], HISP_MPLAN_NO_NUMA, &plan));
@@ -1236,7 +1233,7 @@ START_TEST(test_plan_spin)
             dist_once(ctx, plan, A, &st, false, "spinning waits, dist");
         hisp_mplan_destroy(&plan);
     }
-    unsetenv("HISP_MSREP_SPIN_US");
+    hispi_msrep_hook.spin_us = 0;
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
 }

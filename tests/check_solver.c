@@ -459,7 +459,7 @@ START_TEST(test_cg_tuned_plan)
     snprintf(dir, sizeof dir, "/tmp/hisp-solver-plans-%ld", (long)getpid());
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
-    setenv("HISP_CACHE_DIR", dir, 1);
+    CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", dir));
     hcsr H = random_hermitian(ctx, family(HISP_Q64), 120, 3, 9, 0, &rs);
     round_to(HISP_Q64, H.val, H.nnz * ecomp(H.ft));
     hisp_matrix T = hc_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
@@ -476,7 +476,6 @@ START_TEST(test_cg_tuned_plan)
     check_solve(ctx, what, &H, HISP_Q64, HISP_FORMAT_CSR, HISP_SOLVER_CG, 1, &rs);
     hc_free(&H);
     ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_CACHE_DIR");
     hisp_context_destroy(&ctx);
 }
 END_TEST

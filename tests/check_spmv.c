@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* OpenCL kernel families the backend can be forced to (HISP_CL_VARIANT),
- * with the op = T path (HISP_CL_T): "chunk" and "block" run op = T on a
+/* OpenCL kernel families the backend can be forced to (hispi_spmv_hook),
+ * with the op = T path: "chunk" and "block" run op = T on a
  * transposed copy by default, with "atomic" by their fallback scatters. All run on every OpenCL
  * device, whatever the device's default. */
 static const char *const cl_variants[] = {"chunk", "chunk", "vector", "block", "block"};
@@ -32,22 +32,22 @@ static void set_variant(int target, int v)
     const test_target *t;
     test_targets(&t);
     if (t[target].kind != HISP_BACKEND_OPENCL) return;
-    setenv("HISP_CL_VARIANT", cl_variants[v % NCL_VARIANTS], 1);
-    if (cl_tmodes[v % NCL_VARIANTS][0])
-        setenv("HISP_CL_T", cl_tmodes[v % NCL_VARIANTS], 1);
-    else
-        unsetenv("HISP_CL_T");
-    if (v >= NCL_VARIANTS)
-        setenv("HISP_CL_WIDE_PTR", "1", 1);
-    else
-        unsetenv("HISP_CL_WIDE_PTR");
+    const char *f = cl_variants[v % NCL_VARIANTS];
+    hispi_spmv_hook.cl_variant = !strcmp(f, "chunk") ? 1 : !strcmp(f, "vector") ? 2 : 3;
+    hispi_spmv_hook.t_mode = cl_tmodes[v % NCL_VARIANTS][0] ? 1 : 0;
+    hispi_spmv_hook.wide_ptr = v >= NCL_VARIANTS;
 }
 
 static void clear_variant(void)
 {
-    unsetenv("HISP_CL_VARIANT");
-    unsetenv("HISP_CL_T");
-    unsetenv("HISP_CL_WIDE_PTR");
+    hispi_spmv_hook = (hispi_spmv_hooks){0};
+}
+
+static const char *variant_name(void)
+{
+    static const char *const names[] = {"", "chunk", "vector", "block"};
+    int v = hispi_spmv_hook.cl_variant;
+    return v >= 0 && v <= 3 ? names[v] : "?";
 }
 
 static const char *target_label(int target)
@@ -182,9 +182,9 @@ static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero
                   "%s: %s %lldx%lld nnz %lld %s%s op %c beta %s: relative error %.3g > %.3g "
                   "(seed %llu)",
                   what, hisp_type_name(t), (long long)info.nrows, (long long)info.ncols,
-                  (long long)info.nnz, getenv("HISP_CL_VARIANT") ? getenv("HISP_CL_VARIANT") : "",
-                  getenv("HISP_CL_T") ? getenv("HISP_CL_T") : "", op == HISP_OP_N ? 'N' : 'T',
-                  beta_zero ? "0 (y NaN)" : "random", err, tol, (unsigned long long)test_seed());
+                  (long long)info.nnz, variant_name(), hispi_spmv_hook.t_mode == 1 ? " atomic" : "",
+                  op == HISP_OP_N ? 'N' : 'T', beta_zero ? "0 (y NaN)" : "random", err, tol,
+                  (unsigned long long)test_seed());
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
     free(xh);

@@ -3,6 +3,7 @@
  * count what they send; the reference backend counts nothing. And hisp_spmv
  * never changes the caller's matrix (format, nnz, borrowed arrays). */
 #include "testutil.h"
+#include "hispi.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -12,8 +13,8 @@
 #define N 400
 #define STEPS 10
 
-/* OpenCL kernel families of the CSR SpMV (HISP_CL_VARIANT); "" = default. */
-static const char *const cl_families[] = {"", "chunk", "vector", "block"};
+/* OpenCL kernel families of the CSR SpMV (hispi_spmv_hook.cl_variant): 0 the
+ * device's, 1 chunk, 2 vector, 3 block. */
 
 static int nfamilies(int target)
 {
@@ -26,10 +27,7 @@ static void set_family(int target, int f)
 {
     const test_target *t;
     test_targets(&t);
-    if (t[target].kind == HISP_BACKEND_OPENCL && cl_families[f][0])
-        setenv("HISP_CL_VARIANT", cl_families[f], 1);
-    else
-        unsetenv("HISP_CL_VARIANT");
+    hispi_spmv_hook.cl_variant = t[target].kind == HISP_BACKEND_OPENCL ? f : 0;
 }
 
 static hisp_type real_type(hisp_context ctx)
@@ -203,7 +201,7 @@ START_TEST(csr_chain_moves_nothing)
             set_family(i, f);
             chain(i, false);
         }
-    unsetenv("HISP_CL_VARIANT");
+    hispi_spmv_hook.cl_variant = 0;
 }
 END_TEST
 

@@ -16,13 +16,18 @@
 
 static char cache_dir[256];
 
-static void use_temp_cache(void)
+/* A fresh cache folder for ctx (may be NULL) and, through HISP_OPTIONS,
+ * for the contexts of the hisp programs the test runs. */
+static void use_temp_cache(hisp_context ctx)
 {
     snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-fmt-%ld", (long)getpid());
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     ck_assert_int_eq(system(cmd), 0);
-    setenv("HISP_CACHE_DIR", cache_dir, 1);
+    char opt[300];
+    snprintf(opt, sizeof opt, "cache_dir=%s", cache_dir);
+    setenv("HISP_OPTIONS", opt, 1);
+    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
 }
 
 static void drop_temp_cache(void)
@@ -30,7 +35,7 @@ static void drop_temp_cache(void)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
     ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_CACHE_DIR");
+    unsetenv("HISP_OPTIONS");
 }
 
 static int progress_calls;
@@ -201,7 +206,7 @@ START_TEST(test_cache)
     int n = test_targets(&tt);
     uint64_t seed = test_seed() + 2501 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    use_temp_cache();
+    use_temp_cache(ctx);
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 200, 200, 0.05, &seed);
     hisp_format_choice c1 = choose(ctx, A, HISP_OP_N);
     ck_assert_int_eq(c1.from_cache, 0);
@@ -303,11 +308,11 @@ START_TEST(test_damaged)
 {
     uint64_t seed = test_seed() + 2601;
     hisp_context ctx = test_context(0); /* the reference: the cache rules are the same */
-    use_temp_cache();
+    use_temp_cache(ctx);
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 150, 150, 0.05, &seed);
     hisp_format_choice c = choose(ctx, A, HISP_OP_N);
     char path[1024];
-    CK_OK(ctx, hisp_format_choice_cache_path(c.key, path, sizeof path));
+    CK_OK(ctx, hisp_format_choice_cache_path(ctx, c.key, path, sizeof path));
     size_t n = 0;
     unsigned char good[4096];
     const unsigned char *got = read_bytes(path, &n);
@@ -417,7 +422,7 @@ START_TEST(test_cli)
     }
     const char *b = hisp_backend_name(tt[_i].kind);
     int dev = tt[_i].device;
-    use_temp_cache();
+    use_temp_cache(NULL); /* the hisp program only */
     static char out[1 << 16];
     char spec[300];
     snprintf(spec, sizeof spec, "/tmp/hisp-fmt-%ld-%d.mtx", (long)getpid(), _i);

@@ -41,7 +41,8 @@
     X(link) \
     X(tune_format) \
     X(mm_ext) \
-    X(readme)
+    X(readme) \
+    X(options)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

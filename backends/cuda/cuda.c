@@ -160,7 +160,8 @@ static hisp_status hisp_cuda_write(hisp_context ctx, void *p, void *buf, size_t 
     HISPI_TRY(hisp_cuda_use(ctx, be));
     cudaError_t e;
     if (hisp_cuda_stage_wanted(bytes) &&
-        hisp_cuda_stage_copy(&be->stage, be->stream, (char *)buf + off, src, bytes, true, &e)) {
+        hisp_cuda_stage_copy(ctx, &be->stage, be->stream, (char *)buf + off, src, bytes, true,
+                             &e)) {
         CU_TRY(ctx, e);
     } else {
         CU_TRY(ctx,
@@ -179,8 +180,8 @@ static hisp_status hisp_cuda_read(hisp_context ctx, void *p, const void *buf, si
     HISPI_TRY(hisp_cuda_use(ctx, be));
     cudaError_t e;
     if (hisp_cuda_stage_wanted(bytes) &&
-        hisp_cuda_stage_copy(&be->stage, be->stream, dst, (const char *)buf + off, bytes, false,
-                             &e)) {
+        hisp_cuda_stage_copy(ctx, &be->stage, be->stream, dst, (const char *)buf + off, bytes,
+                             false, &e)) {
         CU_TRY(ctx, e);
     } else {
         CU_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes, cudaMemcpyDeviceToHost,
@@ -378,14 +379,10 @@ static hisp_status hisp_cuda_csr_upload_opts(hisp_context ctx, void *p, const hi
     }
     size_t es = hisp_type_size(A->type);
     m->k.f64 = A->type == HISP_F64;
-    /* HISP_CUDA_WIDE_PTR=1 forces 64-bit row pointers (tests the wide kernels on
-     * matrices small enough to test) */
-    const char *wide = getenv("HISP_CUDA_WIDE_PTR");
-    m->k.wide = A->nnz > INT32_MAX || (wide && wide[0] == '1');
-    /* HISP_CUDA_T=atomic: op = T always scatters with atomics (no transposed
-     * copy); the benchmark reports both */
-    const char *tmode = getenv("HISP_CUDA_T");
-    m->tr_off = tmode && strcmp(tmode, "atomic") == 0;
+    /* test hooks: 64-bit row pointers on small matrices; op = T by the
+     * atomic scatter (the fallback where the transposed copy does not fit) */
+    m->k.wide = A->nnz > INT32_MAX || hispi_spmv_hook.wide_ptr;
+    m->tr_off = hispi_spmv_hook.t_mode == 1;
     m->k.nrows = A->nrows;
     m->k.ncols = A->ncols;
     m->k.nnz = A->nnz;

@@ -6,8 +6,8 @@
  * sm_XY is loaded with cudaLibraryLoadData (runtime API, no -lcuda).
  * Built modules are cached per process under (device, source hash, options,
  * NVRTC version) and on disk as cubins in the kernel cache folder
- * ($HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off"
- * disables it), each a validated entry (core/cache_file.c: length and
+ * (the context's cache_dir option, else $XDG_CACHE_HOME/hisp, else
+ * ~/.cache/hisp; "off" disables it), each a validated entry (core/cache_file.c: length and
  * checksum): a damaged or old-format file is never handed to the driver,
  * it is rebuilt and replaced. Modules stay loaded until the process ends. */
 #include "../backend.h"
@@ -276,7 +276,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
         char path[1024];
         size_t n = 0;
         char *cubin = NULL;
-        int cacheable = hispi_cache_file("cu", key, "cubin", path, sizeof path);
+        int cacheable = hispi_cache_file(ctx, "cu", key, "cubin", path, sizeof path);
         if (cacheable && hispi_cache_read(path, (void **)&cubin, &n) < 0)
             hispi_debug("cuda: %s is not a valid cache entry: rebuilding", path);
         if (cubin && n == 0) {
@@ -354,12 +354,11 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
             dup = key[q] == key[i] && !strcmp(opts[q], opts[i]);
         todo[i] =
             !dup && !find_module(dev, key[i]) &&
-            !(hispi_cache_file("cu", key[i], "cubin", path, sizeof path) && cache_valid(path));
+            !(hispi_cache_file(ctx, "cu", key[i], "cubin", path, sizeof path) && cache_valid(path));
         left += todo[i];
     }
     if (!s && left) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        int threads = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+        int threads = hispi_threads(ctx, 1e300); /* the threads option */
         if (threads > left) threads = left;
         prebuild_job j = {prog, p.major, p.minor, n, opts, todo, out, 0};
         double t0 = hispi_now_ms();
@@ -378,7 +377,7 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
         }
         module *m;
         s = add_module(ctx, dev, key[i], lib, &m);
-        if (!s && hispi_cache_file("cu", key[i], "cubin", path, sizeof path))
+        if (!s && hispi_cache_file(ctx, "cu", key[i], "cubin", path, sizeof path))
             (void)hispi_cache_write(path, out[i].cubin, out[i].size);
     }
     for (int i = 0; out && i < n; i++) {

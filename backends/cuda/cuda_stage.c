@@ -73,19 +73,18 @@ static size_t chunk_bytes(size_t bytes, size_t i)
 
 bool hisp_cuda_stage_wanted(size_t bytes)
 {
-    const char *e = getenv("HISP_CUDA_STAGE"); /* 0: plain pageable copies (measured) */
-    return bytes >= 2 * STAGE_CHUNK && !(e && !strcmp(e, "0"));
+    return bytes >= 2 * STAGE_CHUNK;
 }
 
-bool hisp_cuda_stage_copy(hisp_cuda_stage **sp, cudaStream_t stream, void *dst, const void *src,
-                          size_t bytes, bool to_device, cudaError_t *err)
+bool hisp_cuda_stage_copy(hisp_context ctx, hisp_cuda_stage **sp, cudaStream_t stream, void *dst,
+                          const void *src, size_t bytes, bool to_device, cudaError_t *err)
 {
     if (!*sp && !(*sp = stage_new())) {
         (void)cudaGetLastError();
         return false;
     }
     hisp_cuda_stage *s = *sp;
-    int threads = hispi_gen_threads((double)bytes);
+    int threads = hispi_threads(ctx, (double)bytes);
     if (threads > 8) threads = 8;
     const size_t chunks = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
     const char *in = src;

@@ -32,7 +32,7 @@ typedef struct {
     unsigned vector_ls; /* work-group size of the vector kernels (power of 2) */
     size_t local_mem;   /* CL_DEVICE_LOCAL_MEM_SIZE */
     int nv_asm;         /* inline PTX level of csr_block.cl: 2 on NVIDIA's platform,
-                           lowered when a build with it fails or by $HISP_CL_NV_ASM */
+                           lowered when a build with it fails */
     int nv_opts;        /* cl_nv_compiler_options (-cl-nv-maxrregcount) */
     char name[256], driver[128], platform_name[256];
     hisp_cl_prog *progs;

@@ -230,12 +230,10 @@ static hisp_status open_device(hisp_context ctx, cl_device_id d, cl_device_id su
         be->platform_name[0] = 0;
     be->platform_name[sizeof be->platform_name - 1] = 0;
     {
-        /* NVIDIA's platform compiles OpenCL C to PTX and accepts inline PTX;
-         * $HISP_CL_NV_ASM=0|1 lowers the level (see csr_block.cl) */
-        const char *env = getenv("HISP_CL_NV_ASM");
+        /* NVIDIA's platform compiles OpenCL C to PTX and accepts inline PTX
+         * (red.global.add; a failed build steps the level down, see
+         * csr_block.cl) */
         be->nv_asm = be->is_gpu && strstr(be->platform_name, "NVIDIA") != NULL ? 2 : 0;
-        if (be->nv_asm && env && (env[0] == '0' || env[0] == '1') && !env[1])
-            be->nv_asm = env[0] - '0';
     }
 
     if (uq) { /* the caller's queue and its context, retained while in use */

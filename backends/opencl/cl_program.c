@@ -1,8 +1,8 @@
 /* OpenCL backend: run-time program builds, cached in the instance by
  * (source, options) and on disk as device binaries.
  *
- * Disk cache: $HISP_CACHE_DIR, else $XDG_CACHE_HOME/hisp, else
- * $HOME/.cache/hisp ("off" disables it). A file is named by a hash of the
+ * Disk cache: the context's cache_dir option, else $XDG_CACHE_HOME/hisp,
+ * else $HOME/.cache/hisp ("off" disables it). A file is named by a hash of the
  * hisp version, source, options, device name and driver version and holds
  * a validated entry (core/cache_file.c: length and checksum). A damaged,
  * truncated or old-format file never reaches the OpenCL runtime (PoCL can
@@ -17,8 +17,8 @@
 /* kernels_cl/common.cl, embedded: the prelude of every program */
 extern const char hispi_cl_src_common[];
 
-static int cache_path(const hisp_cl_be *be, const char *src, const char *opts, char *out,
-                      size_t size)
+static int cache_path(hisp_context ctx, const hisp_cl_be *be, const char *src, const char *opts,
+                      char *out, size_t size)
 {
     const char *ver = hisp_version_string();
     uint64_t h = hispi_hash(ver, strlen(ver), 0x6869737063ull);
@@ -28,7 +28,7 @@ static int cache_path(const hisp_cl_be *be, const char *src, const char *opts, c
     h = hispi_hash(be->name, strlen(be->name) + 1, h);
     h = hispi_hash(be->driver, strlen(be->driver) + 1, h);
     h = hispi_hash(be->platform_name, strlen(be->platform_name) + 1, h);
-    return hispi_cache_file("cl", h, "bin", out, size);
+    return hispi_cache_file(ctx, "cl", h, "bin", out, size);
 }
 
 static cl_program load_cached(hisp_cl_be *be, const char *path, const char *opts)
@@ -117,7 +117,7 @@ static hisp_status program(hisp_context ctx, hisp_cl_be *be, const char *src, co
     }
     memcpy(q->options, opts, olen);
     char path[1024];
-    int cacheable = cache_path(be, src, opts, path, sizeof path);
+    int cacheable = cache_path(ctx, be, src, opts, path, sizeof path);
     double t0 = hispi_now_ms();
     cl_program p = cacheable ? load_cached(be, path, opts) : NULL;
     if (p) {

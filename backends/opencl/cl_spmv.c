@@ -14,9 +14,9 @@
  *  - "vector" (csr_spmv.cl; the former GPU family): vl = 2..32 lanes per
  *    row from the mean row length, 32 lanes for medium rows, a whole
  *    work-group for each long row.
- * $HISP_CL_VARIANT=chunk|vector|block overrides the choice at upload (the
- * tests run every family on PoCL); $HISP_CL_WIDE_PTR=1 forces 64-bit row
- * pointers, otherwise used only from nnz >= 2^31.
+ * The test hook hispi_spmv_hook overrides the family at upload (the tests
+ * run every family on PoCL) and can force 64-bit row pointers, otherwise
+ * used only from nnz >= 2^31.
  *
  * op = T, block and chunk families: op = N on a transposed copy (the CSR
  * arrays of A^T) built at the first op = T call: the matrix is read back, transposed on the
@@ -25,9 +25,9 @@
  * matrix on the device (colind + values + row pointers + work-group plan)
  * for as long as the matrix lives, and during the build about twice the
  * matrix in host memory. When the copy does not fit (out of device or host
- * memory), or with $HISP_CL_T=atomic, op = T scatters instead: block family
- * with compare-exchange atomics (csr_t_block, after scale_y), chunk family as
- * below. $HISP_CL_T=transpose uses the copy with the vector family too.
+ * memory), op = T scatters instead: block family with compare-exchange
+ * atomics (csr_t_block, after scale_y), chunk family as below (the test
+ * hook's t_mode forces either path, the copy with the vector family too).
  * op = T by scatter, chunk and vector families: scale_y first (y = beta*y,
  * or 0 without reading y), then a scatter with compare-exchange atomics; on CPU devices
  * (chunk), when it costs no more memory than the matrix, each compute unit
@@ -274,7 +274,7 @@ static hisp_status local_ptr_on_device(hisp_context ctx, hisp_cl_be *be, const h
     return s;
 }
 
-/* Upload A; variant < 0: chosen from the device and $HISP_CL_VARIANT. o:
+/* Upload A; variant < 0: chosen from the device (and the test hook). o:
  * MSREP options (NULL: none; gptr: A->rowptr are global, see lptr_at).
  * ext: the caller's arrays, used in place (retained, never uploaded); A
  * then holds the 0-based row pointers for the analysis only. */
@@ -298,8 +298,7 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     m->nrows = A->nrows;
     m->ncols = A->ncols;
     m->nnz = A->nnz;
-    /* $HISP_CL_WIDE_PTR forces 64-bit row pointers (tests of that path) */
-    m->wide_ptr = A->nnz >= ((int64_t)1 << 31) || getenv("HISP_CL_WIDE_PTR");
+    m->wide_ptr = A->nnz >= ((int64_t)1 << 31) || hispi_spmv_hook.wide_ptr;
     if (ext) {
         m->wide_ptr = ext->ptr64;
         m->idx64 = ext->idx64;
@@ -314,16 +313,13 @@ static hisp_status upload_csr(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     }
     double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
     m->variant = be->is_gpu ? VARIANT_BLOCK : VARIANT_CHUNK;
-    const char *force = getenv("HISP_CL_VARIANT");
-    if (force && strcmp(force, "chunk") == 0) m->variant = VARIANT_CHUNK;
-    if (force && strcmp(force, "vector") == 0) m->variant = VARIANT_VECTOR;
-    if (force && strcmp(force, "block") == 0) m->variant = VARIANT_BLOCK;
+    if (hispi_spmv_hook.cl_variant >= 1 && hispi_spmv_hook.cl_variant <= 3)
+        m->variant = hispi_spmv_hook.cl_variant - 1; /* a test hook */
     if (variant >= 0) m->variant = variant;
     if (m->variant == VARIANT_BLOCK && !block_ok(be, A->type)) m->variant = VARIANT_VECTOR;
-    const char *tm = getenv("HISP_CL_T");
-    m->t_mode = tm && strcmp(tm, "atomic") == 0      ? T_ATOMIC
-                : tm && strcmp(tm, "transpose") == 0 ? T_TRANSPOSE
-                                                     : T_DEFAULT;
+    m->t_mode = hispi_spmv_hook.t_mode == 1   ? T_ATOMIC
+                : hispi_spmv_hook.t_mode == 2 ? T_TRANSPOSE
+                                              : T_DEFAULT;
     /* the transposed copy by default with the GPU and CPU families (on PoCL
      * too it beats the private-copy scatter: 13-37% on 4-7M-entry suite
      * matrices, 2 cores); the vector family keeps its atomic scatter */
@@ -496,31 +492,7 @@ static hisp_status launch(hisp_context ctx, hisp_cl_be *be, cl_kernel k, size_t 
         wg > 0 && wg < local)
         local = floor_pow2(wg);
     global = (global + local - 1) / local * local;
-    /* $HISP_CL_PROFILE (with HISP_DEBUG): each kernel's own device time,
-     * waited for (diagnostics only: it serializes host and device) */
-    static atomic_int profile_env = -1; /* read once; parts launch from several threads */
-    int profile = atomic_load_explicit(&profile_env, memory_order_relaxed);
-    if (profile < 0) {
-        profile = getenv("HISP_CL_PROFILE") != NULL;
-        atomic_store_explicit(&profile_env, profile, memory_order_relaxed);
-    }
-    cl_event ev = NULL;
-    cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL,
-                                      profile ? &ev : NULL);
-    if (e == CL_SUCCESS && ev) {
-        cl_ulong t0 = 0, t1 = 0;
-        char name[64] = "";
-        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        name[sizeof name - 1] = 0;
-        if (clWaitForEvents(1, &ev) == CL_SUCCESS &&
-            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
-                CL_SUCCESS &&
-            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
-                CL_SUCCESS)
-            hispi_debug("opencl: kernel %s global %zu: %.4f ms", name, global,
-                        (double)(t1 - t0) * 1e-6);
-        clReleaseEvent(ev);
-    }
+    cl_int e = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clEnqueueNDRangeKernel");
 }
 

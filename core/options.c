@@ -1,0 +1,234 @@
+/* The context's options: one table of every setting a user may change, by
+ * name (hisp_context_set_option) or through HISP_OPTIONS="name=value,..."
+ * read when a context is created. Each option is typed and validated here;
+ * the rest of the library reads the parsed values from ctx->opt. */
+#include "hispi.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* Contexts with the debug log on: hispi_debug has no context at hand (it is
+ * called from deep in the backends), so it prints while any context has it. */
+static atomic_int debug_contexts;
+
+bool hispi_debug_on(void)
+{
+    return atomic_load_explicit(&debug_contexts, memory_order_relaxed) > 0;
+}
+
+typedef struct {
+    const char *name;
+    hisp_option_type type;
+    const char *def;
+    const char *meaning;
+    long lo, hi; /* integers: the valid range */
+} option;
+
+static const option table[] = {
+    {"threads", HISP_OPTION_INT, "0",
+     "host threads for builds, conversions and generators (0: one per core; at most 16)", 0, 16},
+    {"cache_dir", HISP_OPTION_STRING, "",
+     "folder of the disk cache of built kernels and tuning plans (empty: "
+     "$XDG_CACHE_HOME/hisp, else ~/.cache/hisp; \"off\": no disk cache)",
+     0, 0},
+    {"debug", HISP_OPTION_BOOL, "0",
+     "log what the library decides and each error to stderr (CLI: also kernel build logs)", 0, 0},
+};
+enum { NOPT = sizeof table / sizeof table[0] };
+
+int hisp_option_count(void)
+{
+    return NOPT;
+}
+
+hisp_status hisp_option_describe(int index, hisp_option_info *info)
+{
+    if (!info || index < 0 || index >= NOPT) return HISP_ERR_INVALID_ARGUMENT;
+    info->name = table[index].name;
+    info->type = table[index].type;
+    info->default_value = table[index].def;
+    info->meaning = table[index].meaning;
+    return HISP_SUCCESS;
+}
+
+const char *hisp_option_type_name(hisp_option_type t)
+{
+    switch (t) {
+    case HISP_OPTION_INT:
+        return "int";
+    case HISP_OPTION_BOOL:
+        return "bool";
+    case HISP_OPTION_STRING:
+        return "string";
+    default:
+        return "invalid";
+    }
+}
+
+static const option *find(const char *name, size_t len)
+{
+    for (int i = 0; i < NOPT; i++)
+        if (strlen(table[i].name) == len && strncmp(table[i].name, name, len) == 0)
+            return &table[i];
+    return NULL;
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+    static const char *const yes[] = {"1", "true", "on", "yes"}, *const no[] = {"0", "false", "off",
+                                                                                "no"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) return *out = true, true;
+        if (strcasecmp(v, no[i]) == 0) return *out = false, true;
+    }
+    return false;
+}
+
+/* Validates `value` for `o` and stores it in ctx->opt. */
+static hisp_status apply(hisp_context ctx, const option *o, const char *value)
+{
+    hispi_options *opt = &ctx->opt;
+    if (o->type == HISP_OPTION_INT) {
+        char *end;
+        errno = 0;
+        long v = strtol(value, &end, 10);
+        if (!*value || *end || errno || isspace((unsigned char)*value))
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "option %s: \"%s\" is not an integer",
+                              o->name, value);
+        if (v < o->lo || v > o->hi)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "option %s: %ld is out of range [%ld, %ld]", o->name, v, o->lo,
+                              o->hi);
+        if (strcmp(o->name, "threads") == 0) opt->threads = (int)v;
+    } else if (o->type == HISP_OPTION_BOOL) {
+        bool v;
+        if (!parse_bool(value, &v))
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "option %s: \"%s\" is not a boolean (1/0, true/false, on/off, "
+                              "yes/no)",
+                              o->name, value);
+        if (v != opt->debug) atomic_fetch_add(&debug_contexts, v ? 1 : -1);
+        opt->debug = v;
+    } else {
+        if (strlen(value) >= sizeof opt->cache_dir)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "option %s: longer than %zu characters", o->name,
+                              sizeof opt->cache_dir - 1);
+        strcpy(opt->cache_dir, value);
+    }
+    return HISP_SUCCESS;
+}
+
+static hisp_status unknown(hisp_context ctx, const char *name, size_t len)
+{
+    char list[256] = "";
+    for (int i = 0; i < NOPT; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, table[i].name, sizeof list - strlen(list) - 1);
+    }
+    return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown option \"%.*s\" (options: %s)",
+                      (int)(len > 200 ? 200 : len), name, list);
+}
+
+hisp_status hisp_context_set_option(hisp_context ctx, const char *name, const char *value)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!name || !value) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "name or value is NULL");
+    const option *o = find(name, strlen(name));
+    if (!o) return unknown(ctx, name, strlen(name));
+    return apply(ctx, o, value);
+}
+
+hisp_status hisp_context_get_option(hisp_context ctx, const char *name, char *value, size_t size)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!name || !value || !size)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "name or value is NULL");
+    const option *o = find(name, strlen(name));
+    if (!o) return unknown(ctx, name, strlen(name));
+    char buf[sizeof ctx->opt.cache_dir];
+    if (strcmp(o->name, "threads") == 0)
+        snprintf(buf, sizeof buf, "%d", ctx->opt.threads);
+    else if (strcmp(o->name, "debug") == 0)
+        snprintf(buf, sizeof buf, "%d", ctx->opt.debug ? 1 : 0);
+    else
+        snprintf(buf, sizeof buf, "%s", ctx->opt.cache_dir);
+    if (strlen(buf) >= size)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "option %s: value needs %zu bytes",
+                          o->name, strlen(buf) + 1);
+    strcpy(value, buf);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_options_parse(hisp_context ctx, const char *list)
+{
+    const char *p = list;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0) { /* empty items ("a=1,,b=2", a trailing comma) are skipped */
+            p += end ? 1 : 0;
+            continue;
+        }
+        const char *eq = memchr(p, '=', len);
+        if (!eq)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "HISP_OPTIONS: \"%.*s\" is not name=value", (int)len, p);
+        const option *o = find(p, (size_t)(eq - p));
+        if (!o) {
+            hisp_status s = unknown(ctx, p, (size_t)(eq - p));
+            char msg[sizeof ctx->err.message];
+            snprintf(msg, sizeof msg, "HISP_OPTIONS: %.990s", ctx->err.message);
+            return hispi_fail(ctx, s, "%s", msg);
+        }
+        char value[sizeof ctx->opt.cache_dir + 1];
+        size_t vl = len - (size_t)(eq + 1 - p);
+        if (vl >= sizeof value)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "HISP_OPTIONS: %s: value too long",
+                              o->name);
+        memcpy(value, eq + 1, vl);
+        value[vl] = 0;
+        hisp_status s = apply(ctx, o, value);
+        if (s) {
+            char msg[sizeof ctx->err.message];
+            snprintf(msg, sizeof msg, "HISP_OPTIONS: %.990s", ctx->err.message);
+            return hispi_fail(ctx, s, "%s", msg);
+        }
+        p += len + (end ? 1 : 0);
+    }
+    return HISP_SUCCESS;
+}
+
+void hispi_options_init(hisp_context ctx)
+{
+    memset(&ctx->opt, 0, sizeof ctx->opt);
+}
+
+void hispi_options_fini(hisp_context ctx)
+{
+    if (ctx->opt.debug) atomic_fetch_sub(&debug_contexts, 1);
+    ctx->opt.debug = false;
+}
+
+void hispi_options_inherit(hisp_context dst, hisp_context src)
+{
+    if (!dst || !src) return;
+    if (src->opt.debug != dst->opt.debug)
+        atomic_fetch_add(&debug_contexts, src->opt.debug ? 1 : -1);
+    dst->opt = src->opt;
+}
+
+int hispi_threads(hisp_context ctx, double work)
+{
+    if (work < 2e5) return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int t = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+    int n = ctx ? ctx->opt.threads : 0;
+    return n >= 1 ? n : t;
+}
