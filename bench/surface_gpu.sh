@@ -12,9 +12,11 @@
 # results are written as they come, so a cut run still returns what ran.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+FINAL=${OUT:-$PWD/out}
+OUT=$(mktemp -d) # packed into $FINAL/surface.tgz at the end (the device tool returns few files)
+mkdir -p "$FINAL"
 LOG=$OUT/surface.log
+trap 'tar czf "$FINAL/surface.tgz" -C "$OUT" --exclude=cache . 2>/dev/null; cp "$LOG" "$FINAL/"' EXIT
 H=$HERE/bin/hisp
 T=$HERE/tests/check_hisp
 M=$HERE/matrices
@@ -36,11 +38,11 @@ step() { # step NAME SECONDS CMD...: runs CMD with the smaller of SECONDS and wh
 }
 { date -u; nvidia-smi -L; } >>"$LOG" 2>&1
 
-for s in link compound_op cli_types tune_format cli_bench; do
-    step "suite $s (cuda)" 60 env HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s "$T"
+for s in link options compound_op cli_types tune_format cli_bench; do
+    step "suite $s (cuda)" 50 env HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s "$T"
 done
-for s in vector spmv compound solver msrep; do
-    step "suite $s (cuda, quick)" 45 env HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s "$T"
+for s in vector spmv transfer interop cache compound hisparse_add solver msrep; do
+    step "suite $s (cuda, quick)" 30 env HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s "$T"
 done
 
 # the external example against libhisp.so: CSR SpMV opens neither cuSPARSE nor NVRTC
