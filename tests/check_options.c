@@ -13,10 +13,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Does the environment's HISP_OPTIONS name option `name`? */
+static bool env_sets(const char *name)
+{
+    const char *e = getenv("HISP_OPTIONS");
+    size_t n = strlen(name);
+    for (const char *p = e; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && p[n] == '=') return true;
+    return false;
+}
+
+/* A context with every option at its default, also when the caller's
+ * HISP_OPTIONS sets some (a test run on a configured machine). */
 static hisp_context new_ctx(void)
 {
     hisp_context ctx = NULL;
     ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    for (int i = 0; i < hisp_option_count(); i++) {
+        hisp_option_info o;
+        CK_OK(ctx, hisp_option_describe(i, &o));
+        if (env_sets(o.name)) CK_OK(ctx, hisp_context_set_option(ctx, o.name, o.default_value));
+    }
     return ctx;
 }
 
