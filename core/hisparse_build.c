@@ -104,20 +104,6 @@ static inline uint32_t bucket(const sort_pass *p, uint32_t r, uint32_t c)
     return key;
 }
 
-/* Row of entry e in CSR (the last row starting at or before e). */
-static int64_t row_of(const int64_t *rowptr, int64_t nrows, int64_t e)
-{
-    int64_t lo = 0, hi = nrows; /* rowptr[lo] <= e */
-    while (hi - lo > 1) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (rowptr[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void chunk(int64_t n, int nt, int t, int64_t *lo, int64_t *hi)
 {
     *lo = n / nt * t + (t < n % nt ? t : n % nt);
@@ -134,7 +120,7 @@ static void chunk(int64_t n, int nt, int t, int64_t *lo, int64_t *hi)
                 BODY                                                                               \
             }                                                                                      \
         } else if ((p)->rowptr) {                                                                  \
-            int64_t i_ = row_of((p)->rowptr, (p)->nrows, (lo));                                    \
+            int64_t i_ = hispi_row_of((p)->rowptr, (p)->nrows, (lo));                              \
             for (int64_t e = (lo); e < (hi); e++) {                                                \
                 while ((p)->rowptr[i_ + 1] <= e)                                                   \
                     i_++;                                                                          \

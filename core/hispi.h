@@ -529,6 +529,10 @@ HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
 
 /* ---- misc --------------------------------------------------------------- */
 
+/* The row of entry k of a compressed array ptr[0..n] (CSR row pointers,
+ * CSC column pointers): the last r with ptr[r] <= k, so empty rows before
+ * it are skipped (ptr[n] > k). */
+HISPI_LOCAL int64_t hispi_row_of(const int64_t *ptr, int64_t n, int64_t k);
 /* 64-bit FNV-1a. */
 HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);
 /* Asks for transparent huge pages on a large fresh buffer: its first touch

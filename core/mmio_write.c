@@ -56,20 +56,6 @@ static inline char *put_value(char *p, hisp_type t, const void *val, int64_t k)
     return p;
 }
 
-/* The outer index (row of CSR, column of CSC) of entry k. */
-static int64_t outer_of(const int64_t *ptr, int64_t n, int64_t k)
-{
-    int64_t lo = 0, hi = n; /* ptr[lo] <= k < ptr[hi] */
-    while (hi - lo > 1) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (ptr[mid] <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void format_block(const wjob *j, int64_t b, char *out, size_t *len)
 {
     int64_t k0 = b * BLOCK, k1 = k0 + BLOCK < j->n ? k0 + BLOCK : j->n;
@@ -90,7 +76,7 @@ static void format_block(const wjob *j, int64_t b, char *out, size_t *len)
         bool csr = s->format == HISP_FORMAT_CSR;
         const int64_t *ptr = csr ? s->rowptr : s->colptr;
         const int32_t *in = csr ? s->colind : s->rowind;
-        int64_t o = outer_of(ptr, csr ? s->nrows : s->ncols, k0);
+        int64_t o = hispi_row_of(ptr, csr ? s->nrows : s->ncols, k0);
         for (int64_t k = k0; k < k1; k++) {
             while (ptr[o + 1] <= k)
                 o++;

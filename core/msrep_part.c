@@ -109,25 +109,10 @@ hisp_status hispi_msrep_source(hisp_matrix A, hisp_partition_kind kind, hispi_ms
 
 /* ---- cut points --------------------------------------------------------- */
 
-/* The row holding nonzero k: the last r with ptr[r] <= k (empty rows before
- * it have ptr[r] == ptr[r+1] and are skipped). ptr[n] = nnz > k. */
-static int64_t row_of(const int64_t *ptr, int64_t n, int64_t k)
-{
-    int64_t lo = 0, hi = n; /* ptr[lo] <= k < ptr[hi] */
-    while (hi - lo > 1) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (ptr[mid] <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The row (column) of nonzero k of an nnz-balanced kind. */
 static int64_t row_at(const hispi_msrep_src *src, hisp_partition_kind kind, int64_t k)
 {
-    return kind == HISP_PART_PCOO ? src->rowidx[k] : row_of(src->ptr, src->nrows, k);
+    return kind == HISP_PART_PCOO ? src->rowidx[k] : hispi_row_of(src->ptr, src->nrows, k);
 }
 
 /* The first cut k of part p of np under the cost k + w * row(k) (nondecreasing
@@ -214,7 +199,7 @@ hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
         q->nnz_end = k1;
         if (k0 == k1) { /* empty part: no rows */
             int64_t r = kind == HISP_PART_PCOO ? (k0 < nnz ? src->rowidx[k0] : n)
-                                               : (k0 < nnz ? row_of(src->ptr, n, k0) : n);
+                                               : (k0 < nnz ? hispi_row_of(src->ptr, n, k0) : n);
             q->start = q->end = r;
             continue;
         }
@@ -223,8 +208,8 @@ hisp_status hispi_msrep_split(hisp_context ctx, const hispi_msrep_src *src,
             q->end = (int64_t)src->rowidx[k1 - 1] + 1;
             q->shared_first = k0 > 0 && src->rowidx[k0 - 1] == src->rowidx[k0];
         } else { /* pCSR / pCSC: binary search over the pointers */
-            q->start = row_of(src->ptr, n, k0);
-            q->end = row_of(src->ptr, n, k1 - 1) + 1;
+            q->start = hispi_row_of(src->ptr, n, k0);
+            q->end = hispi_row_of(src->ptr, n, k1 - 1) + 1;
             q->shared_first = src->ptr[q->start] < k0;
         }
     }

@@ -148,6 +148,19 @@ double hispi_load_real(hisp_type t, const void *array, int64_t i)
     return es == 4 ? (double)*(const float *)e : *(const double *)e;
 }
 
+int64_t hispi_row_of(const int64_t *ptr, int64_t n, int64_t k)
+{
+    int64_t lo = 0, hi = n; /* ptr[lo] <= k < ptr[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ptr[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 uint64_t hispi_hash(const void *data, size_t n, uint64_t seed)
 {
     const unsigned char *p = data;

@@ -16,28 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char cache_dir[256];
+static const char *cache_dir = "";
 
-/* A fresh cache folder for ctx (may be NULL) and, through HISP_OPTIONS,
- * for the contexts of the hisp programs the test runs. */
 static void use_temp_cache(hisp_context ctx)
 {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-cache-test-%ld", (long)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    ck_assert_int_eq(system(cmd), 0);
-    char opt[300];
-    snprintf(opt, sizeof opt, "cache_dir=%s", cache_dir);
-    setenv("HISP_OPTIONS", opt, 1);
-    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
-}
-
-static void drop_temp_cache(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_OPTIONS");
+    cache_dir = test_temp_cache(ctx, "cache-test");
 }
 
 static void write_bytes(const char *path, const void *b, size_t n)
@@ -127,7 +110,7 @@ START_TEST(test_entry_files)
         ck_assert_int_eq(hispi_cache_read(path, &b, &n), 1);
         free(b);
     }
-    drop_temp_cache();
+    test_drop_temp_cache();
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -278,7 +261,7 @@ START_TEST(test_opencl_cache_damage)
         }
     for (int f = 0; f < nf; f++)
         free(good[f]);
-    drop_temp_cache();
+    test_drop_temp_cache();
 }
 END_TEST
 
@@ -323,7 +306,7 @@ START_TEST(test_plan_cache_damage)
     free(good);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
-    drop_temp_cache();
+    test_drop_temp_cache();
 }
 END_TEST
 

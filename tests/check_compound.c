@@ -666,28 +666,11 @@ END_TEST
 
 /* ---- tuner and plan cache ----------------------------------------------------------- */
 
-static char cache_dir[256];
+static const char *cache_dir = "";
 
-/* A fresh cache folder for ctx (may be NULL) and, through HISP_OPTIONS,
- * for the contexts of the hisp programs the test runs. */
 static void use_temp_cache(hisp_context ctx)
 {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-plans-%ld", (long)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    ck_assert_int_eq(system(cmd), 0);
-    char opt[300];
-    snprintf(opt, sizeof opt, "cache_dir=%s", cache_dir);
-    setenv("HISP_OPTIONS", opt, 1);
-    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
-}
-
-static void drop_temp_cache(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_OPTIONS");
+    cache_dir = test_temp_cache(ctx, "plans");
 }
 
 START_TEST(test_plan_cache)
@@ -770,7 +753,7 @@ START_TEST(test_plan_cache)
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &p2));
     ck_assert_int_eq(p2.from_cache, 0);
     hisp_matrix_destroy(&A);
-    drop_temp_cache();
+    test_drop_temp_cache();
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -934,7 +917,7 @@ START_TEST(test_cli)
     ck_assert_int_eq(test_run_cli(out, sizeof out, "tune gen:helmholtz:9 --entry q32"), 2);
     ck_assert_int_eq(
         test_run_cli(out, sizeof out, "spmv gen:qsurface:4 --entry q32 --plan %s.no", plan), 2);
-    drop_temp_cache();
+    test_drop_temp_cache();
 }
 END_TEST
 

@@ -14,28 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char cache_dir[256];
+static const char *cache_dir = "";
 
-/* A fresh cache folder for ctx (may be NULL) and, through HISP_OPTIONS,
- * for the contexts of the hisp programs the test runs. */
 static void use_temp_cache(hisp_context ctx)
 {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/hisp-fmt-%ld", (long)getpid());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    ck_assert_int_eq(system(cmd), 0);
-    char opt[300];
-    snprintf(opt, sizeof opt, "cache_dir=%s", cache_dir);
-    setenv("HISP_OPTIONS", opt, 1);
-    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", cache_dir));
-}
-
-static void drop_temp_cache(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
-    ck_assert_int_eq(system(cmd), 0);
-    unsetenv("HISP_OPTIONS");
+    cache_dir = test_temp_cache(ctx, "fmt");
 }
 
 static int progress_calls;
@@ -279,7 +262,7 @@ START_TEST(test_cache)
     CK_OK(ctx, hisp_matrix_choose_format(ctx, A, HISP_OP_N, &nc, NULL, 0, NULL, &c3));
     ck_assert_int_eq(c3.from_cache, 0);
     hisp_matrix_destroy(&A);
-    drop_temp_cache();
+    test_drop_temp_cache();
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -361,7 +344,7 @@ START_TEST(test_damaged)
         ck_assert_int_eq(choose(ctx, A, HISP_OP_N).from_cache, 1); /* rewritten whole */
     }
     hisp_matrix_destroy(&A);
-    drop_temp_cache();
+    test_drop_temp_cache();
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -480,7 +463,7 @@ START_TEST(test_cli)
     ck_assert_int_eq(test_run_cli(out, sizeof out, "spmv %s --format fastest", spec), 2);
     ck_assert_int_eq(test_run_cli(out, sizeof out, "solve %s --format auto --devices 2", spec), 1);
     unlink(spec);
-    drop_temp_cache();
+    test_drop_temp_cache();
 }
 END_TEST
 

@@ -333,3 +333,26 @@ void test_same_matrix(hisp_context cm, hisp_matrix M, hisp_context cr, hisp_matr
     hisp_matrix_destroy(&c);
     hisp_matrix_destroy(&r);
 }
+
+static char temp_cache[256];
+
+const char *test_temp_cache(hisp_context ctx, const char *tag)
+{
+    snprintf(temp_cache, sizeof temp_cache, "/tmp/hisp-%s-%ld", tag, (long)getpid());
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", temp_cache);
+    ck_assert_int_eq(system(cmd), 0);
+    char opt[300];
+    snprintf(opt, sizeof opt, "cache_dir=%s", temp_cache);
+    setenv("HISP_OPTIONS", opt, 1);
+    if (ctx) CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", temp_cache));
+    return temp_cache;
+}
+
+void test_drop_temp_cache(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", temp_cache);
+    ck_assert_int_eq(system(cmd), 0);
+    unsetenv("HISP_OPTIONS");
+}

@@ -10,38 +10,38 @@
 /* Suites: each tests/check_<module>.c defines one; main() runs those linked
  * in (weak references, so a module's file can be added on its own). */
 /* clang-format off: one suite per line */
-#define HISP_SUITES(X) \
-    X(sparse) \
-    X(mmio) \
-    X(gen) \
-    X(spmv) \
-    X(cli) \
-    X(hisparse) \
-    X(hisparse_dev) \
-    X(hisparse_add) \
-    X(hisparse_resid) \
-    X(msrep) \
-    X(compound) \
-    X(compound_op) \
-    X(transfer) \
-    X(interop) \
-    X(vector) \
-    X(cli_solve) \
-    X(cli_bench) \
-    X(solver) \
-    X(solver_dist) \
-    X(spmv_dot) \
-    X(solver_ls) \
-    X(hisparse_mt) \
-    X(cache) \
-    X(concurrency) \
-    X(cli_files) \
-    X(cli_types) \
-    X(handles) \
-    X(link) \
-    X(tune_format) \
-    X(mm_ext) \
-    X(readme) \
+#define HISP_SUITES(X)                                                                             \
+    X(sparse)                                                                                      \
+    X(mmio)                                                                                        \
+    X(gen)                                                                                         \
+    X(spmv)                                                                                        \
+    X(cli)                                                                                         \
+    X(hisparse)                                                                                    \
+    X(hisparse_dev)                                                                                \
+    X(hisparse_add)                                                                                \
+    X(hisparse_resid)                                                                              \
+    X(msrep)                                                                                       \
+    X(compound)                                                                                    \
+    X(compound_op)                                                                                 \
+    X(transfer)                                                                                    \
+    X(interop)                                                                                     \
+    X(vector)                                                                                      \
+    X(cli_solve)                                                                                   \
+    X(cli_bench)                                                                                   \
+    X(solver)                                                                                      \
+    X(solver_dist)                                                                                 \
+    X(spmv_dot)                                                                                    \
+    X(solver_ls)                                                                                   \
+    X(hisparse_mt)                                                                                 \
+    X(cache)                                                                                       \
+    X(concurrency)                                                                                 \
+    X(cli_files)                                                                                   \
+    X(cli_types)                                                                                   \
+    X(handles)                                                                                     \
+    X(link)                                                                                        \
+    X(tune_format)                                                                                 \
+    X(mm_ext)                                                                                      \
+    X(readme)                                                                                      \
     X(options)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
@@ -110,6 +110,11 @@ const char *test_hisp_bin(void);
  * dropped); stdout goes to out (cap bytes, NUL-terminated); returns the exit
  * status, -1 when the program did not exit normally. */
 int test_run_cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A fresh cache folder /tmp/hisp-TAG-PID (its path returned) for ctx (may
+ * be NULL) and, through HISP_OPTIONS, for the hisp programs the test runs;
+ * test_drop_temp_cache removes it and unsets HISP_OPTIONS. */
+const char *test_temp_cache(hisp_context ctx, const char *tag);
+void test_drop_temp_cache(void);
 /* The integer after "key": in a JSON text (ck_assert when missing). */
 long long test_json_int(const char *text, const char *key);
 
