@@ -11,7 +11,7 @@
 
 #include "../core/hisp.h"
 #include "../core/hispi.h"
-#include "../core/hisparse_sched.h"
+#include "../core/hisparse/hisparse_sched.h"
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
 typedef struct {

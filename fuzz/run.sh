@@ -24,7 +24,7 @@ mkdir -p "$new"
 $CC -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -Icore \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -fno-omit-frame-pointer -pthread \
-    "fuzz/fuzz_$target.c" core/*.c backends/registry.c backends/reference/reference.c \
+    "fuzz/fuzz_$target.c" $(find core -name "*.c" | sort) backends/registry.c backends/reference/reference.c \
     -lz -lbz2 -lm -o "$out/fuzz_$target"
 # shellcheck disable=SC2086
 exec "$out/fuzz_$target" $args -max_total_time="$secs" -timeout=10 \

@@ -7,7 +7,7 @@
  * and the compound plan cache. */
 #include "testutil.h"
 #include "hispi.h"
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 
 #include <dirent.h>
 #include <stdio.h>

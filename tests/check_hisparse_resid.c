@@ -9,7 +9,7 @@
  * of device-only results (paths fetched node by node, never a range). */
 #include "testutil.h"
 #include "../backends/backend.h"
-#include "hispi_hisparse.h"
+#include "hisparse/hispi_hisparse.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* Matrix handles: creation from user arrays, formats, device residency. */
 #include "../backends/backend.h"
-#include "hispi_compound.h"
-#include "hispi_hisparse.h"
+#include "compound/hispi_compound.h"
+#include "hisparse/hispi_hisparse.h"
 
 #include <stdlib.h>
 #include <string.h>

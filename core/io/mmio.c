@@ -22,7 +22,7 @@
  * writer prints non-finite values that way, so they round-trip). Integer
  * values must be [+-]digits within int64.
  */
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 #include "hispi_mmio.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
  * parallel (hispi_gen_threads) into buffers written in order; the target
  * follows the rule of file_out.c, and a path ending in .gz or .bz2 is
  * compressed (core/mmio_compress.c). Errors at any step: HISP_ERR_IO. */
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 #include "hispi_mmio.h"
 
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /* SpMV entry points: argument checks, residency, dispatch to the backend. */
 #include "../backends/backend.h"
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 
 #include <stdlib.h>
 

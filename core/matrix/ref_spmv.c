@@ -1,5 +1,5 @@
 /* Plain serial C reference for CSR SpMV: the oracle of the tests. */
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 
 #include <stdlib.h>
 
