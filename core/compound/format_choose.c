@@ -10,7 +10,7 @@
  * another format must beat it by FMT_MARGIN, so a choice is never slower
  * than the default in its own table.
  *
- * Cache entry (a validated entry of core/cache_file.c, text payload):
+ * Cache entry (a validated entry of core/base/cache_file.c, text payload):
  *   hisp-format 1 / key K / kind csr|hisparse|variant /
  *   variant LAYOUT SCHEDULE | variant - / ms T / first T / csr T
  * Anything that does not validate or parse whole, or names another key, is

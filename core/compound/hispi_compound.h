@@ -1,5 +1,5 @@
 /* Compound entries (complex, quaternion, 3x3 blocks): internal declarations
- * of core/compound_*.c. The public side is the "Compound entries" block of
+ * of core/compound/compound_*.c. The public side is the "Compound entries" block of
  * hisp.h; docs/COMPOUND.md describes layouts, the quaternion convention and
  * the plan cache. */
 #ifndef HISPI_COMPOUND_H
@@ -75,13 +75,13 @@ HISPI_LOCAL hisp_status hispi_compound_op_csr(hisp_context ctx, const hispi_spar
  * runs any variant on it. *M is A's, not the caller's to destroy. */
 HISPI_LOCAL hisp_status hispi_compound_op_matrix(hisp_matrix A, hisp_op op, hisp_matrix *M);
 
-/* Matrix Market: the quaternion field and blocking by 3 (core/mmio.c calls
+/* Matrix Market: the quaternion field and blocking by 3 (core/io/mmio.c calls
  * these). */
 HISPI_LOCAL hisp_status hispi_block3_from_real(hisp_context ctx, const char *name,
                                                const hispi_sparse *real, hisp_type t,
                                                hispi_sparse *out);
 
-/* Compound SpMV on the context's backend (core/compound_spmv.c). */
+/* Compound SpMV on the context's backend (core/compound/compound_spmv.c). */
 /* Build the kernels of these n variants of A ahead, on several host threads
  * where the backend can (CUDA's NVRTC); a no-op elsewhere. Best effort: a
  * variant that fails to build fails again when it runs, with its log. */
@@ -92,7 +92,7 @@ HISPI_LOCAL hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant
                                             hisp_vector y, int warmup, int repeat, double *ms);
 /* Parses a plan file's text (data[0..size), path names it in errors):
  * HISP_ERR_INPUT_FORMAT with the line unless it is whole and its checksum
- * holds (core/compound_tune.c; fuzzed by fuzz/fuzz_plan.c). */
+ * holds (core/compound/compound_tune.c; fuzzed by fuzz/fuzz_plan.c). */
 HISPI_LOCAL hisp_status hispi_tune_plan_parse(hisp_context ctx, const char *data, size_t size,
                                               const char *path, hisp_tune_plan *p);
 /* The tuner's store into the plan cache: the cache's rule (whatever is not a
@@ -100,7 +100,7 @@ HISPI_LOCAL hisp_status hispi_tune_plan_parse(hisp_context ctx, const char *data
  * files the caller names (hisp_tune_plan_save). */
 HISPI_LOCAL hisp_status hispi_tune_plan_store(hisp_context ctx, const hisp_tune_plan *p,
                                               const char *path);
-/* The format choice of (A, op) in the plan cache (core/format_choose.c),
+/* The format choice of (A, op) in the plan cache (core/compound/format_choose.c),
  * without timing anything: false on a miss, a damaged entry or a HiSparse A. */
 HISPI_LOCAL bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op,
                                             hisp_format_choice *c);

@@ -3,7 +3,7 @@
  * deviation sigma) in row and column, with a fresh value.
  *
  * Determinism: entry (i, j) of A (as shown: HiSparse transpose applied)
- * draws from streams keyed by (seed, i, j) (core/gen.c's counter-based
+ * draws from streams keyed by (seed, i, j) (core/gen/gen.c's counter-based
  * streams), so B depends on A's entries, not on its format or storage
  * order, and not on the number of threads. The normal deviates come from
  * Marsaglia's polar method with a logarithm made of + - * / only and the

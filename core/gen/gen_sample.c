@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exported for core/gen_perturb.c (hispi.h); the generators here keep the
+/* Exported for core/gen/gen_perturb.c (hispi.h); the generators here keep the
  * inline versions. */
 uint64_t hispi_mix64(uint64_t z)
 {

@@ -12,7 +12,7 @@
  * B's are shared when B is of A's family, sB == sA and no transpose is
  * needed, and copied (scaled) otherwise. New nodes are written into the
  * device copy of A's family pool after the host pool's end and stay there
- * (a device-only range with the operands' roots pinned: core/hisparse_resid.c).
+ * (a device-only range with the operands' roots pinned: core/hisparse/hisparse_resid.c).
  * The reference backend (and a zero scale) runs hispi_matrix_add_ref. */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
@@ -389,7 +389,7 @@ static int leaf_pairs_per_group(int gs, int d)
 /* The device addition of stored trees a (orientation tA) and b: mixed when
  * tA != tB. C joins a's family: its nodes are written into the family's
  * device pool after the host pool's end and stay there (a device-only
- * range, core/hisparse_resid.c); the host pool only reserves their offsets. */
+ * range, core/hisparse/hisparse_resid.c); the host pool only reserves their offsets. */
 static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hisparse *b, bool mixed,
                               bool tA, hisp_add_stats *st, hisp_matrix *C)
 {

@@ -3,8 +3,8 @@
  * CUDA a cudaMalloc of the queues costs up to milliseconds and cudaFree
  * synchronises, and a kernel lookup reads the device's properties and
  * hashes the program's source: a repeated addition now does none of this
- * (core/hisparse_add.c). Freed with the backend (a devobj, as
- * core/vector_ops.c's state). */
+ * (core/hisparse/hisparse_add.c). Freed with the backend (a devobj, as
+ * core/vector/vector_ops.c's state). */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
 

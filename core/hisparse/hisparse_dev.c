@@ -1,11 +1,11 @@
-/* The device copy of a HiSparse family's pool (core/hispi_hisparse.h): one
+/* The device copy of a HiSparse family's pool (core/hisparse/hispi_hisparse.h): one
  * buffer per family on its context's backend, shared by the SpMV state of
  * every member and by the device addition (duplicates, transposes, scales
  * and edits share the pool, so a shared tree is uploaded once). It stays
  * while the family lives on that backend. Host writes (builds, edits) lower
  * the valid watermark (hispi_pool_dirty); bringing the device copy up to
  * date writes only the bytes past it, skipping the device-only ranges of
- * additions (core/hisparse_resid.c), whose bytes only the device holds. A
+ * additions (core/hisparse/hisparse_resid.c), whose bytes only the device holds. A
  * buffer too small moves to a larger one by a device-to-device copy
  * (dev_gen tells the members' backend state to rebuild). */
 #include "../backends/backend.h"

@@ -4,7 +4,7 @@
  * child is shared (its reference count goes up). Cost per touched leaf:
  * O(depth * d^2) at worst (decoding a dense node), never O(nnz).
  * A tree only the device holds (an addition's result, or an edit of one:
- * its root in a range of core/hisparse_resid.c) is edited without bringing
+ * its root in a range of core/hisparse/hisparse_resid.c) is edited without bringing
  * the host copy up to date: each node on a path is fetched alone, the new
  * nodes are appended together, uploaded, and recorded as a range that pins
  * the source's root instead of counting the children it shares. */

@@ -1,4 +1,4 @@
-/* The family lock (core/hispi_hisparse.h): a pthread rwlock in the pool.
+/* The family lock (core/hisparse/hispi_hisparse.h): a pthread rwlock in the pool.
  * Each thread keeps the locks it holds in a small table of its own, so a
  * call made under a lock of its own family (a duplicate inside an addition,
  * a wrap's failure path freeing a tree) counts a level instead of taking

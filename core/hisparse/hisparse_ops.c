@@ -1,7 +1,7 @@
 /* HiSparse reference operations beyond SpMV: C = op(A) + op(B). The
  * reference goes through sorted CSR (state applied), merges row by row and
  * rebuilds a tree; it is the oracle of the device addition
- * (core/hisparse_add.c) and the reference backend's addition. */
+ * (core/hisparse/hisparse_add.c) and the reference backend's addition. */
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Residency of a HiSparse pool's ranges (core/hispi_hisparse.h): the nodes
+/* Residency of a HiSparse pool's ranges (core/hisparse/hispi_hisparse.h): the nodes
  * of a device addition's result live only in the family's device copy until
  * the host reads them. Such a range keeps its operands' roots pinned (one
  * reference each) instead of counting every subtree it shares: an addition

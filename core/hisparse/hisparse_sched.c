@@ -1,4 +1,4 @@
-/* The dynamic scheduler's policy (core/hisparse_sched.h), its host
+/* The dynamic scheduler's policy (core/hisparse/hisparse_sched.h), its host
  * simulation, and the dispatch of HiSparse SpMV to the context's backend. */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"

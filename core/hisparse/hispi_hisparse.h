@@ -88,13 +88,13 @@ static inline bool hispi_bytes_zero(const unsigned char *p, size_t s)
     return true;
 }
 
-/* ---- the pool (core/hisparse_pool.c) -------------------------------------- */
+/* ---- the pool (core/hisparse/hisparse_pool.c) ----------------------------- */
 
 /* One arena per family of matrices (a build and everything edited or
  * duplicated from it). Guarded by the family lock (below). */
 struct hispi_hisparse;
 typedef struct hispi_pool {
-    pthread_rwlock_t lock; /* the family lock (core/hisparse_lock.c) */
+    pthread_rwlock_t lock; /* the family lock (core/hisparse/hisparse_lock.c) */
     unsigned char *base;
     uint64_t used, cap; /* bytes in use (end of the last node), capacity */
     uint64_t live;      /* bytes of nodes still referenced (+ header) */
@@ -110,7 +110,7 @@ typedef struct hispi_pool {
     uint64_t **free_list;
     uint64_t *free_len, *free_cap;
     uint64_t nclasses;
-    /* The family's copy on its context's device backend (core/hisparse_dev.c):
+    /* The family's copy on its context's device backend (core/hisparse/hisparse_dev.c):
      * one buffer per family, shared by every member's SpMV, bytes at the
      * host offsets. Bytes [0, dev_valid) equal the host's (writes below it
      * lower it: hispi_pool_dirty); dev_cap bytes allocated; dev_gen changes
@@ -122,7 +122,7 @@ typedef struct hispi_pool {
     uint64_t dev_valid, dev_cap, dev_gen, dev_clean;
     int64_t dev_users;
     hisp_context dev_ctx; /* whose backend holds dev (NULL: none) */
-    /* Ranges valid only on the device (core/hisparse_resid.c): the nodes of
+    /* Ranges valid only on the device (core/hisparse/hisparse_resid.c): the nodes of
      * a device addition's result, never downloaded. Sorted by offset. */
     struct hispi_region {
         uint64_t off, end; /* bytes [off, end): the result's new nodes */
@@ -182,7 +182,7 @@ HISPI_LOCAL hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, 
  * freed. */
 HISPI_LOCAL void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p);
 
-/* ---- residency of a pool's ranges (core/hisparse_resid.c) -----------------
+/* ---- residency of a pool's ranges (core/hisparse/hisparse_resid.c) --------
  * A device addition writes its result's nodes into the family's device copy
  * only and records their range here (device-only), with the operands' roots
  * pinned: the nodes it shares stay alive without a count per shared
@@ -236,7 +236,7 @@ HISPI_LOCAL hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void *
 HISPI_LOCAL hisp_status hispi_dev_alloc_room(hisp_context ctx, uint64_t need, uint64_t room,
                                              void **buf, uint64_t *cap);
 
-/* ---- the addition's scratch of a context (core/hisparse_add_cache.c) ----
+/* ---- the addition's scratch of a context (core/hisparse/hisparse_add_cache.c) ----
  * Kept across calls in ctx->addc: the device's work-group limits, the
  * control words and timing marks (made once per backend), kernels by name
  * and options, and the queue and scratch-pool buffers, grown geometrically
@@ -249,7 +249,7 @@ HISPI_LOCAL hisp_status hispi_add_cache_queues(hisp_context ctx, hispi_astate *c
 /* At least `bytes` of scratch pool (c->tmp, c->tbytes), all zero. */
 HISPI_LOCAL hisp_status hispi_add_cache_tmp(hisp_context ctx, hispi_astate *c, uint64_t bytes);
 
-/* ---- the node codec (core/hisparse_node.c) ------------------------------
+/* ---- the node codec (core/hisparse/hisparse_node.c) ---------------------
  * A node of n cells with payloads of es bytes (values in leaves, 8-byte
  * references in inner nodes) is dense when hispi_node_dense_fits and no
  * leaf cell's payload is all zero bytes (dense cells of zero bytes are
@@ -299,7 +299,7 @@ HISPI_LOCAL void hispi_pool_free_span(hispi_pool *p, uint64_t off, uint64_t byte
 /* Bytes of the node at ref (s = value size at leaves). */
 HISPI_LOCAL uint64_t hispi_node_bytes(const hispi_pool *p, uint64_t ref, size_t s, int d);
 
-/* A walk over a tree's inner nodes (core/hisparse_walk.c): visit(r, level,
+/* A walk over a tree's inner nodes (core/hisparse/hisparse_walk.c): visit(r, level,
  * part) is called for every nonzero child reference r (r at `level`) and
  * returns whether to walk below r (an inner node); part is the state of the
  * calling thread. */
@@ -400,7 +400,7 @@ HISPI_LOCAL hisp_status hispi_hisparse_ref_spmv(hisp_context ctx, const hispi_hi
 HISPI_LOCAL hisp_status hispi_matrix_add_ref(hisp_op op_a, hisp_matrix A, hisp_op op_b,
                                              hisp_matrix B, hisp_matrix *C);
 
-/* Serialisation into / out of memory (core/hisparse_io.c). */
+/* Serialisation into / out of memory (core/hisparse/hisparse_io.c). */
 HISPI_LOCAL hisp_status hispi_hisparse_parse(hisp_context ctx, const unsigned char *data,
                                              size_t size, const char *name, hispi_hisparse *out);
 

@@ -1,4 +1,4 @@
-/* Matrix Market internals shared by core/mmio*.c. */
+/* Matrix Market internals shared by core/io/mmio*.c. */
 #ifndef HISPI_MMIO_H
 #define HISPI_MMIO_H
 

@@ -2,11 +2,11 @@
  *
  * The reader parses a whole file held in memory with explicit end pointers
  * (the data need not be NUL-terminated); gzip and bzip2 data are
- * decompressed first (core/mmio_compress.c). The header is read line by
+ * decompressed first (core/io/mmio_compress.c). The header is read line by
  * line; the data section is split at line boundaries into chunks parsed in
  * parallel: a first pass counts each chunk's entry lines (and lines, for the
  * line numbers), a second parses each chunk into its slots. Indices are
- * parsed by hand; values are correctly rounded (core/mmio_float.c) with
+ * parsed by hand; values are correctly rounded (core/io/mmio_float.c) with
  * strtod_l in the C locale for what that cannot decide, so the result never
  * depends on the caller's locale. Every failure names the 1-based line; of
  * several, the first in the file. Storage is sized by the declared counts

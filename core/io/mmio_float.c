@@ -3,7 +3,7 @@
  * Up to 19 significant digits the result comes from the mantissa as an
  * integer: Clinger's path (mantissa below 2^53, |exponent| <= 22: one
  * correctly rounded operation), else the Eisel-Lemire algorithm with the
- * 128-bit powers of five of core/mmio_pow5.h, which decides every such
+ * 128-bit powers of five of core/io/mmio_pow5.h, which decides every such
  * input (Mushtak and Lemire, "Fast number parsing without fallback", 2023).
  * Longer mantissas, hex floats, nan and inf return false: the caller falls
  * back to strtod_l. */

@@ -1,9 +1,9 @@
 /* Matrix Market writer: general coordinate files (and n x 1 arrays for
  * vectors), values in digits that read back exactly: Grisu2's (at most 17,
- * core/mmio_dtoa.c) for 8-byte scalars, "%.9g" for 4-byte ones. Blocks of entries are formatted in
- * parallel (hispi_gen_threads) into buffers written in order; the target
- * follows the rule of file_out.c, and a path ending in .gz or .bz2 is
- * compressed (core/mmio_compress.c). Errors at any step: HISP_ERR_IO. */
+ * core/io/mmio_dtoa.c) for 8-byte scalars, "%.9g" for 4-byte ones. Blocks of entries are formatted
+ * in parallel (hispi_gen_threads) into buffers written in order; the target follows the rule of
+ * file_out.c, and a path ending in .gz or .bz2 is compressed (core/io/mmio_compress.c). Errors at
+ * any step: HISP_ERR_IO. */
 #include "compound/hispi_compound.h"
 #include "hispi_mmio.h"
 

@@ -1,7 +1,7 @@
 /* Memory the caller already has: CSR matrices from index arrays of any
  * shape (host, copied) and over the caller's device arrays (read in place),
  * and the residency of wrapped matrices. Wrapped vectors live in
- * core/vector.c, the caller's stream in core/context.c. */
+ * core/vector/vector.c, the caller's stream in core/base/context.c. */
 #include "../backends/backend.h"
 
 #include <stdlib.h>

@@ -64,12 +64,12 @@ HISPI_LOCAL hisp_status hispi_msrep_ref(hisp_matrix A, hisp_partition_kind kind,
                                         hisp_op op, double alpha, const void *x, double beta,
                                         void *y);
 
-/* Switch ctx to sub-device `sub` of `nsub` of a device (core/context.c;
+/* Switch ctx to sub-device `sub` of `nsub` of a device (core/base/context.c;
  * HISP_ERR_UNSUPPORTED where the backend or device cannot split). */
 HISPI_LOCAL hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind,
                                                     int device, int sub, int nsub);
 
-/* ---- NUMA (core/msrep_numa.c; hwloc when built with it) ----------------- */
+/* ---- NUMA (core/msrep/msrep_numa.c; hwloc when built with it) ----------- */
 
 /* NUMA nodes of the machine (1 without hwloc). */
 HISPI_LOCAL int hispi_numa_nodes(void);

@@ -1,5 +1,5 @@
-/* MSREP plans: the plan and its per-device workers (core/msrep.c), shared
- * with the distributed vectors (core/msrep_dist.c). Not installed. */
+/* MSREP plans: the plan and its per-device workers (core/msrep/msrep.c), shared
+ * with the distributed vectors (core/msrep/msrep_dist.c). Not installed. */
 #ifndef HISPI_MSREP_PLAN_H
 #define HISPI_MSREP_PLAN_H
 

@@ -1,5 +1,5 @@
 /* Vector algebra: the plain C loops, every backend's oracle and the
- * reference backend's implementation (core/vector_ref_t.h per scalar type). */
+ * reference backend's implementation (core/vector/vector_ref_t.h per scalar type). */
 #include "hispi.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Vector algebra reference loops for one scalar type, included by
- * core/vector_ref.c with T (float | double) and F(name) (name suffixed).
+ * core/vector/vector_ref.c with T (float | double) and F(name) (name suffixed).
  * vc = components per entry: 1 real, 2 complex, 4 quaternion (w x y z).
  * Element formulas and their order are those of kernels_cl/vector.cl. */
 
