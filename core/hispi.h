@@ -34,7 +34,7 @@ typedef struct hispi_devobj {
     void (*drop_device)(struct hispi_devobj *self);
 } hispi_devobj;
 
-/* Vector algebra's device state of a context (core/vector/vector_ops.c): its
+/* Vector algebra's device state of a context (core/vector/vector_dev.c): its
  * kernels per entry type, the reduction scratch (per-group partial sums) and
  * a small buffer of scalar and result slots. Linked into the context's
  * objects at first use, so a backend switch or the context's end frees it. */
@@ -94,7 +94,7 @@ struct hisp_context_s {
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
-    hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector/vector_ops.c) */
+    hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector/vector_dev.c) */
     hispi_astate addc;        /* the HiSparse addition's scratch (hisparse/hisparse_add_cache.c) */
 };
 
@@ -458,7 +458,8 @@ HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s,
 /* Write n entries as an n x 1 array file. */
 HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n,
                                                const void *vals, const char *path);
-/* Read a whole file into memory (NUL-terminated; *size excludes the NUL).
+/* Read a whole file into memory (core/io/read_file.c; NUL-terminated; *size
+ * excludes the NUL).
  * Regular files are read whole; pipes and devices are read once, up to
  * HISPI_STREAM_LIMIT bytes (beyond: HISP_ERR_INPUT_FORMAT), and only their
  * first 64 KiB when those do not begin with magic (case-insensitive; NULL:

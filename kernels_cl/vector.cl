@@ -1,4 +1,4 @@
-/* Vector algebra (core/vector/vector_ops.c), one source for OpenCL C (after
+/* Vector algebra (core/vector/vector_dev.c), one source for OpenCL C (after
  * common.cl) and CUDA (NVRTC). Built once per entry type with defines:
  *   IS_DOUBLE 0|1    scalar components float | double
  *   KIND 0|1|2       real, complex, quaternion (w x y z, Hamilton product)

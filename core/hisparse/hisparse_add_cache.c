@@ -4,7 +4,7 @@
  * synchronises, and a kernel lookup reads the device's properties and
  * hashes the program's source: a repeated addition now does none of this
  * (core/hisparse/hisparse_add.c). Freed with the backend (a devobj, as
- * core/vector/vector_ops.c's state). */
+ * core/vector/vector_dev.c's state). */
 #include "../backends/backend.h"
 #include "hispi_hisparse.h"
 
