@@ -344,7 +344,7 @@ typedef struct hispi_hisparse {
 /* The host copy of tree h up to date (hispi_pool_host when its root is in a
  * device-only range); every host reader of a tree's bytes calls it. */
 HISPI_LOCAL hisp_status hispi_hisparse_host(hisp_context ctx, const hispi_hisparse *h);
-/* h's census: kept, or counted by a host walk (and kept). */
+/* h's census: kept, or counted by a host walk (and kept; hisparse_census.c). */
 HISPI_LOCAL hisp_status hispi_hisparse_census(hisp_context ctx, hispi_hisparse *h);
 /* The entry count of h's root (a COO node; 0 dense), read on the device when
  * only the device holds it (a control read). */
