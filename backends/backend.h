@@ -11,7 +11,7 @@
 
 #include "../core/hisp.h"
 #include "../core/hispi.h"
-#include "../core/hisparse_sched.h"
+#include "../core/hisparse/hisparse_sched.h"
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
 typedef struct {
@@ -124,7 +124,7 @@ typedef struct hisp_backend_ops {
                                 void *y, void *res, int64_t res_index, void *res_host);
 
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
-     * core/hisparse_sched.h). All three NULL: HiSparse SpMV is unsupported
+     * core/hisparse/hisparse_sched.h). All three NULL: HiSparse SpMV is unsupported
      * on the backend (the reference backend provides them).
      * hisparse_upload makes a matrix's SpMV state over its family's pool,
      * which core keeps on the backend (A->pool_dev, a buf_alloc buffer with
@@ -175,7 +175,7 @@ typedef struct hisp_backend_ops {
     hisp_status (*buf_axpby)(hisp_context ctx, void *be, hisp_type t, int64_t n, double a,
                              const void *x, int64_t xoff, double b, void *y, int64_t yoff);
 
-    /* Run-time kernels (compound-entry SpMV variants, core/compound_spmv.c).
+    /* Run-time kernels (compound-entry SpMV variants, core/compound/compound_spmv.c).
      * All NULL: the core runs the variants' host emulation instead (the
      * reference backend). kern_get builds (or finds in its caches: memory
      * and disk, keyed by device, source, options and compiler version)
@@ -198,7 +198,7 @@ typedef struct hisp_backend_ops {
                                int nargs, size_t groups, size_t group_size);
     hisp_status (*buf_zero)(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes);
 
-    /* Memory the caller already has (core/interop.c). All optional.
+    /* Memory the caller already has (core/matrix/interop.c). All optional.
      * buf_check: the caller's buffer `mem` can serve as a buffer of this
      * instance and holds at least `bytes` (as far as the backend can tell);
      * `what` names it in the error. NULL slot: wrapping is unsupported. */

@@ -5,7 +5,7 @@
  *   bench_mm write FILE OUT [REPEATS]   hisp_matrix_write_mtx of FILE's matrix
  *
  * One line per call: "hisp read|write SECONDS"; then the median. The thread
- * count is hisp's (hispi_gen_threads: the CPUs, capped by HISP_GEN_THREADS). */
+ * count is the context's threads option (HISP_OPTIONS=threads=N). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@ solve_cupy.py solve the same systems as bench_solve_cpu / bench_solve_cuda:
   uniform(seed, n)        entry i = bs_uniform(seed, i) (splitmix64 -> [-1, 1))
   poisson3d(s)            hisp_matrix_generate poisson3d: 7-point Laplacian on
                           an s^3 grid, natural order (x fastest), 6 on the
-                          diagonal, -1 off it (core/gen.c)
+                          diagonal, -1 off it (core/gen/gen.c)
   lsq_matrix(m, n, npr)   bs_lsq_matrix: row i's entry k in column band k
 """
 import numpy as np

@@ -1,5 +1,6 @@
-/* hisp mspmv: options shared by the one-process command (cmd_mspmv.c) and
- * its MPI form in hisp-mpi (cli/mpi/mspmv_mpi.c). */
+/* hisp mspmv: options and setup shared by the one-process command
+ * (cmd_mspmv.c, mspmv_setup.c, mspmv_report.c) and its MPI form in hisp-mpi
+ * (cli/mpi/mspmv_mpi.c). */
 #ifndef HISP_CLI_MSPMV_H
 #define HISP_CLI_MSPMV_H
 
@@ -57,6 +58,14 @@ int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void
                 const void *y, int64_t m, double *rel);
 int mspmv_write_y(hisp_context ctx, const mspmv_opts *o, const void *y, int64_t m);
 double mspmv_median(double *v, int n);
+/* The report of a run (mspmv_report.c): the table, or the --json object;
+ * dev_ms: each device's kernel time, rel and tol: --check's error and bound. */
+void mspmv_print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
+                       const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
+                       double rel, double tol, const hisp_transfer_stats *xfer);
+void mspmv_print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
+                      const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms, double rel,
+                      double tol, const hisp_transfer_stats *xfer);
 
 #ifdef HISP_CLI_MPI
 /* The --mpi run (hisp-mpi only). */

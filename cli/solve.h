@@ -32,4 +32,58 @@ void cli_history_free(cli_history *h);
 int cli_plot_convergence(const char *path, const cli_history *h, const char *title,
                          const char *subtitle, const char *ylabel, double tol);
 
+/* ---- hisp solve (cmd_solve.c, solve_run.c, solve_report.c) ---------------- */
+
+typedef struct {
+    const char *spec, *rhs, *x0, *out, *history, *plot;
+    hisp_solver_method method;
+    hisp_precond precond;
+    double rtol, atol, damp;
+    int64_t maxit;
+    int restart, check;
+    uint64_t seed;
+    hisp_type type;
+    bool type_given;
+    int format; /* -1: the input's; -2: auto; else HISP_FORMAT_CSR or HISP_FORMAT_HISPARSE */
+    hisp_backend_kind backend;
+    int device, devices;
+    bool json;
+} solve_opts;
+
+/* What the run found, for both output forms. */
+typedef struct {
+    hisp_solve_info info;
+    hisp_matrix_info mi;
+    hisp_type vt;              /* vector entry type */
+    double bnorm, rnorm;       /* ||b||, ||b - A x|| recomputed */
+    double rel;                /* rnorm / bnorm */
+    double normal_rel;         /* lsqr: ||A^T (b - A x)|| / ||A^T b|| */
+    double spmv_ms, spmv_t_ms; /* median product with A, A^T (lsqr) */
+    int products;              /* per iteration */
+    double prepare_ms;
+    hisp_transfer_stats xfer;
+    hisp_device_info dev;  /* one device */
+    hisp_device_ref *refs; /* --devices */
+    int ndev;
+    bool shared;
+    const char *format;
+} solve_result;
+
+/* b (nb entries: --rhs ones, random or a file) and x0 (nx entries: --x0's
+ * file, else zeros) as host arrays of vt. Prints on failure. */
+int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int64_t nb, int64_t nx,
+                       void **bh, void **xh);
+/* Products timed for the SpMV time (their median) and its share. */
+enum { SOLVE_SPMV_RUNS = 7 };
+
+/* The solve on ctx's device, or over --devices N (res->refs); fills res. */
+int solve_local(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void *bh,
+                const void *xh, cli_history *h, solve_result *res);
+int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void *bh,
+                  const void *xh, cli_history *h, solve_result *res);
+/* The report: --json object or text; --plot's chart. */
+void solve_print_json(const solve_opts *o, const solve_result *r);
+void solve_print_text(const solve_opts *o, const solve_result *r);
+int solve_plot(const solve_opts *o, const solve_result *r, const cli_history *h);
+
 #endif

@@ -521,7 +521,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_gen_from_name(const char *name, hisp_ge
 /* A CSR matrix (values random in [-1,1) except the Laplacians, sorted, no
  * duplicates), deterministic for a given (params, type), f32 or f64. Sizes
  * this machine cannot hold are refused (OUT_OF_HOST_MEMORY) before any work.
- * Details of each kind: core/gen.c. */
+ * Details of each kind: core/gen/gen.c. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx, const hisp_gen_params *p,
                                                          hisp_type type, hisp_matrix *A);
 /* B = A with every entry moved by independent normal offsets of standard

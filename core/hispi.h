@@ -34,7 +34,7 @@ typedef struct hispi_devobj {
     void (*drop_device)(struct hispi_devobj *self);
 } hispi_devobj;
 
-/* Vector algebra's device state of a context (core/vector_ops.c): its
+/* Vector algebra's device state of a context (core/vector/vector_dev.c): its
  * kernels per entry type, the reduction scratch (per-group partial sums) and
  * a small buffer of scalar and result slots. Linked into the context's
  * objects at first use, so a backend switch or the context's end frees it. */
@@ -49,7 +49,7 @@ typedef struct {
 } hispi_vstate;
 
 /* The HiSparse addition's device scratch of a context
- * (core/hisparse_add_cache.c): control words, queues, the scratch pool of a
+ * (core/hisparse/hisparse_add_cache.c): control words, queues, the scratch pool of a
  * mixed-orientation sum, timing marks and kernels, kept across calls (the
  * buffers grown geometrically), so that a repeated addition allocates and
  * looks up nothing. Linked into the context's objects at first use, so a
@@ -81,7 +81,7 @@ typedef struct {
     char note[512];  /* why a backend reported no devices */
 } hispi_error;
 
-/* The parsed options (core/options.c holds the table). */
+/* The parsed options (core/base/options.c holds the table). */
 typedef struct {
     int threads; /* 0: one per core */
     bool debug;
@@ -101,9 +101,9 @@ struct hisp_context_s {
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
-    hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector_ops.c) */
-    hispi_astate addc;        /* the HiSparse addition's scratch (core/hisparse_add_cache.c) */
-    hispi_options opt;        /* hisp_context_set_option */
+    hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector/vector_dev.c) */
+    hispi_astate addc;        /* the HiSparse addition's scratch (hisparse/hisparse_add_cache.c) */
+    hispi_options opt;        /* hisp_context_set_option (core/base/options.c) */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -135,12 +135,12 @@ struct hisp_matrix_s {
     hisp_context ctx;
     hispi_sparse host;         /* HiSparse form: format HISPARSE, sizes as shown, no arrays */
     void *dev;                 /* the context backend's copy of the CSR form, or NULL */
-    struct hispi_hisparse *hs; /* HiSparse form (core/hispi_hisparse.h), or NULL */
+    struct hispi_hisparse *hs; /* HiSparse form (core/hisparse/hispi_hisparse.h), or NULL */
     int node_size;             /* d for conversions to HiSparse (0 = default) */
     void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
     uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
-    void *cdev;                /* compound SpMV layouts and kernels (core/compound_spmv.c) */
-    bool wrapped;              /* ext holds the caller's arrays (core/interop.c) */
+    void *cdev;                /* compound SpMV layouts and kernels (compound/compound_spmv.c) */
+    bool wrapped;              /* ext holds the caller's arrays (core/matrix/interop.c) */
     bool host_absent;          /* wrapped: host.rowptr/colind/val not read yet */
     hispi_csr_ext ext;
 };
@@ -181,7 +181,7 @@ HISPI_LOCAL bool hispi_debug_on(void);
 /* Keeps ctx's error for hisp_context_last_error(NULL) (a failed creation). */
 HISPI_LOCAL void hispi_create_failed(hisp_context ctx);
 
-/* ---- options (core/options.c) ------------------------------------------- */
+/* ---- options (core/base/options.c) ------------------------------------------- */
 HISPI_LOCAL void hispi_options_init(hisp_context ctx);
 HISPI_LOCAL void hispi_options_fini(hisp_context ctx);
 /* Applies "name=value,name=value" (HISP_OPTIONS) to ctx; errors name the
@@ -204,7 +204,7 @@ HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
                                      void (*drop)(hispi_devobj *));
 HISPI_LOCAL void hispi_devobj_detach(hispi_devobj *o);
 
-/* ---- transfer accounting (core/context.c) ------------------------------- */
+/* ---- transfer accounting (core/base/context.c) -------------------------- */
 
 enum { HISPI_H2D = 0, HISPI_D2H = 1, HISPI_CONTROL = 2 };
 /* Count `bytes` moved between host and device memory by the context's
@@ -221,7 +221,7 @@ HISPI_LOCAL hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *b
 
 /* ---- handle checks ------------------------------------------------------ */
 
-/* The handle registry (core/handle.c): every public object is added at
+/* The handle registry (core/base/handle.c): every public object is added at
  * creation (before its first failure path that destroys it) and leaves
  * through hispi_handle_free, which its destroy calls instead of free(). The
  * checks never dereference the handle and take no lock. */
@@ -260,7 +260,7 @@ HISPI_LOCAL hisp_status hispi_realloc(hisp_context ctx, void **p, size_t n, size
 HISPI_LOCAL void hispi_alloc_fail_after(long k);
 
 /* Test hooks of HiSparse (set by the tests, never by the environment;
- * defined in core/hisparse_sched.c; 0 is the default everywhere).
+ * defined in core/hisparse/hisparse_sched.c; 0 is the default everywhere).
  * SpMV: cl_atomic: OpenCL on a CPU runs the GPUs' atomic mapping instead of
  * the owner one; cl_parts: the owner mapping's ranges (0: 8 per compute
  * unit; read at upload); cuda_host_controller: CUDA polls the scheduler's
@@ -302,7 +302,7 @@ HISPI_LOCAL void hispi_store_real(hisp_type t, void *array, int64_t i, double v)
 /* Real part (first component) of entry i. */
 HISPI_LOCAL double hispi_load_real(hisp_type t, const void *array, int64_t i);
 
-/* ---- sparse storage (core/sparse.c) ------------------------------------- */
+/* ---- sparse storage (core/matrix/sparse.c) ------------------------------ */
 
 HISPI_LOCAL void hispi_sparse_free(hispi_sparse *s);
 /* Allocate the arrays of format f for nnz entries (pointers zeroed). */
@@ -326,7 +326,7 @@ HISPI_LOCAL hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp,
 /* Drop the device copy (host data changed or backend switched). */
 HISPI_LOCAL void hispi_matrix_drop_device(hisp_matrix A);
 
-/* ---- memory the caller already has (core/interop.c) --------------------- */
+/* ---- memory the caller already has (core/matrix/interop.c) -------------- */
 
 /* A wrapped matrix's host storage, read from the caller's arrays when
  * absent (every host reader of a matrix calls this first); a no-op for
@@ -339,7 +339,7 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap_upload(hisp_matrix A);
  * first, best effort: on failure the matrix is left without entries). */
 HISPI_LOCAL void hispi_matrix_unwrap(hisp_matrix A);
 
-/* ---- HiSparse in matrix handles (core/hisparse_state.c) ----------------- */
+/* ---- HiSparse in matrix handles (core/hisparse/hisparse_state.c) -------- */
 
 /* Convert / duplicate when either side is HiSparse. */
 HISPI_LOCAL hisp_status hispi_hisparse_convert(hisp_matrix A, hisp_format f);
@@ -354,12 +354,12 @@ HISPI_LOCAL hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, h
  * Called before a result can be seen and before device copies go away. */
 HISPI_LOCAL hisp_status hispi_sched_settle(hisp_context ctx);
 /* HiSparse SpMV on the context's backend through the scheduler
- * (core/hisparse_sched.c). */
+ * (core/hisparse/hisparse_sched.c). */
 HISPI_LOCAL hisp_status hispi_hisparse_spmv(hisp_context ctx, hisp_op op, double alpha,
                                             hisp_matrix A, hisp_vector x, double beta,
                                             hisp_vector y);
 
-/* ---- vectors (core/vector.c) -------------------------------------------- */
+/* ---- vectors (core/vector/vector.c) ------------------------------------- */
 
 /* The vector's device buffer on the context's backend (allocated on first
  * use); need_data uploads the host copy if the device copy is stale. */
@@ -385,7 +385,7 @@ HISPI_LOCAL hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int6
  * den is exactly 0 (a recurrence that has converged exactly stays put
  * instead of turning into 0/0). */
 #define HISPI_SCALAR_SAFE 2
-/* r = a*b for device scalars (core/vector_ops.c): the solvers' scalar
+/* r = a*b for device scalars (core/vector/vector_ops.c): the solvers' scalar
  * recurrences without a trip to the host. r must be a vector entry. */
 HISPI_LOCAL hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_result r);
 
@@ -395,7 +395,7 @@ HISPI_LOCAL hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_
                                             hisp_vector y1, hisp_scalar c, hisp_vector x2,
                                             hisp_scalar d, hisp_vector y2);
 
-/* ---- vector algebra: reference loops (core/vector_ref.c) ---------------
+/* ---- vector algebra: reference loops (core/vector/vector_ref.c) --------
  *
  * Entries of type t (f32, f64, c32, c64, q32, q64), arithmetic as documented
  * in hisp.h (scalars multiply from the right, dot conjugate-linear in its
@@ -427,14 +427,14 @@ HISPI_LOCAL void hispi_vref_dot2(hisp_type t, int64_t n, const void *x, const vo
 HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, void *z,
                                     void *r);
 
-/* ---- reference operations (core/ref_spmv.c) ----------------------------- */
+/* ---- reference operations (core/matrix/ref_spmv.c) ---------------------- */
 
 /* y = alpha*op(A)*x + beta*y on host CSR; f32 accumulates in float, f64 in
  * double (same as the kernels); beta == 0 does not read y. */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op op,
                                            double alpha, const void *x, double beta, void *y);
 
-/* ---- SpMV fused with a dot (core/spmv.c) -------------------------------- */
+/* ---- SpMV fused with a dot (core/matrix/spmv.c) ------------------------- */
 
 /* y = A*x (op N, alpha 1, beta 0), then r = dot(x, y) as hisp_vector_dot
  * (r: a host value or an entry of a vector of x's type). One pass where the
@@ -445,7 +445,7 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse 
 HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
                                        hisp_vector y, hisp_result r);
 
-/* ---- CSR SpMV work plan (core/csr_plan.c) ------------------------------- */
+/* ---- CSR SpMV work plan (core/matrix/csr_plan.c) ------------------------ */
 
 /* One thread block / work-group of the balanced-block CSR SpMV kernels:
  * entries [k0, k1). slot == HISPI_CSR_STREAM: consecutive rows [row0, row1)
@@ -480,7 +480,7 @@ HISPI_LOCAL hisp_status hispi_csr_plan_build(hisp_context ctx, const int64_t *ro
                                              hispi_csr_plan *p);
 HISPI_LOCAL void hispi_csr_plan_free(hispi_csr_plan *p);
 
-/* ---- Matrix Market (core/mmio.c) ---------------------------------------- */
+/* ---- Matrix Market (core/io/mmio.c) ------------------------------------- */
 
 HISPI_LOCAL hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size,
                                         const char *name, hisp_type type, hispi_sparse *out,
@@ -494,7 +494,8 @@ HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s,
 /* Write n entries as an n x 1 array file. */
 HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n,
                                                const void *vals, const char *path);
-/* Read a whole file into memory (NUL-terminated; *size excludes the NUL).
+/* Read a whole file into memory (core/io/read_file.c; NUL-terminated; *size
+ * excludes the NUL).
  * Regular files are read whole; pipes and devices are read once, up to
  * HISPI_STREAM_LIMIT bytes (beyond: HISP_ERR_INPUT_FORMAT), and only their
  * first 64 KiB when those do not begin with magic (case-insensitive; NULL:
@@ -506,12 +507,12 @@ HISPI_LOCAL hisp_status hispi_read_file(hisp_context ctx, const char *path, cons
  * bytes: per-row and per-column arrays stay proportional to the input. */
 #define HISPI_FILE_DIM_LIMIT(bytes) (((int64_t)1 << 20) + 8 * (int64_t)(bytes))
 
-/* ---- generators (core/gen.c) -------------------------------------------- */
+/* ---- generators (core/gen/) --------------------------------------------- */
 
 HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type t,
                                        hispi_sparse *out);
 
-/* The generators' building blocks, shared with core/gen_perturb.c: the
+/* The generators' building blocks, shared with core/gen/gen_perturb.c: the
  * counter-based random streams (splitmix64 mixer; stream = (key, index,
  * purpose)), uniform draws, values in [-1, 1) (53 bits, the top 24 for
  * 4-byte scalars) and the thread runner (hispi_threads says how many). */
@@ -552,7 +553,7 @@ HISPI_LOCAL int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t 
  * Returns 0 or an errno value. */
 HISPI_LOCAL int hispi_write_file_atomic(const char *path, const void *data, size_t n,
                                         bool make_dirs);
-/* Validated cache entries (core/cache_file.c): a header with magic,
+/* Validated cache entries (core/base/cache_file.c): a header with magic,
  * version, payload length and an FNV-1a checksum, then the payload. */
 #define HISPI_CACHE_HEADER 32
 #define HISPI_CACHE_MAX ((size_t)1 << 30) /* largest payload */
@@ -572,7 +573,7 @@ HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t 
  * a FIFO, too large, a read error). */
 HISPI_LOCAL int hispi_cache_read_raw(const char *path, size_t max, char **data, size_t *size);
 
-/* ---- output files (core/file_out.c) ------------------------------------- */
+/* ---- output files (core/io/file_out.c) ---------------------------------- */
 
 /* An output file opened by the rule of file_out.c: regular or missing files
  * through a temporary file renamed over them; pipes and character devices

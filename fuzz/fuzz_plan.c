@@ -5,7 +5,7 @@
  * input is parsed as it is and with its checksum line fixed up, so
  * mutations reach the field parsers instead of stopping at the checksum. */
 #include "hispi.h"
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -15,7 +15,7 @@
  *   PTR64 0|1         64-bit CSR/SELL pointers
  *   NT, NB            (CUDA) __launch_bounds__(NT, NB)
  * A chunk is as many consecutive rows as the work-group has work-items, one
- * row per work-item. The products are those of core/compound_ref.c, in the
+ * row per work-item. The products are those of core/compound/compound_ref.c, in the
  * same order. */
 
 #if defined(__CUDACC__)

@@ -1,4 +1,4 @@
-/* HiSparse addition, the device side of core/hisparse_add.c: one source for
+/* HiSparse addition, the device side of core/hisparse/hisparse_add.c: one source for
  * OpenCL C (after common.cl) and CUDA (NVRTC). C = ca*A + cb*B on stored
  * trees of equal node size and depth, level by level (docs/FORMAT.md has the
  * node bytes). Defines:
@@ -98,7 +98,7 @@ enum { Q_IP = 0, Q_LFEW = 1, Q_LMANY = 2, Q_LDENSE = 3, Q_ONE = 4 }; /* pair que
 #define MANY 8192
 #endif
 
-/* ctrl (64-bit words), shared with core/hisparse_add.c */
+/* ctrl (64-bit words), shared with core/hisparse/hisparse_add.c */
 enum {
     C_USED = 0,   /* pool bytes / 16 requested so far (past cap16: overflow) */
     C_ROOT = 1,   /* the root's reference */

@@ -1,5 +1,5 @@
 /* HiSparse SpMV node kernels: the OpenCL side of the dynamic scheduler
- * (core/hisparse_sched.h; docs/FORMAT.md for the node bytes).
+ * (core/hisparse/hisparse_sched.h; docs/FORMAT.md for the node bytes).
  *
  * The host is the controller: each round it reads the queues' fill
  * counters, launches one of these kernels per queue with work on the

@@ -1,4 +1,4 @@
-/* Vector algebra (core/vector_ops.c), one source for OpenCL C (after
+/* Vector algebra (core/vector/vector_dev.c), one source for OpenCL C (after
  * common.cl) and CUDA (NVRTC). Built once per entry type with defines:
  *   IS_DOUBLE 0|1    scalar components float | double
  *   KIND 0|1|2       real, complex, quaternion (w x y z, Hamilton product)
@@ -7,7 +7,7 @@
  *   CHUNK 0|1        1: work-item g streams the g-th contiguous chunk (CPUs, local
  *                    size 1: PoCL runs a plain loop); 0: grid-stride loops (GPUs)
  *   LS               work-group size of the reductions (power of two; 1 with CHUNK)
- * Element formulas and their order are core/vector_ref_t.h's. A scalar comes
+ * Element formulas and their order are core/vector/vector_ref_t.h's. A scalar comes
  * as (host value, numerator buffer + index, denominator buffer + index, mode:
  * 1 numerator from the buffer, 2 times denominator^-1, 4 negated), so a
  * Krylov loop's ratios are read here and never travel to the host.
@@ -141,7 +141,7 @@ FN void st(GLOBAL cs_t *p, i64 i, ent e)
 
 /* ---- entry arithmetic ---------------------------------------------------- */
 
-/* r = a*b: the complex / Hamilton product (core/vector_ref_t.h's order) */
+/* r = a*b: the complex / Hamilton product (core/vector/vector_ref_t.h's order) */
 #define MUL_BODY(r, a, b)                                                                          \
     do {                                                                                           \
         if (KIND == 0) {                                                                           \

@@ -3,7 +3,7 @@
  * hisparse_cdp.cu (relocatable module with the device-side controller),
  * so that a module without dynamic parallelism exists for
  * compute-sanitizer racecheck, which refuses modules with device launches.
- * Scheduler (core/hisparse_sched.h; docs/FORMAT.md for the bytes).
+ * Scheduler (core/hisparse/hisparse_sched.h; docs/FORMAT.md for the bytes).
  *
  * Node kernels: a block of G threads takes G / tpn consecutive entries of
  * one queue, tpn threads per node; one kernel per node function.

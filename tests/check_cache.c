@@ -2,12 +2,12 @@
  * extended, empty, of the old headerless format, or replaced by a folder, a
  * FIFO or a link to /dev/zero is a miss; the next run (a fresh process: a
  * runtime loads a program once per process) rebuilds, gives right results
- * and leaves a valid entry. Covers the entry format (core/cache_file.c), the
+ * and leaves a valid entry. Covers the entry format (core/base/cache_file.c), the
  * OpenCL program cache (through `hisp demo`, checked against the reference)
  * and the compound plan cache. */
 #include "testutil.h"
 #include "hispi.h"
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * computed here in double from the real expansion, Matrix Market round
  * trips (complex, quaternion, 3x3 blocks), generators, the plan cache. */
 #include "testutil.h"
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 #ifdef HISP_HAVE_CUDA
 #include "cuda/cuda_kern.h"
 #endif

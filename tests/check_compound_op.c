@@ -8,7 +8,7 @@
  * transpose of the expansion of A^H ... so A^H x = E(A)^T x and
  * A^T x = E(conj(A))^T x, both a scatter over the expansion's rows. */
 #include "testutil.h"
-#include "hispi_compound.h"
+#include "compound/hispi_compound.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Generators: structure of every kind, validity, determinism, f32/f64,
  * names, parameter checks, out-of-memory paths. Structure tests use a fresh
  * seed per run (test_seed()), so they check properties, not one sample.
- * hisp_matrix_perturb (core/gen_perturb.c) has its own test case. */
+ * hisp_matrix_perturb (core/gen/gen_perturb.c) has its own test case. */
 #include "testutil.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* HiSparse on the host: construction and exact round trips, node types,
  * O(1) transpose / scale, reference SpMV and add, files, copy-on-write edits. */
-#include "hispi_hisparse.h"
+#include "hisparse/hispi_hisparse.h"
 #include "testutil.h"
 
 #include <dirent.h>

@@ -9,8 +9,8 @@
  * leaf queues on the device backends (one round) and must give the same
  * result. */
 #include "testutil.h"
-#include "hisparse_sched.h"
-#include "hispi_hisparse.h"
+#include "hisparse/hisparse_sched.h"
+#include "hisparse/hispi_hisparse.h"
 
 #include <dirent.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * under ThreadSanitizer too (tsan build). */
 #include "testutil.h"
 
-#include "../core/hispi_hisparse.h"
+#include "hisparse/hispi_hisparse.h"
 
 #include <check.h>
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* HiSparse families resident on the device (core/hisparse_resid.c): chains
+/* HiSparse families resident on the device (core/hisparse/hisparse_resid.c): chains
  * of additions, edits, duplicates and scales whose results stay on the
  * device, checked against the reference backend with the host copy brought
  * up to date after each kind of operation or only at the end (operands
@@ -9,7 +9,7 @@
  * of device-only results (paths fetched node by node, never a range). */
 #include "testutil.h"
 #include "../backends/backend.h"
-#include "hispi_hisparse.h"
+#include "hisparse/hispi_hisparse.h"
 
 #include <math.h>
 #include <stdbool.h>

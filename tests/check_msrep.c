@@ -5,7 +5,7 @@
  * compared with the plain C reference of the whole matrix on fresh random
  * inputs. */
 #include "testutil.h"
-#include "hispi_msrep.h"
+#include "msrep/hispi_msrep.h"
 
 #include <dlfcn.h>
 #include <math.h>

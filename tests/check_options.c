@@ -1,4 +1,4 @@
-/* The context's options (core/options.c): set and get each one, refusals of
+/* The context's options (core/base/options.c): set and get each one, refusals of
  * unknown names and bad values (the old value stays), the HISP_OPTIONS
  * parser (called directly: setenv races with the other threads of a test
  * run), one context creation from HISP_OPTIONS in a hisp process, and that

@@ -6,7 +6,7 @@
  * Beneath them: the windowed product (hispi_mspmv_window, OWNED vectors)
  * against the all-gather and hisp_mspmv_dist, and vector-algebra views at
  * different offsets in one call. */
-#include "msrep_plan.h"
+#include "msrep/msrep_plan.h"
 #include "testutil.h"
 
 #include <math.h>

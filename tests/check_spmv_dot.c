@@ -156,7 +156,7 @@ START_TEST(test_spmv_dot_random)
 END_TEST
 
 /* Rows of every kind the CUDA plan makes (backends/cuda/cuda.c,
- * core/csr_plan.c): short rows in stream blocks, rows over CAP/4 entries
+ * core/matrix/csr_plan.c): short rows in stream blocks, rows over CAP/4 entries
  * in a block of their own, rows over SPLIT entries split into chunks (the
  * first row, one in the middle, the last), next to empty rows. */
 static hisp_matrix long_rows(hisp_context ctx, hisp_type t, uint64_t *st)

@@ -1,5 +1,5 @@
 /* Vector algebra (hisp.h "vector algebra") on every target and entry type,
- * against the core reference loops (core/vector_ref.c). */
+ * against the core reference loops (core/vector/vector_ref.c). */
 #include "hispi.h"
 #include "testutil.h"
 

@@ -277,7 +277,7 @@ static int32_t hisp_cuda_window(const hispi_csr_view *A, int64_t r0, int64_t r1,
     return 4 * in >= k1 - k0 ? (int32_t)lo : -1;
 }
 
-/* The block plan (core/csr_plan.c) in the kernels' layout, with a column
+/* The block plan (core/matrix/csr_plan.c) in the kernels' layout, with a column
  * window for each stream block when the matrix's columns are known (A->colind
  * may be NULL). */
 static hisp_status hisp_cuda_plan(hisp_context ctx, const hispi_csr_view *A, int64_t cap,

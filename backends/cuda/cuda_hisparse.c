@@ -1,7 +1,7 @@
 /* CUDA backend: HiSparse upload and SpMV through the dynamic scheduler
- * (core/hisparse_sched.h, kernels_cuda/hisparse.cu).
+ * (core/hisparse/hisparse_sched.h, kernels_cuda/hisparse.cu).
  *
- * Device state of a matrix: the family's pool (core/hisparse_dev.c, shared
+ * Device state of a matrix: the family's pool (core/hisparse/hisparse_dev.c, shared
  * by its matrices, at the host's offsets); one entry array
  * holding every queue (queue q at slots [base[q], base[q] + cap[q]), cap[q]
  * the nodes of that queue in the tree: each node is queued once per SpMV);

@@ -14,7 +14,7 @@ extern "C" {
 #define HISP_CUDA_HS_QUEUES 16 /* = HISP_SCHED_MAX_QUEUES */
 
 /* One SpMV: the tree on the device, the queues, the policy (copied from
- * core/hisparse_sched.h), the operands. Passed by value to every kernel. */
+ * core/hisparse/hisparse_sched.h), the operands. Passed by value to every kernel. */
 typedef struct {
     int f64;                  /* entry type: 0 float, 1 double */
     int nq, log2d, depth, tr; /* queues, node size, tree depth, transposed */

@@ -7,7 +7,7 @@
  * Built modules are cached per process under (device, source hash, options,
  * NVRTC version) and on disk as cubins in the kernel cache folder
  * (the context's cache_dir option, else $XDG_CACHE_HOME/hisp, else
- * ~/.cache/hisp; "off" disables it), each a validated entry (core/cache_file.c: length and
+ * ~/.cache/hisp; "off" disables it), each a validated entry (core/base/cache_file.c: length and
  * checksum): a damaged or old-format file is never handed to the driver,
  * it is rebuilt and replaced. Modules stay loaded until the process ends. */
 #include "../backend.h"

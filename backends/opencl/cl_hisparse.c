@@ -1,7 +1,7 @@
 /* OpenCL backend: HiSparse upload and SpMV with the host as the scheduler's
- * controller (core/hisparse_sched.h, kernels_cl/hisparse_spmv.cl).
+ * controller (core/hisparse/hisparse_sched.h, kernels_cl/hisparse_spmv.cl).
  *
- * Device state of a matrix: the family's pool (core/hisparse_dev.c); one entry array
+ * Device state of a matrix: the family's pool (core/hisparse/hisparse_dev.c); one entry array
  * holding every queue (queue q at slots [qbase[q], qbase[q] + cap[q]),
  * cap[q] = the nodes of that queue in the tree, since each node is queued
  * once per SpMV); fill counters bumped by atomic_add in the kernels.
@@ -35,7 +35,7 @@
  * A matrix's first SpMV (per orientation with the owner mapping, whose
  * sub-queues depend on it: each orientation has its own entry array) is
  * scheduled; later ones replay the full leaf queues in one round. */
-#include "../../core/hispi_hisparse.h"
+#include "hisparse/hispi_hisparse.h"
 #include "cl_backend.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * Disk cache: the context's cache_dir option, else $XDG_CACHE_HOME/hisp,
  * else $HOME/.cache/hisp ("off" disables it). A file is named by a hash of the
  * hisp version, source, options, device name and driver version and holds
- * a validated entry (core/cache_file.c: length and checksum). A damaged,
+ * a validated entry (core/base/cache_file.c: length and checksum). A damaged,
  * truncated or old-format file never reaches the OpenCL runtime (PoCL can
  * crash on a damaged binary): it is a miss, rebuilt from source and
  * atomically replaced. A valid binary the driver refuses (stale) likewise. */

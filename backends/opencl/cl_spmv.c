@@ -191,7 +191,7 @@ static hisp_status row_list(hisp_context ctx, hisp_cl_be *be, const hispi_csr_vi
     return s;
 }
 
-/* The block family's plan (core/csr_plan.c, whose block and split layouts
+/* The block family's plan (core/matrix/csr_plan.c, whose block and split layouts
  * are csr_block.cl's block_t and split_t): upload it and allocate the
  * partial sums. */
 static hisp_status plan_blocks(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,

@@ -13,7 +13,7 @@
  * device and are added in device order (deterministic), and a method's
  * ratios and products are evaluated here and passed to the kernels as host
  * values. */
-#include "../msrep_plan.h"
+#include "msrep/msrep_plan.h"
 #include "ksp.h"
 
 #include <stdlib.h>

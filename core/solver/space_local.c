@@ -4,7 +4,7 @@
  * method queues its whole iteration without waiting. With an operator whose
  * allreduce sums over MPI ranks, every reduction is read, summed over the
  * ranks and written back (one wait per reduction, as MPI needs). */
-#include "../hispi_compound.h"
+#include "compound/hispi_compound.h"
 #include "ksp.h"
 
 #include <math.h>

@@ -1,0 +1,153 @@
+/* hisp solve's output: the text report, the --json object and the --plot
+ * convergence chart. */
+#include "mspmv.h"
+#include "solve.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- output ------------------------------------------------------------------ */
+
+static double ms_per_iteration(const solve_result *r)
+{
+    double solve_ms = r->info.ms - r->info.setup_ms;
+    return r->info.iterations > 0 ? solve_ms / (double)r->info.iterations : NAN;
+}
+
+static double spmv_share(const solve_opts *o, const solve_result *r)
+{
+    double per = ms_per_iteration(r);
+    double spmv =
+        o->method == HISP_SOLVER_LSQR ? r->spmv_ms + r->spmv_t_ms : r->products * r->spmv_ms;
+    return per > 0 ? spmv / per : NAN;
+}
+
+void solve_print_json(const solve_opts *o, const solve_result *r)
+{
+    bool lsqr = o->method == HISP_SOLVER_LSQR;
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_string(&j, cli_is_gen_spec(o->spec) ? "generator" : "file", o->spec);
+    json_int(&j, "rows", r->mi.nrows);
+    json_int(&j, "cols", r->mi.ncols);
+    json_int(&j, "nnz", r->mi.nnz);
+    json_string(&j, "type", hisp_type_name(r->mi.type));
+    json_string(&j, "format", r->format);
+    if (r->ndev > 1) {
+        json_string(&j, "backend", hisp_backend_name(r->refs[0].backend));
+        json_array_begin(&j, "devices");
+        for (int k = 0; k < r->ndev; k++) {
+            json_object_begin(&j, NULL);
+            json_string(&j, "backend", hisp_backend_name(r->refs[k].backend));
+            json_int(&j, "index", r->refs[k].device);
+            json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_bool(&j, "shared_devices", r->shared);
+    } else {
+        json_string(&j, "backend", hisp_backend_name(r->dev.backend));
+        json_device(&j, "device", &r->dev);
+    }
+    json_string(&j, "method", hisp_solver_method_name(o->method));
+    json_string(&j, "precond", hisp_precond_name(o->precond));
+    json_double(&j, "rtol", o->rtol);
+    json_double(&j, "atol", o->atol);
+    json_int(&j, "maxit", o->maxit);
+    json_int(&j, "check_interval", o->check);
+    if (o->method == HISP_SOLVER_GMRES) json_int(&j, "restart", o->restart);
+    if (lsqr) json_double(&j, "damp", o->damp);
+    json_string(&j, "rhs", o->rhs);
+    if (strcmp(o->rhs, "random") == 0) json_uint(&j, "seed", o->seed);
+    if (o->x0) json_string(&j, "x0", o->x0);
+    json_bool(&j, "converged", r->info.converged != 0);
+    json_string(&j, "reason", hisp_stop_reason_name(r->info.reason));
+    json_int(&j, "iterations", r->info.iterations);
+    json_double(&j, "relative_residual", r->rel);
+    json_double(&j, "residual_norm", r->rnorm);
+    json_double(&j, "rhs_norm", r->bnorm);
+    if (lsqr) json_double(&j, "normal_relative_residual", r->normal_rel);
+    json_double(&j, "method_relative_residual", r->info.relative_residual);
+    json_double(&j, "prepare_ms", r->prepare_ms);
+    json_double(&j, "setup_ms", r->info.setup_ms);
+    json_double(&j, "solve_ms", r->info.ms - r->info.setup_ms);
+    json_double(&j, "ms_per_iteration", ms_per_iteration(r));
+    json_double(&j, "spmv_ms", r->spmv_ms);
+    if (lsqr) json_double(&j, "spmv_transpose_ms", r->spmv_t_ms);
+    json_int(&j, "products_per_iteration", r->products);
+    json_double(&j, "spmv_share", spmv_share(o, r));
+    if (o->out) json_string(&j, "out", o->out);
+    if (o->history) json_string(&j, "history", o->history);
+    if (o->plot) json_string(&j, "plot", o->plot);
+    json_transfers(&j, &r->xfer, r->ndev > 1 ? MSPMV_XFER_COVERS : NULL);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+void solve_print_text(const solve_opts *o, const solve_result *r)
+{
+    bool lsqr = o->method == HISP_SOLVER_LSQR;
+    printf("matrix     %s: %lld x %lld, %lld nonzeros, %s, %s\n", o->spec, (long long)r->mi.nrows,
+           (long long)r->mi.ncols, (long long)r->mi.nnz, hisp_type_name(r->mi.type), r->format);
+    printf("method     %s, preconditioner %s, rtol %g, atol %g, maxit %lld",
+           hisp_solver_method_name(o->method), hisp_precond_name(o->precond), o->rtol, o->atol,
+           (long long)o->maxit);
+    if (o->method == HISP_SOLVER_GMRES) printf(", restart %d", o->restart);
+    if (lsqr) printf(", damp %g", o->damp);
+    printf("\n");
+    if (r->ndev > 1)
+        printf("devices    %d x %s (pcsr parts%s)\n", r->ndev,
+               hisp_backend_name(r->refs[0].backend), r->shared ? ", several per device" : "");
+    else
+        printf("backend    %s, device %d: %s (%s)\n", hisp_backend_name(r->dev.backend),
+               r->dev.index, r->dev.name, r->dev.platform);
+    printf("stopped    %s after %lld iterations\n", hisp_stop_reason_name(r->info.reason),
+           (long long)r->info.iterations);
+    printf("residual   ||b - A x|| / ||b|| = %.3e (recomputed from x)\n", r->rel);
+    if (lsqr)
+        printf("           ||A^T (b - A x)|| / ||A^T b|| = %.3e (the normal equations: what "
+               "lsqr's tolerance bounds)\n",
+               r->normal_rel);
+    printf("           the method's own: %.3e\n", r->info.relative_residual);
+    printf("time       setup %.3f ms, solve %.3f ms", r->info.setup_ms,
+           r->info.ms - r->info.setup_ms);
+    if (r->info.iterations > 0) printf(" = %.4f ms per iteration", ms_per_iteration(r));
+    printf(" (before: upload and kernels %.3f ms)\n", r->prepare_ms);
+    if (lsqr)
+        printf("spmv       A x %.4f ms, A^T x %.4f ms (medians of %d)", r->spmv_ms, r->spmv_t_ms,
+               SOLVE_SPMV_RUNS);
+    else
+        printf("spmv       %.4f ms (median of %d), %d per iteration", r->spmv_ms, SOLVE_SPMV_RUNS,
+               r->products);
+    double share = spmv_share(o, r);
+    if (isfinite(share)) printf(": %.0f%% of an iteration", 100 * share);
+    printf("\n");
+    cli_print_transfers("transfers", &r->xfer);
+    if (o->out) printf("wrote      %s\n", o->out);
+    if (o->history) printf("wrote      %s\n", o->history);
+    if (o->plot) printf("wrote      %s\n", o->plot);
+}
+
+int solve_plot(const solve_opts *o, const solve_result *r, const cli_history *h)
+{
+    const char *name = cli_is_gen_spec(o->spec) ? o->spec : strrchr(o->spec, '/');
+    name = name && name[0] == '/' ? name + 1 : name ? name : o->spec;
+    char title[512], sub[256];
+    snprintf(title, sizeof title, "%s: %s%s%s, %s", name, hisp_solver_method_name(o->method),
+             o->precond ? " + " : "", o->precond ? hisp_precond_name(o->precond) : "",
+             hisp_type_name(r->mi.type));
+    snprintf(sub, sizeof sub, "%s after %lld iterations, ||b - A x|| / ||b|| = %.2e",
+             hisp_stop_reason_name(r->info.reason), (long long)r->info.iterations, r->rel);
+    /* the stopping rule relative to the method's right-hand side norm */
+    double rhs = r->info.rhs_norm, tol = o->rtol;
+    if (rhs > 0 && o->atol / rhs > tol) tol = o->atol / rhs;
+    return cli_plot_convergence(o->plot, h, title, sub,
+                                o->method == HISP_SOLVER_LSQR
+                                    ? "||A\xe1\xb5\x80r|| / ||A\xe1\xb5\x80"
+                                      "b||"
+                                    : "||r|| / ||b||",
+                                tol);
+}

@@ -1,0 +1,242 @@
+/* Vector algebra on the device: the kernels of kernels_cl/vector.cl through
+ * the backend's run-time kernel slots (OpenCL, CUDA), built once per context
+ * and type and kept in the context's vector state with its scratch; device
+ * scalars read by the kernels; reductions in two stages (vector_ops.c says
+ * more). */
+#include "vector_ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const kname[K_COUNT] = {
+    "vec_fill",   "vec_copy",   "vec_scale", "vec_axpby",     "vec_axpbypcz", "vec_mul",
+    "vec_div",    "vec_dot",    "vec_nrm2",  "vec_axpby_dot", "vec_dot2",     "vec_div_dot",
+    "vec_scalar", "vec_reduce", "vec_smul",  "vec_axpby2"};
+_Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
+
+/* The byte offset of the result slots in the slots buffer (scalar slots
+ * 0..2 below it, entries of at most 32 bytes). */
+#define RESULT_SLOT_BYTES 256
+#define SLOTS_BYTES 512
+
+bool hispi_vec_has_kernels(hisp_context ctx)
+{
+    const hisp_backend_ops *o = ctx->ops;
+    return o->kern_caps && o->kern_get && o->kern_free && o->kern_launch;
+}
+
+static void vstate_drop(hispi_devobj *o)
+{
+    hispi_vstate *st = (hispi_vstate *)((char *)o - offsetof(hispi_vstate, link));
+    hisp_context ctx = (hisp_context)((char *)st - offsetof(struct hisp_context_s, vec));
+    if (!st->ready) return;
+    for (int t = 0; t < 6; t++)
+        for (int k = 0; k < HISPI_VK_COUNT; k++)
+            if (st->kern[t][k]) {
+                ctx->ops->kern_free(ctx->be, st->kern[t][k]);
+                st->kern[t][k] = NULL;
+            }
+    if (st->part) ctx->ops->buf_free(ctx->be, st->part);
+    if (st->slots) ctx->ops->buf_free(ctx->be, st->slots);
+    st->part = st->slots = NULL;
+    st->ready = false;
+}
+
+/* The context's vector state on its current backend: work sizes from the
+ * device, scratch buffers (the partials sized for the most groups any call
+ * launches, so they are allocated once per backend). */
+static hisp_status vstate(hisp_context ctx, hispi_vstate **out)
+{
+    hispi_vstate *st = &ctx->vec;
+    if (!st->link.next) hispi_devobj_attach(ctx, &st->link, vstate_drop);
+    if (!st->ready) {
+        hispi_kcaps caps;
+        HISPI_TRY(ctx->ops->kern_caps(ctx, ctx->be, &caps));
+        hisp_device_info info;
+        memset(&info, 0, sizeof info);
+        HISPI_TRY(ctx->ops->device_info(ctx, ctx->device, &info));
+        int cu = caps.compute_units > 0 ? caps.compute_units : 1;
+        st->is_cpu = caps.is_cpu;
+        st->ls = 1;
+        if (!caps.is_cpu) /* 256-thread groups, 8 per SM: every SM full */
+            for (st->ls = 256; st->ls > caps.max_group && st->ls > 1; st->ls >>= 1) {
+            }
+        /* CPUs: a few chunks per core, so a core that starts late is not the tail */
+        st->gmax = cu * (caps.is_cpu ? 4 : 8);
+        st->acc_double = info.fp64;
+        size_t pbytes = (size_t)st->gmax * 2 * 4 * (st->acc_double ? 8 : 4);
+        hisp_status s = ctx->ops->buf_alloc(ctx, ctx->be, pbytes, &st->part);
+        if (!s) s = ctx->ops->buf_alloc(ctx, ctx->be, SLOTS_BYTES, &st->slots);
+        if (s) {
+            if (st->part) ctx->ops->buf_free(ctx->be, st->part);
+            st->part = NULL;
+            return s;
+        }
+        st->ready = true;
+    }
+    *out = st;
+    return HISP_SUCCESS;
+}
+
+static hisp_status kernel(hisp_context ctx, hispi_vstate *st, hisp_type t, int k, void **out)
+{
+    if (!st->kern[t][k]) {
+        int vc = hisp_type_components(t), dbl = hispi_type_scalar_size(t) == 8;
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DVC=%d -DACC_DOUBLE=%d "
+                 "-DCHUNK=%d -DLS=%d",
+                 dbl ? "double" : "float", dbl,
+                 vc == 1   ? 0
+                 : vc == 2 ? 1
+                           : 2,
+                 vc, st->acc_double, st->is_cpu, st->ls);
+        HISPI_TRY(
+            ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_VECTOR, opts, kname[k], &st->kern[t][k]));
+    }
+    *out = st->kern[t][k];
+    return HISP_SUCCESS;
+}
+
+static size_t groups_for(const hispi_vstate *st, int64_t n)
+{
+    if (n <= 0) return 0;
+    /* CPUs: chunks of at least 8192 entries (a launch per tiny chunk costs more) */
+    int64_t g = st->is_cpu ? (n + 8191) / 8192 : (n + st->ls - 1) / st->ls;
+    return (size_t)(g < st->gmax ? g : st->gmax);
+}
+
+/* A scalar as the kernels take it. */
+typedef struct {
+    unsigned char h[32]; /* host value: one entry of the call's type */
+    void *num, *den;
+    int64_t i, j;
+    int mode; /* 1 numerator from num[i], 2 times den[j]^-1, 4 negated */
+} dscalar;
+
+static int push_scalar(hispi_karg *a, int k, hisp_type t, const dscalar *s, void *dummy)
+{
+    int vc = hisp_type_components(t);
+    bool dbl = hispi_type_scalar_size(t) == 8;
+    for (int c = 0; c < vc; c++) {
+        double v = dbl ? ((const double *)s->h)[c] : ((const float *)s->h)[c];
+        a[k++] = (hispi_karg){dbl ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
+    }
+    a[k++] = (hispi_karg){HISPI_KARG_BUF, s->num ? s->num : dummy, 0, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_I64, NULL, s->i, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_BUF, s->den ? s->den : dummy, 0, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_I64, NULL, s->j, 0};
+    a[k++] = (hispi_karg){HISPI_KARG_I32, NULL, s->mode, 0};
+    return k;
+}
+
+static bool written_by(const vcall *c, hisp_vector v)
+{
+    if (c->k == K_SMUL) return false; /* one work-item reads its scalars, then writes */
+    for (int i = 0; i < c->nv; i++)
+        if ((c->out >> i & 1) && c->v[i] == v) return true;
+    return false;
+}
+
+/* Scalar i of the call for the kernels. One read from a vector the call
+ * writes is evaluated into scalar slot i first (the kernel's work-items
+ * would otherwise race with the write). */
+static hisp_status dev_scalar(const vcall *c, hispi_vstate *st, int i, dscalar *d)
+{
+    hisp_context ctx = c->ctx;
+    const hisp_scalar *s = c->s[i];
+    memset(d, 0, sizeof *d);
+    if (s->host) {
+        hispi_vref_scalar(c->t, s->host, NULL, s->negate, d->h);
+        return HISP_SUCCESS;
+    }
+    HISPI_TRY(hispi_vector_device(s->num, true, &d->num));
+    d->i = s->inum;
+    d->mode = 1 | (s->negate & 1 ? 4 : 0) | (s->negate & HISPI_SCALAR_SAFE ? 8 : 0);
+    if (s->den) {
+        HISPI_TRY(hispi_vector_device(s->den, true, &d->den));
+        d->j = s->iden;
+        d->mode |= 2;
+    }
+    if (!written_by(c, s->num) && !(s->den && written_by(c, s->den))) return HISP_SUCCESS;
+    void *k = NULL;
+    HISPI_TRY(kernel(ctx, st, c->t, K_SCALAR, &k));
+    hispi_karg a[16];
+    int na = push_scalar(a, 0, c->t, d, st->slots);
+    a[na++] = (hispi_karg){HISPI_KARG_BUF, st->slots, 0, 0};
+    a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, i, 0};
+    HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, k, a, na, 1, 1));
+    memset(d, 0, sizeof *d);
+    d->num = st->slots;
+    d->i = i;
+    d->mode = 1;
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_vec_run_dev(const vcall *c)
+{
+    hisp_context ctx = c->ctx;
+    const hisp_backend_ops *ops = ctx->ops;
+    hispi_vstate *st = NULL;
+    HISPI_TRY(vstate(ctx, &st));
+    void *k1 = NULL, *k2 = NULL;
+    HISPI_TRY(kernel(ctx, st, c->t, c->k, &k1));
+    if (c->nr) HISPI_TRY(kernel(ctx, st, c->t, K_REDUCE, &k2));
+    /* operands read first (uploaded where only the host copy is current),
+     * then those only written */
+    void *buf[4] = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->nv; i++)
+            if ((int)(c->read >> i & 1) == (pass == 0))
+                HISPI_TRY(hispi_vector_device(c->v[i], pass == 0, &buf[i]));
+    void *rbuf[2] = {st->slots, st->slots};
+    int64_t ridx[2] = {0, 0};
+    int ncomp = c->real_result ? 1 : hisp_type_components(c->t);
+    size_t rs = (size_t)ncomp * hispi_type_scalar_size(c->t);
+    for (int i = 0; i < c->nr; i++) {
+        if (c->r[i]->vec) {
+            HISPI_TRY(hispi_vector_device(c->r[i]->vec, true, &rbuf[i]));
+            ridx[i] = c->r[i]->index;
+        } else {
+            ridx[i] = (int64_t)(RESULT_SLOT_BYTES / rs) + i;
+        }
+    }
+    dscalar ds[4];
+    for (int i = 0; i < c->ns; i++)
+        HISPI_TRY(dev_scalar(c, st, i, &ds[i]));
+
+    hispi_karg a[64];
+    int na = 0;
+    a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->n, 0};
+    for (int i = 0; c->k != K_SMUL && i < 4; i++) /* the views' offsets, o0..o3 */
+        a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, i < c->nv ? c->v[i]->off : 0, 0};
+    for (int i = 0; i < c->nv; i++)
+        a[na++] = (hispi_karg){HISPI_KARG_BUF, buf[i], 0, 0};
+    if (c->k == K_AXPBY_DOT) a[na++] = (hispi_karg){HISPI_KARG_I32, NULL, c->hasw, 0};
+    if (c->k == K_SMUL) a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->oi, 0};
+    for (int i = 0; i < c->ns; i++)
+        na = push_scalar(a, na, c->t, &ds[i], st->slots);
+    if (c->nr) a[na++] = (hispi_karg){HISPI_KARG_BUF, st->part, 0, 0};
+    size_t groups = groups_for(st, c->n);
+    if (groups) HISPI_TRY(ops->kern_launch(ctx, ctx->be, k1, a, na, groups, (size_t)st->ls));
+    for (int i = 0; i < c->nv; i++)
+        if (c->out >> i & 1) hispi_vector_device_written(c->v[i]);
+    if (!c->nr) return HISP_SUCCESS;
+
+    hispi_karg r[9] = {
+        {HISPI_KARG_I64, NULL, (int64_t)groups, 0}, {HISPI_KARG_BUF, st->part, 0, 0},
+        {HISPI_KARG_I32, NULL, c->nr, 0},           {HISPI_KARG_I32, NULL, ncomp, 0},
+        {HISPI_KARG_I32, NULL, c->real_result, 0},  {HISPI_KARG_BUF, rbuf[0], 0, 0},
+        {HISPI_KARG_I64, NULL, ridx[0], 0},         {HISPI_KARG_BUF, rbuf[c->nr - 1], 0, 0},
+        {HISPI_KARG_I64, NULL, ridx[c->nr - 1], 0},
+    };
+    HISPI_TRY(ops->kern_launch(ctx, ctx->be, k2, r, 9, 1, (size_t)st->ls));
+    for (int i = 0; i < c->nr; i++) {
+        if (c->r[i]->vec)
+            hispi_vector_device_written(c->r[i]->vec);
+        else
+            HISPI_TRY(
+                ops->buf_read(ctx, ctx->be, st->slots, (size_t)ridx[i] * rs, c->r[i]->host, rs));
+    }
+    return HISP_SUCCESS;
+}

@@ -1,0 +1,265 @@
+/* Vector algebra reference loops for one scalar type, included by
+ * core/vector/vector_ref.c with T (float | double) and F(name) (name suffixed).
+ * vc = components per entry: 1 real, 2 complex, 4 quaternion (w x y z).
+ * Element formulas and their order are those of kernels_cl/vector.cl. */
+
+static inline void F(ld)(int vc, const T *p, int64_t i, T e[4])
+{
+    for (int c = 0; c < 4; c++)
+        e[c] = c < vc ? p[i * vc + c] : 0;
+}
+
+static inline void F(st)(int vc, T *p, int64_t i, const T e[4])
+{
+    for (int c = 0; c < vc; c++)
+        p[i * vc + c] = e[c];
+}
+
+/* r = a*b (complex / Hamilton product) */
+static inline void F(mul)(int vc, const T a[4], const T b[4], T r[4])
+{
+    if (vc == 1) {
+        r[0] = a[0] * b[0];
+    } else if (vc == 2) {
+        r[0] = a[0] * b[0] - a[1] * b[1];
+        r[1] = a[0] * b[1] + a[1] * b[0];
+    } else {
+        r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+        r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+        r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+        r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    }
+}
+
+static inline void F(conj)(int vc, const T a[4], T r[4])
+{
+    r[0] = a[0];
+    for (int c = 1; c < 4; c++)
+        r[c] = c < vc ? -a[c] : 0;
+}
+
+static inline T F(norm)(int vc, const T a[4])
+{
+    T s = a[0] * a[0];
+    for (int c = 1; c < vc; c++)
+        s += a[c] * a[c];
+    return s;
+}
+
+/* r = b^-1 * a (left: div) or a * b^-1 (right: ratio scalars); a / b for
+ * real entries; otherwise conj(b)*a / |b|^2 or a*conj(b) / |b|^2. */
+static inline void F(divide)(int vc, const T a[4], const T b[4], int right, T r[4])
+{
+    if (vc == 1) {
+        r[0] = a[0] / b[0];
+        return;
+    }
+    T cb[4], p[4];
+    F(conj)(vc, b, cb);
+    if (right)
+        F(mul)(vc, a, cb, p);
+    else
+        F(mul)(vc, cb, a, p);
+    T nb = F(norm)(vc, b);
+    for (int c = 0; c < vc; c++)
+        r[c] = p[c] / nb;
+}
+
+static inline bool F(zero)(int vc, const T a[4])
+{
+    for (int c = 0; c < vc; c++)
+        if (a[c] != 0) return false;
+    return true;
+}
+
+/* s += conj(x) * y in double */
+static inline void F(dotacc)(int vc, const T x[4], const T y[4], double s[4])
+{
+    double a[4], b[4], r[4];
+    for (int c = 0; c < 4; c++) {
+        a[c] = c ? -(double)x[c] : (double)x[c];
+        b[c] = (double)y[c];
+    }
+    if (vc == 1) {
+        r[0] = a[0] * b[0];
+    } else if (vc == 2) {
+        r[0] = a[0] * b[0] - a[1] * b[1];
+        r[1] = a[0] * b[1] + a[1] * b[0];
+    } else {
+        r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+        r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+        r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+        r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    }
+    for (int c = 0; c < vc; c++)
+        s[c] += r[c];
+}
+
+static inline void F(round)(int vc, const double s[4], void *r)
+{
+    for (int c = 0; c < vc; c++)
+        ((T *)r)[c] = (T)s[c];
+}
+
+static void F(scalar)(int vc, const void *num, const void *den, int negate, void *out)
+{
+    T a[4], b[4], r[4];
+    F(ld)(vc, num, 0, a);
+    if (den) {
+        F(ld)(vc, den, 0, b);
+        bool bz = true;
+        for (int c = 0; c < vc; c++)
+            bz = bz && b[c] == 0;
+        if ((negate & HISPI_SCALAR_SAFE) && bz)
+            memset(r, 0, sizeof r);
+        else
+            F(divide)(vc, a, b, 1, r);
+    } else {
+        memcpy(r, a, sizeof r);
+    }
+    if (negate & 1)
+        for (int c = 0; c < vc; c++)
+            r[c] = -r[c];
+    F(st)(vc, out, 0, r);
+}
+
+static void F(fill)(int vc, int64_t n, const void *av, void *y)
+{
+    T a[4];
+    F(ld)(vc, av, 0, a);
+    for (int64_t i = 0; i < n; i++)
+        F(st)(vc, y, i, a);
+}
+
+static void F(scale)(int vc, int64_t n, const void *av, void *y)
+{
+    T a[4], e[4], r[4];
+    F(ld)(vc, av, 0, a);
+    for (int64_t i = 0; i < n; i++) {
+        F(ld)(vc, y, i, e);
+        F(mul)(vc, e, a, r);
+        F(st)(vc, y, i, r);
+    }
+}
+
+/* one entry of x*a + y*b + z*c (terms as in hispi_vref_axpbypcz) */
+static inline void F(combo)(int vc, const T a[4], const void *x, const T b[4], const void *y,
+                            const T c[4], bool zread, const void *z, int64_t i, T r[4])
+{
+    T e[4], p[4];
+    F(ld)(vc, x, i, e);
+    F(mul)(vc, e, a, r);
+    if (y) {
+        F(ld)(vc, y, i, e);
+        F(mul)(vc, e, b, p);
+        for (int k = 0; k < vc; k++)
+            r[k] = r[k] + p[k];
+    }
+    if (zread) {
+        F(ld)(vc, z, i, e);
+        F(mul)(vc, e, c, p);
+        for (int k = 0; k < vc; k++)
+            r[k] = r[k] + p[k];
+    }
+}
+
+static void F(axpbypcz)(int vc, int64_t n, const void *av, const void *x, const void *bv,
+                        const void *y, const void *cv, void *z)
+{
+    T a[4], b[4] = {0}, c[4], r[4];
+    F(ld)(vc, av, 0, a);
+    if (y) F(ld)(vc, bv, 0, b);
+    F(ld)(vc, cv, 0, c);
+    bool zread = !F(zero)(vc, c);
+    for (int64_t i = 0; i < n; i++) {
+        F(combo)(vc, a, x, b, y, c, zread, z, i, r);
+        F(st)(vc, z, i, r);
+    }
+}
+
+static void F(muldiv)(int vc, int64_t n, const void *x, const void *y, void *z, bool div)
+{
+    T a[4], b[4], r[4];
+    for (int64_t i = 0; i < n; i++) {
+        F(ld)(vc, x, i, a);
+        F(ld)(vc, y, i, b);
+        if (div)
+            F(divide)(vc, a, b, 0, r);
+        else
+            F(mul)(vc, a, b, r);
+        F(st)(vc, z, i, r);
+    }
+}
+
+static void F(dot)(int vc, int64_t n, const void *x, const void *y, void *r)
+{
+    double s[4] = {0};
+    T a[4], b[4];
+    for (int64_t i = 0; i < n; i++) {
+        F(ld)(vc, x, i, a);
+        F(ld)(vc, y, i, b);
+        F(dotacc)(vc, a, b, s);
+    }
+    F(round)(vc, s, r);
+}
+
+static void F(nrm2)(int vc, int64_t n, const void *x, void *r)
+{
+    double s = 0;
+    for (int64_t i = 0; i < (int64_t)n * vc; i++) {
+        double v = ((const T *)x)[i];
+        s += v * v;
+    }
+    *(T *)r = (T)sqrt(s);
+}
+
+static void F(axpby_dot)(int vc, int64_t n, const void *av, const void *x, const void *bv, void *y,
+                         const void *w, void *r)
+{
+    T a[4], b[4], e[4], v[4];
+    double s[4] = {0};
+    F(ld)(vc, av, 0, a);
+    F(ld)(vc, bv, 0, b);
+    bool yread = !F(zero)(vc, b);
+    for (int64_t i = 0; i < n; i++) {
+        F(combo)(vc, a, x, NULL, NULL, b, yread, y, i, e);
+        F(st)(vc, y, i, e);
+        if (w) {
+            F(ld)(vc, w, i, v);
+            F(dotacc)(vc, e, v, s);
+        } else {
+            F(dotacc)(vc, e, e, s);
+        }
+    }
+    F(round)(vc, s, r);
+}
+
+static void F(dot2)(int vc, int64_t n, const void *x, const void *y, const void *w, void *r0,
+                    void *r1)
+{
+    double s0[4] = {0}, s1[4] = {0};
+    T a[4], b[4], c[4];
+    for (int64_t i = 0; i < n; i++) {
+        F(ld)(vc, x, i, a);
+        F(ld)(vc, y, i, b);
+        F(ld)(vc, w, i, c);
+        F(dotacc)(vc, a, b, s0);
+        F(dotacc)(vc, a, c, s1);
+    }
+    F(round)(vc, s0, r0);
+    F(round)(vc, s1, r1);
+}
+
+static void F(div_dot)(int vc, int64_t n, const void *x, const void *y, void *z, void *r)
+{
+    double s[4] = {0};
+    T a[4], b[4], q[4];
+    for (int64_t i = 0; i < n; i++) {
+        F(ld)(vc, x, i, a);
+        F(ld)(vc, y, i, b);
+        F(divide)(vc, a, b, 0, q);
+        F(st)(vc, z, i, q);
+        F(dotacc)(vc, a, q, s);
+    }
+    F(round)(vc, s, r);
+}
