@@ -1,7 +1,8 @@
 /* MSREP plans: the plan and its per-device workers, shared by the files of
  * core/msrep/ that run them (msrep_plan.c creation, msrep_workers.c threads
- * and waits, msrep_call.c and msrep_devmerge.c the calls, msrep_dist.c the
- * distributed vectors, msrep_breakdown.c the costs). Not installed. */
+ * and waits, msrep_call.c and msrep_devmerge.c the calls, msrep_mvector.c and
+ * msrep_dist.c the distributed vectors, msrep_breakdown.c the costs). Not
+ * installed. */
 #ifndef HISPI_MSREP_PLAN_H
 #define HISPI_MSREP_PLAN_H
 
@@ -132,7 +133,7 @@ struct hisp_mplan_s {
     void *xdev, *ydev;
     void *stage, **pstage, *shbuf;
     int64_t stage_m, pstage_m;
-    /* distributed vectors (msrep_dist.c): the current job (0: none) and its
+    /* distributed vectors (msrep_mvector.c): the current job (0: none) and its
      * operands; own0/own1: the rows each device owns (they tile the rows) */
     int dist;
     struct hisp_mvector_s *dx, *dy, *dv;
@@ -193,9 +194,40 @@ HISPI_LOCAL hisp_status hispi_msrep_compute_dev(worker *w);
 /* Free the device merge's context and staging buffers (plan destruction). */
 HISPI_LOCAL void hispi_msrep_merge_release(hisp_mplan plan);
 
-/* ---- distributed vectors (msrep_dist.c) --------------------------------- */
+/* ---- distributed vectors (msrep_mvector.c the handles and calls,
+ *      msrep_dist.c each device's share of a job) -------------------------- */
 
-/* A worker's share of a distributed-vector job (plan->dist, msrep_dist.c). */
+/* The job of a distributed-vector round (plan->dist). */
+enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER, DIST_EACH, DIST_WINDOW };
+
+struct hisp_mvector_s {
+    uint32_t magic;
+    hisp_mplan plan; /* NULL once the plan is gone */
+    hisp_mvec_layout layout;
+    int64_t n;
+    void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries (from row hispi_mvector_org) */
+    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS, OWNED: A_k x where the part starts after org */
+    void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS, OWNED: shared rows received, a slot per device */
+    struct hisp_mvector_s *next;
+};
+
+/* ROWS: the first row of device k's buffer -- its part's first row when
+ * that row is shared (a slot before the owned rows), else its first owned
+ * row. The buffer holds rows [base, own[k+1]). */
+static inline int64_t hispi_mvector_base(hisp_mplan plan, int k)
+{
+    const hisp_part *p = &plan->parts[k];
+    return p->start < p->end && p->start < plan->own[k] ? p->start : plan->own[k];
+}
+
+/* The row of entry 0 of v's buffer on device k: hispi_mvector_base for ROWS,
+ * 0 for the full-length layouts (REPLICATED, OWNED: row i at entry i). */
+static inline int64_t hispi_mvector_org(const struct hisp_mvector_s *v, int k)
+{
+    return v->layout == HISP_MVEC_ROWS ? hispi_mvector_base(v->plan, k) : 0;
+}
+
+/* A worker's share of a distributed-vector job (plan->dist). */
 HISPI_LOCAL hisp_status hispi_msrep_dist_work(worker *w);
 /* fn(w, arg) on every worker thread at once (each on its own context);
  * returns after all have finished, the first failure copied onto the
