@@ -5,7 +5,8 @@
  * its own context on its device and uploads its part (hispi_msrep_worker_init:
  * the local pointers, on the device for p*-opt; a HiSparse tree or a
  * cuSPARSE part where the flags ask). The calls are in msrep_call.c and
- * msrep_devmerge.c, the distributed vectors in msrep_dist.c. */
+ * msrep_devmerge.c, the distributed vectors in msrep_mvector.c and
+ * msrep_dist.c. */
 #include "msrep_plan.h"
 
 #include <stdio.h>
