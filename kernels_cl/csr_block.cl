@@ -1,7 +1,7 @@
 /* CSR SpMV for GPU devices, balanced blocks: y = alpha*op(A)*x + beta*y.
  * An OpenCL C 1.2 port of the CUDA backend's kernels (kernels_cuda/spmv.cu).
  *
- * The host cut the rows into blocks of about equal work (cl_spmv.c,
+ * The host cut the rows into blocks of about equal work (cl_csr_upload.c,
  * plan_blocks). A "stream" block holds up to CAP entries (16 KiB of
  * products) of up to ROWCAP consecutive rows: its NT work-items load the
  * entries with coalesced reads, multiply by x into local memory, then groups
@@ -19,7 +19,7 @@
  *           (ld.global.cs) for colind/values and read-only loads for x, as
  *           the CUDA kernels do; 2 also native float/double atomic adds
  *           (red.global.add) for the op = T fallback; 0 elsewhere
- * NT, ROWCAP, STAGE_BYTES and SPLIT must match cl_spmv.c. */
+ * NT, ROWCAP, STAGE_BYTES and SPLIT must match cl_csr.h. */
 typedef PTR_T ptr_t;
 /* column indices: uint, or ulong for wrapped 64-bit ones; IDX_BASE 1 for
  * 1-based wrapped arrays (read in place, rebased here) */

@@ -1,4 +1,6 @@
-/* MSREP distributed vectors: vectors that stay on a plan's devices between
+/* MSREP distributed vectors, each device's share of their jobs (run on the
+ * plan's worker threads; the handles and the calls that start the jobs are
+ * in msrep_mvector.c). Distributed vectors stay on a plan's devices between
  * SpMVs (the iterative-solver case without a home device), so that one
  * SpMV moves no vector between devices except the shared boundary rows.
  * (The solvers use an internal third layout, OWNED, and a product that
@@ -31,21 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HISPI_MAGIC_MVEC 0x684d5665u /* "hMVe" */
-
-enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER, DIST_EACH, DIST_WINDOW };
-
-struct hisp_mvector_s {
-    uint32_t magic;
-    hisp_mplan plan; /* NULL once the plan is gone */
-    hisp_mvec_layout layout;
-    int64_t n;
-    void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries (from row org()) */
-    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS, OWNED: A_k x where the part starts after org() */
-    void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS, OWNED: shared rows received, a slot per device */
-    struct hisp_mvector_s *next;
-};
-
 /* The rows device k owns (ROWS layout). */
 static void owned(hisp_mplan plan, int k, int64_t *o0, int64_t *o1)
 {
@@ -61,47 +48,11 @@ static int owner_of(hisp_mplan plan, int64_t r)
     return -1;
 }
 
-static hisp_status ownership(hisp_mplan plan)
-{
-    if (plan->own) return HISP_SUCCESS;
-    plan->dhost = false; /* one backend with device peer copies, or the host in between */
-    for (int k = 0; k < plan->nd; k++)
-        plan->dhost = plan->dhost || !wops(&plan->w[k])->buf_peer_copy ||
-                      wops(&plan->w[k]) != wops(&plan->w[0]);
-    HISPI_TRY(hispi_calloc(plan->home, (size_t)plan->nd, 8, &plan->dslot));
-    HISPI_TRY(
-        hispi_alloc(plan->home, (size_t)plan->nd + 1, sizeof *plan->own, (void **)&plan->own));
-    int64_t cur = 0;
-    for (int k = 0; k < plan->nd; k++) {
-        plan->own[k] = cur;
-        const hisp_part *p = &plan->parts[k];
-        if (p->end > cur) cur = p->end;
-    }
-    plan->own[plan->nd] = plan->nrows;
-    return HISP_SUCCESS;
-}
-
-/* ROWS: the first row of device k's buffer -- its part's first row when
- * that row is shared (a slot before the owned rows), else its first owned
- * row. The buffer holds rows [base, own[k+1]). */
-static int64_t base(hisp_mplan plan, int k)
-{
-    const hisp_part *p = &plan->parts[k];
-    return p->start < p->end && p->start < plan->own[k] ? p->start : plan->own[k];
-}
-
-/* The row of entry 0 of v's buffer on device k: base() for ROWS, 0 for the
- * full-length layouts (REPLICATED, OWNED: row i at entry i). */
-static int64_t org(const struct hisp_mvector_s *v, int k)
-{
-    return v->layout == HISP_MVEC_ROWS ? base(v->plan, k) : 0;
-}
-
-/* The kernel writes straight into y's buffer: the part starts at org(). */
+/* The kernel writes straight into y's buffer: the part starts at hispi_mvector_org(). */
 static bool direct(const struct hisp_mvector_s *y, int k)
 {
     const hisp_part *p = &y->plan->parts[k];
-    return p->start >= p->end || p->start == org(y, k);
+    return p->start >= p->end || p->start == hispi_mvector_org(y, k);
 }
 
 static size_t esize(hisp_mplan plan)
@@ -155,7 +106,8 @@ static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
                                     : axpby(w, v->n, 0.0, NULL, 0, 0.0, v->buf[k], 0));
         HISPI_TRY(wops(w)->synchronize(w->ctx, w->ctx->be));
     } else {
-        HISPI_TRY(alloc_one(w, (size_t)(plan->own[k + 1] - base(plan, k)), &v->buf[k]));
+        HISPI_TRY(
+            alloc_one(w, (size_t)(plan->own[k + 1] - hispi_mvector_base(plan, k)), &v->buf[k]));
         if (!direct(v, k))
             HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
     }
@@ -169,7 +121,7 @@ static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
     void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
-    int64_t o0 = 0, o1 = v->n, b = org(v, k);
+    int64_t o0 = 0, o1 = v->n, b = hispi_mvector_org(v, k);
     if (v->layout != HISP_MVEC_REPLICATED) {
         owned(plan, k, &o0, &o1);
     } else if (!write && k > 0) {
@@ -198,7 +150,7 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     hisp_type t = plan->type;
     size_t es = esize(plan);
     int k = w->id;
-    int64_t o0, o1, s = w->part.start, e = w->part.end, b = org(y, k);
+    int64_t o0, o1, s = w->part.start, e = w->part.end, b = hispi_mvector_org(y, k);
     owned(plan, k, &o0, &o1);
     double beta = plan->beta;
     if (!st && s < e && s < o0 && (s + 1 < o0 || owner_of(plan, s) < 0 || owner_of(plan, s) == k))
@@ -212,7 +164,8 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     if (!st && s < e && direct(y, k) && plan->ddot && o->csr_spmv_dot && !plan->vendor &&
         beta == 0 && plan->alpha == 1) { /* y = A_k x and its rows' dot with x, one pass */
         unsigned char r[8];
-        st = o->csr_spmv_dot(ctx, be, w->dev, x->buf[k], s - org(x, k), y->buf[k], NULL, 0, r);
+        st = o->csr_spmv_dot(ctx, be, w->dev, x->buf[k], s - hispi_mvector_org(x, k), y->buf[k],
+                             NULL, 0, r);
         if (st == HISP_ERR_UNSUPPORTED) { /* the plain product, and the dot's own pass */
             hispi_clear_error(ctx);
             st = HISP_SUCCESS;
@@ -287,7 +240,7 @@ static hisp_status work_gather(worker *w)
         int64_t o0 = plan->own[k], o1 = plan->own[k + 1];
         hisp_status st = HISP_SUCCESS;
         if (o1 > o0)
-            st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - org(src, k)) * es,
+            st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - hispi_mvector_org(src, k)) * es,
                              (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
         w->xst = st;
         hispi_barrier_wait(&plan->bar); /* every device's rows are staged */
@@ -300,9 +253,9 @@ static hisp_status work_gather(worker *w)
     for (int j = 0; j < plan->nd; j++) {
         int64_t o0 = plan->own[j], o1 = plan->own[j + 1];
         if (o1 > o0)
-            HISPI_TRY(o->buf_peer_copy(w->ctx, be, be, dst->buf[k], (size_t)o0 * es,
-                                       plan->w[j].ctx->be, src->buf[j],
-                                       (size_t)(o0 - org(src, j)) * es, (size_t)(o1 - o0) * es));
+            HISPI_TRY(o->buf_peer_copy(
+                w->ctx, be, be, dst->buf[k], (size_t)o0 * es, plan->w[j].ctx->be, src->buf[j],
+                (size_t)(o0 - hispi_mvector_org(src, j)) * es, (size_t)(o1 - o0) * es));
     }
     return o->synchronize(w->ctx, be);
 }
@@ -347,8 +300,10 @@ static hisp_status owned_dot(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     if (o1 <= o0) return HISP_SUCCESS;
     hisp_vector vx = NULL, vy = NULL;
     unsigned char r[8];
-    hisp_status st = hispi_vector_view(w->ctx, t, o1 - o0, x->buf[k], o0 - org(x, k), &vx);
-    if (!st) st = hispi_vector_view(w->ctx, t, o1 - o0, y->buf[k], o0 - org(y, k), &vy);
+    hisp_status st =
+        hispi_vector_view(w->ctx, t, o1 - o0, x->buf[k], o0 - hispi_mvector_org(x, k), &vx);
+    if (!st)
+        st = hispi_vector_view(w->ctx, t, o1 - o0, y->buf[k], o0 - hispi_mvector_org(y, k), &vy);
     if (!st) st = hisp_vector_dot(vx, vy, hisp_result_host(r));
     if (!st) *out = hispi_load_real(t, r, 0);
     hisp_vector_destroy(&vx);
@@ -382,7 +337,7 @@ static hisp_status work_window(worker *w)
                 hi = b > hi ? b : hi;
             }
         if (lo < hi)
-            st = o->buf_read(w->ctx, be, x->buf[k], (size_t)(lo - org(x, k)) * es,
+            st = o->buf_read(w->ctx, be, x->buf[k], (size_t)(lo - hispi_mvector_org(x, k)) * es,
                              (char *)plan->dstage + (size_t)lo * es, (size_t)(hi - lo) * es);
     }
     w->xst = st;
@@ -396,7 +351,8 @@ static hisp_status work_window(worker *w)
                               (const char *)plan->dstage + (size_t)a * es, (size_t)(b - a) * es);
         else
             st = o->buf_peer_copy(w->ctx, be, be, xs->buf[k], (size_t)a * es, plan->w[j].ctx->be,
-                                  x->buf[j], (size_t)(a - org(x, j)) * es, (size_t)(b - a) * es);
+                                  x->buf[j], (size_t)(a - hispi_mvector_org(x, j)) * es,
+                                  (size_t)(b - a) * es);
     }
     if (!st) st = o->synchronize(w->ctx, be);
     w->x_ms = hispi_now_ms() - t0;
@@ -425,280 +381,4 @@ hisp_status hispi_msrep_dist_work(worker *w)
         w->x_ms = 0;
         return work_spmv(w, plan->dx, plan->dy, HISP_SUCCESS);
     }
-}
-
-/* One job on every worker; the first failure goes to the plan's context. */
-static hisp_status run_job(hisp_mplan plan, int job)
-{
-    for (int k = 0; k < plan->nd; k++)
-        plan->w[k].st = HISP_SUCCESS;
-    plan->dist = job;
-    hispi_msrep_run_round(plan);
-    plan->dist = 0;
-    return hispi_msrep_worker_failure(plan);
-}
-
-static bool plan_ok(hisp_mplan plan)
-{
-    return hispi_handle_live(plan, HISPI_H_MPLAN);
-}
-
-/* Live: neither it nor its plan (nor the plan's context) destroyed. */
-static bool vec_ok(const struct hisp_mvector_s *v)
-{
-    return hispi_handle_live(v, HISPI_H_MVECTOR);
-}
-
-/* What hisp_mvector_destroy accepts: live, or orphaned by its plan's end. */
-static bool vec_known(const struct hisp_mvector_s *v)
-{
-    return hispi_handle_known(v, HISPI_H_MVECTOR);
-}
-
-static void free_buffers(struct hisp_mvector_s *v)
-{
-    hisp_mplan plan = v->plan;
-    for (int k = 0; plan && k < plan->nd; k++) {
-        worker *w = &plan->w[k];
-        void *bs[3] = {v->buf[k], v->tmp[k], v->shin[k]};
-        for (int i = 0; i < 3; i++)
-            if (bs[i] && w->ctx) wops(w)->buf_free(w->ctx->be, bs[i]);
-        v->buf[k] = v->tmp[k] = v->shin[k] = NULL;
-    }
-}
-
-void hispi_msrep_dist_release(hisp_mplan plan)
-{
-    for (struct hisp_mvector_s *v = plan->vectors; v; v = v->next) {
-        free_buffers(v);
-        v->plan = NULL; /* the handle stays valid for hisp_mvector_destroy */
-    }
-    plan->vectors = NULL;
-    free(plan->own);
-    plan->own = NULL;
-    free(plan->dslot);
-    plan->dslot = NULL;
-}
-
-hisp_status hispi_msrep_each(hisp_mplan plan, hisp_status (*fn)(worker *w, void *arg), void *arg)
-{
-    plan->each = fn;
-    plan->each_arg = arg;
-    hisp_status s = run_job(plan, DIST_EACH);
-    plan->each = NULL;
-    plan->each_arg = NULL;
-    return s;
-}
-
-bool hispi_mvector_of(hisp_mvector v, hisp_mplan plan, hisp_mvec_layout *layout)
-{
-    if (!vec_ok(v) || !plan || v->plan != plan) return false;
-    *layout = v->layout;
-    return true;
-}
-
-void hispi_mvector_slice(hisp_mvector v, int k, void **buf, int64_t *off, int64_t *n)
-{
-    hisp_mplan plan = v->plan;
-    *buf = v->buf[k];
-    *off = plan->own[k] - org(v, k);
-    *n = plan->own[k + 1] - plan->own[k];
-}
-
-hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)
-{
-    if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
-    hisp_context h = plan->home;
-    if (!out) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "NULL vector pointer");
-    *out = NULL;
-    if (layout != HISP_MVEC_REPLICATED && layout != HISP_MVEC_ROWS)
-        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "unknown vector layout %d", (int)layout);
-    return hispi_mvector_create(plan, layout, out);
-}
-
-hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)
-{
-    hisp_context h = plan->home;
-    *out = NULL;
-    if (plan->columns || plan->hisparse)
-        return hispi_fail(h, HISP_ERR_UNSUPPORTED,
-                          "distributed vectors need a row partition (rowblock, pcsr, pcoo) run by "
-                          "the CSR kernel, not %s%s",
-                          hisp_partition_name(plan->kind), plan->hisparse ? " with HiSparse" : "");
-    if (layout == HISPI_MVEC_OWNED && plan->nrows != plan->ncols)
-        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "OWNED vectors need a square matrix");
-    HISPI_TRY(ownership(plan));
-    struct hisp_mvector_s *v = NULL;
-    HISPI_TRY(hispi_calloc(h, 1, sizeof *v, (void **)&v));
-    if (hispi_handle_add(v, HISPI_H_MVECTOR, plan)) {
-        free(v);
-        return hispi_fail(h, HISP_ERR_OUT_OF_HOST_MEMORY, "no room for a vector handle");
-    }
-    v->magic = HISPI_MAGIC_MVEC;
-    v->plan = plan;
-    v->layout = layout;
-    v->n = layout == HISP_MVEC_REPLICATED ? plan->ncols : plan->nrows;
-    plan->dv = v;
-    hisp_status s = run_job(plan, DIST_ALLOC);
-    plan->dv = NULL;
-    if (s) {
-        free_buffers(v);
-        hispi_handle_free(v);
-        return s;
-    }
-    v->next = plan->vectors;
-    plan->vectors = v;
-    *out = v;
-    return HISP_SUCCESS;
-}
-
-void hisp_mvector_destroy(hisp_mvector *pv)
-{
-    if (!pv || !vec_known(*pv)) return;
-    struct hisp_mvector_s *v = *pv;
-    hisp_mplan plan = v->plan;
-    if (plan) {
-        free_buffers(v);
-        for (struct hisp_mvector_s **p = &plan->vectors; *p; p = &(*p)->next)
-            if (*p == v) {
-                *p = v->next;
-                break;
-            }
-    }
-    v->magic = 0;
-    hispi_handle_free(v);
-    *pv = NULL;
-}
-
-static hisp_status vec_check(hisp_mvector v, hisp_mplan *plan)
-{
-    if (!vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
-    if (!v->plan || !plan_ok(v->plan)) return HISP_ERR_INVALID_HANDLE; /* its plan is gone */
-    *plan = v->plan;
-    return HISP_SUCCESS;
-}
-
-hisp_status hisp_mvector_length(hisp_mvector v, int64_t *n)
-{
-    hisp_mplan plan;
-    HISPI_TRY(vec_check(v, &plan));
-    if (!n) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL length");
-    *n = v->n;
-    return HISP_SUCCESS;
-}
-
-/* A write (src) or read (dst) between the host and every device. */
-static hisp_status transfer(hisp_mvector v, const void *src, void *dst)
-{
-    hisp_mplan plan;
-    HISPI_TRY(vec_check(v, &plan));
-    if (!src && !dst) return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT, "NULL host array");
-    plan->dv = v;
-    plan->dsrc = src;
-    plan->ddst = dst;
-    hisp_status s = run_job(plan, src ? DIST_WRITE : DIST_READ);
-    plan->dv = NULL;
-    plan->dsrc = NULL;
-    plan->ddst = NULL;
-    return s;
-}
-
-hisp_status hisp_mvector_write(hisp_mvector v, const void *src)
-{
-    return transfer(v, src, NULL);
-}
-
-hisp_status hisp_mvector_read(hisp_mvector v, void *dst)
-{
-    return transfer(v, NULL, dst);
-}
-
-hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, const void *beta,
-                            hisp_mvector y)
-{
-    if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
-    hisp_context h = plan->home;
-    if (!vec_ok(x) || !vec_ok(y) || x->plan != plan || y->plan != plan)
-        return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x and y must be vectors of this plan");
-    if (x->layout != HISP_MVEC_REPLICATED || y->layout != HISP_MVEC_ROWS)
-        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
-                          "hisp_mspmv_dist takes a replicated x and a row-distributed y");
-    if (!alpha || !beta) return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "alpha or beta is NULL");
-    plan->alpha = hispi_load_real(plan->type, alpha, 0);
-    plan->beta = hispi_load_real(plan->type, beta, 0);
-    plan->dx = x;
-    plan->dy = y;
-    double t0 = hispi_now_ms();
-    hisp_status s = run_job(plan, DIST_SPMV);
-    plan->dx = plan->dy = NULL;
-    if (!s) {
-        hisp_mplan_breakdown *bd = &plan->bd;
-        hispi_msrep_collect(plan); /* kernel per device (device marks), boundary adds as merge */
-        bd->total_ms = hispi_now_ms() - t0;
-        bd->device_merge = 1; /* the boundary rows are added on their owners */
-    }
-    return s;
-}
-
-hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst)
-{
-    hisp_mplan plan;
-    HISPI_TRY(vec_check(src, &plan));
-    if (!vec_ok(dst) || dst->plan != plan)
-        return hispi_fail(plan->home, HISP_ERR_INVALID_HANDLE, "dst must be a vector of this plan");
-    if (src->layout != HISP_MVEC_ROWS || dst->layout != HISP_MVEC_REPLICATED || src->n != dst->n)
-        return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT,
-                          "allgather takes a ROWS vector into a REPLICATED one of the same length "
-                          "(%lld and %lld entries; square matrices)",
-                          (long long)src->n, (long long)dst->n);
-    if (plan->dhost)
-        HISPI_TRY(
-            hispi_alloc(plan->home, (size_t)(src->n > 0 ? src->n : 1), esize(plan), &plan->dstage));
-    plan->dy = src;
-    plan->dx = dst;
-    hisp_status s = run_job(plan, DIST_GATHER);
-    plan->dx = plan->dy = NULL;
-    free(plan->dstage);
-    plan->dstage = NULL;
-    return s;
-}
-
-hisp_status hispi_mspmv_window(hisp_mplan plan, hisp_mvector x, hisp_mvector xs, hisp_mvector y,
-                               double *dot)
-{
-    if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
-    hisp_context h = plan->home;
-    if (plan->nrows != plan->ncols)
-        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
-                          "msrep: the windowed product needs a square matrix");
-    bool full = xs && (xs->layout == HISP_MVEC_REPLICATED || xs->layout == HISPI_MVEC_OWNED);
-    if (!vec_ok(x) || !vec_ok(y) || !full || x->plan != plan || xs->plan != plan ||
-        y->plan != plan || x->layout == HISP_MVEC_REPLICATED || y->layout == HISP_MVEC_REPLICATED ||
-        (x->layout == HISPI_MVEC_OWNED && xs != x) || x == y || xs == y)
-        return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT,
-                          "msrep: the windowed product takes x (ROWS, or OWNED and its own "
-                          "scratch), a full-length scratch and y (ROWS or OWNED) of the plan, y "
-                          "apart");
-    if (plan->dhost)
-        HISPI_TRY(hispi_alloc(h, (size_t)(x->n > 0 ? x->n : 1), esize(plan), &plan->dstage));
-    plan->alpha = 1.0;
-    plan->beta = 0.0;
-    plan->dv = x;
-    plan->dx = xs;
-    plan->dy = y;
-    plan->ddot = dot;
-    for (int k = 0; dot && k < plan->nd; k++)
-        dot[k] = 0;
-    double t0 = hispi_now_ms();
-    hisp_status s = run_job(plan, DIST_WINDOW);
-    plan->dv = plan->dx = plan->dy = NULL;
-    plan->ddot = NULL;
-    free(plan->dstage);
-    plan->dstage = NULL;
-    if (!s) {
-        hispi_msrep_collect(plan);
-        plan->bd.total_ms = hispi_now_ms() - t0;
-        plan->bd.device_merge = 1;
-    }
-    return s;
 }

@@ -179,3 +179,8 @@ void hispi_numa_bind_memory(void *p, size_t bytes, int node)
 }
 
 #endif
+
+int hisp_numa_nodes(void)
+{
+    return hispi_numa_nodes();
+}

@@ -1,5 +1,8 @@
-/* MSREP plans: the plan and its per-device workers (core/msrep/msrep.c), shared
- * with the distributed vectors (core/msrep/msrep_dist.c). Not installed. */
+/* MSREP plans: the plan and its per-device workers, shared by the files of
+ * core/msrep/ that run them (msrep_plan.c creation, msrep_workers.c threads
+ * and waits, msrep_call.c and msrep_devmerge.c the calls, msrep_mvector.c and
+ * msrep_dist.c the distributed vectors, msrep_breakdown.c the costs). Not
+ * installed. */
 #ifndef HISPI_MSREP_PLAN_H
 #define HISPI_MSREP_PLAN_H
 
@@ -16,7 +19,7 @@
  * 10-50 us of wake-up latency (futex + scheduler), several per SpMV, which
  * on 4 GPUs is 5-15 % of a 0.5-1.5 ms call. Where the machine has a core
  * for each waiting thread, waits first spin for up to spin_ns
- * (2000 us; 0: never; core/msrep.c spin_budget), then block. */
+ * (2000 us; 0: never; hispi_msrep_spin_budget), then block. */
 typedef struct {
     long ns;
     struct timespec t0;
@@ -125,12 +128,12 @@ struct hisp_mplan_s {
      * one partial vector per device not on the merge device for the sum
      * merge, the first entry of each part (shared rows) */
     bool devmerge;
-    bool relay; /* x of op N relayed between the devices (x_relay) */
+    bool relay; /* x of op N relayed between the devices (x_relay, msrep_devmerge.c) */
     hisp_context mctx;
     void *xdev, *ydev;
     void *stage, **pstage, *shbuf;
     int64_t stage_m, pstage_m;
-    /* distributed vectors (msrep_dist.c): the current job (0: none) and its
+    /* distributed vectors (msrep_mvector.c): the current job (0: none) and its
      * operands; own0/own1: the rows each device owns (they tile the rows) */
     int dist;
     struct hisp_mvector_s *dx, *dy, *dv;
@@ -161,6 +164,16 @@ static inline bool part_empty(const worker *w)
 HISPI_LOCAL int hispi_barrier_init(hispi_barrier *b, unsigned n, long spin_ns);
 HISPI_LOCAL void hispi_barrier_destroy(hispi_barrier *b);
 HISPI_LOCAL void hispi_barrier_wait(hispi_barrier *b);
+/* ---- creation and the worker threads (msrep_plan.c, msrep_workers.c) --- */
+
+/* Creation work of one worker, on its thread: its context, local pointers
+ * and the upload of its part (msrep_plan.c). */
+HISPI_LOCAL hisp_status hispi_msrep_worker_init(worker *w);
+/* The thread of a worker (msrep_workers.c): hispi_msrep_worker_init, then
+ * one job per round until the plan quits. */
+HISPI_LOCAL void *hispi_msrep_worker_main(void *arg);
+/* The spin budget of a plan's waits in ns (0: block at once). */
+HISPI_LOCAL long hispi_msrep_spin_budget(hisp_context ctx, int nd, const hisp_device_ref *devs);
 /* Wakes every worker for one job and waits until all have finished. */
 HISPI_LOCAL void hispi_msrep_run_round(hisp_mplan plan);
 /* The workers' last x, compute, gather and merge times into the plan's
@@ -168,7 +181,53 @@ HISPI_LOCAL void hispi_msrep_run_round(hisp_mplan plan);
 HISPI_LOCAL void hispi_msrep_collect(hisp_mplan plan);
 /* The first failing worker's error, copied onto the plan's home context. */
 HISPI_LOCAL hisp_status hispi_msrep_worker_failure(hisp_mplan plan);
-/* A worker's share of a distributed-vector job (plan->dist, msrep_dist.c). */
+
+/* ---- the calls (msrep_call.c, msrep_devmerge.c) ------------------------- */
+
+/* A worker's device buffers for device op dop (host: and the host copy of
+ * its partial result); kept across calls with the same op, all or none. */
+HISPI_LOCAL hisp_status hispi_msrep_worker_buffers(worker *w, hisp_op dop, bool host);
+/* A worker's share of a hisp_mspmv job (host merge); sets w->st. */
+HISPI_LOCAL void hispi_msrep_host_job(worker *w);
+/* A worker's share of a hisp_mspmv_vec job (device merge): phase 1. */
+HISPI_LOCAL hisp_status hispi_msrep_compute_dev(worker *w);
+/* Free the device merge's context and staging buffers (plan destruction). */
+HISPI_LOCAL void hispi_msrep_merge_release(hisp_mplan plan);
+
+/* ---- distributed vectors (msrep_mvector.c the handles and calls,
+ *      msrep_dist.c each device's share of a job) -------------------------- */
+
+/* The job of a distributed-vector round (plan->dist). */
+enum { DIST_ALLOC = 1, DIST_WRITE, DIST_READ, DIST_SPMV, DIST_GATHER, DIST_EACH, DIST_WINDOW };
+
+struct hisp_mvector_s {
+    uint32_t magic;
+    hisp_mplan plan; /* NULL once the plan is gone */
+    hisp_mvec_layout layout;
+    int64_t n;
+    void *buf[HISP_MPLAN_MAX_DEVICES];  /* the device's entries (from row hispi_mvector_org) */
+    void *tmp[HISP_MPLAN_MAX_DEVICES];  /* ROWS, OWNED: A_k x where the part starts after org */
+    void *shin[HISP_MPLAN_MAX_DEVICES]; /* ROWS, OWNED: shared rows received, a slot per device */
+    struct hisp_mvector_s *next;
+};
+
+/* ROWS: the first row of device k's buffer -- its part's first row when
+ * that row is shared (a slot before the owned rows), else its first owned
+ * row. The buffer holds rows [base, own[k+1]). */
+static inline int64_t hispi_mvector_base(hisp_mplan plan, int k)
+{
+    const hisp_part *p = &plan->parts[k];
+    return p->start < p->end && p->start < plan->own[k] ? p->start : plan->own[k];
+}
+
+/* The row of entry 0 of v's buffer on device k: hispi_mvector_base for ROWS,
+ * 0 for the full-length layouts (REPLICATED, OWNED: row i at entry i). */
+static inline int64_t hispi_mvector_org(const struct hisp_mvector_s *v, int k)
+{
+    return v->layout == HISP_MVEC_ROWS ? hispi_mvector_base(v->plan, k) : 0;
+}
+
+/* A worker's share of a distributed-vector job (plan->dist). */
 HISPI_LOCAL hisp_status hispi_msrep_dist_work(worker *w);
 /* fn(w, arg) on every worker thread at once (each on its own context);
  * returns after all have finished, the first failure copied onto the
