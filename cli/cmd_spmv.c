@@ -291,11 +291,7 @@ int cmd_spmv(int argc, char **argv)
             json_object_end(&j);
         }
         if (job.check) {
-            json_object_begin(&j, "check");
-            json_double(&j, "rel_error", res.rel_error);
-            json_double(&j, "tolerance", res.tolerance);
-            json_bool(&j, "ok", !bad);
-            json_object_end(&j);
+            json_check(&j, res.rel_error, res.tolerance);
         }
         json_transfers(&j, &res.xfer, NULL);
         json_object_end(&j);

@@ -522,11 +522,7 @@ int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
             json_object_end(&j);
         }
         if (check) {
-            json_object_begin(&j, "check");
-            json_double(&j, "rel_error", err);
-            json_double(&j, "tolerance", tol);
-            json_bool(&j, "ok", !bad);
-            json_object_end(&j);
+            json_check(&j, err, tol);
         }
         json_transfers(&j, &xfer, NULL);
         json_object_end(&j);

@@ -175,6 +175,15 @@ void json_transfers(cli_json *j, const hisp_transfer_stats *t, const char *cover
     json_object_end(j);
 }
 
+void json_check(cli_json *j, double rel_error, double tolerance)
+{
+    json_object_begin(j, "check");
+    json_double(j, "rel_error", rel_error);
+    json_double(j, "tolerance", tolerance);
+    json_bool(j, "ok", rel_error <= tolerance);
+    json_object_end(j);
+}
+
 void json_transfers_of(cli_json *j, hisp_context ctx)
 {
     hisp_transfer_stats t = {0};

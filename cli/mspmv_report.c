@@ -142,11 +142,7 @@ void mspmv_print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     }
     json_array_end(&j);
     if (o->check) {
-        json_object_begin(&j, "check");
-        json_double(&j, "rel_error", rel);
-        json_double(&j, "tolerance", tol);
-        json_bool(&j, "ok", rel <= tol);
-        json_object_end(&j);
+        json_check(&j, rel, tol);
     }
     if (o->out) json_string(&j, "out", o->out);
     json_transfers(&j, xfer, MSPMV_XFER_COVERS);

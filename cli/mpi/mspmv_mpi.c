@@ -330,11 +330,7 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
             }
             json_array_end(&j);
             if (o->check) {
-                json_object_begin(&j, "check");
-                json_double(&j, "rel_error", rel);
-                json_double(&j, "tolerance", tol);
-                json_bool(&j, "ok", rel <= tol);
-                json_object_end(&j);
+                json_check(&j, rel, tol);
             }
             hisp_transfer_stats xfer = {0};
             cli_transfers_add(ctx, &xfer);
