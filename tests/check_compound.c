@@ -80,56 +80,6 @@ static void vec_dims(hisp_matrix A, int64_t *nx, int64_t *ny, hisp_type *vt, int
     *ny = mi.nrows * *per;
 }
 
-static double scal(size_t ss, const void *a, int64_t i)
-{
-    return ss == 4 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-
-/* The oracle: y = alpha*B*x + beta*y0 in double, B = the real expansion of A,
- * x and y as flat scalar arrays (AoS). */
-static double *oracle(hisp_matrix A, const void *x, const void *y0, double alpha, double beta)
-{
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
-    hisp_matrix_info mi;
-    ck_assert_int_eq(hisp_matrix_get_info(A, &mi), 0);
-    /* a copy of A on this context */
-    const int64_t *ptr;
-    const int32_t *cols;
-    const void *vals;
-    ck_assert_int_eq(hisp_matrix_convert(A, HISP_FORMAT_CSR), 0);
-    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, NULL, &cols, &vals), 0);
-    hisp_matrix C = NULL, B = NULL;
-    CK_OK(ctx, hisp_matrix_create_csr(ctx, mi.type, mi.nrows, mi.ncols, ptr, cols, vals, &C));
-    CK_OK(ctx, hisp_matrix_expand_real(C, &B));
-    hisp_matrix_info bi;
-    CK_OK(ctx, hisp_matrix_get_info(B, &bi));
-    size_t ss = hisp_type_size(bi.type);
-    ck_assert_int_eq(hisp_matrix_host_arrays(B, &ptr, NULL, &cols, &vals), 0);
-    double *y = calloc((size_t)bi.nrows + 1, sizeof *y);
-    for (int64_t i = 0; i < bi.nrows; i++) {
-        double s = 0;
-        for (int64_t k = ptr[i]; k < ptr[i + 1]; k++)
-            s += scal(ss, vals, k) * scal(ss, x, cols[k]);
-        y[i] = alpha * s + (beta != 0 ? beta * scal(ss, y0, i) : 0);
-    }
-    hisp_matrix_destroy(&B);
-    hisp_matrix_destroy(&C);
-    hisp_context_destroy(&ctx);
-    return y;
-}
-
-static double rel_err(size_t ss, const void *y, const double *ref, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = scal(ss, y, i) - ref[i];
-        num += d * d;
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* Runs variant v on ctx and compares with the oracle (fresh x, y0, alpha,
  * beta); beta_zero starts y as NaN. */
 static void check_variant(hisp_context ctx, hisp_matrix A, const hisp_variant *v, int beta_zero,
@@ -175,7 +125,7 @@ static void check_variant(hisp_context ctx, hisp_matrix A, const hisp_variant *v
         ck_abort_msg("%s: %s: %s", what, hisp_status_string(s), e.message);
     }
     CK_OK(ctx, hisp_vector_read(y, yh));
-    double *ref = oracle(A, xh, y0, alpha, beta);
+    double *ref = test_compound_oracle(A, HISP_OP_N, xh, y0, alpha, beta);
     const int64_t *ptr;
     ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, NULL, NULL, NULL), 0);
     hisp_matrix_info mi;
@@ -184,7 +134,7 @@ static void check_variant(hisp_context ctx, hisp_matrix A, const hisp_variant *v
     for (int64_t i = 0; i < mi.nrows; i++)
         if (ptr[i + 1] - ptr[i] > longest) longest = ptr[i + 1] - ptr[i];
     double tol = ss == 4 ? 2e-6 * sqrt((double)longest * 9) + 1e-6 : 1e-13 * longest + 1e-14;
-    double err = rel_err(ss, yh, ref, sy);
+    double err = test_compound_error(ss, yh, ref, sy);
     ck_assert_msg(err <= tol, "%s: relative error %.3e > %.1e", what, err, tol);
     free(ref);
     free(xh);
@@ -278,8 +228,8 @@ START_TEST(test_reference)
             memcpy(y, y0, (size_t)sy * ss);
             hispi_sparse s = A->host;
             CK_OK(ctx, hispi_compound_ref_spmv(ctx, &s, 0.75, x, -0.5, y));
-            double *ref = oracle(A, x, y0, 0.75, -0.5);
-            double err = rel_err(ss, y, ref, sy);
+            double *ref = test_compound_oracle(A, HISP_OP_N, x, y0, 0.75, -0.5);
+            double err = test_compound_error(ss, y, ref, sy);
             ck_assert_msg(err < (ss == 4 ? 1e-5 : 1e-13), "%s %s: error %.3e", hisp_type_name(t),
                           snames[st], err);
             free(ref);
@@ -637,7 +587,8 @@ START_TEST(test_generators)
                     for (int q = 0; q < comps; q++) {
                         int qt = k == 0 ? (q % 3) * 3 + q / 3 : q;
                         double sg = k == 1 && q > 0 ? -1 : 1;
-                        ck_assert(scal(ss, va, e * comps + q) == sg * scal(ss, va, g * comps + qt));
+                        ck_assert(test_scalar(ss, va, e * comps + q) ==
+                                  sg * test_scalar(ss, va, g * comps + qt));
                     }
                 }
             hisp_matrix_destroy(&A);

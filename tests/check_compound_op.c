@@ -19,19 +19,6 @@ static const hisp_type ctypes[] = {HISP_C32, HISP_C64,      HISP_Q32,
                                    HISP_Q64, HISP_B3X3_F32, HISP_B3X3_F64};
 #define NCTYPES 6
 
-static double scal(size_t ss, const void *a, int64_t i)
-{
-    return ss == 4 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-
-static void put(size_t ss, void *a, int64_t i, double d)
-{
-    if (ss == 4)
-        ((float *)a)[i] = (float)d;
-    else
-        ((double *)a)[i] = d;
-}
-
 /* m x n, about 3 entries per row, some rows empty, fresh values. */
 static hisp_matrix make_matrix(hisp_context ctx, hisp_type t, int64_t m, int64_t n, uint64_t *seed)
 {
@@ -47,7 +34,7 @@ static hisp_matrix make_matrix(hisp_context ctx, hisp_type t, int64_t m, int64_t
             r[nnz] = (int32_t)i;
             c[nnz] = (int32_t)(test_rand(seed) % (uint64_t)n);
             for (int q = 0; q < comps; q++)
-                put(ss, v, nnz * comps + q, test_uniform(seed));
+                test_put_scalar(ss, v, nnz * comps + q, test_uniform(seed));
         }
     }
     hisp_matrix A = NULL;
@@ -57,58 +44,6 @@ static hisp_matrix make_matrix(hisp_context ctx, hisp_type t, int64_t m, int64_t
     free(c);
     free(v);
     return A;
-}
-
-/* y = alpha*op(A)*x + beta*y0 in double (op T or H), x and y flat scalars. */
-static double *oracle(hisp_matrix A, hisp_op op, const void *x, const void *y0, double alpha,
-                      double beta)
-{
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
-    hisp_matrix_info mi;
-    ck_assert_int_eq(hisp_matrix_get_info(A, &mi), 0);
-    const int64_t *ptr;
-    const int32_t *cols;
-    const void *vals;
-    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, NULL, &cols, &vals), 0);
-    int comps = hisp_type_components(mi.type);
-    size_t es = hisp_type_size(mi.type), ss = es / (size_t)comps;
-    void *cv = malloc((size_t)mi.nnz * es + 8);
-    memcpy(cv, vals, (size_t)mi.nnz * es);
-    bool blocks = mi.type == HISP_B3X3_F32 || mi.type == HISP_B3X3_F64;
-    if (op == HISP_OP_T && !blocks) /* conj(A) */
-        for (int64_t k = 0; k < mi.nnz; k++)
-            for (int q = 1; q < comps; q++)
-                put(ss, cv, k * comps + q, -scal(ss, cv, k * comps + q));
-    hisp_matrix C = NULL, B = NULL;
-    CK_OK(ctx, hisp_matrix_create_csr(ctx, mi.type, mi.nrows, mi.ncols, ptr, cols, cv, &C));
-    CK_OK(ctx, hisp_matrix_expand_real(C, &B));
-    hisp_matrix_info bi;
-    CK_OK(ctx, hisp_matrix_get_info(B, &bi));
-    ck_assert_int_eq(hisp_matrix_host_arrays(B, &ptr, NULL, &cols, &vals), 0);
-    double *acc = calloc((size_t)bi.ncols + 1, sizeof *acc), *y = calloc((size_t)bi.ncols + 1, 8);
-    for (int64_t i = 0; i < bi.nrows; i++)
-        for (int64_t k = ptr[i]; k < ptr[i + 1]; k++)
-            acc[cols[k]] += scal(ss, vals, k) * scal(ss, x, i);
-    for (int64_t j = 0; j < bi.ncols; j++)
-        y[j] = alpha * acc[j] + (beta != 0 ? beta * scal(ss, y0, j) : 0);
-    free(acc);
-    free(cv);
-    hisp_matrix_destroy(&B);
-    hisp_matrix_destroy(&C);
-    hisp_context_destroy(&ctx);
-    return y;
-}
-
-static double rel_err(size_t ss, const void *y, const double *ref, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = scal(ss, y, i) - ref[i];
-        num += d * d;
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 typedef struct {
@@ -136,9 +71,9 @@ static void make_operands(hisp_matrix A, int beta_zero, uint64_t *seed, operands
     o->y0 = malloc((size_t)o->sy * o->ss + 8);
     o->y = malloc((size_t)o->sy * o->ss + 8);
     for (int64_t i = 0; i < o->sx; i++)
-        put(o->ss, o->x, i, test_uniform(seed));
+        test_put_scalar(o->ss, o->x, i, test_uniform(seed));
     for (int64_t i = 0; i < o->sy; i++)
-        put(o->ss, o->y0, i, beta_zero ? NAN : test_uniform(seed));
+        test_put_scalar(o->ss, o->y0, i, beta_zero ? NAN : test_uniform(seed));
     o->alpha = 0.5 + (test_uniform(seed) + 1) / 2;
     o->beta = beta_zero ? 0 : test_uniform(seed);
     if (o->ss == 4) o->alpha = (float)o->alpha, o->beta = (float)o->beta;
@@ -173,8 +108,8 @@ START_TEST(test_reference_op)
             memcpy(o.y, o.y0, (size_t)o.sy * o.ss);
             const hispi_sparse *s = &A->host;
             CK_OK(ctx, hispi_compound_ref_spmv_op(ctx, s, (hisp_op)op, o.alpha, o.x, o.beta, o.y));
-            double *ref = oracle(A, (hisp_op)op, o.x, o.y0, o.alpha, o.beta);
-            double err = rel_err(o.ss, o.y, ref, o.sy);
+            double *ref = test_compound_oracle(A, (hisp_op)op, o.x, o.y0, o.alpha, o.beta);
+            double err = test_compound_error(o.ss, o.y, ref, o.sy);
             ck_assert_msg(err < tolerance(o.ss), "reference %s op %s: error %.3e",
                           hisp_type_name(t), op == HISP_OP_T ? "T" : "H", err);
             hispi_sparse At;
@@ -183,7 +118,7 @@ START_TEST(test_reference_op)
             ck_assert_int_eq(At.ncols, s->nrows);
             memcpy(o.y, o.y0, (size_t)o.sy * o.ss);
             CK_OK(ctx, hispi_compound_ref_spmv(ctx, &At, o.alpha, o.x, o.beta, o.y));
-            err = rel_err(o.ss, o.y, ref, o.sy);
+            err = test_compound_error(o.ss, o.y, ref, o.sy);
             ck_assert_msg(err < tolerance(o.ss), "explicit op(A) %s op %s: error %.3e",
                           hisp_type_name(t), op == HISP_OP_T ? "T" : "H", err);
             hispi_sparse_free(&At);
@@ -236,8 +171,8 @@ START_TEST(test_targets_op)
                     CK_OK(ctx, hisp_spmv(ctx, (hisp_op)op, pa, A, x, pb, y));
                 }
                 CK_OK(ctx, hisp_vector_read(y, o.y));
-                double *ref = oracle(A, (hisp_op)op, o.x, o.y0, o.alpha, o.beta);
-                double err = rel_err(o.ss, o.y, ref, o.sy);
+                double *ref = test_compound_oracle(A, (hisp_op)op, o.x, o.y0, o.alpha, o.beta);
+                double err = test_compound_error(o.ss, o.y, ref, o.sy);
                 ck_assert_msg(err < tolerance(o.ss), "%s %s op %s round %d: error %.3e",
                               tt[_i].label, hisp_type_name(t), op == HISP_OP_T ? "T" : "H", round,
                               err);
@@ -277,8 +212,8 @@ START_TEST(test_real_h)
     CK_OK(ctx, hisp_vector_read(y, yt));
     CK_OK(ctx, hisp_spmv(ctx, HISP_OP_H, &one, A, x, &zero, y));
     CK_OK(ctx, hisp_vector_read(y, yh));
-    double *ref = oracle(A, HISP_OP_H, xh, yh, 1, 0);
-    ck_assert(rel_err(8, yh, ref, 29) < 1e-13);
+    double *ref = test_compound_oracle(A, HISP_OP_H, xh, yh, 1, 0);
+    ck_assert(test_compound_error(8, yh, ref, 29) < 1e-13);
     ck_assert_mem_eq(yt, yh, sizeof yt);
     free(ref);
     hisp_vector_destroy(&x);

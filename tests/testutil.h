@@ -110,6 +110,15 @@ const char *test_hisp_bin(void);
  * dropped); stdout goes to out (cap bytes, NUL-terminated); returns the exit
  * status, -1 when the program did not exit normally. */
 int test_run_cli(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Compound SpMV in double (tests/compound_oracle.c): scalar k of a float
+ * (ss = 4) or double array; y = alpha*op(A)*x + beta*y0 from A's real
+ * expansion, x, y0 and the result as flat scalars (free the result); the
+ * relative 2-norm error of y against it. */
+double test_scalar(size_t ss, const void *a, int64_t i);
+void test_put_scalar(size_t ss, void *a, int64_t i, double d);
+double *test_compound_oracle(hisp_matrix A, hisp_op op, const void *x, const void *y0, double alpha,
+                             double beta);
+double test_compound_error(size_t ss, const void *y, const double *ref, int64_t n);
 /* A fresh cache folder /tmp/hisp-TAG-PID (its path returned) for ctx (may
  * be NULL) and, through HISP_OPTIONS, for the hisp programs the test runs;
  * test_drop_temp_cache removes it and unsets HISP_OPTIONS. */
