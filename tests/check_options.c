@@ -265,7 +265,7 @@ START_TEST(test_env_cli)
     run_result r = run_hisp("info", "--options", "--json", NULL);
     unsetenv("HISP_OPTIONS");
     CK_RUN(r, 0);
-    ck_assert(json_valid(r.out));
+    ck_assert_msg(json_valid(r.out), "not JSON:\n%s\nstderr:\n%s", r.out, r.err);
     ck_assert(strstr(r.out, "\"name\": \"threads\""));
     ck_assert(strstr(r.out, "\"value\": \"3\""));
     ck_assert(strstr(r.out, "\"value\": \"/tmp/hisp-opt-x\""));
@@ -315,6 +315,7 @@ Suite *suite_options(void)
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("options");
     tcase_set_timeout(tc, 300);
+    tcase_add_checked_fixture(tc, cli_setup, cli_teardown); /* run_hisp's folder */
     tcase_add_test(tc, test_table);
     tcase_add_test(tc, test_set_get);
     tcase_add_test(tc, test_refusals);

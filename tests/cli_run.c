@@ -78,6 +78,7 @@ run_result run_hisp(const char *arg, ...)
     va_end(ap);
     argv[argc] = NULL;
 
+    ck_assert_msg(tmpdir[0], "run_hisp outside cli_setup / cli_teardown");
     char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
     snprintf(outp, sizeof outp, "%s/stdout", tmpdir);
     snprintf(errp, sizeof errp, "%s/stderr", tmpdir);
