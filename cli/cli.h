@@ -254,6 +254,8 @@ void json_transfers(cli_json *j, const hisp_transfer_stats *t, const char *cover
 /* The member for everything ctx moved since it was made (host-only
  * commands: all 0, their contexts are on the reference backend). */
 void json_transfers_of(cli_json *j, hisp_context ctx);
+/* The input: "generator" for a gen: spec, else "file". */
+void json_input(cli_json *j, const char *spec);
 /* "check": {rel_error, tolerance, ok} of a result compared with the reference. */
 void json_check(cli_json *j, double rel_error, double tolerance);
 /* One human-readable line "LABEL N bytes to the device, ...". */

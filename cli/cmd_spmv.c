@@ -240,7 +240,7 @@ int cmd_spmv(int argc, char **argv)
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
+        json_input(&j, path);
         json_string(&j, "backend", hisp_backend_name(res.device.backend));
         json_device(&j, "device", &res.device);
         json_string(&j, "format", fmt);

@@ -123,7 +123,7 @@ int cmd_stats(int argc, char **argv)
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
+        json_input(&j, path);
         json_string(&j, "type", hisp_type_name(type));
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);

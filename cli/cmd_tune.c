@@ -240,7 +240,7 @@ int cmd_tune(int argc, char **argv)
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
+        json_input(&j, path);
         json_string(&j, "type", hisp_type_name(mi.type));
         json_bool(&j, "transpose", op == HISP_OP_T);
         json_string(&j, "backend", hisp_backend_name(dev.backend));
@@ -502,7 +502,7 @@ int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
         cli_json j;
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
-        json_string(&j, cli_is_gen_spec(path) ? "generator" : "file", path);
+        json_input(&j, path);
         json_string(&j, "backend", hisp_backend_name(dev.backend));
         json_device(&j, "device", &dev);
         json_string(&j, "type", hisp_type_name(mi.type));

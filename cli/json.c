@@ -175,6 +175,11 @@ void json_transfers(cli_json *j, const hisp_transfer_stats *t, const char *cover
     json_object_end(j);
 }
 
+void json_input(cli_json *j, const char *spec)
+{
+    json_string(j, cli_is_gen_spec(spec) ? "generator" : "file", spec);
+}
+
 void json_check(cli_json *j, double rel_error, double tolerance)
 {
     json_object_begin(j, "check");

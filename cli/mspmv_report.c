@@ -80,10 +80,10 @@ void mspmv_print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     cli_json j;
     json_init(&j, stdout);
     json_object_begin(&j, NULL);
-    if (o->gen || cli_is_gen_spec(o->path))
-        json_string(&j, "generator", o->gen ? hisp_gen_name(o->gp.kind) : o->path);
+    if (o->gen)
+        json_string(&j, "generator", hisp_gen_name(o->gp.kind));
     else
-        json_string(&j, "file", o->path);
+        json_input(&j, o->path);
     json_string(&j, "partition", hisp_partition_name(o->kind));
     json_string(&j, "format", o->hisparse ? "hisparse" : "csr");
     json_double(&j, "row_cost", o->row_cost);

@@ -31,7 +31,7 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     cli_json j;
     json_init(&j, stdout);
     json_object_begin(&j, NULL);
-    json_string(&j, cli_is_gen_spec(o->spec) ? "generator" : "file", o->spec);
+    json_input(&j, o->spec);
     json_int(&j, "rows", r->mi.nrows);
     json_int(&j, "cols", r->mi.ncols);
     json_int(&j, "nnz", r->mi.nnz);

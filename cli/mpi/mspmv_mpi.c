@@ -288,10 +288,10 @@ int mspmv_mpi(mspmv_opts *o, int argc, char **argv)
             cli_json j;
             json_init(&j, stdout);
             json_object_begin(&j, NULL);
-            if (o->gen || cli_is_gen_spec(o->path))
-                json_string(&j, "generator", o->gen ? hisp_gen_name(o->gp.kind) : o->path);
+            if (o->gen)
+                json_string(&j, "generator", hisp_gen_name(o->gp.kind));
             else
-                json_string(&j, "file", o->path);
+                json_input(&j, o->path);
             json_string(&j, "partition", hisp_partition_name(o->kind));
             json_string(&j, "backend", hisp_backend_name(o->backend));
             json_bool(&j, "mpi", true);
