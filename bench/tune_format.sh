@@ -79,7 +79,7 @@ for p in sorted(glob.glob(os.path.join(out, "*.json"))):
     hs = f.get("hisparse")
     v = var[0] if var else None
     rows.append("| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %.2f | %.1f |" % (
-        os.path.basename(d["file"]).replace(".mtx", ""), d["entry"], "A^T x" if d["transpose"] else "A x",
+        os.path.basename(d["file"]).replace(".mtx", ""), d["type"], "A^T x" if d["transpose"] else "A x",
         d["rows"], d["nnz"], ms(f.get("csr")),
         ms(hs) + (" (first %.2f)" % hs["first_ms"] if hs else ""),
         ms(v) + (" %s %s" % (v["layout"], v["schedule"]) if v else ""),
@@ -87,7 +87,7 @@ for p in sorted(glob.glob(os.path.join(out, "*.json"))):
 dev = ""
 if rows:
     d = json.load(open(sorted(glob.glob(os.path.join(out, "*.json")))[0]))
-    dev = "%s: %s" % (d["backend"], d["device"])
+    dev = "%s: %s" % (d["backend"], d["device"]["name"])
 with open(os.path.join(out, "summary.md"), "w") as s:
     s.write("Device %s. ms = wall time per call with a synchronize, median of 15 interleaved\n" % dev)
     s.write("rounds (hisp tune --no-cache); HiSparse's first call schedules (first = that call);\n")
