@@ -35,7 +35,7 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
     cli_json j;
     json_init(&j, stdout);
     json_object_begin(&j, NULL);
-    json_string(&j, "file", spec);
+    json_input(&j, spec);
     json_string(&j, "op", bench_op_name(in->op));
     if (in->op == OP_SOLVE) {
         json_string(&j, "method", in->cg ? "cg" : "bicgstab");
