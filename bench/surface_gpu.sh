@@ -6,7 +6,8 @@
 # `hisp demo` sized for the device. Builds nothing: stage with
 # `bash bench/stage_gpu.sh surface`, carry .gpu, then on the device
 #
-#   OUT=$OUT [STEPS="tests opencl example bench tune demo"] [BENCH_OPS=...] bash .gpu/surface_gpu.sh
+#   OUT=$OUT [STEPS="tests opencl example bench tune demo"] [BENCH_OPS=...] \
+#       [SUITES=...] [QUICK_SUITES=...] bash .gpu/surface_gpu.sh
 #
 # Each step has its own time limit (BUDGET seconds in all, default 420);
 # results are written as they come, so a cut run still returns what ran.
@@ -41,10 +42,10 @@ step() { # step NAME SECONDS CMD...: runs CMD with the smaller of SECONDS and wh
 want() { case " ${STEPS:-tests opencl example bench tune demo} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 if want tests; then
-    for s in link options compound_op cli_types tune_format cli_bench; do
+    for s in ${SUITES-link options compound_op cli_types tune_format cli_bench}; do
         step "suite $s (cuda)" 60 env HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s "$T"
     done
-    for s in vector spmv transfer interop cache compound hisparse_add hisparse_dev solver msrep; do
+    for s in ${QUICK_SUITES-vector spmv transfer interop cache compound hisparse_add hisparse_dev solver msrep}; do
         step "suite $s (cuda, quick)" 120 env HISP_TEST_QUICK=1 HISP_TEST_BACKENDS=cuda \
             CK_RUN_SUITE=$s "$T"
     done
