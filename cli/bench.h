@@ -18,6 +18,7 @@ typedef struct {
     const char *status; /* "ok", "skipped", "failed" */
     char reason[300];
     double ms, device_ms, gbps, copy_gbps, fraction, rel_error;
+    int calls;           /* timed calls made (repeat, or fewer past the row's time budget) */
     int64_t iterations;  /* solve */
     double rel_residual; /* solve: the method's relative residual at the end */
 } bench_row;

@@ -51,25 +51,44 @@ double bench_load(hisp_type t, const void *p, int64_t i)
 
 typedef hisp_status (*call_fn)(void *user, int i);
 
-/* Wall ms of each call f with a synchronize after it; median of `repeat`
- * after `warmup`; i is the call's index (negative: warm-up). prep (may be
- * NULL) runs before each call, untimed. */
+/* A row's time budget: a slow backend (the serial reference on a large
+ * input) stops repeating once its timed calls, and apart its warm-ups, have
+ * taken this long; at least one call of each kind runs. */
+enum { ROW_BUDGET_MS = 2000 };
+
+/* Wall ms of each call f with a synchronize after it; median of up to
+ * `repeat` after up to `warmup` (both cut by ROW_BUDGET_MS); i is the
+ * call's index (negative: warm-up); *made: the timed calls made. prep (may
+ * be NULL) runs before each call, untimed. */
 static hisp_status time_calls(hisp_context ctx, call_fn f, call_fn prep, void *u, int warmup,
-                              int repeat, double *ms)
+                              int repeat, double *ms, int *made)
 {
     double *t = malloc((size_t)repeat * sizeof *t);
     if (!t) return HISP_ERR_OUT_OF_HOST_MEMORY;
     hisp_status s = HISP_SUCCESS;
+    double spent = 0;
+    int n = 0;
     for (int i = -warmup; i < repeat && !s; i++) {
+        if (i == 0)
+            spent = 0;
+        else if (spent > ROW_BUDGET_MS) {
+            if (i > 0) break;
+            i = -1; /* warm-ups over budget: on to the timed calls */
+            spent = 0;
+            continue;
+        }
         if (prep) s = prep(u, i);
         if (!s) s = hisp_context_synchronize(ctx);
         if (s) break;
         double t0 = cli_now_ms();
         s = f(u, i);
         if (!s) s = hisp_context_synchronize(ctx);
-        if (i >= 0) t[i] = cli_now_ms() - t0;
+        double dt = cli_now_ms() - t0;
+        spent += dt;
+        if (i >= 0 && !s) t[n++] = dt;
     }
-    if (!s) *ms = median(t, repeat);
+    if (!s) *ms = median(t, n);
+    *made = n;
     free(t);
     return s;
 }
@@ -268,6 +287,8 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
     hisp_status s =
         hisp_matrix_create_csr(ctx, in->t, in->m, in->n, in->ptr, in->cols, in->vals, &j.A);
     int calls = in->repeat;
+    /* the reference compiles and caches nothing: no warm-up */
+    int warmup = row->kind == K_REFERENCE ? 0 : in->warmup;
     j.dev_ms = malloc((size_t)calls * sizeof *j.dev_ms);
     if (!s && !j.dev_ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
     for (int i = 0; j.dev_ms && i < calls; i++)
@@ -286,15 +307,15 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
             if (!s && !t) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.ym);
             if (!s && !t) s = hisp_mvector_write(j.xm, in->x);
             if (!s)
-                s = time_calls(ctx, t ? vendor_spmvt_call : vendor_spmv_call, NULL, &j, in->warmup,
-                               calls, &row->ms);
-            if (!s) row->device_ms = median_finite(j.dev_ms, calls);
+                s = time_calls(ctx, t ? vendor_spmvt_call : vendor_spmv_call, NULL, &j, warmup,
+                               calls, &row->ms, &row->calls);
+            if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         } else {
-            if (!s) s = time_calls(ctx, spmv_call, NULL, &j, in->warmup, calls, &row->ms);
+            if (!s) s = time_calls(ctx, spmv_call, NULL, &j, warmup, calls, &row->ms, &row->calls);
             if (!s)
                 s = hisp_spmv_timed(ctx, op_of(in), scalar(&j, true), j.A, j.x, scalar(&j, false),
-                                    j.y, 1, calls, j.dev_ms);
-            if (!s) row->device_ms = median(j.dev_ms, calls);
+                                    j.y, 1, row->calls, j.dev_ms);
+            if (!s) row->device_ms = median(j.dev_ms, row->calls);
             /* the result of a plain call (the timed runs left it too, beta = 0) */
             if (!s) s = spmv_call(&j, 0);
         }
@@ -305,8 +326,8 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
                                        &j.B);
         if (!s) s = hisp_matrix_convert(j.A, HISP_FORMAT_HISPARSE);
         if (!s) s = hisp_matrix_convert(j.B, HISP_FORMAT_HISPARSE);
-        if (!s) s = time_calls(ctx, add_call, add_prep, &j, in->warmup, calls, &row->ms);
-        if (!s) row->device_ms = median_finite(j.dev_ms, calls);
+        if (!s) s = time_calls(ctx, add_call, add_prep, &j, warmup, calls, &row->ms, &row->calls);
+        if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         if (!s) s = read_matrix(j.C, in->t, in->m, res);
     } else { /* solve */
         if (!s) s = hisp_vector_create(ctx, in->vt, in->m * in->per, &j.x);
@@ -326,10 +347,10 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
             if (!s) s = hisp_mvector_create(j.plan, HISP_MVEC_ROWS, &j.ym);
             if (!s) s = hisp_mvector_write(j.xm, in->x);
             if (!s)
-                s = time_calls(ctx, vendor_solve_call, vendor_solve_prep, &j, in->warmup, calls,
-                               &row->ms);
+                s = time_calls(ctx, vendor_solve_call, vendor_solve_prep, &j, warmup, calls,
+                               &row->ms, &row->calls);
         } else if (!s) {
-            s = time_calls(ctx, solve_call, solve_prep, &j, in->warmup, calls, &row->ms);
+            s = time_calls(ctx, solve_call, solve_prep, &j, warmup, calls, &row->ms, &row->calls);
         }
         if (!s) {
             row->iterations = j.info.iterations;

@@ -70,6 +70,7 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
             json_string(&j, "reason", r->reason);
         } else {
             json_double(&j, "ms", r->ms);
+            json_int(&j, "calls", r->calls);
             json_double(&j, "device_ms", r->device_ms);
             json_double(&j, "gbps", r->gbps);
             json_double(&j, "copy_gbps", r->copy_gbps);
@@ -105,8 +106,10 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
            (long long)in->m, (long long)in->n, (long long)in->nnz, hisp_type_name(in->t));
     if (in->op == OP_SOLVE)
         printf(", %s, %d iterations", in->cg ? "CG" : "BiCGSTAB", in->iterations);
-    printf("\nmedian of %d calls after %d warm-up, %llu bytes per %s\n\n", in->repeat, in->warmup,
-           (unsigned long long)in->bytes, in->op == OP_SOLVE ? "iteration" : "call");
+    printf("\nmedian of %d calls after %d warm-up (fewer where a row passes 2 s), %llu bytes per "
+           "%s\n\n",
+           in->repeat, in->warmup, (unsigned long long)in->bytes,
+           in->op == OP_SOLVE ? "iteration" : "call");
     printf("%-46s  %10s  %10s  %8s  %8s  %6s  %9s\n", "backend:device",
            in->op == OP_SOLVE ? "ms/iter" : "ms", "device ms", "GB/s", "copy", "of copy", "error");
     for (int i = 0; i < n; i++) {

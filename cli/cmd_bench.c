@@ -37,7 +37,9 @@ static const char help[] =
     "                       wall ms include the plan's hand-off to its device\n"
     "                       thread, its device ms are cuSPARSE's kernel alone)\n" CLI_TYPE_HELP
     "                       (spmvt and add: f32 and f64 only)\n"
-    "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3)\n"
+    "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3);\n"
+    "                       a row stops repeating once its calls pass 2 s (at\n"
+    "                       least one call; the reference runs no warm-up)\n"
     "  --iterations K       solve: iterations per solve (default 100)\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
     "  --plot-value ms|gbps the chart's value (default ms)\n"

@@ -67,7 +67,7 @@ static int count_rows(const rows *r, const char *b, const char *k, int *ok)
  * checked, by bench itself); the others say why not. */
 static void check_rows(const char *out, const rows *r)
 {
-    double tol = json_num(out, "tolerance");
+    double tol = json_num(out, "tolerance"), repeat = json_num(out, "repeat");
     bool x_checked = !strstr(out, "\"method\": \"bicgstab\"");
     for (int i = 0; i < r->n; i++) {
         const char *row = r->row[i];
@@ -76,6 +76,10 @@ static void check_rows(const char *out, const rows *r)
             ck_assert_msg(!x_checked || e <= tol, "error %g > %g in\n%s", e, tol, row);
             ck_assert_msg(ms > 0 && json_num(row, "gbps") > 0, "%s", row);
             ck_assert_msg(json_num(row, "copy_gbps") > 0, "%s", row);
+            /* a row past its time budget makes fewer calls, never none */
+            double calls = json_num(row, "calls");
+            ck_assert_msg(calls >= 1 && calls <= repeat, "calls %g of %g in\n%s", calls, repeat,
+                          row);
             ck_assert(has(row, "ok", "true"));
             ck_assert(has(row, "device", "{"));
         } else {
