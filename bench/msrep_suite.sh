@@ -38,6 +38,8 @@
 #   4 rmat 2e9       optional, NOT in plan4: ~6-8 min (generation ~90 s, 24 GB per
 #                    plan; cuSPARSE only on 2 and 4 GPUs: parts over 2^31-1 nonzeros
 #                    need 64-bit indices, which the cuSPARSE path does not do)
+#   5 poisson3d 4e9  optional: 571M rows, CSR 52 GB (fits one 80 GB GPU with x and y);
+#                    run it with KINDS=rowblock,pcsr VARIANTS=dist (~4-5 min)
 # Run the pieces as separate commands (each under timeout 590 s); if the
 # first piece takes much longer than estimated, skip piece 3 (or 2) to stay
 # in budget: the table works with any subset.
@@ -76,6 +78,7 @@ pieces=(
     "rmat 1e9 $OPTV 3"
     "poisson3d 1e9 $OPTV 2.5"
     "rmat 2e9 $OPTV 8"
+    "poisson3d 4e9 $OPTV 5"
 )
 
 run_piece() {

@@ -21,7 +21,8 @@
 # (1,1p,2,4, capped at the GPUs nvidia-smi lists; 1 = one context on GPU 0,
 # the baseline; 1p = a plan over GPU 0 alone), METHODS (cg,bicgstab), SIDE
 # (760 where a GPU has < 120 GB, else 900: the CSR fills half of one GPU's
-# memory), RMAT_SCALE (26), RMAT_EF (16), SUITES (for tests). Each piece
+# memory), RMAT_SCALE (26), RMAT_EF (16), SUITES (for tests), MSREP_PIECES
+# (msrep_suite.sh pieces for spmv / spmv-rmat: 3 / 2; 5 = poisson3d 4e9). Each piece
 # writes $OUT/scale-PIECE.tgz (the log, the markdown tables, the JSON) and
 # $OUT/scale-PIECE.md beside it (the device tool returns at most 8 files).
 #
@@ -142,13 +143,14 @@ piece() {
         rc=${PIPESTATUS[0]}
         ;;
     spmv | spmv-rmat)
-        local k=3
-        [ "$p" = spmv-rmat ] && k=2
+        local k=${MSREP_PIECES:-3}
+        [ "$p" = spmv-rmat ] && k=${MSREP_PIECES:-2}
         local g=1
         [ "$ngpu" -ge 2 ] && g=1,2
         [ "$ngpu" -ge 4 ] || [ "$DRY" = 1 ] && g=1,2,4
+        # shellcheck disable=SC2086 # k: one or more piece numbers
         run env BIN="$(bin bench/bench_msrep_cuda)" OUT="$W/msrep" GPUS=$g REPEAT="${MSREP_REPEAT:-10}" \
-            bash "$HERE/msrep_suite.sh" run "$k" 2>&1 | tee -a "$LOG"
+            bash "$HERE/msrep_suite.sh" run $k 2>&1 | tee -a "$LOG"
         rc=${PIPESTATUS[0]}
         cat "$W"/msrep/*.md >"$W/$p.md" 2>/dev/null || true
         ;;
