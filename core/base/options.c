@@ -38,7 +38,9 @@ static const option table[] = {
      "$XDG_CACHE_HOME/hisp, else ~/.cache/hisp; \"off\": no disk cache)",
      0, 0},
     {"debug", HISP_OPTION_BOOL, "0",
-     "log what the library decides and each error to stderr (CLI: also kernel build logs)", 0, 0},
+     "log what the library decides and each error to stderr (CLI: also kernel build logs); "
+     "one-context solves on a device wait for each step to fill the time breakdown",
+     0, 0},
 };
 enum { NOPT = sizeof table / sizeof table[0] };
 

@@ -117,11 +117,14 @@ struct ks_space {
      * (its calls wait for their work); 0 otherwise */
     double ms[KS_MS_COUNT];
     const ks_ops *inner; /* hispi_ks_timed: the ops it wraps */
+    bool timed_sync;     /* hispi_ks_timed: each call waits for its work (debug option) */
 };
 
 /* Wraps sp's ops so that each call's wall time is added to sp->ms by kind:
  * for a space whose calls run to completion before they return (the
- * one-context space on the reference backend: host loops). */
+ * one-context space on the reference backend: host loops), or on a device
+ * with the debug option, where each call then synchronizes (slower, but
+ * the breakdown shows where an iteration's time goes). */
 HISPI_LOCAL void hispi_ks_timed(ks_space *sp);
 
 /* y = A x, slot = dot(x, y): the space's matvec_dot, or the two calls. */

@@ -378,6 +378,10 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
     }
     sp->has_pc = ls->diag || ls->binv || ls->cscale;
     if (ctx->kind == HISP_BACKEND_REFERENCE) hispi_ks_timed(sp); /* host loops: calls finish */
+    if (ctx->kind != HISP_BACKEND_REFERENCE && ctx->opt.debug) {
+        hispi_ks_timed(sp);
+        sp->timed_sync = true;
+    }
     *out = sp;
     return HISP_SUCCESS;
 }

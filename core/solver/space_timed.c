@@ -1,6 +1,7 @@
 /* The time breakdown of a solve (hisp_solve_info product_ms, vector_ms,
- * reduce_ms) for a space whose calls finish their work before they return:
- * its ops wrapped so that each call's wall time goes to its kind. Two clock
+ * reduce_ms) for a space whose calls finish their work before they return,
+ * or are made to (timed_sync: a device context with the debug option): its
+ * ops wrapped so that each call's wall time goes to its kind. Two clock
  * reads per call; the allocation calls (vnew, vfree) are not counted. The
  * distributed space times itself (space_dist.c: it also splits the wait for
  * work queued earlier). */
@@ -10,6 +11,7 @@
 #define DONE(kind, st)                                                                             \
     do {                                                                                           \
         hisp_status s_ = (st);                                                                     \
+        if (!s_ && sp->timed_sync) s_ = hisp_context_synchronize(sp->ctx);                         \
         sp->ms[kind] += hispi_now_ms() - t0_;                                                      \
         return s_;                                                                                 \
     } while (0)
