@@ -143,6 +143,11 @@ struct hisp_matrix_s {
     bool wrapped;              /* ext holds the caller's arrays (core/matrix/interop.c) */
     bool host_absent;          /* wrapped: host.rowptr/colind/val not read yet */
     hispi_csr_ext ext;
+    /* keys of the plan cache, computed once (a pass over the rows and a
+     * sampled hash): hisp_tune_plan_key's, then the format choice's for
+     * op N and T; dropped with the device copy, as every change of the
+     * structure or of the context's device drops it */
+    char *keys[3];
 };
 
 struct hisp_vector_s {
@@ -321,6 +326,11 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, his
  * is zeroed when unused). The matrix is never changed: its format, nnz and
  * the arrays hisp_matrix_host_arrays lent stay as they are. HiSparse: the
  * logical matrix of the tree, always into *tmp. */
+/* A's memo i of a plan-cache key (hisp_matrix_s.keys): copied into key when
+ * there is one and it fits; kept (a copy; none without memory). */
+HISPI_LOCAL bool hispi_matrix_key_get(hisp_matrix A, int i, char *key, size_t size);
+HISPI_LOCAL void hispi_matrix_key_keep(hisp_matrix A, int i, const char *key);
+HISPI_LOCAL void hispi_matrix_keys_drop(hisp_matrix A); /* the structure may have changed */
 HISPI_LOCAL hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp,
                                          const hispi_sparse **csr);
 /* Drop the device copy (host data changed or backend switched). */

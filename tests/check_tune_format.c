@@ -256,6 +256,12 @@ START_TEST(test_cache)
         hisp_context_destroy(&other);
         break; /* one other target is enough */
     }
+    /* the key, kept with A, goes with a conversion and comes back the same */
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_COO));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+    hisp_format_choice c4 = choose(ctx, A, HISP_OP_N);
+    ck_assert_int_eq(c4.from_cache, 1);
+    ck_assert_str_eq(c4.key, c1.key);
     /* no cache: timed again, nothing read */
     hisp_format_choice c3;
     hisp_format_options nc = {0, 1, NULL, NULL, NULL, 0};

@@ -48,8 +48,9 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
     if (!hispi_mat_ok(A) || A->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "invalid matrix handle");
     if (!key || !size) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL key buffer");
-    HISPI_TRY(hispi_matrix_need_host(A));
     if (A->hs) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "plans are for CSR/COO matrices");
+    if (hispi_matrix_key_get(A, 0, key, size)) return HISP_SUCCESS;
+    HISPI_TRY(hispi_matrix_need_host(A));
     hisp_device_info d;
     HISPI_TRY(hisp_context_get_device(ctx, &d));
     hispi_sparse tmp; /* a COO or CSC matrix stays as it is */
@@ -72,6 +73,7 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "key buffer too small");
     for (char *p = key; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
+    hispi_matrix_key_keep(A, 0, key);
     return HISP_SUCCESS;
 }
 

@@ -82,6 +82,8 @@ static uint64_t hash_sampled(const void *a, size_t n, size_t es, uint64_t h)
  * entries are, not only on how many there are per row. */
 static hisp_status choice_key(hisp_context ctx, hisp_matrix A, hisp_op op, char *key, size_t size)
 {
+    int memo = op == HISP_OP_T ? 2 : 1;
+    if (hispi_matrix_key_get(A, memo, key, size)) return HISP_SUCCESS;
     char base[512];
     HISPI_TRY(hisp_tune_plan_key(ctx, A, base, sizeof base));
     hispi_sparse tmp;
@@ -95,6 +97,7 @@ static hisp_status choice_key(hisp_context ctx, hisp_matrix A, hisp_op op, char 
     hispi_sparse_free(&tmp);
     if (n < 0 || (size_t)n >= size)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "format key does not fit");
+    hispi_matrix_key_keep(A, memo, key);
     return HISP_SUCCESS;
 }
 
@@ -175,7 +178,10 @@ static bool cache_load(hisp_context ctx, const char *key, hisp_format_choice *c)
 bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_format_choice *c)
 {
     memset(c, 0, sizeof *c);
-    if (!hispi_mat_ok(A) || A->hs) return false;
+    /* the caller's device arrays not read yet: nothing was chosen for
+     * them (hisp_matrix_choose_format reads them first), and a lookup must
+     * not copy them to the host */
+    if (!hispi_mat_ok(A) || A->hs || A->host_absent) return false;
     if (choice_key(ctx, A, op, c->key, sizeof c->key)) {
         hispi_clear_error(ctx);
         return false;

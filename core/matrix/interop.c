@@ -226,6 +226,7 @@ hisp_status hisp_matrix_device_modified(hisp_matrix A)
     if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
     A->dev = NULL;
     hispi_sparse_free(&A->host);
+    hispi_matrix_keys_drop(A);
     A->host_absent = true;
     return HISP_SUCCESS;
 }

@@ -25,6 +25,7 @@ void hispi_matrix_drop_device(hisp_matrix A)
     }
     A->hs_dev = NULL;
     hispi_compound_drop(A);
+    hispi_matrix_keys_drop(A);
 }
 
 static void drop_cb(hispi_devobj *o)
@@ -72,6 +73,7 @@ void hisp_matrix_destroy(hisp_matrix *pA)
         hispi_matrix_drop_device(A);
         hispi_devobj_detach(&A->link);
     }
+    hispi_matrix_keys_drop(A);
     hispi_sparse_free(&A->host);
     hispi_hisparse_release(A);
     A->magic = 0;
@@ -202,6 +204,28 @@ hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format, hisp_matrix
     hispi_sparse s;
     HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, format, &s));
     return hispi_matrix_wrap(A->ctx, &s, B);
+}
+
+bool hispi_matrix_key_get(hisp_matrix A, int i, char *key, size_t size)
+{
+    const char *m = A->keys[i];
+    if (!m || strlen(m) >= size) return false;
+    memcpy(key, m, strlen(m) + 1);
+    return true;
+}
+
+void hispi_matrix_keys_drop(hisp_matrix A)
+{
+    for (int i = 0; i < 3; i++) {
+        free(A->keys[i]);
+        A->keys[i] = NULL;
+    }
+}
+
+void hispi_matrix_key_keep(hisp_matrix A, int i, const char *key)
+{
+    free(A->keys[i]);
+    A->keys[i] = strdup(key);
 }
 
 hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_sparse **csr)
