@@ -37,6 +37,12 @@ typedef struct {
     hisp_mvector xs; /* OWNED scratch: the product's x where x is the caller's (made on use) */
     dvec *diag;      /* Jacobi: diag(A) in ROWS layout, or NULL */
     bool pending;    /* element-wise work queued since the devices were last waited for */
+    /* the debug option: element-wise work is waited for at once (its own
+     * time, not the next job's wait), and the products' steps are summed
+     * (slowest device each) for the log line at the end */
+    bool debug;
+    int64_t nprod;
+    double halo_ms, kernel_ms, merge_ms;
 } dist_space;
 
 static dist_space *D(ks_space *sp)
@@ -366,6 +372,10 @@ static hisp_status run(dist_space *ds, job *j, int s0, int s1)
     /* a device that read a result back has its queue drained */
     ds->pending = j->nres == 0 && j->op != OP_SYNC;
     sum_parts(ds, j, s0, s1);
+    if (ds->pending && ds->debug) {
+        job w = {.op = OP_SYNC};
+        return run(ds, &w, 0, 0);
+    }
     return HISP_SUCCESS;
 }
 
@@ -531,8 +541,18 @@ static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, int slot)
     double t0 = hispi_now_ms();
     HISPI_TRY(relay(ds, hispi_mspmv_window(ds->plan, dx->mv, xs, dy->mv, slot >= 0 ? part : NULL)));
     /* each device first waited for x's writers (wait_ms): the updates queued before */
-    for (int k = 0; k < ds->plan->nd; k++)
-        wait[k] = ds->plan->w[k].wait_ms;
+    double st[3] = {0, 0, 0}; /* the slowest device's halo, kernel (device time), merge */
+    for (int k = 0; k < ds->plan->nd; k++) {
+        const worker *w = &ds->plan->w[k];
+        wait[k] = w->wait_ms;
+        double v[3] = {w->x_ms - w->wait_ms, w->compute_ms, w->merge_ms};
+        for (int i = 0; i < 3; i++)
+            st[i] = v[i] > st[i] ? v[i] : st[i];
+    }
+    ds->nprod++;
+    ds->halo_ms += st[0];
+    ds->kernel_ms += st[1];
+    ds->merge_ms += st[2];
     spent(ds, KS_MS_PRODUCT, hispi_now_ms() - t0, queued ? longest(ds, wait) : 0);
     ds->pending = false; /* the job waits for its devices */
     if (slot >= 0) {     /* in device order, as every reduction of the space */
@@ -587,6 +607,15 @@ static hisp_status d_read(ks_space *sp, int first, int n, double *out)
 static void d_destroy(ks_space *sp)
 {
     dist_space *ds = D(sp);
+    if (ds->debug && ds->nprod > 0) {
+        double n = (double)ds->nprod;
+        hispi_debug("solve over %d device(s): %lld products, per product (slowest device): halo "
+                    "%.4f ms, kernel %.4f ms (device time), merge %.4f ms; in all product %.3f, "
+                    "vector %.3f, reduce %.3f ms",
+                    ds->plan->nd, (long long)ds->nprod, ds->halo_ms / n, ds->kernel_ms / n,
+                    ds->merge_ms / n, sp->ms[KS_MS_PRODUCT], sp->ms[KS_MS_VECTOR],
+                    sp->ms[KS_MS_REDUCE]);
+    }
     for (int i = 0; i < ds->nvec; i++)
         dvec_free(ds->vecs[i]);
     free(ds->vecs);
@@ -657,6 +686,7 @@ hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, in
     sp->nslot = nslot;
     sp->nrows = sp->ncols = plan->nrows;
     ds->plan = plan;
+    ds->debug = ctx->opt.debug;
     hisp_status st = hispi_calloc(ctx, (size_t)nslot, sizeof *ds->slot, (void **)&ds->slot);
     if (!st && pc == HISP_PRECOND_JACOBI) st = make_diag(ds);
     if (st) {
