@@ -1428,7 +1428,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_operator(hisp_solver s,
  * the plan; every vector of the method lives on the devices the same way,
  * the product runs as hisp_mspmv_dist, and dot products are summed over the
  * devices on the host. The solver's context holds no data here. CG,
- * BiCGSTAB, GMRES; Jacobi from the plan's rows. */
+ * BiCGSTAB, GMRES; Jacobi from the plan's rows. The plan keeps the solve's
+ * work vectors for its next solve (no allocation or zeroing then); they go
+ * with the plan, or when a new distributed vector of it needs their memory. */
 HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan,
                                                            hisp_mvector b, hisp_mvector x,
                                                            hisp_solve_info *info);

@@ -75,6 +75,7 @@ static void free_buffers(struct hisp_mvector_s *v)
 
 void hispi_msrep_dist_release(hisp_mplan plan)
 {
+    hispi_mvector_spares_drop(plan);
     for (struct hisp_mvector_s *v = plan->vectors; v; v = v->next) {
         free_buffers(v);
         v->plan = NULL; /* the handle stays valid for hisp_mvector_destroy */
@@ -146,6 +147,12 @@ hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_
     v->n = layout == HISP_MVEC_REPLICATED ? plan->ncols : plan->nrows;
     plan->dv = v;
     hisp_status s = run_job(plan, DIST_ALLOC);
+    if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && plan->nspare > 0) { /* the spares' memory first */
+        free_buffers(v);
+        hispi_mvector_spares_drop(plan);
+        hispi_clear_error(h);
+        s = run_job(plan, DIST_ALLOC);
+    }
     plan->dv = NULL;
     if (s) {
         free_buffers(v);
@@ -174,6 +181,34 @@ void hisp_mvector_destroy(hisp_mvector *pv)
     v->magic = 0;
     hispi_handle_free(v);
     *pv = NULL;
+}
+
+hisp_mvector hispi_mvector_spare_take(hisp_mplan plan, hisp_mvec_layout layout)
+{
+    for (int i = plan->nspare - 1; i >= 0; i--)
+        if (plan->spare[i]->layout == layout) {
+            hisp_mvector v = plan->spare[i];
+            plan->spare[i] = plan->spare[--plan->nspare];
+            return v;
+        }
+    return NULL;
+}
+
+void hispi_mvector_spare_give(hisp_mplan plan, hisp_mvector *v)
+{
+    if (!*v) return;
+    if (plan->nspare < HISPI_MPLAN_SPARES && (*v)->plan == plan) {
+        plan->spare[plan->nspare++] = *v;
+        *v = NULL;
+        return;
+    }
+    hisp_mvector_destroy(v);
+}
+
+void hispi_mvector_spares_drop(hisp_mplan plan)
+{
+    while (plan->nspare > 0)
+        hisp_mvector_destroy(&plan->spare[--plan->nspare]);
 }
 
 static hisp_status vec_check(hisp_mvector v, hisp_mplan *plan)

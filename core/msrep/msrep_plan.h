@@ -88,6 +88,8 @@ typedef struct worker {
     char name[128];
 } worker;
 
+enum { HISPI_MPLAN_SPARES = 40 }; /* GMRES(30)'s basis and a solve's other vectors */
+
 struct hisp_mplan_s {
     uint32_t magic;
     hisp_context home; /* failures are recorded here */
@@ -149,6 +151,10 @@ struct hisp_mplan_s {
     hisp_status (*each)(worker *w, void *arg);
     void *each_arg;
     void *diag; /* square A over a row partition: diag(A), nrows entries (host) */
+    /* the solvers' work vectors kept between solves (space_dist.c): their
+     * allocation and zeroing cost a solve milliseconds on large plans */
+    struct hisp_mvector_s *spare[HISPI_MPLAN_SPARES];
+    int nspare;
 };
 
 static inline const hisp_backend_ops *wops(worker *w)
@@ -234,6 +240,13 @@ HISPI_LOCAL hisp_status hispi_msrep_dist_work(worker *w);
  * plan's home context. */
 HISPI_LOCAL hisp_status hispi_msrep_each(hisp_mplan plan, hisp_status (*fn)(worker *w, void *arg),
                                          void *arg);
+/* The plan's spare vectors (its solvers' work vectors between solves): one
+ * of the layout taken (NULL where none), one given back (destroyed where
+ * there is no room), all destroyed (the plan ends, or a new vector needs
+ * their memory). */
+HISPI_LOCAL hisp_mvector hispi_mvector_spare_take(hisp_mplan plan, hisp_mvec_layout layout);
+HISPI_LOCAL void hispi_mvector_spare_give(hisp_mplan plan, hisp_mvector *v);
+HISPI_LOCAL void hispi_mvector_spares_drop(hisp_mplan plan);
 /* A live distributed vector of `plan` (false otherwise), and its layout. */
 HISPI_LOCAL bool hispi_mvector_of(hisp_mvector v, hisp_mplan plan, hisp_mvec_layout *layout);
 /* An internal layout beside hisp.h's two: every device holds a full-length

@@ -117,11 +117,40 @@ static void drop_views(dvec *d)
         hisp_vector_destroy(&d->view[k]);
 }
 
-static void dvec_free(dvec *d)
+/* The space's own vectors go back to the plan's spares for the next solve. */
+static void dvec_free(dist_space *ds, dvec *d)
 {
     drop_views(d);
-    if (d->mine) hisp_mvector_destroy(&d->mv);
+    if (d->mine) hispi_mvector_spare_give(ds->plan, &d->mv);
     free(d);
+}
+
+/* Entry 0 of an OWNED buffer made 0 again where row 0 is another device's:
+ * the SpMV's padding lanes read it (times a zero), as in a new buffer. */
+static hisp_status zero_entry0(worker *w, void *arg)
+{
+    hisp_mvector mv = arg;
+    void *buf;
+    int64_t off, n;
+    hispi_mvector_slice(mv, w->id, &buf, &off, &n);
+    if (off == 0 || !buf) return HISP_SUCCESS; /* row 0 is this device's own */
+    unsigned char zero[8] = {0};
+    hisp_vector v = NULL;
+    hisp_status st = hispi_vector_view(w->ctx, w->plan->type, 1, buf, 0, &v);
+    if (!st) st = hisp_vector_fill(v, hisp_scalar_host(zero));
+    hisp_vector_destroy(&v);
+    return st;
+}
+
+/* A vector of the layout: a spare of the plan's, else a new one. */
+static hisp_status take_or_make(dist_space *ds, hisp_mvec_layout layout, hisp_mvector *mv)
+{
+    *mv = hispi_mvector_spare_take(ds->plan, layout);
+    if (!*mv) return relay(ds, hispi_mvector_create(ds->plan, layout, mv));
+    hisp_status st = HISP_SUCCESS;
+    if (layout == HISPI_MVEC_OWNED) st = relay(ds, hispi_msrep_each(ds->plan, zero_entry0, *mv));
+    if (st) hispi_mvector_spare_give(ds->plan, mv);
+    return st;
 }
 
 /* d's views of the owned rows of d->mv. */
@@ -190,7 +219,7 @@ static hisp_status lookup(dist_space *ds, ks_vec *v, dvec **out)
     HISPI_TRY(dvec_new(ds, mv, false, &d));
     hisp_status st = remember(ds, d);
     if (st) {
-        dvec_free(d);
+        dvec_free(ds, d);
         return st;
     }
     *out = d;
@@ -202,16 +231,16 @@ static hisp_status d_vnew(ks_space *sp, int cols, ks_vec **v)
     (void)cols; /* square */
     dist_space *ds = D(sp);
     hisp_mvector mv = NULL;
-    HISPI_TRY(relay(ds, hisp_mvector_create(ds->plan, HISP_MVEC_ROWS, &mv)));
+    HISPI_TRY(take_or_make(ds, HISP_MVEC_ROWS, &mv));
     dvec *d = NULL;
     hisp_status st = dvec_new(ds, mv, true, &d);
     if (st) {
-        hisp_mvector_destroy(&mv);
+        hispi_mvector_spare_give(ds->plan, &mv);
         return st;
     }
     st = remember(ds, d);
     if (st) {
-        dvec_free(d);
+        dvec_free(ds, d);
         return st;
     }
     *v = (ks_vec *)d;
@@ -223,7 +252,7 @@ static void d_vfree(ks_space *sp, ks_vec *v)
     dist_space *ds = D(sp);
     for (int i = 0; i < ds->nvec; i++)
         if ((ks_vec *)ds->vecs[i] == v) {
-            dvec_free(ds->vecs[i]);
+            dvec_free(ds, ds->vecs[i]);
             ds->vecs[i] = ds->vecs[--ds->nvec];
             return;
         }
@@ -497,22 +526,22 @@ static hisp_status promote(dist_space *ds, dvec *d)
     if (!d->mine || (hispi_mvector_of(d->mv, ds->plan, &lay) && lay == HISPI_MVEC_OWNED))
         return HISP_SUCCESS;
     hisp_mvector mv = NULL;
-    HISPI_TRY(relay(ds, hispi_mvector_create(ds->plan, HISPI_MVEC_OWNED, &mv)));
+    HISPI_TRY(take_or_make(ds, HISPI_MVEC_OWNED, &mv));
     dvec *nd = NULL;
     hisp_status st = dvec_new(ds, mv, true, &nd);
     if (st) {
-        hisp_mvector_destroy(&mv);
+        hispi_mvector_spare_give(ds->plan, &mv);
         return st;
     }
     job j = {.op = OP_COPY, .v = {d, nd}};
     st = run(ds, &j, 0, 0);
     if (!st) st = drain(ds); /* the old buffers go next */
     if (st) {
-        dvec_free(nd);
+        dvec_free(ds, nd);
         return st;
     }
     drop_views(d);
-    hisp_mvector_destroy(&d->mv);
+    hispi_mvector_spare_give(ds->plan, &d->mv);
     d->mv = nd->mv;
     memcpy(d->view, nd->view, sizeof d->view);
     free(nd);
@@ -532,8 +561,7 @@ static hisp_status product(dist_space *ds, ks_vec *x, ks_vec *y, int slot)
     HISPI_TRY(promote(ds, dx));
     hisp_mvector xs = dx->mv;
     if (!dx->mine) {
-        if (!ds->xs)
-            HISPI_TRY(relay(ds, hispi_mvector_create(ds->plan, HISPI_MVEC_OWNED, &ds->xs)));
+        if (!ds->xs) HISPI_TRY(take_or_make(ds, HISPI_MVEC_OWNED, &ds->xs));
         xs = ds->xs;
     }
     double part[HISP_MPLAN_MAX_DEVICES], wait[HISP_MPLAN_MAX_DEVICES];
@@ -617,9 +645,9 @@ static void d_destroy(ks_space *sp)
                     sp->ms[KS_MS_REDUCE]);
     }
     for (int i = 0; i < ds->nvec; i++)
-        dvec_free(ds->vecs[i]);
+        dvec_free(ds, ds->vecs[i]);
     free(ds->vecs);
-    hisp_mvector_destroy(&ds->xs);
+    hispi_mvector_spare_give(ds->plan, &ds->xs);
     free(ds->slot);
     free(ds);
 }
