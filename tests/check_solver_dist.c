@@ -669,6 +669,25 @@ static void expect_solved(const char *out, int status, int np, int64_t iters, co
     ck_assert_msg(strstr(out, "\"rank_info\""), "%s", out);
 }
 
+/* The reductions of an iteration travel together (space_local.c): CG 2
+ * allreduces per iteration (with Jacobi the second carries r^H z too),
+ * BiCGSTAB 3 (||r||^2 with the next r0^H r, apart where a check reads
+ * ||r||^2 first); were CG 2 (3 with Jacobi) and BiCGSTAB 4. */
+static void expect_batched(const char *out, hisp_solver_method m, int pc)
+{
+    long long it = test_json_int(out, "iterations"), calls = test_json_int(out, "allreduce_calls"),
+              values = test_json_int(out, "allreduce_values");
+    ck_assert_msg(calls > 0 && values >= calls, "%s", out);
+    if (m == HISP_SOLVER_CG) {
+        ck_assert_msg(calls <= 2 * it + 4, "cg: %lld allreduces, %lld iterations", calls, it);
+        if (pc)
+            ck_assert_msg(values >= 3 * it, "cg jacobi: %lld values, %lld iterations", values, it);
+    } else if (m == HISP_SOLVER_BICGSTAB) {
+        ck_assert_msg(calls <= 3 * it + it / 2 + 4, "bicgstab: %lld allreduces, %lld iterations",
+                      calls, it);
+    }
+}
+
 static const char *const method_names[3] = {"cg", "bicgstab", "gmres"};
 static const hisp_solver_method methods[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
                                               HISP_SOLVER_GMRES};
@@ -697,6 +716,7 @@ START_TEST(test_mpi_solve)
                          method_names[m], pc ? "jacobi" : "none", np == 2 ? "pcsr" : "rowblock");
                 int rc = run_mpi(out, sizeof out, np, mtx, args);
                 expect_solved(out, rc, np, iters, method_names[m]);
+                expect_batched(out, methods[m], pc);
                 /* a 20 x 20 grid cut into row blocks: a band of 20 per neighbour */
                 ck_assert_int_eq(test_json_int(out, "ghost_entries_sum"), 2 * (np - 1) * 20);
             }
@@ -812,6 +832,7 @@ START_TEST(test_mpi_scattered)
                  runs[q].opencl ? " (opencl)" : "");
         int rc = run_mpi(out, sizeof out, runs[q].np, mtx, args);
         expect_solved(out, rc, runs[q].np, iters, what);
+        expect_batched(out, methods[runs[q].m], runs[q].pc);
         if (strcmp(runs[q].part, "rowblock") == 0)
             ck_assert_int_eq(test_json_int(out, "ghost_entries_sum"),
                              ghosts_rowblock(ctx, A, n, runs[q].np));

@@ -144,6 +144,7 @@ typedef struct {
     void *diag; /* this rank's rows' diagonal */
     int64_t lrows, n;
     hisp_type type;
+    int64_t reduces, values; /* allreduce calls of the solve, values they summed */
 } rank_op;
 
 static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
@@ -161,7 +162,9 @@ static hisp_status op_diagonal(void *user, hisp_vector d)
 
 static hisp_status op_allreduce(void *user, double *v, int n)
 {
-    (void)user;
+    rank_op *r = user;
+    r->reduces++;
+    r->values += n;
     return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS
                ? HISP_SUCCESS
                : HISP_ERR_BACKEND;
@@ -485,6 +488,10 @@ int solve_mpi(int argc, char **argv)
         json_double(&j, "prepare_ms", prepare_ms);
         json_double(&j, "ms", ms);
         json_double(&j, "ms_per_iteration", per);
+        /* the solve's MPI_Allreduce calls (the same on every rank) and the
+         * values they carried: several reductions travel together */
+        json_int(&j, "allreduce_calls", r.reduces);
+        json_int(&j, "allreduce_values", r.values);
         /* the halo: entries of x received per product (sum, largest rank),
          * sent, and read from a device for sending (largest rank) */
         json_int(&j, "ghost_entries_sum", ghosts_sum);
