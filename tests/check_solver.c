@@ -666,6 +666,7 @@ typedef struct {
     hisp_vector d;
     int applies;
     int64_t reduces, values; /* allreduce calls and the values they carried */
+    int64_t dots;            /* apply_dot calls */
 } opdata;
 
 static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
@@ -680,6 +681,14 @@ static hisp_status op_diag(void *user, hisp_vector d)
 {
     opdata *o = user;
     return hisp_vector_copy(o->d, d);
+}
+
+/* y = A x and r = x^H y through hisp_spmv_dot (fused on CUDA). */
+static hisp_status op_apply_dot(void *user, hisp_vector x, hisp_vector y, hisp_result r)
+{
+    opdata *o = user;
+    o->dots++;
+    return hisp_spmv_dot(o->ctx, o->A, x, y, r);
 }
 
 /* One rank: the sum over ranks is the value itself; counts the calls. */
@@ -716,9 +725,9 @@ START_TEST(test_operator)
                 if (H.col[k] == i)
                     for (int e = 0; e < ec; e++)
                         dg[i * ec + e] += H.val[k * ec + e];
-        opdata od = {ctx, hc_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0, 0,
-                     0};
-        hisp_operator op = {H.n, H.n, t, op_apply, op_diag, NULL, &od};
+        opdata od = {
+            ctx, hc_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0, 0, 0, 0};
+        hisp_operator op = {H.n, H.n, t, op_apply, op_diag, NULL, &od, NULL};
         hisp_vector vb = make_vec(ctx, t, b, len), vx = NULL;
         CK_OK(ctx, hisp_vector_create(ctx, t, H.n, &vx));
         const hisp_solver_method meths[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
@@ -743,7 +752,30 @@ START_TEST(test_operator)
                 CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(zero)));
                 CK_OK(ctx, hisp_solver_solve_operator(s, &opr, vb, vx, &i3));
                 read_vec(ctx, t, vx, x3, len);
+                const int64_t reduces = od.reduces, values = od.values;
+                /* with apply_dot (CG's q = A p, p^H q): the same solve, the
+                 * product and dot fused where the backend fuses them */
+                hisp_solve_info i4;
+                hisp_operator opd = opr;
+                opd.apply_dot = op_apply_dot;
+                od.dots = 0;
+                CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(zero)));
+                CK_OK(ctx, hisp_solver_solve_operator(s, &opd, vb, vx, &i4));
+                double *x4 = malloc((size_t)len * 8);
+                ck_assert_ptr_nonnull(x4);
+                read_vec(ctx, t, vx, x4, len);
                 hisp_solver_destroy(&s);
+                ck_assert_int_eq(i4.reason, i3.reason);
+                ck_assert_msg(llabs(i4.iterations - i3.iterations) <= 1,
+                              "apply_dot: %lld iterations, %lld without", (long long)i4.iterations,
+                              (long long)i3.iterations);
+                if (meth == HISP_SOLVER_CG)
+                    ck_assert_int_ge(od.dots, i4.iterations);
+                else
+                    ck_assert_int_eq(od.dots, 0);
+                ck_assert_msg(rel_diff(x4, x3, len) <= 1e-7, "apply_dot: x differs by %g",
+                              rel_diff(x4, x3, len));
+                free(x4);
                 ck_assert_int_eq(i3.iterations, i2.iterations);
                 ck_assert_int_eq(i3.reason, i2.reason);
                 ck_assert_msg(memcmp(x3, x2, (size_t)len * 8) == 0,
@@ -755,15 +787,14 @@ START_TEST(test_operator)
                 if (meth != HISP_SOLVER_GMRES) {
                     int64_t per = meth == HISP_SOLVER_CG ? 2 : 3,
                             most = per * i3.iterations + (per == 3 ? i3.iterations / 2 : 0) + 4;
-                    if (meth == HISP_SOLVER_CG && jac)
-                        ck_assert_int_ge(od.values, 3 * i3.iterations);
-                    ck_assert_msg(od.reduces <= most,
+                    if (meth == HISP_SOLVER_CG && jac) ck_assert_int_ge(values, 3 * i3.iterations);
+                    ck_assert_msg(reduces <= most,
                                   "%s %s jacobi %d: %lld allreduces for %lld iterations",
                                   hisp_solver_method_name(meth), hisp_type_name(t), jac,
-                                  (long long)od.reduces, (long long)i3.iterations);
-                    ck_assert_int_ge(od.reduces, per * i3.iterations - 2);
+                                  (long long)reduces, (long long)i3.iterations);
+                    ck_assert_int_ge(reduces, per * i3.iterations - 2);
                 }
-                ck_assert_int_ge(od.values, od.reduces);
+                ck_assert_int_ge(values, reduces);
                 const char *what = hisp_solver_method_name(meth);
                 ck_assert_msg(i1.reason == HISP_STOP_CONVERGED && i2.reason == i1.reason,
                               "%s %s: %s / %s", what, hisp_type_name(t),

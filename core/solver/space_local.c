@@ -215,11 +215,20 @@ static hisp_status l_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 }
 
 /* A matrix with hisp's default product: SpMV and dot in one pass where the
- * backend fuses them (hispi_spmv_dot); a tuned variant or an operator: the
- * two calls. */
+ * backend fuses them (hispi_spmv_dot); an operator: its apply_dot where it
+ * has one; a tuned variant or an operator without: the two calls. */
 static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
     local_space *ls = L(sp);
+    if (ls->op && ls->op->apply_dot) {
+        hisp_status st =
+            ls->op->apply_dot(ls->op->user, V(x), V(y), hisp_result_entry(ls->bank, slot));
+        if (st && st != HISP_ERR_OUT_OF_DEVICE_MEMORY && st != HISP_ERR_OUT_OF_HOST_MEMORY)
+            return hispi_fail(sp->ctx, st, "solve: the operator's apply_dot failed (%s)",
+                              hisp_status_string(st));
+        if (!st) mark(ls, slot);
+        return st;
+    }
     if (ls->op || ls->has_var) {
         HISPI_TRY(l_matvec(sp, HISP_OP_N, x, y));
         return l_dot(sp, x, y, slot);
