@@ -9,7 +9,7 @@
  * its rank within the node modulo the node's devices, GPUs first). The
  * operator: apply multiplies the rank's rows with x through the halo
  * exchange (halo.h: only the off-rank entries the rows reference move);
- * apply_dot the same with the local p^H q of CG (halo_apply_dot);
+ * apply_dot (CUDA) the same with CG's local p^H q (halo_apply_dot);
  * diagonal gives the local rows' diagonal; allreduce is
  * MPI_Allreduce(MPI_SUM), so every dot product is global and every rank
  * takes the same steps. b = ones, x0 = 0. The reported relative residual is
@@ -434,12 +434,19 @@ int solve_mpi(int argc, char **argv)
     if (!s) s = hisp_solver_set_preconditioner(solver, o.pc);
     if (s) rc = cli_fail(ctx, s, o.path);
     if ((rc = agree(rc))) goto out;
-    /* CG's q = A p with p^H q through apply_dot on the devices (one pass
-     * where the backend fuses them, CUDA); the reference backend's fused
-     * loop is an oracle, slower than its two loops (10 % per iteration) */
-    hisp_operator op = {
-        r.lrows,     r.lrows,      r.type, op_apply,
-        op_diagonal, op_allreduce, &r,     backend == HISP_BACKEND_REFERENCE ? NULL : op_apply_dot};
+    /* CG's q = A p with p^H q through apply_dot where hisp_spmv_dot is one
+     * pass (CUDA). Elsewhere it is SpMV + dot plus the ghosts' small
+     * products (PoCL: no gain, up to 10 % more per iteration with 4 ranks),
+     * or the reference backend's fused loop, an oracle slower than its two
+     * loops (10 % per iteration): apply, then the solver's dot. */
+    hisp_operator op = {.nrows = r.lrows,
+                        .ncols = r.lrows,
+                        .type = r.type,
+                        .apply = op_apply,
+                        .diagonal = op_diagonal,
+                        .allreduce = op_allreduce,
+                        .user = &r,
+                        .apply_dot = backend == HISP_BACKEND_CUDA ? op_apply_dot : NULL};
     /* one product first, as `hisp solve` does: the upload of the rank's blocks
      * and the kernels' build are reported apart (prepare_ms), not spread over
      * the iterations */
