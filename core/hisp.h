@@ -11,11 +11,12 @@
  * destroyed, that is not a handle of that kind, or whose owner was destroyed
  * (a context owns the matrices, vectors, solvers and MSREP plans made on it;
  * a plan owns its mvectors) returns HISP_ERR_INVALID_HANDLE without touching
- * it; a NULL handle gives HISP_ERR_INVALID_HANDLE too. Objects whose owner is gone keep their
- * memory until their own destroy, which frees them; destroy ignores a NULL, destroyed or foreign
- * handle (h is left as it is). The memory of destroyed objects is held back from reuse for the next
- * 64 destroys; after that a stale handle is still refused unless the allocator has given its
- * address to a new object of the same kind (the stale handle then refers to that object). A handle
+ * it; a NULL handle gives HISP_ERR_INVALID_HANDLE too. Objects whose owner is gone keep their memory
+ * until their own destroy, which frees them; destroy ignores a NULL, destroyed
+ * or foreign handle (h is left as it is). The memory of destroyed objects is
+ * held back from reuse for the next 64 destroys; after that a stale handle is
+ * still refused unless the allocator has given its address to a new object
+ * of the same kind (the stale handle then refers to that object). A handle
  * must not be destroyed while another thread uses it.
  *
  * Threads: any number of threads may create and use contexts at once; one
