@@ -798,6 +798,14 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ct
 HISP_API HISP_NODISCARD hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha,
                                               hisp_matrix A, hisp_vector x, const void *beta,
                                               hisp_vector y);
+/* y = A x (op N, alpha 1, beta 0), then r = dot(x, y) (hisp_vector_dot's
+ * result: host memory, or an entry of a vector of x's type, not waited
+ * for): one pass over A, x and y where the backend fuses them (CUDA, a
+ * square f32/f64 CSR matrix), hisp_spmv then hisp_vector_dot elsewhere (the
+ * same results up to rounding). A square. A solver's CG product, and the
+ * local part of an MPI operator's apply_dot. */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
+                                                  hisp_vector y, hisp_result r);
 /* Times `repeat` runs of hisp_spmv after `warmup` untimed runs, with device
  * events (host clock on the reference backend); ms[i] gets run i's time.
  * Data transfers happen during warm-up and are not timed. */
@@ -1409,7 +1417,17 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix
  * ranks in place (MPI_Allreduce with MPI_SUM): every dot product and norm is
  * reduced through it, so every rank takes the same steps. NULL allreduce:
  * one process. diagonal (Jacobi; may be NULL otherwise) writes the local
- * rows' diagonal entries into d. */
+ * rows' diagonal entries into d. The solver calls allreduce once for
+ * several reductions where a method issues them back to back (n up to 4
+ * values per reduction: the components of complex and quaternion entries).
+ *
+ * apply_dot (optional, NULL: apply, then a dot; added after user, so an
+ * initializer that ends at user leaves it NULL): y = A x (op N) and r =
+ * dot(x, y) over the local entries (this rank's part; the solver sums it
+ * through allreduce), r an entry of a solver's vector (hisp_result_entry):
+ * write it with a hisp call that does not wait (hisp_spmv_dot,
+ * hisp_vector_dot). CG's q = A p with p^H q: one pass where the local
+ * product fuses them. */
 typedef struct {
     int64_t nrows, ncols; /* local lengths of y and x of op = N */
     hisp_type type;       /* vector entry type */
@@ -1417,6 +1435,7 @@ typedef struct {
     hisp_status (*diagonal)(void *user, hisp_vector d);
     hisp_status (*allreduce)(void *user, double *values, int n);
     void *user;
+    hisp_status (*apply_dot)(void *user, hisp_vector x, hisp_vector y, hisp_result r);
 } hisp_operator;
 HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_operator(hisp_solver s,
                                                                const hisp_operator *A,

@@ -83,6 +83,22 @@ __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowpt
     }
 }
 
+/* y += alpha*A x over the rows that have entries (rows: their list, part:
+ * parts of it of equal cost), the others untouched: beta = 1 on a matrix
+ * whose rows are mostly empty (an MPI rank's ghost block). Each listed
+ * row as csr_n_chunk computes it. */
+__kernel void csr_n_rows(__global const uint *part, __global const uint *rows,
+                         __global const ptr_t *rowptr, __global const idx_t *colind,
+                         __global const real *val, __global const real *x, const real alpha,
+                         __global real *y)
+{
+    size_t g = get_global_id(0);
+    for (uint j = part[g]; j < part[g + 1]; j++) {
+        uint i = rows[j];
+        y[i] = alpha * row_dot(RP(i), RP(i + 1), colind, val, x) + y[i];
+    }
+}
+
 /* Transposed without atomics: work-item g scatters its rows into its own
  * copy w + g*ncols; reduce_copies then sums the copies into y. */
 __kernel void csr_t_private(__global const uint *part, __global const ptr_t *rowptr,

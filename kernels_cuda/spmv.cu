@@ -305,6 +305,17 @@ template <typename T> __global__ void scale(T *__restrict__ y, int64_t n, T beta
         y[i] = beta != T(0) ? beta * y[i] : T(0);
 }
 
+/* y[rows[j]] += t[j]: the non-empty rows' products added back (the rows
+ * are distinct: no two threads write one entry). */
+template <typename T>
+__global__ void scatter_add(const int32_t *__restrict__ rows, const T *__restrict__ t, int64_t n,
+                            T *__restrict__ y)
+{
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+         j += (int64_t)gridDim.x * blockDim.x)
+        y[rows[j]] += t[j];
+}
+
 /* op = T: scatter alpha*x[row]*a into y[col]. Stream blocks find each entry's
  * row by binary search over the block's row pointers staged in shared memory;
  * with a column window (b.win >= 0) the entries falling in it are summed in
@@ -540,6 +551,23 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, con
     const float *xs = static_cast<const float *>(x);
     return run_shape<float>(A, 0, 1.0f, xs, 0.0f, static_cast<float *>(y), part,
                             static_cast<float *>(res), xs + xoff, stream);
+}
+
+extern "C" cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const int32_t *rows,
+                                                 double alpha, const void *x, void *t, void *y,
+                                                 cudaStream_t stream)
+{
+    cudaError_t e = hisp_cuda_launch_csr_spmv(C, 0, alpha, x, 0.0, t, stream);
+    if (e != cudaSuccess || C->nrows == 0) return e;
+    int64_t nb = (C->nrows + 255) / 256;
+    if (nb > 65536) nb = 65536;
+    if (C->f64)
+        scatter_add<double><<<(unsigned)nb, 256, 0, stream>>>(
+            rows, static_cast<const double *>(t), C->nrows, static_cast<double *>(y));
+    else
+        scatter_add<float><<<(unsigned)nb, 256, 0, stream>>>(
+            rows, static_cast<const float *>(t), C->nrows, static_cast<float *>(y));
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr,

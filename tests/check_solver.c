@@ -665,6 +665,8 @@ typedef struct {
     hisp_matrix A;
     hisp_vector d;
     int applies;
+    int64_t reduces, values; /* allreduce calls and the values they carried */
+    int64_t dots;            /* apply_dot calls */
 } opdata;
 
 static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
@@ -681,9 +683,30 @@ static hisp_status op_diag(void *user, hisp_vector d)
     return hisp_vector_copy(o->d, d);
 }
 
+/* y = A x and r = x^H y through hisp_spmv_dot (fused on CUDA). */
+static hisp_status op_apply_dot(void *user, hisp_vector x, hisp_vector y, hisp_result r)
+{
+    opdata *o = user;
+    o->dots++;
+    return hisp_spmv_dot(o->ctx, o->A, x, y, r);
+}
+
+/* One rank: the sum over ranks is the value itself; counts the calls. */
+static hisp_status op_allreduce(void *user, double *v, int n)
+{
+    opdata *o = user;
+    (void)v;
+    o->reduces++;
+    o->values += n;
+    return HISP_SUCCESS;
+}
+
 /* hisp_solver_solve_operator with hisp_spmv as the operator gives what
- * hisp_solver_solve gives (f64 and c64, CG and BiCGSTAB, with and without
- * Jacobi). */
+ * hisp_solver_solve gives (f64 and c64, CG, BiCGSTAB and GMRES, with and
+ * without Jacobi); with an allreduce (one rank: the identity) the same x to
+ * the bit, the reductions of an iteration batched: CG 2 allreduces per
+ * iteration (Jacobi's r^H z travels with ||r||^2), BiCGSTAB 3 (||r||^2 with
+ * the next r0^H r). */
 START_TEST(test_operator)
 {
     uint64_t rs = test_seed() + 7005 + (uint64_t)_i;
@@ -694,20 +717,24 @@ START_TEST(test_operator)
         hcsr H = random_hermitian(ctx, t, 200, 3, 9, 0, &rs);
         int64_t len = vlen(&H);
         double *dg = calloc((size_t)len, sizeof *dg), *b = rand_vec(len, &rs),
-               *x1 = malloc((size_t)len * 8), *x2 = malloc((size_t)len * 8);
-        ck_assert(dg && x1 && x2);
+               *x1 = malloc((size_t)len * 8), *x2 = malloc((size_t)len * 8),
+               *x3 = malloc((size_t)len * 8);
+        ck_assert(dg && x1 && x2 && x3);
         for (int64_t i = 0; i < H.n; i++)
             for (int64_t k = H.ptr[i]; k < H.ptr[i + 1]; k++)
                 if (H.col[k] == i)
                     for (int e = 0; e < ec; e++)
                         dg[i * ec + e] += H.val[k * ec + e];
-        opdata od = {ctx, hc_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0};
-        hisp_operator op = {H.n, H.n, t, op_apply, op_diag, NULL, &od};
+        opdata od = {
+            ctx, hc_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0, 0, 0, 0};
+        hisp_operator op = {H.n, H.n, t, op_apply, op_diag, NULL, &od, NULL};
         hisp_vector vb = make_vec(ctx, t, b, len), vx = NULL;
         CK_OK(ctx, hisp_vector_create(ctx, t, H.n, &vx));
-        for (int m = 0; m < 2; m++)
+        const hisp_solver_method meths[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
+                                             HISP_SOLVER_GMRES};
+        for (int m = 0; m < 3; m++)
             for (int jac = 0; jac < 2; jac++) {
-                hisp_solver_method meth = m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG;
+                hisp_solver_method meth = meths[m];
                 hisp_solver s = make_solver(ctx, meth, jac, 1e-8, 0);
                 hisp_solve_info i1, i2;
                 double zero[4] = {0, 0, 0, 0};
@@ -718,7 +745,56 @@ START_TEST(test_operator)
                 od.applies = 0;
                 CK_OK(ctx, hisp_solver_solve_operator(s, &op, vb, vx, &i2));
                 read_vec(ctx, t, vx, x2, len);
+                hisp_solve_info i3;
+                hisp_operator opr = op;
+                opr.allreduce = op_allreduce;
+                od.reduces = od.values = 0;
+                CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(zero)));
+                CK_OK(ctx, hisp_solver_solve_operator(s, &opr, vb, vx, &i3));
+                read_vec(ctx, t, vx, x3, len);
+                const int64_t reduces = od.reduces, values = od.values;
+                /* with apply_dot (CG's q = A p, p^H q): the same solve, the
+                 * product and dot fused where the backend fuses them */
+                hisp_solve_info i4;
+                hisp_operator opd = opr;
+                opd.apply_dot = op_apply_dot;
+                od.dots = 0;
+                CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(zero)));
+                CK_OK(ctx, hisp_solver_solve_operator(s, &opd, vb, vx, &i4));
+                double *x4 = malloc((size_t)len * 8);
+                ck_assert_ptr_nonnull(x4);
+                read_vec(ctx, t, vx, x4, len);
                 hisp_solver_destroy(&s);
+                ck_assert_int_eq(i4.reason, i3.reason);
+                ck_assert_msg(llabs(i4.iterations - i3.iterations) <= 1,
+                              "apply_dot: %lld iterations, %lld without", (long long)i4.iterations,
+                              (long long)i3.iterations);
+                if (meth == HISP_SOLVER_CG)
+                    ck_assert_int_ge(od.dots, i4.iterations);
+                else
+                    ck_assert_int_eq(od.dots, 0);
+                ck_assert_msg(rel_diff(x4, x3, len) <= 1e-7, "apply_dot: x differs by %g",
+                              rel_diff(x4, x3, len));
+                free(x4);
+                ck_assert_int_eq(i3.iterations, i2.iterations);
+                ck_assert_int_eq(i3.reason, i2.reason);
+                ck_assert_msg(memcmp(x3, x2, (size_t)len * 8) == 0,
+                              "%s %s: the allreduce changed x (%g)", hisp_solver_method_name(meth),
+                              hisp_type_name(t), rel_diff(x3, x2, len));
+                /* per iteration (were CG 2, 3 with Jacobi, BiCGSTAB 4): CG 2 (with
+                 * Jacobi the second carries r^H z too), BiCGSTAB 3 (||r||^2 with the
+                 * next r0^H r, apart where a check reads ||r||^2 first) */
+                if (meth != HISP_SOLVER_GMRES) {
+                    int64_t per = meth == HISP_SOLVER_CG ? 2 : 3,
+                            most = per * i3.iterations + (per == 3 ? i3.iterations / 2 : 0) + 4;
+                    if (meth == HISP_SOLVER_CG && jac) ck_assert_int_ge(values, 3 * i3.iterations);
+                    ck_assert_msg(reduces <= most,
+                                  "%s %s jacobi %d: %lld allreduces for %lld iterations",
+                                  hisp_solver_method_name(meth), hisp_type_name(t), jac,
+                                  (long long)reduces, (long long)i3.iterations);
+                    ck_assert_int_ge(reduces, per * i3.iterations - 2);
+                }
+                ck_assert_int_ge(values, reduces);
                 const char *what = hisp_solver_method_name(meth);
                 ck_assert_msg(i1.reason == HISP_STOP_CONVERGED && i2.reason == i1.reason,
                               "%s %s: %s / %s", what, hisp_type_name(t),
@@ -746,7 +822,7 @@ START_TEST(test_operator)
         hisp_vector_destroy(&vx);
         hisp_vector_destroy(&od.d);
         hisp_matrix_destroy(&od.A);
-        free(dg), free(b), free(x1), free(x2);
+        free(dg), free(b), free(x1), free(x2), free(x3);
         hc_free(&H);
     }
     hisp_context_destroy(&ctx);
@@ -1119,10 +1195,13 @@ Suite *suite_solver(void)
     tcase_add_loop_test(dev, test_cg_tuned_plan, 1, n); /* 0: the reference */
     tcase_add_loop_test(dev, test_bicgstab, 0, n);
     tcase_add_loop_test(dev, test_mtx_files, 0, n);
-    tcase_add_loop_test(dev, test_operator, 0, n);
     tcase_add_loop_test(dev, test_failures, 0, n);
     tcase_add_loop_test(dev, test_indefinite, 0, n);
     tcase_add_loop_test(dev, test_exact, 0, n);
     suite_add_tcase(s, dev);
+    TCase *op = tcase_create("operator"); /* hisp_solver_solve_operator, its allreduce */
+    tcase_set_timeout(op, 1200);
+    tcase_add_loop_test(op, test_operator, 0, n);
+    suite_add_tcase(s, op);
     return s;
 }

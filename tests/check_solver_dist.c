@@ -687,6 +687,25 @@ static void expect_solved(const char *out, int status, int np, int64_t iters, co
     ck_assert_msg(strstr(out, "\"rank_info\""), "%s", out);
 }
 
+/* The reductions of an iteration travel together (space_local.c): CG 2
+ * allreduces per iteration (with Jacobi the second carries r^H z too),
+ * BiCGSTAB 3 (||r||^2 with the next r0^H r, apart where a check reads
+ * ||r||^2 first); were CG 2 (3 with Jacobi) and BiCGSTAB 4. */
+static void expect_batched(const char *out, hisp_solver_method m, int pc)
+{
+    long long it = test_json_int(out, "iterations"), calls = test_json_int(out, "allreduce_calls"),
+              values = test_json_int(out, "allreduce_values");
+    ck_assert_msg(calls > 0 && values >= calls, "%s", out);
+    if (m == HISP_SOLVER_CG) {
+        ck_assert_msg(calls <= 2 * it + 4, "cg: %lld allreduces, %lld iterations", calls, it);
+        if (pc)
+            ck_assert_msg(values >= 3 * it, "cg jacobi: %lld values, %lld iterations", values, it);
+    } else if (m == HISP_SOLVER_BICGSTAB) {
+        ck_assert_msg(calls <= 3 * it + it / 2 + 4, "bicgstab: %lld allreduces, %lld iterations",
+                      calls, it);
+    }
+}
+
 static const char *const method_names[3] = {"cg", "bicgstab", "gmres"};
 static const hisp_solver_method methods[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
                                               HISP_SOLVER_GMRES};
@@ -715,6 +734,7 @@ START_TEST(test_mpi_solve)
                          method_names[m], pc ? "jacobi" : "none", np == 2 ? "pcsr" : "rowblock");
                 int rc = run_mpi(out, sizeof out, np, mtx, args);
                 expect_solved(out, rc, np, iters, method_names[m]);
+                expect_batched(out, methods[m], pc);
                 /* a 20 x 20 grid cut into row blocks: a band of 20 per neighbour */
                 ck_assert_int_eq(test_json_int(out, "ghost_entries_sum"), 2 * (np - 1) * 20);
             }
@@ -791,7 +811,8 @@ static int64_t ghosts_rowblock(hisp_context ctx, hisp_matrix A, int64_t n, int n
 }
 
 /* Scattered columns: the exact ghost sets and an exchange with several
- * peers, on the reference backend and on PoCL. */
+ * peers, on the reference backend, on PoCL and on CUDA (there CG's product
+ * comes through the operator's apply_dot: halo_apply_dot). */
 START_TEST(test_mpi_scattered)
 {
     uint64_t st = test_seed() ^ 0x5ca7;
@@ -807,29 +828,32 @@ START_TEST(test_mpi_scattered)
     CK_OK(ctx, hisp_matrix_write_mtx(A, mtx));
     const test_target *tg;
     int nt = test_targets(&tg);
-    bool opencl = false;
-    for (int i = 0; i < nt; i++)
+    bool opencl = false, cuda = false;
+    for (int i = 0; i < nt; i++) {
         opencl |= tg[i].kind == HISP_BACKEND_OPENCL;
+        cuda |= tg[i].kind == HISP_BACKEND_CUDA;
+    }
     if (!opencl) test_skip("solver_dist mpi scattered: no OpenCL device (the PoCL runs)");
+    if (!cuda) test_skip("solver_dist mpi scattered: no CUDA device (the CUDA runs, apply_dot)");
+    static const char *const be_opt[3] = {"", " --backend opencl", " --backend cuda"};
+    static const char *const be_name[3] = {"", " (opencl)", " (cuda)"};
     struct {
-        int np, m, pc, opencl;
+        int np, m, pc, be; /* be: 0 reference, 1 opencl, 2 cuda */
         const char *part;
-    } runs[] = {{3, 0, 0, 0, "rowblock"},
-                {4, 2, 1, 0, "rowblock"},
-                {2, 1, 1, 0, "pcsr"},
-                {3, 0, 1, 1, "rowblock"},
-                {2, 2, 0, 1, "pcsr"}};
+    } runs[] = {{3, 0, 0, 0, "rowblock"}, {4, 2, 1, 0, "rowblock"}, {2, 1, 1, 0, "pcsr"},
+                {3, 0, 1, 1, "rowblock"}, {2, 2, 0, 1, "pcsr"},     {3, 0, 0, 2, "rowblock"},
+                {2, 0, 1, 2, "pcsr"},     {2, 1, 0, 2, "rowblock"}};
     for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
-        if (runs[q].opencl && !opencl) continue;
+        if ((runs[q].be == 1 && !opencl) || (runs[q].be == 2 && !cuda)) continue;
         int64_t iters = one_process(ctx, A, methods[runs[q].m], (hisp_precond)runs[q].pc, n);
         char args[256], what[64];
         snprintf(args, sizeof args, "--method %s --precond %s --rtol 1e-9 --partition %s%s",
                  method_names[runs[q].m], runs[q].pc ? "jacobi" : "none", runs[q].part,
-                 runs[q].opencl ? " --backend opencl" : "");
-        snprintf(what, sizeof what, "scattered %s%s", method_names[runs[q].m],
-                 runs[q].opencl ? " (opencl)" : "");
+                 be_opt[runs[q].be]);
+        snprintf(what, sizeof what, "scattered %s%s", method_names[runs[q].m], be_name[runs[q].be]);
         int rc = run_mpi(out, sizeof out, runs[q].np, mtx, args);
         expect_solved(out, rc, runs[q].np, iters, what);
+        expect_batched(out, methods[runs[q].m], runs[q].pc);
         if (strcmp(runs[q].part, "rowblock") == 0)
             ck_assert_int_eq(test_json_int(out, "ghost_entries_sum"),
                              ghosts_rowblock(ctx, A, n, runs[q].np));
@@ -841,7 +865,7 @@ START_TEST(test_mpi_scattered)
             hits++;
         ck_assert_msg(hits == runs[q].np, "%s: %d ranks with %d peers\n%s", what, hits,
                       runs[q].np - 1, out);
-        if (runs[q].opencl)
+        if (runs[q].be)
             ck_assert_msg(strstr(out, "\"device\": {\n") && strstr(out, "\"index\": 0"), "%s", out);
     }
     hisp_matrix_destroy(&A);

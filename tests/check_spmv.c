@@ -101,10 +101,13 @@ static int64_t longest_line(const int64_t *ptr, const int32_t *cols, int64_t m, 
 }
 
 /* y = alpha*op(A)*x + beta*y on ctx's backend versus the reference, for
- * fresh x, y, alpha, beta; beta_zero: beta = 0 and y starts as NaN. */
-static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero, uint64_t *st,
+ * fresh x, y, alpha, beta; beta_mode 1: beta = 0 and y starts as NaN; 2:
+ * beta = 1 (PoCL's chunk kernels then skip the empty rows of a matrix whose
+ * rows are mostly empty); 0: beta random. */
+static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_mode, uint64_t *st,
                       const char *what)
 {
+    int beta_zero = beta_mode == 1;
     hisp_matrix_info info;
     CK_OK(ctx, hisp_matrix_get_info(A, &info));
     ck_assert_int_eq(info.format, HISP_FORMAT_CSR);
@@ -120,7 +123,9 @@ static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero
         fill_nan(t, y0, m);
     else
         fill_random(t, y0, m, st);
-    double alpha = 0.5 + test_uniform(st), beta = beta_zero ? 0 : 0.5 + test_uniform(st);
+    double alpha = 0.5 + test_uniform(st), beta = beta_zero        ? 0
+                                                  : beta_mode == 2 ? 1
+                                                                   : 0.5 + test_uniform(st);
     float af = (float)alpha, bf = (float)beta;
     const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
     const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
@@ -183,8 +188,11 @@ static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero
                   "(seed %llu)",
                   what, hisp_type_name(t), (long long)info.nrows, (long long)info.ncols,
                   (long long)info.nnz, variant_name(), hispi_spmv_hook.t_mode == 1 ? " atomic" : "",
-                  op == HISP_OP_N ? 'N' : 'T', beta_zero ? "0 (y NaN)" : "random", err, tol,
-                  (unsigned long long)test_seed());
+                  op == HISP_OP_N ? 'N' : 'T',
+                  beta_zero        ? "0 (y NaN)"
+                  : beta_mode == 2 ? "1"
+                                   : "random",
+                  err, tol, (unsigned long long)test_seed());
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
     free(xh);
@@ -193,12 +201,12 @@ static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_zero
     free(ydev);
 }
 
-/* Both ops, beta = 0 (y NaN) and random beta. */
+/* Both ops, beta = 0 (y NaN) and random beta; op N with beta = 1. */
 static void check_all_ops(hisp_context ctx, hisp_matrix A, uint64_t *st, const char *what)
 {
     for (int op = 0; op < 2; op++)
-        for (int bz = 0; bz < 2; bz++)
-            check_one(ctx, A, (hisp_op)op, bz, st, what);
+        for (int bm = 0; bm < 3 - op; bm++)
+            check_one(ctx, A, (hisp_op)op, bm, st, what);
 }
 
 /* A matrix from COO triplets (duplicates summed), CSR form. */

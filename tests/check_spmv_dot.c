@@ -537,7 +537,7 @@ START_TEST(test_spmv_dot_cg)
             if (mode < 2) {
                 CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
             } else {
-                hisp_operator op = {n, n, t, apply_spmv, NULL, NULL, &u};
+                hisp_operator op = {n, n, t, apply_spmv, NULL, NULL, &u, NULL};
                 CK_OK(ctx, hisp_solver_solve_operator(s, &op, b, x, &info));
             }
             ck_assert_msg(info.converged, "%s %s mode %d: %s after %lld iterations (rel %.3g)",

@@ -10,6 +10,7 @@
 #include "cuda_stage.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,11 @@ typedef struct hisp_cuda_mat {
     struct hisp_cuda_mat *tr; /* transposed copy for op = T, made on first use */
     int tr_off;               /* op = T scatters with atomics instead */
     void *vendor;             /* MSREP: a cuSPARSE part (cuda_vendor.c) instead of all above */
+    /* at most half the rows non-empty (an MPI rank's ghost block): those rows
+     * as a matrix of their own over colind and val (PETSc's compressed rows),
+     * their numbers, and scratch for their products; beta = 1 runs them only */
+    struct hisp_cuda_mat *nz;
+    void *nzrows, *nzt;
 } hisp_cuda_mat;
 
 /* Record a failed CUDA call. Allocation failures become the out-of-device-
@@ -244,10 +250,12 @@ static void hisp_cuda_csr_free(void *p, void *dev)
     hisp_cuda_mat *m = dev;
     if (!m) return;
     hisp_cuda_vendor_free(p, m->vendor);
-    void *bufs[] = {m->rowptr, m->colind, m->val, m->blocks, m->splits, m->partial, m->dotpart};
+    void *bufs[] = {m->rowptr,  m->colind,  m->val,    m->blocks, m->splits,
+                    m->partial, m->dotpart, m->nzrows, m->nzt};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         hisp_cuda_free(p, bufs[i]);
     hisp_cuda_csr_free(p, m->tr);
+    hisp_cuda_csr_free(p, m->nz);
     free(m);
 }
 
@@ -359,6 +367,53 @@ static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cud
     return s;
 }
 
+/* When at most half of A's rows have entries: m->nz, the matrix of those
+ * rows (its own row pointers and plan; m's colind and val, not owned), the
+ * rows' numbers and the scratch of their products. */
+static hisp_status hisp_cuda_nonempty(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
+                                      const hispi_csr_view *A)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < A->nrows; i++)
+        n += A->rowptr[i + 1] > A->rowptr[i];
+    if (n == 0 || 2 * n > A->nrows) return HISP_SUCCESS;
+    int64_t *ptr = NULL;
+    int32_t *rows = NULL;
+    hisp_cuda_mat *c = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *ptr, (void **)&ptr);
+    if (!s) s = hispi_alloc(ctx, (size_t)n, sizeof *rows, (void **)&rows);
+    if (!s) s = hispi_calloc(ctx, 1, sizeof *c, (void **)&c);
+    if (!s) {
+        /* the rows between two listed ones are empty: A's pointers as they are */
+        int64_t j = 0;
+        for (int64_t i = 0; i < A->nrows; i++)
+            if (A->rowptr[i + 1] > A->rowptr[i]) {
+                rows[j] = (int32_t)i;
+                ptr[j++] = A->rowptr[i];
+            }
+        ptr[n] = A->rowptr[A->nrows];
+        hispi_csr_view v = *A;
+        v.nrows = n;
+        v.rowptr = ptr;
+        c->k = m->k;
+        c->k.nrows = n;
+        c->k.rowptr = NULL;
+        s = hisp_cuda_layout(ctx, be, c, &v);
+        c->k.colind = m->colind;
+        c->k.val = m->val;
+    }
+    if (!s) s = hisp_cuda_upload_array(ctx, be, rows, (size_t)n, sizeof *rows, &m->nzrows);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)n * hisp_type_size(A->type), &m->nzt);
+    if (!s) {
+        m->nz = c;
+        c = NULL;
+    }
+    hisp_cuda_csr_free(be, c);
+    free(ptr);
+    free(rows);
+    return s;
+}
+
 static hisp_status hisp_cuda_csr_upload_opts(hisp_context ctx, void *p, const hispi_csr_view *A,
                                              const hispi_csr_opts *o, void **dev)
 {
@@ -389,12 +444,13 @@ static hisp_status hisp_cuda_csr_upload_opts(hisp_context ctx, void *p, const hi
     hisp_status s = hisp_cuda_layout(ctx, be, m, A);
     if (!s) s = hisp_cuda_upload_array(ctx, be, A->colind, (size_t)A->nnz, 4, &m->colind);
     if (!s) s = hisp_cuda_upload_array(ctx, be, A->val, (size_t)A->nnz, es, &m->val);
+    m->k.colind = m->colind;
+    m->k.val = m->val;
+    if (!s && !o) s = hisp_cuda_nonempty(ctx, be, m, A);
     if (s) {
         hisp_cuda_csr_free(be, m);
         return s;
     }
-    m->k.colind = m->colind;
-    m->k.val = m->val;
     hispi_debug("cuda: CSR %lld x %lld, %lld nnz, %s row pointers, %lld blocks, %lld split rows",
                 (long long)A->nrows, (long long)A->ncols, (long long)A->nnz,
                 m->k.wide ? "64-bit" : "32-bit", (long long)m->k.nblocks, (long long)m->k.nsplits);
@@ -560,6 +616,12 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
         } else if (s) {
             return s;
         }
+    }
+    if (op == HISP_OP_N && beta == 1 && isfinite(alpha) && m->nz) { /* y's empty rows stay */
+        cudaError_t e =
+            hisp_cuda_launch_csr_rows(&m->nz->k, m->nzrows, alpha, x, m->nzt, y, be->stream);
+        if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR SpMV kernel launch");
+        return HISP_SUCCESS;
     }
     cudaError_t e =
         op == HISP_OP_T && m->tr

@@ -69,6 +69,12 @@ cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alp
 cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, int64_t xoff,
                                           void *y, double *part, void *res, cudaStream_t stream);
 
+/* y += alpha*A*x over the non-empty rows of a matrix A whose rows are mostly
+ * empty: C holds them (C's row j is A's row rows[j], sharing A's colind and
+ * val), t = alpha*C*x (C->nrows entries of scratch), then y[rows[j]] += t[j]. */
+cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const int32_t *rows, double alpha,
+                                      const void *x, void *t, void *y, cudaStream_t stream);
+
 /* Transpose of A into Tr (A with 32-bit indices and base 0; same type and width; Tr's row pointers,
  * colind and val allocated). phase 0: cnt[c] += entries of column c (cnt zeroed, ncols ints); phase
  * 1: scatter, cnt (zeroed again) counting the entries placed per column. Tr's arrays are written

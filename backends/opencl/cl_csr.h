@@ -48,6 +48,12 @@ typedef struct hisp_cl_csr_s {
     cl_mem midrows;  /* vector: rows in (short_len, long_len] */
     cl_mem longrows; /* vector: rows longer than long_len */
     cl_mem tpart;    /* chunk, op = T: row parts of the private-copy scatter */
+    /* chunk, a matrix whose rows are mostly empty (an MPI rank's ghost
+     * block): the rows with entries (PETSc's compressed rows) and nzparts + 1
+     * boundaries of parts of equal cost in that list; op N with beta = 1
+     * runs over them only */
+    cl_mem nzrows, nzpart;
+    uint32_t nnzrows, nzparts;
     uint32_t ntparts;
     cl_mem work; /* ntparts copies of y (made on first op = T) */
     /* block family */
@@ -58,7 +64,8 @@ typedef struct hisp_cl_csr_s {
     struct hisp_cl_csr_s *tr; /* the copy */
     int tr_off;               /* atomics instead (no room for the copy) */
     /* kernels, made on first use */
-    cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce, n_fix;
+    cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce, n_fix,
+        n_rows;
 } hisp_cl_csr;
 
 /* Upload A; variant < 0: chosen from the device (and the test hook). o:

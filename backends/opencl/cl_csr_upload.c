@@ -15,12 +15,12 @@ void hisp_cl_csr_free(void *be, void *dev)
     (void)be;
     hisp_cl_csr *m = dev;
     if (!m) return;
-    cl_kernel ks[] = {m->scale, m->n_main, m->n_mid,     m->n_long,   m->t_main,
-                      m->t_mid, m->t_long, m->t_private, m->t_reduce, m->n_fix};
+    cl_kernel ks[] = {m->scale,  m->n_main,    m->n_mid,    m->n_long, m->t_main, m->t_mid,
+                      m->t_long, m->t_private, m->t_reduce, m->n_fix,  m->n_rows};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i]) clReleaseKernel(ks[i]);
-    cl_mem bs[] = {m->rowptr, m->colind, m->val,    m->part,   m->midrows, m->longrows,
-                   m->tpart,  m->work,   m->blocks, m->splits, m->partial};
+    cl_mem bs[] = {m->rowptr, m->colind, m->val,    m->part,    m->midrows, m->longrows, m->tpart,
+                   m->work,   m->blocks, m->splits, m->partial, m->nzrows,  m->nzpart};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]) clReleaseMemObject(bs[i]);
     hisp_cl_csr_free(be, m->tr);
@@ -81,6 +81,50 @@ static hisp_status make_parts(hisp_context ctx, hisp_cl_be *be, const hispi_csr_
     if (np == 0) part[++np] = (uint32_t)A->nrows; /* nrows == 0: one empty part */
     *nparts = np;
     hisp_status s = upload(ctx, be, buf, part, ((size_t)np + 1) * sizeof *part);
+    free(part);
+    return s;
+}
+
+/* Chunk family: when at most half the rows have entries, the list of those
+ * rows and parts of about equal cost (nonzeros + listed rows) over it, for
+ * y += alpha*A x touching only them (csr_n_rows). */
+static hisp_status nonempty_rows(hisp_context ctx, hisp_cl_be *be, const hispi_csr_view *A,
+                                 const hispi_csr_opts *o, uint64_t want, hisp_cl_csr *m)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < A->nrows; i++)
+        n += lptr_at(A, o, i + 1) > lptr_at(A, o, i);
+    if (n == 0 || 2 * n > A->nrows) return HISP_SUCCESS;
+    if (want > (uint64_t)n) want = (uint64_t)n;
+    uint32_t *rows = NULL, *part = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)n, sizeof *rows, (void **)&rows);
+    if (!s) s = hispi_alloc(ctx, (size_t)want + 1, sizeof *part, (void **)&part);
+    if (s) {
+        free(rows);
+        return s;
+    }
+    int64_t k = 0;
+    for (int64_t i = 0; i < A->nrows; i++)
+        if (lptr_at(A, o, i + 1) > lptr_at(A, o, i)) rows[k++] = (uint32_t)i;
+    /* parts: the cost of list entries [0, j) is nnz before row rows[j], plus j */
+    double total = (double)A->nnz + (double)n;
+    uint32_t np = 0;
+    part[0] = 0;
+    int64_t j = 0;
+    for (uint64_t q = 1; q <= want && j < n; q++) {
+        double goal = total * (double)q / (double)want;
+        while (j < n && (double)lptr_at(A, o, rows[j]) + (double)j < goal)
+            j++;
+        if (q == want) j = n;
+        if (j > (int64_t)part[np]) part[++np] = (uint32_t)j;
+    }
+    s = upload(ctx, be, &m->nzrows, rows, (size_t)n * sizeof *rows);
+    if (!s) s = upload(ctx, be, &m->nzpart, part, ((size_t)np + 1) * sizeof *part);
+    if (!s) {
+        m->nnzrows = (uint32_t)n;
+        m->nzparts = np;
+    }
+    free(rows);
     free(part);
     return s;
 }
@@ -285,6 +329,7 @@ hisp_status hisp_cl_csr_make(hisp_context ctx, hisp_cl_be *be, const hispi_csr_v
     if (!s && m->variant == VARIANT_CHUNK) {
         /* several parts per compute unit: balance without much per-group cost */
         s = make_parts(ctx, be, A, o, (uint64_t)be->compute_units * 8, &m->part, &m->nparts);
+        if (!s) s = nonempty_rows(ctx, be, A, o, (uint64_t)be->compute_units * 8, m);
         /* op = T: one private copy of y per compute unit (at most 8) when
          * the copies cost no more than the matrix; else atomics */
         uint64_t copies = be->compute_units < 8 ? be->compute_units : 8;
@@ -305,13 +350,13 @@ hisp_status hisp_cl_csr_make(hisp_context ctx, hisp_cl_be *be, const hispi_csr_v
         return s;
     }
     hispi_debug("opencl: csr %lldx%lld nnz %lld mean %.1f max %lld -> %s vl %u ls %u medium %u "
-                "long %u parts %u blocks %u splits %u",
+                "long %u parts %u blocks %u splits %u nonempty rows %u",
                 (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, mean,
                 (long long)maxlen,
                 m->variant == VARIANT_BLOCK    ? "block"
                 : m->variant == VARIANT_VECTOR ? "vector"
                                                : "chunk",
-                m->vl, m->ls, m->nmid, m->nlong, m->nparts, m->nblocks, m->nsplits);
+                m->vl, m->ls, m->nmid, m->nlong, m->nparts, m->nblocks, m->nsplits, m->nnzrows);
     *out = m;
     return HISP_SUCCESS;
 }

@@ -19,6 +19,7 @@
  * serial loop). */
 #include "cl_csr.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,15 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     if (op == HISP_OP_N) {
         if (m->nrows == 0) return HISP_SUCCESS;
         if (m->variant == VARIANT_BLOCK) return block_n(ctx, be, m, ap, bp, xm, ym);
+        if (m->variant == VARIANT_CHUNK && m->nzrows && beta == 1 && isfinite(alpha)) {
+            /* y's empty rows stay as they are: only the listed rows */
+            HISPI_TRY(get_kernel(ctx, be, m, "csr_n_rows", 0, &m->n_rows));
+            size_t sz[] = {ms, ms, ms, ms, ms, ms, rs, ms};
+            const void *v[] = {&m->nzpart, &m->nzrows, &m->rowptr, &m->colind,
+                               &m->val,    &xm,        ap,         &ym};
+            HISPI_TRY(hisp_cl_set_args(ctx, m->n_rows, 8, sz, v));
+            return hisp_cl_launch(ctx, be, m->n_rows, m->nzparts, 1, 0);
+        }
         if (m->variant == VARIANT_CHUNK) {
             HISPI_TRY(get_kernel(ctx, be, m, "csr_n_chunk", 0, &m->n_main));
             size_t sz[] = {ms, ms, ms, ms, ms, rs, rs, ms};

@@ -28,6 +28,32 @@ static void *alloc0(size_t n, size_t es)
     return calloc(n ? n : 1, es);
 }
 
+/* apply_dot's ghost part: x^T (Ao g) = g^T (Ao^T x), so Bt = Ao^T (ghosts x
+ * lrows, made from Ao's triplets) gives it from x and g in a pass over Ao's
+ * entries and the ghosts, not over all rows; parts holds the two local dots,
+ * summed into the solver's result by a dot with ones. */
+static hisp_status ghost_dot_setup(halo *h, const int64_t *optr, const int32_t *oidx,
+                                   const void *oval)
+{
+    int64_t on = optr[h->lrows];
+    int32_t *orow = alloc0((size_t)on, sizeof *orow);
+    if (!orow) return HISP_ERR_OUT_OF_HOST_MEMORY;
+    for (int64_t i = 0; i < h->lrows; i++)
+        for (int64_t k = optr[i]; k < optr[i + 1]; k++)
+            orow[k] = (int32_t)i;
+    hisp_status s =
+        hisp_matrix_create_coo(h->ctx, h->type, h->ghosts, h->lrows, on, oidx, orow, oval, &h->Bt);
+    free(orow);
+    if (!s) s = hisp_matrix_convert(h->Bt, HISP_FORMAT_CSR);
+    if (!s) s = hisp_vector_create(h->ctx, h->type, h->ghosts, &h->w);
+    if (!s) s = hisp_vector_create(h->ctx, h->type, 2, &h->parts);
+    if (!s) s = hisp_vector_create(h->ctx, h->type, 2, &h->ones);
+    double one[2] = {1, 1};
+    float onef[2] = {1, 1};
+    if (!s) s = hisp_vector_write(h->ones, h->type == HISP_F32 ? (void *)onef : (void *)one);
+    return s;
+}
+
 /* Ad (owned columns, local numbers) and Ao (ghost columns, compacted), and
  * the sorted global ghost list *gl. A bitmap over the n columns marks the
  * ghosts; a ghost's compact number is the marks before it (a prefix count
@@ -87,6 +113,7 @@ static hisp_status split(halo *h, int64_t n, int64_t s0, const int64_t *lptr, co
     s = hisp_matrix_create_csr(h->ctx, h->type, h->lrows, h->lrows, dptr, didx, dval, &h->Ad);
     if (!s) s = hisp_matrix_create_csr(h->ctx, h->type, h->lrows, ng, optr, oidx, oval, &h->Ao);
     if (!s) s = hisp_vector_create(h->ctx, h->type, ng, &h->g);
+    if (!s) s = ghost_dot_setup(h, optr, oidx, oval);
 out:
     free(bits);
     free(pre);
@@ -214,14 +241,16 @@ out:
     return s;
 }
 
-hisp_status halo_apply(halo *h, hisp_vector x, hisp_vector y)
+/* Posts the receives, reads the owned entries peers need from x and posts
+ * the sends; *nr: the requests. A failed read still sends (garbage) so that
+ * no peer waits forever. */
+static hisp_status halo_start(halo *h, hisp_vector x, int *nreq)
 {
     int nr = 0;
     for (int q = 0; q < h->size; q++)
         if (h->rcount[q])
             MPI_Irecv((char *)h->gbuf + (size_t)h->rdispl[q] * h->es, h->rcount[q], h->dt, q,
                       HALO_TAG, MPI_COMM_WORLD, &h->req[nr++]);
-    /* a failed read still sends (garbage) so that no peer waits forever */
     hisp_status s = HISP_SUCCESS;
     for (int64_t k = 0, at = 0; !s && k < h->nseg; at += h->seg[2 * k + 1], k++)
         s = hisp_vector_read_range(x, h->seg[2 * k], h->seg[2 * k + 1],
@@ -236,6 +265,14 @@ hisp_status halo_apply(halo *h, hisp_vector x, hisp_vector y)
         if (h->scount[q])
             MPI_Isend((char *)h->sbuf + (size_t)h->sdispl[q] * h->es, h->scount[q], h->dt, q,
                       HALO_TAG, MPI_COMM_WORLD, &h->req[nr++]);
+    *nreq = nr;
+    return s;
+}
+
+hisp_status halo_apply(halo *h, hisp_vector x, hisp_vector y)
+{
+    int nr = 0;
+    hisp_status s = halo_start(h, x, &nr);
     double one = 1, zero = 0;
     float onef = 1, zerof = 0;
     bool f = h->type == HISP_F32;
@@ -248,8 +285,33 @@ hisp_status halo_apply(halo *h, hisp_vector x, hisp_vector y)
     return s;
 }
 
+hisp_status halo_apply_dot(halo *h, hisp_vector x, hisp_vector y, hisp_result r)
+{
+    int nr = 0;
+    hisp_status s = halo_start(h, x, &nr);
+    double one = 1, zero = 0;
+    float onef = 1, zerof = 0;
+    bool f = h->type == HISP_F32;
+    const void *a1 = f ? (const void *)&onef : (const void *)&one;
+    const void *b0 = f ? (const void *)&zerof : (const void *)&zero;
+    /* no ghosts: the owned block's fused product and dot are all of it */
+    hisp_result r0 = h->ghosts ? hisp_result_entry(h->parts, 0) : r;
+    if (!s) s = hisp_spmv_dot(h->ctx, h->Ad, x, y, r0);
+    MPI_Waitall(nr, h->req, MPI_STATUSES_IGNORE);
+    if (!s && h->ghosts) s = hisp_vector_write(h->g, h->gbuf);
+    if (!s && h->ghosts) s = hisp_spmv(h->ctx, HISP_OP_N, a1, h->Ao, h->g, a1, y);
+    if (!s && h->ghosts) s = hisp_spmv(h->ctx, HISP_OP_N, a1, h->Bt, x, b0, h->w);
+    if (!s && h->ghosts) s = hisp_vector_dot(h->g, h->w, hisp_result_entry(h->parts, 1));
+    if (!s && h->ghosts) s = hisp_vector_dot(h->ones, h->parts, r);
+    return s;
+}
+
 void halo_free(halo *h)
 {
+    hisp_matrix_destroy(&h->Bt);
+    hisp_vector_destroy(&h->w);
+    hisp_vector_destroy(&h->parts);
+    hisp_vector_destroy(&h->ones);
     hisp_matrix_destroy(&h->Ad);
     hisp_matrix_destroy(&h->Ao);
     hisp_vector_destroy(&h->g);

@@ -41,6 +41,10 @@ typedef struct {
     int64_t mirror_n; /* entries read per product: the segments' sum */
     void *mirror;     /* host: the segments, one after the other */
     MPI_Request *req;
+    /* halo_apply_dot: Ao^T (ghosts x lrows), Ao^T x, the two local dots,
+     * and (1, 1) to sum them */
+    hisp_matrix Bt;
+    hisp_vector w, parts, ones;
 } halo;
 
 /* Split this rank's rows (lrows rows, CSR with global columns; own[q] the
@@ -51,6 +55,11 @@ hisp_status halo_build(halo *h, hisp_context ctx, hisp_type type, const int64_t 
                        int size, const int64_t *lptr, const int32_t *lidx, const void *lval);
 /* y = (this rank's rows) * x, x and y of lrows entries. Collective. */
 hisp_status halo_apply(halo *h, hisp_vector x, hisp_vector y);
+/* halo_apply, and r = dot(x, y) over this rank's rows: the owned block's
+ * product fused with its dot (hisp_spmv_dot), plus g^T (Ao^T x) for the
+ * ghosts' part (a pass over Ao's entries, not over the rows), the two summed
+ * on the device. Collective. */
+hisp_status halo_apply_dot(halo *h, hisp_vector x, hisp_vector y, hisp_result r);
 void halo_free(halo *h);
 
 #endif

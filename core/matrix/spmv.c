@@ -124,7 +124,7 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
  * of x's type (the messages of hisp_vector_dot's checks). */
 static hisp_status dot_args(hisp_context ctx, hisp_vector x, hisp_vector y, hisp_result r)
 {
-    static const char op[] = "hispi_spmv_dot";
+    static const char op[] = "hisp_spmv_dot";
     if (x->n != y->n)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "%s: A must be square: x has %lld entries, y has %lld", op,
@@ -188,6 +188,12 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
     hispi_vector_device_written(y);
     if (r.vec) hispi_vector_device_written(r.vec);
     return HISP_SUCCESS;
+}
+
+hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
+                          hisp_result r)
+{
+    return hispi_spmv_dot(ctx, A, x, y, r);
 }
 
 hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,

@@ -2,8 +2,9 @@
  * hisp_spmv (or the caller's operator), and the scalars entries of a small
  * device vector (the bank) that the vector kernels read and write, so a
  * method queues its whole iteration without waiting. With an operator whose
- * allreduce sums over MPI ranks, every reduction is read, summed over the
- * ranks and written back (one wait per reduction, as MPI needs). */
+ * allreduce sums over MPI ranks, the reductions are read, summed over the
+ * ranks and written back when a call first needs them, several in one
+ * allreduce where a method issues them back to back (see flush). */
 #include "compound/hispi_compound.h"
 #include "ksp.h"
 
@@ -26,6 +27,10 @@ typedef struct {
     hisp_vector diag, cscale;
     hisp_matrix binv;
     hisp_vector tmp; /* LSQR with Jacobi: D x before the product */
+    /* MPI ranks: slots still holding this rank's partial sum (see flush) */
+    unsigned char *pending;
+    int npending;
+    double *sums; /* the allreduce's values: 4 per slot at most */
 } local_space;
 
 static local_space *L(ks_space *sp)
@@ -89,32 +94,74 @@ static void doubles_to_bank(local_space *ls, int slot, const double *v)
     }
 }
 
-/* Slots s0 (and s1 >= 0) hold this rank's partial sums: make them global. */
-static hisp_status reduce(local_space *ls, int s0, int s1)
+/* Slots that hold this rank's partial sums are marked pending and summed
+ * over the ranks when a call first needs one of them (as a scalar operand or
+ * by read()): reductions issued back to back (BiCGSTAB's ||r||^2 and the
+ * next r0^H r, CG's ||r||^2 and r^H z with Jacobi) travel in one allreduce
+ * of several values, one host round trip. Every rank issues the same calls,
+ * so every rank reduces at the same points. */
+static bool ranks(const local_space *ls)
 {
-    if (!ls->op || !ls->op->allreduce) return HISP_SUCCESS;
-    HISPI_TRY(hisp_vector_read(ls->bank, ls->bank_host));
-    double v[8];
-    int vc = hisp_type_components(ls->base.t), n = 0;
-    bank_to_doubles(ls, s0, v);
-    n = vc;
-    if (s1 >= 0) {
-        bank_to_doubles(ls, s1, v + 4);
-        memmove(v + vc, v + 4, sizeof(double) * (size_t)vc);
-        n = 2 * vc;
+    return ls->op && ls->op->allreduce;
+}
+
+static void mark(local_space *ls, int slot)
+{
+    if (ranks(ls) && !ls->pending[slot]) {
+        ls->pending[slot] = 1;
+        ls->npending++;
     }
-    hisp_status st = ls->op->allreduce(ls->op->user, v, n);
+}
+
+/* A slot the call overwrites: its partial sum is no longer needed. */
+static void unmark(local_space *ls, int slot)
+{
+    if (ls->pending && ls->pending[slot]) {
+        ls->pending[slot] = 0;
+        ls->npending--;
+    }
+}
+
+/* Every pending slot summed over the ranks in one allreduce. */
+static hisp_status flush(local_space *ls)
+{
+    if (!ls->npending) return HISP_SUCCESS;
+    double t0 = ls->base.inner ? hispi_now_ms() : 0; /* timed: reduce_ms */
+    int vc = hisp_type_components(ls->base.t), n = 0;
+    hisp_status st = hisp_vector_read(ls->bank, ls->bank_host);
+    if (st) return st;
+    for (int s = 0; s < ls->base.nslot; s++)
+        if (ls->pending[s]) {
+            double v[4];
+            bank_to_doubles(ls, s, v);
+            memcpy(ls->sums + n, v, sizeof(double) * (size_t)vc);
+            n += vc;
+        }
+    st = ls->op->allreduce(ls->op->user, ls->sums, n);
     if (st)
         return hispi_fail(ls->base.ctx, st, "solve: the operator's allreduce failed (%s)",
                           hisp_status_string(st));
-    double w[4] = {0};
-    memcpy(w, v, sizeof(double) * (size_t)vc);
-    doubles_to_bank(ls, s0, w);
-    if (s1 >= 0) {
-        memcpy(w, v + vc, sizeof(double) * (size_t)vc);
-        doubles_to_bank(ls, s1, w);
-    }
-    return hisp_vector_write(ls->bank, ls->bank_host);
+    n = 0;
+    for (int s = 0; s < ls->base.nslot; s++)
+        if (ls->pending[s]) {
+            doubles_to_bank(ls, s, ls->sums + n);
+            n += vc;
+            ls->pending[s] = 0;
+        }
+    ls->npending = 0;
+    st = hisp_vector_write(ls->bank, ls->bank_host);
+    if (ls->base.inner) ls->base.ms[KS_MS_REDUCE] += hispi_now_ms() - t0;
+    return st;
+}
+
+/* The scalar operands of a call: their slots summed first where pending. */
+static hisp_status need(local_space *ls, const ks_sc *a, int n)
+{
+    for (int i = 0; ls->npending && i < n; i++)
+        if ((a[i].kind != KS_VAL && ls->pending[a[i].a]) ||
+            (a[i].kind == KS_RATIO && ls->pending[a[i].b]))
+            return flush(ls);
+    return HISP_SUCCESS;
 }
 
 /* ---- the ops ---------------------------------------------------------------- */
@@ -163,21 +210,32 @@ static hisp_status l_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
     local_space *ls = L(sp);
     HISPI_TRY(hisp_vector_dot(V(x), V(y), hisp_result_entry(ls->bank, slot)));
-    return reduce(ls, slot, -1);
+    mark(ls, slot);
+    return HISP_SUCCESS;
 }
 
 /* A matrix with hisp's default product: SpMV and dot in one pass where the
- * backend fuses them (hispi_spmv_dot); a tuned variant or an operator: the
- * two calls. */
+ * backend fuses them (hispi_spmv_dot); an operator: its apply_dot where it
+ * has one; a tuned variant or an operator without: the two calls. */
 static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
     local_space *ls = L(sp);
+    if (ls->op && ls->op->apply_dot) {
+        hisp_status st =
+            ls->op->apply_dot(ls->op->user, V(x), V(y), hisp_result_entry(ls->bank, slot));
+        if (st && st != HISP_ERR_OUT_OF_DEVICE_MEMORY && st != HISP_ERR_OUT_OF_HOST_MEMORY)
+            return hispi_fail(sp->ctx, st, "solve: the operator's apply_dot failed (%s)",
+                              hisp_status_string(st));
+        if (!st) mark(ls, slot);
+        return st;
+    }
     if (ls->op || ls->has_var) {
         HISPI_TRY(l_matvec(sp, HISP_OP_N, x, y));
         return l_dot(sp, x, y, slot);
     }
     HISPI_TRY(hispi_spmv_dot(sp->ctx, ls->A, V(x), V(y), hisp_result_entry(ls->bank, slot)));
-    return reduce(ls, slot, -1);
+    mark(ls, slot);
+    return HISP_SUCCESS;
 }
 
 static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
@@ -188,7 +246,8 @@ static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
     } else if (ls->diag) {
         if (slot >= 0) {
             HISPI_TRY(hisp_vector_div_dot(V(x), ls->diag, V(z), hisp_result_entry(ls->bank, slot)));
-            return reduce(ls, slot, -1);
+            mark(ls, slot);
+            return HISP_SUCCESS;
         }
         HISPI_TRY(hisp_vector_div(V(x), ls->diag, V(z)));
     } else if (ls->binv) {
@@ -202,6 +261,7 @@ static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
 static hisp_status l_fill(ks_space *sp, ks_sc a, ks_vec *y)
 {
     unsigned char b0[32];
+    HISPI_TRY(need(L(sp), &a, 1));
     return hisp_vector_fill(V(y), sc(L(sp), a, b0));
 }
 
@@ -214,12 +274,15 @@ static hisp_status l_copy(ks_space *sp, ks_vec *x, ks_vec *y)
 static hisp_status l_scale(ks_space *sp, ks_vec *y, ks_sc a)
 {
     unsigned char b0[32];
+    HISPI_TRY(need(L(sp), &a, 1));
     return hisp_vector_scale(V(y), sc(L(sp), a, b0));
 }
 
 static hisp_status l_axpby(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y)
 {
     unsigned char b0[32], b1[32];
+    const ks_sc in[] = {a, b};
+    HISPI_TRY(need(L(sp), in, 2));
     return hisp_vector_axpby(sc(L(sp), a, b0), V(x), sc(L(sp), b, b1), V(y));
 }
 
@@ -228,6 +291,8 @@ static hisp_status l_axpbypcz(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec 
 {
     unsigned char b0[32], b1[32], b2[32];
     local_space *ls = L(sp);
+    const ks_sc in[] = {a, b, c};
+    HISPI_TRY(need(ls, in, 3));
     return hisp_vector_axpbypcz(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), sc(ls, c, b2), V(z));
 }
 
@@ -236,9 +301,12 @@ static hisp_status l_axpby_dot(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec
 {
     unsigned char b0[32], b1[32];
     local_space *ls = L(sp);
+    const ks_sc in[] = {a, b};
+    HISPI_TRY(need(ls, in, 2));
     HISPI_TRY(hisp_vector_axpby_dot(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), w ? V(w) : NULL,
                                     hisp_result_entry(ls->bank, slot)));
-    return reduce(ls, slot, -1);
+    mark(ls, slot);
+    return HISP_SUCCESS;
 }
 
 static hisp_status l_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
@@ -246,6 +314,8 @@ static hisp_status l_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *
 {
     unsigned char b0[32], b1[32], b2[32], b3[32];
     local_space *ls = L(sp);
+    const ks_sc in[] = {a, b, c, d};
+    HISPI_TRY(need(ls, in, 4));
     return hispi_vector_axpby2(sc(ls, a, b0), V(x1), sc(ls, b, b1), V(y1), sc(ls, c, b2), V(x2),
                                sc(ls, d, b3), V(y2));
 }
@@ -255,13 +325,18 @@ static hisp_status l_dot2(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0,
     local_space *ls = L(sp);
     HISPI_TRY(hisp_vector_dot2(V(x), V(y), V(w), hisp_result_entry(ls->bank, s0),
                                hisp_result_entry(ls->bank, s1)));
-    return reduce(ls, s0, s1);
+    mark(ls, s0);
+    mark(ls, s1);
+    return HISP_SUCCESS;
 }
 
 static hisp_status l_smul(ks_space *sp, ks_sc a, ks_sc b, int slot)
 {
     unsigned char b0[32], b1[32];
     local_space *ls = L(sp);
+    const ks_sc in[] = {a, b};
+    HISPI_TRY(need(ls, in, 2));
+    unmark(ls, slot);
     return hispi_vector_smul(sc(ls, a, b0), sc(ls, b, b1), hisp_result_entry(ls->bank, slot));
 }
 
@@ -269,6 +344,7 @@ static hisp_status l_sset(ks_space *sp, int slot, const double v[4])
 {
     unsigned char b0[32], b1[32];
     local_space *ls = L(sp);
+    unmark(ls, slot);
     return hispi_vector_smul(sc(ls, ks_valv(v), b0), sc(ls, ks_val(1), b1),
                              hisp_result_entry(ls->bank, slot));
 }
@@ -277,7 +353,10 @@ static hisp_status l_read(ks_space *sp, int first, int n, double *out)
 {
     local_space *ls = L(sp);
     if (n <= 0) return hisp_context_synchronize(sp->ctx);
-    HISPI_TRY(hisp_vector_read(ls->bank, ls->bank_host));
+    if (ls->npending) /* bank_host holds the sums then */
+        HISPI_TRY(flush(ls));
+    else
+        HISPI_TRY(hisp_vector_read(ls->bank, ls->bank_host));
     for (int i = 0; i < n; i++)
         bank_to_doubles(ls, first + i, out + 4 * (size_t)i);
     return HISP_SUCCESS;
@@ -292,6 +371,8 @@ static void l_destroy(ks_space *sp)
     hisp_vector_destroy(&ls->tmp);
     hisp_matrix_destroy(&ls->binv);
     free(ls->bank_host);
+    free(ls->pending);
+    free(ls->sums);
     free(ls);
 }
 
@@ -362,6 +443,9 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
     if (!st) st = hisp_vector_create(ctx, sp->t, nslot, &ls->bank);
     if (!st) st = hispi_calloc(ctx, (size_t)nslot, hisp_type_size(sp->t), &ls->bank_host);
     if (!st) st = hisp_vector_write(ls->bank, ls->bank_host);
+    if (!st && ranks(ls)) st = hispi_calloc(ctx, (size_t)nslot, 1, (void **)&ls->pending);
+    if (!st && ranks(ls))
+        st = hispi_calloc(ctx, 4 * (size_t)nslot, sizeof(double), (void **)&ls->sums);
     if (!st && pc == HISP_PRECOND_JACOBI) {
         if (lsqr)
             st = hispi_ks_column_scale(ctx, A, &ls->cscale);
