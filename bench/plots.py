@@ -214,13 +214,13 @@ def solve_h100(out):
     save(fig, out, 'cg-h100.svg')
 
 
-def scale_h200(out):
+def scale_h100(out):
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name in ('solve-poisson', 'solve-rmat'):
-        d = json.load(open(os.path.join(R, f'scale-h200x4-2026-11-26/{name}.json')))
+    for name in ('solve-poisson-760', 'solve-rmat'):
+        d = json.load(open(os.path.join(R, f'scale-h100x4-2026-11-26/{name}.json')))
         lines = {}
         for r in d['results']:
-            if r.get('status') != 'ok' or 'speedup' not in r:
+            if r.get('status') != 'ok' or 'speedup' not in r or r['devices'] == '1p':
                 continue
             lines.setdefault((r['matrix'], r['method']), []).append(
                 (int(r['devices']), float(r['speedup'])))
@@ -232,9 +232,9 @@ def scale_h200(out):
     ax.set_xticks([1, 2, 4])
     ax.set_xlabel('GPUs')
     ax.set_ylabel('speedup per iteration over 1 GPU')
-    ax.set_title('Distributed Krylov solvers, NVIDIA H200s (dashed: 3.5×)')
+    ax.set_title('Distributed Krylov solvers, NVIDIA H100s (dashed: 3.5×)')
     ax.legend(fontsize=8)
-    save(fig, out, 'solve-scaling-h200.svg')
+    save(fig, out, 'solve-scaling-h100.svg')
 
 
 def solve_cpu(out):
@@ -257,7 +257,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for f in (csr_h100, csr_cpu, hisparse_h100, add_h100, compound_h100, tune_cpu, msrep_h200x4,
-              vector_h100, solve_h100, scale_h200, solve_cpu):
+              vector_h100, solve_h100, scale_h100, solve_cpu):
         f(a.out)
         print(f.__name__)
 

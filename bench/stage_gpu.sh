@@ -21,7 +21,7 @@ runtime) benches="bench_runtime_cuda bench_add_cuda bench_vector" tests=1 mats=0
 mpi) benches="" tests=0 mats=0 mpi=1 ;;
 solve) benches="bench_solve_cuda" tests=1 mats=0 ;;
 tune) benches="" tests=1 mats=1 ;;
-scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 ;;
+scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 mpi=1 ;;
 surface) benches="" tests=1 mats=1 lib=1 ;;
 all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
 *)
