@@ -116,8 +116,9 @@ typedef struct cli_type_s {
 /* v[0..2]: the values of --type, --entry, --precision (NULL when absent);
  * more than one is a usage error. */
 int cli_parse_type(const char *cmd, const char *const v[3], cli_type *t);
-/* The type spec reads into: the given one, else the input's. */
-hisp_type cli_spec_type(const char *spec, const cli_type *t);
+/* The type spec reads into: the given one, else the input's (a file's
+ * header read through ctx; NULL ctx: only for generator specs). */
+hisp_type cli_spec_type(hisp_context ctx, const char *spec, const cli_type *t);
 /* Reads (or generates) spec in cli_spec_type's type; a .hisp file keeps
  * its own and refuses another --type. h (may be NULL) gets a .mtx file's
  * banner. Prints on failure. */

@@ -101,7 +101,7 @@ int cmd_gen(int argc, char **argv)
     if (rc) return rc;
     char spec[48];
     snprintf(spec, sizeof spec, "gen:%s", kind_name);
-    hisp_type type = cli_spec_type(spec, &ct);
+    hisp_type type = cli_spec_type(NULL, spec, &ct); /* a generator: no file to read */
     if (compound)
         for (int k = O_BW; k <= O_SHARE; k++)
             if (val[k])

@@ -7,9 +7,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <bzlib.h>
-#include <zlib.h>
-
 /* Every input is read once (pipes and FIFOs cannot be read twice): the bytes
  * of the last file read stay here until cli_read_matrix parses them, so
  * sniffing the format or the banner's field opens nothing again. Regular
@@ -163,61 +160,17 @@ int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path)
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
-/* The first bytes of compressed data, decompressed, for the banner. */
-static size_t head_of(const char *data, size_t size, char *out, size_t cap)
-{
-    size_t got = 0;
-    if ((unsigned char)data[0] == 0x1f) {
-        z_stream z;
-        memset(&z, 0, sizeof z);
-        if (inflateInit2(&z, 15 + 32) != Z_OK) return 0;
-        z.next_in = (Bytef *)data;
-        z.avail_in = size > (1u << 30) ? 1u << 30 : (uInt)size;
-        z.next_out = (Bytef *)out;
-        z.avail_out = (uInt)cap;
-        inflate(&z, Z_SYNC_FLUSH);
-        got = cap - z.avail_out;
-        inflateEnd(&z);
-    } else {
-        bz_stream z;
-        memset(&z, 0, sizeof z);
-        if (BZ2_bzDecompressInit(&z, 0, 0) != BZ_OK) return 0;
-        z.next_in = (char *)data;
-        z.avail_in = size > (1u << 30) ? 1u << 30 : (unsigned)size;
-        z.next_out = out;
-        z.avail_out = (unsigned)cap;
-        BZ2_bzDecompress(&z);
-        got = cap - z.avail_out;
-        BZ2_bzDecompressEnd(&z);
-    }
-    return got;
-}
-
-/* A Matrix Market file's type from its banner's field (complex: c64,
- * quaternion: q64, else f64); -1 when the file cannot be read. */
-static int mtx_default_type(const char *path, hisp_type *t)
+/* A Matrix Market file's entry type from its banner's field (complex: c64,
+ * quaternion: q64, else f64), from the bytes slurp holds (the whole file,
+ * or its first MiB); -1 when the file cannot be read or its header is bad
+ * (the reader then says why). */
+static int mtx_default_type(hisp_context ctx, const char *path, hisp_type *t)
 {
     *t = HISP_F64;
     if (slurp(path)) return -1;
-    char head[1024], line[256] = "";
-    const char *p = held.data;
-    size_t size = held.size;
-    if (compressed(held.data, held.size)) {
-        size = head_of(held.data, held.size, head, sizeof head - 1);
-        head[size] = 0;
-        p = head;
-    }
-    p += strspn(p, " \t\r\n\v\f"); /* blank lines before the banner */
-    size_t n = strcspn(p, "\n");
-    if (n >= sizeof line) n = sizeof line - 1;
-    memcpy(line, p, n);
-    line[n] = 0;
-    char banner[32], object[32], format[32], field[32];
-    if (sscanf(line, "%31s %31s %31s %31s", banner, object, format, field) != 4) return 0;
-    if (strcasecmp(field, "complex") == 0)
-        *t = HISP_C64;
-    else if (strcasecmp(field, "quaternion") == 0)
-        *t = HISP_Q64;
+    hisp_mtx_info info;
+    if (hisp_matrix_read_mtx_info_buffer(ctx, held.data, held.size, path, &info)) return -1;
+    *t = info.type;
     return 0;
 }
 
@@ -387,19 +340,19 @@ int cli_parse_type(const char *cmd, const char *const v[3], cli_type *t)
     return CLI_OK;
 }
 
-hisp_type cli_spec_type(const char *spec, const cli_type *t)
+hisp_type cli_spec_type(hisp_context ctx, const char *spec, const cli_type *t)
 {
     if (t && t->given) return t->type;
     if (cli_is_gen_spec(spec)) return gen_default_type(spec);
     hisp_type d = HISP_F64;
-    if (mtx_default_type(spec, &d)) d = HISP_F64; /* unreadable: the reader says why */
+    if (!ctx || mtx_default_type(ctx, spec, &d)) d = HISP_F64; /* the reader says why */
     return d;
 }
 
 int cli_load_matrix(hisp_context ctx, const char *spec, const cli_type *t, hisp_matrix *A,
                     hisp_mtx_header *h)
 {
-    hisp_type want = cli_spec_type(spec, t);
+    hisp_type want = cli_spec_type(ctx, spec, t);
     bool hispf = !cli_is_gen_spec(spec) && cli_is_hisp_file(spec);
     int rc = cli_is_gen_spec(spec) ? generate(ctx, spec, want, A)
                                    : cli_read_matrix_header(ctx, spec, want, A, h);

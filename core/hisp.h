@@ -11,12 +11,11 @@
  * destroyed, that is not a handle of that kind, or whose owner was destroyed
  * (a context owns the matrices, vectors, solvers and MSREP plans made on it;
  * a plan owns its mvectors) returns HISP_ERR_INVALID_HANDLE without touching
- * it; a NULL handle gives HISP_ERR_INVALID_HANDLE too. Objects whose owner is gone keep their memory
- * until their own destroy, which frees them; destroy ignores a NULL, destroyed
- * or foreign handle (h is left as it is). The memory of destroyed objects is
- * held back from reuse for the next 64 destroys; after that a stale handle is
- * still refused unless the allocator has given its address to a new object
- * of the same kind (the stale handle then refers to that object). A handle
+ * it; a NULL handle gives HISP_ERR_INVALID_HANDLE too. Objects whose owner is gone keep their
+ * memory until their own destroy, which frees them; destroy ignores a NULL, destroyed or foreign
+ * handle (h is left as it is). The memory of destroyed objects is held back from reuse for the next
+ * 64 destroys; after that a stale handle is still refused unless the allocator has given its
+ * address to a new object of the same kind (the stale handle then refers to that object). A handle
  * must not be destroyed while another thread uses it.
  *
  * Threads: any number of threads may create and use contexts at once; one
@@ -465,7 +464,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_load_buffer(hisp_context ctx, co
  * file needs c32/c64. gzip and bzip2 data (by its magic bytes) is
  * decompressed first, in files and buffers alike. */
 typedef struct {
-    char field[16];     /* real, double, integer, complex, pattern */
+    char field[16];     /* real, double, integer, complex, pattern, quaternion */
     char symmetry[16];  /* general, symmetric, skew-symmetric, hermitian */
     int is_array;       /* array (dense) rather than coordinate */
     int64_t nnz_stored; /* entry lines in the file */
@@ -480,6 +479,24 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx
                                                                 size_t size, const char *name,
                                                                 hisp_type type, hisp_matrix *A,
                                                                 hisp_mtx_header *header);
+/* A Matrix Market file's banner and size line without its entries (what
+ * scipy.io.mminfo tells): the sizes, the header, and the entry type
+ * hisp_matrix_read_mtx reads it as unless told otherwise (complex: c64,
+ * quaternion: q64, else f64). Reads the first MiB of the file at most
+ * (decompressed where it is gzip or bzip2); the banner and size line must
+ * lie within it. A pipe's first MiB is consumed. Bad headers fail as
+ * hisp_matrix_read_mtx's do, with the line. */
+typedef struct {
+    int64_t nrows, ncols;
+    hisp_mtx_header header; /* nnz_stored: the size line's entry count (array: the entries) */
+    hisp_type type;
+} hisp_mtx_info;
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_info(hisp_context ctx, const char *path,
+                                                              hisp_mtx_info *info);
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_info_buffer(hisp_context ctx,
+                                                                     const char *data, size_t size,
+                                                                     const char *name,
+                                                                     hisp_mtx_info *info);
 /* Writes a general coordinate file (real or complex field); a path ending
  * in .gz or .bz2 is compressed. Values read back exactly. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_write_mtx(hisp_matrix A, const char *path);

@@ -1397,6 +1397,117 @@ START_TEST(test_compressed)
 }
 END_TEST
 
+/* The header alone: sizes, fields, the default type; plain, gzip and bzip2
+ * files and buffers; a file whose entries are cut short still has its
+ * header; a bad header fails with its line; a header past the first MiB is
+ * not found; every header matches what the full read makes of the file. */
+static hisp_mtx_info info_of(hisp_context ctx, const char *text)
+{
+    hisp_mtx_info in;
+    CK_OK(ctx, hisp_matrix_read_mtx_info_buffer(ctx, text, strlen(text), "t", &in));
+    return in;
+}
+
+START_TEST(test_info)
+{
+    hisp_context ctx = new_ctx();
+    hisp_mtx_info in = info_of(ctx, "\n  %%MatrixMarket matrix coordinate real general\n% c\n"
+                                    "4 5 3\n1 1 1\n");
+    ck_assert(in.nrows == 4 && in.ncols == 5 && in.header.nnz_stored == 3); /* entries cut short */
+    ck_assert_str_eq(in.header.field, "real");
+    ck_assert_str_eq(in.header.symmetry, "general");
+    ck_assert(!in.header.is_array && in.type == HISP_F64);
+    in = info_of(ctx, "%%MatrixMarket matrix coordinate complex hermitian\n3 3 2\n");
+    ck_assert(in.type == HISP_C64 && strcmp(in.header.symmetry, "hermitian") == 0);
+    in = info_of(ctx, "%%MatrixMarket matrix coordinate quaternion general\n2 2 0\n");
+    ck_assert(in.type == HISP_Q64);
+    in = info_of(ctx, "%%MatrixMarket matrix coordinate pattern symmetric\n6 6 9\n");
+    ck_assert(in.type == HISP_F64 && strcmp(in.header.field, "pattern") == 0);
+    in = info_of(ctx, "%%MatrixMarket matrix array integer symmetric\n4 4\n");
+    ck_assert(in.header.is_array && in.header.nnz_stored == 10 && in.type == HISP_F64);
+    /* bad headers: the reader's errors, with the line */
+    static const struct {
+        const char *text;
+        const char *msg;
+        int64_t line;
+    } bad[] = {{"%%MatrixMarket matrix coordinate reel general\n1 1 0\n", "unknown field", 1},
+               {"%%MatrixMarket matrix coordinate real general\n% x\n2 x 1\n", "size line", 3},
+               {"%%MatrixMarket matrix coordinate real general\n", "size line", 2},
+               {"", "banner", 1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hisp_mtx_info b;
+        ck_assert_int_eq(
+            hisp_matrix_read_mtx_info_buffer(ctx, bad[i].text, strlen(bad[i].text), "t", &b),
+            HISP_ERR_INPUT_FORMAT);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, bad[i].msg) && e.line == bad[i].line, "%zu: line %lld: %s",
+                      i, (long long)e.line, e.message);
+    }
+    ck_assert_int_eq(hisp_matrix_read_mtx_info_buffer(ctx, NULL, 0, "t", &in),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_matrix_read_mtx_info_buffer(ctx, "x", 1, "t", NULL),
+                     HISP_ERR_INVALID_ARGUMENT);
+    /* a header past the first MiB of comments */
+    size_t big = (1u << 20) + 4096;
+    char *t = malloc(big + 200);
+    ck_assert_ptr_nonnull(t);
+    int hl = sprintf(t, "%%%%MatrixMarket matrix coordinate real general\n");
+    for (size_t k = (size_t)hl; k < big; k += 64) {
+        memset(t + k, 'c', 63);
+        t[k] = '%';
+        t[k + 63] = '\n';
+    }
+    strcpy(t + big, "3 3 0\n");
+    ck_assert_int_eq(hisp_matrix_read_mtx_info_buffer(ctx, t, strlen(t), "t", &in),
+                     HISP_ERR_INPUT_FORMAT);
+    free(t);
+    /* files: plain, gzip, bzip2; a folder and a missing file */
+    make_tmpdir();
+    uint64_t st = test_seed() + 77;
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 3000, 2000, 0.02, &st);
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    const char *names[] = {"i.mtx.gz", "i.mtx.bz2", "i.mtx"};
+    char path[700];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
+        CK_OK(ctx, hisp_matrix_write_mtx(A, path));
+        CK_OK(ctx, hisp_matrix_read_mtx_info(ctx, path, &in));
+        ck_assert_msg(in.nrows == 3000 && in.ncols == 2000 && in.header.nnz_stored == mi.nnz,
+                      "%s: %lld x %lld, %lld entries", names[i], (long long)in.nrows,
+                      (long long)in.ncols, (long long)in.header.nnz_stored);
+    }
+    hisp_matrix_destroy(&A);
+    ck_assert_int_eq(hisp_matrix_read_mtx_info(ctx, tmpdir, &in), HISP_ERR_IO);
+    snprintf(path, sizeof path, "%s/none.mtx", tmpdir);
+    ck_assert_int_eq(hisp_matrix_read_mtx_info(ctx, path, &in), HISP_ERR_IO);
+    remove_tmpdir();
+    /* the real matrices: the header says what the full read makes */
+    const char *dir = test_matrix_dir();
+    DIR *d = dir ? opendir(dir) : NULL;
+    int seen = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && seen < 12;) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".mtx") != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        CK_OK(ctx, hisp_matrix_read_mtx_info(ctx, path, &in));
+        hisp_matrix B = NULL;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, in.type, &B, NULL));
+        CK_OK(ctx, hisp_matrix_get_info(B, &mi));
+        ck_assert_msg(mi.nrows == in.nrows && mi.ncols == in.ncols && mi.type == in.type,
+                      "%s: header %lld x %lld %s, read %lld x %lld %s", e->d_name,
+                      (long long)in.nrows, (long long)in.ncols, hisp_type_name(in.type),
+                      (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type));
+        hisp_matrix_destroy(&B);
+        seen++;
+    }
+    if (d) closedir(d);
+    ck_assert(!d || seen > 0);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* The writer's digits read back to the same double, bit for bit: random
  * bit patterns (every exponent, subnormals), powers of two and ten,
  * integers near 2^53, the extremes. */
@@ -1566,6 +1677,7 @@ Suite *suite_mmio(void)
     tcase_add_test(tc, test_float_exact);
     tcase_add_test(tc, test_chunks);
     tcase_add_test(tc, test_compressed);
+    tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_write_exact);
     tcase_add_test(tc, test_stream);
     suite_add_tcase(s, tc);

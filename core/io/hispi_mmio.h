@@ -30,6 +30,11 @@ HISPI_LOCAL const char *hispi_compressed_kind(const char *data, size_t size);
 HISPI_LOCAL hisp_status hispi_decompress(hisp_context ctx, const char *name, const char *data,
                                          size_t size, char **out, size_t *out_size);
 HISPI_LOCAL size_t hispi_decompress_limit(size_t compressed);
+/* The first bytes only: at most max decompressed bytes, from data that may
+ * be a file's first bytes (a stream cut short is no error). */
+HISPI_LOCAL hisp_status hispi_decompress_head(hisp_context ctx, const char *name, const char *data,
+                                              size_t size, size_t max, char **out,
+                                              size_t *out_size);
 
 /* A byte sink for the writer: plain, gzip or bzip2 by the path's suffix. */
 typedef struct hispi_sink hispi_sink;

@@ -690,8 +690,10 @@ typedef struct {
     int64_t m, n, nnz, size_line;
 } mtx_head;
 
+/* probe: the header only (hisp_matrix_read_mtx_info): no entry type to
+ * check against, and the data may be the file's first bytes (no room check). */
 static hisp_status parse_head(reader *r, const char *data, size_t size, size_t beyond,
-                              hisp_type type, mtx_head *h)
+                              hisp_type type, bool probe, mtx_head *h)
 {
     char qb[48];
     bool cplx_type = type == HISP_C32 || type == HISP_C64;
@@ -772,10 +774,10 @@ static hisp_status parse_head(reader *r, const char *data, size_t size, size_t b
         return bad(r, bl, "banner: a pattern file cannot be %s", sym_names[si]);
     if (h->sym == SYM_HERMITIAN && h->field != FIELD_COMPLEX && h->field != FIELD_QUAT)
         h->sym = SYM_SYMMETRIC; /* conj(x) = x; the peers read pattern hermitian so too */
-    if (h->field == FIELD_COMPLEX && !cplx_type && !quat_type)
+    if (!probe && h->field == FIELD_COMPLEX && !cplx_type && !quat_type)
         return bad(r, bl, "complex file: read it with type c32 or c64 (or q32, q64), not %s",
                    hisp_type_name(type));
-    if (h->field == FIELD_QUAT && !quat_type)
+    if (!probe && h->field == FIELD_QUAT && !quat_type)
         return bad(r, bl, "quaternion file: read it with type q32 or q64 (not %s)",
                    hisp_type_name(type));
 
@@ -823,7 +825,7 @@ static hisp_status parse_head(reader *r, const char *data, size_t size, size_t b
     int64_t per = is_array ? 2 * nvals : 4 + 2 * nvals;
     uint64_t rest = (uint64_t)(r->end - r->cur) + beyond;
     int64_t room = (int64_t)((rest + 1) / (uint64_t)per);
-    if (h->nnz > room)
+    if (!probe && h->nnz > room)
         return bad(r, h->size_line,
                    "the size line declares %lld entries but the remaining %lld bytes can hold "
                    "at most %lld",
@@ -894,7 +896,7 @@ static hisp_status parse(hisp_context ctx, const char *data, size_t size, const 
     name = name ? name : "<buffer>";
     reader r = {.cur = data, .end = data ? data + size : data};
     mtx_head h;
-    if (parse_head(&r, data, size, 0, type, &h)) return head_fail(ctx, name, &r);
+    if (parse_head(&r, data, size, 0, type, false, &h)) return head_fail(ctx, name, &r);
     if (size_line_out) *size_line_out = h.size_line;
     hispi_sparse s;
     data_job j;
@@ -948,7 +950,7 @@ static hisp_status parse_file(hisp_context ctx, int fd, size_t fsize, const char
     reader r = {.cur = buf, .end = buf + len};
     mtx_head h;
     if (err || hispi_compressed_kind(buf, len) ||
-        parse_head(&r, buf, fsize, fsize - len, type, &h) ||
+        parse_head(&r, buf, fsize, fsize - len, type, false, &h) ||
         r.le >= r.end) { /* the size line must end inside the piece */
         free(buf);
         return HISP_SUCCESS;
@@ -1038,5 +1040,89 @@ hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type ty
     HISPI_TRY(hispi_read_file(ctx, path, "%%MatrixMarket", &data, &size));
     hisp_status st = hispi_mtx_parse(ctx, data, size, path, type, out, header);
     free(data);
+    return st;
+}
+
+/* ---- the header alone (hisp_matrix_read_mtx_info) --------------------------------- */
+
+enum { INFO_HEAD = 1 << 20 };
+
+/* data: the file's first bytes (at most INFO_HEAD used); whole: its size
+ * where known (the size line's bound), else 0. */
+static hisp_status read_info(hisp_context ctx, const char *data, size_t size, uint64_t whole,
+                             const char *name, hisp_mtx_info *info)
+{
+    char *plain = NULL;
+    if (data && hispi_compressed_kind(data, size)) {
+        size_t n = 0;
+        HISPI_TRY(hispi_decompress_head(ctx, name, data, size, INFO_HEAD, &plain, &n));
+        whole = whole ? hispi_decompress_limit((size_t)whole) : 0;
+        data = plain;
+        size = n;
+    } else if (size > INFO_HEAD) {
+        size = INFO_HEAD;
+    }
+    if (!whole) whole = HISPI_STREAM_LIMIT; /* a pipe: read up to the stream limit */
+    reader r = {.cur = data, .end = data ? data + size : data};
+    mtx_head h;
+    hisp_status st = parse_head(&r, data, (size_t)whole, 0, HISP_F64, true, &h);
+    free(plain);
+    if (st) return head_fail(ctx, name, &r);
+    memset(info, 0, sizeof *info);
+    info->nrows = h.m;
+    info->ncols = h.n;
+    copy_name(info->header.field, sizeof info->header.field, field_names[h.fi]);
+    copy_name(info->header.symmetry, sizeof info->header.symmetry, sym_names[h.si]);
+    info->header.is_array = h.is_array;
+    info->header.nnz_stored = h.nnz;
+    info->type = h.field == FIELD_COMPLEX ? HISP_C64 : h.field == FIELD_QUAT ? HISP_Q64 : HISP_F64;
+    return HISP_SUCCESS;
+}
+
+static hisp_status info_args(hisp_context ctx, const void *p, hisp_mtx_info *info)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!p) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL path or data");
+    if (!info) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL info");
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_matrix_read_mtx_info_buffer(hisp_context ctx, const char *data, size_t size,
+                                             const char *name, hisp_mtx_info *info)
+{
+    HISPI_TRY(info_args(ctx, data, info));
+    return read_info(ctx, data, size, size, name ? name : "<buffer>", info);
+}
+
+hisp_status hisp_matrix_read_mtx_info(hisp_context ctx, const char *path, hisp_mtx_info *info)
+{
+    HISPI_TRY(info_args(ctx, path, info));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return hispi_fail_native(ctx, HISP_ERR_IO, e, "cannot open %s: %s", path, strerror(e));
+    }
+    struct stat sb;
+    uint64_t whole = 0;
+    if (fstat(fd, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            close(fd);
+            return hispi_fail_native(ctx, HISP_ERR_IO, EISDIR, "cannot read %s: %s", path,
+                                     strerror(EISDIR));
+        }
+        if (S_ISREG(sb.st_mode) && sb.st_size >= 0) whole = (uint64_t)sb.st_size;
+    }
+    char *buf = NULL;
+    hisp_status st = hispi_alloc(ctx, INFO_HEAD + 1, 1, (void **)&buf);
+    int err = 0;
+    size_t len = st ? 0 : read_full(fd, buf, INFO_HEAD, &err);
+    close(fd);
+    if (!st && err)
+        st = hispi_fail_native(ctx, HISP_ERR_IO, err, "cannot read %s: %s", path, strerror(err));
+    if (!st) {
+        buf[len] = 0;
+        st = read_info(ctx, buf, len, whole, path, info);
+    }
+    free(buf);
     return st;
 }

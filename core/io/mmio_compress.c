@@ -46,8 +46,10 @@ static hisp_status too_big(hisp_context ctx, const char *name, const char *kind,
                          kind, size, limit >> 20);
 }
 
+/* head: the first `limit` bytes are enough (no error when there are more,
+ * or when data, a file's first bytes, ends inside the stream). */
 static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, size_t size,
-                          size_t limit, char **buf, size_t *cap, size_t *len)
+                          size_t limit, bool head, char **buf, size_t *cap, size_t *len)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -58,7 +60,7 @@ static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, 
     size_t left = size;
     for (;;) {
         if (*len >= limit) {
-            s = too_big(ctx, name, "gzip", size, limit);
+            if (!head) s = too_big(ctx, name, "gzip", size, limit);
             break;
         }
         if ((s = grow(ctx, buf, cap, *len, limit))) break;
@@ -90,7 +92,8 @@ static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, 
             break;
         }
         if (r == Z_BUF_ERROR && z.avail_in == 0 && left == 0) {
-            s = hispi_fail_at(ctx, name, 0, "truncated gzip data (the stream ends early)");
+            if (!head)
+                s = hispi_fail_at(ctx, name, 0, "truncated gzip data (the stream ends early)");
             break;
         }
     }
@@ -99,7 +102,7 @@ static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, 
 }
 
 static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, size_t size,
-                          size_t limit, char **buf, size_t *cap, size_t *len)
+                          size_t limit, bool head, char **buf, size_t *cap, size_t *len)
 {
     bz_stream z;
     memset(&z, 0, sizeof z);
@@ -110,7 +113,7 @@ static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, 
     size_t left = size;
     for (;;) {
         if (*len >= limit) {
-            s = too_big(ctx, name, "bzip2", size, limit);
+            if (!head) s = too_big(ctx, name, "bzip2", size, limit);
             break;
         }
         if ((s = grow(ctx, buf, cap, *len, limit))) break;
@@ -148,7 +151,8 @@ static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, 
             break;
         }
         if (z.avail_in == 0 && left == 0 && before == z.avail_out) {
-            s = hispi_fail_at(ctx, name, 0, "truncated bzip2 data (the stream ends early)");
+            if (!head)
+                s = hispi_fail_at(ctx, name, 0, "truncated bzip2 data (the stream ends early)");
             break;
         }
     }
@@ -156,18 +160,19 @@ static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, 
     return s;
 }
 
-hisp_status hispi_decompress(hisp_context ctx, const char *name, const char *data, size_t size,
-                             char **out, size_t *out_size)
+static hisp_status decompress(hisp_context ctx, const char *name, const char *data, size_t size,
+                              size_t limit, bool head, char **out, size_t *out_size)
 {
     *out = NULL;
     *out_size = 0;
     const char *kind = hispi_compressed_kind(data, size);
-    size_t limit = hispi_decompress_limit(size), cap = size * 4 + 64, len = 0;
+    size_t cap = size * 4 + 64, len = 0;
     if (cap > limit + 1) cap = limit + 1;
     char *buf = NULL;
     HISPI_TRY(hispi_alloc(ctx, cap, 1, (void **)&buf));
-    hisp_status s = kind && kind[0] == 'g' ? gunzip(ctx, name, data, size, limit, &buf, &cap, &len)
-                                           : bunzip(ctx, name, data, size, limit, &buf, &cap, &len);
+    hisp_status s = kind && kind[0] == 'g'
+                        ? gunzip(ctx, name, data, size, limit, head, &buf, &cap, &len)
+                        : bunzip(ctx, name, data, size, limit, head, &buf, &cap, &len);
     if (s) {
         free(buf);
         return s;
@@ -176,6 +181,18 @@ hisp_status hispi_decompress(hisp_context ctx, const char *name, const char *dat
     *out = buf;
     *out_size = len;
     return HISP_SUCCESS;
+}
+
+hisp_status hispi_decompress(hisp_context ctx, const char *name, const char *data, size_t size,
+                             char **out, size_t *out_size)
+{
+    return decompress(ctx, name, data, size, hispi_decompress_limit(size), false, out, out_size);
+}
+
+hisp_status hispi_decompress_head(hisp_context ctx, const char *name, const char *data, size_t size,
+                                  size_t max, char **out, size_t *out_size)
+{
+    return decompress(ctx, name, data, size, max, true, out, out_size);
 }
 
 /* ---- output ------------------------------------------------------------- */
