@@ -40,12 +40,14 @@
 #                    need 64-bit indices, which the cuSPARSE path does not do)
 #   5 poisson3d 4e9  optional: 571M rows, CSR 52 GB (fits one 80 GB GPU with x and y);
 #                    run it with KINDS=rowblock,pcsr VARIANTS=dist (~4-5 min)
+#   6 rmat 4e9       optional: generation ~5 min (rmat 2e9 took 135 s on the H200 host);
+#                    run it alone with KINDS=rowblock,pcsr VARIANTS=dist (~9-10 min)
 # Run the pieces as separate commands (each under timeout 590 s); if the
 # first piece takes much longer than estimated, skip piece 3 (or 2) to stay
 # in budget: the table works with any subset.
 #
 # Environment: BIN (default build/bench/bench_msrep_cuda), OUT (default
-# bench/out/msrep), GPUS (default 1,2,4 capped at the GPUs nvidia-smi lists),
+# bench/out/msrep), GPUS (default 1,2,4,8 capped at the GPUs nvidia-smi lists),
 # REPEAT (default 10), BACKEND (default cuda; selftest uses opencl if PoCL
 # answers, else reference), KINDS and VARIANTS (a subset of each piece's, e.g.
 # VARIANTS=resident,dist for a shorter run). Host memory: about 3x the CSR size (A, its CSC
@@ -61,6 +63,7 @@ if [ -z "${GPUS:-}" ]; then
     GPUS=1
     [ "$ngpu" -ge 2 ] && GPUS=1,2
     [ "$ngpu" -ge 4 ] && GPUS=1,2,4
+    [ "$ngpu" -ge 8 ] && GPUS=1,2,4,8
 fi
 # the same libcusparse fallback as gpu_suite.sh (the binary links it dynamically)
 if ldd "$BIN" 2>/dev/null | grep -q "not found"; then
@@ -79,6 +82,7 @@ pieces=(
     "poisson3d 1e9 $OPTV 2.5"
     "rmat 2e9 $OPTV 8"
     "poisson3d 4e9 $OPTV 5"
+    "rmat 4e9 $OPTV 10"
 )
 
 run_piece() {

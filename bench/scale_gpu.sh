@@ -18,7 +18,7 @@
 #   DRY=1 bash scale_gpu.sh PIECE..    print the commands, run nothing
 #
 # Settings (environment): OUT (./out), ITERS (100), REPEAT (3), DEVICES
-# (1,1p,2,4, capped at the GPUs nvidia-smi lists; 1 = one context on GPU 0,
+# (1,1p,2,4,8, capped at the GPUs nvidia-smi lists; 1 = one context on GPU 0,
 # the baseline; 1p = a plan over GPU 0 alone), METHODS (cg,bicgstab), SIDE
 # (760 where a GPU has < 120 GB, else 900: the CSR fills half of one GPU's
 # memory), RMAT_SCALE (26), RMAT_EF (16), SUITES (for tests), MSREP_PIECES
@@ -70,6 +70,7 @@ if [ -z "${DEVICES:-}" ]; then
     DEVICES=1,1p
     [ "$ngpu" -ge 2 ] && DEVICES=$DEVICES,2
     [ "$ngpu" -ge 4 ] && DEVICES=$DEVICES,4
+    [ "$ngpu" -ge 8 ] && DEVICES=$DEVICES,8
     [ "$DRY" = 1 ] && [ "$ngpu" -lt 4 ] && DEVICES=1,1p,2,4
 fi
 bin() { for d in "$HERE/$1" "$HERE/../build/$1"; do [ -x "$d" ] && { echo "$d"; return; }; done; echo "missing-$1"; }
@@ -148,6 +149,7 @@ piece() {
         local g=1
         [ "$ngpu" -ge 2 ] && g=1,2
         [ "$ngpu" -ge 4 ] || [ "$DRY" = 1 ] && g=1,2,4
+        [ "$ngpu" -ge 8 ] && g=1,2,4,8
         # shellcheck disable=SC2086 # k: one or more piece numbers
         run env BIN="$(bin bench/bench_msrep_cuda)" OUT="$W/msrep" GPUS=$g REPEAT="${MSREP_REPEAT:-10}" \
             bash "$HERE/msrep_suite.sh" run $k 2>&1 | tee -a "$LOG"
