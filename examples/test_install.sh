@@ -4,7 +4,8 @@
 # test-install` installs into a temporary prefix and runs this (CI does).
 #  - libhisp.so: SONAME libhisp.so.MAJOR, the version's symlinks, no NEEDED
 #    CUDA library (cuSPARSE and NVRTC are opened when the CUDA backend first
-#    needs them), no run path
+#    needs them) and no OpenCL ICD loader (opened at the first OpenCL call),
+#    no run path; the hisp program needs neither
 #  - examples/spmv_example.c built and run through pkg-config (hisp: shared;
 #    hisp-static: libhisp.a) and through CMake (hisp::hisp, hisp::hisp_static)
 #  - examples/readme_example.c (README's program) built through pkg-config
@@ -45,6 +46,12 @@ soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libhisp.so.$major" ] && ok "SONAME $soname" || bad "SONAME '$soname'"
 deps=$(needed "$real")
 if echo "$deps" | grep -Eq "$cuda_re"; then bad "libhisp.so needs CUDA libraries: $deps"; else ok "libhisp.so needs $deps"; fi
+if echo "$deps" | grep -q "libOpenCL"; then bad "libhisp.so needs the OpenCL loader: $deps"; else ok "libhisp.so does not need libOpenCL"; fi
+if needed "$prefix/bin/hisp" | grep -Eq "libOpenCL|$cuda_re"; then
+    bad "bin/hisp needs $(needed "$prefix/bin/hisp")"
+else
+    ok "bin/hisp needs neither libOpenCL nor a CUDA library"
+fi
 if readelf -d "$real" | grep -Eq 'RPATH|RUNPATH'; then bad "libhisp.so has a run path"; else ok "libhisp.so has no run path"; fi
 hisp_v=$("$prefix/bin/hisp" --version 2>&1)
 [ "$hisp_v" = "hisp $version" ] && ok "hisp --version: $hisp_v" || bad "hisp --version '$hisp_v', pkg-config $version"

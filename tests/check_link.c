@@ -1,13 +1,18 @@
 /* Linking: the version's one home, and the CUDA libraries libhisp opens at
  * run time (backends/cuda/cuda_dl.c): every function of the cuSPARSE and
  * NVRTC tables found in the toolkit's libraries (no device needed), and a
- * missing library named in the reason. The installed library and programs
+ * missing library named in the reason; the OpenCL ICD loader's table (opened
+ * at run time too, backends/opencl/cl_dl.c). The installed library and programs
  * linked against it are checked by examples/test_install.sh
  * (./hisp.sh test-install). */
 #include "testutil.h"
 #ifdef HISP_HAVE_CUDA
 #include "cuda/cuda_dl.h"
 #include <cuda_runtime_api.h>
+#endif
+#ifdef HISP_HAVE_OPENCL
+#define HISP_CL_DL_NO_REDIRECT /* the table itself, next to the test's own OpenCL calls */
+#include "opencl/cl_dl.h"
 #endif
 
 #include <stdio.h>
@@ -82,6 +87,35 @@ START_TEST(test_missing_library)
 END_TEST
 #endif
 
+#ifdef HISP_HAVE_OPENCL
+#define SLOT_SET_CL(f) ck_assert_msg(t->f != NULL, "%s not bound", #f);
+
+/* Where the OpenCL backend finds devices, the loader's table is complete and
+ * answers as the loader the test links does. */
+START_TEST(test_opencl_table)
+{
+    int n = 0;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    ck_assert_int_eq(hisp_backend_device_count(ctx, HISP_BACKEND_OPENCL, &n), HISP_SUCCESS);
+    hisp_context_destroy(&ctx);
+    const char *why = "unset";
+    const hisp_cl_fn_table *t = hisp_cl_fns(&why);
+    if (n == 0 && !t) {
+        ck_assert_msg(why && strstr(why, "libOpenCL.so.1"), "%s", why ? why : "(null)");
+        test_skip("opencl table: no OpenCL loader (%s)", why);
+        return;
+    }
+    ck_assert_msg(t && why == NULL, "no table: %s", why ? why : "(null)");
+    HISP_CL_FNS(SLOT_SET_CL)
+    cl_uint mine = 0, theirs = 0;
+    ck_assert_int_eq(t->clGetPlatformIDs(0, NULL, &mine), clGetPlatformIDs(0, NULL, &theirs));
+    ck_assert_uint_eq(mine, theirs);
+    ck_assert_ptr_eq(hisp_cl_fns(NULL), t); /* one table, opened once */
+}
+END_TEST
+#endif
+
 Suite *suite_link(void)
 {
     Suite *s = suite_create("link");
@@ -91,6 +125,9 @@ Suite *suite_link(void)
     tcase_add_test(tc, test_cusparse_table);
     tcase_add_test(tc, test_nvrtc_table);
     tcase_add_test(tc, test_missing_library);
+#endif
+#ifdef HISP_HAVE_OPENCL
+    tcase_add_test(tc, test_opencl_table);
 #endif
     suite_add_tcase(s, tc);
     return s;

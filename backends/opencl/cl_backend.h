@@ -3,9 +3,7 @@
 #ifndef HISP_CL_BACKEND_H
 #define HISP_CL_BACKEND_H
 
-#include "../backend.h"
-
-#include <CL/cl.h>
+#include "cl_dl.h" /* CL/cl.h, and every clFoo(...) through the loader opened at run time */
 
 /* A built program, cached in the instance by (source, options). */
 typedef struct hisp_cl_prog {

@@ -81,6 +81,11 @@ static int device_is_gpu(cl_device_id d)
  * 0 when it is out of memory (why says so; try again later). */
 static int discover(void)
 {
+    const char *why = NULL;
+    if (!hisp_cl_fns(&why)) { /* no ICD loader: final, and no OpenCL call is made */
+        snprintf(disc_why, sizeof disc_why, "%s", why);
+        return 1;
+    }
     cl_uint np = 0;
     cl_int e = clGetPlatformIDs(0, NULL, &np);
     if (e == CL_OUT_OF_HOST_MEMORY) {
