@@ -56,39 +56,41 @@ typedef hisp_status (*call_fn)(void *user, int i);
  * taken this long; at least one call of each kind runs. */
 enum { ROW_BUDGET_MS = 2000 };
 
-/* Wall ms of each call f with a synchronize after it; median of up to
- * `repeat` after up to `warmup` (both cut by ROW_BUDGET_MS); i is the
- * call's index (negative: warm-up); *made: the timed calls made. prep (may
- * be NULL) runs before each call, untimed. */
+/* One call i (negative: a warm-up) as a caller waits: prep (may be NULL)
+ * untimed, then f and a synchronize, timed into *ms. */
+static hisp_status one_call(hisp_context ctx, call_fn f, call_fn prep, void *u, int i, double *ms)
+{
+    hisp_status s = prep ? prep(u, i) : HISP_SUCCESS;
+    if (!s) s = hisp_context_synchronize(ctx);
+    if (s) return s;
+    double t0 = cli_now_ms();
+    s = f(u, i);
+    if (!s) s = hisp_context_synchronize(ctx);
+    *ms = cli_now_ms() - t0;
+    return s;
+}
+
+/* Wall ms per call: median of up to `repeat` timed calls after up to
+ * `warmup` warm-ups, each series cut once it has taken ROW_BUDGET_MS (at
+ * least one call of each); *made: the timed calls made. */
 static hisp_status time_calls(hisp_context ctx, call_fn f, call_fn prep, void *u, int warmup,
                               int repeat, double *ms, int *made)
 {
     double *t = malloc((size_t)repeat * sizeof *t);
     if (!t) return HISP_ERR_OUT_OF_HOST_MEMORY;
     hisp_status s = HISP_SUCCESS;
-    double spent = 0;
-    int n = 0;
-    for (int i = -warmup; i < repeat && !s; i++) {
-        if (i == 0)
-            spent = 0;
-        else if (spent > ROW_BUDGET_MS) {
-            if (i > 0) break;
-            i = -1; /* warm-ups over budget: on to the timed calls */
-            spent = 0;
-            continue;
-        }
-        if (prep) s = prep(u, i);
-        if (!s) s = hisp_context_synchronize(ctx);
-        if (s) break;
-        double t0 = cli_now_ms();
-        s = f(u, i);
-        if (!s) s = hisp_context_synchronize(ctx);
-        double dt = cli_now_ms() - t0;
+    double spent = 0, dt = 0;
+    for (int i = -warmup; i < 0 && !s && spent <= ROW_BUDGET_MS; i++) {
+        s = one_call(ctx, f, prep, u, i, &dt);
         spent += dt;
-        if (i >= 0 && !s) t[n++] = dt;
+    }
+    int n = 0;
+    for (spent = 0; n < repeat && !s && (n == 0 || spent <= ROW_BUDGET_MS); n++) {
+        s = one_call(ctx, f, prep, u, n, &t[n]);
+        spent += t[n];
     }
     if (!s) *ms = median(t, n);
-    *made = n;
+    *made = s ? 0 : n;
     free(t);
     return s;
 }

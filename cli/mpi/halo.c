@@ -269,16 +269,21 @@ static hisp_status halo_start(halo *h, hisp_vector x, int *nreq)
     return s;
 }
 
+/* 1 or 0 as hisp_spmv's alpha and beta for the halo's type. */
+static const void *unit(const halo *h, int v)
+{
+    static const double d[2] = {0, 1};
+    static const float f[2] = {0, 1};
+    return h->type == HISP_F32 ? (const void *)&f[v] : (const void *)&d[v];
+}
+
 hisp_status halo_apply(halo *h, hisp_vector x, hisp_vector y)
 {
     int nr = 0;
     hisp_status s = halo_start(h, x, &nr);
-    double one = 1, zero = 0;
-    float onef = 1, zerof = 0;
-    bool f = h->type == HISP_F32;
-    const void *a1 = f ? (const void *)&onef : (const void *)&one;
+    const void *a1 = unit(h, 1);
     /* the owned block while the ghosts travel (queued on a device backend) */
-    if (!s) s = hisp_spmv(h->ctx, HISP_OP_N, a1, h->Ad, x, f ? (const void *)&zerof : &zero, y);
+    if (!s) s = hisp_spmv(h->ctx, HISP_OP_N, a1, h->Ad, x, unit(h, 0), y);
     MPI_Waitall(nr, h->req, MPI_STATUSES_IGNORE);
     if (!s && h->ghosts) s = hisp_vector_write(h->g, h->gbuf);
     if (!s && h->ghosts) s = hisp_spmv(h->ctx, HISP_OP_N, a1, h->Ao, h->g, a1, y);
@@ -289,11 +294,7 @@ hisp_status halo_apply_dot(halo *h, hisp_vector x, hisp_vector y, hisp_result r)
 {
     int nr = 0;
     hisp_status s = halo_start(h, x, &nr);
-    double one = 1, zero = 0;
-    float onef = 1, zerof = 0;
-    bool f = h->type == HISP_F32;
-    const void *a1 = f ? (const void *)&onef : (const void *)&one;
-    const void *b0 = f ? (const void *)&zerof : (const void *)&zero;
+    const void *a1 = unit(h, 1), *b0 = unit(h, 0);
     /* no ghosts: the owned block's fused product and dot are all of it */
     hisp_result r0 = h->ghosts ? hisp_result_entry(h->parts, 0) : r;
     if (!s) s = hisp_spmv_dot(h->ctx, h->Ad, x, y, r0);

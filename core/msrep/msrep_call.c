@@ -61,6 +61,18 @@ static void free_buffers(worker *w)
     w->xd = w->yd = w->yh = NULL;
 }
 
+hisp_status hispi_msrep_part_spmv(worker *w)
+{
+    const hisp_backend_ops *o = wops(w);
+    hisp_context ctx = w->ctx;
+    void *be = ctx->be;
+    hisp_mplan plan = w->plan;
+    HISPI_TRY(o->mark_record(ctx, be, w->m0));
+    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
+    HISPI_TRY(o->mark_record(ctx, be, w->m1));
+    return o->synchronize(ctx, be);
+}
+
 /* Buffers for the device op of the job (kept across calls with the same op;
  * all or none, so that a failed allocation is retried by the next call). */
 hisp_status hispi_msrep_worker_buffers(worker *w, hisp_op dop, bool host)
@@ -109,10 +121,7 @@ static hisp_status worker_compute(worker *w)
         HISPI_TRY(o->buf_write(ctx, be, w->xd, (size_t)w->c0 * es, x + (size_t)w->c0 * es,
                                (size_t)(w->c1 - w->c0) * es));
     double t1 = hispi_now_ms();
-    HISPI_TRY(o->mark_record(ctx, be, w->m0));
-    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
-    HISPI_TRY(o->mark_record(ctx, be, w->m1));
-    HISPI_TRY(o->synchronize(ctx, be));
+    HISPI_TRY(hispi_msrep_part_spmv(w));
     double t2 = hispi_now_ms();
     HISPI_TRY(o->buf_read(ctx, be, w->yd, 0, w->yh, (size_t)w->ylen * es));
     double t3 = hispi_now_ms();

@@ -84,10 +84,7 @@ hisp_status hispi_msrep_compute_dev(worker *w)
     }
     HISPI_TRY(o->synchronize(ctx, be));
     double t1 = hispi_now_ms();
-    HISPI_TRY(o->mark_record(ctx, be, w->m0));
-    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
-    HISPI_TRY(o->mark_record(ctx, be, w->m1));
-    HISPI_TRY(o->synchronize(ctx, be));
+    HISPI_TRY(hispi_msrep_part_spmv(w));
     double t2 = hispi_now_ms();
     if (plan->dop == HISP_OP_N) {
         int64_t sh = w->part.shared_first ? 1 : 0;

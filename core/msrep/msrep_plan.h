@@ -193,6 +193,9 @@ HISPI_LOCAL hisp_status hispi_msrep_worker_failure(hisp_mplan plan);
 /* A worker's device buffers for device op dop (host: and the host copy of
  * its partial result); kept across calls with the same op, all or none. */
 HISPI_LOCAL hisp_status hispi_msrep_worker_buffers(worker *w, hisp_op dop, bool host);
+/* The part's product y_d = alpha op(A_k) x_d between the timing marks m0
+ * and m1, waited for (msrep_call.c; the host and device-merge paths). */
+HISPI_LOCAL hisp_status hispi_msrep_part_spmv(worker *w);
 /* A worker's share of a hisp_mspmv job (host merge); sets w->st. */
 HISPI_LOCAL void hispi_msrep_host_job(worker *w);
 /* A worker's share of a hisp_mspmv_vec job (device merge): phase 1. */
