@@ -137,11 +137,34 @@ int cli_check_real(const char *opt, double v, hisp_type t)
     return CLI_OK;
 }
 
-void cli_error_add(double a, double b, double *num, double *den)
+/* scale * sqrt(sum) += v^2 without forming v^2 */
+static void ssq_add(double v, double *scale, double *sum)
 {
-    if (isfinite(b)) *den += b * b;
+    v = fabs(v);
+    if (v == 0) return;
+    if (!isfinite(v)) {
+        *scale = v; /* Inf or NaN: the norm is that */
+        *sum = 1;
+    } else if (*scale < v) {
+        *sum = 1 + *sum * (*scale / v) * (*scale / v);
+        *scale = v;
+    } else if (isfinite(*scale)) {
+        *sum += (v / *scale) * (v / *scale);
+    }
+}
+
+void cli_error_add(double a, double b, cli_error *e)
+{
+    if (isfinite(b)) ssq_add(b, &e->den_scale, &e->den_sum);
     if (a == b || (isnan(a) && isnan(b))) return; /* equal infinities too */
-    *num += (a - b) * (a - b);
+    ssq_add(a - b, &e->num_scale, &e->num_sum);
+}
+
+double cli_error_relative(const cli_error *e)
+{
+    double num = e->num_scale * sqrt(e->num_sum);
+    if (e->den_scale == 0) return num;
+    return e->num_scale / e->den_scale * sqrt(e->num_sum / e->den_sum);
 }
 
 int cli_write_text(const char *path, const char *data, size_t n)

@@ -258,10 +258,10 @@ static hisp_status read_matrix(hisp_matrix C, hisp_type t, int64_t rows, bench_r
 /* ||a - b|| / ||b||; matrices merge row by row (an entry one lacks is 0). */
 double bench_rel_error(const bench_result *a, const bench_result *b, int64_t rows)
 {
-    double num = 0, den = 0;
+    cli_error e = {0};
     if (!a->ptr) {
         for (int64_t i = 0; i < a->n && i < b->n; i++)
-            cli_error_add(a->v[i], b->v[i], &num, &den);
+            cli_error_add(a->v[i], b->v[i], &e);
         if (a->n != b->n) return INFINITY;
     } else {
         for (int64_t i = 0; i < rows; i++) {
@@ -269,15 +269,15 @@ double bench_rel_error(const bench_result *a, const bench_result *b, int64_t row
             while (p < a->ptr[i + 1] || q < b->ptr[i + 1]) {
                 bool ha = p < a->ptr[i + 1], hb = q < b->ptr[i + 1];
                 if (ha && hb && a->cols[p] == b->cols[q])
-                    cli_error_add(a->v[p++], b->v[q++], &num, &den);
+                    cli_error_add(a->v[p++], b->v[q++], &e);
                 else if (ha && (!hb || a->cols[p] < b->cols[q]))
-                    cli_error_add(a->v[p++], 0, &num, &den);
+                    cli_error_add(a->v[p++], 0, &e);
                 else
-                    cli_error_add(0, b->v[q++], &num, &den);
+                    cli_error_add(0, b->v[q++], &e);
             }
         }
     }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    return cli_error_relative(&e);
 }
 
 /* Runs the operation on ctx (its backend set); vendor: through a one-device

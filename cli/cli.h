@@ -181,9 +181,15 @@ int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out);
  * component precision: 1e39 is refused for f32 (it would be inf), and so is
  * a nonzero value that would round to 0. */
 int cli_check_real(const char *opt, double v, hisp_type t);
-/* One entry of the relative error ||a - b|| / ||b|| of a --check: equal
- * values, infinities and NaNs included, differ by nothing. */
-void cli_error_add(double a, double b, double *num, double *den);
+/* The relative error ||a - b|| / ||b|| of a --check, entry by entry: equal
+ * values, infinities and NaNs included, differ by nothing. The two norms
+ * are kept as scale * sqrt(sum) (LAPACK's dlassq), so entries near 1e200
+ * or 1e-200 neither overflow nor underflow. Start from {0}. */
+typedef struct {
+    double num_scale, num_sum, den_scale, den_sum;
+} cli_error;
+void cli_error_add(double a, double b, cli_error *e);
+double cli_error_relative(const cli_error *e);
 /* --history, --plot: text built in memory, written by hisp_file_write's rule
  * (no replacing a pipe, device or link). Prints on failure. */
 int cli_write_text(const char *path, const char *data, size_t n);

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <float.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -83,7 +84,15 @@ static const char help[] =
     "     value, a method or type the library does not provide (yet)\n"
     "  3  backend or device error\n"
     "  4  stopped without converging: iteration limit, breakdown, matrix not\n"
-    "     positive definite (cg), NaN or Inf; x is still reported and written\n";
+    "     positive definite (cg), NaN or Inf, stagnation (the true residual stopped\n"
+    "     decreasing above the tolerance: below what the entry type reaches, as\n"
+    "     rtol 1e-8 in f32; use f64); x is still reported and written\n"
+    "\n"
+    "Converged means the residual recomputed from x met the tolerance, not only\n"
+    "the method's recurrence: where they disagree the method restarts from the\n"
+    "true residual (residual replacement) and stops with stagnation when that no\n"
+    "longer helps. A tolerance below about 10 machine epsilons of the entry type\n"
+    "(f32: 1.2e-6) gets a warning.\n";
 
 enum {
     O_METHOD,
@@ -309,6 +318,14 @@ int cmd_solve(int argc, char **argv)
                              hisp_type_name(res.mi.type));
         goto out;
     }
+    double eps =
+        hisp_type_size(res.vt) / hisp_type_components(res.vt) == 4 ? FLT_EPSILON : DBL_EPSILON;
+    if (o.rtol < 10 * eps && o.atol == 0)
+        fprintf(stderr,
+                "hisp: warning: --rtol %g is below what %s entries reach (about %.0e at best, "
+                "more on ill-conditioned matrices): expect the solve to stop with stagnation; "
+                "solve in f64 (--type f64) for tighter tolerances\n",
+                o.rtol, hisp_type_name(res.mi.type), 10 * eps);
     if ((rc =
              solve_host_vectors(ctx, &o, res.vt, res.mi.nrows * per, res.mi.ncols * per, &bh, &xh)))
         goto out;

@@ -484,13 +484,13 @@ int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
             rc = cli_fail(rctx, s, NULL);
             goto out;
         }
-        double num = 0, den = 0;
+        cli_error e = {0};
         for (int64_t k = 0; k < ny * comps; k++) {
             double a = ss == 4 ? ((float *)yh)[k] : ((double *)yh)[k];
             double b = ss == 4 ? ((float *)yr)[k] : ((double *)yr)[k];
-            cli_error_add(a, b, &num, &den);
+            cli_error_add(a, b, &e);
         }
-        err = den > 0 ? sqrt(num / den) : sqrt(num);
+        err = cli_error_relative(&e);
     }
     uint64_t bytes = 0;
     if (hisp_matrix_layout_bytes(A, v.layout.outer, &bytes)) bytes = 0;

@@ -34,13 +34,13 @@ static double load(size_t ss, const void *p, int64_t i)
 /* Over the n entries' scalar components. */
 static double rel_error(hisp_type t, const void *a, const void *b, int64_t n)
 {
-    double num = 0, den = 0;
+    cli_error e = {0};
     size_t ss = scalar_size(t);
     int64_t k = n * hisp_type_components(t);
     for (int64_t i = 0; i < k; i++) {
-        cli_error_add(load(ss, a, i), load(ss, b, i), &num, &den);
+        cli_error_add(load(ss, a, i), load(ss, b, i), &e);
     }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    return cli_error_relative(&e);
 }
 
 /* Flops of one entry's multiply-add: real 2, complex 8, quaternion 32, 3x3

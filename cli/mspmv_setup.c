@@ -146,11 +146,11 @@ int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void
         free(yref);
         return cli_fail(ctx, s, NULL);
     }
-    double num = 0, den = 0;
+    cli_error e = {0};
     for (int64_t i = 0; i < m; i++) {
-        cli_error_add(ld(o->type, y, i), ld(o->type, yref, i), &num, &den);
+        cli_error_add(ld(o->type, y, i), ld(o->type, yref, i), &e);
     }
-    *rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    *rel = cli_error_relative(&e);
     free(yref);
     return CLI_OK;
 }

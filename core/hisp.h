@@ -1302,11 +1302,22 @@ HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(hisp_context c
  * block-Jacobi with the inverses of the 3x3 diagonal blocks. A zero (singular) diagonal entry or
  * block is HISP_ERR_INVALID_ARGUMENT naming the row.
  *
- * Convergence: ||r_k|| <= max(rtol * ||b||, atol), r_k = b - A x_k as the
- * method's recurrence carries it (LSQR: ||A^T r_k - damp^2 x_k|| <=
- * max(rtol * ||A^T b||, atol), its normal-equation residual as the
- * recurrence estimates it; with Jacobi both norms are of D times the
- * vector). GMRES ends a cycle early where the Krylov space is invariant
+ * Convergence: ||b - A x|| <= max(rtol * ||b||, atol) for the returned x,
+ * the residual computed from x at the end (LSQR: ||A^T (b - A x) - damp^2 x||
+ * <= max(rtol * ||A^T b||, atol), the normal-equation residual; with Jacobi
+ * both norms are of D times the vector). The norms are sums of squares
+ * accumulated in double, rescaled where they would underflow or overflow.
+ * The loop watches the residual its recurrence carries; when that meets the
+ * tolerance and the true residual does not (rounding: typical in f32, or a
+ * recurrence that drifted), the method restarts from the true residual
+ * (residual replacement) and goes on; a restart that does not at least halve
+ * the best true residual seen stops with HISP_STOP_STAGNATION: the entry
+ * type cannot get closer (f32 reaches a relative residual of about
+ * cond(A) * 6e-8 at best; use f64 for tighter tolerances). A breakdown of
+ * the recurrence (BiCGSTAB's rho or r0^H v, GMRES's singular Hessenberg
+ * matrix, LSQR's non-finite norms) restarts from the true residual too, and
+ * is reported only after three restarts in a row without progress. A NaN or
+ * Inf in x or its residual is never convergence. GMRES ends a cycle early where the Krylov space is invariant
  * (happy breakdown) and restarts from the true residual; LSQR with alpha or
  * beta 0 has reached the least-squares solution (estimate 0: converged). CG and BiCGSTAB keep their
  * scalars and residual norms on the device and read the norms at checks, in one copy: the loop does
@@ -1346,11 +1357,14 @@ typedef enum {
     HISP_STOP_MAX_ITERATIONS, /* the iteration limit came first */
     HISP_STOP_BREAKDOWN,      /* a recurrence divided by zero (BiCGSTAB rho or r0^H v,
                                  GMRES a singular or non-finite Hessenberg column,
-                                 LSQR non-finite norms) or a residual became NaN or Inf */
+                                 LSQR non-finite norms) or a residual became NaN or Inf,
+                                 three times in a row after restarts from the true residual */
     HISP_STOP_INDEFINITE,     /* CG found p^H A p <= 0: A is not positive definite */
-    HISP_STOP_NAN,            /* NaN or Inf in b, x0 or A x0 (later, a non-finite
-                                 residual is a breakdown) */
+    HISP_STOP_NAN,            /* NaN or Inf in b, x0, A x0 or the returned x's residual */
     HISP_STOP_MONITOR,        /* the monitor asked to stop */
+    HISP_STOP_STAGNATION,     /* the recurrence met the tolerance, the true residual did
+                                 not, and a restart from it did not halve it: the tolerance
+                                 is below what the entry type reaches on this matrix */
     HISP_STOP_COUNT
 } hisp_stop_reason;
 
@@ -1358,7 +1372,8 @@ typedef struct {
     hisp_stop_reason reason;
     int converged;            /* reason == HISP_STOP_CONVERGED */
     int64_t iterations;       /* iterations that made the returned x */
-    double residual_norm;     /* the method's ||r|| of that x (LSQR: ||A^T r||) */
+    double residual_norm;     /* ||b - A x|| of the returned x, computed from x at the
+                                 end (LSQR: ||A^T (b - A x) - damp^2 x||) */
     double rhs_norm;          /* ||b|| (LSQR: ||A^T b||) */
     double relative_residual; /* residual_norm / rhs_norm (0 when b = 0) */
     double ms;                /* wall time of the solve (setup included) */
@@ -1382,6 +1397,12 @@ typedef struct {
      * without waiting, so a host clock cannot split them: the three are 0
      * there. */
     double product_ms, vector_ms, reduce_ms;
+    /* the residual norm the method's recurrence carried at the end (what
+     * its loop saw; residual_norm is the truth) */
+    double method_residual_norm;
+    /* restarts of the recurrence from the true residual (after a false
+     * convergence or a breakdown) */
+    int64_t restarts;
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k

@@ -29,6 +29,7 @@
     X(cli_solve)                                                                                   \
     X(cli_bench)                                                                                   \
     X(solver)                                                                                      \
+    X(solver_truth)                                                                                \
     X(solver_dist)                                                                                 \
     X(spmv_dot)                                                                                    \
     X(solver_ls)                                                                                   \

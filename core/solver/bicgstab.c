@@ -49,11 +49,8 @@ hisp_status hispi_ks_bicgstab(ks_run *r)
     if (!st) st = o->vnew(sp, 0, &t);
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &ph);
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &sh);
-    double w[4], rn = 0;
+    double rn = 0;
     int rho = RHO_A;
-    if (!st) st = o->dot(sp, r->b, r->b, R0);
-    if (!st) st = o->read(sp, R0, 1, w);
-    if (!st) r->bnorm = isnan(w[0]) ? NAN : sqrt(fmax(w[0], 0));
     if (!st) st = init(r, res, r0, p, v, &rn);
     if (!st) st = hispi_ks_start(r, rn);
     while (!st && !r->done) {

@@ -50,11 +50,8 @@ hisp_status hispi_ks_cg(ks_run *r)
     if (!sp->has_pc) z = res;
     r->use_aux = 1;
     r->aux_bad = cg_aux_bad;
-    double v[4], rn = 0;
+    double rn = 0;
     int rho = R0;
-    if (!st) st = o->dot(sp, r->b, r->b, R0);
-    if (!st) st = o->read(sp, R0, 1, v);
-    if (!st) r->bnorm = sqrt(fmax(v[0], 0)) + (isnan(v[0]) ? NAN : 0);
     if (!st) st = cg_init(r, res, z, p, &rho, &rn);
     if (!st) st = hispi_ks_start(r, rn);
     while (!st && !r->done) {

@@ -25,7 +25,7 @@
 
 typedef double complex cplx;
 
-enum { BB = 0, RR = 1 };
+enum { RR = 1 };
 
 typedef struct {
     int m;
@@ -227,13 +227,11 @@ hisp_status hispi_ks_gmres(ks_run *r)
     for (int i = 0; !st && i <= m; i++)
         st = o->vnew(sp, 0, &V[i]);
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &z);
-    double v[8], beta = 0;
-    if (!st) st = o->dot(sp, r->b, r->b, BB);
+    double v[4], beta = 0;
     if (!st) st = residual(r, V[0]);
-    if (!st) st = o->read(sp, BB, 2, v);
+    if (!st) st = o->read(sp, RR, 1, v);
     if (!st) {
-        r->bnorm = isnan(v[0]) ? NAN : sqrt(fmax(v[0], 0));
-        beta = isnan(v[4]) ? NAN : sqrt(fmax(v[4], 0));
+        beta = isnan(v[0]) ? NAN : sqrt(fmax(v[0], 0));
         st = hispi_ks_start(r, beta);
     }
     while (!st && !r->done) {

@@ -139,6 +139,9 @@ static inline hisp_status ks_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int 
  * check machinery keeps K + 1 residual norms^2 at KS_FIXED and K + 1 method
  * values after them (ks_run.aux). */
 #define KS_FIXED 16
+/* The slot the solver's own norms use (the right-hand side's, the true
+ * residual's): the last fixed one, which no method uses. */
+#define KS_SCRATCH (KS_FIXED - 1)
 
 struct hisp_solver_s {
     uint32_t magic;
@@ -170,7 +173,10 @@ typedef struct ks_run {
     int64_t it;          /* iterations done (x is x_it) */
     int64_t it_saved;    /* iteration of xsave */
     double tol;          /* max(rtol * bnorm, atol) */
-    double bnorm, rnorm; /* ||b|| and the residual norm of x_it_saved (or x_it when done) */
+    double bnorm, rnorm; /* ||b|| (set before the method runs) and the residual norm of
+                            x_it_saved (or x_it when done), as the recurrence carries it */
+    int resumed;         /* the method runs again from x after a restart: hispi_ks_start
+                            keeps the iteration count and tells the monitor nothing */
     hisp_stop_reason reason;
     int done;
 } ks_run;
@@ -204,7 +210,8 @@ HISPI_LOCAL hisp_status hispi_ks_check(ks_run *r, int force);
  * checkpoint); sets r->done / r->reason. */
 HISPI_LOCAL hisp_status hispi_ks_step_host(ks_run *r, double rnorm);
 /* The initial residual: rnorm0 = ||r0|| known on the host; decides b = 0,
- * NaN and convergence at iteration 0 (monitor called for 0). */
+ * NaN and convergence at iteration 0 (monitor called for 0, unless the
+ * run is resumed). r->bnorm is set by the caller (solver.c). */
 HISPI_LOCAL hisp_status hispi_ks_start(ks_run *r, double rnorm0);
 
 /* The methods: run from x0 = r->x until r->done. */

@@ -17,7 +17,7 @@
  *   ||Ab^T rb_k|| = phibar_{k+1} alpha_{k+1} |c_k|
  * are host arithmetic. That estimate is the residual the stopping rule
  * sees: ||D (A^T r - damp^2 x)|| with r = b - A x (D = I without Jacobi),
- * and r->bnorm = ||D A^T b|| (computed: an A^T b product at the start). A
+ * and r->bnorm = ||D A^T b|| (computed by the caller, core/solver/solver.c). A
  * zero alpha or beta ends the bidiagonalisation: x is the (damped) least-
  * squares solution and the estimate is 0, so the solve converges. A
  * non-finite read is HISP_STOP_BREAKDOWN with x of the previous iteration.
@@ -26,7 +26,7 @@
 
 #include <math.h>
 
-enum { SU1 = 0, SU2, SV, BT, CK };
+enum { SU1 = 0, SU2, SV, CK };
 
 static void stop(ks_run *r, hisp_stop_reason why)
 {
@@ -60,24 +60,21 @@ hisp_status hispi_ks_lsqr(ks_run *r)
     if (!st && sp->has_pc) st = o->vnew(sp, 1, &L.dy);
     if (!sp->has_pc) L.dy = r->x; /* D = I: the steps go straight into x */
 
-    /* U = (b - A x0, -damp x0); ||D A^T b||; Vh = Ab^T U */
+    /* U = (b - A x0, -damp x0); Vh = Ab^T U (r->bnorm = ||D A^T b|| is the
+     * caller's) */
     if (!st) st = o->matvec(sp, HISP_OP_N, r->x, L.u1);
     if (!st) st = o->axpby_dot(sp, ks_val(1), r->b, ks_val(-1), L.u1, NULL, SU1);
     if (!st && lam > 0) st = o->axpby_dot(sp, ks_val(-lam), r->x, ks_val(0), L.u2, NULL, SU2);
-    if (!st) st = o->matvec(sp, HISP_OP_T, r->b, L.t);
-    if (!st) st = o->precond(sp, L.t, L.t, -1);
-    if (!st) st = o->dot(sp, L.t, L.t, BT);
     if (!st) st = o->matvec(sp, HISP_OP_T, L.u1, L.t);
     if (!st && lam > 0) st = o->axpby(sp, ks_val(lam), L.u2, ks_val(1), L.t);
     if (!st) st = o->precond(sp, L.t, L.vh, -1);
     if (!st) st = o->dot(sp, L.vh, L.vh, SV);
     double v[16];
-    if (!st) st = o->read(sp, SU1, 4, v);
+    if (!st) st = o->read(sp, SU1, 3, v);
     double beta = 0, c = 0, alpha = 0;
     if (!st) {
         beta = root(v[0] + (lam > 0 ? v[4] : 0));
         c = root(v[8]);
-        r->bnorm = root(v[12]);
         st = hispi_ks_start(r, c);
     }
     /* with c > 0 (else converged above) beta > 0 too */

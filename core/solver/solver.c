@@ -14,8 +14,8 @@
 static const char *const method_names[HISP_SOLVER_COUNT] = {"cg", "bicgstab", "gmres", "lsqr"};
 static const char *const precond_names[HISP_PRECOND_COUNT] = {"none", "jacobi"};
 static const char *const reason_names[HISP_STOP_COUNT] = {
-    "converged",  "iteration limit",       "breakdown", "matrix not positive definite",
-    "NaN or Inf", "stopped by the monitor"};
+    "converged",  "iteration limit",        "breakdown", "matrix not positive definite",
+    "NaN or Inf", "stopped by the monitor", "stagnation"};
 
 const char *hisp_solver_method_name(hisp_solver_method m)
 {
@@ -188,21 +188,23 @@ static bool monitor(ks_run *r, int64_t k, double rn)
 
 hisp_status hispi_ks_start(ks_run *r, double rnorm0)
 {
-    r->it = r->it_saved = 0;
+    if (!r->resumed) r->it = 0;
+    r->it_saved = r->it;
+    r->Kcur = 1;
     r->rnorm = rnorm0;
     r->tol = fmax(r->s->rtol * r->bnorm, r->s->atol);
     if (!isfinite(r->bnorm) || !isfinite(rnorm0)) {
         stop(r, HISP_STOP_NAN);
         return HISP_SUCCESS;
     }
-    if (monitor(r, 0, rnorm0)) stop(r, HISP_STOP_MONITOR);
+    if (!r->resumed && monitor(r, 0, rnorm0)) stop(r, HISP_STOP_MONITOR);
     if (r->bnorm == 0) { /* b = 0: x = 0 is the solution */
         HISPI_TRY(r->sp->o->fill(r->sp, ks_val(0), r->x));
         r->rnorm = 0;
         stop(r, HISP_STOP_CONVERGED);
     } else if (rnorm0 <= r->tol) {
         stop(r, HISP_STOP_CONVERGED);
-    } else if (!r->done && r->s->maxit == 0) {
+    } else if (!r->done && r->it >= r->s->maxit) {
         stop(r, HISP_STOP_MAX_ITERATIONS);
     }
     if (!r->done && r->xsave) HISPI_TRY(r->sp->o->copy(r->sp, r->x, r->xsave));
@@ -325,7 +327,120 @@ static int nslots(hisp_solver s)
     return KS_NSLOT(s->check) + (s->method == HISP_SOLVER_GMRES ? s->restart + 2 : 0);
 }
 
-/* Run the method on a space made for it; x keeps its value on an error. */
+/* ---- the truth: norms and residuals computed from x ------------------------ */
+
+/* ||v|| as the square root of v^H v accumulated in double; where that sum
+ * underflows to 0 or overflows, the norm of v times a power of 2 (exact)
+ * divided by it. v is scaled in place when `scratch` (its value is not
+ * needed afterwards), else a copy in tmp. */
+static hisp_status safe_norm(ks_space *sp, ks_vec *v, bool scratch, ks_vec *tmp, double *out)
+{
+    const ks_ops *o = sp->o;
+    double w[4];
+    HISPI_TRY(o->dot(sp, v, v, KS_SCRATCH));
+    HISPI_TRY(o->read(sp, KS_SCRATCH, 1, w));
+    *out = isnan(w[0]) ? NAN : sqrt(fmax(w[0], 0));
+    if (!(w[0] == 0 || isinf(w[0]))) return HISP_SUCCESS;
+    /* f32 sums are of doubles already: 2^60 only matters where a device
+     * sums f32 in f32 */
+    double k = hispi_type_scalar_size(sp->t) == 8 ? 0x1p600 : 0x1p60;
+    if (isinf(w[0])) k = 1 / k;
+    if (!scratch) {
+        HISPI_TRY(o->copy(sp, v, tmp));
+        v = tmp;
+    }
+    HISPI_TRY(o->scale(sp, v, ks_val(k)));
+    HISPI_TRY(o->dot(sp, v, v, KS_SCRATCH));
+    HISPI_TRY(o->read(sp, KS_SCRATCH, 1, w));
+    if (isfinite(w[0])) *out = sqrt(fmax(w[0], 0)) / k;
+    return HISP_SUCCESS;
+}
+
+/* The vectors the truth needs: res of b's length, and for LSQR nv of x's. */
+typedef struct {
+    ks_vec *res, *nv;
+} ks_truth;
+
+/* The norm the tolerance is relative to: ||b||, LSQR ||D A^T b||. */
+static hisp_status rhs_norm(ks_run *r, ks_truth *t, double *out)
+{
+    ks_space *sp = r->sp;
+    if (r->s->method != HISP_SOLVER_LSQR) return safe_norm(sp, r->b, false, t->res, out);
+    HISPI_TRY(sp->o->matvec(sp, HISP_OP_T, r->b, t->nv));
+    HISPI_TRY(sp->o->precond(sp, t->nv, t->nv, -1));
+    return safe_norm(sp, t->nv, true, NULL, out);
+}
+
+/* The residual norm of x the stopping rule is about: ||b - A x||, LSQR
+ * ||D (A^T (b - A x) - damp^2 x)||. */
+static hisp_status true_norm(ks_run *r, ks_truth *t, double *out)
+{
+    ks_space *sp = r->sp;
+    const ks_ops *o = sp->o;
+    HISPI_TRY(o->matvec(sp, HISP_OP_N, r->x, t->res));
+    HISPI_TRY(o->axpby(sp, ks_val(1), r->b, ks_val(-1), t->res));
+    if (r->s->method != HISP_SOLVER_LSQR) return safe_norm(sp, t->res, true, NULL, out);
+    HISPI_TRY(o->matvec(sp, HISP_OP_T, t->res, t->nv));
+    double d = r->s->damp;
+    if (d > 0) HISPI_TRY(o->axpby(sp, ks_val(-d * d), r->x, ks_val(1), t->nv));
+    HISPI_TRY(o->precond(sp, t->nv, t->nv, -1));
+    return safe_norm(sp, t->nv, true, NULL, out);
+}
+
+/* Restarts from the true residual without halving the best one seen, in a
+ * row, before a false convergence is stagnation and a breakdown is
+ * reported; and at most this many restarts in all. */
+#define KS_STRIKES_CONVERGED 1
+#define KS_STRIKES_BREAKDOWN 3
+#define KS_MAX_RESTARTS 1000
+
+typedef struct {
+    double best; /* the lowest true residual norm at a restart so far */
+    int strikes; /* restarts in a row that did not halve it */
+    int64_t restarts;
+} ks_restarts;
+
+/* The method stopped with x and its true residual norm tn: decide whether
+ * the stop stands (with which reason) or the method restarts from x. */
+static bool settle(ks_run *r, ks_restarts *rs, double tn)
+{
+    bool met = tn <= r->tol;
+    hisp_stop_reason why = r->reason;
+    if (!isfinite(tn)) {
+        if (why != HISP_STOP_BREAKDOWN && why != HISP_STOP_INDEFINITE) r->reason = HISP_STOP_NAN;
+        return true;
+    }
+    if (met && (why == HISP_STOP_MAX_ITERATIONS || why == HISP_STOP_BREAKDOWN))
+        r->reason = HISP_STOP_CONVERGED; /* the truth decides */
+    if (met || (why != HISP_STOP_CONVERGED && why != HISP_STOP_BREAKDOWN)) return true;
+    /* a false convergence, or a breakdown */
+    if (r->it >= r->s->maxit) {
+        if (why == HISP_STOP_CONVERGED) r->reason = HISP_STOP_MAX_ITERATIONS;
+        return true;
+    }
+    if (tn < 0.5 * rs->best) {
+        rs->best = tn;
+        rs->strikes = 0;
+    } else {
+        rs->strikes++;
+    }
+    int limit = why == HISP_STOP_CONVERGED ? KS_STRIKES_CONVERGED : KS_STRIKES_BREAKDOWN;
+    if (rs->strikes >= limit || rs->restarts >= KS_MAX_RESTARTS) {
+        if (why == HISP_STOP_CONVERGED) r->reason = HISP_STOP_STAGNATION;
+        return true;
+    }
+    rs->restarts++;
+    r->done = 0;
+    r->restart = 0;
+    r->resumed = 1;
+    r->reason = HISP_STOP_MAX_ITERATIONS;
+    return false;
+}
+
+/* Run the method on a space made for it; x keeps its value on an error.
+ * The tolerance is relative to ||b|| computed here; each time the method
+ * stops, the residual of x is computed from x, and the method runs again
+ * from x where that is worth it (settle). */
 static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, double t0,
                              hisp_solve_info *info)
 {
@@ -348,8 +463,19 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
     st = sp->o->vnew(sp, 1, &x0);
     if (!st) st = sp->o->copy(sp, x, x0);
     r.xsave = x0;
-    double t1 = now_ms();
-    if (!st) st = methods[s->method](&r);
+    ks_truth tr = {NULL, NULL};
+    if (!st) st = sp->o->vnew(sp, 0, &tr.res);
+    if (!st && s->method == HISP_SOLVER_LSQR) st = sp->o->vnew(sp, 1, &tr.nv);
+    if (!st) st = rhs_norm(&r, &tr, &r.bnorm);
+    double t1 = now_ms(), tn = NAN;
+    ks_restarts rs = {INFINITY, 0, 0};
+    while (!st) {
+        st = methods[s->method](&r);
+        if (!st) st = true_norm(&r, &tr, &tn);
+        if (st || settle(&r, &rs, tn)) break;
+    }
+    if (tr.res) sp->o->vfree(sp, tr.res);
+    if (tr.nv) sp->o->vfree(sp, tr.nv);
     if (st && x0) {
         hisp_status s2 = sp->o->copy(sp, x0, x);
         (void)s2;
@@ -362,9 +488,11 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->reason = r.reason;
         info->converged = r.reason == HISP_STOP_CONVERGED;
         info->iterations = r.it;
-        info->residual_norm = r.rnorm;
+        info->residual_norm = tn;
         info->rhs_norm = r.bnorm;
-        info->relative_residual = r.bnorm > 0 ? r.rnorm / r.bnorm : 0;
+        info->relative_residual = r.bnorm > 0 ? tn / r.bnorm : 0;
+        info->method_residual_norm = r.rnorm;
+        info->restarts = rs.restarts;
         info->ms = now_ms() - t0;
         info->setup_ms = t1 - t0;
         info->product_ms = sp->ms[KS_MS_PRODUCT];
