@@ -299,6 +299,46 @@ START_TEST(test_solve_iteration_limit)
 }
 END_TEST
 
+/* f32 cannot reach rtol 1e-8: a warning first, then stagnation (exit 4),
+ * the residuals in the JSON all the truth's; a reachable rtol converges.
+ * And a --check of values near 1e200 that agree passes (scaled norms). */
+START_TEST(test_solve_truth)
+{
+    run_result r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--type", "f32",
+                            "--backend", "opencl", "--json", NULL);
+    if (r.status == 3) { /* no OpenCL device: the reference backend */
+        run_free(&r);
+        r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--type", "f32", "--backend",
+                     "reference", "--json", NULL);
+    }
+    CK_RUN(r, 4);
+    CK_JSON(r, "converged", "false");
+    CK_JSON(r, "reason", "\"stagnation\"");
+    ck_assert_msg(strstr(r.err, "warning: --rtol 1e-08 is below what f32 entries reach"), "%s",
+                  r.err);
+    double rel = json_num(r.out, "relative_residual"),
+           lib = json_num(r.out, "solver_relative_residual");
+    ck_assert_double_gt(rel, 1e-8);
+    ck_assert_msg(fabs(rel - lib) <= 1e-3 * rel + 1e-6, "CLI %g, library %g", rel, lib);
+    ck_assert_double_ge(json_num(r.out, "restarts"), 1);
+    run_free(&r);
+    r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--type", "f32", "--rtol", "1e-4",
+                 "--backend", "reference", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(!strstr(r.err, "warning"), "%s", r.err);
+    ck_assert_double_le(json_num(r.out, "relative_residual"), 1.01e-4);
+    run_free(&r);
+
+    const char *A = tmp("big.mtx");
+    write_text(A, "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1e200\n2 2 "
+                  "-3e200\n3 3 2.5e200\n1 3 1e199\n");
+    r = run_hisp("spmv", A, "--check", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, ": ok") && !strstr(r.out, "nan"), "%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_solve_bad_input)
 {
     const char *A = tmp("a.mtx"), *B = tmp("short.mtx");
@@ -538,6 +578,7 @@ Suite *suite_cli_solve(void)
     tcase_add_test(tc, test_solve_cg_backends);
     tcase_add_test(tc, test_solve_iteration_limit);
     tcase_add_test(tc, test_solve_bad_input);
+    tcase_add_test(tc, test_solve_truth);
     tcase_add_test(tc, test_solve_other_methods);
     tcase_add_test(tc, test_solve_history_and_plot);
     tcase_add_test(tc, test_solve_complex);
