@@ -501,7 +501,10 @@ int solve_mpi(int argc, char **argv)
         json_bool(&j, "converged", info.converged != 0);
         json_string(&j, "reason", hisp_stop_reason_name(info.reason));
         json_double(&j, "relative_residual", rel);
-        json_double(&j, "method_relative_residual", info.relative_residual);
+        json_double(&j, "method_relative_residual",
+                    info.rhs_norm > 0 ? info.method_residual_norm / info.rhs_norm : 0);
+        json_double(&j, "solver_relative_residual", info.relative_residual);
+        json_int(&j, "restarts", info.restarts);
         json_double(&j, "rtol", o.rtol);
         json_double(&j, "atol", o.atol);
         json_double(&j, "prepare_ms", prepare_ms);
