@@ -4,7 +4,7 @@
 # suite runs, stripped, its scripts, and the shared matrices only where the
 # suite reads them. Build first (scons -Q -j2 cuda=yes).
 #
-#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|scale|mpi|tune|all
+#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|truth|scale|mpi|tune|all
 #
 # Then, on the device: `bash .gpu/gpu_suite.sh hisparse` (and so on; see
 # each script's header). Prints the staged size.
@@ -20,6 +20,7 @@ msrep) benches="bench_msrep_cuda" tests=1 mats=0 ;;
 runtime) benches="bench_runtime_cuda bench_add_cuda bench_vector" tests=1 mats=0 ;;
 mpi) benches="" tests=0 mats=0 mpi=1 ;;
 solve) benches="bench_solve_cuda" tests=1 mats=0 ;;
+truth) benches="bench_solve_cuda" tests=1 mats=0 truth=1 ;;
 tune) benches="" tests=1 mats=1 ;;
 scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 mpi=1 ;;
 surface) benches="" tests=1 mats=1 lib=1 ;;
@@ -51,5 +52,11 @@ strip .gpu/bin/* .gpu/bench/* .gpu/tests/* 2>/dev/null || true
 if [ "$mats" = 1 ]; then
     mkdir -p .gpu/matrices
     cp ../shared/matrices/*.mtx .gpu/matrices/
+fi
+if [ "${truth:-0}" = 1 ]; then # truth_gpu.sh's matrices, in the layout the tests expect
+    g=.gpu/mm_ext/ginkgo-project__ginkgo/matrices/test
+    mkdir -p .gpu/matrices "$g"
+    cp ../shared/matrices/{494_bus,bcsstk13,LFAT5}.mtx .gpu/matrices/
+    cp ../shared/mm_ext/ginkgo-project__ginkgo/matrices/test/1138_bus.mtx "$g/"
 fi
 du -sh .gpu
