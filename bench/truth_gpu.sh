@@ -17,11 +17,11 @@ echo "== suite solver_truth (opencl: NVIDIA)" >>"$L"
 timeout 120 env HISP_TEST_BACKENDS=opencl CK_RUN_SUITE=solver_truth "$H/tests/check_hisp" >>"$L" 2>&1; echo "-- exit $?" >>"$L"
 M=$H/matrices; X=$H/mm_ext/ginkgo-project__ginkgo/matrices/test
 p() { echo "== probe: $*" >>"$L"; timeout 60 "$H/bin/hisp" solve "$@" --backend cuda --json 2>>"$L" | grep -E '"(converged|reason|iterations|relative_residual|method_relative_residual|solver_relative_residual|restarts|solve_ms)"' >>"$L"; }
-p $M/494_bus.mtx --method cg --type f32 --precond jacobi
+p "$M/494_bus.mtx" --method cg --type f32 --precond jacobi
 p gen:poisson2d:100 --method cg --type f32
 p gen:poisson2d:100 --method bicgstab --type f32
-p $M/bcsstk13.mtx --method bicgstab --precond jacobi
-p $X/1138_bus.mtx --method bicgstab --precond jacobi
+p "$M/bcsstk13.mtx" --method bicgstab --precond jacobi
+p "$X/1138_bus.mtx" --method bicgstab --precond jacobi
 echo "== bench_solve_cuda cg" >>"$L"
 timeout 200 "$H/bench/bench_solve_cuda" --parts cg --sizes 160,200 --iters 500 --repeat 3 >>"$L" 2>&1; echo "-- exit $?" >>"$L"
 rm -rf "$OUT/cache"

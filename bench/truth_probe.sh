@@ -9,7 +9,7 @@
 # Reads ../shared/matrices and ../shared/mm_ext (MATRICES, MM_EXT). Prints a
 # Markdown table.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 B=${1:-opencl}
 H=${HISP:-build/bin/hisp}
 M=${MATRICES:-../shared/matrices}
