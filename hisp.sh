@@ -9,9 +9,10 @@
 #   ./hisp.sh test-tsan        the concurrency suites under ThreadSanitizer
 #                              (build/tsan: library and test program only)
 #   ./hisp.sh test-install     build, `scons install` into a temporary prefix,
-#                              build and run examples/spmv_example.c against it
-#                              (pkg-config and CMake, shared and static) and
-#                              examples/readme_example.c (README's program)
+#                              run README's build lines against it as written
+#                              (examples/spmv_example.c through pkg-config,
+#                              shared and static; README's program) and build
+#                              the example through CMake (shared and static)
 #   ./hisp.sh build            install and build only
 #   ./hisp.sh help             this text
 #
@@ -35,7 +36,7 @@ read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 say() { echo "hisp.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }

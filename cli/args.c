@@ -20,6 +20,14 @@ void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
     a->only_pos = false;
 }
 
+/* Is arg an op, n, t or h (case-insensitive)? */
+static bool is_op_word(const char *arg)
+{
+    return (arg[0] == 'n' || arg[0] == 'N' || arg[0] == 't' || arg[0] == 'T' || arg[0] == 'h' ||
+            arg[0] == 'H') &&
+           arg[1] == 0;
+}
+
 int cli_args_next(cli_args *a, const cli_opt *opts, const char **val)
 {
     *val = NULL;
@@ -37,11 +45,16 @@ int cli_args_next(cli_args *a, const cli_opt *opts, const char **val)
     size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
     for (int k = 0; opts[k].name; k++) {
         if (strlen(opts[k].name) != len || strncmp(opts[k].name, arg, len) != 0) continue;
-        if (!opts[k].has_arg) {
-            if (eq) {
+        bool op = opts[k].has_arg == CLI_ARG_OP;
+        if (!opts[k].has_arg || op) {
+            if (eq && !op) {
                 cli_usage_error(a->cmd, "option '%s' takes no value", opts[k].name);
                 return CLI_ARG_ERROR;
             }
+            if (eq)
+                *val = eq + 1;
+            else if (op && a->i < a->argc && is_op_word(a->argv[a->i]))
+                *val = a->argv[a->i++];
             return k;
         }
         if (eq) {
@@ -191,6 +204,35 @@ int cli_parse_op(const char *opt, const char *s, hisp_op *out)
     return CLI_OK;
 }
 
+int cli_parse_transpose(const char *cmd, const char *tr_val, const char *op_val, hisp_op *out)
+{
+    *out = HISP_OP_N;
+    if (tr_val && op_val)
+        return cli_usage_error(cmd, "give --transpose or --op (its alias), not both");
+    if (op_val) return cli_parse_op("--op", op_val, out);
+    if (!tr_val) return CLI_OK;
+    if (!tr_val[0]) {
+        *out = HISP_OP_T;
+        return CLI_OK;
+    }
+    return cli_parse_op("--transpose", tr_val, out);
+}
+
+int cli_parse_out(const char *cmd, const char *const v[3], const char **out)
+{
+    static const char *const names[3] = {"-o", "--out", "--output"};
+    *out = NULL;
+    for (int k = 0; k < 3; k++) {
+        if (!v[k]) continue;
+        if (*out)
+            return cli_usage_error(cmd, "give the output file once (-o, --out and --output are "
+                                        "the same option)");
+        *out = v[k];
+        if (!v[k][0]) return cli_usage_error(cmd, "%s: an empty file name", names[k]);
+    }
+    return CLI_OK;
+}
+
 const char *cli_op_name(hisp_op op)
 {
     return op == HISP_OP_N ? "A" : op == HISP_OP_T ? "A^T" : "A^H";
@@ -303,7 +345,7 @@ int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opt
             fputs(help, stdout);
             return CLI_HELP_SHOWN;
         } else {
-            val[k] = opts[k].has_arg ? v : "";
+            val[k] = v ? v : "";
         }
     }
 }

@@ -18,10 +18,16 @@ typedef struct {
     const char *status; /* "ok", "skipped", "failed" */
     char reason[300];
     double ms, device_ms, gbps, copy_gbps, fraction, rel_error;
-    int calls;           /* timed calls made (repeat, or fewer past the row's time budget) */
-    int64_t iterations;  /* solve */
-    double rel_residual; /* solve: the method's relative residual at the end */
+    int calls;                /* timed calls made (repeat, or fewer past the row's time budget) */
+    int64_t iterations;       /* solve */
+    double rel_residual;      /* solve: the method's relative residual at the end */
+    hisp_transfer_stats xfer; /* over the timed calls, this row's context only */
 } bench_row;
+
+/* What a cuSPARSE row's "transfers" leaves out. */
+#define BENCH_VENDOR_COVERS                                                                        \
+    "the row's context only: the cuSPARSE plan's device context (A's part, x and y with spmvt) "   \
+    "is not visible"
 
 /* A result on the host: a vector (ptr NULL) or a CSR matrix, values in double. */
 typedef struct {

@@ -74,7 +74,7 @@ static hisp_status one_call(hisp_context ctx, call_fn f, call_fn prep, void *u, 
  * `warmup` warm-ups, each series cut once it has taken ROW_BUDGET_MS (at
  * least one call of each); *made: the timed calls made. */
 static hisp_status time_calls(hisp_context ctx, call_fn f, call_fn prep, void *u, int warmup,
-                              int repeat, double *ms, int *made)
+                              int repeat, double *ms, int *made, hisp_transfer_stats *xfer)
 {
     double *t = malloc((size_t)repeat * sizeof *t);
     if (!t) return HISP_ERR_OUT_OF_HOST_MEMORY;
@@ -85,10 +85,12 @@ static hisp_status time_calls(hisp_context ctx, call_fn f, call_fn prep, void *u
         spent += dt;
     }
     int n = 0;
+    cli_transfers_reset(ctx);
     for (spent = 0; n < repeat && !s && (n == 0 || spent <= ROW_BUDGET_MS); n++) {
         s = one_call(ctx, f, prep, u, n, &t[n]);
         spent += t[n];
     }
+    cli_transfers_add(ctx, xfer);
     if (!s) *ms = median(t, n);
     *made = s ? 0 : n;
     free(t);
@@ -310,10 +312,12 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
             if (!s && !t) s = hisp_mvector_write(j.xm, in->x);
             if (!s)
                 s = time_calls(ctx, t ? vendor_spmvt_call : vendor_spmv_call, NULL, &j, warmup,
-                               calls, &row->ms, &row->calls);
+                               calls, &row->ms, &row->calls, &row->xfer);
             if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         } else {
-            if (!s) s = time_calls(ctx, spmv_call, NULL, &j, warmup, calls, &row->ms, &row->calls);
+            if (!s)
+                s = time_calls(ctx, spmv_call, NULL, &j, warmup, calls, &row->ms, &row->calls,
+                               &row->xfer);
             if (!s)
                 s = hisp_spmv_timed(ctx, op_of(in), scalar(&j, true), j.A, j.x, scalar(&j, false),
                                     j.y, 1, row->calls, j.dev_ms);
@@ -328,7 +332,9 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
                                        &j.B);
         if (!s) s = hisp_matrix_convert(j.A, HISP_FORMAT_HISPARSE);
         if (!s) s = hisp_matrix_convert(j.B, HISP_FORMAT_HISPARSE);
-        if (!s) s = time_calls(ctx, add_call, add_prep, &j, warmup, calls, &row->ms, &row->calls);
+        if (!s)
+            s = time_calls(ctx, add_call, add_prep, &j, warmup, calls, &row->ms, &row->calls,
+                           &row->xfer);
         if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         if (!s) s = read_matrix(j.C, in->t, in->m, res);
     } else { /* solve */
@@ -350,9 +356,10 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
             if (!s) s = hisp_mvector_write(j.xm, in->x);
             if (!s)
                 s = time_calls(ctx, vendor_solve_call, vendor_solve_prep, &j, warmup, calls,
-                               &row->ms, &row->calls);
+                               &row->ms, &row->calls, &row->xfer);
         } else if (!s) {
-            s = time_calls(ctx, solve_call, solve_prep, &j, warmup, calls, &row->ms, &row->calls);
+            s = time_calls(ctx, solve_call, solve_prep, &j, warmup, calls, &row->ms, &row->calls,
+                           &row->xfer);
         }
         if (!s) {
             row->iterations = j.info.iterations;

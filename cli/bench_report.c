@@ -25,11 +25,6 @@ bool bench_row_ok(const bench_in *in, const bench_row *r)
     return !(r->rel_error > in->tolerance);
 }
 
-static const char *dev_type(const hisp_device_info *d)
-{
-    return d->is_gpu ? "gpu" : d->is_cpu ? "cpu" : "other";
-}
-
 void bench_print_json(const char *spec, const bench_in *in, const bench_row *rows, int n)
 {
     cli_json j;
@@ -50,21 +45,16 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
     json_uint(&j, "bytes", in->bytes);
     json_double(&j, "tolerance", in->tolerance);
     json_array_begin(&j, "results");
+    hisp_transfer_stats sum = {0};
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         json_object_begin(&j, NULL);
         json_string(&j, "backend", bench_kind_name(r->kind == K_CUSPARSE ? K_CUDA : r->kind));
         json_string(&j, "kernel", r->kind == K_CUSPARSE ? "cusparse" : "hisp");
-        if (r->have_dev) {
-            json_object_begin(&j, "device");
-            json_int(&j, "index", r->dev.index);
-            json_string(&j, "name", r->dev.name);
-            json_string(&j, "platform", r->dev.platform);
-            json_string(&j, "type", dev_type(&r->dev));
-            json_object_end(&j);
-        } else {
+        if (r->have_dev)
+            json_device(&j, "device", &r->dev);
+        else
             json_null(&j, "device");
-        }
         json_string(&j, "status", r->status);
         if (strcmp(r->status, "ok") != 0) {
             json_string(&j, "reason", r->reason);
@@ -84,10 +74,15 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
                 json_int(&j, "iterations", r->iterations);
                 json_double(&j, "relative_residual", r->rel_residual);
             }
+            json_transfers(&j, &r->xfer, r->kind == K_CUSPARSE ? BENCH_VENDOR_COVERS : NULL);
+            sum.h2d_bytes += r->xfer.h2d_bytes;
+            sum.d2h_bytes += r->xfer.d2h_bytes;
+            sum.control_bytes += r->xfer.control_bytes;
         }
         json_object_end(&j);
     }
     json_array_end(&j);
+    json_transfers(&j, &sum, "the sum of the rows' (each over its timed calls)");
     json_object_end(&j);
     json_finish(&j);
 }

@@ -75,6 +75,11 @@ int cli_read_matrix_header(hisp_context ctx, const char *path, hisp_type type, h
                            hisp_mtx_header *h);
 /* Writes A as .hisp when path ends in .hisp, else as Matrix Market. */
 int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path);
+/* The sizes a written file holds for A (mi its info): a Matrix Market
+ * file (mtx) of 3x3 blocks is real, with 3 rows and columns and 9 entries
+ * per block; otherwise A's own. */
+void cli_file_sizes(const hisp_matrix_info *mi, bool mtx, int64_t *rows, int64_t *cols,
+                    int64_t *nnz);
 /* Is spec a generator, gen:KIND[:N[:SEED]] (CLI_GEN_SPEC_HELP)? */
 bool cli_is_gen_spec(const char *spec);
 #define CLI_GEN_SPEC_HELP                                                                          \
@@ -92,6 +97,39 @@ int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
                  const hisp_gen_params *p, hisp_type t, hisp_matrix *A);
 /* Is kind a compound generator (fem3x3, qsurface, helmholtz)? */
 bool cli_is_compound_gen(const char *kind);
+
+/* ---- the options every command spells the same way ------------------------
+ * One name per concept, each command's help in one layout: the command's
+ * own options, then these in this order (those that apply): --type,
+ * --backend, --device (--devices), -o, --json, --help.
+ *
+ * The output file of a command that writes one is -o FILE; --out and
+ * --output are aliases (CLI_OUT_OPTS, parsed by cli_parse_out). */
+// clang-format off
+#define CLI_OUT_OPTS {"-o", true}, {"--out", true}, {"--output", true}
+#define CLI_TRANSPOSE_OPT {"--transpose", CLI_ARG_OP}
+#define CLI_HELP_OPTS {"--help", false}, {"-h", false}
+// clang-format on
+/* v[0..2]: the values of -o, --out, --output; more than one is a usage
+ * error. *out: the one given, else NULL. */
+int cli_parse_out(const char *cmd, const char *const v[3], const char **out);
+/* Follows a command's "  -o FILE              what it writes\n" line. */
+#define CLI_OUT_ALIASES_HELP "                       (--out and --output are aliases)\n"
+#define CLI_TRANSPOSE_HELP                                                                         \
+    "  --transpose [n|t|h]  op(A) = A (n), A^T (t, and --transpose alone) or A^H\n"                \
+    "                       (h: the conjugate transpose; A^T for real entries)\n"
+#define CLI_BACKEND_HELP                                                                           \
+    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"            \
+    "                       GPU answers, else OpenCL, else reference)\n"
+#define CLI_DEVICE_HELP                                                                            \
+    "  --device I           which device of the backend runs it: its index in hisp\n"              \
+    "                       info (default: the first)\n"
+#define CLI_HELP_HELP "  --help, -h           this text\n"
+/* Host-only commands (gen, convert, stats, edit) work on the reference
+ * backend's context; their --json names it as every command does. */
+#define CLI_HOST_JSON_HELP                                                                         \
+    "                       \"backend\", \"device\" (the reference: the work is on the\n"          \
+    "                       host), \"type\", \"transfers\" (0)\n"
 
 /* ---- entry types (matrix_io.c) -------------------------------------------
  * Every command that reads or makes a matrix takes --type T (the aliases
@@ -132,9 +170,13 @@ bool cli_type_real(hisp_type t);
 
 /* ---- argument parsing (args.c) ----------------------------------------- */
 
+/* cli_opt.has_arg: false (a flag), true (takes a value), or CLI_ARG_OP: a
+ * flag that may take an op all the same, "--x=V" or "--x W" when the next
+ * argument is n, t or h (case-insensitive), as --transpose [n|t|h]. */
+enum { CLI_ARG_OP = 2 };
 typedef struct {
     const char *name; /* "--n", "-o" */
-    bool has_arg;
+    int has_arg;
 } cli_opt;
 
 enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3 };
@@ -155,7 +197,7 @@ void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv);
 int cli_args_next(cli_args *a, const cli_opt *opts, const char **val);
 
 /* Parse a subcommand's whole command line. val[k] gets the value of opts[k]
- * (the last one given; "" for a flag), *pos the positional argument (NULL
+ * (the last one given; "" for a flag given without one), *pos the positional argument (NULL
  * when none; a second one, or any when pos is NULL, is a usage error). An
  * option named --help or -h prints `help`. Returns CLI_OK, CLI_USAGE, or
  * CLI_HELP_SHOWN (the command then exits with CLI_OK). */
@@ -175,6 +217,11 @@ int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
 /* --op n|t|h (case-insensitive): A, A^T, A^H. */
 int cli_parse_op(const char *opt, const char *s, hisp_op *out);
+/* op(A) of a command with --transpose [n|t|h] (CLI_TRANSPOSE_OPT; "" alone
+ * is t) and, where it has one, its older alias --op n|t|h (op_val, NULL
+ * when the command has none or it was not given): both is a usage error.
+ * *out stays HISP_OP_N when neither was given. */
+int cli_parse_transpose(const char *cmd, const char *tr_val, const char *op_val, hisp_op *out);
 const char *cli_op_name(hisp_op op); /* "A", "A^T", "A^H" */
 int cli_parse_backend(const char *opt, const char *s, hisp_backend_kind *out);
 /* A real scalar option (--alpha, --beta) must be finite in type t's
@@ -241,6 +288,9 @@ void json_finish(cli_json *j);
  * arrays). */
 void json_device(cli_json *j, const char *key, const hisp_device_info *d);
 const char *cli_device_kind(const hisp_device_info *d); /* "gpu", "cpu", "other" */
+/* "backend" and "device" of ctx's current device (host-only commands: the
+ * reference's). */
+void json_context_device(cli_json *j, hisp_context ctx);
 
 /* ---- transfers (json.c) ------------------------------------------------ */
 
@@ -290,6 +340,7 @@ typedef struct {
     int64_t m, n, nnz; /* op(A) is m x n vector entries */
     void *y;           /* result (m entries of type), caller frees */
     double median_ms, min_ms;
+    double call_ms;       /* the result run's call with a synchronize (with --repeat: warm) */
     double gflops, gbps;  /* from median */
     uint64_t model_bytes; /* bytes moved per SpMV in the byte model */
     double rel_error;     /* vs reference, NaN when not checked */

@@ -15,19 +15,18 @@ static const char help[] =
     "trees by the dynamic scheduler; C shares the subtrees that only A, or only\n"
     "a B of A's family, holds); on reference it runs on the host.\n"
     "\n"
-    "  -o C                 output file (required)\n"
-    "  --transpose          op(X) = X^T for both operands (default op(X) = X)\n"
+    "options:\n"
+    "  --transpose [n|t]    op(X) = X^T for both operands (default op(X) = X; h is t\n"
+    "                       for real entries)\n"
     "  --alpha a            default 1\n"
     "  --beta b             default 1\n"
-    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
-    "                       GPU answers, else OpenCL, else reference)\n"
-    "  --node-size d        node size of C when neither input is HiSparse (128)\n" CLI_TYPE_HELP
-    "  --repeat N           time N sums (after one untimed) and report the median\n"
-    "  --device N           device index of the backend (default 0)\n"
+    "  --node-size d        node size of C when neither input is HiSparse (128)\n"
+    "  --repeat N           time N sums (after one untimed) and report the median\n" CLI_TYPE_HELP
+        CLI_BACKEND_HELP CLI_DEVICE_HELP "  -o FILE              write C (required; .hisp: "
+    "HiSparse, else Matrix Market)\n" CLI_OUT_ALIASES_HELP
     "  --json               machine-readable output (with the addition's stats):\n"
     "                       \"backend\", \"device\" {\"backend\", \"index\", \"name\",\n"
-    "                       \"platform\", \"type\"}, \"type\", ...\n"
-    "  --help               this text\n"
+    "                       \"platform\", \"type\"}, \"type\", ..., \"transfers\"\n" CLI_HELP_HELP
     "\n" CLI_TRANSFERS_HELP "With --repeat: the N timed sums (not the untimed first one).\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file or\n"
@@ -57,13 +56,28 @@ static hisp_status scaled(hisp_matrix X, double s, hisp_matrix *out, bool *owned
 
 int cmd_add(int argc, char **argv)
 {
-    static const cli_opt opts[] = {
-        {"-o", true},       {"--transpose", false}, {"--alpha", true},
-        {"--beta", true},   {"--backend", true},    {"--node-size", true},
-        {"--type", true},   {"--repeat", true},     {"--json", false},
-        {"--device", true}, {"--entry", true},      {"--precision", true},
-        {"--help", false},  {"-h", false},          {0, 0}};
-    const char *val[12] = {0}, *in[2] = {0};
+    enum {
+        O_OUT, /* CLI_OUT_OPTS */
+        O_OUT2,
+        O_OUT3,
+        O_TRANS,
+        O_ALPHA,
+        O_BETA,
+        O_BACKEND,
+        O_NODE,
+        O_TYPE, /* CLI_TYPE_OPTS */
+        O_ENTRY,
+        O_PREC,
+        O_REPEAT,
+        O_JSON,
+        O_DEVICE,
+        O_HELP
+    };
+    static const cli_opt opts[] = {CLI_OUT_OPTS,       CLI_TRANSPOSE_OPT,   {"--alpha", true},
+                                   {"--beta", true},   {"--backend", true}, {"--node-size", true},
+                                   CLI_TYPE_OPTS,      {"--repeat", true},  {"--json", false},
+                                   {"--device", true}, CLI_HELP_OPTS,       {0, 0}};
+    const char *val[O_HELP] = {0}, *in[2] = {0};
     cli_args a;
     cli_args_init(&a, "add", argc, argv);
     for (;;) {
@@ -74,29 +88,34 @@ int cmd_add(int argc, char **argv)
         if (k == CLI_ARG_POSITIONAL) {
             if (in[1]) return cli_usage_error("add", "unexpected argument '%s'", v);
             in[in[0] ? 1 : 0] = v;
-        } else if (k >= 12) {
+        } else if (k >= O_HELP) {
             fputs(help, stdout);
             return CLI_OK;
         } else {
-            val[k] = opts[k].has_arg ? v : "";
+            val[k] = v ? v : "";
         }
     }
     if (!in[0] || !in[1]) return cli_usage_error("add", "need two input files A and B");
-    const char *out = val[0];
+    const char *out = NULL;
+    int rc = cli_parse_out("add", val + O_OUT, &out);
+    if (rc) return rc;
     if (!out) return cli_usage_error("add", "missing -o C");
-    bool tr = val[1] != NULL, json = val[8] != NULL;
+    bool json = val[O_JSON] != NULL;
     double alpha = 1, beta = 1;
-    int rc = CLI_OK, d = 0, repeat = 0, device = 0;
+    int d = 0, repeat = 0, device = -1;
     cli_type ct;
-    const char *tv[3] = {val[6], val[10], val[11]}; /* CLI_TYPE_OPTS */
+    hisp_op op = HISP_OP_N;
     hisp_backend_kind kind = HISP_BACKEND_AUTO;
-    if ((rc = cli_parse_type("add", tv, &ct))) return rc;
-    if (val[2] && (rc = cli_parse_double("--alpha", val[2], &alpha))) return rc;
-    if (val[3] && (rc = cli_parse_double("--beta", val[3], &beta))) return rc;
-    if (val[4] && (rc = cli_parse_backend("--backend", val[4], &kind))) return rc;
-    if (val[5] && (rc = cli_parse_int("--node-size", val[5], 4, 256, &d))) return rc;
-    if (val[7] && (rc = cli_parse_int("--repeat", val[7], 1, 1000000, &repeat))) return rc;
-    if (val[9] && (rc = cli_parse_int("--device", val[9], 0, 1 << 20, &device))) return rc;
+    if ((rc = cli_parse_type("add", val + O_TYPE, &ct))) return rc;
+    if ((rc = cli_parse_transpose("add", val[O_TRANS], NULL, &op))) return rc;
+    if (val[O_ALPHA] && (rc = cli_parse_double("--alpha", val[O_ALPHA], &alpha))) return rc;
+    if (val[O_BETA] && (rc = cli_parse_double("--beta", val[O_BETA], &beta))) return rc;
+    if (val[O_BACKEND] && (rc = cli_parse_backend("--backend", val[O_BACKEND], &kind))) return rc;
+    if (val[O_NODE] && (rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &d))) return rc;
+    if (val[O_REPEAT] && (rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &repeat)))
+        return rc;
+    if (val[O_DEVICE] && (rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device)))
+        return rc;
     cli_progress_enable(json);
     hisp_context ctx = NULL;
     if ((rc = cli_context(&ctx))) return rc;
@@ -117,10 +136,16 @@ int cmd_add(int argc, char **argv)
     if (!s && ((rc = cli_check_real("--alpha", alpha, ia.type)) ||
                (rc = cli_check_real("--beta", beta, ib.type))))
         goto done;
+    if (!s && op == HISP_OP_H) {
+        if (!cli_type_real(ia.type)) {
+            rc = cli_type_unsupported("add --transpose h", ia.type, "the addition takes op n or t");
+            goto done;
+        }
+        op = HISP_OP_T; /* A^H = A^T for real entries */
+    }
     if (!s && d && ia.format != HISP_FORMAT_HISPARSE) s = hisp_matrix_set_node_size(A, d);
     if (!s) s = scaled(A, alpha, &As, &ownA);
     if (!s) s = scaled(B, beta, &Bs, &ownB);
-    hisp_op op = tr ? HISP_OP_T : HISP_OP_N;
     cli_progress("adding %s and %s", in[0], in[1]);
     int n = repeat > 0 ? repeat : 0;
     hisp_transfer_stats xfer = {0}; /* the timed sums, else the one sum */
@@ -163,7 +188,7 @@ int cmd_add(int argc, char **argv)
         json_string(&j, "out", out);
         json_string(&j, "backend", hisp_backend_name(used));
         json_device(&j, "device", &di);
-        json_bool(&j, "transpose", tr);
+        json_bool(&j, "transpose", op != HISP_OP_N);
         json_double(&j, "alpha", alpha);
         json_double(&j, "beta", beta);
         json_string(&j, "type", hisp_type_name(ic.type));
@@ -190,9 +215,18 @@ int cmd_add(int argc, char **argv)
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("wrote %s: %lld x %lld, %lld nonzeros (A %lld, B %lld), %s, on %s (%s)\n", out,
-               (long long)ic.nrows, (long long)ic.ncols, (long long)ic.nnz, (long long)ia.nnz,
-               (long long)ib.nnz, hisp_type_name(ic.type), hisp_backend_name(used), di.name);
+        int64_t fr = 0, fc = 0, fn = 0; /* the file's */
+        cli_file_sizes(&ic, !cli_is_hisp_name(out), &fr, &fc, &fn);
+        if (fr != ic.nrows)
+            printf("wrote %s: %lld x %lld, %lld entries (%lld x %lld blocks of 3x3, %lld blocks: "
+                   "A %lld, B %lld), %s, on %s (%s)\n",
+                   out, (long long)fr, (long long)fc, (long long)fn, (long long)ic.nrows,
+                   (long long)ic.ncols, (long long)ic.nnz, (long long)ia.nnz, (long long)ib.nnz,
+                   hisp_type_name(ic.type), hisp_backend_name(used), di.name);
+        else
+            printf("wrote %s: %lld x %lld, %lld nonzeros (A %lld, B %lld), %s, on %s (%s)\n", out,
+                   (long long)ic.nrows, (long long)ic.ncols, (long long)ic.nnz, (long long)ia.nnz,
+                   (long long)ib.nnz, hisp_type_name(ic.type), hisp_backend_name(used), di.name);
         if (st.rounds)
             printf("device     %.4f ms, %d rounds, %d launches, %lld new nodes (%llu bytes), "
                    "%lld subtrees shared, %lld copied, %d pool regrowths, %d zero-sum redos\n",

@@ -19,33 +19,39 @@ static const char help[] =
     "reference backend. Backends and devices that are absent are listed as\n"
     "skipped, with the reason.\n"
     "\n"
-    "  --op OP              spmv (y = A x, default), spmvt (y = A^T x), add\n"
-    "                       (C = A + B, B = A perturbed: hisp_matrix_perturb with\n"
-    "                       sigma 10; HiSparse addition), solve (CG when A is\n"
-    "                       real and symmetric with a positive diagonal, and for\n"
-    "                       quaternions, else BiCGSTAB;\n"
+    "options:\n"
+    "  --op OP              the operation: spmv (y = A x, default), spmvt\n"
+    "                       (y = A^T x), add (C = A + B, B = A perturbed:\n"
+    "                       hisp_matrix_perturb with sigma 10; HiSparse addition),\n"
+    "                       solve (CG when A is real and symmetric with a positive\n"
+    "                       diagonal, and for quaternions, else BiCGSTAB;\n"
     "                       --iterations iterations on every backend)\n"
-    "  --backends LIST      all (default) or a comma-separated list of reference,\n"
-    "                       opencl, cuda, cusparse (cuSPARSE's CSR SpMV on each CUDA\n"
-    "                       device through a one-device MSREP plan with\n"
-    "                       HISP_MPLAN_CUSPARSE: spmv with x and y on the plan's\n"
-    "                       device (hisp_mspmv_dist); spmvt with x and y copied\n"
-    "                       device to device each call (hisp_mspmv_vec; its device\n"
-    "                       ms is the kernel's); solve as hisp's Krylov loop with\n"
-    "                       cuSPARSE's products (hisp_solver_solve_dist); add:\n"
-    "                       skipped, the library calls no vendor addition; its\n"
-    "                       wall ms include the plan's hand-off to its device\n"
-    "                       thread, its device ms are cuSPARSE's kernel alone)\n" CLI_TYPE_HELP
-    "                       (spmvt and add: f32 and f64 only)\n"
     "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3);\n"
     "                       a row stops repeating once its calls pass 2 s (at\n"
     "                       least one call; the reference runs no warm-up)\n"
     "  --iterations K       solve: iterations per solve (default 100)\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
-    "  --plot-value ms|gbps the chart's value (default ms)\n"
-    "  --json               one object per row under \"results\"\n"
-    "  --help               this text\n"
-    "\n"
+    "  --plot-value ms|gbps the chart's value (default ms)\n" CLI_TYPE_HELP
+    "                       (add: f32 and f64 only)\n"
+    "  --backends LIST      the rows: all (default; auto is the same) or a\n"
+    "                       comma-separated list of reference, opencl, cuda,\n"
+    "                       cusparse (--backend is an alias; cusparse: cuSPARSE's\n"
+    "                       CSR SpMV on each CUDA device through a one-device\n"
+    "                       MSREP plan with HISP_MPLAN_CUSPARSE: spmv with x and y\n"
+    "                       on the plan's device (hisp_mspmv_dist); spmvt with x\n"
+    "                       and y copied device to device each call\n"
+    "                       (hisp_mspmv_vec; its device ms is the kernel's); solve\n"
+    "                       as hisp's Krylov loop with cuSPARSE's products\n"
+    "                       (hisp_solver_solve_dist); add: skipped, the library\n"
+    "                       calls no vendor addition; its wall ms include the\n"
+    "                       plan's hand-off to its device thread, its device ms\n"
+    "                       are cuSPARSE's kernel alone)\n"
+    "  --device I           only device I of each backend (its index in hisp info;\n"
+    "                       default: every device)\n"
+    "  --json               machine-readable output: \"type\", one object per row\n"
+    "                       under \"results\" with its \"backend\", \"device\" and\n"
+    "                       \"transfers\" (its context's, over its timed calls), and\n"
+    "                       \"transfers\", their sum\n" CLI_HELP_HELP "\n"
     "ms: wall time per call through the public API with a synchronize after each\n"
     "call, median (solve: per iteration). device_ms: the device's own time where\n"
     "the backend measures it (spmv/spmvt: hisp_spmv_timed's events; cuSPARSE: the\n"
@@ -63,15 +69,14 @@ static const char help[] =
     "exit status: 0 ok, 1 usage, 2 invalid input, 3 a row failed on its device,\n"
     "5 an error above the tolerance (1e-4 f32, 1e-10 f64; solve 1e-2 / 1e-6).\n";
 
-/* What the operations' kernels take: spmvt and add real entries only (the
- * compound SpMV has no op = T; the addition is real). */
+/* What the operations take: the addition is real (HiSparse trees); SpMV
+ * with op N or T takes every type. */
 static int check_type(bench_op op, hisp_type t)
 {
-    bool real = t == HISP_F32 || t == HISP_F64;
-    if (!real && (op == OP_SPMVT || op == OP_ADD))
-        return cli_value_error("bench --op %s: type %s is not supported (f32, f64; spmv and solve "
-                               "take every type)",
-                               op == OP_SPMVT ? "spmvt" : "add", hisp_type_name(t));
+    if (op == OP_ADD && !cli_type_real(t))
+        return cli_value_error("bench --op add: type %s is not supported (the addition takes f32 "
+                               "and f64; spmv, spmvt and solve take every type)",
+                               hisp_type_name(t));
     return CLI_OK;
 }
 
@@ -154,7 +159,7 @@ static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw
 
 /* The rows: the reference first (the oracle), then each OpenCL device, each
  * CUDA device and cuSPARSE on each; absent ones as skipped rows. */
-static int list_rows(const bool want[K_COUNT], bench_row *rows, int cap)
+static int list_rows(const bool want[K_COUNT], int only_dev, bench_row *rows, int cap)
 {
     hisp_context ctx = NULL;
     int rc = cli_context(&ctx), n = 0;
@@ -193,12 +198,22 @@ static int list_rows(const bool want[K_COUNT], bench_row *rows, int cap)
                 rows[n].dev.index = -1;
                 snprintf(rows[n++].reason, sizeof rows->reason, "%s", why);
             }
+            if (count && only_dev >= count && k != K_REFERENCE && n < cap) {
+                rows[n] = (bench_row){.kind = kk, .status = "skipped", .rel_error = NAN};
+                rows[n].dev.index = -1;
+                snprintf(rows[n++].reason, sizeof rows->reason, "--device %d: %d device%s here",
+                         only_dev, count, count == 1 ? "" : "s");
+            }
             for (int d = 0; d < count && n < cap; d++) {
+                /* the reference (the oracle) runs whatever --device says */
+                if (only_dev >= 0 && d != only_dev && k != K_REFERENCE) continue;
                 rows[n] =
                     (bench_row){.kind = kk, .rel_error = NAN, .have_dev = true, .status = "failed"};
                 snprintf(rows[n].reason, sizeof rows->reason, "not run");
-                if (hisp_backend_device_info(ctx, b, d, &rows[n].dev) != HISP_SUCCESS)
+                if (hisp_backend_device_info(ctx, b, d, &rows[n].dev) != HISP_SUCCESS) {
+                    rows[n].dev.backend = b;
                     rows[n].dev.index = d;
+                }
                 n++;
             }
         }
@@ -207,10 +222,10 @@ static int list_rows(const bool want[K_COUNT], bench_row *rows, int cap)
     return n;
 }
 
-static int parse_backends(const char *s, bool want[K_COUNT])
+static int parse_backends(const char *s, const char *opt, bool want[K_COUNT])
 {
     memset(want, 0, K_COUNT * sizeof *want);
-    if (strcasecmp(s, "all") == 0) {
+    if (strcasecmp(s, "all") == 0 || strcasecmp(s, "auto") == 0) {
         for (int k = 0; k < K_COUNT; k++)
             want[k] = true;
         return CLI_OK;
@@ -224,12 +239,12 @@ static int parse_backends(const char *s, bool want[K_COUNT])
         while (k < K_COUNT && strcasecmp(tok, bench_kind_name(k)) != 0)
             k++;
         if (k == K_COUNT)
-            return cli_value_error("--backends: unknown backend '%s' (all, or a list of "
+            return cli_value_error("%s: unknown backend '%s' (all, or a list of "
                                    "reference, opencl, cuda, cusparse)",
-                                   tok);
+                                   opt, tok);
         want[k] = true;
     }
-    if (!n) return cli_value_error("--backends: empty list");
+    if (!n) return cli_value_error("%s: empty list", opt);
     return CLI_OK;
 }
 
@@ -294,6 +309,8 @@ int cmd_bench(int argc, char **argv)
         O_PREC,
         O_OP,
         O_BACKENDS,
+        O_BACKEND,
+        O_DEVICE,
         O_REPEAT,
         O_ITER,
         O_PLOT,
@@ -302,17 +319,10 @@ int cmd_bench(int argc, char **argv)
         O_HELP,
         O_HELP2
     };
-    static const cli_opt opts[] = {CLI_TYPE_OPTS,
-                                   {"--op", true},
-                                   {"--backends", true},
-                                   {"--repeat", true},
-                                   {"--iterations", true},
-                                   {"--plot", true},
-                                   {"--plot-value", true},
-                                   {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {
+        CLI_TYPE_OPTS,          {"--op", true},     {"--backends", true},   {"--backend", true},
+        {"--device", true},     {"--repeat", true}, {"--iterations", true}, {"--plot", true},
+        {"--plot-value", true}, {"--json", false},  CLI_HELP_OPTS,          {0, 0}};
     const char *val[O_HELP] = {0}, *spec = NULL;
     int prc = cli_parse_command("bench", argc, argv, opts, help, val, &spec);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -322,7 +332,13 @@ int cmd_bench(int argc, char **argv)
 
     bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100};
     bool want[K_COUNT], plot_gbps = false;
-    int rc = parse_backends(val[O_BACKENDS] ? val[O_BACKENDS] : "all", want);
+    int rc = CLI_OK, only_dev = -1;
+    if (val[O_BACKENDS] && val[O_BACKEND])
+        rc = cli_usage_error("bench", "give --backends or --backend (its alias), not both");
+    const char *bl = val[O_BACKENDS] ? val[O_BACKENDS] : val[O_BACKEND];
+    if (!rc)
+        rc = parse_backends(bl ? bl : "all", val[O_BACKENDS] ? "--backends" : "--backend", want);
+    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &only_dev);
     if (!rc && val[O_OP]) {
         int k = 0;
         while (k < 4 && strcasecmp(val[O_OP], bench_op_name((bench_op)k)) != 0)
@@ -421,7 +437,7 @@ int cmd_bench(int argc, char **argv)
     bool want_rows[K_COUNT];
     memcpy(want_rows, want, sizeof want_rows);
     want_rows[K_REFERENCE] = true; /* the oracle always runs */
-    nrows = list_rows(want_rows, rows, (int)(sizeof rows / sizeof *rows));
+    nrows = list_rows(want_rows, only_dev, rows, (int)(sizeof rows / sizeof *rows));
     if (nrows < 0) {
         rc = -nrows;
         goto out;

@@ -2,7 +2,7 @@
 #include "cli.h"
 
 static const char help[] =
-    "usage: hisp convert IN -o OUT [--node-size d] [--type T] [--json]\n"
+    "usage: hisp convert IN -o OUT [options]\n"
     "\n"
     "Converts between Matrix Market (.mtx) and HiSparse (.hisp) files. The input\n"
     "kind is recognised by its first bytes, the output kind by the name: OUT\n"
@@ -11,32 +11,32 @@ static const char help[] =
     "entries in their own fields, docs/COMPOUND.md). A .hisp input keeps its entry\n"
     "type, node size and state (transposed flag, scale) when written as .hisp\n"
     "again; written as .mtx it is the matrix as shown (state applied). IN may be\n"
-    "a generator, gen:KIND[:N[:SEED]] (hisp gen --help).\n"
+    "a generator, gen:KIND[:N[:SEED]] (hisp gen --help). The work is on the host.\n"
     "\n"
-    "  -o OUT               output file (required)\n"
+    "options:\n"
     "  --node-size d        node size for a new tree, a power of two in 4..256 "
     "(128)\n" CLI_TYPE_HELP
-    "  --json               machine-readable summary: \"in\", \"out\", \"type\", \"rows\",\n"
+    "  -o FILE              the output file (required)\n" CLI_OUT_ALIASES_HELP
+    "  --json               machine-readable summary: \"in\", \"out\", \"rows\",\n"
     "                       \"cols\", \"nnz\", \"format\" (of the output), \"bytes\"\n"
-    "                       (HiSparse pool bytes when the output is .hisp),\n"
-    "                       \"transfers\" (0: the work is on the host)\n"
-    "  --help               this text\n"
-    "\n"
+    "                       (HiSparse pool bytes when the output is .hisp),\n" CLI_HOST_JSON_HELP
+        CLI_HELP_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file.\n";
 
 int cmd_convert(int argc, char **argv)
 {
-    static const cli_opt opts[] = {
-        CLI_TYPE_OPTS, {"-o", true}, {"--node-size", true}, {"--json", false}, {"--help", false},
-        {"-h", false}, {0, 0}};
-    const char *val[6] = {0}, *in = NULL;
+    static const cli_opt opts[] = {CLI_TYPE_OPTS,     CLI_OUT_OPTS,  {"--node-size", true},
+                                   {"--json", false}, CLI_HELP_OPTS, {0, 0}};
+    const char *val[8] = {0}, *in = NULL, *out = NULL;
     int prc = cli_parse_command("convert", argc, argv, opts, help, val, &in);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    const char *out = val[3], *node = val[4];
-    bool json = val[5] != NULL;
+    const char *node = val[6];
+    bool json = val[7] != NULL;
+    int rc = cli_parse_out("convert", val + 3, &out);
+    if (rc) return rc;
     if (!in) return cli_usage_error("convert", "missing IN");
     if (!out) return cli_usage_error("convert", "missing -o OUT");
-    int rc = CLI_OK, d = 0;
+    int d = 0;
     cli_type ct;
     if ((rc = cli_parse_type("convert", val, &ct))) return rc;
     if (node && (rc = cli_parse_int("--node-size", node, 4, 256, &d))) return rc;
@@ -62,6 +62,12 @@ int cmd_convert(int argc, char **argv)
     }
     if ((rc = cli_write_matrix(ctx, A, out))) goto done;
     bool hisp = cli_is_hisp_name(out);
+    int64_t rows = 0, cols = 0, nnz = 0; /* the file's */
+    cli_file_sizes(&mi, !hisp, &rows, &cols, &nnz);
+    char note[96] = "";
+    if (rows != mi.nrows)
+        snprintf(note, sizeof note, ", %lld x %lld blocks of 3x3, %lld blocks", (long long)mi.nrows,
+                 (long long)mi.ncols, (long long)mi.nnz);
     if (json) {
         cli_json j;
         json_init(&j, stdout);
@@ -69,17 +75,25 @@ int cmd_convert(int argc, char **argv)
         json_string(&j, "in", in);
         json_string(&j, "out", out);
         json_string(&j, "format", hisp ? "hisparse" : "mtx");
+        json_context_device(&j, ctx);
         json_string(&j, "type", hisp_type_name(mi.type));
-        json_int(&j, "rows", mi.nrows);
-        json_int(&j, "cols", mi.ncols);
-        json_int(&j, "nnz", mi.nnz);
+        json_int(&j, "rows", rows);
+        json_int(&j, "cols", cols);
+        json_int(&j, "nnz", nnz);
+        if (rows != mi.nrows) {
+            json_object_begin(&j, "blocks");
+            json_int(&j, "rows", mi.nrows);
+            json_int(&j, "cols", mi.ncols);
+            json_int(&j, "nnz", mi.nnz);
+            json_object_end(&j);
+        }
         if (hisp) json_uint(&j, "bytes", bytes);
         json_transfers_of(&j, ctx);
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("wrote %s: %lld x %lld, %lld nonzeros, %s%s", out, (long long)mi.nrows,
-               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(mi.type),
+        printf("wrote %s: %lld x %lld, %lld entries, %s%s%s", out, (long long)rows, (long long)cols,
+               (long long)nnz, hisp_type_name(mi.type), note,
                hisp ? ", HiSparse" : ", Matrix Market");
         if (hisp) printf(" (%llu pool bytes)", (unsigned long long)bytes);
         printf("\n");

@@ -1,5 +1,6 @@
-/* hisp demo: the main job. Picks the best backend, generates matrices, runs
- * timed SpMV checked against the reference and prints a short table. */
+/* hisp demo: what ./hisp.sh demo runs. Picks the best backend, generates
+ * matrices, runs timed SpMV checked against the reference and prints a
+ * short table. */
 #include "cli.h"
 
 #include <math.h>
@@ -16,18 +17,17 @@ static const char help[] =
     "against the reference backend, and prints backend, device, matrix, rows,\n"
     "nnz, median time, GFLOP/s, GB/s and the relative error.\n"
     "\n"
+    "options:\n"
     "  --n N                poisson3d grid side (default: sized for the device,\n"
     "                       at least 64: 262144 rows)\n"
     "  --scale S            rmat scale, 2^S vertices (default: sized for the\n"
     "                       device, at least 16; 0 skips rmat)\n"
-    "  --backend B          auto, reference, opencl or cuda (default auto)\n"
-    "  --device N           device index within the backend (default: the first)\n"
-    "  --type f32|f64       entry type (default f64; --entry and --precision are\n"
-    "                       aliases)\n"
     "  --repeat N           timed runs per matrix after 3 warm-up runs (default 20)\n"
-    "  --json               machine-readable output\n"
-    "  --help               this text\n"
-    "\n"
+    "  --type f32|f64       entry type (default f64; --entry and --precision are\n"
+    "                       aliases)\n" CLI_BACKEND_HELP CLI_DEVICE_HELP
+    "  --json               machine-readable output: \"backend\", \"device\", \"type\",\n"
+    "                       \"results\" (one per matrix, each with its \"transfers\"),\n"
+    "                       \"transfers\" (their sum)\n" CLI_HELP_HELP "\n"
     "GFLOP/s = 2*nnz / median time; GB/s = bytes / median time, where bytes\n"
     "counts the CSR arrays (row pointers, column indices, values), x read once\n"
     "and y written once.\n"
@@ -37,8 +37,10 @@ static const char help[] =
     "what the device copies in 1 ms (at least the sizes above; at most an\n"
     "eighth of the device's and the host's memory; rmat a third of that, its\n"
     "scattered reads being slower; at most scale 24, and on a CPU device n = 128\n"
-    "and scale 20, a few seconds in all).\n\n" CLI_TRANSFERS_HELP
-    "Per matrix: the warm-up and timed runs; the first run uploads the matrix and x.\n\n"
+    "and scale 20, a few seconds in all).\n"
+    "\n" CLI_TRANSFERS_HELP
+    "Per matrix: the warm-up and timed runs; the first run uploads the matrix and x.\n"
+    "\n"
     "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
     "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
 
@@ -132,11 +134,9 @@ int cmd_demo(int argc, char **argv)
         O_HELP,
         O_HELP2
     };
-    static const cli_opt opts[] = {{"--n", true},       {"--scale", true},
-                                   {"--backend", true}, {"--device", true},
-                                   CLI_TYPE_OPTS,       {"--repeat", true},
-                                   {"--json", false},   {"--help", false},
-                                   {"-h", false},       {0, 0}};
+    static const cli_opt opts[] = {{"--n", true},      {"--scale", true}, {"--backend", true},
+                                   {"--device", true}, CLI_TYPE_OPTS,     {"--repeat", true},
+                                   {"--json", false},  CLI_HELP_OPTS,     {0, 0}};
     const char *val[O_HELP] = {0};
     int prc = cli_parse_command("demo", argc, argv, opts, help, val, NULL);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -273,6 +273,13 @@ int cmd_demo(int argc, char **argv)
             json_object_end(&j);
         }
         json_array_end(&j);
+        hisp_transfer_stats sum = {0};
+        for (int i = 0; i < nrows; i++) {
+            sum.h2d_bytes += rows[i].r.xfer.h2d_bytes;
+            sum.d2h_bytes += rows[i].r.xfer.d2h_bytes;
+            sum.control_bytes += rows[i].r.xfer.control_bytes;
+        }
+        json_transfers(&j, &sum, NULL);
         json_object_end(&j);
         json_finish(&j);
     } else {

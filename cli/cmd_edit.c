@@ -14,18 +14,19 @@ static const char help[] =
     "removed (its values are ignored; absent entries are skipped). Only the\n"
     "paths from the root to the touched leaves are copied; every other node is\n"
     "shared with the original. Writes OUT (.hisp or .mtx by its name) and reports\n"
-    "the counts and how many nodes were copied and how many shared.\n"
+    "the counts and how many nodes were copied and how many shared. The work is\n"
+    "on the host.\n"
     "\n"
-    "  -o OUT               output file (required)\n"
+    "options:\n"
     "  --insert FILE.mtx    entries to insert or overwrite (same shape or smaller)\n"
     "  --remove FILE.mtx    entries to remove\n"
     "  --node-size d        node size when IN is a .mtx file (default 128)\n" CLI_TYPE_HELP
-    "  --json               machine-readable: \"inserted\", \"overwritten\", \"removed\",\n"
-    "                       \"ignored\", \"nodes_copied\", \"nodes_shared\", \"nodes\",\n"
-    "                       \"bytes_added\", \"bytes\", \"nnz\", \"transfers\" (0: the\n"
-    "                       work is on the host)\n"
-    "  --help               this text\n"
-    "\n"
+    "  -o FILE              the output file (required; .hisp: HiSparse, else\n"
+    "                       Matrix Market)\n" CLI_OUT_ALIASES_HELP
+    "  --json               machine-readable: \"in\", \"out\", \"inserted\",\n"
+    "                       \"overwritten\", \"removed\", \"ignored\", \"nodes_copied\",\n"
+    "                       \"nodes_shared\", \"nodes\", \"bytes_added\", \"bytes\",\n"
+    "                       \"rows\", \"cols\", \"nnz\",\n" CLI_HOST_JSON_HELP CLI_HELP_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable or malformed file, entry outside\n"
     "the matrix.\n";
 
@@ -69,20 +70,22 @@ static int add_changes(hisp_context ctx, const char *path, hisp_type t, bool rm,
 
 int cmd_edit(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"-o", true},          {"--insert", true}, {"--remove", true},
-                                   {"--node-size", true}, CLI_TYPE_OPTS,      {"--json", false},
-                                   {"--help", false},     {"-h", false},      {0, 0}};
-    const char *val[8] = {0}, *in = NULL;
+    enum { O_OUT, O_INSERT = 3, O_REMOVE, O_NODE, O_TYPE, O_JSON = 9, O_HELP };
+    static const cli_opt opts[] = {
+        CLI_OUT_OPTS,  {"--insert", true}, {"--remove", true}, {"--node-size", true},
+        CLI_TYPE_OPTS, {"--json", false},  CLI_HELP_OPTS,      {0, 0}};
+    const char *val[O_HELP] = {0}, *in = NULL, *out = NULL;
     int prc = cli_parse_command("edit", argc, argv, opts, help, val, &in);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    bool json = val[7] != NULL;
+    bool json = val[O_JSON] != NULL;
+    if ((prc = cli_parse_out("edit", val + O_OUT, &out))) return prc;
     if (!in) return cli_usage_error("edit", "missing IN");
-    if (!val[0]) return cli_usage_error("edit", "missing -o OUT");
+    if (!out) return cli_usage_error("edit", "missing -o OUT");
     int rc = CLI_OK, d = 0;
     cli_type ct;
-    if ((rc = cli_parse_type("edit", val + 4, &ct))) return rc;
+    if ((rc = cli_parse_type("edit", val + O_TYPE, &ct))) return rc;
     hisp_type type = ct.type;
-    if (val[3] && (rc = cli_parse_int("--node-size", val[3], 4, 256, &d))) return rc;
+    if (val[O_NODE] && (rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &d))) return rc;
     cli_progress_enable(json);
     hisp_context ctx = NULL;
     if ((rc = cli_context(&ctx))) return rc;
@@ -103,8 +106,10 @@ int cmd_edit(int argc, char **argv)
         goto done;
     }
     type = mi.type;
-    if (val[1] && (rc = add_changes(ctx, val[1], type, false, &n, &r, &c, &v, &f))) goto done;
-    if (val[2] && (rc = add_changes(ctx, val[2], type, true, &n, &r, &c, &v, &f))) goto done;
+    if (val[O_INSERT] && (rc = add_changes(ctx, val[O_INSERT], type, false, &n, &r, &c, &v, &f)))
+        goto done;
+    if (val[O_REMOVE] && (rc = add_changes(ctx, val[O_REMOVE], type, true, &n, &r, &c, &v, &f)))
+        goto done;
     cli_progress("editing");
     s = hisp_matrix_edit(A, n, r, c, v, f, &B, &es);
     if (!s) s = hisp_matrix_hisparse_profile(B, &p);
@@ -113,7 +118,7 @@ int cmd_edit(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         goto done;
     }
-    if ((rc = cli_write_matrix(ctx, B, val[0]))) goto done;
+    if ((rc = cli_write_matrix(ctx, B, out))) goto done;
     int64_t nodes = 0;
     for (int t = 1; t < 9; t++)
         nodes += p.nodes[t];
@@ -123,7 +128,11 @@ int cmd_edit(int argc, char **argv)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_string(&j, "in", in);
-        json_string(&j, "out", val[0]);
+        json_string(&j, "out", out);
+        json_context_device(&j, ctx);
+        json_string(&j, "type", hisp_type_name(mi.type));
+        json_int(&j, "rows", mi.nrows);
+        json_int(&j, "cols", mi.ncols);
         json_int(&j, "nnz", mi.nnz);
         json_int(&j, "inserted", es.inserted);
         json_int(&j, "overwritten", es.overwritten);
@@ -144,7 +153,7 @@ int cmd_edit(int argc, char **argv)
         printf("nodes      %lld copied (%llu bytes), %lld shared with the original, %lld in all\n",
                (long long)es.nodes_copied, (unsigned long long)es.bytes_added, (long long)shared,
                (long long)nodes);
-        printf("wrote      %s: %lld x %lld, %lld nonzeros, %llu HiSparse bytes\n", val[0],
+        printf("wrote      %s: %lld x %lld, %lld nonzeros, %llu HiSparse bytes\n", out,
                (long long)mi.nrows, (long long)mi.ncols, (long long)mi.nnz,
                (unsigned long long)p.bytes);
     }

@@ -7,7 +7,9 @@ static const char help[] =
     "usage: hisp gen KIND [options] -o FILE.mtx\n"
     "\n"
     "Generates a matrix, deterministic for given options, and writes it as a\n"
-    "general coordinate Matrix Market file.\n"
+    "general coordinate Matrix Market file (3x3 blocks as a real file of three\n"
+    "rows and columns per block; the report gives the file's sizes and the\n"
+    "blocks'). The work is on the host.\n"
     "\n"
     "KIND: poisson2d  5-point Laplacian on an n x n grid (n^2 rows)\n"
     "      poisson3d  7-point Laplacian on an n^3 grid (n^3 rows)\n"
@@ -22,7 +24,6 @@ static const char help[] =
     "      helmholtz  complex (c64): 5-point Laplacian - (k^2 + i*eps) on n x n\n"
     "\n"
     "options (defaults depend on KIND):\n"
-    "  -o, --output FILE    file to write (required)\n"
     "  --n N                grid side (poisson, fem3x3, qsurface, helmholtz) or rows\n"
     "                       (others; rmat ignores it)\n"
     "  --seed S             random seed\n"
@@ -37,15 +38,17 @@ static const char help[] =
     "                       (fem3x3: b3x3_f32|b3x3_f64, qsurface: q32|q64,\n"
     "                       helmholtz: c32|c64; default the 64-bit one); --entry\n"
     "                       and --precision are aliases\n"
-    "  --json               machine-readable summary (\"transfers\": 0, the work is\n"
-    "                       on the host)\n"
-    "  --help               this text\n"
-    "\n" CLI_GEN_SPEC_HELP "\n"
+    "  -o FILE              the file to write (required)\n" CLI_OUT_ALIASES_HELP
+    "  --json               machine-readable summary: \"kind\", \"file\", \"rows\",\n"
+    "                       \"cols\", \"nnz\" (the file's), \"blocks\" (3x3 kinds:\n"
+    "                       {\"rows\", \"cols\", \"nnz\"} in blocks), "
+    "\"params\",\n" CLI_HOST_JSON_HELP CLI_HELP_HELP "\n" CLI_GEN_SPEC_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 invalid value or write failure.\n";
 
 enum {
-    O_OUT,
+    O_OUT, /* CLI_OUT_OPTS: -o, --out, --output */
     O_OUT2,
+    O_OUT3,
     O_N,
     O_SEED,
     O_BW,
@@ -64,8 +67,7 @@ enum {
 
 int cmd_gen(int argc, char **argv)
 {
-    static const cli_opt opts[] = {{"-o", true},
-                                   {"--output", true},
+    static const cli_opt opts[] = {CLI_OUT_OPTS,
                                    {"--n", true},
                                    {"--seed", true},
                                    {"--bandwidth", true},
@@ -76,17 +78,17 @@ int cmd_gen(int argc, char **argv)
                                    {"--dense-share", true},
                                    CLI_TYPE_OPTS,
                                    {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
+                                   CLI_HELP_OPTS,
                                    {0, 0}};
     /* options are applied after the kind's defaults, so collect them first */
     const char *val[O_HELP] = {0}, *kind_name = NULL;
     int prc = cli_parse_command("gen", argc, argv, opts, help, val, &kind_name);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    if (val[O_OUT2]) val[O_OUT] = val[O_OUT2];
+    const char *out = NULL;
+    if ((prc = cli_parse_out("gen", val + O_OUT, &out))) return prc;
     bool json = val[O_JSON] != NULL;
     if (!kind_name) return cli_usage_error("gen", "missing KIND (e.g. poisson3d)");
-    if (!val[O_OUT]) return cli_usage_error("gen", "missing -o FILE.mtx");
+    if (!out) return cli_usage_error("gen", "missing -o FILE.mtx");
     cli_progress_enable(json);
 
     hisp_gen_kind kind = HISP_GEN_POISSON2D;
@@ -138,11 +140,14 @@ int cmd_gen(int argc, char **argv)
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }
-    cli_progress("writing %s (%lld nonzeros)", val[O_OUT], (long long)mi.nnz);
-    s = hisp_matrix_write_mtx(A, val[O_OUT]);
+    int64_t rows = 0, cols = 0, nnz = 0; /* the file's */
+    cli_file_sizes(&mi, true, &rows, &cols, &nnz);
+    bool blocks = rows != mi.nrows;
+    cli_progress("writing %s (%lld entries)", out, (long long)nnz);
+    s = hisp_matrix_write_mtx(A, out);
     double t2 = cli_now_ms();
     if (s) {
-        rc = cli_fail(ctx, s, val[O_OUT]);
+        rc = cli_fail(ctx, s, out);
         goto out;
     }
     if (json) {
@@ -150,11 +155,19 @@ int cmd_gen(int argc, char **argv)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_string(&j, "kind", compound ? kind_name : hisp_gen_name(kind));
-        json_string(&j, "file", val[O_OUT]);
+        json_string(&j, "file", out);
+        json_context_device(&j, ctx);
         json_string(&j, "type", hisp_type_name(type));
-        json_int(&j, "rows", mi.nrows);
-        json_int(&j, "cols", mi.ncols);
-        json_int(&j, "nnz", mi.nnz);
+        json_int(&j, "rows", rows);
+        json_int(&j, "cols", cols);
+        json_int(&j, "nnz", nnz);
+        if (blocks) {
+            json_object_begin(&j, "blocks");
+            json_int(&j, "rows", mi.nrows);
+            json_int(&j, "cols", mi.ncols);
+            json_int(&j, "nnz", mi.nnz);
+            json_object_end(&j);
+        }
         if (!compound) { /* the compound kinds take n and seed only */
             json_object_begin(&j, "params");
             json_int(&j, "n", p.n);
@@ -173,10 +186,14 @@ int cmd_gen(int argc, char **argv)
         json_object_end(&j);
         json_finish(&j);
     } else {
-        printf("%s: %s %lld x %lld, %lld nonzeros (%s), generated in %.1f ms, written in %.1f "
+        char note[96] = "";
+        if (blocks)
+            snprintf(note, sizeof note, ", %lld x %lld blocks of 3x3, %lld blocks",
+                     (long long)mi.nrows, (long long)mi.ncols, (long long)mi.nnz);
+        printf("%s: %s %lld x %lld, %lld entries (%s%s), generated in %.1f ms, written in %.1f "
                "ms\n",
-               val[O_OUT], compound ? kind_name : hisp_gen_name(kind), (long long)mi.nrows,
-               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type), t1 - t0, t2 - t1);
+               out, compound ? kind_name : hisp_gen_name(kind), (long long)rows, (long long)cols,
+               (long long)nnz, hisp_type_name(type), note, t1 - t0, t2 - t1);
     }
 out:
     hisp_matrix_destroy(&A);

@@ -5,20 +5,23 @@
 #include <string.h>
 
 static const char help[] =
-    "usage: hisp info [--options] [--json]\n"
+    "usage: hisp info [options]\n"
     "\n"
     "Lists every backend (reference, opencl, cuda): whether it is compiled into\n"
     "this build and the devices it finds (platform, name, type, compute units,\n"
-    "memory, fp64). A compiled backend without a device shows the reason.\n"
+    "memory, fp64). A compiled backend without a device shows the reason. The\n"
+    "device index shown is what --device takes in the other commands.\n"
     "\n"
-    "  --options  list the library's options instead: name, type, default,\n"
-    "             current value (after HISP_OPTIONS=\"name=value,...\" from the\n"
-    "             environment) and meaning\n"
-    "  --json     machine-readable output: {\"version\", \"backends\": [{\"name\",\n"
-    "             \"compiled\", \"devices\": [...], \"note\"}]}; with --options\n"
-    "             {\"options\": [{\"name\", \"type\", \"default\", \"value\",\n"
-    "             \"meaning\"}]}\n"
-    "  --help     this text\n";
+    "options:\n"
+    "  --options            list the library's options instead: name, type, default,\n"
+    "                       current value (after HISP_OPTIONS=\"name=value,...\" from\n"
+    "                       the environment) and meaning\n"
+    "  --backend B          list this backend only: reference, opencl or cuda\n"
+    "                       (default auto: every backend)\n"
+    "  --json               machine-readable output: {\"version\", \"backends\":\n"
+    "                       [{\"name\", \"compiled\", \"devices\": [...], \"note\"}]};\n"
+    "                       with --options {\"options\": [{\"name\", \"type\",\n"
+    "                       \"default\", \"value\", \"meaning\"}]}\n" CLI_HELP_HELP;
 
 /* hisp info --options */
 static int list_options(hisp_context ctx, bool json)
@@ -70,11 +73,13 @@ static const char *dev_type(const hisp_device_info *d)
 int cmd_info(int argc, char **argv)
 {
     static const cli_opt opts[] = {
-        {"--json", false}, {"--options", false}, {"--help", false}, {"-h", false}, {0, 0}};
-    const char *val[4] = {0};
+        {"--json", false}, {"--options", false}, {"--backend", true}, CLI_HELP_OPTS, {0, 0}};
+    const char *val[5] = {0};
     int prc = cli_parse_command("info", argc, argv, opts, help, val, NULL);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
     bool json = val[0] != NULL;
+    hisp_backend_kind only = HISP_BACKEND_AUTO;
+    if (val[2] && (prc = cli_parse_backend("--backend", val[2], &only))) return prc;
 
     hisp_context ctx = NULL;
     int rc = cli_context(&ctx);
@@ -96,6 +101,7 @@ int cmd_info(int argc, char **argv)
     int ndev_total = 0;
     for (int b = 0; b < HISP_BACKEND_COUNT; b++) {
         hisp_backend_kind kind = (hisp_backend_kind)b;
+        if (only != HISP_BACKEND_AUTO && kind != only) continue;
         bool compiled = hisp_backend_compiled(kind);
         int n = 0;
         char note[512] = "";

@@ -23,23 +23,20 @@ static const char help[] =
     "compute, results gathered, merge) and the load balance (nonzeros and time\n"
     "per device).\n"
     "\n"
-    "  --devices N|all      parts/devices (default all). More than the backend has:\n"
-    "                       several contexts (queues) share a device\n"
+    "options:\n"
+    "  --devices N|all      how many parts, one per device (default all: every\n"
+    "                       device of the backend; with --device I: 1). More than\n"
+    "                       the backend has: several contexts (queues) share a\n"
+    "                       device\n"
     "  --partition K        pcsr (default), pcsc, pcoo: nonzero-balanced parts;\n"
     "                       rowblock, colblock: equal row / column counts (baselines)\n"
-    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
-    "                       GPU answers, else OpenCL, else reference)\n"
-    "  --format csr|hisparse  single-device format of the parts (default csr; hisparse:\n"
-    "                       each part becomes a HiSparse tree run by the scheduler)\n"
-    "  --op n|t|h           op(A) = A (default), A^T, or A^H (= A^T: real entries)\n"
-    "  --transpose          the same as --op t\n"
-    "  --type f32|f64       entry type (default: the input's; MSREP parts take f32\n"
-    "                       or f64, other types are refused: hisp spmv runs them on\n"
-    "                       one device; --entry and --precision are aliases)\n"
+    "  --format csr|hisparse  single-device format of the parts (default csr;\n"
+    "                       hisparse: each part becomes a HiSparse tree run by the\n"
+    "                       scheduler)\n" CLI_TRANSPOSE_HELP
+    "                       (--op n|t|h is an alias)\n"
     "  --x X.mtx            x as a Matrix Market array (default x_j = 1/(j+1))\n"
     "  --alpha a, --beta b  defaults 1 and 0\n"
     "  --y Y0.mtx           initial y (default zeros; not with --mpi)\n"
-    "  --out Y.mtx          write y as a Matrix Market array\n"
     "  --repeat N           time N runs after 2 warm-up runs; medians are reported\n"
     "  --check              compare with the single-device reference (exit 5 when the\n"
     "                       relative error exceeds 1e-4 for f32, 1e-10 for f64)\n"
@@ -48,28 +45,38 @@ static const char help[] =
     "  --device-ptr         p*-opt: each device receives its slice of the global\n"
     "                       pointers and makes its local pointers itself (OpenCL,\n"
     "                       CUDA with --kernel cusparse, reference; else the host)\n"
-    "  --resident           x and y live on the first device (hisp_mspmv_vec): on CUDA\n"
-    "                       x and the partial results move device to device and the\n"
-    "                       merge runs there (the iterative-solver case)\n"
+    "  --resident           x and y live on the first device (hisp_mspmv_vec): on\n"
+    "                       CUDA x and the partial results move device to device\n"
+    "                       and the merge runs there (the iterative-solver case)\n"
     "  --host-merge         with --resident: merge on the host anyway (the baseline)\n"
     "  --distributed        x replicated on the devices, y split over them by rows\n"
-    "                       (hisp_mspmv_dist: only shared boundary rows move per call;\n"
-    "                       row partitions, op N)\n"
+    "                       (hisp_mspmv_dist: only shared boundary rows move per\n"
+    "                       call; row partitions, op N)\n"
     "  --row-cost W|auto    pcsr/pcsc/pcoo parts balance nnz + W*rows instead of nnz\n"
-    "                       (default 0, the paper's split); auto: time the plain split,\n"
-    "                       fit W to each device's kernel time, split again\n"
+    "                       (default 0: MSREP's nnz split); auto: time the plain\n"
+    "                       split, fit W to each device's kernel time, split again\n"
     "  --align              move cuts that fall inside short rows to a row end (no\n"
     "                       shared rows to merge; long rows are still split)\n"
     "  --subdevices         more parts than devices: split each device into\n"
-    "                       sub-devices (OpenCL, e.g. PoCL on CPUs) instead of sharing\n"
-    "  --mpi                run as one MPI rank of `mpirun -np R hisp mspmv ...`: rank 0\n"
-    "                       reads and partitions A over the ranks (the same kinds),\n"
+    "                       sub-devices (OpenCL, e.g. PoCL on CPUs) instead of\n"
+    "                       sharing\n"
+    "  --mpi                run as one MPI rank of `mpirun -np R hisp mspmv ...`:\n"
+    "                       rank 0 reads and partitions A over the ranks (the same\n"
+    "                       kinds),\n"
     "                       each rank splits its part over its own --devices, results\n"
     "                       merge through MPI collectives (runs build/bin/hisp-mpi)\n"
     "  --gen KIND           the same as the argument gen:KIND, with --n N, --scale S,\n"
     "                       --seed S as hisp gen takes them\n"
-    "  --json               machine-readable output\n"
-    "  --help               this text\n"
+    "  --type f32|f64       entry type (default: the input's; MSREP parts take f32\n"
+    "                       or f64, other types are refused: hisp spmv runs them on\n"
+    "                       one device; --entry and --precision are aliases)\n" CLI_BACKEND_HELP
+    "  --device I           put every part on device I of the backend (its index in\n"
+    "                       hisp info; several parts share it as queues); default:\n"
+    "                       the parts cycle over the backend's devices\n"
+    "  -o FILE              write y as a Matrix Market array\n" CLI_OUT_ALIASES_HELP
+    "  --json               machine-readable output: \"backend\", \"devices\" (how\n"
+    "                       many), \"type\", the times, \"parts\" (each with its\n"
+    "                       \"device\"), \"check\", \"transfers\"\n" CLI_HELP_HELP
     "\n" CLI_GEN_SPEC_HELP "\n" CLI_TRANSFERS_HELP
     "Here only what the caller's contexts moved (the vectors' device with\n"
     "--resident): the plan's per-device contexts, which send the parts, x and the\n"
@@ -88,7 +95,9 @@ enum {
     O_X,
     O_ALPHA,
     O_BETA,
-    O_OUT,
+    O_OUT, /* CLI_OUT_OPTS: -o, --out, --output */
+    O_OUT2,
+    O_OUT3,
     O_Y,
     O_REPEAT,
     O_CHECK,
@@ -110,6 +119,7 @@ enum {
     O_ENTRY,
     O_PREC, /* O_TYPE, O_ENTRY, O_PREC: CLI_TYPE_OPTS */
     O_OP,
+    O_DEVICE,
     O_HELP,
     O_HELP2
 };
@@ -176,9 +186,9 @@ static int parse(int argc, char **argv, mspmv_opts *o)
 {
     static const cli_opt opts[] = {{"--devices", true},     {"--partition", true},
                                    {"--backend", true},     {"--format", true},
-                                   {"--transpose", false},  {"--type", true},
+                                   CLI_TRANSPOSE_OPT,       {"--type", true},
                                    {"--x", true},           {"--alpha", true},
-                                   {"--beta", true},        {"--out", true},
+                                   {"--beta", true},        CLI_OUT_OPTS,
                                    {"--y", true},           {"--repeat", true},
                                    {"--check", false},      {"--no-numa", false},
                                    {"--subdevices", false}, {"--mpi", false},
@@ -189,8 +199,8 @@ static int parse(int argc, char **argv, mspmv_opts *o)
                                    {"--host-merge", false}, {"--row-cost", true},
                                    {"--align", false},      {"--distributed", false},
                                    {"--entry", true},       {"--precision", true},
-                                   {"--op", true},          {"--help", false},
-                                   {"-h", false},           {0, 0}};
+                                   {"--op", true},          {"--device", true},
+                                   CLI_HELP_OPTS,           {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->kind = HISP_PART_PCSR;
@@ -198,6 +208,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->type = HISP_F64;
     o->alpha = 1;
     o->warmup = 2;
+    o->device = -1;
     int rc = cli_parse_command("mspmv", argc, argv, opts, help, val, &o->path);
     if (rc) return rc;
     o->json = val[O_JSON] != NULL;
@@ -210,13 +221,10 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     o->host_merge = val[O_HOSTMERGE] != NULL;
     o->align = val[O_ALIGN] != NULL;
     o->dist = val[O_DIST] != NULL;
-    o->op = val[O_T] ? HISP_OP_T : HISP_OP_N;
-    if (val[O_T] && val[O_OP])
-        return cli_usage_error("mspmv", "give --op or --transpose (the same as --op t), not both");
-    if (val[O_OP] && (rc = cli_parse_op("--op", val[O_OP], &o->op))) return rc;
+    if ((rc = cli_parse_transpose("mspmv", val[O_T], val[O_OP], &o->op))) return rc;
     if (o->op == HISP_OP_H) o->op = HISP_OP_T; /* real entries: A^H = A^T */
     o->xpath = val[O_X];
-    o->out = val[O_OUT];
+    if ((rc = cli_parse_out("mspmv", val + O_OUT, &o->out))) return rc;
     o->ypath = val[O_Y];
     if (val[O_GEN]) {
         hisp_gen_kind k;
@@ -230,6 +238,7 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     }
     if (val[O_DEVICES] && strcmp(val[O_DEVICES], "all") != 0)
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
+    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device);
     if (!rc && val[O_PART] && hisp_partition_from_name(val[O_PART], &o->kind))
         rc = cli_value_error("--partition: unknown kind '%s' (pcsr, pcsc, pcoo, rowblock, "
                              "colblock)",

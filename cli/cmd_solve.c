@@ -15,8 +15,8 @@
 static const char help[] =
     "usage: hisp solve A.mtx|A.hisp|gen:KIND[:N[:SEED]] --method M [options]\n"
     "\n"
-    "Solves A x = b (lsqr: min ||A x - b||^2 + damp^2 ||x||^2) with a Krylov method on\n"
-    "the chosen backend; the matrix and every vector stay on the device and only a\n"
+    "Solves A x = b (lsqr: min ||A x - b||^2 + damp^2 ||x||^2) with a Krylov method\n"
+    "on the chosen backend; the matrix and every vector stay on the device and only a\n"
     "few scalars reach the host per check. Prints why the solve stopped, the\n"
     "iterations, the relative residual ||b - A x|| / ||b|| recomputed from x with\n"
     "one SpMV (not the method's recurrence), the setup time, the time per iteration\n"
@@ -30,6 +30,7 @@ static const char help[] =
     "follows the input: real, integer and pattern files f64, complex files c64,\n"
     "quaternion files q64, a .hisp file its own.\n"
     "\n"
+    "options:\n"
     "  --method M           cg (A Hermitian positive definite), bicgstab, gmres\n"
     "                       (restarted GMRES(m)) or lsqr (least squares, any shape)\n"
     "  --precond P          none (default) or jacobi (diag(A)^-1; 3x3 blocks:\n"
@@ -44,27 +45,24 @@ static const char help[] =
     "                       adapt to the convergence rate)\n"
     "  --rhs ones|random|B.mtx  right-hand side (default ones; random: uniform in\n"
     "                       [-1, 1) in every component, --seed S, default 1)\n"
-    "  --x0 X0.mtx          initial guess (default zeros)\n" CLI_TYPE_HELP
+    "  --x0 X0.mtx          initial guess (default zeros)\n"
     "  --format csr|hisparse|auto  storage the products run on (default: the\n"
     "                       input's; hisparse builds the HiSparse tree, f32/f64;\n"
     "                       auto: the fastest for y = A*x as hisp spmv --format\n"
     "                       auto chooses it, from the plan cache or timed now)\n"
-    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
-    "                       GPU answers, else OpenCL, else reference)\n"
-    "  --device N           device index within the backend (default: the first)\n"
-    "  --devices N          N > 1: A split over N devices of the backend (MSREP pCSR,\n"
-    "                       as hisp mspmv picks them), distributed vectors\n"
-    "                       (hisp_solver_solve_dist; cg, bicgstab, gmres; f32/f64)\n"
-    "  --out X.mtx          write the solution x as a Matrix Market array\n"
     "  --history H.csv      iteration,residual_norm,relative_residual: a header and\n"
     "                       one line per iteration from 0 (the method's residuals as\n"
     "                       its monitor reports them)\n"
     "  --plot H.svg         the convergence history as an SVG chart: relative\n"
     "                       residual (log scale) against the iteration, tolerance\n"
-    "                       dashed\n"
-    "  --json               machine-readable output\n"
-    "  --help               this text\n"
-    "\n"
+    "                       dashed\n" CLI_TYPE_HELP CLI_BACKEND_HELP CLI_DEVICE_HELP
+    "  --devices N          N > 1: A split over N devices of the backend (MSREP pCSR,\n"
+    "                       as hisp mspmv picks them; with --device I all N parts\n"
+    "                       on device I), distributed vectors\n"
+    "                       (hisp_solver_solve_dist; cg, bicgstab, gmres; f32/f64)\n"
+    "  -o FILE              write the solution x as a Matrix Market array\n" CLI_OUT_ALIASES_HELP
+    "  --json               machine-readable output: \"backend\", \"device\", \"type\",\n"
+    "                       the solve's numbers and times, \"transfers\"\n" CLI_HELP_HELP "\n"
     "On a terminal a progress line shows the iteration, the method's relative\n"
     "residual and the time (stderr, about 10 updates a second).\n"
     "\n"
@@ -113,7 +111,9 @@ enum {
     O_BACKEND,
     O_DEVICE,
     O_DEVICES,
-    O_OUT,
+    O_OUT, /* CLI_OUT_OPTS: -o, --out, --output */
+    O_OUT2,
+    O_OUT3,
     O_HISTORY,
     O_PLOT,
     O_JSON,
@@ -123,31 +123,13 @@ enum {
 
 static int parse(int argc, char **argv, solve_opts *o)
 {
-    static const cli_opt opts[] = {{"--method", true},
-                                   {"--precond", true},
-                                   {"--rtol", true},
-                                   {"--atol", true},
-                                   {"--maxit", true},
-                                   {"--restart", true},
-                                   {"--damp", true},
-                                   {"--check-interval", true},
-                                   {"--rhs", true},
-                                   {"--seed", true},
-                                   {"--x0", true},
-                                   {"--type", true},
-                                   {"--entry", true},
-                                   {"--precision", true},
-                                   {"--format", true},
-                                   {"--backend", true},
-                                   {"--device", true},
-                                   {"--devices", true},
-                                   {"--out", true},
-                                   {"--history", true},
-                                   {"--plot", true},
-                                   {"--json", false},
-                                   {"--help", false},
-                                   {"-h", false},
-                                   {0, 0}};
+    static const cli_opt opts[] = {
+        {"--method", true}, {"--precond", true},   {"--rtol", true},   {"--atol", true},
+        {"--maxit", true},  {"--restart", true},   {"--damp", true},   {"--check-interval", true},
+        {"--rhs", true},    {"--seed", true},      {"--x0", true},     {"--type", true},
+        {"--entry", true},  {"--precision", true}, {"--format", true}, {"--backend", true},
+        {"--device", true}, {"--devices", true},   CLI_OUT_OPTS,       {"--history", true},
+        {"--plot", true},   {"--json", false},     CLI_HELP_OPTS,      {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->rtol = 1e-8;
@@ -166,7 +148,7 @@ static int parse(int argc, char **argv, solve_opts *o)
         return cli_usage_error("solve", "missing --method (cg, bicgstab, gmres, lsqr)");
     o->json = val[O_JSON] != NULL;
     o->x0 = val[O_X0];
-    o->out = val[O_OUT];
+    if ((rc = cli_parse_out("solve", val + O_OUT, &o->out))) return rc;
     o->history = val[O_HISTORY];
     o->plot = val[O_PLOT];
     if (val[O_RHS]) o->rhs = val[O_RHS];
@@ -186,8 +168,6 @@ static int parse(int argc, char **argv, solve_opts *o)
         return cli_usage_error("solve", "--damp goes with --method lsqr");
     if (val[O_SEED] && strcmp(o->rhs, "random") != 0)
         return cli_usage_error("solve", "--seed goes with --rhs random");
-    if (val[O_DEVICES] && val[O_DEVICE])
-        return cli_usage_error("solve", "give --device (one device) or --devices N, not both");
     if (!rc && val[O_RTOL]) rc = cli_parse_double("--rtol", val[O_RTOL], &o->rtol);
     if (!rc && val[O_ATOL]) rc = cli_parse_double("--atol", val[O_ATOL], &o->atol);
     if (!rc && val[O_MAXIT]) rc = cli_parse_i64("--maxit", val[O_MAXIT], 0, INT64_MAX, &o->maxit);
@@ -243,6 +223,7 @@ int cmd_solve(int argc, char **argv)
         memset(&mo, 0, sizeof mo);
         mo.backend = o.backend;
         mo.devices = o.devices;
+        mo.device = o.device;
         if ((rc = mspmv_devices(ctx, &mo, &res.refs, &res.ndev, &res.shared))) goto out;
     } else {
         s = hisp_context_set_backend(ctx, o.backend, o.device);

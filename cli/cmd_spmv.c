@@ -10,19 +10,15 @@ static const char help[] =
     "usage: hisp spmv FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [options]\n"
     "\n"
     "Computes y = alpha*op(A)*x + beta*y with A read from FILE (or generated), on\n"
-    "the chosen backend, and reports which backend and device ran it. Every entry\n"
-    "type works: real (f32, f64), complex (c32, c64), quaternion (q32, q64) and 3x3\n"
-    "blocks (b3x3_f32, b3x3_f64, whose vectors are real with 3 entries per block).\n"
-    "Entries multiply from the left (docs/COMPOUND.md).\n"
+    "the chosen backend, and reports which backend and device ran it and the time\n"
+    "of the call. Every entry type works: real (f32, f64), complex (c32, c64),\n"
+    "quaternion (q32, q64) and 3x3 blocks (b3x3_f32, b3x3_f64, whose vectors are\n"
+    "real with 3 entries per block). Entries multiply from the left\n"
+    "(docs/COMPOUND.md).\n"
     "\n"
-    "  --op n|t|h           op(A) = A (default), A^T, or A^H, the conjugate\n"
-    "                       transpose (complex and quaternion entries conjugated;\n"
-    "                       the same as A^T for real entries and 3x3 blocks)\n"
-    "  --transpose          the same as --op t\n"
-    "  --backend B          auto, reference, opencl or cuda (default auto: CUDA if a\n"
-    "                       GPU answers, else OpenCL, else reference)\n"
-    "  --device N           device index within the backend (default: the first;\n"
-    "                       see hisp info)\n"
+    "options:\n" CLI_TRANSPOSE_HELP
+    "                       (complex and quaternion entries conjugated; --op n|t|h\n"
+    "                       is an alias)\n"
     "  --format csr|hisparse|auto  storage format used for the operation (default\n"
     "                       csr; hisparse (f32, f64) walks the tree with the\n"
     "                       dynamic scheduler on any backend and reports its\n"
@@ -33,13 +29,12 @@ static const char help[] =
     "                       the fastest and keeps the choice in the plan cache, so\n"
     "                       a later auto on this matrix and device times nothing\n"
     "                       (see hisp tune))\n"
-    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n" CLI_TYPE_HELP
+    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
     "  --x X.mtx            x as a Matrix Market array of the vector type (default:\n"
     "                       scalar component k of x is 1/(k+1))\n"
     "  --alpha a            default 1 (a real number)\n"
     "  --beta b             default 0 (a real number)\n"
     "  --y Y0.mtx           initial y (default zeros)\n"
-    "  --out Y.mtx          write the result y as a Matrix Market array\n"
     "  --check              also run on the reference backend and report the\n"
     "                       relative 2-norm error ||y - y_ref|| / ||y_ref|| over\n"
     "                       every scalar component\n"
@@ -56,13 +51,18 @@ static const char help[] =
     "  --schedule S         with --layout: static|dynamic[:NTxNB] (default static,\n"
     "                       device sizes)\n"
     "  --plan auto|FILE     the variant of a plan: auto = the plan cache (tuned with\n"
-    "                       the fast search on a miss), or a file from hisp tune --save\n"
+    "                       the fast search on a miss), or a file from\n"
+    "                       hisp tune --save\n" CLI_TYPE_HELP CLI_BACKEND_HELP CLI_DEVICE_HELP
+    "  -o FILE              write the result y as a Matrix Market array\n" CLI_OUT_ALIASES_HELP
     "  --json               machine-readable output: \"file\" (or \"generator\"),\n"
     "                       \"backend\", \"device\" {\"backend\", \"index\", \"name\",\n"
     "                       \"platform\", \"type\"}, \"format\", \"type\", \"op\", \"rows\",\n"
     "                       \"cols\", \"nnz\", \"alpha\", \"beta\", \"timing\", \"check\",\n"
-    "                       \"transfers\"\n"
-    "  --help               this text\n"
+    "                       \"transfers\"\n" CLI_HELP_HELP "\n"
+    "Time: the wall time of the result's call to hisp_spmv followed by a\n"
+    "synchronize (\"call_ms\"). Without --repeat that is the first call (with\n"
+    "--format hisparse the one after the scheduling call): it includes uploading\n"
+    "A and x and building kernels; --repeat times warm calls.\n"
     "\n" CLI_TRANSFERS_HELP
     "With --repeat: the warm-up and timed runs (hisp_spmv_timed); the first run\n"
     "uploads the matrix and x (for op t or h of compound entries also op(A), built\n"
@@ -77,7 +77,7 @@ static const char help[] =
     "  3  backend or device error: backend not compiled in, no device, kernel\n"
     "     build or device failure, out of device memory\n"
     "  5  --check: the relative error exceeds 1e-4 (f32 components) or 1e-10 (f64);\n"
-    "     the result is still reported (and written with --out)\n";
+    "     the result is still reported (and written with -o)\n";
 
 enum {
     O_TYPE, /* CLI_TYPE_OPTS: --type, --entry, --precision */
@@ -93,7 +93,9 @@ enum {
     O_ALPHA,
     O_BETA,
     O_Y,
-    O_OUT,
+    O_OUT, /* CLI_OUT_OPTS: -o, --out, --output */
+    O_OUT2,
+    O_OUT3,
     O_CHECK,
     O_REPEAT,
     O_JSON,
@@ -132,13 +134,11 @@ static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t 
 int cmd_spmv(int argc, char **argv)
 {
     static const cli_opt opts[] = {
-        CLI_TYPE_OPTS,         {"--transpose", false}, {"--op", true},
-        {"--backend", true},   {"--device", true},     {"--format", true},
-        {"--node-size", true}, {"--x", true},          {"--alpha", true},
-        {"--beta", true},      {"--y", true},          {"--out", true},
-        {"--check", false},    {"--repeat", true},     {"--json", false},
-        {"--layout", true},    {"--schedule", true},   {"--plan", true},
-        {"--help", false},     {"-h", false},          {0, 0}};
+        CLI_TYPE_OPTS,        CLI_TRANSPOSE_OPT,  {"--op", true},        {"--backend", true},
+        {"--device", true},   {"--format", true}, {"--node-size", true}, {"--x", true},
+        {"--alpha", true},    {"--beta", true},   {"--y", true},         CLI_OUT_OPTS,
+        {"--check", false},   {"--repeat", true}, {"--json", false},     {"--layout", true},
+        {"--schedule", true}, {"--plan", true},   CLI_HELP_OPTS,         {0, 0}};
     const char *val[O_HELP] = {0}, *path = NULL;
     int prc = cli_parse_command("spmv", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -155,11 +155,10 @@ int cmd_spmv(int argc, char **argv)
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     int device = -1;
     cli_type ct;
+    const char *out = NULL;
     int rc = cli_parse_type("spmv", val, &ct);
-    if (!rc && val[O_T] && val[O_OP])
-        rc = cli_usage_error("spmv", "give --op or --transpose (the same as --op t), not both");
-    if (!rc && val[O_T]) job.op = HISP_OP_T;
-    if (!rc && val[O_OP]) rc = cli_parse_op("--op", val[O_OP], &job.op);
+    if (!rc) rc = cli_parse_transpose("spmv", val[O_T], val[O_OP], &job.op);
+    if (!rc) rc = cli_parse_out("spmv", val + O_OUT, &out);
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
     if (!rc && val[O_FORMAT]) {
@@ -178,9 +177,9 @@ int cmd_spmv(int argc, char **argv)
         rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job.repeat);
     if (rc) return rc;
     if (val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
-        if (val[O_T] || val[O_OP] || val[O_X] || val[O_Y] || val[O_OUT] || val[O_FORMAT])
+        if (val[O_T] || val[O_OP] || val[O_X] || val[O_Y] || out || val[O_FORMAT])
             return cli_usage_error("spmv", "--layout/--schedule/--plan take none of "
-                                           "--op, --transpose, --x, --y, --out, --format");
+                                           "--transpose (--op), --x, --y, -o, --format");
         return cli_spmv_compound(path, &ct, val[O_LAYOUT], val[O_SCHED], val[O_PLAN], backend,
                                  device, job.repeat, job.check, json, job.alpha, job.beta);
     }
@@ -215,15 +214,15 @@ int cmd_spmv(int argc, char **argv)
     rc = cli_spmv_run(ctx, A, &job, &res);
     if (rc) goto out;
 
-    if (val[O_OUT]) {
+    if (out) {
         hisp_vector yv = NULL;
-        cli_progress("writing %s", val[O_OUT]);
+        cli_progress("writing %s", out);
         s = hisp_vector_create(ctx, vt, m, &yv);
         if (!s) s = hisp_vector_write(yv, res.y);
-        if (!s) s = hisp_vector_write_mtx(yv, val[O_OUT]);
+        if (!s) s = hisp_vector_write_mtx(yv, out);
         hisp_vector_destroy(&yv);
         if (s) {
-            rc = cli_fail(ctx, s, val[O_OUT]);
+            rc = cli_fail(ctx, s, out);
             goto out;
         }
     }
@@ -261,9 +260,10 @@ int cmd_spmv(int argc, char **argv)
         json_int(&j, "nnz", mi.nnz);
         json_double(&j, "alpha", job.alpha);
         json_double(&j, "beta", job.beta);
-        if (val[O_OUT]) json_string(&j, "out", val[O_OUT]);
+        if (out) json_string(&j, "out", out);
+        json_object_begin(&j, "timing");
+        json_double(&j, "call_ms", res.call_ms);
         if (job.repeat > 0) {
-            json_object_begin(&j, "timing");
             json_int(&j, "repeat", job.repeat);
             json_int(&j, "warmup", job.warmup);
             json_double(&j, "median_ms", res.median_ms);
@@ -272,8 +272,8 @@ int cmd_spmv(int argc, char **argv)
             json_double(&j, "gbps", res.gbps);
             json_uint(&j, "bytes", res.model_bytes);
             json_string(&j, "byte_model", CLI_BYTE_MODEL);
-            json_object_end(&j);
         }
+        json_object_end(&j);
         if (res.have_sched) {
             json_object_begin(&j, "scheduler");
             json_int(&j, "rounds", res.sched.rounds);
@@ -307,6 +307,10 @@ int cmd_spmv(int argc, char **argv)
                    res.choice.from_cache ? "from the plan cache" : "timed now, cached");
         printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res.device.backend),
                res.device.index, res.device.name, res.device.platform, dtype);
+        if (job.repeat <= 0)
+            printf("time       %.4f ms, one call with a synchronize (the first: uploads and "
+                   "kernel builds included)\n",
+                   res.call_ms);
         if (job.repeat > 0) {
             printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
                    res.median_ms, res.min_ms, job.repeat, job.warmup);
@@ -329,7 +333,7 @@ int cmd_spmv(int argc, char **argv)
         if (job.check)
             printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n",
                    res.rel_error, res.tolerance, bad ? "FAILED" : "ok");
-        if (val[O_OUT]) printf("wrote      %s\n", val[O_OUT]);
+        if (out) printf("wrote      %s\n", out);
     }
     if (bad) {
         fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n",

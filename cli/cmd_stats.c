@@ -4,36 +4,37 @@
 #include <math.h>
 
 static const char help[] =
-    "usage: hisp stats FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [--type T] [--node-size d]\n"
-    "                  [--json]\n"
+    "usage: hisp stats FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [options]\n"
     "\n"
     "Reads a Matrix Market file (symmetric, skew-symmetric and hermitian files\n"
     "are expanded) and prints rows, cols, nnz after expansion, field and\n"
     "symmetry from the header, row-length min/mean/max/stddev, the number of\n"
     "empty rows, and the bytes the matrix takes in each storage format (coo,\n"
     "csr, hisparse) in its entry type, with bytes per nonzero, and the\n"
-    "HiSparse profile (the HiSparse paper's Figure 4): sparse and dense inner\n"
-    "nodes with their mean children, sparse and dense leaves with their mean\n"
-    "nonzeros, depth. A .hisp file is described as stored (its own entry type\n"
-    "and node size unless --node-size asks for another). Every entry type works.\n"
-    "\n" CLI_TYPE_HELP "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
-    "  --json               machine-readable: \"file\", \"type\", \"rows\", \"cols\", \"nnz\",\n"
+    "HiSparse profile (as Figure 4 of the HiSparse paper, Derler et al., ICS'17):\n"
+    "sparse and dense inner nodes with their mean children, sparse and dense\n"
+    "leaves with their mean nonzeros, depth. A .hisp file is described as stored\n"
+    "(its own entry type and node size unless --node-size asks for another).\n"
+    "Every entry type works.\n"
+    "The work is on the host.\n"
+    "\n"
+    "options:\n"
+    "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n" CLI_TYPE_HELP
+    "  --json               machine-readable: \"file\", \"rows\", \"cols\", \"nnz\",\n"
     "                       \"field\", \"symmetry\", \"row_length\": {\"min\", \"mean\",\n"
     "                       \"max\", \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\",\n"
     "                       \"hisparse\"}, \"bytes_per_nnz\": {\"coo\", \"csr\",\n"
     "                       \"hisparse\"}, \"hisparse\": {\"node_size\", \"depth\",\n"
     "                       \"inner_sparse\", \"inner_dense\", \"leaf_sparse\",\n"
     "                       \"leaf_dense\" (each {\"count\", \"mean\"}: children of\n"
-    "                       inner nodes, nonzeros of leaves), \"nodes_by_type\"},\n"
-    "                       \"transfers\" (0: the work is on the host)\n"
-    "  --help               this text\n"
-    "\n" CLI_GEN_SPEC_HELP "\n"
+    "                       inner nodes, nonzeros of leaves), "
+    "\"nodes_by_type\"},\n" CLI_HOST_JSON_HELP CLI_HELP_HELP "\n" CLI_GEN_SPEC_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable or malformed file.\n";
 
 int cmd_stats(int argc, char **argv)
 {
-    static const cli_opt opts[] = {CLI_TYPE_OPTS, {"--json", false},     {"--help", false},
-                                   {"-h", false}, {"--node-size", true}, {0, 0}};
+    static const cli_opt opts[] = {
+        CLI_TYPE_OPTS, {"--json", false}, CLI_HELP_OPTS, {"--node-size", true}, {0, 0}};
     cli_type ct;
     const char *val[7] = {0}, *path = NULL;
     int rc = cli_parse_command("stats", argc, argv, opts, help, val, &path);
@@ -124,6 +125,7 @@ int cmd_stats(int argc, char **argv)
         json_init(&j, stdout);
         json_object_begin(&j, NULL);
         json_input(&j, path);
+        json_context_device(&j, ctx);
         json_string(&j, "type", hisp_type_name(type));
         json_int(&j, "rows", mi.nrows);
         json_int(&j, "cols", mi.ncols);

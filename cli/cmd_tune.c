@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static const char help[] =
-    "usage: hisp tune FILE.mtx|gen:KIND[:N[:SEED]] [--type T] [options]\n"
+    "usage: hisp tune FILE.mtx|FILE.hisp|gen:KIND[:N[:SEED]] [options]\n"
     "\n"
     "Chooses the fastest format for y = op(A)*x on one device, as hisp spmv\n"
     "--format auto does, and shows the tables. First the compound search ranks\n"
@@ -25,24 +25,28 @@ static const char help[] =
     "cache (option cache_dir, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp)\n"
     "under (backend, device, driver, entry type, op, matrix structure): a later\n"
     "tune or spmv --format auto of this matrix on this device times nothing.\n"
-    "The compound search's winner is cached too, for similar matrices.\n"
-    "FILE may be gen:fem3x3:N, gen:qsurface:N or gen:helmholtz:N (docs/COMPOUND.md).\n"
+    "The compound search's winner is cached too, for similar matrices. A .hisp\n"
+    "file is tuned from its CSR form. FILE may be gen:fem3x3:N, gen:qsurface:N\n"
+    "or gen:helmholtz:N (docs/COMPOUND.md).\n"
     "Progress goes to stderr: one line rewritten on a terminal, else a line at\n"
     "most every second (per 10 % of a stage or 10 s), with the best so far and\n"
     "an estimate of the time left.\n"
-    "\n" CLI_TYPE_HELP "  --transpose          choose for y = A^T*x (CSR and HiSparse; f32, f64)\n"
-    "  --search full|fast   full: every layout x schedule (the paper's search);\n"
+    "\n"
+    "options:\n"
+    "  --transpose [n|t]    choose for y = A^T*x (CSR and HiSparse; f32, f64; h is\n"
+    "                       t for these real entries)\n"
+    "  --search full|fast   full: the joint search, every layout x schedule;\n"
     "                       fast: tune n_t*n_b, factor it, then the layouts\n"
     "                       (default fast)\n"
-    "  --backend B          opencl, cuda, reference or auto (default auto)\n"
-    "  --device N           device index within the backend\n"
     "  --no-cache           neither read nor write the plan cache\n"
     "  --save FILE          also write the compound search's best variant as a\n"
     "                       plan file (for spmv --plan FILE)\n"
-    "  --top N              rows of the variants table (default 20; 0 = all)\n"
-    "  --json               machine-readable output (every timed variant)\n"
-    "  --help               this text\n"
-    "\n" CLI_TRANSFERS_HELP "Here: the whole choice (every candidate's upload and timed runs).\n"
+    "  --top N              rows of the variants table (default 20; 0 = all)\n" CLI_TYPE_HELP
+        CLI_BACKEND_HELP CLI_DEVICE_HELP
+    "  --json               machine-readable output: \"backend\", \"device\", \"type\",\n"
+    "                       the choice, every timed format and variant, "
+    "\"transfers\"\n" CLI_HELP_HELP "\n" CLI_TRANSFERS_HELP
+    "Here: the whole choice (every candidate's upload and timed runs).\n"
     "\n"
     "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
 
@@ -157,10 +161,17 @@ enum {
 
 int cmd_tune(int argc, char **argv)
 {
-    static const cli_opt opts[] = {
-        CLI_TYPE_OPTS,      {"--transpose", false}, {"--search", true}, {"--backend", true},
-        {"--device", true}, {"--no-cache", false},  {"--save", true},   {"--top", true},
-        {"--json", false},  {"--help", false},      {"-h", false},      {0, 0}};
+    static const cli_opt opts[] = {CLI_TYPE_OPTS,
+                                   CLI_TRANSPOSE_OPT,
+                                   {"--search", true},
+                                   {"--backend", true},
+                                   {"--device", true},
+                                   {"--no-cache", false},
+                                   {"--save", true},
+                                   {"--top", true},
+                                   {"--json", false},
+                                   CLI_HELP_OPTS,
+                                   {0, 0}};
     const char *val[T_HELP] = {0}, *path = NULL;
     int prc = cli_parse_command("tune", argc, argv, opts, help, val, &path);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -168,10 +179,11 @@ int cmd_tune(int argc, char **argv)
     bool json = val[T_JSON] != NULL;
     cli_progress_enable(json);
     cli_type ct;
-    hisp_op op = val[T_TRANS] ? HISP_OP_T : HISP_OP_N;
+    hisp_op op = HISP_OP_N;
     hisp_tune_search search = HISP_TUNE_FAST;
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     int device = -1, top = 20, rc = cli_parse_type("tune", val, &ct);
+    if (!rc) rc = cli_parse_transpose("tune", val[T_TRANS], NULL, &op);
     if (!rc && val[T_SEARCH]) {
         if (strcasecmp(val[T_SEARCH], "full") == 0)
             search = HISP_TUNE_FULL;
@@ -196,6 +208,29 @@ int cmd_tune(int argc, char **argv)
         goto out;
     }
     if ((rc = cli_load_matrix(ctx, path, &ct, &A, NULL))) goto out;
+    hisp_matrix_info li;
+    s = hisp_matrix_get_info(A, &li);
+    if (!s && li.format == HISP_FORMAT_HISPARSE) {
+        /* the choice starts from CSR (HiSparse is one of its candidates) */
+        hisp_matrix C = NULL;
+        s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &C);
+        if (!s) {
+            hisp_matrix_destroy(&A);
+            A = C;
+        }
+    }
+    if (!s && op == HISP_OP_H) {
+        if (!cli_type_real(li.type)) {
+            rc = cli_type_unsupported("tune --transpose h", li.type,
+                                      "the format choice takes op n, and t for f32 and f64");
+            goto out;
+        }
+        op = HISP_OP_T; /* A^H = A^T for real entries */
+    }
+    if (s) {
+        rc = cli_fail(ctx, s, path);
+        goto out;
+    }
     res = calloc((size_t)cap, sizeof *res);
     if (!res) {
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
@@ -459,7 +494,12 @@ int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
         }
     }
     if (repeat <= 0) cli_transfers_reset(ctx);
+    double call_ms = NAN, t0 = 0;
+    if (!s) s = hisp_context_synchronize(ctx);
+    if (!s) t0 = cli_now_ms();
     if (!s) s = hisp_spmv_variant(ctx, &v, pa, A, x, pb, y);
+    if (!s) s = hisp_context_synchronize(ctx);
+    if (!s) call_ms = cli_now_ms() - t0;
     if (!s) s = hisp_vector_read(y, yh);
     if (repeat <= 0) cli_transfers_add(ctx, &xfer);
     if (s) {
@@ -512,15 +552,16 @@ int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
         json_string(&j, "layout", lay);
         json_string(&j, "schedule", sch);
         json_string(&j, "plan", plan_src);
+        json_object_begin(&j, "timing");
+        json_double(&j, "call_ms", call_ms);
         if (repeat > 0) {
-            json_object_begin(&j, "timing");
             json_int(&j, "repeat", repeat);
             json_double(&j, "median_ms", med);
             json_double(&j, "min_ms", mn);
             json_double(&j, "gbps", (double)bytes / (med * 1e6));
             json_uint(&j, "bytes", bytes);
-            json_object_end(&j);
         }
+        json_object_end(&j);
         if (check) {
             json_check(&j, err, tol);
         }
@@ -533,6 +574,10 @@ int cli_spmv_compound(const char *path, const cli_type *ct, const char *layout,
         printf("variant    %s %s (%s)\n", lay, sch, plan_src);
         printf("backend    %s, device %d: %s (%s)\n", hisp_backend_name(dev.backend), dev.index,
                dev.name, dev.platform);
+        if (repeat <= 0)
+            printf("time       %.4f ms, one call with a synchronize (the first: uploads and "
+                   "kernel builds included)\n",
+                   call_ms);
         if (repeat > 0)
             printf("time       median %.4f ms, min %.4f ms (%d runs after 3 warm-up), %.2f GB/s "
                    "(%llu bytes: layout + x + y)\n",

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 void json_init(cli_json *j, FILE *f)
 {
@@ -217,4 +218,17 @@ void json_device(cli_json *j, const char *key, const hisp_device_info *d)
     json_string(j, "platform", d->platform);
     json_string(j, "type", cli_device_kind(d));
     json_object_end(j);
+}
+
+void json_context_device(cli_json *j, hisp_context ctx)
+{
+    hisp_device_info d;
+    memset(&d, 0, sizeof d);
+    if (!ctx || hisp_context_get_device(ctx, &d) != HISP_SUCCESS) {
+        json_null(j, "backend");
+        json_null(j, "device");
+        return;
+    }
+    json_string(j, "backend", hisp_backend_name(d.backend));
+    json_device(j, "device", &d);
 }

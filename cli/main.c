@@ -12,12 +12,12 @@ static const struct {
     {"gen", cmd_gen, "generate a test matrix (any entry type) and write it as Matrix Market"},
     {"stats", cmd_stats, "sizes, row-length statistics and storage bytes of a matrix"},
     {"spmv", cmd_spmv, "y = alpha*op(A)*x + beta*y on a backend, timed and checked"},
-    {"demo", cmd_demo, "the main job: generate, run SpMV on the best backend, print a table"},
+    {"demo", cmd_demo, "SpMV on generated matrices on the best backend, checked: one table"},
     {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
-    {"add", cmd_add, "C = alpha*op(A) + beta*op(B) into a HiSparse (or .mtx) file, on the host"},
+    {"add", cmd_add, "C = alpha*op(A) + beta*op(B) into a HiSparse (or .mtx) file"},
     {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
-    {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO), with --mpi over ranks"},
-    {"tune", cmd_tune, "tune compound-entry SpMV: layouts x schedules, ranked table, plan cache"},
+    {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO); --mpi: ranks"},
+    {"tune", cmd_tune, "the fastest format and compound layout x schedule; plan cache"},
     {"solve", cmd_solve, "solve A x = b with CG, BiCGSTAB, GMRES or LSQR; true residual, timing"},
     {"bench", cmd_bench, "one operation on every backend, device and cuSPARSE: one table"},
 };
@@ -28,15 +28,30 @@ static void usage(FILE *f)
                "       hisp --help | --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'hisp <command> --help' describes a command; every command takes --json.\n"
+    fprintf(f, "\n'hisp <command> --help' describes a command.\n"
                "\nmatrix inputs (every command): FILE.mtx, FILE.hisp or gen:KIND[:N[:SEED]]\n"
                "(hisp gen's kinds, N its --n or rmat's --scale, SEED its --seed; each optional).\n"
-               "The entry type comes from the input (real, integer, pattern: f64; complex: c64;\n"
-               "quaternion: q64; a generator its family; .hisp its own); --type f32, f64, c32,\n"
-               "c64, q32, q64, b3x3_f32 or b3x3_f64 chooses another (--entry and --precision\n"
-               "are aliases). --backend defaults to auto: CUDA if a GPU answers, else OpenCL,\n"
-               "else reference. --json shares \"type\", \"device\" {\"backend\", \"index\",\n"
-               "\"name\", \"platform\", \"type\"} and \"transfers\".\n"
+               "\ncommon options, one name each in every command that takes them:\n"
+               "  -o FILE              the matrix or vector the command computes (gen,\n"
+               "                       convert, add, edit, spmv, mspmv, solve; --out and\n"
+               "                       --output are aliases)\n"
+               "  --type T             entry type: f32, f64, c32, c64, q32, q64, b3x3_f32 or\n"
+               "                       b3x3_f64 (default: the input's: real, integer, pattern\n"
+               "                       f64; complex c64; quaternion q64; a generator its\n"
+               "                       family; .hisp its own; --entry and --precision are\n"
+               "                       aliases)\n"
+               "  --transpose [n|t|h]  op(A) = A, A^T (also --transpose alone) or A^H (spmv,\n"
+               "                       mspmv, add, tune; spmv and mspmv also take --op n|t|h)\n"
+               "  --backend B          auto (default: CUDA if a GPU answers, else OpenCL, else\n"
+               "                       reference), reference, opencl or cuda\n"
+               "  --device I           which device of the backend: its index in hisp info\n"
+               "  --devices N          how many devices the work is split over (mspmv, solve;\n"
+               "                       with --device I, N parts share device I)\n"
+               "  --json               machine-readable output; every command's but info's\n"
+               "                       has \"backend\", \"device\" {\"backend\", \"index\",\n"
+               "                       \"name\", \"platform\", \"type\"}, \"type\" and\n"
+               "                       \"transfers\" (bench: per row; mspmv: per part)\n"
+               "  --help, -h           the command's options\n"
                "\nlibrary options (threads, cache_dir, debug): HISP_OPTIONS=\"name=value,...\"\n"
                "in the environment; 'hisp info --options' lists them.\n"
                "\nexit status:\n"

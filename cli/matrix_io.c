@@ -160,6 +160,15 @@ int cli_write_matrix(hisp_context ctx, hisp_matrix A, const char *path)
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
+void cli_file_sizes(const hisp_matrix_info *mi, bool mtx, int64_t *rows, int64_t *cols,
+                    int64_t *nnz)
+{
+    bool blocks = mtx && (mi->type == HISP_B3X3_F32 || mi->type == HISP_B3X3_F64);
+    *rows = mi->nrows * (blocks ? 3 : 1);
+    *cols = mi->ncols * (blocks ? 3 : 1);
+    *nnz = mi->nnz * (blocks ? 9 : 1);
+}
+
 /* A Matrix Market file's entry type from its banner's field (complex: c64,
  * quaternion: q64, else f64), from the bytes slurp holds (the whole file,
  * or its first MiB); -1 when the file cannot be read or its header is bad

@@ -72,12 +72,17 @@ static int cmp_double(const void *a, const void *b)
  * y_out gets m entries. */
 static hisp_status spmv_once(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,
                              const hisp_variant *v, const void *alpha, const void *beta,
-                             hisp_vector x, hisp_vector y, const void *y0, void *y_out)
+                             hisp_vector x, hisp_vector y, const void *y0, void *y_out,
+                             double *call_ms)
 {
     hisp_status s = hisp_vector_write(y, y0);
+    if (!s) s = hisp_context_synchronize(ctx); /* y0's upload is not the call's */
+    double t0 = cli_now_ms();
     if (!s)
         s = v ? hisp_spmv_variant(ctx, v, alpha, A, x, beta, y)
               : hisp_spmv(ctx, job->op, alpha, A, x, beta, y);
+    if (!s) s = hisp_context_synchronize(ctx);
+    if (!s && call_ms) *call_ms = cli_now_ms() - t0;
     if (!s) s = hisp_vector_read(y, y_out);
     return s;
 }
@@ -103,7 +108,7 @@ static int reference_result(hisp_matrix A, const cli_spmv_job *job, const void *
     if (!s) s = hisp_vector_create(rctx, res->vt, res->n, &xv);
     if (!s) s = hisp_vector_create(rctx, res->vt, res->m, &yv);
     if (!s) s = hisp_vector_write(xv, x);
-    if (!s) s = spmv_once(rctx, B, job, NULL, alpha, beta, xv, yv, y0, yref);
+    if (!s) s = spmv_once(rctx, B, job, NULL, alpha, beta, xv, yv, y0, yref, NULL);
     if (s) rc = cli_fail(rctx, s, NULL);
     hisp_vector_destroy(&xv);
     hisp_vector_destroy(&yv);
@@ -116,7 +121,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
 {
     hisp_matrix_info mi = {0};
     memset(res, 0, sizeof *res);
-    res->median_ms = res->min_ms = res->gflops = res->gbps = NAN;
+    res->median_ms = res->min_ms = res->gflops = res->gbps = res->call_ms = NAN;
     res->rel_error = NAN;
     hisp_status s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
     if (!s) s = hisp_matrix_get_info(A, &mi);
@@ -136,7 +141,9 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (job->auto_format) {
         hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
         cli_progress("choosing the format (--format auto)");
-        s = hisp_matrix_choose_format(ctx, A, job->op, &fo, NULL, 0, NULL, &res->choice);
+        /* the choice takes op n or t; A^H is A^T for real entries */
+        hisp_op cop = job->op == HISP_OP_H && cli_type_real(mi.type) ? HISP_OP_T : job->op;
+        s = hisp_matrix_choose_format(ctx, A, cop, &fo, NULL, 0, NULL, &res->choice);
         cli_format_progress_end();
         if (s) return cli_fail(ctx, s, NULL);
         res->have_choice = true;
@@ -182,7 +189,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (!s && H) {
         /* HiSparse: the first call is scheduled (its counts are reported);
          * later ones replay its leaf queues on device backends */
-        s = spmv_once(ctx, Aop, job, NULL, alpha, beta, x, y, y0, res->y);
+        s = spmv_once(ctx, Aop, job, NULL, alpha, beta, x, y, y0, res->y, NULL);
         if (!s) s = hisp_context_sched_counts(ctx, &res->sched);
         res->have_sched = !s;
     }
@@ -212,7 +219,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (!s) {
         cli_progress("SpMV on %s (%s)", hisp_backend_name(res->device.backend), res->device.name);
         if (job->repeat <= 0) cli_transfers_reset(ctx); /* the one run is the measured call */
-        s = spmv_once(ctx, Aop, job, var, alpha, beta, x, y, y0, res->y);
+        s = spmv_once(ctx, Aop, job, var, alpha, beta, x, y, y0, res->y, &res->call_ms);
         if (job->repeat <= 0) cli_transfers_add(ctx, &res->xfer);
     }
     if (s) {

@@ -13,6 +13,7 @@ typedef struct {
     hisp_partition_kind kind;
     hisp_backend_kind backend; /* AUTO resolved by mspmv_devices */
     int devices;               /* 0 = all */
+    int device;                /* --device I: every part on device I; -1: parts cycle over all */
     hisp_type type;
     bool type_given; /* --type: else the input's */
     hisp_op op;

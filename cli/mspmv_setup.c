@@ -63,17 +63,21 @@ int mspmv_devices(hisp_context ctx, mspmv_opts *o, hisp_device_ref **refs, int *
                 e.message && e.message[0] ? e.message : "no device");
         return CLI_BACKEND;
     }
-    int nd = o->devices > 0 ? o->devices : count;
+    if (o->device >= count)
+        return cli_value_error("--device %d: the %s backend has %d device%s (0..%d)", o->device,
+                               hisp_backend_name(o->backend), count, count == 1 ? "" : "s",
+                               count - 1);
+    int nd = o->devices > 0 ? o->devices : o->device >= 0 ? 1 : count;
     if (nd > HISP_MPLAN_MAX_DEVICES)
         return cli_value_error("--devices: at most %d", HISP_MPLAN_MAX_DEVICES);
     *refs = calloc((size_t)nd, sizeof **refs);
     if (!*refs) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     for (int k = 0; k < nd; k++) {
         (*refs)[k].backend = o->backend;
-        (*refs)[k].device = k % count;
+        (*refs)[k].device = o->device >= 0 ? o->device : k % count;
     }
     *n = nd;
-    *shared = nd > count;
+    *shared = o->device >= 0 ? nd > 1 : nd > count;
     return CLI_OK;
 }
 

@@ -5,7 +5,6 @@
  * (examples/CMakeLists.txt, examples/test_install.sh; README "Using the
  * library"). Prints "ok" and exits 0 when the product is right. */
 #include <hisp.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +65,11 @@ int main(int argc, char **argv)
     CHECK(hisp_spmv(ctx, HISP_OP_N, &one, A, vx, &zero, vy));
     CHECK(hisp_vector_read(vy, y));
 
-    double err = 0;
-    for (int i = 0; i < N; i++)
-        err = fmax(err, fabs(y[i] - want[i]));
+    double err = 0; /* max |y - want| by hand: the program needs no -lm */
+    for (int i = 0; i < N; i++) {
+        double d = y[i] > want[i] ? y[i] - want[i] : want[i] - y[i];
+        if (d > err) err = d;
+    }
     printf("hisp %s, %s backend (%s): y = A x, %d x %d Laplacian, max error %g\n",
            hisp_version_string(), hisp_backend_name(dev.backend), dev.name, N, N, err);
     hisp_vector_destroy(&vx);

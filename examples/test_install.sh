@@ -6,10 +6,14 @@
 #    CUDA library (cuSPARSE and NVRTC are opened when the CUDA backend first
 #    needs them) and no OpenCL ICD loader (opened at the first OpenCL call),
 #    no run path; the hisp program needs neither
-#  - examples/spmv_example.c built and run through pkg-config (hisp: shared;
-#    hisp-static: libhisp.a) and through CMake (hisp::hisp, hisp::hisp_static)
-#  - examples/readme_example.c (README's program) built through pkg-config
-#    hisp and run (exit 0: its CG solve converged)
+#  - README's build lines run as written (taken from README.md, DIR its
+#    install folder, from a folder where examples/ is this one): the sh
+#    blocks of "## Using the library" (examples/spmv_example.c through
+#    pkg-config: hisp shared, hisp-static with libhisp.a) and of "## A
+#    complete program" (examples/readme_example.c; exit 0: its CG solve
+#    converged)
+#  - examples/spmv_example.c built and run through CMake (hisp::hisp,
+#    hisp::hisp_static)
 #  - the shared build run with the CUDA libraries off the loader's path (the
 #    loader's cache ignored, only the system's folders searched)
 # Prints one line per check; exit status 1 when one failed.
@@ -56,7 +60,7 @@ if readelf -d "$real" | grep -Eq 'RPATH|RUNPATH'; then bad "libhisp.so has a run
 hisp_v=$("$prefix/bin/hisp" --version 2>&1)
 [ "$hisp_v" = "hisp $version" ] && ok "hisp --version: $hisp_v" || bad "hisp --version '$hisp_v', pkg-config $version"
 
-# ---- the example, four ways ----------------------------------------------------
+# ---- helpers -------------------------------------------------------------------
 # run NAME COMMAND...: expects "ok" and the installed version
 run() {
     local name=$1 out
@@ -77,20 +81,49 @@ linked() {
     esac
 }
 
-# shellcheck disable=SC2046  # pkg-config's words are meant to split
-if $CC $(pkg-config --cflags hisp) -o "$work/pc_shared" "$src/spmv_example.c" $(pkg-config --libs hisp) -lm; then
-    linked "pkg-config hisp" "$work/pc_shared" shared
-    run "pkg-config hisp" "$work/pc_shared"
-else
-    bad "pkg-config hisp: build failed"
-fi
-# shellcheck disable=SC2046
-if $CC $(pkg-config --cflags hisp-static) -o "$work/pc_static" "$src/spmv_example.c" $(pkg-config --libs hisp-static); then
-    linked "pkg-config hisp-static" "$work/pc_static" static
-    run "pkg-config hisp-static" "$work/pc_static"
-else
-    bad "pkg-config hisp-static: build failed"
-fi
+# ---- README's lines, as written ----------------------------------------------------
+readme=$(cd "$src/.." && pwd)/README.md
+# block HEADING: the first ```sh block after the line "HEADING"
+block() {
+    awk -v h="$1" '
+        $0 == h { seen = 1; next }
+        seen && !inb && $0 == "```sh" { inb = 1; next }
+        inb && $0 == "```" { exit }
+        inb { print }' "$readme"
+}
+lines=$(block "## Using the library"; block "## A complete program")
+ln -s "$src" "$work/examples"
+n=0
+while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    n=$((n + 1))
+    # one shell, as a paste: the export carries on to the next lines
+    printf '{\n%s\n} >"$1/readme.%d.out" 2>&1 </dev/null; echo $? >"$1/readme.%d.rc"\n' \
+        "${line//DIR/$prefix}" "$n" "$n"
+done <<<"$lines" >"$work/readme.sh"
+(cd "$work" && bash "$work/readme.sh" "$work")
+k=0
+while IFS= read -r line; do
+    [ -z "$line" ] && continue
+    k=$((k + 1))
+    if [ "$(cat "$work/readme.$k.rc" 2>/dev/null)" = 0 ]; then
+        ok "README: $line"
+    else
+        bad "README: $line: $(tail -5 "$work/readme.$k.out" 2>/dev/null)"
+    fi
+done <<<"$lines"
+[ "$n" -ge 4 ] || bad "README: $n build lines found (the export, two pkg-config builds, README's program)"
+for kind in shared static; do
+    exe=$work/spmv_$kind
+    if [ -x "$exe" ]; then
+        linked "README's pkg-config hisp$([ $kind = static ] && echo -static)" "$exe" $kind
+        run "README's pkg-config hisp$([ $kind = static ] && echo -static)" "$exe"
+    else
+        bad "README's lines built no spmv_$kind"
+    fi
+done
+[ -x "$work/readme_example" ] || bad "README's lines built no readme_example"
+
 for kind in shared static; do
     b=$work/cmake_$kind
     st=OFF
@@ -104,24 +137,16 @@ for kind in shared static; do
     fi
 done
 
-# ---- README's program (examples/readme_example.c) ---------------------------------
-# shellcheck disable=SC2046
-if $CC $(pkg-config --cflags hisp) -o "$work/readme_example" "$src/readme_example.c" $(pkg-config --libs hisp); then
-    if out=$("$work/readme_example" 2>&1); then ok "readme_example: $(echo "$out" | tail -1)"; else bad "readme_example: $out"; fi
-else
-    bad "readme_example: build failed"
-fi
-
 # ---- without the CUDA libraries ---------------------------------------------------
 # the loader's cache (which may list the toolkit's folder) ignored, only the
 # system's folders searched: libhisp.so and the example start, the default
 # backend runs, and the reference backend opens no CUDA library
-ldso=$(readelf -l "$work/pc_shared" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
+ldso=$(readelf -l "$work/spmv_shared" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
 multi=$(${CC} -print-multiarch 2>/dev/null || true)
 syspath=/lib:/usr/lib${multi:+:/lib/$multi:/usr/lib/$multi}
-if [ -x "$ldso" ] && [ -x "$work/pc_shared" ]; then
-    run "no CUDA on the path, default backend" "$ldso" --inhibit-cache --library-path "$syspath" "$work/pc_shared"
-    opened=$(LD_DEBUG=files "$ldso" --inhibit-cache --library-path "$syspath" "$work/pc_shared" reference 2>&1 |
+if [ -x "$ldso" ] && [ -x "$work/spmv_shared" ]; then
+    run "no CUDA on the path, default backend" "$ldso" --inhibit-cache --library-path "$syspath" "$work/spmv_shared"
+    opened=$(LD_DEBUG=files "$ldso" --inhibit-cache --library-path "$syspath" "$work/spmv_shared" reference 2>&1 |
         grep -Eo "file=[^ ]*($cuda_re)[^ ]*" | sort -u | tr '\n' ' ')
     [ -z "$opened" ] && ok "reference backend: no CUDA library opened" || bad "reference backend opened $opened"
 fi

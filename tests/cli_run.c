@@ -68,15 +68,26 @@ void run_free(run_result *r)
  * are captured. Killed after 300 s. */
 run_result run_hisp(const char *arg, ...)
 {
-    const char *argv[64];
+    const char *args[64];
     int argc = 0;
-    argv[argc++] = hisp_program();
     va_list ap;
     va_start(ap, arg);
     for (const char *a = arg; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = a;
+        args[argc++] = a;
     va_end(ap);
+    args[argc] = NULL;
+    return run_hisp_argv(args);
+}
+
+run_result run_hisp_argv(const char *const *args)
+{
+    const char *argv[64];
+    int argc = 0;
+    argv[argc++] = hisp_program();
+    for (int i = 0; args[i] && argc < 63; i++)
+        argv[argc++] = args[i];
     argv[argc] = NULL;
+    const char *arg = argv[1];
 
     ck_assert_msg(tmpdir[0], "run_hisp outside cli_setup / cli_teardown");
     char outp[PATH_MAX + 16], errp[PATH_MAX + 16];

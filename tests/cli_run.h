@@ -18,6 +18,8 @@ const char *hisp_program(void);
 /* Runs hisp with the given arguments (NULL-terminated); stdout and stderr
  * are captured. Killed after 300 s. */
 run_result run_hisp(const char *arg, ...);
+/* The same with the arguments in a NULL-terminated array (at most 62). */
+run_result run_hisp_argv(const char *const *args);
 void run_free(run_result *r);
 
 #define CK_RUN(r, want)                                                                            \

@@ -4,8 +4,9 @@
 #    byte for byte;
 #  - docs/GUIDE.md's C snippets compile, in order, against core/hisp.h;
 #  - its CLI tour (the sh block after "## A tour of the hisp program") runs
-#    line by line, in order, in a fresh folder where build/bin/hisp is HISP:
-#    any nonzero exit fails.
+#    in one shell, line by line in order, from a fresh folder where
+#    build/bin/hisp is HISP: any nonzero exit fails, and so does a file the
+#    tour leaves in that folder.
 # Run by the readme suite (tests/check_readme.c). Prints what failed; exit 1.
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 README HISP" >&2; exit 2; }
@@ -52,16 +53,38 @@ if [ -z "$tour" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/build/bin" && ln -s "$hisp" "$work/build/bin/hisp"
+mkdir -p "$work/build/bin" "$work/tmp" "$work/log" && ln -s "$hisp" "$work/build/bin/hisp"
+# One shell runs the lines in order, as a paste does (a cd or an export
+# carries on); each line's output and status are kept apart. mktemp's
+# folders go under $work/tmp.
+script=$work/log/tour.sh
 n=0
+{
+    echo 'cd "$1" || exit 1'
+    while IFS= read -r line; do
+        [ -z "$line" ] && continue
+        n=$((n + 1))
+        printf '{\n%s\n} >"$2/%d.out" 2>&1 </dev/null; echo $? >"$2/%d.rc"\n' "$line" "$n" "$n"
+    done <<<"$tour"
+} >"$script"
+n=$(grep -c '\.rc"$' "$script")
+(cd / && TMPDIR="$work/tmp" bash "$script" "$work" "$work/log") </dev/null
+k=0
 while IFS= read -r line; do
     [ -z "$line" ] && continue
-    n=$((n + 1))
-    if ! out=$(cd "$work" && bash -c "$line" 2>&1 </dev/null); then
-        echo "readme: tour line $n fails as pasted: $line"
-        echo "$out" | tail -5 | sed 's/^/    /'
+    k=$((k + 1))
+    rc=$(cat "$work/log/$k.rc" 2>/dev/null || echo "not run")
+    if [ "$rc" != 0 ]; then
+        echo "readme: tour line $k fails as pasted (exit $rc): $line"
+        tail -5 "$work/log/$k.out" 2>/dev/null | sed 's/^/    /'
         fails=$((fails + 1))
     fi
 done <<<"$tour"
+# the tour writes its files in its scratch folder, none where it starts
+left=$(cd "$work" && ls -A | grep -vxE 'build|tmp|log')
+if [ -n "$left" ]; then
+    echo "readme: the tour leaves files where it starts: $(echo "$left" | tr '\n' ' ')"
+    fails=$((fails + 1))
+fi
 echo "readme: $n tour lines run, $fails failure(s)"
 [ "$fails" -eq 0 ]

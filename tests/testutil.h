@@ -38,6 +38,7 @@
     X(concurrency)                                                                                 \
     X(cli_files)                                                                                   \
     X(cli_types)                                                                                   \
+    X(cli_options)                                                                                 \
     X(handles)                                                                                     \
     X(link)                                                                                        \
     X(tune_format)                                                                                 \

@@ -64,6 +64,28 @@ static hisp_status hisp_cuda_use(hisp_context ctx, hisp_cuda_be *be)
     return HISP_SUCCESS;
 }
 
+/* Why the CUDA runtime finds no device, in words a user can act on. The
+ * runtime answers cudaErrorInsufficientDriver both when no NVIDIA driver is
+ * installed (libcuda.so.1 missing: cudaDriverGetVersion gives 0) and when
+ * the driver is older than the runtime; say which. */
+static void hisp_cuda_no_device(hisp_context ctx, cudaError_t e)
+{
+    int drv = 0, rt = 0;
+    if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&drv) == cudaSuccess && drv == 0) {
+        hispi_note(ctx, "no CUDA device: no NVIDIA driver is installed (libcuda.so.1 not found)");
+    } else if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&rt) == cudaSuccess) {
+        hispi_note(ctx,
+                   "no CUDA device: the NVIDIA driver supports CUDA up to %d.%d, this build "
+                   "needs CUDA %d.%d (update the driver)",
+                   drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10);
+    } else if (e == cudaErrorNoDevice) {
+        hispi_note(ctx, "no CUDA device: the NVIDIA driver finds no GPU");
+    } else {
+        hispi_note(ctx, "no CUDA device: %s", cudaGetErrorString(e));
+    }
+    (void)cudaGetLastError();
+}
+
 static hisp_status hisp_cuda_device_count(hisp_context ctx, int *count)
 {
     int n = 0;
@@ -71,7 +93,7 @@ static hisp_status hisp_cuda_device_count(hisp_context ctx, int *count)
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         *count = 0;
-        hispi_note(ctx, "no CUDA device: %s", cudaGetErrorString(e));
+        hisp_cuda_no_device(ctx, e);
         return HISP_SUCCESS;
     }
     *count = n;

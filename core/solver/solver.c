@@ -528,8 +528,9 @@ static hisp_status method_ok(hisp_solver s, hisp_type mt, int64_t nrows, int64_t
     if (s->method == HISP_SOLVER_LSQR) {
         if (mt != HISP_F32 && mt != HISP_F64)
             return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
-                              "lsqr needs op(A) = A^T, which hisp provides for f32 and f64 "
-                              "matrices only (this one is %s)",
+                              "lsqr solves real least squares (f32, f64): its host arithmetic "
+                              "is real, complex and other entry types are not implemented "
+                              "(this matrix is %s)",
                               hisp_type_name(mt));
         return HISP_SUCCESS;
     }
