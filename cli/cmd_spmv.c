@@ -61,13 +61,14 @@ static const char help[] =
     "                       \"backend\", \"device\" {\"backend\", \"index\", \"name\",\n"
     "                       \"platform\", \"type\"}, \"format\", \"type\", \"op\", \"rows\",\n"
     "                       \"cols\", \"nnz\", \"alpha\", \"beta\", \"timing\", \"check\",\n"
-    "                       \"transfers\"\n"
+    "                       \"transfers\", \"kernels\"\n"
     "  --help               this text\n"
     "\n" CLI_TRANSFERS_HELP
     "With --repeat: the warm-up and timed runs (hisp_spmv_timed); the first run\n"
     "uploads the matrix and x (for op t or h of compound entries also op(A), built\n"
     "once), runs on device-resident data add nothing. Without: the one SpMV with\n"
     "its uploads and the read of y.\n"
+    "\n" CLI_BUILDS_HELP "The warm-up runs take the builds: the timed runs never include one.\n"
     "\n" CLI_GEN_SPEC_HELP "\n"
     "exit status:\n"
     "  0  success\n"
@@ -294,6 +295,7 @@ int cmd_spmv(int argc, char **argv)
             json_check(&j, res.rel_error, res.tolerance);
         }
         json_transfers(&j, &res.xfer, NULL);
+        json_builds(&j, &res.builds);
         json_object_end(&j);
         json_finish(&j);
     } else {
@@ -317,6 +319,7 @@ int cmd_spmv(int argc, char **argv)
                                                  : "CSR arrays");
         }
         cli_print_transfers("transfers", &res.xfer);
+        cli_print_builds("kernels", &res.builds);
         if (res.have_sched) {
             printf(
                 "scheduler  %lld rounds, %lld launches, %lld nodes:", (long long)res.sched.rounds,

@@ -118,6 +118,9 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     memset(res, 0, sizeof *res);
     res->median_ms = res->min_ms = res->gflops = res->gbps = NAN;
     res->rel_error = NAN;
+    /* kernels built on the way (the warm-up runs take them: the timed runs
+     * never include a build) */
+    hisp_build_stats b0 = cli_builds(ctx);
     hisp_status s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
     if (!s) s = hisp_matrix_get_info(A, &mi);
     if (!s) s = hisp_context_get_device(ctx, &res->device);
@@ -248,6 +251,8 @@ out:
         free(res->y);
         res->y = NULL;
     }
+    hisp_build_stats b1 = cli_builds(ctx);
+    cli_builds_add(&res->builds, &b0, &b1);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
     hisp_matrix_destroy(&H);
@@ -277,10 +282,12 @@ int cli_copy_bandwidth(hisp_context ctx, double *gbps)
     if (!s) s = hisp_vector_fill(x, hisp_scalar_host(&one));
     if (!s) s = hisp_context_synchronize(ctx);
     for (int i = -WARMUP; i < REPEAT && !s; i++) {
+        hisp_build_stats b0 = cli_builds(ctx), b1;
         double t0 = cli_now_ms();
         s = hisp_vector_copy(x, y);
         if (!s) s = hisp_context_synchronize(ctx);
-        if (i >= 0) ms[i] = cli_now_ms() - t0;
+        b1 = cli_builds(ctx);
+        if (i >= 0) ms[i] = cli_now_ms() - t0 - cli_builds_ms(&b0, &b1); /* a copy, not a build */
     }
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);

@@ -262,6 +262,16 @@ long long test_json_int(const char *text, const char *key)
     return strtoll(p + strlen(pat), NULL, 10);
 }
 
+double test_json_double(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
+    p += strlen(pat);
+    return strncmp(p, "null", 4) == 0 ? NAN : strtod(p, NULL);
+}
+
 unsigned char *test_saved_bytes(hisp_context ctx, hisp_matrix A, size_t *size)
 {
     char path[] = "/tmp/hisp_test_XXXXXX";

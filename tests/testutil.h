@@ -126,6 +126,8 @@ const char *test_temp_cache(hisp_context ctx, const char *tag);
 void test_drop_temp_cache(void);
 /* The integer after "key": in a JSON text (ck_assert when missing). */
 long long test_json_int(const char *text, const char *key);
+/* The number after "key": (ck_assert when missing; null reads as NaN). */
+double test_json_double(const char *text, const char *key);
 
 /* The real-matrix folder: $HISP_MATRICES, else ../shared/matrices beside the
  * source tree; NULL if it is not a folder. */
