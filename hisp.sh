@@ -19,8 +19,12 @@
 # Packages come from apt-get (sudo when not root), only when something is
 # missing. The CUDA backend is built when a CUDA toolkit is found (nvcc under
 # $CUDA_HOME, /usr/local/cuda or on PATH); it needs no GPU to build.
+# Installing and building are quiet: one line each ("building (scons ...)
+# ... done in 2 min"); when one fails, the last lines of its output and the
+# log file that holds all of it.
 # Environment: HISP_SCONS_FLAGS adds scons options (e.g. "cuda=no"),
-# HISP_JOBS sets the build parallelism (default: number of CPUs).
+# HISP_JOBS sets the build parallelism (default: number of CPUs),
+# HISP_VERBOSE=1 shows the build's commands as they run.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -35,8 +39,36 @@ read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 
 say() { echo "hisp.sh: $*" >&2; }
 
-usage() {
-    sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+usage() { # the comment block at the top of this file
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+}
+
+duration() { # seconds -> "42 s" or "3 min 5 s"
+    if [ "$1" -lt 60 ]; then echo "$1 s"; else echo "$(($1 / 60)) min $(($1 % 60)) s"; fi
+}
+
+# quietly WHAT COMMAND...: one line "hisp.sh: WHAT ... done in N s" with the
+# command's output kept in a log, shown (its tail) only when it fails;
+# HISP_VERBOSE=1 runs it in plain view
+quietly() {
+    local what=$1 log t0=$SECONDS
+    shift
+    if [ "${HISP_VERBOSE:-0}" = 1 ]; then
+        say "$what"
+        "$@"
+        return
+    fi
+    log=$(mktemp "${TMPDIR:-/tmp}/hisp.sh-log.XXXXXX")
+    printf 'hisp.sh: %s ... ' "$what" >&2
+    if "$@" >"$log" 2>&1; then
+        echo "done in $(duration $((SECONDS - t0)))" >&2
+        rm -f "$log"
+    else
+        echo "FAILED after $(duration $((SECONDS - t0)))" >&2
+        say "the last 40 lines of its output (all of it: $log; HISP_VERBOSE=1 shows it as it runs):"
+        tail -n 40 "$log" >&2
+        return 1
+    fi
 }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -61,10 +93,12 @@ install_deps() {
             return 1
         fi
     fi
-    say "installing ${missing[*]}"
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends "${missing[@]}"
+    apt_install() {
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+            "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                --no-install-recommends "$@"
+    }
+    quietly "installing ${missing[*]} (apt-get)" apt_install "${missing[@]}"
 }
 
 find_cuda() {
@@ -78,8 +112,8 @@ find_cuda() {
 build() { # build [scons options...]
     install_deps
     find_cuda
-    say "building: scons -Q -j$JOBS${*:+ $*}${EXTRA[*]:+ ${EXTRA[*]}}"
-    scons -Q -j"$JOBS" "$@" "${EXTRA[@]}"
+    quietly "building (scons -Q -j$JOBS${*:+ $*}${EXTRA[*]:+ ${EXTRA[*]}})" \
+        scons -Q -j"$JOBS" "$@" "${EXTRA[@]}"
 }
 
 asan_env() {

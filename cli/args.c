@@ -318,7 +318,12 @@ double cli_now_ms(void)
 int cli_context(hisp_context *ctx)
 {
     hisp_status s = hisp_context_create(ctx);
-    if (s == HISP_SUCCESS) return CLI_OK;
+    if (s == HISP_SUCCESS) {
+        /* a first use's kernel builds are announced (cannot fail on a new context) */
+        if (hisp_context_set_build_notify(*ctx, cli_build_notice, NULL)) {
+        }
+        return CLI_OK;
+    }
     hisp_error_info e = {0}; /* why it failed (a bad HISP_OPTIONS) */
     if (hisp_context_last_error(NULL, &e) == HISP_SUCCESS && e.status == s && e.message &&
         e.message[0]) {

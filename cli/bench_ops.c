@@ -57,16 +57,20 @@ typedef hisp_status (*call_fn)(void *user, int i);
 enum { ROW_BUDGET_MS = 2000 };
 
 /* One call i (negative: a warm-up) as a caller waits: prep (may be NULL)
- * untimed, then f and a synchronize, timed into *ms. */
+ * untimed, then f and a synchronize, timed into *ms (less the kernel builds
+ * it waited for: a first use's, when the warm-ups did not take them). */
 static hisp_status one_call(hisp_context ctx, call_fn f, call_fn prep, void *u, int i, double *ms)
 {
     hisp_status s = prep ? prep(u, i) : HISP_SUCCESS;
     if (!s) s = hisp_context_synchronize(ctx);
     if (s) return s;
+    hisp_build_stats b0 = cli_builds(ctx), b1;
     double t0 = cli_now_ms();
     s = f(u, i);
     if (!s) s = hisp_context_synchronize(ctx);
     *ms = cli_now_ms() - t0;
+    b1 = cli_builds(ctx);
+    *ms -= cli_builds_ms(&b0, &b1);
     return s;
 }
 

@@ -318,6 +318,31 @@ void json_check(cli_json *j, double rel_error, double tolerance);
 /* One human-readable line "LABEL N bytes to the device, ...". */
 void cli_print_transfers(const char *label, const hisp_transfer_stats *t);
 
+/* ---- kernel builds (json.c) --------------------------------------------- */
+
+/* Run-time kernels are built at a device's first use and cached
+ * (hisp_context_builds). On a terminal (stderr), cli_context's contexts say
+ * so once per process, before the first build: what is built, that it
+ * happens once, and the cache folder (cli_build_notice, the contexts' build
+ * notice). Reports read the counters around the work they time and print
+ * the build time as its own figure, out of the operation's times. */
+#define CLI_BUILDS_HELP                                                                            \
+    "--json reports \"kernels\": {\"programs_built\", \"build_ms\", \"programs_loaded\",\n"        \
+    "\"load_ms\"}: run-time kernels compiled (a first use on a device) or loaded from\n"           \
+    "the disk cache during the command; their time is not in the reported times.\n"
+void cli_build_notice(void *user, const hisp_build_event *e);
+/* ctx's counters (all zero when ctx is NULL). */
+hisp_build_stats cli_builds(hisp_context ctx);
+/* Build and load ms from reading a to reading b. */
+double cli_builds_ms(const hisp_build_stats *a, const hisp_build_stats *b);
+/* Adds the counts from reading a to reading b into *sum. */
+void cli_builds_add(hisp_build_stats *sum, const hisp_build_stats *a, const hisp_build_stats *b);
+/* The "kernels" member. */
+void json_builds(cli_json *j, const hisp_build_stats *b);
+/* "LABEL N programs built in X ms (...), M loaded from the disk cache in Y
+ * ms" (nothing when none was built or loaded). */
+void cli_print_builds(const char *label, const hisp_build_stats *b);
+
 /* ---- SpMV runs shared by `spmv` and `demo` (measure.c) ----------------- */
 
 typedef struct {
@@ -349,6 +374,7 @@ typedef struct {
     bool have_sched; /* --format hisparse: the scheduler's counts of the result run */
     hisp_sched_counts sched;
     hisp_transfer_stats xfer; /* over the timed runs (CLI_TRANSFERS_HELP) */
+    hisp_build_stats builds;  /* kernels built or loaded during the run (CLI_BUILDS_HELP) */
     bool have_choice;         /* --format auto: what was chosen */
     hisp_format_choice choice;
 } cli_spmv_result;

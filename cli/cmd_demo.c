@@ -40,6 +40,8 @@ static const char help[] =
     "and scale 20, a few seconds in all).\n"
     "\n" CLI_TRANSFERS_HELP
     "Per matrix: the warm-up and timed runs; the first run uploads the matrix and x.\n"
+    "\n" CLI_BUILDS_HELP
+    "The warm-up runs take each matrix's builds: the timed runs never include one.\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 invalid value, 3 backend or device error,\n"
     "5 an error against the reference above 1e-4 (f32) or 1e-10 (f64).\n";
@@ -270,6 +272,7 @@ int cmd_demo(int argc, char **argv)
             json_double(&j, "tolerance", r->tolerance);
             json_bool(&j, "ok", r->rel_error <= r->tolerance);
             json_transfers(&j, &r->xfer, NULL);
+            json_builds(&j, &r->builds);
             json_object_end(&j);
         }
         json_array_end(&j);
@@ -300,6 +303,10 @@ int cmd_demo(int argc, char **argv)
                    r->rel_error <= r->tolerance ? "" : " FAILED");
         }
         printf("\ndevice: %s (%s, %s)\n", dev.name, dev.platform, dtype);
+        hisp_build_stats b = {0}, none = {0};
+        for (int i = 0; i < nrows; i++)
+            cli_builds_add(&b, &none, &rows[i].r.builds);
+        cli_print_builds("kernels:", &b);
         if (sz.sized)
             printf("sizes: copy bandwidth %.1f GB/s measured; one SpMV to move >= %.3g MB (%d ms "
                    "of copying), within an eighth of memory\n",

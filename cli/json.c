@@ -3,7 +3,9 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 void json_init(cli_json *j, FILE *f)
 {
@@ -202,6 +204,71 @@ void cli_print_transfers(const char *label, const hisp_transfer_stats *t)
     printf("%-10s %llu bytes to the device, %llu from it, %llu control bytes\n", label,
            (unsigned long long)t->h2d_bytes, (unsigned long long)t->d2h_bytes,
            (unsigned long long)t->control_bytes);
+}
+
+/* ---- kernel builds -------------------------------------------------------- */
+
+static atomic_bool noticed;
+
+void cli_build_notice(void *user, const hisp_build_event *e)
+{
+    (void)user;
+    if (!isatty(STDERR_FILENO) || atomic_exchange(&noticed, true)) return;
+    if (e->cache_dir)
+        fprintf(stderr,
+                "hisp: first use of %s (%s): building its kernels, which takes a while once; "
+                "they are then cached in %s\n",
+                e->device, hisp_backend_name(e->backend), e->cache_dir);
+    else
+        fprintf(stderr,
+                "hisp: building the kernels of %s (%s), which takes a while; the disk cache is "
+                "off (option cache_dir), so every run builds them again\n",
+                e->device, hisp_backend_name(e->backend));
+}
+
+hisp_build_stats cli_builds(hisp_context ctx)
+{
+    hisp_build_stats b = {0};
+    if (ctx && hisp_context_builds(ctx, &b) != HISP_SUCCESS) memset(&b, 0, sizeof b);
+    return b;
+}
+
+double cli_builds_ms(const hisp_build_stats *a, const hisp_build_stats *b)
+{
+    double ms = (b->build_ms - a->build_ms) + (b->load_ms - a->load_ms);
+    return ms > 0 ? ms : 0;
+}
+
+void cli_builds_add(hisp_build_stats *sum, const hisp_build_stats *a, const hisp_build_stats *b)
+{
+    sum->built += b->built - a->built;
+    sum->loaded += b->loaded - a->loaded;
+    sum->build_ms += b->build_ms - a->build_ms;
+    sum->load_ms += b->load_ms - a->load_ms;
+}
+
+void json_builds(cli_json *j, const hisp_build_stats *b)
+{
+    json_object_begin(j, "kernels");
+    json_uint(j, "programs_built", b->built);
+    json_double(j, "build_ms", b->build_ms);
+    json_uint(j, "programs_loaded", b->loaded);
+    json_double(j, "load_ms", b->load_ms);
+    json_object_end(j);
+}
+
+void cli_print_builds(const char *label, const hisp_build_stats *b)
+{
+    if (!b->built && !b->loaded) return;
+    printf("%-10s ", label);
+    if (b->built)
+        printf("%llu program%s built in %.1f ms", (unsigned long long)b->built,
+               b->built == 1 ? "" : "s", b->build_ms);
+    if (b->built && b->loaded) printf(", ");
+    if (b->loaded)
+        printf("%llu loaded from the disk cache in %.1f ms", (unsigned long long)b->loaded,
+               b->load_ms);
+    printf("\n");
 }
 
 const char *cli_device_kind(const hisp_device_info *d)

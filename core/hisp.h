@@ -804,6 +804,52 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_transfers(hisp_context ctx,
                                                            hisp_transfer_stats *st);
 HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ctx);
 
+/* ---- kernel builds -----------------------------------------------------------
+ *
+ * Run-time kernels (OpenCL programs; CUDA modules compiled by NVRTC) are
+ * built at their first use on a device, kept in memory for the process and
+ * in the disk cache (the cache_dir option), so a later process loads them
+ * instead. On a fresh machine the builds take seconds (PoCL: about a second
+ * a program, more for programs of many kernels), spent inside the call that
+ * first needs the kernel. The context counts, since it was made (or the
+ * counters were reset), the programs its backend built or loaded and the
+ * host time that took, so a caller that times a call can tell the build
+ * from the operation:
+ *  - built, build_ms: programs compiled from source (OpenCL: clBuildProgram
+ *    and fetching the binary for the disk cache, for which PoCL compiles
+ *    each kernel; CUDA: NVRTC, hisp's parallel pre-builds of the compound
+ *    variants included, counted as their wall time);
+ *  - loaded, load_ms: programs loaded from the disk cache.
+ * A program found in memory (built earlier in the process) counts nothing.
+ * The wall time of a call includes its builds; the device times hisp
+ * reports (hisp_spmv_timed's, hisp_add_stats' device_ms) do not, as kernels
+ * are built before the first event of the timed work. Not counted: what a
+ * runtime does inside a launch (PoCL compiles a kernel for its work-group
+ * size at the first launch and keeps that in its own cache, ~/.cache/pocl),
+ * which shows in a first call's device time. MSREP plans open a context per
+ * device: their builds count there, as their transfers do. */
+typedef struct {
+    uint64_t built, loaded;   /* programs compiled from source / loaded from the disk cache */
+    double build_ms, load_ms; /* host time of those */
+} hisp_build_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_builds(hisp_context ctx, hisp_build_stats *st);
+HISP_API HISP_NODISCARD hisp_status hisp_context_reset_builds(hisp_context ctx);
+/* What a build notice gets: the backend and device that are about to
+ * compile `programs` programs from source, and the folder of the disk cache
+ * they go to (NULL when the cache is off: cache_dir=off or no home). */
+typedef struct {
+    hisp_backend_kind backend;
+    const char *device; /* the device's name */
+    const char *cache_dir;
+    int programs;
+} hisp_build_event;
+typedef void (*hisp_build_notify)(void *user, const hisp_build_event *e);
+/* fn (NULL: none) is called, in the thread that builds, right before ctx's
+ * backend compiles programs from source (never for one found in memory or
+ * in the disk cache): a program can say why a first use takes a while. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_set_build_notify(hisp_context ctx,
+                                                                  hisp_build_notify fn, void *user);
+
 /* ---- operations --------------------------------------------------------- */
 
 /* y = alpha * op(A) * x + beta * y on the context's backend. alpha and beta

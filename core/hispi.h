@@ -100,10 +100,15 @@ struct hisp_context_s {
     bool sched_pending;       /* sched is still with the backend (hispi_sched_settle) */
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
+    hisp_build_stats builds;  /* kernel builds and loads (hispi_build_count) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
     hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector/vector_dev.c) */
     hispi_astate addc;        /* the HiSparse addition's scratch (hisparse/hisparse_add_cache.c) */
     hispi_options opt;        /* hisp_context_set_option (core/base/options.c) */
+    struct {
+        hisp_build_notify fn;
+        void *user;
+    } build_notify; /* hisp_context_set_build_notify */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -223,6 +228,15 @@ HISPI_LOCAL hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, s
                                         const void *src, size_t bytes);
 HISPI_LOCAL hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t off,
                                        void *dst, size_t bytes);
+
+/* ---- kernel build accounting (core/base/context.c) ---------------------- */
+
+/* Right before ctx's backend compiles n programs from source for the device
+ * named `device`: the context's build notice (hisp_context_set_build_notify). */
+HISPI_LOCAL void hispi_build_begin(hisp_context ctx, const char *device, int n);
+/* n programs compiled from source (from_cache false) or loaded from the
+ * disk cache, in ms of host time. */
+HISPI_LOCAL void hispi_build_count(hisp_context ctx, bool from_cache, int n, double ms);
 
 /* ---- handle checks ------------------------------------------------------ */
 
@@ -558,6 +572,8 @@ HISPI_LOCAL double hispi_now_ms(void);
  * (cache_dir=off, no home) or the path does not fit. */
 HISPI_LOCAL int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t key,
                                  const char *ext, char *out, size_t size);
+/* That folder DIR; 0 when caching is off or the path does not fit. */
+HISPI_LOCAL int hispi_cache_dir(hisp_context ctx, char *out, size_t size);
 /* Writes n bytes to path through a temporary file and rename, so readers
  * never see half a file; make_dirs creates the parent folders first.
  * Returns 0 or an errno value. */

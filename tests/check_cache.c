@@ -4,7 +4,9 @@
  * runtime loads a program once per process) rebuilds, gives right results
  * and leaves a valid entry. Covers the entry format (core/base/cache_file.c), the
  * OpenCL program cache (through `hisp demo`, checked against the reference)
- * and the compound plan cache. */
+ * and the compound plan cache. And the kernel builds are accounted: counted
+ * apart from the operation's device time, announced before they start, and
+ * reported by the hisp program on its own ("kernels" in --json). */
 #include "testutil.h"
 #include "hispi.h"
 #include "compound/hispi_compound.h"
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *cache_dir = "";
@@ -310,6 +313,161 @@ START_TEST(test_plan_cache_damage)
 }
 END_TEST
 
+/* ---- kernel build accounting ---------------------------------------------- */
+
+static int opencl_target(void)
+{
+    const test_target *tt;
+    int nt = test_targets(&tt);
+    for (int i = 0; i < nt; i++)
+        if (tt[i].kind == HISP_BACKEND_OPENCL) return i;
+    return -1;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+typedef struct {
+    int calls, programs;
+    char dir[1024];
+    hisp_backend_kind backend;
+} build_notices;
+
+static void on_build(void *user, const hisp_build_event *e)
+{
+    build_notices *n = user;
+    n->calls++;
+    n->programs += e->programs;
+    n->backend = e->backend;
+    snprintf(n->dir, sizeof n->dir, "%s", e->cache_dir ? e->cache_dir : "(off)");
+}
+
+static void ck_builds(hisp_context ctx, uint64_t built, uint64_t loaded, const char *what)
+{
+    hisp_build_stats b;
+    CK_OK(ctx, hisp_context_builds(ctx, &b));
+    ck_assert_msg(b.built == built && b.loaded == loaded && (b.build_ms > 0) == (built > 0) &&
+                      (b.load_ms > 0) == (loaded > 0),
+                  "%s: %llu built in %g ms, %llu loaded in %g ms; expected %llu built, %llu "
+                  "loaded",
+                  what, (unsigned long long)b.built, b.build_ms, (unsigned long long)b.loaded,
+                  b.load_ms, (unsigned long long)built, (unsigned long long)loaded);
+}
+
+/* A fresh cache folder: the addition's program is built from source, once,
+ * announced first, and its time is out of the addition's device time; the
+ * same addition again counts nothing; a new context loads the program from
+ * the disk cache (counted as a load, not announced). */
+START_TEST(test_build_counts)
+{
+    int t = opencl_target();
+    if (t < 0) {
+        test_skip("cache build accounting: no OpenCL device");
+        return;
+    }
+    uint64_t st = test_seed() + 2304;
+    hisp_context ctx = test_context(t), c2 = NULL;
+    use_temp_cache(ctx);
+    build_notices nt = {0}, nt2 = {0};
+    CK_OK(ctx, hisp_context_set_build_notify(ctx, on_build, &nt));
+    ck_builds(ctx, 0, 0, "a new context");
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st);
+    hisp_matrix B = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st), C = NULL;
+    double t0 = now_ms();
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+    double wall = now_ms() - t0;
+    hisp_add_stats as;
+    hisp_build_stats b;
+    CK_OK(ctx, hisp_context_add_stats(ctx, &as));
+    CK_OK(ctx, hisp_context_builds(ctx, &b));
+    ck_assert_msg(b.built >= 1 && b.build_ms > 0 && b.loaded == 0 && b.load_ms == 0,
+                  "first addition: %llu built in %g ms, %llu loaded", (unsigned long long)b.built,
+                  b.build_ms, (unsigned long long)b.loaded);
+    ck_assert_int_eq(nt.calls, (int)b.built);
+    ck_assert_int_eq(nt.programs, (int)b.built);
+    ck_assert_int_eq(nt.backend, HISP_BACKEND_OPENCL);
+    ck_assert_str_eq(nt.dir, cache_dir);
+    /* the build and the traversal's device time are apart within the call */
+    ck_assert_msg(as.device_ms > 0 && as.device_ms + b.build_ms <= wall + 1.0,
+                  "device %g ms + build %g ms in a call of %g ms", as.device_ms, b.build_ms, wall);
+    hisp_matrix_destroy(&C);
+    CK_OK(ctx, hisp_context_reset_builds(ctx));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+    ck_builds(ctx, 0, 0, "the addition again");
+    ck_assert_int_eq(nt.calls, (int)b.built);
+    hisp_matrix_destroy(&C);
+
+    CK_OK(ctx, hisp_context_create(&c2)); /* HISP_OPTIONS: the same cache folder */
+    CK_OK(c2, hisp_context_set_backend(c2, HISP_BACKEND_OPENCL, 0));
+    CK_OK(c2, hisp_context_set_build_notify(c2, on_build, &nt2));
+    hisp_matrix A2 = test_random_matrix(c2, HISP_F64, 300, 300, 0.02, &st);
+    hisp_matrix B2 = test_random_matrix(c2, HISP_F64, 300, 300, 0.02, &st);
+    CK_OK(c2, hisp_matrix_add(HISP_OP_N, A2, HISP_OP_N, B2, &C));
+    ck_builds(c2, 0, b.built, "a new context on a filled cache");
+    ck_assert_int_eq(nt2.calls, 0);
+    hisp_matrix_destroy(&C);
+    hisp_matrix_destroy(&A2);
+    hisp_matrix_destroy(&B2);
+    hisp_context_destroy(&c2);
+
+    ck_assert_int_eq(hisp_context_builds(NULL, &b), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_context_builds(ctx, NULL), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_context_reset_builds(NULL), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_context_set_build_notify(NULL, on_build, NULL), HISP_ERR_INVALID_HANDLE);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+    test_drop_temp_cache();
+}
+END_TEST
+
+/* The hisp program on a fresh cache folder: the first `hisp add` reports
+ * the build as "kernels" (build_ms > 0), the second builds nothing and
+ * loads the program; with --repeat the device time is the timed sums'
+ * median (within their median wall time, as each sum's device time is
+ * within its wall time). */
+START_TEST(test_build_cli)
+{
+    if (opencl_target() < 0) {
+        test_skip("cache build report: no OpenCL device");
+        return;
+    }
+    if (!test_hisp_bin()) {
+        test_skip("cache build report: the hisp program is not built");
+        return;
+    }
+    use_temp_cache(NULL);
+    char c_path[300];
+    snprintf(c_path, sizeof c_path, "%s.mtx", cache_dir); /* beside the folder, not in it */
+    static char out[1 << 14];
+    static const char add[] = "add gen:poisson2d:12 gen:poisson2d:12 --backend opencl --json -o";
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "%s %s", add, c_path), 0);
+    ck_assert_int_ge(test_json_int(out, "programs_built"), 1);
+    ck_assert_msg(test_json_double(out, "build_ms") > 0, "%s", out);
+    ck_assert_int_eq(test_json_int(out, "programs_loaded"), 0);
+    double cold = test_json_double(out, "device_ms");
+    ck_assert_msg(cold > 0 && cold < test_json_double(out, "build_ms"),
+                  "a cold sum's device time is not below its build time:\n%s", out);
+
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "%s %s", add, c_path), 0);
+    ck_assert_int_eq(test_json_int(out, "programs_built"), 0);
+    ck_assert_msg(test_json_double(out, "build_ms") == 0, "%s", out);
+    ck_assert_int_ge(test_json_int(out, "programs_loaded"), 1);
+
+    ck_assert_int_eq(test_run_cli(out, sizeof out, "%s %s --repeat 5", add, c_path), 0);
+    double dev = test_json_double(out, "device_ms"), med = test_json_double(out, "median_ms");
+    ck_assert_msg(dev > 0 && dev <= med * 1.01 + 0.01,
+                  "--repeat: device %g ms, median wall %g ms\n%s", dev, med, out);
+    ck_assert_int_eq(test_json_int(out, "programs_built"), 0);
+    remove(c_path);
+    test_drop_temp_cache();
+}
+END_TEST
+
 Suite *suite_cache(void)
 {
     Suite *s = suite_create("cache");
@@ -319,6 +477,8 @@ Suite *suite_cache(void)
     tcase_add_test(tc, test_entry_files);
     tcase_add_test(tc, test_opencl_cache_damage);
     tcase_add_test(tc, test_plan_cache_damage);
+    tcase_add_test(tc, test_build_counts);
+    tcase_add_test(tc, test_build_cli);
     suite_add_tcase(s, tc);
     return s;
 }

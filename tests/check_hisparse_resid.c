@@ -214,10 +214,7 @@ END_TEST
  * valid and usable after. */
 START_TEST(test_resid_device_oom)
 {
-    if (!on_device(_i)) {
-        test_skip("hisparse_resid device allocation failures: %d is the reference backend", _i);
-        return;
-    }
+    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 160, d = 8;
     uint64_t st = test_seed() + 7321;
     coo a = random_coo(n, 0.05, 30, 50, &st), b = random_coo(n, 0.05, 90, 130, &st);
@@ -274,10 +271,7 @@ END_TEST
  * right. */
 START_TEST(test_resid_transfers)
 {
-    if (!on_device(_i)) {
-        test_skip("hisparse_resid transfers: %d is the reference backend", _i);
-        return;
-    }
+    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 200, d = 8;
     uint64_t st = test_seed() + 7331;
     coo a = random_coo(n, 0.04, 10, 60, &st), b = random_coo(n, 0.04, 120, 170, &st);
@@ -299,7 +293,9 @@ START_TEST(test_resid_transfers)
     /* residency: the first SpMVs put A's and B's pools (and x) on the device */
     hisp_status s = hisp_spmv(ctx, HISP_OP_N, &one, A, x, &zero, y[0]);
     if (s == HISP_ERR_UNSUPPORTED) {
-        test_skip("hisparse_resid transfers on %d: no HiSparse SpMV", _i);
+        const test_target *t;
+        test_targets(&t);
+        test_skip("hisparse_resid transfers on %s: no HiSparse SpMV", t[_i].label);
     } else {
         CK_OK(ctx, s);
         CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, B, x, &zero, y[0]));
@@ -440,10 +436,7 @@ static void root_count_kept(hisp_context ctx, hisp_matrix C)
  * of kept results moves the family's device pool only now and then. */
 START_TEST(test_resid_repeat_scratch)
 {
-    if (!on_device(_i)) {
-        test_skip("hisparse_resid repeated additions: %d is the reference backend", _i);
-        return;
-    }
+    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 300, d = 8;
     uint64_t st = test_seed() + 7341;
     coo a = random_coo(n, 0.05, 40, 90, &st), b = random_coo(n, 0.05, 150, 220, &st);
@@ -509,10 +502,7 @@ END_TEST
  * host; they read right there. */
 START_TEST(test_resid_backend_switch)
 {
-    if (!on_device(_i)) {
-        test_skip("hisparse_resid backend switch: %d is the reference backend", _i);
-        return;
-    }
+    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 140, d = 8;
     uint64_t st = test_seed() + 7341;
     coo a = random_coo(n, 0.05, 0, 30, &st), b = random_coo(n, 0.05, 70, 100, &st);
@@ -786,10 +776,7 @@ END_TEST
  * no D, the pool as before, C right; the edit then succeeds. */
 START_TEST(test_resid_edit_oom)
 {
-    if (!on_device(_i)) {
-        test_skip("hisparse_resid edit allocation failures: %d is the reference backend", _i);
-        return;
-    }
+    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 256, d = 8;
     uint64_t st = test_seed() + 7371;
     coo a = random_coo(n, 0.04, 0, 40, &st), b = random_coo(n, 0.04, 100, 140, &st);

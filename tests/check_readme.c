@@ -17,14 +17,41 @@ static int shell(const char *cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* cmd's exit status; the end of its stdout and stderr in out (cap bytes
+ * with the NUL), for the failure message: a passing run prints nothing. */
+static int shell_out(const char *cmd, char *out, size_t cap)
+{
+    char full[16500];
+    snprintf(full, sizeof full, "( %s ) 2>&1", cmd);
+    test_env_restore();
+    FILE *f = popen(full, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = 0, size = 1 << 16, n;
+    char *all = malloc(size);
+    ck_assert_ptr_nonnull(all);
+    while ((n = fread(all + len, 1, size - len, f)) > 0)
+        if ((len += n) == size) {
+            all = realloc(all, size *= 2);
+            ck_assert_ptr_nonnull(all);
+        }
+    int st = pclose(f);
+    size_t keep = len < cap - 1 ? len : cap - 1;
+    memcpy(out, all + len - keep, keep);
+    out[keep] = 0;
+    free(all);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 START_TEST(test_readme_as_pasted)
 {
     const char *bin = test_hisp_bin();
     ck_assert_msg(bin != NULL, "the hisp program of this build is missing");
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s/tests/readme_check.sh' '%s/README.md' '%s' >&2", HISP_SOURCE_DIR,
+    static char out[8192];
+    snprintf(cmd, sizeof cmd, "'%s/tests/readme_check.sh' '%s/README.md' '%s'", HISP_SOURCE_DIR,
              HISP_SOURCE_DIR, bin);
-    ck_assert_msg(shell(cmd) == 0, "README.md does not run as pasted (lines above)");
+    ck_assert_msg(shell_out(cmd, out, sizeof out) == 0, "README.md does not run as pasted:\n%s",
+                  out);
 }
 END_TEST
 
@@ -49,12 +76,14 @@ START_TEST(test_readme_example_runs)
     char cmd[16384];
     snprintf(cmd, sizeof cmd,
              "cc -std=c11 -Wall -Wextra -Werror %s -I'%s/core' '%s/examples/readme_example.c' "
-             "-L'%s' -lhisp -Wl,-rpath,'%s' -o '%s/readme_example' >&2 && '%s/readme_example' >&2",
+             "-L'%s' -lhisp -Wl,-rpath,'%s' -o '%s/readme_example' && '%s/readme_example'",
              san, HISP_SOURCE_DIR, HISP_SOURCE_DIR, lib, lib, dir, dir);
-    int rc = shell(cmd);
+    static char out[8192];
+    int rc = shell_out(cmd, out, sizeof out);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     (void)shell(cmd);
-    ck_assert_msg(rc == 0, "examples/readme_example.c: build or run failed (exit %d)", rc);
+    ck_assert_msg(rc == 0, "examples/readme_example.c: build or run failed (exit %d):\n%s", rc,
+                  out);
 }
 END_TEST
 

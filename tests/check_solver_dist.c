@@ -254,7 +254,10 @@ START_TEST(test_local_breakdown)
     for (int pass = 0; pass < 4; pass++) {
         int m = pass & 1;
         bool debug = pass >= 2;
-        if (pass == 2) CK_OK(ctx, hisp_context_set_option(ctx, "debug", "1"));
+        if (pass == 2) {
+            test_stderr_begin(); /* the debug log: not the run's output */
+            CK_OK(ctx, hisp_context_set_option(ctx, "debug", "1"));
+        }
         hisp_matrix A = test_matrix(ctx, t, 15, m ? 0.4 : 0, &st);
         int64_t n = 15 * 15;
         void *b = random_array(t, n, &st);
@@ -278,6 +281,7 @@ START_TEST(test_local_breakdown)
         free(b);
     }
     hisp_context_destroy(&ctx);
+    free(test_stderr_end());
 }
 END_TEST
 

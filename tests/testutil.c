@@ -253,6 +253,41 @@ int test_run_cli(char *out, size_t cap, const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static int saved_stderr = -1, captured = -1;
+
+void test_stderr_begin(void)
+{
+    if (saved_stderr >= 0) return;
+    char path[] = "/tmp/hisp-test-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    fflush(stderr);
+    saved_stderr = dup(2);
+    ck_assert_int_ge(saved_stderr, 0);
+    ck_assert_int_ge(dup2(fd, 2), 0);
+    captured = fd;
+}
+
+char *test_stderr_end(void)
+{
+    if (saved_stderr < 0) return NULL;
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    saved_stderr = -1;
+    off_t n = lseek(captured, 0, SEEK_END);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text && (lseek(captured, 0, SEEK_SET) != 0 || read(captured, text, (size_t)n) != n)) {
+        free(text);
+        text = NULL;
+    }
+    if (text) text[n] = 0;
+    close(captured);
+    captured = -1;
+    return text;
+}
+
 long long test_json_int(const char *text, const char *key)
 {
     char pat[128];
@@ -260,6 +295,16 @@ long long test_json_int(const char *text, const char *key)
     const char *p = strstr(text, pat);
     ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
     return strtoll(p + strlen(pat), NULL, 10);
+}
+
+double test_json_double(const char *text, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
+    p += strlen(pat);
+    return strncmp(p, "null", 4) == 0 ? NAN : strtod(p, NULL);
 }
 
 unsigned char *test_saved_bytes(hisp_context ctx, hisp_matrix A, size_t *size)

@@ -126,8 +126,17 @@ double test_compound_error(size_t ss, const void *y, const double *ref, int64_t 
  * test_drop_temp_cache removes it and unsets HISP_OPTIONS. */
 const char *test_temp_cache(hisp_context ctx, const char *tag);
 void test_drop_temp_cache(void);
+/* A test that turns the library's debug option on (its log goes to
+ * stderr) captures the log so that the run prints nothing: test_stderr_begin
+ * sends stderr to a temporary file, test_stderr_end puts it back and returns
+ * what was written (malloc'd, or NULL when nothing was captured). main()
+ * calls test_stderr_end after each suite, for a test that failed between. */
+void test_stderr_begin(void);
+char *test_stderr_end(void);
 /* The integer after "key": in a JSON text (ck_assert when missing). */
 long long test_json_int(const char *text, const char *key);
+/* The number after "key": (ck_assert when missing; null reads as NaN). */
+double test_json_double(const char *text, const char *key);
 
 /* The real-matrix folder: $HISP_MATRICES, else ../shared/matrices beside the
  * source tree; NULL if it is not a folder. */

@@ -276,6 +276,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
         char path[1024];
         size_t n = 0;
         char *cubin = NULL;
+        double t0 = hispi_now_ms();
         int cacheable = hispi_cache_file(ctx, "cu", key, "cubin", path, sizeof path);
         if (cacheable && hispi_cache_read(path, (void **)&cubin, &n) < 0)
             hispi_debug("cuda: %s is not a valid cache entry: rebuilding", path);
@@ -291,7 +292,10 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
             cubin = NULL;
             lib = NULL;
         }
-        if (!lib) {
+        if (lib) {
+            hispi_build_count(ctx, true, 1, hispi_now_ms() - t0);
+        } else {
+            hispi_build_begin(ctx, p.name, 1);
             HISPI_TRY(compile(ctx, prog, opts, p.major, p.minor, &cubin, &n));
             e = cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
             if (e != cudaSuccess) {
@@ -300,6 +304,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
             }
             if (cacheable) /* a cache: best effort */
                 (void)hispi_cache_write(path, cubin, n);
+            hispi_build_count(ctx, false, 1, hispi_now_ms() - t0);
         }
         free(cubin);
         HISPI_TRY(add_module(ctx, dev, key, lib, &m));
@@ -361,8 +366,10 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
         int threads = hispi_threads(ctx, 1e300); /* the threads option */
         if (threads > left) threads = left;
         prebuild_job j = {prog, p.major, p.minor, n, opts, todo, out, 0};
+        hispi_build_begin(ctx, p.name, left);
         double t0 = hispi_now_ms();
         hispi_gen_parallel(threads, prebuild_worker, &j);
+        hispi_build_count(ctx, false, left, hispi_now_ms() - t0);
         hispi_debug("cuda: %d NVRTC builds on %d threads (%.1f ms)", left, threads,
                     hispi_now_ms() - t0);
     }

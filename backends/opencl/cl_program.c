@@ -121,8 +121,10 @@ static hisp_status program(hisp_context ctx, hisp_cl_be *be, const char *src, co
     double t0 = hispi_now_ms();
     cl_program p = cacheable ? load_cached(be, path, opts) : NULL;
     if (p) {
+        hispi_build_count(ctx, true, 1, hispi_now_ms() - t0);
         hispi_debug("opencl: program from %s (%.1f ms)", path, hispi_now_ms() - t0);
     } else {
+        hispi_build_begin(ctx, be->name, 1);
         s = build_from_source(ctx, be, src, opts, &p);
         if (s) {
             free(q->options);
@@ -130,7 +132,11 @@ static hisp_status program(hisp_context ctx, hisp_cl_be *be, const char *src, co
             return s;
         }
         hispi_debug("opencl: built program \"%s\" (%.1f ms)", opts, hispi_now_ms() - t0);
+        /* PoCL compiles every kernel of the program for the binary */
         if (cacheable) store_cached(p, path);
+        hispi_build_count(ctx, false, 1, hispi_now_ms() - t0);
+        if (cacheable)
+            hispi_debug("opencl: cached as %s (%.1f ms in all)", path, hispi_now_ms() - t0);
     }
     q->src = src;
     q->program = p;

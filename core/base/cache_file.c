@@ -20,24 +20,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t key, const char *ext, char *out,
-                     size_t size)
+int hispi_cache_dir(hisp_context ctx, char *out, size_t size)
 {
     const char *d = ctx ? ctx->opt.cache_dir : NULL;
-    char dir[900];
     int n;
     if (d && *d) {
         if (strcmp(d, "off") == 0) return 0;
-        n = snprintf(dir, sizeof dir, "%s", d);
+        n = snprintf(out, size, "%s", d);
     } else if ((d = getenv("XDG_CACHE_HOME")) && *d) {
-        n = snprintf(dir, sizeof dir, "%s/hisp", d);
+        n = snprintf(out, size, "%s/hisp", d);
     } else if ((d = getenv("HOME")) && *d) {
-        n = snprintf(dir, sizeof dir, "%s/.cache/hisp", d);
+        n = snprintf(out, size, "%s/.cache/hisp", d);
     } else {
         return 0;
     }
-    if (n <= 0 || (size_t)n >= sizeof dir) return 0;
-    n = snprintf(out, size, "%s/%s-%016llx.%s", dir, prefix, (unsigned long long)key, ext);
+    return n > 0 && (size_t)n < size;
+}
+
+int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t key, const char *ext, char *out,
+                     size_t size)
+{
+    char dir[900];
+    if (!hispi_cache_dir(ctx, dir, sizeof dir)) return 0;
+    int n = snprintf(out, size, "%s/%s-%016llx.%s", dir, prefix, (unsigned long long)key, ext);
     return n > 0 && (size_t)n < size;
 }
 

@@ -302,6 +302,51 @@ hisp_status hisp_context_reset_transfers(hisp_context ctx)
     return HISP_SUCCESS;
 }
 
+void hispi_build_begin(hisp_context ctx, const char *device, int n)
+{
+    if (!ctx || !ctx->build_notify.fn || n <= 0) return;
+    char dir[900];
+    hisp_build_event e = {ctx->kind, device ? device : "",
+                          hispi_cache_dir(ctx, dir, sizeof dir) ? dir : NULL, n};
+    ctx->build_notify.fn(ctx->build_notify.user, &e);
+}
+
+void hispi_build_count(hisp_context ctx, bool from_cache, int n, double ms)
+{
+    if (!ctx || n <= 0) return;
+    if (ms < 0) ms = 0;
+    if (from_cache) {
+        ctx->builds.loaded += (uint64_t)n;
+        ctx->builds.load_ms += ms;
+    } else {
+        ctx->builds.built += (uint64_t)n;
+        ctx->builds.build_ms += ms;
+    }
+}
+
+hisp_status hisp_context_builds(hisp_context ctx, hisp_build_stats *st)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!st) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stats is NULL");
+    *st = ctx->builds;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_context_reset_builds(hisp_context ctx)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    memset(&ctx->builds, 0, sizeof ctx->builds);
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_context_set_build_notify(hisp_context ctx, hisp_build_notify fn, void *user)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    ctx->build_notify.fn = fn;
+    ctx->build_notify.user = fn ? user : NULL;
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, int *count)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
