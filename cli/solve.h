@@ -62,8 +62,9 @@ typedef struct {
     int products;              /* per iteration */
     double prepare_ms;
     hisp_transfer_stats xfer;
-    hisp_device_info dev;  /* one device */
-    hisp_device_ref *refs; /* --devices */
+    hisp_build_stats builds; /* kernels built or loaded (one device: prepare and solve) */
+    hisp_device_info dev;    /* one device */
+    hisp_device_ref *refs;   /* --devices */
     int ndev;
     bool shared;
     const char *format;

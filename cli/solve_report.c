@@ -91,6 +91,7 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     if (o->history) json_string(&j, "history", o->history);
     if (o->plot) json_string(&j, "plot", o->plot);
     json_transfers(&j, &r->xfer, r->ndev > 1 ? MSPMV_XFER_COVERS : NULL);
+    if (r->ndev <= 1) json_builds(&j, &r->builds);
     json_object_end(&j);
     json_finish(&j);
 }
@@ -137,6 +138,7 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
     if (isfinite(share)) printf(": %.0f%% of an iteration", 100 * share);
     printf("\n");
     cli_print_transfers("transfers", &r->xfer);
+    if (r->ndev <= 1) cli_print_builds("kernels", &r->builds);
     if (o->out) printf("wrote      %s\n", o->out);
     if (o->history) printf("wrote      %s\n", o->history);
     if (o->plot) printf("wrote      %s\n", o->plot);

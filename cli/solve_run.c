@@ -214,6 +214,7 @@ int solve_local(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void
     /* prepare: upload A, b and x, build the kernels, outside the solve */
     cli_progress("uploading A and building kernels on %s (%s)", hisp_backend_name(res->dev.backend),
                  res->dev.name);
+    hisp_build_stats k0 = cli_builds(ctx), k1;
     double t0 = cli_now_ms();
     s = norm(b, vt, &res->bnorm);
     if (!s) s = hisp_spmv(ctx, HISP_OP_N, a1, A, x, a0, r);
@@ -229,6 +230,8 @@ int solve_local(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void
     h->t0 = cli_now_ms();
     s = hisp_solver_solve(sv, A, b, x, &res->info);
     cli_transfers_add(ctx, &res->xfer);
+    k1 = cli_builds(ctx); /* prepare's builds, and the solve's (none, normally) */
+    cli_builds_add(&res->builds, &k0, &k1);
     cli_history_end(h);
     if (s) goto fail;
     /* the true residual r = b - A x (lsqr: and A^T r against A^T b) */

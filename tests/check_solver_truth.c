@@ -78,13 +78,18 @@ static tcsr tc_poisson(hisp_context ctx, int64_t n)
     return H;
 }
 
-/* values times s, rounded to float for f32: what the device will hold */
-static void tc_prepare(tcsr *H, double s, bool f32)
+/* H0's pattern (shared) with values of its own: H0's times s, rounded to
+ * float for f32 (what the device will hold). Free its val. */
+static tcsr tc_scaled(const tcsr *H0, double s, bool f32)
 {
-    for (int64_t k = 0; k < H->nnz; k++) {
-        H->val[k] *= s;
-        if (f32) H->val[k] = (double)(float)H->val[k];
+    tcsr H = *H0;
+    H.val = malloc((size_t)(H0->nnz + 1) * sizeof *H.val);
+    ck_assert_ptr_nonnull(H.val);
+    for (int64_t k = 0; k < H.nnz; k++) {
+        H.val[k] = H0->val[k] * s;
+        if (f32) H.val[k] = (double)(float)H.val[k];
     }
+    return H;
 }
 
 static hisp_matrix tc_matrix(hisp_context ctx, const tcsr *H, bool f32)
@@ -297,11 +302,7 @@ START_TEST(test_unreachable)
             snprintf(name, sizeof name, "poisson2d:40");
         }
         for (int f = 0; f < 2; f++) {
-            tcsr H = H0;
-            H.val = malloc((size_t)(H0.nnz + 1) * sizeof *H.val);
-            ck_assert_ptr_nonnull(H.val);
-            memcpy(H.val, H0.val, (size_t)H0.nnz * sizeof *H.val);
-            tc_prepare(&H, 1, f == 0);
+            tcsr H = tc_scaled(&H0, 1, f == 0);
             /* f32: 1e-9; f64: 1e-17, below the rounding of ||b|| itself */
             double rtol = f == 0 ? 1e-9 : 1e-17;
             for (int m = 0; m < HISP_SOLVER_COUNT; m++) {
@@ -330,11 +331,7 @@ START_TEST(test_reachable)
     hisp_context ctx = test_context(_i);
     tcsr H0 = tc_poisson(ctx, 30);
     for (int f = 0; f < 2; f++) {
-        tcsr H = H0;
-        H.val = malloc((size_t)(H0.nnz + 1) * sizeof *H.val);
-        ck_assert_ptr_nonnull(H.val);
-        memcpy(H.val, H0.val, (size_t)H0.nnz * sizeof *H.val);
-        tc_prepare(&H, 1, f == 0);
+        tcsr H = tc_scaled(&H0, 1, f == 0);
         for (int m = 0; m < HISP_SOLVER_COUNT; m++) {
             /* LSQR's normal-equation residual squares the condition: f32
              * reaches about 1e-4 on this matrix */
@@ -364,11 +361,7 @@ START_TEST(test_scaled)
     tcsr H0 = tc_poisson(ctx, 12);
     static const double scales[] = {1e-300, 1e200, 1e-310, 1e300};
     for (int k = 0; k < 4; k++) {
-        tcsr H = H0;
-        H.val = malloc((size_t)(H0.nnz + 1) * sizeof *H.val);
-        ck_assert_ptr_nonnull(H.val);
-        memcpy(H.val, H0.val, (size_t)H0.nnz * sizeof *H.val);
-        tc_prepare(&H, scales[k], false);
+        tcsr H = tc_scaled(&H0, scales[k], false);
         for (int m = 0; m < HISP_SOLVER_COUNT; m++) {
             char what[512];
             snprintf(what, sizeof what, "%s: poisson2d:12 * %g %s", test_target_label(_i),
