@@ -877,6 +877,101 @@ START_TEST(test_mpi_scattered)
 }
 END_TEST
 
+/* Solves over two parts of each target (PoCL: two sub-devices of the CPU),
+ * each method once: the case that ThreadSanitizer runs (./hisp.sh
+ * test-tsan), where the plan's workers share the job's state. */
+START_TEST(test_dist_solve_threads)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x7a5 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    hisp_matrix As = test_matrix(ctx, t, 12, 0, &st), An = test_matrix(ctx, t, 12, 0.4, &st);
+    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    static const hisp_solver_method meth[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
+                                               HISP_SOLVER_GMRES};
+    for (int m = 0; m < 3; m++) {
+        hisp_matrix A = m == 0 ? As : An;
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+        void *b = random_array(t, 144, &st), *x0 = random_array(t, 144, &st);
+        char what[512];
+        snprintf(what, sizeof what, "%s %s, 2 x pcsr", tg[i].label,
+                 hisp_solver_method_name(meth[m]));
+        compare(ctx, A, plan, t, meth[m], HISP_PRECOND_JACOBI, b, x0,
+                ctx->kind == HISP_BACKEND_REFERENCE, what);
+        free(b);
+        free(x0);
+        hisp_mplan_destroy(&plan);
+    }
+    hisp_matrix_destroy(&As);
+    hisp_matrix_destroy(&An);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A device that fails in the middle of a product (hispi_msrep_hook.fail_part,
+ * each part in turn): every worker leaves the job together, the solve and
+ * hisp_mspmv_dist return the failure with its message, x is unchanged, and
+ * the plan works afterwards. A worker that saw another's failure of the
+ * next phase early once returned alone and left the failing one waiting at
+ * the product's barrier for ever. */
+START_TEST(test_dist_device_failure)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0xfa11 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_type t = HISP_F32;
+    hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
+    int64_t n = 144;
+    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    hisp_mplan plan = NULL;
+    CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+    hisp_mvector b = NULL, x = NULL, xr = NULL;
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xr));
+    void *bh = random_array(t, n, &st), *x0 = random_array(t, n, &st), *xa = malloc(n * 4);
+    ck_assert_ptr_nonnull(xa);
+    CK_OK(ctx, hisp_mvector_write(b, bh));
+    CK_OK(ctx, hisp_mvector_write(x, x0));
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_NONE, t);
+    hisp_solve_info info;
+    float one = 1, zero = 0;
+    for (int rep = 0; rep < 40; rep++) {
+        hispi_msrep_hook.fail_part = 1 + rep % 2;
+        expect_error(ctx, hisp_solver_solve_dist(s, plan, b, x, &info), HISP_ERR_BACKEND,
+                     "failed (test hook)");
+        expect_error(ctx, hisp_mspmv_dist(plan, &one, xr, &zero, b), HISP_ERR_BACKEND,
+                     "failed (test hook)");
+        hispi_msrep_hook.fail_part = 0;
+        CK_OK(ctx, hisp_mvector_read(x, xa));
+        ck_assert_msg(memcmp(xa, x0, n * 4) == 0, "%s: x changed by a failed solve", tg[i].label);
+        CK_OK(ctx, hisp_mvector_write(b, bh));
+    }
+    CK_OK(ctx, hisp_solver_solve_dist(s, plan, b, x, &info));
+    ck_assert_msg(info.converged, "%s: %s", tg[i].label, hisp_stop_reason_name(info.reason));
+    hisp_solver_destroy(&s);
+    hisp_mvector_destroy(&b);
+    hisp_mvector_destroy(&x);
+    hisp_mvector_destroy(&xr);
+    hisp_mplan_destroy(&plan);
+    hisp_matrix_destroy(&A);
+    free(bh);
+    free(x0);
+    free(xa);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_solver_dist(void)
 {
     Suite *s = suite_create("solver_dist");
@@ -889,6 +984,12 @@ Suite *suite_solver_dist(void)
     tcase_add_loop_test(tc, test_local_breakdown, 0, nt);
     tcase_add_loop_test(tc, test_views_offsets, 0, nt);
     tcase_add_test(tc, test_dist_errors);
+    suite_add_tcase(s, tc);
+    /* the plan's worker threads at work (also run under ThreadSanitizer) */
+    tc = tcase_create("threads");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_loop_test(tc, test_dist_solve_threads, 0, nt);
+    tcase_add_loop_test(tc, test_dist_device_failure, 0, nt);
     suite_add_tcase(s, tc);
     tc = tcase_create("mpi");
     tcase_set_timeout(tc, 1200);

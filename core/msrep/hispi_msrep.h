@@ -84,10 +84,13 @@ HISPI_LOCAL void hispi_numa_bind_memory(void *p, size_t bytes, int node);
 /* Test hooks (never set by the library): stage_all: every partial vector is
  * staged, as for devices other than the vectors' one (walks that path on a
  * single device); spin_us: the spin budget of the workers' waits, also on
- * CPU devices (0: the library's choice). */
+ * CPU devices (0: the library's choice); fail_part: the worker of this id + 1
+ * fails its product step of a distributed-vector job, as a failing device
+ * would (0: none). */
 typedef struct {
     int stage_all;
     long spin_us;
+    int fail_part;
 } hispi_msrep_hooks;
 HISPI_LOCAL extern hispi_msrep_hooks hispi_msrep_hook;
 

@@ -139,11 +139,8 @@ void hispi_msrep_host_job(worker *w)
     hisp_mplan plan = w->plan;
     w->st = worker_compute(w);
     plan->ybuf[w->id] = part_empty(w) || w->st ? NULL : w->yh;
-    hispi_barrier_wait(&plan->bar);
+    bool ok = hispi_barrier_wait_ok(&plan->bar, w->st); /* every worker's phase 1 done */
     double tm = hispi_now_ms();
-    bool ok = true; /* every worker's phase 1 is visible after the barrier */
-    for (int k = 0; k < plan->nd; k++)
-        ok = ok && plan->w[k].st == HISP_SUCCESS;
     if (ok) { /* phase 2: this worker's slice of y */
         int64_t r0 = (int64_t)((__int128)plan->m * w->id / plan->nd);
         int64_t r1 = (int64_t)((__int128)plan->m * (w->id + 1) / plan->nd);

@@ -30,13 +30,10 @@ static bool x_relay(worker *w, hisp_status *st)
         s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)lo * es, hb, plan->xdev, (size_t)lo * es,
                              (size_t)(hi - lo) * es);
     if (!s) s = o->synchronize(ctx, be);
-    w->xst = s;
-    hispi_barrier_wait(&plan->bar); /* every chunk is on its device */
-    for (int j = 0; j < nd; j++)
-        if (plan->w[j].xst) {
-            *st = s;
-            return false;
-        }
+    if (!hispi_barrier_wait_ok(&plan->bar, s)) { /* every chunk is on its device */
+        *st = s;
+        return false;
+    }
     for (int j = 0; j < nd && !s && !part_empty(w); j++) {
         if (j == k) continue;
         worker *v = &plan->w[j];

@@ -153,6 +153,8 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     int64_t o0, o1, s = w->part.start, e = w->part.end, b = hispi_mvector_org(y, k);
     owned(plan, k, &o0, &o1);
     double beta = plan->beta;
+    if (!st && hispi_msrep_hook.fail_part == k + 1) /* a test hook */
+        st = hispi_fail(ctx, HISP_ERR_BACKEND, "msrep: part %d failed (test hook)", k);
     if (!st && s < e && s < o0 && (s + 1 < o0 || owner_of(plan, s) < 0 || owner_of(plan, s) == k))
         st = hispi_fail(ctx, HISP_ERR_BACKEND,
                         "msrep: part %d starts %lld rows before the rows it owns", k,
@@ -199,11 +201,9 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     w->gather_ms = w->compute_ms = 0;
     if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
         hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
-    w->xst = st;
-    hispi_barrier_wait(&plan->bar); /* every shared row is in its owner's scratch */
+    /* every shared row is in its owner's scratch; a failure anywhere: all return */
+    if (!hispi_barrier_wait_ok(&plan->bar, st)) return st;
     double tm = hispi_now_ms();
-    for (int j = 0; j < plan->nd; j++)
-        if (plan->w[j].xst) return st;
     for (int j = 0; j < plan->nd && !st; j++) {
         const hisp_part *p = &plan->parts[j];
         if (j == k || p->start >= p->end || p->start >= plan->own[j]) continue;
@@ -242,10 +242,7 @@ static hisp_status work_gather(worker *w)
         if (o1 > o0)
             st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - hispi_mvector_org(src, k)) * es,
                              (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
-        w->xst = st;
-        hispi_barrier_wait(&plan->bar); /* every device's rows are staged */
-        for (int j = 0; j < plan->nd; j++)
-            if (plan->w[j].xst) return st;
+        if (!hispi_barrier_wait_ok(&plan->bar, st)) return st; /* every device's rows are staged */
         if (src->n > 0)
             HISPI_TRY(o->buf_write(w->ctx, be, dst->buf[k], 0, plan->dstage, (size_t)src->n * es));
         return o->synchronize(w->ctx, be);
@@ -340,10 +337,9 @@ static hisp_status work_window(worker *w)
             st = o->buf_read(w->ctx, be, x->buf[k], (size_t)(lo - hispi_mvector_org(x, k)) * es,
                              (char *)plan->dstage + (size_t)lo * es, (size_t)(hi - lo) * es);
     }
-    w->xst = st;
-    hispi_barrier_wait(&plan->bar); /* every device's x is complete (and staged) */
-    for (int j = 0; j < plan->nd; j++)
-        if (plan->w[j].xst) return st; /* all return here: no worker waits at the next barrier */
+    /* every device's x is complete (and staged); a failure anywhere: all
+     * return here, so no worker waits at work_spmv's barrier alone */
+    if (!hispi_barrier_wait_ok(&plan->bar, st)) return st;
     for (int j = 0; j < plan->nd && !st; j++) {
         if (!piece(plan, x, xs, k, j, &a, &b)) continue;
         if (plan->dhost)
