@@ -596,8 +596,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const c
  *              clGetMemObjectInfo(CL_MEM_CONTEXT) of an exported buffer
  *              gives); a stream is a cl_command_queue.
  *   reference  a host pointer; no streams.
- * hisp never frees the caller's memory (OpenCL: it holds a reference from
- * clRetainMemObject while it uses a cl_mem). Sizes are checked where the
+ * hisp never frees the caller's memory (OpenCL: it holds a reference of its
+ * own, from clRetainMemObject, to every cl_mem it wraps, from the wrap until
+ * the object is destroyed or stops using it, so the caller may release theirs
+ * right after wrapping). Sizes are checked where the
  * backend can tell them (OpenCL: CL_MEM_SIZE and CL_MEM_CONTEXT; CUDA: that
  * the pointer is device or managed memory of the context's device). */
 

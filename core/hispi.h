@@ -127,6 +127,7 @@ typedef struct {
     void *rowptr, *colind, *val;
     int ptr64, idx64; /* 64-bit row pointers / column indices */
     int base;         /* 0 or 1 */
+    bool retained;    /* hisp holds a reference to each array (buf_retain) */
 } hispi_csr_ext;
 
 struct hisp_matrix_s {
@@ -161,7 +162,8 @@ struct hisp_vector_s {
     void *dev;       /* the context backend's buffer, or NULL */
     bool dev_valid;  /* device copy up to date */
     bool wrapped;    /* dev is the caller's memory (hisp_vector_wrap_device): never freed */
-    int64_t off;     /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
+    bool retained; /* wrapped: hisp holds a reference to dev (buf_retain), given back by buf_free */
+    int64_t off;   /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
 };
 
 /* ---- errors: record on the context, return the status ------------------ */
@@ -348,6 +350,8 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap_upload(hisp_matrix A);
 /* The matrix stops using the caller's arrays (their data read to the host
  * first, best effort: on failure the matrix is left without entries). */
 HISPI_LOCAL void hispi_matrix_unwrap(hisp_matrix A);
+/* Gives back hisp's references to a wrapped matrix's arrays (destroy). */
+HISPI_LOCAL void hispi_matrix_ext_release(hisp_matrix A);
 
 /* ---- HiSparse in matrix handles (core/hisparse/hisparse_state.c) -------- */
 

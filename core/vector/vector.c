@@ -40,10 +40,11 @@ static void drop_device(hisp_vector v)
      * vector becomes an ordinary one: the caller's memory is let go) */
     if (!v->host_valid && sync_host(v) != HISP_SUCCESS)
         v->host_valid = v->host != NULL; /* lost: best effort */
-    if (!v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+    if (!v->wrapped || v->retained) v->ctx->ops->buf_free(v->ctx->be, v->dev);
     v->dev = NULL;
     v->dev_valid = false;
     v->wrapped = false;
+    v->retained = false;
     v->off = 0;
 }
 
@@ -90,7 +91,7 @@ void hisp_vector_destroy(hisp_vector *pv)
     if (!pv || !hispi_handle_known(*pv, HISPI_H_VECTOR)) return;
     hisp_vector v = *pv;
     if (v->link.next) {
-        if (v->dev && !v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+        if (v->dev && (!v->wrapped || v->retained)) v->ctx->ops->buf_free(v->ctx->be, v->dev);
         hispi_devobj_detach(&v->link);
     }
     free(v->host);
@@ -256,7 +257,18 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "vector memory %p is not aligned to %zu bytes (%s entries)", mem, align,
                           hisp_type_name(type));
-    return hispi_vector_view(ctx, type, n, mem, 0, out); /* the caller's memory, offset 0 */
+    /* the caller's memory, offset 0, with a reference of hisp's own where
+     * the backend counts them (the caller may release theirs) */
+    HISPI_TRY(hispi_vector_view(ctx, type, n, mem, 0, out));
+    if (ctx->ops->buf_retain) {
+        hisp_status s = ctx->ops->buf_retain(ctx, ctx->be, mem);
+        if (s) {
+            hisp_vector_destroy(out);
+            return s;
+        }
+        (*out)->retained = true;
+    }
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_vector_device_memory(hisp_vector v, void **mem)
