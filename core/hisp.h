@@ -985,6 +985,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, 
 typedef struct hisp_mvector_s *hisp_mvector;
 typedef enum { HISP_MVEC_REPLICATED = 0, HISP_MVEC_ROWS = 1 } hisp_mvec_layout;
 
+/* A new distributed vector of the layout, zero-filled on every device. */
 HISP_API HISP_NODISCARD hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout,
                                                         hisp_mvector *v);
 HISP_API void hisp_mvector_destroy(hisp_mvector *v);

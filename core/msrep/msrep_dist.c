@@ -92,26 +92,32 @@ static hisp_status alloc_one(worker *w, size_t entries, void **out)
     return wops(w)->buf_alloc(w->ctx, w->ctx->be, (entries ? entries : 1) * esize(w->plan), out);
 }
 
+/* A new buffer of entries zeros: a new distributed vector reads as zeros, as
+ * a new hisp_vector does (OWNED: the entries outside the device's rows and
+ * window are never written, and the SpMV's padding lanes read x[0]). */
+static hisp_status alloc_zeros(worker *w, size_t entries, void **out)
+{
+    HISPI_TRY(alloc_one(w, entries, out));
+    if (!entries) return HISP_SUCCESS;
+    const hisp_backend_ops *o = wops(w);
+    return o->buf_zero ? o->buf_zero(w->ctx, w->ctx->be, *out, 0, entries * esize(w->plan))
+                       : axpby(w, (int64_t)entries, 0.0, NULL, 0, 0.0, *out, 0);
+}
+
 static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
 {
     hisp_mplan plan = w->plan;
     int k = w->id;
-    if (v->layout == HISP_MVEC_REPLICATED) return alloc_one(w, (size_t)v->n, &v->buf[k]);
-    if (v->layout == HISPI_MVEC_OWNED) {
-        /* zeros: the entries outside the device's rows and window are never
-         * written, and the SpMV's padding lanes read x[0] */
-        HISPI_TRY(alloc_one(w, (size_t)v->n, &v->buf[k]));
-        HISPI_TRY(wops(w)->buf_zero ? wops(w)->buf_zero(w->ctx, w->ctx->be, v->buf[k], 0,
-                                                        (size_t)v->n * esize(plan))
-                                    : axpby(w, v->n, 0.0, NULL, 0, 0.0, v->buf[k], 0));
-        HISPI_TRY(wops(w)->synchronize(w->ctx, w->ctx->be));
+    if (v->layout == HISP_MVEC_REPLICATED || v->layout == HISPI_MVEC_OWNED) {
+        HISPI_TRY(alloc_zeros(w, (size_t)v->n, &v->buf[k]));
     } else {
         HISPI_TRY(
-            alloc_one(w, (size_t)(plan->own[k + 1] - hispi_mvector_base(plan, k)), &v->buf[k]));
+            alloc_zeros(w, (size_t)(plan->own[k + 1] - hispi_mvector_base(plan, k)), &v->buf[k]));
         if (!direct(v, k))
             HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
     }
-    return alloc_one(w, (size_t)plan->nd, &v->shin[k]);
+    HISPI_TRY(alloc_one(w, (size_t)plan->nd, &v->shin[k]));
+    return wops(w)->synchronize(w->ctx, w->ctx->be);
 }
 
 static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
