@@ -104,6 +104,7 @@ struct hisp_context_s {
     hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector/vector_dev.c) */
     hispi_astate addc;        /* the HiSparse addition's scratch (hisparse/hisparse_add_cache.c) */
     hispi_options opt;        /* hisp_context_set_option (core/base/options.c) */
+    struct hispi_parked *parked; /* MSREP workers' device instances (hispi_context_park) */
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:

@@ -9,6 +9,7 @@
 #include "msrep/msrep_plan.h"
 #include "testutil.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -877,6 +878,66 @@ START_TEST(test_mpi_scattered)
 }
 END_TEST
 
+/* Plans made and destroyed one after another on one context, a solve on
+ * each: the OpenCL worker instances (queues, programs, sub-devices) of one
+ * plan serve the next (none opened after the first plan), and the heap stays
+ * flat (programs loaded again for every plan grew PoCL's LLVM state by about
+ * 60 KiB a plan, freed only when every cl_context of the process is). */
+START_TEST(test_plans_reuse_instances)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    if (tg[i].kind != HISP_BACKEND_OPENCL) return; /* the others keep nothing */
+    uint64_t st = test_seed() ^ 0x9e5;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    CK_OK(ctx, hisp_context_set_backend(ctx, tg[i].kind, tg[i].device));
+    hisp_type t = HISP_F32;
+    hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
+    void *bh = random_array(t, 144, &st);
+    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_JACOBI, t);
+    long opened = 0;
+    size_t heap = 0;
+    int64_t iters = -1;
+    for (int k = 0; k < 60; k++) {
+        if (k == 20) { /* after the first plans of each kind: the steady state */
+            opened = hispi_context_instances_opened();
+            heap = mallinfo2().uordblks;
+        }
+        hisp_mplan plan = NULL;
+        unsigned flags = k % 2 ? HISP_MPLAN_SUBDEVICES : 0;
+        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, flags, &plan));
+        hisp_mvector b = NULL, x = NULL;
+        CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
+        CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
+        CK_OK(ctx, hisp_mvector_write(b, bh));
+        hisp_solve_info info;
+        CK_OK(ctx, hisp_solver_solve_dist(s, plan, b, x, &info));
+        ck_assert_msg(info.converged, "plan %d: %s after %lld iterations", k,
+                      hisp_stop_reason_name(info.reason), (long long)info.iterations);
+        if (k % 2 && iters < 0) iters = info.iterations;
+        if (k % 2) ck_assert_int_eq(info.iterations, iters);
+        hisp_mvector_destroy(&b);
+        hisp_mvector_destroy(&x);
+        hisp_mplan_destroy(&plan);
+    }
+    ck_assert_msg(hispi_context_instances_opened() == opened,
+                  "%ld device instances opened by 40 plans after the first 20",
+                  hispi_context_instances_opened() - opened);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    size_t now = mallinfo2().uordblks; /* sanitizers: their own allocators */
+    ck_assert_msg(now < heap + (1u << 20), "the heap grew by %zd KiB over 40 plans",
+                  ((ssize_t)now - (ssize_t)heap) / 1024);
+#endif
+    hisp_solver_destroy(&s);
+    hisp_matrix_destroy(&A);
+    free(bh);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* Solves over two parts of each target (PoCL: two sub-devices of the CPU),
  * each method once: the case that ThreadSanitizer runs (./hisp.sh
  * test-tsan), where the plan's workers share the job's state. */
@@ -984,6 +1045,7 @@ Suite *suite_solver_dist(void)
     tcase_add_loop_test(tc, test_local_breakdown, 0, nt);
     tcase_add_loop_test(tc, test_views_offsets, 0, nt);
     tcase_add_test(tc, test_dist_errors);
+    tcase_add_loop_test(tc, test_plans_reuse_instances, 0, nt);
     suite_add_tcase(s, tc);
     /* the plan's worker threads at work (also run under ThreadSanitizer) */
     tc = tcase_create("threads");
