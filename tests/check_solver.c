@@ -933,8 +933,8 @@ START_TEST(test_failures)
     ck_assert_int_eq(hisp_solver_solve(s, A, vf32, vx, &info), HISP_ERR_INVALID_ARGUMENT);
     read_vec(ctx, HISP_F64, vx, x, n);
     ck_assert(memcmp(x, x0, (size_t)n * 8) == 0);
-    ck_assert_int_eq(hisp_solver_solve(s, NULL, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(hisp_solver_solve(s, A, NULL, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_solve(s, NULL, vb, vx, &info), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_solver_solve(s, A, NULL, vx, &info), HISP_ERR_INVALID_HANDLE);
 
     /* a rectangular matrix for CG and BiCGSTAB */
     hisp_matrix R = test_random_matrix(ctx, HISP_F64, n, n + 3, 0.05, &rs);

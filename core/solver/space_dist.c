@@ -88,7 +88,7 @@ static hisp_status plan_check(hisp_context ctx, hisp_mplan plan)
 static hisp_status vec_check(hisp_context ctx, hisp_mplan plan, const char *name, hisp_mvector v)
 {
     hisp_mvec_layout lay;
-    if (!v) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "solve: %s is NULL", name);
+    if (!v) return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "solve: %s is NULL", name);
     if (!hispi_mvector_of(v, plan, &lay))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "solve: %s is not a live distributed vector of this plan", name);
