@@ -105,6 +105,10 @@ struct hisp_context_s {
     hispi_astate addc;        /* the HiSparse addition's scratch (hisparse/hisparse_add_cache.c) */
     hispi_options opt;        /* hisp_context_set_option (core/base/options.c) */
     struct hispi_parked *parked; /* MSREP workers' device instances (hispi_context_park) */
+    /* the thread inside a call that claimed the context (hispi_ctx_claim),
+     * and its nesting depth (touched by that thread only) */
+    _Atomic(const void *) owner;
+    int depth;
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -254,6 +258,26 @@ HISPI_LOCAL bool hispi_handle_known(const void *obj, hispi_handle_kind kind);
 HISPI_LOCAL void hispi_handle_free(void *obj);
 
 HISPI_LOCAL bool hispi_ctx_ok(hisp_context ctx);
+/* A context is used by one thread at a time (hisp.h). The calls that queue
+ * work on its device or use its scratch (SpMV, vector algebra, vector
+ * reads and writes, solves, additions, synchronize, an MSREP plan's calls
+ * on its home context) claim it for their duration; the thread holding it
+ * may claim again (calls made inside calls). A claim while another thread
+ * holds the context fails with HISP_ERR_INVALID_ARGUMENT, before anything is
+ * touched: the message is kept for the refused thread alone
+ * (hisp_context_last_error there), the holder's record is left as it is.
+ * A live ctx is the caller's to check first. */
+HISPI_LOCAL hisp_status hispi_ctx_claim(hisp_context ctx);
+HISPI_LOCAL void hispi_ctx_release(hisp_context ctx);
+/* return call's status, made while ctx (live) is claimed */
+#define HISPI_CLAIMED(ctx, call)                                                                   \
+    do {                                                                                           \
+        hisp_context hispi_cl_ = (ctx);                                                            \
+        HISPI_TRY(hispi_ctx_claim(hispi_cl_));                                                     \
+        hisp_status hispi_cs_ = (call);                                                            \
+        hispi_ctx_release(hispi_cl_);                                                              \
+        return hispi_cs_;                                                                          \
+    } while (0)
 HISPI_LOCAL bool hispi_mat_ok(hisp_matrix A);
 HISPI_LOCAL bool hispi_vec_ok(hisp_vector v);
 

@@ -223,9 +223,16 @@ hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind
     return HISP_SUCCESS;
 }
 
+static hisp_status set_stream(hisp_context ctx, void *stream);
+
 hisp_status hisp_context_set_stream(hisp_context ctx, void *stream)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, set_stream(ctx, stream));
+}
+
+static hisp_status set_stream(hisp_context ctx, void *stream)
+{
     const hisp_backend_ops *ops = ctx->ops;
     if (!ops->stream_set) {
         if (!stream) return HISP_SUCCESS;
@@ -305,9 +312,16 @@ void hisp_context_destroy(hisp_context *pctx)
     *pctx = NULL;
 }
 
+static hisp_status set_backend(hisp_context ctx, hisp_backend_kind kind, int device);
+
 hisp_status hisp_context_set_backend(hisp_context ctx, hisp_backend_kind kind, int device)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, set_backend(ctx, kind, device));
+}
+
+static hisp_status set_backend(hisp_context ctx, hisp_backend_kind kind, int device)
+{
     if (kind == HISP_BACKEND_AUTO) {
         static const hisp_backend_kind order[] = {HISP_BACKEND_CUDA, HISP_BACKEND_OPENCL,
                                                   HISP_BACKEND_REFERENCE};
@@ -337,11 +351,16 @@ hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
     return ctx->ops->device_info(ctx, ctx->device, info);
 }
 
+static hisp_status synchronize(hisp_context ctx)
+{
+    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
+    return hispi_sched_settle(ctx);
+}
+
 hisp_status hisp_context_synchronize(hisp_context ctx)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
-    return hispi_sched_settle(ctx);
+    HISPI_CLAIMED(ctx, synchronize(ctx));
 }
 
 void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes)

@@ -153,10 +153,19 @@ void hispi_msrep_host_job(worker *w)
     w->merge_ms = hispi_now_ms() - tm;
 }
 
+static hisp_status mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
+                         const void *beta, void *y);
+
 hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
                        const void *beta, void *y)
 {
     if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(plan->home, mspmv(plan, op, alpha, x, beta, y)); /* the plan's calls: hispi.h */
+}
+
+static hisp_status mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
+                         const void *beta, void *y)
+{
     hisp_context ctx = plan->home;
     if (op != HISP_OP_N && op != HISP_OP_T)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);

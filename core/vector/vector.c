@@ -108,9 +108,8 @@ hisp_status hisp_vector_size(hisp_vector v, int64_t *n)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_vector_write(hisp_vector v, const void *host)
+static hisp_status vector_write(hisp_vector v, const void *host)
 {
-    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
     if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
     size_t bytes = (size_t)v->n * hisp_type_size(v->type);
     if (v->wrapped) { /* through to the caller's memory; a host copy stays stale */
@@ -127,13 +126,25 @@ hisp_status hisp_vector_write(hisp_vector v, const void *host)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_vector_read(hisp_vector v, void *host)
+static hisp_status vector_read(hisp_vector v, void *host)
 {
-    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
     if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
     HISPI_TRY(sync_host(v));
     if (v->n) memcpy(host, v->host, (size_t)v->n * hisp_type_size(v->type));
     return HISP_SUCCESS;
+}
+
+/* the calls that may use the queue claim the vector's context (hispi.h) */
+hisp_status hisp_vector_write(hisp_vector v, const void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, vector_write(v, host));
+}
+
+hisp_status hisp_vector_read(hisp_vector v, void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, vector_read(v, host));
 }
 
 /* count entries from offset: within the vector, and host given when count > 0 */
@@ -148,7 +159,7 @@ static hisp_status check_range(hisp_vector v, int64_t offset, int64_t count, con
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
+static hisp_status read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
 {
     HISPI_TRY(check_range(v, offset, count, host));
     if (!count) return HISP_SUCCESS;
@@ -165,7 +176,7 @@ hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count,
                               (size_t)count * es);
 }
 
-hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
+static hisp_status write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
 {
     HISPI_TRY(check_range(v, offset, count, host));
     if (!count) return HISP_SUCCESS;
@@ -177,6 +188,18 @@ hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count
     }
     if (v->host_valid) memcpy((char *)v->host + (size_t)offset * es, host, (size_t)count * es);
     return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, read_range(v, offset, count, host));
+}
+
+hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, write_range(v, offset, count, host));
 }
 
 hisp_status hispi_vector_host(hisp_vector v, void **host)

@@ -285,7 +285,7 @@ static hisp_status run_host(const vcall *c)
 static hisp_status run(vcall *c)
 {
     HISPI_TRY(check(c));
-    return hispi_vec_has_kernels(c->ctx) ? hispi_vec_run_dev(c) : run_host(c);
+    HISPI_CLAIMED(c->ctx, hispi_vec_has_kernels(c->ctx) ? hispi_vec_run_dev(c) : run_host(c));
 }
 
 /* ---- the API ----------------------------------------------------------------------- */
