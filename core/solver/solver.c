@@ -347,10 +347,11 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
      * serves as the checkpoint of the last check */
     st = sp->o->vnew(sp, 1, &x0);
     if (!st) st = sp->o->copy(sp, x, x0);
+    bool saved = !st; /* x0 holds x: a failed copy leaves it nothing to restore */
     r.xsave = x0;
     double t1 = now_ms();
     if (!st) st = methods[s->method](&r);
-    if (st && x0) {
+    if (st && saved) {
         hisp_status s2 = sp->o->copy(sp, x0, x);
         (void)s2;
     }
