@@ -150,14 +150,20 @@ test-sanitize)
     ;;
 test-tsan)
     # the suites whose threads share hisp objects (first use, HiSparse
-    # families read while edited, handles checked while others are made): the
-    # rest runs single-threaded code that the other variants cover, and TSan
-    # is slow
+    # families read while edited, handles checked while others are made, a
+    # plan's worker threads in solves over two devices: PoCL sub-devices and
+    # reference contexts): the rest runs single-threaded code that the other
+    # variants cover, and TSan is slow
     build tsan=1 build/tsan/tests/check_hisp
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
     status=0
-    for suite in concurrency hisparse_mt handles; do
-        CK_RUN_SUITE=$suite build/tsan/tests/check_hisp || status=$?
+    for suite in concurrency hisparse_mt handles solver_dist:threads; do # suite[:test case]
+        if [[ $suite == *:* ]]; then
+            CK_RUN_SUITE=${suite%%:*} CK_RUN_CASE=${suite#*:} build/tsan/tests/check_hisp ||
+                status=$?
+        else
+            CK_RUN_SUITE=$suite build/tsan/tests/check_hisp || status=$?
+        fi
     done
     exit "$status"
     ;;

@@ -203,6 +203,10 @@ typedef struct hisp_backend_ops {
      * instance and holds at least `bytes` (as far as the backend can tell);
      * `what` names it in the error. NULL slot: wrapping is unsupported. */
     hisp_status (*buf_check)(hisp_context ctx, void *be, void *mem, size_t bytes, const char *what);
+    /* Takes a reference to the caller's buffer `mem` for as long as hisp uses
+     * it (OpenCL: clRetainMemObject), given back by buf_free. NULL: the
+     * backend's buffers are not counted (the caller keeps them alive). */
+    hisp_status (*buf_retain)(hisp_context ctx, void *be, void *mem);
     /* Work in the caller's stream / queue from now on (NULL: the instance's
      * own). Either in place (*new_be = NULL; the buffers stay valid; the old
      * stream's work is waited for) or, where the stream brings another device

@@ -301,6 +301,17 @@ int cmd_solve(int argc, char **argv)
                              hisp_type_name(res.mi.type));
         goto out;
     }
+    /* shapes before any vector is read or made: b has the rows, x the columns */
+    bool square = res.mi.nrows == res.mi.ncols;
+    if (!square && (o.method != HISP_SOLVER_LSQR || o.devices > 1)) {
+        rc = cli_value_error("%s needs a square matrix (this one is %lld x %lld; %s)",
+                             o.devices > 1 ? "a solve over several devices"
+                                           : hisp_solver_method_name(o.method),
+                             (long long)res.mi.nrows, (long long)res.mi.ncols,
+                             o.devices > 1 ? "lsqr on one device solves rectangular least squares"
+                                           : "lsqr solves rectangular least squares");
+        goto out;
+    }
     double eps =
         hisp_type_size(res.vt) / hisp_type_components(res.vt) == 4 ? FLT_EPSILON : DBL_EPSILON;
     if (o.rtol < 10 * eps && o.atol == 0)

@@ -294,6 +294,12 @@ int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const vo
     real_buf one, zero, m1;
     const void *a1 = real_of(vt, 1, &one), *a0 = real_of(vt, 0, &zero), *am = real_of(vt, -1, &m1);
     int rc = CLI_OK;
+    if (res->mi.nrows != res->mi.ncols) { /* bh has the rows, xh the columns */
+        free(host);
+        return cli_value_error("a solve over several devices needs a square matrix (this one is "
+                               "%lld x %lld)",
+                               (long long)res->mi.nrows, (long long)res->mi.ncols);
+    }
     if (!host) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     cli_progress("partitioning (pcsr) over %d device(s)", res->ndev);
     double t0 = cli_now_ms();

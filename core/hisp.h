@@ -20,7 +20,13 @@
  *
  * Threads: any number of threads may create and use contexts at once; one
  * context, and the objects made on it, are used by one thread at a time
- * (HiSparse families add their own readers/writer rule, below).
+ * (HiSparse families add their own readers/writer rule, below). A call that
+ * works on a context's device or scratch (SpMV, vector algebra, vector
+ * reads and writes, solves, additions, synchronize, backend and stream
+ * switches, an MSREP plan's calls) made while another thread is inside such
+ * a call on the same context returns HISP_ERR_INVALID_ARGUMENT before it
+ * touches anything; hisp_context_last_error on the refused thread says why
+ * (the other thread's record is left alone).
  *
  * Indices: row and column indices are 32-bit (dimensions up to 2^31-1); nnz
  * counts and row/column pointers are 64-bit, so a matrix may hold more than
@@ -596,8 +602,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const c
  *              clGetMemObjectInfo(CL_MEM_CONTEXT) of an exported buffer
  *              gives); a stream is a cl_command_queue.
  *   reference  a host pointer; no streams.
- * hisp never frees the caller's memory (OpenCL: it holds a reference from
- * clRetainMemObject while it uses a cl_mem). Sizes are checked where the
+ * hisp never frees the caller's memory (OpenCL: it holds a reference of its
+ * own, from clRetainMemObject, to every cl_mem it wraps, from the wrap until
+ * the object is destroyed or stops using it, so the caller may release theirs
+ * right after wrapping). Sizes are checked where the
  * backend can tell them (OpenCL: CL_MEM_SIZE and CL_MEM_CONTEXT; CUDA: that
  * the pointer is device or managed memory of the context's device). */
 
@@ -974,7 +982,13 @@ typedef struct {
  * host buffers are bound to its device's node; on a one-node machine this
  * is the plain one-level split. Failures are recorded on A's context, which
  * owns the plan (destroyed first, it leaves a plan that only
- * hisp_mplan_destroy accepts). Only f32 and f64 matrices. */
+ * hisp_mplan_destroy accepts). Only f32 and f64 matrices. On OpenCL, a
+ * destroyed plan's per-device instances (queue, compiled programs,
+ * sub-device) wait on A's context and serve the next plan made there (at
+ * most HISP_MPLAN_MAX_DEVICES of them; hisp_context_destroy closes them):
+ * PoCL keeps tens of KiB of every program build until no cl_context of the
+ * process is left, so plans made one after another reuse instead of
+ * rebuilding. */
 HISP_API HISP_NODISCARD hisp_status hisp_mplan_create(hisp_matrix A, int ndevices,
                                                       const hisp_device_ref *devices,
                                                       hisp_partition_kind kind, unsigned flags,
@@ -1029,6 +1043,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, 
 typedef struct hisp_mvector_s *hisp_mvector;
 typedef enum { HISP_MVEC_REPLICATED = 0, HISP_MVEC_ROWS = 1 } hisp_mvec_layout;
 
+/* A new distributed vector of the layout, zero-filled on every device. */
 HISP_API HISP_NODISCARD hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout,
                                                         hisp_mvector *v);
 HISP_API void hisp_mvector_destroy(hisp_mvector *v);

@@ -109,6 +109,11 @@ struct hisp_context_s {
         hisp_build_notify fn;
         void *user;
     } build_notify; /* hisp_context_set_build_notify */
+    struct hispi_parked *parked; /* MSREP workers' device instances (hispi_context_park) */
+    /* the thread inside a call that claimed the context (hispi_ctx_claim),
+     * and its nesting depth (touched by that thread only) */
+    _Atomic(const void *) owner;
+    int depth;
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -132,6 +137,7 @@ typedef struct {
     void *rowptr, *colind, *val;
     int ptr64, idx64; /* 64-bit row pointers / column indices */
     int base;         /* 0 or 1 */
+    bool retained;    /* hisp holds a reference to each array (buf_retain) */
 } hispi_csr_ext;
 
 struct hisp_matrix_s {
@@ -166,7 +172,8 @@ struct hisp_vector_s {
     void *dev;       /* the context backend's buffer, or NULL */
     bool dev_valid;  /* device copy up to date */
     bool wrapped;    /* dev is the caller's memory (hisp_vector_wrap_device): never freed */
-    int64_t off;     /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
+    bool retained; /* wrapped: hisp holds a reference to dev (buf_retain), given back by buf_free */
+    int64_t off;   /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
 };
 
 /* ---- errors: record on the context, return the status ------------------ */
@@ -265,6 +272,26 @@ HISPI_LOCAL bool hispi_handle_known(const void *obj, hispi_handle_kind kind);
 HISPI_LOCAL void hispi_handle_free(void *obj);
 
 HISPI_LOCAL bool hispi_ctx_ok(hisp_context ctx);
+/* A context is used by one thread at a time (hisp.h). The calls that queue
+ * work on its device or use its scratch (SpMV, vector algebra, vector
+ * reads and writes, solves, additions, synchronize, an MSREP plan's calls
+ * on its home context) claim it for their duration; the thread holding it
+ * may claim again (calls made inside calls). A claim while another thread
+ * holds the context fails with HISP_ERR_INVALID_ARGUMENT, before anything is
+ * touched: the message is kept for the refused thread alone
+ * (hisp_context_last_error there), the holder's record is left as it is.
+ * A live ctx is the caller's to check first. */
+HISPI_LOCAL hisp_status hispi_ctx_claim(hisp_context ctx);
+HISPI_LOCAL void hispi_ctx_release(hisp_context ctx);
+/* return call's status, made while ctx (live) is claimed */
+#define HISPI_CLAIMED(ctx, call)                                                                   \
+    do {                                                                                           \
+        hisp_context hispi_cl_ = (ctx);                                                            \
+        HISPI_TRY(hispi_ctx_claim(hispi_cl_));                                                     \
+        hisp_status hispi_cs_ = (call);                                                            \
+        hispi_ctx_release(hispi_cl_);                                                              \
+        return hispi_cs_;                                                                          \
+    } while (0)
 HISPI_LOCAL bool hispi_mat_ok(hisp_matrix A);
 HISPI_LOCAL bool hispi_vec_ok(hisp_vector v);
 
@@ -362,6 +389,8 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap_upload(hisp_matrix A);
 /* The matrix stops using the caller's arrays (their data read to the host
  * first, best effort: on failure the matrix is left without entries). */
 HISPI_LOCAL void hispi_matrix_unwrap(hisp_matrix A);
+/* Gives back hisp's references to a wrapped matrix's arrays (destroy). */
+HISPI_LOCAL void hispi_matrix_ext_release(hisp_matrix A);
 
 /* ---- HiSparse in matrix handles (core/hisparse/hisparse_state.c) -------- */
 

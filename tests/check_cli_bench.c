@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* The rows of a bench --json output: the text of each result object. */
 typedef struct {
@@ -351,6 +355,44 @@ START_TEST(test_demo_sizing)
 }
 END_TEST
 
+/* Out of memory is a status: `hisp bench` on OpenCL (PoCL) under an
+ * address-space limit of 704 to 896 MiB, where its 128 MiB copy-bandwidth
+ * buffers no longer fit. PoCL allocated a buffer's memory at its first use
+ * and aborted the process when that failed (every op, every run); hisp
+ * has it allocated by clCreateBuffer, whose failure is an error code. */
+START_TEST(test_bench_address_limit)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    test_skip("cli_bench address limit: the sanitizers' shadow memory needs no limit");
+    return;
+#else
+    static const char *const ops[] = {"spmv", "spmvt", "add", "solve"};
+    static const rlim_t mib[] = {704, 800, 896};
+    for (size_t m = 0; m < sizeof mib / sizeof mib[0]; m++)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            pid_t pid = fork();
+            ck_assert_int_ge(pid, 0);
+            if (pid == 0) {
+                struct rlimit rl = {mib[m] << 20, mib[m] << 20};
+                int null = open("/dev/null", O_WRONLY);
+                if (setrlimit(RLIMIT_AS, &rl) || null < 0) _exit(99);
+                dup2(null, 1);
+                dup2(null, 2);
+                execl(hisp_program(), "hisp", "bench", "gen:poisson2d:60", "--op", ops[o],
+                      "--backends", "reference,opencl", "--repeat", "1", (char *)NULL);
+                _exit(98);
+            }
+            int st = 0;
+            ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+            ck_assert_msg(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 2),
+                          "bench --op %s under %llu MiB: %s %d", ops[o], (unsigned long long)mib[m],
+                          WIFEXITED(st) ? "exit" : "signal",
+                          WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        }
+#endif
+}
+END_TEST
+
 Suite *suite_cli_bench(void)
 {
     Suite *s = suite_create("cli_bench");
@@ -361,6 +403,7 @@ Suite *suite_cli_bench(void)
     tcase_add_test(tc, test_bench_ops);
     tcase_add_test(tc, test_bench_plot);
     tcase_add_test(tc, test_bench_bad_input);
+    tcase_add_test(tc, test_bench_address_limit);
     tcase_add_test(tc, test_demo_sizing);
     suite_add_tcase(s, tc);
     return s;

@@ -390,6 +390,60 @@ START_TEST(test_compressed_files)
 }
 END_TEST
 
+/* Compressed inputs are bounded by their compressed size: the dimensions a
+ * file may declare (2^20 + 8 x the compressed bytes, checked on the first
+ * decompressed bytes, before the rest is expanded), the entries (storage for
+ * the entry lines present, not the count declared) and the decompressed
+ * bytes of all levels together (bzip2 of a gzip file: one limit). */
+START_TEST(test_compressed_bounds)
+{
+    /* 400M rows declared by a 60 MB run of blanks, gzipped to about 60 KB */
+    sh_result r = sh("{ printf '%%%%%%%%MatrixMarket matrix coordinate real general\n400000000 1 "
+                     "1\n1 1 1\n'; head -c 60000000 /dev/zero | tr '\\0' ' '; } | gzip -1 > "
+                     "tall.mtx.gz && bzip2 -c tall.mtx.gz > tall2.mtx.bz2");
+    CK_SH(r, 0);
+    sh_free(&r);
+    static const char *const files[] = {"tall.mtx.gz", "tall2.mtx.bz2"};
+    for (int f = 0; f < 2; f++) {
+        r = sh("%s; $H stats %s", vlimit(), files[f]);
+        CK_SH(r, 2);
+        ck_assert_msg(strstr(r.err, ":2: size line: 400000000 x 1 is too large") &&
+                          strstr(r.err, "-byte compressed file"),
+                      "%s: %s", files[f], r.err);
+        ck_assert_msg(r.secs < 5, "%s took %.1f s", files[f], r.secs);
+        sh_free(&r);
+    }
+    /* 60M symmetric entries declared, one present among 250 MB of blanks:
+     * storage for what is there (the declared count needs 1.9 GB with room
+     * for the mirrored entries, above the cap) */
+    r = sh("{ printf '%%%%%%%%MatrixMarket matrix coordinate pattern symmetric\n1000 1000 "
+           "60000000\n1 1\n'; head -c 250000000 /dev/zero | tr '\\0' ' '; } | gzip -1 > "
+           "few.mtx.gz; %s; $H stats few.mtx.gz",
+           vlimit());
+    CK_SH(r, 2);
+    ck_assert_msg(strstr(r.err, "ends after 1 of the 60000000 entries declared on line 2"), "%s",
+                  r.err);
+    sh_free(&r);
+    /* a valid file of 1 GiB - 512 KiB gzipped (1 MB), then bzip2'd: each
+     * level alone is under 1 GiB, together they are over */
+    r = sh("{ printf '%%%%%%%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1\n'; "
+           "head -c %llu /dev/zero | tr '\\0' ' '; } | gzip -1 | bzip2 > nest.mtx.bz2; %s; $H "
+           "stats nest.mtx.bz2",
+           (1ull << 30) - (512ull << 10), vlimit());
+    CK_SH(r, 2);
+    ck_assert_msg(strstr(r.err, "bzip2 data of") && strstr(r.err, "all levels together"), "%s",
+                  r.err);
+    sh_free(&r);
+    /* three levels are read, a fourth is refused */
+    r = sh("printf '%%%%%%%%MatrixMarket matrix coordinate real general\n2 2 1\n2 2 5\n' | gzip | "
+           "bzip2 | gzip > l3.mtx.gz && $H stats l3.mtx.gz | grep -q '^nnz' && gzip -c l3.mtx.gz > "
+           "l4.mtx.gz && $H stats l4.mtx.gz");
+    CK_SH(r, 2);
+    ck_assert_msg(strstr(r.err, "compressed more than 3 times over"), "%s", r.err);
+    sh_free(&r);
+}
+END_TEST
+
 Suite *suite_cli_files(void)
 {
     Suite *s = suite_create("cli_files");
@@ -408,6 +462,7 @@ Suite *suite_cli_files(void)
     tcase_add_test(tc, test_small_items);
     tcase_add_test(tc, test_library_files);
     tcase_add_test(tc, test_compressed_files);
+    tcase_add_test(tc, test_compressed_bounds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -394,6 +394,21 @@ START_TEST(test_solve_bad_input)
     CK_RUN(r, 2);
     ck_assert_msg(strstr(r.err, "square"), "%s", r.err);
     run_free(&r);
+    /* over several devices: refused before any vector is made (a 10^6 x 1
+     * matrix: its one-entry x0 was written into a 10^6-row vector) */
+    const char *T = tmp("tall.mtx");
+    write_text(T, "%%MatrixMarket matrix coordinate real general\n1000000 1 1\n1 1 1\n");
+    static const char *const be[2] = {"reference", "opencl"};
+    static const char *const meth[2] = {"cg", "lsqr"};
+    for (int b = 0; b < 2; b++)
+        for (int m = 0; m < 2; m++) {
+            r = run_hisp("solve", T, "--method", meth[m], "--devices", "2", "--backend", be[b],
+                         NULL);
+            CK_RUN(r, 2); /* opencl without a device: the device's error, also 2 */
+            ck_assert_msg(strstr(r.err, "square") || (b == 1 && strstr(r.err, "device")),
+                          "%s %s: %s", be[b], meth[m], r.err);
+            run_free(&r);
+        }
 }
 END_TEST
 

@@ -7,7 +7,9 @@
 #include "hispi.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +202,156 @@ START_TEST(test_mplan_first_use)
 }
 END_TEST
 
+/* ---- one context used from two threads at once (forbidden) ------------- */
+
+enum { SHN = 300 };
+
+typedef struct {
+    hisp_context ctx;
+    hisp_matrix A;
+    hisp_vector x[2], y[2];
+    double yref[2][SHN];
+    atomic_int phase; /* 1: the solve holds the context; 2: the intruder is done */
+    int intruder_ok, refused[2], bad[2];
+    char why[2][256];
+} shared_ctx;
+
+static bool refusal_reported(hisp_context ctx)
+{
+    hisp_error_info e = {0};
+    return hisp_context_last_error(ctx, &e) == HISP_SUCCESS &&
+           e.status == HISP_ERR_INVALID_ARGUMENT && e.message &&
+           strstr(e.message, "in use by another thread");
+}
+
+/* While the solve's monitor holds the context: every call that uses it is
+ * refused, with the message on this thread's side. */
+static void *intruder(void *arg)
+{
+    shared_ctx *s = arg;
+    while (atomic_load(&s->phase) < 1)
+        sched_yield();
+    double one = 1, r = 0;
+    const double zero = 0;
+    s->intruder_ok =
+        hisp_vector_fill(s->x[1], hisp_scalar_host(&one)) == HISP_ERR_INVALID_ARGUMENT &&
+        refusal_reported(s->ctx) &&
+        hisp_spmv(s->ctx, HISP_OP_N, &one, s->A, s->x[1], &zero, s->y[1]) ==
+            HISP_ERR_INVALID_ARGUMENT &&
+        hisp_vector_dot(s->x[1], s->x[1], hisp_result_host(&r)) == HISP_ERR_INVALID_ARGUMENT &&
+        hisp_context_synchronize(s->ctx) == HISP_ERR_INVALID_ARGUMENT && refusal_reported(s->ctx);
+    atomic_store(&s->phase, 2);
+    return NULL;
+}
+
+static int hold(void *user, int64_t it, double rn, double rel)
+{
+    (void)rn;
+    (void)rel;
+    (void)it;
+    shared_ctx *s = user;
+    if (atomic_load(&s->phase) == 0) { /* inside the solve: the context is this thread's */
+        atomic_store(&s->phase, 1);
+        while (atomic_load(&s->phase) < 2)
+            sched_yield();
+    }
+    return 0;
+}
+
+/* Two threads multiply on one context: every call either works (and its
+ * product is right) or is refused; never a wrong result. */
+static void *hammer(void *arg)
+{
+    shared_ctx *s = ((shared_ctx **)arg)[0];
+    int t = (int)(intptr_t)((void **)arg)[1];
+    const double one = 1, zero = 0;
+    double y[SHN];
+    for (int k = 0; k < 200; k++) {
+        hisp_status st = hisp_spmv(s->ctx, HISP_OP_N, &one, s->A, s->x[t], &zero, s->y[t]);
+        if (st == HISP_ERR_INVALID_ARGUMENT && refusal_reported(s->ctx)) {
+            s->refused[t]++;
+            continue;
+        }
+        if (st) {
+            s->bad[t]++;
+            snprintf(s->why[t], sizeof s->why[t], "spmv: %s", hisp_status_string(st));
+            continue;
+        }
+        while ((st = hisp_vector_read(s->y[t], y)) == HISP_ERR_INVALID_ARGUMENT)
+            s->refused[t]++;
+        if (st || test_rel_error(HISP_F64, y, s->yref[t], SHN) > 1e-12) {
+            s->bad[t]++;
+            snprintf(s->why[t], sizeof s->why[t], "read: %s, error %g", hisp_status_string(st),
+                     st ? 0 : test_rel_error(HISP_F64, y, s->yref[t], SHN));
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_shared_context)
+{
+    shared_ctx *s = calloc(1, sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    uint64_t st = test_seed() ^ 0x5ca7;
+    s->ctx = test_context(_i);
+    s->A = test_random_matrix(s->ctx, HISP_F64, SHN, SHN, 0.03, &st);
+    const double one = 1, zero = 0;
+    for (int t = 0; t < 2; t++) {
+        double xh[SHN];
+        for (int i = 0; i < SHN; i++)
+            xh[i] = test_uniform(&st);
+        CK_OK(s->ctx, hisp_vector_create(s->ctx, HISP_F64, SHN, &s->x[t]));
+        CK_OK(s->ctx, hisp_vector_create(s->ctx, HISP_F64, SHN, &s->y[t]));
+        CK_OK(s->ctx, hisp_vector_write(s->x[t], xh));
+        CK_OK(s->ctx, hisp_spmv(s->ctx, HISP_OP_N, &one, s->A, s->x[t], &zero, s->y[t]));
+        CK_OK(s->ctx, hisp_vector_read(s->y[t], s->yref[t]));
+    }
+    /* the solve holds the context while the other thread tries it */
+    hisp_solver sv = NULL;
+    CK_OK(s->ctx, hisp_solver_create(s->ctx, HISP_SOLVER_BICGSTAB, &sv));
+    CK_OK(s->ctx, hisp_solver_set_monitor(sv, hold, s));
+    CK_OK(s->ctx, hisp_solver_set_max_iterations(sv, 3));
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(s->ctx, hisp_vector_create(s->ctx, HISP_F64, SHN, &b));
+    CK_OK(s->ctx, hisp_vector_create(s->ctx, HISP_F64, SHN, &x));
+    CK_OK(s->ctx, hisp_vector_fill(b, hisp_scalar_host(&one)));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, intruder, s), 0);
+    hisp_solve_info info;
+    hisp_status ss = hisp_solver_solve(sv, s->A, b, x, &info);
+    if (atomic_load(&s->phase) == 0)
+        atomic_store(&s->phase, 1); /* no monitor call: fail, not hang */
+    pthread_join(th, NULL);
+    ck_assert_msg(ss == HISP_SUCCESS || ss == HISP_ERR_INVALID_ARGUMENT, "solve: %s",
+                  hisp_status_string(ss));
+    ck_assert_msg(s->intruder_ok, "a call from a second thread was not refused while the solve "
+                                  "held the context");
+    ck_assert_msg(!refusal_reported(s->ctx), "the refusal was written into the holder's record");
+    hisp_solver_destroy(&sv);
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    /* two threads at once */
+    pthread_t h[2];
+    void *args[2][2] = {{s, (void *)(intptr_t)0}, {s, (void *)(intptr_t)1}};
+    for (int t = 0; t < 2; t++)
+        ck_assert_int_eq(pthread_create(&h[t], NULL, hammer, args[t]), 0);
+    for (int t = 0; t < 2; t++)
+        pthread_join(h[t], NULL);
+    for (int t = 0; t < 2; t++)
+        ck_assert_msg(!s->bad[t], "thread %d: %d calls failed or gave wrong results (%s)", t,
+                      s->bad[t], s->why[t]);
+    /* afterwards the context is anyone's again */
+    CK_OK(s->ctx, hisp_spmv(s->ctx, HISP_OP_N, &one, s->A, s->x[1], &zero, s->y[1]));
+    for (int t = 0; t < 2; t++) {
+        hisp_vector_destroy(&s->x[t]);
+        hisp_vector_destroy(&s->y[t]);
+    }
+    hisp_matrix_destroy(&s->A);
+    hisp_context_destroy(&s->ctx);
+    free(s);
+}
+END_TEST
+
 Suite *suite_concurrency(void)
 {
     Suite *s = suite_create("concurrency");
@@ -218,6 +370,11 @@ Suite *suite_concurrency(void)
     tcase_add_test(tc, test_threads_first_use);
     tcase_add_test(tc, test_mplan_first_use);
 #endif
+    suite_add_tcase(s, tc);
+    tc = tcase_create("shared_context");
+    tcase_set_timeout(tc, 600);
+    const test_target *tg;
+    tcase_add_loop_test(tc, test_shared_context, 0, test_targets(&tg));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,6 +284,220 @@ START_TEST(test_null_and_foreign)
 }
 END_TEST
 
+/* NULL for each handle argument of every call that takes handles (the others
+ * valid): HISP_ERR_INVALID_HANDLE, as for a destroyed handle, and nothing
+ * written to the valid operands. */
+static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y)
+{
+    (void)user;
+    (void)op;
+    return hisp_vector_copy(x, y);
+}
+
+START_TEST(test_null_everywhere)
+{
+    hisp_context c = NULL;
+    ck_assert_int_eq(hisp_context_create(&c), HISP_SUCCESS);
+    uint64_t st = 77;
+    hisp_matrix A = make_matrix(c, 8, &st), B = NULL, M0 = NULL;
+    hisp_vector x = make_vector(c, 8, &st), y = make_vector(c, 8, &st), z = make_vector(c, 8, &st);
+    hisp_vector v0 = NULL;
+    hisp_device_ref ref = {HISP_BACKEND_REFERENCE, 0};
+    hisp_mplan p = NULL, p0 = NULL;
+    CK_OK(c, hisp_mplan_create(A, 1, &ref, HISP_PART_PCSR, 0, &p));
+    hisp_mvector mr = NULL, mx = NULL, m0 = NULL;
+    CK_OK(c, hisp_mvector_create(p, HISP_MVEC_ROWS, &mr));
+    CK_OK(c, hisp_mvector_create(p, HISP_MVEC_REPLICATED, &mx));
+    hisp_solver s = NULL, s0 = NULL;
+    CK_OK(c, hisp_solver_create(c, HISP_SOLVER_CG, &s));
+    hisp_context c0 = NULL;
+    double one = 1, zero = 0, r = 0, buf[64] = {0}, ms[2];
+    int64_t n = 0;
+    int k = 0;
+    uint64_t bytes = 0;
+    hisp_solve_info si;
+    hisp_matrix_info mi;
+    hisp_device_info di;
+    hisp_mplan_breakdown bd;
+    hisp_operator op = {8, 8, HISP_F64, op_apply, NULL, NULL, NULL, NULL};
+    hisp_scalar a1 = hisp_scalar_host(&one);
+    hisp_result rh = hisp_result_host(&r);
+    char txt[256];
+    const void *cv;
+    hisp_part parts[1];
+    const char *bad[128];
+    int nbad = 0;
+#define NH(call)                                                                                   \
+    do {                                                                                           \
+        hisp_status got_ = (call);                                                                 \
+        if (got_ != HISP_ERR_INVALID_HANDLE && nbad < 128) bad[nbad++] = #call;                    \
+    } while (0)
+    /* contexts */
+    NH(hisp_context_set_backend(c0, HISP_BACKEND_REFERENCE, 0));
+    NH(hisp_context_get_device(c0, &di));
+    NH(hisp_context_set_option(c0, "threads", "1"));
+    NH(hisp_context_get_option(c0, "threads", txt, sizeof txt));
+    NH(hisp_context_synchronize(c0));
+    NH(hisp_backend_device_count(c0, HISP_BACKEND_REFERENCE, &k));
+    NH(hisp_backend_device_info(c0, HISP_BACKEND_REFERENCE, 0, &di));
+    NH(hisp_context_set_stream(c0, NULL));
+    NH(hisp_context_get_stream(c0, (void **)&cv));
+    NH(hisp_context_transfers(c0, &(hisp_transfer_stats){0}));
+    NH(hisp_context_reset_transfers(c0));
+    NH(hisp_context_sched_counts(c0, &(hisp_sched_counts){0}));
+    NH(hisp_context_add_stats(c0, &(hisp_add_stats){0}));
+    NH(hisp_copy_bandwidth(c0, 64, 1, &r));
+    NH(hisp_file_write(c0, "/dev/null", "x", 1));
+    /* matrices */
+    NH(hisp_matrix_create_csr(c0, HISP_F64, 1, 1, (int64_t[]){0, 0}, NULL, NULL, &B));
+    NH(hisp_matrix_get_info(M0, &mi));
+    NH(hisp_matrix_convert(M0, HISP_FORMAT_CSR));
+    NH(hisp_matrix_duplicate(M0, HISP_FORMAT_CSR, &B));
+    NH(hisp_matrix_host_arrays(M0, NULL, NULL, NULL, &cv));
+    NH(hisp_matrix_format_bytes(M0, HISP_FORMAT_CSR, HISP_F64, &bytes));
+    NH(hisp_matrix_set_node_size(M0, 8));
+    NH(hisp_matrix_transpose(M0));
+    NH(hisp_matrix_scale(M0, &one));
+    NH(hisp_matrix_hisparse_profile(M0, &(hisp_hisparse_profile){0}));
+    NH(hisp_matrix_add(HISP_OP_N, M0, HISP_OP_N, A, &B));
+    NH(hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, M0, &B));
+    NH(hisp_matrix_edit(M0, 0, NULL, NULL, NULL, NULL, &B, NULL));
+    NH(hisp_matrix_save(M0, "/dev/null"));
+    NH(hisp_matrix_write_mtx(M0, "/dev/null"));
+    NH(hisp_matrix_perturb(M0, 1, 1, &B));
+    NH(hisp_matrix_device_modified(M0));
+    NH(hisp_matrix_partition(M0, HISP_PART_PCSR, 1, parts));
+    NH(hisp_matrix_layout_bytes(M0, HISP_OUTER_CSR, &bytes));
+    NH(hisp_matrix_expand_real(M0, &B));
+    NH(hisp_matrix_load(c0, "/dev/null", &B));
+    NH(hisp_matrix_read_mtx(c0, "/dev/null", HISP_F64, &B, NULL));
+    NH(hisp_matrix_read_mtx_buffer(c0, "x", 1, NULL, HISP_F64, &B, NULL));
+    NH(hisp_matrix_read_mtx_info(c0, "/dev/null", &(hisp_mtx_info){0}));
+    NH(hisp_matrix_generate(c0, &(hisp_gen_params){0}, HISP_F64, &B));
+    /* vectors */
+    NH(hisp_vector_create(c0, HISP_F64, 4, &v0));
+    NH(hisp_vector_size(v0, &n));
+    NH(hisp_vector_write(v0, buf));
+    NH(hisp_vector_read(v0, buf));
+    NH(hisp_vector_read_range(v0, 0, 1, buf));
+    NH(hisp_vector_write_range(v0, 0, 1, buf));
+    NH(hisp_vector_read_mtx(c0, "/dev/null", HISP_F64, &v0));
+    NH(hisp_vector_write_mtx(v0, "/dev/null"));
+    NH(hisp_vector_wrap_device(c0, HISP_F64, 1, buf, &v0));
+    NH(hisp_vector_device_memory(v0, (void **)&cv));
+    NH(hisp_vector_device_modified(v0));
+    NH(hisp_vector_fill(v0, a1));
+    NH(hisp_vector_copy(v0, y));
+    NH(hisp_vector_copy(x, v0));
+    NH(hisp_vector_scale(v0, a1));
+    NH(hisp_vector_axpby(a1, v0, a1, y));
+    NH(hisp_vector_axpby(a1, x, a1, v0));
+    NH(hisp_vector_axpbypcz(a1, v0, a1, y, a1, z));
+    NH(hisp_vector_axpbypcz(a1, x, a1, v0, a1, z));
+    NH(hisp_vector_axpbypcz(a1, x, a1, y, a1, v0));
+    NH(hisp_vector_mul(v0, y, z));
+    NH(hisp_vector_mul(x, v0, z));
+    NH(hisp_vector_mul(x, y, v0));
+    NH(hisp_vector_div(v0, y, z));
+    NH(hisp_vector_div(x, y, v0));
+    NH(hisp_vector_dot(v0, y, rh));
+    NH(hisp_vector_dot(x, v0, rh));
+    NH(hisp_vector_nrm2(v0, rh));
+    NH(hisp_vector_axpby_dot(a1, v0, a1, y, z, rh));
+    NH(hisp_vector_axpby_dot(a1, x, a1, v0, z, rh));
+    /* (axpby_dot's w may be NULL: r = dot(y, y)) */
+    NH(hisp_vector_dot2(v0, y, z, rh, rh));
+    NH(hisp_vector_dot2(x, y, v0, rh, rh));
+    NH(hisp_vector_div_dot(x, v0, z, rh));
+    NH(hisp_vector_div_dot(x, y, v0, rh));
+    /* products */
+    NH(hisp_spmv(c0, HISP_OP_N, &one, A, x, &zero, y));
+    NH(hisp_spmv(c, HISP_OP_N, &one, M0, x, &zero, y));
+    NH(hisp_spmv(c, HISP_OP_N, &one, A, v0, &zero, y));
+    NH(hisp_spmv(c, HISP_OP_N, &one, A, x, &zero, v0));
+    NH(hisp_spmv_dot(c0, A, x, y, rh));
+    NH(hisp_spmv_dot(c, M0, x, y, rh));
+    NH(hisp_spmv_dot(c, A, v0, y, rh));
+    NH(hisp_spmv_dot(c, A, x, v0, rh));
+    NH(hisp_spmv_timed(c0, HISP_OP_N, &one, A, x, &zero, y, 0, 1, ms));
+    NH(hisp_spmv_timed(c, HISP_OP_N, &one, M0, x, &zero, y, 0, 1, ms));
+    NH(hisp_spmv_timed(c, HISP_OP_N, &one, A, v0, &zero, y, 0, 1, ms));
+    NH(hisp_spmv_timed(c, HISP_OP_N, &one, A, x, &zero, v0, 0, 1, ms));
+    hisp_variant var = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
+    NH(hisp_spmv_variant(c0, &var, &one, A, x, &zero, y));
+    NH(hisp_spmv_variant(c, &var, &one, M0, x, &zero, y));
+    NH(hisp_spmv_variant(c, &var, &one, A, v0, &zero, y));
+    NH(hisp_spmv_variant(c, &var, &one, A, x, &zero, v0));
+    /* tuning and the format choice */
+    NH(hisp_tune_plan_key(c0, A, txt, sizeof txt));
+    NH(hisp_tune_plan_key(c, M0, txt, sizeof txt));
+    NH(hisp_tune_plan_lookup(c, M0, &(hisp_tune_plan){0}, &k));
+    NH(hisp_tune(c, M0, HISP_TUNE_FAST, 0, NULL, NULL, NULL, 0, &k, &(hisp_tune_plan){0}));
+    NH(hisp_tune_plan_load(c0, "/dev/null", &(hisp_tune_plan){0}));
+    NH(hisp_matrix_choose_format(c0, A, HISP_OP_N, NULL, NULL, 0, NULL, &(hisp_format_choice){0}));
+    NH(hisp_matrix_choose_format(c, M0, HISP_OP_N, NULL, NULL, 0, NULL, &(hisp_format_choice){0}));
+    /* MSREP */
+    NH(hisp_mplan_create(M0, 1, &ref, HISP_PART_PCSR, 0, &p0));
+    NH(hisp_mplan_fit_row_cost(p0, ms, &r));
+    NH(hisp_mspmv(p0, HISP_OP_N, &one, buf, &zero, buf + 16));
+    NH(hisp_mspmv_vec(p0, HISP_OP_N, &one, x, &zero, y));
+    NH(hisp_mspmv_vec(p, HISP_OP_N, &one, v0, &zero, y));
+    NH(hisp_mspmv_vec(p, HISP_OP_N, &one, x, &zero, v0));
+    NH(hisp_mvector_create(p0, HISP_MVEC_ROWS, &m0));
+    NH(hisp_mvector_length(m0, &n));
+    NH(hisp_mvector_write(m0, buf));
+    NH(hisp_mvector_read(m0, buf));
+    NH(hisp_mvector_allgather(m0, mx));
+    NH(hisp_mvector_allgather(mr, m0));
+    NH(hisp_mspmv_dist(p0, &one, mx, &zero, mr));
+    NH(hisp_mspmv_dist(p, &one, m0, &zero, mr));
+    NH(hisp_mspmv_dist(p, &one, mx, &zero, m0));
+    NH(hisp_mplan_get_breakdown(p0, &bd));
+    /* solvers */
+    NH(hisp_solver_create(c0, HISP_SOLVER_CG, &s0));
+    NH(hisp_solver_set_tolerances(s0, 1e-6, 0));
+    NH(hisp_solver_set_max_iterations(s0, 5));
+    NH(hisp_solver_set_restart(s0, 5));
+    NH(hisp_solver_set_preconditioner(s0, HISP_PRECOND_NONE));
+    NH(hisp_solver_set_damping(s0, 0));
+    NH(hisp_solver_set_check_interval(s0, 1));
+    NH(hisp_solver_set_monitor(s0, NULL, NULL));
+    NH(hisp_solver_solve(s0, A, x, y, &si));
+    NH(hisp_solver_solve(s, M0, x, y, &si));
+    NH(hisp_solver_solve(s, A, v0, y, &si));
+    NH(hisp_solver_solve(s, A, x, v0, &si));
+    NH(hisp_solver_solve_operator(s0, &op, x, y, &si));
+    NH(hisp_solver_solve_operator(s, &op, v0, y, &si));
+    NH(hisp_solver_solve_operator(s, &op, x, v0, &si));
+    NH(hisp_solver_solve_dist(s0, p, mr, mr, &si));
+    NH(hisp_solver_solve_dist(s, p0, mr, mr, &si));
+    NH(hisp_solver_solve_dist(s, p, m0, mr, &si));
+    NH(hisp_solver_solve_dist(s, p, mr, m0, &si));
+#undef NH
+    char list[4096] = "";
+    for (int i = 0; i < nbad; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "\n  %s", bad[i]);
+    ck_assert_msg(nbad == 0,
+                  "%d calls given a NULL handle did not return HISP_ERR_INVALID_HANDLE:%s", nbad,
+                  list);
+    /* the valid operands were not touched */
+    ck_assert_ptr_null(B);
+    ck_assert_ptr_null(v0);
+    ck_assert_ptr_null(m0);
+    ck_assert_ptr_null(p0);
+    ck_assert_ptr_null(s0);
+    hisp_solver_destroy(&s);
+    hisp_mvector_destroy(&mr);
+    hisp_mvector_destroy(&mx);
+    hisp_mplan_destroy(&p);
+    hisp_vector_destroy(&x);
+    hisp_vector_destroy(&y);
+    hisp_vector_destroy(&z);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&c);
+}
+END_TEST
+
 /* Threads, each on a context of its own, make and destroy vectors while
  * they check long-lived ones: the checks run without a lock while the
  * registry changes, and must never miss a live handle. */
@@ -343,6 +558,7 @@ Suite *suite_handles(void)
     tcase_add_loop_test(tc, test_context_gone, 0, nt);
     tcase_add_test(tc, test_plan_gone);
     tcase_add_test(tc, test_null_and_foreign);
+    tcase_add_test(tc, test_null_everywhere);
     tcase_add_test(tc, test_concurrent);
     suite_add_tcase(s, tc);
     return s;

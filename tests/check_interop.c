@@ -359,6 +359,96 @@ START_TEST(test_opencl_wrap)
 }
 END_TEST
 
+static void CL_CALLBACK count_freed(cl_mem m, void *arg)
+{
+    (void)m;
+    __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Wait up to 2 s for *n to reach want (PoCL frees in its own threads). */
+static int freed_settled(const int *n, int want)
+{
+    for (int i = 0; i < 2000 && __atomic_load_n(n, __ATOMIC_SEQ_CST) < want; i++)
+        usleep(1000);
+    return __atomic_load_n(n, __ATOMIC_SEQ_CST);
+}
+
+/* hisp holds a reference of its own to every cl_mem it wraps (vectors and
+ * matrices): the caller may release theirs at once, hisp's calls still work,
+ * and hisp's destroy (or a backend switch) frees the buffers. */
+START_TEST(test_opencl_wrap_retains)
+{
+    const test_target *tt;
+    int ti = cl_target(&tt);
+    if (ti < 0) {
+        test_skip("interop opencl: no OpenCL device");
+        return;
+    }
+    hisp_context rctx, ctx = test_context(ti);
+    ck_assert_int_eq(hisp_context_create(&rctx), 0);
+    cl_context c;
+    cl_command_queue q;
+    cl_device_id dev;
+    cl_own(ctx, 1, &c, &q, &dev);
+    CK_OK(ctx, hisp_context_set_stream(ctx, q));
+    uint64_t rng = test_seed() ^ 0x4e7a;
+    hisp_type t = HISP_F32;
+    size_t es = 4;
+    shaped m;
+    shaped_make(rctx, t, 90, 61, &rng, 0, 0, 0, &m);
+    for (int pass = 0; pass < 2; pass++) { /* 1: the backend switched before the destroys */
+        void *x = random_array(t, m.ncols, &rng), *y = random_array(t, m.nrows, &rng);
+        void *want = reference_spmv(rctx, m.ref, HISP_OP_N, x, y, m.ncols, m.nrows, t);
+        cl_mem bufs[5] = {cl_buffer(c, m.rowptr, m.pbytes), cl_buffer(c, m.colind, m.ibytes),
+                          cl_buffer(c, m.val, m.vbytes), cl_buffer(c, x, (size_t)m.ncols * es),
+                          cl_buffer(c, y, (size_t)m.nrows * es)};
+        int freed = 0;
+        for (int k = 0; k < 5; k++)
+            ck_assert_int_eq(clSetMemObjectDestructorCallback(bufs[k], count_freed, &freed),
+                             CL_SUCCESS);
+        hisp_matrix A;
+        hisp_vector xv, yv;
+        CK_OK(ctx, hisp_matrix_wrap_csr_device(ctx, t, m.nrows, m.ncols, m.nnz, bufs[0], bufs[1],
+                                               bufs[2], m.ptr64, m.idx64, m.base, &A));
+        CK_OK(ctx, hisp_vector_wrap_device(ctx, t, m.ncols, bufs[3], &xv));
+        CK_OK(ctx, hisp_vector_wrap_device(ctx, t, m.nrows, bufs[4], &yv));
+        for (int k = 0; k < 5; k++) {
+            cl_uint refs = 0;
+            clGetMemObjectInfo(bufs[k], CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+            ck_assert_uint_ge(refs, 2);  /* the caller's and hisp's */
+            clReleaseMemObject(bufs[k]); /* the caller lets go */
+        }
+        float a = 1.25f, b = -0.5f;
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &a, A, xv, &b, yv));
+        void *out = malloc((size_t)m.nrows * es);
+        ck_assert_ptr_nonnull(out);
+        CK_OK(ctx, hisp_vector_read(yv, out));
+        ck_assert_double_le(test_rel_error(t, out, want, m.nrows), tol(t));
+        ck_assert_int_eq(freed, 0);
+        if (pass == 1) { /* the data comes to the host; the buffers are let go */
+            CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+            ck_assert_int_eq(freed_settled(&freed, 5), 5);
+            memset(out, 0, (size_t)m.nrows * es);
+            CK_OK(ctx, hisp_vector_read(yv, out));
+            ck_assert_double_le(test_rel_error(t, out, want, m.nrows), tol(t));
+        }
+        hisp_matrix_destroy(&A);
+        hisp_vector_destroy(&xv);
+        hisp_vector_destroy(&yv);
+        ck_assert_int_eq(freed_settled(&freed, 5), 5); /* hisp's references were the last */
+        free(x);
+        free(y);
+        free(out);
+        free(want);
+    }
+    shaped_free(&m);
+    hisp_context_destroy(&ctx);
+    clReleaseCommandQueue(q);
+    clReleaseContext(c);
+    hisp_context_destroy(&rctx);
+}
+END_TEST
+
 /* Exported buffers, the caller's writes, timing on a queue without
  * profiling, a backend switch with wrapped objects, errors. */
 START_TEST(test_opencl_export)
@@ -617,6 +707,7 @@ Suite *suite_interop(void)
     tcase_add_test(tc, test_wrap_reference);
 #ifdef HISP_HAVE_OPENCL
     tcase_add_test(tc, test_opencl_wrap);
+    tcase_add_test(tc, test_opencl_wrap_retains);
     tcase_add_test(tc, test_opencl_export);
 #endif
     tcase_add_test(tc, test_cuda_wrap);

@@ -759,6 +759,45 @@ static const hisp_device_ref *refs_of(const test_target *tg, int i)
  * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
  * go through the host. An iteration chain (y of one call is x of the next)
  * checks that the result stays usable on the device. */
+/* A new distributed vector reads as zeros, as a new hisp_vector does, also
+ * where its memory held an earlier vector's entries. */
+START_TEST(test_plan_vectors_zero)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x2e0 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st);
+    hisp_device_ref refs[3] = {
+        {tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    hisp_mplan plan = NULL;
+    CK_OK(ctx, hisp_mplan_create(A, 3, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+    double *h = malloc(300 * sizeof *h), *fill = malloc(300 * sizeof *fill);
+    ck_assert(h && fill);
+    for (int k = 0; k < 300; k++)
+        fill[k] = 1.0 + test_uniform(&st);
+    for (int round = 0; round < 4; round++)
+        for (int lay = 0; lay < 2; lay++) {
+            hisp_mvector v = NULL;
+            CK_OK(ctx, hisp_mvector_create(plan, lay ? HISP_MVEC_ROWS : HISP_MVEC_REPLICATED, &v));
+            memset(h, 0xff, 300 * sizeof *h);
+            CK_OK(ctx, hisp_mvector_read(v, h));
+            for (int k = 0; k < 300; k++)
+                ck_assert_msg(h[k] == 0 && !signbit(h[k]), "%s round %d %s: entry %d is %g",
+                              tg[i].label, round, lay ? "rows" : "replicated", k, h[k]);
+            CK_OK(ctx, hisp_mvector_write(v, fill)); /* the next vector may get this memory */
+            hisp_mvector_destroy(&v);
+        }
+    free(h);
+    free(fill);
+    hisp_mplan_destroy(&plan);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_plan_vectors)
 {
     const test_target *tg;
@@ -1522,6 +1561,7 @@ Suite *suite_msrep(void)
     tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
     tcase_add_loop_test(tc, test_plan_vectors, 0, nt);
     tcase_add_loop_test(tc, test_plan_dist, 0, nt);
+    tcase_add_loop_test(tc, test_plan_vectors_zero, 0, nt);
     tcase_add_loop_test(tc, test_plan_device_ptr, 0, nt);
     tcase_add_test(tc, test_plan_mixed);
     tcase_add_test(tc, test_plan_errors);

@@ -933,8 +933,8 @@ START_TEST(test_failures)
     ck_assert_int_eq(hisp_solver_solve(s, A, vf32, vx, &info), HISP_ERR_INVALID_ARGUMENT);
     read_vec(ctx, HISP_F64, vx, x, n);
     ck_assert(memcmp(x, x0, (size_t)n * 8) == 0);
-    ck_assert_int_eq(hisp_solver_solve(s, NULL, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(hisp_solver_solve(s, A, NULL, vx, &info), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_solve(s, NULL, vb, vx, &info), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_solver_solve(s, A, NULL, vx, &info), HISP_ERR_INVALID_HANDLE);
 
     /* a rectangular matrix for CG and BiCGSTAB */
     hisp_matrix R = test_random_matrix(ctx, HISP_F64, n, n + 3, 0.05, &rs);
@@ -1180,6 +1180,117 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Out of host memory at every allocation of a solve in turn (CSR and
+ * HiSparse, each method): HISP_ERR_OUT_OF_HOST_MEMORY with x and b exactly
+ * as they were, until the solve goes through. A HiSparse product on the
+ * reference backend allocated its scheduler's queues at every call, so a
+ * failure came after x had moved (a checkpoint restored, not x0); and a solve
+ * whose first copy of x failed wrote that copy's zeros into x. */
+START_TEST(test_out_of_memory_operands)
+{
+    extern void hispi_alloc_fail_after(long);
+    hisp_context ctx = test_context(_i);
+    uint64_t rs = test_seed() ^ 0x00e3;
+    hcsr hc = random_hermitian(ctx, HISP_F64, 100, 3, 2, 0, &rs);
+    int64_t n = hc.n;
+    hisp_matrix A = hc_matrix(ctx, &hc, HISP_F64, HISP_FORMAT_CSR), H = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+    hc_free(&hc);
+    double *x0 = malloc((size_t)n * 8), *b0 = malloc((size_t)n * 8), *got = malloc((size_t)n * 8);
+    ck_assert(x0 && b0 && got);
+    for (int64_t i = 0; i < n; i++) {
+        x0[i] = test_uniform(&rs);
+        b0[i] = test_uniform(&rs);
+    }
+    hisp_vector vb = NULL, vx = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &vb));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &vx));
+    CK_OK(ctx, hisp_vector_write(vb, b0));
+    static const hisp_solver_method meth[4] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
+                                               HISP_SOLVER_GMRES, HISP_SOLVER_LSQR};
+    for (int f = 0; f < 2; f++)
+        for (int m = 0; m < 4; m++) {
+            hisp_solver s = make_solver(ctx, meth[m], 0, 1e-10, 4);
+            CK_OK(ctx, hisp_solver_set_max_iterations(s, 40));
+            /* until a run of successes: a failure some call tolerates (a cache
+             * lookup) lets the solve through while later allocations remain */
+            int done = 0, fails = 0;
+            for (long k = 1; k < 2000 && done < 8; k++) {
+                CK_OK(ctx, hisp_vector_write(vx, x0));
+                hisp_solve_info info;
+                hispi_alloc_fail_after(k);
+                hisp_status st = hisp_solver_solve(s, f ? H : A, vb, vx, &info);
+                hispi_alloc_fail_after(0);
+                if (!st) {
+                    done++;
+                    continue;
+                }
+                done = 0;
+                fails++;
+                ck_assert_msg(st == HISP_ERR_OUT_OF_HOST_MEMORY, "%s %s, k %ld: %s",
+                              f ? "hisparse" : "csr", hisp_solver_method_name(meth[m]), k,
+                              hisp_status_string(st));
+                read_vec(ctx, HISP_F64, vx, got, n);
+                ck_assert_msg(!memcmp(got, x0, (size_t)n * 8),
+                              "%s %s: x changed by a failure at "
+                              "allocation %ld",
+                              f ? "hisparse" : "csr", hisp_solver_method_name(meth[m]), k);
+                read_vec(ctx, HISP_F64, vb, got, n);
+                ck_assert(!memcmp(got, b0, (size_t)n * 8));
+            }
+            ck_assert_msg(done && fails > 0, "%s %s: %d failures, done %d", f ? "hisparse" : "csr",
+                          hisp_solver_method_name(meth[m]), fails, done);
+            hisp_solver_destroy(&s);
+        }
+    hisp_vector_destroy(&vb);
+    hisp_vector_destroy(&vx);
+    hisp_matrix_destroy(&A);
+    hisp_matrix_destroy(&H);
+    hisp_context_destroy(&ctx);
+    /* a fresh context each time: the solve's first vector call also sets up
+     * the context's vector kernels, and may fail there */
+    int64_t ptr[101];
+    int32_t col[100];
+    double val[100];
+    for (int64_t i = 0; i < n && i < 100; i++) {
+        ptr[i] = i;
+        col[i] = (int32_t)i;
+        val[i] = 2 + (double)i / 100;
+    }
+    ptr[n < 100 ? n : 100] = n < 100 ? n : 100;
+    int64_t m = n < 100 ? n : 100;
+    for (long k = 1; k < 60; k++) {
+        hisp_context c = test_context(_i);
+        hisp_matrix D = NULL;
+        hisp_vector b = NULL, x = NULL;
+        CK_OK(c, hisp_matrix_create_csr(c, HISP_F64, m, m, ptr, col, val, &D));
+        CK_OK(c, hisp_vector_create(c, HISP_F64, m, &b));
+        CK_OK(c, hisp_vector_create(c, HISP_F64, m, &x));
+        CK_OK(c, hisp_vector_write(b, b0));
+        CK_OK(c, hisp_vector_write(x, x0));
+        hisp_solver s = make_solver(c, HISP_SOLVER_CG, 0, 1e-10, 0);
+        hisp_solve_info info;
+        hispi_alloc_fail_after(k);
+        hisp_status st = hisp_solver_solve(s, D, b, x, &info);
+        hispi_alloc_fail_after(0);
+        if (st) {
+            read_vec(c, HISP_F64, x, got, m);
+            ck_assert_msg(!memcmp(got, x0, (size_t)m * 8),
+                          "fresh context: x changed by a failure at allocation %ld (%s)", k,
+                          hisp_status_string(st));
+        }
+        hisp_solver_destroy(&s);
+        hisp_vector_destroy(&b);
+        hisp_vector_destroy(&x);
+        hisp_matrix_destroy(&D);
+        hisp_context_destroy(&c);
+    }
+    free(x0);
+    free(b0);
+    free(got);
+}
+END_TEST
+
 Suite *suite_solver(void)
 {
     Suite *s = suite_create("solver");
@@ -1196,6 +1307,7 @@ Suite *suite_solver(void)
     tcase_add_loop_test(dev, test_bicgstab, 0, n);
     tcase_add_loop_test(dev, test_mtx_files, 0, n);
     tcase_add_loop_test(dev, test_failures, 0, n);
+    tcase_add_loop_test(dev, test_out_of_memory_operands, 0, n);
     tcase_add_loop_test(dev, test_indefinite, 0, n);
     tcase_add_loop_test(dev, test_exact, 0, n);
     suite_add_tcase(s, dev);

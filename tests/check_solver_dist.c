@@ -9,6 +9,7 @@
 #include "msrep/msrep_plan.h"
 #include "testutil.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -881,6 +882,163 @@ START_TEST(test_mpi_scattered)
 }
 END_TEST
 
+/* Plans made and destroyed one after another on one context, a solve on
+ * each: the OpenCL worker instances (queues, programs, sub-devices) of one
+ * plan serve the next (none opened after the first plan), and the heap stays
+ * flat (programs loaded again for every plan grew PoCL's LLVM state by about
+ * 60 KiB a plan, freed only when every cl_context of the process is). */
+START_TEST(test_plans_reuse_instances)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    if (tg[i].kind != HISP_BACKEND_OPENCL) return; /* the others keep nothing */
+    uint64_t st = test_seed() ^ 0x9e5;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    CK_OK(ctx, hisp_context_set_backend(ctx, tg[i].kind, tg[i].device));
+    hisp_type t = HISP_F32;
+    hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
+    void *bh = random_array(t, 144, &st);
+    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_JACOBI, t);
+    long opened = 0;
+    size_t heap = 0;
+    int64_t iters = -1;
+    for (int k = 0; k < 60; k++) {
+        if (k == 20) { /* after the first plans of each kind: the steady state */
+            opened = hispi_context_instances_opened();
+            heap = mallinfo2().uordblks;
+        }
+        hisp_mplan plan = NULL;
+        unsigned flags = k % 2 ? HISP_MPLAN_SUBDEVICES : 0;
+        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, flags, &plan));
+        hisp_mvector b = NULL, x = NULL;
+        CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
+        CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
+        CK_OK(ctx, hisp_mvector_write(b, bh));
+        hisp_solve_info info;
+        CK_OK(ctx, hisp_solver_solve_dist(s, plan, b, x, &info));
+        ck_assert_msg(info.converged, "plan %d: %s after %lld iterations", k,
+                      hisp_stop_reason_name(info.reason), (long long)info.iterations);
+        if (k % 2 && iters < 0) iters = info.iterations;
+        if (k % 2) ck_assert_int_eq(info.iterations, iters);
+        hisp_mvector_destroy(&b);
+        hisp_mvector_destroy(&x);
+        hisp_mplan_destroy(&plan);
+    }
+    ck_assert_msg(hispi_context_instances_opened() == opened,
+                  "%ld device instances opened by 40 plans after the first 20",
+                  hispi_context_instances_opened() - opened);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    size_t now = mallinfo2().uordblks; /* sanitizers: their own allocators */
+    ck_assert_msg(now < heap + (1u << 20), "the heap grew by %zd KiB over 40 plans",
+                  ((ssize_t)now - (ssize_t)heap) / 1024);
+#else
+    (void)heap;
+#endif
+    hisp_solver_destroy(&s);
+    hisp_matrix_destroy(&A);
+    free(bh);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Solves over two parts of each target (PoCL: two sub-devices of the CPU),
+ * each method once: the case that ThreadSanitizer runs (./hisp.sh
+ * test-tsan), where the plan's workers share the job's state. */
+START_TEST(test_dist_solve_threads)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0x7a5 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_device_info info;
+    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    hisp_matrix As = test_matrix(ctx, t, 12, 0, &st), An = test_matrix(ctx, t, 12, 0.4, &st);
+    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    static const hisp_solver_method meth[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
+                                               HISP_SOLVER_GMRES};
+    for (int m = 0; m < 3; m++) {
+        hisp_matrix A = m == 0 ? As : An;
+        hisp_mplan plan = NULL;
+        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+        void *b = random_array(t, 144, &st), *x0 = random_array(t, 144, &st);
+        char what[512];
+        snprintf(what, sizeof what, "%s %s, 2 x pcsr", tg[i].label,
+                 hisp_solver_method_name(meth[m]));
+        compare(ctx, A, plan, t, meth[m], HISP_PRECOND_JACOBI, b, x0,
+                ctx->kind == HISP_BACKEND_REFERENCE, what);
+        free(b);
+        free(x0);
+        hisp_mplan_destroy(&plan);
+    }
+    hisp_matrix_destroy(&As);
+    hisp_matrix_destroy(&An);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A device that fails in the middle of a product (hispi_msrep_hook.fail_part,
+ * each part in turn): every worker leaves the job together, the solve and
+ * hisp_mspmv_dist return the failure with its message, x is unchanged, and
+ * the plan works afterwards. A worker that saw another's failure of the
+ * next phase early once returned alone and left the failing one waiting at
+ * the product's barrier for ever. */
+START_TEST(test_dist_device_failure)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    int i = _i;
+    uint64_t st = test_seed() ^ (0xfa11 + (uint64_t)i);
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_type t = HISP_F32;
+    hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
+    int64_t n = 144;
+    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
+    hisp_mplan plan = NULL;
+    CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+    hisp_mvector b = NULL, x = NULL, xr = NULL;
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
+    CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xr));
+    void *bh = random_array(t, n, &st), *x0 = random_array(t, n, &st), *xa = malloc(n * 4);
+    ck_assert_ptr_nonnull(xa);
+    CK_OK(ctx, hisp_mvector_write(b, bh));
+    CK_OK(ctx, hisp_mvector_write(x, x0));
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_NONE, t);
+    hisp_solve_info info;
+    float one = 1, zero = 0;
+    for (int rep = 0; rep < 40; rep++) {
+        hispi_msrep_hook.fail_part = 1 + rep % 2;
+        expect_error(ctx, hisp_solver_solve_dist(s, plan, b, x, &info), HISP_ERR_BACKEND,
+                     "failed (test hook)");
+        expect_error(ctx, hisp_mspmv_dist(plan, &one, xr, &zero, b), HISP_ERR_BACKEND,
+                     "failed (test hook)");
+        hispi_msrep_hook.fail_part = 0;
+        CK_OK(ctx, hisp_mvector_read(x, xa));
+        ck_assert_msg(memcmp(xa, x0, n * 4) == 0, "%s: x changed by a failed solve", tg[i].label);
+        CK_OK(ctx, hisp_mvector_write(b, bh));
+    }
+    CK_OK(ctx, hisp_solver_solve_dist(s, plan, b, x, &info));
+    ck_assert_msg(info.converged, "%s: %s", tg[i].label, hisp_stop_reason_name(info.reason));
+    hisp_solver_destroy(&s);
+    hisp_mvector_destroy(&b);
+    hisp_mvector_destroy(&x);
+    hisp_mvector_destroy(&xr);
+    hisp_mplan_destroy(&plan);
+    hisp_matrix_destroy(&A);
+    free(bh);
+    free(x0);
+    free(xa);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_solver_dist(void)
 {
     Suite *s = suite_create("solver_dist");
@@ -893,6 +1051,13 @@ Suite *suite_solver_dist(void)
     tcase_add_loop_test(tc, test_local_breakdown, 0, nt);
     tcase_add_loop_test(tc, test_views_offsets, 0, nt);
     tcase_add_test(tc, test_dist_errors);
+    tcase_add_loop_test(tc, test_plans_reuse_instances, 0, nt);
+    suite_add_tcase(s, tc);
+    /* the plan's worker threads at work (also run under ThreadSanitizer) */
+    tc = tcase_create("threads");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_loop_test(tc, test_dist_solve_threads, 0, nt);
+    tcase_add_loop_test(tc, test_dist_device_failure, 0, nt);
     suite_add_tcase(s, tc);
     tc = tcase_create("mpi");
     tcase_set_timeout(tc, 1200);

@@ -402,8 +402,14 @@ static void expect_unchanged(hisp_context ctx, hisp_vector v, const void *want, 
         ck_assert_msg(s_ == HISP_ERR_INVALID_ARGUMENT, "%s gave %s", #expr,                        \
                       hisp_status_string(s_));                                                     \
     } while (0)
+#define EXPECT_HANDLE(expr)                                                                        \
+    do {                                                                                           \
+        hisp_status s_ = (expr);                                                                   \
+        ck_assert_msg(s_ == HISP_ERR_INVALID_HANDLE, "%s gave %s", #expr, hisp_status_string(s_)); \
+    } while (0)
 
-/* Every mismatch is INVALID_ARGUMENT with the operands untouched. */
+/* Every mismatch is INVALID_ARGUMENT (a NULL vector INVALID_HANDLE) with the
+ * operands untouched. */
 START_TEST(test_errors)
 {
     uint64_t st = test_seed() ^ 0xe77u;
@@ -444,11 +450,11 @@ START_TEST(test_errors)
     EXPECT_INVALID(hisp_vector_axpby(hisp_scalar_ratio(x, 0, xo, 0, 0), x, a, y));
     EXPECT_INVALID(hisp_vector_axpby(hisp_scalar_ratio(x, 0, f64, 0, 0), x, a, y));
     EXPECT_INVALID(hisp_vector_axpby(a, x, hisp_scalar_host(NULL), y)); /* NULLs */
-    EXPECT_INVALID(hisp_vector_axpby(a, NULL, a, y));
-    EXPECT_INVALID(hisp_vector_axpby(a, x, a, NULL));
-    EXPECT_INVALID(hisp_vector_fill(NULL, a));
+    EXPECT_HANDLE(hisp_vector_axpby(a, NULL, a, y));
+    EXPECT_HANDLE(hisp_vector_axpby(a, x, a, NULL));
+    EXPECT_HANDLE(hisp_vector_fill(NULL, a));
     EXPECT_INVALID(hisp_vector_dot(x, y, hisp_result_host(NULL)));
-    EXPECT_INVALID(hisp_vector_dot2(x, y, NULL, hisp_result_host(res), hisp_result_host(res)));
+    EXPECT_HANDLE(hisp_vector_dot2(x, y, NULL, hisp_result_host(res), hisp_result_host(res)));
     EXPECT_INVALID(hisp_vector_div_dot(x, y, c32, hisp_result_host(res)));
     EXPECT_INVALID(hisp_vector_axpby_dot(a, x, a, y, f64, hisp_result_host(res)));
     EXPECT_INVALID(hisp_vector_axpbypcz(a, x, a, y, a, f64));

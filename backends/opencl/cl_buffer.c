@@ -14,13 +14,19 @@ hisp_status hisp_cl_buf_alloc(hisp_context ctx, void *vbe, size_t bytes, void **
                                  "CL_DEVICE_MAX_MEM_ALLOC_SIZE (%llu bytes)",
                                  bytes, (unsigned long long)be->max_alloc);
     cl_int e = CL_SUCCESS;
+    /* CPU devices: the memory allocated now, by clCreateBuffer, where a
+     * failure is an error code. Without CL_MEM_ALLOC_HOST_PTR, PoCL allocates
+     * a buffer's memory at its first use and aborts the process when that
+     * fails (an assertion in pocl_create_migration_commands, seen under an
+     * address-space limit) */
+    cl_mem_flags fl = CL_MEM_READ_WRITE | (be->is_cpu ? CL_MEM_ALLOC_HOST_PTR : 0);
     /* a zero-byte request still needs a valid handle */
-    cl_mem m = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &e);
+    cl_mem m = clCreateBuffer(be->context, fl, bytes ? bytes : 16, NULL, &e);
     if (e != CL_SUCCESS) {
         hisp_status s = HISP_ERR_BACKEND;
         if (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES ||
-            e == CL_INVALID_BUFFER_SIZE)
-            s = HISP_ERR_OUT_OF_DEVICE_MEMORY;
+            e == CL_INVALID_BUFFER_SIZE || (be->is_cpu && e == CL_OUT_OF_HOST_MEMORY))
+            s = HISP_ERR_OUT_OF_DEVICE_MEMORY; /* a CPU device's memory is the host's */
         else if (e == CL_OUT_OF_HOST_MEMORY)
             s = HISP_ERR_OUT_OF_HOST_MEMORY;
         return hispi_fail_native(ctx, s, e, "OpenCL clCreateBuffer(%zu bytes) failed: %s (%d)",

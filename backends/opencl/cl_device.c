@@ -384,6 +384,13 @@ static hisp_status hisp_cl_buf_check(hisp_context ctx, void *vbe, void *mem, siz
     return HISP_SUCCESS;
 }
 
+static hisp_status hisp_cl_buf_retain(hisp_context ctx, void *vbe, void *mem)
+{
+    (void)vbe;
+    cl_int e = clRetainMemObject((cl_mem)mem);
+    return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clRetainMemObject");
+}
+
 /* The flat index of d (or of the root device of a sub-device), -1 if none. */
 static int device_index(hisp_context ctx, cl_device_id d)
 {
@@ -485,6 +492,7 @@ const hisp_backend_ops hisp_cl_ops = {
     .kern_launch = hisp_cl_kern_launch,
     .buf_zero = hisp_cl_buf_zero,
     .buf_check = hisp_cl_buf_check,
+    .buf_retain = hisp_cl_buf_retain,
     .stream_set = hisp_cl_stream_set,
     .stream_get = hisp_cl_stream_get,
     .csr_wrap = hisp_cl_csr_wrap,

@@ -228,6 +228,9 @@ static hisp_status ref_csr_spmv_dot(hisp_context ctx, void *be, void *dev, const
 typedef struct {
     const unsigned char *pool; /* core's (hispi_hs_view.pool_dev) */
     uint64_t cap[HISP_SCHED_MAX_QUEUES];
+    hispi_sched_entry *queues; /* the simulation's queues, made with the state: an SpMV
+                                  allocates nothing (a solve's later products cannot fail so) */
+    size_t nentries;
 } ref_hs;
 
 static hisp_status ref_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A, void **dev)
@@ -237,6 +240,13 @@ static hisp_status ref_hs_upload(hisp_context ctx, void *be, const hispi_hs_view
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
     m->pool = A->pool_dev;
     memcpy(m->cap, A->cap, sizeof m->cap);
+    m->nentries = hispi_sched_host_entries(m->cap, A->nqueues);
+    hisp_status s =
+        hispi_alloc(ctx, m->nentries ? m->nentries : 1, sizeof *m->queues, (void **)&m->queues);
+    if (s) {
+        free(m);
+        return s;
+    }
     *dev = m;
     return HISP_SUCCESS;
 }
@@ -246,6 +256,7 @@ static void ref_hs_free(void *be, void *dev)
     (void)be;
     ref_hs *m = dev;
     if (!m) return;
+    free(m->queues);
     free(m);
 }
 
@@ -254,7 +265,8 @@ static hisp_status ref_hs_spmv(hisp_context ctx, void *be, void *dev, const hisp
 {
     (void)be;
     ref_hs *m = dev;
-    return hispi_sched_spmv_host(ctx, m->pool, a, m->cap, x, y, counts);
+    bool fits = hispi_sched_host_entries(m->cap, a->policy->nqueues) <= m->nentries;
+    return hispi_sched_spmv_host_in(ctx, m->pool, a, m->cap, fits ? m->queues : NULL, x, y, counts);
 }
 
 /* Wrapped memory is a host pointer; its size cannot be told. */

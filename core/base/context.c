@@ -1,5 +1,9 @@
 /* Contexts: backend selection and device discovery. */
 #include "../backends/backend.h"
+#include "msrep/hispi_msrep.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +78,100 @@ static void close_backend(hisp_context ctx)
     ctx->be = NULL;
 }
 
+/* ---- device instances kept for the next MSREP plan (hispi_msrep.h) ---- */
+
+typedef struct hispi_parked {
+    struct hispi_parked *next;
+    hisp_backend_kind kind;
+    int device, sub, nsub;
+    void *be;
+} hispi_parked;
+
+/* every context's list: plans' workers park and unpark from their threads */
+static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_long opened; /* device backends' instances opened by init / init_sub */
+
+long hispi_context_instances_opened(void)
+{
+    return atomic_load(&opened);
+}
+
+static void parked_close(hispi_parked *p)
+{
+    hispi_backends[p->kind]->fini(p->be);
+    free(p);
+}
+
+void hispi_context_park(hisp_context home, hisp_context ctx, int sub, int nsub)
+{
+    /* OpenCL only: the other backends' instances cost a plan little to make */
+    if (!hispi_ctx_ok(home) || !ctx->ops || !ctx->be || ctx->stream ||
+        ctx->kind != HISP_BACKEND_OPENCL)
+        return; /* destroyed with ctx */
+    hispi_parked *p = calloc(1, sizeof *p);
+    if (!p) return;
+    if (hispi_sched_settle(ctx) != HISP_SUCCESS)
+        hispi_debug("the last HiSparse SpMV failed its scheduler check");
+    for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
+        o->drop_device(o);
+    *p = (hispi_parked){NULL, ctx->kind, ctx->device, sub, nsub, ctx->be};
+    ctx->ops = NULL;
+    ctx->be = NULL;
+    hispi_parked *drop = NULL;
+    pthread_mutex_lock(&park_mu);
+    p->next = home->parked;
+    home->parked = p;
+    int n = 0;
+    for (hispi_parked *q = home->parked; q; q = q->next)
+        if (++n == HISPI_PARKED_MAX && q->next) { /* the oldest beyond the cap */
+            drop = q->next;
+            q->next = NULL;
+        }
+    pthread_mutex_unlock(&park_mu);
+    while (drop) {
+        hispi_parked *q = drop->next;
+        parked_close(drop);
+        drop = q;
+    }
+}
+
+bool hispi_context_unpark(hisp_context home, hisp_context ctx, hisp_backend_kind kind, int device,
+                          int sub, int nsub)
+{
+    hispi_parked *p = NULL;
+    pthread_mutex_lock(&park_mu);
+    for (hispi_parked **pp = &home->parked; *pp; pp = &(*pp)->next)
+        if ((*pp)->kind == kind && (*pp)->device == device && (*pp)->sub == sub &&
+            (*pp)->nsub == nsub) {
+            p = *pp;
+            *pp = p->next;
+            break;
+        }
+    pthread_mutex_unlock(&park_mu);
+    if (!p) return false;
+    close_backend(ctx);
+    ctx->ops = hispi_backends[kind];
+    ctx->be = p->be;
+    ctx->kind = kind;
+    ctx->device = device;
+    ctx->stream = NULL;
+    free(p);
+    return true;
+}
+
+static void parked_close_all(hisp_context ctx)
+{
+    pthread_mutex_lock(&park_mu);
+    hispi_parked *p = ctx->parked;
+    ctx->parked = NULL;
+    pthread_mutex_unlock(&park_mu);
+    while (p) {
+        hispi_parked *q = p->next;
+        parked_close(p);
+        p = q;
+    }
+}
+
 static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int device)
 {
     const hisp_backend_ops *ops = hispi_backends[kind];
@@ -87,6 +185,7 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
                           "%s backend: device %d requested, %d available", ops->name, device, n);
     void *be = NULL;
     HISPI_TRY(ops->init(ctx, device < 0 ? 0 : device, &be));
+    if (kind != HISP_BACKEND_REFERENCE) atomic_fetch_add(&opened, 1);
     close_backend(ctx);
     ctx->ops = ops;
     ctx->be = be;
@@ -114,6 +213,7 @@ hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind
                           "%s backend: device %d requested, %d available", ops->name, device, n);
     void *be = NULL;
     HISPI_TRY(ops->init_sub(ctx, device, sub, nsub, &be));
+    atomic_fetch_add(&opened, 1);
     close_backend(ctx);
     ctx->ops = ops;
     ctx->be = be;
@@ -123,9 +223,16 @@ hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind
     return HISP_SUCCESS;
 }
 
+static hisp_status set_stream(hisp_context ctx, void *stream);
+
 hisp_status hisp_context_set_stream(hisp_context ctx, void *stream)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, set_stream(ctx, stream));
+}
+
+static hisp_status set_stream(hisp_context ctx, void *stream)
+{
     const hisp_backend_ops *ops = ctx->ops;
     if (!ops->stream_set) {
         if (!stream) return HISP_SUCCESS;
@@ -193,6 +300,7 @@ void hisp_context_destroy(hisp_context *pctx)
     if (!pctx || !hispi_ctx_ok(*pctx)) return;
     hisp_context ctx = *pctx;
     close_backend(ctx);
+    parked_close_all(ctx);
     /* objects outliving their context are cut loose; the registry orphans
      * them below (refused by every call but their destroy) */
     while (ctx->objects.next != &ctx->objects)
@@ -204,9 +312,16 @@ void hisp_context_destroy(hisp_context *pctx)
     *pctx = NULL;
 }
 
+static hisp_status set_backend(hisp_context ctx, hisp_backend_kind kind, int device);
+
 hisp_status hisp_context_set_backend(hisp_context ctx, hisp_backend_kind kind, int device)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, set_backend(ctx, kind, device));
+}
+
+static hisp_status set_backend(hisp_context ctx, hisp_backend_kind kind, int device)
+{
     if (kind == HISP_BACKEND_AUTO) {
         static const hisp_backend_kind order[] = {HISP_BACKEND_CUDA, HISP_BACKEND_OPENCL,
                                                   HISP_BACKEND_REFERENCE};
@@ -236,11 +351,16 @@ hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
     return ctx->ops->device_info(ctx, ctx->device, info);
 }
 
+static hisp_status synchronize(hisp_context ctx)
+{
+    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
+    return hispi_sched_settle(ctx);
+}
+
 hisp_status hisp_context_synchronize(hisp_context ctx)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
-    return hispi_sched_settle(ctx);
+    HISPI_CLAIMED(ctx, synchronize(ctx));
 }
 
 void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes)

@@ -37,6 +37,14 @@ const char *hisp_status_string(hisp_status s)
     return "unknown status";
 }
 
+/* This thread's last refused claim of a context held by another thread:
+ * its message, kept here so that the holder's error record is not written
+ * from two threads (cleared by this thread's next claim of that context). */
+static _Thread_local struct {
+    hisp_context ctx;
+    char message[256];
+} refused;
+
 void hispi_clear_error(hisp_context ctx)
 {
     if (!ctx) return;
@@ -51,6 +59,7 @@ static hisp_status record(hisp_context ctx, hisp_status s, const char *file, int
                           int64_t native, const char *fmt, va_list ap)
 {
     if (!hispi_ctx_ok(ctx)) return s;
+    if (refused.ctx == ctx) refused.ctx = NULL; /* this thread's newer failure */
     hispi_clear_error(ctx);
     ctx->err.status = s;
     ctx->err.line = line;
@@ -117,6 +126,33 @@ void hispi_create_failed(hisp_context ctx)
     snprintf(create_err.message, sizeof create_err.message, "%s", ctx->err.message);
 }
 
+static _Thread_local char thread_token; /* its address names the thread */
+
+hisp_status hispi_ctx_claim(hisp_context ctx)
+{
+    const void *me = &thread_token, *none = NULL;
+    if (atomic_load_explicit(&ctx->owner, memory_order_relaxed) == me) {
+        ctx->depth++;
+        return HISP_SUCCESS;
+    }
+    if (!atomic_compare_exchange_strong_explicit(&ctx->owner, &none, me, memory_order_acquire,
+                                                 memory_order_relaxed)) {
+        refused.ctx = ctx;
+        snprintf(refused.message, sizeof refused.message,
+                 "the context is in use by another thread: a context is used by one thread at "
+                 "a time (a context per thread, or the caller's lock around its calls)");
+        return HISP_ERR_INVALID_ARGUMENT;
+    }
+    ctx->depth = 1;
+    if (refused.ctx == ctx) refused.ctx = NULL;
+    return HISP_SUCCESS;
+}
+
+void hispi_ctx_release(hisp_context ctx)
+{
+    if (--ctx->depth == 0) atomic_store_explicit(&ctx->owner, NULL, memory_order_release);
+}
+
 hisp_status hisp_context_last_error(hisp_context ctx, hisp_error_info *info)
 {
     if (!info) return HISP_ERR_INVALID_ARGUMENT;
@@ -125,6 +161,10 @@ hisp_status hisp_context_last_error(hisp_context ctx, hisp_error_info *info)
         return HISP_SUCCESS;
     }
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (refused.ctx == ctx) {
+        *info = (hisp_error_info){.status = HISP_ERR_INVALID_ARGUMENT, .message = refused.message};
+        return HISP_SUCCESS;
+    }
     info->status = ctx->err.status;
     info->message = ctx->err.message[0] ? ctx->err.message : ctx->err.note;
     info->file = ctx->err.file[0] ? ctx->err.file : NULL;

@@ -472,23 +472,35 @@ static hisp_status check(hisp_context ctx, const hisp_variant *v, const void *al
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_spmv_variant(hisp_context ctx, const hisp_variant *v, const void *alpha,
-                              hisp_matrix A, hisp_vector x, const void *beta, hisp_vector y)
+static hisp_status variant_spmv(hisp_context ctx, const hisp_variant *v, const void *alpha,
+                                hisp_matrix A, hisp_vector x, const void *beta, hisp_vector y,
+                                int warmup, int repeat, double *ms)
 {
     double a = 0, b = 0;
     HISPI_TRY(check(ctx, v, alpha, A, x, beta, y, &a, &b));
-    return hispi_compound_spmv(ctx, v, a, A, x, b, y, 0, 1, NULL);
+    if (ms && (warmup < 0 || repeat < 1))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
+    return hispi_compound_spmv(ctx, v, a, A, x, b, y, warmup, repeat, ms);
+}
+
+hisp_status hisp_spmv_variant(hisp_context ctx, const hisp_variant *v, const void *alpha,
+                              hisp_matrix A, hisp_vector x, const void *beta, hisp_vector y)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, variant_spmv(ctx, v, alpha, A, x, beta, y, 0, 1, NULL));
 }
 
 hisp_status hisp_spmv_variant_timed(hisp_context ctx, const hisp_variant *v, const void *alpha,
                                     hisp_matrix A, hisp_vector x, const void *beta, hisp_vector y,
                                     int warmup, int repeat, double *ms)
 {
-    double a = 0, b = 0;
-    HISPI_TRY(check(ctx, v, alpha, A, x, beta, y, &a, &b));
-    if (warmup < 0 || repeat < 1 || !ms)
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!ms) {
+        double a = 0, b = 0; /* the arguments' messages first, as before */
+        HISPI_TRY(check(ctx, v, alpha, A, x, beta, y, &a, &b));
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
-    return hispi_compound_spmv(ctx, v, a, A, x, b, y, warmup, repeat, ms);
+    }
+    HISPI_CLAIMED(ctx, variant_spmv(ctx, v, alpha, A, x, beta, y, warmup, repeat, ms));
 }
 
 hisp_status hisp_matrix_layout_bytes(hisp_matrix A, hisp_outer_layout o, uint64_t *bytes)

@@ -588,10 +588,19 @@ static hisp_status share_one(hisp_context ctx, const hispi_hisparse *h, bool t, 
     return hispi_hisparse_wrap(ctx, &hc, C);
 }
 
+static hisp_status matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
+                              hisp_matrix *C);
+
 hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
                             hisp_matrix *C)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(A->ctx, matrix_add(op_a, A, op_b, B, C));
+}
+
+static hisp_status matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
+                              hisp_matrix *C)
+{
     hisp_context ctx = A->ctx;
     if (!hispi_mat_ok(B) || B->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "B is invalid or of another context");

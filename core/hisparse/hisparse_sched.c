@@ -349,11 +349,34 @@ static void process(sim *s, const hispi_sched_entry *en)
     }
 }
 
+size_t hispi_sched_host_entries(const uint64_t *cap, int nqueues)
+{
+    uint64_t total = 0;
+    for (int q = 0; q < nqueues; q++)
+        total += cap[q];
+    return (size_t)total;
+}
+
 hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
                                   const hispi_sched_args *a, const uint64_t *cap, const void *x,
                                   void *y, hisp_sched_counts *counts)
 {
+    return hispi_sched_spmv_host_in(ctx, pool, a, cap, NULL, x, y, counts);
+}
+
+hisp_status hispi_sched_spmv_host_in(hisp_context ctx, const unsigned char *pool,
+                                     const hispi_sched_args *a, const uint64_t *cap,
+                                     hispi_sched_entry *entries, const void *x, void *y,
+                                     hisp_sched_counts *counts)
+{
     const hispi_sched_policy *p = a->policy;
+    /* the queues' memory before y is written: a failure leaves y as it was */
+    hispi_sched_entry *own = NULL;
+    if (a->root && !entries) {
+        HISPI_TRY(hispi_alloc(ctx, hispi_sched_host_entries(cap, p->nqueues), sizeof *own,
+                              (void **)&own));
+        entries = own;
+    }
     memset(counts, 0, sizeof *counts);
     counts->queues = p->nqueues;
     for (int64_t i = 0; i < a->ny; i++) {
@@ -375,7 +398,7 @@ hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
         s.cap[q] = cap[q];
         total += cap[q];
     }
-    HISPI_TRY(hispi_alloc(ctx, (size_t)total, sizeof *s.e, (void **)&s.e));
+    s.e = entries;
     push(&s, a->root, 0, 0, 0);
     for (;;) {
         uint64_t pending[HISP_SCHED_MAX_QUEUES], end[HISP_SCHED_MAX_QUEUES];
@@ -395,7 +418,7 @@ hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
             s.head[q] = end[q];
         }
     }
-    free(s.e);
+    free(own);
     if (s.overflow)
         return hispi_fail(ctx, HISP_ERR_BACKEND, "scheduler queue overflow (capacities wrong)");
     for (int q = 0; q < p->nqueues; q++) {

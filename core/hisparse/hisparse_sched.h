@@ -175,5 +175,13 @@ HISPI_LOCAL void hispi_sched_spmv_caps(const struct hispi_hisparse *h, const his
 HISPI_LOCAL hisp_status hispi_sched_spmv_host(hisp_context ctx, const unsigned char *pool,
                                               const hispi_sched_args *a, const uint64_t *cap,
                                               const void *x, void *y, hisp_sched_counts *counts);
+/* The same with the queues' memory given: entries of at least
+ * hispi_sched_host_entries(cap, nqueues) (NULL: allocated for the call,
+ * before y is written). */
+HISPI_LOCAL hisp_status hispi_sched_spmv_host_in(hisp_context ctx, const unsigned char *pool,
+                                                 const hispi_sched_args *a, const uint64_t *cap,
+                                                 hispi_sched_entry *entries, const void *x, void *y,
+                                                 hisp_sched_counts *counts);
+HISPI_LOCAL size_t hispi_sched_host_entries(const uint64_t *cap, int nqueues);
 
 #endif

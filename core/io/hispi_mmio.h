@@ -25,13 +25,16 @@ HISPI_LOCAL char *hispi_mmio_dtoa(char *p, double v);
 /* Compressed inputs: gzip (zlib) and bzip2 (libbz2), recognised by their
  * magic bytes. *kind names it ("gzip", "bzip2") or is NULL for plain data. */
 HISPI_LOCAL const char *hispi_compressed_kind(const char *data, size_t size);
-/* Decompresses data into a fresh NUL-terminated buffer of at most
- * hispi_decompress_limit(size) bytes (beyond: HISP_ERR_INPUT_FORMAT). */
+/* Decompresses data into a fresh NUL-terminated buffer, level by level where
+ * the output is compressed again (at most HISPI_DECOMPRESS_LEVELS levels),
+ * the outputs of all levels together at most hispi_decompress_limit(size)
+ * bytes (beyond: HISP_ERR_INPUT_FORMAT). */
+enum { HISPI_DECOMPRESS_LEVELS = 3 };
 HISPI_LOCAL hisp_status hispi_decompress(hisp_context ctx, const char *name, const char *data,
                                          size_t size, char **out, size_t *out_size);
 HISPI_LOCAL size_t hispi_decompress_limit(size_t compressed);
-/* The first bytes only: at most max decompressed bytes, from data that may
- * be a file's first bytes (a stream cut short is no error). */
+/* The first bytes only: at most max decompressed bytes of every level, from
+ * data that may be a file's first bytes (a stream cut short is no error). */
 HISPI_LOCAL hisp_status hispi_decompress_head(hisp_context ctx, const char *name, const char *data,
                                               size_t size, size_t max, char **out,
                                               size_t *out_size);

@@ -70,6 +70,7 @@ typedef struct {
     const char *ls, *le;   /* the current line, without its '\n' */
     hisp_status st;        /* first failure: status, line, message */
     int64_t err_line;
+    bool too_large; /* the failure: sizes above the input's limit */
     char msg[512];
 } reader;
 
@@ -551,13 +552,10 @@ static int64_t mirror(const data_job *j, int64_t nnz)
     return cnt;
 }
 
-/* The entries of the data section [r->cur, r->end) into s. */
-/* The entries of [b, e) (whole lines; the first is line *line) into
- * slots *k...; *k and *line advance. A piece ending the data (final)
- * must complete the declared count. */
-static hisp_status parse_piece(hisp_context ctx, const char *name, const char *b, const char *e,
-                               data_job *j, int64_t nnz, int64_t size_line, bool final,
-                               int64_t *kio, int64_t *lineio)
+/* Pass 1 over [b, e) (whole lines): the chunks in j (j->ch, j->nch) and
+ * their entry lines; *content: all of them. */
+static hisp_status piece_count(hisp_context ctx, const char *b, const char *e, data_job *j,
+                               int *threads_out, int64_t *content)
 {
     size_t bytes = (size_t)(e - b);
     int threads = hispi_threads(ctx, (double)bytes / 16);
@@ -579,8 +577,24 @@ static hisp_status parse_piece(hisp_context ctx, const char *name, const char *b
     }
     j->ch = ch;
     j->nch = nch;
-    atomic_store(&j->first_bad, nch);
     run_pass(j, threads, 1);
+    *content = 0;
+    for (int c = 0; c < nch; c++)
+        *content += ch[c].content;
+    *threads_out = threads;
+    return HISP_SUCCESS;
+}
+
+/* Pass 2 over the chunks piece_count made (and frees): their entries into
+ * slots *k...; *k and *line (the first line's number) advance. A piece
+ * ending the data (final) must complete the declared count. */
+static hisp_status piece_fill(hisp_context ctx, const char *name, data_job *j, int threads,
+                              int64_t nnz, int64_t size_line, bool final, int64_t *kio,
+                              int64_t *lineio)
+{
+    chunk *ch = j->ch;
+    int nch = j->nch;
+    atomic_store(&j->first_bad, nch);
     /* slots and line numbers; entries beyond the declared count are not parsed */
     int64_t k = *kio, line = *lineio, over_chunk = -1;
     for (int c = 0; c < nch; c++) {
@@ -612,37 +626,50 @@ static hisp_status parse_piece(hisp_context ctx, const char *name, const char *b
                            (long long)k, (long long)nnz, (long long)size_line);
     }
     free(ch);
+    j->ch = NULL;
     *kio = k;
     *lineio = line;
     return st;
 }
 
+/* The entries of [b, e) (whole lines; the first is line *line) into
+ * slots *k...: piece_count, then piece_fill. */
+static hisp_status parse_piece(hisp_context ctx, const char *name, const char *b, const char *e,
+                               data_job *j, int64_t nnz, int64_t size_line, bool final,
+                               int64_t *kio, int64_t *lineio)
+{
+    int threads;
+    int64_t content;
+    HISPI_TRY(piece_count(ctx, b, e, j, &threads, &content));
+    return piece_fill(ctx, name, j, threads, nnz, size_line, final, kio, lineio);
+}
+
 /* ---- the parser --------------------------------------------------------- */
 
-static hisp_status parse(hisp_context ctx, const char *data, size_t size, const char *name,
-                         hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
-                         int64_t *size_line_out);
+/* input: the bytes of the input as given (compressed: before
+ * decompression), which bound the dimensions a file may declare */
+typedef struct {
+    uint64_t bytes;
+    bool compressed;
+} input_size;
 
-hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, const char *name,
-                            hisp_type type, hispi_sparse *out, hisp_mtx_header *header)
+static hisp_status parse(hisp_context ctx, const char *data, size_t size, input_size in,
+                         const char *name, hisp_type type, hispi_sparse *out,
+                         hisp_mtx_header *header, int64_t *size_line_out);
+
+static hisp_status compressed_head(hisp_context ctx, const char *data, size_t size,
+                                   const char *name);
+
+static hisp_status parse_plain(hisp_context ctx, const char *data, size_t size, input_size in,
+                               const char *name, hisp_type type, hispi_sparse *out,
+                               hisp_mtx_header *header)
 {
-    memset(out, 0, sizeof *out);
-    if (!hispi_type_valid(type))
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid entry type %d", (int)type);
-    if (data && hispi_compressed_kind(data, size)) {
-        char *plain;
-        size_t n;
-        HISPI_TRY(hispi_decompress(ctx, name, data, size, &plain, &n));
-        hisp_status s = hispi_mtx_parse(ctx, plain, n, name, type, out, header);
-        free(plain);
-        return s;
-    }
     if (type != HISP_B3X3_F32 && type != HISP_B3X3_F64)
-        return parse(ctx, data, size, name, type, out, header, NULL);
+        return parse(ctx, data, size, in, name, type, out, header, NULL);
     /* 3x3 blocks: any real file, blocked by 3 */
     hispi_sparse real;
     int64_t size_line = 0;
-    HISPI_TRY(parse(ctx, data, size, name, HISP_F64, &real, header, &size_line));
+    HISPI_TRY(parse(ctx, data, size, in, name, HISP_F64, &real, header, &size_line));
     if (real.nrows % 3 || real.ncols % 3) {
         hispi_sparse_free(&real);
         return hispi_fail_at(ctx, name ? name : "<buffer>", size_line,
@@ -653,6 +680,25 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
     hisp_status s = hispi_block3_from_real(ctx, name, &real, type, out);
     hispi_sparse_free(&real);
     return s;
+}
+
+hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, const char *name,
+                            hisp_type type, hispi_sparse *out, hisp_mtx_header *header)
+{
+    memset(out, 0, sizeof *out);
+    if (!hispi_type_valid(type))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "invalid entry type %d", (int)type);
+    if (data && hispi_compressed_kind(data, size)) {
+        HISPI_TRY(compressed_head(ctx, data, size, name)); /* sizes before the whole */
+        char *plain;
+        size_t n;
+        HISPI_TRY(hispi_decompress(ctx, name, data, size, &plain, &n));
+        hisp_status s =
+            parse_plain(ctx, plain, n, (input_size){size, true}, name, type, out, header);
+        free(plain);
+        return s;
+    }
+    return parse_plain(ctx, data, size, (input_size){size, false}, name, type, out, header);
 }
 
 hisp_status hispi_block3_from_real(hisp_context ctx, const char *name, const hispi_sparse *r,
@@ -692,8 +738,8 @@ typedef struct {
 
 /* probe: the header only (hisp_matrix_read_mtx_info): no entry type to
  * check against, and the data may be the file's first bytes (no room check). */
-static hisp_status parse_head(reader *r, const char *data, size_t size, size_t beyond,
-                              hisp_type type, bool probe, mtx_head *h)
+static hisp_status parse_head(reader *r, const char *data, size_t size, input_size in,
+                              size_t beyond, hisp_type type, bool probe, mtx_head *h)
 {
     char qb[48];
     bool cplx_type = type == HISP_C32 || type == HISP_C64;
@@ -799,12 +845,14 @@ static hisp_status parse_head(reader *r, const char *data, size_t size, size_t b
     if (m > INT32_MAX || n > INT32_MAX)
         return bad(r, r->line, "size line: %s count above 2^31-1 (the limit of 32-bit indices)",
                    m > INT32_MAX ? "row" : "column");
-    int64_t dim_limit = HISPI_FILE_DIM_LIMIT(size);
-    if (m > dim_limit || n > dim_limit)
+    int64_t dim_limit = HISPI_FILE_DIM_LIMIT(in.bytes);
+    r->too_large = m > dim_limit || n > dim_limit;
+    if (r->too_large)
         return bad(r, r->line,
-                   "size line: %lld x %lld is too large for a %zu-byte file (at most "
+                   "size line: %lld x %lld is too large for a %llu-byte%s file (at most "
                    "2^20 + 8 x the file size = %lld rows and columns)",
-                   (long long)m, (long long)n, size, (long long)dim_limit);
+                   (long long)m, (long long)n, (unsigned long long)in.bytes,
+                   in.compressed ? " compressed" : "", (long long)dim_limit);
     if (h->sym != SYM_GENERAL && m != n)
         return bad(r, r->line, "a %s matrix must be square, this one is %lld x %lld", sym_names[si],
                    (long long)m, (long long)n);
@@ -833,8 +881,31 @@ static hisp_status parse_head(reader *r, const char *data, size_t size, size_t b
     return HISP_SUCCESS;
 }
 
+enum { INFO_HEAD = 1 << 20 }; /* the bytes a header is looked for in */
+
+static hisp_status head_fail(hisp_context ctx, const char *name, const reader *r);
+
+/* A compressed input's banner and size line from its first decompressed
+ * bytes: sizes too large for the compressed size are refused before the
+ * whole input is expanded. Any other failure is left to the whole input's
+ * decompression and parse (which name damaged data first). */
+static hisp_status compressed_head(hisp_context ctx, const char *data, size_t size,
+                                   const char *name)
+{
+    name = name ? name : "<buffer>";
+    char *head = NULL;
+    size_t n = 0;
+    HISPI_TRY(hispi_decompress_head(ctx, name, data, size, INFO_HEAD, &head, &n));
+    reader r = {.cur = head, .end = head + n};
+    mtx_head h;
+    hisp_status st = parse_head(&r, head, n, (input_size){size, true}, 0, HISP_F64, true, &h);
+    st = st && r.too_large ? head_fail(ctx, name, &r) : HISP_SUCCESS;
+    free(head);
+    return st;
+}
+
 /* After the head: the header for the caller, storage, the job. */
-static hisp_status begin(hisp_context ctx, const mtx_head *h, hisp_type type,
+static hisp_status begin(hisp_context ctx, const mtx_head *h, int64_t room, hisp_type type,
                          hisp_mtx_header *header, hispi_sparse *s, data_job *j)
 {
     if (header) {
@@ -844,13 +915,17 @@ static hisp_status begin(hisp_context ctx, const mtx_head *h, hisp_type type,
         header->is_array = h->is_array;
         header->nnz_stored = h->nnz;
     }
-    int64_t cap = h->sym == SYM_GENERAL ? h->nnz : 2 * h->nnz;
+    int64_t cap = h->sym == SYM_GENERAL ? room : 2 * room;
     HISPI_TRY(hispi_sparse_alloc(ctx, s, HISP_FORMAT_COO, type, h->m, h->n, cap));
     s->sorted = false;
     hispi_huge_pages(s->rowind, (size_t)cap * sizeof(int32_t));
     hispi_huge_pages(s->colind, (size_t)cap * sizeof(int32_t));
     hispi_huge_pages(s->val, (size_t)cap * hisp_type_size(type));
-    *j = (data_job){.is_array = h->is_array,
+    chunk *ch = j->ch; /* pass 1's chunks, if counted already */
+    int nch = j->nch;
+    *j = (data_job){.ch = ch,
+                    .nch = nch,
+                    .is_array = h->is_array,
                     .integer = h->field == FIELD_INTEGER,
                     .sym = h->sym,
                     .nvals = h->field == FIELD_PATTERN   ? 0
@@ -870,7 +945,7 @@ static hisp_status begin(hisp_context ctx, const mtx_head *h, hisp_type type,
 /* Mirrors, then gives back the unused room. */
 static void finish(const mtx_head *h, const data_job *j, hispi_sparse *s, int64_t cnt)
 {
-    int64_t cap = h->sym == SYM_GENERAL ? h->nnz : 2 * h->nnz;
+    int64_t cap = s->nnz; /* the entries begin() made room for */
     if (h->sym != SYM_GENERAL) cnt = mirror(j, cnt);
     if (cnt < cap) { /* symmetric: fewer mirrors than the bound; shrinking may fail harmlessly */
         size_t c = (size_t)(cnt ? cnt : 1), es = hisp_type_size(s->type);
@@ -888,22 +963,31 @@ static hisp_status head_fail(hisp_context ctx, const char *name, const reader *r
                                           : hispi_fail(ctx, r->st, "%s: %s", name, r->msg);
 }
 
-static hisp_status parse(hisp_context ctx, const char *data, size_t size, const char *name,
-                         hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
-                         int64_t *size_line_out)
+static hisp_status parse(hisp_context ctx, const char *data, size_t size, input_size in,
+                         const char *name, hisp_type type, hispi_sparse *out,
+                         hisp_mtx_header *header, int64_t *size_line_out)
 {
     memset(out, 0, sizeof *out);
     name = name ? name : "<buffer>";
     reader r = {.cur = data, .end = data ? data + size : data};
     mtx_head h;
-    if (parse_head(&r, data, size, 0, type, false, &h)) return head_fail(ctx, name, &r);
+    if (parse_head(&r, data, size, in, 0, type, false, &h)) return head_fail(ctx, name, &r);
     if (size_line_out) *size_line_out = h.size_line;
+    /* the entry lines present, counted before the storage is allocated: a
+     * file that declares more entries than it holds (blanks, say, that a
+     * compressed input expands to) costs no more than what it holds */
+    data_job j = {0};
+    int threads;
+    int64_t content;
+    HISPI_TRY(piece_count(ctx, r.cur, r.end, &j, &threads, &content));
     hispi_sparse s;
-    data_job j;
-    HISPI_TRY(begin(ctx, &h, type, header, &s, &j));
+    hisp_status st = begin(ctx, &h, content < h.nnz ? content : h.nnz, type, header, &s, &j);
+    if (st) {
+        free(j.ch);
+        return st;
+    }
     int64_t cnt = 0, line = r.line + 1;
-    hisp_status st =
-        parse_piece(ctx, name, r.cur, r.end, &j, h.nnz, h.size_line, true, &cnt, &line);
+    st = piece_fill(ctx, name, &j, threads, h.nnz, h.size_line, true, &cnt, &line);
     if (st) {
         hispi_sparse_free(&s);
         return st;
@@ -950,15 +1034,15 @@ static hisp_status parse_file(hisp_context ctx, int fd, size_t fsize, const char
     reader r = {.cur = buf, .end = buf + len};
     mtx_head h;
     if (err || hispi_compressed_kind(buf, len) ||
-        parse_head(&r, buf, fsize, fsize - len, type, false, &h) ||
+        parse_head(&r, buf, fsize, (input_size){fsize, false}, fsize - len, type, false, &h) ||
         r.le >= r.end) { /* the size line must end inside the piece */
         free(buf);
         return HISP_SUCCESS;
     }
     *fallback = false;
     hispi_sparse s;
-    data_job j;
-    hisp_status st = begin(ctx, &h, type, header, &s, &j);
+    data_job j = {0};
+    hisp_status st = begin(ctx, &h, h.nnz, type, header, &s, &j);
     if (st) {
         free(buf);
         return st;
@@ -1045,18 +1129,16 @@ hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type ty
 
 /* ---- the header alone (hisp_matrix_read_mtx_info) --------------------------------- */
 
-enum { INFO_HEAD = 1 << 20 };
-
 /* data: the file's first bytes (at most INFO_HEAD used); whole: its size
  * where known (the size line's bound), else 0. */
 static hisp_status read_info(hisp_context ctx, const char *data, size_t size, uint64_t whole,
                              const char *name, hisp_mtx_info *info)
 {
     char *plain = NULL;
-    if (data && hispi_compressed_kind(data, size)) {
+    bool compressed = data && hispi_compressed_kind(data, size);
+    if (compressed) {
         size_t n = 0;
         HISPI_TRY(hispi_decompress_head(ctx, name, data, size, INFO_HEAD, &plain, &n));
-        whole = whole ? hispi_decompress_limit((size_t)whole) : 0;
         data = plain;
         size = n;
     } else if (size > INFO_HEAD) {
@@ -1065,7 +1147,8 @@ static hisp_status read_info(hisp_context ctx, const char *data, size_t size, ui
     if (!whole) whole = HISPI_STREAM_LIMIT; /* a pipe: read up to the stream limit */
     reader r = {.cur = data, .end = data ? data + size : data};
     mtx_head h;
-    hisp_status st = parse_head(&r, data, (size_t)whole, 0, HISP_F64, true, &h);
+    hisp_status st =
+        parse_head(&r, data, (size_t)whole, (input_size){whole, compressed}, 0, HISP_F64, true, &h);
     free(plain);
     if (st) return head_fail(ctx, name, &r);
     memset(info, 0, sizeof *info);

@@ -3,7 +3,10 @@
  * suffix (.gz, .bz2). Decompressed data is bounded like a stream input: at
  * most HISPI_STREAM_LIMIT (1 GiB) or 64 times the compressed size, whichever
  * is larger, so a small "bomb" is refused early instead of filling memory
- * (deflate can expand 1032-fold, bzip2 far more). */
+ * (deflate can expand 1032-fold, bzip2 far more). Data compressed again
+ * inside (bzip2 of a gzip file) is expanded level by level, at most
+ * HISPI_DECOMPRESS_LEVELS deep, every level's output counting against that
+ * one limit of the outermost input. */
 #include "hispi_mmio.h"
 
 #include <bzlib.h>
@@ -37,19 +40,25 @@ static hisp_status grow(hisp_context ctx, char **buf, size_t *cap, size_t len, s
     return HISP_SUCCESS;
 }
 
-static hisp_status too_big(hisp_context ctx, const char *name, const char *kind, size_t size,
-                           size_t limit)
+/* The outermost input: its kind, size and limit (all levels share it). */
+typedef struct {
+    const char *kind;
+    size_t size, limit;
+} whole_input;
+
+static hisp_status too_big(hisp_context ctx, const char *name, const whole_input *w)
 {
     return hispi_fail_at(ctx, name, 0,
                          "%s data of %zu bytes expands to more than %zu MiB (the limit for "
-                         "compressed inputs: 1 GiB or 64 x their size)",
-                         kind, size, limit >> 20);
+                         "compressed inputs: 1 GiB or 64 x their size, all levels together)",
+                         w->kind, w->size, w->limit >> 20);
 }
 
 /* head: the first `limit` bytes are enough (no error when there are more,
  * or when data, a file's first bytes, ends inside the stream). */
 static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, size_t size,
-                          size_t limit, bool head, char **buf, size_t *cap, size_t *len)
+                          size_t limit, const whole_input *whole, bool head, char **buf,
+                          size_t *cap, size_t *len)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -60,7 +69,7 @@ static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, 
     size_t left = size;
     for (;;) {
         if (*len >= limit) {
-            if (!head) s = too_big(ctx, name, "gzip", size, limit);
+            if (!head) s = too_big(ctx, name, whole);
             break;
         }
         if ((s = grow(ctx, buf, cap, *len, limit))) break;
@@ -102,7 +111,8 @@ static hisp_status gunzip(hisp_context ctx, const char *name, const char *data, 
 }
 
 static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, size_t size,
-                          size_t limit, bool head, char **buf, size_t *cap, size_t *len)
+                          size_t limit, const whole_input *whole, bool head, char **buf,
+                          size_t *cap, size_t *len)
 {
     bz_stream z;
     memset(&z, 0, sizeof z);
@@ -113,7 +123,7 @@ static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, 
     size_t left = size;
     for (;;) {
         if (*len >= limit) {
-            if (!head) s = too_big(ctx, name, "bzip2", size, limit);
+            if (!head) s = too_big(ctx, name, whole);
             break;
         }
         if ((s = grow(ctx, buf, cap, *len, limit))) break;
@@ -160,8 +170,10 @@ static hisp_status bunzip(hisp_context ctx, const char *name, const char *data, 
     return s;
 }
 
+/* One level: data (size bytes) into a fresh buffer of at most limit bytes. */
 static hisp_status decompress(hisp_context ctx, const char *name, const char *data, size_t size,
-                              size_t limit, bool head, char **out, size_t *out_size)
+                              size_t limit, const whole_input *whole, bool head, char **out,
+                              size_t *out_size)
 {
     *out = NULL;
     *out_size = 0;
@@ -171,8 +183,8 @@ static hisp_status decompress(hisp_context ctx, const char *name, const char *da
     char *buf = NULL;
     HISPI_TRY(hispi_alloc(ctx, cap, 1, (void **)&buf));
     hisp_status s = kind && kind[0] == 'g'
-                        ? gunzip(ctx, name, data, size, limit, head, &buf, &cap, &len)
-                        : bunzip(ctx, name, data, size, limit, head, &buf, &cap, &len);
+                        ? gunzip(ctx, name, data, size, limit, whole, head, &buf, &cap, &len)
+                        : bunzip(ctx, name, data, size, limit, whole, head, &buf, &cap, &len);
     if (s) {
         free(buf);
         return s;
@@ -183,16 +195,52 @@ static hisp_status decompress(hisp_context ctx, const char *name, const char *da
     return HISP_SUCCESS;
 }
 
+/* Level after level until the data is plain; every level's output counts
+ * against limit (head: each level's first limit bytes). */
+static hisp_status expand(hisp_context ctx, const char *name, const char *data, size_t size,
+                          size_t limit, bool head, char **out, size_t *out_size)
+{
+    *out = NULL;
+    *out_size = 0;
+    const whole_input whole = {hispi_compressed_kind(data, size), size, limit};
+    size_t left = limit;
+    char *held = NULL; /* the previous level's output, the input of this one */
+    for (int level = 0;; level++) {
+        if (level == HISPI_DECOMPRESS_LEVELS) {
+            free(held);
+            return hispi_fail_at(ctx, name, 0,
+                                 "compressed more than %d times over (gzip or bzip2 inside "
+                                 "gzip or bzip2)",
+                                 HISPI_DECOMPRESS_LEVELS);
+        }
+        char *o = NULL;
+        size_t n = 0;
+        hisp_status s =
+            decompress(ctx, name, data, size, head ? limit : left, &whole, head, &o, &n);
+        free(held);
+        if (s) return s;
+        if (!hispi_compressed_kind(o, n)) {
+            *out = o;
+            *out_size = n;
+            return HISP_SUCCESS;
+        }
+        if (!head) left -= n; /* n <= left */
+        held = o;
+        data = o;
+        size = n;
+    }
+}
+
 hisp_status hispi_decompress(hisp_context ctx, const char *name, const char *data, size_t size,
                              char **out, size_t *out_size)
 {
-    return decompress(ctx, name, data, size, hispi_decompress_limit(size), false, out, out_size);
+    return expand(ctx, name, data, size, hispi_decompress_limit(size), false, out, out_size);
 }
 
 hisp_status hispi_decompress_head(hisp_context ctx, const char *name, const char *data, size_t size,
                                   size_t max, char **out, size_t *out_size)
 {
-    return decompress(ctx, name, data, size, max, true, out, out_size);
+    return expand(ctx, name, data, size, max, true, out, out_size);
 }
 
 /* ---- output ------------------------------------------------------------- */

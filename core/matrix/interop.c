@@ -125,13 +125,40 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     s.ncols = ncols;
     s.nnz = nnz;
     s.sorted = true;
-    HISPI_TRY(hispi_matrix_wrap(ctx, &s, A));
+    /* a reference of hisp's own to each array where the backend counts them
+     * (the caller may release theirs), given back by unwrap or destroy */
+    void *arr[3] = {rowptr, colind, vals};
+    int held = 0;
+    hisp_status st = HISP_SUCCESS;
+    if (o->buf_retain)
+        for (; held < 3; held++)
+            if ((st = o->buf_retain(ctx, ctx->be, arr[held]))) break;
+    if (!st) st = hispi_matrix_wrap(ctx, &s, A);
+    if (st) {
+        for (int k = 0; k < held; k++)
+            o->buf_free(ctx->be, arr[k]);
+        return st;
+    }
     hisp_matrix M = *A;
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){
-        rowptr, colind, vals, ptr_type == HISP_INDEX_64, idx_type == HISP_INDEX_64, base};
+    M->ext = (hispi_csr_ext){rowptr,
+                             colind,
+                             vals,
+                             ptr_type == HISP_INDEX_64,
+                             idx_type == HISP_INDEX_64,
+                             base,
+                             o->buf_retain != NULL};
     return HISP_SUCCESS;
+}
+
+void hispi_matrix_ext_release(hisp_matrix A)
+{
+    if (!A->wrapped || !A->ext.retained) return;
+    void *arr[3] = {A->ext.rowptr, A->ext.colind, A->ext.val};
+    for (int k = 0; k < 3; k++)
+        A->ctx->ops->buf_free(A->ctx->be, arr[k]);
+    A->ext.retained = false;
 }
 
 hisp_status hispi_matrix_need_host(hisp_matrix A)
@@ -213,6 +240,7 @@ void hispi_matrix_unwrap(hisp_matrix A)
         else
             A->host.nrows = A->host.ncols = A->host.nnz = 0;
     }
+    hispi_matrix_ext_release(A);
     A->wrapped = false;
     A->host_absent = false;
     memset(&A->ext, 0, sizeof A->ext);

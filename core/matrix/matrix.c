@@ -68,7 +68,8 @@ void hisp_matrix_destroy(hisp_matrix *pA)
 {
     if (!pA || !hispi_handle_known(*pA, HISPI_H_MATRIX)) return;
     hisp_matrix A = *pA;
-    if (A->link.next) {     /* still attached: its context is alive */
+    if (A->link.next) { /* still attached: its context is alive */
+        hispi_matrix_ext_release(A);
         A->wrapped = false; /* nothing to keep: the caller's arrays are just let go */
         hispi_matrix_drop_device(A);
         hispi_devobj_detach(&A->link);

@@ -98,8 +98,8 @@ static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_matr
 
 static const hisp_variant default_variant = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
 
-hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, hisp_vector x,
-                      const void *beta, hisp_vector y)
+static hisp_status spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                        hisp_vector x, const void *beta, hisp_vector y)
 {
     double a = 0, b = 0;
     void *xd = NULL, *yd = NULL;
@@ -116,6 +116,13 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
     HISPI_TRY(ctx->ops->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd));
     hispi_vector_device_written(y);
     return HISP_SUCCESS;
+}
+
+hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, hisp_vector x,
+                      const void *beta, hisp_vector y)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, spmv(ctx, op, alpha, A, x, beta, y));
 }
 
 /* ---- SpMV fused with a dot (hispi.h) --------------------------------------- */
@@ -193,14 +200,14 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
 hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                           hisp_result r)
 {
-    return hispi_spmv_dot(ctx, A, x, y, r);
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, hispi_spmv_dot(ctx, A, x, y, r));
 }
 
-hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
-                            hisp_vector x, const void *beta, hisp_vector y, int warmup, int repeat,
-                            double *ms)
+static hisp_status spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                              hisp_vector x, const void *beta, hisp_vector y, int warmup,
+                              int repeat, double *ms)
 {
-    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (warmup < 0 || repeat < 1 || !ms)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need warmup >= 0, repeat >= 1, ms");
     hisp_status cs;
@@ -237,15 +244,22 @@ hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, his
     return s;
 }
 
+hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
+                            hisp_vector x, const void *beta, hisp_vector y, int warmup, int repeat,
+                            double *ms)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, spmv_timed(ctx, op, alpha, A, x, beta, y, warmup, repeat, ms));
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat, double *bps)
+static hisp_status copy_bandwidth(hisp_context ctx, size_t bytes, int repeat, double *bps)
 {
-    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!bps || repeat < 1 || bytes == 0)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need bytes > 0, repeat >= 1, output");
     const hisp_backend_ops *o = ctx->ops;
@@ -274,4 +288,10 @@ hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat, doub
     if (dst) o->buf_free(ctx->be, dst);
     free(t);
     return s;
+}
+
+hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat, double *bps)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(ctx, copy_bandwidth(ctx, bytes, repeat, bps));
 }

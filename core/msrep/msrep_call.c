@@ -139,11 +139,8 @@ void hispi_msrep_host_job(worker *w)
     hisp_mplan plan = w->plan;
     w->st = worker_compute(w);
     plan->ybuf[w->id] = part_empty(w) || w->st ? NULL : w->yh;
-    hispi_barrier_wait(&plan->bar);
+    bool ok = hispi_barrier_wait_ok(&plan->bar, w->st); /* every worker's phase 1 done */
     double tm = hispi_now_ms();
-    bool ok = true; /* every worker's phase 1 is visible after the barrier */
-    for (int k = 0; k < plan->nd; k++)
-        ok = ok && plan->w[k].st == HISP_SUCCESS;
     if (ok) { /* phase 2: this worker's slice of y */
         int64_t r0 = (int64_t)((__int128)plan->m * w->id / plan->nd);
         int64_t r1 = (int64_t)((__int128)plan->m * (w->id + 1) / plan->nd);
@@ -156,10 +153,19 @@ void hispi_msrep_host_job(worker *w)
     w->merge_ms = hispi_now_ms() - tm;
 }
 
+static hisp_status mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
+                         const void *beta, void *y);
+
 hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
                        const void *beta, void *y)
 {
     if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(plan->home, mspmv(plan, op, alpha, x, beta, y)); /* the plan's calls: hispi.h */
+}
+
+static hisp_status mspmv(hisp_mplan plan, hisp_op op, const void *alpha, const void *x,
+                         const void *beta, void *y)
+{
     hisp_context ctx = plan->home;
     if (op != HISP_OP_N && op != HISP_OP_T)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);

@@ -30,13 +30,10 @@ static bool x_relay(worker *w, hisp_status *st)
         s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)lo * es, hb, plan->xdev, (size_t)lo * es,
                              (size_t)(hi - lo) * es);
     if (!s) s = o->synchronize(ctx, be);
-    w->xst = s;
-    hispi_barrier_wait(&plan->bar); /* every chunk is on its device */
-    for (int j = 0; j < nd; j++)
-        if (plan->w[j].xst) {
-            *st = s;
-            return false;
-        }
+    if (!hispi_barrier_wait_ok(&plan->bar, s)) { /* every chunk is on its device */
+        *st = s;
+        return false;
+    }
     for (int j = 0; j < nd && !s && !part_empty(w); j++) {
         if (j == k) continue;
         worker *v = &plan->w[j];
@@ -250,10 +247,33 @@ static hisp_status merge_on_device(hisp_mplan plan)
     return o->synchronize(h, hb);
 }
 
+static hisp_status mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
+                             const void *beta, hisp_vector y);
+
+/* the vectors' context too where it is not the plan's (hispi.h) */
+static hisp_status mspmv_vec_claimed(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
+                                     const void *beta, hisp_vector y)
+{
+    if (!hispi_vec_ok(x) || x->ctx == plan->home) return mspmv_vec(plan, op, alpha, x, beta, y);
+    if (hispi_ctx_claim(x->ctx))
+        return hispi_fail(plan->home, HISP_ERR_INVALID_ARGUMENT,
+                          "the vectors' context is in use by another thread (a context is used "
+                          "by one thread at a time)");
+    hisp_status s = mspmv_vec(plan, op, alpha, x, beta, y);
+    hispi_ctx_release(x->ctx);
+    return s;
+}
+
 hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
                            const void *beta, hisp_vector y)
 {
     if (!hispi_handle_live(plan, HISPI_H_MPLAN)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(plan->home, mspmv_vec_claimed(plan, op, alpha, x, beta, y));
+}
+
+static hisp_status mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,
+                             const void *beta, hisp_vector y)
+{
     hisp_context h = plan->home;
     if (!hispi_vec_ok(x) || !hispi_vec_ok(y))
         return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x or y is not a vector");

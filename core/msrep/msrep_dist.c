@@ -92,26 +92,32 @@ static hisp_status alloc_one(worker *w, size_t entries, void **out)
     return wops(w)->buf_alloc(w->ctx, w->ctx->be, (entries ? entries : 1) * esize(w->plan), out);
 }
 
+/* A new buffer of entries zeros: a new distributed vector reads as zeros, as
+ * a new hisp_vector does (OWNED: the entries outside the device's rows and
+ * window are never written, and the SpMV's padding lanes read x[0]). */
+static hisp_status alloc_zeros(worker *w, size_t entries, void **out)
+{
+    HISPI_TRY(alloc_one(w, entries, out));
+    if (!entries) return HISP_SUCCESS;
+    const hisp_backend_ops *o = wops(w);
+    return o->buf_zero ? o->buf_zero(w->ctx, w->ctx->be, *out, 0, entries * esize(w->plan))
+                       : axpby(w, (int64_t)entries, 0.0, NULL, 0, 0.0, *out, 0);
+}
+
 static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
 {
     hisp_mplan plan = w->plan;
     int k = w->id;
-    if (v->layout == HISP_MVEC_REPLICATED) return alloc_one(w, (size_t)v->n, &v->buf[k]);
-    if (v->layout == HISPI_MVEC_OWNED) {
-        /* zeros: the entries outside the device's rows and window are never
-         * written, and the SpMV's padding lanes read x[0] */
-        HISPI_TRY(alloc_one(w, (size_t)v->n, &v->buf[k]));
-        HISPI_TRY(wops(w)->buf_zero ? wops(w)->buf_zero(w->ctx, w->ctx->be, v->buf[k], 0,
-                                                        (size_t)v->n * esize(plan))
-                                    : axpby(w, v->n, 0.0, NULL, 0, 0.0, v->buf[k], 0));
-        HISPI_TRY(wops(w)->synchronize(w->ctx, w->ctx->be));
+    if (v->layout == HISP_MVEC_REPLICATED || v->layout == HISPI_MVEC_OWNED) {
+        HISPI_TRY(alloc_zeros(w, (size_t)v->n, &v->buf[k]));
     } else {
         HISPI_TRY(
-            alloc_one(w, (size_t)(plan->own[k + 1] - hispi_mvector_base(plan, k)), &v->buf[k]));
+            alloc_zeros(w, (size_t)(plan->own[k + 1] - hispi_mvector_base(plan, k)), &v->buf[k]));
         if (!direct(v, k))
             HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
     }
-    return alloc_one(w, (size_t)plan->nd, &v->shin[k]);
+    HISPI_TRY(alloc_one(w, (size_t)plan->nd, &v->shin[k]));
+    return wops(w)->synchronize(w->ctx, w->ctx->be);
 }
 
 static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
@@ -153,6 +159,8 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     int64_t o0, o1, s = w->part.start, e = w->part.end, b = hispi_mvector_org(y, k);
     owned(plan, k, &o0, &o1);
     double beta = plan->beta;
+    if (!st && hispi_msrep_hook.fail_part == k + 1) /* a test hook */
+        st = hispi_fail(ctx, HISP_ERR_BACKEND, "msrep: part %d failed (test hook)", k);
     if (!st && s < e && s < o0 && (s + 1 < o0 || owner_of(plan, s) < 0 || owner_of(plan, s) == k))
         st = hispi_fail(ctx, HISP_ERR_BACKEND,
                         "msrep: part %d starts %lld rows before the rows it owns", k,
@@ -199,11 +207,9 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     w->gather_ms = w->compute_ms = 0;
     if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
         hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
-    w->xst = st;
-    hispi_barrier_wait(&plan->bar); /* every shared row is in its owner's scratch */
+    /* every shared row is in its owner's scratch; a failure anywhere: all return */
+    if (!hispi_barrier_wait_ok(&plan->bar, st)) return st;
     double tm = hispi_now_ms();
-    for (int j = 0; j < plan->nd; j++)
-        if (plan->w[j].xst) return st;
     for (int j = 0; j < plan->nd && !st; j++) {
         const hisp_part *p = &plan->parts[j];
         if (j == k || p->start >= p->end || p->start >= plan->own[j]) continue;
@@ -242,10 +248,7 @@ static hisp_status work_gather(worker *w)
         if (o1 > o0)
             st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - hispi_mvector_org(src, k)) * es,
                              (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
-        w->xst = st;
-        hispi_barrier_wait(&plan->bar); /* every device's rows are staged */
-        for (int j = 0; j < plan->nd; j++)
-            if (plan->w[j].xst) return st;
+        if (!hispi_barrier_wait_ok(&plan->bar, st)) return st; /* every device's rows are staged */
         if (src->n > 0)
             HISPI_TRY(o->buf_write(w->ctx, be, dst->buf[k], 0, plan->dstage, (size_t)src->n * es));
         return o->synchronize(w->ctx, be);
@@ -340,10 +343,9 @@ static hisp_status work_window(worker *w)
             st = o->buf_read(w->ctx, be, x->buf[k], (size_t)(lo - hispi_mvector_org(x, k)) * es,
                              (char *)plan->dstage + (size_t)lo * es, (size_t)(hi - lo) * es);
     }
-    w->xst = st;
-    hispi_barrier_wait(&plan->bar); /* every device's x is complete (and staged) */
-    for (int j = 0; j < plan->nd; j++)
-        if (plan->w[j].xst) return st; /* all return here: no worker waits at the next barrier */
+    /* every device's x is complete (and staged); a failure anywhere: all
+     * return here, so no worker waits at work_spmv's barrier alone */
+    if (!hispi_barrier_wait_ok(&plan->bar, st)) return st;
     for (int j = 0; j < plan->nd && !st; j++) {
         if (!piece(plan, x, xs, k, j, &a, &b)) continue;
         if (plan->dhost)

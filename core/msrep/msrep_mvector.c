@@ -120,7 +120,7 @@ hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_m
     *out = NULL;
     if (layout != HISP_MVEC_REPLICATED && layout != HISP_MVEC_ROWS)
         return hispi_fail(h, HISP_ERR_INVALID_ARGUMENT, "unknown vector layout %d", (int)layout);
-    return hispi_mvector_create(plan, layout, out);
+    HISPI_CLAIMED(h, hispi_mvector_create(plan, layout, out)); /* the plan's calls: hispi.h */
 }
 
 hisp_status hispi_mvector_create(hisp_mplan plan, hisp_mvec_layout layout, hisp_mvector *out)
@@ -246,18 +246,31 @@ static hisp_status transfer(hisp_mvector v, const void *src, void *dst)
 
 hisp_status hisp_mvector_write(hisp_mvector v, const void *src)
 {
-    return transfer(v, src, NULL);
+    hisp_mplan plan;
+    HISPI_TRY(vec_check(v, &plan));
+    HISPI_CLAIMED(plan->home, transfer(v, src, NULL));
 }
 
 hisp_status hisp_mvector_read(hisp_mvector v, void *dst)
 {
-    return transfer(v, NULL, dst);
+    hisp_mplan plan;
+    HISPI_TRY(vec_check(v, &plan));
+    HISPI_CLAIMED(plan->home, transfer(v, NULL, dst));
 }
+
+static hisp_status mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, const void *beta,
+                              hisp_mvector y);
 
 hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, const void *beta,
                             hisp_mvector y)
 {
     if (!plan_ok(plan)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(plan->home, mspmv_dist(plan, alpha, x, beta, y));
+}
+
+static hisp_status mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, const void *beta,
+                              hisp_mvector y)
+{
     hisp_context h = plan->home;
     if (!vec_ok(x) || !vec_ok(y) || x->plan != plan || y->plan != plan)
         return hispi_fail(h, HISP_ERR_INVALID_HANDLE, "x and y must be vectors of this plan");
@@ -281,10 +294,17 @@ hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha, hisp_mvector x, 
     return s;
 }
 
+static hisp_status allgather(hisp_mplan plan, hisp_mvector src, hisp_mvector dst);
+
 hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst)
 {
     hisp_mplan plan;
     HISPI_TRY(vec_check(src, &plan));
+    HISPI_CLAIMED(plan->home, allgather(plan, src, dst));
+}
+
+static hisp_status allgather(hisp_mplan plan, hisp_mvector src, hisp_mvector dst)
+{
     if (!vec_ok(dst) || dst->plan != plan)
         return hispi_fail(plan->home, HISP_ERR_INVALID_HANDLE, "dst must be a vector of this plan");
     if (src->layout != HISP_MVEC_ROWS || dst->layout != HISP_MVEC_REPLICATED || src->n != dst->n)

@@ -42,12 +42,19 @@ hisp_status hispi_msrep_worker_init(worker *w)
     hispi_options_inherit(w->ctx, plan->home);
     int64_t rows = w->part.end - w->part.start;
     hisp_status st = HISP_ERR_UNSUPPORTED;
-    if (w->nsub > 1)
-        st = hispi_context_set_subdevice(w->ctx, w->ref.backend, w->ref.device, w->sub, w->nsub);
+    if (w->nsub > 1) { /* an earlier plan's instance of this part of the device, else a new one */
+        st =
+            hispi_context_unpark(plan->home, w->ctx, w->ref.backend, w->ref.device, w->sub, w->nsub)
+                ? HISP_SUCCESS
+                : hispi_context_set_subdevice(w->ctx, w->ref.backend, w->ref.device, w->sub,
+                                              w->nsub);
+    }
     if (st == HISP_ERR_UNSUPPORTED) { /* whole device, shared with the other parts */
         w->sub = -1;
         w->nsub = 0;
-        st = hisp_context_set_backend(w->ctx, w->ref.backend, w->ref.device);
+        st = hispi_context_unpark(plan->home, w->ctx, w->ref.backend, w->ref.device, -1, 0)
+                 ? HISP_SUCCESS
+                 : hisp_context_set_backend(w->ctx, w->ref.backend, w->ref.device);
     }
     HISPI_TRY(st);
     hisp_device_info info;
@@ -129,6 +136,7 @@ static void worker_release(worker *w)
         if (w->yd) o->buf_free(be, w->yd);
         if (w->m0) o->mark_destroy(be, w->m0);
         if (w->m1) o->mark_destroy(be, w->m1);
+        if (!w->st) hispi_context_park(w->plan->home, w->ctx, w->sub, w->nsub);
         hisp_context_destroy(&w->ctx);
     }
     free(w->lptr);

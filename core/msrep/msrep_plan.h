@@ -48,12 +48,14 @@ static inline bool hispi_spin_more(hispi_spin *sp)
     return (t.tv_sec - sp->t0.tv_sec) * 1000000000L + (t.tv_nsec - sp->t0.tv_nsec) < sp->ns;
 }
 
-/* A barrier of n threads that spins before it blocks. */
+/* A barrier of n threads that spins before it blocks. failed[p & 1]: a
+ * thread of phase p arrived with a failure (hispi_barrier_wait_ok). */
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     unsigned n, count;
     _Atomic uint64_t phase;
+    bool failed[2];
     long spin_ns;
 } hispi_barrier;
 
@@ -79,7 +81,6 @@ typedef struct worker {
     void *m0, *m1;      /* device time marks */
     bool local;         /* device merge: on the merge device (its yd is read in place) */
     bool device_ptr;    /* p*-opt: the device made its local pointers */
-    hisp_status xst;    /* device merge, relay of x: this worker's first phase */
     bool dot_fused;     /* hispi_mspmv_window: the product's kernel made the dot */
     double wait_ms;     /* hispi_mspmv_window: the wait for x's writers (work queued before) */
     hisp_status st;
@@ -169,7 +170,11 @@ static inline bool part_empty(const worker *w)
 
 HISPI_LOCAL int hispi_barrier_init(hispi_barrier *b, unsigned n, long spin_ns);
 HISPI_LOCAL void hispi_barrier_destroy(hispi_barrier *b);
-HISPI_LOCAL void hispi_barrier_wait(hispi_barrier *b);
+/* Waits for the n threads, passing this thread's status of the phase it ends: true when
+ * every thread arrived with HISP_SUCCESS. Every thread of one phase gets the
+ * same answer, so all of them take the same path afterwards (none waits at a
+ * later barrier that the others skip). */
+HISPI_LOCAL bool hispi_barrier_wait_ok(hispi_barrier *b, hisp_status st);
 /* ---- creation and the worker threads (msrep_plan.c, msrep_workers.c) --- */
 
 /* Creation work of one worker, on its thread: its context, local pointers

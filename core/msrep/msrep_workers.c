@@ -69,6 +69,7 @@ int hispi_barrier_init(hispi_barrier *b, unsigned n, long spin_ns)
     b->n = n;
     b->count = 0;
     b->phase = 0;
+    b->failed[0] = b->failed[1] = false;
     b->spin_ns = spin_ns;
     if (pthread_mutex_init(&b->mu, NULL)) return -1;
     if (pthread_cond_init(&b->cv, NULL)) {
@@ -84,16 +85,19 @@ void hispi_barrier_destroy(hispi_barrier *b)
     pthread_mutex_destroy(&b->mu);
 }
 
-void hispi_barrier_wait(hispi_barrier *b)
+bool hispi_barrier_wait_ok(hispi_barrier *b, hisp_status st)
 {
     pthread_mutex_lock(&b->mu);
     uint64_t ph = b->phase;
+    if (st) b->failed[ph & 1] = true;
     if (++b->count == b->n) { /* the last one in opens it */
         b->count = 0;
+        b->failed[(ph + 1) & 1] = false; /* the next phase starts clean */
         b->phase++;
+        bool ok = !b->failed[ph & 1];
         pthread_cond_broadcast(&b->cv);
         pthread_mutex_unlock(&b->mu);
-        return;
+        return ok;
     }
     if (b->spin_ns > 0) {
         pthread_mutex_unlock(&b->mu);
@@ -103,7 +107,10 @@ void hispi_barrier_wait(hispi_barrier *b)
     }
     while (b->phase == ph)
         pthread_cond_wait(&b->cv, &b->mu);
+    /* failed[ph & 1] stays until phase ph + 1 ends, which needs this thread */
+    bool ok = !b->failed[ph & 1];
     pthread_mutex_unlock(&b->mu);
+    return ok;
 }
 
 hispi_msrep_hooks hispi_msrep_hook; /* test hooks (hispi_msrep.h) */

@@ -462,6 +462,7 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
      * serves as the checkpoint of the last check */
     st = sp->o->vnew(sp, 1, &x0);
     if (!st) st = sp->o->copy(sp, x, x0);
+    bool saved = !st; /* x0 holds x: a failed copy leaves it nothing to restore */
     r.xsave = x0;
     ks_truth tr = {NULL, NULL};
     if (!st) st = sp->o->vnew(sp, 0, &tr.res);
@@ -476,7 +477,7 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
     }
     if (tr.res) sp->o->vfree(sp, tr.res);
     if (tr.nv) sp->o->vfree(sp, tr.nv);
-    if (st && x0) {
+    if (st && saved) {
         hisp_status s2 = sp->o->copy(sp, x0, x);
         (void)s2;
     }
@@ -504,7 +505,7 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
 
 static hisp_status vec_arg(hisp_solver s, const char *name, hisp_vector v, hisp_type t, int64_t n)
 {
-    if (!v) return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: %s is NULL", name);
+    if (!v) return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: %s is NULL", name);
     if (!hispi_vec_ok(v))
         return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: %s is not a live vector", name);
     if (v->ctx != s->ctx)
@@ -547,7 +548,7 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
 {
     SOLVER_CHECK(s);
     double t0 = now_ms();
-    if (!A) return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: A is NULL");
+    if (!A) return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: A is NULL");
     hisp_matrix_info mi;
     HISPI_TRY(hisp_matrix_get_info(A, &mi));
     if (A->ctx != s->ctx)
@@ -606,7 +607,7 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
     SOLVER_CHECK(s);
     double t0 = now_ms();
     if (!plan || !b || !x)
-        return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "solve: plan, b or x is NULL");
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: plan, b or x is NULL");
     if (s->method == HISP_SOLVER_LSQR)
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr over an MSREP plan needs A^T products of the plan's "

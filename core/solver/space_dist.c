@@ -43,6 +43,7 @@ typedef struct {
     bool debug;
     int64_t nprod;
     double halo_ms, kernel_ms, merge_ms;
+    bool home_claimed; /* the plan's home context, claimed too where it is not the solver's */
 } dist_space;
 
 static dist_space *D(ks_space *sp)
@@ -88,7 +89,7 @@ static hisp_status plan_check(hisp_context ctx, hisp_mplan plan)
 static hisp_status vec_check(hisp_context ctx, hisp_mplan plan, const char *name, hisp_mvector v)
 {
     hisp_mvec_layout lay;
-    if (!v) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "solve: %s is NULL", name);
+    if (!v) return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "solve: %s is NULL", name);
     if (!hispi_mvector_of(v, plan, &lay))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "solve: %s is not a live distributed vector of this plan", name);
@@ -649,7 +650,11 @@ static void d_destroy(ks_space *sp)
     free(ds->vecs);
     hispi_mvector_spare_give(ds->plan, &ds->xs);
     free(ds->slot);
+    hisp_context ctx = sp->ctx, home = ds->plan->home;
+    bool home_claimed = ds->home_claimed;
     free(ds);
+    if (home_claimed) hispi_ctx_release(home);
+    hispi_ctx_release(ctx); /* the solve's claims (hispi_ks_dist) */
 }
 
 /* One pass on every device (x1 read before y2 is written). */
@@ -705,8 +710,25 @@ hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, in
 {
     *out = NULL;
     HISPI_TRY(plan_check(ctx, plan));
+    /* the solver's context and the plan's home are the solve's until the
+     * space goes (hispi_ctx_claim) */
+    HISPI_TRY(hispi_ctx_claim(ctx));
+    bool other = plan->home != ctx;
+    if (other && hispi_ctx_claim(plan->home)) {
+        hisp_status cs = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                                    "solve: the plan's context is in use by another thread (a "
+                                    "context is used by one thread at a time)");
+        hispi_ctx_release(ctx);
+        return cs;
+    }
     dist_space *ds = NULL;
-    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *ds, (void **)&ds));
+    hisp_status cs = hispi_calloc(ctx, 1, sizeof *ds, (void **)&ds);
+    if (cs) {
+        if (other) hispi_ctx_release(plan->home);
+        hispi_ctx_release(ctx);
+        return cs;
+    }
+    ds->home_claimed = other;
     ks_space *sp = &ds->base;
     sp->o = &dist_ops;
     sp->ctx = ctx;

@@ -373,7 +373,9 @@ static void l_destroy(ks_space *sp)
     free(ls->bank_host);
     free(ls->pending);
     free(ls->sums);
+    hisp_context ctx = sp->ctx;
     free(ls);
+    hispi_ctx_release(ctx); /* the solve's claim (hispi_ks_local) */
 }
 
 static const ks_ops local_ops = {.vnew = l_vnew,
@@ -399,8 +401,14 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
                            hisp_precond pc, int lsqr, int nslot, ks_space **out)
 {
     *out = NULL;
+    /* the context is the solve's until the space goes (hispi_ctx_claim) */
+    HISPI_TRY(hispi_ctx_claim(ctx));
     local_space *ls = NULL;
-    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *ls, (void **)&ls));
+    hisp_status cs = hispi_calloc(ctx, 1, sizeof *ls, (void **)&ls);
+    if (cs) {
+        hispi_ctx_release(ctx);
+        return cs;
+    }
     ks_space *sp = &ls->base;
     sp->o = &local_ops;
     sp->ctx = ctx;

@@ -40,10 +40,11 @@ static void drop_device(hisp_vector v)
      * vector becomes an ordinary one: the caller's memory is let go) */
     if (!v->host_valid && sync_host(v) != HISP_SUCCESS)
         v->host_valid = v->host != NULL; /* lost: best effort */
-    if (!v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+    if (!v->wrapped || v->retained) v->ctx->ops->buf_free(v->ctx->be, v->dev);
     v->dev = NULL;
     v->dev_valid = false;
     v->wrapped = false;
+    v->retained = false;
     v->off = 0;
 }
 
@@ -90,7 +91,7 @@ void hisp_vector_destroy(hisp_vector *pv)
     if (!pv || !hispi_handle_known(*pv, HISPI_H_VECTOR)) return;
     hisp_vector v = *pv;
     if (v->link.next) {
-        if (v->dev && !v->wrapped) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+        if (v->dev && (!v->wrapped || v->retained)) v->ctx->ops->buf_free(v->ctx->be, v->dev);
         hispi_devobj_detach(&v->link);
     }
     free(v->host);
@@ -107,9 +108,8 @@ hisp_status hisp_vector_size(hisp_vector v, int64_t *n)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_vector_write(hisp_vector v, const void *host)
+static hisp_status vector_write(hisp_vector v, const void *host)
 {
-    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
     if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
     size_t bytes = (size_t)v->n * hisp_type_size(v->type);
     if (v->wrapped) { /* through to the caller's memory; a host copy stays stale */
@@ -126,13 +126,25 @@ hisp_status hisp_vector_write(hisp_vector v, const void *host)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_vector_read(hisp_vector v, void *host)
+static hisp_status vector_read(hisp_vector v, void *host)
 {
-    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
     if (!host && v->n) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "host is NULL");
     HISPI_TRY(sync_host(v));
     if (v->n) memcpy(host, v->host, (size_t)v->n * hisp_type_size(v->type));
     return HISP_SUCCESS;
+}
+
+/* the calls that may use the queue claim the vector's context (hispi.h) */
+hisp_status hisp_vector_write(hisp_vector v, const void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, vector_write(v, host));
+}
+
+hisp_status hisp_vector_read(hisp_vector v, void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, vector_read(v, host));
 }
 
 /* count entries from offset: within the vector, and host given when count > 0 */
@@ -147,7 +159,7 @@ static hisp_status check_range(hisp_vector v, int64_t offset, int64_t count, con
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
+static hisp_status read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
 {
     HISPI_TRY(check_range(v, offset, count, host));
     if (!count) return HISP_SUCCESS;
@@ -164,7 +176,7 @@ hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count,
                               (size_t)count * es);
 }
 
-hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
+static hisp_status write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
 {
     HISPI_TRY(check_range(v, offset, count, host));
     if (!count) return HISP_SUCCESS;
@@ -176,6 +188,18 @@ hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count
     }
     if (v->host_valid) memcpy((char *)v->host + (size_t)offset * es, host, (size_t)count * es);
     return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_read_range(hisp_vector v, int64_t offset, int64_t count, void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, read_range(v, offset, count, host));
+}
+
+hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(v->ctx, write_range(v, offset, count, host));
 }
 
 hisp_status hispi_vector_host(hisp_vector v, void **host)
@@ -256,7 +280,18 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "vector memory %p is not aligned to %zu bytes (%s entries)", mem, align,
                           hisp_type_name(type));
-    return hispi_vector_view(ctx, type, n, mem, 0, out); /* the caller's memory, offset 0 */
+    /* the caller's memory, offset 0, with a reference of hisp's own where
+     * the backend counts them (the caller may release theirs) */
+    HISPI_TRY(hispi_vector_view(ctx, type, n, mem, 0, out));
+    if (ctx->ops->buf_retain) {
+        hisp_status s = ctx->ops->buf_retain(ctx, ctx->be, mem);
+        if (s) {
+            hisp_vector_destroy(out);
+            return s;
+        }
+        (*out)->retained = true;
+    }
+    return HISP_SUCCESS;
 }
 
 hisp_status hisp_vector_device_memory(hisp_vector v, void **mem)

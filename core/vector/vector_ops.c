@@ -101,9 +101,9 @@ static hisp_status check(vcall *c)
         if (hispi_vec_ok(c->v[i])) c->ctx = c->v[i]->ctx;
     for (int i = 0; i < c->nv; i++) {
         if (!c->v[i])
-            return c->ctx ? hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: vector %s is NULL",
+            return c->ctx ? hispi_fail(c->ctx, HISP_ERR_INVALID_HANDLE, "%s: vector %s is NULL",
                                        c->op, c->vn[i])
-                          : HISP_ERR_INVALID_ARGUMENT;
+                          : HISP_ERR_INVALID_HANDLE;
         if (!hispi_vec_ok(c->v[i]))
             return c->ctx ? hispi_fail(c->ctx, HISP_ERR_INVALID_HANDLE,
                                        "%s: %s is not a live vector", c->op, c->vn[i])
@@ -285,7 +285,7 @@ static hisp_status run_host(const vcall *c)
 static hisp_status run(vcall *c)
 {
     HISPI_TRY(check(c));
-    return hispi_vec_has_kernels(c->ctx) ? hispi_vec_run_dev(c) : run_host(c);
+    HISPI_CLAIMED(c->ctx, hispi_vec_has_kernels(c->ctx) ? hispi_vec_run_dev(c) : run_host(c));
 }
 
 /* ---- the API ----------------------------------------------------------------------- */
