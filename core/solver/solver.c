@@ -468,8 +468,12 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
     if (!st) st = sp->o->vnew(sp, 0, &tr.res);
     if (!st && s->method == HISP_SOLVER_LSQR) st = sp->o->vnew(sp, 1, &tr.nv);
     if (!st) st = rhs_norm(&r, &tr, &r.bnorm);
+    /* x0's residual: the best so far, and every vector true_norm uses gets
+     * its memory now (a vector's may be allocated at its first product), so
+     * that a failure at the end cannot leave x moved */
     double t1 = now_ms(), tn = NAN;
-    ks_restarts rs = {INFINITY, 0, 0};
+    if (!st) st = true_norm(&r, &tr, &tn);
+    ks_restarts rs = {isfinite(tn) ? tn : INFINITY, 0, 0};
     while (!st) {
         st = methods[s->method](&r);
         if (!st) st = true_norm(&r, &tr, &tn);
