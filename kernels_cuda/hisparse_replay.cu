@@ -2,7 +2,7 @@
  * host launches): the kernels that walk a COO leaf queue's plan, one, two
  * or four entries per lane, and the band kernel (plans:
  * kernels_cuda/hisparse_plan.cu; backends/cuda/cuda_hisparse.c decides
- * which runs; docs/ARCHITECTURE.md). */
+ * which runs; backends/cuda/cuda_hisparse.c). */
 #include "hisparse_nodes.cuh"
 
 namespace
