@@ -2,7 +2,7 @@
  * host launches): the kernels that walk a COO leaf queue's plan, one, two
  * or four entries per lane, and the band kernel (plans:
  * kernels_cuda/hisparse_plan.cu; backends/cuda/cuda_hisparse.c decides
- * which runs; backends/cuda/cuda_hisparse.c). */
+ * which runs). */
 #include "hisparse_nodes.cuh"
 
 namespace
