@@ -2,7 +2,7 @@
  * COO leaf queue the records the replay kernels walk (hs_leaf_replay*),
  * and the band plan of hs_leaf_band; built once per queue order, on the
  * device (backends/cuda/cuda_hisparse.c decides which; the kernels are in
- * kernels_cuda/hisparse_replay.cu; backends/cuda/cuda_hisparse.c). */
+ * kernels_cuda/hisparse_replay.cu). */
 #include "hisparse_nodes.cuh"
 
 #include <cub/device/device_scan.cuh>
