@@ -91,7 +91,8 @@ typedef enum {
     HISP_FORMAT_COO = 0,
     HISP_FORMAT_CSR,
     HISP_FORMAT_CSC,
-    HISP_FORMAT_HISPARSE
+    HISP_FORMAT_HISPARSE,
+    HISP_FORMAT_SELL /* SELL-C-sigma: slices of C rows padded to their longest (docs/GUIDE.md) */
 } hisp_format;
 
 /* op(A) = A, A^T, or A^H (conjugate transpose; the same as A^T for real

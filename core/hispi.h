@@ -151,6 +151,9 @@ struct hisp_matrix_s {
     void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
     uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (compound/compound_spmv.c) */
+    const struct hispi_format_ops *fmt; /* A's format (core/format/format.h) */
+    void *fdata;               /* host form of a format with its own (SELL), or NULL */
+    void *fdev;                /* the context backend's copy of fdata, or NULL */
     bool wrapped;              /* ext holds the caller's arrays (core/matrix/interop.c) */
     bool host_absent;          /* wrapped: host.rowptr/colind/val not read yet */
     hispi_csr_ext ext;
@@ -376,6 +379,11 @@ HISPI_LOCAL hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp,
                                          const hispi_sparse **csr);
 /* Drop the device copy (host data changed or backend switched). */
 HISPI_LOCAL void hispi_matrix_drop_device(hisp_matrix A);
+
+/* Releases A's storage before a conversion gives it another: drops the
+ * device copies, frees the format's host form (A->fmt->release) and
+ * A->host's arrays; A->host keeps its sizes and type. */
+HISPI_LOCAL void hispi_matrix_release_storage(hisp_matrix A);
 
 /* ---- memory the caller already has (core/matrix/interop.c) -------------- */
 

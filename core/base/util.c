@@ -121,6 +121,8 @@ const char *hisp_format_name(hisp_format f)
         return "csc";
     case HISP_FORMAT_HISPARSE:
         return "hisparse";
+    case HISP_FORMAT_SELL:
+        return "sell";
     }
     return "invalid";
 }

@@ -1,6 +1,7 @@
 /* Matrix handles: creation from user arrays, formats, device residency. */
 #include "../backends/backend.h"
 #include "compound/hispi_compound.h"
+#include "format/format.h"
 #include "hisparse/hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -24,8 +25,17 @@ void hispi_matrix_drop_device(hisp_matrix A)
         hispi_family_unlock(p);
     }
     A->hs_dev = NULL;
+    if (A->fmt && A->fmt->drop_device) A->fmt->drop_device(A);
     hispi_compound_drop(A);
     hispi_matrix_keys_drop(A);
+}
+
+void hispi_matrix_release_storage(hisp_matrix A)
+{
+    hispi_matrix_drop_device(A);
+    if (A->fmt && A->fmt->release) A->fmt->release(A);
+    hispi_hisparse_release(A);
+    hispi_sparse_free(&A->host);
 }
 
 static void drop_cb(hispi_devobj *o)
