@@ -218,6 +218,22 @@ int cli_parse_transpose(const char *cmd, const char *tr_val, const char *op_val,
     return cli_parse_op("--transpose", tr_val, out);
 }
 
+int cli_parse_format(const char *what, const char *val, hisp_format *f, bool *is_auto)
+{
+    if (is_auto) *is_auto = false;
+    if (is_auto && strcasecmp(val, "auto") == 0) {
+        *is_auto = true;
+        *f = HISP_FORMAT_CSR;
+        return CLI_OK;
+    }
+    hisp_format g;
+    if (hisp_format_from_name(val, &g) || g == HISP_FORMAT_COO || g == HISP_FORMAT_CSC)
+        return cli_value_error("%s --format: '%s' is not supported (csr, hisparse, sell%s)", what,
+                               val, is_auto ? ", auto" : "");
+    *f = g;
+    return CLI_OK;
+}
+
 int cli_parse_out(const char *cmd, const char *const v[3], const char **out)
 {
     static const char *const names[3] = {"-o", "--out", "--output"};

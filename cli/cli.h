@@ -50,8 +50,11 @@ int solve_mpi(int argc, char **argv);
  * estimate of the time left; _end closes the terminal's line. */
 void cli_format_progress(void *user, const hisp_format_progress_info *p);
 void cli_format_progress_end(void);
-/* The format name of a choice: "csr", "hisparse", "variant". */
-const char *cli_choice_kind(hisp_choice_kind k);
+/* The format name of a choice: "csr", the format's name, "variant". */
+const char *cli_choice_kind(const hisp_format_result *r);
+/* --format NAME: csr, hisparse, sell (and "auto" where auto is not NULL:
+ * *is_auto); what the operation `what` does not run is a usage error. */
+int cli_parse_format(const char *what, const char *val, hisp_format *f, bool *is_auto);
 /* hisp spmv with --layout/--schedule/--plan (cmd_tune.c); t: --type. */
 struct cli_type_s;
 int cli_spmv_compound(const char *path, const struct cli_type_s *t, const char *layout,
@@ -353,7 +356,8 @@ typedef struct {
     bool check;     /* compare against the reference backend */
     const void *y0; /* initial y (rows of op(A) vector entries), NULL = zeros */
     const void *x;  /* x (cols of op(A) vector entries), NULL = cli_default_x */
-    bool hisparse;  /* run on a HiSparse copy of A (the check still uses A's CSR) */
+    hisp_format format; /* run on a copy of A in this format (CSR: A itself; the check uses
+                           A's CSR) */
     int node_size;  /* HiSparse node size, 0 = default */
     bool
         auto_format; /* --format auto: hisp_matrix_choose_format picks CSR, HiSparse or a variant */

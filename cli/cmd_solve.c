@@ -46,8 +46,9 @@ static const char help[] =
     "  --rhs ones|random|B.mtx  right-hand side (default ones; random: uniform in\n"
     "                       [-1, 1) in every component, --seed S, default 1)\n"
     "  --x0 X0.mtx          initial guess (default zeros)\n"
-    "  --format csr|hisparse|auto  storage the products run on (default: the\n"
-    "                       input's; hisparse builds the HiSparse tree, f32/f64;\n"
+    "  --format csr|hisparse|sell|auto  storage the products run on (default:\n"
+    "                       the input's; hisparse builds the HiSparse tree, sell\n"
+    "                       the SELL-C-sigma slices, both f32/f64;\n"
     "                       auto: the fastest for y = A*x as hisp spmv --format\n"
     "                       auto chooses it, from the plan cache or timed now)\n"
     "  --history H.csv      iteration,residual_norm,relative_residual: a header and\n"
@@ -180,23 +181,18 @@ static int parse(int argc, char **argv, solve_opts *o)
         rc = cli_parse_int("--check-interval", val[O_CHECK], 1, 1024, &o->check);
     if (!rc && val[O_SEED]) rc = cli_parse_u64("--seed", val[O_SEED], &o->seed);
     if (!rc && val[O_FORMAT]) {
-        if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
-            o->format = HISP_FORMAT_HISPARSE;
-        else if (strcasecmp(val[O_FORMAT], "csr") == 0)
-            o->format = HISP_FORMAT_CSR;
-        else if (strcasecmp(val[O_FORMAT], "auto") == 0)
-            o->format = -2;
-        else
-            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse, auto)",
-                                 val[O_FORMAT]);
+        hisp_format f;
+        bool is_auto;
+        rc = cli_parse_format("solve", val[O_FORMAT], &f, &is_auto);
+        if (!rc) o->format = is_auto ? -2 : (int)f;
     }
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device);
     if (!rc && val[O_DEVICES])
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
-    if (!rc && o->devices > 1 && (o->format == HISP_FORMAT_HISPARSE || o->format == -2))
+    if (!rc && o->devices > 1 && o->format != -1 && o->format != HISP_FORMAT_CSR)
         rc = cli_usage_error("solve", "--devices runs CSR parts, not --format %s",
-                             o->format == -2 ? "auto" : "hisparse");
+                             o->format == -2 ? "auto" : hisp_format_name((hisp_format)o->format));
     return rc;
 }
 
@@ -247,7 +243,7 @@ int cmd_solve(int argc, char **argv)
     if (o.format == -2) {
         hisp_format_choice ch;
         hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
-        if (res.mi.format == HISP_FORMAT_HISPARSE) {
+        if (res.mi.format != HISP_FORMAT_CSR) {
             s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &B);
             if (!s) {
                 hisp_matrix_destroy(&A);
@@ -265,18 +261,19 @@ int cmd_solve(int argc, char **argv)
             rc = cli_fail(ctx, s, o.spec);
             goto out;
         }
-        o.format = ch.best.kind == HISP_CHOICE_HISPARSE ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR;
+        o.format = ch.best.kind == HISP_CHOICE_FORMAT ? (int)ch.best.format : HISP_FORMAT_CSR;
     }
-    hisp_format want = o.format >= 0                           ? (hisp_format)o.format
-                       : res.mi.format == HISP_FORMAT_HISPARSE ? HISP_FORMAT_HISPARSE
-                                                               : HISP_FORMAT_CSR;
-    if (want == HISP_FORMAT_HISPARSE && res.mi.format != HISP_FORMAT_HISPARSE) {
-        cli_progress("building the HiSparse tree");
-        s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &B);
-    } else if (want == HISP_FORMAT_CSR && res.mi.format == HISP_FORMAT_HISPARSE) {
-        s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &B);
-    } else if (want == HISP_FORMAT_CSR) {
-        s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
+    /* by default a matrix read in a format of its own (a .hisp file) stays in it */
+    bool own = res.mi.format != HISP_FORMAT_COO && res.mi.format != HISP_FORMAT_CSC &&
+               res.mi.format != HISP_FORMAT_CSR;
+    hisp_format want = o.format >= 0 ? (hisp_format)o.format
+                       : own         ? res.mi.format
+                                     : HISP_FORMAT_CSR;
+    if (want == HISP_FORMAT_CSR && !own) {
+        s = hisp_matrix_convert(A, want); /* in place: COO and CSC become CSR */
+    } else if (want != res.mi.format) {
+        cli_progress("building the %s form", hisp_format_name(want));
+        s = hisp_matrix_duplicate(A, want, &B);
     }
     if (!s && B) {
         hisp_matrix_destroy(&A);
@@ -288,7 +285,7 @@ int cmd_solve(int argc, char **argv)
         rc = cli_fail(ctx, s, o.spec);
         goto out;
     }
-    res.format = auto_name[0] ? auto_name : want == HISP_FORMAT_HISPARSE ? "hisparse" : "csr";
+    res.format = auto_name[0] ? auto_name : hisp_format_name(want);
     int per = 1;
     s = hisp_compound_vector_type(res.mi.type, &res.vt, &per);
     if (s) {

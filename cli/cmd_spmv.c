@@ -19,13 +19,15 @@ static const char help[] =
     "options:\n" CLI_TRANSPOSE_HELP
     "                       (complex and quaternion entries conjugated; --op n|t|h\n"
     "                       is an alias)\n"
-    "  --format csr|hisparse|auto  storage format used for the operation (default\n"
-    "                       csr; hisparse (f32, f64) walks the tree with the\n"
+    "  --format csr|hisparse|sell|auto  storage format used for the operation\n"
+    "                       (default csr; sell (f32, f64): SELL-C-sigma slices of\n"
+    "                       C rows padded to their longest; hisparse (f32, f64)\n"
+    "                       walks the tree with the\n"
     "                       dynamic scheduler on any backend and reports its\n"
     "                       counts: nodes per queue, node-kernel launches, rounds,\n"
     "                       of the first call; on a device backend later calls\n"
     "                       replay its leaf queues in one round; auto times CSR,\n"
-    "                       HiSparse and the compound layouts on the device, runs\n"
+    "                       HiSparse, SELL and the compound layouts on the device, runs\n"
     "                       the fastest and keeps the choice in the plan cache, so\n"
     "                       a later auto on this matrix and device times nothing\n"
     "                       (see hisp tune))\n"
@@ -149,6 +151,7 @@ int cmd_spmv(int argc, char **argv)
     cli_progress_enable(json);
 
     cli_spmv_job job = {.op = HISP_OP_N,
+                        .format = HISP_FORMAT_CSR,
                         .alpha = 1,
                         .beta = 0,
                         .repeat = 0,
@@ -164,13 +167,7 @@ int cmd_spmv(int argc, char **argv)
     if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
     if (!rc && val[O_FORMAT]) {
-        if (strcasecmp(val[O_FORMAT], "hisparse") == 0)
-            job.hisparse = true;
-        else if (strcasecmp(val[O_FORMAT], "auto") == 0)
-            job.auto_format = true;
-        else if (strcasecmp(val[O_FORMAT], "csr") != 0)
-            rc = cli_value_error("--format: '%s' is not supported (csr, hisparse, auto)",
-                                 val[O_FORMAT]);
+        rc = cli_parse_format("spmv", val[O_FORMAT], &job.format, &job.auto_format);
     }
     if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job.node_size);
     if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &job.alpha);
@@ -231,10 +228,10 @@ int cmd_spmv(int argc, char **argv)
     bool bad = job.check && !(res.rel_error <= res.tolerance);
     const char *dtype = cli_device_kind(&res.device);
     static const char *const opn[3] = {"N", "T", "H"};
-    const char *fmt = job.hisparse ? "hisparse" : "csr";
+    const char *fmt = hisp_format_name(job.format);
     char chosen[160] = "";
     if (res.have_choice) {
-        fmt = cli_choice_kind(res.choice.best.kind);
+        fmt = cli_choice_kind(&res.choice.best);
         if (hisp_format_result_name(&res.choice.best, chosen, sizeof chosen)) chosen[0] = 0;
     }
     if (json) {
@@ -320,6 +317,7 @@ int cmd_spmv(int argc, char **argv)
             printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: %s + x + y)\n",
                    res.gflops, res.gbps, (unsigned long long)res.model_bytes,
                    strcmp(fmt, "hisparse") == 0  ? "HiSparse tree"
+                   : strcmp(fmt, "sell") == 0    ? "SELL slices"
                    : strcmp(fmt, "variant") == 0 ? "layout arrays"
                                                  : "CSR arrays");
         }

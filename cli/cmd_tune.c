@@ -50,9 +50,11 @@ static const char help[] =
     "\n"
     "exit status: 0 success, 1 usage, 2 input, 3 backend or device error\n";
 
-const char *cli_choice_kind(hisp_choice_kind k)
+const char *cli_choice_kind(const hisp_format_result *r)
 {
-    return k == HISP_CHOICE_HISPARSE ? "hisparse" : k == HISP_CHOICE_VARIANT ? "variant" : "csr";
+    return r->kind == HISP_CHOICE_FORMAT    ? hisp_format_name(r->format)
+           : r->kind == HISP_CHOICE_VARIANT ? "variant"
+                                            : "csr";
 }
 
 /* ---- progress ------------------------------------------------------------- */
@@ -290,7 +292,7 @@ int cmd_tune(int argc, char **argv)
         json_int(&j, "candidates", ch.tried);
         json_double(&j, "tune_ms", ch.tune_ms);
         json_object_begin(&j, "best");
-        json_string(&j, "format", cli_choice_kind(ch.best.kind));
+        json_string(&j, "format", cli_choice_kind(&ch.best));
         if (ch.best.kind == HISP_CHOICE_VARIANT) {
             variant_names(&ch.best.variant, lay, sch);
             json_string(&j, "layout", lay);
@@ -303,7 +305,7 @@ int cmd_tune(int argc, char **argv)
         for (int i = 0; i < nform; i++) {
             const hisp_format_result *r = &form[i];
             json_object_begin(&j, NULL);
-            json_string(&j, "format", cli_choice_kind(r->kind));
+            json_string(&j, "format", cli_choice_kind(r));
             if (r->kind == HISP_CHOICE_VARIANT) {
                 variant_names(&r->variant, lay, sch);
                 json_string(&j, "layout", lay);

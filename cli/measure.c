@@ -136,13 +136,14 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     hisp_type vt = HISP_F64;
     if (!s) s = hisp_compound_vector_type(mi.type, &vt, &per);
     if (s) return cli_fail(ctx, s, NULL);
-    if (job->hisparse && !cli_type_real(mi.type))
-        return cli_type_unsupported("spmv --format hisparse", mi.type,
-                                    "HiSparse SpMV takes f32 or f64; use --format csr");
+    if (job->format != HISP_FORMAT_CSR && !cli_type_real(mi.type))
+        return cli_type_unsupported(job->format == HISP_FORMAT_HISPARSE ? "spmv --format hisparse"
+                                                                        : "spmv --format sell",
+                                    mi.type, "this format takes f32 or f64; use --format csr");
     int rc = cli_check_real("--alpha", job->alpha, vt);
     if (!rc) rc = cli_check_real("--beta", job->beta, vt);
     if (rc) return rc;
-    bool hisparse = job->hisparse;
+    hisp_format format = job->format;
     const hisp_variant *var = NULL; /* --format auto chose a compound variant */
     if (job->auto_format) {
         hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
@@ -153,14 +154,14 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         cli_format_progress_end();
         if (s) return cli_fail(ctx, s, NULL);
         res->have_choice = true;
-        hisparse = res->choice.best.kind == HISP_CHOICE_HISPARSE;
+        if (res->choice.best.kind == HISP_CHOICE_FORMAT) format = res->choice.best.format;
         if (res->choice.best.kind == HISP_CHOICE_VARIANT) var = &res->choice.best.variant;
     }
-    hisp_matrix H = NULL; /* --format hisparse: the operation runs on the tree */
-    if (hisparse) {
+    hisp_matrix H = NULL; /* --format hisparse, sell: the operation runs on a copy */
+    if (format != HISP_FORMAT_CSR) {
         if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
-        cli_progress("building the HiSparse tree");
-        if (!s) s = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
+        cli_progress("building the %s form", hisp_format_name(format));
+        if (!s) s = hisp_matrix_duplicate(A, format, &H);
         if (s) return cli_fail(ctx, s, NULL);
     }
     hisp_matrix Aop = H ? H : A;
@@ -192,7 +193,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     s = hisp_vector_create(ctx, t, res->n, &x);
     if (!s) s = hisp_vector_create(ctx, t, res->m, &y);
     if (!s) s = hisp_vector_write(x, xh);
-    if (!s && H) {
+    if (!s && format == HISP_FORMAT_HISPARSE) {
         /* HiSparse: the first call is scheduled (its counts are reported);
          * later ones replay its leaf queues on device backends */
         s = spmv_once(ctx, Aop, job, NULL, alpha, beta, x, y, y0, res->y, NULL);
@@ -234,8 +235,7 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     }
     uint64_t csr_bytes = 0;
     if ((s = var ? hisp_matrix_layout_bytes(A, var->layout.outer, &csr_bytes)
-                 : hisp_matrix_format_bytes(Aop, H ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR,
-                                            mi.type, &csr_bytes))) {
+                 : hisp_matrix_format_bytes(Aop, format, mi.type, &csr_bytes))) {
         rc = cli_fail(ctx, s, NULL);
         goto out;
     }

@@ -124,11 +124,12 @@ HISP_API const char *hisp_version_string(void);
 HISP_API size_t hisp_type_size(hisp_type t);
 HISP_API int hisp_type_components(hisp_type t);
 /* Names as the hisp program spells them ("f64", "c32", "b3x3_f64"; "csr",
- * "hisparse"; "reference", "opencl", "cuda", "auto"); from_name parses them
+ * "hisparse", "sell"; "reference", "opencl", "cuda", "auto"); from_name parses them
  * (HISP_ERR_INVALID_ARGUMENT for an unknown name). */
 HISP_API const char *hisp_type_name(hisp_type t);
 HISP_API hisp_status hisp_type_from_name(const char *name, hisp_type *t);
 HISP_API const char *hisp_format_name(hisp_format f);
+HISP_API hisp_status hisp_format_from_name(const char *name, hisp_format *f);
 HISP_API const char *hisp_backend_name(hisp_backend_kind k);
 HISP_API hisp_status hisp_backend_from_name(const char *name, hisp_backend_kind *k);
 
@@ -1271,8 +1272,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(hisp_context ctx, 
  *  - HISP_CHOICE_CSR: hisp_spmv on A (the default kernel; always in the
  *    table; another format is chosen only when it is at least 3 % faster,
  *    so the choice is never slower than CSR in the table);
- *  - HISP_CHOICE_HISPARSE: hisp_spmv on a HiSparse copy of A (f32, f64);
- *    its first call schedules (first_ms), later calls replay the leaves;
+ *  - HISP_CHOICE_FORMAT: hisp_spmv on a copy of A in another format that
+ *    offers itself for A's type and op (HiSparse and SELL for f32 and f64;
+ *    build_ms is the copy's host time; HiSparse's first call schedules,
+ *    later calls replay the leaves);
  *  - HISP_CHOICE_VARIANT: compound layouts x schedules (every type, op = N):
  *    hisp_tune's search (device time, its own plan cache) finds the leaders,
  *    which are then timed here beside the others.
@@ -1285,12 +1288,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(hisp_context ctx, 
  * nothing (from_cache = 1). A damaged cache entry is a miss. */
 typedef enum {
     HISP_CHOICE_CSR = 0, /* hisp_spmv on the CSR form */
-    HISP_CHOICE_HISPARSE,
+    HISP_CHOICE_FORMAT, /* hisp_spmv on a copy of A in `format` */
     HISP_CHOICE_VARIANT /* hisp_spmv_variant(variant) */
 } hisp_choice_kind;
 
 typedef struct {
     hisp_choice_kind kind;
+    hisp_format format;   /* HISP_CHOICE_FORMAT */
     hisp_variant variant; /* HISP_CHOICE_VARIANT */
     double ms;            /* median wall time per call (INFINITY: failed or wrong) */
     double first_ms;      /* the first call: uploads, HiSparse scheduling, kernel builds */

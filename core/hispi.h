@@ -359,6 +359,11 @@ HISPI_LOCAL hisp_status hispi_sparse_alloc(hisp_context ctx, hispi_sparse *s, hi
                                            hisp_type t, int64_t nrows, int64_t ncols, int64_t nnz);
 /* Convert src into a new storage of format f (src untouched). COO input is
  * sorted; duplicates are summed in CSR/CSC/sorted COO results. */
+/* COO, CSR and CSC: the formats whose entries are A->host's arrays. */
+static inline bool hispi_sparse_family(hisp_format f)
+{
+    return f == HISP_FORMAT_COO || f == HISP_FORMAT_CSR || f == HISP_FORMAT_CSC;
+}
 HISPI_LOCAL hisp_status hispi_sparse_convert(hisp_context ctx, const hispi_sparse *src,
                                              hisp_format f, hispi_sparse *dst);
 /* Check structural validity (pointers monotone, indices in range). */
@@ -402,10 +407,6 @@ HISPI_LOCAL void hispi_matrix_ext_release(hisp_matrix A);
 
 /* ---- HiSparse in matrix handles (core/hisparse/hisparse_state.c) -------- */
 
-/* Convert / duplicate when either side is HiSparse. */
-HISPI_LOCAL hisp_status hispi_hisparse_convert(hisp_matrix A, hisp_format f);
-HISPI_LOCAL hisp_status hispi_hisparse_duplicate(hisp_matrix A, hisp_format f, hisp_matrix *B);
-HISPI_LOCAL hisp_status hispi_hisparse_format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes);
 HISPI_LOCAL void hispi_hisparse_release(hisp_matrix A);
 /* A host sparse copy of the matrix as shown (any format; HiSparse state
  * applied), for readers that need arrays. */

@@ -67,9 +67,9 @@ static void check_result(hisp_context ctx, hisp_matrix A, hisp_op op, const hisp
     CK_OK(ctx, hisp_vector_create(ctx, vt, nx, &x));
     CK_OK(ctx, hisp_vector_create(ctx, vt, ny, &y));
     CK_OK(ctx, hisp_vector_write(x, xh));
-    if (r->kind == HISP_CHOICE_HISPARSE) {
+    if (r->kind == HISP_CHOICE_FORMAT) {
         hisp_matrix H = NULL;
-        CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
+        CK_OK(ctx, hisp_matrix_duplicate(A, r->format, &H));
         CK_OK(ctx, hisp_spmv(ctx, op, a, H, x, b, y));
         CK_OK(ctx, hisp_spmv(ctx, op, a, H, x, b, y)); /* a replay where the backend has one */
         hisp_matrix_destroy(&H);

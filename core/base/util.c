@@ -110,23 +110,6 @@ hisp_status hisp_type_from_name(const char *name, hisp_type *t)
     return HISP_SUCCESS;
 }
 
-const char *hisp_format_name(hisp_format f)
-{
-    switch (f) {
-    case HISP_FORMAT_COO:
-        return "coo";
-    case HISP_FORMAT_CSR:
-        return "csr";
-    case HISP_FORMAT_CSC:
-        return "csc";
-    case HISP_FORMAT_HISPARSE:
-        return "hisparse";
-    case HISP_FORMAT_SELL:
-        return "sell";
-    }
-    return "invalid";
-}
-
 void hispi_store_real(hisp_type t, void *array, int64_t i, double v)
 {
     int comps = hisp_type_components(t);

@@ -340,7 +340,9 @@ hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B)
     hisp_context ctx = A->ctx;
     if (!B) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *B = NULL;
-    if (A->hs) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "expand: convert HiSparse to CSR");
+    if (!hispi_sparse_family(A->host.format))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "expand: convert %s to CSR",
+                          hisp_format_name(A->host.format));
     hispi_ctype c = {0, 1, 1, 4};
     hispi_ctype_of(A->host.type, &c);
     hispi_sparse tmp; /* a COO or CSC matrix stays as it is */

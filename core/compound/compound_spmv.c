@@ -340,7 +340,7 @@ static hisp_status variant_opts(hisp_context ctx, hisp_matrix A, const hisp_vari
 
 hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A, const hisp_variant *v, int n)
 {
-    if (A->hs || !has_kernels(ctx) || !ctx->ops->kern_prebuild || n <= 0) return HISP_SUCCESS;
+    if (!hispi_sparse_family(A->host.format) || !has_kernels(ctx) || !ctx->ops->kern_prebuild || n <= 0) return HISP_SUCCESS;
     char(*opts)[480] = NULL;
     const char **ptr = NULL;
     hisp_status s = hispi_alloc(ctx, (size_t)n, sizeof *opts, (void **)&opts);
@@ -367,9 +367,10 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
                                 hisp_matrix A, hisp_vector x, double beta, hisp_vector y,
                                 int warmup, int repeat, double *ms)
 {
-    if (A->hs)
+    if (!hispi_sparse_family(A->host.format))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "compound SpMV variants need CSR/COO storage, not HiSparse");
+                          "compound SpMV variants need COO/CSR/CSC storage, not %s",
+                          hisp_format_name(A->host.format));
     const hispi_clayout *L = NULL;
     HISPI_TRY(variant_layout(ctx, A, v, &L));
     hispi_cdev *d = A->cdev;
@@ -508,7 +509,9 @@ hisp_status hisp_matrix_layout_bytes(hisp_matrix A, hisp_outer_layout o, uint64_
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!bytes || (int)o < 0 || o >= HISP_OUTER_COUNT)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "bad layout or NULL output");
-    if (A->hs) return hispi_fail(A->ctx, HISP_ERR_UNSUPPORTED, "layout bytes of a HiSparse tree");
+    if (!hispi_sparse_family(A->host.format))
+        return hispi_fail(A->ctx, HISP_ERR_UNSUPPORTED, "layout bytes of a %s matrix",
+                          hisp_format_name(A->host.format));
     hispi_sparse tmp;
     const hispi_sparse *c = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));

@@ -48,7 +48,8 @@ hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key, size_
     if (!hispi_mat_ok(A) || A->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "invalid matrix handle");
     if (!key || !size) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL key buffer");
-    if (A->hs) return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "plans are for CSR/COO matrices");
+    if (!hispi_sparse_family(A->host.format))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "plans are for COO/CSR/CSC matrices");
     if (hispi_matrix_key_get(A, 0, key, size)) return HISP_SUCCESS;
     HISPI_TRY(hispi_matrix_need_host(A));
     hisp_device_info d;

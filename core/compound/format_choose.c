@@ -15,6 +15,7 @@
  *   variant LAYOUT SCHEDULE | variant - / ms T / first T / csr T
  * Anything that does not validate or parse whole, or names another key, is
  * a miss: the next choice times again and replaces it. */
+#include "format/format.h"
 #include "hispi_compound.h"
 
 #include <math.h>
@@ -25,7 +26,7 @@
 #define FMT_ROUNDS 15 /* timed samples per candidate */
 #define FMT_WARMUP 2  /* untimed calls after the first */
 #define FMT_LEADERS 3 /* variants of the search timed in the table */
-#define FMT_CANDS (2 + FMT_LEADERS)
+#define FMT_CANDS (1 + FMT_LEADERS + 8) /* CSR, variants, other formats */
 #define FMT_VCAP 4096   /* variants kept from the search */
 #define FMT_MARGIN 0.97 /* another format must beat CSR by 3 % */
 
@@ -34,8 +35,9 @@
 hisp_status hisp_format_result_name(const hisp_format_result *r, char *buf, size_t size)
 {
     if (!r || !buf || !size) return HISP_ERR_INVALID_ARGUMENT;
-    if (r->kind == HISP_CHOICE_CSR || r->kind == HISP_CHOICE_HISPARSE) {
-        int n = snprintf(buf, size, "%s", r->kind == HISP_CHOICE_CSR ? "csr" : "hisparse");
+    if (r->kind == HISP_CHOICE_CSR || r->kind == HISP_CHOICE_FORMAT) {
+        int n = snprintf(buf, size, "%s",
+                         r->kind == HISP_CHOICE_CSR ? "csr" : hisp_format_name(r->format));
         return (size_t)n < size ? HISP_SUCCESS : HISP_ERR_INVALID_ARGUMENT;
     }
     if (r->kind != HISP_CHOICE_VARIANT) return HISP_ERR_INVALID_ARGUMENT;
@@ -101,7 +103,13 @@ static hisp_status choice_key(hisp_context ctx, hisp_matrix A, hisp_op op, char 
     return HISP_SUCCESS;
 }
 
-static const char *const kind_names[3] = {"csr", "hisparse", "variant"};
+/* "csr", "variant" or the format's name */
+static const char *kind_name(const hisp_format_result *r)
+{
+    return r->kind == HISP_CHOICE_CSR       ? "csr"
+           : r->kind == HISP_CHOICE_VARIANT ? "variant"
+                                            : hisp_format_name(r->format);
+}
 
 static void cache_store(hisp_context ctx, const hisp_format_choice *c)
 {
@@ -112,7 +120,7 @@ static void cache_store(hisp_context ctx, const hisp_format_choice *c)
     int n =
         snprintf(buf, sizeof buf,
                  "hisp-format 1\nkey %s\nkind %s\nvariant %s\nms %.9g\nfirst %.9g\ncsr %.9g\n",
-                 c->key, kind_names[c->best.kind], var, c->best.ms, c->best.first_ms, c->csr_ms);
+                 c->key, kind_name(&c->best), var, c->best.ms, c->best.first_ms, c->csr_ms);
     if (n > 0 && (size_t)n < sizeof buf) (void)hispi_cache_write(path, buf, (size_t)n);
 }
 
@@ -151,11 +159,16 @@ static bool cache_load(hisp_context ctx, const char *key, hisp_format_choice *c)
         return false;
     hisp_format_result r;
     memset(&r, 0, sizeof r);
-    int k = 0;
-    while (k < 3 && strcmp(line[2] + 5, kind_names[k]) != 0)
-        k++;
-    if (k == 3) return false;
-    r.kind = (hisp_choice_kind)k;
+    const char *kind = line[2] + 5;
+    if (strcmp(kind, "csr") == 0)
+        r.kind = HISP_CHOICE_CSR;
+    else if (strcmp(kind, "variant") == 0)
+        r.kind = HISP_CHOICE_VARIANT;
+    else if (hisp_format_from_name(kind, &r.format) == HISP_SUCCESS &&
+             !hispi_sparse_family(r.format))
+        r.kind = HISP_CHOICE_FORMAT;
+    else
+        return false;
     char *var = line[3] + 8, *sp = strchr(var, ' ');
     if (r.kind == HISP_CHOICE_VARIANT) {
         if (!sp) return false;
@@ -181,7 +194,7 @@ bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op, his
     /* the caller's device arrays not read yet: nothing was chosen for
      * them (hisp_matrix_choose_format reads them first), and a lookup must
      * not copy them to the host */
-    if (!hispi_mat_ok(A) || A->hs || A->host_absent) return false;
+    if (!hispi_mat_ok(A) || !hispi_sparse_family(A->host.format) || A->host_absent) return false;
     if (choice_key(ctx, A, op, c->key, sizeof c->key)) {
         hispi_clear_error(ctx);
         return false;
@@ -195,9 +208,10 @@ bool hispi_format_choice_cached(hisp_context ctx, hisp_matrix A, hisp_op op, his
 
 typedef struct {
     hisp_format_result r;
-    hisp_matrix M; /* what it runs on: A, or A's HiSparse copy */
+    hisp_matrix M; /* what it runs on: A, or A's copy in another format (owned) */
     double ms[FMT_ROUNDS];
     bool out; /* failed or wrong: never chosen */
+    bool own; /* M is a copy made for the table */
 } cand;
 
 typedef struct {
@@ -368,9 +382,10 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
     memset(choice, 0, sizeof *choice);
     choice->op = op;
     HISPI_TRY(hispi_matrix_need_host(A));
-    if (A->hs)
+    if (!hispi_sparse_family(A->host.format))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "choose a format from a COO, CSR or CSC matrix (this one is HiSparse)");
+                          "choose a format from a COO, CSR or CSC matrix (this one is %s)",
+                          hisp_format_name(A->host.format));
     hisp_type t = A->host.type;
     bool real = t == HISP_F32 || t == HISP_F64;
     if (!real && op != HISP_OP_N)
@@ -381,8 +396,12 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
         choice->from_cache = 1;
         return HISP_SUCCESS;
     }
-    chooser c = {
-        opt, hispi_now_ms(), 0, {.ms = INFINITY}, real ? 2 + FMT_LEADERS : 1 + FMT_LEADERS};
+    int nformats = 0; /* the other formats offered for A's type and op */
+    for (int f = 0; f < hispi_format_count(); f++) {
+        const hispi_format_ops *o = hispi_format_get((hisp_format)f);
+        nformats += o->candidate && o->candidate(t, op);
+    }
+    chooser c = {opt, hispi_now_ms(), 0, {.ms = INFINITY}, 1 + FMT_LEADERS + nformats};
     c.stage_t0 = c.t0;
     cand k[FMT_CANDS];
     memset(k, 0, sizeof k);
@@ -419,22 +438,29 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
     }
     for (int i = 1; i < nk; i++)
         k[i].M = A;
-    hisp_matrix H = NULL;
-    if (real) { /* HiSparse: a copy of A, its tree built on the host */
+    /* every other format that offers itself: a copy of A, built on the host */
+    for (int f = 0; f < hispi_format_count() && nk < FMT_CANDS; f++) {
+        const hispi_format_ops *o = hispi_format_get((hisp_format)f);
+        if (!o->candidate || !o->candidate(t, op)) continue;
         double t0 = hispi_now_ms();
-        hisp_status hs = hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H);
-        if (hs == HISP_ERR_INVALID_HANDLE) return hs;
-        if (hs) {
-            hispi_clear_error(ctx);
-        } else {
-            k[nk].r.kind = HISP_CHOICE_HISPARSE;
-            k[nk].r.build_ms = hispi_now_ms() - t0;
-            k[nk++].M = H;
+        hisp_status fs = hisp_matrix_duplicate(A, o->format, &k[nk].M);
+        if (fs == HISP_ERR_INVALID_HANDLE || fs == HISP_ERR_OUT_OF_HOST_MEMORY) {
+            s = fs;
+            break;
         }
+        if (fs) {
+            hispi_clear_error(ctx);
+            continue;
+        }
+        k[nk].r.kind = HISP_CHOICE_FORMAT;
+        k[nk].r.format = o->format;
+        k[nk].r.build_ms = hispi_now_ms() - t0;
+        k[nk].own = true;
+        nk++;
     }
-    for (int i = 0; i < nk; i++) {
-        hisp_status bs = k[i].r.kind == HISP_CHOICE_HISPARSE
-                             ? hisp_matrix_format_bytes(H, HISP_FORMAT_HISPARSE, t, &k[i].r.bytes)
+    for (int i = 0; i < nk && !s; i++) {
+        hisp_status bs = k[i].r.kind == HISP_CHOICE_FORMAT
+                             ? hisp_matrix_format_bytes(k[i].M, k[i].r.format, t, &k[i].r.bytes)
                              : hisp_matrix_layout_bytes(A,
                                                         k[i].r.kind == HISP_CHOICE_VARIANT
                                                             ? k[i].r.variant.layout.outer
@@ -443,11 +469,11 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
         if (bs) hispi_clear_error(ctx);
     }
     /* x = 1/(j % 97 + 1) in every component, as the search's */
-    hisp_type vt;
+    hisp_type vt = t;
     int per = 1;
     hisp_vector x = NULL, y = NULL;
     void *xh = NULL;
-    s = hisp_compound_vector_type(t, &vt, &per);
+    if (!s) s = hisp_compound_vector_type(t, &vt, &per);
     int comps = hisp_type_components(vt);
     size_t ss = hispi_type_scalar_size(vt);
     int64_t nx = (op == HISP_OP_N ? A->host.ncols : A->host.nrows) * per;
@@ -467,7 +493,8 @@ hisp_status hisp_matrix_choose_format(hisp_context ctx, hisp_matrix A, hisp_op o
     if (!s) s = time_table(ctx, &c, op, k, nk, x, y, ny * comps, ss);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
-    hisp_matrix_destroy(&H);
+    for (int i = 0; i < nk; i++)
+        if (k[i].own) hisp_matrix_destroy(&k[i].M);
     /* the search built up to 8 layouts of A (host and device): give the
      * memory back; a variant that won builds its own again at its first call */
     hispi_compound_drop(A);

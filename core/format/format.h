@@ -38,6 +38,13 @@ typedef struct hispi_format_ops {
     void (*release)(hisp_matrix A);
     /* Frees A's device form on A's context's backend; the host form stays. */
     void (*drop_device)(hisp_matrix A);
+    /* Optional: the backend closes (a switch or the context's end), after
+     * drop_device: what the format keeps per backend beyond A goes too. */
+    void (*backend_closes)(hisp_matrix A);
+    /* Optional: A = A^T and A = a*A in place, A in this format. NULL: A's
+     * entries go through a CSR copy and the format is built again. */
+    hisp_status (*transpose)(hisp_matrix A);
+    hisp_status (*scale)(hisp_matrix A, double a);
     /* Bytes A's entries take in this format with entry type t, A in any
      * format (what a conversion would hold; the device copy's size). */
     hisp_status (*bytes)(hisp_matrix A, hisp_type t, uint64_t *bytes);
@@ -60,6 +67,8 @@ typedef struct hispi_format_ops {
 
 /* The registered format f, or NULL for a value no format has. */
 HISPI_LOCAL const hispi_format_ops *hispi_format_get(hisp_format f);
+/* A's format (the table its last conversion set, or its host form's). */
+HISPI_LOCAL const hispi_format_ops *hispi_format_of(hisp_matrix A);
 /* The formats in enum order (for loops: the format choice, stats). */
 HISPI_LOCAL int hispi_format_count(void);
 

@@ -1,6 +1,10 @@
 /* HiSparse in matrix handles: conversions, O(1) duplicate / transpose /
  * scale, storage accounting, the profile, SpMV dispatch. */
+#include "../backends/backend.h"
 #include "hispi_hisparse.h"
+#include "format/format.h"
+
+extern const hispi_format_ops hispi_hisparse_format;
 
 #include <stdlib.h>
 
@@ -69,10 +73,9 @@ static hisp_status adopt(hisp_matrix A, hispi_hisparse *h)
         return s;
     }
     *box = *h;
-    hispi_matrix_drop_device(A);
-    hispi_sparse_free(&A->host);
-    hispi_hisparse_release(A);
+    hispi_matrix_release_storage(A);
     A->hs = box;
+    A->fmt = &hispi_hisparse_format;
     sync_info(A);
     return HISP_SUCCESS;
 }
@@ -93,55 +96,94 @@ hisp_status hispi_hisparse_wrap(hisp_context ctx, hispi_hisparse *h, hisp_matrix
     return s;
 }
 
-hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out)
-{
-    HISPI_TRY(hispi_matrix_need_host(A));
-    if (A->hs) return hispi_hisparse_to_sparse(A->ctx, A->hs, f, out);
-    return hispi_sparse_convert(A->ctx, &A->host, f, out);
-}
 
-hisp_status hispi_hisparse_convert(hisp_matrix A, hisp_format f)
-{
-    if (f == HISP_FORMAT_HISPARSE) {
-        if (A->hs) return HISP_SUCCESS;
-        hispi_hisparse h;
-        HISPI_TRY(hispi_hisparse_build(A->ctx, &A->host, node_size(A), &h));
-        return adopt(A, &h);
-    }
-    hispi_sparse s;
-    HISPI_TRY(
-        hispi_hisparse_to_sparse(A->ctx, A->hs, f == HISP_FORMAT_CSC ? HISP_FORMAT_CSR : f, &s));
-    if (f == HISP_FORMAT_CSC) {
-        hispi_sparse c;
-        hisp_status st = hispi_sparse_convert(A->ctx, &s, f, &c);
-        hispi_sparse_free(&s);
-        HISPI_TRY(st);
-        s = c;
-    }
-    hispi_matrix_drop_device(A); /* the device copy of the tree */
-    hispi_hisparse_release(A);
-    A->host = s;
-    return HISP_SUCCESS;
-}
+/* ---- the format's operations (core/format/format.h) ------------------------- */
 
-hisp_status hispi_hisparse_duplicate(hisp_matrix A, hisp_format f, hisp_matrix *B)
+static hisp_status build(hisp_matrix A, const hispi_sparse *s)
 {
     hispi_hisparse h;
-    if (A->hs && f == HISP_FORMAT_HISPARSE) {
-        HISPI_TRY(hispi_hisparse_share(A->ctx, A->hs, &h));
-    } else if (f == HISP_FORMAT_HISPARSE) {
-        HISPI_TRY(hispi_hisparse_build(A->ctx, &A->host, node_size(A), &h));
-    } else {
-        hispi_sparse s;
-        HISPI_TRY(hispi_matrix_sparse_copy(A, f, &s));
-        HISPI_TRY(hispi_matrix_wrap(A->ctx, &s, B));
-        (*B)->node_size = A->node_size;
-        return HISP_SUCCESS;
-    }
+    HISPI_TRY(hispi_hisparse_build(A->ctx, s, node_size(A), &h));
+    return adopt(A, &h);
+}
+
+static hisp_status to_sparse(hisp_matrix A, hisp_format f, hispi_sparse *out)
+{
+    if (f != HISP_FORMAT_CSC) return hispi_hisparse_to_sparse(A->ctx, A->hs, f, out);
+    hispi_sparse s;
+    HISPI_TRY(hispi_hisparse_to_sparse(A->ctx, A->hs, HISP_FORMAT_CSR, &s));
+    hisp_status st = hispi_sparse_convert(A->ctx, &s, f, out);
+    hispi_sparse_free(&s);
+    return st;
+}
+
+static hisp_status duplicate(hisp_matrix A, hisp_matrix *B)
+{
+    hispi_hisparse h;
+    HISPI_TRY(hispi_hisparse_share(A->ctx, A->hs, &h));
     return hispi_hisparse_wrap(A->ctx, &h, B);
 }
 
-hisp_status hispi_hisparse_format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes)
+static void drop_device(hisp_matrix A)
+{
+    if (!A->hs_dev) return;
+    hispi_pool *p = A->hs ? A->hs->pool : NULL;
+    hispi_family_lock(p, true); /* another member's SpMV may use the device pool */
+    A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
+    if (p) hispi_pool_dev_release(A->ctx, p); /* its family's device pool */
+    hispi_family_unlock(p);
+    A->hs_dev = NULL;
+}
+
+/* The backend closes: the family's device pool goes, the host copy brought
+ * up to date first. */
+static void backend_closes(hisp_matrix A)
+{
+    if (!A->hs) return;
+    hispi_family_lock(A->hs->pool, true);
+    hispi_pool_dev_drop(A->ctx, A->hs->pool);
+    hispi_family_unlock(A->hs->pool);
+}
+
+/* O(1): a flag and a factor the kernels apply */
+static hisp_status transpose(hisp_matrix A)
+{
+    A->hs->transposed = !A->hs->transposed;
+    sync_info(A);
+    return HISP_SUCCESS;
+}
+
+static hisp_status scale(hisp_matrix A, double a)
+{
+    A->hs->scale *= a;
+    return HISP_SUCCESS;
+}
+
+static bool candidate(hisp_type t, hisp_op op)
+{
+    (void)op;
+    return t == HISP_F32 || t == HISP_F64;
+}
+
+static hisp_status format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes);
+
+const hispi_format_ops hispi_hisparse_format = {
+    .format = HISP_FORMAT_HISPARSE,
+    .name = "hisparse",
+    .build = build,
+    .to_sparse = to_sparse,
+    .duplicate = duplicate,
+    .release = hispi_hisparse_release,
+    .drop_device = drop_device,
+    .backend_closes = backend_closes,
+    .transpose = transpose,
+    .scale = scale,
+    .bytes = format_bytes,
+    .spmv = hispi_hisparse_spmv,
+    .settle = hispi_sched_settle,
+    .candidate = candidate,
+};
+
+static hisp_status format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes)
 {
     if (A->hs && t == A->hs->type) {
         hisp_hisparse_profile p;
@@ -167,56 +209,6 @@ hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d)
         return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT,
                           "node size %d: must be a power of two in 4..256", d);
     A->node_size = d;
-    return HISP_SUCCESS;
-}
-
-hisp_status hisp_matrix_transpose(hisp_matrix A)
-{
-    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    HISPI_TRY(hispi_matrix_need_host(A));
-    if (A->hs) {
-        A->hs->transposed = !A->hs->transposed;
-        sync_info(A);
-        return HISP_SUCCESS;
-    }
-    hispi_sparse *s = &A->host;
-    hispi_matrix_drop_device(A);
-    int64_t t = s->nrows;
-    s->nrows = s->ncols;
-    s->ncols = t;
-    int32_t *ix = s->rowind;
-    s->rowind = s->colind;
-    s->colind = ix;
-    if (s->format == HISP_FORMAT_COO) {
-        s->sorted = false; /* now column-major */
-    } else {
-        int64_t *p = s->rowptr;
-        s->rowptr = s->colptr;
-        s->colptr = p;
-        s->format = s->format == HISP_FORMAT_CSR ? HISP_FORMAT_CSC : HISP_FORMAT_CSR;
-    }
-    return HISP_SUCCESS;
-}
-
-hisp_status hisp_matrix_scale(hisp_matrix A, const void *alpha)
-{
-    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    if (!alpha) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "alpha is NULL");
-    HISPI_TRY(hispi_matrix_need_host(A));
-    double a = hispi_load_real(A->host.type, alpha, 0);
-    if (A->hs) {
-        A->hs->scale *= a;
-        return HISP_SUCCESS;
-    }
-    hispi_matrix_drop_device(A);
-    hisp_type t = A->host.type;
-    int64_t n = A->host.nnz * hisp_type_components(t);
-    if (hispi_type_scalar_size(t) == 4)
-        for (int64_t k = 0; k < n; k++)
-            ((float *)A->host.val)[k] *= (float)a;
-    else
-        for (int64_t k = 0; k < n; k++)
-            ((double *)A->host.val)[k] *= a;
     return HISP_SUCCESS;
 }
 

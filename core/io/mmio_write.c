@@ -225,8 +225,8 @@ hisp_status hisp_matrix_write_mtx(hisp_matrix A, const char *path)
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!path) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "path is NULL");
     HISPI_TRY(hispi_matrix_need_host(A));
-    if (!A->hs) return hispi_mtx_write(A->ctx, &A->host, path);
-    hispi_sparse tmp; /* HiSparse: write the matrix as shown */
+    if (hispi_sparse_family(A->host.format)) return hispi_mtx_write(A->ctx, &A->host, path);
+    hispi_sparse tmp; /* a format with its own form: the matrix as shown */
     HISPI_TRY(hispi_matrix_sparse_copy(A, HISP_FORMAT_COO, &tmp));
     hisp_status s = hispi_mtx_write(A->ctx, &tmp, path);
     hispi_sparse_free(&tmp);

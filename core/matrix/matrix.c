@@ -2,7 +2,6 @@
 #include "../backends/backend.h"
 #include "compound/hispi_compound.h"
 #include "format/format.h"
-#include "hisparse/hispi_hisparse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +16,6 @@ void hispi_matrix_drop_device(hisp_matrix A)
     hispi_matrix_unwrap(A); /* reads the caller's arrays while their backend is there */
     if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
     A->dev = NULL;
-    if (A->hs_dev) {
-        hispi_pool *p = A->hs ? A->hs->pool : NULL;
-        hispi_family_lock(p, true); /* another member's SpMV may use the device pool */
-        A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
-        if (p) hispi_pool_dev_release(A->ctx, p); /* its family's device pool */
-        hispi_family_unlock(p);
-    }
-    A->hs_dev = NULL;
     if (A->fmt && A->fmt->drop_device) A->fmt->drop_device(A);
     hispi_compound_drop(A);
     hispi_matrix_keys_drop(A);
@@ -34,7 +25,6 @@ void hispi_matrix_release_storage(hisp_matrix A)
 {
     hispi_matrix_drop_device(A);
     if (A->fmt && A->fmt->release) A->fmt->release(A);
-    hispi_hisparse_release(A);
     hispi_sparse_free(&A->host);
 }
 
@@ -42,13 +32,7 @@ static void drop_cb(hispi_devobj *o)
 {
     hisp_matrix A = (hisp_matrix)((char *)o - offsetof(struct hisp_matrix_s, link));
     hispi_matrix_drop_device(A);
-    /* the backend closes: its family's device pool goes, the host copy
-     * brought up to date first */
-    if (A->hs) {
-        hispi_family_lock(A->hs->pool, true);
-        hispi_pool_dev_drop(A->ctx, A->hs->pool);
-        hispi_family_unlock(A->hs->pool);
-    }
+    if (A->fmt && A->fmt->backend_closes) A->fmt->backend_closes(A);
 }
 
 hisp_status hispi_matrix_wrap(hisp_context ctx, hispi_sparse *s, hisp_matrix *out)
@@ -85,8 +69,8 @@ void hisp_matrix_destroy(hisp_matrix *pA)
         hispi_devobj_detach(&A->link);
     }
     hispi_matrix_keys_drop(A);
+    if (A->fmt && A->fmt->release) A->fmt->release(A);
     hispi_sparse_free(&A->host);
-    hispi_hisparse_release(A);
     A->magic = 0;
     hispi_handle_free(A);
     *pA = NULL;
@@ -187,36 +171,6 @@ hisp_status hisp_matrix_get_info(hisp_matrix A, hisp_matrix_info *info)
     return HISP_SUCCESS;
 }
 
-hisp_status hisp_matrix_convert(hisp_matrix A, hisp_format format)
-{
-    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    if (format < HISP_FORMAT_COO || format > HISP_FORMAT_HISPARSE)
-        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
-    HISPI_TRY(hispi_matrix_need_host(A));
-    if (A->hs || format == HISP_FORMAT_HISPARSE) return hispi_hisparse_convert(A, format);
-    if (A->host.format == format && (format != HISP_FORMAT_COO || A->host.sorted))
-        return HISP_SUCCESS;
-    hispi_sparse s;
-    HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, format, &s));
-    hispi_matrix_drop_device(A);
-    hispi_sparse_free(&A->host);
-    A->host = s;
-    return HISP_SUCCESS;
-}
-
-hisp_status hisp_matrix_duplicate(hisp_matrix A, hisp_format format, hisp_matrix *B)
-{
-    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    if (!B) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
-    if (format < HISP_FORMAT_COO || format > HISP_FORMAT_HISPARSE)
-        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
-    HISPI_TRY(hispi_matrix_need_host(A));
-    if (A->hs || format == HISP_FORMAT_HISPARSE) return hispi_hisparse_duplicate(A, format, B);
-    hispi_sparse s;
-    HISPI_TRY(hispi_sparse_convert(A->ctx, &A->host, format, &s));
-    return hispi_matrix_wrap(A->ctx, &s, B);
-}
-
 bool hispi_matrix_key_get(hisp_matrix A, int i, char *key, size_t size)
 {
     const char *m = A->keys[i];
@@ -244,8 +198,8 @@ hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_spars
     HISPI_TRY(hispi_matrix_need_host(A));
     memset(tmp, 0, sizeof *tmp);
     *csr = &A->host;
-    if (A->hs) { /* the tree is the matrix (A->host is not kept) */
-        HISPI_TRY(hispi_hisparse_to_sparse(A->ctx, A->hs, HISP_FORMAT_CSR, tmp));
+    if (!hispi_sparse_family(A->host.format)) { /* the format's own form is the matrix */
+        HISPI_TRY(A->fmt->to_sparse(A, HISP_FORMAT_CSR, tmp));
         *csr = tmp;
         return HISP_SUCCESS;
     }
@@ -265,35 +219,6 @@ hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr, const in
     if (rows) *rows = s->rowind;
     if (cols) *cols = s->colind;
     if (vals) *vals = s->val;
-    return HISP_SUCCESS;
-}
-
-hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format, hisp_type type,
-                                     uint64_t *bytes)
-{
-    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    if (!bytes || !hispi_type_valid(type))
-        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "bad type or NULL output");
-    if (format == HISP_FORMAT_HISPARSE) {
-        HISPI_TRY(hispi_matrix_need_host(A));
-        return hispi_hisparse_format_bytes(A, type, bytes);
-    }
-    uint64_t nnz = (uint64_t)A->host.nnz;
-    uint64_t ptrw = nnz > INT32_MAX ? 8 : 4; /* pointer width the devices use */
-    uint64_t entries = nnz * hisp_type_size(type);
-    switch (format) {
-    case HISP_FORMAT_COO:
-        *bytes = entries + nnz * 8;
-        break;
-    case HISP_FORMAT_CSR:
-        *bytes = entries + nnz * 4 + ((uint64_t)A->host.nrows + 1) * ptrw;
-        break;
-    case HISP_FORMAT_CSC:
-        *bytes = entries + nnz * 4 + ((uint64_t)A->host.ncols + 1) * ptrw;
-        break;
-    default:
-        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format");
-    }
     return HISP_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 /* SpMV entry points: argument checks, residency, dispatch to the backend. */
 #include "../backends/backend.h"
 #include "compound/hispi_compound.h"
+#include "format/format.h"
 
 #include <stdlib.h>
 
@@ -42,31 +43,6 @@ static hisp_status check_args(hisp_context ctx, hisp_op op, const void *alpha, h
     return HISP_SUCCESS;
 }
 
-/* Checks and uploads; on success the kernel can run. */
-static hisp_status prepare(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
-                           hisp_vector x, const void *beta, hisp_vector y, double *a, double *b,
-                           void **xd, void **yd)
-{
-    HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, a, b));
-    hisp_type t = A->host.type;
-    if (!ctx->ops->csr_spmv)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
-                          ctx->ops->name);
-    if (A->wrapped && !A->dev) HISPI_TRY(hispi_matrix_wrap_upload(A)); /* no host copy */
-    if (!A->dev) { /* a COO or CSC matrix sends a private CSR and stays as it is */
-        hispi_sparse tmp;
-        const hispi_sparse *c = NULL;
-        HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
-        hispi_csr_view v = {t, c->nrows, c->ncols, c->nnz, c->rowptr, c->colind, c->val};
-        hisp_status s = ctx->ops->csr_upload(ctx, ctx->be, &v, &A->dev);
-        hispi_sparse_free(&tmp);
-        HISPI_TRY(s);
-    }
-    HISPI_TRY(hispi_vector_device(x, true, xd));
-    HISPI_TRY(hispi_vector_device(y, *b != 0, yd));
-    return HISP_SUCCESS;
-}
-
 /* A^H of real entries is A^T: the real paths see only N and T. */
 static hisp_op real_op(hisp_matrix A, hisp_op op)
 {
@@ -80,7 +56,7 @@ static hisp_op real_op(hisp_matrix A, hisp_op op)
 static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_matrix *M,
                           hisp_status *st)
 {
-    if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || A->hs) return false;
+    if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || !hispi_sparse_family(A->host.format)) return false;
     hisp_type t = A->host.type;
     if (t == HISP_F32 || t == HISP_F64) return false;
     *M = A;
@@ -102,20 +78,13 @@ static hisp_status spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_ma
                         hisp_vector x, const void *beta, hisp_vector y)
 {
     double a = 0, b = 0;
-    void *xd = NULL, *yd = NULL;
     hisp_status cs;
     hisp_matrix M = NULL;
     if (compound_call(ctx, A, op, &M, &cs))
         return cs ? cs : hisp_spmv_variant(ctx, &default_variant, alpha, M, x, beta, y);
     op = real_op(A, op);
-    if (hispi_mat_ok(A) && A->hs) { /* the tree has its own path */
-        HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
-        return hispi_hisparse_spmv(ctx, op, a, A, x, b, y);
-    }
-    HISPI_TRY(prepare(ctx, op, alpha, A, x, beta, y, &a, &b, &xd, &yd));
-    HISPI_TRY(ctx->ops->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd));
-    hispi_vector_device_written(y);
-    return HISP_SUCCESS;
+    HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
+    return hispi_format_of(A)->spmv(ctx, op, a, A, x, b, y);
 }
 
 hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, hisp_vector x,
@@ -183,18 +152,10 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
     } else if (hispi_vec_ok(x) && hispi_vec_ok(y) && x->ctx == ctx && y->ctx == ctx) {
         HISPI_TRY(dot_args(ctx, x, y, r));
     }
-    /* fused: the backend's CSR kernel (prepare's path), not HiSparse */
-    if (!real || A->hs || !ctx->ops->csr_spmv_dot) {
-        HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, a, A, x, b, y));
-        return hisp_vector_dot(x, y, r);
-    }
-    void *xd = NULL, *yd = NULL, *rd = NULL;
-    HISPI_TRY(prepare(ctx, HISP_OP_N, a, A, x, b, y, &ad, &bd, &xd, &yd));
-    if (r.vec) HISPI_TRY(hispi_vector_device(r.vec, true, &rd)); /* one entry is written */
-    HISPI_TRY(ctx->ops->csr_spmv_dot(ctx, ctx->be, A->dev, xd, 0, yd, rd, r.index, r.host));
-    hispi_vector_device_written(y);
-    if (r.vec) hispi_vector_device_written(r.vec);
-    return HISP_SUCCESS;
+    const hispi_format_ops *f = real ? hispi_format_of(A) : NULL;
+    if (f && f->spmv_dot) return f->spmv_dot(ctx, A, x, y, r);
+    HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, a, A, x, b, y));
+    return hisp_vector_dot(x, y, r);
 }
 
 hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
@@ -220,25 +181,22 @@ static hisp_status spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, h
     for (int i = 0; i < (warmup > 0 ? warmup : 1); i++) /* at least one: uploads */
         HISPI_TRY(hisp_spmv(ctx, op, alpha, A, x, beta, y));
     HISPI_TRY(hisp_context_synchronize(ctx));
+    double a = 0, b = 0;
+    HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
+    const hispi_format_ops *f = hispi_format_of(A);
     const hisp_backend_ops *o = ctx->ops;
     void *m0 = NULL, *m1 = NULL;
     hisp_status s = o->mark_create(ctx, ctx->be, &m0);
     if (!s) s = o->mark_create(ctx, ctx->be, &m1);
-    double a = 0, b = 0;
-    void *xd = NULL, *yd = NULL;
-    if (!s && !A->hs) s = prepare(ctx, op, alpha, A, x, beta, y, &a, &b, &xd, &yd);
-    /* marks around each call: the HiSparse path includes its controller
-     * (on OpenCL the host's polling between launches) */
+    /* marks around each call: a format that runs a controller (HiSparse;
+     * on OpenCL the host's polling between launches) is timed with it */
     for (int i = 0; i < repeat && !s; i++) {
         s = o->mark_record(ctx, ctx->be, m0);
-        if (!s)
-            s = A->hs ? hisp_spmv(ctx, op, alpha, A, x, beta, y)
-                      : o->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd);
+        if (!s) s = f->spmv(ctx, op, a, A, x, b, y);
         if (!s) s = o->mark_record(ctx, ctx->be, m1);
         if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms[i]);
     }
-    if (!s && A->hs) s = hispi_sched_settle(ctx);
-    if (!s) hispi_vector_device_written(y);
+    if (!s && f->settle) s = f->settle(ctx);
     if (m0) o->mark_destroy(ctx->be, m0);
     if (m1) o->mark_destroy(ctx->be, m1);
     return s;

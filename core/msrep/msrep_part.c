@@ -44,7 +44,7 @@ void hispi_msrep_source_free(hispi_msrep_src *src)
 static hisp_status temp_copy(hisp_matrix A, hisp_format f, hispi_msrep_src *src)
 {
     hisp_context ctx = A->ctx;
-    if (A->hs && f != HISP_FORMAT_CSR) { /* the tree converts to CSR, then on */
+    if (!hispi_sparse_family(A->host.format) && f != HISP_FORMAT_CSR) { /* its own form converts to CSR, then on */
         hispi_sparse csr;
         HISPI_TRY(hispi_matrix_sparse_copy(A, HISP_FORMAT_CSR, &csr));
         hisp_status s = hispi_sparse_convert(ctx, &csr, f, &src->tmp);
@@ -70,8 +70,8 @@ hisp_status hispi_msrep_source(hisp_matrix A, hisp_partition_kind kind, hispi_ms
     const hispi_sparse *s = h;
     hisp_status st = HISP_SUCCESS;
     if (kind == HISP_PART_PCOO) {
-        bool coo = !A->hs && h->format == HISP_FORMAT_COO && h->sorted;
-        bool csr = !A->hs && h->format == HISP_FORMAT_CSR;
+        bool coo = h->format == HISP_FORMAT_COO && h->sorted;
+        bool csr = h->format == HISP_FORMAT_CSR;
         if (!coo && !csr) {
             st = temp_copy(A, HISP_FORMAT_COO, src);
             s = &src->tmp;
@@ -92,7 +92,7 @@ hisp_status hispi_msrep_source(hisp_matrix A, hisp_partition_kind kind, hispi_ms
         }
     } else {
         hisp_format f = src->columns ? HISP_FORMAT_CSC : HISP_FORMAT_CSR;
-        if (A->hs || h->format != f) {
+        if (h->format != f) {
             st = temp_copy(A, f, src);
             s = &src->tmp;
         }
