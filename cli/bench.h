@@ -41,7 +41,8 @@ typedef enum { CHECK_RESULT, CHECK_RESIDUAL, CHECK_NONE } bench_check;
 
 typedef struct {
     bench_op op;
-    hisp_type t;  /* A's entries */
+    hisp_format format; /* hisp's rows run on A in this format (--format) */
+    hisp_type t;        /* A's entries */
     hisp_type vt; /* the vectors' entries: t, or f32/f64 for b3x3 */
     int per;      /* vector entries per row / column of A: 1, or 3 for b3x3 */
     int repeat, warmup, iterations;

@@ -294,6 +294,8 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
     op_job j = {.in = in, .ctx = ctx, .one_f64 = 1, .one_f32 = 1};
     hisp_status s =
         hisp_matrix_create_csr(ctx, in->t, in->m, in->n, in->ptr, in->cols, in->vals, &j.A);
+    if (!s && !vendor && in->op != OP_ADD && in->format != HISP_FORMAT_CSR)
+        s = hisp_matrix_convert(j.A, in->format);
     int calls = in->repeat;
     /* the reference compiles and caches nothing: no warm-up */
     int warmup = row->kind == K_REFERENCE ? 0 : in->warmup;

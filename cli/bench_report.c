@@ -32,6 +32,7 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
     json_object_begin(&j, NULL);
     json_input(&j, spec);
     json_string(&j, "op", bench_op_name(in->op));
+    json_string(&j, "format", in->op == OP_ADD ? "hisparse" : hisp_format_name(in->format));
     if (in->op == OP_SOLVE) {
         json_string(&j, "method", in->cg ? "cg" : "bicgstab");
         json_int(&j, "iterations", in->iterations);

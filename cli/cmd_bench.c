@@ -30,6 +30,9 @@ static const char help[] =
     "                       a row stops repeating once its calls pass 2 s (at\n"
     "                       least one call; the reference runs no warm-up)\n"
     "  --iterations K       solve: iterations per solve (default 100)\n"
+    "  --format F           spmv, spmvt, solve: hisp's rows run on A in format F:\n"
+    "                       csr (default), hisparse or sell (f32, f64); cuSPARSE\n"
+    "                       rows stay CSR; GB/s counts the CSR arrays either way\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
     "  --plot-value ms|gbps the chart's value (default ms)\n" CLI_TYPE_HELP
     "                       (add: f32 and f64 only)\n"
@@ -71,8 +74,12 @@ static const char help[] =
 
 /* What the operations take: the addition is real (HiSparse trees); SpMV
  * with op N or T takes every type. */
-static int check_type(bench_op op, hisp_type t)
+static int check_type(bench_op op, hisp_format f, hisp_type t)
 {
+    if (f != HISP_FORMAT_CSR && op != OP_ADD && !cli_type_real(t))
+        return cli_value_error("bench --format %s: type %s is not supported (f32 and f64; "
+                               "--format csr takes every type)",
+                               hisp_format_name(f), hisp_type_name(t));
     if (op == OP_ADD && !cli_type_real(t))
         return cli_value_error("bench --op add: type %s is not supported (the addition takes f32 "
                                "and f64; spmv, spmvt and solve take every type)",
@@ -315,6 +322,7 @@ int cmd_bench(int argc, char **argv)
         O_ITER,
         O_PLOT,
         O_PLOTV,
+        O_FORMAT,
         O_JSON,
         O_HELP,
         O_HELP2
@@ -322,7 +330,8 @@ int cmd_bench(int argc, char **argv)
     static const cli_opt opts[] = {
         CLI_TYPE_OPTS,          {"--op", true},     {"--backends", true},   {"--backend", true},
         {"--device", true},     {"--repeat", true}, {"--iterations", true}, {"--plot", true},
-        {"--plot-value", true}, {"--json", false},  CLI_HELP_OPTS,          {0, 0}};
+        {"--plot-value", true}, {"--format", true}, {"--json", false},      CLI_HELP_OPTS,
+        {0, 0}};
     const char *val[O_HELP] = {0}, *spec = NULL;
     int prc = cli_parse_command("bench", argc, argv, opts, help, val, &spec);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
@@ -330,7 +339,7 @@ int cmd_bench(int argc, char **argv)
     bool json = val[O_JSON] != NULL;
     cli_progress_enable(json);
 
-    bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100};
+    bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100, .format = HISP_FORMAT_CSR};
     bool want[K_COUNT], plot_gbps = false;
     int rc = CLI_OK, only_dev = -1;
     if (val[O_BACKENDS] && val[O_BACKEND])
@@ -348,6 +357,10 @@ int cmd_bench(int argc, char **argv)
                                  val[O_OP]);
         in.op = (bench_op)k;
     }
+    if (!rc && val[O_FORMAT]) rc = cli_parse_format("bench", val[O_FORMAT], &in.format, NULL);
+    if (!rc && in.op == OP_ADD && val[O_FORMAT] && in.format != HISP_FORMAT_HISPARSE)
+        rc = cli_usage_error("bench", "--op add runs HiSparse trees, not --format %s",
+                             hisp_format_name(in.format));
     in.repeat = in.op == OP_ADD ? 5 : in.op == OP_SOLVE ? 3 : 20;
     if (in.op == OP_ADD || in.op == OP_SOLVE) in.warmup = 1;
     if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &in.repeat);
@@ -379,7 +392,7 @@ int cmd_bench(int argc, char **argv)
         if (!s) s = hisp_matrix_host_arrays(A, &in.ptr, &r, &in.cols, &in.vals);
         if (s) rc = cli_fail(hctx, s, spec);
     }
-    if (!rc) rc = check_type(in.op, mi.type);
+    if (!rc) rc = check_type(in.op, in.format, mi.type);
     if (!rc && (s = hisp_compound_vector_type(mi.type, &in.vt, &in.per)))
         rc = cli_fail(hctx, s, spec);
     if (rc) goto out;

@@ -10,7 +10,8 @@ static const char help[] =
     "are expanded) and prints rows, cols, nnz after expansion, field and\n"
     "symmetry from the header, row-length min/mean/max/stddev, the number of\n"
     "empty rows, and the bytes the matrix takes in each storage format (coo,\n"
-    "csr, hisparse) in its entry type, with bytes per nonzero, and the\n"
+    "csr, hisparse; sell for f32/f64: SELL-C-sigma with its padding) in its\n"
+    "entry type, with bytes per nonzero, and the\n"
     "HiSparse profile (as Figure 4 of the HiSparse paper, Derler et al., ICS'17):\n"
     "sparse and dense inner nodes with their mean children, sparse and dense\n"
     "leaves with their mean nonzeros, depth. A .hisp file is described as stored\n"
@@ -23,8 +24,8 @@ static const char help[] =
     "  --json               machine-readable: \"file\", \"rows\", \"cols\", \"nnz\",\n"
     "                       \"field\", \"symmetry\", \"row_length\": {\"min\", \"mean\",\n"
     "                       \"max\", \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\",\n"
-    "                       \"hisparse\"}, \"bytes_per_nnz\": {\"coo\", \"csr\",\n"
-    "                       \"hisparse\"}, \"hisparse\": {\"node_size\", \"depth\",\n"
+    "                       \"hisparse\", \"sell\"}, \"bytes_per_nnz\": {\"coo\",\n"
+    "                       \"csr\", \"hisparse\", \"sell\"}, \"hisparse\": {\"node_size\", \"depth\",\n"
     "                       \"inner_sparse\", \"inner_dense\", \"leaf_sparse\",\n"
     "                       \"leaf_dense\" (each {\"count\", \"mean\"}: children of\n"
     "                       inner nodes, nonzeros of leaves), "
@@ -56,7 +57,7 @@ int cmd_stats(int argc, char **argv)
     const int64_t *ptr = NULL;
     const int32_t *rows = NULL, *cols = NULL;
     const void *vals = NULL;
-    uint64_t bytes[3] = {0, 0, 0};
+    uint64_t bytes[4] = {0, 0, 0, 0}; /* and SELL's */
     static const hisp_format fmts[3] = {HISP_FORMAT_COO, HISP_FORMAT_CSR, HISP_FORMAT_HISPARSE};
     hisp_matrix H = NULL; /* the HiSparse tree described by the profile */
     hisp_hisparse_profile prof = {0};
@@ -101,6 +102,8 @@ int cmd_stats(int argc, char **argv)
     for (int f = 0; f < 2 && !s; f++)
         s = hisp_matrix_format_bytes(A, fmts[f], type, &bytes[f]);
     if (!s && tree) s = hisp_matrix_format_bytes(H, HISP_FORMAT_HISPARSE, type, &bytes[2]);
+    bool sell = cli_type_real(type); /* SELL slices hold f32 or f64 entries */
+    if (!s && sell) s = hisp_matrix_format_bytes(A, HISP_FORMAT_SELL, type, &bytes[3]);
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -148,11 +151,16 @@ int cmd_stats(int argc, char **argv)
             json_uint(&j, "hisparse", bytes[2]);
         else
             json_null(&j, "hisparse");
+        if (sell)
+            json_uint(&j, "sell", bytes[3]);
+        else
+            json_null(&j, "sell");
         json_object_end(&j);
         json_object_begin(&j, "bytes_per_nnz");
         json_double(&j, "coo", (double)bytes[0] / nnzd);
         json_double(&j, "csr", (double)bytes[1] / nnzd);
         json_double(&j, "hisparse", tree ? (double)bytes[2] / nnzd : NAN);
+        json_double(&j, "sell", sell ? (double)bytes[3] / nnzd : NAN);
         json_object_end(&j);
         if (!tree) {
             json_null(&j, "hisparse");
@@ -197,6 +205,9 @@ int cmd_stats(int argc, char **argv)
         for (int f = 0; f < (tree ? 3 : 2); f++)
             printf("  %-8s  %llu (%.2f per nonzero)\n", hisp_format_name(fmts[f]),
                    (unsigned long long)bytes[f], mi.nnz ? (double)bytes[f] / nnzd : 0.0);
+        if (sell)
+            printf("  %-8s  %llu (%.2f per nonzero; slices padded to their longest row)\n", "sell",
+                   (unsigned long long)bytes[3], mi.nnz ? (double)bytes[3] / nnzd : 0.0);
         if (!tree) {
             printf("hisparse    - (HiSparse trees hold f32 or f64 entries)\n");
             goto out;
