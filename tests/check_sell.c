@@ -234,7 +234,7 @@ START_TEST(test_sell_roundtrip)
     hisp_context ctx = NULL;
     CK_OK(NULL, hisp_context_create(&ctx));
     static const int Cs[] = {1, 4, 8, 32, 64};
-    static const int sigmas[] = {1, 2, 32, 256, 1 << 20};
+    static const int sigmas[] = {1, 2, 32, 256, 1 << 20, 0};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
         char what[200];
@@ -243,10 +243,22 @@ START_TEST(test_sell_roundtrip)
             hispi_sparse ref = csr_copy(ctx, A);
             /* other C and sigma through the builder */
             for (int ci = 0; ci < 5; ci++)
-                for (int si = 0; si < 5; si++) {
+                for (int si = 0; si < 6; si++) {
                     hispi_sell h;
                     CK_OK(ctx, hispi_sell_build(ctx, &ref, Cs[ci], sigmas[si], &h));
                     check_invariants(&h, &ref);
+                    if (!sigmas[si]) { /* chosen: within 10 % of a whole-matrix sort's padding */
+                        hispi_sell g;
+                        int whole = ref.nrows > 0 ? (int)ref.nrows : 1;
+                        CK_OK(ctx, hispi_sell_build(ctx, &ref, Cs[ci], whole, &g));
+                        ck_assert_msg(h.padded - g.padded <= g.padded / 10,
+                                      "%s: C %d sigma %d pads %lld, a whole sort %lld", what,
+                                      Cs[ci], h.sigma, (long long)h.padded, (long long)g.padded);
+                        ck_assert(h.sigma >= 1 &&
+                                  h.sigma <= (ref.nrows > Cs[ci] ? ref.nrows : Cs[ci]));
+                        if (!strncmp(what, "gen poisson", 11)) ck_assert_int_eq(h.sigma, Cs[ci]);
+                        hispi_sell_free(&g);
+                    }
                     hispi_sparse back;
                     CK_OK(ctx, hispi_sell_to_csr(ctx, &h, &back));
                     same_sparse(&back, &ref, what);
@@ -602,7 +614,7 @@ START_TEST(test_sell_errors)
                 "power of two");
     expect_fail(ctx, hispi_sell_build(ctx, &A->host, 0, 256, &h), HISP_ERR_INVALID_ARGUMENT,
                 "power of two");
-    expect_fail(ctx, hispi_sell_build(ctx, &A->host, 32, 0, &h), HISP_ERR_INVALID_ARGUMENT,
+    expect_fail(ctx, hispi_sell_build(ctx, &A->host, 32, -1, &h), HISP_ERR_INVALID_ARGUMENT,
                 "sigma");
 
     /* products with wrong operands */

@@ -15,11 +15,15 @@
  * ascending), so op N sums in CSR's order.
  *
  * The sort only reorders rows inside a window: sigma = C pads no more than
- * the slices need and keeps x's accesses local; a larger sigma groups rows
- * of equal length over more slices and so pads less on irregular matrices,
- * at the cost of scattering y's writes and x's reads further. The default
- * (HISPI_SELL_SIGMA) is where that trade measured best on PoCL (the
- * lead's report has the numbers; see the commit).
+ * the slices need and keeps a slice's rows, so x's reads and y's writes,
+ * close together; a larger sigma groups rows of equal length over more
+ * slices and so pads less on irregular (power-law) matrices, where padding
+ * is what costs. sigma = 0 (HISPI_SELL_SIGMA, the format's) chooses per
+ * matrix: the smallest window of C * 8^k rows (or the whole matrix) whose
+ * padding is within 10 % of a sort over the whole matrix, so regular
+ * matrices keep sigma = C and power-law ones get the window they need
+ * (measured on PoCL: a fixed 8C pads power-law graphs several times over;
+ * a whole-matrix sort slows matrices whose row order is local).
  *
  * Memory: padded entries x (entry size + 4) + (slices + 1) x 8 +
  * nrows x 4 (the permutation): hispi_sell_bytes, what the device copy
@@ -37,14 +41,14 @@
 
 /* Default slice height: a warp of NVIDIA GPUs. */
 #define HISPI_SELL_C 32
-/* Default sort window, in rows (a multiple of HISPI_SELL_C). */
-#define HISPI_SELL_SIGMA (8 * HISPI_SELL_C)
+/* Default sort window: 0, chosen per matrix (above). */
+#define HISPI_SELL_SIGMA 0
 
 typedef struct hispi_sell {
     hisp_type type;            /* f32 or f64 */
     int64_t nrows, ncols, nnz; /* nrows, ncols <= INT32_MAX */
     int32_t C;                 /* slice height, a power of two */
-    int32_t sigma;             /* sort window (rows) */
+    int32_t sigma;             /* sort window (rows), as chosen */
     int64_t nslices;           /* ceil(nrows / C) */
     int64_t padded;            /* stored entries, padding included: sptr[nslices] */
     int64_t *sptr;             /* nslices + 1 slice starts (entries) */
@@ -58,7 +62,7 @@ extern const hispi_format_ops hispi_sell_format;
 
 /* SELL-C-sigma of the CSR arrays (nrows + 1 pointers, columns sorted within
  * a row, no duplicates) into *out (zeroed first; freed on failure). C >= 1
- * a power of two (at most 1024), sigma >= 1. Sizes the format cannot index
+ * a power of two (at most 1024), sigma >= 1 or 0 (chosen). Sizes the format cannot index
  * (rows or columns beyond INT32_MAX, padded entries beyond INT64_MAX or
  * the host's memory) are refused with a message, never wrapped. */
 HISPI_LOCAL hisp_status hispi_sell_build_csr(hisp_context ctx, hisp_type type, int64_t nrows,

@@ -21,9 +21,9 @@ static hisp_status check_params(hisp_context ctx, int64_t nrows, int64_t ncols, 
     if (C < 1 || C > 1024 || (C & (C - 1)))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "SELL slice height C = %d: it must be a power of two from 1 to 1024", C);
-    if (sigma < 1)
+    if (sigma < 0)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                          "SELL sort window sigma = %d: it must be at least 1", sigma);
+                          "SELL sort window sigma = %d: it must be at least 1 (0: chosen)", sigma);
     if (nrows < 0 || ncols < 0 || nrows > INT32_MAX || ncols > INT32_MAX)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "SELL indexes rows and columns with 32 bits: a %lld x %lld matrix does "
@@ -60,6 +60,53 @@ static void sort_rows(int64_t nrows, const int64_t *rowlen, int sigma, rowkey *k
     }
 }
 
+static int cmp_len_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* The padded entry count with windows of sigma rows (tmp: nrows scratch). */
+static int64_t padded_count(int64_t nrows, const int64_t *rowlen, int C, int64_t sigma,
+                            int64_t *tmp)
+{
+    memcpy(tmp, rowlen, (size_t)nrows * sizeof *tmp);
+    for (int64_t w = 0; w < nrows; w += sigma) {
+        int64_t n = nrows - w < sigma ? nrows - w : sigma;
+        if (n > 1) qsort(tmp + w, (size_t)n, sizeof *tmp, cmp_len_desc);
+    }
+    int64_t total = 0; /* at most (nrows + C) * ncols < 2^63 */
+    for (int64_t r0 = 0; r0 < nrows; r0 += C) {
+        int64_t width = 0;
+        for (int64_t r = r0; r < nrows && r < r0 + C; r++)
+            if (tmp[r] > width) width = tmp[r];
+        total += width * C;
+    }
+    return total;
+}
+
+/* sigma 0: the smallest window of C * 8^k rows (or the whole matrix) whose
+ * padding is within 10 % of a sort over the whole matrix. Padding is what a
+ * poor window costs (power-law rows spread over slices); a small window
+ * keeps a slice's rows, and so their x reads and y writes, close together.
+ * Regular matrices stop at sigma = C. */
+static hisp_status choose_sigma(hisp_context ctx, int64_t nrows, const int64_t *rowlen, int C,
+                                int *sigma)
+{
+    if (*sigma) return HISP_SUCCESS;
+    *sigma = C;
+    if (nrows <= C) return HISP_SUCCESS; /* one slice: the order pads nothing */
+    int64_t *tmp = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)nrows, sizeof *tmp, (void **)&tmp));
+    int64_t best = padded_count(nrows, rowlen, C, nrows, tmp);
+    int64_t w = C;
+    while (w < nrows && padded_count(nrows, rowlen, C, w, tmp) - best > best / 10)
+        w *= 8;
+    *sigma = (int)(w < nrows ? w : nrows); /* nrows <= INT32_MAX */
+    free(tmp);
+    return HISP_SUCCESS;
+}
+
 /* The slice pointers of sorted lengths (nslices + 1 of them), refusing a
  * total beyond int64. */
 static hisp_status slice_pointers(hisp_context ctx, int64_t nrows, const int64_t *rowlen,
@@ -85,6 +132,7 @@ hisp_status hispi_sell_bytes(hisp_context ctx, int64_t nrows, const int64_t *row
                              int C, int sigma, uint64_t *bytes)
 {
     HISPI_TRY(check_params(ctx, nrows, 0, C, sigma));
+    HISPI_TRY(choose_sigma(ctx, nrows, rowlen, C, &sigma));
     int64_t nslices = (nrows + C - 1) / C;
     rowkey *keys = NULL;
     int32_t *perm = NULL;
@@ -131,20 +179,23 @@ hisp_status hispi_sell_build_csr(hisp_context ctx, hisp_type type, int64_t nrows
     h.ncols = ncols;
     h.nnz = nrows ? ptr[nrows] : 0;
     h.C = C;
-    h.sigma = sigma;
     h.nslices = (nrows + C - 1) / C;
     size_t es = hisp_type_size(type);
     int64_t *rowlen = NULL;
     rowkey *keys = NULL;
-    int64_t nk = nrows < sigma ? nrows : sigma;
     hisp_status s = hispi_alloc(ctx, (size_t)nrows, sizeof *rowlen, (void **)&rowlen);
+    if (!s) {
+        for (int64_t i = 0; i < nrows; i++)
+            rowlen[i] = ptr[i + 1] - ptr[i];
+        s = choose_sigma(ctx, nrows, rowlen, C, &sigma);
+    }
+    h.sigma = sigma;
+    int64_t nk = nrows < sigma ? nrows : sigma;
     if (!s) s = hispi_alloc(ctx, (size_t)nk, sizeof *keys, (void **)&keys);
     if (!s) s = hispi_alloc(ctx, (size_t)nrows, sizeof *h.perm, (void **)&h.perm);
     if (!s) s = hispi_alloc(ctx, (size_t)nrows, sizeof *h.len, (void **)&h.len);
     if (!s) s = hispi_alloc(ctx, (size_t)h.nslices + 1, sizeof *h.sptr, (void **)&h.sptr);
     if (!s) {
-        for (int64_t i = 0; i < nrows; i++)
-            rowlen[i] = ptr[i + 1] - ptr[i];
         sort_rows(nrows, rowlen, sigma, keys, h.perm);
         for (int64_t r = 0; r < nrows; r++)
             h.len[r] = (int32_t)rowlen[h.perm[r]]; /* <= ncols: a row has no duplicates */
@@ -240,7 +291,7 @@ hisp_status hispi_sell_build_transposed(hisp_context ctx, const hispi_sell *a, h
     HISPI_TRY(s);
     /* A's CSC is A^T's CSR */
     s = hispi_sell_build_csr(ctx, csc.type, csc.ncols, csc.nrows, csc.colptr, csc.rowind, csc.val,
-                             a->C, a->sigma, out);
+                             a->C, 0, out); /* A^T's rows choose their own window */
     hispi_sparse_free(&csc);
     return s;
 }
