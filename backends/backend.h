@@ -41,7 +41,8 @@ typedef struct {
 enum {
     HISPI_PROG_COMPOUND = 0, /* kernels_cl/compound_spmv.cl */
     HISPI_PROG_HSADD = 1,    /* kernels_cl/hisparse_add.cl */
-    HISPI_PROG_VECTOR = 2    /* kernels_cl/vector.cl */
+    HISPI_PROG_VECTOR = 2,   /* kernels_cl/vector.cl */
+    HISPI_PROG_SELL = 3      /* kernels_cl/sell_spmv.cl */
 };
 typedef struct {
     int max_group;      /* largest work-group / thread block */

@@ -44,7 +44,8 @@
     X(tune_format)                                                                                 \
     X(mm_ext)                                                                                      \
     X(readme)                                                                                      \
-    X(options)
+    X(options)                                                                                     \
+    X(sell)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

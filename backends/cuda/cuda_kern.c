@@ -24,12 +24,15 @@
 #include <unistd.h>
 
 #ifdef HISP_HAVE_OPENCL
-extern const char hispi_cl_src_compound_spmv[], hispi_cl_src_hisparse_add[], hispi_cl_src_vector[];
+extern const char hispi_cl_src_compound_spmv[], hispi_cl_src_hisparse_add[], hispi_cl_src_vector[],
+    hispi_cl_src_sell_spmv[];
 #else
-extern const char hispi_cu_src_compound_spmv[], hispi_cu_src_hisparse_add[], hispi_cu_src_vector[];
+extern const char hispi_cu_src_compound_spmv[], hispi_cu_src_hisparse_add[], hispi_cu_src_vector[],
+    hispi_cu_src_sell_spmv[];
 #define hispi_cl_src_compound_spmv hispi_cu_src_compound_spmv
 #define hispi_cl_src_hisparse_add hispi_cu_src_hisparse_add
 #define hispi_cl_src_vector hispi_cu_src_vector
+#define hispi_cl_src_sell_spmv hispi_cu_src_sell_spmv
 #endif
 
 typedef struct module {
@@ -61,6 +64,7 @@ static const char *prog_src(int prog)
     return prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
            : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
            : prog == HISPI_PROG_VECTOR ? hispi_cl_src_vector
+           : prog == HISPI_PROG_SELL   ? hispi_cl_src_sell_spmv
                                        : NULL;
 }
 
@@ -68,6 +72,7 @@ static const char *prog_name(int prog)
 {
     return prog == HISPI_PROG_COMPOUND ? "compound_spmv.cu"
            : prog == HISPI_PROG_HSADD  ? "hisparse_add.cu"
+           : prog == HISPI_PROG_SELL   ? "sell_spmv.cu"
                                        : "vector.cu";
 }
 

@@ -1,0 +1,70 @@
+/* SELL-C-sigma SpMV (core/sell/sell_dev.c), one source for OpenCL C (after
+ * common.cl) and CUDA (NVRTC). Built with defines:
+ *   IS_DOUBLE 0|1   entries float | double, accumulated in that type (as the
+ *                   CSR reference, core/matrix/ref_spmv.c)
+ *   SLICE           C, the slice height (a power of two)
+ * The layout (core/sell/hispi_sell.h): slice s holds the sorted rows
+ * s*SLICE .. s*SLICE + SLICE - 1 from sptr[s] on, entry k of its row i at
+ * sptr[s] + k*SLICE + i, so the work-items of a slice read consecutive
+ * addresses; padding has value 0 and a valid column, so no kernel tests for
+ * it. Sorted row r is row perm[r] of the matrix.
+ *   sell_spmv:        one work-item per sorted row (GPUs; any work-group
+ *                     size, the rows past nrows return)
+ *   sell_spmv_slices: one work-item per slice, its SLICE rows in a private
+ *                     array (CPUs: each work-item streams a contiguous block)
+ * Both write y[perm[r]] = alpha*sum + beta*y[perm[r]]; beta_zero: y is not
+ * read. */
+
+#if defined(__CUDACC__)
+#if IS_DOUBLE
+typedef double cs_t;
+#else
+typedef float cs_t;
+#endif
+typedef long long i64;
+#define KERNEL extern "C" __global__ void
+#define GLOBAL
+#define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+#else
+typedef real cs_t;
+typedef long i64;
+#define KERNEL __kernel void
+#define GLOBAL __global
+#define GLOBAL_ID ((i64)get_global_id(0))
+#endif
+
+KERNEL sell_spmv(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
+                 GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
+                 GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
+{
+    const i64 r = GLOBAL_ID;
+    if (r >= nrows) return;
+    const i64 s = r / SLICE;
+    const i64 end = sptr[s + 1];
+    cs_t sum = 0;
+    for (i64 k = sptr[s] + (r & (SLICE - 1)); k < end; k += SLICE)
+        sum += val[k] * x[col[k]];
+    const int i = perm[r];
+    y[i] = beta_zero ? alpha * sum : alpha * sum + beta * y[i];
+}
+
+KERNEL sell_spmv_slices(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
+                        GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
+                        GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
+{
+    const i64 s = GLOBAL_ID;
+    const i64 r0 = s * SLICE;
+    if (r0 >= nrows) return;
+    cs_t sum[SLICE];
+    for (int i = 0; i < SLICE; i++)
+        sum[i] = 0;
+    const i64 end = sptr[s + 1];
+    for (i64 k = sptr[s]; k < end; k += SLICE)
+        for (int i = 0; i < SLICE; i++)
+            sum[i] += val[k + i] * x[col[k + i]];
+    const int n = nrows - r0 < SLICE ? (int)(nrows - r0) : SLICE;
+    for (int i = 0; i < n; i++) {
+        const int row = perm[r0 + i];
+        y[row] = beta_zero ? alpha * sum[i] : alpha * sum[i] + beta * y[row];
+    }
+}
