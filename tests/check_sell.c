@@ -60,13 +60,12 @@ static hispi_sparse csr_copy(hisp_context ctx, hisp_matrix A)
 
 static void sell_destroy(hisp_matrix *A)
 {
-    if (*A) hispi_sell_format.release(*A); /* until hisp_matrix_destroy calls the table */
     hisp_matrix_destroy(A);
 }
 
 static void to_sell(hisp_context ctx, hisp_matrix A)
 {
-    CK_OK(ctx, hispi_sell_format.build(A, &A->host));
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_SELL));
     ck_assert_ptr_eq(A->fmt, &hispi_sell_format);
     ck_assert_ptr_nonnull(A->fdata);
     ck_assert_int_eq(A->host.format, HISP_FORMAT_SELL);
@@ -355,7 +354,10 @@ static void check_spmv(hisp_context ctx, hisp_matrix A, const hispi_sparse *ref,
     CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
     CK_OK(ctx, hisp_vector_write(x, xh));
     CK_OK(ctx, hisp_vector_write(y, y0));
-    CK_OK(ctx, hispi_sell_format.spmv(ctx, op, alpha, A, x, beta, y));
+    float af = (float)alpha, bf = (float)beta;
+    const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
+    const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
+    CK_OK(ctx, hisp_spmv(ctx, op, ap, A, x, bp, y));
     CK_OK(ctx, hisp_vector_read(y, ydev));
     memcpy(yref, y0, (size_t)m * es);
     CK_OK(ctx, hispi_ref_csr_spmv(ctx, ref, op, alpha, xh, beta, yref));
@@ -655,12 +657,12 @@ START_TEST(test_sell_alloc_fail)
     int fails = 0;
     for (long k = 1;; k++) {
         hispi_alloc_fail_after(k);
-        hisp_status s = hispi_sell_format.build(A, &A->host);
+        hisp_status s = hisp_matrix_convert(A, HISP_FORMAT_SELL);
         hispi_alloc_fail_after(0);
         if (s == HISP_SUCCESS) break;
         ck_assert_int_eq(s, HISP_ERR_OUT_OF_HOST_MEMORY);
         fails++;
-        ck_assert_ptr_null(A->fmt);
+        ck_assert(A->fmt != &hispi_sell_format);
         ck_assert_ptr_null(A->fdata);
         ck_assert_int_eq(A->host.format, HISP_FORMAT_CSR);
         same_sparse(&A->host, &ref, "after a failed build");
@@ -674,7 +676,8 @@ START_TEST(test_sell_alloc_fail)
         CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 300, &x));
         CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 200, &y));
         hispi_alloc_fail_after(k);
-        hisp_status s = hispi_sell_format.spmv(ctx, HISP_OP_T, 1, A, x, 0, y);
+        static const float one = 1, zero = 0;
+        hisp_status s = hisp_spmv(ctx, HISP_OP_T, &one, A, x, &zero, y);
         hispi_alloc_fail_after(0);
         hisp_vector_destroy(&x);
         hisp_vector_destroy(&y);

@@ -7,13 +7,14 @@
 #include <strings.h>
 
 extern const hispi_format_ops hispi_coo_format, hispi_csr_format, hispi_csc_format;
-extern const hispi_format_ops hispi_hisparse_format;
+extern const hispi_format_ops hispi_hisparse_format, hispi_sell_format;
 
 static const hispi_format_ops *const formats[] = {
     [HISP_FORMAT_COO] = &hispi_coo_format,
     [HISP_FORMAT_CSR] = &hispi_csr_format,
     [HISP_FORMAT_CSC] = &hispi_csc_format,
     [HISP_FORMAT_HISPARSE] = &hispi_hisparse_format,
+    [HISP_FORMAT_SELL] = &hispi_sell_format,
 };
 
 #define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
