@@ -12,6 +12,13 @@
  *                     size, the rows past nrows return)
  *   sell_spmv_slices: one work-item per slice, its SLICE rows in a private
  *                     array (CPUs: each work-item streams a contiguous block)
+ *   sell_spmv_wide:   one work-group of SLICE x LANES work-items per slice of
+ *                     the list `wide` (GPUs: slices of more than `wide`
+ *                     entries, which sell_spmv leaves out): the
+ *                     LANES work-items of a row take every LANES-th entry,
+ *                     each warp still reading SLICE consecutive addresses,
+ *                     and their sums are added in local memory; so one long
+ *                     row is not one work-item's serial loop
  * Both write y[perm[r]] = alpha*sum + beta*y[perm[r]]; beta_zero: y is not
  * read. */
 
@@ -25,22 +32,31 @@ typedef long long i64;
 #define KERNEL extern "C" __global__ void
 #define GLOBAL
 #define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+#define LOCAL_DECL(type, name) __shared__ type name
+#define LID ((int)threadIdx.x)
+#define GROUP ((i64)blockIdx.x)
+#define BARRIER() __syncthreads()
 #else
 typedef real cs_t;
 typedef long i64;
 #define KERNEL __kernel void
 #define GLOBAL __global
 #define GLOBAL_ID ((i64)get_global_id(0))
+#define LOCAL_DECL(type, name) __local type name
+#define LID ((int)get_local_id(0))
+#define GROUP ((i64)get_group_id(0))
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 
 KERNEL sell_spmv(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
                  GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
-                 GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
+                 GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero, i64 wide)
 {
     const i64 r = GLOBAL_ID;
     if (r >= nrows) return;
     const i64 s = r / SLICE;
     const i64 end = sptr[s + 1];
+    if (end - sptr[s] > wide) return; /* sell_spmv_wide's */
     cs_t sum = 0;
     for (i64 k = sptr[s] + (r & (SLICE - 1)); k < end; k += SLICE)
         sum += val[k] * x[col[k]];
@@ -68,3 +84,27 @@ KERNEL sell_spmv_slices(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *per
         y[row] = beta_zero ? alpha * sum[i] : alpha * sum[i] + beta * y[row];
     }
 }
+
+#ifdef LANES
+KERNEL sell_spmv_wide(int nrows, GLOBAL const int *wide, GLOBAL const i64 *sptr,
+                      GLOBAL const int *perm, GLOBAL const int *col, GLOBAL const cs_t *val,
+                      GLOBAL const cs_t *x, GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
+{
+    LOCAL_DECL(cs_t, part[SLICE * LANES]);
+    const i64 s = wide[GROUP];
+    const int i = LID & (SLICE - 1), j = LID / SLICE;
+    const i64 base = sptr[s], width = (sptr[s + 1] - base) / SLICE;
+    cs_t sum = 0;
+    for (i64 k = j; k < width; k += LANES)
+        sum += val[base + k * SLICE + i] * x[col[base + k * SLICE + i]];
+    part[LID] = sum;
+    BARRIER();
+    if (j) return;
+    for (int q = 1; q < LANES; q++)
+        sum += part[q * SLICE + i];
+    const i64 r = s * SLICE + i;
+    if (r >= nrows) return;
+    const int row = perm[r];
+    y[row] = beta_zero ? alpha * sum : alpha * sum + beta * y[row];
+}
+#endif
