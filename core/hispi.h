@@ -213,6 +213,9 @@ HISPI_LOCAL void hispi_options_inherit(hisp_context dst, hisp_context src);
 /* Host threads for `work` entries: 1 below 2e5, else the threads option
  * (0: one per core, at most 16). ctx may be NULL (no option). */
 HISPI_LOCAL int hispi_threads(hisp_context ctx, double work);
+/* fn(arg) run on `threads` threads (the caller included; hispi_threads);
+ * fn must share its work through an atomic counter (core/base/threads.c). */
+HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
 
 #define HISPI_TRY(expr)                                                                            \
     do {                                                                                           \
@@ -576,7 +579,7 @@ HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *
 /* The generators' building blocks, shared with core/gen/gen_perturb.c: the
  * counter-based random streams (splitmix64 mixer; stream = (key, index,
  * purpose)), uniform draws, values in [-1, 1) (53 bits, the top 24 for
- * 4-byte scalars) and the thread runner (hispi_threads says how many). */
+ * 4-byte scalars). */
 typedef struct {
     uint64_t s;
 } hispi_rng;
@@ -585,9 +588,6 @@ HISPI_LOCAL hispi_rng hispi_rng_at(uint64_t key, uint64_t index, uint64_t purpos
 HISPI_LOCAL uint64_t hispi_rng_next(hispi_rng *r);
 HISPI_LOCAL int64_t hispi_rng_below(hispi_rng *r, int64_t m); /* [0, m), 0 < m < 2^32 */
 HISPI_LOCAL double hispi_gen_value(size_t scalar, uint64_t x);
-/* fn(arg) run on `threads` threads (the caller included; hispi_threads);
- * fn must share its work through an atomic counter. */
-HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
 
 /* ---- misc --------------------------------------------------------------- */
 
