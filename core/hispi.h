@@ -97,7 +97,10 @@ struct hisp_context_s {
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
     hisp_sched_counts sched;  /* of the last HiSparse SpMV */
-    bool sched_pending;       /* sched is still with the backend (hispi_sched_settle) */
+    /* deferred completion: work a higher layer left whose outcome must be
+     * checked before a result is seen or device copies go (the HiSparse
+     * scheduler's counts, hisparse_sched.c); run and cleared by hispi_settle */
+    hisp_status (*settle)(hisp_context ctx);
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     hisp_build_stats builds;  /* kernel builds and loads (hispi_build_count) */
@@ -222,6 +225,12 @@ HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
         hisp_status hispi_s_ = (expr);                                                             \
         if (hispi_s_ != HISP_SUCCESS) return hispi_s_;                                             \
     } while (0)
+
+/* Runs and clears ctx->settle if a higher layer set it (the HiSparse
+ * scheduler's check of an SpMV still with the backend); called before a
+ * result can be seen (vector reads, synchronize) and before device copies
+ * go (backend and stream switches, parking). */
+HISPI_LOCAL hisp_status hispi_settle(hisp_context ctx);
 
 HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
                                      void (*drop)(hispi_devobj *));
@@ -414,8 +423,9 @@ HISPI_LOCAL void hispi_hisparse_release(hisp_matrix A);
  * applied), for readers that need arrays. */
 HISPI_LOCAL hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out);
 /* Fetches the counts of the last HiSparse SpMV from a backend that returns
- * before the work is done (hisparse_counts), with its scheduler check.
- * Called before a result can be seen and before device copies go away. */
+ * before the work is done (hisparse_counts), with its scheduler check, when
+ * they are still pending (the scheduler's ctx->settle hook; lower layers
+ * call hispi_settle). */
 HISPI_LOCAL hisp_status hispi_sched_settle(hisp_context ctx);
 /* HiSparse SpMV on the context's backend through the scheduler
  * (core/hisparse/hisparse_sched.c). */

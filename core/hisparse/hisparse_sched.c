@@ -431,11 +431,18 @@ hisp_status hispi_sched_spmv_host_in(hisp_context ctx, const unsigned char *pool
 
 hispi_hs_hooks hispi_hs_hook;
 
+/* The context's settle hook while an SpMV's counts are with the backend:
+ * cleared, then the counts fetched with the scheduler's check. */
+static hisp_status settle_counts(hisp_context ctx)
+{
+    ctx->settle = NULL;
+    return ctx->ops->hisparse_counts(ctx, ctx->be, &ctx->sched);
+}
+
 hisp_status hispi_sched_settle(hisp_context ctx)
 {
-    if (!ctx->sched_pending) return HISP_SUCCESS;
-    ctx->sched_pending = false;
-    return ctx->ops->hisparse_counts(ctx, ctx->be, &ctx->sched);
+    if (ctx->settle != settle_counts) return HISP_SUCCESS;
+    return settle_counts(ctx);
 }
 
 static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
@@ -521,11 +528,11 @@ static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_ma
     hisp_sched_counts c;
     memset(&c, 0, sizeof c);
     memset(&ctx->sched, 0, sizeof ctx->sched);
-    ctx->sched_pending = false;
+    if (ctx->settle == settle_counts) ctx->settle = NULL;
     HISPI_TRY(o->hisparse_spmv(ctx, ctx->be, A->hs_dev, &a, xd, yd, &c));
     hispi_vector_device_written(y);
     ctx->sched = c;
-    ctx->sched_pending = o->hisparse_counts != NULL;
+    if (o->hisparse_counts) ctx->settle = settle_counts;
     return HISP_SUCCESS;
 }
 
