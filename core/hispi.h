@@ -96,7 +96,7 @@ struct hisp_context_s {
     void *be;             /* backend instance */
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
-    hisp_sched_counts sched;  /* of the last HiSparse SpMV */
+    hisp_sched_counts sched; /* of the last HiSparse SpMV */
     /* deferred completion: work a higher layer left whose outcome must be
      * checked before a result is seen or device copies go (the HiSparse
      * scheduler's counts, hisparse_sched.c); run and cleared by hispi_settle */
@@ -111,7 +111,7 @@ struct hisp_context_s {
     struct {
         hisp_build_notify fn;
         void *user;
-    } build_notify; /* hisp_context_set_build_notify */
+    } build_notify;              /* hisp_context_set_build_notify */
     struct hispi_parked *parked; /* MSREP workers' device instances (hispi_context_park) */
     /* the thread inside a call that claimed the context (hispi_ctx_claim),
      * and its nesting depth (touched by that thread only) */
@@ -231,6 +231,30 @@ HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
  * result can be seen (vector reads, synchronize) and before device copies
  * go (backend and stream switches, parking). */
 HISPI_LOCAL hisp_status hispi_settle(hisp_context ctx);
+
+/* ---- device instances for MSREP's workers (core/base/context.c) ---- */
+
+/* Switch ctx to sub-device `sub` of `nsub` of a device (context.c;
+ * HISP_ERR_UNSUPPORTED where the backend or device cannot split). */
+HISPI_LOCAL hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind,
+                                                    int device, int sub, int nsub);
+/* A plan's OpenCL worker contexts keep their device instances (queues,
+ * programs, sub-devices) on the plan's home context when the plan goes, and
+ * the next plan made there takes them back: an OpenCL program built or
+ * loaded again for every plan grows PoCL's process-wide LLVM state, which
+ * only the release of every cl_context in the process frees. park: ctx's
+ * device objects dropped and its instance moved onto home (sub, nsub: as
+ * for hispi_context_set_subdevice; -1, 0: the whole device); ctx is left
+ * without a backend, to be destroyed. At most HISPI_PARKED_MAX instances
+ * wait on a context (the oldest closed first); the context's destroy closes
+ * them. unpark: ctx switched to such an instance; false if home has none. */
+enum { HISPI_PARKED_MAX = HISP_MPLAN_MAX_DEVICES };
+HISPI_LOCAL void hispi_context_park(hisp_context home, hisp_context ctx, int sub, int nsub);
+HISPI_LOCAL bool hispi_context_unpark(hisp_context home, hisp_context ctx, hisp_backend_kind kind,
+                                      int device, int sub, int nsub);
+/* Instances of device backends (not the reference backend) opened in the
+ * process so far (the tests' count). */
+HISPI_LOCAL long hispi_context_instances_opened(void);
 
 HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
                                      void (*drop)(hispi_devobj *));
@@ -646,7 +670,7 @@ HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t 
  * a FIFO, too large, a read error). */
 HISPI_LOCAL int hispi_cache_read_raw(const char *path, size_t max, char **data, size_t *size);
 
-/* ---- output files (core/io/file_out.c) ---------------------------------- */
+/* ---- output files (core/base/file_out.c) -------------------------------- */
 
 /* An output file opened by the rule of file_out.c: regular or missing files
  * through a temporary file renamed over them; pipes and character devices

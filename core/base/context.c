@@ -1,6 +1,5 @@
 /* Contexts: backend selection and device discovery. */
 #include "../backends/backend.h"
-#include "msrep/hispi_msrep.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -83,7 +82,7 @@ static void close_backend(hisp_context ctx)
     ctx->be = NULL;
 }
 
-/* ---- device instances kept for the next MSREP plan (hispi_msrep.h) ---- */
+/* ---- device instances kept for the next MSREP plan (hispi.h) ---------- */
 
 typedef struct hispi_parked {
     struct hispi_parked *next;
