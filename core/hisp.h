@@ -4,6 +4,23 @@
  * failure on a context (reason, file line, native backend code, build log) is
  * available through hisp_context_last_error(). The library never prints.
  *
+ * Contents, in the order of the data (the "====" sections below):
+ *   status, entry types, names, version
+ *   context: backends, devices, errors, options
+ *   matrices: creation, information, conversion
+ *   formats: HiSparse
+ *   formats: compound entries (complex, quaternion, 3x3 blocks)
+ *   files: the output rule, .hisp files, Matrix Market
+ *   generators
+ *   vectors
+ *   memory the caller already has: streams, wrapped vectors and matrices
+ *   vector algebra
+ *   SpMV
+ *   addition: C = op(A) + op(B)
+ *   iterative solvers
+ *   several devices (MSREP): partitions, plans, distributed vectors and solves
+ *   introspection and benchmark helpers: counters, timing, tuning, format choice
+ *
  * Objects are opaque handles. Create functions return the handle through their
  * last argument; hisp_X_destroy(&h) frees the object and sets h to NULL.
  *
@@ -54,6 +71,8 @@ extern "C" {
 #define HISP_VERSION_MINOR 1
 #define HISP_VERSION_PATCH 0
 
+/* ==== status, entry types, names, version ==================================================== */
+
 typedef enum {
     HISP_SUCCESS = 0,
     HISP_ERR_INVALID_ARGUMENT = -1,   /* NULL pointer, bad enum, size mismatch */
@@ -71,7 +90,7 @@ typedef enum {
 
 /* Entry types. CSR/HiSparse operations take f32 and f64; the compound types
  * (complex, quaternion, 3x3 blocks) have SpMV through the variants of the
- * "Compound entries" block below. */
+ * section "formats: compound entries" below. */
 typedef enum {
     HISP_F32 = 0,
     HISP_F64,
@@ -112,8 +131,6 @@ typedef struct hisp_context_s *hisp_context;
 typedef struct hisp_matrix_s *hisp_matrix;
 typedef struct hisp_vector_s *hisp_vector;
 
-/* ---- status, version ---------------------------------------------------- */
-
 /* A constant string naming a status ("success", "invalid argument", ...). */
 HISP_API const char *hisp_status_string(hisp_status s);
 /* "MAJOR.MINOR.PATCH" of the library linked (HISP_VERSION_* are the header's). */
@@ -133,7 +150,7 @@ HISP_API hisp_status hisp_format_from_name(const char *name, hisp_format *f);
 HISP_API const char *hisp_backend_name(hisp_backend_kind k);
 HISP_API hisp_status hisp_backend_from_name(const char *name, hisp_backend_kind *k);
 
-/* ---- context ------------------------------------------------------------ */
+/* ==== context: backends, devices, errors, options ============================================ */
 
 typedef struct {
     hisp_status status;    /* status of the failing call */
@@ -178,7 +195,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_get_device(hisp_context ctx,
  * thread's last hisp_context_create failed (HISP_OPTIONS). */
 HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
                                                             hisp_error_info *info);
-/* ---- Options ---------------------------------------------------------------
+
+/* ---- options -----------------------------------------------------------------------------------
  *
  * Settings a user may change, by name, on a context (as PETSc's options
  * database or GraphBLAS's GxB_set). `hisp info --options` lists them with
@@ -229,7 +247,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_backend_device_info(hisp_context ctx,
                                                              hisp_backend_kind kind, int index,
                                                              hisp_device_info *info);
 
-/* ---- matrices ----------------------------------------------------------- */
+/* ==== matrices: creation, information, conversion ============================================ */
 
 typedef struct {
     hisp_type type;
@@ -282,7 +300,17 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_host_arrays(hisp_matrix A, const
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format,
                                                              hisp_type type, uint64_t *bytes);
 
-/* ---- HiSparse ------------------------------------------------------------
+/* A := A^T. O(1) for HiSparse (a flag in the handle, honoured by every
+ * reader) and for CSR <-> CSC (the same arrays read the other way: a CSR
+ * matrix becomes CSC and vice versa) and COO (row and column arrays swap);
+ * the info then reports the transposed sizes and format. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_transpose(hisp_matrix A);
+/* A := alpha * A, alpha a scalar of the real component type (float for
+ * f32/c32/..., double for f64/...). O(1) for HiSparse (a factor in the
+ * handle, kept in double); O(nnz) on the values of the other formats. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_scale(hisp_matrix A, const void *alpha);
+
+/* ==== formats: HiSparse =========================================================================
  *
  * hisp_matrix_convert(A, HISP_FORMAT_HISPARSE) builds the tree with the
  * matrix's node size (hisp_matrix_set_node_size, default 128) and frees the
@@ -322,15 +350,6 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp
  * hisp_matrix_format_bytes(HISPARSE): a power of two in 4..256. Does not
  * rebuild a matrix already in HiSparse form (convert to CSR and back). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_set_node_size(hisp_matrix A, int d);
-/* A := A^T. O(1) for HiSparse (a flag in the handle, honoured by every
- * reader) and for CSR <-> CSC (the same arrays read the other way: a CSR
- * matrix becomes CSC and vice versa) and COO (row and column arrays swap);
- * the info then reports the transposed sizes and format. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_transpose(hisp_matrix A);
-/* A := alpha * A, alpha a scalar of the real component type (float for
- * f32/c32/..., double for f64/...). O(1) for HiSparse (a factor in the
- * handle, kept in double); O(nnz) on the values of the other formats. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_scale(hisp_matrix A, const void *alpha);
 
 /* The paper's Figure 4 profile of a HiSparse matrix's reachable tree. */
 typedef struct {
@@ -350,68 +369,6 @@ typedef struct {
 
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_hisparse_profile(hisp_matrix A,
                                                                  hisp_hisparse_profile *p);
-
-/* The work of the dynamic scheduler (HiSparse operations on a backend with a
- * scheduler: every backend but where noted). Queues are node type x entry
- * count bins (hisp_sched_queue_name names them); a round launches one node
- * kernel per queue with work. The same matrix and operation give the same
- * scheduled counts on every run and every backend. */
-#define HISP_SCHED_MAX_QUEUES 16
-typedef struct {
-    int queues;                              /* queues of the operation */
-    int64_t nodes[HISP_SCHED_MAX_QUEUES];    /* nodes processed per queue */
-    int64_t launches[HISP_SCHED_MAX_QUEUES]; /* node-kernel launches per queue */
-    int64_t rounds;                          /* controller rounds */
-    int64_t total_nodes, total_launches;     /* sums of the above */
-} hisp_sched_counts;
-
-/* The counts of the last HiSparse SpMV run on the context (all zero before
- * the first): what that call did. A matrix's first SpMV on a device backend
- * is scheduled (the counts described above); a later one replays the leaf
- * queues (one round: the leaf queues' nodes, one launch each, no inner
- * nodes). The reference backend always reports the scheduled counts. */
-HISP_API HISP_NODISCARD hisp_status hisp_context_sched_counts(hisp_context ctx,
-                                                              hisp_sched_counts *counts);
-/* Name of SpMV queue q ("inner-1", "inner-few", ..., "leaf-dense"), NULL
- * when q is out of range. */
-HISP_API const char *hisp_sched_queue_name(int q);
-
-/* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse
- * operands honoured), a new matrix in HiSparse form with A's node size.
- * Entries present in either operand are kept (an exact zero sum stays an
- * entry; where a device backend writes it into a dense leaf it is stored as
- * -0.0, since a dense cell whose bits are all zero is empty: equal to 0 in
- * every operation). A and B may be in any format; their types must match. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b,
-                                                    hisp_matrix B, hisp_matrix *C);
-
-/* What the last hisp_matrix_add on the context did (all zero before the
- * first). On a device backend the add runs on the device (dual top-down
- * traversal, output nodes written into the device copy of A's family pool)
- * and C joins A's family: C's subtrees present in one operand only are
- * shared, not copied, when their scale and orientation allow it. C stays on
- * the device; its host copy is made when the host reads it (conversion,
- * save, profile, edit, a backend switch; docs/ARCHITECTURE.md). */
-typedef struct {
-    int64_t nnz;             /* entries of C */
-    int64_t nodes_new;       /* nodes written for C */
-    int64_t subtrees_shared; /* child references of new nodes that point into A's or B's tree */
-    int64_t subtrees_copied; /* one-operand subtrees copied (scaled or from another family) */
-    uint64_t bytes_new;      /* bytes of the new nodes */
-    uint64_t bytes_reserved; /* device bytes of room for the output (0 on the host) */
-    int pool_retries;        /* rounds redone after the device pool turned out too small */
-    int rounds, launches;    /* scheduler rounds and kernel launches (0 on the host) */
-    double device_ms; /* device time of the traversal, allocations and residency excluded (0 on the
-                         host) */
-    /* upload_ms: the operands' families made resident on the device (0 once
-     * they are); download_ms: the host pool's reservation of C's offsets
-     * (C's bytes are not downloaded) */
-    double upload_ms, download_ms;
-    int zero_retries; /* rounds redone because a leaf written dense had a union too small for
-                         a dense leaf (a node from a file that breaks the construction's rule:
-                         the check then runs before writing) */
-} hisp_add_stats;
-HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st);
 
 /* Copy-on-write edit of a HiSparse matrix: B = A with n changes applied in
  * order (a later change to the same entry wins). Change k sets entry
@@ -437,6 +394,81 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_edit(hisp_matrix A, int64_t n, c
                                                      const int32_t *cols, const void *vals,
                                                      const uint8_t *remove, hisp_matrix *B,
                                                      hisp_edit_stats *stats);
+
+/* ==== formats: compound entries (complex, quaternion, 3x3 blocks) ===============================
+ *
+ * Entry types c32/c64 (complex), q32/q64 (quaternions, w x y z) and
+ * b3x3_f32/b3x3_f64 (dense 3x3 blocks, row-major). y_i = sum_j A_ij * x_j
+ * with the entry on the LEFT: complex and quaternion products are the
+ * complex / Hamilton product a*x (quaternions do not commute), a block
+ * multiplies a 3-vector. Vectors of c/q matrices have the matrix's type;
+ * vectors of block matrices are real (f32/f64) with 3 scalars per block
+ * row/column (hisp_compound_vector_type). hisp_spmv on these types runs the
+ * default variant (CSR, AoS, AoS, static); op = T and op = H (A^T, and the
+ * conjugate transpose A^H: complex and quaternion entries conjugated, 3x3
+ * blocks transposed for both) run it on an explicit op(A) that A builds at
+ * the first such call and keeps (its upload counts as the transposed copy of
+ * the transfers block). alpha and beta are real scalars of the component
+ * type. docs/COMPOUND.md has the
+ * file extension (field "quaternion"), the layouts and the plan cache.
+ *
+ * A variant = layout (outer CSR | ELLPACK-R | SELL-16 | SELL-32, inner =
+ * entry components AoS | SoA, vector components AoS | SoA) x schedule
+ * (static: work-groups stride over chunks of rows; dynamic: an atomic chunk
+ * counter; nt threads per work-group, nb work-groups per compute unit).
+ * Each variant is a kernel generated from one source with defines, built
+ * at run time (OpenCL build options, CUDA NVRTC) and cached. */
+
+typedef enum {
+    HISP_OUTER_CSR = 0,
+    HISP_OUTER_ELL,    /* ELLPACK-R: padded, column-major, with row lengths */
+    HISP_OUTER_SELL16, /* sliced ELLPACK, slices of 16 rows */
+    HISP_OUTER_SELL32,
+    HISP_OUTER_COUNT
+} hisp_outer_layout;
+
+typedef enum { HISP_AOS = 0, HISP_SOA = 1 } hisp_sublayout;
+
+typedef struct {
+    hisp_outer_layout outer;
+    hisp_sublayout inner; /* matrix entry components */
+    hisp_sublayout vec;   /* x and y components on the device */
+} hisp_layout;
+
+typedef struct {
+    int dynamic; /* 0 static, 1 dynamic */
+    int nt;      /* threads per work-group (0: the device's default) */
+    int nb;      /* work-groups per compute unit (0: default) */
+} hisp_schedule;
+
+typedef struct {
+    hisp_layout layout;
+    hisp_schedule sched;
+} hisp_variant;
+
+/* Vector entry type and length multiplier for a matrix type: c/q/real ->
+ * (t, 1); b3x3_f32 -> (f32, 3), b3x3_f64 -> (f64, 3). */
+HISP_API HISP_NODISCARD hisp_status hisp_compound_vector_type(hisp_type t, hisp_type *vt,
+                                                              int *per_entry);
+/* "CSR-AoS-AoS", "ELL-SoA-AoS", "SELL16-...", "SELL32-..." (case-insensitive
+ * parse; "CSR" alone means CSR-AoS-AoS). */
+HISP_API HISP_NODISCARD hisp_status hisp_layout_name(const hisp_layout *l, char *buf, size_t size);
+HISP_API HISP_NODISCARD hisp_status hisp_layout_from_name(const char *s, hisp_layout *l);
+/* "static:256x4", "dynamic:128x8", "static" (defaults). */
+HISP_API HISP_NODISCARD hisp_status hisp_schedule_name(const hisp_schedule *s, char *buf,
+                                                       size_t size);
+HISP_API HISP_NODISCARD hisp_status hisp_schedule_from_name(const char *s, hisp_schedule *out);
+/* Device bytes of A (any entry type) in a layout: pointers (32-bit when the
+ * stored entries fit), row lengths, column indices, values with padding. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_layout_bytes(hisp_matrix A, hisp_outer_layout o,
+                                                             uint64_t *bytes);
+/* B = the real expansion of A: complex a -> [[re,-im],[im,re]], quaternion
+ * a -> its 4x4 left-multiplication matrix, 3x3 block -> its 9 scalars (f32
+ * or f64; zeros inside blocks kept as entries). B*x_real = A*x with x's
+ * components in AoS order. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B);
+
+/* ==== files: the output rule, .hisp files, Matrix Market ===================================== */
 
 /* Files hisp writes (hisp_matrix_save, hisp_matrix_write_mtx,
  * hisp_vector_write_mtx, hisp_tune_plan_save, hisp_file_write): a missing
@@ -509,7 +541,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_read_mtx_info_buffer(hisp_contex
  * in .gz or .bz2 is compressed. Values read back exactly. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_write_mtx(hisp_matrix A, const char *path);
 
-/* ---- generators --------------------------------------------------------- */
+/* ==== generators ============================================================================= */
 
 typedef enum {
     HISP_GEN_POISSON2D = 0, /* 5-point Laplacian on n x n grid: n^2 rows */
@@ -560,7 +592,23 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate(hisp_context ctx, const
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_perturb(hisp_matrix A, double sigma, uint64_t seed,
                                                         hisp_matrix *B);
 
-/* ---- vectors ------------------------------------------------------------ */
+/* Generators of compound-entry test matrices (deterministic from seed). */
+typedef enum {
+    HISP_CGEN_FEM3X3 = 0, /* 27-point block stencil on an n^3 mesh (b3x3) */
+    HISP_CGEN_QSURFACE,   /* quaternionic Dirac-like operator on an n x 2n torus mesh (q) */
+    HISP_CGEN_HELMHOLTZ,  /* 2D 5-point Laplacian - (k^2 + i*eps) on n x n (c) */
+    HISP_CGEN_COUNT
+} hisp_cgen_kind;
+HISP_API const char *hisp_cgen_name(hisp_cgen_kind k);
+HISP_API HISP_NODISCARD hisp_status hisp_cgen_from_name(const char *name, hisp_cgen_kind *k);
+/* type must match the kind's family in precision f32/f64 (fem3x3: b3x3_*,
+ * qsurface: q*, helmholtz: c*). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate_compound(hisp_context ctx,
+                                                                  hisp_cgen_kind kind, int64_t n,
+                                                                  uint64_t seed, hisp_type type,
+                                                                  hisp_matrix *A);
+
+/* ==== vectors ================================================================================ */
 
 /* A vector of n >= 0 entries of `type` (the vector type of a matrix:
  * hisp_compound_vector_type), zero-filled. Its device copy is made at first
@@ -591,7 +639,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_read_mtx(hisp_context ctx, const
                                                          hisp_type type, hisp_vector *v);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path);
 
-/* ---- memory the caller already has ------------------------------------------
+/* ==== memory the caller already has: streams, wrapped vectors and matrices ======================
  *
  * Zero-copy interop with device memory and streams the caller owns. The
  * calls take `void *`; what it means depends on the context's backend:
@@ -688,7 +736,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_wrap_csr_device(
  * matrices). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_device_modified(hisp_matrix A);
 
-/* ---- vector algebra --------------------------------------------------------
+/* ==== vector algebra ============================================================================
  *
  * Operations on vectors of one context, on its backend (the reference backend
  * runs the plain C loops that are every backend's oracle). Every entry type:
@@ -783,84 +831,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_dot2(hisp_vector x, hisp_vector 
 HISP_API HISP_NODISCARD hisp_status hisp_vector_div_dot(hisp_vector x, hisp_vector y, hisp_vector z,
                                                         hisp_result r);
 
-/* ---- transfers ---------------------------------------------------------------
- *
- * Bytes the context's backend moved between host and device memory since the
- * context was made (or the counters were reset), each copy counted once, on
- * the context that made it:
- *  - h2d: data sent to the device: matrix uploads (CSR: the arrays as
- *    hisp_matrix_format_bytes(A, CSR) gives them -- 32-bit row pointers below
- *    2^31 nonzeros -- plus the kernels' work plan, a few bytes per group of
- *    rows; HiSparse: the pool plus the scheduler's partition tables; compound
- *    layouts), vectors written on the host and then used on the device, the
- *    transposed copy a backend builds at the first op = T;
- *  - d2h: data read back: hisp_vector_read of a device result (exactly
- *    n * type size), host copies refreshed for the host (save, conversion),
- *    results read by the host (e.g. the addition's new nodes, reductions);
- *  - control: the few bytes of queue counters, flags and root queue entries
- *    a scheduler or a kernel exchanges per round (both ways).
- * A sequence of SpMVs on device-resident matrices and vectors moves no h2d
- * or d2h bytes. Not counted: kernel arguments, device-to-device copies (MSREP
- * peer copies included). The reference backend moves nothing. MSREP plans
- * open a context per device: their uploads and copies count there, out of
- * the caller's reach; the caller's context counts only what it moved itself
- * (e.g. its vectors for hisp_mspmv_vec). */
-typedef struct {
-    uint64_t h2d_bytes, d2h_bytes; /* data */
-    uint64_t h2d_calls, d2h_calls; /* copies of data */
-    uint64_t control_bytes;        /* counters and flags, both ways */
-} hisp_transfer_stats;
-HISP_API HISP_NODISCARD hisp_status hisp_context_transfers(hisp_context ctx,
-                                                           hisp_transfer_stats *st);
-HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ctx);
-
-/* ---- kernel builds -----------------------------------------------------------
- *
- * Run-time kernels (OpenCL programs; CUDA modules compiled by NVRTC) are
- * built at their first use on a device, kept in memory for the process and
- * in the disk cache (the cache_dir option), so a later process loads them
- * instead. On a fresh machine the builds take seconds (PoCL: about a second
- * a program, more for programs of many kernels), spent inside the call that
- * first needs the kernel. The context counts, since it was made (or the
- * counters were reset), the programs its backend built or loaded and the
- * host time that took, so a caller that times a call can tell the build
- * from the operation:
- *  - built, build_ms: programs compiled from source (OpenCL: clBuildProgram
- *    and fetching the binary for the disk cache, for which PoCL compiles
- *    each kernel; CUDA: NVRTC, hisp's parallel pre-builds of the compound
- *    variants included, counted as their wall time);
- *  - loaded, load_ms: programs loaded from the disk cache.
- * A program found in memory (built earlier in the process) counts nothing.
- * The wall time of a call includes its builds; the device times hisp
- * reports (hisp_spmv_timed's, hisp_add_stats' device_ms) do not, as kernels
- * are built before the first event of the timed work. Not counted: what a
- * runtime does inside a launch (PoCL compiles a kernel for its work-group
- * size at the first launch and keeps that in its own cache, ~/.cache/pocl),
- * which shows in a first call's device time. MSREP plans open a context per
- * device: their builds count there, as their transfers do. */
-typedef struct {
-    uint64_t built, loaded;   /* programs compiled from source / loaded from the disk cache */
-    double build_ms, load_ms; /* host time of those */
-} hisp_build_stats;
-HISP_API HISP_NODISCARD hisp_status hisp_context_builds(hisp_context ctx, hisp_build_stats *st);
-HISP_API HISP_NODISCARD hisp_status hisp_context_reset_builds(hisp_context ctx);
-/* What a build notice gets: the backend and device that are about to
- * compile `programs` programs from source, and the folder of the disk cache
- * they go to (NULL when the cache is off: cache_dir=off or no home). */
-typedef struct {
-    hisp_backend_kind backend;
-    const char *device; /* the device's name */
-    const char *cache_dir;
-    int programs;
-} hisp_build_event;
-typedef void (*hisp_build_notify)(void *user, const hisp_build_event *e);
-/* fn (NULL: none) is called, in the thread that builds, right before ctx's
- * backend compiles programs from source (never for one found in memory or
- * in the disk cache): a program can say why a first use takes a while. */
-HISP_API HISP_NODISCARD hisp_status hisp_context_set_build_notify(hisp_context ctx,
-                                                                  hisp_build_notify fn, void *user);
-
-/* ---- operations --------------------------------------------------------- */
+/* ==== SpMV =================================================================================== */
 
 /* y = alpha * op(A) * x + beta * y on the context's backend. alpha and beta
  * point to one scalar of the matrix's real component type (float for f32,
@@ -879,475 +850,54 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv(hisp_context ctx, hisp_op op, cons
  * local part of an MPI operator's apply_dot. */
 HISP_API HISP_NODISCARD hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
                                                   hisp_vector y, hisp_result r);
-/* Times `repeat` runs of hisp_spmv after `warmup` untimed runs, with device
- * events (host clock on the reference backend); ms[i] gets run i's time.
- * Data transfers happen during warm-up and are not timed. */
-HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha,
-                                                    hisp_matrix A, hisp_vector x, const void *beta,
-                                                    hisp_vector y, int warmup, int repeat,
-                                                    double *ms);
-/* Measured device-to-device copy bandwidth (bytes read + written per second)
- * for `bytes`-sized buffers, median of `repeat` copies. */
-HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat,
-                                                        double *bytes_per_s);
 
-/* ---- several devices: MSREP partial formats --------------------------------
- *
- * The nonzeros of A are split into parts of equal nonzero counts (Chen et
- * al., MSREP): pCSR cuts the row-major order at nnz/np boundaries and finds
- * each part's first and last row by binary search over the row pointers;
- * pCSC does the same over the column pointers of the column-major order;
- * pCOO cuts the row-major COO order and reads the rows from the row indices.
- * A row (column) cut by a boundary is shared by the parts on both sides (its
- * later parts have shared_first set). The row-block and column-block splits
- * (equal row / column counts) are the baselines. A plan sends each device
- * only its part (local pointers + the part's slice of the index and value
- * arrays, never the whole matrix) and keeps it resident; hisp_mspmv runs one
- * host thread per device and merges the partial results: row segments
- * (disjoint rows copied, shared rows summed, beta applied once) or partial
- * vectors summed (pCSC, column block, and op = T of row partitions). */
-
-typedef enum {
-    HISP_PART_ROWBLOCK = 0, /* equal row counts (baseline) */
-    HISP_PART_COLBLOCK,     /* equal column counts (baseline of pCSC) */
-    HISP_PART_PCSR,         /* nnz-balanced over the CSR order */
-    HISP_PART_PCSC,         /* nnz-balanced over the CSC order */
-    HISP_PART_PCOO,         /* nnz-balanced over the sorted COO order */
-    HISP_PART_COUNT
-} hisp_partition_kind;
-
-/* One part. The nonzeros [nnz_begin, nnz_end) of the partition's order
- * (row-major for rowblock/pcsr/pcoo, column-major for colblock/pcsc); rows
- * (columns for colblock/pcsc) [start, end) hold them (start = end for an
- * empty part, except the block splits, which own their rows even when
- * empty); shared_first: row `start` also holds nonzeros of an earlier part. */
-typedef struct {
-    int64_t nnz_begin, nnz_end;
-    int64_t start, end;
-    int shared_first;
-} hisp_part;
-
-HISP_API const char *hisp_partition_name(hisp_partition_kind k);
-HISP_API HISP_NODISCARD hisp_status hisp_partition_from_name(const char *name,
-                                                             hisp_partition_kind *k);
-/* Split A into nparts (1..4096) parts (parts[nparts]). A's CSR (CSC, sorted
- * COO) form is read where A is held in it; otherwise a temporary copy is made
- * (A is not converted). */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_partition(hisp_matrix A, hisp_partition_kind kind,
-                                                          int nparts, hisp_part *parts);
-
-typedef struct hisp_mplan_s *hisp_mplan;
-
-/* A device of a plan. The same (backend, device) may appear several times:
- * each entry opens a context of its own (several queues on one device). */
-typedef struct {
-    hisp_backend_kind backend;
-    int device;
-} hisp_device_ref;
-
-/* Flags of hisp_mplan_create. */
-#define HISP_MPLAN_NO_NUMA 1u /* no NUMA grouping or memory/thread binding */
-/* Each device runs its part as a HiSparse tree (built from the part at
- * creation, default node size) through the dynamic scheduler instead of the
- * CSR kernel. */
-#define HISP_MPLAN_HISPARSE 2u
-/* A device listed k > 1 times is split into k sub-devices of about equal
- * compute units (OpenCL clCreateSubDevices; PoCL CPUs) instead of k
- * contexts sharing it; where it cannot be split, the plan falls back to
- * shared contexts (the breakdown's `sub` says which). */
-#define HISP_MPLAN_SUBDEVICES 4u
-/* hisp_mspmv_vec merges on the host even where the devices could merge
- * themselves (the baseline of the device-side merge). */
-#define HISP_MPLAN_HOST_MERGE 8u
-/* Each device runs cuSPARSE's CSR SpMV instead of hisp's kernel (CUDA
- * devices only: HISP_ERR_UNSUPPORTED elsewhere; parts up to 2^31-1
- * nonzeros). */
-#define HISP_MPLAN_CUSPARSE 16u
-/* The MSREP paper's p*-opt: each device receives its slice of the global row
- * (column) pointers and computes its local pointers itself, instead of the
- * host building a local copy. Honoured where the backend can (OpenCL, CUDA
- * with HISP_MPLAN_CUSPARSE, the reference backend; not pcoo, whose local
- * pointers come from the row indices); elsewhere the host computes them. The
- * breakdown's dev[].device_ptr says which. */
-#define HISP_MPLAN_DEVICE_PTR 32u
-/* Cuts of pcsr, pcsc and pcoo that fall inside a short row (at most
- * nnz / (64 * ndevices) entries) move to the nearer end of that row: no
- * part shares it, so no call merges it (at most half such a row of
- * imbalance); long rows are still split. */
-#define HISP_MPLAN_ALIGN 64u
-
-/* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
- * parts (one host thread per device; the parts stay on the devices until the
- * plan is destroyed). A is only read during the call (it may be destroyed
- * afterwards). With hwloc, devices are grouped by NUMA node (two levels:
- * nodes, then the devices of each node), and each worker thread and its
- * host buffers are bound to its device's node; on a one-node machine this
- * is the plain one-level split. Failures are recorded on A's context, which
- * owns the plan (destroyed first, it leaves a plan that only
- * hisp_mplan_destroy accepts). Only f32 and f64 matrices. On OpenCL, a
- * destroyed plan's per-device instances (queue, compiled programs,
- * sub-device) wait on A's context and serve the next plan made there (at
- * most HISP_MPLAN_MAX_DEVICES of them; hisp_context_destroy closes them):
- * PoCL keeps tens of KiB of every program build until no cl_context of the
- * process is left, so plans made one after another reuse instead of
- * rebuilding. */
-HISP_API HISP_NODISCARD hisp_status hisp_mplan_create(hisp_matrix A, int ndevices,
-                                                      const hisp_device_ref *devices,
-                                                      hisp_partition_kind kind, unsigned flags,
-                                                      hisp_mplan *plan);
-/* The same with parts that balance nnz + row_cost * rows (columns for
- * pcsc) instead of nnz alone (pcsr, pcsc, pcoo; the block splits ignore
- * it): a kernel's time per part grows with its rows too (a pointer and an
- * entry of y each, short rows leave lanes idle), so on a power-law matrix
- * nnz-equal parts take unequal times. row_cost 0 is hisp_mplan_create. */
-HISP_API HISP_NODISCARD hisp_status hisp_mplan_create_weighted(hisp_matrix A, int ndevices,
-                                                               const hisp_device_ref *devices,
-                                                               hisp_partition_kind kind,
-                                                               unsigned flags, double row_cost,
-                                                               hisp_mplan *plan);
-/* The row cost that fits the plan's measured kernel times: least squares of
- * ms[k] = a * nnz_k + b * rows_k over its nonempty parts, *row_cost = b / a
- * (0 where b <= 0). ms: one time per device (NULL: the last call's
- * breakdown, dev[k].compute_ms). Where the parts' rows-to-nnz ratios are
- * (nearly) equal the times cannot tell rows from nonzeros: *row_cost is the
- * plan's own. A plan made with the result balances the times better. */
-HISP_API HISP_NODISCARD hisp_status hisp_mplan_fit_row_cost(hisp_mplan plan, const double *ms,
-                                                            double *row_cost);
-HISP_API void hisp_mplan_destroy(hisp_mplan *plan);
-/* y = alpha*op(A)*x + beta*y over the plan's devices; x and y are host
- * arrays of the plan's type (beta = 0: y is not read). */
-HISP_API HISP_NODISCARD hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha,
-                                               const void *x, const void *beta, void *y);
-/* The same with x and y vectors of one context (the result stays on that
- * context's device: the iterative-solver case). Where the plan's devices and
- * the vectors' context are all on one backend with a device-side merge
- * (CUDA), x is copied device to device to every device, the partial results
- * come back device to device (peer copies) and are merged by kernels on the
- * vectors' device: nothing passes through the host. Otherwise (OpenCL,
- * mixed backends, HISP_MPLAN_HISPARSE, HISP_MPLAN_HOST_MERGE) x is read to
- * the host and hisp_mspmv's host merge runs. Returns after y is complete.
- * The breakdown's device_merge says which ran. */
-HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha,
-                                                   hisp_vector x, const void *beta, hisp_vector y);
-
-/* Distributed vectors: vectors that live on a plan's devices between calls,
- * so that an iterative solver's SpMV moves nothing but the rows two parts
- * share. REPLICATED: all ncols(A) entries on every device (x). ROWS: the
- * nrows(A) entries split over the devices by row ownership (each device the
- * rows of its part; a row shared by two parts belongs to the earlier one;
- * rows no part holds to the next part, or the last). Row partitions only
- * (rowblock, pcsr, pcoo) with the CSR kernel (else HISP_ERR_UNSUPPORTED), on
- * any backend: the few entries that cross devices move device to device
- * where the plan's devices share a backend with peer copies (CUDA), through
- * host memory otherwise (OpenCL, mixed plans). Destroy the vectors before their plan (a plan
- * destroyed first frees their device memory and leaves handles that only
- * hisp_mvector_destroy accepts). */
-typedef struct hisp_mvector_s *hisp_mvector;
-typedef enum { HISP_MVEC_REPLICATED = 0, HISP_MVEC_ROWS = 1 } hisp_mvec_layout;
-
-/* A new distributed vector of the layout, zero-filled on every device. */
-HISP_API HISP_NODISCARD hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout,
-                                                        hisp_mvector *v);
-HISP_API void hisp_mvector_destroy(hisp_mvector *v);
-HISP_API HISP_NODISCARD hisp_status hisp_mvector_length(hisp_mvector v, int64_t *n);
-/* Host array of the vector's length and the plan's type, to / from the
- * devices (every device for REPLICATED; each its owned rows for ROWS). */
-HISP_API HISP_NODISCARD hisp_status hisp_mvector_write(hisp_mvector v, const void *src);
-HISP_API HISP_NODISCARD hisp_status hisp_mvector_read(hisp_mvector v, void *dst);
-/* dst (REPLICATED) := src (ROWS) on every device: each device pulls the rows
- * the others own (the next iteration's x in a solver; square A). */
-HISP_API HISP_NODISCARD hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst);
-/* y = alpha*A*x + beta*y with x REPLICATED and y ROWS (beta = 0: y is not
- * read): every device multiplies its part into its own rows, and a row two
- * parts share is added on its owner after one peer copy of one entry. The
- * breakdown's total_ms is the call's wall time. */
-HISP_API HISP_NODISCARD hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha,
-                                                    hisp_mvector x, const void *beta,
-                                                    hisp_mvector y);
-
-#define HISP_MPLAN_MAX_DEVICES 64
-/* Where the time went. One-time: partition (cut points and local pointers),
- * convert (temporary CSC/COO/CSR copy when A was held in another format),
- * distribution (contexts opened and parts uploaded, wall time over all
- * devices). Per SpMV (the last hisp_mspmv): x_ms (x sent to the devices),
- * compute (device time, by device events), gather (partial results read
- * back), merge (host), total (wall time of the call). */
-typedef struct {
-    hisp_partition_kind partition;
-    int ndevices;
-    int numa_nodes; /* NUMA nodes the devices were grouped into (1 on one-node machines) */
-    double partition_ms, convert_ms, distribution_ms;
-    double x_ms, compute_ms, gather_ms, merge_ms, total_ms; /* last SpMV (max over devices) */
-    /* last SpMV merged on the vectors' device (hisp_mspmv_vec): gather_ms is
-     * then the peer copies of the partial results, merge_ms the merge
-     * kernels on the result's device; hisp_mspmv_dist: always 1, merge_ms
-     * the owners' adds of shared boundary rows */
-    int device_merge;
-    struct {
-        hisp_backend_kind backend;
-        int device;
-        int numa_node;     /* -1: unknown / spans the machine */
-        int sub, nsub;     /* sub-device sub of nsub (HISP_MPLAN_SUBDEVICES), -1 and 0 when whole */
-        hisp_part part;    /* its part */
-        int64_t nnz;       /* nonzeros of the part */
-        uint64_t bytes;    /* bytes sent at distribution (local pointers, indices, values) */
-        double upload_ms;  /* its share of the distribution */
-        double x_ms;       /* last SpMV: x sent */
-        double compute_ms; /* last SpMV: device time of its kernel */
-        double gather_ms;  /* last SpMV: result read back */
-        int device_ptr;    /* its local pointers were computed on the device (p*-opt) */
-        int vendor;        /* it runs cuSPARSE (HISP_MPLAN_CUSPARSE) */
-        char name[128];    /* device name */
-    } dev[HISP_MPLAN_MAX_DEVICES];
-} hisp_mplan_breakdown;
-
-HISP_API HISP_NODISCARD hisp_status hisp_mplan_get_breakdown(hisp_mplan plan,
-                                                             hisp_mplan_breakdown *b);
-/* NUMA nodes of this machine as hwloc reports them (1 when hisp was built
- * without hwloc). */
-HISP_API int hisp_numa_nodes(void);
-
-/* ==== Compound entries: complex, quaternion, 3x3 blocks ===================
- *
- * Entry types c32/c64 (complex), q32/q64 (quaternions, w x y z) and
- * b3x3_f32/b3x3_f64 (dense 3x3 blocks, row-major). y_i = sum_j A_ij * x_j
- * with the entry on the LEFT: complex and quaternion products are the
- * complex / Hamilton product a*x (quaternions do not commute), a block
- * multiplies a 3-vector. Vectors of c/q matrices have the matrix's type;
- * vectors of block matrices are real (f32/f64) with 3 scalars per block
- * row/column (hisp_compound_vector_type). hisp_spmv on these types runs the
- * default variant (CSR, AoS, AoS, static); op = T and op = H (A^T, and the
- * conjugate transpose A^H: complex and quaternion entries conjugated, 3x3
- * blocks transposed for both) run it on an explicit op(A) that A builds at
- * the first such call and keeps (its upload counts as the transposed copy of
- * the transfers block). alpha and beta are real scalars of the component
- * type. docs/COMPOUND.md has the
- * file extension (field "quaternion"), the layouts and the plan cache.
- *
- * A variant = layout (outer CSR | ELLPACK-R | SELL-16 | SELL-32, inner =
- * entry components AoS | SoA, vector components AoS | SoA) x schedule
- * (static: work-groups stride over chunks of rows; dynamic: an atomic chunk
- * counter; nt threads per work-group, nb work-groups per compute unit).
- * Each variant is a kernel generated from one source with defines, built
- * at run time (OpenCL build options, CUDA NVRTC) and cached. */
-
-typedef enum {
-    HISP_OUTER_CSR = 0,
-    HISP_OUTER_ELL,    /* ELLPACK-R: padded, column-major, with row lengths */
-    HISP_OUTER_SELL16, /* sliced ELLPACK, slices of 16 rows */
-    HISP_OUTER_SELL32,
-    HISP_OUTER_COUNT
-} hisp_outer_layout;
-
-typedef enum { HISP_AOS = 0, HISP_SOA = 1 } hisp_sublayout;
-
-typedef struct {
-    hisp_outer_layout outer;
-    hisp_sublayout inner; /* matrix entry components */
-    hisp_sublayout vec;   /* x and y components on the device */
-} hisp_layout;
-
-typedef struct {
-    int dynamic; /* 0 static, 1 dynamic */
-    int nt;      /* threads per work-group (0: the device's default) */
-    int nb;      /* work-groups per compute unit (0: default) */
-} hisp_schedule;
-
-typedef struct {
-    hisp_layout layout;
-    hisp_schedule sched;
-} hisp_variant;
-
-/* Vector entry type and length multiplier for a matrix type: c/q/real ->
- * (t, 1); b3x3_f32 -> (f32, 3), b3x3_f64 -> (f64, 3). */
-HISP_API HISP_NODISCARD hisp_status hisp_compound_vector_type(hisp_type t, hisp_type *vt,
-                                                              int *per_entry);
-/* "CSR-AoS-AoS", "ELL-SoA-AoS", "SELL16-...", "SELL32-..." (case-insensitive
- * parse; "CSR" alone means CSR-AoS-AoS). */
-HISP_API HISP_NODISCARD hisp_status hisp_layout_name(const hisp_layout *l, char *buf, size_t size);
-HISP_API HISP_NODISCARD hisp_status hisp_layout_from_name(const char *s, hisp_layout *l);
-/* "static:256x4", "dynamic:128x8", "static" (defaults). */
-HISP_API HISP_NODISCARD hisp_status hisp_schedule_name(const hisp_schedule *s, char *buf,
-                                                       size_t size);
-HISP_API HISP_NODISCARD hisp_status hisp_schedule_from_name(const char *s, hisp_schedule *out);
-/* Device bytes of A (any entry type) in a layout: pointers (32-bit when the
- * stored entries fit), row lengths, column indices, values with padding. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_layout_bytes(hisp_matrix A, hisp_outer_layout o,
-                                                             uint64_t *bytes);
-/* B = the real expansion of A: complex a -> [[re,-im],[im,re]], quaternion
- * a -> its 4x4 left-multiplication matrix, 3x3 block -> its 9 scalars (f32
- * or f64; zeros inside blocks kept as entries). B*x_real = A*x with x's
- * components in AoS order. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B);
 /* y = alpha*A*x + beta*y with one variant on the context's backend (the
  * reference backend emulates the layout's reads on the host). */
 HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant(hisp_context ctx, const hisp_variant *v,
                                                       const void *alpha, hisp_matrix A,
                                                       hisp_vector x, const void *beta,
                                                       hisp_vector y);
-/* Same, timed: `warmup` untimed runs, then ms[i] = device time of run i.
- * Vector layout conversions happen before and after, untimed. */
-HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant_timed(hisp_context ctx, const hisp_variant *v,
-                                                            const void *alpha, hisp_matrix A,
-                                                            hisp_vector x, const void *beta,
-                                                            hisp_vector y, int warmup, int repeat,
-                                                            double *ms);
 
-/* Generators of compound-entry test matrices (deterministic from seed). */
-typedef enum {
-    HISP_CGEN_FEM3X3 = 0, /* 27-point block stencil on an n^3 mesh (b3x3) */
-    HISP_CGEN_QSURFACE,   /* quaternionic Dirac-like operator on an n x 2n torus mesh (q) */
-    HISP_CGEN_HELMHOLTZ,  /* 2D 5-point Laplacian - (k^2 + i*eps) on n x n (c) */
-    HISP_CGEN_COUNT
-} hisp_cgen_kind;
-HISP_API const char *hisp_cgen_name(hisp_cgen_kind k);
-HISP_API HISP_NODISCARD hisp_status hisp_cgen_from_name(const char *name, hisp_cgen_kind *k);
-/* type must match the kind's family in precision f32/f64 (fem3x3: b3x3_*,
- * qsurface: q*, helmholtz: c*). */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate_compound(hisp_context ctx,
-                                                                  hisp_cgen_kind kind, int64_t n,
-                                                                  uint64_t seed, hisp_type type,
-                                                                  hisp_matrix *A);
+/* ==== addition: C = op(A) + op(B) ============================================================ */
 
-/* Autotuning. A plan is the winning variant for (device, driver, entry type,
- * matrix signature); tuning saves it in the plan cache (the cache_dir
- * option, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off" disables), so the
- * next tune of a similar matrix on that device finds it and tunes nothing. */
-typedef enum { HISP_TUNE_FULL = 0, HISP_TUNE_FAST = 1 } hisp_tune_search;
+/* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse
+ * operands honoured), a new matrix in HiSparse form with A's node size.
+ * Entries present in either operand are kept (an exact zero sum stays an
+ * entry; where a device backend writes it into a dense leaf it is stored as
+ * -0.0, since a dense cell whose bits are all zero is empty: equal to 0 in
+ * every operation). A and B may be in any format; their types must match. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b,
+                                                    hisp_matrix B, hisp_matrix *C);
 
+/* What the last hisp_matrix_add on the context did (all zero before the
+ * first). On a device backend the add runs on the device (dual top-down
+ * traversal, output nodes written into the device copy of A's family pool)
+ * and C joins A's family: C's subtrees present in one operand only are
+ * shared, not copied, when their scale and orientation allow it. C stays on
+ * the device; its host copy is made when the host reads it (conversion,
+ * save, profile, edit, a backend switch; docs/ARCHITECTURE.md). */
 typedef struct {
-    hisp_variant v;
-    double ms;      /* median device time */
-    double gbps;    /* layout bytes + x + y per median time */
-    uint64_t bytes; /* layout bytes on the device */
-} hisp_tune_result;
+    int64_t nnz;             /* entries of C */
+    int64_t nodes_new;       /* nodes written for C */
+    int64_t subtrees_shared; /* child references of new nodes that point into A's or B's tree */
+    int64_t subtrees_copied; /* one-operand subtrees copied (scaled or from another family) */
+    uint64_t bytes_new;      /* bytes of the new nodes */
+    uint64_t bytes_reserved; /* device bytes of room for the output (0 on the host) */
+    int pool_retries;        /* rounds redone after the device pool turned out too small */
+    int rounds, launches;    /* scheduler rounds and kernel launches (0 on the host) */
+    double device_ms; /* device time of the traversal, allocations and residency excluded (0 on the
+                         host) */
+    /* upload_ms: the operands' families made resident on the device (0 once
+     * they are); download_ms: the host pool's reservation of C's offsets
+     * (C's bytes are not downloaded) */
+    double upload_ms, download_ms;
+    int zero_retries; /* rounds redone because a leaf written dense had a union too small for
+                         a dense leaf (a node from a file that breaks the construction's rule:
+                         the check then runs before writing) */
+} hisp_add_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st);
 
-typedef struct {
-    hisp_variant best;
-    double ms;      /* of the best when tuned */
-    char key[512];  /* device|driver|type|signature */
-    int from_cache; /* 1: loaded from the cache, nothing tuned */
-    int tried;      /* variants timed */
-    double tune_ms; /* wall time of the search */
-} hisp_tune_plan;
-
-/* Progress: called after each timed variant (done of about total). */
-typedef void (*hisp_tune_progress)(void *user, int done, int total, const hisp_tune_result *r);
-
-/* The plan key of A on the context's device. */
-HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key,
-                                                       size_t size);
-/* Tune A on the context's backend. use_cache: look the key up first (a hit
- * returns at once, from_cache = 1) and store the winner. results (cap
- * entries, may be NULL) get every timed variant sorted fastest first;
- * *count their number. */
-HISP_API HISP_NODISCARD hisp_status hisp_tune(hisp_context ctx, hisp_matrix A,
-                                              hisp_tune_search search, int use_cache,
-                                              hisp_tune_progress progress, void *user,
-                                              hisp_tune_result *results, int cap, int *count,
-                                              hisp_tune_plan *plan);
-/* Look A's key up in the plan cache: *found = 0 on a miss (a corrupt cache
- * file is a miss, not an error). */
-HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A,
-                                                          hisp_tune_plan *plan, int *found);
-/* Explicit plan files (text, checksummed). load refuses a malformed or
- * corrupt file with HISP_ERR_INPUT_FORMAT and the line. */
-HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_save(hisp_context ctx,
-                                                        const hisp_tune_plan *plan,
-                                                        const char *path);
-HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path,
-                                                        hisp_tune_plan *plan);
-/* The plan cache file of a key under ctx's cache_dir option (for tools and
- * tests); HISP_ERR_UNSUPPORTED when the disk cache is off. */
-HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(hisp_context ctx, const char *key,
-                                                              char *path, size_t size);
-/* ==== end of compound entries ============================================ */
-
-/* ==== The fastest format, chosen by measurement (hisp spmv --format auto) ===
- *
- * hisp_matrix_choose_format times y = op(A)*x on the context's device with
- * every candidate A's type has, side by side and timed alike (one call
- * through the public API and hisp_context_synchronize per sample, rounds
- * over the candidates interleaved, the median per candidate):
- *  - HISP_CHOICE_CSR: hisp_spmv on A (the default kernel; always in the
- *    table; another format is chosen only when it is at least 3 % faster,
- *    so the choice is never slower than CSR in the table);
- *  - HISP_CHOICE_FORMAT: hisp_spmv on a copy of A in another format that
- *    offers itself for A's type and op (HiSparse and SELL for f32 and f64;
- *    build_ms is the copy's host time; HiSparse's first call schedules,
- *    later calls replay the leaves);
- *  - HISP_CHOICE_VARIANT: compound layouts x schedules (every type, op = N):
- *    hisp_tune's search (device time, its own plan cache) finds the leaders,
- *    which are then timed here beside the others.
- * Every candidate's y is compared with the CSR kernel's; one that differs
- * by more than 1e-4 (f32 components) or 1e-10 (f64) is never chosen. The
- * winner is kept in the plan cache under (backend, device, driver, type,
- * op, A's structure: sizes and a hash of its pointers and indices, at
- * most 2^20 evenly spaced entries of each); with
- * use_cache a later call on the same matrix and device finds it and times
- * nothing (from_cache = 1). A damaged cache entry is a miss. */
-typedef enum {
-    HISP_CHOICE_CSR = 0, /* hisp_spmv on the CSR form */
-    HISP_CHOICE_FORMAT, /* hisp_spmv on a copy of A in `format` */
-    HISP_CHOICE_VARIANT /* hisp_spmv_variant(variant) */
-} hisp_choice_kind;
-
-typedef struct {
-    hisp_choice_kind kind;
-    hisp_format format;   /* HISP_CHOICE_FORMAT */
-    hisp_variant variant; /* HISP_CHOICE_VARIANT */
-    double ms;            /* median wall time per call (INFINITY: failed or wrong) */
-    double first_ms;      /* the first call: uploads, HiSparse scheduling, kernel builds */
-    double build_ms;      /* host preparation before it (the HiSparse tree), else 0 */
-    double rel_error;     /* ||y - y_csr|| / ||y_csr|| */
-    uint64_t bytes;       /* the format's matrix bytes */
-} hisp_format_result;
-
-typedef struct {
-    hisp_format_result best;
-    double csr_ms;      /* the CSR kernel's time in the same table */
-    hisp_op op;         /* the operation chosen for */
-    char key[640];      /* backend|device|driver|type|signature|op|structure */
-    int from_cache;     /* 1: read from the plan cache, nothing timed */
-    int tried;          /* candidates timed side by side */
-    int variants_tried; /* variants hisp_tune's search timed (0 from its cache) */
-    double tune_ms;     /* wall time of the whole choice */
-} hisp_format_choice;
-
-/* Progress, after each variant of the search and each round of the table. */
-typedef struct {
-    const char *stage;              /* "variants" or "formats" */
-    int done, total;                /* steps of this stage (total an estimate) */
-    double best_ms;                 /* fastest of this stage so far (INFINITY: none) */
-    const hisp_format_result *best; /* which (NULL: none yet) */
-    double elapsed_ms, left_ms;     /* since the start; estimate of the rest */
-} hisp_format_progress_info;
-typedef void (*hisp_format_progress)(void *user, const hisp_format_progress_info *p);
-
-typedef struct {
-    int full_search; /* compound variants: 1 the full search, 0 the fast one */
-    int no_cache;    /* neither read nor write the plan caches */
-    hisp_format_progress progress;
-    void *user;
-    hisp_tune_result *variants; /* optional: the search's variants, fastest first */
-    int variants_cap;
-} hisp_format_options;
-
-/* Choose the format of y = op(A)*x for the context's device (A: COO, CSR or
- * CSC; opt NULL: fast search, cache on). table (cap entries, may be NULL)
- * gets every candidate, fastest first; *count (may be NULL) their number. */
-HISP_API HISP_NODISCARD hisp_status hisp_matrix_choose_format(
-    hisp_context ctx, hisp_matrix A, hisp_op op, const hisp_format_options *opt,
-    hisp_format_result *table, int cap, int *count, hisp_format_choice *choice);
-/* "csr", "hisparse", or the variant "CSR-AoS-SoA dynamic:64x2". */
-HISP_API HISP_NODISCARD hisp_status hisp_format_result_name(const hisp_format_result *r, char *buf,
-                                                            size_t size);
-/* The plan cache file of a choice's key under ctx's cache_dir option (for
- * tools and tests); HISP_ERR_UNSUPPORTED when the disk cache is off. */
-HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(hisp_context ctx, const char *key,
-                                                                  char *path, size_t size);
-
-/* ==== Iterative solvers ======================================================
+/* ==== iterative solvers =========================================================================
  *
  * Krylov methods that run where the matrix and vectors are (the context's
  * backend): every vector operation is one of the vector-algebra kernels
@@ -1383,21 +933,18 @@ HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(hisp_context c
  * the recurrence (BiCGSTAB's rho or r0^H v, GMRES's singular Hessenberg
  * matrix, LSQR's non-finite norms) restarts from the true residual too, and
  * is reported only after three restarts in a row without progress. A NaN or
- * Inf in x or its residual is never convergence. GMRES ends a cycle early where the Krylov space is invariant
- * (happy breakdown) and restarts from the true residual; LSQR with alpha or
- * beta 0 has reached the least-squares solution (estimate 0: converged). CG and BiCGSTAB keep their
- * scalars and residual norms on the device and read the norms at checks, in one copy: the loop does
- * not wait for the host in between. The first check comes after one iteration; the distance to the
- * next doubles up to the check interval (default 8) but never goes past the iteration the
- * residual's rate of decrease predicts for convergence. A solve stops at the
- * first check whose latest iterate meets the tolerance: usually within a
- * few iterations of the first iterate that does (CG on the test matrices:
- * 0-4 more). Where a batch went below the tolerance and ended above it (a
- * residual that is not monotone, as BiCGSTAB's), the checks come every
- * iteration from there.
- * The monitor sees every iteration. Interval 1 checks (and waits) every
- * iteration. GMRES and LSQR need their scalars on the host every iteration
- * (Givens rotations, LSQR's recurrences) and check every iteration.
+ * Inf in x or its residual is never convergence. GMRES ends a cycle early where the Krylov space is
+ * invariant (happy breakdown) and restarts from the true residual; LSQR with alpha or beta 0 has
+ * reached the least-squares solution (estimate 0: converged). CG and BiCGSTAB keep their scalars
+ * and residual norms on the device and read the norms at checks, in one copy: the loop does not
+ * wait for the host in between. The first check comes after one iteration; the distance to the next
+ * doubles up to the check interval (default 8) but never goes past the iteration the residual's
+ * rate of decrease predicts for convergence. A solve stops at the first check whose latest iterate
+ * meets the tolerance: usually within a few iterations of the first iterate that does. Where a
+ * batch went below the tolerance and ended above it (a residual that is not monotone, as
+ * BiCGSTAB's), the checks come every iteration from there. The monitor sees every iteration.
+ * Interval 1 checks (and waits) every iteration. GMRES and LSQR need their scalars on the host
+ * every iteration (Givens rotations, LSQR's recurrences) and check every iteration.
  *
  * Failures found at a check (breakdown, an indefinite matrix in CG, NaN or
  * Inf) return x as it was at the previous check (a copy kept on the device),
@@ -1546,6 +1093,222 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_operator(hisp_solver s,
                                                                hisp_vector b, hisp_vector x,
                                                                hisp_solve_info *info);
 
+/* ==== several devices (MSREP): partitions, plans, distributed vectors and solves ================
+ *
+ * The nonzeros of A are split into parts of equal nonzero counts (Chen et
+ * al., MSREP): pCSR cuts the row-major order at nnz/np boundaries and finds
+ * each part's first and last row by binary search over the row pointers;
+ * pCSC does the same over the column pointers of the column-major order;
+ * pCOO cuts the row-major COO order and reads the rows from the row indices.
+ * A row (column) cut by a boundary is shared by the parts on both sides (its
+ * later parts have shared_first set). The row-block and column-block splits
+ * (equal row / column counts) are the baselines. A plan sends each device
+ * only its part (local pointers + the part's slice of the index and value
+ * arrays, never the whole matrix) and keeps it resident; hisp_mspmv runs one
+ * host thread per device and merges the partial results: row segments
+ * (disjoint rows copied, shared rows summed, beta applied once) or partial
+ * vectors summed (pCSC, column block, and op = T of row partitions). */
+
+typedef enum {
+    HISP_PART_ROWBLOCK = 0, /* equal row counts (baseline) */
+    HISP_PART_COLBLOCK,     /* equal column counts (baseline of pCSC) */
+    HISP_PART_PCSR,         /* nnz-balanced over the CSR order */
+    HISP_PART_PCSC,         /* nnz-balanced over the CSC order */
+    HISP_PART_PCOO,         /* nnz-balanced over the sorted COO order */
+    HISP_PART_COUNT
+} hisp_partition_kind;
+
+/* One part. The nonzeros [nnz_begin, nnz_end) of the partition's order
+ * (row-major for rowblock/pcsr/pcoo, column-major for colblock/pcsc); rows
+ * (columns for colblock/pcsc) [start, end) hold them (start = end for an
+ * empty part, except the block splits, which own their rows even when
+ * empty); shared_first: row `start` also holds nonzeros of an earlier part. */
+typedef struct {
+    int64_t nnz_begin, nnz_end;
+    int64_t start, end;
+    int shared_first;
+} hisp_part;
+
+HISP_API const char *hisp_partition_name(hisp_partition_kind k);
+HISP_API HISP_NODISCARD hisp_status hisp_partition_from_name(const char *name,
+                                                             hisp_partition_kind *k);
+/* Split A into nparts (1..4096) parts (parts[nparts]). A's CSR (CSC, sorted
+ * COO) form is read where A is held in it; otherwise a temporary copy is made
+ * (A is not converted). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_partition(hisp_matrix A, hisp_partition_kind kind,
+                                                          int nparts, hisp_part *parts);
+
+typedef struct hisp_mplan_s *hisp_mplan;
+
+/* A device of a plan. The same (backend, device) may appear several times:
+ * each entry opens a context of its own (several queues on one device). */
+typedef struct {
+    hisp_backend_kind backend;
+    int device;
+} hisp_device_ref;
+
+/* Flags of hisp_mplan_create. */
+#define HISP_MPLAN_NO_NUMA 1u /* no NUMA grouping or memory/thread binding */
+/* Each device runs its part as a HiSparse tree (built from the part at
+ * creation, default node size) through the dynamic scheduler instead of the
+ * CSR kernel. */
+#define HISP_MPLAN_HISPARSE 2u
+/* A device listed k > 1 times is split into k sub-devices of about equal
+ * compute units (OpenCL clCreateSubDevices; PoCL CPUs) instead of k
+ * contexts sharing it; where it cannot be split, the plan falls back to
+ * shared contexts (the breakdown's `sub` says which). */
+#define HISP_MPLAN_SUBDEVICES 4u
+/* hisp_mspmv_vec merges on the host even where the devices could merge
+ * themselves (the baseline of the device-side merge). */
+#define HISP_MPLAN_HOST_MERGE 8u
+/* Each device runs cuSPARSE's CSR SpMV instead of hisp's kernel (CUDA
+ * devices only: HISP_ERR_UNSUPPORTED elsewhere; parts up to 2^31-1
+ * nonzeros). */
+#define HISP_MPLAN_CUSPARSE 16u
+/* The MSREP paper's p*-opt: each device receives its slice of the global row
+ * (column) pointers and computes its local pointers itself, instead of the
+ * host building a local copy. Honoured where the backend can (OpenCL, CUDA
+ * with HISP_MPLAN_CUSPARSE, the reference backend; not pcoo, whose local
+ * pointers come from the row indices); elsewhere the host computes them. The
+ * breakdown's dev[].device_ptr says which. */
+#define HISP_MPLAN_DEVICE_PTR 32u
+/* Cuts of pcsr, pcsc and pcoo that fall inside a short row (at most
+ * nnz / (64 * ndevices) entries) move to the nearer end of that row: no
+ * part shares it, so no call merges it (at most half such a row of
+ * imbalance); long rows are still split. */
+#define HISP_MPLAN_ALIGN 64u
+
+/* Partition A over ndevices (1..HISP_MPLAN_MAX_DEVICES) devices, one part each, and upload the
+ * parts (one host thread per device; the parts stay on the devices until the
+ * plan is destroyed). A is only read during the call (it may be destroyed
+ * afterwards). With hwloc, devices are grouped by NUMA node (two levels:
+ * nodes, then the devices of each node), and each worker thread and its
+ * host buffers are bound to its device's node; on a one-node machine this
+ * is the plain one-level split. Failures are recorded on A's context, which
+ * owns the plan (destroyed first, it leaves a plan that only
+ * hisp_mplan_destroy accepts). Only f32 and f64 matrices. On OpenCL, a
+ * destroyed plan's per-device instances (queue, compiled programs,
+ * sub-device) wait on A's context and serve the next plan made there (at
+ * most HISP_MPLAN_MAX_DEVICES of them; hisp_context_destroy closes them):
+ * PoCL keeps memory of every program build until no cl_context of the
+ * process is left, so plans made one after another reuse instead of
+ * rebuilding. */
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_create(hisp_matrix A, int ndevices,
+                                                      const hisp_device_ref *devices,
+                                                      hisp_partition_kind kind, unsigned flags,
+                                                      hisp_mplan *plan);
+/* The same with parts that balance nnz + row_cost * rows (columns for
+ * pcsc) instead of nnz alone (pcsr, pcsc, pcoo; the block splits ignore
+ * it): a kernel's time per part grows with its rows too (a pointer and an
+ * entry of y each, short rows leave lanes idle), so on a power-law matrix
+ * nnz-equal parts take unequal times. row_cost 0 is hisp_mplan_create. */
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_create_weighted(hisp_matrix A, int ndevices,
+                                                               const hisp_device_ref *devices,
+                                                               hisp_partition_kind kind,
+                                                               unsigned flags, double row_cost,
+                                                               hisp_mplan *plan);
+/* The row cost that fits the plan's measured kernel times: least squares of
+ * ms[k] = a * nnz_k + b * rows_k over its nonempty parts, *row_cost = b / a
+ * (0 where b <= 0). ms: one time per device (NULL: the last call's
+ * breakdown, dev[k].compute_ms). Where the parts' rows-to-nnz ratios are
+ * (nearly) equal the times cannot tell rows from nonzeros: *row_cost is the
+ * plan's own. A plan made with the result balances the times better. */
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_fit_row_cost(hisp_mplan plan, const double *ms,
+                                                            double *row_cost);
+HISP_API void hisp_mplan_destroy(hisp_mplan *plan);
+/* y = alpha*op(A)*x + beta*y over the plan's devices; x and y are host
+ * arrays of the plan's type (beta = 0: y is not read). */
+HISP_API HISP_NODISCARD hisp_status hisp_mspmv(hisp_mplan plan, hisp_op op, const void *alpha,
+                                               const void *x, const void *beta, void *y);
+/* The same with x and y vectors of one context (the result stays on that
+ * context's device: the iterative-solver case). Where the plan's devices and
+ * the vectors' context are all on one backend with a device-side merge
+ * (CUDA), x is copied device to device to every device, the partial results
+ * come back device to device (peer copies) and are merged by kernels on the
+ * vectors' device: nothing passes through the host. Otherwise (OpenCL,
+ * mixed backends, HISP_MPLAN_HISPARSE, HISP_MPLAN_HOST_MERGE) x is read to
+ * the host and hisp_mspmv's host merge runs. Returns after y is complete.
+ * The breakdown's device_merge says which ran. */
+HISP_API HISP_NODISCARD hisp_status hisp_mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha,
+                                                   hisp_vector x, const void *beta, hisp_vector y);
+
+/* Distributed vectors: vectors that live on a plan's devices between calls,
+ * so that an iterative solver's SpMV moves nothing but the rows two parts
+ * share. REPLICATED: all ncols(A) entries on every device (x). ROWS: the
+ * nrows(A) entries split over the devices by row ownership (each device the
+ * rows of its part; a row shared by two parts belongs to the earlier one;
+ * rows no part holds to the next part, or the last). Row partitions only
+ * (rowblock, pcsr, pcoo) with the CSR kernel (else HISP_ERR_UNSUPPORTED), on
+ * any backend: the few entries that cross devices move device to device
+ * where the plan's devices share a backend with peer copies (CUDA), through
+ * host memory otherwise (OpenCL, mixed plans). Destroy the vectors before their plan (a plan
+ * destroyed first frees their device memory and leaves handles that only
+ * hisp_mvector_destroy accepts). */
+typedef struct hisp_mvector_s *hisp_mvector;
+typedef enum { HISP_MVEC_REPLICATED = 0, HISP_MVEC_ROWS = 1 } hisp_mvec_layout;
+
+/* A new distributed vector of the layout, zero-filled on every device. */
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_create(hisp_mplan plan, hisp_mvec_layout layout,
+                                                        hisp_mvector *v);
+HISP_API void hisp_mvector_destroy(hisp_mvector *v);
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_length(hisp_mvector v, int64_t *n);
+/* Host array of the vector's length and the plan's type, to / from the
+ * devices (every device for REPLICATED; each its owned rows for ROWS). */
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_write(hisp_mvector v, const void *src);
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_read(hisp_mvector v, void *dst);
+/* dst (REPLICATED) := src (ROWS) on every device: each device pulls the rows
+ * the others own (the next iteration's x in a solver; square A). */
+HISP_API HISP_NODISCARD hisp_status hisp_mvector_allgather(hisp_mvector src, hisp_mvector dst);
+/* y = alpha*A*x + beta*y with x REPLICATED and y ROWS (beta = 0: y is not
+ * read): every device multiplies its part into its own rows, and a row two
+ * parts share is added on its owner after one peer copy of one entry. The
+ * breakdown's total_ms is the call's wall time. */
+HISP_API HISP_NODISCARD hisp_status hisp_mspmv_dist(hisp_mplan plan, const void *alpha,
+                                                    hisp_mvector x, const void *beta,
+                                                    hisp_mvector y);
+
+#define HISP_MPLAN_MAX_DEVICES 64
+/* Where the time went. One-time: partition (cut points and local pointers),
+ * convert (temporary CSC/COO/CSR copy when A was held in another format),
+ * distribution (contexts opened and parts uploaded, wall time over all
+ * devices). Per SpMV (the last hisp_mspmv): x_ms (x sent to the devices),
+ * compute (device time, by device events), gather (partial results read
+ * back), merge (host), total (wall time of the call). */
+typedef struct {
+    hisp_partition_kind partition;
+    int ndevices;
+    int numa_nodes; /* NUMA nodes the devices were grouped into (1 on one-node machines) */
+    double partition_ms, convert_ms, distribution_ms;
+    double x_ms, compute_ms, gather_ms, merge_ms, total_ms; /* last SpMV (max over devices) */
+    /* last SpMV merged on the vectors' device (hisp_mspmv_vec): gather_ms is
+     * then the peer copies of the partial results, merge_ms the merge
+     * kernels on the result's device; hisp_mspmv_dist: always 1, merge_ms
+     * the owners' adds of shared boundary rows */
+    int device_merge;
+    struct {
+        hisp_backend_kind backend;
+        int device;
+        int numa_node;     /* -1: unknown / spans the machine */
+        int sub, nsub;     /* sub-device sub of nsub (HISP_MPLAN_SUBDEVICES), -1 and 0 when whole */
+        hisp_part part;    /* its part */
+        int64_t nnz;       /* nonzeros of the part */
+        uint64_t bytes;    /* bytes sent at distribution (local pointers, indices, values) */
+        double upload_ms;  /* its share of the distribution */
+        double x_ms;       /* last SpMV: x sent */
+        double compute_ms; /* last SpMV: device time of its kernel */
+        double gather_ms;  /* last SpMV: result read back */
+        int device_ptr;    /* its local pointers were computed on the device (p*-opt) */
+        int vendor;        /* it runs cuSPARSE (HISP_MPLAN_CUSPARSE) */
+        char name[128];    /* device name */
+    } dev[HISP_MPLAN_MAX_DEVICES];
+} hisp_mplan_breakdown;
+
+HISP_API HISP_NODISCARD hisp_status hisp_mplan_get_breakdown(hisp_mplan plan,
+                                                             hisp_mplan_breakdown *b);
+/* NUMA nodes of this machine as hwloc reports them (1 when hisp was built
+ * without hwloc). */
+HISP_API int hisp_numa_nodes(void);
+
 /* Solve with a square f32/f64 matrix spread over an MSREP plan's devices
  * (row partition, CSR kernel): b and x distributed vectors of layout ROWS of
  * the plan; every vector of the method lives on the devices the same way,
@@ -1557,7 +1320,274 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_operator(hisp_solver s,
 HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan,
                                                            hisp_mvector b, hisp_mvector x,
                                                            hisp_solve_info *info);
-/* ==== end of iterative solvers =========================================== */
+
+/* ==== introspection and benchmark helpers: counters, timing, tuning, format choice =========== */
+
+/* ---- transfers ---------------------------------------------------------------------------------
+ *
+ * Bytes the context's backend moved between host and device memory since the
+ * context was made (or the counters were reset), each copy counted once, on
+ * the context that made it:
+ *  - h2d: data sent to the device: matrix uploads (CSR: the arrays as
+ *    hisp_matrix_format_bytes(A, CSR) gives them -- 32-bit row pointers below
+ *    2^31 nonzeros -- plus the kernels' work plan, a few bytes per group of
+ *    rows; HiSparse: the pool plus the scheduler's partition tables; compound
+ *    layouts), vectors written on the host and then used on the device, the
+ *    transposed copy a backend builds at the first op = T;
+ *  - d2h: data read back: hisp_vector_read of a device result (exactly
+ *    n * type size), host copies refreshed for the host (save, conversion),
+ *    results read by the host (e.g. the addition's new nodes, reductions);
+ *  - control: the few bytes of queue counters, flags and root queue entries
+ *    a scheduler or a kernel exchanges per round (both ways).
+ * A sequence of SpMVs on device-resident matrices and vectors moves no h2d
+ * or d2h bytes. Not counted: kernel arguments, device-to-device copies (MSREP
+ * peer copies included). The reference backend moves nothing. MSREP plans
+ * open a context per device: their uploads and copies count there, out of
+ * the caller's reach; the caller's context counts only what it moved itself
+ * (e.g. its vectors for hisp_mspmv_vec). */
+typedef struct {
+    uint64_t h2d_bytes, d2h_bytes; /* data */
+    uint64_t h2d_calls, d2h_calls; /* copies of data */
+    uint64_t control_bytes;        /* counters and flags, both ways */
+} hisp_transfer_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_transfers(hisp_context ctx,
+                                                           hisp_transfer_stats *st);
+HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ctx);
+
+/* ---- kernel builds -----------------------------------------------------------------------------
+ *
+ * Run-time kernels (OpenCL programs; CUDA modules compiled by NVRTC) are
+ * built at their first use on a device, kept in memory for the process and
+ * in the disk cache (the cache_dir option), so a later process loads them
+ * instead. On a fresh machine the builds take noticeable time (more for
+ * programs of many kernels; docs/BENCHMARKS.md, First use), spent inside the
+ * call that first needs the kernel. The context counts, since it was made (or the
+ * counters were reset), the programs its backend built or loaded and the
+ * host time that took, so a caller that times a call can tell the build
+ * from the operation:
+ *  - built, build_ms: programs compiled from source (OpenCL: clBuildProgram
+ *    and fetching the binary for the disk cache, for which PoCL compiles
+ *    each kernel; CUDA: NVRTC, hisp's parallel pre-builds of the compound
+ *    variants included, counted as their wall time);
+ *  - loaded, load_ms: programs loaded from the disk cache.
+ * A program found in memory (built earlier in the process) counts nothing.
+ * The wall time of a call includes its builds; the device times hisp
+ * reports (hisp_spmv_timed's, hisp_add_stats' device_ms) do not, as kernels
+ * are built before the first event of the timed work. Not counted: what a
+ * runtime does inside a launch (PoCL compiles a kernel for its work-group
+ * size at the first launch and keeps that in its own cache, ~/.cache/pocl),
+ * which shows in a first call's device time. MSREP plans open a context per
+ * device: their builds count there, as their transfers do. */
+typedef struct {
+    uint64_t built, loaded;   /* programs compiled from source / loaded from the disk cache */
+    double build_ms, load_ms; /* host time of those */
+} hisp_build_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_builds(hisp_context ctx, hisp_build_stats *st);
+HISP_API HISP_NODISCARD hisp_status hisp_context_reset_builds(hisp_context ctx);
+/* What a build notice gets: the backend and device that are about to
+ * compile `programs` programs from source, and the folder of the disk cache
+ * they go to (NULL when the cache is off: cache_dir=off or no home). */
+typedef struct {
+    hisp_backend_kind backend;
+    const char *device; /* the device's name */
+    const char *cache_dir;
+    int programs;
+} hisp_build_event;
+typedef void (*hisp_build_notify)(void *user, const hisp_build_event *e);
+/* fn (NULL: none) is called, in the thread that builds, right before ctx's
+ * backend compiles programs from source (never for one found in memory or
+ * in the disk cache): a program can say why a first use takes a while. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_set_build_notify(hisp_context ctx,
+                                                                  hisp_build_notify fn, void *user);
+
+/* ---- scheduler counts ----------------------------------------------------------------------- */
+
+/* The work of the dynamic scheduler (HiSparse operations on a backend with a
+ * scheduler: every backend but where noted). Queues are node type x entry
+ * count bins (hisp_sched_queue_name names them); a round launches one node
+ * kernel per queue with work. The same matrix and operation give the same
+ * scheduled counts on every run and every backend. */
+#define HISP_SCHED_MAX_QUEUES 16
+typedef struct {
+    int queues;                              /* queues of the operation */
+    int64_t nodes[HISP_SCHED_MAX_QUEUES];    /* nodes processed per queue */
+    int64_t launches[HISP_SCHED_MAX_QUEUES]; /* node-kernel launches per queue */
+    int64_t rounds;                          /* controller rounds */
+    int64_t total_nodes, total_launches;     /* sums of the above */
+} hisp_sched_counts;
+
+/* The counts of the last HiSparse SpMV run on the context (all zero before
+ * the first): what that call did. A matrix's first SpMV on a device backend
+ * is scheduled (the counts described above); a later one replays the leaf
+ * queues (one round: the leaf queues' nodes, one launch each, no inner
+ * nodes). The reference backend always reports the scheduled counts. */
+HISP_API HISP_NODISCARD hisp_status hisp_context_sched_counts(hisp_context ctx,
+                                                              hisp_sched_counts *counts);
+/* Name of SpMV queue q ("inner-1", "inner-few", ..., "leaf-dense"), NULL
+ * when q is out of range. */
+HISP_API const char *hisp_sched_queue_name(int q);
+
+/* ---- timed runs ----------------------------------------------------------------------------- */
+
+/* Times `repeat` runs of hisp_spmv after `warmup` untimed runs, with device
+ * events (host clock on the reference backend); ms[i] gets run i's time.
+ * Data transfers happen during warm-up and are not timed. */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_timed(hisp_context ctx, hisp_op op, const void *alpha,
+                                                    hisp_matrix A, hisp_vector x, const void *beta,
+                                                    hisp_vector y, int warmup, int repeat,
+                                                    double *ms);
+
+/* Same, timed: `warmup` untimed runs, then ms[i] = device time of run i.
+ * Vector layout conversions happen before and after, untimed. */
+HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant_timed(hisp_context ctx, const hisp_variant *v,
+                                                            const void *alpha, hisp_matrix A,
+                                                            hisp_vector x, const void *beta,
+                                                            hisp_vector y, int warmup, int repeat,
+                                                            double *ms);
+
+/* Measured device-to-device copy bandwidth (bytes read + written per second)
+ * for `bytes`-sized buffers, median of `repeat` copies. */
+HISP_API HISP_NODISCARD hisp_status hisp_copy_bandwidth(hisp_context ctx, size_t bytes, int repeat,
+                                                        double *bytes_per_s);
+
+/* ---- autotuning of compound variants -------------------------------------------------------- */
+
+/* Autotuning. A plan is the winning variant for (device, driver, entry type,
+ * matrix signature); tuning saves it in the plan cache (the cache_dir
+ * option, else $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; "off" disables), so the
+ * next tune of a similar matrix on that device finds it and tunes nothing. */
+typedef enum { HISP_TUNE_FULL = 0, HISP_TUNE_FAST = 1 } hisp_tune_search;
+
+typedef struct {
+    hisp_variant v;
+    double ms;      /* median device time */
+    double gbps;    /* layout bytes + x + y per median time */
+    uint64_t bytes; /* layout bytes on the device */
+} hisp_tune_result;
+
+typedef struct {
+    hisp_variant best;
+    double ms;      /* of the best when tuned */
+    char key[512];  /* device|driver|type|signature */
+    int from_cache; /* 1: loaded from the cache, nothing tuned */
+    int tried;      /* variants timed */
+    double tune_ms; /* wall time of the search */
+} hisp_tune_plan;
+
+/* Progress: called after each timed variant (done of about total). */
+typedef void (*hisp_tune_progress)(void *user, int done, int total, const hisp_tune_result *r);
+
+/* The plan key of A on the context's device. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_key(hisp_context ctx, hisp_matrix A, char *key,
+                                                       size_t size);
+/* Tune A on the context's backend. use_cache: look the key up first (a hit
+ * returns at once, from_cache = 1) and store the winner. results (cap
+ * entries, may be NULL) get every timed variant sorted fastest first;
+ * *count their number. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune(hisp_context ctx, hisp_matrix A,
+                                              hisp_tune_search search, int use_cache,
+                                              hisp_tune_progress progress, void *user,
+                                              hisp_tune_result *results, int cap, int *count,
+                                              hisp_tune_plan *plan);
+/* Look A's key up in the plan cache: *found = 0 on a miss (a corrupt cache
+ * file is a miss, not an error). */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_lookup(hisp_context ctx, hisp_matrix A,
+                                                          hisp_tune_plan *plan, int *found);
+/* Explicit plan files (text, checksummed). load refuses a malformed or
+ * corrupt file with HISP_ERR_INPUT_FORMAT and the line. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_save(hisp_context ctx,
+                                                        const hisp_tune_plan *plan,
+                                                        const char *path);
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_load(hisp_context ctx, const char *path,
+                                                        hisp_tune_plan *plan);
+/* The plan cache file of a key under ctx's cache_dir option (for tools and
+ * tests); HISP_ERR_UNSUPPORTED when the disk cache is off. */
+HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(hisp_context ctx, const char *key,
+                                                              char *path, size_t size);
+
+/* ---- the fastest format, chosen by measurement (hisp spmv --format auto) -----------------------
+ *
+ * hisp_matrix_choose_format times y = op(A)*x on the context's device with
+ * every candidate A's type has, side by side and timed alike (one call
+ * through the public API and hisp_context_synchronize per sample, rounds
+ * over the candidates interleaved, the median per candidate):
+ *  - HISP_CHOICE_CSR: hisp_spmv on A (the default kernel; always in the
+ *    table; another format is chosen only when it is at least 3 % faster,
+ *    so the choice is never slower than CSR in the table);
+ *  - HISP_CHOICE_FORMAT: hisp_spmv on a copy of A in another format that
+ *    offers itself for A's type and op (HiSparse and SELL for f32 and f64;
+ *    build_ms is the copy's host time; HiSparse's first call schedules,
+ *    later calls replay the leaves);
+ *  - HISP_CHOICE_VARIANT: compound layouts x schedules (every type, op = N):
+ *    hisp_tune's search (device time, its own plan cache) finds the leaders,
+ *    which are then timed here beside the others.
+ * Every candidate's y is compared with the CSR kernel's; one that differs
+ * by more than 1e-4 (f32 components) or 1e-10 (f64) is never chosen. The
+ * winner is kept in the plan cache under (backend, device, driver, type,
+ * op, A's structure: sizes and a hash of its pointers and indices, at
+ * most 2^20 evenly spaced entries of each); with
+ * use_cache a later call on the same matrix and device finds it and times
+ * nothing (from_cache = 1). A damaged cache entry is a miss. */
+typedef enum {
+    HISP_CHOICE_CSR = 0, /* hisp_spmv on the CSR form */
+    HISP_CHOICE_FORMAT, /* hisp_spmv on a copy of A in `format` */
+    HISP_CHOICE_VARIANT /* hisp_spmv_variant(variant) */
+} hisp_choice_kind;
+
+typedef struct {
+    hisp_choice_kind kind;
+    hisp_format format;   /* HISP_CHOICE_FORMAT */
+    hisp_variant variant; /* HISP_CHOICE_VARIANT */
+    double ms;            /* median wall time per call (INFINITY: failed or wrong) */
+    double first_ms;      /* the first call: uploads, HiSparse scheduling, kernel builds */
+    double build_ms;      /* host preparation before it (the HiSparse tree), else 0 */
+    double rel_error;     /* ||y - y_csr|| / ||y_csr|| */
+    uint64_t bytes;       /* the format's matrix bytes */
+} hisp_format_result;
+
+typedef struct {
+    hisp_format_result best;
+    double csr_ms;      /* the CSR kernel's time in the same table */
+    hisp_op op;         /* the operation chosen for */
+    char key[640];      /* backend|device|driver|type|signature|op|structure */
+    int from_cache;     /* 1: read from the plan cache, nothing timed */
+    int tried;          /* candidates timed side by side */
+    int variants_tried; /* variants hisp_tune's search timed (0 from its cache) */
+    double tune_ms;     /* wall time of the whole choice */
+} hisp_format_choice;
+
+/* Progress, after each variant of the search and each round of the table. */
+typedef struct {
+    const char *stage;              /* "variants" or "formats" */
+    int done, total;                /* steps of this stage (total an estimate) */
+    double best_ms;                 /* fastest of this stage so far (INFINITY: none) */
+    const hisp_format_result *best; /* which (NULL: none yet) */
+    double elapsed_ms, left_ms;     /* since the start; estimate of the rest */
+} hisp_format_progress_info;
+typedef void (*hisp_format_progress)(void *user, const hisp_format_progress_info *p);
+
+typedef struct {
+    int full_search; /* compound variants: 1 the full search, 0 the fast one */
+    int no_cache;    /* neither read nor write the plan caches */
+    hisp_format_progress progress;
+    void *user;
+    hisp_tune_result *variants; /* optional: the search's variants, fastest first */
+    int variants_cap;
+} hisp_format_options;
+
+/* Choose the format of y = op(A)*x for the context's device (A: COO, CSR or
+ * CSC; opt NULL: fast search, cache on). table (cap entries, may be NULL)
+ * gets every candidate, fastest first; *count (may be NULL) their number. */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_choose_format(
+    hisp_context ctx, hisp_matrix A, hisp_op op, const hisp_format_options *opt,
+    hisp_format_result *table, int cap, int *count, hisp_format_choice *choice);
+/* "csr", "hisparse", or the variant "CSR-AoS-SoA dynamic:64x2". */
+HISP_API HISP_NODISCARD hisp_status hisp_format_result_name(const hisp_format_result *r, char *buf,
+                                                            size_t size);
+/* The plan cache file of a choice's key under ctx's cache_dir option (for
+ * tools and tests); HISP_ERR_UNSUPPORTED when the disk cache is off. */
+HISP_API HISP_NODISCARD hisp_status hisp_format_choice_cache_path(hisp_context ctx, const char *key,
+                                                                  char *path, size_t size);
 
 #ifdef __cplusplus
 }

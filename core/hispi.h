@@ -96,8 +96,11 @@ struct hisp_context_s {
     void *be;             /* backend instance */
     hispi_devobj objects; /* list head of matrices and vectors */
     hispi_error err;
-    hisp_sched_counts sched;  /* of the last HiSparse SpMV */
-    bool sched_pending;       /* sched is still with the backend (hispi_sched_settle) */
+    hisp_sched_counts sched; /* of the last HiSparse SpMV */
+    /* deferred completion: work a higher layer left whose outcome must be
+     * checked before a result is seen or device copies go (the HiSparse
+     * scheduler's counts, hisparse_sched.c); run and cleared by hispi_settle */
+    hisp_status (*settle)(hisp_context ctx);
     hisp_add_stats add;       /* of the last hisp_matrix_add */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     hisp_build_stats builds;  /* kernel builds and loads (hispi_build_count) */
@@ -108,7 +111,7 @@ struct hisp_context_s {
     struct {
         hisp_build_notify fn;
         void *user;
-    } build_notify; /* hisp_context_set_build_notify */
+    } build_notify;              /* hisp_context_set_build_notify */
     struct hispi_parked *parked; /* MSREP workers' device instances (hispi_context_park) */
     /* the thread inside a call that claimed the context (hispi_ctx_claim),
      * and its nesting depth (touched by that thread only) */
@@ -213,12 +216,45 @@ HISPI_LOCAL void hispi_options_inherit(hisp_context dst, hisp_context src);
 /* Host threads for `work` entries: 1 below 2e5, else the threads option
  * (0: one per core, at most 16). ctx may be NULL (no option). */
 HISPI_LOCAL int hispi_threads(hisp_context ctx, double work);
+/* fn(arg) run on `threads` threads (the caller included; hispi_threads);
+ * fn must share its work through an atomic counter (core/base/threads.c). */
+HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
 
 #define HISPI_TRY(expr)                                                                            \
     do {                                                                                           \
         hisp_status hispi_s_ = (expr);                                                             \
         if (hispi_s_ != HISP_SUCCESS) return hispi_s_;                                             \
     } while (0)
+
+/* Runs and clears ctx->settle if a higher layer set it (the HiSparse
+ * scheduler's check of an SpMV still with the backend); called before a
+ * result can be seen (vector reads, synchronize) and before device copies
+ * go (backend and stream switches, parking). */
+HISPI_LOCAL hisp_status hispi_settle(hisp_context ctx);
+
+/* ---- device instances for MSREP's workers (core/base/context.c) ---- */
+
+/* Switch ctx to sub-device `sub` of `nsub` of a device (context.c;
+ * HISP_ERR_UNSUPPORTED where the backend or device cannot split). */
+HISPI_LOCAL hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind,
+                                                    int device, int sub, int nsub);
+/* A plan's OpenCL worker contexts keep their device instances (queues,
+ * programs, sub-devices) on the plan's home context when the plan goes, and
+ * the next plan made there takes them back: an OpenCL program built or
+ * loaded again for every plan grows PoCL's process-wide LLVM state, which
+ * only the release of every cl_context in the process frees. park: ctx's
+ * device objects dropped and its instance moved onto home (sub, nsub: as
+ * for hispi_context_set_subdevice; -1, 0: the whole device); ctx is left
+ * without a backend, to be destroyed. At most HISPI_PARKED_MAX instances
+ * wait on a context (the oldest closed first); the context's destroy closes
+ * them. unpark: ctx switched to such an instance; false if home has none. */
+enum { HISPI_PARKED_MAX = HISP_MPLAN_MAX_DEVICES };
+HISPI_LOCAL void hispi_context_park(hisp_context home, hisp_context ctx, int sub, int nsub);
+HISPI_LOCAL bool hispi_context_unpark(hisp_context home, hisp_context ctx, hisp_backend_kind kind,
+                                      int device, int sub, int nsub);
+/* Instances of device backends (not the reference backend) opened in the
+ * process so far (the tests' count). */
+HISPI_LOCAL long hispi_context_instances_opened(void);
 
 HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
                                      void (*drop)(hispi_devobj *));
@@ -412,8 +448,9 @@ HISPI_LOCAL void hispi_hisparse_release(hisp_matrix A);
  * applied), for readers that need arrays. */
 HISPI_LOCAL hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out);
 /* Fetches the counts of the last HiSparse SpMV from a backend that returns
- * before the work is done (hisparse_counts), with its scheduler check.
- * Called before a result can be seen and before device copies go away. */
+ * before the work is done (hisparse_counts), with its scheduler check, when
+ * they are still pending (the scheduler's ctx->settle hook; lower layers
+ * call hispi_settle). */
 HISPI_LOCAL hisp_status hispi_sched_settle(hisp_context ctx);
 /* HiSparse SpMV on the context's backend through the scheduler
  * (core/hisparse/hisparse_sched.c). */
@@ -577,7 +614,7 @@ HISPI_LOCAL hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *
 /* The generators' building blocks, shared with core/gen/gen_perturb.c: the
  * counter-based random streams (splitmix64 mixer; stream = (key, index,
  * purpose)), uniform draws, values in [-1, 1) (53 bits, the top 24 for
- * 4-byte scalars) and the thread runner (hispi_threads says how many). */
+ * 4-byte scalars). */
 typedef struct {
     uint64_t s;
 } hispi_rng;
@@ -586,9 +623,6 @@ HISPI_LOCAL hispi_rng hispi_rng_at(uint64_t key, uint64_t index, uint64_t purpos
 HISPI_LOCAL uint64_t hispi_rng_next(hispi_rng *r);
 HISPI_LOCAL int64_t hispi_rng_below(hispi_rng *r, int64_t m); /* [0, m), 0 < m < 2^32 */
 HISPI_LOCAL double hispi_gen_value(size_t scalar, uint64_t x);
-/* fn(arg) run on `threads` threads (the caller included; hispi_threads);
- * fn must share its work through an atomic counter. */
-HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
 
 /* ---- misc --------------------------------------------------------------- */
 
@@ -637,7 +671,7 @@ HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t 
  * a FIFO, too large, a read error). */
 HISPI_LOCAL int hispi_cache_read_raw(const char *path, size_t max, char **data, size_t *size);
 
-/* ---- output files (core/io/file_out.c) ---------------------------------- */
+/* ---- output files (core/base/file_out.c) -------------------------------- */
 
 /* An output file opened by the rule of file_out.c: regular or missing files
  * through a temporary file renamed over them; pipes and character devices

@@ -32,10 +32,10 @@ typedef float real;
 #endif
 #define STORE16(p, a, b, c, d) (*(uint4 *)(p) = make_uint4((a), (b), (c), (d)))
 #define KERNEL extern "C" __global__ void __launch_bounds__(GS)
-/* Blocks per SM a kernel's registers must allow, as measured on the H100
- * (docs/BENCHMARKS.md): hs_add_pair in groups of 256 for 5; hs_add_leaf for
- * 24, 1-3 % faster than none; hs_add_seq none (8 or 6 were slower; an
- * explicit 1 gave hs_add_pair 72 registers instead of 62: slower). */
+/* Blocks per SM a kernel's registers must allow, the fastest measured
+ * (BENCHMARKS: HiSparse addition): hs_add_pair in groups of 256 for 5;
+ * hs_add_leaf for 24, a little faster than none; hs_add_seq none (8 or 6
+ * were slower; an explicit 1 gave hs_add_pair more registers: slower). */
 #if GS == 256
 #define KERNEL_PAIR extern "C" __global__ void __launch_bounds__(GS, 5)
 #else
@@ -257,7 +257,7 @@ FN int combine(GLOBAL const u8 *a, GLOBAL const u8 *b, real ca, real cb, real *o
 }
 /* The queue of a pair of child nodes: Q_LDENSE (hs_add_pair, a work-group
  * per pair) also takes COO pairs too large for a segment of hs_add_leaf
- * (one such pair alone kept a segment busy for 0.7 ms on the H100). */
+ * (one such pair alone kept a segment busy long after the others). */
 FN int pair_queue(nview a, nview b)
 {
     if (!is_leaf(a.type)) return Q_IP;
@@ -631,7 +631,7 @@ KERNEL_PAIR hs_add_pair(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *pool
          * the children's reads spread evenly over the work-items: a clustered
          * node fills a few words, which word-major gave to a few work-items in
          * turn (rmat: waits at barriers); cell-major cost more bitmap tests than
-         * it saved (both measured on the H100, docs/BENCHMARKS.md). */
+         * it saved (both measured on a GPU, BENCHMARKS: HiSparse addition). */
         int listed = !leaf && n <= LISTMAX;
         if (listed) {
             for (u32 w = w0; w < w1; w++)
@@ -925,7 +925,7 @@ KERNEL hs_add_seq(GLOBAL const u8 *poolA, u64 baseA, GLOBAL const u8 *poolB, u64
  * copied as 16-bit words, and A's and B's entries are taken in step (step
  * t: the t-th of T equal slices of each), so both halves of an output
  * region are written close in time (apart, a large leaf's partly written
- * sectors left L2 between its A and B passes: measured +75 % DRAM bytes). */
+ * sectors left L2 between its A and B passes: many more DRAM bytes). */
 #ifndef LP
 #define LP 1
 #endif

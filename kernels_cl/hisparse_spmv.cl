@@ -297,8 +297,7 @@ typedef int4 mask4;
  * at least 2d entries sums each row's run (runs are long); a sparser one
  * adds entry by entry (runs of one or two entries make the run test a
  * mispredicted branch per entry). y = A^T x: each entry to its column.
- * (Forcing this function inline made f32 y = A x about 1.8x slower on
- * PoCL 3.1.) */
+ * (Forcing this function inline made f32 y = A x much slower on PoCL.) */
 void own_leaf(__global const uchar *restrict pool, entry_t e, const uint log2d, const int tr,
               const real alpha, __global const real *restrict x, __global real *restrict y)
 {

@@ -11,15 +11,15 @@
  *   batch of children with one atomicAdd per queue: warps aggregate their
  *   lanes' children per queue in shared memory (__match_any_sync), then one
  *   thread per queue adds the block's count to the global fill counter. One
- *   global atomic per child on 8 counters serialised in L2 (1.5 ms for
- *   rmat 20's 2.8M children, bench/results/hisparse-cuda-2026-11-22.md).
+ *   global atomic per child on 8 counters serialised in L2
+ *   (bench/results/hisparse-cuda-2026-11-22.md).
  * - Leaves add alpha * a_ij * x_j into y with red.global (no return
  *   value). Heavy COO leaves get a warp (a block per leaf ran a dependent
  *   chain of loads per block with most threads idle); lanes hold
  *   consecutive entries and a segmented warp reduction over runs of equal
  *   output indices leaves one add per run. A shared-memory accumulator per
- *   leaf was measured and dropped: 1.4-4x slower on the H100 (shared f64
- *   atomics and the d-entry flush).
+ *   leaf was measured and dropped: slower (shared f64 atomics and the
+ *   d-entry flush).
  * - Dense leaves: for y = A x one warp per row (coalesced loads, warp sum),
  *   for A^T x one thread per column (coalesced across threads).
  *
@@ -351,8 +351,8 @@ __device__ __forceinline__ void walk_slices(unsigned L, unsigned first, unsigned
     }
 }
 
-/* hs_leaf_flat's entries without a search per entry (f32; f64 searches:
- * measured on the H100, docs/BENCHMARKS.md): each warp takes a contiguous run of slices and
+/* hs_leaf_flat's entries without a search per entry (f32; f64 searches, as
+ * measured: BENCHMARKS, HiSparse SpMV): each warp takes a contiguous run of slices and
  * carries the leaf of its next slice's first entry. For a slice starting in
  * leaf L, lane m reads the end of leaf L + m (the slice overlaps at most 32
  * leaves); the ends inside the slice, as bits of one OR-reduced mask, give
@@ -574,7 +574,7 @@ __device__ __host__ __forceinline__ unsigned blocks_for(const hisp_cuda_hs &P, i
 
 /* Dynamic shared memory of hs_leaf_flat for `per` leaves per block: sized
  * to the queue (a static 8 KB for 256 leaves left room for one block per
- * SM in device-launched grids, 3.4x slower than from the host). */
+ * SM in device-launched grids, much slower than from the host). */
 __device__ __host__ __forceinline__ unsigned flat_shared(unsigned per)
 {
     return per * 8 + per * 12 + 32 * 4 + (per + 1) * 4;

@@ -176,9 +176,9 @@ __global__ void bp_fill_off(unsigned n, const unsigned long long *start, unsigne
  * (hs_leaf_band's split of a unit into contiguous slices per warp;
  * BAND_UWL per unit; ~0u for a warp without entries): the kernel then
  * starts each warp with one load instead of a binary search over the
- * unit's leaves (9 dependent loads on rmat; H100: rmat and circuit 9-14 %
- * faster). Leaves of every slice, so that a warp's slices would not wait
- * for one another's walks, were slower (f64 rmat 17 %, circuit 9 %). */
+ * unit's leaves (9 dependent loads on rmat; faster on rmat and circuit).
+ * Leaves of every slice, so that a warp's slices would not wait for one
+ * another's walks, were slower (f64 rmat, circuit). */
 __global__ void bp_warp_leaves(unsigned units, const unsigned *ustart, const unsigned *uleaf,
                                const unsigned *off, unsigned n, unsigned *uwl)
 {
@@ -228,10 +228,10 @@ extern "C" void hisp_cuda_hs_rplan_free(hisp_cuda_hs_rplan *R)
 /* Runs (entries continuing their predecessor's output index, / all) from
  * which several entries per lane pay: with runs of one entry a lane's
  * adds (head and tail) spread a warp's adds over more sectors of y, which
- * cost more than the shared scan saves, and more so for f64 adds (H100,
- * two entries forced on: banded, blockdiag, circuit N 10-18 % faster,
- * poisson3d N (runs 0.31) 8 % slower in f64 and 11 % faster in f32, A^T x
- * (runs under 0.02) up to 34 % slower) */
+ * cost more than the shared scan saves, and more so for f64 adds (two
+ * entries forced on: banded, blockdiag, circuit N faster, poisson3d N
+ * (runs 0.31) slower in f64 and faster in f32, A^T x (runs under 0.02)
+ * much slower) */
 static double long_runs(const hisp_cuda_hs *P)
 {
     return P->f64 ? 0.4 : 0.25;
@@ -264,12 +264,12 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
      * leaves: each leaf's entries ordered by column where that makes its
      * runs long (2 bytes per plan entry). Its bar is f64's
      * two-entry bar for both precisions: the gathers cost more than f32's
-     * lower bar gains (H100: banded A^T x 22 % (f64) and 15 % (f32) faster
-     * with runs 0.92, circuit 11-13 %, poisson3d f32 with runs 0.31 6 %
-     * slower). Not with f32 vector adds where three in four entries
-     * continue their predecessor's output index by one (rows of dense
-     * blocks): four per lane in leaf order are then one add, without the
-     * permutation's bytes (H100: blockdiag f32 A^T x 14 % faster). */
+     * lower bar gains (banded A^T x faster in both precisions with runs
+     * 0.92, circuit too, poisson3d f32 with runs 0.31 slower). Not with f32
+     * vector adds where three in four entries continue their predecessor's
+     * output index by one (rows of dense blocks): four per lane in leaf
+     * order are then one add, without the permutation's bytes (blockdiag
+     * f32 A^T x faster). */
     const double all = h_st[4] ? (double)h_st[4] : 1.0;
     const double rs = (double)h_st[2] / all, rsorted = (double)h_st[3] / all;
     const double steps = (double)h_st[5] / all;
@@ -281,16 +281,16 @@ extern "C" cudaError_t hisp_cuda_hs_rplan_build(const hisp_cuda_hs *P, int q, ui
     const bool vec = P->vred && !order && most > 1 && steps >= 0.5;
     /* four per lane from runs 0.5: a lane then adds its middle entries
      * itself, one add each, and with shorter runs those outweigh the
-     * saved scans (H100: poisson3d f32 A x, runs 0.31, 15 % slower than
-     * with two; banded, blockdiag f32 A x, runs about 0.9, 20 % faster).
-     * With vector adds (vec) four wherever the leaves allow: a lane's four
-     * outputs in a row are one add (poisson3d f32 A x 9 %, A^T x 13 %
-     * faster than with two and scalar adds). */
+     * saved scans (poisson3d f32 A x, runs 0.31, slower than with two;
+     * banded, blockdiag f32 A x, runs about 0.9, faster). With vector adds
+     * (vec) four wherever the leaves allow: a lane's four outputs in a row
+     * are one add (poisson3d f32 A x and A^T x faster than with two and
+     * scalar adds). */
     unsigned g = vec ? 4 : runs < long_runs(P) ? 1 : runs < 0.5 ? 2 : 4;
     g = g < most ? g : most;
-    /* 8 slices per warp, 16 for four entries per lane in leaf order (H100:
-     * banded A x 3-6 % faster than with 8; with 8 elsewhere, A^T x by
-     * column and one or two entries per lane 1-9 % faster than with 16) */
+    /* 8 slices per warp, 16 for four entries per lane in leaf order (banded
+     * A x faster than with 8; with 8 elsewhere, A^T x by column and one or
+     * two entries per lane faster than with 16) */
     const unsigned slices = g == 4 && !order ? 16 : 8;
     const unsigned ce = 32 * slices;
     if (r == cudaSuccess) {
@@ -354,9 +354,8 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_build(const hisp_cuda_hs *P, const int
     for (int i = 0; i < nq; i++)
         n64 += cap[i];
     if (n64 == 0 || n64 >= (1ull << 31)) return cudaErrorInvalidValue;
-    /* units of at most 32 * 8 * 4 = 1024 entries (H100: rmat 2-5 % and
-     * circuit 1-3 % faster than with 2048, 4096 slower still, 512 slower
-     * on circuit) */
+    /* units of at most 32 * 8 * 4 = 1024 entries (rmat and circuit faster
+     * than with 2048, 4096 slower still, 512 slower on circuit) */
     const unsigned slices = 4;
     const unsigned n = (unsigned)n64, ce = 32 * 8 * slices;
     const unsigned log2d = (unsigned)P->log2d, blocks = (n + 1 + 255) / 256;

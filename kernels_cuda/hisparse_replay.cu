@@ -127,8 +127,8 @@ template <> struct pair_of<double> {
  * through pair_sum. A warp covers exactly its plan chunk of 32 * cs
  * entries. VEC (f32 plans whose outputs mostly step by one, without perm):
  * a lane's outputs in a row go to y as one vector add (pair_sum); a
- * kernel of its own, since the extra registers of the check (40 instead
- * of 32 with perm) cost banded f32 A^T x 10 % on the H100. */
+ * kernel of its own, since the extra registers of the check (beyond
+ * perm's) slowed banded f32 A^T x. */
 template <typename T, unsigned W, bool PERM, bool VEC = false>
 __global__ void __launch_bounds__(256)
     hs_leaf_replayw(hisp_cuda_hs P, const ulonglong2 *addr, const uint2 *at, const unsigned *off,
@@ -306,8 +306,8 @@ __device__ __forceinline__ void band_sum(T *acc, unsigned key, T v, unsigned lan
 }
 
 /* Each touched accumulator of a band, summed over `sets` sets of d, into
- * y once (NaN too). (Groups of four as one f32 vector add measured no
- * faster on rmat and circuit: the H100, docs/BENCHMARKS.md.) */
+ * y once (NaN too). (Groups of four as one f32 vector add were no faster
+ * on rmat and circuit: BENCHMARKS, HiSparse SpMV.) */
 template <typename T>
 __device__ __forceinline__ void band_flush(const hisp_cuda_hs &P, const T *acc, unsigned sets,
                                            unsigned band)
@@ -335,7 +335,7 @@ __device__ __forceinline__ void band_flush(const hisp_cuda_hs &P, const T *acc, 
  * once: one global add per output index per unit instead of one per run.
  * The plan times the four variants (hisp_cuda_hs_bplan_tune). (A warp per
  * unit taking units from a ticket counter, without the block's barrier,
- * was 8-30 % slower on the H100.) */
+ * was slower.) */
 template <typename T, bool ATOMIC>
 __global__ void __launch_bounds__(32 * BAND_WARPS)
     hs_leaf_band(hisp_cuda_hs P, const uint2 *rec, const unsigned *off, const unsigned *ustart,
@@ -447,9 +447,9 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_
 }
 
 /* The variant by measurement: the best of 8 or 4 warps and of atomics or
- * a set per warp depends on the matrix (H100, f64: rmat A x fastest with
- * 4 warps and a set each, 6-16 % ahead of the others, circuit with 8
- * warps and atomics, 5-7 % ahead; f32 alike either way but for the warps). */
+ * a set per warp depends on the matrix (f64: rmat A x fastest with 4 warps
+ * and a set each, circuit with 8 warps and atomics; f32 alike either way
+ * but for the warps). */
 extern "C" cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_hs_bplan *B,
                                                uint64_t ny, cudaStream_t stream)
 {
@@ -462,7 +462,7 @@ extern "C" cudaError_t hisp_cuda_hs_bplan_tune(const hisp_cuda_hs *P, hisp_cuda_
     /* a warm pass, then three passes over the candidates in turn, each
      * candidate's fastest run: interleaved, so that a clock still rising
      * after the plan's build favours none of them (one pass in order had
-     * picked 4 warps for rmat f64 A^T x, 7 % slower than 8 after it) */
+     * picked 4 warps for rmat f64 A^T x, slower than 8 after it) */
     float best[4] = {0, 0, 0, 0};
     for (int pass = 0; pass < 4 && r == cudaSuccess; pass++)
         for (int c = 0; c < nc && r == cudaSuccess; c++) {

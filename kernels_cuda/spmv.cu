@@ -66,8 +66,8 @@ template <typename T> struct cfg {
  * predicated PTX load. A C "if" around each load became a branch per entry,
  * and ptxas, held to 64 registers, then issued a stream block's staging loads
  * in dependent rounds (col 0 -> x 0 -> store, then the other columns, ...)
- * instead of all at once: f64 ran 13 % slower than the same algorithm built
- * by NVIDIA's OpenCL. Straight-line code lets it issue every colind and value
+ * instead of all at once: f64 ran slower than the same algorithm built by
+ * NVIDIA's OpenCL. Straight-line code lets it issue every colind and value
  * load, then every x load, before the first use. */
 __device__ __forceinline__ int32_t ld_cs_if(const int32_t *p, int ok)
 {
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(NT, 4)
     /* Entries past E: column 0 and value 0, product not stored (x[0] exists:
      * device buffers have at least 16 bytes, see hisp_cuda_alloc). No branch
      * around the staging (such as "if (E > 0)"): ptxas would then issue the
-     * row bounds' loads and the division by L first (measured 4-7 % slower). */
+     * row bounds' loads and the division by L first (measured slower). */
     const J *cp = col + base + t;
     const T *vp = val + base + t;
     J c[PER];

@@ -1,5 +1,5 @@
 /* Krylov solvers (hisp.h "Iterative solvers") on every target against the
- * plain references of core/solver/ref_cg.c: CG on SPD, Hermitian and
+ * plain references of tests/solver_oracle.c: CG on SPD, Hermitian and
  * quaternion-Hermitian PD and 3x3-block matrices, BiCGSTAB on nonsymmetric
  * real and complex ones, every format, with and without Jacobi; the
  * operator entry point; the failures and their reasons. With check
@@ -7,7 +7,7 @@
  * the default interval they stay close to the interval-1 count (over_*). */
 #include "hispi.h"
 #include "solver/ksp.h"
-#include "solver/ref.h"
+#include "solver_oracle.h"
 #include "testutil.h"
 
 #include <math.h>

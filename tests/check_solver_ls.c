@@ -1,10 +1,10 @@
 /* GMRES(m) and LSQR (hisp.h "Iterative solvers") on every target against
- * the host references (core/solver/ref_ls.h): fresh random systems, real
+ * the host references (tests/solver_oracle_ls.h): fresh random systems, real
  * and complex, with and without Jacobi, restart lengths 5 and 30, damping,
  * a guess x0 != 0, HiSparse, a matrix file each; the stop reasons of the
  * failure cases. */
 #include "hispi.h"
-#include "solver/ref_ls.h"
+#include "solver_oracle_ls.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -321,14 +321,13 @@ static uint64_t queue_entries(const hisp_cuda_hsm *m, const hs_orient *o, const 
 
 /* The band replay's queues (a bit mask), by the share of the COO entries in
  * short leaves (under a warp per leaf): half or more, every COO queue;
- * a quarter or more, the short-leaf queues; else none. Measured on the
- * H100: rmat (86 % in short leaves) 19-24 % faster
- * with every leaf banded, and its A^T x 18 % faster than with the short
- * ones only; circuit (45 %): A x 8-14 % faster with its short leaves
- * banded and its long ones (long runs) through their plan, A^T x within
- * 3 %; poisson3d (7 %), banded, blockdiag 5-43 % slower banded: their
- * bands hold a few hundred to two thousand entries, too few for a block's
- * set-up and flush. */
+ * a quarter or more, the short-leaf queues; else none. A matrix with most
+ * entries in short leaves (rmat) runs fastest with every leaf banded, A x
+ * and A^T x; one with about half (circuit) with its short leaves banded
+ * and its long ones (long runs) through their plan; those with few
+ * (poisson3d, banded, blockdiag) run slower banded: their bands hold a few
+ * hundred to two thousand entries, too few for a block's set-up and flush
+ * (BENCHMARKS: HiSparse SpMV). */
 static unsigned band_queues(const hisp_cuda_hsm *m, const hs_orient *o, const hisp_cuda_hs *P)
 {
     unsigned coo = 0, shorts = 0;
@@ -455,10 +454,9 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
         if (o->entries == m->o[1 - i].entries) orient_reset(m, 1 - i); /* shared: re-sorted */
         orient_reset(m, i);
         /* only the queues of leaves with many entries (tpn >= a warp: the
-         * bulk of regular matrices, 5-15 % faster sorted); short leaves stay
-         * in the scheduler's order, which spreads the adds of a power-law
-         * matrix's hub rows and columns (sorted, rmat's A^T x took 1.67x as
-         * long) */
+         * bulk of regular matrices, faster sorted); short leaves stay in the
+         * scheduler's order, which spreads the adds of a power-law matrix's
+         * hub rows and columns (sorted, rmat's A^T x was much slower) */
         for (int q = 0; q < m->nq; q++)
             if (P->fn[q] >= HISPI_NF_LEAF_COO && P->tpn[q] >= 32 && m->cap[q] > 1) {
                 cudaError_t e = hisp_cuda_hs_sort_entries(
@@ -477,8 +475,8 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
         for (int q = 0; q < m->nq; q++) /* their own plans are not needed */
             if (band & (1u << q)) hisp_cuda_hs_rplan_free(&o->rp[q]);
         /* the band kernel on a stream of its own, beside the other leaf
-         * kernels (all of them only add into y; H100: circuit 4-6 % faster,
-         * the one suite matrix with both, than one after the other) */
+         * kernels (all of them only add into y; faster than one after the
+         * other on circuit, the one suite matrix with both) */
         bool others = false;
         for (int q = 0; q < m->nq; q++)
             others |= P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q] && !(band & (1u << q));

@@ -1,8 +1,8 @@
 /* Large copies between pageable host memory and the device through pinned
  * staging buffers that several host threads fill or drain, the DMA of one
  * buffer overlapping the copy into the next. A pageable cudaMemcpy stages
- * through one host thread: on the H100's host the addition's pool uploads
- * (1.2 GB for rmat) ran at about 7 GB/s. */
+ * through one host thread, far below the link's bandwidth for large copies
+ * such as the addition's pool uploads. */
 #include "cuda_stage.h"
 
 #include <stdatomic.h>

@@ -278,8 +278,9 @@ hisp_status hisp_cl_csr_make(hisp_context ctx, hisp_cl_be *be, const hispi_csr_v
                 : hispi_spmv_hook.t_mode == 2 ? T_TRANSPOSE
                                               : T_DEFAULT;
     /* the transposed copy by default with the GPU and CPU families (on PoCL
-     * too it beats the private-copy scatter: 13-37% on 4-7M-entry suite
-     * matrices, 2 cores); the vector family keeps its atomic scatter */
+     * too it beats the private-copy scatter on the suite's matrices;
+     * BENCHMARKS: Transposed SpMV); the vector family keeps its atomic
+     * scatter */
     if (m->t_mode == T_DEFAULT) m->t_mode = m->variant == VARIANT_VECTOR ? T_ATOMIC : T_TRANSPOSE;
     if (ext) m->t_mode = T_ATOMIC; /* the caller's arrays: no transposed copy of them */
     if (m->variant == VARIANT_BLOCK) {

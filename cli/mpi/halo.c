@@ -10,7 +10,7 @@ enum { HALO_TAG = 11 };
 
 /* Owned entries peers need are read from the device in contiguous segments;
  * two runs closer than this many entries are read as one. An extra copy
- * costs about 10 us of latency, the time of some 100 KB over PCIe: a banded
+ * costs a latency worth about this many entries' bytes over PCIe: a banded
  * or stencil matrix reads its few boundary blocks, a matrix with columns
  * everywhere (rmat) reads its owned x in one piece. */
 #define HALO_GAP 16384

@@ -436,9 +436,9 @@ int solve_mpi(int argc, char **argv)
     if ((rc = agree(rc))) goto out;
     /* CG's q = A p with p^H q through apply_dot where hisp_spmv_dot is one
      * pass (CUDA). Elsewhere it is SpMV + dot plus the ghosts' small
-     * products (PoCL: no gain, up to 10 % more per iteration with 4 ranks),
-     * or the reference backend's fused loop, an oracle slower than its two
-     * loops (10 % per iteration): apply, then the solver's dot. */
+     * products (on PoCL no gain, more time per iteration with several
+     * ranks), or the reference backend's fused loop, an oracle slower than
+     * its two loops: apply, then the solver's dot. */
     hisp_operator op = {.nrows = r.lrows,
                         .ncols = r.lrows,
                         .type = r.type,

@@ -1,6 +1,5 @@
 /* Contexts: backend selection and device discovery. */
 #include "../backends/backend.h"
-#include "msrep/hispi_msrep.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -67,9 +66,14 @@ void hispi_devobj_detach(hispi_devobj *o)
     o->next = o->prev = NULL;
 }
 
+hisp_status hispi_settle(hisp_context ctx)
+{
+    return ctx->settle ? ctx->settle(ctx) : HISP_SUCCESS;
+}
+
 static void close_backend(hisp_context ctx)
 {
-    if (ctx->ops && hispi_sched_settle(ctx) != HISP_SUCCESS)
+    if (ctx->ops && hispi_settle(ctx) != HISP_SUCCESS)
         hispi_debug("the last HiSparse SpMV failed its scheduler check");
     for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
         o->drop_device(o);
@@ -78,7 +82,7 @@ static void close_backend(hisp_context ctx)
     ctx->be = NULL;
 }
 
-/* ---- device instances kept for the next MSREP plan (hispi_msrep.h) ---- */
+/* ---- device instances kept for the next MSREP plan (hispi.h) ---------- */
 
 typedef struct hispi_parked {
     struct hispi_parked *next;
@@ -110,7 +114,7 @@ void hispi_context_park(hisp_context home, hisp_context ctx, int sub, int nsub)
         return; /* destroyed with ctx */
     hispi_parked *p = calloc(1, sizeof *p);
     if (!p) return;
-    if (hispi_sched_settle(ctx) != HISP_SUCCESS)
+    if (hispi_settle(ctx) != HISP_SUCCESS)
         hispi_debug("the last HiSparse SpMV failed its scheduler check");
     for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
         o->drop_device(o);
@@ -239,7 +243,7 @@ static hisp_status set_stream(hisp_context ctx, void *stream)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend takes no stream", ops->name);
     }
     if (stream == ctx->stream) return HISP_SUCCESS;
-    HISPI_TRY(hispi_sched_settle(ctx)); /* the old stream's HiSparse work is checked there */
+    HISPI_TRY(hispi_settle(ctx)); /* the old stream's HiSparse work is checked there */
     void *be = NULL;
     int device = ctx->device;
     HISPI_TRY(ops->stream_set(ctx, ctx->be, stream, &be, &device));
@@ -354,7 +358,7 @@ hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
 static hisp_status synchronize(hisp_context ctx)
 {
     HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
-    return hispi_sched_settle(ctx);
+    return hispi_settle(ctx);
 }
 
 hisp_status hisp_context_synchronize(hisp_context ctx)

@@ -12,8 +12,8 @@
  *         with every factorisation of the two best T again; (5) the product
  *         tuned again for the best layout so far (with its schedule type)
  *         and its two best T factorised. Stage (5) came from simulating
- *         variants of this search on the H100's full-search tables:
- *         ELLPACK's best products are 2-4x CSR's.
+ *         variants of this search on a GPU's full-search tables:
+ *         ELLPACK's best products are several times CSR's.
  * Each candidate: 2 untimed runs, then the median of 5 timed runs; at the
  * end the 5 fastest are timed again (median of 15) and decide. */
 #include "../backends/backend.h"

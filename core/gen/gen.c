@@ -46,12 +46,12 @@
  * scalars (exact in float, so f32 values are the f64 ones truncated).
  *
  * The context's threads option sets the number of threads; the output does
- * not depend on it (the tests check; core/gen/gen_threads.c runs them).
+ * not depend on it (the tests check; core/base/threads.c runs them).
  *
  * Files: gen.c the parameters and the dispatch; gen_rows.c the row-wise
  * kinds; gen_rmat.c rmat; gen_sample.c sorted samples and the streams that
- * gen_perturb.c shares; gen_threads.c the threads; gen_internal.h the
- * streams and the state between them.
+ * gen_perturb.c shares; gen_internal.h the streams and the state between
+ * them.
  */
 #include "gen_internal.h"
 

@@ -342,15 +342,16 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     ad.gs = !s && kc.simd >= 32 && kc.max_group >= 256 ? 256 : 64;
     int hg = hispi_hs_hook.add_group; /* tests run 64 and 256 everywhere */
     if (hg == 64 || (hg == 256 && !s && kc.max_group >= 256)) ad.gs = hg;
-    /* Work-group sizes on GPUs (measured on the H100):
+    /* Work-group sizes on GPUs (the fastest measured, BENCHMARKS: HiSparse
+     * addition):
      * - hs_add_leaf: 64, one pair each. Groups of several pairs held their
-     *   slots until the largest pair was done (banded on the H100: 30 % of
-     *   warps active); the block scheduler balances single pairs.
+     *   slots until the largest pair was done (on banded most warps sat
+     *   idle); the block scheduler balances single pairs.
      * - the rest 256 (hs_add_seq at 256 beat 64); hs_add_pair with launch
      *   bounds for 5 groups per SM (the kernel source's KERNEL_PAIR).
      * - hs_add_pair on the dense leaf queue: 256 too. 1024 (fewer pairs in
-     *   flight) let a dense operand's second read hit L2, 26 % fewer DRAM
-     *   bytes, but the kernel was 5 % slower.
+     *   flight) let a dense operand's second read hit L2 (fewer DRAM
+     *   bytes), but the kernel was slower.
      * On CPUs every kernel gets 64, and the leaf kernel as many pairs per
      * group as its local memory holds. */
     bool gpu = ad.gs == 256;

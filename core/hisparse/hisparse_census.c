@@ -48,8 +48,8 @@ static hisp_status census_parts(hisp_context ctx, const hispi_hisparse *h, int t
     return HISP_SUCCESS;
 }
 
-/* The walk, in threads (on the H100's host the one-thread walk took 0.1 s
- * for rmat's two trees: 30 M child references). */
+/* The walk, in threads: the trees of a large matrix hold tens of millions
+ * of child references (rmat's two trees), slow to walk on one thread. */
 hisp_status hispi_hisparse_census(hisp_context ctx, hispi_hisparse *h)
 {
     if (h->census.known) return HISP_SUCCESS;

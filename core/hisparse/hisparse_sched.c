@@ -25,15 +25,14 @@ hisp_status hisp_context_sched_counts(hisp_context ctx, hisp_sched_counts *c)
 
 /* Threads per node: one for single entries, 4 for 2..32 entries (64 leaves
  * per group: CUDA's flattened kernel then spreads a block's prologue over
- * more entries; 8 measured 14 % slower on rmat's replay, whose 33M entries
- * sit mostly in such leaves), a whole group (or d^2 threads for small d) for heavy inner nodes,
+ * more entries; 8 was slower on rmat's replay, whose entries sit mostly in
+ * such leaves), a whole group (or d^2 threads for small d) for heavy inner nodes,
  * a warp of 32 for heavy COO leaves (a group per leaf left most threads
  * idle on leaves of a few hundred entries and ran one dependent chain of
- * loads per block: 0.26 ms for poisson3d 128^3 on an H100, 30 % of DRAM
- * bandwidth), d threads for a dense leaf (one row or column each). Inner queues launch
- * as soon as they have work (they gate the rest of the tree); leaf queues
- * wait until they fill about 64 groups, or until nothing else is left, so
- * leaves of several levels' worth of parents share launches. */
+ * loads per block, far below the DRAM bandwidth on poisson3d), d threads for a dense leaf (one row
+ * or column each). Inner queues launch as soon as they have work (they gate the rest of the tree);
+ * leaf queues wait until they fill about 64 groups, or until nothing else is left, so leaves of
+ * several levels' worth of parents share launches. */
 void hispi_sched_spmv_policy(int d, hisp_type t, hispi_sched_policy *p)
 {
     (void)t;
@@ -432,11 +431,18 @@ hisp_status hispi_sched_spmv_host_in(hisp_context ctx, const unsigned char *pool
 
 hispi_hs_hooks hispi_hs_hook;
 
+/* The context's settle hook while an SpMV's counts are with the backend:
+ * cleared, then the counts fetched with the scheduler's check. */
+static hisp_status settle_counts(hisp_context ctx)
+{
+    ctx->settle = NULL;
+    return ctx->ops->hisparse_counts(ctx, ctx->be, &ctx->sched);
+}
+
 hisp_status hispi_sched_settle(hisp_context ctx)
 {
-    if (!ctx->sched_pending) return HISP_SUCCESS;
-    ctx->sched_pending = false;
-    return ctx->ops->hisparse_counts(ctx, ctx->be, &ctx->sched);
+    if (ctx->settle != settle_counts) return HISP_SUCCESS;
+    return settle_counts(ctx);
 }
 
 static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A,
@@ -522,11 +528,11 @@ static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_ma
     hisp_sched_counts c;
     memset(&c, 0, sizeof c);
     memset(&ctx->sched, 0, sizeof ctx->sched);
-    ctx->sched_pending = false;
+    if (ctx->settle == settle_counts) ctx->settle = NULL;
     HISPI_TRY(o->hisparse_spmv(ctx, ctx->be, A->hs_dev, &a, xd, yd, &c));
     hispi_vector_device_written(y);
     ctx->sched = c;
-    ctx->sched_pending = o->hisparse_counts != NULL;
+    if (o->hisparse_counts) ctx->settle = settle_counts;
     return HISP_SUCCESS;
 }
 

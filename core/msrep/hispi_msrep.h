@@ -64,29 +64,6 @@ HISPI_LOCAL hisp_status hispi_msrep_ref(hisp_matrix A, hisp_partition_kind kind,
                                         hisp_op op, double alpha, const void *x, double beta,
                                         void *y);
 
-/* Switch ctx to sub-device `sub` of `nsub` of a device (core/base/context.c;
- * HISP_ERR_UNSUPPORTED where the backend or device cannot split). */
-HISPI_LOCAL hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind,
-                                                    int device, int sub, int nsub);
-/* A plan's OpenCL worker contexts keep their device instances (queues,
- * programs, sub-devices) on the plan's home context when the plan goes, and
- * the next plan made there takes them back: an OpenCL program built or
- * loaded again for every plan grows PoCL's process-wide LLVM state by tens
- * of KiB that only the release of every cl_context in the process frees
- * (a solve's plan: about 60 KiB). park: ctx's
- * device objects dropped and its instance moved onto home (sub, nsub: as
- * for hispi_context_set_subdevice; -1, 0: the whole device); ctx is left
- * without a backend, to be destroyed. At most HISPI_PARKED_MAX instances
- * wait on a context (the oldest closed first); the context's destroy closes
- * them. unpark: ctx switched to such an instance; false if home has none. */
-enum { HISPI_PARKED_MAX = HISP_MPLAN_MAX_DEVICES };
-HISPI_LOCAL void hispi_context_park(hisp_context home, hisp_context ctx, int sub, int nsub);
-HISPI_LOCAL bool hispi_context_unpark(hisp_context home, hisp_context ctx, hisp_backend_kind kind,
-                                      int device, int sub, int nsub);
-/* Instances of device backends (not the reference backend) opened in the
- * process so far (the tests' count). */
-HISPI_LOCAL long hispi_context_instances_opened(void);
-
 /* ---- NUMA (core/msrep/msrep_numa.c; hwloc when built with it) ----------- */
 
 /* NUMA nodes of the machine (1 without hwloc). */

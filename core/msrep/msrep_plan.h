@@ -15,9 +15,9 @@
 
 #define HISPI_MAGIC_MPLAN 0x684d506cu /* "hMPl" */
 
-/* Spin-then-block waits. A handoff through a condition variable costs
- * 10-50 us of wake-up latency (futex + scheduler), several per SpMV, which
- * on 4 GPUs is 5-15 % of a 0.5-1.5 ms call. Where the machine has a core
+/* Spin-then-block waits. A handoff through a condition variable costs a
+ * wake-up latency (futex + scheduler), several per SpMV, a visible share of
+ * a short multi-GPU call (BENCHMARKS: MSREP multi-GPU SpMV). Where the machine has a core
  * for each waiting thread, waits first spin for up to spin_ns
  * (2000 us; 0: never; hispi_msrep_spin_budget), then block. */
 typedef struct {

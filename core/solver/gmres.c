@@ -15,7 +15,7 @@
  * (the estimate is then at rounding level, so the solve normally converges
  * there). A non-finite column or a singular projected matrix is
  * HISP_STOP_BREAKDOWN with the x of the valid columns. Real and complex
- * entries; the reference is core/solver/ref_gmres_lsqr.c. */
+ * entries; the reference is tests/solver_oracle_ls.c. */
 #include "ksp.h"
 
 #include <complex.h>

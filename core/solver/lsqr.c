@@ -21,7 +21,7 @@
  * zero alpha or beta ends the bidiagonalisation: x is the (damped) least-
  * squares solution and the estimate is 0, so the solve converges. A
  * non-finite read is HISP_STOP_BREAKDOWN with x of the previous iteration.
- * The reference is core/solver/ref_gmres_lsqr.c. */
+ * The reference is tests/solver_oracle_ls.c. */
 #include "ksp.h"
 
 #include <math.h>

@@ -25,7 +25,7 @@ static hisp_status sync_host(hisp_vector v)
     hisp_context ctx = v->ctx;
     if (!v->dev) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "the vector's data was lost");
     HISPI_TRY(host_array(v));
-    HISPI_TRY(hispi_sched_settle(ctx)); /* a failed HiSparse SpMV shows here */
+    HISPI_TRY(hispi_settle(ctx)); /* a failed HiSparse SpMV shows here */
     size_t es = hisp_type_size(v->type);
     HISPI_TRY(
         ctx->ops->buf_read(ctx, ctx->be, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
@@ -171,7 +171,7 @@ static hisp_status read_range(hisp_vector v, int64_t offset, int64_t count, void
     /* only the range comes over; the host copy stays stale */
     hisp_context ctx = v->ctx;
     if (!v->dev) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "the vector's data was lost");
-    HISPI_TRY(hispi_sched_settle(ctx)); /* a failed HiSparse SpMV shows here */
+    HISPI_TRY(hispi_settle(ctx)); /* a failed HiSparse SpMV shows here */
     return ctx->ops->buf_read(ctx, ctx->be, v->dev, (size_t)(v->off + offset) * es, host,
                               (size_t)count * es);
 }

@@ -1,5 +1,7 @@
-/* The generators' thread runner (how many threads: hispi_threads, the
- * context's threads option; the output never depends on the count: gen.c). */
+/* The thread runner of the host-side work split over threads: generators,
+ * Matrix Market parsing and writing, file reads, HiSparse walks, staged
+ * copies, kernel pre-builds (how many threads: hispi_threads, the context's
+ * threads option; a result never depends on the count). */
 #include "hispi.h"
 
 #include <pthread.h>

@@ -1,12 +1,12 @@
-/* Plain host references of GMRES(m) and LSQR (core/solver/ref_gmres_lsqr.c):
+/* Plain host references of GMRES(m) and LSQR (tests/solver_oracle_ls.c):
  * textbook loops in double (complex double for GMRES on complex matrices)
  * over a host CSR matrix, independent of the solver spaces, with the same
  * stopping rule as the library (hisp.h "Iterative solvers"). The tests
- * compare every backend against them. Not installed. */
+ * compare every backend against them. Built into the tests only. */
 #ifndef HISPI_REF_LS_H
 #define HISPI_REF_LS_H
 
-#include "../hispi.h"
+#include "hispi.h"
 
 typedef struct {
     int64_t nrows, ncols;

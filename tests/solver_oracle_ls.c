@@ -1,7 +1,7 @@
-/* Plain references of GMRES(m) and LSQR (ref_ls.h): Saad's restarted GMRES
+/* Plain references of GMRES(m) and LSQR (solver_oracle_ls.h): Saad's restarted GMRES
  * with modified Gram-Schmidt and Givens rotations, and Paige and Saunders'
  * LSQR with normalised Golub-Kahan vectors, in double on the host. */
-#include "ref_ls.h"
+#include "solver_oracle_ls.h"
 
 #include <complex.h>
 #include <float.h>

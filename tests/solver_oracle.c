@@ -1,8 +1,8 @@
-/* Reference CG and BiCGSTAB (ref.h): the textbook loops in double, every
+/* Reference CG and BiCGSTAB (solver_oracle.h): the textbook loops in double, every
  * scalar a quaternion of which real and complex entries use the first 1 or
  * 2 components (the Hamilton product restricted to them is the real and
  * the complex product). */
-#include "ref.h"
+#include "solver_oracle.h"
 
 #include <math.h>
 #include <stdlib.h>

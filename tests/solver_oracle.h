@@ -1,15 +1,15 @@
-/* Plain references of the Krylov methods (core/solver/ref_cg.c): textbook
+/* Plain references of the Krylov methods (tests/solver_oracle.c): textbook
  * preconditioned CG and BiCGSTAB in double on a host CSR, the tests' oracle
  * for hisp_solver_solve. Independent of the space code (ksp.h): one loop
  * per method, the residual norm checked every iteration against
  * max(rtol * ||b||, atol). Arithmetic as hisp.h documents it: A acts from
  * the left (complex / Hamilton products a*x), a scalar multiplies a vector
  * from the right, dot(x, y) = sum conj(x_i) y_i, Jacobi z_i = d_i^-1 * r_i.
- * Not installed. */
+ * Built into the tests only. */
 #ifndef HISPI_SOLVER_REF_H
 #define HISPI_SOLVER_REF_H
 
-#include "../hispi.h"
+#include "hispi.h"
 
 /* A square CSR: type f64, c64, q64 (entries of 1, 2, 4 doubles; vectors of
  * n entries of that type) or b3x3_f64 (row-major 3x3 blocks; vectors of 3n
