@@ -5,6 +5,8 @@
 # suite reads them. Build first (scons -Q -j2 cuda=yes).
 #
 #   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|truth|scale|mpi|tune|all
+#   bash bench/stage_gpu.sh sell [OLD]   (OLD: another checkout's build/ folder, whose
+#                                         hisp goes to .gpu/old/bin for a before/after)
 #
 # Then, on the device: `bash .gpu/gpu_suite.sh hisparse` (and so on; see
 # each script's header). Prints the staged size.
@@ -22,6 +24,7 @@ mpi) benches="" tests=0 mats=0 mpi=1 ;;
 solve) benches="bench_solve_cuda" tests=1 mats=0 ;;
 truth) benches="bench_solve_cuda" tests=1 mats=0 truth=1 ;;
 tune) benches="" tests=1 mats=1 ;;
+sell) benches="" tests=1 mats=1 old=${2:-} ;;
 scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 mpi=1 ;;
 surface) benches="" tests=1 mats=1 lib=1 ;;
 all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
@@ -37,6 +40,7 @@ rm -rf .gpu
 mkdir -p .gpu/bench .gpu/bin
 cp build/bin/hisp .gpu/bin/
 if [ "${mpi:-0}" = 1 ]; then cp build/bin/hisp-mpi .gpu/bin/; fi
+if [ -n "${old:-}" ]; then mkdir -p .gpu/old/bin && cp "$old/bin/hisp" .gpu/old/bin/; fi
 for b in $benches; do cp "build/bench/$b" .gpu/bench/; done
 cp bench/*.sh bench/*.py .gpu/
 if [ "$tests" = 1 ]; then
@@ -48,7 +52,7 @@ if [ "${lib:-0}" = 1 ]; then # libhisp.so and the external example built against
     cp -P build/lib/libhisp.so* .gpu/lib/
     cc -O2 examples/spmv_example.c -Icore -Lbuild/lib -lhisp -lm -o .gpu/bin/spmv_example
 fi
-strip .gpu/bin/* .gpu/bench/* .gpu/tests/* 2>/dev/null || true
+strip .gpu/bin/* .gpu/bench/* .gpu/tests/* .gpu/old/bin/* 2>/dev/null || true
 if [ "$mats" = 1 ]; then
     mkdir -p .gpu/matrices
     cp ../shared/matrices/*.mtx .gpu/matrices/
