@@ -8,7 +8,8 @@
 # alternated, for a before/after in one call. Stage with
 # `bash bench/stage_gpu.sh sell [OLD_BUILD_DIR]`; on the device
 # `OUT=$OUT bash .gpu/sell_gpu.sh [tests] [suite] [files] [auto] [before]`
-# (default all). Writes $OUT/sell/*.json and $OUT/sell.log.
+# (default all). Writes $OUT/sell.log and $OUT/sell.tgz (the JSON reports:
+# the device tool brings back at most 8 files).
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
 export HISP_MATRICES=$H/matrices HISP_OPTIONS="cache_dir=$OUT/cache"
@@ -70,3 +71,4 @@ if has before && [ -x "$H/old/bin/hisp" ]; then
   done
 fi
 rm -rf "$OUT/cache"
+tar czf "$OUT/sell.tgz" -C "$OUT" sell && rm -rf "$J"
