@@ -12,13 +12,13 @@
  *                     size, the rows past nrows return)
  *   sell_spmv_slices: one work-item per slice, its SLICE rows in a private
  *                     array (CPUs: each work-item streams a contiguous block)
- *   sell_spmv_wide:   one work-group of SLICE x LANES work-items per slice of
- *                     the list `wide` (GPUs: slices of more than `wide`
- *                     entries, which sell_spmv leaves out): the
- *                     LANES work-items of a row take every LANES-th entry,
- *                     each warp still reading SLICE consecutive addresses,
- *                     and their sums are added in local memory; so one long
- *                     row is not one work-item's serial loop
+ *   sell_spmv_wide:   GPUs: slices of more than `wide` entries, which
+ *                     sell_spmv leaves out, in chunks of CHUNK entries per
+ *                     row, one work-group of SLICE x LANES work-items per
+ *                     chunk: the LANES work-items of a row take every
+ *                     LANES-th entry, each warp still reading SLICE
+ *                     consecutive addresses; so a long row is neither one
+ *                     work-item's serial loop nor one work-group's
  * Both write y[perm[r]] = alpha*sum + beta*y[perm[r]]; beta_zero: y is not
  * read. */
 
@@ -86,23 +86,43 @@ KERNEL sell_spmv_slices(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *per
 }
 
 #ifdef LANES
-KERNEL sell_spmv_wide(int nrows, GLOBAL const int *wide, GLOBAL const i64 *sptr,
-                      GLOBAL const int *perm, GLOBAL const int *col, GLOBAL const cs_t *val,
-                      GLOBAL const cs_t *x, GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
+/* Wide slices, in chunks of CHUNK entries per row: work-group g takes chunk
+ * g (slice cslice[g], entries ck0[g] .. ck0[g] + CHUNK - 1 of each of its
+ * rows) and leaves its SLICE sums in part; sell_spmv_wide_sum adds a slice's
+ * chunks in order (the same sum on every call) and writes y. */
+KERNEL sell_spmv_wide(GLOBAL const int *cslice, GLOBAL const int *ck0, GLOBAL const i64 *sptr,
+                      GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
+                      GLOBAL cs_t *part)
 {
-    LOCAL_DECL(cs_t, part[SLICE * LANES]);
-    const i64 s = wide[GROUP];
+    LOCAL_DECL(cs_t, acc[SLICE * LANES]);
+    const i64 g = GROUP, s = cslice[g];
     const int i = LID & (SLICE - 1), j = LID / SLICE;
     const i64 base = sptr[s], width = (sptr[s + 1] - base) / SLICE;
+    const i64 k1 = ck0[g] + CHUNK < width ? ck0[g] + CHUNK : width;
     cs_t sum = 0;
-    for (i64 k = j; k < width; k += LANES)
+    for (i64 k = ck0[g] + j; k < k1; k += LANES)
         sum += val[base + k * SLICE + i] * x[col[base + k * SLICE + i]];
-    part[LID] = sum;
+    acc[LID] = sum;
     BARRIER();
     if (j) return;
     for (int q = 1; q < LANES; q++)
-        sum += part[q * SLICE + i];
-    const i64 r = s * SLICE + i;
+        sum += acc[q * SLICE + i];
+    part[g * SLICE + i] = sum;
+}
+
+KERNEL sell_spmv_wide_sum(int nwide, int nrows, GLOBAL const int *wslice,
+                          GLOBAL const int *wchunk, GLOBAL const cs_t *part,
+                          GLOBAL const int *perm, GLOBAL cs_t *y, cs_t alpha, cs_t beta,
+                          int beta_zero)
+{
+    const i64 t = GLOBAL_ID;
+    if (t >= (i64)nwide * SLICE) return;
+    const i64 w = t / SLICE;
+    const int i = (int)(t & (SLICE - 1));
+    cs_t sum = 0;
+    for (int c = wchunk[w]; c < wchunk[w + 1]; c++)
+        sum += part[(i64)c * SLICE + i];
+    const i64 r = (i64)wslice[w] * SLICE + i;
     if (r >= nrows) return;
     const int row = perm[r];
     y[row] = beta_zero ? alpha * sum : alpha * sum + beta * y[row];

@@ -13,23 +13,28 @@
 
 int hispi_sell_kernel_mode;
 
-/* GPUs: slices wider than WIDE_W entries per row go to sell_spmv_wide, one
- * work-group of C x LANES work-items each (kernels_cl/sell_spmv.cl). */
+/* GPUs: slices wider than WIDE_W entries per row go to sell_spmv_wide in
+ * chunks of CHUNK entries per row, one work-group of C x LANES work-items
+ * per chunk (kernels_cl/sell_spmv.cl). */
 #define WIDE_W 64
 #define LANES 8
+#define CHUNK 256
 
 /* One SELL on the device. */
 typedef struct {
     bool have;
-    int64_t nrows, nslices, nwide;
+    int64_t nrows, nslices, nwide, nchunks;
     void *sptr, *perm, *col, *val;
-    void *wide; /* nwide slice indices (GPUs) */
+    /* GPUs: the wide slices (wslice, nwide), their chunks' ranges (wchunk,
+     * nwide + 1), each chunk's slice and first entry (cslice, ck0) and its
+     * partial sums (part, nchunks x C entries) */
+    void *wslice, *wchunk, *cslice, *ck0, *part;
 } dsell;
 
 typedef struct {
     dsell m[2]; /* A (op N), A^T (op T) */
     void *k;    /* the kernel */
-    void *kw;   /* sell_spmv_wide (GPUs) */
+    void *kw, *ks; /* sell_spmv_wide, sell_spmv_wide_sum (GPUs) */
     bool slices;
     int group; /* work-group size */
     int64_t wide_w;
@@ -43,8 +48,9 @@ static bool has_kernels(hisp_context ctx)
 
 static void dsell_free(hisp_context ctx, dsell *d)
 {
-    void **b[5] = {&d->sptr, &d->perm, &d->col, &d->val, &d->wide};
-    for (int i = 0; i < 5; i++) {
+    void **b[9] = {&d->sptr,   &d->perm,   &d->col, &d->val, &d->wslice,
+                   &d->wchunk, &d->cslice, &d->ck0, &d->part};
+    for (int i = 0; i < 9; i++) {
         if (*b[i]) ctx->ops->buf_free(ctx->be, *b[i]);
         *b[i] = NULL;
     }
@@ -60,6 +66,7 @@ void hispi_sell_drop_device(hisp_matrix A)
         dsell_free(ctx, &d->m[i]);
     if (d->k && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, d->k);
     if (d->kw && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, d->kw);
+    if (d->ks && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, d->ks);
     free(d);
     A->fdev = NULL;
 }
@@ -70,20 +77,49 @@ static hisp_status upload(hisp_context ctx, const void *src, size_t bytes, void 
     return ctx->ops->buf_write(ctx, ctx->be, *buf, 0, src, bytes);
 }
 
-/* The slices wider than wide_w entries per row, as a buffer of indices. */
+/* The slices wider than wide_w entries per row and their chunks. */
 static hisp_status wide_list(hisp_context ctx, const hispi_sell *h, int64_t wide_w, dsell *d)
 {
-    d->nwide = 0;
-    for (int64_t s = 0; s < h->nslices; s++)
-        d->nwide += h->sptr[s + 1] - h->sptr[s] > wide_w * h->C;
+    d->nwide = d->nchunks = 0;
+    for (int64_t s = 0; s < h->nslices; s++) {
+        int64_t width = (h->sptr[s + 1] - h->sptr[s]) / h->C;
+        if (width <= wide_w) continue;
+        d->nwide++;
+        d->nchunks += (width + CHUNK - 1) / CHUNK;
+    }
     if (!d->nwide) return HISP_SUCCESS;
-    int32_t *w = NULL;
-    HISPI_TRY(hispi_alloc(ctx, (size_t)d->nwide, sizeof *w, (void **)&w));
-    int64_t n = 0;
-    for (int64_t s = 0; s < h->nslices; s++)
-        if (h->sptr[s + 1] - h->sptr[s] > wide_w * h->C) w[n++] = (int32_t)s;
-    hisp_status st = upload(ctx, w, (size_t)n * sizeof *w, &d->wide);
-    free(w);
+    if (d->nchunks > INT32_MAX)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SELL: %lld chunks of wide slices",
+                          (long long)d->nchunks);
+    int32_t *ws = NULL, *wc = NULL, *cs = NULL, *ck = NULL;
+    hisp_status st = hispi_alloc(ctx, (size_t)d->nwide, sizeof *ws, (void **)&ws);
+    if (!st) st = hispi_alloc(ctx, (size_t)d->nwide + 1, sizeof *wc, (void **)&wc);
+    if (!st) st = hispi_alloc(ctx, (size_t)d->nchunks, sizeof *cs, (void **)&cs);
+    if (!st) st = hispi_alloc(ctx, (size_t)d->nchunks, sizeof *ck, (void **)&ck);
+    int64_t w = 0, c = 0;
+    for (int64_t s = 0; !st && s < h->nslices; s++) {
+        int64_t width = (h->sptr[s + 1] - h->sptr[s]) / h->C;
+        if (width <= wide_w) continue;
+        ws[w] = (int32_t)s;
+        wc[w++] = (int32_t)c;
+        for (int64_t k = 0; k < width; k += CHUNK, c++) {
+            cs[c] = (int32_t)s;
+            ck[c] = (int32_t)k;
+        }
+    }
+    if (!st) wc[w] = (int32_t)c;
+    if (!st) st = upload(ctx, ws, (size_t)d->nwide * 4, &d->wslice);
+    if (!st) st = upload(ctx, wc, ((size_t)d->nwide + 1) * 4, &d->wchunk);
+    if (!st) st = upload(ctx, cs, (size_t)d->nchunks * 4, &d->cslice);
+    if (!st) st = upload(ctx, ck, (size_t)d->nchunks * 4, &d->ck0);
+    if (!st)
+        st = ctx->ops->buf_alloc(ctx, ctx->be,
+                                 (size_t)d->nchunks * (size_t)h->C * hisp_type_size(h->type),
+                                 &d->part);
+    free(ws);
+    free(wc);
+    free(cs);
+    free(ck);
     return st;
 }
 
@@ -122,8 +158,8 @@ static hisp_status need_device(hisp_context ctx, hisp_matrix A, int t, sell_dev 
             bool dbl = h->type == HISP_F64;
             int lanes = h->C * LANES <= caps.max_group ? LANES : 1;
             snprintf(opts, sizeof opts,
-                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DSLICE=%d -DLANES=%d",
-                     dbl ? "double" : "float", dbl, (int)h->C, lanes);
+                     "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DSLICE=%d -DLANES=%d -DCHUNK=%d",
+                     dbl ? "double" : "float", dbl, (int)h->C, lanes, CHUNK);
             /* on CPUs a work-item streams whole slices, wide or not */
             d->wide_w = d->slices || lanes == 1 ? INT64_MAX : WIDE_W;
             s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_SELL, opts,
@@ -131,9 +167,13 @@ static hisp_status need_device(hisp_context ctx, hisp_matrix A, int t, sell_dev 
             if (!s && d->wide_w < INT64_MAX)
                 s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_SELL, opts, "sell_spmv_wide",
                                        &d->kw);
+            if (!s && d->wide_w < INT64_MAX)
+                s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_SELL, opts,
+                                       "sell_spmv_wide_sum", &d->ks);
         }
         if (s) {
             if (d->k) ctx->ops->kern_free(ctx->be, d->k);
+            if (d->kw) ctx->ops->kern_free(ctx->be, d->kw);
             free(d);
             return s;
         }
@@ -202,10 +242,27 @@ hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_mat
         int nargs = d->slices ? 10 : 11;
         HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->k, a, nargs, groups, (size_t)d->group));
         if (m->nwide) {
-            hispi_karg w[11] = {a[0], {HISPI_KARG_BUF, m->wide, 0, 0}, a[1], a[2], a[3], a[4],
-                                a[5], a[6], a[7], a[8], a[9]};
-            HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->kw, w, 11, (size_t)m->nwide,
+            hispi_karg w[7] = {{HISPI_KARG_BUF, m->cslice, 0, 0},
+                               {HISPI_KARG_BUF, m->ck0, 0, 0},
+                               a[1],
+                               a[3],
+                               a[4],
+                               a[5],
+                               {HISPI_KARG_BUF, m->part, 0, 0}};
+            HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->kw, w, 7, (size_t)m->nchunks,
                                             (size_t)(h->C * LANES)));
+            hispi_karg u[10] = {{HISPI_KARG_I32, NULL, m->nwide, 0},
+                                a[0],
+                                {HISPI_KARG_BUF, m->wslice, 0, 0},
+                                {HISPI_KARG_BUF, m->wchunk, 0, 0},
+                                {HISPI_KARG_BUF, m->part, 0, 0},
+                                a[2],
+                                a[6],
+                                a[7],
+                                a[8],
+                                a[9]};
+            size_t items = (size_t)(m->nwide * h->C), g = (size_t)d->group;
+            HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->ks, u, 10, (items + g - 1) / g, g));
         }
     }
     hispi_vector_device_written(y);
