@@ -225,6 +225,33 @@ typedef struct hisp_backend_ops {
                             const hispi_csr_ext *ext, void **dev);
 } hisp_backend_ops;
 
+/* ---- dispatch: every call of the core into a backend goes through these --
+ *
+ * HISPI_BE(ctx, slot, args...) calls slot(ctx, ctx->be, args...) of ctx's
+ * backend and evaluates to its hisp_status; a NULL slot gives
+ * HISP_ERR_UNSUPPORTED "the NAME backend has no SLOT" (hispi_be_missing).
+ * HISPI_BE_SYNC(ctx) is the synchronize slot (no arguments after be).
+ * HISPI_BE_ON(ctx, ops, slot, args...) calls slot(ctx, args...) of an
+ * explicit table, the instance (if the slot takes one) among args: the slots
+ * without an instance (device_count, init, ...), or an instance other than
+ * ctx's own (an MSREP plan's merge context, whose errors go to the home
+ * context). HISPI_BE_VOID(ctx, slot, args...) / HISPI_BE_VOID_ON(ops, slot,
+ * args...) are the release slots (void, the instance first, no context):
+ * slot(ctx->be, args...), nothing when the slot is NULL. HISPI_BE_HAS(ctx,
+ * slot) / HISPI_BE_HAS_ON(ops, slot) test an optional slot where the core
+ * has another path (host loops, a host merge). ctx and ops are evaluated
+ * more than once: pass plain expressions. */
+HISPI_LOCAL hisp_status hispi_be_missing(hisp_context ctx, const hisp_backend_ops *ops,
+                                         const char *slot);
+#define HISPI_BE_ON(ctx, ops, slot, ...)                                                           \
+    ((ops)->slot ? (ops)->slot((ctx), __VA_ARGS__) : hispi_be_missing((ctx), (ops), #slot))
+#define HISPI_BE(ctx, slot, ...) HISPI_BE_ON((ctx), (ctx)->ops, slot, (ctx)->be, __VA_ARGS__)
+#define HISPI_BE_SYNC(ctx) HISPI_BE_ON((ctx), (ctx)->ops, synchronize, (ctx)->be)
+#define HISPI_BE_VOID_ON(ops, slot, ...) ((ops)->slot ? (ops)->slot(__VA_ARGS__) : (void)0)
+#define HISPI_BE_VOID(ctx, slot, ...) HISPI_BE_VOID_ON((ctx)->ops, slot, (ctx)->be, __VA_ARGS__)
+#define HISPI_BE_HAS_ON(ops, slot) ((ops)->slot != NULL)
+#define HISPI_BE_HAS(ctx, slot) HISPI_BE_HAS_ON((ctx)->ops, slot)
+
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends
  * not compiled in are NULL. */
 extern const hisp_backend_ops *const hispi_backends[HISP_BACKEND_COUNT];

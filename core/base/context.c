@@ -9,6 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
+hisp_status hispi_be_missing(hisp_context ctx, const hisp_backend_ops *ops, const char *slot)
+{
+    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no %s", ops->name, slot);
+}
+
 bool hispi_ctx_ok(hisp_context ctx)
 {
     return hispi_handle_live(ctx, HISPI_H_CONTEXT);
@@ -73,7 +78,7 @@ static void close_backend(hisp_context ctx)
         hispi_debug("the last HiSparse SpMV failed its scheduler check");
     for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
         o->drop_device(o);
-    if (ctx->ops && ctx->be) ctx->ops->fini(ctx->be);
+    if (ctx->ops && ctx->be) HISPI_BE_VOID_ON(ctx->ops, fini, ctx->be);
     ctx->ops = NULL;
     ctx->be = NULL;
 }
@@ -176,7 +181,7 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
 {
     const hisp_backend_ops *ops = hispi_backends[kind];
     int n = 0;
-    HISPI_TRY(ops->device_count(ctx, &n));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, device_count, &n));
     if (n == 0)
         return hispi_fail(ctx, HISP_ERR_NO_DEVICE, "%s backend: %s", ops->name,
                           ctx->err.note[0] ? ctx->err.note : "no device found");
@@ -184,7 +189,7 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "%s backend: device %d requested, %d available", ops->name, device, n);
     void *be = NULL;
-    HISPI_TRY(ops->init(ctx, device < 0 ? 0 : device, &be));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, init, device < 0 ? 0 : device, &be));
     if (kind != HISP_BACKEND_REFERENCE) atomic_fetch_add(&opened, 1);
     close_backend(ctx);
     ctx->ops = ops;
@@ -203,16 +208,16 @@ hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind
     if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT || !hispi_backends[kind])
         return hispi_fail(ctx, HISP_ERR_NOT_COMPILED, "backend %d is not compiled in", (int)kind);
     const hisp_backend_ops *ops = hispi_backends[kind];
-    if (!ops->init_sub)
+    if (!HISPI_BE_HAS_ON(ops, init_sub))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no sub-devices",
                           ops->name);
     int n = 0;
-    HISPI_TRY(ops->device_count(ctx, &n));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, device_count, &n));
     if (device < 0 || device >= n)
         return hispi_fail(ctx, n ? HISP_ERR_INVALID_ARGUMENT : HISP_ERR_NO_DEVICE,
                           "%s backend: device %d requested, %d available", ops->name, device, n);
     void *be = NULL;
-    HISPI_TRY(ops->init_sub(ctx, device, sub, nsub, &be));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, init_sub, device, sub, nsub, &be));
     atomic_fetch_add(&opened, 1);
     close_backend(ctx);
     ctx->ops = ops;
@@ -234,7 +239,7 @@ hisp_status hisp_context_set_stream(hisp_context ctx, void *stream)
 static hisp_status set_stream(hisp_context ctx, void *stream)
 {
     const hisp_backend_ops *ops = ctx->ops;
-    if (!ops->stream_set) {
+    if (!HISPI_BE_HAS(ctx, stream_set)) {
         if (!stream) return HISP_SUCCESS;
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend takes no stream", ops->name);
     }
@@ -242,7 +247,7 @@ static hisp_status set_stream(hisp_context ctx, void *stream)
     HISPI_TRY(hispi_sched_settle(ctx)); /* the old stream's HiSparse work is checked there */
     void *be = NULL;
     int device = ctx->device;
-    HISPI_TRY(ops->stream_set(ctx, ctx->be, stream, &be, &device));
+    HISPI_TRY(HISPI_BE(ctx, stream_set, stream, &be, &device));
     if (be) { /* another device context: every device copy goes as on a switch */
         close_backend(ctx);
         ctx->ops = ops;
@@ -257,7 +262,7 @@ hisp_status hisp_context_get_stream(hisp_context ctx, void **stream)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!stream) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stream is NULL");
-    *stream = ctx->ops->stream_get ? ctx->ops->stream_get(ctx->be) : NULL;
+    *stream = HISPI_BE_HAS(ctx, stream_get) ? ctx->ops->stream_get(ctx->be) : NULL; /* no status */
     return HISP_SUCCESS;
 }
 
@@ -348,12 +353,12 @@ hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!info) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "info is NULL");
-    return ctx->ops->device_info(ctx, ctx->device, info);
+    return HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, info);
 }
 
 static hisp_status synchronize(hisp_context ctx)
 {
-    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
+    HISPI_TRY(HISPI_BE_SYNC(ctx));
     return hispi_sched_settle(ctx);
 }
 
@@ -393,7 +398,7 @@ hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, size_t off, c
                             size_t bytes)
 {
     hisp_transfer_stats b = ctx->xfer;
-    hisp_status s = ctx->ops->buf_write(ctx, be, buf, off, src, bytes);
+    hisp_status s = HISPI_BE_ON(ctx, ctx->ops, buf_write, be, buf, off, src, bytes);
     as_control(ctx, &b);
     return s;
 }
@@ -402,7 +407,7 @@ hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t o
                            size_t bytes)
 {
     hisp_transfer_stats b = ctx->xfer;
-    hisp_status s = ctx->ops->buf_read(ctx, be, buf, off, dst, bytes);
+    hisp_status s = HISPI_BE_ON(ctx, ctx->ops, buf_read, be, buf, off, dst, bytes);
     as_control(ctx, &b);
     return s;
 }

@@ -98,7 +98,8 @@ int hispi_numa_device_node(hisp_context ctx, hisp_backend_kind kind, int device)
     if (!t || topo_nodes < 2 || (int)kind < 0 || kind >= HISP_BACKEND_COUNT) return -1;
     const hisp_backend_ops *o = hispi_backends[kind];
     char busid[64] = "";
-    if (!o || !o->device_pci || o->device_pci(ctx, device, busid, sizeof busid) != HISP_SUCCESS) {
+    if (!o || !HISPI_BE_HAS_ON(o, device_pci) ||
+        HISPI_BE_ON(ctx, o, device_pci, device, busid, sizeof busid) != HISP_SUCCESS) {
         hispi_clear_error(ctx);
         return -1;
     }
