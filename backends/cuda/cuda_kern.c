@@ -12,6 +12,7 @@
  * it is rebuilt and replaced. Modules stay loaded until the process ends. */
 #include "../backend.h"
 #include "cuda_dl.h"
+#include "cuda_err.h"
 #include "cuda_hisparse.h"
 #include "cuda_kern.h"
 
@@ -71,14 +72,6 @@ static const char *prog_name(int prog)
                                        : "vector.cu";
 }
 
-static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
-{
-    (void)cudaGetLastError();
-    return hispi_fail_native(
-        ctx, e == cudaErrorMemoryAllocation ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
-        (int64_t)e, "%s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
 hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
 {
     int dev;
@@ -87,7 +80,7 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     HISPI_TRY(need_nvrtc(ctx));
     struct cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, dev);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaGetDeviceProperties");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
     memset(c, 0, sizeof *c);
     c->max_group = p.maxThreadsPerBlock;
     c->simd = p.warpSize;
@@ -257,7 +250,7 @@ static hisp_status device_props(hisp_context ctx, void *be, int *dev, struct cud
     hisp_cuda_be_stream(be, dev, &st);
     cudaError_t e = cudaSetDevice(*dev);
     if (e == cudaSuccess) e = cudaGetDeviceProperties(p, *dev);
-    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaGetDeviceProperties");
+    return e == cudaSuccess ? HISP_SUCCESS : hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
 }
 
 hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
@@ -300,7 +293,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
             e = cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
             if (e != cudaSuccess) {
                 free(cubin);
-                return cu_fail(ctx, e, "cudaLibraryLoadData");
+                return hisp_cuda_fail(ctx, e, "cudaLibraryLoadData");
             }
             if (cacheable) /* a cache: best effort */
                 (void)hispi_cache_write(path, cubin, n);
@@ -311,7 +304,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
     }
     cudaKernel_t kern = NULL;
     e = cudaLibraryGetKernel(&kern, m->lib, name);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaLibraryGetKernel");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaLibraryGetKernel");
     *k = (void *)kern;
     return HISP_SUCCESS;
 }
@@ -444,7 +437,8 @@ hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k, const his
     dim3 grid = {(unsigned)groups, 1, 1}, block = {(unsigned)group_size, 1, 1};
     cudaError_t e = cudaSetDevice(dev);
     if (e == cudaSuccess) e = cudaLaunchKernel((const void *)k, grid, block, argv, 0, st);
-    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaLaunchKernel (run-time kernel)");
+    return e == cudaSuccess ? HISP_SUCCESS
+                            : hisp_cuda_fail(ctx, e, "cudaLaunchKernel (run-time kernel)");
 }
 
 hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes)
@@ -453,5 +447,5 @@ hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t off
     cudaStream_t st;
     hisp_cuda_be_stream(be, &dev, &st);
     cudaError_t e = cudaMemsetAsync((char *)buf + off, 0, bytes, st);
-    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaMemsetAsync");
+    return e == cudaSuccess ? HISP_SUCCESS : hisp_cuda_fail(ctx, e, "cudaMemsetAsync");
 }
