@@ -37,12 +37,29 @@ typedef struct {
 #define HISPI_CSR_GPTR 2u        /* gptr with hisp's kernel */
 #define HISPI_CSR_VENDOR_GPTR 4u /* gptr with the vendor kernel */
 
-/* Run-time kernels: programs, capabilities, arguments. */
-enum {
-    HISPI_PROG_COMPOUND = 0, /* kernels_cl/compound_spmv.cl */
-    HISPI_PROG_HSADD = 1,    /* kernels_cl/hisparse_add.cl */
-    HISPI_PROG_VECTOR = 2    /* kernels_cl/vector.cl */
-};
+/* Run-time kernels: programs, capabilities, arguments.
+ *
+ * The programs of kern_get, one line each: X(ID, FILE, CUDA) gives
+ * HISPI_PROG_<ID> for kernels/<FILE>.cl, compiled after the prelude
+ * kernels/common.cl by OpenCL, and by NVRTC too where CUDA is 1. The build
+ * embeds every .cl file of kernels/ and makes hispi_programs from these lines, so a
+ * new program is its file and one line here. */
+#define HISPI_PROGRAMS(X)                                                                          \
+    X(COMPOUND, compound_spmv, 1)                                                                  \
+    X(HSADD, hisparse_add, 1)                                                                      \
+    X(VECTOR, vector, 1)
+#define HISPI_PROG_ENUM_(id, file, cuda) HISPI_PROG_##id,
+enum { HISPI_PROGRAMS(HISPI_PROG_ENUM_) HISPI_PROG_COUNT };
+typedef struct {
+    const char *file;     /* "compound_spmv.cl" */
+    const char *src;      /* its text, without the prelude (OpenCL adds it) */
+    const char *cuda_src; /* NULL, or the prelude, #line 1 and the text (NVRTC) */
+} hispi_program;
+/* Indexed by HISPI_PROG_*; exists where a backend with run-time kernels is
+ * built in (build/gen/kernels.c). */
+extern const hispi_program hispi_programs[HISPI_PROG_COUNT];
+/* kernels/common.cl, the prelude of every program */
+extern const char hispi_kern_src_common[];
 typedef struct {
     int max_group;      /* largest work-group / thread block */
     int simd;           /* warp width / preferred work-group multiple */

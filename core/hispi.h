@@ -462,7 +462,7 @@ HISPI_LOCAL hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_
  * in hisp.h (scalars multiply from the right, dot conjugate-linear in its
  * first argument). Scalars point to one entry of t. Reductions accumulate in
  * double for every type and round once at the end; the kernels do the same
- * where the device has doubles. The kernels of kernels_cl/vector.cl use the
+ * where the device has doubles. The kernels of kernels/vector.cl use the
  * same formulas in the same order (sums excepted). */
 
 /* out = num * den^-1 (den NULL: num), negated when negate. */

@@ -1,5 +1,5 @@
 /* CUDA backend: run-time kernels of the compound SpMV variants through NVRTC,
- * from the same source and defines as OpenCL (kernels_cl/compound_spmv.cl).
+ * from the same source and defines as OpenCL (kernels/compound_spmv.cl).
  *
  * NVRTC is opened at the first build (cuda_dl.c: a program must start where
  * it is missing). A cubin for the device's
@@ -23,15 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifdef HISP_HAVE_OPENCL
-extern const char hispi_cl_src_compound_spmv[], hispi_cl_src_hisparse_add[], hispi_cl_src_vector[];
-#else
-extern const char hispi_cu_src_compound_spmv[], hispi_cu_src_hisparse_add[], hispi_cu_src_vector[];
-#define hispi_cl_src_compound_spmv hispi_cu_src_compound_spmv
-#define hispi_cl_src_hisparse_add hispi_cu_src_hisparse_add
-#define hispi_cl_src_vector hispi_cu_src_vector
-#endif
 
 typedef struct module {
     struct module *next;
@@ -57,19 +48,16 @@ static const hisp_cuda_nvrtc_fns *nvrtc(void)
     return t;
 }
 
+/* The text NVRTC compiles: the prelude (kernels/common.cl), then the
+ * program's file; NULL for a program CUDA does not compile. */
 static const char *prog_src(int prog)
 {
-    return prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
-           : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
-           : prog == HISPI_PROG_VECTOR ? hispi_cl_src_vector
-                                       : NULL;
+    return prog >= 0 && prog < HISPI_PROG_COUNT ? hispi_programs[prog].cuda_src : NULL;
 }
 
 static const char *prog_name(int prog)
 {
-    return prog == HISPI_PROG_COMPOUND ? "compound_spmv.cu"
-           : prog == HISPI_PROG_HSADD  ? "hisparse_add.cu"
-                                       : "vector.cu";
+    return hispi_programs[prog].file;
 }
 
 hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)

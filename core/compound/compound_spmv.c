@@ -1,6 +1,6 @@
 /* Compound SpMV variants on the context's backend: layouts built on the
  * host and uploaded once per (matrix, outer, inner), kernels generated from
- * kernels_cl/compound_spmv.cl with defines and cached per matrix, vector
+ * kernels/compound_spmv.cl with defines and cached per matrix, vector
  * layout conversions, schedules. Backends without run-time kernels (the
  * reference) run the host emulation of the layout. */
 #include "../backends/backend.h"

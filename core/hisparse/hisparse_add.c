@@ -1,6 +1,6 @@
 /* C = op_a(A) + op_b(B) on HiSparse trees: the public entry, and the device
  * addition (issue 5) run by a host-polled controller through the backends'
- * run-time kernel ops (kernels_cl/hisparse_add.cl: OpenCL, or CUDA through
+ * run-time kernel ops (kernels/hisparse_add.cl: OpenCL, or CUDA through
  * NVRTC), so one controller serves both backends.
  *
  * Stored trees: op(A) composed with A's transposed flag gives tA (likewise
@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ctrl words, as kernels_cl/hisparse_add.cl */
+/* ctrl words, as kernels/hisparse_add.cl */
 enum {
     C_USED = 0,
     C_ROOT = 1,

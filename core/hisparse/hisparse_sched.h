@@ -141,7 +141,7 @@ static inline int hispi_sched_spmv_queue(int type, uint32_t n)
 HISPI_LOCAL int hispi_sched_pick(const hispi_sched_policy *p, const uint64_t *pending,
                                  bool *launch);
 
-/* The addition's queues (core/hisparse/hisparse_add.c, kernels_cl/hisparse_add.cl):
+/* The addition's queues (core/hisparse/hisparse_add.c, kernels/hisparse_add.cl):
  * an entry is a pair of nodes at one position, or in "one" a node of one
  * operand alone that is copied (scaled or transposed). Inner pairs, leaf
  * pairs of both COO nodes with at most HISPI_ADD_FEW entries together (a

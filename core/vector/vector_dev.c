@@ -1,4 +1,4 @@
-/* Vector algebra on the device: the kernels of kernels_cl/vector.cl through
+/* Vector algebra on the device: the kernels of kernels/vector.cl through
  * the backend's run-time kernel slots (OpenCL, CUDA), built once per context
  * and type and kept in the context's vector state with its scratch; device
  * scalars read by the kernels; reductions in two stages (vector_ops.c says
