@@ -2,7 +2,7 @@
  * driver API), one non-blocking stream per instance, CSR SpMV kernels from
  * kernels_cuda/spmv.cu. A machine without a driver or a GPU sees zero devices
  * and a note saying why. */
-#include "../backend.h"
+#include "backend/backend.h"
 #include "cuda_err.h"
 #include "cuda_hisparse.h"
 #include "cuda_kernels.h"

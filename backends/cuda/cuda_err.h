@@ -3,7 +3,7 @@
 #ifndef HISP_CUDA_ERR_H
 #define HISP_CUDA_ERR_H
 
-#include "../backend.h"
+#include "backend/backend.h"
 
 #include <cuda_runtime_api.h>
 

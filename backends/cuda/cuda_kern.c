@@ -10,7 +10,7 @@
  * ~/.cache/hisp; "off" disables it), each a validated entry (core/base/cache_file.c: length and
  * checksum): a damaged or old-format file is never handed to the driver,
  * it is rebuilt and replaced. Modules stay loaded until the process ends. */
-#include "../backend.h"
+#include "backend/backend.h"
 #include "cuda_dl.h"
 #include "cuda_err.h"
 #include "cuda_hisparse.h"

@@ -1,5 +1,6 @@
 /* Contexts: backend selection and device discovery. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "msrep/hispi_msrep.h"
 
 #include <pthread.h>

@@ -3,7 +3,8 @@
  * kernels/compound_spmv.cl with defines and cached per matrix, vector
  * layout conversions, schedules. Backends without run-time kernels (the
  * reference) run the host emulation of the layout. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_compound.h"
 
 #include <stdio.h>

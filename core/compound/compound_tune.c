@@ -16,7 +16,8 @@
  *         ELLPACK's best products are 2-4x CSR's.
  * Each candidate: 2 untimed runs, then the median of 5 timed runs; at the
  * end the 5 fastest are timed again (median of 15) and decide. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_compound.h"
 
 #include <math.h>

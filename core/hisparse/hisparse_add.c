@@ -14,7 +14,8 @@
  * device copy of A's family pool after the host pool's end and stay there
  * (a device-only range with the operands' roots pinned: core/hisparse/hisparse_resid.c).
  * The reference backend (and a zero scale) runs hispi_matrix_add_ref. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 #include "hisparse_sched.h"
 

@@ -5,7 +5,8 @@
  * hashes the program's source: a repeated addition now does none of this
  * (core/hisparse/hisparse_add.c). Freed with the backend (a devobj, as
  * core/vector/vector_dev.c's state). */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>

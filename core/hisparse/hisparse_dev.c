@@ -8,7 +8,8 @@
  * additions (core/hisparse/hisparse_resid.c), whose bytes only the device holds. A
  * buffer too small moves to a larger one by a device-to-device copy
  * (dev_gen tells the members' backend state to rebuild). */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 static long dev_countdown; /* test hook: fail the k-th device allocation */

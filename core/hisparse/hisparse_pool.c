@@ -1,7 +1,8 @@
 /* HiSparse pools: one growable arena per family of matrices, per-node
  * reference counts kept on the side (the node bytes stay exactly as
  * docs/FORMAT.md says), exact-size reuse of freed node ranges. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>

@@ -9,7 +9,8 @@
  * a tree fetches only the nodes on its paths (kept as host-valid spans) and
  * records its new nodes as a range of their own, pinning the source's root
  * (hispi_pool_region_edit): a whole range is never downloaded for it. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>

@@ -1,6 +1,8 @@
 /* The dynamic scheduler's policy (core/hisparse/hisparse_sched.h), its host
  * simulation, and the dispatch of HiSparse SpMV to the context's backend. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
+#include "hisparse_sched.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>

@@ -2,7 +2,8 @@
  * shape (host, copied) and over the caller's device arrays (read in place),
  * and the residency of wrapped matrices. Wrapped vectors live in
  * core/vector/vector.c, the caller's stream in core/base/context.c. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,8 @@
  * time). A GPU's node is the node of its PCI bridge; a CPU device spans the
  * machine (-1). Without hwloc, or on a one-node machine, everything is
  * node -1 and nothing is bound. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_msrep.h"
 
 #ifdef HISP_HAVE_HWLOC

@@ -1,7 +1,8 @@
 /* Dense vectors: a host copy plus a lazily made device copy; a wrapped
  * vector's device copy is the caller's memory and its host copy is
  * allocated when the host first needs it. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,8 @@
 #ifndef HISP_VECTOR_OPS_H
 #define HISP_VECTOR_OPS_H
 
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 enum {
     K_FILL,
