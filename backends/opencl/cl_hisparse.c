@@ -35,7 +35,6 @@
  * A matrix's first SpMV (per orientation with the owner mapping, whose
  * sub-queues depend on it: each orientation has its own entry array) is
  * scheduled; later ones replay the full leaf queues in one round. */
-#include "hisparse/hispi_hisparse.h"
 #include "cl_backend.h"
 
 #include <stdio.h>

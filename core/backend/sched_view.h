@@ -10,6 +10,39 @@
 
 #include "backend/basics.h"
 
+/* The pool's nodes as a backend reads them (docs/FORMAT.md): node types in
+ * the low 4 bits of a child reference. */
+enum {
+    HISPI_NODE_INVALID = 0,
+    HISPI_INNER_DENSE = 1,
+    HISPI_INNER_COO1 = 2,
+    HISPI_INNER_COO2 = 3,
+    HISPI_INNER_COO4 = 4,
+    HISPI_LEAF_DENSE = 5,
+    HISPI_LEAF_COO1 = 6,
+    HISPI_LEAF_COO2 = 7,
+    HISPI_LEAF_COO4 = 8,
+    HISPI_NODE_TYPES = 9
+};
+
+#define HISPI_REF_OFF(r) ((r) & ~(uint64_t)15)
+#define HISPI_REF_TYPE(r) ((int)((r)&15))
+
+static inline bool hispi_node_is_leaf(int t)
+{
+    return t >= HISPI_LEAF_DENSE;
+}
+static inline bool hispi_node_is_dense(int t)
+{
+    return t == HISPI_INNER_DENSE || t == HISPI_LEAF_DENSE;
+}
+/* X of a COO node type (1, 2, 4), 0 for dense. */
+static inline int hispi_node_x(int t)
+{
+    static const int x[HISPI_NODE_TYPES] = {0, 0, 1, 2, 4, 0, 1, 2, 4};
+    return x[t];
+}
+
 /* The SpMV queues: node kind x entry-count bin. "1": one entry (COO1);
  * "few": 2..HISPI_SCHED_FEW entries; "many": more; "dense": a dense node
  * (d^2 slots, whatever it holds). The device kernels classify children

@@ -104,7 +104,7 @@ long hispi_context_instances_opened(void)
 
 static void parked_close(hispi_parked *p)
 {
-    hispi_backends[p->kind]->fini(p->be);
+    HISPI_BE_VOID_ON(hispi_backends[p->kind], fini, p->be);
     free(p);
 }
 
@@ -485,7 +485,7 @@ hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, 
         return HISP_SUCCESS;
     }
     ctx->err.note[0] = 0;
-    return hispi_backends[kind]->device_count(ctx, count);
+    return HISPI_BE_ON(ctx, hispi_backends[kind], device_count, count);
 }
 
 hisp_status hisp_backend_device_info(hisp_context ctx, hisp_backend_kind kind, int index,
@@ -498,5 +498,5 @@ hisp_status hisp_backend_device_info(hisp_context ctx, hisp_backend_kind kind, i
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: no device %d (%d available)",
                           hisp_backend_name(kind), index, n);
     memset(info, 0, sizeof *info);
-    return hispi_backends[kind]->device_info(ctx, index, info);
+    return HISPI_BE_ON(ctx, hispi_backends[kind], device_info, index, info);
 }
