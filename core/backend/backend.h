@@ -157,7 +157,7 @@ typedef struct hisp_backend_ops {
                                 void *y, void *res, int64_t res_index, void *res_host);
 
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
-     * core/hisparse/hisparse_sched.h). All three NULL: HiSparse SpMV is unsupported
+     * core/backend/sched_view.h). All three NULL: HiSparse SpMV is unsupported
      * on the backend (the reference backend provides them).
      * hisparse_upload makes a matrix's SpMV state over its family's pool,
      * which core keeps on the backend (A->pool_dev, a buf_alloc buffer with
