@@ -1,6 +1,6 @@
 /* The compile-time backend table: the only place that knows which backends
  * were built. */
-#include "backend.h"
+#include "backend/backend.h"
 
 const hisp_backend_ops *const hispi_backends[HISP_BACKEND_COUNT] = {
     [HISP_BACKEND_REFERENCE] = &hisp_reference_ops,

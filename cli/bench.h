@@ -43,8 +43,8 @@ typedef struct {
     bench_op op;
     hisp_format format; /* hisp's rows run on A in this format (--format) */
     hisp_type t;        /* A's entries */
-    hisp_type vt; /* the vectors' entries: t, or f32/f64 for b3x3 */
-    int per;      /* vector entries per row / column of A: 1, or 3 for b3x3 */
+    hisp_type vt;       /* the vectors' entries: t, or f32/f64 for b3x3 */
+    int per;            /* vector entries per row / column of A: 1, or 3 for b3x3 */
     int repeat, warmup, iterations;
     int64_t m, n, nnz; /* A */
     const int64_t *ptr;

@@ -353,12 +353,12 @@ typedef struct {
     double alpha, beta;
     int repeat; /* timed runs; 0 = run once, untimed */
     int warmup;
-    bool check;     /* compare against the reference backend */
-    const void *y0; /* initial y (rows of op(A) vector entries), NULL = zeros */
-    const void *x;  /* x (cols of op(A) vector entries), NULL = cli_default_x */
+    bool check;         /* compare against the reference backend */
+    const void *y0;     /* initial y (rows of op(A) vector entries), NULL = zeros */
+    const void *x;      /* x (cols of op(A) vector entries), NULL = cli_default_x */
     hisp_format format; /* run on a copy of A in this format (CSR: A itself; the check uses
                            A's CSR) */
-    int node_size;  /* HiSparse node size, 0 = default */
+    int node_size;      /* HiSparse node size, 0 = default */
     bool
         auto_format; /* --format auto: hisp_matrix_choose_format picks CSR, HiSparse or a variant */
 } cli_spmv_job;

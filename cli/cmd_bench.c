@@ -327,11 +327,19 @@ int cmd_bench(int argc, char **argv)
         O_HELP,
         O_HELP2
     };
-    static const cli_opt opts[] = {
-        CLI_TYPE_OPTS,          {"--op", true},     {"--backends", true},   {"--backend", true},
-        {"--device", true},     {"--repeat", true}, {"--iterations", true}, {"--plot", true},
-        {"--plot-value", true}, {"--format", true}, {"--json", false},      CLI_HELP_OPTS,
-        {0, 0}};
+    static const cli_opt opts[] = {CLI_TYPE_OPTS,
+                                   {"--op", true},
+                                   {"--backends", true},
+                                   {"--backend", true},
+                                   {"--device", true},
+                                   {"--repeat", true},
+                                   {"--iterations", true},
+                                   {"--plot", true},
+                                   {"--plot-value", true},
+                                   {"--format", true},
+                                   {"--json", false},
+                                   CLI_HELP_OPTS,
+                                   {0, 0}};
     const char *val[O_HELP] = {0}, *spec = NULL;
     int prc = cli_parse_command("bench", argc, argv, opts, help, val, &spec);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;

@@ -23,15 +23,15 @@ static const char help[] =
     "  --json               machine-readable summary: \"in\", \"out\", \"rows\",\n"
     "                       \"cols\", \"nnz\", \"format\" (of the output), \"bytes\"\n"
     "                       (HiSparse pool bytes when the output is .hisp; with\n"
-    "                       --format, that format's bytes), \"held\" (--format),\n" CLI_HOST_JSON_HELP
-        CLI_HELP_HELP "\n"
+    "                       --format, that format's bytes), \"held\" "
+    "(--format),\n" CLI_HOST_JSON_HELP CLI_HELP_HELP "\n"
     "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file.\n";
 
 int cmd_convert(int argc, char **argv)
 {
-    static const cli_opt opts[] = {CLI_TYPE_OPTS,      CLI_OUT_OPTS,  {"--node-size", true},
-                                   {"--json", false},  {"--format", true}, CLI_HELP_OPTS,
-                                   {0, 0}};
+    static const cli_opt opts[] = {
+        CLI_TYPE_OPTS, CLI_OUT_OPTS, {"--node-size", true}, {"--json", false}, {"--format", true},
+        CLI_HELP_OPTS, {0, 0}};
     const char *val[9] = {0}, *in = NULL, *out = NULL;
     int prc = cli_parse_command("convert", argc, argv, opts, help, val, &in);
     if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;

@@ -147,9 +147,13 @@ int cmd_demo(int argc, char **argv)
     int scale = 16, device = -1;
     hisp_backend_kind backend = HISP_BACKEND_AUTO;
     hisp_type type = HISP_F64;
-    cli_spmv_job job = {
-        .op = HISP_OP_N, .alpha = 1, .beta = 0, .repeat = 20, .warmup = 3, .check = true,
-        .format = HISP_FORMAT_CSR};
+    cli_spmv_job job = {.op = HISP_OP_N,
+                        .alpha = 1,
+                        .beta = 0,
+                        .repeat = 20,
+                        .warmup = 3,
+                        .check = true,
+                        .format = HISP_FORMAT_CSR};
     int rc = CLI_OK;
     if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 1, 1290, &n); /* n^3 < 2^31 */
     if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 26, &scale);

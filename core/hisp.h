@@ -1530,8 +1530,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_tune_plan_cache_path(hisp_context ctx, 
  * nothing (from_cache = 1). A damaged cache entry is a miss. */
 typedef enum {
     HISP_CHOICE_CSR = 0, /* hisp_spmv on the CSR form */
-    HISP_CHOICE_FORMAT, /* hisp_spmv on a copy of A in `format` */
-    HISP_CHOICE_VARIANT /* hisp_spmv_variant(variant) */
+    HISP_CHOICE_FORMAT,  /* hisp_spmv on a copy of A in `format` */
+    HISP_CHOICE_VARIANT  /* hisp_spmv_variant(variant) */
 } hisp_choice_kind;
 
 typedef struct {

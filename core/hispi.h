@@ -1,7 +1,11 @@
-/* Internal declarations shared by core and backends (not installed). */
+/* The core's internal declarations (not installed): the object structs and
+ * what only the core uses. What backends may use (the basics, errors,
+ * allocation, counters, caches) is the backend contract core/backend/backend.h,
+ * included here. */
 #ifndef HISPI_H
 #define HISPI_H
 
+#include "backend/backend.h"
 #include "hisp.h"
 
 #include <stdarg.h>
@@ -9,14 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-
-#if defined(__GNUC__)
-#define HISPI_LOCAL __attribute__((visibility("hidden")))
-#define HISPI_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define HISPI_LOCAL
-#define HISPI_PRINTF(a, b)
-#endif
 
 /* Magic words: the first field of every handle, cleared on destroy (a help
  * in memory dumps; the handle registry is what checks handles). */
@@ -134,15 +130,6 @@ typedef struct {
 
 struct hispi_hisparse;
 
-/* The caller's device arrays of a wrapped CSR matrix (hisp_matrix_wrap_csr_device):
- * buffers of the context's backend, read in place, never freed by hisp. */
-typedef struct {
-    void *rowptr, *colind, *val;
-    int ptr64, idx64; /* 64-bit row pointers / column indices */
-    int base;         /* 0 or 1 */
-    bool retained;    /* hisp holds a reference to each array (buf_retain) */
-} hispi_csr_ext;
-
 struct hisp_matrix_s {
     uint32_t magic;
     hispi_devobj link; /* keep second: containerof below */
@@ -155,10 +142,10 @@ struct hisp_matrix_s {
     uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (compound/compound_spmv.c) */
     const struct hispi_format_ops *fmt; /* A's format (core/format/format.h) */
-    void *fdata;               /* host form of a format with its own (SELL), or NULL */
-    void *fdev;                /* the context backend's copy of fdata, or NULL */
-    bool wrapped;              /* ext holds the caller's arrays (core/matrix/interop.c) */
-    bool host_absent;          /* wrapped: host.rowptr/colind/val not read yet */
+    void *fdata;                        /* host form of a format with its own (SELL), or NULL */
+    void *fdev;                         /* the context backend's copy of fdata, or NULL */
+    bool wrapped;                       /* ext holds the caller's arrays (core/matrix/interop.c) */
+    bool host_absent;                   /* wrapped: host.rowptr/colind/val not read yet */
     hispi_csr_ext ext;
     /* keys of the plan cache, computed once (a pass over the rows and a
      * sampled hash): hisp_tune_plan_key's, then the format choice's for
@@ -182,25 +169,6 @@ struct hisp_vector_s {
     int64_t off;   /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
 };
 
-/* ---- errors: record on the context, return the status ------------------ */
-
-HISPI_LOCAL hisp_status hispi_fail(hisp_context ctx, hisp_status s, const char *fmt, ...)
-    HISPI_PRINTF(3, 4);
-/* Parse error with a file name and 1-based line. */
-HISPI_LOCAL hisp_status hispi_fail_at(hisp_context ctx, const char *file, int64_t line,
-                                      const char *fmt, ...) HISPI_PRINTF(4, 5);
-/* Backend error with its native code (cudaError_t, cl_int). */
-HISPI_LOCAL hisp_status hispi_fail_native(hisp_context ctx, hisp_status s, int64_t code,
-                                          const char *fmt, ...) HISPI_PRINTF(4, 5);
-/* Attach a kernel build log (copied) to the last error. */
-HISPI_LOCAL void hispi_set_build_log(hisp_context ctx, const char *log);
-/* A non-error remark (why a backend has no device). */
-HISPI_LOCAL void hispi_note(hisp_context ctx, const char *fmt, ...) HISPI_PRINTF(2, 3);
-HISPI_LOCAL void hispi_clear_error(hisp_context ctx);
-
-/* Debug trace to stderr while a context has the debug option on. */
-HISPI_LOCAL void hispi_debug(const char *fmt, ...) HISPI_PRINTF(1, 2);
-HISPI_LOCAL bool hispi_debug_on(void);
 /* Keeps ctx's error for hisp_context_last_error(NULL) (a failed creation). */
 HISPI_LOCAL void hispi_create_failed(hisp_context ctx);
 
@@ -213,18 +181,6 @@ HISPI_LOCAL hisp_status hispi_options_parse(hisp_context ctx, const char *list);
 /* The library's own contexts (MSREP's workers, its merge) take the options
  * of the caller's. */
 HISPI_LOCAL void hispi_options_inherit(hisp_context dst, hisp_context src);
-/* Host threads for `work` entries: 1 below 2e5, else the threads option
- * (0: one per core, at most 16). ctx may be NULL (no option). */
-HISPI_LOCAL int hispi_threads(hisp_context ctx, double work);
-/* fn(arg) run on `threads` threads (the caller included; hispi_threads);
- * fn must share its work through an atomic counter (core/base/threads.c). */
-HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
-
-#define HISPI_TRY(expr)                                                                            \
-    do {                                                                                           \
-        hisp_status hispi_s_ = (expr);                                                             \
-        if (hispi_s_ != HISP_SUCCESS) return hispi_s_;                                             \
-    } while (0)
 
 /* Runs and clears ctx->settle if a higher layer set it (the HiSparse
  * scheduler's check of an SpMV still with the backend); called before a
@@ -259,30 +215,6 @@ HISPI_LOCAL long hispi_context_instances_opened(void);
 HISPI_LOCAL void hispi_devobj_attach(hisp_context ctx, hispi_devobj *o,
                                      void (*drop)(hispi_devobj *));
 HISPI_LOCAL void hispi_devobj_detach(hispi_devobj *o);
-
-/* ---- transfer accounting (core/base/context.c) -------------------------- */
-
-enum { HISPI_H2D = 0, HISPI_D2H = 1, HISPI_CONTROL = 2 };
-/* Count `bytes` moved between host and device memory by the context's
- * backend: every backend copy of data calls it (buf_write, buf_read and the
- * backends' internal copies); control words (queue counters, flags) count as
- * HISPI_CONTROL. */
-HISPI_LOCAL void hispi_xfer(hisp_context ctx, int dir, uint64_t bytes);
-/* The backend's buf_write / buf_read of control words (queue counters,
- * flags, a root queue entry), counted as HISPI_CONTROL. */
-HISPI_LOCAL hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, size_t off,
-                                        const void *src, size_t bytes);
-HISPI_LOCAL hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t off,
-                                       void *dst, size_t bytes);
-
-/* ---- kernel build accounting (core/base/context.c) ---------------------- */
-
-/* Right before ctx's backend compiles n programs from source for the device
- * named `device`: the context's build notice (hisp_context_set_build_notify). */
-HISPI_LOCAL void hispi_build_begin(hisp_context ctx, const char *device, int n);
-/* n programs compiled from source (from_cache false) or loaded from the
- * disk cache, in ms of host time. */
-HISPI_LOCAL void hispi_build_count(hisp_context ctx, bool from_cache, int n, double ms);
 
 /* ---- handle checks ------------------------------------------------------ */
 
@@ -334,47 +266,8 @@ HISPI_LOCAL void hispi_ctx_release(hisp_context ctx);
 HISPI_LOCAL bool hispi_mat_ok(hisp_matrix A);
 HISPI_LOCAL bool hispi_vec_ok(hisp_vector v);
 
-/* ---- memory: overflow-checked, failures recorded ------------------------ */
-
-/* *out = malloc(n * size); fails with OUT_OF_HOST_MEMORY on overflow or
- * exhaustion. n == 0 gives a non-NULL 1-byte allocation. */
-HISPI_LOCAL hisp_status hispi_alloc(hisp_context ctx, size_t n, size_t size, void **out);
-HISPI_LOCAL hisp_status hispi_calloc(hisp_context ctx, size_t n, size_t size, void **out);
-HISPI_LOCAL hisp_status hispi_realloc(hisp_context ctx, void **p, size_t n, size_t size);
 /* Test hook: make the k-th following allocation fail (0 = off). */
 HISPI_LOCAL void hispi_alloc_fail_after(long k);
-
-/* Test hooks of HiSparse (set by the tests, never by the environment;
- * defined in core/hisparse/hisparse_sched.c; 0 is the default everywhere).
- * SpMV: cl_atomic: OpenCL on a CPU runs the GPUs' atomic mapping instead of
- * the owner one; cl_parts: the owner mapping's ranges (0: 8 per compute
- * unit; read at upload); cuda_host_controller: CUDA polls the scheduler's
- * rounds from the host (compute-sanitizer racecheck cannot follow
- * device-side launches).
- * Addition: add_group: work-group size 64 or 256 (256 only where the device
- * allows it); add_leaf_max: leaf pairs of more entries go to the work-group
- * kernel (instead of HISPI_ADD_MANY; at least HISPI_ADD_FEW); add_pool_bytes:
- * the device pool's first room for C (forces regrowth); add_census_check: a
- * census in threads is checked against one thread's; walk_threads: threads
- * of the host's tree walks (1..16). */
-typedef struct {
-    int cl_atomic, cl_parts, cuda_host_controller;
-    int add_group, add_census_check, walk_threads;
-    uint64_t add_leaf_max, add_pool_bytes;
-} hispi_hs_hooks;
-HISPI_LOCAL extern hispi_hs_hooks hispi_hs_hook;
-
-/* Test hooks of the CSR SpMV (never set by the library; tests and
- * benchmarks reach paths a small matrix or a CPU device would not take):
- * cl_variant: the OpenCL kernel family (0: the device's; 1 chunk, 2 vector,
- * 3 block); t_mode: op = T (0: the family's; 1: the atomic scatter, the
- * fallback where the transposed copy does not fit; 2: the transposed copy);
- * wide_ptr: 64-bit row pointers (otherwise only from 2^31 entries). Read at
- * upload. */
-typedef struct {
-    int cl_variant, t_mode, wide_ptr;
-} hispi_spmv_hooks;
-HISPI_LOCAL extern hispi_spmv_hooks hispi_spmv_hook;
 
 /* ---- types -------------------------------------------------------------- */
 
@@ -500,7 +393,7 @@ HISPI_LOCAL hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_
  * in hisp.h (scalars multiply from the right, dot conjugate-linear in its
  * first argument). Scalars point to one entry of t. Reductions accumulate in
  * double for every type and round once at the end; the kernels do the same
- * where the device has doubles. The kernels of kernels_cl/vector.cl use the
+ * where the device has doubles. The kernels of kernels/vector.cl use the
  * same formulas in the same order (sums excepted). */
 
 /* out = num * den^-1 (den NULL: num), negated when negate. */
@@ -543,41 +436,6 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse 
  * on bad arguments nothing is written. */
 HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
                                        hisp_vector y, hisp_result r);
-
-/* ---- CSR SpMV work plan (core/matrix/csr_plan.c) ------------------------ */
-
-/* One thread block / work-group of the balanced-block CSR SpMV kernels:
- * entries [k0, k1). slot == HISPI_CSR_STREAM: consecutive rows [row0, row1)
- * holding at most cap entries; slot >= -1: a chunk of the long row row0, its
- * sum going to partial[slot] (slot >= 0) or, as the whole row, to y (-1).
- * aux is the backend's (CUDA: a column window for op = T). The layout (24
- * bytes) is the device kernels' block struct. */
-typedef struct {
-    int64_t k0, k1;
-    int32_t row0, row1, slot, aux;
-} hispi_csr_block;
-#define HISPI_CSR_STREAM (-2)
-
-/* A row split into n chunks: its partial sums are partial[slot0 .. slot0+n). */
-typedef struct {
-    int32_t row, slot0, n, pad;
-} hispi_csr_split;
-
-typedef struct {
-    hispi_csr_block *blocks;
-    int64_t nblocks;
-    hispi_csr_split *splits;
-    int64_t nsplits;
-    int64_t nslots; /* partial sums needed */
-} hispi_csr_plan;
-
-/* Cut the rows into blocks of comparable work: consecutive short rows up to
- * cap entries and rowcap rows per block; a row longer than cap/4 gets a
- * block of its own, or chunks of `split` entries plus a split entry. */
-HISPI_LOCAL hisp_status hispi_csr_plan_build(hisp_context ctx, const int64_t *rowptr, int64_t nrows,
-                                             int64_t cap, int64_t rowcap, int64_t split,
-                                             hispi_csr_plan *p);
-HISPI_LOCAL void hispi_csr_plan_free(hispi_csr_plan *p);
 
 /* ---- Matrix Market (core/io/mmio.c) ------------------------------------- */
 
@@ -630,20 +488,11 @@ HISPI_LOCAL double hispi_gen_value(size_t scalar, uint64_t x);
  * CSC column pointers): the last r with ptr[r] <= k, so empty rows before
  * it are skipped (ptr[n] > k). */
 HISPI_LOCAL int64_t hispi_row_of(const int64_t *ptr, int64_t n, int64_t k);
-/* 64-bit FNV-1a. */
-HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);
 /* Asks for transparent huge pages on a large fresh buffer: its first touch
  * then faults once per 2 MiB instead of once per 4 KiB (a third of the
  * build time on tens of millions of entries otherwise; the addition's pool
  * growth). A hint: failure is fine. */
 HISPI_LOCAL void hispi_huge_pages(void *p, size_t bytes);
-/* Monotonic host clock in milliseconds. */
-HISPI_LOCAL double hispi_now_ms(void);
-/* The disk cache file DIR/PREFIX-KEY.EXT, DIR = ctx's cache_dir option, else
- * $XDG_CACHE_HOME/hisp, else ~/.cache/hisp; 0 when caching is off
- * (cache_dir=off, no home) or the path does not fit. */
-HISPI_LOCAL int hispi_cache_file(hisp_context ctx, const char *prefix, uint64_t key,
-                                 const char *ext, char *out, size_t size);
 /* That folder DIR; 0 when caching is off or the path does not fit. */
 HISPI_LOCAL int hispi_cache_dir(hisp_context ctx, char *out, size_t size);
 /* Writes n bytes to path through a temporary file and rename, so readers
@@ -659,13 +508,6 @@ HISPI_LOCAL int hispi_write_file_atomic(const char *path, const void *data, size
 HISPI_LOCAL int hispi_cache_entry_check(const void *entry, size_t size, size_t *payload_len);
 /* A new entry holding payload (malloc'd, *size set); NULL without memory. */
 HISPI_LOCAL void *hispi_cache_entry_make(const void *payload, size_t n, size_t *size);
-/* Reads the payload of the entry at path into *payload (malloc'd): 1 on a
- * hit, 0 when there is no file, -1 when what is there does not validate
- * (a miss the caller rebuilds and overwrites). */
-HISPI_LOCAL int hispi_cache_read(const char *path, void **payload, size_t *n);
-/* Writes payload as a validated entry, atomically, creating the folders;
- * 0 or an errno value. */
-HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t n);
 /* Reads a whole regular file of at most max bytes (NUL-terminated,
  * malloc'd): 1, or 0 when absent, -1 for anything else (a folder, a device,
  * a FIFO, too large, a read error). */

@@ -7,7 +7,7 @@
 #include "testutil.h"
 #include "hispi.h" /* the test hooks (also without CUDA) */
 #ifdef HISP_HAVE_CUDA
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "cuda/cuda_kern.h"
 #endif
 

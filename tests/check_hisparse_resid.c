@@ -8,7 +8,8 @@
  * around a repeated addition (no allocation once its scratch exists); edits
  * of device-only results (paths fetched node by node, never a range). */
 #include "testutil.h"
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hisparse/hispi_hisparse.h"
 
 #include <math.h>

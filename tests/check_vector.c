@@ -9,7 +9,7 @@
 #include <string.h>
 
 #ifdef HISP_HAVE_CUDA
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "../backends/cuda/cuda_kern.h"
 #endif
 

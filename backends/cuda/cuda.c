@@ -2,7 +2,8 @@
  * driver API), one non-blocking stream per instance, CSR SpMV kernels from
  * kernels_cuda/spmv.cu. A machine without a driver or a GPU sees zero devices
  * and a note saying why. */
-#include "../backend.h"
+#include "backend/backend.h"
+#include "cuda_err.h"
 #include "cuda_hisparse.h"
 #include "cuda_kernels.h"
 #include "cuda_kern.h"
@@ -38,29 +39,9 @@ typedef struct hisp_cuda_mat {
     void *nzrows, *nzt;
 } hisp_cuda_mat;
 
-/* Record a failed CUDA call. Allocation failures become the out-of-device-
- * memory status; cudaGetLastError() clears that (non-sticky) error so the
- * next call starts clean. */
-static hisp_status hisp_cuda_fail(hisp_context ctx, cudaError_t e, const char *what)
-{
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return hispi_fail_native(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, (int64_t)e, "%s: %s", what,
-                                 cudaGetErrorString(e));
-    }
-    return hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e, "%s failed: %s (%s)", what,
-                             cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
-#define CU_TRY(ctx, call)                                                                          \
-    do {                                                                                           \
-        cudaError_t hisp_cuda_e_ = (call);                                                         \
-        if (hisp_cuda_e_ != cudaSuccess) return hisp_cuda_fail((ctx), hisp_cuda_e_, #call);        \
-    } while (0)
-
 static hisp_status hisp_cuda_use(hisp_context ctx, hisp_cuda_be *be)
 {
-    CU_TRY(ctx, cudaSetDevice(be->device));
+    HISP_CUDA_TRY(ctx, cudaSetDevice(be->device));
     return HISP_SUCCESS;
 }
 
@@ -104,10 +85,10 @@ static hisp_status hisp_cuda_device_count(hisp_context ctx, int *count)
 static hisp_status hisp_cuda_device_info(hisp_context ctx, int index, hisp_device_info *info)
 {
     struct cudaDeviceProp p;
-    CU_TRY(ctx, cudaGetDeviceProperties(&p, index));
+    HISP_CUDA_TRY(ctx, cudaGetDeviceProperties(&p, index));
     int rt = 0, drv = 0;
-    CU_TRY(ctx, cudaRuntimeGetVersion(&rt));
-    CU_TRY(ctx, cudaDriverGetVersion(&drv));
+    HISP_CUDA_TRY(ctx, cudaRuntimeGetVersion(&rt));
+    HISP_CUDA_TRY(ctx, cudaDriverGetVersion(&drv));
     memset(info, 0, sizeof *info);
     info->backend = HISP_BACKEND_CUDA;
     info->index = index;
@@ -157,7 +138,7 @@ static void hisp_cuda_fini(void *p)
 static hisp_status hisp_cuda_sync(hisp_context ctx, void *p)
 {
     hisp_cuda_be *be = p;
-    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    HISP_CUDA_TRY(ctx, cudaStreamSynchronize(be->stream));
     return HISP_SUCCESS;
 }
 
@@ -167,7 +148,7 @@ static hisp_status hisp_cuda_alloc(hisp_context ctx, void *p, size_t bytes, void
     *buf = NULL;
     /* 0 bytes: a small real allocation, so the handle is valid and freeable
      * (and x[0] readable: the SpMV kernel loads it for padding lanes) */
-    CU_TRY(ctx, cudaMalloc(buf, bytes ? bytes : 16));
+    HISP_CUDA_TRY(ctx, cudaMalloc(buf, bytes ? bytes : 16));
     return HISP_SUCCESS;
 }
 
@@ -190,11 +171,11 @@ static hisp_status hisp_cuda_write(hisp_context ctx, void *p, void *buf, size_t 
     if (hisp_cuda_stage_wanted(bytes) &&
         hisp_cuda_stage_copy(ctx, &be->stage, be->stream, (char *)buf + off, src, bytes, true,
                              &e)) {
-        CU_TRY(ctx, e);
+        HISP_CUDA_TRY(ctx, e);
     } else {
-        CU_TRY(ctx,
-               cudaMemcpyAsync((char *)buf + off, src, bytes, cudaMemcpyHostToDevice, be->stream));
-        CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+        HISP_CUDA_TRY(ctx, cudaMemcpyAsync((char *)buf + off, src, bytes, cudaMemcpyHostToDevice,
+                                           be->stream));
+        HISP_CUDA_TRY(ctx, cudaStreamSynchronize(be->stream));
     }
     hispi_xfer(ctx, HISPI_H2D, bytes);
     return HISP_SUCCESS;
@@ -210,11 +191,11 @@ static hisp_status hisp_cuda_read(hisp_context ctx, void *p, const void *buf, si
     if (hisp_cuda_stage_wanted(bytes) &&
         hisp_cuda_stage_copy(ctx, &be->stage, be->stream, dst, (const char *)buf + off, bytes,
                              false, &e)) {
-        CU_TRY(ctx, e);
+        HISP_CUDA_TRY(ctx, e);
     } else {
-        CU_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes, cudaMemcpyDeviceToHost,
-                                    be->stream));
-        CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+        HISP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, (const char *)buf + off, bytes,
+                                           cudaMemcpyDeviceToHost, be->stream));
+        HISP_CUDA_TRY(ctx, cudaStreamSynchronize(be->stream));
     }
     hispi_xfer(ctx, HISPI_D2H, bytes);
     return HISP_SUCCESS;
@@ -227,7 +208,7 @@ static hisp_status hisp_cuda_copy(hisp_context ctx, void *p, void *dst, const vo
     hisp_cuda_be *be = p;
     if (!bytes) return HISP_SUCCESS;
     HISPI_TRY(hisp_cuda_use(ctx, be));
-    CU_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, be->stream));
+    HISP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, be->stream));
     return HISP_SUCCESS;
 }
 
@@ -235,7 +216,7 @@ static hisp_status hisp_cuda_mark_create(hisp_context ctx, void *p, void **mark)
 {
     HISPI_TRY(hisp_cuda_use(ctx, p));
     cudaEvent_t ev = NULL;
-    CU_TRY(ctx, cudaEventCreate(&ev));
+    HISP_CUDA_TRY(ctx, cudaEventCreate(&ev));
     *mark = (void *)ev;
     return HISP_SUCCESS;
 }
@@ -243,7 +224,7 @@ static hisp_status hisp_cuda_mark_create(hisp_context ctx, void *p, void **mark)
 static hisp_status hisp_cuda_mark_record(hisp_context ctx, void *p, void *mark)
 {
     hisp_cuda_be *be = p;
-    CU_TRY(ctx, cudaEventRecord((cudaEvent_t)mark, be->stream));
+    HISP_CUDA_TRY(ctx, cudaEventRecord((cudaEvent_t)mark, be->stream));
     return HISP_SUCCESS;
 }
 
@@ -252,8 +233,8 @@ static hisp_status hisp_cuda_mark_elapsed(hisp_context ctx, void *p, void *start
 {
     (void)p;
     float f = 0;
-    CU_TRY(ctx, cudaEventSynchronize((cudaEvent_t)stop));
-    CU_TRY(ctx, cudaEventElapsedTime(&f, (cudaEvent_t)start, (cudaEvent_t)stop));
+    HISP_CUDA_TRY(ctx, cudaEventSynchronize((cudaEvent_t)stop));
+    HISP_CUDA_TRY(ctx, cudaEventElapsedTime(&f, (cudaEvent_t)start, (cudaEvent_t)stop));
     *ms = f;
     return HISP_SUCCESS;
 }
@@ -550,7 +531,7 @@ static hisp_status hisp_cuda_stream_set(hisp_context ctx, void *p, void *stream,
     (void)device;
     *new_be = NULL;
     HISPI_TRY(hisp_cuda_use(ctx, be));
-    CU_TRY(ctx, cudaStreamSynchronize(be->stream));
+    HISP_CUDA_TRY(ctx, cudaStreamSynchronize(be->stream));
     be->stream = stream ? (cudaStream_t)stream : be->own;
     return HISP_SUCCESS;
 }
@@ -695,7 +676,7 @@ void **hisp_cuda_be_hs(void *p)
 /* MSREP NUMA placement: the GPU's PCI address. */
 static hisp_status hisp_cuda_device_pci(hisp_context ctx, int index, char *busid, size_t size)
 {
-    CU_TRY(ctx, cudaDeviceGetPCIBusId(busid, (int)size, index));
+    HISP_CUDA_TRY(ctx, cudaDeviceGetPCIBusId(busid, (int)size, index));
     return HISP_SUCCESS;
 }
 

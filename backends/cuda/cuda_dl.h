@@ -10,7 +10,7 @@
 #ifndef HISP_CUDA_DL_H
 #define HISP_CUDA_DL_H
 
-#include "../backend.h"
+#include "backend/backend.h"
 
 #define DISABLE_CUSPARSE_DEPRECATED /* the header marks its legacy API */
 #include <cusparse.h>

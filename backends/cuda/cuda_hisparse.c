@@ -23,6 +23,7 @@
  * host memory behind the work, and hisp_cuda_hs_counts (which core calls
  * before anyone reads a result) waits for them and does the check. So
  * back-to-back SpMVs queue like CSR ones, and device events time them. */
+#include "cuda_err.h"
 #include "cuda_hisparse.h"
 
 #include <stdlib.h>
@@ -80,21 +81,6 @@ static void orient_reset(hisp_cuda_hsm *m, int i)
     o->band = o->bp_mask = 0;
 }
 
-static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
-{
-    hisp_status s =
-        e == cudaErrorMemoryAllocation ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND;
-    (void)cudaGetLastError(); /* clear a non-sticky error */
-    return hispi_fail_native(ctx, s, (int64_t)e, "%s failed: %s (%s)", what, cudaGetErrorName(e),
-                             cudaGetErrorString(e));
-}
-
-#define CU(ctx, call)                                                                              \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) return cu_fail((ctx), e_, #call);                                   \
-    } while (0)
-
 static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_view *A,
                           cudaStream_t stream)
 {
@@ -115,9 +101,9 @@ static hisp_status upload(hisp_context ctx, hisp_cuda_hsm *m, const hispi_hs_vie
      * whole 16-byte node loads) */
     m->pool = A->pool_dev;
     m->entries_bytes = ((size_t)total + 1) * sizeof(hispi_sched_entry);
-    CU(ctx, cudaMalloc(&m->entries, m->entries_bytes));
-    CU(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
-    CU(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
+    HISP_CUDA_TRY(ctx, cudaMalloc(&m->entries, m->entries_bytes));
+    HISP_CUDA_TRY(ctx, cudaMalloc(&m->tails, HISP_SCHED_MAX_QUEUES * sizeof(uint32_t)));
+    HISP_CUDA_TRY(ctx, cudaMalloc(&m->ctl, sizeof(hisp_cuda_hs_ctl)));
     (void)stream;
     /* a round holds at most nq + 1 launches pending; raise the device
      * runtime's limit where it is lower than what several contexts need */
@@ -141,7 +127,7 @@ hisp_status hisp_cuda_hs_upload(hisp_context ctx, void *be, const hispi_hs_view 
     int device = 0;
     cudaStream_t stream = NULL;
     hisp_cuda_be_stream(be, &device, &stream);
-    CU(ctx, cudaSetDevice(device));
+    HISP_CUDA_TRY(ctx, cudaSetDevice(device));
     hisp_cuda_hsm *m = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *m, (void **)&m));
     m->f64 = A->type == HISP_F64;
@@ -218,7 +204,7 @@ static hisp_status last_of(hisp_context ctx, void *be, hs_last **out)
             return e == cudaErrorMemoryAllocation
                        ? hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
                                     "cuda: no pinned host memory for the scheduler counts")
-                       : cu_fail(ctx, e, "cudaMallocHost / cudaEventCreate");
+                       : hisp_cuda_fail(ctx, e, "cudaMallocHost / cudaEventCreate");
         }
         L->tails = (uint32_t *)(L->ctl + 1);
         *slot = L;
@@ -266,9 +252,9 @@ hisp_status hisp_cuda_hs_counts(hisp_context ctx, void *be, hisp_sched_counts *c
     int device = 0;
     cudaStream_t stream = NULL;
     hisp_cuda_be_stream(be, &device, &stream);
-    CU(ctx, cudaSetDevice(device));
+    HISP_CUDA_TRY(ctx, cudaSetDevice(device));
     L->state = 0; /* whatever happens, these counts are consumed */
-    CU(ctx, cudaEventSynchronize(L->done));
+    HISP_CUDA_TRY(ctx, cudaEventSynchronize(L->done));
     counts->queues = L->nq;
     counts->rounds = (int64_t)L->ctl->rounds;
     for (int q = 0; q < L->nq; q++) {
@@ -290,9 +276,9 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
 {
     uint64_t head[HISP_SCHED_MAX_QUEUES] = {0};
     for (;;) {
-        CU(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
-                                cudaMemcpyDeviceToHost, stream));
-        CU(ctx, cudaStreamSynchronize(stream));
+        HISP_CUDA_TRY(ctx, cudaMemcpyAsync(tails, m->tails, (size_t)m->nq * sizeof *tails,
+                                           cudaMemcpyDeviceToHost, stream));
+        HISP_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
         hispi_xfer(ctx, HISPI_CONTROL, (size_t)m->nq * sizeof *tails);
         uint64_t pending[HISP_SCHED_MAX_QUEUES];
         bool launch[HISP_SCHED_MAX_QUEUES];
@@ -302,7 +288,7 @@ static hisp_status host_rounds(hisp_context ctx, const hisp_cuda_hsm *m, const h
         counts->rounds++;
         for (int q = 0; q < m->nq; q++) {
             if (!launch[q]) continue;
-            CU(ctx, hisp_cuda_hs_node(P, q, m->base[q] + head[q], pending[q], stream));
+            HISP_CUDA_TRY(ctx, hisp_cuda_hs_node(P, q, m->base[q] + head[q], pending[q], stream));
             head[q] = tails[q];
             counts->nodes[q] += (int64_t)pending[q];
             counts->launches[q]++;
@@ -362,7 +348,7 @@ static hisp_status replay_plans(hisp_context ctx, hisp_cuda_hsm *m, hs_orient *o
             hispi_debug("cuda: replay of queue %d without a plan (%s)", q, cudaGetErrorName(e));
             continue;
         }
-        CU(ctx, e);
+        HISP_CUDA_TRY(ctx, e);
         hispi_xfer(ctx, HISPI_CONTROL, 7 * 8); /* the build reads 7 counters */
         hispi_debug("cuda: replay plan of queue %d: %u leaves, %u entries, runs %.3f, %u per "
                     "lane%s%s",
@@ -403,14 +389,14 @@ static hisp_status band_plan(hisp_context ctx, hisp_cuda_hsm *m, hs_orient *o,
         hispi_debug("cuda: no band plan (%s)", cudaGetErrorName(e));
         return HISP_SUCCESS;
     }
-    CU(ctx, e);
+    HISP_CUDA_TRY(ctx, e);
     hispi_xfer(ctx, HISPI_CONTROL, 5 * 8); /* the build reads 5 counters */
     e = hisp_cuda_hs_bplan_tune(P, &o->bp, ny, stream);
     if (e == cudaErrorMemoryAllocation) { /* no room for its scratch y: the plan's default */
         (void)cudaGetLastError();
         hispi_debug("cuda: band plan variant not timed (%s)", cudaGetErrorName(e));
     } else {
-        CU(ctx, e);
+        HISP_CUDA_TRY(ctx, e);
     }
     o->bp_for = 1;
     *ok = true;
@@ -441,8 +427,8 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
         }
     }
     if (i == 1 && m->entries_t && !m->t_fresh) {
-        CU(ctx, cudaMemcpyAsync(m->entries_t, m->entries, m->entries_bytes,
-                                cudaMemcpyDeviceToDevice, stream));
+        HISP_CUDA_TRY(ctx, cudaMemcpyAsync(m->entries_t, m->entries, m->entries_bytes,
+                                           cudaMemcpyDeviceToDevice, stream));
         m->t_fresh = 1;
         orient_reset(m, 1);
     }
@@ -462,7 +448,7 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
                 cudaError_t e = hisp_cuda_hs_sort_entries(
                     (hispi_sched_entry *)o->entries + m->base[q], m->cap[q], P->tr, stream);
                 if (e == cudaErrorInvalidValue) break; /* too many to sort: replay unsorted */
-                CU(ctx, e);
+                HISP_CUDA_TRY(ctx, e);
             }
         o->sorted = 1;
     }
@@ -481,14 +467,17 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
         for (int q = 0; q < m->nq; q++)
             others |= P->fn[q] >= HISPI_NF_LEAF_COO && m->cap[q] && !(band & (1u << q));
         if (others) {
-            if (!m->side) CU(ctx, cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
-            if (!m->fork) CU(ctx, cudaEventCreateWithFlags(&m->fork, cudaEventDisableTiming));
-            if (!m->join) CU(ctx, cudaEventCreateWithFlags(&m->join, cudaEventDisableTiming));
-            CU(ctx, cudaEventRecord(m->fork, stream));
-            CU(ctx, cudaStreamWaitEvent(m->side, m->fork, 0));
+            if (!m->side)
+                HISP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
+            if (!m->fork)
+                HISP_CUDA_TRY(ctx, cudaEventCreateWithFlags(&m->fork, cudaEventDisableTiming));
+            if (!m->join)
+                HISP_CUDA_TRY(ctx, cudaEventCreateWithFlags(&m->join, cudaEventDisableTiming));
+            HISP_CUDA_TRY(ctx, cudaEventRecord(m->fork, stream));
+            HISP_CUDA_TRY(ctx, cudaStreamWaitEvent(m->side, m->fork, 0));
             side = m->side;
         }
-        CU(ctx, hisp_cuda_hs_bplan_run(P, &o->bp, side ? side : stream));
+        HISP_CUDA_TRY(ctx, hisp_cuda_hs_bplan_run(P, &o->bp, side ? side : stream));
     }
     counts->rounds = 1;
     bool first = true; /* the band kernel counts as the first banded queue's launch */
@@ -499,17 +488,17 @@ static hisp_status replay(hisp_context ctx, hisp_cuda_hsm *m, const hisp_cuda_hs
                 counts->launches[q] = first ? 1 : 0;
                 first = false;
             } else if (o->rp[q].off) {
-                CU(ctx, hisp_cuda_hs_rplan_run(P, &o->rp[q], stream));
+                HISP_CUDA_TRY(ctx, hisp_cuda_hs_rplan_run(P, &o->rp[q], stream));
             } else {
-                CU(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
+                HISP_CUDA_TRY(ctx, hisp_cuda_hs_node(P, q, m->base[q], m->cap[q], stream));
             }
             counts->nodes[q] = (int64_t)m->cap[q];
             counts->total_nodes += counts->nodes[q];
             counts->total_launches += counts->launches[q];
         }
     if (side) { /* the call's stream waits for the band kernel */
-        CU(ctx, cudaEventRecord(m->join, side));
-        CU(ctx, cudaStreamWaitEvent(stream, m->join, 0));
+        HISP_CUDA_TRY(ctx, cudaEventRecord(m->join, side));
+        HISP_CUDA_TRY(ctx, cudaStreamWaitEvent(stream, m->join, 0));
     }
     return HISP_SUCCESS;
 }
@@ -561,7 +550,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
     L->exact = m->exact || !a->root;
     memset(&L->ready, 0, sizeof L->ready);
     L->ready.queues = m->nq;
-    CU(ctx, cudaSetDevice(device));
+    HISP_CUDA_TRY(ctx, cudaSetDevice(device));
 
     hisp_cuda_hs P;
     memset(&P, 0, sizeof P);
@@ -596,7 +585,7 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         (void)cudaGetLastError();
         L->prepared = host ? 1 : 2;
     }
-    CU(ctx, hisp_cuda_hs_begin(&P, a->ny, a->beta, stream));
+    HISP_CUDA_TRY(ctx, hisp_cuda_hs_begin(&P, a->ny, a->beta, stream));
     if (!a->root) {
         L->state = 1;
         return HISP_SUCCESS;
@@ -618,12 +607,13 @@ hisp_status hisp_cuda_hs_spmv(hisp_context ctx, void *be, void *dev, const hispi
         L->state = 1;
         return HISP_SUCCESS;
     }
-    CU(ctx, hisp_cuda_hs_controller(&P, stream));
-    CU(ctx, cudaMemcpyAsync(L->ctl, m->ctl, sizeof *L->ctl, cudaMemcpyDeviceToHost, stream));
-    CU(ctx, cudaMemcpyAsync(L->tails, m->tails, (size_t)m->nq * sizeof *L->tails,
-                            cudaMemcpyDeviceToHost, stream));
+    HISP_CUDA_TRY(ctx, hisp_cuda_hs_controller(&P, stream));
+    HISP_CUDA_TRY(ctx,
+                  cudaMemcpyAsync(L->ctl, m->ctl, sizeof *L->ctl, cudaMemcpyDeviceToHost, stream));
+    HISP_CUDA_TRY(ctx, cudaMemcpyAsync(L->tails, m->tails, (size_t)m->nq * sizeof *L->tails,
+                                       cudaMemcpyDeviceToHost, stream));
     hispi_xfer(ctx, HISPI_CONTROL, sizeof *L->ctl + (size_t)m->nq * sizeof *L->tails);
-    CU(ctx, cudaEventRecord(L->done, stream));
+    HISP_CUDA_TRY(ctx, cudaEventRecord(L->done, stream));
     L->state = 2;
     L->m = m; /* complete once its counts check out (hisp_cuda_hs_counts) */
     return HISP_SUCCESS;

@@ -138,7 +138,7 @@ cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bpl
                                    cudaStream_t stream);
 
 #ifndef __CUDACC__
-#include "../backend.h"
+#include "backend/backend.h"
 
 /* The backend instance's device and stream (defined in cuda.c). */
 HISPI_LOCAL void hisp_cuda_be_stream(void *be, int *device, cudaStream_t *stream);

@@ -1,5 +1,5 @@
 /* CUDA backend: run-time kernels of the compound SpMV variants through NVRTC,
- * from the same source and defines as OpenCL (kernels_cl/compound_spmv.cl).
+ * from the same source and defines as OpenCL (kernels/compound_spmv.cl).
  *
  * NVRTC is opened at the first build (cuda_dl.c: a program must start where
  * it is missing). A cubin for the device's
@@ -10,8 +10,9 @@
  * ~/.cache/hisp; "off" disables it), each a validated entry (core/base/cache_file.c: length and
  * checksum): a damaged or old-format file is never handed to the driver,
  * it is rebuilt and replaced. Modules stay loaded until the process ends. */
-#include "../backend.h"
+#include "backend/backend.h"
 #include "cuda_dl.h"
+#include "cuda_err.h"
 #include "cuda_hisparse.h"
 #include "cuda_kern.h"
 
@@ -22,18 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifdef HISP_HAVE_OPENCL
-extern const char hispi_cl_src_compound_spmv[], hispi_cl_src_hisparse_add[], hispi_cl_src_vector[],
-    hispi_cl_src_sell_spmv[];
-#else
-extern const char hispi_cu_src_compound_spmv[], hispi_cu_src_hisparse_add[], hispi_cu_src_vector[],
-    hispi_cu_src_sell_spmv[];
-#define hispi_cl_src_compound_spmv hispi_cu_src_compound_spmv
-#define hispi_cl_src_hisparse_add hispi_cu_src_hisparse_add
-#define hispi_cl_src_vector hispi_cu_src_vector
-#define hispi_cl_src_sell_spmv hispi_cu_src_sell_spmv
-#endif
 
 typedef struct module {
     struct module *next;
@@ -59,29 +48,16 @@ static const hisp_cuda_nvrtc_fns *nvrtc(void)
     return t;
 }
 
+/* The text NVRTC compiles: the prelude (kernels/common.cl), then the
+ * program's file; NULL for a program CUDA does not compile. */
 static const char *prog_src(int prog)
 {
-    return prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
-           : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
-           : prog == HISPI_PROG_VECTOR ? hispi_cl_src_vector
-           : prog == HISPI_PROG_SELL   ? hispi_cl_src_sell_spmv
-                                       : NULL;
+    return prog >= 0 && prog < HISPI_PROG_COUNT ? hispi_programs[prog].cuda_src : NULL;
 }
 
 static const char *prog_name(int prog)
 {
-    return prog == HISPI_PROG_COMPOUND ? "compound_spmv.cu"
-           : prog == HISPI_PROG_HSADD  ? "hisparse_add.cu"
-           : prog == HISPI_PROG_SELL   ? "sell_spmv.cu"
-                                       : "vector.cu";
-}
-
-static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
-{
-    (void)cudaGetLastError();
-    return hispi_fail_native(
-        ctx, e == cudaErrorMemoryAllocation ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
-        (int64_t)e, "%s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    return hispi_programs[prog].file;
 }
 
 hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
@@ -92,7 +68,7 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     HISPI_TRY(need_nvrtc(ctx));
     struct cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, dev);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaGetDeviceProperties");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
     memset(c, 0, sizeof *c);
     c->max_group = p.maxThreadsPerBlock;
     c->simd = p.warpSize;
@@ -262,7 +238,7 @@ static hisp_status device_props(hisp_context ctx, void *be, int *dev, struct cud
     hisp_cuda_be_stream(be, dev, &st);
     cudaError_t e = cudaSetDevice(*dev);
     if (e == cudaSuccess) e = cudaGetDeviceProperties(p, *dev);
-    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaGetDeviceProperties");
+    return e == cudaSuccess ? HISP_SUCCESS : hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
 }
 
 hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
@@ -305,7 +281,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
             e = cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0);
             if (e != cudaSuccess) {
                 free(cubin);
-                return cu_fail(ctx, e, "cudaLibraryLoadData");
+                return hisp_cuda_fail(ctx, e, "cudaLibraryLoadData");
             }
             if (cacheable) /* a cache: best effort */
                 (void)hispi_cache_write(path, cubin, n);
@@ -316,7 +292,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
     }
     cudaKernel_t kern = NULL;
     e = cudaLibraryGetKernel(&kern, m->lib, name);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "cudaLibraryGetKernel");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaLibraryGetKernel");
     *k = (void *)kern;
     return HISP_SUCCESS;
 }
@@ -449,7 +425,8 @@ hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k, const his
     dim3 grid = {(unsigned)groups, 1, 1}, block = {(unsigned)group_size, 1, 1};
     cudaError_t e = cudaSetDevice(dev);
     if (e == cudaSuccess) e = cudaLaunchKernel((const void *)k, grid, block, argv, 0, st);
-    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaLaunchKernel (run-time kernel)");
+    return e == cudaSuccess ? HISP_SUCCESS
+                            : hisp_cuda_fail(ctx, e, "cudaLaunchKernel (run-time kernel)");
 }
 
 hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes)
@@ -458,5 +435,5 @@ hisp_status hisp_cuda_buf_zero(hisp_context ctx, void *be, void *buf, size_t off
     cudaStream_t st;
     hisp_cuda_be_stream(be, &dev, &st);
     cudaError_t e = cudaMemsetAsync((char *)buf + off, 0, bytes, st);
-    return e == cudaSuccess ? HISP_SUCCESS : cu_fail(ctx, e, "cudaMemsetAsync");
+    return e == cudaSuccess ? HISP_SUCCESS : hisp_cuda_fail(ctx, e, "cudaMemsetAsync");
 }

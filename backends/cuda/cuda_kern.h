@@ -3,7 +3,7 @@
 #ifndef HISP_CUDA_KERN_H
 #define HISP_CUDA_KERN_H
 
-#include "../backend.h"
+#include "backend/backend.h"
 
 HISPI_LOCAL hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *caps);
 HISPI_LOCAL hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,

@@ -2,6 +2,7 @@
  * (cudaMemcpyPeerAsync; peer access enabled once per pair of devices where
  * cudaDeviceCanAccessPeer allows it, else the driver stages the copy through
  * the host) and the axpby kernel of kernels_cuda/msrep.cu. */
+#include "cuda_err.h"
 #include "cuda_hisparse.h"
 #include "cuda_msrep.h"
 
@@ -12,17 +13,6 @@
 /* 0: not tried, 1: enabled, 2: not possible (pairs of devices, one process) */
 static _Atomic int peer_state[PEER_MAX][PEER_MAX];
 static pthread_mutex_t peer_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
-{
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return hispi_fail_native(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, (int64_t)e, "%s: %s", what,
-                                 cudaGetErrorString(e));
-    }
-    return hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e, "%s failed: %s (%s)", what,
-                             cudaGetErrorName(e), cudaGetErrorString(e));
-}
 
 /* Let `from` access `to`'s memory where the hardware allows it. Failure to
  * enable is not an error: cudaMemcpyPeerAsync then stages through the
@@ -64,7 +54,7 @@ hisp_status hisp_cuda_peer_copy(hisp_context ctx, void *q, void *dst_be, void *d
                                        cudaMemcpyDeviceToDevice, qs)
                      : cudaMemcpyPeerAsync((char *)dst + dst_off, dd, (const char *)src + src_off,
                                            sd, bytes, qs);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "peer copy");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "peer copy");
     return HISP_SUCCESS;
 }
 
@@ -82,6 +72,6 @@ hisp_status hisp_cuda_axpby(hisp_context ctx, void *be, hisp_type t, int64_t n, 
         e = hisp_cuda_launch_axpby(t == HISP_F64, n, a,
                                    x ? (const char *)x + (size_t)xoff * es : NULL, b,
                                    (char *)y + (size_t)yoff * es, st);
-    if (e != cudaSuccess) return cu_fail(ctx, e, "axpby kernel launch");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "axpby kernel launch");
     return HISP_SUCCESS;
 }

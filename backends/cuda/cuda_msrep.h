@@ -20,7 +20,7 @@ cudaError_t hisp_cuda_launch_local_ptr(const int64_t *g, int64_t n, int64_t base
                                        int wide, void *l, cudaStream_t stream);
 
 #ifndef __CUDACC__
-#include "../backend.h"
+#include "backend/backend.h"
 
 /* cuSPARSE parts (cuda_vendor.c), reached through csr_upload / csr_spmv /
  * csr_free when the view asks for the vendor kernel. */

@@ -3,7 +3,7 @@
 #ifndef HISP_CUDA_STAGE_H
 #define HISP_CUDA_STAGE_H
 
-#include "hispi.h"
+#include "backend/backend.h"
 
 #include <cuda_runtime_api.h>
 #include <stdbool.h>

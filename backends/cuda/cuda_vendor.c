@@ -5,6 +5,7 @@
  * host's local pointers are narrowed and uploaded. cuSPARSE is opened on
  * the first upload (cuda_dl.c); every part holds its table. */
 #include "cuda_dl.h"
+#include "cuda_err.h"
 #include "cuda_hisparse.h"
 #include "cuda_msrep.h"
 
@@ -23,17 +24,6 @@ typedef struct {
     int64_t nrows, ncols, nnz;
 } vcsr;
 
-static hisp_status cu_fail(hisp_context ctx, cudaError_t e, const char *what)
-{
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return hispi_fail_native(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, (int64_t)e, "%s: %s", what,
-                                 cudaGetErrorString(e));
-    }
-    return hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e, "%s failed: %s (%s)", what,
-                             cudaGetErrorName(e), cudaGetErrorString(e));
-}
-
 static hisp_status sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs, cusparseStatus_t e,
                            const char *what)
 {
@@ -46,7 +36,7 @@ static hisp_status sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs, c
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
-            s = cu_fail(ctx, e_, #call);                                                           \
+            s = hisp_cuda_fail(ctx, e_, #call);                                                    \
             goto out;                                                                              \
         }                                                                                          \
     } while (0)

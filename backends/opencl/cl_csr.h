@@ -2,7 +2,7 @@
  * upload and analysis (cl_csr_upload.c) and its SpMV (cl_spmv.c).
  *
  * Three kernel families:
- *  - "block" (GPUs; kernels_cl/csr_block.cl): the CUDA backend's design.
+ *  - "block" (GPUs; kernels/csr_block.cl): the CUDA backend's design.
  *    The host cuts the rows into work-groups of about equal work
  *    (plan_blocks): consecutive short rows packed up to 16 KiB of staged
  *    products / 1024 rows, a row longer than a quarter of that its own

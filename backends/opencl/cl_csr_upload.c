@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-extern const char hispi_cl_src_msrep[];
+extern const char hispi_kern_src_msrep[];
 
 void hisp_cl_csr_free(void *be, void *dev)
 {
@@ -210,7 +210,7 @@ static hisp_status local_ptr_on_device(hisp_context ctx, hisp_cl_be *be, const h
     if (!s) s = hisp_cl_buf_alloc(ctx, be, np1 * (m->wide_ptr ? 8 : 4), &b);
     if (!s) m->rowptr = b;
     if (!s)
-        s = hisp_cl_kernel(ctx, be, hispi_cl_src_msrep,
+        s = hisp_cl_kernel(ctx, be, hispi_kern_src_msrep,
                            m->wide_ptr
                                ? "-cl-std=CL1.2 -D VALUE_T=float -D IS_DOUBLE=0 -D PTR_T=ulong"
                                : "-cl-std=CL1.2 -D VALUE_T=float -D IS_DOUBLE=0 -D PTR_T=uint",

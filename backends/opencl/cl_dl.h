@@ -10,7 +10,7 @@
 #ifndef HISP_CL_DL_H
 #define HISP_CL_DL_H
 
-#include "../backend.h"
+#include "backend/backend.h"
 
 #include <CL/cl.h>
 

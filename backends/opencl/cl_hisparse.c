@@ -1,5 +1,5 @@
 /* OpenCL backend: HiSparse upload and SpMV with the host as the scheduler's
- * controller (core/hisparse/hisparse_sched.h, kernels_cl/hisparse_spmv.cl).
+ * controller (core/hisparse/hisparse_sched.h, kernels/hisparse_spmv.cl).
  *
  * Device state of a matrix: the family's pool (core/hisparse/hisparse_dev.c); one entry array
  * holding every queue (queue q at slots [qbase[q], qbase[q] + cap[q]),
@@ -35,14 +35,13 @@
  * A matrix's first SpMV (per orientation with the owner mapping, whose
  * sub-queues depend on it: each orientation has its own entry array) is
  * scheduled; later ones replay the full leaf queues in one round. */
-#include "hisparse/hispi_hisparse.h"
 #include "cl_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const char hispi_cl_src_hisparse_spmv[];
+extern const char hispi_kern_src_hisparse_spmv[];
 
 enum {
     K_INNER_COO,
@@ -246,7 +245,7 @@ static hisp_status kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_hs *m, int w
                  "MAX_PARTS=%d",
                  m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64, be->int64_atomics,
                  m->nv_asm, HISPI_SCHED_MAX_PARTS);
-        hisp_status s = hisp_cl_kernel(ctx, be, hispi_cl_src_hisparse_spmv, opts,
+        hisp_status s = hisp_cl_kernel(ctx, be, hispi_kern_src_hisparse_spmv, opts,
                                        kernel_names[which], &m->k[which]);
         if (s == HISP_ERR_KERNEL_BUILD && m->nv_asm) {
             hispi_debug("opencl: hisparse_spmv.cl with NV_ASM=%d failed to build; plain atomics",

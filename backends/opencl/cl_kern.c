@@ -7,11 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const char hispi_cl_src_compound_spmv[];
-extern const char hispi_cl_src_hisparse_add[];
-extern const char hispi_cl_src_vector[];
-extern const char hispi_cl_src_sell_spmv[];
-
 hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
 {
     (void)ctx;
@@ -31,11 +26,7 @@ hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
 hisp_status hisp_cl_kern_get(hisp_context ctx, void *vbe, int prog, const char *opts,
                              const char *name, void **k)
 {
-    const char *src = prog == HISPI_PROG_COMPOUND ? hispi_cl_src_compound_spmv
-                      : prog == HISPI_PROG_HSADD  ? hispi_cl_src_hisparse_add
-                      : prog == HISPI_PROG_VECTOR ? hispi_cl_src_vector
-                      : prog == HISPI_PROG_SELL   ? hispi_cl_src_sell_spmv
-                                                  : NULL;
+    const char *src = prog >= 0 && prog < HISPI_PROG_COUNT ? hispi_programs[prog].src : NULL;
     if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
     cl_kernel kk = NULL;
     HISPI_TRY(hisp_cl_kernel(ctx, vbe, src, opts, name, &kk));

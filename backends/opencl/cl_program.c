@@ -14,15 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* kernels_cl/common.cl, embedded: the prelude of every program */
-extern const char hispi_cl_src_common[];
-
 static int cache_path(hisp_context ctx, const hisp_cl_be *be, const char *src, const char *opts,
                       char *out, size_t size)
 {
     const char *ver = hisp_version_string();
     uint64_t h = hispi_hash(ver, strlen(ver), 0x6869737063ull);
-    h = hispi_hash(hispi_cl_src_common, strlen(hispi_cl_src_common), h);
+    h = hispi_hash(hispi_kern_src_common, strlen(hispi_kern_src_common), h);
     h = hispi_hash(src, strlen(src), h);
     h = hispi_hash(opts, strlen(opts) + 1, h);
     h = hispi_hash(be->name, strlen(be->name) + 1, h);
@@ -74,7 +71,7 @@ static hisp_status build_from_source(hisp_context ctx, hisp_cl_be *be, const cha
                                      const char *opts, cl_program *out)
 {
     cl_int e = CL_SUCCESS;
-    const char *parts[2] = {hispi_cl_src_common, src}; /* the prelude first */
+    const char *parts[2] = {hispi_kern_src_common, src}; /* the prelude first */
     cl_program p = clCreateProgramWithSource(be->context, 2, parts, NULL, &e);
     if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clCreateProgramWithSource");
     e = clBuildProgram(p, 1, &be->device, opts, NULL, NULL);

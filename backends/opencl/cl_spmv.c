@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char hispi_cl_src_csr_spmv[];
-extern const char hispi_cl_src_csr_block[];
+extern const char hispi_kern_src_csr_spmv[];
+extern const char hispi_kern_src_csr_block[];
 
 /* Defines of wrapped index arrays (none for hisp's own: the kernels'
  * defaults, so those programs keep their cache keys). */
@@ -47,7 +47,7 @@ static hisp_status get_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, 
              "-cl-std=CL1.2 -D VALUE_T=%s -D IS_DOUBLE=%d -D PTR_T=%s -D LS=%u -D ATOM64=%d%s",
              m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
              m->wide_ptr ? "ulong" : "uint", be->vector_ls, be->int64_atomics, idx_defines(m));
-    HISPI_TRY(hisp_cl_kernel(ctx, be, hispi_cl_src_csr_spmv, opts, name, k));
+    HISPI_TRY(hisp_cl_kernel(ctx, be, hispi_kern_src_csr_spmv, opts, name, k));
     if (!reqd) return HISP_SUCCESS;
     size_t wg = 0;
     cl_int e =
@@ -135,7 +135,7 @@ static hisp_status get_block_kernel(hisp_context ctx, hisp_cl_be *be, hisp_cl_cs
                  m->type == HISP_F64 ? "double" : "float", m->type == HISP_F64,
                  m->wide_ptr ? "ulong" : "uint", be->int64_atomics, be->nv_asm, BLK_STAGE_BYTES,
                  be->nv_opts ? " -cl-nv-maxrregcount=64" : "", idx_defines(m));
-        hisp_status s = hisp_cl_kernel(ctx, be, hispi_cl_src_csr_block, opts, name, k);
+        hisp_status s = hisp_cl_kernel(ctx, be, hispi_kern_src_csr_block, opts, name, k);
         if (s == HISP_ERR_KERNEL_BUILD && be->nv_asm) {
             hispi_debug("opencl: csr_block.cl with inline PTX level %d failed to build; "
                         "trying level %d",

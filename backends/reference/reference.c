@@ -1,6 +1,10 @@
 /* The reference backend: host memory and the core's plain C operations.
  * It is the oracle of the tests and the fallback when no device answers. */
-#include "../backend.h"
+#include "backend/backend.h"
+/* the reference backend runs the core's own host loops (host CSR, the
+ * reference SpMV, the scheduler's host simulation): core internals */
+#include "hisparse/hisparse_sched.h"
+#include "hispi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* Contexts: backend selection and device discovery. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -7,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+hisp_status hispi_be_missing(hisp_context ctx, const hisp_backend_ops *ops, const char *slot)
+{
+    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no %s", ops->name, slot);
+}
 
 bool hispi_ctx_ok(hisp_context ctx)
 {
@@ -77,7 +83,7 @@ static void close_backend(hisp_context ctx)
         hispi_debug("the last HiSparse SpMV failed its scheduler check");
     for (hispi_devobj *o = ctx->objects.next; o != &ctx->objects; o = o->next)
         o->drop_device(o);
-    if (ctx->ops && ctx->be) ctx->ops->fini(ctx->be);
+    if (ctx->ops && ctx->be) HISPI_BE_VOID_ON(ctx->ops, fini, ctx->be);
     ctx->ops = NULL;
     ctx->be = NULL;
 }
@@ -102,7 +108,7 @@ long hispi_context_instances_opened(void)
 
 static void parked_close(hispi_parked *p)
 {
-    hispi_backends[p->kind]->fini(p->be);
+    HISPI_BE_VOID_ON(hispi_backends[p->kind], fini, p->be);
     free(p);
 }
 
@@ -180,7 +186,7 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
 {
     const hisp_backend_ops *ops = hispi_backends[kind];
     int n = 0;
-    HISPI_TRY(ops->device_count(ctx, &n));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, device_count, &n));
     if (n == 0)
         return hispi_fail(ctx, HISP_ERR_NO_DEVICE, "%s backend: %s", ops->name,
                           ctx->err.note[0] ? ctx->err.note : "no device found");
@@ -188,7 +194,7 @@ static hisp_status open_backend(hisp_context ctx, hisp_backend_kind kind, int de
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "%s backend: device %d requested, %d available", ops->name, device, n);
     void *be = NULL;
-    HISPI_TRY(ops->init(ctx, device < 0 ? 0 : device, &be));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, init, device < 0 ? 0 : device, &be));
     if (kind != HISP_BACKEND_REFERENCE) atomic_fetch_add(&opened, 1);
     close_backend(ctx);
     ctx->ops = ops;
@@ -207,16 +213,16 @@ hisp_status hispi_context_set_subdevice(hisp_context ctx, hisp_backend_kind kind
     if ((int)kind < 0 || kind >= HISP_BACKEND_COUNT || !hispi_backends[kind])
         return hispi_fail(ctx, HISP_ERR_NOT_COMPILED, "backend %d is not compiled in", (int)kind);
     const hisp_backend_ops *ops = hispi_backends[kind];
-    if (!ops->init_sub)
+    if (!HISPI_BE_HAS_ON(ops, init_sub))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no sub-devices",
                           ops->name);
     int n = 0;
-    HISPI_TRY(ops->device_count(ctx, &n));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, device_count, &n));
     if (device < 0 || device >= n)
         return hispi_fail(ctx, n ? HISP_ERR_INVALID_ARGUMENT : HISP_ERR_NO_DEVICE,
                           "%s backend: device %d requested, %d available", ops->name, device, n);
     void *be = NULL;
-    HISPI_TRY(ops->init_sub(ctx, device, sub, nsub, &be));
+    HISPI_TRY(HISPI_BE_ON(ctx, ops, init_sub, device, sub, nsub, &be));
     atomic_fetch_add(&opened, 1);
     close_backend(ctx);
     ctx->ops = ops;
@@ -238,7 +244,7 @@ hisp_status hisp_context_set_stream(hisp_context ctx, void *stream)
 static hisp_status set_stream(hisp_context ctx, void *stream)
 {
     const hisp_backend_ops *ops = ctx->ops;
-    if (!ops->stream_set) {
+    if (!HISPI_BE_HAS(ctx, stream_set)) {
         if (!stream) return HISP_SUCCESS;
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend takes no stream", ops->name);
     }
@@ -246,7 +252,7 @@ static hisp_status set_stream(hisp_context ctx, void *stream)
     HISPI_TRY(hispi_settle(ctx)); /* the old stream's HiSparse work is checked there */
     void *be = NULL;
     int device = ctx->device;
-    HISPI_TRY(ops->stream_set(ctx, ctx->be, stream, &be, &device));
+    HISPI_TRY(HISPI_BE(ctx, stream_set, stream, &be, &device));
     if (be) { /* another device context: every device copy goes as on a switch */
         close_backend(ctx);
         ctx->ops = ops;
@@ -261,7 +267,7 @@ hisp_status hisp_context_get_stream(hisp_context ctx, void **stream)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!stream) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stream is NULL");
-    *stream = ctx->ops->stream_get ? ctx->ops->stream_get(ctx->be) : NULL;
+    *stream = HISPI_BE_HAS(ctx, stream_get) ? ctx->ops->stream_get(ctx->be) : NULL; /* no status */
     return HISP_SUCCESS;
 }
 
@@ -352,12 +358,12 @@ hisp_status hisp_context_get_device(hisp_context ctx, hisp_device_info *info)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!info) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "info is NULL");
-    return ctx->ops->device_info(ctx, ctx->device, info);
+    return HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, info);
 }
 
 static hisp_status synchronize(hisp_context ctx)
 {
-    HISPI_TRY(ctx->ops->synchronize(ctx, ctx->be));
+    HISPI_TRY(HISPI_BE_SYNC(ctx));
     return hispi_settle(ctx);
 }
 
@@ -397,7 +403,7 @@ hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, size_t off, c
                             size_t bytes)
 {
     hisp_transfer_stats b = ctx->xfer;
-    hisp_status s = ctx->ops->buf_write(ctx, be, buf, off, src, bytes);
+    hisp_status s = HISPI_BE_ON(ctx, ctx->ops, buf_write, be, buf, off, src, bytes);
     as_control(ctx, &b);
     return s;
 }
@@ -406,7 +412,7 @@ hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t o
                            size_t bytes)
 {
     hisp_transfer_stats b = ctx->xfer;
-    hisp_status s = ctx->ops->buf_read(ctx, be, buf, off, dst, bytes);
+    hisp_status s = HISPI_BE_ON(ctx, ctx->ops, buf_read, be, buf, off, dst, bytes);
     as_control(ctx, &b);
     return s;
 }
@@ -483,7 +489,7 @@ hisp_status hisp_backend_device_count(hisp_context ctx, hisp_backend_kind kind, 
         return HISP_SUCCESS;
     }
     ctx->err.note[0] = 0;
-    return hispi_backends[kind]->device_count(ctx, count);
+    return HISPI_BE_ON(ctx, hispi_backends[kind], device_count, count);
 }
 
 hisp_status hisp_backend_device_info(hisp_context ctx, hisp_backend_kind kind, int index,
@@ -496,5 +502,5 @@ hisp_status hisp_backend_device_info(hisp_context ctx, hisp_backend_kind kind, i
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: no device %d (%d available)",
                           hisp_backend_name(kind), index, n);
     memset(info, 0, sizeof *info);
-    return hispi_backends[kind]->device_info(ctx, index, info);
+    return HISPI_BE_ON(ctx, hispi_backends[kind], device_info, index, info);
 }

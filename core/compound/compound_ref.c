@@ -9,7 +9,7 @@
  *               y = a0b2 - a1b3 + a2b0 + a3b1
  *               z = a0b3 + a1b2 - a2b1 + a3b0
  *   3x3 block   row-major a, y_r = sum_c a[3r+c] b_c
- * The kernels (kernels_cl/compound_spmv.cl) use the same formulas in the
+ * The kernels (kernels/compound_spmv.cl) use the same formulas in the
  * same order. */
 #include "hispi_compound.h"
 

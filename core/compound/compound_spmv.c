@@ -1,9 +1,10 @@
 /* Compound SpMV variants on the context's backend: layouts built on the
  * host and uploaded once per (matrix, outer, inner), kernels generated from
- * kernels_cl/compound_spmv.cl with defines and cached per matrix, vector
+ * kernels/compound_spmv.cl with defines and cached per matrix, vector
  * layout conversions, schedules. Backends without run-time kernels (the
  * reference) run the host emulation of the layout. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_compound.h"
 
 #include <stdio.h>
@@ -31,7 +32,7 @@ typedef struct {
 
 static void dfree(hisp_context ctx, void **b)
 {
-    if (*b) ctx->ops->buf_free(ctx->be, *b);
+    if (*b) HISPI_BE_VOID(ctx, buf_free, *b);
     *b = NULL;
 }
 
@@ -51,7 +52,7 @@ void hispi_compound_drop(hisp_matrix A)
     while (d->kerns) {
         ckern *k = d->kerns;
         d->kerns = k->next;
-        if (k->k && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, k->k);
+        if (k->k && HISPI_BE_HAS(ctx, kern_free)) HISPI_BE_VOID(ctx, kern_free, k->k);
         free(k);
     }
     dfree(ctx, &d->counter);
@@ -88,14 +89,15 @@ hisp_status hispi_compound_op_matrix(hisp_matrix A, hisp_op op, hisp_matrix *M)
 
 static bool has_kernels(hisp_context ctx)
 {
-    const hisp_backend_ops *o = ctx->ops;
-    return o->kern_caps && o->kern_get && o->kern_free && o->kern_launch && o->buf_zero;
+    return HISPI_BE_HAS(ctx, kern_caps) && HISPI_BE_HAS(ctx, kern_get) &&
+           HISPI_BE_HAS(ctx, kern_free) && HISPI_BE_HAS(ctx, kern_launch) &&
+           HISPI_BE_HAS(ctx, buf_zero);
 }
 
 static hisp_status upload(hisp_context ctx, const void *src, size_t bytes, void **buf)
 {
-    HISPI_TRY(ctx->ops->buf_alloc(ctx, ctx->be, bytes, buf));
-    return ctx->ops->buf_write(ctx, ctx->be, *buf, 0, src, bytes);
+    HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, buf));
+    return HISPI_BE(ctx, buf_write, *buf, 0, src, bytes);
 }
 
 /* The layout of A for (outer, inner): built, and uploaded on devices. */
@@ -166,7 +168,7 @@ static hisp_status get_kernel(hisp_context ctx, hispi_cdev *d, const char *opts,
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *q, (void **)&q));
     snprintf(q->opts, sizeof q->opts, "%s", opts);
     snprintf(q->name, sizeof q->name, "%s", name);
-    hisp_status s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_COMPOUND, opts, name, &q->k);
+    hisp_status s = HISPI_BE(ctx, kern_get, HISPI_PROG_COMPOUND, opts, name, &q->k);
     if (s) {
         free(q);
         return s;
@@ -227,13 +229,13 @@ static hisp_status vec_convert(hisp_context ctx, hispi_cdev *d, const char *opts
     hispi_karg a[3] = {
         {HISPI_KARG_I32, NULL, n, 0}, {HISPI_KARG_BUF, src, 0, 0}, {HISPI_KARG_BUF, dst, 0, 0}};
     size_t ls = 64, groups = ((size_t)n * (size_t)vc + ls - 1) / ls;
-    return ctx->ops->kern_launch(ctx, ctx->be, k, a, 3, groups, ls);
+    return HISPI_BE(ctx, kern_launch, k, a, 3, groups, ls);
 }
 
 static hisp_status scratch(hisp_context ctx, void **buf, size_t bytes)
 {
     if (*buf) return HISP_SUCCESS; /* sized for this matrix at first use */
-    return ctx->ops->buf_alloc(ctx, ctx->be, bytes, buf);
+    return HISPI_BE(ctx, buf_alloc, bytes, buf);
 }
 
 /* Host emulation (backends without run-time kernels). */
@@ -311,7 +313,7 @@ static hisp_status variant_opts(hisp_context ctx, hisp_matrix A, const hisp_vari
     hispi_cdev *d = A->cdev;
     const int o = v->layout.outer, in = v->layout.inner, vs = v->layout.vec == HISP_SOA;
     if (!d->caps_ok) {
-        HISPI_TRY(ctx->ops->kern_caps(ctx, ctx->be, &d->caps));
+        HISPI_TRY(HISPI_BE(ctx, kern_caps, &d->caps));
         d->caps_ok = true;
     }
     hisp_schedule sc;
@@ -340,7 +342,9 @@ static hisp_status variant_opts(hisp_context ctx, hisp_matrix A, const hisp_vari
 
 hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A, const hisp_variant *v, int n)
 {
-    if (!hispi_sparse_family(A->host.format) || !has_kernels(ctx) || !ctx->ops->kern_prebuild || n <= 0) return HISP_SUCCESS;
+    if (!hispi_sparse_family(A->host.format) || !has_kernels(ctx) ||
+        !HISPI_BE_HAS(ctx, kern_prebuild) || n <= 0)
+        return HISP_SUCCESS;
     char(*opts)[480] = NULL;
     const char **ptr = NULL;
     hisp_status s = hispi_alloc(ctx, (size_t)n, sizeof *opts, (void **)&opts);
@@ -357,7 +361,7 @@ hisp_status hispi_compound_prebuild(hisp_context ctx, hisp_matrix A, const hisp_
         }
         if (!s) ptr[m] = opts[m], m++;
     }
-    if (!s) s = ctx->ops->kern_prebuild(ctx, ctx->be, HISPI_PROG_COMPOUND, ptr, m);
+    if (!s) s = HISPI_BE(ctx, kern_prebuild, HISPI_PROG_COMPOUND, ptr, m);
     free(opts);
     free(ptr);
     return s;
@@ -377,15 +381,14 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
     const int o = v->layout.outer, in = v->layout.inner, vs = v->layout.vec == HISP_SOA;
     if (!has_kernels(ctx)) return run_host(ctx, L, vs, alpha, x, beta, y, warmup, repeat, ms);
 
-    const hisp_backend_ops *ops = ctx->ops;
     char opts[480], vopts[480], name[40];
     hisp_schedule sc;
     HISPI_TRY(variant_opts(ctx, A, v, opts, vopts, name, &sc));
     hispi_ctype c = L->ct;
     void *k = NULL;
     HISPI_TRY(get_kernel(ctx, d, opts, name, &k));
-    if (!d->dummy) HISPI_TRY(ops->buf_alloc(ctx, ctx->be, 16, &d->dummy));
-    if (!d->counter) HISPI_TRY(ops->buf_alloc(ctx, ctx->be, 16, &d->counter));
+    if (!d->dummy) HISPI_TRY(HISPI_BE(ctx, buf_alloc, 16, &d->dummy));
+    if (!d->counter) HISPI_TRY(HISPI_BE(ctx, buf_alloc, 16, &d->counter));
 
     void *xd = NULL, *yd = NULL;
     HISPI_TRY(hispi_vector_device(x, true, &xd));
@@ -407,8 +410,8 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
     if (runs < 1) runs = 1;
     hisp_status s = HISP_SUCCESS;
     if (runs > 1 && beta != 0) {
-        s = ops->buf_alloc(ctx, ctx->be, ybytes, &y0);
-        if (!s) s = ops->buf_copy(ctx, ctx->be, y0, yk, ybytes);
+        s = HISPI_BE(ctx, buf_alloc, ybytes, &y0);
+        if (!s) s = HISPI_BE(ctx, buf_copy, y0, yk, ybytes);
     }
     int64_t nchunks = (L->nrows + sc.nt - 1) / sc.nt;
     size_t groups = (size_t)sc.nb * (size_t)(d->caps.compute_units > 0 ? d->caps.compute_units : 1);
@@ -416,21 +419,21 @@ hisp_status hispi_compound_spmv(hisp_context ctx, const hisp_variant *v, double 
     hispi_karg args[15];
     kargs_spmv(args, L, d, o, in, xk, yk, alpha, beta, (int)nchunks);
     void *m0 = NULL, *m1 = NULL;
-    if (!s && ms) s = ops->mark_create(ctx, ctx->be, &m0);
-    if (!s && ms) s = ops->mark_create(ctx, ctx->be, &m1);
+    if (!s && ms) s = HISPI_BE(ctx, mark_create, &m0);
+    if (!s && ms) s = HISPI_BE(ctx, mark_create, &m1);
     for (int r = 0; r < runs && !s; r++) {
-        if (y0 && r) s = ops->buf_copy(ctx, ctx->be, yk, y0, ybytes);
+        if (y0 && r) s = HISPI_BE(ctx, buf_copy, yk, y0, ybytes);
         bool timed = ms && r >= warmup;
-        if (!s && timed) s = ops->mark_record(ctx, ctx->be, m0);
-        if (!s && sc.dynamic) s = ops->buf_zero(ctx, ctx->be, d->counter, 0, 4);
-        if (!s) s = ops->kern_launch(ctx, ctx->be, k, args, 15, groups, (size_t)sc.nt);
-        if (!s && timed) s = ops->mark_record(ctx, ctx->be, m1);
-        if (!s && timed) s = ops->mark_elapsed(ctx, ctx->be, m0, m1, &ms[r - warmup]);
+        if (!s && timed) s = HISPI_BE(ctx, mark_record, m0);
+        if (!s && sc.dynamic) s = HISPI_BE(ctx, buf_zero, d->counter, 0, 4);
+        if (!s) s = HISPI_BE(ctx, kern_launch, k, args, 15, groups, (size_t)sc.nt);
+        if (!s && timed) s = HISPI_BE(ctx, mark_record, m1);
+        if (!s && timed) s = HISPI_BE(ctx, mark_elapsed, m0, m1, &ms[r - warmup]);
     }
     if (!s && vs) s = vec_convert(ctx, d, vopts, false, L->nrows, c.vc, d->ys, yd);
-    if (m0) ops->mark_destroy(ctx->be, m0);
-    if (m1) ops->mark_destroy(ctx->be, m1);
-    if (y0) ops->buf_free(ctx->be, y0);
+    if (m0) HISPI_BE_VOID(ctx, mark_destroy, m0);
+    if (m1) HISPI_BE_VOID(ctx, mark_destroy, m1);
+    if (y0) HISPI_BE_VOID(ctx, buf_free, y0);
     if (!s) hispi_vector_device_written(y);
     return s;
 }

@@ -16,7 +16,8 @@
  *         ELLPACK's best products are several times CSR's.
  * Each candidate: 2 untimed runs, then the median of 5 timed runs; at the
  * end the 5 fastest are timed again (median of 15) and decide. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_compound.h"
 
 #include <math.h>
@@ -464,10 +465,10 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
     }
     free(xh);
     hispi_kcaps c = {1024, 32, 1, 0, "", 0};
-    if (!s && ctx->ops->kern_caps) s = ctx->ops->kern_caps(ctx, ctx->be, &c);
+    if (!s && HISPI_BE_HAS(ctx, kern_caps)) s = HISPI_BE(ctx, kern_caps, &c);
     int nt[32], nb[32];
     int nnt = nt_set(&c, nt), nnb = nb_set(&c, nb), lim = per_cu_limit(&c);
-    if (!ctx->ops->kern_caps) nnt = nnb = 1, nt[0] = nb[0] = 1; /* host emulation */
+    if (!HISPI_BE_HAS(ctx, kern_caps)) nnt = nnb = 1, nt[0] = nb[0] = 1; /* host emulation */
     hisp_variant best = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, nt[0], nb[0]}};
     double best_ms = INFINITY;
     stage g = {&t, NULL, 0, 0, nt, nnt, nb, nnb, lim, c.simd, &best, &best_ms};

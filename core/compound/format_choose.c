@@ -23,12 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FMT_ROUNDS 15 /* timed samples per candidate */
-#define FMT_WARMUP 2  /* untimed calls after the first */
-#define FMT_LEADERS 3 /* variants of the search timed in the table */
+#define FMT_ROUNDS 15                   /* timed samples per candidate */
+#define FMT_WARMUP 2                    /* untimed calls after the first */
+#define FMT_LEADERS 3                   /* variants of the search timed in the table */
 #define FMT_CANDS (1 + FMT_LEADERS + 8) /* CSR, variants, other formats */
-#define FMT_VCAP 4096   /* variants kept from the search */
-#define FMT_MARGIN 0.97 /* another format must beat CSR by 3 % */
+#define FMT_VCAP 4096                   /* variants kept from the search */
+#define FMT_MARGIN 0.97                 /* another format must beat CSR by 3 % */
 
 /* ---- names, key, cache ------------------------------------------------------ */
 
@@ -117,10 +117,9 @@ static void cache_store(hisp_context ctx, const hisp_format_choice *c)
     if (hisp_format_choice_cache_path(ctx, c->key, path, sizeof path)) return;
     if (c->best.kind == HISP_CHOICE_VARIANT && hisp_format_result_name(&c->best, var, sizeof var))
         return;
-    int n =
-        snprintf(buf, sizeof buf,
-                 "hisp-format 1\nkey %s\nkind %s\nvariant %s\nms %.9g\nfirst %.9g\ncsr %.9g\n",
-                 c->key, kind_name(&c->best), var, c->best.ms, c->best.first_ms, c->csr_ms);
+    int n = snprintf(buf, sizeof buf,
+                     "hisp-format 1\nkey %s\nkind %s\nvariant %s\nms %.9g\nfirst %.9g\ncsr %.9g\n",
+                     c->key, kind_name(&c->best), var, c->best.ms, c->best.first_ms, c->csr_ms);
     if (n > 0 && (size_t)n < sizeof buf) (void)hispi_cache_write(path, buf, (size_t)n);
 }
 

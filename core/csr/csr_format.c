@@ -3,7 +3,7 @@
  * backend's csr_upload / csr_spmv (a COO or CSC matrix uploads a private
  * CSR and stays as it is). Compound entry types never reach spmv here:
  * hisp_spmv sends them to their layouts (core/compound/). */
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "format/format.h"
 
 #include <string.h>
@@ -80,16 +80,13 @@ static hisp_status scale(hisp_matrix A, double a)
 static hisp_status prepare(hisp_context ctx, hisp_matrix A, hisp_vector x, bool read_y,
                            hisp_vector y, void **xd, void **yd)
 {
-    if (!ctx->ops->csr_spmv)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV",
-                          ctx->ops->name);
     if (A->wrapped && !A->dev) HISPI_TRY(hispi_matrix_wrap_upload(A)); /* no host copy */
     if (!A->dev) {
         hispi_sparse tmp;
         const hispi_sparse *c = NULL;
         HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
         hispi_csr_view v = {c->type, c->nrows, c->ncols, c->nnz, c->rowptr, c->colind, c->val};
-        hisp_status s = ctx->ops->csr_upload(ctx, ctx->be, &v, &A->dev);
+        hisp_status s = HISPI_BE(ctx, csr_upload, &v, &A->dev);
         hispi_sparse_free(&tmp);
         HISPI_TRY(s);
     }
@@ -102,7 +99,7 @@ static hisp_status spmv(hisp_context ctx, hisp_op op, double a, hisp_matrix A, h
 {
     void *xd = NULL, *yd = NULL;
     HISPI_TRY(prepare(ctx, A, x, b != 0, y, &xd, &yd));
-    HISPI_TRY(ctx->ops->csr_spmv(ctx, ctx->be, A->dev, op, a, xd, b, yd));
+    HISPI_TRY(HISPI_BE(ctx, csr_spmv, A->dev, op, a, xd, b, yd));
     hispi_vector_device_written(y);
     return HISP_SUCCESS;
 }
@@ -111,14 +108,14 @@ static hisp_status spmv(hisp_context ctx, hisp_op op, double a, hisp_matrix A, h
 static hisp_status spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                             hisp_result r)
 {
-    if (!ctx->ops->csr_spmv_dot) {
+    if (!HISPI_BE_HAS(ctx, csr_spmv_dot)) {
         HISPI_TRY(spmv(ctx, HISP_OP_N, 1, A, x, 0, y));
         return hisp_vector_dot(x, y, r);
     }
     void *xd = NULL, *yd = NULL, *rd = NULL;
     HISPI_TRY(prepare(ctx, A, x, false, y, &xd, &yd));
     if (r.vec) HISPI_TRY(hispi_vector_device(r.vec, true, &rd)); /* one entry is written */
-    HISPI_TRY(ctx->ops->csr_spmv_dot(ctx, ctx->be, A->dev, xd, 0, yd, rd, r.index, r.host));
+    HISPI_TRY(HISPI_BE(ctx, csr_spmv_dot, A->dev, xd, 0, yd, rd, r.index, r.host));
     hispi_vector_device_written(y);
     if (r.vec) hispi_vector_device_written(r.vec);
     return HISP_SUCCESS;

@@ -10,10 +10,8 @@ extern const hispi_format_ops hispi_coo_format, hispi_csr_format, hispi_csc_form
 extern const hispi_format_ops hispi_hisparse_format, hispi_sell_format;
 
 static const hispi_format_ops *const formats[] = {
-    [HISP_FORMAT_COO] = &hispi_coo_format,
-    [HISP_FORMAT_CSR] = &hispi_csr_format,
-    [HISP_FORMAT_CSC] = &hispi_csc_format,
-    [HISP_FORMAT_HISPARSE] = &hispi_hisparse_format,
+    [HISP_FORMAT_COO] = &hispi_coo_format,   [HISP_FORMAT_CSR] = &hispi_csr_format,
+    [HISP_FORMAT_CSC] = &hispi_csc_format,   [HISP_FORMAT_HISPARSE] = &hispi_hisparse_format,
     [HISP_FORMAT_SELL] = &hispi_sell_format,
 };
 
@@ -54,7 +52,8 @@ hisp_status hisp_format_from_name(const char *name, hisp_format *f)
 static hisp_status target(hisp_matrix A, hisp_format format, const hispi_format_ops **to)
 {
     *to = hispi_format_get(format);
-    if (!*to) return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
+    if (!*to)
+        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown format %d", (int)format);
     hisp_type t = A->host.type;
     if ((*to)->holds && !(*to)->holds(t))
         return hispi_fail(A->ctx, HISP_ERR_UNSUPPORTED, "the %s format does not hold %s entries",
@@ -128,8 +127,7 @@ hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format, hisp_typ
 hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out)
 {
     HISPI_TRY(hispi_matrix_need_host(A));
-    if (hispi_sparse_family(A->host.format))
-        return hispi_sparse_convert(A->ctx, &A->host, f, out);
+    if (hispi_sparse_family(A->host.format)) return hispi_sparse_convert(A->ctx, &A->host, f, out);
     return hispi_format_of(A)->to_sparse(A, f, out);
 }
 

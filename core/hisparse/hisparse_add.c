@@ -1,6 +1,6 @@
 /* C = op_a(A) + op_b(B) on HiSparse trees: the public entry, and the device
  * addition (issue 5) run by a host-polled controller through the backends'
- * run-time kernel ops (kernels_cl/hisparse_add.cl: OpenCL, or CUDA through
+ * run-time kernel ops (kernels/hisparse_add.cl: OpenCL, or CUDA through
  * NVRTC), so one controller serves both backends.
  *
  * Stored trees: op(A) composed with A's transposed flag gives tA (likewise
@@ -14,14 +14,15 @@
  * device copy of A's family pool after the host pool's end and stay there
  * (a device-only range with the operands' roots pinned: core/hisparse/hisparse_resid.c).
  * The reference backend (and a zero scale) runs hispi_matrix_add_ref. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 #include "hisparse_sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ctrl words, as kernels_cl/hisparse_add.cl */
+/* ctrl words, as kernels/hisparse_add.cl */
 enum {
     C_USED = 0,
     C_ROOT = 1,
@@ -50,7 +51,6 @@ typedef struct {
 
 typedef struct {
     hisp_context ctx;
-    const hisp_backend_ops *o;
     void *be;
     hispi_sched_policy pol;
     void *kern[6]; /* pair, seq, one, one_seq, leaf, pair of the dense leaf queue */
@@ -86,7 +86,6 @@ typedef struct {
 
 static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
 {
-    const hisp_backend_ops *o = ad->o;
     if (ps->fam) { /* the family's device pool: moved on the device */
         HISPI_TRY(hispi_pool_dev_reserve(ad->ctx, ps->fam, need + 16, keep));
         *ps->cap = ps->fam->dev_cap - 16;
@@ -98,13 +97,13 @@ static hisp_status grow(adder *ad, const pass *ps, uint64_t need, uint64_t keep)
     cap = hispi_round_up(cap, 16);
     void *nb = NULL;
     HISPI_TRY(hispi_dev_alloc(ad->ctx, cap, &nb));
-    hisp_status s = o->buf_zero(ad->ctx, ad->be, nb, (size_t)keep, (size_t)(cap - keep));
-    if (!s && keep) s = o->buf_copy(ad->ctx, ad->be, nb, *ps->out, (size_t)keep);
+    hisp_status s = HISPI_BE(ad->ctx, buf_zero, nb, (size_t)keep, (size_t)(cap - keep));
+    if (!s && keep) s = HISPI_BE(ad->ctx, buf_copy, nb, *ps->out, (size_t)keep);
     if (s) {
-        o->buf_free(ad->be, nb);
+        HISPI_BE_VOID(ad->ctx, buf_free, nb);
         return s;
     }
-    o->buf_free(ad->be, *ps->out);
+    HISPI_BE_VOID(ad->ctx, buf_free, *ps->out);
     *ps->out = nb;
     *ps->cap = cap;
     ad->st->pool_retries++;
@@ -128,7 +127,6 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, int64
                             uint64_t *ctl)
 {
     hisp_context ctx = ad->ctx;
-    const hisp_backend_ops *o = ad->o;
     int L = ad->depth, NQ = HISPI_AQ_ADD;
     uint64_t *seg = NULL;
     HISPI_TRY(hispi_alloc(ctx, (size_t)L * (size_t)NQ, sizeof *seg, (void **)&seg));
@@ -196,7 +194,7 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, int64
                                : ki == 4          ? (uint64_t)ad->lp
                                                   : 1;
                 size_t groups = (size_t)((cnt[q] + per - 1) / per);
-                s = o->kern_launch(ctx, ad->be, ad->kern[ki], a, n, groups, (size_t)ad->kgs[ki]);
+                s = HISPI_BE(ctx, kern_launch, ad->kern[ki], a, n, groups, (size_t)ad->kgs[ki]);
                 ad->st->launches++;
             }
             if (!s) s = hispi_ctl_read(ctx, ad->be, ad->c->ctrl, 0, ctl, C_WORDS * sizeof *ctl);
@@ -213,8 +211,8 @@ static hisp_status run_pass(adder *ad, const pass *ps, uint64_t *root_ref, int64
             /* without a regrowth the round's bytes are still there: zeroed,
              * as a dense leaf's empty cells are the zeros it finds */
             if (!s && !over && zero)
-                s = o->buf_zero(ctx, ad->be, *ps->out, (size_t)(keep[C_USED] * 16),
-                                (size_t)((ctl[C_USED] - keep[C_USED]) * 16));
+                s = HISPI_BE(ctx, buf_zero, *ps->out, (size_t)(keep[C_USED] * 16),
+                             (size_t)((ctl[C_USED] - keep[C_USED]) * 16));
             if (zero) {
                 careful = 4;
                 ad->st->zero_retries++;
@@ -319,8 +317,7 @@ static int leaf_pairs_per_group(int gs, int d)
 static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hisparse *b, bool mixed,
                               bool tA, hisp_add_stats *st, hisp_matrix *C)
 {
-    const hisp_backend_ops *o = ctx->ops;
-    adder ad = {.ctx = ctx, .o = o, .be = ctx->be, .depth = a->depth, .st = st};
+    adder ad = {.ctx = ctx, .be = ctx->be, .depth = a->depth, .st = st};
     hispi_sched_add_policy(&ad.pol);
     int sz = hispi_type_scalar_size(a->type);
     ad.dbl = sz == 8;
@@ -397,7 +394,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     /* the kernels find zeros where they write (a dense leaf's empty cells):
      * only bytes an earlier write left there need it (a destroyed result's) */
     if (!s && fam->dev_clean > base) {
-        s = o->buf_zero(ctx, ctx->be, fam->dev, (size_t)base, (size_t)(fam->dev_clean - base));
+        s = HISPI_BE(ctx, buf_zero, fam->dev, (size_t)base, (size_t)(fam->dev_clean - base));
         if (!s) fam->dev_clean = base;
     }
     /* everything allocated before the timed traversal (as csrgeam2's C) */
@@ -411,7 +408,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
     if (!s && mixed) s = hispi_add_cache_tmp(ctx, ad.c, hispi_round_up(cb->bytes + 16, 16));
     tp[3] = hispi_now_ms();
     void *m0 = s ? NULL : ad.c->mark[0], *m1 = s ? NULL : ad.c->mark[1];
-    if (!s) s = o->mark_record(ctx, ctx->be, m0);
+    if (!s) s = HISPI_BE(ctx, mark_record, m0);
     void **srca = &fam->dev, **srcb = b->pool == fam ? &fam->dev : &b->pool->dev;
     uint64_t baseb = 0, rootb = b->root;
     double coefb = a->scale != 0 ? b->scale / a->scale : 0;
@@ -461,8 +458,8 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
             if (hi > fam->dev_clean) fam->dev_clean = hi;
         }
     }
-    if (!s) s = o->mark_record(ctx, ctx->be, m1);
-    if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms);
+    if (!s) s = HISPI_BE(ctx, mark_record, m1);
+    if (!s) s = HISPI_BE(ctx, mark_elapsed, m0, m1, &ms);
     tp[4] = hispi_now_ms();
     st->device_ms = ms;
     st->bytes_reserved = (s ? 0 : cap - base) + (mixed && ad.c ? ad.c->tbytes : 0);
@@ -572,9 +569,9 @@ static hisp_status tree_of(hisp_matrix M, int d, hispi_hisparse **h, hispi_hispa
 
 static bool device_capable(hisp_context ctx)
 {
-    const hisp_backend_ops *o = ctx->ops;
-    return o->kern_get && o->kern_launch && o->kern_free && o->buf_zero && o->buf_copy &&
-           o->mark_create;
+    return HISPI_BE_HAS(ctx, kern_get) && HISPI_BE_HAS(ctx, kern_launch) &&
+           HISPI_BE_HAS(ctx, kern_free) && HISPI_BE_HAS(ctx, buf_zero) &&
+           HISPI_BE_HAS(ctx, buf_copy) && HISPI_BE_HAS(ctx, mark_create);
 }
 
 /* C shows one operand (the other is empty): its tree shared. */

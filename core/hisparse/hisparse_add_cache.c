@@ -5,7 +5,8 @@
  * hashes the program's source: a repeated addition now does none of this
  * (core/hisparse/hisparse_add.c). Freed with the backend (a devobj, as
  * core/vector/vector_dev.c's state). */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -16,16 +17,15 @@ static void cache_drop(hispi_devobj *o)
 {
     hispi_astate *c = (hispi_astate *)((char *)o - offsetof(hispi_astate, link));
     hisp_context ctx = (hisp_context)((char *)c - offsetof(struct hisp_context_s, addc));
-    const hisp_backend_ops *op = ctx->ops;
     for (int i = 0; i < HISPI_ADD_KERNELS; i++) {
-        if (c->kern[i].k) op->kern_free(ctx->be, c->kern[i].k);
+        if (c->kern[i].k) HISPI_BE_VOID(ctx, kern_free, c->kern[i].k);
         c->kern[i].k = NULL;
     }
     void *bufs[3] = {c->ctrl, c->queues, c->tmp};
     for (int i = 0; i < 3; i++)
-        if (bufs[i]) op->buf_free(ctx->be, bufs[i]);
+        if (bufs[i]) HISPI_BE_VOID(ctx, buf_free, bufs[i]);
     for (int i = 0; i < 2; i++)
-        if (c->mark[i]) op->mark_destroy(ctx->be, c->mark[i]);
+        if (c->mark[i]) HISPI_BE_VOID(ctx, mark_destroy, c->mark[i]);
     c->ctrl = c->queues = c->tmp = c->mark[0] = c->mark[1] = NULL;
     c->qbytes = c->tbytes = c->tclean = 0;
     c->ready = false;
@@ -36,12 +36,11 @@ hisp_status hispi_add_cache(hisp_context ctx, hispi_astate **out)
     hispi_astate *c = &ctx->addc;
     if (!c->link.next) hispi_devobj_attach(ctx, &c->link, cache_drop);
     if (!c->ready) {
-        const hisp_backend_ops *o = ctx->ops;
         hispi_kcaps kc = {0};
-        hisp_status s = o->kern_caps(ctx, ctx->be, &kc);
+        hisp_status s = HISPI_BE(ctx, kern_caps, &kc);
         if (!s) s = hispi_dev_alloc(ctx, CTRL_BYTES, &c->ctrl);
         for (int i = 0; i < 2 && !s; i++)
-            s = o->mark_create(ctx, ctx->be, &c->mark[i]);
+            s = HISPI_BE(ctx, mark_create, &c->mark[i]);
         if (s) {
             cache_drop(&c->link);
             return s;
@@ -72,8 +71,8 @@ hisp_status hispi_add_cache_kernel(hisp_context ctx, hispi_astate *c, int name, 
     if (strlen(opts) >= sizeof c->kern[0].opts) /* never with the addition's options */
         return hispi_fail(ctx, HISP_ERR_BACKEND, "addition: kernel options too long");
     void *nk = NULL;
-    HISPI_TRY(ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_HSADD, opts, kname, &nk));
-    if (c->kern[slot].k) ctx->ops->kern_free(ctx->be, c->kern[slot].k);
+    HISPI_TRY(HISPI_BE(ctx, kern_get, HISPI_PROG_HSADD, opts, kname, &nk));
+    if (c->kern[slot].k) HISPI_BE_VOID(ctx, kern_free, c->kern[slot].k);
     c->kern[slot].name = name;
     strcpy(c->kern[slot].opts, opts);
     c->kern[slot].k = nk;
@@ -92,7 +91,7 @@ static hisp_status grow(hisp_context ctx, void **buf, uint64_t *cap, uint64_t by
     uint64_t want = bytes + bytes / 4;
     if (want < 2 * *cap) want = 2 * *cap;
     want = hispi_round_up(want, 256);
-    if (*buf) ctx->ops->buf_free(ctx->be, *buf);
+    if (*buf) HISPI_BE_VOID(ctx, buf_free, *buf);
     *buf = NULL;
     *cap = 0;
     return hispi_dev_alloc_room(ctx, bytes, want, buf, cap);
@@ -110,7 +109,7 @@ hisp_status hispi_add_cache_tmp(hisp_context ctx, hispi_astate *c, uint64_t byte
         c->tclean = c->tbytes; /* a new buffer holds anything */
     }
     if (c->tclean) { /* only the bytes the last use wrote */
-        HISPI_TRY(ctx->ops->buf_zero(ctx, ctx->be, c->tmp, 0, (size_t)c->tclean));
+        HISPI_TRY(HISPI_BE(ctx, buf_zero, c->tmp, 0, (size_t)c->tclean));
         c->tclean = 0;
     }
     return HISP_SUCCESS;

@@ -8,7 +8,8 @@
  * additions (core/hisparse/hisparse_resid.c), whose bytes only the device holds. A
  * buffer too small moves to a larger one by a device-to-device copy
  * (dev_gen tells the members' backend state to rebuild). */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 static long dev_countdown; /* test hook: fail the k-th device allocation */
@@ -32,7 +33,7 @@ hisp_status hispi_dev_alloc(hisp_context ctx, uint64_t bytes, void **buf)
     if (bytes > SIZE_MAX)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY, "HiSparse pool: %llu bytes",
                           (unsigned long long)bytes);
-    return ctx->ops->buf_alloc(ctx, ctx->be, (size_t)bytes, buf);
+    return HISPI_BE(ctx, buf_alloc, (size_t)bytes, buf);
 }
 
 hisp_status hispi_dev_alloc_room(hisp_context ctx, uint64_t need, uint64_t room, void **buf,
@@ -61,7 +62,8 @@ static uint64_t dev_keep(const hispi_pool *p)
 hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
 {
     const hisp_backend_ops *o = ctx->ops;
-    if (!o->buf_alloc || !o->buf_write || !o->buf_free)
+    if (!HISPI_BE_HAS(ctx, buf_alloc) || !HISPI_BE_HAS(ctx, buf_write) ||
+        !HISPI_BE_HAS(ctx, buf_free))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no buffers", o->name);
     /* 16 bytes past the last node: CUDA's single-entry leaves load whole
      * 16-byte nodes */
@@ -74,17 +76,17 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
         HISPI_TRY(hispi_dev_alloc_room(ctx, need, need + need / 2, &nb, &cap));
         hisp_status s = HISP_SUCCESS;
         uint64_t keep = dev_keep(p);
-        if (keep && o->buf_copy)
-            s = o->buf_copy(ctx, ctx->be, nb, p->dev, (size_t)keep);
+        if (keep && HISPI_BE_HAS(ctx, buf_copy))
+            s = HISPI_BE(ctx, buf_copy, nb, p->dev, (size_t)keep);
         else if (p->nreg)
             s = hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "HiSparse pool: no device copy to move");
         else
             p->dev_valid = 0; /* no device copy: written again below */
         if (s) {
-            o->buf_free(ctx->be, nb);
+            HISPI_BE_VOID(ctx, buf_free, nb);
             return s;
         }
-        o->buf_free(ctx->be, p->dev);
+        HISPI_BE_VOID(ctx, buf_free, p->dev);
         p->dev = nb;
         p->dev_cap = p->dev_clean = cap; /* past keep: whatever the buffer held */
         p->dev_gen++;
@@ -103,8 +105,8 @@ hisp_status hispi_pool_device(hisp_context ctx, hispi_pool *p, void **buf)
             if (p->reg[i].end > p->dev_valid) r = &p->reg[i];
         uint64_t to = !r ? p->used : r->off > p->dev_valid ? r->off : p->dev_valid;
         if (to > p->dev_valid)
-            HISPI_TRY(o->buf_write(ctx, ctx->be, p->dev, (size_t)p->dev_valid,
-                                   p->base + p->dev_valid, (size_t)(to - p->dev_valid)));
+            HISPI_TRY(HISPI_BE(ctx, buf_write, p->dev, (size_t)p->dev_valid, p->base + p->dev_valid,
+                               (size_t)(to - p->dev_valid)));
         if (to > p->dev_clean) p->dev_clean = to;
         p->dev_valid = r ? r->end : p->used;
     }
@@ -123,7 +125,6 @@ void hispi_pool_dev_release(hisp_context ctx, hispi_pool *p)
 
 hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t need, uint64_t keep)
 {
-    const hisp_backend_ops *o = ctx->ops;
     if (need <= p->dev_cap) return HISP_SUCCESS;
     uint64_t cap = 0;
     void *nb = NULL;
@@ -132,13 +133,13 @@ hisp_status hispi_pool_dev_reserve(hisp_context ctx, hispi_pool *p, uint64_t nee
     hisp_status s;
     uint64_t k = dev_keep(p);
     if (keep > k) k = keep;
-    s = o->buf_zero(ctx, ctx->be, nb, (size_t)k, (size_t)(cap - k));
-    if (!s && k) s = o->buf_copy(ctx, ctx->be, nb, p->dev, (size_t)k);
+    s = HISPI_BE(ctx, buf_zero, nb, (size_t)k, (size_t)(cap - k));
+    if (!s && k) s = HISPI_BE(ctx, buf_copy, nb, p->dev, (size_t)k);
     if (s) {
-        o->buf_free(ctx->be, nb);
+        HISPI_BE_VOID(ctx, buf_free, nb);
         return s;
     }
-    o->buf_free(ctx->be, p->dev);
+    HISPI_BE_VOID(ctx, buf_free, p->dev);
     p->dev = nb;
     p->dev_cap = cap;
     p->dev_clean = k;
@@ -152,7 +153,7 @@ void hispi_pool_dev_drop(hisp_context ctx, hispi_pool *p)
     if (hispi_pool_host(ctx, p))
         hispi_debug("HiSparse pool: device-only nodes lost with the backend");
     p->nreg = p->nhv = 0;
-    ctx->ops->buf_free(ctx->be, p->dev);
+    HISPI_BE_VOID(ctx, buf_free, p->dev);
     p->dev = NULL;
     p->dev_ctx = NULL;
     p->dev_cap = p->dev_valid = p->dev_clean = 0;

@@ -1,7 +1,8 @@
 /* HiSparse pools: one growable arena per family of matrices, per-node
  * reference counts kept on the side (the node bytes stay exactly as
  * docs/FORMAT.md says), exact-size reuse of freed node ranges. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -40,7 +41,7 @@ void hispi_pool_release(hispi_pool *p)
 {
     if (!p || --p->handles > 0) return;
     pthread_rwlock_destroy(&p->lock);
-    if (p->dev && p->dev_ctx) p->dev_ctx->ops->buf_free(p->dev_ctx->be, p->dev);
+    if (p->dev && p->dev_ctx) HISPI_BE_VOID(p->dev_ctx, buf_free, p->dev);
     free(p->reg);
     free(p->hv);
     free(p->base);

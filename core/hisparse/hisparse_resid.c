@@ -9,7 +9,8 @@
  * a tree fetches only the nodes on its paths (kept as host-valid spans) and
  * records its new nodes as a range of their own, pinning the source's root
  * (hispi_pool_region_edit): a whole range is never downloaded for it. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -184,7 +185,6 @@ hisp_status hispi_pool_host(hisp_context ctx, hispi_pool *p)
     if (!dc || !p->dev)
         return hispi_fail(ctx, HISP_ERR_BACKEND,
                           "HiSparse pool: device-only nodes without a device");
-    const hisp_backend_ops *o = dc->ops;
     /* downloads first (a failure changes nothing), around the host-valid
      * spans: an edit's nodes, nodes an edit fetched */
     for (size_t i = 0, h = 0; i < p->nreg; i++) {
@@ -195,7 +195,7 @@ hisp_status hispi_pool_host(hisp_context ctx, hispi_pool *p)
             uint64_t to = h < p->nhv && p->hv[h].off < end ? p->hv[h].off : end;
             if (to > at)
                 HISPI_TRY(
-                    o->buf_read(dc, dc->be, p->dev, (size_t)at, p->base + at, (size_t)(to - at)));
+                    HISPI_BE(dc, buf_read, p->dev, (size_t)at, p->base + at, (size_t)(to - at)));
             at = to < end ? p->hv[h].end : end;
         }
     }
@@ -285,7 +285,6 @@ hisp_status hispi_pool_fetch(hisp_context ctx, hispi_pool *p, uint64_t ref, size
     if (!dc || !p->dev)
         return hispi_fail(ctx, HISP_ERR_BACKEND,
                           "HiSparse pool: device-only nodes without a device");
-    const hisp_backend_ops *o = dc->ops;
     int t = HISPI_REF_TYPE(ref);
     size_t es = hispi_node_is_leaf(t) ? s : 8;
     /* a dense node's size is its type's; a COO node's follows from its
@@ -294,7 +293,7 @@ hisp_status hispi_pool_fetch(hisp_context ctx, hispi_pool *p, uint64_t ref, size
     if (t == HISPI_NODE_INVALID || t >= HISPI_NODE_TYPES || off + head > r->end)
         return hispi_fail(ctx, HISP_ERR_BACKEND, "HiSparse pool: bad reference %#llx",
                           (unsigned long long)ref);
-    HISPI_TRY(o->buf_read(dc, dc->be, p->dev, (size_t)off, p->base + off, (size_t)head));
+    HISPI_TRY(HISPI_BE(dc, buf_read, p->dev, (size_t)off, p->base + off, (size_t)head));
     uint64_t bytes = head;
     if (!hispi_node_is_dense(t)) {
         uint32_t n = hispi_rd32(p->base + off);
@@ -306,8 +305,8 @@ hisp_status hispi_pool_fetch(hisp_context ctx, hispi_pool *p, uint64_t ref, size
             return hispi_fail(ctx, HISP_ERR_BACKEND, "HiSparse pool: node %#llx past its range",
                               (unsigned long long)ref);
         if (bytes > head)
-            HISPI_TRY(o->buf_read(dc, dc->be, p->dev, (size_t)(off + head), p->base + off + head,
-                                  (size_t)(bytes - head)));
+            HISPI_TRY(HISPI_BE(dc, buf_read, p->dev, (size_t)(off + head), p->base + off + head,
+                               (size_t)(bytes - head)));
     }
     /* a node read again next time when there is no room to note it */
     if (hv_reserve(ctx, p, 1) == HISP_SUCCESS)
@@ -327,8 +326,7 @@ hisp_status hispi_pool_region_edit(hisp_context ctx, hispi_pool *p, uint64_t bas
                           "HiSparse pool: device-only nodes without a device");
     /* the new nodes up now (the upload of stale bytes skips ranges) */
     HISPI_TRY(hispi_pool_dev_reserve(dc, p, hispi_round_up(end, 16) + 16, 0));
-    HISPI_TRY(
-        dc->ops->buf_write(dc, dc->be, p->dev, (size_t)base, p->base + base, (size_t)(end - base)));
+    HISPI_TRY(HISPI_BE(dc, buf_write, p->dev, (size_t)base, p->base + base, (size_t)(end - base)));
     /* room first: nothing fails once src is pinned */
     HISPI_TRY(hv_reserve(ctx, p, 1));
     if (p->nreg == p->reg_cap) {

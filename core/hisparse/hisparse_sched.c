@@ -1,6 +1,8 @@
 /* The dynamic scheduler's policy (core/hisparse/hisparse_sched.h), its host
  * simulation, and the dispatch of HiSparse SpMV to the context's backend. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
+#include "hisparse_sched.h"
 #include "hispi_hisparse.h"
 
 #include <stdlib.h>
@@ -436,7 +438,7 @@ hispi_hs_hooks hispi_hs_hook;
 static hisp_status settle_counts(hisp_context ctx)
 {
     ctx->settle = NULL;
-    return ctx->ops->hisparse_counts(ctx, ctx->be, &ctx->sched);
+    return HISPI_BE(ctx, hisparse_counts, &ctx->sched);
 }
 
 hisp_status hispi_sched_settle(hisp_context ctx)
@@ -450,7 +452,7 @@ static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_ma
 {
     const hisp_backend_ops *o = ctx->ops;
     hispi_hisparse *h = A->hs;
-    if (!o->hisparse_spmv)
+    if (!HISPI_BE_HAS(ctx, hisparse_spmv))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "the %s backend has no HiSparse SpMV; convert the matrix to CSR",
                           o->name);
@@ -475,7 +477,7 @@ static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_ma
     HISPI_TRY(hispi_hisparse_root_count(ctx, h, &root_n));
     if (A->hs_dev && A->hs_dev_gen != h->pool->dev_gen) {
         HISPI_TRY(hispi_sched_settle(ctx)); /* its scheduled run may be in flight */
-        o->hisparse_free(ctx->be, A->hs_dev);
+        HISPI_BE_VOID(ctx, hisparse_free, A->hs_dev);
         A->hs_dev = NULL;
         hispi_pool_dev_release(ctx, h->pool);
         if (!h->pool->dev) HISPI_TRY(hispi_pool_device(ctx, h->pool, &pool_dev));
@@ -500,7 +502,7 @@ static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_ma
         else
             hispi_sched_spmv_caps(h, &pol, v.cap, &rq);
         h->pool->dev_users++;
-        hisp_status s = o->hisparse_upload(ctx, ctx->be, &v, &A->hs_dev);
+        hisp_status s = HISPI_BE(ctx, hisparse_upload, &v, &A->hs_dev);
         if (s) {
             A->hs_dev = NULL;
             hispi_pool_dev_release(ctx, h->pool);
@@ -529,10 +531,10 @@ static hisp_status spmv_held(hisp_context ctx, hisp_op op, double alpha, hisp_ma
     memset(&c, 0, sizeof c);
     memset(&ctx->sched, 0, sizeof ctx->sched);
     if (ctx->settle == settle_counts) ctx->settle = NULL;
-    HISPI_TRY(o->hisparse_spmv(ctx, ctx->be, A->hs_dev, &a, xd, yd, &c));
+    HISPI_TRY(HISPI_BE(ctx, hisparse_spmv, A->hs_dev, &a, xd, yd, &c));
     hispi_vector_device_written(y);
     ctx->sched = c;
-    if (o->hisparse_counts) ctx->settle = settle_counts;
+    if (HISPI_BE_HAS(ctx, hisparse_counts)) ctx->settle = settle_counts;
     return HISP_SUCCESS;
 }
 

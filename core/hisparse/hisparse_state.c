@@ -1,6 +1,6 @@
 /* HiSparse in matrix handles: conversions, O(1) duplicate / transpose /
  * scale, storage accounting, the profile, SpMV dispatch. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "hispi_hisparse.h"
 #include "format/format.h"
 
@@ -96,7 +96,6 @@ hisp_status hispi_hisparse_wrap(hisp_context ctx, hispi_hisparse *h, hisp_matrix
     return s;
 }
 
-
 /* ---- the format's operations (core/format/format.h) ------------------------- */
 
 static hisp_status build(hisp_matrix A, const hispi_sparse *s)
@@ -128,7 +127,7 @@ static void drop_device(hisp_matrix A)
     if (!A->hs_dev) return;
     hispi_pool *p = A->hs ? A->hs->pool : NULL;
     hispi_family_lock(p, true); /* another member's SpMV may use the device pool */
-    A->ctx->ops->hisparse_free(A->ctx->be, A->hs_dev);
+    HISPI_BE_VOID(A->ctx, hisparse_free, A->hs_dev);
     if (p) hispi_pool_dev_release(A->ctx, p); /* its family's device pool */
     hispi_family_unlock(p);
     A->hs_dev = NULL;

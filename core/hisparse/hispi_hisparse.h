@@ -9,40 +9,12 @@
 #include <pthread.h>
 #include <string.h>
 
-/* Node types in the low 4 bits of a child reference. */
-enum {
-    HISPI_NODE_INVALID = 0,
-    HISPI_INNER_DENSE = 1,
-    HISPI_INNER_COO1 = 2,
-    HISPI_INNER_COO2 = 3,
-    HISPI_INNER_COO4 = 4,
-    HISPI_LEAF_DENSE = 5,
-    HISPI_LEAF_COO1 = 6,
-    HISPI_LEAF_COO2 = 7,
-    HISPI_LEAF_COO4 = 8,
-    HISPI_NODE_TYPES = 9
-};
-
+/* Node types, child references and their helpers: core/backend/sched_view.h
+ * (the backends read the pool). */
 #define HISPI_POOL_HEADER 16
 #define HISPI_POOL_MAGIC 0x4c505348u /* "HSPL" little endian */
 #define HISPI_POOL_VERSION 1u
-#define HISPI_REF_OFF(r) ((r) & ~(uint64_t)15)
-#define HISPI_REF_TYPE(r) ((int)((r)&15))
 
-static inline bool hispi_node_is_leaf(int t)
-{
-    return t >= HISPI_LEAF_DENSE;
-}
-static inline bool hispi_node_is_dense(int t)
-{
-    return t == HISPI_INNER_DENSE || t == HISPI_LEAF_DENSE;
-}
-/* X of a COO node type (1, 2, 4), 0 for dense. */
-static inline int hispi_node_x(int t)
-{
-    static const int x[HISPI_NODE_TYPES] = {0, 0, 1, 2, 4, 0, 1, 2, 4};
-    return x[t];
-}
 static inline uint64_t hispi_round_up(uint64_t v, uint64_t m)
 {
     return (v + m - 1) / m * m;

@@ -2,7 +2,8 @@
  * shape (host, copied) and over the caller's device arrays (read in place),
  * and the residency of wrapped matrices. Wrapped vectors live in
  * core/vector/vector.c, the caller's stream in core/base/context.c. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +112,12 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     if (!rowptr || !colind || !vals)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "rowptr, colind or vals is NULL");
     const hisp_backend_ops *o = ctx->ops;
-    if (!o->buf_check)
+    if (!HISPI_BE_HAS(ctx, buf_check))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend cannot wrap memory", o->name);
     size_t pw = ptr_type == HISP_INDEX_64 ? 8 : 4, iw = idx_type == HISP_INDEX_64 ? 8 : 4;
-    HISPI_TRY(o->buf_check(ctx, ctx->be, rowptr, ((size_t)nrows + 1) * pw, "rowptr"));
-    HISPI_TRY(o->buf_check(ctx, ctx->be, colind, (size_t)nnz * iw, "colind"));
-    HISPI_TRY(o->buf_check(ctx, ctx->be, vals, (size_t)nnz * hisp_type_size(type), "vals"));
+    HISPI_TRY(HISPI_BE(ctx, buf_check, rowptr, ((size_t)nrows + 1) * pw, "rowptr"));
+    HISPI_TRY(HISPI_BE(ctx, buf_check, colind, (size_t)nnz * iw, "colind"));
+    HISPI_TRY(HISPI_BE(ctx, buf_check, vals, (size_t)nnz * hisp_type_size(type), "vals"));
     hispi_sparse s; /* sizes only: the arrays stay absent until the host needs them */
     memset(&s, 0, sizeof s);
     s.format = HISP_FORMAT_CSR;
@@ -130,13 +131,13 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     void *arr[3] = {rowptr, colind, vals};
     int held = 0;
     hisp_status st = HISP_SUCCESS;
-    if (o->buf_retain)
+    if (HISPI_BE_HAS(ctx, buf_retain))
         for (; held < 3; held++)
-            if ((st = o->buf_retain(ctx, ctx->be, arr[held]))) break;
+            if ((st = HISPI_BE(ctx, buf_retain, arr[held]))) break;
     if (!st) st = hispi_matrix_wrap(ctx, &s, A);
     if (st) {
         for (int k = 0; k < held; k++)
-            o->buf_free(ctx->be, arr[k]);
+            HISPI_BE_VOID(ctx, buf_free, arr[k]);
         return st;
     }
     hisp_matrix M = *A;
@@ -148,7 +149,7 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
                              ptr_type == HISP_INDEX_64,
                              idx_type == HISP_INDEX_64,
                              base,
-                             o->buf_retain != NULL};
+                             HISPI_BE_HAS(ctx, buf_retain)};
     return HISP_SUCCESS;
 }
 
@@ -157,7 +158,7 @@ void hispi_matrix_ext_release(hisp_matrix A)
     if (!A->wrapped || !A->ext.retained) return;
     void *arr[3] = {A->ext.rowptr, A->ext.colind, A->ext.val};
     for (int k = 0; k < 3; k++)
-        A->ctx->ops->buf_free(A->ctx->be, arr[k]);
+        HISPI_BE_VOID(A->ctx, buf_free, arr[k]);
     A->ext.retained = false;
 }
 
@@ -173,16 +174,15 @@ hisp_status hispi_matrix_need_host(hisp_matrix A)
     void *tmp = NULL;
     HISPI_TRY(hispi_sparse_alloc(ctx, &s, HISP_FORMAT_CSR, A->host.type, nr, A->host.ncols, nnz));
     hisp_status st = hispi_alloc(ctx, pb > ib ? pb : ib, 1, &tmp);
-    if (!st) st = ctx->ops->buf_read(ctx, ctx->be, e->rowptr, 0, tmp, pb);
+    if (!st) st = HISPI_BE(ctx, buf_read, e->rowptr, 0, tmp, pb);
     if (!st)
         st = convert_ptr(ctx, HISP_ERR_INPUT_FORMAT, tmp, e->ptr64, e->base, nr, nnz, s.rowptr);
-    if (!st) st = ctx->ops->buf_read(ctx, ctx->be, e->colind, 0, tmp, ib);
+    if (!st) st = HISPI_BE(ctx, buf_read, e->colind, 0, tmp, ib);
     if (!st)
         st = convert_idx(ctx, HISP_ERR_INPUT_FORMAT, tmp, e->idx64, e->base, nnz, A->host.ncols,
                          s.colind);
     if (!st)
-        st = ctx->ops->buf_read(ctx, ctx->be, e->val, 0, s.val,
-                                (size_t)nnz * hisp_type_size(A->host.type));
+        st = HISPI_BE(ctx, buf_read, e->val, 0, s.val, (size_t)nnz * hisp_type_size(A->host.type));
     free(tmp);
     if (st) {
         hispi_sparse_free(&s);
@@ -197,12 +197,11 @@ hisp_status hispi_matrix_need_host(hisp_matrix A)
 hisp_status hispi_matrix_wrap_upload(hisp_matrix A)
 {
     hisp_context ctx = A->ctx;
-    const hisp_backend_ops *o = ctx->ops;
     hispi_sparse *h = &A->host;
-    if (!o->csr_wrap) { /* the reference backend: hisp's host copy */
+    if (!HISPI_BE_HAS(ctx, csr_wrap)) { /* the reference backend: hisp's host copy */
         HISPI_TRY(hispi_matrix_need_host(A));
         hispi_csr_view v = {h->type, h->nrows, h->ncols, h->nnz, h->rowptr, h->colind, h->val};
-        return o->csr_upload(ctx, ctx->be, &v, &A->dev);
+        return HISPI_BE(ctx, csr_upload, &v, &A->dev);
     }
     /* the analysis needs the row pointers on the host: hisp's copy when
      * there is one, else one read of nrows + 1 pointers */
@@ -213,7 +212,7 @@ hisp_status hispi_matrix_wrap_upload(hisp_matrix A)
         void *raw = NULL;
         st = hispi_alloc(ctx, (size_t)h->nrows + 1, sizeof *rp, (void **)&rp);
         if (!st) st = hispi_alloc(ctx, pb, 1, &raw);
-        if (!st) st = o->buf_read(ctx, ctx->be, A->ext.rowptr, 0, raw, pb);
+        if (!st) st = HISPI_BE(ctx, buf_read, A->ext.rowptr, 0, raw, pb);
         if (!st)
             st = convert_ptr(ctx, HISP_ERR_INPUT_FORMAT, raw, A->ext.ptr64, A->ext.base, h->nrows,
                              h->nnz, rp);
@@ -221,7 +220,7 @@ hisp_status hispi_matrix_wrap_upload(hisp_matrix A)
     }
     if (!st) {
         hispi_csr_view v = {h->type, h->nrows, h->ncols, h->nnz, rp, NULL, NULL};
-        st = o->csr_wrap(ctx, ctx->be, &v, &A->ext, &A->dev);
+        st = HISPI_BE(ctx, csr_wrap, &v, &A->ext, &A->dev);
     }
     if (rp != h->rowptr) free(rp);
     return st;
@@ -251,7 +250,7 @@ hisp_status hisp_matrix_device_modified(hisp_matrix A)
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     if (!A->wrapped) return HISP_SUCCESS;
     /* the plan is made again from the row pointers at the next SpMV */
-    if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
+    if (A->dev) HISPI_BE_VOID(A->ctx, csr_free, A->dev);
     A->dev = NULL;
     hispi_sparse_free(&A->host);
     hispi_matrix_keys_drop(A);

@@ -1,5 +1,5 @@
 /* Matrix handles: creation from user arrays, formats, device residency. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "compound/hispi_compound.h"
 #include "format/format.h"
 
@@ -14,7 +14,7 @@ bool hispi_mat_ok(hisp_matrix A)
 void hispi_matrix_drop_device(hisp_matrix A)
 {
     hispi_matrix_unwrap(A); /* reads the caller's arrays while their backend is there */
-    if (A->dev) A->ctx->ops->csr_free(A->ctx->be, A->dev);
+    if (A->dev) HISPI_BE_VOID(A->ctx, csr_free, A->dev);
     A->dev = NULL;
     if (A->fmt && A->fmt->drop_device) A->fmt->drop_device(A);
     hispi_compound_drop(A);

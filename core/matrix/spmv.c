@@ -1,5 +1,5 @@
 /* SpMV entry points: argument checks, residency, dispatch to the backend. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "compound/hispi_compound.h"
 #include "format/format.h"
 
@@ -56,7 +56,8 @@ static hisp_op real_op(hisp_matrix A, hisp_op op)
 static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_matrix *M,
                           hisp_status *st)
 {
-    if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || !hispi_sparse_family(A->host.format)) return false;
+    if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || !hispi_sparse_family(A->host.format))
+        return false;
     hisp_type t = A->host.type;
     if (t == HISP_F32 || t == HISP_F64) return false;
     *M = A;
@@ -184,21 +185,20 @@ static hisp_status spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, h
     double a = 0, b = 0;
     HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
     const hispi_format_ops *f = hispi_format_of(A);
-    const hisp_backend_ops *o = ctx->ops;
     void *m0 = NULL, *m1 = NULL;
-    hisp_status s = o->mark_create(ctx, ctx->be, &m0);
-    if (!s) s = o->mark_create(ctx, ctx->be, &m1);
+    hisp_status s = HISPI_BE(ctx, mark_create, &m0);
+    if (!s) s = HISPI_BE(ctx, mark_create, &m1);
     /* marks around each call: a format that runs a controller (HiSparse;
      * on OpenCL the host's polling between launches) is timed with it */
     for (int i = 0; i < repeat && !s; i++) {
-        s = o->mark_record(ctx, ctx->be, m0);
+        s = HISPI_BE(ctx, mark_record, m0);
         if (!s) s = f->spmv(ctx, op, a, A, x, b, y);
-        if (!s) s = o->mark_record(ctx, ctx->be, m1);
-        if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &ms[i]);
+        if (!s) s = HISPI_BE(ctx, mark_record, m1);
+        if (!s) s = HISPI_BE(ctx, mark_elapsed, m0, m1, &ms[i]);
     }
     if (!s && f->settle) s = f->settle(ctx);
-    if (m0) o->mark_destroy(ctx->be, m0);
-    if (m1) o->mark_destroy(ctx->be, m1);
+    if (m0) HISPI_BE_VOID(ctx, mark_destroy, m0);
+    if (m1) HISPI_BE_VOID(ctx, mark_destroy, m1);
     return s;
 }
 
@@ -220,30 +220,29 @@ static hisp_status copy_bandwidth(hisp_context ctx, size_t bytes, int repeat, do
 {
     if (!bps || repeat < 1 || bytes == 0)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "need bytes > 0, repeat >= 1, output");
-    const hisp_backend_ops *o = ctx->ops;
     void *src = NULL, *dst = NULL, *m0 = NULL, *m1 = NULL;
     double *t = NULL;
     hisp_status s = hispi_alloc(ctx, (size_t)repeat, sizeof *t, (void **)&t);
-    if (!s) s = o->buf_alloc(ctx, ctx->be, bytes, &src);
-    if (!s) s = o->buf_alloc(ctx, ctx->be, bytes, &dst);
-    if (!s) s = o->mark_create(ctx, ctx->be, &m0);
-    if (!s) s = o->mark_create(ctx, ctx->be, &m1);
-    if (!s) s = o->buf_copy(ctx, ctx->be, dst, src, bytes); /* warm-up */
+    if (!s) s = HISPI_BE(ctx, buf_alloc, bytes, &src);
+    if (!s) s = HISPI_BE(ctx, buf_alloc, bytes, &dst);
+    if (!s) s = HISPI_BE(ctx, mark_create, &m0);
+    if (!s) s = HISPI_BE(ctx, mark_create, &m1);
+    if (!s) s = HISPI_BE(ctx, buf_copy, dst, src, bytes); /* warm-up */
     for (int i = 0; i < repeat && !s; i++) {
-        s = o->mark_record(ctx, ctx->be, m0);
-        if (!s) s = o->buf_copy(ctx, ctx->be, dst, src, bytes);
-        if (!s) s = o->mark_record(ctx, ctx->be, m1);
-        if (!s) s = o->mark_elapsed(ctx, ctx->be, m0, m1, &t[i]);
+        s = HISPI_BE(ctx, mark_record, m0);
+        if (!s) s = HISPI_BE(ctx, buf_copy, dst, src, bytes);
+        if (!s) s = HISPI_BE(ctx, mark_record, m1);
+        if (!s) s = HISPI_BE(ctx, mark_elapsed, m0, m1, &t[i]);
     }
     if (!s) {
         qsort(t, (size_t)repeat, sizeof *t, cmp_double);
         double med = t[repeat / 2];
         *bps = med > 0 ? 2.0 * (double)bytes / (med * 1e-3) : 0;
     }
-    if (m0) o->mark_destroy(ctx->be, m0);
-    if (m1) o->mark_destroy(ctx->be, m1);
-    if (src) o->buf_free(ctx->be, src);
-    if (dst) o->buf_free(ctx->be, dst);
+    if (m0) HISPI_BE_VOID(ctx, mark_destroy, m0);
+    if (m1) HISPI_BE_VOID(ctx, mark_destroy, m1);
+    if (src) HISPI_BE_VOID(ctx, buf_free, src);
+    if (dst) HISPI_BE_VOID(ctx, buf_free, dst);
     free(t);
     return s;
 }

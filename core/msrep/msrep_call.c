@@ -54,23 +54,20 @@ static hisp_status hisparse_compute(worker *w)
 
 static void free_buffers(worker *w)
 {
-    const hisp_backend_ops *o = wops(w);
-    if (w->xd) o->buf_free(w->ctx->be, w->xd);
-    if (w->yd) o->buf_free(w->ctx->be, w->yd);
+    if (w->xd) HISPI_BE_VOID(w->ctx, buf_free, w->xd);
+    if (w->yd) HISPI_BE_VOID(w->ctx, buf_free, w->yd);
     free(w->yh);
     w->xd = w->yd = w->yh = NULL;
 }
 
 hisp_status hispi_msrep_part_spmv(worker *w)
 {
-    const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
-    void *be = ctx->be;
     hisp_mplan plan = w->plan;
-    HISPI_TRY(o->mark_record(ctx, be, w->m0));
-    HISPI_TRY(o->csr_spmv(ctx, be, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
-    HISPI_TRY(o->mark_record(ctx, be, w->m1));
-    return o->synchronize(ctx, be);
+    HISPI_TRY(HISPI_BE(ctx, mark_record, w->m0));
+    HISPI_TRY(HISPI_BE(ctx, csr_spmv, w->dev, plan->dop, plan->alpha, w->xd, 0.0, w->yd));
+    HISPI_TRY(HISPI_BE(ctx, mark_record, w->m1));
+    return HISPI_BE_SYNC(ctx);
 }
 
 /* Buffers for the device op of the job (kept across calls with the same op;
@@ -78,18 +75,18 @@ hisp_status hispi_msrep_part_spmv(worker *w)
 hisp_status hispi_msrep_worker_buffers(worker *w, hisp_op dop, bool host)
 {
     hisp_mplan plan = w->plan;
-    const hisp_backend_ops *o = wops(w);
     if (w->xd && w->yd && (w->yh || !host) && w->yd_op == dop) return HISP_SUCCESS;
     free_buffers(w);
     int64_t rows = w->part.end - w->part.start;
     w->xlen = dop == HISP_OP_N ? plan->vcols : rows;
     w->ylen = dop == HISP_OP_N ? rows : plan->vcols;
     size_t es = hisp_type_size(plan->type);
-    hisp_status s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->xlen * es, &w->xd);
-    if (!s) s = o->buf_alloc(w->ctx, w->ctx->be, (size_t)w->ylen * es, &w->yd);
+    hisp_status s = HISPI_BE(w->ctx, buf_alloc, (size_t)w->xlen * es, &w->xd);
+    if (!s) s = HISPI_BE(w->ctx, buf_alloc, (size_t)w->ylen * es, &w->yd);
     /* op N sends only the part's x window: zeros elsewhere, so that no
      * kernel ever reads garbage there (padding lanes read x[0]) */
-    if (!s && o->buf_zero) s = o->buf_zero(w->ctx, w->ctx->be, w->xd, 0, (size_t)w->xlen * es);
+    if (!s && HISPI_BE_HAS(w->ctx, buf_zero))
+        s = HISPI_BE(w->ctx, buf_zero, w->xd, 0, (size_t)w->xlen * es);
     if (!s && host) s = hispi_alloc(w->ctx, (size_t)w->ylen, es, &w->yh);
     if (s) {
         free_buffers(w);
@@ -107,25 +104,23 @@ static hisp_status worker_compute(worker *w)
     w->x_ms = w->compute_ms = w->gather_ms = 0;
     if (part_empty(w)) return HISP_SUCCESS;
     if (plan->hisparse) return hisparse_compute(w);
-    const hisp_backend_ops *o = wops(w);
-    void *be = w->ctx->be;
     hisp_context ctx = w->ctx;
     size_t es = hisp_type_size(plan->type);
     HISPI_TRY(hispi_msrep_worker_buffers(w, plan->dop, true));
     double t0 = hispi_now_ms();
     const char *x = plan->x;
     if (plan->dop == HISP_OP_T)
-        HISPI_TRY(
-            o->buf_write(ctx, be, w->xd, 0, x + (size_t)w->part.start * es, (size_t)w->xlen * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_write, w->xd, 0, x + (size_t)w->part.start * es,
+                           (size_t)w->xlen * es));
     else /* only the columns the part touches */
-        HISPI_TRY(o->buf_write(ctx, be, w->xd, (size_t)w->c0 * es, x + (size_t)w->c0 * es,
-                               (size_t)(w->c1 - w->c0) * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_write, w->xd, (size_t)w->c0 * es, x + (size_t)w->c0 * es,
+                           (size_t)(w->c1 - w->c0) * es));
     double t1 = hispi_now_ms();
     HISPI_TRY(hispi_msrep_part_spmv(w));
     double t2 = hispi_now_ms();
-    HISPI_TRY(o->buf_read(ctx, be, w->yd, 0, w->yh, (size_t)w->ylen * es));
+    HISPI_TRY(HISPI_BE(ctx, buf_read, w->yd, 0, w->yh, (size_t)w->ylen * es));
     double t3 = hispi_now_ms();
-    if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
+    if (HISPI_BE(ctx, mark_elapsed, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
         w->compute_ms = t2 - t1;
     w->x_ms = t1 - t0;
     w->gather_ms = t3 - t2;

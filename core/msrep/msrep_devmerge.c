@@ -18,7 +18,6 @@
 static bool x_relay(worker *w, hisp_status *st)
 {
     hisp_mplan plan = w->plan;
-    const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
     void *be = ctx->be, *hb = plan->mctx->be;
     size_t es = hisp_type_size(plan->type);
@@ -27,9 +26,9 @@ static bool x_relay(worker *w, hisp_status *st)
     int64_t lo = (int64_t)((__int128)n * k / nd), hi = (int64_t)((__int128)n * (k + 1) / nd);
     hisp_status s = hispi_msrep_worker_buffers(w, plan->dop, false);
     if (!s && hi > lo)
-        s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)lo * es, hb, plan->xdev, (size_t)lo * es,
-                             (size_t)(hi - lo) * es);
-    if (!s) s = o->synchronize(ctx, be);
+        s = HISPI_BE(ctx, buf_peer_copy, be, w->xd, (size_t)lo * es, hb, plan->xdev,
+                     (size_t)lo * es, (size_t)(hi - lo) * es);
+    if (!s) s = HISPI_BE_SYNC(ctx);
     if (!hispi_barrier_wait_ok(&plan->bar, s)) { /* every chunk is on its device */
         *st = s;
         return false;
@@ -41,10 +40,10 @@ static bool x_relay(worker *w, hisp_status *st)
         if (a < w->c0) a = w->c0;
         if (b > w->c1) b = w->c1;
         if (a < b)
-            s = o->buf_peer_copy(ctx, be, be, w->xd, (size_t)a * es, v->ctx->be, v->xd,
-                                 (size_t)a * es, (size_t)(b - a) * es);
+            s = HISPI_BE(ctx, buf_peer_copy, be, w->xd, (size_t)a * es, v->ctx->be, v->xd,
+                         (size_t)a * es, (size_t)(b - a) * es);
     }
-    if (!s) s = o->synchronize(ctx, be);
+    if (!s) s = HISPI_BE_SYNC(ctx);
     *st = s;
     return true;
 }
@@ -64,7 +63,6 @@ hisp_status hispi_msrep_compute_dev(worker *w)
         if (!x_relay(w, &s) || s) return s;
     }
     if (part_empty(w)) return HISP_SUCCESS;
-    const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
     void *be = ctx->be, *hb = plan->mctx->be;
     size_t es = hisp_type_size(plan->type);
@@ -73,31 +71,31 @@ hisp_status hispi_msrep_compute_dev(worker *w)
     if (plan->relay) {
         /* x is in place */
     } else if (plan->dop == HISP_OP_T) {
-        HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, 0, hb, plan->xdev,
-                                   (size_t)w->part.start * es, (size_t)w->xlen * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_peer_copy, be, w->xd, 0, hb, plan->xdev,
+                           (size_t)w->part.start * es, (size_t)w->xlen * es));
     } else { /* only the columns the part touches (a band for stencil matrices) */
-        HISPI_TRY(o->buf_peer_copy(ctx, be, be, w->xd, (size_t)w->c0 * es, hb, plan->xdev,
-                                   (size_t)w->c0 * es, (size_t)(w->c1 - w->c0) * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_peer_copy, be, w->xd, (size_t)w->c0 * es, hb, plan->xdev,
+                           (size_t)w->c0 * es, (size_t)(w->c1 - w->c0) * es));
     }
-    HISPI_TRY(o->synchronize(ctx, be));
+    HISPI_TRY(HISPI_BE_SYNC(ctx));
     double t1 = hispi_now_ms();
     HISPI_TRY(hispi_msrep_part_spmv(w));
     double t2 = hispi_now_ms();
     if (plan->dop == HISP_OP_N) {
         int64_t sh = w->part.shared_first ? 1 : 0;
         void *dst = plan->beta == 0 ? plan->ydev : plan->stage;
-        HISPI_TRY(o->buf_peer_copy(ctx, be, hb, dst, (size_t)(w->part.start + sh) * es, be, w->yd,
-                                   (size_t)sh * es, (size_t)(rows - sh) * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_peer_copy, hb, dst, (size_t)(w->part.start + sh) * es, be,
+                           w->yd, (size_t)sh * es, (size_t)(rows - sh) * es));
         if (sh)
-            HISPI_TRY(
-                o->buf_peer_copy(ctx, be, hb, plan->shbuf, (size_t)w->id * es, be, w->yd, 0, es));
+            HISPI_TRY(HISPI_BE(ctx, buf_peer_copy, hb, plan->shbuf, (size_t)w->id * es, be, w->yd,
+                               0, es));
     } else if (!w->local) {
-        HISPI_TRY(o->buf_peer_copy(ctx, be, hb, plan->pstage[w->id], 0, be, w->yd, 0,
-                                   (size_t)w->ylen * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_peer_copy, hb, plan->pstage[w->id], 0, be, w->yd, 0,
+                           (size_t)w->ylen * es));
     }
-    HISPI_TRY(o->synchronize(ctx, be));
+    HISPI_TRY(HISPI_BE_SYNC(ctx));
     double t3 = hispi_now_ms();
-    if (o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
+    if (HISPI_BE(ctx, mark_elapsed, w->m0, w->m1, &w->compute_ms) != HISP_SUCCESS)
         w->compute_ms = t2 - t1;
     w->x_ms = t1 - t0;
     w->gather_ms = t3 - t2;
@@ -118,7 +116,9 @@ static hisp_status copy_error(hisp_mplan plan, hisp_context from, hisp_status st
 static bool devmerge_possible(hisp_mplan plan, hisp_context vctx)
 {
     const hisp_backend_ops *o = vctx->ops;
-    if (plan->hisparse || plan->host_merge || !o->buf_peer_copy || !o->buf_axpby) return false;
+    if (plan->hisparse || plan->host_merge || !HISPI_BE_HAS(vctx, buf_peer_copy) ||
+        !HISPI_BE_HAS(vctx, buf_axpby))
+        return false;
     for (int k = 0; k < plan->nd; k++)
         if (plan->w[k].ctx->ops != o || plan->w[k].nsub > 0) return false;
     return true;
@@ -127,11 +127,9 @@ static bool devmerge_possible(hisp_mplan plan, hisp_context vctx)
 static void merge_free_stage(hisp_mplan plan)
 {
     if (!plan->mctx) return;
-    const hisp_backend_ops *o = plan->mctx->ops;
-    void *hb = plan->mctx->be;
-    if (plan->stage) o->buf_free(hb, plan->stage);
+    if (plan->stage) HISPI_BE_VOID(plan->mctx, buf_free, plan->stage);
     for (int k = 0; plan->pstage && k < plan->nd; k++)
-        if (plan->pstage[k]) o->buf_free(hb, plan->pstage[k]);
+        if (plan->pstage[k]) HISPI_BE_VOID(plan->mctx, buf_free, plan->pstage[k]);
     plan->stage = NULL;
     plan->stage_m = plan->pstage_m = 0;
     if (plan->pstage) memset(plan->pstage, 0, (size_t)plan->nd * sizeof *plan->pstage);
@@ -141,7 +139,7 @@ void hispi_msrep_merge_release(hisp_mplan plan)
 {
     if (plan->mctx) {
         merge_free_stage(plan);
-        if (plan->shbuf) plan->mctx->ops->buf_free(plan->mctx->be, plan->shbuf);
+        if (plan->shbuf) HISPI_BE_VOID(plan->mctx, buf_free, plan->shbuf);
         plan->shbuf = NULL;
         hisp_context_destroy(&plan->mctx);
     }
@@ -178,25 +176,26 @@ static hisp_status devmerge_prepare(hisp_mplan plan, hisp_context vctx)
         worker *w = &plan->w[k];
         w->local = !stage_all && w->ref.backend == vctx->kind && w->ref.device == vctx->device;
     }
-    if (!plan->shbuf) HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->nd * es, &plan->shbuf));
+    if (!plan->shbuf)
+        HISPI_TRY(HISPI_BE_ON(h, o, buf_alloc, hb, (size_t)plan->nd * es, &plan->shbuf));
     if (plan->dop == HISP_OP_N && plan->beta != 0 && plan->stage_m != plan->m) {
-        if (plan->stage) o->buf_free(hb, plan->stage);
+        if (plan->stage) HISPI_BE_VOID_ON(o, buf_free, hb, plan->stage);
         plan->stage = NULL;
         plan->stage_m = 0;
-        HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->m * es, &plan->stage));
+        HISPI_TRY(HISPI_BE_ON(h, o, buf_alloc, hb, (size_t)plan->m * es, &plan->stage));
         plan->stage_m = plan->m;
     }
     if (plan->dop == HISP_OP_T) {
         if (plan->pstage_m != plan->m)
             for (int k = 0; k < plan->nd; k++) {
-                if (plan->pstage[k]) o->buf_free(hb, plan->pstage[k]);
+                if (plan->pstage[k]) HISPI_BE_VOID_ON(o, buf_free, hb, plan->pstage[k]);
                 plan->pstage[k] = NULL;
             }
         plan->pstage_m = plan->m;
         for (int k = 0; k < plan->nd; k++) {
             worker *w = &plan->w[k];
             if (part_empty(w) || w->local || plan->pstage[k]) continue;
-            HISPI_TRY(o->buf_alloc(h, hb, (size_t)plan->m * es, &plan->pstage[k]));
+            HISPI_TRY(HISPI_BE_ON(h, o, buf_alloc, hb, (size_t)plan->m * es, &plan->pstage[k]));
         }
     }
     return HISP_SUCCESS;
@@ -220,18 +219,22 @@ static hisp_status merge_on_device(hisp_mplan plan)
             const hisp_part *q = &plan->parts[k];
             if (q->start >= q->end) continue;
             if (q->start > cur)
-                HISPI_TRY(o->buf_axpby(h, hb, t, q->start - cur, 0, NULL, 0, beta, y, cur));
+                HISPI_TRY(
+                    HISPI_BE_ON(h, o, buf_axpby, hb, t, q->start - cur, 0, NULL, 0, beta, y, cur));
             if (beta != 0) {
                 int64_t r = q->start + (q->shared_first ? 1 : 0);
-                HISPI_TRY(o->buf_axpby(h, hb, t, q->end - r, 1, plan->stage, r, beta, y, r));
+                HISPI_TRY(
+                    HISPI_BE_ON(h, o, buf_axpby, hb, t, q->end - r, 1, plan->stage, r, beta, y, r));
             }
             if (q->end > cur) cur = q->end;
         }
-        if (cur < m) HISPI_TRY(o->buf_axpby(h, hb, t, m - cur, 0, NULL, 0, beta, y, cur));
+        if (cur < m)
+            HISPI_TRY(HISPI_BE_ON(h, o, buf_axpby, hb, t, m - cur, 0, NULL, 0, beta, y, cur));
         for (int k = 0; k < plan->nd; k++) {
             const hisp_part *q = &plan->parts[k];
             if (q->start < q->end && q->shared_first)
-                HISPI_TRY(o->buf_axpby(h, hb, t, 1, 1, plan->shbuf, k, 1, y, q->start));
+                HISPI_TRY(
+                    HISPI_BE_ON(h, o, buf_axpby, hb, t, 1, 1, plan->shbuf, k, 1, y, q->start));
         }
     } else {
         bool first = true;
@@ -239,12 +242,12 @@ static hisp_status merge_on_device(hisp_mplan plan)
             worker *w = &plan->w[k];
             if (part_empty(w)) continue;
             const void *src = w->local ? w->yd : plan->pstage[k];
-            HISPI_TRY(o->buf_axpby(h, hb, t, m, 1, src, 0, first ? beta : 1, y, 0));
+            HISPI_TRY(HISPI_BE_ON(h, o, buf_axpby, hb, t, m, 1, src, 0, first ? beta : 1, y, 0));
             first = false;
         }
-        if (first) HISPI_TRY(o->buf_axpby(h, hb, t, m, 0, NULL, 0, beta, y, 0));
+        if (first) HISPI_TRY(HISPI_BE_ON(h, o, buf_axpby, hb, t, m, 0, NULL, 0, beta, y, 0));
     }
-    return o->synchronize(h, hb);
+    return HISPI_BE_ON(h, o, synchronize, hb);
 }
 
 static hisp_status mspmv_vec(hisp_mplan plan, hisp_op op, const void *alpha, hisp_vector x,

@@ -67,21 +67,21 @@ static hisp_status axpby(worker *w, int64_t n, double a, const void *x, int64_t 
                          void *y, int64_t yoff)
 {
     if (n <= 0) return HISP_SUCCESS;
-    const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
     hisp_type t = w->plan->type;
-    if (o->buf_axpby) return o->buf_axpby(ctx, ctx->be, t, n, a, x, xoff, b, y, yoff);
+    if (HISPI_BE_HAS(w->ctx, buf_axpby))
+        return HISPI_BE(ctx, buf_axpby, t, n, a, x, xoff, b, y, yoff);
     size_t es = esize(w->plan), bytes = (size_t)n * es;
     void *hy = NULL, *hx = NULL;
     hisp_status s = hispi_alloc(ctx, (size_t)n, es, &hy);
     if (!s && x) s = hispi_alloc(ctx, (size_t)n, es, &hx);
-    if (!s && b != 0) s = o->buf_read(ctx, ctx->be, y, (size_t)yoff * es, hy, bytes);
-    if (!s && x) s = o->buf_read(ctx, ctx->be, x, (size_t)xoff * es, hx, bytes);
+    if (!s && b != 0) s = HISPI_BE(ctx, buf_read, y, (size_t)yoff * es, hy, bytes);
+    if (!s && x) s = HISPI_BE(ctx, buf_read, x, (size_t)xoff * es, hx, bytes);
     for (int64_t i = 0; !s && i < n; i++)
         hispi_store_real(t, hy, i,
                          (b != 0 ? b * hispi_load_real(t, hy, i) : 0.0) +
                              (x ? a * hispi_load_real(t, hx, i) : 0.0));
-    if (!s) s = o->buf_write(ctx, ctx->be, y, (size_t)yoff * es, hy, bytes);
+    if (!s) s = HISPI_BE(ctx, buf_write, y, (size_t)yoff * es, hy, bytes);
     free(hx);
     free(hy);
     return s;
@@ -89,7 +89,7 @@ static hisp_status axpby(worker *w, int64_t n, double a, const void *x, int64_t 
 
 static hisp_status alloc_one(worker *w, size_t entries, void **out)
 {
-    return wops(w)->buf_alloc(w->ctx, w->ctx->be, (entries ? entries : 1) * esize(w->plan), out);
+    return HISPI_BE(w->ctx, buf_alloc, (entries ? entries : 1) * esize(w->plan), out);
 }
 
 /* A new buffer of entries zeros: a new distributed vector reads as zeros, as
@@ -99,9 +99,9 @@ static hisp_status alloc_zeros(worker *w, size_t entries, void **out)
 {
     HISPI_TRY(alloc_one(w, entries, out));
     if (!entries) return HISP_SUCCESS;
-    const hisp_backend_ops *o = wops(w);
-    return o->buf_zero ? o->buf_zero(w->ctx, w->ctx->be, *out, 0, entries * esize(w->plan))
-                       : axpby(w, (int64_t)entries, 0.0, NULL, 0, 0.0, *out, 0);
+    return HISPI_BE_HAS(w->ctx, buf_zero)
+               ? HISPI_BE(w->ctx, buf_zero, *out, 0, entries * esize(w->plan))
+               : axpby(w, (int64_t)entries, 0.0, NULL, 0, 0.0, *out, 0);
 }
 
 static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
@@ -117,14 +117,12 @@ static hisp_status work_alloc(worker *w, struct hisp_mvector_s *v)
             HISPI_TRY(alloc_one(w, (size_t)(w->part.end - w->part.start), &v->tmp[k]));
     }
     HISPI_TRY(alloc_one(w, (size_t)plan->nd, &v->shin[k]));
-    return wops(w)->synchronize(w->ctx, w->ctx->be);
+    return HISPI_BE_SYNC(w->ctx);
 }
 
 static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
 {
     hisp_mplan plan = w->plan;
-    const hisp_backend_ops *o = wops(w);
-    void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
     int64_t o0 = 0, o1 = v->n, b = hispi_mvector_org(v, k);
@@ -137,10 +135,10 @@ static hisp_status work_io(worker *w, struct hisp_mvector_s *v, bool write)
     size_t bytes = (size_t)(o1 - o0) * es, off = (size_t)(o0 - b) * es;
     if (write)
         HISPI_TRY(
-            o->buf_write(w->ctx, be, v->buf[k], off, (const char *)plan->dsrc + o0 * es, bytes));
+            HISPI_BE(w->ctx, buf_write, v->buf[k], off, (const char *)plan->dsrc + o0 * es, bytes));
     else
-        HISPI_TRY(o->buf_read(w->ctx, be, v->buf[k], off, (char *)plan->ddst + o0 * es, bytes));
-    return o->synchronize(w->ctx, be);
+        HISPI_TRY(HISPI_BE(w->ctx, buf_read, v->buf[k], off, (char *)plan->ddst + o0 * es, bytes));
+    return HISPI_BE_SYNC(w->ctx);
 }
 
 /* Steps 1-2 of the file comment, y = A x with x full-length (REPLICATED, or
@@ -150,7 +148,6 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
                              hisp_status st)
 {
     hisp_mplan plan = w->plan;
-    const hisp_backend_ops *o = wops(w);
     hisp_context ctx = w->ctx;
     void *be = ctx->be;
     hisp_type t = plan->type;
@@ -167,13 +164,14 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
                         (long long)(o0 - s));
     if (!st && s < e && s < o0) /* the shared row's slot: 0, which beta keeps */
         st = axpby(w, 1, 0.0, NULL, 0, 0.0, y->buf[k], s - b);
-    if (!st && s < e) st = o->mark_record(ctx, be, w->m0);
+    if (!st && s < e) st = HISPI_BE(ctx, mark_record, w->m0);
     w->dot_fused = false;
-    if (!st && s < e && direct(y, k) && plan->ddot && o->csr_spmv_dot && !plan->vendor &&
-        beta == 0 && plan->alpha == 1) { /* y = A_k x and its rows' dot with x, one pass */
+    if (!st && s < e && direct(y, k) && plan->ddot && HISPI_BE_HAS(w->ctx, csr_spmv_dot) &&
+        !plan->vendor && beta == 0 &&
+        plan->alpha == 1) { /* y = A_k x and its rows' dot with x, one pass */
         unsigned char r[8];
-        st = o->csr_spmv_dot(ctx, be, w->dev, x->buf[k], s - hispi_mvector_org(x, k), y->buf[k],
-                             NULL, 0, r);
+        st = HISPI_BE(ctx, csr_spmv_dot, w->dev, x->buf[k], s - hispi_mvector_org(x, k), y->buf[k],
+                      NULL, 0, r);
         if (st == HISP_ERR_UNSUPPORTED) { /* the plain product, and the dot's own pass */
             hispi_clear_error(ctx);
             st = HISP_SUCCESS;
@@ -184,11 +182,12 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     }
     if (!st && s < e && direct(y, k)) {
         if (!w->dot_fused)
-            st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
+            st =
+                HISPI_BE(ctx, csr_spmv, w->dev, HISP_OP_N, plan->alpha, x->buf[k], beta, y->buf[k]);
     } else if (!st && s < e) { /* the part's rows start inside y's buffer */
         if (!y->tmp[k]) st = alloc_one(w, (size_t)(e - s), &y->tmp[k]);
         if (!st)
-            st = o->csr_spmv(ctx, be, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
+            st = HISPI_BE(ctx, csr_spmv, w->dev, HISP_OP_N, plan->alpha, x->buf[k], 0.0, y->tmp[k]);
         if (!st) st = axpby(w, e - s, 1.0, y->tmp[k], 0, beta, y->buf[k], s - b);
         /* s > o0: owned rows [o0, s) no part holds */
         if (!st) st = axpby(w, s - o0, 0.0, NULL, 0, beta, y->buf[k], o0 - b);
@@ -196,16 +195,16 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
     int64_t c1 = s < e && e > o0 ? e : o0; /* owned rows [c1, o1) no part computes */
     if (!st && o1 > c1) st = axpby(w, o1 - c1, 0.0, NULL, 0, beta, y->buf[k], c1 - b);
     if (!st && s < e && s < o0 && !plan->dhost)
-        st = o->buf_peer_copy(ctx, be, plan->w[owner_of(plan, s)].ctx->be,
-                              y->shin[owner_of(plan, s)], (size_t)k * es, be, y->buf[k],
-                              (size_t)(s - b) * es, es);
-    if (!st && s < e) st = o->mark_record(ctx, be, w->m1);
-    if (!st) st = o->synchronize(ctx, be);
+        st = HISPI_BE(ctx, buf_peer_copy, plan->w[owner_of(plan, s)].ctx->be,
+                      y->shin[owner_of(plan, s)], (size_t)k * es, be, y->buf[k],
+                      (size_t)(s - b) * es, es);
+    if (!st && s < e) st = HISPI_BE(ctx, mark_record, w->m1);
+    if (!st) st = HISPI_BE_SYNC(ctx);
     if (!st && s < e && s < o0 && plan->dhost) /* the boundary entry to the host */
-        st = o->buf_read(ctx, be, y->buf[k], (size_t)(s - b) * es,
-                         (char *)plan->dslot + (size_t)k * es, es);
+        st = HISPI_BE(ctx, buf_read, y->buf[k], (size_t)(s - b) * es,
+                      (char *)plan->dslot + (size_t)k * es, es);
     w->gather_ms = w->compute_ms = 0;
-    if (!st && s < e && o->mark_elapsed(ctx, be, w->m0, w->m1, &w->compute_ms))
+    if (!st && s < e && HISPI_BE(ctx, mark_elapsed, w->m0, w->m1, &w->compute_ms))
         hispi_clear_error(ctx); /* no device timing: the breakdown shows 0 */
     /* every shared row is in its owner's scratch; a failure anywhere: all return */
     if (!hispi_barrier_wait_ok(&plan->bar, st)) return st;
@@ -219,14 +218,14 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
         } else { /* the entry from the host: y[row] += slot j */
             char v[8];
             size_t off = (size_t)(p->start - b) * es;
-            st = o->buf_read(ctx, be, y->buf[k], off, v, es);
+            st = HISPI_BE(ctx, buf_read, y->buf[k], off, v, es);
             if (st) break;
             hispi_store_real(t, v, 0,
                              hispi_load_real(t, v, 0) + hispi_load_real(t, plan->dslot, j));
-            st = o->buf_write(ctx, be, y->buf[k], off, v, es);
+            st = HISPI_BE(ctx, buf_write, y->buf[k], off, v, es);
         }
     }
-    if (!st) st = o->synchronize(ctx, be);
+    if (!st) st = HISPI_BE_SYNC(ctx);
     w->merge_ms = hispi_now_ms() - tm;
     return st;
 }
@@ -238,7 +237,6 @@ static hisp_status work_gather(worker *w)
 {
     hisp_mplan plan = w->plan;
     struct hisp_mvector_s *src = plan->dy, *dst = plan->dx;
-    const hisp_backend_ops *o = wops(w);
     void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
@@ -246,21 +244,24 @@ static hisp_status work_gather(worker *w)
         int64_t o0 = plan->own[k], o1 = plan->own[k + 1];
         hisp_status st = HISP_SUCCESS;
         if (o1 > o0)
-            st = o->buf_read(w->ctx, be, src->buf[k], (size_t)(o0 - hispi_mvector_org(src, k)) * es,
-                             (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
+            st = HISPI_BE(w->ctx, buf_read, src->buf[k],
+                          (size_t)(o0 - hispi_mvector_org(src, k)) * es,
+                          (char *)plan->dstage + (size_t)o0 * es, (size_t)(o1 - o0) * es);
         if (!hispi_barrier_wait_ok(&plan->bar, st)) return st; /* every device's rows are staged */
         if (src->n > 0)
-            HISPI_TRY(o->buf_write(w->ctx, be, dst->buf[k], 0, plan->dstage, (size_t)src->n * es));
-        return o->synchronize(w->ctx, be);
+            HISPI_TRY(
+                HISPI_BE(w->ctx, buf_write, dst->buf[k], 0, plan->dstage, (size_t)src->n * es));
+        return HISPI_BE_SYNC(w->ctx);
     }
     for (int j = 0; j < plan->nd; j++) {
         int64_t o0 = plan->own[j], o1 = plan->own[j + 1];
         if (o1 > o0)
-            HISPI_TRY(o->buf_peer_copy(
-                w->ctx, be, be, dst->buf[k], (size_t)o0 * es, plan->w[j].ctx->be, src->buf[j],
-                (size_t)(o0 - hispi_mvector_org(src, j)) * es, (size_t)(o1 - o0) * es));
+            HISPI_TRY(HISPI_BE(w->ctx, buf_peer_copy, be, dst->buf[k], (size_t)o0 * es,
+                               plan->w[j].ctx->be, src->buf[j],
+                               (size_t)(o0 - hispi_mvector_org(src, j)) * es,
+                               (size_t)(o1 - o0) * es));
     }
-    return o->synchronize(w->ctx, be);
+    return HISPI_BE_SYNC(w->ctx);
 }
 
 /* The x rows device k's product reads: the part's column window [c0, c1)
@@ -324,13 +325,12 @@ static hisp_status work_window(worker *w)
 {
     hisp_mplan plan = w->plan;
     struct hisp_mvector_s *x = plan->dv, *xs = plan->dx, *y = plan->dy;
-    const hisp_backend_ops *o = wops(w);
     void *be = w->ctx->be;
     size_t es = esize(plan);
     int k = w->id;
     int64_t a, b;
     double t0 = hispi_now_ms();
-    hisp_status st = o->synchronize(w->ctx, be);
+    hisp_status st = HISPI_BE_SYNC(w->ctx);
     w->wait_ms = hispi_now_ms() - t0;
     if (!st && plan->dhost) { /* the hull of what the others need of this device's rows */
         int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -340,8 +340,8 @@ static hisp_status work_window(worker *w)
                 hi = b > hi ? b : hi;
             }
         if (lo < hi)
-            st = o->buf_read(w->ctx, be, x->buf[k], (size_t)(lo - hispi_mvector_org(x, k)) * es,
-                             (char *)plan->dstage + (size_t)lo * es, (size_t)(hi - lo) * es);
+            st = HISPI_BE(w->ctx, buf_read, x->buf[k], (size_t)(lo - hispi_mvector_org(x, k)) * es,
+                          (char *)plan->dstage + (size_t)lo * es, (size_t)(hi - lo) * es);
     }
     /* every device's x is complete (and staged); a failure anywhere: all
      * return here, so no worker waits at work_spmv's barrier alone */
@@ -349,14 +349,14 @@ static hisp_status work_window(worker *w)
     for (int j = 0; j < plan->nd && !st; j++) {
         if (!piece(plan, x, xs, k, j, &a, &b)) continue;
         if (plan->dhost)
-            st = o->buf_write(w->ctx, be, xs->buf[k], (size_t)a * es,
-                              (const char *)plan->dstage + (size_t)a * es, (size_t)(b - a) * es);
+            st = HISPI_BE(w->ctx, buf_write, xs->buf[k], (size_t)a * es,
+                          (const char *)plan->dstage + (size_t)a * es, (size_t)(b - a) * es);
         else
-            st = o->buf_peer_copy(w->ctx, be, be, xs->buf[k], (size_t)a * es, plan->w[j].ctx->be,
-                                  x->buf[j], (size_t)(a - hispi_mvector_org(x, j)) * es,
-                                  (size_t)(b - a) * es);
+            st = HISPI_BE(w->ctx, buf_peer_copy, be, xs->buf[k], (size_t)a * es, plan->w[j].ctx->be,
+                          x->buf[j], (size_t)(a - hispi_mvector_org(x, j)) * es,
+                          (size_t)(b - a) * es);
     }
-    if (!st) st = o->synchronize(w->ctx, be);
+    if (!st) st = HISPI_BE_SYNC(w->ctx);
     w->x_ms = hispi_now_ms() - t0;
     st = work_spmv(w, xs, y, st);
     if (!st && plan->ddot && !w->dot_fused) st = owned_dot(w, x, y, &plan->ddot[k]);

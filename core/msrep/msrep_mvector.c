@@ -18,7 +18,7 @@ static hisp_status ownership(hisp_mplan plan)
     if (plan->own) return HISP_SUCCESS;
     plan->dhost = false; /* one backend with device peer copies, or the host in between */
     for (int k = 0; k < plan->nd; k++)
-        plan->dhost = plan->dhost || !wops(&plan->w[k])->buf_peer_copy ||
+        plan->dhost = plan->dhost || !HISPI_BE_HAS(plan->w[k].ctx, buf_peer_copy) ||
                       wops(&plan->w[k]) != wops(&plan->w[0]);
     HISPI_TRY(hispi_calloc(plan->home, (size_t)plan->nd, 8, &plan->dslot));
     HISPI_TRY(
@@ -68,7 +68,7 @@ static void free_buffers(struct hisp_mvector_s *v)
         worker *w = &plan->w[k];
         void *bs[3] = {v->buf[k], v->tmp[k], v->shin[k]};
         for (int i = 0; i < 3; i++)
-            if (bs[i] && w->ctx) wops(w)->buf_free(w->ctx->be, bs[i]);
+            if (bs[i] && w->ctx) HISPI_BE_VOID(w->ctx, buf_free, bs[i]);
         v->buf[k] = v->tmp[k] = v->shin[k] = NULL;
     }
 }

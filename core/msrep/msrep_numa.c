@@ -3,7 +3,8 @@
  * time). A GPU's node is the node of its PCI bridge; a CPU device spans the
  * machine (-1). Without hwloc, or on a one-node machine, everything is
  * node -1 and nothing is bound. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_msrep.h"
 
 #ifdef HISP_HAVE_HWLOC
@@ -98,7 +99,8 @@ int hispi_numa_device_node(hisp_context ctx, hisp_backend_kind kind, int device)
     if (!t || topo_nodes < 2 || (int)kind < 0 || kind >= HISP_BACKEND_COUNT) return -1;
     const hisp_backend_ops *o = hispi_backends[kind];
     char busid[64] = "";
-    if (!o || !o->device_pci || o->device_pci(ctx, device, busid, sizeof busid) != HISP_SUCCESS) {
+    if (!o || !HISPI_BE_HAS_ON(o, device_pci) ||
+        HISPI_BE_ON(ctx, o, device_pci, device, busid, sizeof busid) != HISP_SUCCESS) {
         hispi_clear_error(ctx);
         return -1;
     }

@@ -61,14 +61,16 @@ hisp_status hispi_msrep_worker_init(worker *w)
     if (hisp_context_get_device(w->ctx, &info) == HISP_SUCCESS)
         snprintf(w->name, sizeof w->name, "%.127s", info.name);
     const hisp_backend_ops *o = wops(w);
-    if (!o->csr_upload || !o->csr_spmv)
+    if (!HISPI_BE_HAS(w->ctx, csr_upload) || !HISPI_BE_HAS(w->ctx, csr_spmv))
         return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED, "the %s backend has no CSR SpMV", o->name);
-    if (plan->vendor && (!o->csr_upload_opts || !(o->csr_caps & HISPI_CSR_VENDOR)))
+    if (plan->vendor &&
+        (!HISPI_BE_HAS(w->ctx, csr_upload_opts) || !(o->csr_caps & HISPI_CSR_VENDOR)))
         return hispi_fail(w->ctx, HISP_ERR_UNSUPPORTED,
                           "cuSPARSE parts need CUDA devices, not the %s backend", o->name);
     /* local pointers: on the device where asked and possible (p*-opt), else
      * here (the part's own copy) */
-    w->device_ptr = plan->device_ptr && src->ptr && !plan->hisparse && o->csr_upload_opts &&
+    w->device_ptr = plan->device_ptr && src->ptr && !plan->hisparse &&
+                    HISPI_BE_HAS(w->ctx, csr_upload_opts) &&
                     (o->csr_caps & (plan->vendor ? HISPI_CSR_VENDOR_GPTR : HISPI_CSR_GPTR));
     double tl = hispi_now_ms();
     if (!part_empty(w) && !w->device_ptr)
@@ -90,8 +92,8 @@ hisp_status hispi_msrep_worker_init(worker *w)
         w->c0 = lo;
         w->c1 = (int64_t)hi + 1;
     }
-    HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m0));
-    HISPI_TRY(o->mark_create(w->ctx, w->ctx->be, &w->m1));
+    HISPI_TRY(HISPI_BE(w->ctx, mark_create, &w->m0));
+    HISPI_TRY(HISPI_BE(w->ctx, mark_create, &w->m1));
     if (!part_empty(w)) {
         size_t es = hisp_type_size(plan->type);
         int64_t k0 = w->part.nnz_begin, nnz = w->part.nnz_end - k0;
@@ -112,9 +114,9 @@ hisp_status hispi_msrep_worker_init(worker *w)
             HISPI_TRY(hisparse_part(w, &v));
         else
             HISPI_TRY(opts.vendor || opts.gptr
-                          ? o->csr_upload_opts(w->ctx, w->ctx->be, &v, &opts, &w->dev)
-                          : o->csr_upload(w->ctx, w->ctx->be, &v, &w->dev));
-        HISPI_TRY(o->synchronize(w->ctx, w->ctx->be));
+                          ? HISPI_BE(w->ctx, csr_upload_opts, &v, &opts, &w->dev)
+                          : HISPI_BE(w->ctx, csr_upload, &v, &w->dev));
+        HISPI_TRY(HISPI_BE_SYNC(w->ctx));
         w->bytes = ((uint64_t)rows + 1) * sizeof(int64_t) + (uint64_t)nnz * (4 + es);
         if (w->L)
             HISPI_TRY(hisp_matrix_format_bytes(w->L, HISP_FORMAT_HISPARSE, plan->type, &w->bytes));
@@ -126,16 +128,14 @@ hisp_status hispi_msrep_worker_init(worker *w)
 static void worker_release(worker *w)
 {
     if (w->ctx) {
-        const hisp_backend_ops *o = wops(w);
-        void *be = w->ctx->be;
-        if (w->dev) o->csr_free(be, w->dev);
+        if (w->dev) HISPI_BE_VOID(w->ctx, csr_free, w->dev);
         hisp_matrix_destroy(&w->L);
         hisp_vector_destroy(&w->xv);
         hisp_vector_destroy(&w->yv);
-        if (w->xd) o->buf_free(be, w->xd);
-        if (w->yd) o->buf_free(be, w->yd);
-        if (w->m0) o->mark_destroy(be, w->m0);
-        if (w->m1) o->mark_destroy(be, w->m1);
+        if (w->xd) HISPI_BE_VOID(w->ctx, buf_free, w->xd);
+        if (w->yd) HISPI_BE_VOID(w->ctx, buf_free, w->yd);
+        if (w->m0) HISPI_BE_VOID(w->ctx, mark_destroy, w->m0);
+        if (w->m1) HISPI_BE_VOID(w->ctx, mark_destroy, w->m1);
         if (!w->st) hispi_context_park(w->plan->home, w->ctx, w->sub, w->nsub);
         hisp_context_destroy(&w->ctx);
     }

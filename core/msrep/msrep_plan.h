@@ -6,7 +6,8 @@
 #ifndef HISPI_MSREP_PLAN_H
 #define HISPI_MSREP_PLAN_H
 
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 #include "hispi_msrep.h"
 
 #include <pthread.h>

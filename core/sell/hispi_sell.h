@@ -100,7 +100,7 @@ HISPI_LOCAL hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alp
 /* Frees A's device copy (A->fdev) on A's context's backend. */
 HISPI_LOCAL void hispi_sell_drop_device(hisp_matrix A);
 /* Test hook, read when a device copy is made: the kernel of
- * kernels_cl/sell_spmv.cl (0: the device's, sell_spmv_slices on CPUs,
+ * kernels/sell_spmv.cl (0: the device's, sell_spmv_slices on CPUs,
  * sell_spmv elsewhere; 1: sell_spmv; 2: sell_spmv_slices). */
 HISPI_LOCAL extern int hispi_sell_kernel_mode;
 

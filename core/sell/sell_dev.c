@@ -1,10 +1,10 @@
 /* SELL-C-sigma SpMV on the context's backend: the host form uploaded once
  * (A's, and A^T's for op = T, hispi_sell.h says what that costs), kernels
- * of kernels_cl/sell_spmv.cl through the backend's run-time kernel slots,
+ * of kernels/sell_spmv.cl through the backend's run-time kernel slots,
  * all kept in A->fdev until the device copy is dropped. Backends without
  * run-time kernels (the reference) run hispi_sell_ref_spmv on the vectors'
  * host copies. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
 #include "sell/hispi_sell.h"
 
 #include <stdio.h>
@@ -15,7 +15,7 @@ int hispi_sell_kernel_mode;
 
 /* GPUs: slices wider than WIDE_W entries per row go to sell_spmv_wide in
  * chunks of CHUNK entries per row, one work-group of C x LANES work-items
- * per chunk (kernels_cl/sell_spmv.cl). */
+ * per chunk (kernels/sell_spmv.cl). */
 #define WIDE_W 64
 #define LANES 8
 #define CHUNK 256
@@ -32,8 +32,8 @@ typedef struct {
 } dsell;
 
 typedef struct {
-    dsell m[2]; /* A (op N), A^T (op T) */
-    void *k;    /* the kernel */
+    dsell m[2];    /* A (op N), A^T (op T) */
+    void *k;       /* the kernel */
     void *kw, *ks; /* sell_spmv_wide, sell_spmv_wide_sum (GPUs) */
     bool slices;
     int group; /* work-group size */
@@ -42,8 +42,8 @@ typedef struct {
 
 static bool has_kernels(hisp_context ctx)
 {
-    const hisp_backend_ops *o = ctx->ops;
-    return o->kern_caps && o->kern_get && o->kern_free && o->kern_launch;
+    return HISPI_BE_HAS(ctx, kern_caps) && HISPI_BE_HAS(ctx, kern_get) &&
+           HISPI_BE_HAS(ctx, kern_free) && HISPI_BE_HAS(ctx, kern_launch);
 }
 
 static void dsell_free(hisp_context ctx, dsell *d)
@@ -51,7 +51,7 @@ static void dsell_free(hisp_context ctx, dsell *d)
     void **b[9] = {&d->sptr,   &d->perm,   &d->col, &d->val, &d->wslice,
                    &d->wchunk, &d->cslice, &d->ck0, &d->part};
     for (int i = 0; i < 9; i++) {
-        if (*b[i]) ctx->ops->buf_free(ctx->be, *b[i]);
+        if (*b[i]) HISPI_BE_VOID(ctx, buf_free, *b[i]);
         *b[i] = NULL;
     }
     d->have = false;
@@ -64,17 +64,17 @@ void hispi_sell_drop_device(hisp_matrix A)
     hisp_context ctx = A->ctx;
     for (int i = 0; i < 2; i++)
         dsell_free(ctx, &d->m[i]);
-    if (d->k && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, d->k);
-    if (d->kw && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, d->kw);
-    if (d->ks && ctx->ops->kern_free) ctx->ops->kern_free(ctx->be, d->ks);
+    if (d->k) HISPI_BE_VOID(ctx, kern_free, d->k);
+    if (d->kw) HISPI_BE_VOID(ctx, kern_free, d->kw);
+    if (d->ks) HISPI_BE_VOID(ctx, kern_free, d->ks);
     free(d);
     A->fdev = NULL;
 }
 
 static hisp_status upload(hisp_context ctx, const void *src, size_t bytes, void **buf)
 {
-    HISPI_TRY(ctx->ops->buf_alloc(ctx, ctx->be, bytes, buf));
-    return ctx->ops->buf_write(ctx, ctx->be, *buf, 0, src, bytes);
+    HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, buf));
+    return HISPI_BE(ctx, buf_write, *buf, 0, src, bytes);
 }
 
 /* The slices wider than wide_w entries per row and their chunks. */
@@ -113,9 +113,8 @@ static hisp_status wide_list(hisp_context ctx, const hispi_sell *h, int64_t wide
     if (!st) st = upload(ctx, cs, (size_t)d->nchunks * 4, &d->cslice);
     if (!st) st = upload(ctx, ck, (size_t)d->nchunks * 4, &d->ck0);
     if (!st)
-        st = ctx->ops->buf_alloc(ctx, ctx->be,
-                                 (size_t)d->nchunks * (size_t)h->C * hisp_type_size(h->type),
-                                 &d->part);
+        st = HISPI_BE(ctx, buf_alloc, (size_t)d->nchunks * (size_t)h->C * hisp_type_size(h->type),
+                      &d->part);
     free(ws);
     free(wc);
     free(cs);
@@ -149,7 +148,7 @@ static hisp_status need_device(hisp_context ctx, hisp_matrix A, int t, sell_dev 
         sell_dev *d = NULL;
         HISPI_TRY(hispi_calloc(ctx, 1, sizeof *d, (void **)&d));
         hispi_kcaps caps;
-        hisp_status s = ctx->ops->kern_caps(ctx, ctx->be, &caps);
+        hisp_status s = HISPI_BE(ctx, kern_caps, &caps);
         if (!s) {
             d->slices = hispi_sell_kernel_mode ? hispi_sell_kernel_mode == 2 : caps.is_cpu != 0;
             int g = d->slices ? 1 : h->C > 4 * caps.simd ? h->C : 4 * caps.simd;
@@ -162,18 +161,16 @@ static hisp_status need_device(hisp_context ctx, hisp_matrix A, int t, sell_dev 
                      dbl ? "double" : "float", dbl, (int)h->C, lanes, CHUNK);
             /* on CPUs a work-item streams whole slices, wide or not */
             d->wide_w = d->slices || lanes == 1 ? INT64_MAX : WIDE_W;
-            s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_SELL, opts,
-                                   d->slices ? "sell_spmv_slices" : "sell_spmv", &d->k);
+            s = HISPI_BE(ctx, kern_get, HISPI_PROG_SELL, opts,
+                         d->slices ? "sell_spmv_slices" : "sell_spmv", &d->k);
             if (!s && d->wide_w < INT64_MAX)
-                s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_SELL, opts, "sell_spmv_wide",
-                                       &d->kw);
+                s = HISPI_BE(ctx, kern_get, HISPI_PROG_SELL, opts, "sell_spmv_wide", &d->kw);
             if (!s && d->wide_w < INT64_MAX)
-                s = ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_SELL, opts,
-                                       "sell_spmv_wide_sum", &d->ks);
+                s = HISPI_BE(ctx, kern_get, HISPI_PROG_SELL, opts, "sell_spmv_wide_sum", &d->ks);
         }
         if (s) {
-            if (d->k) ctx->ops->kern_free(ctx->be, d->k);
-            if (d->kw) ctx->ops->kern_free(ctx->be, d->kw);
+            if (d->k) HISPI_BE_VOID(ctx, kern_free, d->k);
+            if (d->kw) HISPI_BE_VOID(ctx, kern_free, d->kw);
             free(d);
             return s;
         }
@@ -240,7 +237,7 @@ hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_mat
         int64_t items = d->slices ? m->nslices : m->nrows;
         size_t groups = (size_t)((items + d->group - 1) / d->group);
         int nargs = d->slices ? 10 : 11;
-        HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->k, a, nargs, groups, (size_t)d->group));
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k, a, nargs, groups, (size_t)d->group));
         if (m->nwide) {
             hispi_karg w[7] = {{HISPI_KARG_BUF, m->cslice, 0, 0},
                                {HISPI_KARG_BUF, m->ck0, 0, 0},
@@ -249,8 +246,8 @@ hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_mat
                                a[4],
                                a[5],
                                {HISPI_KARG_BUF, m->part, 0, 0}};
-            HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->kw, w, 7, (size_t)m->nchunks,
-                                            (size_t)(h->C * LANES)));
+            HISPI_TRY(HISPI_BE(ctx, kern_launch, d->kw, w, 7, (size_t)m->nchunks,
+                               (size_t)(h->C * LANES)));
             hispi_karg u[10] = {{HISPI_KARG_I32, NULL, m->nwide, 0},
                                 a[0],
                                 {HISPI_KARG_BUF, m->wslice, 0, 0},
@@ -262,7 +259,7 @@ hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_mat
                                 a[8],
                                 a[9]};
             size_t items = (size_t)(m->nwide * h->C), g = (size_t)d->group;
-            HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, d->ks, u, 10, (items + g - 1) / g, g));
+            HISPI_TRY(HISPI_BE(ctx, kern_launch, d->ks, u, 10, (items + g - 1) / g, g));
         }
     }
     hispi_vector_device_written(y);

@@ -1,7 +1,8 @@
 /* Dense vectors: a host copy plus a lazily made device copy; a wrapped
  * vector's device copy is the caller's memory and its host copy is
  * allocated when the host first needs it. */
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,7 @@ static hisp_status sync_host(hisp_vector v)
     HISPI_TRY(host_array(v));
     HISPI_TRY(hispi_settle(ctx)); /* a failed HiSparse SpMV shows here */
     size_t es = hisp_type_size(v->type);
-    HISPI_TRY(
-        ctx->ops->buf_read(ctx, ctx->be, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
+    HISPI_TRY(HISPI_BE(ctx, buf_read, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
     v->host_valid = true;
     return HISP_SUCCESS;
 }
@@ -40,7 +40,7 @@ static void drop_device(hisp_vector v)
      * vector becomes an ordinary one: the caller's memory is let go) */
     if (!v->host_valid && sync_host(v) != HISP_SUCCESS)
         v->host_valid = v->host != NULL; /* lost: best effort */
-    if (!v->wrapped || v->retained) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+    if (!v->wrapped || v->retained) HISPI_BE_VOID(v->ctx, buf_free, v->dev);
     v->dev = NULL;
     v->dev_valid = false;
     v->wrapped = false;
@@ -91,7 +91,7 @@ void hisp_vector_destroy(hisp_vector *pv)
     if (!pv || !hispi_handle_known(*pv, HISPI_H_VECTOR)) return;
     hisp_vector v = *pv;
     if (v->link.next) {
-        if (v->dev && (!v->wrapped || v->retained)) v->ctx->ops->buf_free(v->ctx->be, v->dev);
+        if (v->dev && (!v->wrapped || v->retained)) HISPI_BE_VOID(v->ctx, buf_free, v->dev);
         hispi_devobj_detach(&v->link);
     }
     free(v->host);
@@ -114,8 +114,8 @@ static hisp_status vector_write(hisp_vector v, const void *host)
     size_t bytes = (size_t)v->n * hisp_type_size(v->type);
     if (v->wrapped) { /* through to the caller's memory; a host copy stays stale */
         hisp_context ctx = v->ctx;
-        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev,
-                                      (size_t)v->off * hisp_type_size(v->type), host, bytes));
+        HISPI_TRY(HISPI_BE(ctx, buf_write, v->dev, (size_t)v->off * hisp_type_size(v->type), host,
+                           bytes));
         v->host_valid = false;
         v->dev_valid = true;
         return HISP_SUCCESS;
@@ -172,8 +172,8 @@ static hisp_status read_range(hisp_vector v, int64_t offset, int64_t count, void
     hisp_context ctx = v->ctx;
     if (!v->dev) return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY, "the vector's data was lost");
     HISPI_TRY(hispi_settle(ctx)); /* a failed HiSparse SpMV shows here */
-    return ctx->ops->buf_read(ctx, ctx->be, v->dev, (size_t)(v->off + offset) * es, host,
-                              (size_t)count * es);
+    return HISPI_BE(ctx, buf_read, v->dev, (size_t)(v->off + offset) * es, host,
+                    (size_t)count * es);
 }
 
 static hisp_status write_range(hisp_vector v, int64_t offset, int64_t count, const void *host)
@@ -183,8 +183,8 @@ static hisp_status write_range(hisp_vector v, int64_t offset, int64_t count, con
     size_t es = hisp_type_size(v->type);
     if (v->dev && v->dev_valid) { /* the range goes over; a valid host copy follows */
         hisp_context ctx = v->ctx;
-        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, (size_t)(v->off + offset) * es, host,
-                                      (size_t)count * es));
+        HISPI_TRY(HISPI_BE(ctx, buf_write, v->dev, (size_t)(v->off + offset) * es, host,
+                           (size_t)count * es));
     }
     if (v->host_valid) memcpy((char *)v->host + (size_t)offset * es, host, (size_t)count * es);
     return HISP_SUCCESS;
@@ -223,8 +223,7 @@ hisp_status hispi_vector_host_written(hisp_vector v)
     if (!v->wrapped) return HISP_SUCCESS;
     hisp_context ctx = v->ctx; /* through to the caller's memory */
     size_t es = hisp_type_size(v->type);
-    HISPI_TRY(
-        ctx->ops->buf_write(ctx, ctx->be, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
+    HISPI_TRY(HISPI_BE(ctx, buf_write, v->dev, (size_t)v->off * es, v->host, (size_t)v->n * es));
     v->dev_valid = true;
     return HISP_SUCCESS;
 }
@@ -242,11 +241,11 @@ hisp_status hispi_vector_device(hisp_vector v, bool need_data, void **buf)
     hisp_context ctx = v->ctx;
     size_t bytes = (size_t)v->n * hisp_type_size(v->type);
     if (!v->dev) {
-        HISPI_TRY(ctx->ops->buf_alloc(ctx, ctx->be, bytes, &v->dev));
+        HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, &v->dev));
         v->dev_valid = false;
     }
     if (need_data && !v->dev_valid) {
-        HISPI_TRY(ctx->ops->buf_write(ctx, ctx->be, v->dev, 0, v->host, bytes));
+        HISPI_TRY(HISPI_BE(ctx, buf_write, v->dev, 0, v->host, bytes));
         v->dev_valid = true;
     }
     *buf = v->dev;
@@ -268,11 +267,10 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
     if (!hispi_type_valid(type) || n < 0 || !mem)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "invalid vector type, size %lld or NULL memory", (long long)n);
-    if (!ctx->ops->buf_check)
+    if (!HISPI_BE_HAS(ctx, buf_check))
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend cannot wrap memory",
                           ctx->ops->name);
-    HISPI_TRY(
-        ctx->ops->buf_check(ctx, ctx->be, mem, (size_t)n * hisp_type_size(type), "vector memory"));
+    HISPI_TRY(HISPI_BE(ctx, buf_check, mem, (size_t)n * hisp_type_size(type), "vector memory"));
     /* the kernels load whole entries (up to 16 bytes at once); a cl_mem is a
      * handle, aligned by the runtime */
     size_t align = hisp_type_size(type) < 16 ? hisp_type_size(type) : 16;
@@ -283,8 +281,8 @@ hisp_status hisp_vector_wrap_device(hisp_context ctx, hisp_type type, int64_t n,
     /* the caller's memory, offset 0, with a reference of hisp's own where
      * the backend counts them (the caller may release theirs) */
     HISPI_TRY(hispi_vector_view(ctx, type, n, mem, 0, out));
-    if (ctx->ops->buf_retain) {
-        hisp_status s = ctx->ops->buf_retain(ctx, ctx->be, mem);
+    if (HISPI_BE_HAS(ctx, buf_retain)) {
+        hisp_status s = HISPI_BE(ctx, buf_retain, mem);
         if (s) {
             hisp_vector_destroy(out);
             return s;

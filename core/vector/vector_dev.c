@@ -1,4 +1,4 @@
-/* Vector algebra on the device: the kernels of kernels_cl/vector.cl through
+/* Vector algebra on the device: the kernels of kernels/vector.cl through
  * the backend's run-time kernel slots (OpenCL, CUDA), built once per context
  * and type and kept in the context's vector state with its scratch; device
  * scalars read by the kernels; reductions in two stages (vector_ops.c says
@@ -21,8 +21,8 @@ _Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
 
 bool hispi_vec_has_kernels(hisp_context ctx)
 {
-    const hisp_backend_ops *o = ctx->ops;
-    return o->kern_caps && o->kern_get && o->kern_free && o->kern_launch;
+    return HISPI_BE_HAS(ctx, kern_caps) && HISPI_BE_HAS(ctx, kern_get) &&
+           HISPI_BE_HAS(ctx, kern_free) && HISPI_BE_HAS(ctx, kern_launch);
 }
 
 static void vstate_drop(hispi_devobj *o)
@@ -33,11 +33,11 @@ static void vstate_drop(hispi_devobj *o)
     for (int t = 0; t < 6; t++)
         for (int k = 0; k < HISPI_VK_COUNT; k++)
             if (st->kern[t][k]) {
-                ctx->ops->kern_free(ctx->be, st->kern[t][k]);
+                HISPI_BE_VOID(ctx, kern_free, st->kern[t][k]);
                 st->kern[t][k] = NULL;
             }
-    if (st->part) ctx->ops->buf_free(ctx->be, st->part);
-    if (st->slots) ctx->ops->buf_free(ctx->be, st->slots);
+    if (st->part) HISPI_BE_VOID(ctx, buf_free, st->part);
+    if (st->slots) HISPI_BE_VOID(ctx, buf_free, st->slots);
     st->part = st->slots = NULL;
     st->ready = false;
 }
@@ -51,10 +51,10 @@ static hisp_status vstate(hisp_context ctx, hispi_vstate **out)
     if (!st->link.next) hispi_devobj_attach(ctx, &st->link, vstate_drop);
     if (!st->ready) {
         hispi_kcaps caps;
-        HISPI_TRY(ctx->ops->kern_caps(ctx, ctx->be, &caps));
+        HISPI_TRY(HISPI_BE(ctx, kern_caps, &caps));
         hisp_device_info info;
         memset(&info, 0, sizeof info);
-        HISPI_TRY(ctx->ops->device_info(ctx, ctx->device, &info));
+        HISPI_TRY(HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, &info));
         int cu = caps.compute_units > 0 ? caps.compute_units : 1;
         st->is_cpu = caps.is_cpu;
         st->ls = 1;
@@ -65,10 +65,10 @@ static hisp_status vstate(hisp_context ctx, hispi_vstate **out)
         st->gmax = cu * (caps.is_cpu ? 4 : 8);
         st->acc_double = info.fp64;
         size_t pbytes = (size_t)st->gmax * 2 * 4 * (st->acc_double ? 8 : 4);
-        hisp_status s = ctx->ops->buf_alloc(ctx, ctx->be, pbytes, &st->part);
-        if (!s) s = ctx->ops->buf_alloc(ctx, ctx->be, SLOTS_BYTES, &st->slots);
+        hisp_status s = HISPI_BE(ctx, buf_alloc, pbytes, &st->part);
+        if (!s) s = HISPI_BE(ctx, buf_alloc, SLOTS_BYTES, &st->slots);
         if (s) {
-            if (st->part) ctx->ops->buf_free(ctx->be, st->part);
+            if (st->part) HISPI_BE_VOID(ctx, buf_free, st->part);
             st->part = NULL;
             return s;
         }
@@ -91,8 +91,7 @@ static hisp_status kernel(hisp_context ctx, hispi_vstate *st, hisp_type t, int k
                  : vc == 2 ? 1
                            : 2,
                  vc, st->acc_double, st->is_cpu, st->ls);
-        HISPI_TRY(
-            ctx->ops->kern_get(ctx, ctx->be, HISPI_PROG_VECTOR, opts, kname[k], &st->kern[t][k]));
+        HISPI_TRY(HISPI_BE(ctx, kern_get, HISPI_PROG_VECTOR, opts, kname[k], &st->kern[t][k]));
     }
     *out = st->kern[t][k];
     return HISP_SUCCESS;
@@ -165,7 +164,7 @@ static hisp_status dev_scalar(const vcall *c, hispi_vstate *st, int i, dscalar *
     int na = push_scalar(a, 0, c->t, d, st->slots);
     a[na++] = (hispi_karg){HISPI_KARG_BUF, st->slots, 0, 0};
     a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, i, 0};
-    HISPI_TRY(ctx->ops->kern_launch(ctx, ctx->be, k, a, na, 1, 1));
+    HISPI_TRY(HISPI_BE(ctx, kern_launch, k, a, na, 1, 1));
     memset(d, 0, sizeof *d);
     d->num = st->slots;
     d->i = i;
@@ -176,7 +175,6 @@ static hisp_status dev_scalar(const vcall *c, hispi_vstate *st, int i, dscalar *
 hisp_status hispi_vec_run_dev(const vcall *c)
 {
     hisp_context ctx = c->ctx;
-    const hisp_backend_ops *ops = ctx->ops;
     hispi_vstate *st = NULL;
     HISPI_TRY(vstate(ctx, &st));
     void *k1 = NULL, *k2 = NULL;
@@ -218,7 +216,7 @@ hisp_status hispi_vec_run_dev(const vcall *c)
         na = push_scalar(a, na, c->t, &ds[i], st->slots);
     if (c->nr) a[na++] = (hispi_karg){HISPI_KARG_BUF, st->part, 0, 0};
     size_t groups = groups_for(st, c->n);
-    if (groups) HISPI_TRY(ops->kern_launch(ctx, ctx->be, k1, a, na, groups, (size_t)st->ls));
+    if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, k1, a, na, groups, (size_t)st->ls));
     for (int i = 0; i < c->nv; i++)
         if (c->out >> i & 1) hispi_vector_device_written(c->v[i]);
     if (!c->nr) return HISP_SUCCESS;
@@ -230,13 +228,12 @@ hisp_status hispi_vec_run_dev(const vcall *c)
         {HISPI_KARG_I64, NULL, ridx[0], 0},         {HISPI_KARG_BUF, rbuf[c->nr - 1], 0, 0},
         {HISPI_KARG_I64, NULL, ridx[c->nr - 1], 0},
     };
-    HISPI_TRY(ops->kern_launch(ctx, ctx->be, k2, r, 9, 1, (size_t)st->ls));
+    HISPI_TRY(HISPI_BE(ctx, kern_launch, k2, r, 9, 1, (size_t)st->ls));
     for (int i = 0; i < c->nr; i++) {
         if (c->r[i]->vec)
             hispi_vector_device_written(c->r[i]->vec);
         else
-            HISPI_TRY(
-                ops->buf_read(ctx, ctx->be, st->slots, (size_t)ridx[i] * rs, c->r[i]->host, rs));
+            HISPI_TRY(HISPI_BE(ctx, buf_read, st->slots, (size_t)ridx[i] * rs, c->r[i]->host, rs));
     }
     return HISP_SUCCESS;
 }

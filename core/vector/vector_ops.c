@@ -1,6 +1,6 @@
 /* Vector algebra (hisp.h "vector algebra"): argument checks, then either the
  * plain C loops of core/vector/vector_ref.c on the host copies (backends without
- * run-time kernels: the reference), or the kernels of kernels_cl/vector.cl
+ * run-time kernels: the reference), or the kernels of kernels/vector.cl
  * through the backend's run-time kernel slots (OpenCL, CUDA). Device scalars
  * are read by the kernels; reductions are two-stage (per-group partials into
  * the context's scratch, then one group sums them in a fixed order into the

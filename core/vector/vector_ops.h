@@ -1,10 +1,11 @@
 /* Vector algebra's internals (core/vector/): the kernels of
- * kernels_cl/vector.cl and the description of one call, shared by the checks
+ * kernels/vector.cl and the description of one call, shared by the checks
  * and host path (vector_ops.c) and the device path (vector_dev.c). */
 #ifndef HISP_VECTOR_OPS_H
 #define HISP_VECTOR_OPS_H
 
-#include "../backends/backend.h"
+#include "backend/backend.h"
+#include "hispi.h"
 
 enum {
     K_FILL,

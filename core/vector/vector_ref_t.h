@@ -1,7 +1,7 @@
 /* Vector algebra reference loops for one scalar type, included by
  * core/vector/vector_ref.c with T (float | double) and F(name) (name suffixed).
  * vc = components per entry: 1 real, 2 complex, 4 quaternion (w x y z).
- * Element formulas and their order are those of kernels_cl/vector.cl. */
+ * Element formulas and their order are those of kernels/vector.cl. */
 
 static inline void F(ld)(int vc, const T *p, int64_t i, T e[4])
 {

@@ -1,5 +1,5 @@
-/* SELL-C-sigma SpMV (core/sell/sell_dev.c), one source for OpenCL C (after
- * common.cl) and CUDA (NVRTC). Built with defines:
+/* SELL-C-sigma SpMV (core/sell/sell_dev.c), one source for OpenCL C and CUDA
+ * (NVRTC), after the prelude common.cl. Built with defines:
  *   IS_DOUBLE 0|1   entries float | double, accumulated in that type (as the
  *                   CSR reference, core/matrix/ref_spmv.c)
  *   SLICE           C, the slice height (a power of two)
@@ -23,29 +23,13 @@
  * read. */
 
 #if defined(__CUDACC__)
-#if IS_DOUBLE
-typedef double cs_t;
-#else
-typedef float cs_t;
-#endif
-typedef long long i64;
 #define KERNEL extern "C" __global__ void
-#define GLOBAL
 #define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
-#define LOCAL_DECL(type, name) __shared__ type name
-#define LID ((int)threadIdx.x)
 #define GROUP ((i64)blockIdx.x)
-#define BARRIER() __syncthreads()
 #else
-typedef real cs_t;
-typedef long i64;
 #define KERNEL __kernel void
-#define GLOBAL __global
 #define GLOBAL_ID ((i64)get_global_id(0))
-#define LOCAL_DECL(type, name) __local type name
-#define LID ((int)get_local_id(0))
 #define GROUP ((i64)get_group_id(0))
-#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 
 KERNEL sell_spmv(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,

@@ -15,27 +15,18 @@
  * part[(group * nres + r) * ncomp + c]; vec_reduce sums them in a fixed order
  * (deterministic for a given device and length). */
 
+/* cs_t, i64, GLOBAL, LOCAL_DECL, LID and BARRIER come from the prelude
+ * (common.cl) */
 #if defined(__CUDACC__)
-#if IS_DOUBLE
-typedef double cs_t;
-#else
-typedef float cs_t;
-#endif
-typedef long long i64;
 #define KERNEL extern "C" __global__ void __launch_bounds__(LS)
 #define FN static __device__ __forceinline__
-#define GLOBAL
 #define LOCALP
-#define LOCAL_DECL(type, name) __shared__ type name
-#define LID ((int)threadIdx.x)
 #define GROUP ((i64)blockIdx.x)
 #define NGROUPS ((i64)gridDim.x)
-#define BARRIER() __syncthreads()
 #else
 #if ACC_DOUBLE && !IS_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
-typedef real cs_t;
 #if IS_DOUBLE
 typedef double2 cs2_t;
 typedef double4 cs4_t;
@@ -43,16 +34,11 @@ typedef double4 cs4_t;
 typedef float2 cs2_t;
 typedef float4 cs4_t;
 #endif
-typedef long i64;
 #define KERNEL __kernel void
 #define FN static inline
-#define GLOBAL __global
 #define LOCALP __local
-#define LOCAL_DECL(type, name) __local type name
-#define LID ((int)get_local_id(0))
 #define GROUP ((i64)get_group_id(0))
 #define NGROUPS ((i64)get_num_groups(0))
-#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #endif
 
 #if ACC_DOUBLE

@@ -1,4 +1,10 @@
-/* The one ops table every backend fills (reference, OpenCL, CUDA).
+/* The backend contract: the one seam between the core and a device. The ops
+ * table every backend fills (reference, OpenCL, CUDA), the views it receives
+ * (CSR, wrapped CSR, HiSparse and the scheduler's arguments: sched_view.h),
+ * the run-time programs, the dispatch macros of the core's calls, and the
+ * core services a backend may call (basics.h). It lives with the core
+ * (core/backend/, as core/format/ holds the format seam) and includes
+ * nothing of the core's internals: only hisp.h.
  *
  * A backend instance ("be") is created by init() for one device and owned by
  * a context. Buffers are opaque handles (a cl_mem, a device pointer, a host
@@ -9,9 +15,19 @@
 #ifndef HISP_BACKEND_H
 #define HISP_BACKEND_H
 
-#include "../core/hisp.h"
-#include "../core/hispi.h"
-#include "../core/hisparse/hisparse_sched.h"
+#include "backend/basics.h"
+#include "backend/csr_plan.h"
+#include "backend/sched_view.h"
+#include "hisp.h"
+
+/* The caller's device arrays of a wrapped CSR matrix (hisp_matrix_wrap_csr_device):
+ * buffers of the context's backend, read in place, never freed by hisp. */
+typedef struct {
+    void *rowptr, *colind, *val;
+    int ptr64, idx64; /* 64-bit row pointers / column indices */
+    int base;         /* 0 or 1 */
+    bool retained;    /* hisp holds a reference to each array (buf_retain) */
+} hispi_csr_ext;
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
 typedef struct {
@@ -37,13 +53,30 @@ typedef struct {
 #define HISPI_CSR_GPTR 2u        /* gptr with hisp's kernel */
 #define HISPI_CSR_VENDOR_GPTR 4u /* gptr with the vendor kernel */
 
-/* Run-time kernels: programs, capabilities, arguments. */
-enum {
-    HISPI_PROG_COMPOUND = 0, /* kernels_cl/compound_spmv.cl */
-    HISPI_PROG_HSADD = 1,    /* kernels_cl/hisparse_add.cl */
-    HISPI_PROG_VECTOR = 2,   /* kernels_cl/vector.cl */
-    HISPI_PROG_SELL = 3      /* kernels_cl/sell_spmv.cl */
-};
+/* Run-time kernels: programs, capabilities, arguments.
+ *
+ * The programs of kern_get, one line each: X(ID, FILE, CUDA) gives
+ * HISPI_PROG_<ID> for kernels/<FILE>.cl, compiled after the prelude
+ * kernels/common.cl by OpenCL, and by NVRTC too where CUDA is 1. The build
+ * embeds every .cl file of kernels/ and makes hispi_programs from these lines, so a
+ * new program is its file and one line here. */
+#define HISPI_PROGRAMS(X)                                                                          \
+    X(COMPOUND, compound_spmv, 1)                                                                  \
+    X(HSADD, hisparse_add, 1)                                                                      \
+    X(VECTOR, vector, 1)                                                                           \
+    X(SELL, sell_spmv, 1)
+#define HISPI_PROG_ENUM_(id, file, cuda) HISPI_PROG_##id,
+enum { HISPI_PROGRAMS(HISPI_PROG_ENUM_) HISPI_PROG_COUNT };
+typedef struct {
+    const char *file;     /* "compound_spmv.cl" */
+    const char *src;      /* its text, without the prelude (OpenCL adds it) */
+    const char *cuda_src; /* NULL, or the prelude, #line 1 and the text (NVRTC) */
+} hispi_program;
+/* Indexed by HISPI_PROG_*; exists where a backend with run-time kernels is
+ * built in (build/gen/kernels.c). */
+extern const hispi_program hispi_programs[HISPI_PROG_COUNT];
+/* kernels/common.cl, the prelude of every program */
+extern const char hispi_kern_src_common[];
 typedef struct {
     int max_group;      /* largest work-group / thread block */
     int simd;           /* warp width / preferred work-group multiple */
@@ -125,7 +158,7 @@ typedef struct hisp_backend_ops {
                                 void *y, void *res, int64_t res_index, void *res_host);
 
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
-     * core/hisparse/hisparse_sched.h). All three NULL: HiSparse SpMV is unsupported
+     * core/backend/sched_view.h). All three NULL: HiSparse SpMV is unsupported
      * on the backend (the reference backend provides them).
      * hisparse_upload makes a matrix's SpMV state over its family's pool,
      * which core keeps on the backend (A->pool_dev, a buf_alloc buffer with
@@ -225,6 +258,33 @@ typedef struct hisp_backend_ops {
     hisp_status (*csr_wrap)(hisp_context ctx, void *be, const hispi_csr_view *A,
                             const hispi_csr_ext *ext, void **dev);
 } hisp_backend_ops;
+
+/* ---- dispatch: every call of the core into a backend goes through these --
+ *
+ * HISPI_BE(ctx, slot, args...) calls slot(ctx, ctx->be, args...) of ctx's
+ * backend and evaluates to its hisp_status; a NULL slot gives
+ * HISP_ERR_UNSUPPORTED "the NAME backend has no SLOT" (hispi_be_missing).
+ * HISPI_BE_SYNC(ctx) is the synchronize slot (no arguments after be).
+ * HISPI_BE_ON(ctx, ops, slot, args...) calls slot(ctx, args...) of an
+ * explicit table, the instance (if the slot takes one) among args: the slots
+ * without an instance (device_count, init, ...), or an instance other than
+ * ctx's own (an MSREP plan's merge context, whose errors go to the home
+ * context). HISPI_BE_VOID(ctx, slot, args...) / HISPI_BE_VOID_ON(ops, slot,
+ * args...) are the release slots (void, the instance first, no context):
+ * slot(ctx->be, args...), nothing when the slot is NULL. HISPI_BE_HAS(ctx,
+ * slot) / HISPI_BE_HAS_ON(ops, slot) test an optional slot where the core
+ * has another path (host loops, a host merge). ctx and ops are evaluated
+ * more than once: pass plain expressions. */
+HISPI_LOCAL hisp_status hispi_be_missing(hisp_context ctx, const hisp_backend_ops *ops,
+                                         const char *slot);
+#define HISPI_BE_ON(ctx, ops, slot, ...)                                                           \
+    ((ops)->slot ? (ops)->slot((ctx), __VA_ARGS__) : hispi_be_missing((ctx), (ops), #slot))
+#define HISPI_BE(ctx, slot, ...) HISPI_BE_ON((ctx), (ctx)->ops, slot, (ctx)->be, __VA_ARGS__)
+#define HISPI_BE_SYNC(ctx) HISPI_BE_ON((ctx), (ctx)->ops, synchronize, (ctx)->be)
+#define HISPI_BE_VOID_ON(ops, slot, ...) ((ops)->slot ? (ops)->slot(__VA_ARGS__) : (void)0)
+#define HISPI_BE_VOID(ctx, slot, ...) HISPI_BE_VOID_ON((ctx)->ops, slot, (ctx)->be, __VA_ARGS__)
+#define HISPI_BE_HAS_ON(ops, slot) ((ops)->slot != NULL)
+#define HISPI_BE_HAS(ctx, slot) HISPI_BE_HAS_ON((ctx)->ops, slot)
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends
  * not compiled in are NULL. */

@@ -18,43 +18,29 @@
  * row per work-item. The products are those of core/compound/compound_ref.c, in the
  * same order. */
 
+/* cs_t, i64, GLOBAL, LOCAL_DECL, LID and BARRIER come from the prelude
+ * (common.cl) */
 #if defined(__CUDACC__)
-#if IS_DOUBLE
-typedef double cs_t;
-#else
-typedef float cs_t;
-#endif
-typedef long long i64;
 #ifdef NT
 #define KERNEL extern "C" __global__ void __launch_bounds__(NT, NB)
 #else
 #define KERNEL extern "C" __global__ void
 #endif
 #define KERNEL_PLAIN extern "C" __global__ void
-#define GLOBAL
 #define RESTRICT __restrict__
-#define LOCAL_DECL(type, name) __shared__ type name
-#define LID ((int)threadIdx.x)
 #define GROUP ((int)blockIdx.x)
 #define NGROUPS ((int)gridDim.x)
 #define LSIZE ((int)blockDim.x)
 #define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
-#define BARRIER() __syncthreads()
 #define ATOMIC_INC(p) atomicAdd((p), 1u)
 #else
-typedef real cs_t;
-typedef long i64;
 #define KERNEL __kernel void
 #define KERNEL_PLAIN __kernel void
-#define GLOBAL __global
 #define RESTRICT restrict
-#define LOCAL_DECL(type, name) __local type name
-#define LID ((int)get_local_id(0))
 #define GROUP ((int)get_group_id(0))
 #define NGROUPS ((int)get_num_groups(0))
 #define LSIZE ((int)get_local_size(0))
 #define GLOBAL_ID ((i64)get_global_id(0))
-#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define ATOMIC_INC(p) atomic_inc(p)
 #endif
 

@@ -24,7 +24,7 @@ typedef struct {
 
 #define FEW 32
 
-/* atomic_add_real comes from the prelude (kernels_cl/common.cl) */
+/* atomic_add_real comes from the prelude (kernels/common.cl) */
 #if IS_DOUBLE
 #define BITS(v) as_ulong(v)
 #else

@@ -9,7 +9,7 @@
  * The vector kernels take vl, the lanes per row (power of 2, <= LS), as an
  * argument: one program per (type, pointer width) serves every matrix.
  * With beta == 0, y is never read (NaN in y does not spread). The prelude
- * kernels_cl/common.cl (real, atomic_add_real) comes first.
+ * kernels/common.cl (real, atomic_add_real) comes first.
  */
 typedef PTR_T ptr_t;
 

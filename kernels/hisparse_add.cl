@@ -14,18 +14,15 @@
  * the host, which sees the counter past the capacity, grows the pool and
  * redoes the round (never a silent overflow). */
 
+/* real, u64..u8, GLOBAL and LID come from the prelude (common.cl); BARRIER
+ * here also fences global memory on OpenCL */
+#undef BARRIER
 #if defined(__CUDACC__)
-typedef unsigned long long u64;
-typedef unsigned int u32;
-typedef unsigned short u16;
-typedef unsigned char u8;
 #if IS_DOUBLE
-typedef double real;
 #define ZBITS(v) (__double_as_longlong(v) == 0)
 #define NEG_ZERO __longlong_as_double((long long)0x8000000000000000ull)
 #define RBITS(v) ((u64)__double_as_longlong(v))
 #else
-typedef float real;
 #define ZBITS(v) (__float_as_uint(v) == 0)
 #define NEG_ZERO __uint_as_float(0x80000000u)
 #define RBITS(v) ((u64)__float_as_uint(v))
@@ -43,10 +40,8 @@ typedef float real;
 #endif
 #define KERNEL_LEAF extern "C" __global__ void __launch_bounds__(GS, 24)
 #define FN static __device__ inline
-#define GLOBAL
 #define LOCAL __shared__
 #define LPTR
-#define LID ((int)threadIdx.x)
 #define GROUP ((u64)blockIdx.x)
 #define BARRIER() __syncthreads()
 #define ATOM_ADD64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
@@ -56,10 +51,6 @@ typedef float real;
 #define CTZ(x) ((u32)(__ffs((int)(x)) - 1))
 #else
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-typedef ulong u64;
-typedef uint u32;
-typedef ushort u16;
-typedef uchar u8;
 #if IS_DOUBLE
 #define ZBITS(v) (as_ulong(v) == 0)
 #define NEG_ZERO as_double((ulong)0x8000000000000000ul)
@@ -74,10 +65,8 @@ typedef uchar u8;
 #define KERNEL_PAIR KERNEL
 #define KERNEL_LEAF KERNEL
 #define FN static inline
-#define GLOBAL __global
 #define LOCAL __local
 #define LPTR __local
-#define LID ((int)get_local_id(0))
 #define GROUP ((u64)get_group_id(0))
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define ATOM_ADD64(p, v) atom_add((volatile __global ulong *)(p), (ulong)(v))
