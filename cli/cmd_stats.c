@@ -1,6 +1,8 @@
 /* hisp stats: sizes, row-length statistics and storage bytes of a file. */
 #include "cli.h"
 
+#include <string.h>
+
 #include <math.h>
 
 static const char help[] =
@@ -9,9 +11,9 @@ static const char help[] =
     "Reads a Matrix Market file (symmetric, skew-symmetric and hermitian files\n"
     "are expanded) and prints rows, cols, nnz after expansion, field and\n"
     "symmetry from the header, row-length min/mean/max/stddev, the number of\n"
-    "empty rows, and the bytes the matrix takes in each storage format (coo,\n"
-    "csr, hisparse; sell for f32/f64: SELL-C-sigma with its padding) in its\n"
-    "entry type, with bytes per nonzero, and the\n"
+    "empty rows, and the bytes the matrix takes in each storage format that\n"
+    "holds its entry type (coo, csr, csc, hisparse; sell for f32/f64, padding\n"
+    "included), with bytes per nonzero, and the\n"
     "HiSparse profile (as Figure 4 of the HiSparse paper, Derler et al., ICS'17):\n"
     "sparse and dense inner nodes with their mean children, sparse and dense\n"
     "leaves with their mean nonzeros, depth. A .hisp file is described as stored\n"
@@ -23,9 +25,10 @@ static const char help[] =
     "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n" CLI_TYPE_HELP
     "  --json               machine-readable: \"file\", \"rows\", \"cols\", \"nnz\",\n"
     "                       \"field\", \"symmetry\", \"row_length\": {\"min\", \"mean\",\n"
-    "                       \"max\", \"stddev\"}, \"empty_rows\", \"bytes\": {\"coo\", \"csr\",\n"
-    "                       \"hisparse\", \"sell\"}, \"bytes_per_nnz\": {\"coo\",\n"
-    "                       \"csr\", \"hisparse\", \"sell\"},\n"
+    "                       \"max\", \"stddev\"}, \"empty_rows\", \"bytes\" and\n"
+    "                       \"bytes_per_nnz\": one key per format (\"coo\", \"csr\",\n"
+    "                       \"csc\", \"hisparse\", \"sell\"; null where the format\n"
+    "                       does not hold the type),\n"
     "                       \"hisparse\": {\"node_size\", \"depth\",\n"
     "                       \"inner_sparse\", \"inner_dense\", \"leaf_sparse\",\n"
     "                       \"leaf_dense\" (each {\"count\", \"mean\"}: children of\n"
@@ -58,8 +61,12 @@ int cmd_stats(int argc, char **argv)
     const int64_t *ptr = NULL;
     const int32_t *rows = NULL, *cols = NULL;
     const void *vals = NULL;
-    uint64_t bytes[4] = {0, 0, 0, 0}; /* and SELL's */
-    static const hisp_format fmts[3] = {HISP_FORMAT_COO, HISP_FORMAT_CSR, HISP_FORMAT_HISPARSE};
+    enum { NF = 16 };
+    uint64_t bytes[NF] = {0}; /* by format; have[f]: the format holds this type */
+    bool have[NF] = {false};
+    int nf = 0; /* formats hisp has */
+    while (nf < NF && strcmp(hisp_format_name((hisp_format)nf), "invalid") != 0)
+        nf++;
     hisp_matrix H = NULL; /* the HiSparse tree described by the profile */
     hisp_hisparse_profile prof = {0};
     hisp_status s;
@@ -100,11 +107,13 @@ int cmd_stats(int argc, char **argv)
     }
     if (!s && tree) s = hisp_matrix_hisparse_profile(H, &prof);
     if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
-    for (int f = 0; f < 2 && !s; f++)
-        s = hisp_matrix_format_bytes(A, fmts[f], type, &bytes[f]);
-    if (!s && tree) s = hisp_matrix_format_bytes(H, HISP_FORMAT_HISPARSE, type, &bytes[2]);
-    bool sell = cli_type_real(type); /* SELL slices hold f32 or f64 entries */
-    if (!s && sell) s = hisp_matrix_format_bytes(A, HISP_FORMAT_SELL, type, &bytes[3]);
+    for (int f = 0; f < nf && !s; f++) { /* HiSparse: the tree's own, with its node size */
+        hisp_matrix M = f == HISP_FORMAT_HISPARSE ? (tree ? H : NULL) : A;
+        if (!M) continue;
+        s = hisp_matrix_format_bytes(M, (hisp_format)f, type, &bytes[f]);
+        have[f] = !s;
+        if (s == HISP_ERR_UNSUPPORTED) s = HISP_SUCCESS; /* not a type this format holds */
+    }
     if (s) {
         rc = cli_fail(ctx, s, path);
         goto out;
@@ -146,22 +155,16 @@ int cmd_stats(int argc, char **argv)
         json_object_end(&j);
         json_int(&j, "empty_rows", empty);
         json_object_begin(&j, "bytes");
-        json_uint(&j, "coo", bytes[0]);
-        json_uint(&j, "csr", bytes[1]);
-        if (tree)
-            json_uint(&j, "hisparse", bytes[2]);
-        else
-            json_null(&j, "hisparse");
-        if (sell)
-            json_uint(&j, "sell", bytes[3]);
-        else
-            json_null(&j, "sell");
+        for (int f = 0; f < nf; f++)
+            if (have[f])
+                json_uint(&j, hisp_format_name((hisp_format)f), bytes[f]);
+            else
+                json_null(&j, hisp_format_name((hisp_format)f));
         json_object_end(&j);
         json_object_begin(&j, "bytes_per_nnz");
-        json_double(&j, "coo", (double)bytes[0] / nnzd);
-        json_double(&j, "csr", (double)bytes[1] / nnzd);
-        json_double(&j, "hisparse", tree ? (double)bytes[2] / nnzd : NAN);
-        json_double(&j, "sell", sell ? (double)bytes[3] / nnzd : NAN);
+        for (int f = 0; f < nf; f++)
+            json_double(&j, hisp_format_name((hisp_format)f),
+                        have[f] ? (double)bytes[f] / nnzd : NAN);
         json_object_end(&j);
         if (!tree) {
             json_null(&j, "hisparse");
@@ -203,12 +206,10 @@ int cmd_stats(int argc, char **argv)
                (long long)rmax, sd);
         printf("empty rows  %lld\n", (long long)empty);
         printf("bytes (%s)\n", hisp_type_name(type));
-        for (int f = 0; f < (tree ? 3 : 2); f++)
-            printf("  %-8s  %llu (%.2f per nonzero)\n", hisp_format_name(fmts[f]),
-                   (unsigned long long)bytes[f], mi.nnz ? (double)bytes[f] / nnzd : 0.0);
-        if (sell)
-            printf("  %-8s  %llu (%.2f per nonzero; slices padded to their longest row)\n", "sell",
-                   (unsigned long long)bytes[3], mi.nnz ? (double)bytes[3] / nnzd : 0.0);
+        for (int f = 0; f < nf; f++)
+            if (have[f])
+                printf("  %-8s  %llu (%.2f per nonzero)\n", hisp_format_name((hisp_format)f),
+                       (unsigned long long)bytes[f], mi.nnz ? (double)bytes[f] / nnzd : 0.0);
         if (!tree) {
             printf("hisparse    - (HiSparse trees hold f32 or f64 entries)\n");
             goto out;

@@ -136,10 +136,12 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     hisp_type vt = HISP_F64;
     if (!s) s = hisp_compound_vector_type(mi.type, &vt, &per);
     if (s) return cli_fail(ctx, s, NULL);
-    if (job->format != HISP_FORMAT_CSR && !cli_type_real(mi.type))
-        return cli_type_unsupported(job->format == HISP_FORMAT_HISPARSE ? "spmv --format hisparse"
-                                                                        : "spmv --format sell",
-                                    mi.type, "this format takes f32 or f64; use --format csr");
+    if (job->format != HISP_FORMAT_CSR && !cli_type_real(mi.type)) {
+        char what[64];
+        snprintf(what, sizeof what, "spmv --format %s", hisp_format_name(job->format));
+        return cli_type_unsupported(what, mi.type,
+                                    "this format takes f32 or f64; use --format csr");
+    }
     int rc = cli_check_real("--alpha", job->alpha, vt);
     if (!rc) rc = cli_check_real("--beta", job->beta, vt);
     if (rc) return rc;

@@ -419,14 +419,14 @@ HISPI_LOCAL void hispi_vref_dot2(hisp_type t, int64_t n, const void *x, const vo
 HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, void *z,
                                     void *r);
 
-/* ---- reference operations (core/matrix/ref_spmv.c) ---------------------- */
+/* ---- reference operations (core/csr/csr_ref.c) ---------------------- */
 
 /* y = alpha*op(A)*x + beta*y on host CSR; f32 accumulates in float, f64 in
  * double (same as the kernels); beta == 0 does not read y. */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op op,
                                            double alpha, const void *x, double beta, void *y);
 
-/* ---- SpMV fused with a dot (core/matrix/spmv.c) ------------------------- */
+/* ---- SpMV fused with a dot (core/ops/spmv.c) ------------------------- */
 
 /* y = A*x (op N, alpha 1, beta 0), then r = dot(x, y) as hisp_vector_dot
  * (r: a host value or an entry of a vector of x's type). One pass where the

@@ -1,7 +1,7 @@
 /* SELL-C-sigma SpMV (core/sell/sell_dev.c), one source for OpenCL C and CUDA
  * (NVRTC), after the prelude common.cl. Built with defines:
  *   IS_DOUBLE 0|1   entries float | double, accumulated in that type (as the
- *                   CSR reference, core/matrix/ref_spmv.c)
+ *                   CSR reference, core/csr/csr_ref.c)
  *   SLICE           C, the slice height (a power of two)
  * The layout (core/sell/hispi_sell.h): slice s holds the sorted rows
  * s*SLICE .. s*SLICE + SLICE - 1 from sptr[s] on, entry k of its row i at

@@ -1,4 +1,6 @@
-/* SpMV entry points: argument checks, residency, dispatch to the backend. */
+/* SpMV, the operation (above the formats): argument checks, compound entries
+ * to their layouts, every format through its table (core/format/format.h),
+ * the timed and fused (SpMV + dot) forms, the copy bandwidth. */
 #include "backend/backend.h"
 #include "compound/hispi_compound.h"
 #include "format/format.h"
