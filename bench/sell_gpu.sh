@@ -7,7 +7,8 @@
 # of an earlier commit), `hisp bench` SpMV and CG rows of both builds,
 # alternated, for a before/after in one call. Stage with
 # `bash bench/stage_gpu.sh sell [OLD_BUILD_DIR]`; on the device
-# `OUT=$OUT bash .gpu/sell_gpu.sh [tests] [suite] [files] [auto] [before]`
+# `OUT=$OUT bash .gpu/sell_gpu.sh [tests] [suite|some] [files] [auto] [before]`
+# (some: the suite's matrices named in SELL_SUITE, e.g. "rmat:22 dense:4096")
 # (default all). Writes $OUT/sell.log and $OUT/sell.tgz (the JSON reports:
 # the device tool brings back at most 8 files).
 set -u
@@ -25,11 +26,10 @@ b() { # name, seconds, hisp binary, bench arguments...
   timeout "$secs" "$bin" bench "$@" --json >"$J/$name.json" 2>>"$L"; echo "-- exit $?" >>"$L"
 }
 SUITE="poisson3d:160 banded:2000000 rmat:22 dense:4096 circuit:2000000 blockdiag:2000000"
-if has tests; then
-  for s in sell spmv spmv_dot tune_format; do
-    echo "== suite $s (cuda)" >>"$L"
-    timeout 300 env HISP_TEST_BACKENDS=cuda CK_RUN_SUITE=$s "$H/tests/check_hisp" >>"$L" 2>&1; echo "-- exit $?" >>"$L"
-  done
+has some && SUITE=${SELL_SUITE:-$SUITE} && parts="$parts suite"
+if has tests; then # every suite on the CUDA backend (the reference as the oracle)
+  echo "== check_hisp (cuda)" >>"$L"
+  timeout "${TESTS_S:-300}" env HISP_TEST_BACKENDS=cuda "$H/tests/check_hisp" >>"$L" 2>&1; echo "-- exit $?" >>"$L"
 fi
 if has suite; then
   for g in $SUITE; do

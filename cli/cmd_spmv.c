@@ -315,12 +315,10 @@ int cmd_spmv(int argc, char **argv)
         if (job.repeat > 0) {
             printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
                    res.median_ms, res.min_ms, job.repeat, job.warmup);
-            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: %s + x + y)\n",
+            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: the %s form + x "
+                   "+ y)\n",
                    res.gflops, res.gbps, (unsigned long long)res.model_bytes,
-                   strcmp(fmt, "hisparse") == 0  ? "HiSparse tree"
-                   : strcmp(fmt, "sell") == 0    ? "SELL slices"
-                   : strcmp(fmt, "variant") == 0 ? "layout arrays"
-                                                 : "CSR arrays");
+                   strcmp(fmt, "variant") == 0 ? "layout's" : fmt);
         }
         cli_print_transfers("transfers", &res.xfer);
         cli_print_builds("kernels", &res.builds);
