@@ -105,13 +105,10 @@ static hisp_status row_lengths(hisp_matrix A, int64_t **out)
     const hispi_sparse *c = NULL;
     memset(&tmp, 0, sizeof tmp);
     HISPI_TRY(hispi_matrix_need_host(A));
-    bool direct =
-        !A->hs && (A->host.format == HISP_FORMAT_CSR || A->host.format == HISP_FORMAT_COO ||
-                   A->host.format == HISP_FORMAT_CSC);
-    if (direct)
+    if (hispi_sparse_family(A->host.format))
         c = &A->host;
     else
-        HISPI_TRY(hispi_matrix_csr(A, &tmp, &c)); /* HiSparse: the tree's entries */
+        HISPI_TRY(hispi_matrix_csr(A, &tmp, &c)); /* another format's own form */
     m = c->nrows;
     hisp_status s = hispi_calloc(ctx, (size_t)m, sizeof *len, (void **)&len);
     if (!s && c->format == HISP_FORMAT_CSR) {

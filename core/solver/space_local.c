@@ -427,14 +427,14 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
         sp->nrows = mi.nrows * per;
         sp->ncols = mi.ncols * per;
         hisp_format_choice fc; /* a format chosen for A (hisp spmv --format auto) */
-        bool chosen = !st && mi.format != HISP_FORMAT_HISPARSE &&
+        bool chosen = !st && hispi_sparse_family(mi.format) &&
                       hispi_format_choice_cached(ctx, A, HISP_OP_N, &fc);
         if (chosen && fc.best.kind == HISP_CHOICE_VARIANT) {
             ls->var = fc.best.variant;
             ls->has_var = true;
         }
         if (!st && !chosen && mi.type != HISP_F32 && mi.type != HISP_F64 &&
-            mi.format != HISP_FORMAT_HISPARSE && ctx->kind != HISP_BACKEND_REFERENCE) {
+            hispi_sparse_family(mi.format) && ctx->kind != HISP_BACKEND_REFERENCE) {
             hisp_tune_plan plan;
             int found = 0;
             if (hisp_tune_plan_lookup(ctx, A, &plan, &found) == HISP_SUCCESS && found) {
