@@ -256,6 +256,7 @@ typedef struct {
     hisp_tune_progress progress;
     void *user;
     uint64_t xy_bytes;
+    signed char padded[HISP_OUTER_COUNT]; /* too_padded's answer per outer layout; -1 unknown */
 } tuner;
 
 static int cmp_double(const void *a, const void *b)
@@ -264,8 +265,27 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A layout padded to more than TUNE_PAD_MAX times the CSR layout's bytes
+ * (ELL or SELL of a matrix with a few very long rows) is not built: it
+ * cannot win, and it may not fit in memory at all. */
+#define TUNE_PAD_MAX 4
+
+static bool too_padded(tuner *t, hisp_outer_layout o)
+{
+    if (t->padded[o] >= 0) return t->padded[o];
+    uint64_t b = 0, csr = 0;
+    t->padded[o] = 0;
+    if (o == HISP_OUTER_CSR) return false;
+    if (hisp_matrix_layout_bytes(t->A, o, &b) ||
+        hisp_matrix_layout_bytes(t->A, HISP_OUTER_CSR, &csr))
+        hispi_clear_error(t->ctx);
+    else
+        t->padded[o] = b / TUNE_PAD_MAX > csr;
+    return t->padded[o];
+}
+
 /* Time one variant; a variant the device refuses (too many threads, build
- * failure) is skipped with ms = INFINITY. */
+ * failure) or too padded to win is skipped with ms = INFINITY. */
 static hisp_status try_variant(tuner *t, const hisp_variant *v, double *out)
 {
     for (int i = 0; i < t->n; i++)
@@ -278,8 +298,10 @@ static hisp_status try_variant(tuner *t, const hisp_variant *v, double *out)
     float onef = 1, zerof = 0;
     bool f32 = hispi_type_scalar_size(t->A->host.type) == 4;
     hisp_status s =
-        hispi_compound_spmv(t->ctx, v, f32 ? (double)onef : one, t->A, t->x,
-                            f32 ? (double)zerof : zero, t->y, TUNE_WARMUP, TUNE_REPEAT, ms);
+        too_padded(t, v->layout.outer)
+            ? HISP_ERR_UNSUPPORTED
+            : hispi_compound_spmv(t->ctx, v, f32 ? (double)onef : one, t->A, t->x,
+                                  f32 ? (double)zerof : zero, t->y, TUNE_WARMUP, TUNE_REPEAT, ms);
     double med = INFINITY;
     if (s == HISP_ERR_OUT_OF_HOST_MEMORY || s == HISP_ERR_INVALID_HANDLE) return s;
     if (s == HISP_SUCCESS) {
@@ -444,10 +466,11 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
     hisp_type vt;
     int per = 1;
     HISPI_TRY(hisp_compound_vector_type(A->host.type, &vt, &per));
-    tuner t = {ctx, A, NULL, NULL, NULL, 0, 0, 0, progress, user, 0};
+    tuner t = {ctx, A, NULL, NULL, NULL, 0, 0, 0, progress, user, 0, {0}};
     size_t es = hisp_type_size(vt);
     int64_t nx = A->host.ncols * per, ny = A->host.nrows * per;
     t.xy_bytes = (uint64_t)(nx + ny) * es;
+    memset(t.padded, -1, sizeof t.padded);
     void *xh = NULL;
     hisp_status s = hisp_vector_create(ctx, vt, nx, &t.x);
     if (!s) s = hisp_vector_create(ctx, vt, ny, &t.y);
