@@ -70,7 +70,10 @@ hisp_status hispi_compound_op_matrix(hisp_matrix A, hisp_op op, hisp_matrix *M)
     hisp_context ctx = A->ctx;
     if (op != HISP_OP_T && op != HISP_OP_H)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "op(A) is built for op = T or H");
-    if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+    if (!A->cdev) {
+        HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+        A->cdev_drop = hispi_compound_drop; /* the matrix layer's hook */
+    }
     hispi_cdev *d = A->cdev;
     int k = op == HISP_OP_T ? 0 : 1;
     if (!d->opm[k]) {
@@ -295,7 +298,10 @@ static hisp_status run_host(hisp_context ctx, const hispi_clayout *L, int vs, do
 static hisp_status variant_layout(hisp_context ctx, hisp_matrix A, const hisp_variant *v,
                                   const hispi_clayout **L)
 {
-    if (!A->cdev) HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+    if (!A->cdev) {
+        HISPI_TRY(hispi_calloc(ctx, 1, sizeof(hispi_cdev), &A->cdev));
+        A->cdev_drop = hispi_compound_drop; /* the matrix layer's hook */
+    }
     hispi_cdev *d = A->cdev;
     HISPI_TRY(need_layout(A, d, &v->layout));
     *L = &d->lay[v->layout.outer][v->layout.inner];

@@ -124,13 +124,6 @@ hisp_status hisp_matrix_format_bytes(hisp_matrix A, hisp_format format, hisp_typ
     return f->bytes(A, type, bytes);
 }
 
-hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out)
-{
-    HISPI_TRY(hispi_matrix_need_host(A));
-    if (hispi_sparse_family(A->host.format)) return hispi_sparse_convert(A->ctx, &A->host, f, out);
-    return hispi_format_of(A)->to_sparse(A, f, out);
-}
-
 /* A format without an operation of its own: A's entries through CSR (or,
  * for a transpose, read as the CSC of A^T), then the format again. */
 static hisp_status via_csr(hisp_matrix A, bool transpose, double a)

@@ -1,6 +1,5 @@
 /* Matrix handles: creation from user arrays, formats, device residency. */
 #include "backend/backend.h"
-#include "compound/hispi_compound.h"
 #include "format/format.h"
 
 #include <stdlib.h>
@@ -17,7 +16,7 @@ void hispi_matrix_drop_device(hisp_matrix A)
     if (A->dev) HISPI_BE_VOID(A->ctx, csr_free, A->dev);
     A->dev = NULL;
     if (A->fmt && A->fmt->drop_device) A->fmt->drop_device(A);
-    hispi_compound_drop(A);
+    if (A->cdev_drop) A->cdev_drop(A);
     hispi_matrix_keys_drop(A);
 }
 
@@ -209,6 +208,13 @@ hisp_status hispi_matrix_csr(hisp_matrix A, hispi_sparse *tmp, const hispi_spars
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_matrix_sparse_copy(hisp_matrix A, hisp_format f, hispi_sparse *out)
+{
+    HISPI_TRY(hispi_matrix_need_host(A));
+    if (hispi_sparse_family(A->host.format)) return hispi_sparse_convert(A->ctx, &A->host, f, out);
+    return A->fmt->to_sparse(A, f, out); /* the format's own form */
+}
+
 hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr, const int32_t **rows,
                                     const int32_t **cols, const void **vals)
 {
@@ -220,39 +226,4 @@ hisp_status hisp_matrix_host_arrays(hisp_matrix A, const int64_t **ptr, const in
     if (cols) *cols = s->colind;
     if (vals) *vals = s->val;
     return HISP_SUCCESS;
-}
-
-hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx, const char *data, size_t size,
-                                        const char *name, hisp_type type, hisp_matrix *A,
-                                        hisp_mtx_header *header)
-{
-    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    if (!A || (!data && size))
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL data or output handle");
-    *A = NULL;
-    hispi_sparse s;
-    HISPI_TRY(hispi_mtx_parse(ctx, data, size, name ? name : "<buffer>", type, &s, header));
-    return hispi_matrix_wrap(ctx, &s, A);
-}
-
-hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path, hisp_type type, hisp_matrix *A,
-                                 hisp_mtx_header *header)
-{
-    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    if (!path || !A) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL path or handle");
-    *A = NULL;
-    hispi_sparse s;
-    HISPI_TRY(hispi_mtx_read_file(ctx, path, type, &s, header));
-    return hispi_matrix_wrap(ctx, &s, A);
-}
-
-hisp_status hisp_matrix_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type type,
-                                 hisp_matrix *A)
-{
-    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    if (!p || !A) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL params or handle");
-    *A = NULL;
-    hispi_sparse s;
-    HISPI_TRY(hispi_generate(ctx, p, type, &s));
-    return hispi_matrix_wrap(ctx, &s, A);
 }
