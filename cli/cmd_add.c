@@ -68,30 +68,43 @@ static hisp_status scaled(hisp_matrix X, double s, hisp_matrix *out, bool *owned
     return hisp_matrix_scale(*out, single ? (const void *)&sf : (const void *)&s);
 }
 
-int cmd_add(int argc, char **argv)
+/* hisp add's command line. */
+typedef struct {
+    const char *in[2], *out; /* A, B and -o C */
+    bool json;
+    double alpha, beta;
+    int node_size, repeat, device; /* node_size 0: the default; repeat 0: one sum */
+    cli_type ct;
+    hisp_op op;
+    hisp_backend_kind kind;
+} add_opts;
+
+enum {
+    A_OUT, /* CLI_OUT_OPTS */
+    A_OUT2,
+    A_OUT3,
+    A_TRANS,
+    A_ALPHA,
+    A_BETA,
+    A_BACKEND,
+    A_NODE,
+    A_TYPE, /* CLI_TYPE_OPTS */
+    A_ENTRY,
+    A_PREC,
+    A_REPEAT,
+    A_JSON,
+    A_DEVICE,
+    A_HELP
+};
+
+/* The two inputs and the options' values (val) of the command line;
+ * returns CLI_OK, an exit code, or CLI_HELP_SHOWN after the help. */
+static int add_args(int argc, char **argv, const char **val, const char **in)
 {
-    enum {
-        O_OUT, /* CLI_OUT_OPTS */
-        O_OUT2,
-        O_OUT3,
-        O_TRANS,
-        O_ALPHA,
-        O_BETA,
-        O_BACKEND,
-        O_NODE,
-        O_TYPE, /* CLI_TYPE_OPTS */
-        O_ENTRY,
-        O_PREC,
-        O_REPEAT,
-        O_JSON,
-        O_DEVICE,
-        O_HELP
-    };
     static const cli_opt opts[] = {CLI_OUT_OPTS,       CLI_TRANSPOSE_OPT,   {"--alpha", true},
                                    {"--beta", true},   {"--backend", true}, {"--node-size", true},
                                    CLI_TYPE_OPTS,      {"--repeat", true},  {"--json", false},
                                    {"--device", true}, CLI_HELP_OPTS,       {0, 0}};
-    const char *val[O_HELP] = {0}, *in[2] = {0};
     cli_args a;
     cli_args_init(&a, "add", argc, argv);
     for (;;) {
@@ -102,175 +115,240 @@ int cmd_add(int argc, char **argv)
         if (k == CLI_ARG_POSITIONAL) {
             if (in[1]) return cli_usage_error("add", "unexpected argument '%s'", v);
             in[in[0] ? 1 : 0] = v;
-        } else if (k >= O_HELP) {
+        } else if (k >= A_HELP) {
             fputs(help, stdout);
-            return CLI_OK;
+            return CLI_HELP_SHOWN;
         } else {
             val[k] = v ? v : "";
         }
     }
-    if (!in[0] || !in[1]) return cli_usage_error("add", "need two input files A and B");
-    const char *out = NULL;
-    int rc = cli_parse_out("add", val + O_OUT, &out);
+    return CLI_OK;
+}
+
+/* Parses the command line into o; returns CLI_OK, an exit code, or
+ * CLI_HELP_SHOWN. */
+static int add_parse(int argc, char **argv, add_opts *o)
+{
+    const char *val[A_HELP] = {0};
+    memset(o, 0, sizeof *o);
+    int rc = add_args(argc, argv, val, o->in);
     if (rc) return rc;
-    if (!out) return cli_usage_error("add", "missing -o C");
-    bool json = val[O_JSON] != NULL;
-    double alpha = 1, beta = 1;
-    int d = 0, repeat = 0, device = -1;
-    cli_type ct;
-    hisp_op op = HISP_OP_N;
-    hisp_backend_kind kind = HISP_BACKEND_AUTO;
-    if ((rc = cli_parse_type("add", val + O_TYPE, &ct))) return rc;
-    if ((rc = cli_parse_transpose("add", val[O_TRANS], NULL, &op))) return rc;
-    if (val[O_ALPHA] && (rc = cli_parse_double("--alpha", val[O_ALPHA], &alpha))) return rc;
-    if (val[O_BETA] && (rc = cli_parse_double("--beta", val[O_BETA], &beta))) return rc;
-    if (val[O_BACKEND] && (rc = cli_parse_backend("--backend", val[O_BACKEND], &kind))) return rc;
-    if (val[O_NODE] && (rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &d))) return rc;
-    if (val[O_REPEAT] && (rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &repeat)))
+    if (!o->in[0] || !o->in[1]) return cli_usage_error("add", "need two input files A and B");
+    if ((rc = cli_parse_out("add", val + A_OUT, &o->out))) return rc;
+    if (!o->out) return cli_usage_error("add", "missing -o C");
+    o->json = val[A_JSON] != NULL;
+    o->alpha = o->beta = 1;
+    o->device = -1;
+    o->op = HISP_OP_N;
+    o->kind = HISP_BACKEND_AUTO;
+    if ((rc = cli_parse_type("add", val + A_TYPE, &o->ct))) return rc;
+    if ((rc = cli_parse_transpose("add", val[A_TRANS], NULL, &o->op))) return rc;
+    if (val[A_ALPHA] && (rc = cli_parse_double("--alpha", val[A_ALPHA], &o->alpha))) return rc;
+    if (val[A_BETA] && (rc = cli_parse_double("--beta", val[A_BETA], &o->beta))) return rc;
+    if (val[A_BACKEND] && (rc = cli_parse_backend("--backend", val[A_BACKEND], &o->kind)))
         return rc;
-    if (val[O_DEVICE] && (rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device)))
+    if (val[A_NODE] && (rc = cli_parse_int("--node-size", val[A_NODE], 4, 256, &o->node_size)))
         return rc;
-    cli_progress_enable(json);
-    hisp_context ctx = NULL;
-    if ((rc = cli_context(&ctx))) return rc;
-    hisp_status bs = hisp_context_set_backend(ctx, kind, device);
-    if (bs) {
-        rc = cli_fail(ctx, bs, NULL);
-        hisp_context_destroy(&ctx);
+    if (val[A_REPEAT] && (rc = cli_parse_int("--repeat", val[A_REPEAT], 1, 1000000, &o->repeat)))
         return rc;
+    if (val[A_DEVICE] && (rc = cli_parse_int("--device", val[A_DEVICE], 0, 1 << 20, &o->device)))
+        return rc;
+    return CLI_OK;
+}
+
+/* hisp add's matrices and results; add_state_free releases them. */
+typedef struct {
+    hisp_context ctx;
+    hisp_matrix A, B, As, Bs, C; /* As, Bs: alpha*A and beta*B (owned when scaled copies) */
+    bool ownA, ownB;
+    double *ms, *dev_ms; /* --repeat: each timed sum's wall and device time */
+    hisp_matrix_info ia, ib, ic;
+    hisp_transfer_stats xfer; /* the timed sums, else the one sum */
+    hisp_build_stats builds;
+    hisp_add_stats st; /* of the result's sum */
+    hisp_backend_kind used;
+    hisp_device_info di;
+    double med, dev; /* --repeat: the timed sums' medians; else dev is the sum's */
+} add_state;
+
+/* Reads A and B and scales them (As, Bs); *s gets a library failure (the
+ * sums then skip), the return value the other exit codes. */
+static int add_prepare(add_state *w, add_opts *o, hisp_status *s)
+{
+    int rc;
+    if ((rc = cli_load_matrix(w->ctx, o->in[0], &o->ct, &w->A, NULL))) return rc;
+    if ((rc = cli_load_matrix(w->ctx, o->in[1], &o->ct, &w->B, NULL))) return rc;
+    *s = hisp_matrix_get_info(w->A, &w->ia);
+    if (!*s) *s = hisp_matrix_get_info(w->B, &w->ib);
+    if (!*s && ((rc = cli_check_real("--alpha", o->alpha, w->ia.type)) ||
+                (rc = cli_check_real("--beta", o->beta, w->ib.type))))
+        return rc;
+    if (!*s && o->op == HISP_OP_H) {
+        if (!cli_type_real(w->ia.type))
+            return cli_type_unsupported("add --transpose h", w->ia.type,
+                                        "the addition takes op n or t");
+        o->op = HISP_OP_T; /* A^H = A^T for real entries */
     }
-    hisp_matrix A = NULL, B = NULL, As = NULL, Bs = NULL, C = NULL;
-    bool ownA = false, ownB = false;
-    double *ms = NULL, *dev_ms = NULL;
-    hisp_matrix_info ia = {0}, ib = {0}, ic = {0};
-    if ((rc = cli_load_matrix(ctx, in[0], &ct, &A, NULL))) goto done;
-    if ((rc = cli_load_matrix(ctx, in[1], &ct, &B, NULL))) goto done;
-    hisp_status s = hisp_matrix_get_info(A, &ia);
-    if (!s) s = hisp_matrix_get_info(B, &ib);
-    if (!s && ((rc = cli_check_real("--alpha", alpha, ia.type)) ||
-               (rc = cli_check_real("--beta", beta, ib.type))))
-        goto done;
-    if (!s && op == HISP_OP_H) {
-        if (!cli_type_real(ia.type)) {
-            rc = cli_type_unsupported("add --transpose h", ia.type, "the addition takes op n or t");
-            goto done;
-        }
-        op = HISP_OP_T; /* A^H = A^T for real entries */
-    }
-    if (!s && d && ia.format != HISP_FORMAT_HISPARSE) s = hisp_matrix_set_node_size(A, d);
-    if (!s) s = scaled(A, alpha, &As, &ownA);
-    if (!s) s = scaled(B, beta, &Bs, &ownB);
-    cli_progress("adding %s and %s", in[0], in[1]);
-    int n = repeat > 0 ? repeat : 0;
-    hisp_transfer_stats xfer = {0}; /* the timed sums, else the one sum */
-    hisp_build_stats builds = {0}, b0 = cli_builds(ctx), b1;
-    cli_transfers_reset(ctx);
-    if (!s) s = hisp_matrix_add(op, As, op, Bs, &C);
-    if (!n) cli_transfers_add(ctx, &xfer);
-    b1 = cli_builds(ctx);
-    cli_builds_add(&builds, &b0, &b1);
-    hisp_add_stats st = {0}, sti = {0};
-    if (!s) s = hisp_context_add_stats(ctx, &st);
+    if (!*s && o->node_size && w->ia.format != HISP_FORMAT_HISPARSE)
+        *s = hisp_matrix_set_node_size(w->A, o->node_size);
+    if (!*s) *s = scaled(w->A, o->alpha, &w->As, &w->ownA);
+    if (!*s) *s = scaled(w->B, o->beta, &w->Bs, &w->ownB);
+    return CLI_OK;
+}
+
+/* The sum C (its transfers and kernel builds counted unless --repeat), then
+ * --repeat's timed sums (wall time without kernel builds, device time), C's
+ * info and the device; s: add_prepare's status. Returns the status. */
+static hisp_status add_sums(add_state *w, const add_opts *o, hisp_status s)
+{
+    cli_progress("adding %s and %s", o->in[0], o->in[1]);
+    int n = o->repeat > 0 ? o->repeat : 0;
+    hisp_build_stats b0 = cli_builds(w->ctx), b1;
+    cli_transfers_reset(w->ctx);
+    if (!s) s = hisp_matrix_add(o->op, w->As, o->op, w->Bs, &w->C);
+    if (!n) cli_transfers_add(w->ctx, &w->xfer);
+    b1 = cli_builds(w->ctx);
+    cli_builds_add(&w->builds, &b0, &b1);
+    hisp_add_stats sti = {0};
+    if (!s) s = hisp_context_add_stats(w->ctx, &w->st);
     if (!s && n &&
-        (!(ms = malloc((size_t)n * sizeof *ms)) || !(dev_ms = malloc((size_t)n * sizeof *dev_ms))))
+        (!(w->ms = malloc((size_t)n * sizeof *w->ms)) ||
+         !(w->dev_ms = malloc((size_t)n * sizeof *w->dev_ms))))
         s = HISP_ERR_OUT_OF_HOST_MEMORY;
-    cli_transfers_reset(ctx);
+    cli_transfers_reset(w->ctx);
     for (int i = 0; i < n && !s; i++) {
         hisp_matrix T = NULL;
-        b0 = cli_builds(ctx);
+        b0 = cli_builds(w->ctx);
         double t0 = cli_now_ms();
-        s = hisp_matrix_add(op, As, op, Bs, &T);
-        ms[i] = cli_now_ms() - t0;
-        b1 = cli_builds(ctx);
-        ms[i] -= cli_builds_ms(&b0, &b1); /* a kernel built on the way is not the sum */
-        cli_builds_add(&builds, &b0, &b1);
-        if (!s) s = hisp_context_add_stats(ctx, &sti);
-        dev_ms[i] = sti.device_ms;
+        s = hisp_matrix_add(o->op, w->As, o->op, w->Bs, &T);
+        w->ms[i] = cli_now_ms() - t0;
+        b1 = cli_builds(w->ctx);
+        w->ms[i] -= cli_builds_ms(&b0, &b1); /* a kernel built on the way is not the sum */
+        cli_builds_add(&w->builds, &b0, &b1);
+        if (!s) s = hisp_context_add_stats(w->ctx, &sti);
+        w->dev_ms[i] = sti.device_ms;
         hisp_matrix_destroy(&T);
     }
-    if (n) cli_transfers_add(ctx, &xfer);
-    if (!s) s = hisp_matrix_get_info(C, &ic);
-    hisp_backend_kind used = kind;
-    hisp_device_info di = {0};
-    if (!s) s = hisp_context_get_device(ctx, &di);
-    if (!s) used = di.backend;
+    if (n) cli_transfers_add(w->ctx, &w->xfer);
+    if (!s) s = hisp_matrix_get_info(w->C, &w->ic);
+    w->used = o->kind;
+    if (!s) s = hisp_context_get_device(w->ctx, &w->di);
+    if (!s) w->used = w->di.backend;
+    return s;
+}
+
+static void add_report_json(const add_opts *o, const add_state *w)
+{
+    const hisp_add_stats *st = &w->st;
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_string(&j, "a", o->in[0]);
+    json_string(&j, "b", o->in[1]);
+    json_string(&j, "out", o->out);
+    json_string(&j, "backend", hisp_backend_name(w->used));
+    json_device(&j, "device", &w->di);
+    json_bool(&j, "transpose", o->op != HISP_OP_N);
+    json_double(&j, "alpha", o->alpha);
+    json_double(&j, "beta", o->beta);
+    json_string(&j, "type", hisp_type_name(w->ic.type));
+    json_int(&j, "rows", w->ic.nrows);
+    json_int(&j, "cols", w->ic.ncols);
+    json_int(&j, "nnz_a", w->ia.nnz);
+    json_int(&j, "nnz_b", w->ib.nnz);
+    json_int(&j, "nnz", w->ic.nnz);
+    json_int(&j, "nodes_new", st->nodes_new);
+    json_int(&j, "bytes_new", (long long)st->bytes_new);
+    json_int(&j, "bytes_reserved", (long long)st->bytes_reserved);
+    json_int(&j, "subtrees_shared", st->subtrees_shared);
+    json_int(&j, "subtrees_copied", st->subtrees_copied);
+    json_int(&j, "pool_retries", st->pool_retries);
+    json_int(&j, "zero_retries", st->zero_retries);
+    json_int(&j, "rounds", st->rounds);
+    json_int(&j, "launches", st->launches);
+    json_double(&j, "device_ms", w->dev);
+    if (o->repeat > 0) {
+        json_int(&j, "repeat", o->repeat);
+        json_double(&j, "median_ms", w->med);
+    }
+    json_transfers(&j, &w->xfer, NULL);
+    json_builds(&j, &w->builds);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+static void add_report_text(const add_opts *o, const add_state *w)
+{
+    const hisp_add_stats *st = &w->st;
+    const hisp_matrix_info *ia = &w->ia, *ib = &w->ib, *ic = &w->ic;
+    int n = o->repeat > 0 ? o->repeat : 0;
+    int64_t fr = 0, fc = 0, fn = 0; /* the file's */
+    cli_file_sizes(ic, !cli_is_hisp_name(o->out), &fr, &fc, &fn);
+    if (fr != ic->nrows)
+        printf("wrote %s: %lld x %lld, %lld entries (%lld x %lld blocks of 3x3, %lld blocks: "
+               "A %lld, B %lld), %s, on %s (%s)\n",
+               o->out, (long long)fr, (long long)fc, (long long)fn, (long long)ic->nrows,
+               (long long)ic->ncols, (long long)ic->nnz, (long long)ia->nnz, (long long)ib->nnz,
+               hisp_type_name(ic->type), hisp_backend_name(w->used), w->di.name);
+    else
+        printf("wrote %s: %lld x %lld, %lld nonzeros (A %lld, B %lld), %s, on %s (%s)\n", o->out,
+               (long long)ic->nrows, (long long)ic->ncols, (long long)ic->nnz, (long long)ia->nnz,
+               (long long)ib->nnz, hisp_type_name(ic->type), hisp_backend_name(w->used),
+               w->di.name);
+    if (st->rounds)
+        printf("device     %.4f ms%s, %d rounds, %d launches, %lld new nodes (%llu bytes), "
+               "%lld subtrees shared, %lld copied, %d pool regrowths, %d zero-sum redos\n",
+               w->dev, n ? " (median)" : "", st->rounds, st->launches, (long long)st->nodes_new,
+               (unsigned long long)st->bytes_new, (long long)st->subtrees_shared,
+               (long long)st->subtrees_copied, st->pool_retries, st->zero_retries);
+    if (n) printf("time       median %.4f ms over %d sums\n", w->med, n);
+    cli_print_transfers("transfers", &w->xfer);
+    cli_print_builds("kernels", &w->builds);
+}
+
+static void add_state_free(add_state *w)
+{
+    free(w->ms);
+    free(w->dev_ms);
+    hisp_matrix_destroy(&w->C);
+    if (w->ownA) hisp_matrix_destroy(&w->As);
+    if (w->ownB) hisp_matrix_destroy(&w->Bs);
+    hisp_matrix_destroy(&w->A);
+    hisp_matrix_destroy(&w->B);
+    hisp_context_destroy(&w->ctx);
+}
+
+int cmd_add(int argc, char **argv)
+{
+    add_opts o;
+    int rc = add_parse(argc, argv, &o);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    cli_progress_enable(o.json);
+    add_state w;
+    memset(&w, 0, sizeof w);
+    if ((rc = cli_context(&w.ctx))) return rc;
+    hisp_status s = hisp_context_set_backend(w.ctx, o.kind, o.device);
     if (s) {
-        rc = cli_fail(ctx, s, NULL);
+        rc = cli_fail(w.ctx, s, NULL);
+        hisp_context_destroy(&w.ctx);
+        return rc;
+    }
+    if ((rc = add_prepare(&w, &o, &s))) goto done;
+    if ((s = add_sums(&w, &o, s))) {
+        rc = cli_fail(w.ctx, s, NULL);
         goto done;
     }
-    if ((rc = cli_write_matrix(ctx, C, out))) goto done;
-    double med = 0, dev = st.device_ms; /* --repeat: the timed sums' medians */
-    if (n) {
-        med = median(ms, n);
-        dev = median(dev_ms, n);
+    if ((rc = cli_write_matrix(w.ctx, w.C, o.out))) goto done;
+    w.dev = w.st.device_ms;
+    if (o.repeat > 0) {
+        w.med = median(w.ms, o.repeat);
+        w.dev = median(w.dev_ms, o.repeat);
     }
-    if (json) {
-        cli_json j;
-        json_init(&j, stdout);
-        json_object_begin(&j, NULL);
-        json_string(&j, "a", in[0]);
-        json_string(&j, "b", in[1]);
-        json_string(&j, "out", out);
-        json_string(&j, "backend", hisp_backend_name(used));
-        json_device(&j, "device", &di);
-        json_bool(&j, "transpose", op != HISP_OP_N);
-        json_double(&j, "alpha", alpha);
-        json_double(&j, "beta", beta);
-        json_string(&j, "type", hisp_type_name(ic.type));
-        json_int(&j, "rows", ic.nrows);
-        json_int(&j, "cols", ic.ncols);
-        json_int(&j, "nnz_a", ia.nnz);
-        json_int(&j, "nnz_b", ib.nnz);
-        json_int(&j, "nnz", ic.nnz);
-        json_int(&j, "nodes_new", st.nodes_new);
-        json_int(&j, "bytes_new", (long long)st.bytes_new);
-        json_int(&j, "bytes_reserved", (long long)st.bytes_reserved);
-        json_int(&j, "subtrees_shared", st.subtrees_shared);
-        json_int(&j, "subtrees_copied", st.subtrees_copied);
-        json_int(&j, "pool_retries", st.pool_retries);
-        json_int(&j, "zero_retries", st.zero_retries);
-        json_int(&j, "rounds", st.rounds);
-        json_int(&j, "launches", st.launches);
-        json_double(&j, "device_ms", dev);
-        if (n) {
-            json_int(&j, "repeat", n);
-            json_double(&j, "median_ms", med);
-        }
-        json_transfers(&j, &xfer, NULL);
-        json_builds(&j, &builds);
-        json_object_end(&j);
-        json_finish(&j);
-    } else {
-        int64_t fr = 0, fc = 0, fn = 0; /* the file's */
-        cli_file_sizes(&ic, !cli_is_hisp_name(out), &fr, &fc, &fn);
-        if (fr != ic.nrows)
-            printf("wrote %s: %lld x %lld, %lld entries (%lld x %lld blocks of 3x3, %lld blocks: "
-                   "A %lld, B %lld), %s, on %s (%s)\n",
-                   out, (long long)fr, (long long)fc, (long long)fn, (long long)ic.nrows,
-                   (long long)ic.ncols, (long long)ic.nnz, (long long)ia.nnz, (long long)ib.nnz,
-                   hisp_type_name(ic.type), hisp_backend_name(used), di.name);
-        else
-            printf("wrote %s: %lld x %lld, %lld nonzeros (A %lld, B %lld), %s, on %s (%s)\n", out,
-                   (long long)ic.nrows, (long long)ic.ncols, (long long)ic.nnz, (long long)ia.nnz,
-                   (long long)ib.nnz, hisp_type_name(ic.type), hisp_backend_name(used), di.name);
-        if (st.rounds)
-            printf("device     %.4f ms%s, %d rounds, %d launches, %lld new nodes (%llu bytes), "
-                   "%lld subtrees shared, %lld copied, %d pool regrowths, %d zero-sum redos\n",
-                   dev, n ? " (median)" : "", st.rounds, st.launches, (long long)st.nodes_new,
-                   (unsigned long long)st.bytes_new, (long long)st.subtrees_shared,
-                   (long long)st.subtrees_copied, st.pool_retries, st.zero_retries);
-        if (n) printf("time       median %.4f ms over %d sums\n", med, n);
-        cli_print_transfers("transfers", &xfer);
-        cli_print_builds("kernels", &builds);
-    }
+    if (o.json)
+        add_report_json(&o, &w);
+    else
+        add_report_text(&o, &w);
 done:
-    free(ms);
-    free(dev_ms);
-    hisp_matrix_destroy(&C);
-    if (ownA) hisp_matrix_destroy(&As);
-    if (ownB) hisp_matrix_destroy(&Bs);
-    hisp_matrix_destroy(&A);
-    hisp_matrix_destroy(&B);
-    hisp_context_destroy(&ctx);
+    add_state_free(&w);
     return rc;
 }

@@ -308,25 +308,37 @@ static void *random_vector(hisp_type t, int64_t n)
 
 /* ---- the command -------------------------------------------------------- */
 
-int cmd_bench(int argc, char **argv)
+/* hisp bench's command line (the run's settings go into a bench_in). */
+typedef struct {
+    const char *spec, *plot; /* the input; --plot FILE or NULL */
+    bool json, plot_gbps;
+    bool want[K_COUNT]; /* --backends */
+    int only_dev;       /* --device, -1: every device */
+    cli_type ct;
+} bench_opts;
+
+enum {
+    B_TYPE,
+    B_ENTRY,
+    B_PREC,
+    B_OP,
+    B_BACKENDS,
+    B_BACKEND,
+    B_DEVICE,
+    B_REPEAT,
+    B_ITER,
+    B_PLOT,
+    B_PLOTV,
+    B_FORMAT,
+    B_JSON,
+    B_HELP,
+    B_HELP2
+};
+
+/* Parses the command line into o and in's settings (op, format, repeat,
+ * warmup, iterations); returns CLI_OK, an exit code, or CLI_HELP_SHOWN. */
+static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
 {
-    enum {
-        O_TYPE,
-        O_ENTRY,
-        O_PREC,
-        O_OP,
-        O_BACKENDS,
-        O_BACKEND,
-        O_DEVICE,
-        O_REPEAT,
-        O_ITER,
-        O_PLOT,
-        O_PLOTV,
-        O_FORMAT,
-        O_JSON,
-        O_HELP,
-        O_HELP2
-    };
     static const cli_opt opts[] = {CLI_TYPE_OPTS,
                                    {"--op", true},
                                    {"--backends", true},
@@ -340,154 +352,185 @@ int cmd_bench(int argc, char **argv)
                                    {"--json", false},
                                    CLI_HELP_OPTS,
                                    {0, 0}};
-    const char *val[O_HELP] = {0}, *spec = NULL;
-    int prc = cli_parse_command("bench", argc, argv, opts, help, val, &spec);
-    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    if (!spec) return cli_usage_error("bench", "missing FILE or gen:KIND[:N[:SEED]]");
-    bool json = val[O_JSON] != NULL;
-    cli_progress_enable(json);
-
-    bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100, .format = HISP_FORMAT_CSR};
-    bool want[K_COUNT], plot_gbps = false;
-    int rc = CLI_OK, only_dev = -1;
-    if (val[O_BACKENDS] && val[O_BACKEND])
+    const char *val[B_HELP] = {0};
+    memset(o, 0, sizeof *o);
+    int rc = cli_parse_command("bench", argc, argv, opts, help, val, &o->spec);
+    if (rc) return rc;
+    if (!o->spec) return cli_usage_error("bench", "missing FILE or gen:KIND[:N[:SEED]]");
+    o->json = val[B_JSON] != NULL;
+    cli_progress_enable(o->json);
+    o->only_dev = -1;
+    o->plot = val[B_PLOT];
+    if (val[B_BACKENDS] && val[B_BACKEND])
         rc = cli_usage_error("bench", "give --backends or --backend (its alias), not both");
-    const char *bl = val[O_BACKENDS] ? val[O_BACKENDS] : val[O_BACKEND];
+    const char *bl = val[B_BACKENDS] ? val[B_BACKENDS] : val[B_BACKEND];
     if (!rc)
-        rc = parse_backends(bl ? bl : "all", val[O_BACKENDS] ? "--backends" : "--backend", want);
-    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &only_dev);
-    if (!rc && val[O_OP]) {
+        rc = parse_backends(bl ? bl : "all", val[B_BACKENDS] ? "--backends" : "--backend", o->want);
+    if (!rc && val[B_DEVICE])
+        rc = cli_parse_int("--device", val[B_DEVICE], 0, 1 << 20, &o->only_dev);
+    if (!rc && val[B_OP]) {
         int k = 0;
-        while (k < 4 && strcasecmp(val[O_OP], bench_op_name((bench_op)k)) != 0)
+        while (k < 4 && strcasecmp(val[B_OP], bench_op_name((bench_op)k)) != 0)
             k++;
         if (k == 4)
             rc = cli_value_error("--op: unknown operation '%s' (spmv, spmvt, add, solve)",
-                                 val[O_OP]);
-        in.op = (bench_op)k;
+                                 val[B_OP]);
+        in->op = (bench_op)k;
     }
-    if (!rc && val[O_FORMAT]) rc = cli_parse_format("bench", val[O_FORMAT], &in.format, NULL);
-    if (!rc && in.op == OP_ADD && val[O_FORMAT] && in.format != HISP_FORMAT_HISPARSE)
+    if (!rc && val[B_FORMAT]) rc = cli_parse_format("bench", val[B_FORMAT], &in->format, NULL);
+    if (!rc && in->op == OP_ADD && val[B_FORMAT] && in->format != HISP_FORMAT_HISPARSE)
         rc = cli_usage_error("bench", "--op add runs HiSparse trees, not --format %s",
-                             hisp_format_name(in.format));
-    in.repeat = in.op == OP_ADD ? 5 : in.op == OP_SOLVE ? 3 : 20;
-    if (in.op == OP_ADD || in.op == OP_SOLVE) in.warmup = 1;
-    if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &in.repeat);
-    if (!rc && val[O_ITER])
-        rc = cli_parse_int("--iterations", val[O_ITER], 1, 1000000, &in.iterations);
-    if (!rc && val[O_PLOTV]) {
-        if (strcasecmp(val[O_PLOTV], "gbps") == 0)
-            plot_gbps = true;
-        else if (strcasecmp(val[O_PLOTV], "ms") != 0)
-            rc = cli_value_error("--plot-value: '%s' is not ms or gbps", val[O_PLOTV]);
+                             hisp_format_name(in->format));
+    in->repeat = in->op == OP_ADD ? 5 : in->op == OP_SOLVE ? 3 : 20;
+    if (in->op == OP_ADD || in->op == OP_SOLVE) in->warmup = 1;
+    if (!rc && val[B_REPEAT]) rc = cli_parse_int("--repeat", val[B_REPEAT], 1, 100000, &in->repeat);
+    if (!rc && val[B_ITER])
+        rc = cli_parse_int("--iterations", val[B_ITER], 1, 1000000, &in->iterations);
+    if (!rc && val[B_PLOTV]) {
+        if (strcasecmp(val[B_PLOTV], "gbps") == 0)
+            o->plot_gbps = true;
+        else if (strcasecmp(val[B_PLOTV], "ms") != 0)
+            rc = cli_value_error("--plot-value: '%s' is not ms or gbps", val[B_PLOTV]);
     }
-    cli_type ct;
-    if (!rc) rc = cli_parse_type("bench", val, &ct);
-    if (rc) return rc;
+    if (!rc) rc = cli_parse_type("bench", val, &o->ct);
+    return rc;
+}
 
+/* Reads A on the host as CSR into in (arrays, sizes, types, tolerance);
+ * *csr gets its CSR bytes. */
+static int bench_read_input(hisp_context hctx, const bench_opts *o, bench_in *in, hisp_matrix *A,
+                            uint64_t *csr)
+{
+    hisp_matrix_info mi = {0};
+    hisp_status s = HISP_SUCCESS;
+    int rc = cli_load_matrix(hctx, o->spec, &o->ct, A, NULL);
+    if (!rc) {
+        const int32_t *r = NULL;
+        s = hisp_matrix_convert(*A, HISP_FORMAT_CSR);
+        if (!s) s = hisp_matrix_get_info(*A, &mi);
+        if (!s) s = hisp_matrix_host_arrays(*A, &in->ptr, &r, &in->cols, &in->vals);
+        if (s) rc = cli_fail(hctx, s, o->spec);
+    }
+    if (!rc) rc = check_type(in->op, in->format, mi.type);
+    if (!rc && (s = hisp_compound_vector_type(mi.type, &in->vt, &in->per)))
+        rc = cli_fail(hctx, s, o->spec);
+    if (rc) return rc;
+    in->t = mi.type;
+    in->m = mi.nrows;
+    in->n = mi.ncols;
+    in->nnz = mi.nnz;
+    in->tolerance = bench_single(in->t) ? 1e-4 : 1e-10;
+    if ((s = hisp_matrix_format_bytes(*A, HISP_FORMAT_CSR, in->t, csr)))
+        return cli_fail(hctx, s, o->spec);
+    return CLI_OK;
+}
+
+/* --op add: B, A perturbed (CSR arrays into in), and the bytes of the
+ * trees of A, B and their sum. */
+static int bench_add_inputs(hisp_context hctx, const char *spec, bench_in *in, hisp_matrix A,
+                            hisp_matrix *B)
+{
+    cli_progress("perturbing A into B");
+    const int32_t *r = NULL;
+    hisp_matrix C = NULL;
+    uint64_t ba = 0, bb = 0, bc = 0;
+    hisp_status s = hisp_matrix_perturb(A, 10, 2, B);
+    if (!s) s = hisp_matrix_convert(*B, HISP_FORMAT_CSR);
+    if (!s) s = hisp_matrix_host_arrays(*B, &in->bptr, &r, &in->bcols, &in->bvals);
+    /* the trees' sizes: A, B and the reference's C */
+    if (!s) s = hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, in->t, &ba);
+    if (!s) s = hisp_matrix_format_bytes(*B, HISP_FORMAT_HISPARSE, in->t, &bb);
+    if (!s) s = hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, *B, &C);
+    if (!s) s = hisp_matrix_format_bytes(C, HISP_FORMAT_HISPARSE, in->t, &bc);
+    hisp_matrix_destroy(&C);
+    if (s) return cli_fail(hctx, s, spec);
+    in->bytes = ba + bb + bc;
+    return CLI_OK;
+}
+
+/* The operation's inputs (x, B, the solve's method) and its byte model;
+ * csr: A's CSR bytes. */
+static int bench_op_inputs(hisp_context hctx, const char *spec, bench_in *in, hisp_matrix A,
+                           hisp_matrix *B, uint64_t csr)
+{
+    uint64_t es = hisp_type_size(in->vt) * (uint64_t)in->per; /* vector bytes per row */
+    if (in->op == OP_SPMV || in->op == OP_SPMVT) {
+        in->x = random_vector(in->vt, (in->op == OP_SPMV ? in->n : in->m) * in->per);
+        in->bytes = csr + es * (uint64_t)(in->m + in->n);
+    } else if (in->op == OP_ADD) {
+        int rc = bench_add_inputs(hctx, spec, in, A, B);
+        if (rc) return rc;
+    } else {
+        if (in->m != in->n)
+            return cli_value_error("%s: solve needs a square matrix, not %lld x %lld", spec,
+                                   (long long)in->m, (long long)in->n);
+        /* quaternions: the library's one method for them is CG */
+        in->cg = in->t == HISP_Q32 || in->t == HISP_Q64 ||
+                 ((in->t == HISP_F32 || in->t == HISP_F64) && spd_like(in));
+        in->x = random_vector(in->vt, in->m * in->per);
+        in->bytes = in->cg ? csr + 8 * es * (uint64_t)in->n : 2 * csr + 12 * es * (uint64_t)in->n;
+        in->tolerance = bench_single(in->t) ? 1e-2 : 1e-6;
+    }
+    if ((in->op == OP_SPMV || in->op == OP_SPMVT || in->op == OP_SOLVE) && !in->x)
+        return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    return CLI_OK;
+}
+
+/* Runs every row (the reference's first, the oracle); *worst gets the
+ * first failing row's exit code, *bad whether a checked row is off. A
+ * failed oracle ends the run with its exit code. */
+static int bench_rows(bench_in *in, const bench_opts *o, bench_row *rows, int cap, int *nrows,
+                      bench_result *ref, int *worst, bool *bad)
+{
+    bool want_rows[K_COUNT];
+    memcpy(want_rows, o->want, sizeof want_rows);
+    want_rows[K_REFERENCE] = true; /* the oracle always runs */
+    *nrows = list_rows(want_rows, o->only_dev, rows, cap);
+    if (*nrows < 0) return -*nrows;
+    bw_entry bw[64];
+    int nbw = 0;
+    for (int i = 0; i < *nrows; i++) {
+        if (strcmp(rows[i].status, "skipped") == 0) continue;
+        int r = run_row(in, &rows[i], ref, bw, &nbw);
+        if (i == 0 && !ref->v) { /* no oracle: nothing to compare with */
+            fprintf(stderr, "hisp: bench: the reference run failed: %s\n", rows[0].reason);
+            return r ? r : CLI_BACKEND;
+        }
+        if (r && !*worst) *worst = r;
+        if (strcmp(rows[i].status, "ok") == 0 && in->check != CHECK_NONE &&
+            !bench_row_ok(in, &rows[i]))
+            *bad = true;
+    }
+    return CLI_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts o;
+    bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100, .format = HISP_FORMAT_CSR};
+    int rc = bench_parse(argc, argv, &o, &in);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
     hisp_context hctx = NULL; /* the input, on the host */
     hisp_matrix A = NULL, B = NULL;
     bench_row rows[40];
     bench_result ref = {0};
-    int nrows = 0;
-    if ((rc = cli_context(&hctx))) return rc;
-    rc = cli_load_matrix(hctx, spec, &ct, &A, NULL);
-    hisp_matrix_info mi = {0};
-    hisp_status s = HISP_SUCCESS;
-    if (!rc) {
-        const int32_t *r = NULL;
-        s = hisp_matrix_convert(A, HISP_FORMAT_CSR);
-        if (!s) s = hisp_matrix_get_info(A, &mi);
-        if (!s) s = hisp_matrix_host_arrays(A, &in.ptr, &r, &in.cols, &in.vals);
-        if (s) rc = cli_fail(hctx, s, spec);
-    }
-    if (!rc) rc = check_type(in.op, in.format, mi.type);
-    if (!rc && (s = hisp_compound_vector_type(mi.type, &in.vt, &in.per)))
-        rc = cli_fail(hctx, s, spec);
-    if (rc) goto out;
-    in.t = mi.type;
-    in.m = mi.nrows;
-    in.n = mi.ncols;
-    in.nnz = mi.nnz;
-    uint64_t es = hisp_type_size(in.vt) * (uint64_t)in.per; /* vector bytes per row */
-    in.tolerance = bench_single(in.t) ? 1e-4 : 1e-10;
-    uint64_t csr = 0;
-    if ((s = hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, in.t, &csr))) {
-        rc = cli_fail(hctx, s, spec);
-        goto out;
-    }
-    if (in.op == OP_SPMV || in.op == OP_SPMVT) {
-        in.x = random_vector(in.vt, (in.op == OP_SPMV ? in.n : in.m) * in.per);
-        in.bytes = csr + es * (uint64_t)(in.m + in.n);
-    } else if (in.op == OP_ADD) {
-        cli_progress("perturbing A into B");
-        const int32_t *r = NULL;
-        hisp_matrix C = NULL;
-        uint64_t ba = 0, bb = 0, bc = 0;
-        s = hisp_matrix_perturb(A, 10, 2, &B);
-        if (!s) s = hisp_matrix_convert(B, HISP_FORMAT_CSR);
-        if (!s) s = hisp_matrix_host_arrays(B, &in.bptr, &r, &in.bcols, &in.bvals);
-        /* the trees' sizes: A, B and the reference's C */
-        if (!s) s = hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, in.t, &ba);
-        if (!s) s = hisp_matrix_format_bytes(B, HISP_FORMAT_HISPARSE, in.t, &bb);
-        if (!s) s = hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C);
-        if (!s) s = hisp_matrix_format_bytes(C, HISP_FORMAT_HISPARSE, in.t, &bc);
-        hisp_matrix_destroy(&C);
-        if (s) {
-            rc = cli_fail(hctx, s, spec);
-            goto out;
-        }
-        in.bytes = ba + bb + bc;
-    } else {
-        if (in.m != in.n) {
-            rc = cli_value_error("%s: solve needs a square matrix, not %lld x %lld", spec,
-                                 (long long)in.m, (long long)in.n);
-            goto out;
-        }
-        /* quaternions: the library's one method for them is CG */
-        in.cg = in.t == HISP_Q32 || in.t == HISP_Q64 ||
-                ((in.t == HISP_F32 || in.t == HISP_F64) && spd_like(&in));
-        in.x = random_vector(in.vt, in.m * in.per);
-        in.bytes = in.cg ? csr + 8 * es * (uint64_t)in.n : 2 * csr + 12 * es * (uint64_t)in.n;
-        in.tolerance = bench_single(in.t) ? 1e-2 : 1e-6;
-    }
-    if ((in.op == OP_SPMV || in.op == OP_SPMVT || in.op == OP_SOLVE) && !in.x) {
-        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-        goto out;
-    }
-
-    bool want_rows[K_COUNT];
-    memcpy(want_rows, want, sizeof want_rows);
-    want_rows[K_REFERENCE] = true; /* the oracle always runs */
-    nrows = list_rows(want_rows, only_dev, rows, (int)(sizeof rows / sizeof *rows));
-    if (nrows < 0) {
-        rc = -nrows;
-        goto out;
-    }
-    bw_entry bw[64];
-    int nbw = 0, worst = CLI_OK;
+    int nrows = 0, worst = CLI_OK;
     bool bad = false;
-    for (int i = 0; i < nrows; i++) {
-        if (strcmp(rows[i].status, "skipped") == 0) continue;
-        int r = run_row(&in, &rows[i], &ref, bw, &nbw);
-        if (i == 0 && !ref.v) { /* no oracle: nothing to compare with */
-            rc = r ? r : CLI_BACKEND;
-            fprintf(stderr, "hisp: bench: the reference run failed: %s\n", rows[0].reason);
-            goto out;
-        }
-        if (r && !worst) worst = r;
-        if (strcmp(rows[i].status, "ok") == 0 && in.check != CHECK_NONE &&
-            !bench_row_ok(&in, &rows[i]))
-            bad = true;
-    }
+    uint64_t csr = 0;
+    if ((rc = cli_context(&hctx))) return rc;
+    if ((rc = bench_read_input(hctx, &o, &in, &A, &csr))) goto out;
+    if ((rc = bench_op_inputs(hctx, o.spec, &in, A, &B, csr))) goto out;
+    rc = bench_rows(&in, &o, rows, (int)(sizeof rows / sizeof *rows), &nrows, &ref, &worst, &bad);
+    if (rc) goto out;
     /* the reference row was run as the oracle only */
-    int first = want[K_REFERENCE] ? 0 : 1;
+    int first = o.want[K_REFERENCE] ? 0 : 1;
     bench_row *shown = rows + first;
     int nshown = nrows - first;
-    if (json)
-        bench_print_json(spec, &in, shown, nshown);
+    if (o.json)
+        bench_print_json(o.spec, &in, shown, nshown);
     else
-        bench_print_table(spec, &in, shown, nshown);
-    if (val[O_PLOT]) rc = bench_plot(val[O_PLOT], spec, &in, shown, nshown, plot_gbps);
+        bench_print_table(o.spec, &in, shown, nshown);
+    if (o.plot) rc = bench_plot(o.plot, o.spec, &in, shown, nshown, o.plot_gbps);
     if (!rc && worst) rc = worst;
     if (!rc && bad) {
         fprintf(stderr, "hisp: warning: an error against the reference exceeds the tolerance\n");

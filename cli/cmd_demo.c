@@ -121,205 +121,252 @@ static int skipped_backends(hisp_context ctx, hisp_backend_kind chosen, hisp_bac
     return n;
 }
 
-int cmd_demo(int argc, char **argv)
+/* hisp demo's command line. */
+typedef struct {
+    bool json, n_given, scale_given; /* --n, --scale: else sized for the device */
+    int64_t n;
+    int scale, device;
+    hisp_backend_kind backend;
+    hisp_type type;
+    cli_spmv_job job;
+} demo_opts;
+
+enum {
+    D_N,
+    D_SCALE,
+    D_BACKEND,
+    D_DEVICE,
+    D_TYPE, /* CLI_TYPE_OPTS: --type, --entry, --precision */
+    D_ENTRY,
+    D_PREC,
+    D_REPEAT,
+    D_JSON,
+    D_HELP,
+    D_HELP2
+};
+
+/* Parses the command line into o; returns CLI_OK, an exit code, or
+ * CLI_HELP_SHOWN. */
+static int demo_parse(int argc, char **argv, demo_opts *o)
 {
-    enum {
-        O_N,
-        O_SCALE,
-        O_BACKEND,
-        O_DEVICE,
-        O_TYPE, /* CLI_TYPE_OPTS: --type, --entry, --precision */
-        O_ENTRY,
-        O_PREC,
-        O_REPEAT,
-        O_JSON,
-        O_HELP,
-        O_HELP2
-    };
     static const cli_opt opts[] = {{"--n", true},      {"--scale", true}, {"--backend", true},
                                    {"--device", true}, CLI_TYPE_OPTS,     {"--repeat", true},
                                    {"--json", false},  CLI_HELP_OPTS,     {0, 0}};
-    const char *val[O_HELP] = {0};
-    int prc = cli_parse_command("demo", argc, argv, opts, help, val, NULL);
-    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    bool json = val[O_JSON] != NULL;
-    int64_t n = 64;
-    int scale = 16, device = -1;
-    hisp_backend_kind backend = HISP_BACKEND_AUTO;
-    hisp_type type = HISP_F64;
-    cli_spmv_job job = {.op = HISP_OP_N,
-                        .alpha = 1,
-                        .beta = 0,
-                        .repeat = 20,
-                        .warmup = 3,
-                        .check = true,
-                        .format = HISP_FORMAT_CSR};
-    int rc = CLI_OK;
-    if (!rc && val[O_N]) rc = cli_parse_i64("--n", val[O_N], 1, 1290, &n); /* n^3 < 2^31 */
-    if (!rc && val[O_SCALE]) rc = cli_parse_int("--scale", val[O_SCALE], 0, 26, &scale);
-    if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
-    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
+    const char *val[D_HELP] = {0};
+    memset(o, 0, sizeof *o);
+    int rc = cli_parse_command("demo", argc, argv, opts, help, val, NULL);
+    if (rc) return rc;
+    o->json = val[D_JSON] != NULL;
+    o->n_given = val[D_N] != NULL;
+    o->scale_given = val[D_SCALE] != NULL;
+    o->n = 64;
+    o->scale = 16;
+    o->device = -1;
+    o->backend = HISP_BACKEND_AUTO;
+    o->type = HISP_F64;
+    o->job = (cli_spmv_job){.op = HISP_OP_N,
+                            .alpha = 1,
+                            .beta = 0,
+                            .repeat = 20,
+                            .warmup = 3,
+                            .check = true,
+                            .format = HISP_FORMAT_CSR};
+    if (!rc && val[D_N]) rc = cli_parse_i64("--n", val[D_N], 1, 1290, &o->n); /* n^3 < 2^31 */
+    if (!rc && val[D_SCALE]) rc = cli_parse_int("--scale", val[D_SCALE], 0, 26, &o->scale);
+    if (!rc && val[D_BACKEND]) rc = cli_parse_backend("--backend", val[D_BACKEND], &o->backend);
+    if (!rc && val[D_DEVICE]) rc = cli_parse_int("--device", val[D_DEVICE], 0, 1 << 20, &o->device);
     cli_type ct;
-    if (!rc) rc = cli_parse_type("demo", val + O_TYPE, &ct);
-    if (!rc && ct.given) type = ct.type;
-    if (!rc && !cli_type_real(type))
-        rc = cli_type_unsupported("demo", type,
+    if (!rc) rc = cli_parse_type("demo", val + D_TYPE, &ct);
+    if (!rc && ct.given) o->type = ct.type;
+    if (!rc && !cli_type_real(o->type))
+        rc = cli_type_unsupported("demo", o->type,
                                   "its matrices are real, f32 or f64; hisp spmv gen:helmholtz, "
                                   "gen:qsurface or gen:fem3x3 runs the others");
-    if (!rc && val[O_REPEAT]) rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 100000, &job.repeat);
-    if (rc) return rc;
-    cli_progress_enable(json);
+    if (!rc && val[D_REPEAT])
+        rc = cli_parse_int("--repeat", val[D_REPEAT], 1, 100000, &o->job.repeat);
+    return rc;
+}
 
-    hisp_context ctx = NULL;
-    if ((rc = cli_context(&ctx))) return rc;
-    cli_progress("selecting the %s backend", hisp_backend_name(backend));
-    hisp_status s = hisp_context_set_backend(ctx, backend, device);
-    hisp_device_info dev = {0};
-    if (!s) s = hisp_context_get_device(ctx, &dev);
-    if (s) {
-        rc = cli_fail(ctx, s, NULL);
-        hisp_context_destroy(&ctx);
-        return rc;
-    }
-    demo_sizing sz = {0};
-    if (!val[O_N] || !val[O_SCALE]) {
-        double gbps = 0;
-        rc = cli_copy_bandwidth(ctx, &gbps);
-        if (rc) {
-            hisp_context_destroy(&ctx);
-            return rc;
-        }
-        size_for_device(&dev, type, gbps, !val[O_N], !val[O_SCALE], &n, &scale, &sz);
-    }
+/* What hisp demo reports: the device, the backends auto skipped, the
+ * sizing and one row per matrix. */
+typedef struct {
+    hisp_device_info dev;
     hisp_backend_kind skipped[2];
     char notes[2][256];
-    int nskipped =
-        backend == HISP_BACKEND_AUTO ? skipped_backends(ctx, dev.backend, skipped, notes) : 0;
-
-    hisp_gen_params params[2];
-    int nmat = 0;
-    hisp_gen_defaults(HISP_GEN_POISSON3D, &params[nmat]);
-    params[nmat++].n = n;
-    if (scale > 0) {
-        hisp_gen_defaults(HISP_GEN_RMAT, &params[nmat]);
-        params[nmat++].scale = scale;
-    }
+    int nskipped;
+    demo_sizing sz;
     demo_row rows[2];
-    memset(rows, 0, sizeof rows);
-    int nrows = 0;
-    bool bad = false;
+    int nrows;
+    bool bad; /* an error against the reference exceeds the tolerance */
+} demo_result;
+
+/* ctx on the chosen device (d->dev); the sizes of the matrices (o->n,
+ * o->scale) where the command line left them out; the backends skipped. */
+static int demo_device(hisp_context ctx, demo_opts *o, demo_result *d)
+{
+    int rc;
+    cli_progress("selecting the %s backend", hisp_backend_name(o->backend));
+    hisp_status s = hisp_context_set_backend(ctx, o->backend, o->device);
+    if (!s) s = hisp_context_get_device(ctx, &d->dev);
+    if (s) return cli_fail(ctx, s, NULL);
+    if (!o->n_given || !o->scale_given) {
+        double gbps = 0;
+        if ((rc = cli_copy_bandwidth(ctx, &gbps))) return rc;
+        size_for_device(&d->dev, o->type, gbps, !o->n_given, !o->scale_given, &o->n, &o->scale,
+                        &d->sz);
+    }
+    d->nskipped = o->backend == HISP_BACKEND_AUTO
+                      ? skipped_backends(ctx, d->dev.backend, d->skipped, d->notes)
+                      : 0;
+    return CLI_OK;
+}
+
+/* Generates and runs the matrices (poisson3d n, and rmat scale unless 0)
+ * into d->rows. */
+static int demo_run(hisp_context ctx, const demo_opts *o, demo_result *d)
+{
+    hisp_gen_params params[2];
+    int nmat = 0, rc = CLI_OK;
+    hisp_gen_defaults(HISP_GEN_POISSON3D, &params[nmat]);
+    params[nmat++].n = o->n;
+    if (o->scale > 0) {
+        hisp_gen_defaults(HISP_GEN_RMAT, &params[nmat]);
+        params[nmat++].scale = o->scale;
+    }
     for (int i = 0; i < nmat && !rc; i++) {
         hisp_matrix A = NULL;
         const char *kind = hisp_gen_name(params[i].kind);
-        demo_row *row = &rows[nrows];
+        demo_row *row = &d->rows[d->nrows];
         if (params[i].kind == HISP_GEN_RMAT)
             snprintf(row->matrix, sizeof row->matrix, "%s scale=%d", kind, params[i].scale);
         else
             snprintf(row->matrix, sizeof row->matrix, "%s n=%lld", kind, (long long)params[i].n);
         cli_progress("generating %s", row->matrix);
-        s = hisp_matrix_generate(ctx, &params[i], type, &A);
+        hisp_status s = hisp_matrix_generate(ctx, &params[i], o->type, &A);
         if (s) {
             rc = cli_fail(ctx, s, NULL);
             break;
         }
-        rc = cli_spmv_run(ctx, A, &job, &row->r);
+        rc = cli_spmv_run(ctx, A, &o->job, &row->r);
         hisp_matrix_destroy(&A);
         if (rc) break;
         free(row->r.y); /* only the numbers are reported */
         row->r.y = NULL;
-        if (!(row->r.rel_error <= row->r.tolerance)) bad = true;
-        nrows++;
+        if (!(row->r.rel_error <= row->r.tolerance)) d->bad = true;
+        d->nrows++;
     }
+    return rc;
+}
+
+static void demo_report_json(const demo_opts *o, const demo_result *d)
+{
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_string(&j, "backend", hisp_backend_name(d->dev.backend));
+    json_device(&j, "device", &d->dev);
+    json_array_begin(&j, "skipped_backends");
+    for (int i = 0; i < d->nskipped; i++) {
+        json_object_begin(&j, NULL);
+        json_string(&j, "name", hisp_backend_name(d->skipped[i]));
+        json_string(&j, "reason", d->notes[i]);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_string(&j, "type", hisp_type_name(o->type));
+    json_object_begin(&j, "sizing");
+    json_bool(&j, "auto", d->sz.sized);
+    if (d->sz.sized) {
+        json_double(&j, "copy_gbps", d->sz.copy_gbps);
+        json_int(&j, "target_ms", TARGET_MS);
+        json_uint(&j, "target_bytes", d->sz.budget);
+    }
+    json_object_end(&j);
+    json_int(&j, "repeat", o->job.repeat);
+    json_int(&j, "warmup", o->job.warmup);
+    json_string(&j, "byte_model", CLI_BYTE_MODEL);
+    json_array_begin(&j, "results");
+    hisp_transfer_stats sum = {0};
+    for (int i = 0; i < d->nrows; i++) {
+        const cli_spmv_result *r = &d->rows[i].r;
+        json_object_begin(&j, NULL);
+        json_string(&j, "matrix", d->rows[i].matrix);
+        json_int(&j, "rows", r->m);
+        json_int(&j, "cols", r->n);
+        json_int(&j, "nnz", r->nnz);
+        json_double(&j, "median_ms", r->median_ms);
+        json_double(&j, "min_ms", r->min_ms);
+        json_double(&j, "gflops", r->gflops);
+        json_double(&j, "gbps", r->gbps);
+        json_uint(&j, "bytes", r->model_bytes);
+        json_double(&j, "rel_error", r->rel_error);
+        json_double(&j, "tolerance", r->tolerance);
+        json_bool(&j, "ok", r->rel_error <= r->tolerance);
+        json_transfers(&j, &r->xfer, NULL);
+        json_builds(&j, &r->builds);
+        json_object_end(&j);
+        sum.h2d_bytes += r->xfer.h2d_bytes;
+        sum.d2h_bytes += r->xfer.d2h_bytes;
+        sum.control_bytes += r->xfer.control_bytes;
+    }
+    json_array_end(&j);
+    json_transfers(&j, &sum, NULL);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+static void demo_report_text(const demo_opts *o, const demo_result *d)
+{
+    const hisp_device_info *dev = &d->dev;
+    const char *dtype = dev->is_gpu ? "gpu" : dev->is_cpu ? "cpu" : "other";
+    char devname[29];
+    snprintf(devname, sizeof devname, "%.28s", dev->name);
+    if (strlen(dev->name) >= sizeof devname) strcpy(devname + sizeof devname - 4, "...");
+    printf("hisp %s demo: CSR SpMV y = A*x, %s, median of %d runs after %d warm-up\n",
+           hisp_version_string(), hisp_type_name(o->type), o->job.repeat, o->job.warmup);
+    for (int i = 0; i < d->nskipped; i++)
+        printf("(%s backend not used: %s)\n", hisp_backend_name(d->skipped[i]), d->notes[i]);
+    printf("\n%-9s  %-28s  %-16s  %9s  %10s  %9s  %8s  %7s  %9s\n", "backend", "device", "matrix",
+           "rows", "nnz", "time(ms)", "GFLOP/s", "GB/s", "error");
+    for (int i = 0; i < d->nrows; i++) {
+        const cli_spmv_result *r = &d->rows[i].r;
+        printf("%-9s  %-28s  %-16s  %9lld  %10lld  %9.3f  %8.2f  %7.2f  %9.2e%s\n",
+               hisp_backend_name(dev->backend), devname, d->rows[i].matrix, (long long)r->m,
+               (long long)r->nnz, r->median_ms, r->gflops, r->gbps, r->rel_error,
+               r->rel_error <= r->tolerance ? "" : " FAILED");
+    }
+    printf("\ndevice: %s (%s, %s)\n", dev->name, dev->platform, dtype);
+    hisp_build_stats b = {0}, none = {0};
+    for (int i = 0; i < d->nrows; i++)
+        cli_builds_add(&b, &none, &d->rows[i].r.builds);
+    cli_print_builds("kernels:", &b);
+    if (d->sz.sized)
+        printf("sizes: copy bandwidth %.1f GB/s measured; one SpMV to move >= %.3g MB (%d ms "
+               "of copying), within an eighth of memory\n",
+               d->sz.copy_gbps, (double)d->sz.budget * 1e-6, TARGET_MS);
+    printf("error: ||y - y_ref|| / ||y_ref|| against the reference backend\n");
+    printf("GB/s: bytes of the CSR arrays + x + y per run / median time\n");
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    demo_opts o;
+    int rc = demo_parse(argc, argv, &o);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    cli_progress_enable(o.json);
+    hisp_context ctx = NULL;
+    if ((rc = cli_context(&ctx))) return rc;
+    demo_result d;
+    memset(&d, 0, sizeof d);
+    rc = demo_device(ctx, &o, &d);
+    if (!rc) rc = demo_run(ctx, &o, &d);
     hisp_context_destroy(&ctx);
     if (rc) return rc;
-
-    const char *dtype = dev.is_gpu ? "gpu" : dev.is_cpu ? "cpu" : "other";
-    if (json) {
-        cli_json j;
-        json_init(&j, stdout);
-        json_object_begin(&j, NULL);
-        json_string(&j, "backend", hisp_backend_name(dev.backend));
-        json_device(&j, "device", &dev);
-        json_array_begin(&j, "skipped_backends");
-        for (int i = 0; i < nskipped; i++) {
-            json_object_begin(&j, NULL);
-            json_string(&j, "name", hisp_backend_name(skipped[i]));
-            json_string(&j, "reason", notes[i]);
-            json_object_end(&j);
-        }
-        json_array_end(&j);
-        json_string(&j, "type", hisp_type_name(type));
-        json_object_begin(&j, "sizing");
-        json_bool(&j, "auto", sz.sized);
-        if (sz.sized) {
-            json_double(&j, "copy_gbps", sz.copy_gbps);
-            json_int(&j, "target_ms", TARGET_MS);
-            json_uint(&j, "target_bytes", sz.budget);
-        }
-        json_object_end(&j);
-        json_int(&j, "repeat", job.repeat);
-        json_int(&j, "warmup", job.warmup);
-        json_string(&j, "byte_model", CLI_BYTE_MODEL);
-        json_array_begin(&j, "results");
-        for (int i = 0; i < nrows; i++) {
-            const cli_spmv_result *r = &rows[i].r;
-            json_object_begin(&j, NULL);
-            json_string(&j, "matrix", rows[i].matrix);
-            json_int(&j, "rows", r->m);
-            json_int(&j, "cols", r->n);
-            json_int(&j, "nnz", r->nnz);
-            json_double(&j, "median_ms", r->median_ms);
-            json_double(&j, "min_ms", r->min_ms);
-            json_double(&j, "gflops", r->gflops);
-            json_double(&j, "gbps", r->gbps);
-            json_uint(&j, "bytes", r->model_bytes);
-            json_double(&j, "rel_error", r->rel_error);
-            json_double(&j, "tolerance", r->tolerance);
-            json_bool(&j, "ok", r->rel_error <= r->tolerance);
-            json_transfers(&j, &r->xfer, NULL);
-            json_builds(&j, &r->builds);
-            json_object_end(&j);
-        }
-        json_array_end(&j);
-        hisp_transfer_stats sum = {0};
-        for (int i = 0; i < nrows; i++) {
-            sum.h2d_bytes += rows[i].r.xfer.h2d_bytes;
-            sum.d2h_bytes += rows[i].r.xfer.d2h_bytes;
-            sum.control_bytes += rows[i].r.xfer.control_bytes;
-        }
-        json_transfers(&j, &sum, NULL);
-        json_object_end(&j);
-        json_finish(&j);
-    } else {
-        char devname[29];
-        snprintf(devname, sizeof devname, "%.28s", dev.name);
-        if (strlen(dev.name) >= sizeof devname) strcpy(devname + sizeof devname - 4, "...");
-        printf("hisp %s demo: CSR SpMV y = A*x, %s, median of %d runs after %d warm-up\n",
-               hisp_version_string(), hisp_type_name(type), job.repeat, job.warmup);
-        for (int i = 0; i < nskipped; i++)
-            printf("(%s backend not used: %s)\n", hisp_backend_name(skipped[i]), notes[i]);
-        printf("\n%-9s  %-28s  %-16s  %9s  %10s  %9s  %8s  %7s  %9s\n", "backend", "device",
-               "matrix", "rows", "nnz", "time(ms)", "GFLOP/s", "GB/s", "error");
-        for (int i = 0; i < nrows; i++) {
-            const cli_spmv_result *r = &rows[i].r;
-            printf("%-9s  %-28s  %-16s  %9lld  %10lld  %9.3f  %8.2f  %7.2f  %9.2e%s\n",
-                   hisp_backend_name(dev.backend), devname, rows[i].matrix, (long long)r->m,
-                   (long long)r->nnz, r->median_ms, r->gflops, r->gbps, r->rel_error,
-                   r->rel_error <= r->tolerance ? "" : " FAILED");
-        }
-        printf("\ndevice: %s (%s, %s)\n", dev.name, dev.platform, dtype);
-        hisp_build_stats b = {0}, none = {0};
-        for (int i = 0; i < nrows; i++)
-            cli_builds_add(&b, &none, &rows[i].r.builds);
-        cli_print_builds("kernels:", &b);
-        if (sz.sized)
-            printf("sizes: copy bandwidth %.1f GB/s measured; one SpMV to move >= %.3g MB (%d ms "
-                   "of copying), within an eighth of memory\n",
-                   sz.copy_gbps, (double)sz.budget * 1e-6, TARGET_MS);
-        printf("error: ||y - y_ref|| / ||y_ref|| against the reference backend\n");
-        printf("GB/s: bytes of the CSR arrays + x + y per run / median time\n");
-    }
-    if (bad) {
+    if (o.json)
+        demo_report_json(&o, &d);
+    else
+        demo_report_text(&o, &d);
+    if (d.bad) {
         fprintf(stderr, "hisp: warning: an error against the reference exceeds the tolerance\n");
         return CLI_CHECK;
     }

@@ -293,6 +293,171 @@ static int parse(int argc, char **argv, mspmv_opts *o)
     return rc;
 }
 
+/* One process's hisp mspmv: its contexts, vectors, plan and timings;
+ * mspmv_state_free releases them. */
+typedef struct {
+    hisp_context ctx, vctx; /* vctx: --resident's, on the first device */
+    hisp_vector xv, yv, ytv;
+    hisp_mvector xd, yd, ytd; /* --distributed */
+    hisp_matrix A;
+    hisp_mplan plan;
+    hisp_device_ref *refs;
+    int nd;
+    bool shared;
+    void *x, *y, *yt, *y0; /* yt: the timed runs' scratch y */
+    double *t;
+    hisp_matrix_info mi;
+    int64_t m, n; /* op(A) is m x n */
+    float af, bf;
+    const void *a, *b;             /* alpha and beta in the matrix's precision */
+    hisp_mplan_breakdown *bd, *b1; /* the reported breakdown; one timed run's */
+    double dev_ms[HISP_MPLAN_MAX_DEVICES];
+    hisp_transfer_stats xfer; /* the timed runs, else the result run */
+} mspmv_state;
+
+/* The devices, A (f32 or f64), x, y0 (--y) and the host y buffers. */
+static int mspmv_load(mspmv_state *st, mspmv_opts *o)
+{
+    int rc;
+    if ((rc = mspmv_devices(st->ctx, o, &st->refs, &st->nd, &st->shared))) return rc;
+    if ((rc = mspmv_matrix(st->ctx, o, &st->A))) return rc;
+    hisp_status s = hisp_matrix_get_info(st->A, &st->mi);
+    if (s) return cli_fail(st->ctx, s, o->path);
+    o->type = st->mi.type;
+    if (!cli_type_real(o->type))
+        return cli_type_unsupported("mspmv", o->type,
+                                    "MSREP parts take f32 or f64; hisp spmv runs the others on "
+                                    "one device");
+    int64_t m = o->op == HISP_OP_N ? st->mi.nrows : st->mi.ncols,
+            n = o->op == HISP_OP_N ? st->mi.ncols : st->mi.nrows;
+    st->m = m;
+    st->n = n;
+    size_t es = hisp_type_size(o->type);
+    if ((rc = mspmv_x(st->ctx, o, n, &st->x))) return rc;
+    if (o->ypath && (rc = mspmv_vector(st->ctx, o, o->ypath, m, "y", &st->y0))) return rc;
+    st->y = calloc((size_t)(m > 0 ? m : 1), es);
+    st->yt = calloc((size_t)(m > 0 ? m : 1), es);
+    if (st->y && st->y0) memcpy(st->y, st->y0, (size_t)m * es);
+    if (!st->y || !st->yt) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    return CLI_OK;
+}
+
+/* The plan (with --row-cost auto: fitted), and the vectors of
+ * --distributed and --resident. */
+static int mspmv_plan(mspmv_state *st, mspmv_opts *o)
+{
+    cli_progress("partitioning (%s) over %d device(s)", hisp_partition_name(o->kind), st->nd);
+    hisp_status s = hisp_mplan_create_weighted(st->A, st->nd, st->refs, o->kind, mspmv_flags(o),
+                                               o->row_cost, &st->plan);
+    if (!s && o->fit && st->nd > 1) /* time the split, fit the row cost, split again */
+        s = mspmv_refit(st->A, st->nd, st->refs, o, st->x, &st->plan);
+    st->af = (float)o->alpha;
+    st->bf = (float)o->beta;
+    st->a = o->type == HISP_F32 ? (const void *)&st->af : (const void *)&o->alpha;
+    st->b = o->type == HISP_F32 ? (const void *)&st->bf : (const void *)&o->beta;
+    if (!s && o->dist) { /* x on every device, y split by rows */
+        s = hisp_mvector_create(st->plan, HISP_MVEC_REPLICATED, &st->xd);
+        if (!s) s = hisp_mvector_create(st->plan, HISP_MVEC_ROWS, &st->yd);
+        if (!s) s = hisp_mvector_create(st->plan, HISP_MVEC_ROWS, &st->ytd);
+        if (!s) s = hisp_mvector_write(st->xd, st->x);
+        if (!s) s = hisp_mvector_write(st->yd, st->y);
+        if (!s) s = hisp_mvector_write(st->ytd, st->y);
+    }
+    if (s) return cli_fail(st->ctx, s, NULL);
+    if (o->resident) { /* x and y on the first device */
+        s = hisp_context_create(&st->vctx);
+        if (!s) s = hisp_context_set_backend(st->vctx, st->refs[0].backend, st->refs[0].device);
+        if (!s) s = hisp_vector_create(st->vctx, o->type, st->n, &st->xv);
+        if (!s) s = hisp_vector_create(st->vctx, o->type, st->m, &st->yv);
+        if (!s) s = hisp_vector_create(st->vctx, o->type, st->m, &st->ytv);
+        if (!s) s = hisp_vector_write(st->xv, st->x);
+        if (!s) s = hisp_vector_write(st->yv, st->y);
+        if (s) return cli_fail(st->vctx ? st->vctx : st->ctx, s, "vectors on the first device");
+    }
+    return CLI_OK;
+}
+
+/* --repeat: the warm-up and timed runs into the scratch y; the breakdown
+ * and each device's time become the medians of every phase. */
+static hisp_status mspmv_timed_runs(mspmv_state *st, const mspmv_opts *o)
+{
+    const call_io scratch = {st->x, st->yt, st->xv, st->ytv, st->xd, st->ytd};
+    hisp_status s = HISP_SUCCESS;
+    hisp_mplan_breakdown *bd = st->bd, *b1 = st->b1;
+    int r = o->repeat, np = 6 + st->nd, nd = st->nd;
+    double *t = st->t = calloc((size_t)r * (size_t)np, sizeof *t);
+    if (!t) s = HISP_ERR_OUT_OF_HOST_MEMORY;
+    cli_transfers_reset(st->ctx);
+    cli_transfers_reset(st->vctx);
+    for (int i = 0; i < o->warmup && !s; i++)
+        s = call_once(st->plan, o, st->a, st->b, &scratch);
+    for (int i = 0; i < r && !s; i++) {
+        s = call_once(st->plan, o, st->a, st->b, &scratch);
+        if (!s) s = hisp_mplan_get_breakdown(st->plan, b1);
+        if (s) break;
+        double v[5] = {b1->total_ms, b1->x_ms, b1->compute_ms, b1->gather_ms, b1->merge_ms};
+        for (int q = 0; q < 5; q++)
+            t[(size_t)q * r + i] = v[q];
+        for (int k = 0; k < nd; k++)
+            t[(size_t)(6 + k) * r + i] = b1->dev[k].compute_ms;
+    }
+    cli_transfers_add(st->ctx, &st->xfer);
+    cli_transfers_add(st->vctx, &st->xfer);
+    if (s) return s;
+    bd->total_ms = mspmv_median(t, r);
+    bd->x_ms = mspmv_median(t + r, r);
+    bd->compute_ms = mspmv_median(t + 2 * r, r);
+    bd->gather_ms = mspmv_median(t + 3 * r, r);
+    bd->merge_ms = mspmv_median(t + 4 * r, r);
+    for (int k = 0; k < nd; k++)
+        st->dev_ms[k] = mspmv_median(t + (size_t)(6 + k) * r, r);
+    return HISP_SUCCESS;
+}
+
+/* The result run (from y0, read back into y) and its breakdown, then
+ * --repeat's timed runs. */
+static int mspmv_runs(mspmv_state *st, const mspmv_opts *o)
+{
+    const call_io res = {st->x, st->y, st->xv, st->yv, st->xd, st->yd};
+    hisp_status s = HISP_SUCCESS;
+    cli_transfers_reset(st->ctx);
+    cli_transfers_reset(st->vctx);
+    s = call_once(st->plan, o, st->a, st->b, &res); /* the result run, from y0 */
+    if (!s && o->resident) s = hisp_vector_read(st->yv, st->y);
+    if (!s && o->dist) s = hisp_mvector_read(st->yd, st->y);
+    if (o->repeat <= 0) {
+        cli_transfers_add(st->ctx, &st->xfer);
+        cli_transfers_add(st->vctx, &st->xfer);
+    }
+    if (!s) s = hisp_mplan_get_breakdown(st->plan, st->bd);
+    for (int k = 0; k < st->nd; k++)
+        st->dev_ms[k] = st->bd->dev[k].compute_ms;
+    if (!s && o->repeat > 0) s = mspmv_timed_runs(st, o);
+    return s ? cli_fail(st->ctx, s, NULL) : CLI_OK;
+}
+
+static void mspmv_state_free(mspmv_state *st)
+{
+    hisp_mvector_destroy(&st->xd);
+    hisp_mvector_destroy(&st->yd);
+    hisp_mvector_destroy(&st->ytd);
+    hisp_mplan_destroy(&st->plan);
+    hisp_vector_destroy(&st->xv);
+    hisp_vector_destroy(&st->yv);
+    hisp_vector_destroy(&st->ytv);
+    hisp_context_destroy(&st->vctx);
+    hisp_matrix_destroy(&st->A);
+    hisp_context_destroy(&st->ctx);
+    free(st->refs);
+    free(st->x);
+    free(st->y);
+    free(st->y0);
+    free(st->yt);
+    free(st->t);
+    free(st->bd);
+    free(st->b1);
+}
+
 int cmd_mspmv(int argc, char **argv)
 {
     mspmv_opts o;
@@ -304,158 +469,36 @@ int cmd_mspmv(int argc, char **argv)
 #else
     if (o.mpi) return cli_exec_mpi(argc, argv);
 #endif
-    hisp_context ctx = NULL, vctx = NULL;
-    hisp_vector xv = NULL, yv = NULL, ytv = NULL;
-    hisp_mvector xd = NULL, yd = NULL, ytd = NULL; /* --distributed */
-    hisp_matrix A = NULL;
-    hisp_mplan plan = NULL;
-    hisp_device_ref *refs = NULL;
-    void *x = NULL, *y = NULL, *yt = NULL, *y0 = NULL;
-    double *t = NULL;
-    int nd = 0;
-    bool shared = false;
-    hisp_matrix_info mi = {0};
-    hisp_mplan_breakdown *bd = calloc(1, sizeof *bd), *b1 = calloc(1, sizeof *b1);
-    double dev_ms[HISP_MPLAN_MAX_DEVICES] = {0}, rel = NAN;
-    double tol = o.type == HISP_F32 ? 1e-4 : 1e-10;
-    if (!bd || !b1) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-    if ((rc = cli_context(&ctx))) goto out;
-    if ((rc = mspmv_devices(ctx, &o, &refs, &nd, &shared))) goto out;
-    if ((rc = mspmv_matrix(ctx, &o, &A))) goto out;
-    hisp_status s = hisp_matrix_get_info(A, &mi);
-    if (s) {
-        rc = cli_fail(ctx, s, o.path);
-        goto out;
+    mspmv_state st;
+    memset(&st, 0, sizeof st);
+    double rel = NAN;
+    double tol = o.type == HISP_F32 ? 1e-4 : 1e-10; /* the type given, not the input's */
+    st.bd = calloc(1, sizeof *st.bd);
+    st.b1 = calloc(1, sizeof *st.b1);
+    if (!st.bd || !st.b1) {
+        mspmv_state_free(&st);
+        return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     }
-    o.type = mi.type;
-    if (!cli_type_real(o.type)) {
-        rc = cli_type_unsupported("mspmv", o.type,
-                                  "MSREP parts take f32 or f64; hisp spmv runs the others on "
-                                  "one device");
-        goto out;
-    }
-    int64_t m = o.op == HISP_OP_N ? mi.nrows : mi.ncols,
-            n = o.op == HISP_OP_N ? mi.ncols : mi.nrows;
-    size_t es = hisp_type_size(o.type);
-    if ((rc = mspmv_x(ctx, &o, n, &x))) goto out;
-    if (o.ypath && (rc = mspmv_vector(ctx, &o, o.ypath, m, "y", &y0))) goto out;
-    y = calloc((size_t)(m > 0 ? m : 1), es);
-    yt = calloc((size_t)(m > 0 ? m : 1), es);
-    if (y && y0) memcpy(y, y0, (size_t)m * es);
-    if (!y || !yt) {
-        rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-        goto out;
-    }
-    cli_progress("partitioning (%s) over %d device(s)", hisp_partition_name(o.kind), nd);
-    s = hisp_mplan_create_weighted(A, nd, refs, o.kind, mspmv_flags(&o), o.row_cost, &plan);
-    if (!s && o.fit && nd > 1) /* time the split, fit the row cost, split again */
-        s = mspmv_refit(A, nd, refs, &o, x, &plan);
-    float af = (float)o.alpha, bf = (float)o.beta;
-    const void *a = o.type == HISP_F32 ? (const void *)&af : (const void *)&o.alpha;
-    const void *b = o.type == HISP_F32 ? (const void *)&bf : (const void *)&o.beta;
-    if (!s && o.dist) { /* x on every device, y split by rows */
-        s = hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xd);
-        if (!s) s = hisp_mvector_create(plan, HISP_MVEC_ROWS, &yd);
-        if (!s) s = hisp_mvector_create(plan, HISP_MVEC_ROWS, &ytd);
-        if (!s) s = hisp_mvector_write(xd, x);
-        if (!s) s = hisp_mvector_write(yd, y);
-        if (!s) s = hisp_mvector_write(ytd, y);
-    }
-    if (!s && o.resident) { /* x and y on the first device */
-        s = hisp_context_create(&vctx);
-        if (!s) s = hisp_context_set_backend(vctx, refs[0].backend, refs[0].device);
-        if (!s) s = hisp_vector_create(vctx, o.type, n, &xv);
-        if (!s) s = hisp_vector_create(vctx, o.type, m, &yv);
-        if (!s) s = hisp_vector_create(vctx, o.type, m, &ytv);
-        if (!s) s = hisp_vector_write(xv, x);
-        if (!s) s = hisp_vector_write(yv, y);
-        if (s) {
-            rc = cli_fail(vctx ? vctx : ctx, s, "vectors on the first device");
-            goto out;
-        }
-    }
-    const call_io res = {x, y, xv, yv, xd, yd}, scratch = {x, yt, xv, ytv, xd, ytd};
-    hisp_transfer_stats xfer = {0}; /* the timed runs, else the result run */
-    cli_transfers_reset(ctx);
-    cli_transfers_reset(vctx);
-    if (!s) s = call_once(plan, &o, a, b, &res); /* the result run, from y0 */
-    if (!s && o.resident) s = hisp_vector_read(yv, y);
-    if (!s && o.dist) s = hisp_mvector_read(yd, y);
-    if (o.repeat <= 0) {
-        cli_transfers_add(ctx, &xfer);
-        cli_transfers_add(vctx, &xfer);
-    }
-    if (!s) s = hisp_mplan_get_breakdown(plan, bd);
-    for (int k = 0; k < nd; k++)
-        dev_ms[k] = bd->dev[k].compute_ms;
-    if (!s && o.repeat > 0) {
-        /* timed runs into a scratch y; medians of every phase */
-        int r = o.repeat, np = 6 + nd;
-        t = calloc((size_t)r * (size_t)np, sizeof *t);
-        if (!t) s = HISP_ERR_OUT_OF_HOST_MEMORY;
-        cli_transfers_reset(ctx);
-        cli_transfers_reset(vctx);
-        for (int i = 0; i < o.warmup && !s; i++)
-            s = call_once(plan, &o, a, b, &scratch);
-        for (int i = 0; i < r && !s; i++) {
-            s = call_once(plan, &o, a, b, &scratch);
-            if (!s) s = hisp_mplan_get_breakdown(plan, b1);
-            if (s) break;
-            double v[5] = {b1->total_ms, b1->x_ms, b1->compute_ms, b1->gather_ms, b1->merge_ms};
-            for (int q = 0; q < 5; q++)
-                t[(size_t)q * r + i] = v[q];
-            for (int k = 0; k < nd; k++)
-                t[(size_t)(6 + k) * r + i] = b1->dev[k].compute_ms;
-        }
-        cli_transfers_add(ctx, &xfer);
-        cli_transfers_add(vctx, &xfer);
-        if (!s) {
-            bd->total_ms = mspmv_median(t, r);
-            bd->x_ms = mspmv_median(t + r, r);
-            bd->compute_ms = mspmv_median(t + 2 * r, r);
-            bd->gather_ms = mspmv_median(t + 3 * r, r);
-            bd->merge_ms = mspmv_median(t + 4 * r, r);
-            for (int k = 0; k < nd; k++)
-                dev_ms[k] = mspmv_median(t + (size_t)(6 + k) * r, r);
-        }
-    }
-    if (s) {
-        rc = cli_fail(ctx, s, NULL);
-        goto out;
-    }
-    hisp_mvector_destroy(&xd);
-    hisp_mvector_destroy(&yd);
-    hisp_mvector_destroy(&ytd);
-    hisp_mplan_destroy(&plan);
-    if (o.out && (rc = mspmv_write_y(ctx, &o, y, m))) goto out;
-    if (o.check && (rc = mspmv_check(ctx, A, &o, x, y0, y, m, &rel))) goto out;
+    if ((rc = cli_context(&st.ctx))) goto out;
+    if ((rc = mspmv_load(&st, &o))) goto out;
+    if ((rc = mspmv_plan(&st, &o))) goto out;
+    if ((rc = mspmv_runs(&st, &o))) goto out;
+    hisp_mvector_destroy(&st.xd);
+    hisp_mvector_destroy(&st.yd);
+    hisp_mvector_destroy(&st.ytd);
+    hisp_mplan_destroy(&st.plan);
+    if (o.out && (rc = mspmv_write_y(st.ctx, &o, st.y, st.m))) goto out;
+    if (o.check && (rc = mspmv_check(st.ctx, st.A, &o, st.x, st.y0, st.y, st.m, &rel))) goto out;
     if (o.json)
-        mspmv_print_json(&o, &mi, bd, shared, dev_ms, rel, tol, &xfer);
+        mspmv_print_json(&o, &st.mi, st.bd, st.shared, st.dev_ms, rel, tol, &st.xfer);
     else
-        mspmv_print_table(&o, &mi, bd, shared, dev_ms, rel, tol, &xfer);
+        mspmv_print_table(&o, &st.mi, st.bd, st.shared, st.dev_ms, rel, tol, &st.xfer);
     if (o.check && !(rel <= tol)) {
         fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n", rel,
                 tol);
         rc = CLI_CHECK;
     }
 out:
-    hisp_mvector_destroy(&xd);
-    hisp_mvector_destroy(&yd);
-    hisp_mvector_destroy(&ytd);
-    hisp_mplan_destroy(&plan);
-    hisp_vector_destroy(&xv);
-    hisp_vector_destroy(&yv);
-    hisp_vector_destroy(&ytv);
-    hisp_context_destroy(&vctx);
-    hisp_matrix_destroy(&A);
-    hisp_context_destroy(&ctx);
-    free(refs);
-    free(x);
-    free(y);
-    free(y0);
-    free(yt);
-    free(t);
-    free(bd);
-    free(b1);
+    mspmv_state_free(&st);
     return rc;
 }

@@ -136,7 +136,20 @@ static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t 
     return s ? cli_fail(ctx, s, path) : CLI_OK;
 }
 
-int cmd_spmv(int argc, char **argv)
+/* hisp spmv's command line. */
+typedef struct {
+    const char *path, *out, *xpath, *ypath; /* --x, --y (NULL when absent) */
+    const char *layout, *schedule, *plan;   /* the compound path when any is given */
+    bool json;
+    cli_spmv_job job;
+    hisp_backend_kind backend;
+    int device;
+    cli_type ct;
+} spmv_opts;
+
+/* Parses the command line into o; returns CLI_OK, an exit code, or
+ * CLI_HELP_SHOWN. */
+static int spmv_parse(int argc, char **argv, spmv_opts *o)
 {
     static const cli_opt opts[] = {
         CLI_TYPE_OPTS,        CLI_TRANSPOSE_OPT,  {"--op", true},        {"--backend", true},
@@ -144,208 +157,250 @@ int cmd_spmv(int argc, char **argv)
         {"--alpha", true},    {"--beta", true},   {"--y", true},         CLI_OUT_OPTS,
         {"--check", false},   {"--repeat", true}, {"--json", false},     {"--layout", true},
         {"--schedule", true}, {"--plan", true},   CLI_HELP_OPTS,         {0, 0}};
-    const char *val[O_HELP] = {0}, *path = NULL;
-    int prc = cli_parse_command("spmv", argc, argv, opts, help, val, &path);
-    if (prc) return prc == CLI_HELP_SHOWN ? CLI_OK : prc;
-    if (!path) return cli_usage_error("spmv", "missing FILE.mtx");
-    bool json = val[O_JSON] != NULL;
-    cli_progress_enable(json);
-
-    cli_spmv_job job = {.op = HISP_OP_N,
-                        .format = HISP_FORMAT_CSR,
-                        .alpha = 1,
-                        .beta = 0,
-                        .repeat = 0,
-                        .warmup = 3,
-                        .check = val[O_CHECK] != NULL};
-    hisp_backend_kind backend = HISP_BACKEND_AUTO;
-    int device = -1;
-    cli_type ct;
-    const char *out = NULL;
-    int rc = cli_parse_type("spmv", val, &ct);
-    if (!rc) rc = cli_parse_transpose("spmv", val[O_T], val[O_OP], &job.op);
-    if (!rc) rc = cli_parse_out("spmv", val + O_OUT, &out);
-    if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &backend);
-    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &device);
-    if (!rc && val[O_FORMAT]) {
-        rc = cli_parse_format("spmv", val[O_FORMAT], &job.format, &job.auto_format);
-    }
-    if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job.node_size);
-    if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &job.alpha);
-    if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &job.beta);
-    if (!rc && val[O_REPEAT])
-        rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job.repeat);
+    const char *val[O_HELP] = {0};
+    memset(o, 0, sizeof *o);
+    int rc = cli_parse_command("spmv", argc, argv, opts, help, val, &o->path);
     if (rc) return rc;
-    if (val[O_LAYOUT] || val[O_SCHED] || val[O_PLAN]) {
-        if (val[O_T] || val[O_OP] || val[O_X] || val[O_Y] || out || val[O_FORMAT])
-            return cli_usage_error("spmv", "--layout/--schedule/--plan take none of "
-                                           "--transpose (--op), --x, --y, -o, --format");
-        return cli_spmv_compound(path, &ct, val[O_LAYOUT], val[O_SCHED], val[O_PLAN], backend,
-                                 device, job.repeat, job.check, json, job.alpha, job.beta);
+    if (!o->path) return cli_usage_error("spmv", "missing FILE.mtx");
+    o->json = val[O_JSON] != NULL;
+    cli_progress_enable(o->json);
+    o->job = (cli_spmv_job){.op = HISP_OP_N,
+                            .format = HISP_FORMAT_CSR,
+                            .alpha = 1,
+                            .beta = 0,
+                            .repeat = 0,
+                            .warmup = 3,
+                            .check = val[O_CHECK] != NULL};
+    cli_spmv_job *job = &o->job;
+    o->backend = HISP_BACKEND_AUTO;
+    o->device = -1;
+    o->xpath = val[O_X];
+    o->ypath = val[O_Y];
+    o->layout = val[O_LAYOUT];
+    o->schedule = val[O_SCHED];
+    o->plan = val[O_PLAN];
+    rc = cli_parse_type("spmv", val, &o->ct);
+    if (!rc) rc = cli_parse_transpose("spmv", val[O_T], val[O_OP], &job->op);
+    if (!rc) rc = cli_parse_out("spmv", val + O_OUT, &o->out);
+    if (!rc && val[O_BACKEND]) rc = cli_parse_backend("--backend", val[O_BACKEND], &o->backend);
+    if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device);
+    if (!rc && val[O_FORMAT]) {
+        rc = cli_parse_format("spmv", val[O_FORMAT], &job->format, &job->auto_format);
     }
+    if (!rc && val[O_NODE]) rc = cli_parse_int("--node-size", val[O_NODE], 4, 256, &job->node_size);
+    if (!rc && val[O_ALPHA]) rc = cli_parse_double("--alpha", val[O_ALPHA], &job->alpha);
+    if (!rc && val[O_BETA]) rc = cli_parse_double("--beta", val[O_BETA], &job->beta);
+    if (!rc && val[O_REPEAT])
+        rc = cli_parse_int("--repeat", val[O_REPEAT], 1, 1000000, &job->repeat);
+    if (rc) return rc;
+    if ((o->layout || o->schedule || o->plan) &&
+        (val[O_T] || val[O_OP] || o->xpath || o->ypath || o->out || val[O_FORMAT]))
+        return cli_usage_error("spmv", "--layout/--schedule/--plan take none of "
+                                       "--transpose (--op), --x, --y, -o, --format");
+    return CLI_OK;
+}
 
-    hisp_context ctx = NULL;
-    hisp_matrix A = NULL;
-    hisp_matrix_info mi = {0};
-    void *x = NULL, *y0 = NULL;
-    cli_spmv_result res = {0};
-    if ((rc = cli_context(&ctx))) return rc;
-    /* backend first: a missing device is reported before a long read */
-    hisp_status s = hisp_context_set_backend(ctx, backend, device);
-    if (s) {
-        rc = cli_fail(ctx, s, NULL);
-        goto out;
-    }
-    if ((rc = cli_load_matrix(ctx, path, &ct, &A, NULL))) goto out;
-    s = hisp_matrix_get_info(A, &mi);
-    hisp_type type = mi.type, vt = mi.type;
+/* hisp spmv's matrix, vectors and result; spmv_state_free releases it. */
+typedef struct {
+    hisp_context ctx;
+    hisp_matrix A;
+    hisp_matrix_info mi;
+    hisp_type vt;     /* the vectors' type */
+    int64_t m, n;     /* op(A) is m x n vector entries */
+    void *x, *y0;     /* --x, --y (NULL: the defaults) */
+    const char *fmt;  /* the format run, as reported */
+    char chosen[160]; /* --format auto: the choice's name */
+    cli_spmv_result res;
+} spmv_state;
+
+/* ctx on the chosen backend (a missing device is reported before a long
+ * read), A, and --x and --y checked against op(A)'s sizes. */
+static int spmv_load(spmv_state *st, spmv_opts *o)
+{
+    int rc;
+    hisp_status s = hisp_context_set_backend(st->ctx, o->backend, o->device);
+    if (s) return cli_fail(st->ctx, s, NULL);
+    if ((rc = cli_load_matrix(st->ctx, o->path, &o->ct, &st->A, NULL))) return rc;
+    s = hisp_matrix_get_info(st->A, &st->mi);
+    st->vt = st->mi.type;
     int per = 1;
-    if (!s) s = hisp_compound_vector_type(type, &vt, &per);
-    if (s) {
-        rc = cli_fail(ctx, s, path);
-        goto out;
-    }
-    int64_t m = (job.op == HISP_OP_N ? mi.nrows : mi.ncols) * per;
-    int64_t n = (job.op == HISP_OP_N ? mi.ncols : mi.nrows) * per;
-    if (val[O_X] && (rc = read_vector(ctx, val[O_X], vt, n, "x", &x))) goto out;
-    if (val[O_Y] && (rc = read_vector(ctx, val[O_Y], vt, m, "y", &y0))) goto out;
-    job.x = x;
-    job.y0 = y0;
-    rc = cli_spmv_run(ctx, A, &job, &res);
-    if (rc) goto out;
+    if (!s) s = hisp_compound_vector_type(st->mi.type, &st->vt, &per);
+    if (s) return cli_fail(st->ctx, s, o->path);
+    hisp_op op = o->job.op;
+    st->m = (op == HISP_OP_N ? st->mi.nrows : st->mi.ncols) * per;
+    st->n = (op == HISP_OP_N ? st->mi.ncols : st->mi.nrows) * per;
+    if (o->xpath && (rc = read_vector(st->ctx, o->xpath, st->vt, st->n, "x", &st->x))) return rc;
+    if (o->ypath && (rc = read_vector(st->ctx, o->ypath, st->vt, st->m, "y", &st->y0))) return rc;
+    o->job.x = st->x;
+    o->job.y0 = st->y0;
+    return CLI_OK;
+}
 
-    if (out) {
-        hisp_vector yv = NULL;
-        cli_progress("writing %s", out);
-        s = hisp_vector_create(ctx, vt, m, &yv);
-        if (!s) s = hisp_vector_write(yv, res.y);
-        if (!s) s = hisp_vector_write_mtx(yv, out);
-        hisp_vector_destroy(&yv);
-        if (s) {
-            rc = cli_fail(ctx, s, out);
-            goto out;
-        }
+/* -o FILE: y as a Matrix Market vector. */
+static int spmv_write_y(const spmv_state *st, const char *out)
+{
+    hisp_vector yv = NULL;
+    cli_progress("writing %s", out);
+    hisp_status s = hisp_vector_create(st->ctx, st->vt, st->m, &yv);
+    if (!s) s = hisp_vector_write(yv, st->res.y);
+    if (!s) s = hisp_vector_write_mtx(yv, out);
+    hisp_vector_destroy(&yv);
+    return s ? cli_fail(st->ctx, s, out) : CLI_OK;
+}
+
+/* The "scheduler" member of a --format hisparse run. */
+static void json_sched(cli_json *j, const hisp_sched_counts *sc)
+{
+    json_object_begin(j, "scheduler");
+    json_int(j, "rounds", sc->rounds);
+    json_int(j, "launches", sc->total_launches);
+    json_int(j, "nodes", sc->total_nodes);
+    json_array_begin(j, "queues");
+    for (int q = 0; q < sc->queues; q++) {
+        json_object_begin(j, NULL);
+        json_string(j, "name", hisp_sched_queue_name(q));
+        json_int(j, "nodes", sc->nodes[q]);
+        json_int(j, "launches", sc->launches[q]);
+        json_object_end(j);
     }
-    bool bad = job.check && !(res.rel_error <= res.tolerance);
-    const char *dtype = cli_device_kind(&res.device);
+    json_array_end(j);
+    json_object_end(j);
+}
+
+static void spmv_report_json(const spmv_opts *o, const spmv_state *st)
+{
     static const char *const opn[3] = {"N", "T", "H"};
-    const char *fmt = hisp_format_name(job.format);
-    char chosen[160] = "";
-    if (res.have_choice) {
-        fmt = cli_choice_kind(&res.choice.best);
-        if (hisp_format_result_name(&res.choice.best, chosen, sizeof chosen)) chosen[0] = 0;
-    }
-    if (json) {
-        cli_json j;
-        json_init(&j, stdout);
-        json_object_begin(&j, NULL);
-        json_input(&j, path);
-        json_string(&j, "backend", hisp_backend_name(res.device.backend));
-        json_device(&j, "device", &res.device);
-        json_string(&j, "format", fmt);
-        if (res.have_choice) {
-            json_object_begin(&j, "format_choice");
-            json_bool(&j, "from_cache", res.choice.from_cache);
-            json_string(&j, "chosen", chosen);
-            json_double(&j, "ms", res.choice.best.ms);
-            json_double(&j, "csr_ms", res.choice.csr_ms);
-            json_double(&j, "tune_ms", res.choice.tune_ms);
-            json_object_end(&j);
-        }
-        json_string(&j, "type", hisp_type_name(type));
-        json_string(&j, "op", opn[job.op]);
-        json_bool(&j, "transpose", job.op != HISP_OP_N);
-        json_int(&j, "rows", mi.nrows);
-        json_int(&j, "cols", mi.ncols);
-        json_int(&j, "nnz", mi.nnz);
-        json_double(&j, "alpha", job.alpha);
-        json_double(&j, "beta", job.beta);
-        if (out) json_string(&j, "out", out);
-        json_object_begin(&j, "timing");
-        json_double(&j, "call_ms", res.call_ms);
-        if (job.repeat > 0) {
-            json_int(&j, "repeat", job.repeat);
-            json_int(&j, "warmup", job.warmup);
-            json_double(&j, "median_ms", res.median_ms);
-            json_double(&j, "min_ms", res.min_ms);
-            json_double(&j, "gflops", res.gflops);
-            json_double(&j, "gbps", res.gbps);
-            json_uint(&j, "bytes", res.model_bytes);
-            json_string(&j, "byte_model", CLI_BYTE_MODEL);
-        }
+    const cli_spmv_job *job = &o->job;
+    const cli_spmv_result *res = &st->res;
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_input(&j, o->path);
+    json_string(&j, "backend", hisp_backend_name(res->device.backend));
+    json_device(&j, "device", &res->device);
+    json_string(&j, "format", st->fmt);
+    if (res->have_choice) {
+        json_object_begin(&j, "format_choice");
+        json_bool(&j, "from_cache", res->choice.from_cache);
+        json_string(&j, "chosen", st->chosen);
+        json_double(&j, "ms", res->choice.best.ms);
+        json_double(&j, "csr_ms", res->choice.csr_ms);
+        json_double(&j, "tune_ms", res->choice.tune_ms);
         json_object_end(&j);
-        if (res.have_sched) {
-            json_object_begin(&j, "scheduler");
-            json_int(&j, "rounds", res.sched.rounds);
-            json_int(&j, "launches", res.sched.total_launches);
-            json_int(&j, "nodes", res.sched.total_nodes);
-            json_array_begin(&j, "queues");
-            for (int q = 0; q < res.sched.queues; q++) {
-                json_object_begin(&j, NULL);
-                json_string(&j, "name", hisp_sched_queue_name(q));
-                json_int(&j, "nodes", res.sched.nodes[q]);
-                json_int(&j, "launches", res.sched.launches[q]);
-                json_object_end(&j);
-            }
-            json_array_end(&j);
-            json_object_end(&j);
-        }
-        if (job.check) {
-            json_check(&j, res.rel_error, res.tolerance);
-        }
-        json_transfers(&j, &res.xfer, NULL);
-        json_builds(&j, &res.builds);
-        json_object_end(&j);
-        json_finish(&j);
-    } else {
-        printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", path, (long long)mi.nrows,
-               (long long)mi.ncols, (long long)mi.nnz, hisp_type_name(type));
-        printf("operation  y = %g*%s*x + %g*y (%s)\n", job.alpha, cli_op_name(job.op), job.beta,
-               res.have_choice ? chosen : fmt);
-        if (res.have_choice)
-            printf("format     auto: %s, %.4f ms per call against CSR's %.4f ms (%s)\n", chosen,
-                   res.choice.best.ms, res.choice.csr_ms,
-                   res.choice.from_cache ? "from the plan cache" : "timed now, cached");
-        printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res.device.backend),
-               res.device.index, res.device.name, res.device.platform, dtype);
-        if (job.repeat <= 0)
-            printf("time       %.4f ms, one call with a synchronize (the first: uploads "
-                   "included, kernel builds not)\n",
-                   res.call_ms);
-        if (job.repeat > 0) {
-            printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
-                   res.median_ms, res.min_ms, job.repeat, job.warmup);
-            printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: the %s form + x "
-                   "+ y)\n",
-                   res.gflops, res.gbps, (unsigned long long)res.model_bytes,
-                   strcmp(fmt, "variant") == 0 ? "layout's" : fmt);
-        }
-        cli_print_transfers("transfers", &res.xfer);
-        cli_print_builds("kernels", &res.builds);
-        if (res.have_sched) {
-            printf(
-                "scheduler  %lld rounds, %lld launches, %lld nodes:", (long long)res.sched.rounds,
-                (long long)res.sched.total_launches, (long long)res.sched.total_nodes);
-            for (int q = 0; q < res.sched.queues; q++)
-                if (res.sched.nodes[q])
-                    printf(" %s %lld", hisp_sched_queue_name(q), (long long)res.sched.nodes[q]);
-            printf("\n");
-        }
-        if (job.check)
-            printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n",
-                   res.rel_error, res.tolerance, bad ? "FAILED" : "ok");
-        if (out) printf("wrote      %s\n", out);
     }
+    json_string(&j, "type", hisp_type_name(st->mi.type));
+    json_string(&j, "op", opn[job->op]);
+    json_bool(&j, "transpose", job->op != HISP_OP_N);
+    json_int(&j, "rows", st->mi.nrows);
+    json_int(&j, "cols", st->mi.ncols);
+    json_int(&j, "nnz", st->mi.nnz);
+    json_double(&j, "alpha", job->alpha);
+    json_double(&j, "beta", job->beta);
+    if (o->out) json_string(&j, "out", o->out);
+    json_object_begin(&j, "timing");
+    json_double(&j, "call_ms", res->call_ms);
+    if (job->repeat > 0) {
+        json_int(&j, "repeat", job->repeat);
+        json_int(&j, "warmup", job->warmup);
+        json_double(&j, "median_ms", res->median_ms);
+        json_double(&j, "min_ms", res->min_ms);
+        json_double(&j, "gflops", res->gflops);
+        json_double(&j, "gbps", res->gbps);
+        json_uint(&j, "bytes", res->model_bytes);
+        json_string(&j, "byte_model", CLI_BYTE_MODEL);
+    }
+    json_object_end(&j);
+    if (res->have_sched) json_sched(&j, &res->sched);
+    if (job->check) {
+        json_check(&j, res->rel_error, res->tolerance);
+    }
+    json_transfers(&j, &res->xfer, NULL);
+    json_builds(&j, &res->builds);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+/* bad: the check failed. */
+static void spmv_report_text(const spmv_opts *o, const spmv_state *st, bool bad)
+{
+    const cli_spmv_job *job = &o->job;
+    const cli_spmv_result *res = &st->res;
+    const hisp_matrix_info *mi = &st->mi;
+    printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", o->path, (long long)mi->nrows,
+           (long long)mi->ncols, (long long)mi->nnz, hisp_type_name(mi->type));
+    printf("operation  y = %g*%s*x + %g*y (%s)\n", job->alpha, cli_op_name(job->op), job->beta,
+           res->have_choice ? st->chosen : st->fmt);
+    if (res->have_choice)
+        printf("format     auto: %s, %.4f ms per call against CSR's %.4f ms (%s)\n", st->chosen,
+               res->choice.best.ms, res->choice.csr_ms,
+               res->choice.from_cache ? "from the plan cache" : "timed now, cached");
+    printf("backend    %s, device %d: %s (%s, %s)\n", hisp_backend_name(res->device.backend),
+           res->device.index, res->device.name, res->device.platform,
+           cli_device_kind(&res->device));
+    if (job->repeat <= 0)
+        printf("time       %.4f ms, one call with a synchronize (the first: uploads "
+               "included, kernel builds not)\n",
+               res->call_ms);
+    if (job->repeat > 0) {
+        printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
+               res->median_ms, res->min_ms, job->repeat, job->warmup);
+        printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: the %s form + x "
+               "+ y)\n",
+               res->gflops, res->gbps, (unsigned long long)res->model_bytes,
+               strcmp(st->fmt, "variant") == 0 ? "layout's" : st->fmt);
+    }
+    cli_print_transfers("transfers", &res->xfer);
+    cli_print_builds("kernels", &res->builds);
+    if (res->have_sched) {
+        const hisp_sched_counts *sc = &res->sched;
+        printf("scheduler  %lld rounds, %lld launches, %lld nodes:", (long long)sc->rounds,
+               (long long)sc->total_launches, (long long)sc->total_nodes);
+        for (int q = 0; q < sc->queues; q++)
+            if (sc->nodes[q]) printf(" %s %lld", hisp_sched_queue_name(q), (long long)sc->nodes[q]);
+        printf("\n");
+    }
+    if (job->check)
+        printf("check      relative error vs reference %.3e (tolerance %.0e): %s\n", res->rel_error,
+               res->tolerance, bad ? "FAILED" : "ok");
+    if (o->out) printf("wrote      %s\n", o->out);
+}
+
+int cmd_spmv(int argc, char **argv)
+{
+    spmv_opts o;
+    int rc = spmv_parse(argc, argv, &o);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    if (o.layout || o.schedule || o.plan)
+        return cli_spmv_compound(o.path, &o.ct, o.layout, o.schedule, o.plan, o.backend, o.device,
+                                 o.job.repeat, o.job.check, o.json, o.job.alpha, o.job.beta);
+    spmv_state st;
+    memset(&st, 0, sizeof st);
+    if ((rc = cli_context(&st.ctx))) return rc;
+    if ((rc = spmv_load(&st, &o))) goto out;
+    if ((rc = cli_spmv_run(st.ctx, st.A, &o.job, &st.res))) goto out;
+    if (o.out && (rc = spmv_write_y(&st, o.out))) goto out;
+    const cli_spmv_result *res = &st.res;
+    bool bad = o.job.check && !(res->rel_error <= res->tolerance);
+    st.fmt = hisp_format_name(o.job.format);
+    if (res->have_choice) {
+        st.fmt = cli_choice_kind(&res->choice.best);
+        if (hisp_format_result_name(&res->choice.best, st.chosen, sizeof st.chosen))
+            st.chosen[0] = 0;
+    }
+    if (o.json)
+        spmv_report_json(&o, &st);
+    else
+        spmv_report_text(&o, &st, bad);
     if (bad) {
         fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n",
-                res.rel_error, res.tolerance);
+                res->rel_error, res->tolerance);
         rc = CLI_CHECK;
     }
 out:
-    free(res.y);
-    free(x);
-    free(y0);
-    hisp_matrix_destroy(&A);
-    hisp_context_destroy(&ctx);
+    free(st.res.y);
+    free(st.x);
+    free(st.y0);
+    hisp_matrix_destroy(&st.A);
+    hisp_context_destroy(&st.ctx);
     return rc;
 }

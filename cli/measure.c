@@ -120,6 +120,35 @@ static int reference_result(hisp_matrix A, const cli_spmv_job *job, const void *
     return rc;
 }
 
+/* The form the SpMV runs on: --format auto's choice (res->choice; *var
+ * when it is a compound variant, else *format), and for a format other
+ * than CSR a copy of A in it (*H, with job->node_size). */
+static int spmv_form(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, hisp_type type,
+                     cli_spmv_result *res, hisp_format *format, const hisp_variant **var,
+                     hisp_matrix *H)
+{
+    hisp_status s = HISP_SUCCESS;
+    if (job->auto_format) {
+        hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
+        cli_progress("choosing the format (--format auto)");
+        /* the choice takes op n or t; A^H is A^T for real entries */
+        hisp_op cop = job->op == HISP_OP_H && cli_type_real(type) ? HISP_OP_T : job->op;
+        s = hisp_matrix_choose_format(ctx, A, cop, &fo, NULL, 0, NULL, &res->choice);
+        cli_format_progress_end();
+        if (s) return cli_fail(ctx, s, NULL);
+        res->have_choice = true;
+        if (res->choice.best.kind == HISP_CHOICE_FORMAT) *format = res->choice.best.format;
+        if (res->choice.best.kind == HISP_CHOICE_VARIANT) *var = &res->choice.best.variant;
+    }
+    if (*format != HISP_FORMAT_CSR) {
+        if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
+        cli_progress("building the %s form", hisp_format_name(*format));
+        if (!s) s = hisp_matrix_duplicate(A, *format, H);
+        if (s) return cli_fail(ctx, s, NULL);
+    }
+    return CLI_OK;
+}
+
 int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_spmv_result *res)
 {
     hisp_matrix_info mi = {0};
@@ -147,25 +176,8 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     if (rc) return rc;
     hisp_format format = job->format;
     const hisp_variant *var = NULL; /* --format auto chose a compound variant */
-    if (job->auto_format) {
-        hisp_format_options fo = {0, 0, cli_format_progress, NULL, NULL, 0};
-        cli_progress("choosing the format (--format auto)");
-        /* the choice takes op n or t; A^H is A^T for real entries */
-        hisp_op cop = job->op == HISP_OP_H && cli_type_real(mi.type) ? HISP_OP_T : job->op;
-        s = hisp_matrix_choose_format(ctx, A, cop, &fo, NULL, 0, NULL, &res->choice);
-        cli_format_progress_end();
-        if (s) return cli_fail(ctx, s, NULL);
-        res->have_choice = true;
-        if (res->choice.best.kind == HISP_CHOICE_FORMAT) format = res->choice.best.format;
-        if (res->choice.best.kind == HISP_CHOICE_VARIANT) var = &res->choice.best.variant;
-    }
-    hisp_matrix H = NULL; /* --format hisparse, sell: the operation runs on a copy */
-    if (format != HISP_FORMAT_CSR) {
-        if (job->node_size) s = hisp_matrix_set_node_size(A, job->node_size);
-        cli_progress("building the %s form", hisp_format_name(format));
-        if (!s) s = hisp_matrix_duplicate(A, format, &H);
-        if (s) return cli_fail(ctx, s, NULL);
-    }
+    hisp_matrix H = NULL;           /* --format hisparse, sell: the operation runs on a copy */
+    if ((rc = spmv_form(ctx, A, job, mi.type, res, &format, &var, &H))) return rc;
     hisp_matrix Aop = H ? H : A;
     hisp_type t = vt; /* the vectors' type below */
     size_t es = hisp_type_size(t);

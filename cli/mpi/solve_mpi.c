@@ -252,336 +252,428 @@ static int row_cuts(hisp_context ctx, hisp_matrix A, const solve_opts *o, int si
     return s ? cli_fail(ctx, s, o->path) : CLI_OK;
 }
 
+/* Everything one rank holds over a solve (rank 0 alone: A until it is cut,
+ * reports). solve_run_free releases it. */
+typedef struct {
+    const solve_opts *o;
+    int rank, size, node_rank;
+    hisp_context ctx;
+    hisp_matrix A;
+    hisp_solver solver;
+    hisp_vector b, x, ax;
+    rank_op r;    /* the operator's state (its user pointer) */
+    int64_t *own; /* first row of each rank, own[size] = n */
+    int64_t *lptr;
+    int32_t *lidx;
+    void *lval, *bh, *axh;
+    rank_report me, *reports;
+    head_msg head;
+    hisp_solve_info info;
+    hisp_backend_kind backend; /* --backend, auto resolved */
+    int device;
+    int64_t s0; /* this rank's first row */
+    double prepare_ms, ms, rel, per;
+} solve_run;
+
+/* Every rank: its context on its backend and device, and what rank 0
+ * reports of it (host, device). Returns the status all ranks agree on. */
+static int solve_open_device(solve_run *w)
+{
+    hisp_status s = HISP_SUCCESS;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &w->node_rank);
+    MPI_Comm_free(&node);
+    int rc = w->own && (w->rank != 0 || w->reports)
+                 ? cli_context(&w->ctx)
+                 : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    w->backend = w->o->backend;
+    if (!rc && w->backend == HISP_BACKEND_AUTO) w->backend = resolve_auto(w->ctx);
+    w->device = rc ? 0 : rank_device(w->ctx, w->backend, w->o->device, w->node_rank);
+    if (!rc && w->backend != HISP_BACKEND_REFERENCE &&
+        (s = hisp_context_set_backend(w->ctx, w->backend, w->device)))
+        rc = cli_fail(w->ctx, s, NULL);
+    if ((rc = agree(rc))) return rc;
+    hisp_device_info di = {0};
+    int len = 0;
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    MPI_Get_processor_name(host, &len);
+    snprintf(w->me.host, sizeof w->me.host, "%.63s", host);
+    if (!hisp_context_get_device(w->ctx, &di))
+        snprintf(w->me.device, sizeof w->me.device, "%.255s", di.name);
+    w->me.node_rank = w->node_rank;
+    w->me.device_index = w->backend == HISP_BACKEND_REFERENCE ? -1 : w->device;
+    return CLI_OK;
+}
+
+/* Rank 0: reads A, checks it (square, real, rows for every rank), makes it
+ * CSR and cuts its rows (w->own); the header gets its type and sizes. */
+static int solve_read_cut(solve_run *w)
+{
+    const solve_opts *o = w->o;
+    hisp_status s = HISP_SUCCESS;
+    hisp_matrix_info mi = {0};
+    cli_type ct = {o->type, o->type_given};
+    int rc = cli_load_matrix(w->ctx, o->path, &ct, &w->A, NULL);
+    if (!rc && (s = hisp_matrix_get_info(w->A, &mi))) rc = cli_fail(w->ctx, s, o->path);
+    if (!rc && mi.nrows != mi.ncols)
+        rc = cli_value_error("%s: %s needs a square matrix (this one is %lld x %lld)", o->path,
+                             hisp_solver_method_name(o->method), (long long)mi.nrows,
+                             (long long)mi.ncols);
+    if (!rc && !cli_type_real(mi.type))
+        rc = cli_type_unsupported("solve --mpi", mi.type,
+                                  "solves over MPI ranks take f32 or f64; without --mpi "
+                                  "hisp solve takes every type");
+    if (!rc && (mi.nrows > INT32_MAX || mi.nrows < w->size))
+        rc = cli_value_error("%s: %lld rows for %d ranks (need 1 to 2^31-1 rows per rank, at "
+                             "least one each)",
+                             o->path, (long long)mi.nrows, w->size);
+    if (!rc && (s = hisp_matrix_convert(w->A, HISP_FORMAT_CSR))) rc = cli_fail(w->ctx, s, o->path);
+    if (!rc) rc = row_cuts(w->ctx, w->A, o, w->size, mi.nrows, w->own);
+    w->head.type = mi.type;
+    w->head.n = mi.nrows;
+    w->head.nnz = mi.nnz;
+    return rc;
+}
+
+/* Rank 0: sends every other rank its rows (pointers from 0, global column
+ * indices, values), copies its own and frees A. */
+static void solve_send_blocks(solve_run *w, size_t es)
+{
+    const int64_t *ptr = NULL, *own = w->own;
+    const int32_t *rows = NULL, *cols = NULL;
+    const void *vals = NULL;
+    hisp_status s = hisp_matrix_host_arrays(w->A, &ptr, &rows, &cols, &vals);
+    if (s) MPI_Abort(MPI_COMM_WORLD, cli_fail(w->ctx, s, NULL));
+    for (int q = w->size - 1; q >= 0; q--) { /* rank 0's own block last */
+        int64_t a = own[q], e = own[q + 1], k0 = ptr[a], k1 = ptr[e];
+        int64_t *l = malloc(((size_t)(e - a) + 1) * sizeof *l);
+        if (!l) MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
+        for (int64_t i = a; i <= e; i++)
+            l[i - a] = ptr[i] - k0;
+        if (q == 0) {
+            int64_t lnnz = k1 - k0;
+            w->lptr = l;
+            w->lidx = malloc((size_t)(lnnz > 0 ? lnnz : 1) * sizeof *w->lidx);
+            w->lval = malloc((size_t)(lnnz > 0 ? lnnz : 1) * es);
+            if (!w->lidx || !w->lval)
+                MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
+            memcpy(w->lidx, cols + k0, (size_t)lnnz * sizeof *w->lidx);
+            memcpy(w->lval, (const char *)vals + (size_t)k0 * es, (size_t)lnnz * es);
+            break;
+        }
+        int64_t cnt = k1 - k0;
+        MPI_Send(&cnt, 1, MPI_INT64_T, q, 6, MPI_COMM_WORLD);
+        send_bytes(l, ((size_t)(e - a) + 1) * sizeof *l, q);
+        send_bytes(cols + k0, (size_t)cnt * sizeof *cols, q);
+        send_bytes((const char *)vals + (size_t)k0 * es, (size_t)cnt * es, q);
+        free(l);
+    }
+    hisp_matrix_destroy(&w->A); /* rank 0 keeps only its rows too */
+}
+
+/* The other ranks: receive their rows from rank 0. */
+static void solve_recv_block(solve_run *w, size_t es)
+{
+    int64_t lnnz = 0, lrows = w->r.lrows;
+    MPI_Recv(&lnnz, 1, MPI_INT64_T, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    w->lptr = malloc(((size_t)lrows + 1) * sizeof *w->lptr);
+    w->lidx = malloc((size_t)(lnnz > 0 ? lnnz : 1) * sizeof *w->lidx);
+    w->lval = malloc((size_t)(lnnz > 0 ? lnnz : 1) * es);
+    if (!w->lptr || !w->lidx || !w->lval)
+        MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
+    recv_bytes(w->lptr, ((size_t)lrows + 1) * sizeof *w->lptr, 0);
+    recv_bytes(w->lidx, (size_t)lnnz * sizeof *w->lidx, 0);
+    recv_bytes(w->lval, (size_t)lnnz * es, 0);
+}
+
+/* Every rank: the diagonal of its rows and b = ones; with Jacobi, a row
+ * without a diagonal entry on any rank stops all (rank 0 says which).
+ * Returns the status all ranks agree on. */
+static int solve_diagonal(solve_run *w, size_t es)
+{
+    rank_op *r = &w->r;
+    int rc = 0;
+    r->diag = calloc((size_t)(r->lrows > 0 ? r->lrows : 1), es);
+    w->bh = malloc((size_t)(r->lrows > 0 ? r->lrows : 1) * es);
+    w->axh = malloc((size_t)(r->lrows > 0 ? r->lrows : 1) * es);
+    if (!r->diag || !w->bh || !w->axh) rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if ((rc = agree(rc))) return rc;
+    int64_t zero_row = -1;
+    for (int64_t i = 0; i < r->lrows; i++) {
+        double d = 0;
+        for (int64_t k = w->lptr[i]; k < w->lptr[i + 1]; k++)
+            if (w->lidx[k] == w->s0 + i) d += ld(r->type, w->lval, k);
+        if (r->type == HISP_F32) {
+            ((float *)r->diag)[i] = (float)d;
+            ((float *)w->bh)[i] = 1;
+        } else {
+            ((double *)r->diag)[i] = d;
+            ((double *)w->bh)[i] = 1;
+        }
+        if (d == 0 && zero_row < 0) zero_row = w->s0 + i;
+    }
+    /* a zero diagonal fails Jacobi on one rank only: refuse it on all first */
+    int64_t zr = zero_row < 0 ? INT64_MAX : zero_row;
+    MPI_Allreduce(MPI_IN_PLACE, &zr, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (w->o->pc == HISP_PRECOND_JACOBI && zr != INT64_MAX)
+        return w->rank == 0 ? cli_value_error("%s: Jacobi: row %lld has no nonzero diagonal entry "
+                                              "(use --precond none)",
+                                              w->o->path, (long long)zr + 1)
+                            : CLI_INPUT;
+    return CLI_OK;
+}
+
+/* Every rank: the halo over its rows (which then hold them), the vectors
+ * and the solver. A halo failure fails every rank alike; the rest returns
+ * the status all ranks agree on. */
+static int solve_setup(solve_run *w)
+{
+    const solve_opts *o = w->o;
+    rank_op *r = &w->r;
+    hisp_status s =
+        halo_build(&r->h, w->ctx, r->type, w->own, w->rank, w->size, w->lptr, w->lidx, w->lval);
+    int rc = s ? cli_fail(w->ctx, s, o->path) : CLI_OK;
+    if (rc) return rc; /* every rank failed */
+    w->me.rows = r->lrows;
+    w->me.nnz = w->lptr[r->lrows];
+    w->me.ghosts = r->h.ghosts;
+    w->me.sends = r->h.sends;
+    w->me.read_entries = r->h.mirror_n;
+    w->me.peers_in = r->h.peers_in;
+    w->me.peers_out = r->h.peers_out;
+    free(w->lidx); /* the halo holds the rows now */
+    free(w->lval);
+    w->lidx = NULL;
+    w->lval = NULL;
+    s = hisp_vector_create(w->ctx, r->type, r->lrows, &w->b);
+    if (!s) s = hisp_vector_create(w->ctx, r->type, r->lrows, &w->x); /* x0 = 0 */
+    if (!s) s = hisp_vector_create(w->ctx, r->type, r->lrows, &w->ax);
+    if (!s) s = hisp_vector_write(w->b, w->bh);
+    if (!s) s = hisp_solver_create(w->ctx, o->method, &w->solver);
+    if (!s) s = hisp_solver_set_tolerances(w->solver, o->rtol, o->atol);
+    if (!s) s = hisp_solver_set_max_iterations(w->solver, o->maxit);
+    if (!s) s = hisp_solver_set_restart(w->solver, o->restart);
+    if (!s) s = hisp_solver_set_preconditioner(w->solver, o->pc);
+    if (s) rc = cli_fail(w->ctx, s, o->path);
+    return agree(rc);
+}
+
+/* Every rank: one product (prepare_ms), the solve, then the true relative
+ * residual ||b - A x|| / ||b|| (rel), the slowest rank's solve time (ms)
+ * and its time per iteration (per). Returns the status all ranks agree on. */
+static int solve_run_solver(solve_run *w)
+{
+    const char *path = w->o->path;
+    rank_op *r = &w->r;
+    int rc;
+    /* CG's q = A p with p^H q through apply_dot where hisp_spmv_dot is one
+     * pass (CUDA). Elsewhere it is SpMV + dot plus the ghosts' small
+     * products (on PoCL no gain, more time per iteration with several
+     * ranks), or the reference backend's fused loop, an oracle slower than
+     * its two loops: apply, then the solver's dot. */
+    hisp_operator op = {.nrows = r->lrows,
+                        .ncols = r->lrows,
+                        .type = r->type,
+                        .apply = op_apply,
+                        .diagonal = op_diagonal,
+                        .allreduce = op_allreduce,
+                        .user = r,
+                        .apply_dot = w->backend == HISP_BACKEND_CUDA ? op_apply_dot : NULL};
+    /* one product first, as `hisp solve` does: the upload of the rank's blocks
+     * and the kernels' build are reported apart (prepare_ms), not spread over
+     * the iterations */
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t_prep = MPI_Wtime();
+    hisp_status s = op_apply(r, HISP_OP_N, w->b, w->ax);
+    if (!s) s = hisp_context_synchronize(w->ctx);
+    if ((rc = agree(s ? cli_fail(w->ctx, s, path) : CLI_OK))) return rc;
+    w->prepare_ms = (MPI_Wtime() - t_prep) * 1e3;
+    MPI_Allreduce(MPI_IN_PLACE, &w->prepare_ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    s = hisp_solver_solve_operator(w->solver, &op, w->b, w->x, &w->info);
+    if ((rc = agree(s ? cli_fail(w->ctx, s, path) : CLI_OK))) return rc;
+    /* the true residual, ||b - A x|| / ||b|| */
+    s = op_apply(r, HISP_OP_N, w->x, w->ax);
+    if (!s) s = hisp_vector_read(w->ax, w->axh);
+    if ((rc = agree(s ? cli_fail(w->ctx, s, path) : CLI_OK))) return rc;
+    double sums[2] = {0, 0}; /* ||b - Ax||^2, ||b||^2 */
+    for (int64_t i = 0; i < r->lrows; i++) {
+        double bi = ld(r->type, w->bh, i), ri = bi - ld(r->type, w->axh, i);
+        sums[0] += ri * ri;
+        sums[1] += bi * bi;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    w->ms = w->info.ms;
+    MPI_Allreduce(MPI_IN_PLACE, &w->ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    w->rel = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : 0;
+    w->per = w->ms / (double)(w->info.iterations > 0 ? w->info.iterations : 1);
+    return CLI_OK;
+}
+
+/* Rank 0's --json report. */
+static void solve_report_json(const solve_run *w)
+{
+    const solve_opts *o = w->o;
+    const hisp_solve_info *info = &w->info;
+    int64_t ghosts_sum = 0, ghosts_max = 0, sends_sum = 0, read_max = 0;
+    for (int q = 0; q < w->size; q++) {
+        const rank_report *p = &w->reports[q];
+        ghosts_sum += p->ghosts;
+        ghosts_max = p->ghosts > ghosts_max ? p->ghosts : ghosts_max;
+        sends_sum += p->sends;
+        read_max = p->read_entries > read_max ? p->read_entries : read_max;
+    }
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_string(&j, "file", o->path);
+    json_string(&j, "method", hisp_solver_method_name(o->method));
+    json_string(&j, "precond", hisp_precond_name(o->pc));
+    json_string(&j, "type", hisp_type_name(w->r.type));
+    json_string(&j, "backend", hisp_backend_name(w->backend));
+    json_bool(&j, "mpi", true);
+    json_int(&j, "ranks", w->size);
+    json_string(&j, "partition", hisp_partition_name(o->kind));
+    json_int(&j, "rows", w->r.n);
+    json_int(&j, "nnz", w->head.nnz);
+    json_int(&j, "iterations", info->iterations);
+    json_bool(&j, "converged", info->converged != 0);
+    json_string(&j, "reason", hisp_stop_reason_name(info->reason));
+    json_double(&j, "relative_residual", w->rel);
+    json_double(&j, "method_relative_residual",
+                info->rhs_norm > 0 ? info->method_residual_norm / info->rhs_norm : 0);
+    json_double(&j, "solver_relative_residual", info->relative_residual);
+    json_int(&j, "restarts", info->restarts);
+    json_double(&j, "rtol", o->rtol);
+    json_double(&j, "atol", o->atol);
+    json_double(&j, "prepare_ms", w->prepare_ms);
+    json_double(&j, "ms", w->ms);
+    json_double(&j, "ms_per_iteration", w->per);
+    /* the solve's MPI_Allreduce calls (the same on every rank) and the
+     * values they carried: several reductions travel together */
+    json_int(&j, "allreduce_calls", w->r.reduces);
+    json_int(&j, "allreduce_values", w->r.values);
+    /* the halo: entries of x received per product (sum, largest rank),
+     * sent, and read from a device for sending (largest rank) */
+    json_int(&j, "ghost_entries_sum", ghosts_sum);
+    json_int(&j, "ghost_entries_max", ghosts_max);
+    json_int(&j, "halo_sent_entries_sum", sends_sum);
+    json_int(&j, "halo_read_entries_max", read_max);
+    json_array_begin(&j, "rank_info");
+    for (int q = 0; q < w->size; q++) {
+        const rank_report *p = &w->reports[q];
+        json_object_begin(&j, NULL);
+        json_int(&j, "rank", q);
+        json_string(&j, "host", p->host);
+        json_int(&j, "node_rank", p->node_rank);
+        json_object_begin(&j, "device");
+        json_int(&j, "index", p->device_index);
+        json_string(&j, "name", p->device);
+        json_object_end(&j);
+        json_int(&j, "rows", p->rows);
+        json_int(&j, "nnz", p->nnz);
+        json_int(&j, "ghost_entries", p->ghosts);
+        json_int(&j, "sent_entries", p->sends);
+        json_int(&j, "read_entries", p->read_entries);
+        json_int(&j, "peers_in", p->peers_in);
+        json_int(&j, "peers_out", p->peers_out);
+        json_object_end(&j);
+    }
+    json_array_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+/* Rank 0's text report. */
+static void solve_report_text(const solve_run *w)
+{
+    const solve_opts *o = w->o;
+    printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n", o->path, (long long)w->r.n,
+           (long long)w->r.n, (long long)w->head.nnz, hisp_type_name(w->r.type));
+    printf("solver      %s, preconditioner %s, rtol %g, atol %g, over %d MPI rank(s) (%s, "
+           "%s)\n",
+           hisp_solver_method_name(o->method), hisp_precond_name(o->pc), o->rtol, o->atol, w->size,
+           hisp_partition_name(o->kind), hisp_backend_name(w->backend));
+    for (int q = 0; q < w->size; q++) {
+        const rank_report *p = &w->reports[q];
+        printf("rank %-6d %s, device %lld (%s), %lld rows, %lld nonzeros, %lld ghosts from %lld "
+               "rank(s), %lld entries sent to %lld\n",
+               q, p->host, (long long)p->device_index, p->device, (long long)p->rows,
+               (long long)p->nnz, (long long)p->ghosts, (long long)p->peers_in, (long long)p->sends,
+               (long long)p->peers_out);
+    }
+    printf("result      %s after %lld iterations, true relative residual %.3e\n",
+           hisp_stop_reason_name(w->info.reason), (long long)w->info.iterations, w->rel);
+    printf("time        %.3f ms (%.4f ms per iteration, slowest rank; before: upload and "
+           "kernels %.3f ms)\n",
+           w->ms, w->per, w->prepare_ms);
+}
+
+static void solve_run_free(solve_run *w)
+{
+    hisp_solver_destroy(&w->solver);
+    hisp_vector_destroy(&w->b);
+    hisp_vector_destroy(&w->x);
+    hisp_vector_destroy(&w->ax);
+    halo_free(&w->r.h);
+    hisp_matrix_destroy(&w->A);
+    hisp_context_destroy(&w->ctx);
+    free(w->own);
+    free(w->lptr);
+    free(w->lidx);
+    free(w->lval);
+    free(w->bh);
+    free(w->axh);
+    free(w->r.diag);
+    free(w->reports);
+}
+
 int solve_mpi(int argc, char **argv)
 {
     solve_opts o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
     MPI_Init(NULL, NULL);
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    cli_progress_enable(o.json || rank != 0);
-    hisp_context ctx = NULL;
-    hisp_matrix A = NULL;
-    hisp_solver solver = NULL;
-    hisp_vector b = NULL, x = NULL, ax = NULL;
-    rank_op r = {0};
-    int64_t *own = calloc((size_t)size + 1, sizeof *own), *lptr = NULL;
-    int32_t *lidx = NULL;
-    void *lval = NULL, *bh = NULL, *axh = NULL;
-    rank_report me = {0}, *reports = rank == 0 ? calloc((size_t)size, sizeof *reports) : NULL;
-    head_msg head = {0};
-    hisp_solve_info info = {0};
-    hisp_status s = HISP_SUCCESS;
-    MPI_Comm node;
-    int node_rank = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    rc = own && (rank != 0 || reports) ? cli_context(&ctx)
-                                       : cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-    hisp_backend_kind backend = o.backend;
-    if (!rc && backend == HISP_BACKEND_AUTO) backend = resolve_auto(ctx);
-    int device = rc ? 0 : rank_device(ctx, backend, o.device, node_rank);
-    if (!rc && backend != HISP_BACKEND_REFERENCE &&
-        (s = hisp_context_set_backend(ctx, backend, device)))
-        rc = cli_fail(ctx, s, NULL);
-    if ((rc = agree(rc))) goto out;
-    {
-        hisp_device_info di = {0};
-        int len = 0;
-        char host[MPI_MAX_PROCESSOR_NAME] = "";
-        MPI_Get_processor_name(host, &len);
-        snprintf(me.host, sizeof me.host, "%.63s", host);
-        if (!hisp_context_get_device(ctx, &di))
-            snprintf(me.device, sizeof me.device, "%.255s", di.name);
-        me.node_rank = node_rank;
-        me.device_index = backend == HISP_BACKEND_REFERENCE ? -1 : device;
-    }
+    solve_run w = {.o = &o, .rank = 0, .size = 1};
+    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+    cli_progress_enable(o.json || w.rank != 0);
+    w.own = calloc((size_t)w.size + 1, sizeof *w.own);
+    if (w.rank == 0) w.reports = calloc((size_t)w.size, sizeof *w.reports);
+    if ((rc = solve_open_device(&w))) goto out;
 
     /* ---- rank 0: read A, cut its rows, send every rank its block ---- */
-    if (rank == 0 && !rc) {
-        hisp_matrix_info mi = {0};
-        cli_type ct = {o.type, o.type_given};
-        rc = cli_load_matrix(ctx, o.path, &ct, &A, NULL);
-        if (!rc && (s = hisp_matrix_get_info(A, &mi))) rc = cli_fail(ctx, s, o.path);
-        if (!rc && mi.nrows != mi.ncols)
-            rc = cli_value_error("%s: %s needs a square matrix (this one is %lld x %lld)", o.path,
-                                 hisp_solver_method_name(o.method), (long long)mi.nrows,
-                                 (long long)mi.ncols);
-        if (!rc && !cli_type_real(mi.type))
-            rc = cli_type_unsupported("solve --mpi", mi.type,
-                                      "solves over MPI ranks take f32 or f64; without --mpi "
-                                      "hisp solve takes every type");
-        if (!rc && (mi.nrows > INT32_MAX || mi.nrows < size))
-            rc = cli_value_error("%s: %lld rows for %d ranks (need 1 to 2^31-1 rows per rank, at "
-                                 "least one each)",
-                                 o.path, (long long)mi.nrows, size);
-        if (!rc && (s = hisp_matrix_convert(A, HISP_FORMAT_CSR))) rc = cli_fail(ctx, s, o.path);
-        if (!rc) rc = row_cuts(ctx, A, &o, size, mi.nrows, own);
-        head.type = mi.type;
-        head.n = mi.nrows;
-        head.nnz = mi.nnz;
-    }
-    head.rc = rc;
-    MPI_Bcast(&head, sizeof head, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (head.rc) {
-        rc = (int)head.rc;
+    if (w.rank == 0) rc = solve_read_cut(&w);
+    w.head.rc = rc;
+    MPI_Bcast(&w.head, sizeof w.head, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (w.head.rc) {
+        rc = (int)w.head.rc;
         goto out;
     }
-    MPI_Bcast(own, size + 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-    r.type = (hisp_type)head.type;
-    r.n = head.n;
-    size_t es = hisp_type_size(r.type);
-    int64_t s0 = own[rank];
-    r.lrows = own[rank + 1] - s0;
-    int64_t lnnz = 0;
-    if (rank == 0) {
-        const int64_t *ptr = NULL;
-        const int32_t *rows = NULL, *cols = NULL;
-        const void *vals = NULL;
-        if ((s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals)))
-            MPI_Abort(MPI_COMM_WORLD, cli_fail(ctx, s, NULL));
-        for (int q = size - 1; q >= 0; q--) { /* rank 0's own block last */
-            int64_t a = own[q], e = own[q + 1], k0 = ptr[a], k1 = ptr[e];
-            int64_t *l = malloc(((size_t)(e - a) + 1) * sizeof *l);
-            if (!l) MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
-            for (int64_t i = a; i <= e; i++)
-                l[i - a] = ptr[i] - k0;
-            if (q == 0) {
-                lptr = l;
-                lnnz = k1 - k0;
-                lidx = malloc((size_t)(lnnz > 0 ? lnnz : 1) * sizeof *lidx);
-                lval = malloc((size_t)(lnnz > 0 ? lnnz : 1) * es);
-                if (!lidx || !lval)
-                    MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
-                memcpy(lidx, cols + k0, (size_t)lnnz * sizeof *lidx);
-                memcpy(lval, (const char *)vals + (size_t)k0 * es, (size_t)lnnz * es);
-                break;
-            }
-            int64_t cnt = k1 - k0;
-            MPI_Send(&cnt, 1, MPI_INT64_T, q, 6, MPI_COMM_WORLD);
-            send_bytes(l, ((size_t)(e - a) + 1) * sizeof *l, q);
-            send_bytes(cols + k0, (size_t)cnt * sizeof *cols, q);
-            send_bytes((const char *)vals + (size_t)k0 * es, (size_t)cnt * es, q);
-            free(l);
-        }
-        hisp_matrix_destroy(&A); /* rank 0 keeps only its rows too */
-    } else {
-        MPI_Recv(&lnnz, 1, MPI_INT64_T, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        lptr = malloc(((size_t)r.lrows + 1) * sizeof *lptr);
-        lidx = malloc((size_t)(lnnz > 0 ? lnnz : 1) * sizeof *lidx);
-        lval = malloc((size_t)(lnnz > 0 ? lnnz : 1) * es);
-        if (!lptr || !lidx || !lval)
-            MPI_Abort(MPI_COMM_WORLD, cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL));
-        recv_bytes(lptr, ((size_t)r.lrows + 1) * sizeof *lptr, 0);
-        recv_bytes(lidx, (size_t)lnnz * sizeof *lidx, 0);
-        recv_bytes(lval, (size_t)lnnz * es, 0);
-    }
+    MPI_Bcast(w.own, w.size + 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    w.r.type = (hisp_type)w.head.type;
+    w.r.n = w.head.n;
+    size_t es = hisp_type_size(w.r.type);
+    w.s0 = w.own[w.rank];
+    w.r.lrows = w.own[w.rank + 1] - w.s0;
+    if (w.rank == 0)
+        solve_send_blocks(&w, es);
+    else
+        solve_recv_block(&w, es);
 
     /* ---- every rank: its rows, the operator, the solve ---- */
-    r.diag = calloc((size_t)(r.lrows > 0 ? r.lrows : 1), es);
-    bh = malloc((size_t)(r.lrows > 0 ? r.lrows : 1) * es);
-    axh = malloc((size_t)(r.lrows > 0 ? r.lrows : 1) * es);
-    if (!r.diag || !bh || !axh) rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
-    if ((rc = agree(rc))) goto out;
-    int64_t zero_row = -1;
-    for (int64_t i = 0; i < r.lrows; i++) {
-        double d = 0;
-        for (int64_t k = lptr[i]; k < lptr[i + 1]; k++)
-            if (lidx[k] == s0 + i) d += ld(r.type, lval, k);
-        if (r.type == HISP_F32) {
-            ((float *)r.diag)[i] = (float)d;
-            ((float *)bh)[i] = 1;
-        } else {
-            ((double *)r.diag)[i] = d;
-            ((double *)bh)[i] = 1;
-        }
-        if (d == 0 && zero_row < 0) zero_row = s0 + i;
-    }
-    /* a zero diagonal fails Jacobi on one rank only: refuse it on all first */
-    int64_t zr = zero_row < 0 ? INT64_MAX : zero_row;
-    MPI_Allreduce(MPI_IN_PLACE, &zr, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    if (o.pc == HISP_PRECOND_JACOBI && zr != INT64_MAX) {
-        rc = rank == 0 ? cli_value_error("%s: Jacobi: row %lld has no nonzero diagonal entry "
-                                         "(use --precond none)",
-                                         o.path, (long long)zr + 1)
-                       : CLI_INPUT;
-        goto out;
-    }
-    s = halo_build(&r.h, ctx, r.type, own, rank, size, lptr, lidx, lval);
-    if ((rc = s ? cli_fail(ctx, s, o.path) : CLI_OK)) goto out; /* every rank failed */
-    me.rows = r.lrows;
-    me.nnz = lptr[r.lrows];
-    me.ghosts = r.h.ghosts;
-    me.sends = r.h.sends;
-    me.read_entries = r.h.mirror_n;
-    me.peers_in = r.h.peers_in;
-    me.peers_out = r.h.peers_out;
-    free(lidx); /* the halo holds the rows now */
-    free(lval);
-    lidx = NULL;
-    lval = NULL;
-    s = hisp_vector_create(ctx, r.type, r.lrows, &b);
-    if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &x); /* x0 = 0 */
-    if (!s) s = hisp_vector_create(ctx, r.type, r.lrows, &ax);
-    if (!s) s = hisp_vector_write(b, bh);
-    if (!s) s = hisp_solver_create(ctx, o.method, &solver);
-    if (!s) s = hisp_solver_set_tolerances(solver, o.rtol, o.atol);
-    if (!s) s = hisp_solver_set_max_iterations(solver, o.maxit);
-    if (!s) s = hisp_solver_set_restart(solver, o.restart);
-    if (!s) s = hisp_solver_set_preconditioner(solver, o.pc);
-    if (s) rc = cli_fail(ctx, s, o.path);
-    if ((rc = agree(rc))) goto out;
-    /* CG's q = A p with p^H q through apply_dot where hisp_spmv_dot is one
-     * pass (CUDA). Elsewhere it is SpMV + dot plus the ghosts' small
-     * products (on PoCL no gain, more time per iteration with several
-     * ranks), or the reference backend's fused loop, an oracle slower than
-     * its two loops: apply, then the solver's dot. */
-    hisp_operator op = {.nrows = r.lrows,
-                        .ncols = r.lrows,
-                        .type = r.type,
-                        .apply = op_apply,
-                        .diagonal = op_diagonal,
-                        .allreduce = op_allreduce,
-                        .user = &r,
-                        .apply_dot = backend == HISP_BACKEND_CUDA ? op_apply_dot : NULL};
-    /* one product first, as `hisp solve` does: the upload of the rank's blocks
-     * and the kernels' build are reported apart (prepare_ms), not spread over
-     * the iterations */
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t_prep = MPI_Wtime();
-    s = op_apply(&r, HISP_OP_N, b, ax);
-    if (!s) s = hisp_context_synchronize(ctx);
-    if ((rc = agree(s ? cli_fail(ctx, s, o.path) : CLI_OK))) goto out;
-    double prepare_ms = (MPI_Wtime() - t_prep) * 1e3;
-    MPI_Allreduce(MPI_IN_PLACE, &prepare_ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Barrier(MPI_COMM_WORLD);
-    s = hisp_solver_solve_operator(solver, &op, b, x, &info);
-    if ((rc = agree(s ? cli_fail(ctx, s, o.path) : CLI_OK))) goto out;
-    /* the true residual, ||b - A x|| / ||b|| */
-    s = op_apply(&r, HISP_OP_N, x, ax);
-    if (!s) s = hisp_vector_read(ax, axh);
-    if ((rc = agree(s ? cli_fail(ctx, s, o.path) : CLI_OK))) goto out;
-    double sums[2] = {0, 0}; /* ||b - Ax||^2, ||b||^2 */
-    for (int64_t i = 0; i < r.lrows; i++) {
-        double bi = ld(r.type, bh, i), ri = bi - ld(r.type, axh, i);
-        sums[0] += ri * ri;
-        sums[1] += bi * bi;
-    }
-    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    double ms = info.ms;
-    MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    double rel = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : 0;
-    double per = ms / (double)(info.iterations > 0 ? info.iterations : 1);
-    MPI_Gather(&me, sizeof me, MPI_BYTE, reports, sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
-    int64_t ghosts_sum = 0, ghosts_max = 0, sends_sum = 0, read_max = 0;
-    for (int q = 0; rank == 0 && q < size; q++) {
-        ghosts_sum += reports[q].ghosts;
-        ghosts_max = reports[q].ghosts > ghosts_max ? reports[q].ghosts : ghosts_max;
-        sends_sum += reports[q].sends;
-        read_max = reports[q].read_entries > read_max ? reports[q].read_entries : read_max;
-    }
-    if (rank == 0 && o.json) {
-        cli_json j;
-        json_init(&j, stdout);
-        json_object_begin(&j, NULL);
-        json_string(&j, "file", o.path);
-        json_string(&j, "method", hisp_solver_method_name(o.method));
-        json_string(&j, "precond", hisp_precond_name(o.pc));
-        json_string(&j, "type", hisp_type_name(r.type));
-        json_string(&j, "backend", hisp_backend_name(backend));
-        json_bool(&j, "mpi", true);
-        json_int(&j, "ranks", size);
-        json_string(&j, "partition", hisp_partition_name(o.kind));
-        json_int(&j, "rows", r.n);
-        json_int(&j, "nnz", head.nnz);
-        json_int(&j, "iterations", info.iterations);
-        json_bool(&j, "converged", info.converged != 0);
-        json_string(&j, "reason", hisp_stop_reason_name(info.reason));
-        json_double(&j, "relative_residual", rel);
-        json_double(&j, "method_relative_residual",
-                    info.rhs_norm > 0 ? info.method_residual_norm / info.rhs_norm : 0);
-        json_double(&j, "solver_relative_residual", info.relative_residual);
-        json_int(&j, "restarts", info.restarts);
-        json_double(&j, "rtol", o.rtol);
-        json_double(&j, "atol", o.atol);
-        json_double(&j, "prepare_ms", prepare_ms);
-        json_double(&j, "ms", ms);
-        json_double(&j, "ms_per_iteration", per);
-        /* the solve's MPI_Allreduce calls (the same on every rank) and the
-         * values they carried: several reductions travel together */
-        json_int(&j, "allreduce_calls", r.reduces);
-        json_int(&j, "allreduce_values", r.values);
-        /* the halo: entries of x received per product (sum, largest rank),
-         * sent, and read from a device for sending (largest rank) */
-        json_int(&j, "ghost_entries_sum", ghosts_sum);
-        json_int(&j, "ghost_entries_max", ghosts_max);
-        json_int(&j, "halo_sent_entries_sum", sends_sum);
-        json_int(&j, "halo_read_entries_max", read_max);
-        json_array_begin(&j, "rank_info");
-        for (int q = 0; q < size; q++) {
-            const rank_report *p = &reports[q];
-            json_object_begin(&j, NULL);
-            json_int(&j, "rank", q);
-            json_string(&j, "host", p->host);
-            json_int(&j, "node_rank", p->node_rank);
-            json_object_begin(&j, "device");
-            json_int(&j, "index", p->device_index);
-            json_string(&j, "name", p->device);
-            json_object_end(&j);
-            json_int(&j, "rows", p->rows);
-            json_int(&j, "nnz", p->nnz);
-            json_int(&j, "ghost_entries", p->ghosts);
-            json_int(&j, "sent_entries", p->sends);
-            json_int(&j, "read_entries", p->read_entries);
-            json_int(&j, "peers_in", p->peers_in);
-            json_int(&j, "peers_out", p->peers_out);
-            json_object_end(&j);
-        }
-        json_array_end(&j);
-        json_object_end(&j);
-        json_finish(&j);
-    } else if (rank == 0) {
-        printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n", o.path, (long long)r.n,
-               (long long)r.n, (long long)head.nnz, hisp_type_name(r.type));
-        printf("solver      %s, preconditioner %s, rtol %g, atol %g, over %d MPI rank(s) (%s, "
-               "%s)\n",
-               hisp_solver_method_name(o.method), hisp_precond_name(o.pc), o.rtol, o.atol, size,
-               hisp_partition_name(o.kind), hisp_backend_name(backend));
-        for (int q = 0; q < size; q++) {
-            const rank_report *p = &reports[q];
-            printf(
-                "rank %-6d %s, device %lld (%s), %lld rows, %lld nonzeros, %lld ghosts from %lld "
-                "rank(s), %lld entries sent to %lld\n",
-                q, p->host, (long long)p->device_index, p->device, (long long)p->rows,
-                (long long)p->nnz, (long long)p->ghosts, (long long)p->peers_in,
-                (long long)p->sends, (long long)p->peers_out);
-        }
-        printf("result      %s after %lld iterations, true relative residual %.3e\n",
-               hisp_stop_reason_name(info.reason), (long long)info.iterations, rel);
-        printf("time        %.3f ms (%.4f ms per iteration, slowest rank; before: upload and "
-               "kernels %.3f ms)\n",
-               ms, per, prepare_ms);
-    }
-    rc = info.converged ? CLI_OK : SOLVE_NOT_CONVERGED;
+    if ((rc = solve_diagonal(&w, es))) goto out;
+    if ((rc = solve_setup(&w))) goto out;
+    if ((rc = solve_run_solver(&w))) goto out;
+    MPI_Gather(&w.me, sizeof w.me, MPI_BYTE, w.reports, sizeof w.me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (w.rank == 0 && o.json)
+        solve_report_json(&w);
+    else if (w.rank == 0)
+        solve_report_text(&w);
+    rc = w.info.converged ? CLI_OK : SOLVE_NOT_CONVERGED;
 out:
-    hisp_solver_destroy(&solver);
-    hisp_vector_destroy(&b);
-    hisp_vector_destroy(&x);
-    hisp_vector_destroy(&ax);
-    halo_free(&r.h);
-    hisp_matrix_destroy(&A);
-    hisp_context_destroy(&ctx);
-    free(own);
-    free(lptr);
-    free(lidx);
-    free(lval);
-    free(bh);
-    free(axh);
-    free(r.diag);
-    free(reports);
+    solve_run_free(&w);
     MPI_Finalize();
     return rc;
 }
