@@ -141,7 +141,7 @@ struct hisp_matrix_s {
     void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
     uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (compound/compound_spmv.c) */
-    void (*cdev_drop)(hisp_matrix A); /* frees cdev (set with it) */
+    void (*cdev_drop)(hisp_matrix A);   /* frees cdev (set with it) */
     const struct hispi_format_ops *fmt; /* A's format (core/format/format.h) */
     void *fdata;                        /* host form of a format with its own (SELL), or NULL */
     void *fdev;                         /* the context backend's copy of fdata, or NULL */

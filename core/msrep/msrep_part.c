@@ -44,7 +44,8 @@ void hispi_msrep_source_free(hispi_msrep_src *src)
 static hisp_status temp_copy(hisp_matrix A, hisp_format f, hispi_msrep_src *src)
 {
     hisp_context ctx = A->ctx;
-    if (!hispi_sparse_family(A->host.format) && f != HISP_FORMAT_CSR) { /* its own form converts to CSR, then on */
+    if (!hispi_sparse_family(A->host.format) &&
+        f != HISP_FORMAT_CSR) { /* its own form converts to CSR, then on */
         hispi_sparse csr;
         HISPI_TRY(hispi_matrix_sparse_copy(A, HISP_FORMAT_CSR, &csr));
         hisp_status s = hispi_sparse_convert(ctx, &csr, f, &src->tmp);
