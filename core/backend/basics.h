@@ -101,7 +101,7 @@ HISPI_LOCAL int hispi_cache_read(const char *path, void **payload, size_t *n);
 /* Writes payload as a validated entry, atomically, creating the folders;
  * 0 or an errno value. */
 HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t n);
-/* (core/gen/gen_threads.c) fn(arg) run on `threads` threads (the caller included; hispi_threads);
+/* (core/base/threads.c) fn(arg) run on `threads` threads (the caller included; hispi_threads);
  * fn must share its work through an atomic counter. */
 HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
 
