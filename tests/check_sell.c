@@ -547,7 +547,11 @@ START_TEST(test_sell_bytes)
             ck_assert_uint_eq(bb, b32);
             hisp_matrix_destroy(&B);
         }
+        uint64_t tree = 0, tree_sell = 0; /* another format's bytes read SELL's entries */
+        CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, HISP_F64, &tree));
         to_sell(ctx, A);
+        CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_HISPARSE, HISP_F64, &tree_sell));
+        ck_assert_uint_eq(tree_sell, tree);
         const hispi_sell *h = A->fdata;
         uint64_t held =
             (uint64_t)h->padded * (8 + 4) + (uint64_t)(h->nslices + 1) * 8 + (uint64_t)h->nrows * 4;

@@ -190,11 +190,12 @@ static hisp_status format_bytes(hisp_matrix A, hisp_type t, uint64_t *bytes)
         *bytes = p.bytes;
         return HISP_SUCCESS;
     }
-    if (!A->hs)
+    if (hispi_sparse_family(A->host.format))
         return hispi_hisparse_measure(A->ctx, &A->host, node_size(A), hisp_type_size(t), bytes);
-    hispi_sparse s;
-    HISPI_TRY(hispi_hisparse_to_sparse(A->ctx, A->hs, HISP_FORMAT_CSR, &s));
-    hisp_status st = hispi_hisparse_measure(A->ctx, &s, A->hs->d, hisp_type_size(t), bytes);
+    hispi_sparse s; /* another format's own form (a tree of another type, SELL) */
+    HISPI_TRY(hispi_matrix_sparse_copy(A, HISP_FORMAT_CSR, &s));
+    hisp_status st = hispi_hisparse_measure(A->ctx, &s, A->hs ? A->hs->d : node_size(A),
+                                            hisp_type_size(t), bytes);
     hispi_sparse_free(&s);
     return st;
 }

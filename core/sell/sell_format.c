@@ -191,12 +191,9 @@ const hispi_format_ops hispi_sell_format = {
     .holds = sell_holds,
     .build = sell_build,
     .to_sparse = sell_to_sparse,
-    .duplicate = NULL,
     .release = sell_release,
     .drop_device = sell_drop_device,
     .bytes = sell_bytes,
     .spmv = sell_spmv,
-    .spmv_dot = NULL,
-    .settle = NULL,
     .candidate = sell_candidate,
 };
