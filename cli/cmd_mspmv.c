@@ -472,7 +472,7 @@ int cmd_mspmv(int argc, char **argv)
     mspmv_state st;
     memset(&st, 0, sizeof st);
     double rel = NAN;
-    double tol = o.type == HISP_F32 ? 1e-4 : 1e-10; /* the type given, not the input's */
+    double tol = NAN;
     st.bd = calloc(1, sizeof *st.bd);
     st.b1 = calloc(1, sizeof *st.b1);
     if (!st.bd || !st.b1) {
@@ -481,6 +481,7 @@ int cmd_mspmv(int argc, char **argv)
     }
     if ((rc = cli_context(&st.ctx))) goto out;
     if ((rc = mspmv_load(&st, &o))) goto out;
+    tol = mspmv_tolerance(o.type); /* the matrix's type, known once loaded */
     if ((rc = mspmv_plan(&st, &o))) goto out;
     if ((rc = mspmv_runs(&st, &o))) goto out;
     hisp_mvector_destroy(&st.xd);
@@ -493,11 +494,7 @@ int cmd_mspmv(int argc, char **argv)
         mspmv_print_json(&o, &st.mi, st.bd, st.shared, st.dev_ms, rel, tol, &st.xfer);
     else
         mspmv_print_table(&o, &st.mi, st.bd, st.shared, st.dev_ms, rel, tol, &st.xfer);
-    if (o.check && !(rel <= tol)) {
-        fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n", rel,
-                tol);
-        rc = CLI_CHECK;
-    }
+    rc = mspmv_verdict(&o, rel, tol);
 out:
     mspmv_state_free(&st);
     return rc;

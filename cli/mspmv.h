@@ -59,6 +59,14 @@ int mspmv_check(hisp_context ctx, hisp_matrix A, const mspmv_opts *o, const void
                 const void *y, int64_t m, double *rel);
 int mspmv_write_y(hisp_context ctx, const mspmv_opts *o, const void *y, int64_t m);
 double mspmv_median(double *v, int n);
+/* Pieces of both reports (mspmv_report.c): --check's tolerance for the
+ * matrix's type, the matrix line, the check line, the JSON object's first
+ * members, and the verdict (a warning and CLI_CHECK above the tolerance). */
+double mspmv_tolerance(hisp_type t);
+void mspmv_print_matrix(const mspmv_opts *o, const hisp_matrix_info *mi);
+void mspmv_print_check(const mspmv_opts *o, double rel, double tol);
+void mspmv_json_head(cli_json *j, const mspmv_opts *o);
+int mspmv_verdict(const mspmv_opts *o, double rel, double tol);
 /* The report of a run (mspmv_report.c): the table, or the --json object;
  * dev_ms: each device's kernel time, rel and tol: --check's error and bound. */
 void mspmv_print_table(const mspmv_opts *o, const hisp_matrix_info *mi,

@@ -9,13 +9,48 @@
 #include <strings.h>
 #include <unistd.h>
 
-void mspmv_print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
-                       const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
-                       double rel, double tol, const hisp_transfer_stats *xfer)
+/* ---- pieces shared with hisp-mpi's report (cli/mpi/mspmv_mpi.c) ---------- */
+
+double mspmv_tolerance(hisp_type t)
+{
+    return t == HISP_F32 ? 1e-4 : 1e-10;
+}
+
+void mspmv_print_matrix(const mspmv_opts *o, const hisp_matrix_info *mi)
 {
     printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n",
            o->gen ? hisp_gen_name(o->gp.kind) : o->path, (long long)mi->nrows, (long long)mi->ncols,
            (long long)mi->nnz, hisp_type_name(o->type));
+}
+
+void mspmv_print_check(const mspmv_opts *o, double rel, double tol)
+{
+    if (o->check)
+        printf("check       relative error vs reference %.3e (tolerance %.0e): %s\n", rel, tol,
+               rel <= tol ? "ok" : "FAILED");
+}
+
+void mspmv_json_head(cli_json *j, const mspmv_opts *o)
+{
+    if (o->gen)
+        json_string(j, "generator", hisp_gen_name(o->gp.kind));
+    else
+        json_input(j, o->path);
+    json_string(j, "partition", hisp_partition_name(o->kind));
+}
+
+int mspmv_verdict(const mspmv_opts *o, double rel, double tol)
+{
+    if (!o->check || rel <= tol) return CLI_OK;
+    fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n", rel, tol);
+    return CLI_CHECK;
+}
+
+void mspmv_print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
+                       const hisp_mplan_breakdown *bd, bool shared, const double *dev_ms,
+                       double rel, double tol, const hisp_transfer_stats *xfer)
+{
+    mspmv_print_matrix(o, mi);
     printf("operation   y = %g*%s*x + %g*y, %s over %d device(s) (%s%s), %s parts, NUMA nodes "
            "%d\n",
            o->alpha, o->op == HISP_OP_T ? "A^T" : "A", o->beta, hisp_partition_name(o->kind),
@@ -66,9 +101,7 @@ void mspmv_print_table(const mspmv_opts *o, const hisp_matrix_info *mi,
     double nd = bd->ndevices;
     printf("balance     nnz max/mean %.3f, compute max/mean %.3f\n",
            nnz_sum > 0 ? nnz_max / (nnz_sum / nd) : 1.0, t_sum > 0 ? t_max / (t_sum / nd) : 1.0);
-    if (o->check)
-        printf("check       relative error vs reference %.3e (tolerance %.0e): %s\n", rel, tol,
-               rel <= tol ? "ok" : "FAILED");
+    mspmv_print_check(o, rel, tol);
     if (o->resident) cli_print_transfers("transfers ", xfer); /* the vectors' device */
     if (o->out) printf("wrote       %s\n", o->out);
 }
@@ -80,11 +113,7 @@ void mspmv_print_json(const mspmv_opts *o, const hisp_matrix_info *mi,
     cli_json j;
     json_init(&j, stdout);
     json_object_begin(&j, NULL);
-    if (o->gen)
-        json_string(&j, "generator", hisp_gen_name(o->gp.kind));
-    else
-        json_input(&j, o->path);
-    json_string(&j, "partition", hisp_partition_name(o->kind));
+    mspmv_json_head(&j, o);
     json_string(&j, "format", o->hisparse ? "hisparse" : "csr");
     json_double(&j, "row_cost", o->row_cost);
     json_bool(&j, "row_cost_fitted", o->fit);

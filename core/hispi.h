@@ -284,6 +284,8 @@ HISPI_LOCAL double hispi_load_real(hisp_type t, const void *array, int64_t i);
 /* ---- sparse storage (core/matrix/sparse.c) ------------------------------ */
 
 HISPI_LOCAL void hispi_sparse_free(hispi_sparse *s);
+/* Multiplies every stored value of s by a (each component of compound entries). */
+HISPI_LOCAL void hispi_sparse_scale(hispi_sparse *s, double a);
 /* Allocate the arrays of format f for nnz entries (pointers zeroed). */
 HISPI_LOCAL hisp_status hispi_sparse_alloc(hisp_context ctx, hispi_sparse *s, hisp_format f,
                                            hisp_type t, int64_t nrows, int64_t ncols, int64_t nnz);

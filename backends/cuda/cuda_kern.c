@@ -349,7 +349,7 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
         prebuild_job j = {prog, p.major, p.minor, n, opts, todo, out, 0};
         hispi_build_begin(ctx, p.name, left);
         double t0 = hispi_now_ms();
-        hispi_gen_parallel(threads, prebuild_worker, &j);
+        hispi_parallel(threads, prebuild_worker, &j);
         hispi_build_count(ctx, false, left, hispi_now_ms() - t0);
         hispi_debug("cuda: %d NVRTC builds on %d threads (%.1f ms)", left, threads,
                     hispi_now_ms() - t0);

@@ -61,7 +61,7 @@ static void copy_threads(void *dst, const void *src, size_t bytes, int threads)
 {
     piece_job j = {.dst = dst, .src = src, .bytes = bytes};
     atomic_init(&j.next, 0);
-    hispi_gen_parallel(threads, piece_worker, &j);
+    hispi_parallel(threads, piece_worker, &j);
 }
 
 /* The bytes of chunk i of a copy of `bytes`. */

@@ -326,11 +326,7 @@ static void mpi_report_json(const mpi_run *r, const double med[5], double local_
     cli_json j;
     json_init(&j, stdout);
     json_object_begin(&j, NULL);
-    if (o->gen)
-        json_string(&j, "generator", hisp_gen_name(o->gp.kind));
-    else
-        json_input(&j, o->path);
-    json_string(&j, "partition", hisp_partition_name(o->kind));
+    mspmv_json_head(&j, o);
     json_string(&j, "backend", hisp_backend_name(o->backend));
     json_bool(&j, "mpi", true);
     json_int(&j, "ranks", r->size);
@@ -384,9 +380,7 @@ static void mpi_report_text(const mpi_run *r, const double med[5], double local_
 {
     const mspmv_opts *o = r->o;
     const hisp_matrix_info *mi = &r->mi;
-    printf("matrix      %s: %lld x %lld, %lld nonzeros, %s\n",
-           o->gen ? hisp_gen_name(o->gp.kind) : o->path, (long long)mi->nrows, (long long)mi->ncols,
-           (long long)mi->nnz, hisp_type_name(o->type));
+    mspmv_print_matrix(o, mi);
     printf("operation   y = %g*%s*x, %s over %d MPI rank(s) x %d device(s) (%s)\n", o->alpha,
            o->op == HISP_OP_T ? "A^T" : "A", hisp_partition_name(o->kind), r->size, r->nd,
            hisp_backend_name(o->backend));
@@ -406,9 +400,7 @@ static void mpi_report_text(const mpi_run *r, const double med[5], double local_
         printf("%-5d %-27s %12lld %6.1f%% %10.4f\n", k, rows, (long long)a->nnz,
                mi->nnz ? 100.0 * a->nnz / (double)mi->nnz : 0.0, a->compute);
     }
-    if (o->check)
-        printf("check       relative error vs reference %.3e (tolerance %.0e): %s\n", rel, tol,
-               rel <= tol ? "ok" : "FAILED");
+    mspmv_print_check(o, rel, tol);
     if (o->out) printf("wrote       %s\n", o->out);
 }
 
@@ -425,18 +417,14 @@ static int mpi_report(mpi_run *r)
     double local_dist = 0;
     for (int k = 0; k < r->size; k++)
         if (r->all[k].distribution > local_dist) local_dist = r->all[k].distribution;
-    double rel = NAN, tol = o->type == HISP_F32 ? 1e-4 : 1e-10;
+    double rel = NAN, tol = mspmv_tolerance(o->type);
     if (o->out) rc = mspmv_write_y(r->ctx, o, r->y, r->m);
     if (!rc && o->check) rc = mspmv_check(r->ctx, r->A, o, r->x, NULL, r->y, r->m, &rel);
     if (!rc && o->json)
         mpi_report_json(r, med, local_dist, rel, tol);
     else if (!rc)
         mpi_report_text(r, med, local_dist, rel, tol);
-    if (!rc && o->check && !(rel <= tol)) {
-        fprintf(stderr, "hisp: warning: relative error %.3e exceeds the tolerance %.0e\n", rel,
-                tol);
-        rc = CLI_CHECK;
-    }
+    if (!rc) rc = mspmv_verdict(o, rel, tol);
     return rc;
 }
 

@@ -103,7 +103,7 @@ HISPI_LOCAL int hispi_cache_read(const char *path, void **payload, size_t *n);
 HISPI_LOCAL int hispi_cache_write(const char *path, const void *payload, size_t n);
 /* (core/base/threads.c) fn(arg) run on `threads` threads (the caller included; hispi_threads);
  * fn must share its work through an atomic counter. */
-HISPI_LOCAL void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg);
+HISPI_LOCAL void hispi_parallel(int threads, void *(*fn)(void *), void *arg);
 
 /* Test hooks of HiSparse (set by the tests, never by the environment;
  * defined in core/hisparse/hisparse_sched.c; 0 is the default everywhere).

@@ -20,7 +20,7 @@ static void run_parallel(int threads, void *(*fn)(void *), void *arg)
         pthread_join(tid[t], NULL);
 }
 
-void hispi_gen_parallel(int threads, void *(*fn)(void *), void *arg)
+void hispi_parallel(int threads, void *(*fn)(void *), void *arg)
 {
     run_parallel(threads, fn, arg);
 }

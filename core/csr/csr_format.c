@@ -65,14 +65,7 @@ static hisp_status transpose(hisp_matrix A)
 static hisp_status scale(hisp_matrix A, double a)
 {
     hispi_matrix_drop_device(A);
-    hisp_type t = A->host.type;
-    int64_t n = A->host.nnz * hisp_type_components(t);
-    if (hispi_type_scalar_size(t) == 4)
-        for (int64_t k = 0; k < n; k++)
-            ((float *)A->host.val)[k] *= (float)a;
-    else
-        for (int64_t k = 0; k < n; k++)
-            ((double *)A->host.val)[k] *= a;
+    hispi_sparse_scale(&A->host, a);
     return HISP_SUCCESS;
 }
 

@@ -141,13 +141,7 @@ static hisp_status via_csr(hisp_matrix A, bool transpose, double a)
         s.colind = NULL;
         s.format = HISP_FORMAT_CSC;
     } else {
-        hisp_type t = s.type;
-        int64_t n = s.nnz * hisp_type_components(t);
-        for (int64_t k = 0; k < n; k++)
-            if (hispi_type_scalar_size(t) == 4)
-                ((float *)s.val)[k] *= (float)a;
-            else
-                ((double *)s.val)[k] *= a;
+        hispi_sparse_scale(&s, a);
     }
     hisp_status st = f->build(A, &s);
     hispi_sparse_free(&s);

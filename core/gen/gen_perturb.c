@@ -258,7 +258,7 @@ hisp_status hisp_matrix_perturb(hisp_matrix A, double sigma, uint64_t seed, hisp
     double per_row = S.nrows > 0 ? (double)nnz / (double)S.nrows : 1;
     j.chunk = per_row >= 4096 ? 1 : (int64_t)(4096 / (per_row > 1 ? per_row : 1));
     atomic_init(&j.next, 0);
-    hispi_gen_parallel(hispi_threads(ctx, 8.0 * (double)nnz), move_worker, &j);
+    hispi_parallel(hispi_threads(ctx, 8.0 * (double)nnz), move_worker, &j);
     int64_t nrows = S.nrows, ncols = S.ncols;
     hispi_sparse_free(&S);
     hispi_sparse out;

@@ -112,7 +112,7 @@ hisp_status hispi_gen_rmat(hisp_context ctx, const gen *g, int scale, int64_t ed
     edge_job ej = {
         .key = g->key, .scale = scale, .edges = edges, .chunk = 65536, .src = src, .dst = dst};
     atomic_init(&ej.next, 0);
-    hispi_gen_parallel(threads, edge_worker, &ej);
+    hispi_parallel(threads, edge_worker, &ej);
 
     /* bucket by row (counting sort), then sort and merge within rows */
     for (int64_t e = 0; e < edges; e++)
@@ -131,7 +131,7 @@ hisp_status hispi_gen_rmat(hisp_context ctx, const gen *g, int scale, int64_t ed
     for (int64_t i = 0; i < n; i++)
         if (len[i] > rj.maxlen) rj.maxlen = len[i];
     atomic_init(&rj.next, 0);
-    hispi_gen_parallel(threads, rmat_row_worker, &rj);
+    hispi_parallel(threads, rmat_row_worker, &rj);
     /* compact the merged rows to the left */
     int64_t w = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -167,7 +167,7 @@ hisp_status hispi_gen_rmat(hisp_context ctx, const gen *g, int scale, int64_t ed
     rj.col = out->colind;
     rj.val = out->val;
     atomic_store(&rj.next, 0);
-    hispi_gen_parallel(threads, rmat_row_worker, &rj);
+    hispi_parallel(threads, rmat_row_worker, &rj);
     return HISP_SUCCESS;
 fail:
     free(src);

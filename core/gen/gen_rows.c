@@ -218,7 +218,7 @@ hisp_status hispi_gen_rows(hisp_context ctx, const gen *g, double est_nnz, hispi
     int threads = hispi_threads(ctx, est_nnz);
     atomic_init(&j.next, 0);
     atomic_init(&j.failed, 0);
-    hispi_gen_parallel(threads, row_worker, &j);
+    hispi_parallel(threads, row_worker, &j);
     if (atomic_load(&j.failed)) {
         free(rowptr);
         return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
@@ -244,7 +244,7 @@ hisp_status hispi_gen_rows(hisp_context ctx, const gen *g, double est_nnz, hispi
     j.colind = out->colind;
     j.val = out->val;
     atomic_store(&j.next, 0);
-    hispi_gen_parallel(threads, row_worker, &j);
+    hispi_parallel(threads, row_worker, &j);
     if (atomic_load(&j.failed)) {
         hispi_sparse_free(out);
         return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,

@@ -94,6 +94,6 @@ void hispi_walk_tree(const hispi_walk *w, uint64_t root, int depth, int threads,
     atomic_init(&j.next, 0);
     atomic_init(&j.slot, 0);
     hispi_debug("walk: %d threads below %lld nodes of level %d", threads, (long long)n, level);
-    hispi_gen_parallel(threads, walk_worker, &j);
+    hispi_parallel(threads, walk_worker, &j);
     free(front);
 }

@@ -520,7 +520,7 @@ static void run_pass(data_job *j, int threads, int pass)
 {
     j->pass = pass;
     atomic_store(&j->next, 0);
-    hispi_gen_parallel(threads, data_worker, j);
+    hispi_parallel(threads, data_worker, j);
 }
 
 /* Off-diagonal entries mirrored after the stored ones: symmetric a, skew

@@ -125,7 +125,7 @@ static hisp_status write_all(hisp_context ctx, const char *path, const char *hea
         j->first = first;
         j->nb = (int)(blocks - first < per_round ? blocks - first : per_round);
         atomic_store(&j->next, 0);
-        hispi_gen_parallel(j->nb > 1 ? threads : 1, write_worker, j);
+        hispi_parallel(j->nb > 1 ? threads : 1, write_worker, j);
         for (int b = 0; !st && b < j->nb; b++)
             st = hispi_sink_write(sk, buf[b], len[b]);
     }

@@ -67,7 +67,7 @@ static size_t read_parallel(hisp_context ctx, int fd, char *buf, size_t size)
     pread_job j = {.fd = fd, .buf = buf, .size = size, .part = (size_t)8 << 20};
     atomic_init(&j.next, 0);
     atomic_init(&j.failed, 0);
-    hispi_gen_parallel(threads, pread_worker, &j);
+    hispi_parallel(threads, pread_worker, &j);
     return atomic_load(&j.failed) ? 0 : size;
 }
 

@@ -275,3 +275,14 @@ hisp_status hispi_sparse_convert(hisp_context ctx, const hispi_sparse *src, hisp
     if (s) hispi_sparse_free(dst);
     return s;
 }
+
+void hispi_sparse_scale(hispi_sparse *s, double a)
+{
+    int64_t n = s->nnz * hisp_type_components(s->type);
+    if (hispi_type_scalar_size(s->type) == 4)
+        for (int64_t k = 0; k < n; k++)
+            ((float *)s->val)[k] *= (float)a;
+    else
+        for (int64_t k = 0; k < n; k++)
+            ((double *)s->val)[k] *= a;
+}

@@ -153,7 +153,7 @@ struct hisp_mplan_s {
     hisp_status (*each)(worker *w, void *arg);
     void *each_arg;
     void *diag; /* square A over a row partition: diag(A), nrows entries (host) */
-    /* the solvers' work vectors kept between solves (space_dist.c): their
+    /* the solvers' work vectors kept between solves (core/msrep/msrep_space.c): their
      * allocation and zeroing cost a solve milliseconds on large plans */
     struct hisp_mvector_s *spare[HISPI_MPLAN_SPARES];
     int nspare;

@@ -5,7 +5,7 @@
  *     device "bank" vector, so that a recurrence's ratios and products are
  *     read by the kernels and the loop never waits for the host between
  *     checks;
- *   - several devices of an MSREP plan, or MPI ranks (space_dist.c): the
+ *   - several devices of an MSREP plan, or MPI ranks (core/msrep/msrep_space.c): the
  *     scalars are summed on the host (over devices, then over ranks).
  * A method names scalars by slot number; ks_sc says how an operand is made
  * from slots (a value, a slot, a ratio of two, negated). Not installed. */
@@ -214,22 +214,24 @@ HISPI_LOCAL hisp_status hispi_ks_step_host(ks_run *r, double rnorm);
  * run is resumed). r->bnorm is set by the caller (solver.c). */
 HISPI_LOCAL hisp_status hispi_ks_start(ks_run *r, double rnorm0);
 
+/* For spaces made above the solvers (core/msrep/msrep_space.c): the slots a
+ * solve of s needs, and a solve of s in sp from x (b and x the space's
+ * wraps of the caller's vectors; t0 the call's start, hispi_now_ms). */
+HISPI_LOCAL int hispi_solver_slots(hisp_solver s);
+HISPI_LOCAL hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x,
+                                         double t0, hisp_solve_info *info);
+
 /* The methods: run from x0 = r->x until r->done. */
 HISPI_LOCAL hisp_status hispi_ks_cg(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_bicgstab(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_gmres(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
 
-/* Spaces. local: one context, A a matrix or an operator (exactly one
- * non-NULL). dist: an MSREP plan's devices. nslot slots. */
+/* The local space: one context, A a matrix or an operator (exactly one
+ * non-NULL), nslot slots. The space over an MSREP plan's devices is made
+ * in the layer above (core/msrep/msrep_space.c). */
 HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
                                        hisp_precond pc, int lsqr, int nslot, ks_space **sp);
-HISPI_LOCAL hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
-                                      ks_space **sp);
-/* The plan (square, row partition, CSR kernel) and b, x (live ROWS vectors
- * of the plan) of a distributed solve, checked before anything runs. */
-HISPI_LOCAL hisp_status hispi_ks_dist_check(hisp_context ctx, hisp_mplan plan, hisp_mvector b,
-                                            hisp_mvector x);
 /* Jacobi (core/solver/precond.c): diag(A) as a vector (a zero diagonal
  * entry is an error naming its row); the inverses of the 3x3 diagonal
  * blocks as a block-diagonal b3x3 matrix; 1 / ||A(:, j)|| for LSQR (1 for
@@ -242,6 +244,5 @@ HISPI_LOCAL hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_
 
 /* The vectors the caller gave, as vectors of the space (not freed by it). */
 HISPI_LOCAL ks_vec *hispi_ks_wrap_local(hisp_vector v);
-HISPI_LOCAL ks_vec *hispi_ks_wrap_dist(hisp_mvector v);
 
 #endif

@@ -310,19 +310,12 @@ hisp_status hispi_ks_step_host(ks_run *r, double rnorm)
 
 /* ---- solving ----------------------------------------------------------------------- */
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 static hisp_status (*const methods[HISP_SOLVER_COUNT])(ks_run *) = {hispi_ks_cg, hispi_ks_bicgstab,
                                                                     hispi_ks_gmres, hispi_ks_lsqr};
 
 /* Slots of a solve: the method's fixed ones, the checks' 2K, and GMRES's
  * column of H (ks_extra). */
-static int nslots(hisp_solver s)
+int hispi_solver_slots(hisp_solver s)
 {
     return KS_NSLOT(s->check) + (s->method == HISP_SOLVER_GMRES ? s->restart + 2 : 0);
 }
@@ -441,7 +434,7 @@ static bool settle(ks_run *r, ks_restarts *rs, double tn)
  * The tolerance is relative to ||b|| computed here; each time the method
  * stops, the residual of x is computed from x, and the method runs again
  * from x where that is worth it (settle). */
-static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, double t0,
+hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, double t0,
                              hisp_solve_info *info)
 {
     ks_run r;
@@ -471,7 +464,7 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
     /* x0's residual: the best so far, and every vector true_norm uses gets
      * its memory now (a vector's may be allocated at its first product), so
      * that a failure at the end cannot leave x moved */
-    double t1 = now_ms(), tn = NAN;
+    double t1 = hispi_now_ms(), tn = NAN;
     if (!st) st = true_norm(&r, &tr, &tn);
     ks_restarts rs = {isfinite(tn) ? tn : INFINITY, 0, 0};
     while (!st) {
@@ -498,7 +491,7 @@ static hisp_status run_solve(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->relative_residual = r.bnorm > 0 ? tn / r.bnorm : 0;
         info->method_residual_norm = r.rnorm;
         info->restarts = rs.restarts;
-        info->ms = now_ms() - t0;
+        info->ms = hispi_now_ms() - t0;
         info->setup_ms = t1 - t0;
         info->product_ms = sp->ms[KS_MS_PRODUCT];
         info->vector_ms = sp->ms[KS_MS_VECTOR];
@@ -551,7 +544,7 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
                               hisp_solve_info *info)
 {
     SOLVER_CHECK(s);
-    double t0 = now_ms();
+    double t0 = hispi_now_ms();
     if (!A) return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: A is NULL");
     hisp_matrix_info mi;
     HISPI_TRY(hisp_matrix_get_info(A, &mi));
@@ -565,9 +558,10 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
     ks_space *sp = NULL;
-    HISPI_TRY(
-        hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR, nslots(s), &sp));
-    hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
+    HISPI_TRY(hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR,
+                             hispi_solver_slots(s), &sp));
+    hisp_status st =
+        hispi_solver_run(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
     return st;
 }
@@ -576,7 +570,7 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
                                        hisp_vector x, hisp_solve_info *info)
 {
     SOLVER_CHECK(s);
-    double t0 = now_ms();
+    double t0 = hispi_now_ms();
     if (!A || !A->apply)
         return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT,
                           "solve: the operator or its apply function is NULL");
@@ -598,28 +592,10 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
                           hisp_solver_method_name(s->method), (long long)A->nrows,
                           (long long)A->ncols);
     ks_space *sp = NULL;
-    HISPI_TRY(
-        hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR, nslots(s), &sp));
-    hisp_status st = run_solve(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
-    sp->o->destroy(sp);
-    return st;
-}
-
-hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector b, hisp_mvector x,
-                                   hisp_solve_info *info)
-{
-    SOLVER_CHECK(s);
-    double t0 = now_ms();
-    if (!plan || !b || !x)
-        return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: plan, b or x is NULL");
-    if (s->method == HISP_SOLVER_LSQR)
-        return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
-                          "solve: lsqr over an MSREP plan needs A^T products of the plan's "
-                          "parts, which distributed vectors do not provide");
-    HISPI_TRY(hispi_ks_dist_check(s->ctx, plan, b, x));
-    ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_dist(s->ctx, plan, s->precond, nslots(s), &sp));
-    hisp_status st = run_solve(s, sp, hispi_ks_wrap_dist(b), hispi_ks_wrap_dist(x), t0, info);
+    HISPI_TRY(hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR,
+                             hispi_solver_slots(s), &sp));
+    hisp_status st =
+        hispi_solver_run(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
     return st;
 }

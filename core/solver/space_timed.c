@@ -3,7 +3,7 @@
  * or are made to (timed_sync: a device context with the debug option): its
  * ops wrapped so that each call's wall time goes to its kind. Two clock
  * reads per call; the allocation calls (vnew, vfree) are not counted. The
- * distributed space times itself (space_dist.c: it also splits the wait for
+ * distributed space times itself (core/msrep/msrep_space.c: it also splits the wait for
  * work queued earlier). */
 #include "ksp.h"
 

@@ -13,8 +13,8 @@
  * device and are added in device order (deterministic), and a method's
  * ratios and products are evaluated here and passed to the kernels as host
  * values. */
-#include "msrep/msrep_plan.h"
-#include "ksp.h"
+#include "msrep_plan.h"
+#include "solver/ksp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +51,7 @@ static dist_space *D(ks_space *sp)
     return (dist_space *)sp;
 }
 
-ks_vec *hispi_ks_wrap_dist(hisp_mvector v)
+static ks_vec *wrap(hisp_mvector v)
 {
     return (ks_vec *)v;
 }
@@ -101,7 +101,7 @@ static hisp_status vec_check(hisp_context ctx, hisp_mplan plan, const char *name
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_ks_dist_check(hisp_context ctx, hisp_mplan plan, hisp_mvector b, hisp_mvector x)
+static hisp_status dist_check(hisp_context ctx, hisp_mplan plan, hisp_mvector b, hisp_mvector x)
 {
     HISPI_TRY(plan_check(ctx, plan));
     HISPI_TRY(vec_check(ctx, plan, "b", b));
@@ -705,8 +705,8 @@ static hisp_status make_diag(dist_space *ds)
     return relay(ds, hisp_mvector_write(ds->diag->mv, plan->diag));
 }
 
-hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
-                          ks_space **out)
+static hisp_status dist_space_new(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
+                                  ks_space **out)
 {
     *out = NULL;
     HISPI_TRY(plan_check(ctx, plan));
@@ -746,4 +746,25 @@ hisp_status hispi_ks_dist(hisp_context ctx, hisp_mplan plan, hisp_precond pc, in
     sp->has_pc = ds->diag != NULL;
     *out = sp;
     return HISP_SUCCESS;
+}
+
+/* ---- the entry point ---------------------------------------------------------- */
+
+hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector b, hisp_mvector x,
+                                   hisp_solve_info *info)
+{
+    if (!hispi_handle_live(s, HISPI_H_SOLVER)) return HISP_ERR_INVALID_HANDLE;
+    double t0 = hispi_now_ms();
+    if (!plan || !b || !x)
+        return hispi_fail(s->ctx, HISP_ERR_INVALID_HANDLE, "solve: plan, b or x is NULL");
+    if (s->method == HISP_SOLVER_LSQR)
+        return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve: lsqr over an MSREP plan needs A^T products of the plan's "
+                          "parts, which distributed vectors do not provide");
+    HISPI_TRY(dist_check(s->ctx, plan, b, x));
+    ks_space *sp = NULL;
+    HISPI_TRY(dist_space_new(s->ctx, plan, s->precond, hispi_solver_slots(s), &sp));
+    hisp_status st = hispi_solver_run(s, sp, wrap(b), wrap(x), t0, info);
+    sp->o->destroy(sp);
+    return st;
 }
