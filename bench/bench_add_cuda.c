@@ -3,14 +3,8 @@
  * hisp_matrix_perturb (every entry moved by a rounded normal offset of std
  * sigma = 10, the HiSparse paper's setup).
  *
- *   bench_add_cuda [--scale gpu|medium|small] [--quick] [--matrices a,b]
- *                  [--precision f64|f32|both] [--repeat N] [--warmup N]
- *                  [--node-size d] [--sigma s] [--backend cuda|opencl|reference]
- *                  [--csv FILE] [--md FILE] [--summary FILE] [--no-cusparse]
- *                  [--ops N|T|both]
- *
- * --quick: the small suite, 5 runs after 1 warm-up. Per matrix and
- * precision, in one process:
+ * Options: --help (the help text below). Per matrix and precision, in one
+ * process:
  *   cusparse-geam N        csrgeam2 nnz phase + compute (C's arrays allocated
  *                          once, outside the timing), alpha = beta = 1
  *   cusparse-geam-compute  the compute call alone
@@ -711,68 +705,71 @@ static void hisp_add_series(hisp_context ctx, hisp_op op, hisp_matrix HA, hisp_m
 
 /* ---- main ---------------------------------------------------------------------- */
 
+static const char prog[] = "bench_add_cuda";
+// clang-format off
+static const char help[] =
+    "usage: bench_add_cuda [--scale gpu|medium|small] [--quick] [--matrices a,b]\n"
+    "           [--precision f64|f32|both] [--repeat N] [--warmup N] [--node-size d]\n"
+    "           [--sigma s] [--backend cuda|opencl|reference] [--csv FILE]\n"
+    "           [--md FILE] [--summary FILE] [--no-cusparse] [--ops N|T|both]\n"
+    "The HiSparse addition C = op(A) + op(B), B = hisp_matrix_perturb(A, sigma),\n"
+    "against cuSPARSE csrgeam2 on the generator suite (the head of\n"
+    "bench/bench_add_cuda.c lists the rows); every C is checked against a host\n"
+    "merge (exit status 2 on a mismatch).\n"
+    "\n"
+    BENCH_SUITE_HELP("gpu", "30", "3")
+    "  --quick              the small suite, 5 runs after 1 warm-up\n"
+    "  --node-size d        HiSparse node size (default 128)\n"
+    "  --sigma s            std of B's offsets (default 10)\n"
+    "  --backend B          hisp's backend: cuda, opencl or reference (default cuda)\n"
+    "  --ops N|T|both       which ops (default both)\n"
+    "  --no-cusparse        skip the cuSPARSE rows\n"
+    "  --csv FILE           the results as CSV (bench/README.md)\n"
+    "  --md FILE            the markdown table\n"
+    "  --summary FILE       the summary table\n"
+    "  --help               this text\n";
+// clang-format on
+
+enum {
+    O_QUICK = BENCH_O_NEXT,
+    O_NODE,
+    O_SIGMA,
+    O_BACKEND,
+    O_OPS,
+    O_NO_CUSPARSE,
+    O_CSV,
+    O_MD,
+    O_SUMMARY
+};
+static const opts_def opts[] = {
+    BENCH_SUITE_OPTS,    {"--quick", false},  {"--node-size", true},    {"--sigma", true},
+    {"--backend", true}, {"--ops", true},     {"--no-cusparse", false}, {"--csv", true},
+    {"--md", true},      {"--summary", true}, OPTS_HELP_DEFS,           {0, 0}};
+
 int main(int argc, char **argv)
 {
-    const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
-               *sum = NULL, *backend = "cuda";
-    int repeat = 30, warmup = 3, d = HISP_HISPARSE_DEFAULT_NODE_SIZE, quick = 0;
+    static const char *const op_names[] = {"N", "T", "both", NULL};
+    bench_suite_opts so = {BENCH_SCALE_GPU, NULL, true, true, 30, 3};
+    int d = HISP_HISPARSE_DEFAULT_NODE_SIZE, op_choice = 2;
     double sigma = 10;
-    int use_cusparse = 1, ops = 3; /* bit 0: N, bit 1: T */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define OPT(name, stmt)                                                                            \
-    if (!strcmp(a, name) && v) {                                                                   \
-        stmt;                                                                                      \
-        i++;                                                                                       \
-        continue;                                                                                  \
+    hisp_backend_kind bk = HISP_BACKEND_CUDA;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = bench_suite_parse(prog, argc, argv, opts, help, val, &so);
+    if (!rc) rc = opts_int(prog, "--node-size", val[O_NODE], 4, 256, &d);
+    if (!rc) rc = opts_double(prog, "--sigma", val[O_SIGMA], 0, 1e300, &sigma);
+    if (!rc) rc = bench_backend_arg(prog, val[O_BACKEND], &bk);
+    if (!rc) rc = opts_choice(prog, "--ops", val[O_OPS], op_names, &op_choice);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    if (val[O_QUICK]) {
+        so.scale = BENCH_SCALE_SMALL;
+        so.repeat = 5;
+        so.warmup = 1;
     }
-        OPT("--scale", scale_name = v);
-        OPT("--matrices", list = v);
-        OPT("--precision", prec = v);
-        OPT("--repeat", repeat = atoi(v));
-        OPT("--warmup", warmup = atoi(v));
-        OPT("--node-size", d = atoi(v));
-        OPT("--sigma", sigma = atof(v));
-        OPT("--backend", backend = v);
-        OPT("--csv", csv = v);
-        OPT("--md", md = v);
-        OPT("--summary", sum = v);
-        OPT("--ops", ops = !strcmp(v, "N") ? 1 : !strcmp(v, "T") ? 2 : 3);
-        if (!strcmp(a, "--no-cusparse")) {
-            use_cusparse = 0;
-            continue;
-        }
-#undef OPT
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            continue;
-        }
-        fprintf(stderr,
-                "usage: %s [--scale gpu|medium|small] [--quick] [--matrices a,b] [--precision "
-                "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--sigma s] [--backend "
-                "cuda|opencl|reference] [--csv F] [--md F] [--summary F] [--no-cusparse] "
-                "[--ops N|T|both]\n",
-                argv[0]);
-        return 1;
-    }
-    if (quick) {
-        scale_name = "small";
-        repeat = 5;
-        warmup = 1;
-    }
-    if (repeat < 1 || warmup < 0) return 1;
-    hisp_backend_kind bk;
-    if (hisp_backend_from_name(backend, &bk) || bk == HISP_BACKEND_AUTO) {
-        fprintf(stderr, "unknown backend %s (cuda, opencl, reference)\n", backend);
-        return 1;
-    }
-    bench_scale scale;
-    if (bench_scale_from_name(scale_name, &scale)) {
-        fprintf(stderr, "unknown scale %s\n", scale_name);
-        return 1;
-    }
+    int repeat = so.repeat, warmup = so.warmup, use_cusparse = !val[O_NO_CUSPARSE];
+    int ops = op_choice + 1; /* bit 0: N, bit 1: T */
+    const char *csv = val[O_CSV], *md = val[O_MD], *sum = val[O_SUMMARY];
     bench_matrix_def defs[BENCH_SUITE_MAX];
-    int nm = bench_suite_filter(defs, bench_suite(scale, defs), list);
+    int nm = bench_suite_select(&so, defs);
     if (nm < 0) return 1;
 
     hisp_context ctx = NULL;
@@ -825,7 +822,7 @@ int main(int argc, char **argv)
     for (int mi = 0; mi < nm; mi++)
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
-            if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
+            if (!bench_suite_has_type(&so, t)) continue;
             const char *name = defs[mi].name;
             double t0 = bench_now_ms();
             cb_case cs;

@@ -5,9 +5,7 @@
  *   3x3 blocks  fem3x3 n^3 (b3x3_f32/f64)    vs cusparse<S|D>bsrmv, blockDim 3
  *   quaternions qsurface 2n x n (q32, q64)   vs cusparse<S|D>bsrmv on the 4x4
  *                                              real left-multiplication blocks
- *
- *   bench_compound_cuda [--scale gpu|small] [--types c32,c64,...] [--search fast|full|both]
- *                       [--repeat N] [--warmup N] [--opencl] [--md FILE] [--csv FILE]
+ * Options: --help (the help text below).
  *
  * hisp: hisp_tune (plan cache on, so a second run tunes nothing; the tuning
  * time of the first run is reported; --search both runs the fast and the
@@ -316,48 +314,63 @@ static void hisp_bench(hisp_context ctx, hisp_matrix A, const prob *P, hisp_tune
 
 /* ---- main ------------------------------------------------------------------------- */
 
+static const char prog[] = "bench_compound_cuda";
+static const char help[] =
+    "usage: bench_compound_cuda [--scale gpu|small] [--types c32,c64,...]\n"
+    "           [--search fast|full|both] [--repeat N] [--warmup N] [--opencl]\n"
+    "           [--md FILE] [--csv FILE] [--all-csv FILE]\n"
+    "Compound-entry SpMV: hisp's tuned variants against cuSPARSE's complex CSR and\n"
+    "3x3 / 4x4 BSR SpMV (the head of bench/bench_compound_cuda.c says how).\n"
+    "\n"
+    "  --scale S            gpu or small (default gpu)\n"
+    "  --types T,...        entry types (default c32,c64,b3x3_f32,b3x3_f64,q32,q64)\n"
+    "  --search S           the tuner's fast or full search, or both compared\n"
+    "                       (default fast)\n"
+    "  --repeat N           timed runs per block (default 20)\n"
+    "  --warmup N           untimed runs first (default 5)\n"
+    "  --opencl             the OpenCL devices too\n"
+    "  --md FILE            the markdown tables (default stdout)\n"
+    "  --csv FILE           the results as CSV\n"
+    "  --all-csv FILE       every variant each search timed, as CSV\n"
+    "  --help               this text\n";
+
+enum { O_SCALE, O_TYPES, O_SEARCH, O_REPEAT, O_WARMUP, O_OPENCL, O_MD, O_CSV, O_ALL_CSV };
+static const opts_def opts[] = {{"--scale", true},
+                                {"--types", true},
+                                {"--search", true},
+                                {"--repeat", true},
+                                {"--warmup", true},
+                                {"--opencl", false},
+                                {"--md", true},
+                                {"--csv", true},
+                                {"--all-csv", true},
+                                OPTS_HELP_DEFS,
+                                {0, 0}};
+
 int main(int argc, char **argv)
 {
-    const char *types = "c32,c64,b3x3_f32,b3x3_f64,q32,q64", *md = NULL, *csv = NULL;
-    int small = 0, warmup = 5, repeat = 20, use_cl = 0;
-    hisp_tune_search search = HISP_TUNE_FAST;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--scale") && v)
-            small = !strcmp(v, "small"), i++;
-        else if (!strcmp(a, "--types") && v)
-            types = v, i++;
-        else if (!strcmp(a, "--search") && v)
-            search = !strcmp(v, "full")   ? HISP_TUNE_FULL
-                     : !strcmp(v, "both") ? BOTH
-                                          : HISP_TUNE_FAST,
-            i++;
-        else if (!strcmp(a, "--repeat") && v)
-            repeat = atoi(v), i++;
-        else if (!strcmp(a, "--warmup") && v)
-            warmup = atoi(v), i++;
-        else if (!strcmp(a, "--opencl"))
-            use_cl = 1;
-        else if (!strcmp(a, "--md") && v)
-            md = v, i++;
-        else if (!strcmp(a, "--csv") && v)
-            csv = v, i++;
-        else if (!strcmp(a, "--all-csv") && v) {
-            if (!(all_csv = fopen(v, "w"))) {
-                perror(v);
-                return 1;
-            }
-            fprintf(all_csv, "type,search,layout,schedule,ms\n");
-            i++;
-        } else {
-            fprintf(stderr,
-                    "usage: bench_compound_cuda [--scale gpu|small] [--types c32,...] "
-                    "[--search fast|full|both] [--repeat N] [--warmup N] [--opencl] [--md F] "
-                    "[--csv F] [--all-csv F]\n");
+    static const char *const scales[] = {"gpu", "small", NULL};
+    static const char *const searches[] = {"fast", "full", "both", NULL};
+    static const hisp_tune_search search_of[] = {HISP_TUNE_FAST, HISP_TUNE_FULL, BOTH};
+    int small = 0, warmup = 5, repeat = 20, si = 0;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
+    if (!rc) rc = opts_choice(prog, "--scale", val[O_SCALE], scales, &small);
+    if (!rc) rc = opts_choice(prog, "--search", val[O_SEARCH], searches, &si);
+    if (!rc) rc = opts_int(prog, "--repeat", val[O_REPEAT], 1, 1000000, &repeat);
+    if (!rc) rc = opts_int(prog, "--warmup", val[O_WARMUP], 0, 1000000, &warmup);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    hisp_tune_search search = search_of[si];
+    const char *types = val[O_TYPES] ? val[O_TYPES] : "c32,c64,b3x3_f32,b3x3_f64,q32,q64";
+    const char *md = val[O_MD], *csv = val[O_CSV];
+    int use_cl = val[O_OPENCL] != NULL;
+    if (val[O_ALL_CSV]) {
+        if (!(all_csv = fopen(val[O_ALL_CSV], "w"))) {
+            perror(val[O_ALL_CSV]);
             return 1;
         }
+        fprintf(all_csv, "type,search,layout,schedule,ms\n");
     }
-    if (repeat < 1) repeat = 1;
     hisp_context ctx = NULL, rctx = NULL;
     cb_hk(NULL, hisp_context_create(&ctx), "context");
     cb_hk(NULL, hisp_context_create(&rctx), "context");

@@ -1,9 +1,7 @@
 /* GPU benchmark of HiSparse SpMV and SpMV^T (issue 4) against hisp CSR and
  * cuSPARSE, on the generator suite.
  *
- *   bench_hisparse_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
- *                       [--repeat N] [--warmup N] [--node-size d] [--no-opencl] [--quick]
- *                       [--csv FILE] [--md FILE] [--summary FILE]
+ * Options: --help (the help text below).
  *
  * Per matrix and precision, in one process and on one GPU:
  *   hisparse-cuda N/T        HiSparse as a user calls it: the first call (in the
@@ -253,53 +251,43 @@ static void run_hs(hisp_context ctx, const cb_problem *H, hisp_op op, const char
     }
 }
 
+static const char prog[] = "bench_hisparse_cuda";
+// clang-format off
+static const char help[] =
+    "usage: bench_hisparse_cuda [--scale gpu|medium|small] [--matrices a,b]\n"
+    "           [--precision f64|f32|both] [--repeat N] [--warmup N] [--node-size d]\n"
+    "           [--no-opencl] [--quick] [--csv FILE] [--md FILE] [--summary FILE]\n"
+    "HiSparse SpMV and SpMV^T on the GPU against hisp CSR and cuSPARSE, on the\n"
+    "generator suite (the head of bench/bench_hisparse_cuda.c lists the rows).\n"
+    "\n"
+    BENCH_SUITE_HELP("gpu", "50", "5")
+    "  --node-size d        HiSparse node size (default 128)\n"
+    "  --no-opencl          skip the OpenCL GPU rows\n"
+    "  --quick              only the HiSparse, hisp CSR and cuSPARSE SpMV rows\n"
+    "  --csv FILE           the results as CSV (bench/README.md)\n"
+    "  --md FILE            the markdown table\n"
+    "  --summary FILE       the summary table\n"
+    "  --help               this text\n";
+// clang-format on
+
+enum { O_NODE = BENCH_O_NEXT, O_NO_OPENCL, O_QUICK, O_CSV, O_MD, O_SUMMARY };
+static const opts_def opts[] = {BENCH_SUITE_OPTS,    {"--node-size", true}, {"--no-opencl", false},
+                                {"--quick", false},  {"--csv", true},       {"--md", true},
+                                {"--summary", true}, OPTS_HELP_DEFS,        {0, 0}};
+
 int main(int argc, char **argv)
 {
-    const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
-               *sum = NULL;
-    int repeat = 50, warmup = 5, use_ocl = 1, d = 128, quick = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define OPT(name, stmt)                                                                            \
-    if (!strcmp(a, name) && v) {                                                                   \
-        stmt;                                                                                      \
-        i++;                                                                                       \
-        continue;                                                                                  \
-    }
-        OPT("--scale", scale_name = v);
-        OPT("--matrices", list = v);
-        OPT("--precision", prec = v);
-        OPT("--repeat", repeat = atoi(v));
-        OPT("--warmup", warmup = atoi(v));
-        OPT("--node-size", d = atoi(v));
-        OPT("--csv", csv = v);
-        OPT("--md", md = v);
-        OPT("--summary", sum = v);
-#undef OPT
-        if (!strcmp(a, "--no-opencl")) {
-            use_ocl = 0;
-            continue;
-        }
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            use_ocl = 0;
-            continue;
-        }
-        fprintf(stderr,
-                "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision "
-                "f64|f32|both] [--repeat N] [--warmup N] [--node-size d] [--no-opencl] [--quick] "
-                "[--csv F] [--md F] [--summary F]\n",
-                argv[0]);
-        return 1;
-    }
-    if (repeat < 1 || warmup < 0) return 1;
-    bench_scale scale;
-    if (bench_scale_from_name(scale_name, &scale)) {
-        fprintf(stderr, "unknown scale %s\n", scale_name);
-        return 1;
-    }
+    bench_suite_opts so = {BENCH_SCALE_GPU, NULL, true, true, 50, 5};
+    int d = 128;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = bench_suite_parse(prog, argc, argv, opts, help, val, &so);
+    if (!rc) rc = opts_int(prog, "--node-size", val[O_NODE], 4, 256, &d);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    int repeat = so.repeat, warmup = so.warmup, quick = val[O_QUICK] != NULL;
+    int use_ocl = !val[O_NO_OPENCL] && !quick;
+    const char *csv = val[O_CSV], *md = val[O_MD], *sum = val[O_SUMMARY];
     bench_matrix_def defs[BENCH_SUITE_MAX];
-    int nm = bench_suite_filter(defs, bench_suite(scale, defs), list);
+    int nm = bench_suite_select(&so, defs);
     if (nm < 0) return 1;
 
     hisp_context ctx = NULL;
@@ -332,7 +320,7 @@ int main(int argc, char **argv)
     for (int mi = 0; mi < nm; mi++)
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
-            if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
+            if (!bench_suite_has_type(&so, t)) continue;
             const char *name = defs[mi].name;
             double t0 = bench_now_ms();
             cb_case cs;

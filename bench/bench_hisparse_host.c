@@ -1,11 +1,9 @@
 /* HiSparse on the host: bytes per nonzero against COO and CSR, construction
  * time against COO->CSR conversion, copy-on-write edit cost against a
- * rebuild. Self-contained (public API only).
- *
- *   bench_hisparse_host [--bytes] [--build] [--edit] [--matrices DIR] [--node-size d]
- *                       [--quick]
- * (no section flag = all three). Prints markdown tables. */
+ * rebuild. Public API only (and the option parser). Prints markdown
+ * tables; --help gives the options. */
 #include "hisp.h"
+#include "opts.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -536,44 +534,55 @@ static int section_big_edits(double gib)
     return bad;
 }
 
+static const char prog[] = "bench_hisparse_host";
+static const char help[] =
+    "usage: bench_hisparse_host [--bytes] [--build] [--edit] [--matrices DIR]\n"
+    "           [--node-size d] [--quick] [--big MILLIONS [--big-file F.hisp]]\n"
+    "           [--big-edits GIB]\n"
+    "HiSparse on the host, in sections (no section flag: the first three):\n"
+    "  --bytes             bytes per nonzero against COO and CSR, on generated\n"
+    "                      matrices and the .mtx files of --matrices DIR\n"
+    "                      (default ../shared/matrices)\n"
+    "  --build             construction time against COO->CSR conversion\n"
+    "  --edit              copy-on-write edits against a rebuild\n"
+    "  --big MILLIONS      a banded f64 matrix of that many million nonzeros (480:\n"
+    "                      a pool above 4 GiB): round trip, SpMV, an edit at the\n"
+    "                      end of the pool; with --big-file F.hisp a .hisp file\n"
+    "                      round trip too\n"
+    "  --big-edits GIB     chained edits until a family's pool passes GIB GiB\n"
+    "  --node-size d       HiSparse node size, a power of two in 4..256 (default 128)\n"
+    "  --quick             smaller matrices\n"
+    "  --help              this text\n";
+
+enum { O_BYTES, O_BUILD, O_EDIT, O_QUICK, O_MATRICES, O_BIG, O_BIG_EDITS, O_BIG_FILE, O_NODE };
+static const opts_def opts[] = {{"--bytes", false},
+                                {"--build", false},
+                                {"--edit", false},
+                                {"--quick", false},
+                                {"--matrices", true},
+                                {"--big", true},
+                                {"--big-edits", true},
+                                {"--big-file", true},
+                                {"--node-size", true},
+                                OPTS_HELP_DEFS,
+                                {0, 0}};
+
 int main(int argc, char **argv)
 {
-    bool bytes = false, build = false, edit = false, quick = false;
+    const char *val[sizeof opts / sizeof *opts] = {0};
     int64_t big = 0;
     double big_edits = 0;
-    const char *big_file = NULL;
-    const char *dir = "../shared/matrices";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--bytes"))
-            bytes = true;
-        else if (!strcmp(argv[i], "--build"))
-            build = true;
-        else if (!strcmp(argv[i], "--edit"))
-            edit = true;
-        else if (!strcmp(argv[i], "--quick"))
-            quick = true;
-        else if (!strcmp(argv[i], "--matrices") && i + 1 < argc)
-            dir = argv[++i];
-        else if (!strcmp(argv[i], "--big") && i + 1 < argc)
-            big = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--big-edits") && i + 1 < argc)
-            big_edits = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--big-file") && i + 1 < argc)
-            big_file = argv[++i];
-        else if (!strcmp(argv[i], "--node-size") && i + 1 < argc)
-            node_size = atoi(argv[++i]);
-        else {
-            fprintf(stderr,
-                    "usage: %s [--bytes] [--build] [--edit] [--matrices DIR] "
-                    "[--node-size d] [--quick] [--big MILLIONS [--big-file F.hisp]] [--big-edits "
-                    "GIB]\n",
-                    argv[0]);
-            return 1;
-        }
-    }
+    int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
+    if (!rc) rc = opts_i64(prog, "--big", val[O_BIG], 1, INT64_MAX / 1000000, &big);
+    if (!rc) rc = opts_double(prog, "--big-edits", val[O_BIG_EDITS], 0, 1e6, &big_edits);
+    if (!rc) rc = opts_int(prog, "--node-size", val[O_NODE], 4, 256, &node_size);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    bool bytes = val[O_BYTES], build = val[O_BUILD], edit = val[O_EDIT], quick = val[O_QUICK];
+    const char *big_file = val[O_BIG_FILE];
+    const char *dir = val[O_MATRICES] ? val[O_MATRICES] : "../shared/matrices";
     if (!bytes && !build && !edit && !big && !big_edits) bytes = build = edit = true;
     if (hisp_context_create(&ctx)) return 1;
-    int rc = big ? section_big(big, big_file) : 0;
+    rc = big ? section_big(big, big_file) : 0;
     if (big_edits > 0) rc |= section_big_edits(big_edits);
     if (bytes) section_bytes(dir, quick);
     if (build) section_build(quick);

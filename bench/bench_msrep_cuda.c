@@ -1,14 +1,7 @@
 /* MSREP benchmark on several NVIDIA GPUs (issue 7): speedup of 1, 2, 4 GPUs
  * over one, for the row-block baseline and pCSR / pCSC / pCOO, on rmat
  * (power law) and poisson3d (regular) matrices of 0.5-2 billion nonzeros,
- * without and with the optimisations.
- *
- *   bench_msrep_cuda --matrix rmat|poisson3d --nnz N [--gpus 1,2,4]
- *                    [--kinds rowblock,pcsr,pcsc,pcoo|none] [--precision f64|f32]
- *                    [--variants host,resident,cusparse,cusparse-pptr,dist,dist-fit | --kernel
- * hisp|cusparse]
- *                    [--backend cuda|opencl|reference] [--repeat 10] [--warmup 2]
- *                    [--cache DIR] [--csv FILE] [--md FILE]
+ * without and with the optimisations. Options: --help (the help text below).
  *
  * --nnz picks the generator size (rmat: scale with edge factor 16, about
  * 16 * 2^scale entries before merging repeats; poisson3d: side n with
@@ -357,52 +350,68 @@ static bool dist_fit(runner *R, hisp_mplan *plan, hisp_matrix S, int nd,
     return true;
 }
 
+static const char prog[] = "bench_msrep_cuda";
+static const char help[] =
+    "usage: bench_msrep_cuda --matrix rmat|poisson3d --nnz N [--gpus 1,2,4]\n"
+    "           [--kinds rowblock,pcsr,pcsc,pcoo|none] [--precision f64|f32]\n"
+    "           [--variants host,resident,cusparse,cusparse-pptr,dist,dist-fit\n"
+    "            | --kernel hisp|cusparse] [--backend cuda|opencl|reference]\n"
+    "           [--repeat 10] [--warmup 2] [--cache DIR] [--csv FILE] [--md FILE]\n"
+    "MSREP SpMV on 1, 2, 4 GPUs against one (the head of bench/bench_msrep_cuda.c\n"
+    "describes the kinds and variants). Defaults: --matrix rmat, --nnz 5e8,\n"
+    "--kinds rowblock,pcsr,pcsc,pcoo (none: the 1-GPU yardstick only), --variants\n"
+    "host,resident,cusparse,cusparse-pptr (--kernel hisp: host,resident; cusparse:\n"
+    "cusparse,cusparse-pptr), --precision f64, --backend cuda. --cache DIR keeps the\n"
+    "generated CSR as DIR/<matrix>-<nnz>-<type>.csr. --help: this text.\n";
+
+enum {
+    O_MATRIX,
+    O_NNZ,
+    O_GPUS,
+    O_KINDS,
+    O_VARIANTS,
+    O_KERNEL,
+    O_BACKEND,
+    O_REPEAT,
+    O_WARMUP,
+    O_CACHE,
+    O_CSV,
+    O_MD,
+    O_PRECISION
+};
+static const opts_def opts[] = {{"--matrix", true},    {"--nnz", true},      {"--gpus", true},
+                                {"--kinds", true},     {"--variants", true}, {"--kernel", true},
+                                {"--backend", true},   {"--repeat", true},   {"--warmup", true},
+                                {"--cache", true},     {"--csv", true},      {"--md", true},
+                                {"--precision", true}, OPTS_HELP_DEFS,       {0, 0}};
+
 int main(int argc, char **argv)
 {
-    const char *matrix = "rmat", *gpus_s = "1,2,4", *kinds_s = "rowblock,pcsr,pcsc,pcoo";
-    const char *vars_s = "host,resident,cusparse,cusparse-pptr";
-    const char *cache = NULL, *csv = NULL, *md = NULL;
+    static const char *const matrices[] = {"rmat", "poisson3d", NULL};
+    static const char *const kernels[] = {"hisp", "cusparse", NULL};
+    static const char *const kernel_vars[] = {"host,resident", "cusparse,cusparse-pptr"};
+    static const char *const precisions[] = {"f64", "f32", NULL};
+    int mat = 0, kernel = 0, prec = 0, repeat = 10, warmup = 2;
     double nnz = 5e8;
-    int repeat = 10, warmup = 2;
-    hisp_type t = HISP_F64;
     hisp_backend_kind backend = HISP_BACKEND_CUDA;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--matrix") == 0 && v)
-            matrix = v, i++;
-        else if (strcmp(a, "--nnz") == 0 && v)
-            nnz = atof(v), i++;
-        else if (strcmp(a, "--gpus") == 0 && v)
-            gpus_s = v, i++;
-        else if (strcmp(a, "--kinds") == 0 && v)
-            kinds_s = v, i++;
-        else if (strcmp(a, "--variants") == 0 && v)
-            vars_s = v, i++;
-        else if (strcmp(a, "--kernel") == 0 && v)
-            vars_s = strcmp(v, "cusparse") == 0 ? "cusparse,cusparse-pptr" : "host,resident", i++;
-        else if (strcmp(a, "--backend") == 0 && v)
-            backend = strcmp(v, "opencl") == 0      ? HISP_BACKEND_OPENCL
-                      : strcmp(v, "reference") == 0 ? HISP_BACKEND_REFERENCE
-                                                    : HISP_BACKEND_CUDA,
-            i++;
-        else if (strcmp(a, "--repeat") == 0 && v)
-            repeat = atoi(v), i++;
-        else if (strcmp(a, "--warmup") == 0 && v)
-            warmup = atoi(v), i++;
-        else if (strcmp(a, "--cache") == 0 && v)
-            cache = v, i++;
-        else if (strcmp(a, "--csv") == 0 && v)
-            csv = v, i++;
-        else if (strcmp(a, "--md") == 0 && v)
-            md = v, i++;
-        else if (strcmp(a, "--precision") == 0 && v)
-            t = strcmp(v, "f32") == 0 ? HISP_F32 : HISP_F64, i++;
-        else {
-            fprintf(stderr, "usage: see the head of bench/bench_msrep_cuda.c\n");
-            return 1;
-        }
-    }
-    if (repeat < 1 || warmup < 0 || nnz < 1) return 1;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
+    if (!rc && val[O_VARIANTS] && val[O_KERNEL])
+        rc = opts_usage_error(prog, "give --variants or --kernel, not both");
+    if (!rc) rc = opts_choice(prog, "--matrix", val[O_MATRIX], matrices, &mat);
+    if (!rc) rc = opts_double(prog, "--nnz", val[O_NNZ], 1, 1e13, &nnz);
+    if (!rc) rc = opts_choice(prog, "--kernel", val[O_KERNEL], kernels, &kernel);
+    if (!rc) rc = bench_backend_arg(prog, val[O_BACKEND], &backend);
+    if (!rc) rc = opts_int(prog, "--repeat", val[O_REPEAT], 1, 1000000, &repeat);
+    if (!rc) rc = opts_int(prog, "--warmup", val[O_WARMUP], 0, 1000000, &warmup);
+    if (!rc) rc = opts_choice(prog, "--precision", val[O_PRECISION], precisions, &prec);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    const char *matrix = matrices[mat];
+    const char *gpus_s = val[O_GPUS] ? val[O_GPUS] : "1,2,4";
+    const char *kinds_s = val[O_KINDS] ? val[O_KINDS] : "rowblock,pcsr,pcsc,pcoo";
+    const char *vars_s = val[O_VARIANTS] ? val[O_VARIANTS] : kernel_vars[kernel];
+    const char *cache = val[O_CACHE], *csv = val[O_CSV], *md = val[O_MD];
+    hisp_type t = prec ? HISP_F32 : HISP_F64;
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 3;
     int ndev = 0;

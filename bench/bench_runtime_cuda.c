@@ -2,8 +2,7 @@
  * through the public API only, against cuSPARSE's CSR SpMV in the same
  * process, on the generator suite.
  *
- *   bench_runtime_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
- *                      [--repeat N] [--warmup N] [--node-size d] [--csv FILE] [--summary FILE]
+ * Options: --help (the help text below).
  *
  * Per matrix, precision and op (N: y = A x, T: y = A^T x), two times, medians
  * of `repeat` runs after `warmup`:
@@ -147,39 +146,39 @@ static void summary(FILE *f, const bench_results *rs, char names[][48], const ch
                 k, exp(lnw / k), exp(lnd / k), over_w, over_d, exp(ltw / k), exp(ltd / k));
 }
 
+static const char prog[] = "bench_runtime_cuda";
+// clang-format off
+static const char help[] =
+    "usage: bench_runtime_cuda [--scale gpu|medium|small] [--matrices a,b]\n"
+    "                          [--precision f64|f32|both] [--repeat N] [--warmup N]\n"
+    "                          [--node-size d] [--csv FILE] [--summary FILE]\n"
+    "HiSparse and CSR SpMV / SpMV^T as a user waits for them (public API) against\n"
+    "cuSPARSE's CSR SpMV, on the generator suite (the head of\n"
+    "bench/bench_runtime_cuda.c lists the rows).\n"
+    "\n"
+    BENCH_SUITE_HELP("gpu", "30", "3")
+    "  --node-size d        HiSparse node size (default 128)\n"
+    "  --csv FILE           the results as CSV (bench/README.md)\n"
+    "  --summary FILE       the summary table\n"
+    "  --help               this text\n";
+// clang-format on
+
+enum { O_NODE = BENCH_O_NEXT, O_CSV, O_SUMMARY };
+static const opts_def opts[] = {BENCH_SUITE_OPTS,    {"--node-size", true}, {"--csv", true},
+                                {"--summary", true}, OPTS_HELP_DEFS,        {0, 0}};
+
 int main(int argc, char **argv)
 {
-    const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *sum = NULL;
-    int repeat = 30, warmup = 3, d = HISP_HISPARSE_DEFAULT_NODE_SIZE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define OPT(name, stmt)                                                                            \
-    if (!strcmp(a, name) && v) {                                                                   \
-        stmt;                                                                                      \
-        i++;                                                                                       \
-        continue;                                                                                  \
-    }
-        OPT("--scale", scale_name = v);
-        OPT("--matrices", list = v);
-        OPT("--precision", prec = v);
-        OPT("--repeat", repeat = atoi(v));
-        OPT("--warmup", warmup = atoi(v));
-        OPT("--node-size", d = atoi(v));
-        OPT("--csv", csv = v);
-        OPT("--summary", sum = v);
-        fprintf(stderr,
-                "usage: %s [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both] "
-                "[--repeat N] [--warmup N] [--node-size d] [--csv F] [--summary F]\n",
-                argv[0]);
-        return 1;
-    }
-    bench_scale scale;
-    if (repeat < 1 || warmup < 0 || bench_scale_from_name(scale_name, &scale)) {
-        fprintf(stderr, "bad --repeat, --warmup or --scale\n");
-        return 1;
-    }
+    bench_suite_opts so = {BENCH_SCALE_GPU, NULL, true, true, 30, 3};
+    int d = HISP_HISPARSE_DEFAULT_NODE_SIZE;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = bench_suite_parse(prog, argc, argv, opts, help, val, &so);
+    if (!rc) rc = opts_int(prog, "--node-size", val[O_NODE], 4, 256, &d);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    int repeat = so.repeat, warmup = so.warmup;
+    const char *csv = val[O_CSV], *sum = val[O_SUMMARY];
     bench_matrix_def defs[BENCH_SUITE_MAX];
-    int nm = bench_suite_filter(defs, bench_suite(scale, defs), list);
+    int nm = bench_suite_select(&so, defs);
     if (nm < 0) return 1;
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 3;
@@ -210,7 +209,7 @@ int main(int argc, char **argv)
     for (int mi = 0; mi < nm; mi++)
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
-            if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
+            if (!bench_suite_has_type(&so, t)) continue;
             const char *name = defs[mi].name;
             cb_case cs;
             cb_case_make(ctx, &defs[mi], t, 977 + (uint64_t)mi, &cs);

@@ -1,11 +1,7 @@
 /* hisp's Krylov solvers on the GPU as a user waits for them, against the
  * loops an expert writes with cuSPARSE and cuBLAS, in the same process.
  *
- *   bench_solve_cuda [--parts cg,lsqr,compound] [--sizes 160,200] [--iters 500]
- *                    [--repeat 3] [--lsqr-rows 4000000] [--lsqr-cols 1000000]
- *                    [--lsqr-npr 10] [--lsqr-iters 200] [--helmholtz 2000]
- *                    [--qsurface 1414] [--krylov-iters 200] [--restart 30]
- *                    [--json FILE] [--summary FILE]
+ * Options: --help (the help text below).
  *
  * Every solve starts from x0 = 0 with tolerances no run meets (rtol 0, atol
  * 1e-300), so it runs a fixed count of iterations; the count run is printed
@@ -829,22 +825,6 @@ static int has_part(const char *list, const char *p)
     return 0;
 }
 
-static void usage(FILE *f, const char *prog)
-{
-    fprintf(
-        f,
-        "usage: %s [--parts cg,lsqr,compound,dist] [--sizes 160,200] [--iters 500] [--repeat 3]\n"
-        "       [--lsqr-rows 4000000] [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters "
-        "200]\n"
-        "       [--lsqr-scale 20 (the rmat stack: 4 graphs of 2^scale vertices)]\n"
-        "       [--dist-matrices poisson3d,rmat] [--dist-side 560] [--dist-scale 26]\n"
-        "       [--dist-edge-factor 16] [--dist-devices 1,2,4 (1p: a plan over GPU 0)]\n"
-        "       [--dist-methods cg,bicgstab] (part dist: the distributed solvers' scaling)\n"
-        "       [--helmholtz 2000] [--qsurface 1414] [--krylov-iters 200] [--restart 30]\n"
-        "       [--json FILE] [--summary FILE]\n",
-        prog);
-}
-
 /* The distributed solvers' scaling over CUDA devices 0..k-1 (common_dist.c):
  * one matrix at a time, made once for every method and device count. */
 static void part_dist(bench *B, bs_dist_rows *D)
@@ -885,6 +865,103 @@ static void part_dist(bench *B, bs_dist_rows *D)
     }
 }
 
+static const char prog[] = "bench_solve_cuda";
+static const char help[] =
+    "usage: bench_solve_cuda [--parts cg,lsqr,compound,dist] [--sizes 160,200]\n"
+    "           [--iters 500] [--repeat 3] [--lsqr-rows 4000000]\n"
+    "           [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters 200]\n"
+    "           [--lsqr-scale 20 (the rmat stack: 4 graphs of 2^scale vertices)]\n"
+    "           [--dist-matrices poisson3d,rmat] [--dist-side 560] [--dist-scale 26]\n"
+    "           [--dist-edge-factor 16]\n"
+    "           [--dist-devices 1,2,4 (1p: a plan over GPU 0)]\n"
+    "           [--dist-methods cg,bicgstab] (part dist: the distributed solvers)\n"
+    "           [--helmholtz 2000] [--qsurface 1414] [--krylov-iters 200]\n"
+    "           [--restart 30] [--json FILE] [--summary FILE]\n"
+    "The values shown are the defaults but for --parts (cg,lsqr,compound),\n"
+    "--dist-matrices (poisson3d) and --dist-devices (1,2); --repeat is at most 64.\n"
+    "The head of bench/bench_solve_cuda.c describes the parts. --help: this text.\n";
+
+enum {
+    O_PARTS,
+    O_SIZES,
+    O_ITERS,
+    O_REPEAT,
+    O_LSQR_ROWS,
+    O_LSQR_SCALE,
+    O_DIST_SIDE,
+    O_DIST_DEVICES,
+    O_DIST_METHODS,
+    O_DIST_MATRICES,
+    O_DIST_SCALE,
+    O_DIST_EF,
+    O_LSQR_COLS,
+    O_LSQR_NPR,
+    O_LSQR_ITERS,
+    O_HELMHOLTZ,
+    O_QSURFACE,
+    O_KRYLOV_ITERS,
+    O_RESTART,
+    O_JSON,
+    O_SUMMARY
+};
+static const opts_def opts[] = {{"--parts", true},
+                                {"--sizes", true},
+                                {"--iters", true},
+                                {"--repeat", true},
+                                {"--lsqr-rows", true},
+                                {"--lsqr-scale", true},
+                                {"--dist-side", true},
+                                {"--dist-devices", true},
+                                {"--dist-methods", true},
+                                {"--dist-matrices", true},
+                                {"--dist-scale", true},
+                                {"--dist-edge-factor", true},
+                                {"--lsqr-cols", true},
+                                {"--lsqr-npr", true},
+                                {"--lsqr-iters", true},
+                                {"--helmholtz", true},
+                                {"--qsurface", true},
+                                {"--krylov-iters", true},
+                                {"--restart", true},
+                                {"--json", true},
+                                {"--summary", true},
+                                OPTS_HELP_DEFS,
+                                {0, 0}};
+
+/* The options' values into o (which holds the defaults): OPTS_OK,
+ * OPTS_HELP_SHOWN, or an error (printed). */
+static int parse(int argc, char **argv, options *o)
+{
+    const int64_t big = INT32_MAX;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
+    if (!rc) rc = opts_i64(prog, "--iters", val[O_ITERS], 1, big, &o->iters);
+    if (!rc) rc = opts_int(prog, "--repeat", val[O_REPEAT], 1, 64, &o->repeat);
+    if (!rc) rc = opts_i64(prog, "--lsqr-rows", val[O_LSQR_ROWS], 1, big, &o->lsqr_rows);
+    if (!rc) rc = opts_int(prog, "--lsqr-scale", val[O_LSQR_SCALE], 1, 30, &o->lsqr_scale);
+    if (!rc) rc = opts_i64(prog, "--dist-side", val[O_DIST_SIDE], 1, big, &o->dist_side);
+    if (!rc) rc = opts_int(prog, "--dist-scale", val[O_DIST_SCALE], 1, 30, &o->dist_scale);
+    if (!rc) rc = opts_int(prog, "--dist-edge-factor", val[O_DIST_EF], 1, 1 << 20, &o->dist_ef);
+    if (!rc) rc = opts_i64(prog, "--lsqr-cols", val[O_LSQR_COLS], 1, big, &o->lsqr_cols);
+    if (!rc) rc = opts_int(prog, "--lsqr-npr", val[O_LSQR_NPR], 1, 1 << 20, &o->npr);
+    if (!rc) rc = opts_i64(prog, "--lsqr-iters", val[O_LSQR_ITERS], 1, big, &o->lsqr_iters);
+    if (!rc) rc = opts_i64(prog, "--helmholtz", val[O_HELMHOLTZ], 1, big, &o->helm_n);
+    if (!rc) rc = opts_i64(prog, "--qsurface", val[O_QSURFACE], 1, big, &o->qsurf_n);
+    if (!rc) rc = opts_i64(prog, "--krylov-iters", val[O_KRYLOV_ITERS], 1, big, &o->kry_iters);
+    if (!rc) rc = opts_int(prog, "--restart", val[O_RESTART], 1, 1 << 20, &o->restart);
+    if (!rc && o->lsqr_cols < o->npr)
+        rc = opts_value_error(prog, "--lsqr-cols %lld is below --lsqr-npr %d",
+                              (long long)o->lsqr_cols, o->npr);
+    if (val[O_PARTS]) o->parts = val[O_PARTS];
+    if (val[O_SIZES]) o->sizes = val[O_SIZES];
+    if (val[O_DIST_DEVICES]) o->dist_devices = val[O_DIST_DEVICES];
+    if (val[O_DIST_METHODS]) o->dist_methods = val[O_DIST_METHODS];
+    if (val[O_DIST_MATRICES]) o->dist_matrices = val[O_DIST_MATRICES];
+    if (val[O_JSON]) o->json = val[O_JSON];
+    if (val[O_SUMMARY]) o->summary = val[O_SUMMARY];
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o = {.parts = "cg,lsqr,compound",
@@ -906,47 +983,8 @@ int main(int argc, char **argv)
                  .repeat = 3,
                  .npr = 10,
                  .restart = 30};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
-            usage(stdout, argv[0]);
-            return 0;
-        }
-#define OPT(name, stmt)                                                                            \
-    if (!strcmp(a, name) && v) {                                                                   \
-        stmt;                                                                                      \
-        i++;                                                                                       \
-        continue;                                                                                  \
-    }
-        OPT("--parts", o.parts = v);
-        OPT("--sizes", o.sizes = v);
-        OPT("--iters", o.iters = atoll(v));
-        OPT("--repeat", o.repeat = atoi(v));
-        OPT("--lsqr-rows", o.lsqr_rows = atoll(v));
-        OPT("--lsqr-scale", o.lsqr_scale = atoi(v));
-        OPT("--dist-side", o.dist_side = atoll(v));
-        OPT("--dist-devices", o.dist_devices = v);
-        OPT("--dist-methods", o.dist_methods = v);
-        OPT("--dist-matrices", o.dist_matrices = v);
-        OPT("--dist-scale", o.dist_scale = atoi(v));
-        OPT("--dist-edge-factor", o.dist_ef = atoi(v));
-        OPT("--lsqr-cols", o.lsqr_cols = atoll(v));
-        OPT("--lsqr-npr", o.npr = atoi(v));
-        OPT("--lsqr-iters", o.lsqr_iters = atoll(v));
-        OPT("--helmholtz", o.helm_n = atoll(v));
-        OPT("--qsurface", o.qsurf_n = atoll(v));
-        OPT("--krylov-iters", o.kry_iters = atoll(v));
-        OPT("--restart", o.restart = atoi(v));
-        OPT("--json", o.json = v);
-        OPT("--summary", o.summary = v);
-        usage(stderr, argv[0]);
-        return 1;
-    }
-    if (o.iters < 1 || o.repeat < 1 || o.repeat > 64 || o.npr < 1 || o.lsqr_cols < o.npr ||
-        o.lsqr_rows < 1 || o.lsqr_iters < 1 || o.kry_iters < 1 || o.restart < 1) {
-        fprintf(stderr, "bad option value (repeat 1..64, lsqr-cols >= lsqr-npr >= 1)\n");
-        return 1;
-    }
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
     bench B;
     memset(&B, 0, sizeof B);
     B.o = &o;

@@ -18,102 +18,60 @@
 #include <unistd.h>
 
 typedef struct {
-    bench_scale scale;
-    const char *matrices;
-    int do_f32, do_f64, do_t;
-    int repeat, warmup;
+    bench_suite_opts s; /* --scale, --matrices, --precision, --repeat, --warmup */
+    int do_t;
     int cl_device;
     int no_opencl;
     const char *csv, *json, *md;
 } options;
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: bench_spmv_cpu [options]\n"
-            "CSR SpMV y = A*x (and y = A^T*x) on the CPU: serial scalar C loop, OpenMP C loops,\n"
-            "the hisp OpenCL backend (PoCL) and the hisp reference backend, on the generator\n"
-            "suite. Prints a markdown table; the speed-up column is relative to serial-c.\n"
-            "\n"
-            "  --scale small|medium|gpu  suite size (default medium: 1-10M nnz per matrix)\n"
-            "  --matrices a,b,...        only these suite matrices (default all)\n"
-            "  --precision f64|f32|both  entry types (default both)\n"
-            "  --repeat N                timed runs per measurement (default 20)\n"
-            "  --warmup N                untimed runs first (default 3)\n"
-            "  --no-transpose            skip op = T\n"
-            "  --no-opencl               skip the OpenCL backend\n"
-            "  --device N                OpenCL device index (default: first)\n"
-            "  --csv FILE                write results as CSV (schema in bench/README.md)\n"
-            "  --json FILE               write results and machine facts as JSON\n"
-            "  --md FILE                 write the markdown table to FILE too\n"
-            "  --help                    this text\n"
-            "OMP_NUM_THREADS sets the OpenMP threads (default: all cores). Threads are pinned\n"
-            "(OMP_PROC_BIND=close OMP_PLACES=cores POCL_AFFINITY=1, set by re-executing the\n"
-            "program) unless those are set already or HISP_BENCH_NO_PIN is set.\n");
-}
+static const char prog[] = "bench_spmv_cpu";
+// clang-format off
+static const char help[] =
+    "usage: bench_spmv_cpu [options]\n"
+    "CSR SpMV y = A*x (and y = A^T*x) on the CPU: serial scalar C loop, OpenMP C\n"
+    "loops, the hisp OpenCL backend (PoCL) and the hisp reference backend, on the\n"
+    "generator suite (medium: 1-10M nnz per matrix). Prints a markdown table; the\n"
+    "speed-up column is relative to serial-c.\n"
+    "\n"
+    BENCH_SUITE_HELP("medium", "20", "3")
+    "  --no-transpose       skip op = T\n"
+    "  --no-opencl          skip the OpenCL backend\n"
+    "  --device N           OpenCL device index (default: first)\n"
+    "  --csv FILE           write results as CSV (schema in bench/README.md)\n"
+    "  --json FILE          write results and machine facts as JSON\n"
+    "  --md FILE            write the markdown table to FILE too\n"
+    "  --help               this text\n"
+    "OMP_NUM_THREADS sets the OpenMP threads (default: all cores). Threads are\n"
+    "pinned (OMP_PROC_BIND=close OMP_PLACES=cores POCL_AFFINITY=1, set by\n"
+    "re-executing the program) unless those are set already or HISP_BENCH_NO_PIN\n"
+    "is set.\n";
+// clang-format on
 
-static int parse_int(const char *s, int lo, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > 1000000) return -1;
-    *out = (int)v;
-    return 0;
-}
+enum { O_NO_T = BENCH_O_NEXT, O_NO_OPENCL, O_DEVICE, O_CSV, O_JSON, O_MD };
+static const opts_def opts[] = {BENCH_SUITE_OPTS,
+                                {"--no-transpose", false},
+                                {"--no-opencl", false},
+                                {"--device", true},
+                                {"--csv", true},
+                                {"--json", true},
+                                {"--md", true},
+                                OPTS_HELP_DEFS,
+                                {0, 0}};
 
+/* OPTS_OK, OPTS_HELP_SHOWN, or an error (printed). */
 static int parse_args(int argc, char **argv, options *o)
 {
-    memset(o, 0, sizeof *o);
-    o->scale = BENCH_SCALE_MEDIUM;
-    o->do_f32 = o->do_f64 = o->do_t = 1;
-    o->repeat = 20;
-    o->warmup = 3;
-    o->cl_device = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        } else if (strcmp(a, "--no-transpose") == 0) {
-            o->do_t = 0;
-        } else if (strcmp(a, "--no-opencl") == 0) {
-            o->no_opencl = 1;
-        } else if (!v) {
-            fprintf(stderr, "unknown option or missing value: %s\n", a);
-            return -1;
-        } else if (i++, strcmp(a, "--scale") == 0) {
-            if (bench_scale_from_name(v, &o->scale)) {
-                fprintf(stderr, "--scale: small, medium or gpu\n");
-                return -1;
-            }
-        } else if (strcmp(a, "--matrices") == 0) {
-            o->matrices = v;
-        } else if (strcmp(a, "--precision") == 0) {
-            o->do_f32 = strcmp(v, "f32") == 0 || strcmp(v, "both") == 0;
-            o->do_f64 = strcmp(v, "f64") == 0 || strcmp(v, "both") == 0;
-            if (!o->do_f32 && !o->do_f64) {
-                fprintf(stderr, "--precision: f64, f32 or both\n");
-                return -1;
-            }
-        } else if (strcmp(a, "--repeat") == 0) {
-            if (parse_int(v, 1, &o->repeat)) return fprintf(stderr, "--repeat: N >= 1\n"), -1;
-        } else if (strcmp(a, "--warmup") == 0) {
-            if (parse_int(v, 0, &o->warmup)) return fprintf(stderr, "--warmup: N >= 0\n"), -1;
-        } else if (strcmp(a, "--device") == 0) {
-            if (parse_int(v, 0, &o->cl_device)) return fprintf(stderr, "--device: N >= 0\n"), -1;
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = v;
-        } else if (strcmp(a, "--md") == 0) {
-            o->md = v;
-        } else {
-            fprintf(stderr, "unknown option: %s\n", a);
-            return -1;
-        }
-    }
-    return 0;
+    *o = (options){.s = {BENCH_SCALE_MEDIUM, NULL, true, true, 20, 3}, .do_t = 1, .cl_device = -1};
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = bench_suite_parse(prog, argc, argv, opts, help, val, &o->s);
+    if (!rc) rc = opts_int(prog, "--device", val[O_DEVICE], 0, 1 << 20, &o->cl_device);
+    o->do_t = !val[O_NO_T];
+    o->no_opencl = val[O_NO_OPENCL] != NULL;
+    o->csv = val[O_CSV];
+    o->json = val[O_JSON];
+    o->md = val[O_MD];
+    return rc;
 }
 
 /* ---- the C loops ------------------------------------------------------------ */
@@ -332,14 +290,14 @@ static void run_candidate(run_ctx *r, candidate *c, hisp_op op, int warmup, doub
 static void measure(run_ctx *r, candidate *cs, int n, hisp_op op, const void *ref, void *y_host)
 {
     int64_t ylen = op == HISP_OP_N ? r->rows : r->cols;
-    int rep = r->o->repeat;
+    int rep = r->o->s.repeat;
     for (int i = 0; i < n; i++) {
         cs[i].ms = calloc((size_t)rep, sizeof(double));
         if (!cs[i].ms) cs[i].failed = 1;
     }
     for (int i = 0; i < n; i++) { /* warm-up: uploads, kernel builds, caches */
         double t;
-        run_candidate(r, &cs[i], op, r->o->warmup, &t);
+        run_candidate(r, &cs[i], op, r->o->s.warmup, &t);
     }
     for (int k = 0; k < rep; k++)
         for (int i = 0; i < n; i++)
@@ -655,12 +613,10 @@ int main(int argc, char **argv)
 {
     pin_threads(argv);
     options o;
-    if (parse_args(argc, argv, &o)) {
-        usage(stderr);
-        return 1;
-    }
+    int prc = parse_args(argc, argv, &o);
+    if (prc) return prc == OPTS_HELP_SHOWN ? 0 : 1;
     bench_matrix_def defs[BENCH_SUITE_MAX];
-    int nd = bench_suite_filter(defs, bench_suite(o.scale, defs), o.matrices);
+    int nd = bench_suite_select(&o.s, defs);
     if (nd < 0) return 1;
 
     machine m;
@@ -700,8 +656,8 @@ int main(int argc, char **argv)
     snprintf(buf[1], sizeof buf[1], "%.2f", m.host_bw * 1e-9);
     snprintf(buf[2], sizeof buf[2], "%.2f", m.host_bw_omp * 1e-9);
     snprintf(buf[3], sizeof buf[3], "%.2f", m.cl_bw * 1e-9);
-    snprintf(buf[4], sizeof buf[4], "%d", o.repeat);
-    snprintf(buf[5], sizeof buf[5], "%d", o.warmup);
+    snprintf(buf[4], sizeof buf[4], "%d", o.s.repeat);
+    snprintf(buf[5], sizeof buf[5], "%d", o.s.warmup);
     const char *meta[] = {"cpu",
                           cpu,
                           "threads",
@@ -719,7 +675,7 @@ int main(int argc, char **argv)
                           "warmup",
                           buf[5],
                           "scale",
-                          bench_scale_name(o.scale),
+                          bench_scale_name(o.s.scale),
                           "hisp",
                           hisp_version_string(),
                           "loadavg_start",
@@ -741,8 +697,8 @@ int main(int argc, char **argv)
     bench_results rs = {0};
     double t0 = bench_now_ms(), load0 = loadavg();
     for (int i = 0; i < nd; i++) {
-        if (o.do_f64) bench_matrix(&m, &o, &defs[i], HISP_F64, &rs);
-        if (o.do_f32) bench_matrix(&m, &o, &defs[i], HISP_F32, &rs);
+        if (o.s.f64) bench_matrix(&m, &o, &defs[i], HISP_F64, &rs);
+        if (o.s.f32) bench_matrix(&m, &o, &defs[i], HISP_F32, &rs);
     }
     double load1 = loadavg();
     fprintf(stderr, "suite done in %.1f s; load average %.2f at start, %.2f at end\n",
@@ -755,7 +711,7 @@ int main(int argc, char **argv)
         FILE *f = outs[k];
         if (!f) continue;
         fprintf(f, "## CSR SpMV on the CPU (%s scale, median of %d after %d warm-up)\n\n",
-                bench_scale_name(o.scale), o.repeat, o.warmup);
+                bench_scale_name(o.s.scale), o.s.repeat, o.s.warmup);
         fprintf(f, "CPU: %s, %d threads. OpenCL device: %s.\n", cpu, m.nthreads,
                 m.cl ? m.cl_device : "none");
         fprintf(f,

@@ -2,11 +2,8 @@
  * on the CPU) against cuSPARSE cusparseSpMV (CSR_ALG1, CSR_ALG2, opA = T) on
  * the generator suite.
  *
- *   bench_spmv_cuda [--scale gpu|medium|small] [--matrices a,b] [--precision f64|f32|both]
- *                   [--repeat N] [--warmup N] [--cpu-repeat N] [--no-opencl] [--no-pocl]
- *                   [--csv FILE] [--md FILE] [--summary FILE]
- *   bench_spmv_cuda --selftest      correctness sweep of the CUDA backend (for
- *                                   compute-sanitizer); exit status 1 on a failure
+ * Options: --help (the help text below); --selftest is a correctness sweep
+ * of the CUDA backend (for compute-sanitizer), exit status 1 on a failure.
  *
  * Times: medians of `repeat` runs after warm-up; CUDA events for cuSPARSE,
  * hisp_spmv_timed (the backend's own device events) for hisp. Timed runs use
@@ -195,52 +192,49 @@ static void summary(FILE *f, const bench_results *rs)
     }
 }
 
+static const char prog[] = "bench_spmv_cuda";
+// clang-format off
+static const char help[] =
+    "usage: bench_spmv_cuda [--scale gpu|medium|small] [--matrices a,b]\n"
+    "           [--precision f64|f32|both] [--repeat N] [--warmup N] [--cpu-repeat N]\n"
+    "           [--no-opencl] [--no-pocl] [--csv FILE] [--md FILE] [--summary FILE]\n"
+    "       bench_spmv_cuda --selftest\n"
+    "hisp CSR SpMV (CUDA backend, OpenCL on the GPU and on the CPU) against\n"
+    "cuSPARSE SpMV (CSR_ALG1, CSR_ALG2, opA = T) on the generator suite.\n"
+    "\n"
+    BENCH_SUITE_HELP("gpu", "50", "5")
+    "  --cpu-repeat N       timed runs of the OpenCL CPU rows (default 5)\n"
+    "  --no-opencl          skip the OpenCL GPU rows\n"
+    "  --no-pocl            skip the OpenCL CPU rows\n"
+    "  --csv FILE           the results as CSV (bench/README.md)\n"
+    "  --md FILE            the markdown table\n"
+    "  --summary FILE       the summary table\n"
+    "  --selftest           correctness sweep of the CUDA backend (for\n"
+    "                       compute-sanitizer); exit status 1 on a failure\n"
+    "  --help               this text\n";
+// clang-format on
+
+enum { O_CPU_REPEAT = BENCH_O_NEXT, O_NO_OPENCL, O_NO_POCL, O_CSV, O_MD, O_SUMMARY, O_SELFTEST };
+static const opts_def opts[] = {BENCH_SUITE_OPTS,       {"--cpu-repeat", true},
+                                {"--no-opencl", false}, {"--no-pocl", false},
+                                {"--csv", true},        {"--md", true},
+                                {"--summary", true},    {"--selftest", false},
+                                OPTS_HELP_DEFS,         {0, 0}};
+
 int main(int argc, char **argv)
 {
-    const char *scale_name = "gpu", *list = NULL, *prec = "both", *csv = NULL, *md = NULL,
-               *sum = NULL;
-    int repeat = 50, warmup = 5, cpu_repeat = 5, use_ocl = 1, use_pocl = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--selftest")) return selftest();
-#define OPT(name, stmt)                                                                            \
-    if (!strcmp(a, name) && v) {                                                                   \
-        stmt;                                                                                      \
-        i++;                                                                                       \
-        continue;                                                                                  \
-    }
-        OPT("--scale", scale_name = v);
-        OPT("--matrices", list = v);
-        OPT("--precision", prec = v);
-        OPT("--repeat", repeat = atoi(v));
-        OPT("--warmup", warmup = atoi(v));
-        OPT("--cpu-repeat", cpu_repeat = atoi(v));
-        OPT("--csv", csv = v);
-        OPT("--md", md = v);
-        OPT("--summary", sum = v);
-        if (!strcmp(a, "--no-opencl")) {
-            use_ocl = 0;
-            continue;
-        }
-        if (!strcmp(a, "--no-pocl")) {
-            use_pocl = 0;
-            continue;
-        }
-        fprintf(stderr,
-                "usage: %s [--selftest] [--scale gpu|medium|small] [--matrices a,b] "
-                "[--precision f64|f32|both] [--repeat N] [--warmup N] [--cpu-repeat N] "
-                "[--no-opencl] [--no-pocl] [--csv F] [--md F] [--summary F]\n",
-                argv[0]);
-        return 1;
-    }
-    if (repeat < 1 || cpu_repeat < 1 || warmup < 0) return 1;
-    bench_scale scale;
-    if (bench_scale_from_name(scale_name, &scale)) {
-        fprintf(stderr, "unknown scale %s\n", scale_name);
-        return 1;
-    }
+    bench_suite_opts so = {BENCH_SCALE_GPU, NULL, true, true, 50, 5};
+    int cpu_repeat = 5;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = bench_suite_parse(prog, argc, argv, opts, help, val, &so);
+    if (!rc) rc = opts_int(prog, "--cpu-repeat", val[O_CPU_REPEAT], 1, 1000000, &cpu_repeat);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
+    if (val[O_SELFTEST]) return selftest();
+    int repeat = so.repeat, warmup = so.warmup;
+    int use_ocl = !val[O_NO_OPENCL], use_pocl = !val[O_NO_POCL];
+    const char *csv = val[O_CSV], *md = val[O_MD], *sum = val[O_SUMMARY];
     bench_matrix_def defs[BENCH_SUITE_MAX];
-    int nm = bench_suite_filter(defs, bench_suite(scale, defs), list);
+    int nm = bench_suite_select(&so, defs);
     if (nm < 0) return 1;
 
     hisp_context ctx = NULL;
@@ -283,7 +277,7 @@ int main(int argc, char **argv)
     for (int mi = 0; mi < nm; mi++)
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
-            if (strcmp(prec, "both") && strcmp(prec, hisp_type_name(t))) continue;
+            if (!bench_suite_has_type(&so, t)) continue;
             const char *name = defs[mi].name;
             double t0 = bench_now_ms();
             cb_case cs;

@@ -25,54 +25,39 @@ typedef struct {
     const char *json;
 } options;
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: bench_vector [options]\n"
-               "Vector algebra (axpby, dot, nrm2, axpby_dot, copy) through the public API.\n"
-               "  --backend reference|opencl|cuda  (default opencl)\n"
-               "  --device N          device index (default: first)\n"
-               "  --n N               entries (default 8388608)\n"
-               "  --type T            f32 f64 c32 c64 q32 q64 (default f64)\n"
-               "  --repeat N          timed calls (default 20)\n"
-               "  --threads N         OpenMP threads of the C peer (default 2)\n"
-               "  --json FILE         write the results as JSON\n"
-               "  --help              this text\n");
-}
+static const char prog[] = "bench_vector";
+static const char help[] =
+    "usage: bench_vector [options]\n"
+    "Vector algebra (axpby, dot, nrm2, axpby_dot, copy) through the public API.\n"
+    "  --backend B         reference, opencl or cuda (default opencl)\n"
+    "  --device N          device index (default: first)\n"
+    "  --n N               entries (default 8388608)\n"
+    "  --type T            f32 f64 c32 c64 q32 q64 (default f64)\n"
+    "  --repeat N          timed calls (default 20)\n"
+    "  --threads N         OpenMP threads of the C peer (default 2)\n"
+    "  --json FILE         write the results as JSON\n"
+    "  --help              this text\n";
 
+enum { O_BACKEND, O_DEVICE, O_N, O_TYPE, O_REPEAT, O_THREADS, O_JSON };
+static const opts_def opts[] = {{"--backend", true}, {"--device", true}, {"--n", true},
+                                {"--type", true},    {"--repeat", true}, {"--threads", true},
+                                {"--json", true},    OPTS_HELP_DEFS,     {0, 0}};
+
+/* OPTS_OK, OPTS_HELP_SHOWN, or an error (printed). */
 static int parse(int argc, char **argv, options *o)
 {
     *o = (options){HISP_BACKEND_OPENCL, -1, 8388608, HISP_F64, 20, 2, NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        }
-        if (!v) {
-            fprintf(stderr, "bench_vector: %s needs a value\n", a);
-            return -1;
-        }
-        i++;
-        if (!strcmp(a, "--backend")) {
-            if (hisp_backend_from_name(v, &o->backend)) return -1;
-        } else if (!strcmp(a, "--device")) {
-            o->device = atoi(v);
-        } else if (!strcmp(a, "--n")) {
-            o->n = atoll(v);
-        } else if (!strcmp(a, "--type")) {
-            if (hisp_type_from_name(v, &o->type)) return -1;
-        } else if (!strcmp(a, "--repeat")) {
-            o->repeat = atoi(v);
-        } else if (!strcmp(a, "--threads")) {
-            o->threads = atoi(v);
-        } else if (!strcmp(a, "--json")) {
-            o->json = v;
-        } else {
-            fprintf(stderr, "bench_vector: unknown option %s\n", a);
-            return -1;
-        }
-    }
-    return o->n > 0 && o->repeat > 0 && o->threads > 0 ? 0 : -1;
+    const char *val[sizeof opts / sizeof *opts] = {0};
+    int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
+    if (!rc) rc = bench_backend_arg(prog, val[O_BACKEND], &o->backend);
+    if (!rc) rc = opts_int(prog, "--device", val[O_DEVICE], 0, 1 << 20, &o->device);
+    if (!rc) rc = opts_i64(prog, "--n", val[O_N], 1, (int64_t)1 << 40, &o->n);
+    if (!rc && val[O_TYPE] && hisp_type_from_name(val[O_TYPE], &o->type))
+        rc = opts_value_error(prog, "--type: unknown type '%s'", val[O_TYPE]);
+    if (!rc) rc = opts_int(prog, "--repeat", val[O_REPEAT], 1, 1000000, &o->repeat);
+    if (!rc) rc = opts_int(prog, "--threads", val[O_THREADS], 1, 4096, &o->threads);
+    if (val[O_JSON]) o->json = val[O_JSON];
+    return rc;
 }
 
 enum { OP_AXPBY, OP_DOT, OP_NRM2, OP_AXPBY_DOT, OP_COPY, OP_COUNT };
@@ -166,10 +151,8 @@ static int ok(hisp_context ctx, hisp_status s, const char *what)
 int main(int argc, char **argv)
 {
     options o;
-    if (parse(argc, argv, &o)) {
-        usage(stderr);
-        return 2;
-    }
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 1;
     size_t es = hisp_type_size(o.type), ss = es / (size_t)hisp_type_components(o.type);

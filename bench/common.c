@@ -8,7 +8,7 @@
 
 /* ---- suite ---------------------------------------------------------------- */
 
-static const char *const scale_names[] = {"small", "medium", "gpu"};
+static const char *const scale_names[] = {"small", "medium", "gpu", NULL};
 
 int bench_scale_from_name(const char *name, bench_scale *scale)
 {
@@ -104,6 +104,52 @@ int bench_suite_filter(bench_matrix_def *defs, int n, const char *list)
     }
     memcpy(defs, keep, (size_t)k * sizeof *keep);
     return k;
+}
+
+/* ---- command line --------------------------------------------------------- */
+
+int bench_suite_args(const char *prog, const char *const *val, bench_suite_opts *o)
+{
+    static const char *const precisions[] = {"f64", "f32", "both", NULL};
+    int scale = (int)o->scale, prec = o->f64 && o->f32 ? 2 : o->f32 ? 1 : 0;
+    int rc = opts_choice(prog, "--scale", val[BENCH_O_SCALE], scale_names, &scale);
+    if (!rc) rc = opts_choice(prog, "--precision", val[BENCH_O_PRECISION], precisions, &prec);
+    if (!rc) rc = opts_int(prog, "--repeat", val[BENCH_O_REPEAT], 1, 1000000, &o->repeat);
+    if (!rc) rc = opts_int(prog, "--warmup", val[BENCH_O_WARMUP], 0, 1000000, &o->warmup);
+    if (val[BENCH_O_MATRICES]) o->matrices = val[BENCH_O_MATRICES];
+    o->scale = (bench_scale)scale;
+    o->f64 = prec != 1;
+    o->f32 = prec != 0;
+    return rc;
+}
+
+int bench_suite_parse(const char *prog, int argc, char **argv, const opts_def *opts,
+                      const char *help, const char **val, bench_suite_opts *o)
+{
+    int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
+    return rc ? rc : bench_suite_args(prog, val, o);
+}
+
+int bench_suite_select(const bench_suite_opts *o, bench_matrix_def *defs)
+{
+    return bench_suite_filter(defs, bench_suite(o->scale, defs), o->matrices);
+}
+
+bool bench_suite_has_type(const bench_suite_opts *o, hisp_type t)
+{
+    return t == HISP_F32 ? o->f32 : t == HISP_F64 && o->f64;
+}
+
+int bench_backend_arg(const char *prog, const char *s, hisp_backend_kind *out)
+{
+    static const char *const names[] = {"reference", "opencl", "cuda", NULL};
+    _Static_assert(HISP_BACKEND_REFERENCE == 0 && HISP_BACKEND_OPENCL == 1 &&
+                       HISP_BACKEND_CUDA == 2,
+                   "names[] follows hisp_backend_kind");
+    int k = (int)*out;
+    int rc = opts_choice(prog, "--backend", s, names, &k);
+    *out = (hisp_backend_kind)k;
+    return rc;
 }
 
 /* ---- time and statistics -------------------------------------------------- */

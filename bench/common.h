@@ -9,10 +9,12 @@
 #ifndef HISP_BENCH_COMMON_H
 #define HISP_BENCH_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "hisp.h"
+#include "opts.h" /* the option parser of the CLI (cli/opts/) */
 
 /* ---- suite ---------------------------------------------------------------- */
 
@@ -38,6 +40,55 @@ int bench_suite(bench_scale scale, bench_matrix_def *defs);
  * "all": keep all). Returns the new count, or -1 (with a message on stderr)
  * when a name is not in the suite. */
 int bench_suite_filter(bench_matrix_def *defs, int n, const char *list);
+
+/* ---- command line -----------------------------------------------------------
+ * Each program has a static option table and help text for opts_parse;
+ * these are the pieces several programs share. */
+
+/* The suite options: first in a table (indexes BENCH_O_*), read by
+ * bench_suite_args; BENCH_SUITE_HELP describes them, with the program's
+ * defaults (string literals). */
+// clang-format off
+#define BENCH_SUITE_OPTS                                                                           \
+    {"--scale", true}, {"--matrices", true}, {"--precision", true}, {"--repeat", true},           \
+    {"--warmup", true}
+// clang-format on
+enum {
+    BENCH_O_SCALE,
+    BENCH_O_MATRICES,
+    BENCH_O_PRECISION,
+    BENCH_O_REPEAT,
+    BENCH_O_WARMUP,
+    BENCH_O_NEXT
+};
+#define BENCH_SUITE_HELP(scale, repeat, warmup)                                                    \
+    "  --scale S            suite size: small, medium or gpu (default " scale ")\n"                \
+    "  --matrices a,b,...   only these suite matrices (default all)\n"                             \
+    "  --precision P        f64, f32 or both (default both)\n"                                     \
+    "  --repeat N           timed runs per measurement (default " repeat ")\n"                     \
+    "  --warmup N           untimed runs first (default " warmup ")\n"
+typedef struct {
+    bench_scale scale;
+    const char *matrices; /* NULL: all */
+    bool f64, f32;        /* --precision */
+    int repeat, warmup;
+} bench_suite_opts;
+/* Reads the suite options of val (opts_parse's) into o, which holds the
+ * program's defaults; OPTS_OK, or OPTS_INPUT after a message. */
+int bench_suite_args(const char *prog, const char *const *val, bench_suite_opts *o);
+/* opts_parse, then bench_suite_args: OPTS_OK, OPTS_HELP_SHOWN, or an error
+ * (printed). */
+int bench_suite_parse(const char *prog, int argc, char **argv, const opts_def *opts,
+                      const char *help, const char **val, bench_suite_opts *o);
+/* Fills defs with the suite of o->scale, only o->matrices; returns the
+ * count, or -1 (with a message) when a name is not in the suite. */
+int bench_suite_select(const bench_suite_opts *o, bench_matrix_def *defs);
+/* Does --precision take type t (f32 or f64)? */
+bool bench_suite_has_type(const bench_suite_opts *o, hisp_type t);
+
+/* --backend reference|opencl|cuda into *out (s NULL: unchanged); OPTS_OK or
+ * OPTS_INPUT after a message. */
+int bench_backend_arg(const char *prog, const char *s, hisp_backend_kind *out);
 
 /* ---- time and statistics -------------------------------------------------- */
 

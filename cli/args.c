@@ -1,9 +1,7 @@
 /* Argument parsing, error reporting and progress helpers of the CLI. */
 #include "cli.h"
 
-#include <errno.h>
 #include <float.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,131 +9,70 @@
 #include <time.h>
 #include <unistd.h>
 
-void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
+/* The program in messages: "hisp" or "hisp CMD". */
+static void prog_name(char *buf, size_t n, const char *cmd)
 {
-    a->cmd = cmd;
-    a->argc = argc;
-    a->argv = argv;
-    a->i = 1; /* argv[0] is the subcommand */
-    a->only_pos = false;
+    snprintf(buf, n, "hisp%s%s", cmd ? " " : "", cmd ? cmd : "");
 }
 
-/* Is arg an op, n, t or h (case-insensitive)? */
-static bool is_op_word(const char *arg)
+void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
 {
-    return (arg[0] == 'n' || arg[0] == 'N' || arg[0] == 't' || arg[0] == 'T' || arg[0] == 'h' ||
-            arg[0] == 'H') &&
-           arg[1] == 0;
+    char prog[sizeof a->prog];
+    prog_name(prog, sizeof prog, cmd);
+    opts_iter_init(a, prog, argc, argv); /* argv[0] is the subcommand */
 }
 
 int cli_args_next(cli_args *a, const cli_opt *opts, const char **val)
 {
-    *val = NULL;
-    if (a->i >= a->argc) return CLI_ARG_END;
-    const char *arg = a->argv[a->i++];
-    if (a->only_pos || arg[0] != '-' || arg[1] == 0) { /* "-" alone is a file name */
-        *val = arg;
-        return CLI_ARG_POSITIONAL;
-    }
-    if (strcmp(arg, "--") == 0) {
-        a->only_pos = true;
-        return cli_args_next(a, opts, val);
-    }
-    const char *eq = strchr(arg, '=');
-    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-    for (int k = 0; opts[k].name; k++) {
-        if (strlen(opts[k].name) != len || strncmp(opts[k].name, arg, len) != 0) continue;
-        bool op = opts[k].has_arg == CLI_ARG_OP;
-        if (!opts[k].has_arg || op) {
-            if (eq && !op) {
-                cli_usage_error(a->cmd, "option '%s' takes no value", opts[k].name);
-                return CLI_ARG_ERROR;
-            }
-            if (eq)
-                *val = eq + 1;
-            else if (op && a->i < a->argc && is_op_word(a->argv[a->i]))
-                *val = a->argv[a->i++];
-            return k;
-        }
-        if (eq) {
-            *val = eq + 1;
-        } else if (a->i < a->argc) {
-            *val = a->argv[a->i++];
-        } else {
-            cli_usage_error(a->cmd, "option '%s' needs a value", opts[k].name);
-            return CLI_ARG_ERROR;
-        }
-        return k;
-    }
-    cli_usage_error(a->cmd, "unknown option '%.*s'", (int)len, arg);
-    return CLI_ARG_ERROR;
+    return opts_next(a, opts, val);
+}
+
+int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
+                      const char **val, const char **pos)
+{
+    char prog[64];
+    prog_name(prog, sizeof prog, cmd);
+    return opts_parse(prog, argc, argv, opts, help, val, pos);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char prog[64];
+    prog_name(prog, sizeof prog, cmd);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "hisp%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
+    int rc = opts_vusage_error(prog, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'hisp%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
-    return CLI_USAGE;
+    return rc;
 }
 
 int cli_value_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("hisp: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int rc = opts_vvalue_error("hisp", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    return CLI_INPUT;
+    return rc;
 }
 
 int cli_parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10); /* decimal: 010 is ten */
-    if (end == s || *end != 0 || errno == ERANGE)
-        return cli_value_error("%s: '%s' is not an integer", opt, s);
-    if (v < min || v > max)
-        return cli_value_error("%s: %lld is out of range [%" PRId64 ", %" PRId64 "]", opt, v, min,
-                               max);
-    *out = v;
-    return CLI_OK;
+    return opts_i64("hisp", opt, s, min, max, out);
 }
 
 int cli_parse_int(const char *opt, const char *s, int min, int max, int *out)
 {
-    int64_t v = 0;
-    int rc = cli_parse_i64(opt, s, min, max, &v);
-    if (rc == CLI_OK) *out = (int)v;
-    return rc;
+    return opts_int("hisp", opt, s, min, max, out);
 }
 
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    if (s[0] == '-') return cli_value_error("%s: '%s' must not be negative", opt, s);
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || *end != 0 || errno == ERANGE)
-        return cli_value_error("%s: '%s' is not an unsigned integer", opt, s);
-    *out = v;
-    return CLI_OK;
+    return opts_u64("hisp", opt, s, out);
 }
 
 int cli_parse_double(const char *opt, const char *s, double *out)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != 0 || errno == ERANGE || !isfinite(v))
-        return cli_value_error("%s: '%s' is not a finite number", opt, s);
-    *out = v;
-    return CLI_OK;
+    return opts_double("hisp", opt, s, -DBL_MAX, DBL_MAX, out);
 }
 
 int cli_check_real(const char *opt, double v, hisp_type t)
@@ -347,26 +284,4 @@ int cli_context(hisp_context *ctx)
         return cli_exit_code(s);
     }
     return cli_fail(NULL, s, NULL);
-}
-
-int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
-                      const char **val, const char **pos)
-{
-    cli_args a;
-    cli_args_init(&a, cmd, argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) return CLI_OK;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) {
-            if (!pos || *pos) return cli_usage_error(cmd, "unexpected argument '%s'", v);
-            *pos = v;
-        } else if (strcmp(opts[k].name, "--help") == 0 || strcmp(opts[k].name, "-h") == 0) {
-            fputs(help, stdout);
-            return CLI_HELP_SHOWN;
-        } else {
-            val[k] = v ? v : "";
-        }
-    }
 }

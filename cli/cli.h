@@ -1,8 +1,9 @@
 /* The `hisp` command-line program: shared declarations.
  *
  * The CLI is a thin layer over the public API (hisp.h only). Each subcommand
- * lives in cli/cmd_<name>.c; argument helpers in args.c, the JSON writer in
- * json.c, SpMV timing/checking shared by `spmv` and `demo` in measure.c. */
+ * lives in cli/cmd_<name>.c; argument helpers in args.c (the parser itself
+ * in opts/, which the bench programs share), the JSON writer in json.c,
+ * SpMV timing/checking shared by `spmv` and `demo` in measure.c. */
 #ifndef HISP_CLI_H
 #define HISP_CLI_H
 
@@ -12,15 +13,16 @@
 #include <stdio.h>
 
 #include "hisp.h"
+#include "opts/opts.h"
 
 /* Exit codes (documented in `hisp --help`). */
 enum {
     CLI_OK = 0,
-    CLI_USAGE = 1,         /* bad command line: unknown option, missing argument */
-    CLI_INPUT = 2,         /* bad input: malformed file, I/O failure, invalid value */
-    CLI_BACKEND = 3,       /* backend/device: no device, not compiled, backend failure */
-    CLI_NOT_CONVERGED = 4, /* solve: stopped without meeting the tolerance */
-    CLI_CHECK = 5          /* --check: error against the reference above tolerance */
+    CLI_USAGE = OPTS_USAGE, /* bad command line: unknown option, missing argument */
+    CLI_INPUT = OPTS_INPUT, /* bad input: malformed file, I/O failure, invalid value */
+    CLI_BACKEND = 3,        /* backend/device: no device, not compiled, backend failure */
+    CLI_NOT_CONVERGED = 4,  /* solve: stopped without meeting the tolerance */
+    CLI_CHECK = 5           /* --check: error against the reference above tolerance */
 };
 
 /* ---- subcommands ------------------------------------------------------- */
@@ -111,7 +113,7 @@ bool cli_is_compound_gen(const char *kind);
 // clang-format off
 #define CLI_OUT_OPTS {"-o", true}, {"--out", true}, {"--output", true}
 #define CLI_TRANSPOSE_OPT {"--transpose", CLI_ARG_OP}
-#define CLI_HELP_OPTS {"--help", false}, {"-h", false}
+#define CLI_HELP_OPTS OPTS_HELP_DEFS
 // clang-format on
 /* v[0..2]: the values of -o, --out, --output; more than one is a usage
  * error. *out: the one given, else NULL. */
@@ -171,44 +173,27 @@ int cli_type_unsupported(const char *cmd, hisp_type t, const char *why);
 /* Is t f32 or f64? */
 bool cli_type_real(hisp_type t);
 
-/* ---- argument parsing (args.c) ----------------------------------------- */
+/* ---- argument parsing (args.c over opts/opts.h) ---------------------------
+ * The parser is opts/opts.h's, shared with the bench programs; these names
+ * keep the CLI's spelling, with "hisp CMD" as the program in messages. */
 
-/* cli_opt.has_arg: false (a flag), true (takes a value), or CLI_ARG_OP: a
- * flag that may take an op all the same, "--x=V" or "--x W" when the next
- * argument is n, t or h (case-insensitive), as --transpose [n|t|h]. */
-enum { CLI_ARG_OP = 2 };
-typedef struct {
-    const char *name; /* "--n", "-o" */
-    int has_arg;
-} cli_opt;
+enum { CLI_ARG_OP = OPTS_ARG_OP };
+typedef opts_def cli_opt;
+enum { CLI_ARG_END = OPTS_END, CLI_ARG_POSITIONAL = OPTS_POSITIONAL, CLI_ARG_ERROR = OPTS_ERROR };
+typedef opts_iter cli_args;
 
-enum { CLI_ARG_END = -1, CLI_ARG_POSITIONAL = -2, CLI_ARG_ERROR = -3 };
-
-typedef struct {
-    const char *cmd; /* subcommand name for messages */
-    int argc;
-    char **argv;
-    int i;         /* next argv index */
-    bool only_pos; /* after "--" */
-} cli_args;
-
+/* cmd: the subcommand (argv[0]). cli_args_next is opts_next. */
 void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv);
-/* Next option: its index in opts (NULL-name terminated) with *val set for
- * options taking a value ("--x V" or "--x=V"); CLI_ARG_POSITIONAL with *val
- * the argument; CLI_ARG_END; or CLI_ARG_ERROR after printing a usage message
- * (exit code CLI_USAGE). */
 int cli_args_next(cli_args *a, const cli_opt *opts, const char **val);
 
-/* Parse a subcommand's whole command line. val[k] gets the value of opts[k]
- * (the last one given; "" for a flag given without one), *pos the positional argument (NULL
- * when none; a second one, or any when pos is NULL, is a usage error). An
- * option named --help or -h prints `help`. Returns CLI_OK, CLI_USAGE, or
- * CLI_HELP_SHOWN (the command then exits with CLI_OK). */
-enum { CLI_HELP_SHOWN = -100 };
+/* opts_parse of a subcommand's command line; CLI_HELP_SHOWN after --help
+ * (the command then exits with CLI_OK). */
+enum { CLI_HELP_SHOWN = OPTS_HELP_SHOWN };
 int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
                       const char **val, const char **pos);
 
-/* Usage problem: "hisp CMD: message" plus a hint; returns CLI_USAGE. */
+/* Usage problem: "hisp CMD: message" plus a hint (cmd NULL: "hisp: ");
+ * returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Invalid value: "hisp: message"; returns CLI_INPUT. */
 int cli_value_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
