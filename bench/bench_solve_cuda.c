@@ -34,6 +34,10 @@
  *             (hisp_solve_info product / vector / reduce, other = the rest)
  *             and x's difference to the 1-GPU solution. Each matrix is made
  *             once; the plans run first, the 1-GPU solves last.
+ *   selftest  what dist runs, checked at small sizes on GPU 0
+ *             (bs_dist_selftest: the SPD graph against a dense construction,
+ *             CG's convergence on it, the scaling rows over 1, 1p, 2 and 4
+ *             parts sharing the GPU); not among the default parts.
  *   compound  BiCGSTAB and GMRES(restart) on helmholtz (c64, n x n) and CG on
  *             qsurface (q64, 2 n^2 rows): ms/it and the SpMV's share (the
  *             wall of one synchronised hisp_spmv x SpMVs per iteration / ms
@@ -1026,6 +1030,7 @@ int main(int argc, char **argv)
     if (has_part(o.parts, "compound")) part_compound(&B, &R);
     static bs_dist_rows D;
     if (has_part(o.parts, "dist")) part_dist(&B, &D);
+    if (has_part(o.parts, "selftest")) B.failed |= bs_dist_selftest(B.ctx, HISP_BACKEND_CUDA);
     B.failed |= D.failed;
     printf("\n");
     tables(stdout, &R, gpu, B.bw);

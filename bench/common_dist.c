@@ -402,3 +402,195 @@ void bs_dist_json(FILE *f, const bs_dist_row *r)
     num(f, "plan_ms", r->plan_ms, 0);
     fprintf(f, "}");
 }
+
+/* ---- bs_dist_selftest ------------------------------------------------------ */
+
+static int check(int ok, const char *what)
+{
+    printf("selftest: %s: %s\n", what, ok ? "ok" : "FAILED");
+    return ok ? 0 : 1;
+}
+
+/* Fails the selftest with the context's message when s is an error. */
+static int failed(hisp_context ctx, hisp_status s, const char *what)
+{
+    if (!s) return 0;
+    say_error(ctx, s, what);
+    return check(0, what);
+}
+
+/* The SPD graph of rmat(scale, ef) against the dense construction (exact:
+ * the row sums add the same values in the same column order). */
+static int spd_dense(hisp_context ctx, int scale, int ef)
+{
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_RMAT, &gp);
+    gp.scale = scale;
+    gp.edge_factor = ef;
+    hisp_matrix G = NULL;
+    hisp_matrix_info mi;
+    const int64_t *p = NULL;
+    const int32_t *c = NULL;
+    const void *vv = NULL;
+    hisp_status s = hisp_matrix_generate(ctx, &gp, HISP_F64, &G);
+    if (!s) s = hisp_matrix_get_info(G, &mi);
+    if (!s) s = hisp_matrix_host_arrays(G, &p, NULL, &c, &vv);
+    if (s) {
+        hisp_matrix_destroy(&G);
+        return failed(ctx, s, "rmat");
+    }
+    const double *v = vv;
+    int64_t n = mi.nrows, *bp = NULL, nnz = 0;
+    int32_t *bc = NULL;
+    double *bv = NULL, *D = calloc((size_t)(n * n), sizeof *D);
+    if (!D || bs_spd_graph(n, p, c, v, &bp, &bc, &bv, &nnz)) {
+        free(D);
+        hisp_matrix_destroy(&G);
+        return check(0, "SPD graph: host memory");
+    }
+    int selfloops = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = p[i]; e < p[i + 1]; e++) {
+            if (c[e] == i) {
+                selfloops++;
+                continue;
+            }
+            D[i * n + c[e]] += fabs(v[e]);
+            D[c[e] * n + i] += fabs(v[e]);
+        }
+    for (int64_t i = 0; i < n; i++) {
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++)
+            if (j != i) sum += D[i * n + j];
+        D[i * n + i] = sum + 1;
+    }
+    int bad = 0;
+    int64_t dense_nnz = 0;
+    for (int64_t i = 0; i < n * n; i++)
+        dense_nnz += D[i] != 0;
+    for (int64_t i = 0; i < n && !bad; i++)
+        for (int64_t e = bp[i]; e < bp[i + 1]; e++) {
+            if (e > bp[i] && bc[e] <= bc[e - 1]) bad = 1; /* sorted, distinct */
+            if (bv[e] != D[i * n + bc[e]]) bad = 1;
+        }
+    printf("selftest: rmat-%d-%d: %lld entries (%d self loops) -> SPD graph %lld entries (dense "
+           "%lld)\n",
+           scale, ef, (long long)mi.nnz, selfloops, (long long)nnz, (long long)dense_nnz);
+    bad |= nnz != dense_nnz || bp[n] != nnz;
+    free(D);
+    free(bp);
+    free(bc);
+    free(bv);
+    hisp_matrix_destroy(&G);
+    return check(!bad, "SPD graph equals the dense construction");
+}
+
+/* Is the CSR matrix (p, c, v) of n rows symmetric, B_ij = B_ji for each
+ * stored entry (sorted rows)? */
+static int symmetric(int64_t n, const int64_t *p, const int32_t *c, const double *v)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = p[i]; e < p[i + 1]; e++) {
+            int64_t j = c[e], lo = p[j], hi = p[j + 1];
+            while (lo < hi) { /* B_ji by bisection */
+                int64_t mid = lo + (hi - lo) / 2;
+                if (c[mid] < i)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (!(lo < p[j + 1] && c[lo] == i && v[lo] == v[e])) return 0;
+        }
+    return 1;
+}
+
+/* B of bs_dist_matrix: symmetric, and CG converges on it (the true
+ * residual checked on the host). */
+static int spd_cg(hisp_context ctx, int scale, int ef)
+{
+    char name[40];
+    hisp_matrix B = bs_dist_matrix(ctx, "rmat", 0, scale, ef, name, sizeof name);
+    if (!B) return check(0, "SPD graph made");
+    hisp_matrix_info mi = {0};
+    const int64_t *p = NULL;
+    const int32_t *c = NULL;
+    const void *vv = NULL;
+    hisp_status s = hisp_matrix_get_info(B, &mi);
+    if (!s) s = hisp_matrix_host_arrays(B, &p, NULL, &c, &vv);
+    int64_t n = mi.nrows;
+    int bad = s ? failed(ctx, s, "SPD graph arrays")
+                : check(symmetric(n, p, c, vv), "SPD graph symmetric");
+    const double *v = vv;
+    double *bh = bs_doubles(n), *xh = bs_doubles(n);
+    bs_fill_uniform(bh, n, 7);
+    hisp_vector b = NULL, x = NULL;
+    hisp_solver sv = NULL;
+    hisp_solve_info in = {0};
+    if (!s) s = hisp_vector_create(ctx, HISP_F64, n, &b);
+    if (!s) s = hisp_vector_create(ctx, HISP_F64, n, &x);
+    if (!s) s = hisp_vector_write(b, bh);
+    if (!s) s = hisp_solver_create(ctx, HISP_SOLVER_CG, &sv);
+    if (!s) s = hisp_solver_set_tolerances(sv, 1e-10, 0);
+    if (!s) s = hisp_solver_solve(sv, B, b, x, &in);
+    if (!s) s = hisp_vector_read(x, xh);
+    double rr = 0, bb = 0;
+    for (int64_t i = 0; !s && i < n; i++) {
+        double ax = 0;
+        for (int64_t e = p[i]; e < p[i + 1]; e++)
+            ax += v[e] * xh[c[e]];
+        rr += (bh[i] - ax) * (bh[i] - ax);
+        bb += bh[i] * bh[i];
+    }
+    if (s) {
+        bad |= failed(ctx, s, "CG on the SPD graph");
+    } else {
+        printf("selftest: cg on %s: %s after %lld iterations, true relative residual %.2e\n", name,
+               hisp_stop_reason_name(in.reason), (long long)in.iterations, sqrt(rr / bb));
+        bad |= check(in.converged && sqrt(rr / bb) <= 1e-8, "CG converges on the SPD graph");
+    }
+    hisp_solver_destroy(&sv);
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&B);
+    free(bh);
+    free(xh);
+    return bad;
+}
+
+int bs_dist_selftest(hisp_context ctx, hisp_backend_kind backend)
+{
+    int bad = spd_dense(ctx, 7, 8);
+    bad |= spd_dense(ctx, 9, 16);
+    bad |= spd_cg(ctx, 12, 8);
+    bs_dist_opts o = {.backend = backend,
+                      .plan_flags = HISP_MPLAN_SUBDEVICES, /* k parts on one device */
+                      .devices = "1,1p,2,4",
+                      .methods = "cg,bicgstab",
+                      .iters = 20,
+                      .repeat = 3};
+    static bs_dist_rows R;
+    memset(&R, 0, sizeof R);
+    const struct {
+        const char *kind;
+        int64_t side;
+        int scale, ef;
+    } mats[] = {{"poisson3d", 24, 0, 0}, {"rmat", 0, 11, 8}};
+    for (int m = 0; m < 2; m++) {
+        char name[40];
+        hisp_matrix A = bs_dist_matrix(ctx, mats[m].kind, mats[m].side, mats[m].scale, mats[m].ef,
+                                       name, sizeof name);
+        if (!A) return check(0, "scaling matrix made");
+        bs_dist_run(ctx, A, name, m ? BS_DIST_XTOL_GRAPH : BS_DIST_XTOL, &o, &R);
+        hisp_matrix_destroy(&A);
+    }
+    bs_dist_tables(stdout, &R);
+    int timed = R.n == 16;
+    for (int i = 0; i < R.n; i++) {
+        const bs_dist_row *r = &R.v[i];
+        timed &= r->iters == 20 && r->ms_it > 0 && r->speedup > 0;
+        if (r->plan) timed &= r->product_it > 0 && r->reduce_it > 0 && r->vector_it >= 0;
+    }
+    bad |= check(!R.failed && timed, "scaling runs: 16 rows, breakdowns, solutions agree");
+    printf("selftest: %s\n", bad ? "FAILED" : "passed");
+    return bad;
+}

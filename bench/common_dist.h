@@ -1,6 +1,6 @@
 /* The distributed Krylov solvers' scaling runs (bench_solve_cuda --parts
- * dist; bench_solve_cpu --selftest on PoCL sub-devices), and their SPD
- * graph matrix.
+ * dist), their SPD graph matrix, and the selftest of both
+ * (bench_solve_cuda --parts selftest).
  *
  * Per matrix, method and device count: ms per iteration (median of `repeat`
  * fixed-iteration solves after a 2-iteration warm-up, x0 = 0, b_i =
@@ -75,5 +75,15 @@ void bs_dist_run(hisp_context ctx, hisp_matrix A, const char *name, double xtol,
 void bs_dist_tables(FILE *f, const bs_dist_rows *R);
 /* Row i as a JSON object (no separator). */
 void bs_dist_json(FILE *f, const bs_dist_row *r);
+
+/* Checks what the scaling runs use, at small sizes on ctx (device 0 of
+ * backend): bs_spd_graph of rmat 7/8 and 9/16 against a dense construction,
+ * the SPD graph of rmat 12/8 symmetric and CG converging on it (the true
+ * residual within 1e-8), then bs_dist_run on poisson3d 24 and that graph of
+ * rmat 11/8 with CG and BiCGSTAB over 1, 1p, 2 and 4 parts of the one device
+ * (HISP_MPLAN_SUBDEVICES: PoCL's sub-devices, else parts sharing it): 16
+ * rows of 20 iterations with their breakdowns, solutions that agree. Prints
+ * each check; returns 0 when all hold. */
+int bs_dist_selftest(hisp_context ctx, hisp_backend_kind backend);
 
 #endif

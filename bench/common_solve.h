@@ -1,4 +1,4 @@
-/* Helpers of the solver benchmarks (bench_solve_cuda, bench_solve_cpu):
+/* Helpers of the solver benchmark (bench_solve_cuda):
  * inputs every program (and solve_cupy.py / solve_scipy.py) makes
  * identically from counter-based hashes, and a fixed-iteration solve timed
  * as the user waits for it.
@@ -76,8 +76,8 @@ const char *bs_status_word(hisp_status s);
  * alpha p and p = r + beta p in one pass read x, p, r and write x, p (5):
  * 10. (The checkpoint copy of x at each check, 2 entries every few
  * iterations, is left out.) On backends without the fused SpMV + dot
- * (OpenCL, the reference) the dot reads 2 more: 12. */
+ * (OpenCL) the dot reads 2 more: 12, the floor bench/solve_scipy.py takes
+ * for hisp on PoCL. */
 #define BS_CG_VECTOR_STREAMS 10
-#define BS_CG_VECTOR_STREAMS_UNFUSED 12
 
 #endif

@@ -1,6 +1,7 @@
 """Inputs of the solver benchmarks in numpy/scipy, identical to the C side
-(bench/common_solve.c and hisp's generators), so that solve_scipy.py and
-solve_cupy.py solve the same systems as bench_solve_cpu / bench_solve_cuda:
+(bench/common_solve.c, hisp's generators and `hisp bench`'s vectors), so
+that solve_scipy.py and solve_cupy.py solve the same systems as `hisp bench
+--op solve` (its b is uniform(7, n)) / bench_solve_cuda:
 
   uniform(seed, n)        entry i = bs_uniform(seed, i) (splitmix64 -> [-1, 1))
   poisson3d(s)            hisp_matrix_generate poisson3d: 7-point Laplacian on

@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""scipy.sparse.linalg.cg as the CPU peer of hisp's CG (bench_solve_cpu): the
-same poisson3d matrices and right sides (solve_inputs.py), x0 = 0, a fixed
+"""scipy.sparse.linalg.cg as the CPU peer of hisp's CG (`hisp bench --op solve
+--method cg`, run by solve_cpu.sh): the same poisson3d matrices and right
+sides (solve_inputs.py: hisp bench's b is uniform(7, n)), x0 = 0, a fixed
 count of iterations (rtol = atol = 0: cg runs maxiter), wall per iteration
 (host clock around the call, median of --repeat after one warm-up), and one
 SpMV (A @ x) alone for the SpMV's share. scipy's SpMV runs on one thread;
 numpy's dot products may use BLAS threads: the thread settings are printed.
 
   python3 solve_scipy.py [--sizes 64,80,100] [--iters 100] [--repeat 3] [--json FILE]
-                         [--hisp-json FILE]        (a hisp / scipy table too)
   python3 solve_scipy.py --check-mtx FILE --check-n N   (poisson3d N equals the file?)
-  python3 solve_scipy.py --merge DIR     (hisp-*.json and scipy-*.json of several rounds:
-                                          medians over the rounds, a hisp / scipy table)
+  python3 solve_scipy.py --hisp SOLVE.json SPMV.json   (hisp bench's OpenCL row, one line)
+  python3 solve_scipy.py --merge DIR     (hisp-solve-R-N.json, hisp-spmv-R-N.json and
+                                          scipy-R.json of several rounds: medians over
+                                          the rounds, a hisp / scipy table)
+
+hisp's floor: the CSR bytes + 12 vector streams of n doubles (CG's 10 and
+the dot that PoCL does not fuse into the SpMV) over hisp bench's copy
+bandwidth; the CSR bytes are hisp bench's "bytes" less its 8 CG vectors.
 """
 import glob
 import argparse
@@ -59,19 +65,39 @@ def run_cg(A, b, iters):
     return (time.perf_counter() - t0) * 1e3, count[0], x
 
 
+def hisp_row(solve_path, spmv_path):
+    """hisp bench's OpenCL rows of one size (--op solve, --op spmv) as a row
+    of this script's tables; None when the OpenCL row did not run."""
+    with open(solve_path) as f:
+        so = json.load(f)
+    with open(spmv_path) as f:
+        sp = json.load(f)
+    pick = lambda j: next((r for r in j["results"]
+                           if r["backend"] == "opencl" and r["status"] == "ok"), None)
+    h, m = pick(so), pick(sp)
+    if not h or not m or so["method"] != "cg" or so["type"] != "f64":
+        return None
+    n = so["rows"]
+    csr = so["bytes"] - 8 * 8 * n
+    return {"matrix": "poisson3d-" + so["generator"].split(":")[2], "rows": n, "nnz": so["nnz"],
+            "iterations_asked": so["iterations"], "iterations": h["iterations"],
+            "ms_per_it": h["ms"], "floor_ms": (csr + 12 * 8 * n) / (h["copy_gbps"] * 1e9) * 1e3,
+            "spmv_ms": m["ms"], "spmv_share": m["ms"] / h["ms"],
+            "relative_residual": h["relative_residual"], "device": h["device"]["name"]}
+
+
 def merge(d):
     """Medians over rounds (solve_cpu.sh alternates hisp and scipy runs, so a
     change of load on the shared machine hits both)."""
-    def load(pat, key):
-        out = {}
-        for path in sorted(glob.glob(os.path.join(d, pat))):
-            with open(path) as f:
-                for r in json.load(f)["results"]:
-                    if key(r) and r.get("ms_per_it") is not None:
-                        out.setdefault(r["matrix"], []).append(r)
-        return out
-    h = load("hisp-*.json", lambda r: r["method"] == "cg")
-    s = load("scipy-*.json", lambda r: True)
+    h, s = {}, {}
+    for path in sorted(glob.glob(os.path.join(d, "hisp-solve-*.json"))):
+        r = hisp_row(path, path.replace("hisp-solve-", "hisp-spmv-"))
+        if r:
+            h.setdefault(r["matrix"], []).append(r)
+    for path in sorted(glob.glob(os.path.join(d, "scipy-*.json"))):
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                s.setdefault(r["matrix"], []).append(r)
     med = lambda rs, k: statistics.median(r[k] for r in rs)
     print("| matrix | rows | nnz | rounds | hisp ms/it | scipy ms/it | **hisp / scipy** | hisp / "
           "floor | hisp SpMV share | scipy SpMV share |")
@@ -89,13 +115,22 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
-    ap.add_argument("--hisp-json")
+    ap.add_argument("--hisp", nargs=2, metavar=("SOLVE_JSON", "SPMV_JSON"))
     ap.add_argument("--check-mtx")
     ap.add_argument("--check-n", type=int, default=6)
     ap.add_argument("--merge")
     a = ap.parse_args()
     if a.merge:
         merge(a.merge)
+        return
+    if a.hisp:
+        r = hisp_row(*a.hisp)
+        if not r:
+            sys.exit(f"{a.hisp[0]}: no OpenCL CG row in f64")
+        print(f"{r['matrix']} on {r['device']}: {r['iterations']} of {r['iterations_asked']} "
+              f"iterations, {r['ms_per_it']:.3f} ms/it (floor {r['floor_ms']:.3f}), SpMV "
+              f"{r['spmv_ms']:.3f} ms (share {100 * r['spmv_share']:.0f}%), relative residual "
+              f"{r['relative_residual']:.3e}", flush=True)
         return
     if a.check_mtx:
         ok = si.same_as_mtx(si.poisson3d(a.check_n), a.check_mtx)
@@ -136,20 +171,6 @@ def main():
         print(f"| {r['matrix']} | {r['rows']} | {r['nnz']} | {r['iterations']}/"
               f"{r['iterations_asked']} | {r['ms_per_it']:.3f} | {r['spmv_ms']:.3f} | "
               f"{100 * r['spmv_share']:.0f}% |")
-    if a.hisp_json:
-        with open(a.hisp_json) as f:
-            h = {r["matrix"]: r for r in json.load(f)["results"] if r["method"] == "cg"}
-        print("\n| matrix | hisp ms/it | scipy ms/it | hisp / scipy | hisp ms/it / floor |")
-        print("|---|--:|--:|--:|--:|")
-        for r in rows:
-            hr = h.get(r["matrix"])
-            if not hr or hr.get("ms_per_it") is None:
-                print(f"| {r['matrix']} | - | {r['ms_per_it']:.3f} | - | - |")
-                continue
-            fl = hr.get("floor_ms")
-            print(f"| {r['matrix']} | {hr['ms_per_it']:.3f} | {r['ms_per_it']:.3f} | "
-                  f"**{hr['ms_per_it'] / r['ms_per_it']:.2f}** | "
-                  f"{hr['ms_per_it'] / fl if fl else float('nan'):.2f} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"scipy": scipy.__version__, "numpy": np.__version__, "threads": th,

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-typedef enum { OP_SPMV, OP_SPMVT, OP_ADD, OP_SOLVE } bench_op;
+typedef enum { OP_SPMV, OP_SPMVT, OP_ADD, OP_SOLVE, OP_SPMV_DOT, OP_COUNT } bench_op;
 
 enum { K_REFERENCE, K_OPENCL, K_CUDA, K_CUSPARSE, K_COUNT };
 
@@ -18,9 +18,13 @@ typedef struct {
     const char *status; /* "ok", "skipped", "failed" */
     char reason[300];
     double ms, device_ms, gbps, copy_gbps, fraction, rel_error;
-    int calls;                /* timed calls made (repeat, or fewer past the row's time budget) */
-    int64_t iterations;       /* solve */
-    double rel_residual;      /* solve: the method's relative residual at the end */
+    int calls;           /* timed calls made (repeat, or fewer past the row's time budget) */
+    int64_t iterations;  /* solve */
+    double rel_residual; /* solve: the method's relative residual at the end */
+    /* spmv-dot: ms per call of hisp_spmv alone and of hisp_spmv then
+     * hisp_vector_dot (row->ms: the fused call); the fused dot p.q (real
+     * part), the two calls' one, and the dot's error against the oracle's */
+    double spmv_ms, unfused_ms, dot, dot_unfused, dot_error;
     hisp_transfer_stats xfer; /* over the timed calls, this row's context only */
 } bench_row;
 
@@ -54,9 +58,9 @@ typedef struct {
     const int32_t *bcols;
     const void *bvals;
     int64_t bnnz;
-    void *x;        /* spmv, spmvt: x; solve: b */
-    bool cg;        /* solve: CG, else BiCGSTAB */
-    uint64_t bytes; /* minimum traffic per call (solve: per iteration) */
+    void *x;                   /* spmv, spmvt, spmv-dot: x; solve: b */
+    hisp_solver_method method; /* solve */
+    uint64_t bytes;            /* minimum traffic per call (solve: per iteration) */
     double tolerance;
     /* How a row is checked against the oracle: the result within tolerance
      * (x for CG, whose iterates are stable); solve with BiCGSTAB: the
@@ -65,7 +69,11 @@ typedef struct {
      * on the reference (relative residual >= 1 at the end). */
     bench_check check;
     double ref_residual;
+    double ref_dot; /* spmv-dot: the oracle's fused dot */
 } bench_in;
+
+/* GMRES's Krylov space between restarts in --op solve (the library's default). */
+#define BENCH_RESTART 30
 
 const char *bench_op_name(bench_op op); /* "spmv", ..., NULL past the last */
 const char *bench_kind_name(int kind);  /* "reference", ..., NULL past the last */

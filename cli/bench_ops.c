@@ -14,26 +14,13 @@ void bench_result_free(bench_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    if (n <= 0) return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The median of the finite values (NaN when none). */
 static double median_finite(double *v, int n)
 {
     int k = 0;
     for (int i = 0; i < n; i++)
         if (isfinite(v[i])) v[k++] = v[i];
-    return k ? median(v, k) : NAN;
+    return k ? cli_median(v, k) : NAN;
 }
 
 bool bench_single(hisp_type t)
@@ -95,9 +82,36 @@ static hisp_status time_calls(hisp_context ctx, call_fn f, call_fn prep, void *u
         spent += t[n];
     }
     cli_transfers_add(ctx, xfer);
-    if (!s) *ms = median(t, n);
+    if (!s) *ms = cli_median(t, n);
     *made = s ? 0 : n;
     free(t);
+    return s;
+}
+
+/* Mean wall ms per call of up to `repeat` calls back to back with one
+ * synchronize after them (what a solver's loop sees), after `warmup`
+ * warm-ups (at least one: its time caps the count so that the calls take
+ * about ROW_BUDGET_MS); *made: the calls timed. */
+static hisp_status time_batch(hisp_context ctx, call_fn f, void *u, int warmup, int repeat,
+                              double *ms, int *made, hisp_transfer_stats *xfer)
+{
+    hisp_status s = HISP_SUCCESS;
+    double one = 0;
+    for (int i = -(warmup > 1 ? warmup : 1); i < 0 && !s; i++)
+        s = one_call(ctx, f, NULL, u, i, &one);
+    int n = repeat;
+    if (one * n > ROW_BUDGET_MS) n = one * 2 > ROW_BUDGET_MS ? 1 : (int)(ROW_BUDGET_MS / one);
+    cli_transfers_reset(ctx);
+    hisp_build_stats b0 = cli_builds(ctx), b1;
+    double t0 = cli_now_ms();
+    for (int i = 0; i < n && !s; i++)
+        s = f(u, i);
+    if (!s) s = hisp_context_synchronize(ctx);
+    double t = cli_now_ms() - t0;
+    b1 = cli_builds(ctx);
+    cli_transfers_add(ctx, xfer);
+    *ms = (t - cli_builds_ms(&b0, &b1)) / n;
+    *made = s ? 0 : n;
     return s;
 }
 
@@ -108,6 +122,7 @@ typedef struct {
     hisp_context ctx;
     hisp_matrix A, B;
     hisp_vector x, y;
+    hisp_vector bank;    /* spmv-dot: the dots (0: the two calls', 1: the fused one's) */
     hisp_mplan plan;     /* cuSPARSE: a one-device plan of the vendor kernel */
     hisp_mvector xm, ym; /* its vectors (spmv: x, y; solve: b, x) */
     void *zeros;         /* solve: x0 for the plan's vectors */
@@ -136,6 +151,47 @@ static hisp_status spmv_call(void *u, int i)
     op_job *j = u;
     (void)i;
     return hisp_spmv(j->ctx, op_of(j->in), scalar(j, true), j->A, j->x, scalar(j, false), j->y);
+}
+
+/* spmv-dot: q = A p then p.q as two calls, and as one */
+static hisp_status unfused_call(void *u, int i)
+{
+    op_job *j = u;
+    hisp_status s = spmv_call(u, i);
+    return s ? s : hisp_vector_dot(j->x, j->y, hisp_result_entry(j->bank, 0));
+}
+
+static hisp_status fused_call(void *u, int i)
+{
+    op_job *j = u;
+    (void)i;
+    return hisp_spmv_dot(j->ctx, j->A, j->x, j->y, hisp_result_entry(j->bank, 1));
+}
+
+/* The three series of spmv-dot back to back (the fused one last: q is its
+ * result) and its two dots. */
+static hisp_status run_spmv_dot(op_job *j, int warmup, bench_row *row)
+{
+    const bench_in *in = j->in;
+    hisp_transfer_stats none = {0};
+    int calls = 0;
+    hisp_status s = hisp_vector_create(j->ctx, in->vt, in->n, &j->x);
+    if (!s) s = hisp_vector_create(j->ctx, in->vt, in->m, &j->y);
+    if (!s) s = hisp_vector_create(j->ctx, in->vt, 2, &j->bank);
+    if (!s) s = hisp_vector_write(j->x, in->x);
+    if (!s) s = time_batch(j->ctx, spmv_call, j, warmup, in->repeat, &row->spmv_ms, &calls, &none);
+    if (!s)
+        s = time_batch(j->ctx, unfused_call, j, warmup, in->repeat, &row->unfused_ms, &calls,
+                       &none);
+    if (!s)
+        s = time_batch(j->ctx, fused_call, j, warmup, in->repeat, &row->ms, &row->calls,
+                       &row->xfer);
+    double d[2] = {0, 0};
+    float f[2] = {0, 0};
+    if (!s) s = hisp_vector_read(j->bank, bench_single(in->t) ? (void *)f : (void *)d);
+    row->dot_unfused = bench_single(in->t) ? f[0] : d[0];
+    row->dot = bench_single(in->t) ? f[1] : d[1];
+    return s;
 }
 
 /* The plan's kernel time of the last call (timed calls only). */
@@ -327,11 +383,14 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
             if (!s)
                 s = hisp_spmv_timed(ctx, op_of(in), scalar(&j, true), j.A, j.x, scalar(&j, false),
                                     j.y, 1, row->calls, j.dev_ms);
-            if (!s) row->device_ms = median(j.dev_ms, row->calls);
+            if (!s) row->device_ms = cli_median(j.dev_ms, row->calls);
             /* the result of a plain call (the timed runs left it too, beta = 0) */
             if (!s) s = spmv_call(&j, 0);
         }
         if (!s) s = read_vector(j.ym ? NULL : j.y, j.ym, in->vt, yl, res);
+    } else if (in->op == OP_SPMV_DOT) {
+        if (!s) s = run_spmv_dot(&j, warmup, row);
+        if (!s) s = read_vector(j.y, NULL, in->vt, in->m, res);
     } else if (in->op == OP_ADD) {
         if (!s)
             s = hisp_matrix_create_csr(ctx, in->t, in->m, in->n, in->bptr, in->bcols, in->bvals,
@@ -347,8 +406,9 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
         if (!s) s = hisp_vector_create(ctx, in->vt, in->m * in->per, &j.x);
         if (!s) s = hisp_vector_create(ctx, in->vt, in->n * in->per, &j.y);
         if (!s) s = hisp_vector_write(j.x, in->x);
-        if (!s)
-            s = hisp_solver_create(ctx, in->cg ? HISP_SOLVER_CG : HISP_SOLVER_BICGSTAB, &j.solver);
+        if (!s) s = hisp_solver_create(ctx, in->method, &j.solver);
+        if (!s && in->method == HISP_SOLVER_GMRES)
+            s = hisp_solver_set_restart(j.solver, BENCH_RESTART);
         /* a tolerance no iterate meets: every backend runs the same count */
         if (!s) s = hisp_solver_set_tolerances(j.solver, 1e-300, 0);
         if (!s) s = hisp_solver_set_max_iterations(j.solver, in->iterations);
@@ -382,6 +442,7 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
     free(j.zeros);
     hisp_vector_destroy(&j.x);
     hisp_vector_destroy(&j.y);
+    hisp_vector_destroy(&j.bank);
     hisp_matrix_destroy(&j.C);
     hisp_matrix_destroy(&j.B);
     hisp_matrix_destroy(&j.A);

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[] = {"spmv", "spmvt", "add", "solve", NULL};
+static const char *const op_names[] = {"spmv", "spmvt", "add", "solve", "spmv-dot", NULL};
 static const char *const kind_names[] = {"reference", "opencl", "cuda", "cusparse", NULL};
 
 const char *bench_op_name(bench_op op)
 {
-    return op >= 0 && op <= OP_SOLVE ? op_names[op] : NULL;
+    return op >= 0 && op < OP_COUNT ? op_names[op] : NULL;
 }
 
 const char *bench_kind_name(int kind)
@@ -34,7 +34,8 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
     json_string(&j, "op", bench_op_name(in->op));
     json_string(&j, "format", in->op == OP_ADD ? "hisparse" : hisp_format_name(in->format));
     if (in->op == OP_SOLVE) {
-        json_string(&j, "method", in->cg ? "cg" : "bicgstab");
+        json_string(&j, "method", hisp_solver_method_name(in->method));
+        if (in->method == HISP_SOLVER_GMRES) json_int(&j, "restart", BENCH_RESTART);
         json_int(&j, "iterations", in->iterations);
     }
     json_string(&j, "type", hisp_type_name(in->t));
@@ -75,6 +76,13 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
                 json_int(&j, "iterations", r->iterations);
                 json_double(&j, "relative_residual", r->rel_residual);
             }
+            if (in->op == OP_SPMV_DOT) {
+                json_double(&j, "spmv_ms", r->spmv_ms);
+                json_double(&j, "unfused_ms", r->unfused_ms);
+                json_double(&j, "dot", r->dot);
+                json_double(&j, "dot_unfused", r->dot_unfused);
+                json_double(&j, "dot_error", r->dot_error);
+            }
             json_transfers(&j, &r->xfer, r->kind == K_CUSPARSE ? BENCH_VENDOR_COVERS : NULL);
             sum.h2d_bytes += r->xfer.h2d_bytes;
             sum.d2h_bytes += r->xfer.d2h_bytes;
@@ -100,14 +108,20 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
 {
     printf("hisp bench: %s of %s (%lld x %lld, %lld nonzeros, %s)", bench_op_name(in->op), spec,
            (long long)in->m, (long long)in->n, (long long)in->nnz, hisp_type_name(in->t));
+    bool sd = in->op == OP_SPMV_DOT;
     if (in->op == OP_SOLVE)
-        printf(", %s, %d iterations", in->cg ? "CG" : "BiCGSTAB", in->iterations);
-    printf("\nmedian of %d calls after %d warm-up (fewer where a row passes 2 s), %llu bytes per "
+        printf(", %s, %d iterations", hisp_solver_method_name(in->method), in->iterations);
+    printf("\n%s of %d calls after %d warm-up (fewer where a row passes 2 s), %llu bytes per "
            "%s\n\n",
-           in->repeat, in->warmup, (unsigned long long)in->bytes,
+           sd ? "mean" : "median", in->repeat, in->warmup, (unsigned long long)in->bytes,
            in->op == OP_SOLVE ? "iteration" : "call");
-    printf("%-46s  %10s  %10s  %8s  %8s  %6s  %9s\n", "backend:device",
-           in->op == OP_SOLVE ? "ms/iter" : "ms", "device ms", "GB/s", "copy", "of copy", "error");
+    if (sd)
+        printf("%-46s  %10s  %10s  %10s  %8s  %8s  %6s  %9s\n", "backend:device", "fused ms",
+               "spmv ms", "+ dot ms", "GB/s", "copy", "of copy", "error");
+    else
+        printf("%-46s  %10s  %10s  %8s  %8s  %6s  %9s\n", "backend:device",
+               in->op == OP_SOLVE ? "ms/iter" : "ms", "device ms", "GB/s", "copy", "of copy",
+               "error");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         char label[64];
@@ -121,10 +135,13 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
             snprintf(err, sizeof err, "(oracle)");
         else
             snprintf(err, sizeof err, "%.2e", r->rel_error);
-        char dms[16] = "n/a";
-        if (isfinite(r->device_ms)) snprintf(dms, sizeof dms, "%.4f", r->device_ms);
-        printf("%-46s  %10.4f  %10s  %8.2f  %8.2f  %5.0f%%  %9s%s\n", label, r->ms, dms, r->gbps,
-               r->copy_gbps, 100 * r->fraction, err,
+        char dms[40] = "n/a";
+        if (sd)
+            snprintf(dms, sizeof dms, "%10.4f  %10.4f", r->spmv_ms, r->unfused_ms);
+        else if (isfinite(r->device_ms))
+            snprintf(dms, sizeof dms, "%.4f", r->device_ms);
+        printf("%-46s  %10.4f  %*s  %8.2f  %8.2f  %5.0f%%  %9s%s\n", label, r->ms, sd ? 22 : 10,
+               dms, r->gbps, r->copy_gbps, 100 * r->fraction, err,
                r->oracle                 ? ""
                : in->check == CHECK_NONE ? " (not checked)"
                : !bench_row_ok(in, r)    ? " FAILED"
@@ -136,11 +153,17 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
                "checked.\n",
                in->ref_residual, (long long)in->iterations);
     if (in->check == CHECK_RESIDUAL)
-        printf("\nBiCGSTAB's iterates depend on rounding: each row's relative residual (the\n"
+        printf("\n%s's iterates depend on rounding: each row's relative residual (the\n"
                "reference's: %.3g) is checked to be within 10x the reference's, not x.\n",
-               in->ref_residual);
-    printf("\nms: wall per call with a synchronize after it; device ms: the device's own time\n"
-           "(n/a where not measured); copy: GB/s of a large hisp_vector_copy on the device;\n"
+               hisp_solver_method_name(in->method), in->ref_residual);
+    if (sd)
+        printf("\nms: wall per call, calls back to back with a synchronize after them; fused:\n"
+               "hisp_spmv_dot (q = A x, x.q), spmv: hisp_spmv alone, + dot: hisp_spmv then\n"
+               "hisp_vector_dot; copy:");
+    else
+        printf("\nms: wall per call with a synchronize after it; device ms: the device's own "
+               "time\n(n/a where not measured); copy:");
+    printf(" GB/s of a large hisp_vector_copy on the device;\n"
            "error: relative 2-norm against the reference backend (tolerance %.0e)\n",
            in->tolerance);
 }

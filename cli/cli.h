@@ -384,6 +384,8 @@ void *cli_default_x(hisp_type t, int64_t n);
  * wall time per call with a synchronize after each, median of 5 (measure.c).
  * Prints on failure and returns the exit code. */
 int cli_copy_bandwidth(hisp_context ctx, double *gbps);
+/* The median of v[0..n) (sorts v; NaN when n <= 0). */
+double cli_median(double *v, int n);
 
 /* ---- SVG charts (svg.c) -------------------------------------------------- */
 

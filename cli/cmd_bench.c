@@ -23,19 +23,26 @@ static const char help[] =
     "  --op OP              the operation: spmv (y = A x, default), spmvt\n"
     "                       (y = A^T x), add (C = A + B, B = A perturbed:\n"
     "                       hisp_matrix_perturb with sigma 10; HiSparse addition),\n"
-    "                       solve (CG when A is real and symmetric with a positive\n"
-    "                       diagonal, and for quaternions, else BiCGSTAB;\n"
-    "                       --iterations iterations on every backend)\n"
-    "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3);\n"
-    "                       a row stops repeating once its calls pass 2 s (at\n"
-    "                       least one call; the reference runs no warm-up)\n"
+    "                       solve (--method; --iterations iterations on every\n"
+    "                       backend), spmv-dot (q = A x with x.q in one call, as\n"
+    "                       the solvers run it, against hisp_spmv and\n"
+    "                       hisp_vector_dot as two calls; A square, f32 and f64)\n"
+    "  --method M           solve: auto (default: CG when A is real and symmetric\n"
+    "                       with a positive diagonal, and for quaternions, else\n"
+    "                       BiCGSTAB), cg, bicgstab, gmres (GMRES(30)) or lsqr\n"
+    "                       (least squares, any shape; no cusparse row)\n"
+    "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3;\n"
+    "                       spmv-dot 200); a row stops repeating once its calls\n"
+    "                       pass 2 s (at least one call; the reference runs no\n"
+    "                       warm-up)\n"
     "  --iterations K       solve: iterations per solve (default 100)\n"
-    "  --format F           spmv, spmvt, solve: hisp's rows run on A in format F:\n"
-    "                       csr (default), hisparse or sell (f32, f64); cuSPARSE\n"
-    "                       rows stay CSR; GB/s counts the CSR arrays either way\n"
+    "  --format F           spmv, spmvt, solve, spmv-dot: hisp's rows run on A in\n"
+    "                       format F: csr (default), hisparse or sell (f32, f64);\n"
+    "                       cuSPARSE rows stay CSR; GB/s counts the CSR arrays\n"
+    "                       either way\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
     "  --plot-value ms|gbps the chart's value (default ms)\n" CLI_TYPE_HELP
-    "                       (add: f32 and f64 only)\n"
+    "                       (add, spmv-dot: f32 and f64 only)\n"
     "  --backends LIST      the rows: all (default; auto is the same) or a\n"
     "                       comma-separated list of reference, opencl, cuda,\n"
     "                       cusparse (--backend is an alias; cusparse: cuSPARSE's\n"
@@ -54,20 +61,32 @@ static const char help[] =
     "  --json               machine-readable output: \"type\", one object per row\n"
     "                       under \"results\" with its \"backend\", \"device\" and\n"
     "                       \"transfers\" (its context's, over its timed calls), and\n"
-    "                       \"transfers\", their sum\n" CLI_HELP_HELP "\n"
+    "                       \"transfers\", their sum; spmv-dot rows add \"spmv_ms\",\n"
+    "                       \"unfused_ms\" (hisp_spmv then hisp_vector_dot), \"dot\"\n"
+    "                       (x.q of the fused call), \"dot_unfused\" and \"dot_error\"\n"
+    "                       (against the reference's dot)\n" CLI_HELP_HELP "\n"
     "ms: wall time per call through the public API with a synchronize after each\n"
-    "call, median (solve: per iteration). device_ms: the device's own time where\n"
+    "call, median (solve: per iteration; spmv-dot: the mean of --repeat calls\n"
+    "back to back with one synchronize after them, the dots left on the device,\n"
+    "as a solver's loop runs them). device_ms: the device's own time where\n"
     "the backend measures it (spmv/spmvt: hisp_spmv_timed's events; cuSPARSE: the\n"
     "plan's kernel time; add: the traversal's device time). GB/s: the\n"
-    "operation's minimum traffic per median wall time: spmv/spmvt the CSR arrays\n"
-    "+ x + y; add the HiSparse trees of A, B and C; solve per iteration the CSR\n"
-    "arrays + 8 vectors (CG: x, r, p, q read and written) or twice the CSR arrays\n"
-    "+ 12 vectors (BiCGSTAB). copy: a vector copy y = x of a large vector through\n"
-    "hisp_vector_copy, timed the same way (bytes read + written). error:\n"
-    "||r - r_ref|| / ||r_ref|| in the 2-norm over y, the entries of C, or x. Solve:\n"
-    "CG's x is checked; BiCGSTAB's iterates depend on rounding, so its relative\n"
-    "residual is checked to be within 10x the reference's; nothing is checked\n"
-    "where the method diverges on the reference (relative residual >= 1).\n"
+    "operation's minimum traffic per median wall time: spmv/spmvt/spmv-dot the CSR\n"
+    "arrays + x + y; add the HiSparse trees of A, B and C; solve per iteration the\n"
+    "CSR arrays + 8 vectors (CG: x, r, p, q read and written), twice the CSR\n"
+    "arrays + 12 vectors (BiCGSTAB), the CSR arrays + 4 + 5 (m + 1) / 2 vectors\n"
+    "(GMRES(m): the product, modified Gram-Schmidt over the basis, the\n"
+    "normalisation) or twice the CSR arrays + 5 row-length and 8 column-length\n"
+    "vectors (LSQR). The vectors' scalar components are splitmix64(7, i) mapped\n"
+    "to [-1, 1) (bench/solve_inputs.py's uniform(7, n)). copy: a vector copy\n"
+    "y = x of a large vector through hisp_vector_copy, timed the same way (bytes\n"
+    "read + written). error:\n"
+    "||r - r_ref|| / ||r_ref|| in the 2-norm over y, the entries of C, or x\n"
+    "(spmv-dot: over q, or the dot's relative error where that is larger).\n"
+    "Solve: CG's x is checked; the other methods' iterates depend on rounding, so\n"
+    "their relative residual is checked to be within 10x the reference's;\n"
+    "nothing is checked where the method diverges on the reference (relative\n"
+    "residual >= 1).\n"
     "\n"
     "exit status: 0 ok, 1 usage, 2 invalid input, 3 a row failed on its device,\n"
     "5 an error above the tolerance (1e-4 f32, 1e-10 f64; solve 1e-2 / 1e-6).\n";
@@ -80,10 +99,10 @@ static int check_type(bench_op op, hisp_format f, hisp_type t)
         return cli_value_error("bench --format %s: type %s is not supported (f32 and f64; "
                                "--format csr takes every type)",
                                hisp_format_name(f), hisp_type_name(t));
-    if (op == OP_ADD && !cli_type_real(t))
-        return cli_value_error("bench --op add: type %s is not supported (the addition takes f32 "
-                               "and f64; spmv, spmvt and solve take every type)",
-                               hisp_type_name(t));
+    if ((op == OP_ADD || op == OP_SPMV_DOT) && !cli_type_real(t))
+        return cli_value_error("bench --op %s: type %s is not supported (it takes f32 and f64; "
+                               "spmv, spmvt and solve take every type)",
+                               bench_op_name(op), hisp_type_name(t));
     return CLI_OK;
 }
 
@@ -106,6 +125,20 @@ typedef struct {
     double gbps;
 } bw_entry;
 
+/* Why a cuSPARSE row cannot run in's operation (NULL: it can). */
+static const char *vendor_skip(const bench_in *in)
+{
+    if (in->op == OP_ADD)
+        return "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)";
+    if (in->op == OP_SPMV_DOT) return "cuSPARSE has no SpMV with a fused dot";
+    if (in->op == OP_SOLVE && in->method == HISP_SOLVER_LSQR)
+        return "the distributed solve (hisp_solver_solve_dist) has no LSQR";
+    if (in->per > 1 || in->vt != in->t || (in->t != HISP_F32 && in->t != HISP_F64))
+        return "hisp's cuSPARSE plans take f32 and f64 (bench/bench_compound_cuda times cuSPARSE "
+               "on compound entries)";
+    return NULL;
+}
+
 static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw, int *nbw)
 {
     hisp_backend_kind b = row->kind == K_CUSPARSE ? HISP_BACKEND_CUDA
@@ -119,14 +152,10 @@ static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw
     hisp_status s = hisp_context_set_backend(ctx, b, row->dev.index);
     cli_progress("%s on %s %d (%s)", bench_op_name(in->op), bench_kind_name(row->kind),
                  row->dev.index, row->dev.name);
-    if (row->kind == K_CUSPARSE && (in->op == OP_ADD || in->per > 1 || in->vt != in->t ||
-                                    (in->t != HISP_F32 && in->t != HISP_F64))) {
+    const char *no_vendor = vendor_skip(in);
+    if (row->kind == K_CUSPARSE && no_vendor) {
         row->status = "skipped";
-        snprintf(row->reason, sizeof row->reason, "%s",
-                 in->op == OP_ADD
-                     ? "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)"
-                     : "hisp's cuSPARSE plans take f32 and f64 (bench/bench_compound_cuda times "
-                       "cuSPARSE on compound entries)");
+        snprintf(row->reason, sizeof row->reason, "%s", no_vendor);
         hisp_context_destroy(&ctx);
         return CLI_OK;
     }
@@ -152,13 +181,21 @@ static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw
         row->oracle = true;
         row->rel_error = 0;
         /* a diverging method's iterates are chaotic: rounding decides them */
-        in->check = in->op != OP_SOLVE         ? CHECK_RESULT
-                    : !(row->rel_residual < 1) ? CHECK_NONE
-                    : in->cg                   ? CHECK_RESULT
-                                               : CHECK_RESIDUAL;
+        in->check = in->op != OP_SOLVE             ? CHECK_RESULT
+                    : !(row->rel_residual < 1)     ? CHECK_NONE
+                    : in->method == HISP_SOLVER_CG ? CHECK_RESULT
+                                                   : CHECK_RESIDUAL;
         in->ref_residual = row->rel_residual;
-    } else
+        in->ref_dot = row->dot;
+        row->dot_error = 0;
+    } else {
         row->rel_error = bench_rel_error(&res, ref, in->m);
+        if (in->op == OP_SPMV_DOT) {
+            double d = fabs(in->ref_dot);
+            row->dot_error = fabs(row->dot - in->ref_dot) / (d > 0 ? d : 1);
+            if (!(row->dot_error <= row->rel_error)) row->rel_error = row->dot_error;
+        }
+    }
     if (ref->v != res.v) bench_result_free(&res);
     hisp_context_destroy(&ctx);
     return CLI_OK;
@@ -288,16 +325,18 @@ static bool spd_like(const bench_in *in)
     return true;
 }
 
-/* n entries of type t with random components in [-1, 1) (deterministic). */
+/* n entries of type t whose scalar component i is splitmix64(7, i) mapped to
+ * [-1, 1): bench/solve_inputs.py's uniform(7, n), so that a peer in numpy
+ * (bench/solve_scipy.py) solves the same system. */
 static void *random_vector(hisp_type t, int64_t n)
 {
     void *p = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
-    uint64_t x = 0x9E3779B97F4A7C15ull;
     for (int64_t i = 0; p && i < n * hisp_type_components(t); i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        double v = (double)(x >> 11) * 0x1p-52 - 1.0;
+        uint64_t z = 7 + ((uint64_t)i + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        double v = (double)(z >> 11) * 0x1p-52 - 1.0;
         if (bench_single(t))
             ((float *)p)[i] = (float)v;
         else
@@ -330,28 +369,36 @@ enum {
     B_PLOT,
     B_PLOTV,
     B_FORMAT,
+    B_METHOD,
     B_JSON,
     B_HELP,
     B_HELP2
 };
 
+/* --method (solve only): auto leaves in->method HISP_SOLVER_COUNT. */
+static int parse_method(const char *v, bench_in *in)
+{
+    if (in->op != OP_SOLVE)
+        return cli_usage_error("bench", "--method is for --op solve, not --op %s",
+                               bench_op_name(in->op));
+    if (strcasecmp(v, "auto") == 0) return CLI_OK;
+    if (hisp_solver_method_from_name(v, &in->method) != HISP_SUCCESS)
+        return cli_value_error("--method: unknown method '%s' (auto, cg, bicgstab, gmres, lsqr)",
+                               v);
+    return CLI_OK;
+}
+
 /* Parses the command line into o and in's settings (op, format, repeat,
  * warmup, iterations); returns CLI_OK, an exit code, or CLI_HELP_SHOWN. */
 static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
 {
-    static const cli_opt opts[] = {CLI_TYPE_OPTS,
-                                   {"--op", true},
-                                   {"--backends", true},
-                                   {"--backend", true},
-                                   {"--device", true},
-                                   {"--repeat", true},
-                                   {"--iterations", true},
-                                   {"--plot", true},
-                                   {"--plot-value", true},
-                                   {"--format", true},
-                                   {"--json", false},
-                                   CLI_HELP_OPTS,
-                                   {0, 0}};
+    static const cli_opt opts[] = {CLI_TYPE_OPTS,          {"--op", true},
+                                   {"--backends", true},   {"--backend", true},
+                                   {"--device", true},     {"--repeat", true},
+                                   {"--iterations", true}, {"--plot", true},
+                                   {"--plot-value", true}, {"--format", true},
+                                   {"--method", true},     {"--json", false},
+                                   CLI_HELP_OPTS,          {0, 0}};
     const char *val[B_HELP] = {0};
     memset(o, 0, sizeof *o);
     int rc = cli_parse_command("bench", argc, argv, opts, help, val, &o->spec);
@@ -370,18 +417,20 @@ static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
         rc = cli_parse_int("--device", val[B_DEVICE], 0, 1 << 20, &o->only_dev);
     if (!rc && val[B_OP]) {
         int k = 0;
-        while (k < 4 && strcasecmp(val[B_OP], bench_op_name((bench_op)k)) != 0)
+        while (k < OP_COUNT && strcasecmp(val[B_OP], bench_op_name((bench_op)k)) != 0)
             k++;
-        if (k == 4)
-            rc = cli_value_error("--op: unknown operation '%s' (spmv, spmvt, add, solve)",
+        if (k == OP_COUNT)
+            rc = cli_value_error("--op: unknown operation '%s' (spmv, spmvt, add, solve, "
+                                 "spmv-dot)",
                                  val[B_OP]);
         in->op = (bench_op)k;
     }
+    if (!rc && val[B_METHOD]) rc = parse_method(val[B_METHOD], in);
     if (!rc && val[B_FORMAT]) rc = cli_parse_format("bench", val[B_FORMAT], &in->format, NULL);
     if (!rc && in->op == OP_ADD && val[B_FORMAT] && in->format != HISP_FORMAT_HISPARSE)
         rc = cli_usage_error("bench", "--op add runs HiSparse trees, not --format %s",
                              hisp_format_name(in->format));
-    in->repeat = in->op == OP_ADD ? 5 : in->op == OP_SOLVE ? 3 : 20;
+    in->repeat = in->op == OP_ADD ? 5 : in->op == OP_SOLVE ? 3 : in->op == OP_SPMV_DOT ? 200 : 20;
     if (in->op == OP_ADD || in->op == OP_SOLVE) in->warmup = 1;
     if (!rc && val[B_REPEAT]) rc = cli_parse_int("--repeat", val[B_REPEAT], 1, 100000, &in->repeat);
     if (!rc && val[B_ITER])
@@ -448,31 +497,51 @@ static int bench_add_inputs(hisp_context hctx, const char *spec, bench_in *in, h
     return CLI_OK;
 }
 
+/* The solve's minimum traffic per iteration (the help's model); es: vector
+ * bytes per row of A. */
+static uint64_t solve_bytes(const bench_in *in, uint64_t csr, uint64_t es)
+{
+    uint64_t m = (uint64_t)in->m, n = (uint64_t)in->n;
+    switch (in->method) {
+    case HISP_SOLVER_CG:
+        return csr + 8 * es * n;
+    case HISP_SOLVER_GMRES: /* the basis grows to BENCH_RESTART vectors: on average (m+1)/2 */
+        return csr + es * n * (8 + 5 * (BENCH_RESTART + 1)) / 2;
+    case HISP_SOLVER_LSQR:
+        return 2 * csr + es * (5 * m + 8 * n);
+    default:
+        return 2 * csr + 12 * es * n;
+    }
+}
+
 /* The operation's inputs (x, B, the solve's method) and its byte model;
  * csr: A's CSR bytes. */
 static int bench_op_inputs(hisp_context hctx, const char *spec, bench_in *in, hisp_matrix A,
                            hisp_matrix *B, uint64_t csr)
 {
     uint64_t es = hisp_type_size(in->vt) * (uint64_t)in->per; /* vector bytes per row */
-    if (in->op == OP_SPMV || in->op == OP_SPMVT) {
-        in->x = random_vector(in->vt, (in->op == OP_SPMV ? in->n : in->m) * in->per);
+    if ((in->op == OP_SPMV_DOT || (in->op == OP_SOLVE && in->method != HISP_SOLVER_LSQR)) &&
+        in->m != in->n)
+        return cli_value_error("%s: %s needs a square matrix, not %lld x %lld", spec,
+                               bench_op_name(in->op), (long long)in->m, (long long)in->n);
+    if (in->op == OP_SPMV || in->op == OP_SPMVT || in->op == OP_SPMV_DOT) {
+        in->x = random_vector(in->vt, (in->op == OP_SPMVT ? in->m : in->n) * in->per);
         in->bytes = csr + es * (uint64_t)(in->m + in->n);
     } else if (in->op == OP_ADD) {
         int rc = bench_add_inputs(hctx, spec, in, A, B);
         if (rc) return rc;
     } else {
-        if (in->m != in->n)
-            return cli_value_error("%s: solve needs a square matrix, not %lld x %lld", spec,
-                                   (long long)in->m, (long long)in->n);
         /* quaternions: the library's one method for them is CG */
-        in->cg = in->t == HISP_Q32 || in->t == HISP_Q64 ||
-                 ((in->t == HISP_F32 || in->t == HISP_F64) && spd_like(in));
+        if (in->method == HISP_SOLVER_COUNT)
+            in->method = in->t == HISP_Q32 || in->t == HISP_Q64 ||
+                                 ((in->t == HISP_F32 || in->t == HISP_F64) && spd_like(in))
+                             ? HISP_SOLVER_CG
+                             : HISP_SOLVER_BICGSTAB;
         in->x = random_vector(in->vt, in->m * in->per);
-        in->bytes = in->cg ? csr + 8 * es * (uint64_t)in->n : 2 * csr + 12 * es * (uint64_t)in->n;
+        in->bytes = solve_bytes(in, csr, es);
         in->tolerance = bench_single(in->t) ? 1e-2 : 1e-6;
     }
-    if ((in->op == OP_SPMV || in->op == OP_SPMVT || in->op == OP_SOLVE) && !in->x)
-        return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if (in->op != OP_ADD && !in->x) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     return CLI_OK;
 }
 
@@ -507,7 +576,11 @@ static int bench_rows(bench_in *in, const bench_opts *o, bench_row *rows, int ca
 int cmd_bench(int argc, char **argv)
 {
     bench_opts o;
-    bench_in in = {.op = OP_SPMV, .warmup = 3, .iterations = 100, .format = HISP_FORMAT_CSR};
+    bench_in in = {.op = OP_SPMV,
+                   .warmup = 3,
+                   .iterations = 100,
+                   .format = HISP_FORMAT_CSR,
+                   .method = HISP_SOLVER_COUNT};
     int rc = bench_parse(argc, argv, &o, &in);
     if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
     hisp_context hctx = NULL; /* the input, on the host */

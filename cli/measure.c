@@ -68,6 +68,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double cli_median(double *v, int n)
+{
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* y = alpha*op(A)*x + beta*y0 once on ctx (with variant v when not NULL);
  * y_out gets m entries. */
 static hisp_status spmv_once(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,

@@ -80,12 +80,12 @@ static int count_rows(const rows *r, const char *b, const char *k, int *ok)
     return n;
 }
 
-/* Every row that ran is within the tolerance (BiCGSTAB: its residual is
- * checked, by bench itself); the others say why not. */
+/* Every row that ran is within the tolerance (methods other than CG: their
+ * residual is checked, by bench itself); the others say why not. */
 static void check_rows(const char *out, const rows *r)
 {
     double tol = json_num(out, "tolerance"), repeat = json_num(out, "repeat");
-    bool x_checked = !strstr(out, "\"method\": \"bicgstab\"");
+    bool x_checked = !strstr(out, "\"method\": ") || strstr(out, "\"method\": \"cg\"");
     for (int i = 0; i < r->n; i++) {
         const char *row = r->row[i];
         if (has(row, "status", "\"ok\"")) {
@@ -187,32 +187,50 @@ START_TEST(test_bench_ops)
     snprintf(cplx, sizeof cplx, "gen:helmholtz:%d:%" PRIu64, 15 + (int)(test_rand(&st) % 10), seed);
     snprintf(quat, sizeof quat, "gen:qsurface:%d:%" PRIu64, 8 + (int)(test_rand(&st) % 6), seed);
     snprintf(block, sizeof block, "gen:fem3x3:%d:%" PRIu64, 4 + (int)(test_rand(&st) % 3), seed);
-    const char *nonsym = tmp("nonsym.mtx");
+    const char *nonsym = tmp("nonsym.mtx"), *lsq = tmp("lsq.mtx");
     write_nonsymmetric(nonsym, 200 + (int)(test_rand(&st) % 100), &st);
+    int lm = 200 + (int)(test_rand(&st) % 100), ln = 60 + (int)(test_rand(&st) % 40);
+    FILE *f = fopen(lsq, "w"); /* least squares: lm x ln, a diagonal and 3 random per row */
+    ck_assert(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", lm, ln, 2 * lm);
+    for (int i = 0; i < lm; i++) {
+        int j = (int)(test_rand(&st) % (uint64_t)ln);
+        fprintf(f, "%d %d %.17g\n", i + 1, i % ln + 1, 2 + test_uniform(&st));
+        fprintf(f, "%d %d %.17g\n", i + 1, (j + i % ln + 1) % ln + 1, test_uniform(&st));
+    }
+    fclose(f);
     static const struct {
         const char *op, *type;
-        int spec; /* 0 random, 1 grid, 2 nonsymmetric file, 3..5 the compound generators */
+        int spec; /* 0 random, 1 grid, 2 nonsymmetric file, 3..5 the compound generators, 6
+                     a least-squares file */
         const char *method;
-    } cases[] = {{"spmv", "c64", 3, NULL},
-                 {"spmv", "q32", 4, NULL},
-                 {"spmv", "b3x3_f64", 5, NULL},
-                 {"solve", "c64", 3, "bicgstab"},
-                 {"solve", "b3x3_f32", 5, "bicgstab"},
-                 {"spmv", "f32", 0, NULL},
-                 {"spmvt", "f64", 0, NULL},
-                 {"spmvt", "f32", 0, NULL},
-                 {"spmvt", "c64", 3, NULL},
-                 {"add", "f64", 0, NULL},
-                 {"add", "f32", 0, NULL},
-                 {"solve", "f64", 1, "cg"},
-                 {"solve", "f32", 1, "cg"},
-                 {"solve", "f64", 2, "bicgstab"}};
+        bool given; /* --method method */
+    } cases[] = {{"spmv", "c64", 3, NULL, false},
+                 {"spmv", "q32", 4, NULL, false},
+                 {"spmv", "b3x3_f64", 5, NULL, false},
+                 {"solve", "c64", 3, "bicgstab", false},
+                 {"solve", "b3x3_f32", 5, "bicgstab", false},
+                 {"spmv", "f32", 0, NULL, false},
+                 {"spmvt", "f64", 0, NULL, false},
+                 {"spmvt", "f32", 0, NULL, false},
+                 {"spmvt", "c64", 3, NULL, false},
+                 {"add", "f64", 0, NULL, false},
+                 {"add", "f32", 0, NULL, false},
+                 {"solve", "f64", 1, "cg", false},
+                 {"solve", "f32", 1, "cg", false},
+                 {"solve", "f64", 2, "bicgstab", false},
+                 {"solve", "c64", 3, "gmres", true},
+                 {"solve", "f64", 2, "gmres", true},
+                 {"solve", "f64", 1, "bicgstab", true},
+                 {"solve", "f64", 6, "lsqr", true},
+                 {"solve", "f32", 6, "lsqr", true}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        const char *specs[] = {rnd, grid, nonsym, cplx, quat, block};
+        const char *specs[] = {rnd, grid, nonsym, cplx, quat, block, lsq};
         const char *spec = specs[cases[c].spec];
         run_result r =
             run_hisp("bench", spec, "--op", cases[c].op, "--type", cases[c].type, "--backends",
-                     "reference,opencl", "--repeat", "2", "--iterations", "20", "--json", NULL);
+                     "reference,opencl", "--repeat", "2", "--iterations", "20", "--json",
+                     cases[c].given ? "--method" : NULL, cases[c].method, NULL);
         CK_RUN(r, 0);
         ck_assert_msg(json_valid(r.out), "%s", r.out);
         char want[64];
@@ -224,6 +242,8 @@ START_TEST(test_bench_ops)
             snprintf(want, sizeof want, "\"method\": \"%s\"", cases[c].method);
             ck_assert_msg(strstr(r.out, want), "%s: %s", spec, r.out);
             ck_assert(strstr(r.out, "\"iterations\": 20"));
+            ck_assert((strcmp(cases[c].method, "gmres") == 0) ==
+                      (strstr(r.out, "\"restart\": 30") != NULL));
             ck_assert(!strstr(r.out, "\"ok\": null")); /* converging: checked */
         }
         rows rs = split_rows(r.out);
@@ -238,6 +258,183 @@ START_TEST(test_bench_ops)
         rows_free(&rs);
         run_free(&r);
     }
+}
+END_TEST
+
+/* bench's vectors: scalar component i is splitmix64(7, i) in [-1, 1)
+ * (bench/solve_inputs.py's uniform(7, n)). */
+static double bench_x(uint64_t i)
+{
+    uint64_t z = 7 + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1p-52 - 1.0;
+}
+
+/* --op spmv-dot: each row's dots (fused and two calls) equal x.(A x)
+ * computed here from the file's entries and bench's x, in the entry type;
+ * q is checked against the reference by bench (rel_error); the three
+ * times are there. */
+START_TEST(test_bench_spmv_dot)
+{
+    uint64_t st = test_seed() ^ 0x5d07;
+    int n = 300 + (int)(test_rand(&st) % 300), per = 4;
+    const char *F = tmp("sd.mtx");
+    FILE *f = fopen(F, "w");
+    ck_assert(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n", n, n, n * per);
+    int *ri = malloc(sizeof *ri * (size_t)(n * per)), *ci = malloc(sizeof *ci * (size_t)(n * per));
+    double *v = malloc(sizeof *v * (size_t)(n * per));
+    ck_assert(ri && ci && v);
+    for (int i = 0, k = 0; i < n; i++)
+        for (int e = 0, off = 0; e < per; e++, k++) { /* columns i + increasing offsets */
+            ri[k] = i;
+            off += e ? 1 + (int)(test_rand(&st) % 7) : 0;
+            ci[k] = (i + off) % n;
+            v[k] = e ? test_uniform(&st) : 3 + test_uniform(&st);
+            fprintf(f, "%d %d %.17g\n", i + 1, ci[k] + 1, v[k]);
+        }
+    fclose(f);
+    static const char *const types[] = {"f64", "f32"};
+    for (int t = 0; t < 2; t++) {
+        bool single = t == 1;
+        /* x.(A x) in long double from the entries bench holds (f32: rounded) */
+        long double dot = 0;
+        for (int k = 0; k < n * per; k++) {
+            double a = single ? (float)v[k] : v[k];
+            double xj = single ? (float)bench_x((uint64_t)ci[k]) : bench_x((uint64_t)ci[k]);
+            double xi = single ? (float)bench_x((uint64_t)ri[k]) : bench_x((uint64_t)ri[k]);
+            dot += (long double)xi * a * xj;
+        }
+        run_result r = run_hisp("bench", F, "--op", "spmv-dot", "--type", types[t], "--backends",
+                                "reference,opencl", "--repeat", "7", "--json", NULL);
+        CK_RUN(r, 0);
+        ck_assert_msg(json_valid(r.out), "%s", r.out);
+        ck_assert(strstr(r.out, "\"op\": \"spmv-dot\""));
+        rows rs = split_rows(r.out);
+        check_rows(r.out, &rs);
+        double tol = single ? 1e-4 : 1e-10;
+        int ran = 0;
+        for (int i = 0; i < rs.n; i++) {
+            const char *row = rs.row[i];
+            if (!has(row, "status", "\"ok\"")) continue;
+            ran++;
+            double d = json_num(row, "dot"), du = json_num(row, "dot_unfused");
+            ck_assert_msg(fabs(d - (double)dot) <= tol * fabs((double)dot),
+                          "dot %.17g, want %.17Lg\n%s", d, dot, row);
+            ck_assert_msg(fabs(du - (double)dot) <= tol * fabs((double)dot), "%.17g\n%s", du, row);
+            ck_assert_msg(json_num(row, "dot_error") <= tol, "%s", row);
+            ck_assert(json_num(row, "spmv_ms") > 0 && json_num(row, "unfused_ms") > 0);
+            ck_assert_int_eq((int)json_num(row, "calls"), 7); /* small: within the budget */
+        }
+        ck_assert_int_eq(ran, 1 + targets_of(HISP_BACKEND_OPENCL));
+        rows_free(&rs);
+        run_free(&r);
+    }
+    /* the table names the three series */
+    run_result r =
+        run_hisp("bench", F, "--op", "spmv-dot", "--backends", "reference", "--repeat", "3", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, "fused ms") && strstr(r.out, "spmv ms") &&
+                      strstr(r.out, "+ dot ms") && strstr(r.out, "mean of 3 calls"),
+                  "%s", r.out);
+    run_free(&r);
+    free(ri);
+    free(ci);
+    free(v);
+}
+END_TEST
+
+/* The numbers of a JSON array of numbers "key": [a, b, ...]; returns the count. */
+static int json_numbers(const char *text, const char *key, double *v, int cap)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": [", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p, "no %s in\n%s", key, text);
+    p += strlen(pat);
+    int n = 0;
+    for (char *end; n < cap; p = end + 1) {
+        v[n] = strtod(p, &end);
+        if (end == p) break;
+        n++;
+        while (*end == ' ' || *end == '\n')
+            end++;
+        if (*end != ',') break;
+    }
+    return n;
+}
+
+/* convert --repeat: the read's sizes are the file's (counted here), each
+ * call timed, the medians among them; the written files read back the
+ * same; a .hisp file is read through hisp_matrix_load. */
+START_TEST(test_convert_repeat)
+{
+    uint64_t st = test_seed() ^ 0xc0de;
+    int m = 200 + (int)(test_rand(&st) % 200), n = 100 + (int)(test_rand(&st) % 200), nnz = 0;
+    const char *F = tmp("in.mtx"), *O = tmp("out.mtx"), *H = tmp("out.hisp");
+    FILE *f = fopen(F, "w");
+    ck_assert(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %-12d\n", m, n, 0);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            if (test_rand(&st) % 10 == 0) {
+                fprintf(f, "%d %d %.17g\n", i + 1, j + 1, test_uniform(&st));
+                nnz++;
+            }
+    fseek(f, 0, SEEK_SET); /* the count, in the header's reserved width */
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%d %d %-12d\n", m, n, nnz);
+    fclose(f);
+    setenv("HISP_OPTIONS", "threads=1", 1);
+    run_result r = run_hisp("convert", F, "-o", O, "--repeat", "3", "--json", NULL);
+    unsetenv("HISP_OPTIONS");
+    CK_RUN(r, 0);
+    ck_assert_msg(json_valid(r.out), "%s", r.out);
+    ck_assert_int_eq((int)json_num(r.out, "rows"), m);
+    ck_assert_int_eq((int)json_num(r.out, "cols"), n);
+    ck_assert_int_eq((int)json_num(r.out, "nnz"), nnz);
+    ck_assert_int_eq((int)json_num(r.out, "repeat"), 3);
+    ck_assert_int_eq((int)json_num(r.out, "threads"), 1);
+    static const char *const what[] = {"read", "write"};
+    for (int w = 0; w < 2; w++) {
+        char key[32];
+        double t[8];
+        snprintf(key, sizeof key, "%s_calls_ms", what[w]);
+        ck_assert_int_eq(json_numbers(r.out, key, t, 8), 3);
+        for (int a = 0; a < 3; a++) /* sorted: t[1] is the median */
+            for (int b = a + 1; b < 3; b++)
+                if (t[b] < t[a]) {
+                    double x = t[a];
+                    t[a] = t[b];
+                    t[b] = x;
+                }
+        snprintf(key, sizeof key, "%s_ms", what[w]);
+        ck_assert_msg(t[0] > 0 && json_num(r.out, key) == t[1], "%s", r.out);
+    }
+    run_free(&r);
+    /* the written file, as .hisp and back: the same entries */
+    r = run_hisp("convert", O, "-o", H, "--repeat", "2", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq((int)json_num(r.out, "nnz"), nnz);
+    ck_assert_int_eq((int)json_num(r.out, "repeat"), 2);
+    run_free(&r);
+    r = run_hisp("convert", H, "-o", tmp("back.mtx"), "--repeat", "1", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, "(median of 1 calls each)"), "%s", r.out);
+    run_free(&r);
+    r = run_hisp("convert", tmp("back.mtx"), "-o", O, "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq((int)json_num(r.out, "nnz"), nnz);
+    ck_assert(!strstr(r.out, "\"timing\"")); /* only with --repeat */
+    run_free(&r);
+    r = run_hisp("convert", "gen:poisson2d:4", "-o", O, "--repeat", "2", NULL);
+    CK_RUN(r, 1);
+    ck_assert_msg(strstr(r.err, "not a generator"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("convert", F, "-o", O, "--repeat", "0", NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
 }
 END_TEST
 
@@ -290,6 +487,9 @@ START_TEST(test_bench_bad_input)
         const char *msg;
     } cases[] = {
         {{"gen:poisson2d:8", "--op", "spmm"}, 2, "unknown operation 'spmm'"},
+        {{"gen:poisson2d:8", "--method", "cg"}, 1, "--method is for --op solve"},
+        {{"gen:poisson2d:8", "--op", "solve", "--method", "qmr"}, 2, "unknown method 'qmr'"},
+        {{"gen:helmholtz:8", "--op", "spmv-dot"}, 2, "type c64 is not supported"},
         {{"gen:poisson2d:8", "--backends", "opencl,vulkan"}, 2, "unknown backend 'vulkan'"},
         {{"gen:poisson2d:8", "--backends", ""}, 2, "--backends"},
         {{"gen:helmholtz:8", "--op", "add"}, 2, "type c64 is not supported"},
@@ -312,10 +512,14 @@ START_TEST(test_bench_bad_input)
     /* solve needs a square matrix */
     const char *rect = tmp("rect.mtx");
     write_text(rect, "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 1.5\n2 3 2\n");
-    run_result r = run_hisp("bench", rect, "--op", "solve", NULL);
-    CK_RUN(r, 2);
-    ck_assert_msg(strstr(r.err, "square"), "%s", r.err);
-    run_free(&r);
+    static const char *const sq[][3] = {
+        {"solve", NULL, NULL}, {"solve", "--method", "gmres"}, {"spmv-dot", NULL, NULL}};
+    for (int c = 0; c < 3; c++) {
+        run_result r = run_hisp("bench", rect, "--op", sq[c][0], sq[c][1], sq[c][2], NULL);
+        CK_RUN(r, 2);
+        ck_assert_msg(strstr(r.err, "square"), "%s", r.err);
+        run_free(&r);
+    }
 }
 END_TEST
 
@@ -408,6 +612,8 @@ Suite *suite_cli_bench(void)
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
     tcase_add_test(tc, test_bench_all);
     tcase_add_test(tc, test_bench_ops);
+    tcase_add_test(tc, test_bench_spmv_dot);
+    tcase_add_test(tc, test_convert_repeat);
     tcase_add_test(tc, test_bench_plot);
     tcase_add_test(tc, test_bench_bad_input);
     tcase_add_test(tc, test_bench_address_limit);
