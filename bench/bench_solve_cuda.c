@@ -871,7 +871,7 @@ static void part_dist(bench *B, bs_dist_rows *D)
 
 static const char prog[] = "bench_solve_cuda";
 static const char help[] =
-    "usage: bench_solve_cuda [--parts cg,lsqr,compound,dist] [--sizes 160,200]\n"
+    "usage: bench_solve_cuda [--parts cg,lsqr,compound,dist,selftest] [--sizes 160,200]\n"
     "           [--iters 500] [--repeat 3] [--lsqr-rows 4000000]\n"
     "           [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters 200]\n"
     "           [--lsqr-scale 20 (the rmat stack: 4 graphs of 2^scale vertices)]\n"
@@ -957,6 +957,19 @@ static int parse(int argc, char **argv, options *o)
         rc = opts_value_error(prog, "--lsqr-cols %lld is below --lsqr-npr %d",
                               (long long)o->lsqr_cols, o->npr);
     if (val[O_PARTS]) o->parts = val[O_PARTS];
+    for (const char *q = o->parts; !rc && q && *q;) { /* every part named must exist */
+        static const char *const known[] = {"cg", "lsqr", "compound", "dist", "selftest"};
+        size_t len = strcspn(q, ",");
+        bool ok = false;
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+            ok |= strlen(known[k]) == len && !strncmp(q, known[k], len);
+        if (!ok)
+            rc = opts_usage_error(prog,
+                                  "--parts: unknown part '%.*s' (cg, lsqr, compound, dist, "
+                                  "selftest)",
+                                  (int)len, q);
+        q = q[len] ? q + len + 1 : NULL;
+    }
     if (val[O_SIZES]) o->sizes = val[O_SIZES];
     if (val[O_DIST_DEVICES]) o->dist_devices = val[O_DIST_DEVICES];
     if (val[O_DIST_METHODS]) o->dist_methods = val[O_DIST_METHODS];

@@ -9,7 +9,8 @@
 # `bash bench/stage_gpu.sh sell [OLD_BUILD_DIR]`; on the device
 # `OUT=$OUT bash .gpu/sell_gpu.sh [tests] [suite|some] [files] [auto] [before]`
 # (some: the suite's matrices named in SELL_SUITE, e.g. "rmat:22 dense:4096")
-# (default all). Writes $OUT/sell.log and $OUT/sell.tgz (the JSON reports:
+# (default all; tests: every suite of check_hisp on CUDA, six at a time, logs in
+# $OUT/suites.tgz). Writes $OUT/sell.log and $OUT/sell.tgz (the JSON reports:
 # the device tool brings back at most 8 files).
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
@@ -27,9 +28,13 @@ b() { # name, seconds, hisp binary, bench arguments...
 }
 SUITE="poisson3d:160 banded:2000000 rmat:22 dense:4096 circuit:2000000 blockdiag:2000000"
 has some && SUITE=${SELL_SUITE:-$SUITE} && parts="$parts suite"
-if has tests; then # every suite on the CUDA backend (the reference as the oracle)
-  echo "== check_hisp (cuda)" >>"$L"
-  timeout "${TESTS_S:-300}" env HISP_TEST_BACKENDS=cuda "$H/tests/check_hisp" >>"$L" 2>&1; echo "-- exit $?" >>"$L"
+if has tests; then # every suite on the CUDA backend (the reference as the oracle), 6 at a time
+  echo "== check_hisp (cuda), suites in parallel" >>"$L"
+  mkdir -p "$OUT/suites"
+  xargs -P 6 -I{} sh -c "timeout ${TESTS_S:-400} env HISP_TEST_BACKENDS=cuda CK_RUN_SUITE={} CK_TIMEOUT_MULTIPLIER=4 '$H/tests/check_hisp' >'$OUT/suites/{}.log' 2>&1; echo \"{} exit \$?\" >>'$OUT/suites/exits'" <"$H/tests/suites"
+  for f in "$OUT"/suites/*.log; do tail -n 2 "$f"; done >>"$L"
+  sort "$OUT/suites/exits" >>"$L"
+  tar czf "$OUT/suites.tgz" -C "$OUT" suites && rm -rf "$OUT/suites"
 fi
 if has suite; then
   for g in $SUITE; do
@@ -54,9 +59,8 @@ if has auto; then
     echo "== auto gen:$s:42" >>"$L"
     timeout 200 "$H/bin/hisp" tune "gen:$s:42" --backend cuda --json >"$J/auto-${s%%:*}.json" 2>>"$L"; echo "-- exit $?" >>"$L"
   done
-  for f in "$H"/matrices/*.mtx; do
-    n=$(basename "$f" .mtx)
-    timeout 100 "$H/bin/hisp" tune "$f" --backend cuda --json >"$J/auto-file-$n.json" 2>>"$L"
+  for n in ${AUTO_FILES:-bcsstk33 CA-HepPh ca-CondMat fidapex6 bayer10 Groebner_id2003_aug Pd cage8}; do
+    timeout 60 "$H/bin/hisp" tune "$H/matrices/$n.mtx" --backend cuda --json >"$J/auto-file-$n.json" 2>>"$L"
   done
 fi
 if has before && [ -x "$H/old/bin/hisp" ]; then

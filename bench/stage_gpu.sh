@@ -46,6 +46,7 @@ cp bench/*.sh bench/*.py .gpu/
 if [ "$tests" = 1 ]; then
     mkdir -p .gpu/tests
     cp build/tests/check_hisp .gpu/tests/
+    grep -ho 'suite_create("[a-z_]*")' tests/*.c | sed 's/.*("//; s/")//' >.gpu/tests/suites
 fi
 if [ "${lib:-0}" = 1 ]; then # libhisp.so and the external example built against it
     mkdir -p .gpu/lib

@@ -19,15 +19,23 @@
  *                     LANES-th entry, each warp still reading SLICE
  *                     consecutive addresses; so a long row is neither one
  *                     work-item's serial loop nor one work-group's
- * Both write y[perm[r]] = alpha*sum + beta*y[perm[r]]; beta_zero: y is not
+ *   sell_spmv_lanes:  GPUs, matrices with too few rows to fill the device:
+ *                     one work-group of SLICE x LANES work-items per slice,
+ *                     the LANES work-items of a row taking every LANES-th
+ *                     entry of the whole row; one launch
+ * All write y[perm[r]] = alpha*sum + beta*y[perm[r]]; beta_zero: y is not
  * read. */
 
 #if defined(__CUDACC__)
 #define KERNEL extern "C" __global__ void
+#define FN static __device__ __forceinline__
+#define LOCALP
 #define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
 #define GROUP ((i64)blockIdx.x)
 #else
 #define KERNEL __kernel void
+#define FN static inline
+#define LOCALP __local
 #define GLOBAL_ID ((i64)get_global_id(0))
 #define GROUP ((i64)get_group_id(0))
 #endif
@@ -70,6 +78,38 @@ KERNEL sell_spmv_slices(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *per
 }
 
 #ifdef LANES
+/* The LANES work-items of a row of slice s (base: its first entry, width:
+ * entries per row) sum entries k0 + j, k0 + j + LANES, ... below k1; the
+ * row's sum (in the fixed order of the lanes) is returned to lane 0, the
+ * others get 0. acc: SLICE * LANES entries of local memory. */
+FN cs_t lanes_sum(LOCALP cs_t *acc, i64 base, i64 k0, i64 k1, GLOBAL const int *col,
+          GLOBAL const cs_t *val, GLOBAL const cs_t *x)
+{
+    const int i = LID & (SLICE - 1), j = LID / SLICE;
+    cs_t sum = 0;
+    for (i64 k = k0 + j; k < k1; k += LANES)
+        sum += val[base + k * SLICE + i] * x[col[base + k * SLICE + i]];
+    acc[LID] = sum;
+    BARRIER();
+    if (j) return 0;
+    for (int q = 1; q < LANES; q++)
+        sum += acc[q * SLICE + i];
+    return sum;
+}
+
+KERNEL sell_spmv_lanes(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
+                       GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
+                       GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
+{
+    LOCAL_DECL(cs_t, acc[SLICE * LANES]);
+    const i64 s = GROUP, base = sptr[s];
+    const cs_t sum = lanes_sum(acc, base, 0, (sptr[s + 1] - base) / SLICE, col, val, x);
+    const i64 r = s * SLICE + LID;
+    if (LID >= SLICE || r >= nrows) return;
+    const int row = perm[r];
+    y[row] = beta_zero ? alpha * sum : alpha * sum + beta * y[row];
+}
+
 /* Wide slices, in chunks of CHUNK entries per row: work-group g takes chunk
  * g (slice cslice[g], entries ck0[g] .. ck0[g] + CHUNK - 1 of each of its
  * rows) and leaves its SLICE sums in part; sell_spmv_wide_sum adds a slice's
@@ -80,18 +120,10 @@ KERNEL sell_spmv_wide(GLOBAL const int *cslice, GLOBAL const int *ck0, GLOBAL co
 {
     LOCAL_DECL(cs_t, acc[SLICE * LANES]);
     const i64 g = GROUP, s = cslice[g];
-    const int i = LID & (SLICE - 1), j = LID / SLICE;
     const i64 base = sptr[s], width = (sptr[s + 1] - base) / SLICE;
     const i64 k1 = ck0[g] + CHUNK < width ? ck0[g] + CHUNK : width;
-    cs_t sum = 0;
-    for (i64 k = ck0[g] + j; k < k1; k += LANES)
-        sum += val[base + k * SLICE + i] * x[col[base + k * SLICE + i]];
-    acc[LID] = sum;
-    BARRIER();
-    if (j) return;
-    for (int q = 1; q < LANES; q++)
-        sum += acc[q * SLICE + i];
-    part[g * SLICE + i] = sum;
+    const cs_t sum = lanes_sum(acc, base, ck0[g], k1, col, val, x);
+    if (LID < SLICE) part[g * SLICE + LID] = sum;
 }
 
 KERNEL sell_spmv_wide_sum(int nwide, int nrows, GLOBAL const int *wslice,

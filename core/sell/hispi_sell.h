@@ -101,7 +101,9 @@ HISPI_LOCAL hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alp
 HISPI_LOCAL void hispi_sell_drop_device(hisp_matrix A);
 /* Test hook, read when a device copy is made: the kernel of
  * kernels/sell_spmv.cl (0: the device's, sell_spmv_slices on CPUs,
- * sell_spmv elsewhere; 1: sell_spmv; 2: sell_spmv_slices). */
+ * sell_spmv_lanes on GPUs for matrices of few rows, else sell_spmv with
+ * sell_spmv_wide; 1: sell_spmv with sell_spmv_wide; 2: sell_spmv_slices;
+ * 3: sell_spmv_lanes). */
 HISPI_LOCAL extern int hispi_sell_kernel_mode;
 
 #endif

@@ -15,14 +15,23 @@ int hispi_sell_kernel_mode;
 
 /* GPUs: slices wider than WIDE_W entries per row go to sell_spmv_wide in
  * chunks of CHUNK entries per row, one work-group of C x LANES work-items
- * per chunk (kernels/sell_spmv.cl). */
+ * per chunk (kernels/sell_spmv.cl). A SELL of fewer than LANES_ROWS rows
+ * (one work-item per row would leave most of a GPU idle) runs
+ * sell_spmv_lanes instead, one launch with one work-group per slice, where
+ * no row is longer than LANES_MAX_W (a longer one would hold its work-group
+ * alone) and the rows are long enough for the lanes: LANES / 2 entries per
+ * row on average, or a slice that would otherwise take the wide path's two
+ * launches. */
 #define WIDE_W 64
 #define LANES 8
 #define CHUNK 256
+#define LANES_ROWS (1 << 17)
+#define LANES_MAX_W 512
 
 /* One SELL on the device. */
 typedef struct {
     bool have;
+    bool lanes; /* sell_spmv_lanes */
     int64_t nrows, nslices, nwide, nchunks;
     void *sptr, *perm, *col, *val;
     /* GPUs: the wide slices (wslice, nwide), their chunks' ranges (wchunk,
@@ -32,9 +41,9 @@ typedef struct {
 } dsell;
 
 typedef struct {
-    dsell m[2];    /* A (op N), A^T (op T) */
-    void *k;       /* the kernel */
-    void *kw, *ks; /* sell_spmv_wide, sell_spmv_wide_sum (GPUs) */
+    dsell m[2];         /* A (op N), A^T (op T) */
+    void *k;            /* the kernel */
+    void *kw, *ks, *kl; /* sell_spmv_wide, _wide_sum, _lanes (GPUs) */
     bool slices;
     int group; /* work-group size */
     int64_t wide_w;
@@ -67,6 +76,7 @@ void hispi_sell_drop_device(hisp_matrix A)
     if (d->k) HISPI_BE_VOID(ctx, kern_free, d->k);
     if (d->kw) HISPI_BE_VOID(ctx, kern_free, d->kw);
     if (d->ks) HISPI_BE_VOID(ctx, kern_free, d->ks);
+    if (d->kl) HISPI_BE_VOID(ctx, kern_free, d->kl);
     free(d);
     A->fdev = NULL;
 }
@@ -122,9 +132,25 @@ static hisp_status wide_list(hisp_context ctx, const hispi_sell *h, int64_t wide
     return st;
 }
 
+/* Does h run sell_spmv_lanes (GPUs; the test hook may force either way)? */
+static bool use_lanes(const hispi_sell *h)
+{
+    if (hispi_sell_kernel_mode) return hispi_sell_kernel_mode == 3;
+    if (h->nrows >= LANES_ROWS) return false;
+    int64_t widest = 0;
+    for (int64_t s = 0; s < h->nslices; s++) {
+        int64_t w = (h->sptr[s + 1] - h->sptr[s]) / h->C;
+        if (w > widest) widest = w;
+    }
+    return widest <= LANES_MAX_W &&
+           (widest > WIDE_W || h->padded >= (int64_t)h->nslices * h->C * (LANES / 2));
+}
+
 static hisp_status dsell_upload(hisp_context ctx, const hispi_sell *h, int64_t wide_w, dsell *d)
 {
     size_t es = hisp_type_size(h->type);
+    d->lanes = wide_w < INT64_MAX && use_lanes(h);
+    if (d->lanes) wide_w = INT64_MAX; /* no chunks */
     hisp_status s = upload(ctx, h->sptr, (size_t)(h->nslices + 1) * 8, &d->sptr);
     if (!s) s = upload(ctx, h->perm, (size_t)h->nrows * 4, &d->perm);
     if (!s) s = upload(ctx, h->col, (size_t)h->padded * 4, &d->col);
@@ -167,10 +193,13 @@ static hisp_status need_device(hisp_context ctx, hisp_matrix A, int t, sell_dev 
                 s = HISPI_BE(ctx, kern_get, HISPI_PROG_SELL, opts, "sell_spmv_wide", &d->kw);
             if (!s && d->wide_w < INT64_MAX)
                 s = HISPI_BE(ctx, kern_get, HISPI_PROG_SELL, opts, "sell_spmv_wide_sum", &d->ks);
+            if (!s && d->wide_w < INT64_MAX)
+                s = HISPI_BE(ctx, kern_get, HISPI_PROG_SELL, opts, "sell_spmv_lanes", &d->kl);
         }
         if (s) {
             if (d->k) HISPI_BE_VOID(ctx, kern_free, d->k);
             if (d->kw) HISPI_BE_VOID(ctx, kern_free, d->kw);
+            if (d->ks) HISPI_BE_VOID(ctx, kern_free, d->ks);
             free(d);
             return s;
         }
@@ -234,6 +263,12 @@ hisp_status hispi_sell_spmv(hisp_context ctx, hisp_op op, double alpha, hisp_mat
             {HISPI_KARG_I32, NULL, beta == 0, 0},
             {HISPI_KARG_I64, NULL, d->wide_w < INT64_MAX ? d->wide_w * h->C : INT64_MAX, 0},
         };
+        if (m->lanes) {
+            HISPI_TRY(HISPI_BE(ctx, kern_launch, d->kl, a, 10, (size_t)m->nslices,
+                               (size_t)(h->C * LANES)));
+            hispi_vector_device_written(y);
+            return HISP_SUCCESS;
+        }
         int64_t items = d->slices ? m->nslices : m->nrows;
         size_t groups = (size_t)((items + d->group - 1) / d->group);
         int nargs = d->slices ? 10 : 11;
