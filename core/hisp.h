@@ -17,6 +17,7 @@
  *   vector algebra
  *   SpMV
  *   addition: C = op(A) + op(B)
+ *   sparse matrix-matrix product: C = op(A) * op(B), plans, P^T*A*P
  *   iterative solvers
  *   several devices (MSREP): partitions, plans, distributed vectors and solves
  *   introspection and benchmark helpers: counters, timing, tuning, format choice
@@ -88,7 +89,8 @@ typedef enum {
     HISP_ERR_NOT_COMPILED = -11  /* backend not compiled into this library */
 } hisp_status;
 
-/* Entry types. CSR/HiSparse operations take f32 and f64; the compound types
+/* Entry types. CSR/HiSparse operations take f32 and f64 (the sparse product
+ * c32 and c64 too); the compound types
  * (complex, quaternion, 3x3 blocks) have SpMV through the variants of the
  * section "formats: compound entries" below. */
 typedef enum {
@@ -116,7 +118,8 @@ typedef enum {
 
 /* op(A) = A, A^T, or A^H (conjugate transpose; the same as A^T for real
  * entries). hisp_spmv and hisp_spmv_timed take all three for every entry
- * type; the other operations (hisp_matrix_add, hisp_mspmv) take N and T. */
+ * type; hisp_matrix_multiply takes all three; the other operations
+ * (hisp_matrix_add, hisp_mspmv) take N and T. */
 typedef enum { HISP_OP_N = 0, HISP_OP_T = 1, HISP_OP_H = 2 } hisp_op;
 
 typedef enum {
@@ -896,6 +899,71 @@ typedef struct {
                          the check then runs before writing) */
 } hisp_add_stats;
 HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, hisp_add_stats *st);
+
+/* ==== sparse matrix-matrix product: C = op(A) * op(B), plans, P^T*A*P =====================
+ *
+ * What hisp does now: on every backend the product runs on the host (plain
+ * C, Gustavson's row-by-row algorithm, blocks of rows on the context's
+ * threads option) over the operands' host copies (an operand that lives on
+ * a device only is read back first, and the transfer is counted), and C is
+ * a new host CSR matrix of A's context, whatever the operands' formats: CSR
+ * and CSC are read in place, COO, HiSparse (its transposed flag and scale
+ * honoured) and SELL through a private CSR copy made for the call. C is
+ * uploaded where an operation on the device uses it, like any CSR matrix.
+ *
+ * op = N, T or H (H: the conjugate transpose for c32/c64; T for real
+ * entries). A transpose is never formed as a user-visible matrix: a CSR
+ * operand under T (a CSC one under N) is turned into the CSR of op(X) by a
+ * counting sort, O(nnz + dimension), once per call (once per plan, which
+ * then reads new values through the sort's permutation); a CSC operand under
+ * T is its own CSR of X^T and is read in place.
+ *
+ * Entry types f32, f64, c32, c64; A and B of the same type; sums are
+ * formed in the entry type. C's columns are sorted within each row,
+ * without duplicates; an entry whose products cancel stays an entry with
+ * the value 0 (as hisp_matrix_add keeps exact zero sums). Each row is
+ * computed by one thread in a fixed order: the bits do not depend on the
+ * thread count. Memory: C's arrays are allocated once, after a symbolic
+ * pass has counted each row (64-bit counts: a C of more than 2^63 - 1
+ * entries is refused, never wrapped), and each thread's scratch is O(number
+ * of columns of C): a marker and a dense accumulator. Out of host memory is
+ * HISP_ERR_OUT_OF_HOST_MEMORY with the bytes in the last error; a failed
+ * call leaves A and B as they were and allocates nothing. */
+
+/* C = op_a(A) * op_b(B), a new CSR matrix of A's context. op(A)'s columns
+ * must equal op(B)'s rows (HISP_ERR_INVALID_ARGUMENT naming both shapes);
+ * another entry type is HISP_ERR_UNSUPPORTED. A and B may be the same
+ * matrix (A*A, A^T*A, A*A^H). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b,
+                                                         hisp_matrix B, hisp_matrix *C);
+
+/* A plan for repeated products on the same patterns (time stepping, the
+ * numeric re-setup of a multigrid hierarchy): create computes C as
+ * hisp_matrix_multiply does and keeps C's structure, the operands' patterns
+ * and, for transposed operands, the counting sort's permutation. execute
+ * takes A and B with new values on the same patterns and recomputes only
+ * C's values, in place (no counting, sorting, transposing or allocation of
+ * C): the same bits as a fresh product. A or B whose pattern differs from
+ * the plan's (sizes, nnz, row or column pointers, indices; or a CSC operand
+ * that was not CSC) is HISP_ERR_INVALID_ARGUMENT and nothing is written; so
+ * is a C that is not the plan's output (a CSR matrix of its type with its
+ * structure, not an operand). The plan holds the patterns of A, B and C:
+ * 4 bytes per entry (12 for a transposed operand) and 8 per row of each.
+ * It belongs to A's context (destroying the context orphans it). */
+typedef struct hisp_spgemm_plan_s *hisp_spgemm_plan;
+HISP_API HISP_NODISCARD hisp_status hisp_spgemm_plan_create(hisp_op op_a, hisp_matrix A,
+                                                            hisp_op op_b, hisp_matrix B,
+                                                            hisp_spgemm_plan *plan, hisp_matrix *C);
+HISP_API HISP_NODISCARD hisp_status hisp_spgemm_plan_execute(hisp_spgemm_plan plan, hisp_matrix A,
+                                                             hisp_matrix B, hisp_matrix C);
+HISP_API void hisp_spgemm_plan_destroy(hisp_spgemm_plan *plan);
+
+/* The Galerkin product C = P^T * A * P (A n x n, P n x m; C m x m, CSR), in
+ * one call: A*P into a private CSR, then P^T*(A*P) with P read as the CSC of
+ * P^T (a counting sort of P's rows, as op T above): P^T is never a matrix
+ * of its own. For complex entries P^T, not P^H (for P^H*A*P:
+ * hisp_matrix_multiply(HISP_OP_H, P, HISP_OP_N, AP, &C)). */
+HISP_API HISP_NODISCARD hisp_status hisp_matrix_ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C);
 
 /* ==== iterative solvers =========================================================================
  *

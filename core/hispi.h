@@ -229,7 +229,8 @@ typedef enum {
     HISPI_H_VECTOR,
     HISPI_H_MPLAN,
     HISPI_H_MVECTOR,
-    HISPI_H_SOLVER
+    HISPI_H_SOLVER,
+    HISPI_H_SPGEMM /* hisp_spgemm_plan */
 } hispi_handle_kind;
 /* Register obj; destroying owner (NULL: none) orphans it. Fails only when
  * out of host memory. */

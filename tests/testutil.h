@@ -45,7 +45,8 @@
     X(mm_ext)                                                                                      \
     X(readme)                                                                                      \
     X(options)                                                                                     \
-    X(sell)
+    X(sell)                                                                                        \
+    X(spgemm)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

@@ -1,0 +1,164 @@
+/* SpGEMM, the operation (above the formats): C = op(A)*op(B) and the
+ * Galerkin product P^T*A*P, their argument checks, and the product of two
+ * operand views (symbolic phase, C's arrays allocated once, fill). Every
+ * backend runs the host phases (spgemm_ref.c) over the operands' host
+ * copies for now; C is a new host CSR matrix of A's context. */
+#include "spgemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool product_type(hisp_type t)
+{
+    return t == HISP_F32 || t == HISP_F64 || t == HISP_C32 || t == HISP_C64;
+}
+
+static int64_t op_rows(hisp_op op, hisp_matrix X)
+{
+    return op == HISP_OP_N ? X->host.nrows : X->host.ncols;
+}
+
+static int64_t op_cols(hisp_op op, hisp_matrix X)
+{
+    return op == HISP_OP_N ? X->host.ncols : X->host.nrows;
+}
+
+static const char *op_name(hisp_op op)
+{
+    return op == HISP_OP_N ? "" : op == HISP_OP_T ? "^T" : "^H";
+}
+
+hisp_status hispi_spgemm_check(hisp_context ctx, const char *what, hisp_op op_a, hisp_matrix A,
+                               hisp_op op_b, hisp_matrix B)
+{
+    if (!hispi_mat_ok(B) || B->ctx != ctx)
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "%s: B is invalid or of another context",
+                          what);
+    if ((unsigned)op_a > HISP_OP_H || (unsigned)op_b > HISP_OP_H)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: unknown op (%d, %d)", what,
+                          (int)op_a, (int)op_b);
+    hisp_type t = A->host.type;
+    if (B->host.type != t)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: entry types differ: A %s, B %s",
+                          what, hisp_type_name(t), hisp_type_name(B->host.type));
+    if (!product_type(t))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "%s: %s entries are not supported (f32, f64, c32, c64)", what,
+                          hisp_type_name(t));
+    if (op_cols(op_a, A) != op_rows(op_b, B))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: dimension mismatch: A%s is %lld x %lld, B%s is %lld x %lld", what,
+                          op_name(op_a), (long long)op_rows(op_a, A), (long long)op_cols(op_a, A),
+                          op_name(op_b), (long long)op_rows(op_b, B), (long long)op_cols(op_b, B));
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
+{
+    memset(C, 0, sizeof *C);
+    int64_t m = g->a.nrows;
+    hispi_spgemm_out o = {0};
+    HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr));
+    hisp_status s = hispi_spgemm_symbolic(ctx, g, &o);
+    int64_t nnz = s ? 0 : o.rowptr[m];
+    size_t esz = hisp_type_size(g->type);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, sizeof *o.colind, (void **)&o.colind);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, esz, &o.val);
+    if (s == HISP_ERR_OUT_OF_HOST_MEMORY && nnz > 0)
+        s = hispi_fail(ctx, s,
+                       "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
+                       (long long)m, (long long)g->b.ncols, (long long)nnz,
+                       (double)nnz * (double)(sizeof *o.colind + esz) + 8.0 * (double)(m + 1));
+    if (!s) s = hispi_spgemm_fill(ctx, g, &o);
+    if (s) {
+        free(o.rowptr), free(o.colind), free(o.val);
+        return s;
+    }
+    C->format = HISP_FORMAT_CSR;
+    C->type = g->type;
+    C->nrows = m;
+    C->ncols = g->b.ncols;
+    C->nnz = nnz;
+    C->rowptr = o.rowptr;
+    C->colind = o.colind;
+    C->val = o.val;
+    return HISP_SUCCESS;
+}
+
+/* op(A) and op(B)'s views, their product into a new matrix *C. */
+static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
+                            hisp_matrix *C)
+{
+    hisp_context ctx = A->ctx;
+    static const char what[] = "hisp_matrix_multiply";
+    if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: C is NULL", what);
+    *C = NULL;
+    HISPI_TRY(hispi_spgemm_check(ctx, what, op_a, A, op_b, B));
+    hispi_spgemm_src sa, sb;
+    HISPI_TRY(hispi_spgemm_open(A, op_a, &sa));
+    hisp_status s = hispi_spgemm_open(B, op_b, &sb);
+    if (s) {
+        hispi_spgemm_close(&sa);
+        return s;
+    }
+    hispi_spgemm_args g = {A->host.type, sa.v, sb.v};
+    hispi_sparse out;
+    s = hispi_spgemm_product(ctx, &g, &out);
+    hispi_spgemm_close(&sa);
+    hispi_spgemm_close(&sb);
+    if (!s) s = hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
+    return s;
+}
+
+hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
+                                 hisp_matrix *C)
+{
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(A->ctx, multiply(op_a, A, op_b, B, C));
+}
+
+/* C = P^T*(A*P): AP a private CSR, then P's source transposed by a counting
+ * sort (P read as the CSC of P^T) times AP. */
+static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
+{
+    hisp_context ctx = P->ctx;
+    static const char what[] = "hisp_matrix_ptap";
+    if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: C is NULL", what);
+    *C = NULL;
+    if (!hispi_mat_ok(A) || A->ctx != ctx)
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "%s: A is invalid or of another context",
+                          what);
+    if (A->host.nrows != A->host.ncols || A->host.nrows != P->host.nrows)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: A must be square with P's rows: A is %lld x %lld, P %lld x %lld",
+                          what, (long long)A->host.nrows, (long long)A->host.ncols,
+                          (long long)P->host.nrows, (long long)P->host.ncols);
+    HISPI_TRY(hispi_spgemm_check(ctx, what, HISP_OP_N, A, HISP_OP_N, P));
+    hisp_type t = A->host.type;
+    hispi_spgemm_src sa, sp, sap;
+    HISPI_TRY(hispi_spgemm_open(A, HISP_OP_N, &sa));
+    hisp_status s = hispi_spgemm_open(P, HISP_OP_N, &sp);
+    hispi_sparse ap = {0}, out;
+    if (!s) {
+        hispi_spgemm_args g = {t, sa.v, sp.v};
+        s = hispi_spgemm_product(ctx, &g, &ap);
+    }
+    hispi_spgemm_close(&sa);
+    if (!s) s = hispi_spgemm_orient(ctx, &sp, t, HISP_OP_T);
+    if (!s) s = hispi_spgemm_open_csr(ctx, &ap, HISP_OP_N, &sap);
+    if (!s) {
+        hispi_spgemm_args g = {t, sp.v, sap.v};
+        s = hispi_spgemm_product(ctx, &g, &out);
+        hispi_spgemm_close(&sap);
+    }
+    hispi_spgemm_close(&sp);
+    hispi_sparse_free(&ap);
+    if (!s) s = hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
+    return s;
+}
+
+hisp_status hisp_matrix_ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
+{
+    if (!hispi_mat_ok(P)) return HISP_ERR_INVALID_HANDLE;
+    HISPI_CLAIMED(P->ctx, ptap(P, A, C));
+}

@@ -1,0 +1,83 @@
+/* The sparse matrix-matrix product inside the core (core/ops/spgemm*.c):
+ * the operands' CSR views (spgemm_operand.c), the host phases
+ * (spgemm_ref.c) and the product of two views (spgemm.c), shared by the
+ * public calls and the plan (spgemm_plan.c). */
+#ifndef HISPI_OPS_SPGEMM_H
+#define HISPI_OPS_SPGEMM_H
+
+#include "backend/spgemm_view.h"
+#include "hispi.h"
+
+/* ---- operands (spgemm_operand.c) -------------------------------------------
+ *
+ * An operand's source: X's entries as a CSR array triple, read in place
+ * where X holds one (CSR: its rows; CSC: its columns, the CSR of X^T) and
+ * otherwise a private CSR conversion (COO, HiSparse, SELL; freed by
+ * close). op(X) is the source itself when the orientations agree, else its
+ * transpose by a counting sort (O(nnz + dimension)) with the permutation
+ * back into the source (hispi_spgemm_operand.perm). */
+typedef struct {
+    hispi_sparse tmp;   /* the private conversion, or zeroed */
+    int64_t rows, cols; /* the source's (X's, or X^T's when cols_major) */
+    int64_t nnz;
+    const int64_t *ptr; /* rows + 1 */
+    const int32_t *idx; /* nnz */
+    const void *val;
+    bool cols_major;      /* the source is X's CSC arrays */
+    int64_t *tptr, *perm; /* the transpose (owned), or NULL */
+    int32_t *tidx;
+    hispi_spgemm_operand v; /* op(X) in CSR */
+} hispi_spgemm_src;
+
+/* X's source and op(X)'s view (transposing when needed); X's host copy is
+ * made where it lives on a device only. On failure nothing is kept. */
+HISPI_LOCAL hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgemm_src *s);
+/* The source only (s->v not set, nothing transposed). */
+HISPI_LOCAL hisp_status hispi_spgemm_source(hisp_matrix X, hispi_spgemm_src *s);
+/* A source over a host CSR (borrowed), then op(X) as hispi_spgemm_open. */
+HISPI_LOCAL hisp_status hispi_spgemm_open_csr(hisp_context ctx, const hispi_sparse *csr, hisp_op op,
+                                              hispi_spgemm_src *s);
+/* op(X)'s view of an open source, transposing when needed (a transpose
+ * made for an earlier op is freed first). */
+HISPI_LOCAL hisp_status hispi_spgemm_orient(hisp_context ctx, hispi_spgemm_src *s, hisp_type t,
+                                            hisp_op op);
+/* Frees what open made (the conversion, the transpose). */
+HISPI_LOCAL void hispi_spgemm_close(hispi_spgemm_src *s);
+
+/* ---- the host phases (spgemm_ref.c) ---------------------------------------
+ *
+ * Gustavson's row-by-row product over blocks of rows on the context's
+ * threads (hispi_threads over the multiply-adds; hispi_parallel): each row
+ * is computed by one thread in a fixed order, so the bits do not depend on
+ * the thread count. Each thread's scratch is O(n) (n = op(B)'s columns): a
+ * marker of int32 and a dense accumulator of entries, allocated by the
+ * calling thread before the threads start. Sums are in the entry type
+ * (float for f32 and c32, as the SpMV's reference). */
+
+/* Row counts of C into out->rowptr[1..m], then their prefix sum (int64; a
+ * total beyond INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped). */
+HISPI_LOCAL hisp_status hispi_spgemm_symbolic(hisp_context ctx, const hispi_spgemm_args *g,
+                                              hispi_spgemm_out *out);
+/* C's columns (sorted within each row, no duplicates) and values into
+ * out->colind and out->val, sized by the symbolic phase's rowptr. Entries
+ * whose products cancel stay, with the value 0. */
+HISPI_LOCAL hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_args *g,
+                                          hispi_spgemm_out *out);
+/* C's values only, its structure given (out->rowptr and colind, as the fill
+ * made them): the same bits as the fill. */
+HISPI_LOCAL hisp_status hispi_spgemm_numeric(hisp_context ctx, const hispi_spgemm_args *g,
+                                             hispi_spgemm_out *out);
+
+/* ---- the product (spgemm.c) ------------------------------------------------ */
+
+/* C (a host CSR of g's type, m x n, zeroed on failure) = op(A)*op(B):
+ * symbolic phase, C's arrays allocated once, fill. */
+HISPI_LOCAL hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g,
+                                             hispi_sparse *C);
+/* The checks shared by the calls: types the product takes (f32, f64, c32,
+ * c64), equal types, op(A)'s columns = op(B)'s rows; `what` names the call
+ * in the messages. */
+HISPI_LOCAL hisp_status hispi_spgemm_check(hisp_context ctx, const char *what, hisp_op op_a,
+                                           hisp_matrix A, hisp_op op_b, hisp_matrix B);
+
+#endif

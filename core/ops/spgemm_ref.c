@@ -1,0 +1,221 @@
+/* The host phases of SpGEMM (spgemm.h): Gustavson's row-by-row product,
+ * symbolic (row counts with a marker per column), fill (columns and values
+ * with a dense accumulator, columns sorted) and numeric (values over a known
+ * structure), in blocks of rows shared by the context's threads. */
+#include "spgemm.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PH_COUNT, PH_FILL, PH_NUMERIC };
+enum { BLOCK = 64 }; /* rows a thread takes at a time */
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* cols[0..n) sorted: short rows by insertion; rows dense in their column
+ * range [lo, hi] by a scan of the marker (mark[j] == i: column j is in the
+ * row), which gives them in order; others by qsort. */
+static void sort_row(int32_t *cols, int64_t n, const int32_t *mark, int32_t i, int32_t lo,
+                     int32_t hi)
+{
+    if (n <= 32) {
+        for (int64_t p = 1; p < n; p++) {
+            int32_t c = cols[p];
+            int64_t q = p;
+            for (; q > 0 && cols[q - 1] > c; q--)
+                cols[q] = cols[q - 1];
+            cols[q] = c;
+        }
+    } else if ((int64_t)hi - lo + 1 <= 16 * n) {
+        int64_t p = 0;
+        for (int32_t j = lo; j <= hi; j++)
+            if (mark[j] == i) cols[p++] = j;
+    } else {
+        qsort(cols, (size_t)n, sizeof *cols, cmp_i32);
+    }
+}
+
+#define T float
+#define NC 1
+#define F(name) name##_f32
+#include "spgemm_row_t.h"
+#undef T
+#undef NC
+#undef F
+#define T double
+#define NC 1
+#define F(name) name##_f64
+#include "spgemm_row_t.h"
+#undef T
+#undef NC
+#undef F
+#define T float
+#define NC 2
+#define F(name) name##_c32
+#include "spgemm_row_t.h"
+#undef T
+#undef NC
+#undef F
+#define T double
+#define NC 2
+#define F(name) name##_c64
+#include "spgemm_row_t.h"
+#undef T
+#undef NC
+#undef F
+
+typedef void (*fill_fn)(const hispi_spgemm_args *, int32_t, int32_t *, void *, int32_t *, void *);
+typedef void (*numeric_fn)(const hispi_spgemm_args *, int32_t, void *, const int32_t *, int64_t,
+                           void *);
+
+static bool row_fns(hisp_type t, fill_fn *f, numeric_fn *nf)
+{
+    switch (t) {
+    case HISP_F32:
+        *f = fill_row_f32, *nf = numeric_row_f32;
+        return true;
+    case HISP_F64:
+        *f = fill_row_f64, *nf = numeric_row_f64;
+        return true;
+    case HISP_C32:
+        *f = fill_row_c32, *nf = numeric_row_c32;
+        return true;
+    case HISP_C64:
+        *f = fill_row_c64, *nf = numeric_row_c64;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* One phase over C's rows; the threads take blocks of rows from next and a
+ * scratch slot each from slot. */
+typedef struct {
+    const hispi_spgemm_args *g;
+    hispi_spgemm_out *out;
+    int phase;
+    fill_fn fill;
+    numeric_fn numeric;
+    size_t n, esz; /* op(B)'s columns; bytes of an entry */
+    int32_t *mark; /* threads x n, or NULL (numeric) */
+    char *acc;     /* threads x n entries, or NULL (count) */
+    _Atomic int64_t next;
+    _Atomic int slot;
+} job;
+
+static int64_t count_row(const hispi_spgemm_args *g, int32_t i, int32_t *mark)
+{
+    const hispi_spgemm_operand *a = &g->a, *b = &g->b;
+    int64_t n = 0;
+    for (int64_t ka = a->rowptr[i]; ka < a->rowptr[i + 1]; ka++) {
+        int32_t r = a->colind[ka];
+        for (int64_t kb = b->rowptr[r]; kb < b->rowptr[r + 1]; kb++) {
+            int32_t j = b->colind[kb];
+            if (mark[j] != i) {
+                mark[j] = i;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static void *worker(void *arg)
+{
+    job *w = arg;
+    int t = atomic_fetch_add(&w->slot, 1);
+    int32_t *mark = w->mark ? w->mark + (size_t)t * w->n : NULL;
+    void *acc = w->acc ? w->acc + (size_t)t * w->n * w->esz : NULL;
+    if (mark) memset(mark, 0xff, w->n * sizeof *mark); /* -1: no row yet */
+    int64_t m = w->g->a.nrows;
+    int64_t *ptr = w->out->rowptr;
+    for (;;) {
+        int64_t r0 = atomic_fetch_add(&w->next, BLOCK);
+        if (r0 >= m) break;
+        int64_t r1 = r0 + BLOCK < m ? r0 + BLOCK : m;
+        for (int64_t r = r0; r < r1; r++) {
+            int32_t i = (int32_t)r;
+            if (w->phase == PH_COUNT)
+                ptr[r + 1] = count_row(w->g, i, mark);
+            else if (w->phase == PH_FILL)
+                w->fill(w->g, i, mark, acc, w->out->colind + ptr[r],
+                        (char *)w->out->val + (size_t)ptr[r] * w->esz);
+            else
+                w->numeric(w->g, i, acc, w->out->colind + ptr[r], ptr[r + 1] - ptr[r],
+                           (char *)w->out->val + (size_t)ptr[r] * w->esz);
+        }
+    }
+    return NULL;
+}
+
+/* The multiply-adds of the product (what sizes the thread count). */
+static double products(const hispi_spgemm_args *g)
+{
+    double f = 0;
+    for (int64_t k = 0; k < g->a.nnz; k++) {
+        int32_t r = g->a.colind[k];
+        f += (double)(g->b.rowptr[r + 1] - g->b.rowptr[r]);
+    }
+    return f;
+}
+
+/* Runs a phase on the context's threads; the scratch is allocated here, in
+ * the calling thread, before any thread starts. */
+static hisp_status run_phase(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out,
+                             int phase)
+{
+    job w = {.g = g, .out = out, .phase = phase, .n = (size_t)g->b.ncols};
+    w.esz = hisp_type_size(g->type);
+    if (!row_fns(g->type, &w.fill, &w.numeric))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM of %s entries",
+                          hisp_type_name(g->type));
+    int64_t m = g->a.nrows;
+    int threads = hispi_threads(ctx, products(g));
+    int64_t blocks = (m + BLOCK - 1) / BLOCK;
+    if (threads > blocks) threads = blocks > 0 ? (int)blocks : 1;
+    size_t tn = (size_t)threads * w.n;
+    hisp_status s = HISP_SUCCESS;
+    if (phase != PH_NUMERIC) s = hispi_alloc(ctx, tn, sizeof *w.mark, (void **)&w.mark);
+    if (!s && phase != PH_COUNT) s = hispi_alloc(ctx, tn, w.esz, (void **)&w.acc);
+    if (!s) {
+        atomic_init(&w.next, 0);
+        atomic_init(&w.slot, 0);
+        hispi_parallel(threads, worker, &w);
+    }
+    free(w.mark);
+    free(w.acc);
+    return s;
+}
+
+hisp_status hispi_spgemm_symbolic(hisp_context ctx, const hispi_spgemm_args *g,
+                                  hispi_spgemm_out *out)
+{
+    out->rowptr[0] = 0;
+    HISPI_TRY(run_phase(ctx, g, out, PH_COUNT));
+    int64_t *p = out->rowptr;
+    for (int64_t i = 0; i < g->a.nrows; i++) {
+        if (p[i + 1] > INT64_MAX - p[i])
+            return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
+                              "SpGEMM: C would hold more than 2^63 - 1 entries (%lld in its "
+                              "first %lld rows, then %lld more)",
+                              (long long)p[i], (long long)i, (long long)p[i + 1]);
+        p[i + 1] += p[i];
+    }
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out)
+{
+    return run_phase(ctx, g, out, PH_FILL);
+}
+
+hisp_status hispi_spgemm_numeric(hisp_context ctx, const hispi_spgemm_args *g,
+                                 hispi_spgemm_out *out)
+{
+    return run_phase(ctx, g, out, PH_NUMERIC);
+}

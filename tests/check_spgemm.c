@@ -1,0 +1,742 @@
+/* The sparse matrix-matrix product (core/ops/spgemm*.c): hisp_matrix_multiply,
+ * the plan and hisp_matrix_ptap against an oracle written here (a dense
+ * product in long double of the operands' COO entries, read back through
+ * the public API), on every target, for every op combination, square and
+ * rectangular shapes, empty rows and columns, zero and 1x1 matrices,
+ * complex entries under H, operands in CSR, CSC, COO and HiSparse,
+ * generators and real matrices; C's rows sorted without duplicates; the
+ * plan's re-computation bit for bit against a fresh product and its refusal
+ * of a changed pattern; the same bits on 1 and 3 threads; every allocation
+ * of a product failed in turn. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void hispi_alloc_fail_after(long);
+
+static bool is_cplx(hisp_type t)
+{
+    return t == HISP_C32 || t == HISP_C64;
+}
+
+static bool is_single(hisp_type t)
+{
+    return t == HISP_F32 || t == HISP_C32;
+}
+
+/* op(X)'s entries as long doubles (re, im). */
+typedef struct {
+    int64_t m, n, nnz;
+    int32_t *i, *j;
+    long double *re, *im;
+} entries;
+
+static void entries_free(entries *e)
+{
+    free(e->i), free(e->j), free(e->re), free(e->im);
+    memset(e, 0, sizeof *e);
+}
+
+static long double scalar(hisp_type t, const void *v, int64_t k)
+{
+    return is_single(t) ? (long double)((const float *)v)[k] : (long double)((const double *)v)[k];
+}
+
+static entries read_entries(hisp_context ctx, hisp_matrix X, hisp_op op)
+{
+    hisp_matrix T = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(X, HISP_FORMAT_COO, &T));
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(T, &mi));
+    const int32_t *r, *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(T, NULL, &r, &c, &v));
+    entries e = {
+        op ? mi.ncols : mi.nrows, op ? mi.nrows : mi.ncols, mi.nnz, NULL, NULL, NULL, NULL};
+    size_t n = (size_t)mi.nnz + 1;
+    e.i = malloc(n * sizeof *e.i), e.j = malloc(n * sizeof *e.j);
+    e.re = malloc(n * sizeof *e.re), e.im = malloc(n * sizeof *e.im);
+    int nc = hisp_type_components(mi.type);
+    for (int64_t k = 0; k < mi.nnz; k++) {
+        e.i[k] = op ? c[k] : r[k];
+        e.j[k] = op ? r[k] : c[k];
+        e.re[k] = scalar(mi.type, v, k * nc);
+        e.im[k] = nc == 2 ? scalar(mi.type, v, k * nc + 1) : 0;
+        if (op == HISP_OP_H) e.im[k] = -e.im[k];
+    }
+    hisp_matrix_destroy(&T);
+    return e;
+}
+
+/* The dense oracle of op(A)*op(B): values, sums of magnitudes (the scale
+ * of each entry's rounding) and the structure. */
+typedef struct {
+    int64_t m, n;
+    long double *re, *im, *mag;
+    char *has;
+} oracle;
+
+static void oracle_free(oracle *o)
+{
+    free(o->re), free(o->im), free(o->mag), free(o->has);
+}
+
+static oracle oracle_of(const entries *a, const entries *b)
+{
+    ck_assert_int_eq(a->n, b->m);
+    oracle o = {a->m, b->n, NULL, NULL, NULL, NULL};
+    size_t mn = (size_t)(o.m * o.n) + 1;
+    o.re = calloc(mn, sizeof *o.re), o.im = calloc(mn, sizeof *o.im);
+    o.mag = calloc(mn, sizeof *o.mag), o.has = calloc(mn, 1);
+    /* b's entries by row */
+    int64_t *start = calloc((size_t)b->m + 2, sizeof *start),
+            *ord = malloc(((size_t)b->nnz + 1) * 8);
+    for (int64_t k = 0; k < b->nnz; k++)
+        start[b->i[k] + 2]++;
+    for (int64_t r = 0; r < b->m; r++)
+        start[r + 2] += start[r + 1];
+    for (int64_t k = 0; k < b->nnz; k++)
+        ord[start[b->i[k] + 1]++] = k;
+    for (int64_t ka = 0; ka < a->nnz; ka++) {
+        int32_t r = a->j[ka];
+        for (int64_t q = start[r]; q < start[r + 1]; q++) {
+            int64_t kb = ord[q];
+            size_t x = (size_t)(a->i[ka] * o.n + b->j[kb]);
+            long double pr = a->re[ka] * b->re[kb] - a->im[ka] * b->im[kb];
+            long double pi = a->re[ka] * b->im[kb] + a->im[ka] * b->re[kb];
+            o.re[x] += pr, o.im[x] += pi;
+            o.mag[x] += fabsl(pr) + fabsl(pi);
+            o.has[x] = 1;
+        }
+    }
+    free(start), free(ord);
+    return o;
+}
+
+/* C is a CSR matrix with the oracle's structure (rows sorted, no
+ * duplicates) and values within rounding of the entry type. */
+static void check_against(hisp_context ctx, hisp_matrix C, const oracle *o, const char *what)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(C, &mi));
+    ck_assert_msg(mi.format == HISP_FORMAT_CSR, "%s: C is %s", what, hisp_format_name(mi.format));
+    ck_assert_msg(mi.nrows == o->m && mi.ncols == o->n, "%s: C is %lld x %lld, want %lld x %lld",
+                  what, (long long)mi.nrows, (long long)mi.ncols, (long long)o->m, (long long)o->n);
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(C, &p, NULL, &c, &v));
+    int nc = hisp_type_components(mi.type);
+    long double tol = is_single(mi.type) ? 1e-5L : 1e-13L;
+    int64_t want = 0;
+    for (size_t x = 0; x < (size_t)(o->m * o->n); x++)
+        want += o->has[x];
+    ck_assert_msg(mi.nnz == want, "%s: C has %lld entries, the oracle %lld", what,
+                  (long long)mi.nnz, (long long)want);
+    ck_assert_int_eq(p[0], 0);
+    for (int64_t i = 0; i < o->m; i++)
+        for (int64_t k = p[i]; k < p[i + 1]; k++) {
+            ck_assert_msg(k == p[i] || c[k] > c[k - 1], "%s: row %lld not sorted or repeats %d",
+                          what, (long long)i, c[k]);
+            size_t x = (size_t)(i * o->n + c[k]);
+            ck_assert_msg(o->has[x], "%s: C(%lld, %d) is not in the product", what, (long long)i,
+                          c[k]);
+            long double re = scalar(mi.type, v, k * nc);
+            long double im = nc == 2 ? scalar(mi.type, v, k * nc + 1) : 0;
+            long double err = fabsl(re - o->re[x]) + fabsl(im - o->im[x]);
+            ck_assert_msg(err <= tol * (o->mag[x] + 1e-30L),
+                          "%s: C(%lld, %d) = %Lg%+Lgi, want %Lg%+Lgi", what, (long long)i, c[k], re,
+                          im, o->re[x], o->im[x]);
+        }
+}
+
+/* C = op_a(A) op_b(B) checked against the oracle. */
+static void check_product(hisp_context ctx, hisp_op oa, hisp_matrix A, hisp_op ob, hisp_matrix B,
+                          const char *what)
+{
+    hisp_matrix C = NULL;
+    CK_OK(ctx, hisp_matrix_multiply(oa, A, ob, B, &C));
+    entries ea = read_entries(ctx, A, oa), eb = read_entries(ctx, B, ob);
+    oracle o = oracle_of(&ea, &eb);
+    check_against(ctx, C, &o, what);
+    oracle_free(&o);
+    entries_free(&ea);
+    entries_free(&eb);
+    hisp_matrix_destroy(&C);
+}
+
+/* A random m x n matrix of about density*m*n entries (complex parts
+ * random too), in format f; rows or columns may be empty. */
+static hisp_matrix random_matrix(hisp_context ctx, hisp_type t, int64_t m, int64_t n,
+                                 double density, hisp_format f, uint64_t *st)
+{
+    int64_t cap = (int64_t)(density * (double)(m * n)) + 1, nnz = 0;
+    int32_t *r = malloc((size_t)cap * 4), *c = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 16);
+    float *vf = malloc((size_t)cap * 8);
+    int nc = hisp_type_components(t);
+    for (int64_t k = 0; k < cap && m > 0 && n > 0; k++) {
+        if (test_uniform(st) > 2 * density * (double)(m * n) / (double)cap - 1) continue;
+        r[nnz] = (int32_t)(test_rand(st) % (uint64_t)m);
+        c[nnz] = (int32_t)(test_rand(st) % (uint64_t)n);
+        for (int q = 0; q < nc; q++) {
+            v[nnz * nc + q] = test_uniform(st);
+            vf[nnz * nc + q] = (float)v[nnz * nc + q];
+        }
+        nnz++;
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, is_single(t) ? (void *)vf : v, &A));
+    if (f != HISP_FORMAT_COO) CK_OK(ctx, hisp_matrix_convert(A, f));
+    free(r), free(c), free(v), free(vf);
+    return A;
+}
+
+static const hisp_type types[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64};
+
+/* Every op pair and type on rectangular operands in mixed formats, on
+ * every target. */
+START_TEST(test_ops)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed() + 33;
+    static const hisp_format fa[] = {HISP_FORMAT_CSR, HISP_FORMAT_CSC, HISP_FORMAT_COO};
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        int nops = is_cplx(t) ? 3 : 2;
+        for (int oa = 0; oa < nops; oa++)
+            for (int ob = 0; ob < nops; ob++) {
+                int64_t m = 17 + (int64_t)(test_rand(&st) % 20),
+                        k = 9 + (int64_t)(test_rand(&st) % 30),
+                        n = 1 + (int64_t)(test_rand(&st) % 25);
+                hisp_format f1 = fa[(oa + ob + ti) % 3], f2 = fa[(oa + 2 * ob) % 3];
+                hisp_matrix A = random_matrix(ctx, t, oa ? k : m, oa ? m : k, 0.12, f1, &st);
+                hisp_matrix B = random_matrix(ctx, t, ob ? n : k, ob ? k : n, 0.15, f2, &st);
+                char what[160];
+                snprintf(what, sizeof what, "target %d, %s, op %d x op %d, %s x %s", _i,
+                         hisp_type_name(t), oa, ob, hisp_format_name(f1), hisp_format_name(f2));
+                check_product(ctx, (hisp_op)oa, A, (hisp_op)ob, B, what);
+                hisp_matrix_destroy(&A);
+                hisp_matrix_destroy(&B);
+            }
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A*A^T, A^T*A and A^H*A with one handle; HiSparse operands (their
+ * transposed flag and scale honoured); zero, 1x1 and empty-row shapes. */
+START_TEST(test_shapes)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed() + 77;
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        hisp_matrix A = random_matrix(ctx, t, 40, 23, 0.08, HISP_FORMAT_CSR, &st);
+        check_product(ctx, HISP_OP_N, A, HISP_OP_T, A, "A*A^T");
+        check_product(ctx, HISP_OP_T, A, HISP_OP_N, A, "A^T*A");
+        if (is_cplx(t)) check_product(ctx, HISP_OP_H, A, HISP_OP_N, A, "A^H*A");
+        hisp_matrix_destroy(&A);
+        /* zero matrices, 0 x n and 1 x 1 */
+        hisp_matrix Z = random_matrix(ctx, t, 12, 7, 0, HISP_FORMAT_CSR, &st);
+        hisp_matrix Y = random_matrix(ctx, t, 7, 5, 0.3, HISP_FORMAT_CSR, &st);
+        check_product(ctx, HISP_OP_N, Z, HISP_OP_N, Y, "zero * Y");
+        check_product(ctx, HISP_OP_T, Y, HISP_OP_T, Z, "Y^T * zero^T");
+        hisp_matrix E = random_matrix(ctx, t, 0, 12, 0, HISP_FORMAT_CSR, &st);
+        check_product(ctx, HISP_OP_N, E, HISP_OP_N, Z, "0 x 12 times 12 x 7");
+        hisp_matrix O = random_matrix(ctx, t, 1, 1, 1, HISP_FORMAT_CSR, &st);
+        check_product(ctx, HISP_OP_N, O, HISP_OP_N, O, "1x1");
+        check_product(ctx, HISP_OP_T, O, HISP_OP_T, O, "1x1^T");
+        hisp_matrix_destroy(&Z), hisp_matrix_destroy(&Y), hisp_matrix_destroy(&E);
+        hisp_matrix_destroy(&O);
+    }
+    /* HiSparse (real): scaled and transposed trees */
+    hisp_matrix H = random_matrix(ctx, HISP_F64, 70, 50, 0.06, HISP_FORMAT_HISPARSE, &st);
+    hisp_matrix B = random_matrix(ctx, HISP_F64, 70, 30, 0.1, HISP_FORMAT_CSR, &st);
+    check_product(ctx, HISP_OP_T, H, HISP_OP_N, B, "HiSparse^T * CSR");
+    double two = 2;
+    CK_OK(ctx, hisp_matrix_scale(H, &two));
+    CK_OK(ctx, hisp_matrix_transpose(H));
+    check_product(ctx, HISP_OP_N, H, HISP_OP_N, B, "(2 HiSparse)^T as N * CSR");
+    hisp_matrix_destroy(&H), hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* C = P^T*A*P against the oracle of P^T*(A*P). */
+static void check_ptap(hisp_context ctx, hisp_matrix P, hisp_matrix A, const char *what)
+{
+    hisp_matrix C = NULL;
+    CK_OK(ctx, hisp_matrix_ptap(P, A, &C));
+    entries ep = read_entries(ctx, P, HISP_OP_N), ea = read_entries(ctx, A, HISP_OP_N),
+            et = read_entries(ctx, P, HISP_OP_T);
+    oracle ap = oracle_of(&ea, &ep);
+    /* A*P's oracle as entries (its structure), then P^T times it */
+    entries eap = {ap.m, ap.n, 0, NULL, NULL, NULL, NULL};
+    size_t mn = (size_t)(ap.m * ap.n) + 1;
+    eap.i = malloc(mn * 4), eap.j = malloc(mn * 4), eap.re = malloc(mn * sizeof(long double));
+    eap.im = malloc(mn * sizeof(long double));
+    for (size_t x = 0; x < (size_t)(ap.m * ap.n); x++)
+        if (ap.has[x]) {
+            eap.i[eap.nnz] = (int32_t)(x / (size_t)ap.n),
+            eap.j[eap.nnz] = (int32_t)(x % (size_t)ap.n);
+            eap.re[eap.nnz] = ap.re[x], eap.im[eap.nnz] = ap.im[x];
+            eap.nnz++;
+        }
+    oracle o = oracle_of(&et, &eap);
+    check_against(ctx, C, &o, what);
+    oracle_free(&o), oracle_free(&ap);
+    entries_free(&ep), entries_free(&ea), entries_free(&et), entries_free(&eap);
+    hisp_matrix_destroy(&C);
+}
+
+START_TEST(test_ptap)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed() + 91;
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        hisp_matrix A = random_matrix(ctx, t, 60, 60, 0.08, HISP_FORMAT_CSR, &st);
+        hisp_matrix P =
+            random_matrix(ctx, t, 60, 13, 0.1, ti % 2 ? HISP_FORMAT_CSC : HISP_FORMAT_CSR, &st);
+        check_ptap(ctx, P, A, "P^T A P");
+        hisp_matrix_destroy(&A), hisp_matrix_destroy(&P);
+    }
+    /* an aggregation P of a Poisson matrix (each row one aggregate) */
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_POISSON2D, &gp);
+    gp.n = 12;
+    hisp_matrix A = NULL, P = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A));
+    int32_t r[144], c[144];
+    for (int i = 0; i < 144; i++)
+        r[i] = i, c[i] = (i / 12 / 3) * 4 + (i % 12) / 3;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, 144, 16, 144, r, c, NULL, &P));
+    check_ptap(ctx, P, A, "aggregation P^T A P");
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&P);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Generators: poisson3d, banded, rmat, circuit squared and A^T*A. */
+START_TEST(test_generators)
+{
+    hisp_context ctx = test_context(0);
+    static const struct {
+        hisp_gen_kind k;
+        int64_t n;
+    } g[] = {{HISP_GEN_POISSON3D, 8},
+             {HISP_GEN_BANDED, 500},
+             {HISP_GEN_RMAT, 0},
+             {HISP_GEN_CIRCUIT, 400}};
+    for (int q = 0; q < 4; q++) {
+        hisp_gen_params p;
+        hisp_gen_defaults(g[q].k, &p);
+        if (g[q].n) p.n = g[q].n;
+        p.scale = 8;
+        p.seed = test_seed();
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_generate(ctx, &p, q % 2 ? HISP_F32 : HISP_F64, &A));
+        char what[80];
+        snprintf(what, sizeof what, "%s A*A", hisp_gen_name(g[q].k));
+        check_product(ctx, HISP_OP_N, A, HISP_OP_N, A, what);
+        snprintf(what, sizeof what, "%s A^T*A", hisp_gen_name(g[q].k));
+        check_product(ctx, HISP_OP_T, A, HISP_OP_N, A, what);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Real matrices of ../shared/matrices: A*A, A*A^T and A^T*A. */
+START_TEST(test_real_matrices)
+{
+    const char *dir = test_matrix_dir();
+    if (!dir) {
+        test_skip_no_matrices("spgemm on real matrices");
+        return;
+    }
+    hisp_context ctx = test_context(0);
+    /* symmetric real, complex symmetric with empty rows, a directed graph
+     * with empty rows and columns, a tall least-squares matrix */
+    static const char *const names[] = {"494_bus.mtx", "dwg961a.mtx", "polblogs.mtx", "abb313.mtx"};
+    for (int q = 0; q < 4; q++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[q]);
+        hisp_matrix A = NULL;
+        hisp_mtx_info info;
+        CK_OK(ctx, hisp_matrix_read_mtx_info(ctx, path, &info));
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, info.type, &A, NULL));
+        char what[160];
+        if (info.nrows == info.ncols) {
+            snprintf(what, sizeof what, "%s A*A", names[q]);
+            check_product(ctx, HISP_OP_N, A, HISP_OP_N, A, what);
+        }
+        snprintf(what, sizeof what, "%s A*A^T", names[q]);
+        check_product(ctx, HISP_OP_N, A, HISP_OP_T, A, what);
+        snprintf(what, sizeof what, "%s A^T*A", names[q]);
+        check_product(ctx, HISP_OP_T, A, HISP_OP_N, A, what);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Two matrices with the same pattern as X and new values (scaled by s,
+ * shifted by the entry's index): the CSR arrays copied. */
+static hisp_matrix revalued(hisp_context ctx, hisp_matrix X, double s)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(X, &mi));
+    ck_assert_int_eq(mi.format, HISP_FORMAT_CSR);
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(X, &p, NULL, &c, &v));
+    size_t n = (size_t)(mi.nnz * hisp_type_components(mi.type));
+    void *w = malloc(n * 8 + 8);
+    for (size_t k = 0; k < n; k++) {
+        double x = is_single(mi.type) ? ((const float *)v)[k] : ((const double *)v)[k];
+        x = s * x + 0.001 * (double)(k % 7);
+        if (is_single(mi.type))
+            ((float *)w)[k] = (float)x;
+        else
+            ((double *)w)[k] = x;
+    }
+    hisp_matrix Y = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, mi.type, mi.nrows, mi.ncols, p, c, w, &Y));
+    free(w);
+    return Y;
+}
+
+/* C and D hold the same bits (structure and values). */
+static void same_bits(hisp_context ctx, hisp_matrix C, hisp_matrix D, const char *what)
+{
+    hisp_matrix_info ic, id;
+    CK_OK(ctx, hisp_matrix_get_info(C, &ic));
+    CK_OK(ctx, hisp_matrix_get_info(D, &id));
+    ck_assert_msg(ic.nrows == id.nrows && ic.ncols == id.ncols && ic.nnz == id.nnz &&
+                      ic.type == id.type,
+                  "%s: shapes differ", what);
+    const int64_t *pc, *pd;
+    const int32_t *cc, *cd;
+    const void *vc, *vd;
+    CK_OK(ctx, hisp_matrix_host_arrays(C, &pc, NULL, &cc, &vc));
+    CK_OK(ctx, hisp_matrix_host_arrays(D, &pd, NULL, &cd, &vd));
+    ck_assert_msg(!memcmp(pc, pd, (size_t)(ic.nrows + 1) * 8), "%s: row pointers differ", what);
+    ck_assert_msg(!memcmp(cc, cd, (size_t)ic.nnz * 4), "%s: columns differ", what);
+    ck_assert_msg(!memcmp(vc, vd, (size_t)ic.nnz * hisp_type_size(ic.type)), "%s: values differ",
+                  what);
+}
+
+/* The plan: create equals a fresh product; execute with new values (the
+ * same patterns) equals a fresh product of those, bit for bit, for every
+ * op pair, and leaves C's handle and structure. */
+START_TEST(test_plan)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed() + 123;
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        int nops = is_cplx(t) ? 3 : 2;
+        for (int oa = 0; oa < nops; oa++)
+            for (int ob = 0; ob < nops; ob++) {
+                hisp_matrix A = random_matrix(ctx, t, 30, 26, 0.1, HISP_FORMAT_CSR, &st);
+                hisp_matrix B = random_matrix(ctx, t, oa ? 30 : 26, 21, 0.12, HISP_FORMAT_CSR, &st);
+                if (ob) { /* op(B) must have op(A)'s columns as rows */
+                    hisp_matrix_destroy(&B);
+                    B = random_matrix(ctx, t, 21, oa ? 30 : 26, 0.12, HISP_FORMAT_CSR, &st);
+                }
+                hisp_spgemm_plan plan = NULL;
+                hisp_matrix C = NULL, F = NULL;
+                CK_OK(ctx, hisp_spgemm_plan_create((hisp_op)oa, A, (hisp_op)ob, B, &plan, &C));
+                CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A, (hisp_op)ob, B, &F));
+                same_bits(ctx, C, F, "plan_create vs multiply");
+                hisp_matrix_destroy(&F);
+                for (int round = 0; round < 2; round++) {
+                    hisp_matrix A2 = revalued(ctx, A, -1.5 - round), B2 = revalued(ctx, B, 0.75);
+                    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
+                    CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A2, (hisp_op)ob, B2, &F));
+                    char what[120];
+                    snprintf(what, sizeof what, "target %d %s op %d x op %d: execute round %d", _i,
+                             hisp_type_name(t), oa, ob, round);
+                    same_bits(ctx, C, F, what);
+                    hisp_matrix_destroy(&F);
+                    hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B2);
+                }
+                hisp_spgemm_plan_destroy(&plan);
+                ck_assert_ptr_null(plan);
+                hisp_matrix_destroy(&C);
+                hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+            }
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A changed pattern, a foreign C, an operand as C, another type: refused
+ * with HISP_ERR_INVALID_ARGUMENT, C's values untouched. */
+START_TEST(test_plan_refusals)
+{
+    hisp_context ctx = test_context(0);
+    uint64_t st = test_seed() + 321;
+    hisp_matrix A = random_matrix(ctx, HISP_F64, 20, 20, 0.15, HISP_FORMAT_CSR, &st);
+    hisp_matrix B = random_matrix(ctx, HISP_F64, 20, 20, 0.15, HISP_FORMAT_CSR, &st);
+    hisp_spgemm_plan plan = NULL;
+    hisp_matrix C = NULL, C0 = NULL;
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_T, A, HISP_OP_N, B, &plan, &C));
+    CK_OK(ctx, hisp_matrix_duplicate(C, HISP_FORMAT_CSR, &C0));
+    hisp_matrix other = random_matrix(ctx, HISP_F64, 20, 20, 0.15, HISP_FORMAT_CSR, &st);
+    hisp_status s = hisp_spgemm_plan_execute(plan, other, B, C);
+    ck_assert_int_eq(s, HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, "A's pattern changed"), "message: %s", e.message);
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, A, other, C), HISP_ERR_INVALID_ARGUMENT);
+    /* same nnz and row pointers, one column moved */
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &p, NULL, &c, &v));
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(B, &mi));
+    int32_t *c2 = malloc((size_t)mi.nnz * 4);
+    memcpy(c2, c, (size_t)mi.nnz * 4);
+    int64_t r = 0;
+    while (p[r + 1] - p[r] != 1)
+        r++; /* a row of one entry: its column can move anywhere free */
+    c2[p[r]] = (c2[p[r]] + 1) % 20;
+    hisp_matrix B2 = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 20, 20, p, c2, v, &B2));
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, A, B2, C), HISP_ERR_INVALID_ARGUMENT);
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, "indices differ"), "message: %s", e.message);
+    /* A as CSC now: refused (the plan read it as CSR) */
+    hisp_matrix Acsc = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_CSC, &Acsc));
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, Acsc, B, C), HISP_ERR_INVALID_ARGUMENT);
+    /* C: an operand, another matrix, another format */
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, A, B, A), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, A, B, other), HISP_ERR_INVALID_ARGUMENT);
+    hisp_matrix Ccoo = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(C, HISP_FORMAT_COO, &Ccoo));
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, A, B, Ccoo), HISP_ERR_INVALID_ARGUMENT);
+    same_bits(ctx, C, C0, "C after refusals");
+    /* the plan still works, and destroyed it is an invalid handle */
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A, B, C));
+    same_bits(ctx, C, C0, "C after a re-execution with the same values");
+    hisp_spgemm_plan stale = plan;
+    hisp_spgemm_plan_destroy(&plan);
+    ck_assert_int_eq(hisp_spgemm_plan_execute(stale, A, B, C), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_spgemm_plan_execute(NULL, A, B, C), HISP_ERR_INVALID_HANDLE);
+    hisp_spgemm_plan_destroy(&plan); /* NULL: nothing */
+    free(c2);
+    hisp_matrix_destroy(&B2), hisp_matrix_destroy(&Acsc), hisp_matrix_destroy(&Ccoo);
+    hisp_matrix_destroy(&other), hisp_matrix_destroy(&C), hisp_matrix_destroy(&C0);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Bad arguments: clear statuses and messages, *C NULL. */
+START_TEST(test_errors)
+{
+    hisp_context ctx = test_context(0), other = test_context(0);
+    uint64_t st = test_seed() + 5;
+    hisp_matrix A = random_matrix(ctx, HISP_F64, 10, 7, 0.2, HISP_FORMAT_CSR, &st);
+    hisp_matrix B = random_matrix(ctx, HISP_F64, 10, 7, 0.2, HISP_FORMAT_CSR, &st);
+    hisp_matrix Bf = random_matrix(ctx, HISP_F32, 7, 7, 0.2, HISP_FORMAT_CSR, &st);
+    hisp_matrix X = random_matrix(other, HISP_F64, 7, 7, 0.2, HISP_FORMAT_CSR, &st);
+    hisp_matrix C = (hisp_matrix)&st;
+    ck_assert_int_eq(hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &C),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(C);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, "A is 10 x 7, B is 10 x 7"), "message: %s", e.message);
+    ck_assert_int_eq(hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, Bf, &C),
+                     HISP_ERR_INVALID_ARGUMENT);
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, "entry types differ"), "message: %s", e.message);
+    ck_assert_int_eq(hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, X, &C), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_matrix_multiply((hisp_op)7, A, HISP_OP_N, B, &C),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, NULL),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_matrix_multiply(HISP_OP_N, NULL, HISP_OP_N, B, &C),
+                     HISP_ERR_INVALID_HANDLE);
+    /* P^T A P: A not square, P's rows not A's */
+    ck_assert_int_eq(hisp_matrix_ptap(B, A, &C), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_matrix_ptap(Bf, Bf, NULL), HISP_ERR_INVALID_ARGUMENT);
+    /* quaternions: unsupported */
+    int32_t r0 = 0;
+    double q[4] = {1, 2, 3, 4};
+    hisp_matrix Q = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_Q64, 1, 1, 1, &r0, &r0, q, &Q));
+    ck_assert_int_eq(hisp_matrix_multiply(HISP_OP_N, Q, HISP_OP_N, Q, &C), HISP_ERR_UNSUPPORTED);
+    hisp_spgemm_plan plan = (hisp_spgemm_plan)&st;
+    ck_assert_int_eq(hisp_spgemm_plan_create(HISP_OP_N, A, HISP_OP_N, B, &plan, &C),
+                     HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(plan);
+    ck_assert_ptr_null(C);
+    hisp_matrix_destroy(&Q), hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    hisp_matrix_destroy(&Bf), hisp_matrix_destroy(&X);
+    hisp_context_destroy(&ctx);
+    hisp_context_destroy(&other);
+}
+END_TEST
+
+/* The same bits on 1 and 3 threads: products, P^T A P and a plan's
+ * execution, on operands large enough to be split over threads. */
+static void products_on(hisp_context ctx, hisp_matrix A, hisp_matrix P, hisp_matrix out[4])
+{
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, A, &out[0]));
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_T, A, HISP_OP_N, A, &out[1]));
+    CK_OK(ctx, hisp_matrix_ptap(P, A, &out[2]));
+    hisp_spgemm_plan plan = NULL;
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, A, HISP_OP_T, A, &plan, &out[3]));
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A, A, out[3]));
+    hisp_spgemm_plan_destroy(&plan);
+}
+
+START_TEST(test_threads)
+{
+    hisp_context ctx = test_context(0);
+    uint64_t st = test_seed() + 999;
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_RANDOM, &gp);
+    gp.n = 6000;
+    gp.nnz_per_row = 9;
+    gp.seed = test_seed();
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A));
+    hisp_matrix P = random_matrix(ctx, HISP_F64, 6000, 700, 0.003, HISP_FORMAT_CSR, &st);
+    hisp_matrix one[4] = {0}, three[4] = {0};
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "1"));
+    products_on(ctx, A, P, one);
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "3"));
+    products_on(ctx, A, P, three);
+    static const char *const what[] = {"A*A", "A^T*A", "P^T A P", "plan A*A^T"};
+    for (int k = 0; k < 4; k++) {
+        same_bits(ctx, one[k], three[k], what[k]);
+        hisp_matrix_destroy(&one[k]), hisp_matrix_destroy(&three[k]);
+    }
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&P);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A copy of X's CSR arrays, to see that a failed call left X as it was. */
+typedef struct {
+    hisp_matrix_info mi;
+    int64_t *p;
+    int32_t *c;
+    char *v;
+} saved;
+
+static saved save(hisp_context ctx, hisp_matrix X)
+{
+    saved s;
+    CK_OK(ctx, hisp_matrix_get_info(X, &s.mi));
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(X, &p, NULL, &c, &v));
+    size_t nv = (size_t)s.mi.nnz * hisp_type_size(s.mi.type);
+    s.p = malloc((size_t)(s.mi.nrows + 1) * 8), s.c = malloc((size_t)s.mi.nnz * 4 + 4);
+    s.v = malloc(nv + 1);
+    memcpy(s.p, p, (size_t)(s.mi.nrows + 1) * 8), memcpy(s.c, c, (size_t)s.mi.nnz * 4);
+    memcpy(s.v, v, nv);
+    return s;
+}
+
+static void unchanged(hisp_context ctx, hisp_matrix X, saved *s, const char *what)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(X, &mi));
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(X, &p, NULL, &c, &v));
+    ck_assert_msg(mi.nnz == s->mi.nnz && mi.format == s->mi.format &&
+                      !memcmp(p, s->p, (size_t)(mi.nrows + 1) * 8) &&
+                      !memcmp(c, s->c, (size_t)mi.nnz * 4) &&
+                      !memcmp(v, s->v, (size_t)mi.nnz * hisp_type_size(mi.type)),
+                  "%s: an operand changed", what);
+}
+
+static void saved_free(saved *s)
+{
+    free(s->p), free(s->c), free(s->v);
+}
+
+/* Runs call k = 1, 2, ... with the k-th allocation failing until it
+ * succeeds: each failure is HISP_ERR_OUT_OF_HOST_MEMORY with no output and
+ * the operands unchanged (leaks: the sanitize build). */
+#define FAIL_EACH(what, ok_call, out_null)                                                         \
+    do {                                                                                           \
+        long k_ = 1;                                                                               \
+        for (;; k_++) {                                                                            \
+            hispi_alloc_fail_after(k_);                                                            \
+            hisp_status s_ = (ok_call);                                                            \
+            hispi_alloc_fail_after(0);                                                             \
+            if (s_ == HISP_SUCCESS) break;                                                         \
+            ck_assert_msg(s_ == HISP_ERR_OUT_OF_HOST_MEMORY, "%s: allocation %ld: %s", what, k_,   \
+                          hisp_status_string(s_));                                                 \
+            ck_assert_msg(out_null, "%s: allocation %ld: output left", what, k_);                  \
+            unchanged(ctx, A, &sa, what);                                                          \
+            unchanged(ctx, B, &sb, what);                                                          \
+            ck_assert_msg(k_ < 200, "%s: never succeeds", what);                                   \
+        }                                                                                          \
+        ck_assert_msg(k_ > 1, "%s: allocated nothing", what);                                      \
+    } while (0)
+
+START_TEST(test_alloc_failures)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed() + 4242;
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "3"));
+    hisp_matrix A = random_matrix(ctx, HISP_C64, 60, 45, 0.1, HISP_FORMAT_CSR, &st);
+    hisp_matrix B = random_matrix(ctx, HISP_C64, 60, 60, 0.1, HISP_FORMAT_CSR, &st);
+    saved sa = save(ctx, A), sb = save(ctx, B);
+    hisp_matrix C = NULL, F = NULL, G = NULL;
+    hisp_spgemm_plan plan = NULL;
+    FAIL_EACH("multiply A^H*B", hisp_matrix_multiply(HISP_OP_H, A, HISP_OP_N, B, &C), !C);
+    FAIL_EACH("ptap", hisp_matrix_ptap(A, B, &G), !G);
+    FAIL_EACH("plan_create", hisp_spgemm_plan_create(HISP_OP_H, A, HISP_OP_N, B, &plan, &F),
+              !F && !plan);
+    same_bits(ctx, C, F, "plan after failures vs multiply");
+    FAIL_EACH("plan_execute", hisp_spgemm_plan_execute(plan, A, B, F), true);
+    same_bits(ctx, C, F, "execute after failures vs multiply");
+    hisp_spgemm_plan_destroy(&plan);
+    saved_free(&sa), saved_free(&sb);
+    hisp_matrix_destroy(&C), hisp_matrix_destroy(&F), hisp_matrix_destroy(&G);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+Suite *suite_spgemm(void)
+{
+    Suite *s = suite_create("spgemm");
+    const test_target *t;
+    int n = test_targets(&t);
+    TCase *tc = tcase_create("spgemm");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_ops, 0, n);
+    tcase_add_loop_test(tc, test_shapes, 0, n);
+    tcase_add_loop_test(tc, test_ptap, 0, n);
+    tcase_add_loop_test(tc, test_plan, 0, n);
+    tcase_add_loop_test(tc, test_alloc_failures, 0, n);
+    tcase_add_test(tc, test_generators);
+    tcase_add_test(tc, test_real_matrices);
+    tcase_add_test(tc, test_plan_refusals);
+    tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_threads);
+    suite_add_tcase(s, tc);
+    return s;
+}
