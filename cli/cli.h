@@ -34,6 +34,7 @@ int cmd_spmv(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+int cmd_multiply(int argc, char **argv);
 int cmd_edit(int argc, char **argv);
 int cmd_mspmv(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

@@ -15,6 +15,7 @@ static const struct {
     {"demo", cmd_demo, "SpMV on generated matrices on the best backend, checked: one table"},
     {"convert", cmd_convert, "convert between Matrix Market (.mtx) and HiSparse (.hisp) files"},
     {"add", cmd_add, "C = alpha*op(A) + beta*op(B) into a HiSparse (or .mtx) file"},
+    {"multiply", cmd_multiply, "C = op(A)*op(B), the sparse matrix-matrix product, into a file"},
     {"edit", cmd_edit, "copy-on-write inserts and removals on a HiSparse tree"},
     {"mspmv", cmd_mspmv, "SpMV over several devices (MSREP pCSR/pCSC/pCOO); --mpi: ranks"},
     {"tune", cmd_tune, "the fastest format and compound layout x schedule; plan cache"},
@@ -27,14 +28,14 @@ static void usage(FILE *f)
     fprintf(f, "usage: hisp <command> [options]\n"
                "       hisp --help | --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'hisp <command> --help' describes a command.\n"
                "\nmatrix inputs (every command): FILE.mtx, FILE.hisp or gen:KIND[:N[:SEED]]\n"
                "(hisp gen's kinds, N its --n or rmat's --scale, SEED its --seed; each optional).\n"
                "\ncommon options, one name each in every command that takes them:\n"
                "  -o FILE              the matrix or vector the command computes (gen,\n"
-               "                       convert, add, edit, spmv, mspmv, solve; --out and\n"
-               "                       --output are aliases)\n"
+               "                       convert, add, multiply, edit, spmv, mspmv, solve;\n"
+               "                       --out and --output are aliases)\n"
                "  --type T             entry type: f32, f64, c32, c64, q32, q64, b3x3_f32 or\n"
                "                       b3x3_f64 (default: the input's: real, integer, pattern\n"
                "                       f64; complex c64; quaternion q64; a generator its\n"

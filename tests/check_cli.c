@@ -411,6 +411,73 @@ START_TEST(test_add_matches_library)
 }
 END_TEST
 
+/* hisp multiply: C of the program equals the library's product bit for
+ * bit, and C*x equals op(A)*(op(B)*x) by two SpMVs (no SpGEMM in the
+ * oracle), for every op pair and B left out; JSON fields; errors. */
+START_TEST(test_multiply_matches_library)
+{
+    uint64_t st = test_seed() + 733;
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    for (int t = 0; t < 5; t++) {
+        hisp_op oa = t & 1 ? HISP_OP_T : HISP_OP_N, ob = t & 2 ? HISP_OP_T : HISP_OP_N;
+        bool self = t == 4; /* B left out: A*A */
+        int64_t m = 23, k = self ? 23 : 31, n = self ? 23 : 17;
+        double *x, *y0, *xb, *yb;
+        hisp_matrix A = write_problem(ctx, oa ? k : m, oa ? m : k, &st, tmp("A.mtx"), tmp("x.mtx"),
+                                      n, tmp("y0.mtx"), k, &x, &y0);
+        hisp_matrix B = self ? A
+                             : write_problem(ctx, ob ? n : k, ob ? k : n, &st, tmp("B.mtx"),
+                                             tmp("xb.mtx"), n, tmp("yb.mtx"), k, &xb, &yb);
+        run_result r =
+            run_hisp("multiply", tmp("A.mtx"), "-o", tmp("C.mtx"), "--json", "--repeat", "3",
+                     oa ? "--transpose-a" : "--type=f64", ob ? "--transpose-b" : "--type=f64",
+                     self ? NULL : tmp("B.mtx"), NULL);
+        CK_RUN(r, 0);
+        hisp_matrix C = NULL, L = NULL;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("C.mtx"), HISP_F64, &C, NULL));
+        CK_OK(ctx, hisp_matrix_multiply(oa, A, ob, B, &L));
+        hisp_matrix_info ic;
+        CK_OK(ctx, hisp_matrix_get_info(L, &ic));
+        ck_assert_int_eq(test_json_int(r.out, "rows"), m);
+        ck_assert_int_eq(test_json_int(r.out, "cols"), n);
+        ck_assert_int_eq(test_json_int(r.out, "nnz"), ic.nnz);
+        ck_assert_int_eq(test_json_int(r.out, "repeat"), 3);
+        ck_assert(test_json_double(r.out, "wall_ms") >= 0);
+        ck_assert(test_json_double(r.out, "numeric_ms") >= 0);
+        ck_assert_int_eq(test_json_int(r.out, "h2d_bytes"), 0);
+        run_free(&r);
+        test_same_matrix(ctx, C, ctx, L, "hisp multiply vs hisp_matrix_multiply");
+        double *zk = calloc((size_t)k, sizeof *zk), *zm = calloc((size_t)m, sizeof *zm);
+        double *bx = expected(ctx, B, ob, 1.0, x, n, 0.0, zk, k);
+        double *want = expected(ctx, A, oa, 1.0, bx, k, 0.0, zm, m);
+        double *got = expected(ctx, C, HISP_OP_N, 1.0, x, n, 0.0, zm, m);
+        ck_assert_msg(test_rel_error(HISP_F64, got, want, m) < 1e-12, "multiply case %d: error %g",
+                      t, test_rel_error(HISP_F64, got, want, m));
+        free(zk), free(zm), free(bx), free(want), free(got), free(x), free(y0);
+        if (!self) free(xb), free(yb), hisp_matrix_destroy(&B);
+        hisp_matrix_destroy(&A), hisp_matrix_destroy(&C), hisp_matrix_destroy(&L);
+    }
+    /* A.mtx is 23 x 23 (the last case), B.mtx 17 x 31 (case 3): 23 columns, 17 rows */
+    run_result r = run_hisp("multiply", tmp("A.mtx"), tmp("B.mtx"), "-o", tmp("E.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "dimension mismatch"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("multiply", tmp("A.mtx"), NULL); /* no -o */
+    CK_RUN(r, 1);
+    run_free(&r);
+    r = run_hisp("multiply", "gen:qsurface:4", "-o", tmp("E.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "not supported"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("multiply", "--help", NULL);
+    CK_RUN(r, 0);
+    ck_assert(strstr(r.out, "usage: hisp multiply") && strstr(r.out, "B = A"));
+    run_free(&r);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* spmv --check --repeat on every backend with a device: small error. */
 /* Index of the device called `name` in the `backend` section of a
  * `hisp info --json` output, or -1. */
@@ -713,6 +780,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_gen_then_stats);
     tcase_add_test(tc, test_spmv_out_matches_library);
     tcase_add_test(tc, test_add_matches_library);
+    tcase_add_test(tc, test_multiply_matches_library);
     tcase_add_test(tc, test_spmv_check_backends);
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_missing_backend);

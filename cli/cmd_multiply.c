@@ -1,0 +1,313 @@
+/* hisp multiply: C = op(A)*op(B), the sparse matrix-matrix product, timed
+ * whole and as a plan's numeric re-computation. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: hisp multiply A [B] -o C [options]   (A, B: FILE.mtx, FILE.hisp or\n"
+    "                                             gen:KIND[:N[:SEED]])\n"
+    "\n"
+    "Computes the sparse product C = op(A)*op(B) and writes C: Matrix Market, or a\n"
+    "HiSparse file when C ends in .hisp. Without B, B = A (A*A, and with\n"
+    "--transpose-a A^T*A, with --transpose-b A*A^T). Entry types f32, f64, c32,\n"
+    "c64. The product runs on the host on every backend for now (Gustavson's\n"
+    "row-by-row algorithm over the library's threads option; the operands' host\n"
+    "copies); C is a CSR matrix. It also times a plan's numeric phase: C's\n"
+    "values recomputed on C's known structure (what new values of A and B on\n"
+    "the same patterns cost).\n"
+    "\n"
+    "options:\n"
+    "  --transpose-a [n|t|h]  op(A) = A^T (alone or t), A^H (h: conjugate\n"
+    "                       transpose; A^T for real entries) or A (n, default)\n"
+    "  --transpose-b [n|t|h]  the same for B\n"
+    "  --repeat N           time N products and N numeric re-computations and\n"
+    "                       report their medians (default 1)\n" CLI_TYPE_HELP CLI_BACKEND_HELP
+        CLI_DEVICE_HELP "  -o FILE              write C (required; .hisp: HiSparse, else "
+    "Matrix Market)\n" CLI_OUT_ALIASES_HELP
+    "  --json               machine-readable output: \"backend\", \"device\" {...},\n"
+    "                       \"type\", \"op_a\", \"op_b\", \"rows\", \"cols\", \"nnz\"\n"
+    "                       (C's), \"nnz_a\",\n"
+    "                       \"nnz_b\", \"wall_ms\" (median over --repeat calls of\n"
+    "                       hisp_matrix_multiply, each to completion), \"numeric_ms\"\n"
+    "                       (median of the plan's executions), \"plan_ms\" (the plan's\n"
+    "                       creation), \"repeat\", \"transfers\", \"kernels\"\n" CLI_HELP_HELP
+    "\n" CLI_TRANSFERS_HELP "Here: the timed products and re-computations.\n"
+    "\n" CLI_BUILDS_HELP "\n"
+    "exit status: 0 ok, 1 usage, 2 unreadable, malformed or unwritable file, sizes\n"
+    "that do not match or an entry type the product does not take, 3 backend not\n"
+    "available.\n";
+
+typedef struct {
+    const char *in[2], *out; /* A, B (NULL: A) and -o C */
+    bool json;
+    int repeat, device;
+    cli_type ct;
+    hisp_op op_a, op_b;
+    hisp_backend_kind kind;
+} mul_opts;
+
+enum {
+    M_OUT, /* CLI_OUT_OPTS */
+    M_OUT2,
+    M_OUT3,
+    M_TA,
+    M_TB,
+    M_BACKEND,
+    M_TYPE, /* CLI_TYPE_OPTS */
+    M_ENTRY,
+    M_PREC,
+    M_REPEAT,
+    M_JSON,
+    M_DEVICE,
+    M_HELP
+};
+
+/* The inputs and the options' values of the command line; CLI_OK, an exit
+ * code, or CLI_HELP_SHOWN after the help. */
+static int mul_args(int argc, char **argv, const char **val, const char **in)
+{
+    static const cli_opt opts[] = {CLI_OUT_OPTS,
+                                   {"--transpose-a", CLI_ARG_OP},
+                                   {"--transpose-b", CLI_ARG_OP},
+                                   {"--backend", true},
+                                   CLI_TYPE_OPTS,
+                                   {"--repeat", true},
+                                   {"--json", false},
+                                   {"--device", true},
+                                   CLI_HELP_OPTS,
+                                   {0, 0}};
+    cli_args a;
+    cli_args_init(&a, "multiply", argc, argv);
+    for (;;) {
+        const char *v;
+        int k = cli_args_next(&a, opts, &v);
+        if (k == CLI_ARG_END) break;
+        if (k == CLI_ARG_ERROR) return CLI_USAGE;
+        if (k == CLI_ARG_POSITIONAL) {
+            if (in[1]) return cli_usage_error("multiply", "unexpected argument '%s'", v);
+            in[in[0] ? 1 : 0] = v;
+        } else if (k >= M_HELP) {
+            fputs(help, stdout);
+            return CLI_HELP_SHOWN;
+        } else {
+            val[k] = v ? v : "";
+        }
+    }
+    return CLI_OK;
+}
+
+static int parse_op(const char *opt, const char *v, hisp_op *op)
+{
+    *op = HISP_OP_N;
+    if (!v) return CLI_OK;
+    if (!v[0]) {
+        *op = HISP_OP_T;
+        return CLI_OK;
+    }
+    return cli_parse_op(opt, v, op);
+}
+
+static int mul_parse(int argc, char **argv, mul_opts *o)
+{
+    const char *val[M_HELP] = {0};
+    memset(o, 0, sizeof *o);
+    int rc = mul_args(argc, argv, val, o->in);
+    if (rc) return rc;
+    if (!o->in[0]) return cli_usage_error("multiply", "need an input A (and optionally B)");
+    if ((rc = cli_parse_out("multiply", val + M_OUT, &o->out))) return rc;
+    if (!o->out) return cli_usage_error("multiply", "missing -o C");
+    o->json = val[M_JSON] != NULL;
+    o->device = -1;
+    o->repeat = 1;
+    o->kind = HISP_BACKEND_AUTO;
+    if ((rc = cli_parse_type("multiply", val + M_TYPE, &o->ct))) return rc;
+    if ((rc = parse_op("--transpose-a", val[M_TA], &o->op_a))) return rc;
+    if ((rc = parse_op("--transpose-b", val[M_TB], &o->op_b))) return rc;
+    if (val[M_BACKEND] && (rc = cli_parse_backend("--backend", val[M_BACKEND], &o->kind)))
+        return rc;
+    if (val[M_REPEAT] && (rc = cli_parse_int("--repeat", val[M_REPEAT], 1, 1000000, &o->repeat)))
+        return rc;
+    if (val[M_DEVICE] && (rc = cli_parse_int("--device", val[M_DEVICE], 0, 1 << 20, &o->device)))
+        return rc;
+    return CLI_OK;
+}
+
+/* hisp multiply's matrices and results; mul_state_free releases them. */
+typedef struct {
+    hisp_context ctx;
+    hisp_matrix A, B, C, D; /* B NULL: A; D: the plan's C */
+    hisp_spgemm_plan plan;
+    double *ms, *num_ms; /* each timed product's and re-computation's wall time */
+    double plan_ms, med, num_med;
+    hisp_matrix_info ia, ib, ic;
+    hisp_transfer_stats xfer;
+    hisp_build_stats builds;
+    hisp_device_info di;
+} mul_state;
+
+static void mul_state_free(mul_state *w)
+{
+    free(w->ms);
+    free(w->num_ms);
+    hisp_spgemm_plan_destroy(&w->plan);
+    hisp_matrix_destroy(&w->C);
+    hisp_matrix_destroy(&w->D);
+    hisp_matrix_destroy(&w->A);
+    hisp_matrix_destroy(&w->B);
+    hisp_context_destroy(&w->ctx);
+}
+
+/* Reads A and B (B = A when absent) and checks the type; returns an exit
+ * code. */
+static int mul_prepare(mul_state *w, const mul_opts *o)
+{
+    int rc;
+    if ((rc = cli_load_matrix(w->ctx, o->in[0], &o->ct, &w->A, NULL))) return rc;
+    if (o->in[1] && (rc = cli_load_matrix(w->ctx, o->in[1], &o->ct, &w->B, NULL))) return rc;
+    hisp_status s = hisp_matrix_get_info(w->A, &w->ia);
+    if (!s) s = hisp_matrix_get_info(w->B ? w->B : w->A, &w->ib);
+    if (s) return cli_fail(w->ctx, s, NULL);
+    hisp_type t = w->ia.type;
+    if (t != HISP_F32 && t != HISP_F64 && t != HISP_C32 && t != HISP_C64)
+        return cli_type_unsupported("multiply", t, "the product takes f32, f64, c32 and c64");
+    return CLI_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* --repeat products (the first one's C kept), the plan and --repeat
+ * numeric re-computations, each timed to completion; transfers and kernel
+ * builds counted over all of them. */
+static hisp_status mul_run(mul_state *w, const mul_opts *o)
+{
+    int n = o->repeat;
+    hisp_matrix B = w->B ? w->B : w->A;
+    if (!(w->ms = calloc((size_t)n, sizeof *w->ms)) ||
+        !(w->num_ms = calloc((size_t)n, sizeof *w->num_ms)))
+        return HISP_ERR_OUT_OF_HOST_MEMORY;
+    cli_progress("multiplying %s and %s", o->in[0], o->in[1] ? o->in[1] : o->in[0]);
+    hisp_build_stats b0 = cli_builds(w->ctx);
+    cli_transfers_reset(w->ctx);
+    hisp_status s = HISP_SUCCESS;
+    for (int i = 0; i < n && !s; i++) {
+        hisp_matrix T = NULL;
+        double t0 = cli_now_ms();
+        s = hisp_matrix_multiply(o->op_a, w->A, o->op_b, B, &T);
+        if (!s) s = hisp_context_synchronize(w->ctx);
+        w->ms[i] = cli_now_ms() - t0;
+        if (!w->C)
+            w->C = T;
+        else
+            hisp_matrix_destroy(&T);
+    }
+    double t0 = cli_now_ms();
+    if (!s) s = hisp_spgemm_plan_create(o->op_a, w->A, o->op_b, B, &w->plan, &w->D);
+    w->plan_ms = cli_now_ms() - t0;
+    for (int i = 0; i < n && !s; i++) {
+        t0 = cli_now_ms();
+        s = hisp_spgemm_plan_execute(w->plan, w->A, B, w->D);
+        if (!s) s = hisp_context_synchronize(w->ctx);
+        w->num_ms[i] = cli_now_ms() - t0;
+    }
+    cli_transfers_add(w->ctx, &w->xfer);
+    hisp_build_stats b1 = cli_builds(w->ctx);
+    cli_builds_add(&w->builds, &b0, &b1);
+    if (!s) s = hisp_matrix_get_info(w->C, &w->ic);
+    if (!s) s = hisp_context_get_device(w->ctx, &w->di);
+    if (!s) {
+        w->med = median(w->ms, n);
+        w->num_med = median(w->num_ms, n);
+    }
+    return s;
+}
+
+/* "A", "A^T", "A^H" with the operand's letter. */
+static const char *op_text(hisp_op op, bool b)
+{
+    static const char *const n[2][3] = {{"A", "A^T", "A^H"}, {"B", "B^T", "B^H"}};
+    return n[b][op == HISP_OP_N ? 0 : op == HISP_OP_T ? 1 : 2];
+}
+
+static void mul_report_json(const mul_opts *o, const mul_state *w)
+{
+    cli_json j;
+    json_init(&j, stdout);
+    json_object_begin(&j, NULL);
+    json_string(&j, "a", o->in[0]);
+    json_string(&j, "b", o->in[1] ? o->in[1] : o->in[0]);
+    json_string(&j, "out", o->out);
+    json_string(&j, "backend", hisp_backend_name(w->di.backend));
+    json_device(&j, "device", &w->di);
+    json_string(&j, "op_a", op_text(o->op_a, false));
+    json_string(&j, "op_b", op_text(o->op_b, o->in[1] != NULL));
+    json_string(&j, "type", hisp_type_name(w->ic.type));
+    json_int(&j, "rows", w->ic.nrows);
+    json_int(&j, "cols", w->ic.ncols);
+    json_int(&j, "nnz", w->ic.nnz);
+    json_int(&j, "nnz_a", w->ia.nnz);
+    json_int(&j, "nnz_b", w->ib.nnz);
+    json_int(&j, "repeat", o->repeat);
+    json_double(&j, "wall_ms", w->med);
+    json_double(&j, "numeric_ms", w->num_med);
+    json_double(&j, "plan_ms", w->plan_ms);
+    json_transfers(&j, &w->xfer, NULL);
+    json_builds(&j, &w->builds);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+static void mul_report_text(const mul_opts *o, const mul_state *w)
+{
+    printf("wrote %s: %lld x %lld, %lld nonzeros (%s with %lld times %s with %lld), %s, on %s "
+           "(%s)\n",
+           o->out, (long long)w->ic.nrows, (long long)w->ic.ncols, (long long)w->ic.nnz,
+           op_text(o->op_a, false), (long long)w->ia.nnz, op_text(o->op_b, o->in[1] != NULL),
+           (long long)w->ib.nnz, hisp_type_name(w->ic.type), hisp_backend_name(w->di.backend),
+           w->di.name);
+    printf("time       %.4f ms per product, %.4f ms per numeric re-computation "
+           "(medians of %d; plan %.4f ms)\n",
+           w->med, w->num_med, o->repeat, w->plan_ms);
+    cli_print_transfers("transfers", &w->xfer);
+    cli_print_builds("kernels", &w->builds);
+}
+
+int cmd_multiply(int argc, char **argv)
+{
+    mul_opts o;
+    int rc = mul_parse(argc, argv, &o);
+    if (rc) return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+    cli_progress_enable(o.json);
+    mul_state w;
+    memset(&w, 0, sizeof w);
+    if ((rc = cli_context(&w.ctx))) return rc;
+    hisp_status s = hisp_context_set_backend(w.ctx, o.kind, o.device);
+    if (s) {
+        rc = cli_fail(w.ctx, s, NULL);
+        goto done;
+    }
+    if ((rc = mul_prepare(&w, &o))) goto done;
+    if ((s = mul_run(&w, &o))) {
+        rc = cli_fail(w.ctx, s, NULL);
+        goto done;
+    }
+    if ((rc = cli_write_matrix(w.ctx, w.C, o.out))) goto done;
+    if (o.json)
+        mul_report_json(&o, &w);
+    else
+        mul_report_text(&o, &w);
+done:
+    mul_state_free(&w);
+    return rc;
+}
