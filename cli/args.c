@@ -35,6 +35,31 @@ int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opt
     return opts_parse(prog, argc, argv, opts, help, val, pos);
 }
 
+int cli_parse_inputs(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
+                     const char **val, const char **in, int nin)
+{
+    cli_args a;
+    cli_args_init(&a, cmd, argc, argv);
+    for (;;) {
+        const char *v;
+        int k = cli_args_next(&a, opts, &v);
+        if (k == CLI_ARG_END) return CLI_OK;
+        if (k == CLI_ARG_ERROR) return CLI_USAGE;
+        if (k == CLI_ARG_POSITIONAL) {
+            int i = 0;
+            while (i < nin && in[i])
+                i++;
+            if (i == nin) return cli_usage_error(cmd, "unexpected argument '%s'", v);
+            in[i] = v;
+        } else if (!strcmp(opts[k].name, "--help") || !strcmp(opts[k].name, "-h")) {
+            fputs(help, stdout);
+            return CLI_HELP_SHOWN;
+        } else {
+            val[k] = v ? v : "";
+        }
+    }
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     char prog[64];

@@ -193,6 +193,11 @@ enum { CLI_HELP_SHOWN = OPTS_HELP_SHOWN };
 int cli_parse_command(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
                       const char **val, const char **pos);
 
+/* cli_parse_command for commands with up to nin inputs: in[0..nin) get the
+ * positional arguments in order (one more is a usage error), val[k] the
+ * value of opts[k] ("" for a flag); --help and -h print help. */
+int cli_parse_inputs(const char *cmd, int argc, char **argv, const cli_opt *opts, const char *help,
+                     const char **val, const char **in, int nin);
 /* Usage problem: "hisp CMD: message" plus a hint (cmd NULL: "hisp: ");
  * returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

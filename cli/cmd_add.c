@@ -105,24 +105,7 @@ static int add_args(int argc, char **argv, const char **val, const char **in)
                                    {"--beta", true},   {"--backend", true}, {"--node-size", true},
                                    CLI_TYPE_OPTS,      {"--repeat", true},  {"--json", false},
                                    {"--device", true}, CLI_HELP_OPTS,       {0, 0}};
-    cli_args a;
-    cli_args_init(&a, "add", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) {
-            if (in[1]) return cli_usage_error("add", "unexpected argument '%s'", v);
-            in[in[0] ? 1 : 0] = v;
-        } else if (k >= A_HELP) {
-            fputs(help, stdout);
-            return CLI_HELP_SHOWN;
-        } else {
-            val[k] = v ? v : "";
-        }
-    }
-    return CLI_OK;
+    return cli_parse_inputs("add", argc, argv, opts, help, val, in, 2);
 }
 
 /* Parses the command line into o; returns CLI_OK, an exit code, or

@@ -78,24 +78,7 @@ static int mul_args(int argc, char **argv, const char **val, const char **in)
                                    {"--device", true},
                                    CLI_HELP_OPTS,
                                    {0, 0}};
-    cli_args a;
-    cli_args_init(&a, "multiply", argc, argv);
-    for (;;) {
-        const char *v;
-        int k = cli_args_next(&a, opts, &v);
-        if (k == CLI_ARG_END) break;
-        if (k == CLI_ARG_ERROR) return CLI_USAGE;
-        if (k == CLI_ARG_POSITIONAL) {
-            if (in[1]) return cli_usage_error("multiply", "unexpected argument '%s'", v);
-            in[in[0] ? 1 : 0] = v;
-        } else if (k >= M_HELP) {
-            fputs(help, stdout);
-            return CLI_HELP_SHOWN;
-        } else {
-            val[k] = v ? v : "";
-        }
-    }
-    return CLI_OK;
+    return cli_parse_inputs("multiply", argc, argv, opts, help, val, in, 2);
 }
 
 static int parse_op(const char *opt, const char *v, hisp_op *op)
@@ -175,18 +158,6 @@ static int mul_prepare(mul_state *w, const mul_opts *o)
     return CLI_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* --repeat products (the first one's C kept), the plan and --repeat
  * numeric re-computations, each timed to completion; transfers and kernel
  * builds counted over all of them. */
@@ -227,8 +198,8 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
     if (!s) s = hisp_matrix_get_info(w->C, &w->ic);
     if (!s) s = hisp_context_get_device(w->ctx, &w->di);
     if (!s) {
-        w->med = median(w->ms, n);
-        w->num_med = median(w->num_ms, n);
+        w->med = cli_median(w->ms, n);
+        w->num_med = cli_median(w->num_ms, n);
     }
     return s;
 }
