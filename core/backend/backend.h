@@ -64,7 +64,8 @@ typedef struct {
     X(COMPOUND, compound_spmv, 1)                                                                  \
     X(HSADD, hisparse_add, 1)                                                                      \
     X(VECTOR, vector, 1)                                                                           \
-    X(SELL, sell_spmv, 1)
+    X(SELL, sell_spmv, 1)                                                                          \
+    X(SPGEMM, spgemm, 1)
 #define HISPI_PROG_ENUM_(id, file, cuda) HISPI_PROG_##id,
 enum { HISPI_PROGRAMS(HISPI_PROG_ENUM_) HISPI_PROG_COUNT };
 typedef struct {

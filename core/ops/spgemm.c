@@ -1,8 +1,10 @@
 /* SpGEMM, the operation (above the formats): C = op(A)*op(B) and the
  * Galerkin product P^T*A*P, their argument checks, and the product of two
- * operand views (symbolic phase, C's arrays allocated once, fill). Every
- * backend runs the host phases (spgemm_ref.c) over the operands' host
- * copies for now; C is a new host CSR matrix of A's context. */
+ * operand views: on the device where the backend has run-time kernels
+ * (spgemm_dev.c), else the host phases (spgemm_ref.c: symbolic phase, C's
+ * arrays allocated once, fill), both over the operands' host copies. C is
+ * a new host CSR matrix of A's context. The plan's numeric re-computation
+ * (spgemm_plan.c) runs on the host on every backend. */
 #include "spgemm.h"
 
 #include <stdlib.h>
@@ -55,6 +57,7 @@ hisp_status hispi_spgemm_check(hisp_context ctx, const char *what, hisp_op op_a,
 
 hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
 {
+    if (hispi_spgemm_dev_usable(ctx)) return hispi_spgemm_dev_product(ctx, g, C);
     memset(C, 0, sizeof *C);
     int64_t m = g->a.nrows;
     hispi_spgemm_out o = {0};

@@ -68,10 +68,23 @@ HISPI_LOCAL hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_a
 HISPI_LOCAL hisp_status hispi_spgemm_numeric(hisp_context ctx, const hispi_spgemm_args *g,
                                              hispi_spgemm_out *out);
 
+/* ---- the device path (spgemm_dev.c) ---------------------------------------- */
+
+/* The context's backend has the run-time kernels the device path needs. */
+HISPI_LOCAL bool hispi_spgemm_dev_usable(hisp_context ctx);
+/* As hispi_spgemm_product, through kernels/spgemm.cl on the context's
+ * device: C (a host CSR, zeroed on failure) with the host phases' structure
+ * and bits. A device buffer that cannot be had is
+ * HISP_ERR_OUT_OF_DEVICE_MEMORY; nothing is kept on the device. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g,
+                                                 hispi_sparse *C);
+
 /* ---- the product (spgemm.c) ------------------------------------------------ */
 
 /* C (a host CSR of g's type, m x n, zeroed on failure) = op(A)*op(B):
- * symbolic phase, C's arrays allocated once, fill. */
+ * on the context's device where its backend has run-time kernels
+ * (spgemm_dev.c), else the host phases: symbolic, C's arrays allocated
+ * once, fill. Both give the same structure and bits. */
 HISPI_LOCAL hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g,
                                              hispi_sparse *C);
 /* The checks shared by the calls: types the product takes (f32, f64, c32,

@@ -1,0 +1,341 @@
+/* SpGEMM on the device (spgemm.h): the product of two operand views through
+ * the backend's run-time kernels (kernels/spgemm.cl, OpenCL and NVRTC), for
+ * backends that have them; the reference backend keeps the host phases
+ * (spgemm_ref.c), which stay the oracle.
+ *
+ * One call: op(A) and op(B)'s CSR arrays are uploaded (a transposed
+ * operand's values gathered through its permutation and conjugated for op
+ * H on the host first; the operands' own device copies are not used), then
+ *   1. sg_bound: the products of every row of C (int64), downloaded (m x 8
+ *      bytes); the host puts each row with products on the local list (at
+ *      most TL / 2 products: a table in local memory) or the global list (a
+ *      slice of global scratch of table_slots(bound) slots, laid out here);
+ *   2. sg_count_l/_g: the distinct columns of each row, downloaded (m x 8
+ *      bytes); C's row pointers are their prefix sum on the host (int64, the
+ *      total checked), uploaded;
+ *   3. sg_fill_l/_g: C's sorted columns and values, downloaded into a host
+ *      CSR. The values are summed in the host phases' order without fused
+ *      multiply-adds, so C has the host path's bits (the kernel's header).
+ * Every device buffer is freed on every path; C is a host CSR as the host
+ * path makes it. */
+#include "backend/backend.h"
+#include "spgemm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Test hooks: products computed on the device; the k-th device buffer of a
+ * product fails as HISP_ERR_OUT_OF_DEVICE_MEMORY (0: none). */
+long hispi_spgemm_device_calls;
+long hispi_spgemm_dev_fail_after;
+
+/* Work-group size, work-items per entry of A's row in the insertion, local
+ * table slots (kernels/spgemm.cl). A row of at most TL / 2 products hashes
+ * in local memory: 4 KiB keys, 4 KiB positions, 4 KiB sort pairs. */
+enum { GS = 64, SUB = 8, TL = 1024 };
+/* the largest global table of one row (slots; 12 bytes each) */
+#define MAX_SLOTS ((int64_t)1 << 31)
+
+bool hispi_spgemm_dev_usable(hisp_context ctx)
+{
+    return HISPI_BE_HAS(ctx, kern_caps) && HISPI_BE_HAS(ctx, kern_get) &&
+           HISPI_BE_HAS(ctx, kern_free) && HISPI_BE_HAS(ctx, kern_launch) &&
+           HISPI_BE_HAS(ctx, buf_zero);
+}
+
+/* The kernel's tsize: a power of two, at least 32 and twice the bound. */
+static int64_t table_slots(int64_t bound)
+{
+    int64_t t = 32;
+    while (t < 2 * bound)
+        t <<= 1;
+    return t;
+}
+
+enum { K_BOUND, K_COUNT_L, K_COUNT_G, K_FILL_L, K_FILL_G, NK };
+static const char *const knames[NK] = {"sg_bound", "sg_count_l", "sg_count_g", "sg_fill_l",
+                                       "sg_fill_g"};
+
+/* The device buffers of one product, freed together. */
+enum {
+    B_APTR,
+    B_ACOL,
+    B_AVAL,
+    B_BPTR,
+    B_BCOL,
+    B_BVAL,
+    B_BOUND,
+    B_CNT,
+    B_LROWS,
+    B_GROWS,
+    B_GOFF,
+    B_GKEYS,
+    B_GPOS,
+    B_GSB,
+    B_CPTR,
+    B_CCOL,
+    B_CVAL,
+    NB
+};
+
+typedef struct {
+    hisp_context ctx;
+    void *b[NB];
+    void *k[NK];
+} dev_job;
+
+static void job_free(dev_job *j)
+{
+    for (int i = 0; i < NB; i++)
+        if (j->b[i]) HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
+    for (int i = 0; i < NK; i++)
+        if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
+}
+
+static hisp_status dalloc(dev_job *j, int which, size_t bytes)
+{
+    hisp_context ctx = j->ctx;
+    if (hispi_spgemm_dev_fail_after > 0 && --hispi_spgemm_dev_fail_after == 0)
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
+                          "SpGEMM: device buffer of %zu bytes (injected failure)", bytes);
+    return HISPI_BE(ctx, buf_alloc, bytes, &j->b[which]);
+}
+
+static hisp_status upload(dev_job *j, int which, const void *src, size_t bytes)
+{
+    HISPI_TRY(dalloc(j, which, bytes));
+    if (!bytes) return HISP_SUCCESS;
+    return HISPI_BE(j->ctx, buf_write, j->b[which], 0, src, bytes);
+}
+
+/* op(X)'s values in its CSR order: the source's own array where op(X) is
+ * the source and no conjugate is taken, else *tmp (gathered, conjugated). */
+static hisp_status operand_values(hisp_context ctx, hisp_type t, const hispi_spgemm_operand *o,
+                                  const void **val, void **tmp)
+{
+    *tmp = NULL;
+    *val = o->val;
+    if (!o->perm && !o->conj) return HISP_SUCCESS;
+    size_t es = hisp_type_size(t);
+    HISPI_TRY(hispi_alloc(ctx, (size_t)o->nnz, es, tmp));
+    char *d = *tmp;
+    const char *s = o->val;
+    for (int64_t k = 0; k < o->nnz; k++)
+        memcpy(d + (size_t)k * es, s + (size_t)(o->perm ? o->perm[k] : k) * es, es);
+    if (o->conj) { /* complex: negate every imaginary part */
+        if (t == HISP_C32)
+            for (int64_t k = 0; k < o->nnz; k++)
+                ((float *)d)[2 * k + 1] = -((float *)d)[2 * k + 1];
+        else
+            for (int64_t k = 0; k < o->nnz; k++)
+                ((double *)d)[2 * k + 1] = -((double *)d)[2 * k + 1];
+    }
+    *val = d;
+    return HISP_SUCCESS;
+}
+
+/* Uploads one operand into buffers first, first + 1, first + 2. */
+static hisp_status upload_operand(dev_job *j, hisp_type t, const hispi_spgemm_operand *o,
+                                  int first)
+{
+    const void *val;
+    void *tmp;
+    HISPI_TRY(operand_values(j->ctx, t, o, &val, &tmp));
+    hisp_status s = upload(j, first, o->rowptr, ((size_t)o->nrows + 1) * sizeof *o->rowptr);
+    if (!s) s = upload(j, first + 1, o->colind, (size_t)o->nnz * sizeof *o->colind);
+    if (!s) s = upload(j, first + 2, val, (size_t)o->nnz * hisp_type_size(t));
+    free(tmp);
+    return s;
+}
+
+static hisp_status kernels(dev_job *j, hisp_type t)
+{
+    hisp_context ctx = j->ctx;
+    hispi_kcaps caps;
+    HISPI_TRY(HISPI_BE(ctx, kern_caps, &caps));
+    if (caps.max_group < GS)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "SpGEMM on the device needs work-groups of %d (the device: %d)", GS,
+                          caps.max_group);
+    bool dbl = t == HISP_F64 || t == HISP_C64;
+    int nc = hisp_type_components(t);
+    char opts[200];
+    snprintf(opts, sizeof opts,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d",
+             dbl ? "double" : "float", (int)dbl, nc, GS, SUB, TL);
+    for (int i = 0; i < NK; i++)
+        HISPI_TRY(HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, knames[i], &j->k[i]));
+    return HISP_SUCCESS;
+}
+
+static hispi_karg kbuf(const dev_job *j, int which)
+{
+    return (hispi_karg){HISPI_KARG_BUF, j->b[which], 0, 0};
+}
+
+/* The row lists of the bounds: lrows (local tables), grows and goff
+ * (global tables at goff, gslots slots in all). */
+typedef struct {
+    int32_t *lrows, *grows;
+    int64_t *goff;
+    int64_t nl, ng, gslots;
+} row_lists;
+
+static hisp_status make_lists(hisp_context ctx, const int64_t *bound, int64_t m, row_lists *L)
+{
+    memset(L, 0, sizeof *L);
+    for (int64_t i = 0; i < m; i++) {
+        if (!bound[i]) continue;
+        if (bound[i] <= TL / 2) {
+            L->nl++;
+            continue;
+        }
+        int64_t t = table_slots(bound[i]);
+        if (bound[i] > MAX_SLOTS / 2 || L->gslots > INT64_MAX / 16 - t)
+            return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
+                              "SpGEMM: row %lld of C has %lld products, more than the device "
+                              "path's tables hold",
+                              (long long)i, (long long)bound[i]);
+        L->ng++;
+        L->gslots += t;
+    }
+    hisp_status s = hispi_alloc(ctx, (size_t)L->nl, sizeof *L->lrows, (void **)&L->lrows);
+    if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->grows, (void **)&L->grows);
+    if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->goff, (void **)&L->goff);
+    if (s) return s;
+    int64_t nl = 0, ng = 0, off = 0;
+    for (int64_t i = 0; i < m; i++) {
+        if (!bound[i]) continue;
+        if (bound[i] <= TL / 2) {
+            L->lrows[nl++] = (int32_t)i;
+        } else {
+            L->grows[ng] = (int32_t)i;
+            L->goff[ng++] = off;
+            off += table_slots(bound[i]);
+        }
+    }
+    return HISP_SUCCESS;
+}
+
+static void lists_free(row_lists *L)
+{
+    free(L->lrows), free(L->grows), free(L->goff);
+}
+
+static hisp_status launch(dev_job *j, int k, const hispi_karg *a, int n, int64_t groups)
+{
+    if (groups <= 0) return HISP_SUCCESS;
+    return HISPI_BE(j->ctx, kern_launch, j->k[k], a, n, (size_t)groups, (size_t)GS);
+}
+
+/* Phases 1 and 2 (the header): C's row pointers into o->rowptr (m + 1,
+ * allocated by the caller), the lists and the global scratch made. */
+static hisp_status symbolic(dev_job *j, const hispi_spgemm_args *g, row_lists *L,
+                            hispi_spgemm_out *o)
+{
+    hisp_context ctx = j->ctx;
+    int64_t m = g->a.nrows;
+    int64_t *v = o->rowptr + 1; /* bounds, then counts, then the prefix sum */
+    HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0}, kbuf(j, B_APTR), kbuf(j, B_ACOL),
+                      kbuf(j, B_BPTR), kbuf(j, B_BOUND)};
+    HISPI_TRY(launch(j, K_BOUND, a, 5, (m + GS - 1) / GS));
+    if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_BOUND], 0, v, (size_t)m * 8));
+    HISPI_TRY(make_lists(ctx, v, m, L));
+    HISPI_TRY(upload(j, B_LROWS, L->lrows, (size_t)L->nl * 4));
+    HISPI_TRY(upload(j, B_GROWS, L->grows, (size_t)L->ng * 4));
+    HISPI_TRY(upload(j, B_GOFF, L->goff, (size_t)L->ng * 8));
+    HISPI_TRY(dalloc(j, B_GKEYS, (size_t)L->gslots * 4));
+    HISPI_TRY(dalloc(j, B_GPOS, (size_t)L->gslots * 4));
+    HISPI_TRY(dalloc(j, B_GSB, (size_t)L->gslots / 2 * 8));
+    HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
+    if (m) HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8));
+    hispi_karg cl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR),  kbuf(j, B_ACOL), kbuf(j, B_BPTR),
+                       kbuf(j, B_BCOL),  kbuf(j, B_BOUND), kbuf(j, B_CNT)};
+    HISPI_TRY(launch(j, K_COUNT_L, cl, 7, L->nl));
+    hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF),  kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),  kbuf(j, B_BPTR),  kbuf(j, B_BCOL),
+                       kbuf(j, B_BOUND), kbuf(j, B_CNT),   kbuf(j, B_GKEYS)};
+    HISPI_TRY(launch(j, K_COUNT_G, cg, 9, L->ng));
+    if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CNT], 0, v, (size_t)m * 8));
+    int64_t *p = o->rowptr;
+    p[0] = 0;
+    for (int64_t i = 0; i < m; i++) {
+        if (p[i + 1] > INT64_MAX - p[i])
+            return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
+                              "SpGEMM: C would hold more than 2^63 - 1 entries (%lld in its "
+                              "first %lld rows, then %lld more)",
+                              (long long)p[i], (long long)i, (long long)p[i + 1]);
+        p[i + 1] += p[i];
+    }
+    return HISP_SUCCESS;
+}
+
+/* Phase 3: C's columns and values into o (allocated by the caller). */
+static hisp_status fill(dev_job *j, const hispi_spgemm_args *g, const row_lists *L,
+                        hispi_spgemm_out *o)
+{
+    hisp_context ctx = j->ctx;
+    int64_t m = g->a.nrows, nnz = o->rowptr[m];
+    size_t es = hisp_type_size(g->type);
+    HISPI_TRY(upload(j, B_CPTR, o->rowptr, ((size_t)m + 1) * 8));
+    HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
+    HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
+    hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
+                       kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
+                       kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
+    HISPI_TRY(launch(j, K_FILL_L, fl, 11, L->nl));
+    hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF),  kbuf(j, B_APTR), kbuf(j, B_ACOL),
+                       kbuf(j, B_AVAL),  kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL),
+                       kbuf(j, B_BOUND), kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL),
+                       kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
+    HISPI_TRY(launch(j, K_FILL_G, fg, 15, L->ng));
+    if (!nnz) return HISP_SUCCESS;
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CCOL], 0, o->colind, (size_t)nnz * 4));
+    return HISPI_BE(ctx, buf_read, j->b[B_CVAL], 0, o->val, (size_t)nnz * es);
+}
+
+hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g,
+                                     hispi_sparse *C)
+{
+    memset(C, 0, sizeof *C);
+    int64_t m = g->a.nrows;
+    size_t es = hisp_type_size(g->type);
+    if (m > INT32_MAX)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
+                          (long long)m);
+    dev_job j = {.ctx = ctx};
+    row_lists L = {0};
+    hispi_spgemm_out o = {0};
+    hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
+    if (!s) s = kernels(&j, g->type);
+    if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
+    if (!s) s = upload_operand(&j, g->type, &g->b, B_BPTR);
+    if (!s) s = symbolic(&j, g, &L, &o);
+    int64_t nnz = s ? 0 : o.rowptr[m];
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, sizeof *o.colind, (void **)&o.colind);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, es, &o.val);
+    if (s == HISP_ERR_OUT_OF_HOST_MEMORY && nnz > 0)
+        s = hispi_fail(ctx, s,
+                       "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
+                       (long long)m, (long long)g->b.ncols, (long long)nnz,
+                       (double)nnz * (double)(sizeof *o.colind + es) + 8.0 * (double)(m + 1));
+    if (!s) s = fill(&j, g, &L, &o);
+    job_free(&j);
+    lists_free(&L);
+    if (s) {
+        free(o.rowptr), free(o.colind), free(o.val);
+        return s;
+    }
+    hispi_spgemm_device_calls++;
+    C->format = HISP_FORMAT_CSR;
+    C->type = g->type;
+    C->nrows = m;
+    C->ncols = g->b.ncols;
+    C->nnz = nnz;
+    C->rowptr = o.rowptr;
+    C->colind = o.colind;
+    C->val = o.val;
+    return HISP_SUCCESS;
+}

@@ -1,0 +1,275 @@
+/* SpGEMM C = op(A)*op(B) on the device (core/ops/spgemm_dev.c), one source for
+ * OpenCL C (after common.cl) and CUDA (NVRTC). Row-wise with a hash table
+ * per row of C, in the manner of nsparse and cuSPARSE's hash SpGEMM. The
+ * operands arrive in CSR orientation (aptr/acol/aval, bptr/bcol/bval; a
+ * transposed operand's values already gathered and conjugated by the host).
+ * Defines:
+ *   VALUE_T, IS_DOUBLE  the scalar;  NC  scalars per entry (1 real, 2 complex)
+ *   GS    work-items per work-group (a power of two)
+ *   SUB   work-items per entry of A's row in the insertion (divides GS)
+ *   TL    slots of the work-group's local hash table (a power of two)
+ *
+ * Phases (the host runs them in this order):
+ *   sg_bound     one work-item per row i: bound[i] = the products of row i
+ *                (sum over A's row of B's row lengths), int64.
+ *   sg_count_l / sg_count_g   one work-group per listed row: its distinct
+ *                columns (cnt[i]) by inserting every product's column into
+ *                an open-addressing table of tsize(bound[i]) slots (at least
+ *                twice the bound, so at most half full): in local memory
+ *                where that fits TL (_l), else in the row's slice of global
+ *                scratch (_g, the slices laid out by the host from the bounds).
+ *   sg_fill_l / sg_fill_g     the same insertion, then the row's distinct
+ *                columns compacted and sorted (a bitonic sort of (column,
+ *                slot) pairs), written to C's colind; each slot learns its
+ *                column's position; then the values: A's row entries one
+ *                after the other (a barrier between them), the work-items
+ *                taking the entries of B's row, each adding x*y into C's
+ *                value at its column's position. B's row has distinct
+ *                columns, so no two work-items add to one value at once, and
+ *                every value receives its products in the host's order (A's
+ *                row, then B's), starting from -0 -- with no contraction into
+ *                fused multiply-adds (FP_CONTRACT OFF; __fmul_rn/__dmul_rn on
+ *                CUDA), the host phases' bits exactly (core/ops/spgemm_row_t.h).
+ * Rows without products are in no list (their count is 0). */
+
+#if defined(__CUDACC__)
+#define KERNEL extern "C" __global__ void __launch_bounds__(GS)
+#define FN static __device__ __forceinline__
+#define LQ
+#define GQ
+#define GROUP ((i64)blockIdx.x)
+#define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+/* __syncthreads orders the block's global memory accesses too */
+#define BARRIER_G() __syncthreads()
+#define CAS_L(p, c, v) atomicCAS((p), (c), (v))
+#define CAS_G(p, c, v) atomicCAS((p), (c), (v))
+#define ADD_L(p, v) atomicAdd((p), (v))
+#if IS_DOUBLE
+#define MUL(x, y) __dmul_rn((x), (y))
+#else
+#define MUL(x, y) __fmul_rn((x), (y))
+#endif
+#else
+#pragma OPENCL FP_CONTRACT OFF
+#define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
+#define FN static inline
+#define LQ __local
+#define GQ __global
+#define GROUP ((i64)get_group_id(0))
+#define GLOBAL_ID ((i64)get_global_id(0))
+#define BARRIER_G() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define CAS_L(p, c, v) atomic_cmpxchg((volatile __local uint *)(p), (c), (v))
+#define CAS_G(p, c, v) atomic_cmpxchg((volatile __global uint *)(p), (c), (v))
+#define ADD_L(p, v) atomic_add((volatile __local uint *)(p), (v))
+#define MUL(x, y) ((x) * (y))
+#endif
+
+#define EMPTY 0xffffffffu
+
+/* Slots of a row's table: a power of two, at least 32 and twice the bound
+ * (the host's table_slots in spgemm_dev.c is the same function). */
+FN u32 tsize(i64 bound)
+{
+    u32 t = 32;
+    while ((i64)t < 2 * bound)
+        t <<= 1;
+    return t;
+}
+
+FN u32 pow2_at_least(u32 n)
+{
+    u32 p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+FN u32 hash0(u32 c)
+{
+    u32 h = c * 0x9E3779B1u;
+    return h ^ (h >> 15);
+}
+
+/* Row i's products' columns into the table (keys, mask + 1 slots): SUB
+ * work-items per entry of A's row, each taking every SUB-th entry of B's
+ * row there. Returns how many columns this work-item inserted first. The
+ * helpers are made twice, for a table in local (_l) and in global (_g)
+ * memory: OpenCL 1.2 has no generic address space. */
+#define TABLE_FNS(SP, Q, CAS)                                                                      \
+    FN u32 insert_##SP(Q u32 *keys, u32 mask, u32 col)                                             \
+    {                                                                                              \
+        u32 h = hash0(col) & mask;                                                                 \
+        for (;;) {                                                                                 \
+            u32 old = CAS(keys + h, EMPTY, col);                                                   \
+            if (old == EMPTY) return 1;                                                            \
+            if (old == col) return 0;                                                              \
+            h = (h + 1) & mask;                                                                    \
+        }                                                                                          \
+    }                                                                                              \
+    FN u32 find_##SP(Q const u32 *keys, u32 mask, u32 col)                                         \
+    {                                                                                              \
+        u32 h = hash0(col) & mask;                                                                 \
+        while (keys[h] != col)                                                                     \
+            h = (h + 1) & mask;                                                                    \
+        return h;                                                                                  \
+    }                                                                                              \
+    FN u32 insert_row_##SP(Q u32 *keys, u32 t, i64 a0, i64 a1, GLOBAL const int *acol,            \
+                           GLOBAL const i64 *bptr, GLOBAL const int *bcol)                         \
+    {                                                                                              \
+        for (u32 s = LID; s < t; s += GS)                                                          \
+            keys[s] = EMPTY;                                                                       \
+        BARRIER_G();                                                                               \
+        u32 mine = 0;                                                                              \
+        for (i64 ka = a0 + LID / SUB; ka < a1; ka += GS / SUB) {                                   \
+            const int r = acol[ka];                                                                \
+            const i64 b1 = bptr[r + 1];                                                            \
+            for (i64 kb = bptr[r] + LID % SUB; kb < b1; kb += SUB)                                 \
+                mine += insert_##SP(keys, t - 1, (u32)bcol[kb]);                                   \
+        }                                                                                          \
+        BARRIER_G();                                                                               \
+        return mine;                                                                               \
+    }                                                                                              \
+    /* bitonic sort of s[0..n), n a power of two, by the work-group */                             \
+    FN void bitonic_##SP(Q u64 *s, u32 n)                                                          \
+    {                                                                                              \
+        for (u32 k = 2; k <= n; k <<= 1)                                                           \
+            for (u32 j = k >> 1; j > 0; j >>= 1) {                                                 \
+                for (u32 q = LID; q < n; q += GS) {                                                \
+                    const u32 p = q ^ j;                                                           \
+                    if (p > q) {                                                                   \
+                        const u64 x = s[q], y = s[p];                                              \
+                        if ((x > y) == ((q & k) == 0)) {                                           \
+                            s[q] = y;                                                              \
+                            s[p] = x;                                                              \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+                BARRIER_G();                                                                       \
+            }                                                                                      \
+    }                                                                                              \
+    /* C's row from the filled table: the c distinct columns sorted into                         \
+     * ccol[0..c), pos[slot] = the position of the slot's column, values set                     \
+     * to -0 (the host's start); *n (0 on entry) counts the compaction */                          \
+    FN void emit_##SP(Q const u32 *keys, u32 t, Q u32 *pos, Q u64 *sb, LQ u32 *n, u32 c,           \
+                      GLOBAL int *ccol, GLOBAL real *cval)                                         \
+    {                                                                                              \
+        for (u32 s = LID; s < t; s += GS)                                                          \
+            if (keys[s] != EMPTY) sb[ADD_L(n, 1u)] = ((u64)keys[s] << 32) | s;                     \
+        const u32 p2 = pow2_at_least(c);                                                           \
+        BARRIER_G();                                                                               \
+        for (u32 q = c + LID; q < p2; q += GS)                                                     \
+            sb[q] = ~(u64)0;                                                                       \
+        BARRIER_G();                                                                               \
+        bitonic_##SP(sb, p2);                                                                      \
+        for (u32 q = LID; q < c; q += GS) {                                                        \
+            const u64 v = sb[q];                                                                   \
+            pos[(u32)v] = q;                                                                       \
+            ccol[q] = (int)(v >> 32);                                                              \
+            for (int e = 0; e < NC; e++)                                                           \
+                cval[(i64)q * NC + e] = -(real)0;                                                  \
+        }                                                                                          \
+        BARRIER_G();                                                                               \
+    }                                                                                              \
+    /* the values, in the host's order (the header says why it is) */                              \
+    FN void values_##SP(Q const u32 *keys, u32 mask, Q const u32 *pos, i64 a0, i64 a1,             \
+                        GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,   \
+                        GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL real *cval)        \
+    {                                                                                              \
+        for (i64 ka = a0; ka < a1; ka++) {                                                         \
+            const int r = acol[ka];                                                                \
+            const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;        \
+            const i64 b1 = bptr[r + 1];                                                            \
+            for (i64 kb = bptr[r] + LID; kb < b1; kb += GS) {                                      \
+                GLOBAL real *s = cval + (i64)pos[find_##SP(keys, mask, (u32)bcol[kb])] * NC;       \
+                const real y0 = bval[kb * NC];                                                     \
+                if (NC == 1) {                                                                     \
+                    s[0] = s[0] + MUL(x0, y0);                                                     \
+                } else {                                                                           \
+                    const real y1 = bval[kb * NC + NC - 1];                                        \
+                    s[0] = s[0] + (MUL(x0, y0) - MUL(x1, y1));                                     \
+                    s[NC - 1] = s[NC - 1] + (MUL(x0, y1) + MUL(x1, y0));                           \
+                }                                                                                  \
+            }                                                                                      \
+            BARRIER_G();                                                                           \
+        }                                                                                          \
+    }
+
+TABLE_FNS(l, LQ, CAS_L)
+TABLE_FNS(g, GQ, CAS_G)
+
+KERNEL sg_bound(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                GLOBAL const i64 *bptr, GLOBAL i64 *bound)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= m) return;
+    i64 s = 0;
+    for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++)
+        s += bptr[acol[ka] + 1] - bptr[acol[ka]];
+    bound[i] = s;
+}
+
+/* Rows rows[g] (bound at most TL / 2): the table in local memory. */
+KERNEL sg_count_l(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                  GLOBAL const i64 *bptr, GLOBAL const int *bcol, GLOBAL const i64 *bound,
+                  GLOBAL i64 *cnt)
+{
+    LOCAL_DECL(u32, keys[TL]);
+    LOCAL_DECL(u32, n);
+    const int i = rows[GROUP];
+    if (LID == 0) n = 0;
+    const u32 mine = insert_row_l(keys, tsize(bound[i]), aptr[i], aptr[i + 1], acol, bptr, bcol);
+    if (mine) ADD_L(&n, mine);
+    BARRIER();
+    if (LID == 0) cnt[i] = n;
+}
+
+/* Rows rows[g] with their tables at keys + off[g] (tsize(bound) slots). */
+KERNEL sg_count_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64 *aptr,
+                  GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                  GLOBAL const i64 *bound, GLOBAL i64 *cnt, GLOBAL u32 *keys)
+{
+    LOCAL_DECL(u32, n);
+    const int i = rows[GROUP];
+    if (LID == 0) n = 0;
+    const u32 mine = insert_row_g(keys + off[GROUP], tsize(bound[i]), aptr[i], aptr[i + 1], acol,
+                                  bptr, bcol);
+    if (mine) ADD_L(&n, mine);
+    BARRIER();
+    if (LID == 0) cnt[i] = n;
+}
+
+KERNEL sg_fill_l(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                 GLOBAL const real *aval, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                 GLOBAL const real *bval, GLOBAL const i64 *bound, GLOBAL const i64 *cptr,
+                 GLOBAL int *ccol, GLOBAL real *cval)
+{
+    LOCAL_DECL(u32, keys[TL]);
+    LOCAL_DECL(u32, pos[TL]);
+    LOCAL_DECL(u64, sb[TL / 2]); /* c <= bound <= t / 2 */
+    LOCAL_DECL(u32, n);
+    const int i = rows[GROUP];
+    const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i];
+    const u32 t = tsize(bound[i]), c = (u32)(cptr[i + 1] - c0);
+    if (LID == 0) n = 0;
+    insert_row_l(keys, t, a0, a1, acol, bptr, bcol);
+    emit_l(keys, t, pos, sb, &n, c, ccol + c0, cval + c0 * NC);
+    values_l(keys, t - 1, pos, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
+}
+
+/* Global tables: keys and pos at off[g], the sort's pairs at sb + off[g] / 2
+ * (every slice is a power of two of at least 32 slots, so off is even). */
+KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64 *aptr,
+                 GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                 GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *bound,
+                 GLOBAL const i64 *cptr, GLOBAL int *ccol, GLOBAL real *cval, GLOBAL u32 *keys,
+                 GLOBAL u32 *pos, GLOBAL u64 *sb)
+{
+    LOCAL_DECL(u32, n);
+    const int i = rows[GROUP];
+    const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i], o = off[GROUP];
+    const u32 t = tsize(bound[i]), c = (u32)(cptr[i + 1] - c0);
+    if (LID == 0) n = 0;
+    insert_row_g(keys + o, t, a0, a1, acol, bptr, bcol);
+    emit_g(keys + o, t, pos + o, sb + o / 2, &n, c, ccol + c0, cval + c0 * NC);
+    values_g(keys + o, t - 1, pos + o, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
+}
