@@ -7,7 +7,11 @@
  * generators and real matrices; C's rows sorted without duplicates; the
  * plan's re-computation bit for bit against a fresh product and its refusal
  * of a changed pattern; the same bits on 1 and 3 threads; every allocation
- * of a product failed in turn. */
+ * of a product failed in turn. On a target with run-time kernels every
+ * product must run on the device (hispi_spgemm_device_calls: no silent
+ * fallback to the host) and give the reference target's bits; the device
+ * path's local and global hash tables, rows without products, and every
+ * device buffer failed in turn. */
 #include "testutil.h"
 
 #include <math.h>
@@ -17,6 +21,21 @@
 #include <string.h>
 
 extern void hispi_alloc_fail_after(long);
+/* the device path's hooks (core/ops/spgemm_dev.c) */
+extern long hispi_spgemm_device_calls, hispi_spgemm_dev_fail_after;
+
+/* Products the current target computes on the device per product: 1 on a
+ * backend with run-time kernels (every one but the reference), whose
+ * products must not fall back to the host silently. */
+static long dev_per_product;
+
+static hisp_context target_context(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    dev_per_product = t[i].kind != HISP_BACKEND_REFERENCE;
+    return test_context(i);
+}
 
 static bool is_cplx(hisp_type t)
 {
@@ -159,7 +178,11 @@ static void check_product(hisp_context ctx, hisp_op oa, hisp_matrix A, hisp_op o
                           const char *what)
 {
     hisp_matrix C = NULL;
+    long calls = hispi_spgemm_device_calls;
     CK_OK(ctx, hisp_matrix_multiply(oa, A, ob, B, &C));
+    ck_assert_msg(hispi_spgemm_device_calls - calls == dev_per_product,
+                  "%s: %ld products on the device, want %ld", what,
+                  hispi_spgemm_device_calls - calls, dev_per_product);
     entries ea = read_entries(ctx, A, oa), eb = read_entries(ctx, B, ob);
     oracle o = oracle_of(&ea, &eb);
     check_against(ctx, C, &o, what);
@@ -202,7 +225,7 @@ static const hisp_type types[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64};
  * every target. */
 START_TEST(test_ops)
 {
-    hisp_context ctx = test_context(_i);
+    hisp_context ctx = target_context(_i);
     uint64_t st = test_seed() + 33;
     static const hisp_format fa[] = {HISP_FORMAT_CSR, HISP_FORMAT_CSC, HISP_FORMAT_COO};
     for (int ti = 0; ti < 4; ti++) {
@@ -232,7 +255,7 @@ END_TEST
  * transposed flag and scale honoured); zero, 1x1 and empty-row shapes. */
 START_TEST(test_shapes)
 {
-    hisp_context ctx = test_context(_i);
+    hisp_context ctx = target_context(_i);
     uint64_t st = test_seed() + 77;
     for (int ti = 0; ti < 4; ti++) {
         hisp_type t = types[ti];
@@ -271,7 +294,9 @@ END_TEST
 static void check_ptap(hisp_context ctx, hisp_matrix P, hisp_matrix A, const char *what)
 {
     hisp_matrix C = NULL;
+    long calls = hispi_spgemm_device_calls;
     CK_OK(ctx, hisp_matrix_ptap(P, A, &C));
+    ck_assert_int_eq(hispi_spgemm_device_calls - calls, 2 * dev_per_product);
     entries ep = read_entries(ctx, P, HISP_OP_N), ea = read_entries(ctx, A, HISP_OP_N),
             et = read_entries(ctx, P, HISP_OP_T);
     oracle ap = oracle_of(&ea, &ep);
@@ -296,7 +321,7 @@ static void check_ptap(hisp_context ctx, hisp_matrix P, hisp_matrix A, const cha
 
 START_TEST(test_ptap)
 {
-    hisp_context ctx = test_context(_i);
+    hisp_context ctx = target_context(_i);
     uint64_t st = test_seed() + 91;
     for (int ti = 0; ti < 4; ti++) {
         hisp_type t = types[ti];
@@ -325,7 +350,7 @@ END_TEST
 /* Generators: poisson3d, banded, rmat, circuit squared and A^T*A. */
 START_TEST(test_generators)
 {
-    hisp_context ctx = test_context(0);
+    hisp_context ctx = target_context(_i);
     static const struct {
         hisp_gen_kind k;
         int64_t n;
@@ -360,7 +385,7 @@ START_TEST(test_real_matrices)
         test_skip_no_matrices("spgemm on real matrices");
         return;
     }
-    hisp_context ctx = test_context(0);
+    hisp_context ctx = target_context(_i);
     /* symmetric real, complex symmetric with empty rows, a directed graph
      * with empty rows and columns, a tall least-squares matrix */
     static const char *const names[] = {"494_bus.mtx", "dwg961a.mtx", "polblogs.mtx", "abb313.mtx"};
@@ -438,7 +463,7 @@ static void same_bits(hisp_context ctx, hisp_matrix C, hisp_matrix D, const char
  * op pair, and leaves C's handle and structure. */
 START_TEST(test_plan)
 {
-    hisp_context ctx = test_context(_i);
+    hisp_context ctx = target_context(_i);
     uint64_t st = test_seed() + 123;
     for (int ti = 0; ti < 4; ti++) {
         hisp_type t = types[ti];
@@ -482,7 +507,7 @@ END_TEST
  * with HISP_ERR_INVALID_ARGUMENT, C's values untouched. */
 START_TEST(test_plan_refusals)
 {
-    hisp_context ctx = test_context(0);
+    hisp_context ctx = target_context(0);
     uint64_t st = test_seed() + 321;
     hisp_matrix A = random_matrix(ctx, HISP_F64, 20, 20, 0.15, HISP_FORMAT_CSR, &st);
     hisp_matrix B = random_matrix(ctx, HISP_F64, 20, 20, 0.15, HISP_FORMAT_CSR, &st);
@@ -545,7 +570,7 @@ END_TEST
 /* Bad arguments: clear statuses and messages, *C NULL. */
 START_TEST(test_errors)
 {
-    hisp_context ctx = test_context(0), other = test_context(0);
+    hisp_context ctx = target_context(0), other = test_context(0);
     uint64_t st = test_seed() + 5;
     hisp_matrix A = random_matrix(ctx, HISP_F64, 10, 7, 0.2, HISP_FORMAT_CSR, &st);
     hisp_matrix B = random_matrix(ctx, HISP_F64, 10, 7, 0.2, HISP_FORMAT_CSR, &st);
@@ -605,7 +630,7 @@ static void products_on(hisp_context ctx, hisp_matrix A, hisp_matrix P, hisp_mat
 
 START_TEST(test_threads)
 {
-    hisp_context ctx = test_context(0);
+    hisp_context ctx = target_context(0);
     uint64_t st = test_seed() + 999;
     hisp_gen_params gp;
     hisp_gen_defaults(HISP_GEN_RANDOM, &gp);
@@ -697,7 +722,7 @@ static void saved_free(saved *s)
 
 START_TEST(test_alloc_failures)
 {
-    hisp_context ctx = test_context(_i);
+    hisp_context ctx = target_context(_i);
     uint64_t st = test_seed() + 4242;
     CK_OK(ctx, hisp_context_set_option(ctx, "threads", "3"));
     hisp_matrix A = random_matrix(ctx, HISP_C64, 60, 45, 0.1, HISP_FORMAT_CSR, &st);
@@ -720,6 +745,136 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/* A 50 x 40 (A) or 40 x 300 (B) matrix for the device path's cases, from
+ * seed: random entries (about 5 % of A, 3 % of B) and, in A: row 3 full
+ * (its products, about 2000, exceed the local table: the global one), row 7
+ * empty, row 9 only in columns 35..39; in B: rows 0..29 with 60 entries
+ * each, rows 35..39 empty (so A's row 9 has no products). */
+static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_t seed)
+{
+    int64_t m = b ? 40 : 50, n = b ? 300 : 40, cap = m * n;
+    int32_t *r = malloc((size_t)cap * 4), *c = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 16);
+    float *vf = malloc((size_t)cap * 8);
+    int nc = hisp_type_components(t);
+    uint64_t st = seed;
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            bool in = test_uniform(&st) < (b ? 0.03 : 0.05) * 2 - 1;
+            if (!b && i == 3) in = true;
+            if (!b && i == 7) in = false;
+            if (!b && i == 9) in = j >= 35;
+            if (b && i < 30) in = (j * 7 + i * 13) % 5 == 0;
+            if (b && i >= 35) in = false;
+            if (!in) continue;
+            r[nnz] = (int32_t)i, c[nnz] = (int32_t)j;
+            for (int q = 0; q < nc; q++) {
+                v[nnz * nc + q] = test_uniform(&st);
+                vf[nnz * nc + q] = (float)v[nnz * nc + q];
+            }
+            nnz++;
+        }
+    hisp_matrix X = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, is_single(t) ? (void *)vf : v, &X));
+    CK_OK(ctx, hisp_matrix_convert(X, HISP_FORMAT_CSR));
+    free(r), free(c), free(v), free(vf);
+    return X;
+}
+
+/* The device path's tables and edge cases (device_operand) for every type
+ * and op pair that keeps the shapes, against the oracle, and bit for bit
+ * against the reference target's (host) product: the device sums in the
+ * host's order without fused multiply-adds (kernels/spgemm.cl). */
+START_TEST(test_device)
+{
+    const test_target *tg;
+    int nt = test_targets(&tg), ref = 0;
+    while (ref < nt && tg[ref].kind != HISP_BACKEND_REFERENCE)
+        ref++;
+    ck_assert_int_lt(ref, nt);
+    hisp_context ctx = target_context(_i), rctx = test_context(ref);
+    uint64_t seed = test_seed() + 2024;
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        hisp_matrix A = device_operand(ctx, t, false, seed + (uint64_t)ti),
+                    B = device_operand(ctx, t, true, seed + 10 + (uint64_t)ti);
+        hisp_matrix Ar = device_operand(rctx, t, false, seed + (uint64_t)ti),
+                    Br = device_operand(rctx, t, true, seed + 10 + (uint64_t)ti);
+        char what[120];
+        snprintf(what, sizeof what, "target %d %s: A*B (global and local tables)", _i,
+                 hisp_type_name(t));
+        check_product(ctx, HISP_OP_N, A, HISP_OP_N, B, what);
+        hisp_matrix C = NULL, R = NULL;
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &C));
+        CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
+        same_bits(ctx, C, R, what);
+        const int64_t *p;
+        CK_OK(ctx, hisp_matrix_host_arrays(C, &p, NULL, NULL, NULL));
+        ck_assert_msg(p[8] == p[7] && p[10] == p[9], "%s: rows 7 and 9 are not empty", what);
+        ck_assert_msg(p[4] - p[3] > 200, "%s: row 3 has %lld entries", what,
+                      (long long)(p[4] - p[3]));
+        hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+        /* B^T * A^T (op H for complex): rows of 300 x 50 */
+        hisp_op o = is_cplx(t) ? HISP_OP_H : HISP_OP_T;
+        snprintf(what, sizeof what, "target %d %s: B^T*A^T", _i, hisp_type_name(t));
+        check_product(ctx, o, B, o, A, what);
+        CK_OK(ctx, hisp_matrix_multiply(o, B, o, A, &C));
+        CK_OK(rctx, hisp_matrix_multiply(o, Br, o, Ar, &R));
+        same_bits(ctx, C, R, what);
+        hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+        /* A*A^T: 50 x 50 with the full row 3 */
+        snprintf(what, sizeof what, "target %d %s: A*A^T", _i, hisp_type_name(t));
+        check_product(ctx, HISP_OP_N, A, HISP_OP_T, A, what);
+        hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+        hisp_matrix_destroy(&Ar), hisp_matrix_destroy(&Br);
+    }
+    hisp_context_destroy(&rctx);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Every device buffer of a product failed in turn (a device target):
+ * HISP_ERR_OUT_OF_DEVICE_MEMORY with a message, no C, the operands
+ * unchanged; then the product succeeds. */
+START_TEST(test_device_failures)
+{
+    hisp_context ctx = target_context(_i);
+    if (!dev_per_product) {
+        hisp_context_destroy(&ctx);
+        return; /* the reference: no device buffers */
+    }
+    uint64_t seed = test_seed() + 77;
+    hisp_matrix A = device_operand(ctx, HISP_C64, false, seed),
+                B = device_operand(ctx, HISP_C64, true, seed + 1);
+    saved sa = save(ctx, A), sb = save(ctx, B);
+    long k = 1;
+    for (;; k++) {
+        hisp_matrix C = (hisp_matrix)&k;
+        hispi_spgemm_dev_fail_after = k;
+        hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &C);
+        hispi_spgemm_dev_fail_after = 0;
+        if (s == HISP_SUCCESS) {
+            hisp_matrix_destroy(&C);
+            break;
+        }
+        ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "buffer %ld: %s", k,
+                      hisp_status_string(s));
+        ck_assert_ptr_null(C);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, "device buffer"), "message: %s", e.message);
+        unchanged(ctx, A, &sa, "device failure");
+        unchanged(ctx, B, &sb, "device failure");
+        ck_assert_msg(k < 100, "never succeeds");
+    }
+    ck_assert_msg(k > 10, "only %ld device buffers", k - 1);
+    saved_free(&sa), saved_free(&sb);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_spgemm(void)
 {
     Suite *s = suite_create("spgemm");
@@ -732,8 +887,10 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_ptap, 0, n);
     tcase_add_loop_test(tc, test_plan, 0, n);
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
-    tcase_add_test(tc, test_generators);
-    tcase_add_test(tc, test_real_matrices);
+    tcase_add_loop_test(tc, test_device, 0, n);
+    tcase_add_loop_test(tc, test_device_failures, 0, n);
+    tcase_add_loop_test(tc, test_generators, 0, n);
+    tcase_add_loop_test(tc, test_real_matrices, 0, n);
     tcase_add_test(tc, test_plan_refusals);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_threads);

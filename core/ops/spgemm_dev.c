@@ -136,8 +136,7 @@ static hisp_status operand_values(hisp_context ctx, hisp_type t, const hispi_spg
 }
 
 /* Uploads one operand into buffers first, first + 1, first + 2. */
-static hisp_status upload_operand(dev_job *j, hisp_type t, const hispi_spgemm_operand *o,
-                                  int first)
+static hisp_status upload_operand(dev_job *j, hisp_type t, const hispi_spgemm_operand *o, int first)
 {
     const void *val;
     void *tmp;
@@ -238,8 +237,11 @@ static hisp_status symbolic(dev_job *j, const hispi_spgemm_args *g, row_lists *L
     int64_t m = g->a.nrows;
     int64_t *v = o->rowptr + 1; /* bounds, then counts, then the prefix sum */
     HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
-    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0}, kbuf(j, B_APTR), kbuf(j, B_ACOL),
-                      kbuf(j, B_BPTR), kbuf(j, B_BOUND)};
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
+                      kbuf(j, B_APTR),
+                      kbuf(j, B_ACOL),
+                      kbuf(j, B_BPTR),
+                      kbuf(j, B_BOUND)};
     HISPI_TRY(launch(j, K_BOUND, a, 5, (m + GS - 1) / GS));
     if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_BOUND], 0, v, (size_t)m * 8));
     HISPI_TRY(make_lists(ctx, v, m, L));
@@ -254,9 +256,9 @@ static hisp_status symbolic(dev_job *j, const hispi_spgemm_args *g, row_lists *L
     hispi_karg cl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR),  kbuf(j, B_ACOL), kbuf(j, B_BPTR),
                        kbuf(j, B_BCOL),  kbuf(j, B_BOUND), kbuf(j, B_CNT)};
     HISPI_TRY(launch(j, K_COUNT_L, cl, 7, L->nl));
-    hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF),  kbuf(j, B_APTR),
-                       kbuf(j, B_ACOL),  kbuf(j, B_BPTR),  kbuf(j, B_BCOL),
-                       kbuf(j, B_BOUND), kbuf(j, B_CNT),   kbuf(j, B_GKEYS)};
+    hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL),
+                       kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
     HISPI_TRY(launch(j, K_COUNT_G, cg, 9, L->ng));
     if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CNT], 0, v, (size_t)m * 8));
     int64_t *p = o->rowptr;
@@ -286,9 +288,9 @@ static hisp_status fill(dev_job *j, const hispi_spgemm_args *g, const row_lists 
                        kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
                        kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
     HISPI_TRY(launch(j, K_FILL_L, fl, 11, L->nl));
-    hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF),  kbuf(j, B_APTR), kbuf(j, B_ACOL),
-                       kbuf(j, B_AVAL),  kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL),
-                       kbuf(j, B_BOUND), kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL),
+    hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR), kbuf(j, B_ACOL),
+                       kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
+                       kbuf(j, B_BOUND), kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
                        kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
     HISPI_TRY(launch(j, K_FILL_G, fg, 15, L->ng));
     if (!nnz) return HISP_SUCCESS;
@@ -296,8 +298,7 @@ static hisp_status fill(dev_job *j, const hispi_spgemm_args *g, const row_lists 
     return HISPI_BE(ctx, buf_read, j->b[B_CVAL], 0, o->val, (size_t)nnz * es);
 }
 
-hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g,
-                                     hispi_sparse *C)
+hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
 {
     memset(C, 0, sizeof *C);
     int64_t m = g->a.nrows;
