@@ -471,14 +471,12 @@ END_TEST
 Suite *suite_cache(void)
 {
     Suite *s = suite_create("cache");
-    TCase *tc = tcase_create("cache");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "cache", 600);
     tcase_add_test(tc, test_entry_damage);
     tcase_add_test(tc, test_entry_files);
     tcase_add_test(tc, test_opencl_cache_damage);
     tcase_add_test(tc, test_plan_cache_damage);
     tcase_add_test(tc, test_build_counts);
     tcase_add_test(tc, test_build_cli);
-    suite_add_tcase(s, tc);
     return s;
 }

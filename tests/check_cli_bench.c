@@ -84,17 +84,17 @@ static int count_rows(const rows *r, const char *b, const char *k, int *ok)
  * checked, by bench itself); the others say why not. */
 static void check_rows(const char *out, const rows *r)
 {
-    double tol = json_num(out, "tolerance"), repeat = json_num(out, "repeat");
+    double tol = test_json_double(out, "tolerance"), repeat = test_json_double(out, "repeat");
     bool x_checked = !strstr(out, "\"method\": \"bicgstab\"");
     for (int i = 0; i < r->n; i++) {
         const char *row = r->row[i];
         if (has(row, "status", "\"ok\"")) {
-            double e = json_num(row, "rel_error"), ms = json_num(row, "ms");
+            double e = test_json_double(row, "rel_error"), ms = test_json_double(row, "ms");
             ck_assert_msg(!x_checked || e <= tol, "error %g > %g in\n%s", e, tol, row);
-            ck_assert_msg(ms > 0 && json_num(row, "gbps") > 0, "%s", row);
-            ck_assert_msg(json_num(row, "copy_gbps") > 0, "%s", row);
+            ck_assert_msg(ms > 0 && test_json_double(row, "gbps") > 0, "%s", row);
+            ck_assert_msg(test_json_double(row, "copy_gbps") > 0, "%s", row);
             /* a row past its time budget makes fewer calls, never none */
-            double calls = json_num(row, "calls");
+            double calls = test_json_double(row, "calls");
             ck_assert_msg(calls >= 1 && calls <= repeat, "calls %g of %g in\n%s", calls, repeat,
                           row);
             ck_assert(has(row, "ok", "true"));
@@ -328,7 +328,8 @@ START_TEST(test_demo_sizing)
     CK_RUN(r, 0);
     ck_assert_msg(json_valid(r.out), "%s", r.out);
     ck_assert(strstr(r.out, "\"auto\": true"));
-    double gbps = json_num(r.out, "copy_gbps"), bytes = json_num(r.out, "target_bytes");
+    double gbps = test_json_double(r.out, "copy_gbps"),
+           bytes = test_json_double(r.out, "target_bytes");
     ck_assert_msg(gbps > 0 && bytes > 0, "%s", r.out);
     /* bytes = what the device copies in 1 ms, or an eighth of memory */
     ck_assert_msg(bytes <= gbps * 1e6 * 1.0001, "%g %g", bytes, gbps);
@@ -403,8 +404,7 @@ END_TEST
 Suite *suite_cli_bench(void)
 {
     Suite *s = suite_create("cli_bench");
-    TCase *tc = tcase_create("bench");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "bench", 600);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
     tcase_add_test(tc, test_bench_all);
     tcase_add_test(tc, test_bench_ops);
@@ -412,6 +412,5 @@ Suite *suite_cli_bench(void)
     tcase_add_test(tc, test_bench_bad_input);
     tcase_add_test(tc, test_bench_address_limit);
     tcase_add_test(tc, test_demo_sizing);
-    suite_add_tcase(s, tc);
     return s;
 }

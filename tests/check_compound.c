@@ -5,7 +5,7 @@
 #include "testutil.h"
 #include "compound/hispi_compound.h"
 #ifdef HISP_HAVE_CUDA
-#include "cuda/cuda_kern.h"
+#include "backend/backend.h" /* HISPI_PROG_* */
 #endif
 
 #include <math.h>
@@ -157,8 +157,7 @@ static void variant_label(char *buf, size_t n, hisp_type t, int st, const hisp_v
 
 START_TEST(test_hamilton)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     /* i*j = k, j*i = -k, k*i = j, (1+2i+3j+4k)(5+6i+7j+8k) = -60+12i+30j+24k */
     static const double a[4][4] = {{0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}, {1, 2, 3, 4}};
     static const double b[4][4] = {{0, 0, 1, 0}, {0, 1, 0, 0}, {0, 1, 0, 0}, {5, 6, 7, 8}};
@@ -204,8 +203,7 @@ END_TEST
 START_TEST(test_reference)
 {
     uint64_t seed = test_seed() + 601;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int ti = 0; ti < NCTYPES; ti++)
         for (int st = 0; st < S_COUNT; st++) {
             hisp_type t = ctypes[ti];
@@ -316,8 +314,7 @@ END_TEST
 START_TEST(test_variant_errors)
 {
     uint64_t seed = test_seed() + 801;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = make_matrix(ctx, HISP_B3X3_F64, S_RANDOM, 10, 12, &seed);
     hisp_vector x = NULL, y = NULL, xb = NULL;
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 36, &x));
@@ -356,8 +353,7 @@ END_TEST
 START_TEST(test_layout_bytes)
 {
     uint64_t seed = test_seed() + 901;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int ti = 0; ti < NCTYPES; ti++) {
         hisp_type t = ctypes[ti];
         hisp_matrix A = make_matrix(ctx, t, S_LONGROW, 100, 64, &seed);
@@ -410,8 +406,7 @@ static void same_matrix(hisp_matrix A, hisp_matrix B)
 START_TEST(test_mtx_roundtrip)
 {
     uint64_t seed = test_seed() + 1001;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     char path[256];
     tmpname(path, sizeof path, "rt.mtx");
     for (int ti = 0; ti < NCTYPES; ti++)
@@ -469,8 +464,7 @@ static hisp_status read_buf(hisp_context ctx, const char *text, hisp_type t, his
 
 START_TEST(test_mtx_quaternion_and_blocks)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     int64_t line = 0;
     /* hermitian quaternion: the mirror is the conjugate */
@@ -548,8 +542,7 @@ END_TEST
 
 START_TEST(test_generators)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     static const hisp_type ty[3][2] = {
         {HISP_B3X3_F32, HISP_B3X3_F64}, {HISP_Q32, HISP_Q64}, {HISP_C32, HISP_C64}};
     for (int k = 0; k < HISP_CGEN_COUNT; k++)
@@ -757,8 +750,7 @@ END_TEST
 START_TEST(test_nvrtc)
 {
 #ifdef HISP_HAVE_CUDA
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     static const int kinds[4][3] = {{0, 1, 1}, {1, 2, 2}, {2, 4, 4}, {3, 9, 3}};
     int n = 0;
     for (int k = 0; k < 4; k++)
@@ -776,23 +768,11 @@ START_TEST(test_nvrtc)
                                      dbl ? "double" : "float", dbl, kinds[k][0], kinds[k][1],
                                      kinds[k][2], o, o == 2 ? 16 : 32, in, o == 1, vs, dy,
                                      32 << (o % 3), 1 + in);
-                            size_t bytes = 0;
-                            hisp_status s =
-                                hisp_cuda_rtc_check(ctx, HISPI_PROG_COMPOUND, opts, 9, 0, &bytes);
-                            if (s == HISP_ERR_UNSUPPORTED) { /* no libnvrtc here */
-                                hisp_error_info e;
-                                CK_OK(ctx, hisp_context_last_error(ctx, &e));
-                                test_skip("compound NVRTC builds: %s", e.message);
+                            if (!test_nvrtc_build(ctx, HISPI_PROG_COMPOUND, opts,
+                                                  "compound NVRTC builds")) {
                                 hisp_context_destroy(&ctx);
                                 return;
                             }
-                            if (s) {
-                                hisp_error_info e = {0};
-                                if (hisp_context_last_error(ctx, &e)) e.message = "";
-                                ck_abort_msg("NVRTC %s: %s\n%.2000s", opts, e.message,
-                                             e.build_log ? e.build_log : "");
-                            }
-                            ck_assert_uint_gt(bytes, 0);
                             n++;
                         }
     ck_assert_int_gt(n, 0);
@@ -884,19 +864,14 @@ Suite *suite_compound(void)
     tcase_add_test(tc, test_mtx_quaternion_and_blocks);
     tcase_add_test(tc, test_generators);
     suite_add_tcase(s, tc);
-    TCase *rtc = tcase_create("nvrtc");
-    tcase_set_timeout(rtc, 1200);
+    TCase *rtc = test_tcase(s, "nvrtc", 1200);
     tcase_add_test(rtc, test_nvrtc);
-    suite_add_tcase(s, rtc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("variants");
-    tcase_set_timeout(dev, 1200);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "variants", 1200);
     tcase_add_loop_test(dev, test_variants, 0, n);
     tcase_add_loop_test(dev, test_variants_generated, 0, n);
     tcase_add_loop_test(dev, test_plan_cache, 0, n);
     if (!quick()) tcase_add_loop_test(dev, test_full_search, 0, n);
     tcase_add_loop_test(dev, test_cli, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

@@ -97,8 +97,7 @@ static double tolerance(size_t ss)
 START_TEST(test_reference_op)
 {
     uint64_t seed = test_seed() + 1201;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int ti = 0; ti < NCTYPES; ti++)
         for (int op = HISP_OP_T; op <= HISP_OP_H; op++) {
             hisp_type t = ctypes[ti];
@@ -229,12 +228,9 @@ Suite *suite_compound_op(void)
     TCase *tc = tcase_create("host");
     tcase_add_test(tc, test_reference_op);
     suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
-    tcase_set_timeout(dev, 600);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 600);
     tcase_add_loop_test(dev, test_targets_op, 0, n);
     tcase_add_loop_test(dev, test_real_h, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

@@ -355,8 +355,7 @@ END_TEST
 Suite *suite_concurrency(void)
 {
     Suite *s = suite_create("concurrency");
-    TCase *tc = tcase_create("first_use");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "first_use", 600);
 #if defined(__SANITIZE_ADDRESS__)
     /* Under ASan a trial process aborts inside the sanitizer when a thread
      * that opened PoCL exits ("unable to unmap" its alternate signal stack),
@@ -370,11 +369,8 @@ Suite *suite_concurrency(void)
     tcase_add_test(tc, test_threads_first_use);
     tcase_add_test(tc, test_mplan_first_use);
 #endif
-    suite_add_tcase(s, tc);
-    tc = tcase_create("shared_context");
-    tcase_set_timeout(tc, 600);
+    tc = test_tcase(s, "shared_context", 600);
     const test_target *tg;
     tcase_add_loop_test(tc, test_shared_context, 0, test_targets(&tg));
-    suite_add_tcase(s, tc);
     return s;
 }

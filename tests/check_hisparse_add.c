@@ -7,8 +7,7 @@
 #include "testutil.h"
 #include "hispi.h" /* the test hooks (also without CUDA) */
 #ifdef HISP_HAVE_CUDA
-#include "backend/backend.h"
-#include "cuda/cuda_kern.h"
+#include "backend/backend.h" /* HISPI_PROG_* */
 #endif
 
 #include <math.h>
@@ -199,8 +198,7 @@ static bool on_device(int i)
 
 static hisp_context ref_context(void)
 {
-    hisp_context r = NULL;
-    ck_assert_int_eq(hisp_context_create(&r), HISP_SUCCESS);
+    hisp_context r = test_default_context();
     return r;
 }
 
@@ -725,8 +723,7 @@ END_TEST
 START_TEST(test_add_nvrtc)
 {
 #ifdef HISP_HAVE_CUDA
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     static const int d[5] = {4, 16, 128, 256, 128}, lg[5] = {2, 4, 7, 8, 7};
     static const int gs[5] = {64, 256, 256, 256, 1024}, lp[5] = {2, 2, 4, 1, 1};
     for (int dbl = 0; dbl < 2; dbl++)
@@ -736,22 +733,10 @@ START_TEST(test_add_nvrtc)
                      "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
                      "-DLP=%d",
                      dbl ? "double" : "float", dbl, k >= 2 ? 2 : 1, d[k], lg[k], gs[k], lp[k]);
-            size_t bytes = 0;
-            hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_HSADD, opts, 9, 0, &bytes);
-            if (s == HISP_ERR_UNSUPPORTED) {
-                hisp_error_info e;
-                CK_OK(ctx, hisp_context_last_error(ctx, &e));
-                test_skip("addition NVRTC builds: %s", e.message);
+            if (!test_nvrtc_build(ctx, HISPI_PROG_HSADD, opts, "addition NVRTC builds")) {
                 hisp_context_destroy(&ctx);
                 return;
             }
-            if (s) {
-                hisp_error_info e = {0};
-                if (hisp_context_last_error(ctx, &e)) e.message = "";
-                ck_abort_msg("NVRTC %s: %s\n%.3000s", opts, e.message,
-                             e.build_log ? e.build_log : "");
-            }
-            ck_assert_uint_gt(bytes, 0);
         }
     hisp_context_destroy(&ctx);
 #else
@@ -763,10 +748,8 @@ END_TEST
 Suite *suite_hisparse_add(void)
 {
     Suite *s = suite_create("hisparse_add");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("targets");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "targets", 600);
     tcase_add_checked_fixture(tc, NULL, add_hooks_reset);
     tcase_add_loop_test(tc, test_add_random, 0, n);
     tcase_add_loop_test(tc, test_add_transposes, 0, n);
@@ -779,15 +762,10 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_walk_threads, 0, n);
     tcase_add_loop_test(tc, test_add_out_of_memory, 0, n);
     tcase_add_loop_test(tc, test_add_repeated, 0, n);
-    suite_add_tcase(s, tc);
-    TCase *lm = tcase_create("leaf-max");
-    tcase_set_timeout(lm, 600);
+    TCase *lm = test_tcase(s, "leaf-max", 600);
     tcase_add_checked_fixture(lm, NULL, add_hooks_reset);
     tcase_add_loop_test(lm, test_add_leaf_max, 0, n);
-    suite_add_tcase(s, lm);
-    TCase *rtc = tcase_create("nvrtc");
-    tcase_set_timeout(rtc, 600);
+    TCase *rtc = test_tcase(s, "nvrtc", 600);
     tcase_add_test(rtc, test_add_nvrtc);
-    suite_add_tcase(s, rtc);
     return s;
 }

@@ -701,8 +701,7 @@ END_TEST
 Suite *suite_interop(void)
 {
     Suite *s = suite_create("interop");
-    TCase *tc = tcase_create("interop");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "interop", 600);
     tcase_add_test(tc, test_import_host);
     tcase_add_test(tc, test_wrap_reference);
 #ifdef HISP_HAVE_OPENCL
@@ -711,6 +710,5 @@ Suite *suite_interop(void)
     tcase_add_test(tc, test_opencl_export);
 #endif
     tcase_add_test(tc, test_cuda_wrap);
-    suite_add_tcase(s, tc);
     return s;
 }

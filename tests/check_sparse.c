@@ -38,8 +38,7 @@ static double *dense_of(hisp_matrix A, int64_t *m, int64_t *n)
 START_TEST(test_convert_roundtrip)
 {
     uint64_t st = test_seed() + 11;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int64_t shapes[][2] = {{0, 0}, {1, 1}, {1, 17}, {23, 1}, {37, 53}, {100, 64}, {5, 300}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t m = shapes[s][0], n = shapes[s][1];
@@ -105,8 +104,7 @@ END_TEST
 
 START_TEST(test_create_rejects_bad_input)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     int32_t r[] = {0, 1, 5}, c[] = {0, 1, 1};
     double v[] = {1, 2, 3};
@@ -147,8 +145,7 @@ END_TEST
 
 START_TEST(test_out_of_memory_is_an_error)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     int32_t r[] = {0, 1, 2}, c[] = {2, 1, 0};
     double v[] = {1, 2, 3};

@@ -464,13 +464,11 @@ END_TEST
 Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
-    TCase *tc = tcase_create("transfer");
-    tcase_set_timeout(tc, 300);
+    TCase *tc = test_tcase(s, "transfer", 300);
     tcase_add_test(tc, counters_reset);
     tcase_add_test(tc, csr_chain_moves_nothing);
     tcase_add_test(tc, hisparse_chain_moves_nothing);
     tcase_add_test(tc, spmv_keeps_matrix);
     tcase_add_test(tc, compound_keeps_matrix);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -81,8 +81,7 @@ static void check_result(hisp_context ctx, hisp_matrix A, hisp_op op, const hisp
     }
     CK_OK(ctx, hisp_vector_read(y, yh));
     /* the reference: the same arrays on the reference backend */
-    hisp_context rc = NULL;
-    ck_assert_int_eq(hisp_context_create(&rc), 0);
+    hisp_context rc = test_default_context();
     const int64_t *ptr;
     const int32_t *cols;
     const void *vals;
@@ -527,14 +526,11 @@ Suite *suite_tune_format(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_damaged);
     suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
-    tcase_set_timeout(dev, 1200);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 1200);
     tcase_add_loop_test(dev, test_choice, 0, n);
     tcase_add_loop_test(dev, test_long_row, 0, n);
     tcase_add_loop_test(dev, test_cache, 0, n);
     tcase_add_loop_test(dev, test_cli, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }
