@@ -244,8 +244,6 @@ END_TEST
 
 static void run_all_variants(int target, int big)
 {
-    const test_target *tt;
-    test_targets(&tt);
     hisp_context ctx = test_context(target);
     hisp_device_info info;
     CK_OK(ctx, hisp_context_get_device(ctx, &info));
@@ -254,7 +252,7 @@ static void run_all_variants(int target, int big)
     for (int ti = 0; ti < NCTYPES; ti++) {
         hisp_type t = ctypes[ti];
         if (hisp_type_size(t) / (size_t)hisp_type_components(t) == 8 && !info.fp64) {
-            test_skip("compound %s on %s: no fp64", hisp_type_name(t), tt[target].label);
+            test_skip("compound %s on %s: no fp64", hisp_type_name(t), test_label(target));
             continue;
         }
         if (!big) {
@@ -270,7 +268,7 @@ static void run_all_variants(int target, int big)
                                 hisp_variant v = {
                                     {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs},
                                     {dy, odd ? 8 : 0, odd ? 1 : 0}};
-                                variant_label(what, sizeof what, t, st, &v, tt[target].label);
+                                variant_label(what, sizeof what, t, st, &v, test_label(target));
                                 check_variant(ctx, A, &v, (o + dy + st) % 2, &seed, what);
                             }
                 hisp_matrix_destroy(&A);
@@ -289,7 +287,7 @@ static void run_all_variants(int target, int big)
                 {{HISP_OUTER_SELL16, HISP_AOS, HISP_SOA}, {0, 48, 3}},
             };
             for (size_t q = 0; q < sizeof vs / sizeof vs[0]; q++) {
-                variant_label(what, sizeof what, t, S_RANDOM, &vs[q], tt[target].label);
+                variant_label(what, sizeof what, t, S_RANDOM, &vs[q], test_label(target));
                 check_variant(ctx, A, &vs[q], (int)q % 2, &seed, what);
             }
             hisp_matrix_destroy(&A);
@@ -619,8 +617,6 @@ static void use_temp_cache(hisp_context ctx)
 
 START_TEST(test_plan_cache)
 {
-    const test_target *tt;
-    test_targets(&tt);
     uint64_t seed = test_seed() + 1201 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     use_temp_cache(ctx);
@@ -641,7 +637,7 @@ START_TEST(test_plan_cache)
     ck_assert(!memcmp(&res[0].v, &p.best, sizeof p.best));
     /* the winner computes the right thing */
     char what[512];
-    variant_label(what, sizeof what, HISP_Q32, S_RANDOM, &p.best, tt[_i].label);
+    variant_label(what, sizeof what, HISP_Q32, S_RANDOM, &p.best, test_label(_i));
     check_variant(ctx, A, &p.best, 0, &seed, what);
     /* hit: nothing tuned */
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, res, 400, &count, &p2));
@@ -715,10 +711,8 @@ static void on_progress(void *user, int done, int total, const hisp_tune_result 
  * best is among the full search's candidates. */
 START_TEST(test_full_search)
 {
-    const test_target *tt;
-    test_targets(&tt);
-    if (tt[_i].kind == HISP_BACKEND_CUDA && quick()) { /* ~2000 NVRTC builds */
-        test_skip("compound full search on %s: not in a quick run", tt[_i].label);
+    if (test_kind(_i) == HISP_BACKEND_CUDA && quick()) { /* ~2000 NVRTC builds */
+        test_skip("compound full search on %s: not in a quick run", test_label(_i));
         return;
     }
     hisp_context ctx = test_context(_i);

@@ -159,22 +159,13 @@ static const char *trial(const char *mode, int n, char *why, size_t size)
     return why;
 }
 
-static int have_opencl(void)
-{
-    const test_target *t;
-    int n = test_targets(&t);
-    for (int i = 0; i < n; i++)
-        if (t[i].kind == HISP_BACKEND_OPENCL) return 1;
-    return 0;
-}
-
 /* The bug this guards against showed in about half of the fresh processes at
  * 4-8 threads and in every one at 2 (issue 23): 16 trials a count. */
 enum { TRIALS = 16 };
 
 START_TEST(test_threads_first_use)
 {
-    if (!have_opencl()) {
+    if (test_first_target(HISP_BACKEND_OPENCL) < 0) {
         test_skip("concurrency first use: no OpenCL device");
         return;
     }
@@ -189,7 +180,7 @@ END_TEST
 
 START_TEST(test_mplan_first_use)
 {
-    if (!have_opencl()) {
+    if (test_first_target(HISP_BACKEND_OPENCL) < 0) {
         test_skip("concurrency mplan first use: no OpenCL device");
         return;
     }

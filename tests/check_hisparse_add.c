@@ -189,23 +189,10 @@ static hisp_add_stats run_case(hisp_context ctx, hisp_context ref, hisp_type t, 
     return st;
 }
 
-static bool on_device(int i)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[i].kind != HISP_BACKEND_REFERENCE;
-}
-
-static hisp_context ref_context(void)
-{
-    hisp_context r = test_default_context();
-    return r;
-}
-
 START_TEST(test_add_random)
 {
     uint64_t st = test_seed() + 5101;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     static const int ds[3] = {4, 16, 128};
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -217,7 +204,7 @@ START_TEST(test_add_random)
             char what[80];
             snprintf(what, sizeof what, "%s d=%d moved", hisp_type_name(t), d);
             hisp_add_stats s = run_case(ctx, ref, t, &a, &b, (setup){d, d, 0, 0, 1, 1, 0, 0}, what);
-            if (on_device(_i)) ck_assert_int_gt(s.nodes_new, 0);
+            if (test_on_device(_i)) ck_assert_int_gt(s.nodes_new, 0);
             /* a random second operand (other density) */
             coo c = random_coo(m, n, 0.2, &st);
             snprintf(what, sizeof what, "%s d=%d random", hisp_type_name(t), d);
@@ -236,7 +223,7 @@ END_TEST
 START_TEST(test_add_complex_d256)
 {
     uint64_t st = test_seed() + 5106;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     coo a = random_coo(700, 600, 0.01, &st), b = moved_coo(&a, 10, &st);
     coo q = random_coo(600, 600, 0.01, &st), r = moved_coo(&q, 10, &st); /* square: mixed ops */
     hisp_type ts[2] = {HISP_C32, HISP_C64};
@@ -260,7 +247,7 @@ END_TEST
 START_TEST(test_add_transposes)
 {
     uint64_t st = test_seed() + 5102;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     int64_t m = 150, n = 110;
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -301,7 +288,7 @@ END_TEST
 START_TEST(test_add_structured)
 {
     uint64_t st = test_seed() + 5103;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
         int64_t m = 96, n = 96;
@@ -349,9 +336,9 @@ START_TEST(test_add_structured)
         run_case(ctx, ref, t, &a, &dense, mix, "sparse + dense^T");
         /* one side only in a region: A's subtrees there are shared */
         s = run_case(ctx, ref, t, &upper, &dense, s16, "upper + block");
-        if (on_device(_i)) ck_assert_int_gt(s.subtrees_shared, 0);
+        if (test_on_device(_i)) ck_assert_int_gt(s.subtrees_shared, 0);
         s = run_case(ctx, ref, t, &upper, &dlow, s16, "upper + dense leaf alone (copied)");
-        if (on_device(_i)) ck_assert_int_gt(s.subtrees_copied, 0);
+        if (test_on_device(_i)) ck_assert_int_gt(s.subtrees_copied, 0);
         neg.opa = neg.opb = 0;
         run_case(ctx, ref, t, &upper, &dlow, neg, "upper - dense leaf alone (copied, scaled)");
         coo_free(&dlow);
@@ -374,7 +361,7 @@ END_TEST
 START_TEST(test_add_dense_rule)
 {
     uint64_t st = test_seed() + 7211;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
         size_t es = hisp_type_size(t);
@@ -414,7 +401,7 @@ START_TEST(test_add_dense_rule)
         }
         hisp_add_stats s;
         CK_OK(ctx, hisp_context_add_stats(ctx, &s));
-        if (on_device(_i)) ck_assert_int_gt(s.zero_retries, 0);
+        if (test_on_device(_i)) ck_assert_int_gt(s.zero_retries, 0);
         same_as_ref(ctx, C[0], ref, C[1], "rule-breaking dense leaf + sparse");
         for (int i = 0; i < 2; i++) {
             hisp_matrix_destroy(&A[i]);
@@ -437,7 +424,7 @@ END_TEST
 START_TEST(test_add_leaf_union)
 {
     uint64_t st = test_seed() + 5107;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     hisp_context cs[2] = {ctx, ref};
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -489,7 +476,7 @@ END_TEST
 START_TEST(test_add_leaf_max)
 {
     uint64_t st = test_seed() + 5108;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     hispi_hs_hook.add_leaf_max = 100; /* reset by the case's teardown, also on failure */
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -525,7 +512,7 @@ static void add_hooks_reset(void)
 START_TEST(test_add_pool_small)
 {
     uint64_t st = test_seed() + 5104;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     coo a = random_coo(400, 400, 0.03, &st), b = moved_coo(&a, 10, &st);
     hispi_hs_hook.add_pool_bytes = 64;
     hisp_add_stats s =
@@ -536,13 +523,13 @@ START_TEST(test_add_pool_small)
     run_case(ctx, ref, HISP_F32, &a, &b, tr, "small pool, mixed");
     hispi_hs_hook.add_pool_bytes = 0;
     /* the other work-group size (256 on GPUs, 64 on CPUs) */
-    hispi_hs_hook.add_group = on_device(_i) ? 256 : 64;
+    hispi_hs_hook.add_group = test_on_device(_i) ? 256 : 64;
     run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 0, 0}, "group 256");
     run_case(ctx, ref, HISP_F32, &a, &b, (setup){128, 128, 0, 0, 1, 1, 0, 1}, "group 256, mixed");
     hispi_hs_hook.add_group = 64;
     run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 1, 1}, "group 64");
     hispi_hs_hook.add_group = 0;
-    if (on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
+    if (test_on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
     coo_free(&a);
     coo_free(&b);
     hisp_context_destroy(&ctx);
@@ -556,7 +543,7 @@ END_TEST
 START_TEST(test_add_shared_family)
 {
     uint64_t st = test_seed() + 5105;
-    hisp_context cs[2] = {test_context(_i), ref_context()};
+    hisp_context cs[2] = {test_context(_i), test_default_context()};
     coo a = random_coo(1000, 1000, 0.01, &st);
     a.m = a.n = 2000; /* entries only in the top-left quarter */
     hisp_matrix C[2];
@@ -571,7 +558,7 @@ START_TEST(test_add_shared_family)
         hisp_matrix_destroy(&A);
         hisp_matrix_destroy(&B);
     }
-    if (on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1);
+    if (test_on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1);
     same_as_ref(cs[0], C[0], cs[1], C[1], "A + edit(A)");
     for (int i = 0; i < 2; i++) {
         hisp_matrix_destroy(&C[i]);
@@ -591,7 +578,7 @@ START_TEST(test_add_walk_threads)
 {
     uint64_t st = test_seed() + 5107;
     hispi_hs_hook.add_census_check = 1;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     static const int ds[2] = {4, 16};
     for (int di = 0; di < 2; di++) {
         coo a = random_coo(700, 900, 0.02, &st);
@@ -604,7 +591,7 @@ START_TEST(test_add_walk_threads)
             setup su = {ds[di], ds[di], 0, 0, 1, 1, 0, 0};
             shared[k] = run_case(ctx, ref, HISP_F64, &a, &b, su, what).subtrees_shared;
         }
-        if (on_device(_i)) {
+        if (test_on_device(_i)) {
             ck_assert_int_gt(shared[0], ds[di] == 4 ? 100 : 0);
             ck_assert_int_eq(shared[0], shared[1]);
         }
@@ -630,7 +617,7 @@ static family family_open(int target, uint64_t *st, int64_t m, int64_t n, double
 {
     family f;
     f.ctx = test_context(target);
-    f.ref = ref_context();
+    f.ref = test_default_context();
     f.a = random_coo(m, n, p, st);
     f.b = moved_coo(&f.a, sigma, st);
     f.A = make(f.ctx, HISP_F64, &f.a, d);
@@ -710,7 +697,7 @@ START_TEST(test_add_repeated)
         same_as_ref(f.ctx, C, f.ref, f.R, "A + B, repeated");
         hisp_matrix_destroy(&C);
     }
-    if (on_device(_i)) { /* the reference builds C in a family of its own */
+    if (test_on_device(_i)) { /* the reference builds C in a family of its own */
         ck_assert_uint_eq(used[1], used[0]);
         ck_assert_uint_eq(used[2], used[0]);
     }

@@ -144,8 +144,6 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     /* later calls of H: CUDA and OpenCL replay the leaf queues of its
      * scheduled run (one round; CUDA sorts them first), the reference
      * backend runs the scheduler again. The same result either way. */
-    const test_target *tg;
-    test_targets(&tg);
     void *yrep = malloc((size_t)m * es + 8);
     ck_assert_ptr_nonnull(yrep);
     hisp_sched_counts rc;
@@ -159,9 +157,9 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
         CK_OK(ctx, hisp_context_sched_counts(ctx, &rc));
         CK_OK(ctx, hisp_vector_read(y, again ? yrep : yrep1));
     }
-    if (tg[target].kind == HISP_BACKEND_REFERENCE) {
+    if (test_kind(target) == HISP_BACKEND_REFERENCE) {
         ck_assert_msg(memcmp(&rc, &c[0], sizeof rc) == 0, "%s: counts changed on %s", what,
-                      tg[target].label);
+                      test_label(target));
     } else if (c[0].total_nodes) {
         ck_assert_int_eq(rc.rounds, 1);
         ck_assert_int_le(rc.total_nodes, c[0].total_nodes);
@@ -254,9 +252,7 @@ static bool set_mapping(int *i)
     *i /= NMAP;
     hispi_hs_hook.cl_atomic = 0;
     if (!mapping) return true;
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[*i].kind != HISP_BACKEND_OPENCL) return false;
+    if (test_kind(*i) != HISP_BACKEND_OPENCL) return false;
     hispi_hs_hook.cl_atomic = 1;
     return true;
 }
@@ -547,9 +543,7 @@ END_TEST
  * then replays from each orientation's own entry array) with beta != 0. */
 START_TEST(test_hs_owner_parts)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+    if (test_kind(_i) != HISP_BACKEND_OPENCL) return;
     hispi_hs_hook.cl_atomic = 0;
     uint64_t rs = test_seed() + 4007 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
@@ -741,15 +735,13 @@ static void resident_spmv(hisp_context ctx, hisp_matrix H, hisp_op op, hisp_vect
  * caller sees, with the matrix still valid and usable afterwards. */
 START_TEST(test_hs_resident_pool)
 {
-    const test_target *tg;
-    test_targets(&tg);
     uint64_t rs = test_seed() + 4009 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     if (!test_fp64(ctx)) {
         hisp_context_destroy(&ctx);
         return;
     }
-    const bool device = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    const bool device = test_kind(_i) != HISP_BACKEND_REFERENCE;
     const int64_t n = 1500;
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, n, n, 0.02, &rs), H = NULL;
     CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
@@ -768,13 +760,13 @@ START_TEST(test_hs_resident_pool)
     hisp_status s = hisp_spmv(ctx, HISP_OP_N, &a, H, x, &b, y);
     hispi_pool_dev_fail_after(0);
     if (s == HISP_ERR_UNSUPPORTED) {
-        test_skip("hisparse_dev resident pool on %s: no HiSparse SpMV", tg[_i].label);
+        test_skip("hisparse_dev resident pool on %s: no HiSparse SpMV", test_label(_i));
     } else {
         ck_assert_int_eq(s, HISP_ERR_OUT_OF_DEVICE_MEMORY);
         ck_assert_ptr_null(H->hs->pool->dev);
         uint64_t pool = H->hs->pool->used, moved = 0;
         char what[400];
-        snprintf(what, sizeof what, "%s: resident pool", tg[_i].label);
+        snprintf(what, sizeof what, "%s: resident pool", test_label(_i));
         resident_spmv(ctx, H, HISP_OP_N, x, xh, y, &moved, what);
         if (device) ck_assert_uint_ge(moved, pool); /* the first upload: the pool */
         for (int k = 0; k < 3; k++) {               /* scheduled T, then replays */
@@ -836,9 +828,7 @@ END_TEST
  * only this test, so the device controller's module is never loaded). */
 START_TEST(test_hs_host_controller)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[_i].kind != HISP_BACKEND_CUDA) return;
+    if (test_kind(_i) != HISP_BACKEND_CUDA) return;
     hispi_hs_hook.cuda_host_controller = 1;
     uint64_t rs = test_seed() + 4008 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);

@@ -97,13 +97,6 @@ static bool device_only(hisp_matrix M)
     return h && h->root && hispi_pool_region_of(h->pool, HISPI_REF_OFF(h->root));
 }
 
-static bool on_device(int i)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[i].kind != HISP_BACKEND_REFERENCE;
-}
-
 enum { A_, B_, C_, D_, E_, F_, G_, H_, NM };
 static const char *names[NM] = {"A",
                                 "B",
@@ -167,7 +160,7 @@ START_TEST(test_resid_chain)
         m[A_] = make(ctx, &a, d), m[B_] = make(ctx, &b, d);
         uint64_t seed = st;
         chain(ref, r, n, seed, NULL, NULL, false, false);
-        chain(ctx, m, n, seed, ref, r, check, on_device(_i));
+        chain(ctx, m, n, seed, ref, r, check, test_on_device(_i));
         /* the operands go first: the results' shared nodes stay (pins) */
         hisp_matrix_destroy(&m[A_]);
         hisp_matrix_destroy(&m[B_]);
@@ -238,7 +231,7 @@ END_TEST
  * valid and usable after. */
 START_TEST(test_resid_device_oom)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 160;
     uint64_t st = test_seed() + 7321;
     coo a = random_coo(n, 0.05, 30, 50, &st), b = random_coo(n, 0.05, 90, 130, &st);
@@ -289,7 +282,7 @@ END_TEST
  * right. */
 START_TEST(test_resid_transfers)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 200;
     uint64_t st = test_seed() + 7331;
     coo a = random_coo(n, 0.04, 10, 60, &st), b = random_coo(n, 0.04, 120, 170, &st);
@@ -309,9 +302,7 @@ START_TEST(test_resid_transfers)
     /* residency: the first SpMVs put A's and B's pools (and x) on the device */
     hisp_status s = hisp_spmv(ctx, HISP_OP_N, &one, o.A, x, &zero, y[0]);
     if (s == HISP_ERR_UNSUPPORTED) {
-        const test_target *t;
-        test_targets(&t);
-        test_skip("hisparse_resid transfers on %s: no HiSparse SpMV", t[_i].label);
+        test_skip("hisparse_resid transfers on %s: no HiSparse SpMV", test_label(_i));
     } else {
         CK_OK(ctx, s);
         CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, o.B, x, &zero, y[0]));
@@ -446,7 +437,7 @@ static void root_count_kept(hisp_context ctx, hisp_matrix C)
  * of kept results moves the family's device pool only now and then. */
 START_TEST(test_resid_repeat_scratch)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 300;
     uint64_t st = test_seed() + 7341;
     coo a = random_coo(n, 0.05, 40, 90, &st), b = random_coo(n, 0.05, 150, 220, &st);
@@ -504,7 +495,7 @@ END_TEST
  * host; they read right there. */
 START_TEST(test_resid_backend_switch)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 140;
     uint64_t st = test_seed() + 7341;
     coo a = random_coo(n, 0.05, 0, 30, &st), b = random_coo(n, 0.05, 70, 100, &st);
@@ -611,7 +602,7 @@ START_TEST(test_resid_edit)
     coo a = random_coo(n, 0.05, 30, 60, &st), b = random_coo(n, 0.05, 150, 200, &st);
     operands o = operands_make(_i, a, b);
     hisp_context ctx = o.ctx, ref = o.ref;
-    const bool dev = on_device(_i);
+    const bool dev = test_on_device(_i);
     hisp_matrix C = NULL, Cr = NULL;
     CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C));
     CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
@@ -710,7 +701,7 @@ START_TEST(test_resid_edit_destroy)
     coo a = random_coo(n, 0.05, 20, 50, &st), b = random_coo(n, 0.05, 120, 160, &st);
     operands o = operands_make(_i, a, b);
     hisp_context ctx = o.ctx, ref = o.ref;
-    const bool dev = on_device(_i);
+    const bool dev = test_on_device(_i);
     hisp_matrix Cr = NULL;
     CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
     changes ch = some_changes(16, &a, &b, n, &st);
@@ -760,7 +751,7 @@ END_TEST
  * no D, the pool as before, C right; the edit then succeeds. */
 START_TEST(test_resid_edit_oom)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
     const int n = 256;
     uint64_t st = test_seed() + 7371;
     coo a = random_coo(n, 0.04, 0, 40, &st), b = random_coo(n, 0.04, 100, 140, &st);

@@ -24,47 +24,11 @@ static hisp_status read_str(hisp_context ctx, const char *text, hisp_type t, his
     return hisp_matrix_read_mtx_buffer(ctx, text, strlen(text), "test.mtx", t, A, h);
 }
 
-/* Dense image (row-major, 2 doubles per entry: re, im), duplicates summed. */
-static double *dense_c(hisp_matrix A, int64_t *m, int64_t *n)
-{
-    hisp_matrix_info info;
-    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
-    *m = info.nrows;
-    *n = info.ncols;
-    double *d = calloc((size_t)(info.nrows * info.ncols * 2 + 2), sizeof *d);
-    ck_assert_ptr_nonnull(d);
-    const int64_t *ptr;
-    const int32_t *rows, *cols;
-    const void *vals;
-    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals), HISP_SUCCESS);
-    int comps = hisp_type_components(info.type);
-    bool single = info.type == HISP_F32 || info.type == HISP_C32;
-    for (int64_t k = 0; k < info.nnz; k++) {
-        int64_t i = -1, j = -1;
-        if (info.format == HISP_FORMAT_COO) {
-            i = rows[k];
-            j = cols[k];
-        } else if (info.format == HISP_FORMAT_CSR) {
-            j = cols[k];
-            for (i = 0; ptr[i + 1] <= k; i++) {
-            }
-        } else {
-            i = rows[k];
-            for (j = 0; ptr[j + 1] <= k; j++) {
-            }
-        }
-        for (int c = 0; c < comps; c++)
-            d[(i * info.ncols + j) * 2 + c] += single ? (double)((const float *)vals)[k * comps + c]
-                                                      : ((const double *)vals)[k * comps + c];
-    }
-    return d;
-}
-
 /* Compare a matrix with an expected dense image given as rows of (re, im). */
 static void expect_dense(hisp_matrix A, int64_t m, int64_t n, const double *want, const char *what)
 {
     int64_t mm, nn;
-    double *d = dense_c(A, &mm, &nn);
+    double *d = test_dense_image(A, 2, &mm, &nn); /* (re, im) */
     ck_assert_msg(mm == m && nn == n, "%s: size %lldx%lld, expected %lldx%lld", what, (long long)mm,
                   (long long)nn, (long long)m, (long long)n);
     for (int64_t i = 0; i < m * n * 2; i++)

@@ -691,13 +691,6 @@ START_TEST(test_plan_dist)
 }
 END_TEST
 
-/* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
- * backend merges on the device (the reference backend here, CUDA on a GPU
- * machine) the device path runs: peer copies, the merge kernels; staged
- * copies of every partial vector too (hispi_msrep_hook.stage_all, as when the
- * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
- * go through the host. An iteration chain (y of one call is x of the next)
- * checks that the result stays usable on the device. */
 /* A new distributed vector reads as zeros, as a new hisp_vector does, also
  * where its memory held an earlier vector's entries. */
 START_TEST(test_plan_vectors_zero)
@@ -732,6 +725,13 @@ START_TEST(test_plan_vectors_zero)
 }
 END_TEST
 
+/* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
+ * backend merges on the device (the reference backend here, CUDA on a GPU
+ * machine) the device path runs: peer copies, the merge kernels; staged
+ * copies of every partial vector too (hispi_msrep_hook.stage_all, as when the
+ * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
+ * go through the host. An iteration chain (y of one call is x of the next)
+ * checks that the result stays usable on the device. */
 START_TEST(test_plan_vectors)
 {
     test_plan_fx f = test_plan_fx_make(_i);

@@ -13,13 +13,6 @@
 
 extern void hispi_alloc_fail_after(long);
 
-static bool is_opencl(int target)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL;
-}
-
 static double ld(hisp_type t, const void *a, int64_t i)
 {
     return t == HISP_F32 ? ((const float *)a)[i] : ((const double *)a)[i];
@@ -333,7 +326,7 @@ static void check_all(hisp_context ctx, hisp_matrix A, const hispi_sparse *ref, 
 /* Kernel modes to run on target i: OpenCL runs both kernels. */
 static int nmodes(int target)
 {
-    return is_opencl(target) ? 3 : 1;
+    return test_kind(target) == HISP_BACKEND_OPENCL ? 3 : 1;
 }
 
 START_TEST(test_sell_spmv)

@@ -106,16 +106,18 @@ static void check_breakdown(const hisp_solve_info *in, bool timed, const char *w
         ck_assert_msg(sum == 0, "%s, %s: a breakdown of queued calls (%g ms)", what, where, sum);
 }
 
-/* One case: the distributed solve against the one-context solve (ref: the
- * reference backend, whose one-context solves have a breakdown). */
+/* One case: the distributed solve against the one-context solve, from
+ * random b and x0 (ref: ctx on the reference backend, whose one-context
+ * solves have a breakdown). */
 static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type t,
-                    hisp_solver_method m, hisp_precond pc, const void *b, const void *x0, bool ref,
-                    const char *what)
+                    hisp_solver_method m, hisp_precond pc, uint64_t *st, const char *what)
 {
+    bool ref = ctx->kind == HISP_BACKEND_REFERENCE;
     hisp_matrix_info mi;
     CK_OK(ctx, hisp_matrix_get_info(A, &mi));
     int64_t n = mi.nrows;
     size_t bytes = (size_t)n * hisp_type_size(t);
+    void *b = random_array(t, n, st), *x0 = random_array(t, n, st);
     hisp_solver s = make_solver(ctx, m, pc, t);
     /* one context */
     hisp_vector bv = NULL, xv = NULL;
@@ -177,6 +179,8 @@ static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type 
     free(x1);
     free(x2);
     free(b2);
+    free(b);
+    free(x0);
 }
 
 START_TEST(test_dist_solve)
@@ -192,7 +196,6 @@ START_TEST(test_dist_solve)
         hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
         if (t == HISP_F64 && !f.info.fp64) continue;
         hisp_matrix As = test_matrix(ctx, t, 23, 0, &st), An = test_matrix(ctx, t, 23, 0.4, &st);
-        int64_t n = 23 * 23;
         for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
             for (int m = 0; m < 3; m++) {
                 static const hisp_solver_method meth[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
@@ -202,15 +205,11 @@ START_TEST(test_dist_solve)
                 CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, f.refs, plans[p].kind,
                                              HISP_MPLAN_SUBDEVICES, &plan));
                 for (int pc = 0; pc < 2; pc++) {
-                    void *b = random_array(t, n, &st), *x0 = random_array(t, n, &st);
                     char what[512];
                     snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", f.t->label,
                              hisp_solver_method_name(meth[m]), pc ? "jacobi" : "none", plans[p].nd,
                              hisp_partition_name(plans[p].kind), hisp_type_name(t));
-                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, b, x0,
-                            ctx->kind == HISP_BACKEND_REFERENCE, what);
-                    free(b);
-                    free(x0);
+                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, &st, what);
                 }
                 hisp_mplan_destroy(&plan);
             }
@@ -227,14 +226,9 @@ END_TEST
  * debug option makes each step wait (second pass). */
 START_TEST(test_local_breakdown)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0xb4d + (uint64_t)i);
-    hisp_context ctx = test_context(i);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    uint64_t st = test_seed() ^ (0xb4d + (uint64_t)_i);
+    hisp_context ctx = test_context(_i);
+    hisp_type t = test_fp64(ctx) ? HISP_F64 : HISP_F32;
     for (int pass = 0; pass < 4; pass++) {
         int m = pass & 1;
         bool debug = pass >= 2;
@@ -255,9 +249,9 @@ START_TEST(test_local_breakdown)
         CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &in));
         ck_assert(in.converged);
         char what[300];
-        snprintf(what, sizeof what, "%.200s %s%s", tg[i].label, m ? "bicgstab jacobi" : "cg",
+        snprintf(what, sizeof what, "%.200s %s%s", test_label(_i), m ? "bicgstab jacobi" : "cg",
                  debug ? " (debug)" : "");
-        check_breakdown(&in, debug || tg[i].kind == HISP_BACKEND_REFERENCE, what, "one context");
+        check_breakdown(&in, debug || test_kind(_i) == HISP_BACKEND_REFERENCE, what, "one context");
         hisp_solver_destroy(&s);
         hisp_vector_destroy(&bv);
         hisp_vector_destroy(&xv);
@@ -834,17 +828,14 @@ END_TEST
  * 60 KiB a plan, freed only when every cl_context of the process is). */
 START_TEST(test_plans_reuse_instances)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    if (tg[i].kind != HISP_BACKEND_OPENCL) return; /* the others keep nothing */
+    if (test_kind(_i) != HISP_BACKEND_OPENCL) return; /* the others keep nothing */
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
     uint64_t st = test_seed() ^ 0x9e5;
-    hisp_context ctx = test_default_context();
-    CK_OK(ctx, hisp_context_set_backend(ctx, tg[i].kind, tg[i].device));
+    CK_OK(ctx, hisp_context_set_backend(ctx, f.t->kind, f.t->device));
     hisp_type t = HISP_F32;
     hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
     void *bh = random_array(t, 144, &st);
-    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
     hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_JACOBI, t);
     long opened = 0;
     size_t heap = 0;
@@ -856,7 +847,7 @@ START_TEST(test_plans_reuse_instances)
         }
         hisp_mplan plan = NULL;
         unsigned flags = k % 2 ? HISP_MPLAN_SUBDEVICES : 0;
-        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, flags, &plan));
+        CK_OK(ctx, hisp_mplan_create(A, 2, f.refs, HISP_PART_PCSR, flags, &plan));
         hisp_mvector b = NULL, x = NULL;
         CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
         CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
@@ -904,14 +895,10 @@ START_TEST(test_dist_solve_threads)
         hisp_matrix A = m == 0 ? As : An;
         hisp_mplan plan = NULL;
         CK_OK(ctx, hisp_mplan_create(A, 2, f.refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
-        void *b = random_array(t, 144, &st), *x0 = random_array(t, 144, &st);
         char what[512];
         snprintf(what, sizeof what, "%s %s, 2 x pcsr", f.t->label,
                  hisp_solver_method_name(meth[m]));
-        compare(ctx, A, plan, t, meth[m], HISP_PRECOND_JACOBI, b, x0,
-                ctx->kind == HISP_BACKEND_REFERENCE, what);
-        free(b);
-        free(x0);
+        compare(ctx, A, plan, t, meth[m], HISP_PRECOND_JACOBI, &st, what);
         hisp_mplan_destroy(&plan);
     }
     hisp_matrix_destroy(&As);

@@ -18,18 +18,14 @@ static const char *const cl_tmodes[] = {"", "atomic", "", "", "atomic"};
 
 static int nvariants(int target)
 {
-    const test_target *t;
-    test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL ? NCL_VARIANTS : 1;
+    return test_kind(target) == HISP_BACKEND_OPENCL ? NCL_VARIANTS : 1;
 }
 
 /* Variants NCL_VARIANTS and up (where asked for) repeat the others with
  * 64-bit row pointers, otherwise only used from 2^31 entries. */
 static void set_variant(int target, int v)
 {
-    const test_target *t;
-    test_targets(&t);
-    if (t[target].kind != HISP_BACKEND_OPENCL) return;
+    if (test_kind(target) != HISP_BACKEND_OPENCL) return;
     const char *f = cl_variants[v % NCL_VARIANTS];
     hispi_spmv_hook.cl_variant = !strcmp(f, "chunk") ? 1 : !strcmp(f, "vector") ? 2 : 3;
     hispi_spmv_hook.t_mode = cl_tmodes[v % NCL_VARIANTS][0] ? 1 : 0;

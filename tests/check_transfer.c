@@ -18,16 +18,12 @@
 
 static int nfamilies(int target)
 {
-    const test_target *t;
-    test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL ? 4 : 1;
+    return test_kind(target) == HISP_BACKEND_OPENCL ? 4 : 1;
 }
 
 static void set_family(int target, int f)
 {
-    const test_target *t;
-    test_targets(&t);
-    hispi_spmv_hook.cl_variant = t[target].kind == HISP_BACKEND_OPENCL ? f : 0;
+    hispi_spmv_hook.cl_variant = test_kind(target) == HISP_BACKEND_OPENCL ? f : 0;
 }
 
 static hisp_type real_type(hisp_context ctx)

@@ -156,8 +156,6 @@ static void check_choice(hisp_context ctx, hisp_matrix A, hisp_op op, uint64_t *
 
 START_TEST(test_choice)
 {
-    const test_target *tt;
-    test_targets(&tt);
     uint64_t seed = test_seed() + 2401 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     char what[400];
@@ -165,7 +163,7 @@ START_TEST(test_choice)
     for (int k = 0; k < 2; k++) {
         hisp_matrix A = test_random_matrix(ctx, types[k], 300, 240, 0.03, &seed);
         for (int op = 0; op < 2; op++) {
-            snprintf(what, sizeof what, "%s %s op %c", tt[_i].label, hisp_type_name(types[k]),
+            snprintf(what, sizeof what, "%s %s op %c", test_label(_i), hisp_type_name(types[k]),
                      op ? 'T' : 'N');
             check_choice(ctx, A, (hisp_op)op, &seed, what);
         }
@@ -175,7 +173,7 @@ START_TEST(test_choice)
     hisp_matrix C = NULL;
     CK_OK(ctx,
           hisp_matrix_generate_compound(ctx, HISP_CGEN_HELMHOLTZ, 10, seed % 1000, HISP_C64, &C));
-    snprintf(what, sizeof what, "%s c64", tt[_i].label);
+    snprintf(what, sizeof what, "%s c64", test_label(_i));
     check_choice(ctx, C, HISP_OP_N, &seed, what);
     hisp_matrix_destroy(&C);
     hisp_context_destroy(&ctx);

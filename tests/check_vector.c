@@ -539,9 +539,7 @@ static void run_chain(hisp_context ctx, hisp_type t, int64_t n, const void *hx, 
 
 START_TEST(test_no_transfers)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[_i].kind == HISP_BACKEND_REFERENCE) return; /* nothing to move there */
+    if (test_kind(_i) == HISP_BACKEND_REFERENCE) return; /* nothing to move there */
     uint64_t st = test_seed() ^ 0xc4a1u;
     hisp_context ctx = test_context(_i), ref = NULL;
     ck_assert_int_eq(hisp_context_create(&ref), 0);
@@ -589,9 +587,7 @@ static uint64_t moved(hisp_context ctx, bool up)
  * nothing changed. */
 START_TEST(test_range)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    bool dev = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    bool dev = test_kind(_i) != HISP_BACKEND_REFERENCE;
     uint64_t st = test_seed() ^ 0x7a49u;
     hisp_context ctx = test_context(_i);
     for (int k = 0; k < 6; k++) {

@@ -101,6 +101,27 @@ const char *test_label(int i)
     return t[i].label;
 }
 
+hisp_backend_kind test_kind(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[i].kind;
+}
+
+bool test_on_device(int i)
+{
+    return test_kind(i) != HISP_BACKEND_REFERENCE;
+}
+
+int test_first_target(hisp_backend_kind k)
+{
+    const test_target *t;
+    int n = test_targets(&t);
+    for (int i = 0; i < n; i++)
+        if (t[i].kind == k) return i;
+    return -1;
+}
+
 hisp_context test_default_context(void)
 {
     hisp_context ctx = NULL;
@@ -222,6 +243,43 @@ void test_fill_nan(hisp_type t, void *a, int64_t n)
         else
             ((double *)a)[i] = NAN;
     }
+}
+
+double *test_dense_image(hisp_matrix A, int stride, int64_t *m, int64_t *n)
+{
+    hisp_matrix_info info;
+    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
+    *m = info.nrows;
+    *n = info.ncols;
+    double *d = calloc((size_t)(info.nrows * info.ncols * stride + stride), sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals), HISP_SUCCESS);
+    int comps = hisp_type_components(info.type);
+    ck_assert_int_le(comps, stride);
+    bool single = info.type == HISP_F32 || info.type == HISP_C32;
+    for (int64_t k = 0; k < info.nnz; k++) {
+        int64_t i = -1, j = -1;
+        if (info.format == HISP_FORMAT_COO) {
+            i = rows[k];
+            j = cols[k];
+        } else if (info.format == HISP_FORMAT_CSR) {
+            j = cols[k];
+            for (i = 0; ptr[i + 1] <= k; i++) {
+            }
+        } else {
+            i = rows[k];
+            for (j = 0; ptr[j + 1] <= k; j++) {
+            }
+        }
+        for (int c = 0; c < comps; c++)
+            d[(i * info.ncols + j) * stride + c] +=
+                single ? (double)((const float *)vals)[k * comps + c]
+                       : ((const double *)vals)[k * comps + c];
+    }
+    return d;
 }
 
 double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n)

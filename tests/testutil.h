@@ -71,8 +71,13 @@ typedef struct {
 int test_targets(const test_target **targets); /* targets may be NULL */
 /* A context on target i (ck_assert on failure). */
 hisp_context test_context(int i);
-/* Target i's label, for messages. */
+/* Target i's label, for messages; its backend; whether that is a device's
+ * (not the reference backend). */
 const char *test_label(int i);
+hisp_backend_kind test_kind(int i);
+bool test_on_device(int i);
+/* The first target of backend k, -1 when there is none. */
+int test_first_target(hisp_backend_kind k);
 /* A context on the default backend (ck_assert on failure). */
 hisp_context test_default_context(void);
 /* Whether ctx's device computes in double. */
@@ -117,6 +122,10 @@ void test_fill_nan(hisp_type t, void *a, int64_t n);
  * A's entry type (f32 or f64, as alpha and beta); y0 is kept. */
 void test_spmv_host(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, const void *x,
                     const void *beta, const void *y0, void *y);
+/* The dense image of A from its host arrays (COO, CSR or CSC), row-major,
+ * stride doubles an entry (its components first: re, im), duplicates
+ * summed; its size in *m and *n. */
+double *test_dense_image(hisp_matrix A, int stride, int64_t *m, int64_t *n);
 /* Relative error ||a - b||_2 / ||b||_2 (absolute when ||b|| = 0); arrays of
  * n real entries of type f32 or f64. */
 double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n);
