@@ -1,7 +1,6 @@
 #include "fixture_plan.h"
 
 #include <stdarg.h>
-#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -43,17 +42,16 @@ const char *test_mpi_bin(void)
 
 int test_mpirun(char *out, size_t cap, int np, const char *fmt, ...)
 {
-    char cmd[8192];
-    int k = snprintf(cmd, sizeof cmd,
-                     "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
-                     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                     "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
-                     "timeout 300 mpirun --oversubscribe -np %d ",
-                     np);
+    char pre[512];
+    snprintf(pre, sizeof pre,
+             "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
+             "timeout 300 mpirun --oversubscribe -np %d ",
+             np);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    int rc = test_vshell(out, cap, pre, " 2>&1", fmt, ap);
     va_end(ap);
-    strncat(cmd, " 2>&1", sizeof cmd - strlen(cmd) - 1);
-    return test_shell(cmd, out, cap);
+    return rc;
 }

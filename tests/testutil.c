@@ -441,16 +441,26 @@ int test_shell(const char *cmd, char *out, size_t cap)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int test_run_cli(char *out, size_t cap, const char *fmt, ...)
+int test_vshell(char *out, size_t cap, const char *pre, const char *post, const char *fmt,
+                va_list ap)
 {
     char cmd[8192];
-    int k = snprintf(cmd, sizeof cmd, "'%s' ", test_hisp_bin());
+    int k = snprintf(cmd, sizeof cmd, "%s", pre);
+    ck_assert(k >= 0 && (size_t)k < sizeof cmd);
+    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    strncat(cmd, post, sizeof cmd - strlen(cmd) - 1);
+    return test_shell(cmd, out, cap);
+}
+
+int test_run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char pre[4200];
+    snprintf(pre, sizeof pre, "'%s' ", test_hisp_bin());
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    int rc = test_vshell(out, cap, pre, " 2>/dev/null", fmt, ap);
     va_end(ap);
-    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
-    return test_shell(cmd, out, cap);
+    return rc;
 }
 
 static int saved_stderr = -1, captured = -1;

@@ -3,6 +3,7 @@
 #define HISP_TESTUTIL_H
 
 #include <check.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -145,6 +146,9 @@ const char *test_hisp_bin(void);
  * stdout goes to out (cap bytes, NUL-terminated); returns the exit status,
  * -1 when it did not exit normally. */
 int test_shell(const char *cmd, char *out, size_t cap);
+/* test_shell of pre, then fmt formatted with ap, then post. */
+int test_vshell(char *out, size_t cap, const char *pre, const char *post, const char *fmt,
+                va_list ap);
 /* Runs "hisp ARGS" through the shell (ARGS formatted like printf, stderr
  * dropped); stdout goes to out (cap bytes, NUL-terminated); returns the exit
  * status, -1 when the program did not exit normally. */
