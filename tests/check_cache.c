@@ -219,11 +219,7 @@ START_TEST(test_opencl_cache_damage)
         test_skip("cache: OpenCL is not compiled into this build");
         return;
     }
-    const test_target *tt;
-    int nt = test_targets(&tt), cl = 0;
-    for (int i = 0; i < nt; i++)
-        cl |= tt[i].kind == HISP_BACKEND_OPENCL;
-    if (!cl) {
+    if (test_first_target(HISP_BACKEND_OPENCL) < 0) {
         test_skip("cache: no OpenCL device");
         return;
     }
@@ -315,15 +311,6 @@ END_TEST
 
 /* ---- kernel build accounting ---------------------------------------------- */
 
-static int opencl_target(void)
-{
-    const test_target *tt;
-    int nt = test_targets(&tt);
-    for (int i = 0; i < nt; i++)
-        if (tt[i].kind == HISP_BACKEND_OPENCL) return i;
-    return -1;
-}
-
 static double now_ms(void)
 {
     struct timespec ts;
@@ -364,7 +351,7 @@ static void ck_builds(hisp_context ctx, uint64_t built, uint64_t loaded, const c
  * the disk cache (counted as a load, not announced). */
 START_TEST(test_build_counts)
 {
-    int t = opencl_target();
+    int t = test_first_target(HISP_BACKEND_OPENCL);
     if (t < 0) {
         test_skip("cache build accounting: no OpenCL device");
         return;
@@ -432,7 +419,7 @@ END_TEST
  * within its wall time). */
 START_TEST(test_build_cli)
 {
-    if (opencl_target() < 0) {
+    if (test_first_target(HISP_BACKEND_OPENCL) < 0) {
         test_skip("cache build report: no OpenCL device");
         return;
     }
@@ -471,14 +458,12 @@ END_TEST
 Suite *suite_cache(void)
 {
     Suite *s = suite_create("cache");
-    TCase *tc = tcase_create("cache");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "cache", 600);
     tcase_add_test(tc, test_entry_damage);
     tcase_add_test(tc, test_entry_files);
     tcase_add_test(tc, test_opencl_cache_damage);
     tcase_add_test(tc, test_plan_cache_damage);
     tcase_add_test(tc, test_build_counts);
     tcase_add_test(tc, test_build_cli);
-    suite_add_tcase(s, tc);
     return s;
 }

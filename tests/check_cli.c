@@ -116,7 +116,7 @@ START_TEST(test_info_json)
     ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
     ck_assert(strstr(r.out, "\"backends\""));
     ck_assert(strstr(r.out, "\"reference\""));
-    ck_assert_int_ge((int)json_num(r.out, "device_count"), 1);
+    ck_assert_int_ge((int)test_json_double(r.out, "device_count"), 1);
     run_free(&r);
     r = run_hisp("info", NULL);
     CK_RUN(r, 0);
@@ -129,8 +129,7 @@ END_TEST
 START_TEST(test_gen_then_stats)
 {
     uint64_t seed = test_seed() % 100000;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int k = 0; k < HISP_GEN_COUNT; k++) {
         hisp_gen_params p;
         hisp_gen_defaults((hisp_gen_kind)k, &p);
@@ -158,15 +157,15 @@ START_TEST(test_gen_then_stats)
         CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
         hisp_matrix_info mi;
         CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-        ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), mi.nnz);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "nnz"), mi.nnz);
         run_free(&r);
 
         r = run_hisp("stats", f, "--json", NULL);
         CK_RUN(r, 0);
         ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
-        ck_assert_int_eq((int64_t)json_num(r.out, "rows"), mi.nrows);
-        ck_assert_int_eq((int64_t)json_num(r.out, "cols"), mi.ncols);
-        ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), mi.nnz);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "rows"), mi.nrows);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "cols"), mi.ncols);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "nnz"), mi.nnz);
         ck_assert(strstr(r.out, "\"field\": \"real\""));
         ck_assert(strstr(r.out, "\"symmetry\": \"general\""));
         /* row lengths and bytes from the library's arrays */
@@ -181,15 +180,15 @@ START_TEST(test_gen_then_stats)
             mn = len < mn ? len : mn;
             mx = len > mx ? len : mx;
         }
-        ck_assert_int_eq((int64_t)json_num(r.out, "min"), mn);
-        ck_assert_int_eq((int64_t)json_num(r.out, "max"), mx);
-        ck_assert(fabs(json_num(r.out, "mean") - (double)mi.nnz / (double)mi.nrows) < 1e-6);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "min"), mn);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "max"), mx);
+        ck_assert(fabs(test_json_double(r.out, "mean") - (double)mi.nnz / (double)mi.nrows) < 1e-6);
         uint64_t coo = 0, csr = 0;
         CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_COO, HISP_F64, &coo));
         CK_OK(ctx, hisp_matrix_format_bytes(A, HISP_FORMAT_CSR, HISP_F64, &csr));
         ck_assert(strstr(r.out, "\"bytes\""));
-        ck_assert_uint_eq((uint64_t)json_num(r.out, "coo"), coo);
-        ck_assert_uint_eq((uint64_t)json_num(r.out, "csr"), csr);
+        ck_assert_uint_eq((uint64_t)test_json_double(r.out, "coo"), coo);
+        ck_assert_uint_eq((uint64_t)test_json_double(r.out, "csr"), csr);
         run_free(&r);
         hisp_matrix_destroy(&A);
     }
@@ -199,9 +198,9 @@ START_TEST(test_gen_then_stats)
     run_free(&r);
     r = run_hisp("stats", tmp("p.mtx"), "--json", "--precision", "f32", NULL);
     CK_RUN(r, 0);
-    ck_assert_int_eq((int64_t)json_num(r.out, "rows"), 216);
-    ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), 7 * 216 - 6 * 36);
-    ck_assert_int_eq((int64_t)json_num(r.out, "empty_rows"), 0);
+    ck_assert_int_eq((int64_t)test_json_double(r.out, "rows"), 216);
+    ck_assert_int_eq((int64_t)test_json_double(r.out, "nnz"), 7 * 216 - 6 * 36);
+    ck_assert_int_eq((int64_t)test_json_double(r.out, "empty_rows"), 0);
     run_free(&r);
     r = run_hisp("stats", tmp("p.mtx"), NULL);
     CK_RUN(r, 0);
@@ -242,18 +241,11 @@ static hisp_matrix write_problem(hisp_context ctx, int64_t m, int64_t n, uint64_
 
 /* y = alpha*op(A)*x + beta*y0 on the reference backend in this process. */
 static double *expected(hisp_context ctx, hisp_matrix A, hisp_op op, double alpha, const double *x,
-                        int64_t xn, double beta, const double *y0, int64_t yn)
+                        double beta, const double *y0, int64_t yn)
 {
-    hisp_vector xv = NULL, yv = NULL;
-    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, xn, &xv));
-    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, yn, &yv));
-    CK_OK(ctx, hisp_vector_write(xv, x));
-    CK_OK(ctx, hisp_vector_write(yv, y0));
-    CK_OK(ctx, hisp_spmv(ctx, op, &alpha, A, xv, &beta, yv));
     double *y = malloc((size_t)yn * sizeof *y);
-    CK_OK(ctx, hisp_vector_read(yv, y));
-    hisp_vector_destroy(&xv);
-    hisp_vector_destroy(&yv);
+    ck_assert_ptr_nonnull(y);
+    test_spmv_host(ctx, op, &alpha, A, x, &beta, y0, y);
     return y;
 }
 
@@ -275,8 +267,7 @@ static double *read_vec(hisp_context ctx, const char *path, int64_t n)
 START_TEST(test_spmv_out_matches_library)
 {
     uint64_t st = test_seed() + 301;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     const int64_t m = 37, n = 23;
     for (int t = 0; t < 2; t++) {
         hisp_op op = t ? HISP_OP_T : HISP_OP_N;
@@ -291,7 +282,7 @@ START_TEST(test_spmv_out_matches_library)
         CK_RUN(r, 0);
         ck_assert(strstr(r.out, "reference"));
         run_free(&r);
-        double *want = expected(ctx, A, op, -1.5, x, xn, 0.25, y0, yn);
+        double *want = expected(ctx, A, op, -1.5, x, 0.25, y0, yn);
         double *got = read_vec(ctx, tmp("y.mtx"), yn);
         ck_assert_msg(test_rel_error(HISP_F64, got, want, yn) < 1e-12, "op %d: error %g", t,
                       test_rel_error(HISP_F64, got, want, yn));
@@ -304,7 +295,7 @@ START_TEST(test_spmv_out_matches_library)
         run_free(&r);
         for (int64_t j = 0; j < xn; j++)
             x[j] = 1.0 / (double)(j + 1);
-        want = expected(ctx, A, op, 1.0, x, xn, 0.0, y0, yn);
+        want = expected(ctx, A, op, 1.0, x, 0.0, y0, yn);
         got = read_vec(ctx, tmp("y.mtx"), yn);
         ck_assert_msg(test_rel_error(HISP_F64, got, want, yn) < 1e-12, "defaults op %d", t);
         free(want);
@@ -328,8 +319,7 @@ END_TEST
 START_TEST(test_add_matches_library)
 {
     uint64_t st = test_seed() + 311;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     const int64_t m = 41, n = 29;
     for (int t = 0; t < 4; t++) {
         hisp_op op = t & 1 ? HISP_OP_T : HISP_OP_N;
@@ -350,9 +340,9 @@ START_TEST(test_add_matches_library)
                          : hisp_matrix_read_mtx(ctx, out, HISP_F64, &C, NULL));
         double *zero = calloc((size_t)yn, sizeof *zero);
         ck_assert(zero);
-        double *ya = expected(ctx, A, op, -1.5, x, xn, 0.0, zero, yn);
-        double *want = expected(ctx, B, op, 0.25, x, xn, 1.0, ya, yn);
-        double *got = expected(ctx, C, HISP_OP_N, 1.0, x, xn, 0.0, zero, yn);
+        double *ya = expected(ctx, A, op, -1.5, x, 0.0, zero, yn);
+        double *want = expected(ctx, B, op, 0.25, x, 1.0, ya, yn);
+        double *got = expected(ctx, C, HISP_OP_N, 1.0, x, 0.0, zero, yn);
         ck_assert_msg(test_rel_error(HISP_F64, got, want, yn) < 1e-12, "add case %d: error %g", t,
                       test_rel_error(HISP_F64, got, want, yn));
         free(zero), free(ya), free(want), free(got), free(x), free(y0), free(xb), free(yb);
@@ -526,8 +516,7 @@ START_TEST(test_spmv_check_backends)
     char *info = r.out;
     r.out = NULL;
     run_free(&r);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int i = 0; i < nt; i++) {
         const char *be = hisp_backend_name(tg[i].kind);
         hisp_device_info di;
@@ -551,11 +540,11 @@ START_TEST(test_spmv_check_backends)
                 char want[64];
                 snprintf(want, sizeof want, "\"backend\": \"%s\"", be);
                 ck_assert_msg(strstr(r.out, want), "%s: %s", tg[i].label, r.out);
-                double err = json_num(r.out, "rel_error");
+                double err = test_json_double(r.out, "rel_error");
                 ck_assert_msg(err < (pi ? 1e-12 : 1e-5), "%s %s: error %g", tg[i].label, precs[pi],
                               err);
-                ck_assert(json_num(r.out, "median_ms") >= 0);
-                ck_assert(json_num(r.out, "gflops") > 0);
+                ck_assert(test_json_double(r.out, "median_ms") >= 0);
+                ck_assert(test_json_double(r.out, "gflops") > 0);
                 run_free(&r);
             }
         /* HiSparse: the scheduled first call, then replays (device
@@ -563,7 +552,8 @@ START_TEST(test_spmv_check_backends)
         r = run_hisp("spmv", tmp("p.mtx"), "--backend", be, "--device", dev, "--format", "hisparse",
                      "--check", "--repeat", "3", "--beta", "0.5", "--json", NULL);
         CK_RUN(r, 0);
-        ck_assert_msg(json_num(r.out, "rel_error") < 1e-12, "%s replay: %s", tg[i].label, r.out);
+        ck_assert_msg(test_json_double(r.out, "rel_error") < 1e-12, "%s replay: %s", tg[i].label,
+                      r.out);
         run_free(&r);
         /* text form names backend and device */
         r = run_hisp("spmv", tmp("r.mtx"), "--backend", be, "--device", dev, "--check", "--repeat",
@@ -624,8 +614,7 @@ END_TEST
 
 START_TEST(test_missing_backend)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int n = 0;
     if (hisp_backend_compiled(HISP_BACKEND_CUDA) &&
         hisp_backend_device_count(ctx, HISP_BACKEND_CUDA, &n) == HISP_SUCCESS && n > 0) {
@@ -659,7 +648,7 @@ START_TEST(test_demo_small)
     CK_RUN(r, 0);
     ck_assert_msg(json_valid(r.out), "not JSON:\n%s", r.out);
     ck_assert(strstr(r.out, "poisson3d n=10") && strstr(r.out, "rmat scale=8"));
-    ck_assert(json_num(r.out, "rel_error") == 0); /* reference against itself */
+    ck_assert(test_json_double(r.out, "rel_error") == 0); /* reference against itself */
     run_free(&r);
     /* the default backend choice, text table */
     r = run_hisp("demo", "--n", "12", "--scale", "0", "--repeat", "2", NULL);
@@ -705,8 +694,7 @@ START_TEST(test_transfers_json)
     ck_assert(strstr(r.out, "\"covers\": "));
     run_free(&r);
 
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("t.mtx"), HISP_F64, &A, NULL));
     uint64_t csr = 0;

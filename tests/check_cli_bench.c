@@ -84,17 +84,17 @@ static int count_rows(const rows *r, const char *b, const char *k, int *ok)
  * residual is checked, by bench itself); the others say why not. */
 static void check_rows(const char *out, const rows *r)
 {
-    double tol = json_num(out, "tolerance"), repeat = json_num(out, "repeat");
+    double tol = test_json_double(out, "tolerance"), repeat = test_json_double(out, "repeat");
     bool x_checked = !strstr(out, "\"method\": ") || strstr(out, "\"method\": \"cg\"");
     for (int i = 0; i < r->n; i++) {
         const char *row = r->row[i];
         if (has(row, "status", "\"ok\"")) {
-            double e = json_num(row, "rel_error"), ms = json_num(row, "ms");
+            double e = test_json_double(row, "rel_error"), ms = test_json_double(row, "ms");
             ck_assert_msg(!x_checked || e <= tol, "error %g > %g in\n%s", e, tol, row);
-            ck_assert_msg(ms > 0 && json_num(row, "gbps") > 0, "%s", row);
-            ck_assert_msg(json_num(row, "copy_gbps") > 0, "%s", row);
+            ck_assert_msg(ms > 0 && test_json_double(row, "gbps") > 0, "%s", row);
+            ck_assert_msg(test_json_double(row, "copy_gbps") > 0, "%s", row);
             /* a row past its time budget makes fewer calls, never none */
-            double calls = json_num(row, "calls");
+            double calls = test_json_double(row, "calls");
             ck_assert_msg(calls >= 1 && calls <= repeat, "calls %g of %g in\n%s", calls, repeat,
                           row);
             ck_assert(has(row, "ok", "true"));
@@ -320,13 +320,14 @@ START_TEST(test_bench_spmv_dot)
             const char *row = rs.row[i];
             if (!has(row, "status", "\"ok\"")) continue;
             ran++;
-            double d = json_num(row, "dot"), du = json_num(row, "dot_unfused");
+            double d = test_json_double(row, "dot"), du = test_json_double(row, "dot_unfused");
             ck_assert_msg(fabs(d - (double)dot) <= tol * fabs((double)dot),
                           "dot %.17g, want %.17Lg\n%s", d, dot, row);
             ck_assert_msg(fabs(du - (double)dot) <= tol * fabs((double)dot), "%.17g\n%s", du, row);
-            ck_assert_msg(json_num(row, "dot_error") <= tol, "%s", row);
-            ck_assert(json_num(row, "spmv_ms") > 0 && json_num(row, "unfused_ms") > 0);
-            ck_assert_int_eq((int)json_num(row, "calls"), 7); /* small: within the budget */
+            ck_assert_msg(test_json_double(row, "dot_error") <= tol, "%s", row);
+            ck_assert(test_json_double(row, "spmv_ms") > 0 &&
+                      test_json_double(row, "unfused_ms") > 0);
+            ck_assert_int_eq((int)test_json_double(row, "calls"), 7); /* small: within the budget */
         }
         ck_assert_int_eq(ran, 1 + targets_of(HISP_BACKEND_OPENCL));
         rows_free(&rs);
@@ -391,11 +392,11 @@ START_TEST(test_convert_repeat)
     unsetenv("HISP_OPTIONS");
     CK_RUN(r, 0);
     ck_assert_msg(json_valid(r.out), "%s", r.out);
-    ck_assert_int_eq((int)json_num(r.out, "rows"), m);
-    ck_assert_int_eq((int)json_num(r.out, "cols"), n);
-    ck_assert_int_eq((int)json_num(r.out, "nnz"), nnz);
-    ck_assert_int_eq((int)json_num(r.out, "repeat"), 3);
-    ck_assert_int_eq((int)json_num(r.out, "threads"), 1);
+    ck_assert_int_eq((int)test_json_double(r.out, "rows"), m);
+    ck_assert_int_eq((int)test_json_double(r.out, "cols"), n);
+    ck_assert_int_eq((int)test_json_double(r.out, "nnz"), nnz);
+    ck_assert_int_eq((int)test_json_double(r.out, "repeat"), 3);
+    ck_assert_int_eq((int)test_json_double(r.out, "threads"), 1);
     static const char *const what[] = {"read", "write"};
     for (int w = 0; w < 2; w++) {
         char key[32];
@@ -410,14 +411,14 @@ START_TEST(test_convert_repeat)
                     t[b] = x;
                 }
         snprintf(key, sizeof key, "%s_ms", what[w]);
-        ck_assert_msg(t[0] > 0 && json_num(r.out, key) == t[1], "%s", r.out);
+        ck_assert_msg(t[0] > 0 && test_json_double(r.out, key) == t[1], "%s", r.out);
     }
     run_free(&r);
     /* the written file, as .hisp and back: the same entries */
     r = run_hisp("convert", O, "-o", H, "--repeat", "2", "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert_int_eq((int)json_num(r.out, "nnz"), nnz);
-    ck_assert_int_eq((int)json_num(r.out, "repeat"), 2);
+    ck_assert_int_eq((int)test_json_double(r.out, "nnz"), nnz);
+    ck_assert_int_eq((int)test_json_double(r.out, "repeat"), 2);
     run_free(&r);
     r = run_hisp("convert", H, "-o", tmp("back.mtx"), "--repeat", "1", NULL);
     CK_RUN(r, 0);
@@ -425,7 +426,7 @@ START_TEST(test_convert_repeat)
     run_free(&r);
     r = run_hisp("convert", tmp("back.mtx"), "-o", O, "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert_int_eq((int)json_num(r.out, "nnz"), nnz);
+    ck_assert_int_eq((int)test_json_double(r.out, "nnz"), nnz);
     ck_assert(!strstr(r.out, "\"timing\"")); /* only with --repeat */
     run_free(&r);
     r = run_hisp("convert", "gen:poisson2d:4", "-o", O, "--repeat", "2", NULL);
@@ -532,7 +533,8 @@ START_TEST(test_demo_sizing)
     CK_RUN(r, 0);
     ck_assert_msg(json_valid(r.out), "%s", r.out);
     ck_assert(strstr(r.out, "\"auto\": true"));
-    double gbps = json_num(r.out, "copy_gbps"), bytes = json_num(r.out, "target_bytes");
+    double gbps = test_json_double(r.out, "copy_gbps"),
+           bytes = test_json_double(r.out, "target_bytes");
     ck_assert_msg(gbps > 0 && bytes > 0, "%s", r.out);
     /* bytes = what the device copies in 1 ms, or an eighth of memory */
     ck_assert_msg(bytes <= gbps * 1e6 * 1.0001, "%g %g", bytes, gbps);
@@ -607,8 +609,7 @@ END_TEST
 Suite *suite_cli_bench(void)
 {
     Suite *s = suite_create("cli_bench");
-    TCase *tc = tcase_create("bench");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "bench", 600);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
     tcase_add_test(tc, test_bench_all);
     tcase_add_test(tc, test_bench_ops);
@@ -618,6 +619,5 @@ Suite *suite_cli_bench(void)
     tcase_add_test(tc, test_bench_bad_input);
     tcase_add_test(tc, test_bench_address_limit);
     tcase_add_test(tc, test_demo_sizing);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -251,8 +251,8 @@ START_TEST(test_pipes_and_fifos)
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         sh_result r = sh("%s", cmds[c]);
         CK_SH(r, 0);
-        ck_assert_msg(json_num(r.out, "nnz") == json_num(want.out, "nnz") &&
-                          json_num(r.out, "rows") == json_num(want.out, "rows"),
+        ck_assert_msg(test_json_double(r.out, "nnz") == test_json_double(want.out, "nnz") &&
+                          test_json_double(r.out, "rows") == test_json_double(want.out, "rows"),
                       "%s:\n%s\nvs\n%s", cmds[c], r.out, want.out);
         sh_free(&r);
     }
@@ -274,7 +274,7 @@ START_TEST(test_small_items)
     /* --n 010 is ten, not octal eight */
     sh_result r = sh("$H gen poisson2d --n 010 -o ten.mtx --json");
     CK_SH(r, 0);
-    ck_assert_msg(json_num(r.out, "rows") == 100, "%s", r.out);
+    ck_assert_msg(test_json_double(r.out, "rows") == 100, "%s", r.out);
     sh_free(&r);
     /* f32 scalars out of range are refused, not made inf or 0 */
     r = sh("$H gen poisson2d --n 4 -o p.mtx && $H spmv p.mtx --precision f32 --alpha 1e39");
@@ -305,7 +305,7 @@ START_TEST(test_small_items)
     write_text(tmp("long.mtx"), text);
     r = sh("$H stats long.mtx --json");
     CK_SH(r, 0);
-    ck_assert_msg(json_num(r.out, "nnz") == 2, "%s", r.out);
+    ck_assert_msg(test_json_double(r.out, "nnz") == 2, "%s", r.out);
     sh_free(&r);
     /* a plan with CRLF line ends */
     r = sh(
@@ -321,8 +321,7 @@ END_TEST
 /* The library's writers and readers by the same rules, without the CLI. */
 START_TEST(test_library_files)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int32_t rows[2] = {0, 1}, cols[2] = {1, 0};
     double vals[2] = {2.5, -1.25};
     hisp_matrix A = NULL;
@@ -451,9 +450,8 @@ Suite *suite_cli_files(void)
         test_skip("cli_files tests: the hisp program was not found next to the test binary");
         return s;
     }
-    TCase *tc = tcase_create("cli_files");
+    TCase *tc = test_tcase(s, "cli_files", 600);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_out_refuses_links_and_dirs);
     tcase_add_test(tc, test_out_streams_through_fifo_and_devices);
     tcase_add_test(tc, test_tiny_file_huge_sizes);
@@ -463,6 +461,5 @@ Suite *suite_cli_files(void)
     tcase_add_test(tc, test_library_files);
     tcase_add_test(tc, test_compressed_files);
     tcase_add_test(tc, test_compressed_bounds);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -271,7 +271,7 @@ START_TEST(test_transpose_and_aliases)
     r = run_hisp("mspmv", "gen:poisson2d:6", "--backend", "reference", "--device", "0", "--devices",
                  "3", "--check", "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert_int_eq((int)json_num(r.out, "devices"), 3);
+    ck_assert_int_eq((int)test_json_double(r.out, "devices"), 3);
     ck_has(&r, "\"shared_devices\": true");
     run_free(&r);
     r = run_hisp("mspmv", "gen:poisson2d:6", "--backend", "reference", "--device", "7", NULL);
@@ -301,9 +301,9 @@ START_TEST(test_reports_match)
     CK_RUN(r, 0);
     long long s[3];
     mtx_sizes(tmp("f.mtx"), s);
-    ck_assert_int_eq((long long)json_num(r.out, "rows"), s[0]);
-    ck_assert_int_eq((long long)json_num(r.out, "cols"), s[1]);
-    ck_assert_int_eq((long long)json_num(r.out, "nnz"), s[2]);
+    ck_assert_int_eq((long long)test_json_double(r.out, "rows"), s[0]);
+    ck_assert_int_eq((long long)test_json_double(r.out, "cols"), s[1]);
+    ck_assert_int_eq((long long)test_json_double(r.out, "nnz"), s[2]);
     ck_has(&r, "\"blocks\": {");
     run_free(&r);
     r = run_hisp("gen", "fem3x3", "--n", "4", "-o", tmp("f.mtx"), NULL);
@@ -324,7 +324,7 @@ START_TEST(test_reports_match)
     run_free(&r);
     r = run_hisp("spmv", "gen:helmholtz:4", "--backend", "reference", "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert(json_num(r.out, "call_ms") >= 0);
+    ck_assert(test_json_double(r.out, "call_ms") >= 0);
     run_free(&r);
 
     /* tune takes a .hisp file as every other command does */
@@ -357,13 +357,11 @@ END_TEST
 Suite *suite_cli_options(void)
 {
     Suite *s = suite_create("cli_options");
-    TCase *tc = tcase_create("cli_options");
+    TCase *tc = test_tcase(s, "cli_options", 900);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
-    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_help_layout);
     tcase_add_test(tc, test_common_options);
     tcase_add_test(tc, test_transpose_and_aliases);
     tcase_add_test(tc, test_reports_match);
-    suite_add_tcase(s, tc);
     return s;
 }

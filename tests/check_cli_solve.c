@@ -110,8 +110,7 @@ static double *write_random_vector(const char *path, int n, int comps, uint64_t 
 /* x as written by --out (type t: f64 or c64), as doubles. */
 static double *read_solution(const char *path, hisp_type t, int n)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_vector v = NULL;
     int64_t len = 0;
     CK_OK(ctx, hisp_vector_read_mtx(ctx, path, t, &v));
@@ -190,7 +189,7 @@ static void check_fields(const run_result *r, bool converged)
     }
     CK_JSON(*r, "converged", converged ? "true" : "false");
     ck_assert(strstr(r->out, "\"transfers\": {"));
-    ck_assert_double_ge(json_num(r->out, "spmv_ms"), 0);
+    ck_assert_double_ge(test_json_double(r->out, "spmv_ms"), 0);
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -262,7 +261,8 @@ START_TEST(test_solve_cg_backends)
         char be[32];
         snprintf(be, sizeof be, "\"%s\"", hisp_backend_name(t[i].kind));
         CK_JSON(r, "backend", be);
-        double it = json_num(r.out, "iterations"), rel = json_num(r.out, "relative_residual");
+        double it = test_json_double(r.out, "iterations"),
+               rel = test_json_double(r.out, "relative_residual");
         ck_assert_msg(it >= 1 && it <= 10000, "%s: %g iterations", t[i].label, it);
         double *x = read_solution(X, HISP_F64, n);
         double mine = residual(&p, b, x);
@@ -270,7 +270,7 @@ START_TEST(test_solve_cg_backends)
                       (unsigned long long)test_seed());
         ck_assert_msg(fabs(rel - mine) <= 1e-3 * mine + 1e-15, "%s: reported %g, recomputed %g",
                       t[i].label, rel, mine);
-        ck_assert_double_gt(json_num(r.out, "ms_per_iteration"), 0);
+        ck_assert_double_gt(test_json_double(r.out, "ms_per_iteration"), 0);
         free(x);
         run_free(&r);
     }
@@ -286,8 +286,8 @@ START_TEST(test_solve_iteration_limit)
     CK_RUN(r, 4);
     check_fields(&r, false);
     CK_JSON(r, "reason", "\"iteration limit\"");
-    ck_assert_int_eq((int)json_num(r.out, "iterations"), 3);
-    ck_assert_double_gt(json_num(r.out, "relative_residual"), 1e-8);
+    ck_assert_int_eq((int)test_json_double(r.out, "iterations"), 3);
+    ck_assert_double_gt(test_json_double(r.out, "relative_residual"), 1e-8);
     run_free(&r);
     /* human output says why, and the exit status is the same */
     r = run_hisp("solve", "gen:poisson2d:20", "--method", "cg", "--maxit", "3", "--backend",
@@ -316,17 +316,17 @@ START_TEST(test_solve_truth)
     CK_JSON(r, "reason", "\"stagnation\"");
     ck_assert_msg(strstr(r.err, "warning: --rtol 1e-08 is below what f32 entries reach"), "%s",
                   r.err);
-    double rel = json_num(r.out, "relative_residual"),
-           lib = json_num(r.out, "solver_relative_residual");
+    double rel = test_json_double(r.out, "relative_residual"),
+           lib = test_json_double(r.out, "solver_relative_residual");
     ck_assert_double_gt(rel, 1e-8);
     ck_assert_msg(fabs(rel - lib) <= 1e-3 * rel + 1e-6, "CLI %g, library %g", rel, lib);
-    ck_assert_double_ge(json_num(r.out, "restarts"), 1);
+    ck_assert_double_ge(test_json_double(r.out, "restarts"), 1);
     run_free(&r);
     r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--type", "f32", "--rtol", "1e-4",
                  "--backend", "reference", "--json", NULL);
     CK_RUN(r, 0);
     ck_assert_msg(!strstr(r.err, "warning"), "%s", r.err);
-    ck_assert_double_le(json_num(r.out, "relative_residual"), 1.01e-4);
+    ck_assert_double_le(test_json_double(r.out, "relative_residual"), 1.01e-4);
     run_free(&r);
 
     const char *A = tmp("big.mtx");
@@ -438,7 +438,7 @@ START_TEST(test_solve_history_and_plot)
     run_result r = run_hisp("solve", "gen:poisson2d:16", "--method", "cg", "--backend", "reference",
                             "--check-interval", "4", "--history", H, "--plot", P, "--json", NULL);
     CK_RUN(r, 0);
-    int it = (int)json_num(r.out, "iterations");
+    int it = (int)test_json_double(r.out, "iterations");
     ck_assert_int_ge(it, 2);
     char *csv = slurp(H);
     ck_assert_msg(strncmp(csv, "iteration,residual_norm,relative_residual\n", 42) == 0, "%s", csv);
@@ -482,11 +482,11 @@ START_TEST(test_solve_complex)
     check_fields(&r, true);
     CK_JSON(r, "type", "\"c64\"");
     CK_JSON(r, "method", "\"bicgstab\"");
-    ck_assert_int_eq((int)json_num(r.out, "products_per_iteration"), 2);
+    ck_assert_int_eq((int)test_json_double(r.out, "products_per_iteration"), 2);
     double *x = read_solution(X, HISP_C64, n);
     double mine = residual(&p, b, x);
     ck_assert_msg(mine <= 1e-7, "complex residual %g", mine);
-    ck_assert(fabs(json_num(r.out, "relative_residual") - mine) <= 1e-3 * mine + 1e-15);
+    ck_assert(fabs(test_json_double(r.out, "relative_residual") - mine) <= 1e-3 * mine + 1e-15);
     free(x);
     run_free(&r);
     free(b);
@@ -586,9 +586,8 @@ Suite *suite_cli_solve(void)
         test_skip("cli_solve: build/bin/hisp is not built");
         return s;
     }
-    TCase *tc = tcase_create("cli_solve");
+    TCase *tc = test_tcase(s, "cli_solve", 600);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_solve_help);
     tcase_add_test(tc, test_solve_cg_backends);
     tcase_add_test(tc, test_solve_iteration_limit);
@@ -599,6 +598,5 @@ Suite *suite_cli_solve(void)
     tcase_add_test(tc, test_solve_complex);
     tcase_add_test(tc, test_solve_variants);
     tcase_add_test(tc, test_solve_devices);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -179,8 +179,7 @@ static void ck_has(const run_result *r, const char *what)
 
 START_TEST(test_stats_convert_every_type)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     uint64_t seed = test_seed() + 2401;
     static const hisp_type ts[] = {HISP_C64, HISP_Q64};
     for (int ti = 0; ti < 2; ti++) {
@@ -192,7 +191,7 @@ START_TEST(test_stats_convert_every_type)
         char want[64];
         snprintf(want, sizeof want, "\"type\": \"%s\"", hisp_type_name(t));
         ck_has(&r, want);
-        ck_assert_int_eq((int64_t)json_num(r.out, "nnz"), a.nnz);
+        ck_assert_int_eq((int64_t)test_json_double(r.out, "nnz"), a.nnz);
         run_free(&r);
         /* --type converts on reading (c32 / q32) */
         r = run_hisp("stats", tmp("A.mtx"), "--type", t == HISP_C64 ? "c32" : "q32", "--json",
@@ -252,8 +251,7 @@ START_TEST(test_spmv_every_type_and_op)
     const char *be = hisp_backend_name(tt[_i].kind);
     char dev[16];
     snprintf(dev, sizeof dev, "%d", tt[_i].device);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     uint64_t seed = test_seed() + 2500 + (uint64_t)_i;
     static const hisp_type ts[] = {HISP_C64, HISP_Q64, HISP_B3X3_F64};
     static const char *const ops[] = {"n", "t", "h", "transpose"};
@@ -367,7 +365,7 @@ START_TEST(test_gen_compound_and_specs)
     /* gen:KIND with and without N and SEED reads like a file; one seed, one matrix */
     r = run_hisp("stats", "gen:random:50:7", "--json", NULL);
     CK_RUN(r, 0);
-    double nnz7 = json_num(r.out, "nnz");
+    double nnz7 = test_json_double(r.out, "nnz");
     ck_has(&r, "\"generator\": \"gen:random:50:7\"");
     run_free(&r);
     r = run_hisp("gen", "random", "--n", "50", "--seed", "7", "-o", tmp("r.mtx"), NULL);
@@ -375,11 +373,11 @@ START_TEST(test_gen_compound_and_specs)
     run_free(&r);
     r = run_hisp("stats", tmp("r.mtx"), "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert(json_num(r.out, "nnz") == nnz7);
+    ck_assert(test_json_double(r.out, "nnz") == nnz7);
     run_free(&r);
     r = run_hisp("stats", "gen:poisson2d", "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert(json_num(r.out, "rows") > 0);
+    ck_assert(test_json_double(r.out, "rows") > 0);
     run_free(&r);
     static const char *const bad[] = {"gen:", "gen:nosuch:4", "gen:poisson2d:0", "gen:poisson2d:x",
                                       "gen:poisson2d:4:-1"};
@@ -463,7 +461,7 @@ START_TEST(test_type_aliases)
     r = run_hisp("mspmv", "--gen", "poisson2d", "--n", "5", "--devices", "2", "--backend",
                  "reference", "--json", NULL);
     CK_RUN(r, 0);
-    ck_assert_int_eq((int64_t)json_num(r.out, "rows"), 25);
+    ck_assert_int_eq((int64_t)test_json_double(r.out, "rows"), 25);
     run_free(&r);
     /* mspmv takes --op too (h is t for its real entries) */
     r = run_hisp("mspmv", "gen:banded:40", "--op", "h", "--devices", "2", "--check", "--backend",
@@ -484,8 +482,7 @@ END_TEST
 
 START_TEST(test_unsupported_pairs)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     uint64_t seed = test_seed() + 2600;
     coo a = write_matrix(ctx, HISP_C64, 9, 9, &seed, tmp("c.mtx"));
     coo_free(&a);
@@ -549,22 +546,17 @@ END_TEST
 Suite *suite_cli_types(void)
 {
     Suite *s = suite_create("cli_types");
-    TCase *tc = tcase_create("host");
+    TCase *tc = test_tcase(s, "host", 600);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_stats_convert_every_type);
     tcase_add_test(tc, test_gen_compound_and_specs);
     tcase_add_test(tc, test_gen_spec_in_every_command);
     tcase_add_test(tc, test_type_aliases);
     tcase_add_test(tc, test_unsupported_pairs);
     tcase_add_test(tc, test_shared_json_fields);
-    suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 600);
     tcase_add_checked_fixture(dev, cli_setup, cli_teardown);
-    tcase_set_timeout(dev, 600);
     tcase_add_loop_test(dev, test_spmv_every_type_and_op, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

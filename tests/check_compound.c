@@ -5,7 +5,7 @@
 #include "testutil.h"
 #include "compound/hispi_compound.h"
 #ifdef HISP_HAVE_CUDA
-#include "cuda/cuda_kern.h"
+#include "backend/backend.h" /* HISPI_PROG_* */
 #endif
 
 #include <math.h>
@@ -157,8 +157,7 @@ static void variant_label(char *buf, size_t n, hisp_type t, int st, const hisp_v
 
 START_TEST(test_hamilton)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     /* i*j = k, j*i = -k, k*i = j, (1+2i+3j+4k)(5+6i+7j+8k) = -60+12i+30j+24k */
     static const double a[4][4] = {{0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}, {1, 2, 3, 4}};
     static const double b[4][4] = {{0, 0, 1, 0}, {0, 1, 0, 0}, {0, 1, 0, 0}, {5, 6, 7, 8}};
@@ -204,8 +203,7 @@ END_TEST
 START_TEST(test_reference)
 {
     uint64_t seed = test_seed() + 601;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int ti = 0; ti < NCTYPES; ti++)
         for (int st = 0; st < S_COUNT; st++) {
             hisp_type t = ctypes[ti];
@@ -246,8 +244,6 @@ END_TEST
 
 static void run_all_variants(int target, int big)
 {
-    const test_target *tt;
-    test_targets(&tt);
     hisp_context ctx = test_context(target);
     hisp_device_info info;
     CK_OK(ctx, hisp_context_get_device(ctx, &info));
@@ -256,7 +252,7 @@ static void run_all_variants(int target, int big)
     for (int ti = 0; ti < NCTYPES; ti++) {
         hisp_type t = ctypes[ti];
         if (hisp_type_size(t) / (size_t)hisp_type_components(t) == 8 && !info.fp64) {
-            test_skip("compound %s on %s: no fp64", hisp_type_name(t), tt[target].label);
+            test_skip("compound %s on %s: no fp64", hisp_type_name(t), test_label(target));
             continue;
         }
         if (!big) {
@@ -272,7 +268,7 @@ static void run_all_variants(int target, int big)
                                 hisp_variant v = {
                                     {(hisp_outer_layout)o, (hisp_sublayout)in, (hisp_sublayout)vs},
                                     {dy, odd ? 8 : 0, odd ? 1 : 0}};
-                                variant_label(what, sizeof what, t, st, &v, tt[target].label);
+                                variant_label(what, sizeof what, t, st, &v, test_label(target));
                                 check_variant(ctx, A, &v, (o + dy + st) % 2, &seed, what);
                             }
                 hisp_matrix_destroy(&A);
@@ -291,7 +287,7 @@ static void run_all_variants(int target, int big)
                 {{HISP_OUTER_SELL16, HISP_AOS, HISP_SOA}, {0, 48, 3}},
             };
             for (size_t q = 0; q < sizeof vs / sizeof vs[0]; q++) {
-                variant_label(what, sizeof what, t, S_RANDOM, &vs[q], tt[target].label);
+                variant_label(what, sizeof what, t, S_RANDOM, &vs[q], test_label(target));
                 check_variant(ctx, A, &vs[q], (int)q % 2, &seed, what);
             }
             hisp_matrix_destroy(&A);
@@ -316,8 +312,7 @@ END_TEST
 START_TEST(test_variant_errors)
 {
     uint64_t seed = test_seed() + 801;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = make_matrix(ctx, HISP_B3X3_F64, S_RANDOM, 10, 12, &seed);
     hisp_vector x = NULL, y = NULL, xb = NULL;
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 36, &x));
@@ -356,8 +351,7 @@ END_TEST
 START_TEST(test_layout_bytes)
 {
     uint64_t seed = test_seed() + 901;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int ti = 0; ti < NCTYPES; ti++) {
         hisp_type t = ctypes[ti];
         hisp_matrix A = make_matrix(ctx, t, S_LONGROW, 100, 64, &seed);
@@ -410,8 +404,7 @@ static void same_matrix(hisp_matrix A, hisp_matrix B)
 START_TEST(test_mtx_roundtrip)
 {
     uint64_t seed = test_seed() + 1001;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     char path[256];
     tmpname(path, sizeof path, "rt.mtx");
     for (int ti = 0; ti < NCTYPES; ti++)
@@ -469,8 +462,7 @@ static hisp_status read_buf(hisp_context ctx, const char *text, hisp_type t, his
 
 START_TEST(test_mtx_quaternion_and_blocks)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     int64_t line = 0;
     /* hermitian quaternion: the mirror is the conjugate */
@@ -548,8 +540,7 @@ END_TEST
 
 START_TEST(test_generators)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     static const hisp_type ty[3][2] = {
         {HISP_B3X3_F32, HISP_B3X3_F64}, {HISP_Q32, HISP_Q64}, {HISP_C32, HISP_C64}};
     for (int k = 0; k < HISP_CGEN_COUNT; k++)
@@ -626,8 +617,6 @@ static void use_temp_cache(hisp_context ctx)
 
 START_TEST(test_plan_cache)
 {
-    const test_target *tt;
-    test_targets(&tt);
     uint64_t seed = test_seed() + 1201 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     use_temp_cache(ctx);
@@ -648,7 +637,7 @@ START_TEST(test_plan_cache)
     ck_assert(!memcmp(&res[0].v, &p.best, sizeof p.best));
     /* the winner computes the right thing */
     char what[512];
-    variant_label(what, sizeof what, HISP_Q32, S_RANDOM, &p.best, tt[_i].label);
+    variant_label(what, sizeof what, HISP_Q32, S_RANDOM, &p.best, test_label(_i));
     check_variant(ctx, A, &p.best, 0, &seed, what);
     /* hit: nothing tuned */
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, res, 400, &count, &p2));
@@ -722,10 +711,8 @@ static void on_progress(void *user, int done, int total, const hisp_tune_result 
  * best is among the full search's candidates. */
 START_TEST(test_full_search)
 {
-    const test_target *tt;
-    test_targets(&tt);
-    if (tt[_i].kind == HISP_BACKEND_CUDA && quick()) { /* ~2000 NVRTC builds */
-        test_skip("compound full search on %s: not in a quick run", tt[_i].label);
+    if (test_kind(_i) == HISP_BACKEND_CUDA && quick()) { /* ~2000 NVRTC builds */
+        test_skip("compound full search on %s: not in a quick run", test_label(_i));
         return;
     }
     hisp_context ctx = test_context(_i);
@@ -757,8 +744,7 @@ END_TEST
 START_TEST(test_nvrtc)
 {
 #ifdef HISP_HAVE_CUDA
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     static const int kinds[4][3] = {{0, 1, 1}, {1, 2, 2}, {2, 4, 4}, {3, 9, 3}};
     int n = 0;
     for (int k = 0; k < 4; k++)
@@ -776,23 +762,11 @@ START_TEST(test_nvrtc)
                                      dbl ? "double" : "float", dbl, kinds[k][0], kinds[k][1],
                                      kinds[k][2], o, o == 2 ? 16 : 32, in, o == 1, vs, dy,
                                      32 << (o % 3), 1 + in);
-                            size_t bytes = 0;
-                            hisp_status s =
-                                hisp_cuda_rtc_check(ctx, HISPI_PROG_COMPOUND, opts, 9, 0, &bytes);
-                            if (s == HISP_ERR_UNSUPPORTED) { /* no libnvrtc here */
-                                hisp_error_info e;
-                                CK_OK(ctx, hisp_context_last_error(ctx, &e));
-                                test_skip("compound NVRTC builds: %s", e.message);
+                            if (!test_nvrtc_build(ctx, HISPI_PROG_COMPOUND, opts,
+                                                  "compound NVRTC builds")) {
                                 hisp_context_destroy(&ctx);
                                 return;
                             }
-                            if (s) {
-                                hisp_error_info e = {0};
-                                if (hisp_context_last_error(ctx, &e)) e.message = "";
-                                ck_abort_msg("NVRTC %s: %s\n%.2000s", opts, e.message,
-                                             e.build_log ? e.build_log : "");
-                            }
-                            ck_assert_uint_gt(bytes, 0);
                             n++;
                         }
     ck_assert_int_gt(n, 0);
@@ -884,19 +858,14 @@ Suite *suite_compound(void)
     tcase_add_test(tc, test_mtx_quaternion_and_blocks);
     tcase_add_test(tc, test_generators);
     suite_add_tcase(s, tc);
-    TCase *rtc = tcase_create("nvrtc");
-    tcase_set_timeout(rtc, 1200);
+    TCase *rtc = test_tcase(s, "nvrtc", 1200);
     tcase_add_test(rtc, test_nvrtc);
-    suite_add_tcase(s, rtc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("variants");
-    tcase_set_timeout(dev, 1200);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "variants", 1200);
     tcase_add_loop_test(dev, test_variants, 0, n);
     tcase_add_loop_test(dev, test_variants_generated, 0, n);
     tcase_add_loop_test(dev, test_plan_cache, 0, n);
     if (!quick()) tcase_add_loop_test(dev, test_full_search, 0, n);
     tcase_add_loop_test(dev, test_cli, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

@@ -97,8 +97,7 @@ static double tolerance(size_t ss)
 START_TEST(test_reference_op)
 {
     uint64_t seed = test_seed() + 1201;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int ti = 0; ti < NCTYPES; ti++)
         for (int op = HISP_OP_T; op <= HISP_OP_H; op++) {
             hisp_type t = ctypes[ti];
@@ -135,8 +134,6 @@ END_TEST
  * format and back (op(A) rebuilt). */
 START_TEST(test_targets_op)
 {
-    const test_target *tt;
-    test_targets(&tt);
     hisp_context ctx = test_context(_i);
     hisp_device_info info;
     CK_OK(ctx, hisp_context_get_device(ctx, &info));
@@ -144,7 +141,7 @@ START_TEST(test_targets_op)
     for (int ti = 0; ti < NCTYPES; ti++) {
         hisp_type t = ctypes[ti];
         if (hisp_type_size(t) / (size_t)hisp_type_components(t) == 8 && !info.fp64) {
-            test_skip("compound op T/H %s on %s: no fp64", hisp_type_name(t), tt[_i].label);
+            test_skip("compound op T/H %s on %s: no fp64", hisp_type_name(t), test_label(_i));
             continue;
         }
         hisp_matrix A = make_matrix(ctx, t, 53, 41, &seed);
@@ -174,7 +171,7 @@ START_TEST(test_targets_op)
                 double *ref = test_compound_oracle(A, (hisp_op)op, o.x, o.y0, o.alpha, o.beta);
                 double err = test_compound_error(o.ss, o.y, ref, o.sy);
                 ck_assert_msg(err < tolerance(o.ss), "%s %s op %s round %d: error %.3e",
-                              tt[_i].label, hisp_type_name(t), op == HISP_OP_T ? "T" : "H", round,
+                              test_label(_i), hisp_type_name(t), op == HISP_OP_T ? "T" : "H", round,
                               err);
                 /* x of the wrong length (ncols of A, as op = N takes) is refused */
                 if (round == 0 && o.nx != o.ny) {
@@ -229,12 +226,9 @@ Suite *suite_compound_op(void)
     TCase *tc = tcase_create("host");
     tcase_add_test(tc, test_reference_op);
     suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
-    tcase_set_timeout(dev, 600);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 600);
     tcase_add_loop_test(dev, test_targets_op, 0, n);
     tcase_add_loop_test(dev, test_real_h, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

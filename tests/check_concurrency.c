@@ -159,22 +159,13 @@ static const char *trial(const char *mode, int n, char *why, size_t size)
     return why;
 }
 
-static int have_opencl(void)
-{
-    const test_target *t;
-    int n = test_targets(&t);
-    for (int i = 0; i < n; i++)
-        if (t[i].kind == HISP_BACKEND_OPENCL) return 1;
-    return 0;
-}
-
 /* The bug this guards against showed in about half of the fresh processes at
  * 4-8 threads and in every one at 2 (issue 23): 16 trials a count. */
 enum { TRIALS = 16 };
 
 START_TEST(test_threads_first_use)
 {
-    if (!have_opencl()) {
+    if (test_first_target(HISP_BACKEND_OPENCL) < 0) {
         test_skip("concurrency first use: no OpenCL device");
         return;
     }
@@ -189,7 +180,7 @@ END_TEST
 
 START_TEST(test_mplan_first_use)
 {
-    if (!have_opencl()) {
+    if (test_first_target(HISP_BACKEND_OPENCL) < 0) {
         test_skip("concurrency mplan first use: no OpenCL device");
         return;
     }
@@ -355,8 +346,7 @@ END_TEST
 Suite *suite_concurrency(void)
 {
     Suite *s = suite_create("concurrency");
-    TCase *tc = tcase_create("first_use");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "first_use", 600);
 #if defined(__SANITIZE_ADDRESS__)
     /* Under ASan a trial process aborts inside the sanitizer when a thread
      * that opened PoCL exits ("unable to unmap" its alternate signal stack),
@@ -370,11 +360,8 @@ Suite *suite_concurrency(void)
     tcase_add_test(tc, test_threads_first_use);
     tcase_add_test(tc, test_mplan_first_use);
 #endif
-    suite_add_tcase(s, tc);
-    tc = tcase_create("shared_context");
-    tcase_set_timeout(tc, 600);
+    tc = test_tcase(s, "shared_context", 600);
     const test_target *tg;
     tcase_add_loop_test(tc, test_shared_context, 0, test_targets(&tg));
-    suite_add_tcase(s, tc);
     return s;
 }

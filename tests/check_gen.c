@@ -1092,8 +1092,7 @@ END_TEST
 Suite *suite_gen(void)
 {
     Suite *s = suite_create("gen");
-    TCase *tc = tcase_create("generators");
-    tcase_set_timeout(tc, 120);
+    TCase *tc = test_tcase(s, "generators", 120);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_poisson);
     tcase_add_test(tc, test_banded);
@@ -1108,15 +1107,12 @@ Suite *suite_gen(void)
     tcase_add_test(tc, test_bad_params);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_smoke_large);
-    suite_add_tcase(s, tc);
-    TCase *tp = tcase_create("perturb");
-    tcase_set_timeout(tp, 120);
+    TCase *tp = test_tcase(s, "perturb", 120);
     tcase_add_test(tp, test_perturb_basic);
     tcase_add_test(tp, test_perturb_types);
     tcase_add_test(tp, test_perturb_offsets);
     tcase_add_test(tp, test_perturb_sigma_limits);
     tcase_add_test(tp, test_perturb_formats);
     tcase_add_test(tp, test_perturb_edges_and_errors);
-    suite_add_tcase(s, tp);
     return s;
 }

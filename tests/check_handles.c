@@ -53,8 +53,7 @@ START_TEST(test_use_after_destroy)
 {
     enum { N = 40 };
     uint64_t st = 11;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     const double one = 1, two = 2;
     int64_t len = 0;
     hisp_matrix_info mi;
@@ -119,8 +118,7 @@ START_TEST(test_address_reuse)
 {
     enum { N = 16, NEW = 32 };
     uint64_t st = 12;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_vector v = make_vector(ctx, N, &st), sv = v;
     hisp_matrix A = make_matrix(ctx, N, &st), sA = A;
     hisp_vector_destroy(&v);
@@ -210,8 +208,7 @@ START_TEST(test_plan_gone)
 {
     enum { N = 30 };
     uint64_t st = 14;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = make_matrix(ctx, N, &st);
     hisp_mplan p = NULL;
     CK_OK(ctx, hisp_mplan_create(A, 2, (hisp_device_ref[]){ref_dev, ref_dev}, HISP_PART_PCSR,
@@ -266,8 +263,7 @@ START_TEST(test_null_and_foreign)
 
     /* foreign: a vector passed as a matrix, a matrix as a context; their
      * destroys refuse them and leave them alive */
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     uint64_t st = 15;
     hisp_vector v = make_vector(ctx, 8, &st);
     hisp_matrix A = make_matrix(ctx, 8, &st);
@@ -296,8 +292,7 @@ static hisp_status op_apply(void *user, hisp_op op, hisp_vector x, hisp_vector y
 
 START_TEST(test_null_everywhere)
 {
-    hisp_context c = NULL;
-    ck_assert_int_eq(hisp_context_create(&c), HISP_SUCCESS);
+    hisp_context c = test_default_context();
     uint64_t st = 77;
     hisp_matrix A = make_matrix(c, 8, &st), B = NULL, M0 = NULL;
     hisp_vector x = make_vector(c, 8, &st), y = make_vector(c, 8, &st), z = make_vector(c, 8, &st);
@@ -549,8 +544,7 @@ END_TEST
 Suite *suite_handles(void)
 {
     Suite *s = suite_create("handles");
-    TCase *tc = tcase_create("handles");
-    tcase_set_timeout(tc, 60);
+    TCase *tc = test_tcase(s, "handles", 60);
     const test_target *t = NULL;
     int nt = test_targets(&t);
     tcase_add_test(tc, test_use_after_destroy);
@@ -560,6 +554,5 @@ Suite *suite_handles(void)
     tcase_add_test(tc, test_null_and_foreign);
     tcase_add_test(tc, test_null_everywhere);
     tcase_add_test(tc, test_concurrent);
-    suite_add_tcase(s, tc);
     return s;
 }

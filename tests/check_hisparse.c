@@ -99,8 +99,7 @@ static void roundtrip(hisp_context ctx, hisp_matrix A, int d, const char *what)
 START_TEST(test_roundtrip_shapes)
 {
     uint64_t st = test_seed() + 301;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     /* empty, single rows/cols, not powers of d, exactly d, d + 1 */
     int64_t shapes[][2] = {{0, 0},   {0, 7},     {1, 1},      {1, 300},  {300, 1},
                            {4, 4},   {5, 5},     {16, 17},    {37, 53},  {100, 64},
@@ -126,8 +125,7 @@ END_TEST
 /* Structured inputs from the generators, including explicit zeros. */
 START_TEST(test_roundtrip_structured)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int k = 0; k < HISP_GEN_COUNT; k++) {
         hisp_gen_params p;
         hisp_gen_defaults((hisp_gen_kind)k, &p);
@@ -181,8 +179,7 @@ START_TEST(test_roundtrip_real)
         test_skip_no_matrices("hisparse real-matrix round trips");
         return;
     }
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     DIR *dd = opendir(dir);
     ck_assert_ptr_nonnull(dd);
     struct dirent *e;
@@ -232,23 +229,13 @@ static void check_spmv(hisp_context ctx, hisp_matrix H, hisp_matrix R, hisp_type
         double ad = 1.5, bd = -0.75;
         const void *alpha = t == HISP_F32 ? (const void *)&af : (const void *)&ad;
         const void *beta = t == HISP_F32 ? (const void *)&bf : (const void *)&bd;
-        hisp_vector xv = NULL, yv = NULL;
-        CK_OK(ctx, hisp_vector_create(ctx, t, n, &xv));
-        CK_OK(ctx, hisp_vector_create(ctx, t, m, &yv));
-        CK_OK(ctx, hisp_vector_write(xv, x));
-        CK_OK(ctx, hisp_vector_write(yv, y0));
-        CK_OK(ctx, hisp_spmv(ctx, (hisp_op)op, alpha, H, xv, beta, yv));
-        CK_OK(ctx, hisp_vector_read(yv, y1));
-        CK_OK(ctx, hisp_vector_write(yv, y0));
-        CK_OK(ctx, hisp_spmv(ctx, (hisp_op)op, alpha, R, xv, beta, yv));
-        CK_OK(ctx, hisp_vector_read(yv, y2));
+        test_spmv_host(ctx, (hisp_op)op, alpha, H, x, beta, y0, y1);
+        test_spmv_host(ctx, (hisp_op)op, alpha, R, x, beta, y0, y2);
         double err = test_rel_error(t, y1, y2, m);
         ck_assert_msg(err < (t == HISP_F32 ? 1e-5 : 1e-13), "op %d: relative error %g", op, err);
         hisp_matrix_info after;
         CK_OK(ctx, hisp_matrix_get_info(H, &after));
         ck_assert_int_eq(after.format, HISP_FORMAT_HISPARSE); /* not converted behind our back */
-        hisp_vector_destroy(&xv);
-        hisp_vector_destroy(&yv);
         free(x);
         free(y0);
         free(y1);
@@ -259,8 +246,7 @@ static void check_spmv(hisp_context ctx, hisp_matrix H, hisp_matrix R, hisp_type
 START_TEST(test_spmv_transpose_scale)
 {
     uint64_t st = test_seed() + 77;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int64_t shapes[][2] = {{1, 1}, {37, 530}, {300, 20}, {700, 700}, {0, 5}};
     int ds[] = {4, 128, 256, 8, 16};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -315,8 +301,7 @@ static double *dense_image(hisp_context ctx, hisp_matrix A, unsigned char **mask
 START_TEST(test_add)
 {
     uint64_t st = test_seed() + 901;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int64_t m = 70, n = 45;
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -387,8 +372,7 @@ static unsigned char *file_bytes(hisp_context ctx, hisp_matrix A, size_t *size)
 START_TEST(test_save_load)
 {
     uint64_t st = test_seed() + 1201;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int64_t shapes[][2] = {{0, 0}, {1, 1}, {3, 500}, {130, 70}, {600, 600}};
     int ds[] = {4, 8, 128, 16, 256};
     for (size_t s = 0; s < 5; s++)
@@ -419,8 +403,7 @@ END_TEST
 START_TEST(test_corrupt_files)
 {
     uint64_t st = test_seed() + 1301;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 23, 19, 0.3, &st);
     hisp_matrix H = to_hisparse(ctx, A, 4);
     size_t size;
@@ -529,8 +512,7 @@ static hisp_matrix from_dense(hisp_context ctx, hisp_type t, int64_t m, int64_t 
 START_TEST(test_edit_against_rebuild)
 {
     uint64_t st = test_seed() + 1501;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int ds[] = {4, 16, 128};
     for (int di = 0; di < 3; di++)
         for (int ty = 0; ty < 2; ty++)
@@ -650,8 +632,7 @@ END_TEST
 START_TEST(test_edit_sharing)
 {
     uint64_t st = test_seed() + 1701;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_gen_params gp;
     hisp_gen_defaults(HISP_GEN_POISSON2D, &gp);
     gp.n = 300; /* 90000 rows, 450k nonzeros */
@@ -720,8 +701,7 @@ START_TEST(test_out_of_memory)
 {
     extern void hispi_alloc_fail_after(long);
     uint64_t st = test_seed() + 1901;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 200, 0.05, &st);
     hisp_matrix H = to_hisparse(ctx, A, 8);
     size_t size;
@@ -785,8 +765,7 @@ START_TEST(test_cli)
         test_skip("hisparse CLI tests: the hisp program is not built next to the tests");
         return;
     }
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     char dir[] = "/tmp/hisp_cli_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static char out[1 << 16];
@@ -869,8 +848,7 @@ END_TEST
  * halve the gap: past 8 the sort decides). */
 START_TEST(test_pool_trim)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     uint64_t st = test_seed() + 4501;
     enum { N = 2600 };
     static uint64_t off[N], ref[N];
@@ -925,8 +903,7 @@ END_TEST
 START_TEST(test_threads_deterministic)
 {
     uint64_t st = test_seed() + 2101;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F32, 3000, 2500, 0.04, &st); /* 300k: threaded */
     int ds[] = {4, 128};
     for (int k = 0; k < 2; k++) {
@@ -961,8 +938,7 @@ END_TEST
 START_TEST(test_all_entry_types)
 {
     uint64_t st = test_seed() + 2301;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int ty = 0; ty < HISP_TYPE_COUNT; ty++) {
         hisp_type t = (hisp_type)ty;
         size_t es = hisp_type_size(t);
@@ -1016,8 +992,7 @@ END_TEST
 Suite *suite_hisparse(void)
 {
     Suite *s = suite_create("hisparse");
-    TCase *tc = tcase_create("build");
-    tcase_set_timeout(tc, 60);
+    TCase *tc = test_tcase(s, "build", 60);
     tcase_add_test(tc, test_roundtrip_shapes);
     tcase_add_test(tc, test_roundtrip_structured);
     tcase_add_test(tc, test_roundtrip_real);
@@ -1032,6 +1007,5 @@ Suite *suite_hisparse(void)
     tcase_add_test(tc, test_pool_trim);
     tcase_add_test(tc, test_threads_deterministic);
     tcase_add_test(tc, test_all_entry_types);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -7,8 +7,7 @@
 #include "testutil.h"
 #include "hispi.h" /* the test hooks (also without CUDA) */
 #ifdef HISP_HAVE_CUDA
-#include "backend/backend.h"
-#include "cuda/cuda_kern.h"
+#include "backend/backend.h" /* HISPI_PROG_* */
 #endif
 
 #include <math.h>
@@ -190,24 +189,10 @@ static hisp_add_stats run_case(hisp_context ctx, hisp_context ref, hisp_type t, 
     return st;
 }
 
-static bool on_device(int i)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[i].kind != HISP_BACKEND_REFERENCE;
-}
-
-static hisp_context ref_context(void)
-{
-    hisp_context r = NULL;
-    ck_assert_int_eq(hisp_context_create(&r), HISP_SUCCESS);
-    return r;
-}
-
 START_TEST(test_add_random)
 {
     uint64_t st = test_seed() + 5101;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     static const int ds[3] = {4, 16, 128};
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -219,7 +204,7 @@ START_TEST(test_add_random)
             char what[80];
             snprintf(what, sizeof what, "%s d=%d moved", hisp_type_name(t), d);
             hisp_add_stats s = run_case(ctx, ref, t, &a, &b, (setup){d, d, 0, 0, 1, 1, 0, 0}, what);
-            if (on_device(_i)) ck_assert_int_gt(s.nodes_new, 0);
+            if (test_on_device(_i)) ck_assert_int_gt(s.nodes_new, 0);
             /* a random second operand (other density) */
             coo c = random_coo(m, n, 0.2, &st);
             snprintf(what, sizeof what, "%s d=%d random", hisp_type_name(t), d);
@@ -238,7 +223,7 @@ END_TEST
 START_TEST(test_add_complex_d256)
 {
     uint64_t st = test_seed() + 5106;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     coo a = random_coo(700, 600, 0.01, &st), b = moved_coo(&a, 10, &st);
     coo q = random_coo(600, 600, 0.01, &st), r = moved_coo(&q, 10, &st); /* square: mixed ops */
     hisp_type ts[2] = {HISP_C32, HISP_C64};
@@ -262,7 +247,7 @@ END_TEST
 START_TEST(test_add_transposes)
 {
     uint64_t st = test_seed() + 5102;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     int64_t m = 150, n = 110;
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -303,7 +288,7 @@ END_TEST
 START_TEST(test_add_structured)
 {
     uint64_t st = test_seed() + 5103;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
         int64_t m = 96, n = 96;
@@ -351,9 +336,9 @@ START_TEST(test_add_structured)
         run_case(ctx, ref, t, &a, &dense, mix, "sparse + dense^T");
         /* one side only in a region: A's subtrees there are shared */
         s = run_case(ctx, ref, t, &upper, &dense, s16, "upper + block");
-        if (on_device(_i)) ck_assert_int_gt(s.subtrees_shared, 0);
+        if (test_on_device(_i)) ck_assert_int_gt(s.subtrees_shared, 0);
         s = run_case(ctx, ref, t, &upper, &dlow, s16, "upper + dense leaf alone (copied)");
-        if (on_device(_i)) ck_assert_int_gt(s.subtrees_copied, 0);
+        if (test_on_device(_i)) ck_assert_int_gt(s.subtrees_copied, 0);
         neg.opa = neg.opb = 0;
         run_case(ctx, ref, t, &upper, &dlow, neg, "upper - dense leaf alone (copied, scaled)");
         coo_free(&dlow);
@@ -376,7 +361,7 @@ END_TEST
 START_TEST(test_add_dense_rule)
 {
     uint64_t st = test_seed() + 7211;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
         size_t es = hisp_type_size(t);
@@ -416,7 +401,7 @@ START_TEST(test_add_dense_rule)
         }
         hisp_add_stats s;
         CK_OK(ctx, hisp_context_add_stats(ctx, &s));
-        if (on_device(_i)) ck_assert_int_gt(s.zero_retries, 0);
+        if (test_on_device(_i)) ck_assert_int_gt(s.zero_retries, 0);
         same_as_ref(ctx, C[0], ref, C[1], "rule-breaking dense leaf + sparse");
         for (int i = 0; i < 2; i++) {
             hisp_matrix_destroy(&A[i]);
@@ -439,7 +424,7 @@ END_TEST
 START_TEST(test_add_leaf_union)
 {
     uint64_t st = test_seed() + 5107;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     hisp_context cs[2] = {ctx, ref};
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -491,7 +476,7 @@ END_TEST
 START_TEST(test_add_leaf_max)
 {
     uint64_t st = test_seed() + 5108;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     hispi_hs_hook.add_leaf_max = 100; /* reset by the case's teardown, also on failure */
     for (int ty = 0; ty < 2; ty++) {
         hisp_type t = ty ? HISP_F64 : HISP_F32;
@@ -527,7 +512,7 @@ static void add_hooks_reset(void)
 START_TEST(test_add_pool_small)
 {
     uint64_t st = test_seed() + 5104;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     coo a = random_coo(400, 400, 0.03, &st), b = moved_coo(&a, 10, &st);
     hispi_hs_hook.add_pool_bytes = 64;
     hisp_add_stats s =
@@ -538,13 +523,13 @@ START_TEST(test_add_pool_small)
     run_case(ctx, ref, HISP_F32, &a, &b, tr, "small pool, mixed");
     hispi_hs_hook.add_pool_bytes = 0;
     /* the other work-group size (256 on GPUs, 64 on CPUs) */
-    hispi_hs_hook.add_group = on_device(_i) ? 256 : 64;
+    hispi_hs_hook.add_group = test_on_device(_i) ? 256 : 64;
     run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 0, 0}, "group 256");
     run_case(ctx, ref, HISP_F32, &a, &b, (setup){128, 128, 0, 0, 1, 1, 0, 1}, "group 256, mixed");
     hispi_hs_hook.add_group = 64;
     run_case(ctx, ref, HISP_F64, &a, &b, (setup){16, 16, 0, 0, 1, 1, 1, 1}, "group 64");
     hispi_hs_hook.add_group = 0;
-    if (on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
+    if (test_on_device(_i)) ck_assert_int_gt(s.pool_retries, 0);
     coo_free(&a);
     coo_free(&b);
     hisp_context_destroy(&ctx);
@@ -558,7 +543,7 @@ END_TEST
 START_TEST(test_add_shared_family)
 {
     uint64_t st = test_seed() + 5105;
-    hisp_context cs[2] = {test_context(_i), ref_context()};
+    hisp_context cs[2] = {test_context(_i), test_default_context()};
     coo a = random_coo(1000, 1000, 0.01, &st);
     a.m = a.n = 2000; /* entries only in the top-left quarter */
     hisp_matrix C[2];
@@ -573,7 +558,7 @@ START_TEST(test_add_shared_family)
         hisp_matrix_destroy(&A);
         hisp_matrix_destroy(&B);
     }
-    if (on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1);
+    if (test_on_device(_i)) ck_assert_int_ge(s.subtrees_shared, 1);
     same_as_ref(cs[0], C[0], cs[1], C[1], "A + edit(A)");
     for (int i = 0; i < 2; i++) {
         hisp_matrix_destroy(&C[i]);
@@ -593,7 +578,7 @@ START_TEST(test_add_walk_threads)
 {
     uint64_t st = test_seed() + 5107;
     hispi_hs_hook.add_census_check = 1;
-    hisp_context ctx = test_context(_i), ref = ref_context();
+    hisp_context ctx = test_context(_i), ref = test_default_context();
     static const int ds[2] = {4, 16};
     for (int di = 0; di < 2; di++) {
         coo a = random_coo(700, 900, 0.02, &st);
@@ -606,7 +591,7 @@ START_TEST(test_add_walk_threads)
             setup su = {ds[di], ds[di], 0, 0, 1, 1, 0, 0};
             shared[k] = run_case(ctx, ref, HISP_F64, &a, &b, su, what).subtrees_shared;
         }
-        if (on_device(_i)) {
+        if (test_on_device(_i)) {
             ck_assert_int_gt(shared[0], ds[di] == 4 ? 100 : 0);
             ck_assert_int_eq(shared[0], shared[1]);
         }
@@ -632,7 +617,7 @@ static family family_open(int target, uint64_t *st, int64_t m, int64_t n, double
 {
     family f;
     f.ctx = test_context(target);
-    f.ref = ref_context();
+    f.ref = test_default_context();
     f.a = random_coo(m, n, p, st);
     f.b = moved_coo(&f.a, sigma, st);
     f.A = make(f.ctx, HISP_F64, &f.a, d);
@@ -712,7 +697,7 @@ START_TEST(test_add_repeated)
         same_as_ref(f.ctx, C, f.ref, f.R, "A + B, repeated");
         hisp_matrix_destroy(&C);
     }
-    if (on_device(_i)) { /* the reference builds C in a family of its own */
+    if (test_on_device(_i)) { /* the reference builds C in a family of its own */
         ck_assert_uint_eq(used[1], used[0]);
         ck_assert_uint_eq(used[2], used[0]);
     }
@@ -725,8 +710,7 @@ END_TEST
 START_TEST(test_add_nvrtc)
 {
 #ifdef HISP_HAVE_CUDA
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     static const int d[5] = {4, 16, 128, 256, 128}, lg[5] = {2, 4, 7, 8, 7};
     static const int gs[5] = {64, 256, 256, 256, 1024}, lp[5] = {2, 2, 4, 1, 1};
     for (int dbl = 0; dbl < 2; dbl++)
@@ -736,22 +720,10 @@ START_TEST(test_add_nvrtc)
                      "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
                      "-DLP=%d",
                      dbl ? "double" : "float", dbl, k >= 2 ? 2 : 1, d[k], lg[k], gs[k], lp[k]);
-            size_t bytes = 0;
-            hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_HSADD, opts, 9, 0, &bytes);
-            if (s == HISP_ERR_UNSUPPORTED) {
-                hisp_error_info e;
-                CK_OK(ctx, hisp_context_last_error(ctx, &e));
-                test_skip("addition NVRTC builds: %s", e.message);
+            if (!test_nvrtc_build(ctx, HISPI_PROG_HSADD, opts, "addition NVRTC builds")) {
                 hisp_context_destroy(&ctx);
                 return;
             }
-            if (s) {
-                hisp_error_info e = {0};
-                if (hisp_context_last_error(ctx, &e)) e.message = "";
-                ck_abort_msg("NVRTC %s: %s\n%.3000s", opts, e.message,
-                             e.build_log ? e.build_log : "");
-            }
-            ck_assert_uint_gt(bytes, 0);
         }
     hisp_context_destroy(&ctx);
 #else
@@ -763,10 +735,8 @@ END_TEST
 Suite *suite_hisparse_add(void)
 {
     Suite *s = suite_create("hisparse_add");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("targets");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "targets", 600);
     tcase_add_checked_fixture(tc, NULL, add_hooks_reset);
     tcase_add_loop_test(tc, test_add_random, 0, n);
     tcase_add_loop_test(tc, test_add_transposes, 0, n);
@@ -779,15 +749,10 @@ Suite *suite_hisparse_add(void)
     tcase_add_loop_test(tc, test_add_walk_threads, 0, n);
     tcase_add_loop_test(tc, test_add_out_of_memory, 0, n);
     tcase_add_loop_test(tc, test_add_repeated, 0, n);
-    suite_add_tcase(s, tc);
-    TCase *lm = tcase_create("leaf-max");
-    tcase_set_timeout(lm, 600);
+    TCase *lm = test_tcase(s, "leaf-max", 600);
     tcase_add_checked_fixture(lm, NULL, add_hooks_reset);
     tcase_add_loop_test(lm, test_add_leaf_max, 0, n);
-    suite_add_tcase(s, lm);
-    TCase *rtc = tcase_create("nvrtc");
-    tcase_set_timeout(rtc, 600);
+    TCase *rtc = test_tcase(s, "nvrtc", 600);
     tcase_add_test(rtc, test_add_nvrtc);
-    suite_add_tcase(s, rtc);
     return s;
 }

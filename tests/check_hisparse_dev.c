@@ -12,7 +12,6 @@
 #include "hisparse/hisparse_sched.h"
 #include "hisparse/hispi_hisparse.h"
 
-#include <dirent.h>
 #include <stdarg.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,20 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *target_label(int target)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[target].label;
-}
-
-static int fp64_ok(hisp_context ctx)
-{
-    hisp_device_info info;
-    CK_OK(ctx, hisp_context_get_device(ctx, &info));
-    return info.fp64;
-}
 
 static double ld(hisp_type t, const void *a, int64_t i)
 {
@@ -86,7 +71,7 @@ static int unsupported(hisp_context ctx, hisp_status s, int target)
     }
     static int said[16];
     if (!said[target]++)
-        test_skip("hisparse_dev on %s: %s", target_label(target), e.message ? e.message : "");
+        test_skip("hisparse_dev on %s: %s", test_label(target), e.message ? e.message : "");
     return 1;
 }
 
@@ -159,8 +144,6 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
     /* later calls of H: CUDA and OpenCL replay the leaf queues of its
      * scheduled run (one round; CUDA sorts them first), the reference
      * backend runs the scheduler again. The same result either way. */
-    const test_target *tg;
-    test_targets(&tg);
     void *yrep = malloc((size_t)m * es + 8);
     ck_assert_ptr_nonnull(yrep);
     hisp_sched_counts rc;
@@ -174,9 +157,9 @@ static int check_hs(hisp_context ctx, int target, hisp_matrix A, int d, hisp_op 
         CK_OK(ctx, hisp_context_sched_counts(ctx, &rc));
         CK_OK(ctx, hisp_vector_read(y, again ? yrep : yrep1));
     }
-    if (tg[target].kind == HISP_BACKEND_REFERENCE) {
+    if (test_kind(target) == HISP_BACKEND_REFERENCE) {
         ck_assert_msg(memcmp(&rc, &c[0], sizeof rc) == 0, "%s: counts changed on %s", what,
-                      tg[target].label);
+                      test_label(target));
     } else if (c[0].total_nodes) {
         ck_assert_int_eq(rc.rounds, 1);
         ck_assert_int_le(rc.total_nodes, c[0].total_nodes);
@@ -269,9 +252,7 @@ static bool set_mapping(int *i)
     *i /= NMAP;
     hispi_hs_hook.cl_atomic = 0;
     if (!mapping) return true;
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[*i].kind != HISP_BACKEND_OPENCL) return false;
+    if (test_kind(*i) != HISP_BACKEND_OPENCL) return false;
     hispi_hs_hook.cl_atomic = 1;
     return true;
 }
@@ -286,14 +267,14 @@ START_TEST(test_hs_random)
     static const int ds[] = {4, 16, 128, 256};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         for (int di = 0; di < 4; di++) {
             int64_t nr = 50 + (int64_t)(test_rand(&rs) % 700),
                     nc = 50 + (int64_t)(test_rand(&rs) % 700);
             hisp_matrix A = test_random_matrix(ctx, t, nr, nc, 0.02, &rs);
             for (int v = 0; v < 8; v++) {
                 char what[400];
-                snprintf(what, sizeof what, "%s: random", target_label(_i));
+                snprintf(what, sizeof what, "%s: random", test_label(_i));
                 if (!check_hs(ctx, _i, A, ds[di], v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1,
                               v & 4 ? -1.75 : 1.0, (v + di) & 1, &rs, what)) {
                     hisp_matrix_destroy(&A);
@@ -324,14 +305,13 @@ START_TEST(test_hs_structured)
                                         : 3000;
         p.scale = 11;
         hisp_type t = k & 1 ? HISP_F32 : HISP_F64;
-        if (t == HISP_F64 && !fp64_ok(ctx)) t = HISP_F32;
+        if (t == HISP_F64 && !test_fp64(ctx)) t = HISP_F32;
         hisp_matrix A = NULL;
         CK_OK(ctx, hisp_matrix_generate(ctx, &p, t, &A));
         static const int ds[] = {4, 8, 128};
         for (int v = 0; v < 6; v++) {
             char what[400];
-            snprintf(what, sizeof what, "%s: %s", target_label(_i),
-                     hisp_gen_name((hisp_gen_kind)k));
+            snprintf(what, sizeof what, "%s: %s", test_label(_i), hisp_gen_name((hisp_gen_kind)k));
             if (!check_hs(ctx, _i, A, ds[v % 3], v & 1 ? HISP_OP_T : HISP_OP_N, v >= 3,
                           v == 4 ? 0.5 : 1.0, v == 2, &rs, what)) {
                 hisp_matrix_destroy(&A);
@@ -345,22 +325,6 @@ START_TEST(test_hs_structured)
 }
 END_TEST
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int mtx_is_complex(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char line[256] = "";
-    if (f) {
-        if (!fgets(line, sizeof line, f)) line[0] = 0;
-        fclose(f);
-    }
-    return strstr(line, "complex") != NULL;
-}
-
 /* The real matrices of test_matrix_dir(): f64 (f32 where the device has no
  * fp64), op N and T, d = 128 and 16. */
 START_TEST(test_hs_mtx_files)
@@ -368,33 +332,24 @@ START_TEST(test_hs_mtx_files)
     uint64_t rs = test_seed() + 4003 + (uint64_t)_i;
     const char *dir = test_matrix_dir();
     if (!dir) {
-        if (_i == 0)
-            test_skip_no_matrices("hisparse_dev on real matrices");
+        if (_i == 0) test_skip_no_matrices("hisparse_dev on real matrices");
         return;
     }
-    DIR *dd = opendir(dir);
-    ck_assert_ptr_nonnull(dd);
     char *names[256];
-    int nn = 0;
-    for (struct dirent *e; (e = readdir(dd)) && nn < 256;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0) names[nn++] = strdup(e->d_name);
-    }
-    closedir(dd);
-    qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+    int nn = test_mtx_names(dir, names);
     hisp_context ctx = test_context(_i);
-    hisp_type t = fp64_ok(ctx) ? HISP_F64 : HISP_F32;
+    hisp_type t = test_fp64(ctx) ? HISP_F64 : HISP_F32;
     /* $HISP_TEST_QUICK (runs under compute-sanitizer): the first few files */
     int upto = getenv("HISP_TEST_QUICK") && nn > 4 ? 4 : nn;
     for (int k = 0; k < upto; k++) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
-        if (mtx_is_complex(path)) continue;
+        if (test_mtx_is_complex(path) == 1) continue;
         hisp_matrix A = NULL;
         CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, t, &A, NULL));
         CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
         char what[400];
-        snprintf(what, sizeof what, "%s: %s", target_label(_i), names[k]);
+        snprintf(what, sizeof what, "%s: %s", test_label(_i), names[k]);
         int ok = 1;
         for (int v = 0; v < 4 && ok; v++)
             ok = check_hs(ctx, _i, A, v < 2 ? 128 : 16, v & 1 ? HISP_OP_T : HISP_OP_N, v == 3,
@@ -402,8 +357,7 @@ START_TEST(test_hs_mtx_files)
         hisp_matrix_destroy(&A);
         if (!ok) break;
     }
-    for (int k = 0; k < nn; k++)
-        free(names[k]);
+    test_free_names(names, nn);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -417,7 +371,7 @@ START_TEST(test_hs_tiny)
         {0, 0, 0}, {5, 7, 0}, {1, 1, 1}, {1000, 3, 1}, {3, 70000, 1}};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         for (int k = 0; k < 5; k++) {
             int64_t nr = sizes[k][0], nc = sizes[k][1];
             int32_t r = (int32_t)(nr ? test_rand(&rs) % (uint64_t)nr : 0);
@@ -431,7 +385,7 @@ START_TEST(test_hs_tiny)
             CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
             for (int vv = 0; vv < 8; vv++) {
                 char what[400];
-                snprintf(what, sizeof what, "%s: tiny %lldx%lld", target_label(_i), (long long)nr,
+                snprintf(what, sizeof what, "%s: tiny %lldx%lld", test_label(_i), (long long)nr,
                          (long long)nc);
                 if (!check_hs(ctx, _i, A, vv & 4 ? 256 : 4, vv & 1 ? HISP_OP_T : HISP_OP_N,
                               (vv >> 1) & 1, 2.0, vv & 1, &rs, what)) {
@@ -472,7 +426,7 @@ START_TEST(test_hs_queues)
         hisp_matrix A = test_random_matrix(ctx, t, cases[k].n, cases[k].n, cases[k].density, &rs);
         for (int op = 0; op < 2; op++) {
             char what[400];
-            snprintf(what, sizeof what, "%s: queue case %d", target_label(_i), k);
+            snprintf(what, sizeof what, "%s: queue case %d", test_label(_i), k);
             if (!check_hs(ctx, _i, A, cases[k].d, (hisp_op)op, 0, 1.0, 0, &rs, what)) {
                 hisp_matrix_destroy(&A);
                 hisp_context_destroy(&ctx);
@@ -482,7 +436,7 @@ START_TEST(test_hs_queues)
         hisp_matrix_destroy(&A);
     }
     for (int q = 0; q < HISPI_SQ_SPMV; q++)
-        ck_assert_msg(queues_seen[_i] & (1u << q), "%s: queue %s never had work", target_label(_i),
+        ck_assert_msg(queues_seen[_i] & (1u << q), "%s: queue %s never had work", test_label(_i),
                       hisp_sched_queue_name(q));
     hisp_context_destroy(&ctx);
 }
@@ -495,8 +449,7 @@ START_TEST(test_hs_backend_switch)
     uint64_t rs = test_seed() + 4006 + (uint64_t)_i;
     const test_target *tg;
     test_targets(&tg);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F32, 500, 400, 0.02, &rs);
     CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
     CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE)); /* one handle throughout */
@@ -516,8 +469,7 @@ START_TEST(test_hs_backend_switch)
         CK_OK(ctx, s);
         CK_OK(ctx, hisp_vector_read(yv, y));
         double err = test_rel_error(HISP_F32, y, yref, 500);
-        ck_assert_msg(err < 1e-5, "%s: after switch %d: relative error %g", target_label(_i), k,
-                      err);
+        ck_assert_msg(err < 1e-5, "%s: after switch %d: relative error %g", test_label(_i), k, err);
     }
     hisp_vector_destroy(&xv);
     hisp_vector_destroy(&yv);
@@ -561,13 +513,13 @@ START_TEST(test_hs_cli)
     hisp_sched_counts hc;
     CK_OK(ctx, hispi_sched_spmv_host(ctx, H->hs->pool->base, &sa, cap, x, y, &hc));
     for (int t = 0; t < 2; t++) {
-        const char *prec = t == 0 || fp64_ok(ctx) ? (t ? "f64" : "f32") : NULL;
+        const char *prec = t == 0 || test_fp64(ctx) ? (t ? "f64" : "f32") : NULL;
         if (!prec) continue;
         int rc = test_run_cli(out, sizeof out,
                               "spmv %s --format hisparse --backend %s --device %d --precision %s "
                               "--transpose --check --repeat 2 --json",
                               path, hisp_backend_name(tg[_i].kind), tg[_i].device, prec);
-        ck_assert_msg(rc == 0, "%s: hisp spmv exit %d:\n%s", target_label(_i), rc, out);
+        ck_assert_msg(rc == 0, "%s: hisp spmv exit %d:\n%s", test_label(_i), rc, out);
         ck_assert(strstr(out, "\"scheduler\""));
         ck_assert_int_eq(test_json_int(out, "rounds"), hc.rounds);
         ck_assert_int_eq(test_json_int(out, "launches"), hc.total_launches);
@@ -591,9 +543,7 @@ END_TEST
  * then replays from each orientation's own entry array) with beta != 0. */
 START_TEST(test_hs_owner_parts)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[_i].kind != HISP_BACKEND_OPENCL) return;
+    if (test_kind(_i) != HISP_BACKEND_OPENCL) return;
     hispi_hs_hook.cl_atomic = 0;
     uint64_t rs = test_seed() + 4007 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
@@ -602,7 +552,7 @@ START_TEST(test_hs_owner_parts)
         hispi_hs_hook.cl_parts = parts[pi];
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
-            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            if (t == HISP_F64 && !test_fp64(ctx)) continue;
             hisp_matrix A = test_random_matrix(ctx, t, 300 + 97 * pi, 200 + 61 * ti, 0.03, &rs);
             hisp_gen_params gp;
             hisp_gen_defaults(HISP_GEN_CIRCUIT, &gp);
@@ -612,7 +562,7 @@ START_TEST(test_hs_owner_parts)
             CK_OK(ctx, hisp_matrix_generate(ctx, &gp, t, &C));
             for (int v = 0; v < 8; v++) {
                 char what[400];
-                snprintf(what, sizeof what, "%s: owner ranges %d", target_label(_i), parts[pi]);
+                snprintf(what, sizeof what, "%s: owner ranges %d", test_label(_i), parts[pi]);
                 if (!check_hs(ctx, _i, v & 4 ? C : A, v & 2 ? 256 : 4,
                               v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1, v & 1 ? 1.0 : -2.5,
                               v == 5, &rs, what)) {
@@ -645,22 +595,13 @@ START_TEST(test_hs_owner_parts)
             for (int k = 0; k < 6; k++) {
                 hisp_op op = k & 1 ? HISP_OP_T : HISP_OP_N;
                 int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
-                int64_t nn = op == HISP_OP_N ? info.ncols : info.nrows;
-                hisp_vector x = NULL, y = NULL;
-                CK_OK(ctx, hisp_vector_create(ctx, t, nn, &x));
-                CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
-                CK_OK(ctx, hisp_vector_write(x, xh));
-                CK_OK(ctx, hisp_vector_write(y, y0));
-                CK_OK(ctx, hisp_spmv(ctx, op, ap, H, x, bp, y));
-                CK_OK(ctx, hisp_vector_read(y, yd));
+                test_spmv_host(ctx, op, ap, H, xh, bp, y0, yd);
                 memcpy(yr, y0, (size_t)m * es);
                 ck_assert_int_eq(hispi_hisparse_ref_spmv(ctx, H->hs, op, alpha, xh, beta, yr), 0);
                 double err = test_rel_error(t, yd, yr, m);
                 ck_assert_msg(err < (t == HISP_F32 ? 1e-5 : 1e-12),
                               "%s: ranges %d, %s, alternating ops, call %d: relative error %g",
-                              target_label(_i), parts[pi], hisp_type_name(t), k, err);
-                hisp_vector_destroy(&x);
-                hisp_vector_destroy(&y);
+                              test_label(_i), parts[pi], hisp_type_name(t), k, err);
             }
             free(xh), free(y0), free(yr), free(yd);
             hisp_matrix_destroy(&H);
@@ -701,7 +642,7 @@ START_TEST(test_hs_replay_inf)
         }
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         size_t es = hisp_type_size(t);
         hisp_matrix A = NULL, H = NULL;
         CK_OK(ctx, hisp_matrix_create_coo(ctx, t, n, n, nnz, ri, ci,
@@ -741,13 +682,12 @@ START_TEST(test_hs_replay_inf)
                     yd[i] = dv;
                     infs += isinf(yr[i]) != 0;
                     ck_assert_msg(!isinf(dv) == !isinf(yr[i]) && !isnan(dv),
-                                  "%s: %s op %c run %d: y[%lld] = %g, reference %g",
-                                  target_label(_i), hisp_type_name(t), op ? 'T' : 'N', run,
-                                  (long long)i, dv, yr[i]);
+                                  "%s: %s op %c run %d: y[%lld] = %g, reference %g", test_label(_i),
+                                  hisp_type_name(t), op ? 'T' : 'N', run, (long long)i, dv, yr[i]);
                     if (!isinf(dv))
                         ck_assert_msg(fabs(dv - yr[i]) <=
                                           (t == HISP_F32 ? 1e-5 : 1e-12) * (fabs(yr[i]) + 1),
-                                      "%s: y[%lld] = %.17g, reference %.17g", target_label(_i),
+                                      "%s: y[%lld] = %.17g, reference %.17g", test_label(_i),
                                       (long long)i, dv, yr[i]);
                 }
                 ck_assert_int_gt(infs, 0);
@@ -795,15 +735,13 @@ static void resident_spmv(hisp_context ctx, hisp_matrix H, hisp_op op, hisp_vect
  * caller sees, with the matrix still valid and usable afterwards. */
 START_TEST(test_hs_resident_pool)
 {
-    const test_target *tg;
-    test_targets(&tg);
     uint64_t rs = test_seed() + 4009 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    if (!fp64_ok(ctx)) {
+    if (!test_fp64(ctx)) {
         hisp_context_destroy(&ctx);
         return;
     }
-    const bool device = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    const bool device = test_kind(_i) != HISP_BACKEND_REFERENCE;
     const int64_t n = 1500;
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, n, n, 0.02, &rs), H = NULL;
     CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
@@ -822,13 +760,13 @@ START_TEST(test_hs_resident_pool)
     hisp_status s = hisp_spmv(ctx, HISP_OP_N, &a, H, x, &b, y);
     hispi_pool_dev_fail_after(0);
     if (s == HISP_ERR_UNSUPPORTED) {
-        test_skip("hisparse_dev resident pool on %s: no HiSparse SpMV", tg[_i].label);
+        test_skip("hisparse_dev resident pool on %s: no HiSparse SpMV", test_label(_i));
     } else {
         ck_assert_int_eq(s, HISP_ERR_OUT_OF_DEVICE_MEMORY);
         ck_assert_ptr_null(H->hs->pool->dev);
         uint64_t pool = H->hs->pool->used, moved = 0;
         char what[400];
-        snprintf(what, sizeof what, "%s: resident pool", tg[_i].label);
+        snprintf(what, sizeof what, "%s: resident pool", test_label(_i));
         resident_spmv(ctx, H, HISP_OP_N, x, xh, y, &moved, what);
         if (device) ck_assert_uint_ge(moved, pool); /* the first upload: the pool */
         for (int k = 0; k < 3; k++) {               /* scheduled T, then replays */
@@ -890,9 +828,7 @@ END_TEST
  * only this test, so the device controller's module is never loaded). */
 START_TEST(test_hs_host_controller)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[_i].kind != HISP_BACKEND_CUDA) return;
+    if (test_kind(_i) != HISP_BACKEND_CUDA) return;
     hispi_hs_hook.cuda_host_controller = 1;
     uint64_t rs = test_seed() + 4008 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
@@ -907,7 +843,7 @@ START_TEST(test_hs_host_controller)
         CK_OK(ctx, hisp_matrix_generate(ctx, &gp, t, &C));
         for (int v = 0; v < 8; v++) {
             char what[400];
-            snprintf(what, sizeof what, "%s: host-polled controller", target_label(_i));
+            snprintf(what, sizeof what, "%s: host-polled controller", test_label(_i));
             ck_assert(check_hs(ctx, _i, v & 4 ? C : A, v & 2 ? 128 : 16,
                                v & 1 ? HISP_OP_T : HISP_OP_N, (v >> 1) & 1, 1.5, v == 3, &rs,
                                what));
@@ -961,10 +897,8 @@ END_TEST
 Suite *suite_hisparse_dev(void)
 {
     Suite *s = suite_create("hisparse_dev");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("hisparse_dev");
-    tcase_set_timeout(tc, 900);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "hisparse_dev", 900);
     tcase_add_checked_fixture(tc, reset_hooks, reset_hooks);
     tcase_add_test(tc, test_hs_policy);
     tcase_add_loop_test(tc, test_hs_queues, 0, NMAP * n);
@@ -977,11 +911,8 @@ Suite *suite_hisparse_dev(void)
     tcase_add_loop_test(tc, test_hs_owner_parts, 0, n);
     tcase_add_loop_test(tc, test_hs_replay_inf, 0, n);
     tcase_add_loop_test(tc, test_hs_resident_pool, 0, n);
-    suite_add_tcase(s, tc);
-    TCase *th = tcase_create("hisparse_dev_host");
-    tcase_set_timeout(th, 900);
+    TCase *th = test_tcase(s, "hisparse_dev_host", 900);
     tcase_add_checked_fixture(th, reset_hooks, reset_hooks);
     tcase_add_loop_test(th, test_hs_host_controller, 0, n);
-    suite_add_tcase(s, th);
     return s;
 }

@@ -202,11 +202,8 @@ END_TEST
 Suite *suite_hisparse_mt(void)
 {
     Suite *s = suite_create("hisparse_mt");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("family");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "family", 600);
     tcase_add_loop_test(tc, test_mt_read_while_edit, 0, n);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -61,18 +61,40 @@ static hisp_matrix make(hisp_context ctx, const coo *a, int d)
     return M;
 }
 
+/* A test's operands: a and b as HiSparse matrices (node size 8) on the
+ * target's context (A, B) and on a reference-backend context (Ar, Br),
+ * the results' oracle. */
+typedef struct {
+    coo a, b;
+    hisp_context ctx, ref;
+    hisp_matrix A, B, Ar, Br;
+} operands;
+
+static operands operands_make(int target, coo a, coo b)
+{
+    operands o = {a, b, test_context(target), NULL, NULL, NULL, NULL, NULL};
+    CK_OK(o.ctx, hisp_context_create(&o.ref));
+    o.A = make(o.ctx, &a, 8), o.B = make(o.ctx, &b, 8);
+    o.Ar = make(o.ref, &a, 8), o.Br = make(o.ref, &b, 8);
+    return o;
+}
+
+/* The operands' matrices, arrays and contexts (the test's own results
+ * destroyed first). */
+static void operands_free(operands *o)
+{
+    TEST_DESTROY_MATRICES(&o->A, &o->B, &o->Ar, &o->Br);
+    coo_free(&o->a);
+    coo_free(&o->b);
+    hisp_context_destroy(&o->ctx);
+    hisp_context_destroy(&o->ref);
+}
+
 /* Only the device holds M's tree (its root in a device-only range). */
 static bool device_only(hisp_matrix M)
 {
     const hispi_hisparse *h = M->hs;
     return h && h->root && hispi_pool_region_of(h->pool, HISPI_REF_OFF(h->root));
-}
-
-static bool on_device(int i)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[i].kind != HISP_BACKEND_REFERENCE;
 }
 
 enum { A_, B_, C_, D_, E_, F_, G_, H_, NM };
@@ -138,7 +160,7 @@ START_TEST(test_resid_chain)
         m[A_] = make(ctx, &a, d), m[B_] = make(ctx, &b, d);
         uint64_t seed = st;
         chain(ref, r, n, seed, NULL, NULL, false, false);
-        chain(ctx, m, n, seed, ref, r, check, on_device(_i));
+        chain(ctx, m, n, seed, ref, r, check, test_on_device(_i));
         /* the operands go first: the results' shared nodes stay (pins) */
         hisp_matrix_destroy(&m[A_]);
         hisp_matrix_destroy(&m[B_]);
@@ -164,19 +186,18 @@ END_TEST
  * (the family's pool gets its bytes back), the rest still right. */
 START_TEST(test_resid_destroy_orders)
 {
-    const int n = 150, d = 8;
+    const int n = 150;
     uint64_t st = test_seed() + 7311;
     coo a = random_coo(n, 0.05, 20, 60, &st), b = random_coo(n, 0.04, 80, 120, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d), Rr = NULL;
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Rr));
-    uint64_t used0 = A->hs->pool->used;
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
+    hisp_matrix Rr = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Rr));
+    uint64_t used0 = o.A->hs->pool->used;
     for (int order = 0; order < 3; order++) {
         hisp_matrix C = NULL, D = NULL, C2 = NULL;
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, B, &D));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, o.B, &D));
         CK_OK(ctx, hisp_matrix_duplicate(C, HISP_FORMAT_HISPARSE, &C2));
         if (order == 0) { /* oldest first */
             hisp_matrix_destroy(&C);
@@ -193,19 +214,14 @@ START_TEST(test_resid_destroy_orders)
             hisp_matrix_destroy(&C);
             hisp_matrix_destroy(&D);
         }
-        hispi_pool_trim(A->hs->pool);
-        ck_assert_msg(A->hs->pool->used == used0, "order %d: the pool holds %llu bytes, was %llu",
-                      order, (unsigned long long)A->hs->pool->used, (unsigned long long)used0);
-        ck_assert_uint_eq(A->hs->pool->nreg, 0);
+        hispi_pool_trim(o.A->hs->pool);
+        ck_assert_msg(o.A->hs->pool->used == used0, "order %d: the pool holds %llu bytes, was %llu",
+                      order, (unsigned long long)o.A->hs->pool->used, (unsigned long long)used0);
+        ck_assert_uint_eq(o.A->hs->pool->nreg, 0);
     }
-    test_same_matrix(ctx, A, ref, Ar, "A after its sums went");
-    hisp_matrix *ms[] = {&A, &B, &Ar, &Br, &Rr};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    test_same_matrix(ctx, o.A, ref, o.Ar, "A after its sums went");
+    TEST_DESTROY_MATRICES(&Rr);
+    operands_free(&o);
 }
 END_TEST
 
@@ -215,16 +231,15 @@ END_TEST
  * valid and usable after. */
 START_TEST(test_resid_device_oom)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
-    const int n = 160, d = 8;
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
+    const int n = 160;
     uint64_t st = test_seed() + 7321;
     coo a = random_coo(n, 0.05, 30, 50, &st), b = random_coo(n, 0.05, 90, 130, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d), Cr = NULL, Dr = NULL, C = NULL;
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, Br, &Dr));
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
+    hisp_matrix Cr = NULL, Dr = NULL, C = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, o.Br, &Dr));
     hispi_hs_hook.add_pool_bytes = 256;
     int failed = 0;
     for (int step = 0; step < 2; step++) { /* C = A + B, then D = C + B (C device-only) */
@@ -232,8 +247,8 @@ START_TEST(test_resid_device_oom)
         for (long k = 1; k < 20 && !ok; k++) {
             hisp_matrix R = NULL;
             hispi_pool_dev_fail_after(k);
-            hisp_status s = step ? hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, B, &R)
-                                 : hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &R);
+            hisp_status s = step ? hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, o.B, &R)
+                                 : hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &R);
             hispi_pool_dev_fail_after(0);
             if (s == HISP_SUCCESS) {
                 ok = true;
@@ -254,16 +269,11 @@ START_TEST(test_resid_device_oom)
     }
     hispi_hs_hook.add_pool_bytes = 0;
     ck_assert_int_ge(failed, 2); /* the first upload and a growth at least */
-    test_same_matrix(ctx, A, ref, Ar, "A after the failures");
-    test_same_matrix(ctx, B, ref, Br, "B after the failures");
+    test_same_matrix(ctx, o.A, ref, o.Ar, "A after the failures");
+    test_same_matrix(ctx, o.B, ref, o.Br, "B after the failures");
     test_same_matrix(ctx, C, ref, Cr, "C after the failures");
-    hisp_matrix *ms[] = {&A, &B, &C, &Ar, &Br, &Cr, &Dr};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    TEST_DESTROY_MATRICES(&C, &Cr, &Dr);
+    operands_free(&o);
 }
 END_TEST
 
@@ -272,14 +282,12 @@ END_TEST
  * right. */
 START_TEST(test_resid_transfers)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
-    const int n = 200, d = 8;
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
+    const int n = 200;
     uint64_t st = test_seed() + 7331;
     coo a = random_coo(n, 0.04, 10, 60, &st), b = random_coo(n, 0.04, 120, 170, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d);
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
     double *xh = malloc((size_t)n * sizeof *xh), *yh = malloc((size_t)n * sizeof *yh),
            *yr = malloc((size_t)n * sizeof *yr);
     ck_assert(xh && yh && yr);
@@ -292,22 +300,20 @@ START_TEST(test_resid_transfers)
         CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &y[k]));
     double one = 1, zero = 0;
     /* residency: the first SpMVs put A's and B's pools (and x) on the device */
-    hisp_status s = hisp_spmv(ctx, HISP_OP_N, &one, A, x, &zero, y[0]);
+    hisp_status s = hisp_spmv(ctx, HISP_OP_N, &one, o.A, x, &zero, y[0]);
     if (s == HISP_ERR_UNSUPPORTED) {
-        const test_target *t;
-        test_targets(&t);
-        test_skip("hisparse_resid transfers on %s: no HiSparse SpMV", t[_i].label);
+        test_skip("hisparse_resid transfers on %s: no HiSparse SpMV", test_label(_i));
     } else {
         CK_OK(ctx, s);
-        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, B, x, &zero, y[0]));
+        CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, o.B, x, &zero, y[0]));
         CK_OK(ctx, hisp_context_synchronize(ctx));
         CK_OK(ctx, hisp_context_reset_transfers(ctx));
         hisp_matrix C = NULL, D = NULL, E = NULL;
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C));
         CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, C, x, &zero, y[1]));
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, B, &D));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C, HISP_OP_N, o.B, &D));
         CK_OK(ctx, hisp_spmv(ctx, HISP_OP_T, &one, D, x, &zero, y[2]));
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_T, D, HISP_OP_T, A, &E));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_T, D, HISP_OP_T, o.A, &E));
         CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, &one, E, x, &zero, y[3]));
         hisp_matrix_destroy(&E); /* freed whole on the host: nothing moves */
         CK_OK(ctx, hisp_context_synchronize(ctx));
@@ -321,8 +327,8 @@ START_TEST(test_resid_transfers)
         ck_assert(device_only(C) && device_only(D));
         /* the SpMVs against the reference's */
         hisp_matrix Cr = NULL, Dr = NULL;
-        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
-        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, Br, &Dr));
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr, HISP_OP_N, o.Br, &Dr));
         CK_OK(ref, hisp_vector_create(ref, HISP_F64, n, &xr));
         CK_OK(ref, hisp_vector_create(ref, HISP_F64, n, &yv));
         CK_OK(ref, hisp_vector_write(xr, xh));
@@ -344,16 +350,10 @@ START_TEST(test_resid_transfers)
     hisp_vector_destroy(&yv);
     for (int k = 0; k < 4; k++)
         hisp_vector_destroy(&y[k]);
-    hisp_matrix *ms[] = {&A, &B, &Ar, &Br};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
     free(xh);
     free(yh);
     free(yr);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    operands_free(&o);
 }
 END_TEST
 
@@ -437,23 +437,21 @@ static void root_count_kept(hisp_context ctx, hisp_matrix C)
  * of kept results moves the family's device pool only now and then. */
 START_TEST(test_resid_repeat_scratch)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
-    const int n = 300, d = 8;
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
+    const int n = 300;
     uint64_t st = test_seed() + 7341;
     coo a = random_coo(n, 0.05, 40, 90, &st), b = random_coo(n, 0.05, 150, 220, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d);
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
     count_on(ctx);
     for (int mixed = 0; mixed < 2; mixed++) {
         hisp_op ob = mixed ? HISP_OP_T : HISP_OP_N;
         hisp_matrix R = NULL;
-        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, ob, Br, &R));
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, ob, o.Br, &R));
         for (int k = 0; k < 3; k++) {
             count_reset();
             hisp_matrix C = NULL;
-            CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, ob, B, &C));
+            CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, ob, o.B, &C));
             hisp_add_stats as;
             CK_OK(ctx, hisp_context_add_stats(ctx, &as));
             if (k > 0) {
@@ -462,7 +460,7 @@ START_TEST(test_resid_repeat_scratch)
                               mixed, k, cnt.allocs, cnt.frees, cnt.kernels);
                 /* a control read per level of each pass (the root's count
                  * comes with the first) */
-                ck_assert_int_le(cnt.reads, (long)A->hs->depth * (mixed ? 2 : 1));
+                ck_assert_int_le(cnt.reads, (long)o.A->hs->depth * (mixed ? 2 : 1));
                 ck_assert_uint_le(cnt.zero_bytes, as.bytes_new + (mixed ? as.bytes_reserved : 0));
             }
             ck_assert(device_only(C));
@@ -474,12 +472,12 @@ START_TEST(test_resid_repeat_scratch)
     }
     /* a chain of kept results: C_k+1 = C_k + B */
     hisp_matrix C[8] = {0}, Cr[8] = {0};
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr[0]));
-    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C[0]));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr[0]));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C[0]));
     count_reset();
     for (int k = 1; k < 8; k++) {
-        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr[k - 1], HISP_OP_N, Br, &Cr[k]));
-        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C[k - 1], HISP_OP_N, B, &C[k]));
+        CK_OK(ref, hisp_matrix_add(HISP_OP_N, Cr[k - 1], HISP_OP_N, o.Br, &Cr[k]));
+        CK_OK(ctx, hisp_matrix_add(HISP_OP_N, C[k - 1], HISP_OP_N, o.B, &C[k]));
     }
     ck_assert_msg(cnt.allocs <= 3, "a chain of 7 additions: %ld device allocations", cnt.allocs);
     root_count_kept(ctx, C[7]);
@@ -489,13 +487,7 @@ START_TEST(test_resid_repeat_scratch)
         hisp_matrix_destroy(&Cr[k]);
     }
     ctx->ops = cnt.real;
-    hisp_matrix *ms[] = {&A, &B, &Ar, &Br};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    operands_free(&o);
 }
 END_TEST
 
@@ -503,31 +495,25 @@ END_TEST
  * host; they read right there. */
 START_TEST(test_resid_backend_switch)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
-    const int n = 140, d = 8;
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
+    const int n = 140;
     uint64_t st = test_seed() + 7341;
     coo a = random_coo(n, 0.05, 0, 30, &st), b = random_coo(n, 0.05, 70, 100, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d), C = NULL, D = NULL, Cr = NULL, Dr = NULL;
-    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
-    CK_OK(ctx, hisp_matrix_add(HISP_OP_T, C, HISP_OP_T, B, &D));
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
-    CK_OK(ref, hisp_matrix_add(HISP_OP_T, Cr, HISP_OP_T, Br, &Dr));
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
+    hisp_matrix C = NULL, D = NULL, Cr = NULL, Dr = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_T, C, HISP_OP_T, o.B, &D));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_T, Cr, HISP_OP_T, o.Br, &Dr));
     ck_assert(device_only(D));
     CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
     ck_assert(!device_only(C) && !device_only(D));
     ck_assert_ptr_null(C->hs->pool->dev);
     test_same_matrix(ctx, C, ref, Cr, "C after the switch");
     test_same_matrix(ctx, D, ref, Dr, "D after the switch");
-    hisp_matrix *ms[] = {&A, &B, &C, &D, &Ar, &Br, &Cr, &Dr};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    TEST_DESTROY_MATRICES(&C, &D, &Cr, &Dr);
+    operands_free(&o);
 }
 END_TEST
 
@@ -614,13 +600,12 @@ START_TEST(test_resid_edit)
     const int n = 256, d = 8, nc = 12;
     uint64_t st = test_seed() + 7351;
     coo a = random_coo(n, 0.05, 30, 60, &st), b = random_coo(n, 0.05, 150, 200, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    const bool dev = on_device(_i);
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d), C = NULL, Cr = NULL;
-    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
+    const bool dev = test_on_device(_i);
+    hisp_matrix C = NULL, Cr = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
     if (dev) ck_assert(device_only(C));
     changes ch = some_changes(nc, &a, &b, n, &st), ch2 = some_changes(nc, &b, &a, n, &st);
     hisp_edit_stats es, esr;
@@ -671,8 +656,8 @@ START_TEST(test_resid_edit)
     /* a chain: E = edit(D) + B */
     hisp_matrix F = edited(ctx, D, &ch2, NULL), Fr = edited(ref, Dr, &ch2, NULL), E = NULL,
                 Er = NULL;
-    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, F, HISP_OP_N, B, &E));
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Fr, HISP_OP_N, Br, &Er));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, F, HISP_OP_N, o.B, &E));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Fr, HISP_OP_N, o.Br, &Er));
     if (dev) ck_assert(device_only(F) && device_only(E) && device_only(D) && device_only(C));
     spmv_same(ctx, D, ref, Dr, HISP_OP_N, n, &st, "D = edit(C)");
     spmv_same(ctx, D, ref, Dr, HISP_OP_T, n, &st, "D = edit(C)");
@@ -689,13 +674,8 @@ START_TEST(test_resid_edit)
     test_same_matrix(ctx, F, ref, Fr, "F = edit(D)");
     ck_assert_uint_eq(C->hs->pool->nreg, 0);
     ck_assert_uint_eq(C->hs->pool->nhv, 0);
-    hisp_matrix *ms[] = {&A, &B, &C, &D, &E, &F, &G, &Ar, &Br, &Cr, &Dr, &Er, &Fr, &Gr};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    TEST_DESTROY_MATRICES(&C, &D, &E, &F, &G, &Cr, &Dr, &Er, &Fr, &Gr);
+    operands_free(&o);
 }
 END_TEST
 
@@ -719,18 +699,17 @@ START_TEST(test_resid_edit_destroy)
     const int n = 200, d = 8;
     uint64_t st = test_seed() + 7361;
     coo a = random_coo(n, 0.05, 20, 50, &st), b = random_coo(n, 0.05, 120, 160, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    const bool dev = on_device(_i);
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d), Cr = NULL;
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
+    const bool dev = test_on_device(_i);
+    hisp_matrix Cr = NULL;
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
     changes ch = some_changes(16, &a, &b, n, &st);
     hisp_matrix Dr = edited(ref, Cr, &ch, NULL);
-    uint64_t used0 = A->hs->pool->used;
+    uint64_t used0 = o.A->hs->pool->used;
     for (int order = 0; order < 3; order++) {
-        hisp_matrix C = NULL, D = NULL, A2 = order == 2 ? make(ctx, &a, d) : A,
-                    B2 = order == 2 ? make(ctx, &b, d) : B;
+        hisp_matrix C = NULL, D = NULL, A2 = order == 2 ? make(ctx, &a, d) : o.A,
+                    B2 = order == 2 ? make(ctx, &b, d) : o.B;
         CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A2, HISP_OP_N, B2, &C));
         D = edited(ctx, C, &ch, NULL);
         if (dev) ck_assert(device_only(D));
@@ -755,20 +734,15 @@ START_TEST(test_resid_edit_destroy)
             hisp_matrix_destroy(&D);
             continue;
         }
-        hispi_pool_trim(A->hs->pool);
-        ck_assert_msg(A->hs->pool->used == used0, "order %d: the pool holds %llu bytes, was %llu",
-                      order, (unsigned long long)A->hs->pool->used, (unsigned long long)used0);
-        ck_assert_uint_eq(A->hs->pool->nreg, 0);
-        ck_assert_uint_eq(A->hs->pool->nhv, 0);
+        hispi_pool_trim(o.A->hs->pool);
+        ck_assert_msg(o.A->hs->pool->used == used0, "order %d: the pool holds %llu bytes, was %llu",
+                      order, (unsigned long long)o.A->hs->pool->used, (unsigned long long)used0);
+        ck_assert_uint_eq(o.A->hs->pool->nreg, 0);
+        ck_assert_uint_eq(o.A->hs->pool->nhv, 0);
     }
-    test_same_matrix(ctx, A, ref, Ar, "A after its sums and edits went");
-    hisp_matrix *ms[] = {&A, &B, &Ar, &Br, &Cr, &Dr};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    test_same_matrix(ctx, o.A, ref, o.Ar, "A after its sums and edits went");
+    TEST_DESTROY_MATRICES(&Cr, &Dr);
+    operands_free(&o);
 }
 END_TEST
 
@@ -777,16 +751,15 @@ END_TEST
  * no D, the pool as before, C right; the edit then succeeds. */
 START_TEST(test_resid_edit_oom)
 {
-    if (!on_device(_i)) return; /* device residency: nothing to test on the reference */
-    const int n = 256, d = 8;
+    if (!test_on_device(_i)) return; /* device residency: nothing to test on the reference */
+    const int n = 256;
     uint64_t st = test_seed() + 7371;
     coo a = random_coo(n, 0.04, 0, 40, &st), b = random_coo(n, 0.04, 100, 140, &st);
-    hisp_context ctx = test_context(_i), ref = NULL;
-    CK_OK(ctx, hisp_context_create(&ref));
-    hisp_matrix A = make(ctx, &a, d), B = make(ctx, &b, d), Ar = make(ref, &a, d),
-                Br = make(ref, &b, d), C = NULL, Cr = NULL;
-    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, A, HISP_OP_N, B, &C));
-    CK_OK(ref, hisp_matrix_add(HISP_OP_N, Ar, HISP_OP_N, Br, &Cr));
+    operands o = operands_make(_i, a, b);
+    hisp_context ctx = o.ctx, ref = o.ref;
+    hisp_matrix C = NULL, Cr = NULL;
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, o.A, HISP_OP_N, o.B, &C));
+    CK_OK(ref, hisp_matrix_add(HISP_OP_N, o.Ar, HISP_OP_N, o.Br, &Cr));
     changes ch = some_changes(64, &a, &b, n, &st);
     for (int k = 0; k < 64; k++) /* inserts and overwrites only: more new nodes */
         ch.rm[k] = 0;
@@ -819,23 +792,16 @@ START_TEST(test_resid_edit_oom)
     test_same_matrix(ctx, C, ref, Cr, "C after a failed edit");
     for (int i = 0; i < 64; i++)
         hisp_matrix_destroy(&kept[i]);
-    hisp_matrix *ms[] = {&A, &B, &C, &D, &Ar, &Br, &Cr, &Dr};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        hisp_matrix_destroy(ms[i]);
-    coo_free(&a);
-    coo_free(&b);
-    hisp_context_destroy(&ctx);
-    hisp_context_destroy(&ref);
+    TEST_DESTROY_MATRICES(&C, &D, &Cr, &Dr);
+    operands_free(&o);
 }
 END_TEST
 
 Suite *suite_hisparse_resid(void)
 {
     Suite *s = suite_create("hisparse_resid");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("resident");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "resident", 600);
     tcase_add_loop_test(tc, test_resid_chain, 0, n);
     tcase_add_loop_test(tc, test_resid_destroy_orders, 0, n);
     tcase_add_loop_test(tc, test_resid_device_oom, 0, n);
@@ -845,6 +811,5 @@ Suite *suite_hisparse_resid(void)
     tcase_add_loop_test(tc, test_resid_edit, 0, n);
     tcase_add_loop_test(tc, test_resid_edit_destroy, 0, n);
     tcase_add_loop_test(tc, test_resid_edit_oom, 0, n);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -207,19 +207,6 @@ START_TEST(test_wrap_reference)
 END_TEST
 
 #ifdef HISP_HAVE_OPENCL
-/* The device of hisp's OpenCL target 0. */
-static int cl_target(const test_target **tt)
-{
-    const test_target *t;
-    int n = test_targets(&t);
-    for (int i = 0; i < n; i++)
-        if (t[i].kind == HISP_BACKEND_OPENCL) {
-            *tt = &t[i];
-            return i;
-        }
-    return -1;
-}
-
 static cl_mem cl_buffer(cl_context c, const void *src, size_t bytes)
 {
     cl_int e;
@@ -257,6 +244,39 @@ static void cl_own(hisp_context hctx, int profiling, cl_context *c, cl_command_q
     ck_assert_int_eq(e, CL_SUCCESS);
 }
 
+/* An OpenCL target's context running on a queue of the caller's own (in a
+ * cl_context of the caller's), beside a context on the default backend for
+ * the reference results. */
+typedef struct {
+    hisp_context ctx, rctx;
+    cl_context c;
+    cl_command_queue q;
+    cl_device_id dev;
+} cl_fx;
+
+/* false (recorded as skipped) where there is no OpenCL device */
+static bool cl_fx_make(cl_fx *f, int profiling)
+{
+    int ti = test_first_target(HISP_BACKEND_OPENCL);
+    if (ti < 0) {
+        test_skip("interop opencl: no OpenCL device");
+        return false;
+    }
+    f->ctx = test_context(ti);
+    f->rctx = test_default_context();
+    cl_own(f->ctx, profiling, &f->c, &f->q, &f->dev);
+    CK_OK(f->ctx, hisp_context_set_stream(f->ctx, f->q));
+    return true;
+}
+
+static void cl_fx_free(cl_fx *f)
+{
+    hisp_context_destroy(&f->ctx);
+    clReleaseCommandQueue(f->q);
+    clReleaseContext(f->c);
+    hisp_context_destroy(&f->rctx);
+}
+
 /* The caller's queue and cl_mem arrays of every index shape and base, every
  * kernel family: SpMV in place, the result read by the caller and by hisp;
  * only the row pointers cross to the host. */
@@ -278,30 +298,20 @@ static cl_uint mem_refs_settled(cl_command_queue q, cl_mem m)
 
 START_TEST(test_opencl_wrap)
 {
-    const test_target *tt;
-    int ti = cl_target(&tt);
-    if (ti < 0) {
-        test_skip("interop opencl: no OpenCL device");
-        return;
-    }
-    hisp_context rctx, ctx = test_context(ti);
-    ck_assert_int_eq(hisp_context_create(&rctx), 0);
-    cl_context c;
-    cl_command_queue q;
-    cl_device_id dev;
-    cl_own(ctx, 0, &c, &q, &dev); /* no profiling: marks time on the host */
-    CK_OK(ctx, hisp_context_set_stream(ctx, q));
+    cl_fx f;
+    if (!cl_fx_make(&f, 0)) return; /* no profiling: marks time on the host */
+    hisp_context ctx = f.ctx, rctx = f.rctx;
     void *got = NULL;
     CK_OK(ctx, hisp_context_get_stream(ctx, &got));
-    ck_assert_ptr_eq(got, q);
+    ck_assert_ptr_eq(got, f.q);
     uint64_t rng = test_seed();
     for (int shape = 0; shape < 16; shape++) {
         hisp_type t = shape & 8 ? HISP_F64 : HISP_F32;
         hispi_spmv_hook.cl_variant = 1 + shape % 3; /* chunk, vector, block */
         shaped m;
         shaped_make(rctx, t, 70 + shape, 53, &rng, shape & 1, shape >> 1 & 1, shape >> 2 & 1, &m);
-        cl_mem rp = cl_buffer(c, m.rowptr, m.pbytes), ci = cl_buffer(c, m.colind, m.ibytes),
-               va = cl_buffer(c, m.val, m.vbytes);
+        cl_mem rp = cl_buffer(f.c, m.rowptr, m.pbytes), ci = cl_buffer(f.c, m.colind, m.ibytes),
+               va = cl_buffer(f.c, m.val, m.vbytes);
         hisp_matrix A;
         CK_OK(ctx, hisp_matrix_wrap_csr_device(ctx, t, m.nrows, m.ncols, m.nnz, rp, ci, va, m.ptr64,
                                                m.idx64, m.base, &A));
@@ -310,7 +320,7 @@ START_TEST(test_opencl_wrap)
             size_t es = hisp_type_size(t);
             void *x = random_array(t, nx, &rng), *y = random_array(t, ny, &rng);
             void *want = reference_spmv(rctx, m.ref, (hisp_op)op, x, y, nx, ny, t);
-            cl_mem xm = cl_buffer(c, x, (size_t)nx * es), ym = cl_buffer(c, y, (size_t)ny * es);
+            cl_mem xm = cl_buffer(f.c, x, (size_t)nx * es), ym = cl_buffer(f.c, y, (size_t)ny * es);
             hisp_vector xv, yv;
             CK_OK(ctx, hisp_vector_wrap_device(ctx, t, nx, xm, &xv));
             CK_OK(ctx, hisp_vector_wrap_device(ctx, t, ny, ym, &yv));
@@ -327,7 +337,7 @@ START_TEST(test_opencl_wrap)
             ck_assert_uint_lt(st.h2d_bytes, (uint64_t)m.nnz * (es + 4) + 64);
             void *out = malloc((size_t)ny * es);
             ck_assert_int_eq(
-                clEnqueueReadBuffer(q, ym, CL_TRUE, 0, (size_t)ny * es, out, 0, NULL, NULL),
+                clEnqueueReadBuffer(f.q, ym, CL_TRUE, 0, (size_t)ny * es, out, 0, NULL, NULL),
                 CL_SUCCESS);
             ck_assert_msg(test_rel_error(t, out, want, ny) <= tol(t), "shape %d op %d: %g", shape,
                           op, test_rel_error(t, out, want, ny));
@@ -336,7 +346,7 @@ START_TEST(test_opencl_wrap)
             ck_assert_double_le(test_rel_error(t, out, want, ny), tol(t));
             hisp_vector_destroy(&xv);
             hisp_vector_destroy(&yv);
-            ck_assert_uint_eq(mem_refs_settled(q, ym), 1); /* hisp let it go */
+            ck_assert_uint_eq(mem_refs_settled(f.q, ym), 1); /* hisp let it go */
             clReleaseMemObject(xm);
             clReleaseMemObject(ym);
             free(x);
@@ -345,17 +355,14 @@ START_TEST(test_opencl_wrap)
             free(want);
         }
         hisp_matrix_destroy(&A);
-        ck_assert_uint_eq(mem_refs_settled(q, va), 1);
+        ck_assert_uint_eq(mem_refs_settled(f.q, va), 1);
         clReleaseMemObject(rp);
         clReleaseMemObject(ci);
         clReleaseMemObject(va);
         shaped_free(&m);
     }
     hispi_spmv_hook.cl_variant = 0;
-    hisp_context_destroy(&ctx);
-    clReleaseCommandQueue(q);
-    clReleaseContext(c);
-    hisp_context_destroy(&rctx);
+    cl_fx_free(&f);
 }
 END_TEST
 
@@ -378,19 +385,9 @@ static int freed_settled(const int *n, int want)
  * and hisp's destroy (or a backend switch) frees the buffers. */
 START_TEST(test_opencl_wrap_retains)
 {
-    const test_target *tt;
-    int ti = cl_target(&tt);
-    if (ti < 0) {
-        test_skip("interop opencl: no OpenCL device");
-        return;
-    }
-    hisp_context rctx, ctx = test_context(ti);
-    ck_assert_int_eq(hisp_context_create(&rctx), 0);
-    cl_context c;
-    cl_command_queue q;
-    cl_device_id dev;
-    cl_own(ctx, 1, &c, &q, &dev);
-    CK_OK(ctx, hisp_context_set_stream(ctx, q));
+    cl_fx f;
+    if (!cl_fx_make(&f, 1)) return;
+    hisp_context ctx = f.ctx, rctx = f.rctx;
     uint64_t rng = test_seed() ^ 0x4e7a;
     hisp_type t = HISP_F32;
     size_t es = 4;
@@ -399,9 +396,9 @@ START_TEST(test_opencl_wrap_retains)
     for (int pass = 0; pass < 2; pass++) { /* 1: the backend switched before the destroys */
         void *x = random_array(t, m.ncols, &rng), *y = random_array(t, m.nrows, &rng);
         void *want = reference_spmv(rctx, m.ref, HISP_OP_N, x, y, m.ncols, m.nrows, t);
-        cl_mem bufs[5] = {cl_buffer(c, m.rowptr, m.pbytes), cl_buffer(c, m.colind, m.ibytes),
-                          cl_buffer(c, m.val, m.vbytes), cl_buffer(c, x, (size_t)m.ncols * es),
-                          cl_buffer(c, y, (size_t)m.nrows * es)};
+        cl_mem bufs[5] = {cl_buffer(f.c, m.rowptr, m.pbytes), cl_buffer(f.c, m.colind, m.ibytes),
+                          cl_buffer(f.c, m.val, m.vbytes), cl_buffer(f.c, x, (size_t)m.ncols * es),
+                          cl_buffer(f.c, y, (size_t)m.nrows * es)};
         int freed = 0;
         for (int k = 0; k < 5; k++)
             ck_assert_int_eq(clSetMemObjectDestructorCallback(bufs[k], count_freed, &freed),
@@ -442,10 +439,7 @@ START_TEST(test_opencl_wrap_retains)
         free(want);
     }
     shaped_free(&m);
-    hisp_context_destroy(&ctx);
-    clReleaseCommandQueue(q);
-    clReleaseContext(c);
-    hisp_context_destroy(&rctx);
+    cl_fx_free(&f);
 }
 END_TEST
 
@@ -453,8 +447,7 @@ END_TEST
  * profiling, a backend switch with wrapped objects, errors. */
 START_TEST(test_opencl_export)
 {
-    const test_target *tt;
-    int ti = cl_target(&tt);
+    int ti = test_first_target(HISP_BACKEND_OPENCL);
     if (ti < 0) {
         test_skip("interop opencl: no OpenCL device");
         return;
@@ -576,7 +569,9 @@ START_TEST(test_opencl_export)
     hisp_vector_destroy(&y3);
     hisp_matrix_destroy(&B);
     /* back on OpenCL, hisp's own queue again after NULL */
-    CK_OK(ctx, hisp_context_set_backend(ctx, tt->kind, tt->device));
+    const test_target *tg;
+    test_targets(&tg);
+    CK_OK(ctx, hisp_context_set_backend(ctx, tg[ti].kind, tg[ti].device));
     CK_OK(ctx, hisp_context_set_stream(ctx, q));
     CK_OK(ctx, hisp_context_set_stream(ctx, NULL));
     CK_OK(ctx, hisp_context_get_stream(ctx, &qp));
@@ -609,9 +604,8 @@ START_TEST(test_cuda_wrap)
 {
 #ifdef HISP_HAVE_CUDA
     const test_target *t;
-    int n = test_targets(&t), ti = -1;
-    for (int i = 0; i < n && ti < 0; i++)
-        if (t[i].kind == HISP_BACKEND_CUDA) ti = i;
+    test_targets(&t);
+    int ti = test_first_target(HISP_BACKEND_CUDA);
     if (ti < 0) {
         test_skip("interop cuda: no CUDA device");
         return;
@@ -701,8 +695,7 @@ END_TEST
 Suite *suite_interop(void)
 {
     Suite *s = suite_create("interop");
-    TCase *tc = tcase_create("interop");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "interop", 600);
     tcase_add_test(tc, test_import_host);
     tcase_add_test(tc, test_wrap_reference);
 #ifdef HISP_HAVE_OPENCL
@@ -711,6 +704,5 @@ Suite *suite_interop(void)
     tcase_add_test(tc, test_opencl_export);
 #endif
     tcase_add_test(tc, test_cuda_wrap);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -95,8 +95,7 @@ END_TEST
 START_TEST(test_opencl_table)
 {
     int n = 0;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     ck_assert_int_eq(hisp_backend_device_count(ctx, HISP_BACKEND_OPENCL, &n), HISP_SUCCESS);
     hisp_context_destroy(&ctx);
     const char *why = "unset";

@@ -80,8 +80,7 @@ START_TEST(test_peer_corpus)
         test_skip("mm_ext: ../shared/mm_ext/SOURCES.txt is not there");
         return;
     }
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int agree_ok = 0, agree_refused = 0, on_purpose = 0, split_read = 0, split_refused = 0;
     int files = 0;
     for (char *line = list, *next; line && *line; line = next) {
@@ -179,9 +178,7 @@ END_TEST
 Suite *suite_mm_ext(void)
 {
     Suite *s = suite_create("mm_ext");
-    TCase *tc = tcase_create("mm_ext");
-    tcase_set_timeout(tc, 120);
+    TCase *tc = test_tcase(s, "mm_ext", 120);
     tcase_add_test(tc, test_peer_corpus);
-    suite_add_tcase(s, tc);
     return s;
 }

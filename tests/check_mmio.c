@@ -18,60 +18,17 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static hisp_context new_ctx(void)
-{
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    return ctx;
-}
-
 static hisp_status read_str(hisp_context ctx, const char *text, hisp_type t, hisp_matrix *A,
                             hisp_mtx_header *h)
 {
     return hisp_matrix_read_mtx_buffer(ctx, text, strlen(text), "test.mtx", t, A, h);
 }
 
-/* Dense image (row-major, 2 doubles per entry: re, im), duplicates summed. */
-static double *dense_c(hisp_matrix A, int64_t *m, int64_t *n)
-{
-    hisp_matrix_info info;
-    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
-    *m = info.nrows;
-    *n = info.ncols;
-    double *d = calloc((size_t)(info.nrows * info.ncols * 2 + 2), sizeof *d);
-    ck_assert_ptr_nonnull(d);
-    const int64_t *ptr;
-    const int32_t *rows, *cols;
-    const void *vals;
-    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals), HISP_SUCCESS);
-    int comps = hisp_type_components(info.type);
-    bool single = info.type == HISP_F32 || info.type == HISP_C32;
-    for (int64_t k = 0; k < info.nnz; k++) {
-        int64_t i = -1, j = -1;
-        if (info.format == HISP_FORMAT_COO) {
-            i = rows[k];
-            j = cols[k];
-        } else if (info.format == HISP_FORMAT_CSR) {
-            j = cols[k];
-            for (i = 0; ptr[i + 1] <= k; i++) {
-            }
-        } else {
-            i = rows[k];
-            for (j = 0; ptr[j + 1] <= k; j++) {
-            }
-        }
-        for (int c = 0; c < comps; c++)
-            d[(i * info.ncols + j) * 2 + c] += single ? (double)((const float *)vals)[k * comps + c]
-                                                      : ((const double *)vals)[k * comps + c];
-    }
-    return d;
-}
-
 /* Compare a matrix with an expected dense image given as rows of (re, im). */
 static void expect_dense(hisp_matrix A, int64_t m, int64_t n, const double *want, const char *what)
 {
     int64_t mm, nn;
-    double *d = dense_c(A, &mm, &nn);
+    double *d = test_dense_image(A, 2, &mm, &nn); /* (re, im) */
     ck_assert_msg(mm == m && nn == n, "%s: size %lldx%lld, expected %lldx%lld", what, (long long)mm,
                   (long long)nn, (long long)m, (long long)n);
     for (int64_t i = 0; i < m * n * 2; i++)
@@ -115,7 +72,7 @@ static void remove_tmpdir(void)
 
 START_TEST(test_fields_and_symmetries)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     hisp_mtx_header h;
     static const struct {
@@ -300,7 +257,7 @@ END_TEST
 
 START_TEST(test_type_rules)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     hisp_error_info e;
     const char *cplx = "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n";
@@ -336,7 +293,7 @@ END_TEST
  * buffer that is not NUL-terminated. */
 START_TEST(test_layout_variants)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     hisp_mtx_header h;
     const double want[] = {1.5, 0, 0, 0, 0, 0, -2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
@@ -391,7 +348,7 @@ END_TEST
 /* Values must match strtod exactly on both paths (fast and slow). */
 START_TEST(test_values_exact)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     uint64_t st = test_seed() + 501;
     enum { N = 3000 };
     char *text = malloc(N * 64 + 128);
@@ -446,7 +403,7 @@ END_TEST
 
 START_TEST(test_array_files)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     hisp_mtx_header h;
     /* general 2x3, column-major, zeros stored as entries */
@@ -498,7 +455,7 @@ END_TEST
 
 START_TEST(test_vectors)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     make_tmpdir();
     uint64_t st = test_seed() + 77;
     char path[600];
@@ -595,7 +552,7 @@ static void expect_same_csr(hisp_context ctx, hisp_matrix A, hisp_matrix B, cons
 
 START_TEST(test_write_read_roundtrip)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     make_tmpdir();
     uint64_t st = test_seed() + 1234;
     char path[600];
@@ -779,7 +736,7 @@ START_TEST(test_malformed)
         {"%%MatrixMarket matrix array complex general\n2 1\n1 2\n3.000\n", 0, HISP_C64, 4,
          "missing imaginary"},
     };
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         hisp_matrix A = NULL;
         size_t len = cases[c].len ? cases[c].len : strlen(cases[c].text);
@@ -804,7 +761,7 @@ END_TEST
  * and so is every single-byte corruption of it (no crash, no other status). */
 START_TEST(test_truncations_and_corruptions)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     const char *files[] = {
         "%%MatrixMarket matrix coordinate complex hermitian\n% c\n3 3 3\n1 1 2 0\n3 1 1.5 "
         "-2e1\n3 3 4 0\n",
@@ -843,7 +800,7 @@ END_TEST
 
 START_TEST(test_io_errors)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     hisp_error_info e;
     ck_assert_int_eq(hisp_matrix_read_mtx(ctx, "/nonexistent/hisp/x.mtx", HISP_F64, &A, NULL),
@@ -896,7 +853,7 @@ START_TEST(test_locale_independent)
         test_skip("mmio locale test: no decimal-comma locale (de_DE/fr_FR) installed");
         return;
     }
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     make_tmpdir();
     hisp_matrix A = NULL;
     CK_OK(ctx, read_str(ctx, B_GEN "1 1 1\n1 1 1.5e-1\n", HISP_F64, &A, NULL));
@@ -924,7 +881,7 @@ END_TEST
 
 START_TEST(test_parse_speed)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     uint64_t st = test_seed() + 99;
     enum { N = 600000 };
     size_t cap = (size_t)N * 48 + 128;
@@ -1041,7 +998,7 @@ START_TEST(test_real_matrices)
         test_skip_no_matrices("mmio on real matrices");
         return;
     }
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     size_t nt = sizeof real_matrices / sizeof real_matrices[0];
     bool seen[64] = {false};
     int found = 0;
@@ -1094,7 +1051,7 @@ END_TEST
 
 START_TEST(test_peer_forms)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     /* entries on both sides of the diagonal, each mirrored; (1,2) and (2,1)
      * both given: their mirrors add up, as in fast_matrix_market and scipy */
@@ -1144,7 +1101,7 @@ END_TEST
  * subnormals, halfway cases, over- and underflow. */
 START_TEST(test_float_exact)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     uint64_t st = test_seed() + 77;
     enum { N = 200000 };
     static const char *const fixed[] = {
@@ -1234,7 +1191,7 @@ END_TEST
  * lines anywhere; errors late in the file report their own line. */
 START_TEST(test_chunks)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     uint64_t st = test_seed() + 5;
     enum { N = 400000 };
     char *text = malloc((size_t)N * 64 + 256), *p = text;
@@ -1317,7 +1274,7 @@ static void compress_file(const char *cmd_fmt, const char *path)
 
 START_TEST(test_compressed)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     make_tmpdir();
     uint64_t st = test_seed() + 31;
     char path[700];
@@ -1410,7 +1367,7 @@ static hisp_mtx_info info_of(hisp_context ctx, const char *text)
 
 START_TEST(test_info)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     hisp_mtx_info in = info_of(ctx, "\n  %%MatrixMarket matrix coordinate real general\n% c\n"
                                     "4 5 3\n1 1 1\n");
     ck_assert(in.nrows == 4 && in.ncols == 5 && in.header.nnz_stored == 3); /* entries cut short */
@@ -1513,7 +1470,7 @@ END_TEST
  * integers near 2^53, the extremes. */
 START_TEST(test_write_exact)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     make_tmpdir();
     uint64_t st = test_seed() + 404;
     enum { N = 300000 };
@@ -1570,7 +1527,7 @@ END_TEST
  * entries as from a buffer; errors in later pieces name their own line. */
 START_TEST(test_stream)
 {
-    hisp_context ctx = new_ctx();
+    hisp_context ctx = test_default_context();
     make_tmpdir();
     uint64_t st = test_seed() + 9;
     enum { N = 2300000 };
@@ -1658,8 +1615,7 @@ END_TEST
 Suite *suite_mmio(void)
 {
     Suite *s = suite_create("mmio");
-    TCase *tc = tcase_create("mmio");
-    tcase_set_timeout(tc, 120);
+    TCase *tc = test_tcase(s, "mmio", 120);
     tcase_add_test(tc, test_fields_and_symmetries);
     tcase_add_test(tc, test_type_rules);
     tcase_add_test(tc, test_layout_variants);
@@ -1680,6 +1636,5 @@ Suite *suite_mmio(void)
     tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_write_exact);
     tcase_add_test(tc, test_stream);
-    suite_add_tcase(s, tc);
     return s;
 }

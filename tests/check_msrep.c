@@ -4,7 +4,7 @@
  * hisp mspmv command and its MPI form with 2 and 3 ranks. Every result is
  * compared with the plain C reference of the whole matrix on fresh random
  * inputs. */
-#include "testutil.h"
+#include "fixture_plan.h"
 #include "msrep/hispi_msrep.h"
 
 #include <dlfcn.h>
@@ -18,34 +18,13 @@ static const hisp_partition_kind all_kinds[] = {HISP_PART_PCSR, HISP_PART_PCSC, 
                                                 HISP_PART_ROWBLOCK, HISP_PART_COLBLOCK};
 #define NKINDS 5
 
-static void fill_random(hisp_type t, void *a, int64_t n, uint64_t *st)
-{
-    for (int64_t i = 0; i < n; i++) {
-        double v = test_uniform(st);
-        if (t == HISP_F32)
-            ((float *)a)[i] = (float)v;
-        else
-            ((double *)a)[i] = v;
-    }
-}
-
-static void fill_nan(hisp_type t, void *a, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        if (t == HISP_F32)
-            ((float *)a)[i] = NAN;
-        else
-            ((double *)a)[i] = NAN;
-    }
-}
-
 /* A matrix from COO triplets with random values (f64 values stored in t). */
 static hisp_matrix from_coo(hisp_context ctx, hisp_type t, int64_t m, int64_t n, int64_t nnz,
                             const int32_t *r, const int32_t *c, uint64_t *st)
 {
     void *v = malloc((size_t)(nnz > 0 ? nnz : 1) * hisp_type_size(t));
     ck_assert_ptr_nonnull(v);
-    fill_random(t, v, nnz, st);
+    test_fill_uniform(t, v, nnz, st);
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, v, &A));
     free(v);
@@ -192,8 +171,7 @@ static void check_parts(hisp_context ctx, hisp_matrix A, hisp_partition_kind kin
 START_TEST(test_partition_invariants)
 {
     uint64_t st = test_seed() ^ 0x51;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int shape = 0; shape < NSHAPES + 2; shape++) {
         hisp_matrix A =
             shape < NSHAPES
@@ -223,8 +201,7 @@ END_TEST
 START_TEST(test_partition_weighted)
 {
     uint64_t st = test_seed() ^ 0x57;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_device_ref refs[9];
     for (int d = 0; d < 9; d++)
         refs[d] = (hisp_device_ref){HISP_BACKEND_REFERENCE, 0};
@@ -334,8 +311,7 @@ START_TEST(test_partition_example)
     /* the paper's kind of example: 4 x 4, nnz 8, rows of 3, 1, 3, 1 */
     int32_t r[] = {0, 0, 0, 1, 2, 2, 2, 3}, c[] = {0, 1, 3, 1, 0, 2, 3, 3};
     uint64_t st = 5;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = from_coo(ctx, HISP_F64, 4, 4, 8, r, c, &st);
     hisp_part p[3];
     CK_OK(ctx, hisp_matrix_partition(A, HISP_PART_PCSR, 3, p));
@@ -440,11 +416,11 @@ static void io_make(hisp_context ctx, hisp_matrix A, hisp_op op, bool beta_zero,
     v->yref = malloc((size_t)v->m * es + 8);
     v->y = malloc((size_t)v->m * es + 8);
     ck_assert(v->x && v->y0 && v->yref && v->y);
-    fill_random(v->t, v->x, v->n, st);
+    test_fill_uniform(v->t, v->x, v->n, st);
     if (beta_zero)
-        fill_nan(v->t, v->y0, v->m);
+        test_fill_nan(v->t, v->y0, v->m);
     else
-        fill_random(v->t, v->y0, v->m, st);
+        test_fill_uniform(v->t, v->y0, v->m, st);
     v->alpha = 0.5 + test_uniform(st);
     v->beta = beta_zero ? 0 : 0.5 + test_uniform(st);
     reference(ctx, A, op, v->alpha, v->x, v->beta, v->y0, v->yref);
@@ -474,8 +450,7 @@ static void io_check(const io *v, const char *what)
 START_TEST(test_host_reference)
 {
     uint64_t st = test_seed() ^ 0x52;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int shape = 0; shape < NSHAPES + 2; shape++)
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F32 : HISP_F64;
@@ -510,17 +485,12 @@ END_TEST
  * beta != 0, three calls on the resident parts with fresh x. */
 START_TEST(test_plan_targets)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x53 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x53 + (uint64_t)_i);
     bool quick = getenv("HISP_TEST_QUICK") != NULL;
     for (int shape = 0; shape < NSHAPES + 1; shape++)
-        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+        for (int ti = 0; ti < (f.info.fp64 ? 2 : 1); ti++) {
             if (quick && shape % 2) continue;
             hisp_type t = ti ? HISP_F64 : HISP_F32;
             hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
@@ -531,13 +501,11 @@ START_TEST(test_plan_targets)
             for (int k = 0; k < NKINDS; k++)
                 for (int nd = 1; nd <= 4; nd++) {
                     if (quick && nd == 3) continue;
-                    hisp_device_ref refs[4];
-                    for (int d = 0; d < nd; d++)
-                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
                     hisp_mplan plan = NULL; /* even counts: parts weighted by rows too */
                     double w = nd % 2 ? 0 : 0.5 + (double)(test_rand(&st) % 8);
                     unsigned fl = nd >= 3 ? HISP_MPLAN_ALIGN : 0; /* and aligned cuts */
-                    CK_OK(ctx, hisp_mplan_create_weighted(A, nd, refs, all_kinds[k], fl, w, &plan));
+                    CK_OK(ctx,
+                          hisp_mplan_create_weighted(A, nd, f.refs, all_kinds[k], fl, w, &plan));
                     hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
                     ck_assert_ptr_nonnull(bd);
                     CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
@@ -551,13 +519,11 @@ START_TEST(test_plan_targets)
                         hisp_op op = (hisp_op)(call % 2);
                         io v;
                         io_make(ctx, A, op, call == 0, &st, &v);
-                        float af = (float)v.alpha, bf = (float)v.beta;
-                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                        CK_OK(ctx, hisp_mspmv(plan, op, ap, v.x, bp, v.y));
+                        test_real_arg ap = test_real_of(t, v.alpha), bp = test_real_of(t, v.beta);
+                        CK_OK(ctx, hisp_mspmv(plan, op, &ap, v.x, &bp, v.y));
                         char what[400];
                         snprintf(what, sizeof what, "%s shape %d %s %s nd %d w %g call %d",
-                                 tg[i].label, shape, hisp_type_name(t),
+                                 f.t->label, shape, hisp_type_name(t),
                                  hisp_partition_name(all_kinds[k]), nd, w, call);
                         io_check(&v, what);
                         io_free(&v);
@@ -579,23 +545,16 @@ END_TEST
  * sub-device per core), else shared; the results stay exact either way. */
 START_TEST(test_plan_subdevices)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x58 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x58 + (uint64_t)_i);
+    hisp_type t = f.info.fp64 ? HISP_F64 : HISP_F32;
     hisp_matrix A = test_random_matrix(ctx, t, 600, 500, 0.02, &st);
     for (int nd = 2; nd <= 3; nd++)
         for (int k = 0; k < NKINDS; k += 2) {
-            hisp_device_ref refs[3];
-            for (int d = 0; d < nd; d++)
-                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
             hisp_mplan plan = NULL;
-            CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], HISP_MPLAN_SUBDEVICES, &plan));
+            CK_OK(ctx,
+                  hisp_mplan_create(A, nd, f.refs, all_kinds[k], HISP_MPLAN_SUBDEVICES, &plan));
             hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
             ck_assert_ptr_nonnull(bd);
             CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
@@ -604,20 +563,18 @@ START_TEST(test_plan_subdevices)
                 ck_assert_int_eq(bd->dev[d].nsub, split ? nd : 0);
                 ck_assert_int_eq(bd->dev[d].sub, split ? d : -1);
             }
-            if (tg[i].kind == HISP_BACKEND_OPENCL && info.is_cpu && info.compute_units >= nd &&
-                strstr(info.platform, "Portable"))
+            if (f.t->kind == HISP_BACKEND_OPENCL && f.info.is_cpu && f.info.compute_units >= nd &&
+                strstr(f.info.platform, "Portable"))
                 ck_assert_msg(split, "PoCL with %d compute units did not split into %d",
-                              info.compute_units, nd);
-            if (tg[i].kind != HISP_BACKEND_OPENCL) ck_assert(!split);
+                              f.info.compute_units, nd);
+            if (f.t->kind != HISP_BACKEND_OPENCL) ck_assert(!split);
             free(bd);
             for (int op = 0; op < 2; op++) {
                 io v;
                 io_make(ctx, A, (hisp_op)op, op == 1, &st, &v);
-                float af = (float)v.alpha, bf = (float)v.beta;
-                const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, ap, v.x, bp, v.y));
-                io_check(&v, tg[i].label);
+                test_real_arg ap = test_real_of(t, v.alpha), bp = test_real_of(t, v.beta);
+                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, &ap, v.x, &bp, v.y));
+                io_check(&v, f.t->label);
                 io_free(&v);
             }
             hisp_mplan_destroy(&plan);
@@ -636,18 +593,13 @@ END_TEST
  * kinds refuse. */
 START_TEST(test_plan_dist)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x64 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x64 + (uint64_t)_i);
     bool quick = getenv("HISP_TEST_QUICK") != NULL;
     static const hisp_partition_kind rows[3] = {HISP_PART_ROWBLOCK, HISP_PART_PCSR, HISP_PART_PCOO};
     for (int shape = 0; shape < NSHAPES + 1; shape++)
-        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+        for (int ti = 0; ti < (f.info.fp64 ? 2 : 1); ti++) {
             if (quick && shape % 2) continue;
             hisp_type t = ti ? HISP_F64 : HISP_F32;
             size_t es = hisp_type_size(t);
@@ -655,11 +607,8 @@ START_TEST(test_plan_dist)
                                             : test_random_matrix(ctx, t, 400, 300, 0.02, &st);
             for (int k = 0; k < 3; k++)
                 for (int nd = 1; nd <= 5; nd++) {
-                    hisp_device_ref refs[5];
-                    for (int d = 0; d < nd; d++)
-                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
                     hisp_mplan plan = NULL;
-                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, rows[k], 0, &plan));
+                    CK_OK(ctx, hisp_mplan_create(A, nd, f.refs, rows[k], 0, &plan));
                     hisp_mvector xv = NULL, yv = NULL;
                     CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_REPLICATED, &xv));
                     CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &yv));
@@ -671,22 +620,20 @@ START_TEST(test_plan_dist)
                         ck_assert_int_eq(len, v.m);
                         CK_OK(ctx, hisp_mvector_write(xv, v.x));
                         CK_OK(ctx, hisp_mvector_write(yv, v.y0));
-                        float af = (float)v.alpha, bf = (float)v.beta;
-                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                        CK_OK(ctx, hisp_mspmv_dist(plan, ap, xv, bp, yv));
+                        test_real_arg ap = test_real_of(t, v.alpha), bp = test_real_of(t, v.beta);
+                        CK_OK(ctx, hisp_mspmv_dist(plan, &ap, xv, &bp, yv));
                         CK_OK(ctx, hisp_mvector_read(yv, v.y));
                         char what[600];
                         snprintf(what, sizeof what, "%.200s dist shape %d %s %s nd %d beta %s",
-                                 tg[i].label, shape, hisp_type_name(t),
-                                 hisp_partition_name(rows[k]), nd, bz ? "random" : "0");
+                                 f.t->label, shape, hisp_type_name(t), hisp_partition_name(rows[k]),
+                                 nd, bz ? "random" : "0");
                         io_check(&v, what);
                         /* again from the result left on the devices */
                         memcpy(v.y0, v.y, (size_t)v.m * es);
                         reference(ctx, A, HISP_OP_N, v.alpha, v.x, v.beta, v.y0, v.yref);
                         free(v.bound);
                         io_bound(ctx, A, HISP_OP_N, &v);
-                        CK_OK(ctx, hisp_mspmv_dist(plan, ap, xv, bp, yv));
+                        CK_OK(ctx, hisp_mspmv_dist(plan, &ap, xv, &bp, yv));
                         CK_OK(ctx, hisp_mvector_read(yv, v.y));
                         strncat(what, ", second call", sizeof what - strlen(what) - 1);
                         io_check(&v, what);
@@ -705,7 +652,7 @@ START_TEST(test_plan_dist)
                             reference(ctx, A, HISP_OP_N, v.alpha, v.x, v.beta, v.y0, v.yref);
                             free(v.bound);
                             io_bound(ctx, A, HISP_OP_N, &v);
-                            CK_OK(ctx, hisp_mspmv_dist(plan, ap, z, bp, yv));
+                            CK_OK(ctx, hisp_mspmv_dist(plan, &ap, z, &bp, yv));
                             CK_OK(ctx, hisp_mvector_read(yv, v.y));
                             strncat(what, ", x gathered", sizeof what - strlen(what) - 1);
                             io_check(&v, what);
@@ -731,10 +678,9 @@ START_TEST(test_plan_dist)
                     hisp_mvector_destroy(&yv);
                 }
             { /* column kinds refuse */
-                hisp_device_ref ref = {tg[i].kind, tg[i].device};
                 hisp_mplan plan = NULL;
                 hisp_mvector v = NULL;
-                CK_OK(ctx, hisp_mplan_create(A, 1, &ref, HISP_PART_PCSC, 0, &plan));
+                CK_OK(ctx, hisp_mplan_create(A, 1, f.refs, HISP_PART_PCSC, 0, &plan));
                 ck_assert_int_eq(hisp_mvector_create(plan, HISP_MVEC_ROWS, &v),
                                  HISP_ERR_UNSUPPORTED);
                 hisp_mplan_destroy(&plan);
@@ -745,35 +691,16 @@ START_TEST(test_plan_dist)
 }
 END_TEST
 
-static const hisp_device_ref *refs_of(const test_target *tg, int i)
-{
-    static hisp_device_ref r;
-    r = (hisp_device_ref){tg[i].kind, tg[i].device};
-    return &r;
-}
-
-/* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
- * backend merges on the device (the reference backend here, CUDA on a GPU
- * machine) the device path runs: peer copies, the merge kernels; staged
- * copies of every partial vector too (hispi_msrep_hook.stage_all, as when the
- * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
- * go through the host. An iteration chain (y of one call is x of the next)
- * checks that the result stays usable on the device. */
 /* A new distributed vector reads as zeros, as a new hisp_vector does, also
  * where its memory held an earlier vector's entries. */
 START_TEST(test_plan_vectors_zero)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x2e0 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x2e0 + (uint64_t)_i);
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st);
-    hisp_device_ref refs[3] = {
-        {tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
     hisp_mplan plan = NULL;
-    CK_OK(ctx, hisp_mplan_create(A, 3, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+    CK_OK(ctx, hisp_mplan_create(A, 3, f.refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
     double *h = malloc(300 * sizeof *h), *fill = malloc(300 * sizeof *fill);
     ck_assert(h && fill);
     for (int k = 0; k < 300; k++)
@@ -786,7 +713,7 @@ START_TEST(test_plan_vectors_zero)
             CK_OK(ctx, hisp_mvector_read(v, h));
             for (int k = 0; k < 300; k++)
                 ck_assert_msg(h[k] == 0 && !signbit(h[k]), "%s round %d %s: entry %d is %g",
-                              tg[i].label, round, lay ? "rows" : "replicated", k, h[k]);
+                              f.t->label, round, lay ? "rows" : "replicated", k, h[k]);
             CK_OK(ctx, hisp_mvector_write(v, fill)); /* the next vector may get this memory */
             hisp_mvector_destroy(&v);
         }
@@ -798,21 +725,22 @@ START_TEST(test_plan_vectors_zero)
 }
 END_TEST
 
+/* hisp_mspmv_vec: x and y are vectors of a context on the target. Where the
+ * backend merges on the device (the reference backend here, CUDA on a GPU
+ * machine) the device path runs: peer copies, the merge kernels; staged
+ * copies of every partial vector too (hispi_msrep_hook.stage_all, as when the
+ * devices differ from the vectors' device). OpenCL and HISP_MPLAN_HOST_MERGE
+ * go through the host. An iteration chain (y of one call is x of the next)
+ * checks that the result stays usable on the device. */
 START_TEST(test_plan_vectors)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x58 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_context vc = test_context(i);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx, vc = test_context(_i);
+    uint64_t st = test_seed() ^ (0x58 + (uint64_t)_i);
     bool quick = getenv("HISP_TEST_QUICK") != NULL;
-    bool dev_expected = tg[i].kind == HISP_BACKEND_REFERENCE || tg[i].kind == HISP_BACKEND_CUDA;
+    bool dev_expected = f.t->kind == HISP_BACKEND_REFERENCE || f.t->kind == HISP_BACKEND_CUDA;
     for (int shape = 0; shape < NSHAPES + 1; shape++)
-        for (int ti = 0; ti < (info.fp64 ? 2 : 1); ti++) {
+        for (int ti = 0; ti < (f.info.fp64 ? 2 : 1); ti++) {
             if (quick && shape % 2) continue;
             hisp_type t = ti ? HISP_F64 : HISP_F32;
             hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
@@ -820,12 +748,9 @@ START_TEST(test_plan_vectors)
             for (int k = 0; k < NKINDS; k++)
                 for (int nd = 1; nd <= 4; nd++) {
                     if (quick && nd == 3) continue;
-                    hisp_device_ref refs[4];
-                    for (int d = 0; d < nd; d++)
-                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
                     for (int mode = 0; mode < 3; mode++) { /* device, staged, host merge */
                         hisp_mplan plan = NULL;
-                        CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
+                        CK_OK(ctx, hisp_mplan_create(A, nd, f.refs, all_kinds[k],
                                                      mode == 2 ? HISP_MPLAN_HOST_MERGE : 0, &plan));
                         hispi_msrep_hook.stage_all = mode == 1;
                         hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
@@ -839,18 +764,15 @@ START_TEST(test_plan_vectors)
                             CK_OK(vc, hisp_vector_create(vc, t, v.m, &yv));
                             CK_OK(vc, hisp_vector_write(xv, v.x));
                             CK_OK(vc, hisp_vector_write(yv, v.y0));
-                            float af = (float)v.alpha, bf = (float)v.beta;
-                            const void *ap =
-                                t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                            const void *bp =
-                                t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                            CK_OK(ctx, hisp_mspmv_vec(plan, op, ap, xv, bp, yv));
+                            test_real_arg ap = test_real_of(t, v.alpha),
+                                          bp = test_real_of(t, v.beta);
+                            CK_OK(ctx, hisp_mspmv_vec(plan, op, &ap, xv, &bp, yv));
                             CK_OK(ctx, hisp_mplan_get_breakdown(plan, bd));
                             ck_assert_int_eq(bd->device_merge, mode < 2 && dev_expected);
                             CK_OK(vc, hisp_vector_read(yv, v.y));
                             char what[400];
                             snprintf(what, sizeof what, "%s shape %d %s %s nd %d mode %d call %d",
-                                     tg[i].label, shape, hisp_type_name(t),
+                                     f.t->label, shape, hisp_type_name(t),
                                      hisp_partition_name(all_kinds[k]), nd, mode, call);
                             io_check(&v, what);
                             io_free(&v);
@@ -867,18 +789,15 @@ START_TEST(test_plan_vectors)
     /* an iteration chain on a square matrix: y_{k+1} = A*y_k + 0.5*z, the
      * vectors never read back until the end, against the reference chain */
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st);
-    if (info.fp64)
+    if (f.info.fp64)
         for (int k = 0; k < NKINDS; k++) {
-            hisp_device_ref refs[3];
-            for (int d = 0; d < 3; d++)
-                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
             hisp_mplan plan = NULL;
-            CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], 0, &plan));
+            CK_OK(ctx, hisp_mplan_create(A, 3, f.refs, all_kinds[k], 0, &plan));
             double *x = malloc(300 * sizeof *x), *z = malloc(300 * sizeof *z),
                    *r = malloc(300 * sizeof *r), *got = malloc(300 * sizeof *got);
             ck_assert(x && z && r && got);
-            fill_random(HISP_F64, x, 300, &st);
-            fill_random(HISP_F64, z, 300, &st);
+            test_fill_uniform(HISP_F64, x, 300, &st);
+            test_fill_uniform(HISP_F64, z, 300, &st);
             hisp_vector v[2] = {NULL, NULL};
             CK_OK(vc, hisp_vector_create(vc, HISP_F64, 300, &v[0]));
             CK_OK(vc, hisp_vector_create(vc, HISP_F64, 300, &v[1]));
@@ -897,7 +816,7 @@ START_TEST(test_plan_vectors)
             }
             CK_OK(vc, hisp_vector_read(v[1], got));
             double err = test_rel_error(HISP_F64, got, r, 300);
-            ck_assert_msg(err <= 1e-12, "%s chain %s: relative error %.3e", tg[i].label,
+            ck_assert_msg(err <= 1e-12, "%s chain %s: relative error %.3e", f.t->label,
                           hisp_partition_name(all_kinds[k]), err);
             hisp_vector_destroy(&v[0]);
             hisp_vector_destroy(&v[1]);
@@ -911,9 +830,8 @@ START_TEST(test_plan_vectors)
     /* misuse */
     {
         hisp_matrix B = test_random_matrix(ctx, HISP_F64, 50, 40, 0.1, &st);
-        hisp_device_ref ref = {tg[i].kind, tg[i].device};
         hisp_mplan plan = NULL;
-        CK_OK(ctx, hisp_mplan_create(B, 1, &ref, HISP_PART_PCSR, 0, &plan));
+        CK_OK(ctx, hisp_mplan_create(B, 1, f.refs, HISP_PART_PCSR, 0, &plan));
         hisp_vector xs = NULL, ys = NULL, xf = NULL;
         CK_OK(vc, hisp_vector_create(vc, HISP_F64, 40, &xs));
         CK_OK(vc, hisp_vector_create(vc, HISP_F64, 50, &ys));
@@ -949,31 +867,23 @@ END_TEST
  * the same with cuSPARSE parts; the cuSPARSE flag is refused off CUDA. */
 START_TEST(test_plan_device_ptr)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x59 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    bool cuda = tg[i].kind == HISP_BACKEND_CUDA;
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x59 + (uint64_t)_i);
+    bool cuda = f.t->kind == HISP_BACKEND_CUDA;
     for (int shape = 0; shape < NSHAPES + 1; shape++)
         for (int fs = 0; fs < (cuda ? 2 : 1); fs++) { /* fs 1: cuSPARSE parts */
             unsigned extra = fs ? HISP_MPLAN_CUSPARSE : 0u;
             bool on_device = !cuda || fs == 1; /* reference, OpenCL; CUDA with cuSPARSE */
-            hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+            hisp_type t = f.info.fp64 ? HISP_F64 : HISP_F32;
             hisp_matrix A = shape < NSHAPES ? shaped(ctx, t, shape, &st)
                                             : test_random_matrix(ctx, t, 300, 350, 0.03, &st);
             for (int k = 0; k < NKINDS; k++)
                 for (int nd = 1; nd <= 4; nd++) {
-                    hisp_device_ref refs[4];
-                    for (int d = 0; d < nd; d++)
-                        refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
                     hisp_mplan pd = NULL, ph = NULL;
-                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k],
+                    CK_OK(ctx, hisp_mplan_create(A, nd, f.refs, all_kinds[k],
                                                  extra | HISP_MPLAN_DEVICE_PTR, &pd));
-                    CK_OK(ctx, hisp_mplan_create(A, nd, refs, all_kinds[k], extra, &ph));
+                    CK_OK(ctx, hisp_mplan_create(A, nd, f.refs, all_kinds[k], extra, &ph));
                     hisp_mplan_breakdown *bd = calloc(1, sizeof *bd);
                     ck_assert_ptr_nonnull(bd);
                     CK_OK(ctx, hisp_mplan_get_breakdown(pd, bd));
@@ -991,16 +901,14 @@ START_TEST(test_plan_device_ptr)
                         void *yh = malloc(bytes + 8);
                         ck_assert_ptr_nonnull(yh);
                         memcpy(yh, v.y0, bytes);
-                        float af = (float)v.alpha, bf = (float)v.beta;
-                        const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                        const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                        CK_OK(ctx, hisp_mspmv(pd, (hisp_op)op, ap, v.x, bp, v.y));
-                        CK_OK(ctx, hisp_mspmv(ph, (hisp_op)op, ap, v.x, bp, yh));
+                        test_real_arg ap = test_real_of(t, v.alpha), bp = test_real_of(t, v.beta);
+                        CK_OK(ctx, hisp_mspmv(pd, (hisp_op)op, &ap, v.x, &bp, v.y));
+                        CK_OK(ctx, hisp_mspmv(ph, (hisp_op)op, &ap, v.x, &bp, yh));
                         char what[400];
-                        snprintf(what, sizeof what, "%s p*-opt shape %d %s nd %d op %d",
-                                 tg[i].label, shape, hisp_partition_name(all_kinds[k]), nd, op);
+                        snprintf(what, sizeof what, "%s p*-opt shape %d %s nd %d op %d", f.t->label,
+                                 shape, hisp_partition_name(all_kinds[k]), nd, op);
                         io_check(&v, what);
-                        if (tg[i].kind == HISP_BACKEND_REFERENCE) /* deterministic */
+                        if (f.t->kind == HISP_BACKEND_REFERENCE) /* deterministic */
                             ck_assert_msg(memcmp(yh, v.y, bytes) == 0,
                                           "%s: host and device pointers differ", what);
                         else
@@ -1015,14 +923,14 @@ START_TEST(test_plan_device_ptr)
                 }
             if (shape == 0 && !cuda) {
                 hisp_mplan p = NULL;
-                ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
-                                                   HISP_MPLAN_CUSPARSE, &p),
-                                 HISP_ERR_UNSUPPORTED);
+                ck_assert_int_eq(
+                    hisp_mplan_create(A, 1, f.refs, HISP_PART_PCSR, HISP_MPLAN_CUSPARSE, &p),
+                    HISP_ERR_UNSUPPORTED);
                 ck_assert_ptr_null(p);
             }
             if (shape == 0) {
                 hisp_mplan p = NULL;
-                ck_assert_int_eq(hisp_mplan_create(A, 1, refs_of(tg, i), HISP_PART_PCSR,
+                ck_assert_int_eq(hisp_mplan_create(A, 1, f.refs, HISP_PART_PCSR,
                                                    HISP_MPLAN_CUSPARSE | HISP_MPLAN_HISPARSE, &p),
                                  HISP_ERR_INVALID_ARGUMENT);
             }
@@ -1069,8 +977,7 @@ START_TEST(test_plan_mixed)
     const test_target *tg;
     int nt = test_targets(&tg);
     uint64_t st = test_seed() ^ 0x54;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 700, 700, 0.01, &st); /* square: all-gather */
     CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
     hisp_device_ref refs[8];
@@ -1105,8 +1012,7 @@ END_TEST
 START_TEST(test_plan_errors)
 {
     uint64_t st = test_seed() ^ 0x55;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 30, 30, 0.1, &st);
     hisp_device_ref ref = {HISP_BACKEND_REFERENCE, 0}, bad = {HISP_BACKEND_REFERENCE, 5};
     hisp_mplan plan = NULL;
@@ -1165,33 +1071,23 @@ END_TEST
  * its part's tree with the scheduler. */
 START_TEST(test_plan_hisparse_parts)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x57 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x57 + (uint64_t)_i);
+    hisp_type t = f.info.fp64 ? HISP_F64 : HISP_F32;
     for (int shape = -1; shape < NSHAPES; shape += 2) {
         hisp_matrix A = shape < 0 ? test_random_matrix(ctx, t, 400, 300, 0.02, &st)
                                   : shaped(ctx, t, shape, &st);
-        hisp_device_ref refs[3];
-        for (int d = 0; d < 3; d++)
-            refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
         for (int k = 0; k < NKINDS; k++) {
             hisp_mplan plan = NULL;
-            CK_OK(ctx, hisp_mplan_create(A, 3, refs, all_kinds[k], HISP_MPLAN_HISPARSE, &plan));
+            CK_OK(ctx, hisp_mplan_create(A, 3, f.refs, all_kinds[k], HISP_MPLAN_HISPARSE, &plan));
             for (int op = 0; op < 2; op++) {
                 io v;
                 io_make(ctx, A, (hisp_op)op, op == 0, &st, &v);
-                float af = (float)v.alpha, bf = (float)v.beta;
-                const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&v.alpha;
-                const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&v.beta;
-                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, ap, v.x, bp, v.y));
+                test_real_arg ap = test_real_of(t, v.alpha), bp = test_real_of(t, v.beta);
+                CK_OK(ctx, hisp_mspmv(plan, (hisp_op)op, &ap, v.x, &bp, v.y));
                 char what[400];
-                snprintf(what, sizeof what, "hisparse parts %s shape %d %s op %d", tg[i].label,
+                snprintf(what, sizeof what, "hisparse parts %s shape %d %s op %d", f.t->label,
                          shape, hisp_partition_name(all_kinds[k]), op);
                 io_check(&v, what);
                 io_free(&v);
@@ -1212,8 +1108,7 @@ extern void hispi_alloc_fail_after(long);
 START_TEST(test_plan_alloc_failures)
 {
     uint64_t st = test_seed() ^ 0x59;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 80, 60, 0.1, &st); /* COO: conversions */
     hisp_device_ref ref = {HISP_BACKEND_REFERENCE, 0};
     io v;
@@ -1252,8 +1147,7 @@ END_TEST
 START_TEST(test_plan_spin)
 {
     uint64_t st = test_seed() ^ 0x5b;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.03, &st);
     hisp_device_ref refs[3] = {
         {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}, {HISP_BACKEND_REFERENCE, 0}};
@@ -1282,8 +1176,7 @@ END_TEST
 START_TEST(test_plan_hisparse_source)
 {
     uint64_t st = test_seed() ^ 0x56;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 200, 0.03, &st);
     CK_OK(ctx, hisp_matrix_set_node_size(A, 16));
     CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE));
@@ -1380,8 +1273,7 @@ START_TEST(test_cli)
                      0);
     ck_assert_int_eq(
         test_run_cli(out, sizeof out, "spmv '%s' --backend reference --out '%s'", mtx, y2), 0);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_vector a = NULL, b = NULL;
     CK_OK(ctx, hisp_vector_read_mtx(ctx, y1, HISP_F64, &a));
     CK_OK(ctx, hisp_vector_read_mtx(ctx, y2, HISP_F64, &b));
@@ -1400,13 +1292,12 @@ START_TEST(test_cli)
     char y0[512];
     snprintf(y0, sizeof y0, "%s", tmp_file("y0.mtx"));
     {
-        hisp_context c2 = NULL;
-        ck_assert_int_eq(hisp_context_create(&c2), HISP_SUCCESS);
+        hisp_context c2 = test_default_context();
         hisp_vector yv = NULL;
         CK_OK(c2, hisp_vector_create(c2, HISP_F64, n, &yv));
         double *w = malloc((size_t)n * sizeof *w);
         uint64_t st = test_seed() ^ 0x5a;
-        fill_random(HISP_F64, w, n, &st);
+        test_fill_uniform(HISP_F64, w, n, &st);
         CK_OK(c2, hisp_vector_write(yv, w));
         CK_OK(c2, hisp_vector_write_mtx(yv, y0));
         free(w);
@@ -1490,14 +1381,6 @@ END_TEST
 
 /* MPI: mpirun with 2 and 3 ranks on one machine (PoCL or the reference
  * backend), every rank splitting its part over 2 devices. */
-static bool mpi_available(void)
-{
-    const char *bin = test_hisp_bin();
-    char mpi_bin[4200];
-    snprintf(mpi_bin, sizeof mpi_bin, "%s-mpi", bin ? bin : "");
-    return bin && access(mpi_bin, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
-}
-
 START_TEST(test_mpi)
 {
     const char *bin = test_hisp_bin();
@@ -1508,24 +1391,11 @@ START_TEST(test_mpi)
     const char *kinds[] = {"pcsr", "pcsc", "pcoo", "rowblock"};
     for (int np = 2; np <= 3; np++)
         for (int k = 0; k < 4; k++) {
-            char cmd[8192];
-            snprintf(cmd, sizeof cmd,
-                     /* sanitize builds: OpenMPI's components leak by design (freed
-                      * at exit through dlclose'd modules LeakSanitizer cannot name) */
-                     "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
-                     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                     "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
-                     "timeout 300 mpirun --oversubscribe -np %d '%s' mspmv '%s' --mpi "
-                     "--devices 2 --partition %s %s --check --json 2>&1",
-                     np, bin, mtx, kinds[k], k == 1 && np == 3 ? "--transpose" : "");
-            test_env_restore();
-            FILE *f = popen(cmd, "r");
-            ck_assert_ptr_nonnull(f);
-            size_t len = fread(out, 1, sizeof out - 1, f);
-            out[len] = 0;
-            int st = pclose(f);
-            ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%d ranks %s: status %d\n%.3000s",
-                          np, kinds[k], st, out);
+            int rc =
+                test_mpirun(out, sizeof out, np,
+                            "'%s' mspmv '%s' --mpi --devices 2 --partition %s %s --check --json",
+                            bin, mtx, kinds[k], k == 1 && np == 3 ? "--transpose" : "");
+            ck_assert_msg(rc == 0, "%d ranks %s: status %d\n%.3000s", np, kinds[k], rc, out);
             ck_assert_int_eq(test_json_int(out, "ranks"), np);
             ck_assert_msg(strstr(out, "\"ok\": true") != NULL, "%.3000s", out);
         }
@@ -1546,17 +1416,13 @@ static void cleanup(void)
 Suite *suite_msrep(void)
 {
     Suite *s = suite_create("msrep");
-    TCase *tc = tcase_create("partition");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "partition", 600);
     tcase_add_test(tc, test_partition_invariants);
     tcase_add_test(tc, test_partition_weighted);
     tcase_add_test(tc, test_partition_example);
     tcase_add_test(tc, test_host_reference);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("plan");
-    tcase_set_timeout(tc, 1200);
-    const test_target *tg;
-    int nt = test_targets(&tg);
+    tc = test_tcase(s, "plan", 1200);
+    int nt = test_targets(NULL);
     tcase_add_loop_test(tc, test_plan_targets, 0, nt);
     tcase_add_loop_test(tc, test_plan_subdevices, 0, nt);
     tcase_add_loop_test(tc, test_plan_vectors, 0, nt);
@@ -1569,21 +1435,18 @@ Suite *suite_msrep(void)
     tcase_add_test(tc, test_plan_hisparse_source);
     tcase_add_test(tc, test_plan_spin);
     tcase_add_loop_test(tc, test_plan_hisparse_parts, 0, nt);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("cli");
-    tcase_set_timeout(tc, 1200);
+    tc = test_tcase(s, "cli", 1200);
     if (test_hisp_bin()) {
         tcase_add_test(tc, test_cli);
         tcase_add_test(tc, test_numa_synthetic);
     } else {
         test_skip("msrep cli: build/bin/hisp not built");
     }
-    if (mpi_available())
+    if (test_mpi_bin())
         tcase_add_test(tc, test_mpi);
     else
         test_skip("msrep mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get install "
                   "libopenmpi-dev openmpi-bin)");
     tcase_add_unchecked_fixture(tc, NULL, cleanup);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -27,8 +27,7 @@ static bool env_sets(const char *name)
  * HISP_OPTIONS sets some (a test run on a configured machine). */
 static hisp_context new_ctx(void)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     for (int i = 0; i < hisp_option_count(); i++) {
         hisp_option_info o;
         CK_OK(ctx, hisp_option_describe(i, &o));
@@ -313,8 +312,7 @@ END_TEST
 Suite *suite_options(void)
 {
     Suite *s = suite_create("options");
-    TCase *tc = tcase_create("options");
-    tcase_set_timeout(tc, 300);
+    TCase *tc = test_tcase(s, "options", 300);
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown); /* run_hisp's folder */
     tcase_add_test(tc, test_table);
     tcase_add_test(tc, test_set_get);
@@ -323,6 +321,5 @@ Suite *suite_options(void)
     tcase_add_test(tc, test_threads_act);
     tcase_add_test(tc, test_cache_dir_acts);
     tcase_add_test(tc, test_env_cli);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -90,10 +90,8 @@ END_TEST
 Suite *suite_readme(void)
 {
     Suite *s = suite_create("readme");
-    TCase *tc = tcase_create("readme");
-    tcase_set_timeout(tc, 600);
+    TCase *tc = test_tcase(s, "readme", 600);
     tcase_add_test(tc, test_readme_as_pasted);
     tcase_add_test(tc, test_readme_example_runs);
-    suite_add_tcase(s, tc);
     return s;
 }

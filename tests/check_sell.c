@@ -3,38 +3,15 @@
  * hispi_ref_csr_spmv, byte counts, bad input and allocation failures.
  * The format's ops are called directly (hispi_sell_format) until the
  * format registry dispatches hisp_matrix_convert / hisp_spmv to them. */
-#include "hispi.h"
+#include "fixture_spmv.h"
 #include "sell/hispi_sell.h"
-#include "testutil.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 extern void hispi_alloc_fail_after(long);
-
-static const char *target_label(int target)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[target].label;
-}
-
-static bool has_kernels(int target)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL || t[target].kind == HISP_BACKEND_CUDA;
-}
-
-static int fp64_ok(hisp_context ctx)
-{
-    hisp_device_info info;
-    CK_OK(ctx, hisp_context_get_device(ctx, &info));
-    return info.fp64;
-}
 
 static double ld(hisp_type t, const void *a, int64_t i)
 {
@@ -230,8 +207,7 @@ static hisp_matrix make_case(hisp_context ctx, hisp_type t, int k, uint64_t *st,
 START_TEST(test_sell_roundtrip)
 {
     uint64_t st = test_seed() + 11;
-    hisp_context ctx = NULL;
-    CK_OK(NULL, hisp_context_create(&ctx));
+    hisp_context ctx = test_default_context();
     static const int Cs[] = {1, 4, 8, 32, 64};
     static const int sigmas[] = {1, 2, 32, 256, 1 << 20, 0};
     for (int ti = 0; ti < 2; ti++) {
@@ -311,8 +287,7 @@ END_TEST
 /* An explicit zero is an entry, not padding. */
 START_TEST(test_sell_explicit_zeros)
 {
-    hisp_context ctx = NULL;
-    CK_OK(NULL, hisp_context_create(&ctx));
+    hisp_context ctx = test_default_context();
     const int64_t ptr[] = {0, 1, 1, 3, 4};
     const int32_t col[] = {0, 0, 2, 2};
     const double val[] = {0, 0, 1.5, 0};
@@ -330,79 +305,14 @@ START_TEST(test_sell_explicit_zeros)
 }
 END_TEST
 
-/* y = alpha*op(A)*x + beta*y through the format against the CSR reference;
- * beta_mode 1: beta = 0 and y starts as NaN; 2: beta = 1; 0: random. */
+/* y = alpha*op(A)*x + beta*y through the format against the CSR reference
+ * (fixture_spmv.h), with the kernel mode in the message. */
 static void check_spmv(hisp_context ctx, hisp_matrix A, const hispi_sparse *ref, hisp_op op,
                        int beta_mode, uint64_t *st, const char *what)
 {
-    hisp_type t = ref->type;
-    size_t es = hisp_type_size(t);
-    int64_t m = op == HISP_OP_N ? ref->nrows : ref->ncols;
-    int64_t n = op == HISP_OP_N ? ref->ncols : ref->nrows;
-    void *xh = malloc((size_t)n * es + 8), *y0 = malloc((size_t)m * es + 8);
-    void *yref = malloc((size_t)m * es + 8), *ydev = malloc((size_t)m * es + 8);
-    ck_assert(xh && y0 && yref && ydev);
-    for (int64_t j = 0; j < n; j++)
-        st_(t, xh, j, test_uniform(st));
-    for (int64_t i = 0; i < m; i++)
-        st_(t, y0, i, beta_mode == 1 ? NAN : test_uniform(st));
-    double alpha = 0.5 + test_uniform(st);
-    double beta = beta_mode == 1 ? 0 : beta_mode == 2 ? 1 : 0.5 + test_uniform(st);
-    if (t == HISP_F32) alpha = (float)alpha, beta = (float)beta;
-    hisp_vector x = NULL, y = NULL;
-    CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
-    CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
-    CK_OK(ctx, hisp_vector_write(x, xh));
-    CK_OK(ctx, hisp_vector_write(y, y0));
-    float af = (float)alpha, bf = (float)beta;
-    const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
-    const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
-    CK_OK(ctx, hisp_spmv(ctx, op, ap, A, x, bp, y));
-    CK_OK(ctx, hisp_vector_read(y, ydev));
-    memcpy(yref, y0, (size_t)m * es);
-    CK_OK(ctx, hispi_ref_csr_spmv(ctx, ref, op, alpha, xh, beta, yref));
-    /* error relative to |alpha| |op(A)| |x| + |beta| |y| (check_spmv.c's) */
-    double *mag = calloc((size_t)m + 1, sizeof *mag);
-    ck_assert_ptr_nonnull(mag);
-    int64_t longest = 0;
-    int64_t *cnt = calloc((size_t)ref->ncols + 1, sizeof *cnt);
-    ck_assert_ptr_nonnull(cnt);
-    for (int64_t i = 0; i < ref->nrows; i++) {
-        if (ref->rowptr[i + 1] - ref->rowptr[i] > longest)
-            longest = ref->rowptr[i + 1] - ref->rowptr[i];
-        for (int64_t k = ref->rowptr[i]; k < ref->rowptr[i + 1]; k++) {
-            int64_t c = ref->colind[k];
-            if (++cnt[c] > longest) longest = cnt[c];
-            int64_t from = op == HISP_OP_N ? c : i, to = op == HISP_OP_N ? i : c;
-            mag[to] += fabs(alpha) * fabs(ld(t, ref->val, k)) * fabs(ld(t, xh, from));
-        }
-    }
-    free(cnt);
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < m; i++) {
-        double d = ld(t, ydev, i), r = ld(t, yref, i);
-        ck_assert_msg(!isnan(d) && !isnan(r), "%s: NaN in y[%lld]%s", what, (long long)i,
-                      beta_mode == 1 ? " (y was NaN and beta = 0: y was read)" : "");
-        double g = mag[i] + (beta_mode == 1 ? 0 : fabs(beta * ld(t, y0, i)));
-        num += (d - r) * (d - r);
-        den += g * g;
-    }
-    free(mag);
-    double err = den > 0 ? sqrt(num / den) : sqrt(num);
-    double tol = 1e-12;
-    if (t == HISP_F32) tol = 1e-5 * (longest > 64 ? sqrt((double)longest / 64) : 1);
-    ck_assert_msg(err <= tol,
-                  "%s: %s %lldx%lld nnz %lld op %c beta %s kernel mode %d: relative error %.3g > "
-                  "%.3g (seed %llu)",
-                  what, hisp_type_name(t), (long long)ref->nrows, (long long)ref->ncols,
-                  (long long)ref->nnz, op == HISP_OP_N ? 'N' : 'T',
-                  beta_mode == 1   ? "0 (y NaN)"
-                  : beta_mode == 2 ? "1"
-                                   : "random",
-                  hispi_sell_kernel_mode, err, tol, (unsigned long long)test_seed());
-    hisp_vector_destroy(&x);
-    hisp_vector_destroy(&y);
-    free(xh), free(y0), free(yref), free(ydev);
+    char how[32];
+    snprintf(how, sizeof how, " kernel mode %d", hispi_sell_kernel_mode);
+    test_spmv_check(ctx, A, ref, op, beta_mode, st, what, how);
 }
 
 static void check_all(hisp_context ctx, hisp_matrix A, const hispi_sparse *ref, uint64_t *st,
@@ -418,7 +328,8 @@ static void check_all(hisp_context ctx, hisp_matrix A, const hispi_sparse *ref, 
  * loop. */
 static int nmodes(int target)
 {
-    return has_kernels(target) ? 4 : 1;
+    hisp_backend_kind k = test_kind(target);
+    return k == HISP_BACKEND_OPENCL || k == HISP_BACKEND_CUDA ? 4 : 1;
 }
 
 START_TEST(test_sell_spmv)
@@ -427,13 +338,13 @@ START_TEST(test_sell_spmv)
     hisp_context ctx = test_context(_i);
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         char what[200], label[600];
         hisp_matrix A;
         for (int k = 0; (A = make_case(ctx, t, k, &st, what, sizeof what)); k++) {
             hispi_sparse ref = csr_copy(ctx, A);
             to_sell(ctx, A);
-            snprintf(label, sizeof label, "%s: %s", target_label(_i), what);
+            snprintf(label, sizeof label, "%s: %s", test_label(_i), what);
             for (int mode = 0; mode < nmodes(_i); mode++) {
                 hispi_sell_kernel_mode = mode;
                 hispi_matrix_drop_device(A); /* the mode is read with the device copy */
@@ -448,11 +359,6 @@ START_TEST(test_sell_spmv)
 }
 END_TEST
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The real matrices of the shared folder (real and pattern ones). */
 START_TEST(test_sell_mtx_files)
 {
@@ -462,35 +368,26 @@ START_TEST(test_sell_mtx_files)
         if (_i == 0) test_skip_no_matrices("SELL spmv on real matrices");
         return;
     }
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
     char *names[256];
-    int nn = 0;
-    for (struct dirent *e; (e = readdir(d)) && nn < 256;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0) names[nn++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+    int nn = test_mtx_names(dir, names);
     hisp_context ctx = test_context(_i);
     for (int k = 0; k < nn; k++) {
         char path[2048], label[2400];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
-        hisp_type t = k % 2 && fp64_ok(ctx) ? HISP_F64 : HISP_F32;
+        hisp_type t = k % 2 && test_fp64(ctx) ? HISP_F64 : HISP_F32;
         hisp_matrix A = NULL;
         hisp_status s = hisp_matrix_read_mtx(ctx, path, t, &A, NULL);
         if (s != HISP_SUCCESS) continue; /* complex files: not SELL's */
         CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
         hispi_sparse ref = csr_copy(ctx, A);
         to_sell(ctx, A);
-        snprintf(label, sizeof label, "%s: %s", target_label(_i), names[k]);
+        snprintf(label, sizeof label, "%s: %s", test_label(_i), names[k]);
         for (int op = 0; op < 2; op++)
             check_spmv(ctx, A, &ref, (hisp_op)op, op, &st, label);
         hispi_sparse_free(&ref);
         sell_destroy(&A);
     }
-    for (int k = 0; k < nn; k++)
-        free(names[k]);
+    test_free_names(names, nn);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -505,7 +402,7 @@ START_TEST(test_sell_reuse)
     to_sell(ctx, A);
     for (int r = 0; r < 3; r++)
         for (int op = 0; op < 2; op++)
-            check_spmv(ctx, A, &ref, (hisp_op)op, 0, &st, target_label(_i));
+            check_spmv(ctx, A, &ref, (hisp_op)op, 0, &st, test_label(_i));
     CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
     ck_assert_ptr_null(A->fdev);
     check_all(ctx, A, &ref, &st, "after the switch to the reference");
@@ -518,8 +415,7 @@ END_TEST
 START_TEST(test_sell_bytes)
 {
     uint64_t st = test_seed() + 606;
-    hisp_context ctx = NULL;
-    CK_OK(NULL, hisp_context_create(&ctx));
+    hisp_context ctx = test_default_context();
     char what[200];
     hisp_matrix A;
     for (int k = 0; (A = make_case(ctx, HISP_F64, k, &st, what, sizeof what)); k++) {
@@ -701,10 +597,8 @@ END_TEST
 Suite *suite_sell(void)
 {
     Suite *s = suite_create("sell");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("sell");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "sell", 600);
     tcase_add_test(tc, test_sell_roundtrip);
     tcase_add_test(tc, test_sell_explicit_zeros);
     tcase_add_test(tc, test_sell_bytes);
@@ -713,6 +607,5 @@ Suite *suite_sell(void)
     tcase_add_loop_test(tc, test_sell_reuse, 0, n);
     tcase_add_loop_test(tc, test_sell_errors, 0, n);
     tcase_add_loop_test(tc, test_sell_alloc_fail, 0, n);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -8,7 +8,7 @@
 #include "hispi.h"
 #include "solver/ksp.h"
 #include "solver_oracle.h"
-#include "testutil.h"
+#include "fixture_solver.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,95 +16,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- host matrices in double (the reference's input) ------------------------- */
-
-/* A square CSR in double of family type ft (f64, c64, q64, b3x3_f64). */
-typedef struct {
-    hisp_type ft;
-    int64_t n, nnz;
-    int64_t *ptr;
-    int32_t *col;
-    double *val;
-} hcsr;
-
-static hisp_type family(hisp_type t)
-{
-    switch (t) {
-    case HISP_F32:
-        return HISP_F64;
-    case HISP_C32:
-        return HISP_C64;
-    case HISP_Q32:
-        return HISP_Q64;
-    case HISP_B3X3_F32:
-        return HISP_B3X3_F64;
-    default:
-        return t;
-    }
-}
-
-static bool is32(hisp_type t)
-{
-    return family(t) != t;
-}
+/* ---- host matrices in double (the reference's input: fixture_solver.h) ---- */
 
 static int ecomp(hisp_type t) /* doubles per matrix entry */
 {
     return hisp_type_components(t);
 }
 
-static int64_t vlen(const hcsr *H) /* doubles per vector */
+static int64_t vlen(const test_hcsr *H) /* doubles per vector */
 {
-    return H->ft == HISP_B3X3_F64 ? 3 * H->n : H->n * ecomp(H->ft);
-}
-
-static void hc_free(hcsr *H)
-{
-    free(H->ptr), free(H->col), free(H->val);
-    memset(H, 0, sizeof *H);
-}
-
-/* The host copy of a CSR matrix of a double family type. */
-static hcsr hc_from_matrix(hisp_context ctx, hisp_matrix A)
-{
-    hisp_matrix_info mi;
-    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-    ck_assert(mi.format == HISP_FORMAT_CSR && family(mi.type) == mi.type);
-    const int64_t *p;
-    const int32_t *r, *c;
-    const void *v;
-    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, &r, &c, &v));
-    hcsr H = {mi.type, mi.nrows, mi.nnz, NULL, NULL, NULL};
-    H.ptr = malloc((size_t)(H.n + 1) * sizeof *H.ptr);
-    H.col = malloc((size_t)(H.nnz + 1) * sizeof *H.col);
-    H.val = malloc((size_t)(H.nnz * ecomp(H.ft) + 1) * sizeof *H.val);
-    ck_assert(H.ptr && H.col && H.val);
-    memcpy(H.ptr, p, (size_t)(H.n + 1) * sizeof *H.ptr);
-    memcpy(H.col, c, (size_t)H.nnz * sizeof *H.col);
-    memcpy(H.val, v, (size_t)(H.nnz * ecomp(H.ft)) * sizeof *H.val);
-    return H;
+    return H->type == HISP_B3X3_F64 ? 3 * H->nrows : H->nrows * ecomp(H->type);
 }
 
 /* CSR from COO triples (duplicates summed) through hisp. */
-static hcsr hc_from_coo(hisp_context ctx, hisp_type ft, int64_t n, int64_t nnz, const int32_t *r,
-                        const int32_t *c, const double *v)
+static test_hcsr hc_from_coo(hisp_context ctx, hisp_type ft, int64_t n, int64_t nnz,
+                             const int32_t *r, const int32_t *c, const double *v)
 {
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_coo(ctx, ft, n, n, nnz, r, c, v, &A));
-    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
-    hcsr H = hc_from_matrix(ctx, A);
-    hisp_matrix_destroy(&A);
-    return H;
-}
-
-static hcsr hc_generate(hisp_context ctx, hisp_gen_kind kind, int64_t n)
-{
-    hisp_gen_params p;
-    hisp_gen_defaults(kind, &p);
-    p.n = n;
-    hisp_matrix A = NULL;
-    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
-    hcsr H = hc_from_matrix(ctx, A);
+    test_hcsr H = test_hcsr_of(ctx, A);
     hisp_matrix_destroy(&A);
     return H;
 }
@@ -113,45 +43,15 @@ static hcsr hc_generate(hisp_context ctx, hisp_gen_kind kind, int64_t n)
  * the matrix the device holds) */
 static void round_to(hisp_type t, double *v, int64_t count)
 {
-    if (is32(t))
+    if (test_is32(t))
         for (int64_t i = 0; i < count; i++)
             v[i] = (float)v[i];
 }
 
-static void *to_type(hisp_type t, const double *v, int64_t count)
+static hispi_ref_csr hc_ref(const test_hcsr *H)
 {
-    void *o = malloc((size_t)(count + 1) * (is32(t) ? 4 : 8));
-    ck_assert_ptr_nonnull(o);
-    for (int64_t i = 0; i < count; i++)
-        if (is32(t))
-            ((float *)o)[i] = (float)v[i];
-        else
-            ((double *)o)[i] = v[i];
-    return o;
-}
-
-static void from_type(hisp_type t, const void *o, double *v, int64_t count)
-{
-    for (int64_t i = 0; i < count; i++)
-        v[i] = is32(t) ? ((const float *)o)[i] : ((const double *)o)[i];
-}
-
-/* H as a hisp matrix of type t (H's family) in format f. */
-static hisp_matrix hc_matrix(hisp_context ctx, const hcsr *H, hisp_type t, hisp_format f)
-{
-    void *v = to_type(t, H->val, H->nnz * ecomp(H->ft));
-    hisp_matrix A = NULL, B = NULL;
-    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, H->n, H->n, H->ptr, H->col, v, &A));
-    free(v);
-    if (f == HISP_FORMAT_CSR) return A;
-    CK_OK(ctx, hisp_matrix_duplicate(A, f, &B));
-    hisp_matrix_destroy(&A);
-    return B;
-}
-
-static hispi_ref_csr hc_ref(const hcsr *H)
-{
-    hispi_ref_csr R = {H->ft, H->n, H->ptr, H->col, H->val};
+    ck_assert_int_eq(H->nrows, H->ncols);
+    hispi_ref_csr R = {H->type, H->nrows, H->ptr, H->col, H->val};
     return R;
 }
 
@@ -159,8 +59,8 @@ static hispi_ref_csr hc_ref(const hcsr *H)
  * conj(A_ij)) with about deg off-diagonal entries per row and a real
  * diagonal: the absolute row sum times (1 + spread * u) + 0.05, positive
  * definite by Gershgorin; sign -1 on every other row makes it indefinite. */
-static hcsr random_hermitian(hisp_context ctx, hisp_type ft, int64_t n, int deg, double spread,
-                             int indefinite, uint64_t *rs)
+static test_hcsr random_hermitian(hisp_context ctx, hisp_type ft, int64_t n, int deg, double spread,
+                                  int indefinite, uint64_t *rs)
 {
     int ec = ecomp(ft);
     int64_t cap = n * (2 * deg + 1);
@@ -184,7 +84,7 @@ static hcsr random_hermitian(hisp_context ctx, hisp_type ft, int64_t n, int deg,
             k += 2;
         }
     }
-    hcsr H = hc_from_coo(ctx, ft, n, k, r, c, v);
+    test_hcsr H = hc_from_coo(ctx, ft, n, k, r, c, v);
     free(r), free(c), free(v);
     for (int64_t i = 0; i < n; i++) {
         double s = 0;
@@ -209,7 +109,7 @@ static hcsr random_hermitian(hisp_context ctx, hisp_type ft, int64_t n, int deg,
 /* Nonsymmetric banded matrix (f64 or c64): random entries within the band,
  * diagonal the absolute row sum times 1.2 (plus an imaginary part for
  * c64), rows scaled by factors in [1/3, 3] so that Jacobi matters. */
-static hcsr random_banded(hisp_context ctx, hisp_type ft, int64_t n, int bw, uint64_t *rs)
+static test_hcsr random_banded(hisp_context ctx, hisp_type ft, int64_t n, int bw, uint64_t *rs)
 {
     int ec = ecomp(ft);
     int64_t cap = n * (2 * bw + 1);
@@ -238,7 +138,7 @@ static hcsr random_banded(hisp_context ctx, hisp_type ft, int64_t n, int bw, uin
         v[dk * ec] = 1.2 * s + 0.1 * scale;
         if (ec == 2) v[dk * ec + 1] = 0.3 * s * test_uniform(rs);
     }
-    hcsr H = hc_from_coo(ctx, ft, n, k, r, c, v);
+    test_hcsr H = hc_from_coo(ctx, ft, n, k, r, c, v);
     free(r), free(c), free(v);
     return H;
 }
@@ -262,15 +162,6 @@ static double norm2(const double *v, int64_t len)
     return sqrt(s);
 }
 
-static double rel_diff(const double *a, const double *b, int64_t len)
-{
-    double s = 0;
-    for (int64_t i = 0; i < len; i++)
-        s += (a[i] - b[i]) * (a[i] - b[i]);
-    double nb = norm2(b, len);
-    return nb > 0 ? sqrt(s) / nb : sqrt(s);
-}
-
 static hisp_type vec_type(hisp_type t)
 {
     hisp_type vt;
@@ -279,24 +170,17 @@ static hisp_type vec_type(hisp_type t)
     return vt;
 }
 
+/* len doubles as a vector of t's vector type, and back */
 static hisp_vector make_vec(hisp_context ctx, hisp_type t, const double *v, int64_t len)
 {
     hisp_type vt = vec_type(t);
-    hisp_vector x = NULL;
-    CK_OK(ctx, hisp_vector_create(ctx, vt, len / hisp_type_components(vt), &x));
-    void *o = to_type(t, v, len);
-    CK_OK(ctx, hisp_vector_write(x, o));
-    free(o);
-    return x;
+    return test_vector_of(ctx, vt, len / hisp_type_components(vt), v);
 }
 
 static void read_vec(hisp_context ctx, hisp_type t, hisp_vector x, double *v, int64_t len)
 {
-    void *o = malloc((size_t)(len + 1) * 8);
-    ck_assert_ptr_nonnull(o);
-    CK_OK(ctx, hisp_vector_read(x, o));
-    from_type(t, o, v, len);
-    free(o);
+    hisp_type vt = vec_type(t);
+    test_vector_values(ctx, x, vt, len / hisp_type_components(vt), v);
 }
 
 /* ||b - A x|| / ||b|| with hisp_spmv. */
@@ -306,7 +190,7 @@ static double true_residual(hisp_context ctx, hisp_type t, hisp_matrix A, hisp_v
     hisp_vector y = make_vec(ctx, t, b, len);
     double m1 = -1, p1 = 1;
     float m1f = -1, p1f = 1;
-    bool f = is32(t);
+    bool f = test_is32(t);
     CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, f ? (void *)&m1f : &m1, A, x, f ? (void *)&p1f : &p1, y));
     double *r = malloc((size_t)(len + 1) * sizeof *r);
     ck_assert_ptr_nonnull(r);
@@ -320,11 +204,7 @@ static double true_residual(hisp_context ctx, hisp_type t, hisp_matrix A, hisp_v
 static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, int jacobi, double rtol,
                                int check)
 {
-    hisp_solver s = NULL;
-    CK_OK(ctx, hisp_solver_create(ctx, m, &s));
-    CK_OK(ctx, hisp_solver_set_tolerances(s, rtol, 0));
-    CK_OK(ctx, hisp_solver_set_max_iterations(s, 2000));
-    CK_OK(ctx, hisp_solver_set_preconditioner(s, jacobi ? HISP_PRECOND_JACOBI : HISP_PRECOND_NONE));
+    hisp_solver s = test_solver(ctx, m, jacobi, rtol, 2000);
     if (check) CK_OK(ctx, hisp_solver_set_check_interval(s, check));
     return s;
 }
@@ -355,14 +235,14 @@ static void over_check(const char *what)
 
 static double rtol_of(hisp_type t)
 {
-    return is32(t) ? 1e-5 : 1e-8;
+    return test_is32(t) ? 1e-5 : 1e-8;
 }
 
 /* Solves H x = b (H as type t in format f) with method m on ctx: check
  * interval 1 against the reference (iterations within 2, x close, the true
  * residual within tolerance), then the default interval (over_*). H holds
  * values already rounded to t. */
-static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_type t,
+static void check_solve(hisp_context ctx, const char *what, const test_hcsr *H, hisp_type t,
                         hisp_format f, hisp_solver_method m, int jacobi, uint64_t *rs)
 {
     int64_t len = vlen(H);
@@ -385,13 +265,13 @@ static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_
     ck_assert_msg(ri.reason == HISP_STOP_CONVERGED, "%s: the reference did not converge (%s)", what,
                   hisp_stop_reason_name(ri.reason));
 
-    hisp_matrix A = hc_matrix(ctx, H, t, f);
+    hisp_matrix A = test_hcsr_matrix(ctx, H, t, f);
     hisp_vector vb = make_vec(ctx, t, b, len), vx = make_vec(ctx, t, x0, len);
     int64_t it1 = 0;
     for (int pass = 0; pass < 2; pass++) {
         hisp_solver s = make_solver(ctx, m, jacobi, rtol, pass ? 0 : 1);
         hisp_solve_info info;
-        void *o = to_type(t, x0, len);
+        void *o = test_to_type(t, x0, len);
         CK_OK(ctx, hisp_vector_write(vx, o));
         free(o);
         CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
@@ -405,7 +285,7 @@ static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_
         ck_assert_msg(fabs(info.rhs_norm - ri.rhs_norm) <= 1e-5 * ri.rhs_norm, "%s: ||b|| %g vs %g",
                       what, info.rhs_norm, ri.rhs_norm);
         double tr = true_residual(ctx, t, A, vx, b, len);
-        ck_assert_msg(tr <= (is32(t) ? 20 : 2) * rtol, "%s (check %s): true residual %g", what,
+        ck_assert_msg(tr <= (test_is32(t) ? 20 : 2) * rtol, "%s (check %s): true residual %g", what,
                       pass ? "default" : "1", tr);
         read_vec(ctx, t, vx, x, len);
         if (pass == 0) {
@@ -414,12 +294,12 @@ static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_
              * count further than f64's; in f64 the device sums its dots in
              * another order (BiCGSTAB 28 against 31 seen) */
             ck_assert_msg(llabs(info.iterations - ri.iterations) <=
-                              2 + ri.iterations / (is32(t) ? 4 : 8),
+                              2 + ri.iterations / (test_is32(t) ? 4 : 8),
                           "%s: %lld iterations, the reference %lld", what,
                           (long long)info.iterations, (long long)ri.iterations);
-            double d = rel_diff(x, xr, len);
-            ck_assert_msg(d <= (is32(t) ? 1e-3 : 1e-5), "%s: x differs from the reference by %g",
-                          what, d);
+            double d = test_rel_error(HISP_F64, x, xr, len);
+            ck_assert_msg(d <= (test_is32(t) ? 1e-3 : 1e-5),
+                          "%s: x differs from the reference by %g", what, d);
         } else {
             int mi = m == HISP_SOLVER_BICGSTAB;
             over_sum[mi] += info.iterations - it1;
@@ -435,18 +315,6 @@ static void check_solve(hisp_context ctx, const char *what, const hcsr *H, hisp_
     free(b), free(x0), free(xr), free(x);
 }
 
-static const char *target_label(int i)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[i].label;
-}
-
-static const char *fmt_name(hisp_format f)
-{
-    return hisp_format_name(f);
-}
-
 /* Compound matrices solve through the variant of their cached tuned plan
  * (hisp tune): a plan tuned for a matrix of the same structure is found and
  * the solve still matches the reference. Device backends only (the
@@ -460,25 +328,56 @@ START_TEST(test_cg_tuned_plan)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
     CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", dir));
-    hcsr H = random_hermitian(ctx, family(HISP_Q64), 120, 3, 9, 0, &rs);
-    round_to(HISP_Q64, H.val, H.nnz * ecomp(H.ft));
-    hisp_matrix T = hc_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
+    test_hcsr H = random_hermitian(ctx, test_double_type(HISP_Q64), 120, 3, 9, 0, &rs);
+    round_to(HISP_Q64, H.val, H.nnz * ecomp(H.type));
+    hisp_matrix T = test_hcsr_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
     hisp_tune_plan plan;
     int count = 0, found = 0;
     CK_OK(ctx, hisp_tune(ctx, T, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &plan));
     hisp_matrix_destroy(&T);
-    T = hc_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
+    T = test_hcsr_matrix(ctx, &H, HISP_Q64, HISP_FORMAT_CSR);
     CK_OK(ctx, hisp_tune_plan_lookup(ctx, T, &plan, &found));
     ck_assert_int_eq(found, 1);
     hisp_matrix_destroy(&T);
     char what[512];
-    snprintf(what, sizeof what, "%s: cg q64 with a tuned plan", target_label(_i));
+    snprintf(what, sizeof what, "%s: cg q64 with a tuned plan", test_label(_i));
     check_solve(ctx, what, &H, HISP_Q64, HISP_FORMAT_CSR, HISP_SOLVER_CG, 1, &rs);
-    hc_free(&H);
+    test_hcsr_free(&H);
     ck_assert_int_eq(system(cmd), 0);
     hisp_context_destroy(&ctx);
 }
 END_TEST
+
+/* check_solve of H (as type t) in each format of fmts, with and without
+ * Jacobi. */
+static void solve_each(hisp_context ctx, int target, const char *name, const test_hcsr *H,
+                       hisp_type t, const hisp_format *fmts, int nf, hisp_solver_method m,
+                       uint64_t *rs)
+{
+    for (int fi = 0; fi < nf; fi++)
+        for (int jac = 0; jac < 2; jac++) {
+            char what[512];
+            snprintf(what, sizeof what, "%s: %s %s %s %s %s", test_label(target),
+                     hisp_solver_method_name(m), hisp_type_name(t), name,
+                     hisp_format_name(fmts[fi]), jac ? "jacobi" : "none");
+            check_solve(ctx, what, H, t, fmts[fi], m, jac, rs);
+        }
+}
+
+static const hisp_format csr_only[1] = {HISP_FORMAT_CSR};
+static const hisp_format four_formats[4] = {HISP_FORMAT_CSR, HISP_FORMAT_COO, HISP_FORMAT_CSC,
+                                            HISP_FORMAT_HISPARSE};
+
+/* The host copy of a compound generator's matrix (type ft). */
+static test_hcsr hc_compound(hisp_context ctx, hisp_cgen_kind kind, int64_t n, uint64_t *rs,
+                             hisp_type ft)
+{
+    hisp_matrix G = NULL;
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, kind, n, test_rand(rs) | 1, ft, &G));
+    test_hcsr H = test_hcsr_of(ctx, G);
+    hisp_matrix_destroy(&G);
+    return H;
+}
 
 /* ---- CG ----------------------------------------------------------------------- */
 
@@ -489,28 +388,19 @@ START_TEST(test_cg_real)
     uint64_t rs = test_seed() + 7001 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     over_reset();
-    static const hisp_format fmts[4] = {HISP_FORMAT_CSR, HISP_FORMAT_COO, HISP_FORMAT_CSC,
-                                        HISP_FORMAT_HISPARSE};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F32 : HISP_F64;
-        hcsr mats[3] = {hc_generate(ctx, HISP_GEN_POISSON2D, 14),
-                        hc_generate(ctx, HISP_GEN_POISSON3D, 6),
-                        random_hermitian(ctx, HISP_F64, 250, 3, 9, 0, &rs)};
+        test_hcsr mats[3] = {test_hcsr_generate(ctx, HISP_GEN_POISSON2D, 14),
+                             test_hcsr_generate(ctx, HISP_GEN_POISSON3D, 6),
+                             random_hermitian(ctx, HISP_F64, 250, 3, 9, 0, &rs)};
         static const char *names[3] = {"poisson2d", "poisson3d", "random SPD"};
         for (int mi = 0; mi < 3; mi++) {
             round_to(t, mats[mi].val, mats[mi].nnz);
-            for (int fi = 0; fi < 4; fi++)
-                for (int jac = 0; jac < 2; jac++) {
-                    char what[512];
-                    snprintf(what, sizeof what, "%s: cg %s %s %s %s", target_label(_i),
-                             hisp_type_name(t), names[mi], fmt_name(fmts[fi]),
-                             jac ? "jacobi" : "none");
-                    check_solve(ctx, what, &mats[mi], t, fmts[fi], HISP_SOLVER_CG, jac, &rs);
-                }
-            hc_free(&mats[mi]);
+            solve_each(ctx, _i, names[mi], &mats[mi], t, four_formats, 4, HISP_SOLVER_CG, &rs);
+            test_hcsr_free(&mats[mi]);
         }
     }
-    over_check(target_label(_i));
+    over_check(test_label(_i));
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -523,30 +413,19 @@ START_TEST(test_cg_compound)
     hisp_context ctx = test_context(_i);
     over_reset();
     static const hisp_type types[4] = {HISP_C64, HISP_C32, HISP_Q64, HISP_Q32};
+    static const hisp_format csr_coo[2] = {HISP_FORMAT_CSR, HISP_FORMAT_COO};
     for (int ti = 0; ti < 4; ti++) {
         hisp_type t = types[ti];
-        hcsr H = random_hermitian(ctx, family(t), 160, 3, 9, 0, &rs);
-        round_to(t, H.val, H.nnz * ecomp(H.ft));
-        for (int fi = 0; fi < 2; fi++)
-            for (int jac = 0; jac < 2; jac++) {
-                hisp_format f = fi ? HISP_FORMAT_COO : HISP_FORMAT_CSR;
-                char what[512];
-                snprintf(what, sizeof what, "%s: cg %s hermitian %s %s", target_label(_i),
-                         hisp_type_name(t), fmt_name(f), jac ? "jacobi" : "none");
-                check_solve(ctx, what, &H, t, f, HISP_SOLVER_CG, jac, &rs);
-            }
-        hc_free(&H);
+        test_hcsr H = random_hermitian(ctx, test_double_type(t), 160, 3, 9, 0, &rs);
+        round_to(t, H.val, H.nnz * ecomp(H.type));
+        solve_each(ctx, _i, "hermitian", &H, t, csr_coo, 2, HISP_SOLVER_CG, &rs);
+        test_hcsr_free(&H);
     }
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_B3X3_F32 : HISP_B3X3_F64;
-        hisp_matrix G = NULL;
-        CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_FEM3X3, 4, test_rand(&rs) | 1,
-                                                 HISP_B3X3_F64, &G));
-        CK_OK(ctx, hisp_matrix_convert(G, HISP_FORMAT_CSR));
-        hcsr H = hc_from_matrix(ctx, G);
-        hisp_matrix_destroy(&G);
+        test_hcsr H = hc_compound(ctx, HISP_CGEN_FEM3X3, 4, &rs, HISP_B3X3_F64);
         /* SPD: symmetric blocks A_ji = A_ij^T, diagonal dominance */
-        for (int64_t i = 0; i < H.n; i++)
+        for (int64_t i = 0; i < H.nrows; i++)
             for (int64_t k = H.ptr[i]; k < H.ptr[i + 1]; k++) {
                 int64_t j = H.col[k], kk = -1;
                 for (int64_t q = H.ptr[j]; q < H.ptr[j + 1]; q++)
@@ -557,15 +436,10 @@ START_TEST(test_cg_compound)
                         ck_assert(H.val[k * 9 + r * 3 + c] == H.val[kk * 9 + c * 3 + r]);
             }
         round_to(t, H.val, H.nnz * 9);
-        for (int jac = 0; jac < 2; jac++) {
-            char what[512];
-            snprintf(what, sizeof what, "%s: cg %s fem3x3 %s", target_label(_i), hisp_type_name(t),
-                     jac ? "block jacobi" : "none");
-            check_solve(ctx, what, &H, t, HISP_FORMAT_CSR, HISP_SOLVER_CG, jac, &rs);
-        }
-        hc_free(&H);
+        solve_each(ctx, _i, "fem3x3 (block jacobi)", &H, t, csr_only, 1, HISP_SOLVER_CG, &rs);
+        test_hcsr_free(&H);
     }
-    over_check(target_label(_i));
+    over_check(test_label(_i));
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -579,47 +453,29 @@ START_TEST(test_bicgstab)
     uint64_t rs = test_seed() + 7003 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     over_reset();
-    static const hisp_format fmts[4] = {HISP_FORMAT_CSR, HISP_FORMAT_COO, HISP_FORMAT_CSC,
-                                        HISP_FORMAT_HISPARSE};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F32 : HISP_F64;
-        hcsr H = random_banded(ctx, HISP_F64, 300, 3, &rs);
+        test_hcsr H = random_banded(ctx, HISP_F64, 300, 3, &rs);
         round_to(t, H.val, H.nnz);
-        for (int fi = 0; fi < 4; fi++)
-            for (int jac = 0; jac < 2; jac++) {
-                char what[512];
-                snprintf(what, sizeof what, "%s: bicgstab %s banded %s %s", target_label(_i),
-                         hisp_type_name(t), fmt_name(fmts[fi]), jac ? "jacobi" : "none");
-                check_solve(ctx, what, &H, t, fmts[fi], HISP_SOLVER_BICGSTAB, jac, &rs);
-            }
-        hc_free(&H);
+        solve_each(ctx, _i, "banded", &H, t, four_formats, 4, HISP_SOLVER_BICGSTAB, &rs);
+        test_hcsr_free(&H);
     }
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_C32 : HISP_C64;
-        hcsr mats[2];
+        test_hcsr mats[2];
         mats[0] = random_banded(ctx, HISP_C64, 200, 2, &rs);
-        hisp_matrix G = NULL;
-        CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_HELMHOLTZ, 12, test_rand(&rs) | 1,
-                                                 HISP_C64, &G));
-        CK_OK(ctx, hisp_matrix_convert(G, HISP_FORMAT_CSR));
-        mats[1] = hc_from_matrix(ctx, G);
-        hisp_matrix_destroy(&G);
-        for (int64_t i = 0; i < mats[1].n; i++) /* -lap - k^2 + 3: diagonally dominant */
+        mats[1] = hc_compound(ctx, HISP_CGEN_HELMHOLTZ, 12, &rs, HISP_C64);
+        for (int64_t i = 0; i < mats[1].nrows; i++) /* -lap - k^2 + 3: diagonally dominant */
             for (int64_t k = mats[1].ptr[i]; k < mats[1].ptr[i + 1]; k++)
                 if (mats[1].col[k] == i) mats[1].val[2 * k] += 3;
         for (int mi = 0; mi < 2; mi++) {
             round_to(t, mats[mi].val, mats[mi].nnz * 2);
-            for (int jac = 0; jac < 2; jac++) {
-                char what[512];
-                snprintf(what, sizeof what, "%s: bicgstab %s %s %s", target_label(_i),
-                         hisp_type_name(t), mi ? "helmholtz+3" : "banded", jac ? "jacobi" : "none");
-                check_solve(ctx, what, &mats[mi], t, HISP_FORMAT_CSR, HISP_SOLVER_BICGSTAB, jac,
-                            &rs);
-            }
-            hc_free(&mats[mi]);
+            solve_each(ctx, _i, mi ? "helmholtz+3" : "banded", &mats[mi], t, csr_only, 1,
+                       HISP_SOLVER_BICGSTAB, &rs);
+            test_hcsr_free(&mats[mi]);
         }
     }
-    over_check(target_label(_i));
+    over_check(test_label(_i));
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -628,31 +484,19 @@ END_TEST
 START_TEST(test_mtx_files)
 {
     uint64_t rs = test_seed() + 7004 + (uint64_t)_i;
-    const char *dir = test_matrix_dir();
-    if (!dir) {
+    if (!test_matrix_dir()) {
         if (_i == 0) test_skip_no_matrices("solver on real matrices");
         return;
     }
     hisp_context ctx = test_context(_i);
     static const char *files[2] = {"494_bus.mtx", "LFAT5.mtx"};
     for (int k = 0; k < 2; k++) {
-        char path[2048];
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        FILE *fp = fopen(path, "r");
-        if (!fp) {
-            if (_i == 0) test_skip("solver on real matrices: %s is missing", path);
-            continue;
-        }
-        fclose(fp);
-        hisp_matrix A = NULL;
-        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, HISP_F64, &A, NULL));
-        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
-        hcsr H = hc_from_matrix(ctx, A);
-        hisp_matrix_destroy(&A);
+        test_hcsr H;
+        if (!test_hcsr_file(ctx, files[k], "solver on real matrices", _i == 0, &H)) continue;
         char what[512];
-        snprintf(what, sizeof what, "%s: cg f64 %s jacobi", target_label(_i), files[k]);
+        snprintf(what, sizeof what, "%s: cg f64 %s jacobi", test_label(_i), files[k]);
         check_solve(ctx, what, &H, HISP_F64, HISP_FORMAT_CSR, HISP_SOLVER_CG, 1, &rs);
-        hc_free(&H);
+        test_hcsr_free(&H);
     }
     hisp_context_destroy(&ctx);
 }
@@ -714,22 +558,23 @@ START_TEST(test_operator)
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_C64 : HISP_F64;
         int ec = ecomp(t);
-        hcsr H = random_hermitian(ctx, t, 200, 3, 9, 0, &rs);
+        test_hcsr H = random_hermitian(ctx, t, 200, 3, 9, 0, &rs);
         int64_t len = vlen(&H);
         double *dg = calloc((size_t)len, sizeof *dg), *b = rand_vec(len, &rs),
                *x1 = malloc((size_t)len * 8), *x2 = malloc((size_t)len * 8),
                *x3 = malloc((size_t)len * 8);
         ck_assert(dg && x1 && x2 && x3);
-        for (int64_t i = 0; i < H.n; i++)
+        for (int64_t i = 0; i < H.nrows; i++)
             for (int64_t k = H.ptr[i]; k < H.ptr[i + 1]; k++)
                 if (H.col[k] == i)
                     for (int e = 0; e < ec; e++)
                         dg[i * ec + e] += H.val[k * ec + e];
         opdata od = {
-            ctx, hc_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0, 0, 0, 0};
-        hisp_operator op = {H.n, H.n, t, op_apply, op_diag, NULL, &od, NULL};
+            ctx, test_hcsr_matrix(ctx, &H, t, HISP_FORMAT_CSR), make_vec(ctx, t, dg, len), 0, 0, 0,
+            0};
+        hisp_operator op = {H.nrows, H.nrows, t, op_apply, op_diag, NULL, &od, NULL};
         hisp_vector vb = make_vec(ctx, t, b, len), vx = NULL;
-        CK_OK(ctx, hisp_vector_create(ctx, t, H.n, &vx));
+        CK_OK(ctx, hisp_vector_create(ctx, t, H.nrows, &vx));
         const hisp_solver_method meths[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
                                              HISP_SOLVER_GMRES};
         for (int m = 0; m < 3; m++)
@@ -773,14 +618,14 @@ START_TEST(test_operator)
                     ck_assert_int_ge(od.dots, i4.iterations);
                 else
                     ck_assert_int_eq(od.dots, 0);
-                ck_assert_msg(rel_diff(x4, x3, len) <= 1e-7, "apply_dot: x differs by %g",
-                              rel_diff(x4, x3, len));
+                ck_assert_msg(test_rel_error(HISP_F64, x4, x3, len) <= 1e-7,
+                              "apply_dot: x differs by %g", test_rel_error(HISP_F64, x4, x3, len));
                 free(x4);
                 ck_assert_int_eq(i3.iterations, i2.iterations);
                 ck_assert_int_eq(i3.reason, i2.reason);
                 ck_assert_msg(memcmp(x3, x2, (size_t)len * 8) == 0,
                               "%s %s: the allreduce changed x (%g)", hisp_solver_method_name(meth),
-                              hisp_type_name(t), rel_diff(x3, x2, len));
+                              hisp_type_name(t), test_rel_error(HISP_F64, x3, x2, len));
                 /* per iteration: CG 2 (with Jacobi the second carries r^H z
                  * too), BiCGSTAB 3 (||r||^2 with the next r0^H r, apart where a
                  * check reads ||r||^2 first); per solve a few more: ||b||, the
@@ -808,7 +653,7 @@ START_TEST(test_operator)
                  * in another order than the operator's separate dot): both meet
                  * rtol 1e-8, and their x agree to about the condition number times
                  * that (1e-9 to 7e-9 seen on H200s) */
-                double d = rel_diff(x2, x1, len);
+                double d = test_rel_error(HISP_F64, x2, x1, len);
                 ck_assert_msg(d <= 1e-7, "%s %s: operator and matrix solutions differ by %g", what,
                               hisp_type_name(t), d);
                 ck_assert_double_le(true_residual(ctx, t, od.A, vx, b, len), 2e-8);
@@ -824,7 +669,7 @@ START_TEST(test_operator)
         hisp_vector_destroy(&od.d);
         hisp_matrix_destroy(&od.A);
         free(dg), free(b), free(x1), free(x2), free(x3);
-        hc_free(&H);
+        test_hcsr_free(&H);
     }
     hisp_context_destroy(&ctx);
 }
@@ -866,9 +711,9 @@ START_TEST(test_failures)
 {
     uint64_t rs = test_seed() + 7006 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    hcsr H = random_hermitian(ctx, HISP_F64, 120, 3, 2, 0, &rs);
-    int64_t n = H.n;
-    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    test_hcsr H = random_hermitian(ctx, HISP_F64, 120, 3, 2, 0, &rs);
+    int64_t n = H.nrows;
+    hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
     double *b = rand_vec(n, &rs), *x0 = rand_vec(n, &rs), *x = malloc((size_t)n * 8 + 8);
     ck_assert_ptr_nonnull(x);
     hisp_vector vb = make_vec(ctx, HISP_F64, b, n), vx = make_vec(ctx, HISP_F64, x0, n);
@@ -947,8 +792,8 @@ START_TEST(test_failures)
     ck_assert_int_eq(hisp_solver_solve(sb, R, vb, vx3, &info), HISP_ERR_INVALID_ARGUMENT);
 
     /* BiCGSTAB on quaternions */
-    hcsr Q = random_hermitian(ctx, HISP_Q64, 20, 2, 1, 0, &rs);
-    hisp_matrix AQ = hc_matrix(ctx, &Q, HISP_Q64, HISP_FORMAT_CSR);
+    test_hcsr Q = random_hermitian(ctx, HISP_Q64, 20, 2, 1, 0, &rs);
+    hisp_matrix AQ = test_hcsr_matrix(ctx, &Q, HISP_Q64, HISP_FORMAT_CSR);
     double *qb = rand_vec(4 * 20, &rs);
     hisp_vector qvb = make_vec(ctx, HISP_Q64, qb, 80), qvx = make_vec(ctx, HISP_Q64, qb, 80);
     ck_assert_int_eq(hisp_solver_solve(sb, AQ, qvb, qvx, &info), HISP_ERR_UNSUPPORTED);
@@ -959,7 +804,7 @@ START_TEST(test_failures)
     /* Jacobi with a zero diagonal entry: the error names the row; x untouched */
     for (int64_t k = H.ptr[6]; k < H.ptr[7]; k++)
         if (H.col[k] == 6) H.val[k] = 0;
-    hisp_matrix AZ = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    hisp_matrix AZ = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
     for (int m = 0; m < 2; m++) {
         hisp_solver s2 = make_solver(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, 1, 1e-8, 0);
         CK_OK(ctx, hisp_vector_write(vx, x0));
@@ -1042,8 +887,8 @@ START_TEST(test_failures)
     hisp_matrix_destroy(&R);
     hisp_matrix_destroy(&AQ);
     hisp_matrix_destroy(&AZ);
-    hc_free(&H);
-    hc_free(&Q);
+    test_hcsr_free(&H);
+    test_hcsr_free(&Q);
     free(b), free(x0), free(x), free(zb), free(qb), free(qx);
     hisp_context_destroy(&ctx);
 }
@@ -1055,9 +900,9 @@ START_TEST(test_indefinite)
 {
     uint64_t rs = test_seed() + 7007 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    hcsr H = random_hermitian(ctx, HISP_F64, 150, 2, 1, 1, &rs);
-    int64_t n = H.n;
-    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    test_hcsr H = random_hermitian(ctx, HISP_F64, 150, 2, 1, 1, &rs);
+    int64_t n = H.nrows;
+    hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
     double *b = rand_vec(n, &rs), *x = calloc((size_t)n, 8), *xr = calloc((size_t)n, 8);
     ck_assert(x && xr);
     for (int64_t i = 0; i < n; i++) /* |b_i| in [0.5, 1]: b^T A b < 0 */
@@ -1075,20 +920,20 @@ START_TEST(test_indefinite)
             CK_OK(ctx, hisp_vector_write(vx, x));
             CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
             hisp_solver_destroy(&s);
-            ck_assert_msg(info.reason == HISP_STOP_INDEFINITE, "%s: %s", target_label(_i),
+            ck_assert_msg(info.reason == HISP_STOP_INDEFINITE, "%s: %s", test_label(_i),
                           hisp_stop_reason_name(info.reason));
             ck_assert(!info.converged && isfinite(info.residual_norm));
             read_vec(ctx, HISP_F64, vx, x, n);
             ck_assert(all_finite(x, n));
             if (k == 0 && !jac) {
                 ck_assert_int_eq(info.iterations, ri.iterations);
-                ck_assert_double_le(rel_diff(x, xr, n), 1e-10);
+                ck_assert_double_le(test_rel_error(HISP_F64, x, xr, n), 1e-10);
             }
         }
     hisp_vector_destroy(&vb);
     hisp_vector_destroy(&vx);
     hisp_matrix_destroy(&A);
-    hc_free(&H);
+    test_hcsr_free(&H);
     free(b), free(x), free(xr);
     hisp_context_destroy(&ctx);
 }
@@ -1120,8 +965,8 @@ START_TEST(test_exact)
                         col[i] = (int32_t)i;
                         val[i] = v == 0 ? 1 : i % 3 ? 2 : 0.5;
                     }
-                    hcsr H = {HISP_F64, n, n, ptr, col, val};
-                    hisp_matrix A = hc_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+                    test_hcsr H = {HISP_F64, n, n, n, ptr, col, val};
+                    hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
                     /* b and x0 of dyadic values: every step exact */
                     double b[64], x[64], want[64];
                     for (int64_t i = 0; i < n; i++) {
@@ -1138,7 +983,7 @@ START_TEST(test_exact)
                     hisp_solver_destroy(&s);
                     ck_assert_msg(info.reason == HISP_STOP_CONVERGED,
                                   "%s: %s, %s diagonal, jacobi %d, x0 %d: %s after %lld",
-                                  target_label(_i), hisp_solver_method_name(meth),
+                                  test_label(_i), hisp_solver_method_name(meth),
                                   v ? "2-value" : "identity", jac, z,
                                   hisp_stop_reason_name(info.reason), (long long)info.iterations);
                     /* Jacobi makes both the identity: one iteration; two eigenvalues take
@@ -1152,7 +997,7 @@ START_TEST(test_exact)
                     ck_assert_int_ge(info.iterations, 1);
                     if (!v || jac) ck_assert_int_eq(info.iterations, 1);
                     read_vec(ctx, HISP_F64, vx, x, n);
-                    ck_assert_double_le(rel_diff(x, want, n), 1e-14);
+                    ck_assert_double_le(test_rel_error(HISP_F64, x, want, n), 1e-14);
                     hisp_vector_destroy(&vb);
                     hisp_vector_destroy(&vx);
                     hisp_matrix_destroy(&A);
@@ -1192,11 +1037,11 @@ START_TEST(test_out_of_memory_operands)
     extern void hispi_alloc_fail_after(long);
     hisp_context ctx = test_context(_i);
     uint64_t rs = test_seed() ^ 0x00e3;
-    hcsr hc = random_hermitian(ctx, HISP_F64, 100, 3, 2, 0, &rs);
-    int64_t n = hc.n;
-    hisp_matrix A = hc_matrix(ctx, &hc, HISP_F64, HISP_FORMAT_CSR), H = NULL;
+    test_hcsr hc = random_hermitian(ctx, HISP_F64, 100, 3, 2, 0, &rs);
+    int64_t n = hc.nrows;
+    hisp_matrix A = test_hcsr_matrix(ctx, &hc, HISP_F64, HISP_FORMAT_CSR), H = NULL;
     CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
-    hc_free(&hc);
+    test_hcsr_free(&hc);
     double *x0 = malloc((size_t)n * 8), *b0 = malloc((size_t)n * 8), *got = malloc((size_t)n * 8);
     ck_assert(x0 && b0 && got);
     for (int64_t i = 0; i < n; i++) {
@@ -1298,10 +1143,8 @@ Suite *suite_solver(void)
     TCase *tc = tcase_create("host");
     tcase_add_test(tc, test_names);
     suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
-    tcase_set_timeout(dev, 1200);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 1200);
     tcase_add_loop_test(dev, test_cg_real, 0, n);
     tcase_add_loop_test(dev, test_cg_compound, 0, n);
     tcase_add_loop_test(dev, test_cg_tuned_plan, 1, n); /* 0: the reference */
@@ -1311,10 +1154,7 @@ Suite *suite_solver(void)
     tcase_add_loop_test(dev, test_out_of_memory_operands, 0, n);
     tcase_add_loop_test(dev, test_indefinite, 0, n);
     tcase_add_loop_test(dev, test_exact, 0, n);
-    suite_add_tcase(s, dev);
-    TCase *op = tcase_create("operator"); /* hisp_solver_solve_operator, its allreduce */
-    tcase_set_timeout(op, 1200);
+    TCase *op = test_tcase(s, "operator", 1200); /* hisp_solver_solve_operator, its allreduce */
     tcase_add_loop_test(op, test_operator, 0, n);
-    suite_add_tcase(s, op);
     return s;
 }

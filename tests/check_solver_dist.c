@@ -7,7 +7,8 @@
  * against the all-gather and hisp_mspmv_dist, and vector-algebra views at
  * different offsets in one call. */
 #include "msrep/msrep_plan.h"
-#include "testutil.h"
+#include "fixture_plan.h"
+#include "fixture_solver.h"
 
 #include <malloc.h>
 #include <math.h>
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* A g^2 x g^2 5-point Laplacian scaled as D L D with a random positive D,
@@ -74,23 +74,14 @@ static void *random_array(hisp_type t, int64_t n, uint64_t *st)
 {
     void *a = malloc((size_t)n * hisp_type_size(t));
     ck_assert_ptr_nonnull(a);
-    for (int64_t i = 0; i < n; i++) {
-        double v = test_uniform(st);
-        if (t == HISP_F32)
-            ((float *)a)[i] = (float)v;
-        else
-            ((double *)a)[i] = v;
-    }
+    test_fill_uniform(t, a, n, st);
     return a;
 }
 
 static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, hisp_precond pc, hisp_type t)
 {
-    hisp_solver s = NULL;
-    CK_OK(ctx, hisp_solver_create(ctx, m, &s));
-    CK_OK(ctx, hisp_solver_set_preconditioner(s, pc));
-    CK_OK(ctx, hisp_solver_set_tolerances(s, t == HISP_F32 ? 1e-5 : 1e-10, 0));
-    CK_OK(ctx, hisp_solver_set_max_iterations(s, 2000));
+    hisp_solver s =
+        test_solver(ctx, m, pc == HISP_PRECOND_JACOBI, t == HISP_F32 ? 1e-5 : 1e-10, 2000);
     if (m == HISP_SOLVER_GMRES) CK_OK(ctx, hisp_solver_set_restart(s, 8)); /* several cycles */
     return s;
 }
@@ -115,16 +106,18 @@ static void check_breakdown(const hisp_solve_info *in, bool timed, const char *w
         ck_assert_msg(sum == 0, "%s, %s: a breakdown of queued calls (%g ms)", what, where, sum);
 }
 
-/* One case: the distributed solve against the one-context solve (ref: the
- * reference backend, whose one-context solves have a breakdown). */
+/* One case: the distributed solve against the one-context solve, from
+ * random b and x0 (ref: ctx on the reference backend, whose one-context
+ * solves have a breakdown). */
 static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type t,
-                    hisp_solver_method m, hisp_precond pc, const void *b, const void *x0, bool ref,
-                    const char *what)
+                    hisp_solver_method m, hisp_precond pc, uint64_t *st, const char *what)
 {
+    bool ref = ctx->kind == HISP_BACKEND_REFERENCE;
     hisp_matrix_info mi;
     CK_OK(ctx, hisp_matrix_get_info(A, &mi));
     int64_t n = mi.nrows;
     size_t bytes = (size_t)n * hisp_type_size(t);
+    void *b = random_array(t, n, st), *x0 = random_array(t, n, st);
     hisp_solver s = make_solver(ctx, m, pc, t);
     /* one context */
     hisp_vector bv = NULL, xv = NULL;
@@ -186,48 +179,37 @@ static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type 
     free(x1);
     free(x2);
     free(b2);
+    free(b);
+    free(x0);
 }
 
 START_TEST(test_dist_solve)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x5d15 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x5d15 + (uint64_t)_i);
     const struct {
         int nd;
         hisp_partition_kind kind;
     } plans[] = {{2, HISP_PART_PCSR}, {3, HISP_PART_PCSR}, {3, HISP_PART_ROWBLOCK}};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !info.fp64) continue;
+        if (t == HISP_F64 && !f.info.fp64) continue;
         hisp_matrix As = test_matrix(ctx, t, 23, 0, &st), An = test_matrix(ctx, t, 23, 0.4, &st);
-        int64_t n = 23 * 23;
         for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
-            hisp_device_ref refs[3];
-            for (int d = 0; d < plans[p].nd; d++)
-                refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
             for (int m = 0; m < 3; m++) {
                 static const hisp_solver_method meth[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
                                                            HISP_SOLVER_GMRES};
                 hisp_matrix A = m == 0 ? As : An;
                 hisp_mplan plan = NULL;
-                CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, refs, plans[p].kind,
+                CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, f.refs, plans[p].kind,
                                              HISP_MPLAN_SUBDEVICES, &plan));
                 for (int pc = 0; pc < 2; pc++) {
-                    void *b = random_array(t, n, &st), *x0 = random_array(t, n, &st);
                     char what[512];
-                    snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", tg[i].label,
+                    snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", f.t->label,
                              hisp_solver_method_name(meth[m]), pc ? "jacobi" : "none", plans[p].nd,
                              hisp_partition_name(plans[p].kind), hisp_type_name(t));
-                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, b, x0,
-                            ctx->kind == HISP_BACKEND_REFERENCE, what);
-                    free(b);
-                    free(x0);
+                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, &st, what);
                 }
                 hisp_mplan_destroy(&plan);
             }
@@ -244,14 +226,9 @@ END_TEST
  * debug option makes each step wait (second pass). */
 START_TEST(test_local_breakdown)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0xb4d + (uint64_t)i);
-    hisp_context ctx = test_context(i);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    uint64_t st = test_seed() ^ (0xb4d + (uint64_t)_i);
+    hisp_context ctx = test_context(_i);
+    hisp_type t = test_fp64(ctx) ? HISP_F64 : HISP_F32;
     for (int pass = 0; pass < 4; pass++) {
         int m = pass & 1;
         bool debug = pass >= 2;
@@ -272,9 +249,9 @@ START_TEST(test_local_breakdown)
         CK_OK(ctx, hisp_solver_solve(s, A, bv, xv, &in));
         ck_assert(in.converged);
         char what[300];
-        snprintf(what, sizeof what, "%.200s %s%s", tg[i].label, m ? "bicgstab jacobi" : "cg",
+        snprintf(what, sizeof what, "%.200s %s%s", test_label(_i), m ? "bicgstab jacobi" : "cg",
                  debug ? " (debug)" : "");
-        check_breakdown(&in, debug || tg[i].kind == HISP_BACKEND_REFERENCE, what, "one context");
+        check_breakdown(&in, debug || test_kind(_i) == HISP_BACKEND_REFERENCE, what, "one context");
         hisp_solver_destroy(&s);
         hisp_vector_destroy(&bv);
         hisp_vector_destroy(&xv);
@@ -343,14 +320,9 @@ static void read_mv(hisp_context ctx, hisp_mvector v, void *out)
  * y as the next x: bit for bit the same products, and A x of the host. */
 START_TEST(test_dist_window)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x3d0 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x3d0 + (uint64_t)_i);
     const struct {
         int nd;
         hisp_partition_kind kind;
@@ -358,7 +330,7 @@ START_TEST(test_dist_window)
         {2, HISP_PART_PCSR}, {3, HISP_PART_PCSR}, {3, HISP_PART_ROWBLOCK}, {4, HISP_PART_PCSR}};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti == 0 ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !info.fp64) continue;
+        if (t == HISP_F64 && !f.info.fp64) continue;
         size_t es = hisp_type_size(t);
         for (int mi = 0; mi < 2; mi++) {
             int64_t n = mi == 0 ? 900 : 2000, *ptr;
@@ -366,11 +338,8 @@ START_TEST(test_dist_window)
             double *val;
             hisp_matrix A = window_matrix(ctx, t, n, mi == 0 ? 60 : 300, &st, &ptr, &col, &val);
             for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++) {
-                hisp_device_ref refs[4];
-                for (int d = 0; d < plans[p].nd; d++)
-                    refs[d] = (hisp_device_ref){tg[i].kind, tg[i].device};
                 hisp_mplan plan = NULL;
-                CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, refs, plans[p].kind,
+                CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, f.refs, plans[p].kind,
                                              HISP_MPLAN_SUBDEVICES, &plan));
                 hisp_mvector xr = NULL, rep = NULL, y1 = NULL, y2 = NULL, xs = NULL, xo = NULL,
                              yo = NULL;
@@ -389,7 +358,7 @@ START_TEST(test_dist_window)
                 hispi_store_real(t, one, 0, 1.0);
                 hispi_store_real(t, zero, 0, 0.0);
                 char what[400];
-                snprintf(what, sizeof what, "%s, %d x %s, %s, n %lld", tg[i].label, plans[p].nd,
+                snprintf(what, sizeof what, "%s, %d x %s, %s, n %lld", f.t->label, plans[p].nd,
                          hisp_partition_name(plans[p].kind), hisp_type_name(t), (long long)n);
                 for (int round = 0; round < 2; round++) { /* the second over stale halos */
                     void *x = random_array(t, n, &st);
@@ -541,8 +510,7 @@ static void expect_error(hisp_context ctx, hisp_status got, hisp_status want, co
 START_TEST(test_dist_errors)
 {
     uint64_t st = test_seed() ^ 0xe77;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_type t = HISP_F64;
     hisp_matrix A = test_matrix(ctx, t, 10, 0, &st);
     int64_t n = 100;
@@ -615,15 +583,6 @@ END_TEST
 
 /* ---- MPI: hisp-mpi solve --mpi against the one-process solve ------------------ */
 
-static char mpi_bin[4200];
-
-static bool mpi_available(void)
-{
-    const char *bin = test_hisp_bin();
-    snprintf(mpi_bin, sizeof mpi_bin, "%s-mpi", bin ? bin : "");
-    return bin && access(mpi_bin, X_OK) == 0 && system("command -v mpirun >/dev/null 2>&1") == 0;
-}
-
 static double json_double(const char *text, const char *key)
 {
     char pat[128];
@@ -632,24 +591,12 @@ static double json_double(const char *text, const char *key)
     return p ? strtod(p + strlen(pat), NULL) : NAN;
 }
 
-/* Runs hisp-mpi solve MTX --mpi ARGS --json over np ranks; stdout and
- * stderr into out; returns the exit status (-1: killed). */
+/* Runs hisp-mpi solve MTX --mpi ARGS --json over np ranks (the reference
+ * backend unless ARGS names one); the exit status. */
 static int run_mpi(char *out, size_t cap, int np, const char *mtx, const char *args)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" "
-             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-             "OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 "
-             "timeout 300 mpirun --oversubscribe -np %d '%s' solve '%s' --mpi %s%s --json 2>&1",
-             np, mpi_bin, mtx, args, strstr(args, "--backend") ? "" : " --backend reference");
-    test_env_restore();
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t len = fread(out, 1, cap - 1, f);
-    out[len] = 0;
-    int ps = pclose(f);
-    return WIFEXITED(ps) ? WEXITSTATUS(ps) : -1;
+    return test_mpirun(out, cap, np, "'%s' solve '%s' --mpi %s%s --json", test_mpi_bin(), mtx, args,
+                       strstr(args, "--backend") ? "" : " --backend reference");
 }
 
 /* The one-process solve of A x = ones from x0 = 0 (the CLI's settings). */
@@ -718,8 +665,7 @@ static const hisp_solver_method methods[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGST
 START_TEST(test_mpi_solve)
 {
     uint64_t st = test_seed() ^ 0x3b1;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     char dir[] = "/tmp/hisp_solver_dist_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static char out[1 << 16];
@@ -747,16 +693,10 @@ START_TEST(test_mpi_solve)
         hisp_matrix_destroy(&A);
     }
     /* bad input: exit status 2 */
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" OMPI_ALLOW_RUN_AS_ROOT=1 "
-             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
-             "timeout 300 mpirun --oversubscribe -np 2 '%s' solve '%s/missing.mtx' --mpi --json "
-             ">/dev/null 2>&1",
-             mpi_bin, dir);
-    test_env_restore();
-    int ps = system(cmd);
-    ck_assert_msg(WIFEXITED(ps) && WEXITSTATUS(ps) == 2, "missing file: status %d", ps);
+    int rc = test_mpirun(out, sizeof out, 2, "'%s' solve '%s/missing.mtx' --mpi --json",
+                         test_mpi_bin(), dir);
+    ck_assert_msg(rc == 2, "missing file: status %d", rc);
+    char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) {
     }
@@ -821,8 +761,7 @@ static int64_t ghosts_rowblock(hisp_context ctx, hisp_matrix A, int64_t n, int n
 START_TEST(test_mpi_scattered)
 {
     uint64_t st = test_seed() ^ 0x5ca7;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     char dir[] = "/tmp/hisp_solver_dist_XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     static char out[1 << 16];
@@ -889,18 +828,14 @@ END_TEST
  * 60 KiB a plan, freed only when every cl_context of the process is). */
 START_TEST(test_plans_reuse_instances)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    if (tg[i].kind != HISP_BACKEND_OPENCL) return; /* the others keep nothing */
+    if (test_kind(_i) != HISP_BACKEND_OPENCL) return; /* the others keep nothing */
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
     uint64_t st = test_seed() ^ 0x9e5;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    CK_OK(ctx, hisp_context_set_backend(ctx, tg[i].kind, tg[i].device));
+    CK_OK(ctx, hisp_context_set_backend(ctx, f.t->kind, f.t->device));
     hisp_type t = HISP_F32;
     hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
     void *bh = random_array(t, 144, &st);
-    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
     hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_JACOBI, t);
     long opened = 0;
     size_t heap = 0;
@@ -912,7 +847,7 @@ START_TEST(test_plans_reuse_instances)
         }
         hisp_mplan plan = NULL;
         unsigned flags = k % 2 ? HISP_MPLAN_SUBDEVICES : 0;
-        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, flags, &plan));
+        CK_OK(ctx, hisp_mplan_create(A, 2, f.refs, HISP_PART_PCSR, flags, &plan));
         hisp_mvector b = NULL, x = NULL;
         CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
         CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
@@ -949,31 +884,21 @@ END_TEST
  * test-tsan), where the plan's workers share the job's state. */
 START_TEST(test_dist_solve_threads)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0x7a5 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
-    hisp_device_info info;
-    CK_OK(ctx, hisp_backend_device_info(ctx, tg[i].kind, tg[i].device, &info));
-    hisp_type t = info.fp64 ? HISP_F64 : HISP_F32;
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0x7a5 + (uint64_t)_i);
+    hisp_type t = f.info.fp64 ? HISP_F64 : HISP_F32;
     hisp_matrix As = test_matrix(ctx, t, 12, 0, &st), An = test_matrix(ctx, t, 12, 0.4, &st);
-    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
     static const hisp_solver_method meth[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB,
                                                HISP_SOLVER_GMRES};
     for (int m = 0; m < 3; m++) {
         hisp_matrix A = m == 0 ? As : An;
         hisp_mplan plan = NULL;
-        CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
-        void *b = random_array(t, 144, &st), *x0 = random_array(t, 144, &st);
+        CK_OK(ctx, hisp_mplan_create(A, 2, f.refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
         char what[512];
-        snprintf(what, sizeof what, "%s %s, 2 x pcsr", tg[i].label,
+        snprintf(what, sizeof what, "%s %s, 2 x pcsr", f.t->label,
                  hisp_solver_method_name(meth[m]));
-        compare(ctx, A, plan, t, meth[m], HISP_PRECOND_JACOBI, b, x0,
-                ctx->kind == HISP_BACKEND_REFERENCE, what);
-        free(b);
-        free(x0);
+        compare(ctx, A, plan, t, meth[m], HISP_PRECOND_JACOBI, &st, what);
         hisp_mplan_destroy(&plan);
     }
     hisp_matrix_destroy(&As);
@@ -990,18 +915,14 @@ END_TEST
  * the product's barrier for ever. */
 START_TEST(test_dist_device_failure)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    int i = _i;
-    uint64_t st = test_seed() ^ (0xfa11 + (uint64_t)i);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    test_plan_fx f = test_plan_fx_make(_i);
+    hisp_context ctx = f.ctx;
+    uint64_t st = test_seed() ^ (0xfa11 + (uint64_t)_i);
     hisp_type t = HISP_F32;
     hisp_matrix A = test_matrix(ctx, t, 12, 0, &st);
     int64_t n = 144;
-    hisp_device_ref refs[2] = {{tg[i].kind, tg[i].device}, {tg[i].kind, tg[i].device}};
     hisp_mplan plan = NULL;
-    CK_OK(ctx, hisp_mplan_create(A, 2, refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
+    CK_OK(ctx, hisp_mplan_create(A, 2, f.refs, HISP_PART_PCSR, HISP_MPLAN_SUBDEVICES, &plan));
     hisp_mvector b = NULL, x = NULL, xr = NULL;
     CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &b));
     CK_OK(ctx, hisp_mvector_create(plan, HISP_MVEC_ROWS, &x));
@@ -1021,11 +942,11 @@ START_TEST(test_dist_device_failure)
                      "failed (test hook)");
         hispi_msrep_hook.fail_part = 0;
         CK_OK(ctx, hisp_mvector_read(x, xa));
-        ck_assert_msg(memcmp(xa, x0, n * 4) == 0, "%s: x changed by a failed solve", tg[i].label);
+        ck_assert_msg(memcmp(xa, x0, n * 4) == 0, "%s: x changed by a failed solve", f.t->label);
         CK_OK(ctx, hisp_mvector_write(b, bh));
     }
     CK_OK(ctx, hisp_solver_solve_dist(s, plan, b, x, &info));
-    ck_assert_msg(info.converged, "%s: %s", tg[i].label, hisp_stop_reason_name(info.reason));
+    ck_assert_msg(info.converged, "%s: %s", f.t->label, hisp_stop_reason_name(info.reason));
     hisp_solver_destroy(&s);
     hisp_mvector_destroy(&b);
     hisp_mvector_destroy(&x);
@@ -1042,31 +963,24 @@ END_TEST
 Suite *suite_solver_dist(void)
 {
     Suite *s = suite_create("solver_dist");
-    TCase *tc = tcase_create("plan");
-    tcase_set_timeout(tc, 1200);
-    const test_target *tg;
-    int nt = test_targets(&tg);
+    TCase *tc = test_tcase(s, "plan", 1200);
+    int nt = test_targets(NULL);
     tcase_add_loop_test(tc, test_dist_solve, 0, nt);
     tcase_add_loop_test(tc, test_dist_window, 0, nt);
     tcase_add_loop_test(tc, test_local_breakdown, 0, nt);
     tcase_add_loop_test(tc, test_views_offsets, 0, nt);
     tcase_add_test(tc, test_dist_errors);
     tcase_add_loop_test(tc, test_plans_reuse_instances, 0, nt);
-    suite_add_tcase(s, tc);
     /* the plan's worker threads at work (also run under ThreadSanitizer) */
-    tc = tcase_create("threads");
-    tcase_set_timeout(tc, 1200);
+    tc = test_tcase(s, "threads", 1200);
     tcase_add_loop_test(tc, test_dist_solve_threads, 0, nt);
     tcase_add_loop_test(tc, test_dist_device_failure, 0, nt);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("mpi");
-    tcase_set_timeout(tc, 1200);
-    if (mpi_available()) {
+    tc = test_tcase(s, "mpi", 1200);
+    if (test_mpi_bin()) {
         tcase_add_test(tc, test_mpi_solve);
         tcase_add_test(tc, test_mpi_scattered);
     } else
         test_skip("solver_dist mpi: hisp-mpi or mpirun missing (build with mpi=yes; apt-get "
                   "install libopenmpi-dev openmpi-bin)");
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -5,44 +5,31 @@
  * failure cases. */
 #include "hispi.h"
 #include "solver_oracle_ls.h"
-#include "testutil.h"
+#include "fixture_solver.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A host CSR system in double ((re, im) pairs when complex). */
-typedef struct {
-    int64_t nr, nc, nnz;
-    int64_t *ptr;
-    int32_t *col;
-    double *val;
-    int cplx;
-} hcsr;
-
-static void hcsr_free(hcsr *h)
+/* The host systems: test_hcsr of f64 or c64 ((re, im) pairs). */
+static bool cplx(const test_hcsr *h)
 {
-    free(h->ptr), free(h->col), free(h->val);
-}
-
-static bool single(hisp_type t)
-{
-    return hispi_type_scalar_size(t) == 4;
+    return h->type == HISP_C64;
 }
 
 /* Rounded to t's precision, so that the reference sees the entries A has. */
 static double rnd(hisp_type t, double v)
 {
-    return single(t) ? (double)(float)v : v;
+    return test_is32(t) ? (double)(float)v : v;
 }
 
 /* Square, nonsymmetric, diagonally dominant, with positive diagonal entries
  * of varied size (Jacobi matters): about k off-diagonal entries a row. */
-static hcsr gen_square(hisp_type t, int64_t n, int k, uint64_t *st)
+static test_hcsr gen_square(hisp_type t, int64_t n, int k, uint64_t *st)
 {
-    hcsr h = {n, n, 0, NULL, NULL, NULL, hisp_type_components(t) == 2};
-    int vc = h.cplx ? 2 : 1;
+    test_hcsr h = {hisp_type_components(t) == 2 ? HISP_C64 : HISP_F64, n, n, 0, NULL, NULL, NULL};
+    int vc = hisp_type_components(h.type);
     h.ptr = malloc(sizeof(int64_t) * (size_t)(n + 1));
     h.col = malloc(sizeof(int32_t) * (size_t)(n * (k + 1)));
     h.val = malloc(sizeof(double) * (size_t)(n * (k + 1) * vc));
@@ -77,9 +64,9 @@ static hcsr gen_square(hisp_type t, int64_t n, int k, uint64_t *st)
 }
 
 /* Rectangular nr x nc (nr > nc), random, every column nonempty. */
-static hcsr gen_rect(hisp_type t, int64_t nr, int64_t nc, int k, uint64_t *st)
+static test_hcsr gen_rect(hisp_type t, int64_t nr, int64_t nc, int k, uint64_t *st)
 {
-    hcsr h = {nr, nc, 0, NULL, NULL, NULL, 0};
+    test_hcsr h = {HISP_F64, nr, nc, 0, NULL, NULL, NULL};
     h.ptr = malloc(sizeof(int64_t) * (size_t)(nr + 1));
     h.col = malloc(sizeof(int32_t) * (size_t)(nr * (k + 1)));
     h.val = malloc(sizeof(double) * (size_t)(nr * (k + 1)));
@@ -116,52 +103,16 @@ static hcsr gen_rect(hisp_type t, int64_t nr, int64_t nc, int k, uint64_t *st)
     return h;
 }
 
-static hisp_matrix to_matrix(hisp_context ctx, hisp_type t, const hcsr *h)
-{
-    int vc = h->cplx ? 2 : 1;
-    void *v = malloc((size_t)(h->nnz * vc + 1) * 8);
-    ck_assert_ptr_nonnull(v);
-    for (int64_t i = 0; i < h->nnz * vc; i++) {
-        if (single(t))
-            ((float *)v)[i] = (float)h->val[i];
-        else
-            ((double *)v)[i] = h->val[i];
-    }
-    hisp_matrix A = NULL;
-    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, h->nr, h->nc, h->ptr, h->col, v, &A));
-    free(v);
-    return A;
-}
-
-/* A vector of t from n values ((re, im) pairs: vc per entry). */
 static hisp_vector to_vector(hisp_context ctx, hisp_type t, const double *x, int64_t n)
 {
-    int vc = hisp_type_components(t);
-    void *v = malloc((size_t)(n * vc + 1) * 8);
-    ck_assert_ptr_nonnull(v);
-    for (int64_t i = 0; i < n * vc; i++) {
-        if (single(t))
-            ((float *)v)[i] = (float)x[i];
-        else
-            ((double *)v)[i] = x[i];
-    }
-    hisp_vector h = NULL;
-    CK_OK(ctx, hisp_vector_create(ctx, t, n, &h));
-    CK_OK(ctx, hisp_vector_write(h, v));
-    free(v);
-    return h;
+    return test_vector_of(ctx, t, n, x);
 }
 
 static double *from_vector(hisp_context ctx, hisp_type t, hisp_vector h, int64_t n)
 {
-    int vc = hisp_type_components(t);
-    double *x = malloc((size_t)(n * vc + 1) * 8);
-    void *v = malloc((size_t)(n * vc + 1) * 8);
-    ck_assert(x && v);
-    CK_OK(ctx, hisp_vector_read(h, v));
-    for (int64_t i = 0; i < n * vc; i++)
-        x[i] = single(t) ? ((float *)v)[i] : ((double *)v)[i];
-    free(v);
+    double *x = malloc((size_t)(n * hisp_type_components(t) + 1) * 8);
+    ck_assert_ptr_nonnull(x);
+    test_vector_values(ctx, h, t, n, x);
     return x;
 }
 
@@ -175,19 +126,9 @@ static double *rand_vec(hisp_type t, int64_t n, double scale, uint64_t *st)
     return x;
 }
 
-static double rel_diff(const double *a, const double *b, int64_t count)
+static hispi_ref_csr ref_of(const test_hcsr *h)
 {
-    double d = 0, s = 0;
-    for (int64_t i = 0; i < count; i++) {
-        d += (a[i] - b[i]) * (a[i] - b[i]);
-        s += b[i] * b[i];
-    }
-    return s > 0 ? sqrt(d / s) : sqrt(d);
-}
-
-static hispi_ref_csr ref_of(const hcsr *h)
-{
-    hispi_ref_csr r = {h->nr, h->nc, h->ptr, h->col, h->val, h->cplx};
+    hispi_ref_csr r = {h->nrows, h->ncols, h->ptr, h->col, h->val, cplx(h)};
     return r;
 }
 
@@ -201,13 +142,14 @@ typedef struct {
 
 /* The true residual of x: ||b - A x|| (GMRES), or LSQR's normal residual
  * ||D (A^T (b - A x) - damp^2 x)|| (D = I without Jacobi). */
-static double true_residual(const hcsr *h, const double *b, const double *x, setup su)
+static double true_residual(const test_hcsr *h, const double *b, const double *x, setup su)
 {
-    int vc = h->cplx ? 2 : 1;
-    double *r = calloc((size_t)(h->nr * vc + 1), sizeof(double));
-    double *g = calloc((size_t)(h->nc + 1), sizeof(double)), *d = calloc((size_t)(h->nc + 1), 8);
+    int vc = cplx(h) ? 2 : 1;
+    double *r = calloc((size_t)(h->nrows * vc + 1), sizeof(double));
+    double *g = calloc((size_t)(h->ncols + 1), sizeof(double)),
+           *d = calloc((size_t)(h->ncols + 1), 8);
     ck_assert(r && g && d);
-    for (int64_t i = 0; i < h->nr; i++) {
+    for (int64_t i = 0; i < h->nrows; i++) {
         double re = b[i * vc], im = vc == 2 ? b[i * vc + 1] : 0;
         for (int64_t k = h->ptr[i]; k < h->ptr[i + 1]; k++) {
             int32_t j = h->col[k];
@@ -221,15 +163,15 @@ static double true_residual(const hcsr *h, const double *b, const double *x, set
     }
     double s = 0;
     if (su.method == HISP_SOLVER_GMRES) {
-        for (int64_t i = 0; i < h->nr * vc; i++)
+        for (int64_t i = 0; i < h->nrows * vc; i++)
             s += r[i] * r[i];
     } else {
         for (int64_t k = 0; k < h->nnz; k++)
             d[h->col[k]] += h->val[k] * h->val[k];
-        for (int64_t i = 0; i < h->nr; i++)
+        for (int64_t i = 0; i < h->nrows; i++)
             for (int64_t k = h->ptr[i]; k < h->ptr[i + 1]; k++)
                 g[h->col[k]] += h->val[k] * r[i];
-        for (int64_t j = 0; j < h->nc; j++) {
+        for (int64_t j = 0; j < h->ncols; j++) {
             double e = g[j] - su.damp * su.damp * x[j];
             if (su.jacobi && d[j] > 0) e /= sqrt(d[j]);
             s += e * e;
@@ -240,33 +182,23 @@ static double true_residual(const hcsr *h, const double *b, const double *x, set
 }
 
 /* Solve with the library and the reference from x0; compare. */
-static void compare(hisp_context ctx, hisp_type t, const hcsr *h, const double *b, const double *x0,
-                    setup su, const char *what)
+static void compare(hisp_context ctx, hisp_type t, const test_hcsr *h, const double *b,
+                    const double *x0, setup su, const char *what)
 {
     int vc = hisp_type_components(t);
-    hisp_matrix A = to_matrix(ctx, t, h), H = NULL;
-    if (su.format == HISP_FORMAT_HISPARSE) {
-        CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_HISPARSE, &H));
-        hisp_matrix_destroy(&A);
-        A = H;
-    }
-    hisp_vector vb = to_vector(ctx, t, b, h->nr), vx = to_vector(ctx, t, x0, h->nc);
-    hisp_solver s = NULL;
-    CK_OK(ctx, hisp_solver_create(ctx, su.method, &s));
-    CK_OK(ctx, hisp_solver_set_tolerances(s, su.rtol, 0));
-    CK_OK(ctx, hisp_solver_set_max_iterations(s, su.maxit));
+    hisp_matrix A = test_hcsr_matrix(ctx, h, t, su.format);
+    hisp_vector vb = to_vector(ctx, t, b, h->nrows), vx = to_vector(ctx, t, x0, h->ncols);
+    hisp_solver s = test_solver(ctx, su.method, su.jacobi, su.rtol, su.maxit);
     CK_OK(ctx, hisp_solver_set_check_interval(s, su.check));
-    CK_OK(ctx,
-          hisp_solver_set_preconditioner(s, su.jacobi ? HISP_PRECOND_JACOBI : HISP_PRECOND_NONE));
     if (su.method == HISP_SOLVER_GMRES) CK_OK(ctx, hisp_solver_set_restart(s, su.restart));
     CK_OK(ctx, hisp_solver_set_damping(s, su.damp));
     hisp_solve_info info;
     CK_OK(ctx, hisp_solver_solve(s, A, vb, vx, &info));
-    double *x = from_vector(ctx, t, vx, h->nc);
+    double *x = from_vector(ctx, t, vx, h->ncols);
 
-    double *xr = malloc(sizeof(double) * (size_t)(h->nc * vc + 1));
+    double *xr = malloc(sizeof(double) * (size_t)(h->ncols * vc + 1));
     ck_assert_ptr_nonnull(xr);
-    memcpy(xr, x0, sizeof(double) * (size_t)(h->nc * vc));
+    memcpy(xr, x0, sizeof(double) * (size_t)(h->ncols * vc));
     hispi_ref_csr R = ref_of(h);
     hispi_ref_result ref;
     if (su.method == HISP_SOLVER_GMRES)
@@ -277,7 +209,7 @@ static void compare(hisp_context ctx, hisp_type t, const hcsr *h, const double *
         ck_assert_int_eq(hispi_ref_lsqr(&R, b, xr, su.damp, su.jacobi, su.rtol, 0, su.maxit, &ref),
                          HISP_SUCCESS);
 
-    bool sp = single(t);
+    bool sp = test_is32(t);
     ck_assert_msg(info.reason == ref.reason,
                   "%s (%s): reason %s after %lld (residual %g), reference %s after %lld (%g)", what,
                   hisp_type_name(t), hisp_stop_reason_name(info.reason), (long long)info.iterations,
@@ -303,7 +235,7 @@ static void compare(hisp_context ctx, hisp_type t, const hcsr *h, const double *
                                            ref.rhs_norm,
                       "%s (%s): true residual %g, tolerance %g", what, hisp_type_name(t), tr, tol);
         /* the solutions: both within the tolerance of the exact one */
-        double e = rel_diff(x, xr, h->nc * vc);
+        double e = test_rel_error(HISP_F64, x, xr, h->ncols * vc);
         ck_assert_msg(e <= (sp ? 1e-3 : 1e-7), "%s (%s): x differs from the reference by %g", what,
                       hisp_type_name(t), e);
     }
@@ -320,7 +252,7 @@ static void compare(hisp_context ctx, hisp_type t, const hcsr *h, const double *
                       "%s (%s): residual %.17g, reference %.17g", what, hisp_type_name(t),
                       info.residual_norm, ref.residual_norm);
         if (ref.reason != HISP_STOP_CONVERGED) {
-            double e = rel_diff(x, xr, h->nc * vc);
+            double e = test_rel_error(HISP_F64, x, xr, h->ncols * vc);
             ck_assert_msg(e <= (sp ? 1e-2 : 1e-7), "%s (%s): x differs from the reference by %g",
                           what, hisp_type_name(t), e);
         }
@@ -338,21 +270,21 @@ START_TEST(test_gmres)
     const hisp_type types[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64};
     for (int ti = 0; ti < 4; ti++) {
         hisp_type t = types[ti];
-        hcsr h = gen_square(t, 150, 6, &st);
-        int vc = h.cplx ? 2 : 1;
-        double *b = rand_vec(t, h.nr, 1, &st), *x0 = rand_vec(t, h.nc, 0.1, &st);
-        double *zero = calloc((size_t)(h.nc * vc), sizeof(double));
+        test_hcsr h = gen_square(t, 150, 6, &st);
+        int vc = cplx(&h) ? 2 : 1;
+        double *b = rand_vec(t, h.nrows, 1, &st), *x0 = rand_vec(t, h.ncols, 0.1, &st);
+        double *zero = calloc((size_t)(h.ncols * vc), sizeof(double));
         for (int m = 5; m <= 30; m += 25)
             for (int pc = 0; pc < 2; pc++) {
                 char what[96];
                 snprintf(what, sizeof what, "gmres(%d)%s seed %llu", m, pc ? " jacobi" : "",
                          (unsigned long long)st);
-                setup su = {HISP_SOLVER_GMRES, m, pc, 4, 0, single(t) ? 1e-5 : 1e-10, 500,
+                setup su = {HISP_SOLVER_GMRES, m, pc, 4, 0, test_is32(t) ? 1e-5 : 1e-10, 500,
                             HISP_FORMAT_CSR};
                 compare(ctx, t, &h, b, (m + pc) % 2 ? x0 : zero, su, what);
             }
         free(b), free(x0), free(zero);
-        hcsr_free(&h);
+        test_hcsr_free(&h);
     }
     hisp_context_destroy(&ctx);
 }
@@ -365,9 +297,9 @@ START_TEST(test_lsqr)
     const hisp_type types[] = {HISP_F32, HISP_F64};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = types[ti];
-        hcsr h = gen_rect(t, 400, 40, 8, &st);
-        double *b = rand_vec(t, h.nr, 1, &st), *x0 = rand_vec(t, h.nc, 0.2, &st);
-        double *zero = calloc((size_t)h.nc, sizeof(double));
+        test_hcsr h = gen_rect(t, 400, 40, 8, &st);
+        double *b = rand_vec(t, h.nrows, 1, &st), *x0 = rand_vec(t, h.ncols, 0.2, &st);
+        double *zero = calloc((size_t)h.ncols, sizeof(double));
         for (int c = 0; c < 8; c++) {
             int pc = c & 1, damped = (c >> 1) & 1, guess = (c >> 2) & 1;
             char what[96];
@@ -378,13 +310,13 @@ START_TEST(test_lsqr)
                         pc,
                         8,
                         damped ? 0.7 : 0,
-                        single(t) ? 1e-4 : 1e-10,
+                        test_is32(t) ? 1e-4 : 1e-10,
                         1000,
                         c == 5 ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR};
             compare(ctx, t, &h, b, guess ? x0 : zero, su, what);
         }
         free(b), free(x0), free(zero);
-        hcsr_free(&h);
+        test_hcsr_free(&h);
     }
     hisp_context_destroy(&ctx);
 }
@@ -434,8 +366,8 @@ START_TEST(test_stops)
         hisp_vector_destroy(&vb), hisp_vector_destroy(&vx);
     }
     hisp_matrix_destroy(&Q);
-    hcsr hc = gen_square(HISP_C64, 20, 3, &st);
-    hisp_matrix C = to_matrix(ctx, HISP_C64, &hc);
+    test_hcsr hc = gen_square(HISP_C64, 20, 3, &st);
+    hisp_matrix C = test_hcsr_matrix(ctx, &hc, HISP_C64, HISP_FORMAT_CSR);
     {
         double *b = rand_vec(HISP_C64, 20, 1, &st);
         hisp_vector vb = to_vector(ctx, HISP_C64, b, 20), vx = to_vector(ctx, HISP_C64, b, 20);
@@ -444,10 +376,11 @@ START_TEST(test_stops)
         hisp_vector_destroy(&vb), hisp_vector_destroy(&vx);
     }
     hisp_matrix_destroy(&C);
-    hcsr_free(&hc);
+    test_hcsr_free(&hc);
 
-    hcsr hs = gen_square(HISP_F64, 60, 4, &st), hr = gen_rect(HISP_F64, 80, 30, 4, &st);
-    hisp_matrix S = to_matrix(ctx, HISP_F64, &hs), R = to_matrix(ctx, HISP_F64, &hr);
+    test_hcsr hs = gen_square(HISP_F64, 60, 4, &st), hr = gen_rect(HISP_F64, 80, 30, 4, &st);
+    hisp_matrix S = test_hcsr_matrix(ctx, &hs, HISP_F64, HISP_FORMAT_CSR),
+                R = test_hcsr_matrix(ctx, &hr, HISP_F64, HISP_FORMAT_CSR);
     double *x0 = rand_vec(HISP_F64, 80, 1, &st), *zero = calloc(80, sizeof(double)), *x;
     ck_assert_ptr_nonnull(zero);
     /* b = 0: x = 0 at once */
@@ -479,8 +412,8 @@ START_TEST(test_stops)
     CK_OK(ctx, hisp_solver_set_max_iterations(l, 4));
     hisp_solver both[2] = {g, l};
     for (int k = 0; k < 2; k++) {
-        hcsr *h = k ? &hr : &hs;
-        in = solve_info(ctx, both[k], k ? R : S, HISP_F64, b, zero, h->nr, h->nc, &x);
+        test_hcsr *h = k ? &hr : &hs;
+        in = solve_info(ctx, both[k], k ? R : S, HISP_F64, b, zero, h->nrows, h->ncols, &x);
         ck_assert_msg(in.reason == HISP_STOP_MAX_ITERATIONS && in.iterations == (k ? 4 : 7),
                       "%s: %s after %lld", k ? "lsqr" : "gmres", hisp_stop_reason_name(in.reason),
                       (long long)in.iterations);
@@ -492,8 +425,8 @@ START_TEST(test_stops)
         else
             CK_OK(ctx, hispi_ref_gmres(&rc, b, xr, 5, 0, 1e-10, 0, 7, &rr));
         ck_assert(rr.reason == HISP_STOP_MAX_ITERATIONS);
-        ck_assert_msg(rel_diff(x, xr, h->nc) < 1e-9, "x after the limit differs by %g",
-                      rel_diff(x, xr, h->nc));
+        ck_assert_msg(test_rel_error(HISP_F64, x, xr, h->ncols) < 1e-9,
+                      "x after the limit differs by %g", test_rel_error(HISP_F64, x, xr, h->ncols));
         free(x), free(xr);
     }
     CK_OK(ctx, hisp_solver_set_max_iterations(g, 100));
@@ -522,73 +455,38 @@ START_TEST(test_stops)
     }
     free(b), free(bn), free(x0), free(zero);
     hisp_matrix_destroy(&S), hisp_matrix_destroy(&R);
-    hcsr_free(&hs), hcsr_free(&hr);
+    test_hcsr_free(&hs), test_hcsr_free(&hr);
     hisp_solver_destroy(&g), hisp_solver_destroy(&l);
     hisp_context_destroy(&ctx);
 }
 END_TEST
 
 /* A host copy of a file matrix (f64, CSR). */
-static bool file_matrix(const char *name, hcsr *h)
+static bool file_matrix(hisp_context ctx, const char *name, test_hcsr *h)
 {
-    const char *dir = test_matrix_dir();
-    if (!dir) {
-        char what[256];
-        snprintf(what, sizeof what, "solver_ls on %s", name);
-        test_skip_no_matrices(what);
-        return false;
-    }
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        test_skip("solver_ls: %s missing", path);
-        return false;
-    }
-    fclose(f);
-    hisp_context rc = NULL;
-    ck_assert_int_eq(hisp_context_create(&rc), HISP_SUCCESS);
-    CK_OK(rc, hisp_context_set_backend(rc, HISP_BACKEND_REFERENCE, 0));
-    hisp_matrix A = NULL;
-    CK_OK(rc, hisp_matrix_read_mtx(rc, path, HISP_F64, &A, NULL));
-    CK_OK(rc, hisp_matrix_convert(A, HISP_FORMAT_CSR));
-    hisp_matrix_info mi;
-    CK_OK(rc, hisp_matrix_get_info(A, &mi));
-    const int64_t *ptr;
-    const int32_t *col;
-    const void *val;
-    CK_OK(rc, hisp_matrix_host_arrays(A, &ptr, NULL, &col, &val));
-    h->nr = mi.nrows, h->nc = mi.ncols, h->nnz = mi.nnz, h->cplx = 0;
-    h->ptr = malloc(sizeof(int64_t) * (size_t)(mi.nrows + 1));
-    h->col = malloc(sizeof(int32_t) * (size_t)mi.nnz + 1);
-    h->val = malloc(sizeof(double) * (size_t)mi.nnz + 1);
-    ck_assert(h->ptr && h->col && h->val);
-    memcpy(h->ptr, ptr, sizeof(int64_t) * (size_t)(mi.nrows + 1));
-    memcpy(h->col, col, sizeof(int32_t) * (size_t)mi.nnz);
-    memcpy(h->val, val, sizeof(double) * (size_t)mi.nnz);
-    hisp_matrix_destroy(&A);
-    hisp_context_destroy(&rc);
-    return true;
+    char what[256];
+    snprintf(what, sizeof what, "solver_ls on %s", name);
+    return test_hcsr_file(ctx, name, what, true, h);
 }
 
 START_TEST(test_files)
 {
     hisp_context ctx = test_context(_i);
     uint64_t st = test_seed();
-    hcsr h;
-    if (file_matrix("cage8.mtx", &h)) { /* nonsymmetric, GMRES(30) with Jacobi */
-        double *b = rand_vec(HISP_F64, h.nr, 1, &st), *zero = calloc((size_t)h.nc, 8);
+    test_hcsr h;
+    if (file_matrix(ctx, "cage8.mtx", &h)) { /* nonsymmetric, GMRES(30) with Jacobi */
+        double *b = rand_vec(HISP_F64, h.nrows, 1, &st), *zero = calloc((size_t)h.ncols, 8);
         setup su = {HISP_SOLVER_GMRES, 30, 1, 8, 0, 1e-10, 1000, HISP_FORMAT_CSR};
         compare(ctx, HISP_F64, &h, b, zero, su, "cage8 gmres(30) jacobi");
         free(b), free(zero);
-        hcsr_free(&h);
+        test_hcsr_free(&h);
     }
-    if (file_matrix("well1850.mtx", &h)) { /* tall least squares */
-        double *b = rand_vec(HISP_F64, h.nr, 1, &st), *zero = calloc((size_t)h.nc, 8);
+    if (file_matrix(ctx, "well1850.mtx", &h)) { /* tall least squares */
+        double *b = rand_vec(HISP_F64, h.nrows, 1, &st), *zero = calloc((size_t)h.ncols, 8);
         setup su = {HISP_SOLVER_LSQR, 0, 1, 8, 0, 1e-8, 3000, HISP_FORMAT_CSR};
         compare(ctx, HISP_F64, &h, b, zero, su, "well1850 lsqr jacobi");
         free(b), free(zero);
-        hcsr_free(&h);
+        test_hcsr_free(&h);
     }
     hisp_context_destroy(&ctx);
 }
@@ -597,14 +495,11 @@ END_TEST
 Suite *suite_solver_ls(void)
 {
     Suite *s = suite_create("solver_ls");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("solver_ls");
-    tcase_set_timeout(tc, 1200);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "solver_ls", 1200);
     tcase_add_loop_test(tc, test_gmres, 0, n);
     tcase_add_loop_test(tc, test_lsqr, 0, n);
     tcase_add_loop_test(tc, test_stops, 0, n);
     tcase_add_loop_test(tc, test_files, 0, n);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -4,42 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Dense image of a matrix (f64) for comparisons. */
-static double *dense_of(hisp_matrix A, int64_t *m, int64_t *n)
-{
-    hisp_matrix_info info;
-    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
-    *m = info.nrows;
-    *n = info.ncols;
-    double *d = calloc((size_t)(info.nrows * info.ncols + 1), sizeof *d);
-    const int64_t *ptr;
-    const int32_t *rows, *cols;
-    const void *vals;
-    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals), HISP_SUCCESS);
-    for (int64_t k = 0; k < info.nnz; k++) {
-        int64_t i = -1, j = -1;
-        if (info.format == HISP_FORMAT_COO) {
-            i = rows[k];
-            j = cols[k];
-        } else if (info.format == HISP_FORMAT_CSR) {
-            j = cols[k];
-            for (i = 0; ptr[i + 1] <= k; i++) {
-            }
-        } else {
-            i = rows[k];
-            for (j = 0; ptr[j + 1] <= k; j++) {
-            }
-        }
-        d[i * info.ncols + j] += ((const double *)vals)[k];
-    }
-    return d;
-}
-
 START_TEST(test_convert_roundtrip)
 {
     uint64_t st = test_seed() + 11;
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     int64_t shapes[][2] = {{0, 0}, {1, 1}, {1, 17}, {23, 1}, {37, 53}, {100, 64}, {5, 300}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t m = shapes[s][0], n = shapes[s][1];
@@ -55,13 +23,13 @@ START_TEST(test_convert_roundtrip)
         hisp_matrix A = NULL;
         CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, m, n, nnz, r, c, v, &A));
         int64_t m0, n0;
-        double *ref = dense_of(A, &m0, &n0);
+        double *ref = test_dense_image(A, 1, &m0, &n0);
         hisp_format seq[] = {HISP_FORMAT_CSR, HISP_FORMAT_CSC, HISP_FORMAT_COO,
                              HISP_FORMAT_CSC, HISP_FORMAT_CSR, HISP_FORMAT_COO};
         for (size_t f = 0; f < sizeof seq / sizeof seq[0]; f++) {
             CK_OK(ctx, hisp_matrix_convert(A, seq[f]));
             int64_t m1, n1;
-            double *d = dense_of(A, &m1, &n1);
+            double *d = test_dense_image(A, 1, &m1, &n1);
             ck_assert_int_eq(m1, m);
             ck_assert_int_eq(n1, n);
             for (int64_t i = 0; i < m * n; i++)
@@ -87,7 +55,7 @@ START_TEST(test_convert_roundtrip)
         hisp_matrix B = NULL;
         CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_CSC, &B));
         int64_t m2, n2;
-        double *d2 = dense_of(B, &m2, &n2);
+        double *d2 = test_dense_image(B, 1, &m2, &n2);
         ck_assert_mem_eq(d2, ref, (size_t)(m * n) * sizeof(double));
         free(d2);
         hisp_matrix_destroy(&B);
@@ -105,8 +73,7 @@ END_TEST
 
 START_TEST(test_create_rejects_bad_input)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     int32_t r[] = {0, 1, 5}, c[] = {0, 1, 1};
     double v[] = {1, 2, 3};
@@ -147,8 +114,7 @@ END_TEST
 
 START_TEST(test_out_of_memory_is_an_error)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = NULL;
     int32_t r[] = {0, 1, 2}, c[] = {2, 1, 0};
     double v[] = {1, 2, 3};

@@ -1,10 +1,8 @@
 /* SpMV on every target (reference, OpenCL devices, CUDA devices) against
  * the plain C reference hispi_ref_csr_spmv, on fresh random inputs,
  * structured matrices and the real matrices of test_matrix_dir(). */
-#include "testutil.h"
-#include "hispi.h"
+#include "fixture_spmv.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,18 +18,14 @@ static const char *const cl_tmodes[] = {"", "atomic", "", "", "atomic"};
 
 static int nvariants(int target)
 {
-    const test_target *t;
-    test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL ? NCL_VARIANTS : 1;
+    return test_kind(target) == HISP_BACKEND_OPENCL ? NCL_VARIANTS : 1;
 }
 
 /* Variants NCL_VARIANTS and up (where asked for) repeat the others with
  * 64-bit row pointers, otherwise only used from 2^31 entries. */
 static void set_variant(int target, int v)
 {
-    const test_target *t;
-    test_targets(&t);
-    if (t[target].kind != HISP_BACKEND_OPENCL) return;
+    if (test_kind(target) != HISP_BACKEND_OPENCL) return;
     const char *f = cl_variants[v % NCL_VARIANTS];
     hispi_spmv_hook.cl_variant = !strcmp(f, "chunk") ? 1 : !strcmp(f, "vector") ? 2 : 3;
     hispi_spmv_hook.t_mode = cl_tmodes[v % NCL_VARIANTS][0] ? 1 : 0;
@@ -50,155 +44,30 @@ static const char *variant_name(void)
     return v >= 0 && v <= 3 ? names[v] : "?";
 }
 
-static const char *target_label(int target)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[target].label;
-}
-
-static int fp64_ok(hisp_context ctx)
-{
-    hisp_device_info info;
-    CK_OK(ctx, hisp_context_get_device(ctx, &info));
-    return info.fp64;
-}
-
-static void fill_random(hisp_type t, void *a, int64_t n, uint64_t *st)
-{
-    for (int64_t i = 0; i < n; i++) {
-        double v = test_uniform(st);
-        if (t == HISP_F32)
-            ((float *)a)[i] = (float)v;
-        else
-            ((double *)a)[i] = v;
-    }
-}
-
-static void fill_nan(hisp_type t, void *a, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        if (t == HISP_F32)
-            ((float *)a)[i] = NAN;
-        else
-            ((double *)a)[i] = NAN;
-    }
-}
-
-/* Longest row or column: the f32 tolerance grows with it. */
-static int64_t longest_line(const int64_t *ptr, const int32_t *cols, int64_t m, int64_t n,
-                            int64_t nnz)
-{
-    int64_t best = 0;
-    for (int64_t i = 0; i < m; i++)
-        if (ptr[i + 1] - ptr[i] > best) best = ptr[i + 1] - ptr[i];
-    int64_t *cnt = calloc((size_t)n + 1, sizeof *cnt);
-    ck_assert_ptr_nonnull(cnt);
-    for (int64_t k = 0; k < nnz; k++)
-        if (++cnt[cols[k]] > best) best = cnt[cols[k]];
-    free(cnt);
-    return best;
-}
-
-/* y = alpha*op(A)*x + beta*y on ctx's backend versus the reference, for
- * fresh x, y, alpha, beta; beta_mode 1: beta = 0 and y starts as NaN; 2:
- * beta = 1 (PoCL's chunk kernels then skip the empty rows of a matrix whose
- * rows are mostly empty); 0: beta random. */
+/* y = alpha*op(A)*x + beta*y for A in CSR against the reference
+ * (fixture_spmv.h), with the OpenCL kernel variant in the message. */
 static void check_one(hisp_context ctx, hisp_matrix A, hisp_op op, int beta_mode, uint64_t *st,
                       const char *what)
 {
-    int beta_zero = beta_mode == 1;
     hisp_matrix_info info;
     CK_OK(ctx, hisp_matrix_get_info(A, &info));
     ck_assert_int_eq(info.format, HISP_FORMAT_CSR);
-    hisp_type t = info.type;
-    size_t es = hisp_type_size(t);
-    int64_t m = op == HISP_OP_N ? info.nrows : info.ncols;
-    int64_t n = op == HISP_OP_N ? info.ncols : info.nrows;
-    void *xh = malloc((size_t)n * es + 8), *y0 = malloc((size_t)m * es + 8);
-    void *yref = malloc((size_t)m * es + 8), *ydev = malloc((size_t)m * es + 8);
-    ck_assert(xh && y0 && yref && ydev);
-    fill_random(t, xh, n, st);
-    if (beta_zero)
-        fill_nan(t, y0, m);
-    else
-        fill_random(t, y0, m, st);
-    double alpha = 0.5 + test_uniform(st), beta = beta_zero        ? 0
-                                                  : beta_mode == 2 ? 1
-                                                                   : 0.5 + test_uniform(st);
-    float af = (float)alpha, bf = (float)beta;
-    const void *ap = t == HISP_F32 ? (const void *)&af : (const void *)&alpha;
-    const void *bp = t == HISP_F32 ? (const void *)&bf : (const void *)&beta;
-
-    hisp_vector x = NULL, y = NULL;
-    CK_OK(ctx, hisp_vector_create(ctx, t, n, &x));
-    CK_OK(ctx, hisp_vector_create(ctx, t, m, &y));
-    CK_OK(ctx, hisp_vector_write(x, xh));
-    CK_OK(ctx, hisp_vector_write(y, y0));
-    CK_OK(ctx, hisp_spmv(ctx, op, ap, A, x, bp, y));
-    CK_OK(ctx, hisp_vector_read(y, ydev));
-
     const int64_t *ptr;
     const int32_t *rows, *cols;
     const void *vals;
     CK_OK(ctx, hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals));
     hispi_sparse s = {.format = HISP_FORMAT_CSR,
-                      .type = t,
+                      .type = info.type,
                       .nrows = info.nrows,
                       .ncols = info.ncols,
                       .nnz = info.nnz,
                       .rowptr = (int64_t *)ptr,
                       .colind = (int32_t *)cols,
                       .val = (void *)vals};
-    memcpy(yref, y0, (size_t)m * es);
-    ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, op, t == HISP_F32 ? (double)af : alpha, xh,
-                                        t == HISP_F32 ? (double)bf : beta, yref),
-                     HISP_SUCCESS);
-    /* error relative to the magnitudes involved, |alpha| |op(A)| |x| + |beta| |y|:
-     * a plain relative error is meaningless for a y that cancels to ~0 */
-    double *mag = calloc((size_t)m + 1, sizeof *mag);
-    ck_assert_ptr_nonnull(mag);
-    for (int64_t i = 0; i < info.nrows; i++)
-        for (int64_t k = ptr[i]; k < ptr[i + 1]; k++) {
-            double a = fabs(t == HISP_F32 ? ((const float *)vals)[k] : ((const double *)vals)[k]);
-            int64_t from = op == HISP_OP_N ? cols[k] : i, to = op == HISP_OP_N ? i : cols[k];
-            mag[to] += fabs(alpha) * a *
-                       fabs(t == HISP_F32 ? ((const float *)xh)[from] : ((const double *)xh)[from]);
-        }
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < m; i++) {
-        double d = t == HISP_F32 ? ((float *)ydev)[i] : ((double *)ydev)[i];
-        double r = t == HISP_F32 ? ((float *)yref)[i] : ((double *)yref)[i];
-        double y0i = t == HISP_F32 ? ((float *)y0)[i] : ((double *)y0)[i];
-        ck_assert_msg(!isnan(d) && !isnan(r), "%s: NaN in y[%lld] (%s)", what, (long long)i,
-                      beta_zero ? "y was NaN and beta = 0: y was read" : "");
-        double g = mag[i] + (beta_zero ? 0 : fabs(beta * y0i));
-        num += (d - r) * (d - r);
-        den += g * g;
-    }
-    free(mag);
-    double err = den > 0 ? sqrt(num / den) : sqrt(num);
-    double tol = 1e-12;
-    if (t == HISP_F32) {
-        double L = (double)longest_line(ptr, cols, info.nrows, info.ncols, info.nnz);
-        tol = 1e-5 * (L > 64 ? sqrt(L / 64) : 1);
-    }
-    ck_assert_msg(err <= tol,
-                  "%s: %s %lldx%lld nnz %lld %s%s op %c beta %s: relative error %.3g > %.3g "
-                  "(seed %llu)",
-                  what, hisp_type_name(t), (long long)info.nrows, (long long)info.ncols,
-                  (long long)info.nnz, variant_name(), hispi_spmv_hook.t_mode == 1 ? " atomic" : "",
-                  op == HISP_OP_N ? 'N' : 'T',
-                  beta_zero        ? "0 (y NaN)"
-                  : beta_mode == 2 ? "1"
-                                   : "random",
-                  err, tol, (unsigned long long)test_seed());
-    hisp_vector_destroy(&x);
-    hisp_vector_destroy(&y);
-    free(xh);
-    free(y0);
-    free(yref);
-    free(ydev);
+    char how[64];
+    snprintf(how, sizeof how, " %s%s", variant_name(),
+             hispi_spmv_hook.t_mode == 1 ? " atomic" : "");
+    test_spmv_check(ctx, A, &s, op, beta_mode, st, what, how);
 }
 
 /* Both ops, beta = 0 (y NaN) and random beta; op N with beta = 1. */
@@ -215,7 +84,7 @@ static hisp_matrix from_coo(hisp_context ctx, hisp_type t, int64_t m, int64_t n,
 {
     void *v = malloc((size_t)nnz * hisp_type_size(t) + 8);
     ck_assert_ptr_nonnull(v);
-    fill_random(t, v, nnz, st);
+    test_fill_uniform(t, v, nnz, st);
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_coo(ctx, t, m, n, nnz, r, c, v, &A));
     CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
@@ -238,11 +107,11 @@ START_TEST(test_spmv_random)
         set_variant(_i, var);
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
-            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            if (t == HISP_F64 && !test_fp64(ctx)) continue;
             for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
                 hisp_matrix A =
                     test_random_matrix(ctx, t, shapes[k].m, shapes[k].n, shapes[k].density, &st);
-                check_all_ops(ctx, A, &st, target_label(_i));
+                check_all_ops(ctx, A, &st, test_label(_i));
                 hisp_matrix_destroy(&A);
             }
         }
@@ -264,7 +133,7 @@ START_TEST(test_spmv_structured)
         set_variant(_i, var);
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
-            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            if (t == HISP_F64 && !test_fp64(ctx)) continue;
             for (int kind = 0; kind < 4; kind++) {
                 int64_t m = 0, n = 0, nnz = 0;
                 const char *name = "";
@@ -314,7 +183,7 @@ START_TEST(test_spmv_structured)
                 ck_assert_int_le(nnz, cap);
                 hisp_matrix A = from_coo(ctx, t, m, n, nnz, r, c, &st);
                 char label[400];
-                snprintf(label, sizeof label, "%s: %s", target_label(_i), name);
+                snprintf(label, sizeof label, "%s: %s", test_label(_i), name);
                 check_all_ops(ctx, A, &st, label);
                 hisp_matrix_destroy(&A);
             }
@@ -343,7 +212,7 @@ START_TEST(test_spmv_structured)
                 }
                 CK_OK(ctx, s);
                 char label[400];
-                snprintf(label, sizeof label, "%s: %s", target_label(_i),
+                snprintf(label, sizeof label, "%s: %s", test_label(_i),
                          hisp_gen_name((hisp_gen_kind)g));
                 check_all_ops(ctx, A, &st, label);
                 hisp_matrix_destroy(&A);
@@ -357,25 +226,6 @@ START_TEST(test_spmv_structured)
 }
 END_TEST
 
-/* Whether a Matrix Market file holds complex entries (first line). */
-static int mtx_is_complex(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return 1;
-    char line[256] = "";
-    char *ok = fgets(line, sizeof line, f);
-    fclose(f);
-    if (!ok) return 1;
-    for (char *p = line; *p; p++)
-        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-    return strstr(line, "complex") != NULL;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 START_TEST(test_spmv_mtx_files)
 {
     uint64_t st = test_seed() + 303 + (uint64_t)_i;
@@ -384,25 +234,17 @@ START_TEST(test_spmv_mtx_files)
         if (_i == 0) test_skip_no_matrices("spmv on real matrices");
         return;
     }
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
     char *names[256];
-    int nn = 0;
-    for (struct dirent *e; (e = readdir(d)) && nn < 256;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0) names[nn++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+    int nn = test_mtx_names(dir, names);
     hisp_context ctx = test_context(_i);
     int done = 0;
     for (int k = 0; k < nn; k++) {
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
-        if (mtx_is_complex(path)) continue;
+        if (test_mtx_is_complex(path) != 0) continue;
         for (int ti = 0; ti < 2; ti++) {
             hisp_type t = ti ? HISP_F64 : HISP_F32;
-            if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+            if (t == HISP_F64 && !test_fp64(ctx)) continue;
             hisp_matrix A = NULL;
             hisp_status s = hisp_matrix_read_mtx(ctx, path, t, &A, NULL);
             if (s == HISP_ERR_UNSUPPORTED && done == 0) {
@@ -413,14 +255,13 @@ START_TEST(test_spmv_mtx_files)
             CK_OK(ctx, s);
             CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
             char label[400];
-            snprintf(label, sizeof label, "%s: %s", target_label(_i), names[k]);
+            snprintf(label, sizeof label, "%s: %s", test_label(_i), names[k]);
             check_all_ops(ctx, A, &st, label);
             hisp_matrix_destroy(&A);
             done++;
         }
     }
-    for (int k = 0; k < nn; k++)
-        free(names[k]);
+    test_free_names(names, nn);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -437,8 +278,8 @@ START_TEST(test_spmv_errors)
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 19, &xs));
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 30, &y64));
     float xh[20], yh[30], yo[30];
-    fill_random(HISP_F32, xh, 20, &st);
-    fill_random(HISP_F32, yh, 30, &st);
+    test_fill_uniform(HISP_F32, xh, 20, &st);
+    test_fill_uniform(HISP_F32, yh, 30, &st);
     CK_OK(ctx, hisp_vector_write(x, xh));
     CK_OK(ctx, hisp_vector_write(y, yh));
     float a = 1.5f, b = 0.5f;
@@ -473,19 +314,19 @@ START_TEST(test_spmv_timed)
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 4000, &x));
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 4000, &y));
     float *xh = malloc(4000 * sizeof *xh);
-    fill_random(HISP_F32, xh, 4000, &st);
+    test_fill_uniform(HISP_F32, xh, 4000, &st);
     CK_OK(ctx, hisp_vector_write(x, xh));
     float a = 1, b = 0;
     double ms[4] = {0};
     for (int op = 0; op < 2; op++) {
         CK_OK(ctx, hisp_spmv_timed(ctx, (hisp_op)op, &a, A, x, &b, y, 1, 4, ms));
         for (int i = 0; i < 4; i++)
-            ck_assert_msg(ms[i] > 0 && ms[i] < 10000, "%s: run %d took %g ms", target_label(_i), i,
+            ck_assert_msg(ms[i] > 0 && ms[i] < 10000, "%s: run %d took %g ms", test_label(_i), i,
                           ms[i]);
     }
     double bps = 0;
     CK_OK(ctx, hisp_copy_bandwidth(ctx, (size_t)1 << 22, 3, &bps));
-    ck_assert_msg(bps > 1e6 && bps < 1e14, "%s: copy bandwidth %g B/s", target_label(_i), bps);
+    ck_assert_msg(bps > 1e6 && bps < 1e14, "%s: copy bandwidth %g B/s", test_label(_i), bps);
     hisp_matrix_destroy(&A);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
@@ -501,21 +342,20 @@ START_TEST(test_spmv_backend_switch)
     uint64_t st = test_seed() + 606 + (uint64_t)_i;
     const test_target *tg;
     test_targets(&tg);
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    hisp_context ctx = test_default_context();
     hisp_matrix A = test_random_matrix(ctx, HISP_F64, 300, 300, 0.03, &st);
     hisp_vector x = NULL, y = NULL;
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 300, &x));
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 300, &y));
     double xh[300], y0[300], yref[300], ydev[300];
-    fill_random(HISP_F64, xh, 300, &st);
-    fill_random(HISP_F64, y0, 300, &st);
+    test_fill_uniform(HISP_F64, xh, 300, &st);
+    test_fill_uniform(HISP_F64, y0, 300, &st);
     CK_OK(ctx, hisp_vector_write(x, xh));
     CK_OK(ctx, hisp_vector_write(y, y0));
     double a = 0.75, b = -1.25;
     /* y1 = A x + b y0 on the target, then y2 = A^T y1 + b x on the reference... */
     CK_OK(ctx, hisp_context_set_backend(ctx, tg[_i].kind, tg[_i].device));
-    if (!fp64_ok(ctx)) {
+    if (!test_fp64(ctx)) {
         hisp_matrix_destroy(&A);
         hisp_vector_destroy(&x);
         hisp_vector_destroy(&y);
@@ -546,7 +386,7 @@ START_TEST(test_spmv_backend_switch)
     ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, HISP_OP_T, a, yref, b, xh), 0);
     ck_assert_int_eq(hispi_ref_csr_spmv(NULL, &s, HISP_OP_N, a, xh, b, yref), 0);
     double err = test_rel_error(HISP_F64, ydev, yref, 300);
-    ck_assert_msg(err < 1e-12, "%s: backend switch: relative error %g", target_label(_i), err);
+    ck_assert_msg(err < 1e-12, "%s: backend switch: relative error %g", test_label(_i), err);
     hisp_matrix_destroy(&A);
     hisp_vector_destroy(&x);
     hisp_vector_destroy(&y);
@@ -565,7 +405,7 @@ START_TEST(test_spmv_device_info)
     ck_assert_int_eq(info.backend, tg[_i].kind);
     ck_assert_int_eq(info.index, tg[_i].device);
     ck_assert_msg(info.name[0] && info.platform[0], "%s: empty device or platform name",
-                  target_label(_i));
+                  test_label(_i));
     ck_assert_int_ge(info.compute_units, 1);
     ck_assert(info.global_mem > 0);
     ck_assert(info.is_gpu || info.is_cpu || tg[_i].kind == HISP_BACKEND_OPENCL);
@@ -603,7 +443,7 @@ START_TEST(test_vector_large_copy)
     memset(out, 0, (size_t)n * sizeof *out);
     CK_OK(ctx, hisp_vector_read(x, out));
     ck_assert_msg(!memcmp(in, out, (size_t)n * sizeof *in), "%s: 108 MB read back differs",
-                  target_label(_i));
+                  test_label(_i));
     hisp_vector_destroy(&x);
     free(in);
     free(out);
@@ -614,10 +454,8 @@ END_TEST
 Suite *suite_spmv(void)
 {
     Suite *s = suite_create("spmv");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("spmv");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "spmv", 600);
     tcase_add_loop_test(tc, test_spmv_device_info, 0, n);
     tcase_add_loop_test(tc, test_spmv_random, 0, n);
     tcase_add_loop_test(tc, test_spmv_structured, 0, n);
@@ -626,6 +464,5 @@ Suite *suite_spmv(void)
     tcase_add_loop_test(tc, test_spmv_timed, 0, n);
     tcase_add_loop_test(tc, test_spmv_backend_switch, 0, n);
     tcase_add_loop_test(tc, test_vector_large_copy, 0, n);
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -20,20 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *label(int target)
-{
-    const test_target *t;
-    test_targets(&t);
-    return t[target].label;
-}
-
-static int fp64_ok(hisp_context ctx)
-{
-    hisp_device_info info;
-    CK_OK(ctx, hisp_context_get_device(ctx, &info));
-    return info.fp64;
-}
-
 static double get(hisp_type t, const void *a, int64_t i)
 {
     return t == HISP_F32 ? ((const float *)a)[i] : ((const double *)a)[i];
@@ -143,11 +129,11 @@ START_TEST(test_spmv_dot_random)
     hisp_context ctx = test_context(_i);
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
             hisp_matrix A =
                 test_random_matrix(ctx, t, shapes[k].n, shapes[k].n, shapes[k].density, &st);
-            check_case(ctx, A, NULL, &st, label(_i));
+            check_case(ctx, A, NULL, &st, test_label(_i));
             hisp_matrix_destroy(&A);
         }
     }
@@ -207,10 +193,10 @@ START_TEST(test_spmv_dot_long_rows)
     hisp_context ctx = test_context(_i);
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         hisp_matrix A = long_rows(ctx, t, &st);
-        check_case(ctx, A, NULL, &st, label(_i));
-        check_case(ctx, A, NULL, &st, label(_i)); /* the device scratch reused */
+        check_case(ctx, A, NULL, &st, test_label(_i));
+        check_case(ctx, A, NULL, &st, test_label(_i)); /* the device scratch reused */
         hisp_matrix_destroy(&A);
     }
     hisp_context_destroy(&ctx);
@@ -275,8 +261,8 @@ START_TEST(test_spmv_dot_cuda_wrap)
                                                ptr64 ? HISP_INDEX_64 : HISP_INDEX_32,
                                                idx64 ? HISP_INDEX_64 : HISP_INDEX_32, base, &A));
         char what[400];
-        snprintf(what, sizeof what, "%s wrapped ptr%d idx%d base %d", label(ti), ptr64 ? 64 : 32,
-                 idx64 ? 64 : 32, base);
+        snprintf(what, sizeof what, "%s wrapped ptr%d idx%d base %d", test_label(ti),
+                 ptr64 ? 64 : 32, idx64 ? 64 : 32, base);
         check_case(ctx, A, H, &st, what);
         hisp_matrix_destroy(&A);
         hisp_matrix_destroy(&H);
@@ -297,8 +283,8 @@ START_TEST(test_spmv_dot_fallbacks)
 {
     uint64_t st = test_seed() + 1303 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
-    if (!fp64_ok(ctx)) {
-        test_skip("spmv_dot fallbacks on %s: no fp64", label(_i));
+    if (!test_fp64(ctx)) {
+        test_skip("spmv_dot fallbacks on %s: no fp64", test_label(_i));
         hisp_context_destroy(&ctx);
         return;
     }
@@ -345,7 +331,8 @@ START_TEST(test_spmv_dot_fallbacks)
         double mag = 0, ref[2] = {0, 0};
         for (int64_t i = 0; i < n; i++) {
             ck_assert_msg(fabs(y1[i * vc] - y2[i * vc]) <= 1e-12 * (1 + fabs(y2[i * vc])),
-                          "%s %s: y[%lld] differs", label(_i), hisp_type_name(t), (long long)i);
+                          "%s %s: y[%lld] differs", test_label(_i), hisp_type_name(t),
+                          (long long)i);
             double xr = xh[i * vc], xi = vc > 1 ? xh[i * vc + 1] : 0;
             double yr = y1[i * vc], yi = vc > 1 ? y1[i * vc + 1] : 0;
             ref[0] += xr * yr + xi * yi; /* conj(x) y */
@@ -354,10 +341,10 @@ START_TEST(test_spmv_dot_fallbacks)
         }
         for (int c = 0; c < vc; c++) {
             ck_assert_msg(fabs(r1[c] - ref[c]) <= 1e-12 * mag, "%s %s: dot[%d] %.17g, host %.17g",
-                          label(_i), hisp_type_name(t), c, r1[c], ref[c]);
+                          test_label(_i), hisp_type_name(t), c, r1[c], ref[c]);
             ck_assert_msg(fabs(r1[c] - r2[c]) <= 1e-12 * mag,
-                          "%s %s: dot[%d] %.17g, two calls %.17g", label(_i), hisp_type_name(t), c,
-                          r1[c], r2[c]);
+                          "%s %s: dot[%d] %.17g, two calls %.17g", test_label(_i),
+                          hisp_type_name(t), c, r1[c], r2[c]);
         }
         hisp_vector_destroy(&x);
         hisp_vector_destroy(&y);
@@ -412,16 +399,17 @@ START_TEST(test_spmv_dot_errors)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         hisp_status s = hispi_spmv_dot(ctx, bad[i].A, bad[i].x, bad[i].y, bad[i].r);
-        ck_assert_msg(s == bad[i].want, "%s: case %zu: %s, expected %s", label(_i), i,
+        ck_assert_msg(s == bad[i].want, "%s: case %zu: %s, expected %s", test_label(_i), i,
                       hisp_status_string(s), hisp_status_string(bad[i].want));
         hisp_error_info e;
         CK_OK(ctx, hisp_context_last_error(ctx, &e));
         ck_assert_msg(e.message && strstr(e.message, bad[i].msg), "%s: case %zu: message '%s'",
-                      label(_i), i, e.message ? e.message : "");
+                      test_label(_i), i, e.message ? e.message : "");
         CK_OK(ctx, hisp_vector_read(y, yo));
         CK_OK(ctx, hisp_vector_read(bank, bo));
-        ck_assert_msg(memcmp(yh, yo, sizeof yh) == 0, "%s: case %zu wrote y", label(_i), i);
-        ck_assert_msg(memcmp(bh, bo, sizeof bh) == 0, "%s: case %zu wrote the bank", label(_i), i);
+        ck_assert_msg(memcmp(yh, yo, sizeof yh) == 0, "%s: case %zu wrote y", test_label(_i), i);
+        ck_assert_msg(memcmp(bh, bo, sizeof bh) == 0, "%s: case %zu wrote the bank", test_label(_i),
+                      i);
     }
     ck_assert_int_eq(hispi_spmv_dot(NULL, A, x, y, hisp_result_host(&r)), HISP_ERR_INVALID_HANDLE);
     /* after the failures the context still works */
@@ -509,7 +497,7 @@ START_TEST(test_spmv_dot_cg)
     const int64_t n = HISP_CUDA_SPLIT * 2 + 300;
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = ti ? HISP_F64 : HISP_F32;
-        if (t == HISP_F64 && !fp64_ok(ctx)) continue;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
         size_t es = hisp_type_size(t);
         double rtol = t == HISP_F32 ? 1e-4 : 1e-10;
         hisp_matrix A = arrow(ctx, t, n, &st);
@@ -541,8 +529,9 @@ START_TEST(test_spmv_dot_cg)
                 CK_OK(ctx, hisp_solver_solve_operator(s, &op, b, x, &info));
             }
             ck_assert_msg(info.converged, "%s %s mode %d: %s after %lld iterations (rel %.3g)",
-                          label(_i), hisp_type_name(t), mode, hisp_stop_reason_name(info.reason),
-                          (long long)info.iterations, info.relative_residual);
+                          test_label(_i), hisp_type_name(t), mode,
+                          hisp_stop_reason_name(info.reason), (long long)info.iterations,
+                          info.relative_residual);
             CK_OK(ctx, apply_spmv(&u, HISP_OP_N, x, res));
             CK_OK(ctx, hisp_vector_read(res, rh));
             double num = 0, den = 0;
@@ -552,8 +541,8 @@ START_TEST(test_spmv_dot_cg)
                 den += get(t, bh, i) * get(t, bh, i);
             }
             double rel = sqrt(num / den), tol = t == HISP_F32 ? 2e-3 : 1e-8;
-            ck_assert_msg(rel <= tol, "%s %s mode %d: ||b - A x|| / ||b|| = %.3g > %.3g", label(_i),
-                          hisp_type_name(t), mode, rel, tol);
+            ck_assert_msg(rel <= tol, "%s %s mode %d: ||b - A x|| / ||b|| = %.3g > %.3g",
+                          test_label(_i), hisp_type_name(t), mode, rel, tol);
             hisp_solver_destroy(&s);
         }
         hisp_vector_destroy(&b);
@@ -571,10 +560,8 @@ END_TEST
 Suite *suite_spmv_dot(void)
 {
     Suite *s = suite_create("spmv_dot");
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *tc = tcase_create("spmv_dot");
-    tcase_set_timeout(tc, 600);
+    int n = test_targets(NULL);
+    TCase *tc = test_tcase(s, "spmv_dot", 600);
     tcase_add_loop_test(tc, test_spmv_dot_random, 0, n);
     tcase_add_loop_test(tc, test_spmv_dot_long_rows, 0, n);
     tcase_add_loop_test(tc, test_spmv_dot_fallbacks, 0, n);
@@ -583,6 +570,5 @@ Suite *suite_spmv_dot(void)
 #ifdef HISP_HAVE_CUDA
     tcase_add_test(tc, test_spmv_dot_cuda_wrap);
 #endif
-    suite_add_tcase(s, tc);
     return s;
 }

@@ -18,16 +18,12 @@
 
 static int nfamilies(int target)
 {
-    const test_target *t;
-    test_targets(&t);
-    return t[target].kind == HISP_BACKEND_OPENCL ? 4 : 1;
+    return test_kind(target) == HISP_BACKEND_OPENCL ? 4 : 1;
 }
 
 static void set_family(int target, int f)
 {
-    const test_target *t;
-    test_targets(&t);
-    hispi_spmv_hook.cl_variant = t[target].kind == HISP_BACKEND_OPENCL ? f : 0;
+    hispi_spmv_hook.cl_variant = test_kind(target) == HISP_BACKEND_OPENCL ? f : 0;
 }
 
 static hisp_type real_type(hisp_context ctx)
@@ -464,13 +460,11 @@ END_TEST
 Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
-    TCase *tc = tcase_create("transfer");
-    tcase_set_timeout(tc, 300);
+    TCase *tc = test_tcase(s, "transfer", 300);
     tcase_add_test(tc, counters_reset);
     tcase_add_test(tc, csr_chain_moves_nothing);
     tcase_add_test(tc, hisparse_chain_moves_nothing);
     tcase_add_test(tc, spmv_keeps_matrix);
     tcase_add_test(tc, compound_keeps_matrix);
-    suite_add_tcase(s, tc);
     return s;
 }

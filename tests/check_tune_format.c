@@ -81,8 +81,7 @@ static void check_result(hisp_context ctx, hisp_matrix A, hisp_op op, const hisp
     }
     CK_OK(ctx, hisp_vector_read(y, yh));
     /* the reference: the same arrays on the reference backend */
-    hisp_context rc = NULL;
-    ck_assert_int_eq(hisp_context_create(&rc), 0);
+    hisp_context rc = test_default_context();
     const int64_t *ptr;
     const int32_t *cols;
     const void *vals;
@@ -157,8 +156,6 @@ static void check_choice(hisp_context ctx, hisp_matrix A, hisp_op op, uint64_t *
 
 START_TEST(test_choice)
 {
-    const test_target *tt;
-    test_targets(&tt);
     uint64_t seed = test_seed() + 2401 + (uint64_t)_i;
     hisp_context ctx = test_context(_i);
     char what[400];
@@ -166,7 +163,7 @@ START_TEST(test_choice)
     for (int k = 0; k < 2; k++) {
         hisp_matrix A = test_random_matrix(ctx, types[k], 300, 240, 0.03, &seed);
         for (int op = 0; op < 2; op++) {
-            snprintf(what, sizeof what, "%s %s op %c", tt[_i].label, hisp_type_name(types[k]),
+            snprintf(what, sizeof what, "%s %s op %c", test_label(_i), hisp_type_name(types[k]),
                      op ? 'T' : 'N');
             check_choice(ctx, A, (hisp_op)op, &seed, what);
         }
@@ -176,7 +173,7 @@ START_TEST(test_choice)
     hisp_matrix C = NULL;
     CK_OK(ctx,
           hisp_matrix_generate_compound(ctx, HISP_CGEN_HELMHOLTZ, 10, seed % 1000, HISP_C64, &C));
-    snprintf(what, sizeof what, "%s c64", tt[_i].label);
+    snprintf(what, sizeof what, "%s c64", test_label(_i));
     check_choice(ctx, C, HISP_OP_N, &seed, what);
     hisp_matrix_destroy(&C);
     hisp_context_destroy(&ctx);
@@ -527,14 +524,11 @@ Suite *suite_tune_format(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_damaged);
     suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
-    tcase_set_timeout(dev, 1200);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 1200);
     tcase_add_loop_test(dev, test_choice, 0, n);
     tcase_add_loop_test(dev, test_long_row, 0, n);
     tcase_add_loop_test(dev, test_cache, 0, n);
     tcase_add_loop_test(dev, test_cli, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

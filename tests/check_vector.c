@@ -9,8 +9,7 @@
 #include <string.h>
 
 #ifdef HISP_HAVE_CUDA
-#include "backend/backend.h"
-#include "../backends/cuda/cuda_kern.h"
+#include "backend/backend.h" /* HISPI_PROG_* */
 #endif
 
 static const hisp_type types[6] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64, HISP_Q32, HISP_Q64};
@@ -540,9 +539,7 @@ static void run_chain(hisp_context ctx, hisp_type t, int64_t n, const void *hx, 
 
 START_TEST(test_no_transfers)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    if (tg[_i].kind == HISP_BACKEND_REFERENCE) return; /* nothing to move there */
+    if (test_kind(_i) == HISP_BACKEND_REFERENCE) return; /* nothing to move there */
     uint64_t st = test_seed() ^ 0xc4a1u;
     hisp_context ctx = test_context(_i), ref = NULL;
     ck_assert_int_eq(hisp_context_create(&ref), 0);
@@ -590,9 +587,7 @@ static uint64_t moved(hisp_context ctx, bool up)
  * nothing changed. */
 START_TEST(test_range)
 {
-    const test_target *tg;
-    test_targets(&tg);
-    bool dev = tg[_i].kind != HISP_BACKEND_REFERENCE;
+    bool dev = test_kind(_i) != HISP_BACKEND_REFERENCE;
     uint64_t st = test_seed() ^ 0x7a49u;
     hisp_context ctx = test_context(_i);
     for (int k = 0; k < 6; k++) {
@@ -679,8 +674,7 @@ END_TEST
  * the right, dot conjugate-linear in its first argument, y^-1 x. */
 START_TEST(test_conventions)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     hisp_vector x, y, z;
     CK_OK(ctx, hisp_vector_create(ctx, HISP_Q64, 1, &x));
     CK_OK(ctx, hisp_vector_create(ctx, HISP_Q64, 1, &y));
@@ -722,8 +716,7 @@ END_TEST
 START_TEST(test_nvrtc)
 {
 #ifdef HISP_HAVE_CUDA
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     for (int k = 0; k < 6; k++)
         for (int acc = 0; acc < 2; acc++) {
             hisp_type t = types[k];
@@ -737,22 +730,10 @@ START_TEST(test_nvrtc)
                      : vc == 2 ? 1
                                : 2,
                      vc, acc || dbl(t));
-            size_t bytes = 0;
-            hisp_status s = hisp_cuda_rtc_check(ctx, HISPI_PROG_VECTOR, opts, 9, 0, &bytes);
-            if (s == HISP_ERR_UNSUPPORTED) {
-                hisp_error_info e;
-                CK_OK(ctx, hisp_context_last_error(ctx, &e));
-                test_skip("vector NVRTC builds: %s", e.message);
+            if (!test_nvrtc_build(ctx, HISPI_PROG_VECTOR, opts, "vector NVRTC builds")) {
                 hisp_context_destroy(&ctx);
                 return;
             }
-            if (s) {
-                hisp_error_info e = {0};
-                if (hisp_context_last_error(ctx, &e)) e.message = "";
-                ck_abort_msg("NVRTC %s: %s\n%.3000s", opts, e.message,
-                             e.build_log ? e.build_log : "");
-            }
-            ck_assert_uint_gt(bytes, 0);
         }
     hisp_context_destroy(&ctx);
 #else
@@ -764,21 +745,16 @@ END_TEST
 Suite *suite_vector(void)
 {
     Suite *s = suite_create("vector");
-    TCase *tc = tcase_create("host");
+    TCase *tc = test_tcase(s, "host", 600);
     tcase_add_test(tc, test_conventions);
-    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_nvrtc);
-    suite_add_tcase(s, tc);
-    const test_target *t;
-    int n = test_targets(&t);
-    TCase *dev = tcase_create("targets");
-    tcase_set_timeout(dev, 1200);
+    int n = test_targets(NULL);
+    TCase *dev = test_tcase(s, "targets", 1200);
     tcase_add_loop_test(dev, test_ops, 0, n);
     tcase_add_loop_test(dev, test_nan_inf, 0, n);
     tcase_add_loop_test(dev, test_b3x3, 0, n);
     tcase_add_loop_test(dev, test_errors, 0, n);
     tcase_add_loop_test(dev, test_no_transfers, 0, n);
     tcase_add_loop_test(dev, test_range, 0, n);
-    suite_add_tcase(s, dev);
     return s;
 }

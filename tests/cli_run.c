@@ -276,18 +276,3 @@ bool json_valid(const char *text)
     jws(&j);
     return *j.p == 0;
 }
-
-/* The number after the first "key": in text (keys used here are unique). */
-double json_num(const char *text, const char *key)
-{
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(text, pat);
-    ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
-    p += strlen(pat);
-    if (strncmp(p, "null", 4) == 0) return NAN;
-    char *end;
-    double v = strtod(p, &end);
-    ck_assert_msg(end != p, "\"%s\" is not a number in\n%s", key, text);
-    return v;
-}

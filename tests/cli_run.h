@@ -40,7 +40,6 @@ char *slurp(const char *path);
 
 /* Is text one valid JSON value? */
 bool json_valid(const char *text);
-/* The number after the first "key": in text (keys used here are unique). */
-double json_num(const char *text, const char *key);
+/* The numbers of a JSON text: test_json_double (testutil.h). */
 
 #endif

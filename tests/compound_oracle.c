@@ -25,8 +25,7 @@ void test_put_scalar(size_t ss, void *a, int64_t i, double d)
 double *test_compound_oracle(hisp_matrix A, hisp_op op, const void *x, const void *y0, double alpha,
                              double beta)
 {
-    hisp_context ctx = NULL;
-    ck_assert_int_eq(hisp_context_create(&ctx), 0);
+    hisp_context ctx = test_default_context();
     hisp_matrix_info mi;
     ck_assert_int_eq(hisp_matrix_get_info(A, &mi), 0);
     const int64_t *ptr;

@@ -1,5 +1,10 @@
 #include "testutil.h"
+#ifdef HISP_HAVE_CUDA
+#include "cuda/cuda_kern.h"
+#endif
 
+#include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,7 +79,7 @@ int test_targets(const test_target **out)
         }
         hisp_context_destroy(&ctx);
     }
-    *out = targets;
+    if (out) *out = targets;
     return ntargets;
 }
 
@@ -87,6 +92,79 @@ hisp_context test_context(int i)
     ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
     CK_OK(ctx, hisp_context_set_backend(ctx, t[i].kind, t[i].device));
     return ctx;
+}
+
+const char *test_label(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[i].label;
+}
+
+hisp_backend_kind test_kind(int i)
+{
+    const test_target *t;
+    test_targets(&t);
+    return t[i].kind;
+}
+
+bool test_on_device(int i)
+{
+    return test_kind(i) != HISP_BACKEND_REFERENCE;
+}
+
+int test_first_target(hisp_backend_kind k)
+{
+    const test_target *t;
+    int n = test_targets(&t);
+    for (int i = 0; i < n; i++)
+        if (t[i].kind == k) return i;
+    return -1;
+}
+
+hisp_context test_default_context(void)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    return ctx;
+}
+
+bool test_fp64(hisp_context ctx)
+{
+    hisp_device_info info;
+    CK_OK(ctx, hisp_context_get_device(ctx, &info));
+    return info.fp64;
+}
+
+TCase *test_tcase(Suite *s, const char *name, double timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+void test_destroy_matrices(hisp_matrix *const *ms, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        hisp_matrix_destroy(ms[i]);
+}
+
+void test_spmv_host(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, const void *x,
+                    const void *beta, const void *y0, void *y)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    int64_t m = op == HISP_OP_N ? mi.nrows : mi.ncols, n = op == HISP_OP_N ? mi.ncols : mi.nrows;
+    hisp_vector xv = NULL, yv = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, mi.type, n, &xv));
+    CK_OK(ctx, hisp_vector_create(ctx, mi.type, m, &yv));
+    CK_OK(ctx, hisp_vector_write(xv, x));
+    CK_OK(ctx, hisp_vector_write(yv, y0));
+    CK_OK(ctx, hisp_spmv(ctx, op, alpha, A, xv, beta, yv));
+    CK_OK(ctx, hisp_vector_read(yv, y));
+    hisp_vector_destroy(&xv);
+    hisp_vector_destroy(&yv);
 }
 
 uint64_t test_rand(uint64_t *s)
@@ -146,6 +224,64 @@ hisp_matrix test_random_matrix(hisp_context ctx, hisp_type type, int64_t nrows, 
     return A;
 }
 
+void test_fill_uniform(hisp_type t, void *a, int64_t n, uint64_t *state)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = test_uniform(state);
+        if (t == HISP_F32)
+            ((float *)a)[i] = (float)v;
+        else
+            ((double *)a)[i] = v;
+    }
+}
+
+void test_fill_nan(hisp_type t, void *a, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (t == HISP_F32)
+            ((float *)a)[i] = NAN;
+        else
+            ((double *)a)[i] = NAN;
+    }
+}
+
+double *test_dense_image(hisp_matrix A, int stride, int64_t *m, int64_t *n)
+{
+    hisp_matrix_info info;
+    ck_assert_int_eq(hisp_matrix_get_info(A, &info), HISP_SUCCESS);
+    *m = info.nrows;
+    *n = info.ncols;
+    double *d = calloc((size_t)(info.nrows * info.ncols * stride + stride), sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    const int64_t *ptr;
+    const int32_t *rows, *cols;
+    const void *vals;
+    ck_assert_int_eq(hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals), HISP_SUCCESS);
+    int comps = hisp_type_components(info.type);
+    ck_assert_int_le(comps, stride);
+    bool single = info.type == HISP_F32 || info.type == HISP_C32;
+    for (int64_t k = 0; k < info.nnz; k++) {
+        int64_t i = -1, j = -1;
+        if (info.format == HISP_FORMAT_COO) {
+            i = rows[k];
+            j = cols[k];
+        } else if (info.format == HISP_FORMAT_CSR) {
+            j = cols[k];
+            for (i = 0; ptr[i + 1] <= k; i++) {
+            }
+        } else {
+            i = rows[k];
+            for (j = 0; ptr[j + 1] <= k; j++) {
+            }
+        }
+        for (int c = 0; c < comps; c++)
+            d[(i * info.ncols + j) * stride + c] +=
+                single ? (double)((const float *)vals)[k * comps + c]
+                       : ((const double *)vals)[k * comps + c];
+    }
+    return d;
+}
+
 double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n)
 {
     double num = 0, den = 0;
@@ -158,6 +294,27 @@ double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n)
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+
+#ifdef HISP_HAVE_CUDA
+bool test_nvrtc_build(hisp_context ctx, int prog, const char *opts, const char *what)
+{
+    size_t bytes = 0;
+    hisp_status s = hisp_cuda_rtc_check(ctx, prog, opts, 9, 0, &bytes);
+    if (s == HISP_ERR_UNSUPPORTED) { /* no libnvrtc here */
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        test_skip("%s: %s", what, e.message);
+        return false;
+    }
+    if (s) {
+        hisp_error_info e = {0};
+        if (hisp_context_last_error(ctx, &e)) e.message = "";
+        ck_abort_msg("NVRTC %s: %s\n%.3000s", opts, e.message, e.build_log ? e.build_log : "");
+    }
+    ck_assert_uint_gt(bytes, 0);
+    return true;
+}
+#endif
 
 static char matrix_dir_tried[1024]; /* the folder looked for, for the summary */
 static int matrix_skips;            /* groups skipped because it is missing */
@@ -181,6 +338,44 @@ void test_skip_no_matrices(const char *what)
 {
     matrix_skips++;
     test_skip("%s: no real-matrix folder at %s (set HISP_MATRICES)", what, matrix_dir_tried);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int test_mtx_names(const char *dir, char *names[256])
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 256;) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_names);
+    return n;
+}
+
+void test_free_names(char **names, int n)
+{
+    for (int k = 0; k < n; k++)
+        free(names[k]);
+}
+
+int test_mtx_is_complex(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[256] = "";
+    char *ok = fgets(line, sizeof line, f);
+    fclose(f);
+    if (!ok) return -1;
+    for (char *p = line; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    return strstr(line, "complex") != NULL;
 }
 
 int test_skips_print(void)
@@ -235,15 +430,8 @@ const char *test_hisp_bin(void)
     return access(path, X_OK) == 0 ? path : NULL;
 }
 
-int test_run_cli(char *out, size_t cap, const char *fmt, ...)
+int test_shell(const char *cmd, char *out, size_t cap)
 {
-    char cmd[8192];
-    int k = snprintf(cmd, sizeof cmd, "'%s' ", test_hisp_bin());
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
-    va_end(ap);
-    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
     test_env_restore();
     FILE *f = popen(cmd, "r");
     ck_assert_ptr_nonnull(f);
@@ -251,6 +439,28 @@ int test_run_cli(char *out, size_t cap, const char *fmt, ...)
     out[len] = 0;
     int st = pclose(f);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int test_vshell(char *out, size_t cap, const char *pre, const char *post, const char *fmt,
+                va_list ap)
+{
+    char cmd[8192];
+    int k = snprintf(cmd, sizeof cmd, "%s", pre);
+    ck_assert(k >= 0 && (size_t)k < sizeof cmd);
+    vsnprintf(cmd + k, sizeof cmd - (size_t)k, fmt, ap);
+    strncat(cmd, post, sizeof cmd - strlen(cmd) - 1);
+    return test_shell(cmd, out, cap);
+}
+
+int test_run_cli(char *out, size_t cap, const char *fmt, ...)
+{
+    char pre[4200];
+    snprintf(pre, sizeof pre, "'%s' ", test_hisp_bin());
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = test_vshell(out, cap, pre, " 2>/dev/null", fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static int saved_stderr = -1, captured = -1;
@@ -304,7 +514,11 @@ double test_json_double(const char *text, const char *key)
     const char *p = strstr(text, pat);
     ck_assert_msg(p != NULL, "no \"%s\" in\n%s", key, text);
     p += strlen(pat);
-    return strncmp(p, "null", 4) == 0 ? NAN : strtod(p, NULL);
+    if (strncmp(p, "null", 4) == 0) return NAN;
+    char *end;
+    double v = strtod(p, &end);
+    ck_assert_msg(end != p, "\"%s\" is not a number in\n%s", key, text);
+    return v;
 }
 
 unsigned char *test_saved_bytes(hisp_context ctx, hisp_matrix A, size_t *size)

@@ -3,6 +3,9 @@
 #define HISP_TESTUTIL_H
 
 #include <check.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hisp.h"
@@ -67,9 +70,22 @@ typedef struct {
     int device;
     char label[300]; /* "opencl:0 (Portable Computing Language: cpu-...)" */
 } test_target;
-int test_targets(const test_target **targets);
+int test_targets(const test_target **targets); /* targets may be NULL */
 /* A context on target i (ck_assert on failure). */
 hisp_context test_context(int i);
+/* Target i's label, for messages; its backend; whether that is a device's
+ * (not the reference backend). */
+const char *test_label(int i);
+hisp_backend_kind test_kind(int i);
+bool test_on_device(int i);
+/* The first target of backend k, -1 when there is none. */
+int test_first_target(hisp_backend_kind k);
+/* A context on the default backend (ck_assert on failure). */
+hisp_context test_default_context(void);
+/* Whether ctx's device computes in double. */
+bool test_fp64(hisp_context ctx);
+/* A test case of s with a timeout (seconds); the caller adds its tests. */
+TCase *test_tcase(Suite *s, const char *name, double timeout);
 
 /* ck_assert on a status, printing the context's last error. */
 #define CK_OK(ctx, expr)                                                                           \
@@ -84,6 +100,12 @@ hisp_context test_context(int i);
         }                                                                                          \
     } while (0)
 
+/* Destroys the matrices the arguments point to (hisp_matrix *), in order. */
+void test_destroy_matrices(hisp_matrix *const *ms, size_t n);
+#define TEST_DESTROY_MATRICES(...)                                                                 \
+    test_destroy_matrices((hisp_matrix *const[]){__VA_ARGS__},                                     \
+                          sizeof((hisp_matrix *const[]){__VA_ARGS__}) / sizeof(hisp_matrix *))
+
 /* Deterministic random numbers for tests (xorshift); the seed is printed on
  * failure through test_seed(). */
 uint64_t test_rand(uint64_t *state);
@@ -95,6 +117,17 @@ uint64_t test_seed(void);
  * in [-1,1) (fresh values each call), converted to `type`. */
 hisp_matrix test_random_matrix(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
                                double density, uint64_t *state);
+/* n entries of an f32 or f64 array: uniform in [-1, 1), or NaN. */
+void test_fill_uniform(hisp_type t, void *a, int64_t n, uint64_t *state);
+void test_fill_nan(hisp_type t, void *a, int64_t n);
+/* y = alpha*op(A)*x + beta*y0 through hisp_spmv on ctx, for host arrays of
+ * A's entry type (f32 or f64, as alpha and beta); y0 is kept. */
+void test_spmv_host(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A, const void *x,
+                    const void *beta, const void *y0, void *y);
+/* The dense image of A from its host arrays (COO, CSR or CSC), row-major,
+ * stride doubles an entry (its components first: re, im), duplicates
+ * summed; its size in *m and *n. */
+double *test_dense_image(hisp_matrix A, int stride, int64_t *m, int64_t *n);
 /* Relative error ||a - b||_2 / ||b||_2 (absolute when ||b|| = 0); arrays of
  * n real entries of type f32 or f64. */
 double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n);
@@ -110,6 +143,13 @@ void test_env_restore(void);
  * <variant>/bin/hisp, so sanitize tests run the sanitize program), or NULL
  * when it is not built. */
 const char *test_hisp_bin(void);
+/* Runs cmd through the shell (the environment as main() found it); its
+ * stdout goes to out (cap bytes, NUL-terminated); returns the exit status,
+ * -1 when it did not exit normally. */
+int test_shell(const char *cmd, char *out, size_t cap);
+/* test_shell of pre, then fmt formatted with ap, then post. */
+int test_vshell(char *out, size_t cap, const char *pre, const char *post, const char *fmt,
+                va_list ap);
 /* Runs "hisp ARGS" through the shell (ARGS formatted like printf, stderr
  * dropped); stdout goes to out (cap bytes, NUL-terminated); returns the exit
  * status, -1 when the program did not exit normally. */
@@ -137,8 +177,17 @@ void test_stderr_begin(void);
 char *test_stderr_end(void);
 /* The integer after "key": in a JSON text (ck_assert when missing). */
 long long test_json_int(const char *text, const char *key);
-/* The number after "key": (ck_assert when missing; null reads as NaN). */
+/* The number after "key": (ck_assert when missing or not a number; null
+ * reads as NaN). */
 double test_json_double(const char *text, const char *key);
+
+#ifdef HISP_HAVE_CUDA
+/* One NVRTC build of program prog (HISPI_PROG_*) with opts for sm_90 (no
+ * device needed): true when it gave a cubin; false when NVRTC is missing,
+ * recorded as skipped (what: the tests); a failed build fails the test with
+ * its log. */
+bool test_nvrtc_build(hisp_context ctx, int prog, const char *opts, const char *what);
+#endif
 
 /* The real-matrix folder: $HISP_MATRICES, else ../shared/matrices beside the
  * source tree; NULL if it is not a folder. */
@@ -146,6 +195,13 @@ const char *test_matrix_dir(void);
 /* Skips a group of tests that needs test_matrix_dir() when it is NULL; the
  * end-of-run summary counts these groups and names the folder it looked for. */
 void test_skip_no_matrices(const char *what);
+/* The names of the .mtx files of dir, sorted (at most 256, strdup'd: free
+ * them with test_free_names); 0 when dir cannot be opened (ck_assert). */
+int test_mtx_names(const char *dir, char *names[256]);
+void test_free_names(char **names, int n);
+/* Whether a Matrix Market file's banner says complex: 1, 0, or -1 when the
+ * file cannot be read. */
+int test_mtx_is_complex(const char *path);
 
 /* M (a matrix of context cm) holds the entries of R (of context cr): their
  * CSR duplicates have the same pointers and columns and values within 1e-5
