@@ -445,9 +445,9 @@ START_TEST(test_multiply_matches_library)
         run_free(&r);
         test_same_matrix(ctx, C, ctx, L, "hisp multiply vs hisp_matrix_multiply");
         double *zk = calloc((size_t)k, sizeof *zk), *zm = calloc((size_t)m, sizeof *zm);
-        double *bx = expected(ctx, B, ob, 1.0, x, n, 0.0, zk, k);
-        double *want = expected(ctx, A, oa, 1.0, bx, k, 0.0, zm, m);
-        double *got = expected(ctx, C, HISP_OP_N, 1.0, x, n, 0.0, zm, m);
+        double *bx = expected(ctx, B, ob, 1.0, x, 0.0, zk, k);
+        double *want = expected(ctx, A, oa, 1.0, bx, 0.0, zm, m);
+        double *got = expected(ctx, C, HISP_OP_N, 1.0, x, 0.0, zm, m);
         ck_assert_msg(test_rel_error(HISP_F64, got, want, m) < 1e-12, "multiply case %d: error %g",
                       t, test_rel_error(HISP_F64, got, want, m));
         free(zk), free(zm), free(bx), free(want), free(got), free(x), free(y0);
