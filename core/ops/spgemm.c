@@ -55,6 +55,33 @@ hisp_status hispi_spgemm_check(hisp_context ctx, const char *what, hisp_op op_a,
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_spgemm_prefix(hisp_context ctx, int64_t *p, int64_t m)
+{
+    p[0] = 0;
+    for (int64_t i = 0; i < m; i++) {
+        if (p[i + 1] > INT64_MAX - p[i])
+            return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
+                              "SpGEMM: C would hold more than 2^63 - 1 entries (%lld in its "
+                              "first %lld rows, then %lld more)",
+                              (long long)p[i], (long long)i, (long long)p[i + 1]);
+        p[i + 1] += p[i];
+    }
+    return HISP_SUCCESS;
+}
+
+void hispi_spgemm_take(const hispi_spgemm_args *g, hispi_spgemm_out *o, hispi_sparse *C)
+{
+    int64_t m = g->a.nrows;
+    C->format = HISP_FORMAT_CSR;
+    C->type = g->type;
+    C->nrows = m;
+    C->ncols = g->b.ncols;
+    C->nnz = o->rowptr[m];
+    C->rowptr = o->rowptr;
+    C->colind = o->colind;
+    C->val = o->val;
+}
+
 hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
 {
     if (hispi_spgemm_dev_usable(ctx)) return hispi_spgemm_dev_product(ctx, g, C);
@@ -77,14 +104,7 @@ hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, h
         free(o.rowptr), free(o.colind), free(o.val);
         return s;
     }
-    C->format = HISP_FORMAT_CSR;
-    C->type = g->type;
-    C->nrows = m;
-    C->ncols = g->b.ncols;
-    C->nnz = nnz;
-    C->rowptr = o.rowptr;
-    C->colind = o.colind;
-    C->val = o.val;
+    hispi_spgemm_take(g, &o, C);
     return HISP_SUCCESS;
 }
 

@@ -81,6 +81,13 @@ HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_s
 
 /* ---- the product (spgemm.c) ------------------------------------------------ */
 
+/* Row counts p[1..m] into row pointers, p[0] = 0 (int64; a total beyond
+ * INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped). */
+HISPI_LOCAL hisp_status hispi_spgemm_prefix(hisp_context ctx, int64_t *p, int64_t m);
+/* C (m x n, g's type) takes o's arrays (nnz = o->rowptr[m]). */
+HISPI_LOCAL void hispi_spgemm_take(const hispi_spgemm_args *g, hispi_spgemm_out *o,
+                                   hispi_sparse *C);
+
 /* C (a host CSR of g's type, m x n, zeroed on failure) = op(A)*op(B):
  * on the context's device where its backend has run-time kernels
  * (spgemm_dev.c), else the host phases: symbolic, C's arrays allocated

@@ -261,17 +261,7 @@ static hisp_status symbolic(dev_job *j, const hispi_spgemm_args *g, row_lists *L
                        kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
     HISPI_TRY(launch(j, K_COUNT_G, cg, 9, L->ng));
     if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CNT], 0, v, (size_t)m * 8));
-    int64_t *p = o->rowptr;
-    p[0] = 0;
-    for (int64_t i = 0; i < m; i++) {
-        if (p[i + 1] > INT64_MAX - p[i])
-            return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
-                              "SpGEMM: C would hold more than 2^63 - 1 entries (%lld in its "
-                              "first %lld rows, then %lld more)",
-                              (long long)p[i], (long long)i, (long long)p[i + 1]);
-        p[i + 1] += p[i];
-    }
-    return HISP_SUCCESS;
+    return hispi_spgemm_prefix(ctx, o->rowptr, m);
 }
 
 /* Phase 3: C's columns and values into o (allocated by the caller). */
@@ -330,13 +320,6 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
         return s;
     }
     hispi_spgemm_device_calls++;
-    C->format = HISP_FORMAT_CSR;
-    C->type = g->type;
-    C->nrows = m;
-    C->ncols = g->b.ncols;
-    C->nnz = nnz;
-    C->rowptr = o.rowptr;
-    C->colind = o.colind;
-    C->val = o.val;
+    hispi_spgemm_take(g, &o, C);
     return HISP_SUCCESS;
 }

@@ -197,16 +197,7 @@ hisp_status hispi_spgemm_symbolic(hisp_context ctx, const hispi_spgemm_args *g,
 {
     out->rowptr[0] = 0;
     HISPI_TRY(run_phase(ctx, g, out, PH_COUNT));
-    int64_t *p = out->rowptr;
-    for (int64_t i = 0; i < g->a.nrows; i++) {
-        if (p[i + 1] > INT64_MAX - p[i])
-            return hispi_fail(ctx, HISP_ERR_OUT_OF_HOST_MEMORY,
-                              "SpGEMM: C would hold more than 2^63 - 1 entries (%lld in its "
-                              "first %lld rows, then %lld more)",
-                              (long long)p[i], (long long)i, (long long)p[i + 1]);
-        p[i + 1] += p[i];
-    }
-    return HISP_SUCCESS;
+    return hispi_spgemm_prefix(ctx, out->rowptr, g->a.nrows);
 }
 
 hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out)
