@@ -17,7 +17,12 @@
  *      CSR. The values are summed in the host phases' order without fused
  *      multiply-adds, so C has the host path's bits (the kernel's header).
  * Every device buffer is freed on every path; C is a host CSR as the host
- * path makes it. */
+ * path makes it.
+ *
+ * A plan's numeric pass (the end of this file) keeps its buffers instead:
+ * the operands' patterns, C's structure, the row lists, room for the values
+ * (hispi_spgemm_dev_plan); each execution writes the values, runs
+ * sg_num_row / sg_num_group and reads C's values (hispi_spgemm_dev_numeric). */
 #include "backend/backend.h"
 #include "spgemm.h"
 
