@@ -273,3 +273,95 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
     emit_g(keys + o, t, pos + o, sb + o / 2, &n, c, ccol + c0, cval + c0 * NC);
     values_g(keys + o, t - 1, pos + o, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
 }
+
+/* ---- the plan's numeric re-computation (hispi_spgemm_dev_numeric) ----------
+ *
+ * C's structure is known (cptr, ccol: each row's columns sorted), so only
+ * the values are summed: every product's column is found in C's row by a
+ * binary search (from the last position found for the same entry of A's
+ * row, since B's row is sorted), and each value receives its products in
+ * the host's order from -0, without contraction, as in values_l/_g above:
+ * the host's and the fresh product's bits. Only rows with products are
+ * listed (rows without have no entries in C). */
+
+/* The position of col in cc[lo..n) (present: the plan's pattern). */
+FN u32 cpos(GLOBAL const int *cc, u32 lo, u32 n, int col)
+{
+    u32 hi = n;
+    while (lo < hi) {
+        const u32 mid = (lo + hi) >> 1;
+        if (cc[mid] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* s += x * y (the complex product for NC == 2), as values_l/_g add. */
+FN void num_add(GLOBAL real *s, const real x0, const real x1, GLOBAL const real *y)
+{
+    const real y0 = y[0];
+    if (NC == 1) {
+        s[0] = s[0] + MUL(x0, y0);
+    } else {
+        const real y1 = y[NC - 1];
+        s[0] = s[0] + (MUL(x0, y0) - MUL(x1, y1));
+        s[NC - 1] = s[NC - 1] + (MUL(x0, y1) + MUL(x1, y0));
+    }
+}
+
+/* One work-item per listed row (rows[0..n)): the row summed alone, in order. */
+KERNEL sg_num_row(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                  GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                  GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *cptr,
+                  GLOBAL const int *ccol, GLOBAL real *cval)
+{
+    const i64 g = GLOBAL_ID;
+    if (g >= n) return;
+    const int i = rows[g];
+    const i64 c0 = cptr[i];
+    const u32 c = (u32)(cptr[i + 1] - c0);
+    GLOBAL const int *cc = ccol + c0;
+    GLOBAL real *cv = cval + c0 * NC;
+    for (u32 q = 0; q < c * NC; q++)
+        cv[q] = -(real)0;
+    for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++) {
+        const int r = acol[ka];
+        const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;
+        u32 q = 0;
+        for (i64 kb = bptr[r]; kb < bptr[r + 1]; kb++) {
+            q = cpos(cc, q, c, bcol[kb]);
+            num_add(cv + (i64)q * NC, x0, x1, bval + kb * NC);
+        }
+    }
+}
+
+/* One work-group per listed row (rows[group]): A's row one entry at a time
+ * (a barrier between them), the work-items taking the entries of B's row;
+ * B's row has distinct columns, so no two work-items add to one value at
+ * once (values_l/_g's argument). */
+KERNEL sg_num_group(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                    GLOBAL const real *aval, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                    GLOBAL const real *bval, GLOBAL const i64 *cptr, GLOBAL const int *ccol,
+                    GLOBAL real *cval)
+{
+    const int i = rows[GROUP];
+    const i64 c0 = cptr[i];
+    const u32 c = (u32)(cptr[i + 1] - c0);
+    GLOBAL const int *cc = ccol + c0;
+    GLOBAL real *cv = cval + c0 * NC;
+    for (u32 q = LID; q < c * NC; q += GS)
+        cv[q] = -(real)0;
+    BARRIER_G();
+    for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++) {
+        const int r = acol[ka];
+        const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;
+        u32 q = 0;
+        for (i64 kb = bptr[r] + LID; kb < bptr[r + 1]; kb += GS) {
+            q = cpos(cc, q, c, bcol[kb]);
+            num_add(cv + (i64)q * NC, x0, x1, bval + kb * NC);
+        }
+        BARRIER_G();
+    }
+}

@@ -23,6 +23,8 @@
 extern void hispi_alloc_fail_after(long);
 /* the device path's hooks (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_device_calls, hispi_spgemm_dev_fail_after;
+/* plan executions computed on the device (core/ops/spgemm_dev.c) */
+extern long hispi_spgemm_numeric_device_calls;
 
 /* Products the current target computes on the device per product: 1 on a
  * backend with run-time kernels (every one but the reference), whose
@@ -460,7 +462,8 @@ static void same_bits(hisp_context ctx, hisp_matrix C, hisp_matrix D, const char
 
 /* The plan: create equals a fresh product; execute with new values (the
  * same patterns) equals a fresh product of those, bit for bit, for every
- * op pair, and leaves C's handle and structure. */
+ * op pair, and leaves C's handle and structure. On a target with run-time
+ * kernels every execution runs on the device (no silent host fallback). */
 START_TEST(test_plan)
 {
     hisp_context ctx = target_context(_i);
@@ -484,7 +487,9 @@ START_TEST(test_plan)
                 hisp_matrix_destroy(&F);
                 for (int round = 0; round < 2; round++) {
                     hisp_matrix A2 = revalued(ctx, A, -1.5 - round), B2 = revalued(ctx, B, 0.75);
+                    long calls = hispi_spgemm_numeric_device_calls;
                     CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
+                    ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, dev_per_product);
                     CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A2, (hisp_op)ob, B2, &F));
                     char what[120];
                     snprintf(what, sizeof what, "target %d %s op %d x op %d: execute round %d", _i,
@@ -834,6 +839,49 @@ START_TEST(test_device)
 }
 END_TEST
 
+/* Every device buffer of a plan's execution of A*B (device_operand: row 3
+ * is summed by a work-group, the others by one work-item each) failed in
+ * turn (its device state is made at the first execution): HISP_ERR_OUT_OF_DEVICE_MEMORY with
+ * a message, C's values unchanged; the next execution succeeds with the
+ * fresh product's bits, and so does one more (the state kept). */
+static void plan_device_failures(hisp_context ctx, hisp_matrix A, hisp_matrix B)
+{
+    hisp_spgemm_plan plan = NULL;
+    hisp_matrix C = NULL, F = NULL;
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, A, HISP_OP_N, B, &plan, &C));
+    hisp_matrix A2 = revalued(ctx, A, -0.25), B2 = revalued(ctx, B, 1.5);
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A2, HISP_OP_N, B2, &F));
+    saved sc = save(ctx, C);
+    long k = 1;
+    for (;; k++) {
+        long calls = hispi_spgemm_numeric_device_calls;
+        hispi_spgemm_dev_fail_after = k;
+        hisp_status s = hisp_spgemm_plan_execute(plan, A2, B2, C);
+        hispi_spgemm_dev_fail_after = 0;
+        if (s == HISP_SUCCESS) {
+            ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, 1);
+            break;
+        }
+        ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "plan buffer %ld: %s", k,
+                      hisp_status_string(s));
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, "device buffer"), "message: %s", e.message);
+        unchanged(ctx, C, &sc, "plan execute: C after a device failure");
+        ck_assert_msg(k < 100, "plan execute never succeeds");
+    }
+    ck_assert_msg(k > 9, "plan execute: only %ld device buffers", k - 1);
+    same_bits(ctx, C, F, "plan execute after device failures vs multiply");
+    hispi_spgemm_dev_fail_after = 1; /* the kept state allocates nothing more */
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
+    hispi_spgemm_dev_fail_after = 0;
+    same_bits(ctx, C, F, "plan execute again vs multiply");
+    saved_free(&sc);
+    hisp_spgemm_plan_destroy(&plan);
+    hisp_matrix_destroy(&C), hisp_matrix_destroy(&F), hisp_matrix_destroy(&A2);
+    hisp_matrix_destroy(&B2);
+}
+
 /* Every device buffer of a product failed in turn (a device target):
  * HISP_ERR_OUT_OF_DEVICE_MEMORY with a message, no C, the operands
  * unchanged; then the product succeeds. */
@@ -869,9 +917,49 @@ START_TEST(test_device_failures)
         ck_assert_msg(k < 100, "never succeeds");
     }
     ck_assert_msg(k > 10, "only %ld device buffers", k - 1);
+    plan_device_failures(ctx, A, B);
     saved_free(&sa), saved_free(&sb);
     hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
     hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A plan's device state on and off its backend: executions after a switch
+ * to the reference backend (the host's numeric phase) and back (the state
+ * made anew on the device) give the fresh product's bits; a plan whose
+ * context ends first is destroyed without touching it. */
+START_TEST(test_plan_backends)
+{
+    const test_target *tg;
+    test_targets(&tg);
+    hisp_context ctx = target_context(_i);
+    if (!dev_per_product) {
+        hisp_context_destroy(&ctx);
+        return; /* the reference: nothing on a device */
+    }
+    uint64_t st = test_seed() + 99;
+    hisp_matrix A = random_matrix(ctx, HISP_F64, 40, 35, 0.1, HISP_FORMAT_CSR, &st);
+    hisp_matrix B = random_matrix(ctx, HISP_F64, 40, 30, 0.1, HISP_FORMAT_CSR, &st);
+    hisp_spgemm_plan plan = NULL;
+    hisp_matrix C = NULL;
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_T, A, HISP_OP_N, B, &plan, &C));
+    for (int round = 0; round < 3; round++) {
+        /* round 1 on the reference backend, rounds 0 and 2 on the device */
+        hisp_backend_kind kind = round == 1 ? HISP_BACKEND_REFERENCE : tg[_i].kind;
+        CK_OK(ctx, hisp_context_set_backend(ctx, kind, round == 1 ? 0 : tg[_i].device));
+        hisp_matrix A2 = revalued(ctx, A, 2.0 + round), B2 = revalued(ctx, B, -0.5);
+        long calls = hispi_spgemm_numeric_device_calls;
+        CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
+        ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, round != 1);
+        hisp_matrix F = NULL;
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_T, A2, HISP_OP_N, B2, &F));
+        same_bits(ctx, C, F, round == 1 ? "execute on the reference" : "execute on the device");
+        hisp_matrix_destroy(&F), hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B2);
+    }
+    hisp_matrix_destroy(&C), hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx); /* the plan's device state goes with the backend */
+    hisp_spgemm_plan_destroy(&plan);
+    ck_assert_ptr_null(plan);
 }
 END_TEST
 
@@ -889,6 +977,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
     tcase_add_loop_test(tc, test_device, 0, n);
     tcase_add_loop_test(tc, test_device_failures, 0, n);
+    tcase_add_loop_test(tc, test_plan_backends, 0, n);
     tcase_add_loop_test(tc, test_generators, 0, n);
     tcase_add_loop_test(tc, test_real_matrices, 0, n);
     tcase_add_test(tc, test_plan_refusals);

@@ -3,7 +3,9 @@
  * operands already in CSR orientation. The host phases (core/ops/spgemm_ref.c)
  * take exactly these views, so that a backend slot can take over the
  * symbolic and numeric phases later without a change in core/ops/spgemm.c;
- * no backend has such a slot yet, and every backend runs the host phases.
+ * no backend has such a slot yet: the device path (core/ops/spgemm_dev.c,
+ * the product and a plan's numeric pass) takes the same views and runs
+ * through the backends' run-time kernels.
  * Includes only hisp.h. */
 #ifndef HISPI_SPGEMM_VIEW_H
 #define HISPI_SPGEMM_VIEW_H

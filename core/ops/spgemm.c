@@ -4,7 +4,7 @@
  * (spgemm_dev.c), else the host phases (spgemm_ref.c: symbolic phase, C's
  * arrays allocated once, fill), both over the operands' host copies. C is
  * a new host CSR matrix of A's context. The plan's numeric re-computation
- * (spgemm_plan.c) runs on the host on every backend. */
+ * (spgemm_plan.c) runs where the product does. */
 #include "spgemm.h"
 
 #include <stdlib.h>

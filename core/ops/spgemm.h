@@ -79,6 +79,32 @@ HISPI_LOCAL bool hispi_spgemm_dev_usable(hisp_context ctx);
 HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g,
                                                  hispi_sparse *C);
 
+/* A plan's device state (spgemm_dev.c): what does not change between its
+ * executions, kept in device buffers of the context's backend: op(A)'s and
+ * op(B)'s row pointers and columns (after any transpose), C's row pointers
+ * and columns, buffers for the operands' values and C's values, the row
+ * lists of the numeric kernels and the kernels themselves. */
+typedef struct hispi_spgemm_dplan hispi_spgemm_dplan;
+
+/* *d: the device state of g's patterns (g's values are not read) and C's
+ * structure c->rowptr, c->colind (m = g->a.nrows rows). A device buffer that
+ * cannot be had is HISP_ERR_OUT_OF_DEVICE_MEMORY; on failure *d is NULL and
+ * nothing is kept. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
+                                              const hispi_spgemm_out *c, hispi_spgemm_dplan **d);
+/* C's values into cval (host, the plan's nnz entries) from g's values (the
+ * patterns d was made of, checked by the caller): op(A)'s and op(B)'s values
+ * uploaded (a transposed operand's gathered through its permutation and
+ * conjugated for op H on the host, as the product does), one numeric pass
+ * on the device, C's values downloaded. The same bits as the host's numeric
+ * phase and the fresh product. cval is written only by the final download,
+ * after every kernel has been queued without error. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
+                                                 const hispi_spgemm_args *g, void *cval);
+/* Frees *d's buffers and kernels with ctx's backend (the one that made
+ * them), then *d; NULLs *d. NULL: nothing. */
+HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **d);
+
 /* ---- the product (spgemm.c) ------------------------------------------------ */
 
 /* Row counts p[1..m] into row pointers, p[0] = 0 (int64; a total beyond

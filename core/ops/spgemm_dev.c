@@ -17,7 +17,12 @@
  *      CSR. The values are summed in the host phases' order without fused
  *      multiply-adds, so C has the host path's bits (the kernel's header).
  * Every device buffer is freed on every path; C is a host CSR as the host
- * path makes it. */
+ * path makes it.
+ *
+ * A plan's numeric pass (the end of this file) keeps its buffers instead:
+ * the operands' patterns, C's structure, the row lists, room for the values
+ * (hispi_spgemm_dev_plan); each execution writes the values, runs
+ * sg_num_row / sg_num_group and reads C's values (hispi_spgemm_dev_numeric). */
 #include "backend/backend.h"
 #include "spgemm.h"
 
@@ -34,6 +39,11 @@ long hispi_spgemm_dev_fail_after;
  * table slots (kernels/spgemm.cl). A row of at most TL / 2 products hashes
  * in local memory: 4 KiB keys, 4 KiB positions, 4 KiB sort pairs. */
 enum { GS = 64, SUB = 8, TL = 1024 };
+/* The plan's numeric pass: a row of C with at most ROW1 products is summed
+ * by one work-item alone (sg_num_row: no barriers, no idle work-items on
+ * the short rows of stencils and meshes), a longer one by a work-group
+ * (sg_num_group). A choice, not a tuned value. */
+enum { ROW1 = 256 };
 /* the largest global table of one row (slots; 12 bytes each) */
 #define MAX_SLOTS ((int64_t)1 << 31)
 
@@ -93,13 +103,18 @@ static void job_free(dev_job *j)
         if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
 }
 
-static hisp_status dalloc(dev_job *j, int which, size_t bytes)
+/* A device buffer into *buf (the test hook's failures included). */
+static hisp_status buf_new(hisp_context ctx, size_t bytes, void **buf)
 {
-    hisp_context ctx = j->ctx;
     if (hispi_spgemm_dev_fail_after > 0 && --hispi_spgemm_dev_fail_after == 0)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
                           "SpGEMM: device buffer of %zu bytes (injected failure)", bytes);
-    return HISPI_BE(ctx, buf_alloc, bytes, &j->b[which]);
+    return HISPI_BE(ctx, buf_alloc, bytes, buf);
+}
+
+static hisp_status dalloc(dev_job *j, int which, size_t bytes)
+{
+    return buf_new(j->ctx, bytes, &j->b[which]);
 }
 
 static hisp_status upload(dev_job *j, int which, const void *src, size_t bytes)
@@ -148,9 +163,10 @@ static hisp_status upload_operand(dev_job *j, hisp_type t, const hispi_spgemm_op
     return s;
 }
 
-static hisp_status kernels(dev_job *j, hisp_type t)
+/* The program's build options for type t (one program for the product and
+ * the plan's numeric pass), after checking the device's work-group size. */
+static hisp_status kernel_opts(hisp_context ctx, hisp_type t, char *opts, size_t size)
 {
-    hisp_context ctx = j->ctx;
     hispi_kcaps caps;
     HISPI_TRY(HISPI_BE(ctx, kern_caps, &caps));
     if (caps.max_group < GS)
@@ -159,12 +175,17 @@ static hisp_status kernels(dev_job *j, hisp_type t)
                           caps.max_group);
     bool dbl = t == HISP_F64 || t == HISP_C64;
     int nc = hisp_type_components(t);
-    char opts[200];
-    snprintf(opts, sizeof opts,
-             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d",
+    snprintf(opts, size, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d",
              dbl ? "double" : "float", (int)dbl, nc, GS, SUB, TL);
+    return HISP_SUCCESS;
+}
+
+static hisp_status kernels(dev_job *j, hisp_type t)
+{
+    char opts[200];
+    HISPI_TRY(kernel_opts(j->ctx, t, opts, sizeof opts));
     for (int i = 0; i < NK; i++)
-        HISPI_TRY(HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, knames[i], &j->k[i]));
+        HISPI_TRY(HISPI_BE(j->ctx, kern_get, HISPI_PROG_SPGEMM, opts, knames[i], &j->k[i]));
     return HISP_SUCCESS;
 }
 
@@ -321,5 +342,176 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
     }
     hispi_spgemm_device_calls++;
     hispi_spgemm_take(g, &o, C);
+    return HISP_SUCCESS;
+}
+
+/* ---- the plan's numeric re-computation ------------------------------------ */
+
+/* Test hook: plan executions whose values were computed on the device. */
+long hispi_spgemm_numeric_device_calls;
+
+enum {
+    P_APTR,
+    P_ACOL,
+    P_AVAL,
+    P_BPTR,
+    P_BCOL,
+    P_BVAL,
+    P_CPTR,
+    P_CCOL,
+    P_CVAL,
+    P_ROWS1,
+    P_ROWSG,
+    NP
+};
+enum { PK_ROW, PK_GROUP, NPK };
+static const char *const pknames[NPK] = {"sg_num_row", "sg_num_group"};
+
+struct hispi_spgemm_dplan {
+    void *b[NP];
+    void *k[NPK];
+    int64_t m, nnz_a, nnz_b, nnz_c;
+    int64_t n1, ng; /* rows in P_ROWS1 (one work-item each) and P_ROWSG (a group each) */
+};
+
+void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **pd)
+{
+    hispi_spgemm_dplan *d = *pd;
+    if (!d) return;
+    for (int i = 0; i < NP; i++)
+        if (d->b[i]) HISPI_BE_VOID(ctx, buf_free, d->b[i]);
+    for (int i = 0; i < NPK; i++)
+        if (d->k[i]) HISPI_BE_VOID(ctx, kern_free, d->k[i]);
+    free(d);
+    *pd = NULL;
+}
+
+static hisp_status plan_upload(hisp_context ctx, hispi_spgemm_dplan *d, int which, const void *src,
+                               size_t bytes)
+{
+    HISPI_TRY(buf_new(ctx, bytes, &d->b[which]));
+    if (!bytes) return HISP_SUCCESS;
+    return HISPI_BE(ctx, buf_write, d->b[which], 0, src, bytes);
+}
+
+/* The rows of C with products, split by their product counts (ROW1):
+ * *r1 (n1 of them) and *rg (ng), allocated here. */
+static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int32_t **r1,
+                              int64_t *n1, int32_t **rg, int64_t *ng)
+{
+    const hispi_spgemm_operand *a = &g->a, *b = &g->b;
+    int64_t m = a->nrows;
+    *r1 = *rg = NULL;
+    *n1 = *ng = 0;
+    int64_t *prod = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)m, sizeof *prod, (void **)&prod));
+    for (int64_t i = 0; i < m; i++) {
+        int64_t f = 0;
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++)
+            f += b->rowptr[a->colind[k] + 1] - b->rowptr[a->colind[k]];
+        prod[i] = f;
+        *n1 += f > 0 && f <= ROW1;
+        *ng += f > ROW1;
+    }
+    hisp_status s = hispi_alloc(ctx, (size_t)*n1, sizeof **r1, (void **)r1);
+    if (!s) s = hispi_alloc(ctx, (size_t)*ng, sizeof **rg, (void **)rg);
+    if (!s) {
+        int64_t p1 = 0, pg = 0;
+        for (int64_t i = 0; i < m; i++)
+            if (prod[i] > ROW1)
+                (*rg)[pg++] = (int32_t)i;
+            else if (prod[i] > 0)
+                (*r1)[p1++] = (int32_t)i;
+    }
+    free(prod);
+    if (s) {
+        free(*r1), free(*rg);
+        *r1 = *rg = NULL;
+    }
+    return s;
+}
+
+hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
+                                  const hispi_spgemm_out *c, hispi_spgemm_dplan **pd)
+{
+    *pd = NULL;
+    const hispi_spgemm_operand *a = &g->a, *b = &g->b;
+    int64_t m = a->nrows;
+    if (m > INT32_MAX)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
+                          (long long)m);
+    size_t es = hisp_type_size(g->type);
+    hispi_spgemm_dplan *d = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *d, (void **)&d));
+    d->m = m, d->nnz_a = a->nnz, d->nnz_b = b->nnz, d->nnz_c = c->rowptr[m];
+    int32_t *r1 = NULL, *rg = NULL;
+    char opts[200];
+    hisp_status s = kernel_opts(ctx, g->type, opts, sizeof opts);
+    for (int i = 0; i < NPK && !s; i++)
+        s = HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, pknames[i], &d->k[i]);
+    if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng);
+    if (!s) s = plan_upload(ctx, d, P_APTR, a->rowptr, ((size_t)m + 1) * 8);
+    if (!s) s = plan_upload(ctx, d, P_ACOL, a->colind, (size_t)a->nnz * 4);
+    if (!s) s = buf_new(ctx, (size_t)a->nnz * es, &d->b[P_AVAL]);
+    if (!s) s = plan_upload(ctx, d, P_BPTR, b->rowptr, ((size_t)b->nrows + 1) * 8);
+    if (!s) s = plan_upload(ctx, d, P_BCOL, b->colind, (size_t)b->nnz * 4);
+    if (!s) s = buf_new(ctx, (size_t)b->nnz * es, &d->b[P_BVAL]);
+    if (!s) s = plan_upload(ctx, d, P_CPTR, c->rowptr, ((size_t)m + 1) * 8);
+    if (!s) s = plan_upload(ctx, d, P_CCOL, c->colind, (size_t)d->nnz_c * 4);
+    if (!s) s = buf_new(ctx, (size_t)d->nnz_c * es, &d->b[P_CVAL]);
+    if (!s) s = plan_upload(ctx, d, P_ROWS1, r1, (size_t)d->n1 * 4);
+    if (!s) s = plan_upload(ctx, d, P_ROWSG, rg, (size_t)d->ng * 4);
+    free(r1), free(rg);
+    if (s) {
+        hispi_spgemm_dev_plan_free(ctx, &d);
+        return s;
+    }
+    *pd = d;
+    return HISP_SUCCESS;
+}
+
+/* Writes op(X)'s values (gathered, conjugated) into the buffer buf. */
+static hisp_status write_values(hisp_context ctx, hisp_type t, const hispi_spgemm_operand *o,
+                                void *buf)
+{
+    if (!o->nnz) return HISP_SUCCESS;
+    const void *val;
+    void *tmp;
+    HISPI_TRY(operand_values(ctx, t, o, &val, &tmp));
+    hisp_status s = HISPI_BE(ctx, buf_write, buf, 0, val, (size_t)o->nnz * hisp_type_size(t));
+    free(tmp);
+    return s;
+}
+
+hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
+                                     const hispi_spgemm_args *g, void *cval)
+{
+    size_t es = hisp_type_size(g->type);
+    HISPI_TRY(write_values(ctx, g->type, &g->a, d->b[P_AVAL]));
+    HISPI_TRY(write_values(ctx, g->type, &g->b, d->b[P_BVAL]));
+#define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
+    if (d->n1) {
+        hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->n1, 0},
+                          PB(P_ROWS1),
+                          PB(P_APTR),
+                          PB(P_ACOL),
+                          PB(P_AVAL),
+                          PB(P_BPTR),
+                          PB(P_BCOL),
+                          PB(P_BVAL),
+                          PB(P_CPTR),
+                          PB(P_CCOL),
+                          PB(P_CVAL)};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_ROW], a, 11, (size_t)((d->n1 + GS - 1) / GS),
+                           (size_t)GS));
+    }
+    if (d->ng) {
+        hispi_karg a[] = {PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), PB(P_AVAL), PB(P_BPTR),
+                          PB(P_BCOL),  PB(P_BVAL), PB(P_CPTR), PB(P_CCOL), PB(P_CVAL)};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_GROUP], a, 10, (size_t)d->ng, (size_t)GS));
+    }
+#undef PB
+    if (d->nnz_c) HISPI_TRY(HISPI_BE(ctx, buf_read, d->b[P_CVAL], 0, cval, (size_t)d->nnz_c * es));
+    hispi_spgemm_numeric_device_calls++;
     return HISP_SUCCESS;
 }

@@ -1,10 +1,20 @@
 /* The SpGEMM plan (hisp_spgemm_plan_*): C's structure and the operands'
  * patterns kept from the first product, so that new values of A and B on
- * the same patterns recompute only C's values (the numeric phase over C's
- * known columns: no marker, no sort, no transpose: a transposed operand is
- * read through the permutation its counting sort left). */
+ * the same patterns recompute only C's values (over C's known columns: no
+ * marker, no hash, no sort, no transpose: a transposed operand is read
+ * through the permutation its counting sort left).
+ *
+ * Where the context's backend has run-time kernels the re-computation runs
+ * on its device (spgemm_dev.c): the plan's device state (the patterns and
+ * C's structure in device buffers) is made at the first execution on that
+ * backend and kept until the plan is destroyed or the backend goes (a
+ * devobj of the context: a backend switch or the context's end frees it);
+ * each execution uploads only the operands' values and downloads C's.
+ * Elsewhere the host's numeric phase (spgemm_ref.c). Both give the fresh
+ * product's bits. */
 #include "spgemm.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +32,7 @@ typedef struct {
 
 struct hisp_spgemm_plan_s {
     uint32_t magic;
+    hispi_devobj link; /* in ctx's objects while the plan lives */
     hisp_context ctx;
     hisp_op op_a, op_b;
     hisp_type type;
@@ -29,6 +40,7 @@ struct hisp_spgemm_plan_s {
     int64_t m, n, nnz; /* C's sizes */
     int64_t *rowptr;   /* C's structure */
     int32_t *colind;
+    hispi_spgemm_dplan *dev; /* the device state on ctx's backend, or NULL */
 };
 
 static void operand_free(plan_operand *o)
@@ -120,9 +132,21 @@ static void plan_free(hisp_spgemm_plan p)
     p->rowptr = NULL, p->colind = NULL;
 }
 
+/* The backend goes (a switch, the context's end): the device state with it. */
+static void plan_drop(hispi_devobj *o)
+{
+    hisp_spgemm_plan p = (hisp_spgemm_plan)((char *)o - offsetof(struct hisp_spgemm_plan_s, link));
+    hispi_spgemm_dev_plan_free(p->ctx, &p->dev);
+}
+
 void hisp_spgemm_plan_destroy(hisp_spgemm_plan *plan)
 {
     if (!plan || !hispi_handle_known(*plan, HISPI_H_SPGEMM)) return;
+    hisp_spgemm_plan p = *plan;
+    if (p->link.next) { /* the context lives (its end detaches and frees the state) */
+        hispi_spgemm_dev_plan_free(p->ctx, &p->dev);
+        hispi_devobj_detach(&p->link);
+    }
     plan_free(*plan);
     (*plan)->magic = 0;
     hispi_handle_free(*plan);
@@ -170,6 +194,7 @@ static hisp_status plan_create(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_m
     }
     p->magic = MAGIC_SPGEMM;
     p->ctx = ctx;
+    hispi_devobj_attach(ctx, &p->link, plan_drop);
     p->op_a = op_a, p->op_b = op_b;
     p->type = A->host.type;
     hispi_spgemm_src sa, sb;
@@ -238,8 +263,17 @@ static hisp_status plan_execute(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
     hispi_spgemm_args g = {p->type, {0}, {0}};
     if (!s) s = operand_check(ctx, "A", &p->a, &sa, p->type, p->op_a, &g.a);
     if (!s) s = operand_check(ctx, "B", &p->b, &sb, p->type, p->op_b, &g.b);
-    hispi_spgemm_out o = {C->host.rowptr, C->host.colind, C->host.val};
-    if (!s) s = hispi_spgemm_numeric(ctx, &g, &o);
+    if (!s && hispi_spgemm_dev_usable(ctx)) {
+        hispi_spgemm_out c = {p->rowptr, p->colind, NULL};
+        if (!p->dev) s = hispi_spgemm_dev_plan(ctx, &g, &c, &p->dev);
+        if (!s) s = hispi_spgemm_dev_numeric(ctx, p->dev, &g, C->host.val);
+        /* a failed pass leaves no state behind: the next execution makes
+         * it anew */
+        if (s) hispi_spgemm_dev_plan_free(ctx, &p->dev);
+    } else if (!s) {
+        hispi_spgemm_out o = {C->host.rowptr, C->host.colind, C->host.val};
+        s = hispi_spgemm_numeric(ctx, &g, &o);
+    }
     if (!s) hispi_matrix_drop_device(C); /* its values changed */
     hispi_spgemm_close(&sa);
     hispi_spgemm_close(&sb);
