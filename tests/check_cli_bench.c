@@ -97,7 +97,8 @@ static void check_rows(const char *out, const rows *r)
             double calls = test_json_double(row, "calls");
             ck_assert_msg(calls >= 1 && calls <= repeat, "calls %g of %g in\n%s", calls, repeat,
                           row);
-            ck_assert(has(row, "ok", "true"));
+            /* null: a solve not checked, where it diverges on the reference */
+            ck_assert_msg(has(row, "ok", "true") || has(row, "ok", "null"), "%s", row);
             ck_assert(has(row, "device", "{"));
         } else {
             ck_assert_msg(has(row, "status", "\"skipped\""), "%s", row);
@@ -244,7 +245,11 @@ START_TEST(test_bench_ops)
             ck_assert(strstr(r.out, "\"iterations\": 20"));
             ck_assert((strcmp(cases[c].method, "gmres") == 0) ==
                       (strstr(r.out, "\"restart\": 30") != NULL));
-            ck_assert(!strstr(r.out, "\"ok\": null")); /* converging: checked */
+            /* unchecked only where the method diverges on the reference (its row
+             * comes first): 20 iterations of a random indefinite system may */
+            if (strstr(r.out, "\"ok\": null"))
+                ck_assert_msg(test_json_double(r.out, "relative_residual") >= 1, "case %zu %s", c,
+                              r.out);
         }
         rows rs = split_rows(r.out);
         check_rows(r.out, &rs);
