@@ -79,8 +79,8 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
             if (in->op == OP_SPMV_DOT) {
                 json_double(&j, "spmv_ms", r->spmv_ms);
                 json_double(&j, "unfused_ms", r->unfused_ms);
-                json_double(&j, "dot", r->dot);
-                json_double(&j, "dot_unfused", r->dot_unfused);
+                json_exact(&j, "dot", r->dot);
+                json_exact(&j, "dot_unfused", r->dot_unfused);
                 json_double(&j, "dot_error", r->dot_error);
             }
             json_transfers(&j, &r->xfer, r->kind == K_CUSPARSE ? BENCH_VENDOR_COVERS : NULL);

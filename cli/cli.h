@@ -273,6 +273,8 @@ void json_string(cli_json *j, const char *key, const char *s);
 void json_int(cli_json *j, const char *key, int64_t v);
 void json_uint(cli_json *j, const char *key, uint64_t v);
 void json_double(cli_json *j, const char *key, double v); /* non-finite -> null */
+/* A computed result a caller may compare: all 17 digits (json_double keeps 10). */
+void json_exact(cli_json *j, const char *key, double v);
 void json_bool(cli_json *j, const char *key, bool v);
 void json_null(cli_json *j, const char *key);
 /* Ends the document with a newline. */

@@ -130,6 +130,15 @@ void json_double(cli_json *j, const char *key, double v)
         fputs("null", j->f);
 }
 
+void json_exact(cli_json *j, const char *key, double v)
+{
+    member(j, key);
+    if (isfinite(v))
+        fprintf(j->f, "%.17g", v);
+    else
+        fputs("null", j->f);
+}
+
 void json_bool(cli_json *j, const char *key, bool v)
 {
     member(j, key);
