@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-typedef enum { OP_SPMV, OP_SPMVT, OP_ADD, OP_SOLVE, OP_SPMV_DOT, OP_COUNT } bench_op;
+typedef enum { OP_SPMV, OP_SPMVT, OP_ADD, OP_SOLVE, OP_SPMV_DOT, OP_MULTIPLY, OP_COUNT } bench_op;
 
 enum { K_REFERENCE, K_OPENCL, K_CUDA, K_CUSPARSE, K_COUNT };
 
@@ -25,6 +25,7 @@ typedef struct {
      * hisp_vector_dot (row->ms: the fused call); the fused dot p.q (real
      * part), the two calls' one, and the dot's error against the oracle's */
     double spmv_ms, unfused_ms, dot, dot_unfused, dot_error;
+    int64_t c_nnz;            /* multiply: the entries of this row's C = A A */
     hisp_transfer_stats xfer; /* over the timed calls, this row's context only */
 } bench_row;
 
@@ -35,7 +36,8 @@ typedef struct {
 
 /* A result on the host: a vector (ptr NULL) or a CSR matrix, values in double. */
 typedef struct {
-    int64_t n; /* entries */
+    int64_t n; /* entries (a vector's: scalar components) */
+    int comp;  /* a matrix's scalar components per entry (v holds n * comp) */
     double *v;
     int64_t *ptr;
     int32_t *cols;
@@ -86,6 +88,9 @@ bool bench_single(hisp_type t);
 double bench_load(hisp_type t, const void *p, int64_t i);
 /* ||a - b|| / ||b||; matrices (rows rows) merge row by row. */
 double bench_rel_error(const bench_result *a, const bench_result *b, int64_t rows);
+/* multiply: are a's and b's CSR structures equal (then the relative error
+ * over their values in *err, else *err is left as it was)? */
+bool bench_same_matrix(const bench_result *a, const bench_result *b, int64_t rows, double *err);
 /* Runs in's operation on ctx (its backend set); vendor: through a
  * one-device cuSPARSE plan. Fills the row's times and *res. */
 hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, bench_row *row,

@@ -255,6 +255,15 @@ static hisp_status add_call(void *u, int i)
     return s;
 }
 
+/* multiply: C = A A to completion, C's allocation included (add_prep
+ * destroys the previous C, untimed, as for add) */
+static hisp_status multiply_call(void *u, int i)
+{
+    op_job *j = u;
+    (void)i;
+    return hisp_matrix_multiply(HISP_OP_N, j->A, HISP_OP_N, j->A, &j->C);
+}
+
 static hisp_status solve_prep(void *u, int i)
 {
     op_job *j = u;
@@ -295,7 +304,8 @@ static hisp_status vendor_plan(op_job *j, int dev)
                              &j->plan);
 }
 
-/* r gets C's CSR form in double (C is converted). */
+/* r gets C's CSR form in double, each entry's scalar components (C is
+ * converted). */
 static hisp_status read_matrix(hisp_matrix C, hisp_type t, int64_t rows, bench_result *r)
 {
     const int64_t *ptr = NULL;
@@ -305,14 +315,17 @@ static hisp_status read_matrix(hisp_matrix C, hisp_type t, int64_t rows, bench_r
     if (!s) s = hisp_matrix_host_arrays(C, &ptr, &rws, &cols, &vals);
     if (s) return s;
     int64_t nnz = ptr[rows];
+    int comp = hisp_type_components(t);
     r->n = nnz;
+    r->comp = comp;
     r->ptr = malloc((size_t)(rows + 1) * sizeof *r->ptr);
     r->cols = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *r->cols);
-    r->v = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *r->v);
+    r->v = malloc((size_t)(nnz > 0 ? nnz * comp : 1) * sizeof *r->v);
     if (!r->ptr || !r->cols || !r->v) return HISP_ERR_OUT_OF_HOST_MEMORY;
     memcpy(r->ptr, ptr, (size_t)(rows + 1) * sizeof *ptr);
     if (nnz) memcpy(r->cols, cols, (size_t)nnz * sizeof *cols);
-    for (int64_t k = 0; k < nnz; k++)
+    /* a pattern matrix's entries are 1 (real: one component) */
+    for (int64_t k = 0; k < nnz * comp; k++)
         r->v[k] = vals ? bench_load(t, vals, k) : 1.0;
     return HISP_SUCCESS;
 }
@@ -340,6 +353,20 @@ double bench_rel_error(const bench_result *a, const bench_result *b, int64_t row
         }
     }
     return cli_error_relative(&e);
+}
+
+bool bench_same_matrix(const bench_result *a, const bench_result *b, int64_t rows, double *err)
+{
+    if (!a->ptr || !b->ptr || a->n != b->n || a->comp != b->comp ||
+        memcmp(a->ptr, b->ptr, (size_t)(rows + 1) * sizeof *a->ptr) != 0 ||
+        (a->n && memcmp(a->cols, b->cols, (size_t)a->n * sizeof *a->cols) != 0))
+        return false;
+    /* the same structure: entry k is the same (row, column) in both */
+    cli_error e = {0};
+    for (int64_t k = 0; k < a->n * a->comp; k++)
+        cli_error_add(a->v[k], b->v[k], &e);
+    *err = cli_error_relative(&e);
+    return true;
 }
 
 /* Runs the operation on ctx (its backend set); vendor: through a one-device
@@ -402,6 +429,12 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
                            &row->xfer);
         if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         if (!s) s = read_matrix(j.C, in->t, in->m, res);
+    } else if (in->op == OP_MULTIPLY) {
+        if (!s)
+            s = time_calls(ctx, multiply_call, add_prep, &j, warmup, calls, &row->ms, &row->calls,
+                           &row->xfer);
+        if (!s) s = read_matrix(j.C, in->t, in->m, res);
+        row->c_nnz = res->n;
     } else { /* solve */
         if (!s) s = hisp_vector_create(ctx, in->vt, in->m * in->per, &j.x);
         if (!s) s = hisp_vector_create(ctx, in->vt, in->n * in->per, &j.y);

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[] = {"spmv", "spmvt", "add", "solve", "spmv-dot", NULL};
+static const char *const op_names[] = {"spmv",     "spmvt",    "add", "solve",
+                                       "spmv-dot", "multiply", NULL};
 static const char *const kind_names[] = {"reference", "opencl", "cuda", "cusparse", NULL};
 
 const char *bench_op_name(bench_op op)
@@ -76,6 +77,7 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
                 json_int(&j, "iterations", r->iterations);
                 json_double(&j, "relative_residual", r->rel_residual);
             }
+            if (in->op == OP_MULTIPLY) json_int(&j, "c_nnz", r->c_nnz);
             if (in->op == OP_SPMV_DOT) {
                 json_double(&j, "spmv_ms", r->spmv_ms);
                 json_double(&j, "unfused_ms", r->unfused_ms);
@@ -108,7 +110,7 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
 {
     printf("hisp bench: %s of %s (%lld x %lld, %lld nonzeros, %s)", bench_op_name(in->op), spec,
            (long long)in->m, (long long)in->n, (long long)in->nnz, hisp_type_name(in->t));
-    bool sd = in->op == OP_SPMV_DOT;
+    bool sd = in->op == OP_SPMV_DOT, mul = in->op == OP_MULTIPLY;
     if (in->op == OP_SOLVE)
         printf(", %s, %d iterations", hisp_solver_method_name(in->method), in->iterations);
     printf("\n%s of %d calls after %d warm-up (fewer where a row passes 2 s), %llu bytes per "
@@ -120,8 +122,8 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
                "spmv ms", "+ dot ms", "GB/s", "copy", "of copy", "error");
     else
         printf("%-46s  %10s  %10s  %8s  %8s  %6s  %9s\n", "backend:device",
-               in->op == OP_SOLVE ? "ms/iter" : "ms", "device ms", "GB/s", "copy", "of copy",
-               "error");
+               in->op == OP_SOLVE ? "ms/iter" : "ms", mul ? "C nnz" : "device ms", "GB/s", "copy",
+               "of copy", "error");
     for (int i = 0; i < n; i++) {
         const bench_row *r = &rows[i];
         char label[64];
@@ -138,6 +140,8 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
         char dms[40] = "n/a";
         if (sd)
             snprintf(dms, sizeof dms, "%10.4f  %10.4f", r->spmv_ms, r->unfused_ms);
+        else if (mul) /* the product runs on the host: C's size says more */
+            snprintf(dms, sizeof dms, "%lld", (long long)r->c_nnz);
         else if (isfinite(r->device_ms))
             snprintf(dms, sizeof dms, "%.4f", r->device_ms);
         printf("%-46s  %10.4f  %*s  %8.2f  %8.2f  %5.0f%%  %9s%s\n", label, r->ms, sd ? 22 : 10,
@@ -161,8 +165,9 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
                "hisp_spmv_dot (q = A x, x.q), spmv: hisp_spmv alone, + dot: hisp_spmv then\n"
                "hisp_vector_dot; copy:");
     else
-        printf("\nms: wall per call with a synchronize after it; device ms: the device's own "
-               "time\n(n/a where not measured); copy:");
+        printf("\nms: wall per call with a synchronize after it; %s; copy:",
+               mul ? "C nnz: the entries of C = A A\n(the product runs on the host)"
+                   : "device ms: the device's own time\n(n/a where not measured)");
     printf(" GB/s of a large hisp_vector_copy on the device;\n"
            "error: relative 2-norm against the reference backend (tolerance %.0e)\n",
            in->tolerance);

@@ -26,15 +26,18 @@ static const char help[] =
     "                       solve (--method; --iterations iterations on every\n"
     "                       backend), spmv-dot (q = A x with x.q in one call, as\n"
     "                       the solvers run it, against hisp_spmv and\n"
-    "                       hisp_vector_dot as two calls; A square, f32 and f64)\n"
+    "                       hisp_vector_dot as two calls; A square, f32 and f64),\n"
+    "                       multiply (C = A A through hisp_matrix_multiply, a new\n"
+    "                       CSR C per call, its allocation timed; A square, CSR,\n"
+    "                       f32, f64, c32, c64)\n"
     "  --method M           solve: auto (default: CG when A is real and symmetric\n"
     "                       with a positive diagonal, and for quaternions, else\n"
     "                       BiCGSTAB), cg, bicgstab, gmres (GMRES(30)) or lsqr\n"
     "                       (least squares, any shape; no cusparse row)\n"
-    "  --repeat N           timed calls after warm-up (default 20; add 5; solve 3;\n"
-    "                       spmv-dot 200); a row stops repeating once its calls\n"
-    "                       pass 2 s (at least one call; the reference runs no\n"
-    "                       warm-up)\n"
+    "  --repeat N           timed calls after warm-up (default 20; add, multiply 5;\n"
+    "                       solve 3; spmv-dot 200); a row stops repeating once\n"
+    "                       its calls pass 2 s (at least one call; the\n"
+    "                       reference runs no warm-up)\n"
     "  --iterations K       solve: iterations per solve (default 100)\n"
     "  --format F           spmv, spmvt, solve, spmv-dot: hisp's rows run on A in\n"
     "                       format F: csr (default), hisparse or sell (f32, f64);\n"
@@ -42,7 +45,8 @@ static const char help[] =
     "                       either way\n"
     "  --plot OUT.svg       bar chart of the rows (no Python needed)\n"
     "  --plot-value ms|gbps the chart's value (default ms)\n" CLI_TYPE_HELP
-    "                       (add, spmv-dot: f32 and f64 only)\n"
+    "                       (add, spmv-dot: f32 and f64 only; multiply: f32,\n"
+    "                       f64, c32, c64)\n"
     "  --backends LIST      the rows: all (default; auto is the same) or a\n"
     "                       comma-separated list of reference, opencl, cuda,\n"
     "                       cusparse (--backend is an alias; cusparse: cuSPARSE's\n"
@@ -53,9 +57,10 @@ static const char help[] =
     "                       (hisp_mspmv_vec; its device ms is the kernel's); solve\n"
     "                       as hisp's Krylov loop with cuSPARSE's products\n"
     "                       (hisp_solver_solve_dist); add: skipped, the library\n"
-    "                       calls no vendor addition; its wall ms include the\n"
-    "                       plan's hand-off to its device thread, its device ms\n"
-    "                       are cuSPARSE's kernel alone)\n"
+    "                       calls no vendor addition; multiply: skipped, not yet\n"
+    "                       (cuSPARSE SpGEMM comes in a later change); its wall\n"
+    "                       ms include the plan's hand-off to its device thread,\n"
+    "                       its device ms are cuSPARSE's kernel alone)\n"
     "  --device I           only device I of each backend (its index in hisp info;\n"
     "                       default: every device)\n"
     "  --json               machine-readable output: \"type\", one object per row\n"
@@ -64,15 +69,19 @@ static const char help[] =
     "                       \"transfers\", their sum; spmv-dot rows add \"spmv_ms\",\n"
     "                       \"unfused_ms\" (hisp_spmv then hisp_vector_dot), \"dot\"\n"
     "                       (x.q of the fused call), \"dot_unfused\" and \"dot_error\"\n"
-    "                       (against the reference's dot)\n" CLI_HELP_HELP "\n"
+    "                       (against the reference's dot); multiply rows add\n"
+    "                       \"c_nnz\" (C's entries)\n" CLI_HELP_HELP "\n"
     "ms: wall time per call through the public API with a synchronize after each\n"
     "call, median (solve: per iteration; spmv-dot: the mean of --repeat calls\n"
     "back to back with one synchronize after them, the dots left on the device,\n"
     "as a solver's loop runs them). device_ms: the device's own time where\n"
     "the backend measures it (spmv/spmvt: hisp_spmv_timed's events; cuSPARSE: the\n"
-    "plan's kernel time; add: the traversal's device time). GB/s: the\n"
+    "plan's kernel time; add: the traversal's device time; multiply: none, the\n"
+    "product runs on the host on every backend). GB/s: the\n"
     "operation's minimum traffic per median wall time: spmv/spmvt/spmv-dot the CSR\n"
-    "arrays + x + y; add the HiSparse trees of A, B and C; solve per iteration the\n"
+    "arrays + x + y; add the HiSparse trees of A, B and C; multiply A's CSR arrays\n"
+    "read twice + C's CSR arrays written (C: the reference's A A); solve per\n"
+    "iteration the\n"
     "CSR arrays + 8 vectors (CG: x, r, p, q read and written), twice the CSR\n"
     "arrays + 12 vectors (BiCGSTAB), the CSR arrays + 4 + 5 (m + 1) / 2 vectors\n"
     "(GMRES(m): the product, modified Gram-Schmidt over the basis, the\n"
@@ -82,7 +91,10 @@ static const char help[] =
     "y = x of a large vector through hisp_vector_copy, timed the same way (bytes\n"
     "read + written). error:\n"
     "||r - r_ref|| / ||r_ref|| in the 2-norm over y, the entries of C, or x\n"
-    "(spmv-dot: over q, or the dot's relative error where that is larger).\n"
+    "(spmv-dot: over q, or the dot's relative error where that is larger;\n"
+    "multiply: over C's values once C's structure (row pointers and columns)\n"
+    "is found equal to the reference's: a C of another structure fails its row,\n"
+    "exit status 5).\n"
     "Solve: CG's x is checked; the other methods' iterates depend on rounding, so\n"
     "their relative residual is checked to be within 10x the reference's;\n"
     "nothing is checked where the method diverges on the reference (relative\n"
@@ -99,6 +111,11 @@ static int check_type(bench_op op, hisp_format f, hisp_type t)
         return cli_value_error("bench --format %s: type %s is not supported (f32 and f64; "
                                "--format csr takes every type)",
                                hisp_format_name(f), hisp_type_name(t));
+    /* the product takes f32, f64, c32 and c64 (hisp_matrix_multiply) */
+    if (op == OP_MULTIPLY && t != HISP_F32 && t != HISP_F64 && t != HISP_C32 && t != HISP_C64)
+        return cli_value_error("bench --op multiply: type %s is not supported (it takes f32, "
+                               "f64, c32 and c64)",
+                               hisp_type_name(t));
     if ((op == OP_ADD || op == OP_SPMV_DOT) && !cli_type_real(t))
         return cli_value_error("bench --op %s: type %s is not supported (it takes f32 and f64; "
                                "spmv, spmvt and solve take every type)",
@@ -131,6 +148,8 @@ static const char *vendor_skip(const bench_in *in)
     if (in->op == OP_ADD)
         return "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)";
     if (in->op == OP_SPMV_DOT) return "cuSPARSE has no SpMV with a fused dot";
+    if (in->op == OP_MULTIPLY)
+        return "not yet: bench has no cuSPARSE SpGEMM row (a later change adds cusparseSpGEMM)";
     if (in->op == OP_SOLVE && in->method == HISP_SOLVER_LSQR)
         return "the distributed solve (hisp_solver_solve_dist) has no LSQR";
     if (in->per > 1 || in->vt != in->t || (in->t != HISP_F32 && in->t != HISP_F64))
@@ -188,6 +207,18 @@ static int run_row(bench_in *in, bench_row *row, bench_result *ref, bw_entry *bw
         in->ref_residual = row->rel_residual;
         in->ref_dot = row->dot;
         row->dot_error = 0;
+    } else if (in->op == OP_MULTIPLY) {
+        /* an error over values means nothing once the structures differ */
+        if (!bench_same_matrix(&res, ref, in->m, &row->rel_error)) {
+            row->status = "failed";
+            snprintf(row->reason, sizeof row->reason,
+                     "C's structure differs from the reference's (%lld entries, the reference's "
+                     "%lld)",
+                     (long long)res.n, (long long)ref->n);
+            bench_result_free(&res);
+            hisp_context_destroy(&ctx);
+            return CLI_CHECK;
+        }
     } else {
         row->rel_error = bench_rel_error(&res, ref, in->m);
         if (in->op == OP_SPMV_DOT) {
@@ -421,7 +452,7 @@ static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
             k++;
         if (k == OP_COUNT)
             rc = cli_value_error("--op: unknown operation '%s' (spmv, spmvt, add, solve, "
-                                 "spmv-dot)",
+                                 "spmv-dot, multiply)",
                                  val[B_OP]);
         in->op = (bench_op)k;
     }
@@ -430,8 +461,15 @@ static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
     if (!rc && in->op == OP_ADD && val[B_FORMAT] && in->format != HISP_FORMAT_HISPARSE)
         rc = cli_usage_error("bench", "--op add runs HiSparse trees, not --format %s",
                              hisp_format_name(in->format));
-    in->repeat = in->op == OP_ADD ? 5 : in->op == OP_SOLVE ? 3 : in->op == OP_SPMV_DOT ? 200 : 20;
-    if (in->op == OP_ADD || in->op == OP_SOLVE) in->warmup = 1;
+    /* C is a new CSR matrix whatever A's format: A stays CSR (no private copy timed) */
+    if (!rc && in->op == OP_MULTIPLY && in->format != HISP_FORMAT_CSR)
+        rc = cli_usage_error("bench", "--op multiply runs on CSR, not --format %s",
+                             hisp_format_name(in->format));
+    in->repeat = in->op == OP_ADD || in->op == OP_MULTIPLY ? 5
+                 : in->op == OP_SOLVE                      ? 3
+                 : in->op == OP_SPMV_DOT                   ? 200
+                                                           : 20;
+    if (in->op == OP_ADD || in->op == OP_SOLVE || in->op == OP_MULTIPLY) in->warmup = 1;
     if (!rc && val[B_REPEAT]) rc = cli_parse_int("--repeat", val[B_REPEAT], 1, 100000, &in->repeat);
     if (!rc && val[B_ITER])
         rc = cli_parse_int("--iterations", val[B_ITER], 1, 1000000, &in->iterations);
@@ -497,6 +535,23 @@ static int bench_add_inputs(hisp_context hctx, const char *spec, bench_in *in, h
     return CLI_OK;
 }
 
+/* --op multiply's byte model: A's CSR arrays read twice (as the left and
+ * the right factor) + C's written, C = A A computed once here on the host
+ * context (every backend's product makes the same structure). */
+static int bench_multiply_bytes(hisp_context hctx, const char *spec, bench_in *in, hisp_matrix A,
+                                uint64_t csr)
+{
+    cli_progress("computing C = A A for the byte model");
+    hisp_matrix C = NULL;
+    uint64_t bc = 0;
+    hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, A, &C);
+    if (!s) s = hisp_matrix_format_bytes(C, HISP_FORMAT_CSR, in->t, &bc);
+    hisp_matrix_destroy(&C);
+    if (s) return cli_fail(hctx, s, spec);
+    in->bytes = 2 * csr + bc;
+    return CLI_OK;
+}
+
 /* The solve's minimum traffic per iteration (the help's model); es: vector
  * bytes per row of A. */
 static uint64_t solve_bytes(const bench_in *in, uint64_t csr, uint64_t es)
@@ -520,7 +575,8 @@ static int bench_op_inputs(hisp_context hctx, const char *spec, bench_in *in, hi
                            hisp_matrix *B, uint64_t csr)
 {
     uint64_t es = hisp_type_size(in->vt) * (uint64_t)in->per; /* vector bytes per row */
-    if ((in->op == OP_SPMV_DOT || (in->op == OP_SOLVE && in->method != HISP_SOLVER_LSQR)) &&
+    if ((in->op == OP_SPMV_DOT || in->op == OP_MULTIPLY ||
+         (in->op == OP_SOLVE && in->method != HISP_SOLVER_LSQR)) &&
         in->m != in->n)
         return cli_value_error("%s: %s needs a square matrix, not %lld x %lld", spec,
                                bench_op_name(in->op), (long long)in->m, (long long)in->n);
@@ -529,6 +585,9 @@ static int bench_op_inputs(hisp_context hctx, const char *spec, bench_in *in, hi
         in->bytes = csr + es * (uint64_t)(in->m + in->n);
     } else if (in->op == OP_ADD) {
         int rc = bench_add_inputs(hctx, spec, in, A, B);
+        if (rc) return rc;
+    } else if (in->op == OP_MULTIPLY) {
+        int rc = bench_multiply_bytes(hctx, spec, in, A, csr);
         if (rc) return rc;
     } else {
         /* quaternions: the library's one method for them is CG */
@@ -541,7 +600,8 @@ static int bench_op_inputs(hisp_context hctx, const char *spec, bench_in *in, hi
         in->bytes = solve_bytes(in, csr, es);
         in->tolerance = bench_single(in->t) ? 1e-2 : 1e-6;
     }
-    if (in->op != OP_ADD && !in->x) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
+    if (in->op != OP_ADD && in->op != OP_MULTIPLY && !in->x)
+        return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     return CLI_OK;
 }
 
