@@ -9,7 +9,8 @@
  * of a changed pattern; the same bits on 1 and 3 threads; every allocation
  * of a product failed in turn. On a target with run-time kernels every
  * product must run on the device (hispi_spgemm_device_calls: no silent
- * fallback to the host) and give the reference target's bits; the device
+ * fallback to the host; a CPU device's kernels run through a test hook, its
+ * products otherwise on the host) and give the reference target's bits; the device
  * path's local and global hash tables, rows without products, and every
  * device buffer failed in turn. */
 #include "testutil.h"
@@ -23,8 +24,10 @@
 extern void hispi_alloc_fail_after(long);
 /* the device path's hooks (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_device_calls, hispi_spgemm_dev_fail_after;
-/* plan executions computed on the device (core/ops/spgemm_dev.c) */
+/* plan executions computed on the device; a CPU device runs the kernels
+ * too (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_numeric_device_calls;
+extern int hispi_spgemm_cpu_kernels;
 
 /* Products the current target computes on the device per product: 1 on a
  * backend with run-time kernels (every one but the reference), whose
@@ -36,6 +39,7 @@ static hisp_context target_context(int i)
     const test_target *t;
     test_targets(&t);
     dev_per_product = t[i].kind != HISP_BACKEND_REFERENCE;
+    hispi_spgemm_cpu_kernels = 1; /* PoCL's device runs the kernels, as a GPU does */
     return test_context(i);
 }
 
@@ -185,6 +189,14 @@ static void check_product(hisp_context ctx, hisp_op oa, hisp_matrix A, hisp_op o
     ck_assert_msg(hispi_spgemm_device_calls - calls == dev_per_product,
                   "%s: %ld products on the device, want %ld", what,
                   hispi_spgemm_device_calls - calls, dev_per_product);
+    /* C is CSR, or HiSparse as A is */
+    hisp_matrix_info ia, ic;
+    CK_OK(ctx, hisp_matrix_get_info(A, &ia));
+    CK_OK(ctx, hisp_matrix_get_info(C, &ic));
+    hisp_format want = ia.format == HISP_FORMAT_HISPARSE ? HISP_FORMAT_HISPARSE : HISP_FORMAT_CSR;
+    ck_assert_msg(ic.format == want, "%s: C is %s, A %s", what, hisp_format_name(ic.format),
+                  hisp_format_name(ia.format));
+    CK_OK(ctx, hisp_matrix_convert(C, HISP_FORMAT_CSR));
     entries ea = read_entries(ctx, A, oa), eb = read_entries(ctx, B, ob);
     oracle o = oracle_of(&ea, &eb);
     check_against(ctx, C, &o, what);
@@ -963,6 +975,42 @@ START_TEST(test_plan_backends)
 }
 END_TEST
 
+/* Without the hook a CPU device (PoCL) computes products and plan
+ * executions with the host pass, bit for bit as the reference target; a
+ * GPU keeps them on the device. */
+START_TEST(test_cpu_device)
+{
+    hisp_context ctx = target_context(_i);
+    hispi_spgemm_cpu_kernels = 0;
+    hisp_device_info di;
+    CK_OK(ctx, hisp_context_get_device(ctx, &di));
+    long want = dev_per_product && !di.is_cpu;
+    uint64_t st = test_seed() + 7;
+    hisp_matrix A = random_matrix(ctx, HISP_C32, 70, 50, 0.1, HISP_FORMAT_CSR, &st);
+    hisp_matrix B = random_matrix(ctx, HISP_C32, 70, 60, 0.1, HISP_FORMAT_CSR, &st);
+    hisp_matrix C = NULL, D = NULL, R = NULL;
+    hisp_spgemm_plan plan = NULL;
+    long calls = hispi_spgemm_device_calls, ncalls = hispi_spgemm_numeric_device_calls;
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_H, A, HISP_OP_N, B, &C));
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_H, A, HISP_OP_N, B, &plan, &D));
+    ck_assert_int_eq(hispi_spgemm_device_calls - calls, 2 * want);
+    hisp_matrix A2 = revalued(ctx, A, 3.0);
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B, D));
+    ck_assert_int_eq(hispi_spgemm_numeric_device_calls - ncalls, want);
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_H, A2, HISP_OP_N, B, &R));
+    same_bits(ctx, D, R, "plan execute vs the reference");
+    hisp_matrix_destroy(&R);
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_H, A, HISP_OP_N, B, &R));
+    same_bits(ctx, C, R, "product vs the reference");
+    hisp_spgemm_plan_destroy(&plan);
+    hisp_matrix_destroy(&R), hisp_matrix_destroy(&C), hisp_matrix_destroy(&D);
+    hisp_matrix_destroy(&A2), hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+    hispi_spgemm_cpu_kernels = 1;
+}
+END_TEST
+
 Suite *suite_spgemm(void)
 {
     Suite *s = suite_create("spgemm");
@@ -980,6 +1028,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_plan_backends, 0, n);
     tcase_add_loop_test(tc, test_generators, 0, n);
     tcase_add_loop_test(tc, test_real_matrices, 0, n);
+    tcase_add_loop_test(tc, test_cpu_device, 0, n);
     tcase_add_test(tc, test_plan_refusals);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_threads);
