@@ -12,25 +12,30 @@ static const char help[] =
     "Computes the sparse product C = op(A)*op(B) and writes C: Matrix Market, or a\n"
     "HiSparse file when C ends in .hisp. Without B, B = A (A*A, and with\n"
     "--transpose-a A^T*A, with --transpose-b A*A^T). Entry types f32, f64, c32,\n"
-    "c64. The product runs on the device on OpenCL and CUDA (the operands\n"
-    "uploaded and C downloaded each call: \"transfers\") and on the host on the\n"
-    "reference backend (Gustavson's row-by-row algorithm over the library's\n"
-    "threads option), with the same bits; C is a CSR matrix. It also times a\n"
-    "plan's numeric phase, where the product runs: C's values recomputed on C's\n"
-    "known structure (what new values of A and B on the same patterns cost; on a\n"
-    "device only the values move, the structure kept there by the plan).\n"
+    "c64. The operands are converted to --format once, before the timed calls;\n"
+    "C is CSR, or HiSparse when A is. The product runs on a GPU (OpenCL, CUDA:\n"
+    "the operands uploaded and C downloaded each call: \"transfers\") and on the\n"
+    "host elsewhere (the reference backend, and a CPU OpenCL device such as\n"
+    "PoCL's, where it is faster than kernels): Gustavson's row-by-row algorithm\n"
+    "over the library's threads option. Every backend gives the same bits. It\n"
+    "also times a plan's numeric phase, where the product runs: C's values\n"
+    "recomputed on C's known structure (what new values of A and B on the same\n"
+    "patterns cost; on a GPU only the values move, the structure kept there by\n"
+    "the plan).\n"
     "\n"
     "options:\n"
     "  --transpose-a [n|t|h]  op(A) = A^T (alone or t), A^H (h: conjugate\n"
     "                       transpose; A^T for real entries) or A (n, default)\n"
     "  --transpose-b [n|t|h]  the same for B\n"
+    "  --format F           csr (default) or hisparse (f32, f64): the operands'\n"
+    "                       format\n"
     "  --repeat N           time N products and N numeric re-computations and\n"
     "                       report their medians (default 1)\n" CLI_TYPE_HELP CLI_BACKEND_HELP
         CLI_DEVICE_HELP "  -o FILE              write C (required; .hisp: HiSparse, else "
     "Matrix Market)\n" CLI_OUT_ALIASES_HELP
     "  --json               machine-readable output: \"backend\", \"device\" {...},\n"
-    "                       \"type\", \"op_a\", \"op_b\", \"rows\", \"cols\", \"nnz\"\n"
-    "                       (C's), \"nnz_a\",\n"
+    "                       \"type\", \"op_a\", \"op_b\", \"format\", \"rows\",\n"
+    "                       \"cols\", \"nnz\" (C's), \"nnz_a\",\n"
     "                       \"nnz_b\", \"wall_ms\" (median over --repeat calls of\n"
     "                       hisp_matrix_multiply, each to completion), \"numeric_ms\"\n"
     "                       (median of the plan's executions), \"plan_ms\" (the plan's\n"
@@ -46,6 +51,7 @@ typedef struct {
     bool json;
     int repeat, device;
     cli_type ct;
+    hisp_format format; /* the operands', converted before the timed calls */
     hisp_op op_a, op_b;
     hisp_backend_kind kind;
 } mul_opts;
@@ -56,6 +62,7 @@ enum {
     M_OUT3,
     M_TA,
     M_TB,
+    M_FORMAT,
     M_BACKEND,
     M_TYPE, /* CLI_TYPE_OPTS */
     M_ENTRY,
@@ -73,6 +80,7 @@ static int mul_args(int argc, char **argv, const char **val, const char **in)
     static const cli_opt opts[] = {CLI_OUT_OPTS,
                                    {"--transpose-a", CLI_ARG_OP},
                                    {"--transpose-b", CLI_ARG_OP},
+                                   {"--format", true},
                                    {"--backend", true},
                                    CLI_TYPE_OPTS,
                                    {"--repeat", true},
@@ -110,6 +118,11 @@ static int mul_parse(int argc, char **argv, mul_opts *o)
     if ((rc = cli_parse_type("multiply", val + M_TYPE, &o->ct))) return rc;
     if ((rc = parse_op("--transpose-a", val[M_TA], &o->op_a))) return rc;
     if ((rc = parse_op("--transpose-b", val[M_TB], &o->op_b))) return rc;
+    o->format = HISP_FORMAT_CSR;
+    if (val[M_FORMAT] && (rc = cli_parse_format("multiply", val[M_FORMAT], &o->format, NULL)))
+        return rc;
+    if (o->format == HISP_FORMAT_SELL)
+        return cli_value_error("multiply --format: 'sell' is not supported (csr, hisparse)");
     if (val[M_BACKEND] && (rc = cli_parse_backend("--backend", val[M_BACKEND], &o->kind)))
         return rc;
     if (val[M_REPEAT] && (rc = cli_parse_int("--repeat", val[M_REPEAT], 1, 1000000, &o->repeat)))
@@ -155,9 +168,14 @@ static int mul_prepare(mul_state *w, const mul_opts *o)
     if (!s) s = hisp_matrix_get_info(w->B ? w->B : w->A, &w->ib);
     if (s) return cli_fail(w->ctx, s, NULL);
     hisp_type t = w->ia.type;
+    if (o->format == HISP_FORMAT_HISPARSE && t != HISP_F32 && t != HISP_F64)
+        return cli_type_unsupported("multiply", t, "HiSparse operands are f32 or f64");
     if (t != HISP_F32 && t != HISP_F64 && t != HISP_C32 && t != HISP_C64)
         return cli_type_unsupported("multiply", t, "the product takes f32, f64, c32 and c64");
-    return CLI_OK;
+    /* as a caller holds them: converted once, outside the timed calls */
+    s = hisp_matrix_convert(w->A, o->format);
+    if (!s && w->B) s = hisp_matrix_convert(w->B, o->format);
+    return s ? cli_fail(w->ctx, s, NULL) : CLI_OK;
 }
 
 /* --repeat products (the first one's C kept), the plan and --repeat
@@ -226,6 +244,7 @@ static void mul_report_json(const mul_opts *o, const mul_state *w)
     json_string(&j, "op_a", op_text(o->op_a, false));
     json_string(&j, "op_b", op_text(o->op_b, o->in[1] != NULL));
     json_string(&j, "type", hisp_type_name(w->ic.type));
+    json_string(&j, "format", hisp_format_name(w->ic.format));
     json_int(&j, "rows", w->ic.nrows);
     json_int(&j, "cols", w->ic.ncols);
     json_int(&j, "nnz", w->ic.nnz);

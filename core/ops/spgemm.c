@@ -1,9 +1,10 @@
 /* SpGEMM, the operation (above the formats): C = op(A)*op(B) and the
  * Galerkin product P^T*A*P, their argument checks, and the product of two
  * operand views: on the device where the backend has run-time kernels
- * (spgemm_dev.c), else the host's one pass (spgemm_ref.c), both over the operands' host copies. C
- * is a new host CSR matrix of A's context. The plan's numeric re-computation (spgemm_plan.c) runs
- * where the product does. */
+ * (spgemm_dev.c), else the host phases (spgemm_ref.c: symbolic phase, C's
+ * arrays allocated once, fill), both over the operands' host copies. C is
+ * a new host CSR matrix of A's context (converted to HiSparse when A is). The plan's numeric
+ * re-computation (spgemm_plan.c) runs where the product does. */
 #include "spgemm.h"
 
 #include <stdlib.h>
@@ -85,8 +86,24 @@ hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, h
 {
     if (hispi_spgemm_dev_usable(ctx)) return hispi_spgemm_dev_product(ctx, g, C);
     memset(C, 0, sizeof *C);
-    hispi_spgemm_out o;
-    HISPI_TRY(hispi_spgemm_host(ctx, g, &o));
+    int64_t m = g->a.nrows;
+    hispi_spgemm_out o = {0};
+    HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr));
+    hisp_status s = hispi_spgemm_symbolic(ctx, g, &o);
+    int64_t nnz = s ? 0 : o.rowptr[m];
+    size_t esz = hisp_type_size(g->type);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, sizeof *o.colind, (void **)&o.colind);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, esz, &o.val);
+    if (s == HISP_ERR_OUT_OF_HOST_MEMORY && nnz > 0)
+        s = hispi_fail(ctx, s,
+                       "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
+                       (long long)m, (long long)g->b.ncols, (long long)nnz,
+                       (double)nnz * (double)(sizeof *o.colind + esz) + 8.0 * (double)(m + 1));
+    if (!s) s = hispi_spgemm_fill(ctx, g, &o);
+    if (s) {
+        free(o.rowptr), free(o.colind), free(o.val);
+        return s;
+    }
     hispi_spgemm_take(g, &o, C);
     return HISP_SUCCESS;
 }

@@ -54,22 +54,24 @@ HISPI_LOCAL void hispi_spgemm_close(hispi_spgemm_src *s);
  * calling thread before the threads start. Sums are in the entry type
  * (float for f32 and c32, as the SpMV's reference). */
 
-/* C = op(A)*op(B) into out (its three arrays allocated here; zeroed on
- * failure): each thread appends the rows it computes (columns sorted, no
- * duplicates; entries whose products cancel stay, with the value 0) to a
- * buffer of its own, then the rows are copied into C's arrays (one thread:
- * its buffer becomes C's). Peak host memory about twice C's. */
-HISPI_LOCAL hisp_status hispi_spgemm_host(hisp_context ctx, const hispi_spgemm_args *g,
+/* Row counts of C into out->rowptr[1..m], then their prefix sum (int64; a
+ * total beyond INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped). */
+HISPI_LOCAL hisp_status hispi_spgemm_symbolic(hisp_context ctx, const hispi_spgemm_args *g,
+                                              hispi_spgemm_out *out);
+/* C's columns (sorted within each row, no duplicates) and values into
+ * out->colind and out->val, sized by the symbolic phase's rowptr. Entries
+ * whose products cancel stay, with the value 0. */
+HISPI_LOCAL hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_args *g,
                                           hispi_spgemm_out *out);
-/* C's values only, its structure given (out->rowptr and colind, as the
- * product made them): the same bits as the product. */
+/* C's values only, its structure given (out->rowptr and colind, as the fill
+ * made them): the same bits as the fill. */
 HISPI_LOCAL hisp_status hispi_spgemm_numeric(hisp_context ctx, const hispi_spgemm_args *g,
                                              hispi_spgemm_out *out);
 
 /* ---- the device path (spgemm_dev.c) ---------------------------------------- */
 
 /* The context's backend has the run-time kernels the device path needs
- * and its device is not a CPU (there the host pass is faster; the test
+ * and its device is not a CPU (there the host phases are faster; the test
  * hook hispi_spgemm_cpu_kernels runs the kernels on a CPU device too). */
 HISPI_LOCAL bool hispi_spgemm_dev_usable(hisp_context ctx);
 /* As hispi_spgemm_product, through kernels/spgemm.cl on the context's
@@ -116,8 +118,8 @@ HISPI_LOCAL void hispi_spgemm_take(const hispi_spgemm_args *g, hispi_spgemm_out 
 
 /* C (a host CSR of g's type, m x n, zeroed on failure) = op(A)*op(B):
  * on the context's device where its backend has run-time kernels
- * (spgemm_dev.c), else the host's one pass (hispi_spgemm_host). Both give
- * the same structure and bits. */
+ * (spgemm_dev.c), else the host phases: symbolic, C's arrays allocated
+ * once, fill. Both give the same structure and bits. */
 HISPI_LOCAL hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g,
                                              hispi_sparse *C);
 /* The checks shared by the calls: types the product takes (f32, f64, c32,

@@ -24,10 +24,10 @@ static inline void F(madd)(T *s, const T x[2], const T y[2])
     }
 }
 
-/* Row i of C: columns into cols (sorted), values into vals; returns their
- * count. mark[j] == i marks the columns met in this row. */
-static int64_t F(fill_row)(const hispi_spgemm_args *g, int32_t i, int32_t *mark, void *accv,
-                           int32_t *cols, void *valsv)
+/* Row i of C: columns into cols (sorted, *n of them), values into vals;
+ * mark[j] == i marks the columns met in this row; set (empty) sorts. */
+static void F(fill_row)(const hispi_spgemm_args *g, int32_t i, int32_t *mark, colset *set,
+                        void *accv, int32_t *cols, void *valsv)
 {
     const hispi_spgemm_operand *a = &g->a, *b = &g->b;
     T *acc = (T *)accv, *vals = (T *)valsv;
@@ -53,11 +53,10 @@ static int64_t F(fill_row)(const hispi_spgemm_args *g, int32_t i, int32_t *mark,
             F(madd)(s, x, y);
         }
     }
-    sort_row(cols, n, mark, i, lo, hi);
+    sort_row(cols, n, mark, set, i, lo, hi);
     for (int64_t p = 0; p < n; p++)
         for (int c = 0; c < NC; c++)
             vals[p * NC + c] = acc[(size_t)cols[p] * NC + c];
-    return n;
 }
 
 /* Row i's values over its known columns cols[0..n). */
