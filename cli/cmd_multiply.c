@@ -2,6 +2,7 @@
  * whole and as a plan's numeric re-computation. */
 #include "cli.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,11 +31,14 @@ static const char help[] =
     "  --format F           csr (default) or hisparse (f32, f64): the operands'\n"
     "                       format\n"
     "  --repeat N           time N products and N numeric re-computations and\n"
-    "                       report their medians (default 1)\n" CLI_TYPE_HELP CLI_BACKEND_HELP
+    "                       report their medians (default 1)\n"
+    "  --ptap               C = P^T*A*P of the inputs P and A (hisp_matrix_ptap;\n"
+    "                       no plan, no transposes)\n" CLI_TYPE_HELP CLI_BACKEND_HELP
         CLI_DEVICE_HELP "  -o FILE              write C (required; .hisp: HiSparse, else "
     "Matrix Market)\n" CLI_OUT_ALIASES_HELP
     "  --json               machine-readable output: \"backend\", \"device\" {...},\n"
-    "                       \"type\", \"op_a\", \"op_b\", \"format\", \"rows\",\n"
+    "                       \"type\", \"op\" (multiply or ptap), \"op_a\", \"op_b\",\n"
+    "                       \"format\", \"rows\",\n"
     "                       \"cols\", \"nnz\" (C's), \"nnz_a\",\n"
     "                       \"nnz_b\", \"wall_ms\" (median over --repeat calls of\n"
     "                       hisp_matrix_multiply, each to completion), \"numeric_ms\"\n"
@@ -48,7 +52,7 @@ static const char help[] =
 
 typedef struct {
     const char *in[2], *out; /* A, B (NULL: A) and -o C */
-    bool json;
+    bool json, ptap;         /* ptap: C = P^T*A*P of in[0] = P, in[1] = A */
     int repeat, device;
     cli_type ct;
     hisp_format format; /* the operands', converted before the timed calls */
@@ -68,6 +72,7 @@ enum {
     M_ENTRY,
     M_PREC,
     M_REPEAT,
+    M_PTAP,
     M_JSON,
     M_DEVICE,
     M_HELP
@@ -84,6 +89,7 @@ static int mul_args(int argc, char **argv, const char **val, const char **in)
                                    {"--backend", true},
                                    CLI_TYPE_OPTS,
                                    {"--repeat", true},
+                                   {"--ptap", false},
                                    {"--json", false},
                                    {"--device", true},
                                    CLI_HELP_OPTS,
@@ -112,6 +118,9 @@ static int mul_parse(int argc, char **argv, mul_opts *o)
     if ((rc = cli_parse_out("multiply", val + M_OUT, &o->out))) return rc;
     if (!o->out) return cli_usage_error("multiply", "missing -o C");
     o->json = val[M_JSON] != NULL;
+    o->ptap = val[M_PTAP] != NULL;
+    if (o->ptap && (!o->in[1] || val[M_TA] || val[M_TB]))
+        return cli_usage_error("multiply", "--ptap takes P and A (C = P^T*A*P), no transposes");
     o->device = -1;
     o->repeat = 1;
     o->kind = HISP_BACKEND_AUTO;
@@ -195,7 +204,8 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
     for (int i = 0; i < n && !s; i++) {
         hisp_matrix T = NULL;
         double t0 = cli_now_ms();
-        s = hisp_matrix_multiply(o->op_a, w->A, o->op_b, B, &T);
+        s = o->ptap ? hisp_matrix_ptap(w->A, B, &T)
+                    : hisp_matrix_multiply(o->op_a, w->A, o->op_b, B, &T);
         if (!s) s = hisp_context_synchronize(w->ctx);
         w->ms[i] = cli_now_ms() - t0;
         if (!w->C)
@@ -203,10 +213,11 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
         else
             hisp_matrix_destroy(&T);
     }
+    w->plan_ms = w->num_med = NAN; /* P^T*A*P has no plan */
     double t0 = cli_now_ms();
-    if (!s) s = hisp_spgemm_plan_create(o->op_a, w->A, o->op_b, B, &w->plan, &w->D);
-    w->plan_ms = cli_now_ms() - t0;
-    for (int i = 0; i < n && !s; i++) {
+    if (!s && !o->ptap) s = hisp_spgemm_plan_create(o->op_a, w->A, o->op_b, B, &w->plan, &w->D);
+    if (!o->ptap) w->plan_ms = cli_now_ms() - t0;
+    for (int i = 0; i < n && !s && !o->ptap; i++) {
         t0 = cli_now_ms();
         s = hisp_spgemm_plan_execute(w->plan, w->A, B, w->D);
         if (!s) s = hisp_context_synchronize(w->ctx);
@@ -219,7 +230,7 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
     if (!s) s = hisp_context_get_device(w->ctx, &w->di);
     if (!s) {
         w->med = cli_median(w->ms, n);
-        w->num_med = cli_median(w->num_ms, n);
+        if (!o->ptap) w->num_med = cli_median(w->num_ms, n);
     }
     return s;
 }
@@ -241,8 +252,9 @@ static void mul_report_json(const mul_opts *o, const mul_state *w)
     json_string(&j, "out", o->out);
     json_string(&j, "backend", hisp_backend_name(w->di.backend));
     json_device(&j, "device", &w->di);
-    json_string(&j, "op_a", op_text(o->op_a, false));
-    json_string(&j, "op_b", op_text(o->op_b, o->in[1] != NULL));
+    json_string(&j, "op", o->ptap ? "ptap" : "multiply");
+    json_string(&j, "op_a", o->ptap ? "P^T" : op_text(o->op_a, false));
+    json_string(&j, "op_b", o->ptap ? "A P" : op_text(o->op_b, o->in[1] != NULL));
     json_string(&j, "type", hisp_type_name(w->ic.type));
     json_string(&j, "format", hisp_format_name(w->ic.format));
     json_int(&j, "rows", w->ic.nrows);
@@ -262,15 +274,19 @@ static void mul_report_json(const mul_opts *o, const mul_state *w)
 
 static void mul_report_text(const mul_opts *o, const mul_state *w)
 {
-    printf("wrote %s: %lld x %lld, %lld nonzeros (%s with %lld times %s with %lld), %s, on %s "
+    const char *a = o->ptap ? "P" : op_text(o->op_a, false);
+    const char *b = o->ptap ? "A" : op_text(o->op_b, o->in[1] != NULL);
+    printf("wrote %s: %lld x %lld, %lld nonzeros (%s%s with %lld, %s with %lld), %s, on %s "
            "(%s)\n",
            o->out, (long long)w->ic.nrows, (long long)w->ic.ncols, (long long)w->ic.nnz,
-           op_text(o->op_a, false), (long long)w->ia.nnz, op_text(o->op_b, o->in[1] != NULL),
-           (long long)w->ib.nnz, hisp_type_name(w->ic.type), hisp_backend_name(w->di.backend),
-           w->di.name);
-    printf("time       %.4f ms per product, %.4f ms per numeric re-computation "
-           "(medians of %d; plan %.4f ms)\n",
-           w->med, w->num_med, o->repeat, w->plan_ms);
+           o->ptap ? "P^T*A*P of " : "", a, (long long)w->ia.nnz, b, (long long)w->ib.nnz,
+           hisp_type_name(w->ic.type), hisp_backend_name(w->di.backend), w->di.name);
+    if (o->ptap)
+        printf("time       %.4f ms per product (median of %d)\n", w->med, o->repeat);
+    else
+        printf("time       %.4f ms per product, %.4f ms per numeric re-computation "
+               "(medians of %d; plan %.4f ms)\n",
+               w->med, w->num_med, o->repeat, w->plan_ms);
     cli_print_transfers("transfers", &w->xfer);
     cli_print_builds("kernels", &w->builds);
 }

@@ -454,8 +454,34 @@ START_TEST(test_multiply_matches_library)
         if (!self) free(xb), free(yb), hisp_matrix_destroy(&B);
         hisp_matrix_destroy(&A), hisp_matrix_destroy(&C), hisp_matrix_destroy(&L);
     }
+    /* --ptap: P^T*A*P of P.mtx and A.mtx (23 x 23), bit for bit the library's */
+    run_result r =
+        run_hisp("gen", "random", "--n", "23", "--nnz-per-row", "3", "-o", tmp("P.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    r = run_hisp("multiply", "--ptap", tmp("P.mtx"), tmp("A.mtx"), "-o", tmp("PAP.mtx"), "--json",
+                 NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, "\"op\": \"ptap\"") && strstr(r.out, "\"numeric_ms\": null"), "%s",
+                  r.out);
+    run_free(&r);
+    {
+        hisp_matrix P = NULL, A = NULL, C = NULL, L = NULL;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("P.mtx"), HISP_F64, &P, NULL));
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("A.mtx"), HISP_F64, &A, NULL));
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("PAP.mtx"), HISP_F64, &C, NULL));
+        CK_OK(ctx, hisp_matrix_convert(P, HISP_FORMAT_CSR));
+        CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_CSR));
+        CK_OK(ctx, hisp_matrix_ptap(P, A, &L));
+        test_same_matrix(ctx, C, ctx, L, "hisp multiply --ptap vs hisp_matrix_ptap");
+        hisp_matrix_destroy(&P), hisp_matrix_destroy(&A), hisp_matrix_destroy(&C);
+        hisp_matrix_destroy(&L);
+    }
+    r = run_hisp("multiply", "--ptap", tmp("P.mtx"), "-o", tmp("PAP.mtx"), NULL); /* no A */
+    CK_RUN(r, 1);
+    run_free(&r);
     /* A.mtx is 23 x 23 (the last case), B.mtx 17 x 31 (case 3): 23 columns, 17 rows */
-    run_result r = run_hisp("multiply", tmp("A.mtx"), tmp("B.mtx"), "-o", tmp("E.mtx"), NULL);
+    r = run_hisp("multiply", tmp("A.mtx"), tmp("B.mtx"), "-o", tmp("E.mtx"), NULL);
     CK_RUN(r, 2);
     ck_assert_msg(strstr(r.err, "dimension mismatch"), "%s", r.err);
     run_free(&r);
