@@ -902,14 +902,19 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
 
 /* ==== sparse matrix-matrix product: C = op(A) * op(B), plans, P^T*A*P =====================
  *
- * What hisp does now: on every backend the product runs on the host (plain
- * C, Gustavson's row-by-row algorithm, blocks of rows on the context's
- * threads option) over the operands' host copies (an operand that lives on
- * a device only is read back first, and the transfer is counted), and C is
- * a new host CSR matrix of A's context, whatever the operands' formats: CSR
- * and CSC are read in place, COO, HiSparse (its transposed flag and scale
- * honoured) and SELL through a private CSR copy made for the call. C is
- * uploaded where an operation on the device uses it, like any CSR matrix.
+ * What hisp does now: on a GPU (CUDA, OpenCL) the product runs on the
+ * device (kernels/spgemm.cl: row bounds, a hash table per row in local or
+ * global memory, a sort of each row), with the operands' host copies
+ * uploaded and C downloaded in each call; on the reference backend and on
+ * a CPU OpenCL device (PoCL) it runs on the host (plain C, Gustavson's
+ * row-by-row algorithm, blocks of rows on the context's threads option),
+ * which is faster there than kernels. Every backend gives the same bits.
+ * An operand that lives on a device only is read back first (the transfer
+ * is counted). CSR and CSC operands are read in place; COO, HiSparse (its
+ * transposed flag and scale honoured) and SELL through a private CSR copy
+ * made for the call. C is a new CSR matrix of A's context, converted to
+ * HiSparse when A is HiSparse; it is uploaded where an operation on the
+ * device uses it, like any CSR matrix.
  *
  * op = N, T or H (H: the conjugate transpose for c32/c64; T for real
  * entries). A transpose is never formed as a user-visible matrix: a CSR
@@ -925,21 +930,24 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * computed by one thread in a fixed order: the bits do not depend on the
  * thread count. Memory: C's arrays are allocated once, after a symbolic
  * pass has counted each row (64-bit counts: a C of more than 2^63 - 1
- * entries is refused, never wrapped), and each thread's scratch is O(number
- * of columns of C): a marker and a dense accumulator. Out of host memory is
- * HISP_ERR_OUT_OF_HOST_MEMORY with the bytes in the last error; a failed
- * call leaves A and B as they were and allocates nothing. */
+ * entries is refused, never wrapped); on the host each thread's scratch is
+ * O(number of columns of C): a marker, a bitmap and a dense accumulator.
+ * Out of memory is HISP_ERR_OUT_OF_HOST_MEMORY or _DEVICE_MEMORY with the
+ * bytes C needed in the last error; a failed call leaves A and B as they
+ * were and allocates nothing. */
 
-/* C = op_a(A) * op_b(B), a new CSR matrix of A's context. op(A)'s columns
- * must equal op(B)'s rows (HISP_ERR_INVALID_ARGUMENT naming both shapes);
- * another entry type is HISP_ERR_UNSUPPORTED. A and B may be the same
- * matrix (A*A, A^T*A, A*A^H). */
+/* C = op_a(A) * op_b(B), a new matrix of A's context (CSR; HiSparse when A
+ * is HiSparse). op(A)'s columns must equal op(B)'s rows
+ * (HISP_ERR_INVALID_ARGUMENT naming both shapes); another entry type is
+ * HISP_ERR_UNSUPPORTED. A and B may be the same matrix (A*A, A^T*A,
+ * A*A^H). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b,
                                                          hisp_matrix B, hisp_matrix *C);
 
 /* A plan for repeated products on the same patterns (time stepping, the
  * numeric re-setup of a multigrid hierarchy): create computes C as
- * hisp_matrix_multiply does and keeps C's structure, the operands' patterns
+ * hisp_matrix_multiply does (always CSR: the plan's C is CSR whatever A's
+ * format) and keeps C's structure, the operands' patterns
  * and, for transposed operands, the counting sort's permutation. execute
  * takes A and B with new values on the same patterns and recomputes only
  * C's values, in place (no counting, sorting, transposing or allocation of
@@ -958,10 +966,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_spgemm_plan_execute(hisp_spgemm_plan pl
                                                              hisp_matrix B, hisp_matrix C);
 HISP_API void hisp_spgemm_plan_destroy(hisp_spgemm_plan *plan);
 
-/* The Galerkin product C = P^T * A * P (A n x n, P n x m; C m x m, CSR), in
- * one call: A*P into a private CSR, then P^T*(A*P) with P read as the CSC of
- * P^T (a counting sort of P's rows, as op T above): P^T is never a matrix
- * of its own. For complex entries P^T, not P^H (for P^H*A*P:
+/* The Galerkin product C = P^T * A * P (A n x n, P n x m; C m x m, CSR;
+ * HiSparse when A is) in one call: A*P into a private CSR, then P^T*(A*P)
+ * with P read as the CSC of P^T (a counting sort of P's rows, as op T
+ * above): P^T is never a matrix of its own. For complex entries P^T, not P^H (for P^H*A*P:
  * hisp_matrix_multiply(HISP_OP_H, P, HISP_OP_N, AP, &C)). */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C);
 

@@ -69,6 +69,21 @@ hisp_status hispi_spgemm_prefix(hisp_context ctx, int64_t *p, int64_t m)
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_spgemm_alloc_out(hisp_context ctx, const hispi_spgemm_args *g,
+                                   hispi_spgemm_out *o)
+{
+    int64_t m = g->a.nrows, nnz = o->rowptr[m];
+    size_t esz = hisp_type_size(g->type);
+    hisp_status s = hispi_alloc(ctx, (size_t)nnz, sizeof *o->colind, (void **)&o->colind);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz, esz, &o->val);
+    if (s && nnz > 0)
+        s = hispi_fail(ctx, s,
+                       "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
+                       (long long)m, (long long)g->b.ncols, (long long)nnz,
+                       (double)nnz * (double)(sizeof *o->colind + esz) + 8.0 * (double)(m + 1));
+    return s;
+}
+
 void hispi_spgemm_take(const hispi_spgemm_args *g, hispi_spgemm_out *o, hispi_sparse *C)
 {
     int64_t m = g->a.nrows;
@@ -90,15 +105,7 @@ hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, h
     hispi_spgemm_out o = {0};
     HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr));
     hisp_status s = hispi_spgemm_symbolic(ctx, g, &o);
-    int64_t nnz = s ? 0 : o.rowptr[m];
-    size_t esz = hisp_type_size(g->type);
-    if (!s) s = hispi_alloc(ctx, (size_t)nnz, sizeof *o.colind, (void **)&o.colind);
-    if (!s) s = hispi_alloc(ctx, (size_t)nnz, esz, &o.val);
-    if (s == HISP_ERR_OUT_OF_HOST_MEMORY && nnz > 0)
-        s = hispi_fail(ctx, s,
-                       "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
-                       (long long)m, (long long)g->b.ncols, (long long)nnz,
-                       (double)nnz * (double)(sizeof *o.colind + esz) + 8.0 * (double)(m + 1));
+    if (!s) s = hispi_spgemm_alloc_out(ctx, g, &o);
     if (!s) s = hispi_spgemm_fill(ctx, g, &o);
     if (s) {
         free(o.rowptr), free(o.colind), free(o.val);

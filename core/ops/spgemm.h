@@ -112,6 +112,10 @@ HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan
 /* Row counts p[1..m] into row pointers, p[0] = 0 (int64; a total beyond
  * INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped). */
 HISPI_LOCAL hisp_status hispi_spgemm_prefix(hisp_context ctx, int64_t *p, int64_t m);
+/* C's columns and values (o->rowptr[m] entries) allocated into o; out of
+ * memory names the bytes C needs. */
+HISPI_LOCAL hisp_status hispi_spgemm_alloc_out(hisp_context ctx, const hispi_spgemm_args *g,
+                                               hispi_spgemm_out *o);
 /* C (m x n, g's type) takes o's arrays (nnz = o->rowptr[m]). */
 HISPI_LOCAL void hispi_spgemm_take(const hispi_spgemm_args *g, hispi_spgemm_out *o,
                                    hispi_sparse *C);

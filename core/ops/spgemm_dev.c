@@ -320,7 +320,6 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
 {
     memset(C, 0, sizeof *C);
     int64_t m = g->a.nrows;
-    size_t es = hisp_type_size(g->type);
     if (m > INT32_MAX)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
                           (long long)m);
@@ -332,14 +331,7 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
     if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
     if (!s) s = upload_operand(&j, g->type, &g->b, B_BPTR);
     if (!s) s = symbolic(&j, g, &L, &o);
-    int64_t nnz = s ? 0 : o.rowptr[m];
-    if (!s) s = hispi_alloc(ctx, (size_t)nnz, sizeof *o.colind, (void **)&o.colind);
-    if (!s) s = hispi_alloc(ctx, (size_t)nnz, es, &o.val);
-    if (s == HISP_ERR_OUT_OF_HOST_MEMORY && nnz > 0)
-        s = hispi_fail(ctx, s,
-                       "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
-                       (long long)m, (long long)g->b.ncols, (long long)nnz,
-                       (double)nnz * (double)(sizeof *o.colind + es) + 8.0 * (double)(m + 1));
+    if (!s) s = hispi_spgemm_alloc_out(ctx, g, &o);
     if (!s) s = fill(&j, g, &L, &o);
     job_free(&j);
     lists_free(&L);

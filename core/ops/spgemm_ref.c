@@ -1,7 +1,8 @@
 /* The host phases of SpGEMM (spgemm.h): Gustavson's row-by-row product,
  * symbolic (row counts with a marker per column), fill (columns and values
- * with a dense accumulator, columns sorted) and numeric (values over a known
- * structure), in blocks of rows shared by the context's threads. */
+ * with a dense accumulator, columns sorted by insertion or a bitmap) and
+ * numeric (values over a known structure), in blocks of rows shared by the
+ * context's threads. */
 #include "spgemm.h"
 
 #include <stdatomic.h>
@@ -51,26 +52,21 @@ static void colset_sort(colset *s, int32_t *cols, int64_t n, int32_t lo, int32_t
     }
 }
 
-/* cols[0..n) sorted: short rows by insertion; rows dense in their column
- * range [lo, hi] by a scan of the marker (mark[j] == i: column j is in the
- * row), which gives them in order; others through the set. */
-static void sort_row(int32_t *cols, int64_t n, const int32_t *mark, colset *set, int32_t i,
-                     int32_t lo, int32_t hi)
+/* cols[0..n) sorted: short rows by insertion, others through the set (a
+ * scan of the marker over a dense row's range had cost 16 reads an entry
+ * where the set's words cost a quarter of one: circuit's A*A). */
+static void sort_row(int32_t *cols, int64_t n, colset *set, int32_t lo, int32_t hi)
 {
-    if (n <= 32) {
-        for (int64_t p = 1; p < n; p++) {
-            int32_t c = cols[p];
-            int64_t q = p;
-            for (; q > 0 && cols[q - 1] > c; q--)
-                cols[q] = cols[q - 1];
-            cols[q] = c;
-        }
-    } else if ((int64_t)hi - lo + 1 <= 16 * n) {
-        int64_t p = 0;
-        for (int32_t j = lo; j <= hi; j++)
-            if (mark[j] == i) cols[p++] = j;
-    } else {
+    if (n > 32) {
         colset_sort(set, cols, n, lo, hi);
+        return;
+    }
+    for (int64_t p = 1; p < n; p++) {
+        int32_t c = cols[p];
+        int64_t q = p;
+        for (; q > 0 && cols[q - 1] > c; q--)
+            cols[q] = cols[q - 1];
+        cols[q] = c;
     }
 }
 

@@ -53,7 +53,7 @@ static void F(fill_row)(const hispi_spgemm_args *g, int32_t i, int32_t *mark, co
             F(madd)(s, x, y);
         }
     }
-    sort_row(cols, n, mark, set, i, lo, hi);
+    sort_row(cols, n, set, lo, hi);
     for (int64_t p = 0; p < n; p++)
         for (int c = 0; c < NC; c++)
             vals[p * NC + c] = acc[(size_t)cols[p] * NC + c];
