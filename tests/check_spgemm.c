@@ -24,6 +24,8 @@
 extern void hispi_alloc_fail_after(long);
 /* the device path's hooks (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_device_calls, hispi_spgemm_dev_fail_after;
+/* device buffers asked for; the first block's device bytes (0: no limit) */
+extern long hispi_spgemm_dev_buffers, hispi_spgemm_dev_block_bytes;
 /* plan executions computed on the device; a CPU device runs the kernels
  * too (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_numeric_device_calls;
@@ -894,9 +896,10 @@ static void plan_device_failures(hisp_context ctx, hisp_matrix A, hisp_matrix B)
     hisp_matrix_destroy(&B2);
 }
 
-/* Every device buffer of a product failed in turn (a device target):
- * HISP_ERR_OUT_OF_DEVICE_MEMORY with a message, no C, the operands
- * unchanged; then the product succeeds. */
+/* Every device buffer of a product failed in turn (a device target): an
+ * operand's is HISP_ERR_OUT_OF_DEVICE_MEMORY with a message, no C, the
+ * operands unchanged; a block's is absorbed by smaller blocks, C the same.
+ * Products in blocks of a few hundred device bytes give one block's bits. */
 START_TEST(test_device_failures)
 {
     hisp_context ctx = target_context(_i);
@@ -908,16 +911,25 @@ START_TEST(test_device_failures)
     hisp_matrix A = device_operand(ctx, HISP_C64, false, seed),
                 B = device_operand(ctx, HISP_C64, true, seed + 1);
     saved sa = save(ctx, A), sb = save(ctx, B);
-    long k = 1;
-    for (;; k++) {
+    hisp_matrix R = NULL;
+    long before = hispi_spgemm_dev_buffers;
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &R));
+    long n = hispi_spgemm_dev_buffers - before, failed = 0, redone = 0;
+    ck_assert_msg(n > 10, "only %ld device buffers", n);
+    /* each buffer of the product failed in turn: an operand's is the call's
+     * error; a block's is done again in smaller blocks, with the same C */
+    for (long k = 1; k <= n; k++) {
         hisp_matrix C = (hisp_matrix)&k;
         hispi_spgemm_dev_fail_after = k;
         hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &C);
         hispi_spgemm_dev_fail_after = 0;
         if (s == HISP_SUCCESS) {
+            same_bits(ctx, C, R, "a block done again");
             hisp_matrix_destroy(&C);
-            break;
+            redone++;
+            continue;
         }
+        failed++;
         ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "buffer %ld: %s", k,
                       hisp_status_string(s));
         ck_assert_ptr_null(C);
@@ -926,9 +938,21 @@ START_TEST(test_device_failures)
         ck_assert_msg(strstr(e.message, "device buffer"), "message: %s", e.message);
         unchanged(ctx, A, &sa, "device failure");
         unchanged(ctx, B, &sb, "device failure");
-        ck_assert_msg(k < 100, "never succeeds");
     }
-    ck_assert_msg(k > 10, "only %ld device buffers", k - 1);
+    ck_assert_msg(failed >= 8 && redone >= 2, "%ld failed, %ld done again", failed, redone);
+    /* blocks of at most 600 device bytes: many blocks, the same C */
+    hispi_spgemm_dev_block_bytes = 600;
+    for (int ob = 0; ob < 2; ob++) {
+        hisp_matrix C = NULL, F = NULL;
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, (hisp_op)ob, ob ? A : B, &C));
+        hispi_spgemm_dev_block_bytes = 0;
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, (hisp_op)ob, ob ? A : B, &F));
+        hispi_spgemm_dev_block_bytes = 600;
+        same_bits(ctx, C, F, "blocks of 600 bytes vs one block");
+        hisp_matrix_destroy(&C), hisp_matrix_destroy(&F);
+    }
+    hispi_spgemm_dev_block_bytes = 0;
+    hisp_matrix_destroy(&R);
     plan_device_failures(ctx, A, B);
     saved_free(&sa), saved_free(&sb);
     hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);

@@ -7,15 +7,19 @@
  * operand's values gathered through its permutation and conjugated for op
  * H on the host first; the operands' own device copies are not used), then
  *   1. sg_bound: the products of every row of C (int64), downloaded (m x 8
- *      bytes); the host puts each row with products on the local list (at
- *      most TL / 2 products: a table in local memory) or the global list (a
- *      slice of global scratch of table_slots(bound) slots, laid out here);
+ *      bytes); a row with at most TL / 2 products goes on a block's local
+ *      list (a table in local memory), a longer one on its global list (a
+ *      slice of global scratch of table_slots(bound) slots);
  *   2. sg_count_l/_g: the distinct columns of each row, downloaded (m x 8
  *      bytes); C's row pointers are their prefix sum on the host (int64, the
- *      total checked), uploaded;
+ *      total checked);
  *   3. sg_fill_l/_g: C's sorted columns and values, downloaded into a host
  *      CSR. The values are summed in the host phases' order without fused
  *      multiply-adds, so C has the host path's bits (the kernel's header).
+ * Phases 2 and 3 take the rows in blocks (run_blocks): all rows at once
+ * while the device gives the buffers; a block whose lists, tables or part
+ * of C it cannot give is done again in blocks of half its bytes, down to
+ * one row, so that C and the tables need not fit on the device at once.
  * Every device buffer is freed on every path; C is a host CSR as the host
  * path makes it.
  *
@@ -110,9 +114,13 @@ static void job_free(dev_job *j)
         if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
 }
 
+/* Test hook: device buffers the products have asked for. */
+long hispi_spgemm_dev_buffers;
+
 /* A device buffer into *buf (the test hook's failures included). */
 static hisp_status buf_new(hisp_context ctx, size_t bytes, void **buf)
 {
+    hispi_spgemm_dev_buffers++;
     if (hispi_spgemm_dev_fail_after > 0 && --hispi_spgemm_dev_fail_after == 0)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
                           "SpGEMM: device buffer of %zu bytes (injected failure)", bytes);
@@ -201,38 +209,55 @@ static hispi_karg kbuf(const dev_job *j, int which)
     return (hispi_karg){HISPI_KARG_BUF, j->b[which], 0, 0};
 }
 
-/* The row lists of the bounds: lrows (local tables), grows and goff
- * (global tables at goff, gslots slots in all). */
+/* The row lists of a block of rows [r0, r1) by their bounds: lrows (local
+ * tables), grows and goff (global tables at goff from the block's start,
+ * gslots slots in all). */
 typedef struct {
     int32_t *lrows, *grows;
     int64_t *goff;
     int64_t nl, ng, gslots;
 } row_lists;
 
-static hisp_status make_lists(hisp_context ctx, const int64_t *bound, int64_t m, row_lists *L)
+static void lists_free(row_lists *L)
+{
+    free(L->lrows), free(L->grows), free(L->goff);
+    memset(L, 0, sizeof *L);
+}
+
+/* Row i's global table slots (0: a local table or no products); a row too
+ * large for the device path's tables is HISP_ERR_OUT_OF_DEVICE_MEMORY. */
+static hisp_status row_slots(hisp_context ctx, const int64_t *bound, int64_t i, int64_t *slots)
+{
+    *slots = 0;
+    if (bound[i] <= TL / 2) return HISP_SUCCESS;
+    if (bound[i] > MAX_SLOTS / 2)
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
+                          "SpGEMM: row %lld of C has %lld products, more than the device "
+                          "path's tables hold",
+                          (long long)i, (long long)bound[i]);
+    *slots = table_slots(bound[i]);
+    return HISP_SUCCESS;
+}
+
+static hisp_status make_lists(hisp_context ctx, const int64_t *bound, int64_t r0, int64_t r1,
+                              row_lists *L)
 {
     memset(L, 0, sizeof *L);
-    for (int64_t i = 0; i < m; i++) {
-        if (!bound[i]) continue;
-        if (bound[i] <= TL / 2) {
-            L->nl++;
-            continue;
-        }
-        int64_t t = table_slots(bound[i]);
-        if (bound[i] > MAX_SLOTS / 2 || L->gslots > INT64_MAX / 16 - t)
-            return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
-                              "SpGEMM: row %lld of C has %lld products, more than the device "
-                              "path's tables hold",
-                              (long long)i, (long long)bound[i]);
-        L->ng++;
-        L->gslots += t;
+    for (int64_t i = r0; i < r1; i++) {
+        int64_t t;
+        HISPI_TRY(row_slots(ctx, bound, i, &t));
+        if (bound[i] && !t) L->nl++;
+        if (t) L->ng++, L->gslots += t;
     }
     hisp_status s = hispi_alloc(ctx, (size_t)L->nl, sizeof *L->lrows, (void **)&L->lrows);
     if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->grows, (void **)&L->grows);
     if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->goff, (void **)&L->goff);
-    if (s) return s;
+    if (s) {
+        lists_free(L);
+        return s;
+    }
     int64_t nl = 0, ng = 0, off = 0;
-    for (int64_t i = 0; i < m; i++) {
+    for (int64_t i = r0; i < r1; i++) {
         if (!bound[i]) continue;
         if (bound[i] <= TL / 2) {
             L->lrows[nl++] = (int32_t)i;
@@ -245,75 +270,139 @@ static hisp_status make_lists(hisp_context ctx, const int64_t *bound, int64_t m,
     return HISP_SUCCESS;
 }
 
-static void lists_free(row_lists *L)
-{
-    free(L->lrows), free(L->grows), free(L->goff);
-}
-
 static hisp_status launch(dev_job *j, int k, const hispi_karg *a, int n, int64_t groups)
 {
     if (groups <= 0) return HISP_SUCCESS;
     return HISPI_BE(j->ctx, kern_launch, j->k[k], a, n, (size_t)groups, (size_t)GS);
 }
 
-/* Phases 1 and 2 (the header): C's row pointers into o->rowptr (m + 1,
- * allocated by the caller), the lists and the global scratch made. */
-static hisp_status symbolic(dev_job *j, const hispi_spgemm_args *g, row_lists *L,
-                            hispi_spgemm_out *o)
+/* Test hook: the device bytes a block of rows may take at first (0: no
+ * limit, one block while the device has the memory). */
+long hispi_spgemm_dev_block_bytes;
+
+/* A product's work in blocks of rows: each phase (count, fill) takes the
+ * rows in blocks whose device bytes (rows' lists, global tables and, for
+ * the fill, C's part) stay within budget; a block whose buffers the device
+ * cannot give is done again in blocks of half its bytes, down to one row. */
+typedef struct {
+    dev_job *j;
+    const hispi_spgemm_args *g;
+    const int64_t *bound; /* host, m */
+    hispi_spgemm_out *o;  /* rowptr: counts, then C's pointers */
+    int64_t budget;
+    bool fill;
+} blocks;
+
+/* Device bytes row i takes in a block of the phase. */
+static int64_t row_bytes(const blocks *B, int64_t i)
 {
-    hisp_context ctx = j->ctx;
-    int64_t m = g->a.nrows;
-    int64_t *v = o->rowptr + 1; /* bounds, then counts, then the prefix sum */
-    HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
-    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
-                      kbuf(j, B_APTR),
-                      kbuf(j, B_ACOL),
-                      kbuf(j, B_BPTR),
-                      kbuf(j, B_BOUND)};
-    HISPI_TRY(launch(j, K_BOUND, a, 5, (m + GS - 1) / GS));
-    if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_BOUND], 0, v, (size_t)m * 8));
-    HISPI_TRY(make_lists(ctx, v, m, L));
-    HISPI_TRY(upload(j, B_LROWS, L->lrows, (size_t)L->nl * 4));
-    HISPI_TRY(upload(j, B_GROWS, L->grows, (size_t)L->ng * 4));
-    HISPI_TRY(upload(j, B_GOFF, L->goff, (size_t)L->ng * 8));
-    HISPI_TRY(dalloc(j, B_GKEYS, (size_t)L->gslots * 4));
-    HISPI_TRY(dalloc(j, B_GPOS, (size_t)L->gslots * 4));
-    HISPI_TRY(dalloc(j, B_GSB, (size_t)L->gslots / 2 * 8));
-    HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
-    if (m) HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8));
+    int64_t t = B->bound[i] <= TL / 2 ? 0 : table_slots(B->bound[i]);
+    int64_t b = B->bound[i] ? (t ? 12 : 4) : 0; /* its list entries */
+    if (!B->fill) return b + 4 * t;
+    size_t es = hisp_type_size(B->g->type);
+    return b + 12 * t + (B->o->rowptr[i + 1] - B->o->rowptr[i]) * (int64_t)(4 + es);
+}
+
+enum { B_BLOCK0 = B_LROWS }; /* B_LROWS..B_CVAL but B_CPTR: a block's own buffers */
+
+static void block_free(dev_job *j)
+{
+    for (int i = B_BLOCK0; i < NB; i++)
+        if (j->b[i] && i != B_CPTR) {
+            HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
+            j->b[i] = NULL;
+        }
+}
+
+/* Phase 2 on rows [r0, r1): their counts into the device's cnt. */
+static hisp_status count_block(blocks *B, int64_t r0, int64_t r1)
+{
+    dev_job *j = B->j;
+    row_lists L;
+    HISPI_TRY(make_lists(j->ctx, B->bound, r0, r1, &L));
+    hisp_status s = upload(j, B_LROWS, L.lrows, (size_t)L.nl * 4);
+    if (!s) s = upload(j, B_GROWS, L.grows, (size_t)L.ng * 4);
+    if (!s) s = upload(j, B_GOFF, L.goff, (size_t)L.ng * 8);
+    if (!s) s = dalloc(j, B_GKEYS, (size_t)L.gslots * 4);
     hispi_karg cl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR),  kbuf(j, B_ACOL), kbuf(j, B_BPTR),
                        kbuf(j, B_BCOL),  kbuf(j, B_BOUND), kbuf(j, B_CNT)};
-    HISPI_TRY(launch(j, K_COUNT_L, cl, 7, L->nl));
+    if (!s) s = launch(j, K_COUNT_L, cl, 7, L.nl);
     hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR),
                        kbuf(j, B_ACOL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL),
                        kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
-    HISPI_TRY(launch(j, K_COUNT_G, cg, 9, L->ng));
-    if (m) HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CNT], 0, v, (size_t)m * 8));
-    return hispi_spgemm_prefix(ctx, o->rowptr, m);
+    if (!s) s = launch(j, K_COUNT_G, cg, 9, L.ng);
+    lists_free(&L);
+    return s;
 }
 
-/* Phase 3: C's columns and values into o (allocated by the caller). */
-static hisp_status fill(dev_job *j, const hispi_spgemm_args *g, const row_lists *L,
-                        hispi_spgemm_out *o)
+/* Phase 3 on rows [r0, r1): their columns and values of C, downloaded into
+ * o at their place. The block's pointers on the device are made relative
+ * to its first entry, so that C's part on the device is the block's alone. */
+static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
 {
+    dev_job *j = B->j;
     hisp_context ctx = j->ctx;
-    int64_t m = g->a.nrows, nnz = o->rowptr[m];
-    size_t es = hisp_type_size(g->type);
-    HISPI_TRY(upload(j, B_CPTR, o->rowptr, ((size_t)m + 1) * 8));
-    HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
-    HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
+    int64_t *p = B->o->rowptr, base = p[r0], nnz = p[r1] - base;
+    size_t es = hisp_type_size(B->g->type);
+    row_lists L;
+    HISPI_TRY(make_lists(ctx, B->bound, r0, r1, &L));
+    hisp_status s = HISP_SUCCESS;
+    if (base) { /* the block's pointers from 0 (the first block's are already) */
+        int64_t *rel = NULL;
+        s = hispi_alloc(ctx, (size_t)(r1 - r0) + 1, sizeof *rel, (void **)&rel);
+        for (int64_t i = r0; !s && i <= r1; i++)
+            rel[i - r0] = p[i] - base;
+        if (!s)
+            s = HISPI_BE(ctx, buf_write, j->b[B_CPTR], (size_t)r0 * 8, rel,
+                         ((size_t)(r1 - r0) + 1) * 8);
+        free(rel);
+    }
+    if (!s) s = upload(j, B_LROWS, L.lrows, (size_t)L.nl * 4);
+    if (!s) s = upload(j, B_GROWS, L.grows, (size_t)L.ng * 4);
+    if (!s) s = upload(j, B_GOFF, L.goff, (size_t)L.ng * 8);
+    if (!s) s = dalloc(j, B_GKEYS, (size_t)L.gslots * 4);
+    if (!s) s = dalloc(j, B_GPOS, (size_t)L.gslots * 4);
+    if (!s) s = dalloc(j, B_GSB, (size_t)L.gslots / 2 * 8);
+    if (!s) s = dalloc(j, B_CCOL, (size_t)nnz * 4);
+    if (!s) s = dalloc(j, B_CVAL, (size_t)nnz * es);
     hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
                        kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
                        kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
-    HISPI_TRY(launch(j, K_FILL_L, fl, 11, L->nl));
+    if (!s) s = launch(j, K_FILL_L, fl, 11, L.nl);
     hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR), kbuf(j, B_ACOL),
                        kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
                        kbuf(j, B_BOUND), kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
                        kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
-    HISPI_TRY(launch(j, K_FILL_G, fg, 15, L->ng));
-    if (!nnz) return HISP_SUCCESS;
-    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CCOL], 0, o->colind, (size_t)nnz * 4));
-    return HISPI_BE(ctx, buf_read, j->b[B_CVAL], 0, o->val, (size_t)nnz * es);
+    if (!s) s = launch(j, K_FILL_G, fg, 15, L.ng);
+    lists_free(&L);
+    if (!s && nnz)
+        s = HISPI_BE(ctx, buf_read, j->b[B_CCOL], 0, B->o->colind + base, (size_t)nnz * 4);
+    if (!s && nnz)
+        s = HISPI_BE(ctx, buf_read, j->b[B_CVAL], 0, (char *)B->o->val + (size_t)base * es,
+                     (size_t)nnz * es);
+    return s;
+}
+
+/* One phase over all rows in blocks within the budget (halved where a
+ * block's buffers cannot be had; a single row that cannot is the error). */
+static hisp_status run_blocks(blocks *B)
+{
+    int64_t m = B->g->a.nrows;
+    for (int64_t r0 = 0; r0 < m;) {
+        int64_t r1 = r0, need = 0;
+        while (r1 < m && (r1 == r0 || need + row_bytes(B, r1) <= B->budget))
+            need += row_bytes(B, r1++);
+        hisp_status s = B->fill ? fill_block(B, r0, r1) : count_block(B, r0, r1);
+        block_free(B->j);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && r1 - r0 > 1) {
+            B->budget = need / 2; /* the same rows again, in smaller blocks */
+            continue;
+        }
+        if (s) return s;
+        r0 = r1;
+    }
+    hispi_clear_error(B->j->ctx); /* a block done again is not the call's error */
+    return HISP_SUCCESS;
 }
 
 hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
@@ -324,17 +413,46 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
                           (long long)m);
     dev_job j = {.ctx = ctx};
-    row_lists L = {0};
     hispi_spgemm_out o = {0};
+    int64_t *bound = NULL;
+    blocks B = {&j,
+                g,
+                NULL,
+                &o,
+                hispi_spgemm_dev_block_bytes > 0 ? hispi_spgemm_dev_block_bytes : INT64_MAX,
+                false};
     hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
+    if (!s) s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
     if (!s) s = kernels(&j, g->type);
     if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
     if (!s) s = upload_operand(&j, g->type, &g->b, B_BPTR);
-    if (!s) s = symbolic(&j, g, &L, &o);
+    /* 1. the bounds, on the host too */
+    if (!s) s = dalloc(&j, B_BOUND, (size_t)m * 8);
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
+                      kbuf(&j, B_APTR),
+                      kbuf(&j, B_ACOL),
+                      kbuf(&j, B_BPTR),
+                      kbuf(&j, B_BOUND)};
+    if (!s) s = launch(&j, K_BOUND, a, 5, (m + GS - 1) / GS);
+    if (!s && m) s = HISPI_BE(ctx, buf_read, j.b[B_BOUND], 0, bound, (size_t)m * 8);
+    for (int64_t i = 0; !s && i < m; i++) { /* every row within the tables */
+        int64_t t;
+        s = row_slots(ctx, bound, i, &t);
+    }
+    B.bound = bound;
+    /* 2. the counts by blocks, then C's pointers */
+    if (!s) s = dalloc(&j, B_CNT, (size_t)m * 8);
+    if (!s && m) s = HISPI_BE(ctx, buf_zero, j.b[B_CNT], 0, (size_t)m * 8);
+    if (!s) s = run_blocks(&B);
+    if (!s && m) s = HISPI_BE(ctx, buf_read, j.b[B_CNT], 0, o.rowptr + 1, (size_t)m * 8);
+    if (!s) s = hispi_spgemm_prefix(ctx, o.rowptr, m);
+    /* 3. C's columns and values by blocks */
     if (!s) s = hispi_spgemm_alloc_out(ctx, g, &o);
-    if (!s) s = fill(&j, g, &L, &o);
+    if (!s) s = upload(&j, B_CPTR, o.rowptr, ((size_t)m + 1) * 8);
+    B.fill = true;
+    if (!s) s = run_blocks(&B);
     job_free(&j);
-    lists_free(&L);
+    free(bound);
     if (s) {
         free(o.rowptr), free(o.colind), free(o.val);
         return s;
