@@ -932,9 +932,12 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * pass has counted each row (64-bit counts: a C of more than 2^63 - 1
  * entries is refused, never wrapped); on the host each thread's scratch is
  * O(number of columns of C): a marker, a bitmap and a dense accumulator.
- * Out of memory is HISP_ERR_OUT_OF_HOST_MEMORY or _DEVICE_MEMORY with the
- * bytes C needed in the last error; a failed call leaves A and B as they
- * were and allocates nothing. */
+ * On a device the rows go in blocks, smaller ones where the device cannot
+ * give a block's hash tables or part of C, so neither must fit at once;
+ * C must fit in host memory. Out of memory is HISP_ERR_OUT_OF_HOST_MEMORY
+ * (or _DEVICE_MEMORY for an operand, or a single row's table) with the
+ * bytes in the last error; a failed call leaves A and B as they were and
+ * allocates nothing. */
 
 /* C = op_a(A) * op_b(B), a new matrix of A's context (CSR; HiSparse when A
  * is HiSparse). op(A)'s columns must equal op(B)'s rows
