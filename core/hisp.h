@@ -905,7 +905,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * What hisp does now: on a GPU (CUDA, OpenCL) the product runs on the
  * device (kernels/spgemm.cl: row bounds, a hash table per row in local or
  * global memory, a sort of each row), with the operands' host copies
- * uploaded and C downloaded in each call; on the reference backend and on
+ * uploaded in each call; a real (f32, f64) C of hisp_matrix_multiply stays
+ * on the device where it fits whole (read back when a host reader needs it,
+ * as a matrix wrapped with hisp_matrix_wrap_csr_device; SpMV reads it in
+ * place), otherwise C is downloaded; on the reference backend and on
  * a CPU OpenCL device (PoCL) it runs on the host (plain C, Gustavson's
  * row-by-row algorithm, blocks of rows on the context's threads option),
  * which is faster there than kernels. Every backend gives the same bits.
@@ -913,8 +916,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * is counted). CSR and CSC operands are read in place; COO, HiSparse (its
  * transposed flag and scale honoured) and SELL through a private CSR copy
  * made for the call. C is a new CSR matrix of A's context, converted to
- * HiSparse when A is HiSparse; it is uploaded where an operation on the
- * device uses it, like any CSR matrix.
+ * HiSparse when A is HiSparse; a host C is uploaded where an operation on
+ * the device uses it, like any CSR matrix.
  *
  * op = N, T or H (H: the conjugate transpose for c32/c64; T for real
  * entries). A transpose is never formed as a user-visible matrix: a CSR

@@ -337,6 +337,14 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap_upload(hisp_matrix A);
 HISPI_LOCAL void hispi_matrix_unwrap(hisp_matrix A);
 /* Gives back hisp's references to a wrapped matrix's arrays (destroy). */
 HISPI_LOCAL void hispi_matrix_ext_release(hisp_matrix A);
+/* *A: a CSR matrix (f32 or f64) whose arrays are device buffers of ctx's
+ * backend that hisp made and now hands over (rowptr int64, colind int32,
+ * zero-based, rows sorted): a wrapped matrix that owns them, its host copy
+ * read when a host reader needs it, the buffers freed with the matrix (or
+ * when its device copy goes). On failure the buffers are the caller's. */
+HISPI_LOCAL hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows,
+                                                int64_t ncols, int64_t nnz, void *rowptr,
+                                                void *colind, void *vals, hisp_matrix *A);
 
 /* ---- HiSparse in matrix handles (core/hisparse/hisparse_state.c) -------- */
 

@@ -825,11 +825,27 @@ START_TEST(test_device)
                  hisp_type_name(t));
         check_product(ctx, HISP_OP_N, A, HISP_OP_N, B, what);
         hisp_matrix C = NULL, R = NULL;
+        hisp_transfer_stats x0, x1, x2;
+        CK_OK(ctx, hisp_context_transfers(ctx, &x0));
         CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &C));
-        CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
-        same_bits(ctx, C, R, what);
+        CK_OK(ctx, hisp_context_transfers(ctx, &x1));
         const int64_t *p;
         CK_OK(ctx, hisp_matrix_host_arrays(C, &p, NULL, NULL, NULL));
+        CK_OK(ctx, hisp_context_transfers(ctx, &x2));
+        /* a real C stays on the device (only the row bounds and counts come
+         * back) until a host reader asks; a complex one is downloaded */
+        hisp_matrix_info ic;
+        CK_OK(ctx, hisp_matrix_get_info(C, &ic));
+        uint64_t cbytes = (uint64_t)ic.nnz * (4 + hisp_type_size(t)), rows16 = 16 * 50;
+        if (dev_per_product && !is_cplx(t))
+            ck_assert_msg(x1.d2h_bytes - x0.d2h_bytes <= rows16 &&
+                              x2.d2h_bytes - x1.d2h_bytes >= cbytes,
+                          "%s: %llu bytes back in the product, %llu when read", what,
+                          (unsigned long long)(x1.d2h_bytes - x0.d2h_bytes),
+                          (unsigned long long)(x2.d2h_bytes - x1.d2h_bytes));
+        if (dev_per_product && is_cplx(t)) ck_assert_uint_ge(x1.d2h_bytes - x0.d2h_bytes, cbytes);
+        CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
+        same_bits(ctx, C, R, what);
         ck_assert_msg(p[8] == p[7] && p[10] == p[9], "%s: rows 7 and 9 are not empty", what);
         ck_assert_msg(p[4] - p[3] > 200, "%s: row 3 has %lld entries", what,
                       (long long)(p[4] - p[3]));

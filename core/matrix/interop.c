@@ -97,6 +97,22 @@ hisp_status hisp_matrix_import_csr(hisp_context ctx, hisp_type type, int64_t nro
     return hispi_matrix_wrap(ctx, &s, A);
 }
 
+/* A CSR matrix handle with sizes only: its arrays stay absent until the
+ * host needs them (hispi_matrix_need_host). */
+static hisp_status absent_csr(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                              int64_t nnz, hisp_matrix *A)
+{
+    hispi_sparse s;
+    memset(&s, 0, sizeof s);
+    s.format = HISP_FORMAT_CSR;
+    s.type = type;
+    s.nrows = nrows;
+    s.ncols = ncols;
+    s.nnz = nnz;
+    s.sorted = true;
+    return hispi_matrix_wrap(ctx, &s, A);
+}
+
 hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_t nrows,
                                         int64_t ncols, int64_t nnz, void *rowptr, void *colind,
                                         void *vals, hisp_index_type ptr_type,
@@ -118,14 +134,6 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     HISPI_TRY(HISPI_BE(ctx, buf_check, rowptr, ((size_t)nrows + 1) * pw, "rowptr"));
     HISPI_TRY(HISPI_BE(ctx, buf_check, colind, (size_t)nnz * iw, "colind"));
     HISPI_TRY(HISPI_BE(ctx, buf_check, vals, (size_t)nnz * hisp_type_size(type), "vals"));
-    hispi_sparse s; /* sizes only: the arrays stay absent until the host needs them */
-    memset(&s, 0, sizeof s);
-    s.format = HISP_FORMAT_CSR;
-    s.type = type;
-    s.nrows = nrows;
-    s.ncols = ncols;
-    s.nnz = nnz;
-    s.sorted = true;
     /* a reference of hisp's own to each array where the backend counts them
      * (the caller may release theirs), given back by unwrap or destroy */
     void *arr[3] = {rowptr, colind, vals};
@@ -134,7 +142,7 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     if (HISPI_BE_HAS(ctx, buf_retain))
         for (; held < 3; held++)
             if ((st = HISPI_BE(ctx, buf_retain, arr[held]))) break;
-    if (!st) st = hispi_matrix_wrap(ctx, &s, A);
+    if (!st) st = absent_csr(ctx, type, nrows, ncols, nnz, A);
     if (st) {
         for (int k = 0; k < held; k++)
             HISPI_BE_VOID(ctx, buf_free, arr[k]);
@@ -150,6 +158,19 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
                              idx_type == HISP_INDEX_64,
                              base,
                              HISPI_BE_HAS(ctx, buf_retain)};
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                                    int64_t nnz, void *rowptr, void *colind, void *vals,
+                                    hisp_matrix *A)
+{
+    HISPI_TRY(absent_csr(ctx, type, nrows, ncols, nnz, A));
+    hisp_matrix M = *A;
+    M->wrapped = true;
+    M->host_absent = true;
+    /* retained: the allocations are hisp's references, given back by buf_free */
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true};
     return HISP_SUCCESS;
 }
 

@@ -143,11 +143,15 @@ static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
         return s;
     }
     hispi_spgemm_args g = {A->host.type, sa.v, sb.v};
-    hispi_sparse out;
-    s = hispi_spgemm_product(ctx, &g, &out);
+    if (hispi_spgemm_dev_usable(ctx)) { /* C may stay on the device */
+        s = hispi_spgemm_dev_matrix(ctx, &g, C);
+    } else {
+        hispi_sparse out;
+        s = hispi_spgemm_product(ctx, &g, &out);
+        if (!s) s = hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
+    }
     hispi_spgemm_close(&sa);
     hispi_spgemm_close(&sb);
-    if (!s) s = hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
     return s ? s : as_format_of(A, C);
 }
 

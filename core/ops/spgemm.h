@@ -81,6 +81,13 @@ HISPI_LOCAL bool hispi_spgemm_dev_usable(hisp_context ctx);
 HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g,
                                                  hispi_sparse *C);
 
+/* As hispi_spgemm_dev_product, into a new matrix *C of ctx: for f32 and
+ * f64 a wrapped CSR whose arrays stay on the device (its host copy read when
+ * a host reader needs it, hispi_matrix_need_host) where the device holds C
+ * whole, else a host CSR. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g,
+                                                hisp_matrix *C);
+
 /* A plan's device state (spgemm_dev.c): what does not change between its
  * executions, kept in device buffers of the context's backend: op(A)'s and
  * op(B)'s row pointers and columns (after any transpose), C's row pointers

@@ -291,6 +291,7 @@ typedef struct {
     hispi_spgemm_out *o;  /* rowptr: counts, then C's pointers */
     int64_t budget;
     bool fill;
+    bool keep; /* C's columns and values whole on the device (B_CCOL, B_CVAL) */
 } blocks;
 
 /* Device bytes row i takes in a block of the phase. */
@@ -299,16 +300,17 @@ static int64_t row_bytes(const blocks *B, int64_t i)
     int64_t t = B->bound[i] <= TL / 2 ? 0 : table_slots(B->bound[i]);
     int64_t b = B->bound[i] ? (t ? 12 : 4) : 0; /* its list entries */
     if (!B->fill) return b + 4 * t;
+    if (B->keep) return b + 12 * t; /* C is allocated whole */
     size_t es = hisp_type_size(B->g->type);
     return b + 12 * t + (B->o->rowptr[i + 1] - B->o->rowptr[i]) * (int64_t)(4 + es);
 }
 
-enum { B_BLOCK0 = B_LROWS }; /* B_LROWS..B_CVAL but B_CPTR: a block's own buffers */
-
-static void block_free(dev_job *j)
+/* A block's own buffers: its lists and tables, and its part of C unless C
+ * is kept whole. */
+static void block_free(dev_job *j, bool keep)
 {
-    for (int i = B_BLOCK0; i < NB; i++)
-        if (j->b[i] && i != B_CPTR) {
+    for (int i = B_LROWS; i < NB; i++)
+        if (j->b[i] && i != B_CPTR && (!keep || (i != B_CCOL && i != B_CVAL))) {
             HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
             j->b[i] = NULL;
         }
@@ -347,7 +349,8 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
     row_lists L;
     HISPI_TRY(make_lists(ctx, B->bound, r0, r1, &L));
     hisp_status s = HISP_SUCCESS;
-    if (base) { /* the block's pointers from 0 (the first block's are already) */
+    if (B->keep) base = 0; /* C whole on the device: the pointers as they are */
+    if (base) {            /* the block's pointers from 0 (the first block's are already) */
         int64_t *rel = NULL;
         s = hispi_alloc(ctx, (size_t)(r1 - r0) + 1, sizeof *rel, (void **)&rel);
         for (int64_t i = r0; !s && i <= r1; i++)
@@ -363,8 +366,8 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
     if (!s) s = dalloc(j, B_GKEYS, (size_t)L.gslots * 4);
     if (!s) s = dalloc(j, B_GPOS, (size_t)L.gslots * 4);
     if (!s) s = dalloc(j, B_GSB, (size_t)L.gslots / 2 * 8);
-    if (!s) s = dalloc(j, B_CCOL, (size_t)nnz * 4);
-    if (!s) s = dalloc(j, B_CVAL, (size_t)nnz * es);
+    if (!s && !B->keep) s = dalloc(j, B_CCOL, (size_t)nnz * 4);
+    if (!s && !B->keep) s = dalloc(j, B_CVAL, (size_t)nnz * es);
     hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
                        kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
                        kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
@@ -375,6 +378,7 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
                        kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
     if (!s) s = launch(j, K_FILL_G, fg, 15, L.ng);
     lists_free(&L);
+    if (B->keep) return s;
     if (!s && nnz)
         s = HISPI_BE(ctx, buf_read, j->b[B_CCOL], 0, B->o->colind + base, (size_t)nnz * 4);
     if (!s && nnz)
@@ -393,7 +397,7 @@ static hisp_status run_blocks(blocks *B)
         while (r1 < m && (r1 == r0 || need + row_bytes(B, r1) <= B->budget))
             need += row_bytes(B, r1++);
         hisp_status s = B->fill ? fill_block(B, r0, r1) : count_block(B, r0, r1);
-        block_free(B->j);
+        block_free(B->j, B->keep);
         if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && r1 - r0 > 1) {
             B->budget = need / 2; /* the same rows again, in smaller blocks */
             continue;
@@ -405,9 +409,25 @@ static hisp_status run_blocks(blocks *B)
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
+/* C's columns and values whole on the device for a kept C; false (the
+ * error cleared) when the device cannot hold them: C goes to the host. */
+static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
+{
+    size_t es = hisp_type_size(g->type);
+    if (!dalloc(j, B_CCOL, (size_t)nnz * 4) && !dalloc(j, B_CVAL, (size_t)nnz * es)) return true;
+    block_free(j, false);
+    hispi_clear_error(j->ctx);
+    return false;
+}
+
+/* The product: into *M as a matrix whose arrays stay on the device where M
+ * is given and the device holds C whole, else into the host CSR *C (*M
+ * NULL). */
+static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C,
+                           hisp_matrix *M)
 {
     memset(C, 0, sizeof *C);
+    if (M) *M = NULL;
     int64_t m = g->a.nrows;
     if (m > INT32_MAX)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
@@ -420,6 +440,7 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
                 NULL,
                 &o,
                 hispi_spgemm_dev_block_bytes > 0 ? hispi_spgemm_dev_block_bytes : INT64_MAX,
+                false,
                 false};
     hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
     if (!s) s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
@@ -446,11 +467,19 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
     if (!s) s = run_blocks(&B);
     if (!s && m) s = HISPI_BE(ctx, buf_read, j.b[B_CNT], 0, o.rowptr + 1, (size_t)m * 8);
     if (!s) s = hispi_spgemm_prefix(ctx, o.rowptr, m);
-    /* 3. C's columns and values by blocks */
-    if (!s) s = hispi_spgemm_alloc_out(ctx, g, &o);
+    /* 3. C's columns and values by blocks, kept on the device or downloaded */
+    if (!s) B.keep = M && keep_whole(&j, g, o.rowptr[m]);
+    if (!s && !B.keep) s = hispi_spgemm_alloc_out(ctx, g, &o);
     if (!s) s = upload(&j, B_CPTR, o.rowptr, ((size_t)m + 1) * 8);
     B.fill = true;
     if (!s) s = run_blocks(&B);
+    if (!s && B.keep) {
+        s = hispi_matrix_wrap_owned(ctx, g->type, m, g->b.ncols, o.rowptr[m], j.b[B_CPTR],
+                                    j.b[B_CCOL], j.b[B_CVAL], M);
+        if (!s) j.b[B_CPTR] = j.b[B_CCOL] = j.b[B_CVAL] = NULL; /* the matrix's now */
+        free(o.rowptr);
+        o.rowptr = NULL;
+    }
     job_free(&j);
     free(bound);
     if (s) {
@@ -458,8 +487,22 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
         return s;
     }
     hispi_spgemm_device_calls++;
-    hispi_spgemm_take(g, &o, C);
+    if (!B.keep) hispi_spgemm_take(g, &o, C);
     return HISP_SUCCESS;
+}
+
+hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
+{
+    return dev_run(ctx, g, C, NULL);
+}
+
+hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix *C)
+{
+    hispi_sparse h;
+    bool real = g->type == HISP_F32 || g->type == HISP_F64; /* what a wrapped CSR holds */
+    HISPI_TRY(dev_run(ctx, g, &h, real ? C : NULL));
+    if (real && *C) return HISP_SUCCESS;
+    return hispi_matrix_wrap(ctx, &h, C); /* frees h on failure */
 }
 
 /* ---- the plan's numeric re-computation ------------------------------------ */
