@@ -57,8 +57,9 @@ static const char help[] =
     "                       (hisp_mspmv_vec; its device ms is the kernel's); solve\n"
     "                       as hisp's Krylov loop with cuSPARSE's products\n"
     "                       (hisp_solver_solve_dist); add: skipped, the library\n"
-    "                       calls no vendor addition; multiply: skipped, not yet\n"
-    "                       (cuSPARSE SpGEMM comes in a later change); its wall\n"
+    "                       calls no vendor addition; multiply: skipped, the\n"
+    "                       library calls no vendor SpGEMM\n"
+    "                       (bench/bench_spgemm_cuda times it); its wall\n"
     "                       ms include the plan's hand-off to its device thread,\n"
     "                       its device ms are cuSPARSE's kernel alone)\n"
     "  --device I           only device I of each backend (its index in hisp info;\n"
@@ -149,7 +150,7 @@ static const char *vendor_skip(const bench_in *in)
         return "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)";
     if (in->op == OP_SPMV_DOT) return "cuSPARSE has no SpMV with a fused dot";
     if (in->op == OP_MULTIPLY)
-        return "not yet: bench has no cuSPARSE SpGEMM row (a later change adds cusparseSpGEMM)";
+        return "the library calls no vendor SpGEMM (bench/bench_spgemm_cuda times cusparseSpGEMM)";
     if (in->op == OP_SOLVE && in->method == HISP_SOLVER_LSQR)
         return "the distributed solve (hisp_solver_solve_dist) has no LSQR";
     if (in->per > 1 || in->vt != in->t || (in->t != HISP_F32 && in->t != HISP_F64))
