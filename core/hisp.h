@@ -905,7 +905,7 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * What hisp does now: on a GPU (CUDA, OpenCL) the product runs on the
  * device (kernels/spgemm.cl: row bounds, a hash table per row in local or
  * global memory, a sort of each row), with the operands' host copies
- * uploaded in each call; a real (f32, f64) C of hisp_matrix_multiply stays
+ * uploaded in each call (once for A*A); a real (f32, f64) C of hisp_matrix_multiply stays
  * on the device where it fits whole (read back when a host reader needs it,
  * as a matrix wrapped with hisp_matrix_wrap_csr_device; SpMV reads it in
  * place), otherwise C is downloaded; on the reference backend and on

@@ -104,12 +104,14 @@ typedef struct {
     hisp_context ctx;
     void *b[NB];
     void *k[NK];
+    bool b_is_a; /* op(B) is op(A) (A*A): B's three buffers are A's */
 } dev_job;
 
 static void job_free(dev_job *j)
 {
     for (int i = 0; i < NB; i++)
-        if (j->b[i]) HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
+        if (j->b[i] && !(j->b_is_a && i >= B_BPTR && i <= B_BVAL))
+            HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
     for (int i = 0; i < NK; i++)
         if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
 }
@@ -409,6 +411,13 @@ static hisp_status run_blocks(blocks *B)
     return HISP_SUCCESS;
 }
 
+static bool same_operand(const hispi_spgemm_operand *a, const hispi_spgemm_operand *b)
+{
+    return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
+           a->rowptr == b->rowptr && a->colind == b->colind && a->val == b->val &&
+           a->perm == b->perm && a->conj == b->conj;
+}
+
 /* C's columns and values whole on the device for a kept C; false (the
  * error cleared) when the device cannot hold them: C goes to the host. */
 static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
@@ -446,7 +455,11 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     if (!s) s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
     if (!s) s = kernels(&j, g->type);
     if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
-    if (!s) s = upload_operand(&j, g->type, &g->b, B_BPTR);
+    j.b_is_a = same_operand(&g->a, &g->b); /* A*A: one upload */
+    if (!s && j.b_is_a)
+        for (int i = 0; i < 3; i++)
+            j.b[B_BPTR + i] = j.b[B_APTR + i];
+    if (!s && !j.b_is_a) s = upload_operand(&j, g->type, &g->b, B_BPTR);
     /* 1. the bounds, on the host too */
     if (!s) s = dalloc(&j, B_BOUND, (size_t)m * 8);
     hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
