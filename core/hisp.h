@@ -912,8 +912,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * a CPU OpenCL device (PoCL) it runs on the host (plain C, Gustavson's
  * row-by-row algorithm, blocks of rows on the context's threads option),
  * which is faster there than kernels. Every backend gives the same bits.
- * An operand that lives on a device only is read back first (the transfer
- * is counted). CSR and CSC operands are read in place; COO, HiSparse (its
+ * An operand that lives on the device only is read there in place by a
+ * GPU under op N when it has hisp's layout (a product kept there; a
+ * wrapped CSR with int64 pointers, int32 columns, zero-based), and read
+ * back first otherwise (the transfer is counted). CSR and CSC operands are read in place; COO, HiSparse (its
  * transposed flag and scale honoured) and SELL through a private CSR copy
  * made for the call. C is a new CSR matrix of A's context, converted to
  * HiSparse when A is HiSparse; a host C is uploaded where an operation on

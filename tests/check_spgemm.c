@@ -861,6 +861,21 @@ START_TEST(test_device)
         /* A*A^T: 50 x 50 with the full row 3 */
         snprintf(what, sizeof what, "target %d %s: A*A^T", _i, hisp_type_name(t));
         check_product(ctx, HISP_OP_N, A, HISP_OP_T, A, what);
+        /* (A*A^T)^2 of a product kept on the device: read there in place */
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_T, A, &C));
+        CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Ar, HISP_OP_T, Ar, &R));
+        hisp_matrix D = NULL, RD = NULL;
+        CK_OK(ctx, hisp_context_transfers(ctx, &x0));
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, C, HISP_OP_N, C, &D));
+        CK_OK(ctx, hisp_context_transfers(ctx, &x1));
+        CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, R, HISP_OP_N, R, &RD));
+        CK_OK(ctx, hisp_matrix_get_info(C, &ic));
+        if (dev_per_product && !is_cplx(t)) /* no operand moved: only row lists up */
+            ck_assert_uint_lt(x1.h2d_bytes - x0.h2d_bytes, (uint64_t)ic.nnz * 4);
+        snprintf(what, sizeof what, "target %d %s: (A*A^T)^2", _i, hisp_type_name(t));
+        same_bits(ctx, D, RD, what);
+        hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+        hisp_matrix_destroy(&D), hisp_matrix_destroy(&RD);
         hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
         hisp_matrix_destroy(&Ar), hisp_matrix_destroy(&Br);
     }

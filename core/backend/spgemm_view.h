@@ -27,6 +27,10 @@ typedef struct {
     const void *val;       /* the source's values (entries of the product's type) */
     const int64_t *perm;   /* nnz, or NULL */
     bool conj;             /* op H of complex entries */
+    /* or, for the device path only: rowptr (int64), colind (int32) and val
+     * as buffers of the context's backend, read in place (the host arrays
+     * above are NULL then; perm NULL, conj false) */
+    const void *dev[3];
 } hispi_spgemm_operand;
 
 /* The product's arguments: op(A) is m x k, op(B) k x n, entries of type

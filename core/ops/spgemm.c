@@ -115,6 +115,24 @@ hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, h
     return HISP_SUCCESS;
 }
 
+/* X's view for a product: in place on the device where it lives there
+ * only and the product runs there (dev), else its host arrays. */
+static hisp_status open_for(bool dev, hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
+{
+    return dev ? hispi_spgemm_open_dev(X, op, s) : hispi_spgemm_open(X, op, s);
+}
+
+/* g's product as a new matrix *C: on the device (dev; a real C may stay
+ * there) or on the host. */
+static hisp_status product_matrix(hisp_context ctx, bool dev, const hispi_spgemm_args *g,
+                                  hisp_matrix *C)
+{
+    if (dev) return hispi_spgemm_dev_matrix(ctx, g, C);
+    hispi_sparse out;
+    HISPI_TRY(hispi_spgemm_product(ctx, g, &out));
+    return hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
+}
+
 /* *C (a new CSR) converted to HiSparse when X is HiSparse, with X's node
  * size for conversions; on failure *C is destroyed. */
 static hisp_status as_format_of(hisp_matrix X, hisp_matrix *C)
@@ -135,23 +153,16 @@ static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
     if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: C is NULL", what);
     *C = NULL;
     HISPI_TRY(hispi_spgemm_check(ctx, what, op_a, A, op_b, B));
+    bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sb;
-    HISPI_TRY(hispi_spgemm_open(A, op_a, &sa));
-    hisp_status s = hispi_spgemm_open(B, op_b, &sb);
-    if (s) {
-        hispi_spgemm_close(&sa);
-        return s;
-    }
-    hispi_spgemm_args g = {A->host.type, sa.v, sb.v};
-    if (hispi_spgemm_dev_usable(ctx)) { /* C may stay on the device */
-        s = hispi_spgemm_dev_matrix(ctx, &g, C);
-    } else {
-        hispi_sparse out;
-        s = hispi_spgemm_product(ctx, &g, &out);
-        if (!s) s = hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
+    HISPI_TRY(open_for(dev, A, op_a, &sa));
+    hisp_status s = open_for(dev, B, op_b, &sb);
+    if (!s) {
+        hispi_spgemm_args g = {A->host.type, sa.v, sb.v};
+        s = product_matrix(ctx, dev, &g, C);
+        hispi_spgemm_close(&sb);
     }
     hispi_spgemm_close(&sa);
-    hispi_spgemm_close(&sb);
     return s ? s : as_format_of(A, C);
 }
 
@@ -162,8 +173,9 @@ hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp
     HISPI_CLAIMED(A->ctx, multiply(op_a, A, op_b, B, C));
 }
 
-/* C = P^T*(A*P): AP a private CSR, then P's source transposed by a counting
- * sort (P read as the CSC of P^T) times AP. */
+/* C = P^T*(A*P): AP a private matrix (on the device where the product
+ * runs there), then P's source transposed by a counting sort (P read as
+ * the CSC of P^T) times AP. */
 static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
 {
     hisp_context ctx = P->ctx;
@@ -180,25 +192,25 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
                           (long long)P->host.nrows, (long long)P->host.ncols);
     HISPI_TRY(hispi_spgemm_check(ctx, what, HISP_OP_N, A, HISP_OP_N, P));
     hisp_type t = A->host.type;
+    bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sp, sap;
-    HISPI_TRY(hispi_spgemm_open(A, HISP_OP_N, &sa));
-    hisp_status s = hispi_spgemm_open(P, HISP_OP_N, &sp);
-    hispi_sparse ap = {0}, out;
+    hisp_matrix AP = NULL; /* on the device where the product runs there */
+    HISPI_TRY(open_for(dev, A, HISP_OP_N, &sa));
+    hisp_status s = hispi_spgemm_open(P, HISP_OP_N, &sp); /* its transpose is made on the host */
     if (!s) {
         hispi_spgemm_args g = {t, sa.v, sp.v};
-        s = hispi_spgemm_product(ctx, &g, &ap);
+        s = product_matrix(ctx, dev, &g, &AP);
     }
     hispi_spgemm_close(&sa);
     if (!s) s = hispi_spgemm_orient(ctx, &sp, t, HISP_OP_T);
-    if (!s) s = hispi_spgemm_open_csr(ctx, &ap, HISP_OP_N, &sap);
+    if (!s) s = open_for(dev, AP, HISP_OP_N, &sap);
     if (!s) {
         hispi_spgemm_args g = {t, sp.v, sap.v};
-        s = hispi_spgemm_product(ctx, &g, &out);
+        s = product_matrix(ctx, dev, &g, C);
         hispi_spgemm_close(&sap);
     }
     hispi_spgemm_close(&sp);
-    hispi_sparse_free(&ap);
-    if (!s) s = hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
+    hisp_matrix_destroy(&AP);
     return s ? s : as_format_of(A, C);
 }
 

@@ -32,11 +32,13 @@ typedef struct {
 /* X's source and op(X)'s view (transposing when needed); X's host copy is
  * made where it lives on a device only. On failure nothing is kept. */
 HISPI_LOCAL hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgemm_src *s);
+/* As hispi_spgemm_open, but a matrix whose CSR arrays are on the device
+ * only (a wrapped matrix of hisp's layout: int64 pointers, int32 columns,
+ * zero-based; e.g. a product kept there) under op N is read in place there:
+ * s->v carries its buffers (v.dev), no host arrays. For the device path. */
+HISPI_LOCAL hisp_status hispi_spgemm_open_dev(hisp_matrix X, hisp_op op, hispi_spgemm_src *s);
 /* The source only (s->v not set, nothing transposed). */
 HISPI_LOCAL hisp_status hispi_spgemm_source(hisp_matrix X, hispi_spgemm_src *s);
-/* A source over a host CSR (borrowed), then op(X) as hispi_spgemm_open. */
-HISPI_LOCAL hisp_status hispi_spgemm_open_csr(hisp_context ctx, const hispi_sparse *csr, hisp_op op,
-                                              hispi_spgemm_src *s);
 /* op(X)'s view of an open source, transposing when needed (a transpose
  * made for an earlier op is freed first). */
 HISPI_LOCAL hisp_status hispi_spgemm_orient(hisp_context ctx, hispi_spgemm_src *s, hisp_type t,

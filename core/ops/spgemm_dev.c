@@ -104,14 +104,13 @@ typedef struct {
     hisp_context ctx;
     void *b[NB];
     void *k[NK];
-    bool b_is_a; /* op(B) is op(A) (A*A): B's three buffers are A's */
+    bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
 } dev_job;
 
 static void job_free(dev_job *j)
 {
     for (int i = 0; i < NB; i++)
-        if (j->b[i] && !(j->b_is_a && i >= B_BPTR && i <= B_BVAL))
-            HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
+        if (j->b[i] && !j->borrowed[i]) HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
     for (int i = 0; i < NK; i++)
         if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
 }
@@ -167,9 +166,15 @@ static hisp_status operand_values(hisp_context ctx, hisp_type t, const hispi_spg
     return HISP_SUCCESS;
 }
 
-/* Uploads one operand into buffers first, first + 1, first + 2. */
+/* Uploads one operand into buffers first, first + 1, first + 2 (an operand
+ * on the device already: its buffers, borrowed). */
 static hisp_status upload_operand(dev_job *j, hisp_type t, const hispi_spgemm_operand *o, int first)
 {
+    if (o->dev[0]) {
+        for (int i = 0; i < 3; i++)
+            j->b[first + i] = (void *)o->dev[i], j->borrowed[first + i] = true;
+        return HISP_SUCCESS;
+    }
     const void *val;
     void *tmp;
     HISPI_TRY(operand_values(j->ctx, t, o, &val, &tmp));
@@ -415,7 +420,8 @@ static bool same_operand(const hispi_spgemm_operand *a, const hispi_spgemm_opera
 {
     return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
            a->rowptr == b->rowptr && a->colind == b->colind && a->val == b->val &&
-           a->perm == b->perm && a->conj == b->conj;
+           a->perm == b->perm && a->conj == b->conj && a->dev[0] == b->dev[0] &&
+           a->dev[1] == b->dev[1] && a->dev[2] == b->dev[2];
 }
 
 /* C's columns and values whole on the device for a kept C; false (the
@@ -455,11 +461,11 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     if (!s) s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
     if (!s) s = kernels(&j, g->type);
     if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
-    j.b_is_a = same_operand(&g->a, &g->b); /* A*A: one upload */
-    if (!s && j.b_is_a)
+    bool b_is_a = same_operand(&g->a, &g->b); /* A*A: one upload */
+    if (!s && b_is_a)
         for (int i = 0; i < 3; i++)
-            j.b[B_BPTR + i] = j.b[B_APTR + i];
-    if (!s && !j.b_is_a) s = upload_operand(&j, g->type, &g->b, B_BPTR);
+            j.b[B_BPTR + i] = j.b[B_APTR + i], j.borrowed[B_BPTR + i] = true;
+    if (!s && !b_is_a) s = upload_operand(&j, g->type, &g->b, B_BPTR);
     /* 1. the bounds, on the host too */
     if (!s) s = dalloc(&j, B_BOUND, (size_t)m * 8);
     hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},

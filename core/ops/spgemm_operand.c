@@ -94,12 +94,16 @@ hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
     return st;
 }
 
-hisp_status hispi_spgemm_open_csr(hisp_context ctx, const hispi_sparse *csr, hisp_op op,
-                                  hispi_spgemm_src *s)
+hisp_status hispi_spgemm_open_dev(hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
 {
+    const hispi_csr_ext *e = &X->ext;
+    if (!X->wrapped || !X->host_absent || !e->ptr64 || e->idx64 || e->base || op != HISP_OP_N)
+        return hispi_spgemm_open(X, op, s);
     memset(s, 0, sizeof *s);
-    set_source(s, csr, false);
-    return hispi_spgemm_orient(ctx, s, csr->type, op);
+    hispi_spgemm_operand *v = &s->v;
+    v->nrows = X->host.nrows, v->ncols = X->host.ncols, v->nnz = X->host.nnz;
+    v->dev[0] = e->rowptr, v->dev[1] = e->colind, v->dev[2] = e->val;
+    return HISP_SUCCESS;
 }
 
 void hispi_spgemm_close(hispi_spgemm_src *s)
