@@ -959,7 +959,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matr
  * and, for transposed operands, the counting sort's permutation. execute
  * takes A and B with new values on the same patterns and recomputes only
  * C's values, in place (no counting, sorting, transposing or allocation of
- * C): the same bits as a fresh product. A or B whose pattern differs from
+ * C): the same bits as a fresh product. On a GPU a real C then stays on
+ * the device, as hisp_matrix_multiply's does, until a host reader needs
+ * it. A or B whose pattern differs from
  * the plan's (sizes, nnz, row or column pointers, indices; or a CSC operand
  * that was not CSC) is HISP_ERR_INVALID_ARGUMENT and nothing is written; so
  * is a C that is not the plan's output (a CSR matrix of its type with its

@@ -342,6 +342,11 @@ HISPI_LOCAL void hispi_matrix_ext_release(hisp_matrix A);
  * zero-based, rows sorted): a wrapped matrix that owns them, its host copy
  * read when a host reader needs it, the buffers freed with the matrix (or
  * when its device copy goes). On failure the buffers are the caller's. */
+/* The host CSR matrix A (f32 or f64) hands its storage over to device
+ * buffers hisp made with the same structure and values: as
+ * hispi_matrix_wrap_owned, A's host arrays and device copies dropped. On
+ * failure nothing changes. */
+HISPI_LOCAL void hispi_matrix_adopt_owned(hisp_matrix A, void *rowptr, void *colind, void *vals);
 HISPI_LOCAL hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows,
                                                 int64_t ncols, int64_t nnz, void *rowptr,
                                                 void *colind, void *vals, hisp_matrix *A);

@@ -1010,14 +1010,22 @@ START_TEST(test_plan_backends)
     hisp_spgemm_plan plan = NULL;
     hisp_matrix C = NULL;
     CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_T, A, HISP_OP_N, B, &plan, &C));
-    for (int round = 0; round < 3; round++) {
-        /* round 1 on the reference backend, rounds 0 and 2 on the device */
+    for (int round = 0; round < 4; round++) {
+        /* round 1 on the reference backend, rounds 0, 2 and 3 on the device */
         hisp_backend_kind kind = round == 1 ? HISP_BACKEND_REFERENCE : tg[_i].kind;
         CK_OK(ctx, hisp_context_set_backend(ctx, kind, round == 1 ? 0 : tg[_i].device));
         hisp_matrix A2 = revalued(ctx, A, 2.0 + round), B2 = revalued(ctx, B, -0.5);
         long calls = hispi_spgemm_numeric_device_calls;
+        hisp_transfer_stats x0, x1;
+        CK_OK(ctx, hisp_context_transfers(ctx, &x0));
         CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
+        CK_OK(ctx, hisp_context_transfers(ctx, &x1));
         ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, round != 1);
+        /* on the device C's values stay there (C read back and compared
+         * below: the next execution must replace that host copy) */
+        if (round != 1)
+            ck_assert_msg(x1.d2h_bytes == x0.d2h_bytes, "round %d: %llu bytes read back", round,
+                          (unsigned long long)(x1.d2h_bytes - x0.d2h_bytes));
         hisp_matrix F = NULL;
         CK_OK(ctx, hisp_matrix_multiply(HISP_OP_T, A2, HISP_OP_N, B2, &F));
         same_bits(ctx, C, F, round == 1 ? "execute on the reference" : "execute on the device");

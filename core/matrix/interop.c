@@ -174,6 +174,15 @@ hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nr
     return HISP_SUCCESS;
 }
 
+void hispi_matrix_adopt_owned(hisp_matrix A, void *rowptr, void *colind, void *vals)
+{
+    hispi_matrix_drop_device(A);
+    hispi_sparse_free(&A->host); /* the sizes stay */
+    A->wrapped = true;
+    A->host_absent = true;
+    A->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true};
+}
+
 void hispi_matrix_ext_release(hisp_matrix A)
 {
     if (!A->wrapped || !A->ext.retained) return;

@@ -103,15 +103,20 @@ typedef struct hispi_spgemm_dplan hispi_spgemm_dplan;
  * nothing is kept. */
 HISPI_LOCAL hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
                                               const hispi_spgemm_out *c, hispi_spgemm_dplan **d);
-/* C's values into cval (host, the plan's nnz entries) from g's values (the
- * patterns d was made of, checked by the caller): op(A)'s and op(B)'s values
- * uploaded (a transposed operand's gathered through its permutation and
- * conjugated for op H on the host, as the product does), one numeric pass
- * on the device, C's values downloaded. The same bits as the host's numeric
- * phase and the fresh product. cval is written only by the final download,
- * after every kernel has been queued without error. */
+/* C's values from g's values (the patterns d was made of, checked by the
+ * caller): op(A)'s and op(B)'s values uploaded (a transposed operand's
+ * gathered through its permutation and conjugated for op H on the host, as
+ * the product does), one numeric pass on the device. The same bits as the
+ * host's numeric phase and the fresh product. C is the plan's output: when
+ * *kept is C's device buffer of values (C already on the device), the
+ * values are copied there on the device; else a real C gets device buffers
+ * of its own with d's structure and the values (its host arrays dropped)
+ * and *kept their values' buffer; else (complex) the values are downloaded
+ * into C's host arrays. C changes only after every kernel has been queued
+ * without error. */
 HISPI_LOCAL hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
-                                                 const hispi_spgemm_args *g, void *cval);
+                                                 const hispi_spgemm_args *g, hisp_matrix C,
+                                                 const void **kept);
 /* Frees *d's buffers and kernels with ctx's backend (the one that made
  * them), then *d; NULLs *d. NULL: nothing. */
 HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **d);

@@ -662,8 +662,31 @@ static hisp_status write_values(hisp_context ctx, hisp_type t, const hispi_spgem
     return s;
 }
 
+/* C on the device with d's structure and values: three buffers of its own
+ * (device copies of the plan's), C's host arrays dropped; *kept its values. */
+static hisp_status adopt(hisp_context ctx, hispi_spgemm_dplan *d, size_t es, hisp_matrix C,
+                         const void **kept)
+{
+    size_t bytes[3] = {((size_t)d->m + 1) * 8, (size_t)d->nnz_c * 4, (size_t)d->nnz_c * es};
+    const int from[3] = {P_CPTR, P_CCOL, P_CVAL};
+    void *b[3] = {NULL, NULL, NULL};
+    hisp_status s = HISP_SUCCESS;
+    for (int i = 0; i < 3 && !s; i++) {
+        s = buf_new(ctx, bytes[i], &b[i]);
+        if (!s && bytes[i]) s = HISPI_BE(ctx, buf_copy, b[i], d->b[from[i]], bytes[i]);
+    }
+    if (s) {
+        for (int i = 0; i < 3; i++)
+            if (b[i]) HISPI_BE_VOID(ctx, buf_free, b[i]);
+        return s;
+    }
+    hispi_matrix_adopt_owned(C, b[0], b[1], b[2]);
+    *kept = b[2];
+    return HISP_SUCCESS;
+}
+
 hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
-                                     const hispi_spgemm_args *g, void *cval)
+                                     const hispi_spgemm_args *g, hisp_matrix C, const void **kept)
 {
     size_t es = hisp_type_size(g->type);
     HISPI_TRY(write_values(ctx, g->type, &g->a, d->b[P_AVAL]));
@@ -690,7 +713,16 @@ hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_GROUP], a, 10, (size_t)d->ng, (size_t)GS));
     }
 #undef PB
-    if (d->nnz_c) HISPI_TRY(HISPI_BE(ctx, buf_read, d->b[P_CVAL], 0, cval, (size_t)d->nnz_c * es));
+    bool real = g->type == HISP_F32 || g->type == HISP_F64; /* what a wrapped CSR holds */
+    if (*kept) { /* C's values on the device: copied there, its host copy stale */
+        if (d->nnz_c)
+            HISPI_TRY(HISPI_BE(ctx, buf_copy, (void *)*kept, d->b[P_CVAL], (size_t)d->nnz_c * es));
+        HISPI_TRY(hisp_matrix_device_modified(C));
+    } else if (real && HISPI_BE_HAS(ctx, buf_copy)) {
+        HISPI_TRY(adopt(ctx, d, es, C, kept));
+    } else if (d->nnz_c) {
+        HISPI_TRY(HISPI_BE(ctx, buf_read, d->b[P_CVAL], 0, C->host.val, (size_t)d->nnz_c * es));
+    }
     hispi_spgemm_numeric_device_calls++;
     return HISP_SUCCESS;
 }

@@ -9,7 +9,10 @@
  * C's structure in device buffers) is made at the first execution on that
  * backend and kept until the plan is destroyed or the backend goes (a
  * devobj of the context: a backend switch or the context's end frees it);
- * each execution uploads only the operands' values and downloads C's.
+ * each execution uploads only the operands' values; a real C then stays
+ * on the device (its own buffers, values copied there from the plan's at
+ * each execution; read back when a host reader needs it), a complex C's
+ * values are downloaded.
  * Elsewhere the host's numeric phase (spgemm_ref.c). Both give the fresh
  * product's bits. */
 #include "spgemm.h"
@@ -41,6 +44,10 @@ struct hisp_spgemm_plan_s {
     int64_t *rowptr;   /* C's structure */
     int32_t *colind;
     hispi_spgemm_dplan *dev; /* the device state on ctx's backend, or NULL */
+    /* C as a GPU's execution left it on the device: the handle and its
+     * buffer of values (hispi_spgemm_dev_numeric), or NULL */
+    hisp_matrix out;
+    const void *out_val;
 };
 
 static void operand_free(plan_operand *o)
@@ -220,8 +227,15 @@ hisp_status hisp_spgemm_plan_create(hisp_op op_a, hisp_matrix A, hisp_op op_b, h
     HISPI_CLAIMED(A->ctx, plan_create(op_a, A, op_b, B, plan, C));
 }
 
+/* C is the plan's output that its last execution left on the device. */
+static bool plan_output_on_device(hisp_spgemm_plan p, hisp_matrix C)
+{
+    return C == p->out && C->wrapped && C->ext.val == p->out_val;
+}
+
 /* C: the plan's output matrix as the plan made it (a host CSR of its
- * type, sizes and structure), not an operand. */
+ * type, sizes and structure, or that matrix left on the device by the
+ * plan), not an operand. */
 static hisp_status check_output(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B, hisp_matrix C)
 {
     hisp_context ctx = p->ctx;
@@ -231,10 +245,14 @@ static hisp_status check_output(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
                           what);
     if (C == A || C == B)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: C must not be an operand", what);
+    /* the plan's C on the device as its last execution left it: its
+     * structure is the plan's (no pattern check, no read back) */
+    bool ours = plan_output_on_device(p, C);
+    if (ours && p->dev) return HISP_SUCCESS;
     HISPI_TRY(hispi_matrix_need_host(C));
     const hispi_sparse *h = &C->host;
-    if (C->wrapped || h->format != HISP_FORMAT_CSR || h->type != p->type || h->nrows != p->m ||
-        h->ncols != p->n || h->nnz != p->nnz ||
+    if ((C->wrapped && !ours) || h->format != HISP_FORMAT_CSR || h->type != p->type ||
+        h->nrows != p->m || h->ncols != p->n || h->nnz != p->nnz ||
         memcmp(h->rowptr, p->rowptr, ((size_t)p->m + 1) * sizeof *p->rowptr) ||
         (p->nnz && memcmp(h->colind, p->colind, (size_t)p->nnz * sizeof *p->colind)))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
@@ -266,7 +284,9 @@ static hisp_status plan_execute(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
     if (!s && hispi_spgemm_dev_usable(ctx)) {
         hispi_spgemm_out c = {p->rowptr, p->colind, NULL};
         if (!p->dev) s = hispi_spgemm_dev_plan(ctx, &g, &c, &p->dev);
-        if (!s) s = hispi_spgemm_dev_numeric(ctx, p->dev, &g, C->host.val);
+        const void *kept = plan_output_on_device(p, C) ? p->out_val : NULL;
+        if (!s) s = hispi_spgemm_dev_numeric(ctx, p->dev, &g, C, &kept);
+        if (!s) p->out = kept ? C : NULL, p->out_val = kept;
         /* a failed pass leaves no state behind: the next execution makes
          * it anew */
         if (s) hispi_spgemm_dev_plan_free(ctx, &p->dev);
@@ -274,7 +294,7 @@ static hisp_status plan_execute(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
         hispi_spgemm_out o = {C->host.rowptr, C->host.colind, C->host.val};
         s = hispi_spgemm_numeric(ctx, &g, &o);
     }
-    if (!s) hispi_matrix_drop_device(C); /* its values changed */
+    if (!s && !plan_output_on_device(p, C)) hispi_matrix_drop_device(C); /* host values changed */
     hispi_spgemm_close(&sa);
     hispi_spgemm_close(&sb);
     return s;
