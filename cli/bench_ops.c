@@ -256,12 +256,16 @@ static hisp_status add_call(void *u, int i)
 }
 
 /* multiply: C = A A to completion, C's allocation included (add_prep
- * destroys the previous C, untimed, as for add) */
+ * destroys the previous C, untimed, as for add); the device's time from
+ * hisp_context_spgemm_stats where the product ran there */
 static hisp_status multiply_call(void *u, int i)
 {
     op_job *j = u;
-    (void)i;
-    return hisp_matrix_multiply(HISP_OP_N, j->A, HISP_OP_N, j->A, &j->C);
+    hisp_status s = hisp_matrix_multiply(HISP_OP_N, j->A, HISP_OP_N, j->A, &j->C);
+    hisp_spgemm_stats st;
+    if (!s && i >= 0 && hisp_context_spgemm_stats(j->ctx, &st) == HISP_SUCCESS)
+        j->dev_ms[i] = st.on_device ? st.device_ms : NAN;
+    return s;
 }
 
 static hisp_status solve_prep(void *u, int i)
@@ -433,6 +437,7 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
         if (!s)
             s = time_calls(ctx, multiply_call, add_prep, &j, warmup, calls, &row->ms, &row->calls,
                            &row->xfer);
+        if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         if (!s) s = read_matrix(j.C, in->t, in->m, res);
         row->c_nnz = res->n;
     } else { /* solve */

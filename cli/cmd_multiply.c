@@ -41,7 +41,11 @@ static const char help[] =
     "                       \"format\", \"rows\",\n"
     "                       \"cols\", \"nnz\" (C's), \"nnz_a\",\n"
     "                       \"nnz_b\", \"wall_ms\" (median over --repeat calls of\n"
-    "                       hisp_matrix_multiply, each to completion), \"numeric_ms\"\n"
+    "                       hisp_matrix_multiply, each to completion), \"device_ms\"\n"
+    "                       (median of the device's own time, null on the host),\n"
+    "                       \"device_bytes_peak\" (the most device memory the\n"
+    "                       first product held; null on the host), \"blocks\" (its\n"
+    "                       row blocks; 0 on the host), \"numeric_ms\"\n"
     "                       (median of the plan's executions), \"plan_ms\" (the plan's\n"
     "                       creation), \"repeat\", \"transfers\", \"kernels\"\n" CLI_HELP_HELP
     "\n" CLI_TRANSFERS_HELP "Here: the timed products and re-computations.\n"
@@ -147,7 +151,9 @@ typedef struct {
     hisp_matrix A, B, C, D; /* B NULL: A; D: the plan's C */
     hisp_spgemm_plan plan;
     double *ms, *num_ms; /* each timed product's and re-computation's wall time */
-    double plan_ms, med, num_med;
+    double *dev_ms;      /* each product's device time (hisp_context_spgemm_stats) */
+    double plan_ms, med, num_med, dev_med;
+    hisp_spgemm_stats st; /* the first product's */
     hisp_matrix_info ia, ib, ic;
     hisp_transfer_stats xfer;
     hisp_build_stats builds;
@@ -158,6 +164,7 @@ static void mul_state_free(mul_state *w)
 {
     free(w->ms);
     free(w->num_ms);
+    free(w->dev_ms);
     hisp_spgemm_plan_destroy(&w->plan);
     hisp_matrix_destroy(&w->C);
     hisp_matrix_destroy(&w->D);
@@ -195,7 +202,8 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
     int n = o->repeat;
     hisp_matrix B = w->B ? w->B : w->A;
     if (!(w->ms = calloc((size_t)n, sizeof *w->ms)) ||
-        !(w->num_ms = calloc((size_t)n, sizeof *w->num_ms)))
+        !(w->num_ms = calloc((size_t)n, sizeof *w->num_ms)) ||
+        !(w->dev_ms = calloc((size_t)n, sizeof *w->dev_ms)))
         return HISP_ERR_OUT_OF_HOST_MEMORY;
     cli_progress("multiplying %s and %s", o->in[0], o->in[1] ? o->in[1] : o->in[0]);
     hisp_build_stats b0 = cli_builds(w->ctx);
@@ -208,10 +216,15 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
                     : hisp_matrix_multiply(o->op_a, w->A, o->op_b, B, &T);
         if (!s) s = hisp_context_synchronize(w->ctx);
         w->ms[i] = cli_now_ms() - t0;
-        if (!w->C)
+        hisp_spgemm_stats st = {0};
+        if (!s) s = hisp_context_spgemm_stats(w->ctx, &st);
+        w->dev_ms[i] = st.device_ms;
+        if (!w->C) {
             w->C = T;
-        else
+            w->st = st;
+        } else {
             hisp_matrix_destroy(&T);
+        }
     }
     w->plan_ms = w->num_med = NAN; /* P^T*A*P has no plan */
     double t0 = cli_now_ms();
@@ -230,6 +243,7 @@ static hisp_status mul_run(mul_state *w, const mul_opts *o)
     if (!s) s = hisp_context_get_device(w->ctx, &w->di);
     if (!s) {
         w->med = cli_median(w->ms, n);
+        w->dev_med = w->st.on_device ? cli_median(w->dev_ms, n) : NAN;
         if (!o->ptap) w->num_med = cli_median(w->num_ms, n);
     }
     return s;
@@ -264,6 +278,12 @@ static void mul_report_json(const mul_opts *o, const mul_state *w)
     json_int(&j, "nnz_b", w->ib.nnz);
     json_int(&j, "repeat", o->repeat);
     json_double(&j, "wall_ms", w->med);
+    json_double(&j, "device_ms", w->dev_med);
+    if (w->st.on_device)
+        json_uint(&j, "device_bytes_peak", w->st.device_bytes_peak);
+    else
+        json_null(&j, "device_bytes_peak");
+    json_int(&j, "blocks", w->st.blocks);
     json_double(&j, "numeric_ms", w->num_med);
     json_double(&j, "plan_ms", w->plan_ms);
     json_transfers(&j, &w->xfer, NULL);
@@ -287,6 +307,10 @@ static void mul_report_text(const mul_opts *o, const mul_state *w)
         printf("time       %.4f ms per product, %.4f ms per numeric re-computation "
                "(medians of %d; plan %.4f ms)\n",
                w->med, w->num_med, o->repeat, w->plan_ms);
+    if (w->st.on_device)
+        printf("device     %.4f ms per product (median), %.1f MB of device memory at most, %d "
+               "row blocks\n",
+               w->dev_med, (double)w->st.device_bytes_peak / 1e6, w->st.blocks);
     cli_print_transfers("transfers", &w->xfer);
     cli_print_builds("kernels", &w->builds);
 }

@@ -915,11 +915,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_add_stats(hisp_context ctx, his
  * An operand that lives on the device only is read there in place by a
  * GPU under op N when it has hisp's layout (a product kept there; a
  * wrapped CSR with int64 pointers, int32 columns, zero-based), and read
- * back first otherwise (the transfer is counted). CSR and CSC operands are read in place; COO, HiSparse (its
- * transposed flag and scale honoured) and SELL through a private CSR copy
- * made for the call. C is a new CSR matrix of A's context, converted to
- * HiSparse when A is HiSparse; a host C is uploaded where an operation on
- * the device uses it, like any CSR matrix.
+ * back first otherwise (the transfer is counted). CSR and CSC operands are read in place; COO,
+ * HiSparse (its transposed flag and scale honoured) and SELL through a private CSR copy made for
+ * the call. C is a new CSR matrix of A's context, converted to HiSparse when A is HiSparse; a host
+ * C is uploaded where an operation on the device uses it, like any CSR matrix.
  *
  * op = N, T or H (H: the conjugate transpose for c32/c64; T for real
  * entries). A transpose is never formed as a user-visible matrix: a CSR
@@ -975,6 +974,26 @@ HISP_API HISP_NODISCARD hisp_status hisp_spgemm_plan_create(hisp_op op_a, hisp_m
 HISP_API HISP_NODISCARD hisp_status hisp_spgemm_plan_execute(hisp_spgemm_plan plan, hisp_matrix A,
                                                              hisp_matrix B, hisp_matrix C);
 HISP_API void hisp_spgemm_plan_destroy(hisp_spgemm_plan *plan);
+
+/* What the context's last hisp_matrix_multiply, hisp_matrix_ptap or
+ * hisp_spgemm_plan_execute did (zeroed at each call's start):
+ * on_device 1 where its products ran through the device kernels (0: on
+ * the host); device_ms the device's time from its first upload to its
+ * last kernel (CUDA and OpenCL events: uploads, kernels and the row
+ * bounds' and counts' downloads; a download of C and the host's own work
+ * are not in it); device_bytes_peak the most device memory its own
+ * buffers held at once (operands' copies, row lists, hash tables, C);
+ * blocks the row blocks its count and fill phases took (2 when all rows
+ * went at once). A plan execution reports its pass's device_ms and what it
+ * allocated (its first one on a device makes the plan's device state). */
+typedef struct {
+    int on_device;
+    double device_ms;
+    uint64_t device_bytes_peak;
+    int blocks;
+} hisp_spgemm_stats;
+HISP_API HISP_NODISCARD hisp_status hisp_context_spgemm_stats(hisp_context ctx,
+                                                              hisp_spgemm_stats *st);
 
 /* The Galerkin product C = P^T * A * P (A n x n, P n x m; C m x m, CSR;
  * HiSparse when A is) in one call: A*P into a private CSR, then P^T*(A*P)

@@ -98,6 +98,8 @@ struct hisp_context_s {
      * scheduler's counts, hisparse_sched.c); run and cleared by hispi_settle */
     hisp_status (*settle)(hisp_context ctx);
     hisp_add_stats add;       /* of the last hisp_matrix_add */
+    hisp_spgemm_stats spgemm; /* of the last SpGEMM call (core/ops/spgemm_dev.c) */
+    uint64_t spgemm_live;     /* its device bytes held now */
     hisp_transfer_stats xfer; /* host <-> device bytes (hispi_xfer) */
     hisp_build_stats builds;  /* kernel builds and loads (hispi_build_count) */
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */

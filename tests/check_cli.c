@@ -437,11 +437,15 @@ START_TEST(test_multiply_matches_library)
         ck_assert(test_json_double(r.out, "numeric_ms") >= 0);
         /* the reference and a CPU device (the host pass) move nothing; a GPU
          * backend uploads the operands and downloads C in every product */
-        if (strstr(r.out, "\"backend\": \"reference\"") || strstr(r.out, "\"type\": \"cpu\""))
+        if (strstr(r.out, "\"backend\": \"reference\"") || strstr(r.out, "\"type\": \"cpu\"")) {
             ck_assert_int_eq(test_json_int(r.out, "h2d_bytes"), 0);
-        else
+            ck_assert_msg(strstr(r.out, "\"device_ms\": null"), "%s", r.out);
+        } else { /* the row bounds and counts come back even where C stays */
             ck_assert(test_json_int(r.out, "h2d_bytes") > 0 &&
                       test_json_int(r.out, "d2h_bytes") > 0);
+            ck_assert(test_json_double(r.out, "device_ms") > 0 &&
+                      test_json_double(r.out, "device_bytes_peak") > 0);
+        }
         run_free(&r);
         test_same_matrix(ctx, C, ctx, L, "hisp multiply vs hisp_matrix_multiply");
         double *zk = calloc((size_t)k, sizeof *zk), *zm = calloc((size_t)m, sizeof *zm);

@@ -341,6 +341,7 @@ START_TEST(test_null_everywhere)
     NH(hisp_context_reset_transfers(c0));
     NH(hisp_context_sched_counts(c0, &(hisp_sched_counts){0}));
     NH(hisp_context_add_stats(c0, &(hisp_add_stats){0}));
+    NH(hisp_context_spgemm_stats(c0, &(hisp_spgemm_stats){0}));
     NH(hisp_copy_bandwidth(c0, 64, 1, &r));
     NH(hisp_file_write(c0, "/dev/null", "x", 1));
     /* matrices */

@@ -857,6 +857,17 @@ START_TEST(test_device)
                           (unsigned long long)(x1.d2h_bytes - x0.d2h_bytes),
                           (unsigned long long)(x2.d2h_bytes - x1.d2h_bytes));
         if (dev_per_product && is_cplx(t)) ck_assert_uint_ge(x1.d2h_bytes - x0.d2h_bytes, cbytes);
+        /* the stats: on the device, its time, at least C's and A's bytes held */
+        hisp_spgemm_stats gs;
+        CK_OK(ctx, hisp_context_spgemm_stats(ctx, &gs));
+        ck_assert_int_eq(gs.on_device, dev_per_product);
+        if (dev_per_product) {
+            ck_assert_msg(gs.device_ms > 0 && gs.blocks == 2, "%g ms, %d blocks", gs.device_ms,
+                          gs.blocks);
+            ck_assert_uint_ge(gs.device_bytes_peak, cbytes + 50 * 8);
+        } else {
+            ck_assert(gs.device_ms == 0 && gs.device_bytes_peak == 0 && gs.blocks == 0);
+        }
         CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Ar, HISP_OP_N, Br, &R));
         same_bits(ctx, C, R, what);
         ck_assert_msg(p[8] == p[7] && p[10] == p[9], "%s: rows 7 and 9 are not empty", what);
@@ -989,10 +1000,16 @@ START_TEST(test_device_failures)
     for (int ob = 0; ob < 2; ob++) {
         hisp_matrix C = NULL, F = NULL;
         CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, (hisp_op)ob, ob ? A : B, &C));
+        hisp_spgemm_stats cs;
+        CK_OK(ctx, hisp_context_spgemm_stats(ctx, &cs));
+        ck_assert_int_gt(cs.blocks, 4);
         hispi_spgemm_dev_block_bytes = 0;
         CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, (hisp_op)ob, ob ? A : B, &F));
         hispi_spgemm_dev_block_bytes = 600;
         same_bits(ctx, C, F, "blocks of 600 bytes vs one block");
+        hisp_spgemm_stats gs;
+        CK_OK(ctx, hisp_context_spgemm_stats(ctx, &gs)); /* F's: one block a phase */
+        ck_assert_int_eq(gs.blocks, 2);
         hisp_matrix_destroy(&C), hisp_matrix_destroy(&F);
     }
     hispi_spgemm_dev_block_bytes = 0;

@@ -55,6 +55,20 @@ hisp_status hispi_spgemm_check(hisp_context ctx, const char *what, hisp_op op_a,
     return HISP_SUCCESS;
 }
 
+void hispi_spgemm_stats_reset(hisp_context ctx)
+{
+    memset(&ctx->spgemm, 0, sizeof ctx->spgemm);
+    ctx->spgemm_live = 0;
+}
+
+hisp_status hisp_context_spgemm_stats(hisp_context ctx, hisp_spgemm_stats *st)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!st) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "stats is NULL");
+    *st = ctx->spgemm;
+    return HISP_SUCCESS;
+}
+
 hisp_status hispi_spgemm_prefix(hisp_context ctx, int64_t *p, int64_t m)
 {
     p[0] = 0;
@@ -152,6 +166,7 @@ static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
     static const char what[] = "hisp_matrix_multiply";
     if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: C is NULL", what);
     *C = NULL;
+    hispi_spgemm_stats_reset(ctx);
     HISPI_TRY(hispi_spgemm_check(ctx, what, op_a, A, op_b, B));
     bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sb;
@@ -182,6 +197,7 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     static const char what[] = "hisp_matrix_ptap";
     if (!C) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: C is NULL", what);
     *C = NULL;
+    hispi_spgemm_stats_reset(ctx);
     if (!hispi_mat_ok(A) || A->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE, "%s: A is invalid or of another context",
                           what);

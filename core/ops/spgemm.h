@@ -123,6 +123,9 @@ HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan
 
 /* ---- the product (spgemm.c) ------------------------------------------------ */
 
+/* Zeroes the context's SpGEMM stats (hisp_context_spgemm_stats) at a
+ * call's start. */
+HISPI_LOCAL void hispi_spgemm_stats_reset(hisp_context ctx);
 /* Row counts p[1..m] into row pointers, p[0] = 0 (int64; a total beyond
  * INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped). */
 HISPI_LOCAL hisp_status hispi_spgemm_prefix(hisp_context ctx, int64_t *p, int64_t m);

@@ -105,12 +105,25 @@ typedef struct {
     void *b[NB];
     void *k[NK];
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
+    size_t size[NB];   /* bytes of each buffer of the job's own */
 } dev_job;
+
+/* Frees the job's buffer i (not a borrowed one), counted off the call's
+ * device bytes. */
+static void buf_drop(dev_job *j, int i)
+{
+    if (!j->b[i]) return;
+    if (!j->borrowed[i]) {
+        HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
+        j->ctx->spgemm_live -= j->size[i];
+    }
+    j->b[i] = NULL;
+}
 
 static void job_free(dev_job *j)
 {
     for (int i = 0; i < NB; i++)
-        if (j->b[i] && !j->borrowed[i]) HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
+        buf_drop(j, i);
     for (int i = 0; i < NK; i++)
         if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
 }
@@ -125,11 +138,42 @@ static hisp_status buf_new(hisp_context ctx, size_t bytes, void **buf)
     if (hispi_spgemm_dev_fail_after > 0 && --hispi_spgemm_dev_fail_after == 0)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
                           "SpGEMM: device buffer of %zu bytes (injected failure)", bytes);
-    return HISPI_BE(ctx, buf_alloc, bytes, buf);
+    HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, buf));
+    hisp_spgemm_stats *st = &ctx->spgemm;
+    ctx->spgemm_live += bytes; /* what the call holds, its peak */
+    if (ctx->spgemm_live > st->device_bytes_peak) st->device_bytes_peak = ctx->spgemm_live;
+    return HISP_SUCCESS;
+}
+
+/* The device's time of a stretch of work (stats: device_ms), by two marks
+ * in its stream; nothing where the backend has none or they fail. */
+typedef struct {
+    void *m0, *m1;
+} span;
+
+static void span_start(hisp_context ctx, span *t)
+{
+    t->m0 = t->m1 = NULL;
+    if (!HISPI_BE_HAS(ctx, mark_create) || HISPI_BE(ctx, mark_create, &t->m0) ||
+        HISPI_BE(ctx, mark_create, &t->m1) || HISPI_BE(ctx, mark_record, t->m0))
+        hispi_clear_error(ctx); /* the product goes on untimed */
+}
+
+static void span_end(hisp_context ctx, span *t)
+{
+    double ms = 0;
+    if (t->m0 && t->m1 && !HISPI_BE(ctx, mark_record, t->m1) &&
+        !HISPI_BE(ctx, mark_elapsed, t->m0, t->m1, &ms))
+        ctx->spgemm.device_ms += ms;
+    else
+        hispi_clear_error(ctx);
+    if (t->m0) HISPI_BE_VOID(ctx, mark_destroy, t->m0);
+    if (t->m1) HISPI_BE_VOID(ctx, mark_destroy, t->m1);
 }
 
 static hisp_status dalloc(dev_job *j, int which, size_t bytes)
 {
+    j->size[which] = bytes;
     return buf_new(j->ctx, bytes, &j->b[which]);
 }
 
@@ -317,10 +361,7 @@ static int64_t row_bytes(const blocks *B, int64_t i)
 static void block_free(dev_job *j, bool keep)
 {
     for (int i = B_LROWS; i < NB; i++)
-        if (j->b[i] && i != B_CPTR && (!keep || (i != B_CCOL && i != B_CVAL))) {
-            HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
-            j->b[i] = NULL;
-        }
+        if (i != B_CPTR && (!keep || (i != B_CCOL && i != B_CVAL))) buf_drop(j, i);
 }
 
 /* Phase 2 on rows [r0, r1): their counts into the device's cnt. */
@@ -410,6 +451,7 @@ static hisp_status run_blocks(blocks *B)
             continue;
         }
         if (s) return s;
+        B->j->ctx->spgemm.blocks++;
         r0 = r1;
     }
     hispi_clear_error(B->j->ctx); /* a block done again is not the call's error */
@@ -460,6 +502,9 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
     if (!s) s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
     if (!s) s = kernels(&j, g->type);
+    span t;
+    span_start(ctx, &t);
+    ctx->spgemm.on_device = 1;
     if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
     bool b_is_a = same_operand(&g->a, &g->b); /* A*A: one upload */
     if (!s && b_is_a)
@@ -492,6 +537,7 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     if (!s) s = upload(&j, B_CPTR, o.rowptr, ((size_t)m + 1) * 8);
     B.fill = true;
     if (!s) s = run_blocks(&B);
+    span_end(ctx, &t);
     if (!s && B.keep) {
         s = hispi_matrix_wrap_owned(ctx, g->type, m, g->b.ncols, o.rowptr[m], j.b[B_CPTR],
                                     j.b[B_CCOL], j.b[B_CVAL], M);
@@ -662,6 +708,36 @@ static hisp_status write_values(hisp_context ctx, hisp_type t, const hispi_spgem
     return s;
 }
 
+/* The numeric pass's uploads and kernels. */
+static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const hispi_spgemm_args *g)
+{
+    HISPI_TRY(write_values(ctx, g->type, &g->a, d->b[P_AVAL]));
+    HISPI_TRY(write_values(ctx, g->type, &g->b, d->b[P_BVAL]));
+#define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
+    if (d->n1) {
+        hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->n1, 0},
+                          PB(P_ROWS1),
+                          PB(P_APTR),
+                          PB(P_ACOL),
+                          PB(P_AVAL),
+                          PB(P_BPTR),
+                          PB(P_BCOL),
+                          PB(P_BVAL),
+                          PB(P_CPTR),
+                          PB(P_CCOL),
+                          PB(P_CVAL)};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_ROW], a, 11, (size_t)((d->n1 + GS - 1) / GS),
+                           (size_t)GS));
+    }
+    if (d->ng) {
+        hispi_karg a[] = {PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), PB(P_AVAL), PB(P_BPTR),
+                          PB(P_BCOL),  PB(P_BVAL), PB(P_CPTR), PB(P_CCOL), PB(P_CVAL)};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_GROUP], a, 10, (size_t)d->ng, (size_t)GS));
+    }
+#undef PB
+    return HISP_SUCCESS;
+}
+
 /* C on the device with d's structure and values: three buffers of its own
  * (device copies of the plan's), C's host arrays dropped; *kept its values. */
 static hisp_status adopt(hisp_context ctx, hispi_spgemm_dplan *d, size_t es, hisp_matrix C,
@@ -689,30 +765,12 @@ hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
                                      const hispi_spgemm_args *g, hisp_matrix C, const void **kept)
 {
     size_t es = hisp_type_size(g->type);
-    HISPI_TRY(write_values(ctx, g->type, &g->a, d->b[P_AVAL]));
-    HISPI_TRY(write_values(ctx, g->type, &g->b, d->b[P_BVAL]));
-#define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
-    if (d->n1) {
-        hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->n1, 0},
-                          PB(P_ROWS1),
-                          PB(P_APTR),
-                          PB(P_ACOL),
-                          PB(P_AVAL),
-                          PB(P_BPTR),
-                          PB(P_BCOL),
-                          PB(P_BVAL),
-                          PB(P_CPTR),
-                          PB(P_CCOL),
-                          PB(P_CVAL)};
-        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_ROW], a, 11, (size_t)((d->n1 + GS - 1) / GS),
-                           (size_t)GS));
-    }
-    if (d->ng) {
-        hispi_karg a[] = {PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), PB(P_AVAL), PB(P_BPTR),
-                          PB(P_BCOL),  PB(P_BVAL), PB(P_CPTR), PB(P_CCOL), PB(P_CVAL)};
-        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_GROUP], a, 10, (size_t)d->ng, (size_t)GS));
-    }
-#undef PB
+    span t;
+    span_start(ctx, &t);
+    ctx->spgemm.on_device = 1;
+    hisp_status s = numeric_pass(ctx, d, g);
+    span_end(ctx, &t);
+    if (s) return s;
     bool real = g->type == HISP_F32 || g->type == HISP_F64; /* what a wrapped CSR holds */
     if (*kept) { /* C's values on the device: copied there, its host copy stale */
         if (d->nnz_c)

@@ -275,6 +275,7 @@ static hisp_status plan_execute(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: A is %s, the plan's type is %s",
                           what, hisp_type_name(A->host.type), hisp_type_name(p->type));
     HISPI_TRY(check_output(p, A, B, C));
+    hispi_spgemm_stats_reset(ctx);
     hispi_spgemm_src sa, sb;
     HISPI_TRY(hispi_spgemm_source(A, &sa));
     hisp_status s = hispi_spgemm_source(B, &sb);
