@@ -6,7 +6,8 @@
  *   hisp          median wall ms of hisp_matrix_multiply (hisp_matrix_ptap)
  *                 with a synchronize, the operands host CSR matrices (their
  *                 upload is in the call), C a new matrix; and the plan's
- *                 numeric re-computation (not for ptap)
+ *                 numeric re-computation (not for ptap); its peak device
+ *                 bytes (hisp_context_spgemm_stats, the last product's)
  *   cusparse-algK median wall ms of what a cuSPARSE user runs per product,
  *                 as CuPy calls it: descriptors, workEstimation (size query,
  *                 buffer, call), for ALG2/ALG3 estimateMemory (chunk
@@ -248,7 +249,7 @@ static hisp_matrix transposed(hisp_context ctx, hisp_matrix X)
 
 /* hisp's product of the item: wall ms (median), numeric ms (plan), C kept. */
 static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_matrix P, int warmup,
-                       int repeat, double *ms, double *num_ms, hisp_matrix *C)
+                       int repeat, double *ms, double *num_ms, double *peak_mb, hisp_matrix *C)
 {
     double *t = malloc(sizeof(double) * (size_t)repeat);
     if (!t) exit(3);
@@ -261,6 +262,9 @@ static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_mat
         cb_hk(ctx, hisp_context_synchronize(ctx), "synchronize");
         if (i >= warmup) t[i - warmup] = bench_now_ms() - t0;
     }
+    hisp_spgemm_stats st;
+    cb_hk(ctx, hisp_context_spgemm_stats(ctx, &st), "stats");
+    *peak_mb = (double)st.device_bytes_peak / 1e6;
     *ms = bench_median(t, repeat);
     *num_ms = NAN;
     if (!P) {
@@ -305,8 +309,8 @@ int main(int argc, char **argv)
     cb_cusp_open(&cu);
     FILE *js = val[O_JSON] ? fopen(val[O_JSON], "w") : NULL;
     if (js) fprintf(js, "{\"precision\": \"%s\", \"repeat\": %d, \"rows\": [", precs[prec], repeat);
-    printf("| product | file | nnz(C) | hisp ms | hisp numeric ms | ALG1 ms (peak MB) | ALG2 ms "
-           "(peak MB) | ALG3 ms (peak MB) | best cuSPARSE / hisp | max rel. error |\n");
+    printf("| product | file | nnz(C) | hisp ms (peak MB) | hisp numeric ms | ALG1 ms (peak MB) | "
+           "ALG2 ms (peak MB) | ALG3 ms (peak MB) | best cuSPARSE / hisp | max rel. error |\n");
     printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     char *list = strdup(val[O_ITEMS]);
     int status = 0, nrow = 0;
@@ -314,8 +318,8 @@ int main(int argc, char **argv)
         item it;
         if (!parse_item(s, &it)) return opts_usage_error(prog, "bad item '%s'", s);
         hisp_matrix A = load(ctx, it.a, t), P = it.p ? load(ctx, it.p, t) : NULL, H = NULL;
-        double ms, num;
-        hisp_times(ctx, &it, A, P, warmup, repeat, &ms, &num, &H);
+        double ms, num, hpeak;
+        hisp_times(ctx, &it, A, P, warmup, repeat, &ms, &num, &hpeak, &H);
         /* cuSPARSE's operands: A*A, A*A^T (A^T formed), or A*P then P^T*(A*P) */
         hisp_matrix At = strcmp(it.kind, "A*A^T") == 0 ? transposed(ctx, A) : NULL;
         hisp_matrix Pt = P ? transposed(ctx, P) : NULL;
@@ -359,8 +363,8 @@ int main(int argc, char **argv)
         hisp_matrix_info ic;
         cb_hk(ctx, hisp_matrix_get_info(H, &ic), "info");
         const char *f = strrchr(it.a, '/');
-        printf("| %s | %s | %lld | %.3f | %.3f |", it.kind, f ? f + 1 : it.a, (long long)ic.nnz, ms,
-               num);
+        printf("| %s | %s | %lld | %.3f (%.0f) | %.3f |", it.kind, f ? f + 1 : it.a,
+               (long long)ic.nnz, ms, hpeak, num);
         for (int a = 0; a < 3; a++)
             if (isnan(cms[a]))
                 printf(" %s |", ok ? cusparseGetErrorString(cst[a]) : "32-bit indices overflow");
@@ -371,9 +375,9 @@ int main(int argc, char **argv)
         if (js) {
             fprintf(js,
                     "%s\n {\"product\": \"%s\", \"a\": \"%s\", \"p\": \"%s\", \"nnz\": %lld, "
-                    "\"hisp_ms\": %.6g, \"hisp_numeric_ms\": %.6g",
+                    "\"hisp_ms\": %.6g, \"hisp_peak_mb\": %.6g, \"hisp_numeric_ms\": %.6g",
                     nrow++ ? "," : "", it.kind, it.a, it.p ? it.p : "", (long long)ic.nnz, ms,
-                    isnan(num) ? -1 : num);
+                    hpeak, isnan(num) ? -1 : num);
             for (int a = 0; a < 3; a++)
                 fprintf(js,
                         ", \"alg%d_ms\": %.6g, \"alg%d_peak_mb\": %.6g, \"alg%d_status\": \"%s\"",
