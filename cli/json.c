@@ -121,22 +121,24 @@ void json_uint(cli_json *j, const char *key, uint64_t v)
     fprintf(j->f, "%" PRIu64, v);
 }
 
-void json_double(cli_json *j, const char *key, double v)
+/* v with `digits` significant digits; null where it is not finite */
+static void number(cli_json *j, const char *key, double v, int digits)
 {
     member(j, key);
     if (isfinite(v))
-        fprintf(j->f, "%.10g", v);
+        fprintf(j->f, "%.*g", digits, v);
     else
         fputs("null", j->f);
 }
 
+void json_double(cli_json *j, const char *key, double v)
+{
+    number(j, key, v, 10);
+}
+
 void json_exact(cli_json *j, const char *key, double v)
 {
-    member(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
-        fputs("null", j->f);
+    number(j, key, v, 17);
 }
 
 void json_bool(cli_json *j, const char *key, bool v)
