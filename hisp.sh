@@ -34,6 +34,8 @@ PACKAGES=(scons check pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-heade
 PACKAGES+=(libhwloc-dev libopenmpi-dev openmpi-bin)
 # compressed Matrix Market files (.gz, .bz2): zlib and libbz2
 PACKAGES+=(zlib1g-dev libbz2-dev)
+# the CLI tests' second oracle of hisp multiply (tests/spgemm_scipy.py)
+PACKAGES+=(python3-scipy)
 JOBS="${HISP_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 read -r -a EXTRA <<<"${HISP_SCONS_FLAGS:-}"
 

@@ -401,6 +401,72 @@ START_TEST(test_add_matches_library)
 }
 END_TEST
 
+/* hisp multiply against scipy (tests/spgemm_scipy.py): A*B, A^T*A, A*A^T,
+ * P^T*A*P of generated files, A*A^H of a complex real matrix and A*A of a
+ * real one; skipped where python3 or scipy is missing. */
+START_TEST(test_multiply_scipy)
+{
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/tests/spgemm_scipy.py", HISP_SOURCE_DIR);
+    const char *probe[] = {"python3", "-c", "import scipy", NULL};
+    run_result r = run_program(probe);
+    int have = r.status == 0;
+    run_free(&r);
+    if (!have) {
+        test_skip("multiply against scipy: python3 with scipy is not installed");
+        return;
+    }
+    r = run_hisp("gen", "random", "--n", "300", "--nnz-per-row", "6", "--seed", "11", "-o",
+                 tmp("R.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    r = run_hisp("gen", "banded", "--n", "300", "--bandwidth", "4", "--seed", "12", "-o",
+                 tmp("S.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    const char *mdir = test_matrix_dir();
+    char west[PATH_MAX], dwg[PATH_MAX];
+    snprintf(west, sizeof west, "%s/west0479.mtx", mdir ? mdir : ".");
+    snprintf(dwg, sizeof dwg, "%s/dwg961a.mtx", mdir ? mdir : ".");
+    static const struct {
+        int a, b; /* 0: R, 1: S, 2: west0479, 3: dwg961a; b -1: none (B = A) */
+        const char *ta, *tb;
+        bool ptap;
+    } cases[] = {{0, 1, NULL, NULL, false}, {0, -1, "t", NULL, false}, {0, -1, NULL, "t", false},
+                 {0, 1, NULL, NULL, true},  {3, -1, NULL, "h", false}, {2, -1, NULL, NULL, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (cases[c].a >= 2 && !mdir) {
+            test_skip_no_matrices("multiply against scipy on ../shared/matrices");
+            continue;
+        }
+        const char *files[] = {tmp("R.mtx"), tmp("S.mtx"), west, dwg};
+        const char *a = files[cases[c].a], *b = cases[c].b >= 0 ? files[cases[c].b] : NULL;
+        const char *args[16], *py[16];
+        int n = 0, k = 0;
+        args[n++] = "multiply";
+        if (cases[c].ptap) args[n++] = "--ptap";
+        args[n++] = a;
+        if (b) args[n++] = b;
+        args[n++] = "-o";
+        args[n++] = tmp("C.mtx");
+        py[k++] = "python3", py[k++] = script, py[k++] = tmp("C.mtx"), py[k++] = a;
+        if (b) py[k++] = b;
+        if (cases[c].ta) args[n++] = "--transpose-a", args[n++] = cases[c].ta;
+        if (cases[c].ta) py[k++] = "--ta", py[k++] = cases[c].ta;
+        if (cases[c].tb) args[n++] = "--transpose-b", args[n++] = cases[c].tb;
+        if (cases[c].tb) py[k++] = "--tb", py[k++] = cases[c].tb;
+        if (cases[c].ptap) py[k++] = "--ptap";
+        args[n] = NULL, py[k] = NULL;
+        r = run_hisp_argv(args);
+        CK_RUN(r, 0);
+        run_free(&r);
+        r = run_program(py);
+        ck_assert_msg(r.status == 0, "case %zu: %s%s", c, r.out, r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
 /* hisp multiply: C of the program equals the library's product bit for
  * bit, and C*x equals op(A)*(op(B)*x) by two SpMVs (no SpGEMM in the
  * oracle), for every op pair and B left out; JSON fields; errors. */
@@ -805,6 +871,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_spmv_out_matches_library);
     tcase_add_test(tc, test_add_matches_library);
     tcase_add_test(tc, test_multiply_matches_library);
+    tcase_add_test(tc, test_multiply_scipy);
     tcase_add_test(tc, test_spmv_check_backends);
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_missing_backend);

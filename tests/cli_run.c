@@ -87,8 +87,12 @@ run_result run_hisp_argv(const char *const *args)
     for (int i = 0; args[i] && argc < 63; i++)
         argv[argc++] = args[i];
     argv[argc] = NULL;
-    const char *arg = argv[1];
+    return run_program(argv);
+}
 
+run_result run_program(const char *const *argv)
+{
+    const char *arg = argv[1];
     ck_assert_msg(tmpdir[0], "run_hisp outside cli_setup / cli_teardown");
     char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
     snprintf(outp, sizeof outp, "%s/stdout", tmpdir);
@@ -104,7 +108,7 @@ run_result run_hisp_argv(const char *const *args)
     test_env_restore();
     fflush(stdout);
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     ck_assert_msg(rc == 0, "cannot start %s: %s", argv[0], strerror(rc));
     int st = 0;
@@ -115,7 +119,7 @@ run_result run_hisp_argv(const char *const *args)
         if (waited > 30000) { /* 300 s at 10 ms */
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
-            ck_abort_msg("hisp %s ... did not finish within 300 s", arg);
+            ck_abort_msg("%s %s ... did not finish within 300 s", argv[0], arg);
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);

@@ -20,6 +20,8 @@ const char *hisp_program(void);
 run_result run_hisp(const char *arg, ...);
 /* The same with the arguments in a NULL-terminated array (at most 62). */
 run_result run_hisp_argv(const char *const *args);
+/* Any program (argv[0], found on PATH when it has no '/'), as run_hisp. */
+run_result run_program(const char *const *argv);
 void run_free(run_result *r);
 
 #define CK_RUN(r, want)                                                                            \
