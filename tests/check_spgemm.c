@@ -1073,6 +1073,8 @@ END_TEST
  * GPU keeps them on the device. */
 START_TEST(test_cpu_device)
 {
+    const test_target *tg;
+    test_targets(&tg);
     hisp_context ctx = target_context(_i);
     hispi_spgemm_cpu_kernels = 0;
     hisp_device_info di;
@@ -1099,6 +1101,22 @@ START_TEST(test_cpu_device)
     hisp_spgemm_plan_destroy(&plan);
     hisp_matrix_destroy(&R), hisp_matrix_destroy(&C), hisp_matrix_destroy(&D);
     hisp_matrix_destroy(&A2), hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    /* a plan whose C a device execution left there, then executed on the
+     * host of a CPU device: C comes back first, the bits stay */
+    CK_OK(ctx, hisp_context_set_backend(ctx, tg[_i].kind, tg[_i].device));
+    A = random_matrix(ctx, HISP_F64, 60, 40, 0.1, HISP_FORMAT_CSR, &st);
+    hispi_spgemm_cpu_kernels = 1;
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_T, A, HISP_OP_N, A, &plan, &D));
+    A2 = revalued(ctx, A, 2.0);
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, A2, D));
+    hispi_spgemm_cpu_kernels = 0;
+    hisp_matrix A3 = revalued(ctx, A, -3.0);
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, A3, A3, D));
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_T, A3, HISP_OP_N, A3, &R));
+    same_bits(ctx, D, R, "a device C executed on the host");
+    hisp_spgemm_plan_destroy(&plan);
+    hisp_matrix_destroy(&R), hisp_matrix_destroy(&D), hisp_matrix_destroy(&A3);
+    hisp_matrix_destroy(&A2), hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
     hispi_spgemm_cpu_kernels = 1;
 }

@@ -292,8 +292,11 @@ static hisp_status plan_execute(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
          * it anew */
         if (s) hispi_spgemm_dev_plan_free(ctx, &p->dev);
     } else if (!s) {
+        /* a C a device execution left there: back to the host first */
+        s = hispi_matrix_need_host(C);
+        if (!s) hispi_matrix_unwrap(C);
         hispi_spgemm_out o = {C->host.rowptr, C->host.colind, C->host.val};
-        s = hispi_spgemm_numeric(ctx, &g, &o);
+        if (!s) s = hispi_spgemm_numeric(ctx, &g, &o);
     }
     if (!s && !plan_output_on_device(p, C)) hispi_matrix_drop_device(C); /* host values changed */
     hispi_spgemm_close(&sa);
