@@ -161,16 +161,22 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
     return HISP_SUCCESS;
 }
 
+/* M's storage: the device buffers hisp made (int64 pointers, int32
+ * columns, zero-based), its own to free (retained: the allocations are
+ * hisp's references, given back by buf_free); the host copy absent. */
+static void own(hisp_matrix M, void *rowptr, void *colind, void *vals)
+{
+    M->wrapped = true;
+    M->host_absent = true;
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true};
+}
+
 hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
                                     int64_t nnz, void *rowptr, void *colind, void *vals,
                                     hisp_matrix *A)
 {
     HISPI_TRY(absent_csr(ctx, type, nrows, ncols, nnz, A));
-    hisp_matrix M = *A;
-    M->wrapped = true;
-    M->host_absent = true;
-    /* retained: the allocations are hisp's references, given back by buf_free */
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true};
+    own(*A, rowptr, colind, vals);
     return HISP_SUCCESS;
 }
 
@@ -178,9 +184,7 @@ void hispi_matrix_adopt_owned(hisp_matrix A, void *rowptr, void *colind, void *v
 {
     hispi_matrix_drop_device(A);
     hispi_sparse_free(&A->host); /* the sizes stay */
-    A->wrapped = true;
-    A->host_absent = true;
-    A->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true};
+    own(A, rowptr, colind, vals);
 }
 
 void hispi_matrix_ext_release(hisp_matrix A)

@@ -1,10 +1,11 @@
 /* SpGEMM, the operation (above the formats): C = op(A)*op(B) and the
- * Galerkin product P^T*A*P, their argument checks, and the product of two
- * operand views: on the device where the backend has run-time kernels
- * (spgemm_dev.c), else the host phases (spgemm_ref.c: symbolic phase, C's
- * arrays allocated once, fill), both over the operands' host copies. C is
- * a new host CSR matrix of A's context (converted to HiSparse when A is). The plan's numeric
- * re-computation (spgemm_plan.c) runs where the product does. */
+ * Galerkin product P^T*A*P, their argument checks, the calls' stats, and
+ * the product of two operand views: on a GPU through the run-time kernels
+ * (spgemm_dev.c: a real C may stay on the device, an operand living there
+ * is read in place), else the host phases (spgemm_ref.c: symbolic phase,
+ * C's arrays allocated once, fill). C is a new CSR matrix of A's context
+ * (converted to HiSparse when A is). The plan's numeric re-computation
+ * (spgemm_plan.c) runs where the product does. */
 #include "spgemm.h"
 
 #include <stdlib.h>

@@ -458,6 +458,12 @@ static hisp_status run_blocks(blocks *B)
     return HISP_SUCCESS;
 }
 
+/* A C of type t can stay on the device: what a wrapped CSR holds. */
+static bool wrappable(hisp_type t)
+{
+    return t == HISP_F32 || t == HISP_F64;
+}
+
 static bool same_operand(const hispi_spgemm_operand *a, const hispi_spgemm_operand *b)
 {
     return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
@@ -564,7 +570,7 @@ hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *
 hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix *C)
 {
     hispi_sparse h;
-    bool real = g->type == HISP_F32 || g->type == HISP_F64; /* what a wrapped CSR holds */
+    bool real = wrappable(g->type);
     HISPI_TRY(dev_run(ctx, g, &h, real ? C : NULL));
     if (real && *C) return HISP_SUCCESS;
     return hispi_matrix_wrap(ctx, &h, C); /* frees h on failure */
@@ -771,7 +777,7 @@ hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
     hisp_status s = numeric_pass(ctx, d, g);
     span_end(ctx, &t);
     if (s) return s;
-    bool real = g->type == HISP_F32 || g->type == HISP_F64; /* what a wrapped CSR holds */
+    bool real = wrappable(g->type);
     if (*kept) { /* C's values on the device: copied there, its host copy stale */
         if (d->nnz_c)
             HISPI_TRY(HISPI_BE(ctx, buf_copy, (void *)*kept, d->b[P_CVAL], (size_t)d->nnz_c * es));
