@@ -4,10 +4,15 @@
  * Items (--items, comma-separated): FILE.mtx (C = A*A), aat:FILE.mtx
  * (C = A*A^T) and ptap:P.mtx:A.mtx (C = P^T*A*P). Per item and algorithm:
  *   hisp          median wall ms of hisp_matrix_multiply (hisp_matrix_ptap)
- *                 with a synchronize, the operands host CSR matrices (their
- *                 upload is in the call), C a new matrix; and the plan's
- *                 numeric re-computation (not for ptap); its peak device
- *                 bytes (hisp_context_spgemm_stats, the last product's)
+ *                 with a synchronize, C a new matrix (kept on the device),
+ *                 the operands cuSPARSE's device arrays wrapped
+ *                 (hisp_matrix_wrap_csr_device over a 64-bit copy of the
+ *                 row pointers; A^T formed as for cuSPARSE; ptap's P on the
+ *                 host), with the device ms and peak device bytes of
+ *                 hisp_context_spgemm_stats (the last product's); the same
+ *                 with host CSR operands (their upload in the call; op T for
+ *                 A*A^T); the plan's numeric re-computation (host operands;
+ *                 not for ptap)
  *   cusparse-algK median wall ms of what a cuSPARSE user runs per product,
  *                 as CuPy calls it: descriptors, workEstimation (size query,
  *                 buffer, call), for ALG2/ALG3 estimateMemory (chunk
@@ -247,40 +252,87 @@ static hisp_matrix transposed(hisp_context ctx, hisp_matrix X)
     return T;
 }
 
-/* hisp's product of the item: wall ms (median), numeric ms (plan), C kept. */
-static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_matrix P, int warmup,
-                       int repeat, double *ms, double *num_ms, double *peak_mb, hisp_matrix *C)
+/* D's arrays as a hisp matrix on the device, over a 64-bit copy of its row
+ * pointers (*p64, freed by the caller after the matrix): hisp's SpGEMM
+ * reads its own layout (int64 pointers) in place. */
+static hisp_matrix wrap_dev(hisp_context ctx, hisp_type t, const dcsr *D, int64_t **p64)
+{
+    size_t n = (size_t)D->m + 1;
+    int *rp = malloc(n * sizeof *rp);
+    int64_t *rq = malloc(n * sizeof *rq);
+    if (!rp || !rq) exit(3);
+    CK(cudaMemcpy(rp, D->rp, n * sizeof *rp, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++)
+        rq[i] = rp[i];
+    CK(cudaMalloc((void **)p64, n * 8));
+    CK(cudaMemcpy(*p64, rq, n * 8, cudaMemcpyHostToDevice));
+    free(rp), free(rq);
+    hisp_matrix W = NULL;
+    cb_hk(ctx,
+          hisp_matrix_wrap_csr_device(ctx, t, D->m, D->n, D->nnz, *p64, D->ci, D->v, HISP_INDEX_64,
+                                      HISP_INDEX_32, 0, &W),
+          "wrap");
+    return W;
+}
+
+/* The median wall ms of repeat products (after warmup) with a synchronize:
+ * ptap(P, A) where P is given, else op_a(A)*op_b(B); *C the last. */
+static double hisp_wall(hisp_context ctx, hisp_matrix A, hisp_op ob, hisp_matrix B, hisp_matrix P,
+                        int warmup, int repeat, hisp_matrix *C)
 {
     double *t = malloc(sizeof(double) * (size_t)repeat);
     if (!t) exit(3);
-    hisp_op ob = strcmp(it->kind, "A*A^T") == 0 ? HISP_OP_T : HISP_OP_N;
     for (int i = 0; i < warmup + repeat; i++) {
         hisp_matrix_destroy(C);
         double t0 = bench_now_ms();
-        cb_hk(ctx, P ? hisp_matrix_ptap(P, A, C) : hisp_matrix_multiply(HISP_OP_N, A, ob, A, C),
+        cb_hk(ctx, P ? hisp_matrix_ptap(P, A, C) : hisp_matrix_multiply(HISP_OP_N, A, ob, B, C),
               "hisp product");
         cb_hk(ctx, hisp_context_synchronize(ctx), "synchronize");
         if (i >= warmup) t[i - warmup] = bench_now_ms() - t0;
     }
+    double ms = bench_median(t, repeat);
+    free(t);
+    return ms;
+}
+
+typedef struct {
+    double ms, dev_ms, peak_mb; /* operands on the device: wall, device (stats), peak */
+    double host_ms;             /* operands on the host (their upload in the call) */
+    double num_ms;              /* the plan's numeric re-computation (host operands) */
+} hisp_res;
+
+/* hisp's product of the item, its operands on the device (Ad, Bd: cuSPARSE's
+ * arrays wrapped; Bd NULL for ptap, whose P stays on the host) and on the
+ * host (A, P; op T for A*A^T); *C kept (the device operands'). */
+static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_matrix P,
+                       hisp_matrix Ad, hisp_matrix Bd, int warmup, int repeat, hisp_res *r,
+                       hisp_matrix *C)
+{
+    hisp_op ob = strcmp(it->kind, "A*A^T") == 0 ? HISP_OP_T : HISP_OP_N;
+    r->ms = hisp_wall(ctx, Ad, HISP_OP_N, Bd, P, warmup, repeat, C);
     hisp_spgemm_stats st;
     cb_hk(ctx, hisp_context_spgemm_stats(ctx, &st), "stats");
-    *peak_mb = (double)st.device_bytes_peak / 1e6;
-    *ms = bench_median(t, repeat);
-    *num_ms = NAN;
-    if (!P) {
-        hisp_spgemm_plan plan = NULL;
-        hisp_matrix D = NULL;
-        cb_hk(ctx, hisp_spgemm_plan_create(HISP_OP_N, A, ob, A, &plan, &D), "plan");
-        for (int i = 0; i < warmup + repeat; i++) {
-            double t0 = bench_now_ms();
-            cb_hk(ctx, hisp_spgemm_plan_execute(plan, A, A, D), "plan execute");
-            cb_hk(ctx, hisp_context_synchronize(ctx), "synchronize");
-            if (i >= warmup) t[i - warmup] = bench_now_ms() - t0;
-        }
-        *num_ms = bench_median(t, repeat);
-        hisp_spgemm_plan_destroy(&plan);
-        hisp_matrix_destroy(&D);
+    r->peak_mb = (double)st.device_bytes_peak / 1e6;
+    r->dev_ms = st.device_ms;
+    hisp_matrix Ch = NULL;
+    r->host_ms = hisp_wall(ctx, A, ob, A, P, warmup, repeat, &Ch);
+    hisp_matrix_destroy(&Ch);
+    r->num_ms = NAN;
+    if (P) return;
+    double *t = malloc(sizeof(double) * (size_t)repeat);
+    if (!t) exit(3);
+    hisp_spgemm_plan plan = NULL;
+    hisp_matrix D = NULL;
+    cb_hk(ctx, hisp_spgemm_plan_create(HISP_OP_N, A, ob, A, &plan, &D), "plan");
+    for (int i = 0; i < warmup + repeat; i++) {
+        double t0 = bench_now_ms();
+        cb_hk(ctx, hisp_spgemm_plan_execute(plan, A, A, D), "plan execute");
+        cb_hk(ctx, hisp_context_synchronize(ctx), "synchronize");
+        if (i >= warmup) t[i - warmup] = bench_now_ms() - t0;
     }
+    r->num_ms = bench_median(t, repeat);
+    hisp_spgemm_plan_destroy(&plan);
+    hisp_matrix_destroy(&D);
     free(t);
 }
 
@@ -309,22 +361,26 @@ int main(int argc, char **argv)
     cb_cusp_open(&cu);
     FILE *js = val[O_JSON] ? fopen(val[O_JSON], "w") : NULL;
     if (js) fprintf(js, "{\"precision\": \"%s\", \"repeat\": %d, \"rows\": [", precs[prec], repeat);
-    printf("| product | file | nnz(C) | hisp ms (peak MB) | hisp numeric ms | ALG1 ms (peak MB) | "
-           "ALG2 ms (peak MB) | ALG3 ms (peak MB) | best cuSPARSE / hisp | max rel. error |\n");
-    printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    printf("| product | file | nnz(C) | hisp ms (device ms, peak MB) | hisp ms, host operands | "
+           "hisp numeric ms | ALG1 ms (peak MB) | ALG2 ms (peak MB) | ALG3 ms (peak MB) | "
+           "best cuSPARSE / hisp | max rel. error |\n");
+    printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     char *list = strdup(val[O_ITEMS]);
     int status = 0, nrow = 0;
     for (char *save = NULL, *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         item it;
         if (!parse_item(s, &it)) return opts_usage_error(prog, "bad item '%s'", s);
         hisp_matrix A = load(ctx, it.a, t), P = it.p ? load(ctx, it.p, t) : NULL, H = NULL;
-        double ms, num, hpeak;
-        hisp_times(ctx, &it, A, P, warmup, repeat, &ms, &num, &hpeak, &H);
         /* cuSPARSE's operands: A*A, A*A^T (A^T formed), or A*P then P^T*(A*P) */
         hisp_matrix At = strcmp(it.kind, "A*A^T") == 0 ? transposed(ctx, A) : NULL;
         hisp_matrix Pt = P ? transposed(ctx, P) : NULL;
         dcsr dA, dB, dPt = {0};
         bool ok = upload(A, &dA) && upload(P ? P : At ? At : A, &dB) && (!Pt || upload(Pt, &dPt));
+        if (!ok) cb_hk(ctx, HISP_ERR_UNSUPPORTED, "operands past 32-bit indices");
+        int64_t *pa = NULL, *pb = NULL;
+        hisp_matrix Ad = wrap_dev(ctx, t, &dA, &pa), Bd = At ? wrap_dev(ctx, t, &dB, &pb) : Ad;
+        hisp_res hr;
+        hisp_times(ctx, &it, A, P, Ad, P ? NULL : Bd, warmup, repeat, &hr, &H);
         double cms[3] = {NAN, NAN, NAN}, peak_mb[3] = {0}, err = NAN;
         cusparseStatus_t cst[3] = {CUSPARSE_STATUS_NOT_SUPPORTED, CUSPARSE_STATUS_NOT_SUPPORTED,
                                    CUSPARSE_STATUS_NOT_SUPPORTED};
@@ -363,21 +419,22 @@ int main(int argc, char **argv)
         hisp_matrix_info ic;
         cb_hk(ctx, hisp_matrix_get_info(H, &ic), "info");
         const char *f = strrchr(it.a, '/');
-        printf("| %s | %s | %lld | %.3f (%.0f) | %.3f |", it.kind, f ? f + 1 : it.a,
-               (long long)ic.nnz, ms, hpeak, num);
+        printf("| %s | %s | %lld | %.3f (%.3f, %.0f) | %.3f | %.3f |", it.kind, f ? f + 1 : it.a,
+               (long long)ic.nnz, hr.ms, hr.dev_ms, hr.peak_mb, hr.host_ms, hr.num_ms);
         for (int a = 0; a < 3; a++)
             if (isnan(cms[a]))
                 printf(" %s |", ok ? cusparseGetErrorString(cst[a]) : "32-bit indices overflow");
             else
                 printf(" %.3f (%.0f) |", cms[a], peak_mb[a]);
-        printf(" %.2f | %.1e%s |\n", best / ms, err, err > tol ? " FAIL" : "");
+        printf(" %.2f | %.1e%s |\n", best / hr.ms, err, err > tol ? " FAIL" : "");
         if (err > tol) status = 2;
         if (js) {
             fprintf(js,
                     "%s\n {\"product\": \"%s\", \"a\": \"%s\", \"p\": \"%s\", \"nnz\": %lld, "
-                    "\"hisp_ms\": %.6g, \"hisp_peak_mb\": %.6g, \"hisp_numeric_ms\": %.6g",
-                    nrow++ ? "," : "", it.kind, it.a, it.p ? it.p : "", (long long)ic.nnz, ms,
-                    hpeak, isnan(num) ? -1 : num);
+                    "\"hisp_ms\": %.6g, \"hisp_device_ms\": %.6g, \"hisp_peak_mb\": %.6g, "
+                    "\"hisp_host_operands_ms\": %.6g, \"hisp_numeric_ms\": %.6g",
+                    nrow++ ? "," : "", it.kind, it.a, it.p ? it.p : "", (long long)ic.nnz, hr.ms,
+                    hr.dev_ms, hr.peak_mb, hr.host_ms, isnan(hr.num_ms) ? -1 : hr.num_ms);
             for (int a = 0; a < 3; a++)
                 fprintf(js,
                         ", \"alg%d_ms\": %.6g, \"alg%d_peak_mb\": %.6g, \"alg%d_status\": \"%s\"",
@@ -386,6 +443,9 @@ int main(int argc, char **argv)
             fprintf(js, ", \"max_rel_error\": %.3g}", isnan(err) ? -1 : err);
         }
         fflush(stdout);
+        if (Bd != Ad) hisp_matrix_destroy(&Bd);
+        hisp_matrix_destroy(&Ad);
+        cudaFree(pa), cudaFree(pb);
         dcsr_free(&dA), dcsr_free(&dB), dcsr_free(&dPt);
         hisp_matrix_destroy(&A), hisp_matrix_destroy(&P), hisp_matrix_destroy(&H);
         hisp_matrix_destroy(&At), hisp_matrix_destroy(&Pt);

@@ -44,6 +44,7 @@
 #define CAS_L(p, c, v) atomicCAS((p), (c), (v))
 #define CAS_G(p, c, v) atomicCAS((p), (c), (v))
 #define ADD_L(p, v) atomicAdd((p), (v))
+#define ADD_G(p, v) atomicAdd((p), (v))
 #if IS_DOUBLE
 #define MUL(x, y) __dmul_rn((x), (y))
 #else
@@ -61,6 +62,7 @@
 #define CAS_L(p, c, v) atomic_cmpxchg((volatile __local uint *)(p), (c), (v))
 #define CAS_G(p, c, v) atomic_cmpxchg((volatile __global uint *)(p), (c), (v))
 #define ADD_L(p, v) atomic_add((volatile __local uint *)(p), (v))
+#define ADD_G(p, v) atomic_add((volatile __global uint *)(p), (v))
 #define MUL(x, y) ((x) * (y))
 #endif
 
@@ -113,7 +115,7 @@ FN u32 hash0(u32 c)
             h = (h + 1) & mask;                                                                    \
         return h;                                                                                  \
     }                                                                                              \
-    FN u32 insert_row_##SP(Q u32 *keys, u32 t, i64 a0, i64 a1, GLOBAL const int *acol,            \
+    FN u32 insert_row_##SP(Q u32 *keys, u32 t, i64 a0, i64 a1, GLOBAL const int *acol,             \
                            GLOBAL const i64 *bptr, GLOBAL const int *bcol)                         \
     {                                                                                              \
         for (u32 s = LID; s < t; s += GS)                                                          \
@@ -147,8 +149,8 @@ FN u32 hash0(u32 c)
                 BARRIER_G();                                                                       \
             }                                                                                      \
     }                                                                                              \
-    /* C's row from the filled table: the c distinct columns sorted into                         \
-     * ccol[0..c), pos[slot] = the position of the slot's column, values set                     \
+    /* C's row from the filled table: the c distinct columns sorted into                           \
+     * ccol[0..c), pos[slot] = the position of the slot's column, values set                       \
      * to -0 (the host's start); *n (0 on entry) counts the compaction */                          \
     FN void emit_##SP(Q const u32 *keys, u32 t, Q u32 *pos, Q u64 *sb, LQ u32 *n, u32 c,           \
                       GLOBAL int *ccol, GLOBAL real *cval)                                         \
@@ -197,8 +199,8 @@ FN u32 hash0(u32 c)
 TABLE_FNS(l, LQ, CAS_L)
 TABLE_FNS(g, GQ, CAS_G)
 
-KERNEL sg_bound(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol,
-                GLOBAL const i64 *bptr, GLOBAL i64 *bound)
+KERNEL sg_bound(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr,
+                GLOBAL i64 *bound)
 {
     const i64 i = GLOBAL_ID;
     if (i >= m) return;
@@ -231,8 +233,8 @@ KERNEL sg_count_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i6
     LOCAL_DECL(u32, n);
     const int i = rows[GROUP];
     if (LID == 0) n = 0;
-    const u32 mine = insert_row_g(keys + off[GROUP], tsize(bound[i]), aptr[i], aptr[i + 1], acol,
-                                  bptr, bcol);
+    const u32 mine =
+        insert_row_g(keys + off[GROUP], tsize(bound[i]), aptr[i], aptr[i + 1], acol, bptr, bcol);
     if (mine) ADD_L(&n, mine);
     BARRIER();
     if (LID == 0) cnt[i] = n;
@@ -272,6 +274,222 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
     insert_row_g(keys + o, t, a0, a1, acol, bptr, bcol);
     emit_g(keys + o, t, pos + o, sb + o / 2, &n, c, ccol + c0, cval + c0 * NC);
     values_g(keys + o, t - 1, pos + o, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
+}
+
+/* ---- the product in one pass over all rows (spgemm_dev.c's fast path) ----
+ *
+ * The rows are classed on the device by their products (bound) and A's
+ * row length (na): 0 none; 1 a merge by one work-item (na <= MNA and
+ * bound <= MPROD: the short rows of stencils, meshes and bands); 2 a local
+ * table (bound <= TL / 2); 3 a global table. sg_class counts each class,
+ * sg_scatter lists the rows of each (their order within a list is the
+ * device's: every row is computed alone, so C does not depend on it). */
+FN int row_class(i64 na, i64 bound)
+{
+    if (!bound) return 0;
+    if (na <= MNA && bound <= MPROD) return 1;
+    return bound <= TL / 2 ? 2 : 3;
+}
+
+FN i64 row_bound(i64 i, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr)
+{
+    i64 s = 0;
+    for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++)
+        s += bptr[acol[ka] + 1] - bptr[acol[ka]];
+    return s;
+}
+
+/* bound[i] for every row, ncls[c] += the rows of class c (c = 1, 2, 3;
+ * counted in local memory first: one global atomic per class and group) */
+KERNEL sg_class(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr,
+                GLOBAL i64 *bound, GLOBAL u32 *ncls)
+{
+    LOCAL_DECL(u32, lc[4]);
+    const i64 i = GLOBAL_ID;
+    if (LID < 4) lc[LID] = 0;
+    BARRIER();
+    if (i < m) {
+        const i64 s = row_bound(i, aptr, acol, bptr);
+        bound[i] = s;
+        const int c = row_class(aptr[i + 1] - aptr[i], s);
+        if (c) ADD_L(lc + c, 1u);
+    }
+    BARRIER();
+    if (LID > 0 && LID < 4 && lc[LID]) ADD_G(ncls + LID, lc[LID]);
+}
+
+/* The lists: mrows (class 1), lrows (2), grows with gbound (3), appended
+ * at fill[c] (zeroed by the host) in one reservation per class and group. */
+KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const i64 *bound, GLOBAL u32 *fill,
+                  GLOBAL int *mrows, GLOBAL int *lrows, GLOBAL int *grows, GLOBAL i64 *gbound)
+{
+    LOCAL_DECL(u32, lc[4]);
+    LOCAL_DECL(u32, base[4]);
+    const i64 i = GLOBAL_ID;
+    if (LID < 4) lc[LID] = 0;
+    BARRIER();
+    int c = 0;
+    u32 mine = 0;
+    if (i < m) {
+        c = row_class(aptr[i + 1] - aptr[i], bound[i]);
+        if (c) mine = ADD_L(lc + c, 1u);
+    }
+    BARRIER();
+    if (LID > 0 && LID < 4 && lc[LID]) base[LID] = ADD_G(fill + LID, lc[LID]);
+    BARRIER();
+    if (c == 1) mrows[base[1] + mine] = (int)i;
+    if (c == 2) lrows[base[2] + mine] = (int)i;
+    if (c == 3) {
+        grows[base[3] + mine] = (int)i;
+        gbound[base[3] + mine] = bound[i];
+    }
+}
+
+/* Row i's merge state: one cursor per entry of A's row into its row of B
+ * (cur), the entries left there (left) and the column under the cursor
+ * (head; NONE past the end). B's rows are sorted, so the smallest head is
+ * C's next column; every cursor on it advances. */
+#define NONE 0x7fffffff
+#define MERGE_OPEN()                                                                               \
+    i64 cur[MNA];                                                                                  \
+    u32 left[MNA];                                                                                 \
+    int head[MNA];                                                                                 \
+    const i64 a0 = aptr[i];                                                                        \
+    const int na = (int)(aptr[i + 1] - a0);                                                        \
+    for (int j = 0; j < na; j++) {                                                                 \
+        const int r = acol[a0 + j];                                                                \
+        cur[j] = bptr[r];                                                                          \
+        left[j] = (u32)(bptr[r + 1] - cur[j]);                                                     \
+        head[j] = left[j] ? bcol[cur[j]] : NONE;                                                   \
+    }
+#define MERGE_MIN(mn)                                                                              \
+    int mn = NONE;                                                                                 \
+    for (int j = 0; j < na; j++)                                                                   \
+        mn = head[j] < mn ? head[j] : mn;
+#define MERGE_STEP(j)                                                                              \
+    do {                                                                                           \
+        cur[j]++;                                                                                  \
+        head[j] = --left[j] ? bcol[cur[j]] : NONE;                                                 \
+    } while (0)
+
+/* Class 1's counts: one work-item per listed row. */
+KERNEL sg_count_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                  GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                  GLOBAL i64 *cnt)
+{
+    const i64 g = GLOBAL_ID;
+    if (g >= n) return;
+    const int i = rows[g];
+    MERGE_OPEN();
+    i64 c = 0;
+    for (;;) {
+        MERGE_MIN(mn);
+        if (mn == NONE) break;
+        c++;
+        for (int j = 0; j < na; j++)
+            if (head[j] == mn) MERGE_STEP(j);
+    }
+    cnt[i] = c;
+}
+
+/* Class 1's columns and values: each column's products summed in A's row
+ * order from -0, the host's order and bits (the header). */
+KERNEL sg_fill_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                 GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                 GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *cptr,
+                 GLOBAL int *ccol, GLOBAL real *cval)
+{
+    const i64 g = GLOBAL_ID;
+    if (g >= n) return;
+    const int i = rows[g];
+    MERGE_OPEN();
+    i64 q = cptr[i];
+    for (;; q++) {
+        MERGE_MIN(mn);
+        if (mn == NONE) break;
+        real v0 = -(real)0, v1 = -(real)0;
+        for (int j = 0; j < na; j++) {
+            if (head[j] != mn) continue;
+            const real x0 = aval[(a0 + j) * NC], y0 = bval[cur[j] * NC];
+            if (NC == 1) {
+                v0 = v0 + MUL(x0, y0);
+            } else {
+                const real x1 = aval[(a0 + j) * NC + NC - 1], y1 = bval[cur[j] * NC + NC - 1];
+                v0 = v0 + (MUL(x0, y0) - MUL(x1, y1));
+                v1 = v1 + (MUL(x0, y1) + MUL(x1, y0));
+            }
+            MERGE_STEP(j);
+        }
+        ccol[q] = mn;
+        cval[q * NC] = v0;
+        if (NC == 2) cval[q * NC + NC - 1] = v1;
+    }
+}
+
+/* ---- C's row pointers from the counts: cptr[0] = 0, cptr[i + 1] = cnt[0]
+ * + ... + cnt[i], in chunks of CH counts (SPER per work-item): sg_scan_part
+ * sums each chunk into part[g], sg_scan_top (one work-group) turns the
+ * parts into their exclusive prefix sums, sg_scan_out writes each chunk's. */
+#define SPER 16
+#define CH ((i64)GS * SPER)
+
+/* The exclusive prefix sum of v over the work-group; *total the sum. */
+FN i64 group_scan(LQ i64 *sc, i64 v, i64 *total)
+{
+    sc[LID] = v;
+    BARRIER();
+    for (int d = 1; d < GS; d <<= 1) {
+        const i64 t = LID >= d ? sc[LID - d] : 0;
+        BARRIER();
+        sc[LID] += t;
+        BARRIER();
+    }
+    const i64 r = sc[LID] - v;
+    *total = sc[GS - 1];
+    BARRIER();
+    return r;
+}
+
+KERNEL sg_scan_part(const i64 m, GLOBAL const i64 *cnt, GLOBAL i64 *part)
+{
+    LOCAL_DECL(i64, sc[GS]);
+    i64 s = 0, total;
+    for (i64 k = GROUP * CH + LID; k < m && k < (GROUP + 1) * CH; k += GS)
+        s += cnt[k];
+    (void)group_scan(sc, s, &total);
+    if (LID == 0) part[GROUP] = total;
+}
+
+KERNEL sg_scan_top(const i64 np, GLOBAL i64 *part)
+{
+    LOCAL_DECL(i64, sc[GS]);
+    const i64 per = (np + GS - 1) / GS, k0 = LID * per;
+    const i64 k1 = k0 + per < np ? k0 + per : np;
+    i64 s = 0, total;
+    for (i64 k = k0; k < k1; k++)
+        s += part[k];
+    i64 off = group_scan(sc, s, &total);
+    for (i64 k = k0; k < k1; k++) {
+        const i64 v = part[k];
+        part[k] = off;
+        off += v;
+    }
+}
+
+KERNEL sg_scan_out(const i64 m, GLOBAL const i64 *cnt, GLOBAL const i64 *part, GLOBAL i64 *cptr)
+{
+    LOCAL_DECL(i64, sc[GS]);
+    const i64 k0 = GROUP * CH + (i64)LID * SPER;
+    const i64 k1 = k0 + SPER < m ? k0 + SPER : m;
+    i64 s = 0, total;
+    for (i64 k = k0; k < k1; k++)
+        s += cnt[k];
+    i64 off = part[GROUP] + group_scan(sc, s, &total);
+    for (i64 k = k0; k < k1; k++) {
+        off += cnt[k];
+        cptr[k + 1] = off;
+    }
+    if (GROUP == 0 && LID == 0) cptr[0] = 0;
 }
 
 /* ---- the plan's numeric re-computation (hispi_spgemm_dev_numeric) ----------

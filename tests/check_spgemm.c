@@ -780,8 +780,9 @@ END_TEST
 /* A 50 x 40 (A) or 40 x 300 (B) matrix for the device path's cases, from
  * seed: random entries (about 5 % of A, 3 % of B) and, in A: row 3 full
  * (its products, about 2000, exceed the local table: the global one), row 7
- * empty, row 9 only in columns 35..39; in B: rows 0..29 with 60 entries
- * each, rows 35..39 empty (so A's row 9 has no products). */
+ * empty, row 9 only in columns 35..39, row 11 in columns 0..5 (360
+ * products: a local table; most rows are short: one work-item's merge); in B: rows 0..29 with 60
+ * entries each, rows 35..39 empty (so A's row 9 has no products). */
 static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_t seed)
 {
     int64_t m = b ? 40 : 50, n = b ? 300 : 40, cap = m * n;
@@ -797,6 +798,7 @@ static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_
             if (!b && i == 3) in = true;
             if (!b && i == 7) in = false;
             if (!b && i == 9) in = j >= 35;
+            if (!b && i == 11) in = j < 6;
             if (b && i < 30) in = (j * 7 + i * 13) % 5 == 0;
             if (b && i >= 35) in = false;
             if (!in) continue;

@@ -45,6 +45,9 @@ int hispi_spgemm_cpu_kernels;
  * table slots (kernels/spgemm.cl). A row of at most TL / 2 products hashes
  * in local memory: 4 KiB keys, 4 KiB positions, 4 KiB sort pairs. */
 enum { GS = 64, SUB = 8, TL = 1024 };
+/* A row of A with at most MNA entries and at most MPROD products is merged
+ * by one work-item (sg_count_m, sg_fill_m): no table, no sort, no barrier. */
+enum { MNA = 32, MPROD = 256 };
 /* The plan's numeric pass: a row of C with at most ROW1 products is summed
  * by one work-item alone (sg_num_row: no barriers, no idle work-items on
  * the short rows of stencils and meshes), a longer one by a work-group
@@ -74,9 +77,24 @@ static int64_t table_slots(int64_t bound)
     return t;
 }
 
-enum { K_BOUND, K_COUNT_L, K_COUNT_G, K_FILL_L, K_FILL_G, NK };
-static const char *const knames[NK] = {"sg_bound", "sg_count_l", "sg_count_g", "sg_fill_l",
-                                       "sg_fill_g"};
+enum {
+    K_BOUND,
+    K_COUNT_L,
+    K_COUNT_G,
+    K_FILL_L,
+    K_FILL_G,
+    K_CLASS,
+    K_SCATTER,
+    K_COUNT_M,
+    K_FILL_M,
+    K_SCAN_PART,
+    K_SCAN_TOP,
+    K_SCAN_OUT,
+    NK
+};
+static const char *const knames[NK] = {"sg_bound",  "sg_count_l",   "sg_count_g",  "sg_fill_l",
+                                       "sg_fill_g", "sg_class",     "sg_scatter",  "sg_count_m",
+                                       "sg_fill_m", "sg_scan_part", "sg_scan_top", "sg_scan_out"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -97,6 +115,10 @@ enum {
     B_CPTR,
     B_CCOL,
     B_CVAL,
+    B_NCLS,
+    B_MROWS,
+    B_GBOUND,
+    B_PART,
     NB
 };
 
@@ -241,8 +263,10 @@ static hisp_status kernel_opts(hisp_context ctx, hisp_type t, char *opts, size_t
                           caps.max_group);
     bool dbl = t == HISP_F64 || t == HISP_C64;
     int nc = hisp_type_components(t);
-    snprintf(opts, size, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d",
-             dbl ? "double" : "float", (int)dbl, nc, GS, SUB, TL);
+    snprintf(opts, size,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d -DMNA=%d "
+             "-DMPROD=%d",
+             dbl ? "double" : "float", (int)dbl, nc, GS, SUB, TL, MNA, MPROD);
     return HISP_SUCCESS;
 }
 
@@ -277,16 +301,16 @@ static void lists_free(row_lists *L)
 
 /* Row i's global table slots (0: a local table or no products); a row too
  * large for the device path's tables is HISP_ERR_OUT_OF_DEVICE_MEMORY. */
-static hisp_status row_slots(hisp_context ctx, const int64_t *bound, int64_t i, int64_t *slots)
+static hisp_status row_slots(hisp_context ctx, int64_t bound, int64_t i, int64_t *slots)
 {
     *slots = 0;
-    if (bound[i] <= TL / 2) return HISP_SUCCESS;
-    if (bound[i] > MAX_SLOTS / 2)
+    if (bound <= TL / 2) return HISP_SUCCESS;
+    if (bound > MAX_SLOTS / 2)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
                           "SpGEMM: row %lld of C has %lld products, more than the device "
                           "path's tables hold",
-                          (long long)i, (long long)bound[i]);
-    *slots = table_slots(bound[i]);
+                          (long long)i, (long long)bound);
+    *slots = table_slots(bound);
     return HISP_SUCCESS;
 }
 
@@ -296,7 +320,7 @@ static hisp_status make_lists(hisp_context ctx, const int64_t *bound, int64_t r0
     memset(L, 0, sizeof *L);
     for (int64_t i = r0; i < r1; i++) {
         int64_t t;
-        HISPI_TRY(row_slots(ctx, bound, i, &t));
+        HISPI_TRY(row_slots(ctx, bound[i], i, &t));
         if (bound[i] && !t) L->nl++;
         if (t) L->ng++, L->gslots += t;
     }
@@ -483,9 +507,228 @@ static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
     return false;
 }
 
+/* ---- the product in one pass ---------------------------------------------
+ *
+ * All rows at once, the work of each row chosen and listed on the device
+ * (kernels/spgemm.cl's classes): three small reads (the class sizes, the
+ * long rows' bounds, C's size) instead of the blocks' per-row transfers
+ * and host loops. */
+
+/* Launches kernel k over n listed rows: one work-item per row (item) or
+ * one work-group per row. */
+static hisp_status launch_rows(dev_job *j, int k, const hispi_karg *a, int na, int64_t n, bool item)
+{
+    return launch(j, k, a, na, item ? (n + GS - 1) / GS : n);
+}
+
+/* The long rows' table offsets (goff, uploaded) and their slots in all
+ * (*gslots), from their bounds; a row too long for a table is the error. */
+static hisp_status global_offsets(dev_job *j, int64_t ng, int64_t *gslots)
+{
+    hisp_context ctx = j->ctx;
+    *gslots = 0;
+    int64_t *gb = NULL, *goff = NULL;
+    int32_t *gr = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)ng, sizeof *gb, (void **)&gb);
+    if (!s) s = hispi_alloc(ctx, (size_t)ng, sizeof *goff, (void **)&goff);
+    if (!s) s = hispi_alloc(ctx, (size_t)ng, sizeof *gr, (void **)&gr);
+    if (!s && ng) s = HISPI_BE(ctx, buf_read, j->b[B_GBOUND], 0, gb, (size_t)ng * 8);
+    if (!s && ng) s = HISPI_BE(ctx, buf_read, j->b[B_GROWS], 0, gr, (size_t)ng * 4);
+    for (int64_t k = 0; !s && k < ng; k++) {
+        int64_t t;
+        s = row_slots(ctx, gb[k], gr[k], &t);
+        goff[k] = *gslots;
+        *gslots += t;
+    }
+    if (!s) s = upload(j, B_GOFF, goff, (size_t)ng * 8);
+    free(gb), free(goff), free(gr);
+    return s;
+}
+/* The rows' arrays of one pass, which blocks would need as well (bounds,
+ * class sizes, counts, the scan's parts, C's pointers): a failure of one
+ * is the call's. */
+static hisp_status pass_rows(dev_job *j, int64_t m)
+{
+    hisp_context ctx = j->ctx;
+    int64_t np = (m + (int64_t)GS * 16 - 1) / ((int64_t)GS * 16); /* the kernel's chunks */
+    HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
+    HISPI_TRY(dalloc(j, B_NCLS, 16));
+    HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
+    HISPI_TRY(dalloc(j, B_PART, (size_t)np * 8));
+    HISPI_TRY(dalloc(j, B_CPTR, ((size_t)m + 1) * 8));
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 16));
+    return HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
+}
+
+/* C's pointers on the device from the counts; *nnz C's entries. */
+static hisp_status pass_scan(dev_job *j, int64_t m, int64_t *nnz)
+{
+    int64_t np = (m + (int64_t)GS * 16 - 1) / ((int64_t)GS * 16);
+    hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0}, npa = {HISPI_KARG_I64, NULL, np, 0};
+    hispi_karg p[] = {mm, kbuf(j, B_CNT), kbuf(j, B_PART)};
+    HISPI_TRY(launch(j, K_SCAN_PART, p, 3, np));
+    hispi_karg t[] = {npa, kbuf(j, B_PART)};
+    HISPI_TRY(launch(j, K_SCAN_TOP, t, 2, 1));
+    hispi_karg o[] = {mm, kbuf(j, B_CNT), kbuf(j, B_PART), kbuf(j, B_CPTR)};
+    HISPI_TRY(launch(j, K_SCAN_OUT, o, 4, np));
+    return HISPI_BE(j->ctx, buf_read, j->b[B_CPTR], (size_t)m * 8, nnz, 8);
+}
+
+/* The product of all rows at once, C left on the device in B_CPTR, B_CCOL
+ * and B_CVAL (*nnz_c entries). *whole: a failure is the call's (the operands' and the rows'
+ * arrays), else the rows can be taken again in blocks (lists, tables, C). */
+static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz_c, bool *whole)
+{
+    hisp_context ctx = j->ctx;
+    int64_t m = g->a.nrows, nnz = 0, gslots = 0;
+    size_t es = hisp_type_size(g->type);
+    *whole = true;
+    HISPI_TRY(pass_rows(j, m));
+    hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0};
+    hispi_karg ca[] = {
+        mm, kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_BPTR), kbuf(j, B_BOUND), kbuf(j, B_NCLS)};
+    HISPI_TRY(launch(j, K_CLASS, ca, 6, (m + GS - 1) / GS));
+    uint32_t n[4];
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, n, 16));
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 16));
+    *whole = false; /* from here the rows can go in blocks */
+    HISPI_TRY(dalloc(j, B_MROWS, (size_t)n[1] * 4));
+    HISPI_TRY(dalloc(j, B_LROWS, (size_t)n[2] * 4));
+    HISPI_TRY(dalloc(j, B_GROWS, (size_t)n[3] * 4));
+    HISPI_TRY(dalloc(j, B_GBOUND, (size_t)n[3] * 8));
+    hispi_karg sa[] = {mm,
+                       kbuf(j, B_APTR),
+                       kbuf(j, B_BOUND),
+                       kbuf(j, B_NCLS),
+                       kbuf(j, B_MROWS),
+                       kbuf(j, B_LROWS),
+                       kbuf(j, B_GROWS),
+                       kbuf(j, B_GBOUND)};
+    HISPI_TRY(launch(j, K_SCATTER, sa, 8, (m + GS - 1) / GS));
+    HISPI_TRY(global_offsets(j, n[3], &gslots));
+    HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
+    /* the counts */
+    hispi_karg cm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
+                       kbuf(j, B_MROWS),
+                       kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),
+                       kbuf(j, B_BPTR),
+                       kbuf(j, B_BCOL),
+                       kbuf(j, B_CNT)};
+    HISPI_TRY(launch_rows(j, K_COUNT_M, cm, 7, n[1], true));
+    hispi_karg cl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR),  kbuf(j, B_ACOL), kbuf(j, B_BPTR),
+                       kbuf(j, B_BCOL),  kbuf(j, B_BOUND), kbuf(j, B_CNT)};
+    HISPI_TRY(launch_rows(j, K_COUNT_L, cl, 7, n[2], false));
+    hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL),
+                       kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
+    HISPI_TRY(launch_rows(j, K_COUNT_G, cg, 9, n[3], false));
+    HISPI_TRY(pass_scan(j, m, &nnz));
+    *nnz_c = nnz;
+    buf_drop(j, B_CNT), buf_drop(j, B_PART);
+    /* C's columns and values */
+    HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
+    HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
+    HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
+    HISPI_TRY(dalloc(j, B_GSB, (size_t)gslots / 2 * 8));
+    hispi_karg fm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
+                       kbuf(j, B_MROWS),
+                       kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),
+                       kbuf(j, B_AVAL),
+                       kbuf(j, B_BPTR),
+                       kbuf(j, B_BCOL),
+                       kbuf(j, B_BVAL),
+                       kbuf(j, B_CPTR),
+                       kbuf(j, B_CCOL),
+                       kbuf(j, B_CVAL)};
+    HISPI_TRY(launch_rows(j, K_FILL_M, fm, 11, n[1], true));
+    hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
+                       kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
+                       kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
+    HISPI_TRY(launch_rows(j, K_FILL_L, fl, 11, n[2], false));
+    hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR), kbuf(j, B_ACOL),
+                       kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
+                       kbuf(j, B_BOUND), kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
+                       kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
+    HISPI_TRY(launch_rows(j, K_FILL_G, fg, 15, n[3], false));
+    ctx->spgemm.blocks += 2; /* one block a phase */
+    return HISP_SUCCESS;
+}
+
+/* The one pass's C downloaded into o (its pointers allocated by the
+ * caller). */
+static hisp_status pass_download(dev_job *j, const hispi_spgemm_args *g, hispi_spgemm_out *o)
+{
+    hisp_context ctx = j->ctx;
+    int64_t m = g->a.nrows;
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CPTR], 0, o->rowptr, ((size_t)m + 1) * 8));
+    HISPI_TRY(hispi_spgemm_alloc_out(ctx, g, o));
+    int64_t nnz = o->rowptr[m];
+    if (!nnz) return HISP_SUCCESS;
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_CCOL], 0, o->colind, (size_t)nnz * 4));
+    return HISPI_BE(ctx, buf_read, j->b[B_CVAL], 0, o->val, (size_t)nnz * hisp_type_size(g->type));
+}
+
+/* Frees every buffer but the operands' (a one pass given up for blocks). */
+static void scratch_free(dev_job *j)
+{
+    for (int i = B_BOUND; i < NB; i++)
+        buf_drop(j, i);
+}
+
+/* The product in blocks of rows (run_blocks), the operands uploaded: C
+ * kept whole on the device where keep_ok and it fits (*keep), else into o. */
+static hisp_status blocks_run(dev_job *j, const hispi_spgemm_args *g, hispi_spgemm_out *o,
+                              bool keep_ok, bool *keep)
+{
+    hisp_context ctx = j->ctx;
+    int64_t m = g->a.nrows;
+    int64_t *bound = NULL;
+    blocks B = {j,
+                g,
+                NULL,
+                o,
+                hispi_spgemm_dev_block_bytes > 0 ? hispi_spgemm_dev_block_bytes : INT64_MAX,
+                false,
+                false};
+    *keep = false;
+    /* 1. the bounds, on the host too */
+    hisp_status s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
+    if (!s) s = dalloc(j, B_BOUND, (size_t)m * 8);
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
+                      kbuf(j, B_APTR),
+                      kbuf(j, B_ACOL),
+                      kbuf(j, B_BPTR),
+                      kbuf(j, B_BOUND)};
+    if (!s) s = launch(j, K_BOUND, a, 5, (m + GS - 1) / GS);
+    if (!s && m) s = HISPI_BE(ctx, buf_read, j->b[B_BOUND], 0, bound, (size_t)m * 8);
+    for (int64_t i = 0; !s && i < m; i++) { /* every row within the tables */
+        int64_t t;
+        s = row_slots(ctx, bound[i], i, &t);
+    }
+    B.bound = bound;
+    /* 2. the counts by blocks, then C's pointers */
+    if (!s) s = dalloc(j, B_CNT, (size_t)m * 8);
+    if (!s && m) s = HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
+    if (!s) s = run_blocks(&B);
+    if (!s && m) s = HISPI_BE(ctx, buf_read, j->b[B_CNT], 0, o->rowptr + 1, (size_t)m * 8);
+    if (!s) s = hispi_spgemm_prefix(ctx, o->rowptr, m);
+    /* 3. C's columns and values by blocks, kept on the device or downloaded */
+    if (!s) B.keep = keep_ok && keep_whole(j, g, o->rowptr[m]);
+    if (!s && !B.keep) s = hispi_spgemm_alloc_out(ctx, g, o);
+    if (!s) s = upload(j, B_CPTR, o->rowptr, ((size_t)m + 1) * 8);
+    B.fill = true;
+    if (!s) s = run_blocks(&B);
+    free(bound);
+    *keep = B.keep;
+    return s;
+}
+
 /* The product: into *M as a matrix whose arrays stay on the device where M
  * is given and the device holds C whole, else into the host CSR *C (*M
- * NULL). */
+ * NULL). All rows in one pass; where the device cannot give that pass's
+ * lists, tables or C, in blocks of rows. */
 static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C,
                            hisp_matrix *M)
 {
@@ -497,16 +740,8 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
                           (long long)m);
     dev_job j = {.ctx = ctx};
     hispi_spgemm_out o = {0};
-    int64_t *bound = NULL;
-    blocks B = {&j,
-                g,
-                NULL,
-                &o,
-                hispi_spgemm_dev_block_bytes > 0 ? hispi_spgemm_dev_block_bytes : INT64_MAX,
-                false,
-                false};
+    bool keep = false;
     hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
-    if (!s) s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
     if (!s) s = kernels(&j, g->type);
     span t;
     span_start(ctx, &t);
@@ -517,34 +752,22 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
         for (int i = 0; i < 3; i++)
             j.b[B_BPTR + i] = j.b[B_APTR + i], j.borrowed[B_BPTR + i] = true;
     if (!s && !b_is_a) s = upload_operand(&j, g->type, &g->b, B_BPTR);
-    /* 1. the bounds, on the host too */
-    if (!s) s = dalloc(&j, B_BOUND, (size_t)m * 8);
-    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
-                      kbuf(&j, B_APTR),
-                      kbuf(&j, B_ACOL),
-                      kbuf(&j, B_BPTR),
-                      kbuf(&j, B_BOUND)};
-    if (!s) s = launch(&j, K_BOUND, a, 5, (m + GS - 1) / GS);
-    if (!s && m) s = HISPI_BE(ctx, buf_read, j.b[B_BOUND], 0, bound, (size_t)m * 8);
-    for (int64_t i = 0; !s && i < m; i++) { /* every row within the tables */
-        int64_t t;
-        s = row_slots(ctx, bound, i, &t);
+    bool whole = true, in_blocks = hispi_spgemm_dev_block_bytes > 0 || !m;
+    if (!s && !in_blocks) {
+        s = one_pass(&j, g, &o.rowptr[m], &whole);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY && !whole) { /* the rows again, in blocks */
+            scratch_free(&j);
+            hispi_clear_error(ctx);
+            in_blocks = true;
+            s = HISP_SUCCESS;
+        } else {
+            keep = M != NULL;
+            if (!s && !keep) s = pass_download(&j, g, &o);
+        }
     }
-    B.bound = bound;
-    /* 2. the counts by blocks, then C's pointers */
-    if (!s) s = dalloc(&j, B_CNT, (size_t)m * 8);
-    if (!s && m) s = HISPI_BE(ctx, buf_zero, j.b[B_CNT], 0, (size_t)m * 8);
-    if (!s) s = run_blocks(&B);
-    if (!s && m) s = HISPI_BE(ctx, buf_read, j.b[B_CNT], 0, o.rowptr + 1, (size_t)m * 8);
-    if (!s) s = hispi_spgemm_prefix(ctx, o.rowptr, m);
-    /* 3. C's columns and values by blocks, kept on the device or downloaded */
-    if (!s) B.keep = M && keep_whole(&j, g, o.rowptr[m]);
-    if (!s && !B.keep) s = hispi_spgemm_alloc_out(ctx, g, &o);
-    if (!s) s = upload(&j, B_CPTR, o.rowptr, ((size_t)m + 1) * 8);
-    B.fill = true;
-    if (!s) s = run_blocks(&B);
+    if (!s && in_blocks) s = blocks_run(&j, g, &o, M != NULL, &keep);
     span_end(ctx, &t);
-    if (!s && B.keep) {
+    if (!s && keep) {
         s = hispi_matrix_wrap_owned(ctx, g->type, m, g->b.ncols, o.rowptr[m], j.b[B_CPTR],
                                     j.b[B_CCOL], j.b[B_CVAL], M);
         if (!s) j.b[B_CPTR] = j.b[B_CCOL] = j.b[B_CVAL] = NULL; /* the matrix's now */
@@ -552,13 +775,12 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
         o.rowptr = NULL;
     }
     job_free(&j);
-    free(bound);
     if (s) {
         free(o.rowptr), free(o.colind), free(o.val);
         return s;
     }
     hispi_spgemm_device_calls++;
-    if (!B.keep) hispi_spgemm_take(g, &o, C);
+    if (!keep) hispi_spgemm_take(g, &o, C);
     return HISP_SUCCESS;
 }
 
