@@ -281,14 +281,18 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
  * The rows are classed on the device by their products (bound) and A's
  * row length (na): 0 none; 1 a merge by one work-item (na <= MNA and
  * bound <= MPROD: the short rows of stencils, meshes and bands); 2 a local
- * table (bound <= TL / 2); 3 a global table. sg_class counts each class,
+ * table (bound <= TL / 2); 3 a global table (bound <= GBIG); 4 a global
+ * table worked by a large work-group (the host launches sg_count_g and
+ * sg_fill_g of a program built with GS = its large group: the hubs of
+ * power-law graphs, the dense rows of circuits). sg_class counts each class,
  * sg_scatter lists the rows of each (their order within a list is the
  * device's: every row is computed alone, so C does not depend on it). */
 FN int row_class(i64 na, i64 bound)
 {
     if (!bound) return 0;
     if (na <= MNA && bound <= MPROD) return 1;
-    return bound <= TL / 2 ? 2 : 3;
+    if (bound <= TL / 2) return 2;
+    return bound <= GBIG ? 3 : 4;
 }
 
 FN i64 row_bound(i64 i, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr)
@@ -299,14 +303,14 @@ FN i64 row_bound(i64 i, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL c
     return s;
 }
 
-/* bound[i] for every row, ncls[c] += the rows of class c (c = 1, 2, 3;
+/* bound[i] for every row, ncls[c] += the rows of class c (c = 1 .. 4;
  * counted in local memory first: one global atomic per class and group) */
 KERNEL sg_class(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr,
                 GLOBAL i64 *bound, GLOBAL u32 *ncls)
 {
-    LOCAL_DECL(u32, lc[4]);
+    LOCAL_DECL(u32, lc[5]);
     const i64 i = GLOBAL_ID;
-    if (LID < 4) lc[LID] = 0;
+    if (LID < 5) lc[LID] = 0;
     BARRIER();
     if (i < m) {
         const i64 s = row_bound(i, aptr, acol, bptr);
@@ -315,18 +319,20 @@ KERNEL sg_class(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLO
         if (c) ADD_L(lc + c, 1u);
     }
     BARRIER();
-    if (LID > 0 && LID < 4 && lc[LID]) ADD_G(ncls + LID, lc[LID]);
+    if (LID > 0 && LID < 5 && lc[LID]) ADD_G(ncls + LID, lc[LID]);
 }
 
-/* The lists: mrows (class 1), lrows (2), grows with gbound (3), appended
- * at fill[c] (zeroed by the host) in one reservation per class and group. */
+/* The lists: mrows (class 1), lrows (2), grows with gbound (3), hrows with
+ * hbound (4), appended at fill[c] (zeroed by the host) in one reservation
+ * per class and group. */
 KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const i64 *bound, GLOBAL u32 *fill,
-                  GLOBAL int *mrows, GLOBAL int *lrows, GLOBAL int *grows, GLOBAL i64 *gbound)
+                  GLOBAL int *mrows, GLOBAL int *lrows, GLOBAL int *grows, GLOBAL i64 *gbound,
+                  GLOBAL int *hrows, GLOBAL i64 *hbound)
 {
-    LOCAL_DECL(u32, lc[4]);
-    LOCAL_DECL(u32, base[4]);
+    LOCAL_DECL(u32, lc[5]);
+    LOCAL_DECL(u32, base[5]);
     const i64 i = GLOBAL_ID;
-    if (LID < 4) lc[LID] = 0;
+    if (LID < 5) lc[LID] = 0;
     BARRIER();
     int c = 0;
     u32 mine = 0;
@@ -335,13 +341,17 @@ KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const i64 *bound, 
         if (c) mine = ADD_L(lc + c, 1u);
     }
     BARRIER();
-    if (LID > 0 && LID < 4 && lc[LID]) base[LID] = ADD_G(fill + LID, lc[LID]);
+    if (LID > 0 && LID < 5 && lc[LID]) base[LID] = ADD_G(fill + LID, lc[LID]);
     BARRIER();
     if (c == 1) mrows[base[1] + mine] = (int)i;
     if (c == 2) lrows[base[2] + mine] = (int)i;
     if (c == 3) {
         grows[base[3] + mine] = (int)i;
         gbound[base[3] + mine] = bound[i];
+    }
+    if (c == 4) {
+        hrows[base[4] + mine] = (int)i;
+        hbound[base[4] + mine] = bound[i];
     }
 }
 

@@ -816,6 +816,38 @@ static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_
     return X;
 }
 
+/* A 400 x 400 matrix whose row 0 is full and whose other rows have about
+ * 50 entries each (column 0 among them for every third): in its square,
+ * row 0 has about 20000 products, more than the device path's 64-item
+ * groups take (a table worked by a large group), the rows through column 0
+ * about 2900 (global tables), the others a few hundred (local tables). */
+static hisp_matrix hub_operand(hisp_context ctx, hisp_type t, uint64_t seed)
+{
+    enum { N = 400 };
+    int64_t cap = N * N, nnz = 0;
+    int32_t *r = malloc((size_t)cap * 4), *c = malloc((size_t)cap * 4);
+    double *v = malloc((size_t)cap * 16);
+    float *vf = malloc((size_t)cap * 8);
+    int nc = hisp_type_components(t);
+    uint64_t st = seed;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < N; j++) {
+            bool in = i == 0 || (j == 0 && i % 3 == 0) || test_uniform(&st) < 0.125 * 2 - 1;
+            if (!in) continue;
+            r[nnz] = (int32_t)i, c[nnz] = (int32_t)j;
+            for (int q = 0; q < nc; q++) {
+                v[nnz * nc + q] = test_uniform(&st);
+                vf[nnz * nc + q] = (float)v[nnz * nc + q];
+            }
+            nnz++;
+        }
+    hisp_matrix X = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, N, N, nnz, r, c, is_single(t) ? (void *)vf : v, &X));
+    CK_OK(ctx, hisp_matrix_convert(X, HISP_FORMAT_CSR));
+    free(r), free(c), free(v), free(vf);
+    return X;
+}
+
 /* The device path's tables and edge cases (device_operand) for every type
  * and op pair that keeps the shapes, against the oracle, and bit for bit
  * against the reference target's (host) product: the device sums in the
@@ -902,6 +934,17 @@ START_TEST(test_device)
         same_bits(ctx, D, RD, what);
         hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
         hisp_matrix_destroy(&D), hisp_matrix_destroy(&RD);
+        /* H*H: a hub row for a large group, global tables (f64 and c32) */
+        if (ti == 1 || ti == 2) {
+            hisp_matrix H = hub_operand(ctx, t, seed + 99), Hr = hub_operand(rctx, t, seed + 99);
+            snprintf(what, sizeof what, "target %d %s: H*H (a hub row)", _i, hisp_type_name(t));
+            check_product(ctx, HISP_OP_N, H, HISP_OP_N, H, what);
+            CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, H, HISP_OP_N, H, &C));
+            CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Hr, HISP_OP_N, Hr, &R));
+            same_bits(ctx, C, R, what);
+            hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+            hisp_matrix_destroy(&H), hisp_matrix_destroy(&Hr);
+        }
         hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
         hisp_matrix_destroy(&Ar), hisp_matrix_destroy(&Br);
     }

@@ -48,6 +48,10 @@ enum { GS = 64, SUB = 8, TL = 1024 };
 /* A row of A with at most MNA entries and at most MPROD products is merged
  * by one work-item (sg_count_m, sg_fill_m): no table, no sort, no barrier. */
 enum { MNA = 32, MPROD = 256 };
+/* A row of more than GBIG products has its global table worked by a group
+ * of up to HGS work-items (one 64-item group would take the whole call's
+ * time on the hubs of a power-law graph). */
+enum { GBIG = 16384, HGS = 1024 };
 /* The plan's numeric pass: a row of C with at most ROW1 products is summed
  * by one work-item alone (sg_num_row: no barriers, no idle work-items on
  * the short rows of stencils and meshes), a longer one by a work-group
@@ -90,11 +94,14 @@ enum {
     K_SCAN_PART,
     K_SCAN_TOP,
     K_SCAN_OUT,
+    K_COUNT_H,
+    K_FILL_H,
     NK
 };
-static const char *const knames[NK] = {"sg_bound",  "sg_count_l",   "sg_count_g",  "sg_fill_l",
-                                       "sg_fill_g", "sg_class",     "sg_scatter",  "sg_count_m",
-                                       "sg_fill_m", "sg_scan_part", "sg_scan_top", "sg_scan_out"};
+static const char *const knames[NK] = {"sg_bound",   "sg_count_l",   "sg_count_g",  "sg_fill_l",
+                                       "sg_fill_g",  "sg_class",     "sg_scatter",  "sg_count_m",
+                                       "sg_fill_m",  "sg_scan_part", "sg_scan_top", "sg_scan_out",
+                                       "sg_count_g", "sg_fill_g"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -119,6 +126,9 @@ enum {
     B_MROWS,
     B_GBOUND,
     B_PART,
+    B_HROWS,
+    B_HBOUND,
+    B_HOFF,
     NB
 };
 
@@ -126,6 +136,7 @@ typedef struct {
     hisp_context ctx;
     void *b[NB];
     void *k[NK];
+    int hgs;           /* the work-group of K_COUNT_H, K_FILL_H (0: no such kernels) */
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
     size_t size[NB];   /* bytes of each buffer of the job's own */
 } dev_job;
@@ -251,9 +262,22 @@ static hisp_status upload_operand(dev_job *j, hisp_type t, const hispi_spgemm_op
     return s;
 }
 
-/* The program's build options for type t (one program for the product and
- * the plan's numeric pass), after checking the device's work-group size. */
-static hisp_status kernel_opts(hisp_context ctx, hisp_type t, char *opts, size_t size)
+/* The large rows' work-group: HGS or the device's largest power of two
+ * below it; 0 (no class 4: every long row in 64-item groups) where that is
+ * not at least 4 * GS. */
+static int big_group(const hispi_kcaps *caps)
+{
+    int g = HGS;
+    while (g > caps->max_group)
+        g >>= 1;
+    return g >= 4 * GS ? g : 0;
+}
+
+/* The program's build options for type t and work-groups of gs (one
+ * program for the product and the plan's numeric pass; the large rows'
+ * kernels come from one built with their group), after checking the
+ * device's work-group size. */
+static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, char *opts, size_t size)
 {
     hispi_kcaps caps;
     HISPI_TRY(HISPI_BE(ctx, kern_caps, &caps));
@@ -265,17 +289,26 @@ static hisp_status kernel_opts(hisp_context ctx, hisp_type t, char *opts, size_t
     int nc = hisp_type_components(t);
     snprintf(opts, size,
              "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d -DMNA=%d "
-             "-DMPROD=%d",
-             dbl ? "double" : "float", (int)dbl, nc, GS, SUB, TL, MNA, MPROD);
+             "-DMPROD=%d -DGBIG=%lld",
+             dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TL, MNA, MPROD,
+             big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX);
     return HISP_SUCCESS;
 }
 
 static hisp_status kernels(dev_job *j, hisp_type t)
 {
-    char opts[200];
-    HISPI_TRY(kernel_opts(j->ctx, t, opts, sizeof opts));
-    for (int i = 0; i < NK; i++)
-        HISPI_TRY(HISPI_BE(j->ctx, kern_get, HISPI_PROG_SPGEMM, opts, knames[i], &j->k[i]));
+    hispi_kcaps caps;
+    HISPI_TRY(HISPI_BE(j->ctx, kern_caps, &caps));
+    j->hgs = big_group(&caps);
+    char opts[240], hopts[240];
+    HISPI_TRY(kernel_opts(j->ctx, t, GS, opts, sizeof opts));
+    if (j->hgs) HISPI_TRY(kernel_opts(j->ctx, t, j->hgs, hopts, sizeof hopts));
+    for (int i = 0; i < NK; i++) {
+        bool big = i == K_COUNT_H || i == K_FILL_H;
+        if (big && !j->hgs) continue;
+        HISPI_TRY(
+            HISPI_BE(j->ctx, kern_get, HISPI_PROG_SPGEMM, big ? hopts : opts, knames[i], &j->k[i]));
+    }
     return HISP_SUCCESS;
 }
 
@@ -521,29 +554,37 @@ static hisp_status launch_rows(dev_job *j, int k, const hispi_karg *a, int na, i
     return launch(j, k, a, na, item ? (n + GS - 1) / GS : n);
 }
 
-/* The long rows' table offsets (goff, uploaded) and their slots in all
- * (*gslots), from their bounds; a row too long for a table is the error. */
-static hisp_status global_offsets(dev_job *j, int64_t ng, int64_t *gslots)
+/* Launches kernel k over the n rows of a large group each (class 4). */
+static hisp_status launch_big(dev_job *j, int k, const hispi_karg *a, int na, int64_t n)
+{
+    if (n <= 0) return HISP_SUCCESS;
+    return HISPI_BE(j->ctx, kern_launch, j->k[k], a, na, (size_t)n, (size_t)j->hgs);
+}
+
+/* The table offsets of n long rows (listed in rows with their bounds in
+ * bnd, on the device) into off, uploaded, from *gslots on (advanced past
+ * their tables); a row too long for a table is the error. */
+static hisp_status table_offsets(dev_job *j, int rows, int bnd, int off, int64_t n, int64_t *gslots)
 {
     hisp_context ctx = j->ctx;
-    *gslots = 0;
     int64_t *gb = NULL, *goff = NULL;
     int32_t *gr = NULL;
-    hisp_status s = hispi_alloc(ctx, (size_t)ng, sizeof *gb, (void **)&gb);
-    if (!s) s = hispi_alloc(ctx, (size_t)ng, sizeof *goff, (void **)&goff);
-    if (!s) s = hispi_alloc(ctx, (size_t)ng, sizeof *gr, (void **)&gr);
-    if (!s && ng) s = HISPI_BE(ctx, buf_read, j->b[B_GBOUND], 0, gb, (size_t)ng * 8);
-    if (!s && ng) s = HISPI_BE(ctx, buf_read, j->b[B_GROWS], 0, gr, (size_t)ng * 4);
-    for (int64_t k = 0; !s && k < ng; k++) {
+    hisp_status s = hispi_alloc(ctx, (size_t)n, sizeof *gb, (void **)&gb);
+    if (!s) s = hispi_alloc(ctx, (size_t)n, sizeof *goff, (void **)&goff);
+    if (!s) s = hispi_alloc(ctx, (size_t)n, sizeof *gr, (void **)&gr);
+    if (!s && n) s = HISPI_BE(ctx, buf_read, j->b[bnd], 0, gb, (size_t)n * 8);
+    if (!s && n) s = HISPI_BE(ctx, buf_read, j->b[rows], 0, gr, (size_t)n * 4);
+    for (int64_t k = 0; !s && k < n; k++) {
         int64_t t;
         s = row_slots(ctx, gb[k], gr[k], &t);
         goff[k] = *gslots;
         *gslots += t;
     }
-    if (!s) s = upload(j, B_GOFF, goff, (size_t)ng * 8);
+    if (!s) s = upload(j, off, goff, (size_t)n * 8);
     free(gb), free(goff), free(gr);
     return s;
 }
+
 /* The rows' arrays of one pass, which blocks would need as well (bounds,
  * class sizes, counts, the scan's parts, C's pointers): a failure of one
  * is the call's. */
@@ -552,11 +593,11 @@ static hisp_status pass_rows(dev_job *j, int64_t m)
     hisp_context ctx = j->ctx;
     int64_t np = (m + (int64_t)GS * 16 - 1) / ((int64_t)GS * 16); /* the kernel's chunks */
     HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
-    HISPI_TRY(dalloc(j, B_NCLS, 16));
+    HISPI_TRY(dalloc(j, B_NCLS, 32));
     HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
     HISPI_TRY(dalloc(j, B_PART, (size_t)np * 8));
     HISPI_TRY(dalloc(j, B_CPTR, ((size_t)m + 1) * 8));
-    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 16));
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
     return HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
 }
 
@@ -588,14 +629,16 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     hispi_karg ca[] = {
         mm, kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_BPTR), kbuf(j, B_BOUND), kbuf(j, B_NCLS)};
     HISPI_TRY(launch(j, K_CLASS, ca, 6, (m + GS - 1) / GS));
-    uint32_t n[4];
-    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, n, 16));
-    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 16));
+    uint32_t n[5];
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, n, sizeof n));
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
     *whole = false; /* from here the rows can go in blocks */
     HISPI_TRY(dalloc(j, B_MROWS, (size_t)n[1] * 4));
     HISPI_TRY(dalloc(j, B_LROWS, (size_t)n[2] * 4));
     HISPI_TRY(dalloc(j, B_GROWS, (size_t)n[3] * 4));
     HISPI_TRY(dalloc(j, B_GBOUND, (size_t)n[3] * 8));
+    HISPI_TRY(dalloc(j, B_HROWS, (size_t)n[4] * 4));
+    HISPI_TRY(dalloc(j, B_HBOUND, (size_t)n[4] * 8));
     hispi_karg sa[] = {mm,
                        kbuf(j, B_APTR),
                        kbuf(j, B_BOUND),
@@ -603,9 +646,12 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_MROWS),
                        kbuf(j, B_LROWS),
                        kbuf(j, B_GROWS),
-                       kbuf(j, B_GBOUND)};
-    HISPI_TRY(launch(j, K_SCATTER, sa, 8, (m + GS - 1) / GS));
-    HISPI_TRY(global_offsets(j, n[3], &gslots));
+                       kbuf(j, B_GBOUND),
+                       kbuf(j, B_HROWS),
+                       kbuf(j, B_HBOUND)};
+    HISPI_TRY(launch(j, K_SCATTER, sa, 10, (m + GS - 1) / GS));
+    HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
+    HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
     /* the counts */
     hispi_karg cm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
@@ -623,6 +669,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_ACOL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL),
                        kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
     HISPI_TRY(launch_rows(j, K_COUNT_G, cg, 9, n[3], false));
+    cg[0] = kbuf(j, B_HROWS), cg[1] = kbuf(j, B_HOFF);
+    HISPI_TRY(launch_big(j, K_COUNT_H, cg, 9, n[4]));
     HISPI_TRY(pass_scan(j, m, &nnz));
     *nnz_c = nnz;
     buf_drop(j, B_CNT), buf_drop(j, B_PART);
@@ -652,6 +700,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_BOUND), kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
                        kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
     HISPI_TRY(launch_rows(j, K_FILL_G, fg, 15, n[3], false));
+    fg[0] = kbuf(j, B_HROWS), fg[1] = kbuf(j, B_HOFF);
+    HISPI_TRY(launch_big(j, K_FILL_H, fg, 15, n[4]));
     ctx->spgemm.blocks += 2; /* one block a phase */
     return HISP_SUCCESS;
 }
@@ -898,8 +948,8 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *d, (void **)&d));
     d->m = m, d->nnz_a = a->nnz, d->nnz_b = b->nnz, d->nnz_c = c->rowptr[m];
     int32_t *r1 = NULL, *rg = NULL;
-    char opts[200];
-    hisp_status s = kernel_opts(ctx, g->type, opts, sizeof opts);
+    char opts[240];
+    hisp_status s = kernel_opts(ctx, g->type, GS, opts, sizeof opts);
     for (int i = 0; i < NPK && !s; i++)
         s = HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, pknames[i], &d->k[i]);
     if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng);
