@@ -403,17 +403,35 @@ KERNEL sg_count_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
 }
 
 /* Class 1's columns and values: each column's products summed in A's row
- * order from -0, the host's order and bits (the header). */
+ * order from -0, the host's order and bits (the header). A work-item
+ * stages its entries in local memory and writes them 8 at a time, aligned
+ * to 8 entries of C: one at a time, the stores of a group's rows leave
+ * partly written sectors across the whole L2 (the H200 then read and wrote
+ * memory 20 times the size of C). */
+#define STAGE 8
+FN void flush_m(LQ const int *sc, LQ const real *sv, i64 q0, i64 q1, GLOBAL int *ccol,
+                GLOBAL real *cval)
+{
+    for (i64 k = q0; k < q1; k++) {
+        const int s = (int)(k - q0);
+        ccol[k] = sc[s * GS + LID];
+        for (int e = 0; e < NC; e++)
+            cval[k * NC + e] = sv[(s * NC + e) * GS + LID];
+    }
+}
+
 KERNEL sg_fill_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
                  GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
                  GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *cptr,
                  GLOBAL int *ccol, GLOBAL real *cval)
 {
+    LOCAL_DECL(int, sc[STAGE * GS]);
+    LOCAL_DECL(real, sv[STAGE * GS * NC]);
     const i64 g = GLOBAL_ID;
     if (g >= n) return;
     const int i = rows[g];
     MERGE_OPEN();
-    i64 q = cptr[i];
+    i64 q = cptr[i], q0 = q;
     for (;; q++) {
         MERGE_MIN(mn);
         if (mn == NONE) break;
@@ -430,10 +448,16 @@ KERNEL sg_fill_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
             }
             MERGE_STEP(j);
         }
-        ccol[q] = mn;
-        cval[q * NC] = v0;
-        if (NC == 2) cval[q * NC + NC - 1] = v1;
+        const int st = (int)(q - q0);
+        sc[st * GS + LID] = mn;
+        sv[st * NC * GS + LID] = v0;
+        if (NC == 2) sv[(st * NC + 1) * GS + LID] = v1;
+        if (((q + 1) & (STAGE - 1)) == 0) {
+            flush_m(sc, sv, q0, q + 1, ccol, cval);
+            q0 = q + 1;
+        }
     }
+    flush_m(sc, sv, q0, q, ccol, cval);
 }
 
 /* ---- C's row pointers from the counts: cptr[0] = 0, cptr[i + 1] = cnt[0]
@@ -504,8 +528,10 @@ KERNEL sg_scan_out(const i64 m, GLOBAL const i64 *cnt, GLOBAL const i64 *part, G
 
 /* ---- the plan's numeric re-computation (hispi_spgemm_dev_numeric) ----------
  *
- * C's structure is known (cptr, ccol: each row's columns sorted), so only
- * the values are summed: every product's column is found in C's row by a
+ * The short rows are merged again by sg_fill_m (their columns come out as
+ * they are). For the others C's structure is known (cptr, ccol: each row's
+ * columns sorted), so only the values are summed: every product's column is
+ * found in C's row by a
  * binary search (from the last position found for the same entry of A's
  * row, since B's row is sorted), and each value receives its products in
  * the host's order from -0, without contraction, as in values_l/_g above:
@@ -536,32 +562,6 @@ FN void num_add(GLOBAL real *s, const real x0, const real x1, GLOBAL const real 
         const real y1 = y[NC - 1];
         s[0] = s[0] + (MUL(x0, y0) - MUL(x1, y1));
         s[NC - 1] = s[NC - 1] + (MUL(x0, y1) + MUL(x1, y0));
-    }
-}
-
-/* One work-item per listed row (rows[0..n)): the row summed alone, in order. */
-KERNEL sg_num_row(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
-                  GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
-                  GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *cptr,
-                  GLOBAL const int *ccol, GLOBAL real *cval)
-{
-    const i64 g = GLOBAL_ID;
-    if (g >= n) return;
-    const int i = rows[g];
-    const i64 c0 = cptr[i];
-    const u32 c = (u32)(cptr[i + 1] - c0);
-    GLOBAL const int *cc = ccol + c0;
-    GLOBAL real *cv = cval + c0 * NC;
-    for (u32 q = 0; q < c * NC; q++)
-        cv[q] = -(real)0;
-    for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++) {
-        const int r = acol[ka];
-        const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;
-        u32 q = 0;
-        for (i64 kb = bptr[r]; kb < bptr[r + 1]; kb++) {
-            q = cpos(cc, q, c, bcol[kb]);
-            num_add(cv + (i64)q * NC, x0, x1, bval + kb * NC);
-        }
     }
 }
 

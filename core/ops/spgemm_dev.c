@@ -26,7 +26,9 @@
  * A plan's numeric pass (the end of this file) keeps its buffers instead:
  * the operands' patterns, C's structure, the row lists, room for the values
  * (hispi_spgemm_dev_plan); each execution writes the values, runs
- * sg_num_row / sg_num_group and reads C's values (hispi_spgemm_dev_numeric). */
+ * sg_fill_m (the product's merge of short rows, C's columns written again
+ * as they are) and sg_num_group, and reads C's values
+ * (hispi_spgemm_dev_numeric). */
 #include "backend/backend.h"
 #include "spgemm.h"
 
@@ -52,11 +54,6 @@ enum { MNA = 32, MPROD = 256 };
  * of up to HGS work-items (one 64-item group would take the whole call's
  * time on the hubs of a power-law graph). */
 enum { GBIG = 16384, HGS = 1024 };
-/* The plan's numeric pass: a row of C with at most ROW1 products is summed
- * by one work-item alone (sg_num_row: no barriers, no idle work-items on
- * the short rows of stencils and meshes), a longer one by a work-group
- * (sg_num_group). A choice, not a tuned value. */
-enum { ROW1 = 256 };
 /* the largest global table of one row (slots; 12 bytes each) */
 #define MAX_SLOTS ((int64_t)1 << 31)
 
@@ -868,7 +865,7 @@ enum {
     NP
 };
 enum { PK_ROW, PK_GROUP, NPK };
-static const char *const pknames[NPK] = {"sg_num_row", "sg_num_group"};
+static const char *const pknames[NPK] = {"sg_fill_m", "sg_num_group"};
 
 struct hispi_spgemm_dplan {
     void *b[NP];
@@ -897,8 +894,9 @@ static hisp_status plan_upload(hisp_context ctx, hispi_spgemm_dplan *d, int whic
     return HISPI_BE(ctx, buf_write, d->b[which], 0, src, bytes);
 }
 
-/* The rows of C with products, split by their product counts (ROW1):
- * *r1 (n1 of them) and *rg (ng), allocated here. */
+/* The rows of C with products, split as the product's classes: the short
+ * rows (at most MNA entries of A, MPROD products: a work-item's merge)
+ * *r1 (n1 of them), the others *rg (ng: a work-group each), allocated here. */
 static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int32_t **r1,
                               int64_t *n1, int32_t **rg, int64_t *ng)
 {
@@ -912,18 +910,19 @@ static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int3
         int64_t f = 0;
         for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++)
             f += b->rowptr[a->colind[k] + 1] - b->rowptr[a->colind[k]];
-        prod[i] = f;
-        *n1 += f > 0 && f <= ROW1;
-        *ng += f > ROW1;
+        /* -1: a merge row */
+        prod[i] = f && f <= MPROD && a->rowptr[i + 1] - a->rowptr[i] <= MNA ? -1 : f;
+        *n1 += prod[i] < 0;
+        *ng += prod[i] > 0;
     }
     hisp_status s = hispi_alloc(ctx, (size_t)*n1, sizeof **r1, (void **)r1);
     if (!s) s = hispi_alloc(ctx, (size_t)*ng, sizeof **rg, (void **)rg);
     if (!s) {
         int64_t p1 = 0, pg = 0;
         for (int64_t i = 0; i < m; i++)
-            if (prod[i] > ROW1)
+            if (prod[i] > 0)
                 (*rg)[pg++] = (int32_t)i;
-            else if (prod[i] > 0)
+            else if (prod[i] < 0)
                 (*r1)[p1++] = (int32_t)i;
     }
     free(prod);
