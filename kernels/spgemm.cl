@@ -409,6 +409,9 @@ KERNEL sg_count_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
  * partly written sectors across the whole L2 (the H200 then read and wrote
  * memory 20 times the size of C). */
 #define STAGE 8
+/* (only in the programs of small groups: a large group's program, built
+ * for class 4's kernels, could not declare the staging) */
+#if STAGE * GS * (4 + NC * (IS_DOUBLE ? 8 : 4)) <= 16384
 FN void flush_m(LQ const int *sc, LQ const real *sv, i64 q0, i64 q1, GLOBAL int *ccol,
                 GLOBAL real *cval)
 {
@@ -459,6 +462,7 @@ KERNEL sg_fill_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
     }
     flush_m(sc, sv, q0, q, ccol, cval);
 }
+#endif
 
 /* ---- C's row pointers from the counts: cptr[0] = 0, cptr[i + 1] = cnt[0]
  * + ... + cnt[i], in chunks of CH counts (SPER per work-item): sg_scan_part
