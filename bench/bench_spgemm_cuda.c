@@ -11,8 +11,9 @@
  *                 host), with the device ms and peak device bytes of
  *                 hisp_context_spgemm_stats (the last product's); the same
  *                 with host CSR operands (their upload in the call; op T for
- *                 A*A^T); the plan's numeric re-computation (host operands;
- *                 not for ptap)
+ *                 A*A^T); the plan's numeric re-computation (made from the
+ *                 host operands, executed with the device ones; not for
+ *                 ptap)
  *   cusparse-algK median wall ms of what a cuSPARSE user runs per product,
  *                 as CuPy calls it: descriptors, workEstimation (size query,
  *                 buffer, call), for ALG2/ALG3 estimateMemory (chunk
@@ -298,15 +299,17 @@ static double hisp_wall(hisp_context ctx, hisp_matrix A, hisp_op ob, hisp_matrix
 typedef struct {
     double ms, dev_ms, peak_mb; /* operands on the device: wall, device (stats), peak */
     double host_ms;             /* operands on the host (their upload in the call) */
-    double num_ms;              /* the plan's numeric re-computation (host operands) */
+    double num_ms;              /* the plan's numeric re-computation (device operands) */
 } hisp_res;
 
 /* hisp's product of the item, its operands on the device (Ad, Bd: cuSPARSE's
  * arrays wrapped; Bd NULL for ptap, whose P stays on the host) and on the
- * host (A, P; op T for A*A^T); *C kept (the device operands'). */
-static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_matrix P,
-                       hisp_matrix Ad, hisp_matrix Bd, int warmup, int repeat, hisp_res *r,
-                       hisp_matrix *C)
+ * host (A, P; op T for A*A^T); *C kept (the device operands'). The plan is
+ * made from the host operands (A, Bh: A or A^T, op N) and executed with the
+ * device ones, read in place. */
+static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_matrix Bh,
+                       hisp_matrix P, hisp_matrix Ad, hisp_matrix Bd, int warmup, int repeat,
+                       hisp_res *r, hisp_matrix *C)
 {
     hisp_op ob = strcmp(it->kind, "A*A^T") == 0 ? HISP_OP_T : HISP_OP_N;
     r->ms = hisp_wall(ctx, Ad, HISP_OP_N, Bd, P, warmup, repeat, C);
@@ -323,10 +326,10 @@ static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_mat
     if (!t) exit(3);
     hisp_spgemm_plan plan = NULL;
     hisp_matrix D = NULL;
-    cb_hk(ctx, hisp_spgemm_plan_create(HISP_OP_N, A, ob, A, &plan, &D), "plan");
+    cb_hk(ctx, hisp_spgemm_plan_create(HISP_OP_N, A, HISP_OP_N, Bh, &plan, &D), "plan");
     for (int i = 0; i < warmup + repeat; i++) {
         double t0 = bench_now_ms();
-        cb_hk(ctx, hisp_spgemm_plan_execute(plan, A, A, D), "plan execute");
+        cb_hk(ctx, hisp_spgemm_plan_execute(plan, Ad, Bd, D), "plan execute");
         cb_hk(ctx, hisp_context_synchronize(ctx), "synchronize");
         if (i >= warmup) t[i - warmup] = bench_now_ms() - t0;
     }
@@ -380,7 +383,7 @@ int main(int argc, char **argv)
         int64_t *pa = NULL, *pb = NULL;
         hisp_matrix Ad = wrap_dev(ctx, t, &dA, &pa), Bd = At ? wrap_dev(ctx, t, &dB, &pb) : Ad;
         hisp_res hr;
-        hisp_times(ctx, &it, A, P, Ad, P ? NULL : Bd, warmup, repeat, &hr, &H);
+        hisp_times(ctx, &it, A, At ? At : A, P, Ad, P ? NULL : Bd, warmup, repeat, &hr, &H);
         double cms[3] = {NAN, NAN, NAN}, peak_mb[3] = {0}, err = NAN;
         cusparseStatus_t cst[3] = {CUSPARSE_STATUS_NOT_SUPPORTED, CUSPARSE_STATUS_NOT_SUPPORTED,
                                    CUSPARSE_STATUS_NOT_SUPPORTED};

@@ -7,7 +7,8 @@
 # CA-HepPh; P^T*A*P with a smoothed-aggregation P of poisson3d 100^3
 # (spgemm_inputs.py). Stage with `bash bench/stage_gpu.sh spgemm`; on the
 # device `OUT=$OUT bash .gpu/spgemm_gpu.sh [tests] [bench] [f32]` (default
-# tests bench). Writes $OUT/spgemm.log, $OUT/spgemm_*.md and .json.
+# tests bench; REPEAT=N timed calls per product, default 5). Writes
+# $OUT/spgemm.log, $OUT/spgemm_*.md and .json (CuPy first, rmat 18 last).
 set -u
 H=$(cd "$(dirname "$0")" && pwd)
 export HISP_MATRICES=$H/matrices HISP_OPTIONS="cache_dir=$OUT/cache"
@@ -32,17 +33,19 @@ if has bench; then
   g circuit circuit --n 20000 --seed 42
   [ -f "$I/P.mtx" ] || python3 "$H/spgemm_inputs.py" "$I/poisson3d_100.mtx" 100 "$I/P.mtx" >>"$L" 2>&1
   M=$H/matrices
-  ITEMS="$I/poisson3d_100.mtx,$I/banded.mtx,$I/rmat18.mtx,$I/circuit.mtx"
+  ITEMS="$I/poisson3d_100.mtx,$I/banded.mtx,$I/circuit.mtx"
   for f in CA-HepPh bcsstk33 ca-CondMat luxembourg bayer10 fidapex6; do ITEMS="$ITEMS,$M/$f.mtx"; done
-  ITEMS="$ITEMS,aat:$I/rmat18.mtx,aat:$M/CA-HepPh.mtx,ptap:$I/P.mtx:$I/poisson3d_100.mtx"
+  ITEMS="$ITEMS,aat:$M/CA-HepPh.mtx,ptap:$I/P.mtx:$I/poisson3d_100.mtx"
+  ITEMS="$ITEMS,$I/rmat18.mtx,aat:$I/rmat18.mtx"
+  R=${REPEAT:-5}
   for p in f64 $(has f32 && echo f32); do
-    echo "== bench_spgemm_cuda $p" >>"$L"
-    timeout 500 "$H/bench/bench_spgemm_cuda" --items "$ITEMS" --precision $p \
-      --json "$OUT/spgemm_cuda_$p.json" >"$OUT/spgemm_cuda_$p.md" 2>>"$L"
-    echo "-- exit $?" >>"$L"
     echo "== spgemm_cupy.py $p" >>"$L"
-    timeout 300 python3 "$H/spgemm_cupy.py" --items "$ITEMS" --precision $p \
+    timeout 300 python3 "$H/spgemm_cupy.py" --items "$ITEMS" --precision $p --repeat $R \
       --json "$OUT/spgemm_cupy_$p.json" >"$OUT/spgemm_cupy_$p.md" 2>>"$L"
+    echo "-- exit $?" >>"$L"
+    echo "== bench_spgemm_cuda $p" >>"$L"
+    timeout 500 "$H/bench/bench_spgemm_cuda" --items "$ITEMS" --precision $p --repeat $R \
+      --json "$OUT/spgemm_cuda_$p.json" >"$OUT/spgemm_cuda_$p.md" 2>>"$L"
     echo "-- exit $?" >>"$L"
   done
 fi

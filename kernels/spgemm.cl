@@ -542,6 +542,15 @@ KERNEL sg_scan_out(const i64 m, GLOBAL const i64 *cnt, GLOBAL const i64 *part, G
  * the host's and the fresh product's bits. Only rows with products are
  * listed (rows without have no entries in C). */
 
+/* flag[w] = 1 where the n words at x and y differ (an operand read in
+ * place on the device against the plan's copy of its pattern). */
+KERNEL sg_differ(const i64 n, GLOBAL const u32 *x, GLOBAL const u32 *y, GLOBAL u32 *flag,
+                 const i64 w)
+{
+    const i64 k = GLOBAL_ID;
+    if (k < n && x[k] != y[k]) flag[w] = 1;
+}
+
 /* The position of col in cc[lo..n) (present: the plan's pattern). */
 FN u32 cpos(GLOBAL const int *cc, u32 lo, u32 n, int col)
 {

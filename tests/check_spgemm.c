@@ -1066,6 +1066,77 @@ START_TEST(test_device_failures)
 }
 END_TEST
 
+/* The 40 x 40 matrix with entry (i, (i * k + 3) % 40) = s for each row i
+ * (a permutation for k odd and prime to 5). */
+static hisp_matrix permutation(hisp_context ctx, int k, double sv)
+{
+    int64_t p[41];
+    int32_t c[40];
+    double v[40];
+    for (int i = 0; i <= 40; i++)
+        p[i] = i;
+    for (int i = 0; i < 40; i++)
+        c[i] = (i * k + 3) % 40, v[i] = sv;
+    hisp_matrix X = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 40, 40, p, c, v, &X));
+    return X;
+}
+
+/* A plan executed with operands that live on the device only (products
+ * kept there) reads them in place: their values are not uploaded, C has
+ * the fresh product's bits; an operand whose pattern on the device differs
+ * from the plan's (same sizes) is HISP_ERR_INVALID_ARGUMENT, C unchanged. */
+START_TEST(test_plan_device_operands)
+{
+    hisp_context ctx = target_context(_i);
+    if (!dev_per_product) {
+        hisp_context_destroy(&ctx);
+        return; /* the reference: nothing on a device */
+    }
+    uint64_t st = test_seed() + 123;
+    hisp_matrix M = random_matrix(ctx, HISP_F64, 40, 30, 0.2, HISP_FORMAT_CSR, &st);
+    hisp_matrix E = random_matrix(ctx, HISP_F64, 30, 25, 0.2, HISP_FORMAT_CSR, &st);
+    hisp_matrix P1 = permutation(ctx, 7, 1.0), S1 = permutation(ctx, 7, 2.5),
+                P2 = permutation(ctx, 11, 1.0);
+    hisp_matrix X1 = NULL, X2 = NULL, X3 = NULL, C = NULL, F = NULL;
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, P1, HISP_OP_N, M, &X1)); /* kept on the device */
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, S1, HISP_OP_N, M, &X2)); /* X1's pattern */
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, P2, HISP_OP_N, M, &X3)); /* other rows */
+    hisp_spgemm_plan plan = NULL;
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, X1, HISP_OP_N, E, &plan, &C));
+    for (int round = 0; round < 2; round++) {
+        long calls = hispi_spgemm_numeric_device_calls;
+        hisp_transfer_stats x0, x1;
+        CK_OK(ctx, hisp_context_transfers(ctx, &x0));
+        CK_OK(ctx, hisp_spgemm_plan_execute(plan, X2, E, C));
+        CK_OK(ctx, hisp_context_transfers(ctx, &x1));
+        ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, 1);
+        hisp_matrix_info ix;
+        CK_OK(ctx, hisp_matrix_get_info(X2, &ix));
+        if (round) /* the state kept: only E's values go up, not X2's */
+            ck_assert_msg(x1.h2d_bytes - x0.h2d_bytes < (uint64_t)ix.nnz * 8, "%llu bytes uploaded",
+                          (unsigned long long)(x1.h2d_bytes - x0.h2d_bytes));
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, X2, HISP_OP_N, E, &F));
+        same_bits(ctx, C, F, "plan execute with a device operand");
+        hisp_matrix_destroy(&F);
+        /* X3: the same sizes, another pattern, seen by the device */
+        saved sc = save(ctx, C);
+        ck_assert_int_eq(hisp_spgemm_plan_execute(plan, X3, E, C), HISP_ERR_INVALID_ARGUMENT);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, "A's pattern on the device differs"), "message: %s",
+                      e.message);
+        unchanged(ctx, C, &sc, "plan execute with a changed device pattern");
+        saved_free(&sc);
+    }
+    hisp_spgemm_plan_destroy(&plan);
+    hisp_matrix_destroy(&C), hisp_matrix_destroy(&X1), hisp_matrix_destroy(&X2);
+    hisp_matrix_destroy(&X3), hisp_matrix_destroy(&P1), hisp_matrix_destroy(&S1);
+    hisp_matrix_destroy(&P2), hisp_matrix_destroy(&M), hisp_matrix_destroy(&E);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* A plan's device state on and off its backend: executions after a switch
  * to the reference backend (the host's numeric phase) and back (the state
  * made anew on the device) give the fresh product's bits; a plan whose
@@ -1182,6 +1253,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_device, 0, n);
     tcase_add_loop_test(tc, test_device_failures, 0, n);
     tcase_add_loop_test(tc, test_plan_backends, 0, n);
+    tcase_add_loop_test(tc, test_plan_device_operands, 0, n);
     tcase_add_loop_test(tc, test_generators, 0, n);
     tcase_add_loop_test(tc, test_real_matrices, 0, n);
     tcase_add_loop_test(tc, test_cpu_device, 0, n);

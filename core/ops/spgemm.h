@@ -37,6 +37,8 @@ HISPI_LOCAL hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgem
  * zero-based; e.g. a product kept there) under op N is read in place there:
  * s->v carries its buffers (v.dev), no host arrays. For the device path. */
 HISPI_LOCAL hisp_status hispi_spgemm_open_dev(hisp_matrix X, hisp_op op, hispi_spgemm_src *s);
+/* op(X) is such a matrix, read in place by the device path. */
+HISPI_LOCAL bool hispi_spgemm_dev_resident(hisp_matrix X, hisp_op op);
 /* The source only (s->v not set, nothing transposed). */
 HISPI_LOCAL hisp_status hispi_spgemm_source(hisp_matrix X, hispi_spgemm_src *s);
 /* op(X)'s view of an open source, transposing when needed (a transpose

@@ -862,10 +862,11 @@ enum {
     P_CVAL,
     P_ROWS1,
     P_ROWSG,
+    P_FLAG,
     NP
 };
-enum { PK_ROW, PK_GROUP, NPK };
-static const char *const pknames[NPK] = {"sg_fill_m", "sg_num_group"};
+enum { PK_ROW, PK_GROUP, PK_DIFFER, NPK };
+static const char *const pknames[NPK] = {"sg_fill_m", "sg_num_group", "sg_differ"};
 
 struct hispi_spgemm_dplan {
     void *b[NP];
@@ -963,6 +964,7 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     if (!s) s = buf_new(ctx, (size_t)d->nnz_c * es, &d->b[P_CVAL]);
     if (!s) s = plan_upload(ctx, d, P_ROWS1, r1, (size_t)d->n1 * 4);
     if (!s) s = plan_upload(ctx, d, P_ROWSG, rg, (size_t)d->ng * 4);
+    if (!s) s = buf_new(ctx, 8, &d->b[P_FLAG]);
     free(r1), free(rg);
     if (s) {
         hispi_spgemm_dev_plan_free(ctx, &d);
@@ -985,21 +987,64 @@ static hisp_status write_values(hisp_context ctx, hisp_type t, const hispi_spgem
     return s;
 }
 
-/* The numeric pass's uploads and kernels. */
+/* Flags word w of P_FLAG where the n 32-bit words at x and y differ. */
+static hisp_status differ(hisp_context ctx, hispi_spgemm_dplan *d, const void *x, const void *y,
+                          int64_t n, int w)
+{
+    if (!n) return HISP_SUCCESS;
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, n, 0},
+                      {HISPI_KARG_BUF, x, 0, 0},
+                      {HISPI_KARG_BUF, y, 0, 0},
+                      {HISPI_KARG_BUF, d->b[P_FLAG], 0, 0},
+                      {HISPI_KARG_I64, NULL, w, 0}};
+    return HISPI_BE(ctx, kern_launch, d->k[PK_DIFFER], a, 5, (size_t)((n + GS - 1) / GS),
+                    (size_t)GS);
+}
+
+/* The values of the operands: op(X)'s written into the plan's buffer own,
+ * or, for an operand read in place on the device, its own buffer (*val)
+ * after the device has compared its pattern with the plan's copy (word w
+ * of P_FLAG). */
+static hisp_status operand_in(hisp_context ctx, hispi_spgemm_dplan *d, hisp_type t,
+                              const hispi_spgemm_operand *o, int ptr, int own, int w,
+                              const void **val)
+{
+    *val = d->b[own];
+    if (!o->dev[0]) return write_values(ctx, t, o, d->b[own]);
+    HISPI_TRY(differ(ctx, d, o->dev[0], d->b[ptr], 2 * (o->nrows + 1), w));
+    HISPI_TRY(differ(ctx, d, o->dev[1], d->b[ptr + 1], o->nnz, w));
+    *val = o->dev[2];
+    return HISP_SUCCESS;
+}
+
+/* The numeric pass's uploads (or the device's pattern checks) and kernels. */
 static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const hispi_spgemm_args *g)
 {
-    HISPI_TRY(write_values(ctx, g->type, &g->a, d->b[P_AVAL]));
-    HISPI_TRY(write_values(ctx, g->type, &g->b, d->b[P_BVAL]));
+    const void *av, *bv;
+    bool dev = g->a.dev[0] || g->b.dev[0];
+    if (dev) HISPI_TRY(HISPI_BE(ctx, buf_zero, d->b[P_FLAG], 0, 8));
+    HISPI_TRY(operand_in(ctx, d, g->type, &g->a, P_APTR, P_AVAL, 0, &av));
+    HISPI_TRY(operand_in(ctx, d, g->type, &g->b, P_BPTR, P_BVAL, 1, &bv));
+    if (dev) {
+        uint32_t f[2];
+        HISPI_TRY(HISPI_BE(ctx, buf_read, d->b[P_FLAG], 0, f, 8));
+        if (f[0] || f[1])
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "hisp_spgemm_plan_execute: %s's pattern on the device differs from "
+                              "the plan's",
+                              f[0] ? "A" : "B");
+    }
 #define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
+    const hispi_karg AV = {HISPI_KARG_BUF, av, 0, 0}, BV = {HISPI_KARG_BUF, bv, 0, 0};
     if (d->n1) {
         hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->n1, 0},
                           PB(P_ROWS1),
                           PB(P_APTR),
                           PB(P_ACOL),
-                          PB(P_AVAL),
+                          AV,
                           PB(P_BPTR),
                           PB(P_BCOL),
-                          PB(P_BVAL),
+                          BV,
                           PB(P_CPTR),
                           PB(P_CCOL),
                           PB(P_CVAL)};
@@ -1007,8 +1052,8 @@ static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const h
                            (size_t)GS));
     }
     if (d->ng) {
-        hispi_karg a[] = {PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), PB(P_AVAL), PB(P_BPTR),
-                          PB(P_BCOL),  PB(P_BVAL), PB(P_CPTR), PB(P_CCOL), PB(P_CVAL)};
+        hispi_karg a[] = {PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), AV,         PB(P_BPTR),
+                          PB(P_BCOL),  BV,         PB(P_CPTR), PB(P_CCOL), PB(P_CVAL)};
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_GROUP], a, 10, (size_t)d->ng, (size_t)GS));
     }
 #undef PB

@@ -94,11 +94,16 @@ hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
     return st;
 }
 
+bool hispi_spgemm_dev_resident(hisp_matrix X, hisp_op op)
+{
+    const hispi_csr_ext *e = &X->ext;
+    return X->wrapped && X->host_absent && e->ptr64 && !e->idx64 && !e->base && op == HISP_OP_N;
+}
+
 hisp_status hispi_spgemm_open_dev(hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
 {
     const hispi_csr_ext *e = &X->ext;
-    if (!X->wrapped || !X->host_absent || !e->ptr64 || e->idx64 || e->base || op != HISP_OP_N)
-        return hispi_spgemm_open(X, op, s);
+    if (!hispi_spgemm_dev_resident(X, op)) return hispi_spgemm_open(X, op, s);
     memset(s, 0, sizeof *s);
     hispi_spgemm_operand *v = &s->v;
     v->nrows = X->host.nrows, v->ncols = X->host.ncols, v->nnz = X->host.nnz;

@@ -130,6 +130,46 @@ static hisp_status operand_check(hisp_context ctx, const char *name, const plan_
     return HISP_SUCCESS;
 }
 
+/* op(X) read in place on the device (X in hisp's layout there only, op N,
+ * the plan's operand not a transpose): *v over the plan's pattern, with
+ * X's device arrays; the device compares X's pattern with the plan's copy
+ * (hispi_spgemm_dev_numeric). False: the host reads X. */
+static bool device_view(const plan_operand *o, hisp_matrix X, hisp_op op, hispi_spgemm_operand *v)
+{
+    if (!hispi_spgemm_dev_resident(X, op) || o->perm || o->cols_major) return false;
+    memset(v, 0, sizeof *v);
+    v->nrows = o->rows, v->ncols = o->cols, v->nnz = o->nnz;
+    v->rowptr = o->optr, v->colind = o->oidx;
+    v->dev[0] = X->ext.rowptr, v->dev[1] = X->ext.colind, v->dev[2] = X->ext.val;
+    return true;
+}
+
+/* X's sizes against the plan's operand (a device operand's pattern is
+ * compared on the device). */
+static hisp_status same_sizes(hisp_context ctx, const char *name, const plan_operand *o,
+                              hisp_matrix X)
+{
+    const hispi_sparse *h = &X->host;
+    if (h->nrows == o->rows && h->ncols == o->cols && h->nnz == o->nnz) return HISP_SUCCESS;
+    return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                      "hisp_spgemm_plan_execute: %s's pattern changed: %lld x %lld with %lld "
+                      "entries, the plan's %lld x %lld with %lld",
+                      name, (long long)h->nrows, (long long)h->ncols, (long long)h->nnz,
+                      (long long)o->rows, (long long)o->cols, (long long)o->nnz);
+}
+
+/* op(X)'s view for an execution: on the device in place (device_view), or
+ * from X's source on the host, checked against the plan's pattern. */
+static hisp_status exec_view(hisp_spgemm_plan p, const char *name, const plan_operand *o,
+                             hisp_matrix X, hisp_op op, bool dev, hispi_spgemm_src *s,
+                             hispi_spgemm_operand *v)
+{
+    memset(s, 0, sizeof *s);
+    if (dev && device_view(o, X, op, v)) return same_sizes(p->ctx, name, o, X);
+    HISPI_TRY(hispi_spgemm_source(X, s));
+    return operand_check(p->ctx, name, o, s, p->type, op, v);
+}
+
 static void plan_free(hisp_spgemm_plan p)
 {
     operand_free(&p->a);
@@ -276,21 +316,21 @@ static hisp_status plan_execute(hisp_spgemm_plan p, hisp_matrix A, hisp_matrix B
                           what, hisp_type_name(A->host.type), hisp_type_name(p->type));
     HISPI_TRY(check_output(p, A, B, C));
     hispi_spgemm_stats_reset(ctx);
+    bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sb;
-    HISPI_TRY(hispi_spgemm_source(A, &sa));
-    hisp_status s = hispi_spgemm_source(B, &sb);
     hispi_spgemm_args g = {p->type, {0}, {0}};
-    if (!s) s = operand_check(ctx, "A", &p->a, &sa, p->type, p->op_a, &g.a);
-    if (!s) s = operand_check(ctx, "B", &p->b, &sb, p->type, p->op_b, &g.b);
-    if (!s && hispi_spgemm_dev_usable(ctx)) {
+    hisp_status s = exec_view(p, "A", &p->a, A, p->op_a, dev, &sa, &g.a);
+    memset(&sb, 0, sizeof sb);
+    if (!s) s = exec_view(p, "B", &p->b, B, p->op_b, dev, &sb, &g.b);
+    if (!s && dev) {
         hispi_spgemm_out c = {p->rowptr, p->colind, NULL};
         if (!p->dev) s = hispi_spgemm_dev_plan(ctx, &g, &c, &p->dev);
         const void *kept = plan_output_on_device(p, C) ? p->out_val : NULL;
         if (!s) s = hispi_spgemm_dev_numeric(ctx, p->dev, &g, C, &kept);
         if (!s) p->out = kept ? C : NULL, p->out_val = kept;
         /* a failed pass leaves no state behind: the next execution makes
-         * it anew */
-        if (s) hispi_spgemm_dev_plan_free(ctx, &p->dev);
+         * it anew (an operand's changed pattern leaves it as it was) */
+        if (s && s != HISP_ERR_INVALID_ARGUMENT) hispi_spgemm_dev_plan_free(ctx, &p->dev);
     } else if (!s) {
         /* a C a device execution left there: back to the host first */
         s = hispi_matrix_need_host(C);
