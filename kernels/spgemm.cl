@@ -11,7 +11,8 @@
  *
  * Phases (the host runs them in this order):
  *   sg_bound     one work-item per row i: bound[i] = the products of row i
- *                (sum over A's row of B's row lengths), int64.
+ *                (sum over A's row of B's row lengths), at most B's columns
+ *                n (a bound on the row's entries), int64.
  *   sg_count_l / sg_count_g   one work-group per listed row: its distinct
  *                columns (cnt[i]) by inserting every product's column into
  *                an open-addressing table of tsize(bound[i]) slots (at least
@@ -199,15 +200,15 @@ FN u32 hash0(u32 c)
 TABLE_FNS(l, LQ, CAS_L)
 TABLE_FNS(g, GQ, CAS_G)
 
-KERNEL sg_bound(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr,
-                GLOBAL i64 *bound)
+KERNEL sg_bound(const i64 m, const i64 n, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                GLOBAL const i64 *bptr, GLOBAL i64 *bound)
 {
     const i64 i = GLOBAL_ID;
     if (i >= m) return;
     i64 s = 0;
     for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++)
         s += bptr[acol[ka] + 1] - bptr[acol[ka]];
-    bound[i] = s;
+    bound[i] = s < n ? s : n;
 }
 
 /* Rows rows[g] (bound at most TL / 2): the table in local memory. */
@@ -278,21 +279,22 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
 
 /* ---- the product in one pass over all rows (spgemm_dev.c's fast path) ----
  *
- * The rows are classed on the device by their products (bound) and A's
- * row length (na): 0 none; 1 a merge by one work-item (na <= MNA and
- * bound <= MPROD: the short rows of stencils, meshes and bands); 2 a local
- * table (bound <= TL / 2); 3 a global table (bound <= GBIG); 4 a global
- * table worked by a large work-group (the host launches sg_count_g and
+ * The rows are classed on the device by their products (prod), their
+ * bound (prod, at most n) and A's row length (na): 0 none; 1 a merge by
+ * one work-item (na <= MNA and prod <= MPROD: the short rows of stencils,
+ * meshes and bands); 4 a global table worked by a large work-group (prod >
+ * GBIG); 2 a local table (bound <= TL / 2); 3 a global table. Class 4's
+ * rows (the host launches sg_count_g and
  * sg_fill_g of a program built with GS = its large group: the hubs of
  * power-law graphs, the dense rows of circuits). sg_class counts each class,
  * sg_scatter lists the rows of each (their order within a list is the
  * device's: every row is computed alone, so C does not depend on it). */
-FN int row_class(i64 na, i64 bound)
+FN int row_class(i64 na, i64 prod, i64 bound)
 {
-    if (!bound) return 0;
-    if (na <= MNA && bound <= MPROD) return 1;
-    if (bound <= TL / 2) return 2;
-    return bound <= GBIG ? 3 : 4;
+    if (!prod) return 0;
+    if (na <= MNA && prod <= MPROD) return 1;
+    if (prod > GBIG) return 4;
+    return bound <= TL / 2 ? 2 : 3;
 }
 
 FN i64 row_bound(i64 i, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr)
@@ -305,17 +307,17 @@ FN i64 row_bound(i64 i, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL c
 
 /* bound[i] for every row, ncls[c] += the rows of class c (c = 1 .. 4;
  * counted in local memory first: one global atomic per class and group) */
-KERNEL sg_class(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr,
-                GLOBAL i64 *bound, GLOBAL u32 *ncls)
+KERNEL sg_class(const i64 m, const i64 n, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                GLOBAL const i64 *bptr, GLOBAL i64 *bound, GLOBAL u32 *ncls)
 {
     LOCAL_DECL(u32, lc[5]);
     const i64 i = GLOBAL_ID;
     if (LID < 5) lc[LID] = 0;
     BARRIER();
     if (i < m) {
-        const i64 s = row_bound(i, aptr, acol, bptr);
-        bound[i] = s;
-        const int c = row_class(aptr[i + 1] - aptr[i], s);
+        const i64 s = row_bound(i, aptr, acol, bptr), b = s < n ? s : n;
+        bound[i] = b;
+        const int c = row_class(aptr[i + 1] - aptr[i], s, b);
         if (c) ADD_L(lc + c, 1u);
     }
     BARRIER();
@@ -325,7 +327,8 @@ KERNEL sg_class(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLO
 /* The lists: mrows (class 1), lrows (2), grows with gbound (3), hrows with
  * hbound (4), appended at fill[c] (zeroed by the host) in one reservation
  * per class and group. */
-KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const i64 *bound, GLOBAL u32 *fill,
+KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                  GLOBAL const i64 *bptr, GLOBAL const i64 *bound, GLOBAL u32 *fill,
                   GLOBAL int *mrows, GLOBAL int *lrows, GLOBAL int *grows, GLOBAL i64 *gbound,
                   GLOBAL int *hrows, GLOBAL i64 *hbound)
 {
@@ -337,7 +340,7 @@ KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const i64 *bound, 
     int c = 0;
     u32 mine = 0;
     if (i < m) {
-        c = row_class(aptr[i + 1] - aptr[i], bound[i]);
+        c = row_class(aptr[i + 1] - aptr[i], row_bound(i, aptr, acol, bptr), bound[i]);
         if (c) mine = ADD_L(lc + c, 1u);
     }
     BARRIER();
@@ -353,6 +356,14 @@ KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const i64 *bound, 
         hrows[base[4] + mine] = (int)i;
         hbound[base[4] + mine] = bound[i];
     }
+}
+
+/* dst[k] = src[rows[k]] for k < n (the long rows' counts, which size their
+ * tables in the fill). */
+KERNEL sg_gather(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *src, GLOBAL i64 *dst)
+{
+    const i64 k = GLOBAL_ID;
+    if (k < n) dst[k] = src[rows[k]];
 }
 
 /* Row i's merge state: one cursor per entry of A's row into its row of B

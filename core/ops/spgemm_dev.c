@@ -5,30 +5,34 @@
  *
  * One call: op(A) and op(B)'s CSR arrays are uploaded (a transposed
  * operand's values gathered through its permutation and conjugated for op
- * H on the host first; the operands' own device copies are not used), then
- *   1. sg_bound: the products of every row of C (int64), downloaded (m x 8
- *      bytes); a row with at most TL / 2 products goes on a block's local
- *      list (a table in local memory), a longer one on its global list (a
- *      slice of global scratch of table_slots(bound) slots);
- *   2. sg_count_l/_g: the distinct columns of each row, downloaded (m x 8
- *      bytes); C's row pointers are their prefix sum on the host (int64, the
- *      total checked);
- *   3. sg_fill_l/_g: C's sorted columns and values, downloaded into a host
- *      CSR. The values are summed in the host phases' order without fused
- *      multiply-adds, so C has the host path's bits (the kernel's header).
- * Phases 2 and 3 take the rows in blocks (run_blocks): all rows at once
- * while the device gives the buffers; a block whose lists, tables or part
- * of C it cannot give is done again in blocks of half its bytes, down to
- * one row, so that C and the tables need not fit on the device at once.
- * Every device buffer is freed on every path; C is a host CSR as the host
- * path makes it.
+ * H on the host first; an operand that lives on the device in hisp's
+ * layout is read in place), then, in one pass over all rows (one_pass):
+ *   1. sg_class: each row's products and bound (at most B's columns) and
+ *      its class (kernels/spgemm.cl: a work-item's merge, a local table, a
+ *      global table, a global table for a large group); the class sizes
+ *      come back (20 bytes), sg_scatter lists each class's rows; the long
+ *      rows' bounds come back to lay out their tables;
+ *   2. sg_count_m/_l/_g: the distinct columns of each row; C's row pointers
+ *      by a device scan (sg_scan_*), C's size back (8 bytes);
+ *   3. sg_fill_m/_l/_g: C's sorted columns and values, the long rows'
+ *      tables now sized by their counts (sg_gather). The values are summed
+ *      in the host phases' order without fused multiply-adds, so C has the
+ *      host path's bits (the kernel's header).
+ * A real C stays on the device (a wrapped matrix that owns the buffers),
+ * else it is downloaded. Where the device cannot give the pass's lists,
+ * tables or C, the rows go in blocks (blocks_run: bounds and counts on the
+ * host, each block's lists uploaded; a block whose buffers cannot be had
+ * is done again in blocks of half its bytes, down to one row), so that C
+ * and the tables need not fit on the device at once. Every device buffer
+ * is freed on every path.
  *
  * A plan's numeric pass (the end of this file) keeps its buffers instead:
  * the operands' patterns, C's structure, the row lists, room for the values
- * (hispi_spgemm_dev_plan); each execution writes the values, runs
- * sg_fill_m (the product's merge of short rows, C's columns written again
- * as they are) and sg_num_group, and reads C's values
- * (hispi_spgemm_dev_numeric). */
+ * (hispi_spgemm_dev_plan); each execution writes the values (or, for an
+ * operand on the device, compares its pattern there: sg_differ, and reads
+ * its values in place), runs sg_fill_m (the product's merge of short rows,
+ * C's columns written again as they are) and sg_num_group; a real C keeps
+ * its values on the device (hispi_spgemm_dev_numeric). */
 #include "backend/backend.h"
 #include "spgemm.h"
 
@@ -93,12 +97,13 @@ enum {
     K_SCAN_OUT,
     K_COUNT_H,
     K_FILL_H,
+    K_GATHER,
     NK
 };
 static const char *const knames[NK] = {"sg_bound",   "sg_count_l",   "sg_count_g",  "sg_fill_l",
                                        "sg_fill_g",  "sg_class",     "sg_scatter",  "sg_count_m",
                                        "sg_fill_m",  "sg_scan_part", "sg_scan_top", "sg_scan_out",
-                                       "sg_count_g", "sg_fill_g"};
+                                       "sg_count_g", "sg_fill_g",    "sg_gather"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -337,8 +342,8 @@ static hisp_status row_slots(hisp_context ctx, int64_t bound, int64_t i, int64_t
     if (bound <= TL / 2) return HISP_SUCCESS;
     if (bound > MAX_SLOTS / 2)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
-                          "SpGEMM: row %lld of C has %lld products, more than the device "
-                          "path's tables hold",
+                          "SpGEMM: row %lld of C may have %lld entries, more than the "
+                          "device path's tables hold",
                           (long long)i, (long long)bound);
     *slots = table_slots(bound);
     return HISP_SUCCESS;
@@ -573,13 +578,22 @@ static hisp_status table_offsets(dev_job *j, int rows, int bnd, int off, int64_t
     if (!s && n) s = HISPI_BE(ctx, buf_read, j->b[rows], 0, gr, (size_t)n * 4);
     for (int64_t k = 0; !s && k < n; k++) {
         int64_t t;
+        /* the limit; then a table even for a bound within TL / 2 (a class 4
+         * row of few columns) */
         s = row_slots(ctx, gb[k], gr[k], &t);
         goff[k] = *gslots;
-        *gslots += t;
+        *gslots += table_slots(gb[k]);
     }
     if (!s) s = upload(j, off, goff, (size_t)n * 8);
     free(gb), free(goff), free(gr);
     return s;
+}
+
+/* dst[k] = C's count of row rows[k], for the n rows listed (on the device). */
+static hisp_status gather(dev_job *j, int rows, int dst, int64_t n)
+{
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, n, 0}, kbuf(j, rows), kbuf(j, B_CNT), kbuf(j, dst)};
+    return launch(j, K_GATHER, a, 4, (n + GS - 1) / GS);
 }
 
 /* The rows' arrays of one pass, which blocks would need as well (bounds,
@@ -622,10 +636,15 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     size_t es = hisp_type_size(g->type);
     *whole = true;
     HISPI_TRY(pass_rows(j, m));
-    hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0};
-    hispi_karg ca[] = {
-        mm, kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_BPTR), kbuf(j, B_BOUND), kbuf(j, B_NCLS)};
-    HISPI_TRY(launch(j, K_CLASS, ca, 6, (m + GS - 1) / GS));
+    hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0}, nn = {HISPI_KARG_I64, NULL, g->b.ncols, 0};
+    hispi_karg ca[] = {mm,
+                       nn,
+                       kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),
+                       kbuf(j, B_BPTR),
+                       kbuf(j, B_BOUND),
+                       kbuf(j, B_NCLS)};
+    HISPI_TRY(launch(j, K_CLASS, ca, 7, (m + GS - 1) / GS));
     uint32_t n[5];
     HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, n, sizeof n));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
@@ -638,6 +657,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     HISPI_TRY(dalloc(j, B_HBOUND, (size_t)n[4] * 8));
     hispi_karg sa[] = {mm,
                        kbuf(j, B_APTR),
+                       kbuf(j, B_ACOL),
+                       kbuf(j, B_BPTR),
                        kbuf(j, B_BOUND),
                        kbuf(j, B_NCLS),
                        kbuf(j, B_MROWS),
@@ -646,7 +667,7 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_GBOUND),
                        kbuf(j, B_HROWS),
                        kbuf(j, B_HBOUND)};
-    HISPI_TRY(launch(j, K_SCATTER, sa, 10, (m + GS - 1) / GS));
+    HISPI_TRY(launch(j, K_SCATTER, sa, 12, (m + GS - 1) / GS));
     HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
     HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
@@ -670,10 +691,17 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     HISPI_TRY(launch_big(j, K_COUNT_H, cg, 9, n[4]));
     HISPI_TRY(pass_scan(j, m, &nnz));
     *nnz_c = nnz;
-    buf_drop(j, B_CNT), buf_drop(j, B_PART);
-    /* C's columns and values */
+    /* C's columns and values; the long rows' tables sized by their counts
+     * now (C's entries, not the products: rmat 18's tables 2.3x smaller) */
+    buf_drop(j, B_PART), buf_drop(j, B_GKEYS), buf_drop(j, B_GOFF), buf_drop(j, B_HOFF);
+    HISPI_TRY(gather(j, B_GROWS, B_GBOUND, n[3]));
+    HISPI_TRY(gather(j, B_HROWS, B_HBOUND, n[4]));
+    gslots = 0;
+    HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
+    HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
+    HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
     HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
     HISPI_TRY(dalloc(j, B_GSB, (size_t)gslots / 2 * 8));
     hispi_karg fm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
@@ -689,12 +717,12 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_CVAL)};
     HISPI_TRY(launch_rows(j, K_FILL_M, fm, 11, n[1], true));
     hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
-                       kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
+                       kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_CNT),
                        kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
     HISPI_TRY(launch_rows(j, K_FILL_L, fl, 11, n[2], false));
     hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR), kbuf(j, B_ACOL),
                        kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
-                       kbuf(j, B_BOUND), kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
+                       kbuf(j, B_CNT),   kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
                        kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
     HISPI_TRY(launch_rows(j, K_FILL_G, fg, 15, n[3], false));
     fg[0] = kbuf(j, B_HROWS), fg[1] = kbuf(j, B_HOFF);
@@ -744,11 +772,12 @@ static hisp_status blocks_run(dev_job *j, const hispi_spgemm_args *g, hispi_spge
     hisp_status s = hispi_alloc(ctx, (size_t)m, sizeof *bound, (void **)&bound);
     if (!s) s = dalloc(j, B_BOUND, (size_t)m * 8);
     hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0},
+                      {HISPI_KARG_I64, NULL, g->b.ncols, 0},
                       kbuf(j, B_APTR),
                       kbuf(j, B_ACOL),
                       kbuf(j, B_BPTR),
                       kbuf(j, B_BOUND)};
-    if (!s) s = launch(j, K_BOUND, a, 5, (m + GS - 1) / GS);
+    if (!s) s = launch(j, K_BOUND, a, 6, (m + GS - 1) / GS);
     if (!s && m) s = HISPI_BE(ctx, buf_read, j->b[B_BOUND], 0, bound, (size_t)m * 8);
     for (int64_t i = 0; !s && i < m; i++) { /* every row within the tables */
         int64_t t;
