@@ -68,7 +68,7 @@ bool hispi_spgemm_dev_usable(hisp_context ctx)
         !HISPI_BE_HAS(ctx, kern_free) || !HISPI_BE_HAS(ctx, kern_launch) ||
         !HISPI_BE_HAS(ctx, buf_zero) || HISPI_BE(ctx, kern_caps, &caps))
         return false;
-    /* A CPU device's memory is the host's, and the host pass is 10-23x
+    /* A CPU device's memory is the host's, and the host pass is 1.6-16x
      * faster there than the kernels under PoCL (docs/BENCHMARKS.md). */
     return !caps.is_cpu || hispi_spgemm_cpu_kernels;
 }
