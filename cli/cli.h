@@ -91,9 +91,10 @@ bool cli_is_gen_spec(const char *spec);
 #define CLI_GEN_SPEC_HELP                                                                          \
     "Wherever a matrix file is read, gen:KIND[:N[:SEED]] generates it instead:\n"                  \
     "KIND one of hisp gen's (poisson2d, poisson3d, banded, random, rmat, dense,\n"                 \
-    "circuit, blockdiag; fem3x3 3x3 blocks, qsurface quaternion, helmholtz\n"                      \
-    "complex), N as hisp gen's --n (rmat: --scale), SEED as --seed; each left out\n"               \
-    "takes hisp gen's default. gen:poisson2d:100 is hisp gen poisson2d --n 100.\n"
+    "circuit, blockdiag, aniso3d, jump3d; fem3x3 3x3 blocks, qsurface\n"                           \
+    "quaternion, helmholtz complex), N as hisp gen's --n (rmat: --scale), SEED\n"                  \
+    "as --seed; each left out takes hisp gen's default. gen:poisson2d:100 is\n"                    \
+    "hisp gen poisson2d --n 100.\n"
 /* A generator by name: the hisp gen kinds (f32/f64) and the compound ones
  * (fem3x3: b3x3_*, qsurface: q*, helmholtz: c*). n <= 0 and seed 0 take the
  * kind's defaults; p (may be NULL) gives every parameter of a real kind

@@ -19,6 +19,9 @@ static const char help[] =
     "      dense      n x n, every entry\n"
     "      circuit    n x n, diagonal + sparse + a few dense rows and columns\n"
     "      blockdiag  n x n, small dense clusters near the diagonal\n"
+    "      aniso3d    7-point Laplacian on an n^3 grid, coupling epsilon in z (SPD)\n"
+    "      jump3d     7-point diffusion on an n^3 grid, coefficient 1 or contrast\n"
+    "                 per cube of block^3 cells, harmonic means between cells (SPD)\n"
     "      fem3x3     3x3 blocks (b3x3_f64): 27-point block stencil on an n^3 mesh\n"
     "      qsurface   quaternion (q64): Dirac-like operator on an n x 2n torus mesh\n"
     "      helmholtz  complex (c64): 5-point Laplacian - (k^2 + i*eps) on n x n\n"
@@ -31,8 +34,10 @@ static const char help[] =
     "  --nnz-per-row R      banded/random/circuit: mean entries per row\n"
     "  --scale S            rmat: log2 of the vertex count\n"
     "  --edge-factor E      rmat: edges per vertex\n"
-    "  --block B            blockdiag: cluster size\n"
+    "  --block B            blockdiag: cluster size; jump3d: side of the cubes\n"
     "  --dense-share F      circuit: share of the entries in the dense rows/cols\n"
+    "  --epsilon E          aniso3d: the z coupling (default 1e-3)\n"
+    "  --contrast C         jump3d: the large coefficient (default 1e4)\n"
     "  --type T             entry type written: f32 or f64 for the real kinds\n"
     "                       (default f64), the kind's family for the others\n"
     "                       (fem3x3: b3x3_f32|b3x3_f64, qsurface: q32|q64,\n"
@@ -57,6 +62,8 @@ enum {
     O_EF,
     O_BLOCK,
     O_SHARE,
+    O_EPS,
+    O_CONTRAST,
     O_TYPE,
     O_ENTRY,
     O_PREC,
@@ -76,6 +83,8 @@ int cmd_gen(int argc, char **argv)
                                    {"--edge-factor", true},
                                    {"--block", true},
                                    {"--dense-share", true},
+                                   {"--epsilon", true},
+                                   {"--contrast", true},
                                    CLI_TYPE_OPTS,
                                    {"--json", false},
                                    CLI_HELP_OPTS,
@@ -105,7 +114,7 @@ int cmd_gen(int argc, char **argv)
     snprintf(spec, sizeof spec, "gen:%s", kind_name);
     hisp_type type = cli_spec_type(NULL, spec, &ct); /* a generator: no file to read */
     if (compound)
-        for (int k = O_BW; k <= O_SHARE; k++)
+        for (int k = O_BW; k <= O_CONTRAST; k++)
             if (val[k])
                 return cli_usage_error("gen", "%s: %s takes --n and --seed only", opts[k].name,
                                        kind_name);
@@ -124,6 +133,15 @@ int cmd_gen(int argc, char **argv)
         rc = cli_parse_double("--dense-share", val[O_SHARE], &p.dense_share);
         if (!rc && (p.dense_share < 0 || p.dense_share > 1))
             rc = cli_value_error("--dense-share: %g is not in [0, 1]", p.dense_share);
+    }
+    if (!rc && val[O_EPS]) {
+        rc = cli_parse_double("--epsilon", val[O_EPS], &p.epsilon);
+        if (!rc && !(p.epsilon > 0)) rc = cli_value_error("--epsilon: %g is not > 0", p.epsilon);
+    }
+    if (!rc && val[O_CONTRAST]) {
+        rc = cli_parse_double("--contrast", val[O_CONTRAST], &p.contrast);
+        if (!rc && !(p.contrast >= 1))
+            rc = cli_value_error("--contrast: %g is not >= 1", p.contrast);
     }
     if (rc) return rc;
 

@@ -245,8 +245,8 @@ int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
         s = hisp_matrix_generate(ctx, &gp, t, A);
     } else {
         return cli_value_error("unknown generator '%s' (poisson2d, poisson3d, banded, random, "
-                               "rmat, dense, circuit, blockdiag; compound: fem3x3, qsurface, "
-                               "helmholtz)",
+                               "rmat, dense, circuit, blockdiag, aniso3d, jump3d; compound: "
+                               "fem3x3, qsurface, helmholtz)",
                                kind);
     }
     return s ? cli_fail(ctx, s, NULL) : CLI_OK;

@@ -555,14 +555,16 @@ typedef enum {
     HISP_GEN_DENSE,         /* n x n, every entry */
     HISP_GEN_CIRCUIT,       /* n x n, diagonal + sparse + a few dense rows/cols */
     HISP_GEN_BLOCKDIAG,     /* n x n, small dense clusters near the diagonal */
+    HISP_GEN_ANISO3D,       /* 7-point Laplacian on n^3, coupling epsilon in z (SPD) */
+    HISP_GEN_JUMP3D,        /* 7-point diffusion on n^3, coefficient 1 or contrast per block */
     HISP_GEN_COUNT
 } hisp_gen_kind;
 
 typedef struct {
     hisp_gen_kind kind;
-    int64_t n;          /* grid side (poisson: n^2 or n^3 rows), rows = cols (others); rmat:
-                           ignored. Defaults: 1000 poisson2d and dense, 64 poisson3d,
-                           100000 others */
+    int64_t n;          /* grid side (poisson, aniso3d, jump3d: n^2 or n^3 rows), rows = cols
+                           (others); rmat: ignored. Defaults: 1000 poisson2d and dense, 64
+                           poisson3d, aniso3d and jump3d, 100000 others */
     uint64_t seed;      /* same params + type give bit-identical output anywhere (default 1) */
     int64_t bandwidth;  /* banded: half-bandwidth, entries within |i-j| <= bandwidth (8) */
     double nnz_per_row; /* mean entries per row (clipped to n), diagonal included: banded
@@ -570,8 +572,11 @@ typedef struct {
                            circuit (5, the part outside the dense rows/cols) */
     int scale;          /* rmat: 2^scale vertices, 0..30 (default 16) */
     int edge_factor;    /* rmat: edges per vertex (default 8); repeated edges are merged */
-    int block;          /* blockdiag: cluster size (default 8) */
+    int block;          /* blockdiag: cluster size; jump3d: side of the coefficient's cubes
+                           (default 8) */
     double dense_share; /* circuit: share of entries in the dense rows/cols, 0..0.95 (0.3) */
+    double epsilon;     /* aniso3d: the z coupling, > 0 (default 1e-3) */
+    double contrast;    /* jump3d: the large coefficient, >= 1 (default 1e4) */
 } hisp_gen_params;
 
 /* Fill defaults for a kind (n, seed and kind-specific values). */

@@ -467,6 +467,43 @@ START_TEST(test_multiply_scipy)
 }
 END_TEST
 
+/* hisp gen aniso3d and jump3d against tests/gen_scipy.py's independent
+ * construction (aniso3d: Kronecker sums of 1D Laplacians) and checks
+ * (jump3d: cubes of one coefficient, harmonic couplings, positive definite). */
+START_TEST(test_gen_diffusion_scipy)
+{
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/tests/gen_scipy.py", HISP_SOURCE_DIR);
+    const char *probe[] = {"python3", "-c", "import scipy", NULL};
+    run_result r = run_program(probe);
+    int have = r.status == 0;
+    run_free(&r);
+    if (!have) {
+        test_skip("gen against scipy: python3 with scipy is not installed");
+        return;
+    }
+    r = run_hisp("gen", "aniso3d", "--n", "5", "--epsilon", "0.01", "-o", tmp("an.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    const char *pa[] = {"python3", script, "aniso3d", tmp("an.mtx"), "5", "0.01", NULL};
+    r = run_program(pa);
+    ck_assert_msg(r.status == 0, "aniso3d: %s%s", r.out, r.err);
+    run_free(&r);
+    r = run_hisp("gen", "jump3d", "--n", "6", "--block", "2", "--contrast", "1e4", "--seed", "3",
+                 "-o", tmp("jp.mtx"), NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    const char *pj[] = {"python3", script, "jump3d", tmp("jp.mtx"), "6", "2", "1e4", NULL};
+    r = run_program(pj);
+    ck_assert_msg(r.status == 0, "jump3d: %s%s", r.out, r.err);
+    run_free(&r);
+    r = run_hisp("gen", "aniso3d", "--epsilon", "0", "-o", tmp("an.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "--epsilon"), "%s", r.err);
+    run_free(&r);
+}
+END_TEST
+
 /* hisp multiply: C of the program equals the library's product bit for
  * bit, and C*x equals op(A)*(op(B)*x) by two SpMVs (no SpGEMM in the
  * oracle), for every op pair and B left out; JSON fields; errors. */
@@ -872,6 +909,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_add_matches_library);
     tcase_add_test(tc, test_multiply_matches_library);
     tcase_add_test(tc, test_multiply_scipy);
+    tcase_add_test(tc, test_gen_diffusion_scipy);
     tcase_add_test(tc, test_spmv_check_backends);
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_missing_backend);

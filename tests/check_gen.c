@@ -61,6 +61,7 @@ static void gen(hisp_context ctx, const hisp_gen_params *p, hisp_type t, csr *m)
 {
     CK_OK(ctx, try_gen(ctx, p, t, m));
     bool laplace = p->kind == HISP_GEN_POISSON2D || p->kind == HISP_GEN_POISSON3D;
+    bool diffusion = p->kind == HISP_GEN_ANISO3D || p->kind == HISP_GEN_JUMP3D;
     double diag = p->kind == HISP_GEN_POISSON2D ? 4 : 6;
     CK((m->ptr[0]) == (0));
     CK((m->ptr[m->n]) == (m->nnz));
@@ -75,6 +76,8 @@ static void gen(hisp_context ctx, const hisp_gen_params *p, hisp_type t, csr *m)
             double v = val(m, k);
             if (laplace)
                 CK(v == (m->col[k] == i ? diag : -1.0));
+            else if (diffusion) /* couplings negative, the diagonal positive */
+                CKM(m->col[k] == i ? v > 0 : v < 0, "%s: value %g", hisp_gen_name(p->kind), v);
             else
                 CKM(v >= -1.0 && v < 1.0, "value %g", v);
         }
@@ -174,6 +177,57 @@ START_TEST(test_poisson)
             drop(&m);
         }
     }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* aniso3d: -1 to the x and y neighbours, -epsilon to the z ones, 4 + 2 eps
+ * on the diagonal. jump3d: symmetric; the couplings are harmonic means of
+ * coefficients 1 and contrast (both present); an interior row sums to 0
+ * exactly (the diagonal sums the couplings in the row's column order). The
+ * CLI tests check both against scipy (tests/gen_scipy.py). */
+START_TEST(test_diffusion)
+{
+    hisp_context ctx = new_ctx();
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_ANISO3D, &p);
+    p.n = 7;
+    p.epsilon = 0.125;
+    csr m;
+    gen(ctx, &p, HISP_F64, &m);
+    CK(m.nnz == 7 * 343 - 6 * 49);
+    for (int64_t i = 0; i < m.n; i++)
+        for (int64_t k = m.ptr[i]; k < m.ptr[i + 1]; k++) {
+            int64_t d = llabs((long long)(m.col[k] - i));
+            CK(val(&m, k) == (d == 0 ? 4.25 : d == 49 ? -0.125 : -1.0));
+        }
+    drop(&m);
+    hisp_gen_defaults(HISP_GEN_JUMP3D, &p);
+    p.n = 9;
+    p.block = 3;
+    p.seed = test_seed();
+    gen(ctx, &p, HISP_F64, &m);
+    double c = p.contrast, hm = 2 * 1.0 * c / (1.0 + c);
+    int64_t s = p.n, seen_one = 0, seen_c = 0;
+    for (int64_t i = 0; i < m.n; i++) {
+        int64_t x = i % s, y = (i / s) % s, z = i / (s * s);
+        bool interior = x > 0 && y > 0 && z > 0 && x < s - 1 && y < s - 1 && z < s - 1;
+        double off = 0, dg = 0;
+        for (int64_t k = m.ptr[i]; k < m.ptr[i + 1]; k++) {
+            double v = val(&m, k);
+            if (m.col[k] == i) {
+                dg = v;
+                continue;
+            }
+            CK(v == -1.0 || v == -c || v == -hm);
+            seen_one += v == -1.0, seen_c += v == -c;
+            CK(has_entry(&m, m.col[k], i));
+            off += v;
+        }
+        if (interior) CKM(dg == -off, "row %lld: diagonal %g, couplings %g", (long long)i, dg, off);
+    }
+    CK(seen_one > 0 && seen_c > 0);
+    drop(&m);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -507,10 +561,10 @@ END_TEST
 static void small_params(hisp_gen_kind k, hisp_gen_params *p)
 {
     hisp_gen_defaults(k, p);
-    p->n = k == HISP_GEN_POISSON3D   ? 9
-           : k == HISP_GEN_POISSON2D ? 30
-           : k == HISP_GEN_DENSE     ? 40
-                                     : 3000;
+    p->n = k == HISP_GEN_POISSON3D || k == HISP_GEN_ANISO3D || k == HISP_GEN_JUMP3D ? 9
+           : k == HISP_GEN_POISSON2D                                                ? 30
+           : k == HISP_GEN_DENSE                                                    ? 40
+                                                                                    : 3000;
     p->scale = 10;
 }
 
@@ -538,7 +592,8 @@ START_TEST(test_determinism)
      * generator updates these (print them with HISP_GEN_PRINT_HASHES=1). */
     static const uint64_t golden[HISP_GEN_COUNT] = {
         0x32836149aecda506ull, 0xb7e2992680cf57f0ull, 0x21efb309fc4cc68bull, 0xe4ed2277e1e0d6d2ull,
-        0xdd3113f989fdd4a3ull, 0xa1399f42a4b3c2bdull, 0x349b485b86fac420ull, 0x9281c8d17a2dcb66ull};
+        0xdd3113f989fdd4a3ull, 0xa1399f42a4b3c2bdull, 0x349b485b86fac420ull, 0x9281c8d17a2dcb66ull,
+        0xe5f7cf0d331a87bcull, 0x42295283ea1813c1ull};
     bool print = getenv("HISP_GEN_PRINT_HASHES") != NULL;
     for (int k = 0; k < HISP_GEN_COUNT; k++) {
         hisp_gen_params p;
@@ -552,21 +607,23 @@ START_TEST(test_determinism)
                    (unsigned long long)hash_csr(&a));
         else if (golden[k])
             CKM(hash_csr(&a) == golden[k], "%s: output changed", hisp_gen_name((hisp_gen_kind)k));
-        /* f32: the same pattern, values the f64 ones truncated to 24 bits */
+        /* f32: the same pattern, values the f64 ones truncated to 24 bits
+         * (the diffusion kinds' computed values: rounded to float) */
         gen(ctx, &p, HISP_F32, &c);
         CK((c.nnz) == (a.nnz));
         ck_assert_mem_eq(c.ptr, a.ptr, (size_t)(a.n + 1) * sizeof *a.ptr);
         ck_assert_mem_eq(c.col, a.col, (size_t)a.nnz * sizeof *a.col);
+        bool computed = k == HISP_GEN_ANISO3D || k == HISP_GEN_JUMP3D;
         for (int64_t q = 0; q < a.nnz; q++) {
             double x = val(&a, q), y = val(&c, q);
-            CK(y <= x && x - y < 0x1p-23);
+            CK(computed ? y == (double)(float)x : y <= x && x - y < 0x1p-23);
         }
         /* another seed: another matrix (the Laplacians have no randomness) */
-        if (k != HISP_GEN_POISSON2D && k != HISP_GEN_POISSON3D) {
+        if (k != HISP_GEN_POISSON2D && k != HISP_GEN_POISSON3D && k != HISP_GEN_ANISO3D) {
             p.seed = 2;
             gen(ctx, &p, HISP_F64, &d);
             CK((hash_csr(&a)) != (hash_csr(&d)));
-            if (k != HISP_GEN_DENSE)
+            if (k != HISP_GEN_DENSE && k != HISP_GEN_JUMP3D) /* random values only */
                 CK(d.nnz != a.nnz || memcmp(d.col, a.col, (size_t)a.nnz * 4) != 0);
             drop(&d);
         }
@@ -587,10 +644,10 @@ START_TEST(test_threads_do_not_matter)
         hisp_gen_params p;
         hisp_gen_defaults((hisp_gen_kind)k, &p);
         p.seed = test_seed();
-        p.n = k == HISP_GEN_POISSON2D   ? 300
-              : k == HISP_GEN_POISSON3D ? 40
-              : k == HISP_GEN_DENSE     ? 500
-                                        : 60000;
+        p.n = k == HISP_GEN_POISSON2D                                                    ? 300
+              : k == HISP_GEN_POISSON3D || k == HISP_GEN_ANISO3D || k == HISP_GEN_JUMP3D ? 40
+              : k == HISP_GEN_DENSE                                                      ? 500
+                                                                                         : 60000;
         p.scale = 15;
         p.nnz_per_row = k == HISP_GEN_CIRCUIT ? 5 : 6;
         csr a, b;
@@ -650,6 +707,12 @@ START_TEST(test_bad_params)
     BAD(HISP_GEN_CIRCUIT, dense_share, -0.1, INV, "dense_share");
     BAD(HISP_GEN_CIRCUIT, nnz_per_row, 0.5, INV, "nnz_per_row");
     BAD(HISP_GEN_BLOCKDIAG, block, 0, INV, "block");
+    BAD(HISP_GEN_ANISO3D, n, 1291, INV, "2^31-1 rows");
+    BAD(HISP_GEN_ANISO3D, epsilon, 0, INV, "epsilon");
+    BAD(HISP_GEN_ANISO3D, epsilon, NAN, INV, "epsilon");
+    BAD(HISP_GEN_JUMP3D, contrast, 0.5, INV, "contrast");
+    BAD(HISP_GEN_JUMP3D, contrast, INFINITY, INV, "contrast");
+    BAD(HISP_GEN_JUMP3D, block, 0, INV, "block");
     BAD(HISP_GEN_DENSE, kind, (hisp_gen_kind)99, INV, "unknown kind");
     /* absurd sizes are refused before any work, as out of memory */
     BAD(HISP_GEN_DENSE, n, 1000000, OOM, "memory");
@@ -1095,6 +1158,7 @@ Suite *suite_gen(void)
     TCase *tc = test_tcase(s, "generators", 120);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_poisson);
+    tcase_add_test(tc, test_diffusion);
     tcase_add_test(tc, test_banded);
     tcase_add_test(tc, test_random);
     tcase_add_test(tc, test_rmat);

@@ -26,6 +26,16 @@
  *   blockdiag     dense block x block clusters on the diagonal (the last
  *                 one cut at n); a quarter of the block rows get one more
  *                 dense block 1 or 2 blocks left or right.
+ *   aniso3d       poisson3d's pattern, -1 to the x and y neighbours,
+ *                 -epsilon to the z ones (stride n^2), 4 + 2 epsilon on the
+ *                 diagonal (Dirichlet: a missing neighbour still counts):
+ *                 epsilon (Dzz) + (Dyy) + (Dxx) of the unit Laplacians.
+ *   jump3d        poisson3d's pattern, the finite-volume diffusion of a
+ *                 coefficient k that is 1 or contrast (one chance in two,
+ *                 drawn per cube of block^3 cells): -2 k_i k_j / (k_i + k_j)
+ *                 between neighbours (the harmonic mean), the diagonal the
+ *                 sum of the row's six couplings, a missing neighbour
+ *                 coupling k_i (Dirichlet); symmetric positive definite.
  *
  * Determinism: every random draw comes from a counter-based stream keyed by
  * (seed, kind, row or edge index, purpose), built on the splitmix64 mixer, and
@@ -49,7 +59,7 @@
  * not depend on it (the tests check; core/base/threads.c runs them).
  *
  * Files: gen.c the parameters and the dispatch; gen_rows.c the row-wise
- * kinds; gen_rmat.c rmat; gen_sample.c sorted samples and the streams that
+ * kinds; gen_diffusion.c the values of aniso3d and jump3d; gen_rmat.c rmat; gen_sample.c sorted samples and the streams that
  * gen_perturb.c shares; gen_internal.h the streams and the state between
  * them.
  */
@@ -64,7 +74,8 @@
 /* ---- parameters --------------------------------------------------------- */
 
 static const char *const kind_names[HISP_GEN_COUNT] = {
-    "poisson2d", "poisson3d", "banded", "random", "rmat", "dense", "circuit", "blockdiag"};
+    "poisson2d", "poisson3d", "banded",    "random",  "rmat",
+    "dense",     "circuit",   "blockdiag", "aniso3d", "jump3d"};
 
 const char *hisp_gen_name(hisp_gen_kind kind)
 {
@@ -96,11 +107,15 @@ void hisp_gen_defaults(hisp_gen_kind kind, hisp_gen_params *p)
     p->edge_factor = 8;
     p->block = 8;
     p->dense_share = 0.3;
+    p->epsilon = 1e-3;
+    p->contrast = 1e4;
     switch (kind) {
     case HISP_GEN_POISSON2D:
         p->n = 1000;
         break;
     case HISP_GEN_POISSON3D:
+    case HISP_GEN_ANISO3D:
+    case HISP_GEN_JUMP3D:
         p->n = 64;
         break;
     case HISP_GEN_BANDED:
@@ -173,6 +188,26 @@ hisp_status hispi_generate(hisp_context ctx, const hisp_gen_params *p, hisp_type
         g.n = n * n * n;
         g.row = hispi_gen_row_poisson3d;
         g.diag = 6;
+        g.bound = 7;
+        est = 7.0 * (double)g.n;
+        break;
+    case HISP_GEN_ANISO3D:
+    case HISP_GEN_JUMP3D:
+        if (n > 1290)
+            return BAD("%s generator: n = %lld gives more than 2^31-1 rows", name, (long long)n);
+        if (p->kind == HISP_GEN_ANISO3D && !(p->epsilon > 0 && isfinite(p->epsilon)))
+            return BAD("%s generator: epsilon %g must be finite and > 0", name, p->epsilon);
+        if (p->kind == HISP_GEN_JUMP3D && !(p->contrast >= 1 && isfinite(p->contrast)))
+            return BAD("%s generator: contrast %g must be finite and >= 1", name, p->contrast);
+        if (p->kind == HISP_GEN_JUMP3D && p->block < 1)
+            return BAD("%s generator: block %d must be >= 1", name, p->block);
+        g.side = n;
+        g.n = n * n * n;
+        g.row = hispi_gen_row_poisson3d;
+        g.value = p->kind == HISP_GEN_ANISO3D ? hispi_gen_value_aniso3d : hispi_gen_value_jump3d;
+        g.eps = p->epsilon;
+        g.contrast = p->contrast;
+        g.block = p->block;
         g.bound = 7;
         est = 7.0 * (double)g.n;
         break;

@@ -99,6 +99,8 @@ typedef struct gen gen;
  * them, possibly with repeats before the final unique step) and returns how
  * many. */
 typedef int64_t (*row_fn)(const gen *g, int64_t i, int32_t *buf, int32_t *tmp);
+/* The value of entry (i, j) of a kind whose values follow from the position. */
+typedef double (*value_fn)(const gen *g, int64_t i, int64_t j);
 
 struct gen {
     hisp_type type;
@@ -115,9 +117,12 @@ struct gen {
     int32_t *lines;    /* sorted indices of the dense rows and columns */
     uint64_t line_thr; /* chance that a row meets a dense column */
     uint64_t near_thr; /* chance that a sparse entry is near the diagonal */
-    double diag;       /* Laplacian diagonal; 0 = random values */
+    double diag;       /* Laplacian diagonal; 0 = random values (or value's) */
+    double eps;        /* aniso3d */
+    double contrast;   /* jump3d (its cubes' side: block) */
     int64_t bound;     /* scratch entries one row may need */
     row_fn row;
+    value_fn value; /* or NULL */
 };
 
 /* Rows of the row-wise kinds (gen_rows.c): row i's sorted distinct columns
@@ -129,6 +134,10 @@ HISPI_LOCAL int64_t hispi_gen_row_random(const gen *g, int64_t i, int32_t *c, in
 HISPI_LOCAL int64_t hispi_gen_row_dense(const gen *g, int64_t i, int32_t *c, int32_t *tmp);
 HISPI_LOCAL int64_t hispi_gen_row_circuit(const gen *g, int64_t i, int32_t *c, int32_t *tmp);
 HISPI_LOCAL int64_t hispi_gen_row_blockdiag(const gen *g, int64_t i, int32_t *c, int32_t *tmp);
+
+/* Values of the diffusion kinds (gen_diffusion.c). */
+HISPI_LOCAL double hispi_gen_value_aniso3d(const gen *g, int64_t i, int64_t j);
+HISPI_LOCAL double hispi_gen_value_jump3d(const gen *g, int64_t i, int64_t j);
 
 /* Both passes of a row-wise kind over its rows, in threads (gen_rows.c). */
 HISPI_LOCAL hisp_status hispi_gen_rows(hisp_context ctx, const gen *g, double est_nnz,

@@ -192,7 +192,10 @@ static void *row_worker(void *arg)
             }
             int64_t start = j->rowptr[i];
             memcpy(j->colind + start, buf, (size_t)len * sizeof *buf);
-            if (g->diag != 0) {
+            if (g->value) {
+                for (int64_t q = 0; q < len; q++)
+                    put(g->type, j->val, start + q, g->value(g, i, buf[q]));
+            } else if (g->diag != 0) {
                 for (int64_t q = 0; q < len; q++)
                     put(g->type, j->val, start + q, buf[q] == i ? g->diag : -1.0);
             } else {
