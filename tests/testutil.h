@@ -49,7 +49,8 @@
     X(readme)                                                                                      \
     X(options)                                                                                     \
     X(sell)                                                                                        \
-    X(spgemm)
+    X(spgemm)                                                                                      \
+    X(amg)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

@@ -1,0 +1,188 @@
+/* The smoothed-aggregation hierarchy on the host (hispi_amg.h): per level
+ * the strength graph and aggregates (amg_aggregate.c), the tentative
+ * prolongator P0, P = (I - omega D^-1 A) P0 over the pattern of A*P0 (a
+ * product of the library), and the coarse operator P^T A P
+ * (hisp_matrix_ptap). */
+#include "hispi_amg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hispi_amg_defaults(hispi_amg_opts *o)
+{
+    o->theta = 0;
+    o->max_coarse = 1000;
+    o->max_levels = 10;
+    o->seed = 1;
+}
+
+void hispi_amg_free(hispi_amg *h)
+{
+    for (int l = 0; l < h->nlevels; l++) {
+        if (l > 0) hisp_matrix_destroy(&h->A[l]);
+        hisp_matrix_destroy(&h->P[l]);
+    }
+    memset(h, 0, sizeof *h);
+}
+
+double hispi_amg_operator_complexity(const hispi_amg *h)
+{
+    double s = 0;
+    for (int l = 0; l < h->nlevels; l++)
+        s += (double)h->nnz[l];
+    return h->nlevels && h->nnz[0] ? s / (double)h->nnz[0] : 0;
+}
+
+/* A's diagonal into d (positive, else the error names the row) and
+ * Gershgorin's bound of rho(D^-1 A) into *rho. */
+static hisp_status diagonal(hisp_context ctx, int64_t n, const int64_t *p, const int32_t *c,
+                            const void *v, hisp_type t, double *d, double *rho)
+{
+    *rho = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double di = 0, off = 0;
+        for (int64_t k = p[i]; k < p[i + 1]; k++) {
+            double a = hispi_load_real(t, v, k);
+            if (c[k] == i)
+                di += a;
+            else
+                off += fabs(a);
+        }
+        if (!(di > 0))
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "AMG setup: the diagonal of row %lld is %g: smoothed aggregation "
+                              "needs a positive diagonal",
+                              (long long)i, di);
+        d[i] = di;
+        if (1 + off / di > *rho) *rho = 1 + off / di;
+    }
+    return HISP_SUCCESS;
+}
+
+/* P0: row i holds 1/sqrt(|aggregate|) in column agg[i] (none for -1). */
+static hisp_status tentative(hisp_context ctx, hisp_type t, int64_t n, const int32_t *agg,
+                             int64_t nagg, hisp_matrix *P0)
+{
+    int64_t *size = NULL, *ptr = NULL;
+    int32_t *col = NULL;
+    void *val = NULL;
+    hisp_status s = hispi_calloc(ctx, (size_t)nagg + 1, sizeof *size, (void **)&size);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *ptr, (void **)&ptr);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *col, (void **)&col);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(t), &val);
+    if (!s) {
+        for (int64_t i = 0; i < n; i++)
+            if (agg[i] >= 0) size[agg[i]]++;
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            ptr[i] = k;
+            if (agg[i] < 0) continue;
+            col[k] = agg[i];
+            hispi_store_real(t, val, k++, 1 / sqrt((double)size[agg[i]]));
+        }
+        ptr[n] = k;
+        s = hisp_matrix_create_csr(ctx, t, n, nagg, ptr, col, val, P0);
+    }
+    free(size), free(ptr), free(col), free(val);
+    return s;
+}
+
+/* P = (I - omega D^-1 A) P0 over AP0's pattern (which holds P0's: every
+ * diagonal of A is there). */
+static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const double *d, double omega,
+                            const int32_t *agg, int64_t nagg, hisp_matrix AP0, hisp_matrix *P)
+{
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    HISPI_TRY(hisp_matrix_host_arrays(AP0, &p, NULL, &c, &v));
+    int64_t nnz = p[n];
+    int64_t *size = NULL;
+    void *w = NULL;
+    hisp_status s = hispi_calloc(ctx, (size_t)nagg + 1, sizeof *size, (void **)&size);
+    if (!s) s = hispi_alloc(ctx, (size_t)nnz + 1, hisp_type_size(t), &w);
+    if (!s) {
+        for (int64_t i = 0; i < n; i++)
+            if (agg[i] >= 0) size[agg[i]]++;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = p[i]; k < p[i + 1]; k++) {
+                double x = -omega / d[i] * hispi_load_real(t, v, k);
+                if (agg[i] >= 0 && c[k] == agg[i]) x += 1 / sqrt((double)size[agg[i]]);
+                hispi_store_real(t, w, k, x);
+            }
+        s = hisp_matrix_create_csr(ctx, t, n, nagg, p, c, w, P);
+    }
+    free(size), free(w);
+    return s;
+}
+
+/* One level's prolongator P from its operator A (rows n); *nagg its
+ * columns (0: no coarser level can be made). */
+static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *o, hisp_matrix *P,
+                         int64_t *nagg)
+{
+    hisp_matrix_info mi;
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    HISPI_TRY(hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    int64_t n = mi.nrows, *sptr = NULL;
+    int32_t *sidx = NULL, *agg = NULL;
+    double *d = NULL, rho = 0;
+    hisp_matrix P0 = NULL, AP0 = NULL;
+    *nagg = 0;
+    hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
+    if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, &rho);
+    if (!s) s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
+    if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, nagg);
+    if (!s && *nagg > 0 && *nagg < n) {
+        s = tentative(ctx, mi.type, n, agg, *nagg, &P0);
+        if (!s) s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &AP0);
+        if (!s) s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / rho, agg, *nagg, AP0, P);
+    } else if (!s) {
+        *nagg = 0;
+    }
+    hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
+    free(sptr), free(sidx), free(agg), free(d);
+    return s;
+}
+
+hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context ctx = A->ctx;
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    if (mi.nrows != mi.ncols || mi.format != HISP_FORMAT_CSR ||
+        (mi.type != HISP_F32 && mi.type != HISP_F64))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "AMG setup: A must be a square CSR matrix of f32 or f64 entries (it is "
+                          "%lld x %lld, %s)",
+                          (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type));
+    int maxl = o->max_levels < HISPI_AMG_MAX_LEVELS ? o->max_levels : HISPI_AMG_MAX_LEVELS;
+    h->A[0] = A;
+    hisp_status s = HISP_SUCCESS;
+    for (int l = 0;; l++) {
+        hisp_matrix_info li;
+        s = hisp_matrix_get_info(h->A[l], &li);
+        if (s) break;
+        h->rows[l] = li.nrows, h->nnz[l] = li.nnz;
+        h->nlevels = l + 1;
+        if (li.nrows <= o->max_coarse || l + 1 >= maxl) break;
+        int64_t nagg = 0;
+        s = level(ctx, h->A[l], o, &h->P[l], &nagg);
+        if (s || !nagg) break;
+        s = hisp_matrix_ptap(h->P[l], h->A[l], &h->A[l + 1]);
+        if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);
+        if (s) break;
+    }
+    if (s) {
+        if (h->A[h->nlevels]) hisp_matrix_destroy(&h->A[h->nlevels]);
+        hispi_amg_free(h);
+    }
+    return s;
+}

@@ -1,0 +1,69 @@
+/* Smoothed-aggregation algebraic multigrid inside the core (core/amg/): the
+ * hierarchy's setup on the host, the reference that device setups will be
+ * checked against. Strength of connection and aggregation by distance-2
+ * maximal independent sets (amg_aggregate.c: parallel rounds with hashed
+ * priorities, so that a device's rounds give the same aggregates), the
+ * tentative and smoothed prolongators and the Galerkin products PᵀAP by
+ * hisp_matrix_ptap (amg_setup.c). No cycle and no public call yet. */
+#ifndef HISPI_AMG_H
+#define HISPI_AMG_H
+
+#include "hispi.h"
+
+#include <stdint.h>
+
+/* ---- aggregation (amg_aggregate.c) ---------------------------------------- */
+
+/* The strength graph of an n x n CSR matrix (rowptr, colind, values of
+ * type t: f32 or f64): j != i is a strong neighbour of i when
+ * |a_ij| >= theta * sqrt(|a_ii| * |a_jj|) and a_ij != 0, for a_ij or a_ji
+ * (the graph is made undirected). Out: sptr (n + 1), sidx (sorted, no
+ * diagonal), owned by the caller. */
+HISPI_LOCAL hisp_status hispi_amg_strength(hisp_context ctx, int64_t n, const int64_t *rowptr,
+                                           const int32_t *colind, const void *val, hisp_type t,
+                                           double theta, int64_t **sptr, int32_t **sidx);
+
+/* Aggregates of the undirected graph (sptr, sidx) of n nodes: roots a
+ * distance-2 maximal independent set (Luby's rounds: a node joins when its
+ * (state, priority, index) is the largest within distance 2, priorities
+ * hashed from seed and the index), each root's neighbours join its
+ * aggregate, every other node the aggregate of the neighbour (already in
+ * one) of the largest priority. agg[i] = the aggregate of i (numbered by
+ * their roots' order), -1 for a node without neighbours; roots (n entries,
+ * or NULL) the root of each aggregate; *nagg aggregates. */
+HISPI_LOCAL hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr,
+                                            const int32_t *sidx, uint64_t seed, int32_t *agg,
+                                            int32_t *roots, int64_t *nagg);
+
+/* ---- the hierarchy (amg_setup.c) ------------------------------------------ */
+
+enum { HISPI_AMG_MAX_LEVELS = 25 };
+
+typedef struct {
+    double theta;       /* strength threshold (0: every coupling) */
+    int64_t max_coarse; /* stop at a level of at most this many rows */
+    int max_levels;     /* at most this many levels (<= HISPI_AMG_MAX_LEVELS) */
+    uint64_t seed;      /* the aggregation's priorities */
+} hispi_amg_opts;
+
+/* Level l: its operator A[l] (A[0] the caller's, borrowed) and, but for the
+ * coarsest, P[l] from level l + 1 to l: P = (I - omega D^-1 A) P0 with P0
+ * the tentative prolongator (aggregate indicators, columns of unit norm)
+ * and omega = 4/3 / rho, rho Gershgorin's bound of D^-1 A (max over rows of
+ * sum_j |a_ij| / a_ii: safe, and tight on M-matrices of zero row sums). */
+typedef struct {
+    int nlevels;
+    hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS];
+    int64_t rows[HISPI_AMG_MAX_LEVELS], nnz[HISPI_AMG_MAX_LEVELS];
+} hispi_amg;
+
+HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
+/* The hierarchy of A (square CSR, f32 or f64, a positive diagonal):
+ * HISP_ERR_INVALID_ARGUMENT with the row for a diagonal that is missing,
+ * zero or negative; A is not changed. On failure nothing is kept. */
+HISPI_LOCAL hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h);
+HISPI_LOCAL void hispi_amg_free(hispi_amg *h);
+/* sum of the levels' entries / A's */
+HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
+
+#endif

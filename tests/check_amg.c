@@ -1,0 +1,335 @@
+/* Smoothed-aggregation AMG's setup on the host (core/amg/): the strength
+ * graph (undirected, no diagonal, the threshold), the MIS(2) aggregation's
+ * invariants (roots pairwise at distance 3 or more, every node with
+ * neighbours within distance 2 of its aggregate's root, nodes without
+ * neighbours in none; the same aggregates twice, others for another seed),
+ * and hierarchies of the Laplacians and the diffusion generators (sizes
+ * shrinking, every P of the shapes between levels, each coarse operator
+ * equal to P^T (A (P x)) by SpMVs, symmetric, operator complexity), the
+ * errors (diagonals, shapes) and every allocation failed in turn. */
+#include "amg/hispi_amg.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void hispi_alloc_fail_after(long);
+
+static hisp_context ref_ctx(void)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    return ctx;
+}
+
+static hisp_matrix generated(hisp_context ctx, hisp_gen_kind k, int64_t n, uint64_t seed)
+{
+    hisp_gen_params p;
+    hisp_gen_defaults(k, &p);
+    p.n = n;
+    p.seed = seed;
+    p.block = 2;
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    return A;
+}
+
+typedef struct {
+    int64_t n, *sptr;
+    int32_t *sidx;
+} graph;
+
+static bool adjacent(const graph *g, int32_t i, int32_t j)
+{
+    for (int64_t k = g->sptr[i]; k < g->sptr[i + 1]; k++)
+        if (g->sidx[k] == j) return true;
+    return false;
+}
+
+/* Is j within distance 2 of i (i itself included)? */
+static bool near2(const graph *g, int32_t i, int32_t j)
+{
+    if (i == j || adjacent(g, i, j)) return true;
+    for (int64_t k = g->sptr[i]; k < g->sptr[i + 1]; k++)
+        if (adjacent(g, g->sidx[k], j)) return true;
+    return false;
+}
+
+static void check_aggregates(hisp_context ctx, hisp_matrix A, double theta, const char *what)
+{
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    graph g = {mi.nrows, NULL, NULL};
+    CK_OK(ctx, hispi_amg_strength(ctx, g.n, p, c, v, mi.type, theta, &g.sptr, &g.sidx));
+    /* undirected, sorted, no diagonal; every strong coupling passes the test */
+    for (int64_t i = 0; i < g.n; i++)
+        for (int64_t k = g.sptr[i]; k < g.sptr[i + 1]; k++) {
+            int32_t j = g.sidx[k];
+            ck_assert_msg(j != i && (k == g.sptr[i] || g.sidx[k - 1] < j), "%s: row %lld", what,
+                          (long long)i);
+            ck_assert_msg(adjacent(&g, j, (int32_t)i), "%s: (%lld, %d) one way", what, (long long)i,
+                          j);
+        }
+    int32_t *agg = malloc((size_t)g.n * 4 + 4), *roots = malloc((size_t)g.n * 4 + 4),
+            *again = malloc((size_t)g.n * 4 + 4);
+    int64_t na = 0, nb = 0;
+    CK_OK(ctx, hispi_amg_aggregate(ctx, g.n, g.sptr, g.sidx, 7, agg, roots, &na));
+    ck_assert_msg(na > 0 && na < g.n, "%s: %lld aggregates of %lld nodes", what, (long long)na,
+                  (long long)g.n);
+    for (int64_t a = 0; a < na; a++) {
+        ck_assert_int_eq(agg[roots[a]], a);
+        for (int64_t b = 0; b < a; b++)
+            ck_assert_msg(!near2(&g, roots[a], roots[b]), "%s: roots %d and %d within 2", what,
+                          roots[a], roots[b]);
+    }
+    for (int64_t i = 0; i < g.n; i++) {
+        bool alone = g.sptr[i + 1] == g.sptr[i];
+        ck_assert_msg(alone ? agg[i] == -1 : agg[i] >= 0 && agg[i] < na, "%s: node %lld in %d",
+                      what, (long long)i, agg[i]);
+        if (!alone)
+            ck_assert_msg(near2(&g, roots[agg[i]], (int32_t)i), "%s: node %lld far from its root",
+                          what, (long long)i);
+    }
+    /* the same aggregates again; another seed gives others */
+    CK_OK(ctx, hispi_amg_aggregate(ctx, g.n, g.sptr, g.sidx, 7, again, NULL, &nb));
+    ck_assert(nb == na && !memcmp(agg, again, (size_t)g.n * 4));
+    CK_OK(ctx, hispi_amg_aggregate(ctx, g.n, g.sptr, g.sidx, 8, again, NULL, &nb));
+    ck_assert_msg(nb != na || memcmp(agg, again, (size_t)g.n * 4), "%s: seed ignored", what);
+    free(agg), free(roots), free(again), free(g.sptr), free(g.sidx);
+}
+
+START_TEST(test_aggregates)
+{
+    hisp_context ctx = ref_ctx();
+    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, 20, 1);
+    check_aggregates(ctx, A, 0, "poisson2d 20");
+    hisp_matrix_destroy(&A);
+    A = generated(ctx, HISP_GEN_ANISO3D, 8, 1);
+    check_aggregates(ctx, A, 0, "aniso3d 8");
+    check_aggregates(ctx, A, 0.2, "aniso3d 8, theta 0.2"); /* the z couplings weak */
+    hisp_matrix_destroy(&A);
+    A = generated(ctx, HISP_GEN_JUMP3D, 8, test_seed());
+    check_aggregates(ctx, A, 0.1, "jump3d 8, theta 0.1");
+    hisp_matrix_destroy(&A);
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_RANDOM, &p);
+    p.n = 300, p.nnz_per_row = 3, p.seed = test_seed();
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F64, &A));
+    check_aggregates(ctx, A, 0, "random 300 (made undirected)");
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* theta: aniso3d's z couplings (epsilon 1e-3 against 1) are weak at 0.2,
+ * so each node keeps its 4 in-plane neighbours at most (at 0.25 none:
+ * 0.25 * sqrt(4.002 * 4.002) > 1); at 0 every coupling is strong. */
+START_TEST(test_strength_threshold)
+{
+    hisp_context ctx = ref_ctx();
+    hisp_matrix A = generated(ctx, HISP_GEN_ANISO3D, 6, 1);
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    int64_t *sp = NULL;
+    int32_t *si = NULL;
+    CK_OK(ctx, hispi_amg_strength(ctx, 216, p, c, v, HISP_F64, 0.2, &sp, &si));
+    for (int64_t i = 0; i < 216; i++) {
+        ck_assert_int_le(sp[i + 1] - sp[i], 4);
+        ck_assert_int_ge(sp[i + 1] - sp[i], 2);
+        for (int64_t k = sp[i]; k < sp[i + 1]; k++)
+            ck_assert_int_lt(llabs((long long)(si[k] - i)), 36);
+    }
+    free(sp), free(si);
+    CK_OK(ctx, hispi_amg_strength(ctx, 216, p, c, v, HISP_F64, 0, &sp, &si));
+    ck_assert_int_eq(sp[216], p[216] - 216); /* every coupling */
+    free(sp), free(si);
+    CK_OK(ctx, hispi_amg_strength(ctx, 216, p, c, v, HISP_F64, 0.25, &sp, &si));
+    ck_assert_int_eq(sp[216], 0);
+    free(sp), free(si);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* y = X x on the host. */
+static void mult(hisp_context ctx, hisp_matrix X, bool trans, const double *x, double *y)
+{
+    hisp_matrix_info mi;
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    CK_OK(ctx, hisp_matrix_get_info(X, &mi));
+    CK_OK(ctx, hisp_matrix_host_arrays(X, &p, NULL, &c, &v));
+    memset(y, 0, (size_t)(trans ? mi.ncols : mi.nrows) * sizeof *y);
+    for (int64_t i = 0; i < mi.nrows; i++)
+        for (int64_t k = p[i]; k < p[i + 1]; k++) {
+            double a = ((const double *)v)[k];
+            if (trans)
+                y[c[k]] += a * x[i];
+            else
+                y[i] += a * x[c[k]];
+        }
+}
+
+static void check_hierarchy(hisp_context ctx, hisp_matrix A, int64_t max_coarse, const char *what)
+{
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = max_coarse;
+    hispi_amg h;
+    CK_OK(ctx, hispi_amg_setup(A, &o, &h));
+    ck_assert_msg(h.nlevels >= 2, "%s: %d levels", what, h.nlevels);
+    ck_assert_msg(h.rows[h.nlevels - 1] <= max_coarse || h.nlevels == o.max_levels,
+                  "%s: coarsest %lld rows", what, (long long)h.rows[h.nlevels - 1]);
+    uint64_t st = test_seed();
+    for (int l = 0; l + 1 < h.nlevels; l++) {
+        ck_assert_msg(h.rows[l + 1] < h.rows[l], "%s: level %d does not shrink", what, l);
+        hisp_matrix_info pi;
+        CK_OK(ctx, hisp_matrix_get_info(h.P[l], &pi));
+        ck_assert(pi.nrows == h.rows[l] && pi.ncols == h.rows[l + 1]);
+        /* A_{l+1} x = P^T (A_l (P x)), and A_{l+1} symmetric */
+        int64_t n = h.rows[l], nc = h.rows[l + 1];
+        double *x = malloc((size_t)nc * 8), *y = malloc((size_t)nc * 8),
+               *z = malloc((size_t)nc * 8), *u = malloc((size_t)n * 8), *w = malloc((size_t)n * 8);
+        for (int64_t i = 0; i < nc; i++)
+            x[i] = test_uniform(&st);
+        mult(ctx, h.A[l + 1], false, x, y);
+        mult(ctx, h.P[l], false, x, u);
+        mult(ctx, h.A[l], false, u, w);
+        mult(ctx, h.P[l], true, w, z);
+        double err = 0, big = 0;
+        for (int64_t i = 0; i < nc; i++)
+            err = fmax(err, fabs(y[i] - z[i])), big = fmax(big, fabs(z[i]));
+        ck_assert_msg(err <= 1e-12 * big, "%s: level %d: |Ac x - P^T A P x| %g of %g", what, l + 1,
+                      err, big);
+        mult(ctx, h.A[l + 1], true, x, z); /* A^T x = A x */
+        for (int64_t i = 0; i < nc; i++)
+            ck_assert_msg(fabs(y[i] - z[i]) <= 1e-12 * big, "%s: level %d not symmetric", what,
+                          l + 1);
+        free(x), free(y), free(z), free(u), free(w);
+    }
+    double oc = hispi_amg_operator_complexity(&h);
+    ck_assert_msg(oc > 1 && oc < 2.5, "%s: operator complexity %g", what, oc);
+    ck_assert_ptr_eq(h.A[0], A);
+    hispi_amg_free(&h);
+}
+
+START_TEST(test_hierarchy)
+{
+    hisp_context ctx = ref_ctx();
+    static const struct {
+        hisp_gen_kind k;
+        int64_t n;
+        const char *what;
+    } cases[] = {{HISP_GEN_POISSON3D, 14, "poisson3d 14"},
+                 {HISP_GEN_POISSON2D, 40, "poisson2d 40"},
+                 {HISP_GEN_ANISO3D, 12, "aniso3d 12"},
+                 {HISP_GEN_JUMP3D, 12, "jump3d 12"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        hisp_matrix A = generated(ctx, cases[i].k, cases[i].n, test_seed());
+        check_hierarchy(ctx, A, 50, cases[i].what);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* A missing, zero or negative diagonal, a matrix that is not square or not
+ * CSR: HISP_ERR_INVALID_ARGUMENT with the reason, nothing kept. */
+START_TEST(test_errors)
+{
+    hisp_context ctx = ref_ctx();
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = 2;
+    hispi_amg h;
+    int64_t p[5] = {0, 2, 4, 6, 7};
+    int32_t c[7] = {0, 1, 0, 1, 2, 3, 3};
+    double v[7] = {2, -1, -1, 2, 2, -1, 1};
+    static const struct {
+        int at;
+        double d;
+        const char *words;
+    } bad[] = {{3, 0, "row 1 is 0"}, {6, -1, "row 3 is -1"}};
+    for (size_t b = 0; b < 2; b++) {
+        double w[7];
+        memcpy(w, v, sizeof w);
+        w[bad[b].at] = bad[b].d;
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 4, 4, p, c, w, &A));
+        ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, bad[b].words), "%s", e.message);
+        ck_assert_int_eq(h.nlevels, 0);
+        hisp_matrix_destroy(&A);
+    }
+    int64_t q[5] = {0, 1, 2, 3, 3}; /* row 3 without a diagonal */
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 4, 4, q, c, v, &A));
+    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    hisp_matrix_destroy(&A);
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 3, 4, p, c, v, &A));
+    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    hisp_matrix_destroy(&A);
+    A = generated(ctx, HISP_GEN_POISSON2D, 6, 1);
+    CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_COO));
+    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Every host allocation of a setup failed in turn: a clean status, nothing
+ * kept (the sanitizers see no leak), A unchanged; then it succeeds. */
+START_TEST(test_alloc_failures)
+{
+    hisp_context ctx = ref_ctx();
+    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, 12, 1);
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = 10;
+    hispi_amg h;
+    long f = 1;
+    for (;; f++) {
+        hispi_alloc_fail_after(f);
+        hisp_status s = hispi_amg_setup(A, &o, &h);
+        hispi_alloc_fail_after(0);
+        if (s == HISP_SUCCESS) break;
+        ck_assert_msg(s == HISP_ERR_OUT_OF_HOST_MEMORY, "allocation %ld: %s", f,
+                      hisp_status_string(s));
+        ck_assert_int_eq(h.nlevels, 0);
+        ck_assert_msg(f < 2000, "the setup never succeeds");
+    }
+    ck_assert_int_gt(f, 10);
+    ck_assert_int_ge(h.nlevels, 2);
+    hispi_amg_free(&h);
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    ck_assert_int_eq(mi.nnz, 5 * 144 - 4 * 12);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+Suite *suite_amg(void)
+{
+    Suite *s = suite_create("amg");
+    TCase *tc = tcase_create("setup");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_aggregates);
+    tcase_add_test(tc, test_strength_threshold);
+    tcase_add_test(tc, test_hierarchy);
+    tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_alloc_failures);
+    suite_add_tcase(s, tc);
+    return s;
+}
