@@ -33,8 +33,10 @@ static const char help[] =
     "options:\n"
     "  --method M           cg (A Hermitian positive definite), bicgstab, gmres\n"
     "                       (restarted GMRES(m)) or lsqr (least squares, any shape)\n"
-    "  --precond P          none (default) or jacobi (diag(A)^-1; 3x3 blocks:\n"
-    "                       their inverses; lsqr: column scaling)\n"
+    "  --precond P          none (default), jacobi (diag(A)^-1; 3x3 blocks:\n"
+    "                       their inverses; lsqr: column scaling) or amg (one\n"
+    "                       V-cycle of smoothed aggregation, set up on the host;\n"
+    "                       f32/f64, cg, bicgstab, gmres)\n"
     "  --rtol r, --atol a   stop when ||r|| <= max(rtol*||b||, atol) (lsqr: ||A^T r||\n"
     "                       against ||A^T b||); defaults 1e-8 and 0\n"
     "  --maxit n            iteration limit (default 10000; 0: the initial residual)\n"
@@ -163,7 +165,7 @@ static int parse(int argc, char **argv, solve_opts *o)
         return cli_value_error("--method: unknown method '%s' (cg, bicgstab, gmres, lsqr)",
                                val[O_METHOD]);
     if (val[O_PRECOND] && hisp_precond_from_name(val[O_PRECOND], &o->precond))
-        return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi)",
+        return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, amg)",
                                val[O_PRECOND]);
     if (val[O_RESTART] && o->method != HISP_SOLVER_GMRES)
         return cli_usage_error("solve", "--restart goes with --method gmres");

@@ -1073,7 +1073,16 @@ typedef enum {
     HISP_SOLVER_COUNT
 } hisp_solver_method;
 
-typedef enum { HISP_PRECOND_NONE = 0, HISP_PRECOND_JACOBI, HISP_PRECOND_COUNT } hisp_precond;
+/* NONE; JACOBI diag(A)^-1 (3x3 blocks: their inverses; LSQR: column
+ * scaling); AMG one V-cycle of smoothed aggregation (CSR-convertible f32/f64
+ * matrices; not LSQR nor matrix-free operators; core/amg/: the hierarchy set
+ * up on the host at each solve, the cycle on the solve's backend). */
+typedef enum {
+    HISP_PRECOND_NONE = 0,
+    HISP_PRECOND_JACOBI,
+    HISP_PRECOND_AMG,
+    HISP_PRECOND_COUNT
+} hisp_precond;
 
 typedef enum {
     HISP_STOP_CONVERGED = 0,  /* the tolerance was met (b = 0: x = 0 at once) */

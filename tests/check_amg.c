@@ -6,7 +6,9 @@
  * and hierarchies of the Laplacians and the diffusion generators (sizes
  * shrinking, every P of the shapes between levels, each coarse operator
  * equal to P^T (A (P x)) by SpMVs, symmetric, operator complexity), the
- * errors (diagonals, shapes) and every allocation failed in turn. */
+ * errors (diagonals, shapes) and every allocation failed in turn; CG,
+ * BiCGSTAB and GMRES with the V-cycle on every target (converged, the
+ * reported residual true, CG in at most half Jacobi's iterations). */
 #include "amg/hispi_amg.h"
 #include "testutil.h"
 
@@ -242,6 +244,91 @@ START_TEST(test_hierarchy)
 }
 END_TEST
 
+/* x's relative residual ||b - A x|| / ||b|| computed here on the host. */
+static double true_residual(hisp_context ctx, hisp_matrix A, hisp_vector b, hisp_vector x)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    double *hb = malloc((size_t)mi.nrows * 8), *hx = malloc((size_t)mi.nrows * 8),
+           *ax = malloc((size_t)mi.nrows * 8);
+    CK_OK(ctx, hisp_vector_read(b, hb));
+    CK_OK(ctx, hisp_vector_read(x, hx));
+    mult(ctx, A, false, hx, ax);
+    double r = 0, nb = 0;
+    for (int64_t i = 0; i < mi.nrows; i++)
+        r += (hb[i] - ax[i]) * (hb[i] - ax[i]), nb += hb[i] * hb[i];
+    free(hb), free(hx), free(ax);
+    return sqrt(r / nb);
+}
+
+/* CG, BiCGSTAB and GMRES with --precond amg on every target: converged, the
+ * residual they report true (recomputed here), CG in at most half Jacobi's
+ * iterations; LSQR and matrix-free operators refuse AMG. */
+START_TEST(test_solve)
+{
+    hisp_context ctx = test_context(_i);
+    static const struct {
+        hisp_gen_kind k;
+        int64_t n;
+    } probs[] = {{HISP_GEN_POISSON3D, 16}, {HISP_GEN_JUMP3D, 16}};
+    for (size_t q = 0; q < 2; q++) {
+        hisp_matrix A = generated(ctx, probs[q].k, probs[q].n, 5);
+        hisp_matrix_info mi;
+        CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+        double *hb = malloc((size_t)mi.nrows * 8);
+        uint64_t st = test_seed();
+        for (int64_t i = 0; i < mi.nrows; i++)
+            hb[i] = test_uniform(&st);
+        hisp_vector b = NULL, x = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, mi.nrows, &b));
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, mi.nrows, &x));
+        CK_OK(ctx, hisp_vector_write(b, hb));
+        int64_t it_jacobi = 0;
+        for (int m = 0; m < 3; m++) {
+            hisp_solver_method method = m == 0   ? HISP_SOLVER_CG
+                                        : m == 1 ? HISP_SOLVER_BICGSTAB
+                                                 : HISP_SOLVER_GMRES;
+            for (int pc = m ? 1 : 0; pc < 2; pc++) {
+                hisp_solver s = NULL;
+                CK_OK(ctx, hisp_solver_create(ctx, method, &s));
+                CK_OK(ctx, hisp_solver_set_preconditioner(s, pc ? HISP_PRECOND_AMG
+                                                                : HISP_PRECOND_JACOBI));
+                double zero = 0;
+                CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+                hisp_solve_info info;
+                CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+                double tr = true_residual(ctx, A, b, x);
+                ck_assert_msg(info.converged && tr <= 1.01e-8 &&
+                                  fabs(tr - info.relative_residual) <= 1e-3 * tr + 1e-15,
+                              "%s %s %s: converged %d, reported %g, true %g", test_label(_i),
+                              hisp_solver_method_name(method), pc ? "amg" : "jacobi",
+                              info.converged, info.relative_residual, tr);
+                if (!pc) it_jacobi = info.iterations;
+                if (pc && method == HISP_SOLVER_CG)
+                    ck_assert_msg(2 * info.iterations <= it_jacobi, "%s: AMG-CG %lld, Jacobi %lld",
+                                  test_label(_i), (long long)info.iterations, (long long)it_jacobi);
+                hisp_solver_destroy(&s);
+            }
+        }
+        free(hb);
+        hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_LSQR, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, 5, 1);
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 25, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 25, &x));
+    ck_assert_int_eq(hisp_solver_solve(s, A, b, x, NULL), HISP_ERR_UNSUPPORTED);
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* A missing, zero or negative diagonal, a matrix that is not square or not
  * CSR: HISP_ERR_INVALID_ARGUMENT with the reason, nothing kept. */
 START_TEST(test_errors)
@@ -331,5 +418,9 @@ Suite *suite_amg(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_alloc_failures);
     suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("solve");
+    tcase_set_timeout(ts, 300);
+    tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
+    suite_add_tcase(s, ts);
     return s;
 }

@@ -112,6 +112,8 @@ static int parse(int argc, char **argv, solve_opts *o)
                                "columns)");
     if (val[O_PC] && hisp_precond_from_name(val[O_PC], &o->pc))
         return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi)", val[O_PC]);
+    if (val[O_PC] && o->pc == HISP_PRECOND_AMG)
+        return cli_value_error("--precond amg: not over MPI ranks yet (none, jacobi)");
     if (val[O_RTOL] && (rc = cli_parse_double("--rtol", val[O_RTOL], &o->rtol))) return rc;
     if (val[O_ATOL] && (rc = cli_parse_double("--atol", val[O_ATOL], &o->atol))) return rc;
     if (val[O_MAXIT] && (rc = cli_parse_i64("--maxit", val[O_MAXIT], 0, INT64_MAX, &o->maxit)))

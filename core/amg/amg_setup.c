@@ -22,6 +22,7 @@ void hispi_amg_free(hispi_amg *h)
     for (int l = 0; l < h->nlevels; l++) {
         if (l > 0) hisp_matrix_destroy(&h->A[l]);
         hisp_matrix_destroy(&h->P[l]);
+        free(h->diag[l]);
     }
     memset(h, 0, sizeof *h);
 }
@@ -118,9 +119,10 @@ static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const doub
 }
 
 /* One level's prolongator P from its operator A (rows n); *nagg its
- * columns (0: no coarser level can be made). */
+ * columns (0: no coarser level can be made); *diag (allocated here) and
+ * *rho A's diagonal and Gershgorin's bound of rho(D^-1 A). */
 static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *o, hisp_matrix *P,
-                         int64_t *nagg)
+                         int64_t *nagg, double **diag, double *rho_out)
 {
     hisp_matrix_info mi;
     const int64_t *p;
@@ -146,8 +148,13 @@ static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *
         *nagg = 0;
     }
     hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
-    free(sptr), free(sidx), free(agg), free(d);
-    return s;
+    free(sptr), free(sidx), free(agg);
+    if (s) {
+        free(d);
+        return s;
+    }
+    *diag = d, *rho_out = rho;
+    return HISP_SUCCESS;
 }
 
 hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h)
@@ -174,7 +181,7 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
         h->nlevels = l + 1;
         if (li.nrows <= o->max_coarse || l + 1 >= maxl) break;
         int64_t nagg = 0;
-        s = level(ctx, h->A[l], o, &h->P[l], &nagg);
+        s = level(ctx, h->A[l], o, &h->P[l], &nagg, &h->diag[l], &h->rho[l]);
         if (s || !nagg) break;
         s = hisp_matrix_ptap(h->P[l], h->A[l], &h->A[l + 1]);
         if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);

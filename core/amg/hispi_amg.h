@@ -4,7 +4,8 @@
  * maximal independent sets (amg_aggregate.c: parallel rounds with hashed
  * priorities, so that a device's rounds give the same aggregates), the
  * tentative and smoothed prolongators and the Galerkin products PᵀAP by
- * hisp_matrix_ptap (amg_setup.c). No cycle and no public call yet. */
+ * hisp_matrix_ptap (amg_setup.c); the V-cycle from the library's own SpMV
+ * and vector calls, on the context's backend (amg_cycle.c). */
 #ifndef HISPI_AMG_H
 #define HISPI_AMG_H
 
@@ -55,6 +56,8 @@ typedef struct {
     int nlevels;
     hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS];
     int64_t rows[HISPI_AMG_MAX_LEVELS], nnz[HISPI_AMG_MAX_LEVELS];
+    /* but for the coarsest: A's diagonal (host, rows[l]) and rho */
+    double *diag[HISPI_AMG_MAX_LEVELS], rho[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
@@ -65,5 +68,21 @@ HISPI_LOCAL hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, 
 HISPI_LOCAL void hispi_amg_free(hispi_amg *h);
 /* sum of the levels' entries / A's */
 HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
+
+/* ---- the V-cycle (amg_cycle.c) --------------------------------------------- */
+
+/* A V-cycle preconditioner of A: its hierarchy (A in CSR, or a CSR copy),
+ * each level's vectors and diagonal on the context's backend, the coarsest
+ * level's dense LU factors on the host. */
+typedef struct hispi_amg_cycle hispi_amg_cycle;
+HISPI_LOCAL hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o,
+                                               hispi_amg_cycle **c);
+/* x = M^-1 b: one V-cycle from x = 0, damped Jacobi (omega = 4/3 / rho)
+ * once before and once after the coarse correction, so that M is
+ * symmetric where A is (CG); the coarsest level solved exactly (its b read
+ * to the host, its x written back). b and x: vectors of A's type and rows. */
+HISPI_LOCAL hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x);
+HISPI_LOCAL const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c);
+HISPI_LOCAL void hispi_amg_cycle_destroy(hispi_amg_cycle **c);
 
 #endif

@@ -761,6 +761,10 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr over an MSREP plan needs A^T products of the plan's "
                           "parts, which distributed vectors do not provide");
+    if (s->precond == HISP_PRECOND_AMG)
+        return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve: AMG over an MSREP plan is not provided yet (one device: "
+                          "hisp_solver_solve; several: --precond jacobi)");
     HISPI_TRY(dist_check(s->ctx, plan, b, x));
     ks_space *sp = NULL;
     HISPI_TRY(dist_space_new(s->ctx, plan, s->precond, hispi_solver_slots(s), &sp));

@@ -12,7 +12,7 @@
 #define HISPI_MAGIC_SOLVER 0x68536f6cu /* "hSol" */
 
 static const char *const method_names[HISP_SOLVER_COUNT] = {"cg", "bicgstab", "gmres", "lsqr"};
-static const char *const precond_names[HISP_PRECOND_COUNT] = {"none", "jacobi"};
+static const char *const precond_names[HISP_PRECOND_COUNT] = {"none", "jacobi", "amg"};
 static const char *const reason_names[HISP_STOP_COUNT] = {
     "converged",  "iteration limit",        "breakdown", "matrix not positive definite",
     "NaN or Inf", "stopped by the monitor", "stagnation"};
@@ -583,6 +583,9 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
     if (s->precond == HISP_PRECOND_JACOBI && s->method == HISP_SOLVER_LSQR)
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr with Jacobi needs A's column norms: give the matrix");
+    if (s->precond == HISP_PRECOND_AMG)
+        return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                          "solve: AMG needs the matrix (its hierarchy is built from A's entries)");
     HISPI_TRY(vec_arg(s, "b", b, A->type, A->nrows));
     HISPI_TRY(vec_arg(s, "x", x, A->type, A->ncols));
     HISPI_TRY(method_ok(s, A->type, A->nrows, A->ncols, true));

@@ -5,6 +5,7 @@
  * allreduce sums over MPI ranks, the reductions are read, summed over the
  * ranks and written back when a call first needs them, several in one
  * allreduce where a method issues them back to back (see flush). */
+#include "amg/hispi_amg.h"
 #include "compound/hispi_compound.h"
 #include "ksp.h"
 
@@ -26,7 +27,8 @@ typedef struct {
     /* Jacobi: z = diag^-1 x (div_dot); b3x3: z = Binv x; LSQR: z = x .* cscale */
     hisp_vector diag, cscale;
     hisp_matrix binv;
-    hisp_vector tmp; /* LSQR with Jacobi: D x before the product */
+    hispi_amg_cycle *amg; /* AMG: z = one V-cycle of x */
+    hisp_vector tmp;      /* LSQR with Jacobi: D x before the product */
     /* MPI ranks: slots still holding this rank's partial sum (see flush) */
     unsigned char *pending;
     int npending;
@@ -252,6 +254,8 @@ static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
         HISPI_TRY(hisp_vector_div(V(x), ls->diag, V(z)));
     } else if (ls->binv) {
         HISPI_TRY(spmv(ls, HISP_OP_N, ls->binv, V(x), V(z)));
+    } else if (ls->amg) {
+        HISPI_TRY(hispi_amg_cycle_apply(ls->amg, V(x), V(z)));
     } else if (x != z) {
         HISPI_TRY(hisp_vector_copy(V(x), V(z)));
     }
@@ -370,6 +374,7 @@ static void l_destroy(ks_space *sp)
     hisp_vector_destroy(&ls->cscale);
     hisp_vector_destroy(&ls->tmp);
     hisp_matrix_destroy(&ls->binv);
+    hispi_amg_cycle_destroy(&ls->amg);
     free(ls->bank_host);
     free(ls->pending);
     free(ls->sums);
@@ -464,11 +469,20 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
         else
             st = hispi_ks_operator_diagonal(ctx, op, &ls->diag);
     }
+    if (!st && pc == HISP_PRECOND_AMG) {
+        if (lsqr || !A || (ls->mt != HISP_F32 && ls->mt != HISP_F64))
+            st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                            "AMG: a square matrix of f32 or f64 entries and cg, bicgstab or gmres "
+                            "(use --precond jacobi)");
+        hispi_amg_opts o;
+        hispi_amg_defaults(&o);
+        if (!st) st = hispi_amg_cycle_create(A, &o, &ls->amg);
+    }
     if (st) {
         l_destroy(sp);
         return st;
     }
-    sp->has_pc = ls->diag || ls->binv || ls->cscale;
+    sp->has_pc = ls->diag || ls->binv || ls->cscale || ls->amg;
     if (ctx->kind == HISP_BACKEND_REFERENCE) hispi_ks_timed(sp); /* host loops: calls finish */
     if (ctx->kind != HISP_BACKEND_REFERENCE && ctx->opt.debug) {
         hispi_ks_timed(sp);

@@ -1,0 +1,219 @@
+/* The V-cycle of smoothed-aggregation AMG (hispi_amg.h) from the library's
+ * own calls: SpMV (op T for the restriction), vector division and axpby on
+ * the context's backend, so that it runs where the solve runs; only the
+ * coarsest level's right side and solution cross to the host, for its
+ * dense LU solve. */
+#include "hispi_amg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hispi_amg_cycle {
+    hisp_context ctx;
+    hispi_amg h;
+    hisp_matrix csr; /* A's CSR copy when A is not CSR (level 0), or NULL */
+    hisp_type t;
+    /* per level: b and x (the caller's on level 0), r, the diagonal */
+    hisp_vector b[HISPI_AMG_MAX_LEVELS], x[HISPI_AMG_MAX_LEVELS], r[HISPI_AMG_MAX_LEVELS],
+        d[HISPI_AMG_MAX_LEVELS];
+    double omega[HISPI_AMG_MAX_LEVELS];
+    /* the coarsest level: LU factors (row-major, nc x nc), pivots, host work */
+    int64_t nc;
+    double *lu, *w;
+    int64_t *piv;
+    void *tw; /* nc entries of type t */
+};
+
+const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c)
+{
+    return &c->h;
+}
+
+void hispi_amg_cycle_destroy(hispi_amg_cycle **pc)
+{
+    hispi_amg_cycle *c = *pc;
+    if (!c) return;
+    for (int l = 0; l < HISPI_AMG_MAX_LEVELS; l++) {
+        if (l > 0) hisp_vector_destroy(&c->b[l]), hisp_vector_destroy(&c->x[l]);
+        hisp_vector_destroy(&c->r[l]), hisp_vector_destroy(&c->d[l]);
+    }
+    hispi_amg_free(&c->h);
+    hisp_matrix_destroy(&c->csr);
+    free(c->lu), free(c->w), free(c->piv), free(c->tw);
+    free(c);
+    *pc = NULL;
+}
+
+/* The coarsest operator's LU factors with partial pivoting; a singular one
+ * is the error. */
+static hisp_status factor(hispi_amg_cycle *c)
+{
+    hisp_context ctx = c->ctx;
+    int L = c->h.nlevels - 1;
+    int64_t n = c->h.rows[L];
+    const int64_t *p;
+    const int32_t *ci;
+    const void *v;
+    HISPI_TRY(hisp_matrix_host_arrays(c->h.A[L], &p, NULL, &ci, &v));
+    c->nc = n;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)(n * n) + 1, sizeof *c->lu, (void **)&c->lu));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, sizeof *c->w, (void **)&c->w));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, sizeof *c->piv, (void **)&c->piv));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(c->t), &c->tw));
+    double *a = c->lu, big = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = p[i]; k < p[i + 1]; k++) {
+            a[i * n + ci[k]] += hispi_load_real(c->t, v, k);
+            big = fmax(big, fabs(a[i * n + ci[k]]));
+        }
+    for (int64_t j = 0; j < n; j++) {
+        int64_t q = j;
+        for (int64_t i = j + 1; i < n; i++)
+            if (fabs(a[i * n + j]) > fabs(a[q * n + j])) q = i;
+        c->piv[j] = q;
+        if (!(fabs(a[q * n + j]) > 1e-14 * big))
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "AMG setup: the coarsest operator (%lld rows) is singular",
+                              (long long)n);
+        if (q != j)
+            for (int64_t k = 0; k < n; k++) {
+                double s = a[j * n + k];
+                a[j * n + k] = a[q * n + k], a[q * n + k] = s;
+            }
+        for (int64_t i = j + 1; i < n; i++) {
+            double f = a[i * n + j] /= a[j * n + j];
+            for (int64_t k = j + 1; k < n; k++)
+                a[i * n + k] -= f * a[j * n + k];
+        }
+    }
+    return HISP_SUCCESS;
+}
+
+/* x = A_c^-1 b on the host. */
+static hisp_status coarse_solve(hispi_amg_cycle *c, hisp_vector b, hisp_vector x)
+{
+    int64_t n = c->nc;
+    double *w = c->w, *a = c->lu;
+    HISPI_TRY(hisp_vector_read(b, c->tw));
+    for (int64_t i = 0; i < n; i++)
+        w[i] = hispi_load_real(c->t, c->tw, i);
+    for (int64_t j = 0; j < n; j++) { /* P b, then L y = P b */
+        int64_t q = c->piv[j];
+        double s = w[j];
+        w[j] = w[q], w[q] = s;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < i; k++)
+            w[i] -= a[i * n + k] * w[k];
+    for (int64_t i = n - 1; i >= 0; i--) { /* U x = y */
+        for (int64_t k = i + 1; k < n; k++)
+            w[i] -= a[i * n + k] * w[k];
+        w[i] /= a[i * n + i];
+    }
+    for (int64_t i = 0; i < n; i++)
+        hispi_store_real(c->t, c->tw, i, w[i]);
+    return hisp_vector_write(x, c->tw);
+}
+
+/* A scalar of the cycle's type in host memory. */
+typedef union {
+    double d;
+    float f;
+} num;
+
+static hisp_scalar scal(const hispi_amg_cycle *c, num *n, double v)
+{
+    if (c->t == HISP_F32)
+        n->f = (float)v;
+    else
+        n->d = v;
+    return hisp_scalar_host(n);
+}
+
+/* x = V(b) on level l. */
+static hisp_status vcycle(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x)
+{
+    if (l == c->h.nlevels - 1) return coarse_solve(c, b, x);
+    hisp_context ctx = c->ctx;
+    hisp_matrix A = c->h.A[l], P = c->h.P[l];
+    hisp_vector r = c->r[l];
+    num one, mone, zero, om;
+    hisp_scalar s1 = scal(c, &one, 1), so = scal(c, &om, c->omega[l]);
+    (void)scal(c, &mone, -1), (void)scal(c, &zero, 0);
+    /* pre-smoothing from 0: x = omega D^-1 b */
+    HISPI_TRY(hisp_vector_div(b, c->d[l], x));
+    HISPI_TRY(hisp_vector_scale(x, so));
+    /* the coarse correction: x += P V(P^T (b - A x)) */
+    HISPI_TRY(hisp_vector_copy(b, r));
+    HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
+    HISPI_TRY(hisp_spmv(ctx, HISP_OP_T, &one, P, r, &zero, c->b[l + 1]));
+    HISPI_TRY(vcycle(c, l + 1, c->b[l + 1], c->x[l + 1]));
+    HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &one, P, c->x[l + 1], &one, x));
+    /* post-smoothing: x += omega D^-1 (b - A x) */
+    HISPI_TRY(hisp_vector_copy(b, r));
+    HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
+    HISPI_TRY(hisp_vector_div(r, c->d[l], r));
+    return hisp_vector_axpby(so, r, s1, x);
+}
+
+hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x)
+{
+    return vcycle(c, 0, b, x);
+}
+
+/* Level l's vectors and diagonal on the backend. */
+static hisp_status level_vectors(hispi_amg_cycle *c, int l)
+{
+    hisp_context ctx = c->ctx;
+    int64_t n = c->h.rows[l];
+    if (l > 0) {
+        HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->b[l]));
+        HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->x[l]));
+    }
+    if (l == c->h.nlevels - 1) return HISP_SUCCESS;
+    HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->r[l]));
+    HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->d[l]));
+    for (int64_t i = 0; i < n; i++)
+        hispi_store_real(c->t, c->tw, i, c->h.diag[l][i]);
+    HISPI_TRY(hisp_vector_write(c->d[l], c->tw));
+    c->omega[l] = 4.0 / 3.0 / c->h.rho[l];
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle **pc)
+{
+    *pc = NULL;
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    hisp_context ctx = A->ctx;
+    hispi_amg_cycle *c = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *c, (void **)&c));
+    c->ctx = ctx;
+    hisp_matrix_info mi;
+    hisp_status s = hisp_matrix_get_info(A, &mi);
+    c->t = mi.type;
+    hisp_matrix A0 = A;
+    if (!s && mi.format != HISP_FORMAT_CSR) {
+        s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &c->csr);
+        A0 = c->csr;
+    }
+    if (!s) s = hispi_amg_setup(A0, o, &c->h);
+    if (!s) s = factor(c);
+    for (int l = 0; !s && l < c->h.nlevels; l++) {
+        free(c->tw);
+        c->tw = NULL;
+        s = hispi_alloc(ctx, (size_t)c->h.rows[l] + 1, hisp_type_size(c->t), &c->tw);
+        if (!s) s = level_vectors(c, l);
+    }
+    if (!s) { /* the coarsest level's host buffer */
+        free(c->tw);
+        c->tw = NULL;
+        s = hispi_alloc(ctx, (size_t)c->nc + 1, hisp_type_size(c->t), &c->tw);
+    }
+    if (s) {
+        hispi_amg_cycle_destroy(&c);
+        return s;
+    }
+    *pc = c;
+    return HISP_SUCCESS;
+}
