@@ -100,9 +100,9 @@ static void section_bytes(const char *dir, bool quick)
     for (int k = 0; k < HISP_GEN_COUNT; k++) {
         int64_t n = 0;
         if (quick)
-            n = k == HISP_GEN_POISSON3D                          ? 30
-                : k == HISP_GEN_DENSE || k == HISP_GEN_POISSON2D ? 300
-                                                                 : 20000;
+            n = k == HISP_GEN_POISSON3D || k == HISP_GEN_ANISO3D || k == HISP_GEN_JUMP3D ? 30
+                : k == HISP_GEN_DENSE || k == HISP_GEN_POISSON2D                         ? 300
+                                                                                         : 20000;
         hisp_matrix A = gen((hisp_gen_kind)k, n, quick ? 14 : 0, HISP_F64);
         bytes_row(hisp_gen_name((hisp_gen_kind)k), A, &g);
         hisp_matrix_destroy(&A);

@@ -134,10 +134,7 @@ START_TEST(test_gen_then_stats)
         hisp_gen_params p;
         hisp_gen_defaults((hisp_gen_kind)k, &p);
         char nbuf[32], sbuf[32];
-        p.n = k == HISP_GEN_POISSON2D   ? 9
-              : k == HISP_GEN_POISSON3D ? 5
-              : k == HISP_GEN_DENSE     ? 13
-                                        : 150;
+        p.n = k == HISP_GEN_POISSON2D ? 9 : TEST_GEN_3D(k) ? 5 : k == HISP_GEN_DENSE ? 13 : 150;
         p.seed = seed + (uint64_t)k;
         snprintf(nbuf, sizeof nbuf, "%lld", (long long)p.n);
         snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)p.seed);

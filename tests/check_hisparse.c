@@ -132,7 +132,7 @@ START_TEST(test_roundtrip_structured)
         p.seed = test_seed();
         if (k == HISP_GEN_POISSON2D)
             p.n = 70;
-        else if (k == HISP_GEN_POISSON3D)
+        else if (TEST_GEN_3D(k))
             p.n = 17;
         else if (k == HISP_GEN_RMAT)
             p.scale = 11;

@@ -299,10 +299,7 @@ START_TEST(test_hs_structured)
         hisp_gen_params p;
         hisp_gen_defaults((hisp_gen_kind)k, &p);
         p.seed = test_seed();
-        p.n = k == HISP_GEN_POISSON2D   ? 40
-              : k == HISP_GEN_POISSON3D ? 12
-              : k == HISP_GEN_DENSE     ? 90
-                                        : 3000;
+        p.n = k == HISP_GEN_POISSON2D ? 40 : TEST_GEN_3D(k) ? 12 : k == HISP_GEN_DENSE ? 90 : 3000;
         p.scale = 11;
         hisp_type t = k & 1 ? HISP_F32 : HISP_F64;
         if (t == HISP_F64 && !test_fp64(ctx)) t = HISP_F32;

@@ -194,7 +194,7 @@ START_TEST(test_spmv_structured)
                 p.seed = st;
                 if (g == HISP_GEN_POISSON2D)
                     p.n = 40;
-                else if (g == HISP_GEN_POISSON3D)
+                else if (TEST_GEN_3D(g))
                     p.n = 12;
                 else if (g == HISP_GEN_RMAT)
                     p.scale = 10;

@@ -72,6 +72,9 @@ typedef struct {
     char label[300]; /* "opencl:0 (Portable Computing Language: cpu-...)" */
 } test_target;
 int test_targets(const test_target **targets); /* targets may be NULL */
+/* A generator kind on an n^3 grid (poisson3d, aniso3d, jump3d): n is its side. */
+#define TEST_GEN_3D(k)                                                                             \
+    ((k) == HISP_GEN_POISSON3D || (k) == HISP_GEN_ANISO3D || (k) == HISP_GEN_JUMP3D)
 /* A context on target i (ck_assert on failure). */
 hisp_context test_context(int i);
 /* Target i's label, for messages; its backend; whether that is a device's
