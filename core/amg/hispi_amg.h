@@ -77,10 +77,10 @@ HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
 typedef struct hispi_amg_cycle hispi_amg_cycle;
 HISPI_LOCAL hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o,
                                                hispi_amg_cycle **c);
-/* x = M^-1 b: one V-cycle from x = 0, damped Jacobi (omega = 4/3 / rho)
- * once before and once after the coarse correction, so that M is
- * symmetric where A is (CG); the coarsest level solved exactly (its b read
- * to the host, its x written back). b and x: vectors of A's type and rows. */
+/* x = M^-1 b: one V-cycle from x = 0, a Chebyshev smoother of degree 3 in
+ * D^-1 A before and after the coarse correction, so that M is symmetric
+ * where A is (CG); the coarsest level solved exactly (its b read to the
+ * host, its x written back). b and x: vectors of A's type and rows. */
 HISPI_LOCAL hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x);
 HISPI_LOCAL const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c);
 HISPI_LOCAL void hispi_amg_cycle_destroy(hispi_amg_cycle **c);
