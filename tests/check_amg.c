@@ -8,7 +8,8 @@
  * equal to P^T (A (P x)) by SpMVs, symmetric, operator complexity), the
  * errors (diagonals, shapes) and every allocation failed in turn; CG,
  * BiCGSTAB and GMRES with the V-cycle on every target (converged, the
- * reported residual true, CG in at most half Jacobi's iterations). */
+ * reported residual true, CG in at most half Jacobi's iterations; f32 too:
+ * a reported convergence holds for the true residual). */
 #include "amg/hispi_amg.h"
 #include "testutil.h"
 
@@ -261,6 +262,61 @@ static double true_residual(hisp_context ctx, hisp_matrix A, hisp_vector b, hisp
     return sqrt(r / nb);
 }
 
+/* f32: AMG-CG to rtol 1e-5 converges with a true residual (recomputed here
+ * in double from the f32 data) within it; to 1e-8, below what f32 reaches,
+ * a reported convergence must hold too (the solver's truth check). */
+static void solve_f32(hisp_context ctx, int target)
+{
+    hisp_gen_params p;
+    hisp_gen_defaults(HISP_GEN_POISSON3D, &p);
+    p.n = 16;
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &p, HISP_F32, &A));
+    const int64_t *rp;
+    const int32_t *ci;
+    const void *va;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &rp, NULL, &ci, &va));
+    int64_t n = 16 * 16 * 16;
+    float *hb = malloc((size_t)n * 4), *hx = malloc((size_t)n * 4);
+    uint64_t st = test_seed() + 3;
+    for (int64_t i = 0; i < n; i++)
+        hb[i] = (float)test_uniform(&st);
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, n, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, n, &x));
+    CK_OK(ctx, hisp_vector_write(b, hb));
+    static const double rtols[] = {1e-5, 1e-8};
+    for (int q = 0; q < 2; q++) {
+        hisp_solver s = NULL;
+        CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s));
+        CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+        CK_OK(ctx, hisp_solver_set_tolerances(s, rtols[q], 0));
+        CK_OK(ctx, hisp_solver_set_max_iterations(s, 200));
+        float zero = 0;
+        CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+        hisp_solve_info info;
+        CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+        CK_OK(ctx, hisp_vector_read(x, hx));
+        double r2 = 0, b2 = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double ax = 0;
+            for (int64_t k = rp[i]; k < rp[i + 1]; k++)
+                ax += (double)((const float *)va)[k] * hx[ci[k]];
+            r2 += (hb[i] - ax) * (hb[i] - ax), b2 += (double)hb[i] * hb[i];
+        }
+        double tr = sqrt(r2 / b2);
+        if (q == 0)
+            ck_assert_msg(info.converged, "%s f32: not converged to 1e-5", test_label(target));
+        ck_assert_msg(!info.converged || tr <= 1.01 * rtols[q],
+                      "%s f32 rtol %g: converged, true residual %g", test_label(target), rtols[q],
+                      tr);
+        hisp_solver_destroy(&s);
+    }
+    free(hb), free(hx);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+}
+
 /* CG, BiCGSTAB and GMRES with --precond amg on every target: converged, the
  * residual they report true (recomputed here: within 0.1 % or 1e-12, the
  * rounding of ||b - A x|| near x's last digits), CG in at most half Jacobi's
@@ -315,6 +371,7 @@ START_TEST(test_solve)
         hisp_vector_destroy(&b), hisp_vector_destroy(&x);
         hisp_matrix_destroy(&A);
     }
+    solve_f32(ctx, _i);
     hisp_solver s = NULL;
     CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_LSQR, &s));
     CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));

@@ -398,6 +398,16 @@ START_TEST(test_add_matches_library)
 }
 END_TEST
 
+/* python3 with scipy, the CLI tests' second oracle */
+static bool have_scipy(void)
+{
+    const char *probe[] = {"python3", "-c", "import scipy", NULL};
+    run_result r = run_program(probe);
+    bool have = r.status == 0;
+    run_free(&r);
+    return have;
+}
+
 /* hisp multiply against scipy (tests/spgemm_scipy.py): A*B, A^T*A, A*A^T,
  * P^T*A*P of generated files, A*A^H of a complex real matrix and A*A of a
  * real one; skipped where python3 or scipy is missing. */
@@ -405,11 +415,8 @@ START_TEST(test_multiply_scipy)
 {
     char script[PATH_MAX];
     snprintf(script, sizeof script, "%s/tests/spgemm_scipy.py", HISP_SOURCE_DIR);
-    const char *probe[] = {"python3", "-c", "import scipy", NULL};
-    run_result r = run_program(probe);
-    int have = r.status == 0;
-    run_free(&r);
-    if (!have) {
+    run_result r;
+    if (!have_scipy()) {
         test_skip("multiply against scipy: python3 with scipy is not installed");
         return;
     }
@@ -471,11 +478,8 @@ START_TEST(test_gen_diffusion_scipy)
 {
     char script[PATH_MAX];
     snprintf(script, sizeof script, "%s/tests/gen_scipy.py", HISP_SOURCE_DIR);
-    const char *probe[] = {"python3", "-c", "import scipy", NULL};
-    run_result r = run_program(probe);
-    int have = r.status == 0;
-    run_free(&r);
-    if (!have) {
+    run_result r;
+    if (!have_scipy()) {
         test_skip("gen against scipy: python3 with scipy is not installed");
         return;
     }

@@ -777,30 +777,24 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
-/* A 50 x 40 (A) or 40 x 300 (B) matrix for the device path's cases, from
- * seed: random entries (about 5 % of A, 3 % of B) and, in A: row 3 full
- * (its products, about 2000, exceed the local table: the global one), row 7
- * empty, row 9 only in columns 35..39, row 11 in columns 0..5 (360
- * products: a local table; most rows are short: one work-item's merge); in B: rows 0..29 with 60
- * entries each, rows 35..39 empty (so A's row 9 has no products). */
-static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_t seed)
+/* An m x n CSR matrix of type t from seed: entry (i, j) where rule says 1,
+ * none where it says 0, and where it says -1 with probability density (a
+ * uniform draw for every position, then one per component of the value). */
+typedef int (*pattern_rule)(int64_t i, int64_t j);
+static hisp_matrix pattern_matrix(hisp_context ctx, hisp_type t, int64_t m, int64_t n,
+                                  double density, pattern_rule rule, uint64_t seed)
 {
-    int64_t m = b ? 40 : 50, n = b ? 300 : 40, cap = m * n;
+    int64_t cap = m * n, nnz = 0;
     int32_t *r = malloc((size_t)cap * 4), *c = malloc((size_t)cap * 4);
     double *v = malloc((size_t)cap * 16);
     float *vf = malloc((size_t)cap * 8);
     int nc = hisp_type_components(t);
     uint64_t st = seed;
-    int64_t nnz = 0;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            bool in = test_uniform(&st) < (b ? 0.03 : 0.05) * 2 - 1;
-            if (!b && i == 3) in = true;
-            if (!b && i == 7) in = false;
-            if (!b && i == 9) in = j >= 35;
-            if (!b && i == 11) in = j < 6;
-            if (b && i < 30) in = (j * 7 + i * 13) % 5 == 0;
-            if (b && i >= 35) in = false;
+            bool in = test_uniform(&st) < density * 2 - 1;
+            int fixed = rule(i, j);
+            if (fixed >= 0) in = fixed;
             if (!in) continue;
             r[nnz] = (int32_t)i, c[nnz] = (int32_t)j;
             for (int q = 0; q < nc; q++) {
@@ -816,36 +810,41 @@ static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_
     return X;
 }
 
+/* A 50 x 40 (A) or 40 x 300 (B) matrix for the device path's cases, from
+ * seed: random entries (about 5 % of A, 3 % of B) and, in A: row 3 full
+ * (its products, about 2000, exceed the local table: the global one), row 7
+ * empty, row 9 only in columns 35..39, row 11 in columns 0..5 (360
+ * products: a local table; most rows are short: one work-item's merge); in B: rows 0..29 with 60
+ * entries each, rows 35..39 empty (so A's row 9 has no products). */
+static int rule_a(int64_t i, int64_t j)
+{
+    return i == 3 ? 1 : i == 7 ? 0 : i == 9 ? j >= 35 : i == 11 ? j < 6 : -1;
+}
+
+static int rule_b(int64_t i, int64_t j)
+{
+    return i < 30 ? (j * 7 + i * 13) % 5 == 0 : i >= 35 ? 0 : -1;
+}
+
+static hisp_matrix device_operand(hisp_context ctx, hisp_type t, bool b, uint64_t seed)
+{
+    return b ? pattern_matrix(ctx, t, 40, 300, 0.03, rule_b, seed)
+             : pattern_matrix(ctx, t, 50, 40, 0.05, rule_a, seed);
+}
+
 /* A 400 x 400 matrix whose row 0 is full and whose other rows have about
  * 50 entries each (column 0 among them for every third): in its square,
  * row 0 has about 20000 products, more than the device path's 64-item
  * groups take (a table worked by a large group), the rows through column 0
  * about 2900 (global tables), the others a few hundred (local tables). */
+static int rule_hub(int64_t i, int64_t j)
+{
+    return i == 0 || (j == 0 && i % 3 == 0) ? 1 : -1;
+}
+
 static hisp_matrix hub_operand(hisp_context ctx, hisp_type t, uint64_t seed)
 {
-    enum { N = 400 };
-    int64_t cap = N * N, nnz = 0;
-    int32_t *r = malloc((size_t)cap * 4), *c = malloc((size_t)cap * 4);
-    double *v = malloc((size_t)cap * 16);
-    float *vf = malloc((size_t)cap * 8);
-    int nc = hisp_type_components(t);
-    uint64_t st = seed;
-    for (int64_t i = 0; i < N; i++)
-        for (int64_t j = 0; j < N; j++) {
-            bool in = i == 0 || (j == 0 && i % 3 == 0) || test_uniform(&st) < 0.125 * 2 - 1;
-            if (!in) continue;
-            r[nnz] = (int32_t)i, c[nnz] = (int32_t)j;
-            for (int q = 0; q < nc; q++) {
-                v[nnz * nc + q] = test_uniform(&st);
-                vf[nnz * nc + q] = (float)v[nnz * nc + q];
-            }
-            nnz++;
-        }
-    hisp_matrix X = NULL;
-    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, N, N, nnz, r, c, is_single(t) ? (void *)vf : v, &X));
-    CK_OK(ctx, hisp_matrix_convert(X, HISP_FORMAT_CSR));
-    free(r), free(c), free(v), free(vf);
-    return X;
+    return pattern_matrix(ctx, t, 400, 400, 0.125, rule_hub, seed);
 }
 
 /* The device path's tables and edge cases (device_operand) for every type

@@ -61,60 +61,68 @@ static hisp_status diagonal(hisp_context ctx, int64_t n, const int64_t *p, const
     return HISP_SUCCESS;
 }
 
-/* P0: row i holds 1/sqrt(|aggregate|) in column agg[i] (none for -1). */
-static hisp_status tentative(hisp_context ctx, hisp_type t, int64_t n, const int32_t *agg,
-                             int64_t nagg, hisp_matrix *P0)
+/* unit[a] = 1/sqrt(|aggregate a|): P0's entries, the columns of unit norm. */
+static hisp_status unit_entries(hisp_context ctx, int64_t n, const int32_t *agg, int64_t nagg,
+                                double **unit)
 {
-    int64_t *size = NULL, *ptr = NULL;
+    double *u = NULL;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)nagg + 1, sizeof *u, (void **)&u));
+    for (int64_t i = 0; i < n; i++)
+        if (agg[i] >= 0) u[agg[i]]++;
+    for (int64_t a = 0; a < nagg; a++)
+        u[a] = 1 / sqrt(u[a]);
+    *unit = u;
+    return HISP_SUCCESS;
+}
+
+/* P0: row i holds unit[agg[i]] in column agg[i] (none for -1). */
+static hisp_status tentative(hisp_context ctx, hisp_type t, int64_t n, const int32_t *agg,
+                             int64_t nagg, const double *unit, hisp_matrix *P0)
+{
+    int64_t *ptr = NULL;
     int32_t *col = NULL;
     void *val = NULL;
-    hisp_status s = hispi_calloc(ctx, (size_t)nagg + 1, sizeof *size, (void **)&size);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *ptr, (void **)&ptr);
+    hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *ptr, (void **)&ptr);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *col, (void **)&col);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(t), &val);
     if (!s) {
-        for (int64_t i = 0; i < n; i++)
-            if (agg[i] >= 0) size[agg[i]]++;
         int64_t k = 0;
         for (int64_t i = 0; i < n; i++) {
             ptr[i] = k;
             if (agg[i] < 0) continue;
             col[k] = agg[i];
-            hispi_store_real(t, val, k++, 1 / sqrt((double)size[agg[i]]));
+            hispi_store_real(t, val, k++, unit[agg[i]]);
         }
         ptr[n] = k;
         s = hisp_matrix_create_csr(ctx, t, n, nagg, ptr, col, val, P0);
     }
-    free(size), free(ptr), free(col), free(val);
+    free(ptr), free(col), free(val);
     return s;
 }
 
 /* P = (I - omega D^-1 A) P0 over AP0's pattern (which holds P0's: every
  * diagonal of A is there). */
 static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const double *d, double omega,
-                            const int32_t *agg, int64_t nagg, hisp_matrix AP0, hisp_matrix *P)
+                            const int32_t *agg, int64_t nagg, const double *unit, hisp_matrix AP0,
+                            hisp_matrix *P)
 {
     const int64_t *p;
     const int32_t *c;
     const void *v;
     HISPI_TRY(hisp_matrix_host_arrays(AP0, &p, NULL, &c, &v));
     int64_t nnz = p[n];
-    int64_t *size = NULL;
     void *w = NULL;
-    hisp_status s = hispi_calloc(ctx, (size_t)nagg + 1, sizeof *size, (void **)&size);
-    if (!s) s = hispi_alloc(ctx, (size_t)nnz + 1, hisp_type_size(t), &w);
+    hisp_status s = hispi_alloc(ctx, (size_t)nnz + 1, hisp_type_size(t), &w);
     if (!s) {
-        for (int64_t i = 0; i < n; i++)
-            if (agg[i] >= 0) size[agg[i]]++;
         for (int64_t i = 0; i < n; i++)
             for (int64_t k = p[i]; k < p[i + 1]; k++) {
                 double x = -omega / d[i] * hispi_load_real(t, v, k);
-                if (agg[i] >= 0 && c[k] == agg[i]) x += 1 / sqrt((double)size[agg[i]]);
+                if (agg[i] >= 0 && c[k] == agg[i]) x += unit[agg[i]];
                 hispi_store_real(t, w, k, x);
             }
         s = hisp_matrix_create_csr(ctx, t, n, nagg, p, c, w, P);
     }
-    free(size), free(w);
+    free(w);
     return s;
 }
 
@@ -132,7 +140,7 @@ static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *
     HISPI_TRY(hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
     int64_t n = mi.nrows, *sptr = NULL;
     int32_t *sidx = NULL, *agg = NULL;
-    double *d = NULL, rho = 0;
+    double *d = NULL, *unit = NULL, rho = 0;
     hisp_matrix P0 = NULL, AP0 = NULL;
     *nagg = 0;
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
@@ -141,14 +149,15 @@ static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
     if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, nagg);
     if (!s && *nagg > 0 && *nagg < n) {
-        s = tentative(ctx, mi.type, n, agg, *nagg, &P0);
+        s = unit_entries(ctx, n, agg, *nagg, &unit);
+        if (!s) s = tentative(ctx, mi.type, n, agg, *nagg, unit, &P0);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &AP0);
-        if (!s) s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / rho, agg, *nagg, AP0, P);
+        if (!s) s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / rho, agg, *nagg, unit, AP0, P);
     } else if (!s) {
         *nagg = 0;
     }
     hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
-    free(sptr), free(sidx), free(agg);
+    free(sptr), free(sidx), free(agg), free(unit);
     if (s) {
         free(d);
         return s;

@@ -386,6 +386,47 @@ static hisp_status launch(dev_job *j, int k, const hispi_karg *a, int n, int64_t
     return HISPI_BE(j->ctx, kern_launch, j->k[k], a, n, (size_t)groups, (size_t)GS);
 }
 
+/* Kernel k over n listed rows: a work-group of gs work-items a row, or
+ * (gs 0) one work-item a row. */
+static hisp_status launch_rows(dev_job *j, int k, const hispi_karg *a, int na, int64_t n, int gs)
+{
+    if (n <= 0) return HISP_SUCCESS;
+    if (!gs) return launch(j, k, a, na, (n + GS - 1) / GS);
+    return HISPI_BE(j->ctx, kern_launch, j->k[k], a, na, (size_t)n, (size_t)gs);
+}
+
+/* The hash kernels' counts (k: sg_count_l/_g) of the n rows listed in
+ * buffer rows, in groups of gs; their tables sized by the buffer bnd, in
+ * local memory (off < 0) or in B_GKEYS at the offsets in buffer off. */
+static hisp_status count_rows(dev_job *j, int k, int rows, int off, int bnd, int64_t n, int gs)
+{
+    if (off < 0) {
+        hispi_karg a[] = {kbuf(j, rows),   kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_BPTR),
+                          kbuf(j, B_BCOL), kbuf(j, bnd),    kbuf(j, B_CNT)};
+        return launch_rows(j, k, a, 7, n, gs);
+    }
+    hispi_karg a[] = {kbuf(j, rows),   kbuf(j, off),    kbuf(j, B_APTR),
+                      kbuf(j, B_ACOL), kbuf(j, B_BPTR), kbuf(j, B_BCOL),
+                      kbuf(j, bnd),    kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
+    return launch_rows(j, k, a, 9, n, gs);
+}
+
+/* The hash kernels' columns and values (k: sg_fill_l/_g), as count_rows. */
+static hisp_status fill_rows(dev_job *j, int k, int rows, int off, int bnd, int64_t n, int gs)
+{
+    if (off < 0) {
+        hispi_karg a[] = {kbuf(j, rows),   kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
+                          kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, bnd),
+                          kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
+        return launch_rows(j, k, a, 11, n, gs);
+    }
+    hispi_karg a[] = {kbuf(j, rows),    kbuf(j, off),    kbuf(j, B_APTR), kbuf(j, B_ACOL),
+                      kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
+                      kbuf(j, bnd),     kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
+                      kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
+    return launch_rows(j, k, a, 15, n, gs);
+}
+
 /* Test hook: the device bytes a block of rows may take at first (0: no
  * limit, one block while the device has the memory). */
 long hispi_spgemm_dev_block_bytes;
@@ -433,13 +474,8 @@ static hisp_status count_block(blocks *B, int64_t r0, int64_t r1)
     if (!s) s = upload(j, B_GROWS, L.grows, (size_t)L.ng * 4);
     if (!s) s = upload(j, B_GOFF, L.goff, (size_t)L.ng * 8);
     if (!s) s = dalloc(j, B_GKEYS, (size_t)L.gslots * 4);
-    hispi_karg cl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR),  kbuf(j, B_ACOL), kbuf(j, B_BPTR),
-                       kbuf(j, B_BCOL),  kbuf(j, B_BOUND), kbuf(j, B_CNT)};
-    if (!s) s = launch(j, K_COUNT_L, cl, 7, L.nl);
-    hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR),
-                       kbuf(j, B_ACOL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL),
-                       kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
-    if (!s) s = launch(j, K_COUNT_G, cg, 9, L.ng);
+    if (!s) s = count_rows(j, K_COUNT_L, B_LROWS, -1, B_BOUND, L.nl, GS);
+    if (!s) s = count_rows(j, K_COUNT_G, B_GROWS, B_GOFF, B_BOUND, L.ng, GS);
     lists_free(&L);
     return s;
 }
@@ -475,15 +511,8 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
     if (!s) s = dalloc(j, B_GSB, (size_t)L.gslots / 2 * 8);
     if (!s && !B->keep) s = dalloc(j, B_CCOL, (size_t)nnz * 4);
     if (!s && !B->keep) s = dalloc(j, B_CVAL, (size_t)nnz * es);
-    hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
-                       kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_BOUND),
-                       kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
-    if (!s) s = launch(j, K_FILL_L, fl, 11, L.nl);
-    hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR), kbuf(j, B_ACOL),
-                       kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
-                       kbuf(j, B_BOUND), kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
-                       kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
-    if (!s) s = launch(j, K_FILL_G, fg, 15, L.ng);
+    if (!s) s = fill_rows(j, K_FILL_L, B_LROWS, -1, B_BOUND, L.nl, GS);
+    if (!s) s = fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_BOUND, L.ng, GS);
     lists_free(&L);
     if (B->keep) return s;
     if (!s && nnz)
@@ -548,20 +577,6 @@ static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
  * (kernels/spgemm.cl's classes): three small reads (the class sizes, the
  * long rows' bounds, C's size) instead of the blocks' per-row transfers
  * and host loops. */
-
-/* Launches kernel k over n listed rows: one work-item per row (item) or
- * one work-group per row. */
-static hisp_status launch_rows(dev_job *j, int k, const hispi_karg *a, int na, int64_t n, bool item)
-{
-    return launch(j, k, a, na, item ? (n + GS - 1) / GS : n);
-}
-
-/* Launches kernel k over the n rows of a large group each (class 4). */
-static hisp_status launch_big(dev_job *j, int k, const hispi_karg *a, int na, int64_t n)
-{
-    if (n <= 0) return HISP_SUCCESS;
-    return HISPI_BE(j->ctx, kern_launch, j->k[k], a, na, (size_t)n, (size_t)j->hgs);
-}
 
 /* The table offsets of n long rows (listed in rows with their bounds in
  * bnd, on the device) into off, uploaded, from *gslots on (advanced past
@@ -679,16 +694,10 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_BPTR),
                        kbuf(j, B_BCOL),
                        kbuf(j, B_CNT)};
-    HISPI_TRY(launch_rows(j, K_COUNT_M, cm, 7, n[1], true));
-    hispi_karg cl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR),  kbuf(j, B_ACOL), kbuf(j, B_BPTR),
-                       kbuf(j, B_BCOL),  kbuf(j, B_BOUND), kbuf(j, B_CNT)};
-    HISPI_TRY(launch_rows(j, K_COUNT_L, cl, 7, n[2], false));
-    hispi_karg cg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR),
-                       kbuf(j, B_ACOL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL),
-                       kbuf(j, B_BOUND), kbuf(j, B_CNT),  kbuf(j, B_GKEYS)};
-    HISPI_TRY(launch_rows(j, K_COUNT_G, cg, 9, n[3], false));
-    cg[0] = kbuf(j, B_HROWS), cg[1] = kbuf(j, B_HOFF);
-    HISPI_TRY(launch_big(j, K_COUNT_H, cg, 9, n[4]));
+    HISPI_TRY(launch_rows(j, K_COUNT_M, cm, 7, n[1], 0));
+    HISPI_TRY(count_rows(j, K_COUNT_L, B_LROWS, -1, B_BOUND, n[2], GS));
+    HISPI_TRY(count_rows(j, K_COUNT_G, B_GROWS, B_GOFF, B_BOUND, n[3], GS));
+    HISPI_TRY(count_rows(j, K_COUNT_H, B_HROWS, B_HOFF, B_BOUND, n[4], j->hgs));
     HISPI_TRY(pass_scan(j, m, &nnz));
     *nnz_c = nnz;
     /* C's columns and values; the long rows' tables sized by their counts
@@ -715,18 +724,10 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_CPTR),
                        kbuf(j, B_CCOL),
                        kbuf(j, B_CVAL)};
-    HISPI_TRY(launch_rows(j, K_FILL_M, fm, 11, n[1], true));
-    hispi_karg fl[] = {kbuf(j, B_LROWS), kbuf(j, B_APTR), kbuf(j, B_ACOL), kbuf(j, B_AVAL),
-                       kbuf(j, B_BPTR),  kbuf(j, B_BCOL), kbuf(j, B_BVAL), kbuf(j, B_CNT),
-                       kbuf(j, B_CPTR),  kbuf(j, B_CCOL), kbuf(j, B_CVAL)};
-    HISPI_TRY(launch_rows(j, K_FILL_L, fl, 11, n[2], false));
-    hispi_karg fg[] = {kbuf(j, B_GROWS), kbuf(j, B_GOFF), kbuf(j, B_APTR), kbuf(j, B_ACOL),
-                       kbuf(j, B_AVAL),  kbuf(j, B_BPTR), kbuf(j, B_BCOL), kbuf(j, B_BVAL),
-                       kbuf(j, B_CNT),   kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
-                       kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
-    HISPI_TRY(launch_rows(j, K_FILL_G, fg, 15, n[3], false));
-    fg[0] = kbuf(j, B_HROWS), fg[1] = kbuf(j, B_HOFF);
-    HISPI_TRY(launch_big(j, K_FILL_H, fg, 15, n[4]));
+    HISPI_TRY(launch_rows(j, K_FILL_M, fm, 11, n[1], 0));
+    HISPI_TRY(fill_rows(j, K_FILL_L, B_LROWS, -1, B_CNT, n[2], GS));
+    HISPI_TRY(fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, n[3], GS));
+    HISPI_TRY(fill_rows(j, K_FILL_H, B_HROWS, B_HOFF, B_CNT, n[4], j->hgs));
     ctx->spgemm.blocks += 2; /* one block a phase */
     return HISP_SUCCESS;
 }
