@@ -31,6 +31,31 @@ static double spmv_share(const solve_opts *o, const solve_result *r)
     return per > 0 ? spmv / per : NAN;
 }
 
+/* sum over the levels of rows (grid) or entries (operator) / the finest's */
+static double complexity(const int64_t *v, int levels)
+{
+    double s = 0;
+    for (int l = 0; l < levels; l++)
+        s += (double)v[l];
+    return v[0] ? s / (double)v[0] : 0;
+}
+
+/* AMG's hierarchy: "levels" (rows, nnz per level) and its complexities. */
+static void json_levels(cli_json *j, const hisp_solve_info *in)
+{
+    if (in->precond_levels <= 0) return;
+    json_array_begin(j, "levels");
+    for (int l = 0; l < in->precond_levels; l++) {
+        json_object_begin(j, NULL);
+        json_int(j, "rows", in->precond_rows[l]);
+        json_int(j, "nnz", in->precond_nnz[l]);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_double(j, "operator_complexity", complexity(in->precond_nnz, in->precond_levels));
+    json_double(j, "grid_complexity", complexity(in->precond_rows, in->precond_levels));
+}
+
 void solve_print_json(const solve_opts *o, const solve_result *r)
 {
     bool lsqr = o->method == HISP_SOLVER_LSQR;
@@ -87,6 +112,7 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     if (lsqr) json_double(&j, "spmv_transpose_ms", r->spmv_t_ms);
     json_int(&j, "products_per_iteration", r->products);
     json_double(&j, "spmv_share", spmv_share(o, r));
+    json_levels(&j, &r->info);
     if (o->out) json_string(&j, "out", o->out);
     if (o->history) json_string(&j, "history", o->history);
     if (o->plot) json_string(&j, "plot", o->plot);
@@ -124,6 +150,16 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
     if (r->info.restarts > 0)
         printf(" (restarted %lld times from the true residual)", (long long)r->info.restarts);
     printf("\n");
+    const hisp_solve_info *in = &r->info;
+    if (in->precond_levels > 0) {
+        printf("hierarchy  %d levels, rows (entries):", in->precond_levels);
+        for (int l = 0; l < in->precond_levels; l++)
+            printf("%s %lld (%lld)", l ? " >" : "", (long long)in->precond_rows[l],
+                   (long long)in->precond_nnz[l]);
+        printf("\n           operator complexity %.3f, grid complexity %.3f\n",
+               complexity(in->precond_nnz, in->precond_levels),
+               complexity(in->precond_rows, in->precond_levels));
+    }
     printf("time       setup %.3f ms, solve %.3f ms", r->info.setup_ms,
            r->info.ms - r->info.setup_ms);
     if (r->info.iterations > 0) printf(" = %.4f ms per iteration", ms_per_iteration(r));

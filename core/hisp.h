@@ -1100,6 +1100,9 @@ typedef enum {
     HISP_STOP_COUNT
 } hisp_stop_reason;
 
+/* the most levels a preconditioner's hierarchy has (hisp_solve_info) */
+#define HISP_PRECOND_MAX_LEVELS 25
+
 typedef struct {
     hisp_stop_reason reason;
     int converged;            /* reason == HISP_STOP_CONVERGED */
@@ -1135,6 +1138,10 @@ typedef struct {
     /* restarts of the recurrence from the true residual (after a false
      * convergence or a breakdown) */
     int64_t restarts;
+    /* The preconditioner's levels (AMG: its hierarchy, the finest first;
+     * 0 for the others): each level's rows and entries. */
+    int precond_levels;
+    int64_t precond_rows[HISP_PRECOND_MAX_LEVELS], precond_nnz[HISP_PRECOND_MAX_LEVELS];
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k

@@ -3,7 +3,8 @@
  * program's source (backends/opencl/cl_program.c); CUDA puts it before the
  * source it gives NVRTC (backends/cuda/cuda_kern.c). Which programs CUDA
  * compiles too is the cuda column of HISPI_PROGRAMS (core/backend/backend.h):
- * compound_spmv.cl, hisparse_add.cl, vector.cl, sell_spmv.cl, spgemm.cl; csr_spmv.cl, csr_block.cl,
+ * compound_spmv.cl, hisparse_add.cl, vector.cl, sell_spmv.cl, spgemm.cl, scan.cl,
+ * amg.cl; csr_spmv.cl, csr_block.cl,
  * hisparse_spmv.cl and msrep.cl are OpenCL only (CUDA runs kernels_cuda/).
  *
  * Every program is built with VALUE_T float | double, IS_DOUBLE 0 | 1 and

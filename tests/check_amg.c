@@ -18,6 +18,8 @@
 #include <string.h>
 
 extern void hispi_alloc_fail_after(long);
+extern int hispi_spgemm_cpu_kernels;
+extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
 
 static hisp_context ref_ctx(void)
 {
@@ -242,6 +244,172 @@ START_TEST(test_hierarchy)
         hisp_matrix_destroy(&A);
     }
     hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* R (of ctx) is P^T (P of the reference context cr): the same rows, columns
+ * sorted, the values P's (f32: within 1e-5, the device's P being computed
+ * in f32). */
+static void check_transpose(hisp_context ctx, hisp_matrix R, hisp_context cr, hisp_matrix P,
+                            const char *what)
+{
+    hisp_matrix_info ri, pi;
+    const int64_t *rp, *pp;
+    const int32_t *rc, *pc;
+    const void *rv, *pv;
+    CK_OK(ctx, hisp_matrix_get_info(R, &ri));
+    CK_OK(cr, hisp_matrix_get_info(P, &pi));
+    ck_assert(ri.nrows == pi.ncols && ri.ncols == pi.nrows && ri.nnz == pi.nnz);
+    CK_OK(ctx, hisp_matrix_host_arrays(R, &rp, NULL, &rc, &rv));
+    CK_OK(cr, hisp_matrix_host_arrays(P, &pp, NULL, &pc, &pv));
+    int64_t *next = malloc(((size_t)ri.nrows + 1) * 8);
+    memcpy(next, rp, ((size_t)ri.nrows + 1) * 8);
+    size_t es = ri.type == HISP_F32 ? 4 : 8;
+    for (int64_t i = 0; i < pi.nrows; i++)
+        for (int64_t k = pp[i]; k < pp[i + 1]; k++) {
+            int64_t q = next[pc[k]]++;
+            ck_assert_msg(q < rp[pc[k] + 1] && rc[q] == i, "%s: R's row %d", what, pc[k]);
+            double x = es == 4 ? ((const float *)rv)[q] : ((const double *)rv)[q];
+            double y = es == 4 ? ((const float *)pv)[k] : ((const double *)pv)[k];
+            ck_assert_msg(es == 4 ? fabs(x - y) <= 1e-5 * (1 + fabs(y)) : x == y,
+                          "%s: R's entry (%d, %lld): %g, P's %g", what, pc[k], (long long)i, x, y);
+        }
+    free(next);
+}
+
+/* n x n, f64: diagonal 10, three entries in [-1, 1) elsewhere in each row
+ * at random columns (a pattern and values without symmetry). */
+static hisp_matrix nonsymmetric(hisp_context ctx, int64_t n)
+{
+    int64_t *p = malloc(((size_t)n + 1) * 8);
+    int32_t *c = malloc((size_t)n * 4 * 4);
+    double *v = malloc((size_t)n * 4 * 8);
+    uint64_t st = 99;
+    p[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = p[i];
+        bool used[1024] = {false};
+        used[i] = true;
+        c[k] = (int32_t)i, v[k++] = 10;
+        for (int e = 0; e < 3; e++) {
+            int32_t j = (int32_t)(test_rand(&st) % (uint64_t)n);
+            if (used[j]) continue;
+            used[j] = true;
+            int64_t q = k++;
+            for (; q > p[i] && c[q - 1] > j; q--)
+                c[q] = c[q - 1], v[q] = v[q - 1];
+            c[q] = j, v[q] = test_uniform(&st);
+        }
+        p[i + 1] = k;
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, n, n, p, c, v, &A));
+    free(p), free(c), free(v);
+    return A;
+}
+
+/* The hierarchy set up on device target t (kernels on CPU devices too)
+ * against the host's: the same levels and aggregates, so the same sizes
+ * and patterns; in f64 the same operators and prolongators (within the
+ * last digits), R = P^T, the same diagonals. */
+static void check_device_setup(int t, hisp_context cr, hisp_gen_kind k, int64_t n, hisp_type ty,
+                               double theta, const char *what)
+{
+    hisp_context ctx = test_context(t);
+    hisp_gen_params gp;
+    hisp_gen_defaults(k, &gp);
+    gp.n = n, gp.seed = 3, gp.block = 2, gp.nnz_per_row = 3;
+    hisp_matrix A = NULL, Ar = NULL;
+    if (k == HISP_GEN_RANDOM) {
+        A = nonsymmetric(ctx, n), Ar = nonsymmetric(cr, n);
+    } else {
+        CK_OK(ctx, hisp_matrix_generate(ctx, &gp, ty, &A));
+        CK_OK(cr, hisp_matrix_generate(cr, &gp, ty, &Ar));
+    }
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = 20, o.theta = theta;
+    hispi_amg h, hr;
+    long before = hispi_amg_dev_levels;
+    CK_OK(ctx, hispi_amg_setup(A, &o, &h));
+    CK_OK(cr, hispi_amg_setup(Ar, &o, &hr));
+    char w[160];
+    snprintf(w, sizeof w, "%s %s (%s)", what, hisp_type_name(ty), test_label(t));
+    ck_assert_msg(h.on_device && hispi_amg_dev_levels - before == h.nlevels - 1,
+                  "%s: %ld device levels of %d", w, hispi_amg_dev_levels - before, h.nlevels);
+    ck_assert_msg(h.nlevels == hr.nlevels && h.nlevels >= 2, "%s: %d levels, the host's %d", w,
+                  h.nlevels, hr.nlevels);
+    for (int l = 0; l < h.nlevels; l++) {
+        ck_assert_msg(h.rows[l] == hr.rows[l] && h.nnz[l] == hr.nnz[l], "%s: level %d", w, l);
+        if (l > 0) test_same_matrix(ctx, h.A[l], cr, hr.A[l], w);
+        if (l + 1 == h.nlevels) break;
+        test_same_matrix(ctx, h.P[l], cr, hr.P[l], w);
+        check_transpose(ctx, h.R[l], cr, hr.P[l], w);
+        ck_assert(fabs(h.rho[l] - hr.rho[l]) <= 1e-6 * hr.rho[l]);
+        double *d = malloc((size_t)h.rows[l] * 8), *dr = malloc((size_t)h.rows[l] * 8);
+        CK_OK(ctx, hisp_vector_read(h.diag[l], d));
+        CK_OK(cr, hisp_vector_read(hr.diag[l], dr));
+        for (int64_t i = 0; i < h.rows[l]; i++) {
+            double x = ty == HISP_F32 ? ((float *)d)[i] : d[i];
+            double y = ty == HISP_F32 ? ((float *)dr)[i] : dr[i];
+            ck_assert_msg(ty == HISP_F32 ? fabs(x - y) <= 1e-5 * fabs(y) : x == y,
+                          "%s: level %d diagonal %lld: %g, the host's %g", w, l, (long long)i, x,
+                          y);
+        }
+        free(d), free(dr);
+    }
+    hispi_amg_free(&h), hispi_amg_free(&hr);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&Ar);
+    hisp_context_destroy(&ctx);
+}
+
+/* Every device buffer of a device setup failed in turn: the error, nothing
+ * kept, A intact; then the setup as without failures. */
+static void device_alloc_failures(int t)
+{
+    hisp_context ctx = test_context(t);
+    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, 16, 1);
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = 10;
+    hispi_amg h;
+    long f = 1;
+    for (;; f++) {
+        hispi_amg_dev_fail_after = f;
+        hisp_status s = hispi_amg_setup(A, &o, &h);
+        hispi_amg_dev_fail_after = 0;
+        if (s == HISP_SUCCESS) break;
+        ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "device buffer %ld: %s", f,
+                      hisp_status_string(s));
+        ck_assert_int_eq(h.nlevels, 0);
+        ck_assert_msg(f < 2000, "the setup never succeeds");
+    }
+    ck_assert_int_gt(f, 20);
+    ck_assert(h.on_device && h.nlevels >= 3);
+    hispi_amg_free(&h);
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    ck_assert_int_eq(mi.nnz, 5 * 256 - 4 * 16);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+
+START_TEST(test_device_setup)
+{
+    if (!test_on_device(_i)) {
+        test_skip("amg device setup: %s is the host", test_label(_i));
+        return;
+    }
+    hisp_context cr = ref_ctx();
+    hispi_spgemm_cpu_kernels = 1;
+    check_device_setup(_i, cr, HISP_GEN_POISSON3D, 14, HISP_F64, 0, "poisson3d 14");
+    check_device_setup(_i, cr, HISP_GEN_ANISO3D, 12, HISP_F64, 0.2, "aniso3d 12, theta 0.2");
+    check_device_setup(_i, cr, HISP_GEN_JUMP3D, 12, HISP_F64, 0, "jump3d 12");
+    check_device_setup(_i, cr, HISP_GEN_POISSON2D, 40, HISP_F32, 0, "poisson2d 40");
+    check_device_setup(_i, cr, HISP_GEN_RANDOM, 400, HISP_F64, 0, "random 400");
+    device_alloc_failures(_i);
+    hispi_spgemm_cpu_kernels = 0;
+    hisp_context_destroy(&cr);
 }
 END_TEST
 
@@ -479,6 +647,7 @@ Suite *suite_amg(void)
     TCase *ts = tcase_create("solve");
     tcase_set_timeout(ts, 300);
     tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_device_setup, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

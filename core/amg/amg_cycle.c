@@ -14,9 +14,9 @@ struct hispi_amg_cycle {
     hispi_amg h;
     hisp_matrix csr; /* A's CSR copy when A is not CSR (level 0), or NULL */
     hisp_type t;
-    /* per level: b and x (the caller's on level 0), r, the diagonal */
+    /* per level: b and x (the caller's on level 0), r */
     hisp_vector b[HISPI_AMG_MAX_LEVELS], x[HISPI_AMG_MAX_LEVELS], r[HISPI_AMG_MAX_LEVELS],
-        d[HISPI_AMG_MAX_LEVELS], e[HISPI_AMG_MAX_LEVELS], w2[HISPI_AMG_MAX_LEVELS];
+        e[HISPI_AMG_MAX_LEVELS], w2[HISPI_AMG_MAX_LEVELS];
     /* (e, w2: the smoother's direction and product) */
     /* the coarsest level: LU factors (row-major, nc x nc), pivots, host work */
     int64_t nc;
@@ -36,7 +36,7 @@ void hispi_amg_cycle_destroy(hispi_amg_cycle **pc)
     if (!c) return;
     for (int l = 0; l < HISPI_AMG_MAX_LEVELS; l++) {
         if (l > 0) hisp_vector_destroy(&c->b[l]), hisp_vector_destroy(&c->x[l]);
-        hisp_vector_destroy(&c->r[l]), hisp_vector_destroy(&c->d[l]);
+        hisp_vector_destroy(&c->r[l]);
         hisp_vector_destroy(&c->e[l]), hisp_vector_destroy(&c->w2[l]);
     }
     hispi_amg_free(&c->h);
@@ -154,7 +154,7 @@ static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vect
     /* r = D^-1 (b - A x), d = r / theta */
     HISPI_TRY(hisp_vector_copy(b, r));
     if (!zero) HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
-    HISPI_TRY(hisp_vector_div(r, c->d[l], r));
+    HISPI_TRY(hisp_vector_div(r, c->h.diag[l], r));
     HISPI_TRY(hisp_vector_axpby(scal(c, &a, 1 / th), r, scal(c, &bb, 0), d));
     for (int k = 0; k < deg; k++) {
         if (zero && k == 0)
@@ -163,7 +163,7 @@ static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vect
             HISPI_TRY(hisp_vector_axpby(scal(c, &a, 1), d, scal(c, &bb, 1), x));
         if (k + 1 == deg) break;
         HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &one, A, d, &zero_, t));
-        HISPI_TRY(hisp_vector_div(t, c->d[l], t));
+        HISPI_TRY(hisp_vector_div(t, c->h.diag[l], t));
         HISPI_TRY(hisp_vector_axpby(scal(c, &a, -1), t, scal(c, &bb, 1), r));
         double rn = 1 / (2 * sg - rk);
         HISPI_TRY(hisp_vector_axpby(scal(c, &a, 2 * rn / de), r, scal(c, &bb, rn * rk), d));
@@ -185,7 +185,10 @@ static hisp_status vcycle(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector 
     /* the coarse correction: x += P V(P^T (b - A x)) */
     HISPI_TRY(hisp_vector_copy(b, r));
     HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
-    HISPI_TRY(hisp_spmv(ctx, HISP_OP_T, &one, P, r, &zero, c->b[l + 1]));
+    if (c->h.R[l]) /* P^T as a matrix of its own (a device setup's) */
+        HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &one, c->h.R[l], r, &zero, c->b[l + 1]));
+    else
+        HISPI_TRY(hisp_spmv(ctx, HISP_OP_T, &one, P, r, &zero, c->b[l + 1]));
     HISPI_TRY(vcycle(c, l + 1, c->b[l + 1], c->x[l + 1]));
     HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &one, P, c->x[l + 1], &one, x));
     return chebyshev(c, l, b, x, false);
@@ -196,7 +199,7 @@ hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector
     return vcycle(c, 0, b, x);
 }
 
-/* Level l's vectors and diagonal on the backend. */
+/* Level l's vectors on the backend. */
 static hisp_status level_vectors(hispi_amg_cycle *c, int l)
 {
     hisp_context ctx = c->ctx;
@@ -208,12 +211,7 @@ static hisp_status level_vectors(hispi_amg_cycle *c, int l)
     if (l == c->h.nlevels - 1) return HISP_SUCCESS;
     HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->r[l]));
     HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->e[l]));
-    HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->w2[l]));
-    HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->d[l]));
-    for (int64_t i = 0; i < n; i++)
-        hispi_store_real(c->t, c->tw, i, c->h.diag[l][i]);
-    HISPI_TRY(hisp_vector_write(c->d[l], c->tw));
-    return HISP_SUCCESS;
+    return hisp_vector_create(ctx, c->t, n, &c->w2[l]);
 }
 
 hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle **pc)
@@ -234,17 +232,8 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
     }
     if (!s) s = hispi_amg_setup(A0, o, &c->h);
     if (!s) s = factor(c);
-    for (int l = 0; !s && l < c->h.nlevels; l++) {
-        free(c->tw);
-        c->tw = NULL;
-        s = hispi_alloc(ctx, (size_t)c->h.rows[l] + 1, hisp_type_size(c->t), &c->tw);
-        if (!s) s = level_vectors(c, l);
-    }
-    if (!s) { /* the coarsest level's host buffer */
-        free(c->tw);
-        c->tw = NULL;
-        s = hispi_alloc(ctx, (size_t)c->nc + 1, hisp_type_size(c->t), &c->tw);
-    }
+    for (int l = 0; !s && l < c->h.nlevels; l++)
+        s = level_vectors(c, l);
     if (s) {
         hispi_amg_cycle_destroy(&c);
         return s;

@@ -1,8 +1,9 @@
-/* The smoothed-aggregation hierarchy on the host (hispi_amg.h): per level
- * the strength graph and aggregates (amg_aggregate.c), the tentative
- * prolongator P0, P = (I - omega D^-1 A) P0 over the pattern of A*P0 (a
- * product of the library), and the coarse operator P^T A P
- * (hisp_matrix_ptap). */
+/* The smoothed-aggregation hierarchy (hispi_amg.h): per level the strength
+ * graph and aggregates (amg_aggregate.c), the tentative prolongator P0,
+ * P = (I - omega D^-1 A) P0 over the pattern of A*P0 (a product of the
+ * library), and the coarse operator P^T A P (hisp_matrix_ptap) on the
+ * host; where the products run on the device, the same steps there
+ * (amg_dev.c) and P^T A P as R (A P) with R = P^T made there. */
 #include "hispi_amg.h"
 
 #include <math.h>
@@ -21,8 +22,8 @@ void hispi_amg_free(hispi_amg *h)
 {
     for (int l = 0; l < h->nlevels; l++) {
         if (l > 0) hisp_matrix_destroy(&h->A[l]);
-        hisp_matrix_destroy(&h->P[l]);
-        free(h->diag[l]);
+        hisp_matrix_destroy(&h->P[l]), hisp_matrix_destroy(&h->R[l]);
+        hisp_vector_destroy(&h->diag[l]);
     }
     memset(h, 0, sizeof *h);
 }
@@ -126,11 +127,25 @@ static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const doub
     return s;
 }
 
-/* One level's prolongator P from its operator A (rows n); *nagg its
- * columns (0: no coarser level can be made); *diag (allocated here) and
- * *rho A's diagonal and Gershgorin's bound of rho(D^-1 A). */
-static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *o, hisp_matrix *P,
-                         int64_t *nagg, double **diag, double *rho_out)
+/* d (n entries of type t) into a new vector *v. */
+static hisp_status diag_vector(hisp_context ctx, hisp_type t, int64_t n, const double *d,
+                               hisp_vector *v)
+{
+    void *tw = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(t), &tw));
+    for (int64_t i = 0; i < n; i++)
+        hispi_store_real(t, tw, i, d[i]);
+    hisp_status s = hisp_vector_create(ctx, t, n, v);
+    if (!s) s = hisp_vector_write(*v, tw);
+    if (s) hisp_vector_destroy(v);
+    free(tw);
+    return s;
+}
+
+/* One level on the host: out's P from A (none where no coarser level can
+ * be made), A's diagonal and Gershgorin's bound of rho(D^-1 A). */
+static hisp_status host_level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *o,
+                              hispi_amg_level *out)
 {
     hisp_matrix_info mi;
     const int64_t *p;
@@ -138,32 +153,52 @@ static hisp_status level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *
     const void *v;
     HISPI_TRY(hisp_matrix_get_info(A, &mi));
     HISPI_TRY(hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
-    int64_t n = mi.nrows, *sptr = NULL;
+    int64_t n = mi.nrows, *sptr = NULL, nagg = 0;
     int32_t *sidx = NULL, *agg = NULL;
-    double *d = NULL, *unit = NULL, rho = 0;
+    double *d = NULL, *unit = NULL;
     hisp_matrix P0 = NULL, AP0 = NULL;
-    *nagg = 0;
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
-    if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, &rho);
+    if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, &out->rho);
+    if (!s) s = diag_vector(ctx, mi.type, n, d, &out->diag);
     if (!s) s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
-    if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, nagg);
-    if (!s && *nagg > 0 && *nagg < n) {
-        s = unit_entries(ctx, n, agg, *nagg, &unit);
-        if (!s) s = tentative(ctx, mi.type, n, agg, *nagg, unit, &P0);
+    if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, &nagg);
+    if (!s && nagg > 0 && nagg < n) {
+        s = unit_entries(ctx, n, agg, nagg, &unit);
+        if (!s) s = tentative(ctx, mi.type, n, agg, nagg, unit, &P0);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &AP0);
-        if (!s) s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / rho, agg, *nagg, unit, AP0, P);
-    } else if (!s) {
-        *nagg = 0;
+        if (!s)
+            s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / out->rho, agg, nagg, unit, AP0, &out->P);
+        if (!s) out->nagg = nagg;
     }
     hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
-    free(sptr), free(sidx), free(agg), free(unit);
-    if (s) {
-        free(d);
-        return s;
+    free(sptr), free(sidx), free(agg), free(unit), free(d);
+    return s;
+}
+
+/* Level l's P, R, diagonal and rho from A[l] (on the device: its copy
+ * there, *Ad), and A[l + 1] = P^T A P; *more: a coarser level was made. */
+static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, const hispi_amg_opts *o,
+                              bool *more)
+{
+    hispi_amg_level lv;
+    memset(&lv, 0, sizeof lv);
+    *more = false;
+    hisp_status s =
+        h->on_device ? hispi_amg_dev_level(Ad, o, &lv) : host_level(h->A[0]->ctx, h->A[l], o, &lv);
+    h->diag[l] = lv.diag, h->rho[l] = lv.rho, h->P[l] = lv.P, h->R[l] = lv.R;
+    if (s || !lv.P) return s;
+    if (h->on_device) { /* R (A P), both products on the device */
+        hisp_matrix AP = NULL;
+        s = hisp_matrix_multiply(HISP_OP_N, Ad, HISP_OP_N, lv.P, &AP);
+        if (!s) s = hisp_matrix_multiply(HISP_OP_N, lv.R, HISP_OP_N, AP, &h->A[l + 1]);
+        hisp_matrix_destroy(&AP);
+    } else {
+        s = hisp_matrix_ptap(lv.P, h->A[l], &h->A[l + 1]);
+        if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);
     }
-    *diag = d, *rho_out = rho;
-    return HISP_SUCCESS;
+    *more = !s;
+    return s;
 }
 
 hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h)
@@ -181,23 +216,23 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
                           (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type));
     int maxl = o->max_levels < HISPI_AMG_MAX_LEVELS ? o->max_levels : HISPI_AMG_MAX_LEVELS;
     h->A[0] = A;
-    hisp_status s = HISP_SUCCESS;
-    for (int l = 0;; l++) {
+    h->on_device = hispi_amg_dev_usable(ctx);
+    hisp_matrix A0 = NULL; /* A's device copy for a device setup (A where it is one) */
+    hisp_status s = h->on_device ? hispi_amg_dev_copy(A, &A0) : HISP_SUCCESS;
+    for (int l = 0; !s; l++) {
         hisp_matrix_info li;
         s = hisp_matrix_get_info(h->A[l], &li);
         if (s) break;
         h->rows[l] = li.nrows, h->nnz[l] = li.nnz;
         h->nlevels = l + 1;
         if (li.nrows <= o->max_coarse || l + 1 >= maxl) break;
-        int64_t nagg = 0;
-        s = level(ctx, h->A[l], o, &h->P[l], &nagg, &h->diag[l], &h->rho[l]);
-        if (s || !nagg) break;
-        s = hisp_matrix_ptap(h->P[l], h->A[l], &h->A[l + 1]);
-        if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);
-        if (s) break;
+        bool more = false;
+        s = next_level(h, l, l ? h->A[l] : A0, o, &more);
+        if (!more) break;
     }
+    if (A0 != A) hisp_matrix_destroy(&A0);
     if (s) {
-        if (h->A[h->nlevels]) hisp_matrix_destroy(&h->A[h->nlevels]);
+        if (h->nlevels > 0) hisp_matrix_destroy(&h->A[h->nlevels]); /* made, not counted */
         hispi_amg_free(h);
     }
     return s;

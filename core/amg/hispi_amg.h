@@ -4,7 +4,8 @@
  * maximal independent sets (amg_aggregate.c: parallel rounds with hashed
  * priorities, so that a device's rounds give the same aggregates), the
  * tentative and smoothed prolongators and the Galerkin products PᵀAP by
- * hisp_matrix_ptap (amg_setup.c); the V-cycle from the library's own SpMV
+ * hisp_matrix_ptap (amg_setup.c), or the same steps as kernels where the
+ * products run on the device (amg_dev.c); the V-cycle from the library's own SpMV
  * and vector calls, on the context's backend (amg_cycle.c). */
 #ifndef HISPI_AMG_H
 #define HISPI_AMG_H
@@ -38,7 +39,7 @@ HISPI_LOCAL hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const i
 
 /* ---- the hierarchy (amg_setup.c) ------------------------------------------ */
 
-enum { HISPI_AMG_MAX_LEVELS = 25 };
+enum { HISPI_AMG_MAX_LEVELS = HISP_PRECOND_MAX_LEVELS };
 
 typedef struct {
     double theta;       /* strength threshold (0: every coupling) */
@@ -51,16 +52,42 @@ typedef struct {
  * coarsest, P[l] from level l + 1 to l: P = (I - omega D^-1 A) P0 with P0
  * the tentative prolongator (aggregate indicators, columns of unit norm)
  * and omega = 4/3 / rho, rho Gershgorin's bound of D^-1 A (max over rows of
- * sum_j |a_ij| / a_ii: safe, and tight on M-matrices of zero row sums). */
+ * sum_j |a_ij| / a_ii: safe, and tight on M-matrices of zero row sums).
+ * A hierarchy set up on the device keeps R[l] = P[l]^T too (the
+ * restriction as a product of its own), its operators and prolongators in
+ * device buffers. */
 typedef struct {
     int nlevels;
-    hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS];
+    bool on_device;
+    hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS], R[HISPI_AMG_MAX_LEVELS];
     int64_t rows[HISPI_AMG_MAX_LEVELS], nnz[HISPI_AMG_MAX_LEVELS];
-    /* but for the coarsest: A's diagonal (host, rows[l]) and rho */
-    double *diag[HISPI_AMG_MAX_LEVELS], rho[HISPI_AMG_MAX_LEVELS];
+    /* but for the coarsest: A's diagonal (a vector of the context) and rho */
+    hisp_vector diag[HISPI_AMG_MAX_LEVELS];
+    double rho[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
+/* One level's result: P (NULL: no coarser level), R (device setups), the
+ * diagonal, rho, P's columns. */
+typedef struct {
+    hisp_matrix P, R;
+    hisp_vector diag;
+    double rho;
+    int64_t nagg;
+} hispi_amg_level;
+
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
+
+/* ---- the device's levels (amg_dev.c) -------------------------------------- */
+
+/* Does ctx's backend set levels up with kernels (where SpGEMM runs there)? */
+HISPI_LOCAL bool hispi_amg_dev_usable(hisp_context ctx);
+/* One level of A (square CSR in hisp's device layout, hispi_amg_dev_copy):
+ * the host level's results (the same aggregates) and R = P^T. */
+HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o,
+                                            hispi_amg_level *out);
+/* *D: X where X is in hisp's device layout, else a new matrix owning device
+ * copies of X's host CSR arrays. */
+HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);
 /* The hierarchy of A (square CSR, f32 or f64, a positive diagonal):
  * HISP_ERR_INVALID_ARGUMENT with the row for a diagonal that is missing,
  * zero or negative; A is not changed. On failure nothing is kept. */

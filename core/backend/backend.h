@@ -65,7 +65,9 @@ typedef struct {
     X(HSADD, hisparse_add, 1)                                                                      \
     X(VECTOR, vector, 1)                                                                           \
     X(SELL, sell_spmv, 1)                                                                          \
-    X(SPGEMM, spgemm, 1)
+    X(SPGEMM, spgemm, 1)                                                                           \
+    X(SCAN, scan, 1)                                                                               \
+    X(AMG, amg, 1)
 #define HISPI_PROG_ENUM_(id, file, cuda) HISPI_PROG_##id,
 enum { HISPI_PROGRAMS(HISPI_PROG_ENUM_) HISPI_PROG_COUNT };
 typedef struct {

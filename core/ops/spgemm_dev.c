@@ -34,6 +34,7 @@
  * C's columns written again as they are) and sg_num_group; a real C keeps
  * its values on the device (hispi_spgemm_dev_numeric). */
 #include "backend/backend.h"
+#include "scan_dev.h"
 #include "spgemm.h"
 
 #include <stdio.h>
@@ -92,18 +93,14 @@ enum {
     K_SCATTER,
     K_COUNT_M,
     K_FILL_M,
-    K_SCAN_PART,
-    K_SCAN_TOP,
-    K_SCAN_OUT,
     K_COUNT_H,
     K_FILL_H,
     K_GATHER,
     NK
 };
-static const char *const knames[NK] = {"sg_bound",   "sg_count_l",   "sg_count_g",  "sg_fill_l",
-                                       "sg_fill_g",  "sg_class",     "sg_scatter",  "sg_count_m",
-                                       "sg_fill_m",  "sg_scan_part", "sg_scan_top", "sg_scan_out",
-                                       "sg_count_g", "sg_fill_g",    "sg_gather"};
+static const char *const knames[NK] = {"sg_bound",  "sg_count_l", "sg_count_g", "sg_fill_l",
+                                       "sg_fill_g", "sg_class",   "sg_scatter", "sg_count_m",
+                                       "sg_fill_m", "sg_count_g", "sg_fill_g",  "sg_gather"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -127,7 +124,6 @@ enum {
     B_NCLS,
     B_MROWS,
     B_GBOUND,
-    B_PART,
     B_HROWS,
     B_HBOUND,
     B_HOFF,
@@ -138,6 +134,7 @@ typedef struct {
     hisp_context ctx;
     void *b[NB];
     void *k[NK];
+    hispi_scan scan;   /* C's row pointers */
     int hgs;           /* the work-group of K_COUNT_H, K_FILL_H (0: no such kernels) */
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
     size_t size[NB];   /* bytes of each buffer of the job's own */
@@ -161,6 +158,7 @@ static void job_free(dev_job *j)
         buf_drop(j, i);
     for (int i = 0; i < NK; i++)
         if (j->k[i]) HISPI_BE_VOID(j->ctx, kern_free, j->k[i]);
+    hispi_scan_free(j->ctx, &j->scan);
 }
 
 /* Test hook: device buffers the products have asked for. */
@@ -612,16 +610,13 @@ static hisp_status gather(dev_job *j, int rows, int dst, int64_t n)
 }
 
 /* The rows' arrays of one pass, which blocks would need as well (bounds,
- * class sizes, counts, the scan's parts, C's pointers): a failure of one
- * is the call's. */
+ * class sizes, counts, C's pointers): a failure of one is the call's. */
 static hisp_status pass_rows(dev_job *j, int64_t m)
 {
     hisp_context ctx = j->ctx;
-    int64_t np = (m + (int64_t)GS * 16 - 1) / ((int64_t)GS * 16); /* the kernel's chunks */
     HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
     HISPI_TRY(dalloc(j, B_NCLS, 32));
     HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
-    HISPI_TRY(dalloc(j, B_PART, (size_t)np * 8));
     HISPI_TRY(dalloc(j, B_CPTR, ((size_t)m + 1) * 8));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
     return HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
@@ -630,15 +625,8 @@ static hisp_status pass_rows(dev_job *j, int64_t m)
 /* C's pointers on the device from the counts; *nnz C's entries. */
 static hisp_status pass_scan(dev_job *j, int64_t m, int64_t *nnz)
 {
-    int64_t np = (m + (int64_t)GS * 16 - 1) / ((int64_t)GS * 16);
-    hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0}, npa = {HISPI_KARG_I64, NULL, np, 0};
-    hispi_karg p[] = {mm, kbuf(j, B_CNT), kbuf(j, B_PART)};
-    HISPI_TRY(launch(j, K_SCAN_PART, p, 3, np));
-    hispi_karg t[] = {npa, kbuf(j, B_PART)};
-    HISPI_TRY(launch(j, K_SCAN_TOP, t, 2, 1));
-    hispi_karg o[] = {mm, kbuf(j, B_CNT), kbuf(j, B_PART), kbuf(j, B_CPTR)};
-    HISPI_TRY(launch(j, K_SCAN_OUT, o, 4, np));
-    return HISPI_BE(j->ctx, buf_read, j->b[B_CPTR], (size_t)m * 8, nnz, 8);
+    if (!j->scan.k[0]) HISPI_TRY(hispi_scan_get(j->ctx, false, &j->scan));
+    return hispi_scan_run(j->ctx, &j->scan, m, j->b[B_CNT], j->b[B_CPTR], nnz);
 }
 
 /* The product of all rows at once, C left on the device in B_CPTR, B_CCOL
@@ -702,7 +690,7 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     *nnz_c = nnz;
     /* C's columns and values; the long rows' tables sized by their counts
      * now (C's entries, not the products: rmat 18's tables 2.3x smaller) */
-    buf_drop(j, B_PART), buf_drop(j, B_GKEYS), buf_drop(j, B_GOFF), buf_drop(j, B_HOFF);
+    buf_drop(j, B_GKEYS), buf_drop(j, B_GOFF), buf_drop(j, B_HOFF);
     HISPI_TRY(gather(j, B_GROWS, B_GBOUND, n[3]));
     HISPI_TRY(gather(j, B_HROWS, B_HBOUND, n[4]));
     gslots = 0;

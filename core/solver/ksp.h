@@ -113,6 +113,9 @@ struct ks_space {
     int nslot;            /* slots 0 .. nslot-1 */
     int64_t nrows, ncols; /* lengths of b and x (local for MPI ranks) */
     int has_pc;           /* precond() is more than a copy */
+    /* a hierarchy's levels (AMG; 0: none), its rows and entries per level */
+    int pc_levels;
+    const int64_t *pc_rows, *pc_nnz;
     /* wall time of the space's calls by kind, where the space can tell it
      * (its calls wait for their work); 0 otherwise */
     double ms[KS_MS_COUNT];

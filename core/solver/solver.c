@@ -496,6 +496,9 @@ hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->product_ms = sp->ms[KS_MS_PRODUCT];
         info->vector_ms = sp->ms[KS_MS_VECTOR];
         info->reduce_ms = sp->ms[KS_MS_REDUCE];
+        info->precond_levels = sp->pc_levels;
+        for (int l = 0; l < sp->pc_levels; l++)
+            info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
     }
     return HISP_SUCCESS;
 }

@@ -477,6 +477,10 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
         hispi_amg_opts o;
         hispi_amg_defaults(&o);
         if (!st) st = hispi_amg_cycle_create(A, &o, &ls->amg);
+        if (!st) {
+            const hispi_amg *h = hispi_amg_cycle_hierarchy(ls->amg);
+            sp->pc_levels = h->nlevels, sp->pc_rows = h->rows, sp->pc_nnz = h->nnz;
+        }
     }
     if (st) {
         l_destroy(sp);

@@ -1,0 +1,26 @@
+#!/bin/bash
+# AMG-preconditioned CG on the GPU machine against Jacobi-CG: `hisp solve
+# gen:KIND:N --method cg --precond amg|jacobi --backend cuda --json` to rtol
+# 1e-8, b = ones, on poisson3d, aniso3d and jump3d grids (SIDES, default
+# "64 128"; KINDS, default all three). Stage with `bash bench/stage_gpu.sh
+# amg`; on the device `OUT=$OUT bash .gpu/amg_gpu.sh`. Writes one JSON per
+# solve to $OUT/amg/ and the table (amg_table.py) to $OUT/amg_gpu.md.
+set -u
+H=$(cd "$(dirname "$0")" && pwd)
+export HISP_OPTIONS="cache_dir=$OUT/cache"
+mkdir -p "$OUT/amg"
+L=$OUT/amg.log
+{ date -u; nvidia-smi -L; } >>"$L" 2>&1
+for n in ${SIDES:-64 128}; do
+  for k in ${KINDS:-poisson3d aniso3d jump3d}; do
+    for p in ${PRECONDS:-amg jacobi}; do
+      f=$OUT/amg/${k}_${n}_$p.json
+      echo "== $k $n $p" >>"$L"
+      timeout 300 "$H/bin/hisp" solve "gen:$k:$n" --method cg --precond $p --backend cuda \
+        --json >"$f" 2>>"$L"
+      echo "-- exit $?" >>"$L"
+    done
+  done
+done
+python3 "$H/amg_table.py" "$OUT/amg" >"$OUT/amg_gpu.md" 2>>"$L"
+rm -rf "$OUT/cache"

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""The AMG-CG against Jacobi-CG table from amg_gpu.sh's JSON files: per
+system the iterations and the time as the user waits (setup_ms + solve_ms;
+prepare_ms, the matrix's upload and kernel builds, apart), the V-cycle's
+cost per iteration against one SpMV.
+
+  python3 bench/amg_table.py DIR
+"""
+import glob
+import json
+import os
+import sys
+
+
+def load(d):
+    runs = {}
+    for f in sorted(glob.glob(os.path.join(d, "*.json"))):
+        kind, n, pc = os.path.basename(f)[:-5].rsplit("_", 2)
+        try:
+            with open(f) as fh:
+                runs[(kind, int(n), pc)] = json.load(fh)
+        except (ValueError, OSError):
+            pass
+    return runs
+
+
+def main():
+    runs = load(sys.argv[1])
+    print("| system | rows | Jacobi-CG it / ms | AMG-CG it / setup ms / solve ms / total ms "
+          "| AMG iteration / SpMV | speed-up |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for kind, n in sorted({(k, n) for k, n, _ in runs}, key=lambda t: (t[1], t[0])):
+        j, a = runs.get((kind, n, "jacobi")), runs.get((kind, n, "amg"))
+        jt = j["setup_ms"] + j["solve_ms"] if j else None
+        at = a["setup_ms"] + a["solve_ms"] if a else None
+        jc = "%d / %.1f" % (j["iterations"], jt) if j else "-"
+        ac = ("%d / %.1f / %.1f / %.1f" % (a["iterations"], a["setup_ms"], a["solve_ms"], at)
+              if a else "-")
+        ratio = "%.1f" % (a["ms_per_iteration"] / a["spmv_ms"]) if a and a["spmv_ms"] else "-"
+        sp = "%.2f" % (jt / at) if jt and at else "-"
+        conv = "" if not a or a["converged"] else " (not converged)"
+        print("| %s %d^3 | %d | %s | %s%s | %s | %s |" %
+              (kind, n, n ** 3, jc, ac, conv, ratio, sp))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,404 @@
+/* One level of the smoothed-aggregation hierarchy on the device
+ * (hispi_amg.h): the host's steps of amg_aggregate.c and amg_setup.c as
+ * kernels (kernels/amg.cl) over the level's CSR arrays in device buffers,
+ * row pointers by device scans (kernels/scan.cl), A P0 by the library's
+ * SpGEMM on the device. Only scalars cross to the host: Gershgorin's bound
+ * and the diagonal's check (a value per work-group), the strength graph's
+ * and P0's sizes, one count per aggregation round. The aggregates are the
+ * host's; in f64 the prolongators' bits too. */
+#include "backend/backend.h"
+#include "hispi_amg.h"
+#include "ops/scan_dev.h"
+#include "ops/spgemm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Test hook: the k-th device buffer of a device setup fails as
+ * HISP_ERR_OUT_OF_DEVICE_MEMORY (0: none); device levels made. */
+long hispi_amg_dev_fail_after;
+long hispi_amg_dev_levels;
+
+enum { GS = 256 };
+
+enum {
+    K_DIAG,
+    K_SCOUNT,
+    K_SFILL,
+    K_MIS_INIT,
+    K_SPREAD,
+    K_MIS_UPDATE,
+    K_FLAG_IN,
+    K_JOIN1,
+    K_JOIN2,
+    K_P0_COUNT,
+    K_P0_FILL,
+    K_SMOOTH,
+    K_TCOUNT,
+    K_TFILL,
+    K_TSORT,
+    NK
+};
+static const char *const knames[NK] = {
+    "amg_diag",       "amg_scount",  "amg_sfill",  "amg_mis_init", "amg_spread",
+    "amg_mis_update", "amg_flag_in", "amg_join1",  "amg_join2",    "amg_p0_count",
+    "amg_p0_fill",    "amg_smooth",  "amg_tcount", "amg_tfill",    "amg_tsort"};
+
+/* The level's scratch buffers, freed together. */
+enum {
+    B_GMAX,
+    B_GBAD,
+    B_CNT,
+    B_SPTR,
+    B_SIDX,
+    B_ST,
+    B_NST,
+    B_B1,
+    B_B2,
+    B_LEFT,
+    B_RNUM,
+    B_SIZE,
+    B_P0PTR,
+    B_P0COL,
+    B_P0VAL,
+    B_RPTR,
+    B_RCOL,
+    B_RVAL,
+    NB
+};
+
+typedef struct {
+    hisp_context ctx;
+    hisp_type t;
+    size_t es;
+    void *k[NK];
+    hispi_scan scan;
+    void *b[NB];
+} dev_level;
+
+bool hispi_amg_dev_usable(hisp_context ctx)
+{
+    return hispi_spgemm_dev_usable(ctx) && HISPI_BE_HAS(ctx, buf_read) &&
+           HISPI_BE_HAS(ctx, buf_write);
+}
+
+/* A device buffer (the test hook's failures included). */
+static hisp_status dbuf(hisp_context ctx, size_t bytes, void **buf)
+{
+    if (hispi_amg_dev_fail_after > 0 && --hispi_amg_dev_fail_after == 0)
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
+                          "AMG setup: a device buffer of %zu bytes could not be had (test hook)",
+                          bytes);
+    return HISPI_BE(ctx, buf_alloc, bytes ? bytes : 1, buf);
+}
+
+static hisp_status dalloc(dev_level *L, int which, size_t bytes)
+{
+    return dbuf(L->ctx, bytes, &L->b[which]);
+}
+
+static hisp_status dzero(dev_level *L, int which, size_t bytes)
+{
+    HISPI_TRY(dalloc(L, which, bytes));
+    return bytes ? HISPI_BE(L->ctx, buf_zero, L->b[which], 0, bytes) : HISP_SUCCESS;
+}
+
+static void drop(dev_level *L, int which)
+{
+    if (L->b[which]) HISPI_BE_VOID(L->ctx, buf_free, L->b[which]);
+    L->b[which] = NULL;
+}
+
+static void level_free(dev_level *L)
+{
+    for (int i = 0; i < NB; i++)
+        drop(L, i);
+    for (int i = 0; i < NK; i++)
+        if (L->k[i]) HISPI_BE_VOID(L->ctx, kern_free, L->k[i]);
+    hispi_scan_free(L->ctx, &L->scan);
+}
+
+static hisp_status level_kernels(dev_level *L)
+{
+    bool dbl = L->t == HISP_F64;
+    char opts[128];
+    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d",
+             dbl ? "double" : "float", (int)dbl, GS);
+    for (int i = 0; i < NK; i++)
+        HISPI_TRY(HISPI_BE(L->ctx, kern_get, HISPI_PROG_AMG, opts, knames[i], &L->k[i]));
+    return hispi_scan_get(L->ctx, true, &L->scan);
+}
+
+static hispi_karg kb(const void *buf)
+{
+    return (hispi_karg){HISPI_KARG_BUF, buf, 0, 0};
+}
+static hispi_karg ki(int64_t v)
+{
+    return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
+}
+static hispi_karg kr(const dev_level *L, double v)
+{
+    return (hispi_karg){L->t == HISP_F64 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
+}
+
+/* kernel k over n work-items (one per row) */
+static hisp_status launch(dev_level *L, int k, const hispi_karg *a, int na, int64_t n)
+{
+    if (n <= 0) return HISP_SUCCESS;
+    return HISPI_BE(L->ctx, kern_launch, L->k[k], a, na, (size_t)((n + GS - 1) / GS), GS);
+}
+
+/* The device arrays of a level's operator. */
+typedef struct {
+    int64_t n, nnz;
+    void *ptr, *col, *val;
+} dcsr;
+
+static dcsr view(hisp_matrix M)
+{
+    return (dcsr){M->host.nrows, M->host.nnz, M->ext.rowptr, M->ext.colind, M->ext.val};
+}
+
+/* d (a vector of A's rows) and rho; a diagonal that is not positive is the
+ * error, naming its row. */
+static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, double *rho)
+{
+    hisp_context ctx = L->ctx;
+    int64_t ng = (A->n + GS - 1) / GS;
+    double *gm = NULL;
+    int64_t *gb = NULL;
+    HISPI_TRY(dalloc(L, B_GMAX, (size_t)ng * L->es));
+    HISPI_TRY(dalloc(L, B_GBAD, (size_t)ng * 8));
+    hispi_karg a[] = {ki(A->n), kb(A->ptr),       kb(A->col),      kb(A->val),
+                      kb(d),    kb(L->b[B_GMAX]), kb(L->b[B_GBAD])};
+    HISPI_TRY(launch(L, K_DIAG, a, 7, A->n));
+    hisp_status s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gm);
+    if (!s) s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gb);
+    if (!s) s = HISPI_BE(ctx, buf_read, L->b[B_GMAX], 0, gm, (size_t)ng * L->es);
+    if (!s) s = HISPI_BE(ctx, buf_read, L->b[B_GBAD], 0, gb, (size_t)ng * 8);
+    int64_t bad = A->n;
+    *rho = 0;
+    for (int64_t g = 0; !s && g < ng; g++) {
+        double r = hispi_load_real(L->t, gm, g);
+        if (r > *rho) *rho = r;
+        if (gb[g] < bad) bad = gb[g];
+    }
+    if (!s && bad < A->n) {
+        double v = 0;
+        s = HISPI_BE(ctx, buf_read, d, (size_t)bad * L->es, &v, L->es);
+        if (!s)
+            s = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                           "AMG setup: the diagonal of row %lld is %g: smoothed aggregation "
+                           "needs a positive diagonal",
+                           (long long)bad, hispi_load_real(L->t, &v, 0));
+    }
+    free(gm), free(gb);
+    drop(L, B_GMAX), drop(L, B_GBAD);
+    return s;
+}
+
+/* The strength graph into B_SPTR, B_SIDX. */
+static hisp_status strength(dev_level *L, const dcsr *A, void *d, double theta)
+{
+    int64_t n = A->n, ns = 0;
+    double t2 = theta * theta;
+    HISPI_TRY(dzero(L, B_CNT, (size_t)n * 4));
+    hispi_karg a[] = {ki(n), kb(A->ptr), kb(A->col), kb(A->val), kb(d), kr(L, t2), kb(L->b[B_CNT])};
+    HISPI_TRY(launch(L, K_SCOUNT, a, 7, n));
+    HISPI_TRY(dalloc(L, B_SPTR, ((size_t)n + 1) * 8));
+    HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, n, L->b[B_CNT], L->b[B_SPTR], &ns));
+    HISPI_TRY(dalloc(L, B_SIDX, (size_t)ns * 4));
+    HISPI_TRY(HISPI_BE(L->ctx, buf_zero, L->b[B_CNT], 0, (size_t)n * 4));
+    hispi_karg f[] = {ki(n),     kb(A->ptr),       kb(A->col),      kb(A->val),      kb(d),
+                      kr(L, t2), kb(L->b[B_SPTR]), kb(L->b[B_CNT]), kb(L->b[B_SIDX])};
+    return launch(L, K_SFILL, f, 9, n);
+}
+
+/* The MIS(2) rounds (final states in B_ST), then the aggregates: agg in
+ * B_B2, *nagg of them (the roots' numbers in B_RNUM). */
+static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *nagg)
+{
+    hisp_context ctx = L->ctx;
+    void **b = L->b;
+    int64_t sd = (int64_t)seed;
+    HISPI_TRY(dalloc(L, B_ST, (size_t)n));
+    HISPI_TRY(dalloc(L, B_NST, (size_t)n));
+    HISPI_TRY(dalloc(L, B_B1, (size_t)n * 4));
+    HISPI_TRY(dalloc(L, B_B2, (size_t)n * 4));
+    HISPI_TRY(dalloc(L, B_LEFT, 4));
+    hispi_karg in[] = {ki(n), kb(b[B_SPTR]), kb(b[B_ST])};
+    HISPI_TRY(launch(L, K_MIS_INIT, in, 3, n));
+    for (uint32_t left = 1; left > 0;) {
+        hispi_karg s1[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
+                           kb(b[B_ST]), ki(sd),        {HISPI_KARG_I32, NULL, 1, 0},
+                           kb(b[B_B1]), kb(b[B_B1])};
+        HISPI_TRY(launch(L, K_SPREAD, s1, 8, n));
+        hispi_karg s2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
+                           kb(b[B_ST]), ki(sd),        {HISPI_KARG_I32, NULL, 0, 0},
+                           kb(b[B_B1]), kb(b[B_B2])};
+        HISPI_TRY(launch(L, K_SPREAD, s2, 8, n));
+        HISPI_TRY(HISPI_BE(ctx, buf_zero, b[B_LEFT], 0, 4));
+        hispi_karg u[] = {ki(n), kb(b[B_ST]), kb(b[B_B2]), kb(b[B_NST]), kb(b[B_LEFT])};
+        HISPI_TRY(launch(L, K_MIS_UPDATE, u, 5, n));
+        HISPI_TRY(HISPI_BE(ctx, buf_read, b[B_LEFT], 0, &left, 4));
+        void *tmp = b[B_ST];
+        b[B_ST] = b[B_NST], b[B_NST] = tmp;
+    }
+    drop(L, B_NST);
+    /* roots numbered in order by a scan of their flags */
+    hispi_karg fl[] = {ki(n), kb(b[B_ST]), kb(b[B_CNT])};
+    HISPI_TRY(launch(L, K_FLAG_IN, fl, 3, n));
+    HISPI_TRY(dalloc(L, B_RNUM, ((size_t)n + 1) * 8));
+    HISPI_TRY(hispi_scan_run(ctx, &L->scan, n, b[B_CNT], b[B_RNUM], nagg));
+    if (*nagg == 0 || *nagg >= n) return HISP_SUCCESS; /* no coarser level */
+    hispi_karg j1[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
+                       kb(b[B_ST]), kb(b[B_RNUM]), kb(b[B_B1])};
+    HISPI_TRY(launch(L, K_JOIN1, j1, 6, n));
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, b[B_LEFT], 0, 4));
+    hispi_karg j2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]), ki(sd),
+                       kb(b[B_B1]), kb(b[B_B2]),   kb(b[B_LEFT])};
+    HISPI_TRY(launch(L, K_JOIN2, j2, 7, n));
+    uint32_t left = 0;
+    HISPI_TRY(HISPI_BE(ctx, buf_read, b[B_LEFT], 0, &left, 4));
+    if (left)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "AMG setup on the device: %u nodes left in no aggregate (the "
+                          "independent set is not maximal)",
+                          left);
+    return HISP_SUCCESS;
+}
+
+/* P0 (n x nagg) from the aggregates in B_B2, as a matrix that owns its
+ * buffers; the aggregates' sizes stay in B_SIZE. */
+static hisp_status tentative(dev_level *L, int64_t n, int64_t nagg, hisp_matrix *P0)
+{
+    void **b = L->b;
+    int64_t nnz = 0;
+    HISPI_TRY(dzero(L, B_SIZE, (size_t)nagg * 4));
+    hispi_karg c[] = {ki(n), kb(b[B_B2]), kb(b[B_SIZE]), kb(b[B_CNT])};
+    HISPI_TRY(launch(L, K_P0_COUNT, c, 4, n));
+    HISPI_TRY(dalloc(L, B_P0PTR, ((size_t)n + 1) * 8));
+    HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, n, b[B_CNT], b[B_P0PTR], &nnz));
+    HISPI_TRY(dalloc(L, B_P0COL, (size_t)nnz * 4));
+    HISPI_TRY(dalloc(L, B_P0VAL, (size_t)nnz * L->es));
+    hispi_karg f[] = {ki(n),          kb(b[B_B2]),    kb(b[B_SIZE]),
+                      kb(b[B_P0PTR]), kb(b[B_P0COL]), kb(b[B_P0VAL])};
+    HISPI_TRY(launch(L, K_P0_FILL, f, 6, n));
+    HISPI_TRY(hispi_matrix_wrap_owned(L->ctx, L->t, n, nagg, nnz, b[B_P0PTR], b[B_P0COL],
+                                      b[B_P0VAL], P0));
+    b[B_P0PTR] = b[B_P0COL] = b[B_P0VAL] = NULL; /* P0's now */
+    return HISP_SUCCESS;
+}
+
+/* *R = P^T (P: m x nc on the device), rows sorted. */
+static hisp_status transpose(dev_level *L, hisp_matrix P, hisp_matrix *R)
+{
+    void **b = L->b;
+    dcsr p = view(P);
+    int64_t nc = P->host.ncols, nnz = 0;
+    HISPI_TRY(dzero(L, B_CNT, (size_t)nc * 4));
+    hispi_karg c[] = {ki(p.n), kb(p.ptr), kb(p.col), kb(b[B_CNT])};
+    HISPI_TRY(launch(L, K_TCOUNT, c, 4, p.n));
+    HISPI_TRY(dalloc(L, B_RPTR, ((size_t)nc + 1) * 8));
+    HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, nc, b[B_CNT], b[B_RPTR], &nnz));
+    HISPI_TRY(dalloc(L, B_RCOL, (size_t)nnz * 4));
+    HISPI_TRY(dalloc(L, B_RVAL, (size_t)nnz * L->es));
+    HISPI_TRY(HISPI_BE(L->ctx, buf_zero, b[B_CNT], 0, (size_t)nc * 4));
+    hispi_karg f[] = {ki(p.n),       kb(p.ptr),    kb(p.col),     kb(p.val),
+                      kb(b[B_RPTR]), kb(b[B_CNT]), kb(b[B_RCOL]), kb(b[B_RVAL])};
+    HISPI_TRY(launch(L, K_TFILL, f, 8, p.n));
+    hispi_karg s[] = {ki(nc), kb(b[B_RPTR]), kb(b[B_RCOL]), kb(b[B_RVAL])};
+    HISPI_TRY(launch(L, K_TSORT, s, 4, nc));
+    HISPI_TRY(
+        hispi_matrix_wrap_owned(L->ctx, L->t, nc, p.n, nnz, b[B_RPTR], b[B_RCOL], b[B_RVAL], R));
+    b[B_RPTR] = b[B_RCOL] = b[B_RVAL] = NULL;
+    return HISP_SUCCESS;
+}
+
+static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, hispi_amg_level *out)
+{
+    hisp_context ctx = L->ctx;
+    dcsr a = view(A);
+    void *d = NULL;
+    hisp_matrix P0 = NULL, P = NULL;
+    int64_t nagg = 0;
+    HISPI_TRY(level_kernels(L));
+    HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->diag));
+    HISPI_TRY(hispi_vector_device(out->diag, false, &d));
+    HISPI_TRY(diagonal(L, &a, d, &out->rho));
+    hispi_vector_device_written(out->diag);
+    HISPI_TRY(strength(L, &a, d, o->theta));
+    HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
+    if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
+    drop(L, B_SIDX), drop(L, B_SPTR), drop(L, B_ST), drop(L, B_B1), drop(L, B_RNUM);
+    HISPI_TRY(tentative(L, a.n, nagg, &P0));
+    hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &P);
+    hisp_matrix_destroy(&P0);
+    hisp_matrix Pd = NULL; /* P where the product left it on the device */
+    if (!s) s = hispi_amg_dev_copy(P, &Pd);
+    if (!s && Pd != P) hisp_matrix_destroy(&P), P = Pd;
+    if (!s) {
+        dcsr p = view(P);
+        hispi_karg m[] = {ki(p.n),        kb(p.ptr),       kb(p.col),
+                          kb(p.val),      kb(d),           kr(L, 4.0 / 3.0 / out->rho),
+                          kb(L->b[B_B2]), kb(L->b[B_SIZE])};
+        s = launch(L, K_SMOOTH, m, 8, p.n);
+    }
+    drop(L, B_B2), drop(L, B_SIZE);
+    if (!s) s = transpose(L, P, &out->R);
+    if (s) {
+        hisp_matrix_destroy(&P);
+        return s;
+    }
+    out->P = P, out->nagg = nagg;
+    hispi_amg_dev_levels++;
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_level *out)
+{
+    memset(out, 0, sizeof *out);
+    hisp_type t = A->host.type;
+    dev_level L = {.ctx = A->ctx, .t = t, .es = hisp_type_size(t)};
+    hisp_status s = level(&L, A, o, out);
+    level_free(&L);
+    if (s) {
+        hisp_vector_destroy(&out->diag);
+        hisp_matrix_destroy(&out->P), hisp_matrix_destroy(&out->R);
+        memset(out, 0, sizeof *out);
+    }
+    return s;
+}
+
+/* *D: X where X is in hisp's device layout (hispi_spgemm_dev_resident),
+ * else a new matrix owning device copies of X's host CSR arrays. */
+hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D)
+{
+    *D = X;
+    if (hispi_spgemm_dev_resident(X, HISP_OP_N)) return HISP_SUCCESS;
+    *D = NULL;
+    hisp_context ctx = X->ctx;
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    HISPI_TRY(hisp_matrix_host_arrays(X, &p, NULL, &c, &v));
+    int64_t n = X->host.nrows, nnz = X->host.nnz;
+    size_t es = hisp_type_size(X->host.type);
+    size_t sz[3] = {((size_t)n + 1) * 8, (size_t)nnz * 4, (size_t)nnz * es};
+    const void *src[3] = {p, c, v};
+    void *buf[3] = {NULL, NULL, NULL};
+    hisp_status s = HISP_SUCCESS;
+    for (int k = 0; !s && k < 3; k++) {
+        s = dbuf(ctx, sz[k], &buf[k]);
+        if (!s && sz[k]) s = HISPI_BE(ctx, buf_write, buf[k], 0, src[k], sz[k]);
+    }
+    if (!s)
+        s = hispi_matrix_wrap_owned(ctx, X->host.type, n, X->host.ncols, nnz, buf[0], buf[1],
+                                    buf[2], D);
+    if (s)
+        for (int k = 0; k < 3; k++)
+            if (buf[k]) HISPI_BE_VOID(ctx, buf_free, buf[k]);
+    return s;
+}

@@ -1,0 +1,288 @@
+/* Smoothed-aggregation AMG's setup on the device (core/amg/amg_dev.c), the
+ * host's loops of core/amg/amg_aggregate.c and amg_setup.c one row per
+ * work-item, so that the aggregates are the host's and, in f64, the
+ * prolongators' bits too (no contraction into fused multiply-adds). Built
+ * with GS (the work-group). Counts are u32 (atomic increments); row
+ * pointers come from kernels/scan.cl. */
+#if defined(__CUDACC__)
+#define KERNEL extern "C" __global__ void __launch_bounds__(GS)
+#define FN static __device__ __forceinline__
+#define GROUP ((i64)blockIdx.x)
+#define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+#define INC_G(p) atomicAdd((p), 1u)
+#define ADD_G(p, v) atomicAdd((p), (v))
+#if IS_DOUBLE
+#define MUL(x, y) __dmul_rn((x), (y))
+#define DIV(x, y) __ddiv_rn((x), (y))
+#else
+#define MUL(x, y) __fmul_rn((x), (y))
+#define DIV(x, y) __fdiv_rn((x), (y))
+#endif
+#else
+#pragma OPENCL FP_CONTRACT OFF
+#define KERNEL __kernel __attribute__((reqd_work_group_size(GS, 1, 1))) void
+#define FN static inline
+#define GROUP ((i64)get_group_id(0))
+#define GLOBAL_ID ((i64)get_global_id(0))
+#define INC_G(p) atomic_inc((volatile __global uint *)(p))
+#define ADD_G(p, v) atomic_add((volatile __global uint *)(p), (v))
+#define MUL(x, y) ((x) * (y))
+#define DIV(x, y) ((x) / (y))
+#endif
+
+#define ABS(x) ((x) < 0 ? -(x) : (x))
+
+/* ---- the diagonal: d[i], and per work-group the largest 1 + sum_j |a_ij|
+ * / a_ii (Gershgorin's bound of rho(D^-1 A)) and the first row whose
+ * diagonal is not positive (n: none) */
+KERNEL amg_diag(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
+                GLOBAL const real *val, GLOBAL real *d, GLOBAL real *gmax, GLOBAL i64 *gbad)
+{
+    LOCAL_DECL(real, sm[GS]);
+    LOCAL_DECL(i64, sb[GS]);
+    const i64 i = GLOBAL_ID;
+    real r = 0;
+    i64 bad = n;
+    if (i < n) {
+        real di = 0, off = 0;
+        for (i64 k = ptr[i]; k < ptr[i + 1]; k++)
+            if (col[k] == i)
+                di += val[k];
+            else
+                off += ABS(val[k]);
+        d[i] = di;
+        if (!(di > 0))
+            bad = i;
+        else
+            r = 1 + DIV(off, di);
+    }
+    sm[LID] = r, sb[LID] = bad;
+    BARRIER();
+    for (int s = GS / 2; s > 0; s >>= 1) {
+        if (LID < s) {
+            if (sm[LID + s] > sm[LID]) sm[LID] = sm[LID + s];
+            if (sb[LID + s] < sb[LID]) sb[LID] = sb[LID + s];
+        }
+        BARRIER();
+    }
+    if (LID == 0) gmax[GROUP] = sm[0], gbad[GROUP] = sb[0];
+}
+
+/* ---- the strength graph: j != i strong for i when a_ij != 0 and
+ * a_ij^2 >= theta^2 |a_ii| |a_jj|, entered in rows i and j both (the
+ * graph made undirected; repeats kept, the aggregation does not see them) */
+FN bool strong(i64 i, int j, real v, real t2, GLOBAL const real *d)
+{
+    return j != i && v != 0 && MUL(v, v) >= MUL(MUL(t2, ABS(d[i])), ABS(d[j]));
+}
+
+KERNEL amg_scount(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
+                  GLOBAL const real *val, GLOBAL const real *d, const real t2, GLOBAL u32 *cnt)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    u32 own = 0;
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++)
+        if (strong(i, col[k], val[k], t2, d)) own++, INC_G(&cnt[col[k]]);
+    if (own) ADD_G(&cnt[i], own);
+}
+
+KERNEL amg_sfill(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
+                 GLOBAL const real *val, GLOBAL const real *d, const real t2,
+                 GLOBAL const i64 *sptr, GLOBAL u32 *fill, GLOBAL int *sidx)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++) {
+        const int j = col[k];
+        if (!strong(i, j, val[k], t2, d)) continue;
+        sidx[sptr[i] + INC_G(&fill[i])] = j;
+        sidx[sptr[j] + INC_G(&fill[j])] = (int)i;
+    }
+}
+
+/* ---- distance-2 maximal independent set by Luby's rounds ---------------- */
+#define OUT 0
+#define UNDECIDED 1
+#define IN 2
+
+FN u64 mix(u64 z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+FN u64 prio(u64 seed, int i)
+{
+    return mix(seed ^ mix((u64)(i64)i + 0x9e3779b97f4a7c15ull));
+}
+
+/* node a's (state, priority, index) above node b's? */
+FN bool above(GLOBAL const u8 *st, u64 seed, int a, int b)
+{
+    if (st[a] != st[b]) return st[a] > st[b];
+    const u64 pa = prio(seed, a), pb = prio(seed, b);
+    if (pa != pb) return pa > pb;
+    return a > b;
+}
+
+KERNEL amg_mis_init(const i64 n, GLOBAL const i64 *sptr, GLOBAL u8 *st)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < n) st[i] = sptr[i + 1] == sptr[i] ? OUT : UNDECIDED;
+}
+
+/* best[i]: the node above every other of from({i} and i's neighbours);
+ * from NULL-like (first = 1): the nodes themselves */
+KERNEL amg_spread(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
+                  GLOBAL const u8 *st, const i64 seed, const int first, GLOBAL const int *from,
+                  GLOBAL int *best)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    int b = first ? (int)i : from[i];
+    for (i64 k = sptr[i]; k < sptr[i + 1]; k++) {
+        const int c = first ? sidx[k] : from[sidx[k]];
+        if (above(st, (u64)seed, c, b)) b = c;
+    }
+    best[i] = b;
+}
+
+/* one round's decisions from the last round's states; left counts the
+ * nodes still undecided */
+KERNEL amg_mis_update(const i64 n, GLOBAL const u8 *st, GLOBAL const int *b2, GLOBAL u8 *nst,
+                      GLOBAL u32 *left)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    u8 s = st[i];
+    if (s == UNDECIDED) {
+        if (b2[i] == i)
+            s = IN;
+        else if (st[b2[i]] == IN)
+            s = OUT;
+        else
+            INC_G(left);
+    }
+    nst[i] = s;
+}
+
+/* ---- aggregates: roots numbered in order (rnum: the scan of flags), their
+ * neighbours join them, the others their neighbour's of the largest
+ * priority; left counts nodes with neighbours still in none (none should
+ * be: the set is maximal) */
+KERNEL amg_flag_in(const i64 n, GLOBAL const u8 *st, GLOBAL u32 *flag)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < n) flag[i] = st[i] == IN;
+}
+
+KERNEL amg_join1(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
+                 GLOBAL const u8 *st, GLOBAL const i64 *rnum, GLOBAL int *b1)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    int a = st[i] == IN ? (int)rnum[i] : -1;
+    if (a < 0)
+        for (i64 k = sptr[i]; k < sptr[i + 1]; k++)
+            if (st[sidx[k]] == IN) a = (int)rnum[sidx[k]];
+    b1[i] = a;
+}
+
+KERNEL amg_join2(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx, const i64 seed,
+                 GLOBAL const int *b1, GLOBAL int *agg, GLOBAL u32 *left)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    int a = b1[i];
+    if (a < 0) {
+        int best = -1;
+        u64 pb = 0;
+        for (i64 k = sptr[i]; k < sptr[i + 1]; k++) {
+            const int j = sidx[k];
+            if (b1[j] < 0) continue;
+            const u64 pj = prio((u64)seed, j);
+            if (best < 0 || pj > pb || (pj == pb && j > best)) best = j, pb = pj;
+        }
+        if (best >= 0) a = b1[best];
+        if (a < 0 && sptr[i + 1] > sptr[i]) INC_G(left);
+    }
+    agg[i] = a;
+}
+
+/* ---- the tentative prolongator: size[a] nodes in aggregate a; flag[i]
+ * one entry in row i; row i of P0 holds 1/sqrt(size) in column agg[i] */
+KERNEL amg_p0_count(const i64 n, GLOBAL const int *agg, GLOBAL u32 *size, GLOBAL u32 *flag)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    flag[i] = agg[i] >= 0;
+    if (agg[i] >= 0) INC_G(&size[agg[i]]);
+}
+
+FN real unit(u32 size)
+{
+    return DIV((real)1, sqrt((real)size));
+}
+
+KERNEL amg_p0_fill(const i64 n, GLOBAL const int *agg, GLOBAL const u32 *size,
+                   GLOBAL const i64 *ptr, GLOBAL int *col, GLOBAL real *val)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n || agg[i] < 0) return;
+    col[ptr[i]] = agg[i];
+    val[ptr[i]] = unit(size[agg[i]]);
+}
+
+/* ---- P = (I - omega D^-1 A) P0 over the pattern of A P0, in place of its
+ * values: -omega / d_i * (A P0)_ij, plus P0's entry in column agg[i] */
+KERNEL amg_smooth(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col, GLOBAL real *val,
+                  GLOBAL const real *d, const real omega, GLOBAL const int *agg,
+                  GLOBAL const u32 *size)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    const real f = DIV(-omega, d[i]);
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++) {
+        real x = MUL(f, val[k]);
+        if (agg[i] >= 0 && col[k] == agg[i]) x += unit(size[agg[i]]);
+        val[k] = x;
+    }
+}
+
+/* ---- R = P^T (m rows, nc columns of P): counts per column, entries placed
+ * by atomic cursors, then each row of R sorted by its columns (P's rows) */
+KERNEL amg_tcount(const i64 m, GLOBAL const i64 *ptr, GLOBAL const int *col, GLOBAL u32 *cnt)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= m) return;
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++)
+        INC_G(&cnt[col[k]]);
+}
+
+KERNEL amg_tfill(const i64 m, GLOBAL const i64 *ptr, GLOBAL const int *col,
+                 GLOBAL const real *val, GLOBAL const i64 *rptr, GLOBAL u32 *fill,
+                 GLOBAL int *rcol, GLOBAL real *rval)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= m) return;
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++) {
+        const i64 q = rptr[col[k]] + INC_G(&fill[col[k]]);
+        rcol[q] = (int)i, rval[q] = val[k];
+    }
+}
+
+KERNEL amg_tsort(const i64 nc, GLOBAL const i64 *rptr, GLOBAL int *rcol, GLOBAL real *rval)
+{
+    const i64 r = GLOBAL_ID;
+    if (r >= nc) return;
+    for (i64 k = rptr[r] + 1; k < rptr[r + 1]; k++) {
+        const int c = rcol[k];
+        const real v = rval[k];
+        i64 q = k;
+        for (; q > rptr[r] && rcol[q - 1] > c; q--)
+            rcol[q] = rcol[q - 1], rval[q] = rval[q - 1];
+        rcol[q] = c, rval[q] = v;
+    }
+}
