@@ -273,16 +273,101 @@ KERNEL amg_tfill(const i64 m, GLOBAL const i64 *ptr, GLOBAL const int *col,
     }
 }
 
+/* one work-group per row of R: a bitonic sort in local memory of rows of
+ * at most TS entries (a build option), a heap sort by one work-item of
+ * longer ones */
+#define KEY_MAX 0x7fffffff
+
+FN void sift(GLOBAL int *c, GLOBAL real *v, i64 root, i64 end)
+{
+    while (2 * root + 1 < end) {
+        i64 ch = 2 * root + 1;
+        if (ch + 1 < end && c[ch + 1] > c[ch]) ch++;
+        if (c[root] >= c[ch]) return;
+        const int tc = c[root];
+        const real tv = v[root];
+        c[root] = c[ch], v[root] = v[ch], c[ch] = tc, v[ch] = tv;
+        root = ch;
+    }
+}
+
+FN void heap_sort(GLOBAL int *c, GLOBAL real *v, i64 len)
+{
+    for (i64 k = len / 2; k-- > 0;)
+        sift(c, v, k, len);
+    for (i64 end = len - 1; end > 0; end--) {
+        const int tc = c[0];
+        const real tv = v[0];
+        c[0] = c[end], v[0] = v[end], c[end] = tc, v[end] = tv;
+        sift(c, v, 0, end);
+    }
+}
+
 KERNEL amg_tsort(const i64 nc, GLOBAL const i64 *rptr, GLOBAL int *rcol, GLOBAL real *rval)
 {
-    const i64 r = GLOBAL_ID;
-    if (r >= nc) return;
-    for (i64 k = rptr[r] + 1; k < rptr[r + 1]; k++) {
-        const int c = rcol[k];
-        const real v = rval[k];
-        i64 q = k;
-        for (; q > rptr[r] && rcol[q - 1] > c; q--)
-            rcol[q] = rcol[q - 1], rval[q] = rval[q - 1];
-        rcol[q] = c, rval[q] = v;
+    LOCAL_DECL(int, sk[TS]);
+    LOCAL_DECL(real, sv[TS]);
+    const i64 r = GROUP, a = rptr[r], len = rptr[r + 1] - a;
+    (void)nc;
+    if (len <= 1) return; /* the whole group */
+    if (len > TS) {
+        if (LID == 0) heap_sort(rcol + a, rval + a, len);
+        return;
     }
+    int np = 2;
+    while (np < len)
+        np <<= 1;
+    for (int k = LID; k < np; k += GS) {
+        sk[k] = k < len ? rcol[a + k] : KEY_MAX;
+        sv[k] = k < len ? rval[a + k] : 0;
+    }
+    BARRIER();
+    for (int size = 2; size <= np; size <<= 1)
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int k = LID; k < np; k += GS) {
+                const int q = k ^ stride;
+                if (q > k && (sk[k] > sk[q]) == ((k & size) == 0)) {
+                    const int tc = sk[k];
+                    const real tv = sv[k];
+                    sk[k] = sk[q], sv[k] = sv[q], sk[q] = tc, sv[q] = tv;
+                }
+            }
+            BARRIER();
+        }
+    for (int k = LID; k < len; k += GS)
+        rcol[a + k] = sk[k], rval[a + k] = sv[k];
+}
+
+/* ---- the V-cycle's fused updates (core/amg/amg_cycle.c) -----------------
+ * The smoother's first step: r = r / d, e = s r, x = e (zero) or x + e. */
+KERNEL amg_cheb0(const i64 n, GLOBAL real *r, GLOBAL const real *d, GLOBAL real *e,
+                 GLOBAL real *x, const real s, const int zero)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    const real ri = DIV(r[i], d[i]), ei = MUL(s, ri);
+    r[i] = ri, e[i] = ei;
+    x[i] = zero ? ei : x[i] + ei;
+}
+
+/* The others after t = A e: r = r - t / d, e = a r + b e, x = x + e. */
+KERNEL amg_cheb(const i64 n, GLOBAL const real *t, GLOBAL const real *d, GLOBAL real *r,
+                GLOBAL real *e, GLOBAL real *x, const real a, const real b)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    const real ri = r[i] - DIV(t[i], d[i]), ei = MUL(a, ri) + MUL(b, e[i]);
+    r[i] = ri, e[i] = ei;
+    x[i] = x[i] + ei;
+}
+
+/* The coarsest level: x = M b, M (n x n, by columns) its operator's inverse. */
+KERNEL amg_gemv(const i64 n, GLOBAL const real *m, GLOBAL const real *b, GLOBAL real *x)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    real s = 0;
+    for (i64 j = 0; j < n; j++)
+        s += MUL(m[j * n + i], b[j]);
+    x[i] = s;
 }

@@ -20,6 +20,7 @@
 extern void hispi_alloc_fail_after(long);
 extern int hispi_spgemm_cpu_kernels;
 extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
+extern int hispi_amg_sort_slots;
 
 static hisp_context ref_ctx(void)
 {
@@ -394,6 +395,52 @@ static void device_alloc_failures(int t)
     hisp_context_destroy(&ctx);
 }
 
+/* One V-cycle on target t (fused kernels, the coarsest level by its
+ * inverse on a device) against the reference's (vector calls, LU on the
+ * host) from the same hierarchy: the same x within rounding. */
+static void check_cycle(int t, hisp_context cr)
+{
+    hisp_context ctx = test_context(t);
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 14, 2),
+                Ar = generated(cr, HISP_GEN_JUMP3D, 14, 2);
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = 60;
+    hispi_amg_cycle *c = NULL, *cref = NULL;
+    CK_OK(ctx, hispi_amg_cycle_create(A, &o, &c));
+    CK_OK(cr, hispi_amg_cycle_create(Ar, &o, &cref));
+    ck_assert_int_ge(hispi_amg_cycle_hierarchy(c)->nlevels, 3);
+    int64_t n = 14 * 14 * 14;
+    double *hb = malloc((size_t)n * 8), *hx = malloc((size_t)n * 8), *hr = malloc((size_t)n * 8);
+    uint64_t st = test_seed();
+    for (int64_t i = 0; i < n; i++)
+        hb[i] = test_uniform(&st);
+    hisp_vector b, x, br, xr;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(cr, hisp_vector_create(cr, HISP_F64, n, &br));
+    CK_OK(cr, hisp_vector_create(cr, HISP_F64, n, &xr));
+    CK_OK(ctx, hisp_vector_write(b, hb));
+    CK_OK(cr, hisp_vector_write(br, hb));
+    for (int rep = 0; rep < 2; rep++) { /* the second from the first's state */
+        CK_OK(ctx, hispi_amg_cycle_apply(c, b, x));
+        CK_OK(cr, hispi_amg_cycle_apply(cref, br, xr));
+    }
+    CK_OK(ctx, hisp_vector_read(x, hx));
+    CK_OK(cr, hisp_vector_read(xr, hr));
+    double err = 0, big = 0;
+    for (int64_t i = 0; i < n; i++)
+        err = fmax(err, fabs(hx[i] - hr[i])), big = fmax(big, fabs(hr[i]));
+    ck_assert_msg(big > 0 && err <= 1e-9 * big, "%s: V-cycle %g from the reference's (of %g)",
+                  test_label(t), err, big);
+    free(hb), free(hx), free(hr);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_vector_destroy(&br), hisp_vector_destroy(&xr);
+    hispi_amg_cycle_destroy(&c), hispi_amg_cycle_destroy(&cref);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&Ar);
+    hisp_context_destroy(&ctx);
+}
+
 START_TEST(test_device_setup)
 {
     if (!test_on_device(_i)) {
@@ -407,7 +454,11 @@ START_TEST(test_device_setup)
     check_device_setup(_i, cr, HISP_GEN_JUMP3D, 12, HISP_F64, 0, "jump3d 12");
     check_device_setup(_i, cr, HISP_GEN_POISSON2D, 40, HISP_F32, 0, "poisson2d 40");
     check_device_setup(_i, cr, HISP_GEN_RANDOM, 400, HISP_F64, 0, "random 400");
+    hispi_amg_sort_slots = 32; /* R's longer rows by the heap sort */
+    check_device_setup(_i, cr, HISP_GEN_POISSON3D, 12, HISP_F64, 0, "poisson3d 12, heap sort");
+    hispi_amg_sort_slots = 0;
     device_alloc_failures(_i);
+    check_cycle(_i, cr);
     hispi_spgemm_cpu_kernels = 0;
     hisp_context_destroy(&cr);
 }
@@ -596,6 +647,16 @@ START_TEST(test_errors)
     A = generated(ctx, HISP_GEN_POISSON2D, 6, 1);
     CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_COO));
     ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    hisp_matrix_destroy(&A);
+    /* no strong coupling (1/4 < 0.9): no coarser level, too many rows for
+     * the dense solve */
+    A = generated(ctx, HISP_GEN_POISSON2D, 70, 1);
+    o.theta = 0.9;
+    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, "4900 rows") && strstr(e.message, "strong"), "%s", e.message);
+    ck_assert_int_eq(h.nlevels, 0);
     hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
 }

@@ -1,8 +1,11 @@
 /* The V-cycle of smoothed-aggregation AMG (hispi_amg.h) from the library's
- * own calls: SpMV (op T for the restriction), vector division and axpby on
- * the context's backend, so that it runs where the solve runs; only the
- * coarsest level's right side and solution cross to the host, for its
- * dense LU solve. */
+ * SpMV (R, or P with op T, restricts) on the context's backend, so that it
+ * runs where the solve runs. Where the backend has run-time kernels, the
+ * smoother's vector updates are fused kernels (kernels/amg.cl) and the
+ * coarsest level is a product with its operator's dense inverse on the
+ * device: the cycle is queued whole, with no host wait. Elsewhere (the
+ * reference backend, the oracle) the updates are the library's vector
+ * calls and the coarsest level a dense LU solve on the host. */
 #include "hispi_amg.h"
 
 #include <math.h>
@@ -23,7 +26,12 @@ struct hispi_amg_cycle {
     double *lu, *w;
     int64_t *piv;
     void *tw; /* nc entries of type t */
+    /* fused: kernels amg_cheb0, amg_cheb, amg_gemv; minv the coarsest
+     * operator's inverse (by columns, type t) on the device */
+    bool fused;
+    void *k[3], *minv;
 };
+enum { K_CHEB0, K_CHEB, K_GEMV };
 
 const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c)
 {
@@ -42,6 +50,9 @@ void hispi_amg_cycle_destroy(hispi_amg_cycle **pc)
     hispi_amg_free(&c->h);
     hisp_matrix_destroy(&c->csr);
     free(c->lu), free(c->w), free(c->piv), free(c->tw);
+    for (int i = 0; i < 3; i++)
+        if (c->k[i]) HISPI_BE_VOID(c->ctx, kern_free, c->k[i]);
+    if (c->minv) HISPI_BE_VOID(c->ctx, buf_free, c->minv);
     free(c);
     *pc = NULL;
 }
@@ -91,14 +102,11 @@ static hisp_status factor(hispi_amg_cycle *c)
     return HISP_SUCCESS;
 }
 
-/* x = A_c^-1 b on the host. */
-static hisp_status coarse_solve(hispi_amg_cycle *c, hisp_vector b, hisp_vector x)
+/* w = A_c^-1 w on the host, by the LU factors. */
+static void lu_solve(const hispi_amg_cycle *c, double *w)
 {
     int64_t n = c->nc;
-    double *w = c->w, *a = c->lu;
-    HISPI_TRY(hisp_vector_read(b, c->tw));
-    for (int64_t i = 0; i < n; i++)
-        w[i] = hispi_load_real(c->t, c->tw, i);
+    const double *a = c->lu;
     for (int64_t j = 0; j < n; j++) { /* P b, then L y = P b */
         int64_t q = c->piv[j];
         double s = w[j];
@@ -112,8 +120,68 @@ static hisp_status coarse_solve(hispi_amg_cycle *c, hisp_vector b, hisp_vector x
             w[i] -= a[i * n + k] * w[k];
         w[i] /= a[i * n + i];
     }
+}
+
+/* The inverse of the coarsest operator on the device (minv, by columns:
+ * column j the solve for e_j). */
+static hisp_status upload_inverse(hispi_amg_cycle *c)
+{
+    hisp_context ctx = c->ctx;
+    int64_t n = c->nc;
+    size_t es = hisp_type_size(c->t);
+    void *m = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)(n * n) + 1, es, &m));
+    for (int64_t j = 0; j < n; j++) {
+        memset(c->w, 0, (size_t)n * sizeof *c->w);
+        c->w[j] = 1;
+        lu_solve(c, c->w);
+        for (int64_t i = 0; i < n; i++)
+            hispi_store_real(c->t, m, j * n + i, c->w[i]);
+    }
+    size_t bytes = (size_t)(n * n) * es;
+    hisp_status s = HISPI_BE(ctx, buf_alloc, bytes ? bytes : 1, &c->minv);
+    if (!s && bytes) s = HISPI_BE(ctx, buf_write, c->minv, 0, m, bytes);
+    free(m);
+    return s;
+}
+
+/* A vector's device buffer for a kernel (written: its host copy goes stale). */
+static void *vbuf(hisp_vector v, bool written, hisp_status *s)
+{
+    void *b = NULL;
+    if (!*s) *s = hispi_vector_device(v, true, &b);
+    if (!*s && written) hispi_vector_device_written(v);
+    return b;
+}
+
+static hispi_karg kv(void *buf)
+{
+    return (hispi_karg){HISPI_KARG_BUF, buf, 0, 0};
+}
+static hispi_karg ki(int64_t v)
+{
+    return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
+}
+static hispi_karg kr(const hispi_amg_cycle *c, double v)
+{
+    return (hispi_karg){c->t == HISP_F64 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
+}
+
+/* x = A_c^-1 b: on the device (fused), else on the host. */
+static hisp_status coarse_solve(hispi_amg_cycle *c, hisp_vector b, hisp_vector x)
+{
+    int64_t n = c->nc;
+    if (c->fused) {
+        hisp_status s = HISP_SUCCESS;
+        hispi_karg a[] = {ki(n), kv(c->minv), kv(vbuf(b, false, &s)), kv(vbuf(x, true, &s))};
+        return s ? s : hispi_amg_launch(c->ctx, c->k[K_GEMV], a, 4, n);
+    }
+    HISPI_TRY(hisp_vector_read(b, c->tw));
     for (int64_t i = 0; i < n; i++)
-        hispi_store_real(c->t, c->tw, i, w[i]);
+        c->w[i] = hispi_load_real(c->t, c->tw, i);
+    lu_solve(c, c->w);
+    for (int64_t i = 0; i < n; i++)
+        hispi_store_real(c->t, c->tw, i, c->w[i]);
     return hisp_vector_write(x, c->tw);
 }
 
@@ -154,6 +222,33 @@ static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vect
     /* r = D^-1 (b - A x), d = r / theta */
     HISPI_TRY(hisp_vector_copy(b, r));
     if (!zero) HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
+    if (c->fused) { /* one kernel per step after the product */
+        hisp_status s = HISP_SUCCESS;
+        int64_t n = c->h.rows[l];
+        hispi_karg k0[] = {ki(n),
+                           kv(vbuf(r, true, &s)),
+                           kv(vbuf(c->h.diag[l], false, &s)),
+                           kv(vbuf(d, true, &s)),
+                           kv(vbuf(x, true, &s)),
+                           kr(c, 1 / th),
+                           {HISPI_KARG_I32, NULL, zero, 0}};
+        if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB0], k0, 7, n);
+        for (int k = 0; !s && k + 1 < deg; k++) {
+            double rn = 1 / (2 * sg - rk);
+            s = hisp_spmv(ctx, HISP_OP_N, &one, A, d, &zero_, t);
+            hispi_karg ks[] = {ki(n),
+                               kv(vbuf(t, false, &s)),
+                               kv(vbuf(c->h.diag[l], false, &s)),
+                               kv(vbuf(r, true, &s)),
+                               kv(vbuf(d, true, &s)),
+                               kv(vbuf(x, true, &s)),
+                               kr(c, 2 * rn / de),
+                               kr(c, rn * rk)};
+            if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB], ks, 8, n);
+            rk = rn;
+        }
+        return s;
+    }
     HISPI_TRY(hisp_vector_div(r, c->h.diag[l], r));
     HISPI_TRY(hisp_vector_axpby(scal(c, &a, 1 / th), r, scal(c, &bb, 0), d));
     for (int k = 0; k < deg; k++) {
@@ -199,19 +294,31 @@ hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector
     return vcycle(c, 0, b, x);
 }
 
-/* Level l's vectors on the backend. */
+/* A new vector of n zeros (on the device: filled there, nothing moves). */
+static hisp_status zeros(hispi_amg_cycle *c, int64_t n, hisp_vector *v)
+{
+    num z;
+    HISPI_TRY(hisp_vector_create(c->ctx, c->t, n, v));
+    return hisp_vector_fill(*v, scal(c, &z, 0));
+}
+
+/* Level l's vectors on the backend, and the device forms of its matrices
+ * made now (a setup's cost, not the first cycle's). */
 static hisp_status level_vectors(hispi_amg_cycle *c, int l)
 {
-    hisp_context ctx = c->ctx;
     int64_t n = c->h.rows[l];
+    bool mid = l > 0 && l + 1 < c->h.nlevels; /* level 0: the caller's; the coarsest: dense */
+    hisp_matrix m[3] = {mid ? c->h.A[l] : NULL, c->h.P[l], c->h.R[l]};
+    for (int i = 0; i < 3; i++)
+        if (m[i] && m[i]->wrapped && !m[i]->dev) HISPI_TRY(hispi_matrix_wrap_upload(m[i]));
     if (l > 0) {
-        HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->b[l]));
-        HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->x[l]));
+        HISPI_TRY(zeros(c, n, &c->b[l]));
+        HISPI_TRY(zeros(c, n, &c->x[l]));
     }
     if (l == c->h.nlevels - 1) return HISP_SUCCESS;
-    HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->r[l]));
-    HISPI_TRY(hisp_vector_create(ctx, c->t, n, &c->e[l]));
-    return hisp_vector_create(ctx, c->t, n, &c->w2[l]);
+    HISPI_TRY(zeros(c, n, &c->r[l]));
+    HISPI_TRY(zeros(c, n, &c->e[l]));
+    return zeros(c, n, &c->w2[l]);
 }
 
 hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle **pc)
@@ -232,6 +339,11 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
     }
     if (!s) s = hispi_amg_setup(A0, o, &c->h);
     if (!s) s = factor(c);
+    c->fused = HISPI_BE_HAS(ctx, kern_get) && HISPI_BE_HAS(ctx, kern_launch);
+    static const char *const kn[3] = {"amg_cheb0", "amg_cheb", "amg_gemv"};
+    for (int i = 0; !s && c->fused && i < 3; i++)
+        s = hispi_amg_kernel(ctx, c->t, kn[i], &c->k[i]);
+    if (!s && c->fused) s = upload_inverse(c);
     for (int l = 0; !s && l < c->h.nlevels; l++)
         s = level_vectors(c, l);
     if (s) {

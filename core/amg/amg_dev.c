@@ -19,8 +19,13 @@
  * HISP_ERR_OUT_OF_DEVICE_MEMORY (0: none); device levels made. */
 long hispi_amg_dev_fail_after;
 long hispi_amg_dev_levels;
+/* Test hook: rows of R longer than this are sorted by the heap sort (0:
+ * TS; tests make it small to reach that path). */
+int hispi_amg_sort_slots;
 
-enum { GS = 256 };
+/* the work-group; rows of R sorted in local memory up to TS entries (24 KiB
+ * in f64) */
+enum { GS = 256, TS = 2048 };
 
 enum {
     K_DIAG,
@@ -119,14 +124,26 @@ static void level_free(dev_level *L)
     hispi_scan_free(L->ctx, &L->scan);
 }
 
+hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k)
+{
+    bool dbl = t == HISP_F64;
+    char opts[128];
+    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d -DTS=%d",
+             dbl ? "double" : "float", (int)dbl, GS,
+             hispi_amg_sort_slots > 0 ? hispi_amg_sort_slots : TS);
+    return HISPI_BE(ctx, kern_get, HISPI_PROG_AMG, opts, name, k);
+}
+
+hisp_status hispi_amg_launch(hisp_context ctx, void *k, const hispi_karg *a, int na, int64_t n)
+{
+    if (n <= 0) return HISP_SUCCESS;
+    return HISPI_BE(ctx, kern_launch, k, a, na, (size_t)((n + GS - 1) / GS), GS);
+}
+
 static hisp_status level_kernels(dev_level *L)
 {
-    bool dbl = L->t == HISP_F64;
-    char opts[128];
-    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d",
-             dbl ? "double" : "float", (int)dbl, GS);
     for (int i = 0; i < NK; i++)
-        HISPI_TRY(HISPI_BE(L->ctx, kern_get, HISPI_PROG_AMG, opts, knames[i], &L->k[i]));
+        HISPI_TRY(hispi_amg_kernel(L->ctx, L->t, knames[i], &L->k[i]));
     return hispi_scan_get(L->ctx, true, &L->scan);
 }
 
@@ -146,8 +163,7 @@ static hispi_karg kr(const dev_level *L, double v)
 /* kernel k over n work-items (one per row) */
 static hisp_status launch(dev_level *L, int k, const hispi_karg *a, int na, int64_t n)
 {
-    if (n <= 0) return HISP_SUCCESS;
-    return HISPI_BE(L->ctx, kern_launch, L->k[k], a, na, (size_t)((n + GS - 1) / GS), GS);
+    return hispi_amg_launch(L->ctx, L->k[k], a, na, n);
 }
 
 /* The device arrays of a level's operator. */
@@ -310,7 +326,8 @@ static hisp_status transpose(dev_level *L, hisp_matrix P, hisp_matrix *R)
                       kb(b[B_RPTR]), kb(b[B_CNT]), kb(b[B_RCOL]), kb(b[B_RVAL])};
     HISPI_TRY(launch(L, K_TFILL, f, 8, p.n));
     hispi_karg s[] = {ki(nc), kb(b[B_RPTR]), kb(b[B_RCOL]), kb(b[B_RVAL])};
-    HISPI_TRY(launch(L, K_TSORT, s, 4, nc));
+    if (nc > 0) /* a work-group per row */
+        HISPI_TRY(HISPI_BE(L->ctx, kern_launch, L->k[K_TSORT], s, 4, (size_t)nc, GS));
     HISPI_TRY(
         hispi_matrix_wrap_owned(L->ctx, L->t, nc, p.n, nnz, b[B_RPTR], b[B_RCOL], b[B_RVAL], R));
     b[B_RPTR] = b[B_RCOL] = b[B_RVAL] = NULL;

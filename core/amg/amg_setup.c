@@ -12,8 +12,8 @@
 
 void hispi_amg_defaults(hispi_amg_opts *o)
 {
-    o->theta = 0;
-    o->max_coarse = 1000;
+    o->theta = 0.01;
+    o->max_coarse = 300;
     o->max_levels = 10;
     o->seed = 1;
 }
@@ -231,6 +231,14 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
         if (!more) break;
     }
     if (A0 != A) hisp_matrix_destroy(&A0);
+    int64_t last = h->nlevels ? h->rows[h->nlevels - 1] : 0;
+    if (!s && last > HISPI_AMG_DENSE_MAX)
+        s = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                       "AMG setup: the coarsest level has %lld rows (at most %d are solved "
+                       "directly): no coarser level could be made from it (%s)",
+                       (long long)last, HISPI_AMG_DENSE_MAX,
+                       h->nlevels >= maxl ? "the level limit"
+                                          : "no strong couplings at this strength threshold");
     if (s) {
         if (h->nlevels > 0) hisp_matrix_destroy(&h->A[h->nlevels]); /* made, not counted */
         hispi_amg_free(h);

@@ -10,6 +10,7 @@
 #ifndef HISPI_AMG_H
 #define HISPI_AMG_H
 
+#include "backend/backend.h"
 #include "hispi.h"
 
 #include <stdint.h>
@@ -39,10 +40,12 @@ HISPI_LOCAL hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const i
 
 /* ---- the hierarchy (amg_setup.c) ------------------------------------------ */
 
-enum { HISPI_AMG_MAX_LEVELS = HISP_PRECOND_MAX_LEVELS };
+/* levels at most; rows of the coarsest at most (solved by a dense
+ * factorisation and, on a device, its inverse) */
+enum { HISPI_AMG_MAX_LEVELS = HISP_PRECOND_MAX_LEVELS, HISPI_AMG_DENSE_MAX = 4096 };
 
 typedef struct {
-    double theta;       /* strength threshold (0: every coupling) */
+    double theta;       /* strength threshold (0: every coupling; default 0.01) */
     int64_t max_coarse; /* stop at a level of at most this many rows */
     int max_levels;     /* at most this many levels (<= HISPI_AMG_MAX_LEVELS) */
     uint64_t seed;      /* the aggregation's priorities */
@@ -85,6 +88,11 @@ HISPI_LOCAL bool hispi_amg_dev_usable(hisp_context ctx);
  * the host level's results (the same aggregates) and R = P^T. */
 HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o,
                                             hispi_amg_level *out);
+/* Kernel `name` of kernels/amg.cl for entries of type t (f32, f64); a
+ * launch of one work-item per index i < n. */
+HISPI_LOCAL hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
+HISPI_LOCAL hisp_status hispi_amg_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,
+                                         int64_t n);
 /* *D: X where X is in hisp's device layout, else a new matrix owning device
  * copies of X's host CSR arrays. */
 HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);
