@@ -119,32 +119,36 @@ FN u64 prio(u64 seed, int i)
 }
 
 /* node a's (state, priority, index) above node b's? */
-FN bool above(GLOBAL const u8 *st, u64 seed, int a, int b)
+FN bool above(GLOBAL const u8 *st, GLOBAL const u64 *pr, int a, int b)
 {
     if (st[a] != st[b]) return st[a] > st[b];
-    const u64 pa = prio(seed, a), pb = prio(seed, b);
-    if (pa != pb) return pa > pb;
+    if (pr[a] != pr[b]) return pr[a] > pr[b];
     return a > b;
 }
 
-KERNEL amg_mis_init(const i64 n, GLOBAL const i64 *sptr, GLOBAL u8 *st)
+/* the states, and the priorities hashed once (64-bit multiplies are slow on
+ * GPUs; the rounds compare each several times) */
+KERNEL amg_mis_init(const i64 n, GLOBAL const i64 *sptr, const i64 seed, GLOBAL u8 *st,
+                    GLOBAL u64 *pr)
 {
     const i64 i = GLOBAL_ID;
-    if (i < n) st[i] = sptr[i + 1] == sptr[i] ? OUT : UNDECIDED;
+    if (i >= n) return;
+    st[i] = sptr[i + 1] == sptr[i] ? OUT : UNDECIDED;
+    pr[i] = prio((u64)seed, (int)i);
 }
 
 /* best[i]: the node above every other of from({i} and i's neighbours);
  * from NULL-like (first = 1): the nodes themselves */
 KERNEL amg_spread(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
-                  GLOBAL const u8 *st, const i64 seed, const int first, GLOBAL const int *from,
-                  GLOBAL int *best)
+                  GLOBAL const u8 *st, GLOBAL const u64 *pr, const int first,
+                  GLOBAL const int *from, GLOBAL int *best)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
     int b = first ? (int)i : from[i];
     for (i64 k = sptr[i]; k < sptr[i + 1]; k++) {
         const int c = first ? sidx[k] : from[sidx[k]];
-        if (above(st, (u64)seed, c, b)) b = c;
+        if (above(st, pr, c, b)) b = c;
     }
     best[i] = b;
 }
@@ -190,8 +194,8 @@ KERNEL amg_join1(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
     b1[i] = a;
 }
 
-KERNEL amg_join2(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx, const i64 seed,
-                 GLOBAL const int *b1, GLOBAL int *agg, GLOBAL u32 *left)
+KERNEL amg_join2(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
+                 GLOBAL const u64 *pr, GLOBAL const int *b1, GLOBAL int *agg, GLOBAL u32 *left)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
@@ -202,7 +206,7 @@ KERNEL amg_join2(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx, co
         for (i64 k = sptr[i]; k < sptr[i + 1]; k++) {
             const int j = sidx[k];
             if (b1[j] < 0) continue;
-            const u64 pj = prio((u64)seed, j);
+            const u64 pj = pr[j];
             if (best < 0 || pj > pb || (pj == pb && j > best)) best = j, pb = pj;
         }
         if (best >= 0) a = b1[best];

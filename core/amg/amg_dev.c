@@ -62,6 +62,7 @@ enum {
     B_B1,
     B_B2,
     B_LEFT,
+    B_PRIO,
     B_RNUM,
     B_SIZE,
     B_P0PTR,
@@ -244,15 +245,16 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
     HISPI_TRY(dalloc(L, B_B1, (size_t)n * 4));
     HISPI_TRY(dalloc(L, B_B2, (size_t)n * 4));
     HISPI_TRY(dalloc(L, B_LEFT, 4));
-    hispi_karg in[] = {ki(n), kb(b[B_SPTR]), kb(b[B_ST])};
-    HISPI_TRY(launch(L, K_MIS_INIT, in, 3, n));
+    HISPI_TRY(dalloc(L, B_PRIO, (size_t)n * 8));
+    hispi_karg in[] = {ki(n), kb(b[B_SPTR]), ki(sd), kb(b[B_ST]), kb(b[B_PRIO])};
+    HISPI_TRY(launch(L, K_MIS_INIT, in, 5, n));
     for (uint32_t left = 1; left > 0;) {
         hispi_karg s1[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
-                           kb(b[B_ST]), ki(sd),        {HISPI_KARG_I32, NULL, 1, 0},
+                           kb(b[B_ST]), kb(b[B_PRIO]), {HISPI_KARG_I32, NULL, 1, 0},
                            kb(b[B_B1]), kb(b[B_B1])};
         HISPI_TRY(launch(L, K_SPREAD, s1, 8, n));
         hispi_karg s2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
-                           kb(b[B_ST]), ki(sd),        {HISPI_KARG_I32, NULL, 0, 0},
+                           kb(b[B_ST]), kb(b[B_PRIO]), {HISPI_KARG_I32, NULL, 0, 0},
                            kb(b[B_B1]), kb(b[B_B2])};
         HISPI_TRY(launch(L, K_SPREAD, s2, 8, n));
         HISPI_TRY(HISPI_BE(ctx, buf_zero, b[B_LEFT], 0, 4));
@@ -273,7 +275,7 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
                        kb(b[B_ST]), kb(b[B_RNUM]), kb(b[B_B1])};
     HISPI_TRY(launch(L, K_JOIN1, j1, 6, n));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, b[B_LEFT], 0, 4));
-    hispi_karg j2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]), ki(sd),
+    hispi_karg j2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]), kb(b[B_PRIO]),
                        kb(b[B_B1]), kb(b[B_B2]),   kb(b[B_LEFT])};
     HISPI_TRY(launch(L, K_JOIN2, j2, 7, n));
     uint32_t left = 0;
@@ -350,6 +352,7 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
     HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
     if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
     drop(L, B_SIDX), drop(L, B_SPTR), drop(L, B_ST), drop(L, B_B1), drop(L, B_RNUM);
+    drop(L, B_PRIO);
     HISPI_TRY(tentative(L, a.n, nagg, &P0));
     hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &P);
     hisp_matrix_destroy(&P0);
