@@ -38,6 +38,13 @@ static const char help[] =
     "                       V-cycle of smoothed aggregation, set up on the GPU\n"
     "                       where the solve runs there; f32/f64, cg, bicgstab,\n"
     "                       gmres; the report prints the hierarchy)\n"
+    "  --amg-theta T        amg: strength threshold in [0, 1] (default 0.01; 0:\n"
+    "                       every coupling strong)\n"
+    "  --amg-smoother S     amg: chebyshev (default), jacobi (damped) or l1-jacobi\n"
+    "  --amg-sweeps K       amg: smoothing steps before and after the coarse\n"
+    "                       correction, 1..10 (chebyshev: its degree; default 3);\n"
+    "                       the three are the library's options amg_theta,\n"
+    "                       amg_smoother, amg_sweeps (HISP_OPTIONS works too)\n"
     "  --rtol r, --atol a   stop when ||r|| <= max(rtol*||b||, atol) (lsqr: ||A^T r||\n"
     "                       against ||A^T b||); defaults 1e-8 and 0\n"
     "  --maxit n            iteration limit (default 10000; 0: the initial residual)\n"
@@ -122,6 +129,9 @@ enum {
     O_OUT3,
     O_HISTORY,
     O_PLOT,
+    O_AMG_THETA,
+    O_AMG_SMOOTHER,
+    O_AMG_SWEEPS,
     O_JSON,
     O_HELP,
     O_HELP2
@@ -129,13 +139,33 @@ enum {
 
 static int parse(int argc, char **argv, solve_opts *o)
 {
-    static const cli_opt opts[] = {
-        {"--method", true}, {"--precond", true},   {"--rtol", true},   {"--atol", true},
-        {"--maxit", true},  {"--restart", true},   {"--damp", true},   {"--check-interval", true},
-        {"--rhs", true},    {"--seed", true},      {"--x0", true},     {"--type", true},
-        {"--entry", true},  {"--precision", true}, {"--format", true}, {"--backend", true},
-        {"--device", true}, {"--devices", true},   CLI_OUT_OPTS,       {"--history", true},
-        {"--plot", true},   {"--json", false},     CLI_HELP_OPTS,      {0, 0}};
+    static const cli_opt opts[] = {{"--method", true},
+                                   {"--precond", true},
+                                   {"--rtol", true},
+                                   {"--atol", true},
+                                   {"--maxit", true},
+                                   {"--restart", true},
+                                   {"--damp", true},
+                                   {"--check-interval", true},
+                                   {"--rhs", true},
+                                   {"--seed", true},
+                                   {"--x0", true},
+                                   {"--type", true},
+                                   {"--entry", true},
+                                   {"--precision", true},
+                                   {"--format", true},
+                                   {"--backend", true},
+                                   {"--device", true},
+                                   {"--devices", true},
+                                   CLI_OUT_OPTS,
+                                   {"--history", true},
+                                   {"--plot", true},
+                                   {"--amg-theta", true},
+                                   {"--amg-smoother", true},
+                                   {"--amg-sweeps", true},
+                                   {"--json", false},
+                                   CLI_HELP_OPTS,
+                                   {0, 0}};
     const char *val[O_HELP] = {0};
     memset(o, 0, sizeof *o);
     o->rtol = 1e-8;
@@ -168,6 +198,14 @@ static int parse(int argc, char **argv, solve_opts *o)
     if (val[O_PRECOND] && hisp_precond_from_name(val[O_PRECOND], &o->precond))
         return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, amg)",
                                val[O_PRECOND]);
+    /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps) */
+    static const char *const amg_opt[3] = {"amg_theta", "amg_smoother", "amg_sweeps"};
+    for (int i = 0; i < 3; i++) {
+        o->amg[i].name = amg_opt[i];
+        o->amg[i].value = val[O_AMG_THETA + i];
+        if (o->amg[i].value && o->precond != HISP_PRECOND_AMG)
+            return cli_usage_error("solve", "--amg-%s goes with --precond amg", amg_opt[i] + 4);
+    }
     if (val[O_RESTART] && o->method != HISP_SOLVER_GMRES)
         return cli_usage_error("solve", "--restart goes with --method gmres");
     if (val[O_DAMP] && o->method != HISP_SOLVER_LSQR)
@@ -217,8 +255,16 @@ int cmd_solve(int argc, char **argv)
     hisp_matrix A = NULL, B = NULL;
     void *bh = NULL, *xh = NULL;
     if ((rc = cli_context(&ctx))) goto out;
-    /* the device first: a missing one is reported before a long read */
     hisp_status s = HISP_SUCCESS;
+    for (int i = 0; i < 3; i++) { /* --amg-*: set, then the values in effect for the report */
+        if (o.amg[i].value) s = hisp_context_set_option(ctx, o.amg[i].name, o.amg[i].value);
+        if (!s) s = hisp_context_get_option(ctx, o.amg[i].name, o.amg[i].now, sizeof o.amg[i].now);
+        if (s) {
+            rc = cli_fail(ctx, s, NULL);
+            goto out;
+        }
+    }
+    /* the device first: a missing one is reported before a long read */
     if (o.devices > 1) {
         mspmv_opts mo;
         memset(&mo, 0, sizeof mo);

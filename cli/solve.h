@@ -48,6 +48,10 @@ typedef struct {
     hisp_backend_kind backend;
     int device, devices;
     bool json;
+    struct {
+        const char *name, *value; /* the library's option; --amg-*'s value or NULL */
+        char now[32];             /* the value in effect */
+    } amg[3];
 } solve_opts;
 
 /* What the run found, for both output forms. */

@@ -113,6 +113,9 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     json_int(&j, "products_per_iteration", r->products);
     json_double(&j, "spmv_share", spmv_share(o, r));
     json_levels(&j, &r->info);
+    if (o->precond == HISP_PRECOND_AMG && r->info.precond_levels > 0)
+        for (int i = 0; i < 3; i++)
+            json_string(&j, o->amg[i].name, o->amg[i].now);
     if (o->out) json_string(&j, "out", o->out);
     if (o->history) json_string(&j, "history", o->history);
     if (o->plot) json_string(&j, "plot", o->plot);
@@ -156,9 +159,11 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
         for (int l = 0; l < in->precond_levels; l++)
             printf("%s %lld (%lld)", l ? " >" : "", (long long)in->precond_rows[l],
                    (long long)in->precond_nnz[l]);
-        printf("\n           operator complexity %.3f, grid complexity %.3f\n",
+        printf("\n           operator complexity %.3f, grid complexity %.3f; theta %s, %s, %s "
+               "sweeps\n",
                complexity(in->precond_nnz, in->precond_levels),
-               complexity(in->precond_rows, in->precond_levels));
+               complexity(in->precond_rows, in->precond_levels), o->amg[0].now, o->amg[1].now,
+               o->amg[2].now);
     }
     printf("time       setup %.3f ms, solve %.3f ms", r->info.setup_ms,
            r->info.ms - r->info.setup_ms);

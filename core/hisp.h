@@ -211,11 +211,21 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         "off": no disk cache)
  *   debug      bool       log what the library decides, and each error, to
  *                         stderr (0/1, false/true, off/on, no/yes; default 0)
+ *   amg_theta  real 0..1  AMG's strength threshold (default 0.01)
+ *   amg_smoother string   AMG's smoother: chebyshev (default), jacobi or
+ *                         l1-jacobi
+ *   amg_sweeps int 1..10  the smoother's steps before and after the coarse
+ *                         correction (Chebyshev: its degree; default 3)
  * hisp_context_create applies HISP_OPTIONS="name=value,name=value" from the
  * environment, for programs that cannot be changed; an unknown name or a bad
  * value there makes the creation fail with HISP_ERR_INVALID_ARGUMENT, and
  * hisp_context_last_error(NULL, &info) then says why. */
-typedef enum { HISP_OPTION_INT, HISP_OPTION_BOOL, HISP_OPTION_STRING } hisp_option_type;
+typedef enum {
+    HISP_OPTION_INT,
+    HISP_OPTION_BOOL,
+    HISP_OPTION_STRING, /* free text, or one of the words its meaning lists */
+    HISP_OPTION_REAL
+} hisp_option_type;
 typedef struct {
     const char *name;
     hisp_option_type type;

@@ -82,6 +82,10 @@ typedef struct {
     int threads; /* 0: one per core */
     bool debug;
     char cache_dir[512]; /* "": the default folder; "off" */
+    /* AMG (core/amg/): strength threshold, smoother (HISPI_AMG_SMOOTHER_*,
+     * the index of amg_smoother's choice), its steps before and after */
+    double amg_theta;
+    int amg_smoother, amg_sweeps;
 } hispi_options;
 
 struct hisp_context_s {

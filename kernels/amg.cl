@@ -32,11 +32,12 @@
 
 #define ABS(x) ((x) < 0 ? -(x) : (x))
 
-/* ---- the diagonal: d[i], and per work-group the largest 1 + sum_j |a_ij|
- * / a_ii (Gershgorin's bound of rho(D^-1 A)) and the first row whose
- * diagonal is not positive (n: none) */
+/* ---- the diagonal: d[i], the row sums of |A| (want_l1), and per
+ * work-group the largest 1 + sum_j |a_ij| / a_ii (Gershgorin's bound of
+ * rho(D^-1 A)) and the first row whose diagonal is not positive (n: none) */
 KERNEL amg_diag(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
-                GLOBAL const real *val, GLOBAL real *d, GLOBAL real *gmax, GLOBAL i64 *gbad)
+                GLOBAL const real *val, GLOBAL real *d, GLOBAL real *l1, const int want_l1,
+                GLOBAL real *gmax, GLOBAL i64 *gbad)
 {
     LOCAL_DECL(real, sm[GS]);
     LOCAL_DECL(i64, sb[GS]);
@@ -51,6 +52,7 @@ KERNEL amg_diag(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
             else
                 off += ABS(val[k]);
         d[i] = di;
+        if (want_l1) l1[i] = di + off;
         if (!(di > 0))
             bad = i;
         else

@@ -536,6 +536,62 @@ static void solve_f32(hisp_context ctx, int target)
     hisp_matrix_destroy(&A);
 }
 
+/* AMG-CG's iterations with the smoother (amg_smoother, amg_sweeps) on
+ * ctx, after checking that it converged with a true residual. */
+static int64_t smoother_cg(hisp_context ctx, const char *smoother, const char *sweeps,
+                           const char *what)
+{
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_smoother", smoother));
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_sweeps", sweeps));
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 14, 4);
+    int64_t n = 14 * 14 * 14;
+    double *hb = malloc((size_t)n * 8);
+    uint64_t st = 11;
+    for (int64_t i = 0; i < n; i++)
+        hb[i] = test_uniform(&st);
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_write(b, hb));
+    double zero = 0;
+    CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+    hisp_solve_info info;
+    CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+    double tr = true_residual(ctx, A, b, x);
+    ck_assert_msg(info.converged && tr <= 1.01e-8, "%s %s x%s: converged %d, true %g", what,
+                  smoother, sweeps, info.converged, tr);
+    ck_assert_msg(info.precond_levels >= 2, "%s: %d levels", what, info.precond_levels);
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+    free(hb);
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_smoother", "chebyshev"));
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_sweeps", "3"));
+    return info.iterations;
+}
+
+/* Every smoother with 1 and 2 sweeps on target t: converged, and within 2
+ * iterations of the reference backend's count. */
+START_TEST(test_smoothers)
+{
+    hisp_context ctx = test_context(_i), cr = ref_ctx();
+    static const char *const sm[] = {"chebyshev", "jacobi", "l1-jacobi"}, *const sw[] = {"1", "2"};
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 2; k++) {
+            int64_t it = smoother_cg(ctx, sm[a], sw[k], test_label(_i));
+            int64_t ir = smoother_cg(cr, sm[a], sw[k], "reference");
+            ck_assert_msg(llabs((long long)(it - ir)) <= 2,
+                          "%s %s x%s: %lld iterations, the "
+                          "reference %lld",
+                          test_label(_i), sm[a], sw[k], (long long)it, (long long)ir);
+        }
+    hisp_context_destroy(&ctx), hisp_context_destroy(&cr);
+}
+END_TEST
+
 /* CG, BiCGSTAB and GMRES with --precond amg on every target: converged, the
  * residual they report true (recomputed here: within 0.1 % or 1e-12, the
  * rounding of ||b - A x|| near x's last digits), CG in at most half Jacobi's
@@ -709,6 +765,7 @@ Suite *suite_amg(void)
     tcase_set_timeout(ts, 300);
     tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_device_setup, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_smoothers, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

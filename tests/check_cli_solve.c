@@ -279,6 +279,70 @@ START_TEST(test_solve_cg_backends)
 }
 END_TEST
 
+/* --precond amg on every target: the hierarchy in --json (levels, each
+ * coarser, complexities), the options in effect, the solution's residual
+ * recomputed here; --amg-* set the library's options, bad values and
+ * --amg-* without amg are refused. */
+START_TEST(test_solve_amg)
+{
+    uint64_t st = test_seed();
+    int n = 16;
+    const char *A = tmp("jump.mtx"), *X = tmp("x.mtx");
+    run_result r = run_hisp("gen", "jump3d", "--n", "16", "--block", "4", "-o", A, NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    static const char *const sm[] = {"chebyshev", "jacobi", "l1-jacobi"};
+    const test_target *t;
+    int nt = test_targets(&t);
+    for (int i = 0; i < nt; i++) {
+        char dev[16], sw[8];
+        snprintf(dev, sizeof dev, "%d", t[i].device);
+        const char *smoother = sm[test_rand(&st) % 3];
+        snprintf(sw, sizeof sw, "%d", 1 + (int)(test_rand(&st) % 3));
+        remove(X);
+        r = run_hisp("solve", A, "--method", "cg", "--precond", "amg", "--amg-theta", "0.02",
+                     "--amg-smoother", smoother, "--amg-sweeps", sw, "--backend",
+                     hisp_backend_name(t[i].kind), "--device", dev, "--out", X, "--json", NULL);
+        CK_RUN(r, 0);
+        CK_JSON(r, "reason", "\"converged\"");
+        CK_JSON(r, "precond", "\"amg\"");
+        CK_JSON(r, "amg_theta", "\"0.02\"");
+        char q[32];
+        snprintf(q, sizeof q, "\"%s\"", smoother);
+        CK_JSON(r, "amg_smoother", q);
+        const char *lv = strstr(r.out, "\"levels\"");
+        ck_assert_msg(lv, "%s: no levels in %s", t[i].label, r.out);
+        long long prev = 0, rows = 0, lcount = 0;
+        for (const char *p = strstr(lv, "\"rows\":"); p && p < strstr(lv, "]");
+             p = strstr(p + 1, "\"rows\":")) {
+            rows = strtoll(p + 7, NULL, 10);
+            ck_assert_msg(lcount == 0 ? rows == n * n * n : rows < prev, "%s: level rows %lld",
+                          t[i].label, rows);
+            prev = rows, lcount++;
+        }
+        ck_assert_msg(lcount >= 2, "%s: %lld levels", t[i].label, lcount);
+        double oc = test_json_double(r.out, "operator_complexity");
+        ck_assert_msg(oc > 1 && oc < 3, "%s: operator complexity %g", t[i].label, oc);
+        ck_assert_double_gt(test_json_double(r.out, "grid_complexity"), 1);
+        double it = test_json_double(r.out, "iterations");
+        ck_assert_msg(it >= 1 && it <= 60, "%s: %g iterations", t[i].label, it);
+        run_free(&r);
+    }
+    r = run_hisp("solve", A, "--method", "cg", "--precond", "jacobi", "--amg-sweeps", "2", NULL);
+    CK_RUN(r, 1);
+    ck_assert(strstr(r.err, "--precond amg"));
+    run_free(&r);
+    static const char *const bad[][2] = {
+        {"--amg-theta", "2"}, {"--amg-smoother", "gauss-seidel"}, {"--amg-sweeps", "0"}};
+    for (int k = 0; k < 3; k++) {
+        r = run_hisp("solve", A, "--method", "cg", "--precond", "amg", bad[k][0], bad[k][1], NULL);
+        CK_RUN(r, 2);
+        ck_assert_msg(strstr(r.err, "amg_"), "%s", r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
 START_TEST(test_solve_iteration_limit)
 {
     run_result r = run_hisp("solve", "gen:poisson2d:20", "--method", "cg", "--maxit", "3",
@@ -591,6 +655,7 @@ Suite *suite_cli_solve(void)
     tcase_add_test(tc, test_solve_help);
     tcase_add_test(tc, test_solve_cg_backends);
     tcase_add_test(tc, test_solve_iteration_limit);
+    tcase_add_test(tc, test_solve_amg);
     tcase_add_test(tc, test_solve_bad_input);
     tcase_add_test(tc, test_solve_truth);
     tcase_add_test(tc, test_solve_other_methods);

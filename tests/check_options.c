@@ -101,6 +101,18 @@ START_TEST(test_set_get)
     CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", "/tmp/a-longer-folder"));
     char small[4];
     ck_refused(ctx, hisp_context_get_option(ctx, "cache_dir", small, sizeof small), "cache_dir");
+    /* a real, a word of a list, an integer of a range */
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_theta", "0.25"));
+    ck_value(ctx, "amg_theta", "0.25");
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_theta", "0"));
+    ck_value(ctx, "amg_theta", "0");
+    static const char *const sm[] = {"jacobi", "l1-jacobi", "chebyshev"};
+    for (int i = 0; i < 3; i++) {
+        CK_OK(ctx, hisp_context_set_option(ctx, "amg_smoother", sm[i]));
+        ck_value(ctx, "amg_smoother", sm[i]);
+    }
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_sweeps", "10"));
+    ck_value(ctx, "amg_sweeps", "10");
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -127,6 +139,16 @@ START_TEST(test_refusals)
     longdir[sizeof longdir - 1] = 0;
     ck_refused(ctx, hisp_context_set_option(ctx, "cache_dir", longdir), "longer than");
     ck_value(ctx, "cache_dir", "");
+    ck_refused(ctx, hisp_context_set_option(ctx, "amg_theta", "x"), "not a real number");
+    ck_refused(ctx, hisp_context_set_option(ctx, "amg_theta", "nan"), "not a real number");
+    ck_refused(ctx, hisp_context_set_option(ctx, "amg_theta", "1.5"), "out of range");
+    ck_refused(ctx, hisp_context_set_option(ctx, "amg_theta", "-0.1"), "out of range");
+    ck_value(ctx, "amg_theta", "0.01");
+    ck_refused(ctx, hisp_context_set_option(ctx, "amg_smoother", "gauss-seidel"),
+               "chebyshev|jacobi|l1-jacobi");
+    ck_value(ctx, "amg_smoother", "chebyshev");
+    ck_refused(ctx, hisp_context_set_option(ctx, "amg_sweeps", "0"), "out of range");
+    ck_value(ctx, "amg_sweeps", "3");
     ck_assert_int_eq(hisp_context_set_option(ctx, NULL, "1"), HISP_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(hisp_context_set_option(ctx, "threads", NULL), HISP_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(hisp_context_set_option(NULL, "threads", "1"), HISP_ERR_INVALID_HANDLE);

@@ -30,6 +30,7 @@ struct hispi_amg_cycle {
      * operator's inverse (by columns, type t) on the device */
     bool fused;
     void *k[3], *minv;
+    hispi_amg_opts o; /* the smoother and its sweeps */
 };
 enum { K_CHEB0, K_CHEB, K_GEMV };
 
@@ -200,18 +201,17 @@ static hisp_scalar scal(const hispi_amg_cycle *c, num *n, double v)
     return hisp_scalar_host(n);
 }
 
-/* The smoother: x = x + p(D^-1 A) D^-1 (b - A x), DEGREE steps of
- * Chebyshev's iteration on D^-1 A over [rho / 30, 1.1 rho] (Saad, Iterative
- * Methods, alg. 12.1; rho Gershgorin's bound); zero: x is 0 on entry (one
- * product fewer). A polynomial in D^-1 A: the same before and after the
- * coarse correction keeps the cycle symmetric. Measured against damped
- * Jacobi (one sweep) and degree 2, CG to 1e-8 on 48^3 grids took 14 / 26 /
- * 18 iterations on poisson3d, 46 / 123 / 63 on aniso3d, 27 / 57 / 34 on
- * jump3d. */
-enum { DEGREE = 3 };
+/* The Chebyshev smoother: x = x + p(D^-1 A) D^-1 (b - A x), sweeps steps
+ * (the default 3) of Chebyshev's iteration on D^-1 A over [rho / 30, 1.1
+ * rho] (Saad, Iterative Methods, alg. 12.1; rho Gershgorin's bound); zero:
+ * x is 0 on entry (one product fewer). A polynomial in D^-1 A: the same
+ * before and after the coarse correction keeps the cycle symmetric.
+ * Measured against damped Jacobi (one sweep) and degree 2, CG to 1e-8 on
+ * 48^3 grids (theta 0) took 14 / 26 / 18 iterations on poisson3d, 46 / 123
+ * / 63 on aniso3d, 27 / 57 / 34 on jump3d. */
 static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x, bool zero)
 {
-    const int deg = DEGREE;
+    const int deg = c->o.sweeps;
     hisp_context ctx = c->ctx;
     hisp_matrix A = c->h.A[l];
     hisp_vector r = c->r[l], d = c->e[l], t = c->w2[l];
@@ -267,6 +267,48 @@ static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vect
     return HISP_SUCCESS;
 }
 
+/* The Jacobi smoothers: sweeps times x = x + w D^-1 (b - A x), damped
+ * Jacobi (D A's diagonal, w = 4/3 / rho) or l1-Jacobi (D the row sums of
+ * |A|, w = 1: convergent for SPD A without damping); symmetric before and
+ * after. zero: x is 0 on entry. */
+static hisp_status jacobi(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x, bool zero)
+{
+    hisp_context ctx = c->ctx;
+    bool l1 = c->o.smoother == HISPI_AMG_L1_JACOBI;
+    hisp_vector r = c->r[l], D = l1 ? c->h.l1[l] : c->h.diag[l];
+    double w = l1 ? 1 : 4.0 / 3.0 / c->h.rho[l];
+    num one, mone, a, bb;
+    (void)scal(c, &one, 1), (void)scal(c, &mone, -1);
+    for (int k = 0; k < c->o.sweeps; k++) {
+        bool first = zero && k == 0; /* x = 0: r = b */
+        HISPI_TRY(hisp_vector_copy(b, r));
+        if (!first) HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, c->h.A[l], x, &one, r));
+        if (c->fused) {
+            hisp_status s = HISP_SUCCESS;
+            int64_t n = c->h.rows[l];
+            hispi_karg k0[] = {ki(n),
+                               kv(vbuf(r, true, &s)),
+                               kv(vbuf(D, false, &s)),
+                               kv(vbuf(c->e[l], true, &s)),
+                               kv(vbuf(x, true, &s)),
+                               kr(c, w),
+                               {HISPI_KARG_I32, NULL, first, 0}};
+            if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB0], k0, 7, n);
+            HISPI_TRY(s);
+            continue;
+        }
+        HISPI_TRY(hisp_vector_div(r, D, r));
+        HISPI_TRY(hisp_vector_axpby(scal(c, &a, w), r, scal(c, &bb, first ? 0 : 1), x));
+    }
+    return HISP_SUCCESS;
+}
+
+static hisp_status smooth(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x, bool zero)
+{
+    return c->o.smoother == HISPI_AMG_CHEBYSHEV ? chebyshev(c, l, b, x, zero)
+                                                : jacobi(c, l, b, x, zero);
+}
+
 /* x = V(b) on level l. */
 static hisp_status vcycle(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x)
 {
@@ -276,7 +318,7 @@ static hisp_status vcycle(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector 
     hisp_vector r = c->r[l];
     num one, mone, zero;
     (void)scal(c, &one, 1), (void)scal(c, &mone, -1), (void)scal(c, &zero, 0);
-    HISPI_TRY(chebyshev(c, l, b, x, true));
+    HISPI_TRY(smooth(c, l, b, x, true));
     /* the coarse correction: x += P V(P^T (b - A x)) */
     HISPI_TRY(hisp_vector_copy(b, r));
     HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
@@ -286,7 +328,7 @@ static hisp_status vcycle(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector 
         HISPI_TRY(hisp_spmv(ctx, HISP_OP_T, &one, P, r, &zero, c->b[l + 1]));
     HISPI_TRY(vcycle(c, l + 1, c->b[l + 1], c->x[l + 1]));
     HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &one, P, c->x[l + 1], &one, x));
-    return chebyshev(c, l, b, x, false);
+    return smooth(c, l, b, x, false);
 }
 
 hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x)
@@ -329,6 +371,7 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
     hispi_amg_cycle *c = NULL;
     HISPI_TRY(hispi_calloc(ctx, 1, sizeof *c, (void **)&c));
     c->ctx = ctx;
+    c->o = *o;
     hisp_matrix_info mi;
     hisp_status s = hisp_matrix_get_info(A, &mi);
     c->t = mi.type;

@@ -180,7 +180,7 @@ static dcsr view(hisp_matrix M)
 
 /* d (a vector of A's rows) and rho; a diagonal that is not positive is the
  * error, naming its row. */
-static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, double *rho)
+static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, void *l1, double *rho)
 {
     hisp_context ctx = L->ctx;
     int64_t ng = (A->n + GS - 1) / GS;
@@ -188,9 +188,16 @@ static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, double *rho)
     int64_t *gb = NULL;
     HISPI_TRY(dalloc(L, B_GMAX, (size_t)ng * L->es));
     HISPI_TRY(dalloc(L, B_GBAD, (size_t)ng * 8));
-    hispi_karg a[] = {ki(A->n), kb(A->ptr),       kb(A->col),      kb(A->val),
-                      kb(d),    kb(L->b[B_GMAX]), kb(L->b[B_GBAD])};
-    HISPI_TRY(launch(L, K_DIAG, a, 7, A->n));
+    hispi_karg a[] = {ki(A->n),
+                      kb(A->ptr),
+                      kb(A->col),
+                      kb(A->val),
+                      kb(d),
+                      kb(l1 ? l1 : d),
+                      {HISPI_KARG_I32, NULL, l1 != NULL, 0},
+                      kb(L->b[B_GMAX]),
+                      kb(L->b[B_GBAD])};
+    HISPI_TRY(launch(L, K_DIAG, a, 9, A->n));
     hisp_status s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gm);
     if (!s) s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gb);
     if (!s) s = HISPI_BE(ctx, buf_read, L->b[B_GMAX], 0, gm, (size_t)ng * L->es);
@@ -346,8 +353,14 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
     HISPI_TRY(level_kernels(L));
     HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->diag));
     HISPI_TRY(hispi_vector_device(out->diag, false, &d));
-    HISPI_TRY(diagonal(L, &a, d, &out->rho));
+    void *l1 = NULL;
+    if (o->smoother == HISPI_AMG_L1_JACOBI) {
+        HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->l1));
+        HISPI_TRY(hispi_vector_device(out->l1, false, &l1));
+    }
+    HISPI_TRY(diagonal(L, &a, d, l1, &out->rho));
     hispi_vector_device_written(out->diag);
+    if (l1) hispi_vector_device_written(out->l1);
     HISPI_TRY(strength(L, &a, d, o->theta));
     HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
     if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
@@ -385,7 +398,7 @@ hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o, hispi_am
     hisp_status s = level(&L, A, o, out);
     level_free(&L);
     if (s) {
-        hisp_vector_destroy(&out->diag);
+        hisp_vector_destroy(&out->diag), hisp_vector_destroy(&out->l1);
         hisp_matrix_destroy(&out->P), hisp_matrix_destroy(&out->R);
         memset(out, 0, sizeof *out);
     }

@@ -13,9 +13,19 @@
 void hispi_amg_defaults(hispi_amg_opts *o)
 {
     o->theta = 0.01;
+    o->smoother = HISPI_AMG_CHEBYSHEV;
+    o->sweeps = 3;
     o->max_coarse = 300;
     o->max_levels = 10;
     o->seed = 1;
+}
+
+void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o)
+{
+    hispi_amg_defaults(o);
+    o->theta = ctx->opt.amg_theta;
+    o->smoother = ctx->opt.amg_smoother;
+    o->sweeps = ctx->opt.amg_sweeps;
 }
 
 void hispi_amg_free(hispi_amg *h)
@@ -23,7 +33,7 @@ void hispi_amg_free(hispi_amg *h)
     for (int l = 0; l < h->nlevels; l++) {
         if (l > 0) hisp_matrix_destroy(&h->A[l]);
         hisp_matrix_destroy(&h->P[l]), hisp_matrix_destroy(&h->R[l]);
-        hisp_vector_destroy(&h->diag[l]);
+        hisp_vector_destroy(&h->diag[l]), hisp_vector_destroy(&h->l1[l]);
     }
     memset(h, 0, sizeof *h);
 }
@@ -36,10 +46,11 @@ double hispi_amg_operator_complexity(const hispi_amg *h)
     return h->nlevels && h->nnz[0] ? s / (double)h->nnz[0] : 0;
 }
 
-/* A's diagonal into d (positive, else the error names the row) and
- * Gershgorin's bound of rho(D^-1 A) into *rho. */
+/* A's diagonal into d (positive, else the error names the row), the row
+ * sums of |A| into l1 (NULL: not wanted) and Gershgorin's bound of
+ * rho(D^-1 A) into *rho. */
 static hisp_status diagonal(hisp_context ctx, int64_t n, const int64_t *p, const int32_t *c,
-                            const void *v, hisp_type t, double *d, double *rho)
+                            const void *v, hisp_type t, double *d, double *l1, double *rho)
 {
     *rho = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -57,6 +68,7 @@ static hisp_status diagonal(hisp_context ctx, int64_t n, const int64_t *p, const
                               "needs a positive diagonal",
                               (long long)i, di);
         d[i] = di;
+        if (l1) l1[i] = di + off;
         if (1 + off / di > *rho) *rho = 1 + off / di;
     }
     return HISP_SUCCESS;
@@ -157,9 +169,14 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const hispi_amg_o
     int32_t *sidx = NULL, *agg = NULL;
     double *d = NULL, *unit = NULL;
     hisp_matrix P0 = NULL, AP0 = NULL;
+    double *l1 = NULL;
+    bool want_l1 = o->smoother == HISPI_AMG_L1_JACOBI;
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
-    if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, &out->rho);
+    if (!s && want_l1) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *l1, (void **)&l1);
+    if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, l1, &out->rho);
     if (!s) s = diag_vector(ctx, mi.type, n, d, &out->diag);
+    if (!s && want_l1) s = diag_vector(ctx, mi.type, n, l1, &out->l1);
+    free(l1);
     if (!s) s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
     if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, &nagg);
@@ -186,7 +203,7 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, const hispi_a
     *more = false;
     hisp_status s =
         h->on_device ? hispi_amg_dev_level(Ad, o, &lv) : host_level(h->A[0]->ctx, h->A[l], o, &lv);
-    h->diag[l] = lv.diag, h->rho[l] = lv.rho, h->P[l] = lv.P, h->R[l] = lv.R;
+    h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->rho[l] = lv.rho, h->P[l] = lv.P, h->R[l] = lv.R;
     if (s || !lv.P) return s;
     if (h->on_device) { /* R (A P), both products on the device */
         hisp_matrix AP = NULL;

@@ -44,8 +44,13 @@ HISPI_LOCAL hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const i
  * factorisation and, on a device, its inverse) */
 enum { HISPI_AMG_MAX_LEVELS = HISP_PRECOND_MAX_LEVELS, HISPI_AMG_DENSE_MAX = 4096 };
 
+/* The smoothers (the options' amg_smoother, in its order). */
+enum { HISPI_AMG_CHEBYSHEV, HISPI_AMG_JACOBI, HISPI_AMG_L1_JACOBI };
+
 typedef struct {
     double theta;       /* strength threshold (0: every coupling; default 0.01) */
+    int smoother;       /* HISPI_AMG_* (default Chebyshev) */
+    int sweeps;         /* smoothing steps before and after (Chebyshev: its degree; default 3) */
     int64_t max_coarse; /* stop at a level of at most this many rows */
     int max_levels;     /* at most this many levels (<= HISPI_AMG_MAX_LEVELS) */
     uint64_t seed;      /* the aggregation's priorities */
@@ -64,8 +69,10 @@ typedef struct {
     bool on_device;
     hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS], R[HISPI_AMG_MAX_LEVELS];
     int64_t rows[HISPI_AMG_MAX_LEVELS], nnz[HISPI_AMG_MAX_LEVELS];
-    /* but for the coarsest: A's diagonal (a vector of the context) and rho */
-    hisp_vector diag[HISPI_AMG_MAX_LEVELS];
+    /* but for the coarsest: A's diagonal (a vector of the context), its
+     * l1 row sums sum_j |a_ij| (for the l1-Jacobi smoother, else NULL) and
+     * rho */
+    hisp_vector diag[HISPI_AMG_MAX_LEVELS], l1[HISPI_AMG_MAX_LEVELS];
     double rho[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
@@ -73,12 +80,14 @@ typedef struct {
  * diagonal, rho, P's columns. */
 typedef struct {
     hisp_matrix P, R;
-    hisp_vector diag;
+    hisp_vector diag, l1;
     double rho;
     int64_t nagg;
 } hispi_amg_level;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
+/* The defaults with ctx's options (amg_theta, amg_smoother, amg_sweeps). */
+HISPI_LOCAL void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o);
 
 /* ---- the device's levels (amg_dev.c) -------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,21 +28,38 @@ typedef struct {
     hisp_option_type type;
     const char *def;
     const char *meaning;
-    long lo, hi; /* integers: the valid range */
+    double lo, hi;       /* int, real: the valid range */
+    const char *choices; /* string: the words allowed ("a|b"; the value stored is the index), or
+                            NULL: free text */
+    size_t off;          /* the value in hispi_options */
 } option;
 
+#define AT(f) offsetof(hispi_options, f)
 static const option table[] = {
     {"threads", HISP_OPTION_INT, "0",
-     "host threads for builds, conversions and generators (0: one per core; at most 16)", 0, 16},
+     "host threads for builds, conversions and generators (0: one per core; at most 16)", 0, 16,
+     NULL, AT(threads)},
     {"cache_dir", HISP_OPTION_STRING, "",
      "folder of the disk cache of built kernels and tuning plans (empty: "
      "$XDG_CACHE_HOME/hisp, else ~/.cache/hisp; \"off\": no disk cache)",
-     0, 0},
+     0, 0, NULL, AT(cache_dir)},
     {"debug", HISP_OPTION_BOOL, "0",
      "log what the library decides and each error to stderr (CLI: also kernel build logs); "
      "one-context solves on a device wait for each step to fill the time breakdown",
-     0, 0},
+     0, 0, NULL, AT(debug)},
+    {"amg_theta", HISP_OPTION_REAL, "0.01",
+     "AMG's strength threshold: j is a strong neighbour of i when |a_ij| >= theta * "
+     "sqrt(|a_ii a_jj|) (0: every coupling)",
+     0, 1, NULL, AT(amg_theta)},
+    {"amg_smoother", HISP_OPTION_STRING, "chebyshev",
+     "AMG's smoother: chebyshev (a polynomial in D^-1 A), jacobi (damped by 4/3 / rho) or "
+     "l1-jacobi (D the row sums of |A|)",
+     0, 0, "chebyshev|jacobi|l1-jacobi", AT(amg_smoother)},
+    {"amg_sweeps", HISP_OPTION_INT, "3",
+     "AMG's smoothing steps before and after the coarse correction (chebyshev: its degree)", 1, 10,
+     NULL, AT(amg_sweeps)},
 };
+#undef AT
 enum { NOPT = sizeof table / sizeof table[0] };
 
 int hisp_option_count(void)
@@ -68,6 +86,8 @@ const char *hisp_option_type_name(hisp_option_type t)
         return "bool";
     case HISP_OPTION_STRING:
         return "string";
+    case HISP_OPTION_REAL:
+        return "real";
     default:
         return "invalid";
     }
@@ -92,22 +112,40 @@ static bool parse_bool(const char *v, bool *out)
     return false;
 }
 
+/* The index of word v in choices ("a|b|c"), or -1. */
+static int choice(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    int i = 0;
+    for (const char *p = choices; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL, i++) {
+        const char *e = strchr(p, '|');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0) return i;
+    }
+    return -1;
+}
+
 /* Validates `value` for `o` and stores it in ctx->opt. */
 static hisp_status apply(hisp_context ctx, const option *o, const char *value)
 {
-    hispi_options *opt = &ctx->opt;
-    if (o->type == HISP_OPTION_INT) {
+    char *field = (char *)&ctx->opt + o->off;
+    if (o->type == HISP_OPTION_INT || o->type == HISP_OPTION_REAL) {
         char *end;
         errno = 0;
-        long v = strtol(value, &end, 10);
-        if (!*value || *end || errno || isspace((unsigned char)*value))
-            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "option %s: \"%s\" is not an integer",
-                              o->name, value);
+        double v =
+            o->type == HISP_OPTION_INT ? (double)strtol(value, &end, 10) : strtod(value, &end);
+        if (!*value || *end || errno || isspace((unsigned char)*value) || v != v)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "option %s: \"%s\" is not %s",
+                              o->name, value,
+                              o->type == HISP_OPTION_INT ? "an integer" : "a real number");
         if (v < o->lo || v > o->hi)
             return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                              "option %s: %ld is out of range [%ld, %ld]", o->name, v, o->lo,
+                              "option %s: %s is out of range [%g, %g]", o->name, value, o->lo,
                               o->hi);
-        if (strcmp(o->name, "threads") == 0) opt->threads = (int)v;
+        if (o->type == HISP_OPTION_INT)
+            *(int *)field = (int)v;
+        else
+            *(double *)field = v;
     } else if (o->type == HISP_OPTION_BOOL) {
         bool v;
         if (!parse_bool(value, &v))
@@ -115,14 +153,20 @@ static hisp_status apply(hisp_context ctx, const option *o, const char *value)
                               "option %s: \"%s\" is not a boolean (1/0, true/false, on/off, "
                               "yes/no)",
                               o->name, value);
-        if (v != opt->debug) atomic_fetch_add(&debug_contexts, v ? 1 : -1);
-        opt->debug = v;
+        if (v != ctx->opt.debug) atomic_fetch_add(&debug_contexts, v ? 1 : -1);
+        *(bool *)field = v;
+    } else if (o->choices) {
+        int k = choice(o->choices, value);
+        if (k < 0)
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "option %s: \"%.200s\" is not one of %s", o->name, value, o->choices);
+        *(int *)field = k;
     } else {
-        if (strlen(value) >= sizeof opt->cache_dir)
+        if (strlen(value) >= sizeof ctx->opt.cache_dir)
             return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                               "option %s: longer than %zu characters", o->name,
-                              sizeof opt->cache_dir - 1);
-        strcpy(opt->cache_dir, value);
+                              sizeof ctx->opt.cache_dir - 1);
+        strcpy(field, value);
     }
     return HISP_SUCCESS;
 }
@@ -155,12 +199,21 @@ hisp_status hisp_context_get_option(hisp_context ctx, const char *name, char *va
     const option *o = find(name, strlen(name));
     if (!o) return unknown(ctx, name, strlen(name));
     char buf[sizeof ctx->opt.cache_dir];
-    if (strcmp(o->name, "threads") == 0)
-        snprintf(buf, sizeof buf, "%d", ctx->opt.threads);
-    else if (strcmp(o->name, "debug") == 0)
-        snprintf(buf, sizeof buf, "%d", ctx->opt.debug ? 1 : 0);
-    else
-        snprintf(buf, sizeof buf, "%s", ctx->opt.cache_dir);
+    const char *field = (const char *)&ctx->opt + o->off;
+    if (o->type == HISP_OPTION_INT)
+        snprintf(buf, sizeof buf, "%d", *(const int *)field);
+    else if (o->type == HISP_OPTION_REAL)
+        snprintf(buf, sizeof buf, "%g", *(const double *)field);
+    else if (o->type == HISP_OPTION_BOOL)
+        snprintf(buf, sizeof buf, "%d", *(const bool *)field ? 1 : 0);
+    else if (o->choices) { /* the k-th word */
+        const char *p = o->choices;
+        for (int k = *(const int *)field; k > 0 && strchr(p, '|'); k--)
+            p = strchr(p, '|') + 1;
+        snprintf(buf, sizeof buf, "%.*s",
+                 (int)(strchr(p, '|') ? strchr(p, '|') - p : (long)strlen(p)), p);
+    } else
+        snprintf(buf, sizeof buf, "%s", field);
     if (strlen(buf) >= size)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "option %s: value needs %zu bytes",
                           o->name, strlen(buf) + 1);
@@ -210,6 +263,8 @@ hisp_status hispi_options_parse(hisp_context ctx, const char *list)
 void hispi_options_init(hisp_context ctx)
 {
     memset(&ctx->opt, 0, sizeof ctx->opt);
+    for (int i = 0; i < NOPT; i++) /* the defaults are valid: no error is left */
+        if (table[i].type != HISP_OPTION_BOOL) (void)apply(ctx, &table[i], table[i].def);
 }
 
 void hispi_options_fini(hisp_context ctx)

@@ -475,7 +475,7 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
                             "AMG: a square matrix of f32 or f64 entries and cg, bicgstab or gmres "
                             "(use --precond jacobi)");
         hispi_amg_opts o;
-        hispi_amg_defaults(&o);
+        hispi_amg_options(ctx, &o);
         if (!st) st = hispi_amg_cycle_create(A, &o, &ls->amg);
         if (!st) {
             const hispi_amg *h = hispi_amg_cycle_hierarchy(ls->amg);
