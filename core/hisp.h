@@ -1188,6 +1188,31 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_set_check_interval(hisp_solver s
 HISP_API HISP_NODISCARD hisp_status hisp_solver_set_monitor(hisp_solver s, hisp_solver_monitor f,
                                                             void *user);
 
+/* A preconditioner set up once for a matrix and kept across solves: AMG's
+ * hierarchy (HISP_PRECOND_AMG; its options are the context's amg_* at
+ * creation), whose setup can cost several solves' iterations. A: square
+ * CSR of f32 or f64 entries; it must outlive P (a solve refuses P once A
+ * is destroyed). Solves on A (or on another matrix of its size and type:
+ * P is then a preconditioner of A's) use it through
+ * hisp_solver_use_preconditioner. */
+typedef struct hisp_preconditioner_s *hisp_preconditioner;
+typedef struct {
+    hisp_precond kind;
+    double setup_ms; /* wall time of the creation */
+    int levels;      /* AMG: the hierarchy, the finest first */
+    int64_t rows[HISP_PRECOND_MAX_LEVELS], nnz[HISP_PRECOND_MAX_LEVELS];
+} hisp_preconditioner_info;
+HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_create(hisp_precond kind, hisp_matrix A,
+                                                               hisp_preconditioner *P);
+HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_get_info(hisp_preconditioner P,
+                                                                 hisp_preconditioner_info *info);
+HISP_API void hisp_preconditioner_destroy(hisp_preconditioner *P);
+/* The solver's solves use P (NULL: back to hisp_solver_set_preconditioner's
+ * kind; setting a kind drops P). P must be of the solver's context; the
+ * solver does not own it. cg, bicgstab and gmres with hisp_solver_solve. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_use_preconditioner(hisp_solver s,
+                                                                   hisp_preconditioner P);
+
 /* Solve A x = b (LSQR: least squares) on the solver's context. x holds the
  * initial guess and receives the solution. A: CSR, COO, CSC or HiSparse of
  * any entry type the method takes; compound types run the variant of their

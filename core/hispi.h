@@ -236,7 +236,8 @@ typedef enum {
     HISPI_H_MPLAN,
     HISPI_H_MVECTOR,
     HISPI_H_SOLVER,
-    HISPI_H_SPGEMM /* hisp_spgemm_plan */
+    HISPI_H_SPGEMM, /* hisp_spgemm_plan */
+    HISPI_H_PRECOND /* hisp_preconditioner */
 } hispi_handle_kind;
 /* Register obj; destroying owner (NULL: none) orphans it. Fails only when
  * out of host memory. */

@@ -21,6 +21,7 @@ extern void hispi_alloc_fail_after(long);
 extern int hispi_spgemm_cpu_kernels;
 extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
 extern int hispi_amg_sort_slots;
+extern long hispi_amg_setups;
 
 static hisp_context ref_ctx(void)
 {
@@ -592,6 +593,90 @@ START_TEST(test_smoothers)
 }
 END_TEST
 
+/* CG with a preconditioner object on target t: the hierarchy set up once
+ * for several solves (none set up by them), the same iterations as with a
+ * setup per solve, the true residual; the refusals. */
+START_TEST(test_object)
+{
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 14, 6);
+    int64_t n = 14 * 14 * 14;
+    hisp_preconditioner P = NULL;
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    hisp_preconditioner_info pi;
+    CK_OK(ctx, hisp_preconditioner_get_info(P, &pi));
+    ck_assert(pi.kind == HISP_PRECOND_AMG && pi.levels >= 2 && pi.rows[0] == n && pi.setup_ms > 0);
+    for (int l = 1; l < pi.levels; l++)
+        ck_assert(pi.rows[l] < pi.rows[l - 1] && pi.nnz[l] > 0);
+    double *hb = malloc((size_t)n * 8);
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s));
+    uint64_t st = test_seed();
+    double zero = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        for (int64_t i = 0; i < n; i++)
+            hb[i] = test_uniform(&st);
+        CK_OK(ctx, hisp_vector_write(b, hb));
+        int64_t it[2];
+        for (int use = 0; use < 2; use++) { /* a setup per solve, then the object */
+            if (use)
+                CK_OK(ctx, hisp_solver_use_preconditioner(s, P));
+            else
+                CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+            CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+            long setups = hispi_amg_setups;
+            hisp_solve_info info;
+            CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+            ck_assert_int_eq(hispi_amg_setups - setups, use ? 0 : 1);
+            double tr = true_residual(ctx, A, b, x);
+            ck_assert_msg(info.converged && tr <= 1.01e-8, "%s: object %d, true residual %g",
+                          test_label(_i), use, tr);
+            ck_assert_int_eq(info.precond_levels, pi.levels);
+            it[use] = info.iterations;
+        }
+        ck_assert_msg(it[0] == it[1], "%s: %lld iterations with a setup, %lld with the object",
+                      test_label(_i), (long long)it[0], (long long)it[1]);
+    }
+    /* refusals: Jacobi has nothing to keep; another size; lsqr; A destroyed */
+    hisp_preconditioner Q = NULL;
+    ck_assert_int_eq(hisp_preconditioner_create(HISP_PRECOND_JACOBI, A, &Q), HISP_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(Q);
+    hisp_matrix B = generated(ctx, HISP_GEN_POISSON3D, 10, 1);
+    hisp_vector b2 = NULL, x2 = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 1000, &b2));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 1000, &x2));
+    ck_assert_int_eq(hisp_solver_solve(s, B, b2, x2, NULL), HISP_ERR_INVALID_ARGUMENT);
+    hisp_solver l = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_LSQR, &l));
+    CK_OK(ctx, hisp_solver_use_preconditioner(l, P));
+    ck_assert_int_eq(hisp_solver_solve(l, A, b, x, NULL), HISP_ERR_UNSUPPORTED);
+    hisp_solver_destroy(&l);
+    hisp_matrix C = NULL;
+    CK_OK(ctx, hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &C));
+    hisp_matrix_destroy(&A);
+    ck_assert_int_eq(hisp_solver_solve(s, C, b, x, NULL), HISP_ERR_INVALID_HANDLE);
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_JACOBI)); /* drops P */
+    CK_OK(ctx, hisp_solver_solve(s, C, b, x, NULL));
+    hisp_preconditioner_destroy(&P);
+    ck_assert_ptr_null(P);
+    ck_assert_int_eq(hisp_preconditioner_get_info(P, &pi), HISP_ERR_INVALID_HANDLE);
+    free(hb);
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x), hisp_vector_destroy(&b2),
+        hisp_vector_destroy(&x2);
+    hisp_matrix_destroy(&B), hisp_matrix_destroy(&C);
+    /* an object outliving its context is still destroyed cleanly */
+    A = generated(ctx, HISP_GEN_POISSON2D, 30, 1);
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    hisp_context_destroy(&ctx);
+    hisp_preconditioner_destroy(&P);
+    hisp_matrix_destroy(&A);
+}
+END_TEST
+
 /* CG, BiCGSTAB and GMRES with --precond amg on every target: converged, the
  * residual they report true (recomputed here: within 0.1 % or 1e-12, the
  * rounding of ||b - A x|| near x's last digits), CG in at most half Jacobi's
@@ -766,6 +851,7 @@ Suite *suite_amg(void)
     tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_device_setup, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_smoothers, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

@@ -51,9 +51,11 @@ void hispi_amg_cycle_destroy(hispi_amg_cycle **pc)
     hispi_amg_free(&c->h);
     hisp_matrix_destroy(&c->csr);
     free(c->lu), free(c->w), free(c->piv), free(c->tw);
-    for (int i = 0; i < 3; i++)
-        if (c->k[i]) HISPI_BE_VOID(c->ctx, kern_free, c->k[i]);
-    if (c->minv) HISPI_BE_VOID(c->ctx, buf_free, c->minv);
+    if (hispi_handle_live(c->ctx, HISPI_H_CONTEXT)) { /* else its backend freed them */
+        for (int i = 0; i < 3; i++)
+            if (c->k[i]) HISPI_BE_VOID(c->ctx, kern_free, c->k[i]);
+        if (c->minv) HISPI_BE_VOID(c->ctx, buf_free, c->minv);
+    }
     free(c);
     *pc = NULL;
 }

@@ -218,9 +218,13 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, const hispi_a
     return s;
 }
 
+/* Test hook: hierarchies set up. */
+long hispi_amg_setups;
+
 hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h)
 {
     memset(h, 0, sizeof *h);
+    hispi_amg_setups++;
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
     hisp_context ctx = A->ctx;
     hisp_matrix_info mi;

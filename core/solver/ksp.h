@@ -154,6 +154,7 @@ struct hisp_solver_s {
     int64_t maxit;
     int restart, check;
     hisp_precond precond;
+    hisp_preconditioner pobj; /* hisp_solver_use_preconditioner's, or NULL */
     hisp_solver_monitor monitor;
     void *user;
 };
@@ -235,6 +236,17 @@ HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
  * in the layer above (core/msrep/msrep_space.c). */
 HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
                                        hisp_precond pc, int lsqr, int nslot, ks_space **sp);
+struct hispi_amg_cycle; /* core/amg/hispi_amg.h */
+/* The local space with a lent AMG cycle (a preconditioner object's; NULL:
+ * as hispi_ks_local). */
+HISPI_LOCAL hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc,
+                                           int lsqr, int nslot, struct hispi_amg_cycle *lent,
+                                           ks_space **sp);
+/* P's AMG cycle for a solve of ctx on A (core/solver/precond_object.c):
+ * refused when P is gone or of another context, its matrix destroyed, or A
+ * not of its size and type. */
+HISPI_LOCAL hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx,
+                                                  hisp_matrix A, struct hispi_amg_cycle **amg);
 /* Jacobi (core/solver/precond.c): diag(A) as a vector (a zero diagonal
  * entry is an error naming its row); the inverses of the 3x3 diagonal
  * blocks as a block-diagonal b3x3 matrix; 1 / ||A(:, j)|| for LSQR (1 for

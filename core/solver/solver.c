@@ -140,6 +140,19 @@ hisp_status hisp_solver_set_preconditioner(hisp_solver s, hisp_precond p)
     if ((unsigned)p >= HISP_PRECOND_COUNT)
         return hispi_fail(s->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown preconditioner %d", (int)p);
     s->precond = p;
+    s->pobj = NULL;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_solver_use_preconditioner(hisp_solver s, hisp_preconditioner P)
+{
+    SOLVER_CHECK(s);
+    if (P) {
+        hisp_preconditioner_info pi;
+        HISPI_TRY(hisp_preconditioner_get_info(P, &pi)); /* a live handle */
+        s->precond = pi.kind;
+    }
+    s->pobj = P;
     return HISP_SUCCESS;
 }
 
@@ -561,8 +574,15 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
     ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_local(s->ctx, A, NULL, s->precond, s->method == HISP_SOLVER_LSQR,
-                             hispi_solver_slots(s), &sp));
+    struct hispi_amg_cycle *lent = NULL;
+    if (s->pobj) {
+        if (s->method == HISP_SOLVER_LSQR)
+            return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
+                              "solve: lsqr takes no preconditioner object (cg, bicgstab, gmres)");
+        HISPI_TRY(hispi_preconditioner_lend(s->pobj, s->ctx, A, &lent));
+    }
+    HISPI_TRY(hispi_ks_local_amg(s->ctx, A, s->precond, s->method == HISP_SOLVER_LSQR,
+                                 hispi_solver_slots(s), lent, &sp));
     hisp_status st =
         hispi_solver_run(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);

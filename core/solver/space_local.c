@@ -28,6 +28,7 @@ typedef struct {
     hisp_vector diag, cscale;
     hisp_matrix binv;
     hispi_amg_cycle *amg; /* AMG: z = one V-cycle of x */
+    bool amg_lent;        /* amg is a preconditioner object's */
     hisp_vector tmp;      /* LSQR with Jacobi: D x before the product */
     /* MPI ranks: slots still holding this rank's partial sum (see flush) */
     unsigned char *pending;
@@ -374,7 +375,7 @@ static void l_destroy(ks_space *sp)
     hisp_vector_destroy(&ls->cscale);
     hisp_vector_destroy(&ls->tmp);
     hisp_matrix_destroy(&ls->binv);
-    hispi_amg_cycle_destroy(&ls->amg);
+    if (!ls->amg_lent) hispi_amg_cycle_destroy(&ls->amg);
     free(ls->bank_host);
     free(ls->pending);
     free(ls->sums);
@@ -402,8 +403,23 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .destroy = l_destroy,
                                  .matvec_dot = l_matvec_dot};
 
+static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
+                         int lsqr, int nslot, hispi_amg_cycle *lent, ks_space **out);
+
 hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
                            hisp_precond pc, int lsqr, int nslot, ks_space **out)
+{
+    return local(ctx, A, op, pc, lsqr, nslot, NULL, out);
+}
+
+hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc, int lsqr,
+                               int nslot, hispi_amg_cycle *lent, ks_space **out)
+{
+    return local(ctx, A, NULL, pc, lsqr, nslot, lent, out);
+}
+
+static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
+                         int lsqr, int nslot, hispi_amg_cycle *lent, ks_space **out)
 {
     *out = NULL;
     /* the context is the solve's until the space goes (hispi_ctx_claim) */
@@ -476,7 +492,10 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
                             "(use --precond jacobi)");
         hispi_amg_opts o;
         hispi_amg_options(ctx, &o);
-        if (!st) st = hispi_amg_cycle_create(A, &o, &ls->amg);
+        if (!st && lent)
+            ls->amg = lent, ls->amg_lent = true;
+        else if (!st)
+            st = hispi_amg_cycle_create(A, &o, &ls->amg);
         if (!st) {
             const hispi_amg *h = hispi_amg_cycle_hierarchy(ls->amg);
             sp->pc_levels = h->nlevels, sp->pc_rows = h->rows, sp->pc_nnz = h->nnz;

@@ -1,0 +1,120 @@
+/* Preconditioner objects (hisp.h, hisp_preconditioner): AMG's hierarchy and
+ * V-cycle set up once and lent to the solves of a solver
+ * (hisp_solver_use_preconditioner), instead of one setup per solve. */
+#include "amg/hispi_amg.h"
+#include "ksp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HISPI_MAGIC_PRECOND 0x68507263u /* "hPrc" */
+
+struct hisp_preconditioner_s {
+    uint32_t magic;
+    hisp_context ctx;
+    hisp_precond kind;
+    hisp_matrix A; /* the caller's, level 0 of the hierarchy */
+    int64_t n;
+    hisp_type t;
+    double setup_ms;
+    hispi_amg_cycle *amg;
+};
+
+static bool precond_ok(hisp_preconditioner P)
+{
+    return hispi_handle_live(P, HISPI_H_PRECOND) && P->magic == HISPI_MAGIC_PRECOND;
+}
+
+static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner *out)
+{
+    hisp_context ctx = A->ctx;
+    double t0 = hispi_now_ms();
+    if (kind != HISP_PRECOND_AMG)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "hisp_preconditioner_create: %s has nothing to keep across solves "
+                          "(hisp_solver_set_preconditioner sets it up with each solve)",
+                          hisp_precond_name(kind));
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    hisp_preconditioner P = NULL;
+    HISPI_TRY(hispi_calloc(ctx, 1, sizeof *P, (void **)&P));
+    hisp_status s = hispi_handle_add(P, HISPI_H_PRECOND, ctx);
+    if (s) {
+        free(P);
+        return hispi_fail(ctx, s, "hisp_preconditioner_create: no room for the handle");
+    }
+    P->magic = HISPI_MAGIC_PRECOND;
+    P->ctx = ctx, P->kind = kind, P->A = A, P->n = mi.nrows, P->t = mi.type;
+    hispi_amg_opts o;
+    hispi_amg_options(ctx, &o);
+    s = hispi_amg_cycle_create(A, &o, &P->amg);
+    if (s) {
+        hisp_preconditioner_destroy(&P);
+        return s;
+    }
+    P->setup_ms = hispi_now_ms() - t0;
+    *out = P;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_preconditioner_create(hisp_precond kind, hisp_matrix A, hisp_preconditioner *P)
+{
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    if (!P)
+        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "hisp_preconditioner_create: P is NULL");
+    *P = NULL;
+    if ((unsigned)kind >= HISP_PRECOND_COUNT)
+        return hispi_fail(A->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "hisp_preconditioner_create: unknown preconditioner %d", (int)kind);
+    HISPI_CLAIMED(A->ctx, create(kind, A, P));
+}
+
+hisp_status hisp_preconditioner_get_info(hisp_preconditioner P, hisp_preconditioner_info *info)
+{
+    if (!precond_ok(P)) return HISP_ERR_INVALID_HANDLE;
+    if (!info)
+        return hispi_fail(P->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "hisp_preconditioner_get_info: info is NULL");
+    memset(info, 0, sizeof *info);
+    info->kind = P->kind;
+    info->setup_ms = P->setup_ms;
+    const hispi_amg *h = hispi_amg_cycle_hierarchy(P->amg);
+    info->levels = h->nlevels;
+    for (int l = 0; l < h->nlevels; l++)
+        info->rows[l] = h->rows[l], info->nnz[l] = h->nnz[l];
+    return HISP_SUCCESS;
+}
+
+void hisp_preconditioner_destroy(hisp_preconditioner *P)
+{
+    if (!P || !hispi_handle_known(*P, HISPI_H_PRECOND)) return;
+    hisp_preconditioner p = *P;
+    hispi_amg_cycle_destroy(&p->amg); /* also after its context: host memory, orphans */
+    p->magic = 0;
+    hispi_handle_free(p);
+    *P = NULL;
+}
+
+hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx, hisp_matrix A,
+                                      hispi_amg_cycle **amg)
+{
+    *amg = NULL;
+    if (!precond_ok(P) || P->ctx != ctx)
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
+                          "solve: the solver's preconditioner object is destroyed or of another "
+                          "context");
+    if (!hispi_handle_live(P->A, HISPI_H_MATRIX))
+        return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
+                          "solve: the matrix the preconditioner was set up from is destroyed");
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    if (mi.nrows != P->n || mi.ncols != P->n || mi.type != P->t)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: A (%lld x %lld, %s) is not of the preconditioner's size and "
+                          "type (%lld rows, %s)",
+                          (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type),
+                          (long long)P->n, hisp_type_name(P->t));
+    *amg = P->amg;
+    return HISP_SUCCESS;
+}
