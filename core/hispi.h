@@ -354,6 +354,15 @@ HISPI_LOCAL void hispi_matrix_ext_release(hisp_matrix A);
  * hispi_matrix_wrap_owned, A's host arrays and device copies dropped. On
  * failure nothing changes. */
 HISPI_LOCAL void hispi_matrix_adopt_owned(hisp_matrix A, void *rowptr, void *colind, void *vals);
+/* A's CSR device copy (CSR, CSC or COO: its CSR upload), made if absent
+ * (core/csr/csr_format.c). */
+HISPI_LOCAL hisp_status hispi_csr_device(hisp_matrix A);
+/* *A: a CSR matrix over device buffers of ctx's backend (int64 row
+ * pointers, int32 columns, zero-based, rows sorted) that stay their
+ * owner's: hisp reads them in place and never frees them. */
+HISPI_LOCAL hisp_status hispi_matrix_wrap_view(hisp_context ctx, hisp_type type, int64_t nrows,
+                                               int64_t ncols, int64_t nnz, void *rowptr,
+                                               void *colind, void *vals, hisp_matrix *A);
 HISPI_LOCAL hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows,
                                                 int64_t ncols, int64_t nnz, void *rowptr,
                                                 void *colind, void *vals, hisp_matrix *A);

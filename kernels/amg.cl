@@ -377,3 +377,10 @@ KERNEL amg_gemv(const i64 n, GLOBAL const real *m, GLOBAL const real *b, GLOBAL 
         s += MUL(m[j * n + i], b[j]);
     x[i] = s;
 }
+
+/* ---- a device copy's 32-bit row pointers widened for the setup's reads */
+KERNEL amg_ptr64(const i64 n1, GLOBAL const int *p32, GLOBAL i64 *p64)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < n1) p64[i] = (i64)p32[i];
+}

@@ -499,6 +499,22 @@ static hisp_status hisp_cuda_csr_wrap(hisp_context ctx, void *p, const hispi_csr
     return HISP_SUCCESS;
 }
 
+static hisp_status hisp_cuda_csr_arrays(hisp_context ctx, void *p, void *dev, hispi_csr_ext *ext)
+{
+    (void)p;
+    const hisp_cuda_mat *m = dev;
+    if (m->vendor)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "cuda: a cuSPARSE part has no hisp arrays");
+    *ext = (hispi_csr_ext){(void *)m->k.rowptr,
+                           (void *)m->k.colind,
+                           (void *)m->k.val,
+                           m->k.wide,
+                           m->k.idx64,
+                           m->k.base,
+                           false};
+    return HISP_SUCCESS;
+}
+
 /* A pointer the caller wraps: device or managed memory of this device. */
 static hisp_status hisp_cuda_buf_check(hisp_context ctx, void *p, void *mem, size_t bytes,
                                        const char *what)
@@ -720,4 +736,5 @@ const hisp_backend_ops hisp_cuda_ops = {
     .stream_set = hisp_cuda_stream_set,
     .stream_get = hisp_cuda_stream_get,
     .csr_wrap = hisp_cuda_csr_wrap,
+    .csr_arrays = hisp_cuda_csr_arrays,
 };

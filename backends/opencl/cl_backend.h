@@ -79,6 +79,9 @@ HISPI_LOCAL hisp_status hisp_cl_csr_upload(hisp_context ctx, void *be, const his
 HISPI_LOCAL hisp_status hisp_cl_csr_upload_opts(hisp_context ctx, void *be, const hispi_csr_view *A,
                                                 const hispi_csr_opts *o, void **dev);
 HISPI_LOCAL void hisp_cl_csr_free(void *be, void *dev);
+/* The device copy's arrays (csr_arrays). */
+HISPI_LOCAL hisp_status hisp_cl_csr_arrays(hisp_context ctx, void *be, void *dev,
+                                           hispi_csr_ext *ext);
 HISPI_LOCAL hisp_status hisp_cl_csr_wrap(hisp_context ctx, void *be, const hispi_csr_view *A,
                                          const hispi_csr_ext *ext, void **dev);
 HISPI_LOCAL hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op,

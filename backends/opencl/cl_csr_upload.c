@@ -382,6 +382,14 @@ hisp_status hisp_cl_csr_wrap(hisp_context ctx, void *vbe, const hispi_csr_view *
     return HISP_SUCCESS;
 }
 
+hisp_status hisp_cl_csr_arrays(hisp_context ctx, void *vbe, void *dev, hispi_csr_ext *ext)
+{
+    (void)ctx, (void)vbe;
+    const hisp_cl_csr *m = dev;
+    *ext = (hispi_csr_ext){m->rowptr, m->colind, m->val, m->wide_ptr, m->idx64, m->base, false};
+    return HISP_SUCCESS;
+}
+
 /* MSREP: the upload with options (p*-opt; no vendor kernel on OpenCL). */
 hisp_status hisp_cl_csr_upload_opts(hisp_context ctx, void *vbe, const hispi_csr_view *A,
                                     const hispi_csr_opts *o, void **dev)

@@ -496,4 +496,5 @@ const hisp_backend_ops hisp_cl_ops = {
     .stream_set = hisp_cl_stream_set,
     .stream_get = hisp_cl_stream_get,
     .csr_wrap = hisp_cl_csr_wrap,
+    .csr_arrays = hisp_cl_csr_arrays,
 };

@@ -435,3 +435,44 @@ hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D)
             if (buf[k]) HISPI_BE_VOID(ctx, buf_free, buf[k]);
     return s;
 }
+
+/* A view of X's own device copy (CSR, its arrays exposed by the backend:
+ * csr_arrays), its row pointers widened on the device where they are 32-bit
+ * (*own: that buffer); false where the backend or the copy cannot. */
+static bool device_view(hisp_matrix X, hisp_matrix *D, void **own, hisp_status *s)
+{
+    hisp_context ctx = X->ctx;
+    hispi_csr_ext e;
+    *s = HISP_SUCCESS;
+    if (!HISPI_BE_HAS(ctx, csr_arrays) || X->host.format != HISP_FORMAT_CSR || X->wrapped)
+        return false;
+    if ((*s = hispi_csr_device(X))) return true;
+    if (HISPI_BE(ctx, csr_arrays, X->dev, &e)) { /* not exposed: the upload instead */
+        hispi_clear_error(ctx);
+        return false;
+    }
+    if (e.idx64 || e.base) return false;
+    int64_t n = X->host.nrows;
+    void *ptr = e.rowptr, *k = NULL;
+    if (!e.ptr64) {
+        *s = dbuf(ctx, ((size_t)n + 1) * 8, own);
+        if (!*s) *s = hispi_amg_kernel(ctx, X->host.type, "amg_ptr64", &k);
+        hispi_karg a[] = {ki(n + 1), kb(e.rowptr), kb(*own)};
+        if (!*s) *s = hispi_amg_launch(ctx, k, a, 3, n + 1);
+        if (k) HISPI_BE_VOID(ctx, kern_free, k);
+        ptr = *own;
+    }
+    if (!*s)
+        *s = hispi_matrix_wrap_view(ctx, X->host.type, n, X->host.ncols, X->host.nnz, ptr, e.colind,
+                                    e.val, D);
+    if (*s && *own) HISPI_BE_VOID(ctx, buf_free, *own), *own = NULL;
+    return true;
+}
+
+hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, void **own)
+{
+    *own = NULL;
+    hisp_status s;
+    if (device_view(X, D, own, &s)) return s;
+    return hispi_amg_dev_copy(X, D);
+}

@@ -238,8 +238,9 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
     int maxl = o->max_levels < HISPI_AMG_MAX_LEVELS ? o->max_levels : HISPI_AMG_MAX_LEVELS;
     h->A[0] = A;
     h->on_device = hispi_amg_dev_usable(ctx);
-    hisp_matrix A0 = NULL; /* A's device copy for a device setup (A where it is one) */
-    hisp_status s = h->on_device ? hispi_amg_dev_copy(A, &A0) : HISP_SUCCESS;
+    hisp_matrix A0 = NULL; /* A in the device layout for a device setup (A where it is) */
+    void *A0ptr = NULL;    /* its row pointers where they were widened */
+    hisp_status s = h->on_device ? hispi_amg_dev_operand(A, &A0, &A0ptr) : HISP_SUCCESS;
     for (int l = 0; !s; l++) {
         hisp_matrix_info li;
         s = hisp_matrix_get_info(h->A[l], &li);
@@ -252,6 +253,7 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
         if (!more) break;
     }
     if (A0 != A) hisp_matrix_destroy(&A0);
+    if (A0ptr) HISPI_BE_VOID(ctx, buf_free, A0ptr);
     int64_t last = h->nlevels ? h->rows[h->nlevels - 1] : 0;
     if (!s && last > HISPI_AMG_DENSE_MAX)
         s = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,

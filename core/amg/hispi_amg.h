@@ -102,6 +102,10 @@ HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts 
 HISPI_LOCAL hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
 HISPI_LOCAL hisp_status hispi_amg_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,
                                          int64_t n);
+/* *D: X in hisp's device layout for the setup: a view of X's own device
+ * copy where the backend exposes its arrays (*own: a buffer of row
+ * pointers to free after *D, or NULL), else hispi_amg_dev_copy's. */
+HISPI_LOCAL hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, void **own);
 /* *D: X where X is in hisp's device layout, else a new matrix owning device
  * copies of X's host CSR arrays. */
 HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);

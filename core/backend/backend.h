@@ -260,6 +260,11 @@ typedef struct hisp_backend_ops {
      * reads the arrays to the host and uses csr_upload. */
     hisp_status (*csr_wrap)(hisp_context ctx, void *be, const hispi_csr_view *A,
                             const hispi_csr_ext *ext, void **dev);
+    /* Optional: the arrays of a device copy of csr_upload or csr_wrap, for
+     * run-time kernels that read them in place (retained false: they stay
+     * the copy's); HISP_ERR_UNSUPPORTED where the copy has no such arrays
+     * (an MSREP part run by the vendor library). NULL: not exposed. */
+    hisp_status (*csr_arrays)(hisp_context ctx, void *be, void *dev, hispi_csr_ext *ext);
 } hisp_backend_ops;
 
 /* ---- dispatch: every call of the core into a backend goes through these --

@@ -69,20 +69,26 @@ static hisp_status scale(hisp_matrix A, double a)
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_csr_device(hisp_matrix A)
+{
+    hisp_context ctx = A->ctx;
+    if (A->wrapped && !A->dev) HISPI_TRY(hispi_matrix_wrap_upload(A)); /* no host copy */
+    if (A->dev) return HISP_SUCCESS;
+    hispi_sparse tmp;
+    const hispi_sparse *c = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
+    hispi_csr_view v = {c->type, c->nrows, c->ncols, c->nnz, c->rowptr, c->colind, c->val};
+    hisp_status s = HISPI_BE(ctx, csr_upload, &v, &A->dev);
+    hispi_sparse_free(&tmp);
+    return s;
+}
+
 /* The backend's CSR copy of A and the vectors' device buffers. */
 static hisp_status prepare(hisp_context ctx, hisp_matrix A, hisp_vector x, bool read_y,
                            hisp_vector y, void **xd, void **yd)
 {
-    if (A->wrapped && !A->dev) HISPI_TRY(hispi_matrix_wrap_upload(A)); /* no host copy */
-    if (!A->dev) {
-        hispi_sparse tmp;
-        const hispi_sparse *c = NULL;
-        HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
-        hispi_csr_view v = {c->type, c->nrows, c->ncols, c->nnz, c->rowptr, c->colind, c->val};
-        hisp_status s = HISPI_BE(ctx, csr_upload, &v, &A->dev);
-        hispi_sparse_free(&tmp);
-        HISPI_TRY(s);
-    }
+    (void)ctx;
+    HISPI_TRY(hispi_csr_device(A));
     HISPI_TRY(hispi_vector_device(x, true, xd));
     return hispi_vector_device(y, read_y, yd);
 }

@@ -180,6 +180,18 @@ hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nr
     return HISP_SUCCESS;
 }
 
+hisp_status hispi_matrix_wrap_view(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                                   int64_t nnz, void *rowptr, void *colind, void *vals,
+                                   hisp_matrix *A)
+{
+    HISPI_TRY(absent_csr(ctx, type, nrows, ncols, nnz, A));
+    hisp_matrix M = *A;
+    M->wrapped = true;
+    M->host_absent = true;
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, false};
+    return HISP_SUCCESS;
+}
+
 void hispi_matrix_adopt_owned(hisp_matrix A, void *rowptr, void *colind, void *vals)
 {
     hispi_matrix_drop_device(A);
