@@ -45,6 +45,11 @@ static const char help[] =
     "                       correction, 1..10 (chebyshev: its degree; default 3);\n"
     "                       the three are the library's options amg_theta,\n"
     "                       amg_smoother, amg_sweeps (HISP_OPTIONS works too)\n"
+    "  --solves N           N solves of the system, each from x0 (1..1000, default 1):\n"
+    "                       amg's hierarchy is set up once for all of them (a\n"
+    "                       hisp_preconditioner), the others' setups are each\n"
+    "                       solve's; the report gives that setup and the median\n"
+    "                       solve; the other numbers are the last solve's\n"
     "  --rtol r, --atol a   stop when ||r|| <= max(rtol*||b||, atol) (lsqr: ||A^T r||\n"
     "                       against ||A^T b||); defaults 1e-8 and 0\n"
     "  --maxit n            iteration limit (default 10000; 0: the initial residual)\n"
@@ -132,6 +137,7 @@ enum {
     O_AMG_THETA,
     O_AMG_SMOOTHER,
     O_AMG_SWEEPS,
+    O_SOLVES,
     O_JSON,
     O_HELP,
     O_HELP2
@@ -163,6 +169,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--amg-theta", true},
                                    {"--amg-smoother", true},
                                    {"--amg-sweeps", true},
+                                   {"--solves", true},
                                    {"--json", false},
                                    CLI_HELP_OPTS,
                                    {0, 0}};
@@ -231,6 +238,11 @@ static int parse(int argc, char **argv, solve_opts *o)
     if (!rc && val[O_DEVICE]) rc = cli_parse_int("--device", val[O_DEVICE], 0, 1 << 20, &o->device);
     if (!rc && val[O_DEVICES])
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
+    o->solves = 1;
+    if (!rc && val[O_SOLVES]) rc = cli_parse_int("--solves", val[O_SOLVES], 1, 1000, &o->solves);
+    if (!rc && o->solves > 1 && (o->history || o->plot || o->devices > 1))
+        rc =
+            cli_usage_error("solve", "--solves N > 1 goes without --history, --plot and --devices");
     if (!rc && o->devices > 1 && o->format != -1 && o->format != HISP_FORMAT_CSR)
         rc = cli_usage_error("solve", "--devices runs CSR parts, not --format %s",
                              o->format == -2 ? "auto" : hisp_format_name((hisp_format)o->format));
