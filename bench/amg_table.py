@@ -5,6 +5,8 @@ prepare_ms, the matrix's upload and kernel builds, apart), the V-cycle's
 cost per iteration against one SpMV.
 
   python3 bench/amg_table.py DIR
+  python3 bench/amg_table.py --reuse DIR   (the --solves 5 runs: AMG's setup
+      once and its median solve against Jacobi-CG's median solve, setup in)
 """
 import glob
 import json
@@ -24,7 +26,26 @@ def load(d):
     return runs
 
 
+def reuse(d):
+    runs = load(d)
+    print()
+    print("| system | rows | Jacobi-CG ms per solve | AMG setup once ms | AMG-CG ms per solve "
+          "| 5 solves: Jacobi-CG / AMG-CG ms | speed-up |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    for kind, n in sorted({(k, n) for k, n, _ in runs}, key=lambda t: (t[1], t[0])):
+        j, a = runs.get((kind, n, "jacobi")), runs.get((kind, n, "amg"))
+        if not j or not a:
+            continue
+        jt = 5 * j["median_solve_ms"]
+        at = a["precond_setup_ms"] + 5 * a["median_solve_ms"]
+        print("| %s %d^3 | %d | %.1f | %.1f | %.1f | %.0f / %.0f | %.2f |" %
+              (kind, n, n ** 3, j["median_solve_ms"], a["precond_setup_ms"],
+               a["median_solve_ms"], jt, at, jt / at))
+
+
 def main():
+    if sys.argv[1] == "--reuse":
+        return reuse(sys.argv[2])
     runs = load(sys.argv[1])
     print("| system | rows | Jacobi-CG it / ms | AMG-CG it / setup ms / solve ms / total ms "
           "| AMG iteration / SpMV | speed-up |")
