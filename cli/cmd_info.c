@@ -32,7 +32,7 @@ static int list_options(hisp_context ctx, bool json)
         json_object_begin(&j, NULL);
         json_array_begin(&j, "options");
     } else {
-        printf("%-10s %-7s %-8s %-12s %s\n", "option", "type", "default", "value", "meaning");
+        printf("%-12s %-7s %-10s %-12s %s\n", "option", "type", "default", "value", "meaning");
     }
     for (int i = 0; i < hisp_option_count(); i++) {
         hisp_option_info o;
@@ -49,7 +49,7 @@ static int list_options(hisp_context ctx, bool json)
             json_string(&j, "meaning", o.meaning);
             json_object_end(&j);
         } else {
-            printf("%-10s %-7s %-8s %-12s %s\n", o.name, hisp_option_type_name(o.type),
+            printf("%-12s %-7s %-10s %-12s %s\n", o.name, hisp_option_type_name(o.type),
                    o.default_value[0] ? o.default_value : "\"\"", value[0] ? value : "\"\"",
                    o.meaning);
         }
