@@ -8,7 +8,8 @@ the wall time of the whole solve as the user waits (hisp: the CLI's
 setup_ms + solve_ms, AMG's host setup included, the matrix's upload and
 kernel builds before it not; pyamg: setup + solve in this process).
 
-  python3 bench/amg_cpu.py [--hisp build/bin/hisp] [--sides 32,48] [--json FILE]
+  python3 bench/amg_cpu.py [--hisp build/bin/hisp] [--sides 32,48] [--files A.mtx,...]
+                           [--json FILE]
 """
 import argparse
 import json
@@ -36,6 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hisp", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "hisp"))
     ap.add_argument("--sides", default="32,48")
+    ap.add_argument("--files", default="", help="Matrix Market files to solve too (comma-separated)")
     ap.add_argument("--json")
     o = ap.parse_args()
     try:
@@ -46,28 +48,32 @@ def main():
     print("| system | rows | Jacobi-CG it / ms | AMG-CG it / ms | pyamg SA-CG it / ms |")
     print("|---|--:|--:|--:|--:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for side in [int(s) for s in o.sides.split(",")]:
+        items = []
+        for side in [int(s) for s in o.sides.split(",") if s]:
             for kind in ("poisson3d", "aniso3d", "jump3d"):
                 path = os.path.join(tmp, "%s%d.mtx" % (kind, side))
                 subprocess.run([o.hisp, "gen", kind, "--n", str(side), "-o", path], check=True,
                                capture_output=True)
-                jac = hisp_solve(o.hisp, path, "jacobi")
-                amg = hisp_solve(o.hisp, path, "amg")
-                pa = None
-                if pyamg:
-                    A = scipy.io.mmread(path).tocsr()
-                    b = np.ones(A.shape[0])
-                    t0 = time.perf_counter()
-                    ml = pyamg.smoothed_aggregation_solver(A)
-                    res = []
-                    x = ml.solve(b, tol=1e-8, accel="cg", residuals=res)
-                    ms = (time.perf_counter() - t0) * 1e3
-                    pa = (len(res) - 1, float(np.linalg.norm(b - A @ x) / np.linalg.norm(b)), ms)
-                name = "%s %d^3" % (kind, side)
-                cell = lambda r: "%d / %.0f" % (r[0], r[2]) if r else "-"
-                print("| %s | %d | %s | %s | %s |" % (name, side ** 3, cell(jac), cell(amg), cell(pa)),
-                      flush=True)
-                rows.append({"system": name, "rows": side ** 3, "jacobi": jac, "amg": amg, "pyamg": pa})
+                items.append(("%s %d^3" % (kind, side), path))
+        for path in [f for f in o.files.split(",") if f]:
+            items.append((os.path.basename(path), path))
+        for name, path in items:
+            jac = hisp_solve(o.hisp, path, "jacobi")
+            amg = hisp_solve(o.hisp, path, "amg")
+            A = scipy.io.mmread(path).tocsr()
+            pa = None
+            if pyamg:
+                b = np.ones(A.shape[0])
+                t0 = time.perf_counter()
+                ml = pyamg.smoothed_aggregation_solver(A)
+                res = []
+                x = ml.solve(b, tol=1e-8, maxiter=10000, accel="cg", residuals=res)
+                ms = (time.perf_counter() - t0) * 1e3
+                pa = (len(res) - 1, float(np.linalg.norm(b - A @ x) / np.linalg.norm(b)), ms)
+            cell = lambda r: "%d / %.0f" % (r[0], r[2]) if r else "-"
+            print("| %s | %d | %s | %s | %s |" % (name, A.shape[0], cell(jac), cell(amg), cell(pa)),
+                  flush=True)
+            rows.append({"system": name, "rows": A.shape[0], "jacobi": jac, "amg": amg, "pyamg": pa})
     if o.json:
         with open(o.json, "w") as f:
             json.dump(rows, f, indent=1)
