@@ -50,6 +50,10 @@ static const char help[] =
     "                       hisp_preconditioner), the others' setups are each\n"
     "                       solve's; the report gives that setup and the median\n"
     "                       solve; the other numbers are the last solve's\n"
+    "  --update             with --solves and amg: before each solve after the first,\n"
+    "                       a numeric re-setup of the hierarchy for A's values\n"
+    "                       (hisp_preconditioner_update, as for new values on the\n"
+    "                       same pattern); the report gives its median time\n"
     "  --rtol r, --atol a   stop when ||r|| <= max(rtol*||b||, atol) (lsqr: ||A^T r||\n"
     "                       against ||A^T b||); defaults 1e-8 and 0\n"
     "  --maxit n            iteration limit (default 10000; 0: the initial residual)\n"
@@ -138,6 +142,7 @@ enum {
     O_AMG_SMOOTHER,
     O_AMG_SWEEPS,
     O_SOLVES,
+    O_UPDATE,
     O_JSON,
     O_HELP,
     O_HELP2
@@ -170,6 +175,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--amg-smoother", true},
                                    {"--amg-sweeps", true},
                                    {"--solves", true},
+                                   {"--update", false},
                                    {"--json", false},
                                    CLI_HELP_OPTS,
                                    {0, 0}};
@@ -240,6 +246,9 @@ static int parse(int argc, char **argv, solve_opts *o)
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
     o->solves = 1;
     if (!rc && val[O_SOLVES]) rc = cli_parse_int("--solves", val[O_SOLVES], 1, 1000, &o->solves);
+    o->update = val[O_UPDATE] != NULL;
+    if (!rc && o->update && (o->solves < 2 || o->precond != HISP_PRECOND_AMG))
+        rc = cli_usage_error("solve", "--update goes with --solves N > 1 and --precond amg");
     if (!rc && o->solves > 1 && (o->history || o->plot || o->devices > 1))
         rc =
             cli_usage_error("solve", "--solves N > 1 goes without --history, --plot and --devices");

@@ -48,7 +48,8 @@ typedef struct {
     hisp_backend_kind backend;
     int device, devices;
     bool json;
-    int solves; /* --solves */
+    int solves;  /* --solves */
+    bool update; /* --update */
     struct {
         const char *name, *value; /* the library's option; --amg-*'s value or NULL */
         char now[32];             /* the value in effect */
@@ -75,7 +76,7 @@ typedef struct {
     const char *format;
     /* --solves N > 1: the preconditioner object's setup (amg), the median
      * of the solves' wall times (each one's setup_ms + solve_ms) */
-    double pc_setup_ms, median_solve_ms;
+    double pc_setup_ms, median_solve_ms, median_update_ms;
 } solve_result;
 
 /* b (nb entries: --rhs ones, random or a file) and x0 (nx entries: --x0's

@@ -117,6 +117,7 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
         json_int(&j, "solves", o->solves);
         json_double(&j, "precond_setup_ms", r->pc_setup_ms);
         json_double(&j, "median_solve_ms", r->median_solve_ms);
+        if (o->update) json_double(&j, "median_update_ms", r->median_update_ms);
     }
     if (o->precond == HISP_PRECOND_AMG && r->info.precond_levels > 0)
         for (int i = 0; i < 3; i++)
@@ -174,6 +175,10 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
         printf("solves     %d from x0: the preconditioner's setup %.3f ms once, then a median "
                "%.3f ms per solve (its setup and iterations); below, the last solve\n",
                o->solves, r->pc_setup_ms, r->median_solve_ms);
+    if (o->update)
+        printf("update     the hierarchy's numeric re-setup before each later solve: a median "
+               "%.3f ms\n",
+               r->median_update_ms);
     printf("time       setup %.3f ms, solve %.3f ms", r->info.setup_ms,
            r->info.ms - r->info.setup_ms);
     if (r->info.iterations > 0) printf(" = %.4f ms per iteration", ms_per_iteration(r));

@@ -192,9 +192,13 @@ static hisp_status solves(const solve_opts *o, hisp_matrix A, hisp_vector b, his
                           const void *xh, hisp_solver sv, hisp_preconditioner *pc,
                           solve_result *res)
 {
-    double *ms = NULL;
+    double *ms = NULL, *up = NULL;
     hisp_status s = HISP_SUCCESS;
-    if (!(ms = calloc((size_t)o->solves, sizeof *ms))) return HISP_ERR_OUT_OF_HOST_MEMORY;
+    ms = calloc((size_t)o->solves, sizeof *ms), up = calloc((size_t)o->solves, sizeof *up);
+    if (!ms || !up) {
+        free(ms), free(up);
+        return HISP_ERR_OUT_OF_HOST_MEMORY;
+    }
     if (o->precond == HISP_PRECOND_AMG) {
         double t0 = cli_now_ms();
         s = hisp_preconditioner_create(HISP_PRECOND_AMG, A, pc);
@@ -204,11 +208,17 @@ static hisp_status solves(const solve_opts *o, hisp_matrix A, hisp_vector b, his
     for (int k = 0; !s && k < o->solves; k++) {
         cli_progress("solve %d of %d", k + 1, o->solves);
         if (k) s = hisp_vector_write(x, xh);
+        if (!s && k && o->update) { /* A's values anew: the numeric re-setup */
+            double t0 = cli_now_ms();
+            s = hisp_preconditioner_update(*pc, A);
+            up[k - 1] = cli_now_ms() - t0;
+        }
         if (!s) s = hisp_solver_solve(sv, A, b, x, &res->info);
         ms[k] = res->info.ms;
     }
     if (!s) res->median_solve_ms = cli_median(ms, o->solves);
-    free(ms);
+    if (!s && o->update) res->median_update_ms = cli_median(up, o->solves - 1);
+    free(ms), free(up);
     return s;
 }
 

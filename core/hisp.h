@@ -1206,6 +1206,17 @@ HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_create(hisp_precond kind
                                                                hisp_preconditioner *P);
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_get_info(hisp_preconditioner P,
                                                                  hisp_preconditioner_info *info);
+/* New values on the same pattern (time stepping, a nonlinear iteration): A
+ * has the pattern of P's matrix (that matrix with new values, or another;
+ * P then belongs to A). Where the hierarchy was set up on a device the
+ * aggregates and every level's structure are kept and the values
+ * recomputed by kept product plans (a numeric re-setup; the object keeps
+ * those plans and P0, A P per level); elsewhere it is a new setup. A
+ * pattern that differs is HISP_ERR_INVALID_ARGUMENT. After a failure,
+ * solves refuse P until an update succeeds. info's setup_ms becomes the
+ * update's time. */
+HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_update(hisp_preconditioner P,
+                                                               hisp_matrix A);
 HISP_API void hisp_preconditioner_destroy(hisp_preconditioner *P);
 /* The solver's solves use P (NULL: back to hisp_solver_set_preconditioner's
  * kind; setting a kind drops P). P must be of the solver's context; the

@@ -329,13 +329,17 @@ START_TEST(test_solve_amg)
         run_free(&r);
     }
     /* --solves: the hierarchy once, three solves from x0 converged alike */
-    r = run_hisp("solve", A, "--method", "cg", "--precond", "amg", "--solves", "3", "--out", X,
-                 "--json", NULL);
+    r = run_hisp("solve", A, "--method", "cg", "--precond", "amg", "--solves", "3", "--update",
+                 "--out", X, "--json", NULL);
     CK_RUN(r, 0);
     CK_JSON(r, "reason", "\"converged\"");
     ck_assert_int_eq(test_json_int(r.out, "solves"), 3);
     ck_assert_double_gt(test_json_double(r.out, "precond_setup_ms"), 0);
     ck_assert_double_gt(test_json_double(r.out, "median_solve_ms"), 0);
+    ck_assert_double_gt(test_json_double(r.out, "median_update_ms"), 0);
+    run_free(&r);
+    r = run_hisp("solve", A, "--method", "cg", "--precond", "amg", "--update", NULL);
+    CK_RUN(r, 1);
     run_free(&r);
     r = run_hisp("solve", A, "--method", "cg", "--solves", "2", "--history", tmp("h.csv"), NULL);
     CK_RUN(r, 1);

@@ -18,6 +18,7 @@ struct hisp_preconditioner_s {
     hisp_type t;
     double setup_ms;
     hispi_amg_cycle *amg;
+    bool broken; /* the last update failed */
 };
 
 static bool precond_ok(hisp_preconditioner P)
@@ -47,6 +48,7 @@ static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner 
     P->ctx = ctx, P->kind = kind, P->A = A, P->n = mi.nrows, P->t = mi.type;
     hispi_amg_opts o;
     hispi_amg_options(ctx, &o);
+    o.keep = true; /* for hisp_preconditioner_update */
     s = hispi_amg_cycle_create(A, &o, &P->amg);
     if (s) {
         hisp_preconditioner_destroy(&P);
@@ -86,6 +88,45 @@ hisp_status hisp_preconditioner_get_info(hisp_preconditioner P, hisp_preconditio
     return HISP_SUCCESS;
 }
 
+static hisp_status update(hisp_preconditioner P, hisp_matrix A)
+{
+    hisp_context ctx = P->ctx;
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    if (mi.nrows != P->n || mi.ncols != P->n || mi.type != P->t)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "hisp_preconditioner_update: A (%lld x %lld, %s) is not of the "
+                          "preconditioner's size and type (%lld rows, %s)",
+                          (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type),
+                          (long long)P->n, hisp_type_name(P->t));
+    double t0 = hispi_now_ms();
+    P->broken = true;
+    hisp_status s;
+    if (hispi_amg_cycle_hierarchy(P->amg)->kept) {
+        s = hispi_amg_cycle_update(P->amg, A);
+    } else { /* set up on the host: a new setup */
+        hispi_amg_opts o;
+        hispi_amg_options(ctx, &o);
+        o.keep = true;
+        hispi_amg_cycle *c = NULL;
+        s = hispi_amg_cycle_create(A, &o, &c);
+        if (!s) hispi_amg_cycle_destroy(&P->amg), P->amg = c;
+    }
+    if (s) return s;
+    P->A = A, P->broken = false;
+    P->setup_ms = hispi_now_ms() - t0;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_preconditioner_update(hisp_preconditioner P, hisp_matrix A)
+{
+    if (!precond_ok(P)) return HISP_ERR_INVALID_HANDLE;
+    if (!hispi_mat_ok(A) || A->ctx != P->ctx)
+        return hispi_fail(P->ctx, HISP_ERR_INVALID_HANDLE,
+                          "hisp_preconditioner_update: A is invalid or of another context");
+    HISPI_CLAIMED(P->ctx, update(P, A));
+}
+
 void hisp_preconditioner_destroy(hisp_preconditioner *P)
 {
     if (!P || !hispi_handle_known(*P, HISPI_H_PRECOND)) return;
@@ -104,6 +145,9 @@ hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx, h
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
                           "solve: the solver's preconditioner object is destroyed or of another "
                           "context");
+    if (P->broken)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "solve: the preconditioner's last update failed (update it again)");
     if (!hispi_handle_live(P->A, HISPI_H_MATRIX))
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
                           "solve: the matrix the preconditioner was set up from is destroyed");
