@@ -3,7 +3,8 @@
 # gen:KIND:N --method cg --precond amg|jacobi --backend cuda --json` to rtol
 # 1e-8, b = ones, on poisson3d, aniso3d and jump3d grids (SIDES, default
 # "64 128"; KINDS, default all three); then, on the REUSE side (default
-# none), 5 solves of each with --solves 5 (AMG's hierarchy set up once).
+# none), 5 solves of each with --solves 5 (AMG's hierarchy set up once, and
+# set up again by hisp_preconditioner_update before each later solve: --update).
 # Stage with `bash bench/stage_gpu.sh amg`; on the device `OUT=$OUT bash
 # .gpu/amg_gpu.sh`. Writes one JSON per solve to $OUT/amg/ (the --solves
 # runs to $OUT/amg_reuse/) and the tables (amg_table.py) to $OUT/amg_gpu.md.
@@ -29,8 +30,9 @@ for n in ${REUSE:-}; do
   for k in ${KINDS:-poisson3d aniso3d jump3d}; do
     for p in amg jacobi; do
       echo "== $k $n $p --solves 5" >>"$L"
+      up=; [ $p = amg ] && up=--update
       timeout 300 "$H/bin/hisp" solve "gen:$k:$n" --method cg --precond $p --backend cuda \
-        --solves 5 --json >"$OUT/amg_reuse/${k}_${n}_$p.json" 2>>"$L"
+        --solves 5 $up --json >"$OUT/amg_reuse/${k}_${n}_$p.json" 2>>"$L"
       echo "-- exit $?" >>"$L"
     done
   done

@@ -6,7 +6,8 @@ cost per iteration against one SpMV.
 
   python3 bench/amg_table.py DIR
   python3 bench/amg_table.py --reuse DIR   (the --solves 5 runs: AMG's setup
-      once and its median solve against Jacobi-CG's median solve, setup in)
+      once, its median solve and update (--update) against
+      Jacobi-CG's median solve, setup in)
 """
 import glob
 import json
@@ -30,17 +31,18 @@ def reuse(d):
     runs = load(d)
     print()
     print("| system | rows | Jacobi-CG ms per solve | AMG setup once ms | AMG-CG ms per solve "
-          "| 5 solves: Jacobi-CG / AMG-CG ms | speed-up |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
+          "| 5 solves: Jacobi-CG / AMG-CG ms | speed-up | AMG update ms |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
     for kind, n in sorted({(k, n) for k, n, _ in runs}, key=lambda t: (t[1], t[0])):
         j, a = runs.get((kind, n, "jacobi")), runs.get((kind, n, "amg"))
         if not j or not a:
             continue
         jt = 5 * j["median_solve_ms"]
         at = a["precond_setup_ms"] + 5 * a["median_solve_ms"]
-        print("| %s %d^3 | %d | %.1f | %.1f | %.1f | %.0f / %.0f | %.2f |" %
+        upd = "%.1f" % a["median_update_ms"] if "median_update_ms" in a else "-"
+        print("| %s %d^3 | %d | %.1f | %.1f | %.1f | %.0f / %.0f | %.2f | %s |" %
               (kind, n, n ** 3, j["median_solve_ms"], a["precond_setup_ms"],
-               a["median_solve_ms"], jt, at, jt / at))
+               a["median_solve_ms"], jt, at, jt / at, upd))
 
 
 def main():

@@ -176,7 +176,7 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
                "%.3f ms per solve (its setup and iterations); below, the last solve\n",
                o->solves, r->pc_setup_ms, r->median_solve_ms);
     if (o->update)
-        printf("update     the hierarchy's numeric re-setup before each later solve: a median "
+        printf("update     the hierarchy set up again before each later solve: a median "
                "%.3f ms\n",
                r->median_update_ms);
     printf("time       setup %.3f ms, solve %.3f ms", r->info.setup_ms,

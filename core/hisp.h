@@ -1206,15 +1206,12 @@ HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_create(hisp_precond kind
                                                                hisp_preconditioner *P);
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_get_info(hisp_preconditioner P,
                                                                  hisp_preconditioner_info *info);
-/* New values on the same pattern (time stepping, a nonlinear iteration): A
- * has the pattern of P's matrix (that matrix with new values, or another;
- * P then belongs to A). Where the hierarchy was set up on a device the
- * aggregates and every level's structure are kept and the values
- * recomputed by kept product plans (a numeric re-setup; the object keeps
- * those plans and P0, A P per level); elsewhere it is a new setup. A
- * pattern that differs is HISP_ERR_INVALID_ARGUMENT. After a failure,
- * solves refuse P until an update succeeds. info's setup_ms becomes the
- * update's time. */
+/* New values (time stepping, a nonlinear iteration): P is set up again
+ * for A, a matrix of P's size and type (P's matrix with new values, or
+ * another; P then belongs to A), with the context's options of now; the
+ * same cost as hisp_preconditioner_create (no numeric shortcut that keeps
+ * the aggregates and product plans yet). After a failure, solves refuse P
+ * until an update succeeds; info's setup_ms becomes the update's time. */
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_update(hisp_preconditioner P,
                                                                hisp_matrix A);
 HISP_API void hisp_preconditioner_destroy(hisp_preconditioner *P);

@@ -346,22 +346,15 @@ static hisp_status zeros(hispi_amg_cycle *c, int64_t n, hisp_vector *v)
     return hisp_vector_fill(*v, scal(c, &z, 0));
 }
 
-/* The device forms of level l's matrices made now (a setup's cost, not the
- * first cycle's). */
-static hisp_status device_forms(hispi_amg_cycle *c, int l)
+/* Level l's vectors on the backend, and the device forms of its matrices
+ * made now (a setup's cost, not the first cycle's). */
+static hisp_status level_vectors(hispi_amg_cycle *c, int l)
 {
+    int64_t n = c->h.rows[l];
     bool mid = l > 0 && l + 1 < c->h.nlevels; /* level 0: the caller's; the coarsest: dense */
     hisp_matrix m[3] = {mid ? c->h.A[l] : NULL, c->h.P[l], c->h.R[l]};
     for (int i = 0; i < 3; i++)
         if (m[i] && m[i]->wrapped && !m[i]->dev) HISPI_TRY(hispi_matrix_wrap_upload(m[i]));
-    return HISP_SUCCESS;
-}
-
-/* Level l's vectors on the backend, its matrices' device forms. */
-static hisp_status level_vectors(hispi_amg_cycle *c, int l)
-{
-    int64_t n = c->h.rows[l];
-    HISPI_TRY(device_forms(c, l));
     if (l > 0) {
         HISPI_TRY(zeros(c, n, &c->b[l]));
         HISPI_TRY(zeros(c, n, &c->x[l]));
@@ -404,34 +397,4 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
     }
     *pc = c;
     return HISP_SUCCESS;
-}
-
-/* The coarsest level's factors and inverse dropped. */
-static void coarse_free(hispi_amg_cycle *c)
-{
-    free(c->lu), free(c->w), free(c->piv), free(c->tw);
-    c->lu = c->w = NULL, c->piv = NULL, c->tw = NULL;
-    if (c->minv) HISPI_BE_VOID(c->ctx, buf_free, c->minv);
-    c->minv = NULL;
-}
-
-hisp_status hispi_amg_cycle_update(hispi_amg_cycle *c, hisp_matrix A)
-{
-    hisp_context ctx = c->ctx;
-    if (!c->h.kept)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "AMG: this hierarchy kept nothing for a numeric re-setup");
-    hisp_matrix A0 = A, csr = NULL;
-    if (c->csr) { /* A's CSR copy again */
-        HISPI_TRY(hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &csr));
-        A0 = csr;
-    }
-    hisp_status s = hispi_amg_update(&c->h, A0, &c->o);
-    if (!s && csr) hisp_matrix_destroy(&c->csr), c->csr = csr, csr = NULL;
-    hisp_matrix_destroy(&csr);
-    if (!s) coarse_free(c), s = factor(c);
-    if (!s && c->fused) s = upload_inverse(c);
-    for (int l = 0; !s && l < c->h.nlevels; l++)
-        s = device_forms(c, l);
-    return s;
 }

@@ -343,28 +343,6 @@ static hisp_status transpose(dev_level *L, hisp_matrix P, hisp_matrix *R)
     return HISP_SUCCESS;
 }
 
-/* P's values (A P0's) smoothed in place: P = (I - 4/3 / rho D^-1 A) P0. */
-static hisp_status smooth(dev_level *L, hisp_matrix P, void *d, double rho, void *agg, void *size)
-{
-    dcsr p = view(P);
-    hispi_karg m[] = {ki(p.n), kb(p.ptr), kb(p.col), kb(p.val), kb(d), kr(L, 4.0 / 3.0 / rho),
-                      kb(agg), kb(size)};
-    return launch(L, K_SMOOTH, m, 8, p.n);
-}
-
-/* d (and l1) from A's values, rho. */
-static hisp_status diag_vectors(dev_level *L, const dcsr *a, hisp_vector dv, hisp_vector l1v,
-                                double *rho)
-{
-    void *d = NULL, *l1 = NULL;
-    HISPI_TRY(hispi_vector_device(dv, false, &d));
-    if (l1v) HISPI_TRY(hispi_vector_device(l1v, false, &l1));
-    HISPI_TRY(diagonal(L, a, d, l1, rho));
-    hispi_vector_device_written(dv);
-    if (l1v) hispi_vector_device_written(l1v);
-    return HISP_SUCCESS;
-}
-
 static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, hispi_amg_level *out)
 {
     hisp_context ctx = L->ctx;
@@ -374,31 +352,32 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
     int64_t nagg = 0;
     HISPI_TRY(level_kernels(L));
     HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->diag));
-    if (o->smoother == HISPI_AMG_L1_JACOBI) HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->l1));
-    HISPI_TRY(diag_vectors(L, &a, out->diag, out->l1, &out->rho));
     HISPI_TRY(hispi_vector_device(out->diag, false, &d));
+    void *l1 = NULL;
+    if (o->smoother == HISPI_AMG_L1_JACOBI) {
+        HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->l1));
+        HISPI_TRY(hispi_vector_device(out->l1, false, &l1));
+    }
+    HISPI_TRY(diagonal(L, &a, d, l1, &out->rho));
+    hispi_vector_device_written(out->diag);
+    if (l1) hispi_vector_device_written(out->l1);
     HISPI_TRY(strength(L, &a, d, o->theta));
     HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
     if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
     drop(L, B_SIDX), drop(L, B_SPTR), drop(L, B_ST), drop(L, B_B1), drop(L, B_RNUM);
     drop(L, B_PRIO);
     HISPI_TRY(tentative(L, a.n, nagg, &P0));
-    hisp_status s = o->keep ? hispi_amg_plan(A, P0, &out->plan_p, &P)
-                            : hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &P);
-    if (o->keep)
-        out->P0 = P0;
-    else
-        hisp_matrix_destroy(&P0);
+    hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &P);
+    hisp_matrix_destroy(&P0);
     hisp_matrix Pd = NULL; /* P where the product left it on the device */
     if (!s) s = hispi_amg_dev_copy(P, &Pd);
-    if (!s && Pd != P) { /* the plan's output is not on the device: nothing kept */
-        hisp_matrix_destroy(&P), P = Pd;
-        hisp_spgemm_plan_destroy(&out->plan_p), hisp_matrix_destroy(&out->P0);
-    }
-    if (!s) s = smooth(L, P, d, out->rho, L->b[B_B2], L->b[B_SIZE]);
-    if (!s && out->plan_p) { /* the aggregates stay for a numeric re-setup */
-        out->agg = L->b[B_B2], out->size = L->b[B_SIZE];
-        L->b[B_B2] = L->b[B_SIZE] = NULL;
+    if (!s && Pd != P) hisp_matrix_destroy(&P), P = Pd;
+    if (!s) {
+        dcsr p = view(P);
+        hispi_karg m[] = {ki(p.n),        kb(p.ptr),       kb(p.col),
+                          kb(p.val),      kb(d),           kr(L, 4.0 / 3.0 / out->rho),
+                          kb(L->b[B_B2]), kb(L->b[B_SIZE])};
+        s = launch(L, K_SMOOTH, m, 8, p.n);
     }
     drop(L, B_B2), drop(L, B_SIZE);
     if (!s) s = transpose(L, P, &out->R);
@@ -420,9 +399,6 @@ hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o, hispi_am
     level_free(&L);
     if (s) {
         hisp_vector_destroy(&out->diag), hisp_vector_destroy(&out->l1);
-        hisp_matrix_destroy(&out->P0), hisp_spgemm_plan_destroy(&out->plan_p);
-        if (out->agg) HISPI_BE_VOID(L.ctx, buf_free, out->agg);
-        if (out->size) HISPI_BE_VOID(L.ctx, buf_free, out->size);
         hisp_matrix_destroy(&out->P), hisp_matrix_destroy(&out->R);
         memset(out, 0, sizeof *out);
     }
@@ -499,31 +475,4 @@ hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, void **own)
     hisp_status s;
     if (device_view(X, D, own, &s)) return s;
     return hispi_amg_dev_copy(X, D);
-}
-
-hisp_status hispi_amg_dev_refresh(hispi_amg *h, int l, hisp_matrix Al, const hispi_amg_opts *o)
-{
-    (void)o;
-    hisp_type t = Al->host.type;
-    dev_level L = {.ctx = Al->ctx, .t = t, .es = hisp_type_size(t)};
-    dcsr a = view(Al);
-    void *d = NULL;
-    hisp_matrix R = NULL;
-    hisp_status s = level_kernels(&L);
-    if (!s) s = diag_vectors(&L, &a, h->diag[l], h->l1[l], &h->rho[l]);
-    if (!s) s = hispi_vector_device(h->diag[l], false, &d);
-    if (!s) s = hisp_spgemm_plan_execute(h->plan_p[l], Al, h->P0[l], h->P[l]);
-    if (!s) s = smooth(&L, h->P[l], d, h->rho[l], h->agg[l], h->size[l]);
-    if (!s) s = transpose(&L, h->P[l], &R);
-    if (!s) hisp_matrix_destroy(&h->R[l]), h->R[l] = R;
-    level_free(&L);
-    return s;
-}
-
-hisp_status hispi_amg_plan(hisp_matrix A, hisp_matrix B, hisp_spgemm_plan *plan, hisp_matrix *C)
-{
-    HISPI_TRY(hisp_spgemm_plan_create(HISP_OP_N, A, HISP_OP_N, B, plan, C));
-    hisp_status s = hisp_spgemm_plan_execute(*plan, A, B, *C);
-    if (s) hisp_spgemm_plan_destroy(plan), hisp_matrix_destroy(C);
-    return s;
 }

@@ -34,13 +34,6 @@ void hispi_amg_free(hispi_amg *h)
         if (l > 0) hisp_matrix_destroy(&h->A[l]);
         hisp_matrix_destroy(&h->P[l]), hisp_matrix_destroy(&h->R[l]);
         hisp_vector_destroy(&h->diag[l]), hisp_vector_destroy(&h->l1[l]);
-        hisp_matrix_destroy(&h->P0[l]), hisp_matrix_destroy(&h->AP[l]);
-        hisp_spgemm_plan_destroy(&h->plan_p[l]), hisp_spgemm_plan_destroy(&h->plan_ap[l]);
-        hisp_spgemm_plan_destroy(&h->plan_c[l]);
-        if (h->agg[l] && hispi_handle_live(h->ctx, HISPI_H_CONTEXT))
-            HISPI_BE_VOID(h->ctx, buf_free, h->agg[l]);
-        if (h->size[l] && hispi_handle_live(h->ctx, HISPI_H_CONTEXT))
-            HISPI_BE_VOID(h->ctx, buf_free, h->size[l]);
     }
     memset(h, 0, sizeof *h);
 }
@@ -211,14 +204,9 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, const hispi_a
     hisp_status s =
         h->on_device ? hispi_amg_dev_level(Ad, o, &lv) : host_level(h->A[0]->ctx, h->A[l], o, &lv);
     h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->rho[l] = lv.rho, h->P[l] = lv.P, h->R[l] = lv.R;
-    h->P0[l] = lv.P0, h->plan_p[l] = lv.plan_p, h->agg[l] = lv.agg, h->size[l] = lv.size;
     if (s || !lv.P) return s;
-    if (h->on_device && lv.plan_p) { /* kept: the products' plans too */
-        s = hispi_amg_plan(Ad, lv.P, &h->plan_ap[l], &h->AP[l]);
-        if (!s) s = hispi_amg_plan(lv.R, h->AP[l], &h->plan_c[l], &h->A[l + 1]);
-    } else if (h->on_device) { /* R (A P), both products on the device */
+    if (h->on_device) { /* R (A P), both products on the device */
         hisp_matrix AP = NULL;
-        h->kept = false;
         s = hisp_matrix_multiply(HISP_OP_N, Ad, HISP_OP_N, lv.P, &AP);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, lv.R, HISP_OP_N, AP, &h->A[l + 1]);
         hisp_matrix_destroy(&AP);
@@ -249,12 +237,7 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
                           (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type));
     int maxl = o->max_levels < HISPI_AMG_MAX_LEVELS ? o->max_levels : HISPI_AMG_MAX_LEVELS;
     h->A[0] = A;
-    h->ctx = ctx;
     h->on_device = hispi_amg_dev_usable(ctx);
-    h->kept = h->on_device && o->keep; /* until a level cannot keep its plans */
-    hispi_amg_opts ok = *o;
-    ok.keep = h->kept;
-    o = &ok;
     hisp_matrix A0 = NULL; /* A in the device layout for a device setup (A where it is) */
     void *A0ptr = NULL;    /* its row pointers where they were widened */
     hisp_status s = h->on_device ? hispi_amg_dev_operand(A, &A0, &A0ptr) : HISP_SUCCESS;
@@ -283,26 +266,5 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
         if (h->nlevels > 0) hisp_matrix_destroy(&h->A[h->nlevels]); /* made, not counted */
         hispi_amg_free(h);
     }
-    return s;
-}
-
-hisp_status hispi_amg_update(hispi_amg *h, hisp_matrix A, const hispi_amg_opts *o)
-{
-    hisp_context ctx = A->ctx;
-    if (!h->kept)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "AMG: the hierarchy kept nothing for a numeric re-setup");
-    hisp_matrix A0 = NULL; /* A in the device layout */
-    void *A0ptr = NULL;
-    hisp_status s = hispi_amg_dev_operand(A, &A0, &A0ptr);
-    for (int l = 0; !s && l + 1 < h->nlevels; l++) {
-        hisp_matrix Al = l ? h->A[l] : A0;
-        s = hispi_amg_dev_refresh(h, l, Al, o);
-        if (!s) s = hisp_spgemm_plan_execute(h->plan_ap[l], Al, h->P[l], h->AP[l]);
-        if (!s) s = hisp_spgemm_plan_execute(h->plan_c[l], h->R[l], h->AP[l], h->A[l + 1]);
-    }
-    if (A0 != A) hisp_matrix_destroy(&A0);
-    if (A0ptr) HISPI_BE_VOID(ctx, buf_free, A0ptr);
-    if (!s) h->A[0] = A;
     return s;
 }

@@ -51,7 +51,6 @@ typedef struct {
     double theta;       /* strength threshold (0: every coupling; default 0.01) */
     int smoother;       /* HISPI_AMG_* (default Chebyshev) */
     int sweeps;         /* smoothing steps before and after (Chebyshev: its degree; default 3) */
-    bool keep;          /* a device setup keeps what a numeric re-setup needs (hispi_amg_update) */
     int64_t max_coarse; /* stop at a level of at most this many rows */
     int max_levels;     /* at most this many levels (<= HISPI_AMG_MAX_LEVELS) */
     uint64_t seed;      /* the aggregation's priorities */
@@ -66,7 +65,6 @@ typedef struct {
  * restriction as a product of its own), its operators and prolongators in
  * device buffers. */
 typedef struct {
-    hisp_context ctx;
     int nlevels;
     bool on_device;
     hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS], R[HISPI_AMG_MAX_LEVELS];
@@ -76,14 +74,6 @@ typedef struct {
      * rho */
     hisp_vector diag[HISPI_AMG_MAX_LEVELS], l1[HISPI_AMG_MAX_LEVELS];
     double rho[HISPI_AMG_MAX_LEVELS];
-    /* kept (a device setup with keep): P0, A P and the product plans A P0
-     * -> P (before smoothing), A P -> AP, R AP -> A[l + 1]; the aggregates
-     * and their sizes (device buffers, for the smoothing kernel) */
-    bool kept;
-    hisp_matrix P0[HISPI_AMG_MAX_LEVELS], AP[HISPI_AMG_MAX_LEVELS];
-    hisp_spgemm_plan plan_p[HISPI_AMG_MAX_LEVELS], plan_ap[HISPI_AMG_MAX_LEVELS],
-        plan_c[HISPI_AMG_MAX_LEVELS];
-    void *agg[HISPI_AMG_MAX_LEVELS], *size[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
 /* One level's result: P (NULL: no coarser level), R (device setups), the
@@ -93,10 +83,6 @@ typedef struct {
     hisp_vector diag, l1;
     double rho;
     int64_t nagg;
-    /* keep: P0, the plan of A P0 (P its output), the aggregates and sizes */
-    hisp_matrix P0;
-    hisp_spgemm_plan plan_p;
-    void *agg, *size;
 } hispi_amg_level;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
@@ -116,14 +102,6 @@ HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts 
 HISPI_LOCAL hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
 HISPI_LOCAL hisp_status hispi_amg_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,
                                          int64_t n);
-/* C = A B and its plan, C left on the device by an execution of the plan
- * (the plan's product is made on the host). */
-HISPI_LOCAL hisp_status hispi_amg_plan(hisp_matrix A, hisp_matrix B, hisp_spgemm_plan *plan,
-                                       hisp_matrix *C);
-/* Level l of a kept hierarchy again for A[l]'s new values (Al, in the
- * device layout): the diagonal, rho, P by its plan and the smoothing, R. */
-HISPI_LOCAL hisp_status hispi_amg_dev_refresh(hispi_amg *h, int l, hisp_matrix Al,
-                                              const hispi_amg_opts *o);
 /* *D: X in hisp's device layout for the setup: a view of X's own device
  * copy where the backend exposes its arrays (*own: a buffer of row
  * pointers to free after *D, or NULL), else hispi_amg_dev_copy's. */
@@ -136,12 +114,6 @@ HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);
  * zero or negative; A is not changed. On failure nothing is kept. */
 HISPI_LOCAL hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h);
 HISPI_LOCAL void hispi_amg_free(hispi_amg *h);
-/* A kept hierarchy's numeric re-setup for A (the pattern of the setup's
- * matrix, new values): the same aggregates, every level's values again by
- * the kept product plans. HISP_ERR_UNSUPPORTED where nothing was kept; a
- * pattern that differs is HISP_ERR_INVALID_ARGUMENT. On failure h is left
- * for hispi_amg_free only. */
-HISPI_LOCAL hisp_status hispi_amg_update(hispi_amg *h, hisp_matrix A, const hispi_amg_opts *o);
 /* sum of the levels' entries / A's */
 HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
 
@@ -159,11 +131,6 @@ HISPI_LOCAL hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_op
  * host, its x written back). b and x: vectors of A's type and rows. */
 HISPI_LOCAL hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x);
 HISPI_LOCAL const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c);
-/* The cycle for A's new values (the pattern of the matrix it was made
- * for): a numeric re-setup where its hierarchy was kept, else
- * HISP_ERR_UNSUPPORTED (and c unchanged). On another failure c is left for
- * hispi_amg_cycle_destroy only. */
-HISPI_LOCAL hisp_status hispi_amg_cycle_update(hispi_amg_cycle *c, hisp_matrix A);
 HISPI_LOCAL void hispi_amg_cycle_destroy(hispi_amg_cycle **c);
 
 #endif
