@@ -365,34 +365,53 @@ static void check_device_setup(int t, hisp_context cr, hisp_gen_kind k, int64_t 
     hisp_context_destroy(&ctx);
 }
 
+static void host_fail(long k)
+{
+    hispi_alloc_fail_after(k);
+}
+static void dev_fail(long k)
+{
+    hispi_amg_dev_fail_after = k;
+}
+
+/* The setup of poisson2d side^2 (at most 10 coarsest rows) with its k-th
+ * allocation of one kind failed (inject(k); inject(0) clears it) for k = 1,
+ * 2, ...: each the status want, nothing kept, until one succeeds; then A
+ * unchanged. The count of failing allocations into *f, the hierarchy into
+ * *h (the caller frees it). */
+static void failures_in_turn(hisp_context ctx, int64_t side, void (*inject)(long), hisp_status want,
+                             long *f, hispi_amg *h)
+{
+    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, side, 1);
+    hispi_amg_opts o;
+    hispi_amg_defaults(&o);
+    o.max_coarse = 10;
+    for (*f = 1;; (*f)++) {
+        inject(*f);
+        hisp_status s = hispi_amg_setup(A, &o, h);
+        inject(0);
+        if (s == HISP_SUCCESS) break;
+        ck_assert_msg(s == want, "allocation %ld: %s", *f, hisp_status_string(s));
+        ck_assert_int_eq(h->nlevels, 0);
+        ck_assert_msg(*f < 2000, "the setup never succeeds");
+    }
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    ck_assert_int_eq(mi.nnz, 5 * side * side - 4 * side);
+    hisp_matrix_destroy(&A);
+}
+
 /* Every device buffer of a device setup failed in turn: the error, nothing
  * kept, A intact; then the setup as without failures. */
 static void device_alloc_failures(int t)
 {
     hisp_context ctx = test_context(t);
-    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, 16, 1);
-    hispi_amg_opts o;
-    hispi_amg_defaults(&o);
-    o.max_coarse = 10;
     hispi_amg h;
-    long f = 1;
-    for (;; f++) {
-        hispi_amg_dev_fail_after = f;
-        hisp_status s = hispi_amg_setup(A, &o, &h);
-        hispi_amg_dev_fail_after = 0;
-        if (s == HISP_SUCCESS) break;
-        ck_assert_msg(s == HISP_ERR_OUT_OF_DEVICE_MEMORY, "device buffer %ld: %s", f,
-                      hisp_status_string(s));
-        ck_assert_int_eq(h.nlevels, 0);
-        ck_assert_msg(f < 2000, "the setup never succeeds");
-    }
+    long f = 0;
+    failures_in_turn(ctx, 16, dev_fail, HISP_ERR_OUT_OF_DEVICE_MEMORY, &f, &h);
     ck_assert_int_gt(f, 20);
     ck_assert(h.on_device && h.nlevels >= 3);
     hispi_amg_free(&h);
-    hisp_matrix_info mi;
-    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-    ck_assert_int_eq(mi.nnz, 5 * 256 - 4 * 16);
-    hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
 }
 
@@ -866,29 +885,12 @@ END_TEST
 START_TEST(test_alloc_failures)
 {
     hisp_context ctx = ref_ctx();
-    hisp_matrix A = generated(ctx, HISP_GEN_POISSON2D, 12, 1);
-    hispi_amg_opts o;
-    hispi_amg_defaults(&o);
-    o.max_coarse = 10;
     hispi_amg h;
-    long f = 1;
-    for (;; f++) {
-        hispi_alloc_fail_after(f);
-        hisp_status s = hispi_amg_setup(A, &o, &h);
-        hispi_alloc_fail_after(0);
-        if (s == HISP_SUCCESS) break;
-        ck_assert_msg(s == HISP_ERR_OUT_OF_HOST_MEMORY, "allocation %ld: %s", f,
-                      hisp_status_string(s));
-        ck_assert_int_eq(h.nlevels, 0);
-        ck_assert_msg(f < 2000, "the setup never succeeds");
-    }
+    long f = 0;
+    failures_in_turn(ctx, 12, host_fail, HISP_ERR_OUT_OF_HOST_MEMORY, &f, &h);
     ck_assert_int_gt(f, 10);
     ck_assert_int_ge(h.nlevels, 2);
     hispi_amg_free(&h);
-    hisp_matrix_info mi;
-    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-    ck_assert_int_eq(mi.nnz, 5 * 144 - 4 * 12);
-    hisp_matrix_destroy(&A);
     hisp_context_destroy(&ctx);
 }
 END_TEST
