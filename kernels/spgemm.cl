@@ -154,7 +154,7 @@ FN u32 hash0(u32 c)
      * ccol[0..c), pos[slot] = the position of the slot's column, values set                       \
      * to -0 (the host's start); *n (0 on entry) counts the compaction */                          \
     FN void emit_##SP(Q const u32 *keys, u32 t, Q u32 *pos, Q u64 *sb, LQ u32 *n, u32 c,           \
-                      GLOBAL int *ccol, GLOBAL real *cval)                                         \
+                      GLOBAL int *ccol, Q real *acc)                                               \
     {                                                                                              \
         for (u32 s = LID; s < t; s += GS)                                                          \
             if (keys[s] != EMPTY) sb[ADD_L(n, 1u)] = ((u64)keys[s] << 32) | s;                     \
@@ -169,21 +169,21 @@ FN u32 hash0(u32 c)
             pos[(u32)v] = q;                                                                       \
             ccol[q] = (int)(v >> 32);                                                              \
             for (int e = 0; e < NC; e++)                                                           \
-                cval[(i64)q * NC + e] = -(real)0;                                                  \
+                acc[(i64)q * NC + e] = -(real)0;                                                   \
         }                                                                                          \
         BARRIER_G();                                                                               \
     }                                                                                              \
     /* the values, in the host's order (the header says why it is) */                              \
     FN void values_##SP(Q const u32 *keys, u32 mask, Q const u32 *pos, i64 a0, i64 a1,             \
                         GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,   \
-                        GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL real *cval)        \
+                        GLOBAL const int *bcol, GLOBAL const real *bval, Q real *acc)              \
     {                                                                                              \
         for (i64 ka = a0; ka < a1; ka++) {                                                         \
             const int r = acol[ka];                                                                \
             const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;        \
             const i64 b1 = bptr[r + 1];                                                            \
             for (i64 kb = bptr[r] + LID; kb < b1; kb += GS) {                                      \
-                GLOBAL real *s = cval + (i64)pos[find_##SP(keys, mask, (u32)bcol[kb])] * NC;       \
+                Q real *s = acc + (i64)pos[find_##SP(keys, mask, (u32)bcol[kb])] * NC;             \
                 const real y0 = bval[kb * NC];                                                     \
                 if (NC == 1) {                                                                     \
                     s[0] = s[0] + MUL(x0, y0);                                                     \
@@ -241,23 +241,33 @@ KERNEL sg_count_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i6
     if (LID == 0) cnt[i] = n;
 }
 
-KERNEL sg_fill_l(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const int *acol,
-                 GLOBAL const real *aval, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
-                 GLOBAL const real *bval, GLOBAL const i64 *bound, GLOBAL const i64 *cptr,
-                 GLOBAL int *ccol, GLOBAL real *cval)
-{
-    LOCAL_DECL(u32, keys[TL]);
-    LOCAL_DECL(u32, pos[TL]);
-    LOCAL_DECL(u64, sb[TL / 2]); /* c <= bound <= t / 2 */
-    LOCAL_DECL(u32, n);
-    const int i = rows[GROUP];
-    const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i];
-    const u32 t = tsize(bound[i]), c = (u32)(cptr[i + 1] - c0);
-    if (LID == 0) n = 0;
-    insert_row_l(keys, t, a0, a1, acol, bptr, bcol);
-    emit_l(keys, t, pos, sb, &n, c, ccol + c0, cval + c0 * NC);
-    values_l(keys, t - 1, pos, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
-}
+/* Rows rows[g] of at most T / 2 entries (cnt): the table, the sort and
+ * the values in local memory, C's row written once. Two sizes, so that
+ * short rows keep many work-groups on a compute unit (sg_fill_l's 32 KiB
+ * would allow 7 on an H200's). */
+#define FILL_LOCAL(NAME, T)                                                                        \
+    KERNEL NAME(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const int *acol,            \
+                GLOBAL const real *aval, GLOBAL const i64 *bptr, GLOBAL const int *bcol,           \
+                GLOBAL const real *bval, GLOBAL const i64 *cnt, GLOBAL const i64 *cptr,            \
+                GLOBAL int *ccol, GLOBAL real *cval)                                               \
+    {                                                                                              \
+        LOCAL_DECL(u32, keys[T]);                                                                  \
+        LOCAL_DECL(u32, pos[T]);                                                                   \
+        LOCAL_DECL(u64, sb[T / 2]); /* c <= t / 2 */                                               \
+        LOCAL_DECL(real, lv[T / 2 * NC]);                                                          \
+        LOCAL_DECL(u32, n);                                                                        \
+        const int i = rows[GROUP];                                                                 \
+        const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i];                                    \
+        const u32 t = tsize(cnt[i]), c = (u32)(cptr[i + 1] - c0);                                  \
+        if (LID == 0) n = 0;                                                                       \
+        insert_row_l(keys, t, a0, a1, acol, bptr, bcol);                                           \
+        emit_l(keys, t, pos, sb, &n, c, ccol + c0, lv);                                            \
+        values_l(keys, t - 1, pos, a0, a1, acol, aval, bptr, bcol, bval, lv);                      \
+        for (u32 q = LID; q < c * NC; q += GS)                                                     \
+            cval[c0 * NC + q] = lv[q];                                                             \
+    }
+FILL_LOCAL(sg_fill_s, TS)
+FILL_LOCAL(sg_fill_l, TL)
 
 /* Global tables: keys and pos at off[g], the sort's pairs at sb + off[g] / 2
  * (every slice is a power of two of at least 32 slots, so off is even). */
@@ -305,10 +315,11 @@ FN i64 row_bound(i64 i, GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL c
     return s;
 }
 
-/* bound[i] for every row, ncls[c] += the rows of class c (c = 1 .. 4;
- * counted in local memory first: one global atomic per class and group) */
+/* bound[i] and cls[i] (the row's class) for every row, ncls[c] += the
+ * rows of class c (c = 1 .. 4; counted in local memory first: one global
+ * atomic per class and group) */
 KERNEL sg_class(const i64 m, const i64 n, GLOBAL const i64 *aptr, GLOBAL const int *acol,
-                GLOBAL const i64 *bptr, GLOBAL i64 *bound, GLOBAL u32 *ncls)
+                GLOBAL const i64 *bptr, GLOBAL i64 *bound, GLOBAL int *cls, GLOBAL u32 *ncls)
 {
     LOCAL_DECL(u32, lc[5]);
     const i64 i = GLOBAL_ID;
@@ -318,44 +329,84 @@ KERNEL sg_class(const i64 m, const i64 n, GLOBAL const i64 *aptr, GLOBAL const i
         const i64 s = row_bound(i, aptr, acol, bptr), b = s < n ? s : n;
         bound[i] = b;
         const int c = row_class(aptr[i + 1] - aptr[i], s, b);
+        cls[i] = c;
         if (c) ADD_L(lc + c, 1u);
     }
     BARRIER();
     if (LID > 0 && LID < 5 && lc[LID]) ADD_G(ncls + LID, lc[LID]);
 }
 
-/* The lists: mrows (class 1), lrows (2), grows with gbound (3), hrows with
- * hbound (4), appended at fill[c] (zeroed by the host) in one reservation
- * per class and group. */
-KERNEL sg_scatter(const i64 m, GLOBAL const i64 *aptr, GLOBAL const int *acol,
-                  GLOBAL const i64 *bptr, GLOBAL const i64 *bound, GLOBAL u32 *fill,
+/* Row i of class c (1 .. 4; 0 none) appended to list l<c> at fill[c]
+ * (zeroed by the host) in one reservation per class and group, bound[i]
+ * beside it in b<c> for classes 3 and 4 (no class 4 where l4 is null).
+ * lc, base: 5 words of the group's local memory each. */
+FN void scatter_rows(const i64 i, const int c, GLOBAL const i64 *bound, GLOBAL u32 *fill,
+                     GLOBAL int *l1, GLOBAL int *l2, GLOBAL int *l3, GLOBAL i64 *b3,
+                     GLOBAL int *l4, GLOBAL i64 *b4, LQ u32 *lc, LQ u32 *base)
+{
+    if (LID < 5) lc[LID] = 0;
+    BARRIER();
+    const u32 mine = c ? ADD_L(lc + c, 1u) : 0;
+    BARRIER();
+    if (LID > 0 && LID < 5 && lc[LID]) base[LID] = ADD_G(fill + LID, lc[LID]);
+    BARRIER();
+    if (c == 1) l1[base[1] + mine] = (int)i;
+    if (c == 2) l2[base[2] + mine] = (int)i;
+    if (c == 3) {
+        l3[base[3] + mine] = (int)i;
+        b3[base[3] + mine] = bound[i];
+    }
+    if (c == 4 && l4) {
+        l4[base[4] + mine] = (int)i;
+        b4[base[4] + mine] = bound[i];
+    }
+}
+
+/* The count's lists: mrows (class 1), lrows (2), grows with gbound (3),
+ * hrows with hbound (4). */
+KERNEL sg_scatter(const i64 m, GLOBAL const int *cls, GLOBAL const i64 *bound, GLOBAL u32 *fill,
                   GLOBAL int *mrows, GLOBAL int *lrows, GLOBAL int *grows, GLOBAL i64 *gbound,
                   GLOBAL int *hrows, GLOBAL i64 *hbound)
 {
     LOCAL_DECL(u32, lc[5]);
     LOCAL_DECL(u32, base[5]);
     const i64 i = GLOBAL_ID;
-    if (LID < 5) lc[LID] = 0;
+    scatter_rows(i, i < m ? cls[i] : 0, bound, fill, mrows, lrows, grows, gbound, hrows, hbound,
+                 lc, base);
+}
+
+/* The fill's classes of the hashed rows (2, 3) by their counts now: 1 a
+ * small local table (cnt <= TS / 2), 2 a large one (<= TL / 2), 3 a global
+ * table; nf[c] += the rows of each. */
+FN int fill_class(const int c, const i64 k)
+{
+    if (c != 2 && c != 3) return 0;
+    return k <= TS / 2 ? 1 : k <= TL / 2 ? 2 : 3;
+}
+
+KERNEL sg_fclass(const i64 m, GLOBAL const int *cls, GLOBAL const i64 *cnt, GLOBAL u32 *nf)
+{
+    LOCAL_DECL(u32, lc[4]);
+    const i64 i = GLOBAL_ID;
+    if (LID < 4) lc[LID] = 0;
     BARRIER();
-    int c = 0;
-    u32 mine = 0;
-    if (i < m) {
-        c = row_class(aptr[i + 1] - aptr[i], row_bound(i, aptr, acol, bptr), bound[i]);
-        if (c) mine = ADD_L(lc + c, 1u);
-    }
+    const int f = i < m ? fill_class(cls[i], cnt[i]) : 0;
+    if (f) ADD_L(lc + f, 1u);
     BARRIER();
-    if (LID > 0 && LID < 5 && lc[LID]) base[LID] = ADD_G(fill + LID, lc[LID]);
-    BARRIER();
-    if (c == 1) mrows[base[1] + mine] = (int)i;
-    if (c == 2) lrows[base[2] + mine] = (int)i;
-    if (c == 3) {
-        grows[base[3] + mine] = (int)i;
-        gbound[base[3] + mine] = bound[i];
-    }
-    if (c == 4) {
-        hrows[base[4] + mine] = (int)i;
-        hbound[base[4] + mine] = bound[i];
-    }
+    if (LID > 0 && LID < 4 && lc[LID]) ADD_G(nf + LID, lc[LID]);
+}
+
+/* The fill's lists of the hashed rows: srows (small tables), lrows
+ * (large), grows with their counts in gcnt (global tables). */
+KERNEL sg_fscatter(const i64 m, GLOBAL const int *cls, GLOBAL const i64 *cnt, GLOBAL u32 *fill,
+                   GLOBAL int *srows, GLOBAL int *lrows, GLOBAL int *grows, GLOBAL i64 *gcnt)
+{
+    LOCAL_DECL(u32, lc[5]);
+    LOCAL_DECL(u32, base[5]);
+    const i64 i = GLOBAL_ID;
+    const int f = i < m ? fill_class(cls[i], cnt[i]) : 0;
+    scatter_rows(i, f, cnt, fill, srows, lrows, grows, gcnt, (GLOBAL int *)0, (GLOBAL i64 *)0, lc,
+                 base);
 }
 
 /* dst[k] = src[rows[k]] for k < n (the long rows' counts, which size their
@@ -368,25 +419,29 @@ KERNEL sg_gather(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *src, GLO
 
 /* Row i's merge state: one cursor per entry of A's row into its row of B
  * (cur), the entries left there (left) and the column under the cursor
- * (head; NONE past the end). B's rows are sorted, so the smallest head is
- * C's next column; every cursor on it advances. */
+ * (head; NONE past the end, and for the MNA - na entries past A's row).
+ * B's rows are sorted, so the smallest head is C's next column; every
+ * cursor on it advances. The loops run over all MNA entries, unrolled, so
+ * that the state lives in registers (indexed by a variable, it went to
+ * local memory, which the H200 spilled to L2: banded's merge took 26 ms). */
 #define NONE 0x7fffffff
+#define UNROLL _Pragma("unroll")
 #define MERGE_OPEN()                                                                               \
     i64 cur[MNA];                                                                                  \
     u32 left[MNA];                                                                                 \
     int head[MNA];                                                                                 \
     const i64 a0 = aptr[i];                                                                        \
     const int na = (int)(aptr[i + 1] - a0);                                                        \
-    for (int j = 0; j < na; j++) {                                                                 \
-        const int r = acol[a0 + j];                                                                \
-        cur[j] = bptr[r];                                                                          \
-        left[j] = (u32)(bptr[r + 1] - cur[j]);                                                     \
+    UNROLL for (int j = 0; j < MNA; j++)                                                           \
+    {                                                                                              \
+        const int r = j < na ? acol[a0 + j] : 0;                                                   \
+        cur[j] = j < na ? bptr[r] : 0;                                                             \
+        left[j] = j < na ? (u32)(bptr[r + 1] - cur[j]) : 0;                                        \
         head[j] = left[j] ? bcol[cur[j]] : NONE;                                                   \
     }
 #define MERGE_MIN(mn)                                                                              \
     int mn = NONE;                                                                                 \
-    for (int j = 0; j < na; j++)                                                                   \
-        mn = head[j] < mn ? head[j] : mn;
+    UNROLL for (int j = 0; j < MNA; j++) mn = head[j] < mn ? head[j] : mn;
 #define MERGE_STEP(j)                                                                              \
     do {                                                                                           \
         cur[j]++;                                                                                  \
@@ -407,8 +462,7 @@ KERNEL sg_count_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
         MERGE_MIN(mn);
         if (mn == NONE) break;
         c++;
-        for (int j = 0; j < na; j++)
-            if (head[j] == mn) MERGE_STEP(j);
+        UNROLL for (int j = 0; j < MNA; j++) if (head[j] == mn) MERGE_STEP(j);
     }
     cnt[i] = c;
 }
@@ -450,7 +504,8 @@ KERNEL sg_fill_m(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
         MERGE_MIN(mn);
         if (mn == NONE) break;
         real v0 = -(real)0, v1 = -(real)0;
-        for (int j = 0; j < na; j++) {
+        UNROLL for (int j = 0; j < MNA; j++)
+        {
             if (head[j] != mn) continue;
             const real x0 = aval[(a0 + j) * NC], y0 = bval[cur[j] * NC];
             if (NC == 1) {

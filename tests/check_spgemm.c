@@ -847,6 +847,20 @@ static hisp_matrix hub_operand(hisp_context ctx, hisp_type t, uint64_t seed)
     return pattern_matrix(ctx, t, 400, 400, 0.125, rule_hub, seed);
 }
 
+/* A 400 x 3000 matrix with its row 0's first 1500 columns full and about
+ * 4.5 random entries in each row: times hub_operand, C's rows through
+ * column 0 have more than 1024 entries (a global table in the fill), the
+ * others about 220 (a small or a large local table in the fill). */
+static int rule_wide(int64_t i, int64_t j)
+{
+    return i == 0 ? j < 1500 : -1;
+}
+
+static hisp_matrix wide_operand(hisp_context ctx, hisp_type t, uint64_t seed)
+{
+    return pattern_matrix(ctx, t, 400, 3000, 0.0015, rule_wide, seed);
+}
+
 /* The device path's tables and edge cases (device_operand) for every type
  * and op pair that keeps the shapes, against the oracle, and bit for bit
  * against the reference target's (host) product: the device sums in the
@@ -942,6 +956,15 @@ START_TEST(test_device)
             CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Hr, HISP_OP_N, Hr, &R));
             same_bits(ctx, C, R, what);
             hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+            hisp_matrix W = wide_operand(ctx, t, seed + 98), Wr = wide_operand(rctx, t, seed + 98);
+            snprintf(what, sizeof what, "target %d %s: H*W (every fill table)", _i,
+                     hisp_type_name(t));
+            check_product(ctx, HISP_OP_N, H, HISP_OP_N, W, what);
+            CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, H, HISP_OP_N, W, &C));
+            CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Hr, HISP_OP_N, Wr, &R));
+            same_bits(ctx, C, R, what);
+            hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+            hisp_matrix_destroy(&W), hisp_matrix_destroy(&Wr);
             hisp_matrix_destroy(&H), hisp_matrix_destroy(&Hr);
         }
         hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);

@@ -60,6 +60,34 @@ static const char *prog_name(int prog)
     return hispi_programs[prog].file;
 }
 
+/* Device dev's properties, read once per process: cudaGetDeviceProperties
+ * queries every attribute, and an operation asks for its kernels (and so
+ * for the properties) at each call. */
+enum { MAX_DEV = 64 };
+static struct cudaDeviceProp dev_props[MAX_DEV];
+static bool dev_known[MAX_DEV];
+
+static hisp_status props_of(hisp_context ctx, int dev, struct cudaDeviceProp *p)
+{
+    bool kept = dev >= 0 && dev < MAX_DEV;
+    if (kept) {
+        pthread_mutex_lock(&lock);
+        bool known = dev_known[dev];
+        if (known) *p = dev_props[dev];
+        pthread_mutex_unlock(&lock);
+        if (known) return HISP_SUCCESS;
+    }
+    cudaError_t e = cudaGetDeviceProperties(p, dev);
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
+    if (kept) {
+        pthread_mutex_lock(&lock);
+        dev_props[dev] = *p;
+        dev_known[dev] = true;
+        pthread_mutex_unlock(&lock);
+    }
+    return HISP_SUCCESS;
+}
+
 hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
 {
     int dev;
@@ -67,8 +95,7 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     hisp_cuda_be_stream(be, &dev, &st);
     HISPI_TRY(need_nvrtc(ctx));
     struct cudaDeviceProp p;
-    cudaError_t e = cudaGetDeviceProperties(&p, dev);
-    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
+    HISPI_TRY(props_of(ctx, dev, &p));
     memset(c, 0, sizeof *c);
     c->max_group = p.maxThreadsPerBlock;
     c->simd = p.warpSize;
@@ -190,11 +217,21 @@ static bool cache_valid(const char *path)
     return ok;
 }
 
-/* A module's key: source, options, NVRTC version, device. */
-static uint64_t module_key(const char *src, const char *opts, const struct cudaDeviceProp *p)
+/* A module's key: source (its hash taken once per process), options,
+ * NVRTC version, device. */
+static uint64_t module_key(int prog, const char *opts, const struct cudaDeviceProp *p)
 {
+    static uint64_t src_key[HISPI_PROG_COUNT];
+    static bool src_known[HISPI_PROG_COUNT];
     const hisp_cuda_nvrtc_fns *nv = nvrtc();
-    uint64_t key = hispi_hash(src, strlen(src), 0x6e7672746300ull);
+    pthread_mutex_lock(&lock);
+    if (!src_known[prog]) {
+        const char *src = prog_src(prog);
+        src_key[prog] = hispi_hash(src, strlen(src), 0x6e7672746300ull);
+        src_known[prog] = true;
+    }
+    uint64_t key = src_key[prog];
+    pthread_mutex_unlock(&lock);
     key = hispi_hash(opts, strlen(opts) + 1, key);
     int ver[4] = {nv->major, nv->minor, p->major, p->minor};
     key = hispi_hash(ver, sizeof ver, key);
@@ -237,8 +274,8 @@ static hisp_status device_props(hisp_context ctx, void *be, int *dev, struct cud
     cudaStream_t st;
     hisp_cuda_be_stream(be, dev, &st);
     cudaError_t e = cudaSetDevice(*dev);
-    if (e == cudaSuccess) e = cudaGetDeviceProperties(p, *dev);
-    return e == cudaSuccess ? HISP_SUCCESS : hisp_cuda_fail(ctx, e, "cudaGetDeviceProperties");
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaSetDevice");
+    return props_of(ctx, *dev, p);
 }
 
 hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char *opts,
@@ -250,7 +287,7 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
     int dev;
     struct cudaDeviceProp p;
     HISPI_TRY(device_props(ctx, be, &dev, &p));
-    uint64_t key = module_key(src, opts, &p);
+    uint64_t key = module_key(prog, opts, &p);
     module *m = find_module(dev, key);
     cudaError_t e;
     if (!m) {
@@ -334,7 +371,7 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
     int left = 0;
     char path[1024];
     for (int i = 0; i < n && !s; i++) {
-        key[i] = module_key(src, opts[i], &p);
+        key[i] = module_key(prog, opts[i], &p);
         bool dup = false; /* the same options twice: build once */
         for (int q = 0; q < i && !dup; q++)
             dup = key[q] == key[i] && !strcmp(opts[q], opts[i]);

@@ -49,12 +49,15 @@ long hispi_spgemm_dev_fail_after;
 int hispi_spgemm_cpu_kernels;
 
 /* Work-group size, work-items per entry of A's row in the insertion, local
- * table slots (kernels/spgemm.cl). A row of at most TL / 2 products hashes
- * in local memory: 4 KiB keys, 4 KiB positions, 4 KiB sort pairs. */
-enum { GS = 64, SUB = 8, TL = 1024 };
+ * table slots (kernels/spgemm.cl): a row of at most TL / 2 products counts
+ * its columns in local memory (8 KiB of keys); a row of at most TS / 2
+ * (TL / 2) entries of C is filled there (keys, positions, sort pairs and
+ * values: 8 KiB (32 KiB) in f64). */
+enum { GS = 64, SUB = 8, TS = 512, TL = 2048 };
 /* A row of A with at most MNA entries and at most MPROD products is merged
- * by one work-item (sg_count_m, sg_fill_m): no table, no sort, no barrier. */
-enum { MNA = 32, MPROD = 256 };
+ * by one work-item (sg_count_m, sg_fill_m): no table, no sort, no barrier;
+ * its state (4 words per entry) in registers. */
+enum { MNA = 16, MPROD = 256 };
 /* A row of more than GBIG products has its global table worked by a group
  * of up to HGS work-items (one 64-item group would take the whole call's
  * time on the hubs of a power-law graph). */
@@ -96,11 +99,15 @@ enum {
     K_COUNT_H,
     K_FILL_H,
     K_GATHER,
+    K_FILL_S,
+    K_FCLASS,
+    K_FSCATTER,
     NK
 };
 static const char *const knames[NK] = {"sg_bound",  "sg_count_l", "sg_count_g", "sg_fill_l",
                                        "sg_fill_g", "sg_class",   "sg_scatter", "sg_count_m",
-                                       "sg_fill_m", "sg_count_g", "sg_fill_g",  "sg_gather"};
+                                       "sg_fill_m", "sg_count_g", "sg_fill_g",  "sg_gather",
+                                       "sg_fill_s", "sg_fclass",  "sg_fscatter"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -127,6 +134,8 @@ enum {
     B_HROWS,
     B_HBOUND,
     B_HOFF,
+    B_CLS,
+    B_SROWS,
     NB
 };
 
@@ -206,6 +215,7 @@ static void span_end(hisp_context ctx, span *t)
 
 static hisp_status dalloc(dev_job *j, int which, size_t bytes)
 {
+    buf_drop(j, which);
     j->size[which] = bytes;
     return buf_new(j->ctx, bytes, &j->b[which]);
 }
@@ -288,9 +298,9 @@ static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, char *opts
     bool dbl = t == HISP_F64 || t == HISP_C64;
     int nc = hisp_type_components(t);
     snprintf(opts, size,
-             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTL=%d -DMNA=%d "
-             "-DMPROD=%d -DGBIG=%lld",
-             dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TL, MNA, MPROD,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTS=%d -DTL=%d "
+             "-DMNA=%d -DMPROD=%d -DGBIG=%lld",
+             dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TS, TL, MNA, MPROD,
              big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX);
     return HISP_SUCCESS;
 }
@@ -317,18 +327,19 @@ static hispi_karg kbuf(const dev_job *j, int which)
     return (hispi_karg){HISPI_KARG_BUF, j->b[which], 0, 0};
 }
 
-/* The row lists of a block of rows [r0, r1) by their bounds: lrows (local
- * tables), grows and goff (global tables at goff from the block's start,
- * gslots slots in all). */
+/* The row lists of a block of rows [r0, r1) by their sizes (the bounds
+ * for the count, C's counts for the fill): srows (small local tables;
+ * only in the fill), lrows (large ones), grows and goff (global tables at
+ * goff from the block's start, gslots slots in all). */
 typedef struct {
-    int32_t *lrows, *grows;
+    int32_t *srows, *lrows, *grows;
     int64_t *goff;
-    int64_t nl, ng, gslots;
+    int64_t ns, nl, ng, gslots;
 } row_lists;
 
 static void lists_free(row_lists *L)
 {
-    free(L->lrows), free(L->grows), free(L->goff);
+    free(L->srows), free(L->lrows), free(L->grows), free(L->goff);
     memset(L, 0, sizeof *L);
 }
 
@@ -344,37 +355,6 @@ static hisp_status row_slots(hisp_context ctx, int64_t bound, int64_t i, int64_t
                           "device path's tables hold",
                           (long long)i, (long long)bound);
     *slots = table_slots(bound);
-    return HISP_SUCCESS;
-}
-
-static hisp_status make_lists(hisp_context ctx, const int64_t *bound, int64_t r0, int64_t r1,
-                              row_lists *L)
-{
-    memset(L, 0, sizeof *L);
-    for (int64_t i = r0; i < r1; i++) {
-        int64_t t;
-        HISPI_TRY(row_slots(ctx, bound[i], i, &t));
-        if (bound[i] && !t) L->nl++;
-        if (t) L->ng++, L->gslots += t;
-    }
-    hisp_status s = hispi_alloc(ctx, (size_t)L->nl, sizeof *L->lrows, (void **)&L->lrows);
-    if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->grows, (void **)&L->grows);
-    if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->goff, (void **)&L->goff);
-    if (s) {
-        lists_free(L);
-        return s;
-    }
-    int64_t nl = 0, ng = 0, off = 0;
-    for (int64_t i = r0; i < r1; i++) {
-        if (!bound[i]) continue;
-        if (bound[i] <= TL / 2) {
-            L->lrows[nl++] = (int32_t)i;
-        } else {
-            L->grows[ng] = (int32_t)i;
-            L->goff[ng++] = off;
-            off += table_slots(bound[i]);
-        }
-    }
     return HISP_SUCCESS;
 }
 
@@ -443,15 +423,58 @@ typedef struct {
     bool keep; /* C's columns and values whole on the device (B_CCOL, B_CVAL) */
 } blocks;
 
+/* Row i's size in the phase: its bound (count) or its count (fill). */
+static int64_t row_size(const blocks *B, int64_t i)
+{
+    return B->fill ? B->o->rowptr[i + 1] - B->o->rowptr[i] : B->bound[i];
+}
+
 /* Device bytes row i takes in a block of the phase. */
 static int64_t row_bytes(const blocks *B, int64_t i)
 {
-    int64_t t = B->bound[i] <= TL / 2 ? 0 : table_slots(B->bound[i]);
-    int64_t b = B->bound[i] ? (t ? 12 : 4) : 0; /* its list entries */
+    int64_t z = row_size(B, i), t = z <= TL / 2 ? 0 : table_slots(z);
+    int64_t b = z ? (t ? 12 : 4) : 0; /* its list entries */
     if (!B->fill) return b + 4 * t;
     if (B->keep) return b + 12 * t; /* C is allocated whole */
     size_t es = hisp_type_size(B->g->type);
-    return b + 12 * t + (B->o->rowptr[i + 1] - B->o->rowptr[i]) * (int64_t)(4 + es);
+    return b + 12 * t + z * (int64_t)(4 + es);
+}
+
+/* The lists of rows [r0, r1) in B's phase (srows only in the fill). */
+static hisp_status make_lists(const blocks *B, int64_t r0, int64_t r1, row_lists *L)
+{
+    hisp_context ctx = B->j->ctx;
+    bool small = B->fill;
+    memset(L, 0, sizeof *L);
+    for (int64_t i = r0; i < r1; i++) {
+        int64_t t, z = row_size(B, i);
+        HISPI_TRY(row_slots(ctx, z, i, &t));
+        if (z && !t) small &&z <= TS / 2 ? L->ns++ : L->nl++;
+        if (t) L->ng++, L->gslots += t;
+    }
+    hisp_status s = hispi_alloc(ctx, (size_t)L->ns, sizeof *L->srows, (void **)&L->srows);
+    if (!s) s = hispi_alloc(ctx, (size_t)L->nl, sizeof *L->lrows, (void **)&L->lrows);
+    if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->grows, (void **)&L->grows);
+    if (!s) s = hispi_alloc(ctx, (size_t)L->ng, sizeof *L->goff, (void **)&L->goff);
+    if (s) {
+        lists_free(L);
+        return s;
+    }
+    int64_t ns = 0, nl = 0, ng = 0, off = 0;
+    for (int64_t i = r0; i < r1; i++) {
+        int64_t z = row_size(B, i);
+        if (!z) continue;
+        if (small && z <= TS / 2) {
+            L->srows[ns++] = (int32_t)i;
+        } else if (z <= TL / 2) {
+            L->lrows[nl++] = (int32_t)i;
+        } else {
+            L->grows[ng] = (int32_t)i;
+            L->goff[ng++] = off;
+            off += table_slots(z);
+        }
+    }
+    return HISP_SUCCESS;
 }
 
 /* A block's own buffers: its lists and tables, and its part of C unless C
@@ -467,7 +490,7 @@ static hisp_status count_block(blocks *B, int64_t r0, int64_t r1)
 {
     dev_job *j = B->j;
     row_lists L;
-    HISPI_TRY(make_lists(j->ctx, B->bound, r0, r1, &L));
+    HISPI_TRY(make_lists(B, r0, r1, &L));
     hisp_status s = upload(j, B_LROWS, L.lrows, (size_t)L.nl * 4);
     if (!s) s = upload(j, B_GROWS, L.grows, (size_t)L.ng * 4);
     if (!s) s = upload(j, B_GOFF, L.goff, (size_t)L.ng * 8);
@@ -488,7 +511,7 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
     int64_t *p = B->o->rowptr, base = p[r0], nnz = p[r1] - base;
     size_t es = hisp_type_size(B->g->type);
     row_lists L;
-    HISPI_TRY(make_lists(ctx, B->bound, r0, r1, &L));
+    HISPI_TRY(make_lists(B, r0, r1, &L));
     hisp_status s = HISP_SUCCESS;
     if (B->keep) base = 0; /* C whole on the device: the pointers as they are */
     if (base) {            /* the block's pointers from 0 (the first block's are already) */
@@ -501,6 +524,7 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
                          ((size_t)(r1 - r0) + 1) * 8);
         free(rel);
     }
+    if (!s) s = upload(j, B_SROWS, L.srows, (size_t)L.ns * 4);
     if (!s) s = upload(j, B_LROWS, L.lrows, (size_t)L.nl * 4);
     if (!s) s = upload(j, B_GROWS, L.grows, (size_t)L.ng * 4);
     if (!s) s = upload(j, B_GOFF, L.goff, (size_t)L.ng * 8);
@@ -509,8 +533,9 @@ static hisp_status fill_block(blocks *B, int64_t r0, int64_t r1)
     if (!s) s = dalloc(j, B_GSB, (size_t)L.gslots / 2 * 8);
     if (!s && !B->keep) s = dalloc(j, B_CCOL, (size_t)nnz * 4);
     if (!s && !B->keep) s = dalloc(j, B_CVAL, (size_t)nnz * es);
-    if (!s) s = fill_rows(j, K_FILL_L, B_LROWS, -1, B_BOUND, L.nl, GS);
-    if (!s) s = fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_BOUND, L.ng, GS);
+    if (!s) s = fill_rows(j, K_FILL_S, B_SROWS, -1, B_CNT, L.ns, GS);
+    if (!s) s = fill_rows(j, K_FILL_L, B_LROWS, -1, B_CNT, L.nl, GS);
+    if (!s) s = fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, L.ng, GS);
     lists_free(&L);
     if (B->keep) return s;
     if (!s && nnz)
@@ -615,6 +640,7 @@ static hisp_status pass_rows(dev_job *j, int64_t m)
 {
     hisp_context ctx = j->ctx;
     HISPI_TRY(dalloc(j, B_BOUND, (size_t)m * 8));
+    HISPI_TRY(dalloc(j, B_CLS, (size_t)m * 4));
     HISPI_TRY(dalloc(j, B_NCLS, 32));
     HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
     HISPI_TRY(dalloc(j, B_CPTR, ((size_t)m + 1) * 8));
@@ -627,6 +653,33 @@ static hisp_status pass_scan(dev_job *j, int64_t m, int64_t *nnz)
 {
     if (!j->scan.k[0]) HISPI_TRY(hispi_scan_get(j->ctx, false, &j->scan));
     return hispi_scan_run(j->ctx, &j->scan, m, j->b[B_CNT], j->b[B_CPTR], nnz);
+}
+
+/* The hashed rows' lists for the fill, by their counts now (sg_fclass,
+ * sg_fscatter): small local tables (B_SROWS), large ones (B_LROWS), global
+ * tables (B_GROWS, their counts in B_GBOUND); nf[1..3] their sizes. */
+static hisp_status fill_lists(dev_job *j, int64_t m, uint32_t nf[4])
+{
+    hisp_context ctx = j->ctx;
+    hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0};
+    hispi_karg fa[] = {mm, kbuf(j, B_CLS), kbuf(j, B_CNT), kbuf(j, B_NCLS)};
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32)); /* sg_scatter's fill */
+    HISPI_TRY(launch(j, K_FCLASS, fa, 4, (m + GS - 1) / GS));
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, nf, 4 * sizeof *nf));
+    HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
+    HISPI_TRY(dalloc(j, B_SROWS, (size_t)nf[1] * 4));
+    HISPI_TRY(dalloc(j, B_LROWS, (size_t)nf[2] * 4));
+    HISPI_TRY(dalloc(j, B_GROWS, (size_t)nf[3] * 4));
+    HISPI_TRY(dalloc(j, B_GBOUND, (size_t)nf[3] * 8));
+    hispi_karg sa[] = {mm,
+                       kbuf(j, B_CLS),
+                       kbuf(j, B_CNT),
+                       kbuf(j, B_NCLS),
+                       kbuf(j, B_SROWS),
+                       kbuf(j, B_LROWS),
+                       kbuf(j, B_GROWS),
+                       kbuf(j, B_GBOUND)};
+    return launch(j, K_FSCATTER, sa, 8, (m + GS - 1) / GS);
 }
 
 /* The product of all rows at once, C left on the device in B_CPTR, B_CCOL
@@ -646,8 +699,9 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_ACOL),
                        kbuf(j, B_BPTR),
                        kbuf(j, B_BOUND),
+                       kbuf(j, B_CLS),
                        kbuf(j, B_NCLS)};
-    HISPI_TRY(launch(j, K_CLASS, ca, 7, (m + GS - 1) / GS));
+    HISPI_TRY(launch(j, K_CLASS, ca, 8, (m + GS - 1) / GS));
     uint32_t n[5];
     HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, n, sizeof n));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
@@ -659,9 +713,7 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     HISPI_TRY(dalloc(j, B_HROWS, (size_t)n[4] * 4));
     HISPI_TRY(dalloc(j, B_HBOUND, (size_t)n[4] * 8));
     hispi_karg sa[] = {mm,
-                       kbuf(j, B_APTR),
-                       kbuf(j, B_ACOL),
-                       kbuf(j, B_BPTR),
+                       kbuf(j, B_CLS),
                        kbuf(j, B_BOUND),
                        kbuf(j, B_NCLS),
                        kbuf(j, B_MROWS),
@@ -670,7 +722,7 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_GBOUND),
                        kbuf(j, B_HROWS),
                        kbuf(j, B_HBOUND)};
-    HISPI_TRY(launch(j, K_SCATTER, sa, 12, (m + GS - 1) / GS));
+    HISPI_TRY(launch(j, K_SCATTER, sa, 10, (m + GS - 1) / GS));
     HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
     HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
@@ -688,13 +740,16 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     HISPI_TRY(count_rows(j, K_COUNT_H, B_HROWS, B_HOFF, B_BOUND, n[4], j->hgs));
     HISPI_TRY(pass_scan(j, m, &nnz));
     *nnz_c = nnz;
-    /* C's columns and values; the long rows' tables sized by their counts
-     * now (C's entries, not the products: rmat 18's tables 2.3x smaller) */
+    /* C's columns and values: the hashed rows listed again by their counts
+     * (bcsstk33's rows have about 4600 products and 294 entries: a local
+     * table now), the long rows' tables sized by them (rmat 18's 2.3x
+     * smaller than by the products) */
+    uint32_t nf[4];
     buf_drop(j, B_GKEYS), buf_drop(j, B_GOFF), buf_drop(j, B_HOFF);
-    HISPI_TRY(gather(j, B_GROWS, B_GBOUND, n[3]));
+    HISPI_TRY(fill_lists(j, m, nf));
     HISPI_TRY(gather(j, B_HROWS, B_HBOUND, n[4]));
     gslots = 0;
-    HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
+    HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, nf[3], &gslots));
     HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
@@ -713,8 +768,9 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_CCOL),
                        kbuf(j, B_CVAL)};
     HISPI_TRY(launch_rows(j, K_FILL_M, fm, 11, n[1], 0));
-    HISPI_TRY(fill_rows(j, K_FILL_L, B_LROWS, -1, B_CNT, n[2], GS));
-    HISPI_TRY(fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, n[3], GS));
+    HISPI_TRY(fill_rows(j, K_FILL_S, B_SROWS, -1, B_CNT, nf[1], GS));
+    HISPI_TRY(fill_rows(j, K_FILL_L, B_LROWS, -1, B_CNT, nf[2], GS));
+    HISPI_TRY(fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, nf[3], GS));
     HISPI_TRY(fill_rows(j, K_FILL_H, B_HROWS, B_HOFF, B_CNT, n[4], j->hgs));
     ctx->spgemm.blocks += 2; /* one block a phase */
     return HISP_SUCCESS;
