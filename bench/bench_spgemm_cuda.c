@@ -7,8 +7,8 @@
  *                 with a synchronize, C a new matrix (kept on the device),
  *                 the operands cuSPARSE's device arrays wrapped
  *                 (hisp_matrix_wrap_csr_device over a 64-bit copy of the
- *                 row pointers; A^T formed as for cuSPARSE; ptap's P on the
- *                 host), with the device ms and peak device bytes of
+ *                 row pointers; A^T formed as for cuSPARSE; ptap's P
+ *                 too, its transpose made by hisp), with the device ms and peak device bytes of
  *                 hisp_context_spgemm_stats (the last product's); the same
  *                 with host CSR operands (their upload in the call; op T for
  *                 A*A^T); the plan's numeric re-computation (made from the
@@ -303,8 +303,8 @@ typedef struct {
 } hisp_res;
 
 /* hisp's product of the item, its operands on the device (Ad, Bd: cuSPARSE's
- * arrays wrapped; Bd NULL for ptap, whose P stays on the host) and on the
- * host (A, P; op T for A*A^T); *C kept (the device operands'). The plan is
+ * arrays wrapped; for ptap Bd is P's) and on the host (A, P; op T for
+ * A*A^T); *C kept (the device operands'). The plan is
  * made from the host operands (A, Bh: A or A^T, op N) and executed with the
  * device ones, read in place. */
 static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_matrix Bh,
@@ -312,7 +312,7 @@ static void hisp_times(hisp_context ctx, const item *it, hisp_matrix A, hisp_mat
                        hisp_res *r, hisp_matrix *C)
 {
     hisp_op ob = strcmp(it->kind, "A*A^T") == 0 ? HISP_OP_T : HISP_OP_N;
-    r->ms = hisp_wall(ctx, Ad, HISP_OP_N, Bd, P, warmup, repeat, C);
+    r->ms = hisp_wall(ctx, Ad, HISP_OP_N, Bd, P ? Bd : NULL, warmup, repeat, C);
     hisp_spgemm_stats st;
     cb_hk(ctx, hisp_context_spgemm_stats(ctx, &st), "stats");
     r->peak_mb = (double)st.device_bytes_peak / 1e6;
@@ -381,9 +381,10 @@ int main(int argc, char **argv)
         bool ok = upload(A, &dA) && upload(P ? P : At ? At : A, &dB) && (!Pt || upload(Pt, &dPt));
         if (!ok) cb_hk(ctx, HISP_ERR_UNSUPPORTED, "operands past 32-bit indices");
         int64_t *pa = NULL, *pb = NULL;
-        hisp_matrix Ad = wrap_dev(ctx, t, &dA, &pa), Bd = At ? wrap_dev(ctx, t, &dB, &pb) : Ad;
+        hisp_matrix Ad = wrap_dev(ctx, t, &dA, &pa),
+                    Bd = At || P ? wrap_dev(ctx, t, &dB, &pb) : Ad;
         hisp_res hr;
-        hisp_times(ctx, &it, A, At ? At : A, P, Ad, P ? NULL : Bd, warmup, repeat, &hr, &H);
+        hisp_times(ctx, &it, A, At ? At : A, P, Ad, Bd, warmup, repeat, &hr, &H);
         double cms[3] = {NAN, NAN, NAN}, peak_mb[3] = {0}, err = NAN;
         cusparseStatus_t cst[3] = {CUSPARSE_STATUS_NOT_SUPPORTED, CUSPARSE_STATUS_NOT_SUPPORTED,
                                    CUSPARSE_STATUS_NOT_SUPPORTED};

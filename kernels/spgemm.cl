@@ -606,3 +606,271 @@ KERNEL sg_num_group(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const
         BARRIER_G();
     }
 }
+
+/* ---- rows of many entries when B has at most 32 * NBW columns ------------
+ *
+ * Instead of a global hash table, a bitmap of C's row over all of B's
+ * columns in local memory (NBW words, a power of two the host picks from
+ * B's columns; at most 8192: 32 KiB of bits and 8 KiB of positions): no
+ * table to size, no probing, no sort -- the columns come out in order from
+ * a scan of the words, and a column's position in C's row is the count of
+ * the bits before it (pre: the count before each group of 4 words). The
+ * values are summed as values_l/_g sum them (A's row one entry after the
+ * other, from -0, in C), so they keep the host's bits. */
+#if defined(__CUDACC__)
+#define OR_L(p, v) atomicOr((p), (v))
+#define POPC(x) __popc(x)
+#else
+#define OR_L(p, v) atomic_or((volatile __local uint *)(p), (v))
+#define POPC(x) popcount(x)
+#endif
+
+/* Row [a0, a1)'s product columns set in bits (words words, cleared first). */
+FN void bits_insert(LQ u32 *bits, u32 words, i64 a0, i64 a1, GLOBAL const int *acol,
+                    GLOBAL const i64 *bptr, GLOBAL const int *bcol)
+{
+    for (u32 w = LID; w < words; w += GS)
+        bits[w] = 0;
+    BARRIER();
+    for (i64 ka = a0 + LID / SUB; ka < a1; ka += GS / SUB) {
+        const int r = acol[ka];
+        const i64 b1 = bptr[r + 1];
+        for (i64 kb = bptr[r] + LID % SUB; kb < b1; kb += SUB) {
+            const u32 c = (u32)bcol[kb];
+            OR_L(bits + (c >> 5), 1u << (c & 31));
+        }
+    }
+    BARRIER();
+}
+
+/* Rows rows[g]' counts; n: B's columns. */
+KERNEL sg_count_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                  GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                  GLOBAL i64 *cnt)
+{
+    LOCAL_DECL(u32, bits[NBW]);
+    LOCAL_DECL(u32, tot);
+    const int i = rows[GROUP];
+    const u32 words = (u32)((n + 31) >> 5);
+    if (LID == 0) tot = 0;
+    bits_insert(bits, words, aptr[i], aptr[i + 1], acol, bptr, bcol);
+    u32 mine = 0;
+    for (u32 w = LID; w < words; w += GS)
+        mine += POPC(bits[w]);
+    if (mine) ADD_L(&tot, mine);
+    BARRIER();
+    if (LID == 0) cnt[i] = tot;
+}
+
+/* The bitmap's positions: each work-item takes a run of words (whole
+ * groups of 4), their bits counted, the runs' counts scanned across the
+ * group (part), pre[g] the position of the first column of group g of 4
+ * words. Returns the work-item's run [*w0, *w1) and its first position. */
+FN u32 bits_scan(LQ const u32 *bits, LQ u32 *pre, LQ u32 *part, u32 words, u32 *w0, u32 *w1)
+{
+    const u32 per = (((words + GS - 1) / GS) + 3) & ~3u;
+    *w0 = min((u32)LID * per, words), *w1 = min(*w0 + per, words);
+    u32 s = 0;
+    for (u32 w = *w0; w < *w1; w++)
+        s += POPC(bits[w]);
+    part[LID] = s;
+    BARRIER();
+    for (u32 d = 1; d < GS; d <<= 1) { /* inclusive scan of the runs' counts */
+        const u32 v = (u32)LID >= d ? part[LID - d] : 0;
+        BARRIER();
+        part[LID] += v;
+        BARRIER();
+    }
+    const u32 q0 = part[LID] - s;
+    u32 q = q0;
+    for (u32 w = *w0; w < *w1; w++) {
+        if (!(w & 3)) pre[w >> 2] = q;
+        q += POPC(bits[w]);
+    }
+    BARRIER();
+    return q0;
+}
+
+/* Row [a0, a1)'s values into cv (C's row, zeroed), A's row one entry after
+ * the other (values_l/_g's order), each product's place from the bitmap. */
+FN void bits_values(LQ const u32 *bits, LQ const u32 *pre, i64 a0, i64 a1,
+                    GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                    GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL real *cv)
+{
+    for (i64 ka = a0; ka < a1; ka++) {
+        const int r = acol[ka];
+        const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;
+        for (i64 kb = bptr[r] + LID; kb < bptr[r + 1]; kb += GS) {
+            const u32 c = (u32)bcol[kb], w = c >> 5;
+            u32 p = pre[w >> 2] + POPC(bits[w] & ((1u << (c & 31)) - 1u));
+            for (u32 v = w & ~3u; v < w; v++)
+                p += POPC(bits[v]);
+            num_add(cv + (i64)p * NC, x0, x1, bval + kb * NC);
+        }
+        BARRIER_G();
+    }
+}
+
+/* Rows rows[g]' columns (each work-item those of its run) and values. */
+KERNEL sg_fill_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                 GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                 GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *cptr,
+                 GLOBAL int *ccol, GLOBAL real *cval)
+{
+    LOCAL_DECL(u32, bits[NBW]);
+    LOCAL_DECL(u32, pre[NBW / 4]);
+    LOCAL_DECL(u32, part[GS]);
+    const int i = rows[GROUP];
+    const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i];
+    const u32 words = (u32)((n + 31) >> 5);
+    u32 w0, w1;
+    bits_insert(bits, words, a0, a1, acol, bptr, bcol);
+    u32 q = bits_scan(bits, pre, part, words, &w0, &w1);
+    GLOBAL int *cc = ccol + c0;
+    GLOBAL real *cv = cval + c0 * NC;
+    for (u32 w = w0; w < w1; w++)
+        for (u32 x = bits[w]; x; x &= x - 1, q++) {
+            cc[q] = (int)(w * 32 + POPC((x & (0u - x)) - 1u));
+            for (int e = 0; e < NC; e++)
+                cv[(i64)q * NC + e] = -(real)0;
+        }
+    BARRIER_G();
+    bits_values(bits, pre, a0, a1, acol, aval, bptr, bcol, bval, cv);
+}
+
+/* The plan's numeric pass of rows rows[g] (C's structure known): the
+ * bitmap from C's row, the values as sg_fill_b sums them. */
+KERNEL sg_num_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL const i64 *cptr,
+                GLOBAL const int *ccol, GLOBAL real *cval)
+{
+    LOCAL_DECL(u32, bits[NBW]);
+    LOCAL_DECL(u32, pre[NBW / 4]);
+    LOCAL_DECL(u32, part[GS]);
+    const int i = rows[GROUP];
+    const i64 c0 = cptr[i], c1 = cptr[i + 1];
+    const u32 words = (u32)((n + 31) >> 5);
+    u32 w0, w1;
+    for (u32 w = LID; w < words; w += GS)
+        bits[w] = 0;
+    BARRIER();
+    for (i64 q = c0 + LID; q < c1; q += GS) {
+        const u32 c = (u32)ccol[q];
+        OR_L(bits + (c >> 5), 1u << (c & 31));
+    }
+    BARRIER();
+    bits_scan(bits, pre, part, words, &w0, &w1);
+    GLOBAL real *cv = cval + c0 * NC;
+    for (i64 q = LID; q < (c1 - c0) * NC; q += GS)
+        cv[q] = -(real)0;
+    BARRIER_G();
+    bits_values(bits, pre, aptr[i], aptr[i + 1], acol, aval, bptr, bcol, bval, cv);
+}
+
+/* ---- X^T on the device (core/ops/transpose_dev.c): m rows of X, counts
+ * per column, the entries placed by atomic cursors, then each row of X^T
+ * sorted by its columns (X's rows): a bitonic sort in local memory of rows
+ * of at most TSORT entries, a heap sort by one work-item of longer ones */
+#if defined(__CUDACC__)
+#define INC_G(p) atomicAdd((p), 1u)
+#else
+#define INC_G(p) atomic_inc((volatile __global uint *)(p))
+#endif
+
+KERNEL sg_tcount(const i64 m, GLOBAL const i64 *ptr, GLOBAL const int *col, GLOBAL u32 *cnt)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= m) return;
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++)
+        INC_G(&cnt[col[k]]);
+}
+
+KERNEL sg_tfill(const i64 m, GLOBAL const i64 *ptr, GLOBAL const int *col,
+                GLOBAL const real *val, GLOBAL const i64 *rptr, GLOBAL u32 *fill,
+                GLOBAL int *rcol, GLOBAL real *rval)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= m) return;
+    for (i64 k = ptr[i]; k < ptr[i + 1]; k++) {
+        const i64 q = rptr[col[k]] + INC_G(&fill[col[k]]);
+        rcol[q] = (int)i;
+        for (int e = 0; e < NC; e++)
+            rval[q * NC + e] = val[k * NC + e];
+    }
+}
+
+#define KEY_MAX 0x7fffffff
+
+FN void swap_entry(GLOBAL int *c, GLOBAL real *v, i64 a, i64 b)
+{
+    const int tc = c[a];
+    c[a] = c[b], c[b] = tc;
+    for (int e = 0; e < NC; e++) {
+        const real tv = v[a * NC + e];
+        v[a * NC + e] = v[b * NC + e], v[b * NC + e] = tv;
+    }
+}
+
+FN void sift(GLOBAL int *c, GLOBAL real *v, i64 root, i64 end)
+{
+    while (2 * root + 1 < end) {
+        i64 ch = 2 * root + 1;
+        if (ch + 1 < end && c[ch + 1] > c[ch]) ch++;
+        if (c[root] >= c[ch]) return;
+        swap_entry(c, v, root, ch);
+        root = ch;
+    }
+}
+
+FN void heap_sort(GLOBAL int *c, GLOBAL real *v, i64 len)
+{
+    for (i64 k = len / 2; k-- > 0;)
+        sift(c, v, k, len);
+    for (i64 end = len - 1; end > 0; end--) {
+        swap_entry(c, v, 0, end);
+        sift(c, v, 0, end);
+    }
+}
+
+/* A work-group per row of X^T (rows' pointers rptr). */
+KERNEL sg_tsort(GLOBAL const i64 *rptr, GLOBAL int *rcol, GLOBAL real *rval)
+{
+    LOCAL_DECL(int, sk[TSORT]);
+    LOCAL_DECL(real, sv[TSORT * NC]);
+    const i64 r = GROUP, a = rptr[r], len = rptr[r + 1] - a;
+    if (len <= 1) return; /* the whole group */
+    if (len > TSORT) {
+        if (LID == 0) heap_sort(rcol + a, rval + a * NC, len);
+        return;
+    }
+    int np = 2;
+    while (np < len)
+        np <<= 1;
+    for (int k = LID; k < np; k += GS) {
+        sk[k] = k < len ? rcol[a + k] : KEY_MAX;
+        for (int e = 0; e < NC; e++)
+            sv[k * NC + e] = k < len ? rval[(a + k) * NC + e] : (real)0;
+    }
+    BARRIER();
+    for (int size = 2; size <= np; size <<= 1)
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int k = LID; k < np; k += GS) {
+                const int q = k ^ stride;
+                if (q > k && (sk[k] > sk[q]) == ((k & size) == 0)) {
+                    const int tc = sk[k];
+                    sk[k] = sk[q], sk[q] = tc;
+                    for (int e = 0; e < NC; e++) {
+                        const real tv = sv[k * NC + e];
+                        sv[k * NC + e] = sv[q * NC + e], sv[q * NC + e] = tv;
+                    }
+                }
+            }
+            BARRIER();
+        }
+    for (int k = LID; k < len; k += GS) {
+        rcol[a + k] = sk[k];
+        for (int e = 0; e < NC; e++)
+            rval[(a + k) * NC + e] = sv[k * NC + e];
+    }
+}

@@ -20,7 +20,7 @@
 extern void hispi_alloc_fail_after(long);
 extern int hispi_spgemm_cpu_kernels;
 extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
-extern int hispi_amg_sort_slots;
+extern long hispi_spgemm_sort_slots;
 extern long hispi_amg_setups;
 
 static hisp_context ref_ctx(void)
@@ -474,9 +474,9 @@ START_TEST(test_device_setup)
     check_device_setup(_i, cr, HISP_GEN_JUMP3D, 12, HISP_F64, 0, "jump3d 12");
     check_device_setup(_i, cr, HISP_GEN_POISSON2D, 40, HISP_F32, 0, "poisson2d 40");
     check_device_setup(_i, cr, HISP_GEN_RANDOM, 400, HISP_F64, 0, "random 400");
-    hispi_amg_sort_slots = 32; /* R's longer rows by the heap sort */
+    hispi_spgemm_sort_slots = 4; /* R's longer rows by the heap sort */
     check_device_setup(_i, cr, HISP_GEN_POISSON3D, 12, HISP_F64, 0, "poisson3d 12, heap sort");
-    hispi_amg_sort_slots = 0;
+    hispi_spgemm_sort_slots = 0;
     device_alloc_failures(_i);
     check_cycle(_i, cr);
     hispi_spgemm_cpu_kernels = 0;

@@ -25,7 +25,7 @@ extern void hispi_alloc_fail_after(long);
 /* the device path's hooks (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_device_calls, hispi_spgemm_dev_fail_after;
 /* device buffers asked for; the first block's device bytes (0: no limit) */
-extern long hispi_spgemm_dev_buffers, hispi_spgemm_dev_block_bytes;
+extern long hispi_spgemm_dev_buffers, hispi_spgemm_dev_block_bytes, hispi_spgemm_sort_slots;
 /* plan executions computed on the device; a CPU device runs the kernels
  * too (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_numeric_device_calls;
@@ -861,6 +861,38 @@ static hisp_matrix wide_operand(hisp_context ctx, hisp_type t, uint64_t seed)
     return pattern_matrix(ctx, t, 400, 3000, 0.0015, rule_wide, seed);
 }
 
+/* A 400 x 300000 matrix, more columns than the device path's bitmaps
+ * cover: row 0 has 20000 entries, row 1 2000, the others 5 at random.
+ * Times hub_operand, C's rows through column 0 have more than 16384
+ * products (a global table worked by a large group), those through column
+ * 1 about 2200 entries (a global table), the others about 250 (a local
+ * one). */
+static hisp_matrix wider_operand(hisp_context ctx, hisp_type t, uint64_t seed)
+{
+    int64_t nnz = 20000 + 2000 + 398 * 5, k = 0;
+    int32_t *r = malloc((size_t)nnz * 4), *c = malloc((size_t)nnz * 4);
+    double *v = malloc((size_t)nnz * 16);
+    float *vf = malloc((size_t)nnz * 8);
+    uint64_t st = seed;
+    for (int64_t i = 0; i < 400; i++) {
+        int64_t len = i == 0 ? 20000 : i == 1 ? 2000 : 5;
+        for (int64_t q = 0; q < len; q++, k++) {
+            r[k] = (int32_t)i;
+            c[k] = (int32_t)(i < 2 ? q * 3 + i
+                                   : (q * 60000 + (int64_t)((test_uniform(&st) + 1) * 29999)));
+        }
+    }
+    int nc = hisp_type_components(t);
+    for (int64_t q = 0; q < nnz * nc; q++)
+        vf[q] = (float)(v[q] = test_uniform(&st));
+    hisp_matrix X = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, t, 400, 300000, nnz, r, c, is_single(t) ? (void *)vf : v,
+                                      &X));
+    CK_OK(ctx, hisp_matrix_convert(X, HISP_FORMAT_CSR));
+    free(r), free(c), free(v), free(vf);
+    return X;
+}
+
 /* The device path's tables and edge cases (device_operand) for every type
  * and op pair that keeps the shapes, against the oracle, and bit for bit
  * against the reference target's (host) product: the device sums in the
@@ -964,6 +996,24 @@ START_TEST(test_device)
             CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Hr, HISP_OP_N, Wr, &R));
             same_bits(ctx, C, R, what);
             hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+            hisp_matrix_destroy(&W), hisp_matrix_destroy(&Wr);
+            W = wider_operand(ctx, t, seed + 97), Wr = wider_operand(rctx, t, seed + 97);
+            snprintf(what, sizeof what, "target %d %s: H*W (global tables)", _i, hisp_type_name(t));
+            /* against the reference's host product only: the dense oracle of 400 x 300000 is too
+             * large */
+            CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, H, HISP_OP_N, W, &C));
+            CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Hr, HISP_OP_N, Wr, &R));
+            same_bits(ctx, C, R, what);
+            hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
+            /* a plan's numeric pass of such rows (no bitmap either) */
+            hisp_spgemm_plan pl = NULL;
+            hisp_matrix H2 = revalued(ctx, H, -2.0);
+            CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, H, HISP_OP_N, W, &pl, &C));
+            CK_OK(ctx, hisp_spgemm_plan_execute(pl, H2, W, C));
+            CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, H2, HISP_OP_N, W, &R));
+            same_bits(ctx, C, R, "H*W plan execute (global tables)");
+            hisp_spgemm_plan_destroy(&pl);
+            hisp_matrix_destroy(&C), hisp_matrix_destroy(&R), hisp_matrix_destroy(&H2);
             hisp_matrix_destroy(&W), hisp_matrix_destroy(&Wr);
             hisp_matrix_destroy(&H), hisp_matrix_destroy(&Hr);
         }
@@ -1103,6 +1153,59 @@ static hisp_matrix permutation(hisp_context ctx, int k, double sv)
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 40, 40, p, c, v, &X));
     return X;
 }
+
+/* P^T A P with a P that lives on the device only (a product kept there):
+ * P^T is made on the device (no upload of P), the host path's bits, the
+ * transpose's long rows by the heap sort too; every device buffer of the
+ * call failed in turn is HISP_ERR_OUT_OF_DEVICE_MEMORY with C NULL, and
+ * the next call has the same bits. */
+START_TEST(test_ptap_device)
+{
+    hisp_context ctx = target_context(_i);
+    if (!dev_per_product) {
+        hisp_context_destroy(&ctx);
+        return; /* the reference: nothing on a device */
+    }
+    uint64_t st = test_seed() + 321;
+    hisp_matrix A = random_matrix(ctx, HISP_F64, 40, 40, 0.15, HISP_FORMAT_CSR, &st);
+    hisp_matrix P = random_matrix(ctx, HISP_F64, 40, 13, 0.3, HISP_FORMAT_CSR, &st);
+    hisp_matrix S = permutation(ctx, 7, 1.0), Pd = NULL, Ph = NULL, C = NULL, R = NULL;
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, S, HISP_OP_N, P, &Pd)); /* kept on the device */
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, S, HISP_OP_N, P, &Ph));
+    const int64_t *hp;
+    CK_OK(ctx, hisp_matrix_host_arrays(Ph, &hp, NULL, NULL, NULL)); /* read on the host */
+    CK_OK(ctx, hisp_matrix_ptap(Ph, A, &R));
+    for (int heap = 0; heap < 2; heap++) {
+        hispi_spgemm_sort_slots = heap ? 4 : 0;
+        hisp_transfer_stats x0, x1;
+        CK_OK(ctx, hisp_context_transfers(ctx, &x0));
+        CK_OK(ctx, hisp_matrix_ptap(Pd, A, &C));
+        CK_OK(ctx, hisp_context_transfers(ctx, &x1));
+        ck_assert_msg(x1.h2d_bytes - x0.h2d_bytes < 40 * 40 * 12, "%llu bytes uploaded",
+                      (unsigned long long)(x1.h2d_bytes - x0.h2d_bytes));
+        same_bits(ctx, C, R,
+                  heap ? "P^T A P, P on the device (heap sort)" : "P^T A P, P on the device");
+        hisp_matrix_destroy(&C);
+    }
+    hispi_spgemm_sort_slots = 0;
+    long failed = 0;
+    for (long k = 1;; k++) {
+        hispi_spgemm_dev_fail_after = k;
+        hisp_status s = hisp_matrix_ptap(Pd, A, &C);
+        hispi_spgemm_dev_fail_after = 0;
+        if (!s) break;
+        ck_assert_int_eq(s, HISP_ERR_OUT_OF_DEVICE_MEMORY);
+        ck_assert_ptr_null(C);
+        failed++;
+    }
+    ck_assert_int_gt(failed, 3);
+    same_bits(ctx, C, R, "P^T A P after failures");
+    hisp_matrix_destroy(&C), hisp_matrix_destroy(&R), hisp_matrix_destroy(&Pd);
+    hisp_matrix_destroy(&Ph), hisp_matrix_destroy(&S), hisp_matrix_destroy(&P);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
 
 /* A plan executed with operands that live on the device only (products
  * kept there) reads them in place: their values are not uploaded, C has
@@ -1276,6 +1379,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_device_failures, 0, n);
     tcase_add_loop_test(tc, test_plan_backends, 0, n);
     tcase_add_loop_test(tc, test_plan_device_operands, 0, n);
+    tcase_add_loop_test(tc, test_ptap_device, 0, n);
     tcase_add_loop_test(tc, test_generators, 0, n);
     tcase_add_loop_test(tc, test_real_matrices, 0, n);
     tcase_add_loop_test(tc, test_cpu_device, 0, n);

@@ -22,6 +22,7 @@ typedef struct {
     cudaStream_t own;       /* the instance's non-blocking stream */
     void *hs;               /* HiSparse state (cuda_hisparse.c) */
     hisp_cuda_stage *stage; /* pinned staging of large copies (cuda_stage.c) */
+    cudaMemPool_t pool;     /* scratch (hisp_cuda_tmp_alloc), made on first use */
 } hisp_cuda_be;
 
 /* The device representation of a CSR matrix (see cuda_kernels.h). */
@@ -130,6 +131,7 @@ static void hisp_cuda_fini(void *p)
         (void)cudaStreamDestroy(be->own); /* never the caller's */
         hisp_cuda_hs_fini(be->hs);
         hisp_cuda_stage_free(be->stage);
+        if (be->pool) (void)cudaMemPoolDestroy(be->pool);
     }
     (void)cudaGetLastError();
     free(be);
@@ -148,8 +150,58 @@ static hisp_status hisp_cuda_alloc(hisp_context ctx, void *p, size_t bytes, void
     *buf = NULL;
     /* 0 bytes: a small real allocation, so the handle is valid and freeable
      * (and x[0] readable: the SpMV kernel loads it for padding lanes) */
-    HISP_CUDA_TRY(ctx, cudaMalloc(buf, bytes ? bytes : 16));
+    hisp_cuda_be *be = p;
+    cudaError_t e = cudaMalloc(buf, bytes ? bytes : 16);
+    if (e == cudaErrorMemoryAllocation && be->pool) { /* the scratch pool's idle memory back */
+        (void)cudaGetLastError();
+        (void)cudaStreamSynchronize(be->stream);
+        (void)cudaMemPoolTrimTo(be->pool, 0);
+        e = cudaMalloc(buf, bytes ? bytes : 16);
+    }
+    HISP_CUDA_TRY(ctx, e);
     return HISP_SUCCESS;
+}
+
+/* Scratch from the instance's pool, in its stream: an operation's buffers
+ * cost no cudaMalloc / cudaFree (whose device-wide synchronization cost a
+ * small SpGEMM about 0.4 ms of 0.6). The pool keeps up to 256 MiB between
+ * operations; more goes back to the driver at the next synchronization,
+ * and all of it before a failure is reported. */
+static hisp_status hisp_cuda_tmp_alloc(hisp_context ctx, void *p, size_t bytes, void **buf)
+{
+    hisp_cuda_be *be = p;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    *buf = NULL;
+    if (!be->pool) {
+        struct cudaMemPoolProps pp;
+        memset(&pp, 0, sizeof pp);
+        pp.allocType = cudaMemAllocationTypePinned;
+        pp.location.type = cudaMemLocationTypeDevice;
+        pp.location.id = be->device;
+        uint64_t keep = (uint64_t)256 << 20;
+        HISP_CUDA_TRY(ctx, cudaMemPoolCreate(&be->pool, &pp));
+        HISP_CUDA_TRY(ctx,
+                      cudaMemPoolSetAttribute(be->pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    size_t n = bytes ? bytes : 16;
+    cudaError_t e = cudaMallocFromPoolAsync(buf, n, be->pool, be->stream);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        (void)cudaStreamSynchronize(be->stream);
+        (void)cudaMemPoolTrimTo(be->pool, 0);
+        e = cudaMallocFromPoolAsync(buf, n, be->pool, be->stream);
+    }
+    HISP_CUDA_TRY(ctx, e);
+    return HISP_SUCCESS;
+}
+
+static void hisp_cuda_tmp_free(void *p, void *buf)
+{
+    hisp_cuda_be *be = p;
+    if (!buf) return;
+    (void)cudaSetDevice(be->device);
+    (void)cudaFreeAsync(buf, be->stream);
+    (void)cudaGetLastError();
 }
 
 static void hisp_cuda_free(void *p, void *buf)
@@ -706,6 +758,8 @@ const hisp_backend_ops hisp_cuda_ops = {
     .synchronize = hisp_cuda_sync,
     .buf_alloc = hisp_cuda_alloc,
     .buf_free = hisp_cuda_free,
+    .tmp_alloc = hisp_cuda_tmp_alloc,
+    .tmp_free = hisp_cuda_tmp_free,
     .buf_write = hisp_cuda_write,
     .buf_read = hisp_cuda_read,
     .buf_copy = hisp_cuda_copy,

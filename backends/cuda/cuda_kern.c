@@ -99,6 +99,7 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     memset(c, 0, sizeof *c);
     c->max_group = p.maxThreadsPerBlock;
     c->simd = p.warpSize;
+    c->local_mem = (int64_t)p.sharedMemPerBlock; /* static: 48 KiB */
     c->compute_units = p.multiProcessorCount;
     c->launch_bounds = 1;
     snprintf(c->compiler, sizeof c->compiler, "nvrtc %d.%d sm_%d%d", nvrtc()->major, nvrtc()->minor,

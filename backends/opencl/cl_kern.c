@@ -19,6 +19,7 @@ hisp_status hisp_cl_kern_caps(hisp_context ctx, void *vbe, hispi_kcaps *c)
     c->compute_units = (int)be->compute_units;
     c->launch_bounds = 0;
     c->is_cpu = be->is_cpu;
+    c->local_mem = (int64_t)be->local_mem;
     snprintf(c->compiler, sizeof c->compiler, "%.80s %.70s", be->platform_name, be->driver);
     return HISP_SUCCESS;
 }

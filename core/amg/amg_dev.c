@@ -1,8 +1,8 @@
 /* One level of the smoothed-aggregation hierarchy on the device
  * (hispi_amg.h): the host's steps of amg_aggregate.c and amg_setup.c as
  * kernels (kernels/amg.cl) over the level's CSR arrays in device buffers,
- * row pointers by device scans (kernels/scan.cl), A P0 by the library's
- * SpGEMM on the device. Only scalars cross to the host: Gershgorin's bound
+ * row pointers by device scans (kernels/scan.cl), A P0 and R = P^T by the
+ * library's SpGEMM and transpose on the device. Only scalars cross to the host: Gershgorin's bound
  * and the diagonal's check (a value per work-group), the strength graph's
  * and P0's sizes, one count per aggregation round. The aggregates are the
  * host's; in f64 the prolongators' bits too. */
@@ -19,13 +19,8 @@
  * HISP_ERR_OUT_OF_DEVICE_MEMORY (0: none); device levels made. */
 long hispi_amg_dev_fail_after;
 long hispi_amg_dev_levels;
-/* Test hook: rows of R longer than this are sorted by the heap sort (0:
- * TS; tests make it small to reach that path). */
-int hispi_amg_sort_slots;
-
-/* the work-group; rows of R sorted in local memory up to TS entries (24 KiB
- * in f64) */
-enum { GS = 256, TS = 2048 };
+/* the work-group */
+enum { GS = 256 };
 
 enum {
     K_DIAG,
@@ -40,15 +35,11 @@ enum {
     K_P0_COUNT,
     K_P0_FILL,
     K_SMOOTH,
-    K_TCOUNT,
-    K_TFILL,
-    K_TSORT,
     NK
 };
 static const char *const knames[NK] = {
-    "amg_diag",       "amg_scount",  "amg_sfill",  "amg_mis_init", "amg_spread",
-    "amg_mis_update", "amg_flag_in", "amg_join1",  "amg_join2",    "amg_p0_count",
-    "amg_p0_fill",    "amg_smooth",  "amg_tcount", "amg_tfill",    "amg_tsort"};
+    "amg_diag",    "amg_scount", "amg_sfill", "amg_mis_init", "amg_spread",  "amg_mis_update",
+    "amg_flag_in", "amg_join1",  "amg_join2", "amg_p0_count", "amg_p0_fill", "amg_smooth"};
 
 /* The level's scratch buffers, freed together. */
 enum {
@@ -68,9 +59,6 @@ enum {
     B_P0PTR,
     B_P0COL,
     B_P0VAL,
-    B_RPTR,
-    B_RCOL,
-    B_RVAL,
     NB
 };
 
@@ -132,9 +120,8 @@ hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, vo
 {
     bool dbl = t == HISP_F64;
     char opts[128];
-    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d -DTS=%d",
-             dbl ? "double" : "float", (int)dbl, GS,
-             hispi_amg_sort_slots > 0 ? hispi_amg_sort_slots : TS);
+    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d",
+             dbl ? "double" : "float", (int)dbl, GS);
     return HISPI_BE(ctx, kern_get, HISPI_PROG_AMG, opts, name, k);
 }
 
@@ -320,32 +307,6 @@ static hisp_status tentative(dev_level *L, int64_t n, int64_t nagg, hisp_matrix 
     return HISP_SUCCESS;
 }
 
-/* *R = P^T (P: m x nc on the device), rows sorted. */
-static hisp_status transpose(dev_level *L, hisp_matrix P, hisp_matrix *R)
-{
-    void **b = L->b;
-    dcsr p = view(P);
-    int64_t nc = P->host.ncols, nnz = 0;
-    HISPI_TRY(dzero(L, B_CNT, (size_t)nc * 4));
-    hispi_karg c[] = {ki(p.n), kb(p.ptr), kb(p.col), kb(b[B_CNT])};
-    HISPI_TRY(launch(L, K_TCOUNT, c, 4, p.n));
-    HISPI_TRY(dalloc(L, B_RPTR, ((size_t)nc + 1) * 8));
-    HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, nc, b[B_CNT], b[B_RPTR], &nnz));
-    HISPI_TRY(dalloc(L, B_RCOL, (size_t)nnz * 4));
-    HISPI_TRY(dalloc(L, B_RVAL, (size_t)nnz * L->es));
-    HISPI_TRY(HISPI_BE(L->ctx, buf_zero, b[B_CNT], 0, (size_t)nc * 4));
-    hispi_karg f[] = {ki(p.n),       kb(p.ptr),    kb(p.col),     kb(p.val),
-                      kb(b[B_RPTR]), kb(b[B_CNT]), kb(b[B_RCOL]), kb(b[B_RVAL])};
-    HISPI_TRY(launch(L, K_TFILL, f, 8, p.n));
-    hispi_karg s[] = {ki(nc), kb(b[B_RPTR]), kb(b[B_RCOL]), kb(b[B_RVAL])};
-    if (nc > 0) /* a work-group per row */
-        HISPI_TRY(HISPI_BE(L->ctx, kern_launch, L->k[K_TSORT], s, 4, (size_t)nc, GS));
-    HISPI_TRY(
-        hispi_matrix_wrap_owned(L->ctx, L->t, nc, p.n, nnz, b[B_RPTR], b[B_RCOL], b[B_RVAL], R));
-    b[B_RPTR] = b[B_RCOL] = b[B_RVAL] = NULL;
-    return HISP_SUCCESS;
-}
-
 static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, hispi_amg_level *out)
 {
     hisp_context ctx = L->ctx;
@@ -383,7 +344,7 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
         s = launch(L, K_SMOOTH, m, 8, p.n);
     }
     drop(L, B_B2), drop(L, B_SIZE);
-    if (!s) s = transpose(L, P, &out->R);
+    if (!s) s = hispi_spgemm_dev_transpose(P, &out->R);
     if (s) {
         hisp_matrix_destroy(&P);
         return s;

@@ -87,6 +87,7 @@ typedef struct {
     int launch_bounds;  /* 1: pass NT/NB defines (CUDA __launch_bounds__) */
     char compiler[160]; /* compiler identity (plan and kernel cache keys) */
     int is_cpu;         /* a CPU device (PoCL): work-items should stream contiguous chunks */
+    int64_t local_mem;  /* bytes of local (shared) memory a work-group may declare */
 } hispi_kcaps;
 enum { HISPI_KARG_BUF = 0, HISPI_KARG_I32, HISPI_KARG_I64, HISPI_KARG_F32, HISPI_KARG_F64 };
 typedef struct {
@@ -123,6 +124,12 @@ typedef struct hisp_backend_ops {
     hisp_status (*buf_read)(hisp_context ctx, void *be, const void *buf, size_t offset, void *dst,
                             size_t bytes);
     hisp_status (*buf_copy)(hisp_context ctx, void *be, void *dst, const void *src, size_t bytes);
+    /* Scratch of one operation: used only in the instance's queue and freed
+     * before the operation returns, so both may be ordered in the queue
+     * (CUDA: a pool of the instance's, no device-wide synchronization).
+     * NULL: buf_alloc / buf_free serve (hispi_tmp_alloc, hispi_tmp_free). */
+    hisp_status (*tmp_alloc)(hisp_context ctx, void *be, size_t bytes, void **buf);
+    void (*tmp_free)(void *be, void *buf);
 
     /* Timing: mark a point in the device's stream; elapsed() waits for both
      * marks and returns the milliseconds between them. */
@@ -293,6 +300,7 @@ HISPI_LOCAL hisp_status hispi_be_missing(hisp_context ctx, const hisp_backend_op
 #define HISPI_BE_VOID(ctx, slot, ...) HISPI_BE_VOID_ON((ctx)->ops, slot, (ctx)->be, __VA_ARGS__)
 #define HISPI_BE_HAS_ON(ops, slot) ((ops)->slot != NULL)
 #define HISPI_BE_HAS(ctx, slot) HISPI_BE_HAS_ON((ctx)->ops, slot)
+
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends
  * not compiled in are NULL. */

@@ -70,6 +70,10 @@ HISPI_LOCAL hisp_status hispi_ctl_write(hisp_context ctx, void *be, void *buf, s
                                         const void *src, size_t bytes);
 HISPI_LOCAL hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t off,
                                        void *dst, size_t bytes);
+/* A scratch device buffer of one operation (the backend's tmp_alloc, else
+ * buf_alloc) and its free. */
+HISPI_LOCAL hisp_status hispi_tmp_alloc(hisp_context ctx, size_t bytes, void **buf);
+HISPI_LOCAL void hispi_tmp_free(hisp_context ctx, void *buf);
 
 /* ---- kernel build accounting (core/base/context.c) ---------------------- */
 

@@ -417,6 +417,20 @@ hisp_status hispi_ctl_read(hisp_context ctx, void *be, const void *buf, size_t o
     return s;
 }
 
+hisp_status hispi_tmp_alloc(hisp_context ctx, size_t bytes, void **buf)
+{
+    return HISPI_BE_HAS(ctx, tmp_alloc) ? HISPI_BE(ctx, tmp_alloc, bytes, buf)
+                                        : HISPI_BE(ctx, buf_alloc, bytes, buf);
+}
+
+void hispi_tmp_free(hisp_context ctx, void *buf)
+{
+    if (HISPI_BE_HAS(ctx, tmp_alloc))
+        HISPI_BE_VOID(ctx, tmp_free, buf);
+    else
+        HISPI_BE_VOID(ctx, buf_free, buf);
+}
+
 hisp_status hisp_context_transfers(hisp_context ctx, hisp_transfer_stats *st)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;

@@ -487,7 +487,7 @@ hisp_status hisp_tune(hisp_context ctx, hisp_matrix A, hisp_tune_search search, 
         s = hisp_vector_write(t.x, xh);
     }
     free(xh);
-    hispi_kcaps c = {1024, 32, 1, 0, "", 0};
+    hispi_kcaps c = {1024, 32, 1, 0, "", 0, 49152};
     if (!s && HISPI_BE_HAS(ctx, kern_caps)) s = HISPI_BE(ctx, kern_caps, &c);
     int nt[32], nb[32];
     int nnt = nt_set(&c, nt), nnb = nb_set(&c, nb), lim = per_cu_limit(&c);

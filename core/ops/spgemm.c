@@ -189,9 +189,10 @@ hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp
     HISPI_CLAIMED(A->ctx, multiply(op_a, A, op_b, B, C));
 }
 
-/* C = P^T*(A*P): AP a private matrix (on the device where the product
- * runs there), then P's source transposed by a counting sort (P read as
- * the CSC of P^T) times AP. */
+/* C = R*(A*P), R = P^T made on the device where P lives there (the device
+ * transpose), else from P's source by a counting sort on the host (P read
+ * as the CSC of P^T); AP a private matrix (on the device where the product
+ * runs there). */
 static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
 {
     hisp_context ctx = P->ctx;
@@ -212,14 +213,22 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sp, sap;
     hisp_matrix AP = NULL; /* on the device where the product runs there */
+    bool on_dev = dev && hispi_spgemm_dev_resident(P, HISP_OP_N);
+    hisp_matrix R = NULL;
     HISPI_TRY(open_for(dev, A, HISP_OP_N, &sa));
-    hisp_status s = hispi_spgemm_open(P, HISP_OP_N, &sp); /* its transpose is made on the host */
+    hisp_status s = open_for(on_dev, P, HISP_OP_N, &sp);
     if (!s) {
         hispi_spgemm_args g = {t, sa.v, sp.v};
         s = product_matrix(ctx, dev, &g, &AP);
     }
     hispi_spgemm_close(&sa);
-    if (!s) s = hispi_spgemm_orient(ctx, &sp, t, HISP_OP_T);
+    if (on_dev) {
+        hispi_spgemm_close(&sp);
+        if (!s) s = hispi_spgemm_dev_transpose(P, &R);
+        if (!s) s = open_for(true, R, HISP_OP_N, &sp);
+    } else if (!s) {
+        s = hispi_spgemm_orient(ctx, &sp, t, HISP_OP_T);
+    }
     if (!s) s = open_for(dev, AP, HISP_OP_N, &sap);
     if (!s) {
         hispi_spgemm_args g = {t, sp.v, sap.v};
@@ -228,6 +237,7 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     }
     hispi_spgemm_close(&sp);
     hisp_matrix_destroy(&AP);
+    hisp_matrix_destroy(&R);
     return s ? s : as_format_of(A, C);
 }
 

@@ -123,6 +123,25 @@ HISPI_LOCAL hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_
  * them), then *d; NULLs *d. NULL: nothing. */
 HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **d);
 
+/* ---- the device kernels' shared parts (spgemm_dev.c) ------------------------ */
+
+/* Work-items of the SpGEMM program's work-groups. */
+#define HISPI_SPGEMM_GS 64
+/* Kernel `name` of the SpGEMM program (kernels/spgemm.cl) for type t. */
+HISPI_LOCAL hisp_status hispi_spgemm_kernel(hisp_context ctx, hisp_type t, const char *name,
+                                            void **k);
+/* A device buffer of a product into *buf (scratch where tmp), counted in
+ * the call's stats and subject to the test hook's failures; freed by
+ * hispi_spgemm_dev_free with the same bytes and tmp. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_buffer(hisp_context ctx, size_t bytes, bool tmp,
+                                                void **buf);
+HISPI_LOCAL void hispi_spgemm_dev_free(hisp_context ctx, size_t bytes, bool tmp, void *buf);
+
+/* *R = X^T (transpose_dev.c) for a real X that lives on the device in
+ * hisp's layout (hispi_spgemm_dev_resident), as a matrix owning its device
+ * buffers, each row sorted; X's values only moved, so R has X's bits. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_transpose(hisp_matrix X, hisp_matrix *R);
+
 /* ---- the product (spgemm.c) ------------------------------------------------ */
 
 /* Zeroes the context's SpGEMM stats (hisp_context_spgemm_stats) at a

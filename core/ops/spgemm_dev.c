@@ -45,6 +45,9 @@
  * product fails as HISP_ERR_OUT_OF_DEVICE_MEMORY (0: none). */
 long hispi_spgemm_device_calls;
 long hispi_spgemm_dev_fail_after;
+/* Test hook: the transpose's rows sorted in local memory up to this many
+ * entries (0: TSORT), a heap sort beyond. */
+long hispi_spgemm_sort_slots;
 /* Test hook: a CPU device (PoCL) runs the kernels too (0: the host pass). */
 int hispi_spgemm_cpu_kernels;
 
@@ -53,7 +56,7 @@ int hispi_spgemm_cpu_kernels;
  * its columns in local memory (8 KiB of keys); a row of at most TS / 2
  * (TL / 2) entries of C is filled there (keys, positions, sort pairs and
  * values: 8 KiB (32 KiB) in f64). */
-enum { GS = 64, SUB = 8, TS = 512, TL = 2048 };
+enum { GS = HISPI_SPGEMM_GS, SUB = 8, TS = 512, TL = 2048 };
 /* A row of A with at most MNA entries and at most MPROD products is merged
  * by one work-item (sg_count_m, sg_fill_m): no table, no sort, no barrier;
  * its state (4 words per entry) in registers. */
@@ -62,6 +65,14 @@ enum { MNA = 16, MPROD = 256 };
  * of up to HGS work-items (one 64-item group would take the whole call's
  * time on the hubs of a power-law graph). */
 enum { GBIG = 16384, HGS = 1024 };
+/* Where B has at most 32 * NBW_MAX columns (and the device the local
+ * memory), the rows too long for a local table take a bitmap of C's row in
+ * local memory (sg_count_b, sg_fill_b) instead of a global table: 5 bytes
+ * per 32 columns (NBW words, at least NBW_MIN). */
+enum { NBW_MIN = 128, NBW_MAX = 8192 };
+/* The transpose's rows of at most TSORT entries are sorted in local memory
+ * (sg_tsort: 20 KiB for c64), longer ones by a heap sort. */
+enum { TSORT = 1024 };
 /* the largest global table of one row (slots; 12 bytes each) */
 #define MAX_SLOTS ((int64_t)1 << 31)
 
@@ -102,12 +113,16 @@ enum {
     K_FILL_S,
     K_FCLASS,
     K_FSCATTER,
+    K_COUNT_B, /* the bitmaps' kernels last (bits_kernels) */
+    K_FILL_B,
+    K_COUNT_BH,
+    K_FILL_BH,
     NK
 };
-static const char *const knames[NK] = {"sg_bound",  "sg_count_l", "sg_count_g", "sg_fill_l",
-                                       "sg_fill_g", "sg_class",   "sg_scatter", "sg_count_m",
-                                       "sg_fill_m", "sg_count_g", "sg_fill_g",  "sg_gather",
-                                       "sg_fill_s", "sg_fclass",  "sg_fscatter"};
+static const char *const knames[NK] = {
+    "sg_bound",    "sg_count_l", "sg_count_g", "sg_fill_l",  "sg_fill_g", "sg_class",  "sg_scatter",
+    "sg_count_m",  "sg_fill_m",  "sg_count_g", "sg_fill_g",  "sg_gather", "sg_fill_s", "sg_fclass",
+    "sg_fscatter", "sg_count_b", "sg_fill_b",  "sg_count_b", "sg_fill_b"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -146,6 +161,7 @@ typedef struct {
     hispi_scan scan;   /* C's row pointers */
     int hgs;           /* the work-group of K_COUNT_H, K_FILL_H (0: no such kernels) */
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
+    bool tmp[NB];      /* scratch (hispi_tmp_alloc): every buffer but C's */
     size_t size[NB];   /* bytes of each buffer of the job's own */
 } dev_job;
 
@@ -154,10 +170,7 @@ typedef struct {
 static void buf_drop(dev_job *j, int i)
 {
     if (!j->b[i]) return;
-    if (!j->borrowed[i]) {
-        HISPI_BE_VOID(j->ctx, buf_free, j->b[i]);
-        j->ctx->spgemm_live -= j->size[i];
-    }
+    if (!j->borrowed[i]) hispi_spgemm_dev_free(j->ctx, j->size[i], j->tmp[i], j->b[i]);
     j->b[i] = NULL;
 }
 
@@ -173,18 +186,27 @@ static void job_free(dev_job *j)
 /* Test hook: device buffers the products have asked for. */
 long hispi_spgemm_dev_buffers;
 
-/* A device buffer into *buf (the test hook's failures included). */
-static hisp_status buf_new(hisp_context ctx, size_t bytes, void **buf)
+hisp_status hispi_spgemm_dev_buffer(hisp_context ctx, size_t bytes, bool tmp, void **buf)
 {
     hispi_spgemm_dev_buffers++;
     if (hispi_spgemm_dev_fail_after > 0 && --hispi_spgemm_dev_fail_after == 0)
         return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
                           "SpGEMM: device buffer of %zu bytes (injected failure)", bytes);
-    HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, buf));
+    HISPI_TRY(tmp ? hispi_tmp_alloc(ctx, bytes, buf) : HISPI_BE(ctx, buf_alloc, bytes, buf));
     hisp_spgemm_stats *st = &ctx->spgemm;
     ctx->spgemm_live += bytes; /* what the call holds, its peak */
     if (ctx->spgemm_live > st->device_bytes_peak) st->device_bytes_peak = ctx->spgemm_live;
     return HISP_SUCCESS;
+}
+
+void hispi_spgemm_dev_free(hisp_context ctx, size_t bytes, bool tmp, void *buf)
+{
+    if (!buf) return;
+    if (tmp)
+        hispi_tmp_free(ctx, buf);
+    else
+        HISPI_BE_VOID(ctx, buf_free, buf);
+    ctx->spgemm_live -= bytes;
 }
 
 /* The device's time of a stretch of work (stats: device_ms), by two marks
@@ -217,7 +239,8 @@ static hisp_status dalloc(dev_job *j, int which, size_t bytes)
 {
     buf_drop(j, which);
     j->size[which] = bytes;
-    return buf_new(j->ctx, bytes, &j->b[which]);
+    j->tmp[which] = which != B_CPTR && which != B_CCOL && which != B_CVAL; /* C's may stay */
+    return hispi_spgemm_dev_buffer(j->ctx, bytes, j->tmp[which], &j->b[which]);
 }
 
 static hisp_status upload(dev_job *j, int which, const void *src, size_t bytes)
@@ -287,7 +310,8 @@ static int big_group(const hispi_kcaps *caps)
  * program for the product and the plan's numeric pass; the large rows'
  * kernels come from one built with their group), after checking the
  * device's work-group size. */
-static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, char *opts, size_t size)
+static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, int nbw, long tsort,
+                               char *opts, size_t size)
 {
     hispi_kcaps caps;
     HISPI_TRY(HISPI_BE(ctx, kern_caps, &caps));
@@ -299,10 +323,19 @@ static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, char *opts
     int nc = hisp_type_components(t);
     snprintf(opts, size,
              "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTS=%d -DTL=%d "
-             "-DMNA=%d -DMPROD=%d -DGBIG=%lld",
+             "-DMNA=%d -DMPROD=%d -DGBIG=%lld -DNBW=%d -DTSORT=%ld",
              dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TS, TL, MNA, MPROD,
-             big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX);
+             big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX, nbw, tsort);
     return HISP_SUCCESS;
+}
+
+hisp_status hispi_spgemm_kernel(hisp_context ctx, hisp_type t, const char *name, void **k)
+{
+    char opts[240];
+    /* the test hook's sort size in a program of the transpose's own */
+    long ts = hispi_spgemm_sort_slots > 0 ? hispi_spgemm_sort_slots : TSORT;
+    HISPI_TRY(kernel_opts(ctx, t, GS, NBW_MIN, ts, opts, sizeof opts));
+    return HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, name, k);
 }
 
 static hisp_status kernels(dev_job *j, hisp_type t)
@@ -311,9 +344,9 @@ static hisp_status kernels(dev_job *j, hisp_type t)
     HISPI_TRY(HISPI_BE(j->ctx, kern_caps, &caps));
     j->hgs = big_group(&caps);
     char opts[240], hopts[240];
-    HISPI_TRY(kernel_opts(j->ctx, t, GS, opts, sizeof opts));
-    if (j->hgs) HISPI_TRY(kernel_opts(j->ctx, t, j->hgs, hopts, sizeof hopts));
-    for (int i = 0; i < NK; i++) {
+    HISPI_TRY(kernel_opts(j->ctx, t, GS, NBW_MIN, TSORT, opts, sizeof opts));
+    if (j->hgs) HISPI_TRY(kernel_opts(j->ctx, t, j->hgs, NBW_MIN, TSORT, hopts, sizeof hopts));
+    for (int i = 0; i < K_COUNT_B; i++) { /* the bitmaps' kernels when a product needs them */
         bool big = i == K_COUNT_H || i == K_FILL_H;
         if (big && !j->hgs) continue;
         HISPI_TRY(
@@ -403,6 +436,62 @@ static hisp_status fill_rows(dev_job *j, int k, int rows, int off, int bnd, int6
                       kbuf(j, bnd),     kbuf(j, B_CPTR), kbuf(j, B_CCOL), kbuf(j, B_CVAL),
                       kbuf(j, B_GKEYS), kbuf(j, B_GPOS), kbuf(j, B_GSB)};
     return launch_rows(j, k, a, 15, n, gs);
+}
+
+/* The bitmaps' words for B's ncols columns: a power of two, at least
+ * NBW_MIN; 0 (global tables) where more than NBW_MAX or the device's local
+ * memory (bits, positions and the large group's scan) would need. */
+static int bitmap_words(hispi_kcaps *caps, int hgs, int64_t ncols)
+{
+    int64_t w = NBW_MIN;
+    while (32 * w < ncols)
+        w <<= 1;
+    int64_t need = 5 * w + 4 * (int64_t)(hgs > GS ? hgs : GS) + 64;
+    return w <= NBW_MAX && need <= caps->local_mem ? (int)w : 0;
+}
+
+/* The bitmaps' kernels built for nbw words (their program's options say
+ * the size), on the first product that needs them. */
+static hisp_status bits_kernels(dev_job *j, hisp_type t, int nbw)
+{
+    char opts[240];
+    for (int i = K_COUNT_B; i < NK; i++) {
+        bool big = i == K_COUNT_BH || i == K_FILL_BH;
+        if (big && !j->hgs) continue;
+        HISPI_TRY(kernel_opts(j->ctx, t, big ? j->hgs : GS, nbw, TSORT, opts, sizeof opts));
+        HISPI_TRY(HISPI_BE(j->ctx, kern_get, HISPI_PROG_SPGEMM, opts, knames[i], &j->k[i]));
+    }
+    return HISP_SUCCESS;
+}
+
+/* The bitmap kernels (k: sg_count_b, fill: sg_fill_b) over the n rows
+ * listed in buffer rows, in groups of gs; ncols B's columns. */
+static hisp_status bits_rows(dev_job *j, int k, bool fill, int rows, int64_t n, int gs,
+                             int64_t ncols)
+{
+    hispi_karg nc = {HISPI_KARG_I64, NULL, ncols, 0};
+    if (!fill) {
+        hispi_karg a[] = {nc,
+                          kbuf(j, rows),
+                          kbuf(j, B_APTR),
+                          kbuf(j, B_ACOL),
+                          kbuf(j, B_BPTR),
+                          kbuf(j, B_BCOL),
+                          kbuf(j, B_CNT)};
+        return launch_rows(j, k, a, 7, n, gs);
+    }
+    hispi_karg a[] = {nc,
+                      kbuf(j, rows),
+                      kbuf(j, B_APTR),
+                      kbuf(j, B_ACOL),
+                      kbuf(j, B_AVAL),
+                      kbuf(j, B_BPTR),
+                      kbuf(j, B_BCOL),
+                      kbuf(j, B_BVAL),
+                      kbuf(j, B_CPTR),
+                      kbuf(j, B_CCOL),
+                      kbuf(j, B_CVAL)};
+    return launch_rows(j, k, a, 11, n, gs);
 }
 
 /* Test hook: the device bytes a block of rows may take at first (0: no
@@ -723,9 +812,16 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_HROWS),
                        kbuf(j, B_HBOUND)};
     HISPI_TRY(launch(j, K_SCATTER, sa, 10, (m + GS - 1) / GS));
-    HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
-    HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
-    HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
+    hispi_kcaps caps;
+    HISPI_TRY(HISPI_BE(ctx, kern_caps, &caps));
+    int nbw = n[3] + n[4] ? bitmap_words(&caps, j->hgs, g->b.ncols) : 0;
+    bool bits = nbw > 0; /* bitmaps instead of global tables */
+    if (bits) HISPI_TRY(bits_kernels(j, g->type, nbw));
+    if (!bits) {
+        HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
+        HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
+        HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
+    }
     /* the counts */
     hispi_karg cm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
                        kbuf(j, B_MROWS),
@@ -736,8 +832,13 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
                        kbuf(j, B_CNT)};
     HISPI_TRY(launch_rows(j, K_COUNT_M, cm, 7, n[1], 0));
     HISPI_TRY(count_rows(j, K_COUNT_L, B_LROWS, -1, B_BOUND, n[2], GS));
-    HISPI_TRY(count_rows(j, K_COUNT_G, B_GROWS, B_GOFF, B_BOUND, n[3], GS));
-    HISPI_TRY(count_rows(j, K_COUNT_H, B_HROWS, B_HOFF, B_BOUND, n[4], j->hgs));
+    if (bits) {
+        HISPI_TRY(bits_rows(j, K_COUNT_B, false, B_GROWS, n[3], GS, g->b.ncols));
+        HISPI_TRY(bits_rows(j, K_COUNT_BH, false, B_HROWS, n[4], j->hgs, g->b.ncols));
+    } else {
+        HISPI_TRY(count_rows(j, K_COUNT_G, B_GROWS, B_GOFF, B_BOUND, n[3], GS));
+        HISPI_TRY(count_rows(j, K_COUNT_H, B_HROWS, B_HOFF, B_BOUND, n[4], j->hgs));
+    }
     HISPI_TRY(pass_scan(j, m, &nnz));
     *nnz_c = nnz;
     /* C's columns and values: the hashed rows listed again by their counts
@@ -747,15 +848,19 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     uint32_t nf[4];
     buf_drop(j, B_GKEYS), buf_drop(j, B_GOFF), buf_drop(j, B_HOFF);
     HISPI_TRY(fill_lists(j, m, nf));
-    HISPI_TRY(gather(j, B_HROWS, B_HBOUND, n[4]));
     gslots = 0;
-    HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, nf[3], &gslots));
-    HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
+    if (!bits) {
+        HISPI_TRY(gather(j, B_HROWS, B_HBOUND, n[4]));
+        HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, nf[3], &gslots));
+        HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
+    }
     HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
-    HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
-    HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
-    HISPI_TRY(dalloc(j, B_GSB, (size_t)gslots / 2 * 8));
+    if (!bits) {
+        HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
+        HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
+        HISPI_TRY(dalloc(j, B_GSB, (size_t)gslots / 2 * 8));
+    }
     hispi_karg fm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
                        kbuf(j, B_MROWS),
                        kbuf(j, B_APTR),
@@ -770,8 +875,13 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     HISPI_TRY(launch_rows(j, K_FILL_M, fm, 11, n[1], 0));
     HISPI_TRY(fill_rows(j, K_FILL_S, B_SROWS, -1, B_CNT, nf[1], GS));
     HISPI_TRY(fill_rows(j, K_FILL_L, B_LROWS, -1, B_CNT, nf[2], GS));
-    HISPI_TRY(fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, nf[3], GS));
-    HISPI_TRY(fill_rows(j, K_FILL_H, B_HROWS, B_HOFF, B_CNT, n[4], j->hgs));
+    if (bits) {
+        HISPI_TRY(bits_rows(j, K_FILL_B, true, B_GROWS, nf[3], GS, g->b.ncols));
+        HISPI_TRY(bits_rows(j, K_FILL_BH, true, B_HROWS, n[4], j->hgs, g->b.ncols));
+    } else {
+        HISPI_TRY(fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, nf[3], GS));
+        HISPI_TRY(fill_rows(j, K_FILL_H, B_HROWS, B_HOFF, B_CNT, n[4], j->hgs));
+    }
     ctx->spgemm.blocks += 2; /* one block a phase */
     return HISP_SUCCESS;
 }
@@ -939,14 +1049,16 @@ enum {
     P_FLAG,
     NP
 };
-enum { PK_ROW, PK_GROUP, PK_DIFFER, NPK };
-static const char *const pknames[NPK] = {"sg_fill_m", "sg_num_group", "sg_differ"};
+enum { PK_ROW, PK_GROUP, PK_DIFFER, PK_BITS, NPK };
+static const char *const pknames[NPK] = {"sg_fill_m", "sg_num_group", "sg_differ", "sg_num_b"};
 
 struct hispi_spgemm_dplan {
     void *b[NP];
     void *k[NPK];
     int64_t m, nnz_a, nnz_b, nnz_c;
     int64_t n1, ng; /* rows in P_ROWS1 (one work-item each) and P_ROWSG (a group each) */
+    int64_t ncols;  /* B's columns */
+    int nbw;        /* P_ROWSG's rows by bitmaps of nbw words (sg_num_b), 0: sg_num_group */
 };
 
 void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **pd)
@@ -964,7 +1076,7 @@ void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **pd)
 static hisp_status plan_upload(hisp_context ctx, hispi_spgemm_dplan *d, int which, const void *src,
                                size_t bytes)
 {
-    HISPI_TRY(buf_new(ctx, bytes, &d->b[which]));
+    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, bytes, false, &d->b[which]));
     if (!bytes) return HISP_SUCCESS;
     return HISPI_BE(ctx, buf_write, d->b[which], 0, src, bytes);
 }
@@ -1023,22 +1135,29 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     d->m = m, d->nnz_a = a->nnz, d->nnz_b = b->nnz, d->nnz_c = c->rowptr[m];
     int32_t *r1 = NULL, *rg = NULL;
     char opts[240];
-    hisp_status s = kernel_opts(ctx, g->type, GS, opts, sizeof opts);
-    for (int i = 0; i < NPK && !s; i++)
+    hispi_kcaps caps;
+    hisp_status s = HISPI_BE(ctx, kern_caps, &caps);
+    d->ncols = b->ncols;
+    d->nbw = s ? 0 : bitmap_words(&caps, GS, b->ncols);
+    if (!s) s = kernel_opts(ctx, g->type, GS, NBW_MIN, TSORT, opts, sizeof opts);
+    for (int i = 0; i < PK_BITS && !s; i++)
         s = HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, pknames[i], &d->k[i]);
+    if (!s && d->nbw) s = kernel_opts(ctx, g->type, GS, d->nbw, TSORT, opts, sizeof opts);
+    if (!s && d->nbw)
+        s = HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, pknames[PK_BITS], &d->k[PK_BITS]);
     if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng);
     if (!s) s = plan_upload(ctx, d, P_APTR, a->rowptr, ((size_t)m + 1) * 8);
     if (!s) s = plan_upload(ctx, d, P_ACOL, a->colind, (size_t)a->nnz * 4);
-    if (!s) s = buf_new(ctx, (size_t)a->nnz * es, &d->b[P_AVAL]);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)a->nnz * es, false, &d->b[P_AVAL]);
     if (!s) s = plan_upload(ctx, d, P_BPTR, b->rowptr, ((size_t)b->nrows + 1) * 8);
     if (!s) s = plan_upload(ctx, d, P_BCOL, b->colind, (size_t)b->nnz * 4);
-    if (!s) s = buf_new(ctx, (size_t)b->nnz * es, &d->b[P_BVAL]);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)b->nnz * es, false, &d->b[P_BVAL]);
     if (!s) s = plan_upload(ctx, d, P_CPTR, c->rowptr, ((size_t)m + 1) * 8);
     if (!s) s = plan_upload(ctx, d, P_CCOL, c->colind, (size_t)d->nnz_c * 4);
-    if (!s) s = buf_new(ctx, (size_t)d->nnz_c * es, &d->b[P_CVAL]);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)d->nnz_c * es, false, &d->b[P_CVAL]);
     if (!s) s = plan_upload(ctx, d, P_ROWS1, r1, (size_t)d->n1 * 4);
     if (!s) s = plan_upload(ctx, d, P_ROWSG, rg, (size_t)d->ng * 4);
-    if (!s) s = buf_new(ctx, 8, &d->b[P_FLAG]);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, 8, false, &d->b[P_FLAG]);
     free(r1), free(rg);
     if (s) {
         hispi_spgemm_dev_plan_free(ctx, &d);
@@ -1125,10 +1244,21 @@ static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const h
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_ROW], a, 11, (size_t)((d->n1 + GS - 1) / GS),
                            (size_t)GS));
     }
-    if (d->ng) {
-        hispi_karg a[] = {PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), AV,         PB(P_BPTR),
-                          PB(P_BCOL),  BV,         PB(P_CPTR), PB(P_CCOL), PB(P_CVAL)};
-        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_GROUP], a, 10, (size_t)d->ng, (size_t)GS));
+    if (d->ng) { /* sg_num_b's arguments: B's columns, then sg_num_group's */
+        hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->ncols, 0},
+                          PB(P_ROWSG),
+                          PB(P_APTR),
+                          PB(P_ACOL),
+                          AV,
+                          PB(P_BPTR),
+                          PB(P_BCOL),
+                          BV,
+                          PB(P_CPTR),
+                          PB(P_CCOL),
+                          PB(P_CVAL)};
+        bool bits = d->nbw > 0;
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[bits ? PK_BITS : PK_GROUP], bits ? a : a + 1,
+                           bits ? 11 : 10, (size_t)d->ng, (size_t)GS));
     }
 #undef PB
     return HISP_SUCCESS;
@@ -1144,7 +1274,7 @@ static hisp_status adopt(hisp_context ctx, hispi_spgemm_dplan *d, size_t es, his
     void *b[3] = {NULL, NULL, NULL};
     hisp_status s = HISP_SUCCESS;
     for (int i = 0; i < 3 && !s; i++) {
-        s = buf_new(ctx, bytes[i], &b[i]);
+        s = hispi_spgemm_dev_buffer(ctx, bytes[i], false, &b[i]);
         if (!s && bytes[i]) s = HISPI_BE(ctx, buf_copy, b[i], d->b[from[i]], bytes[i]);
     }
     if (s) {
