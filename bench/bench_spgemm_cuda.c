@@ -381,8 +381,7 @@ int main(int argc, char **argv)
         bool ok = upload(A, &dA) && upload(P ? P : At ? At : A, &dB) && (!Pt || upload(Pt, &dPt));
         if (!ok) cb_hk(ctx, HISP_ERR_UNSUPPORTED, "operands past 32-bit indices");
         int64_t *pa = NULL, *pb = NULL;
-        hisp_matrix Ad = wrap_dev(ctx, t, &dA, &pa),
-                    Bd = At || P ? wrap_dev(ctx, t, &dB, &pb) : Ad;
+        hisp_matrix Ad = wrap_dev(ctx, t, &dA, &pa), Bd = At || P ? wrap_dev(ctx, t, &dB, &pb) : Ad;
         hisp_res hr;
         hisp_times(ctx, &it, A, At ? At : A, P, Ad, Bd, warmup, repeat, &hr, &H);
         double cms[3] = {NAN, NAN, NAN}, peak_mb[3] = {0}, err = NAN;
