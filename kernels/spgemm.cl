@@ -1,36 +1,41 @@
 /* SpGEMM C = op(A)*op(B) on the device (core/ops/spgemm_dev.c), one source for
- * OpenCL C (after common.cl) and CUDA (NVRTC). Row-wise with a hash table
- * per row of C, in the manner of nsparse and cuSPARSE's hash SpGEMM. The
- * operands arrive in CSR orientation (aptr/acol/aval, bptr/bcol/bval; a
- * transposed operand's values already gathered and conjugated by the host).
- * Defines:
+ * OpenCL C (after common.cl) and CUDA (NVRTC). Row-wise, in the manner of
+ * nsparse and cuSPARSE's hash SpGEMM, each row by the means its size calls
+ * for: a merge by one work-item, a hash table in local or global memory, or
+ * a bitmap of C's row in local memory. The operands arrive in CSR
+ * orientation (aptr/acol/aval, bptr/bcol/bval; a transposed operand's
+ * values already gathered and conjugated by the host). Also X^T (the end
+ * of the file). Defines:
  *   VALUE_T, IS_DOUBLE  the scalar;  NC  scalars per entry (1 real, 2 complex)
  *   GS    work-items per work-group (a power of two)
  *   SUB   work-items per entry of A's row in the insertion (divides GS)
- *   TL    slots of the work-group's local hash table (a power of two)
+ *   TS, TL  slots of the small and large local hash tables (powers of two)
+ *   MNA, MPROD  the merge's rows: at most MNA entries of A, MPROD products
+ *   GBIG  products past which a row takes the large work-group
+ *   NBW   words of the bitmap kernels' rows (B's columns / 32 at most)
+ *   TSORT entries of X^T's rows sorted in local memory
  *
- * Phases (the host runs them in this order):
- *   sg_bound     one work-item per row i: bound[i] = the products of row i
- *                (sum over A's row of B's row lengths), at most B's columns
- *                n (a bound on the row's entries), int64.
+ * The hash kernels (the host runs them in this order):
  *   sg_count_l / sg_count_g   one work-group per listed row: its distinct
  *                columns (cnt[i]) by inserting every product's column into
  *                an open-addressing table of tsize(bound[i]) slots (at least
  *                twice the bound, so at most half full): in local memory
  *                where that fits TL (_l), else in the row's slice of global
  *                scratch (_g, the slices laid out by the host from the bounds).
- *   sg_fill_l / sg_fill_g     the same insertion, then the row's distinct
- *                columns compacted and sorted (a bitonic sort of (column,
- *                slot) pairs), written to C's colind; each slot learns its
- *                column's position; then the values: A's row entries one
- *                after the other (a barrier between them), the work-items
- *                taking the entries of B's row, each adding x*y into C's
- *                value at its column's position. B's row has distinct
- *                columns, so no two work-items add to one value at once, and
- *                every value receives its products in the host's order (A's
- *                row, then B's), starting from -0 -- with no contraction into
- *                fused multiply-adds (FP_CONTRACT OFF; __fmul_rn/__dmul_rn on
- *                CUDA), the host phases' bits exactly (core/ops/spgemm_row_t.h).
+ *   sg_fill_s/_l / sg_fill_g  the same insertion (tables sized by cnt[i]),
+ *                then the row's distinct columns compacted and sorted (a
+ *                bitonic sort of (column, slot) pairs), written to C's
+ *                colind; each slot learns its column's position; then the
+ *                values: A's row entries one after the other (a barrier
+ *                between them), the work-items taking the entries of B's
+ *                row, each adding x*y into its column's value (in local
+ *                memory for _s/_l, written once at the end). B's row has
+ *                distinct columns, so no two work-items add to one value at
+ *                once, and every value receives its products in the host's
+ *                order (A's row, then B's), starting from -0 -- with no
+ *                contraction into fused multiply-adds (FP_CONTRACT OFF;
+ *                __fmul_rn/__dmul_rn on CUDA), the host phases' bits exactly
+ *                (core/ops/spgemm_row_t.h).
  * Rows without products are in no list (their count is 0). */
 
 #if defined(__CUDACC__)
@@ -292,11 +297,11 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
  * The rows are classed on the device by their products (prod), their
  * bound (prod, at most n) and A's row length (na): 0 none; 1 a merge by
  * one work-item (na <= MNA and prod <= MPROD: the short rows of stencils,
- * meshes and bands); 4 a global table worked by a large work-group (prod >
- * GBIG); 2 a local table (bound <= TL / 2); 3 a global table. Class 4's
- * rows (the host launches sg_count_g and
- * sg_fill_g of a program built with GS = its large group: the hubs of
- * power-law graphs, the dense rows of circuits). sg_class counts each class,
+ * meshes and bands); 4 a long row worked by a large work-group (prod >
+ * GBIG: the hubs of power-law graphs, the dense rows of circuits; the host
+ * launches kernels of a program built with GS = its large group); 2 a
+ * local table (bound <= TL / 2); 3 a long row (a bitmap or a global
+ * table, as the host chose for the product). sg_class counts each class,
  * sg_scatter lists the rows of each (their order within a list is the
  * device's: every row is computed alone, so C does not depend on it). */
 FN int row_class(i64 na, i64 prod, i64 bound)

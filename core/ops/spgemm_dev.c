@@ -8,16 +8,19 @@
  * H on the host first; an operand that lives on the device in hisp's
  * layout is read in place), then, in one pass over all rows (one_pass):
  *   1. sg_class: each row's products and bound (at most B's columns) and
- *      its class (kernels/spgemm.cl: a work-item's merge, a local table, a
- *      global table, a global table for a large group); the class sizes
- *      come back (20 bytes), sg_scatter lists each class's rows; the long
- *      rows' bounds come back to lay out their tables;
- *   2. sg_count_m/_l/_g: the distinct columns of each row; C's row pointers
- *      by a device scan (sg_scan_*), C's size back (8 bytes);
- *   3. sg_fill_m/_l/_g: C's sorted columns and values, the long rows'
- *      tables now sized by their counts (sg_gather). The values are summed
- *      in the host phases' order without fused multiply-adds, so C has the
- *      host path's bits (the kernel's header).
+ *      its class (kernels/spgemm.cl: a work-item's merge, a local table,
+ *      a long row, a long row for a large group); the class sizes come back
+ *      (20 bytes), sg_scatter lists each class's rows. Long rows take a
+ *      bitmap of C's row in local memory where B's columns allow
+ *      (bitmap_words), else global tables laid out from their bounds;
+ *   2. sg_count_m/_l, _b or _g: the distinct columns of each row; C's row
+ *      pointers by a device scan (scan_dev.c), C's size back (8 bytes);
+ *   3. sg_fclass/sg_fscatter list the hashed rows again by their counts
+ *      (a small or a large local table, or long), then sg_fill_m/_s/_l,
+ *      _b or _g write C's sorted columns and values (global tables now
+ *      sized by the counts: sg_gather). The values are summed in the host
+ *      phases' order without fused multiply-adds, so C has the host path's
+ *      bits (the kernel's header).
  * A real C stays on the device (a wrapped matrix that owns the buffers),
  * else it is downloaded. Where the device cannot give the pass's lists,
  * tables or C, the rows go in blocks (blocks_run: bounds and counts on the
@@ -31,8 +34,10 @@
  * (hispi_spgemm_dev_plan); each execution writes the values (or, for an
  * operand on the device, compares its pattern there: sg_differ, and reads
  * its values in place), runs sg_fill_m (the product's merge of short rows,
- * C's columns written again as they are) and sg_num_group; a real C keeps
- * its values on the device (hispi_spgemm_dev_numeric). */
+ * C's columns written again as they are) and sg_num_b (a bitmap of C's
+ * row) or sg_num_group (a binary search in it); a real C keeps its values
+ * on the device (hispi_spgemm_dev_numeric). Scratch buffers come from the
+ * backend's tmp_alloc, C's from buf_alloc (the caller keeps C). */
 #include "backend/backend.h"
 #include "scan_dev.h"
 #include "spgemm.h"
