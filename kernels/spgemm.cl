@@ -13,6 +13,7 @@
  *   MNA, MPROD  the merge's rows: at most MNA entries of A, MPROD products
  *   GBIG  products past which a row takes the large work-group
  *   NBW   words of the bitmap kernels' rows (B's columns / 32 at most)
+ *   BLV   entries of C's row whose values a bitmap kernel sums in local memory
  *   TSORT entries of X^T's rows sorted in local memory
  *
  * The hash kernels (the host runs them in this order):
@@ -98,6 +99,73 @@ FN u32 hash0(u32 c)
     return h ^ (h >> 15);
 }
 
+/* s += x * y (the complex product for NC == 2): the host's operations. */
+#define PROD_ADD(s, x0, x1, y0, y1)                                                                \
+    do {                                                                                           \
+        if (NC == 1) {                                                                             \
+            (s)[0] = (s)[0] + MUL(x0, y0);                                                         \
+        } else {                                                                                   \
+            (s)[0] = (s)[0] + (MUL(x0, y0) - MUL(x1, y1));                                         \
+            (s)[NC - 1] = (s)[NC - 1] + (MUL(x0, y1) + MUL(x1, y0));                               \
+        }                                                                                          \
+    } while (0)
+
+/* The values of a row in the host's order: A's row [a0, a1) one entry after
+ * the other (a barrier between them), the work-items taking the entries of
+ * B's row there. B's row has distinct columns, so no two work-items add to
+ * one value at once, and every value receives its products in the host's
+ * order. A hub row's entries were a chain of dependent loads each (A's
+ * column, B's row span, B's entry, then the sum): about 3 us an entry on an
+ * H200, ca-CondMat's whole product spent on its longest rows. So A's
+ * entries are staged STG at a time in local memory (st: their B spans and
+ * values, loaded at once), and each work-item loads its first product of
+ * the next entry before it adds those of this one. P: the value's address
+ * (in address space Q) for the product's column bc. Needs acol, aval,
+ * bptr, bcol, bval in scope. */
+#define STG (GS < 64 ? GS : 64)
+typedef struct {
+    i64 b0, b1;
+    real x0, x1;
+} stage_t;
+#define ROW_PRODUCTS(st, a0, a1, Q, P)                                                             \
+    for (i64 k0 = (a0); k0 < (a1); k0 += STG) {                                                    \
+        const int ns = (int)((a1) - k0 < STG ? (a1) - k0 : STG);                                   \
+        if (LID < ns) {                                                                            \
+            const int r_ = acol[k0 + LID];                                                         \
+            st[LID].b0 = bptr[r_];                                                                 \
+            st[LID].b1 = bptr[r_ + 1];                                                             \
+            st[LID].x0 = aval[(k0 + LID) * NC];                                                    \
+            st[LID].x1 = NC == 2 ? aval[(k0 + LID) * NC + NC - 1] : (real)0;                       \
+        }                                                                                          \
+        BARRIER();                                                                                 \
+        int nbc = 0;                                                                               \
+        real ny0 = 0, ny1 = 0;                                                                     \
+        i64 nk = st[0].b0 + LID;                                                                   \
+        if (nk < st[0].b1) {                                                                       \
+            nbc = bcol[nk], ny0 = bval[nk * NC];                                                   \
+            ny1 = NC == 2 ? bval[nk * NC + NC - 1] : (real)0;                                      \
+        }                                                                                          \
+        for (int e = 0; e < ns; e++) {                                                             \
+            const i64 kb0 = st[e].b0 + LID, b1 = st[e].b1;                                         \
+            const real x0 = st[e].x0, x1 = st[e].x1;                                               \
+            int bc = nbc;                                                                          \
+            real y0 = ny0, y1 = ny1;                                                               \
+            if (e + 1 < ns && (nk = st[e + 1].b0 + LID) < st[e + 1].b1) {                          \
+                nbc = bcol[nk], ny0 = bval[nk * NC];                                               \
+                ny1 = NC == 2 ? bval[nk * NC + NC - 1] : (real)0;                                  \
+            }                                                                                      \
+            for (i64 kb = kb0; kb < b1; kb += GS) {                                                \
+                if (kb != kb0) {                                                                   \
+                    bc = bcol[kb], y0 = bval[kb * NC];                                             \
+                    y1 = NC == 2 ? bval[kb * NC + NC - 1] : (real)0;                               \
+                }                                                                                  \
+                Q real *s_ = (P);                                                                  \
+                PROD_ADD(s_, x0, x1, y0, y1);                                                      \
+            }                                                                                      \
+            BARRIER_G();                                                                           \
+        }                                                                                          \
+    }
+
 /* Row i's products' columns into the table (keys, mask + 1 slots): SUB
  * work-items per entry of A's row, each taking every SUB-th entry of B's
  * row there. Returns how many columns this work-item inserted first. The
@@ -178,28 +246,13 @@ FN u32 hash0(u32 c)
         }                                                                                          \
         BARRIER_G();                                                                               \
     }                                                                                              \
-    /* the values, in the host's order (the header says why it is) */                              \
-    FN void values_##SP(Q const u32 *keys, u32 mask, Q const u32 *pos, i64 a0, i64 a1,             \
-                        GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,   \
-                        GLOBAL const int *bcol, GLOBAL const real *bval, Q real *acc)              \
+    /* the values, in the host's order (ROW_PRODUCTS) */                                          \
+    FN void values_##SP(Q const u32 *keys, u32 mask, Q const u32 *pos, LQ stage_t *st, i64 a0,     \
+                        i64 a1, GLOBAL const int *acol, GLOBAL const real *aval,                   \
+                        GLOBAL const i64 *bptr, GLOBAL const int *bcol, GLOBAL const real *bval,   \
+                        Q real *acc)                                                               \
     {                                                                                              \
-        for (i64 ka = a0; ka < a1; ka++) {                                                         \
-            const int r = acol[ka];                                                                \
-            const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;        \
-            const i64 b1 = bptr[r + 1];                                                            \
-            for (i64 kb = bptr[r] + LID; kb < b1; kb += GS) {                                      \
-                Q real *s = acc + (i64)pos[find_##SP(keys, mask, (u32)bcol[kb])] * NC;             \
-                const real y0 = bval[kb * NC];                                                     \
-                if (NC == 1) {                                                                     \
-                    s[0] = s[0] + MUL(x0, y0);                                                     \
-                } else {                                                                           \
-                    const real y1 = bval[kb * NC + NC - 1];                                        \
-                    s[0] = s[0] + (MUL(x0, y0) - MUL(x1, y1));                                     \
-                    s[NC - 1] = s[NC - 1] + (MUL(x0, y1) + MUL(x1, y0));                           \
-                }                                                                                  \
-            }                                                                                      \
-            BARRIER_G();                                                                           \
-        }                                                                                          \
+        ROW_PRODUCTS(st, a0, a1, Q, acc + (i64)pos[find_##SP(keys, mask, (u32)bc)] * NC);          \
     }
 
 TABLE_FNS(l, LQ, CAS_L)
@@ -260,6 +313,7 @@ KERNEL sg_count_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i6
         LOCAL_DECL(u32, pos[T]);                                                                   \
         LOCAL_DECL(u64, sb[T / 2]); /* c <= t / 2 */                                               \
         LOCAL_DECL(real, lv[T / 2 * NC]);                                                          \
+        LOCAL_DECL(stage_t, st[STG]);                                                              \
         LOCAL_DECL(u32, n);                                                                        \
         const int i = rows[GROUP];                                                                 \
         const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i];                                    \
@@ -267,7 +321,7 @@ KERNEL sg_count_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i6
         if (LID == 0) n = 0;                                                                       \
         insert_row_l(keys, t, a0, a1, acol, bptr, bcol);                                           \
         emit_l(keys, t, pos, sb, &n, c, ccol + c0, lv);                                            \
-        values_l(keys, t - 1, pos, a0, a1, acol, aval, bptr, bcol, bval, lv);                      \
+        values_l(keys, t - 1, pos, st, a0, a1, acol, aval, bptr, bcol, bval, lv);                  \
         for (u32 q = LID; q < c * NC; q += GS)                                                     \
             cval[c0 * NC + q] = lv[q];                                                             \
     }
@@ -282,6 +336,7 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
                  GLOBAL const i64 *cptr, GLOBAL int *ccol, GLOBAL real *cval, GLOBAL u32 *keys,
                  GLOBAL u32 *pos, GLOBAL u64 *sb)
 {
+    LOCAL_DECL(stage_t, st[STG]);
     LOCAL_DECL(u32, n);
     const int i = rows[GROUP];
     const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i], o = off[GROUP];
@@ -289,7 +344,7 @@ KERNEL sg_fill_g(GLOBAL const int *rows, GLOBAL const i64 *off, GLOBAL const i64
     if (LID == 0) n = 0;
     insert_row_g(keys + o, t, a0, a1, acol, bptr, bcol);
     emit_g(keys + o, t, pos + o, sb + o / 2, &n, c, ccol + c0, cval + c0 * NC);
-    values_g(keys + o, t - 1, pos + o, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
+    values_g(keys + o, t - 1, pos + o, st, a0, a1, acol, aval, bptr, bcol, bval, cval + c0 * NC);
 }
 
 /* ---- the product in one pass over all rows (spgemm_dev.c's fast path) ----
@@ -570,28 +625,14 @@ FN u32 cpos(GLOBAL const int *cc, u32 lo, u32 n, int col)
     return lo;
 }
 
-/* s += x * y (the complex product for NC == 2), as values_l/_g add. */
-FN void num_add(GLOBAL real *s, const real x0, const real x1, GLOBAL const real *y)
-{
-    const real y0 = y[0];
-    if (NC == 1) {
-        s[0] = s[0] + MUL(x0, y0);
-    } else {
-        const real y1 = y[NC - 1];
-        s[0] = s[0] + (MUL(x0, y0) - MUL(x1, y1));
-        s[NC - 1] = s[NC - 1] + (MUL(x0, y1) + MUL(x1, y0));
-    }
-}
-
-/* One work-group per listed row (rows[group]): A's row one entry at a time
- * (a barrier between them), the work-items taking the entries of B's row;
- * B's row has distinct columns, so no two work-items add to one value at
- * once (values_l/_g's argument). */
+/* One work-group per listed row (rows[group]): the values as values_l/_g
+ * sum them (ROW_PRODUCTS), each product's place by a binary search. */
 KERNEL sg_num_group(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const int *acol,
                     GLOBAL const real *aval, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
                     GLOBAL const real *bval, GLOBAL const i64 *cptr, GLOBAL const int *ccol,
                     GLOBAL real *cval)
 {
+    LOCAL_DECL(stage_t, st[STG]);
     const int i = rows[GROUP];
     const i64 c0 = cptr[i];
     const u32 c = (u32)(cptr[i + 1] - c0);
@@ -600,16 +641,89 @@ KERNEL sg_num_group(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const
     for (u32 q = LID; q < c * NC; q += GS)
         cv[q] = -(real)0;
     BARRIER_G();
+    ROW_PRODUCTS(st, aptr[i], aptr[i + 1], GLOBAL, cv + (i64)cpos(cc, 0, c, bc) * NC);
+}
+
+/* ---- the plan's map: C's values as gathers ---------------------------------
+ *
+ * Where the plan can keep it, its first execution lists for every entry of
+ * C its products in the host's order as pairs (entry of A, entry of B): mp[e]
+ * ends entry e's pairs, which start at mp[e - 1] (0 for the first). Every
+ * execution is then one work-item per entry of C summing its pairs from -0
+ * (sg_num_map): the host's bits, no table, no barrier, all of C's entries
+ * at once, hub rows as fast as the rest. The pairs are found by the numeric
+ * traversals (a merge row by one work-item, C's columns in order; the other
+ * rows A's row one entry after the other, a barrier between them, so no two
+ * work-items touch one entry of C at once), first counted (mode 0: cnt[e]),
+ * then placed (mode 1) by cursors mp[e] that the host set to the pairs'
+ * starts (a scan of the counts) and that end at their ends. */
+FN void map_put(const i64 mode, const i64 q, const i64 ka, const i64 kb, GLOBAL u32 *cnt,
+                GLOBAL i64 *mp, GLOBAL u32 *pr)
+{
+    if (mode == 0) {
+        cnt[q]++;
+        return;
+    }
+    const i64 s = mp[q]++;
+    pr[2 * s] = (u32)ka;
+    pr[2 * s + 1] = (u32)kb;
+}
+
+/* The merge rows rows[0..n) (one work-item each). */
+KERNEL sg_map_m(const i64 mode, const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                GLOBAL const i64 *cptr, GLOBAL u32 *cnt, GLOBAL i64 *mp, GLOBAL u32 *pr)
+{
+    const i64 g = GLOBAL_ID;
+    if (g >= n) return;
+    const int i = rows[g];
+    MERGE_OPEN();
+    for (i64 q = cptr[i];; q++) {
+        MERGE_MIN(mn);
+        if (mn == NONE) break;
+        UNROLL for (int j = 0; j < MNA; j++)
+        {
+            if (head[j] != mn) continue;
+            map_put(mode, q, a0 + j, cur[j], cnt, mp, pr);
+            MERGE_STEP(j);
+        }
+    }
+}
+
+/* The rows rows[group], a work-group each. */
+KERNEL sg_map_group(const i64 mode, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+                    GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
+                    GLOBAL const i64 *cptr, GLOBAL const int *ccol, GLOBAL u32 *cnt,
+                    GLOBAL i64 *mp, GLOBAL u32 *pr)
+{
+    const int i = rows[GROUP];
+    const i64 c0 = cptr[i];
+    const u32 c = (u32)(cptr[i + 1] - c0);
     for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++) {
         const int r = acol[ka];
-        const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;
-        u32 q = 0;
-        for (i64 kb = bptr[r] + LID; kb < bptr[r + 1]; kb += GS) {
-            q = cpos(cc, q, c, bcol[kb]);
-            num_add(cv + (i64)q * NC, x0, x1, bval + kb * NC);
-        }
+        for (i64 kb = bptr[r] + LID; kb < bptr[r + 1]; kb += GS)
+            map_put(mode, c0 + cpos(ccol + c0, 0, c, bcol[kb]), ka, kb, cnt, mp, pr);
         BARRIER_G();
     }
+}
+
+/* C's n values from the map. */
+KERNEL sg_num_map(const i64 n, GLOBAL const i64 *mp, GLOBAL const u32 *pr,
+                  GLOBAL const real *aval, GLOBAL const real *bval, GLOBAL real *cval)
+{
+    const i64 e = GLOBAL_ID;
+    if (e >= n) return;
+    real s[NC];
+    for (int k = 0; k < NC; k++)
+        s[k] = -(real)0;
+    for (i64 p = e ? mp[e - 1] : 0; p < mp[e]; p++) {
+        const i64 ka = pr[2 * p], kb = pr[2 * p + 1];
+        const real x0 = aval[ka * NC], x1 = aval[ka * NC + NC - 1];
+        const real y0 = bval[kb * NC], y1 = bval[kb * NC + NC - 1];
+        PROD_ADD(s, x0, x1, y0, y1);
+    }
+    for (int k = 0; k < NC; k++)
+        cval[e * NC + k] = s[k];
 }
 
 /* ---- rows of many entries when B has at most 32 * NBW columns ------------
@@ -696,24 +810,37 @@ FN u32 bits_scan(LQ const u32 *bits, LQ u32 *pre, LQ u32 *part, u32 words, u32 *
     return q0;
 }
 
-/* Row [a0, a1)'s values into cv (C's row, zeroed), A's row one entry after
- * the other (values_l/_g's order), each product's place from the bitmap. */
-FN void bits_values(LQ const u32 *bits, LQ const u32 *pre, i64 a0, i64 a1,
-                    GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
-                    GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL real *cv)
+/* Column c's position in the row from the bitmap (bits_scan's pre). */
+FN u32 bits_pos(LQ const u32 *bits, LQ const u32 *pre, u32 c)
 {
-    for (i64 ka = a0; ka < a1; ka++) {
-        const int r = acol[ka];
-        const real x0 = aval[ka * NC], x1 = NC == 2 ? aval[ka * NC + NC - 1] : (real)0;
-        for (i64 kb = bptr[r] + LID; kb < bptr[r + 1]; kb += GS) {
-            const u32 c = (u32)bcol[kb], w = c >> 5;
-            u32 p = pre[w >> 2] + POPC(bits[w] & ((1u << (c & 31)) - 1u));
-            for (u32 v = w & ~3u; v < w; v++)
-                p += POPC(bits[v]);
-            num_add(cv + (i64)p * NC, x0, x1, bval + kb * NC);
-        }
-        BARRIER_G();
+    const u32 w = c >> 5;
+    u32 p = pre[w >> 2] + POPC(bits[w] & ((1u << (c & 31)) - 1u));
+    for (u32 v = w & ~3u; v < w; v++)
+        p += POPC(bits[v]);
+    return p;
+}
+
+/* Row [a0, a1)'s values (c entries) into cv, as values_l/_g sum them, each
+ * product's place from the bitmap: in local memory (lv) where the row has
+ * at most BLV entries (a sum in global memory waits for L2 at every entry
+ * of A's row), written once. */
+FN void bits_sum(LQ const u32 *bits, LQ const u32 *pre, LQ stage_t *st, LQ real *lv, i64 a0,
+                 i64 a1, GLOBAL const int *acol, GLOBAL const real *aval, GLOBAL const i64 *bptr,
+                 GLOBAL const int *bcol, GLOBAL const real *bval, GLOBAL real *cv, u32 c)
+{
+    if (c <= BLV) {
+        for (u32 q = LID; q < c * NC; q += GS)
+            lv[q] = -(real)0;
+        BARRIER();
+        ROW_PRODUCTS(st, a0, a1, LQ, lv + (i64)bits_pos(bits, pre, (u32)bc) * NC);
+        for (u32 q = LID; q < c * NC; q += GS)
+            cv[q] = lv[q];
+        return;
     }
+    for (u32 q = LID; q < c * NC; q += GS)
+        cv[q] = -(real)0;
+    BARRIER_G();
+    ROW_PRODUCTS(st, a0, a1, GLOBAL, cv + (i64)bits_pos(bits, pre, (u32)bc) * NC);
 }
 
 /* Rows rows[g]' columns (each work-item those of its run) and values. */
@@ -725,6 +852,8 @@ KERNEL sg_fill_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
     LOCAL_DECL(u32, bits[NBW]);
     LOCAL_DECL(u32, pre[NBW / 4]);
     LOCAL_DECL(u32, part[GS]);
+    LOCAL_DECL(stage_t, st[STG]);
+    LOCAL_DECL(real, lv[BLV * NC]);
     const int i = rows[GROUP];
     const i64 a0 = aptr[i], a1 = aptr[i + 1], c0 = cptr[i];
     const u32 words = (u32)((n + 31) >> 5);
@@ -734,13 +863,10 @@ KERNEL sg_fill_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
     GLOBAL int *cc = ccol + c0;
     GLOBAL real *cv = cval + c0 * NC;
     for (u32 w = w0; w < w1; w++)
-        for (u32 x = bits[w]; x; x &= x - 1, q++) {
+        for (u32 x = bits[w]; x; x &= x - 1, q++)
             cc[q] = (int)(w * 32 + POPC((x & (0u - x)) - 1u));
-            for (int e = 0; e < NC; e++)
-                cv[(i64)q * NC + e] = -(real)0;
-        }
-    BARRIER_G();
-    bits_values(bits, pre, a0, a1, acol, aval, bptr, bcol, bval, cv);
+    bits_sum(bits, pre, st, lv, a0, a1, acol, aval, bptr, bcol, bval, cv,
+             (u32)(cptr[i + 1] - c0));
 }
 
 /* The plan's numeric pass of rows rows[g] (C's structure known): the
@@ -753,6 +879,8 @@ KERNEL sg_num_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
     LOCAL_DECL(u32, bits[NBW]);
     LOCAL_DECL(u32, pre[NBW / 4]);
     LOCAL_DECL(u32, part[GS]);
+    LOCAL_DECL(stage_t, st[STG]);
+    LOCAL_DECL(real, lv[BLV * NC]);
     const int i = rows[GROUP];
     const i64 c0 = cptr[i], c1 = cptr[i + 1];
     const u32 words = (u32)((n + 31) >> 5);
@@ -766,11 +894,8 @@ KERNEL sg_num_b(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
     }
     BARRIER();
     bits_scan(bits, pre, part, words, &w0, &w1);
-    GLOBAL real *cv = cval + c0 * NC;
-    for (i64 q = LID; q < (c1 - c0) * NC; q += GS)
-        cv[q] = -(real)0;
-    BARRIER_G();
-    bits_values(bits, pre, aptr[i], aptr[i + 1], acol, aval, bptr, bcol, bval, cv);
+    bits_sum(bits, pre, st, lv, aptr[i], aptr[i + 1], acol, aval, bptr, bcol, bval, cval + c0 * NC,
+             (u32)(c1 - c0));
 }
 
 /* ---- X^T on the device (core/ops/transpose_dev.c): m rows of X, counts

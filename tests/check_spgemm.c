@@ -29,7 +29,8 @@ extern long hispi_spgemm_dev_buffers, hispi_spgemm_dev_block_bytes, hispi_spgemm
 /* plan executions computed on the device; a CPU device runs the kernels
  * too (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_numeric_device_calls;
-extern int hispi_spgemm_cpu_kernels;
+extern int hispi_spgemm_cpu_kernels, hispi_spgemm_no_map;
+extern long hispi_spgemm_maps;
 
 /* Products the current target computes on the device per product: 1 on a
  * backend with run-time kernels (every one but the reference), whose
@@ -512,11 +513,16 @@ START_TEST(test_plan)
                 CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A, (hisp_op)ob, B, &F));
                 same_bits(ctx, C, F, "plan_create vs multiply");
                 hisp_matrix_destroy(&F);
+                /* half the plans by their maps, half by the kernels */
+                hispi_spgemm_no_map = (ti + oa + ob) % 2;
                 for (int round = 0; round < 2; round++) {
                     hisp_matrix A2 = revalued(ctx, A, -1.5 - round), B2 = revalued(ctx, B, 0.75);
-                    long calls = hispi_spgemm_numeric_device_calls;
+                    long calls = hispi_spgemm_numeric_device_calls, maps = hispi_spgemm_maps;
                     CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
                     ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, dev_per_product);
+                    /* the first execution makes the map */
+                    ck_assert_int_eq(hispi_spgemm_maps - maps,
+                                     dev_per_product && !round && !hispi_spgemm_no_map);
                     CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A2, (hisp_op)ob, B2, &F));
                     char what[120];
                     snprintf(what, sizeof what, "target %d %s op %d x op %d: execute round %d", _i,
@@ -525,6 +531,7 @@ START_TEST(test_plan)
                     hisp_matrix_destroy(&F);
                     hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B2);
                 }
+                hispi_spgemm_no_map = 0;
                 hisp_spgemm_plan_destroy(&plan);
                 ck_assert_ptr_null(plan);
                 hisp_matrix_destroy(&C);
@@ -1005,15 +1012,23 @@ START_TEST(test_device)
             CK_OK(rctx, hisp_matrix_multiply(HISP_OP_N, Hr, HISP_OP_N, Wr, &R));
             same_bits(ctx, C, R, what);
             hisp_matrix_destroy(&C), hisp_matrix_destroy(&R);
-            /* a plan's numeric pass of such rows (no bitmap either) */
-            hisp_spgemm_plan pl = NULL;
+            /* a plan's numeric pass of such rows (no bitmap either), by
+             * its map and by the kernels */
             hisp_matrix H2 = revalued(ctx, H, -2.0);
-            CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, H, HISP_OP_N, W, &pl, &C));
-            CK_OK(ctx, hisp_spgemm_plan_execute(pl, H2, W, C));
             CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, H2, HISP_OP_N, W, &R));
-            same_bits(ctx, C, R, "H*W plan execute (global tables)");
-            hisp_spgemm_plan_destroy(&pl);
-            hisp_matrix_destroy(&C), hisp_matrix_destroy(&R), hisp_matrix_destroy(&H2);
+            for (int nomap = 0; nomap < 2; nomap++) {
+                hisp_spgemm_plan pl = NULL;
+                hispi_spgemm_no_map = nomap;
+                long maps = hispi_spgemm_maps;
+                CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, H, HISP_OP_N, W, &pl, &C));
+                CK_OK(ctx, hisp_spgemm_plan_execute(pl, H2, W, C));
+                hispi_spgemm_no_map = 0;
+                ck_assert_int_eq(hispi_spgemm_maps - maps, dev_per_product && !nomap);
+                same_bits(ctx, C, R, "H*W plan execute (global tables)");
+                hisp_spgemm_plan_destroy(&pl);
+                hisp_matrix_destroy(&C);
+            }
+            hisp_matrix_destroy(&R), hisp_matrix_destroy(&H2);
             hisp_matrix_destroy(&W), hisp_matrix_destroy(&Wr);
             hisp_matrix_destroy(&H), hisp_matrix_destroy(&Hr);
         }

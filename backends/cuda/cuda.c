@@ -564,6 +564,7 @@ static hisp_status hisp_cuda_csr_arrays(hisp_context ctx, void *p, void *dev, hi
                            m->k.wide,
                            m->k.idx64,
                            m->k.base,
+                           false,
                            false};
     return HISP_SUCCESS;
 }

@@ -344,7 +344,7 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
         s = launch(L, K_SMOOTH, m, 8, p.n);
     }
     drop(L, B_B2), drop(L, B_SIZE);
-    if (!s) s = hispi_spgemm_dev_transpose(P, &out->R);
+    if (!s) s = hispi_spgemm_dev_transpose(P, false, &out->R);
     if (s) {
         hisp_matrix_destroy(&P);
         return s;

@@ -27,6 +27,7 @@ typedef struct {
     int ptr64, idx64; /* 64-bit row pointers / column indices */
     int base;         /* 0 or 1 */
     bool retained;    /* hisp holds a reference to each array (buf_retain) */
+    bool scratch;     /* retained arrays of hispi_tmp_alloc (hispi_matrix_wrap_scratch) */
 } hispi_csr_ext;
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
@@ -300,7 +301,6 @@ HISPI_LOCAL hisp_status hispi_be_missing(hisp_context ctx, const hisp_backend_op
 #define HISPI_BE_VOID(ctx, slot, ...) HISPI_BE_VOID_ON((ctx)->ops, slot, (ctx)->be, __VA_ARGS__)
 #define HISPI_BE_HAS_ON(ops, slot) ((ops)->slot != NULL)
 #define HISPI_BE_HAS(ctx, slot) HISPI_BE_HAS_ON((ctx)->ops, slot)
-
 
 /* The compile-time table, indexed by hisp_backend_kind; entries of backends
  * not compiled in are NULL. */

@@ -157,18 +157,19 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
                              ptr_type == HISP_INDEX_64,
                              idx_type == HISP_INDEX_64,
                              base,
-                             HISPI_BE_HAS(ctx, buf_retain)};
+                             HISPI_BE_HAS(ctx, buf_retain),
+                             false};
     return HISP_SUCCESS;
 }
 
 /* M's storage: the device buffers hisp made (int64 pointers, int32
  * columns, zero-based), its own to free (retained: the allocations are
  * hisp's references, given back by buf_free); the host copy absent. */
-static void own(hisp_matrix M, void *rowptr, void *colind, void *vals)
+static void own(hisp_matrix M, void *rowptr, void *colind, void *vals, bool scratch)
 {
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true};
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true, scratch};
 }
 
 hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
@@ -176,7 +177,16 @@ hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nr
                                     hisp_matrix *A)
 {
     HISPI_TRY(absent_csr(ctx, type, nrows, ncols, nnz, A));
-    own(*A, rowptr, colind, vals);
+    own(*A, rowptr, colind, vals, false);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_matrix_wrap_scratch(hisp_context ctx, hisp_type type, int64_t nrows,
+                                      int64_t ncols, int64_t nnz, void *rowptr, void *colind,
+                                      void *vals, hisp_matrix *A)
+{
+    HISPI_TRY(absent_csr(ctx, type, nrows, ncols, nnz, A));
+    own(*A, rowptr, colind, vals, true);
     return HISP_SUCCESS;
 }
 
@@ -188,7 +198,7 @@ hisp_status hispi_matrix_wrap_view(hisp_context ctx, hisp_type type, int64_t nro
     hisp_matrix M = *A;
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, false};
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, false, false};
     return HISP_SUCCESS;
 }
 
@@ -196,7 +206,7 @@ void hispi_matrix_adopt_owned(hisp_matrix A, void *rowptr, void *colind, void *v
 {
     hispi_matrix_drop_device(A);
     hispi_sparse_free(&A->host); /* the sizes stay */
-    own(A, rowptr, colind, vals);
+    own(A, rowptr, colind, vals, false);
 }
 
 void hispi_matrix_ext_release(hisp_matrix A)
@@ -204,7 +214,10 @@ void hispi_matrix_ext_release(hisp_matrix A)
     if (!A->wrapped || !A->ext.retained) return;
     void *arr[3] = {A->ext.rowptr, A->ext.colind, A->ext.val};
     for (int k = 0; k < 3; k++)
-        HISPI_BE_VOID(A->ctx, buf_free, arr[k]);
+        if (A->ext.scratch)
+            hispi_tmp_free(A->ctx, arr[k]);
+        else
+            HISPI_BE_VOID(A->ctx, buf_free, arr[k]);
     A->ext.retained = false;
 }
 

@@ -140,9 +140,9 @@ static hisp_status open_for(bool dev, hisp_matrix X, hisp_op op, hispi_spgemm_sr
 /* g's product as a new matrix *C: on the device (dev; a real C may stay
  * there) or on the host. */
 static hisp_status product_matrix(hisp_context ctx, bool dev, const hispi_spgemm_args *g,
-                                  hisp_matrix *C)
+                                  bool scratch, hisp_matrix *C)
 {
-    if (dev) return hispi_spgemm_dev_matrix(ctx, g, C);
+    if (dev) return hispi_spgemm_dev_matrix(ctx, g, scratch, C);
     hispi_sparse out;
     HISPI_TRY(hispi_spgemm_product(ctx, g, &out));
     return hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
@@ -175,7 +175,7 @@ static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
     hisp_status s = open_for(dev, B, op_b, &sb);
     if (!s) {
         hispi_spgemm_args g = {A->host.type, sa.v, sb.v};
-        s = product_matrix(ctx, dev, &g, C);
+        s = product_matrix(ctx, dev, &g, false, C);
         hispi_spgemm_close(&sb);
     }
     hispi_spgemm_close(&sa);
@@ -192,7 +192,8 @@ hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp
 /* C = R*(A*P), R = P^T made on the device where P lives there (the device
  * transpose), else from P's source by a counting sort on the host (P read
  * as the CSC of P^T); AP a private matrix (on the device where the product
- * runs there). */
+ * runs there). AP and R on the device are scratch: a CUDA device's pool,
+ * not cudaMalloc and cudaFree (which waits for the device). */
 static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
 {
     hisp_context ctx = P->ctx;
@@ -219,12 +220,12 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     hisp_status s = open_for(on_dev, P, HISP_OP_N, &sp);
     if (!s) {
         hispi_spgemm_args g = {t, sa.v, sp.v};
-        s = product_matrix(ctx, dev, &g, &AP);
+        s = product_matrix(ctx, dev, &g, true, &AP);
     }
     hispi_spgemm_close(&sa);
     if (on_dev) {
         hispi_spgemm_close(&sp);
-        if (!s) s = hispi_spgemm_dev_transpose(P, &R);
+        if (!s) s = hispi_spgemm_dev_transpose(P, true, &R);
         if (!s) s = open_for(true, R, HISP_OP_N, &sp);
     } else if (!s) {
         s = hispi_spgemm_orient(ctx, &sp, t, HISP_OP_T);
@@ -232,7 +233,7 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     if (!s) s = open_for(dev, AP, HISP_OP_N, &sap);
     if (!s) {
         hispi_spgemm_args g = {t, sp.v, sap.v};
-        s = product_matrix(ctx, dev, &g, C);
+        s = product_matrix(ctx, dev, &g, false, C);
         hispi_spgemm_close(&sap);
     }
     hispi_spgemm_close(&sp);

@@ -88,9 +88,10 @@ HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_s
 /* As hispi_spgemm_dev_product, into a new matrix *C of ctx: for f32 and
  * f64 a wrapped CSR whose arrays stay on the device (its host copy read when
  * a host reader needs it, hispi_matrix_need_host) where the device holds C
- * whole, else a host CSR. */
+ * whole, else a host CSR. scratch: C is the caller's intermediate, destroyed
+ * before its operation returns (hispi_matrix_wrap_scratch). */
 HISPI_LOCAL hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g,
-                                                hisp_matrix *C);
+                                                bool scratch, hisp_matrix *C);
 
 /* A plan's device state (spgemm_dev.c): what does not change between its
  * executions, kept in device buffers of the context's backend: op(A)'s and
@@ -139,8 +140,9 @@ HISPI_LOCAL void hispi_spgemm_dev_free(hisp_context ctx, size_t bytes, bool tmp,
 
 /* *R = X^T (transpose_dev.c) for a real X that lives on the device in
  * hisp's layout (hispi_spgemm_dev_resident), as a matrix owning its device
- * buffers, each row sorted; X's values only moved, so R has X's bits. */
-HISPI_LOCAL hisp_status hispi_spgemm_dev_transpose(hisp_matrix X, hisp_matrix *R);
+ * buffers, each row sorted; X's values only moved, so R has X's bits.
+ * scratch: as hispi_spgemm_dev_matrix's. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_transpose(hisp_matrix X, bool scratch, hisp_matrix *R);
 
 /* ---- the product (spgemm.c) ------------------------------------------------ */
 

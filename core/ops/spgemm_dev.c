@@ -33,11 +33,15 @@
  * the operands' patterns, C's structure, the row lists, room for the values
  * (hispi_spgemm_dev_plan); each execution writes the values (or, for an
  * operand on the device, compares its pattern there: sg_differ, and reads
- * its values in place), runs sg_fill_m (the product's merge of short rows,
- * C's columns written again as they are) and sg_num_b (a bitmap of C's
- * row) or sg_num_group (a binary search in it); a real C keeps its values
- * on the device (hispi_spgemm_dev_numeric). Scratch buffers come from the
- * backend's tmp_alloc, C's from buf_alloc (the caller keeps C). */
+ * its values in place), then sums C's values by the plan's map where it
+ * has one (plan_map: every entry of C with its products listed, one
+ * work-item each, sg_num_map), else runs sg_fill_m (the product's merge of
+ * short rows, C's columns written again as they are) and sg_num_b (a
+ * bitmap of C's row) or sg_num_group (a binary search in it); a real C
+ * keeps its values on the device, written in place by the next execution
+ * (hispi_spgemm_dev_numeric). Scratch buffers come from the backend's
+ * tmp_alloc, C's from buf_alloc (the caller keeps C) unless C is the
+ * caller's scratch (hisp_matrix_ptap's A*P). */
 #include "backend/backend.h"
 #include "scan_dev.h"
 #include "spgemm.h"
@@ -75,6 +79,19 @@ enum { GBIG = 16384, HGS = 1024 };
  * local memory (sg_count_b, sg_fill_b) instead of a global table: 5 bytes
  * per 32 columns (NBW words, at least NBW_MIN). */
 enum { NBW_MIN = 128, NBW_MAX = 8192 };
+/* A bitmap kernel's rows of at most BLV entries (the kernel's option) sum
+ * their values in local memory: as many as the local memory left beside
+ * the bitmap takes, within BLV_LOCAL bytes in all (CUDA's static shared
+ * memory), at most BLV_MAX. */
+enum { BLV_LOCAL = 48 * 1024, BLV_MAX = 2048 };
+/* The bitmap kernels' local bytes but the values': bits and positions (5
+ * bytes per word), the scan's runs (a word per work-item), the stage of
+ * A's entries (kernels/spgemm.cl's STG entries of 32 bytes) and change. */
+static int64_t bitmap_bytes(int64_t words, int gs)
+{
+    return 5 * words + 4 * (int64_t)gs + 32 * (int64_t)(gs < 64 ? gs : 64) + 64;
+}
+
 /* The transpose's rows of at most TSORT entries are sorted in local memory
  * (sg_tsort: 20 KiB for c64), longer ones by a heap sort. */
 enum { TSORT = 1024 };
@@ -168,6 +185,7 @@ typedef struct {
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
     bool tmp[NB];      /* scratch (hispi_tmp_alloc): every buffer but C's */
     size_t size[NB];   /* bytes of each buffer of the job's own */
+    bool scratch_c;    /* C's buffers scratch too (hispi_spgemm_dev_matrix's scratch) */
 } dev_job;
 
 /* Frees the job's buffer i (not a borrowed one), counted off the call's
@@ -244,7 +262,8 @@ static hisp_status dalloc(dev_job *j, int which, size_t bytes)
 {
     buf_drop(j, which);
     j->size[which] = bytes;
-    j->tmp[which] = which != B_CPTR && which != B_CCOL && which != B_CVAL; /* C's may stay */
+    /* C's may stay (unless C is the caller's scratch) */
+    j->tmp[which] = j->scratch_c || (which != B_CPTR && which != B_CCOL && which != B_CVAL);
     return hispi_spgemm_dev_buffer(j->ctx, bytes, j->tmp[which], &j->b[which]);
 }
 
@@ -326,11 +345,14 @@ static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, int nbw, l
                           caps.max_group);
     bool dbl = t == HISP_F64 || t == HISP_C64;
     int nc = hisp_type_components(t);
+    int64_t lm = caps.local_mem < BLV_LOCAL ? caps.local_mem : BLV_LOCAL;
+    int64_t blv = (lm - bitmap_bytes(nbw, gs)) / (int64_t)hisp_type_size(t);
+    blv = blv < 1 ? 1 : blv > BLV_MAX ? BLV_MAX : blv;
     snprintf(opts, size,
              "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTS=%d -DTL=%d "
-             "-DMNA=%d -DMPROD=%d -DGBIG=%lld -DNBW=%d -DTSORT=%ld",
+             "-DMNA=%d -DMPROD=%d -DGBIG=%lld -DNBW=%d -DBLV=%d -DTSORT=%ld",
              dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TS, TL, MNA, MPROD,
-             big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX, nbw, tsort);
+             big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX, nbw, (int)blv, tsort);
     return HISP_SUCCESS;
 }
 
@@ -451,8 +473,7 @@ static int bitmap_words(hispi_kcaps *caps, int hgs, int64_t ncols)
     int64_t w = NBW_MIN;
     while (32 * w < ncols)
         w <<= 1;
-    int64_t need = 5 * w + 4 * (int64_t)(hgs > GS ? hgs : GS) + 64;
-    return w <= NBW_MAX && need <= caps->local_mem ? (int)w : 0;
+    return w <= NBW_MAX && bitmap_bytes(w, hgs > GS ? hgs : GS) <= caps->local_mem ? (int)w : 0;
 }
 
 /* The bitmaps' kernels built for nbw words (their program's options say
@@ -965,8 +986,8 @@ static hisp_status blocks_run(dev_job *j, const hispi_spgemm_args *g, hispi_spge
  * is given and the device holds C whole, else into the host CSR *C (*M
  * NULL). All rows in one pass; where the device cannot give that pass's
  * lists, tables or C, in blocks of rows. */
-static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C,
-                           hisp_matrix *M)
+static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool scratch,
+                           hispi_sparse *C, hisp_matrix *M)
 {
     memset(C, 0, sizeof *C);
     if (M) *M = NULL;
@@ -974,7 +995,7 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     if (m > INT32_MAX)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
                           (long long)m);
-    dev_job j = {.ctx = ctx};
+    dev_job j = {.ctx = ctx, .scratch_c = scratch && M};
     hispi_spgemm_out o = {0};
     bool keep = false;
     hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
@@ -1004,8 +1025,8 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     if (!s && in_blocks) s = blocks_run(&j, g, &o, M != NULL, &keep);
     span_end(ctx, &t);
     if (!s && keep) {
-        s = hispi_matrix_wrap_owned(ctx, g->type, m, g->b.ncols, o.rowptr[m], j.b[B_CPTR],
-                                    j.b[B_CCOL], j.b[B_CVAL], M);
+        s = (j.scratch_c ? hispi_matrix_wrap_scratch : hispi_matrix_wrap_owned)(
+            ctx, g->type, m, g->b.ncols, o.rowptr[m], j.b[B_CPTR], j.b[B_CCOL], j.b[B_CVAL], M);
         if (!s) j.b[B_CPTR] = j.b[B_CCOL] = j.b[B_CVAL] = NULL; /* the matrix's now */
         free(o.rowptr);
         o.rowptr = NULL;
@@ -1022,14 +1043,15 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
 
 hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
 {
-    return dev_run(ctx, g, C, NULL);
+    return dev_run(ctx, g, false, C, NULL);
 }
 
-hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix *C)
+hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, bool scratch,
+                                    hisp_matrix *C)
 {
     hispi_sparse h;
     bool real = wrappable(g->type);
-    HISPI_TRY(dev_run(ctx, g, &h, real ? C : NULL));
+    HISPI_TRY(dev_run(ctx, g, scratch, &h, real ? C : NULL));
     if (real && *C) return HISP_SUCCESS;
     return hispi_matrix_wrap(ctx, &h, C); /* frees h on failure */
 }
@@ -1052,10 +1074,13 @@ enum {
     P_ROWS1,
     P_ROWSG,
     P_FLAG,
+    P_MAP_PTR, /* the map (kernels/spgemm.cl): where each entry of C's pairs end */
+    P_MAP_PAIRS,
     NP
 };
-enum { PK_ROW, PK_GROUP, PK_DIFFER, PK_BITS, NPK };
-static const char *const pknames[NPK] = {"sg_fill_m", "sg_num_group", "sg_differ", "sg_num_b"};
+enum { PK_ROW, PK_GROUP, PK_DIFFER, PK_MAP_M, PK_MAP_G, PK_NUM_MAP, PK_BITS, NPK };
+static const char *const pknames[NPK] = {"sg_fill_m",    "sg_num_group", "sg_differ", "sg_map_m",
+                                         "sg_map_group", "sg_num_map",   "sg_num_b"};
 
 struct hispi_spgemm_dplan {
     void *b[NP];
@@ -1063,7 +1088,9 @@ struct hispi_spgemm_dplan {
     int64_t m, nnz_a, nnz_b, nnz_c;
     int64_t n1, ng; /* rows in P_ROWS1 (one work-item each) and P_ROWSG (a group each) */
     int64_t ncols;  /* B's columns */
+    int64_t nprod;  /* C's products */
     int nbw;        /* P_ROWSG's rows by bitmaps of nbw words (sg_num_b), 0: sg_num_group */
+    bool map;       /* the values from the map (sg_num_map) */
 };
 
 void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **pd)
@@ -1090,12 +1117,12 @@ static hisp_status plan_upload(hisp_context ctx, hispi_spgemm_dplan *d, int whic
  * rows (at most MNA entries of A, MPROD products: a work-item's merge)
  * *r1 (n1 of them), the others *rg (ng: a work-group each), allocated here. */
 static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int32_t **r1,
-                              int64_t *n1, int32_t **rg, int64_t *ng)
+                              int64_t *n1, int32_t **rg, int64_t *ng, int64_t *nprod)
 {
     const hispi_spgemm_operand *a = &g->a, *b = &g->b;
     int64_t m = a->nrows;
     *r1 = *rg = NULL;
-    *n1 = *ng = 0;
+    *n1 = *ng = *nprod = 0;
     int64_t *prod = NULL;
     HISPI_TRY(hispi_alloc(ctx, (size_t)m, sizeof *prod, (void **)&prod));
     for (int64_t i = 0; i < m; i++) {
@@ -1104,6 +1131,7 @@ static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int3
             f += b->rowptr[a->colind[k] + 1] - b->rowptr[a->colind[k]];
         /* -1: a merge row */
         prod[i] = f && f <= MPROD && a->rowptr[i + 1] - a->rowptr[i] <= MNA ? -1 : f;
+        *nprod += f;
         *n1 += prod[i] < 0;
         *ng += prod[i] > 0;
     }
@@ -1123,6 +1151,75 @@ static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int3
         *r1 = *rg = NULL;
     }
     return s;
+}
+
+/* The map's traversal in mode 0 (counts into cnt) or 1 (pairs placed by
+ * the cursors P_MAP_PTR). */
+static hisp_status map_pass(hisp_context ctx, hispi_spgemm_dplan *d, int64_t mode, void *cnt)
+{
+#define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
+    /* (the buffers a mode does not use: one it does) */
+    const hispi_karg md = {HISPI_KARG_I64, NULL, mode, 0},
+                     CN = {HISPI_KARG_BUF, mode ? d->b[P_MAP_PTR] : cnt, 0, 0},
+                     MP = mode ? PB(P_MAP_PTR) : CN, PR = mode ? PB(P_MAP_PAIRS) : CN;
+    if (d->n1) {
+        hispi_karg a[] = {md,          {HISPI_KARG_I64, NULL, d->n1, 0},
+                          PB(P_ROWS1), PB(P_APTR),
+                          PB(P_ACOL),  PB(P_BPTR),
+                          PB(P_BCOL),  PB(P_CPTR),
+                          CN,          MP,
+                          PR};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_M], a, 11, (size_t)((d->n1 + GS - 1) / GS),
+                           (size_t)GS));
+    }
+    if (d->ng) {
+        hispi_karg a[] = {md,         PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), PB(P_BPTR), PB(P_BCOL),
+                          PB(P_CPTR), PB(P_CCOL),  CN,         MP,         PR};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_G], a, 11, (size_t)d->ng, (size_t)GS));
+    }
+#undef PB
+    return HISP_SUCCESS;
+}
+
+/* Test hooks: plans sum their values by the product's kernels, never by a
+ * map (0: by a map where it fits); the maps made. */
+int hispi_spgemm_no_map;
+long hispi_spgemm_maps;
+
+/* The plan's map (kernels/spgemm.cl): 8 bytes per product and per entry of
+ * C, kept where that is at most an eighth of the device's memory and the
+ * entries of A and B count in 32 bits; where the device cannot give its
+ * buffers, the plan sums by the product's kernels instead. */
+static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
+{
+    hisp_device_info info;
+    if (hispi_spgemm_no_map || !d->nnz_c || d->nnz_a > UINT32_MAX || d->nnz_b > UINT32_MAX)
+        return HISP_SUCCESS;
+    HISPI_TRY(HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, &info));
+    if ((uint64_t)(8 * d->nprod + 8 * (d->nnz_c + 1)) > info.global_mem / 8) return HISP_SUCCESS;
+    void *cnt = NULL;
+    hispi_scan sc = {{NULL}};
+    size_t cb = (size_t)d->nnz_c * 4;
+    hisp_status s = hispi_spgemm_dev_buffer(ctx, cb, true, &cnt);
+    if (!s) s = HISPI_BE(ctx, buf_zero, cnt, 0, cb);
+    if (!s) s = map_pass(ctx, d, 0, cnt);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, ((size_t)d->nnz_c + 1) * 8, false, &d->b[P_MAP_PTR]);
+    if (!s) s = hispi_scan_get(ctx, true, &sc);
+    if (!s) s = hispi_scan_run(ctx, &sc, d->nnz_c, cnt, d->b[P_MAP_PTR], NULL);
+    hispi_scan_free(ctx, &sc);
+    hispi_spgemm_dev_free(ctx, cb, true, cnt);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)d->nprod * 8, false, &d->b[P_MAP_PAIRS]);
+    if (!s) s = map_pass(ctx, d, 1, NULL);
+    d->map = !s;
+    hispi_spgemm_maps += d->map;
+    if (s) {
+        for (int i = P_MAP_PTR; i <= P_MAP_PAIRS; i++)
+            if (d->b[i]) HISPI_BE_VOID(ctx, buf_free, d->b[i]);
+        d->b[P_MAP_PTR] = d->b[P_MAP_PAIRS] = NULL;
+    }
+    if (s != HISP_ERR_OUT_OF_DEVICE_MEMORY) return s;
+    hispi_clear_error(ctx);
+    return HISP_SUCCESS;
 }
 
 hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
@@ -1150,7 +1247,7 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     if (!s && d->nbw) s = kernel_opts(ctx, g->type, GS, d->nbw, TSORT, opts, sizeof opts);
     if (!s && d->nbw)
         s = HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, pknames[PK_BITS], &d->k[PK_BITS]);
-    if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng);
+    if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng, &d->nprod);
     if (!s) s = plan_upload(ctx, d, P_APTR, a->rowptr, ((size_t)m + 1) * 8);
     if (!s) s = plan_upload(ctx, d, P_ACOL, a->colind, (size_t)a->nnz * 4);
     if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)a->nnz * es, false, &d->b[P_AVAL]);
@@ -1164,6 +1261,7 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     if (!s) s = plan_upload(ctx, d, P_ROWSG, rg, (size_t)d->ng * 4);
     if (!s) s = hispi_spgemm_dev_buffer(ctx, 8, false, &d->b[P_FLAG]);
     free(r1), free(rg);
+    if (!s) s = plan_map(ctx, d);
     if (s) {
         hispi_spgemm_dev_plan_free(ctx, &d);
         return s;
@@ -1216,7 +1314,8 @@ static hisp_status operand_in(hisp_context ctx, hispi_spgemm_dplan *d, hisp_type
 }
 
 /* The numeric pass's uploads (or the device's pattern checks) and kernels. */
-static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const hispi_spgemm_args *g)
+static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const hispi_spgemm_args *g,
+                                void *cval)
 {
     const void *av, *bv;
     bool dev = g->a.dev[0] || g->b.dev[0];
@@ -1233,7 +1332,14 @@ static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const h
                               f[0] ? "A" : "B");
     }
 #define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
-    const hispi_karg AV = {HISPI_KARG_BUF, av, 0, 0}, BV = {HISPI_KARG_BUF, bv, 0, 0};
+    const hispi_karg AV = {HISPI_KARG_BUF, av, 0, 0}, BV = {HISPI_KARG_BUF, bv, 0, 0},
+                     CV = {HISPI_KARG_BUF, cval, 0, 0};
+    if (d->map) {
+        hispi_karg a[] = {
+            {HISPI_KARG_I64, NULL, d->nnz_c, 0}, PB(P_MAP_PTR), PB(P_MAP_PAIRS), AV, BV, CV};
+        return HISPI_BE(ctx, kern_launch, d->k[PK_NUM_MAP], a, 6,
+                        (size_t)((d->nnz_c + GS - 1) / GS), (size_t)GS);
+    }
     if (d->n1) {
         hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->n1, 0},
                           PB(P_ROWS1),
@@ -1245,7 +1351,7 @@ static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const h
                           BV,
                           PB(P_CPTR),
                           PB(P_CCOL),
-                          PB(P_CVAL)};
+                          CV};
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_ROW], a, 11, (size_t)((d->n1 + GS - 1) / GS),
                            (size_t)GS));
     }
@@ -1260,7 +1366,7 @@ static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const h
                           BV,
                           PB(P_CPTR),
                           PB(P_CCOL),
-                          PB(P_CVAL)};
+                          CV};
         bool bits = d->nbw > 0;
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[bits ? PK_BITS : PK_GROUP], bits ? a : a + 1,
                            bits ? 11 : 10, (size_t)d->ng, (size_t)GS));
@@ -1299,13 +1405,13 @@ hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
     span t;
     span_start(ctx, &t);
     ctx->spgemm.on_device = 1;
-    hisp_status s = numeric_pass(ctx, d, g);
+    /* C's values on the device (kept) are written in place, its host copy
+     * stale then */
+    hisp_status s = numeric_pass(ctx, d, g, *kept ? (void *)*kept : d->b[P_CVAL]);
     span_end(ctx, &t);
     if (s) return s;
     bool real = wrappable(g->type);
-    if (*kept) { /* C's values on the device: copied there, its host copy stale */
-        if (d->nnz_c)
-            HISPI_TRY(HISPI_BE(ctx, buf_copy, (void *)*kept, d->b[P_CVAL], (size_t)d->nnz_c * es));
+    if (*kept) {
         HISPI_TRY(hisp_matrix_device_modified(C));
     } else if (real && HISPI_BE_HAS(ctx, buf_copy)) {
         HISPI_TRY(adopt(ctx, d, es, C, kept));

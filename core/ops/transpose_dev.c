@@ -15,15 +15,16 @@ typedef struct {
     hispi_scan scan;
     void *cnt, *ptr, *col, *val;
     size_t cnt_bytes, ptr_bytes, col_bytes, val_bytes;
+    bool scratch; /* ptr, col, val from hispi_tmp_alloc */
 } tjob;
 
 static void tjob_free(tjob *j)
 {
     hisp_context ctx = j->ctx;
     hispi_spgemm_dev_free(ctx, j->cnt_bytes, true, j->cnt);
-    hispi_spgemm_dev_free(ctx, j->ptr_bytes, false, j->ptr);
-    hispi_spgemm_dev_free(ctx, j->col_bytes, false, j->col);
-    hispi_spgemm_dev_free(ctx, j->val_bytes, false, j->val);
+    hispi_spgemm_dev_free(ctx, j->ptr_bytes, j->scratch, j->ptr);
+    hispi_spgemm_dev_free(ctx, j->col_bytes, j->scratch, j->col);
+    hispi_spgemm_dev_free(ctx, j->val_bytes, j->scratch, j->val);
     for (int i = 0; i < 3; i++)
         if (j->k[i]) HISPI_BE_VOID(ctx, kern_free, j->k[i]);
     hispi_scan_free(ctx, &j->scan);
@@ -39,7 +40,7 @@ static hispi_karg ki(int64_t v)
     return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
 }
 
-static hisp_status run(tjob *j, hisp_matrix X, hisp_matrix *R)
+static hisp_status run(tjob *j, hisp_matrix X, bool scratch, hisp_matrix *R)
 {
     hisp_context ctx = j->ctx;
     hisp_type t = X->host.type;
@@ -54,27 +55,28 @@ static hisp_status run(tjob *j, hisp_matrix X, hisp_matrix *R)
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->cnt, 0, j->cnt_bytes));
     hispi_karg c[] = {ki(m), kb(e->rowptr), kb(e->colind), kb(j->cnt)};
     if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[0], c, 4, groups, (size_t)gs));
-    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->ptr_bytes, false, &j->ptr));
+    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->ptr_bytes, scratch, &j->ptr));
     HISPI_TRY(hispi_scan_run(ctx, &j->scan, n, j->cnt, j->ptr, &nnz));
     j->col_bytes = (size_t)nnz * 4, j->val_bytes = (size_t)nnz * hisp_type_size(t);
-    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->col_bytes, false, &j->col));
-    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->val_bytes, false, &j->val));
+    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->col_bytes, scratch, &j->col));
+    HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->val_bytes, scratch, &j->val));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->cnt, 0, j->cnt_bytes));
     hispi_karg f[] = {ki(m),      kb(e->rowptr), kb(e->colind), kb(e->val),
                       kb(j->ptr), kb(j->cnt),    kb(j->col),    kb(j->val)};
     if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[1], f, 8, groups, (size_t)gs));
     hispi_karg s[] = {kb(j->ptr), kb(j->col), kb(j->val)};
     if (n) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[2], s, 3, (size_t)n, (size_t)gs));
-    HISPI_TRY(hispi_matrix_wrap_owned(ctx, t, n, m, nnz, j->ptr, j->col, j->val, R));
+    HISPI_TRY((scratch ? hispi_matrix_wrap_scratch
+                       : hispi_matrix_wrap_owned)(ctx, t, n, m, nnz, j->ptr, j->col, j->val, R));
     j->ptr = j->col = j->val = NULL; /* R's now */
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_spgemm_dev_transpose(hisp_matrix X, hisp_matrix *R)
+hisp_status hispi_spgemm_dev_transpose(hisp_matrix X, bool scratch, hisp_matrix *R)
 {
     *R = NULL;
-    tjob j = {.ctx = X->ctx};
-    hisp_status s = run(&j, X, R);
+    tjob j = {.ctx = X->ctx, .scratch = scratch};
+    hisp_status s = run(&j, X, scratch, R);
     tjob_free(&j);
     return s;
 }
