@@ -1187,7 +1187,7 @@ int hispi_spgemm_no_map;
 long hispi_spgemm_maps;
 
 /* The plan's map (kernels/spgemm.cl): 8 bytes per product and per entry of
- * C, kept where that is at most an eighth of the device's memory and the
+ * C, kept where that is at most a quarter of the device's memory and the
  * entries of A and B count in 32 bits; where the device cannot give its
  * buffers, the plan sums by the product's kernels instead. */
 static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
@@ -1196,7 +1196,7 @@ static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
     if (hispi_spgemm_no_map || !d->nnz_c || d->nnz_a > UINT32_MAX || d->nnz_b > UINT32_MAX)
         return HISP_SUCCESS;
     HISPI_TRY(HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, &info));
-    if ((uint64_t)(8 * d->nprod + 8 * (d->nnz_c + 1)) > info.global_mem / 8) return HISP_SUCCESS;
+    if ((uint64_t)(8 * d->nprod + 8 * (d->nnz_c + 1)) > info.global_mem / 4) return HISP_SUCCESS;
     void *cnt = NULL;
     hispi_scan sc = {{NULL}};
     size_t cb = (size_t)d->nnz_c * 4;
