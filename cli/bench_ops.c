@@ -434,6 +434,7 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
         if (!s) row->device_ms = median_finite(j.dev_ms, row->calls);
         if (!s) s = read_matrix(j.C, in->t, in->m, res);
     } else if (in->op == OP_MULTIPLY) {
+        if (!s && vendor) s = hisp_context_set_option(ctx, "spgemm", "cusparse");
         if (!s)
             s = time_calls(ctx, multiply_call, add_prep, &j, warmup, calls, &row->ms, &row->calls,
                            &row->xfer);

@@ -57,9 +57,8 @@ static const char help[] =
     "                       (hisp_mspmv_vec; its device ms is the kernel's); solve\n"
     "                       as hisp's Krylov loop with cuSPARSE's products\n"
     "                       (hisp_solver_solve_dist); add: skipped, the library\n"
-    "                       calls no vendor addition; multiply: skipped, the\n"
-    "                       library calls no vendor SpGEMM\n"
-    "                       (bench/bench_spgemm_cuda times it); its wall\n"
+    "                       calls no vendor addition; multiply: cuSPARSE's\n"
+    "                       SpGEMM by the option spgemm=cusparse (f32, f64); its wall\n"
     "                       ms include the plan's hand-off to its device thread,\n"
     "                       its device ms are cuSPARSE's kernel alone)\n"
     "  --device I           only device I of each backend (its index in hisp info;\n"
@@ -77,8 +76,8 @@ static const char help[] =
     "back to back with one synchronize after them, the dots left on the device,\n"
     "as a solver's loop runs them). device_ms: the device's own time where\n"
     "the backend measures it (spmv/spmvt: hisp_spmv_timed's events; cuSPARSE: the\n"
-    "plan's kernel time; add: the traversal's device time; multiply: none, the\n"
-    "product runs on the host on every backend). GB/s: the\n"
+    "plan's kernel time; add: the traversal's device time; multiply: the\n"
+    "product's where it runs on the device, hisp_context_spgemm_stats). GB/s: the\n"
     "operation's minimum traffic per median wall time: spmv/spmvt/spmv-dot the CSR\n"
     "arrays + x + y; add the HiSparse trees of A, B and C; multiply A's CSR arrays\n"
     "read twice + C's CSR arrays written (C: the reference's A A); solve per\n"
@@ -150,7 +149,9 @@ static const char *vendor_skip(const bench_in *in)
         return "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)";
     if (in->op == OP_SPMV_DOT) return "cuSPARSE has no SpMV with a fused dot";
     if (in->op == OP_MULTIPLY)
-        return "the library calls no vendor SpGEMM (bench/bench_spgemm_cuda times cusparseSpGEMM)";
+        return in->t == HISP_F32 || in->t == HISP_F64
+                   ? NULL
+                   : "the option spgemm=cusparse takes f32 and f64";
     if (in->op == OP_SOLVE && in->method == HISP_SOLVER_LSQR)
         return "the distributed solve (hisp_solver_solve_dist) has no LSQR";
     if (in->per > 1 || in->vt != in->t || (in->t != HISP_F32 && in->t != HISP_F64))

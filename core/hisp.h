@@ -216,6 +216,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         l1-jacobi
  *   amg_sweeps int 1..10  the smoother's steps before and after the coarse
  *                         correction (Chebyshev: its degree; default 3)
+ *   spgemm     string     the kernels of hisp_matrix_multiply and
+ *                         hisp_matrix_ptap: hisp (default) or cusparse (the
+ *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
+ *                         else ALG3; a yardstick; plans keep hisp's)
  * hisp_context_create applies HISP_OPTIONS="name=value,name=value" from the
  * environment, for programs that cannot be changed; an unknown name or a bad
  * value there makes the creation fail with HISP_ERR_INVALID_ARGUMENT, and

@@ -86,6 +86,7 @@ typedef struct {
      * the index of amg_smoother's choice), its steps before and after */
     double amg_theta;
     int amg_smoother, amg_sweeps;
+    int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse (HISPI_SPGEMM_VENDOR) */
 } hispi_options;
 
 struct hisp_context_s {

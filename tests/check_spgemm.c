@@ -1378,6 +1378,72 @@ START_TEST(test_cpu_device)
 }
 END_TEST
 
+/* The option spgemm=cusparse: on a CUDA target cuSPARSE's products, A*B
+ * and A*A^T against the oracle, P^T*A*P against hisp's within rounding;
+ * elsewhere, and for complex entries, HISP_ERR_UNSUPPORTED with the reason
+ * and no C. */
+START_TEST(test_vendor)
+{
+    hisp_context ctx = target_context(_i);
+    hisp_device_info di;
+    CK_OK(ctx, hisp_context_get_device(ctx, &di));
+    bool cuda = di.backend == HISP_BACKEND_CUDA;
+    uint64_t st = test_seed() + 31;
+    CK_OK(ctx, hisp_context_set_option(ctx, "spgemm", "cusparse"));
+    for (int ti = 0; ti < 4; ti++) {
+        hisp_type t = types[ti];
+        hisp_matrix A = random_matrix(ctx, t, 40, 30, 0.1, HISP_FORMAT_CSR, &st);
+        hisp_matrix B = random_matrix(ctx, t, 30, 25, 0.15, HISP_FORMAT_CSR, &st);
+        hisp_matrix C = NULL;
+        hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, B, &C);
+        if (!cuda || is_cplx(t)) {
+            ck_assert_int_eq(s, HISP_ERR_UNSUPPORTED);
+            ck_assert_ptr_null(C);
+            hisp_error_info e;
+            CK_OK(ctx, hisp_context_last_error(ctx, &e));
+            ck_assert_msg(strstr(e.message, "spgemm=cusparse"), "message: %s", e.message);
+        } else {
+            CK_OK(ctx, s);
+            for (int aat = 0; aat < 2; aat++) {
+                hisp_op ob = aat ? HISP_OP_T : HISP_OP_N;
+                hisp_matrix X = aat ? A : B;
+                if (aat) CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A, ob, X, &C));
+                entries ea = read_entries(ctx, A, HISP_OP_N), ex = read_entries(ctx, X, ob);
+                oracle o = oracle_of(&ea, &ex);
+                check_against(ctx, C, &o, aat ? "cuSPARSE A*A^T" : "cuSPARSE A*B");
+                oracle_free(&o), entries_free(&ea), entries_free(&ex);
+                hisp_matrix_destroy(&C);
+            }
+            /* P^T A P: two of cuSPARSE's products, hisp's P^T */
+            hisp_matrix S = random_matrix(ctx, t, 40, 40, 0.1, HISP_FORMAT_CSR, &st), R = NULL;
+            CK_OK(ctx, hisp_matrix_ptap(A, S, &C));
+            CK_OK(ctx, hisp_context_set_option(ctx, "spgemm", "hisp"));
+            CK_OK(ctx, hisp_matrix_ptap(A, S, &R));
+            CK_OK(ctx, hisp_context_set_option(ctx, "spgemm", "cusparse"));
+            hisp_matrix_info ic, ir;
+            CK_OK(ctx, hisp_matrix_get_info(C, &ic));
+            CK_OK(ctx, hisp_matrix_get_info(R, &ir));
+            ck_assert_int_eq(ic.nnz, ir.nnz);
+            const int64_t *pc, *pr;
+            const int32_t *cc, *cr;
+            const void *vc, *vr;
+            CK_OK(ctx, hisp_matrix_host_arrays(C, &pc, NULL, &cc, &vc));
+            CK_OK(ctx, hisp_matrix_host_arrays(R, &pr, NULL, &cr, &vr));
+            ck_assert(!memcmp(pc, pr, (size_t)(ic.nrows + 1) * 8));
+            ck_assert(!memcmp(cc, cr, (size_t)ic.nnz * 4));
+            for (int64_t k = 0; k < ic.nnz; k++) {
+                long double x = scalar(t, vc, k), y = scalar(t, vr, k);
+                ck_assert_msg(fabsl(x - y) <= (is_single(t) ? 1e-4L : 1e-12L) * (fabsl(y) + 1),
+                              "P^T A P entry %lld: %Lg, hisp's %Lg", (long long)k, x, y);
+            }
+            hisp_matrix_destroy(&S), hisp_matrix_destroy(&R), hisp_matrix_destroy(&C);
+        }
+        hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_spgemm(void)
 {
     Suite *s = suite_create("spgemm");
@@ -1398,6 +1464,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_generators, 0, n);
     tcase_add_loop_test(tc, test_real_matrices, 0, n);
     tcase_add_loop_test(tc, test_cpu_device, 0, n);
+    tcase_add_loop_test(tc, test_vendor, 0, n);
     tcase_add_test(tc, test_plan_refusals);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_threads);

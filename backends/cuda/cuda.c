@@ -793,4 +793,5 @@ const hisp_backend_ops hisp_cuda_ops = {
     .stream_get = hisp_cuda_stream_get,
     .csr_wrap = hisp_cuda_csr_wrap,
     .csr_arrays = hisp_cuda_csr_arrays,
+    .vendor_spgemm = hisp_cuda_vendor_spgemm,
 };

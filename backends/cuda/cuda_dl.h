@@ -27,7 +27,15 @@
     X(cusparseCreateDnVec)                                                                         \
     X(cusparseDestroyDnVec)                                                                        \
     X(cusparseSpMV_bufferSize)                                                                     \
-    X(cusparseSpMV)
+    X(cusparseSpMV)                                                                                \
+    X(cusparseSpGEMM_createDescr)                                                                  \
+    X(cusparseSpGEMM_destroyDescr)                                                                 \
+    X(cusparseSpGEMM_workEstimation)                                                               \
+    X(cusparseSpGEMM_estimateMemory)                                                               \
+    X(cusparseSpGEMM_compute)                                                                      \
+    X(cusparseSpGEMM_copy)                                                                         \
+    X(cusparseSpMatGetSize)                                                                        \
+    X(cusparseCsrSetPointers)
 
 #define HISP_CUDA_NVRTC_FNS(X)                                                                     \
     X(nvrtcCreateProgram)                                                                          \

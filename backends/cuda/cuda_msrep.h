@@ -29,6 +29,10 @@ HISPI_LOCAL hisp_status hisp_cuda_vendor_upload(hisp_context ctx, void *be, cons
 HISPI_LOCAL void hisp_cuda_vendor_free(void *be, void *vm);
 HISPI_LOCAL hisp_status hisp_cuda_vendor_spmv(hisp_context ctx, void *be, void *vm, hisp_op op,
                                               double alpha, const void *x, double beta, void *y);
+/* cuSPARSE's SpGEMM (cuda_spgemm.c): the backend's vendor_spgemm. */
+HISPI_LOCAL hisp_status hisp_cuda_vendor_spgemm(hisp_context ctx, void *be, hisp_type t,
+                                                const hispi_dcsr *A, const hispi_dcsr *B,
+                                                hispi_dcsr *C);
 
 HISPI_LOCAL hisp_status hisp_cuda_peer_copy(hisp_context ctx, void *q, void *dst_be, void *dst,
                                             size_t dst_off, void *src_be, const void *src,

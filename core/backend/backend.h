@@ -20,6 +20,13 @@
 #include "backend/sched_view.h"
 #include "hisp.h"
 
+/* A CSR matrix in device buffers of a backend in hisp's layout: int64 row
+ * pointers, int32 columns, zero-based, rows sorted. */
+typedef struct {
+    int64_t nrows, ncols, nnz;
+    const void *rowptr, *colind, *val;
+} hispi_dcsr;
+
 /* The caller's device arrays of a wrapped CSR matrix (hisp_matrix_wrap_csr_device):
  * buffers of the context's backend, read in place, never freed by hisp. */
 typedef struct {
@@ -273,6 +280,11 @@ typedef struct hisp_backend_ops {
      * the copy's); HISP_ERR_UNSUPPORTED where the copy has no such arrays
      * (an MSREP part run by the vendor library). NULL: not exposed. */
     hisp_status (*csr_arrays)(hisp_context ctx, void *be, void *dev, hispi_csr_ext *ext);
+    /* Optional: C = A*B by the vendor's library (the spgemm option), the
+     * operands and C in hisp's device layout; C's buffers made here, freed
+     * by buf_free. NULL: the backend has none (the option is refused). */
+    hisp_status (*vendor_spgemm)(hisp_context ctx, void *be, hisp_type t, const hispi_dcsr *A,
+                                 const hispi_dcsr *B, hispi_dcsr *C);
 } hisp_backend_ops;
 
 /* ---- dispatch: every call of the core into a backend goes through these --

@@ -58,6 +58,11 @@ static const option table[] = {
     {"amg_sweeps", HISP_OPTION_INT, "3",
      "AMG's smoothing steps before and after the coarse correction (chebyshev: its degree)", 1, 10,
      NULL, AT(amg_sweeps)},
+    {"spgemm", HISP_OPTION_STRING, "hisp",
+     "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "
+     "backend, f32 and f64: cuSPARSE's generic SpGEMM, ALG1, else ALG3 where ALG1 lacks the "
+     "memory; a yardstick)",
+     0, 0, "hisp|cusparse", AT(spgemm)},
 };
 #undef AT
 enum { NOPT = sizeof table / sizeof table[0] };

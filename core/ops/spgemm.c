@@ -142,6 +142,7 @@ static hisp_status open_for(bool dev, hisp_matrix X, hisp_op op, hispi_spgemm_sr
 static hisp_status product_matrix(hisp_context ctx, bool dev, const hispi_spgemm_args *g,
                                   bool scratch, hisp_matrix *C)
 {
+    if (ctx->opt.spgemm) return hispi_spgemm_dev_vendor(ctx, g, C); /* vendor_ok said yes */
     if (dev) return hispi_spgemm_dev_matrix(ctx, g, scratch, C);
     hispi_sparse out;
     HISPI_TRY(hispi_spgemm_product(ctx, g, &out));
@@ -159,6 +160,23 @@ static hisp_status as_format_of(hisp_matrix X, hisp_matrix *C)
     return s;
 }
 
+/* The spgemm option's vendor kernels, where it asks for them: on a backend
+ * that has them, for real entries. */
+static hisp_status vendor_ok(hisp_context ctx, const char *what, hisp_type t)
+{
+    if (!ctx->opt.spgemm) return HISP_SUCCESS;
+    if (!HISPI_BE_HAS(ctx, vendor_spgemm))
+        return hispi_fail(
+            ctx, HISP_ERR_UNSUPPORTED,
+            "%s: the option spgemm=cusparse needs the CUDA backend (this context: %s)", what,
+            ctx->ops->name);
+    if (t != HISP_F32 && t != HISP_F64)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "%s: the option spgemm=cusparse takes f32 or f64 entries, not %s", what,
+                          hisp_type_name(t));
+    return HISP_SUCCESS;
+}
+
 /* op(A) and op(B)'s views, their product into a new matrix *C. */
 static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matrix B,
                             hisp_matrix *C)
@@ -169,6 +187,7 @@ static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
     *C = NULL;
     hispi_spgemm_stats_reset(ctx);
     HISPI_TRY(hispi_spgemm_check(ctx, what, op_a, A, op_b, B));
+    HISPI_TRY(vendor_ok(ctx, what, A->host.type));
     bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sb;
     HISPI_TRY(open_for(dev, A, op_a, &sa));
@@ -211,6 +230,7 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
                           (long long)P->host.nrows, (long long)P->host.ncols);
     HISPI_TRY(hispi_spgemm_check(ctx, what, HISP_OP_N, A, HISP_OP_N, P));
     hisp_type t = A->host.type;
+    HISPI_TRY(vendor_ok(ctx, what, t));
     bool dev = hispi_spgemm_dev_usable(ctx);
     hispi_spgemm_src sa, sp, sap;
     hisp_matrix AP = NULL; /* on the device where the product runs there */

@@ -92,6 +92,10 @@ HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_s
  * before its operation returns (hispi_matrix_wrap_scratch). */
 HISPI_LOCAL hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g,
                                                 bool scratch, hisp_matrix *C);
+/* As hispi_spgemm_dev_matrix (a real C) by the backend's vendor_spgemm:
+ * the spgemm=cusparse option. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_vendor(hisp_context ctx, const hispi_spgemm_args *g,
+                                                hisp_matrix *C);
 
 /* A plan's device state (spgemm_dev.c): what does not change between its
  * executions, kept in device buffers of the context's backend: op(A)'s and

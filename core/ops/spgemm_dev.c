@@ -700,6 +700,16 @@ static bool same_operand(const hispi_spgemm_operand *a, const hispi_spgemm_opera
 
 /* C's columns and values whole on the device for a kept C; false (the
  * error cleared) when the device cannot hold them: C goes to the host. */
+/* Both operands on the device (A*A: one upload). */
+static hisp_status upload_operands(dev_job *j, const hispi_spgemm_args *g)
+{
+    HISPI_TRY(upload_operand(j, g->type, &g->a, B_APTR));
+    if (!same_operand(&g->a, &g->b)) return upload_operand(j, g->type, &g->b, B_BPTR);
+    for (int i = 0; i < 3; i++)
+        j->b[B_BPTR + i] = j->b[B_APTR + i], j->borrowed[B_BPTR + i] = true;
+    return HISP_SUCCESS;
+}
+
 static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
 {
     size_t es = hisp_type_size(g->type);
@@ -1003,12 +1013,7 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool sc
     span t;
     span_start(ctx, &t);
     ctx->spgemm.on_device = 1;
-    if (!s) s = upload_operand(&j, g->type, &g->a, B_APTR);
-    bool b_is_a = same_operand(&g->a, &g->b); /* A*A: one upload */
-    if (!s && b_is_a)
-        for (int i = 0; i < 3; i++)
-            j.b[B_BPTR + i] = j.b[B_APTR + i], j.borrowed[B_BPTR + i] = true;
-    if (!s && !b_is_a) s = upload_operand(&j, g->type, &g->b, B_BPTR);
+    if (!s) s = upload_operands(&j, g);
     bool whole = true, in_blocks = hispi_spgemm_dev_block_bytes > 0 || !m;
     if (!s && !in_blocks) {
         s = one_pass(&j, g, &o.rowptr[m], &whole);
@@ -1044,6 +1049,32 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool sc
 hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
 {
     return dev_run(ctx, g, false, C, NULL);
+}
+
+hisp_status hispi_spgemm_dev_vendor(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix *C)
+{
+    *C = NULL;
+    dev_job j = {.ctx = ctx};
+    span t;
+    span_start(ctx, &t);
+    ctx->spgemm.on_device = 1;
+    hisp_status s = upload_operands(&j, g);
+    const hispi_spgemm_operand *a = &g->a, *b = &g->b;
+    hispi_dcsr da = {a->nrows, a->ncols, a->nnz, j.b[B_APTR], j.b[B_ACOL], j.b[B_AVAL]},
+               db = {b->nrows, b->ncols, b->nnz, j.b[B_BPTR], j.b[B_BCOL], j.b[B_BVAL]}, c;
+    if (!s) s = HISPI_BE(ctx, vendor_spgemm, g->type, &da, &db, &c);
+    span_end(ctx, &t);
+    if (!s) {
+        s = hispi_matrix_wrap_owned(ctx, g->type, c.nrows, c.ncols, c.nnz, (void *)c.rowptr,
+                                    (void *)c.colind, (void *)c.val, C);
+        if (s) {
+            const void *cb[3] = {c.rowptr, c.colind, c.val};
+            for (int i = 0; i < 3; i++)
+                HISPI_BE_VOID(ctx, buf_free, (void *)cb[i]);
+        }
+    }
+    job_free(&j);
+    return s;
 }
 
 hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, bool scratch,
