@@ -23,6 +23,12 @@ typedef struct {
     void *hs;               /* HiSparse state (cuda_hisparse.c) */
     hisp_cuda_stage *stage; /* pinned staging of large copies (cuda_stage.c) */
     cudaMemPool_t pool;     /* scratch (hisp_cuda_tmp_alloc), made on first use */
+    /* kern_lane: streams and events of the instance's, made on first use;
+     * the lane kernels go to (0: stream), the lanes used since the fork */
+    cudaStream_t lane[HISPI_LANES];
+    cudaEvent_t fork, joined[HISPI_LANES];
+    int cur;
+    unsigned used;
 } hisp_cuda_be;
 
 /* The device representation of a CSR matrix (see cuda_kernels.h). */
@@ -132,6 +138,11 @@ static void hisp_cuda_fini(void *p)
         hisp_cuda_hs_fini(be->hs);
         hisp_cuda_stage_free(be->stage);
         if (be->pool) (void)cudaMemPoolDestroy(be->pool);
+        for (int l = 0; l < HISPI_LANES; l++) {
+            if (be->lane[l]) (void)cudaStreamDestroy(be->lane[l]);
+            if (be->joined[l]) (void)cudaEventDestroy(be->joined[l]);
+        }
+        if (be->fork) (void)cudaEventDestroy(be->fork);
     }
     (void)cudaGetLastError();
     free(be);
@@ -738,6 +749,47 @@ void hisp_cuda_be_stream(void *p, int *device, cudaStream_t *stream)
     *stream = be->stream;
 }
 
+void hisp_cuda_be_kern_stream(void *p, int *device, cudaStream_t *stream)
+{
+    hisp_cuda_be *be = p;
+    *device = be->device;
+    *stream = be->cur ? be->lane[be->cur - 1] : be->stream;
+}
+
+/* kern_lane (backend.h): lane l's stream waits for an event of the
+ * instance's stream recorded at the first lane after a join; the join
+ * makes the stream wait for an event of each lane used. */
+static hisp_status hisp_cuda_kern_lane(hisp_context ctx, void *p, int lane)
+{
+    hisp_cuda_be *be = p;
+    if (lane < 0 || lane > HISPI_LANES)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "cuda: no lane %d", lane);
+    HISP_CUDA_TRY(ctx, cudaSetDevice(be->device));
+    if (!lane) {
+        be->cur = 0;
+        for (int l = 0; l < HISPI_LANES; l++)
+            if (be->used & (1u << l)) {
+                be->used &= ~(1u << l);
+                HISP_CUDA_TRY(ctx, cudaEventRecord(be->joined[l], be->lane[l]));
+                HISP_CUDA_TRY(ctx, cudaStreamWaitEvent(be->stream, be->joined[l], 0));
+            }
+        return HISP_SUCCESS;
+    }
+    int l = lane - 1;
+    if (!be->fork) HISP_CUDA_TRY(ctx, cudaEventCreateWithFlags(&be->fork, cudaEventDisableTiming));
+    if (!be->lane[l]) {
+        HISP_CUDA_TRY(ctx, cudaEventCreateWithFlags(&be->joined[l], cudaEventDisableTiming));
+        HISP_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&be->lane[l], cudaStreamNonBlocking));
+    }
+    if (!be->used) HISP_CUDA_TRY(ctx, cudaEventRecord(be->fork, be->stream));
+    if (!(be->used & (1u << l))) {
+        HISP_CUDA_TRY(ctx, cudaStreamWaitEvent(be->lane[l], be->fork, 0));
+        be->used |= 1u << l;
+    }
+    be->cur = lane;
+    return HISP_SUCCESS;
+}
+
 void **hisp_cuda_be_hs(void *p)
 {
     return &((hisp_cuda_be *)p)->hs;
@@ -784,6 +836,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .kern_get = hisp_cuda_kern_get,
     .kern_prebuild = hisp_cuda_kern_prebuild,
     .kern_free = hisp_cuda_kern_free,
+    .kern_lane = hisp_cuda_kern_lane,
     .kern_launch = hisp_cuda_kern_launch,
     .buf_zero = hisp_cuda_buf_zero,
     .buf_peer_copy = hisp_cuda_peer_copy,

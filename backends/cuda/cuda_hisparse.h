@@ -142,6 +142,8 @@ cudaError_t hisp_cuda_hs_bplan_run(const hisp_cuda_hs *P, const hisp_cuda_hs_bpl
 
 /* The backend instance's device and stream (defined in cuda.c). */
 HISPI_LOCAL void hisp_cuda_be_stream(void *be, int *device, cudaStream_t *stream);
+/* The stream run-time kernels go to: the instance's, or kern_lane's lane. */
+HISPI_LOCAL void hisp_cuda_be_kern_stream(void *be, int *device, cudaStream_t *stream);
 /* The instance's slot for HiSparse state (the pending counts); freed by
  * hisp_cuda_hs_fini when the instance ends. */
 HISPI_LOCAL void **hisp_cuda_be_hs(void *be);

@@ -427,7 +427,7 @@ hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k, const his
 {
     int dev;
     cudaStream_t st;
-    hisp_cuda_be_stream(be, &dev, &st);
+    hisp_cuda_be_kern_stream(be, &dev, &st);
     /* 64: the vector algebra's axpby2 on quaternions takes 42 */
     if (nargs > 64) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "too many kernel arguments");
     union {

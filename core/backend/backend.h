@@ -27,6 +27,9 @@ typedef struct {
     const void *rowptr, *colind, *val;
 } hispi_dcsr;
 
+/* kern_lane's lanes */
+enum { HISPI_LANES = 5 };
+
 /* The caller's device arrays of a wrapped CSR matrix (hisp_matrix_wrap_csr_device):
  * buffers of the context's backend, read in place, never freed by hisp. */
 typedef struct {
@@ -246,6 +249,12 @@ typedef struct hisp_backend_ops {
     hisp_status (*kern_prebuild)(hisp_context ctx, void *be, int prog, const char *const *opts,
                                  int n);
     void (*kern_free)(void *be, void *k);
+    /* Optional: kernels in lanes. lane in 1..HISPI_LANES: the launches
+     * until the next call go to a queue of that lane's, which starts after
+     * the work queued so far; 0 joins: the instance's queue waits for every
+     * lane used since, and launches go to it again. For independent
+     * kernels that each leave the device mostly idle. NULL: one queue. */
+    hisp_status (*kern_lane)(hisp_context ctx, void *be, int lane);
     hisp_status (*kern_launch)(hisp_context ctx, void *be, void *k, const hispi_karg *args,
                                int nargs, size_t groups, size_t group_size);
     hisp_status (*buf_zero)(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes);
