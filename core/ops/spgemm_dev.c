@@ -86,7 +86,8 @@ enum { NBW_MIN = 128, NBW_MAX = 8192 };
 enum { BLV_LOCAL = 48 * 1024, BLV_MAX = 2048 };
 /* The bitmap kernels' local bytes but the values': bits and positions (5
  * bytes per word), the scan's runs (a word per work-item), the stage of
- * A's entries (kernels/spgemm.cl's STG entries of 32 bytes) and change. */
+ * A's entries (kernels/spgemm.cl's STG entries of 32 bytes) and 64 bytes
+ * of the kernels' own. */
 static int64_t bitmap_bytes(int64_t words, int gs)
 {
     return 5 * words + 4 * (int64_t)gs + 32 * (int64_t)(gs < 64 ? gs : 64) + 64;
@@ -492,32 +493,32 @@ static hisp_status bits_kernels(dev_job *j, hisp_type t, int nbw)
 
 /* The bitmap kernels (k: sg_count_b, fill: sg_fill_b) over the n rows
  * listed in buffer rows, in groups of gs; ncols B's columns. */
+/* The arguments of the merge and bitmap kernels over the rows listed in
+ * buffer rows, after the kernel's first (a count or B's columns): the
+ * counts' 7 (op(A)'s and op(B)'s patterns, the counts) or the fill's 11
+ * (their values too, C). */
+static int row_args(dev_job *j, bool fill, hispi_karg first, int rows, hispi_karg a[11])
+{
+    if (!fill) {
+        const int w[] = {B_APTR, B_ACOL, B_BPTR, B_BCOL, B_CNT};
+        a[0] = first, a[1] = kbuf(j, rows);
+        for (int i = 0; i < 5; i++)
+            a[2 + i] = kbuf(j, w[i]);
+        return 7;
+    }
+    const int w[] = {B_APTR, B_ACOL, B_AVAL, B_BPTR, B_BCOL, B_BVAL, B_CPTR, B_CCOL, B_CVAL};
+    a[0] = first, a[1] = kbuf(j, rows);
+    for (int i = 0; i < 9; i++)
+        a[2 + i] = kbuf(j, w[i]);
+    return 11;
+}
+
 static hisp_status bits_rows(dev_job *j, int k, bool fill, int rows, int64_t n, int gs,
                              int64_t ncols)
 {
-    hispi_karg nc = {HISPI_KARG_I64, NULL, ncols, 0};
-    if (!fill) {
-        hispi_karg a[] = {nc,
-                          kbuf(j, rows),
-                          kbuf(j, B_APTR),
-                          kbuf(j, B_ACOL),
-                          kbuf(j, B_BPTR),
-                          kbuf(j, B_BCOL),
-                          kbuf(j, B_CNT)};
-        return launch_rows(j, k, a, 7, n, gs);
-    }
-    hispi_karg a[] = {nc,
-                      kbuf(j, rows),
-                      kbuf(j, B_APTR),
-                      kbuf(j, B_ACOL),
-                      kbuf(j, B_AVAL),
-                      kbuf(j, B_BPTR),
-                      kbuf(j, B_BCOL),
-                      kbuf(j, B_BVAL),
-                      kbuf(j, B_CPTR),
-                      kbuf(j, B_CCOL),
-                      kbuf(j, B_CVAL)};
-    return launch_rows(j, k, a, 11, n, gs);
+    hispi_karg a[11];
+    int na = row_args(j, fill, (hispi_karg){HISPI_KARG_I64, NULL, ncols, 0}, rows, a);
+    return launch_rows(j, k, a, na, n, gs);
 }
 
 /* Test hook: the device bytes a block of rows may take at first (0: no
@@ -876,13 +877,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
         HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
     }
     /* the counts */
-    hispi_karg cm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
-                       kbuf(j, B_MROWS),
-                       kbuf(j, B_APTR),
-                       kbuf(j, B_ACOL),
-                       kbuf(j, B_BPTR),
-                       kbuf(j, B_BCOL),
-                       kbuf(j, B_CNT)};
+    hispi_karg cm[11];
+    row_args(j, false, (hispi_karg){HISPI_KARG_I64, NULL, n[1], 0}, B_MROWS, cm);
     bool par = lanes(n[1], n[2], n[3], n[4]);
     hisp_status s = lane(j, par, 1);
     if (!s) s = launch_rows(j, K_COUNT_M, cm, 7, n[1], 0);
@@ -920,17 +916,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
         HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
         HISPI_TRY(dalloc(j, B_GSB, (size_t)gslots / 2 * 8));
     }
-    hispi_karg fm[] = {{HISPI_KARG_I64, NULL, n[1], 0},
-                       kbuf(j, B_MROWS),
-                       kbuf(j, B_APTR),
-                       kbuf(j, B_ACOL),
-                       kbuf(j, B_AVAL),
-                       kbuf(j, B_BPTR),
-                       kbuf(j, B_BCOL),
-                       kbuf(j, B_BVAL),
-                       kbuf(j, B_CPTR),
-                       kbuf(j, B_CCOL),
-                       kbuf(j, B_CVAL)};
+    hispi_karg fm[11];
+    row_args(j, true, (hispi_karg){HISPI_KARG_I64, NULL, n[1], 0}, B_MROWS, fm);
     par = lanes(n[1], nf[1] + nf[2], nf[3], n[4]);
     s = lane(j, par, 1);
     if (!s) s = launch_rows(j, K_FILL_M, fm, 11, n[1], 0);
@@ -1091,7 +1078,7 @@ hisp_status hispi_spgemm_dev_vendor(hisp_context ctx, const hispi_spgemm_args *g
     hisp_status s = upload_operands(&j, g);
     const hispi_spgemm_operand *a = &g->a, *b = &g->b;
     hispi_dcsr da = {a->nrows, a->ncols, a->nnz, j.b[B_APTR], j.b[B_ACOL], j.b[B_AVAL]},
-               db = {b->nrows, b->ncols, b->nnz, j.b[B_BPTR], j.b[B_BCOL], j.b[B_BVAL]}, c;
+               db = {b->nrows, b->ncols, b->nnz, j.b[B_BPTR], j.b[B_BCOL], j.b[B_BVAL]}, c = {0};
     if (!s) s = HISPI_BE(ctx, vendor_spgemm, g->type, &da, &db, &c);
     span_end(ctx, &t);
     if (!s) {
