@@ -63,6 +63,10 @@ typedef struct {
  * library or symbol: HISP_ERR_UNSUPPORTED, "libcusparse.so.12 not found
  * (...)" in ctx's last error, and the same answer on every later call. */
 HISPI_LOCAL hisp_status hisp_cuda_cusparse(hisp_context ctx, const hisp_cuda_cusparse_fns **fns);
+/* A failed cuSPARSE call what (e): HISP_ERR_OUT_OF_DEVICE_MEMORY where it
+ * lacked memory, else HISP_ERR_BACKEND, with cuSPARSE's words. */
+HISPI_LOCAL hisp_status hisp_cuda_sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs,
+                                          cusparseStatus_t e, const char *what);
 HISPI_LOCAL hisp_status hisp_cuda_nvrtc(hisp_context ctx, const hisp_cuda_nvrtc_fns **fns);
 
 /* dlopen soname from the loader's path, else $CUDA_HOME/lib64, else the

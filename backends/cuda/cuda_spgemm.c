@@ -39,11 +39,7 @@ static void vjob_free(vjob *j)
 
 static hisp_status sp_check(hisp_context ctx, const vjob *j, cusparseStatus_t e, const char *what)
 {
-    if (e == CUSPARSE_STATUS_SUCCESS) return HISP_SUCCESS;
-    bool mem = e == CUSPARSE_STATUS_ALLOC_FAILED || e == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES;
-    return hispi_fail_native(ctx, mem ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
-                             (int64_t)e, "cuSPARSE SpGEMM: %s failed: %s", what,
-                             j->cs->cusparseGetErrorString(e));
+    return e == CUSPARSE_STATUS_SUCCESS ? HISP_SUCCESS : hisp_cuda_sp_fail(ctx, j->cs, e, what);
 }
 
 static hisp_status cu_check(hisp_context ctx, cudaError_t e, const char *what)

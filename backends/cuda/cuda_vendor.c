@@ -24,12 +24,12 @@ typedef struct {
     int64_t nrows, ncols, nnz;
 } vcsr;
 
-static hisp_status sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs, cusparseStatus_t e,
-                           const char *what)
+hisp_status hisp_cuda_sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs,
+                              cusparseStatus_t e, const char *what)
 {
-    return hispi_fail_native(
-        ctx, e == CUSPARSE_STATUS_ALLOC_FAILED ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
-        (int64_t)e, "%s failed: %s", what, cs->cusparseGetErrorString(e));
+    bool mem = e == CUSPARSE_STATUS_ALLOC_FAILED || e == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES;
+    return hispi_fail_native(ctx, mem ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_BACKEND,
+                             (int64_t)e, "%s failed: %s", what, cs->cusparseGetErrorString(e));
 }
 
 #define CU(call)                                                                                   \
@@ -44,7 +44,7 @@ static hisp_status sp_fail(hisp_context ctx, const hisp_cuda_cusparse_fns *cs, c
     do {                                                                                           \
         cusparseStatus_t e_ = (call);                                                              \
         if (e_ != CUSPARSE_STATUS_SUCCESS) {                                                       \
-            s = sp_fail(ctx, cs, e_, #call);                                                       \
+            s = hisp_cuda_sp_fail(ctx, cs, e_, #call);                                             \
             goto out;                                                                              \
         }                                                                                          \
     } while (0)

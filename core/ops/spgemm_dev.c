@@ -828,6 +828,37 @@ static hisp_status lane(dev_job *j, bool par, int l)
     return HISPI_BE(j->ctx, kern_lane, l);
 }
 
+/* One phase's kernels, the count or the fill (fill), over the rows of each
+ * class (nr: merged, small local tables (the fill's), local tables, long,
+ * hubs), each class in a lane of its own; bits: the long rows by bitmaps. */
+static hisp_status phase(dev_job *j, const hispi_spgemm_args *g, bool fill, bool bits,
+                         const int64_t nr[5])
+{
+    hisp_status (*rows)(dev_job *, int, int, int, int, int64_t, int) =
+        fill ? fill_rows : count_rows;
+    int by = fill ? B_CNT : B_BOUND; /* the tables' sizes */
+    int64_t nb = g->b.ncols;
+    hispi_karg ma[11];
+    int na = row_args(j, fill, (hispi_karg){HISPI_KARG_I64, NULL, nr[0], 0}, B_MROWS, ma);
+    bool par = lanes(nr[0], nr[1] + nr[2], nr[3], nr[4]);
+    hisp_status s = lane(j, par, 1);
+    if (!s) s = launch_rows(j, fill ? K_FILL_M : K_COUNT_M, ma, na, nr[0], 0);
+    if (!s && fill) s = lane(j, par, 2);
+    if (!s && fill) s = fill_rows(j, K_FILL_S, B_SROWS, -1, B_CNT, nr[1], GS);
+    if (!s) s = lane(j, par, 3);
+    if (!s) s = rows(j, fill ? K_FILL_L : K_COUNT_L, B_LROWS, -1, by, nr[2], GS);
+    if (!s) s = lane(j, par, 4);
+    if (!s)
+        s = bits ? bits_rows(j, fill ? K_FILL_B : K_COUNT_B, fill, B_GROWS, nr[3], GS, nb)
+                 : rows(j, fill ? K_FILL_G : K_COUNT_G, B_GROWS, B_GOFF, by, nr[3], GS);
+    if (!s) s = lane(j, par, 5);
+    if (!s)
+        s = bits ? bits_rows(j, fill ? K_FILL_BH : K_COUNT_BH, fill, B_HROWS, nr[4], j->hgs, nb)
+                 : rows(j, fill ? K_FILL_H : K_COUNT_H, B_HROWS, B_HOFF, by, nr[4], j->hgs);
+    hisp_status joined = lane(j, par, 0);
+    return s ? s : joined;
+}
+
 static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz_c, bool *whole)
 {
     hisp_context ctx = j->ctx;
@@ -877,23 +908,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
         HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
     }
     /* the counts */
-    hispi_karg cm[11];
-    row_args(j, false, (hispi_karg){HISPI_KARG_I64, NULL, n[1], 0}, B_MROWS, cm);
-    bool par = lanes(n[1], n[2], n[3], n[4]);
-    hisp_status s = lane(j, par, 1);
-    if (!s) s = launch_rows(j, K_COUNT_M, cm, 7, n[1], 0);
-    if (!s) s = lane(j, par, 2);
-    if (!s) s = count_rows(j, K_COUNT_L, B_LROWS, -1, B_BOUND, n[2], GS);
-    if (!s) s = lane(j, par, 3);
-    if (!s)
-        s = bits ? bits_rows(j, K_COUNT_B, false, B_GROWS, n[3], GS, g->b.ncols)
-                 : count_rows(j, K_COUNT_G, B_GROWS, B_GOFF, B_BOUND, n[3], GS);
-    if (!s) s = lane(j, par, 4);
-    if (!s)
-        s = bits ? bits_rows(j, K_COUNT_BH, false, B_HROWS, n[4], j->hgs, g->b.ncols)
-                 : count_rows(j, K_COUNT_H, B_HROWS, B_HOFF, B_BOUND, n[4], j->hgs);
-    hisp_status joined = lane(j, par, 0);
-    HISPI_TRY(s ? s : joined);
+    const int64_t nc[5] = {n[1], 0, n[2], n[3], n[4]};
+    HISPI_TRY(phase(j, g, false, bits, nc));
     HISPI_TRY(pass_scan(j, m, &nnz));
     *nnz_c = nnz;
     /* C's columns and values: the hashed rows listed again by their counts
@@ -916,25 +932,8 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
         HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
         HISPI_TRY(dalloc(j, B_GSB, (size_t)gslots / 2 * 8));
     }
-    hispi_karg fm[11];
-    row_args(j, true, (hispi_karg){HISPI_KARG_I64, NULL, n[1], 0}, B_MROWS, fm);
-    par = lanes(n[1], nf[1] + nf[2], nf[3], n[4]);
-    s = lane(j, par, 1);
-    if (!s) s = launch_rows(j, K_FILL_M, fm, 11, n[1], 0);
-    if (!s) s = lane(j, par, 2);
-    if (!s) s = fill_rows(j, K_FILL_S, B_SROWS, -1, B_CNT, nf[1], GS);
-    if (!s) s = lane(j, par, 3);
-    if (!s) s = fill_rows(j, K_FILL_L, B_LROWS, -1, B_CNT, nf[2], GS);
-    if (!s) s = lane(j, par, 4);
-    if (!s)
-        s = bits ? bits_rows(j, K_FILL_B, true, B_GROWS, nf[3], GS, g->b.ncols)
-                 : fill_rows(j, K_FILL_G, B_GROWS, B_GOFF, B_CNT, nf[3], GS);
-    if (!s) s = lane(j, par, 5);
-    if (!s)
-        s = bits ? bits_rows(j, K_FILL_BH, true, B_HROWS, n[4], j->hgs, g->b.ncols)
-                 : fill_rows(j, K_FILL_H, B_HROWS, B_HOFF, B_CNT, n[4], j->hgs);
-    joined = lane(j, par, 0);
-    HISPI_TRY(s ? s : joined);
+    const int64_t nfr[5] = {n[1], nf[1], nf[2], nf[3], n[4]};
+    HISPI_TRY(phase(j, g, true, bits, nfr));
     ctx->spgemm.blocks += 2; /* one block a phase */
     return HISP_SUCCESS;
 }
