@@ -86,8 +86,9 @@ HISPI_LOCAL void hispi_build_count(hisp_context ctx, bool from_cache, int n, dou
 
 /* ---- misc ---------------------------------------------------------------- */
 
-/* Host threads for `work` entries: 1 below 2e5, else the threads option
- * (0: one per core, at most 16). ctx may be NULL (no option). */
+/* Host threads for `work` entries: 1 below HISPI_PARALLEL_WORK, else the
+ * threads option (0: one per core, at most 16). ctx may be NULL (no option). */
+enum { HISPI_PARALLEL_WORK = 200000 };
 HISPI_LOCAL int hispi_threads(hisp_context ctx, double work);
 /* 64-bit FNV-1a. */
 HISPI_LOCAL uint64_t hispi_hash(const void *data, size_t n, uint64_t seed);

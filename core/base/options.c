@@ -288,7 +288,7 @@ void hispi_options_inherit(hisp_context dst, hisp_context src)
 
 int hispi_threads(hisp_context ctx, double work)
 {
-    if (work < 2e5) return 1;
+    if (work < HISPI_PARALLEL_WORK) return 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int t = cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
     int n = ctx ? ctx->opt.threads : 0;

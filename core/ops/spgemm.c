@@ -91,6 +91,10 @@ hisp_status hispi_spgemm_alloc_out(hisp_context ctx, const hispi_spgemm_args *g,
     size_t esz = hisp_type_size(g->type);
     hisp_status s = hispi_alloc(ctx, (size_t)nnz, sizeof *o->colind, (void **)&o->colind);
     if (!s) s = hispi_alloc(ctx, (size_t)nnz, esz, &o->val);
+    if (!s) {
+        hispi_huge_pages(o->colind, (size_t)nnz * sizeof *o->colind);
+        hispi_huge_pages(o->val, (size_t)nnz * esz);
+    }
     if (s && nnz > 0)
         s = hispi_fail(ctx, s,
                        "SpGEMM: C (%lld x %lld, %lld entries) needs %.0f bytes of host memory",
@@ -119,9 +123,7 @@ hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g, h
     int64_t m = g->a.nrows;
     hispi_spgemm_out o = {0};
     HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr));
-    hisp_status s = hispi_spgemm_symbolic(ctx, g, &o);
-    if (!s) s = hispi_spgemm_alloc_out(ctx, g, &o);
-    if (!s) s = hispi_spgemm_fill(ctx, g, &o);
+    hisp_status s = hispi_spgemm_host(ctx, g, &o);
     if (s) {
         free(o.rowptr), free(o.colind), free(o.val);
         return s;

@@ -58,14 +58,12 @@ HISPI_LOCAL void hispi_spgemm_close(hispi_spgemm_src *s);
  * calling thread before the threads start. Sums are in the entry type
  * (float for f32 and c32, as the SpMV's reference). */
 
-/* Row counts of C into out->rowptr[1..m], then their prefix sum (int64; a
- * total beyond INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped). */
-HISPI_LOCAL hisp_status hispi_spgemm_symbolic(hisp_context ctx, const hispi_spgemm_args *g,
-                                              hispi_spgemm_out *out);
-/* C's columns (sorted within each row, no duplicates) and values into
- * out->colind and out->val, sized by the symbolic phase's rowptr. Entries
- * whose products cancel stay, with the value 0. */
-HISPI_LOCAL hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_args *g,
+/* C's rows counted into out->rowptr (their prefix sum: int64; a total
+ * beyond INT64_MAX is HISP_ERR_OUT_OF_HOST_MEMORY, never wrapped), C's
+ * arrays allocated (hispi_spgemm_alloc_out), then its columns (sorted
+ * within each row, no duplicates) and values into out->colind and
+ * out->val. Entries whose products cancel stay, with the value 0. */
+HISPI_LOCAL hisp_status hispi_spgemm_host(hisp_context ctx, const hispi_spgemm_args *g,
                                           hispi_spgemm_out *out);
 /* C's values only, its structure given (out->rowptr and colind, as the fill
  * made them): the same bits as the fill. */

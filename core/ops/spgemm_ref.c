@@ -124,6 +124,60 @@ static bool row_fns(hisp_type t, fill_fn *f, numeric_fn *nf)
     }
 }
 
+/* The multiply-adds of the product as far as they size the thread count
+ * (a pass over all of A had cost poisson3d 100^3's A*A 7 %). */
+static double products(const hispi_spgemm_args *g)
+{
+    double f = 0;
+    for (int64_t k = 0; k < g->a.nnz && f < HISPI_PARALLEL_WORK; k++) {
+        int32_t r = g->a.colind[k];
+        f += (double)(g->b.rowptr[r + 1] - g->b.rowptr[r]);
+    }
+    return f;
+}
+
+/* The threads' scratch of the phases: a marker of op(B)'s columns (count,
+ * fill), a dense accumulator (fill, numeric) and the sets that sort
+ * (fill), one of each a thread; made once for the count and the fill of a
+ * product (fresh pages cost poisson3d 100^3's A*A 8 % a phase). */
+typedef struct {
+    int threads;
+    size_t n, esz;        /* op(B)'s columns; bytes of an entry */
+    int32_t *mark;        /* threads x n, or NULL (numeric) */
+    uint64_t *bits, *sum; /* the threads' sets for sorting (fill), or NULL */
+    size_t nb, ns;        /* words of a set's bits, of its summary */
+    char *acc;            /* threads x n entries, or NULL */
+} scratch;
+
+static void scratch_free(scratch *sc)
+{
+    free(sc->mark), free(sc->bits), free(sc->sum), free(sc->acc);
+    memset(sc, 0, sizeof *sc);
+}
+
+/* The scratch for the fill (and the count before it), or for the numeric
+ * phase (numeric); allocated here, in the calling thread. */
+static hisp_status scratch_make(hisp_context ctx, const hispi_spgemm_args *g, bool numeric,
+                                scratch *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->n = (size_t)g->b.ncols;
+    sc->esz = hisp_type_size(g->type);
+    int64_t blocks = (g->a.nrows + BLOCK - 1) / BLOCK;
+    sc->threads = hispi_threads(ctx, products(g));
+    if (sc->threads > blocks) sc->threads = blocks > 0 ? (int)blocks : 1;
+    size_t tn = (size_t)sc->threads * sc->n;
+    sc->nb = colset_words(sc->n), sc->ns = colset_words(sc->nb);
+    hisp_status s = hispi_alloc(ctx, tn, sc->esz, (void **)&sc->acc);
+    if (!s && !numeric) s = hispi_alloc(ctx, tn, sizeof *sc->mark, (void **)&sc->mark);
+    if (!s && !numeric)
+        s = hispi_calloc(ctx, (size_t)sc->threads * sc->nb, sizeof *sc->bits, (void **)&sc->bits);
+    if (!s && !numeric)
+        s = hispi_calloc(ctx, (size_t)sc->threads * sc->ns, sizeof *sc->sum, (void **)&sc->sum);
+    if (s) scratch_free(sc);
+    return s;
+}
+
 /* One phase over C's rows; the threads take blocks of rows from next and a
  * scratch slot each from slot. */
 typedef struct {
@@ -132,11 +186,7 @@ typedef struct {
     int phase;
     fill_fn fill;
     numeric_fn numeric;
-    size_t n, esz;        /* op(B)'s columns; bytes of an entry */
-    int32_t *mark;        /* threads x n, or NULL (numeric) */
-    uint64_t *bits, *sum; /* the threads' sets for sorting (fill), or NULL */
-    size_t nb, ns;        /* words of a set's bits, of its summary */
-    char *acc;            /* threads x n entries, or NULL (count) */
+    const scratch *sc;
     _Atomic int64_t next;
     _Atomic int slot;
 } job;
@@ -161,14 +211,16 @@ static int64_t count_row(const hispi_spgemm_args *g, int32_t i, int32_t *mark)
 static void *worker(void *arg)
 {
     job *w = arg;
+    const scratch *sc = w->sc;
     int t = atomic_fetch_add(&w->slot, 1);
-    int32_t *mark = w->mark ? w->mark + (size_t)t * w->n : NULL;
-    void *acc = w->acc ? w->acc + (size_t)t * w->n * w->esz : NULL;
-    if (mark) memset(mark, 0xff, w->n * sizeof *mark); /* -1: no row yet */
-    colset set = {w->bits ? w->bits + (size_t)t * w->nb : NULL,
-                  w->sum ? w->sum + (size_t)t * w->ns : NULL};
+    int32_t *mark = w->phase != PH_NUMERIC ? sc->mark + (size_t)t * sc->n : NULL;
+    void *acc = sc->acc + (size_t)t * sc->n * sc->esz;
+    if (mark) memset(mark, 0xff, sc->n * sizeof *mark); /* -1: no row yet */
+    colset set = {sc->bits ? sc->bits + (size_t)t * sc->nb : NULL,
+                  sc->sum ? sc->sum + (size_t)t * sc->ns : NULL};
     int64_t m = w->g->a.nrows;
     int64_t *ptr = w->out->rowptr;
+    size_t esz = sc->esz;
     for (;;) {
         int64_t r0 = atomic_fetch_add(&w->next, BLOCK);
         if (r0 >= m) break;
@@ -179,76 +231,55 @@ static void *worker(void *arg)
                 ptr[r + 1] = count_row(w->g, i, mark);
             else if (w->phase == PH_FILL)
                 w->fill(w->g, i, mark, &set, acc, w->out->colind + ptr[r],
-                        (char *)w->out->val + (size_t)ptr[r] * w->esz);
+                        (char *)w->out->val + (size_t)ptr[r] * esz);
             else
                 w->numeric(w->g, i, acc, w->out->colind + ptr[r], ptr[r + 1] - ptr[r],
-                           (char *)w->out->val + (size_t)ptr[r] * w->esz);
+                           (char *)w->out->val + (size_t)ptr[r] * esz);
         }
     }
     return NULL;
 }
 
-/* The multiply-adds of the product (what sizes the thread count). */
-static double products(const hispi_spgemm_args *g)
+/* Runs a phase on the scratch's threads. */
+static void run_phase(const hispi_spgemm_args *g, hispi_spgemm_out *out, int phase,
+                      const scratch *sc)
 {
-    double f = 0;
-    for (int64_t k = 0; k < g->a.nnz; k++) {
-        int32_t r = g->a.colind[k];
-        f += (double)(g->b.rowptr[r + 1] - g->b.rowptr[r]);
-    }
-    return f;
+    job w = {.g = g, .out = out, .phase = phase, .sc = sc};
+    row_fns(g->type, &w.fill, &w.numeric);
+    atomic_init(&w.next, 0);
+    atomic_init(&w.slot, 0);
+    hispi_parallel(sc->threads, worker, &w);
 }
 
-/* Runs a phase on the context's threads; the scratch is allocated here, in
- * the calling thread, before any thread starts. */
-static hisp_status run_phase(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out,
-                             int phase)
+static hisp_status check_type(hisp_context ctx, hisp_type t)
 {
-    job w = {.g = g, .out = out, .phase = phase, .n = (size_t)g->b.ncols};
-    w.esz = hisp_type_size(g->type);
-    if (!row_fns(g->type, &w.fill, &w.numeric))
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM of %s entries",
-                          hisp_type_name(g->type));
-    int64_t m = g->a.nrows;
-    int threads = hispi_threads(ctx, products(g));
-    int64_t blocks = (m + BLOCK - 1) / BLOCK;
-    if (threads > blocks) threads = blocks > 0 ? (int)blocks : 1;
-    size_t tn = (size_t)threads * w.n;
-    hisp_status s = HISP_SUCCESS;
-    if (phase != PH_NUMERIC) s = hispi_alloc(ctx, tn, sizeof *w.mark, (void **)&w.mark);
-    if (!s && phase != PH_COUNT) s = hispi_alloc(ctx, tn, w.esz, (void **)&w.acc);
-    w.nb = colset_words(w.n), w.ns = colset_words(w.nb);
-    if (!s && phase == PH_FILL)
-        s = hispi_calloc(ctx, (size_t)threads * w.nb, sizeof *w.bits, (void **)&w.bits);
-    if (!s && phase == PH_FILL)
-        s = hispi_calloc(ctx, (size_t)threads * w.ns, sizeof *w.sum, (void **)&w.sum);
-    if (!s) {
-        atomic_init(&w.next, 0);
-        atomic_init(&w.slot, 0);
-        hispi_parallel(threads, worker, &w);
-    }
-    free(w.mark);
-    free(w.bits);
-    free(w.sum);
-    free(w.acc);
-    return s;
+    fill_fn f;
+    numeric_fn nf;
+    if (row_fns(t, &f, &nf)) return HISP_SUCCESS;
+    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM of %s entries", hisp_type_name(t));
 }
 
-hisp_status hispi_spgemm_symbolic(hisp_context ctx, const hispi_spgemm_args *g,
-                                  hispi_spgemm_out *out)
+hisp_status hispi_spgemm_host(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out)
 {
+    HISPI_TRY(check_type(ctx, g->type));
+    scratch sc;
+    HISPI_TRY(scratch_make(ctx, g, false, &sc));
     out->rowptr[0] = 0;
-    HISPI_TRY(run_phase(ctx, g, out, PH_COUNT));
-    return hispi_spgemm_prefix(ctx, out->rowptr, g->a.nrows);
-}
-
-hisp_status hispi_spgemm_fill(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out)
-{
-    return run_phase(ctx, g, out, PH_FILL);
+    run_phase(g, out, PH_COUNT, &sc);
+    hisp_status s = hispi_spgemm_prefix(ctx, out->rowptr, g->a.nrows);
+    if (!s) s = hispi_spgemm_alloc_out(ctx, g, out);
+    if (!s) run_phase(g, out, PH_FILL, &sc);
+    scratch_free(&sc);
+    return s;
 }
 
 hisp_status hispi_spgemm_numeric(hisp_context ctx, const hispi_spgemm_args *g,
                                  hispi_spgemm_out *out)
 {
-    return run_phase(ctx, g, out, PH_NUMERIC);
+    HISPI_TRY(check_type(ctx, g->type));
+    scratch sc;
+    HISPI_TRY(scratch_make(ctx, g, true, &sc));
+    run_phase(g, out, PH_NUMERIC, &sc);
+    scratch_free(&sc);
+    return HISP_SUCCESS;
 }
