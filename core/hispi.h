@@ -367,12 +367,12 @@ HISPI_LOCAL hisp_status hispi_matrix_wrap_view(hisp_context ctx, hisp_type type,
 HISPI_LOCAL hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows,
                                                 int64_t ncols, int64_t nnz, void *rowptr,
                                                 void *colind, void *vals, hisp_matrix *A);
-/* As hispi_matrix_wrap_owned over buffers of hispi_tmp_alloc: a matrix
- * private to one operation, destroyed before it returns (hisp_matrix_ptap's
- * A*P and P^T: no device-wide synchronization to free them). */
-HISPI_LOCAL hisp_status hispi_matrix_wrap_scratch(hisp_context ctx, hisp_type type, int64_t nrows,
-                                                  int64_t ncols, int64_t nnz, void *rowptr,
-                                                  void *colind, void *vals, hisp_matrix *A);
+/* As hispi_matrix_wrap_owned over buffers of hispi_tmp_alloc (a CUDA
+ * device's stream-ordered pool): freed with no device-wide wait, and made
+ * without cudaMalloc's (a product's C, hisp_matrix_ptap's A*P and P^T). */
+HISPI_LOCAL hisp_status hispi_matrix_wrap_pooled(hisp_context ctx, hisp_type type, int64_t nrows,
+                                                 int64_t ncols, int64_t nnz, void *rowptr,
+                                                 void *colind, void *vals, hisp_matrix *A);
 
 /* ---- HiSparse in matrix handles (core/hisparse/hisparse_state.c) -------- */
 

@@ -444,10 +444,12 @@ FN int fill_class(const int c, const i64 k)
     return k <= TS / 2 ? 1 : k <= TL / 2 ? 2 : 3;
 }
 
-KERNEL sg_fclass(const i64 m, GLOBAL const int *cls, GLOBAL const i64 *cnt, GLOBAL u32 *nf)
+KERNEL sg_fclass(const i64 m, GLOBAL const int *cls, GLOBAL const i64 *cnt, GLOBAL u32 *nf,
+                 GLOBAL const i64 *ptr)
 {
     LOCAL_DECL(u32, lc[4]);
     const i64 i = GLOBAL_ID;
+    if (i == 0) *(GLOBAL i64 *)(nf + 4) = ptr[m]; /* C's size, read with the classes */
     if (LID < 4) lc[LID] = 0;
     BARRIER();
     const int f = i < m ? fill_class(cls[i], cnt[i]) : 0;

@@ -190,7 +190,7 @@ static hisp_status hisp_cuda_tmp_alloc(hisp_context ctx, void *p, size_t bytes, 
         pp.allocType = cudaMemAllocationTypePinned;
         pp.location.type = cudaMemLocationTypeDevice;
         pp.location.id = be->device;
-        uint64_t keep = (uint64_t)256 << 20;
+        uint64_t keep = HISPI_TMP_KEEP;
         HISP_CUDA_TRY(ctx, cudaMemPoolCreate(&be->pool, &pp));
         HISP_CUDA_TRY(ctx,
                       cudaMemPoolSetAttribute(be->pool, cudaMemPoolAttrReleaseThreshold, &keep));

@@ -30,6 +30,9 @@ typedef struct {
 /* kern_lane's lanes */
 enum { HISPI_LANES = 5 };
 
+/* Bytes a tmp_alloc pool keeps between operations (256 MiB). */
+#define HISPI_TMP_KEEP ((size_t)256 << 20)
+
 /* The caller's device arrays of a wrapped CSR matrix (hisp_matrix_wrap_csr_device):
  * buffers of the context's backend, read in place, never freed by hisp. */
 typedef struct {
@@ -37,7 +40,7 @@ typedef struct {
     int ptr64, idx64; /* 64-bit row pointers / column indices */
     int base;         /* 0 or 1 */
     bool retained;    /* hisp holds a reference to each array (buf_retain) */
-    bool scratch;     /* retained arrays of hispi_tmp_alloc (hispi_matrix_wrap_scratch) */
+    bool pooled;      /* retained arrays of hispi_tmp_alloc (hispi_matrix_wrap_pooled) */
 } hispi_csr_ext;
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
@@ -135,10 +138,12 @@ typedef struct hisp_backend_ops {
     hisp_status (*buf_read)(hisp_context ctx, void *be, const void *buf, size_t offset, void *dst,
                             size_t bytes);
     hisp_status (*buf_copy)(hisp_context ctx, void *be, void *dst, const void *src, size_t bytes);
-    /* Scratch of one operation: used only in the instance's queue and freed
-     * before the operation returns, so both may be ordered in the queue
-     * (CUDA: a pool of the instance's, no device-wide synchronization).
-     * NULL: buf_alloc / buf_free serve (hispi_tmp_alloc, hispi_tmp_free). */
+    /* Buffers used only in the instance's queue, so that their allocation
+     * and freeing may be ordered in it: an operation's scratch, a product's
+     * C (CUDA: a pool of the instance's, no device-wide synchronization; it
+     * keeps HISPI_TMP_KEEP bytes between operations, the rest goes back to
+     * the driver at the next synchronization). NULL: buf_alloc / buf_free
+     * serve (hispi_tmp_alloc, hispi_tmp_free). */
     hisp_status (*tmp_alloc)(hisp_context ctx, void *be, size_t bytes, void **buf);
     void (*tmp_free)(void *be, void *buf);
 

@@ -165,11 +165,11 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
 /* M's storage: the device buffers hisp made (int64 pointers, int32
  * columns, zero-based), its own to free (retained: the allocations are
  * hisp's references, given back by buf_free); the host copy absent. */
-static void own(hisp_matrix M, void *rowptr, void *colind, void *vals, bool scratch)
+static void own(hisp_matrix M, void *rowptr, void *colind, void *vals, bool pooled)
 {
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true, scratch};
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true, pooled};
 }
 
 hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
@@ -181,9 +181,9 @@ hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nr
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_matrix_wrap_scratch(hisp_context ctx, hisp_type type, int64_t nrows,
-                                      int64_t ncols, int64_t nnz, void *rowptr, void *colind,
-                                      void *vals, hisp_matrix *A)
+hisp_status hispi_matrix_wrap_pooled(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
+                                     int64_t nnz, void *rowptr, void *colind, void *vals,
+                                     hisp_matrix *A)
 {
     HISPI_TRY(absent_csr(ctx, type, nrows, ncols, nnz, A));
     own(*A, rowptr, colind, vals, true);
@@ -214,7 +214,7 @@ void hispi_matrix_ext_release(hisp_matrix A)
     if (!A->wrapped || !A->ext.retained) return;
     void *arr[3] = {A->ext.rowptr, A->ext.colind, A->ext.val};
     for (int k = 0; k < 3; k++)
-        if (A->ext.scratch)
+        if (A->ext.pooled)
             hispi_tmp_free(A->ctx, arr[k]);
         else
             HISPI_BE_VOID(A->ctx, buf_free, arr[k]);

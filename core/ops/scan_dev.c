@@ -37,7 +37,7 @@ hisp_status hispi_scan_run(hisp_context ctx, const hispi_scan *s, int64_t m, voi
 {
     int64_t np = (m + (int64_t)GS * SPER - 1) / ((int64_t)GS * SPER);
     void *part = NULL;
-    HISPI_TRY(HISPI_BE(ctx, buf_alloc, (size_t)(np + 1) * 8, &part));
+    HISPI_TRY(hispi_tmp_alloc(ctx, (size_t)(np + 1) * 8, &part)); /* no cudaFree's wait */
     hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0}, npa = {HISPI_KARG_I64, NULL, np, 0};
     hispi_karg c = {HISPI_KARG_BUF, cnt, 0, 0}, pa = {HISPI_KARG_BUF, part, 0, 0};
     hispi_karg po = {HISPI_KARG_BUF, ptr, 0, 0};
@@ -48,6 +48,6 @@ hisp_status hispi_scan_run(hisp_context ctx, const hispi_scan *s, int64_t m, voi
     if (!st && np > 0) st = HISPI_BE(ctx, kern_launch, s->k[2], a3, 4, (size_t)np, GS);
     if (!st && np == 0) st = HISPI_BE(ctx, buf_zero, ptr, 0, 8);
     if (!st && total) st = HISPI_BE(ctx, buf_read, ptr, (size_t)m * 8, total, 8);
-    HISPI_BE_VOID(ctx, buf_free, part);
+    hispi_tmp_free(ctx, part);
     return st;
 }

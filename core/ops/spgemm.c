@@ -142,10 +142,10 @@ static hisp_status open_for(bool dev, hisp_matrix X, hisp_op op, hispi_spgemm_sr
 /* g's product as a new matrix *C: on the device (dev; a real C may stay
  * there) or on the host. */
 static hisp_status product_matrix(hisp_context ctx, bool dev, const hispi_spgemm_args *g,
-                                  bool scratch, hisp_matrix *C)
+                                  hisp_matrix *C)
 {
     if (ctx->opt.spgemm) return hispi_spgemm_dev_vendor(ctx, g, C); /* vendor_ok said yes */
-    if (dev) return hispi_spgemm_dev_matrix(ctx, g, scratch, C);
+    if (dev) return hispi_spgemm_dev_matrix(ctx, g, C);
     hispi_sparse out;
     HISPI_TRY(hispi_spgemm_product(ctx, g, &out));
     return hispi_matrix_wrap(ctx, &out, C); /* frees out on failure */
@@ -196,7 +196,7 @@ static hisp_status multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp_matr
     hisp_status s = open_for(dev, B, op_b, &sb);
     if (!s) {
         hispi_spgemm_args g = {A->host.type, sa.v, sb.v};
-        s = product_matrix(ctx, dev, &g, false, C);
+        s = product_matrix(ctx, dev, &g, C);
         hispi_spgemm_close(&sb);
     }
     hispi_spgemm_close(&sa);
@@ -242,7 +242,7 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     hisp_status s = open_for(on_dev, P, HISP_OP_N, &sp);
     if (!s) {
         hispi_spgemm_args g = {t, sa.v, sp.v};
-        s = product_matrix(ctx, dev, &g, true, &AP);
+        s = product_matrix(ctx, dev, &g, &AP);
     }
     hispi_spgemm_close(&sa);
     if (on_dev) {
@@ -255,7 +255,7 @@ static hisp_status ptap(hisp_matrix P, hisp_matrix A, hisp_matrix *C)
     if (!s) s = open_for(dev, AP, HISP_OP_N, &sap);
     if (!s) {
         hispi_spgemm_args g = {t, sp.v, sap.v};
-        s = product_matrix(ctx, dev, &g, false, C);
+        s = product_matrix(ctx, dev, &g, C);
         hispi_spgemm_close(&sap);
     }
     hispi_spgemm_close(&sp);

@@ -86,10 +86,10 @@ HISPI_LOCAL hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_s
 /* As hispi_spgemm_dev_product, into a new matrix *C of ctx: for f32 and
  * f64 a wrapped CSR whose arrays stay on the device (its host copy read when
  * a host reader needs it, hispi_matrix_need_host) where the device holds C
- * whole, else a host CSR. scratch: C is the caller's intermediate, destroyed
- * before its operation returns (hispi_matrix_wrap_scratch). */
+ * whole (its arrays from the backend's pool: hispi_matrix_wrap_pooled),
+ * else a host CSR. */
 HISPI_LOCAL hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g,
-                                                bool scratch, hisp_matrix *C);
+                                                hisp_matrix *C);
 /* As hispi_spgemm_dev_matrix (a real C) by the backend's vendor_spgemm:
  * the spgemm=cusparse option. */
 HISPI_LOCAL hisp_status hispi_spgemm_dev_vendor(hisp_context ctx, const hispi_spgemm_args *g,

@@ -184,9 +184,9 @@ typedef struct {
     hispi_scan scan;   /* C's row pointers */
     int hgs;           /* the work-group of K_COUNT_H, K_FILL_H (0: no such kernels) */
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
-    bool tmp[NB];      /* scratch (hispi_tmp_alloc): every buffer but C's */
+    bool own[NB];      /* buf_alloc's, not the pool's (C's when C is large) */
+    size_t c_bytes;    /* C's columns and values where they stay whole, else 0 */
     size_t size[NB];   /* bytes of each buffer of the job's own */
-    bool scratch_c;    /* C's buffers scratch too (hispi_spgemm_dev_matrix's scratch) */
 } dev_job;
 
 /* Frees the job's buffer i (not a borrowed one), counted off the call's
@@ -194,7 +194,7 @@ typedef struct {
 static void buf_drop(dev_job *j, int i)
 {
     if (!j->b[i]) return;
-    if (!j->borrowed[i]) hispi_spgemm_dev_free(j->ctx, j->size[i], j->tmp[i], j->b[i]);
+    if (!j->borrowed[i]) hispi_spgemm_dev_free(j->ctx, j->size[i], !j->own[i], j->b[i]);
     j->b[i] = NULL;
 }
 
@@ -259,13 +259,37 @@ static void span_end(hisp_context ctx, span *t)
     if (t->m1) HISPI_BE_VOID(ctx, mark_destroy, t->m1);
 }
 
+/* Test hook: the most bytes of C's columns and values taken from the pool. */
+size_t hispi_spgemm_pool_c_bytes = HISPI_TMP_KEEP;
+
+/* Every buffer from the pool (tmp_alloc), C's too where C fits in what the
+ * pool keeps: C's three cudaMalloc's had cost luxembourg's A*A 0.29-0.32 ms
+ * against 0.18 (H200). A larger C gets buffers of its own: through the pool
+ * its memory would go back to the driver at the next synchronization, in
+ * the next product (rmat 18's A*A: 134 -> 160 ms). */
 static hisp_status dalloc(dev_job *j, int which, size_t bytes)
 {
     buf_drop(j, which);
     j->size[which] = bytes;
-    /* C's may stay (unless C is the caller's scratch) */
-    j->tmp[which] = j->scratch_c || (which != B_CPTR && which != B_CCOL && which != B_CVAL);
-    return hispi_spgemm_dev_buffer(j->ctx, bytes, j->tmp[which], &j->b[which]);
+    j->own[which] = (which == B_CCOL || which == B_CVAL) && j->c_bytes > hispi_spgemm_pool_c_bytes;
+    return hispi_spgemm_dev_buffer(j->ctx, bytes, !j->own[which], &j->b[which]);
+}
+
+/* C's row pointers (the pool's) into a buffer of C's own, where C's other
+ * arrays are. */
+static hisp_status own_pointers(dev_job *j, int64_t m)
+{
+    size_t bytes = ((size_t)m + 1) * 8;
+    void *p = NULL;
+    HISPI_TRY(hispi_spgemm_dev_buffer(j->ctx, bytes, false, &p));
+    hisp_status s = HISPI_BE(j->ctx, buf_copy, p, j->b[B_CPTR], bytes);
+    if (s) {
+        hispi_spgemm_dev_free(j->ctx, bytes, false, p);
+        return s;
+    }
+    buf_drop(j, B_CPTR);
+    j->b[B_CPTR] = p, j->size[B_CPTR] = bytes, j->own[B_CPTR] = true;
+    return HISP_SUCCESS;
 }
 
 static hisp_status upload(dev_job *j, int which, const void *src, size_t bytes)
@@ -714,7 +738,9 @@ static hisp_status upload_operands(dev_job *j, const hispi_spgemm_args *g)
 static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
 {
     size_t es = hisp_type_size(g->type);
+    j->c_bytes = (size_t)nnz * (4 + es);
     if (!dalloc(j, B_CCOL, (size_t)nnz * 4) && !dalloc(j, B_CVAL, (size_t)nnz * es)) return true;
+    j->c_bytes = 0;
     block_free(j, false);
     hispi_clear_error(j->ctx);
     return false;
@@ -774,24 +800,29 @@ static hisp_status pass_rows(dev_job *j, int64_t m)
     return HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
 }
 
-/* C's pointers on the device from the counts; *nnz C's entries. */
-static hisp_status pass_scan(dev_job *j, int64_t m, int64_t *nnz)
+/* C's pointers on the device from the counts (C's size read with the
+ * fill's lists). */
+static hisp_status pass_scan(dev_job *j, int64_t m)
 {
     if (!j->scan.k[0]) HISPI_TRY(hispi_scan_get(j->ctx, false, &j->scan));
-    return hispi_scan_run(j->ctx, &j->scan, m, j->b[B_CNT], j->b[B_CPTR], nnz);
+    return hispi_scan_run(j->ctx, &j->scan, m, j->b[B_CNT], j->b[B_CPTR], NULL);
 }
 
 /* The hashed rows' lists for the fill, by their counts now (sg_fclass,
  * sg_fscatter): small local tables (B_SROWS), large ones (B_LROWS), global
- * tables (B_GROWS, their counts in B_GBOUND); nf[1..3] their sizes. */
-static hisp_status fill_lists(dev_job *j, int64_t m, uint32_t nf[4])
+ * tables (B_GROWS, their counts in B_GBOUND); nf[1..3] their sizes and
+ * *nnz C's entries, in one read (one wait for the device less). */
+static hisp_status fill_lists(dev_job *j, int64_t m, uint32_t nf[4], int64_t *nnz)
 {
     hisp_context ctx = j->ctx;
     hispi_karg mm = {HISPI_KARG_I64, NULL, m, 0};
-    hispi_karg fa[] = {mm, kbuf(j, B_CLS), kbuf(j, B_CNT), kbuf(j, B_NCLS)};
+    hispi_karg fa[] = {mm, kbuf(j, B_CLS), kbuf(j, B_CNT), kbuf(j, B_NCLS), kbuf(j, B_CPTR)};
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32)); /* sg_scatter's fill */
-    HISPI_TRY(launch(j, K_FCLASS, fa, 4, (m + GS - 1) / GS));
-    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, nf, 4 * sizeof *nf));
+    HISPI_TRY(launch(j, K_FCLASS, fa, 5, (m + GS - 1) / GS));
+    uint32_t r[6]; /* the classes' sizes, then C's size (int64) */
+    HISPI_TRY(HISPI_BE(ctx, buf_read, j->b[B_NCLS], 0, r, sizeof r));
+    memcpy(nf, r, 4 * sizeof *nf);
+    memcpy(nnz, r + 4, sizeof *nnz);
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
     HISPI_TRY(dalloc(j, B_SROWS, (size_t)nf[1] * 4));
     HISPI_TRY(dalloc(j, B_LROWS, (size_t)nf[2] * 4));
@@ -910,21 +941,22 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     /* the counts */
     const int64_t nc[5] = {n[1], 0, n[2], n[3], n[4]};
     HISPI_TRY(phase(j, g, false, bits, nc));
-    HISPI_TRY(pass_scan(j, m, &nnz));
-    *nnz_c = nnz;
+    HISPI_TRY(pass_scan(j, m));
     /* C's columns and values: the hashed rows listed again by their counts
      * (bcsstk33's rows have about 4600 products and 294 entries: a local
      * table now), the long rows' tables sized by them (rmat 18's 2.3x
      * smaller than by the products) */
     uint32_t nf[4];
     buf_drop(j, B_GKEYS), buf_drop(j, B_GOFF), buf_drop(j, B_HOFF);
-    HISPI_TRY(fill_lists(j, m, nf));
+    HISPI_TRY(fill_lists(j, m, nf, &nnz));
+    *nnz_c = nnz;
     gslots = 0;
     if (!bits) {
         HISPI_TRY(gather(j, B_HROWS, B_HBOUND, n[4]));
         HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, nf[3], &gslots));
         HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     }
+    j->c_bytes = (size_t)nnz * (4 + es);
     HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
     if (!bits) {
@@ -957,6 +989,7 @@ static void scratch_free(dev_job *j)
 {
     for (int i = B_BOUND; i < NB; i++)
         buf_drop(j, i);
+    j->c_bytes = 0;
 }
 
 /* The product in blocks of rows (run_blocks), the operands uploaded: C
@@ -1012,8 +1045,8 @@ static hisp_status blocks_run(dev_job *j, const hispi_spgemm_args *g, hispi_spge
  * is given and the device holds C whole, else into the host CSR *C (*M
  * NULL). All rows in one pass; where the device cannot give that pass's
  * lists, tables or C, in blocks of rows. */
-static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool scratch,
-                           hispi_sparse *C, hisp_matrix *M)
+static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C,
+                           hisp_matrix *M)
 {
     memset(C, 0, sizeof *C);
     if (M) *M = NULL;
@@ -1021,7 +1054,7 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool sc
     if (m > INT32_MAX)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
                           (long long)m);
-    dev_job j = {.ctx = ctx, .scratch_c = scratch && M};
+    dev_job j = {.ctx = ctx};
     hispi_spgemm_out o = {0};
     bool keep = false;
     hisp_status s = hispi_calloc(ctx, (size_t)m + 1, sizeof *o.rowptr, (void **)&o.rowptr);
@@ -1044,9 +1077,11 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool sc
         }
     }
     if (!s && in_blocks) s = blocks_run(&j, g, &o, M != NULL, &keep);
+    bool own = keep && j.own[B_CCOL]; /* a large C: no array of the pool's */
+    if (!s && own) s = own_pointers(&j, m);
     span_end(ctx, &t);
     if (!s && keep) {
-        s = (j.scratch_c ? hispi_matrix_wrap_scratch : hispi_matrix_wrap_owned)(
+        s = (own ? hispi_matrix_wrap_owned : hispi_matrix_wrap_pooled)(
             ctx, g->type, m, g->b.ncols, o.rowptr[m], j.b[B_CPTR], j.b[B_CCOL], j.b[B_CVAL], M);
         if (!s) j.b[B_CPTR] = j.b[B_CCOL] = j.b[B_CVAL] = NULL; /* the matrix's now */
         free(o.rowptr);
@@ -1064,7 +1099,7 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, bool sc
 
 hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)
 {
-    return dev_run(ctx, g, false, C, NULL);
+    return dev_run(ctx, g, C, NULL);
 }
 
 hisp_status hispi_spgemm_dev_vendor(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix *C)
@@ -1093,12 +1128,11 @@ hisp_status hispi_spgemm_dev_vendor(hisp_context ctx, const hispi_spgemm_args *g
     return s;
 }
 
-hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, bool scratch,
-                                    hisp_matrix *C)
+hisp_status hispi_spgemm_dev_matrix(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix *C)
 {
     hispi_sparse h;
     bool real = wrappable(g->type);
-    HISPI_TRY(dev_run(ctx, g, scratch, &h, real ? C : NULL));
+    HISPI_TRY(dev_run(ctx, g, &h, real ? C : NULL));
     if (real && *C) return HISP_SUCCESS;
     return hispi_matrix_wrap(ctx, &h, C); /* frees h on failure */
 }

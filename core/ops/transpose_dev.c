@@ -66,7 +66,7 @@ static hisp_status run(tjob *j, hisp_matrix X, bool scratch, hisp_matrix *R)
     if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[1], f, 8, groups, (size_t)gs));
     hispi_karg s[] = {kb(j->ptr), kb(j->col), kb(j->val)};
     if (n) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[2], s, 3, (size_t)n, (size_t)gs));
-    HISPI_TRY((scratch ? hispi_matrix_wrap_scratch
+    HISPI_TRY((scratch ? hispi_matrix_wrap_pooled
                        : hispi_matrix_wrap_owned)(ctx, t, n, m, nnz, j->ptr, j->col, j->val, R));
     j->ptr = j->col = j->val = NULL; /* R's now */
     return HISP_SUCCESS;
