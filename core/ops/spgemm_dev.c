@@ -185,7 +185,6 @@ typedef struct {
     int hgs;           /* the work-group of K_COUNT_H, K_FILL_H (0: no such kernels) */
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
     bool own[NB];      /* buf_alloc's, not the pool's (C's when C is large) */
-    size_t c_bytes;    /* C's columns and values where they stay whole, else 0 */
     size_t size[NB];   /* bytes of each buffer of the job's own */
 } dev_job;
 
@@ -267,12 +266,25 @@ size_t hispi_spgemm_pool_c_bytes = HISPI_TMP_KEEP;
  * against 0.18 (H200). A larger C gets buffers of its own: through the pool
  * its memory would go back to the driver at the next synchronization, in
  * the next product (rmat 18's A*A: 134 -> 160 ms). */
-static hisp_status dalloc(dev_job *j, int which, size_t bytes)
+static hisp_status dalloc_as(dev_job *j, int which, size_t bytes, bool own)
 {
     buf_drop(j, which);
     j->size[which] = bytes;
-    j->own[which] = (which == B_CCOL || which == B_CVAL) && j->c_bytes > hispi_spgemm_pool_c_bytes;
-    return hispi_spgemm_dev_buffer(j->ctx, bytes, !j->own[which], &j->b[which]);
+    j->own[which] = own;
+    return hispi_spgemm_dev_buffer(j->ctx, bytes, !own, &j->b[which]);
+}
+
+static hisp_status dalloc(dev_job *j, int which, size_t bytes)
+{
+    return dalloc_as(j, which, bytes, false);
+}
+
+/* C's columns and values whole (nnz entries of es bytes). */
+static hisp_status c_alloc(dev_job *j, int64_t nnz, size_t es)
+{
+    bool own = (size_t)nnz * (4 + es) > hispi_spgemm_pool_c_bytes;
+    HISPI_TRY(dalloc_as(j, B_CCOL, (size_t)nnz * 4, own));
+    return dalloc_as(j, B_CVAL, (size_t)nnz * es, own);
 }
 
 /* C's row pointers (the pool's) into a buffer of C's own, where C's other
@@ -738,9 +750,7 @@ static hisp_status upload_operands(dev_job *j, const hispi_spgemm_args *g)
 static bool keep_whole(dev_job *j, const hispi_spgemm_args *g, int64_t nnz)
 {
     size_t es = hisp_type_size(g->type);
-    j->c_bytes = (size_t)nnz * (4 + es);
-    if (!dalloc(j, B_CCOL, (size_t)nnz * 4) && !dalloc(j, B_CVAL, (size_t)nnz * es)) return true;
-    j->c_bytes = 0;
+    if (!c_alloc(j, nnz, es)) return true;
     block_free(j, false);
     hispi_clear_error(j->ctx);
     return false;
@@ -956,9 +966,7 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
         HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, nf[3], &gslots));
         HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     }
-    j->c_bytes = (size_t)nnz * (4 + es);
-    HISPI_TRY(dalloc(j, B_CCOL, (size_t)nnz * 4));
-    HISPI_TRY(dalloc(j, B_CVAL, (size_t)nnz * es));
+    HISPI_TRY(c_alloc(j, nnz, es));
     if (!bits) {
         HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
         HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
@@ -989,7 +997,6 @@ static void scratch_free(dev_job *j)
 {
     for (int i = B_BOUND; i < NB; i++)
         buf_drop(j, i);
-    j->c_bytes = 0;
 }
 
 /* The product in blocks of rows (run_blocks), the operands uploaded: C

@@ -142,6 +142,8 @@ static double products(const hispi_spgemm_args *g)
  * product (fresh pages cost poisson3d 100^3's A*A 8 % a phase). */
 typedef struct {
     int threads;
+    fill_fn fill; /* the entry type's row loops */
+    numeric_fn numeric;
     size_t n, esz;        /* op(B)'s columns; bytes of an entry */
     int32_t *mark;        /* threads x n, or NULL (numeric) */
     uint64_t *bits, *sum; /* the threads' sets for sorting (fill), or NULL */
@@ -156,11 +158,15 @@ static void scratch_free(scratch *sc)
 }
 
 /* The scratch for the fill (and the count before it), or for the numeric
- * phase (numeric); allocated here, in the calling thread. */
+ * phase (numeric); allocated here, in the calling thread. An entry type
+ * without row loops is refused. */
 static hisp_status scratch_make(hisp_context ctx, const hispi_spgemm_args *g, bool numeric,
                                 scratch *sc)
 {
     memset(sc, 0, sizeof *sc);
+    if (!row_fns(g->type, &sc->fill, &sc->numeric))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM of %s entries",
+                          hisp_type_name(g->type));
     sc->n = (size_t)g->b.ncols;
     sc->esz = hisp_type_size(g->type);
     int64_t blocks = (g->a.nrows + BLOCK - 1) / BLOCK;
@@ -184,8 +190,6 @@ typedef struct {
     const hispi_spgemm_args *g;
     hispi_spgemm_out *out;
     int phase;
-    fill_fn fill;
-    numeric_fn numeric;
     const scratch *sc;
     _Atomic int64_t next;
     _Atomic int slot;
@@ -230,11 +234,11 @@ static void *worker(void *arg)
             if (w->phase == PH_COUNT)
                 ptr[r + 1] = count_row(w->g, i, mark);
             else if (w->phase == PH_FILL)
-                w->fill(w->g, i, mark, &set, acc, w->out->colind + ptr[r],
-                        (char *)w->out->val + (size_t)ptr[r] * esz);
+                sc->fill(w->g, i, mark, &set, acc, w->out->colind + ptr[r],
+                         (char *)w->out->val + (size_t)ptr[r] * esz);
             else
-                w->numeric(w->g, i, acc, w->out->colind + ptr[r], ptr[r + 1] - ptr[r],
-                           (char *)w->out->val + (size_t)ptr[r] * esz);
+                sc->numeric(w->g, i, acc, w->out->colind + ptr[r], ptr[r + 1] - ptr[r],
+                            (char *)w->out->val + (size_t)ptr[r] * esz);
         }
     }
     return NULL;
@@ -245,23 +249,13 @@ static void run_phase(const hispi_spgemm_args *g, hispi_spgemm_out *out, int pha
                       const scratch *sc)
 {
     job w = {.g = g, .out = out, .phase = phase, .sc = sc};
-    row_fns(g->type, &w.fill, &w.numeric);
     atomic_init(&w.next, 0);
     atomic_init(&w.slot, 0);
     hispi_parallel(sc->threads, worker, &w);
 }
 
-static hisp_status check_type(hisp_context ctx, hisp_type t)
-{
-    fill_fn f;
-    numeric_fn nf;
-    if (row_fns(t, &f, &nf)) return HISP_SUCCESS;
-    return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM of %s entries", hisp_type_name(t));
-}
-
 hisp_status hispi_spgemm_host(hisp_context ctx, const hispi_spgemm_args *g, hispi_spgemm_out *out)
 {
-    HISPI_TRY(check_type(ctx, g->type));
     scratch sc;
     HISPI_TRY(scratch_make(ctx, g, false, &sc));
     out->rowptr[0] = 0;
@@ -276,7 +270,6 @@ hisp_status hispi_spgemm_host(hisp_context ctx, const hispi_spgemm_args *g, hisp
 hisp_status hispi_spgemm_numeric(hisp_context ctx, const hispi_spgemm_args *g,
                                  hispi_spgemm_out *out)
 {
-    HISPI_TRY(check_type(ctx, g->type));
     scratch sc;
     HISPI_TRY(scratch_make(ctx, g, true, &sc));
     run_phase(g, out, PH_NUMERIC, &sc);
