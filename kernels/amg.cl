@@ -219,42 +219,53 @@ KERNEL amg_join2(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
 
 /* ---- the tentative prolongator: size[a] nodes in aggregate a; flag[i]
  * one entry in row i; row i of P0 holds 1/sqrt(size) in column agg[i] */
-KERNEL amg_p0_count(const i64 n, GLOBAL const int *agg, GLOBAL u32 *size, GLOBAL u32 *flag)
+KERNEL amg_p0_count(const i64 n, GLOBAL const int *agg, GLOBAL const u32 *w, const int has_w,
+                    GLOBAL u32 *size, GLOBAL u32 *flag)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
     flag[i] = agg[i] >= 0;
-    if (agg[i] >= 0) INC_G(&size[agg[i]]);
+    if (agg[i] >= 0) ADD_G(&size[agg[i]], has_w ? w[i] : 1u);
 }
 
-FN real unit(u32 size)
+/* P0's entry of row i in aggregate a: sqrt(w_i / W_a) (the host's p0) */
+FN real p0(GLOBAL const u32 *w, const int has_w, GLOBAL const u32 *size, const i64 i, const int a)
 {
-    return DIV((real)1, sqrt((real)size));
+    return sqrt(DIV((real)(has_w ? w[i] : 1u), (real)size[a]));
 }
 
-KERNEL amg_p0_fill(const i64 n, GLOBAL const int *agg, GLOBAL const u32 *size,
-                   GLOBAL const i64 *ptr, GLOBAL int *col, GLOBAL real *val)
+KERNEL amg_p0_fill(const i64 n, GLOBAL const int *agg, GLOBAL const u32 *w, const int has_w,
+                   GLOBAL const u32 *size, GLOBAL const i64 *ptr, GLOBAL int *col,
+                   GLOBAL real *val)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n || agg[i] < 0) return;
     col[ptr[i]] = agg[i];
-    val[ptr[i]] = unit(size[agg[i]]);
+    val[ptr[i]] = p0(w, has_w, size, i, agg[i]);
 }
 
 /* ---- P = (I - omega D^-1 A) P0 over the pattern of A P0, in place of its
  * values: -omega / d_i * (A P0)_ij, plus P0's entry in column agg[i] */
 KERNEL amg_smooth(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col, GLOBAL real *val,
                   GLOBAL const real *d, const real omega, GLOBAL const int *agg,
-                  GLOBAL const u32 *size)
+                  GLOBAL const u32 *w, const int has_w, GLOBAL const u32 *size)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
     const real f = DIV(-omega, d[i]);
     for (i64 k = ptr[i]; k < ptr[i + 1]; k++) {
         real x = MUL(f, val[k]);
-        if (agg[i] >= 0 && col[k] == agg[i]) x += unit(size[agg[i]]);
+        if (agg[i] >= 0 && col[k] == agg[i]) x += p0(w, has_w, size, i, agg[i]);
         val[k] = x;
     }
+}
+
+/* ---- the spectral estimate's start vector (hispi_amg_start_value) */
+KERNEL amg_start(const i64 n, const i64 seed, GLOBAL real *v)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    v[i] = (real)(prio((u64)seed, (int)i) >> 40) * (real)1.1920928955078125e-7f - (real)1; /* 2^-23 */
 }
 
 /* ---- the V-cycle's fused updates (core/amg/amg_cycle.c) -----------------

@@ -85,13 +85,6 @@ static bool above(const uint8_t *st, const uint64_t *pr, int32_t a, int32_t b)
     return a > b;
 }
 
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* best[i] = the node above every other of {i} and i's neighbours' from[]. */
 static void spread(int64_t n, const int64_t *sptr, const int32_t *sidx, const uint8_t *st,
                    const uint64_t *pr, const int32_t *from, int32_t *best)
@@ -123,7 +116,7 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
         bool alone = sptr[i + 1] == sptr[i];
         st[i] = alone ? OUT : UNDECIDED; /* a node without neighbours: in no aggregate */
         left += !alone;
-        pr[i] = mix(seed ^ mix((uint64_t)i + 0x9e3779b97f4a7c15ull));
+        pr[i] = hispi_amg_hash(seed, i);
         self[i] = (int32_t)i;
     }
     /* Luby's rounds: the largest (state, priority, index) within distance 2 */

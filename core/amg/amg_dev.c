@@ -35,11 +35,13 @@ enum {
     K_P0_COUNT,
     K_P0_FILL,
     K_SMOOTH,
+    K_START,
     NK
 };
 static const char *const knames[NK] = {
-    "amg_diag",    "amg_scount", "amg_sfill", "amg_mis_init", "amg_spread",  "amg_mis_update",
-    "amg_flag_in", "amg_join1",  "amg_join2", "amg_p0_count", "amg_p0_fill", "amg_smooth"};
+    "amg_diag",       "amg_scount",  "amg_sfill", "amg_mis_init", "amg_spread",
+    "amg_mis_update", "amg_flag_in", "amg_join1", "amg_join2",    "amg_p0_count",
+    "amg_p0_fill",    "amg_smooth",  "amg_start"};
 
 /* The level's scratch buffers, freed together. */
 enum {
@@ -285,29 +287,58 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
     return HISP_SUCCESS;
 }
 
-/* P0 (n x nagg) from the aggregates in B_B2, as a matrix that owns its
- * buffers; the aggregates' sizes stay in B_SIZE. */
-static hisp_status tentative(dev_level *L, int64_t n, int64_t nagg, hisp_matrix *P0)
+/* A level's nodes' weights as kernel arguments (w NULL: 1 each). */
+static hispi_karg kw(const dev_level *L, const void *w)
+{
+    return kb(w ? w : L->b[B_B2]);
+}
+static hispi_karg khas(const void *w)
+{
+    return (hispi_karg){HISPI_KARG_I32, NULL, w != NULL, 0};
+}
+
+/* P0 (n x nagg) from the aggregates in B_B2 and the nodes' weights w, as a
+ * matrix that owns its buffers; the aggregates' weights stay in B_SIZE. */
+static hisp_status tentative(dev_level *L, int64_t n, int64_t nagg, const void *w, hisp_matrix *P0)
 {
     void **b = L->b;
     int64_t nnz = 0;
     HISPI_TRY(dzero(L, B_SIZE, (size_t)nagg * 4));
-    hispi_karg c[] = {ki(n), kb(b[B_B2]), kb(b[B_SIZE]), kb(b[B_CNT])};
-    HISPI_TRY(launch(L, K_P0_COUNT, c, 4, n));
+    hispi_karg c[] = {ki(n), kb(b[B_B2]), kw(L, w), khas(w), kb(b[B_SIZE]), kb(b[B_CNT])};
+    HISPI_TRY(launch(L, K_P0_COUNT, c, 6, n));
     HISPI_TRY(dalloc(L, B_P0PTR, ((size_t)n + 1) * 8));
     HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, n, b[B_CNT], b[B_P0PTR], &nnz));
     HISPI_TRY(dalloc(L, B_P0COL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(L, B_P0VAL, (size_t)nnz * L->es));
-    hispi_karg f[] = {ki(n),          kb(b[B_B2]),    kb(b[B_SIZE]),
-                      kb(b[B_P0PTR]), kb(b[B_P0COL]), kb(b[B_P0VAL])};
-    HISPI_TRY(launch(L, K_P0_FILL, f, 6, n));
+    hispi_karg f[] = {ki(n),         kb(b[B_B2]),    kw(L, w),       khas(w),
+                      kb(b[B_SIZE]), kb(b[B_P0PTR]), kb(b[B_P0COL]), kb(b[B_P0VAL])};
+    HISPI_TRY(launch(L, K_P0_FILL, f, 8, n));
     HISPI_TRY(hispi_matrix_wrap_owned(L->ctx, L->t, n, nagg, nnz, b[B_P0PTR], b[B_P0COL],
                                       b[B_P0VAL], P0));
     b[B_P0PTR] = b[B_P0COL] = b[B_P0VAL] = NULL; /* P0's now */
     return HISP_SUCCESS;
 }
 
-static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, hispi_amg_level *out)
+/* D^-1 A's largest eigenvalue (hispi_amg_lmax), S's products with vectors,
+ * from the start vector made on the device. */
+static hisp_status spectrum(dev_level *L, hisp_matrix S, const hispi_amg_opts *o,
+                            hispi_amg_level *out)
+{
+    hisp_vector r0 = NULL;
+    void *v = NULL;
+    int64_t n = S->host.nrows;
+    hisp_status s = hisp_vector_create(L->ctx, L->t, n, &r0);
+    if (!s) s = hispi_vector_device(r0, false, &v);
+    hispi_karg a[] = {ki(n), ki((int64_t)(o->seed ^ HISPI_AMG_START_SEED)), kb(v)};
+    if (!s) s = launch(L, K_START, a, 3, n);
+    if (!s) hispi_vector_device_written(r0);
+    if (!s) s = hispi_amg_lmax(S, out->diag, r0, out->rho, &out->lmax);
+    hisp_vector_destroy(&r0);
+    return s;
+}
+
+static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void *w,
+                         const hispi_amg_opts *o, hispi_amg_level *out)
 {
     hisp_context ctx = L->ctx;
     dcsr a = view(A);
@@ -325,12 +356,13 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
     HISPI_TRY(diagonal(L, &a, d, l1, &out->rho));
     hispi_vector_device_written(out->diag);
     if (l1) hispi_vector_device_written(out->l1);
+    HISPI_TRY(spectrum(L, S, o, out));
     HISPI_TRY(strength(L, &a, d, o->theta));
     HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
     if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
     drop(L, B_SIDX), drop(L, B_SPTR), drop(L, B_ST), drop(L, B_B1), drop(L, B_RNUM);
     drop(L, B_PRIO);
-    HISPI_TRY(tentative(L, a.n, nagg, &P0));
+    HISPI_TRY(tentative(L, a.n, nagg, w, &P0));
     hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &P);
     hisp_matrix_destroy(&P0);
     hisp_matrix Pd = NULL; /* P where the product left it on the device */
@@ -338,28 +370,31 @@ static hisp_status level(dev_level *L, hisp_matrix A, const hispi_amg_opts *o, h
     if (!s && Pd != P) hisp_matrix_destroy(&P), P = Pd;
     if (!s) {
         dcsr p = view(P);
-        hispi_karg m[] = {ki(p.n),        kb(p.ptr),       kb(p.col),
-                          kb(p.val),      kb(d),           kr(L, 4.0 / 3.0 / out->rho),
-                          kb(L->b[B_B2]), kb(L->b[B_SIZE])};
-        s = launch(L, K_SMOOTH, m, 8, p.n);
+        hispi_karg m[] = {ki(p.n),         kb(p.ptr), kb(p.col),
+                          kb(p.val),       kb(d),     kr(L, 4.0 / 3.0 / out->lmax),
+                          kb(L->b[B_B2]),  kw(L, w),  khas(w),
+                          kb(L->b[B_SIZE])};
+        s = launch(L, K_SMOOTH, m, 10, p.n);
     }
-    drop(L, B_B2), drop(L, B_SIZE);
+    drop(L, B_B2);
     if (!s) s = hispi_spgemm_dev_transpose(P, false, &out->R);
     if (s) {
         hisp_matrix_destroy(&P);
         return s;
     }
     out->P = P, out->nagg = nagg;
+    out->w = L->b[B_SIZE], L->b[B_SIZE] = NULL; /* the next level's weights */
     hispi_amg_dev_levels++;
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_level *out)
+hisp_status hispi_amg_dev_level(hisp_matrix S, hisp_matrix A, const void *w,
+                                const hispi_amg_opts *o, hispi_amg_level *out)
 {
     memset(out, 0, sizeof *out);
     hisp_type t = A->host.type;
     dev_level L = {.ctx = A->ctx, .t = t, .es = hisp_type_size(t)};
-    hisp_status s = level(&L, A, o, out);
+    hisp_status s = level(&L, S, A, w, o, out);
     level_free(&L);
     if (s) {
         hisp_vector_destroy(&out->diag), hisp_vector_destroy(&out->l1);

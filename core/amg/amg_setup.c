@@ -74,23 +74,27 @@ static hisp_status diagonal(hisp_context ctx, int64_t n, const int64_t *p, const
     return HISP_SUCCESS;
 }
 
-/* unit[a] = 1/sqrt(|aggregate a|): P0's entries, the columns of unit norm. */
-static hisp_status unit_entries(hisp_context ctx, int64_t n, const int32_t *agg, int64_t nagg,
-                                double **unit)
+/* W[a] = the sum of w over aggregate a (w NULL: 1 each); *W owned by the
+ * caller. */
+static hisp_status weights(hisp_context ctx, int64_t n, const int32_t *agg, int64_t nagg,
+                           const uint32_t *w, uint32_t **W)
 {
-    double *u = NULL;
-    HISPI_TRY(hispi_calloc(ctx, (size_t)nagg + 1, sizeof *u, (void **)&u));
+    HISPI_TRY(hispi_calloc(ctx, (size_t)nagg + 1, sizeof **W, (void **)W));
     for (int64_t i = 0; i < n; i++)
-        if (agg[i] >= 0) u[agg[i]]++;
-    for (int64_t a = 0; a < nagg; a++)
-        u[a] = 1 / sqrt(u[a]);
-    *unit = u;
+        if (agg[i] >= 0) (*W)[agg[i]] += w ? w[i] : 1;
     return HISP_SUCCESS;
 }
 
-/* P0: row i holds unit[agg[i]] in column agg[i] (none for -1). */
+/* P0's entry of row i (in aggregate a = agg[i] >= 0): sqrt(w_i / W_a),
+ * as the device computes it (kernels/amg.cl's p0). */
+static double p0(const uint32_t *w, const uint32_t *W, int64_t i, int32_t a)
+{
+    return sqrt((double)(w ? w[i] : 1) / (double)W[a]);
+}
+
+/* P0: row i holds p0 in column agg[i] (none for -1). */
 static hisp_status tentative(hisp_context ctx, hisp_type t, int64_t n, const int32_t *agg,
-                             int64_t nagg, const double *unit, hisp_matrix *P0)
+                             int64_t nagg, const uint32_t *w, const uint32_t *W, hisp_matrix *P0)
 {
     int64_t *ptr = NULL;
     int32_t *col = NULL;
@@ -104,7 +108,7 @@ static hisp_status tentative(hisp_context ctx, hisp_type t, int64_t n, const int
             ptr[i] = k;
             if (agg[i] < 0) continue;
             col[k] = agg[i];
-            hispi_store_real(t, val, k++, unit[agg[i]]);
+            hispi_store_real(t, val, k++, p0(w, W, i, agg[i]));
         }
         ptr[n] = k;
         s = hisp_matrix_create_csr(ctx, t, n, nagg, ptr, col, val, P0);
@@ -116,26 +120,26 @@ static hisp_status tentative(hisp_context ctx, hisp_type t, int64_t n, const int
 /* P = (I - omega D^-1 A) P0 over AP0's pattern (which holds P0's: every
  * diagonal of A is there). */
 static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const double *d, double omega,
-                            const int32_t *agg, int64_t nagg, const double *unit, hisp_matrix AP0,
-                            hisp_matrix *P)
+                            const int32_t *agg, int64_t nagg, const uint32_t *w, const uint32_t *W,
+                            hisp_matrix AP0, hisp_matrix *P)
 {
     const int64_t *p;
     const int32_t *c;
     const void *v;
     HISPI_TRY(hisp_matrix_host_arrays(AP0, &p, NULL, &c, &v));
     int64_t nnz = p[n];
-    void *w = NULL;
-    hisp_status s = hispi_alloc(ctx, (size_t)nnz + 1, hisp_type_size(t), &w);
+    void *pv = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)nnz + 1, hisp_type_size(t), &pv);
     if (!s) {
         for (int64_t i = 0; i < n; i++)
             for (int64_t k = p[i]; k < p[i + 1]; k++) {
                 double x = -omega / d[i] * hispi_load_real(t, v, k);
-                if (agg[i] >= 0 && c[k] == agg[i]) x += unit[agg[i]];
-                hispi_store_real(t, w, k, x);
+                if (agg[i] >= 0 && c[k] == agg[i]) x += p0(w, W, i, agg[i]);
+                hispi_store_real(t, pv, k, x);
             }
-        s = hisp_matrix_create_csr(ctx, t, n, nagg, p, c, w, P);
+        s = hisp_matrix_create_csr(ctx, t, n, nagg, p, c, pv, P);
     }
-    free(w);
+    free(pv);
     return s;
 }
 
@@ -154,10 +158,27 @@ static hisp_status diag_vector(hisp_context ctx, hisp_type t, int64_t n, const d
     return s;
 }
 
+/* A new vector of n start values (hispi_amg_start_value) of type t. */
+static hisp_status start_vector(hisp_context ctx, hisp_type t, int64_t n, uint64_t seed,
+                                hisp_vector *v)
+{
+    void *tw = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(t), &tw));
+    for (int64_t i = 0; i < n; i++)
+        hispi_store_real(t, tw, i, hispi_amg_start_value(seed, i));
+    hisp_status s = hisp_vector_create(ctx, t, n, v);
+    if (!s) s = hisp_vector_write(*v, tw);
+    if (s) hisp_vector_destroy(v);
+    free(tw);
+    return s;
+}
+
 /* One level on the host: out's P from A (none where no coarser level can
- * be made), A's diagonal and Gershgorin's bound of rho(D^-1 A). */
-static hisp_status host_level(hisp_context ctx, hisp_matrix A, const hispi_amg_opts *o,
-                              hispi_amg_level *out)
+ * be made) with its columns' weights, A's diagonal, Gershgorin's bound
+ * and the Lanczos estimate of D^-1 A's largest eigenvalue; w: A's nodes'
+ * weights (NULL: 1 each). */
+static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w,
+                              const hispi_amg_opts *o, hispi_amg_level *out)
 {
     hisp_matrix_info mi;
     const int64_t *p;
@@ -167,8 +188,10 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const hispi_amg_o
     HISPI_TRY(hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
     int64_t n = mi.nrows, *sptr = NULL, nagg = 0;
     int32_t *sidx = NULL, *agg = NULL;
-    double *d = NULL, *unit = NULL;
+    double *d = NULL;
+    uint32_t *W = NULL;
     hisp_matrix P0 = NULL, AP0 = NULL;
+    hisp_vector r0 = NULL;
     double *l1 = NULL;
     bool want_l1 = o->smoother == HISPI_AMG_L1_JACOBI;
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
@@ -177,33 +200,50 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const hispi_amg_o
     if (!s) s = diag_vector(ctx, mi.type, n, d, &out->diag);
     if (!s && want_l1) s = diag_vector(ctx, mi.type, n, l1, &out->l1);
     free(l1);
+    if (!s) s = start_vector(ctx, mi.type, n, o->seed, &r0);
+    if (!s) s = hispi_amg_lmax(A, out->diag, r0, out->rho, &out->lmax);
+    hisp_vector_destroy(&r0);
     if (!s) s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
     if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, &nagg);
     if (!s && nagg > 0 && nagg < n) {
-        s = unit_entries(ctx, n, agg, nagg, &unit);
-        if (!s) s = tentative(ctx, mi.type, n, agg, nagg, unit, &P0);
+        s = weights(ctx, n, agg, nagg, w, &W);
+        if (!s) s = tentative(ctx, mi.type, n, agg, nagg, w, W, &P0);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &AP0);
         if (!s)
-            s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / out->rho, agg, nagg, unit, AP0, &out->P);
-        if (!s) out->nagg = nagg;
+            s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / out->lmax, agg, nagg, w, W, AP0, &out->P);
+        if (!s) out->nagg = nagg, out->w = W, W = NULL;
     }
     hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
-    free(sptr), free(sidx), free(agg), free(unit), free(d);
+    free(sptr), free(sidx), free(agg), free(W), free(d);
     return s;
 }
 
-/* Level l's P, R, diagonal and rho from A[l] (on the device: its copy
- * there, *Ad), and A[l + 1] = P^T A P; *more: a coarser level was made. */
-static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, const hispi_amg_opts *o,
-                              bool *more)
+/* Level l's P, R, diagonal and spectral bounds from A[l] (on the device:
+ * its copy there, *Ad) and its nodes' weights *w, and A[l + 1] = P^T A P;
+ * *w then the coarse nodes' (the caller frees them: free_weights); *more:
+ * a coarser level was made. */
+static void free_weights(const hispi_amg *h, void *w)
+{
+    if (!w) return;
+    if (h->on_device)
+        HISPI_BE_VOID(h->A[0]->ctx, buf_free, w);
+    else
+        free(w);
+}
+
+static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
+                              const hispi_amg_opts *o, bool *more)
 {
     hispi_amg_level lv;
     memset(&lv, 0, sizeof lv);
     *more = false;
-    hisp_status s =
-        h->on_device ? hispi_amg_dev_level(Ad, o, &lv) : host_level(h->A[0]->ctx, h->A[l], o, &lv);
-    h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->rho[l] = lv.rho, h->P[l] = lv.P, h->R[l] = lv.R;
+    hisp_status s = h->on_device ? hispi_amg_dev_level(h->A[l], Ad, *w, o, &lv)
+                                 : host_level(h->A[0]->ctx, h->A[l], *w, o, &lv);
+    free_weights(h, *w);
+    *w = lv.w;
+    h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->P[l] = lv.P, h->R[l] = lv.R;
+    h->rho[l] = lv.rho, h->lmax[l] = lv.lmax;
     if (s || !lv.P) return s;
     if (h->on_device) { /* R (A P), both products on the device */
         hisp_matrix AP = NULL;
@@ -240,6 +280,7 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
     h->on_device = hispi_amg_dev_usable(ctx);
     hisp_matrix A0 = NULL; /* A in the device layout for a device setup (A where it is) */
     void *A0ptr = NULL;    /* its row pointers where they were widened */
+    void *w = NULL;        /* the level's nodes' weights (NULL: 1 each) */
     hisp_status s = h->on_device ? hispi_amg_dev_operand(A, &A0, &A0ptr) : HISP_SUCCESS;
     for (int l = 0; !s; l++) {
         hisp_matrix_info li;
@@ -249,9 +290,10 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
         h->nlevels = l + 1;
         if (li.nrows <= o->max_coarse || l + 1 >= maxl) break;
         bool more = false;
-        s = next_level(h, l, l ? h->A[l] : A0, o, &more);
+        s = next_level(h, l, l ? h->A[l] : A0, &w, o, &more);
         if (!more) break;
     }
+    free_weights(h, w);
     if (A0 != A) hisp_matrix_destroy(&A0);
     if (A0ptr) HISPI_BE_VOID(ctx, buf_free, A0ptr);
     int64_t last = h->nlevels ? h->rows[h->nlevels - 1] : 0;

@@ -41,8 +41,15 @@ HISPI_LOCAL hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const i
 /* ---- the hierarchy (amg_setup.c) ------------------------------------------ */
 
 /* levels at most; rows of the coarsest at most (solved by a dense
- * factorisation and, on a device, its inverse) */
-enum { HISPI_AMG_MAX_LEVELS = HISP_PRECOND_MAX_LEVELS, HISPI_AMG_DENSE_MAX = 4096 };
+ * factorisation and, on a device, its inverse); Lanczos steps of the
+ * spectral estimate */
+enum {
+    HISPI_AMG_MAX_LEVELS = HISP_PRECOND_MAX_LEVELS,
+    HISPI_AMG_DENSE_MAX = 4096,
+    HISPI_AMG_LANCZOS = 10
+};
+/* the start vector's stream, apart from the aggregation's priorities */
+#define HISPI_AMG_START_SEED 0x6c616e637a6f73ull
 
 /* The smoothers (the options' amg_smoother, in its order). */
 enum { HISPI_AMG_CHEBYSHEV, HISPI_AMG_JACOBI, HISPI_AMG_L1_JACOBI };
@@ -58,9 +65,14 @@ typedef struct {
 
 /* Level l: its operator A[l] (A[0] the caller's, borrowed) and, but for the
  * coarsest, P[l] from level l + 1 to l: P = (I - omega D^-1 A) P0 with P0
- * the tentative prolongator (aggregate indicators, columns of unit norm)
- * and omega = 4/3 / rho, rho Gershgorin's bound of D^-1 A (max over rows of
- * sum_j |a_ij| / a_ii: safe, and tight on M-matrices of zero row sums).
+ * the tentative prolongator and omega = 4/3 / lmax, lmax the Lanczos
+ * estimate of D^-1 A's largest eigenvalue (amg_spectrum.c). P0 interpolates
+ * the near-null space, the constant of level 0: row i of aggregate a holds
+ * sqrt(w_i / W_a), w_i the level-0 rows that node i stands for (1 on level
+ * 0), W_a the sum over a (the coarse node's w): columns of unit norm, and
+ * P0 times the coarse near-null vector sqrt(W) is the fine one sqrt(w).
+ * rho: Gershgorin's bound of D^-1 A (max over rows of sum_j |a_ij| /
+ * a_ii), which caps the Chebyshev smoother's interval.
  * A hierarchy set up on the device keeps R[l] = P[l]^T too (the
  * restriction as a product of its own), its operators and prolongators in
  * device buffers. */
@@ -73,30 +85,50 @@ typedef struct {
      * l1 row sums sum_j |a_ij| (for the l1-Jacobi smoother, else NULL) and
      * rho */
     hisp_vector diag[HISPI_AMG_MAX_LEVELS], l1[HISPI_AMG_MAX_LEVELS];
-    double rho[HISPI_AMG_MAX_LEVELS];
+    double rho[HISPI_AMG_MAX_LEVELS], lmax[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
 /* One level's result: P (NULL: no coarser level), R (device setups), the
- * diagonal, rho, P's columns. */
+ * diagonal, rho, lmax, P's columns and their weights W (u32 each: a device
+ * buffer on a device, else host memory; the next level's w). */
 typedef struct {
     hisp_matrix P, R;
     hisp_vector diag, l1;
-    double rho;
+    double rho, lmax;
     int64_t nagg;
+    void *w;
 } hispi_amg_level;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
 /* The defaults with ctx's options (amg_theta, amg_smoother, amg_sweeps). */
 HISPI_LOCAL void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o);
 
+/* ---- the spectral estimate (amg_spectrum.c) -------------------------------- */
+
+/* The aggregation's priorities and the start vector: a hash of (seed, i),
+ * and the start vector's entries from it, uniform in [-1, 1) on 24 bits
+ * (exact in f32 and f64: the same on the host and the device). */
+HISPI_LOCAL uint64_t hispi_amg_hash(uint64_t seed, int64_t i);
+HISPI_LOCAL double hispi_amg_start_value(uint64_t seed, int64_t i);
+/* *lmax: an estimate of D^-1 A's largest eigenvalue (A symmetric, d its
+ * positive diagonal), the largest Ritz value of HISPI_AMG_LANCZOS Lanczos
+ * steps in the D inner product from r0 (overwritten), by the library's
+ * SpMV and vector calls on A's context: within a few per cent below it on
+ * the Laplacians measured; rho (Gershgorin's bound) where the steps give
+ * nothing or more. */
+HISPI_LOCAL hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho,
+                                       double *lmax);
+
 /* ---- the device's levels (amg_dev.c) -------------------------------------- */
 
 /* Does ctx's backend set levels up with kernels (where SpGEMM runs there)? */
 HISPI_LOCAL bool hispi_amg_dev_usable(hisp_context ctx);
-/* One level of A (square CSR in hisp's device layout, hispi_amg_dev_copy):
- * the host level's results (the same aggregates) and R = P^T. */
-HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix A, const hispi_amg_opts *o,
-                                            hispi_amg_level *out);
+/* One level of A (S for its products with vectors; Ad the same in hisp's
+ * device layout, hispi_amg_dev_copy), w its nodes' weights (a device
+ * buffer; NULL: all 1): the host level's results (the same aggregates) and
+ * R = P^T. */
+HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix S, hisp_matrix Ad, const void *w,
+                                            const hispi_amg_opts *o, hispi_amg_level *out);
 /* Kernel `name` of kernels/amg.cl for entries of type t (f32, f64); a
  * launch of one work-item per index i < n. */
 HISPI_LOCAL hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
