@@ -120,14 +120,6 @@ FN u64 prio(u64 seed, int i)
     return mix(seed ^ mix((u64)(i64)i + 0x9e3779b97f4a7c15ull));
 }
 
-/* node a's (state, priority, index) above node b's? */
-FN bool above(GLOBAL const u8 *st, GLOBAL const u64 *pr, int a, int b)
-{
-    if (st[a] != st[b]) return st[a] > st[b];
-    if (pr[a] != pr[b]) return pr[a] > pr[b];
-    return a > b;
-}
-
 /* the states, and the priorities hashed once (64-bit multiplies are slow on
  * GPUs; the rounds compare each several times) */
 KERNEL amg_mis_init(const i64 n, GLOBAL const i64 *sptr, const i64 seed, GLOBAL u8 *st,
@@ -148,9 +140,14 @@ KERNEL amg_spread(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
     int b = first ? (int)i : from[i];
+    u8 bs = st[b]; /* b's (state, priority) kept: each neighbour's loaded once */
+    u64 bp = pr[b];
     for (i64 k = sptr[i]; k < sptr[i + 1]; k++) {
         const int c = first ? sidx[k] : from[sidx[k]];
-        if (above(st, pr, c, b)) b = c;
+        const u8 cs = st[c];
+        if (cs < bs) continue;
+        const u64 cp = pr[c];
+        if (cs > bs || cp > bp || (cp == bp && c > b)) b = c, bs = cs, bp = cp;
     }
     best[i] = b;
 }

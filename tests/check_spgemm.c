@@ -1092,6 +1092,87 @@ static void plan_device_failures(hisp_context ctx, hisp_matrix A, hisp_matrix B)
  * operand's is HISP_ERR_OUT_OF_DEVICE_MEMORY with a message, no C, the
  * operands unchanged; a block's is absorbed by smaller blocks, C the same.
  * Products in blocks of a few hundred device bytes give one block's bits. */
+/* Products with A's entries, C = M I made on the device, in the SpMV
+ * kernels' every kind of block (their plan made on the device where the
+ * backend can): M (n = 30000) has row 0 full (chunks with partial sums),
+ * rows 1-50 700 entries (long in f64, not in f32), rows 51-99 1500 (long),
+ * the others the diagonal and two more, every 7th empty. y = op(C) x
+ * against the host's loops over M's arrays, op N and T. */
+START_TEST(test_spmv_on_product)
+{
+    hisp_context ctx = target_context(_i);
+    const int64_t n = 30000;
+    int64_t *p = malloc((size_t)(n + 1) * 8), *ip = malloc((size_t)(n + 1) * 8);
+    int64_t cap = 2 * n + 50 * 700 + 49 * 1500 + 3 * n;
+    int32_t *c = malloc((size_t)cap * 4), *ic = malloc((size_t)n * 4);
+    double *v = malloc((size_t)cap * 8), *iv = malloc((size_t)n * 8);
+    uint64_t st = test_seed() + 77;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = k;
+        int64_t len = i == 0 ? n : i <= 50 ? 700 : i < 100 ? 1500 : i % 7 == 0 ? 0 : 3;
+        for (int64_t q = 0; q < len; q++) {
+            int64_t j = i < 100 ? q * (n / len) : q == 0 ? i : (i * 31 + q * 7919) % n;
+            if (q > 0 && i >= 100 && (j == i || j <= c[k - 1])) continue; /* sorted, once */
+            c[k] = (int32_t)j, v[k++] = test_uniform(&st);
+        }
+        ip[i] = i, ic[i] = (int32_t)i, iv[i] = 1;
+    }
+    p[n] = k, ip[n] = n;
+    double *x = malloc((size_t)n * 8), *y0 = malloc((size_t)n * 8), *want = malloc((size_t)n * 8),
+           *got = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = test_uniform(&st), y0[i] = test_uniform(&st);
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F64 : HISP_F32;
+        float *vf = malloc((size_t)k * 4), *ivf = malloc((size_t)n * 4),
+              *xf = malloc((size_t)n * 4), *yf = malloc((size_t)n * 4), *gf = malloc((size_t)n * 4);
+        for (int64_t q = 0; q < k; q++)
+            vf[q] = (float)v[q];
+        for (int64_t i = 0; i < n; i++)
+            ivf[i] = 1, xf[i] = (float)x[i], yf[i] = (float)y0[i];
+        hisp_matrix M = NULL, I = NULL, C = NULL;
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, t, n, n, p, c, ti ? (void *)v : vf, &M));
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, t, n, n, ip, ic, ti ? (void *)iv : ivf, &I));
+        CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, M, HISP_OP_N, I, &C));
+        hisp_vector xv = NULL, yv = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, t, n, &xv));
+        CK_OK(ctx, hisp_vector_create(ctx, t, n, &yv));
+        CK_OK(ctx, hisp_vector_write(xv, ti ? (void *)x : xf));
+        for (int op = 0; op < 2; op++) {
+            CK_OK(ctx, hisp_vector_write(yv, ti ? (void *)y0 : yf));
+            double al = 1.5, be = 0.5;
+            float alf = 1.5f, bef = 0.5f;
+            CK_OK(ctx, hisp_spmv(ctx, op ? HISP_OP_T : HISP_OP_N, ti ? (void *)&al : &alf, C, xv,
+                                 ti ? (void *)&be : &bef, yv));
+            CK_OK(ctx, hisp_vector_read(yv, ti ? (void *)got : gf));
+            double big = 0, err = 0;
+            for (int64_t i = 0; i < n; i++)
+                want[i] = 0.5 * y0[i];
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t q = p[i]; q < p[i + 1]; q++) {
+                    if (op)
+                        want[c[q]] += 1.5 * v[q] * x[i];
+                    else
+                        want[i] += 1.5 * v[q] * x[c[q]];
+                }
+            for (int64_t i = 0; i < n; i++) {
+                double g = ti ? got[i] : gf[i];
+                err = fmax(err, fabs(g - want[i])), big = fmax(big, fabs(want[i]));
+            }
+            ck_assert_msg(err <= (ti ? 1e-12 : 1e-4) * big, "%s %s op %c: |y - y_ref| %g of %g",
+                          test_label(_i), hisp_type_name(t), op ? 'T' : 'N', err, big);
+        }
+        hisp_vector_destroy(&xv), hisp_vector_destroy(&yv);
+        hisp_matrix_destroy(&M), hisp_matrix_destroy(&I), hisp_matrix_destroy(&C);
+        free(vf), free(ivf), free(xf), free(yf), free(gf);
+    }
+    free(p), free(ip), free(c), free(ic), free(v), free(iv);
+    free(x), free(y0), free(want), free(got);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_device_failures)
 {
     hisp_context ctx = target_context(_i);
@@ -1463,6 +1544,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
     tcase_add_loop_test(tc, test_device, 0, n);
     tcase_add_loop_test(tc, test_device_failures, 0, n);
+    tcase_add_loop_test(tc, test_spmv_on_product, 0, n);
     tcase_add_loop_test(tc, test_plan_backends, 0, n);
     tcase_add_loop_test(tc, test_plan_device_operands, 0, n);
     tcase_add_loop_test(tc, test_ptap_device, 0, n);

@@ -434,6 +434,47 @@ static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cud
     return s;
 }
 
+/* The work layout of m (wrapping device arrays: m->k.rowptr) planned on the
+ * device from its row pointers (kernels_cuda/csr_plan.cu): no copy of them
+ * to the host. */
+static hisp_status hisp_cuda_layout_dev(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m,
+                                        const hispi_csr_ext *ext, hisp_type t)
+{
+    int64_t n = m->k.nrows, cap = HISP_CUDA_CAP((int64_t)hisp_type_size(t));
+    size_t bytes = 0;
+    void *scratch = NULL;
+    unsigned tot[3] = {0, 0, 0};
+    HISP_CUDA_TRY(ctx, hisp_cuda_plan_scratch(n, &bytes));
+    HISPI_TRY(hisp_cuda_tmp_alloc(ctx, be, bytes, &scratch));
+    cudaError_t e =
+        hisp_cuda_plan_count(ext->rowptr, ext->ptr64, ext->base, n, cap, HISP_CUDA_ROWCAP,
+                             HISP_CUDA_SPLIT, scratch, bytes, tot, be->stream);
+    hisp_status s =
+        e ? hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e,
+                              "cuda: the SpMV plan on the device: %s", cudaGetErrorString(e))
+          : HISP_SUCCESS;
+    if (!s && tot[0] > INT32_MAX)
+        s = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                       "SpMV: the matrix needs %u thread blocks, too many", tot[0]);
+    m->k.nblocks = tot[0], m->k.nsplits = tot[2];
+    size_t es = hisp_type_size(t);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[0] * sizeof(hisp_cuda_block), &m->blocks);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[2] * sizeof(hisp_cuda_split), &m->splits);
+    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[1] * es, &m->partial);
+    if (!s) {
+        e = hisp_cuda_plan_fill(ext->rowptr, ext->ptr64, ext->base, n, cap, HISP_CUDA_ROWCAP,
+                                HISP_CUDA_SPLIT, scratch, m->blocks, tot[0], m->splits, be->stream);
+        if (e)
+            s = hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e,
+                                  "cuda: the SpMV plan on the device: %s", cudaGetErrorString(e));
+    }
+    hisp_cuda_tmp_free(be, scratch);
+    m->k.blocks = m->blocks;
+    m->k.splits = m->splits;
+    m->k.partial = m->partial;
+    return s;
+}
+
 /* When at most half of A's rows have entries: m->nz, the matrix of those
  * rows (its own row pointers and plan; m's colind and val, not owned), the
  * rows' numbers and the scratch of their products. */
@@ -554,7 +595,8 @@ static hisp_status hisp_cuda_csr_wrap(hisp_context ctx, void *p, const hispi_csr
     m->k.colind = ext->colind;
     m->k.val = ext->val;
     m->tr_off = 1;
-    hisp_status s = hisp_cuda_layout(ctx, be, m, A);
+    hisp_status s = A->rowptr ? hisp_cuda_layout(ctx, be, m, A)
+                              : hisp_cuda_layout_dev(ctx, be, m, ext, A->type);
     if (s) {
         hisp_cuda_csr_free(be, m);
         return s;
@@ -575,6 +617,7 @@ static hisp_status hisp_cuda_csr_arrays(hisp_context ctx, void *p, void *dev, hi
                            m->k.wide,
                            m->k.idx64,
                            m->k.base,
+                           false,
                            false,
                            false};
     return HISP_SUCCESS;
@@ -823,7 +866,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .mark_destroy = hisp_cuda_mark_destroy,
     .csr_upload = hisp_cuda_csr_upload,
     .csr_upload_opts = hisp_cuda_csr_upload_opts,
-    .csr_caps = HISPI_CSR_VENDOR | HISPI_CSR_VENDOR_GPTR,
+    .csr_caps = HISPI_CSR_VENDOR | HISPI_CSR_VENDOR_GPTR | HISPI_CSR_WRAP_DEVICE,
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
     .csr_spmv_dot = hisp_cuda_csr_spmv_dot,

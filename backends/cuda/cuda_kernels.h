@@ -82,6 +82,19 @@ cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const int32_t *row
 cudaError_t hisp_cuda_launch_transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, void *cnt,
                                        int phase, cudaStream_t stream);
 
+/* The block plan on the device from device row pointers (64-bit or 32-bit,
+ * base 0 or 1), kernels_cuda/csr_plan.cu: the scratch it needs; the
+ * blocks, split rows and partial-sum slots it makes (tot, after a wait);
+ * then the blocks and splits written into arrays of those sizes. */
+cudaError_t hisp_cuda_plan_scratch(int64_t n, size_t *bytes);
+cudaError_t hisp_cuda_plan_count(const void *rowptr, int ptr64, int base, int64_t n, int64_t cap,
+                                 int64_t rowcap, int64_t split, void *scratch, size_t bytes,
+                                 unsigned tot[3], cudaStream_t stream);
+cudaError_t hisp_cuda_plan_fill(const void *rowptr, int ptr64, int base, int64_t n, int64_t cap,
+                                int64_t rowcap, int64_t split, const void *scratch,
+                                hisp_cuda_block *blocks, int64_t nb, hisp_cuda_split *splits,
+                                cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -386,8 +386,8 @@ hisp_status hisp_cl_csr_arrays(hisp_context ctx, void *vbe, void *dev, hispi_csr
 {
     (void)ctx, (void)vbe;
     const hisp_cl_csr *m = dev;
-    *ext =
-        (hispi_csr_ext){m->rowptr, m->colind, m->val, m->wide_ptr, m->idx64, m->base, false, false};
+    *ext = (hispi_csr_ext){m->rowptr, m->colind, m->val, m->wide_ptr, m->idx64,
+                           m->base,   false,     false,  false};
     return HISP_SUCCESS;
 }
 

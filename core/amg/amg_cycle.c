@@ -205,8 +205,8 @@ static hisp_scalar scal(const hispi_amg_cycle *c, num *n, double v)
 
 /* The Chebyshev smoother: x = x + p(D^-1 A) D^-1 (b - A x), sweeps steps
  * (the default 3) of Chebyshev's iteration on D^-1 A over [lmax / 30,
- * min(1.1 lmax, rho)] (Saad, Iterative Methods, alg. 12.1; lmax the
- * Lanczos estimate, a little low, rho Gershgorin's bound); zero:
+ * upper] (Saad, Iterative Methods, alg. 12.1; lmax and upper the Lanczos
+ * estimate and bound of the largest eigenvalue); zero:
  * x is 0 on entry (one product fewer). A polynomial in D^-1 A: the same
  * before and after the coarse correction keeps the cycle symmetric.
  * Measured against damped Jacobi (one sweep) and degree 2, CG to 1e-8 on
@@ -218,7 +218,7 @@ static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vect
     hisp_context ctx = c->ctx;
     hisp_matrix A = c->h.A[l];
     hisp_vector r = c->r[l], d = c->e[l], t = c->w2[l];
-    double lm = c->h.lmax[l], hi = fmin(1.1 * lm, c->h.rho[l]), lo = lm / 30;
+    double hi = c->h.upper[l], lo = c->h.lmax[l] / 30;
     double th = (hi + lo) / 2, de = (hi - lo) / 2;
     double sg = th / de, rk = 1 / sg;
     num one, mone, zero_, a, bb;
@@ -355,8 +355,14 @@ static hisp_status level_vectors(hispi_amg_cycle *c, int l)
     int64_t n = c->h.rows[l];
     bool mid = l > 0 && l + 1 < c->h.nlevels; /* level 0: the caller's; the coarsest: dense */
     hisp_matrix m[3] = {mid ? c->h.A[l] : NULL, c->h.P[l], c->h.R[l]};
+    static const char *const what[3] = {"A's SpMV form", "P's SpMV form", "R's SpMV form"};
+    double t0 = 0;
+    hispi_amg_mark(c->ctx, n, "", &t0);
     for (int i = 0; i < 3; i++)
-        if (m[i] && m[i]->wrapped && !m[i]->dev) HISPI_TRY(hispi_matrix_wrap_upload(m[i]));
+        if (m[i] && m[i]->wrapped && !m[i]->dev) {
+            HISPI_TRY(hispi_matrix_wrap_upload(m[i]));
+            hispi_amg_mark(c->ctx, n, what[i], &t0);
+        }
     if (l > 0) {
         HISPI_TRY(zeros(c, n, &c->b[l]));
         HISPI_TRY(zeros(c, n, &c->x[l]));
@@ -364,7 +370,9 @@ static hisp_status level_vectors(hispi_amg_cycle *c, int l)
     if (l == c->h.nlevels - 1) return HISP_SUCCESS;
     HISPI_TRY(zeros(c, n, &c->r[l]));
     HISPI_TRY(zeros(c, n, &c->e[l]));
-    return zeros(c, n, &c->w2[l]);
+    HISPI_TRY(zeros(c, n, &c->w2[l]));
+    hispi_amg_mark(c->ctx, n, "vectors", &t0);
+    return HISP_SUCCESS;
 }
 
 hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle **pc)
@@ -384,15 +392,20 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
         s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &c->csr);
         A0 = c->csr;
     }
+    double t0 = 0;
+    hispi_amg_mark(ctx, mi.nrows, "", &t0);
     if (!s) s = hispi_amg_setup(A0, o, &c->h);
+    hispi_amg_mark(ctx, mi.nrows, "the hierarchy", &t0);
     if (!s) s = factor(c);
     c->fused = HISPI_BE_HAS(ctx, kern_get) && HISPI_BE_HAS(ctx, kern_launch);
     static const char *const kn[3] = {"amg_cheb0", "amg_cheb", "amg_gemv"};
     for (int i = 0; !s && c->fused && i < 3; i++)
         s = hispi_amg_kernel(ctx, c->t, kn[i], &c->k[i]);
     if (!s && c->fused) s = upload_inverse(c);
+    hispi_amg_mark(ctx, mi.nrows, "the coarsest level's inverse", &t0);
     for (int l = 0; !s && l < c->h.nlevels; l++)
         s = level_vectors(c, l);
+    hispi_amg_mark(ctx, mi.nrows, "the cycle's vectors and matrices", &t0);
     if (s) {
         hispi_amg_cycle_destroy(&c);
         return s;

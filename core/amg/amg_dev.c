@@ -247,7 +247,8 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
     HISPI_TRY(dalloc(L, B_PRIO, (size_t)n * 8));
     hispi_karg in[] = {ki(n), kb(b[B_SPTR]), ki(sd), kb(b[B_ST]), kb(b[B_PRIO])};
     HISPI_TRY(launch(L, K_MIS_INIT, in, 5, n));
-    for (uint32_t left = 1; left > 0;) {
+    int rounds = 0;
+    for (uint32_t left = 1; left > 0; rounds++) {
         hispi_karg s1[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
                            kb(b[B_ST]), kb(b[B_PRIO]), {HISPI_KARG_I32, NULL, 1, 0},
                            kb(b[B_B1]), kb(b[B_B1])};
@@ -263,6 +264,7 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
         void *tmp = b[B_ST];
         b[B_ST] = b[B_NST], b[B_NST] = tmp;
     }
+    hispi_debug("amg setup: %lld rows: %d rounds of the independent set", (long long)n, rounds);
     drop(L, B_NST);
     /* roots numbered in order by a scan of their flags */
     hispi_karg fl[] = {ki(n), kb(b[B_ST]), kb(b[B_CNT])};
@@ -332,7 +334,7 @@ static hisp_status spectrum(dev_level *L, hisp_matrix S, const hispi_amg_opts *o
     hispi_karg a[] = {ki(n), ki((int64_t)(o->seed ^ HISPI_AMG_START_SEED)), kb(v)};
     if (!s) s = launch(L, K_START, a, 3, n);
     if (!s) hispi_vector_device_written(r0);
-    if (!s) s = hispi_amg_lmax(S, out->diag, r0, out->rho, &out->lmax);
+    if (!s) s = hispi_amg_lmax(S, out->diag, r0, out->rho, &out->lmax, &out->upper);
     hisp_vector_destroy(&r0);
     return s;
 }
@@ -345,7 +347,10 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
     void *d = NULL;
     hisp_matrix P0 = NULL, P = NULL;
     int64_t nagg = 0;
+    double t0 = 0;
+    hispi_amg_mark(ctx, a.n, "", &t0);
     HISPI_TRY(level_kernels(L));
+    hispi_amg_mark(ctx, a.n, "kernels", &t0);
     HISPI_TRY(hisp_vector_create(ctx, L->t, a.n, &out->diag));
     HISPI_TRY(hispi_vector_device(out->diag, false, &d));
     void *l1 = NULL;
@@ -356,15 +361,21 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
     HISPI_TRY(diagonal(L, &a, d, l1, &out->rho));
     hispi_vector_device_written(out->diag);
     if (l1) hispi_vector_device_written(out->l1);
+    hispi_amg_mark(ctx, a.n, "diagonal", &t0);
     HISPI_TRY(spectrum(L, S, o, out));
+    hispi_amg_mark(ctx, a.n, "lanczos", &t0);
     HISPI_TRY(strength(L, &a, d, o->theta));
+    hispi_amg_mark(ctx, a.n, "strength", &t0);
     HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
+    hispi_amg_mark(ctx, a.n, "aggregate", &t0);
     if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
     drop(L, B_SIDX), drop(L, B_SPTR), drop(L, B_ST), drop(L, B_B1), drop(L, B_RNUM);
     drop(L, B_PRIO);
     HISPI_TRY(tentative(L, a.n, nagg, w, &P0));
+    hispi_amg_mark(ctx, a.n, "P0", &t0);
     hisp_status s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &P);
     hisp_matrix_destroy(&P0);
+    hispi_amg_mark(ctx, a.n, "A P0", &t0);
     hisp_matrix Pd = NULL; /* P where the product left it on the device */
     if (!s) s = hispi_amg_dev_copy(P, &Pd);
     if (!s && Pd != P) hisp_matrix_destroy(&P), P = Pd;
@@ -377,7 +388,9 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
         s = launch(L, K_SMOOTH, m, 10, p.n);
     }
     drop(L, B_B2);
+    hispi_amg_mark(ctx, a.n, "smooth", &t0);
     if (!s) s = hispi_spgemm_dev_transpose(P, false, &out->R);
+    hispi_amg_mark(ctx, a.n, "R = P^T", &t0);
     if (s) {
         hisp_matrix_destroy(&P);
         return s;

@@ -20,6 +20,15 @@ void hispi_amg_defaults(hispi_amg_opts *o)
     o->seed = 1;
 }
 
+void hispi_amg_mark(hisp_context ctx, int64_t n, const char *step, double *t0)
+{
+    if (!hispi_debug_on()) return;
+    if (HISPI_BE_HAS(ctx, synchronize)) (void)HISPI_BE_SYNC(ctx);
+    double t = hispi_now_ms();
+    if (*t0 > 0) hispi_debug("amg setup: %lld rows: %s %.2f ms", (long long)n, step, t - *t0);
+    *t0 = t;
+}
+
 void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o)
 {
     hispi_amg_defaults(o);
@@ -201,7 +210,7 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
     if (!s && want_l1) s = diag_vector(ctx, mi.type, n, l1, &out->l1);
     free(l1);
     if (!s) s = start_vector(ctx, mi.type, n, o->seed, &r0);
-    if (!s) s = hispi_amg_lmax(A, out->diag, r0, out->rho, &out->lmax);
+    if (!s) s = hispi_amg_lmax(A, out->diag, r0, out->rho, &out->lmax, &out->upper);
     hisp_vector_destroy(&r0);
     if (!s) s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
@@ -243,13 +252,18 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
     free_weights(h, *w);
     *w = lv.w;
     h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->P[l] = lv.P, h->R[l] = lv.R;
-    h->rho[l] = lv.rho, h->lmax[l] = lv.lmax;
+    h->rho[l] = lv.rho, h->lmax[l] = lv.lmax, h->upper[l] = lv.upper;
     if (s || !lv.P) return s;
     if (h->on_device) { /* R (A P), both products on the device */
         hisp_matrix AP = NULL;
+        double t0 = 0;
+        hispi_amg_mark(Ad->ctx, h->rows[l], "", &t0);
         s = hisp_matrix_multiply(HISP_OP_N, Ad, HISP_OP_N, lv.P, &AP);
+        hispi_amg_mark(Ad->ctx, h->rows[l], "A P", &t0);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, lv.R, HISP_OP_N, AP, &h->A[l + 1]);
+        hispi_amg_mark(Ad->ctx, h->rows[l], "R (A P)", &t0);
         hisp_matrix_destroy(&AP);
+        hispi_amg_mark(Ad->ctx, h->rows[l], "free A P", &t0);
     } else {
         s = hisp_matrix_ptap(lv.P, h->A[l], &h->A[l + 1]);
         if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);

@@ -71,8 +71,9 @@ typedef struct {
  * sqrt(w_i / W_a), w_i the level-0 rows that node i stands for (1 on level
  * 0), W_a the sum over a (the coarse node's w): columns of unit norm, and
  * P0 times the coarse near-null vector sqrt(W) is the fine one sqrt(w).
- * rho: Gershgorin's bound of D^-1 A (max over rows of sum_j |a_ij| /
- * a_ii), which caps the Chebyshev smoother's interval.
+ * upper: an upper bound from the same steps, the Chebyshev smoother's
+ * interval's end; rho: Gershgorin's bound of D^-1 A (max over rows of
+ * sum_j |a_ij| / a_ii), which caps both.
  * A hierarchy set up on the device keeps R[l] = P[l]^T too (the
  * restriction as a product of its own), its operators and prolongators in
  * device buffers. */
@@ -85,7 +86,7 @@ typedef struct {
      * l1 row sums sum_j |a_ij| (for the l1-Jacobi smoother, else NULL) and
      * rho */
     hisp_vector diag[HISPI_AMG_MAX_LEVELS], l1[HISPI_AMG_MAX_LEVELS];
-    double rho[HISPI_AMG_MAX_LEVELS], lmax[HISPI_AMG_MAX_LEVELS];
+    double rho[HISPI_AMG_MAX_LEVELS], lmax[HISPI_AMG_MAX_LEVELS], upper[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
 /* One level's result: P (NULL: no coarser level), R (device setups), the
@@ -94,12 +95,16 @@ typedef struct {
 typedef struct {
     hisp_matrix P, R;
     hisp_vector diag, l1;
-    double rho, lmax;
+    double rho, lmax, upper;
     int64_t nagg;
     void *w;
 } hispi_amg_level;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
+/* With the debug option: a synchronize, then the time since *t0 (ms of
+ * hispi_now_ms; 0: not started) logged as `step` of the level of n rows;
+ * *t0 the time now. */
+HISPI_LOCAL void hispi_amg_mark(hisp_context ctx, int64_t n, const char *step, double *t0);
 /* The defaults with ctx's options (amg_theta, amg_smoother, amg_sweeps). */
 HISPI_LOCAL void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o);
 
@@ -113,11 +118,12 @@ HISPI_LOCAL double hispi_amg_start_value(uint64_t seed, int64_t i);
 /* *lmax: an estimate of D^-1 A's largest eigenvalue (A symmetric, d its
  * positive diagonal), the largest Ritz value of HISPI_AMG_LANCZOS Lanczos
  * steps in the D inner product from r0 (overwritten), by the library's
- * SpMV and vector calls on A's context: within a few per cent below it on
- * the Laplacians measured; rho (Gershgorin's bound) where the steps give
- * nothing or more. */
+ * SpMV and vector calls on A's context: a little below it (1-6 % on the
+ * Laplacians measured); *upper 1.1 times the Ritz value plus its
+ * residual bound, above it; rho (Gershgorin's bound) where either is
+ * above rho or the steps give nothing. */
 HISPI_LOCAL hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho,
-                                       double *lmax);
+                                       double *lmax, double *upper);
 
 /* ---- the device's levels (amg_dev.c) -------------------------------------- */
 

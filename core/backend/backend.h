@@ -41,6 +41,7 @@ typedef struct {
     int base;         /* 0 or 1 */
     bool retained;    /* hisp holds a reference to each array (buf_retain) */
     bool pooled;      /* retained arrays of hispi_tmp_alloc (hispi_matrix_wrap_pooled) */
+    bool made;        /* hisp made the arrays (a product's, a setup's): valid as they are */
 } hispi_csr_ext;
 
 /* A CSR matrix as the backends receive it (host arrays, read only). */
@@ -66,6 +67,7 @@ typedef struct {
 #define HISPI_CSR_VENDOR 1u      /* csr_upload takes vendor */
 #define HISPI_CSR_GPTR 2u        /* gptr with hisp's kernel */
 #define HISPI_CSR_VENDOR_GPTR 4u /* gptr with the vendor kernel */
+#define HISPI_CSR_WRAP_DEVICE 8u /* csr_wrap plans without host row pointers */
 
 /* Run-time kernels: programs, capabilities, arguments.
  *
@@ -284,7 +286,10 @@ typedef struct hisp_backend_ops {
     void *(*stream_get)(void *be);
     /* A CSR matrix over the caller's arrays (ext), read in place by
      * csr_spmv; A holds the row pointers on the host, converted to 64-bit
-     * and base 0, for the analysis (A->colind and A->val are NULL). csr_free
+     * and base 0, for the analysis (A->colind and A->val are NULL), or,
+     * where csr_caps has HISPI_CSR_WRAP_DEVICE and hisp made the arrays
+     * (ext->made: nothing to check), NULL: the backend plans from ext's
+     * device row pointers. csr_free
      * releases the device form and never the caller's arrays. NULL: the core
      * reads the arrays to the host and uses csr_upload. */
     hisp_status (*csr_wrap)(hisp_context ctx, void *be, const hispi_csr_view *A,

@@ -158,6 +158,7 @@ hisp_status hisp_matrix_wrap_csr_device(hisp_context ctx, hisp_type type, int64_
                              idx_type == HISP_INDEX_64,
                              base,
                              HISPI_BE_HAS(ctx, buf_retain),
+                             false,
                              false};
     return HISP_SUCCESS;
 }
@@ -169,7 +170,7 @@ static void own(hisp_matrix M, void *rowptr, void *colind, void *vals, bool pool
 {
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true, pooled};
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, true, pooled, true};
 }
 
 hisp_status hispi_matrix_wrap_owned(hisp_context ctx, hisp_type type, int64_t nrows, int64_t ncols,
@@ -198,7 +199,7 @@ hisp_status hispi_matrix_wrap_view(hisp_context ctx, hisp_type type, int64_t nro
     hisp_matrix M = *A;
     M->wrapped = true;
     M->host_absent = true;
-    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, false, false};
+    M->ext = (hispi_csr_ext){rowptr, colind, vals, 1, 0, 0, false, false, true};
     return HISP_SUCCESS;
 }
 
@@ -263,10 +264,11 @@ hisp_status hispi_matrix_wrap_upload(hisp_matrix A)
         return HISPI_BE(ctx, csr_upload, &v, &A->dev);
     }
     /* the analysis needs the row pointers on the host: hisp's copy when
-     * there is one, else one read of nrows + 1 pointers */
+     * there is one, else one read of nrows + 1 pointers (checked: the
+     * caller's), but where the backend plans from arrays hisp made */
     int64_t *rp = h->rowptr;
     hisp_status st = HISP_SUCCESS;
-    if (!rp) {
+    if (!rp && !(A->ext.made && (ctx->ops->csr_caps & HISPI_CSR_WRAP_DEVICE))) {
         size_t pb = ((size_t)h->nrows + 1) * (A->ext.ptr64 ? 8 : 4);
         void *raw = NULL;
         st = hispi_alloc(ctx, (size_t)h->nrows + 1, sizeof *rp, (void **)&rp);
