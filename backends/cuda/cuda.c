@@ -449,25 +449,23 @@ static hisp_status hisp_cuda_layout_dev(hisp_context ctx, hisp_cuda_be *be, hisp
     cudaError_t e =
         hisp_cuda_plan_count(ext->rowptr, ext->ptr64, ext->base, n, cap, HISP_CUDA_ROWCAP,
                              HISP_CUDA_SPLIT, scratch, bytes, tot, be->stream);
-    hisp_status s =
-        e ? hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e,
-                              "cuda: the SpMV plan on the device: %s", cudaGetErrorString(e))
-          : HISP_SUCCESS;
-    if (!s && tot[0] > INT32_MAX)
+    hisp_status s = HISP_SUCCESS;
+    if (!e && tot[0] > INT32_MAX)
         s = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                        "SpMV: the matrix needs %u thread blocks, too many", tot[0]);
     m->k.nblocks = tot[0], m->k.nsplits = tot[2];
     size_t es = hisp_type_size(t);
-    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[0] * sizeof(hisp_cuda_block), &m->blocks);
-    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[2] * sizeof(hisp_cuda_split), &m->splits);
-    if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[1] * es, &m->partial);
-    if (!s) {
+    if (!e && !s)
+        s = hisp_cuda_alloc(ctx, be, (size_t)tot[0] * sizeof(hisp_cuda_block), &m->blocks);
+    if (!e && !s)
+        s = hisp_cuda_alloc(ctx, be, (size_t)tot[2] * sizeof(hisp_cuda_split), &m->splits);
+    if (!e && !s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[1] * es, &m->partial);
+    if (!e && !s)
         e = hisp_cuda_plan_fill(ext->rowptr, ext->ptr64, ext->base, n, cap, HISP_CUDA_ROWCAP,
                                 HISP_CUDA_SPLIT, scratch, m->blocks, tot[0], m->splits, be->stream);
-        if (e)
-            s = hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e,
-                                  "cuda: the SpMV plan on the device: %s", cudaGetErrorString(e));
-    }
+    if (e)
+        s = hispi_fail_native(ctx, HISP_ERR_BACKEND, (int64_t)e,
+                              "cuda: the SpMV plan on the device: %s", cudaGetErrorString(e));
     hisp_cuda_tmp_free(be, scratch);
     m->k.blocks = m->blocks;
     m->k.splits = m->splits;

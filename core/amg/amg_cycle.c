@@ -189,18 +189,11 @@ static hisp_status coarse_solve(hispi_amg_cycle *c, hisp_vector b, hisp_vector x
 }
 
 /* A scalar of the cycle's type in host memory. */
-typedef union {
-    double d;
-    float f;
-} num;
+typedef hispi_amg_num num;
 
 static hisp_scalar scal(const hispi_amg_cycle *c, num *n, double v)
 {
-    if (c->t == HISP_F32)
-        n->f = (float)v;
-    else
-        n->d = v;
-    return hisp_scalar_host(n);
+    return hispi_amg_scalar(c->t, n, v);
 }
 
 /* The Chebyshev smoother: x = x + p(D^-1 A) D^-1 (b - A x), sweeps steps

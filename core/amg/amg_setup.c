@@ -20,6 +20,20 @@ void hispi_amg_defaults(hispi_amg_opts *o)
     o->seed = 1;
 }
 
+hisp_scalar hispi_amg_scalar(hisp_type t, hispi_amg_num *n, double v)
+{
+    if (t == HISP_F32)
+        n->f = (float)v;
+    else
+        n->d = v;
+    return hisp_scalar_host(n);
+}
+
+double hispi_amg_value(hisp_type t, const hispi_amg_num *n)
+{
+    return t == HISP_F32 ? n->f : n->d;
+}
+
 void hispi_amg_mark(hisp_context ctx, int64_t n, const char *step, double *t0)
 {
     if (!hispi_debug_on()) return;
@@ -152,7 +166,7 @@ static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const doub
     return s;
 }
 
-/* d (n entries of type t) into a new vector *v. */
+/* d (n doubles, stored as type t) into a new vector *v. */
 static hisp_status diag_vector(hisp_context ctx, hisp_type t, int64_t n, const double *d,
                                hisp_vector *v)
 {
@@ -171,14 +185,12 @@ static hisp_status diag_vector(hisp_context ctx, hisp_type t, int64_t n, const d
 static hisp_status start_vector(hisp_context ctx, hisp_type t, int64_t n, uint64_t seed,
                                 hisp_vector *v)
 {
-    void *tw = NULL;
-    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(t), &tw));
+    double *x = NULL;
+    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, sizeof *x, (void **)&x));
     for (int64_t i = 0; i < n; i++)
-        hispi_store_real(t, tw, i, hispi_amg_start_value(seed, i));
-    hisp_status s = hisp_vector_create(ctx, t, n, v);
-    if (!s) s = hisp_vector_write(*v, tw);
-    if (s) hisp_vector_destroy(v);
-    free(tw);
+        x[i] = hispi_amg_start_value(seed, i);
+    hisp_status s = diag_vector(ctx, t, n, x, v);
+    free(x);
     return s;
 }
 
@@ -228,10 +240,7 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
     return s;
 }
 
-/* Level l's P, R, diagonal and spectral bounds from A[l] (on the device:
- * its copy there, *Ad) and its nodes' weights *w, and A[l + 1] = P^T A P;
- * *w then the coarse nodes' (the caller frees them: free_weights); *more:
- * a coarser level was made. */
+/* A level's weights (hispi_amg_level.w): a device buffer or host memory. */
 static void free_weights(const hispi_amg *h, void *w)
 {
     if (!w) return;
@@ -241,6 +250,10 @@ static void free_weights(const hispi_amg *h, void *w)
         free(w);
 }
 
+/* Level l's P, R, diagonal and spectral bounds from A[l] (on the device:
+ * its copy there, *Ad) and its nodes' weights *w, and A[l + 1] = P^T A P;
+ * *w then the coarse nodes' (the caller frees them: free_weights); *more:
+ * a coarser level was made. */
 static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
                               const hispi_amg_opts *o, bool *more)
 {

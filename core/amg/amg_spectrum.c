@@ -67,25 +67,6 @@ static double tridiag_max(const double *a, const double *b, int k)
     return hi;
 }
 
-typedef union {
-    double d;
-    float f;
-} num;
-
-static hisp_scalar scal(hisp_type t, num *n, double v)
-{
-    if (t == HISP_F32)
-        n->f = (float)v;
-    else
-        n->d = v;
-    return hisp_scalar_host(n);
-}
-
-static double val(hisp_type t, const num *n)
-{
-    return t == HISP_F32 ? n->f : n->d;
-}
-
 /* |the last component| of T's unit eigenvector for eigenvalue x, by the
  * three-term recurrence from the first (k is small; b_j > 0). */
 static double last_component(const double *a, const double *b, int k, double x)
@@ -104,7 +85,7 @@ static double last_component(const double *a, const double *b, int k, double x)
  * R_{j+1} = U / s_j - alpha_j R_j / s_j - beta_j R_{j-1} / s_{j-1} in one
  * pass, W_{j+1} = D^-1 R_{j+1} with beta_{j+1}^2 = R_{j+1}^T W_{j+1} in
  * another, s_{j+1} = beta_{j+1}: one SpMV and three vector passes a step. */
-static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, int steps, double *lmax,
+static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, double *lmax,
                            double *upper)
 {
     *lmax = *upper = 0;
@@ -118,22 +99,24 @@ static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, int ste
     hisp_vector W = v[0], U = v[1], Rp = v[2], R = r0;
     double a[HISPI_AMG_LANCZOS], b[HISPI_AMG_LANCZOS];
     int k = 0;
-    num x, y, z, r;
+    hispi_amg_num x, y, z, r;
     if (!s) s = hisp_vector_div_dot(R, d, W, hisp_result_host(&r));
-    double sj = sqrt(val(t, &r)), sp = 1, beta = 0;
-    for (int j = 0; !s && j < steps && j < HISPI_AMG_LANCZOS && sj > 0 && isfinite(sj); j++) {
-        (void)scal(t, &x, 1), (void)scal(t, &y, 0);
+    double sj = sqrt(hispi_amg_value(t, &r)), sp = 1, beta = 0;
+    for (int j = 0; !s && j < HISPI_AMG_LANCZOS && sj > 0 && isfinite(sj); j++) {
+        (void)hispi_amg_scalar(t, &x, 1), (void)hispi_amg_scalar(t, &y, 0);
         s = hisp_spmv(ctx, HISP_OP_N, &x, A, W, &y, U);
         if (!s) s = hisp_vector_dot(U, W, hisp_result_host(&r));
         if (s) break;
-        a[k] = val(t, &r) / (sj * sj);
-        s = hisp_vector_axpbypcz(scal(t, &x, -a[k] / sj), R, scal(t, &y, j ? -beta / sp : 0),
-                                 j ? Rp : R, scal(t, &z, 1 / sj), U);
+        a[k] = hispi_amg_value(t, &r) / (sj * sj);
+        s = hisp_vector_axpbypcz(hispi_amg_scalar(t, &x, -a[k] / sj), R,
+                                 hispi_amg_scalar(t, &y, j ? -beta / sp : 0), j ? Rp : R,
+                                 hispi_amg_scalar(t, &z, 1 / sj), U);
         if (!s) s = hisp_vector_div_dot(U, d, W, hisp_result_host(&r));
         if (s) break;
         k++;
-        beta = sqrt(fmax(val(t, &r), 0));
-        if (!(beta > 1e-12 * fabs(a[k - 1])) || k == steps) break; /* invariant subspace, or done */
+        beta = sqrt(fmax(hispi_amg_value(t, &r), 0));
+        if (!(beta > 1e-12 * fabs(a[k - 1])) || k == HISPI_AMG_LANCZOS)
+            break; /* invariant subspace, or done */
         b[k - 1] = beta;
         hisp_vector tmp = Rp;
         Rp = R, R = U, U = tmp;
@@ -151,7 +134,7 @@ static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, int ste
 hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho, double *lmax,
                            double *upper)
 {
-    HISPI_TRY(lanczos(A, d, r0, HISPI_AMG_LANCZOS, lmax, upper));
+    HISPI_TRY(lanczos(A, d, r0, lmax, upper));
     if (!(*lmax > 0 && *lmax < rho)) *lmax = rho;
     *upper *= 1.1; /* the residual bound can be low too (below) */
     if (!(*upper >= *lmax && *upper < rho)) *upper = rho;

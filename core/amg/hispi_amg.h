@@ -101,6 +101,14 @@ typedef struct {
 } hispi_amg_level;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
+/* A host scalar of type t (f32, f64) for the library's vector calls: v
+ * stored in *n; hispi_amg_value reads one back (a hisp_result_host). */
+typedef union {
+    double d;
+    float f;
+} hispi_amg_num;
+HISPI_LOCAL hisp_scalar hispi_amg_scalar(hisp_type t, hispi_amg_num *n, double v);
+HISPI_LOCAL double hispi_amg_value(hisp_type t, const hispi_amg_num *n);
 /* With the debug option: a synchronize, then the time since *t0 (ms of
  * hispi_now_ms; 0: not started) logged as `step` of the level of n rows;
  * *t0 the time now. */

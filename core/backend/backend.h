@@ -289,9 +289,9 @@ typedef struct hisp_backend_ops {
      * and base 0, for the analysis (A->colind and A->val are NULL), or,
      * where csr_caps has HISPI_CSR_WRAP_DEVICE and hisp made the arrays
      * (ext->made: nothing to check), NULL: the backend plans from ext's
-     * device row pointers. csr_free
-     * releases the device form and never the caller's arrays. NULL: the core
-     * reads the arrays to the host and uses csr_upload. */
+     * device row pointers. csr_free releases the device form and never the
+     * caller's arrays. NULL: the core reads the arrays to the host and uses
+     * csr_upload. */
     hisp_status (*csr_wrap)(hisp_context ctx, void *be, const hispi_csr_view *A,
                             const hispi_csr_ext *ext, void **dev);
     /* Optional: the arrays of a device copy of csr_upload or csr_wrap, for
