@@ -42,9 +42,11 @@ static const char help[] =
     "                       every coupling strong)\n"
     "  --amg-smoother S     amg: chebyshev (default), jacobi (damped) or l1-jacobi\n"
     "  --amg-sweeps K       amg: smoothing steps before and after the coarse\n"
-    "                       correction, 1..10 (chebyshev: its degree; default 3);\n"
-    "                       the three are the library's options amg_theta,\n"
-    "                       amg_smoother, amg_sweeps (HISP_OPTIONS works too)\n"
+    "                       correction, 1..10 (chebyshev: its degree; default 3)\n"
+    "  --amg-block B        amg: rows aggregated as nodes of B unknowns, 0..8 (3\n"
+    "                       for 3D elasticity; default 0: 3 for b3x3, else 1);\n"
+    "                       the four are the library's options amg_theta,\n"
+    "                       amg_smoother, amg_sweeps, amg_block (HISP_OPTIONS too)\n"
     "  --solves N           N solves of the system, each from x0 (1..1000; default\n"
     "                       1): amg's hierarchy is set up once for all of them (a\n"
     "                       hisp_preconditioner), the others' setups are each\n"
@@ -141,6 +143,7 @@ enum {
     O_AMG_THETA,
     O_AMG_SMOOTHER,
     O_AMG_SWEEPS,
+    O_AMG_BLOCK,
     O_SOLVES,
     O_UPDATE,
     O_JSON,
@@ -174,6 +177,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--amg-theta", true},
                                    {"--amg-smoother", true},
                                    {"--amg-sweeps", true},
+                                   {"--amg-block", true},
                                    {"--solves", true},
                                    {"--update", false},
                                    {"--json", false},
@@ -211,9 +215,11 @@ static int parse(int argc, char **argv, solve_opts *o)
     if (val[O_PRECOND] && hisp_precond_from_name(val[O_PRECOND], &o->precond))
         return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, amg)",
                                val[O_PRECOND]);
-    /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps) */
-    static const char *const amg_opt[3] = {"amg_theta", "amg_smoother", "amg_sweeps"};
-    for (int i = 0; i < 3; i++) {
+    /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps,
+     * amg_block) */
+    static const char *const amg_opt[SOLVE_AMG_OPTS] = {"amg_theta", "amg_smoother", "amg_sweeps",
+                                                        "amg_block"};
+    for (int i = 0; i < SOLVE_AMG_OPTS; i++) {
         o->amg[i].name = amg_opt[i];
         o->amg[i].value = val[O_AMG_THETA + i];
         if (o->amg[i].value && o->precond != HISP_PRECOND_AMG)
@@ -277,7 +283,8 @@ int cmd_solve(int argc, char **argv)
     void *bh = NULL, *xh = NULL;
     if ((rc = cli_context(&ctx))) goto out;
     hisp_status s = HISP_SUCCESS;
-    for (int i = 0; i < 3; i++) { /* --amg-*: set, then the values in effect for the report */
+    for (int i = 0; i < SOLVE_AMG_OPTS;
+         i++) { /* --amg-*: set, then the values in effect for the report */
         if (o.amg[i].value) s = hisp_context_set_option(ctx, o.amg[i].name, o.amg[i].value);
         if (!s) s = hisp_context_get_option(ctx, o.amg[i].name, o.amg[i].now, sizeof o.amg[i].now);
         if (s) {

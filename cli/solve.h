@@ -34,6 +34,9 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
 
 /* ---- hisp solve (cmd_solve.c, solve_run.c, solve_report.c) ---------------- */
 
+/* the --amg-* options */
+enum { SOLVE_AMG_OPTS = 4 };
+
 typedef struct {
     const char *spec, *rhs, *x0, *out, *history, *plot;
     hisp_solver_method method;
@@ -53,7 +56,7 @@ typedef struct {
     struct {
         const char *name, *value; /* the library's option; --amg-*'s value or NULL */
         char now[32];             /* the value in effect */
-    } amg[3];
+    } amg[SOLVE_AMG_OPTS];
 } solve_opts;
 
 /* What the run found, for both output forms. */

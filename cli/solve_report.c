@@ -120,7 +120,7 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
         if (o->update) json_double(&j, "median_update_ms", r->median_update_ms);
     }
     if (o->precond == HISP_PRECOND_AMG && r->info.precond_levels > 0)
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < SOLVE_AMG_OPTS; i++)
             json_string(&j, o->amg[i].name, o->amg[i].now);
     if (o->out) json_string(&j, "out", o->out);
     if (o->history) json_string(&j, "history", o->history);
@@ -166,10 +166,10 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
             printf("%s %lld (%lld)", l ? " >" : "", (long long)in->precond_rows[l],
                    (long long)in->precond_nnz[l]);
         printf("\n           operator complexity %.3f, grid complexity %.3f; theta %s, %s, %s "
-               "sweeps\n",
+               "sweeps, block %s\n",
                complexity(in->precond_nnz, in->precond_levels),
                complexity(in->precond_rows, in->precond_levels), o->amg[0].now, o->amg[1].now,
-               o->amg[2].now);
+               o->amg[2].now, o->amg[3].now);
     }
     if (o->solves > 1)
         printf("solves     %d from x0: the preconditioner's setup %.3f ms once, then a median "

@@ -216,6 +216,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         l1-jacobi
  *   amg_sweeps int 1..10  the smoother's steps before and after the coarse
  *                         correction (Chebyshev: its degree; default 3)
+ *   amg_block  int 0..8   AMG's nodes: rows aggregated in blocks of this many
+ *                         (3 for 3D elasticity; 0, the default: 3 for a b3x3
+ *                         matrix, else 1)
  *   spgemm     string     the kernels of hisp_matrix_multiply and
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
@@ -1194,9 +1197,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_set_monitor(hisp_solver s, hisp_
 
 /* A preconditioner set up once for a matrix and kept across solves: AMG's
  * hierarchy (HISP_PRECOND_AMG; its options are the context's amg_* at
- * creation), whose setup can cost several solves' iterations. A: square
- * CSR of f32 or f64 entries; it must outlive P (a solve refuses P once A
- * is destroyed). Solves on A (or on another matrix of its size and type:
+ * creation), whose setup can cost several solves' iterations. A: square,
+ * of f32, f64 or 3x3-block entries (another format than CSR: set up from
+ * a CSR copy); it must outlive P (a solve refuses P once A is
+ * destroyed). Solves on A (or on another matrix of its size and type:
  * P is then a preconditioner of A's) use it through
  * hisp_solver_use_preconditioner. */
 typedef struct hisp_preconditioner_s *hisp_preconditioner;
@@ -1212,10 +1216,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_get_info(hisp_preconditi
                                                                  hisp_preconditioner_info *info);
 /* New values (time stepping, a nonlinear iteration): P is set up again
  * for A, a matrix of P's size and type (P's matrix with new values, or
- * another; P then belongs to A), with the context's options of now; the
- * same cost as hisp_preconditioner_create (no numeric shortcut that keeps
- * the aggregates and product plans yet). After a failure, solves refuse P
- * until an update succeeds; info's setup_ms becomes the update's time. */
+ * another; P then belongs to A), with the context's options of now. AMG
+ * keeps its aggregates (no strength graph, no aggregation: the couplings
+ * of P's matrix chose them) and computes the rest anew: prolongators,
+ * Galerkin products, spectral bounds, the coarsest level's inverse; where
+ * amg_theta or amg_block changed since, it aggregates anew. After a
+ * failure, solves refuse P until an update succeeds (which then
+ * aggregates anew); info's setup_ms becomes the update's time. */
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_update(hisp_preconditioner P,
                                                                hisp_matrix A);
 HISP_API void hisp_preconditioner_destroy(hisp_preconditioner *P);

@@ -83,9 +83,10 @@ typedef struct {
     bool debug;
     char cache_dir[512]; /* "": the default folder; "off" */
     /* AMG (core/amg/): strength threshold, smoother (HISPI_AMG_SMOOTHER_*,
-     * the index of amg_smoother's choice), its steps before and after */
+     * the index of amg_smoother's choice), its steps before and after,
+     * the rows of a node (0: the matrix's blocks) */
     double amg_theta;
-    int amg_smoother, amg_sweeps;
+    int amg_smoother, amg_sweeps, amg_block;
     int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse (HISPI_SPGEMM_VENDOR) */
 } hispi_options;
 

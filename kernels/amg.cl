@@ -103,6 +103,36 @@ KERNEL amg_sfill(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
     }
 }
 
+/* ---- nodes of b rows (amg_dev.c's node_strength): A's values squared,
+ * E (n x n/b, row i a 1 in column i / b) and E^T, for N = E^T (A.^2) E;
+ * then the node aggregates into rows' (the host's hispi_amg_expand) */
+KERNEL amg_square(const i64 nnz, GLOBAL const real *val, GLOBAL real *sq)
+{
+    const i64 k = GLOBAL_ID;
+    if (k < nnz) sq[k] = MUL(val[k], val[k]);
+}
+
+/* n + 1 work-items (n a multiple of b) */
+KERNEL amg_collapse(const i64 n, const int b, GLOBAL i64 *eptr, GLOBAL int *ecol,
+                    GLOBAL real *eval, GLOBAL i64 *tptr, GLOBAL int *tcol, GLOBAL real *tval)
+{
+    const i64 i = GLOBAL_ID;
+    if (i > n) return;
+    eptr[i] = i;
+    if (i % b == 0) tptr[i / b] = i;
+    if (i == n) return;
+    ecol[i] = (int)(i / b), eval[i] = 1;
+    tcol[i] = (int)i, tval[i] = 1;
+}
+
+KERNEL amg_expand(const i64 n, const int b, GLOBAL const int *nagg, GLOBAL int *agg)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    const int a = nagg[i / b];
+    agg[i] = a < 0 ? -1 : a * b + (int)(i % b);
+}
+
 /* ---- distance-2 maximal independent set by Luby's rounds ---------------- */
 #define OUT 0
 #define UNDECIDED 1

@@ -21,7 +21,7 @@ extern void hispi_alloc_fail_after(long);
 extern int hispi_spgemm_cpu_kernels;
 extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
 extern long hispi_spgemm_sort_slots;
-extern long hispi_amg_setups;
+extern long hispi_amg_setups, hispi_amg_aggregations;
 
 static hisp_context ref_ctx(void)
 {
@@ -192,7 +192,7 @@ static void check_hierarchy(hisp_context ctx, hisp_matrix A, int64_t max_coarse,
     hispi_amg_defaults(&o);
     o.max_coarse = max_coarse;
     hispi_amg h;
-    CK_OK(ctx, hispi_amg_setup(A, &o, &h));
+    CK_OK(ctx, hispi_amg_setup(A, &o, NULL, &h));
     ck_assert_msg(h.nlevels >= 2, "%s: %d levels", what, h.nlevels);
     ck_assert_msg(h.rows[h.nlevels - 1] <= max_coarse || h.nlevels == o.max_levels,
                   "%s: coarsest %lld rows", what, (long long)h.rows[h.nlevels - 1]);
@@ -291,7 +291,7 @@ START_TEST(test_spectrum)
         hispi_amg_defaults(&o);
         o.max_coarse = 20;
         hispi_amg h;
-        CK_OK(ctx, hispi_amg_setup(A, &o, &h));
+        CK_OK(ctx, hispi_amg_setup(A, &o, NULL, &h));
         ck_assert_int_ge(h.nlevels, 3);
         if (!q) {
             double exact = 1 + cos(M_PI / 13);
@@ -398,8 +398,8 @@ static void check_device_setup(int t, hisp_context cr, hisp_gen_kind k, int64_t 
     o.max_coarse = 20, o.theta = theta;
     hispi_amg h, hr;
     long before = hispi_amg_dev_levels;
-    CK_OK(ctx, hispi_amg_setup(A, &o, &h));
-    CK_OK(cr, hispi_amg_setup(Ar, &o, &hr));
+    CK_OK(ctx, hispi_amg_setup(A, &o, NULL, &h));
+    CK_OK(cr, hispi_amg_setup(Ar, &o, NULL, &hr));
     char w[160];
     snprintf(w, sizeof w, "%s %s (%s)", what, hisp_type_name(ty), test_label(t));
     ck_assert_msg(h.on_device && hispi_amg_dev_levels - before == h.nlevels - 1,
@@ -455,7 +455,7 @@ static void failures_in_turn(hisp_context ctx, int64_t side, void (*inject)(long
     o.max_coarse = 10;
     for (*f = 1;; (*f)++) {
         inject(*f);
-        hisp_status s = hispi_amg_setup(A, &o, h);
+        hisp_status s = hispi_amg_setup(A, &o, NULL, h);
         inject(0);
         if (s == HISP_SUCCESS) break;
         ck_assert_msg(s == want, "allocation %ld: %s", *f, hisp_status_string(s));
@@ -767,6 +767,110 @@ END_TEST
  * another seed's coefficients take a fresh setup's iterations; an update
  * for a matrix of another size is refused, and a failed update makes
  * solves refuse the object until an update succeeds. */
+/* A with its diagonal times f (new values on A's pattern: a time step's
+ * M / dt + K for another dt). */
+static hisp_matrix shifted(hisp_context ctx, hisp_matrix A, double f)
+{
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    double *w = malloc((size_t)mi.nnz * 8);
+    memcpy(w, v, (size_t)mi.nnz * 8);
+    for (int64_t i = 0; i < mi.nrows; i++)
+        for (int64_t k = p[i]; k < p[i + 1]; k++)
+            if (c[k] == i) w[k] *= f;
+    hisp_matrix B = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, mi.nrows, mi.ncols, p, c, w, &B));
+    free(w);
+    return B;
+}
+
+/* CG on A with P (NULL: a setup of its own) from x = 0: converged, the
+ * residual true; the iterations. */
+static int64_t cg_with(int t, hisp_context ctx, hisp_matrix A, hisp_preconditioner P, hisp_vector b,
+                       hisp_vector x)
+{
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s));
+    if (P)
+        CK_OK(ctx, hisp_solver_use_preconditioner(s, P));
+    else
+        CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+    double zero = 0;
+    CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+    hisp_solve_info info;
+    CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+    double tr = true_residual(ctx, A, b, x);
+    ck_assert_msg(info.converged && tr <= 1.01e-8, "%s: %s: true residual %g", test_label(t),
+                  P ? "the object" : "a setup", tr);
+    hisp_solver_destroy(&s);
+    return info.iterations;
+}
+
+/* hisp_preconditioner_update keeps the aggregates: no aggregation runs;
+ * for the same values the same hierarchy as a setup (the same iterations),
+ * for new values on the pattern at most 2 iterations more than a setup of
+ * its own; another amg_theta aggregates anew. */
+static void update_reuse(int t);
+
+START_TEST(test_update_reuse)
+{
+    update_reuse(_i);
+    if (!test_on_device(_i)) return;
+    hispi_spgemm_cpu_kernels = 1; /* the device's setup on a CPU device too */
+    update_reuse(_i);
+    hispi_spgemm_cpu_kernels = 0;
+}
+END_TEST
+
+static void update_reuse(int t)
+{
+    const int _i = t;
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 12, 1), A2 = shifted(ctx, A, 1.5);
+    int64_t n = 12 * 12 * 12;
+    double *hb = malloc((size_t)n * 8);
+    uint64_t st = test_seed();
+    for (int64_t i = 0; i < n; i++)
+        hb[i] = test_uniform(&st);
+    hisp_vector b, x;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
+    CK_OK(ctx, hisp_vector_write(b, hb));
+    hisp_preconditioner P = NULL;
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    int64_t fresh = cg_with(_i, ctx, A, NULL, b, x);
+    long before = hispi_amg_aggregations;
+    CK_OK(ctx, hisp_preconditioner_update(P, A));
+    ck_assert_int_eq(hispi_amg_aggregations, before);
+    int64_t same = cg_with(_i, ctx, A, P, b, x);
+    ck_assert_msg(same == fresh,
+                  "%s: %lld iterations after an update for the same values, %lld "
+                  "with a setup",
+                  test_label(_i), (long long)same, (long long)fresh);
+    CK_OK(ctx, hisp_preconditioner_update(P, A2));
+    ck_assert_int_eq(hispi_amg_aggregations, before);
+    int64_t kept = cg_with(_i, ctx, A2, P, b, x), own = cg_with(_i, ctx, A2, NULL, b, x);
+    ck_assert_msg(kept <= own + 2,
+                  "%s: %lld iterations with the kept aggregates, %lld with "
+                  "A2's own",
+                  test_label(_i), (long long)kept, (long long)own);
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_theta", "0.05"));
+    before = hispi_amg_aggregations;
+    CK_OK(ctx, hisp_preconditioner_update(P, A2));
+    ck_assert_msg(hispi_amg_aggregations > before, "%s: theta changed, aggregates kept",
+                  test_label(_i));
+    cg_with(_i, ctx, A2, P, b, x);
+    hisp_preconditioner_destroy(&P);
+    free(hb);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&A2);
+    hisp_context_destroy(&ctx);
+}
+
 START_TEST(test_update)
 {
     hisp_context ctx = test_context(_i);
@@ -782,7 +886,7 @@ START_TEST(test_update)
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
     CK_OK(ctx, hisp_vector_write(b, hb));
     hisp_preconditioner P = NULL;
-    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A2, &P));
     CK_OK(ctx, hisp_preconditioner_update(P, A2));
     hisp_solver s = NULL;
     CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s));
@@ -914,7 +1018,7 @@ START_TEST(test_errors)
         w[bad[b].at] = bad[b].d;
         hisp_matrix A = NULL;
         CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 4, 4, p, c, w, &A));
-        ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(hispi_amg_setup(A, &o, NULL, &h), HISP_ERR_INVALID_ARGUMENT);
         hisp_error_info e;
         CK_OK(ctx, hisp_context_last_error(ctx, &e));
         ck_assert_msg(strstr(e.message, bad[b].words), "%s", e.message);
@@ -924,20 +1028,20 @@ START_TEST(test_errors)
     int64_t q[5] = {0, 1, 2, 3, 3}; /* row 3 without a diagonal */
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 4, 4, q, c, v, &A));
-    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hispi_amg_setup(A, &o, NULL, &h), HISP_ERR_INVALID_ARGUMENT);
     hisp_matrix_destroy(&A);
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 3, 4, p, c, v, &A));
-    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hispi_amg_setup(A, &o, NULL, &h), HISP_ERR_INVALID_ARGUMENT);
     hisp_matrix_destroy(&A);
     A = generated(ctx, HISP_GEN_POISSON2D, 6, 1);
     CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_COO));
-    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hispi_amg_setup(A, &o, NULL, &h), HISP_ERR_INVALID_ARGUMENT);
     hisp_matrix_destroy(&A);
     /* no strong coupling (1/4 < 0.9): no coarser level, too many rows for
      * the dense solve */
     A = generated(ctx, HISP_GEN_POISSON2D, 70, 1);
     o.theta = 0.9;
-    ck_assert_int_eq(hispi_amg_setup(A, &o, &h), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hispi_amg_setup(A, &o, NULL, &h), HISP_ERR_INVALID_ARGUMENT);
     hisp_error_info e;
     CK_OK(ctx, hisp_context_last_error(ctx, &e));
     ck_assert_msg(strstr(e.message, "4900 rows") && strstr(e.message, "strong"), "%s", e.message);
@@ -981,6 +1085,7 @@ Suite *suite_amg(void)
     tcase_add_loop_test(ts, test_smoothers, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_update, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_update_reuse, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

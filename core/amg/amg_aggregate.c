@@ -97,10 +97,14 @@ static void spread(int64_t n, const int64_t *sptr, const int32_t *sidx, const ui
     }
 }
 
+/* Test hook: aggregations run (here and on a device). */
+long hispi_amg_aggregations;
+
 hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr,
                                 const int32_t *sidx, uint64_t seed, int32_t *agg, int32_t *roots,
                                 int64_t *nagg)
 {
+    hispi_amg_aggregations++;
     *nagg = 0;
     uint8_t *st = NULL, *nst = NULL;
     uint64_t *pr = NULL;
@@ -172,4 +176,55 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
     }
     free(st), free(nst), free(pr), free(self), free(b1), free(b2);
     return s;
+}
+
+hisp_status hispi_amg_nodes(hisp_context ctx, int64_t n, int b, const int64_t *rowptr,
+                            const int32_t *colind, const void *val, hisp_type t, int64_t **nptr,
+                            int32_t **nidx, double **nval)
+{
+    int64_t nn = n / b, *mark = NULL, *ptr = NULL;
+    int32_t *idx = NULL;
+    double *v = NULL;
+    *nptr = NULL, *nidx = NULL, *nval = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)nn + 1, sizeof *mark, (void **)&mark);
+    if (!s) s = hispi_alloc(ctx, (size_t)nn + 1, sizeof *ptr, (void **)&ptr);
+    if (!s) s = hispi_alloc(ctx, (size_t)rowptr[n] + 1, sizeof *idx, (void **)&idx);
+    if (!s) s = hispi_alloc(ctx, (size_t)rowptr[n] + 1, sizeof *v, (void **)&v);
+    if (s) {
+        free(mark), free(ptr), free(idx), free(v);
+        return s;
+    }
+    for (int64_t J = 0; J < nn; J++)
+        mark[J] = -1;
+    int64_t out = 0;
+    for (int64_t I = 0; I < nn; I++) { /* mark[J]: where node J sits in row I */
+        ptr[I] = out;
+        for (int64_t i = I * b; i < (I + 1) * b; i++)
+            for (int64_t k = rowptr[i]; k < rowptr[i + 1]; k++) {
+                int32_t J = colind[k] / b;
+                double a = hispi_load_real(t, val, k);
+                if (mark[J] < ptr[I]) mark[J] = out, idx[out] = J, v[out++] = 0;
+                v[mark[J]] += a * a;
+            }
+        for (int64_t k = ptr[I] + 1; k < out; k++) /* columns in order (short rows) */
+            for (int64_t q = k; q > ptr[I] && idx[q - 1] > idx[q]; q--) {
+                int32_t ti = idx[q];
+                double tv = v[q];
+                idx[q] = idx[q - 1], v[q] = v[q - 1];
+                idx[q - 1] = ti, v[q - 1] = tv;
+            }
+    }
+    ptr[nn] = out;
+    free(mark);
+    *nptr = ptr, *nidx = idx, *nval = v;
+    return HISP_SUCCESS;
+}
+
+void hispi_amg_expand(int64_t n, int b, int32_t *agg, int64_t *nagg)
+{
+    for (int64_t i = n - 1; i >= 0; i--) { /* descending: agg[i / b] is read before it is written */
+        int32_t a = agg[i / b];
+        agg[i] = a < 0 ? -1 : a * b + (int32_t)(i % b);
+    }
+    *nagg *= b;
 }

@@ -15,7 +15,8 @@
 struct hispi_amg_cycle {
     hisp_context ctx;
     hispi_amg h;
-    hisp_matrix csr; /* A's CSR copy when A is not CSR (level 0), or NULL */
+    hisp_matrix csr; /* level 0 where A is not f32/f64 CSR: A's CSR copy, or its scalars
+                        (hisp_matrix_expand_real) where A has 3x3 blocks; or NULL */
     hisp_type t;
     /* per level: b and x (the caller's on level 0), r */
     hisp_vector b[HISPI_AMG_MAX_LEVELS], x[HISPI_AMG_MAX_LEVELS], r[HISPI_AMG_MAX_LEVELS],
@@ -368,7 +369,14 @@ static hisp_status level_vectors(hispi_amg_cycle *c, int l)
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle **pc)
+/* A matrix of 3x3 blocks: its scalars' nodes are its blocks. */
+static bool has_blocks(hisp_type t)
+{
+    return t == HISP_B3X3_F32 || t == HISP_B3X3_F64;
+}
+
+static hisp_status create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reuse,
+                          hispi_amg_cycle **pc)
 {
     *pc = NULL;
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
@@ -381,13 +389,21 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
     hisp_status s = hisp_matrix_get_info(A, &mi);
     c->t = mi.type;
     hisp_matrix A0 = A;
-    if (!s && mi.format != HISP_FORMAT_CSR) {
+    bool blocks = has_blocks(mi.type);
+    if (!c->o.block) c->o.block = blocks ? 3 : 1;
+    if (!s && blocks) { /* its scalars, each block's unknowns a node's */
+        s = hisp_matrix_expand_real(A, &c->csr);
+        if (!s) s = hisp_matrix_convert(c->csr, HISP_FORMAT_CSR);
+        if (!s) s = hisp_matrix_get_info(c->csr, &mi);
+        c->t = mi.type;
+        A0 = c->csr;
+    } else if (!s && mi.format != HISP_FORMAT_CSR) {
         s = hisp_matrix_duplicate(A, HISP_FORMAT_CSR, &c->csr);
         A0 = c->csr;
     }
     double t0 = 0;
     hispi_amg_mark(ctx, mi.nrows, "", &t0);
-    if (!s) s = hispi_amg_setup(A0, o, &c->h);
+    if (!s) s = hispi_amg_setup(A0, &c->o, reuse, &c->h);
     hispi_amg_mark(ctx, mi.nrows, "the hierarchy", &t0);
     if (!s) s = factor(c);
     c->fused = HISPI_BE_HAS(ctx, kern_get) && HISPI_BE_HAS(ctx, kern_launch);
@@ -405,4 +421,21 @@ hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi
     }
     *pc = c;
     return HISP_SUCCESS;
+}
+
+hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle **pc)
+{
+    return create(A, o, NULL, pc);
+}
+
+hisp_status hispi_amg_cycle_renew(hisp_matrix A, const hispi_amg_opts *o, hispi_amg_cycle *old,
+                                  hispi_amg_cycle **pc)
+{
+    *pc = NULL;
+    if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
+    int block = o->block ? o->block : has_blocks(A->host.type) ? 3 : 1;
+    bool same = old && old->o.theta == o->theta && old->o.block == block &&
+                old->o.seed == o->seed && old->o.max_coarse == o->max_coarse &&
+                old->o.max_levels == o->max_levels;
+    return create(A, o, same ? &old->h : NULL, pc);
 }

@@ -36,12 +36,15 @@ enum {
     K_P0_FILL,
     K_SMOOTH,
     K_START,
+    K_SQUARE,
+    K_COLLAPSE,
+    K_EXPAND,
     NK
 };
 static const char *const knames[NK] = {
-    "amg_diag",       "amg_scount",  "amg_sfill", "amg_mis_init", "amg_spread",
-    "amg_mis_update", "amg_flag_in", "amg_join1", "amg_join2",    "amg_p0_count",
-    "amg_p0_fill",    "amg_smooth",  "amg_start"};
+    "amg_diag",    "amg_scount", "amg_sfill",    "amg_mis_init", "amg_spread",  "amg_mis_update",
+    "amg_flag_in", "amg_join1",  "amg_join2",    "amg_p0_count", "amg_p0_fill", "amg_smooth",
+    "amg_start",   "amg_square", "amg_collapse", "amg_expand"};
 
 /* The level's scratch buffers, freed together. */
 enum {
@@ -61,6 +64,9 @@ enum {
     B_P0PTR,
     B_P0COL,
     B_P0VAL,
+    B_NSQ,   /* nodes of several rows: A's values squared */
+    B_NDIAG, /* the node graph's diagonal */
+    B_AGG,   /* the rows' aggregates */
     NB
 };
 
@@ -232,10 +238,69 @@ static hisp_status strength(dev_level *L, const dcsr *A, void *d, double theta)
     return launch(L, K_SFILL, f, 9, n);
 }
 
+/* Nodes of o->block rows: the strength graph of the nodes (B_SPTR, B_SIDX)
+ * from N = E^T (A.^2) E (hispi_amg_nodes, by the library's products on the
+ * device) with theta squared. */
+static hisp_status node_strength(dev_level *L, const dcsr *A, const hispi_amg_opts *o)
+{
+    hisp_context ctx = L->ctx;
+    int64_t n = A->n, nn = n / o->block;
+    size_t es = L->es, eb[6] = {((size_t)n + 1) * 8,  (size_t)n * 4, (size_t)n * es,
+                                ((size_t)nn + 1) * 8, (size_t)n * 4, (size_t)n * es};
+    void *e[6] = {NULL}; /* E's and E^T's pointers, columns and values */
+    hisp_matrix A2 = NULL, E = NULL, ET = NULL, AE = NULL, N = NULL, Nd = NULL;
+    hisp_status s = dalloc(L, B_NSQ, (size_t)A->nnz * es);
+    hispi_karg q[] = {ki(A->nnz), kb(A->val), kb(L->b[B_NSQ])};
+    if (!s) s = launch(L, K_SQUARE, q, 3, A->nnz);
+    for (int i = 0; !s && i < 6; i++)
+        s = dbuf(ctx, eb[i], &e[i]);
+    hispi_karg c[] = {ki(n),    {HISPI_KARG_I32, NULL, o->block, 0},
+                      kb(e[0]), kb(e[1]),
+                      kb(e[2]), kb(e[3]),
+                      kb(e[4]), kb(e[5])};
+    if (!s) s = launch(L, K_COLLAPSE, c, 8, n + 1);
+    if (!s) s = hispi_matrix_wrap_owned(ctx, L->t, n, nn, n, e[0], e[1], e[2], &E);
+    if (!s) e[0] = e[1] = e[2] = NULL;
+    if (!s) s = hispi_matrix_wrap_owned(ctx, L->t, nn, n, n, e[3], e[4], e[5], &ET);
+    if (!s) e[3] = e[4] = e[5] = NULL;
+    if (!s) s = hispi_matrix_wrap_view(ctx, L->t, n, n, A->nnz, A->ptr, A->col, L->b[B_NSQ], &A2);
+    if (!s) s = hisp_matrix_multiply(HISP_OP_N, A2, HISP_OP_N, E, &AE);
+    if (!s) s = hisp_matrix_multiply(HISP_OP_N, ET, HISP_OP_N, AE, &N);
+    if (!s) s = hispi_amg_dev_copy(N, &Nd);
+    double rho = 0;
+    dcsr nv = Nd ? view(Nd) : (dcsr){0};
+    if (!s) s = dalloc(L, B_NDIAG, (size_t)nn * es);
+    if (!s) s = diagonal(L, &nv, L->b[B_NDIAG], NULL, &rho);
+    if (!s) s = strength(L, &nv, L->b[B_NDIAG], o->theta * o->theta);
+    for (int i = 0; i < 6; i++)
+        if (e[i]) HISPI_BE_VOID(ctx, buf_free, e[i]);
+    if (Nd != N) hisp_matrix_destroy(&Nd);
+    hisp_matrix_destroy(&N), hisp_matrix_destroy(&AE), hisp_matrix_destroy(&A2);
+    hisp_matrix_destroy(&E), hisp_matrix_destroy(&ET);
+    drop(L, B_NSQ), drop(L, B_NDIAG);
+    return s;
+}
+
+/* Node aggregates (B_B2) into rows' (B_B2 then, n of them; *nagg times b);
+ * B_CNT made n long for the tentative prolongator. */
+static hisp_status expand(dev_level *L, int64_t n, int b, int64_t *nagg)
+{
+    HISPI_TRY(dalloc(L, B_AGG, (size_t)n * 4));
+    hispi_karg a[] = {ki(n), {HISPI_KARG_I32, NULL, b, 0}, kb(L->b[B_B2]), kb(L->b[B_AGG])};
+    HISPI_TRY(launch(L, K_EXPAND, a, 4, n));
+    drop(L, B_B2), drop(L, B_CNT);
+    L->b[B_B2] = L->b[B_AGG], L->b[B_AGG] = NULL;
+    *nagg *= b;
+    return dalloc(L, B_CNT, (size_t)n * 4);
+}
+
 /* The MIS(2) rounds (final states in B_ST), then the aggregates: agg in
  * B_B2, *nagg of them (the roots' numbers in B_RNUM). */
+extern long hispi_amg_aggregations;
+
 static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *nagg)
 {
+    hispi_amg_aggregations++;
     hisp_context ctx = L->ctx;
     void **b = L->b;
     int64_t sd = (int64_t)seed;
@@ -346,7 +411,8 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
     dcsr a = view(A);
     void *d = NULL;
     hisp_matrix P0 = NULL, P = NULL;
-    int64_t nagg = 0;
+    bool kept = L->b[B_B2] != NULL; /* the aggregates */
+    int64_t nagg = kept ? out->nagg : 0;
     double t0 = 0;
     hispi_amg_mark(ctx, a.n, "", &t0);
     HISPI_TRY(level_kernels(L));
@@ -364,11 +430,17 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
     hispi_amg_mark(ctx, a.n, "diagonal", &t0);
     HISPI_TRY(spectrum(L, S, o, out));
     hispi_amg_mark(ctx, a.n, "lanczos", &t0);
-    HISPI_TRY(strength(L, &a, d, o->theta));
-    hispi_amg_mark(ctx, a.n, "strength", &t0);
-    HISPI_TRY(aggregate(L, a.n, o->seed, &nagg));
-    hispi_amg_mark(ctx, a.n, "aggregate", &t0);
-    if (nagg == 0 || nagg >= a.n) return HISP_SUCCESS;
+    int b = o->block;
+    if (kept) {
+        HISPI_TRY(dalloc(L, B_CNT, (size_t)a.n * 4));
+    } else {
+        HISPI_TRY(b > 1 ? node_strength(L, &a, o) : strength(L, &a, d, o->theta));
+        hispi_amg_mark(ctx, a.n, "strength", &t0);
+        HISPI_TRY(aggregate(L, a.n / b, o->seed, &nagg));
+        if (nagg == 0 || nagg >= a.n / b) return HISP_SUCCESS; /* no coarser level */
+        if (b > 1) HISPI_TRY(expand(L, a.n, b, &nagg));
+        hispi_amg_mark(ctx, a.n, "aggregate", &t0);
+    }
     drop(L, B_SIDX), drop(L, B_SPTR), drop(L, B_ST), drop(L, B_B1), drop(L, B_RNUM);
     drop(L, B_PRIO);
     HISPI_TRY(tentative(L, a.n, nagg, w, &P0));
@@ -387,7 +459,7 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
                           kb(L->b[B_SIZE])};
         s = launch(L, K_SMOOTH, m, 10, p.n);
     }
-    drop(L, B_B2);
+    out->agg = L->b[B_B2], L->b[B_B2] = NULL; /* kept: hispi_amg.agg */
     hispi_amg_mark(ctx, a.n, "smooth", &t0);
     if (!s) s = hispi_spgemm_dev_transpose(P, false, &out->R);
     hispi_amg_mark(ctx, a.n, "R = P^T", &t0);
@@ -404,14 +476,18 @@ static hisp_status level(dev_level *L, hisp_matrix S, hisp_matrix A, const void 
 hisp_status hispi_amg_dev_level(hisp_matrix S, hisp_matrix A, const void *w,
                                 const hispi_amg_opts *o, hispi_amg_level *out)
 {
-    memset(out, 0, sizeof *out);
     hisp_type t = A->host.type;
     dev_level L = {.ctx = A->ctx, .t = t, .es = hisp_type_size(t)};
+    L.b[B_B2] = out->agg; /* kept aggregates (freed with the level's buffers on failure) */
+    int64_t nagg = out->nagg;
+    memset(out, 0, sizeof *out);
+    out->nagg = nagg;
     hisp_status s = level(&L, S, A, w, o, out);
     level_free(&L);
     if (s) {
         hisp_vector_destroy(&out->diag), hisp_vector_destroy(&out->l1);
         hisp_matrix_destroy(&out->P), hisp_matrix_destroy(&out->R);
+        if (out->agg) HISPI_BE_VOID(L.ctx, buf_free, out->agg);
         memset(out, 0, sizeof *out);
     }
     return s;

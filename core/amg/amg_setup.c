@@ -18,6 +18,7 @@ void hispi_amg_defaults(hispi_amg_opts *o)
     o->max_coarse = 300;
     o->max_levels = 10;
     o->seed = 1;
+    o->block = 1;
 }
 
 hisp_scalar hispi_amg_scalar(hisp_type t, hispi_amg_num *n, double v)
@@ -49,11 +50,15 @@ void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o)
     o->theta = ctx->opt.amg_theta;
     o->smoother = ctx->opt.amg_smoother;
     o->sweeps = ctx->opt.amg_sweeps;
+    o->block = ctx->opt.amg_block;
 }
+
+static void free_weights(const hispi_amg *h, void *w);
 
 void hispi_amg_free(hispi_amg *h)
 {
     for (int l = 0; l < h->nlevels; l++) {
+        free_weights(h, h->agg[l]);
         if (l > 0) hisp_matrix_destroy(&h->A[l]);
         hisp_matrix_destroy(&h->P[l]), hisp_matrix_destroy(&h->R[l]);
         hisp_vector_destroy(&h->diag[l]), hisp_vector_destroy(&h->l1[l]);
@@ -201,14 +206,17 @@ static hisp_status start_vector(hisp_context ctx, hisp_type t, int64_t n, uint64
 static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w,
                               const hispi_amg_opts *o, hispi_amg_level *out)
 {
+    int32_t *agg = out->agg; /* kept aggregates, or NULL */
+    int64_t nagg = out->nagg;
+    out->agg = NULL;
     hisp_matrix_info mi;
     const int64_t *p;
     const int32_t *c;
     const void *v;
     HISPI_TRY(hisp_matrix_get_info(A, &mi));
     HISPI_TRY(hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
-    int64_t n = mi.nrows, *sptr = NULL, nagg = 0;
-    int32_t *sidx = NULL, *agg = NULL;
+    int64_t n = mi.nrows, *sptr = NULL;
+    int32_t *sidx = NULL;
     double *d = NULL;
     uint32_t *W = NULL;
     hisp_matrix P0 = NULL, AP0 = NULL;
@@ -224,23 +232,40 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
     if (!s) s = start_vector(ctx, mi.type, n, o->seed, &r0);
     if (!s) s = hispi_amg_lmax(A, out->diag, r0, out->rho, &out->lmax, &out->upper);
     hisp_vector_destroy(&r0);
-    if (!s) s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
-    if (!s) s = hispi_amg_aggregate(ctx, n, sptr, sidx, o->seed, agg, NULL, &nagg);
-    if (!s && nagg > 0 && nagg < n) {
+    if (!s && agg) {                 /* the kept aggregates */
+    } else if (!s && o->block > 1) { /* the nodes' graph, its norms squared: theta squared */
+        int64_t *np = NULL;
+        int32_t *nc = NULL;
+        double *nv = NULL;
+        s = hispi_amg_nodes(ctx, n, o->block, p, c, v, mi.type, &np, &nc, &nv);
+        if (!s)
+            s = hispi_amg_strength(ctx, n / o->block, np, nc, nv, HISP_F64, o->theta * o->theta,
+                                   &sptr, &sidx);
+        free(np), free(nc), free(nv);
+    } else if (!s) {
+        s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
+    }
+    if (!s && !agg) {
+        s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
+        if (!s) s = hispi_amg_aggregate(ctx, n / o->block, sptr, sidx, o->seed, agg, NULL, &nagg);
+        if (!s && nagg >= n / o->block) nagg = 0; /* no coarser level */
+        if (!s && nagg > 0 && o->block > 1) hispi_amg_expand(n, o->block, agg, &nagg);
+    }
+    if (!s && nagg > 0) {
         s = weights(ctx, n, agg, nagg, w, &W);
         if (!s) s = tentative(ctx, mi.type, n, agg, nagg, w, W, &P0);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &AP0);
         if (!s)
             s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / out->lmax, agg, nagg, w, W, AP0, &out->P);
-        if (!s) out->nagg = nagg, out->w = W, W = NULL;
+        if (!s) out->nagg = nagg, out->w = W, W = NULL, out->agg = agg, agg = NULL;
     }
     hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
     free(sptr), free(sidx), free(agg), free(W), free(d);
     return s;
 }
 
-/* A level's weights (hispi_amg_level.w): a device buffer or host memory. */
+/* A level's weights or aggregates (hispi_amg_level.w, .agg): a device
+ * buffer or host memory. */
 static void free_weights(const hispi_amg *h, void *w)
 {
     if (!w) return;
@@ -255,17 +280,21 @@ static void free_weights(const hispi_amg *h, void *w)
  * *w then the coarse nodes' (the caller frees them: free_weights); *more:
  * a coarser level was made. */
 static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
-                              const hispi_amg_opts *o, bool *more)
+                              const hispi_amg_opts *o, hispi_amg *reuse, bool *more)
 {
     hispi_amg_level lv;
     memset(&lv, 0, sizeof lv);
     *more = false;
+    if (reuse) { /* its aggregates, moved here */
+        lv.agg = reuse->agg[l], lv.nagg = reuse->rows[l + 1];
+        reuse->agg[l] = NULL;
+    }
     hisp_status s = h->on_device ? hispi_amg_dev_level(h->A[l], Ad, *w, o, &lv)
                                  : host_level(h->A[0]->ctx, h->A[l], *w, o, &lv);
     free_weights(h, *w);
     *w = lv.w;
     h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->P[l] = lv.P, h->R[l] = lv.R;
-    h->rho[l] = lv.rho, h->lmax[l] = lv.lmax, h->upper[l] = lv.upper;
+    h->rho[l] = lv.rho, h->lmax[l] = lv.lmax, h->upper[l] = lv.upper, h->agg[l] = lv.agg;
     if (s || !lv.P) return s;
     if (h->on_device) { /* R (A P), both products on the device */
         hisp_matrix AP = NULL;
@@ -288,7 +317,7 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
 /* Test hook: hierarchies set up. */
 long hispi_amg_setups;
 
-hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h)
+hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reuse, hispi_amg *h)
 {
     memset(h, 0, sizeof *h);
     hispi_amg_setups++;
@@ -302,9 +331,17 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
                           "AMG setup: A must be a square CSR matrix of f32 or f64 entries (it is "
                           "%lld x %lld, %s)",
                           (long long)mi.nrows, (long long)mi.ncols, hisp_type_name(mi.type));
+    if (o->block < 1 || mi.nrows % o->block)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "AMG setup: %lld rows do not make nodes of %d (amg_block)",
+                          (long long)mi.nrows, o->block);
     int maxl = o->max_levels < HISPI_AMG_MAX_LEVELS ? o->max_levels : HISPI_AMG_MAX_LEVELS;
     h->A[0] = A;
     h->on_device = hispi_amg_dev_usable(ctx);
+    h->backend = ctx->kind, h->device = ctx->device;
+    if (reuse && (reuse->on_device != h->on_device || reuse->backend != h->backend ||
+                  reuse->device != h->device || !reuse->nlevels || reuse->rows[0] != mi.nrows))
+        reuse = NULL;      /* aggregates of another backend or size */
     hisp_matrix A0 = NULL; /* A in the device layout for a device setup (A where it is) */
     void *A0ptr = NULL;    /* its row pointers where they were widened */
     void *w = NULL;        /* the level's nodes' weights (NULL: 1 each) */
@@ -317,7 +354,10 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h
         h->nlevels = l + 1;
         if (li.nrows <= o->max_coarse || l + 1 >= maxl) break;
         bool more = false;
-        s = next_level(h, l, l ? h->A[l] : A0, &w, o, &more);
+        /* a level aggregated anew (none kept: taken by a failed setup) ends the reuse */
+        if (reuse && (l + 1 >= reuse->nlevels || !reuse->agg[l] || reuse->rows[l] != li.nrows))
+            reuse = NULL;
+        s = next_level(h, l, l ? h->A[l] : A0, &w, o, reuse, &more);
         if (!more) break;
     }
     free_weights(h, w);

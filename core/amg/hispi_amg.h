@@ -38,6 +38,22 @@ HISPI_LOCAL hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const i
                                             const int32_t *sidx, uint64_t seed, int32_t *agg,
                                             int32_t *roots, int64_t *nagg);
 
+/* The node graph of an n x n CSR matrix whose rows and columns come in
+ * nodes of b (rows b I .. b I + b - 1 node I's unknowns): N (n/b x n/b,
+ * f64) with N_IJ the sum of a_ij^2 over node I's rows and J's columns, the
+ * squared Frobenius norm of block (I, J): strength on N with theta^2 is
+ * the blocks' strength by their norms (as pyamg's for BSR). Sorted
+ * columns; the arrays owned by the caller. */
+HISPI_LOCAL hisp_status hispi_amg_nodes(hisp_context ctx, int64_t n, int b, const int64_t *rowptr,
+                                        const int32_t *colind, const void *val, hisp_type t,
+                                        int64_t **nptr, int32_t **nidx, double **nval);
+/* Node aggregates (agg[0 .. n/b - 1], *nagg of them) into rows' in place:
+ * unknown c of node I in aggregate b agg[I] + c (-1 stays -1); *nagg times
+ * b. The tentative prolongator then holds a node aggregate's b unknowns in
+ * b columns: the near-null space of b constants, one per unknown
+ * (elasticity's translations). */
+HISPI_LOCAL void hispi_amg_expand(int64_t n, int b, int32_t *agg, int64_t *nagg);
+
 /* ---- the hierarchy (amg_setup.c) ------------------------------------------ */
 
 /* levels at most; rows of the coarsest at most (solved by a dense
@@ -61,6 +77,7 @@ typedef struct {
     int64_t max_coarse; /* stop at a level of at most this many rows */
     int max_levels;     /* at most this many levels (<= HISPI_AMG_MAX_LEVELS) */
     uint64_t seed;      /* the aggregation's priorities */
+    int block;          /* rows of a node (rows b i .. b i + b - 1: node i's unknowns), 1.. */
 } hispi_amg_opts;
 
 /* Level l: its operator A[l] (A[0] the caller's, borrowed) and, but for the
@@ -80,6 +97,7 @@ typedef struct {
 typedef struct {
     int nlevels;
     bool on_device;
+    int backend, device; /* the context's when it was set up (hisp_backend_kind, index) */
     hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS], R[HISPI_AMG_MAX_LEVELS];
     int64_t rows[HISPI_AMG_MAX_LEVELS], nnz[HISPI_AMG_MAX_LEVELS];
     /* but for the coarsest: A's diagonal (a vector of the context), its
@@ -87,17 +105,24 @@ typedef struct {
      * rho */
     hisp_vector diag[HISPI_AMG_MAX_LEVELS], l1[HISPI_AMG_MAX_LEVELS];
     double rho[HISPI_AMG_MAX_LEVELS], lmax[HISPI_AMG_MAX_LEVELS], upper[HISPI_AMG_MAX_LEVELS];
+    /* but for the coarsest: the aggregates, agg[l][i] row i's column of P0
+     * (-1: none; int32, a device buffer where on_device, else host
+     * memory), kept for a setup of new values to skip the strength graph
+     * and the aggregation (hispi_amg_setup's reuse) */
+    void *agg[HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
 
 /* One level's result: P (NULL: no coarser level), R (device setups), the
  * diagonal, rho, lmax, P's columns and their weights W (u32 each: a device
- * buffer on a device, else host memory; the next level's w). */
+ * buffer on a device, else host memory; the next level's w), the
+ * aggregates (hispi_amg.agg). In: the aggregates to use (agg, nagg of
+ * them: taken over), or NULL to make them. */
 typedef struct {
     hisp_matrix P, R;
     hisp_vector diag, l1;
     double rho, lmax, upper;
     int64_t nagg;
-    void *w;
+    void *w, *agg;
 } hispi_amg_level;
 
 HISPI_LOCAL void hispi_amg_defaults(hispi_amg_opts *o);
@@ -113,7 +138,8 @@ HISPI_LOCAL double hispi_amg_value(hisp_type t, const hispi_amg_num *n);
  * hispi_now_ms; 0: not started) logged as `step` of the level of n rows;
  * *t0 the time now. */
 HISPI_LOCAL void hispi_amg_mark(hisp_context ctx, int64_t n, const char *step, double *t0);
-/* The defaults with ctx's options (amg_theta, amg_smoother, amg_sweeps). */
+/* The defaults with ctx's options (amg_theta, amg_smoother, amg_sweeps,
+ * amg_block: 0 there leaves block 0, for hispi_amg_cycle_create to choose). */
 HISPI_LOCAL void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o);
 
 /* ---- the spectral estimate (amg_spectrum.c) -------------------------------- */
@@ -157,8 +183,14 @@ HISPI_LOCAL hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, voi
 HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);
 /* The hierarchy of A (square CSR, f32 or f64, a positive diagonal):
  * HISP_ERR_INVALID_ARGUMENT with the row for a diagonal that is missing,
- * zero or negative; A is not changed. On failure nothing is kept. */
-HISPI_LOCAL hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *h);
+ * zero or negative; A is not changed. On failure nothing is kept.
+ * reuse (NULL: none): a hierarchy of a matrix of A's size set up with the
+ * same options on A's backend; its aggregates are taken over (moved: reuse
+ * keeps the rest, still to be freed), so that only the numbers are
+ * computed anew (the tentative prolongators, their smoothing, the products,
+ * the spectral bounds). */
+HISPI_LOCAL hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reuse,
+                                        hispi_amg *h);
 HISPI_LOCAL void hispi_amg_free(hispi_amg *h);
 /* sum of the levels' entries / A's */
 HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
@@ -171,6 +203,12 @@ HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
 typedef struct hispi_amg_cycle hispi_amg_cycle;
 HISPI_LOCAL hisp_status hispi_amg_cycle_create(hisp_matrix A, const hispi_amg_opts *o,
                                                hispi_amg_cycle **c);
+/* *c for A's new values (a matrix of old's size, type and backend):
+ * old's aggregates kept where its options' theta, block and seed are o's
+ * (hispi_amg_setup's reuse), else a new setup. old stays to be destroyed
+ * by the caller (without its aggregates where they were taken). */
+HISPI_LOCAL hisp_status hispi_amg_cycle_renew(hisp_matrix A, const hispi_amg_opts *o,
+                                              hispi_amg_cycle *old, hispi_amg_cycle **c);
 /* x = M^-1 b: one V-cycle from x = 0, a Chebyshev smoother of degree 3 in
  * D^-1 A before and after the coarse correction, so that M is symmetric
  * where A is (CG); the coarsest level solved exactly (its b read to the

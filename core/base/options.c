@@ -58,6 +58,10 @@ static const option table[] = {
     {"amg_sweeps", HISP_OPTION_INT, "3",
      "AMG's smoothing steps before and after the coarse correction (chebyshev: its degree)", 1, 10,
      NULL, AT(amg_sweeps)},
+    {"amg_block", HISP_OPTION_INT, "0",
+     "AMG's nodes: rows aggregated in blocks of this many (the unknowns of one node, e.g. 3 "
+     "for 3D elasticity; 0: 3 for a matrix of 3x3 blocks, else 1)",
+     0, 8, NULL, AT(amg_block)},
     {"spgemm", HISP_OPTION_STRING, "hisp",
      "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "
      "backend, f32 and f64: cuSPARSE's generic SpGEMM, ALG1, else ALG3 where ALG1 lacks the "

@@ -105,15 +105,16 @@ static hisp_status update(hisp_preconditioner P, hisp_matrix A)
 {
     hisp_context ctx = P->ctx;
     HISPI_TRY(fits(P, A, "hisp_preconditioner_update"));
-    /* A new setup. A numeric re-setup by kept SpGEMM plans was measured on
-     * the H200: 328 ms against a setup's 478 at poisson3d 256^3, but making
-     * the plans took the object's setup from 527 ms to 9.8 s. */
+    /* The aggregates kept, the numbers made anew (hispi_amg_cycle_renew).
+     * Kept SpGEMM plans were measured on the H200: 328 ms against a
+     * setup's 478 at poisson3d 256^3, but making the plans took the
+     * object's setup from 527 ms to 9.8 s. */
     double t0 = hispi_now_ms();
     P->broken = true;
     hispi_amg_opts o;
     hispi_amg_options(ctx, &o);
     hispi_amg_cycle *c = NULL;
-    hisp_status s = hispi_amg_cycle_create(A, &o, &c);
+    hisp_status s = hispi_amg_cycle_renew(A, &o, P->amg, &c);
     if (s) return s;
     hispi_amg_cycle_destroy(&P->amg), P->amg = c;
     P->A = A, P->broken = false;

@@ -486,10 +486,12 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
             st = hispi_ks_operator_diagonal(ctx, op, &ls->diag);
     }
     if (!st && pc == HISP_PRECOND_AMG) {
-        if (lsqr || !A || (ls->mt != HISP_F32 && ls->mt != HISP_F64))
+        bool real = ls->mt == HISP_F32 || ls->mt == HISP_F64 || ls->mt == HISP_B3X3_F32 ||
+                    ls->mt == HISP_B3X3_F64;
+        if (lsqr || !A || !real)
             st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                            "AMG: a square matrix of f32 or f64 entries and cg, bicgstab or gmres "
-                            "(use --precond jacobi)");
+                            "AMG: a square matrix of f32, f64 or 3x3-block entries and cg, "
+                            "bicgstab or gmres (use --precond jacobi)");
         hispi_amg_opts o;
         hispi_amg_options(ctx, &o);
         if (!st && lent)
