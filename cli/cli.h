@@ -91,18 +91,18 @@ bool cli_is_gen_spec(const char *spec);
 #define CLI_GEN_SPEC_HELP                                                                          \
     "Wherever a matrix file is read, gen:KIND[:N[:SEED]] generates it instead:\n"                  \
     "KIND one of hisp gen's (poisson2d, poisson3d, banded, random, rmat, dense,\n"                 \
-    "circuit, blockdiag, aniso3d, jump3d; fem3x3 3x3 blocks, qsurface\n"                           \
-    "quaternion, helmholtz complex), N as hisp gen's --n (rmat: --scale), SEED\n"                  \
-    "as --seed; each left out takes hisp gen's default. gen:poisson2d:100 is\n"                    \
-    "hisp gen poisson2d --n 100.\n"
+    "circuit, blockdiag, aniso3d, jump3d; fem3x3 and elastic3d 3x3 blocks,\n"                      \
+    "qsurface quaternion, helmholtz complex), N as hisp gen's --n (rmat:\n"                        \
+    "--scale), SEED as --seed; each left out takes hisp gen's default.\n"                          \
+    "gen:poisson2d:100 is hisp gen poisson2d --n 100.\n"
 /* A generator by name: the hisp gen kinds (f32/f64) and the compound ones
- * (fem3x3: b3x3_*, qsurface: q*, helmholtz: c*). n <= 0 and seed 0 take the
+ * (fem3x3, elastic3d: b3x3_*, qsurface: q*, helmholtz: c*). n <= 0 and seed 0 take the
  * kind's defaults; p (may be NULL) gives every parameter of a real kind
  * (n and seed then ignored). A type outside the kind's family is refused
  * naming both. Prints on failure. */
 int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
                  const hisp_gen_params *p, hisp_type t, hisp_matrix *A);
-/* Is kind a compound generator (fem3x3, qsurface, helmholtz)? */
+/* Is kind a compound generator (fem3x3, elastic3d, qsurface, helmholtz)? */
 bool cli_is_compound_gen(const char *kind);
 
 /* ---- the options every command spells the same way ------------------------

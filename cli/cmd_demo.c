@@ -181,7 +181,7 @@ static int demo_parse(int argc, char **argv, demo_opts *o)
     if (!rc && !cli_type_real(o->type))
         rc = cli_type_unsupported("demo", o->type,
                                   "its matrices are real, f32 or f64; hisp spmv gen:helmholtz, "
-                                  "gen:qsurface or gen:fem3x3 runs the others");
+                                  "gen:qsurface, gen:fem3x3 or gen:elastic3d runs the others");
     if (!rc && val[D_REPEAT])
         rc = cli_parse_int("--repeat", val[D_REPEAT], 1, 100000, &o->job.repeat);
     return rc;

@@ -190,11 +190,12 @@ static const struct {
     int64_t n;
 } cgens[] = {{"fem3x3", HISP_B3X3_F32, HISP_B3X3_F64, 10},
              {"qsurface", HISP_Q32, HISP_Q64, 32},
-             {"helmholtz", HISP_C32, HISP_C64, 100}};
+             {"helmholtz", HISP_C32, HISP_C64, 100},
+             {"elastic3d", HISP_B3X3_F32, HISP_B3X3_F64, 10}};
 
 static int cgen_index(const char *kind)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < (int)(sizeof cgens / sizeof cgens[0]); i++)
         if (strcasecmp(kind, cgens[i].name) == 0) return i;
     return -1;
 }
@@ -228,7 +229,8 @@ int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
     } else if (hisp_gen_from_name(kind, &gk) == HISP_SUCCESS) {
         if (!cli_type_real(t))
             return cli_value_error("gen: %s makes f32 or f64 matrices, not %s (complex: "
-                                   "helmholtz, quaternion: qsurface, 3x3 blocks: fem3x3)",
+                                   "helmholtz, quaternion: qsurface, 3x3 blocks: fem3x3, "
+                                   "elastic3d)",
                                    hisp_gen_name(gk), hisp_type_name(t));
         hisp_gen_params gp;
         if (p) {
@@ -246,7 +248,7 @@ int cli_generate(hisp_context ctx, const char *kind, int64_t n, uint64_t seed,
     } else {
         return cli_value_error("unknown generator '%s' (poisson2d, poisson3d, banded, random, "
                                "rmat, dense, circuit, blockdiag, aniso3d, jump3d; compound: "
-                               "fem3x3, qsurface, helmholtz)",
+                               "fem3x3, elastic3d, qsurface, helmholtz)",
                                kind);
     }
     return s ? cli_fail(ctx, s, NULL) : CLI_OK;

@@ -622,12 +622,16 @@ typedef enum {
     HISP_CGEN_FEM3X3 = 0, /* 27-point block stencil on an n^3 mesh (b3x3) */
     HISP_CGEN_QSURFACE,   /* quaternionic Dirac-like operator on an n x 2n torus mesh (q) */
     HISP_CGEN_HELMHOLTZ,  /* 2D 5-point Laplacian - (k^2 + i*eps) on n x n (c) */
+    HISP_CGEN_ELASTIC3D,  /* 3D linear elasticity, Q1 hexahedra, one face clamped (b3x3; SPD) */
     HISP_CGEN_COUNT
 } hisp_cgen_kind;
 HISP_API const char *hisp_cgen_name(hisp_cgen_kind k);
 HISP_API HISP_NODISCARD hisp_status hisp_cgen_from_name(const char *name, hisp_cgen_kind *k);
-/* type must match the kind's family in precision f32/f64 (fem3x3: b3x3_*,
- * qsurface: q*, helmholtz: c*). */
+/* type must match the kind's family in precision f32/f64 (fem3x3 and
+ * elastic3d: b3x3_*, qsurface: q*, helmholtz: c*). n >= 1 (elastic3d:
+ * n >= 2) and at most 2^31 - 1 rows of entries, else
+ * HISP_ERR_INVALID_ARGUMENT. elastic3d has no random part: seed is
+ * ignored. docs/COMPOUND.md defines each kind. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_generate_compound(hisp_context ctx,
                                                                   hisp_cgen_kind kind, int64_t n,
                                                                   uint64_t seed, hisp_type type,

@@ -341,10 +341,11 @@ END_TEST
 START_TEST(test_gen_compound_and_specs)
 {
     /* hisp gen writes the compound kinds, in their family's types */
-    static const char *const kinds[3][3] = {{"qsurface", "quaternion", "q64"},
+    static const char *const kinds[4][3] = {{"qsurface", "quaternion", "q64"},
                                             {"helmholtz", "complex", "c64"},
-                                            {"fem3x3", "real", "b3x3_f64"}};
-    for (int k = 0; k < 3; k++) {
+                                            {"fem3x3", "real", "b3x3_f64"},
+                                            {"elastic3d", "real", "b3x3_f64"}};
+    for (int k = 0; k < 4; k++) {
         run_result r = run_hisp("gen", kinds[k][0], "--n", "3", "-o", tmp("g.mtx"), "--json", NULL);
         CK_RUN(r, 0);
         ck_assert(json_valid(r.out));
@@ -361,6 +362,24 @@ START_TEST(test_gen_compound_and_specs)
     run_free(&r);
     r = run_hisp("gen", "qsurface", NULL); /* no -o */
     CK_RUN(r, 1);
+    run_free(&r);
+    /* elastic3d: n^3 nodes, 27-point blocks, b3x3_f32 too; n = 1 refused */
+    r = run_hisp("gen", "elastic3d", "--n", "4", "--type", "b3x3_f32", "-o", tmp("e.mtx"), "--json",
+                 NULL);
+    CK_RUN(r, 0);
+    ck_has(&r, "\"type\": \"b3x3_f32\"");
+    ck_assert_int_eq((long long)test_json_double(r.out, "rows"), 3 * 64);
+    ck_assert_int_eq((long long)test_json_double(r.out, "nnz"), 9 * 10 * 10 * 10);
+    run_free(&r);
+    r = run_hisp("gen", "elastic3d", "--n", "1", "-o", tmp("e.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "elastic3d: n = 1, needs n >= 2"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("gen", "elastic3d", "--type", "q64", "-o", tmp("e.mtx"), NULL);
+    CK_RUN(r, 2);
+    run_free(&r);
+    r = run_hisp("spmv", "gen:elastic3d:3", "--op", "t", "--check", "--backend", "reference", NULL);
+    CK_RUN(r, 0);
     run_free(&r);
     /* gen:KIND with and without N and SEED reads like a file; one seed, one matrix */
     r = run_hisp("stats", "gen:random:50:7", "--json", NULL);

@@ -541,11 +541,14 @@ END_TEST
 START_TEST(test_generators)
 {
     hisp_context ctx = test_default_context();
-    static const hisp_type ty[3][2] = {
-        {HISP_B3X3_F32, HISP_B3X3_F64}, {HISP_Q32, HISP_Q64}, {HISP_C32, HISP_C64}};
+    static const hisp_type ty[HISP_CGEN_COUNT][2] = {{HISP_B3X3_F32, HISP_B3X3_F64},
+                                                     {HISP_Q32, HISP_Q64},
+                                                     {HISP_C32, HISP_C64},
+                                                     {HISP_B3X3_F32, HISP_B3X3_F64}};
     for (int k = 0; k < HISP_CGEN_COUNT; k++)
         for (int f = 0; f < 2; f++) {
-            int64_t n = k == 0 ? 5 : k == 1 ? 6 : 9;
+            bool blocks = k == HISP_CGEN_FEM3X3 || k == HISP_CGEN_ELASTIC3D;
+            int64_t n = blocks ? 5 : k == HISP_CGEN_QSURFACE ? 6 : 9;
             hisp_matrix A = NULL, B = NULL, C = NULL;
             hisp_type t = ty[k][f];
             CK_OK(ctx, hisp_matrix_generate_compound(ctx, (hisp_cgen_kind)k, n, 7, t, &A));
@@ -554,30 +557,31 @@ START_TEST(test_generators)
             same_matrix(A, B);
             hisp_matrix_info mi;
             CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-            int64_t want = k == 0   ? (3 * n - 2) * (3 * n - 2) * (3 * n - 2)
-                           : k == 1 ? 7 * 2 * n * n
-                                    : 5 * n * n - 4 * n;
+            int64_t want = blocks                    ? (3 * n - 2) * (3 * n - 2) * (3 * n - 2)
+                           : k == HISP_CGEN_QSURFACE ? 7 * 2 * n * n
+                                                     : 5 * n * n - 4 * n;
             ck_assert_int_eq(mi.nnz, want);
-            /* another seed: other values */
+            /* another seed: other values (elastic3d has no random part) */
             const void *va, *vc;
             CK_OK(ctx, hisp_matrix_host_arrays(A, NULL, NULL, NULL, &va));
             CK_OK(ctx, hisp_matrix_host_arrays(C, NULL, NULL, NULL, &vc));
-            ck_assert(memcmp(va, vc, (size_t)mi.nnz * hisp_type_size(t)) != 0);
-            /* symmetry: fem blocks A_ji = A_ij^T, qsurface A_ji = conj(A_ij) */
+            ck_assert((memcmp(va, vc, (size_t)mi.nnz * hisp_type_size(t)) != 0) ==
+                      (k != HISP_CGEN_ELASTIC3D));
+            /* symmetry: 3x3 blocks A_ji = A_ij^T, qsurface A_ji = conj(A_ij) */
             const int64_t *p;
             const int32_t *c;
             CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &va));
             int comps = hisp_type_components(t);
             size_t ss = hisp_type_size(t) / (size_t)comps;
-            for (int64_t i = 0; i < mi.nrows && k < 2; i++)
+            for (int64_t i = 0; i < mi.nrows && k != HISP_CGEN_HELMHOLTZ; i++)
                 for (int64_t e = p[i]; e < p[i + 1]; e++) {
                     int64_t j = c[e], g = -1;
                     for (int64_t h = p[j]; h < p[j + 1]; h++)
                         if (c[h] == i) g = h;
                     ck_assert_int_ge(g, 0);
                     for (int q = 0; q < comps; q++) {
-                        int qt = k == 0 ? (q % 3) * 3 + q / 3 : q;
-                        double sg = k == 1 && q > 0 ? -1 : 1;
+                        int qt = blocks ? (q % 3) * 3 + q / 3 : q;
+                        double sg = k == HISP_CGEN_QSURFACE && q > 0 ? -1 : 1;
                         ck_assert(test_scalar(ss, va, e * comps + q) ==
                                   sg * test_scalar(ss, va, g * comps + qt));
                     }
@@ -602,6 +606,179 @@ START_TEST(test_generators)
     hisp_cgen_kind k;
     ck_assert_int_eq(hisp_cgen_from_name("QSurface", &k), 0);
     ck_assert_int_eq(k, HISP_CGEN_QSURFACE);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* elastic3d against what linear elasticity promises, not against stored
+ * values: the sizes of a 27-point block stencil, exact symmetry, the six
+ * rigid-body motions in the null space of every row not coupled to the
+ * clamped face, positive definiteness (a dense Cholesky), f32 = f64
+ * rounded, one matrix whatever the seed and the number of threads, and
+ * n < 2 refused. */
+static int64_t span(int64_t c, int64_t lo, int64_t hi) /* neighbour coordinates in [lo, hi] */
+{
+    return 1 + (c > lo) + (c < hi);
+}
+
+static void elastic_check(hisp_context ctx, int64_t n)
+{
+    hisp_matrix A = NULL, A2 = NULL, F = NULL;
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, n, 1, HISP_B3X3_F64, &A));
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, n, 99, HISP_B3X3_F64, &A2));
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, n, 1, HISP_B3X3_F32, &F));
+    same_matrix(A, A2);
+    hisp_matrix_info mi, fi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    CK_OK(ctx, hisp_matrix_get_info(F, &fi));
+    ck_assert_int_eq(mi.nrows, n * n * n);
+    ck_assert_int_eq(mi.ncols, n * n * n);
+    ck_assert_int_eq(mi.nnz, (3 * n - 2) * (3 * n - 2) * (3 * n - 2));
+    ck_assert_int_eq(fi.nnz, mi.nnz);
+    const int64_t *p;
+    const int32_t *c;
+    const void *vv, *fv;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &vv));
+    CK_OK(ctx, hisp_matrix_host_arrays(F, NULL, NULL, NULL, &fv));
+    const double *v = vv;
+    const float *vf = fv;
+    for (int64_t e = 0; e < mi.nnz * 9; e++)
+        ck_assert_msg(vf[e] == (float)v[e], "f32 entry %lld: %g, f64 %g", (long long)e,
+                      (double)vf[e], v[e]);
+    int coupled = 0; /* x = 1 nodes whose rows move a rigid motion */
+    for (int64_t i = 0; i < mi.nrows; i++) {
+        int64_t x = i % n + 1, y = (i / n) % n, z = i / (n * n);
+        /* row length: the 27-point neighbourhood within x in 1..n, y, z in 0..n-1 */
+        ck_assert_int_eq(p[i + 1] - p[i], span(x, 1, n) * span(y, 0, n - 1) * span(z, 0, n - 1));
+        double res[6][3] = {{0}}, scale = 0;
+        for (int64_t e = p[i]; e < p[i + 1]; e++) {
+            int64_t j = c[e], X = j % n + 1, Y = (j / n) % n, Z = j / (n * n);
+            ck_assert(e == p[i] || c[e - 1] < j);
+            ck_assert(llabs(X - x) <= 1 && llabs(Y - y) <= 1 && llabs(Z - z) <= 1);
+            /* A_ji = A_ij^T exactly */
+            int64_t g = -1;
+            for (int64_t h = p[j]; h < p[j + 1]; h++)
+                if (c[h] == i) g = h;
+            ck_assert_int_ge(g, 0);
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++)
+                    ck_assert(v[e * 9 + r * 3 + q] == v[g * 9 + q * 3 + r]);
+            /* the rigid motions at node j: translations e_d, rotations w x (X, Y, Z) */
+            const double pos[3] = {(double)X, (double)Y, (double)Z};
+            double u[6][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+            for (int d = 0; d < 3; d++) { /* rotation about axis d */
+                int a = (d + 1) % 3, b = (d + 2) % 3;
+                u[3 + d][a] = -pos[b];
+                u[3 + d][b] = pos[a];
+            }
+            double umax = (double)(n + 1);
+            for (int r = 0; r < 3; r++)
+                for (int q = 0; q < 3; q++) {
+                    double a = v[e * 9 + r * 3 + q];
+                    scale += fabs(a) * umax;
+                    for (int m = 0; m < 6; m++)
+                        res[m][r] += a * u[m][q];
+                }
+        }
+        double worst = 0;
+        for (int m = 0; m < 6; m++)
+            for (int r = 0; r < 3; r++)
+                worst = fmax(worst, fabs(res[m][r]));
+        if (x >= 2)
+            ck_assert_msg(worst <= 1e-12 * scale,
+                          "n %lld node %lld (%lld, %lld, %lld): rigid "
+                          "motion gives %g (row scale %g)",
+                          (long long)n, (long long)i, (long long)x, (long long)y, (long long)z,
+                          worst, scale);
+        else
+            coupled += worst > 1e-6 * scale;
+    }
+    ck_assert_int_eq(coupled, n * n); /* every node next to the clamped face */
+    TEST_DESTROY_MATRICES(&A, &A2, &F);
+}
+
+/* Dense Cholesky of the scalar expansion of elastic3d n; returns the
+ * smallest pivot (<= 0 where it fails). */
+static double elastic_cholesky(hisp_context ctx, int64_t n)
+{
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, n, 1, HISP_B3X3_F64, &A));
+    CK_OK(ctx, hisp_matrix_expand_real(A, &B));
+    CK_OK(ctx, hisp_matrix_convert(B, HISP_FORMAT_CSR));
+    hisp_matrix_info bi;
+    CK_OK(ctx, hisp_matrix_get_info(B, &bi));
+    int64_t m = 3 * n * n * n;
+    ck_assert_int_eq(bi.nrows, m);
+    ck_assert_int_eq(bi.type, HISP_F64);
+    ck_assert_int_eq(bi.nnz, 9 * (3 * n - 2) * (3 * n - 2) * (3 * n - 2));
+    const int64_t *p;
+    const int32_t *c;
+    const void *vv;
+    CK_OK(ctx, hisp_matrix_host_arrays(B, &p, NULL, &c, &vv));
+    const double *v = vv;
+    double *L = calloc((size_t)(m * m), sizeof *L);
+    ck_assert_ptr_nonnull(L);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t e = p[i]; e < p[i + 1]; e++)
+            L[i * m + c[e]] = v[e];
+    double lo = HUGE_VAL;
+    for (int64_t j = 0; j < m && lo > 0; j++) { /* in place, lower triangle */
+        double d = L[j * m + j];
+        for (int64_t k = 0; k < j; k++)
+            d -= L[j * m + k] * L[j * m + k];
+        lo = fmin(lo, d);
+        if (d <= 0) break;
+        d = sqrt(d);
+        L[j * m + j] = d;
+        for (int64_t i = j + 1; i < m; i++) {
+            double s = L[i * m + j];
+            for (int64_t k = 0; k < j; k++)
+                s -= L[i * m + k] * L[j * m + k];
+            L[i * m + j] = s / d;
+        }
+    }
+    free(L);
+    TEST_DESTROY_MATRICES(&A, &B);
+    return lo;
+}
+
+START_TEST(test_elastic3d)
+{
+    hisp_context ctx = test_default_context();
+    for (int64_t n = 2; n <= 6; n += 2)
+        elastic_check(ctx, n);
+    elastic_check(ctx, 3);
+    for (int64_t n = 2; n <= 3; n++) {
+        double lo = elastic_cholesky(ctx, n);
+        ck_assert_msg(lo > 0, "elastic3d n %lld: Cholesky pivot %g", (long long)n, lo);
+    }
+    /* a size that runs on several threads equals the one-thread result */
+    hisp_matrix A = NULL, B = NULL;
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, 28, 1, HISP_B3X3_F32, &A));
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "1"));
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, 28, 1, HISP_B3X3_F32, &B));
+    CK_OK(ctx, hisp_context_set_option(ctx, "threads", "0"));
+    same_matrix(A, B);
+    TEST_DESTROY_MATRICES(&A, &B);
+    /* refused, with the reason */
+    static const int64_t bad[] = {1, 0, -4, 1291};
+    for (int b = 0; b < 4; b++) {
+        ck_assert_int_eq(
+            hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, bad[b], 1, HISP_B3X3_F64, &A),
+            HISP_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(A);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, "elastic3d: n = ") &&
+                          strstr(e.message, bad[b] < 2 ? "needs n >= 2" : "2^31 - 1 rows"),
+                      "n %lld: %s", (long long)bad[b], e.message);
+    }
+    ck_assert_int_eq(hisp_matrix_generate_compound(ctx, HISP_CGEN_ELASTIC3D, 3, 1, HISP_C64, &A),
+                     HISP_ERR_INVALID_ARGUMENT);
+    hisp_cgen_kind k;
+    CK_OK(ctx, hisp_cgen_from_name("Elastic3D", &k));
+    ck_assert_int_eq(k, HISP_CGEN_ELASTIC3D);
+    ck_assert_str_eq(hisp_cgen_name(HISP_CGEN_ELASTIC3D), "elastic3d");
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -857,6 +1034,7 @@ Suite *suite_compound(void)
     tcase_add_test(tc, test_mtx_roundtrip);
     tcase_add_test(tc, test_mtx_quaternion_and_blocks);
     tcase_add_test(tc, test_generators);
+    tcase_add_test(tc, test_elastic3d);
     suite_add_tcase(s, tc);
     TCase *rtc = test_tcase(s, "nvrtc", 1200);
     tcase_add_test(rtc, test_nvrtc);

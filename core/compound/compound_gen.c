@@ -15,9 +15,18 @@
  *   helmholtz  n x n 5-point Laplacian shifted by -(k^2(x) + i*0.1*k0^2), k0^2
  *              = 2, k^2(x) = k0^2 (1 + 0.1 u(x)) with u(x) in [-1, 1) from the
  *              seed: the complex shifted Laplacian of Helmholtz preconditioning.
- * Values come from splitmix64 hashes of (seed, row, column, component), so
- * the output does not depend on the number of threads; rows are filled in
- * parallel (pthreads) for large sizes. */
+ *   elastic3d  3D linear elasticity (E = 1, nu = 0.3) on unit trilinear
+ *              hexahedra (Q1) between the grid points (x, y, z), x in 0..n,
+ *              y and z in 0..n-1; the plane x = 0 is clamped, so the
+ *              unknowns are the n^3 nodes x >= 1, node (x, y, z) row
+ *              (z*n + y)*n + x - 1, its 3 displacements one 3x3 block row.
+ *              Block (I, J) sums the element stiffness's (I, J) sub-block
+ *              over the elements holding both nodes: symmetric positive
+ *              definite, no random part (the seed is ignored).
+ * Values come from splitmix64 hashes of (seed, row, column, component) or,
+ * for elastic3d, from sums in a fixed order, so the output does not depend
+ * on the number of threads; rows are filled in parallel (pthreads) for
+ * large sizes. */
 #include "hispi_compound.h"
 
 #include <pthread.h>
@@ -26,7 +35,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-static const char *const cgen_names[HISP_CGEN_COUNT] = {"fem3x3", "qsurface", "helmholtz"};
+static const char *const cgen_names[HISP_CGEN_COUNT] = {"fem3x3", "qsurface", "helmholtz",
+                                                        "elastic3d"};
 
 const char *hisp_cgen_name(hisp_cgen_kind k)
 {
@@ -67,7 +77,8 @@ typedef struct {
     hispi_sparse *s;
     int ec;
     size_t ss;
-    double (*pos)[3]; /* qsurface vertex positions */
+    double (*pos)[3];       /* qsurface vertex positions */
+    const double (*ke)[24]; /* elastic3d element stiffness */
 } cgen;
 
 static inline void put(const cgen *g, int64_t k, int q, double v)
@@ -83,7 +94,7 @@ static int neighbours(const cgen *g, int64_t i, int32_t *nb)
 {
     int64_t n = g->n;
     int c = 0;
-    if (g->kind == HISP_CGEN_FEM3X3) {
+    if (g->kind == HISP_CGEN_FEM3X3 || g->kind == HISP_CGEN_ELASTIC3D) {
         int64_t x = i % n, y = (i / n) % n, z = i / (n * n);
         for (int dz = -1; dz <= 1; dz++)
             for (int dy = -1; dy <= 1; dy++)
@@ -135,10 +146,104 @@ static double fem_off(const cgen *g, int64_t i, int64_t j, int r, int q)
     return -((r == q ? 1.0 : 0.0) + s) / 26.0;
 }
 
+/* The Q1 element stiffness of the unit cube, E = 1, nu = 0.3: K = the
+ * integral of B^T D B by 2x2x2 Gauss quadrature (exact here), B the 6 x 24
+ * strain-displacement matrix (strains xx, yy, zz, and the engineering
+ * shears xy, yz, zx), D the isotropic elasticity matrix. Local node
+ * a = ax + 2 ay + 4 az sits at the corner (ax, ay, az); K[3a + r][3b + q]
+ * couples displacement r of node a with displacement q of node b. The upper
+ * triangle is computed and mirrored, so K is symmetric exactly. */
+static void elastic_ke(double ke[24][24])
+{
+    const double E = 1.0, nu = 0.3;
+    const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+    double D[6][6] = {{0}};
+    for (int r = 0; r < 3; r++) {
+        for (int q = 0; q < 3; q++)
+            D[r][q] = lam + (r == q ? 2 * mu : 0);
+        D[3 + r][3 + r] = mu;
+    }
+    const double h = 0.5 / __builtin_sqrt(3.0), gp[2] = {0.5 - h, 0.5 + h}, w = 0.125;
+    memset(ke, 0, 24 * sizeof *ke);
+    for (int gi = 0; gi < 8; gi++) {
+        const double xi[3] = {gp[gi & 1], gp[(gi >> 1) & 1], gp[gi >> 2]};
+        double B[6][24] = {{0}}, DB[6][24];
+        for (int a = 0; a < 8; a++) {
+            double dn[3]; /* the gradient of the shape function of node a */
+            for (int d = 0; d < 3; d++) {
+                dn[d] = 1;
+                for (int e = 0; e < 3; e++) {
+                    int on = (a >> e) & 1;
+                    dn[d] *= e == d ? (on ? 1.0 : -1.0) : (on ? xi[e] : 1 - xi[e]);
+                }
+            }
+            for (int d = 0; d < 3; d++)
+                B[d][3 * a + d] = dn[d];
+            B[3][3 * a] = dn[1], B[3][3 * a + 1] = dn[0];
+            B[4][3 * a + 1] = dn[2], B[4][3 * a + 2] = dn[1];
+            B[5][3 * a] = dn[2], B[5][3 * a + 2] = dn[0];
+        }
+        for (int r = 0; r < 6; r++)
+            for (int q = 0; q < 24; q++) {
+                DB[r][q] = 0;
+                for (int t = 0; t < 6; t++)
+                    DB[r][q] += D[r][t] * B[t][q];
+            }
+        for (int p = 0; p < 24; p++)
+            for (int q = p; q < 24; q++) {
+                double v = 0;
+                for (int r = 0; r < 6; r++)
+                    v += B[r][p] * DB[r][q];
+                ke[p][q] += w * v;
+            }
+    }
+    for (int p = 0; p < 24; p++)
+        for (int q = 0; q < p; q++)
+            ke[p][q] = ke[q][p];
+}
+
+/* Row i of elastic3d: the sub-blocks of the up to 8 elements around node i,
+ * each element's contribution added in one global order (elements by
+ * their lowest corner), which makes block (j, i) the exact transpose of
+ * block (i, j). */
+static void fill_elastic(const cgen *g, int64_t i, const int32_t *nb, int c)
+{
+    int64_t n = g->n, x = i % n + 1, y = (i / n) % n, z = i / (n * n);
+    double blk[27][9] = {{0}}; /* by (dz, dy, dx) + 1 in base 3 */
+    for (int ez = 0; ez < 2; ez++)
+        for (int ey = 0; ey < 2; ey++)
+            for (int ex = 0; ex < 2; ex++) {
+                int64_t X0 = x - 1 + ex, Y0 = y - 1 + ey, Z0 = z - 1 + ez; /* lowest corner */
+                if (X0 > n - 1 || Y0 < 0 || Y0 > n - 2 || Z0 < 0 || Z0 > n - 2) continue;
+                int a = (1 - ex) + 2 * (1 - ey) + 4 * (1 - ez);
+                for (int b = 0; b < 8; b++) {
+                    int bx = b & 1, by = (b >> 1) & 1, bz = b >> 2;
+                    if (X0 + bx == 0) continue; /* clamped */
+                    int slot =
+                        (int)((Z0 + bz - z + 1) * 9 + (Y0 + by - y + 1) * 3 + (X0 + bx - x + 1));
+                    for (int r = 0; r < 3; r++)
+                        for (int q = 0; q < 3; q++)
+                            blk[slot][r * 3 + q] += g->ke[3 * a + r][3 * b + q];
+                }
+            }
+    int64_t k0 = g->s->rowptr[i];
+    for (int t = 0; t < c; t++) {
+        int64_t j = nb[t], X = j % n + 1, Y = (j / n) % n, Z = j / (n * n);
+        int slot = (int)((Z - z + 1) * 9 + (Y - y + 1) * 3 + (X - x + 1));
+        g->s->colind[k0 + t] = (int32_t)j;
+        for (int q = 0; q < 9; q++)
+            put(g, k0 + t, q, blk[slot][q]);
+    }
+}
+
 static void fill_row(const cgen *g, int64_t i)
 {
     int32_t nb[27];
     int c = neighbours(g, i, nb);
+    if (g->kind == HISP_CGEN_ELASTIC3D) {
+        fill_elastic(g, i, nb, c);
+        return;
+    }
     int64_t k0 = g->s->rowptr[i];
     for (int t = 0; t < c; t++) {
         int64_t j = nb[t], k = k0 + t;
@@ -210,18 +315,26 @@ hisp_status hisp_matrix_generate_compound(hisp_context ctx, hisp_cgen_kind kind,
     if ((int)kind < 0 || kind >= HISP_CGEN_COUNT)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown compound generator %d",
                           (int)kind);
-    static const hisp_type fam[HISP_CGEN_COUNT][2] = {
-        {HISP_B3X3_F32, HISP_B3X3_F64}, {HISP_Q32, HISP_Q64}, {HISP_C32, HISP_C64}};
+    static const hisp_type fam[HISP_CGEN_COUNT][2] = {{HISP_B3X3_F32, HISP_B3X3_F64},
+                                                      {HISP_Q32, HISP_Q64},
+                                                      {HISP_C32, HISP_C64},
+                                                      {HISP_B3X3_F32, HISP_B3X3_F64}};
     if (type != fam[kind][0] && type != fam[kind][1])
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s generates %s or %s, not %s",
                           cgen_names[kind], hisp_type_name(fam[kind][0]),
                           hisp_type_name(fam[kind][1]), hisp_type_name(type));
-    double rows = kind == HISP_CGEN_FEM3X3     ? (double)n * n * n
-                  : kind == HISP_CGEN_QSURFACE ? 2.0 * n * n
-                                               : (double)n * n;
+    double rows = kind == HISP_CGEN_QSURFACE    ? 2.0 * n * n
+                  : kind == HISP_CGEN_HELMHOLTZ ? (double)n * n
+                                                : (double)n * n * n;
+    if (kind == HISP_CGEN_ELASTIC3D && n < 2)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "elastic3d: n = %lld, needs n >= 2 (the mesh is n x (n-1) x (n-1) "
+                          "elements)",
+                          (long long)n);
     if (n < 1 || rows > INT32_MAX)
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: n = %lld out of range",
-                          cgen_names[kind], (long long)n);
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%s: n = %lld out of range (n >= %d, at most 2^31 - 1 rows)",
+                          cgen_names[kind], (long long)n, kind == HISP_CGEN_ELASTIC3D ? 2 : 1);
     cgen g = {kind,
               n,
               (int64_t)rows,
@@ -229,7 +342,13 @@ hisp_status hisp_matrix_generate_compound(hisp_context ctx, hisp_cgen_kind kind,
               NULL,
               hisp_type_components(type),
               hispi_type_scalar_size(type),
+              NULL,
               NULL};
+    double ke[24][24];
+    if (kind == HISP_CGEN_ELASTIC3D) {
+        elastic_ke(ke);
+        g.ke = (const double(*)[24])ke;
+    }
     if (kind == HISP_CGEN_QSURFACE) { /* torus R = 2, r = 1, jittered */
         HISPI_TRY(hispi_alloc(ctx, (size_t)g.nrows, sizeof *g.pos, (void **)&g.pos));
         int64_t nu = 2 * n, nv = n;
