@@ -2,7 +2,10 @@
 # AMG-preconditioned CG on the GPU machine against Jacobi-CG: `hisp solve
 # gen:KIND:N --method cg --precond amg|jacobi --backend cuda --json` to rtol
 # 1e-8, b = ones, on poisson3d, aniso3d and jump3d grids (SIDES, default
-# "64 128"; KINDS, default all three); then, on the REUSE side (default
+# "64 128"; KINDS, default all three; PRECONDS, default "amg jacobi", may
+# add amg1: AMG aggregating single rows, --amg-block 1, for the elasticity
+# matrix elastic3d, whose 3x3 blocks AMG aggregates as nodes of 3 by
+# default); then, on the REUSE side (default
 # none), 5 solves of each with --solves 5 (AMG's hierarchy set up once, and
 # set up again by hisp_preconditioner_update before each later solve: --update).
 # Stage with `bash bench/stage_gpu.sh amg`; on the device `OUT=$OUT bash
@@ -19,7 +22,8 @@ for n in ${SIDES:-64 128}; do
     for p in ${PRECONDS:-amg jacobi}; do
       f=$OUT/amg/${k}_${n}_$p.json
       echo "== $k $n $p" >>"$L"
-      timeout 300 "$H/bin/hisp" solve "gen:$k:$n" --method cg --precond $p --backend cuda \
+      pc="--precond $p"; [ $p = amg1 ] && pc="--precond amg --amg-block 1"
+      timeout 300 "$H/bin/hisp" solve "gen:$k:$n" --method cg $pc --backend cuda \
         --json >"$f" 2>>"$L"
       echo "-- exit $?" >>"$L"
     done

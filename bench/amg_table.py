@@ -63,7 +63,25 @@ def main():
         sp = "%.2f" % (jt / at) if jt and at else "-"
         conv = "" if not a or a["converged"] else " (not converged)"
         print("| %s %d^3 | %d | %s | %s%s | %s | %s |" %
-              (kind, n, n ** 3, jc, ac, conv, ratio, sp))
+              (kind, n, (a or j)["rows"] * block(a or j), jc, ac, conv, ratio, sp))
+    single = sorted({(k, n) for k, n, pc in runs if pc == "amg1"}, key=lambda t: (t[1], t[0]))
+    if single:
+        print()
+        print("| system | AMG-CG, nodes of 3: it / total ms | AMG-CG, single rows: it / total ms |")
+        print("|---|--:|--:|")
+    for kind, n in single:
+        cols = []
+        for pc in ("amg", "amg1"):
+            r = runs.get((kind, n, pc))
+            cols.append("%d / %.1f%s" % (r["iterations"], r["setup_ms"] + r["solve_ms"],
+                                         "" if r["converged"] else " (not converged)")
+                        if r else "-")
+        print("| %s %d^3 | %s | %s |" % (kind, n, cols[0], cols[1]))
+
+
+def block(r):
+    """scalar rows per row of the report (3 for 3x3 blocks)"""
+    return 3 if r["type"].startswith("b3x3") else 1
 
 
 if __name__ == "__main__":

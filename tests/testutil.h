@@ -50,7 +50,8 @@
     X(options)                                                                                     \
     X(sell)                                                                                        \
     X(spgemm)                                                                                      \
-    X(amg)
+    X(amg)                                                                                         \
+    X(amg_block)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)
