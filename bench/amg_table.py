@@ -41,7 +41,7 @@ def reuse(d):
         at = a["precond_setup_ms"] + 5 * a["median_solve_ms"]
         upd = "%.1f" % a["median_update_ms"] if "median_update_ms" in a else "-"
         print("| %s %d^3 | %d | %.1f | %.1f | %.1f | %.0f / %.0f | %.2f | %s |" %
-              (kind, n, n ** 3, j["median_solve_ms"], a["precond_setup_ms"],
+              (kind, n, a["rows"] * block(a), j["median_solve_ms"], a["precond_setup_ms"],
                a["median_solve_ms"], jt, at, jt / at, upd))
 
 

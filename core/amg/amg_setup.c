@@ -265,14 +265,15 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
 }
 
 /* A level's weights or aggregates (hispi_amg_level.w, .agg): a device
- * buffer or host memory. */
+ * buffer (gone with its context's backend: a hierarchy may outlive both
+ * its context and A) or host memory. */
 static void free_weights(const hispi_amg *h, void *w)
 {
     if (!w) return;
-    if (h->on_device)
-        HISPI_BE_VOID(h->A[0]->ctx, buf_free, w);
-    else
+    if (!h->on_device)
         free(w);
+    else if (hispi_handle_live(h->ctx, HISPI_H_CONTEXT))
+        HISPI_BE_VOID(h->ctx, buf_free, w);
 }
 
 /* Level l's P, R, diagonal and spectral bounds from A[l] (on the device:
@@ -338,7 +339,7 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *r
     int maxl = o->max_levels < HISPI_AMG_MAX_LEVELS ? o->max_levels : HISPI_AMG_MAX_LEVELS;
     h->A[0] = A;
     h->on_device = hispi_amg_dev_usable(ctx);
-    h->backend = ctx->kind, h->device = ctx->device;
+    h->ctx = ctx, h->backend = ctx->kind, h->device = ctx->device;
     if (reuse && (reuse->on_device != h->on_device || reuse->backend != h->backend ||
                   reuse->device != h->device || !reuse->nlevels || reuse->rows[0] != mi.nrows))
         reuse = NULL;      /* aggregates of another backend or size */

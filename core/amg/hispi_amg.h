@@ -97,6 +97,7 @@ typedef struct {
 typedef struct {
     int nlevels;
     bool on_device;
+    hisp_context ctx;    /* A's */
     int backend, device; /* the context's when it was set up (hisp_backend_kind, index) */
     hisp_matrix A[HISPI_AMG_MAX_LEVELS], P[HISPI_AMG_MAX_LEVELS], R[HISPI_AMG_MAX_LEVELS];
     int64_t rows[HISPI_AMG_MAX_LEVELS], nnz[HISPI_AMG_MAX_LEVELS];

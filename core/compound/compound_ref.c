@@ -13,6 +13,7 @@
  * same order. */
 #include "hispi_compound.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,69 @@ hisp_status hisp_schedule_from_name(const char *s, hisp_schedule *out)
 
 /* ---- the real expansion --------------------------------------------------- */
 
+/* hisp_matrix_expand_real's rows, block rows in chunks on the host's
+ * threads: block row i's scalars start at rowptr[i] bm^2, its row r at
+ * r bm (rowptr[i + 1] - rowptr[i]) past that. */
+typedef struct {
+    const hispi_sparse *s;
+    hispi_sparse *e;
+    hispi_ctype c;
+    int bm;
+    hisp_type rt;
+    atomic_llong next;
+} expand_job;
+
+enum { EXPAND_CHUNK = 4096 };
+
+static void *expand_worker(void *arg)
+{
+    expand_job *j = arg;
+    const hispi_sparse *s = j->s;
+    hispi_sparse e = *j->e;
+    hispi_ctype c = j->c;
+    int bm = j->bm;
+    hisp_type rt = j->rt;
+    for (;;) {
+        int64_t i0 = atomic_fetch_add(&j->next, EXPAND_CHUNK);
+        if (i0 >= s->nrows) break;
+        int64_t i1 = i0 + EXPAND_CHUNK < s->nrows ? i0 + EXPAND_CHUNK : s->nrows;
+        for (int64_t i = i0; i < i1; i++)
+            for (int r = 0; r < bm; r++) {
+                int64_t out = s->rowptr[i] * bm * bm + r * bm * (s->rowptr[i + 1] - s->rowptr[i]);
+                e.rowptr[i * bm + r] = out;
+                for (int64_t k = s->rowptr[i]; k < s->rowptr[i + 1]; k++) {
+                    double a[9];
+                    for (int q = 0; q < c.ec; q++)
+                        a[q] = c.ss == 4 ? (double)((const float *)s->val)[k * c.ec + q]
+                                         : ((const double *)s->val)[k * c.ec + q];
+                    for (int q = 0; q < bm; q++) {
+                        double v;
+                        if (c.kind == HISPI_KIND_REAL || c.kind == HISPI_KIND_BLOCK3) {
+                            v = a[r * bm + q];
+                        } else if (c.kind == HISPI_KIND_COMPLEX) {
+                            static const int sg[2][2] = {{1, -1}, {1, 1}},
+                                             ix[2][2] = {{0, 1}, {1, 0}};
+                            v = sg[r][q] * a[ix[r][q]];
+                        } else { /* left multiplication by a */
+                            static const int ix[4][4] = {
+                                {0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+                            static const int sg[4][4] = {
+                                {1, -1, -1, -1}, {1, 1, -1, 1}, {1, 1, 1, -1}, {1, -1, 1, 1}};
+                            v = sg[r][q] * a[ix[r][q]];
+                        }
+                        e.colind[out] = (int32_t)(s->colind[k] * bm + q);
+                        if (rt == HISP_F32)
+                            ((float *)e.val)[out] = (float)v;
+                        else
+                            ((double *)e.val)[out] = v;
+                        out++;
+                    }
+                }
+            }
+    }
+    return NULL;
+}
+
 hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B)
 {
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
@@ -360,39 +424,10 @@ hisp_status hisp_matrix_expand_real(hisp_matrix A, hisp_matrix *B)
         hispi_sparse_free(&tmp);
         return st;
     }
-    int64_t out = 0;
-    for (int64_t i = 0; i < s->nrows; i++)
-        for (int r = 0; r < bm; r++) {
-            e.rowptr[i * bm + r] = out;
-            for (int64_t k = s->rowptr[i]; k < s->rowptr[i + 1]; k++) {
-                double a[9];
-                for (int q = 0; q < c.ec; q++)
-                    a[q] = c.ss == 4 ? (double)((const float *)s->val)[k * c.ec + q]
-                                     : ((const double *)s->val)[k * c.ec + q];
-                for (int q = 0; q < bm; q++) {
-                    double v;
-                    if (c.kind == HISPI_KIND_REAL || c.kind == HISPI_KIND_BLOCK3) {
-                        v = a[r * bm + q];
-                    } else if (c.kind == HISPI_KIND_COMPLEX) {
-                        static const int sg[2][2] = {{1, -1}, {1, 1}}, ix[2][2] = {{0, 1}, {1, 0}};
-                        v = sg[r][q] * a[ix[r][q]];
-                    } else { /* left multiplication by a */
-                        static const int ix[4][4] = {
-                            {0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
-                        static const int sg[4][4] = {
-                            {1, -1, -1, -1}, {1, 1, -1, 1}, {1, 1, 1, -1}, {1, -1, 1, 1}};
-                        v = sg[r][q] * a[ix[r][q]];
-                    }
-                    e.colind[out] = (int32_t)(s->colind[k] * bm + q);
-                    if (rt == HISP_F32)
-                        ((float *)e.val)[out] = (float)v;
-                    else
-                        ((double *)e.val)[out] = v;
-                    out++;
-                }
-            }
-        }
-    e.rowptr[e.nrows] = out;
+    expand_job j = {.s = s, .e = &e, .c = c, .bm = bm, .rt = rt};
+    atomic_init(&j.next, 0);
+    hispi_parallel(hispi_threads(ctx, (double)nnz), expand_worker, &j);
+    e.rowptr[e.nrows] = nnz;
     hispi_sparse_free(&tmp);
     return hispi_matrix_wrap(ctx, &e, B);
 }
