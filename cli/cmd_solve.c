@@ -283,8 +283,8 @@ int cmd_solve(int argc, char **argv)
     void *bh = NULL, *xh = NULL;
     if ((rc = cli_context(&ctx))) goto out;
     hisp_status s = HISP_SUCCESS;
-    for (int i = 0; i < SOLVE_AMG_OPTS;
-         i++) { /* --amg-*: set, then the values in effect for the report */
+    /* --amg-*: set, then the values in effect for the report */
+    for (int i = 0; i < SOLVE_AMG_OPTS; i++) {
         if (o.amg[i].value) s = hisp_context_set_option(ctx, o.amg[i].name, o.amg[i].value);
         if (!s) s = hisp_context_get_option(ctx, o.amg[i].name, o.amg[i].now, sizeof o.amg[i].now);
         if (s) {
@@ -314,6 +314,9 @@ int cmd_solve(int argc, char **argv)
         rc = cli_fail(ctx, s, o.spec);
         goto out;
     }
+    if (!strcmp(o.amg[3].now, "0")) /* amg_block's default: the node size it takes */
+        snprintf(o.amg[3].now, sizeof o.amg[3].now, "%d",
+                 res.mi.type == HISP_B3X3_F32 || res.mi.type == HISP_B3X3_F64 ? 3 : 1);
     /* the storage the products run on; auto: the format chosen for A*x (a
      * variant stays CSR storage: the solver takes it from the plan cache) */
     static char auto_name[200];

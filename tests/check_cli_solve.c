@@ -348,9 +348,36 @@ START_TEST(test_solve_amg)
     CK_RUN(r, 1);
     ck_assert(strstr(r.err, "--precond amg"));
     run_free(&r);
-    static const char *const bad[][2] = {
-        {"--amg-theta", "2"}, {"--amg-smoother", "gauss-seidel"}, {"--amg-sweeps", "0"}};
-    for (int k = 0; k < 3; k++) {
+    /* nodes: a b3x3 matrix aggregated in nodes of 3 by default (the JSON
+     * says so), its file's scalars with --amg-block 3; rows that make no
+     * whole nodes are refused, saying so */
+    const char *E = tmp("el.mtx");
+    r = run_hisp("gen", "elastic3d", "--n", "6", "-o", E, NULL);
+    CK_RUN(r, 0);
+    run_free(&r);
+    r = run_hisp("solve", "gen:elastic3d:6", "--method", "cg", "--precond", "amg", "--json", NULL);
+    CK_RUN(r, 0);
+    CK_JSON(r, "reason", "\"converged\"");
+    CK_JSON(r, "amg_block", "\"3\"");
+    double nodes = test_json_double(r.out, "iterations");
+    run_free(&r);
+    r = run_hisp("solve", E, "--type", "f64", "--method", "cg", "--precond", "amg", "--amg-block",
+                 "3", "--json", NULL);
+    CK_RUN(r, 0);
+    CK_JSON(r, "reason", "\"converged\"");
+    CK_JSON(r, "amg_block", "\"3\"");
+    ck_assert_double_eq(test_json_double(r.out, "iterations"), nodes);
+    run_free(&r);
+    r = run_hisp("solve", E, "--type", "f64", "--method", "cg", "--precond", "amg", "--amg-block",
+                 "5", NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "648 rows") && strstr(r.err, "amg_block"), "%s", r.err);
+    run_free(&r);
+    static const char *const bad[][2] = {{"--amg-theta", "2"},
+                                         {"--amg-smoother", "gauss-seidel"},
+                                         {"--amg-sweeps", "0"},
+                                         {"--amg-block", "9"}};
+    for (int k = 0; k < 4; k++) {
         r = run_hisp("solve", A, "--method", "cg", "--precond", "amg", bad[k][0], bad[k][1], NULL);
         CK_RUN(r, 2);
         ck_assert_msg(strstr(r.err, "amg_"), "%s", r.err);
