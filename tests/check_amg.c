@@ -767,6 +767,18 @@ END_TEST
  * another seed's coefficients take a fresh setup's iterations; an update
  * for a matrix of another size is refused, and a failed update makes
  * solves refuse the object until an update succeeds. */
+/* b (n entries, uniform from seed) and x on ctx, f64. */
+static void rhs_and_x(hisp_context ctx, int64_t n, uint64_t seed, hisp_vector *b, hisp_vector *x)
+{
+    double *hb = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++)
+        hb[i] = test_uniform(&seed);
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, x));
+    CK_OK(ctx, hisp_vector_write(*b, hb));
+    free(hb);
+}
+
 /* A with its diagonal times f (new values on A's pattern: a time step's
  * M / dt + K for another dt). */
 static hisp_matrix shifted(hisp_context ctx, hisp_matrix A, double f)
@@ -832,14 +844,8 @@ static void update_reuse(int t)
     hisp_context ctx = test_context(_i);
     hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 12, 1), A2 = shifted(ctx, A, 1.5);
     int64_t n = 12 * 12 * 12;
-    double *hb = malloc((size_t)n * 8);
-    uint64_t st = test_seed();
-    for (int64_t i = 0; i < n; i++)
-        hb[i] = test_uniform(&st);
     hisp_vector b, x;
-    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &b));
-    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
-    CK_OK(ctx, hisp_vector_write(b, hb));
+    rhs_and_x(ctx, n, test_seed(), &b, &x);
     hisp_preconditioner P = NULL;
     CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
     int64_t fresh = cg_with(_i, ctx, A, NULL, b, x);
@@ -865,7 +871,6 @@ static void update_reuse(int t)
                   test_label(_i));
     cg_with(_i, ctx, A2, P, b, x);
     hisp_preconditioner_destroy(&P);
-    free(hb);
     hisp_vector_destroy(&b), hisp_vector_destroy(&x);
     hisp_matrix_destroy(&A), hisp_matrix_destroy(&A2);
     hisp_context_destroy(&ctx);
@@ -877,14 +882,8 @@ START_TEST(test_update)
     hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 12, 1),
                 A2 = generated(ctx, HISP_GEN_JUMP3D, 12, 9);
     int64_t n = 12 * 12 * 12;
-    double *hb = malloc((size_t)n * 8);
-    uint64_t st = test_seed();
-    for (int64_t i = 0; i < n; i++)
-        hb[i] = test_uniform(&st);
     hisp_vector b, x;
-    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &b));
-    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &x));
-    CK_OK(ctx, hisp_vector_write(b, hb));
+    rhs_and_x(ctx, n, test_seed(), &b, &x);
     hisp_preconditioner P = NULL;
     CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A2, &P));
     CK_OK(ctx, hisp_preconditioner_update(P, A2));
@@ -917,7 +916,7 @@ START_TEST(test_update)
     CK_OK(ctx, hisp_solver_solve(s, A, b, x, NULL));
     hisp_solver_destroy(&s);
     hisp_preconditioner_destroy(&P);
-    free(hb), free(p);
+    free(p);
     hisp_vector_destroy(&b), hisp_vector_destroy(&x);
     hisp_matrix_destroy(&A), hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B),
         hisp_matrix_destroy(&Z);

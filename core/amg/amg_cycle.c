@@ -375,6 +375,12 @@ static bool has_blocks(hisp_type t)
     return t == HISP_B3X3_F32 || t == HISP_B3X3_F64;
 }
 
+/* The node size o asks for A of type t (amg_block 0: 3 for blocks, else 1). */
+static int block_size(const hispi_amg_opts *o, hisp_type t)
+{
+    return o->block ? o->block : has_blocks(t) ? 3 : 1;
+}
+
 static hisp_status create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reuse,
                           hispi_amg_cycle **pc)
 {
@@ -389,9 +395,8 @@ static hisp_status create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reu
     hisp_status s = hisp_matrix_get_info(A, &mi);
     c->t = mi.type;
     hisp_matrix A0 = A;
-    bool blocks = has_blocks(mi.type);
-    if (!c->o.block) c->o.block = blocks ? 3 : 1;
-    if (!s && blocks) { /* its scalars, each block's unknowns a node's */
+    c->o.block = block_size(o, mi.type);
+    if (!s && has_blocks(mi.type)) { /* its scalars, each block's unknowns a node's */
         s = hisp_matrix_expand_real(A, &c->csr);
         if (!s) s = hisp_matrix_convert(c->csr, HISP_FORMAT_CSR);
         if (!s) s = hisp_matrix_get_info(c->csr, &mi);
@@ -433,8 +438,7 @@ hisp_status hispi_amg_cycle_renew(hisp_matrix A, const hispi_amg_opts *o, hispi_
 {
     *pc = NULL;
     if (!hispi_mat_ok(A)) return HISP_ERR_INVALID_HANDLE;
-    int block = o->block ? o->block : has_blocks(A->host.type) ? 3 : 1;
-    bool same = old && old->o.theta == o->theta && old->o.block == block &&
+    bool same = old && old->o.theta == o->theta && old->o.block == block_size(o, A->host.type) &&
                 old->o.seed == o->seed && old->o.max_coarse == o->max_coarse &&
                 old->o.max_levels == o->max_levels;
     return create(A, o, same ? &old->h : NULL, pc);
