@@ -23,6 +23,11 @@ import numpy as np
 import scipy.io
 
 
+def median_run(f, repeat):
+    runs = sorted((f() for _ in range(repeat)), key=lambda r: r[2])
+    return runs[len(runs) // 2]
+
+
 def hisp_solve(hisp, path, pc):
     out = subprocess.run([hisp, "solve", path, "--method", "cg", "--precond", pc, "--json"],
                          capture_output=True, text=True)
@@ -33,11 +38,22 @@ def hisp_solve(hisp, path, pc):
     return d["iterations"], d["relative_residual"], d["setup_ms"] + d["solve_ms"]
 
 
+def pyamg_solve(pyamg, A):
+    b = np.ones(A.shape[0])
+    t0 = time.perf_counter()
+    ml = pyamg.smoothed_aggregation_solver(A)
+    res = []
+    x = ml.solve(b, tol=1e-8, maxiter=10000, accel="cg", residuals=res)
+    ms = (time.perf_counter() - t0) * 1e3
+    return len(res) - 1, float(np.linalg.norm(b - A @ x) / np.linalg.norm(b)), ms
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hisp", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "hisp"))
     ap.add_argument("--sides", default="32,48")
     ap.add_argument("--files", default="", help="Matrix Market files to solve too (comma-separated)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per solver; the median is shown")
     ap.add_argument("--json")
     o = ap.parse_args()
     try:
@@ -58,18 +74,10 @@ def main():
         for path in [f for f in o.files.split(",") if f]:
             items.append((os.path.basename(path), path))
         for name, path in items:
-            jac = hisp_solve(o.hisp, path, "jacobi")
-            amg = hisp_solve(o.hisp, path, "amg")
+            jac = median_run(lambda: hisp_solve(o.hisp, path, "jacobi"), o.repeat)
+            amg = median_run(lambda: hisp_solve(o.hisp, path, "amg"), o.repeat)
             A = scipy.io.mmread(path).tocsr()
-            pa = None
-            if pyamg:
-                b = np.ones(A.shape[0])
-                t0 = time.perf_counter()
-                ml = pyamg.smoothed_aggregation_solver(A)
-                res = []
-                x = ml.solve(b, tol=1e-8, maxiter=10000, accel="cg", residuals=res)
-                ms = (time.perf_counter() - t0) * 1e3
-                pa = (len(res) - 1, float(np.linalg.norm(b - A @ x) / np.linalg.norm(b)), ms)
+            pa = median_run(lambda: pyamg_solve(pyamg, A), o.repeat) if pyamg else None
             cell = lambda r: "%d / %.0f" % (r[0], r[2]) if r else "-"
             print("| %s | %d | %s | %s | %s |" % (name, A.shape[0], cell(jac), cell(amg), cell(pa)),
                   flush=True)

@@ -145,9 +145,15 @@ FN u64 mix(u64 z)
     return z ^ (z >> 31);
 }
 
-FN u64 prio(u64 seed, int i)
+/* hispi_amg_hash, and hispi_amg_prio: its top 62 bits */
+FN u64 hash64(u64 seed, int i)
 {
     return mix(seed ^ mix((u64)(i64)i + 0x9e3779b97f4a7c15ull));
+}
+
+FN u64 prio(u64 seed, int i)
+{
+    return hash64(seed, i) >> 2;
 }
 
 /* the states, and the priorities hashed once (64-bit multiplies are slow on
@@ -292,7 +298,7 @@ KERNEL amg_start(const i64 n, const i64 seed, GLOBAL real *v)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
-    v[i] = (real)(prio((u64)seed, (int)i) >> 40) * (real)1.1920928955078125e-7f - (real)1; /* 2^-23 */
+    v[i] = (real)(hash64((u64)seed, (int)i) >> 40) * (real)1.1920928955078125e-7f - (real)1; /* 2^-23 */
 }
 
 /* ---- the V-cycle's fused updates (core/amg/amg_cycle.c) -----------------

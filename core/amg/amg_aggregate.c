@@ -54,14 +54,26 @@ hisp_status hispi_amg_strength(hisp_context ctx, int64_t n, const int64_t *rowpt
                 double v = hispi_load_real(t, val, k);
                 if (STRONG(i, j, v)) idx[cnt[i]++] = j, idx[cnt[j]++] = (int32_t)i;
             }
-        /* sort and unique each row, compacting in place */
+        /* each row's repeats dropped by a marker (cnt, free now), its
+         * distinct columns sorted, compacting in place (qsort on the 12
+         * entries of a row with repeats had cost poisson3d 32^3's strength
+         * 4 of 6 ms) */
+        for (int64_t i = 0; i < n; i++)
+            cnt[i] = -1;
         int64_t out = 0;
         for (int64_t i = 0; i < n; i++) {
-            int64_t a = ptr[i], b = ptr[i + 1];
-            qsort(idx + a, (size_t)(b - a), sizeof *idx, cmp_i32);
+            int64_t a = ptr[i], b = ptr[i + 1], o = out;
             ptr[i] = out;
             for (int64_t k = a; k < b; k++)
-                if (k == a || idx[k] != idx[k - 1]) idx[out++] = idx[k];
+                if (cnt[idx[k]] != i) cnt[idx[k]] = i, idx[out++] = idx[k];
+            if (out - o > 32)
+                qsort(idx + o, (size_t)(out - o), sizeof *idx, cmp_i32);
+            else
+                for (int64_t k = o + 1; k < out; k++)
+                    for (int64_t q = k; q > o && idx[q - 1] > idx[q]; q--) {
+                        int32_t tq = idx[q];
+                        idx[q] = idx[q - 1], idx[q - 1] = tq;
+                    }
         }
         ptr[n] = out;
     }
@@ -77,24 +89,36 @@ hisp_status hispi_amg_strength(hisp_context ctx, int64_t n, const int64_t *rowpt
 
 enum { OUT = 0, UNDECIDED = 1, IN = 2 };
 
-/* Node a's (state, priority, index) above node b's? */
-static bool above(const uint8_t *st, const uint64_t *pr, int32_t a, int32_t b)
+/* A node's (state, priority) in one word: the state above the priority's
+ * 62 bits (hispi_amg_prio), so that one load and one comparison rank two
+ * nodes (the index breaks ties). Two arrays compared field by field had
+ * made the rounds a third of poisson3d 32^3's host setup. */
+static uint64_t key_of(int st, uint64_t pr)
 {
-    if (st[a] != st[b]) return st[a] > st[b];
-    if (pr[a] != pr[b]) return pr[a] > pr[b];
-    return a > b;
+    return (uint64_t)st << 62 | pr;
 }
 
-/* best[i] = the node above every other of {i} and i's neighbours' from[]. */
-static void spread(int64_t n, const int64_t *sptr, const int32_t *sidx, const uint8_t *st,
-                   const uint64_t *pr, const int32_t *from, int32_t *best)
+static int state_of(uint64_t key)
 {
-    for (int64_t i = 0; i < n; i++) {
-        int32_t b = from[i];
-        for (int64_t k = sptr[i]; k < sptr[i + 1]; k++)
-            if (above(st, pr, from[sidx[k]], b)) b = from[sidx[k]];
-        best[i] = b;
+    return (int)(key >> 62);
+}
+
+/* The node above every other of from({i} and i's neighbours) by (key,
+ * index); from NULL: the nodes themselves. */
+static int32_t best_of(int64_t i, const int64_t *sptr, const int32_t *sidx, const uint64_t *key,
+                       const int32_t *from)
+{
+    int32_t b = from ? from[i] : (int32_t)i;
+    uint64_t kb = key[b];
+    for (int64_t k = sptr[i]; k < sptr[i + 1]; k++) {
+        int32_t c = from ? from[sidx[k]] : sidx[k];
+        uint64_t kc = key[c];
+        /* without branches: their outcome is a coin toss in the first rounds */
+        uint64_t up = (uint64_t)0 - (uint64_t)((kc > kb) | ((kc == kb) & (c > b)));
+        kb = (kc & up) | (kb & ~up);
+        b = (int32_t)(((uint64_t)(uint32_t)c & up) | ((uint64_t)(uint32_t)b & ~up));
     }
+    return b;
 }
 
 /* Test hook: aggregations run (here and on a device). */
@@ -106,51 +130,62 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
 {
     hispi_amg_aggregations++;
     *nagg = 0;
-    uint8_t *st = NULL, *nst = NULL;
-    uint64_t *pr = NULL;
-    int32_t *self = NULL, *b1 = NULL, *b2 = NULL;
-    hisp_status s = hispi_alloc(ctx, (size_t)n + 1, 1, (void **)&st);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, 1, (void **)&nst);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *pr, (void **)&pr);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *self, (void **)&self);
+    uint64_t *key = NULL;
+    uint32_t *stamp = NULL;
+    int32_t *b1 = NULL, *und = NULL, *near = NULL, *dec = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *key, (void **)&key);
+    if (!s) s = hispi_calloc(ctx, (size_t)n + 1, sizeof *stamp, (void **)&stamp);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *b1, (void **)&b1);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *b2, (void **)&b2);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *und, (void **)&und);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *near, (void **)&near);
+    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *dec, (void **)&dec);
     int64_t left = 0;
     for (int64_t i = 0; !s && i < n; i++) {
         bool alone = sptr[i + 1] == sptr[i];
-        st[i] = alone ? OUT : UNDECIDED; /* a node without neighbours: in no aggregate */
-        left += !alone;
-        pr[i] = hispi_amg_hash(seed, i);
-        self[i] = (int32_t)i;
+        /* a node without neighbours: in no aggregate */
+        key[i] = key_of(alone ? OUT : UNDECIDED, hispi_amg_prio(seed, i));
+        if (!alone) und[left++] = (int32_t)i;
     }
-    /* Luby's rounds: the largest (state, priority, index) within distance 2 */
-    while (!s && left > 0) {
-        spread(n, sptr, sidx, st, pr, self, b1);
-        spread(n, sptr, sidx, st, pr, b1, b2);
-        memcpy(nst, st, (size_t)n);
-        for (int64_t i = 0; i < n; i++) {
-            if (st[i] != UNDECIDED) continue;
-            if (b2[i] == i)
-                nst[i] = IN, left--;
-            else if (st[b2[i]] == IN)
-                nst[i] = OUT, left--;
+    /* Luby's rounds: the largest (state, priority, index) within distance
+     * 2 of each undecided node, from the last round's states. Only the
+     * undecided nodes and their neighbours are visited (a device visits
+     * all, to the same decisions): sweeps over every node had cost four
+     * times as much on poisson3d 32^3. */
+    for (uint32_t round = 1; !s && left > 0; round++) {
+        int64_t nn = 0;
+        for (int64_t u = 0; u < left; u++) {
+            int32_t i = und[u];
+            if (stamp[i] != round) stamp[i] = round, near[nn++] = i;
+            for (int64_t k = sptr[i]; k < sptr[i + 1]; k++)
+                if (stamp[sidx[k]] != round) stamp[sidx[k]] = round, near[nn++] = sidx[k];
         }
-        uint8_t *tmp = st;
-        st = nst, nst = tmp;
+        for (int64_t q = 0; q < nn; q++)
+            b1[near[q]] = best_of(near[q], sptr, sidx, key, NULL);
+        for (int64_t u = 0; u < left; u++) {
+            int32_t i = und[u], b2 = best_of(i, sptr, sidx, key, b1);
+            dec[u] = b2 == i ? IN : state_of(key[b2]) == IN ? OUT : UNDECIDED;
+        }
+        int64_t still = 0;
+        for (int64_t u = 0; u < left; u++) {
+            int32_t i = und[u];
+            key[i] = key_of(dec[u], key[i] & (((uint64_t)1 << 62) - 1));
+            if (dec[u] == UNDECIDED) und[still++] = i;
+        }
+        left = still;
     }
     if (!s) {
         /* roots numbered in order; their neighbours join them (in a MIS(2)
          * no node has two roots as neighbours) */
         int64_t na = 0;
         for (int64_t i = 0; i < n; i++) {
-            agg[i] = st[i] == IN ? (int32_t)na++ : -1;
-            if (roots && st[i] == IN) roots[na - 1] = (int32_t)i;
+            agg[i] = state_of(key[i]) == IN ? (int32_t)na++ : -1;
+            if (roots && state_of(key[i]) == IN) roots[na - 1] = (int32_t)i;
         }
         for (int64_t i = 0; i < n; i++) {
             b1[i] = agg[i];
             if (agg[i] >= 0) continue;
             for (int64_t k = sptr[i]; k < sptr[i + 1]; k++)
-                if (st[sidx[k]] == IN) b1[i] = agg[sidx[k]];
+                if (state_of(key[sidx[k]]) == IN) b1[i] = agg[sidx[k]];
         }
         /* the others (at distance 2 from a root) join their neighbour's of
          * the largest priority */
@@ -160,7 +195,8 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
             int32_t best = -1;
             for (int64_t k = sptr[i]; k < sptr[i + 1]; k++) {
                 int32_t j = sidx[k];
-                if (b1[j] >= 0 && (best < 0 || pr[j] > pr[best] || (pr[j] == pr[best] && j > best)))
+                if (b1[j] >= 0 && (best < 0 || key[j] << 2 > key[best] << 2 ||
+                                   (key[j] << 2 == key[best] << 2 && j > best)))
                     best = j;
             }
             if (best >= 0) agg[i] = b1[best];
@@ -174,7 +210,7 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
             }
         *nagg = na;
     }
-    free(st), free(nst), free(pr), free(self), free(b1), free(b2);
+    free(key), free(stamp), free(b1), free(und), free(near), free(dec);
     return s;
 }
 

@@ -223,15 +223,19 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
     hisp_vector r0 = NULL;
     double *l1 = NULL;
     bool want_l1 = o->smoother == HISPI_AMG_L1_JACOBI;
+    double t0 = 0;
+    hispi_amg_mark(ctx, n, "", &t0);
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
     if (!s && want_l1) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *l1, (void **)&l1);
     if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, l1, &out->rho);
     if (!s) s = diag_vector(ctx, mi.type, n, d, &out->diag);
     if (!s && want_l1) s = diag_vector(ctx, mi.type, n, l1, &out->l1);
     free(l1);
+    hispi_amg_mark(ctx, n, "diagonal", &t0);
     if (!s) s = start_vector(ctx, mi.type, n, o->seed, &r0);
     if (!s) s = hispi_amg_lmax(A, out->diag, r0, out->rho, &out->lmax, &out->upper);
     hisp_vector_destroy(&r0);
+    hispi_amg_mark(ctx, n, "lanczos", &t0);
     if (!s && agg) {                 /* the kept aggregates */
     } else if (!s && o->block > 1) { /* the nodes' graph, its norms squared: theta squared */
         int64_t *np = NULL;
@@ -245,18 +249,23 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
     } else if (!s) {
         s = hispi_amg_strength(ctx, n, p, c, v, mi.type, o->theta, &sptr, &sidx);
     }
+    hispi_amg_mark(ctx, n, "strength", &t0);
     if (!s && !agg) {
         s = hispi_alloc(ctx, (size_t)n + 1, sizeof *agg, (void **)&agg);
         if (!s) s = hispi_amg_aggregate(ctx, n / o->block, sptr, sidx, o->seed, agg, NULL, &nagg);
         if (!s && nagg >= n / o->block) nagg = 0; /* no coarser level */
         if (!s && nagg > 0 && o->block > 1) hispi_amg_expand(n, o->block, agg, &nagg);
     }
+    hispi_amg_mark(ctx, n, "aggregate", &t0);
     if (!s && nagg > 0) {
         s = weights(ctx, n, agg, nagg, w, &W);
         if (!s) s = tentative(ctx, mi.type, n, agg, nagg, w, W, &P0);
+        hispi_amg_mark(ctx, n, "P0", &t0);
         if (!s) s = hisp_matrix_multiply(HISP_OP_N, A, HISP_OP_N, P0, &AP0);
+        hispi_amg_mark(ctx, n, "A P0", &t0);
         if (!s)
             s = smoothed(ctx, mi.type, n, d, 4.0 / 3.0 / out->lmax, agg, nagg, w, W, AP0, &out->P);
+        hispi_amg_mark(ctx, n, "smooth", &t0);
         if (!s) out->nagg = nagg, out->w = W, W = NULL, out->agg = agg, agg = NULL;
     }
     hisp_matrix_destroy(&P0), hisp_matrix_destroy(&AP0);
@@ -308,8 +317,11 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
         hisp_matrix_destroy(&AP);
         hispi_amg_mark(Ad->ctx, h->rows[l], "free A P", &t0);
     } else {
+        double t0 = 0;
+        hispi_amg_mark(h->ctx, h->rows[l], "", &t0);
         s = hisp_matrix_ptap(lv.P, h->A[l], &h->A[l + 1]);
         if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);
+        hispi_amg_mark(h->ctx, h->rows[l], "P^T A P", &t0);
     }
     *more = !s;
     return s;

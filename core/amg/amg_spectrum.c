@@ -30,6 +30,11 @@ uint64_t hispi_amg_hash(uint64_t seed, int64_t i)
     return mix(seed ^ mix((uint64_t)i + 0x9e3779b97f4a7c15ull));
 }
 
+uint64_t hispi_amg_prio(uint64_t seed, int64_t i)
+{
+    return hispi_amg_hash(seed, i) >> 2;
+}
+
 double hispi_amg_start_value(uint64_t seed, int64_t i)
 {
     return (double)(hispi_amg_hash(seed ^ HISPI_AMG_START_SEED, i) >> 40) * 0x1p-23 - 1;

@@ -146,9 +146,12 @@ HISPI_LOCAL void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o);
 /* ---- the spectral estimate (amg_spectrum.c) -------------------------------- */
 
 /* The aggregation's priorities and the start vector: a hash of (seed, i),
- * and the start vector's entries from it, uniform in [-1, 1) on 24 bits
- * (exact in f32 and f64: the same on the host and the device). */
+ * the priority its top 62 bits (room for a state above it: the host's
+ * rounds compare one word), and the start vector's entries from it,
+ * uniform in [-1, 1) on 24 bits (exact in f32 and f64: the same on the
+ * host and the device, kernels/amg.cl). */
 HISPI_LOCAL uint64_t hispi_amg_hash(uint64_t seed, int64_t i);
+HISPI_LOCAL uint64_t hispi_amg_prio(uint64_t seed, int64_t i);
 HISPI_LOCAL double hispi_amg_start_value(uint64_t seed, int64_t i);
 /* *lmax: an estimate of D^-1 A's largest eigenvalue (A symmetric, d its
  * positive diagonal), the largest Ritz value of HISPI_AMG_LANCZOS Lanczos
