@@ -159,22 +159,26 @@ FN u64 prio(u64 seed, int i)
 /* the states, and the priorities hashed once (64-bit multiplies are slow on
  * GPUs; the rounds compare each several times) */
 KERNEL amg_mis_init(const i64 n, GLOBAL const i64 *sptr, const i64 seed, GLOBAL u8 *st,
-                    GLOBAL u64 *pr)
+                    GLOBAL u64 *pr, GLOBAL u32 *act)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
     st[i] = sptr[i + 1] == sptr[i] ? OUT : UNDECIDED;
     pr[i] = prio((u64)seed, (int)i);
+    act[i] = 0u;
 }
 
 /* best[i]: the node above every other of from({i} and i's neighbours);
- * from NULL-like (first = 1): the nodes themselves */
+ * from NULL-like (first = 1): the nodes themselves. Only where the round
+ * needs it: the first pass at the nodes act marks for the round (the
+ * undecided and their neighbours), the second at the undecided (the late
+ * rounds had swept every node for a few undecided ones). */
 KERNEL amg_spread(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
                   GLOBAL const u8 *st, GLOBAL const u64 *pr, const int first,
-                  GLOBAL const int *from, GLOBAL int *best)
+                  GLOBAL const int *from, GLOBAL int *best, GLOBAL const u32 *act, const int rnd)
 {
     const i64 i = GLOBAL_ID;
-    if (i >= n) return;
+    if (i >= n || (first ? act[i] != (u32)rnd : st[i] != UNDECIDED)) return;
     int b = first ? (int)i : from[i];
     u8 bs = st[b]; /* b's (state, priority) kept: each neighbour's loaded once */
     u64 bp = pr[b];
@@ -189,20 +193,26 @@ KERNEL amg_spread(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
 }
 
 /* one round's decisions from the last round's states; left counts the
- * nodes still undecided */
-KERNEL amg_mis_update(const i64 n, GLOBAL const u8 *st, GLOBAL const int *b2, GLOBAL u8 *nst,
-                      GLOBAL u32 *left)
+ * nodes still undecided, which mark themselves and their neighbours in act
+ * for the next round (rnd + 1; every writer writes that value) */
+KERNEL amg_mis_update(const i64 n, GLOBAL const i64 *sptr, GLOBAL const int *sidx,
+                      GLOBAL const u8 *st, GLOBAL const int *b2, GLOBAL u8 *nst, GLOBAL u32 *left,
+                      GLOBAL u32 *act, const int rnd)
 {
     const i64 i = GLOBAL_ID;
     if (i >= n) return;
     u8 s = st[i];
     if (s == UNDECIDED) {
-        if (b2[i] == i)
+        if (b2[i] == i) {
             s = IN;
-        else if (st[b2[i]] == IN)
+        } else if (st[b2[i]] == IN) {
             s = OUT;
-        else
+        } else {
             INC_G(left);
+            act[i] = (u32)rnd + 1u;
+            for (i64 k = sptr[i]; k < sptr[i + 1]; k++)
+                act[sidx[k]] = (u32)rnd + 1u;
+        }
     }
     nst[i] = s;
 }
@@ -290,6 +300,73 @@ KERNEL amg_smooth(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col, GLO
         real x = MUL(f, val[k]);
         if (agg[i] >= 0 && col[k] == agg[i]) x += p0(w, has_w, size, i, agg[i]);
         val[k] = x;
+    }
+}
+
+/* ---- P = (I - omega D^-1 A) P0 in one pass over A (P0 one entry per row,
+ * p0()): row i's columns are its neighbours' aggregates, at most APC of
+ * them (else *bad, and the library's product makes A P0), summed in A's
+ * order from the first product as the host's product sums (-0 + x = x),
+ * then sorted: the bits of amg_smooth after that product. */
+#define APC 48
+KERNEL amg_ap_count(const i64 n, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                    GLOBAL const int *agg, GLOBAL u32 *cnt, GLOBAL u32 *bad)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    int c[APC];
+    int m = 0;
+    for (i64 k = aptr[i]; k < aptr[i + 1]; k++) {
+        const int a = agg[acol[k]];
+        int q = 0;
+        while (q < m && c[q] != a) q++;
+        if (a < 0 || q < m) continue;
+        if (m == APC) {
+            *bad = 1u;
+            break;
+        }
+        c[m++] = a;
+    }
+    cnt[i] = (u32)m;
+}
+
+KERNEL amg_ap_fill(const i64 n, GLOBAL const i64 *aptr, GLOBAL const int *acol,
+                   GLOBAL const real *aval, GLOBAL const int *agg, GLOBAL const u32 *w,
+                   const int has_w, GLOBAL const u32 *size, GLOBAL const real *d,
+                   const real omega, GLOBAL const i64 *ptr, GLOBAL int *col, GLOBAL real *val)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    int c[APC];
+    real v[APC];
+    int m = 0;
+    for (i64 k = aptr[i]; k < aptr[i + 1]; k++) {
+        const int j = acol[k], a = agg[j];
+        if (a < 0) continue;
+        const real x = MUL(aval[k], p0(w, has_w, size, j, a));
+        int q = 0;
+        while (q < m && c[q] != a) q++;
+        if (q < m) {
+            v[q] += x;
+        } else {
+            c[m] = a, v[m] = x;
+            m++;
+        }
+    }
+    for (int q = 1; q < m; q++) /* columns in order */
+        for (int r = q; r > 0 && c[r - 1] > c[r]; r--) {
+            const int tc = c[r];
+            const real tv = v[r];
+            c[r] = c[r - 1], v[r] = v[r - 1];
+            c[r - 1] = tc, v[r - 1] = tv;
+        }
+    const real f = DIV(-omega, d[i]);
+    const int ai = agg[i];
+    const i64 o = ptr[i];
+    for (int q = 0; q < m; q++) {
+        real x = MUL(f, v[q]);
+        if (ai >= 0 && c[q] == ai) x += p0(w, has_w, size, i, ai);
+        col[o + q] = c[q], val[o + q] = x;
     }
 }
 

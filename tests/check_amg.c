@@ -22,6 +22,8 @@ extern int hispi_spgemm_cpu_kernels;
 extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
 extern long hispi_spgemm_sort_slots;
 extern long hispi_amg_setups, hispi_amg_aggregations;
+extern int hispi_amg_product_p;
+extern long hispi_amg_one_pass_p, hispi_amg_wide_p;
 
 static hisp_context ref_ctx(void)
 {
@@ -345,18 +347,22 @@ static void check_transpose(hisp_context ctx, hisp_matrix R, hisp_context cr, hi
 }
 
 /* n x n, f64: diagonal 10, three entries in [-1, 1) elsewhere in each row
- * at random columns (a pattern and values without symmetry). */
+ * at random columns (a pattern and values without symmetry); row 0 also
+ * weak entries 1e-3 in every other column (wider than the device's P in
+ * one pass takes). */
 static hisp_matrix nonsymmetric(hisp_context ctx, int64_t n)
 {
     int64_t *p = malloc(((size_t)n + 1) * 8);
-    int32_t *c = malloc((size_t)n * 4 * 4);
-    double *v = malloc((size_t)n * 4 * 8);
+    int32_t *c = malloc((size_t)n * 5 * 4);
+    double *v = malloc((size_t)n * 5 * 8);
     uint64_t st = 99;
     p[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t k = p[i];
         c[k] = (int32_t)i, v[k++] = 10;
-        for (int e = 0; e < 3; e++) {
+        for (int64_t j = 2; i == 0 && j < n; j += 2)
+            c[k] = (int32_t)j, v[k++] = 1e-3;
+        for (int e = 0; e < 3 && i > 0; e++) {
             int32_t j = (int32_t)(test_rand(&st) % (uint64_t)n);
             bool seen = false; /* a column of this row already */
             for (int64_t q = p[i]; q < k; q++)
@@ -536,11 +542,18 @@ START_TEST(test_device_setup)
     }
     hisp_context cr = ref_ctx();
     hispi_spgemm_cpu_kernels = 1;
+    long one = hispi_amg_one_pass_p;
     check_device_setup(_i, cr, HISP_GEN_POISSON3D, 14, HISP_F64, 0, "poisson3d 14");
+    ck_assert_msg(hispi_amg_one_pass_p > one, "P was not made in one pass");
+    hispi_amg_product_p = 1; /* P by the library's product A P0 */
+    check_device_setup(_i, cr, HISP_GEN_POISSON3D, 14, HISP_F64, 0, "poisson3d 14, P by A P0");
+    hispi_amg_product_p = 0;
+    long wide = hispi_amg_wide_p; /* row 0 too wide for one pass: by the product */
+    check_device_setup(_i, cr, HISP_GEN_RANDOM, 3000, HISP_F64, 0, "random 3000");
+    ck_assert_msg(hispi_amg_wide_p > wide, "random 3000: no level by the product");
     check_device_setup(_i, cr, HISP_GEN_ANISO3D, 12, HISP_F64, 0.2, "aniso3d 12, theta 0.2");
     check_device_setup(_i, cr, HISP_GEN_JUMP3D, 12, HISP_F64, 0, "jump3d 12");
     check_device_setup(_i, cr, HISP_GEN_POISSON2D, 40, HISP_F32, 0, "poisson2d 40");
-    check_device_setup(_i, cr, HISP_GEN_RANDOM, 400, HISP_F64, 0, "random 400");
     hispi_spgemm_sort_slots = 4; /* R's longer rows by the heap sort */
     check_device_setup(_i, cr, HISP_GEN_POISSON3D, 12, HISP_F64, 0, "poisson3d 12, heap sort");
     hispi_spgemm_sort_slots = 0;
