@@ -318,9 +318,10 @@ KERNEL amg_ap_count(const i64 n, GLOBAL const i64 *aptr, GLOBAL const int *acol,
     int m = 0;
     for (i64 k = aptr[i]; k < aptr[i + 1]; k++) {
         const int a = agg[acol[k]];
+        if (a < 0) continue;
         int q = 0;
         while (q < m && c[q] != a) q++;
-        if (a < 0 || q < m) continue;
+        if (q < m) continue;
         if (m == APC) {
             *bad = 1u;
             break;

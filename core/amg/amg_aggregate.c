@@ -103,6 +103,11 @@ static int state_of(uint64_t key)
     return (int)(key >> 62);
 }
 
+static uint64_t prio_of(uint64_t key)
+{
+    return key & (((uint64_t)1 << 62) - 1);
+}
+
 /* The node above every other of from({i} and i's neighbours) by (key,
  * index); from NULL: the nodes themselves. */
 static int32_t best_of(int64_t i, const int64_t *sptr, const int32_t *sidx, const uint64_t *key,
@@ -168,7 +173,7 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
         int64_t still = 0;
         for (int64_t u = 0; u < left; u++) {
             int32_t i = und[u];
-            key[i] = key_of(dec[u], key[i] & (((uint64_t)1 << 62) - 1));
+            key[i] = key_of(dec[u], prio_of(key[i]));
             if (dec[u] == UNDECIDED) und[still++] = i;
         }
         left = still;
@@ -195,8 +200,8 @@ hisp_status hispi_amg_aggregate(hisp_context ctx, int64_t n, const int64_t *sptr
             int32_t best = -1;
             for (int64_t k = sptr[i]; k < sptr[i + 1]; k++) {
                 int32_t j = sidx[k];
-                if (b1[j] >= 0 && (best < 0 || key[j] << 2 > key[best] << 2 ||
-                                   (key[j] << 2 == key[best] << 2 && j > best)))
+                if (b1[j] >= 0 && (best < 0 || prio_of(key[j]) > prio_of(key[best]) ||
+                                   (prio_of(key[j]) == prio_of(key[best]) && j > best)))
                     best = j;
             }
             if (best >= 0) agg[i] = b1[best];
