@@ -44,9 +44,13 @@ static const char help[] =
     "  --amg-sweeps K       amg: smoothing steps before and after the coarse\n"
     "                       correction, 1..10 (chebyshev: its degree; default 3)\n"
     "  --amg-block B        amg: rows aggregated as nodes of B unknowns, 0..8 (3\n"
-    "                       for 3D elasticity; default 0: 3 for b3x3, else 1);\n"
-    "                       the four are the library's options amg_theta,\n"
-    "                       amg_smoother, amg_sweeps, amg_block (HISP_OPTIONS too)\n"
+    "                       for 3D elasticity; default 0: 3 for b3x3, else 1)\n"
+    "  --amg-precision P    amg: the levels' entries for an f64 system: auto\n"
+    "                       (default: f32 from 100000 rows on, but for gmres),\n"
+    "                       single (f32) or full (f64); the five are the\n"
+    "                       library's options amg_theta, amg_smoother,\n"
+    "                       amg_sweeps, amg_block, amg_precision (HISP_OPTIONS\n"
+    "                       too)\n"
     "  --solves N           N solves of the system, each from x0 (1..1000; default\n"
     "                       1): amg's hierarchy is set up once for all of them (a\n"
     "                       hisp_preconditioner), the others' setups are each\n"
@@ -144,6 +148,7 @@ enum {
     O_AMG_SMOOTHER,
     O_AMG_SWEEPS,
     O_AMG_BLOCK,
+    O_AMG_PRECISION,
     O_SOLVES,
     O_UPDATE,
     O_JSON,
@@ -178,6 +183,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--amg-smoother", true},
                                    {"--amg-sweeps", true},
                                    {"--amg-block", true},
+                                   {"--amg-precision", true},
                                    {"--solves", true},
                                    {"--update", false},
                                    {"--json", false},
@@ -216,9 +222,9 @@ static int parse(int argc, char **argv, solve_opts *o)
         return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, amg)",
                                val[O_PRECOND]);
     /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps,
-     * amg_block) */
+     * amg_block, amg_precision) */
     static const char *const amg_opt[SOLVE_AMG_OPTS] = {"amg_theta", "amg_smoother", "amg_sweeps",
-                                                        "amg_block"};
+                                                        "amg_block", "amg_precision"};
     for (int i = 0; i < SOLVE_AMG_OPTS; i++) {
         o->amg[i].name = amg_opt[i];
         o->amg[i].value = val[O_AMG_THETA + i];

@@ -35,7 +35,7 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
 /* ---- hisp solve (cmd_solve.c, solve_run.c, solve_report.c) ---------------- */
 
 /* the --amg-* options */
-enum { SOLVE_AMG_OPTS = 4 };
+enum { SOLVE_AMG_OPTS = 5 };
 
 typedef struct {
     const char *spec, *rhs, *x0, *out, *history, *plot;

@@ -54,6 +54,7 @@ static void json_levels(cli_json *j, const hisp_solve_info *in)
     json_array_end(j);
     json_double(j, "operator_complexity", complexity(in->precond_nnz, in->precond_levels));
     json_double(j, "grid_complexity", complexity(in->precond_rows, in->precond_levels));
+    json_string(j, "levels_type", hisp_type_name(in->precond_type));
 }
 
 void solve_print_json(const solve_opts *o, const solve_result *r)
@@ -166,10 +167,10 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
             printf("%s %lld (%lld)", l ? " >" : "", (long long)in->precond_rows[l],
                    (long long)in->precond_nnz[l]);
         printf("\n           operator complexity %.3f, grid complexity %.3f; theta %s, %s, %s "
-               "sweeps, block %s\n",
+               "sweeps, block %s, levels in %s\n",
                complexity(in->precond_nnz, in->precond_levels),
                complexity(in->precond_rows, in->precond_levels), o->amg[0].now, o->amg[1].now,
-               o->amg[2].now, o->amg[3].now);
+               o->amg[2].now, o->amg[3].now, hisp_type_name(in->precond_type));
     }
     if (o->solves > 1)
         printf("solves     %d from x0: the preconditioner's setup %.3f ms once, then a median "

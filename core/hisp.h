@@ -219,6 +219,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *   amg_block  int 0..8   AMG's nodes: rows aggregated in blocks of this many
  *                         (3 for 3D elasticity; 0, the default: 3 for a b3x3
  *                         matrix, else 1)
+ *   amg_precision string  AMG's levels and V-cycle for an f64 system: auto
+ *                         (default: f32 for a system of at least 100000
+ *                         rows whose entries f32 holds, solved by cg or
+ *                         bicgstab or set up as a hisp_preconditioner; else
+ *                         f64: gmres's right preconditioning loses
+ *                         iterations to f32's rounding), single (f32) or
+ *                         full (the system's type)
  *   spgemm     string     the kernels of hisp_matrix_multiply and
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
@@ -1163,6 +1170,9 @@ typedef struct {
      * 0 for the others): each level's rows and entries. */
     int precond_levels;
     int64_t precond_rows[HISP_PRECOND_MAX_LEVELS], precond_nnz[HISP_PRECOND_MAX_LEVELS];
+    /* the levels' entry type (AMG: f32 where amg_precision gave an f64
+     * system single-precision levels) */
+    hisp_type precond_type;
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k
@@ -1213,6 +1223,7 @@ typedef struct {
     double setup_ms; /* wall time of the creation */
     int levels;      /* AMG: the hierarchy, the finest first */
     int64_t rows[HISP_PRECOND_MAX_LEVELS], nnz[HISP_PRECOND_MAX_LEVELS];
+    hisp_type type; /* the levels' entries (hisp_solve_info.precond_type) */
 } hisp_preconditioner_info;
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_create(hisp_precond kind, hisp_matrix A,
                                                                hisp_preconditioner *P);

@@ -84,9 +84,10 @@ typedef struct {
     char cache_dir[512]; /* "": the default folder; "off" */
     /* AMG (core/amg/): strength threshold, smoother (HISPI_AMG_SMOOTHER_*,
      * the index of amg_smoother's choice), its steps before and after,
-     * the rows of a node (0: the matrix's blocks) */
+     * the rows of a node (0: the matrix's blocks), the levels' precision
+     * (HISPI_AMG_AUTO, _SINGLE, _FULL: amg_precision's choice) */
     double amg_theta;
-    int amg_smoother, amg_sweeps, amg_block;
+    int amg_smoother, amg_sweeps, amg_block, amg_precision;
     int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse (HISPI_SPGEMM_VENDOR) */
 } hispi_options;
 

@@ -11,6 +11,7 @@
 #define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
 #define INC_G(p) atomicAdd((p), 1u)
 #define ADD_G(p, v) atomicAdd((p), (v))
+#define MAX_G(p, v) atomicMax((p), (v))
 #if IS_DOUBLE
 #define MUL(x, y) __dmul_rn((x), (y))
 #define DIV(x, y) __ddiv_rn((x), (y))
@@ -26,6 +27,7 @@
 #define GLOBAL_ID ((i64)get_global_id(0))
 #define INC_G(p) atomic_inc((volatile __global uint *)(p))
 #define ADD_G(p, v) atomic_add((volatile __global uint *)(p), (v))
+#define MAX_G(p, v) atomic_max((volatile __global uint *)(p), (v))
 #define MUL(x, y) ((x) * (y))
 #define DIV(x, y) ((x) / (y))
 #endif
@@ -419,3 +421,49 @@ KERNEL amg_ptr64(const i64 n1, GLOBAL const int *p32, GLOBAL i64 *p64)
     const i64 i = GLOBAL_ID;
     if (i < n1) p64[i] = (i64)p32[i];
 }
+
+#if IS_DOUBLE
+/* ---- single-precision levels for an f64 system (core/amg/amg_single.c) */
+
+/* A's entries narrowed to f32; *bad = 1 where a nonzero one is outside
+ * [2^-64, 2^64] (f32 holds it, and the levels' products stay in range) */
+KERNEL amg_narrow(const i64 n, GLOBAL const double *a, GLOBAL float *b, GLOBAL u32 *bad)
+{
+    const i64 i = GLOBAL_ID;
+    if (i >= n) return;
+    const double v = ABS(a[i]);
+    b[i] = (float)a[i];
+    if (v > 18446744073709551616.0 || (v != 0 && v < 5.42101086242752217e-20)) *bad = 1u;
+}
+
+/* The cycle's ends. *e (zeroed before): 2048 + the largest exponent of
+ * b's entries (ilogb; 0: b = 0), by work-groups; b's f32 copy scaled by
+ * 2^-e, exactly (the cycle is linear), so that a residual of any size
+ * keeps f32's digits; x widened and scaled back by 2^e. */
+KERNEL amg_bmax(const i64 n, GLOBAL const double *b, GLOBAL u32 *e)
+{
+    LOCAL_DECL(u32, sm[GS]);
+    const i64 i = GLOBAL_ID;
+    u32 m = 0;
+    if (i < n && b[i] != 0) m = (u32)(2048 + ilogb(b[i]));
+    sm[LID] = m;
+    BARRIER();
+    for (int s = GS / 2; s > 0; s >>= 1) {
+        if (LID < s && sm[LID + s] > sm[LID]) sm[LID] = sm[LID + s];
+        BARRIER();
+    }
+    if (LID == 0 && sm[0]) MAX_G(e, sm[0]);
+}
+
+KERNEL amg_bnarrow(const i64 n, GLOBAL const double *b, GLOBAL float *c, GLOBAL const u32 *e)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < n) c[i] = (float)ldexp(b[i], *e ? 2048 - (int)*e : 0);
+}
+
+KERNEL amg_xwiden(const i64 n, GLOBAL const float *c, GLOBAL double *x, GLOBAL const u32 *e)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < n) x[i] = ldexp((double)c[i], *e ? (int)*e - 2048 : 0);
+}
+#endif

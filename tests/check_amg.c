@@ -23,7 +23,7 @@ extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
 extern long hispi_spgemm_sort_slots;
 extern long hispi_amg_setups, hispi_amg_aggregations;
 extern int hispi_amg_product_p;
-extern long hispi_amg_one_pass_p, hispi_amg_wide_p;
+extern long hispi_amg_one_pass_p, hispi_amg_wide_p, hispi_amg_single_rows;
 
 static hisp_context ref_ctx(void)
 {
@@ -792,9 +792,9 @@ static void rhs_and_x(hisp_context ctx, int64_t n, uint64_t seed, hisp_vector *b
     free(hb);
 }
 
-/* A with its diagonal times f (new values on A's pattern: a time step's
- * M / dt + K for another dt). */
-static hisp_matrix shifted(hisp_context ctx, hisp_matrix A, double f)
+/* A with its diagonal times f and then every entry times g (new values on
+ * A's pattern: a time step's M / dt + K for another dt). */
+static hisp_matrix rescaled(hisp_context ctx, hisp_matrix A, double f, double g)
 {
     const int64_t *p;
     const int32_t *c;
@@ -806,7 +806,7 @@ static hisp_matrix shifted(hisp_context ctx, hisp_matrix A, double f)
     memcpy(w, v, (size_t)mi.nnz * 8);
     for (int64_t i = 0; i < mi.nrows; i++)
         for (int64_t k = p[i]; k < p[i + 1]; k++)
-            if (c[k] == i) w[k] *= f;
+            w[k] *= c[k] == i ? f * g : g;
     hisp_matrix B = NULL;
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, mi.nrows, mi.ncols, p, c, w, &B));
     free(w);
@@ -855,7 +855,7 @@ static void update_reuse(int t)
 {
     const int _i = t;
     hisp_context ctx = test_context(_i);
-    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 12, 1), A2 = shifted(ctx, A, 1.5);
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 12, 1), A2 = rescaled(ctx, A, 1.5, 1);
     int64_t n = 12 * 12 * 12;
     hisp_vector b, x;
     rhs_and_x(ctx, n, test_seed(), &b, &x);
@@ -923,6 +923,135 @@ START_TEST(test_update)
     hisp_matrix_destroy(&A), hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B),
         hisp_matrix_destroy(&Z);
     hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* method with AMG (amg_precision prec) on A from x = 0: converged, the
+ * residual true (recomputed here); its iterations and levels' type. */
+static int64_t solve_prec(int t, hisp_context ctx, hisp_solver_method method, const char *prec,
+                          hisp_matrix A, hisp_vector b, hisp_vector x, hisp_type *type)
+{
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_precision", prec));
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, method, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+    double zero = 0;
+    CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+    hisp_solve_info info;
+    CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+    double tr = true_residual(ctx, A, b, x);
+    ck_assert_msg(info.converged && tr <= 1.01e-8, "%s %s amg_precision=%s: converged %d, true %g",
+                  test_label(t), hisp_solver_method_name(method), prec, info.converged, tr);
+    hisp_solver_destroy(&s);
+    *type = info.precond_type;
+    return info.iterations;
+}
+
+/* A's f32 copy for single-precision levels (hispi_amg_narrow, on the
+ * device where the setup runs there): A's structure, each entry rounded. */
+static void check_narrow(int t, hisp_context ctx, hisp_matrix A)
+{
+    hisp_matrix S = NULL;
+    bool ok = false;
+    CK_OK(ctx, hispi_amg_narrow(A, &S, &ok));
+    ck_assert_msg(ok && S, "%s: narrowing refused", test_label(t));
+    const int64_t *p, *q;
+    const int32_t *c, *d;
+    const void *v, *w;
+    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    CK_OK(ctx, hisp_matrix_host_arrays(S, &q, NULL, &d, &w));
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(S, &mi));
+    ck_assert_int_eq(mi.type, HISP_F32);
+    for (int64_t i = 0; i <= mi.nrows; i++)
+        ck_assert_int_eq(p[i], q[i]);
+    for (int64_t k = 0; k < p[mi.nrows]; k++) {
+        ck_assert_int_eq(c[k], d[k]);
+        ck_assert_msg(((const float *)w)[k] == (float)((const double *)v)[k], "%s: entry %lld",
+                      test_label(t), (long long)k);
+    }
+    hisp_matrix_destroy(&S);
+}
+
+/* Single-precision levels for an f64 system (amg_precision) on target t:
+ * CG, BiCGSTAB and GMRES converge to 1e-8 with a true residual, CG within
+ * one iteration of f64 levels; auto's choice by rows, method (GMRES: f64)
+ * and the entries' range; a right-hand side of 2^-120 (its residuals far below f32's normal
+ * numbers) takes the same iterations as its unscaled one (the cycle scales
+ * b exactly); entries outside [2^-64, 2^64]: single refuses them, auto
+ * takes f64 levels; the preconditioner object reports its levels' type. */
+static void single_levels(int t)
+{
+    const int _i = t;
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 14, 2);
+    int64_t n = 14 * 14 * 14;
+    hisp_vector b, x;
+    rhs_and_x(ctx, n, test_seed() + 5, &b, &x);
+    check_narrow(_i, ctx, A);
+    hisp_type ty;
+    int64_t full = solve_prec(_i, ctx, HISP_SOLVER_CG, "full", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F64);
+    int64_t single = solve_prec(_i, ctx, HISP_SOLVER_CG, "single", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F32);
+    ck_assert_msg(llabs((long long)(single - full)) <= 1,
+                  "%s: CG %lld iterations single, %lld full", test_label(_i), (long long)single,
+                  (long long)full);
+    (void)solve_prec(_i, ctx, HISP_SOLVER_CG, "auto", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F64); /* fewer rows than auto's bound */
+    long rows = hispi_amg_single_rows;
+    hispi_amg_single_rows = n;
+    int64_t it = solve_prec(_i, ctx, HISP_SOLVER_CG, "auto", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F32);
+    ck_assert_int_eq(it, single);
+    (void)solve_prec(_i, ctx, HISP_SOLVER_BICGSTAB, "auto", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F32);
+    (void)solve_prec(_i, ctx, HISP_SOLVER_GMRES, "auto", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F64); /* auto: gmres keeps f64 levels */
+    (void)solve_prec(_i, ctx, HISP_SOLVER_GMRES, "single", A, b, x, &ty);
+    ck_assert_int_eq(ty, HISP_F32);
+    /* b times 2^-120 */
+    hisp_vector bs = NULL;
+    double f = ldexp(1, -120), zero = 0;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &bs));
+    CK_OK(ctx, hisp_vector_axpby(hisp_scalar_host(&f), b, hisp_scalar_host(&zero), bs));
+    it = solve_prec(_i, ctx, HISP_SOLVER_CG, "single", A, bs, x, &ty);
+    ck_assert_msg(it == single, "%s: b times 2^-120: %lld iterations, %lld unscaled",
+                  test_label(_i), (long long)it, (long long)single);
+    /* entries of about 2^-70 */
+    hisp_matrix As = rescaled(ctx, A, 1, ldexp(1, -70));
+    (void)solve_prec(_i, ctx, HISP_SOLVER_CG, "auto", As, bs, x, &ty);
+    ck_assert_int_eq(ty, HISP_F64);
+    CK_OK(ctx, hisp_context_set_option(ctx, "amg_precision", "single"));
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_AMG));
+    ck_assert_int_eq(hisp_solver_solve(s, As, bs, x, NULL), HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info ei;
+    CK_OK(ctx, hisp_context_last_error(ctx, &ei));
+    ck_assert_msg(strstr(ei.message, "amg_precision=single"), "%s: message '%s'", test_label(_i),
+                  ei.message);
+    hisp_solver_destroy(&s);
+    hisp_preconditioner P = NULL;
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    hisp_preconditioner_info pi;
+    CK_OK(ctx, hisp_preconditioner_get_info(P, &pi));
+    ck_assert_int_eq(pi.type, HISP_F32);
+    ck_assert_int_eq(cg_with(_i, ctx, A, P, b, x), single);
+    hisp_preconditioner_destroy(&P);
+    hispi_amg_single_rows = rows;
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x), hisp_vector_destroy(&bs);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&As);
+    hisp_context_destroy(&ctx);
+}
+
+START_TEST(test_single)
+{
+    single_levels(_i);
+    if (!test_on_device(_i)) return;
+    hispi_spgemm_cpu_kernels = 1; /* the device's setup on a CPU device too */
+    single_levels(_i);
+    hispi_spgemm_cpu_kernels = 0;
 }
 END_TEST
 
@@ -1087,6 +1216,7 @@ Suite *suite_amg(void)
     tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_update, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_update_reuse, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_single, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

@@ -17,7 +17,12 @@ struct hispi_amg_cycle {
     hispi_amg h;
     hisp_matrix csr; /* level 0 where A is not f32/f64 CSR: A's CSR copy, or its scalars
                         (hisp_matrix_expand_real) where A has 3x3 blocks; or NULL */
-    hisp_type t;
+    hisp_type t;     /* the levels' entries */
+    /* single-precision levels for an f64 A (amg_precision): level 0's
+     * operator A's f32 copy, its b and x (the caller's are f64) */
+    bool single;
+    hisp_matrix a32;
+    hispi_amg_single g;
     /* per level: b and x (the caller's on level 0), r */
     hisp_vector b[HISPI_AMG_MAX_LEVELS], x[HISPI_AMG_MAX_LEVELS], r[HISPI_AMG_MAX_LEVELS],
         e[HISPI_AMG_MAX_LEVELS], w2[HISPI_AMG_MAX_LEVELS];
@@ -40,17 +45,23 @@ const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c)
     return &c->h;
 }
 
+hisp_type hispi_amg_cycle_type(const hispi_amg_cycle *c)
+{
+    return c->t;
+}
+
 void hispi_amg_cycle_destroy(hispi_amg_cycle **pc)
 {
     hispi_amg_cycle *c = *pc;
     if (!c) return;
     for (int l = 0; l < HISPI_AMG_MAX_LEVELS; l++) {
-        if (l > 0) hisp_vector_destroy(&c->b[l]), hisp_vector_destroy(&c->x[l]);
+        if (l > 0 || c->single) hisp_vector_destroy(&c->b[l]), hisp_vector_destroy(&c->x[l]);
         hisp_vector_destroy(&c->r[l]);
         hisp_vector_destroy(&c->e[l]), hisp_vector_destroy(&c->w2[l]);
     }
     hispi_amg_free(&c->h);
-    hisp_matrix_destroy(&c->csr);
+    hisp_matrix_destroy(&c->csr), hisp_matrix_destroy(&c->a32);
+    hispi_amg_single_free(c->ctx, &c->g);
     free(c->lu), free(c->w), free(c->piv), free(c->tw);
     if (hispi_handle_live(c->ctx, HISPI_H_CONTEXT)) { /* else its backend freed them */
         for (int i = 0; i < 3; i++)
@@ -331,7 +342,10 @@ static hisp_status vcycle(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector 
 
 hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x)
 {
-    return vcycle(c, 0, b, x);
+    if (!c->single) return vcycle(c, 0, b, x);
+    HISPI_TRY(hispi_amg_single_in(c->ctx, &c->g, b, c->b[0]));
+    HISPI_TRY(vcycle(c, 0, c->b[0], c->x[0]));
+    return hispi_amg_single_out(c->ctx, &c->g, c->x[0], x);
 }
 
 /* A new vector of n zeros (on the device: filled there, nothing moves). */
@@ -347,8 +361,9 @@ static hisp_status zeros(hispi_amg_cycle *c, int64_t n, hisp_vector *v)
 static hisp_status level_vectors(hispi_amg_cycle *c, int l)
 {
     int64_t n = c->h.rows[l];
-    bool mid = l > 0 && l + 1 < c->h.nlevels; /* level 0: the caller's; the coarsest: dense */
-    hisp_matrix m[3] = {mid ? c->h.A[l] : NULL, c->h.P[l], c->h.R[l]};
+    /* A: not the caller's (level 0, unless its f32 copy), nor the coarsest (dense) */
+    bool own = (l > 0 || c->single) && l + 1 < c->h.nlevels;
+    hisp_matrix m[3] = {own ? c->h.A[l] : NULL, c->h.P[l], c->h.R[l]};
     static const char *const what[3] = {"A's SpMV form", "P's SpMV form", "R's SpMV form"};
     double t0 = 0;
     hispi_amg_mark(c->ctx, n, "", &t0);
@@ -357,7 +372,7 @@ static hisp_status level_vectors(hispi_amg_cycle *c, int l)
             HISPI_TRY(hispi_matrix_wrap_upload(m[i]));
             hispi_amg_mark(c->ctx, n, what[i], &t0);
         }
-    if (l > 0) {
+    if (l > 0 || c->single) {
         HISPI_TRY(zeros(c, n, &c->b[l]));
         HISPI_TRY(zeros(c, n, &c->x[l]));
     }
@@ -366,6 +381,33 @@ static hisp_status level_vectors(hispi_amg_cycle *c, int l)
     HISPI_TRY(zeros(c, n, &c->e[l]));
     HISPI_TRY(zeros(c, n, &c->w2[l]));
     hispi_amg_mark(c->ctx, n, "vectors", &t0);
+    return HISP_SUCCESS;
+}
+
+long hispi_amg_single_rows = 100000;
+
+/* Single-precision levels for an f64 A0 (CSR, n rows) where amg_precision
+ * asks (auto: from hispi_amg_single_rows rows on, where A0's entries fit):
+ * *A0 then its f32 copy. */
+static hisp_status single_levels(hispi_amg_cycle *c, hisp_matrix A0, int64_t n, hisp_matrix *out)
+{
+    int p = c->o.precision;
+    if (c->t != HISP_F64 || p == HISPI_AMG_FULL ||
+        (p == HISPI_AMG_AUTO && n < hispi_amg_single_rows))
+        return HISP_SUCCESS;
+    bool ok = true;
+    HISPI_TRY(hispi_amg_narrow(A0, &c->a32, &ok));
+    if (!ok && p == HISPI_AMG_SINGLE)
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "AMG setup: amg_precision=single: an entry of A is outside [2^-64, "
+                          "2^64], which single-precision levels do not take (amg_precision=full "
+                          "does)");
+    if (!ok) {
+        hispi_debug("amg setup: an entry is outside [2^-64, 2^64]: levels in f64");
+        return HISP_SUCCESS;
+    }
+    hisp_matrix_destroy(&c->csr); /* its f32 copy serves */
+    c->single = true, c->t = HISP_F32, *out = c->a32;
     return HISP_SUCCESS;
 }
 
@@ -408,6 +450,8 @@ static hisp_status create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reu
     }
     double t0 = 0;
     hispi_amg_mark(ctx, mi.nrows, "", &t0);
+    if (!s) s = single_levels(c, A0, mi.nrows, &A0);
+    if (c->single) hispi_amg_mark(ctx, mi.nrows, "A in f32", &t0);
     if (!s) s = hispi_amg_setup(A0, &c->o, reuse, &c->h);
     hispi_amg_mark(ctx, mi.nrows, "the hierarchy", &t0);
     if (!s) s = factor(c);
@@ -416,6 +460,7 @@ static hisp_status create(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *reu
     for (int i = 0; !s && c->fused && i < 3; i++)
         s = hispi_amg_kernel(ctx, c->t, kn[i], &c->k[i]);
     if (!s && c->fused) s = upload_inverse(c);
+    if (!s && c->single) s = hispi_amg_single_init(ctx, c->fused, &c->g);
     hispi_amg_mark(ctx, mi.nrows, "the coarsest level's inverse", &t0);
     for (int l = 0; !s && l < c->h.nlevels; l++)
         s = level_vectors(c, l);

@@ -19,6 +19,7 @@ void hispi_amg_defaults(hispi_amg_opts *o)
     o->max_levels = 10;
     o->seed = 1;
     o->block = 1;
+    o->precision = HISPI_AMG_AUTO;
 }
 
 hisp_scalar hispi_amg_scalar(hisp_type t, hispi_amg_num *n, double v)
@@ -51,6 +52,7 @@ void hispi_amg_options(hisp_context ctx, hispi_amg_opts *o)
     o->smoother = ctx->opt.amg_smoother;
     o->sweeps = ctx->opt.amg_sweeps;
     o->block = ctx->opt.amg_block;
+    o->precision = ctx->opt.amg_precision;
 }
 
 static void free_weights(const hispi_amg *h, void *w);

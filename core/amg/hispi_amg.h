@@ -69,6 +69,11 @@ enum {
 
 /* The smoothers (the options' amg_smoother, in its order). */
 enum { HISPI_AMG_CHEBYSHEV, HISPI_AMG_JACOBI, HISPI_AMG_L1_JACOBI };
+/* The levels' precision for an f64 system (the options' amg_precision, in
+ * its order); auto takes single from hispi_amg_single_rows rows on
+ * (100000; a test hook). */
+enum { HISPI_AMG_AUTO, HISPI_AMG_SINGLE, HISPI_AMG_FULL };
+extern long hispi_amg_single_rows;
 
 typedef struct {
     double theta;       /* strength threshold (0: every coupling; default 0.01) */
@@ -78,6 +83,7 @@ typedef struct {
     int max_levels;     /* at most this many levels (<= HISPI_AMG_MAX_LEVELS) */
     uint64_t seed;      /* the aggregation's priorities */
     int block;          /* rows of a node (rows b i .. b i + b - 1: node i's unknowns), 1.. */
+    int precision;      /* HISPI_AMG_AUTO, _SINGLE, _FULL (the cycle's; the setup takes A's) */
 } hispi_amg_opts;
 
 /* Level l: its operator A[l] (A[0] the caller's, borrowed) and, but for the
@@ -199,6 +205,27 @@ HISPI_LOCAL void hispi_amg_free(hispi_amg *h);
 /* sum of the levels' entries / A's */
 HISPI_LOCAL double hispi_amg_operator_complexity(const hispi_amg *h);
 
+/* ---- single-precision levels for an f64 system (amg_single.c) ----------- */
+
+/* *S: A (f64 CSR) with its entries narrowed to f32 and its structure
+ * copied, on the device where the setup runs there, else on the host; *ok
+ * false (*S NULL) where a nonzero entry is outside [2^-64, 2^64]. */
+HISPI_LOCAL hisp_status hispi_amg_narrow(hisp_matrix A, hisp_matrix *S, bool *ok);
+/* The cycle's ends: b (f64) into c (f32) scaled by 2^-e, e the largest
+ * exponent of b's entries, and x = c's f32 entries scaled by 2^e; by
+ * kernels where fused (init), else on the host. */
+typedef struct {
+    void *k[3]; /* amg_bmax, amg_bnarrow, amg_xwiden */
+    void *e;    /* the device's e (2048 + e; 0: b = 0) */
+    int shift;  /* the host's e */
+} hispi_amg_single;
+HISPI_LOCAL hisp_status hispi_amg_single_init(hisp_context ctx, bool fused, hispi_amg_single *g);
+HISPI_LOCAL void hispi_amg_single_free(hisp_context ctx, hispi_amg_single *g);
+HISPI_LOCAL hisp_status hispi_amg_single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b,
+                                            hisp_vector c);
+HISPI_LOCAL hisp_status hispi_amg_single_out(hisp_context ctx, hispi_amg_single *g, hisp_vector c,
+                                             hisp_vector x);
+
 /* ---- the V-cycle (amg_cycle.c) --------------------------------------------- */
 
 /* A V-cycle preconditioner of A: its hierarchy (A in CSR, or a CSR copy),
@@ -216,9 +243,13 @@ HISPI_LOCAL hisp_status hispi_amg_cycle_renew(hisp_matrix A, const hispi_amg_opt
 /* x = M^-1 b: one V-cycle from x = 0, a Chebyshev smoother of degree 3 in
  * D^-1 A before and after the coarse correction, so that M is symmetric
  * where A is (CG); the coarsest level solved exactly (its b read to the
- * host, its x written back). b and x: vectors of A's type and rows. */
+ * host, its x written back). b and x: vectors of A's type and rows (with
+ * single-precision levels for an f64 A: b narrowed to f32 at the start, x
+ * widened at the end). */
 HISPI_LOCAL hisp_status hispi_amg_cycle_apply(hispi_amg_cycle *c, hisp_vector b, hisp_vector x);
 HISPI_LOCAL const hispi_amg *hispi_amg_cycle_hierarchy(const hispi_amg_cycle *c);
+/* The levels' entry type (f32 or f64). */
+HISPI_LOCAL hisp_type hispi_amg_cycle_type(const hispi_amg_cycle *c);
 HISPI_LOCAL void hispi_amg_cycle_destroy(hispi_amg_cycle **c);
 
 #endif

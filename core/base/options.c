@@ -62,6 +62,11 @@ static const option table[] = {
      "AMG's nodes: rows aggregated in blocks of this many (the unknowns of one node, e.g. 3 "
      "for 3D elasticity; 0: 3 for a matrix of 3x3 blocks, else 1)",
      0, 8, NULL, AT(amg_block)},
+    {"amg_precision", HISP_OPTION_STRING, "auto",
+     "AMG's levels and V-cycle in f32 for an f64 system (single), in the system's type (full), "
+     "or auto: single for a system of at least 100000 rows whose entries f32 holds, solved by "
+     "cg or bicgstab or set up as a preconditioner object, else full",
+     0, 0, "auto|single|full", AT(amg_precision)},
     {"spgemm", HISP_OPTION_STRING, "hisp",
      "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "
      "backend, f32 and f64: cuSPARSE's generic SpGEMM, ALG1, else ALG3 where ALG1 lacks the "

@@ -116,6 +116,7 @@ struct ks_space {
     /* a hierarchy's levels (AMG; 0: none), its rows and entries per level */
     int pc_levels;
     const int64_t *pc_rows, *pc_nnz;
+    hisp_type pc_type; /* the levels' entries */
     /* wall time of the space's calls by kind, where the space can tell it
      * (its calls wait for their work); 0 otherwise */
     double ms[KS_MS_COUNT];
@@ -235,13 +236,14 @@ HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
  * non-NULL), nslot slots. The space over an MSREP plan's devices is made
  * in the layer above (core/msrep/msrep_space.c). */
 HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
-                                       hisp_precond pc, int lsqr, int nslot, ks_space **sp);
+                                       hisp_precond pc, hisp_solver_method method, int nslot,
+                                       ks_space **sp);
 struct hispi_amg_cycle; /* core/amg/hispi_amg.h */
 /* The local space with a lent AMG cycle (a preconditioner object's; NULL:
  * as hispi_ks_local). */
 HISPI_LOCAL hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc,
-                                           int lsqr, int nslot, struct hispi_amg_cycle *lent,
-                                           ks_space **sp);
+                                           hisp_solver_method method, int nslot,
+                                           struct hispi_amg_cycle *lent, ks_space **sp);
 /* P's AMG cycle for a solve of ctx on A (core/solver/precond_object.c):
  * refused when P is gone or of another context, its matrix destroyed, or A
  * not of its size and type. */

@@ -82,6 +82,7 @@ hisp_status hisp_preconditioner_get_info(hisp_preconditioner P, hisp_preconditio
     info->setup_ms = P->setup_ms;
     const hispi_amg *h = hispi_amg_cycle_hierarchy(P->amg);
     info->levels = h->nlevels;
+    info->type = hispi_amg_cycle_type(P->amg);
     for (int l = 0; l < h->nlevels; l++)
         info->rows[l] = h->rows[l], info->nnz[l] = h->nnz[l];
     return HISP_SUCCESS;

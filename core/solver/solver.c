@@ -510,6 +510,7 @@ hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->vector_ms = sp->ms[KS_MS_VECTOR];
         info->reduce_ms = sp->ms[KS_MS_REDUCE];
         info->precond_levels = sp->pc_levels;
+        info->precond_type = sp->pc_type;
         for (int l = 0; l < sp->pc_levels; l++)
             info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
     }
@@ -581,8 +582,8 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
                               "solve: lsqr takes no preconditioner object (cg, bicgstab, gmres)");
         HISPI_TRY(hispi_preconditioner_lend(s->pobj, s->ctx, A, &lent));
     }
-    HISPI_TRY(hispi_ks_local_amg(s->ctx, A, s->precond, s->method == HISP_SOLVER_LSQR,
-                                 hispi_solver_slots(s), lent, &sp));
+    HISPI_TRY(
+        hispi_ks_local_amg(s->ctx, A, s->precond, s->method, hispi_solver_slots(s), lent, &sp));
     hisp_status st =
         hispi_solver_run(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
@@ -618,8 +619,7 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
                           hisp_solver_method_name(s->method), (long long)A->nrows,
                           (long long)A->ncols);
     ks_space *sp = NULL;
-    HISPI_TRY(hispi_ks_local(s->ctx, NULL, A, s->precond, s->method == HISP_SOLVER_LSQR,
-                             hispi_solver_slots(s), &sp));
+    HISPI_TRY(hispi_ks_local(s->ctx, NULL, A, s->precond, s->method, hispi_solver_slots(s), &sp));
     hisp_status st =
         hispi_solver_run(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);

@@ -404,23 +404,27 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .matvec_dot = l_matvec_dot};
 
 static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
-                         int lsqr, int nslot, hispi_amg_cycle *lent, ks_space **out);
+                         hisp_solver_method method, int nslot, hispi_amg_cycle *lent,
+                         ks_space **out);
 
 hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
-                           hisp_precond pc, int lsqr, int nslot, ks_space **out)
+                           hisp_precond pc, hisp_solver_method method, int nslot, ks_space **out)
 {
-    return local(ctx, A, op, pc, lsqr, nslot, NULL, out);
+    return local(ctx, A, op, pc, method, nslot, NULL, out);
 }
 
-hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc, int lsqr,
-                               int nslot, hispi_amg_cycle *lent, ks_space **out)
+hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc,
+                               hisp_solver_method method, int nslot, hispi_amg_cycle *lent,
+                               ks_space **out)
 {
-    return local(ctx, A, NULL, pc, lsqr, nslot, lent, out);
+    return local(ctx, A, NULL, pc, method, nslot, lent, out);
 }
 
 static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
-                         int lsqr, int nslot, hispi_amg_cycle *lent, ks_space **out)
+                         hisp_solver_method method, int nslot, hispi_amg_cycle *lent,
+                         ks_space **out)
 {
+    bool lsqr = method == HISP_SOLVER_LSQR;
     *out = NULL;
     /* the context is the solve's until the space goes (hispi_ctx_claim) */
     HISPI_TRY(hispi_ctx_claim(ctx));
@@ -494,6 +498,11 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
                             "bicgstab or gmres (use --precond jacobi)");
         hispi_amg_opts o;
         hispi_amg_options(ctx, &o);
+        /* GMRES's right preconditioning takes M^-1 as linear: the rounding
+         * of f32 levels cost it iterations (poisson3d 256^3 on the H200: 21
+         * against 14, and more time), so auto gives it the system's type */
+        if (method == HISP_SOLVER_GMRES && o.precision == HISPI_AMG_AUTO)
+            o.precision = HISPI_AMG_FULL;
         if (!st && lent)
             ls->amg = lent, ls->amg_lent = true;
         else if (!st)
@@ -501,6 +510,7 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
         if (!st) {
             const hispi_amg *h = hispi_amg_cycle_hierarchy(ls->amg);
             sp->pc_levels = h->nlevels, sp->pc_rows = h->rows, sp->pc_nnz = h->nnz;
+            sp->pc_type = hispi_amg_cycle_type(ls->amg);
         }
     }
     if (st) {
