@@ -220,12 +220,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         (3 for 3D elasticity; 0, the default: 3 for a b3x3
  *                         matrix, else 1)
  *   amg_precision string  AMG's levels and V-cycle for an f64 system: auto
- *                         (default: f32 for a system of at least 100000
- *                         rows whose entries f32 holds, solved by cg or
- *                         bicgstab or set up as a hisp_preconditioner; else
- *                         f64: gmres's right preconditioning loses
- *                         iterations to f32's rounding), single (f32) or
- *                         full (the system's type)
+ *                         (default: f32 on a GPU for a system of at least
+ *                         100000 rows whose entries f32 holds, solved by
+ *                         cg or bicgstab or set up as a hisp_preconditioner;
+ *                         else f64: gmres's right preconditioning loses
+ *                         iterations to f32's rounding, a CPU gains
+ *                         nothing), single (f32) or full (the system's
+ *                         type)
  *   spgemm     string     the kernels of hisp_matrix_multiply and
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,

@@ -64,8 +64,8 @@ static const option table[] = {
      0, 8, NULL, AT(amg_block)},
     {"amg_precision", HISP_OPTION_STRING, "auto",
      "AMG's levels and V-cycle in f32 for an f64 system (single), in the system's type (full), "
-     "or auto: single for a system of at least 100000 rows whose entries f32 holds, solved by "
-     "cg or bicgstab or set up as a preconditioner object, else full",
+     "or auto: single where the setup runs on a GPU for a system of at least 100000 rows whose "
+     "entries f32 holds, solved by cg or bicgstab or set up as a preconditioner object, else full",
      0, 0, "auto|single|full", AT(amg_precision)},
     {"spgemm", HISP_OPTION_STRING, "hisp",
      "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "
