@@ -841,13 +841,20 @@ static int64_t cg_with(int t, hisp_context ctx, hisp_matrix A, hisp_precondition
  * its own; another amg_theta aggregates anew. */
 static void update_reuse(int t);
 
+/* run(t), then on a device target again with the device's setup (on a
+ * CPU device too). */
+static void host_and_device_setup(int t, void (*run)(int))
+{
+    run(t);
+    if (!test_on_device(t)) return;
+    hispi_spgemm_cpu_kernels = 1;
+    run(t);
+    hispi_spgemm_cpu_kernels = 0;
+}
+
 START_TEST(test_update_reuse)
 {
-    update_reuse(_i);
-    if (!test_on_device(_i)) return;
-    hispi_spgemm_cpu_kernels = 1; /* the device's setup on a CPU device too */
-    update_reuse(_i);
-    hispi_spgemm_cpu_kernels = 0;
+    host_and_device_setup(_i, update_reuse);
 }
 END_TEST
 
@@ -1048,11 +1055,7 @@ static void single_levels(int t)
 
 START_TEST(test_single)
 {
-    single_levels(_i);
-    if (!test_on_device(_i)) return;
-    hispi_spgemm_cpu_kernels = 1; /* the device's setup on a CPU device too */
-    single_levels(_i);
-    hispi_spgemm_cpu_kernels = 0;
+    host_and_device_setup(_i, single_levels);
 }
 END_TEST
 

@@ -160,8 +160,7 @@ static hisp_status upload_inverse(hispi_amg_cycle *c)
     return s;
 }
 
-/* A vector's device buffer for a kernel (written: its host copy goes stale). */
-static void *vbuf(hisp_vector v, bool written, hisp_status *s)
+void *hispi_amg_vbuf(hisp_vector v, bool written, hisp_status *s)
 {
     void *b = NULL;
     if (!*s) *s = hispi_vector_device(v, true, &b);
@@ -169,14 +168,6 @@ static void *vbuf(hisp_vector v, bool written, hisp_status *s)
     return b;
 }
 
-static hispi_karg kv(void *buf)
-{
-    return (hispi_karg){HISPI_KARG_BUF, buf, 0, 0};
-}
-static hispi_karg ki(int64_t v)
-{
-    return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
-}
 static hispi_karg kr(const hispi_amg_cycle *c, double v)
 {
     return (hispi_karg){c->t == HISP_F64 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
@@ -188,7 +179,9 @@ static hisp_status coarse_solve(hispi_amg_cycle *c, hisp_vector b, hisp_vector x
     int64_t n = c->nc;
     if (c->fused) {
         hisp_status s = HISP_SUCCESS;
-        hispi_karg a[] = {ki(n), kv(c->minv), kv(vbuf(b, false, &s)), kv(vbuf(x, true, &s))};
+        hispi_karg a[] = {hispi_ki64(n), hispi_kbuf(c->minv),
+                          hispi_kbuf(hispi_amg_vbuf(b, false, &s)),
+                          hispi_kbuf(hispi_amg_vbuf(x, true, &s))};
         return s ? s : hispi_amg_launch(c->ctx, c->k[K_GEMV], a, 4, n);
     }
     HISPI_TRY(hisp_vector_read(b, c->tw));
@@ -234,23 +227,23 @@ static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vect
     if (c->fused) { /* one kernel per step after the product */
         hisp_status s = HISP_SUCCESS;
         int64_t n = c->h.rows[l];
-        hispi_karg k0[] = {ki(n),
-                           kv(vbuf(r, true, &s)),
-                           kv(vbuf(c->h.diag[l], false, &s)),
-                           kv(vbuf(d, true, &s)),
-                           kv(vbuf(x, true, &s)),
+        hispi_karg k0[] = {hispi_ki64(n),
+                           hispi_kbuf(hispi_amg_vbuf(r, true, &s)),
+                           hispi_kbuf(hispi_amg_vbuf(c->h.diag[l], false, &s)),
+                           hispi_kbuf(hispi_amg_vbuf(d, true, &s)),
+                           hispi_kbuf(hispi_amg_vbuf(x, true, &s)),
                            kr(c, 1 / th),
                            {HISPI_KARG_I32, NULL, zero, 0}};
         if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB0], k0, 7, n);
         for (int k = 0; !s && k + 1 < deg; k++) {
             double rn = 1 / (2 * sg - rk);
             s = hisp_spmv(ctx, HISP_OP_N, &one, A, d, &zero_, t);
-            hispi_karg ks[] = {ki(n),
-                               kv(vbuf(t, false, &s)),
-                               kv(vbuf(c->h.diag[l], false, &s)),
-                               kv(vbuf(r, true, &s)),
-                               kv(vbuf(d, true, &s)),
-                               kv(vbuf(x, true, &s)),
+            hispi_karg ks[] = {hispi_ki64(n),
+                               hispi_kbuf(hispi_amg_vbuf(t, false, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(c->h.diag[l], false, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(r, true, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(d, true, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(x, true, &s)),
                                kr(c, 2 * rn / de),
                                kr(c, rn * rk)};
             if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB], ks, 8, n);
@@ -295,11 +288,11 @@ static hisp_status jacobi(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector 
         if (c->fused) {
             hisp_status s = HISP_SUCCESS;
             int64_t n = c->h.rows[l];
-            hispi_karg k0[] = {ki(n),
-                               kv(vbuf(r, true, &s)),
-                               kv(vbuf(D, false, &s)),
-                               kv(vbuf(c->e[l], true, &s)),
-                               kv(vbuf(x, true, &s)),
+            hispi_karg k0[] = {hispi_ki64(n),
+                               hispi_kbuf(hispi_amg_vbuf(r, true, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(D, false, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(c->e[l], true, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(x, true, &s)),
                                kr(c, w),
                                {HISPI_KARG_I32, NULL, first, 0}};
             if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB0], k0, 7, n);

@@ -154,14 +154,6 @@ static hisp_status level_kernels(dev_level *L)
     return hispi_scan_get(L->ctx, true, &L->scan);
 }
 
-static hispi_karg kb(const void *buf)
-{
-    return (hispi_karg){HISPI_KARG_BUF, buf, 0, 0};
-}
-static hispi_karg ki(int64_t v)
-{
-    return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
-}
 static hispi_karg kr(const dev_level *L, double v)
 {
     return (hispi_karg){L->t == HISP_F64 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
@@ -194,15 +186,15 @@ static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, void *l1, doub
     int64_t *gb = NULL;
     HISPI_TRY(dalloc(L, B_GMAX, (size_t)ng * L->es));
     HISPI_TRY(dalloc(L, B_GBAD, (size_t)ng * 8));
-    hispi_karg a[] = {ki(A->n),
-                      kb(A->ptr),
-                      kb(A->col),
-                      kb(A->val),
-                      kb(d),
-                      kb(l1 ? l1 : d),
+    hispi_karg a[] = {hispi_ki64(A->n),
+                      hispi_kbuf(A->ptr),
+                      hispi_kbuf(A->col),
+                      hispi_kbuf(A->val),
+                      hispi_kbuf(d),
+                      hispi_kbuf(l1 ? l1 : d),
                       {HISPI_KARG_I32, NULL, l1 != NULL, 0},
-                      kb(L->b[B_GMAX]),
-                      kb(L->b[B_GBAD])};
+                      hispi_kbuf(L->b[B_GMAX]),
+                      hispi_kbuf(L->b[B_GBAD])};
     HISPI_TRY(launch(L, K_DIAG, a, 9, A->n));
     hisp_status s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gm);
     if (!s) s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gb);
@@ -235,14 +227,22 @@ static hisp_status strength(dev_level *L, const dcsr *A, void *d, double theta)
     int64_t n = A->n, ns = 0;
     double t2 = theta * theta;
     HISPI_TRY(dzero(L, B_CNT, (size_t)n * 4));
-    hispi_karg a[] = {ki(n), kb(A->ptr), kb(A->col), kb(A->val), kb(d), kr(L, t2), kb(L->b[B_CNT])};
+    hispi_karg a[] = {hispi_ki64(n), hispi_kbuf(A->ptr), hispi_kbuf(A->col),     hispi_kbuf(A->val),
+                      hispi_kbuf(d), kr(L, t2),          hispi_kbuf(L->b[B_CNT])};
     HISPI_TRY(launch(L, K_SCOUNT, a, 7, n));
     HISPI_TRY(dalloc(L, B_SPTR, ((size_t)n + 1) * 8));
     HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, n, L->b[B_CNT], L->b[B_SPTR], &ns));
     HISPI_TRY(dalloc(L, B_SIDX, (size_t)ns * 4));
     HISPI_TRY(HISPI_BE(L->ctx, buf_zero, L->b[B_CNT], 0, (size_t)n * 4));
-    hispi_karg f[] = {ki(n),     kb(A->ptr),       kb(A->col),      kb(A->val),      kb(d),
-                      kr(L, t2), kb(L->b[B_SPTR]), kb(L->b[B_CNT]), kb(L->b[B_SIDX])};
+    hispi_karg f[] = {hispi_ki64(n),
+                      hispi_kbuf(A->ptr),
+                      hispi_kbuf(A->col),
+                      hispi_kbuf(A->val),
+                      hispi_kbuf(d),
+                      kr(L, t2),
+                      hispi_kbuf(L->b[B_SPTR]),
+                      hispi_kbuf(L->b[B_CNT]),
+                      hispi_kbuf(L->b[B_SIDX])};
     return launch(L, K_SFILL, f, 9, n);
 }
 
@@ -258,14 +258,14 @@ static hisp_status node_strength(dev_level *L, const dcsr *A, const hispi_amg_op
     void *e[6] = {NULL}; /* E's and E^T's pointers, columns and values */
     hisp_matrix A2 = NULL, E = NULL, ET = NULL, AE = NULL, N = NULL, Nd = NULL;
     hisp_status s = dalloc(L, B_NSQ, (size_t)A->nnz * es);
-    hispi_karg q[] = {ki(A->nnz), kb(A->val), kb(L->b[B_NSQ])};
+    hispi_karg q[] = {hispi_ki64(A->nnz), hispi_kbuf(A->val), hispi_kbuf(L->b[B_NSQ])};
     if (!s) s = launch(L, K_SQUARE, q, 3, A->nnz);
     for (int i = 0; !s && i < 6; i++)
         s = dbuf(ctx, eb[i], &e[i]);
-    hispi_karg c[] = {ki(n),    {HISPI_KARG_I32, NULL, o->block, 0},
-                      kb(e[0]), kb(e[1]),
-                      kb(e[2]), kb(e[3]),
-                      kb(e[4]), kb(e[5])};
+    hispi_karg c[] = {hispi_ki64(n),    {HISPI_KARG_I32, NULL, o->block, 0},
+                      hispi_kbuf(e[0]), hispi_kbuf(e[1]),
+                      hispi_kbuf(e[2]), hispi_kbuf(e[3]),
+                      hispi_kbuf(e[4]), hispi_kbuf(e[5])};
     if (!s) s = launch(L, K_COLLAPSE, c, 8, n + 1);
     if (!s) s = hispi_matrix_wrap_owned(ctx, L->t, n, nn, n, e[0], e[1], e[2], &E);
     if (!s) e[0] = e[1] = e[2] = NULL;
@@ -294,7 +294,10 @@ static hisp_status node_strength(dev_level *L, const dcsr *A, const hispi_amg_op
 static hisp_status expand(dev_level *L, int64_t n, int b, int64_t *nagg)
 {
     HISPI_TRY(dalloc(L, B_AGG, (size_t)n * 4));
-    hispi_karg a[] = {ki(n), {HISPI_KARG_I32, NULL, b, 0}, kb(L->b[B_B2]), kb(L->b[B_AGG])};
+    hispi_karg a[] = {hispi_ki64(n),
+                      {HISPI_KARG_I32, NULL, b, 0},
+                      hispi_kbuf(L->b[B_B2]),
+                      hispi_kbuf(L->b[B_AGG])};
     HISPI_TRY(launch(L, K_EXPAND, a, 4, n));
     drop(L, B_B2), drop(L, B_CNT);
     L->b[B_B2] = L->b[B_AGG], L->b[B_AGG] = NULL;
@@ -319,24 +322,28 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
     HISPI_TRY(dalloc(L, B_LEFT, 4));
     HISPI_TRY(dalloc(L, B_PRIO, (size_t)n * 8));
     HISPI_TRY(dalloc(L, B_ACT, (size_t)n * 4));
-    hispi_karg in[] = {ki(n), kb(b[B_SPTR]), ki(sd), kb(b[B_ST]), kb(b[B_PRIO]), kb(b[B_ACT])};
+    hispi_karg in[] = {hispi_ki64(n),       hispi_kbuf(b[B_SPTR]), hispi_ki64(sd),
+                       hispi_kbuf(b[B_ST]), hispi_kbuf(b[B_PRIO]), hispi_kbuf(b[B_ACT])};
     HISPI_TRY(launch(L, K_MIS_INIT, in, 6, n));
     int rounds = 0;
     for (uint32_t left = 1; left > 0; rounds++) {
         hispi_karg rd = {HISPI_KARG_I32, NULL, rounds, 0};
-        hispi_karg s1[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
-                           kb(b[B_ST]), kb(b[B_PRIO]), {HISPI_KARG_I32, NULL, 1, 0},
-                           kb(b[B_B1]), kb(b[B_B1]),   kb(b[B_ACT]),
-                           rd};
+        hispi_karg s1[] = {hispi_ki64(n),         hispi_kbuf(b[B_SPTR]),
+                           hispi_kbuf(b[B_SIDX]), hispi_kbuf(b[B_ST]),
+                           hispi_kbuf(b[B_PRIO]), {HISPI_KARG_I32, NULL, 1, 0},
+                           hispi_kbuf(b[B_B1]),   hispi_kbuf(b[B_B1]),
+                           hispi_kbuf(b[B_ACT]),  rd};
         HISPI_TRY(launch(L, K_SPREAD, s1, 10, n));
-        hispi_karg s2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
-                           kb(b[B_ST]), kb(b[B_PRIO]), {HISPI_KARG_I32, NULL, 0, 0},
-                           kb(b[B_B1]), kb(b[B_B2]),   kb(b[B_ACT]),
-                           rd};
+        hispi_karg s2[] = {hispi_ki64(n),         hispi_kbuf(b[B_SPTR]),
+                           hispi_kbuf(b[B_SIDX]), hispi_kbuf(b[B_ST]),
+                           hispi_kbuf(b[B_PRIO]), {HISPI_KARG_I32, NULL, 0, 0},
+                           hispi_kbuf(b[B_B1]),   hispi_kbuf(b[B_B2]),
+                           hispi_kbuf(b[B_ACT]),  rd};
         HISPI_TRY(launch(L, K_SPREAD, s2, 10, n));
         HISPI_TRY(HISPI_BE(ctx, buf_zero, b[B_LEFT], 0, 4));
-        hispi_karg u[] = {ki(n),        kb(b[B_SPTR]), kb(b[B_SIDX]), kb(b[B_ST]), kb(b[B_B2]),
-                          kb(b[B_NST]), kb(b[B_LEFT]), kb(b[B_ACT]),  rd};
+        hispi_karg u[] = {hispi_ki64(n),         hispi_kbuf(b[B_SPTR]), hispi_kbuf(b[B_SIDX]),
+                          hispi_kbuf(b[B_ST]),   hispi_kbuf(b[B_B2]),   hispi_kbuf(b[B_NST]),
+                          hispi_kbuf(b[B_LEFT]), hispi_kbuf(b[B_ACT]),  rd};
         HISPI_TRY(launch(L, K_MIS_UPDATE, u, 9, n));
         HISPI_TRY(HISPI_BE(ctx, buf_read, b[B_LEFT], 0, &left, 4));
         void *tmp = b[B_ST];
@@ -345,17 +352,18 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
     hispi_debug("amg setup: %lld rows: %d rounds of the independent set", (long long)n, rounds);
     drop(L, B_NST), drop(L, B_ACT);
     /* roots numbered in order by a scan of their flags */
-    hispi_karg fl[] = {ki(n), kb(b[B_ST]), kb(b[B_CNT])};
+    hispi_karg fl[] = {hispi_ki64(n), hispi_kbuf(b[B_ST]), hispi_kbuf(b[B_CNT])};
     HISPI_TRY(launch(L, K_FLAG_IN, fl, 3, n));
     HISPI_TRY(dalloc(L, B_RNUM, ((size_t)n + 1) * 8));
     HISPI_TRY(hispi_scan_run(ctx, &L->scan, n, b[B_CNT], b[B_RNUM], nagg));
     if (*nagg == 0 || *nagg >= n) return HISP_SUCCESS; /* no coarser level */
-    hispi_karg j1[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]),
-                       kb(b[B_ST]), kb(b[B_RNUM]), kb(b[B_B1])};
+    hispi_karg j1[] = {hispi_ki64(n),       hispi_kbuf(b[B_SPTR]), hispi_kbuf(b[B_SIDX]),
+                       hispi_kbuf(b[B_ST]), hispi_kbuf(b[B_RNUM]), hispi_kbuf(b[B_B1])};
     HISPI_TRY(launch(L, K_JOIN1, j1, 6, n));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, b[B_LEFT], 0, 4));
-    hispi_karg j2[] = {ki(n),       kb(b[B_SPTR]), kb(b[B_SIDX]), kb(b[B_PRIO]),
-                       kb(b[B_B1]), kb(b[B_B2]),   kb(b[B_LEFT])};
+    hispi_karg j2[] = {hispi_ki64(n),         hispi_kbuf(b[B_SPTR]), hispi_kbuf(b[B_SIDX]),
+                       hispi_kbuf(b[B_PRIO]), hispi_kbuf(b[B_B1]),   hispi_kbuf(b[B_B2]),
+                       hispi_kbuf(b[B_LEFT])};
     HISPI_TRY(launch(L, K_JOIN2, j2, 7, n));
     uint32_t left = 0;
     HISPI_TRY(HISPI_BE(ctx, buf_read, b[B_LEFT], 0, &left, 4));
@@ -370,7 +378,7 @@ static hisp_status aggregate(dev_level *L, int64_t n, uint64_t seed, int64_t *na
 /* A level's nodes' weights as kernel arguments (w NULL: 1 each). */
 static hispi_karg kw(const dev_level *L, const void *w)
 {
-    return kb(w ? w : L->b[B_B2]);
+    return hispi_kbuf(w ? w : L->b[B_B2]);
 }
 static hispi_karg khas(const void *w)
 {
@@ -384,14 +392,21 @@ static hisp_status tentative(dev_level *L, int64_t n, int64_t nagg, const void *
     void **b = L->b;
     int64_t nnz = 0;
     HISPI_TRY(dzero(L, B_SIZE, (size_t)nagg * 4));
-    hispi_karg c[] = {ki(n), kb(b[B_B2]), kw(L, w), khas(w), kb(b[B_SIZE]), kb(b[B_CNT])};
+    hispi_karg c[] = {hispi_ki64(n), hispi_kbuf(b[B_B2]),   kw(L, w),
+                      khas(w),       hispi_kbuf(b[B_SIZE]), hispi_kbuf(b[B_CNT])};
     HISPI_TRY(launch(L, K_P0_COUNT, c, 6, n));
     HISPI_TRY(dalloc(L, B_P0PTR, ((size_t)n + 1) * 8));
     HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, n, b[B_CNT], b[B_P0PTR], &nnz));
     HISPI_TRY(dalloc(L, B_P0COL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(L, B_P0VAL, (size_t)nnz * L->es));
-    hispi_karg f[] = {ki(n),         kb(b[B_B2]),    kw(L, w),       khas(w),
-                      kb(b[B_SIZE]), kb(b[B_P0PTR]), kb(b[B_P0COL]), kb(b[B_P0VAL])};
+    hispi_karg f[] = {hispi_ki64(n),
+                      hispi_kbuf(b[B_B2]),
+                      kw(L, w),
+                      khas(w),
+                      hispi_kbuf(b[B_SIZE]),
+                      hispi_kbuf(b[B_P0PTR]),
+                      hispi_kbuf(b[B_P0COL]),
+                      hispi_kbuf(b[B_P0VAL])};
     HISPI_TRY(launch(L, K_P0_FILL, f, 8, n));
     HISPI_TRY(hispi_matrix_wrap_owned(L->ctx, L->t, n, nagg, nnz, b[B_P0PTR], b[B_P0COL],
                                       b[B_P0VAL], P0));
@@ -414,11 +429,13 @@ static hisp_status fused_prolongator(dev_level *L, const dcsr *a, int64_t nagg, 
     *made = false;
     if (hispi_amg_product_p) return HISP_SUCCESS;
     HISPI_TRY(dzero(L, B_SIZE, (size_t)nagg * 4));
-    hispi_karg c[] = {ki(n), kb(b[B_B2]), kw(L, w), khas(w), kb(b[B_SIZE]), kb(b[B_CNT])};
+    hispi_karg c[] = {hispi_ki64(n), hispi_kbuf(b[B_B2]),   kw(L, w),
+                      khas(w),       hispi_kbuf(b[B_SIZE]), hispi_kbuf(b[B_CNT])};
     HISPI_TRY(launch(L, K_P0_COUNT, c, 6, n));
     drop(L, B_LEFT);
     HISPI_TRY(dzero(L, B_LEFT, 4));
-    hispi_karg ac[] = {ki(n), kb(a->ptr), kb(a->col), kb(b[B_B2]), kb(b[B_CNT]), kb(b[B_LEFT])};
+    hispi_karg ac[] = {hispi_ki64(n),       hispi_kbuf(a->ptr),   hispi_kbuf(a->col),
+                       hispi_kbuf(b[B_B2]), hispi_kbuf(b[B_CNT]), hispi_kbuf(b[B_LEFT])};
     HISPI_TRY(launch(L, K_AP_COUNT, ac, 6, n));
     HISPI_TRY(HISPI_BE(L->ctx, buf_read, b[B_LEFT], 0, &bad, 4));
     if (bad) { /* the product's way: the weights made again there */
@@ -430,9 +447,19 @@ static hisp_status fused_prolongator(dev_level *L, const dcsr *a, int64_t nagg, 
     HISPI_TRY(hispi_scan_run(L->ctx, &L->scan, n, b[B_CNT], b[B_P0PTR], &nnz));
     HISPI_TRY(dalloc(L, B_P0COL, (size_t)nnz * 4));
     HISPI_TRY(dalloc(L, B_P0VAL, (size_t)nnz * L->es));
-    hispi_karg f[] = {ki(n),          kb(a->ptr),     kb(a->col),    kb(a->val), kb(b[B_B2]),
-                      kw(L, w),       khas(w),        kb(b[B_SIZE]), kb(d),      kr(L, omega),
-                      kb(b[B_P0PTR]), kb(b[B_P0COL]), kb(b[B_P0VAL])};
+    hispi_karg f[] = {hispi_ki64(n),
+                      hispi_kbuf(a->ptr),
+                      hispi_kbuf(a->col),
+                      hispi_kbuf(a->val),
+                      hispi_kbuf(b[B_B2]),
+                      kw(L, w),
+                      khas(w),
+                      hispi_kbuf(b[B_SIZE]),
+                      hispi_kbuf(d),
+                      kr(L, omega),
+                      hispi_kbuf(b[B_P0PTR]),
+                      hispi_kbuf(b[B_P0COL]),
+                      hispi_kbuf(b[B_P0VAL])};
     HISPI_TRY(launch(L, K_AP_FILL, f, 13, n));
     HISPI_TRY(
         hispi_matrix_wrap_owned(L->ctx, L->t, n, nagg, nnz, b[B_P0PTR], b[B_P0COL], b[B_P0VAL], P));
@@ -454,8 +481,10 @@ static hisp_status product_prolongator(dev_level *L, hisp_matrix A, int64_t nagg
     if (Pd != AP0) hisp_matrix_destroy(&AP0);
     if (!s) {
         dcsr p = view(Pd);
-        hispi_karg m[] = {ki(p.n),      kb(p.ptr),      kb(p.col), kb(p.val), kb(d),
-                          kr(L, omega), kb(L->b[B_B2]), kw(L, w),  khas(w),   kb(L->b[B_SIZE])};
+        hispi_karg m[] = {hispi_ki64(p.n),         hispi_kbuf(p.ptr), hispi_kbuf(p.col),
+                          hispi_kbuf(p.val),       hispi_kbuf(d),     kr(L, omega),
+                          hispi_kbuf(L->b[B_B2]),  kw(L, w),          khas(w),
+                          hispi_kbuf(L->b[B_SIZE])};
         s = launch(L, K_SMOOTH, m, 10, p.n);
     }
     if (s) {
@@ -476,7 +505,8 @@ static hisp_status spectrum(dev_level *L, hisp_matrix S, const hispi_amg_opts *o
     int64_t n = S->host.nrows;
     hisp_status s = hisp_vector_create(L->ctx, L->t, n, &r0);
     if (!s) s = hispi_vector_device(r0, false, &v);
-    hispi_karg a[] = {ki(n), ki((int64_t)(o->seed ^ HISPI_AMG_START_SEED)), kb(v)};
+    hispi_karg a[] = {hispi_ki64(n), hispi_ki64((int64_t)(o->seed ^ HISPI_AMG_START_SEED)),
+                      hispi_kbuf(v)};
     if (!s) s = launch(L, K_START, a, 3, n);
     if (!s) hispi_vector_device_written(r0);
     if (!s) s = hispi_amg_lmax(S, out->diag, r0, out->rho, &out->lmax, &out->upper);
@@ -613,7 +643,7 @@ static bool device_view(hisp_matrix X, hisp_matrix *D, void **own, hisp_status *
     if (!e.ptr64) {
         *s = dbuf(ctx, ((size_t)n + 1) * 8, own);
         if (!*s) *s = hispi_amg_kernel(ctx, X->host.type, "amg_ptr64", &k);
-        hispi_karg a[] = {ki(n + 1), kb(e.rowptr), kb(*own)};
+        hispi_karg a[] = {hispi_ki64(n + 1), hispi_kbuf(e.rowptr), hispi_kbuf(*own)};
         if (!*s) *s = hispi_amg_launch(ctx, k, a, 3, n + 1);
         if (k) HISPI_BE_VOID(ctx, kern_free, k);
         ptr = *own;

@@ -61,12 +61,10 @@ static hisp_status narrow_device(hisp_matrix A, hisp_matrix *S, bool *ok)
     if (!s && nnz) s = HISPI_BE(ctx, buf_copy, buf[1], D->ext.colind, (size_t)nnz * 4);
     if (!s) s = HISPI_BE(ctx, buf_alloc, (size_t)nnz * 4 + 4, &buf[2]);
     if (!s) s = HISPI_BE(ctx, buf_alloc, sizeof bad, &buf[3]);
-    if (!s) s = HISPI_BE(ctx, buf_write, buf[3], 0, &bad, sizeof bad);
+    if (!s) s = HISPI_BE(ctx, buf_zero, buf[3], 0, sizeof bad);
     if (!s) s = hispi_amg_kernel(ctx, HISP_F64, "amg_narrow", &k);
-    hispi_karg a[] = {{HISPI_KARG_I64, NULL, nnz, 0},
-                      {HISPI_KARG_BUF, D->ext.val, 0, 0},
-                      {HISPI_KARG_BUF, buf[2], 0, 0},
-                      {HISPI_KARG_BUF, buf[3], 0, 0}};
+    hispi_karg a[] = {hispi_ki64(nnz), hispi_kbuf(D->ext.val), hispi_kbuf(buf[2]),
+                      hispi_kbuf(buf[3])};
     if (!s) s = hispi_amg_launch(ctx, k, a, 4, nnz);
     if (!s) s = HISPI_BE(ctx, buf_read, buf[3], 0, &bad, sizeof bad);
     if (k) HISPI_BE_VOID(ctx, kern_free, k);
@@ -109,69 +107,56 @@ hisp_status hispi_amg_single_init(hisp_context ctx, bool fused, hispi_amg_single
     return HISPI_BE(ctx, buf_alloc, sizeof(uint32_t), &g->e);
 }
 
-static hispi_karg karg_buf(void *b)
-{
-    return (hispi_karg){HISPI_KARG_BUF, b, 0, 0};
-}
-
-/* A vector's device buffer for a kernel (written: its host copy goes stale). */
-static hisp_status dev(hisp_vector v, bool written, void **b)
-{
-    HISPI_TRY(hispi_vector_device(v, true, b));
-    if (written) hispi_vector_device_written(v);
-    return HISP_SUCCESS;
-}
-
-hisp_status hispi_amg_single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c)
+/* The host's end of the cycle (no kernels): in, b (f64) scaled by 2^-e
+ * into c (f32), e then kept; else c's entries widened into b, scaled by
+ * 2^e. */
+static hisp_status host_end(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c,
+                            bool in)
 {
     int64_t n = 0;
     HISPI_TRY(hisp_vector_size(b, &n));
-    if (g->k[0]) {
-        void *bb = NULL, *cb = NULL;
-        HISPI_TRY(dev(b, false, &bb));
-        HISPI_TRY(dev(c, true, &cb));
-        HISPI_TRY(HISPI_BE(ctx, buf_zero, g->e, 0, sizeof(uint32_t)));
-        hispi_karg m[] = {{HISPI_KARG_I64, NULL, n, 0}, karg_buf(bb), karg_buf(g->e)};
-        HISPI_TRY(hispi_amg_launch(ctx, g->k[0], m, 3, n));
-        hispi_karg a[] = {{HISPI_KARG_I64, NULL, n, 0}, karg_buf(bb), karg_buf(cb), karg_buf(g->e)};
-        return hispi_amg_launch(ctx, g->k[1], a, 4, n);
-    }
     double *u = NULL;
     float *f = NULL;
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *u, (void **)&u);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *f, (void **)&f);
-    if (!s) s = hisp_vector_read(b, u);
-    int e = INT_MIN;
-    for (int64_t i = 0; !s && i < n; i++)
-        if (u[i] != 0 && ilogb(u[i]) > e) e = ilogb(u[i]);
-    g->shift = e == INT_MIN ? 0 : e;
-    for (int64_t i = 0; !s && i < n; i++)
-        f[i] = (float)ldexp(u[i], -g->shift);
-    if (!s) s = hisp_vector_write(c, f);
+    if (!s) s = in ? hisp_vector_read(b, u) : hisp_vector_read(c, f);
+    if (!s && in) {
+        int e = INT_MIN;
+        for (int64_t i = 0; i < n; i++)
+            if (u[i] != 0 && ilogb(u[i]) > e) e = ilogb(u[i]);
+        g->shift = e == INT_MIN ? 0 : e;
+        for (int64_t i = 0; i < n; i++)
+            f[i] = (float)ldexp(u[i], -g->shift);
+        s = hisp_vector_write(c, f);
+    } else if (!s) {
+        for (int64_t i = 0; i < n; i++)
+            u[i] = ldexp((double)f[i], g->shift);
+        s = hisp_vector_write(b, u);
+    }
     free(u), free(f);
     return s;
+}
+
+hisp_status hispi_amg_single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c)
+{
+    if (!g->k[0]) return host_end(ctx, g, b, c, true);
+    int64_t n = 0;
+    hisp_status s = hisp_vector_size(b, &n);
+    void *bb = hispi_amg_vbuf(b, false, &s), *cb = hispi_amg_vbuf(c, true, &s);
+    if (!s) s = HISPI_BE(ctx, buf_zero, g->e, 0, sizeof(uint32_t));
+    hispi_karg a[] = {hispi_ki64(n), hispi_kbuf(bb), hispi_kbuf(cb), hispi_kbuf(g->e)};
+    hispi_karg m[] = {a[0], a[1], a[3]};
+    if (!s) s = hispi_amg_launch(ctx, g->k[0], m, 3, n);
+    return s ? s : hispi_amg_launch(ctx, g->k[1], a, 4, n);
 }
 
 hisp_status hispi_amg_single_out(hisp_context ctx, hispi_amg_single *g, hisp_vector c,
                                  hisp_vector x)
 {
+    if (!g->k[2]) return host_end(ctx, g, x, c, false);
     int64_t n = 0;
-    HISPI_TRY(hisp_vector_size(x, &n));
-    if (g->k[2]) {
-        void *cb = NULL, *xb = NULL;
-        HISPI_TRY(dev(c, false, &cb));
-        HISPI_TRY(dev(x, true, &xb));
-        hispi_karg a[] = {{HISPI_KARG_I64, NULL, n, 0}, karg_buf(cb), karg_buf(xb), karg_buf(g->e)};
-        return hispi_amg_launch(ctx, g->k[2], a, 4, n);
-    }
-    double *u = NULL;
-    float *f = NULL;
-    hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *u, (void **)&u);
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *f, (void **)&f);
-    if (!s) s = hisp_vector_read(c, f);
-    for (int64_t i = 0; !s && i < n; i++)
-        u[i] = ldexp((double)f[i], g->shift);
-    if (!s) s = hisp_vector_write(x, u);
-    free(u), free(f);
-    return s;
+    hisp_status s = hisp_vector_size(x, &n);
+    void *cb = hispi_amg_vbuf(c, false, &s), *xb = hispi_amg_vbuf(x, true, &s);
+    hispi_karg a[] = {hispi_ki64(n), hispi_kbuf(cb), hispi_kbuf(xb), hispi_kbuf(g->e)};
+    return s ? s : hispi_amg_launch(ctx, g->k[2], a, 4, n);
 }

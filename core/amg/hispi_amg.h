@@ -184,6 +184,9 @@ HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix S, hisp_matrix Ad, const
 HISPI_LOCAL hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
 HISPI_LOCAL hisp_status hispi_amg_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,
                                          int64_t n);
+/* A vector's device buffer for a kernel (written: its host copy goes
+ * stale); NULL and *s set on failure, nothing done where *s is already. */
+HISPI_LOCAL void *hispi_amg_vbuf(hisp_vector v, bool written, hisp_status *s);
 /* *D: X in hisp's device layout for the setup: a view of X's own device
  * copy where the backend exposes its arrays (*own: a buffer of row
  * pointers to free after *D, or NULL), else hispi_amg_dev_copy's. */

@@ -112,6 +112,15 @@ typedef struct {
     int64_t i;
     double d;
 } hispi_karg;
+/* A kernel's buffer and int64 arguments. */
+static inline hispi_karg hispi_kbuf(const void *b)
+{
+    return (hispi_karg){HISPI_KARG_BUF, b, 0, 0};
+}
+static inline hispi_karg hispi_ki64(int64_t v)
+{
+    return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
+}
 
 typedef struct hisp_backend_ops {
     const char *name; /* "reference", "opencl", "cuda" */

@@ -30,16 +30,6 @@ static void tjob_free(tjob *j)
     hispi_scan_free(ctx, &j->scan);
 }
 
-static hispi_karg kb(void *b)
-{
-    return (hispi_karg){HISPI_KARG_BUF, b, 0, 0};
-}
-
-static hispi_karg ki(int64_t v)
-{
-    return (hispi_karg){HISPI_KARG_I64, NULL, v, 0};
-}
-
 static hisp_status run(tjob *j, hisp_matrix X, bool scratch, hisp_matrix *R)
 {
     hisp_context ctx = j->ctx;
@@ -53,7 +43,8 @@ static hisp_status run(tjob *j, hisp_matrix X, bool scratch, hisp_matrix *R)
     j->cnt_bytes = (size_t)n * 4, j->ptr_bytes = ((size_t)n + 1) * 8;
     HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->cnt_bytes, true, &j->cnt));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->cnt, 0, j->cnt_bytes));
-    hispi_karg c[] = {ki(m), kb(e->rowptr), kb(e->colind), kb(j->cnt)};
+    hispi_karg c[] = {hispi_ki64(m), hispi_kbuf(e->rowptr), hispi_kbuf(e->colind),
+                      hispi_kbuf(j->cnt)};
     if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[0], c, 4, groups, (size_t)gs));
     HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->ptr_bytes, scratch, &j->ptr));
     HISPI_TRY(hispi_scan_run(ctx, &j->scan, n, j->cnt, j->ptr, &nnz));
@@ -61,10 +52,11 @@ static hisp_status run(tjob *j, hisp_matrix X, bool scratch, hisp_matrix *R)
     HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->col_bytes, scratch, &j->col));
     HISPI_TRY(hispi_spgemm_dev_buffer(ctx, j->val_bytes, scratch, &j->val));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->cnt, 0, j->cnt_bytes));
-    hispi_karg f[] = {ki(m),      kb(e->rowptr), kb(e->colind), kb(e->val),
-                      kb(j->ptr), kb(j->cnt),    kb(j->col),    kb(j->val)};
+    hispi_karg f[] = {hispi_ki64(m),      hispi_kbuf(e->rowptr), hispi_kbuf(e->colind),
+                      hispi_kbuf(e->val), hispi_kbuf(j->ptr),    hispi_kbuf(j->cnt),
+                      hispi_kbuf(j->col), hispi_kbuf(j->val)};
     if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[1], f, 8, groups, (size_t)gs));
-    hispi_karg s[] = {kb(j->ptr), kb(j->col), kb(j->val)};
+    hispi_karg s[] = {hispi_kbuf(j->ptr), hispi_kbuf(j->col), hispi_kbuf(j->val)};
     if (n) HISPI_TRY(HISPI_BE(ctx, kern_launch, j->k[2], s, 3, (size_t)n, (size_t)gs));
     HISPI_TRY((scratch ? hispi_matrix_wrap_pooled
                        : hispi_matrix_wrap_owned)(ctx, t, n, m, nnz, j->ptr, j->col, j->val, R));
