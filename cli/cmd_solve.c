@@ -34,10 +34,16 @@ static const char help[] =
     "  --method M           cg (A Hermitian positive definite), bicgstab, gmres\n"
     "                       (restarted GMRES(m)) or lsqr (least squares, any shape)\n"
     "  --precond P          none (default), jacobi (diag(A)^-1; 3x3 blocks:\n"
-    "                       their inverses; lsqr: column scaling) or amg (one\n"
-    "                       V-cycle of smoothed aggregation, set up on the GPU\n"
-    "                       where the solve runs there; f32/f64, cg, bicgstab,\n"
-    "                       gmres; the report prints the hierarchy)\n"
+    "                       their inverses; lsqr: column scaling; a zero diagonal\n"
+    "                       entry: l1-jacobi instead, said in the report),\n"
+    "                       l1-jacobi (row sums of |A|), ilu0 (incomplete LU),\n"
+    "                       ic0 (incomplete Cholesky, A Hermitian positive\n"
+    "                       definite; both f32, f64, c32, c64; the report says\n"
+    "                       which pivots were shifted or diagonals filled) or amg\n"
+    "                       (one V-cycle of smoothed aggregation, set up on the\n"
+    "                       GPU where the solve runs there; f32/f64; the report\n"
+    "                       prints the hierarchy); all but jacobi and none need\n"
+    "                       cg, bicgstab or gmres\n"
     "  --amg-theta T        amg: strength threshold in [0, 1] (default 0.01; 0:\n"
     "                       every coupling strong)\n"
     "  --amg-smoother S     amg: chebyshev (default), jacobi (damped) or l1-jacobi\n"
@@ -52,12 +58,14 @@ static const char help[] =
     "                       amg_sweeps, amg_block, amg_precision (HISP_OPTIONS\n"
     "                       too)\n"
     "  --solves N           N solves of the system, each from x0 (1..1000; default\n"
-    "                       1): amg's hierarchy is set up once for all of them (a\n"
-    "                       hisp_preconditioner), the others' setups are each\n"
-    "                       solve's; the report gives that setup and the median\n"
-    "                       solve; the other numbers are the last solve's\n"
-    "  --update             with --solves and amg: before each solve after the first,\n"
-    "                       the hierarchy set up again for A's values\n"
+    "                       1): amg's hierarchy, ilu0's and ic0's factors are set\n"
+    "                       up once for all of them (a hisp_preconditioner), the\n"
+    "                       others' setups are each solve's; the report gives that\n"
+    "                       setup and the median solve; the other numbers are the\n"
+    "                       last solve's\n"
+    "  --update             with --solves and amg, ilu0 or ic0: before each solve\n"
+    "                       after the first, the preconditioner set up again for\n"
+    "                       A's values\n"
     "                       (hisp_preconditioner_update, as a time-stepping code\n"
     "                       would for new values); the report gives its median\n"
     "  --rtol r, --atol a   stop when ||r|| <= max(rtol*||b||, atol) (lsqr: ||A^T r||\n"
@@ -219,7 +227,8 @@ static int parse(int argc, char **argv, solve_opts *o)
         return cli_value_error("--method: unknown method '%s' (cg, bicgstab, gmres, lsqr)",
                                val[O_METHOD]);
     if (val[O_PRECOND] && hisp_precond_from_name(val[O_PRECOND], &o->precond))
-        return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, amg)",
+        return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, "
+                               "l1-jacobi, ilu0, ic0, amg)",
                                val[O_PRECOND]);
     /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps,
      * amg_block, amg_precision) */
@@ -259,8 +268,9 @@ static int parse(int argc, char **argv, solve_opts *o)
     o->solves = 1;
     if (!rc && val[O_SOLVES]) rc = cli_parse_int("--solves", val[O_SOLVES], 1, 1000, &o->solves);
     o->update = val[O_UPDATE] != NULL;
-    if (!rc && o->update && (o->solves < 2 || o->precond != HISP_PRECOND_AMG))
-        rc = cli_usage_error("solve", "--update goes with --solves N > 1 and --precond amg");
+    if (!rc && o->update && (o->solves < 2 || !solve_kept_precond(o->precond)))
+        rc = cli_usage_error("solve",
+                             "--update goes with --solves N > 1 and --precond amg, ilu0 or ic0");
     if (!rc && o->solves > 1 && (o->history || o->plot || o->devices > 1))
         rc =
             cli_usage_error("solve", "--solves N > 1 goes without --history, --plot and --devices");

@@ -95,6 +95,11 @@ int solve_local(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void
 int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void *bh,
                   const void *xh, cli_history *h, solve_result *res);
 /* The report: --json object or text; --plot's chart. */
+/* Preconditioners whose setup --solves keeps in a hisp_preconditioner. */
+static inline bool solve_kept_precond(hisp_precond p)
+{
+    return p == HISP_PRECOND_AMG || p == HISP_PRECOND_ILU0 || p == HISP_PRECOND_IC0;
+}
 void solve_print_json(const solve_opts *o, const solve_result *r);
 void solve_print_text(const solve_opts *o, const solve_result *r);
 int solve_plot(const solve_opts *o, const solve_result *r, const cli_history *h);

@@ -86,6 +86,13 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     }
     json_string(&j, "method", hisp_solver_method_name(o->method));
     json_string(&j, "precond", hisp_precond_name(o->precond));
+    json_string(&j, "precond_used", hisp_precond_name(r->info.precond));
+    if (o->precond == HISP_PRECOND_ILU0 || o->precond == HISP_PRECOND_IC0) {
+        json_int(&j, "precond_shifted", r->info.precond_shifted);
+        json_int(&j, "precond_filled", r->info.precond_filled);
+        if (o->precond == HISP_PRECOND_IC0)
+            json_double(&j, "precond_diag_shift", r->info.precond_diag_shift);
+    }
     json_double(&j, "rtol", o->rtol);
     json_double(&j, "atol", o->atol);
     json_int(&j, "maxit", o->maxit);
@@ -132,6 +139,24 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     json_finish(&j);
 }
 
+/* What the preconditioner's setup did beyond what was asked. */
+static void print_precond_note(const solve_opts *o, const hisp_solve_info *in)
+{
+    if (o->precond == HISP_PRECOND_JACOBI && in->precond == HISP_PRECOND_L1_JACOBI)
+        printf("note       A has a zero diagonal entry: l1-jacobi (row sums of |A|) ran "
+               "instead of jacobi\n");
+    if (in->precond_filled > 0)
+        printf("note       %s: %lld missing diagonal entries added to the pattern\n",
+               hisp_precond_name(o->precond), (long long)in->precond_filled);
+    if (in->precond_shifted > 0)
+        printf("note       %s: %lld tiny or zero pivots replaced (1e-3 of their row's largest "
+               "entry)\n",
+               hisp_precond_name(o->precond), (long long)in->precond_shifted);
+    if (in->precond_diag_shift > 0)
+        printf("note       ic0: a pivot was not positive; A + %g diag(r) was factorised\n",
+               in->precond_diag_shift);
+}
+
 void solve_print_text(const solve_opts *o, const solve_result *r)
 {
     bool lsqr = o->method == HISP_SOLVER_LSQR;
@@ -143,6 +168,7 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
     if (o->method == HISP_SOLVER_GMRES) printf(", restart %d", o->restart);
     if (lsqr) printf(", damp %g", o->damp);
     printf("\n");
+    print_precond_note(o, &r->info);
     if (r->ndev > 1)
         printf("devices    %d x %s (pcsr parts%s)\n", r->ndev,
                hisp_backend_name(r->refs[0].backend), r->shared ? ", several per device" : "");

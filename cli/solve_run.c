@@ -199,9 +199,9 @@ static hisp_status solves(const solve_opts *o, hisp_matrix A, hisp_vector b, his
         free(ms), free(up);
         return HISP_ERR_OUT_OF_HOST_MEMORY;
     }
-    if (o->precond == HISP_PRECOND_AMG) {
+    if (solve_kept_precond(o->precond)) {
         double t0 = cli_now_ms();
-        s = hisp_preconditioner_create(HISP_PRECOND_AMG, A, pc);
+        s = hisp_preconditioner_create(o->precond, A, pc);
         res->pc_setup_ms = cli_now_ms() - t0;
         if (!s) s = hisp_solver_use_preconditioner(sv, *pc);
     }

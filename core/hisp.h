@@ -1054,8 +1054,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_ptap(hisp_matrix P, hisp_matrix 
  * Preconditioners: none, or Jacobi: diag(A)^-1 (LSQR: the column scaling
  * D = diag(1/||A(:, j)||), x = x0 + D y; the problem solved stays
  * min ||A x - b||^2 + damp^2 ||x||^2, x0 and damping included). For b3x3 matrices Jacobi is
- * block-Jacobi with the inverses of the 3x3 diagonal blocks. A zero (singular) diagonal entry or
- * block is HISP_ERR_INVALID_ARGUMENT naming the row.
+ * block-Jacobi with the inverses of the 3x3 diagonal blocks. A singular diagonal block is
+ * HISP_ERR_INVALID_ARGUMENT naming the row; a zero diagonal entry: see hisp_precond. Further
+ * preconditioners (l1-Jacobi, ILU(0), IC(0), AMG): hisp_precond below.
  *
  * Convergence: ||b - A x|| <= max(rtol * ||b||, atol) for the returned x,
  * the residual computed from x at the end (LSQR: ||A^T (b - A x) - damp^2 x||
@@ -1103,13 +1104,28 @@ typedef enum {
 } hisp_solver_method;
 
 /* NONE; JACOBI diag(A)^-1 (3x3 blocks: their inverses; LSQR: column
- * scaling); AMG one V-cycle of smoothed aggregation (CSR-convertible f32/f64
- * matrices; not LSQR nor matrix-free operators; core/amg/: the hierarchy set
- * up on the host at each solve, the cycle on the solve's backend). */
+ * scaling; where a diagonal entry is zero, L1_JACOBI instead, said in
+ * hisp_solve_info.precond; over an MSREP plan and for quaternions that is
+ * an error naming the row); AMG one V-cycle of smoothed aggregation
+ * (CSR-convertible f32/f64 matrices; not LSQR nor matrix-free operators;
+ * core/amg/); L1_JACOBI D^-1 with d_i = sum_j |a_ij| times the sign (phase)
+ * of a_ii (positive where a_ii = 0; 1 for an empty row): real and complex
+ * entries; ILU0 the incomplete LU factorisation on A's pattern, IC0 the
+ * incomplete Cholesky factorisation A ~ L D L^H of a Hermitian positive
+ * definite A (its lower triangle read), both applied as U^-1 L^-1 by exact
+ * triangular solves (CSR-convertible f32, f64, c32, c64; not LSQR nor
+ * operators; core/ilu/). ILU(0) fills a missing diagonal entry (counted in
+ * precond_filled) and replaces a pivot |u_ii| <= 1e-8 r_i (r_i the row's
+ * largest |a_ij|) by 1e-3 r_i with the pivot's sign (precond_shifted);
+ * IC(0) where a pivot is not positive factorises A + s diag(r) instead, s =
+ * 1e-3, 1e-2, .. 1e3 (precond_diag_shift), else refuses A. */
 typedef enum {
     HISP_PRECOND_NONE = 0,
     HISP_PRECOND_JACOBI,
     HISP_PRECOND_AMG,
+    HISP_PRECOND_L1_JACOBI,
+    HISP_PRECOND_ILU0,
+    HISP_PRECOND_IC0,
     HISP_PRECOND_COUNT
 } hisp_precond;
 
@@ -1174,6 +1190,12 @@ typedef struct {
     /* the levels' entry type (AMG: f32 where amg_precision gave an f64
      * system single-precision levels) */
     hisp_type precond_type;
+    /* the preconditioner that ran (Jacobi on a zero diagonal: L1_JACOBI)
+     * and what its setup changed: ILU(0) pivots replaced, diagonal entries
+     * added to the pattern, IC(0)'s diagonal shift s */
+    hisp_precond precond;
+    int64_t precond_shifted, precond_filled;
+    double precond_diag_shift;
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k
@@ -1212,9 +1234,11 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_set_monitor(hisp_solver s, hisp_
 
 /* A preconditioner set up once for a matrix and kept across solves: AMG's
  * hierarchy (HISP_PRECOND_AMG; its options are the context's amg_* at
- * creation), whose setup can cost several solves' iterations. A: square,
- * of f32, f64 or 3x3-block entries (another format than CSR: set up from
- * a CSR copy); it must outlive P (a solve refuses P once A is
+ * creation), whose setup can cost several solves' iterations, or ILU(0) /
+ * IC(0)'s factors (HISP_PRECOND_ILU0, _IC0; an update factorises anew). A:
+ * square, of f32, f64 or 3x3-block entries for AMG, f32, f64, c32 or c64
+ * for the factorisations (another format than CSR: set up from a CSR
+ * copy); it must outlive P (a solve refuses P once A is
  * destroyed). Solves on A (or on another matrix of its size and type:
  * P is then a preconditioner of A's) use it through
  * hisp_solver_use_preconditioner. */
@@ -1225,6 +1249,10 @@ typedef struct {
     int levels;      /* AMG: the hierarchy, the finest first */
     int64_t rows[HISP_PRECOND_MAX_LEVELS], nnz[HISP_PRECOND_MAX_LEVELS];
     hisp_type type; /* the levels' entries (hisp_solve_info.precond_type) */
+    /* ILU0, IC0: pivots replaced, diagonal entries filled, IC(0)'s shift
+     * (hisp_solve_info.precond_shifted, _filled, _diag_shift) */
+    int64_t shifted, filled;
+    double diag_shift;
 } hisp_preconditioner_info;
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_create(hisp_precond kind, hisp_matrix A,
                                                                hisp_preconditioner *P);

@@ -801,17 +801,16 @@ START_TEST(test_failures)
     read_vec(ctx, HISP_Q64, qvx, qx, 80);
     ck_assert(memcmp(qx, qb, 80 * 8) == 0);
 
-    /* Jacobi with a zero diagonal entry: the error names the row; x untouched */
+    /* Jacobi with a zero diagonal entry runs l1-Jacobi and says so (the
+     * library's solve; the plain-C oracle below refuses it, naming the row) */
     for (int64_t k = H.ptr[6]; k < H.ptr[7]; k++)
         if (H.col[k] == 6) H.val[k] = 0;
     hisp_matrix AZ = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
     for (int m = 0; m < 2; m++) {
         hisp_solver s2 = make_solver(ctx, m ? HISP_SOLVER_BICGSTAB : HISP_SOLVER_CG, 1, 1e-8, 0);
         CK_OK(ctx, hisp_vector_write(vx, x0));
-        ck_assert_int_eq(hisp_solver_solve(s2, AZ, vb, vx, &info), HISP_ERR_INVALID_ARGUMENT);
-        ck_assert_msg(strstr(last_message(ctx), "row 7") != NULL, "message: %s", last_message(ctx));
-        read_vec(ctx, HISP_F64, vx, x, n);
-        ck_assert(memcmp(x, x0, (size_t)n * 8) == 0);
+        CK_OK(ctx, hisp_solver_solve(s2, AZ, vb, vx, &info));
+        ck_assert_int_eq(info.precond, HISP_PRECOND_L1_JACOBI);
         hisp_solver_destroy(&s2);
     }
     hispi_ref_csr RZ = hc_ref(&H);

@@ -51,7 +51,8 @@
     X(sell)                                                                                        \
     X(spgemm)                                                                                      \
     X(amg)                                                                                         \
-    X(amg_block)
+    X(amg_block)                                                                                   \
+    X(ilu)
 /* clang-format on */
 #define HISP_DECL_SUITE(name) Suite *suite_##name(void) __attribute__((weak));
 HISP_SUITES(HISP_DECL_SUITE)

@@ -83,7 +83,8 @@ typedef struct {
     X(SELL, sell_spmv, 1)                                                                          \
     X(SPGEMM, spgemm, 1)                                                                           \
     X(SCAN, scan, 1)                                                                               \
-    X(AMG, amg, 1)
+    X(AMG, amg, 1)                                                                                 \
+    X(ILU, ilu, 1)
 #define HISPI_PROG_ENUM_(id, file, cuda) HISPI_PROG_##id,
 enum { HISPI_PROGRAMS(HISPI_PROG_ENUM_) HISPI_PROG_COUNT };
 typedef struct {

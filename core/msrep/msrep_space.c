@@ -744,6 +744,7 @@ static hisp_status dist_space_new(hisp_context ctx, hisp_mplan plan, hisp_precon
         return st;
     }
     sp->has_pc = ds->diag != NULL;
+    sp->pc_kind = pc;
     *out = sp;
     return HISP_SUCCESS;
 }
@@ -761,10 +762,11 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr over an MSREP plan needs A^T products of the plan's "
                           "parts, which distributed vectors do not provide");
-    if (s->precond == HISP_PRECOND_AMG)
+    if (s->precond != HISP_PRECOND_NONE && s->precond != HISP_PRECOND_JACOBI)
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
-                          "solve: AMG over an MSREP plan is not provided yet (one device: "
-                          "hisp_solver_solve; several: --precond jacobi)");
+                          "solve: %s over an MSREP plan is not provided yet (one device: "
+                          "hisp_solver_solve; several: --precond jacobi)",
+                          hisp_precond_name(s->precond));
     HISPI_TRY(dist_check(s->ctx, plan, b, x));
     ks_space *sp = NULL;
     HISPI_TRY(dist_space_new(s->ctx, plan, s->precond, hispi_solver_slots(s), &sp));

@@ -117,6 +117,11 @@ struct ks_space {
     int pc_levels;
     const int64_t *pc_rows, *pc_nnz;
     hisp_type pc_type; /* the levels' entries */
+    /* the preconditioner that runs and what its setup changed
+     * (hisp_solve_info.precond, precond_shifted, _filled, _diag_shift) */
+    hisp_precond pc_kind;
+    int64_t pc_shifted, pc_filled;
+    double pc_diag_shift;
     /* wall time of the space's calls by kind, where the space can tell it
      * (its calls wait for their work); 0 otherwise */
     double ms[KS_MS_COUNT];
@@ -238,22 +243,27 @@ HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
                                        hisp_precond pc, hisp_solver_method method, int nslot,
                                        ks_space **sp);
-struct hispi_amg_cycle; /* core/amg/hispi_amg.h */
-/* The local space with a lent AMG cycle (a preconditioner object's; NULL:
- * as hispi_ks_local). */
-HISPI_LOCAL hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc,
-                                           hisp_solver_method method, int nslot,
-                                           struct hispi_amg_cycle *lent, ks_space **sp);
-/* P's AMG cycle for a solve of ctx on A (core/solver/precond_object.c):
+/* A preconditioner object's setup lent to a solve (one of them, or NULL). */
+typedef struct {
+    struct hispi_amg_cycle *amg; /* core/amg/hispi_amg.h */
+    struct hispi_ilu *ilu;       /* core/ilu/hispi_ilu.h */
+} hispi_ks_lent;
+/* The local space with a lent setup (NULL: as hispi_ks_local). */
+HISPI_LOCAL hisp_status hispi_ks_local_lent(hisp_context ctx, hisp_matrix A, hisp_precond pc,
+                                            hisp_solver_method method, int nslot,
+                                            const hispi_ks_lent *lent, ks_space **sp);
+/* P's setup for a solve of ctx on A (core/solver/precond_object.c):
  * refused when P is gone or of another context, its matrix destroyed, or A
  * not of its size and type. */
 HISPI_LOCAL hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx,
-                                                  hisp_matrix A, struct hispi_amg_cycle **amg);
-/* Jacobi (core/solver/precond.c): diag(A) as a vector (a zero diagonal
- * entry is an error naming its row); the inverses of the 3x3 diagonal
+                                                  hisp_matrix A, hispi_ks_lent *lent);
+/* Jacobi (core/solver/precond.c): diag(A) as a vector, or l1-Jacobi's
+ * (l1, or where a diagonal entry is zero: *l1_used; for quaternions a zero
+ * diagonal entry is an error naming its row); the inverses of the 3x3 diagonal
  * blocks as a block-diagonal b3x3 matrix; 1 / ||A(:, j)|| for LSQR (1 for
  * an empty column); an operator's diagonal, checked the same way. */
-HISPI_LOCAL hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, hisp_vector *d);
+HISPI_LOCAL hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, bool l1, hisp_vector *d,
+                                          bool *l1_used);
 HISPI_LOCAL hisp_status hispi_ks_block_jacobi(hisp_context ctx, hisp_matrix A, hisp_matrix *B);
 HISPI_LOCAL hisp_status hispi_ks_column_scale(hisp_context ctx, hisp_matrix A, hisp_vector *s);
 HISPI_LOCAL hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_operator *op,

@@ -1,7 +1,8 @@
 /* Jacobi preconditioners, made once per solve on the host from A's CSR form
  * (a private conversion for other formats; A is not changed) and uploaded:
- * diag(A) for the scalar and c/q types, the inverted 3x3 diagonal blocks as
- * a block-diagonal b3x3 matrix, the column scaling of LSQR. */
+ * diag(A) for the scalar and c/q types (l1-Jacobi's row sums where asked or
+ * where a diagonal entry is zero), the inverted 3x3 diagonal blocks as a
+ * block-diagonal b3x3 matrix, the column scaling of LSQR. */
 #include "ksp.h"
 
 #include <math.h>
@@ -21,17 +22,47 @@ static void put(void *dst, bool dbl, int64_t i, double v)
         ((float *)dst)[i] = (float)v;
 }
 
-hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, hisp_vector *d)
+/* |a| of entry k (vc components) */
+static double mag(const void *val, bool dbl, int vc, int64_t k)
+{
+    double m = 0;
+    for (int q = 0; q < vc; q++)
+        m += comp(val, dbl, k * vc + q) * comp(val, dbl, k * vc + q);
+    return sqrt(m);
+}
+
+/* l1-Jacobi's d_i into h (the diagonal there): sum_j |a_ij| times a_ii /
+ * |a_ii| (real and complex entries), sum_j |a_ij| where a_ii = 0, 1 for an
+ * empty row. */
+static void l1_rows(const hispi_sparse *c, bool dbl, int vc, int64_t n, void *h)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double r = 0, a[2] = {comp(h, dbl, i * vc), vc > 1 ? comp(h, dbl, i * vc + 1) : 0};
+        for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++)
+            r += mag(c->val, dbl, vc, k);
+        double m = hypot(a[0], a[1]);
+        if (!(r > 0)) r = 1;
+        for (int q = 0; q < vc; q++)
+            put(h, dbl, i * vc + q, m > 0 ? r * a[q] / m : q ? 0 : r);
+    }
+}
+
+hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, bool l1, hisp_vector *d,
+                              bool *l1_used)
 {
     *d = NULL;
+    *l1_used = false;
     hispi_sparse tmp;
     const hispi_sparse *c = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
     int vc = hisp_type_components(c->type);
     bool dbl = hispi_type_scalar_size(c->type) == 8;
-    int64_t n = c->nrows < c->ncols ? c->nrows : c->ncols;
+    int64_t n = c->nrows < c->ncols ? c->nrows : c->ncols, zero = -1;
     void *h = NULL;
     hisp_status st = hispi_calloc(ctx, (size_t)(n ? n : 1), hisp_type_size(c->type), &h);
+    if (!st && l1 && vc > 2)
+        st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "l1-Jacobi: real and complex entries (not %s)",
+                        hisp_type_name(c->type));
     for (int64_t i = 0; !st && i < n; i++) {
         bool nonzero = false;
         for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++) {
@@ -43,10 +74,16 @@ hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, hisp_vector *d)
         }
         for (int q = 0; q < vc; q++)
             nonzero = nonzero || comp(h, dbl, i * vc + q) != 0;
-        if (!nonzero)
-            st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                            "Jacobi: row %lld has no nonzero diagonal entry (use --precond none)",
-                            (long long)i + 1);
+        if (!nonzero && zero < 0) zero = i;
+    }
+    /* a zero diagonal entry: l1-Jacobi instead, where it is defined */
+    if (!st && zero >= 0 && !l1 && vc > 2)
+        st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                        "Jacobi: row %lld has no nonzero diagonal entry (use --precond none)",
+                        (long long)zero + 1);
+    if (!st && (l1 || zero >= 0)) {
+        l1_rows(c, dbl, vc, n, h);
+        *l1_used = true;
     }
     if (!st) st = hisp_vector_create(ctx, c->type, n, d);
     if (!st) st = hisp_vector_write(*d, h);

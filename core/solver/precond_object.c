@@ -1,7 +1,9 @@
 /* Preconditioner objects (hisp.h, hisp_preconditioner): AMG's hierarchy and
- * V-cycle set up once and lent to the solves of a solver
- * (hisp_solver_use_preconditioner), instead of one setup per solve. */
+ * V-cycle, or ILU(0) / IC(0)'s factors, set up once and lent to the solves
+ * of a solver (hisp_solver_use_preconditioner), instead of one setup per
+ * solve. */
 #include "amg/hispi_amg.h"
+#include "ilu/hispi_ilu.h"
 #include "ksp.h"
 
 #include <stdlib.h>
@@ -17,8 +19,9 @@ struct hisp_preconditioner_s {
     int64_t n;
     hisp_type t;
     double setup_ms;
-    hispi_amg_cycle *amg;
-    bool broken; /* the last update failed */
+    hispi_amg_cycle *amg; /* AMG */
+    hispi_ilu *ilu;       /* ILU0, IC0 */
+    bool broken;          /* the last update failed */
 };
 
 static bool precond_ok(hisp_preconditioner P)
@@ -30,7 +33,8 @@ static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner 
 {
     hisp_context ctx = A->ctx;
     double t0 = hispi_now_ms();
-    if (kind != HISP_PRECOND_AMG)
+    bool ilu = kind == HISP_PRECOND_ILU0 || kind == HISP_PRECOND_IC0;
+    if (kind != HISP_PRECOND_AMG && !ilu)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "hisp_preconditioner_create: %s has nothing to keep across solves "
                           "(hisp_solver_set_preconditioner sets it up with each solve)",
@@ -46,9 +50,13 @@ static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner 
     }
     P->magic = HISPI_MAGIC_PRECOND;
     P->ctx = ctx, P->kind = kind, P->A = A, P->n = mi.nrows, P->t = mi.type;
-    hispi_amg_opts o;
-    hispi_amg_options(ctx, &o);
-    s = hispi_amg_cycle_create(A, &o, &P->amg);
+    if (ilu) {
+        s = hispi_ilu_create(A, kind == HISP_PRECOND_IC0, &P->ilu);
+    } else {
+        hispi_amg_opts o;
+        hispi_amg_options(ctx, &o);
+        s = hispi_amg_cycle_create(A, &o, &P->amg);
+    }
     if (s) {
         hisp_preconditioner_destroy(&P);
         return s;
@@ -80,6 +88,13 @@ hisp_status hisp_preconditioner_get_info(hisp_preconditioner P, hisp_preconditio
     memset(info, 0, sizeof *info);
     info->kind = P->kind;
     info->setup_ms = P->setup_ms;
+    if (P->ilu) {
+        const hispi_ilu_factors *f = hispi_ilu_report(P->ilu);
+        info->type = f->t;
+        info->shifted = f->shifted, info->filled = f->filled, info->diag_shift = f->diag_shift;
+        return HISP_SUCCESS;
+    }
+    if (!P->amg) return HISP_SUCCESS; /* a failed update */
     const hispi_amg *h = hispi_amg_cycle_hierarchy(P->amg);
     info->levels = h->nlevels;
     info->type = hispi_amg_cycle_type(P->amg);
@@ -112,6 +127,14 @@ static hisp_status update(hisp_preconditioner P, hisp_matrix A)
      * object's setup from 527 ms to 9.8 s. */
     double t0 = hispi_now_ms();
     P->broken = true;
+    if (P->kind != HISP_PRECOND_AMG) { /* the factors anew */
+        hispi_ilu *f = NULL;
+        HISPI_TRY(hispi_ilu_create(A, P->kind == HISP_PRECOND_IC0, &f));
+        hispi_ilu_destroy(&P->ilu), P->ilu = f;
+        P->A = A, P->broken = false;
+        P->setup_ms = hispi_now_ms() - t0;
+        return HISP_SUCCESS;
+    }
     hispi_amg_opts o;
     hispi_amg_options(ctx, &o);
     hispi_amg_cycle *c = NULL;
@@ -137,15 +160,16 @@ void hisp_preconditioner_destroy(hisp_preconditioner *P)
     if (!P || !hispi_handle_known(*P, HISPI_H_PRECOND)) return;
     hisp_preconditioner p = *P;
     hispi_amg_cycle_destroy(&p->amg); /* also after its context: host memory, orphans */
+    hispi_ilu_destroy(&p->ilu);
     p->magic = 0;
     hispi_handle_free(p);
     *P = NULL;
 }
 
 hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx, hisp_matrix A,
-                                      hispi_amg_cycle **amg)
+                                      hispi_ks_lent *lent)
 {
-    *amg = NULL;
+    lent->amg = NULL, lent->ilu = NULL;
     if (!precond_ok(P) || P->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
                           "solve: the solver's preconditioner object is destroyed or of another "
@@ -157,6 +181,6 @@ hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx, h
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
                           "solve: the matrix the preconditioner was set up from is destroyed");
     HISPI_TRY(fits(P, A, "solve"));
-    *amg = P->amg;
+    lent->amg = P->amg, lent->ilu = P->ilu;
     return HISP_SUCCESS;
 }

@@ -12,7 +12,8 @@
 #define HISPI_MAGIC_SOLVER 0x68536f6cu /* "hSol" */
 
 static const char *const method_names[HISP_SOLVER_COUNT] = {"cg", "bicgstab", "gmres", "lsqr"};
-static const char *const precond_names[HISP_PRECOND_COUNT] = {"none", "jacobi", "amg"};
+static const char *const precond_names[HISP_PRECOND_COUNT] = {"none",      "jacobi", "amg",
+                                                              "l1-jacobi", "ilu0",   "ic0"};
 static const char *const reason_names[HISP_STOP_COUNT] = {
     "converged",  "iteration limit",        "breakdown", "matrix not positive definite",
     "NaN or Inf", "stopped by the monitor", "stagnation"};
@@ -511,6 +512,9 @@ hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->reduce_ms = sp->ms[KS_MS_REDUCE];
         info->precond_levels = sp->pc_levels;
         info->precond_type = sp->pc_type;
+        info->precond = sp->pc_kind;
+        info->precond_shifted = sp->pc_shifted, info->precond_filled = sp->pc_filled;
+        info->precond_diag_shift = sp->pc_diag_shift;
         for (int l = 0; l < sp->pc_levels; l++)
             info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
     }
@@ -575,7 +579,7 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
     ks_space *sp = NULL;
-    struct hispi_amg_cycle *lent = NULL;
+    hispi_ks_lent lent = {NULL, NULL};
     if (s->pobj) {
         if (s->method == HISP_SOLVER_LSQR)
             return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
@@ -583,7 +587,7 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
         HISPI_TRY(hispi_preconditioner_lend(s->pobj, s->ctx, A, &lent));
     }
     HISPI_TRY(
-        hispi_ks_local_amg(s->ctx, A, s->precond, s->method, hispi_solver_slots(s), lent, &sp));
+        hispi_ks_local_lent(s->ctx, A, s->precond, s->method, hispi_solver_slots(s), &lent, &sp));
     hisp_status st =
         hispi_solver_run(s, sp, hispi_ks_wrap_local(b), hispi_ks_wrap_local(x), t0, info);
     sp->o->destroy(sp);
@@ -607,9 +611,11 @@ hisp_status hisp_solver_solve_operator(hisp_solver s, const hisp_operator *A, hi
     if (s->precond == HISP_PRECOND_JACOBI && s->method == HISP_SOLVER_LSQR)
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr with Jacobi needs A's column norms: give the matrix");
-    if (s->precond == HISP_PRECOND_AMG)
+    if (s->precond != HISP_PRECOND_NONE && s->precond != HISP_PRECOND_JACOBI)
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
-                          "solve: AMG needs the matrix (its hierarchy is built from A's entries)");
+                          "solve: %s needs the matrix (its setup reads A's entries; an operator "
+                          "takes none or jacobi)",
+                          hisp_precond_name(s->precond));
     HISPI_TRY(vec_arg(s, "b", b, A->type, A->nrows));
     HISPI_TRY(vec_arg(s, "x", x, A->type, A->ncols));
     HISPI_TRY(method_ok(s, A->type, A->nrows, A->ncols, true));

@@ -7,6 +7,7 @@
  * allreduce where a method issues them back to back (see flush). */
 #include "amg/hispi_amg.h"
 #include "compound/hispi_compound.h"
+#include "ilu/hispi_ilu.h"
 #include "ksp.h"
 
 #include <math.h>
@@ -28,7 +29,8 @@ typedef struct {
     hisp_vector diag, cscale;
     hisp_matrix binv;
     hispi_amg_cycle *amg; /* AMG: z = one V-cycle of x */
-    bool amg_lent;        /* amg is a preconditioner object's */
+    hispi_ilu *ilu;       /* ILU(0), IC(0): z = U^-1 L^-1 x */
+    bool lent;            /* amg or ilu is a preconditioner object's */
     hisp_vector tmp;      /* LSQR with Jacobi: D x before the product */
     /* MPI ranks: slots still holding this rank's partial sum (see flush) */
     unsigned char *pending;
@@ -257,6 +259,8 @@ static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
         HISPI_TRY(spmv(ls, HISP_OP_N, ls->binv, V(x), V(z)));
     } else if (ls->amg) {
         HISPI_TRY(hispi_amg_cycle_apply(ls->amg, V(x), V(z)));
+    } else if (ls->ilu) {
+        HISPI_TRY(hispi_ilu_apply(ls->ilu, V(x), V(z)));
     } else if (x != z) {
         HISPI_TRY(hisp_vector_copy(V(x), V(z)));
     }
@@ -375,7 +379,7 @@ static void l_destroy(ks_space *sp)
     hisp_vector_destroy(&ls->cscale);
     hisp_vector_destroy(&ls->tmp);
     hisp_matrix_destroy(&ls->binv);
-    if (!ls->amg_lent) hispi_amg_cycle_destroy(&ls->amg);
+    if (!ls->lent) hispi_amg_cycle_destroy(&ls->amg), hispi_ilu_destroy(&ls->ilu);
     free(ls->bank_host);
     free(ls->pending);
     free(ls->sums);
@@ -404,7 +408,7 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .matvec_dot = l_matvec_dot};
 
 static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
-                         hisp_solver_method method, int nslot, hispi_amg_cycle *lent,
+                         hisp_solver_method method, int nslot, const hispi_ks_lent *lent,
                          ks_space **out);
 
 hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator *op,
@@ -413,15 +417,70 @@ hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hisp_operator 
     return local(ctx, A, op, pc, method, nslot, NULL, out);
 }
 
-hisp_status hispi_ks_local_amg(hisp_context ctx, hisp_matrix A, hisp_precond pc,
-                               hisp_solver_method method, int nslot, hispi_amg_cycle *lent,
-                               ks_space **out)
+hisp_status hispi_ks_local_lent(hisp_context ctx, hisp_matrix A, hisp_precond pc,
+                                hisp_solver_method method, int nslot, const hispi_ks_lent *lent,
+                                ks_space **out)
 {
     return local(ctx, A, NULL, pc, method, nslot, lent, out);
 }
 
+/* The preconditioner of a matrix's solve (not Jacobi's). */
+static hisp_status setup_pc(local_space *ls, hisp_precond pc, hisp_solver_method method,
+                            const hispi_ks_lent *lent)
+{
+    ks_space *sp = &ls->base;
+    hisp_context ctx = sp->ctx;
+    hisp_matrix A = ls->A;
+    bool real = ls->mt == HISP_F32 || ls->mt == HISP_F64,
+         cx = ls->mt == HISP_C32 || ls->mt == HISP_C64;
+    bool lsqr = method == HISP_SOLVER_LSQR;
+    if (pc == HISP_PRECOND_L1_JACOBI) {
+        if (lsqr || !A || (!real && !cx))
+            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                              "l1-Jacobi: a matrix of real or complex entries and cg, bicgstab "
+                              "or gmres");
+        bool used;
+        return hispi_ks_diagonal(ctx, A, true, &ls->diag, &used);
+    }
+    if (pc == HISP_PRECOND_ILU0 || pc == HISP_PRECOND_IC0) {
+        if (lsqr || !A || (!real && !cx))
+            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                              "%s: a square matrix of f32, f64, c32 or c64 entries and cg, "
+                              "bicgstab or gmres (use --precond jacobi)",
+                              pc == HISP_PRECOND_IC0 ? "IC(0)" : "ILU(0)");
+        if (lent && lent->ilu)
+            ls->ilu = lent->ilu, ls->lent = true;
+        else
+            HISPI_TRY(hispi_ilu_create(A, pc == HISP_PRECOND_IC0, &ls->ilu));
+        const hispi_ilu_factors *f = hispi_ilu_report(ls->ilu);
+        sp->pc_shifted = f->shifted, sp->pc_filled = f->filled, sp->pc_diag_shift = f->diag_shift;
+        sp->pc_type = f->t;
+        return HISP_SUCCESS;
+    }
+    /* AMG */
+    real = real || ls->mt == HISP_B3X3_F32 || ls->mt == HISP_B3X3_F64;
+    if (lsqr || !A || !real)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "AMG: a square matrix of f32, f64 or 3x3-block entries and cg, "
+                          "bicgstab or gmres (use --precond jacobi)");
+    hispi_amg_opts o;
+    hispi_amg_options(ctx, &o);
+    /* GMRES's right preconditioning takes M^-1 as linear: the rounding
+     * of f32 levels cost it iterations (poisson3d 256^3 on the H200: 21
+     * against 14, and more time), so auto gives it the system's type */
+    if (method == HISP_SOLVER_GMRES && o.precision == HISPI_AMG_AUTO) o.precision = HISPI_AMG_FULL;
+    if (lent && lent->amg)
+        ls->amg = lent->amg, ls->lent = true;
+    else
+        HISPI_TRY(hispi_amg_cycle_create(A, &o, &ls->amg));
+    const hispi_amg *h = hispi_amg_cycle_hierarchy(ls->amg);
+    sp->pc_levels = h->nlevels, sp->pc_rows = h->rows, sp->pc_nnz = h->nnz;
+    sp->pc_type = hispi_amg_cycle_type(ls->amg);
+    return HISP_SUCCESS;
+}
+
 static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
-                         hisp_solver_method method, int nslot, hispi_amg_cycle *lent,
+                         hisp_solver_method method, int nslot, const hispi_ks_lent *lent,
                          ks_space **out)
 {
     bool lsqr = method == HISP_SOLVER_LSQR;
@@ -479,45 +538,26 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
     if (!st && ranks(ls)) st = hispi_calloc(ctx, (size_t)nslot, 1, (void **)&ls->pending);
     if (!st && ranks(ls))
         st = hispi_calloc(ctx, 4 * (size_t)nslot, sizeof(double), (void **)&ls->sums);
+    sp->pc_kind = pc;
     if (!st && pc == HISP_PRECOND_JACOBI) {
+        bool l1 = false;
         if (lsqr)
             st = hispi_ks_column_scale(ctx, A, &ls->cscale);
         else if (A && (ls->mt == HISP_B3X3_F32 || ls->mt == HISP_B3X3_F64))
             st = hispi_ks_block_jacobi(ctx, A, &ls->binv);
         else if (A)
-            st = hispi_ks_diagonal(ctx, A, &ls->diag);
+            st = hispi_ks_diagonal(ctx, A, false, &ls->diag, &l1);
         else
             st = hispi_ks_operator_diagonal(ctx, op, &ls->diag);
-    }
-    if (!st && pc == HISP_PRECOND_AMG) {
-        bool real = ls->mt == HISP_F32 || ls->mt == HISP_F64 || ls->mt == HISP_B3X3_F32 ||
-                    ls->mt == HISP_B3X3_F64;
-        if (lsqr || !A || !real)
-            st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                            "AMG: a square matrix of f32, f64 or 3x3-block entries and cg, "
-                            "bicgstab or gmres (use --precond jacobi)");
-        hispi_amg_opts o;
-        hispi_amg_options(ctx, &o);
-        /* GMRES's right preconditioning takes M^-1 as linear: the rounding
-         * of f32 levels cost it iterations (poisson3d 256^3 on the H200: 21
-         * against 14, and more time), so auto gives it the system's type */
-        if (method == HISP_SOLVER_GMRES && o.precision == HISPI_AMG_AUTO)
-            o.precision = HISPI_AMG_FULL;
-        if (!st && lent)
-            ls->amg = lent, ls->amg_lent = true;
-        else if (!st)
-            st = hispi_amg_cycle_create(A, &o, &ls->amg);
-        if (!st) {
-            const hispi_amg *h = hispi_amg_cycle_hierarchy(ls->amg);
-            sp->pc_levels = h->nlevels, sp->pc_rows = h->rows, sp->pc_nnz = h->nnz;
-            sp->pc_type = hispi_amg_cycle_type(ls->amg);
-        }
+        if (l1) sp->pc_kind = HISP_PRECOND_L1_JACOBI;
+    } else if (!st && pc != HISP_PRECOND_NONE) {
+        st = setup_pc(ls, pc, method, lent);
     }
     if (st) {
         l_destroy(sp);
         return st;
     }
-    sp->has_pc = ls->diag || ls->binv || ls->cscale || ls->amg;
+    sp->has_pc = ls->diag || ls->binv || ls->cscale || ls->amg || ls->ilu;
     if (ctx->kind == HISP_BACKEND_REFERENCE) hispi_ks_timed(sp); /* host loops: calls finish */
     if (ctx->kind != HISP_BACKEND_REFERENCE && ctx->opt.debug) {
         hispi_ks_timed(sp);

@@ -1,0 +1,315 @@
+/* ILU(0) and IC(0) on the host in double (complex double for c32/c64):
+ * the oracle of every backend, and their setup today.
+ *
+ * The pattern S is A's with each row sorted, duplicates summed and the
+ * diagonal present (a missing one is filled with 0 and counted). ILU(0)
+ * eliminates row by row over S (IKJ): a fill-in outside S is dropped. A
+ * pivot |u_ii| <= PIVOT_TOL * r_i (r_i the largest |a_ij| of row i; 1 for
+ * an empty row) or not finite is replaced by PIVOT_SET * r_i with the
+ * pivot's sign (complex: its phase) and counted: the factors stay finite
+ * where a zero pivot would end the factorisation. IC(0) (A ~ L D L^H over
+ * the lower triangle) needs every d_i > 0: where one is not, it starts
+ * again on A + s diag(r), s = 1e-3, 1e-2, ... up to 1e3 (Manteuffel's
+ * shift), and reports s. */
+#include "hispi_ilu.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIVOT_TOL 1e-8
+#define PIVOT_SET 1e-3
+#define IC_SHIFT0 1e-3
+#define IC_SHIFT_MAX 1e3
+
+typedef double complex cplx;
+
+void hispi_ilu_factors_free(hispi_ilu_factors *f)
+{
+    free(f->lp), free(f->up), free(f->lc), free(f->uc);
+    free(f->lv), free(f->uv), free(f->d);
+    memset(f, 0, sizeof *f);
+}
+
+/* The cleaned pattern: rows sorted, duplicates summed, the diagonal in
+ * each row (lower: only columns <= i). */
+typedef struct {
+    int64_t n, *p, *dpos; /* dpos: the diagonal's index in each row */
+    int32_t *c;
+    cplx *v;
+    double *r; /* r_i of the header */
+} spat;
+
+static void spat_free(spat *s)
+{
+    free(s->p), free(s->dpos), free(s->c), free(s->v), free(s->r);
+    memset(s, 0, sizeof *s);
+}
+
+static cplx load(const hispi_sparse *a, int vc, bool dbl, int64_t k)
+{
+    double re = dbl ? ((const double *)a->val)[k * vc] : ((const float *)a->val)[k * vc];
+    double im = vc < 2 ? 0
+                : dbl  ? ((const double *)a->val)[k * vc + 1]
+                       : ((const float *)a->val)[k * vc + 1];
+    return CMPLX(re, im);
+}
+
+typedef struct {
+    int32_t c;
+    cplx v;
+} centry;
+
+static int by_col(const void *x, const void *y)
+{
+    int32_t a = ((const centry *)x)->c, b = ((const centry *)y)->c;
+    return (a > b) - (a < b);
+}
+
+static hisp_status clean(hisp_context ctx, const hispi_sparse *a, bool lower, spat *s,
+                         int64_t *filled)
+{
+    int vc = hisp_type_components(a->type);
+    bool dbl = hispi_type_scalar_size(a->type) == 8;
+    int64_t n = a->nrows, cap = 0;
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    for (int64_t i = 0; i < n; i++)
+        cap += a->rowptr[i + 1] - a->rowptr[i] + 1;
+    centry *row = NULL;
+    int64_t maxrow = 1;
+    for (int64_t i = 0; i < n; i++)
+        if (a->rowptr[i + 1] - a->rowptr[i] + 1 > maxrow)
+            maxrow = a->rowptr[i + 1] - a->rowptr[i] + 1;
+    hisp_status st = hispi_alloc(ctx, (size_t)n + 1, sizeof *s->p, (void **)&s->p);
+    if (!st) st = hispi_alloc(ctx, (size_t)n + 1, sizeof *s->dpos, (void **)&s->dpos);
+    if (!st) st = hispi_alloc(ctx, (size_t)n + 1, sizeof *s->r, (void **)&s->r);
+    if (!st) st = hispi_alloc(ctx, (size_t)cap + 1, sizeof *s->c, (void **)&s->c);
+    if (!st) st = hispi_alloc(ctx, (size_t)cap + 1, sizeof *s->v, (void **)&s->v);
+    if (!st) st = hispi_alloc(ctx, (size_t)maxrow, sizeof *row, (void **)&row);
+    if (st) {
+        spat_free(s);
+        return st;
+    }
+    int64_t q = 0;
+    *filled = 0;
+    s->p[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t m = 0;
+        double r = 0;
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+            if (lower && a->colind[k] > i) continue;
+            row[m].c = a->colind[k], row[m].v = load(a, vc, dbl, k);
+            m++;
+        }
+        qsort(row, (size_t)m, sizeof *row, by_col);
+        s->dpos[i] = -1;
+        for (int64_t k = 0; k < m; k++) {
+            if (q > s->p[i] && s->c[q - 1] == row[k].c) {
+                s->v[q - 1] += row[k].v;
+                continue;
+            }
+            if (row[k].c > i && s->dpos[i] < 0) { /* the missing diagonal, in its place */
+                s->dpos[i] = q, s->c[q] = (int32_t)i, s->v[q++] = 0;
+                (*filled)++;
+            }
+            if (row[k].c == i) s->dpos[i] = q;
+            s->c[q] = row[k].c, s->v[q++] = row[k].v;
+        }
+        if (s->dpos[i] < 0) {
+            s->dpos[i] = q, s->c[q] = (int32_t)i, s->v[q++] = 0;
+            (*filled)++;
+        }
+        s->p[i + 1] = q;
+        for (int64_t k = s->p[i]; k < q; k++)
+            r = fmax(r, cabs(s->v[k]));
+        s->r[i] = r > 0 && isfinite(r) ? r : 1;
+    }
+    free(row);
+    return HISP_SUCCESS;
+}
+
+/* A pivot kept, or replaced (true). */
+static bool pivot(cplx *u, double r)
+{
+    double m = cabs(*u);
+    if (m > PIVOT_TOL * r && isfinite(m)) return false;
+    cplx ph = m > 0 && isfinite(m) ? *u / m : 1;
+    *u = PIVOT_SET * r * ph;
+    return true;
+}
+
+/* ILU(0) in place over s (IKJ); pos: n entries of -1. */
+static void ilu0(spat *s, int64_t *pos, int64_t *shifted)
+{
+    for (int64_t i = 0; i < s->n; i++) {
+        for (int64_t k = s->p[i]; k < s->p[i + 1]; k++)
+            pos[s->c[k]] = k;
+        for (int64_t k = s->p[i]; k < s->dpos[i]; k++) {
+            int64_t j = s->c[k];
+            cplx l = s->v[k] /= s->v[s->dpos[j]];
+            for (int64_t m = s->dpos[j] + 1; m < s->p[j + 1]; m++)
+                if (pos[s->c[m]] >= 0) s->v[pos[s->c[m]]] -= l * s->v[m];
+        }
+        *shifted += pivot(&s->v[s->dpos[i]], s->r[i]);
+        for (int64_t k = s->p[i]; k < s->p[i + 1]; k++)
+            pos[s->c[k]] = -1;
+    }
+}
+
+/* IC(0) as L D L^H over the lower pattern s (values a, shifted by sh * r
+ * on the diagonal) into v (l_ij below, d_i on the diagonal); false where a
+ * d_i is not positive. w: n entries of 0 (l_ij d_j of the row so far). */
+static bool ic0(const spat *s, double sh, cplx *v, cplx *w)
+{
+    for (int64_t i = 0; i < s->n; i++) {
+        double d = creal(s->v[s->dpos[i]]) + sh * s->r[i];
+        for (int64_t k = s->p[i]; k < s->dpos[i]; k++) {
+            int64_t j = s->c[k];
+            cplx x = s->v[k];
+            for (int64_t m = s->p[j]; m < s->dpos[j]; m++)
+                x -= w[s->c[m]] * conj(v[m]);
+            cplx l = x / creal(v[s->dpos[j]]);
+            v[k] = l;
+            w[j] = l * creal(v[s->dpos[j]]);
+            d -= creal(l * conj(w[j]));
+        }
+        for (int64_t k = s->p[i]; k < s->dpos[i]; k++)
+            w[s->c[k]] = 0;
+        if (!(d > PIVOT_TOL * s->r[i]) || !isfinite(d)) return false;
+        v[s->dpos[i]] = d;
+    }
+    return true;
+}
+
+static void put(double *dst, int vc, int64_t k, cplx v)
+{
+    dst[k * vc] = creal(v);
+    if (vc > 1) dst[k * vc + 1] = cimag(v);
+}
+
+/* The factors' arrays from s (factorised in place into v): L the part
+ * below the diagonal; U the part above (ILU) or D L^H (IC). */
+static hisp_status split(hisp_context ctx, const spat *s, const cplx *v, bool ic,
+                         hispi_ilu_factors *f)
+{
+    int vc = hisp_type_components(f->t);
+    int64_t n = s->n, nl = 0, nu = 0;
+    for (int64_t i = 0; i < n; i++) {
+        nl += s->dpos[i] - s->p[i];
+        nu += s->p[i + 1] - s->dpos[i] - 1;
+    }
+    if (ic) nu = nl;
+    HISPI_TRY(hispi_calloc(ctx, (size_t)n + 1, sizeof *f->lp, (void **)&f->lp));
+    HISPI_TRY(hispi_calloc(ctx, (size_t)n + 2, sizeof *f->up, (void **)&f->up));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)nl + 1, sizeof *f->lc, (void **)&f->lc));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)nu + 1, sizeof *f->uc, (void **)&f->uc));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)(nl * vc) + 1, sizeof *f->lv, (void **)&f->lv));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)(nu * vc) + 1, sizeof *f->uv, (void **)&f->uv));
+    HISPI_TRY(hispi_alloc(ctx, (size_t)(n * vc) + 1, sizeof *f->d, (void **)&f->d));
+    int64_t ql = 0, qu = 0;
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t k = s->p[i]; k < s->dpos[i]; k++)
+            f->lc[ql] = s->c[k], put(f->lv, vc, ql++, v[k]);
+        put(f->d, vc, i, v[s->dpos[i]]);
+        for (int64_t k = s->dpos[i] + 1; !ic && k < s->p[i + 1]; k++)
+            f->uc[qu] = s->c[k], put(f->uv, vc, qu++, v[k]);
+        f->lp[i + 1] = ql;
+        if (!ic) f->up[i + 1] = qu;
+    }
+    if (!ic) return HISP_SUCCESS;
+    /* U = D L^H: row j of U holds d_j conj(l_ij) for the rows i > j of L's
+     * column j, in ascending i (a counting sort of L by columns) */
+    for (int64_t k = 0; k < nl; k++)
+        f->up[f->lc[k] + 2]++;
+    for (int64_t j = 0; j < n; j++)
+        f->up[j + 2] += f->up[j + 1];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = f->lp[i]; k < f->lp[i + 1]; k++) {
+            int64_t j = f->lc[k], at = f->up[j + 1]++;
+            f->uc[at] = (int32_t)i;
+            put(f->uv, vc, at, creal(v[s->dpos[j]]) * conj(v[s->p[i] + (k - f->lp[i])]));
+        }
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_ilu_factor(hisp_matrix A, bool ic, hispi_ilu_factors *f)
+{
+    hisp_context ctx = A->ctx;
+    const char *what = ic ? "IC(0)" : "ILU(0)";
+    memset(f, 0, sizeof *f);
+    hispi_sparse tmp;
+    const hispi_sparse *a = NULL;
+    HISPI_TRY(hispi_matrix_csr(A, &tmp, &a));
+    hisp_status st = HISP_SUCCESS;
+    if (a->type != HISP_F32 && a->type != HISP_F64 && a->type != HISP_C32 && a->type != HISP_C64)
+        st = hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                        "%s: entries of %s (f32, f64, c32 and c64 are factorised)", what,
+                        hisp_type_name(a->type));
+    else if (a->nrows != a->ncols)
+        st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%s: A is %lld x %lld, not square", what,
+                        (long long)a->nrows, (long long)a->ncols);
+    spat s;
+    memset(&s, 0, sizeof s);
+    int64_t *pos = NULL;
+    cplx *v = NULL, *w = NULL;
+    if (!st) st = clean(ctx, a, ic, &s, &f->filled);
+    f->t = a->type, f->n = a->nrows;
+    if (!st && !ic) {
+        st = hispi_alloc(ctx, (size_t)s.n + 1, sizeof *pos, (void **)&pos);
+        for (int64_t i = 0; !st && i < s.n; i++)
+            pos[i] = -1;
+        if (!st) ilu0(&s, pos, &f->shifted);
+        v = s.v;
+    } else if (!st) {
+        int64_t nnz = s.p[s.n];
+        st = hispi_alloc(ctx, (size_t)nnz + 1, sizeof *v, (void **)&v);
+        if (!st) st = hispi_calloc(ctx, (size_t)s.n + 1, sizeof *w, (void **)&w);
+        bool ok = false;
+        for (double sh = 0; !st && !ok; sh = sh ? sh * 10 : IC_SHIFT0) {
+            if (sh > IC_SHIFT_MAX * 1.5) {
+                st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                                "IC(0): A is not positive definite: a pivot stayed <= 0 with its "
+                                "diagonal shifted by %g times its rows' largest entries "
+                                "(use --precond ilu0)",
+                                IC_SHIFT_MAX);
+                break;
+            }
+            memcpy(v, s.v, (size_t)nnz * sizeof *v);
+            ok = ic0(&s, sh, v, w);
+            for (int64_t i = 0; !ok && i < s.n; i++)
+                w[i] = 0;
+            f->diag_shift = sh;
+        }
+    }
+    if (!st) st = split(ctx, &s, v, ic, f);
+    if (v != s.v) free(v);
+    free(w), free(pos);
+    spat_free(&s);
+    hispi_sparse_free(&tmp);
+    if (st) hispi_ilu_factors_free(f);
+    return st;
+}
+
+void hispi_ilu_solve_host(const hispi_ilu_factors *f, double *x)
+{
+    int vc = hisp_type_components(f->t);
+    for (int64_t i = 0; i < f->n; i++) {
+        for (int64_t k = f->lp[i]; k < f->lp[i + 1]; k++) {
+            const double *l = f->lv + k * vc, *y = x + (int64_t)f->lc[k] * vc;
+            x[i * vc] -= vc < 2 ? l[0] * y[0] : l[0] * y[0] - l[1] * y[1];
+            if (vc > 1) x[i * vc + 1] -= l[0] * y[1] + l[1] * y[0];
+        }
+    }
+    for (int64_t i = f->n - 1; i >= 0; i--) {
+        cplx s = vc < 2 ? x[i] : CMPLX(x[2 * i], x[2 * i + 1]);
+        for (int64_t k = f->up[i]; k < f->up[i + 1]; k++) {
+            const double *u = f->uv + k * vc, *y = x + (int64_t)f->uc[k] * vc;
+            s -= vc < 2 ? u[0] * y[0] : CMPLX(u[0], u[1]) * CMPLX(y[0], y[1]);
+        }
+        s /= vc < 2 ? f->d[i] : CMPLX(f->d[2 * i], f->d[2 * i + 1]);
+        x[i * vc] = creal(s);
+        if (vc > 1) x[i * vc + 1] = cimag(s);
+    }
+}

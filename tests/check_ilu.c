@@ -1,0 +1,603 @@
+/* ILU(0), IC(0) and l1-Jacobi (core/ilu/, core/solver/precond.c): the
+ * host factors against their definition ((L U)_ij = a_ij on the pattern,
+ * (L D L^H)_ij = a_ij on the lower one, recomputed here from the factors'
+ * arrays) on generated and real matrices; zero and missing pivots, empty
+ * rows, duplicates and 1 x 1; the triangular solves of every target against
+ * the host's (and L U z = x); CG + IC(0), GMRES and BiCGSTAB + ILU(0) on
+ * every target (converged with a true residual, iterations within 2 of the
+ * reference backend's), complex entries too; Jacobi's automatic l1-Jacobi;
+ * the kept object and its update; errors; every allocation failed in turn. */
+#include "ilu/hispi_ilu.h"
+#include "solver/ksp.h"
+#include "testutil.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern void hispi_alloc_fail_after(long);
+
+typedef double complex cplx;
+
+/* A 2D upwind convection-diffusion operator on an n x n grid (nonsymmetric,
+ * an M-matrix), plus `shift` on the diagonal; complex types get shift's
+ * imaginary part too. herm: the magnetic Laplacian instead (Hermitian
+ * positive definite: off-diagonal couplings -e^(+-i 0.7)). */
+static hisp_matrix grid2d(hisp_context ctx, hisp_type t, int64_t n, double beta, cplx shift,
+                          bool herm)
+{
+    int64_t N = n * n, k = 0;
+    int64_t *p = malloc((size_t)(N + 1) * 8);
+    int32_t *c = malloc((size_t)N * 5 * 4);
+    cplx *v = malloc((size_t)N * 5 * sizeof *v);
+    p[0] = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            int64_t r = i * n + j;
+            const int64_t nb[4] = {i > 0 ? r - n : -1, j > 0 ? r - 1 : -1, j + 1 < n ? r + 1 : -1,
+                                   i + 1 < n ? r + n : -1};
+            cplx off[4] = {-1, -1 - beta, -1, -1};
+            if (herm) off[0] = -cexp(0.7 * I), off[3] = -cexp(-0.7 * I), off[1] = off[2] = -1;
+            for (int q = 0; q < 4; q++) {
+                if (q == 2) c[k] = (int32_t)r, v[k++] = 4 + beta + shift;
+                if (nb[q] >= 0) c[k] = (int32_t)nb[q], v[k++] = off[q];
+            }
+            p[r + 1] = k;
+        }
+    int vc = hisp_type_components(t);
+    bool dbl = t == HISP_F64 || t == HISP_C64;
+    void *val = malloc((size_t)k * vc * (dbl ? 8 : 4));
+    for (int64_t e = 0; e < k; e++)
+        for (int q = 0; q < vc; q++) {
+            double x = q ? cimag(v[e]) : creal(v[e]);
+            if (dbl)
+                ((double *)val)[e * vc + q] = x;
+            else
+                ((float *)val)[e * vc + q] = (float)x;
+        }
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, t, N, N, p, c, val, &A));
+    free(p), free(c), free(v), free(val);
+    return A;
+}
+
+static hisp_context ref_ctx(void)
+{
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    return ctx;
+}
+
+static cplx fval(const double *v, int vc, int64_t k)
+{
+    return vc < 2 ? v[k] : CMPLX(v[2 * k], v[2 * k + 1]);
+}
+
+/* A's dense image (n x n complex) and the product of the factors on A's
+ * cleaned pattern: every entry of the pattern (ILU: all; IC: the lower
+ * triangle) must match within tol relative to the row's largest entry. */
+static void check_identity(hisp_matrix A, const hispi_ilu_factors *f, bool ic, const char *what)
+{
+    int64_t m = 0, n = 0;
+    int vc = hisp_type_components(f->t);
+    double *img = test_dense_image(A, vc, &m, &n);
+    ck_assert_int_eq(m, f->n);
+    cplx *row = calloc((size_t)n, sizeof *row);
+    double tol = f->t == HISP_F32 || f->t == HISP_C32 ? 1e-5 : 1e-10;
+    for (int64_t i = 0; i < n; i++) {
+        /* row i of L U = sum_k l_ik u_k* (l_ii = 1; u_kk = d_k) */
+        memset(row, 0, (size_t)n * sizeof *row);
+        for (int64_t q = f->lp[i]; q <= f->lp[i + 1]; q++) {
+            bool diag = q == f->lp[i + 1];
+            int64_t k = diag ? i : f->lc[q];
+            cplx l = diag ? 1 : fval(f->lv, vc, q);
+            if (!diag)
+                ck_assert_msg(k < i, "%s: L(%lld, %lld) above the diagonal", what, (long long)i,
+                              (long long)k);
+            row[k] += l * fval(f->d, vc, k);
+            for (int64_t r = f->up[k]; r < f->up[k + 1]; r++) {
+                ck_assert(f->uc[r] > k && (r == f->up[k] || f->uc[r] > f->uc[r - 1]));
+                row[f->uc[r]] += l * fval(f->uv, vc, r);
+            }
+        }
+        double big = 0;
+        for (int64_t j = 0; j < n; j++) {
+            cplx a =
+                vc < 2 ? img[i * n + j] : CMPLX(img[2 * (i * n + j)], img[2 * (i * n + j) + 1]);
+            big = fmax(big, cabs(a));
+        }
+        /* the pattern: L's row, the diagonal, U's row (IC: L's row only) */
+        for (int64_t q = f->lp[i]; q <= f->lp[i + 1]; q++) {
+            int64_t j = q == f->lp[i + 1] ? i : f->lc[q];
+            cplx a =
+                vc < 2 ? img[i * n + j] : CMPLX(img[2 * (i * n + j)], img[2 * (i * n + j) + 1]);
+            ck_assert_msg(cabs(row[j] - a) <= tol * (big > 0 ? big : 1),
+                          "%s: (L U)(%lld, %lld) = %g%+gi, a = %g%+gi", what, (long long)i,
+                          (long long)j, creal(row[j]), cimag(row[j]), creal(a), cimag(a));
+        }
+        for (int64_t q = f->up[i]; !ic && q < f->up[i + 1]; q++) {
+            int64_t j = f->uc[q];
+            cplx a =
+                vc < 2 ? img[i * n + j] : CMPLX(img[2 * (i * n + j)], img[2 * (i * n + j) + 1]);
+            ck_assert_msg(cabs(row[j] - a) <= tol * (big > 0 ? big : 1),
+                          "%s: (L U)(%lld, %lld) = %g, a = %g", what, (long long)i, (long long)j,
+                          creal(row[j]), creal(a));
+        }
+    }
+    free(row), free(img);
+}
+
+/* The factors are the definition's on generated matrices of every type
+ * and on real ones (no pivot replaced there). */
+START_TEST(test_factors)
+{
+    hisp_context ctx = ref_ctx();
+    static const hisp_type types[] = {HISP_F64, HISP_F32, HISP_C64, HISP_C32};
+    for (size_t q = 0; q < 4; q++) {
+        bool cx = types[q] == HISP_C64 || types[q] == HISP_C32;
+        for (int ic = 0; ic < 2; ic++) {
+            hisp_matrix A =
+                grid2d(ctx, types[q], 9, ic ? 0 : 1.5, cx && !ic ? 0.5 + 0.5 * I : 0.1, ic && cx);
+            hispi_ilu_factors f;
+            CK_OK(ctx, hispi_ilu_factor(A, ic, &f));
+            ck_assert_int_eq(f.shifted, 0);
+            ck_assert_int_eq(f.filled, 0);
+            ck_assert(f.diag_shift == 0);
+            check_identity(A, &f, ic, hisp_type_name(types[q]));
+            hispi_ilu_factors_free(&f);
+            hisp_matrix_destroy(&A);
+        }
+    }
+    /* real matrices: ILU(0) of general ones, IC(0) of SPD ones */
+    static const struct {
+        const char *file;
+        bool ic;
+    } real[] = {{"cage8.mtx", false},
+                {"494_bus.mtx", true},
+                {"mhd1280b.mtx", true},
+                {"Pd.mtx", false},
+                {"bcsstk13.mtx", true}};
+    const char *dir = test_matrix_dir();
+    int found = 0;
+    for (size_t q = 0; dir && q < sizeof real / sizeof *real; q++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, real[q].file);
+        hisp_matrix A = NULL;
+        hisp_mtx_info mi; /* complex files as c64 */
+        if (hisp_matrix_read_mtx_info(ctx, path, &mi) != HISP_SUCCESS) continue;
+        CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, mi.type, &A, NULL));
+        found++;
+        hispi_ilu_factors f;
+        CK_OK(ctx, hispi_ilu_factor(A, real[q].ic, &f));
+        if (f.shifted == 0 && f.diag_shift == 0) check_identity(A, &f, real[q].ic, real[q].file);
+        hispi_ilu_factors_free(&f);
+        hisp_matrix_destroy(&A);
+    }
+    if (!found) test_skip_no_matrices("ILU(0) of real matrices");
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Zero and missing pivots, empty rows, duplicates, unsorted rows, 1 x 1:
+ * what was filled and shifted is counted, the factors stay finite, and on
+ * an unshifted pattern the identity holds with duplicates summed. */
+START_TEST(test_pivots)
+{
+    hisp_context ctx = ref_ctx();
+    /* row 0: a zero diagonal; row 1: none (filled); row 2: empty; row 3:
+     * unsorted with a duplicate diagonal (2 + 2) */
+    int64_t p[5] = {0, 2, 3, 3, 6};
+    int32_t c[6] = {0, 1, 0, 3, 0, 3};
+    double v[6] = {0, 1, 1, 2, -1, 2};
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 4, 4, p, c, v, &A));
+    hispi_ilu_factors f;
+    CK_OK(ctx, hispi_ilu_factor(A, false, &f));
+    ck_assert_int_eq(f.filled, 2); /* rows 1 and 2 */
+    ck_assert_int_ge(f.shifted, 2);
+    for (int64_t i = 0; i < 4; i++)
+        ck_assert(isfinite(f.d[i]) && f.d[i] != 0);
+    ck_assert_double_eq_tol(f.d[0], 1e-3, 1e-15); /* row 0: r = 1 */
+    ck_assert_double_eq_tol(f.d[2], 1e-3, 1e-15); /* the empty row: r taken as 1 */
+    ck_assert_double_eq_tol(f.d[3], 4, 1e-12);    /* duplicates summed */
+    double x[4] = {1, 2, 3, 4};
+    hispi_ilu_solve_host(&f, x);
+    for (int i = 0; i < 4; i++)
+        ck_assert(isfinite(x[i]));
+    hispi_ilu_factors_free(&f);
+    hisp_matrix_destroy(&A);
+    /* 1 x 1: [0] and [-2] */
+    for (int q = 0; q < 2; q++) {
+        int64_t p1[2] = {0, 1};
+        int32_t c1[1] = {0};
+        double v1[1] = {q ? -2 : 0};
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 1, 1, p1, c1, v1, &A));
+        CK_OK(ctx, hispi_ilu_factor(A, false, &f));
+        ck_assert_int_eq(f.shifted, q ? 0 : 1);
+        ck_assert_double_eq_tol(f.d[0], q ? -2 : 1e-3, 1e-15);
+        hispi_ilu_factors_free(&f);
+        /* IC(0) of [-2] shifts up to 1e3 * 2 and succeeds (-2 + 2000 > 0);
+         * of [0] (r = 1) too */
+        CK_OK(ctx, hispi_ilu_factor(A, true, &f));
+        ck_assert(f.diag_shift > 0 && f.d[0] > 0);
+        hispi_ilu_factors_free(&f);
+        hisp_matrix_destroy(&A);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* z = M^-1 x on each target against the host's solve in double, and
+ * L U z = x recomputed from the factors. */
+START_TEST(test_apply)
+{
+    hisp_context ctx = test_context(_i);
+    static const hisp_type types[] = {HISP_F64, HISP_F32, HISP_C64};
+    for (size_t q = 0; q < 3; q++) {
+        if ((types[q] == HISP_F64 || types[q] == HISP_C64) && !test_fp64(ctx)) continue;
+        int vc = hisp_type_components(types[q]);
+        bool dbl = types[q] != HISP_F32;
+        for (int ic = 0; ic < 2; ic++) {
+            hisp_matrix A =
+                grid2d(ctx, types[q], 12, ic ? 0 : 2, vc > 1 && !ic ? 0.3 * I : 0.2, ic && vc > 1);
+            hispi_ilu *P = NULL;
+            CK_OK(ctx, hispi_ilu_create(A, ic, &P));
+            const hispi_ilu_factors *f = hispi_ilu_report(P);
+            int64_t n = f->n, m = n * vc;
+            double *hx = malloc((size_t)m * 8), *want = malloc((size_t)m * 8);
+            void *buf = malloc((size_t)m * 8), *got = malloc((size_t)m * 8);
+            uint64_t st = test_seed();
+            for (int64_t i = 0; i < m; i++) {
+                want[i] = hx[i] = test_uniform(&st);
+                if (dbl)
+                    ((double *)buf)[i] = hx[i];
+                else
+                    ((float *)buf)[i] = (float)hx[i], want[i] = hx[i] = (float)hx[i];
+            }
+            hispi_ilu_solve_host(f, want);
+            hisp_vector x = NULL, z = NULL;
+            CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &x));
+            CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &z));
+            CK_OK(ctx, hisp_vector_write(x, buf));
+            for (int inplace = 0; inplace < 2; inplace++) {
+                CK_OK(ctx, hisp_vector_write(x, buf));
+                CK_OK(ctx, hispi_ilu_apply(P, x, inplace ? x : z));
+                CK_OK(ctx, hisp_vector_read(inplace ? x : z, got));
+                double err = 0, nrm = 0;
+                for (int64_t i = 0; i < m; i++) {
+                    double g = dbl ? ((double *)got)[i] : ((float *)got)[i];
+                    err = fmax(err, fabs(g - want[i])), nrm = fmax(nrm, fabs(want[i]));
+                }
+                ck_assert_msg(err <= (dbl ? 1e-12 : 1e-4) * nrm, "%s %s %s: |z - z_host| %g of %g",
+                              test_label(_i), hisp_type_name(types[q]), ic ? "ic0" : "ilu0", err,
+                              nrm);
+            }
+            /* L (U z) = x: the host's z is the exact solve */
+            double res = 0;
+            cplx *u = malloc((size_t)n * sizeof *u);
+            for (int64_t i = 0; i < n; i++) {
+                u[i] = fval(f->d, vc, i) * fval(want, vc, i);
+                for (int64_t k = f->up[i]; k < f->up[i + 1]; k++)
+                    u[i] += fval(f->uv, vc, k) * fval(want, vc, f->uc[k]);
+            }
+            for (int64_t i = 0; i < n; i++) {
+                cplx s = u[i];
+                for (int64_t k = f->lp[i]; k < f->lp[i + 1]; k++)
+                    s += fval(f->lv, vc, k) * u[f->lc[k]];
+                res = fmax(res, cabs(s - fval(hx, vc, i)));
+            }
+            ck_assert_msg(res <= 1e-10, "L U z - x: %g", res);
+            free(u), free(hx), free(want), free(buf), free(got);
+            hisp_vector_destroy(&x), hisp_vector_destroy(&z);
+            hispi_ilu_destroy(&P);
+            hisp_matrix_destroy(&A);
+        }
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* ||b - A x|| / ||b|| recomputed on the host in double. */
+static double true_residual(hisp_context ctx, hisp_matrix A, hisp_vector b, hisp_vector x)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    int vc = hisp_type_components(mi.type);
+    bool dbl = mi.type == HISP_F64 || mi.type == HISP_C64;
+    int64_t m = 0, n = 0;
+    double *img = test_dense_image(A, vc, &m, &n);
+    void *hb = malloc((size_t)n * vc * 8), *hx = malloc((size_t)n * vc * 8);
+    CK_OK(ctx, hisp_vector_read(b, hb));
+    CK_OK(ctx, hisp_vector_read(x, hx));
+    double r = 0, nb = 0;
+#define G(a, i) (dbl ? ((double *)(a))[i] : ((float *)(a))[i])
+    for (int64_t i = 0; i < n; i++) {
+        cplx s = vc < 2 ? G(hb, i) : CMPLX(G(hb, 2 * i), G(hb, 2 * i + 1));
+        nb += creal(s * conj(s));
+        for (int64_t j = 0; j < n; j++) {
+            cplx a =
+                vc < 2 ? img[i * n + j] : CMPLX(img[2 * (i * n + j)], img[2 * (i * n + j) + 1]);
+            cplx xj = vc < 2 ? G(hx, j) : CMPLX(G(hx, 2 * j), G(hx, 2 * j + 1));
+            s -= a * xj;
+        }
+        r += creal(s * conj(s));
+    }
+#undef G
+    free(img), free(hb), free(hx);
+    return sqrt(r / nb);
+}
+
+typedef struct {
+    hisp_solver_method method;
+    hisp_precond pc;
+    hisp_type t;
+    bool herm; /* the Hermitian matrix (IC(0), CG) */
+} solve_case;
+
+static int64_t solve_once(hisp_context ctx, const solve_case *c, int target, double rtol)
+{
+    hisp_matrix A =
+        grid2d(ctx, c->t, 20, c->herm ? 0 : 3, c->t == HISP_C64 && !c->herm ? 0.2 * I : 0.01,
+               c->herm && c->t == HISP_C64);
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    int vc = hisp_type_components(c->t);
+    bool dbl = c->t == HISP_F64 || c->t == HISP_C64;
+    void *hb = malloc((size_t)mi.nrows * vc * 8);
+    uint64_t st = 12345; /* the same b on every target */
+    for (int64_t i = 0; i < mi.nrows * vc; i++) {
+        double u = test_uniform(&st);
+        if (dbl)
+            ((double *)hb)[i] = u;
+        else
+            ((float *)hb)[i] = (float)u;
+    }
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, c->t, mi.nrows, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, c->t, mi.nrows, &x));
+    CK_OK(ctx, hisp_vector_write(b, hb));
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, c->method, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, c->pc));
+    CK_OK(ctx, hisp_solver_set_tolerances(s, rtol, 0));
+    hisp_solve_info info;
+    CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+    double tr = true_residual(ctx, A, b, x);
+    ck_assert_msg(info.converged && tr <= rtol * 1.01 &&
+                      fabs(tr - info.relative_residual) <= 1e-2 * tr + 1e-12,
+                  "%s %s %s %s: converged %d in %lld, reported %g, true %g",
+                  target >= 0 ? test_label(target) : "reference",
+                  hisp_solver_method_name(c->method), hisp_precond_name(c->pc),
+                  hisp_type_name(c->t), info.converged, (long long)info.iterations,
+                  info.relative_residual, tr);
+    ck_assert_int_eq(info.precond, c->pc);
+    hisp_solver_destroy(&s);
+    free(hb);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+    return info.iterations;
+}
+
+/* Every method with ILU(0) / IC(0) on each target: converged, the reported
+ * residual true, iterations within 2 of the reference backend's and below
+ * Jacobi's. */
+START_TEST(test_solve)
+{
+    hisp_context ctx = test_context(_i), ref = ref_ctx();
+    static const solve_case cases[] = {
+        {HISP_SOLVER_CG, HISP_PRECOND_IC0, HISP_F64, true},
+        {HISP_SOLVER_CG, HISP_PRECOND_ILU0, HISP_F64, true},
+        {HISP_SOLVER_GMRES, HISP_PRECOND_ILU0, HISP_F64, false},
+        {HISP_SOLVER_BICGSTAB, HISP_PRECOND_ILU0, HISP_F64, false},
+        {HISP_SOLVER_GMRES, HISP_PRECOND_ILU0, HISP_C64, false},
+        {HISP_SOLVER_CG, HISP_PRECOND_IC0, HISP_C64, true},
+        {HISP_SOLVER_GMRES, HISP_PRECOND_ILU0, HISP_F32, false},
+        {HISP_SOLVER_CG, HISP_PRECOND_IC0, HISP_F32, true},
+    };
+    for (size_t q = 0; q < sizeof cases / sizeof *cases; q++) {
+        const solve_case *c = &cases[q];
+        bool f32 = c->t == HISP_F32;
+        if (!f32 && !test_fp64(ctx)) continue;
+        double rtol = f32 ? 1e-5 : 1e-8;
+        int64_t it = solve_once(ctx, c, _i, rtol), want = solve_once(ref, c, -1, rtol);
+        ck_assert_msg(llabs(it - want) <= 2, "%s %s %s: %lld iterations, reference %lld",
+                      test_label(_i), hisp_solver_method_name(c->method), hisp_precond_name(c->pc),
+                      (long long)it, (long long)want);
+        solve_case j = *c;
+        j.pc = HISP_PRECOND_JACOBI;
+        ck_assert_int_lt(it, solve_once(ref, &j, -1, rtol));
+    }
+    hisp_context_destroy(&ref);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Jacobi on a matrix with a zero diagonal entry runs l1-Jacobi and says so;
+ * l1-Jacobi's d_i: sum_j |a_ij| with a_ii's sign, |row| where a_ii = 0. */
+START_TEST(test_l1_jacobi)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_fp64(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    /* [[0 2 0] [1 -3 1] [0 -1 4]] */
+    int64_t p[4] = {0, 1, 4, 6};
+    int32_t c[6] = {1, 0, 1, 2, 1, 2};
+    double v[6] = {2, 1, -3, 1, -1, 4};
+    hisp_matrix A = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 3, 3, p, c, v, &A));
+    hisp_vector d = NULL;
+    bool used = false;
+    CK_OK(ctx, hispi_ks_diagonal(ctx, A, false, &d, &used));
+    ck_assert(used);
+    double h[3];
+    CK_OK(ctx, hisp_vector_read(d, h));
+    ck_assert(h[0] == 2 && h[1] == -5 && h[2] == 5);
+    hisp_vector_destroy(&d);
+    double hb[3] = {1, 2, 3};
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 3, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 3, &x));
+    CK_OK(ctx, hisp_vector_write(b, hb));
+    for (int q = 0; q < 2; q++) {
+        hisp_solver s = NULL;
+        CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_GMRES, &s));
+        CK_OK(ctx,
+              hisp_solver_set_preconditioner(s, q ? HISP_PRECOND_L1_JACOBI : HISP_PRECOND_JACOBI));
+        double zero = 0;
+        CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+        hisp_solve_info info;
+        CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+        ck_assert_int_eq(info.precond, HISP_PRECOND_L1_JACOBI);
+        ck_assert(info.converged && true_residual(ctx, A, b, x) <= 1.01e-8);
+        hisp_solver_destroy(&s);
+    }
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* hisp_preconditioner with ILU(0) / IC(0): solves with the kept factors
+ * converge as a fresh setup does; an update with new values refactorises
+ * (the solve then takes the new matrix's iterations); its info. */
+START_TEST(test_object)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_fp64(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    for (int ic = 0; ic < 2; ic++) {
+        hisp_precond kind = ic ? HISP_PRECOND_IC0 : HISP_PRECOND_ILU0;
+        hisp_matrix A = grid2d(ctx, HISP_F64, 16, ic ? 0 : 2, 0.05, false),
+                    B = grid2d(ctx, HISP_F64, 16, ic ? 0 : 4, 1.0, false);
+        hisp_preconditioner P = NULL;
+        CK_OK(ctx, hisp_preconditioner_create(kind, A, &P));
+        hisp_preconditioner_info pi;
+        CK_OK(ctx, hisp_preconditioner_get_info(P, &pi));
+        ck_assert_int_eq(pi.kind, kind);
+        ck_assert_int_eq(pi.type, HISP_F64);
+        ck_assert_int_eq(pi.shifted, 0);
+        ck_assert_int_eq(pi.filled, 0);
+        hisp_vector b = NULL, x = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 256, &b));
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 256, &x));
+        double one = 1, zero = 0;
+        CK_OK(ctx, hisp_vector_fill(b, hisp_scalar_host(&one)));
+        int64_t its[3];
+        for (int k = 0; k < 3; k++) {
+            hisp_matrix M = k == 2 ? B : A;
+            if (k == 2) CK_OK(ctx, hisp_preconditioner_update(P, B));
+            hisp_solver s = NULL;
+            CK_OK(ctx, hisp_solver_create(ctx, ic ? HISP_SOLVER_CG : HISP_SOLVER_GMRES, &s));
+            if (k == 1)
+                CK_OK(ctx, hisp_solver_set_preconditioner(s, kind)); /* a fresh setup */
+            else
+                CK_OK(ctx, hisp_solver_use_preconditioner(s, P));
+            CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+            hisp_solve_info info;
+            CK_OK(ctx, hisp_solver_solve(s, M, b, x, &info));
+            ck_assert(info.converged && true_residual(ctx, M, b, x) <= 1.01e-8);
+            ck_assert_int_eq(info.precond, kind);
+            its[k] = info.iterations;
+            hisp_solver_destroy(&s);
+        }
+        ck_assert_int_eq(its[0], its[1]);
+        hisp_preconditioner_destroy(&P);
+        hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+        TEST_DESTROY_MATRICES(&A, &B);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Refusals with a status and a message: other entry types, rectangular A,
+ * LSQR; IC(0) of a matrix no shift makes positive. */
+START_TEST(test_errors)
+{
+    hisp_context ctx = ref_ctx();
+    hisp_matrix Q = NULL, R = NULL;
+    int64_t p[3] = {0, 1, 2};
+    int32_t c[2] = {0, 1};
+    double q[8] = {1, 0, 0, 0, 1, 0, 0, 0}; /* q64: 2 entries of 4 */
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_Q64, 2, 2, p, c, q, &Q));
+    hispi_ilu_factors f;
+    ck_assert_int_eq(hispi_ilu_factor(Q, false, &f), HISP_ERR_UNSUPPORTED);
+    int64_t pr[2] = {0, 2};
+    int32_t cr[2] = {0, 1};
+    double vr[2] = {1, 2};
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 1, 2, pr, cr, vr, &R));
+    ck_assert_int_eq(hispi_ilu_factor(R, false, &f), HISP_ERR_INVALID_ARGUMENT);
+    /* a NaN on the diagonal: no shift makes its pivot positive */
+    int64_t p2[3] = {0, 2, 4};
+    int32_t c2[4] = {0, 1, 0, 1};
+    double v2[4] = {NAN, 10, 10, 4};
+    hisp_matrix S = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p2, c2, v2, &S));
+    ck_assert_int_eq(hispi_ilu_factor(S, true, &f), HISP_ERR_INVALID_ARGUMENT);
+    hisp_solver s = NULL;
+    CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_LSQR, &s));
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_ILU0));
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 2, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 2, &x));
+    ck_assert_int_eq(hisp_solver_solve(s, S, b, x, NULL), HISP_ERR_UNSUPPORTED);
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    TEST_DESTROY_MATRICES(&Q, &R, &S);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Every host allocation of the setup failed in turn: out of memory, A
+ * intact, nothing leaked (ASan), then the setup succeeds. */
+START_TEST(test_alloc_failures)
+{
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = grid2d(ctx, HISP_F32, 6, 1, 0.1, false);
+    for (int ic = 0; ic < 2; ic++) {
+        hisp_status s = HISP_ERR_OUT_OF_HOST_MEMORY;
+        long k = 1;
+        for (; s == HISP_ERR_OUT_OF_HOST_MEMORY && k < 200; k++) {
+            hispi_ilu *P = NULL;
+            hispi_alloc_fail_after(k);
+            s = hispi_ilu_create(A, ic, &P);
+            hispi_alloc_fail_after(0);
+            ck_assert(s == HISP_SUCCESS || s == HISP_ERR_OUT_OF_HOST_MEMORY);
+            ck_assert((s == HISP_SUCCESS) == (P != NULL));
+            hispi_ilu_destroy(&P);
+        }
+        ck_assert_int_eq(s, HISP_SUCCESS);
+        ck_assert_int_gt(k, 5);
+    }
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    ck_assert_int_eq(mi.nnz, 36 * 5 - 4 * 6);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+Suite *suite_ilu(void)
+{
+    Suite *s = suite_create("ilu");
+    TCase *tc = tcase_create("factor");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_factors);
+    tcase_add_test(tc, test_pivots);
+    tcase_add_test(tc, test_errors);
+    suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("solve");
+    tcase_set_timeout(ts, 300);
+    tcase_add_loop_test(ts, test_apply, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_l1_jacobi, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_alloc_failures, 0, test_targets(NULL));
+    suite_add_tcase(s, ts);
+    return s;
+}
