@@ -39,11 +39,13 @@ static const char help[] =
     "                       l1-jacobi (row sums of |A|), ilu0 (incomplete LU),\n"
     "                       ic0 (incomplete Cholesky, A Hermitian positive\n"
     "                       definite; both f32, f64, c32, c64; the report says\n"
-    "                       which pivots were shifted or diagonals filled) or amg\n"
-    "                       (one V-cycle of smoothed aggregation, set up on the\n"
-    "                       GPU where the solve runs there; f32/f64; the report\n"
-    "                       prints the hierarchy); all but jacobi and none need\n"
-    "                       cg, bicgstab or gmres\n"
+    "                       which pivots were shifted or diagonals filled),\n"
+    "                       chebyshev (a polynomial in D^-1 A; A symmetric\n"
+    "                       positive definite, f32/f64) or amg (one V-cycle of\n"
+    "                       smoothed aggregation, set up on the GPU where the\n"
+    "                       solve runs there; f32/f64; the report prints the\n"
+    "                       hierarchy); all but jacobi and none need cg,\n"
+    "                       bicgstab or gmres\n"
     "  --amg-theta T        amg: strength threshold in [0, 1] (default 0.01; 0:\n"
     "                       every coupling strong)\n"
     "  --amg-smoother S     amg: chebyshev (default), jacobi (damped) or l1-jacobi\n"
@@ -57,17 +59,20 @@ static const char help[] =
     "                       library's options amg_theta, amg_smoother,\n"
     "                       amg_sweeps, amg_block, amg_precision (HISP_OPTIONS\n"
     "                       too)\n"
+    "  --chebyshev-degree K chebyshev: its steps, 2..32 (K - 1 products with A per\n"
+    "                       application; default 4; the library's option\n"
+    "                       chebyshev_degree)\n"
     "  --solves N           N solves of the system, each from x0 (1..1000; default\n"
-    "                       1): amg's hierarchy, ilu0's and ic0's factors are set\n"
-    "                       up once for all of them (a hisp_preconditioner), the\n"
-    "                       others' setups are each solve's; the report gives that\n"
-    "                       setup and the median solve; the other numbers are the\n"
-    "                       last solve's\n"
-    "  --update             with --solves and amg, ilu0 or ic0: before each solve\n"
-    "                       after the first, the preconditioner set up again for\n"
-    "                       A's values\n"
-    "                       (hisp_preconditioner_update, as a time-stepping code\n"
-    "                       would for new values); the report gives its median\n"
+    "                       1): amg's hierarchy, ilu0's and ic0's factors and\n"
+    "                       chebyshev's bound are set up once for all of them (a\n"
+    "                       hisp_preconditioner), the others' setups are each\n"
+    "                       solve's; the report gives that setup and the median\n"
+    "                       solve; the other numbers are the last solve's\n"
+    "  --update             with --solves and amg, ilu0, ic0 or chebyshev: before\n"
+    "                       each solve after the first, the preconditioner set up\n"
+    "                       again for A's values (hisp_preconditioner_update, as a\n"
+    "                       time-stepping code would for new values); the report\n"
+    "                       gives its median\n"
     "  --rtol r, --atol a   stop when ||r|| <= max(rtol*||b||, atol) (lsqr: ||A^T r||\n"
     "                       against ||A^T b||); defaults 1e-8 and 0\n"
     "  --maxit n            iteration limit (default 10000; 0: the initial residual)\n"
@@ -157,6 +162,7 @@ enum {
     O_AMG_SWEEPS,
     O_AMG_BLOCK,
     O_AMG_PRECISION,
+    O_CHEB_DEGREE,
     O_SOLVES,
     O_UPDATE,
     O_JSON,
@@ -192,6 +198,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--amg-sweeps", true},
                                    {"--amg-block", true},
                                    {"--amg-precision", true},
+                                   {"--chebyshev-degree", true},
                                    {"--solves", true},
                                    {"--update", false},
                                    {"--json", false},
@@ -228,16 +235,19 @@ static int parse(int argc, char **argv, solve_opts *o)
                                val[O_METHOD]);
     if (val[O_PRECOND] && hisp_precond_from_name(val[O_PRECOND], &o->precond))
         return cli_value_error("--precond: unknown preconditioner '%s' (none, jacobi, "
-                               "l1-jacobi, ilu0, ic0, amg)",
+                               "l1-jacobi, ilu0, ic0, chebyshev, amg)",
                                val[O_PRECOND]);
     /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps,
      * amg_block, amg_precision) */
-    static const char *const amg_opt[SOLVE_AMG_OPTS] = {"amg_theta", "amg_smoother", "amg_sweeps",
-                                                        "amg_block", "amg_precision"};
-    for (int i = 0; i < SOLVE_AMG_OPTS; i++) {
+    static const char *const amg_opt[SOLVE_LIB_OPTS] = {"amg_theta",     "amg_smoother",
+                                                        "amg_sweeps",    "amg_block",
+                                                        "amg_precision", "chebyshev_degree"};
+    for (int i = 0; i < SOLVE_LIB_OPTS; i++) {
         o->amg[i].name = amg_opt[i];
         o->amg[i].value = val[O_AMG_THETA + i];
-        if (o->amg[i].value && o->precond != HISP_PRECOND_AMG)
+        if (i == SOLVE_CHEB_OPT && o->amg[i].value && o->precond != HISP_PRECOND_CHEBYSHEV)
+            return cli_usage_error("solve", "--chebyshev-degree goes with --precond chebyshev");
+        if (i < SOLVE_AMG_OPTS && o->amg[i].value && o->precond != HISP_PRECOND_AMG)
             return cli_usage_error("solve", "--amg-%s goes with --precond amg", amg_opt[i] + 4);
     }
     if (val[O_RESTART] && o->method != HISP_SOLVER_GMRES)
@@ -270,7 +280,8 @@ static int parse(int argc, char **argv, solve_opts *o)
     o->update = val[O_UPDATE] != NULL;
     if (!rc && o->update && (o->solves < 2 || !solve_kept_precond(o->precond)))
         rc = cli_usage_error("solve",
-                             "--update goes with --solves N > 1 and --precond amg, ilu0 or ic0");
+                             "--update goes with --solves N > 1 and --precond amg, ilu0, ic0 or "
+                             "chebyshev");
     if (!rc && o->solves > 1 && (o->history || o->plot || o->devices > 1))
         rc =
             cli_usage_error("solve", "--solves N > 1 goes without --history, --plot and --devices");
@@ -299,8 +310,8 @@ int cmd_solve(int argc, char **argv)
     void *bh = NULL, *xh = NULL;
     if ((rc = cli_context(&ctx))) goto out;
     hisp_status s = HISP_SUCCESS;
-    /* --amg-*: set, then the values in effect for the report */
-    for (int i = 0; i < SOLVE_AMG_OPTS; i++) {
+    /* --amg-*, --chebyshev-degree: set, then the values in effect for the report */
+    for (int i = 0; i < SOLVE_LIB_OPTS; i++) {
         if (o.amg[i].value) s = hisp_context_set_option(ctx, o.amg[i].name, o.amg[i].value);
         if (!s) s = hisp_context_get_option(ctx, o.amg[i].name, o.amg[i].now, sizeof o.amg[i].now);
         if (s) {

@@ -34,8 +34,9 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
 
 /* ---- hisp solve (cmd_solve.c, solve_run.c, solve_report.c) ---------------- */
 
-/* the --amg-* options */
-enum { SOLVE_AMG_OPTS = 5 };
+/* the library options the CLI sets: --amg-* (the first 5) and
+ * --chebyshev-degree (SOLVE_CHEB_OPT) */
+enum { SOLVE_AMG_OPTS = 5, SOLVE_CHEB_OPT = 5, SOLVE_LIB_OPTS = 6 };
 
 typedef struct {
     const char *spec, *rhs, *x0, *out, *history, *plot;
@@ -56,7 +57,7 @@ typedef struct {
     struct {
         const char *name, *value; /* the library's option; --amg-*'s value or NULL */
         char now[32];             /* the value in effect */
-    } amg[SOLVE_AMG_OPTS];
+    } amg[SOLVE_LIB_OPTS];
 } solve_opts;
 
 /* What the run found, for both output forms. */
@@ -98,7 +99,8 @@ int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const vo
 /* Preconditioners whose setup --solves keeps in a hisp_preconditioner. */
 static inline bool solve_kept_precond(hisp_precond p)
 {
-    return p == HISP_PRECOND_AMG || p == HISP_PRECOND_ILU0 || p == HISP_PRECOND_IC0;
+    return p == HISP_PRECOND_AMG || p == HISP_PRECOND_ILU0 || p == HISP_PRECOND_IC0 ||
+           p == HISP_PRECOND_CHEBYSHEV;
 }
 void solve_print_json(const solve_opts *o, const solve_result *r);
 void solve_print_text(const solve_opts *o, const solve_result *r);

@@ -130,6 +130,8 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     if (o->precond == HISP_PRECOND_AMG && r->info.precond_levels > 0)
         for (int i = 0; i < SOLVE_AMG_OPTS; i++)
             json_string(&j, o->amg[i].name, o->amg[i].now);
+    if (o->precond == HISP_PRECOND_CHEBYSHEV)
+        json_string(&j, o->amg[SOLVE_CHEB_OPT].name, o->amg[SOLVE_CHEB_OPT].now);
     if (o->out) json_string(&j, "out", o->out);
     if (o->history) json_string(&j, "history", o->history);
     if (o->plot) json_string(&j, "plot", o->plot);

@@ -227,6 +227,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         iterations to f32's rounding, a CPU gains
  *                         nothing), single (f32) or full (the system's
  *                         type)
+ *   chebyshev_degree int 2..32  the Chebyshev preconditioner's steps (its
+ *                         products with A per application + 1; default 4)
  *   spgemm     string     the kernels of hisp_matrix_multiply and
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
@@ -1118,7 +1120,12 @@ typedef enum {
  * precond_filled) and replaces a pivot |u_ii| <= 1e-8 r_i (r_i the row's
  * largest |a_ij|) by 1e-3 r_i with the pivot's sign (precond_shifted);
  * IC(0) where a pivot is not positive factorises A + s diag(r) instead, s =
- * 1e-3, 1e-2, .. 1e3 (precond_diag_shift), else refuses A. */
+ * 1e-3, 1e-2, .. 1e3 (precond_diag_shift), else refuses A. CHEBYSHEV the
+ * polynomial p(D^-1 A) D^-1 that Chebyshev's iteration of the option
+ * chebyshev_degree steps from 0 makes over [hi / 30, hi], hi a Lanczos
+ * bound of D^-1 A's largest eigenvalue (A symmetric positive definite with
+ * a positive diagonal, f32 or f64, any format; degree - 1 products with A
+ * per application; not LSQR nor operators). */
 typedef enum {
     HISP_PRECOND_NONE = 0,
     HISP_PRECOND_JACOBI,
@@ -1126,6 +1133,7 @@ typedef enum {
     HISP_PRECOND_L1_JACOBI,
     HISP_PRECOND_ILU0,
     HISP_PRECOND_IC0,
+    HISP_PRECOND_CHEBYSHEV,
     HISP_PRECOND_COUNT
 } hisp_precond;
 
@@ -1234,8 +1242,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_set_monitor(hisp_solver s, hisp_
 
 /* A preconditioner set up once for a matrix and kept across solves: AMG's
  * hierarchy (HISP_PRECOND_AMG; its options are the context's amg_* at
- * creation), whose setup can cost several solves' iterations, or ILU(0) /
- * IC(0)'s factors (HISP_PRECOND_ILU0, _IC0; an update factorises anew). A:
+ * creation), whose setup can cost several solves' iterations, ILU(0) /
+ * IC(0)'s factors (HISP_PRECOND_ILU0, _IC0; an update factorises anew) or
+ * Chebyshev's diagonal and bound (HISP_PRECOND_CHEBYSHEV, f32/f64). A:
  * square, of f32, f64 or 3x3-block entries for AMG, f32, f64, c32 or c64
  * for the factorisations (another format than CSR: set up from a CSR
  * copy); it must outlive P (a solve refuses P once A is

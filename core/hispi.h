@@ -88,6 +88,7 @@ typedef struct {
      * (HISPI_AMG_AUTO, _SINGLE, _FULL: amg_precision's choice) */
     double amg_theta;
     int amg_smoother, amg_sweeps, amg_block, amg_precision;
+    int chebyshev_degree;
     int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse (HISPI_SPGEMM_VENDOR) */
 } hispi_options;
 

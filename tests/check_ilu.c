@@ -1,4 +1,5 @@
-/* ILU(0), IC(0) and l1-Jacobi (core/ilu/, core/solver/precond.c): the
+/* ILU(0), IC(0), l1-Jacobi and Chebyshev (core/ilu/, core/solver/precond.c,
+ * core/amg/amg_chebyshev.c): the
  * host factors against their definition ((L U)_ij = a_ij on the pattern,
  * (L D L^H)_ij = a_ij on the lower one, recomputed here from the factors'
  * arrays) on generated and real matrices; zero and missing pivots, empty
@@ -6,7 +7,10 @@
  * the host's (and L U z = x); CG + IC(0), GMRES and BiCGSTAB + ILU(0) on
  * every target (converged with a true residual, iterations within 2 of the
  * reference backend's), complex entries too; Jacobi's automatic l1-Jacobi;
- * the kept object and its update; errors; every allocation failed in turn. */
+ * the kept object and its update; errors; every allocation failed in turn;
+ * Chebyshev-CG on each target (true residual, iterations within 2 of the
+ * reference's, fewer with a higher degree, z against the reference's). */
+#include "amg/hispi_amg.h"
 #include "ilu/hispi_ilu.h"
 #include "solver/ksp.h"
 #include "testutil.h"
@@ -582,6 +586,73 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/* z = M^-1 x of the Chebyshev preconditioner on ctx, as doubles. */
+static void cheb_apply(hisp_context ctx, hisp_matrix A, int deg, const double *x, double *z,
+                       int64_t n)
+{
+    hispi_chebpc *P = NULL;
+    CK_OK(ctx, hispi_chebpc_create(A, deg, &P));
+    hisp_vector vx = NULL, vz = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &vx));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &vz));
+    CK_OK(ctx, hisp_vector_write(vx, x));
+    CK_OK(ctx, hispi_chebpc_apply(P, vx, vz));
+    CK_OK(ctx, hisp_vector_read(vz, z));
+    hisp_vector_destroy(&vx), hisp_vector_destroy(&vz);
+    hispi_chebpc_destroy(&P);
+}
+
+START_TEST(test_chebyshev)
+{
+    hisp_context ctx = test_context(_i), ref = ref_ctx();
+    if (!test_fp64(ctx)) {
+        hisp_context_destroy(&ref), hisp_context_destroy(&ctx);
+        return;
+    }
+    solve_case c = {HISP_SOLVER_CG, HISP_PRECOND_CHEBYSHEV, HISP_F64, true};
+    int64_t it[2];
+    for (int q = 0; q < 2; q++) {
+        const char *deg = q ? "8" : "2";
+        CK_OK(ctx, hisp_context_set_option(ctx, "chebyshev_degree", deg));
+        CK_OK(ref, hisp_context_set_option(ref, "chebyshev_degree", deg));
+        it[q] = solve_once(ctx, &c, _i, 1e-8);
+        int64_t want = solve_once(ref, &c, -1, 1e-8);
+        ck_assert_msg(llabs(it[q] - want) <= 2, "%s degree %s: %lld iterations, reference %lld",
+                      test_label(_i), deg, (long long)it[q], (long long)want);
+    }
+    solve_case j = c;
+    j.pc = HISP_PRECOND_JACOBI;
+    ck_assert_int_lt(it[0], solve_once(ref, &j, -1, 1e-8));
+    ck_assert_int_lt(2 * it[1], it[0]);
+    /* one application against the reference's */
+    hisp_matrix A = grid2d(ctx, HISP_F64, 20, 0, 0.01, false),
+                B = grid2d(ref, HISP_F64, 20, 0, 0.01, false);
+    double x[400], z[400], w[400], e = 0, m = 0;
+    uint64_t st = test_seed();
+    for (int i = 0; i < 400; i++)
+        x[i] = test_uniform(&st);
+    cheb_apply(ctx, A, 5, x, z, 400);
+    cheb_apply(ref, B, 5, x, w, 400);
+    for (int i = 0; i < 400; i++)
+        e = fmax(e, fabs(z[i] - w[i])), m = fmax(m, fabs(w[i]));
+    ck_assert_msg(e <= 1e-9 * m, "%s: |z - z_ref| %g of %g", test_label(_i), e, m);
+    /* a diagonal that is not positive: refused, naming the row */
+    int64_t p[3] = {0, 1, 2};
+    int32_t cc[2] = {0, 1};
+    double v[2] = {1, -1};
+    hisp_matrix N = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p, cc, v, &N));
+    hispi_chebpc *P = NULL;
+    ck_assert_int_eq(hispi_chebpc_create(N, 4, &P), HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info ei;
+    CK_OK(ctx, hisp_context_last_error(ctx, &ei));
+    ck_assert_ptr_nonnull(strstr(ei.message, "row 2"));
+    TEST_DESTROY_MATRICES(&A, &N);
+    hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ref), hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_ilu(void)
 {
     Suite *s = suite_create("ilu");
@@ -598,6 +669,7 @@ Suite *suite_ilu(void)
     tcase_add_loop_test(ts, test_l1_jacobi, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_alloc_failures, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_chebyshev, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

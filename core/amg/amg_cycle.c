@@ -201,72 +201,96 @@ static hisp_scalar scal(const hispi_amg_cycle *c, num *n, double v)
     return hispi_amg_scalar(c->t, n, v);
 }
 
-/* The Chebyshev smoother: x = x + p(D^-1 A) D^-1 (b - A x), sweeps steps
- * (the default 3) of Chebyshev's iteration on D^-1 A over [lmax / 30,
- * upper] (Saad, Iterative Methods, alg. 12.1; lmax and upper the Lanczos
- * estimate and bound of the largest eigenvalue); zero:
- * x is 0 on entry (one product fewer). A polynomial in D^-1 A: the same
- * before and after the coarse correction keeps the cycle symmetric.
- * Measured against damped Jacobi (one sweep) and degree 2, CG to 1e-8 on
- * 48^3 grids (theta 0) took 14 / 26 / 18 iterations on poisson3d, 46 / 123
- * / 63 on aniso3d, 27 / 57 / 34 on jump3d. */
-static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x, bool zero)
+static hispi_karg kt(hisp_type t, double v)
 {
-    const int deg = c->o.sweeps;
-    hisp_context ctx = c->ctx;
-    hisp_matrix A = c->h.A[l];
-    hisp_vector r = c->r[l], d = c->e[l], t = c->w2[l];
-    double hi = c->h.upper[l], lo = c->h.lmax[l] / 30;
-    double th = (hi + lo) / 2, de = (hi - lo) / 2;
+    return (hispi_karg){t == HISP_F64 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
+}
+
+hisp_status hispi_cheb_steps(const hispi_cheb *ch, hisp_vector b, hisp_vector x, bool zero)
+{
+    const int deg = ch->degree;
+    hisp_context ctx = ch->ctx;
+    hisp_matrix A = ch->A;
+    hisp_vector r = ch->r, d = ch->d, t = ch->t;
+    double th = (ch->hi + ch->lo) / 2, de = (ch->hi - ch->lo) / 2;
     double sg = th / de, rk = 1 / sg;
     num one, mone, zero_, a, bb;
-    (void)scal(c, &one, 1), (void)scal(c, &mone, -1), (void)scal(c, &zero_, 0);
+    (void)hispi_amg_scalar(ch->type, &one, 1), (void)hispi_amg_scalar(ch->type, &mone, -1);
+    (void)hispi_amg_scalar(ch->type, &zero_, 0);
     /* r = D^-1 (b - A x), d = r / theta */
     HISPI_TRY(hisp_vector_copy(b, r));
     if (!zero) HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &mone, A, x, &one, r));
-    if (c->fused) { /* one kernel per step after the product */
+    if (ch->k0) { /* one kernel per step after the product */
         hisp_status s = HISP_SUCCESS;
-        int64_t n = c->h.rows[l];
+        int64_t n = r->n;
         hispi_karg k0[] = {hispi_ki64(n),
                            hispi_kbuf(hispi_amg_vbuf(r, true, &s)),
-                           hispi_kbuf(hispi_amg_vbuf(c->h.diag[l], false, &s)),
+                           hispi_kbuf(hispi_amg_vbuf(ch->diag, false, &s)),
                            hispi_kbuf(hispi_amg_vbuf(d, true, &s)),
                            hispi_kbuf(hispi_amg_vbuf(x, true, &s)),
-                           kr(c, 1 / th),
+                           kt(ch->type, 1 / th),
                            {HISPI_KARG_I32, NULL, zero, 0}};
-        if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB0], k0, 7, n);
+        if (!s) s = hispi_amg_launch(ctx, ch->k0, k0, 7, n);
         for (int k = 0; !s && k + 1 < deg; k++) {
             double rn = 1 / (2 * sg - rk);
             s = hisp_spmv(ctx, HISP_OP_N, &one, A, d, &zero_, t);
             hispi_karg ks[] = {hispi_ki64(n),
                                hispi_kbuf(hispi_amg_vbuf(t, false, &s)),
-                               hispi_kbuf(hispi_amg_vbuf(c->h.diag[l], false, &s)),
+                               hispi_kbuf(hispi_amg_vbuf(ch->diag, false, &s)),
                                hispi_kbuf(hispi_amg_vbuf(r, true, &s)),
                                hispi_kbuf(hispi_amg_vbuf(d, true, &s)),
                                hispi_kbuf(hispi_amg_vbuf(x, true, &s)),
-                               kr(c, 2 * rn / de),
-                               kr(c, rn * rk)};
-            if (!s) s = hispi_amg_launch(ctx, c->k[K_CHEB], ks, 8, n);
+                               kt(ch->type, 2 * rn / de),
+                               kt(ch->type, rn * rk)};
+            if (!s) s = hispi_amg_launch(ctx, ch->k1, ks, 8, n);
             rk = rn;
         }
         return s;
     }
-    HISPI_TRY(hisp_vector_div(r, c->h.diag[l], r));
-    HISPI_TRY(hisp_vector_axpby(scal(c, &a, 1 / th), r, scal(c, &bb, 0), d));
+    HISPI_TRY(hisp_vector_div(r, ch->diag, r));
+    HISPI_TRY(hisp_vector_axpby(hispi_amg_scalar(ch->type, &a, 1 / th), r,
+                                hispi_amg_scalar(ch->type, &bb, 0), d));
     for (int k = 0; k < deg; k++) {
         if (zero && k == 0)
             HISPI_TRY(hisp_vector_copy(d, x));
         else
-            HISPI_TRY(hisp_vector_axpby(scal(c, &a, 1), d, scal(c, &bb, 1), x));
+            HISPI_TRY(hisp_vector_axpby(hispi_amg_scalar(ch->type, &a, 1), d,
+                                        hispi_amg_scalar(ch->type, &bb, 1), x));
         if (k + 1 == deg) break;
         HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, &one, A, d, &zero_, t));
-        HISPI_TRY(hisp_vector_div(t, c->h.diag[l], t));
-        HISPI_TRY(hisp_vector_axpby(scal(c, &a, -1), t, scal(c, &bb, 1), r));
+        HISPI_TRY(hisp_vector_div(t, ch->diag, t));
+        HISPI_TRY(hisp_vector_axpby(hispi_amg_scalar(ch->type, &a, -1), t,
+                                    hispi_amg_scalar(ch->type, &bb, 1), r));
         double rn = 1 / (2 * sg - rk);
-        HISPI_TRY(hisp_vector_axpby(scal(c, &a, 2 * rn / de), r, scal(c, &bb, rn * rk), d));
+        HISPI_TRY(hisp_vector_axpby(hispi_amg_scalar(ch->type, &a, 2 * rn / de), r,
+                                    hispi_amg_scalar(ch->type, &bb, rn * rk), d));
         rk = rn;
     }
     return HISP_SUCCESS;
+}
+
+/* The Chebyshev smoother on level l: sweeps steps (the default 3) over
+ * [lmax / 30, upper] (lmax and upper the Lanczos estimate and bound of the
+ * largest eigenvalue of D^-1 A). A polynomial in D^-1 A: the same before
+ * and after the coarse correction keeps the cycle symmetric. Measured
+ * against damped Jacobi (one sweep) and degree 2, CG to 1e-8 on 48^3 grids
+ * (theta 0) took 14 / 26 / 18 iterations on poisson3d, 46 / 123 / 63 on
+ * aniso3d, 27 / 57 / 34 on jump3d. */
+static hisp_status chebyshev(hispi_amg_cycle *c, int l, hisp_vector b, hisp_vector x, bool zero)
+{
+    hispi_cheb ch = {c->ctx,
+                     c->t,
+                     c->h.A[l],
+                     c->h.diag[l],
+                     c->r[l],
+                     c->e[l],
+                     c->w2[l],
+                     c->h.lmax[l] / 30,
+                     c->h.upper[l],
+                     c->o.sweeps,
+                     c->fused ? c->k[K_CHEB0] : NULL,
+                     c->fused ? c->k[K_CHEB] : NULL};
+    return hispi_cheb_steps(&ch, b, x, zero);
 }
 
 /* The Jacobi smoothers: sweeps times x = x + w D^-1 (b - A x), damped

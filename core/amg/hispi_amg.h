@@ -169,6 +169,33 @@ HISPI_LOCAL double hispi_amg_start_value(uint64_t seed, int64_t i);
 HISPI_LOCAL hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho,
                                        double *lmax, double *upper);
 
+/* Chebyshev's iteration on D^-1 A over [lo, hi] (Saad, Iterative Methods,
+ * alg. 12.1): x = x + p(D^-1 A) D^-1 (b - A x) in `degree` steps (zero: x
+ * is 0 on entry, one product fewer), a polynomial of degree - 1 in D^-1 A;
+ * r, d, t: work vectors of A's rows; k0, k1: kernels amg_cheb0 and
+ * amg_cheb of kernels/amg.cl (the vector updates fused), or NULL (the
+ * library's vector calls). The AMG smoother (amg_cycle.c) and the
+ * Chebyshev preconditioner (amg_chebyshev.c). */
+typedef struct {
+    hisp_context ctx;
+    hisp_type type; /* A's entries: f32 or f64 */
+    hisp_matrix A;
+    hisp_vector diag, r, d, t;
+    double lo, hi;
+    int degree;
+    void *k0, *k1;
+} hispi_cheb;
+HISPI_LOCAL hisp_status hispi_cheb_steps(const hispi_cheb *ch, hisp_vector b, hisp_vector x,
+                                         bool zero);
+
+/* The Chebyshev preconditioner (amg_chebyshev.c): A square, f32 or f64,
+ * with a positive diagonal (else HISP_ERR_INVALID_ARGUMENT naming the
+ * row); z = p(D^-1 A) D^-1 x, degree - 1 products with A. */
+typedef struct hispi_chebpc hispi_chebpc;
+HISPI_LOCAL hisp_status hispi_chebpc_create(hisp_matrix A, int degree, hispi_chebpc **p);
+HISPI_LOCAL hisp_status hispi_chebpc_apply(hispi_chebpc *p, hisp_vector x, hisp_vector z);
+HISPI_LOCAL void hispi_chebpc_destroy(hispi_chebpc **p);
+
 /* ---- the device's levels (amg_dev.c) -------------------------------------- */
 
 /* Does ctx's backend set levels up with kernels (where SpGEMM runs there)? */

@@ -67,6 +67,9 @@ static const option table[] = {
      "or auto: single where the setup runs on a GPU for a system of at least 100000 rows whose "
      "entries f32 holds, solved by cg or bicgstab or set up as a preconditioner object, else full",
      0, 0, "auto|single|full", AT(amg_precision)},
+    {"chebyshev_degree", HISP_OPTION_INT, "4",
+     "the Chebyshev preconditioner's steps (degree - 1 products with A per application)", 2, 32,
+     NULL, AT(chebyshev_degree)},
     {"spgemm", HISP_OPTION_STRING, "hisp",
      "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "
      "backend, f32 and f64: cuSPARSE's generic SpGEMM, ALG1, else ALG3 where ALG1 lacks the "

@@ -247,6 +247,7 @@ HISPI_LOCAL hisp_status hispi_ks_local(hisp_context ctx, hisp_matrix A, const hi
 typedef struct {
     struct hispi_amg_cycle *amg; /* core/amg/hispi_amg.h */
     struct hispi_ilu *ilu;       /* core/ilu/hispi_ilu.h */
+    struct hispi_chebpc *cheb;   /* core/amg/hispi_amg.h */
 } hispi_ks_lent;
 /* The local space with a lent setup (NULL: as hispi_ks_local). */
 HISPI_LOCAL hisp_status hispi_ks_local_lent(hisp_context ctx, hisp_matrix A, hisp_precond pc,

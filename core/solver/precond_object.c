@@ -21,6 +21,7 @@ struct hisp_preconditioner_s {
     double setup_ms;
     hispi_amg_cycle *amg; /* AMG */
     hispi_ilu *ilu;       /* ILU0, IC0 */
+    hispi_chebpc *cheb;   /* CHEBYSHEV */
     bool broken;          /* the last update failed */
 };
 
@@ -34,7 +35,7 @@ static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner 
     hisp_context ctx = A->ctx;
     double t0 = hispi_now_ms();
     bool ilu = kind == HISP_PRECOND_ILU0 || kind == HISP_PRECOND_IC0;
-    if (kind != HISP_PRECOND_AMG && !ilu)
+    if (kind != HISP_PRECOND_AMG && kind != HISP_PRECOND_CHEBYSHEV && !ilu)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "hisp_preconditioner_create: %s has nothing to keep across solves "
                           "(hisp_solver_set_preconditioner sets it up with each solve)",
@@ -52,6 +53,8 @@ static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner 
     P->ctx = ctx, P->kind = kind, P->A = A, P->n = mi.nrows, P->t = mi.type;
     if (ilu) {
         s = hispi_ilu_create(A, kind == HISP_PRECOND_IC0, &P->ilu);
+    } else if (kind == HISP_PRECOND_CHEBYSHEV) {
+        s = hispi_chebpc_create(A, ctx->opt.chebyshev_degree, &P->cheb);
     } else {
         hispi_amg_opts o;
         hispi_amg_options(ctx, &o);
@@ -94,7 +97,8 @@ hisp_status hisp_preconditioner_get_info(hisp_preconditioner P, hisp_preconditio
         info->shifted = f->shifted, info->filled = f->filled, info->diag_shift = f->diag_shift;
         return HISP_SUCCESS;
     }
-    if (!P->amg) return HISP_SUCCESS; /* a failed update */
+    if (P->cheb) info->type = P->t;
+    if (!P->amg) return HISP_SUCCESS; /* Chebyshev, or a failed update */
     const hispi_amg *h = hispi_amg_cycle_hierarchy(P->amg);
     info->levels = h->nlevels;
     info->type = hispi_amg_cycle_type(P->amg);
@@ -127,6 +131,14 @@ static hisp_status update(hisp_preconditioner P, hisp_matrix A)
      * object's setup from 527 ms to 9.8 s. */
     double t0 = hispi_now_ms();
     P->broken = true;
+    if (P->kind == HISP_PRECOND_CHEBYSHEV) { /* the diagonal and bound anew */
+        hispi_chebpc *c = NULL;
+        HISPI_TRY(hispi_chebpc_create(A, ctx->opt.chebyshev_degree, &c));
+        hispi_chebpc_destroy(&P->cheb), P->cheb = c;
+        P->A = A, P->broken = false;
+        P->setup_ms = hispi_now_ms() - t0;
+        return HISP_SUCCESS;
+    }
     if (P->kind != HISP_PRECOND_AMG) { /* the factors anew */
         hispi_ilu *f = NULL;
         HISPI_TRY(hispi_ilu_create(A, P->kind == HISP_PRECOND_IC0, &f));
@@ -161,6 +173,7 @@ void hisp_preconditioner_destroy(hisp_preconditioner *P)
     hisp_preconditioner p = *P;
     hispi_amg_cycle_destroy(&p->amg); /* also after its context: host memory, orphans */
     hispi_ilu_destroy(&p->ilu);
+    hispi_chebpc_destroy(&p->cheb);
     p->magic = 0;
     hispi_handle_free(p);
     *P = NULL;
@@ -169,7 +182,7 @@ void hisp_preconditioner_destroy(hisp_preconditioner *P)
 hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx, hisp_matrix A,
                                       hispi_ks_lent *lent)
 {
-    lent->amg = NULL, lent->ilu = NULL;
+    lent->amg = NULL, lent->ilu = NULL, lent->cheb = NULL;
     if (!precond_ok(P) || P->ctx != ctx)
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
                           "solve: the solver's preconditioner object is destroyed or of another "
@@ -181,6 +194,6 @@ hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_context ctx, h
         return hispi_fail(ctx, HISP_ERR_INVALID_HANDLE,
                           "solve: the matrix the preconditioner was set up from is destroyed");
     HISPI_TRY(fits(P, A, "solve"));
-    lent->amg = P->amg, lent->ilu = P->ilu;
+    lent->amg = P->amg, lent->ilu = P->ilu, lent->cheb = P->cheb;
     return HISP_SUCCESS;
 }

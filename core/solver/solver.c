@@ -12,8 +12,8 @@
 #define HISPI_MAGIC_SOLVER 0x68536f6cu /* "hSol" */
 
 static const char *const method_names[HISP_SOLVER_COUNT] = {"cg", "bicgstab", "gmres", "lsqr"};
-static const char *const precond_names[HISP_PRECOND_COUNT] = {"none",      "jacobi", "amg",
-                                                              "l1-jacobi", "ilu0",   "ic0"};
+static const char *const precond_names[HISP_PRECOND_COUNT] = {
+    "none", "jacobi", "amg", "l1-jacobi", "ilu0", "ic0", "chebyshev"};
 static const char *const reason_names[HISP_STOP_COUNT] = {
     "converged",  "iteration limit",        "breakdown", "matrix not positive definite",
     "NaN or Inf", "stopped by the monitor", "stagnation"};
@@ -579,7 +579,7 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
     ks_space *sp = NULL;
-    hispi_ks_lent lent = {NULL, NULL};
+    hispi_ks_lent lent = {NULL, NULL, NULL};
     if (s->pobj) {
         if (s->method == HISP_SOLVER_LSQR)
             return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,

@@ -30,7 +30,8 @@ typedef struct {
     hisp_matrix binv;
     hispi_amg_cycle *amg; /* AMG: z = one V-cycle of x */
     hispi_ilu *ilu;       /* ILU(0), IC(0): z = U^-1 L^-1 x */
-    bool lent;            /* amg or ilu is a preconditioner object's */
+    hispi_chebpc *cheb;   /* Chebyshev: z = p(D^-1 A) D^-1 x */
+    bool lent;            /* amg, ilu or cheb is a preconditioner object's */
     hisp_vector tmp;      /* LSQR with Jacobi: D x before the product */
     /* MPI ranks: slots still holding this rank's partial sum (see flush) */
     unsigned char *pending;
@@ -261,6 +262,8 @@ static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
         HISPI_TRY(hispi_amg_cycle_apply(ls->amg, V(x), V(z)));
     } else if (ls->ilu) {
         HISPI_TRY(hispi_ilu_apply(ls->ilu, V(x), V(z)));
+    } else if (ls->cheb) {
+        HISPI_TRY(hispi_chebpc_apply(ls->cheb, V(x), V(z)));
     } else if (x != z) {
         HISPI_TRY(hisp_vector_copy(V(x), V(z)));
     }
@@ -379,7 +382,10 @@ static void l_destroy(ks_space *sp)
     hisp_vector_destroy(&ls->cscale);
     hisp_vector_destroy(&ls->tmp);
     hisp_matrix_destroy(&ls->binv);
-    if (!ls->lent) hispi_amg_cycle_destroy(&ls->amg), hispi_ilu_destroy(&ls->ilu);
+    if (!ls->lent) {
+        hispi_amg_cycle_destroy(&ls->amg), hispi_ilu_destroy(&ls->ilu);
+        hispi_chebpc_destroy(&ls->cheb);
+    }
     free(ls->bank_host);
     free(ls->pending);
     free(ls->sums);
@@ -455,6 +461,18 @@ static hisp_status setup_pc(local_space *ls, hisp_precond pc, hisp_solver_method
         const hispi_ilu_factors *f = hispi_ilu_report(ls->ilu);
         sp->pc_shifted = f->shifted, sp->pc_filled = f->filled, sp->pc_diag_shift = f->diag_shift;
         sp->pc_type = f->t;
+        return HISP_SUCCESS;
+    }
+    if (pc == HISP_PRECOND_CHEBYSHEV) {
+        if (lsqr || !A || !real)
+            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                              "Chebyshev: a square matrix of f32 or f64 entries and cg, bicgstab "
+                              "or gmres");
+        if (lent && lent->cheb)
+            ls->cheb = lent->cheb, ls->lent = true;
+        else
+            HISPI_TRY(hispi_chebpc_create(A, ctx->opt.chebyshev_degree, &ls->cheb));
+        sp->pc_type = ls->mt;
         return HISP_SUCCESS;
     }
     /* AMG */
@@ -557,7 +575,7 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
         l_destroy(sp);
         return st;
     }
-    sp->has_pc = ls->diag || ls->binv || ls->cscale || ls->amg || ls->ilu;
+    sp->has_pc = ls->diag || ls->binv || ls->cscale || ls->amg || ls->ilu || ls->cheb;
     if (ctx->kind == HISP_BACKEND_REFERENCE) hispi_ks_timed(sp); /* host loops: calls finish */
     if (ctx->kind != HISP_BACKEND_REFERENCE && ctx->opt.debug) {
         hispi_ks_timed(sp);
