@@ -33,7 +33,7 @@ void hispi_chebpc_destroy(hispi_chebpc **pp)
     *pp = NULL;
 }
 
-/* A's diagonal (positive: else the error naming the row) into a new vector
+/* A's diagonal (positive: else the error naming the row) as a new vector
  * of its type, and Gershgorin's bound of rho(D^-1 A). */
 static hisp_status diagonal(hisp_matrix A, hisp_vector *dv, double *rho)
 {
@@ -41,11 +41,10 @@ static hisp_status diagonal(hisp_matrix A, hisp_vector *dv, double *rho)
     hispi_sparse tmp;
     const hispi_sparse *c = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
-    int64_t n = c->nrows;
-    void *d = NULL;
-    hisp_status s = hispi_calloc(ctx, (size_t)n + 1, hisp_type_size(c->type), &d);
+    double *d = NULL;
+    hisp_status s = hispi_alloc(ctx, (size_t)c->nrows + 1, sizeof *d, (void **)&d);
     *rho = 0;
-    for (int64_t i = 0; !s && i < n; i++) {
+    for (int64_t i = 0; !s && i < c->nrows; i++) {
         double di = 0, off = 0;
         for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++)
             if (c->colind[k] == i)
@@ -57,11 +56,10 @@ static hisp_status diagonal(hisp_matrix A, hisp_vector *dv, double *rho)
                            "Chebyshev: row %lld's diagonal entry is %g, not positive (A must be "
                            "symmetric positive definite)",
                            (long long)i + 1, di);
-        hispi_store_real(c->type, d, i, di);
+        d[i] = di;
         *rho = fmax(*rho, 1 + off / di);
     }
-    if (!s) s = hisp_vector_create(ctx, c->type, n, dv);
-    if (!s) s = hisp_vector_write(*dv, d);
+    if (!s) s = hispi_amg_diag_vector(ctx, c->type, c->nrows, d, dv);
     free(d);
     hispi_sparse_free(&tmp);
     return s;
@@ -87,16 +85,10 @@ hisp_status hispi_chebpc_create(hisp_matrix A, int degree, hispi_chebpc **out)
     double rho = 0;
     hisp_status s = diagonal(A, &ch->diag, &rho);
     int64_t n = mi.nrows;
-    if (!s) s = hisp_vector_create(ctx, mi.type, n, &ch->r);
+    /* r starts as Lanczos's start vector (overwritten) */
+    if (!s) s = hispi_amg_start_vector(ctx, mi.type, n, 1, &ch->r);
     if (!s) s = hisp_vector_create(ctx, mi.type, n, &ch->d);
     if (!s) s = hisp_vector_create(ctx, mi.type, n, &ch->t);
-    /* the Lanczos start vector in r (overwritten) */
-    void *tx = NULL;
-    if (!s) s = hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(mi.type), &tx);
-    for (int64_t i = 0; !s && i < n; i++)
-        hispi_store_real(mi.type, tx, i, hispi_amg_start_value(1, i));
-    if (!s) s = hisp_vector_write(ch->r, tx);
-    free(tx);
     if (!s) s = hispi_amg_lmax(A, ch->diag, ch->r, rho, &p->lmax, &ch->hi);
     ch->lo = ch->hi / CHEB_RATIO;
     if (!s && HISPI_BE_HAS(ctx, kern_get) && HISPI_BE_HAS(ctx, kern_launch)) {

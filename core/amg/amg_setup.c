@@ -173,9 +173,8 @@ static hisp_status smoothed(hisp_context ctx, hisp_type t, int64_t n, const doub
     return s;
 }
 
-/* d (n doubles, stored as type t) into a new vector *v. */
-static hisp_status diag_vector(hisp_context ctx, hisp_type t, int64_t n, const double *d,
-                               hisp_vector *v)
+hisp_status hispi_amg_diag_vector(hisp_context ctx, hisp_type t, int64_t n, const double *d,
+                                  hisp_vector *v)
 {
     void *tw = NULL;
     HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, hisp_type_size(t), &tw));
@@ -188,15 +187,14 @@ static hisp_status diag_vector(hisp_context ctx, hisp_type t, int64_t n, const d
     return s;
 }
 
-/* A new vector of n start values (hispi_amg_start_value) of type t. */
-static hisp_status start_vector(hisp_context ctx, hisp_type t, int64_t n, uint64_t seed,
-                                hisp_vector *v)
+hisp_status hispi_amg_start_vector(hisp_context ctx, hisp_type t, int64_t n, uint64_t seed,
+                                   hisp_vector *v)
 {
     double *x = NULL;
     HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, sizeof *x, (void **)&x));
     for (int64_t i = 0; i < n; i++)
         x[i] = hispi_amg_start_value(seed, i);
-    hisp_status s = diag_vector(ctx, t, n, x, v);
+    hisp_status s = hispi_amg_diag_vector(ctx, t, n, x, v);
     free(x);
     return s;
 }
@@ -230,11 +228,11 @@ static hisp_status host_level(hisp_context ctx, hisp_matrix A, const uint32_t *w
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *d, (void **)&d);
     if (!s && want_l1) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *l1, (void **)&l1);
     if (!s) s = diagonal(ctx, n, p, c, v, mi.type, d, l1, &out->rho);
-    if (!s) s = diag_vector(ctx, mi.type, n, d, &out->diag);
-    if (!s && want_l1) s = diag_vector(ctx, mi.type, n, l1, &out->l1);
+    if (!s) s = hispi_amg_diag_vector(ctx, mi.type, n, d, &out->diag);
+    if (!s && want_l1) s = hispi_amg_diag_vector(ctx, mi.type, n, l1, &out->l1);
     free(l1);
     hispi_amg_mark(ctx, n, "diagonal", &t0);
-    if (!s) s = start_vector(ctx, mi.type, n, o->seed, &r0);
+    if (!s) s = hispi_amg_start_vector(ctx, mi.type, n, o->seed, &r0);
     if (!s) s = hispi_amg_lmax(A, out->diag, r0, out->rho, &out->lmax, &out->upper);
     hisp_vector_destroy(&r0);
     hispi_amg_mark(ctx, n, "lanczos", &t0);

@@ -188,6 +188,14 @@ typedef struct {
 HISPI_LOCAL hisp_status hispi_cheb_steps(const hispi_cheb *ch, hisp_vector b, hisp_vector x,
                                          bool zero);
 
+/* The host's pieces of a level (amg_setup.c), the Chebyshev
+ * preconditioner's too: n doubles as a new vector of type t; a new vector
+ * of n start values (hispi_amg_start_value). */
+HISPI_LOCAL hisp_status hispi_amg_diag_vector(hisp_context ctx, hisp_type t, int64_t n,
+                                              const double *d, hisp_vector *v);
+HISPI_LOCAL hisp_status hispi_amg_start_vector(hisp_context ctx, hisp_type t, int64_t n,
+                                               uint64_t seed, hisp_vector *v);
+
 /* The Chebyshev preconditioner (amg_chebyshev.c): A square, f32 or f64,
  * with a positive diagonal (else HISP_ERR_INVALID_ARGUMENT naming the
  * row); z = p(D^-1 A) D^-1 x, degree - 1 products with A. */

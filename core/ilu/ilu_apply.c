@@ -82,7 +82,7 @@ static hisp_status levels(hisp_context ctx, int64_t n, const int64_t *ptr, const
     return s;
 }
 
-/* A device buffer with n entries of `size` bytes from src. */
+/* A device buffer of `bytes` from src. */
 static hisp_status upload(hispi_ilu *p, int which, const void *src, size_t bytes)
 {
     HISPI_TRY(HISPI_BE(p->ctx, buf_alloc, bytes ? bytes : 1, &p->b[which]));

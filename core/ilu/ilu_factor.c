@@ -75,13 +75,13 @@ static hisp_status clean(hisp_context ctx, const hispi_sparse *a, bool lower, sp
     int64_t n = a->nrows, cap = 0;
     memset(s, 0, sizeof *s);
     s->n = n;
-    for (int64_t i = 0; i < n; i++)
-        cap += a->rowptr[i + 1] - a->rowptr[i] + 1;
     centry *row = NULL;
-    int64_t maxrow = 1;
-    for (int64_t i = 0; i < n; i++)
-        if (a->rowptr[i + 1] - a->rowptr[i] + 1 > maxrow)
-            maxrow = a->rowptr[i + 1] - a->rowptr[i] + 1;
+    int64_t maxrow = 1; /* a row's entries and its diagonal */
+    for (int64_t i = 0; i < n; i++) {
+        int64_t m = a->rowptr[i + 1] - a->rowptr[i] + 1;
+        cap += m;
+        if (m > maxrow) maxrow = m;
+    }
     hisp_status st = hispi_alloc(ctx, (size_t)n + 1, sizeof *s->p, (void **)&s->p);
     if (!st) st = hispi_alloc(ctx, (size_t)n + 1, sizeof *s->dpos, (void **)&s->dpos);
     if (!st) st = hispi_alloc(ctx, (size_t)n + 1, sizeof *s->r, (void **)&s->r);

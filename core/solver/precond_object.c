@@ -30,6 +30,33 @@ static bool precond_ok(hisp_preconditioner P)
     return hispi_handle_live(P, HISPI_H_PRECOND) && P->magic == HISPI_MAGIC_PRECOND;
 }
 
+/* P's setup of its kind for A, replacing the one it holds on success: the
+ * factors or Chebyshev's bound anew; AMG's hierarchy made, or set up again
+ * keeping the aggregates (hispi_amg_cycle_renew). Kept SpGEMM plans were
+ * measured on the H200: 328 ms against a setup's 478 at poisson3d 256^3,
+ * but making the plans took the object's setup from 527 ms to 9.8 s. */
+static hisp_status setup(hisp_preconditioner P, hisp_matrix A)
+{
+    hisp_context ctx = P->ctx;
+    if (P->kind == HISP_PRECOND_ILU0 || P->kind == HISP_PRECOND_IC0) {
+        hispi_ilu *f = NULL;
+        HISPI_TRY(hispi_ilu_create(A, P->kind == HISP_PRECOND_IC0, &f));
+        hispi_ilu_destroy(&P->ilu), P->ilu = f;
+    } else if (P->kind == HISP_PRECOND_CHEBYSHEV) {
+        hispi_chebpc *c = NULL;
+        HISPI_TRY(hispi_chebpc_create(A, ctx->opt.chebyshev_degree, &c));
+        hispi_chebpc_destroy(&P->cheb), P->cheb = c;
+    } else {
+        hispi_amg_opts o;
+        hispi_amg_options(ctx, &o);
+        hispi_amg_cycle *c = NULL;
+        HISPI_TRY(P->amg ? hispi_amg_cycle_renew(A, &o, P->amg, &c)
+                         : hispi_amg_cycle_create(A, &o, &c));
+        hispi_amg_cycle_destroy(&P->amg), P->amg = c;
+    }
+    return HISP_SUCCESS;
+}
+
 static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner *out)
 {
     hisp_context ctx = A->ctx;
@@ -51,15 +78,7 @@ static hisp_status create(hisp_precond kind, hisp_matrix A, hisp_preconditioner 
     }
     P->magic = HISPI_MAGIC_PRECOND;
     P->ctx = ctx, P->kind = kind, P->A = A, P->n = mi.nrows, P->t = mi.type;
-    if (ilu) {
-        s = hispi_ilu_create(A, kind == HISP_PRECOND_IC0, &P->ilu);
-    } else if (kind == HISP_PRECOND_CHEBYSHEV) {
-        s = hispi_chebpc_create(A, ctx->opt.chebyshev_degree, &P->cheb);
-    } else {
-        hispi_amg_opts o;
-        hispi_amg_options(ctx, &o);
-        s = hispi_amg_cycle_create(A, &o, &P->amg);
-    }
+    s = setup(P, A);
     if (s) {
         hisp_preconditioner_destroy(&P);
         return s;
@@ -123,36 +142,10 @@ static hisp_status fits(hisp_preconditioner P, hisp_matrix A, const char *what)
 
 static hisp_status update(hisp_preconditioner P, hisp_matrix A)
 {
-    hisp_context ctx = P->ctx;
     HISPI_TRY(fits(P, A, "hisp_preconditioner_update"));
-    /* The aggregates kept, the numbers made anew (hispi_amg_cycle_renew).
-     * Kept SpGEMM plans were measured on the H200: 328 ms against a
-     * setup's 478 at poisson3d 256^3, but making the plans took the
-     * object's setup from 527 ms to 9.8 s. */
     double t0 = hispi_now_ms();
     P->broken = true;
-    if (P->kind == HISP_PRECOND_CHEBYSHEV) { /* the diagonal and bound anew */
-        hispi_chebpc *c = NULL;
-        HISPI_TRY(hispi_chebpc_create(A, ctx->opt.chebyshev_degree, &c));
-        hispi_chebpc_destroy(&P->cheb), P->cheb = c;
-        P->A = A, P->broken = false;
-        P->setup_ms = hispi_now_ms() - t0;
-        return HISP_SUCCESS;
-    }
-    if (P->kind != HISP_PRECOND_AMG) { /* the factors anew */
-        hispi_ilu *f = NULL;
-        HISPI_TRY(hispi_ilu_create(A, P->kind == HISP_PRECOND_IC0, &f));
-        hispi_ilu_destroy(&P->ilu), P->ilu = f;
-        P->A = A, P->broken = false;
-        P->setup_ms = hispi_now_ms() - t0;
-        return HISP_SUCCESS;
-    }
-    hispi_amg_opts o;
-    hispi_amg_options(ctx, &o);
-    hispi_amg_cycle *c = NULL;
-    hisp_status s = hispi_amg_cycle_renew(A, &o, P->amg, &c);
-    if (s) return s;
-    hispi_amg_cycle_destroy(&P->amg), P->amg = c;
+    HISPI_TRY(setup(P, A));
     P->A = A, P->broken = false;
     P->setup_ms = hispi_now_ms() - t0;
     return HISP_SUCCESS;
