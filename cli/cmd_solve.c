@@ -62,6 +62,12 @@ static const char help[] =
     "  --chebyshev-degree K chebyshev: its steps, 2..32 (K - 1 products with A per\n"
     "                       application; default 4; the library's option\n"
     "                       chebyshev_degree)\n"
+    "  --factor-sweeps N    ilu0, ic0: the factorisation's fixed-point sweeps,\n"
+    "                       0..50 (0: exact, on the host; default: 3 on a GPU,\n"
+    "                       else 0; the library's option ilu_factor_sweeps)\n"
+    "  --solve-sweeps N     ilu0, ic0: Jacobi sweeps per triangular solve, 0..50\n"
+    "                       (0: exact; default: 2 on a GPU, else 0; the\n"
+    "                       library's option ilu_solve_sweeps)\n"
     "  --solves N           N solves of the system, each from x0 (1..1000; default\n"
     "                       1): amg's hierarchy, ilu0's and ic0's factors and\n"
     "                       chebyshev's bound are set up once for all of them (a\n"
@@ -163,6 +169,8 @@ enum {
     O_AMG_BLOCK,
     O_AMG_PRECISION,
     O_CHEB_DEGREE,
+    O_FACTOR_SWEEPS,
+    O_SOLVE_SWEEPS,
     O_SOLVES,
     O_UPDATE,
     O_JSON,
@@ -199,6 +207,8 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--amg-block", true},
                                    {"--amg-precision", true},
                                    {"--chebyshev-degree", true},
+                                   {"--factor-sweeps", true},
+                                   {"--solve-sweeps", true},
                                    {"--solves", true},
                                    {"--update", false},
                                    {"--json", false},
@@ -239,14 +249,18 @@ static int parse(int argc, char **argv, solve_opts *o)
                                val[O_PRECOND]);
     /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps,
      * amg_block, amg_precision) */
-    static const char *const amg_opt[SOLVE_LIB_OPTS] = {"amg_theta",     "amg_smoother",
-                                                        "amg_sweeps",    "amg_block",
-                                                        "amg_precision", "chebyshev_degree"};
+    static const char *const amg_opt[SOLVE_LIB_OPTS] = {
+        "amg_theta",     "amg_smoother",     "amg_sweeps",        "amg_block",
+        "amg_precision", "chebyshev_degree", "ilu_factor_sweeps", "ilu_solve_sweeps"};
+    bool ilu = o->precond == HISP_PRECOND_ILU0 || o->precond == HISP_PRECOND_IC0;
     for (int i = 0; i < SOLVE_LIB_OPTS; i++) {
         o->amg[i].name = amg_opt[i];
         o->amg[i].value = val[O_AMG_THETA + i];
         if (i == SOLVE_CHEB_OPT && o->amg[i].value && o->precond != HISP_PRECOND_CHEBYSHEV)
             return cli_usage_error("solve", "--chebyshev-degree goes with --precond chebyshev");
+        if (i >= SOLVE_ILU_OPT && o->amg[i].value && !ilu)
+            return cli_usage_error("solve", "--%s-sweeps goes with --precond ilu0 or ic0",
+                                   i == SOLVE_ILU_OPT ? "factor" : "solve");
         if (i < SOLVE_AMG_OPTS && o->amg[i].value && o->precond != HISP_PRECOND_AMG)
             return cli_usage_error("solve", "--amg-%s goes with --precond amg", amg_opt[i] + 4);
     }
@@ -277,6 +291,10 @@ static int parse(int argc, char **argv, solve_opts *o)
         rc = cli_parse_int("--devices", val[O_DEVICES], 1, HISP_MPLAN_MAX_DEVICES, &o->devices);
     o->solves = 1;
     if (!rc && val[O_SOLVES]) rc = cli_parse_int("--solves", val[O_SOLVES], 1, 1000, &o->solves);
+    for (int i = O_FACTOR_SWEEPS, k; !rc && i <= O_SOLVE_SWEEPS; i++)
+        if (val[i])
+            rc = cli_parse_int(i == O_FACTOR_SWEEPS ? "--factor-sweeps" : "--solve-sweeps", val[i],
+                               0, 50, &k);
     o->update = val[O_UPDATE] != NULL;
     if (!rc && o->update && (o->solves < 2 || !solve_kept_precond(o->precond)))
         rc = cli_usage_error("solve",

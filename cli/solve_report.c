@@ -92,6 +92,8 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
         json_int(&j, "precond_filled", r->info.precond_filled);
         if (o->precond == HISP_PRECOND_IC0)
             json_double(&j, "precond_diag_shift", r->info.precond_diag_shift);
+        json_int(&j, "factor_sweeps", r->info.precond_factor_sweeps);
+        json_int(&j, "solve_sweeps", r->info.precond_solve_sweeps);
     }
     json_double(&j, "rtol", o->rtol);
     json_double(&j, "atol", o->atol);
@@ -157,6 +159,15 @@ static void print_precond_note(const solve_opts *o, const hisp_solve_info *in)
     if (in->precond_diag_shift > 0)
         printf("note       ic0: a pivot was not positive; A + %g diag(r) was factorised\n",
                in->precond_diag_shift);
+    if (o->precond == HISP_PRECOND_ILU0 || o->precond == HISP_PRECOND_IC0) {
+        char f[48] = "exactly", s[48] = "exact";
+        if (in->precond_factor_sweeps)
+            snprintf(f, sizeof f, "by %d fixed-point sweeps", in->precond_factor_sweeps);
+        if (in->precond_solve_sweeps)
+            snprintf(s, sizeof s, "%d Jacobi sweeps each", in->precond_solve_sweeps);
+        printf("note       %s: factorised %s; triangular solves %s\n",
+               hisp_precond_name(o->precond), f, s);
+    }
 }
 
 void solve_print_text(const solve_opts *o, const solve_result *r)

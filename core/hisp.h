@@ -229,6 +229,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         type)
  *   chebyshev_degree int 2..32  the Chebyshev preconditioner's steps (its
  *                         products with A per application + 1; default 4)
+ *   ilu_factor_sweeps int -1..50  ILU(0) / IC(0): the factorisation's
+ *                         fixed-point sweeps (0: exact, row by row on the
+ *                         host; -1, the default: 3 where the preconditioner
+ *                         runs on a GPU, else 0)
+ *   ilu_solve_sweeps int -1..50  ILU(0) / IC(0): Jacobi sweeps per
+ *                         triangular solve (0: exact solves; -1, the
+ *                         default: 2 on a GPU, else 0)
  *   spgemm     string     the kernels of hisp_matrix_multiply and
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
@@ -1114,9 +1121,12 @@ typedef enum {
  * of a_ii (positive where a_ii = 0; 1 for an empty row): real and complex
  * entries; ILU0 the incomplete LU factorisation on A's pattern, IC0 the
  * incomplete Cholesky factorisation A ~ L D L^H of a Hermitian positive
- * definite A (its lower triangle read), both applied as U^-1 L^-1 by exact
- * triangular solves (CSR-convertible f32, f64, c32, c64; not LSQR nor
- * operators; core/ilu/). ILU(0) fills a missing diagonal entry (counted in
+ * definite A (its lower triangle read), both applied as U^-1 L^-1
+ * (CSR-convertible f32, f64, c32, c64; not LSQR nor operators;
+ * core/ilu/): on a GPU factorised on the device by fixed-point sweeps
+ * (f32/f64 CSR whose rows are sorted with their diagonal; else on the
+ * host) and applied by Jacobi sweeps of the triangles, elsewhere exact
+ * (options ilu_factor_sweeps, ilu_solve_sweeps). ILU(0) fills a missing diagonal entry (counted in
  * precond_filled) and replaces a pivot |u_ii| <= 1e-8 r_i (r_i the row's
  * largest |a_ij|) by 1e-3 r_i with the pivot's sign (precond_shifted);
  * IC(0) where a pivot is not positive factorises A + s diag(r) instead, s =
@@ -1204,6 +1214,10 @@ typedef struct {
     hisp_precond precond;
     int64_t precond_shifted, precond_filled;
     double precond_diag_shift;
+    /* ILU0, IC0: the factorisation's fixed-point sweeps and the Jacobi
+     * sweeps of each triangular solve (0: exact; options ilu_factor_sweeps,
+     * ilu_solve_sweeps) */
+    int precond_factor_sweeps, precond_solve_sweeps;
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k
@@ -1262,6 +1276,8 @@ typedef struct {
      * (hisp_solve_info.precond_shifted, _filled, _diag_shift) */
     int64_t shifted, filled;
     double diag_shift;
+    /* ILU0, IC0: hisp_solve_info.precond_factor_sweeps, _solve_sweeps */
+    int factor_sweeps, solve_sweeps;
 } hisp_preconditioner_info;
 HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_create(hisp_precond kind, hisp_matrix A,
                                                                hisp_preconditioner *P);

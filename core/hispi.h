@@ -89,6 +89,7 @@ typedef struct {
     double amg_theta;
     int amg_smoother, amg_sweeps, amg_block, amg_precision;
     int chebyshev_degree;
+    int ilu_factor_sweeps, ilu_solve_sweeps; /* -1: the default of where it runs */
     int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse (HISPI_SPGEMM_VENDOR) */
 } hispi_options;
 

@@ -11,6 +11,7 @@
  * Chebyshev-CG on each target (true residual, iterations within 2 of the
  * reference's, fewer with a higher degree, z against the reference's). */
 #include "amg/hispi_amg.h"
+#include "backend/backend.h" /* HISPI_PROG_ILU */
 #include "ilu/hispi_ilu.h"
 #include "solver/ksp.h"
 #include "testutil.h"
@@ -145,7 +146,7 @@ START_TEST(test_factors)
             hisp_matrix A =
                 grid2d(ctx, types[q], 9, ic ? 0 : 1.5, cx && !ic ? 0.5 + 0.5 * I : 0.1, ic && cx);
             hispi_ilu_factors f;
-            CK_OK(ctx, hispi_ilu_factor(A, ic, &f));
+            CK_OK(ctx, hispi_ilu_factor(A, ic, 0, &f));
             ck_assert_int_eq(f.shifted, 0);
             ck_assert_int_eq(f.filled, 0);
             ck_assert(f.diag_shift == 0);
@@ -174,7 +175,7 @@ START_TEST(test_factors)
         CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, mi.type, &A, NULL));
         found++;
         hispi_ilu_factors f;
-        CK_OK(ctx, hispi_ilu_factor(A, real[q].ic, &f));
+        CK_OK(ctx, hispi_ilu_factor(A, real[q].ic, 0, &f));
         if (f.shifted == 0 && f.diag_shift == 0) check_identity(A, &f, real[q].ic, real[q].file);
         hispi_ilu_factors_free(&f);
         hisp_matrix_destroy(&A);
@@ -198,7 +199,7 @@ START_TEST(test_pivots)
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 4, 4, p, c, v, &A));
     hispi_ilu_factors f;
-    CK_OK(ctx, hispi_ilu_factor(A, false, &f));
+    CK_OK(ctx, hispi_ilu_factor(A, false, 0, &f));
     ck_assert_int_eq(f.filled, 2); /* rows 1 and 2 */
     ck_assert_int_ge(f.shifted, 2);
     for (int64_t i = 0; i < 4; i++)
@@ -218,13 +219,13 @@ START_TEST(test_pivots)
         int32_t c1[1] = {0};
         double v1[1] = {q ? -2 : 0};
         CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 1, 1, p1, c1, v1, &A));
-        CK_OK(ctx, hispi_ilu_factor(A, false, &f));
+        CK_OK(ctx, hispi_ilu_factor(A, false, 0, &f));
         ck_assert_int_eq(f.shifted, q ? 0 : 1);
         ck_assert_double_eq_tol(f.d[0], q ? -2 : 1e-3, 1e-15);
         hispi_ilu_factors_free(&f);
         /* IC(0) of [-2] shifts up to 1e3 * 2 and succeeds (-2 + 2000 > 0);
          * of [0] (r = 1) too */
-        CK_OK(ctx, hispi_ilu_factor(A, true, &f));
+        CK_OK(ctx, hispi_ilu_factor(A, true, 0, &f));
         ck_assert(f.diag_shift > 0 && f.d[0] > 0);
         hispi_ilu_factors_free(&f);
         hisp_matrix_destroy(&A);
@@ -233,72 +234,200 @@ START_TEST(test_pivots)
 }
 END_TEST
 
-/* z = M^-1 x on each target against the host's solve in double, and
- * L U z = x recomputed from the factors. */
+/* The options ilu_factor_sweeps and ilu_solve_sweeps on ctx. */
+static void set_sweeps(hisp_context ctx, int fs, int ss)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", fs);
+    CK_OK(ctx, hisp_context_set_option(ctx, "ilu_factor_sweeps", v));
+    snprintf(v, sizeof v, "%d", ss);
+    CK_OK(ctx, hisp_context_set_option(ctx, "ilu_solve_sweeps", v));
+}
+
+/* L (U z) = x for the exact solve z of the factors f. */
+static void check_exact_solve(const hispi_ilu_factors *f, const double *z, const double *x)
+{
+    int vc = hisp_type_components(f->t);
+    int64_t n = f->n;
+    double res = 0;
+    cplx *u = malloc((size_t)n * sizeof *u);
+    for (int64_t i = 0; i < n; i++) {
+        u[i] = fval(f->d, vc, i) * fval(z, vc, i);
+        for (int64_t k = f->up[i]; k < f->up[i + 1]; k++)
+            u[i] += fval(f->uv, vc, k) * fval(z, vc, f->uc[k]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        cplx s = u[i];
+        for (int64_t k = f->lp[i]; k < f->lp[i + 1]; k++)
+            s += fval(f->lv, vc, k) * u[f->lc[k]];
+        res = fmax(res, cabs(s - fval(x, vc, i)));
+    }
+    ck_assert_msg(res <= 1e-10, "L U z - x: %g", res);
+    free(u);
+}
+
+/* z = M^-1 x on each target, on its own path and on the GPUs' (the test
+ * hook; kernels on PoCL too), exact and by sweeps, against the host's
+ * factors and solves in double made as the report says (a complex matrix
+ * is factorised exactly on a GPU); exact solves also by L U z = x. */
 START_TEST(test_apply)
 {
     hisp_context ctx = test_context(_i);
     static const hisp_type types[] = {HISP_F64, HISP_F32, HISP_C64};
+    static const int variants[][2] = {{0, 0}, {3, 0}, {0, 2}, {3, 3}, {-1, -1}};
     for (size_t q = 0; q < 3; q++) {
         if ((types[q] == HISP_F64 || types[q] == HISP_C64) && !test_fp64(ctx)) continue;
         int vc = hisp_type_components(types[q]);
         bool dbl = types[q] != HISP_F32;
-        for (int ic = 0; ic < 2; ic++) {
+        for (int g = 0; g < 10; g++) {
+            int ic = g % 2, fs = variants[g / 2][0], ss = variants[g / 2][1];
             hisp_matrix A =
                 grid2d(ctx, types[q], 12, ic ? 0 : 2, vc > 1 && !ic ? 0.3 * I : 0.2, ic && vc > 1);
-            hispi_ilu *P = NULL;
-            CK_OK(ctx, hispi_ilu_create(A, ic, &P));
-            const hispi_ilu_factors *f = hispi_ilu_report(P);
-            int64_t n = f->n, m = n * vc;
-            double *hx = malloc((size_t)m * 8), *want = malloc((size_t)m * 8);
-            void *buf = malloc((size_t)m * 8), *got = malloc((size_t)m * 8);
-            uint64_t st = test_seed();
-            for (int64_t i = 0; i < m; i++) {
-                want[i] = hx[i] = test_uniform(&st);
-                if (dbl)
-                    ((double *)buf)[i] = hx[i];
-                else
-                    ((float *)buf)[i] = (float)hx[i], want[i] = hx[i] = (float)hx[i];
-            }
-            hispi_ilu_solve_host(f, want);
-            hisp_vector x = NULL, z = NULL;
-            CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &x));
-            CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &z));
-            CK_OK(ctx, hisp_vector_write(x, buf));
-            for (int inplace = 0; inplace < 2; inplace++) {
-                CK_OK(ctx, hisp_vector_write(x, buf));
-                CK_OK(ctx, hispi_ilu_apply(P, x, inplace ? x : z));
-                CK_OK(ctx, hisp_vector_read(inplace ? x : z, got));
-                double err = 0, nrm = 0;
+            for (int gpu = 0; gpu < 2; gpu++) {
+                hispi_ilu_gpu_paths = gpu;
+                set_sweeps(ctx, fs, ss);
+                hispi_ilu *P = NULL;
+                CK_OK(ctx, hispi_ilu_create(A, ic, &P));
+                hispi_ilu_gpu_paths = 0;
+                const hispi_ilu_info *r = hispi_ilu_report(P);
+                if (fs >= 0) ck_assert_int_eq(r->solve_sweeps, ss);
+                if (fs >= 0 && vc < 2) ck_assert_int_eq(r->factor_sweeps, fs);
+                hispi_ilu_factors f;
+                CK_OK(ctx, hispi_ilu_factor(A, ic, r->factor_sweeps, &f));
+                ck_assert_int_eq(f.sweeps, r->factor_sweeps);
+                int64_t n = f.n, m = n * vc;
+                double *hx = malloc((size_t)m * 8), *want = malloc((size_t)m * 8);
+                double *work = malloc((size_t)m * 16);
+                void *buf = malloc((size_t)m * 8), *got = malloc((size_t)m * 8);
+                uint64_t st = test_seed();
                 for (int64_t i = 0; i < m; i++) {
-                    double g = dbl ? ((double *)got)[i] : ((float *)got)[i];
-                    err = fmax(err, fabs(g - want[i])), nrm = fmax(nrm, fabs(want[i]));
+                    want[i] = hx[i] = test_uniform(&st);
+                    if (dbl)
+                        ((double *)buf)[i] = hx[i];
+                    else
+                        ((float *)buf)[i] = (float)hx[i], want[i] = hx[i] = (float)hx[i];
                 }
-                ck_assert_msg(err <= (dbl ? 1e-12 : 1e-4) * nrm, "%s %s %s: |z - z_host| %g of %g",
-                              test_label(_i), hisp_type_name(types[q]), ic ? "ic0" : "ilu0", err,
-                              nrm);
+                if (r->solve_sweeps)
+                    hispi_ilu_sweeps_host(&f, r->solve_sweeps, want, work);
+                else
+                    hispi_ilu_solve_host(&f, want);
+                hisp_vector x = NULL, z = NULL;
+                CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &x));
+                CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &z));
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    CK_OK(ctx, hisp_vector_write(x, buf));
+                    CK_OK(ctx, hispi_ilu_apply(P, x, inplace ? x : z));
+                    CK_OK(ctx, hisp_vector_read(inplace ? x : z, got));
+                    double err = 0, nrm = 0;
+                    for (int64_t i = 0; i < m; i++) {
+                        double v = dbl ? ((double *)got)[i] : ((float *)got)[i];
+                        err = fmax(err, fabs(v - want[i])), nrm = fmax(nrm, fabs(want[i]));
+                    }
+                    ck_assert_msg(err <= (dbl ? 1e-12 : 1e-4) * nrm,
+                                  "%s %s %s sweeps %d/%d gpu paths %d: |z - z_host| %g of %g",
+                                  test_label(_i), hisp_type_name(types[q]), ic ? "ic0" : "ilu0",
+                                  r->factor_sweeps, r->solve_sweeps, gpu, err, nrm);
+                }
+                if (!r->solve_sweeps) check_exact_solve(&f, want, hx);
+                free(hx), free(want), free(work), free(buf), free(got);
+                hisp_vector_destroy(&x), hisp_vector_destroy(&z);
+                hispi_ilu_factors_free(&f);
+                hispi_ilu_destroy(&P);
             }
-            /* L (U z) = x: the host's z is the exact solve */
-            double res = 0;
-            cplx *u = malloc((size_t)n * sizeof *u);
-            for (int64_t i = 0; i < n; i++) {
-                u[i] = fval(f->d, vc, i) * fval(want, vc, i);
-                for (int64_t k = f->up[i]; k < f->up[i + 1]; k++)
-                    u[i] += fval(f->uv, vc, k) * fval(want, vc, f->uc[k]);
-            }
-            for (int64_t i = 0; i < n; i++) {
-                cplx s = u[i];
-                for (int64_t k = f->lp[i]; k < f->lp[i + 1]; k++)
-                    s += fval(f->lv, vc, k) * u[f->lc[k]];
-                res = fmax(res, cabs(s - fval(hx, vc, i)));
-            }
-            ck_assert_msg(res <= 1e-10, "L U z - x: %g", res);
-            free(u), free(hx), free(want), free(buf), free(got);
-            hisp_vector_destroy(&x), hisp_vector_destroy(&z);
-            hispi_ilu_destroy(&P);
             hisp_matrix_destroy(&A);
         }
     }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* Sweeps converge to the exact algorithms: the factorisation's to the
+ * factors of the definition, the solves' to the exact solves; where the
+ * pattern needs cleaning (a missing diagonal) or the sweeps' entries
+ * become infinite, the factorisation is exact (and said so). */
+START_TEST(test_sweeps_limit)
+{
+    hisp_context ctx = ref_ctx();
+    for (int ic = 0; ic < 2; ic++) {
+        hisp_matrix A = grid2d(ctx, HISP_F64, 9, ic ? 0 : 1.5, 0.1, false);
+        hispi_ilu_factors f, e;
+        CK_OK(ctx, hispi_ilu_factor(A, ic, 60, &f));
+        ck_assert_int_eq(f.sweeps, 60);
+        check_identity(A, &f, ic, ic ? "IC(0) by 60 sweeps" : "ILU(0) by 60 sweeps");
+        CK_OK(ctx, hispi_ilu_factor(A, ic, 0, &e));
+        double x[81], y[81], w[162];
+        for (int i = 0; i < 81; i++)
+            x[i] = y[i] = sin(i + 1.0);
+        hispi_ilu_solve_host(&e, x);
+        hispi_ilu_sweeps_host(&e, 40, y, w);
+        for (int i = 0; i < 81; i++)
+            ck_assert_double_eq_tol(x[i], y[i], 1e-12 * fabs(x[i]) + 1e-14);
+        hispi_ilu_factors_free(&f), hispi_ilu_factors_free(&e);
+        hisp_matrix_destroy(&A);
+    }
+    /* [1e-300 1; 1e308 1]: the replaced pivot 1e-3 makes l_10 infinite */
+    int64_t p[3] = {0, 2, 4};
+    int32_t c[4] = {0, 1, 0, 1};
+    double v[4] = {1e-300, 1, 1e308, 1};
+    hisp_matrix B = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p, c, v, &B));
+    hispi_ilu_factors f;
+    CK_OK(ctx, hispi_ilu_factor(B, false, 3, &f));
+    ck_assert_int_eq(f.sweeps, 0);
+    ck_assert_int_ge(f.shifted, 1);
+    hispi_ilu_factors_free(&f);
+    hisp_matrix_destroy(&B);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* On the GPUs' path (the test hook on CPU devices) a pattern the device
+ * cannot factorise is the host's, exactly: a missing diagonal entry, an
+ * unsorted row, for IC(0) an entry above the diagonal without its
+ * mirror; the solves then still run on the device. */
+START_TEST(test_device_fallback)
+{
+    hisp_context ctx = test_context(_i);
+    /* rows: [2 1 .; . . 1; . 1 3] (row 1 lacks its diagonal); [3 . 1;
+     * . 2 .; 1 . 4] unsorted in row 2; [4 1 .; . 4 .; . 1 4] (IC: (0, 1)
+     * without (1, 0)) */
+    static const int64_t p[3][4] = {{0, 2, 3, 5}, {0, 2, 3, 5}, {0, 2, 3, 5}};
+    static const int32_t c[3][5] = {{0, 1, 2, 1, 2}, {0, 2, 1, 2, 0}, {0, 1, 1, 1, 2}};
+    static const float v[3][5] = {{2, 1, 1, 1, 3}, {3, 1, 2, 4, 1}, {4, 1, 4, 1, 4}};
+    for (int q = 0; q < 3; q++) {
+        hisp_matrix A = NULL;
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F32, 3, 3, p[q], c[q], v[q], &A));
+        bool ic = q == 2;
+        hispi_ilu_gpu_paths = 1;
+        set_sweeps(ctx, 3, 2);
+        hispi_ilu *P = NULL;
+        hisp_status s = hispi_ilu_create(A, ic, &P);
+        hispi_ilu_gpu_paths = 0;
+        CK_OK(ctx, s);
+        const hispi_ilu_info *r = hispi_ilu_report(P);
+        /* on a device the host's exact factorisation; the reference's host
+         * path honours the sweeps */
+        ck_assert_int_eq(r->factor_sweeps, test_on_device(_i) ? 0 : 3);
+        ck_assert_int_eq(r->filled, q == 0);
+        ck_assert_int_eq(r->solve_sweeps, 2);
+        hispi_ilu_factors f;
+        CK_OK(ctx, hispi_ilu_factor(A, ic, r->factor_sweeps, &f));
+        float x[3] = {1, 2, 3}, z[3];
+        double want[3] = {1, 2, 3}, w[6];
+        hispi_ilu_sweeps_host(&f, 2, want, w);
+        hisp_vector vx = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F32, 3, &vx));
+        CK_OK(ctx, hisp_vector_write(vx, x));
+        CK_OK(ctx, hispi_ilu_apply(P, vx, vx));
+        CK_OK(ctx, hisp_vector_read(vx, z));
+        for (int i = 0; i < 3; i++)
+            ck_assert_double_eq_tol(z[i], want[i], 1e-4 * fabs(want[i]) + 1e-6);
+        hisp_vector_destroy(&vx);
+        hispi_ilu_factors_free(&f);
+        hispi_ilu_destroy(&P);
+        hisp_matrix_destroy(&A);
+    }
+    set_sweeps(ctx, -1, -1);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -377,6 +506,13 @@ static int64_t solve_once(hisp_context ctx, const solve_case *c, int target, dou
                   hisp_type_name(c->t), info.converged, (long long)info.iterations,
                   info.relative_residual, tr);
     ck_assert_int_eq(info.precond, c->pc);
+    if (c->pc == HISP_PRECOND_ILU0 || c->pc == HISP_PRECOND_IC0) {
+        hispi_options o = ctx->opt;
+        ck_assert_int_eq(info.precond_solve_sweeps,
+                         o.ilu_solve_sweeps < 0 ? info.precond_solve_sweeps : o.ilu_solve_sweeps);
+        if (vc < 2 && o.ilu_factor_sweeps >= 0)
+            ck_assert_int_eq(info.precond_factor_sweeps, o.ilu_factor_sweeps);
+    }
     hisp_solver_destroy(&s);
     free(hb);
     hisp_vector_destroy(&b), hisp_vector_destroy(&x);
@@ -400,14 +536,21 @@ START_TEST(test_solve)
         {HISP_SOLVER_GMRES, HISP_PRECOND_ILU0, HISP_F32, false},
         {HISP_SOLVER_CG, HISP_PRECOND_IC0, HISP_F32, true},
     };
-    for (size_t q = 0; q < sizeof cases / sizeof *cases; q++) {
-        const solve_case *c = &cases[q];
+    /* exact, then by sweeps on the GPUs' path (kernels on PoCL too) */
+    for (size_t q = 0; q < 2 * sizeof cases / sizeof *cases; q++) {
+        const solve_case *c = &cases[q / 2];
         bool f32 = c->t == HISP_F32;
         if (!f32 && !test_fp64(ctx)) continue;
         double rtol = f32 ? 1e-5 : 1e-8;
-        int64_t it = solve_once(ctx, c, _i, rtol), want = solve_once(ref, c, -1, rtol);
-        ck_assert_msg(llabs(it - want) <= 2, "%s %s %s: %lld iterations, reference %lld",
-                      test_label(_i), hisp_solver_method_name(c->method), hisp_precond_name(c->pc),
+        int fs = q % 2 ? 3 : 0, ss = q % 2 ? 2 : 0;
+        set_sweeps(ctx, fs, ss), set_sweeps(ref, fs, ss);
+        hispi_ilu_gpu_paths = q % 2;
+        int64_t it = solve_once(ctx, c, _i, rtol);
+        hispi_ilu_gpu_paths = 0;
+        int64_t want = solve_once(ref, c, -1, rtol);
+        ck_assert_msg(llabs(it - want) <= 2,
+                      "%s %s %s sweeps %d/%d: %lld iterations, reference %lld", test_label(_i),
+                      hisp_solver_method_name(c->method), hisp_precond_name(c->pc), fs, ss,
                       (long long)it, (long long)want);
         solve_case j = *c;
         j.pc = HISP_PRECOND_JACOBI;
@@ -530,19 +673,19 @@ START_TEST(test_errors)
     double q[8] = {1, 0, 0, 0, 1, 0, 0, 0}; /* q64: 2 entries of 4 */
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_Q64, 2, 2, p, c, q, &Q));
     hispi_ilu_factors f;
-    ck_assert_int_eq(hispi_ilu_factor(Q, false, &f), HISP_ERR_UNSUPPORTED);
+    ck_assert_int_eq(hispi_ilu_factor(Q, false, 0, &f), HISP_ERR_UNSUPPORTED);
     int64_t pr[2] = {0, 2};
     int32_t cr[2] = {0, 1};
     double vr[2] = {1, 2};
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 1, 2, pr, cr, vr, &R));
-    ck_assert_int_eq(hispi_ilu_factor(R, false, &f), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hispi_ilu_factor(R, false, 0, &f), HISP_ERR_INVALID_ARGUMENT);
     /* a NaN on the diagonal: no shift makes its pivot positive */
     int64_t p2[3] = {0, 2, 4};
     int32_t c2[4] = {0, 1, 0, 1};
     double v2[4] = {NAN, 10, 10, 4};
     hisp_matrix S = NULL;
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p2, c2, v2, &S));
-    ck_assert_int_eq(hispi_ilu_factor(S, true, &f), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hispi_ilu_factor(S, true, 0, &f), HISP_ERR_INVALID_ARGUMENT);
     hisp_solver s = NULL;
     CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_LSQR, &s));
     CK_OK(ctx, hisp_solver_set_preconditioner(s, HISP_PRECOND_ILU0));
@@ -653,6 +796,52 @@ START_TEST(test_chebyshev)
 }
 END_TEST
 
+/* The kernels of kernels/ilu.cl through NVRTC (no device needed): real
+ * and complex, single and double. */
+START_TEST(test_nvrtc)
+{
+#ifdef HISP_HAVE_CUDA
+    hisp_context ctx = ref_ctx();
+    for (int k = 0; k < 4; k++) {
+        char opts[128];
+        snprintf(opts, sizeof opts,
+                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DIS_COMPLEX=%d -DATOM64=0 -DGS=%d",
+                 k % 2 ? "double" : "float", k % 2, k / 2, HISPI_ILU_GS);
+        if (!test_nvrtc_build(ctx, HISPI_PROG_ILU, opts, "ILU NVRTC builds")) break;
+    }
+    hisp_context_destroy(&ctx);
+#else
+    test_skip("ILU NVRTC builds: the CUDA backend is not compiled in");
+#endif
+}
+END_TEST
+
+/* hisp solve with --factor-sweeps and --solve-sweeps: what ran in --json,
+ * converged with the residual recomputed; refused with other
+ * preconditioners. */
+START_TEST(test_cli)
+{
+    if (!test_hisp_bin()) {
+        test_skip("hisp solve --factor-sweeps: the hisp program is not built");
+        return;
+    }
+    char out[16384];
+    int rc = test_run_cli(out, sizeof out,
+                          "solve gen:poisson3d:10 --method cg --precond ic0 --factor-sweeps 2 "
+                          "--solve-sweeps 3 --json");
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+    ck_assert_int_eq(test_json_int(out, "factor_sweeps"), 2);
+    ck_assert_int_eq(test_json_int(out, "solve_sweeps"), 3);
+    ck_assert(test_json_double(out, "relative_residual") <= 1e-8);
+    rc = test_run_cli(out, sizeof out,
+                      "solve gen:poisson3d:10 --method cg --precond jacobi --solve-sweeps 2");
+    ck_assert_int_eq(rc, 1); /* a usage error */
+    rc = test_run_cli(out, sizeof out,
+                      "solve gen:poisson3d:10 --method cg --precond ilu0 --factor-sweeps 51");
+    ck_assert_int_eq(rc, 2); /* a value out of range */
+}
+END_TEST
+
 Suite *suite_ilu(void)
 {
     Suite *s = suite_create("ilu");
@@ -660,12 +849,16 @@ Suite *suite_ilu(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_factors);
     tcase_add_test(tc, test_pivots);
+    tcase_add_test(tc, test_sweeps_limit);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_nvrtc);
+    tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);
     TCase *ts = tcase_create("solve");
     tcase_set_timeout(ts, 300);
     tcase_add_loop_test(ts, test_apply, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_device_fallback, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_l1_jacobi, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_alloc_failures, 0, test_targets(NULL));

@@ -70,6 +70,14 @@ static const option table[] = {
     {"chebyshev_degree", HISP_OPTION_INT, "4",
      "the Chebyshev preconditioner's steps (degree - 1 products with A per application)", 2, 32,
      NULL, AT(chebyshev_degree)},
+    {"ilu_factor_sweeps", HISP_OPTION_INT, "-1",
+     "ILU(0) / IC(0): the factorisation's fixed-point sweeps (Chow and Patel), 0: exact, row "
+     "by row on the host; -1: 3 where the preconditioner runs on a GPU, else 0",
+     -1, 50, NULL, AT(ilu_factor_sweeps)},
+    {"ilu_solve_sweeps", HISP_OPTION_INT, "-1",
+     "ILU(0) / IC(0): Jacobi sweeps per triangular solve, 0: exact solves (level by level on a "
+     "GPU); -1: 2 where the preconditioner runs on a GPU, else 0",
+     -1, 50, NULL, AT(ilu_solve_sweeps)},
     {"spgemm", HISP_OPTION_STRING, "hisp",
      "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "
      "backend, f32 and f64: cuSPARSE's generic SpGEMM, ALG1, else ALG3 where ALG1 lacks the "

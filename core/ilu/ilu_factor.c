@@ -140,6 +140,78 @@ static bool pivot(cplx *u, double r)
     return true;
 }
 
+/* Chow and Patel's pivot of a sweep: ILU as pivot(); IC: a real d_i >
+ * PIVOT_TOL r_i kept, else PIVOT_SET r_i (counted in *bad). */
+static cplx sweep_pivot(cplx u, double r, bool ic, int64_t *bad)
+{
+    if (ic) {
+        if (creal(u) > PIVOT_TOL * r) return creal(u);
+        (*bad)++;
+        return PIVOT_SET * r;
+    }
+    *bad += pivot(&u, r);
+    return u;
+}
+
+/* Where column c sits in entries [lo, hi) of s (sorted), or -1. */
+static int64_t find(const int32_t *col, int64_t lo, int64_t hi, int64_t c)
+{
+    int64_t end = hi;
+    while (lo < hi) {
+        int64_t m = lo + (hi - lo) / 2;
+        if (col[m] < c)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < end && col[lo] == c ? lo : -1;
+}
+
+/* Chow and Patel's fixed-point sweeps over s (ILU: the pattern; IC: its
+ * lower part; the diagonal shifted by sh r_i), the device's algorithm
+ * (kernels/ilu.cl ilu_start, ilu_par) in double: into v (w: scratch of
+ * s's size); *bad the pivots the last sweep replaced; false where an entry
+ * is not finite. */
+static bool par_sweeps(const spat *s, bool ic, double sh, int sweeps, cplx *v, cplx *w,
+                       int64_t *bad)
+{
+    int64_t n = s->n, b = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = s->p[i]; k < s->p[i + 1]; k++) {
+            int64_t j = s->c[k];
+            if (j < i)
+                v[k] = s->v[k] / sweep_pivot(s->v[s->dpos[j]] + sh * s->r[j], s->r[j], ic, &b);
+            else if (j == i)
+                v[k] = sweep_pivot(s->v[k] + sh * s->r[i], s->r[i], ic, &b);
+            else
+                v[k] = s->v[k];
+        }
+    bool fin = true;
+    for (int q = 0; q < sweeps; q++) {
+        memcpy(w, v, (size_t)s->p[n] * sizeof *w);
+        b = 0, fin = true;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = s->p[i]; e < s->p[i + 1]; e++) {
+                int64_t j = s->c[e], lim = j < i ? j : i;
+                cplx x = s->v[e];
+                for (int64_t k = s->p[i]; k < s->dpos[i] && s->c[k] < lim; k++) {
+                    int64_t c = s->c[k];
+                    int64_t f = ic ? find(s->c, s->p[j], s->dpos[j], c)
+                                   : find(s->c, s->dpos[c] + 1, s->p[c + 1], j);
+                    if (f >= 0) x -= ic ? w[k] * creal(w[s->dpos[c]]) * conj(w[f]) : w[k] * w[f];
+                }
+                if (j < i)
+                    x /= ic ? creal(w[s->dpos[j]]) : w[s->dpos[j]];
+                else if (j == i)
+                    x = sweep_pivot(x + sh * s->r[i], s->r[i], ic, &b);
+                if (!isfinite(creal(x)) || !isfinite(cimag(x))) fin = false;
+                v[e] = x;
+            }
+    }
+    *bad = b;
+    return fin;
+}
+
 /* ILU(0) in place over s (IKJ); pos: n entries of -1. */
 static void ilu0(spat *s, int64_t *pos, int64_t *shifted)
 {
@@ -234,7 +306,70 @@ static hisp_status split(hisp_context ctx, const spat *s, const cplx *v, bool ic
     return HISP_SUCCESS;
 }
 
-hisp_status hispi_ilu_factor(hisp_matrix A, bool ic, hispi_ilu_factors *f)
+/* ILU(0) by sweeps (falling back to IKJ where an entry is not finite) or
+ * IKJ, in place over s. */
+static hisp_status ilu_values(hisp_context ctx, spat *s, int sweeps, hispi_ilu_factors *f)
+{
+    int64_t nnz = s->p[s->n], *pos = NULL;
+    if (sweeps > 0) {
+        cplx *v = NULL, *w = NULL;
+        hisp_status st = hispi_alloc(ctx, (size_t)nnz + 1, sizeof *v, (void **)&v);
+        if (!st) st = hispi_alloc(ctx, (size_t)nnz + 1, sizeof *w, (void **)&w);
+        bool ok = !st && par_sweeps(s, false, 0, sweeps, v, w, &f->shifted);
+        if (ok) memcpy(s->v, v, (size_t)nnz * sizeof *v), f->sweeps = sweeps;
+        free(v), free(w);
+        if (st || ok) return st;
+        f->shifted = 0;
+    }
+    HISPI_TRY(hispi_alloc(ctx, (size_t)s->n + 1, sizeof *pos, (void **)&pos));
+    for (int64_t i = 0; i < s->n; i++)
+        pos[i] = -1;
+    ilu0(s, pos, &f->shifted);
+    free(pos);
+    return HISP_SUCCESS;
+}
+
+/* IC(0) into v (nnz of s) by sweeps or row by row, on A + sh diag(r) with
+ * the first sh of 0, 1e-3, 1e-2, .. whose pivots are all positive. */
+static hisp_status ic_values(hisp_context ctx, const spat *s, int sweeps, cplx *v,
+                             hispi_ilu_factors *f)
+{
+    int64_t nnz = s->p[s->n];
+    cplx *w = NULL;
+    f->sweeps = 0;
+    hisp_status st =
+        hispi_calloc(ctx, (size_t)(sweeps > 0 ? nnz : s->n) + 1, sizeof *w, (void **)&w);
+    bool ok = false;
+    for (double sh = 0; !st && !ok; sh = sh ? sh * 10 : IC_SHIFT0) {
+        if (sh > IC_SHIFT_MAX * 1.5) {
+            st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                            "IC(0): A is not positive definite: a pivot stayed <= 0 with its "
+                            "diagonal shifted by %g times its rows' largest entries "
+                            "(use --precond ilu0)",
+                            IC_SHIFT_MAX);
+            break;
+        }
+        f->diag_shift = sh;
+        if (sweeps > 0) {
+            int64_t bad = 0;
+            if (!par_sweeps(s, true, sh, sweeps, v, w, &bad)) { /* not finite: row by row */
+                free(w);
+                return ic_values(ctx, s, 0, v, f);
+            }
+            ok = bad == 0;
+            f->sweeps = sweeps;
+            continue;
+        }
+        memcpy(v, s->v, (size_t)nnz * sizeof *v);
+        ok = ic0(s, sh, v, w);
+        for (int64_t i = 0; !ok && i < s->n; i++)
+            w[i] = 0;
+    }
+    free(w);
+    return st;
+}
+
+hisp_status hispi_ilu_factor(hisp_matrix A, bool ic, int sweeps, hispi_ilu_factors *f)
 {
     hisp_context ctx = A->ctx;
     const char *what = ic ? "IC(0)" : "ILU(0)";
@@ -252,40 +387,18 @@ hisp_status hispi_ilu_factor(hisp_matrix A, bool ic, hispi_ilu_factors *f)
                         (long long)a->nrows, (long long)a->ncols);
     spat s;
     memset(&s, 0, sizeof s);
-    int64_t *pos = NULL;
-    cplx *v = NULL, *w = NULL;
+    cplx *v = NULL;
     if (!st) st = clean(ctx, a, ic, &s, &f->filled);
     f->t = a->type, f->n = a->nrows;
     if (!st && !ic) {
-        st = hispi_alloc(ctx, (size_t)s.n + 1, sizeof *pos, (void **)&pos);
-        for (int64_t i = 0; !st && i < s.n; i++)
-            pos[i] = -1;
-        if (!st) ilu0(&s, pos, &f->shifted);
+        st = ilu_values(ctx, &s, sweeps, f);
         v = s.v;
     } else if (!st) {
-        int64_t nnz = s.p[s.n];
-        st = hispi_alloc(ctx, (size_t)nnz + 1, sizeof *v, (void **)&v);
-        if (!st) st = hispi_calloc(ctx, (size_t)s.n + 1, sizeof *w, (void **)&w);
-        bool ok = false;
-        for (double sh = 0; !st && !ok; sh = sh ? sh * 10 : IC_SHIFT0) {
-            if (sh > IC_SHIFT_MAX * 1.5) {
-                st = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                                "IC(0): A is not positive definite: a pivot stayed <= 0 with its "
-                                "diagonal shifted by %g times its rows' largest entries "
-                                "(use --precond ilu0)",
-                                IC_SHIFT_MAX);
-                break;
-            }
-            memcpy(v, s.v, (size_t)nnz * sizeof *v);
-            ok = ic0(&s, sh, v, w);
-            for (int64_t i = 0; !ok && i < s.n; i++)
-                w[i] = 0;
-            f->diag_shift = sh;
-        }
+        st = hispi_alloc(ctx, (size_t)s.p[s.n] + 1, sizeof *v, (void **)&v);
+        if (!st) st = ic_values(ctx, &s, sweeps, v, f);
     }
     if (!st) st = split(ctx, &s, v, ic, f);
     if (v != s.v) free(v);
-    free(w), free(pos);
     spat_free(&s);
     hispi_sparse_free(&tmp);
     if (st) hispi_ilu_factors_free(f);
@@ -307,6 +420,45 @@ static void solve_real(const hispi_ilu_factors *f, double *x)
         for (int64_t k = f->up[i]; k < f->up[i + 1]; k++)
             s -= f->uv[k] * x[f->uc[k]];
         x[i] = s / f->d[i];
+    }
+}
+
+static cplx xget(const double *x, int vc, int64_t i)
+{
+    return vc < 2 ? x[i] : CMPLX(x[2 * i], x[2 * i + 1]);
+}
+
+/* One Jacobi sweep of a triangle (kernels/ilu.cl ilu_sweep): y = x - T_s
+ * yold (upper: divided by d; first: yold read as D^-1 yold). */
+static void sweep(const hispi_ilu_factors *f, bool upper, bool first, const double *x,
+                  const double *yold, double *y)
+{
+    int vc = hisp_type_components(f->t);
+    const int64_t *p = upper ? f->up : f->lp;
+    const int32_t *c = upper ? f->uc : f->lc;
+    const double *v = upper ? f->uv : f->lv;
+    for (int64_t i = 0; i < f->n; i++) {
+        cplx s = xget(x, vc, i);
+        for (int64_t k = p[i]; k < p[i + 1]; k++) {
+            cplx yo = xget(yold, vc, c[k]);
+            if (upper && first) yo /= xget(f->d, vc, c[k]);
+            s -= xget(v, vc, k) * yo;
+        }
+        if (upper) s /= xget(f->d, vc, i);
+        put(y, vc, i, s);
+    }
+}
+
+void hispi_ilu_sweeps_host(const hispi_ilu_factors *f, int sweeps, double *x, double *work)
+{
+    int64_t m = f->n * hisp_type_components(f->t);
+    double *b[2] = {work, work + m};
+    /* the lower sweeps end in b[0], the upper ones in x */
+    for (int q = 1; q <= sweeps; q++)
+        sweep(f, false, false, x, q == 1 ? x : b[(sweeps - q + 1) % 2], b[(sweeps - q) % 2]);
+    for (int q = 1; q <= sweeps; q++) {
+        double *out = (sweeps - q) % 2 ? b[1] : x, *old = q == 1 ? b[0] : (out == x ? b[1] : x);
+        sweep(f, true, q == 1, b[0], old, out);
     }
 }
 

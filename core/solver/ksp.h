@@ -122,6 +122,7 @@ struct ks_space {
     hisp_precond pc_kind;
     int64_t pc_shifted, pc_filled;
     double pc_diag_shift;
+    int pc_sweeps[2]; /* ILU0, IC0: the factorisation's and each solve's sweeps (0: exact) */
     /* wall time of the space's calls by kind, where the space can tell it
      * (its calls wait for their work); 0 otherwise */
     double ms[KS_MS_COUNT];

@@ -111,9 +111,10 @@ hisp_status hisp_preconditioner_get_info(hisp_preconditioner P, hisp_preconditio
     info->kind = P->kind;
     info->setup_ms = P->setup_ms;
     if (P->ilu) {
-        const hispi_ilu_factors *f = hispi_ilu_report(P->ilu);
+        const hispi_ilu_info *f = hispi_ilu_report(P->ilu);
         info->type = f->t;
         info->shifted = f->shifted, info->filled = f->filled, info->diag_shift = f->diag_shift;
+        info->factor_sweeps = f->factor_sweeps, info->solve_sweeps = f->solve_sweeps;
         return HISP_SUCCESS;
     }
     if (P->cheb) info->type = P->t;

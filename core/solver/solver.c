@@ -515,6 +515,8 @@ hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->precond = sp->pc_kind;
         info->precond_shifted = sp->pc_shifted, info->precond_filled = sp->pc_filled;
         info->precond_diag_shift = sp->pc_diag_shift;
+        info->precond_factor_sweeps = sp->pc_sweeps[0];
+        info->precond_solve_sweeps = sp->pc_sweeps[1];
         for (int l = 0; l < sp->pc_levels; l++)
             info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
     }

@@ -458,8 +458,9 @@ static hisp_status setup_pc(local_space *ls, hisp_precond pc, hisp_solver_method
             ls->ilu = lent->ilu, ls->lent = true;
         else
             HISPI_TRY(hispi_ilu_create(A, pc == HISP_PRECOND_IC0, &ls->ilu));
-        const hispi_ilu_factors *f = hispi_ilu_report(ls->ilu);
+        const hispi_ilu_info *f = hispi_ilu_report(ls->ilu);
         sp->pc_shifted = f->shifted, sp->pc_filled = f->filled, sp->pc_diag_shift = f->diag_shift;
+        sp->pc_sweeps[0] = f->factor_sweeps, sp->pc_sweeps[1] = f->solve_sweeps;
         sp->pc_type = f->t;
         return HISP_SUCCESS;
     }
