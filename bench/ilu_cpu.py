@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Preconditioned Krylov solvers on the CPU: `hisp solve` (PoCL OpenCL and/or
-the reference backend) against scipy on SuiteSparse matrices.
+"""Preconditioned Krylov solvers: `hisp solve` (PoCL OpenCL, the reference
+backend, or CUDA on a GPU machine) against scipy on the CPU on SuiteSparse
+matrices.
 
 Per square matrix A: b = A @ ones (ones where that is zero), solve A x = b to
 a relative residual ||b - A x|| / ||b|| <= 1e-8 (recomputed from x for scipy,
@@ -9,14 +10,15 @@ hisp recomputes it itself), at most --maxit iterations in total.
          with no preconditioner; a plain ILU(0) written below, the same rule
          as hisp's core/ilu/ilu_factor.c (for CG the same factors: ILU(0) of
          a Hermitian A is its IC(0) as L D L^H); spilu(A) with its defaults.
-  hisp:  --precond none, jacobi, ilu0 (gmres) or none, jacobi, ic0 (cg).
+  hisp:  --precond none, jacobi, ilu0 (gmres) or none, jacobi, ic0,
+         chebyshev (cg), each preconditioner with its defaults.
 hisp gets the same b: written to a Matrix Market array file, passed as
 --rhs FILE, and its rhs_norm checked against ||b||.
 Cells are "iterations / total ms" (setup + solve; hisp: setup_ms + solve_ms,
 the matrix's upload and kernel builds before the solve not included).
 
   python3 bench/ilu_cpu.py [--quick] [--matrices A.mtx,...] [--shared DIR]
-                           [--backends opencl,reference] [--maxit N] [--out FILE]
+                           [--backends opencl,reference,cuda] [--maxit N] [--out FILE]
 """
 import argparse, datetime, glob, json, math, os, re, shutil, subprocess, sys, tempfile, time, warnings
 
@@ -209,7 +211,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--matrices", default="", help="comma list of .mtx paths (default: all)")
     ap.add_argument("--shared", default=os.path.join(REPO, "..", "shared"))
-    ap.add_argument("--backends", default="opencl", help="comma list: opencl, reference")
+    ap.add_argument("--backends", default="opencl", help="comma list: opencl, reference, cuda")
     ap.add_argument("--hisp", default=os.path.join(REPO, "build", "bin", "hisp"))
     ap.add_argument("--maxit", type=int, default=5000)
     ap.add_argument("--out", help="also write the Markdown report here")
@@ -220,6 +222,8 @@ def main():
     notes = {}  # footnote text -> letter
 
     def cell(r):
+        if r is None:
+            return "n/a"
         if r.get("conv"):
             return "%d / %.1f" % (r["it"], r["total_ms"])
         # one footnote per kind: hisp's error messages name the file, cut them
@@ -252,7 +256,7 @@ def main():
                 res["scipy " + pc] = r = scipy_run(A, b, m, pc, o.maxit)
                 log("  scipy %-6s %s" % (pc, cell(r)))
             for be in backends:
-                for pc in ("none", "jacobi", "ilu0" if m == "gmres" else "ic0"):
+                for pc in ("none", "jacobi") + (("ilu0",) if m == "gmres" else ("ic0", "chebyshev")):
                     res["%s %s" % (be, pc)] = r = hisp_run(o.hisp, path, rhs, bnorm, m, pc, be, o.maxit)
                     log("  %s %-6s %s" % (be, pc, cell(r)))
             rows.append(dict(name=name, n=n, nnz=A.nnz, method=m, res=res))
@@ -261,7 +265,7 @@ def main():
     # ---- the report
     out = []
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    out.append("# hisp vs scipy, preconditioned Krylov on the CPU\n")
+    out.append("# hisp vs scipy, preconditioned Krylov\n")
     out.append("%s; %d CPUs (nproc), %s; scipy %s, numpy %s; backends: %s\n" % (
         datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), len(os.sched_getaffinity(0)), cpu,
         scipy.__version__, np.__version__, ", ".join(backends)))
@@ -270,8 +274,8 @@ def main():
                "rtol %g on the true relative residual, at most %d iterations (GMRES(30): inner "
                "iterations). Cells: iterations / total ms (setup + solve); — = not converged, "
                "[letter] the reason, then the final relative residual. For cg rows the ILU(0) column "
-               "is ILU(0) = IC(0) (L D L^H) and hisp's is ic0.\n" % (RTOL, o.maxit))
-    hcols = ["%s %s" % (be, pc) for be in backends for pc in ("none", "jacobi", "ilu0")]
+               "is ILU(0) = IC(0) (L D L^H) and hisp's is ic0; chebyshev runs on cg rows only.\n" % (RTOL, o.maxit))
+    hcols = ["%s %s" % (be, pc) for be in backends for pc in ("none", "jacobi", "ilu0", "chebyshev")]
     cols = ["scipy none", "scipy ilu0", "scipy spilu"] + hcols
     out.append("| matrix | rows | nnz | method | " + " | ".join(cols) + " |")
     out.append("|---|---:|---:|---|" + "---:|" * len(cols))
@@ -279,7 +283,7 @@ def main():
         cells = []
         for c in cols:
             k = c if R["method"] == "gmres" else c.replace(" ilu0", " ic0") if not c.startswith("scipy") else c
-            cells.append(cell(R["res"][k]))
+            cells.append(cell(R["res"].get(k)))
         out.append("| %s | %d | %d | %s | %s |" % (R["name"], R["n"], R["nnz"], R["method"], " | ".join(cells)))
     out.append("")
     for text, letter in notes.items():

@@ -232,10 +232,11 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *   ilu_factor_sweeps int -1..50  ILU(0) / IC(0): the factorisation's
  *                         fixed-point sweeps (0: exact, row by row on the
  *                         host; -1, the default: 3 where the preconditioner
- *                         runs on a GPU, else 0)
+ *                         runs on a GPU for a system of at least 100000
+ *                         rows, else 0)
  *   ilu_solve_sweeps int -1..50  ILU(0) / IC(0): Jacobi sweeps per
  *                         triangular solve (0: exact solves; -1, the
- *                         default: 2 on a GPU, else 0)
+ *                         default: 2 on a GPU from 100000 rows on, else 0)
  *   spgemm     string     the kernels of hisp_matrix_multiply and
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
@@ -1123,10 +1124,11 @@ typedef enum {
  * incomplete Cholesky factorisation A ~ L D L^H of a Hermitian positive
  * definite A (its lower triangle read), both applied as U^-1 L^-1
  * (CSR-convertible f32, f64, c32, c64; not LSQR nor operators;
- * core/ilu/): on a GPU factorised on the device by fixed-point sweeps
- * (f32/f64 CSR whose rows are sorted with their diagonal; else on the
- * host) and applied by Jacobi sweeps of the triangles, elsewhere exact
- * (options ilu_factor_sweeps, ilu_solve_sweeps). ILU(0) fills a missing diagonal entry (counted in
+ * core/ilu/): on a GPU, for a system of at least 100000 rows, factorised
+ * on the device by fixed-point sweeps (f32/f64 CSR whose rows are sorted
+ * with their diagonal; else on the host) and applied by Jacobi sweeps of
+ * the triangles, elsewhere exact (options ilu_factor_sweeps,
+ * ilu_solve_sweeps). ILU(0) fills a missing diagonal entry (counted in
  * precond_filled) and replaces a pivot |u_ii| <= 1e-8 r_i (r_i the row's
  * largest |a_ij|) by 1e-3 r_i with the pivot's sign (precond_shifted);
  * IC(0) where a pivot is not positive factorises A + s diag(r) instead, s =

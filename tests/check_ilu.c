@@ -719,7 +719,7 @@ START_TEST(test_alloc_failures)
             hispi_ilu_destroy(&P);
         }
         ck_assert_int_eq(s, HISP_SUCCESS);
-        ck_assert_int_gt(k, 5);
+        ck_assert_int_gt(k, 3); /* a GPU's setup is mostly device buffers */
     }
     hisp_matrix_info mi;
     CK_OK(ctx, hisp_matrix_get_info(A, &mi));

@@ -72,11 +72,13 @@ static const option table[] = {
      NULL, AT(chebyshev_degree)},
     {"ilu_factor_sweeps", HISP_OPTION_INT, "-1",
      "ILU(0) / IC(0): the factorisation's fixed-point sweeps (Chow and Patel), 0: exact, row "
-     "by row on the host; -1: 3 where the preconditioner runs on a GPU, else 0",
+     "by row on the host; -1: 3 where the preconditioner runs on a GPU for a system of at least "
+     "100000 rows, else 0",
      -1, 50, NULL, AT(ilu_factor_sweeps)},
     {"ilu_solve_sweeps", HISP_OPTION_INT, "-1",
      "ILU(0) / IC(0): Jacobi sweeps per triangular solve, 0: exact solves (level by level on a "
-     "GPU); -1: 2 where the preconditioner runs on a GPU, else 0",
+     "GPU); -1: 2 where the preconditioner runs on a GPU for a system of at least 100000 rows, "
+     "else 0",
      -1, 50, NULL, AT(ilu_solve_sweeps)},
     {"spgemm", HISP_OPTION_STRING, "hisp",
      "the kernels of hisp_matrix_multiply and hisp_matrix_ptap: hisp's, or cusparse (the CUDA "

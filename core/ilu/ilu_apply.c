@@ -14,9 +14,18 @@
 #include <string.h>
 
 /* The defaults of the options ilu_factor_sweeps and ilu_solve_sweeps
- * where the preconditioner runs on a GPU (the host's are exact). */
+ * where the preconditioner runs on a GPU for a system of at least
+ * SWEEP_ROWS rows (else exact). H200, poisson3d 160^3 (CUDA, 4.1M rows):
+ * IC(0)-CG 142 iterations, 2672 ms in all exactly (host factorisation,
+ * ~480 levels a triangle), 168 and 141 ms by 3 and 2 sweeps; 1, 2, 3, 5
+ * factorisation sweeps gave 176, 167, 168, 168 iterations (solve sweeps
+ * 2), 1, 2, 3 solve sweeps 215-233, 167-176, 144-157. On small real
+ * matrices the sweeps cost 1.5-3x the exact solves' iterations (494_bus
+ * 103 -> 151, bcsstk13 396 -> 1225, mhd1280b 8 -> 24) where the
+ * levels are few and cheap. */
 #define FACTOR_SWEEPS 3
 #define SOLVE_SWEEPS 2
+#define SWEEP_ROWS 100000
 
 enum { B_PTR, B_COL, B_DPOS, B_VAL, B_T0, B_T1, B_LROWS, B_UROWS, NB };
 enum { K_LEVEL, K_SWEEP, NK };
@@ -221,8 +230,9 @@ hisp_status hispi_ilu_create(hisp_matrix A, bool ic, hispi_ilu **out)
              HISPI_BE_HAS(ctx, buf_write) && HISPI_BE_HAS(ctx, kern_caps) &&
              !HISPI_BE(ctx, kern_caps, &caps) && (!caps.is_cpu || hispi_ilu_gpu_paths);
     int fs = ctx->opt.ilu_factor_sweeps, ss = ctx->opt.ilu_solve_sweeps;
-    if (fs < 0) fs = p->dev ? FACTOR_SWEEPS : 0;
-    if (ss < 0) ss = p->dev ? SOLVE_SWEEPS : 0;
+    bool sweep = p->dev && p->n >= SWEEP_ROWS;
+    if (fs < 0) fs = sweep ? FACTOR_SWEEPS : 0;
+    if (ss < 0) ss = sweep ? SOLVE_SWEEPS : 0;
     bool made = false;
     hisp_status s = HISP_SUCCESS;
     if (p->dev && fs > 0 && (p->t == HISP_F32 || p->t == HISP_F64) &&
