@@ -729,6 +729,51 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/* Every device buffer of the GPUs' setup failed in turn (the test hook;
+ * PoCL runs the GPUs' paths): out of device memory with a message, A
+ * intact, nothing leaked (ASan), then the setup succeeds; by sweeps and
+ * exactly, IC(0) and ILU(0). */
+START_TEST(test_device_failures)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_on_device(_i)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    hisp_matrix A = grid2d(ctx, HISP_F32, 6, 1, 0.1, false);
+    for (int v = 0; v < 4; v++) {
+        bool ic = v % 2;
+        set_sweeps(ctx, v < 2 ? 3 : 0, v < 2 ? 2 : 0);
+        hisp_status s = HISP_ERR_OUT_OF_DEVICE_MEMORY;
+        long k = 1;
+        for (; s == HISP_ERR_OUT_OF_DEVICE_MEMORY && k < 100; k++) {
+            hispi_ilu *P = NULL;
+            hispi_ilu_gpu_paths = 1;
+            hispi_ilu_dev_fail_after = k;
+            s = hispi_ilu_create(A, ic, &P);
+            hispi_ilu_dev_fail_after = 0;
+            hispi_ilu_gpu_paths = 0;
+            ck_assert(s == HISP_SUCCESS || s == HISP_ERR_OUT_OF_DEVICE_MEMORY);
+            ck_assert((s == HISP_SUCCESS) == (P != NULL));
+            if (s) {
+                hisp_error_info ei;
+                CK_OK(ctx, hisp_context_last_error(ctx, &ei));
+                ck_assert_ptr_nonnull(strstr(ei.message, "device buffer"));
+            }
+            hispi_ilu_destroy(&P);
+        }
+        ck_assert_int_eq(s, HISP_SUCCESS);
+        ck_assert_int_gt(k, v < 2 ? 10 : 7); /* 9 and 6 buffers, each failed once */
+    }
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    ck_assert_int_eq(mi.nnz, 36 * 5 - 4 * 6);
+    set_sweeps(ctx, -1, -1);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* z = M^-1 x of the Chebyshev preconditioner on ctx, as doubles. */
 static void cheb_apply(hisp_context ctx, hisp_matrix A, int deg, const double *x, double *z,
                        int64_t n)
@@ -862,6 +907,7 @@ Suite *suite_ilu(void)
     tcase_add_loop_test(ts, test_l1_jacobi, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_alloc_failures, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_device_failures, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_chebyshev, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;

@@ -66,8 +66,12 @@ HISPI_LOCAL hisp_status hispi_ilu_dev_factor(hisp_matrix A, bool ic, int sweeps,
 /* The work-group of kernels/ilu.cl, and its kernel `name` for entries of t. */
 #define HISPI_ILU_GS 128
 HISPI_LOCAL hisp_status hispi_ilu_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
-/* Test hook: 1 makes CPU devices take the GPUs' paths. */
+/* A device buffer of the preconditioner (at least 1 byte). */
+HISPI_LOCAL hisp_status hispi_ilu_buf(hisp_context ctx, size_t bytes, void **b);
+/* Test hooks: 1 makes CPU devices take the GPUs' paths; k > 0 fails the
+ * k-th device buffer of hispi_ilu_buf as HISP_ERR_OUT_OF_DEVICE_MEMORY. */
 extern int hispi_ilu_gpu_paths;
+extern long hispi_ilu_dev_fail_after;
 
 /* The preconditioner on a context: the factors where the solves run. */
 typedef struct hispi_ilu hispi_ilu;

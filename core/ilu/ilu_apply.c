@@ -159,7 +159,7 @@ static hisp_status levels(hisp_context ctx, int64_t n, const combined *c, bool u
 /* A device buffer of `bytes` from src. */
 static hisp_status upload(hispi_ilu *p, int which, const void *src, size_t bytes)
 {
-    HISPI_TRY(HISPI_BE(p->ctx, buf_alloc, bytes ? bytes : 1, &p->b[which]));
+    HISPI_TRY(hispi_ilu_buf(p->ctx, bytes, &p->b[which]));
     return bytes ? HISPI_BE(p->ctx, buf_write, p->b[which], 0, src, bytes) : HISP_SUCCESS;
 }
 
@@ -210,8 +210,8 @@ static hisp_status device_setup(hispi_ilu *p, hisp_matrix A, bool made)
     }
     combined_free(&c);
     size_t vb = (size_t)n * hisp_type_size(p->t);
-    if (!s && p->info.solve_sweeps) s = HISPI_BE(p->ctx, buf_alloc, vb ? vb : 1, &p->b[B_T0]);
-    if (!s && p->info.solve_sweeps) s = HISPI_BE(p->ctx, buf_alloc, vb ? vb : 1, &p->b[B_T1]);
+    if (!s && p->info.solve_sweeps) s = hispi_ilu_buf(p->ctx, vb, &p->b[B_T0]);
+    if (!s && p->info.solve_sweeps) s = hispi_ilu_buf(p->ctx, vb, &p->b[B_T1]);
     return s;
 }
 

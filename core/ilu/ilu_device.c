@@ -13,6 +13,15 @@
 #include <stdlib.h>
 
 int hispi_ilu_gpu_paths;
+long hispi_ilu_dev_fail_after;
+
+hisp_status hispi_ilu_buf(hisp_context ctx, size_t bytes, void **b)
+{
+    if (hispi_ilu_dev_fail_after > 0 && --hispi_ilu_dev_fail_after == 0)
+        return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
+                          "ILU: device buffer of %zu bytes (test hook)", bytes);
+    return HISPI_BE(ctx, buf_alloc, bytes ? bytes : 1, b);
+}
 
 enum { GS = HISPI_ILU_GS };
 
@@ -93,7 +102,7 @@ static hisp_status run(dev *d, bool ic, int sweeps, double sh, uint32_t cnt[3])
 
 static hisp_status buf(dev *d, int which, size_t bytes)
 {
-    return HISPI_BE(d->ctx, buf_alloc, bytes ? bytes : 1, &d->b[which]);
+    return hispi_ilu_buf(d->ctx, bytes, &d->b[which]);
 }
 
 /* The sweeps over A's device arrays, with IC's shifts. */
