@@ -28,6 +28,17 @@
 
 /* ---- triangular solves ---------------------------------------------------------------------- */
 
+#if IS_COMPLEX
+/* (*re, *im) /= d[2 k] + i d[2 k + 1] */
+FN void cdiv(real *re, real *im, GLOBAL const real *d, const i64 k)
+{
+    const real dr = d[2 * k], di = d[2 * k + 1], q = dr * dr + di * di;
+    const real r = (*re * dr + *im * di) / q;
+    *im = (*im * dr - *re * di) / q;
+    *re = r;
+}
+#endif
+
 /* y[i] = x[i] - sum_k t_ik y[k] (upper: divided by u_ii) for the m rows
  * rows[off ..] of one level: the rows they read are done. x may be y. */
 KERNEL ilu_level(const i64 m, const i64 off, GLOBAL const int *rows, GLOBAL const i64 *ptr,
@@ -46,12 +57,7 @@ KERNEL ilu_level(const i64 m, const i64 off, GLOBAL const int *rows, GLOBAL cons
         sr -= vr * yr - vi * yi;
         si -= vr * yi + vi * yr;
     }
-    if (upper) {
-        const real dr = val[2 * dpos[i]], di = val[2 * dpos[i] + 1], q = dr * dr + di * di;
-        const real r = (sr * dr + si * di) / q;
-        si = (si * dr - sr * di) / q;
-        sr = r;
-    }
+    if (upper) cdiv(&sr, &si, val, dpos[i]);
     y[2 * i] = sr;
     y[2 * i + 1] = si;
 #else
@@ -78,22 +84,12 @@ KERNEL ilu_sweep(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
     for (i64 k = lo; k < hi; k++) {
         const i64 c = col[k];
         real yr = yold[2 * c], yi = yold[2 * c + 1];
-        if (scale) {
-            const real dr = val[2 * dpos[c]], di = val[2 * dpos[c] + 1], q = dr * dr + di * di;
-            const real r = (yr * dr + yi * di) / q;
-            yi = (yi * dr - yr * di) / q;
-            yr = r;
-        }
+        if (scale) cdiv(&yr, &yi, val, dpos[c]);
         const real vr = val[2 * k], vi = val[2 * k + 1];
         sr -= vr * yr - vi * yi;
         si -= vr * yi + vi * yr;
     }
-    if (upper) {
-        const real dr = val[2 * dpos[i]], di = val[2 * dpos[i] + 1], q = dr * dr + di * di;
-        const real r = (sr * dr + si * di) / q;
-        si = (si * dr - sr * di) / q;
-        sr = r;
-    }
+    if (upper) cdiv(&sr, &si, val, dpos[i]);
     y[2 * i] = sr;
     y[2 * i + 1] = si;
 #else
@@ -187,7 +183,7 @@ KERNEL ilu_start(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
  * entries that are not finite. */
 KERNEL ilu_par(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
                GLOBAL const i64 *dpos, GLOBAL const real *a, GLOBAL const real *r, const int ic,
-               const real sh, const int last, GLOBAL const real *vold, GLOBAL real *v,
+               const real sh, GLOBAL real *v, GLOBAL const real *vold, const int last,
                GLOBAL u32 *cnt)
 {
     const i64 i = GLOBAL_ID;

@@ -66,6 +66,9 @@ HISPI_LOCAL hisp_status hispi_ilu_dev_factor(hisp_matrix A, bool ic, int sweeps,
 /* The work-group of kernels/ilu.cl, and its kernel `name` for entries of t. */
 #define HISPI_ILU_GS 128
 HISPI_LOCAL hisp_status hispi_ilu_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
+/* Kernel k over n work-items of work-groups of HISPI_ILU_GS (none for n <= 0). */
+HISPI_LOCAL hisp_status hispi_ilu_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,
+                                         int64_t n);
 /* A device buffer of the preconditioner (at least 1 byte). */
 HISPI_LOCAL hisp_status hispi_ilu_buf(hisp_context ctx, size_t bytes, void **b);
 /* Test hooks: 1 makes CPU devices take the GPUs' paths; k > 0 fails the

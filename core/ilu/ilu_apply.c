@@ -257,8 +257,7 @@ hisp_status hispi_ilu_create(hisp_matrix A, bool ic, hispi_ilu **out)
 
 static hisp_status launch(hispi_ilu *p, int k, const hispi_karg *a, int na, int64_t m)
 {
-    return HISPI_BE(p->ctx, kern_launch, p->k[k], a, na,
-                    (size_t)((m + HISPI_ILU_GS - 1) / HISPI_ILU_GS), HISPI_ILU_GS);
+    return hispi_ilu_launch(p->ctx, p->k[k], a, na, m);
 }
 
 /* One triangle's levels: y = T^-1 x (upper: in place on y). */

@@ -46,10 +46,15 @@ typedef struct {
     hisp_type t;
 } dev;
 
+hisp_status hispi_ilu_launch(hisp_context ctx, void *k, const hispi_karg *a, int na, int64_t n)
+{
+    return n > 0 ? HISPI_BE(ctx, kern_launch, k, a, na, (size_t)((n + GS - 1) / GS), GS)
+                 : HISP_SUCCESS;
+}
+
 static hisp_status launch(dev *d, int k, const hispi_karg *a, int na)
 {
-    return d->n ? HISPI_BE(d->ctx, kern_launch, d->k[k], a, na, (size_t)((d->n + GS - 1) / GS), GS)
-                : HISP_SUCCESS;
+    return hispi_ilu_launch(d->ctx, d->k[k], a, na, d->n);
 }
 
 static hispi_karg kreal(const dev *d, double v)
@@ -68,33 +73,28 @@ static hisp_status counts(dev *d, uint32_t cnt[3])
 static hisp_status run(dev *d, bool ic, int sweeps, double sh, uint32_t cnt[3])
 {
     HISPI_TRY(HISPI_BE(d->ctx, buf_zero, d->b[S_CNT], 0, 3 * sizeof *cnt));
-    /* the sweeps alternate between S_W and O_VAL, the last into O_VAL */
+    /* the sweeps alternate between S_W and O_VAL, the last into O_VAL;
+     * ilu_start takes the first 9 arguments of ilu_par's (the 9th its
+     * output) */
     void *out = sweeps % 2 ? d->b[S_W] : d->b[O_VAL];
-    hispi_karg st[] = {hispi_ki64(d->n),
-                       hispi_kbuf(d->ptr),
-                       hispi_kbuf(d->col),
-                       hispi_kbuf(d->b[O_DPOS]),
-                       hispi_kbuf(d->a),
-                       hispi_kbuf(d->b[S_R]),
-                       {HISPI_KARG_I32, NULL, ic, 0},
-                       kreal(d, sh),
-                       hispi_kbuf(out)};
-    HISPI_TRY(launch(d, K_START, st, 9));
+    hispi_karg a[] = {hispi_ki64(d->n),
+                      hispi_kbuf(d->ptr),
+                      hispi_kbuf(d->col),
+                      hispi_kbuf(d->b[O_DPOS]),
+                      hispi_kbuf(d->a),
+                      hispi_kbuf(d->b[S_R]),
+                      {HISPI_KARG_I32, NULL, ic, 0},
+                      kreal(d, sh),
+                      hispi_kbuf(out),
+                      hispi_kbuf(NULL),
+                      {HISPI_KARG_I32, NULL, 0, 0},
+                      hispi_kbuf(d->b[S_CNT])};
+    HISPI_TRY(launch(d, K_START, a, 9));
     for (int q = 1; q <= sweeps; q++) {
         void *in = out;
         out = in == d->b[S_W] ? d->b[O_VAL] : d->b[S_W];
-        hispi_karg a[] = {hispi_ki64(d->n),
-                          hispi_kbuf(d->ptr),
-                          hispi_kbuf(d->col),
-                          hispi_kbuf(d->b[O_DPOS]),
-                          hispi_kbuf(d->a),
-                          hispi_kbuf(d->b[S_R]),
-                          {HISPI_KARG_I32, NULL, ic, 0},
-                          kreal(d, sh),
-                          {HISPI_KARG_I32, NULL, q == sweeps, 0},
-                          hispi_kbuf(in),
-                          hispi_kbuf(out),
-                          hispi_kbuf(d->b[S_CNT])};
+        a[8] = hispi_kbuf(out), a[9] = hispi_kbuf(in);
+        a[10] = (hispi_karg){HISPI_KARG_I32, NULL, q == sweeps, 0};
         HISPI_TRY(launch(d, K_PAR, a, 12));
     }
     return counts(d, cnt);
