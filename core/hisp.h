@@ -1290,7 +1290,13 @@ HISP_API HISP_NODISCARD hisp_status hisp_preconditioner_get_info(hisp_preconditi
  * another; P then belongs to A), with the context's options of now. AMG
  * keeps its aggregates (no strength graph, no aggregation: the couplings
  * of P's matrix chose them) and computes the rest anew: prolongators,
- * Galerkin products, spectral bounds, the coarsest level's inverse; where
+ * Galerkin products, spectral bounds, the coarsest level's inverse. The
+ * Galerkin products keep their structure: where A has the pattern of the
+ * setup's matrix they recompute only values into the kept matrices (on a
+ * GPU without counting or allocating; on the host by SpGEMM plans that the
+ * first update makes), which P holds for it: each level's A*P, on a GPU
+ * level 0's pattern (4 bytes an entry), on the host the plans' patterns;
+ * a matrix of another pattern gets whole products. Where
  * amg_theta or amg_block changed since, it aggregates anew. After a
  * failure, solves refuse P until an update succeeds (which then
  * aggregates anew); info's setup_ms becomes the update's time. */

@@ -471,6 +471,14 @@ KERNEL sg_fscatter(const i64 m, GLOBAL const int *cls, GLOBAL const i64 *cnt, GL
                  base);
 }
 
+/* cnt[i] = the entries of C's row i from its pointers (a product computed
+ * again into its C: spgemm_dev.c's refill). */
+KERNEL sg_sizes(const i64 m, GLOBAL const i64 *ptr, GLOBAL i64 *cnt)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < m) cnt[i] = ptr[i + 1] - ptr[i];
+}
+
 /* dst[k] = src[rows[k]] for k < n (the long rows' counts, which size their
  * tables in the fill). */
 KERNEL sg_gather(const i64 n, GLOBAL const int *rows, GLOBAL const i64 *src, GLOBAL i64 *dst)

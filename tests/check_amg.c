@@ -19,6 +19,7 @@
 
 extern void hispi_alloc_fail_after(long);
 extern int hispi_spgemm_cpu_kernels;
+extern long hispi_spgemm_refills, hispi_spgemm_dev_fail_after;
 extern long hispi_amg_dev_levels, hispi_amg_dev_fail_after;
 extern long hispi_spgemm_sort_slots;
 extern long hispi_amg_setups, hispi_amg_aggregations;
@@ -57,6 +58,16 @@ static bool adjacent(const graph *g, int32_t i, int32_t j)
     return false;
 }
 
+/* A's info and host CSR arrays. */
+static hisp_matrix_info csr_of(hisp_context ctx, hisp_matrix A, const int64_t **p,
+                               const int32_t **c, const void **v)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    CK_OK(ctx, hisp_matrix_host_arrays(A, p, NULL, c, v));
+    return mi;
+}
+
 /* Is j within distance 2 of i (i itself included)? */
 static bool near2(const graph *g, int32_t i, int32_t j)
 {
@@ -71,9 +82,7 @@ static void check_aggregates(hisp_context ctx, hisp_matrix A, double theta, cons
     const int64_t *p;
     const int32_t *c;
     const void *v;
-    hisp_matrix_info mi;
-    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    hisp_matrix_info mi = csr_of(ctx, A, &p, &c, &v);
     graph g = {mi.nrows, NULL, NULL};
     CK_OK(ctx, hispi_amg_strength(ctx, g.n, p, c, v, mi.type, theta, &g.sptr, &g.sidx));
     /* undirected, sorted, no diagonal; every strong coupling passes the test */
@@ -799,9 +808,7 @@ static hisp_matrix rescaled(hisp_context ctx, hisp_matrix A, double f, double g)
     const int64_t *p;
     const int32_t *c;
     const void *v;
-    hisp_matrix_info mi;
-    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
-    CK_OK(ctx, hisp_matrix_host_arrays(A, &p, NULL, &c, &v));
+    hisp_matrix_info mi = csr_of(ctx, A, &p, &c, &v);
     double *w = malloc((size_t)mi.nnz * 8);
     memcpy(w, v, (size_t)mi.nnz * 8);
     for (int64_t i = 0; i < mi.nrows; i++)
@@ -895,6 +902,178 @@ static void update_reuse(int t)
     hisp_matrix_destroy(&A), hisp_matrix_destroy(&A2);
     hisp_context_destroy(&ctx);
 }
+
+/* Another pattern of A's size (still SPD): the coupling of rows i and
+ * i + 1 dropped (move false: 2 entries fewer) or moved to rows i and i + 2
+ * as explicit zeros (as many entries). */
+static hisp_matrix repatterned(hisp_context ctx, hisp_matrix A, int64_t i, bool move)
+{
+    const int64_t *p;
+    const int32_t *c;
+    const void *v;
+    hisp_matrix_info mi = csr_of(ctx, A, &p, &c, &v);
+    int32_t *r = malloc((size_t)mi.nnz * 4), *d = malloc((size_t)mi.nnz * 4);
+    double *w = malloc((size_t)mi.nnz * 8);
+    int64_t k = 0;
+    for (int64_t q = 0; q < mi.nrows; q++)
+        for (int64_t e = p[q]; e < p[q + 1]; e++) {
+            bool pair = (q == i && c[e] == i + 1) || (q == i + 1 && c[e] == i);
+            if (pair && !move) continue;
+            r[k] = (int32_t)(pair && q == i + 1 ? i + 2 : q);
+            d[k] = pair && q == i ? (int32_t)(i + 2) : c[e];
+            w[k++] = pair ? 0 : ((const double *)v)[e];
+        }
+    ck_assert_int_eq(k, move ? mi.nnz : mi.nnz - 2);
+    hisp_matrix B = NULL;
+    CK_OK(ctx, hisp_matrix_create_coo(ctx, HISP_F64, mi.nrows, mi.ncols, k, r, d, w, &B));
+    CK_OK(ctx, hisp_matrix_convert(B, HISP_FORMAT_CSR));
+    free(r), free(d), free(w);
+    return B;
+}
+
+/* X and Y hold the same bits (structure and values, read to the host). */
+static void same_matrix(hisp_context ctx, hisp_matrix X, hisp_matrix Y, const char *what, int l)
+{
+    hisp_matrix_info ix, iy;
+    CK_OK(ctx, hisp_matrix_get_info(X, &ix));
+    CK_OK(ctx, hisp_matrix_get_info(Y, &iy));
+    ck_assert_msg(ix.nrows == iy.nrows && ix.ncols == iy.ncols && ix.nnz == iy.nnz &&
+                      ix.type == iy.type,
+                  "%s level %d: shapes differ", what, l);
+    const int64_t *px, *py;
+    const int32_t *cx, *cy;
+    const void *vx, *vy;
+    CK_OK(ctx, hisp_matrix_host_arrays(X, &px, NULL, &cx, &vx));
+    CK_OK(ctx, hisp_matrix_host_arrays(Y, &py, NULL, &cy, &vy));
+    ck_assert_msg(!memcmp(px, py, ((size_t)ix.nrows + 1) * 8) &&
+                      !memcmp(cx, cy, (size_t)ix.nnz * 4) &&
+                      !memcmp(vx, vy, (size_t)ix.nnz * hisp_type_size(ix.type)),
+                  "%s level %d: the operators differ", what, l);
+}
+
+/* An update (the object's setup keeps the products' structure): for new
+ * values on A's pattern every level's products are computed again into
+ * the kept matrices (on a device by refills, on the host by plans), with
+ * the bits of an update that multiplies anew; another pattern of the same
+ * size multiplies anew and keeps the new structure; every allocation of
+ * the update failed in turn (device buffers for a device setup, host
+ * memory for a host one) is a clean failure after which the object is
+ * refused until an update succeeds. */
+static void update_refill(int t)
+{
+    const int _i = t;
+    hisp_context ctx = test_context(_i);
+    hisp_matrix A = generated(ctx, HISP_GEN_JUMP3D, 12, 1), A2 = rescaled(ctx, A, 1.5, 0.5),
+                A3 = repatterned(ctx, A, 100, false);
+    hispi_amg_opts o, of;
+    hispi_amg_options(ctx, &o);
+    o.keep = true, o.max_coarse = 60;
+    of = o, of.keep = false;
+    hispi_amg_cycle *c1 = NULL, *c2 = NULL, *f1 = NULL, *f2 = NULL, *c3 = NULL;
+    CK_OK(ctx, hispi_amg_cycle_create(A, &o, &c1));
+    CK_OK(ctx, hispi_amg_cycle_create(A, &of, &f1));
+    const hispi_amg *h1 = hispi_amg_cycle_hierarchy(c1);
+    int nl = h1->nlevels;
+    bool dev = h1->on_device;
+    ck_assert_int_ge(nl, 3);
+    /* a device setup keeps its products, the host's first update makes plans */
+    ck_assert(!h1->AP[0] == !dev && !h1->pat_ptr == !dev && !h1->plan[1][0]);
+    ck_assert(!hispi_amg_cycle_hierarchy(f1)->AP[0]);
+    if (!dev) {
+        hispi_amg_cycle *c0 = c1;
+        c1 = NULL;
+        CK_OK(ctx, hispi_amg_cycle_renew(A, &o, c0, &c1));
+        hispi_amg_cycle_destroy(&c0);
+        h1 = hispi_amg_cycle_hierarchy(c1);
+        ck_assert(h1->AP[0] && h1->AP[nl - 2] && !h1->AP[nl - 1] && h1->plan[1][0]);
+    }
+    long k0 = hispi_amg_kept_levels, r0 = hispi_spgemm_refills;
+    CK_OK(ctx, hispi_amg_cycle_renew(A2, &o, c1, &c2));
+    ck_assert_int_eq(hispi_amg_kept_levels - k0, nl - 1);
+    ck_assert_int_eq(hispi_spgemm_refills - r0, dev ? 2 * (nl - 1) : 0);
+    CK_OK(ctx, hispi_amg_cycle_renew(A2, &of, f1, &f2));
+    ck_assert_int_eq(hispi_amg_kept_levels - k0, nl - 1);
+    const hispi_amg *h2 = hispi_amg_cycle_hierarchy(c2), *g2 = hispi_amg_cycle_hierarchy(f2);
+    ck_assert_int_eq(h2->nlevels, g2->nlevels);
+    char what[120];
+    snprintf(what, sizeof what, "%s, %s setup: kept against multiplied", test_label(_i),
+             dev ? "device" : "host");
+    for (int l = 1; l < nl; l++)
+        same_matrix(ctx, h2->A[l], g2->A[l], what, l);
+    hispi_amg_cycle_destroy(&c1), hispi_amg_cycle_destroy(&f1), hispi_amg_cycle_destroy(&f2);
+    /* another pattern: level 0's products anew (on a device every level's;
+     * on the host a coarse level whose patterns did not change may keep
+     * its plans), the structure kept for it */
+    for (int m = 0; m < 2; m++) { /* as many entries, elsewhere; fewer */
+        hisp_matrix A4 = m ? A3 : repatterned(ctx, A, 200, true);
+        k0 = hispi_amg_kept_levels;
+        CK_OK(ctx, hispi_amg_cycle_renew(A4, &o, c2, &c3));
+        ck_assert_int_le(hispi_amg_kept_levels - k0, dev ? 0 : nl - 2);
+        ck_assert(hispi_amg_cycle_hierarchy(c3)->AP[0]);
+        hispi_amg_cycle_destroy(&c2);
+        c2 = c3, c3 = NULL;
+        if (!m) hisp_matrix_destroy(&A4);
+    }
+    hispi_amg_cycle_destroy(&c2);
+    /* the object: updates through failed allocations */
+    int64_t n = 12 * 12 * 12;
+    hisp_vector b, x;
+    rhs_and_x(ctx, n, test_seed(), &b, &x);
+    hisp_preconditioner P = NULL;
+    int64_t own = cg_with(_i, ctx, A2, NULL, b, x);
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    CK_OK(ctx, hisp_preconditioner_update(P, A)); /* the host's plans made */
+    k0 = hispi_amg_kept_levels;
+    CK_OK(ctx, hisp_preconditioner_update(P, A2));
+    long per_update = hispi_amg_kept_levels - k0; /* the levels but the coarsest */
+    ck_assert_int_ge(per_update, 1);
+    long fails = 0;
+    hisp_status oom = dev ? HISP_ERR_OUT_OF_DEVICE_MEMORY : HISP_ERR_OUT_OF_HOST_MEMORY;
+    for (long k = 1;; k++) { /* the k-th allocation of the update fails */
+        hisp_preconditioner_destroy(&P);
+        CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+        CK_OK(ctx, hisp_preconditioner_update(P, A));
+        if (dev)
+            hispi_spgemm_dev_fail_after = k;
+        else
+            hispi_alloc_fail_after(k);
+        k0 = hispi_amg_kept_levels;
+        hisp_status st = hisp_preconditioner_update(P, A2);
+        hispi_spgemm_dev_fail_after = 0;
+        hispi_alloc_fail_after(0);
+        if (!st) break;
+        ck_assert_int_eq(st, oom);
+        fails++;
+        ck_assert_int_lt(k, 5000);
+        /* refused until an update succeeds; the next one multiplies anew */
+        hisp_solver sv = NULL;
+        CK_OK(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &sv));
+        CK_OK(ctx, hisp_solver_use_preconditioner(sv, P));
+        ck_assert_int_eq(hisp_solver_solve(sv, A2, b, x, NULL), HISP_ERR_INVALID_ARGUMENT);
+        hisp_solver_destroy(&sv);
+        CK_OK(ctx, hisp_preconditioner_update(P, A2));
+        ck_assert_int_le(cg_with(_i, ctx, A2, P, b, x), own + 2);
+    }
+    ck_assert_msg(hispi_amg_kept_levels - k0 == per_update && fails > 2,
+                  "%s: %ld failures, then %ld levels kept", test_label(_i), fails,
+                  hispi_amg_kept_levels - k0);
+    int64_t kept = cg_with(_i, ctx, A2, P, b, x);
+    ck_assert_msg(kept <= own + 2, "%s: %lld iterations after failed updates, %lld with a setup",
+                  test_label(_i), (long long)kept, (long long)own);
+    CK_OK(ctx, hisp_preconditioner_update(P, A));
+    CK_OK(ctx, hisp_preconditioner_update(P, A2));
+    ck_assert_int_eq(cg_with(_i, ctx, A2, P, b, x), kept);
+    hisp_preconditioner_destroy(&P);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A), hisp_matrix_destroy(&A2), hisp_matrix_destroy(&A3);
+    hisp_context_destroy(&ctx);
+}
+
+START_TEST(test_update_refill)
+{
+    host_and_device_setup(_i, update_refill);
+}
+END_TEST
 
 START_TEST(test_update)
 {
@@ -1220,6 +1399,7 @@ Suite *suite_amg(void)
     tcase_add_loop_test(ts, test_object, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_update, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_update_reuse, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_update_refill, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_single, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;

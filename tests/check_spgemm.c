@@ -13,6 +13,8 @@
  * products otherwise on the host) and give the reference target's bits; the device
  * path's local and global hash tables, rows without products, and every
  * device buffer failed in turn. */
+#include "amg/hispi_amg.h" /* hispi_amg_dev_copy */
+#include "ops/spgemm.h"    /* hispi_spgemm_refill */
 #include "testutil.h"
 
 #include <math.h>
@@ -31,7 +33,7 @@ extern long hispi_spgemm_dev_buffers, hispi_spgemm_dev_block_bytes, hispi_spgemm
 extern long hispi_spgemm_numeric_device_calls;
 extern int hispi_spgemm_cpu_kernels, hispi_spgemm_no_map;
 extern size_t hispi_spgemm_pool_c_bytes;
-extern long hispi_spgemm_maps;
+extern long hispi_spgemm_maps, hispi_spgemm_refills;
 
 /* Products the current target computes on the device per product: 1 on a
  * backend with run-time kernels (every one but the reference), whose
@@ -1363,6 +1365,89 @@ START_TEST(test_plan_device_operands)
 }
 END_TEST
 
+/* X's device copy in hisp's layout (as AMG's levels live there). */
+static hisp_matrix on_device(hisp_context ctx, hisp_matrix X)
+{
+    hisp_matrix D = NULL;
+    CK_OK(ctx, hispi_amg_dev_copy(X, &D));
+    ck_assert(D != X && hispi_spgemm_refill_ok(D, D, D) == (D->host.nrows == D->host.ncols));
+    return D;
+}
+
+/* A product computed again into its C (hispi_spgemm_refill, AMG's update):
+ * for new values of A and B on their patterns, C (the same handle and
+ * buffers) gets the fresh product's bits, through every class of rows
+ * (merges, local tables, bitmaps, global tables, a hub row for a large
+ * group), with nothing of C read back; an SpMV after it sees the new
+ * values (C's SpMV form made again). */
+START_TEST(test_refill)
+{
+    hisp_context ctx = target_context(_i);
+    if (!dev_per_product) {
+        hisp_context_destroy(&ctx);
+        return; /* the reference: nothing on a device */
+    }
+    uint64_t seed = test_seed() + 555;
+    for (int ti = 0; ti < 2; ti++)
+        for (int pair = 0; pair < 3; pair++) {
+            hisp_type t = ti ? HISP_F64 : HISP_F32;
+            hisp_matrix A = pair ? hub_operand(ctx, t, seed) : device_operand(ctx, t, false, seed);
+            hisp_matrix B = pair == 0   ? device_operand(ctx, t, true, seed + 1)
+                            : pair == 1 ? hub_operand(ctx, t, seed + 2)
+                                        : wider_operand(ctx, t, seed + 3);
+            hisp_matrix A2 = revalued(ctx, A, -1.25), B2 = revalued(ctx, B, 0.5);
+            hisp_matrix Ad = on_device(ctx, A), Bd = on_device(ctx, B), A2d = on_device(ctx, A2),
+                        B2d = on_device(ctx, B2), C = NULL, F = NULL;
+            char what[100];
+            snprintf(what, sizeof what, "%s %s pair %d", test_label(_i), hisp_type_name(t), pair);
+            CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, Ad, HISP_OP_N, Bd, &C));
+            ck_assert_msg(hispi_spgemm_refill_ok(A2d, B2d, C), "%s: C not on the device", what);
+            ck_assert(!hispi_spgemm_refill_ok(A2, B2d, C)); /* a host operand */
+            hisp_matrix_info ic;
+            CK_OK(ctx, hisp_matrix_get_info(C, &ic));
+            /* an SpMV before (C's SpMV form made) and after the refill */
+            hisp_vector x = NULL, y = NULL, z = NULL;
+            CK_OK(ctx, hisp_vector_create(ctx, t, ic.ncols, &x));
+            CK_OK(ctx, hisp_vector_create(ctx, t, ic.nrows, &y));
+            CK_OK(ctx, hisp_vector_create(ctx, t, ic.nrows, &z));
+            float onef = 1, zerof = 0;
+            double oned = 1, zerod = 0;
+            const void *one = ti ? (void *)&oned : &onef, *zero = ti ? (void *)&zerod : &zerof;
+            CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(one)));
+            CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, one, C, x, zero, y));
+            const void *col = C->ext.colind, *val = C->ext.val;
+            long refills = hispi_spgemm_refills;
+            hisp_transfer_stats x0, x1;
+            CK_OK(ctx, hisp_context_transfers(ctx, &x0));
+            CK_OK(ctx, hispi_spgemm_refill(A2d, B2d, C));
+            CK_OK(ctx, hisp_context_transfers(ctx, &x1));
+            ck_assert_int_eq(hispi_spgemm_refills - refills, 1);
+            ck_assert_msg(C->ext.colind == col && C->ext.val == val, "%s: C's buffers moved", what);
+            ck_assert_msg(x1.d2h_bytes - x0.d2h_bytes < (uint64_t)ic.nnz * 4,
+                          "%s: %llu bytes read back", what,
+                          (unsigned long long)(x1.d2h_bytes - x0.d2h_bytes));
+            CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, one, C, x, zero, y));
+            CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, A2, HISP_OP_N, B2, &F));
+            CK_OK(ctx, hisp_spmv(ctx, HISP_OP_N, one, F, x, zero, z));
+            same_bits(ctx, C, F, what);
+            size_t es = hisp_type_size(t);
+            void *gy = malloc((size_t)ic.nrows * es), *gz = malloc((size_t)ic.nrows * es);
+            CK_OK(ctx, hisp_vector_read(y, gy));
+            CK_OK(ctx, hisp_vector_read(z, gz));
+            ck_assert_msg(!memcmp(gy, gz, (size_t)ic.nrows * es), "%s: SpMV after the refill",
+                          what);
+            free(gy), free(gz);
+            hisp_vector_destroy(&x), hisp_vector_destroy(&y), hisp_vector_destroy(&z);
+            hisp_matrix_destroy(&C), hisp_matrix_destroy(&F);
+            hisp_matrix_destroy(&Ad), hisp_matrix_destroy(&Bd);
+            hisp_matrix_destroy(&A2d), hisp_matrix_destroy(&B2d);
+            hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+            hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B2);
+        }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* A plan's device state on and off its backend: executions after a switch
  * to the reference backend (the host's numeric phase) and back (the state
  * made anew on the device) give the fresh product's bits; a plan whose
@@ -1548,6 +1633,7 @@ Suite *suite_spgemm(void)
     tcase_add_loop_test(tc, test_plan_backends, 0, n);
     tcase_add_loop_test(tc, test_plan_device_operands, 0, n);
     tcase_add_loop_test(tc, test_ptap_device, 0, n);
+    tcase_add_loop_test(tc, test_refill, 0, n);
     tcase_add_loop_test(tc, test_generators, 0, n);
     tcase_add_loop_test(tc, test_real_matrices, 0, n);
     tcase_add_loop_test(tc, test_cpu_device, 0, n);

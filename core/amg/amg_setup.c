@@ -5,6 +5,7 @@
  * host; where the products run on the device, the same steps there
  * (amg_dev.c) and P^T A P as R (A P) with R = P^T made there. */
 #include "hispi_amg.h"
+#include "ops/spgemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ void hispi_amg_defaults(hispi_amg_opts *o)
     o->seed = 1;
     o->block = 1;
     o->precision = HISPI_AMG_AUTO;
+    o->keep = false;
 }
 
 hisp_scalar hispi_amg_scalar(hisp_type t, hispi_amg_num *n, double v)
@@ -65,6 +67,11 @@ void hispi_amg_free(hispi_amg *h)
         hisp_matrix_destroy(&h->P[l]), hisp_matrix_destroy(&h->R[l]);
         hisp_vector_destroy(&h->diag[l]), hisp_vector_destroy(&h->l1[l]);
     }
+    for (int l = 0; l < HISPI_AMG_MAX_LEVELS; l++) {
+        hisp_matrix_destroy(&h->AP[l]);
+        hisp_spgemm_plan_destroy(&h->plan[0][l]), hisp_spgemm_plan_destroy(&h->plan[1][l]);
+    }
+    free_weights(h, h->pat_ptr), free_weights(h, h->pat_col);
     memset(h, 0, sizeof *h);
 }
 
@@ -285,12 +292,95 @@ static void free_weights(const hispi_amg *h, void *w)
         HISPI_BE_VOID(h->ctx, buf_free, w);
 }
 
+/* Level l's kept A P and coarse operator of reuse, moved into h, where
+ * they can be computed again from A (Ad) and the new P, R: reuse's A had
+ * A's pattern down to level l (*same), so P's pattern is reuse's P's, as
+ * are A P's and R (A P)'s. False (*same then false): a level made anew. */
+static bool take_kept(hispi_amg *h, int l, hisp_matrix Ad, hispi_amg *reuse, bool *same)
+{
+    hisp_matrix P = h->P[l], R = h->R[l];
+    *same = *same && reuse->AP[l] && reuse->A[l + 1] && reuse->P[l] &&
+            P->host.nnz == reuse->P[l]->host.nnz && hispi_spgemm_refill_ok(Ad, P, reuse->AP[l]) &&
+            hispi_spgemm_refill_ok(R, reuse->AP[l], reuse->A[l + 1]);
+    if (!*same) return false;
+    h->AP[l] = reuse->AP[l], reuse->AP[l] = NULL;
+    h->A[l + 1] = reuse->A[l + 1], reuse->A[l + 1] = NULL;
+    return true;
+}
+
+/* R (A P) on the device: again into the kept matrices (take_kept), or by
+ * two products, A P kept where o asks. */
+static hisp_status galerkin_dev(hispi_amg *h, int l, hisp_matrix Ad, const hispi_amg_opts *o,
+                                hispi_amg *reuse, bool *same)
+{
+    double t0 = 0;
+    hisp_context ctx = Ad->ctx;
+    hispi_amg_mark(ctx, h->rows[l], "", &t0);
+    if (reuse && take_kept(h, l, Ad, reuse, same)) {
+        HISPI_TRY(hispi_spgemm_refill(Ad, h->P[l], h->AP[l]));
+        hispi_amg_mark(ctx, h->rows[l], "A P again", &t0);
+        HISPI_TRY(hispi_spgemm_refill(h->R[l], h->AP[l], h->A[l + 1]));
+        hispi_amg_mark(ctx, h->rows[l], "R (A P) again", &t0);
+        hispi_amg_kept_levels++;
+        return HISP_SUCCESS;
+    }
+    hisp_matrix AP = NULL;
+    hisp_status s = hisp_matrix_multiply(HISP_OP_N, Ad, HISP_OP_N, h->P[l], &AP);
+    hispi_amg_mark(ctx, h->rows[l], "A P", &t0);
+    if (!s) s = hisp_matrix_multiply(HISP_OP_N, h->R[l], HISP_OP_N, AP, &h->A[l + 1]);
+    hispi_amg_mark(ctx, h->rows[l], "R (A P)", &t0);
+    if (!s && o->keep) h->AP[l] = AP, AP = NULL;
+    hisp_matrix_destroy(&AP);
+    hispi_amg_mark(ctx, h->rows[l], "free A P", &t0);
+    return s;
+}
+
+long hispi_amg_kept_levels;
+
+/* P^T A P on the host: by hisp_matrix_ptap, or in an update (reuse) with
+ * o->keep by two plans kept in h (A P, then P^T (A P)), those of reuse
+ * executed again where the patterns are theirs (the plans compare them).
+ * Plans first made by an update, not the setup: making them cost the
+ * setup 5-20 % more on PoCL (48^3 grids), for an object that may never be
+ * updated. */
+static hisp_status galerkin_host(hispi_amg *h, int l, const hispi_amg_opts *o, hispi_amg *reuse)
+{
+    hisp_matrix A = h->A[l], P = h->P[l];
+    hisp_context ctx = A->ctx;
+    double t0 = 0;
+    hispi_amg_mark(ctx, h->rows[l], "", &t0);
+    if (!o->keep || !reuse) {
+        HISPI_TRY(hisp_matrix_ptap(P, A, &h->A[l + 1]));
+        hispi_amg_mark(ctx, h->rows[l], "P^T A P", &t0);
+        return hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);
+    }
+    if (reuse->plan[1][l] && reuse->AP[l] && reuse->A[l + 1]) { /* moved here */
+        for (int k = 0; k < 2; k++)
+            h->plan[k][l] = reuse->plan[k][l], reuse->plan[k][l] = NULL;
+        h->AP[l] = reuse->AP[l], reuse->AP[l] = NULL;
+        h->A[l + 1] = reuse->A[l + 1], reuse->A[l + 1] = NULL;
+        hisp_status s = hisp_spgemm_plan_execute(h->plan[0][l], A, P, h->AP[l]);
+        if (!s) s = hisp_spgemm_plan_execute(h->plan[1][l], P, h->AP[l], h->A[l + 1]);
+        hispi_amg_mark(ctx, h->rows[l], "P^T A P again", &t0);
+        if (!s) hispi_amg_kept_levels++;
+        if (s != HISP_ERR_INVALID_ARGUMENT) return s;
+        hispi_clear_error(ctx); /* another pattern: made anew */
+        hisp_spgemm_plan_destroy(&h->plan[0][l]), hisp_spgemm_plan_destroy(&h->plan[1][l]);
+        hisp_matrix_destroy(&h->AP[l]), hisp_matrix_destroy(&h->A[l + 1]);
+    }
+    HISPI_TRY(hisp_spgemm_plan_create(HISP_OP_N, A, HISP_OP_N, P, &h->plan[0][l], &h->AP[l]));
+    HISPI_TRY(
+        hisp_spgemm_plan_create(HISP_OP_T, P, HISP_OP_N, h->AP[l], &h->plan[1][l], &h->A[l + 1]));
+    hispi_amg_mark(ctx, h->rows[l], "P^T A P by plans", &t0);
+    return HISP_SUCCESS;
+}
+
 /* Level l's P, R, diagonal and spectral bounds from A[l] (on the device:
  * its copy there, *Ad) and its nodes' weights *w, and A[l + 1] = P^T A P;
  * *w then the coarse nodes' (the caller frees them: free_weights); *more:
  * a coarser level was made. */
 static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
-                              const hispi_amg_opts *o, hispi_amg *reuse, bool *more)
+                              const hispi_amg_opts *o, hispi_amg *reuse, bool *same, bool *more)
 {
     hispi_amg_level lv;
     memset(&lv, 0, sizeof lv);
@@ -306,23 +396,7 @@ static hisp_status next_level(hispi_amg *h, int l, hisp_matrix Ad, void **w,
     h->diag[l] = lv.diag, h->l1[l] = lv.l1, h->P[l] = lv.P, h->R[l] = lv.R;
     h->rho[l] = lv.rho, h->lmax[l] = lv.lmax, h->upper[l] = lv.upper, h->agg[l] = lv.agg;
     if (s || !lv.P) return s;
-    if (h->on_device) { /* R (A P), both products on the device */
-        hisp_matrix AP = NULL;
-        double t0 = 0;
-        hispi_amg_mark(Ad->ctx, h->rows[l], "", &t0);
-        s = hisp_matrix_multiply(HISP_OP_N, Ad, HISP_OP_N, lv.P, &AP);
-        hispi_amg_mark(Ad->ctx, h->rows[l], "A P", &t0);
-        if (!s) s = hisp_matrix_multiply(HISP_OP_N, lv.R, HISP_OP_N, AP, &h->A[l + 1]);
-        hispi_amg_mark(Ad->ctx, h->rows[l], "R (A P)", &t0);
-        hisp_matrix_destroy(&AP);
-        hispi_amg_mark(Ad->ctx, h->rows[l], "free A P", &t0);
-    } else {
-        double t0 = 0;
-        hispi_amg_mark(h->ctx, h->rows[l], "", &t0);
-        s = hisp_matrix_ptap(lv.P, h->A[l], &h->A[l + 1]);
-        if (!s) s = hisp_matrix_convert(h->A[l + 1], HISP_FORMAT_CSR);
-        hispi_amg_mark(h->ctx, h->rows[l], "P^T A P", &t0);
-    }
+    s = h->on_device ? galerkin_dev(h, l, Ad, o, reuse, same) : galerkin_host(h, l, o, reuse);
     *more = !s;
     return s;
 }
@@ -359,6 +433,13 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *r
     void *A0ptr = NULL;    /* its row pointers where they were widened */
     void *w = NULL;        /* the level's nodes' weights (NULL: 1 each) */
     hisp_status s = h->on_device ? hispi_amg_dev_operand(A, &A0, &A0ptr) : HISP_SUCCESS;
+    /* the kept products serve where A has the pattern they were made for */
+    bool same = false;
+    hispi_amg *pat = reuse && o->keep && reuse->pat_ptr ? reuse : NULL; /* its pattern */
+    if (!s && pat)
+        s = hispi_spgemm_dev_same_pattern(A0, pat->pat_ptr, pat->pat_col, pat->rows[0], pat->nnz[0],
+                                          &same);
+    if (!same) pat = NULL;
     for (int l = 0; !s; l++) {
         hisp_matrix_info li;
         s = hisp_matrix_get_info(h->A[l], &li);
@@ -370,10 +451,17 @@ hisp_status hispi_amg_setup(hisp_matrix A, const hispi_amg_opts *o, hispi_amg *r
         /* a level aggregated anew (none kept: taken by a failed setup) ends the reuse */
         if (reuse && (l + 1 >= reuse->nlevels || !reuse->agg[l] || reuse->rows[l] != li.nrows))
             reuse = NULL;
-        s = next_level(h, l, l ? h->A[l] : A0, &w, o, reuse, &more);
+        s = next_level(h, l, l ? h->A[l] : A0, &w, o, reuse, &same, &more);
         if (!more) break;
     }
     free_weights(h, w);
+    if (!s && o->keep && h->on_device && h->nlevels > 1) { /* level 0's pattern, kept */
+        if (pat)
+            h->pat_ptr = pat->pat_ptr, h->pat_col = pat->pat_col,
+            pat->pat_ptr = pat->pat_col = NULL;
+        else
+            s = hispi_spgemm_dev_keep_pattern(A0, &h->pat_ptr, &h->pat_col);
+    }
     if (A0 != A) hisp_matrix_destroy(&A0);
     if (A0ptr) HISPI_BE_VOID(ctx, buf_free, A0ptr);
     int64_t last = h->nlevels ? h->rows[h->nlevels - 1] : 0;

@@ -84,6 +84,7 @@ typedef struct {
     uint64_t seed;      /* the aggregation's priorities */
     int block;          /* rows of a node (rows b i .. b i + b - 1: node i's unknowns), 1.. */
     int precision;      /* HISPI_AMG_AUTO, _SINGLE, _FULL (the cycle's; the setup takes A's) */
+    bool keep;          /* keep the products' structure for updates (hispi_amg.AP) */
 } hispi_amg_opts;
 
 /* Level l: its operator A[l] (A[0] the caller's, borrowed) and, but for the
@@ -117,7 +118,22 @@ typedef struct {
      * memory), kept for a setup of new values to skip the strength graph
      * and the aggregation (hispi_amg_setup's reuse) */
     void *agg[HISPI_AMG_MAX_LEVELS];
+    /* with opts.keep, for a setup of new values on A's pattern (reuse):
+     * A[l] P[l] of each level but the coarsest; on the device level 0's
+     * pattern too (device buffers: its row pointers and columns), and A P
+     * and the coarse operators are computed again into these matrices
+     * where A has that pattern (hispi_spgemm_refill: no count, no
+     * allocation); on the host, made by the first update, the plans of A P
+     * and P^T (A P) (plan[0], plan[1]: executed again by the next updates
+     * where the patterns are theirs). */
+    hisp_matrix AP[HISPI_AMG_MAX_LEVELS];
+    void *pat_ptr, *pat_col;
+    hisp_spgemm_plan plan[2][HISPI_AMG_MAX_LEVELS];
 } hispi_amg;
+
+/* Test hook: levels whose products were computed again into kept
+ * matrices (hispi_amg.AP). */
+extern long hispi_amg_kept_levels;
 
 /* One level's result: P (NULL: no coarser level), R (device setups), the
  * diagonal, rho, lmax, P's columns and their weights W (u32 each: a device

@@ -122,6 +122,14 @@ HISPI_LOCAL hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spge
 HISPI_LOCAL hisp_status hispi_spgemm_dev_numeric(hisp_context ctx, hispi_spgemm_dplan *d,
                                                  const hispi_spgemm_args *g, hisp_matrix C,
                                                  const void **kept);
+/* A product again into its C (a kept structure: AMG's update): C = A*B for
+ * g's operands (read in place on the device) over C's row pointers, its
+ * columns and values written again, the fill phase alone (no count, no
+ * scan, no allocation of C). g's patterns must be those C was made from
+ * (the caller's guarantee: a pattern with more entries in a row would
+ * overrun its table). C's SpMV form is dropped (hisp_matrix_device_modified). */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_refill(hisp_context ctx, const hispi_spgemm_args *g,
+                                                hisp_matrix C);
 /* Frees *d's buffers and kernels with ctx's backend (the one that made
  * them), then *d; NULLs *d. NULL: nothing. */
 HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **d);
@@ -168,6 +176,22 @@ HISPI_LOCAL void hispi_spgemm_take(const hispi_spgemm_args *g, hispi_spgemm_out 
  * once, fill. Both give the same structure and bits. */
 HISPI_LOCAL hisp_status hispi_spgemm_product(hisp_context ctx, const hispi_spgemm_args *g,
                                              hispi_sparse *C);
+/* A copy of the pattern of X (in hisp's layout on the device:
+ * hispi_spgemm_dev_resident) in two new device buffers of X's backend, its
+ * row pointers *ptr and columns *col (buf_free them); and whether X's
+ * pattern now is such a copy of rows rows and nnz entries (*same; other
+ * sizes differ without a look), compared on the device with one read
+ * back. */
+HISPI_LOCAL hisp_status hispi_spgemm_dev_keep_pattern(hisp_matrix X, void **ptr, void **col);
+HISPI_LOCAL hisp_status hispi_spgemm_dev_same_pattern(hisp_matrix X, const void *ptr,
+                                                      const void *col, int64_t rows, int64_t nnz,
+                                                      bool *same);
+/* C = A*B again into C where hispi_spgemm_refill_ok (the device's products
+ * run on ctx's backend; A, B and C real, of one type and context, in hisp's
+ * layout on the device, their sizes a product's): hispi_spgemm_dev_refill,
+ * under its condition on the patterns. */
+HISPI_LOCAL bool hispi_spgemm_refill_ok(hisp_matrix A, hisp_matrix B, hisp_matrix C);
+HISPI_LOCAL hisp_status hispi_spgemm_refill(hisp_matrix A, hisp_matrix B, hisp_matrix C);
 /* The checks shared by the calls: types the product takes (f32, f64, c32,
  * c64), equal types, op(A)'s columns = op(B)'s rows; `what` names the call
  * in the messages. */

@@ -136,6 +136,7 @@ enum {
     K_FILL_S,
     K_FCLASS,
     K_FSCATTER,
+    K_SIZES,
     K_COUNT_B, /* the bitmaps' kernels last (bits_kernels) */
     K_FILL_B,
     K_COUNT_BH,
@@ -143,9 +144,9 @@ enum {
     NK
 };
 static const char *const knames[NK] = {
-    "sg_bound",    "sg_count_l", "sg_count_g", "sg_fill_l",  "sg_fill_g", "sg_class",  "sg_scatter",
-    "sg_count_m",  "sg_fill_m",  "sg_count_g", "sg_fill_g",  "sg_gather", "sg_fill_s", "sg_fclass",
-    "sg_fscatter", "sg_count_b", "sg_fill_b",  "sg_count_b", "sg_fill_b"};
+    "sg_bound",    "sg_count_l", "sg_count_g", "sg_fill_l", "sg_fill_g",  "sg_class",  "sg_scatter",
+    "sg_count_m",  "sg_fill_m",  "sg_count_g", "sg_fill_g", "sg_gather",  "sg_fill_s", "sg_fclass",
+    "sg_fscatter", "sg_sizes",   "sg_count_b", "sg_fill_b", "sg_count_b", "sg_fill_b"};
 
 /* The device buffers of one product, freed together. */
 enum {
@@ -182,6 +183,7 @@ typedef struct {
     void *b[NB];
     void *k[NK];
     hispi_scan scan;   /* C's row pointers */
+    hisp_matrix known; /* a refill's C (its structure given), or NULL */
     int hgs;           /* the work-group of K_COUNT_H, K_FILL_H (0: no such kernels) */
     bool borrowed[NB]; /* an operand's buffer read in place, or B's that is A's */
     bool own[NB];      /* buf_alloc's, not the pool's (C's when C is large) */
@@ -805,9 +807,15 @@ static hisp_status pass_rows(dev_job *j, int64_t m)
     HISPI_TRY(dalloc(j, B_CLS, (size_t)m * 4));
     HISPI_TRY(dalloc(j, B_NCLS, 32));
     HISPI_TRY(dalloc(j, B_CNT, (size_t)m * 8));
-    HISPI_TRY(dalloc(j, B_CPTR, ((size_t)m + 1) * 8));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, j->b[B_NCLS], 0, 32));
-    return HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
+    if (!j->known) {
+        HISPI_TRY(dalloc(j, B_CPTR, ((size_t)m + 1) * 8));
+        return HISPI_BE(ctx, buf_zero, j->b[B_CNT], 0, (size_t)m * 8);
+    }
+    /* a refill: C's pointers are the known C's, the counts from them */
+    j->b[B_CPTR] = j->known->ext.rowptr, j->borrowed[B_CPTR] = true;
+    hispi_karg a[] = {{HISPI_KARG_I64, NULL, m, 0}, kbuf(j, B_CPTR), kbuf(j, B_CNT)};
+    return launch(j, K_SIZES, a, 3, (m + GS - 1) / GS);
 }
 
 /* C's pointers on the device from the counts (C's size read with the
@@ -943,15 +951,15 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
     int nbw = n[3] + n[4] ? bitmap_words(&caps, j->hgs, g->b.ncols) : 0;
     bool bits = nbw > 0; /* bitmaps instead of global tables */
     if (bits) HISPI_TRY(bits_kernels(j, g->type, nbw));
-    if (!bits) {
+    if (!bits && !j->known) {
         HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, n[3], &gslots));
         HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
         HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
     }
-    /* the counts */
+    /* the counts (a refill has them from C's pointers) */
     const int64_t nc[5] = {n[1], 0, n[2], n[3], n[4]};
-    HISPI_TRY(phase(j, g, false, bits, nc));
-    HISPI_TRY(pass_scan(j, m));
+    if (!j->known) HISPI_TRY(phase(j, g, false, bits, nc));
+    if (!j->known) HISPI_TRY(pass_scan(j, m));
     /* C's columns and values: the hashed rows listed again by their counts
      * (bcsstk33's rows have about 4600 products and 294 entries: a local
      * table now), the long rows' tables sized by them (rmat 18's 2.3x
@@ -966,7 +974,12 @@ static hisp_status one_pass(dev_job *j, const hispi_spgemm_args *g, int64_t *nnz
         HISPI_TRY(table_offsets(j, B_GROWS, B_GBOUND, B_GOFF, nf[3], &gslots));
         HISPI_TRY(table_offsets(j, B_HROWS, B_HBOUND, B_HOFF, n[4], &gslots));
     }
-    HISPI_TRY(c_alloc(j, nnz, es));
+    if (j->known) { /* C's own columns and values, written again */
+        j->b[B_CCOL] = j->known->ext.colind, j->b[B_CVAL] = j->known->ext.val;
+        j->borrowed[B_CCOL] = j->borrowed[B_CVAL] = true;
+    } else {
+        HISPI_TRY(c_alloc(j, nnz, es));
+    }
     if (!bits) {
         HISPI_TRY(dalloc(j, B_GKEYS, (size_t)gslots * 4));
         HISPI_TRY(dalloc(j, B_GPOS, (size_t)gslots * 4));
@@ -1102,6 +1115,78 @@ static hisp_status dev_run(hisp_context ctx, const hispi_spgemm_args *g, hispi_s
     hispi_spgemm_device_calls++;
     if (!keep) hispi_spgemm_take(g, &o, C);
     return HISP_SUCCESS;
+}
+
+/* ---- a product again into its C (hispi_spgemm_dev_refill) ----------------- */
+
+hisp_status hispi_spgemm_dev_keep_pattern(hisp_matrix X, void **ptr, void **col)
+{
+    hisp_context ctx = X->ctx;
+    size_t pb = ((size_t)X->host.nrows + 1) * 8, cb = (size_t)X->host.nnz * 4;
+    *ptr = *col = NULL;
+    hisp_status s = HISPI_BE(ctx, buf_alloc, pb, ptr);
+    if (!s) s = HISPI_BE(ctx, buf_alloc, cb, col);
+    if (!s) s = HISPI_BE(ctx, buf_copy, *ptr, X->ext.rowptr, pb);
+    if (!s && cb) s = HISPI_BE(ctx, buf_copy, *col, X->ext.colind, cb);
+    if (s) {
+        if (*ptr) HISPI_BE_VOID(ctx, buf_free, *ptr);
+        if (*col) HISPI_BE_VOID(ctx, buf_free, *col);
+        *ptr = *col = NULL;
+    }
+    return s;
+}
+
+hisp_status hispi_spgemm_dev_same_pattern(hisp_matrix X, const void *ptr, const void *col,
+                                          int64_t rows, int64_t nnz, bool *same)
+{
+    hisp_context ctx = X->ctx;
+    *same = false;
+    if (X->host.nrows != rows || X->host.nnz != nnz) return HISP_SUCCESS;
+    void *k = NULL, *flag = NULL;
+    uint32_t f = 1;
+    int64_t n[2] = {2 * (X->host.nrows + 1), X->host.nnz};
+    const void *x[2] = {X->ext.rowptr, X->ext.colind}, *y[2] = {ptr, col};
+    hisp_status s = hispi_spgemm_kernel(ctx, X->host.type, "sg_differ", &k);
+    if (!s) s = hispi_tmp_alloc(ctx, 8, &flag);
+    if (!s) s = HISPI_BE(ctx, buf_zero, flag, 0, 8);
+    for (int i = 0; i < 2 && !s; i++) {
+        hispi_karg a[] = {{HISPI_KARG_I64, NULL, n[i], 0},
+                          {HISPI_KARG_BUF, x[i], 0, 0},
+                          {HISPI_KARG_BUF, y[i], 0, 0},
+                          {HISPI_KARG_BUF, flag, 0, 0},
+                          {HISPI_KARG_I64, NULL, 0, 0}};
+        if (n[i])
+            s = HISPI_BE(ctx, kern_launch, k, a, 5, (size_t)((n[i] + GS - 1) / GS), (size_t)GS);
+    }
+    if (!s) s = HISPI_BE(ctx, buf_read, flag, 0, &f, 4);
+    if (flag) hispi_tmp_free(ctx, flag);
+    if (k) HISPI_BE_VOID(ctx, kern_free, k);
+    *same = !s && !f;
+    return s;
+}
+
+/* Test hook: products computed again into their C (hispi_spgemm_dev_refill). */
+long hispi_spgemm_refills;
+
+hisp_status hispi_spgemm_dev_refill(hisp_context ctx, const hispi_spgemm_args *g, hisp_matrix C)
+{
+    if (g->a.nrows > INT32_MAX)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "SpGEMM on the device: %lld rows",
+                          (long long)g->a.nrows);
+    dev_job j = {.ctx = ctx, .known = C};
+    int64_t nnz = 0;
+    bool whole = true;
+    hisp_status s = kernels(&j, g->type);
+    span t;
+    span_start(ctx, &t);
+    ctx->spgemm.on_device = 1;
+    if (!s) s = upload_operands(&j, g);
+    if (!s) s = one_pass(&j, g, &nnz, &whole);
+    span_end(ctx, &t);
+    job_free(&j);
+    if (!s) s = hisp_matrix_device_modified(C); /* C's SpMV form made again at its next use */
+    if (!s) hispi_spgemm_refills++;
+    return s;
 }
 
 hisp_status hispi_spgemm_dev_product(hisp_context ctx, const hispi_spgemm_args *g, hispi_sparse *C)

@@ -32,9 +32,8 @@ static bool precond_ok(hisp_preconditioner P)
 
 /* P's setup of its kind for A, replacing the one it holds on success: the
  * factors or Chebyshev's bound anew; AMG's hierarchy made, or set up again
- * keeping the aggregates (hispi_amg_cycle_renew). Kept SpGEMM plans were
- * measured on the H200: 328 ms against a setup's 478 at poisson3d 256^3,
- * but making the plans took the object's setup from 527 ms to 9.8 s. */
+ * keeping the aggregates and, on a device, the products' structure
+ * (hispi_amg_cycle_renew, hispi_amg.AP). */
 static hisp_status setup(hisp_preconditioner P, hisp_matrix A)
 {
     hisp_context ctx = P->ctx;
@@ -49,6 +48,7 @@ static hisp_status setup(hisp_preconditioner P, hisp_matrix A)
     } else {
         hispi_amg_opts o;
         hispi_amg_options(ctx, &o);
+        o.keep = true; /* its products' structure, for updates */
         hispi_amg_cycle *c = NULL;
         HISPI_TRY(P->amg ? hispi_amg_cycle_renew(A, &o, P->amg, &c)
                          : hispi_amg_cycle_create(A, &o, &c));
