@@ -72,16 +72,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CKB(call)                                                                                  \
-    do {                                                                                           \
-        cublasStatus_t e_ = (call);                                                                \
-        if (e_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cublasGetStatusString(e_));                                                    \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 #define RTOL 1e-8
 #define HISP_RES_MAX 1.01e-8
 #define PEER_RES_MAX 1e-7
@@ -973,17 +963,8 @@ int main(int argc, char **argv)
     bench B;
     memset(&B, 0, sizeof B);
     B.o = &o;
-    if (hisp_context_create(&B.ctx)) return 3;
-    int ncuda = 0;
-    cb_hk(B.ctx, hisp_backend_device_count(B.ctx, HISP_BACKEND_CUDA, &ncuda), "device count");
-    if (!ncuda) {
-        printf("no CUDA device: nothing to measure\n");
-        hisp_context_destroy(&B.ctx);
-        return 3;
-    }
     hisp_device_info info;
-    cb_hk(B.ctx, hisp_backend_device_info(B.ctx, HISP_BACKEND_CUDA, 0, &info), "device info");
-    cb_hk(B.ctx, hisp_context_set_backend(B.ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+    if (cb_cuda_context(&B.ctx, &info)) return 3;
     int ver = cb_cusp_open(&B.C);
     CKB(cublasCreate(&B.bl));
     CKB(cublasSetStream(B.bl, B.C.stream));

@@ -54,16 +54,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CKB(call)                                                                                  \
-    do {                                                                                           \
-        cublasStatus_t e_ = (call);                                                                \
-        if (e_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cublasGetStatusString(e_));                                                    \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 typedef struct {
     const char *parts, *sizes, *json, *summary;
     int64_t iters, lsqr_rows, lsqr_cols, lsqr_iters, kry_iters, helm_n, qsurf_n;
@@ -1005,19 +995,10 @@ int main(int argc, char **argv)
     bench B;
     memset(&B, 0, sizeof B);
     B.o = &o;
-    if (hisp_context_create(&B.ctx)) return 3;
-    int ncuda = 0;
-    cb_hk(B.ctx, hisp_backend_device_count(B.ctx, HISP_BACKEND_CUDA, &ncuda), "device count");
-    if (!ncuda) {
-        printf("no CUDA device: nothing to measure\n");
-        hisp_context_destroy(&B.ctx);
-        return 3;
-    }
     hisp_device_info info;
-    cb_hk(B.ctx, hisp_backend_device_info(B.ctx, HISP_BACKEND_CUDA, 0, &info), "device info");
+    if (cb_cuda_context(&B.ctx, &info)) return 3;
     char gpu[128];
     snprintf(gpu, sizeof gpu, "%.100s", info.name);
-    cb_hk(B.ctx, hisp_context_set_backend(B.ctx, HISP_BACKEND_CUDA, 0), "set cuda");
     cb_hk(B.ctx, hisp_copy_bandwidth(B.ctx, (size_t)1 << 30, 20, &B.bw), "copy bandwidth");
     int ver = cb_cusp_open(&B.C);
     CKB(cublasCreate(&B.bl));

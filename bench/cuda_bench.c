@@ -16,6 +16,21 @@ void cb_hk(hisp_context ctx, hisp_status s, const char *what)
     exit(3);
 }
 
+int cb_cuda_context(hisp_context *ctx, hisp_device_info *info)
+{
+    if (hisp_context_create(ctx)) return 3;
+    int ncuda = 0;
+    cb_hk(*ctx, hisp_backend_device_count(*ctx, HISP_BACKEND_CUDA, &ncuda), "device count");
+    if (!ncuda) {
+        printf("no CUDA device: nothing to measure\n");
+        hisp_context_destroy(ctx);
+        return 3;
+    }
+    cb_hk(*ctx, hisp_backend_device_info(*ctx, HISP_BACKEND_CUDA, 0, info), "device info");
+    cb_hk(*ctx, hisp_context_set_backend(*ctx, HISP_BACKEND_CUDA, 0), "set cuda");
+    return 0;
+}
+
 /* ---- host reference (double accumulation) --------------------------------- */
 
 double cb_at(hisp_type t, const void *a, int64_t i)

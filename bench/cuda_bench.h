@@ -29,6 +29,17 @@
         }                                                                                          \
     } while (0)
 
+/* For the programs that include cublas_v2.h. */
+#define CKB(call)                                                                                  \
+    do {                                                                                           \
+        cublasStatus_t e_ = (call);                                                                \
+        if (e_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cublasGetStatusString(e_));                                                    \
+            exit(3);                                                                               \
+        }                                                                                          \
+    } while (0)
+
 typedef struct {
     hisp_type type;
     int64_t nrows, ncols, nnz;
@@ -57,6 +68,9 @@ typedef struct {
  * patch). cb_cusp_close releases them. */
 int cb_cusp_open(cb_cusp *C);
 void cb_cusp_close(cb_cusp *C);
+/* A new context on CUDA device 0 (*info its description): 0, or 3 where
+ * there is none ("nothing to measure" printed, no context left). */
+int cb_cuda_context(hisp_context *ctx, hisp_device_info *info);
 /* Exits with status 3 and the context's last error when s fails. */
 void cb_hk(hisp_context ctx, hisp_status s, const char *what);
 /* Entry i of an f32/f64 array as a double; store v there. */

@@ -39,51 +39,19 @@ FN void cdiv(real *re, real *im, GLOBAL const real *d, const i64 k)
 }
 #endif
 
-/* y[i] = x[i] - sum_k t_ik y[k] (upper: divided by u_ii) for the m rows
- * rows[off ..] of one level: the rows they read are done. x may be y. */
-KERNEL ilu_level(const i64 m, const i64 off, GLOBAL const int *rows, GLOBAL const i64 *ptr,
-                 GLOBAL const int *col, GLOBAL const i64 *dpos, GLOBAL const real *val,
-                 const int upper, GLOBAL const real *x, GLOBAL real *y)
+/* y[i] = x[i] - sum_k t_ik yin[k] over row i of the triangle (upper: divided
+ * by u_ii); scale: yin read as D^-1 yin (the upper sweeps' start). x or yin
+ * may be y: x[i] is read first, y[i] written last, yin[i] not read. */
+FN void tri_row(const i64 i, GLOBAL const i64 *ptr, GLOBAL const int *col, GLOBAL const i64 *dpos,
+                GLOBAL const real *val, const int upper, const int scale, GLOBAL const real *x,
+                GLOBAL const real *yin, GLOBAL real *y)
 {
-    const i64 t = GLOBAL_ID;
-    if (t >= m) return;
-    const i64 i = rows[off + t];
     TRI_RANGE(i);
 #if IS_COMPLEX
     real sr = x[2 * i], si = x[2 * i + 1];
     for (i64 k = lo; k < hi; k++) {
         const i64 c = col[k];
-        const real vr = val[2 * k], vi = val[2 * k + 1], yr = y[2 * c], yi = y[2 * c + 1];
-        sr -= vr * yr - vi * yi;
-        si -= vr * yi + vi * yr;
-    }
-    if (upper) cdiv(&sr, &si, val, dpos[i]);
-    y[2 * i] = sr;
-    y[2 * i + 1] = si;
-#else
-    real s = x[i];
-    for (i64 k = lo; k < hi; k++)
-        s -= val[k] * y[col[k]];
-    y[i] = upper ? s / val[dpos[i]] : s;
-#endif
-}
-
-/* One Jacobi sweep of T y = x over every row: y[i] = x[i] - sum_k t_ik
- * yold[k] (upper: divided by u_ii). first (upper): yold is the lower
- * solve's result, read as D^-1 yold (the sweeps' start). */
-KERNEL ilu_sweep(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
-                 GLOBAL const i64 *dpos, GLOBAL const real *val, const int upper, const int first,
-                 GLOBAL const real *x, GLOBAL const real *yold, GLOBAL real *y)
-{
-    const i64 i = GLOBAL_ID;
-    if (i >= n) return;
-    TRI_RANGE(i);
-    const int scale = upper && first;
-#if IS_COMPLEX
-    real sr = x[2 * i], si = x[2 * i + 1];
-    for (i64 k = lo; k < hi; k++) {
-        const i64 c = col[k];
-        real yr = yold[2 * c], yi = yold[2 * c + 1];
+        real yr = yin[2 * c], yi = yin[2 * c + 1];
         if (scale) cdiv(&yr, &yi, val, dpos[c]);
         const real vr = val[2 * k], vi = val[2 * k + 1];
         sr -= vr * yr - vi * yi;
@@ -96,10 +64,31 @@ KERNEL ilu_sweep(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
     real s = x[i];
     for (i64 k = lo; k < hi; k++) {
         const i64 c = col[k];
-        s -= val[k] * (scale ? yold[c] / val[dpos[c]] : yold[c]);
+        s -= val[k] * (scale ? yin[c] / val[dpos[c]] : yin[c]);
     }
     y[i] = upper ? s / val[dpos[i]] : s;
 #endif
+}
+
+/* y[i] = x[i] - sum_k t_ik y[k] (upper: divided by u_ii) for the m rows
+ * rows[off ..] of one level: the rows they read are done. x may be y. */
+KERNEL ilu_level(const i64 m, const i64 off, GLOBAL const int *rows, GLOBAL const i64 *ptr,
+                 GLOBAL const int *col, GLOBAL const i64 *dpos, GLOBAL const real *val,
+                 const int upper, GLOBAL const real *x, GLOBAL real *y)
+{
+    const i64 t = GLOBAL_ID;
+    if (t < m) tri_row(rows[off + t], ptr, col, dpos, val, upper, 0, x, y, y);
+}
+
+/* One Jacobi sweep of T y = x over every row: y[i] = x[i] - sum_k t_ik
+ * yold[k] (upper: divided by u_ii). first (upper): yold is the lower
+ * solve's result, read as D^-1 yold (the sweeps' start). */
+KERNEL ilu_sweep(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
+                 GLOBAL const i64 *dpos, GLOBAL const real *val, const int upper, const int first,
+                 GLOBAL const real *x, GLOBAL const real *yold, GLOBAL real *y)
+{
+    const i64 i = GLOBAL_ID;
+    if (i < n) tri_row(i, ptr, col, dpos, val, upper, upper && first, x, yold, y);
 }
 
 #if !IS_COMPLEX

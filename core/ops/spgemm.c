@@ -210,29 +210,14 @@ hisp_status hisp_matrix_multiply(hisp_op op_a, hisp_matrix A, hisp_op op_b, hisp
     HISPI_CLAIMED(A->ctx, multiply(op_a, A, op_b, B, C));
 }
 
-/* X's CSR arrays in hisp's layout on the device (a wrapped matrix, whether
- * or not a host copy of them is held too). */
-static bool dev_csr(hisp_matrix X)
-{
-    const hispi_csr_ext *e = &X->ext;
-    return X->wrapped && e->rowptr && e->ptr64 && !e->idx64 && !e->base;
-}
-
 bool hispi_spgemm_refill_ok(hisp_matrix A, hisp_matrix B, hisp_matrix C)
 {
     hisp_type t = C->host.type;
     return hispi_spgemm_dev_usable(C->ctx) && A->ctx == C->ctx && B->ctx == C->ctx &&
            (t == HISP_F32 || t == HISP_F64) && A->host.type == t && B->host.type == t &&
-           dev_csr(A) && dev_csr(B) && dev_csr(C) && A->host.nrows == C->host.nrows &&
-           A->host.ncols == B->host.nrows && B->host.ncols == C->host.ncols;
-}
-
-static hispi_spgemm_operand dev_operand(hisp_matrix X)
-{
-    hispi_spgemm_operand v = {0};
-    v.nrows = X->host.nrows, v.ncols = X->host.ncols, v.nnz = X->host.nnz;
-    v.dev[0] = X->ext.rowptr, v.dev[1] = X->ext.colind, v.dev[2] = X->ext.val;
-    return v;
+           hispi_spgemm_dev_csr(A) && hispi_spgemm_dev_csr(B) && hispi_spgemm_dev_csr(C) &&
+           A->host.nrows == C->host.nrows && A->host.ncols == B->host.nrows &&
+           B->host.ncols == C->host.ncols;
 }
 
 hisp_status hispi_spgemm_refill(hisp_matrix A, hisp_matrix B, hisp_matrix C)
@@ -243,7 +228,9 @@ hisp_status hispi_spgemm_refill(hisp_matrix A, hisp_matrix B, hisp_matrix C)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "SpGEMM refill: A, B and C must be real matrices of one type on the "
                           "device with a product's sizes");
-    hispi_spgemm_args g = {C->host.type, dev_operand(A), dev_operand(B)};
+    hispi_spgemm_args g = {C->host.type, {0}, {0}};
+    hispi_spgemm_dev_view(A, &g.a);
+    hispi_spgemm_dev_view(B, &g.b);
     return hispi_spgemm_dev_refill(ctx, &g, C);
 }
 

@@ -39,6 +39,10 @@ HISPI_LOCAL hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgem
 HISPI_LOCAL hisp_status hispi_spgemm_open_dev(hisp_matrix X, hisp_op op, hispi_spgemm_src *s);
 /* op(X) is such a matrix, read in place by the device path. */
 HISPI_LOCAL bool hispi_spgemm_dev_resident(hisp_matrix X, hisp_op op);
+/* X's CSR arrays are in hisp's layout on the device (a wrapped matrix,
+ * whether or not a host copy is held too); v: X (op N) over them. */
+HISPI_LOCAL bool hispi_spgemm_dev_csr(hisp_matrix X);
+HISPI_LOCAL void hispi_spgemm_dev_view(hisp_matrix X, hispi_spgemm_operand *v);
 /* The source only (s->v not set, nothing transposed). */
 HISPI_LOCAL hisp_status hispi_spgemm_source(hisp_matrix X, hispi_spgemm_src *s);
 /* op(X)'s view of an open source, transposing when needed (a transpose

@@ -94,20 +94,30 @@ hisp_status hispi_spgemm_open(hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
     return st;
 }
 
-bool hispi_spgemm_dev_resident(hisp_matrix X, hisp_op op)
+bool hispi_spgemm_dev_csr(hisp_matrix X)
 {
     const hispi_csr_ext *e = &X->ext;
-    return X->wrapped && X->host_absent && e->ptr64 && !e->idx64 && !e->base && op == HISP_OP_N;
+    return X->wrapped && e->ptr64 && !e->idx64 && !e->base;
+}
+
+bool hispi_spgemm_dev_resident(hisp_matrix X, hisp_op op)
+{
+    return hispi_spgemm_dev_csr(X) && X->host_absent && op == HISP_OP_N;
+}
+
+void hispi_spgemm_dev_view(hisp_matrix X, hispi_spgemm_operand *v)
+{
+    const hispi_csr_ext *e = &X->ext;
+    memset(v, 0, sizeof *v);
+    v->nrows = X->host.nrows, v->ncols = X->host.ncols, v->nnz = X->host.nnz;
+    v->dev[0] = e->rowptr, v->dev[1] = e->colind, v->dev[2] = e->val;
 }
 
 hisp_status hispi_spgemm_open_dev(hisp_matrix X, hisp_op op, hispi_spgemm_src *s)
 {
-    const hispi_csr_ext *e = &X->ext;
     if (!hispi_spgemm_dev_resident(X, op)) return hispi_spgemm_open(X, op, s);
     memset(s, 0, sizeof *s);
-    hispi_spgemm_operand *v = &s->v;
-    v->nrows = X->host.nrows, v->ncols = X->host.ncols, v->nnz = X->host.nnz;
-    v->dev[0] = e->rowptr, v->dev[1] = e->colind, v->dev[2] = e->val;
+    hispi_spgemm_dev_view(X, &s->v);
     return HISP_SUCCESS;
 }
 
