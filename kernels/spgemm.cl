@@ -657,35 +657,56 @@ KERNEL sg_num_group(GLOBAL const int *rows, GLOBAL const i64 *aptr, GLOBAL const
 /* ---- the plan's map: C's values as gathers ---------------------------------
  *
  * Where the plan can keep it, its first execution lists for every entry of
- * C its products in the host's order as pairs (entry of A, entry of B): mp[e]
- * ends entry e's pairs, which start at mp[e - 1] (0 for the first). Every
- * execution is then one work-item per entry of C summing its pairs from -0
- * (sg_num_map): the host's bits, no table, no barrier, all of C's entries
- * at once, hub rows as fast as the rest. The pairs are found by the numeric
- * traversals (a merge row by one work-item, C's columns in order; the other
- * rows A's row one entry after the other, a barrier between them, so no two
- * work-items touch one entry of C at once), first counted (mode 0: cnt[e]),
- * then placed (mode 1) by cursors mp[e] that the host set to the pairs'
- * starts (a scan of the counts) and that end at their ends. */
-FN void map_put(const i64 mode, const i64 q, const i64 ka, const i64 kb, GLOBAL u32 *cnt,
-                GLOBAL i64 *mp, GLOBAL u32 *pr)
+ * C its products in the host's order: mp[e] ends entry e's products, which
+ * start at mp[e - 1] (0 for the first). A product is a 32-bit word where
+ * the plan's counts allow (bb > 0: the entry of A as its place in A's row i
+ * above bb bits, the entry of B as its place in B's row below; er[e] = i),
+ * else a pair (entry of A, entry of B). Every execution is then one
+ * work-item per entry of C summing its products from -0 (sg_num_map,
+ * sg_num_pk): the host's bits, no table, no barrier, all of C's entries at
+ * once, hub rows as fast as the rest. The products are found by the
+ * numeric traversals (a merge row by one work-item, C's columns in order;
+ * the other rows A's row one entry after the other, a barrier between
+ * them, so no two work-items touch one entry of C at once), first counted
+ * (mode 0: cnt[e]), then placed (mode 1) by cursors mp[e] that the host
+ * set to the products' starts (a scan of the counts) and that end at their
+ * ends; sg_map_ends gives the words' ends in 32 bits. */
+typedef struct {
+    GLOBAL u32 *cnt;
+    GLOBAL i64 *mp;
+    GLOBAL u32 *pr;
+    GLOBAL u32 *er;
+    i64 mode, bb;
+} map_out;
+
+FN void map_put(const map_out o, const i64 q, const int i, const i64 ka, const i64 kb,
+                GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr)
 {
-    if (mode == 0) {
-        cnt[q]++;
+    if (o.mode == 0) {
+        o.cnt[q]++;
         return;
     }
-    const i64 s = mp[q]++;
-    pr[2 * s] = (u32)ka;
-    pr[2 * s + 1] = (u32)kb;
+    const i64 s = o.mp[q]++;
+    if (o.bb) {
+        o.pr[s] = (u32)(((ka - aptr[i]) << o.bb) | (kb - bptr[acol[ka]]));
+        o.er[q] = (u32)i;
+    } else {
+        o.pr[2 * s] = (u32)ka;
+        o.pr[2 * s + 1] = (u32)kb;
+    }
 }
 
+#define MAP_OUT() const map_out o = {cnt, mp, pr, er, mode, bb}
+
 /* The merge rows rows[0..n) (one work-item each). */
-KERNEL sg_map_m(const i64 mode, const i64 n, GLOBAL const int *rows, GLOBAL const i64 *aptr,
-                GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
-                GLOBAL const i64 *cptr, GLOBAL u32 *cnt, GLOBAL i64 *mp, GLOBAL u32 *pr)
+KERNEL sg_map_m(const i64 mode, const i64 bb, const i64 n, GLOBAL const int *rows,
+                GLOBAL const i64 *aptr, GLOBAL const int *acol, GLOBAL const i64 *bptr,
+                GLOBAL const int *bcol, GLOBAL const i64 *cptr, GLOBAL u32 *cnt, GLOBAL i64 *mp,
+                GLOBAL u32 *pr, GLOBAL u32 *er)
 {
     const i64 g = GLOBAL_ID;
     if (g >= n) return;
+    MAP_OUT();
     const int i = rows[g];
     MERGE_OPEN();
     for (i64 q = cptr[i];; q++) {
@@ -694,40 +715,74 @@ KERNEL sg_map_m(const i64 mode, const i64 n, GLOBAL const int *rows, GLOBAL cons
         UNROLL for (int j = 0; j < MNA; j++)
         {
             if (head[j] != mn) continue;
-            map_put(mode, q, a0 + j, cur[j], cnt, mp, pr);
+            map_put(o, q, i, a0 + j, cur[j], aptr, acol, bptr);
             MERGE_STEP(j);
         }
     }
 }
 
 /* The rows rows[group], a work-group each. */
-KERNEL sg_map_group(const i64 mode, GLOBAL const int *rows, GLOBAL const i64 *aptr,
+KERNEL sg_map_group(const i64 mode, const i64 bb, GLOBAL const int *rows, GLOBAL const i64 *aptr,
                     GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const int *bcol,
                     GLOBAL const i64 *cptr, GLOBAL const int *ccol, GLOBAL u32 *cnt,
-                    GLOBAL i64 *mp, GLOBAL u32 *pr)
+                    GLOBAL i64 *mp, GLOBAL u32 *pr, GLOBAL u32 *er)
 {
+    MAP_OUT();
     const int i = rows[GROUP];
     const i64 c0 = cptr[i];
     const u32 c = (u32)(cptr[i + 1] - c0);
     for (i64 ka = aptr[i]; ka < aptr[i + 1]; ka++) {
         const int r = acol[ka];
         for (i64 kb = bptr[r] + LID; kb < bptr[r + 1]; kb += GS)
-            map_put(mode, c0 + cpos(ccol + c0, 0, c, bcol[kb]), ka, kb, cnt, mp, pr);
+            map_put(o, c0 + cpos(ccol + c0, 0, c, bcol[kb]), i, ka, kb, aptr, acol, bptr);
         BARRIER_G();
     }
 }
 
-/* C's n values from the map. */
-KERNEL sg_num_map(const i64 n, GLOBAL const i64 *mp, GLOBAL const u32 *pr,
-                  GLOBAL const real *aval, GLOBAL const real *bval, GLOBAL real *cval)
+/* The words' ends in 32 bits (their count fits). */
+KERNEL sg_map_ends(const i64 n, GLOBAL const i64 *mp, GLOBAL u32 *end)
 {
     const i64 e = GLOBAL_ID;
-    if (e >= n) return;
+    if (e < n) end[e] = (u32)mp[e];
+}
+
+/* C's n values from pairs; nothing where flag says an operand's pattern
+ * differs from the plan's. */
+KERNEL sg_num_map(const i64 n, GLOBAL const u32 *flag, GLOBAL const i64 *mp,
+                  GLOBAL const u32 *pr, GLOBAL const real *aval, GLOBAL const real *bval,
+                  GLOBAL real *cval)
+{
+    const i64 e = GLOBAL_ID;
+    if (e >= n || (flag[0] | flag[1])) return;
     real s[NC];
     for (int k = 0; k < NC; k++)
         s[k] = -(real)0;
     for (i64 p = e ? mp[e - 1] : 0; p < mp[e]; p++) {
         const i64 ka = pr[2 * p], kb = pr[2 * p + 1];
+        const real x0 = aval[ka * NC], x1 = aval[ka * NC + NC - 1];
+        const real y0 = bval[kb * NC], y1 = bval[kb * NC + NC - 1];
+        PROD_ADD(s, x0, x1, y0, y1);
+    }
+    for (int k = 0; k < NC; k++)
+        cval[e * NC + k] = s[k];
+}
+
+/* C's n values from words (bb bits for B's place); as sg_num_map. */
+KERNEL sg_num_pk(const i64 n, GLOBAL const u32 *flag, GLOBAL const u32 *end,
+                 GLOBAL const u32 *er, GLOBAL const u32 *pr, const i64 bb, GLOBAL const i64 *aptr,
+                 GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const real *aval,
+                 GLOBAL const real *bval, GLOBAL real *cval)
+{
+    const i64 e = GLOBAL_ID;
+    if (e >= n || (flag[0] | flag[1])) return;
+    const i64 a0 = aptr[er[e]];
+    const u32 mask = ((u32)1 << bb) - 1;
+    real s[NC];
+    for (int k = 0; k < NC; k++)
+        s[k] = -(real)0;
+    for (u32 p = e ? end[e - 1] : 0; p < end[e]; p++) {
+        const u32 w = pr[p];
+        const i64 ka = a0 + (w >> bb), kb = bptr[acol[ka]] + (w & mask);
         const real x0 = aval[ka * NC], x1 = aval[ka * NC + NC - 1];
         const real y0 = bval[kb * NC], y1 = bval[kb * NC + NC - 1];
         PROD_ADD(s, x0, x1, y0, y1);

@@ -31,9 +31,9 @@ extern long hispi_spgemm_dev_buffers, hispi_spgemm_dev_block_bytes, hispi_spgemm
 /* plan executions computed on the device; a CPU device runs the kernels
  * too (core/ops/spgemm_dev.c) */
 extern long hispi_spgemm_numeric_device_calls;
-extern int hispi_spgemm_cpu_kernels, hispi_spgemm_no_map;
+extern int hispi_spgemm_cpu_kernels, hispi_spgemm_no_map, hispi_spgemm_map_pairs;
 extern size_t hispi_spgemm_pool_c_bytes;
-extern long hispi_spgemm_maps, hispi_spgemm_refills;
+extern long hispi_spgemm_maps, hispi_spgemm_word_maps, hispi_spgemm_refills;
 
 /* Products the current target computes on the device per product: 1 on a
  * backend with run-time kernels (every one but the reference), whose
@@ -519,16 +519,21 @@ START_TEST(test_plan)
                 CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A, (hisp_op)ob, B, &F));
                 same_bits(ctx, C, F, "plan_create vs multiply");
                 hisp_matrix_destroy(&F);
-                /* half the plans by their maps, half by the kernels */
-                hispi_spgemm_no_map = (ti + oa + ob) % 2;
+                /* a third of the plans by maps of words, a third by the
+                 * kernels, a third by maps of pairs */
+                int how = (ti + oa + ob) % 3;
+                hispi_spgemm_no_map = how == 1, hispi_spgemm_map_pairs = how == 2;
                 for (int round = 0; round < 2; round++) {
                     hisp_matrix A2 = revalued(ctx, A, -1.5 - round), B2 = revalued(ctx, B, 0.75);
-                    long calls = hispi_spgemm_numeric_device_calls, maps = hispi_spgemm_maps;
+                    long calls = hispi_spgemm_numeric_device_calls, maps = hispi_spgemm_maps,
+                         words = hispi_spgemm_word_maps;
                     CK_OK(ctx, hisp_spgemm_plan_execute(plan, A2, B2, C));
                     ck_assert_int_eq(hispi_spgemm_numeric_device_calls - calls, dev_per_product);
                     /* the first execution makes the map */
                     ck_assert_int_eq(hispi_spgemm_maps - maps,
-                                     dev_per_product && !round && !hispi_spgemm_no_map);
+                                     dev_per_product && !round && how != 1);
+                    ck_assert_int_eq(hispi_spgemm_word_maps - words,
+                                     dev_per_product && !round && how == 0);
                     CK_OK(ctx, hisp_matrix_multiply((hisp_op)oa, A2, (hisp_op)ob, B2, &F));
                     char what[120];
                     snprintf(what, sizeof what, "target %d %s op %d x op %d: execute round %d", _i,
@@ -537,7 +542,7 @@ START_TEST(test_plan)
                     hisp_matrix_destroy(&F);
                     hisp_matrix_destroy(&A2), hisp_matrix_destroy(&B2);
                 }
-                hispi_spgemm_no_map = 0;
+                hispi_spgemm_no_map = hispi_spgemm_map_pairs = 0;
                 hispi_spgemm_pool_c_bytes = pool_c;
                 hisp_spgemm_plan_destroy(&plan);
                 ck_assert_ptr_null(plan);
@@ -1023,14 +1028,15 @@ START_TEST(test_device)
              * its map and by the kernels */
             hisp_matrix H2 = revalued(ctx, H, -2.0);
             CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, H2, HISP_OP_N, W, &R));
-            for (int nomap = 0; nomap < 2; nomap++) {
+            for (int how = 0; how < 3; how++) { /* words, no map, pairs */
                 hisp_spgemm_plan pl = NULL;
-                hispi_spgemm_no_map = nomap;
-                long maps = hispi_spgemm_maps;
+                hispi_spgemm_no_map = how == 1, hispi_spgemm_map_pairs = how == 2;
+                long maps = hispi_spgemm_maps, words = hispi_spgemm_word_maps;
                 CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, H, HISP_OP_N, W, &pl, &C));
                 CK_OK(ctx, hisp_spgemm_plan_execute(pl, H2, W, C));
-                hispi_spgemm_no_map = 0;
-                ck_assert_int_eq(hispi_spgemm_maps - maps, dev_per_product && !nomap);
+                hispi_spgemm_no_map = hispi_spgemm_map_pairs = 0;
+                ck_assert_int_eq(hispi_spgemm_maps - maps, dev_per_product && how != 1);
+                ck_assert_int_eq(hispi_spgemm_word_maps - words, dev_per_product && how == 0);
                 same_bits(ctx, C, R, "H*W plan execute (global tables)");
                 hisp_spgemm_plan_destroy(&pl);
                 hisp_matrix_destroy(&C);
@@ -1313,7 +1319,8 @@ END_TEST
 /* A plan executed with operands that live on the device only (products
  * kept there) reads them in place: their values are not uploaded, C has
  * the fresh product's bits; an operand whose pattern on the device differs
- * from the plan's (same sizes) is HISP_ERR_INVALID_ARGUMENT, C unchanged. */
+ * from the plan's (same sizes) is HISP_ERR_INVALID_ARGUMENT, C unchanged;
+ * so too for X*X, where B is read from A's buffers. */
 START_TEST(test_plan_device_operands)
 {
     hisp_context ctx = target_context(_i);
@@ -1358,7 +1365,33 @@ START_TEST(test_plan_device_operands)
         saved_free(&sc);
     }
     hisp_spgemm_plan_destroy(&plan);
-    hisp_matrix_destroy(&C), hisp_matrix_destroy(&X1), hisp_matrix_destroy(&X2);
+    hisp_matrix_destroy(&C);
+    /* X*X (B read from A's buffers, its pattern checked once): X2 with X1's
+     * pattern, X3 of another as A and B, then as B only */
+    hisp_matrix_destroy(&X1), hisp_matrix_destroy(&X2), hisp_matrix_destroy(&X3);
+    hisp_matrix Q = random_matrix(ctx, HISP_F64, 40, 40, 0.15, HISP_FORMAT_CSR, &st);
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, P1, HISP_OP_N, Q, &X1));
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, S1, HISP_OP_N, Q, &X2));
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, P2, HISP_OP_N, Q, &X3));
+    CK_OK(ctx, hisp_spgemm_plan_create(HISP_OP_N, X1, HISP_OP_N, X1, &plan, &C));
+    CK_OK(ctx, hisp_spgemm_plan_execute(plan, X2, X2, C));
+    CK_OK(ctx, hisp_matrix_multiply(HISP_OP_N, X2, HISP_OP_N, X2, &F));
+    same_bits(ctx, C, F, "plan execute X*X on the device");
+    hisp_matrix_destroy(&F);
+    for (int both = 1; both >= 0; both--) {
+        saved sc = save(ctx, C);
+        ck_assert_int_eq(hisp_spgemm_plan_execute(plan, both ? X3 : X2, X3, C),
+                         HISP_ERR_INVALID_ARGUMENT);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(strstr(e.message, both ? "A's pattern" : "B's pattern"), "message: %s",
+                      e.message);
+        unchanged(ctx, C, &sc, "plan execute X*X with a changed device pattern");
+        saved_free(&sc);
+    }
+    hisp_spgemm_plan_destroy(&plan);
+    hisp_matrix_destroy(&C), hisp_matrix_destroy(&Q), hisp_matrix_destroy(&X1);
+    hisp_matrix_destroy(&X2);
     hisp_matrix_destroy(&X3), hisp_matrix_destroy(&P1), hisp_matrix_destroy(&S1);
     hisp_matrix_destroy(&P2), hisp_matrix_destroy(&M), hisp_matrix_destroy(&E);
     hisp_context_destroy(&ctx);

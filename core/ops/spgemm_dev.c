@@ -1247,23 +1247,40 @@ enum {
     P_ROWS1,
     P_ROWSG,
     P_FLAG,
-    P_MAP_PTR, /* the map (kernels/spgemm.cl): where each entry of C's pairs end */
+    P_MAP_PTR, /* the map (kernels/spgemm.cl): where each entry of C's products end */
     P_MAP_PAIRS,
+    P_MAP_ROW, /* each entry's row (words) */
     NP
 };
-enum { PK_ROW, PK_GROUP, PK_DIFFER, PK_MAP_M, PK_MAP_G, PK_NUM_MAP, PK_BITS, NPK };
-static const char *const pknames[NPK] = {"sg_fill_m",    "sg_num_group", "sg_differ", "sg_map_m",
-                                         "sg_map_group", "sg_num_map",   "sg_num_b"};
+enum {
+    PK_ROW,
+    PK_GROUP,
+    PK_DIFFER,
+    PK_MAP_M,
+    PK_MAP_G,
+    PK_MAP_ENDS,
+    PK_NUM_MAP,
+    PK_NUM_PK,
+    PK_BITS,
+    NPK
+};
+static const char *const pknames[NPK] = {"sg_fill_m",  "sg_num_group", "sg_differ",
+                                         "sg_map_m",   "sg_map_group", "sg_map_ends",
+                                         "sg_num_map", "sg_num_pk",    "sg_num_b"};
 
 struct hispi_spgemm_dplan {
     void *b[NP];
     void *k[NPK];
     int64_t m, nnz_a, nnz_b, nnz_c;
-    int64_t n1, ng; /* rows in P_ROWS1 (one work-item each) and P_ROWSG (a group each) */
-    int64_t ncols;  /* B's columns */
-    int64_t nprod;  /* C's products */
-    int nbw;        /* P_ROWSG's rows by bitmaps of nbw words (sg_num_b), 0: sg_num_group */
-    bool map;       /* the values from the map (sg_num_map) */
+    int64_t n1, ng;     /* rows in P_ROWS1 (one work-item each) and P_ROWSG (a group each) */
+    int64_t ncols;      /* B's columns */
+    int64_t nprod;      /* C's products */
+    int64_t amax, bmax; /* the longest row of A with products, of B */
+    int nbw;            /* P_ROWSG's rows by bitmaps of nbw words (sg_num_b), 0: sg_num_group */
+    bool map;           /* the values from the map */
+    int bb;             /* the map's products as words, bb bits for B's place (sg_num_pk), or
+                           0: pairs (sg_num_map) */
+    bool same;          /* B's pattern is A's */
 };
 
 void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan **pd)
@@ -1288,14 +1305,15 @@ static hisp_status plan_upload(hisp_context ctx, hispi_spgemm_dplan *d, int whic
 
 /* The rows of C with products, split as the product's classes: the short
  * rows (at most MNA entries of A, MPROD products: a work-item's merge)
- * *r1 (n1 of them), the others *rg (ng: a work-group each), allocated here. */
+ * *r1 (n1 of them), the others *rg (ng: a work-group each), allocated here;
+ * *amax the longest of those rows of A. */
 static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int32_t **r1,
-                              int64_t *n1, int32_t **rg, int64_t *ng, int64_t *nprod)
+                              int64_t *n1, int32_t **rg, int64_t *ng, int64_t *nprod, int64_t *amax)
 {
     const hispi_spgemm_operand *a = &g->a, *b = &g->b;
     int64_t m = a->nrows;
     *r1 = *rg = NULL;
-    *n1 = *ng = *nprod = 0;
+    *n1 = *ng = *nprod = *amax = 0;
     int64_t *prod = NULL;
     HISPI_TRY(hispi_alloc(ctx, (size_t)m, sizeof *prod, (void **)&prod));
     for (int64_t i = 0; i < m; i++) {
@@ -1304,6 +1322,7 @@ static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int3
             f += b->rowptr[a->colind[k] + 1] - b->rowptr[a->colind[k]];
         /* -1: a merge row */
         prod[i] = f && f <= MPROD && a->rowptr[i + 1] - a->rowptr[i] <= MNA ? -1 : f;
+        if (f && a->rowptr[i + 1] - a->rowptr[i] > *amax) *amax = a->rowptr[i + 1] - a->rowptr[i];
         *nprod += f;
         *n1 += prod[i] < 0;
         *ng += prod[i] > 0;
@@ -1326,69 +1345,102 @@ static hisp_status plan_lists(hisp_context ctx, const hispi_spgemm_args *g, int3
     return s;
 }
 
-/* The map's traversal in mode 0 (counts into cnt) or 1 (pairs placed by
- * the cursors P_MAP_PTR). */
-static hisp_status map_pass(hisp_context ctx, hispi_spgemm_dplan *d, int64_t mode, void *cnt)
+/* The map's traversal in mode 0 (counts into cnt) or 1 (products placed
+ * by the cursors cur). */
+static hisp_status map_pass(hisp_context ctx, hispi_spgemm_dplan *d, int64_t mode, void *cnt,
+                            void *cur)
 {
 #define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
     /* (the buffers a mode does not use: one it does) */
-    const hispi_karg md = {HISPI_KARG_I64, NULL, mode, 0},
-                     CN = {HISPI_KARG_BUF, mode ? d->b[P_MAP_PTR] : cnt, 0, 0},
-                     MP = mode ? PB(P_MAP_PTR) : CN, PR = mode ? PB(P_MAP_PAIRS) : CN;
+    void *any = mode ? cur : cnt;
+    const hispi_karg md = {HISPI_KARG_I64, NULL, mode, 0}, bb = {HISPI_KARG_I64, NULL, d->bb, 0},
+                     CN = {HISPI_KARG_BUF, any, 0, 0}, MP = {HISPI_KARG_BUF, any, 0, 0},
+                     PR = mode ? PB(P_MAP_PAIRS) : CN, ER = mode && d->bb ? PB(P_MAP_ROW) : CN;
     if (d->n1) {
-        hispi_karg a[] = {md,          {HISPI_KARG_I64, NULL, d->n1, 0},
-                          PB(P_ROWS1), PB(P_APTR),
-                          PB(P_ACOL),  PB(P_BPTR),
-                          PB(P_BCOL),  PB(P_CPTR),
-                          CN,          MP,
-                          PR};
-        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_M], a, 11, (size_t)((d->n1 + GS - 1) / GS),
+        hispi_karg a[] = {md,          bb,         {HISPI_KARG_I64, NULL, d->n1, 0},
+                          PB(P_ROWS1), PB(P_APTR), PB(P_ACOL),
+                          PB(P_BPTR),  PB(P_BCOL), PB(P_CPTR),
+                          CN,          MP,         PR,
+                          ER};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_M], a, 13, (size_t)((d->n1 + GS - 1) / GS),
                            (size_t)GS));
     }
     if (d->ng) {
-        hispi_karg a[] = {md,         PB(P_ROWSG), PB(P_APTR), PB(P_ACOL), PB(P_BPTR), PB(P_BCOL),
-                          PB(P_CPTR), PB(P_CCOL),  CN,         MP,         PR};
-        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_G], a, 11, (size_t)d->ng, (size_t)GS));
+        hispi_karg a[] = {md,         bb,         PB(P_ROWSG), PB(P_APTR), PB(P_ACOL),
+                          PB(P_BPTR), PB(P_BCOL), PB(P_CPTR),  PB(P_CCOL), CN,
+                          MP,         PR,         ER};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_G], a, 13, (size_t)d->ng, (size_t)GS));
     }
 #undef PB
     return HISP_SUCCESS;
 }
 
-/* Test hooks: plans sum their values by the product's kernels, never by a
- * map (0: by a map where it fits); the maps made. */
-int hispi_spgemm_no_map;
-long hispi_spgemm_maps;
+/* Bits for the places 0..n-1 (at least 1). */
+static int place_bits(int64_t n)
+{
+    int b = 1;
+    while (b < 62 && ((int64_t)1 << b) < n)
+        b++;
+    return b;
+}
 
-/* The plan's map (kernels/spgemm.cl): 8 bytes per product and per entry of
- * C, kept where that is at most a quarter of the device's memory and the
- * entries of A and B count in 32 bits; where the device cannot give its
- * buffers, the plan sums by the product's kernels instead. */
+/* Test hooks: plans sum their values by the product's kernels, never by a
+ * map (0: by a map where it fits); maps list pairs where words would fit;
+ * the maps made, those of words. */
+int hispi_spgemm_no_map, hispi_spgemm_map_pairs;
+long hispi_spgemm_maps, hispi_spgemm_word_maps;
+
+/* The plan's map (kernels/spgemm.cl): 4 bytes per product and 8 per entry
+ * of C where the places in A's and B's rows fit a word and the products
+ * count in 32 bits, else 8 bytes per product and per entry (pairs); kept
+ * where that is at most a quarter of the device's memory and the entries
+ * of A and B count in 32 bits; where the device cannot give its buffers,
+ * the plan sums by the product's kernels instead. */
 static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
 {
     hisp_device_info info;
     if (hispi_spgemm_no_map || !d->nnz_c || d->nnz_a > UINT32_MAX || d->nnz_b > UINT32_MAX)
         return HISP_SUCCESS;
     HISPI_TRY(HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, &info));
-    if ((uint64_t)(8 * d->nprod + 8 * (d->nnz_c + 1)) > info.global_mem / 4) return HISP_SUCCESS;
-    void *cnt = NULL;
+    int ab = place_bits(d->amax), bb = place_bits(d->bmax);
+    d->bb = ab + bb <= 32 && (uint64_t)d->nprod <= UINT32_MAX && !hispi_spgemm_map_pairs ? bb : 0;
+    uint64_t per = d->bb ? 4 : 8;
+    if ((uint64_t)(per * (uint64_t)d->nprod + 8 * (d->nnz_c + 1)) > info.global_mem / 4)
+        return HISP_SUCCESS;
+    void *cnt = NULL, *cur = NULL;
     hispi_scan sc = {{NULL}};
-    size_t cb = (size_t)d->nnz_c * 4;
+    size_t cb = (size_t)d->nnz_c * 4, eb = ((size_t)d->nnz_c + 1) * 8;
     hisp_status s = hispi_spgemm_dev_buffer(ctx, cb, true, &cnt);
     if (!s) s = HISPI_BE(ctx, buf_zero, cnt, 0, cb);
-    if (!s) s = map_pass(ctx, d, 0, cnt);
-    if (!s) s = hispi_spgemm_dev_buffer(ctx, ((size_t)d->nnz_c + 1) * 8, false, &d->b[P_MAP_PTR]);
+    if (!s) s = map_pass(ctx, d, 0, cnt, NULL);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, eb, !!d->bb, &cur);
     if (!s) s = hispi_scan_get(ctx, true, &sc);
-    if (!s) s = hispi_scan_run(ctx, &sc, d->nnz_c, cnt, d->b[P_MAP_PTR], NULL);
+    if (!s) s = hispi_scan_run(ctx, &sc, d->nnz_c, cnt, cur, NULL);
     hispi_scan_free(ctx, &sc);
     hispi_spgemm_dev_free(ctx, cb, true, cnt);
-    if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)d->nprod * 8, false, &d->b[P_MAP_PAIRS]);
-    if (!s) s = map_pass(ctx, d, 1, NULL);
+    if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)d->nprod * per, false, &d->b[P_MAP_PAIRS]);
+    if (!s && d->bb) s = hispi_spgemm_dev_buffer(ctx, cb, false, &d->b[P_MAP_ROW]);
+    if (!s) s = map_pass(ctx, d, 1, NULL, cur);
+    if (!s && d->bb) {
+        s = hispi_spgemm_dev_buffer(ctx, cb, false, &d->b[P_MAP_PTR]);
+        hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->nnz_c, 0},
+                          {HISPI_KARG_BUF, cur, 0, 0},
+                          {HISPI_KARG_BUF, d->b[P_MAP_PTR], 0, 0}};
+        if (!s)
+            s = HISPI_BE(ctx, kern_launch, d->k[PK_MAP_ENDS], a, 3,
+                         (size_t)((d->nnz_c + GS - 1) / GS), (size_t)GS);
+    }
+    if (d->bb)
+        hispi_spgemm_dev_free(ctx, eb, true, cur);
+    else
+        d->b[P_MAP_PTR] = cur; /* the pairs' ends are the cursors */
     d->map = !s;
     hispi_spgemm_maps += d->map;
+    hispi_spgemm_word_maps += d->map && d->bb;
     if (s) {
-        for (int i = P_MAP_PTR; i <= P_MAP_PAIRS; i++)
+        for (int i = P_MAP_PTR; i <= P_MAP_ROW; i++)
             if (d->b[i]) HISPI_BE_VOID(ctx, buf_free, d->b[i]);
-        d->b[P_MAP_PTR] = d->b[P_MAP_PAIRS] = NULL;
+        d->b[P_MAP_PTR] = d->b[P_MAP_PAIRS] = d->b[P_MAP_ROW] = NULL;
     }
     if (s != HISP_ERR_OUT_OF_DEVICE_MEMORY) return s;
     hispi_clear_error(ctx);
@@ -1420,7 +1472,12 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     if (!s && d->nbw) s = kernel_opts(ctx, g->type, GS, d->nbw, TSORT, opts, sizeof opts);
     if (!s && d->nbw)
         s = HISPI_BE(ctx, kern_get, HISPI_PROG_SPGEMM, opts, pknames[PK_BITS], &d->k[PK_BITS]);
-    if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng, &d->nprod);
+    if (!s) s = plan_lists(ctx, g, &r1, &d->n1, &rg, &d->ng, &d->nprod, &d->amax);
+    for (int64_t r = 0; r < b->nrows; r++)
+        if (b->rowptr[r + 1] - b->rowptr[r] > d->bmax) d->bmax = b->rowptr[r + 1] - b->rowptr[r];
+    d->same = a->nrows == b->nrows && a->nnz == b->nnz &&
+              (a->rowptr == b->rowptr || !memcmp(a->rowptr, b->rowptr, ((size_t)m + 1) * 8)) &&
+              (a->colind == b->colind || !memcmp(a->colind, b->colind, (size_t)a->nnz * 4));
     if (!s) s = plan_upload(ctx, d, P_APTR, a->rowptr, ((size_t)m + 1) * 8);
     if (!s) s = plan_upload(ctx, d, P_ACOL, a->colind, (size_t)a->nnz * 4);
     if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)a->nnz * es, false, &d->b[P_AVAL]);
@@ -1486,33 +1543,59 @@ static hisp_status operand_in(hisp_context ctx, hispi_spgemm_dplan *d, hisp_type
     return HISP_SUCCESS;
 }
 
-/* The numeric pass's uploads (or the device's pattern checks) and kernels. */
+/* Whether the device flagged an operand's pattern (differ). */
+static hisp_status flagged(hisp_context ctx, hispi_spgemm_dplan *d)
+{
+    uint32_t f[2];
+    HISPI_TRY(HISPI_BE(ctx, buf_read, d->b[P_FLAG], 0, f, 8));
+    if (f[0] || f[1])
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "hisp_spgemm_plan_execute: %s's pattern on the device differs from "
+                          "the plan's",
+                          f[0] ? "A" : "B");
+    return HISP_SUCCESS;
+}
+
+/* The numeric pass's uploads (or the device's pattern checks) and kernels.
+ * The map's kernels leave C alone where the checks flagged a pattern, so
+ * the flag is read after them: one wait. B read in place from A's buffers,
+ * when the plan's B has A's pattern, is checked once. */
 static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const hispi_spgemm_args *g,
                                 void *cval)
 {
     const void *av, *bv;
     bool dev = g->a.dev[0] || g->b.dev[0];
-    if (dev) HISPI_TRY(HISPI_BE(ctx, buf_zero, d->b[P_FLAG], 0, 8));
+    if (dev || d->map) HISPI_TRY(HISPI_BE(ctx, buf_zero, d->b[P_FLAG], 0, 8));
     HISPI_TRY(operand_in(ctx, d, g->type, &g->a, P_APTR, P_AVAL, 0, &av));
-    HISPI_TRY(operand_in(ctx, d, g->type, &g->b, P_BPTR, P_BVAL, 1, &bv));
-    if (dev) {
-        uint32_t f[2];
-        HISPI_TRY(HISPI_BE(ctx, buf_read, d->b[P_FLAG], 0, f, 8));
-        if (f[0] || f[1])
-            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                              "hisp_spgemm_plan_execute: %s's pattern on the device differs from "
-                              "the plan's",
-                              f[0] ? "A" : "B");
-    }
+    if (d->same && g->a.dev[0] && g->b.dev[0] == g->a.dev[0] && g->b.dev[1] == g->a.dev[1])
+        bv = g->b.dev[2];
+    else
+        HISPI_TRY(operand_in(ctx, d, g->type, &g->b, P_BPTR, P_BVAL, 1, &bv));
 #define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
     const hispi_karg AV = {HISPI_KARG_BUF, av, 0, 0}, BV = {HISPI_KARG_BUF, bv, 0, 0},
-                     CV = {HISPI_KARG_BUF, cval, 0, 0};
-    if (d->map) {
-        hispi_karg a[] = {
-            {HISPI_KARG_I64, NULL, d->nnz_c, 0}, PB(P_MAP_PTR), PB(P_MAP_PAIRS), AV, BV, CV};
-        return HISPI_BE(ctx, kern_launch, d->k[PK_NUM_MAP], a, 6,
-                        (size_t)((d->nnz_c + GS - 1) / GS), (size_t)GS);
+                     CV = {HISPI_KARG_BUF, cval, 0, 0}, N = {HISPI_KARG_I64, NULL, d->nnz_c, 0};
+    if (d->map && d->bb) {
+        hispi_karg a[] = {N,
+                          PB(P_FLAG),
+                          PB(P_MAP_PTR),
+                          PB(P_MAP_ROW),
+                          PB(P_MAP_PAIRS),
+                          {HISPI_KARG_I64, NULL, d->bb, 0},
+                          PB(P_APTR),
+                          PB(P_ACOL),
+                          PB(P_BPTR),
+                          AV,
+                          BV,
+                          CV};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_NUM_PK], a, 12,
+                           (size_t)((d->nnz_c + GS - 1) / GS), (size_t)GS));
+    } else if (d->map) {
+        hispi_karg a[] = {N, PB(P_FLAG), PB(P_MAP_PTR), PB(P_MAP_PAIRS), AV, BV, CV};
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_NUM_MAP], a, 7,
+                           (size_t)((d->nnz_c + GS - 1) / GS), (size_t)GS));
     }
+    if (dev) HISPI_TRY(flagged(ctx, d));
+    if (d->map) return HISP_SUCCESS;
     if (d->n1) {
         hispi_karg a[] = {{HISPI_KARG_I64, NULL, d->n1, 0},
                           PB(P_ROWS1),
