@@ -13,8 +13,9 @@
  * products otherwise on the host) and give the reference target's bits; the device
  * path's local and global hash tables, rows without products, and every
  * device buffer failed in turn. */
-#include "amg/hispi_amg.h" /* hispi_amg_dev_copy */
-#include "ops/spgemm.h"    /* hispi_spgemm_refill */
+#include "amg/hispi_amg.h"   /* hispi_amg_dev_copy */
+#include "backend/backend.h" /* HISPI_PROG_SPGEMM */
+#include "ops/spgemm.h"      /* hispi_spgemm_refill */
 #include "testutil.h"
 
 #include <math.h>
@@ -1648,6 +1649,31 @@ START_TEST(test_vendor)
 }
 END_TEST
 
+/* The kernels of kernels/spgemm.cl through NVRTC (no device needed): every
+ * entry type, the bitmaps' smallest and largest words (the values of
+ * spgemm_dev.c's kernel_opts). */
+START_TEST(test_nvrtc)
+{
+#ifdef HISP_HAVE_CUDA
+    hisp_context ctx = NULL;
+    ck_assert_int_eq(hisp_context_create(&ctx), HISP_SUCCESS);
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    for (int k = 0; k < 8; k++) {
+        char opts[240];
+        snprintf(opts, sizeof opts,
+                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=8 -DTS=512 "
+                 "-DTL=2048 -DMNA=16 -DMPROD=256 -DGBIG=16384 -DNBW=%d -DBLV=%d -DTSORT=1024",
+                 k % 2 ? "double" : "float", k % 2, 1 + k / 2 % 2, HISPI_SPGEMM_GS,
+                 k / 4 ? 8192 : 128, k / 4 ? 64 : 2048);
+        if (!test_nvrtc_build(ctx, HISPI_PROG_SPGEMM, opts, "SpGEMM NVRTC builds")) break;
+    }
+    hisp_context_destroy(&ctx);
+#else
+    test_skip("SpGEMM NVRTC builds: the CUDA backend is not compiled in");
+#endif
+}
+END_TEST
+
 Suite *suite_spgemm(void)
 {
     Suite *s = suite_create("spgemm");
@@ -1674,6 +1700,7 @@ Suite *suite_spgemm(void)
     tcase_add_test(tc, test_plan_refusals);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_nvrtc);
     suite_add_tcase(s, tc);
     return s;
 }
