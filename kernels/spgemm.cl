@@ -746,6 +746,29 @@ KERNEL sg_map_ends(const i64 n, GLOBAL const i64 *mp, GLOBAL u32 *end)
     if (e < n) end[e] = (u32)mp[e];
 }
 
+/* One product's factors: A's entry ka, B's entry kb. */
+typedef struct {
+    real x0, x1, y0, y1;
+} factors;
+
+FN factors load_factors(const i64 ka, const i64 kb, GLOBAL const real *aval,
+                        GLOBAL const real *bval)
+{
+    factors f = {aval[ka * NC], aval[ka * NC + NC - 1], bval[kb * NC], bval[kb * NC + NC - 1]};
+    return f;
+}
+
+/* The entries of A and B of the map's product p: a pair, or a word (A's
+ * place above bb bits in A's row from a0, B's below in B's row, which
+ * starts at bst[ka]). */
+#define PAIR_FACTORS(p) load_factors(pr[2 * (p)], pr[2 * (p) + 1], aval, bval)
+#define WORD_FACTORS(p)                                                                                load_factors(a0 + (pr[p] >> bb), bst[a0 + (pr[p] >> bb)] + (pr[p] & mask), aval, bval)
+#define ADD_FACTORS(s, f) PROD_ADD(s, (f).x0, (f).x1, (f).y0, (f).y1)
+
+/* s = the sum of products [p, q) in order, four loaded at a time (the
+ * latency of one product's loads hidden behind the next ones'). */
+#define SUM_PRODUCTS(s, p, q, FACTORS)                                                                 do {                                                                                                   for (; (p) + 4 <= (q); (p) += 4) {                                                                     const factors f0 = FACTORS(p), f1 = FACTORS((p) + 1), f2 = FACTORS((p) + 2),                                    f3 = FACTORS((p) + 3);                                                               ADD_FACTORS(s, f0);                                                                                ADD_FACTORS(s, f1);                                                                                ADD_FACTORS(s, f2);                                                                                ADD_FACTORS(s, f3);                                                                            }                                                                                                  for (; (p) < (q); (p)++) {                                                                             const factors f0 = FACTORS(p);                                                                     ADD_FACTORS(s, f0);                                                                            }                                                                                              } while (0)
+
 /* C's n values from pairs; nothing where flag says an operand's pattern
  * differs from the plan's. */
 KERNEL sg_num_map(const i64 n, GLOBAL const u32 *flag, GLOBAL const i64 *mp,
@@ -757,21 +780,19 @@ KERNEL sg_num_map(const i64 n, GLOBAL const u32 *flag, GLOBAL const i64 *mp,
     real s[NC];
     for (int k = 0; k < NC; k++)
         s[k] = -(real)0;
-    for (i64 p = e ? mp[e - 1] : 0; p < mp[e]; p++) {
-        const i64 ka = pr[2 * p], kb = pr[2 * p + 1];
-        const real x0 = aval[ka * NC], x1 = aval[ka * NC + NC - 1];
-        const real y0 = bval[kb * NC], y1 = bval[kb * NC + NC - 1];
-        PROD_ADD(s, x0, x1, y0, y1);
-    }
+    i64 p = e ? mp[e - 1] : 0;
+    const i64 q = mp[e];
+    SUM_PRODUCTS(s, p, q, PAIR_FACTORS);
     for (int k = 0; k < NC; k++)
         cval[e * NC + k] = s[k];
 }
 
-/* C's n values from words (bb bits for B's place); as sg_num_map. */
+/* C's n values from words (bb bits for B's place; bst[ka]: where the row
+ * of B that A's entry ka multiplies starts); as sg_num_map. */
 KERNEL sg_num_pk(const i64 n, GLOBAL const u32 *flag, GLOBAL const u32 *end,
                  GLOBAL const u32 *er, GLOBAL const u32 *pr, const i64 bb, GLOBAL const i64 *aptr,
-                 GLOBAL const int *acol, GLOBAL const i64 *bptr, GLOBAL const real *aval,
-                 GLOBAL const real *bval, GLOBAL real *cval)
+                 GLOBAL const u32 *bst, GLOBAL const real *aval, GLOBAL const real *bval,
+                 GLOBAL real *cval)
 {
     const i64 e = GLOBAL_ID;
     if (e >= n || (flag[0] | flag[1])) return;
@@ -780,13 +801,9 @@ KERNEL sg_num_pk(const i64 n, GLOBAL const u32 *flag, GLOBAL const u32 *end,
     real s[NC];
     for (int k = 0; k < NC; k++)
         s[k] = -(real)0;
-    for (u32 p = e ? end[e - 1] : 0; p < end[e]; p++) {
-        const u32 w = pr[p];
-        const i64 ka = a0 + (w >> bb), kb = bptr[acol[ka]] + (w & mask);
-        const real x0 = aval[ka * NC], x1 = aval[ka * NC + NC - 1];
-        const real y0 = bval[kb * NC], y1 = bval[kb * NC + NC - 1];
-        PROD_ADD(s, x0, x1, y0, y1);
-    }
+    u32 p = e ? end[e - 1] : 0;
+    const u32 q = end[e];
+    SUM_PRODUCTS(s, p, q, WORD_FACTORS);
     for (int k = 0; k < NC; k++)
         cval[e * NC + k] = s[k];
 }

@@ -1250,6 +1250,7 @@ enum {
     P_MAP_PTR, /* the map (kernels/spgemm.cl): where each entry of C's products end */
     P_MAP_PAIRS,
     P_MAP_ROW, /* each entry's row (words) */
+    P_MAP_BST, /* where the row of B that each entry of A multiplies starts (words) */
     NP
 };
 enum {
@@ -1396,7 +1397,7 @@ long hispi_spgemm_maps, hispi_spgemm_word_maps;
  * where that is at most a quarter of the device's memory and the entries
  * of A and B count in 32 bits; where the device cannot give its buffers,
  * the plan sums by the product's kernels instead. */
-static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
+static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d, const hispi_spgemm_args *g)
 {
     hisp_device_info info;
     if (hispi_spgemm_no_map || !d->nnz_c || d->nnz_a > UINT32_MAX || d->nnz_b > UINT32_MAX)
@@ -1404,9 +1405,15 @@ static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
     HISPI_TRY(HISPI_BE_ON(ctx, ctx->ops, device_info, ctx->device, &info));
     int ab = place_bits(d->amax), bb = place_bits(d->bmax);
     d->bb = ab + bb <= 32 && (uint64_t)d->nprod <= UINT32_MAX && !hispi_spgemm_map_pairs ? bb : 0;
-    uint64_t per = d->bb ? 4 : 8;
-    if ((uint64_t)(per * (uint64_t)d->nprod + 8 * (d->nnz_c + 1)) > info.global_mem / 4)
+    uint64_t per = d->bb ? 4 : 8, extra = d->bb ? 4 * (uint64_t)d->nnz_a : 0;
+    if (per * (uint64_t)d->nprod + 8 * (uint64_t)(d->nnz_c + 1) + extra > info.global_mem / 4)
         return HISP_SUCCESS;
+    uint32_t *bst = NULL; /* (words) B's row start for each entry of A */
+    if (d->bb) {
+        HISPI_TRY(hispi_alloc(ctx, (size_t)d->nnz_a, sizeof *bst, (void **)&bst));
+        for (int64_t k = 0; k < d->nnz_a; k++)
+            bst[k] = (uint32_t)g->b.rowptr[g->a.colind[k]];
+    }
     void *cnt = NULL, *cur = NULL;
     hispi_scan sc = {{NULL}};
     size_t cb = (size_t)d->nnz_c * 4, eb = ((size_t)d->nnz_c + 1) * 8;
@@ -1420,6 +1427,8 @@ static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
     hispi_spgemm_dev_free(ctx, cb, true, cnt);
     if (!s) s = hispi_spgemm_dev_buffer(ctx, (size_t)d->nprod * per, false, &d->b[P_MAP_PAIRS]);
     if (!s && d->bb) s = hispi_spgemm_dev_buffer(ctx, cb, false, &d->b[P_MAP_ROW]);
+    if (!s && d->bb) s = plan_upload(ctx, d, P_MAP_BST, bst, (size_t)d->nnz_a * 4);
+    free(bst);
     if (!s) s = map_pass(ctx, d, 1, NULL, cur);
     if (!s && d->bb) {
         s = hispi_spgemm_dev_buffer(ctx, cb, false, &d->b[P_MAP_PTR]);
@@ -1438,9 +1447,10 @@ static hisp_status plan_map(hisp_context ctx, hispi_spgemm_dplan *d)
     hispi_spgemm_maps += d->map;
     hispi_spgemm_word_maps += d->map && d->bb;
     if (s) {
-        for (int i = P_MAP_PTR; i <= P_MAP_ROW; i++)
+        for (int i = P_MAP_PTR; i <= P_MAP_BST; i++) {
             if (d->b[i]) HISPI_BE_VOID(ctx, buf_free, d->b[i]);
-        d->b[P_MAP_PTR] = d->b[P_MAP_PAIRS] = d->b[P_MAP_ROW] = NULL;
+            d->b[i] = NULL;
+        }
     }
     if (s != HISP_ERR_OUT_OF_DEVICE_MEMORY) return s;
     hispi_clear_error(ctx);
@@ -1491,7 +1501,7 @@ hisp_status hispi_spgemm_dev_plan(hisp_context ctx, const hispi_spgemm_args *g,
     if (!s) s = plan_upload(ctx, d, P_ROWSG, rg, (size_t)d->ng * 4);
     if (!s) s = hispi_spgemm_dev_buffer(ctx, 8, false, &d->b[P_FLAG]);
     free(r1), free(rg);
-    if (!s) s = plan_map(ctx, d);
+    if (!s) s = plan_map(ctx, d, g);
     if (s) {
         hispi_spgemm_dev_plan_free(ctx, &d);
         return s;
@@ -1582,12 +1592,11 @@ static hisp_status numeric_pass(hisp_context ctx, hispi_spgemm_dplan *d, const h
                           PB(P_MAP_PAIRS),
                           {HISPI_KARG_I64, NULL, d->bb, 0},
                           PB(P_APTR),
-                          PB(P_ACOL),
-                          PB(P_BPTR),
+                          PB(P_MAP_BST),
                           AV,
                           BV,
                           CV};
-        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_NUM_PK], a, 12,
+        HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_NUM_PK], a, 11,
                            (size_t)((d->nnz_c + GS - 1) / GS), (size_t)GS));
     } else if (d->map) {
         hispi_karg a[] = {N, PB(P_FLAG), PB(P_MAP_PTR), PB(P_MAP_PAIRS), AV, BV, CV};
