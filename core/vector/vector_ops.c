@@ -70,27 +70,33 @@ static hisp_type real_type(hisp_type t)
     return hispi_type_scalar_size(t) == 8 ? HISP_F64 : HISP_F32;
 }
 
-/* v[i] entry `i` of a scalar or result: its vector must be of the call's
- * context, of type t, and i within it. */
-static hisp_status check_entry(const vcall *c, const char *what, hisp_vector v, int64_t i,
-                               hisp_type t)
+/* v[i] entry `i` of a scalar or result (named "KIND NAME's PART" in the
+ * messages, made only for them: a call's checks format nothing): its
+ * vector must be of the call's context, of type t, and i within it. */
+static hisp_status check_entry(const vcall *c, const char *kind, const char *name, const char *part,
+                               hisp_vector v, int64_t i, hisp_type t)
 {
-    if (!v) return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", c->op, what);
+    if (!v)
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s %s's %s is NULL", c->op, kind,
+                          name, part);
     if (!hispi_vec_ok(v))
-        return hispi_fail(c->ctx, HISP_ERR_INVALID_HANDLE, "%s: %s is not a live vector", c->op,
-                          what);
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_HANDLE, "%s: %s %s's %s is not a live vector",
+                          c->op, kind, name, part);
     if (v->ctx != c->ctx)
         return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
-                          "%s: %s belongs to another context than %s", c->op, what, c->vn[0]);
+                          "%s: %s %s's %s belongs to another context than %s", c->op, kind, name,
+                          part, c->vn[0]);
     if (v->type != t)
-        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s is %s, %s needs %s", c->op,
-                          what, hisp_type_name(v->type), c->op, hisp_type_name(t));
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s %s's %s is %s, %s needs %s",
+                          c->op, kind, name, part, hisp_type_name(v->type), c->op,
+                          hisp_type_name(t));
     if (i < 0 || i >= v->n)
         return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
-                          "%s: %s index %lld is outside its %lld entries", c->op, what,
-                          (long long)i, (long long)v->n);
+                          "%s: %s %s's %s index %lld is outside its %lld entries", c->op, kind,
+                          name, part, (long long)i, (long long)v->n);
     if (v->off)
-        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s is a view", c->op, what);
+        return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s %s's %s is a view", c->op,
+                          kind, name, part);
     return HISP_SUCCESS;
 }
 
@@ -132,7 +138,6 @@ static hisp_status check(vcall *c)
                           "are f32/f64 vectors of 3 entries per block: "
                           "hisp_compound_vector_type)",
                           c->op, hisp_type_name(c->t));
-    char what[64];
     for (int i = 0; i < c->ns; i++) {
         const hisp_scalar *s = c->s[i];
         if (s->host) {
@@ -146,12 +151,10 @@ static hisp_status check(vcall *c)
             return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
                               "%s: scalar %s is empty (NULL host value, no vector)", c->op,
                               c->sn[i]);
-        snprintf(what, sizeof what, "scalar %s's vector", c->sn[i]);
-        HISPI_TRY(check_entry(c, what, s->num, s->inum, c->t));
-        if (s->den) {
-            snprintf(what, sizeof what, "scalar %s's denominator vector", c->sn[i]);
-            HISPI_TRY(check_entry(c, what, s->den, s->iden, c->t));
-        }
+        HISPI_TRY(check_entry(c, "scalar", c->sn[i], "vector", s->num, s->inum, c->t));
+        if (s->den)
+            HISPI_TRY(
+                check_entry(c, "scalar", c->sn[i], "denominator vector", s->den, s->iden, c->t));
     }
     hisp_type rt = c->real_result ? real_type(c->t) : c->t;
     for (int i = 0; i < c->nr; i++) {
@@ -167,8 +170,7 @@ static hisp_status check(vcall *c)
             return hispi_fail(c->ctx, HISP_ERR_INVALID_ARGUMENT,
                               "%s: result %s has no destination (NULL host pointer, no vector)",
                               c->op, c->rn[i]);
-        snprintf(what, sizeof what, "result %s's vector", c->rn[i]);
-        HISPI_TRY(check_entry(c, what, r->vec, r->index, rt));
+        HISPI_TRY(check_entry(c, "result", c->rn[i], "vector", r->vec, r->index, rt));
     }
     return HISP_SUCCESS;
 }

@@ -7,6 +7,7 @@
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#define VREF_LOOP static inline __attribute__((always_inline))
 
 #define T float
 #define F(name) CAT(name, _f)
@@ -30,93 +31,81 @@ static bool dbl(hisp_type t)
     return hispi_type_scalar_size(t) == 8;
 }
 
+/* fn_d or fn_f (t's scalar) with t's components as a constant: 1, 2, 4 */
+#define BY_VC(t, fn, ...)                                                                          \
+    do {                                                                                           \
+        int vc_ = vcomp(t);                                                                        \
+        if (dbl(t)) {                                                                              \
+            if (vc_ == 1)                                                                          \
+                fn##_d(1, __VA_ARGS__);                                                            \
+            else if (vc_ == 2)                                                                     \
+                fn##_d(2, __VA_ARGS__);                                                            \
+            else                                                                                   \
+                fn##_d(4, __VA_ARGS__);                                                            \
+        } else {                                                                                   \
+            if (vc_ == 1)                                                                          \
+                fn##_f(1, __VA_ARGS__);                                                            \
+            else if (vc_ == 2)                                                                     \
+                fn##_f(2, __VA_ARGS__);                                                            \
+            else                                                                                   \
+                fn##_f(4, __VA_ARGS__);                                                            \
+        }                                                                                          \
+    } while (0)
+
 void hispi_vref_scalar(hisp_type t, const void *num, const void *den, int negate, void *out)
 {
-    if (dbl(t))
-        scalar_d(vcomp(t), num, den, negate, out);
-    else
-        scalar_f(vcomp(t), num, den, negate, out);
+    BY_VC(t, scalar, num, den, negate, out);
 }
 
 void hispi_vref_fill(hisp_type t, int64_t n, const void *a, void *y)
 {
-    if (dbl(t))
-        fill_d(vcomp(t), n, a, y);
-    else
-        fill_f(vcomp(t), n, a, y);
+    BY_VC(t, fill, n, a, y);
 }
 
 void hispi_vref_scale(hisp_type t, int64_t n, const void *a, void *y)
 {
-    if (dbl(t))
-        scale_d(vcomp(t), n, a, y);
-    else
-        scale_f(vcomp(t), n, a, y);
+    BY_VC(t, scale, n, a, y);
 }
 
 void hispi_vref_axpbypcz(hisp_type t, int64_t n, const void *a, const void *x, const void *b,
                          const void *y, const void *c, void *z)
 {
-    if (dbl(t))
-        axpbypcz_d(vcomp(t), n, a, x, b, y, c, z);
-    else
-        axpbypcz_f(vcomp(t), n, a, x, b, y, c, z);
+    BY_VC(t, axpbypcz, n, a, x, b, y, c, z);
 }
 
 void hispi_vref_mul(hisp_type t, int64_t n, const void *x, const void *y, void *z)
 {
-    if (dbl(t))
-        muldiv_d(vcomp(t), n, x, y, z, false);
-    else
-        muldiv_f(vcomp(t), n, x, y, z, false);
+    BY_VC(t, muldiv, n, x, y, z, false);
 }
 
 void hispi_vref_div(hisp_type t, int64_t n, const void *x, const void *y, void *z)
 {
-    if (dbl(t))
-        muldiv_d(vcomp(t), n, x, y, z, true);
-    else
-        muldiv_f(vcomp(t), n, x, y, z, true);
+    BY_VC(t, muldiv, n, x, y, z, true);
 }
 
 void hispi_vref_dot(hisp_type t, int64_t n, const void *x, const void *y, void *r)
 {
-    if (dbl(t))
-        dot_d(vcomp(t), n, x, y, r);
-    else
-        dot_f(vcomp(t), n, x, y, r);
+    BY_VC(t, dot, n, x, y, r);
 }
 
 void hispi_vref_nrm2(hisp_type t, int64_t n, const void *x, void *r)
 {
-    if (dbl(t))
-        nrm2_d(vcomp(t), n, x, r);
-    else
-        nrm2_f(vcomp(t), n, x, r);
+    BY_VC(t, nrm2, n, x, r);
 }
 
 void hispi_vref_axpby_dot(hisp_type t, int64_t n, const void *a, const void *x, const void *b,
                           void *y, const void *w, void *r)
 {
-    if (dbl(t))
-        axpby_dot_d(vcomp(t), n, a, x, b, y, w, r);
-    else
-        axpby_dot_f(vcomp(t), n, a, x, b, y, w, r);
+    BY_VC(t, axpby_dot, n, a, x, b, y, w, r);
 }
 
 void hispi_vref_dot2(hisp_type t, int64_t n, const void *x, const void *y, const void *w, void *r0,
                      void *r1)
 {
-    if (dbl(t))
-        dot2_d(vcomp(t), n, x, y, w, r0, r1);
-    else
-        dot2_f(vcomp(t), n, x, y, w, r0, r1);
+    BY_VC(t, dot2, n, x, y, w, r0, r1);
 }
 
 void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, void *z, void *r)
 {
-    if (dbl(t))
-        div_dot_d(vcomp(t), n, x, y, z, r);
-    else
-        div_dot_f(vcomp(t), n, x, y, z, r);
+    BY_VC(t, div_dot, n, x, y, z, r);
 }

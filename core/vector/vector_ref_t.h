@@ -1,7 +1,10 @@
 /* Vector algebra reference loops for one scalar type, included by
  * core/vector/vector_ref.c with T (float | double) and F(name) (name suffixed).
  * vc = components per entry: 1 real, 2 complex, 4 quaternion (w x y z).
- * Element formulas and their order are those of kernels/vector.cl. */
+ * Element formulas and their order are those of kernels/vector.cl. The
+ * loops are inlined where vector_ref.c calls them with a constant vc, so
+ * that a real vector's loop has no per-component loops left (they had been
+ * a memcpy call per entry). */
 
 static inline void F(ld)(int vc, const T *p, int64_t i, T e[4])
 {
@@ -101,7 +104,7 @@ static inline void F(round)(int vc, const double s[4], void *r)
         ((T *)r)[c] = (T)s[c];
 }
 
-static void F(scalar)(int vc, const void *num, const void *den, int negate, void *out)
+VREF_LOOP void F(scalar)(int vc, const void *num, const void *den, int negate, void *out)
 {
     T a[4], b[4], r[4];
     F(ld)(vc, num, 0, a);
@@ -123,7 +126,7 @@ static void F(scalar)(int vc, const void *num, const void *den, int negate, void
     F(st)(vc, out, 0, r);
 }
 
-static void F(fill)(int vc, int64_t n, const void *av, void *y)
+VREF_LOOP void F(fill)(int vc, int64_t n, const void *av, void *y)
 {
     T a[4];
     F(ld)(vc, av, 0, a);
@@ -131,7 +134,7 @@ static void F(fill)(int vc, int64_t n, const void *av, void *y)
         F(st)(vc, y, i, a);
 }
 
-static void F(scale)(int vc, int64_t n, const void *av, void *y)
+VREF_LOOP void F(scale)(int vc, int64_t n, const void *av, void *y)
 {
     T a[4], e[4], r[4];
     F(ld)(vc, av, 0, a);
@@ -163,8 +166,8 @@ static inline void F(combo)(int vc, const T a[4], const void *x, const T b[4], c
     }
 }
 
-static void F(axpbypcz)(int vc, int64_t n, const void *av, const void *x, const void *bv,
-                        const void *y, const void *cv, void *z)
+VREF_LOOP void F(axpbypcz)(int vc, int64_t n, const void *av, const void *x, const void *bv,
+                           const void *y, const void *cv, void *z)
 {
     T a[4], b[4] = {0}, c[4], r[4];
     F(ld)(vc, av, 0, a);
@@ -177,7 +180,7 @@ static void F(axpbypcz)(int vc, int64_t n, const void *av, const void *x, const 
     }
 }
 
-static void F(muldiv)(int vc, int64_t n, const void *x, const void *y, void *z, bool div)
+VREF_LOOP void F(muldiv)(int vc, int64_t n, const void *x, const void *y, void *z, bool div)
 {
     T a[4], b[4], r[4];
     for (int64_t i = 0; i < n; i++) {
@@ -191,7 +194,7 @@ static void F(muldiv)(int vc, int64_t n, const void *x, const void *y, void *z, 
     }
 }
 
-static void F(dot)(int vc, int64_t n, const void *x, const void *y, void *r)
+VREF_LOOP void F(dot)(int vc, int64_t n, const void *x, const void *y, void *r)
 {
     double s[4] = {0};
     T a[4], b[4];
@@ -203,7 +206,7 @@ static void F(dot)(int vc, int64_t n, const void *x, const void *y, void *r)
     F(round)(vc, s, r);
 }
 
-static void F(nrm2)(int vc, int64_t n, const void *x, void *r)
+VREF_LOOP void F(nrm2)(int vc, int64_t n, const void *x, void *r)
 {
     double s = 0;
     for (int64_t i = 0; i < (int64_t)n * vc; i++) {
@@ -213,8 +216,8 @@ static void F(nrm2)(int vc, int64_t n, const void *x, void *r)
     *(T *)r = (T)sqrt(s);
 }
 
-static void F(axpby_dot)(int vc, int64_t n, const void *av, const void *x, const void *bv, void *y,
-                         const void *w, void *r)
+VREF_LOOP void F(axpby_dot)(int vc, int64_t n, const void *av, const void *x, const void *bv,
+                            void *y, const void *w, void *r)
 {
     T a[4], b[4], e[4], v[4];
     double s[4] = {0};
@@ -234,8 +237,8 @@ static void F(axpby_dot)(int vc, int64_t n, const void *av, const void *x, const
     F(round)(vc, s, r);
 }
 
-static void F(dot2)(int vc, int64_t n, const void *x, const void *y, const void *w, void *r0,
-                    void *r1)
+VREF_LOOP void F(dot2)(int vc, int64_t n, const void *x, const void *y, const void *w, void *r0,
+                       void *r1)
 {
     double s0[4] = {0}, s1[4] = {0};
     T a[4], b[4], c[4];
@@ -250,7 +253,7 @@ static void F(dot2)(int vc, int64_t n, const void *x, const void *y, const void 
     F(round)(vc, s1, r1);
 }
 
-static void F(div_dot)(int vc, int64_t n, const void *x, const void *y, void *z, void *r)
+VREF_LOOP void F(div_dot)(int vc, int64_t n, const void *x, const void *y, void *z, void *r)
 {
     double s[4] = {0};
     T a[4], b[4], q[4];
