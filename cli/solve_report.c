@@ -114,6 +114,7 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     json_double(&j, "method_relative_residual", method_rel(r));
     json_double(&j, "solver_relative_residual", r->info.relative_residual);
     json_int(&j, "restarts", r->info.restarts);
+    json_bool(&j, "on_host", r->info.on_host != 0);
     json_double(&j, "prepare_ms", r->prepare_ms);
     json_double(&j, "setup_ms", r->info.setup_ms);
     json_double(&j, "solve_ms", r->info.ms - r->info.setup_ms);
@@ -188,6 +189,9 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
     else
         printf("backend    %s, device %d: %s (%s)\n", hisp_backend_name(r->dev.backend),
                r->dev.index, r->dev.name, r->dev.platform);
+    if (r->ndev <= 1 && r->info.on_host)
+        printf("           on the host's loops (a small system: a CPU device's kernels "
+               "cost more)\n");
     printf("stopped    %s after %lld iterations\n", hisp_stop_reason_name(r->info.reason),
            (long long)r->info.iterations);
     printf("residual   ||b - A x|| / ||b|| = %.3e (recomputed from x)\n", r->rel);

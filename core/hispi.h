@@ -124,6 +124,10 @@ struct hisp_context_s {
      * and its nesting depth (touched by that thread only) */
     _Atomic(const void *) owner;
     int depth;
+    /* > 0 inside a solve that runs on the host's loops (core/solver/solver.c:
+     * a small system on a CPU device): vector algebra and CSR products take
+     * the host paths on the vectors' host copies */
+    int host_ops;
 };
 
 /* Host sparse storage. Which arrays are set depends on the format:
@@ -480,6 +484,9 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse 
  * on bad arguments nothing is written. */
 HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
                                        hisp_vector y, hisp_result r);
+/* A is a real CSR matrix whose host arrays hold it (not wrapped, no HiSparse
+ * or SELL form): what the host's SpMV loops take (hisp_context_s.host_ops). */
+HISPI_LOCAL bool hispi_matrix_host_csr(hisp_matrix A);
 
 /* ---- Matrix Market (core/io/mmio.c) ------------------------------------- */
 

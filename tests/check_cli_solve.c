@@ -408,10 +408,13 @@ END_TEST
 
 /* f32 cannot reach rtol 1e-8: a warning first, then stagnation (exit 4),
  * the residuals in the JSON all the truth's; a reachable rtol converges.
- * And a --check of values near 1e200 that agree passes (scaled norms). */
+ * And a --check of values near 1e200 that agree passes (scaled norms).
+ * (The grid has more rows than PoCL's host path takes: the CLI's residual
+ * is the device's product, whose rounding at f32's floor differs from the
+ * host loop's by a third.) */
 START_TEST(test_solve_truth)
 {
-    run_result r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--type", "f32",
+    run_result r = run_hisp("solve", "gen:poisson2d:150", "--method", "cg", "--type", "f32",
                             "--backend", "opencl", "--json", NULL);
     if (r.status == 3) { /* no OpenCL device: the reference backend */
         run_free(&r);

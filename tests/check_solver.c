@@ -1007,6 +1007,88 @@ START_TEST(test_exact)
 }
 END_TEST
 
+/* Solves on a CPU device run on the host's loops below 20000 rows (the
+ * test harness sets the threshold to 0 so that the other tests run the
+ * device's kernels). */
+extern int64_t hispi_solve_host_rows;
+
+/* A small system on a CPU device (PoCL) runs on the host without the caller
+ * asking (hisp_solve_info.on_host): the reference backend's iterations and
+ * bits, with no preconditioner, Jacobi, IC(0) and ILU(0); x afterwards is
+ * what the device's next product reads (the true residual by hisp_spmv);
+ * HiSparse's matrix, a system above the threshold and a GPU's solves run on
+ * the device. */
+START_TEST(test_host_path)
+{
+    hisp_context ctx = test_context(_i), ref = test_context(0);
+    hisp_device_info di;
+    CK_OK(ctx, hisp_context_get_device(ctx, &di));
+    const bool cpu = test_on_device(_i) && di.is_cpu;
+    uint64_t rs = test_seed() + 9009;
+    enum { N = 1000 };
+    int64_t *ptr = malloc((N + 1) * sizeof *ptr);
+    int32_t *col = malloc(3 * N * sizeof *col);
+    double *val = malloc(3 * N * sizeof *val), b[N], x[N], xr[N], zero[N] = {0};
+    ck_assert(ptr && col && val);
+    int64_t k = 0; /* 1D Laplacian with a varying diagonal: SPD */
+    for (int64_t i = 0; i < N; i++) {
+        ptr[i] = k;
+        for (int64_t j = i - 1; j <= i + 1; j++)
+            if (j >= 0 && j < N)
+                col[k] = (int32_t)j, val[k++] = j == i ? 2.0 + (double)(i % 7) / 8 : -1;
+        b[i] = (double)((int)(test_rand(&rs) % 200) - 100) / 16;
+    }
+    ptr[N] = k;
+    test_hcsr H = {HISP_F64, N, N, k, ptr, col, val};
+    const struct {
+        hisp_solver_method m;
+        hisp_precond p;
+    } runs[] = {{HISP_SOLVER_CG, HISP_PRECOND_NONE},
+                {HISP_SOLVER_CG, HISP_PRECOND_JACOBI},
+                {HISP_SOLVER_CG, HISP_PRECOND_IC0},
+                {HISP_SOLVER_GMRES, HISP_PRECOND_ILU0},
+                {HISP_SOLVER_BICGSTAB, HISP_PRECOND_NONE}};
+    hispi_solve_host_rows = 20000;
+    for (int r = 0; r < 7; r++) {
+        const int ri = r < 5 ? r : 0; /* 5: HiSparse, 6: above the threshold */
+        if (r == 6) hispi_solve_host_rows = N;
+        hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR),
+                    Ar = test_hcsr_matrix(ref, &H, HISP_F64, HISP_FORMAT_CSR);
+        if (r == 5) CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE));
+        hisp_solve_info info, ir;
+        double *xs[2] = {x, xr};
+        hisp_context cs[2] = {ctx, ref};
+        hisp_matrix as[2] = {A, Ar};
+        hisp_solve_info *is[2] = {&info, &ir};
+        for (int c = 0; c < 2; c++) {
+            hisp_solver s = make_solver(cs[c], runs[ri].m, 0, 1e-8, 0);
+            CK_OK(cs[c], hisp_solver_set_preconditioner(s, runs[ri].p));
+            hisp_vector vb = make_vec(cs[c], HISP_F64, b, N),
+                        vx = make_vec(cs[c], HISP_F64, zero, N);
+            CK_OK(cs[c], hisp_solver_solve(s, as[c], vb, vx, is[c]));
+            read_vec(cs[c], HISP_F64, vx, xs[c], N);
+            if (c == 0) /* the device's product of the solution */
+                ck_assert_double_le(true_residual(ctx, HISP_F64, A, vx, b, N), 1.01e-8);
+            hisp_solver_destroy(&s);
+            hisp_vector_destroy(&vb), hisp_vector_destroy(&vx);
+        }
+        const bool host = cpu && r < 5;
+        ck_assert_msg(info.on_host == host && !ir.on_host, "%s run %d: on_host %d, want %d",
+                      test_label(_i), r, info.on_host, host);
+        ck_assert_msg(info.converged && ir.converged, "%s run %d", test_label(_i), r);
+        if (host) {
+            ck_assert_int_eq(info.iterations, ir.iterations);
+            ck_assert_msg(!memcmp(x, xr, sizeof x), "%s run %d: x differs from the reference's",
+                          test_label(_i), r);
+        }
+        hisp_matrix_destroy(&A), hisp_matrix_destroy(&Ar);
+    }
+    hispi_solve_host_rows = 0;
+    free(ptr), free(col), free(val);
+    hisp_context_destroy(&ref), hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* The names and their parsers. */
 START_TEST(test_names)
 {
@@ -1155,6 +1237,7 @@ Suite *suite_solver(void)
     tcase_add_loop_test(dev, test_out_of_memory_operands, 0, n);
     tcase_add_loop_test(dev, test_indefinite, 0, n);
     tcase_add_loop_test(dev, test_exact, 0, n);
+    tcase_add_loop_test(dev, test_host_path, 0, n);
     TCase *op = test_tcase(s, "operator", 1200); /* hisp_solver_solve_operator, its allreduce */
     tcase_add_loop_test(op, test_operator, 0, n);
     return s;

@@ -77,6 +77,51 @@ static bool compound_call(hisp_context ctx, hisp_matrix A, hisp_op op, hisp_matr
 
 static const hisp_variant default_variant = {{HISP_OUTER_CSR, HISP_AOS, HISP_AOS}, {0, 0, 0}};
 
+bool hispi_matrix_host_csr(hisp_matrix A)
+{
+    hisp_type t = A->host.type;
+    return A->host.format == HISP_FORMAT_CSR && !A->wrapped && !A->hs && !A->fdata &&
+           (t == HISP_F32 || t == HISP_F64) && (A->host.rowptr || !A->host.nrows);
+}
+
+/* y = a op(A) x + b y by the reference loop on the vectors' host copies
+ * (a solve on the host: hisp_context_s.host_ops). */
+static hisp_status host_spmv(hisp_context ctx, hisp_op op, double a, hisp_matrix A, hisp_vector x,
+                             double b, hisp_vector y)
+{
+    void *hx, *hy;
+    HISPI_TRY(hispi_vector_host(x, &hx));
+    HISPI_TRY(b != 0 ? hispi_vector_host(y, &hy) : hispi_vector_host_out(y, &hy));
+    HISPI_TRY(hispi_ref_csr_spmv(ctx, &A->host, op, a, hx, b, hy));
+    return hispi_vector_host_written(y);
+}
+
+/* host_spmv's y = A x, then r = x^T y in double in row order, rounded once
+ * (as the reference backend's fused product). */
+static hisp_status host_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
+                                 hisp_result r)
+{
+    HISPI_TRY(host_spmv(ctx, HISP_OP_N, 1, A, x, 0, y));
+    void *hx, *hy, *hr = r.host;
+    HISPI_TRY(hispi_vector_host(x, &hx));
+    HISPI_TRY(hispi_vector_host(y, &hy));
+    hisp_type t = A->host.type;
+    double s = 0;
+    if (t == HISP_F64)
+        for (int64_t i = 0; i < y->n; i++)
+            s += ((const double *)hx)[i] * ((const double *)hy)[i];
+    else
+        for (int64_t i = 0; i < y->n; i++)
+            s += (double)((const float *)hx)[i] * ((const float *)hy)[i];
+    if (hr) {
+        hispi_store_real(t, hr, 0, s);
+        return HISP_SUCCESS;
+    }
+    HISPI_TRY(hispi_vector_host(r.vec, &hr));
+    hispi_store_real(t, hr, r.index, s);
+    return hispi_vector_host_written(r.vec);
+}
+
 static hisp_status spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
                         hisp_vector x, const void *beta, hisp_vector y)
 {
@@ -87,6 +132,7 @@ static hisp_status spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_ma
         return cs ? cs : hisp_spmv_variant(ctx, &default_variant, alpha, M, x, beta, y);
     op = real_op(A, op);
     HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
+    if (ctx->host_ops && hispi_matrix_host_csr(A)) return host_spmv(ctx, op, a, A, x, b, y);
     return hispi_format_of(A)->spmv(ctx, op, a, A, x, b, y);
 }
 
@@ -155,6 +201,7 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
     } else if (hispi_vec_ok(x) && hispi_vec_ok(y) && x->ctx == ctx && y->ctx == ctx) {
         HISPI_TRY(dot_args(ctx, x, y, r));
     }
+    if (ctx->host_ops && real && hispi_matrix_host_csr(A)) return host_spmv_dot(ctx, A, x, y, r);
     const hispi_format_ops *f = real ? hispi_format_of(A) : NULL;
     if (f && f->spmv_dot) return f->spmv_dot(ctx, A, x, y, r);
     HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, a, A, x, b, y));
