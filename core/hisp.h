@@ -1221,10 +1221,10 @@ typedef struct {
      * ilu_solve_sweeps) */
     int precond_factor_sweeps, precond_solve_sweeps;
     /* 1 where the solve ran on the host's loops, not the device's kernels: a
-     * real CSR system of fewer than 20000 rows on a CPU device (PoCL), with
-     * no preconditioner, Jacobi, ILU(0) or IC(0), where the host is faster
-     * (the kernels' launches cost more than such an iteration); the results
-     * are the reference backend's */
+     * real or complex CSR system of fewer than 20000 rows on a CPU device
+     * (PoCL), with no preconditioner, Jacobi, ILU(0) or IC(0), where the host
+     * is faster (the kernels' launches cost more than such an iteration);
+     * the results are the reference backend's */
     int on_host;
 } hisp_solve_info;
 

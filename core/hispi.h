@@ -484,7 +484,7 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse 
  * on bad arguments nothing is written. */
 HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
                                        hisp_vector y, hisp_result r);
-/* A is a real CSR matrix whose host arrays hold it (not wrapped, no HiSparse
+/* A is a real or complex CSR matrix whose host arrays hold it (not wrapped, no HiSparse
  * or SELL form): what the host's SpMV loops take (hisp_context_s.host_ops). */
 HISPI_LOCAL bool hispi_matrix_host_csr(hisp_matrix A);
 

@@ -1014,7 +1014,8 @@ extern int64_t hispi_solve_host_rows;
 
 /* A small system on a CPU device (PoCL) runs on the host without the caller
  * asking (hisp_solve_info.on_host): the reference backend's iterations and
- * bits, with no preconditioner, Jacobi, IC(0) and ILU(0); x afterwards is
+ * bits, with no preconditioner, Jacobi, IC(0) and ILU(0), real and complex
+ * entries; x afterwards is
  * what the device's next product reads (the true residual by hisp_spmv);
  * HiSparse's matrix, a system above the threshold and a GPU's solves run on
  * the device. */
@@ -1083,7 +1084,36 @@ START_TEST(test_host_path)
         }
         hisp_matrix_destroy(&A), hisp_matrix_destroy(&Ar);
     }
+    /* complex entries (a non-Hermitian c64 system): ILU(0)-GMRES */
+    hispi_solve_host_rows = 20000;
+    double *cv = malloc(2 * (size_t)k * sizeof *cv), cb[2 * N], cx[2][2 * N], cz[2 * N] = {0};
+    ck_assert_ptr_nonnull(cv);
+    for (int64_t e = 0; e < k; e++)
+        cv[2 * e] = val[e], cv[2 * e + 1] = val[e] < 0 ? 0.25 * (double)(e % 3) : 0.5;
+    for (int64_t i = 0; i < 2 * N; i++)
+        cb[i] = b[i / 2] * (i % 2 ? -0.5 : 1);
+    test_hcsr C = {HISP_C64, N, N, k, ptr, col, cv};
+    hisp_solve_info ci[2];
+    for (int c = 0; c < 2; c++) {
+        hisp_context cc = c ? ref : ctx;
+        hisp_matrix A = test_hcsr_matrix(cc, &C, HISP_C64, HISP_FORMAT_CSR);
+        hisp_solver s = make_solver(cc, HISP_SOLVER_GMRES, 0, 1e-8, 0);
+        CK_OK(cc, hisp_solver_set_preconditioner(s, HISP_PRECOND_ILU0));
+        hisp_vector vb = make_vec(cc, HISP_C64, cb, 2 * N), vx = make_vec(cc, HISP_C64, cz, 2 * N);
+        CK_OK(cc, hisp_solver_solve(s, A, vb, vx, &ci[c]));
+        read_vec(cc, HISP_C64, vx, cx[c], 2 * N);
+        if (c == 0) ck_assert_double_le(true_residual(cc, HISP_C64, A, vx, cb, 2 * N), 1.01e-8);
+        hisp_solver_destroy(&s);
+        hisp_vector_destroy(&vb), hisp_vector_destroy(&vx), hisp_matrix_destroy(&A);
+    }
+    ck_assert_msg(ci[0].on_host == cpu && ci[0].converged, "%s complex: on_host %d", test_label(_i),
+                  ci[0].on_host);
+    if (cpu) {
+        ck_assert_int_eq(ci[0].iterations, ci[1].iterations);
+        ck_assert_msg(!memcmp(cx[0], cx[1], sizeof cx[0]), "%s complex: x differs", test_label(_i));
+    }
     hispi_solve_host_rows = 0;
+    free(cv);
     free(ptr), free(col), free(val);
     hisp_context_destroy(&ref), hisp_context_destroy(&ctx);
 }

@@ -81,7 +81,8 @@ bool hispi_matrix_host_csr(hisp_matrix A)
 {
     hisp_type t = A->host.type;
     return A->host.format == HISP_FORMAT_CSR && !A->wrapped && !A->hs && !A->fdata &&
-           (t == HISP_F32 || t == HISP_F64) && (A->host.rowptr || !A->host.nrows);
+           (t == HISP_F32 || t == HISP_F64 || t == HISP_C32 || t == HISP_C64) &&
+           (A->host.rowptr || !A->host.nrows);
 }
 
 /* y = a op(A) x + b y by the reference loop on the vectors' host copies
@@ -128,11 +129,15 @@ static hisp_status spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_ma
     double a = 0, b = 0;
     hisp_status cs;
     hisp_matrix M = NULL;
+    if (hispi_ctx_ok(ctx) && ctx->host_ops && hispi_mat_ok(A) && hispi_matrix_host_csr(A)) {
+        op = real_op(A, op);
+        HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
+        return host_spmv(ctx, op, a, A, x, b, y); /* complex too, real alpha and beta */
+    }
     if (compound_call(ctx, A, op, &M, &cs))
         return cs ? cs : hisp_spmv_variant(ctx, &default_variant, alpha, M, x, beta, y);
     op = real_op(A, op);
     HISPI_TRY(check_args(ctx, op, alpha, A, x, beta, y, &a, &b));
-    if (ctx->host_ops && hispi_matrix_host_csr(A)) return host_spmv(ctx, op, a, A, x, b, y);
     return hispi_format_of(A)->spmv(ctx, op, a, A, x, b, y);
 }
 

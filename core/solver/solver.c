@@ -589,7 +589,12 @@ static bool on_host(hisp_solver s, hisp_matrix A)
         p != HISP_PRECOND_IC0)
         return false;
     if (HISPI_BE(ctx, kern_caps, &caps) || !caps.is_cpu) return false;
-    return !hispi_format_choice_cached(ctx, A, HISP_OP_N, &fc);
+    if (hispi_format_choice_cached(ctx, A, HISP_OP_N, &fc)) return false;
+    hisp_type t = A->host.type;
+    hisp_tune_plan plan; /* complex entries: a tuned variant runs the device's products */
+    int found = 0;
+    return t == HISP_F32 || t == HISP_F64 ||
+           (hisp_tune_plan_lookup(ctx, A, &plan, &found) == HISP_SUCCESS && !found);
 }
 
 hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_vector x,
