@@ -473,6 +473,10 @@ HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const
  * double (same as the kernels); beta == 0 does not read y. */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op op,
                                            double alpha, const void *x, double beta, void *y);
+/* y = A*x on a real host CSR A, then *dot = sum_i x[xoff + i]*y[i] in double
+ * in row order (the reference's fused SpMV + dot; the caller rounds). */
+HISPI_LOCAL hisp_status hispi_ref_csr_spmv_dot(hisp_context ctx, const hispi_sparse *A,
+                                               const void *x, int64_t xoff, void *y, double *dot);
 
 /* ---- SpMV fused with a dot (core/ops/spmv.c) ------------------------- */
 

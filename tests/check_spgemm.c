@@ -1317,6 +1317,20 @@ START_TEST(test_ptap_device)
 }
 END_TEST
 
+/* plan_execute(A, B, C) refused with HISP_ERR_INVALID_ARGUMENT, the
+ * message naming why, C's values unchanged. */
+static void refused_pattern(hisp_context ctx, hisp_spgemm_plan plan, hisp_matrix A, hisp_matrix B,
+                            hisp_matrix C, const char *why)
+{
+    saved sc = save(ctx, C);
+    ck_assert_int_eq(hisp_spgemm_plan_execute(plan, A, B, C), HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info e;
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(strstr(e.message, why), "message: %s", e.message);
+    unchanged(ctx, C, &sc, why);
+    saved_free(&sc);
+}
+
 /* A plan executed with operands that live on the device only (products
  * kept there) reads them in place: their values are not uploaded, C has
  * the fresh product's bits; an operand whose pattern on the device differs
@@ -1356,14 +1370,7 @@ START_TEST(test_plan_device_operands)
         same_bits(ctx, C, F, "plan execute with a device operand");
         hisp_matrix_destroy(&F);
         /* X3: the same sizes, another pattern, seen by the device */
-        saved sc = save(ctx, C);
-        ck_assert_int_eq(hisp_spgemm_plan_execute(plan, X3, E, C), HISP_ERR_INVALID_ARGUMENT);
-        hisp_error_info e;
-        CK_OK(ctx, hisp_context_last_error(ctx, &e));
-        ck_assert_msg(strstr(e.message, "A's pattern on the device differs"), "message: %s",
-                      e.message);
-        unchanged(ctx, C, &sc, "plan execute with a changed device pattern");
-        saved_free(&sc);
+        refused_pattern(ctx, plan, X3, E, C, "A's pattern on the device differs");
     }
     hisp_spgemm_plan_destroy(&plan);
     hisp_matrix_destroy(&C);
@@ -1380,15 +1387,7 @@ START_TEST(test_plan_device_operands)
     same_bits(ctx, C, F, "plan execute X*X on the device");
     hisp_matrix_destroy(&F);
     for (int both = 1; both >= 0; both--) {
-        saved sc = save(ctx, C);
-        ck_assert_int_eq(hisp_spgemm_plan_execute(plan, both ? X3 : X2, X3, C),
-                         HISP_ERR_INVALID_ARGUMENT);
-        hisp_error_info e;
-        CK_OK(ctx, hisp_context_last_error(ctx, &e));
-        ck_assert_msg(strstr(e.message, both ? "A's pattern" : "B's pattern"), "message: %s",
-                      e.message);
-        unchanged(ctx, C, &sc, "plan execute X*X with a changed device pattern");
-        saved_free(&sc);
+        refused_pattern(ctx, plan, both ? X3 : X2, X3, C, both ? "A's pattern" : "B's pattern");
     }
     hisp_spgemm_plan_destroy(&plan);
     hisp_matrix_destroy(&C), hisp_matrix_destroy(&Q), hisp_matrix_destroy(&X1);

@@ -218,14 +218,8 @@ static hisp_status ref_csr_spmv_dot(hisp_context ctx, void *be, void *dev, const
     if ((A->type != HISP_F32 && A->type != HISP_F64) || xoff < 0 || xoff + A->nrows > A->ncols)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "reference: SpMV with a dot needs f32/f64 and rows within x");
-    HISPI_TRY(hispi_ref_csr_spmv(ctx, A, HISP_OP_N, 1.0, x, 0.0, y));
-    double s = 0;
-    if (A->type == HISP_F64)
-        for (int64_t i = 0; i < A->nrows; i++)
-            s += ((const double *)x)[xoff + i] * ((const double *)y)[i];
-    else
-        for (int64_t i = 0; i < A->nrows; i++)
-            s += (double)((const float *)x)[xoff + i] * ((const float *)y)[i];
+    double s;
+    HISPI_TRY(hispi_ref_csr_spmv_dot(ctx, A, x, xoff, y, &s));
     hispi_store_real(A->type, res_host ? res_host : res, res_host ? 0 : res_index, s);
     return HISP_SUCCESS;
 }

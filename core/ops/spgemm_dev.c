@@ -1352,24 +1352,25 @@ static hisp_status map_pass(hisp_context ctx, hispi_spgemm_dplan *d, int64_t mod
                             void *cur)
 {
 #define PB(i) ((hispi_karg){HISPI_KARG_BUF, d->b[i], 0, 0})
-    /* (the buffers a mode does not use: one it does) */
-    void *any = mode ? cur : cnt;
+    /* the counts (mode 0) or the cursors (1) in both slots cnt and mp, and
+     * in those a mode does not use */
+    void *cm = mode ? cur : cnt;
     const hispi_karg md = {HISPI_KARG_I64, NULL, mode, 0}, bb = {HISPI_KARG_I64, NULL, d->bb, 0},
-                     CN = {HISPI_KARG_BUF, any, 0, 0}, MP = {HISPI_KARG_BUF, any, 0, 0},
-                     PR = mode ? PB(P_MAP_PAIRS) : CN, ER = mode && d->bb ? PB(P_MAP_ROW) : CN;
+                     CM = {HISPI_KARG_BUF, cm, 0, 0}, PR = mode ? PB(P_MAP_PAIRS) : CM,
+                     ER = mode && d->bb ? PB(P_MAP_ROW) : CM;
     if (d->n1) {
         hispi_karg a[] = {md,          bb,         {HISPI_KARG_I64, NULL, d->n1, 0},
                           PB(P_ROWS1), PB(P_APTR), PB(P_ACOL),
                           PB(P_BPTR),  PB(P_BCOL), PB(P_CPTR),
-                          CN,          MP,         PR,
+                          CM,          CM,         PR,
                           ER};
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_M], a, 13, (size_t)((d->n1 + GS - 1) / GS),
                            (size_t)GS));
     }
     if (d->ng) {
         hispi_karg a[] = {md,         bb,         PB(P_ROWSG), PB(P_APTR), PB(P_ACOL),
-                          PB(P_BPTR), PB(P_BCOL), PB(P_CPTR),  PB(P_CCOL), CN,
-                          MP,         PR,         ER};
+                          PB(P_BPTR), PB(P_BCOL), PB(P_CPTR),  PB(P_CCOL), CM,
+                          CM,         PR,         ER};
         HISPI_TRY(HISPI_BE(ctx, kern_launch, d->k[PK_MAP_G], a, 13, (size_t)d->ng, (size_t)GS));
     }
 #undef PB

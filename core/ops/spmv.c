@@ -97,23 +97,18 @@ static hisp_status host_spmv(hisp_context ctx, hisp_op op, double a, hisp_matrix
     return hispi_vector_host_written(y);
 }
 
-/* host_spmv's y = A x, then r = x^T y in double in row order, rounded once
- * (as the reference backend's fused product). */
+/* y = A x, then r = x^T y, rounded once: the reference backend's fused
+ * product on the vectors' host copies. */
 static hisp_status host_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                                  hisp_result r)
 {
-    HISPI_TRY(host_spmv(ctx, HISP_OP_N, 1, A, x, 0, y));
     void *hx, *hy, *hr = r.host;
+    double s;
     HISPI_TRY(hispi_vector_host(x, &hx));
-    HISPI_TRY(hispi_vector_host(y, &hy));
+    HISPI_TRY(hispi_vector_host_out(y, &hy));
+    HISPI_TRY(hispi_ref_csr_spmv_dot(ctx, &A->host, hx, 0, hy, &s));
+    HISPI_TRY(hispi_vector_host_written(y));
     hisp_type t = A->host.type;
-    double s = 0;
-    if (t == HISP_F64)
-        for (int64_t i = 0; i < y->n; i++)
-            s += ((const double *)hx)[i] * ((const double *)hy)[i];
-    else
-        for (int64_t i = 0; i < y->n; i++)
-            s += (double)((const float *)hx)[i] * ((const float *)hy)[i];
     if (hr) {
         hispi_store_real(t, hr, 0, s);
         return HISP_SUCCESS;

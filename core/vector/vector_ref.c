@@ -31,26 +31,12 @@ static bool dbl(hisp_type t)
     return hispi_type_scalar_size(t) == 8;
 }
 
-/* fn_d or fn_f (t's scalar) with t's components as a constant: 1, 2, 4 */
+/* fn (of one scalar type) with vc (1, 2 or 4) as a constant */
+#define BY_VC_OF(fn, vc, ...)                                                                      \
+    ((vc) == 1 ? fn(1, __VA_ARGS__) : (vc) == 2 ? fn(2, __VA_ARGS__) : fn(4, __VA_ARGS__))
+/* fn_d or fn_f (t's scalar) with t's components as a constant */
 #define BY_VC(t, fn, ...)                                                                          \
-    do {                                                                                           \
-        int vc_ = vcomp(t);                                                                        \
-        if (dbl(t)) {                                                                              \
-            if (vc_ == 1)                                                                          \
-                fn##_d(1, __VA_ARGS__);                                                            \
-            else if (vc_ == 2)                                                                     \
-                fn##_d(2, __VA_ARGS__);                                                            \
-            else                                                                                   \
-                fn##_d(4, __VA_ARGS__);                                                            \
-        } else {                                                                                   \
-            if (vc_ == 1)                                                                          \
-                fn##_f(1, __VA_ARGS__);                                                            \
-            else if (vc_ == 2)                                                                     \
-                fn##_f(2, __VA_ARGS__);                                                            \
-            else                                                                                   \
-                fn##_f(4, __VA_ARGS__);                                                            \
-        }                                                                                          \
-    } while (0)
+    (dbl(t) ? BY_VC_OF(fn##_d, vcomp(t), __VA_ARGS__) : BY_VC_OF(fn##_f, vcomp(t), __VA_ARGS__))
 
 void hispi_vref_scalar(hisp_type t, const void *num, const void *den, int negate, void *out)
 {
