@@ -1012,10 +1012,25 @@ END_TEST
  * device's kernels). */
 extern int64_t hispi_solve_host_rows;
 
+/* ||b - H x|| / ||b|| in double from the real arrays of H: a check that
+ * shares nothing with hisp. */
+static double hcsr_residual(const test_hcsr *H, const double *b, const double *x)
+{
+    double rr = 0, bb = 0;
+    for (int64_t i = 0; i < H->nrows; i++) {
+        double r = b[i];
+        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++)
+            r -= H->val[e] * x[H->col[e]];
+        rr += r * r, bb += b[i] * b[i];
+    }
+    return sqrt(rr / bb);
+}
+
 /* A small system on a CPU device (PoCL) runs on the host without the caller
  * asking (hisp_solve_info.on_host): the reference backend's iterations and
- * bits, with no preconditioner, Jacobi, IC(0) and ILU(0), real and complex
- * entries; x afterwards is
+ * bits, with no preconditioner, Jacobi, IC(0) and ILU(0), f64, f32 and c64
+ * entries, every converged solve's residual within rtol by an independent
+ * computation; x afterwards is
  * what the device's next product reads (the true residual by hisp_spmv);
  * HiSparse's matrix, a system above the threshold and a GPU's solves run on
  * the device. */
@@ -1049,12 +1064,15 @@ START_TEST(test_host_path)
                 {HISP_SOLVER_CG, HISP_PRECOND_IC0},
                 {HISP_SOLVER_GMRES, HISP_PRECOND_ILU0},
                 {HISP_SOLVER_BICGSTAB, HISP_PRECOND_NONE}};
-    hispi_solve_host_rows = 20000;
-    for (int r = 0; r < 7; r++) {
-        const int ri = r < 5 ? r : 0; /* 5: HiSparse, 6: above the threshold */
-        if (r == 6) hispi_solve_host_rows = N;
-        hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR),
-                    Ar = test_hcsr_matrix(ref, &H, HISP_F64, HISP_FORMAT_CSR);
+    for (int r = 0; r < 8; r++) {
+        /* 5: HiSparse, 6: above the threshold, 7: f32 Jacobi-CG (entries and b
+         * exact in f32) */
+        const int ri = r < 5 ? r : r == 7;
+        const hisp_type t = r == 7 ? HISP_F32 : HISP_F64;
+        const double rtol = r == 7 ? 1e-4 : 1e-8;
+        hispi_solve_host_rows = r == 6 ? N : 20000;
+        hisp_matrix A = test_hcsr_matrix(ctx, &H, t, HISP_FORMAT_CSR),
+                    Ar = test_hcsr_matrix(ref, &H, t, HISP_FORMAT_CSR);
         if (r == 5) CK_OK(ctx, hisp_matrix_convert(A, HISP_FORMAT_HISPARSE));
         hisp_solve_info info, ir;
         double *xs[2] = {x, xr};
@@ -1062,18 +1080,19 @@ START_TEST(test_host_path)
         hisp_matrix as[2] = {A, Ar};
         hisp_solve_info *is[2] = {&info, &ir};
         for (int c = 0; c < 2; c++) {
-            hisp_solver s = make_solver(cs[c], runs[ri].m, 0, 1e-8, 0);
+            hisp_solver s = make_solver(cs[c], runs[ri].m, 0, rtol, 0);
             CK_OK(cs[c], hisp_solver_set_preconditioner(s, runs[ri].p));
-            hisp_vector vb = make_vec(cs[c], HISP_F64, b, N),
-                        vx = make_vec(cs[c], HISP_F64, zero, N);
+            hisp_vector vb = make_vec(cs[c], t, b, N), vx = make_vec(cs[c], t, zero, N);
             CK_OK(cs[c], hisp_solver_solve(s, as[c], vb, vx, is[c]));
-            read_vec(cs[c], HISP_F64, vx, xs[c], N);
+            read_vec(cs[c], t, vx, xs[c], N);
+            if (is[c]->converged) /* the claim against a computation of its own */
+                ck_assert_double_le(hcsr_residual(&H, b, xs[c]), 1.05 * rtol);
             if (c == 0) /* the device's product of the solution */
-                ck_assert_double_le(true_residual(ctx, HISP_F64, A, vx, b, N), 1.01e-8);
+                ck_assert_double_le(true_residual(ctx, t, A, vx, b, N), 1.05 * rtol);
             hisp_solver_destroy(&s);
             hisp_vector_destroy(&vb), hisp_vector_destroy(&vx);
         }
-        const bool host = cpu && r < 5;
+        const bool host = cpu && r != 5 && r != 6;
         ck_assert_msg(info.on_host == host && !ir.on_host, "%s run %d: on_host %d, want %d",
                       test_label(_i), r, info.on_host, host);
         ck_assert_msg(info.converged && ir.converged, "%s run %d", test_label(_i), r);
@@ -1108,6 +1127,18 @@ START_TEST(test_host_path)
     }
     ck_assert_msg(ci[0].on_host == cpu && ci[0].converged, "%s complex: on_host %d", test_label(_i),
                   ci[0].on_host);
+    for (int c = 0; c < 2; c++) { /* ||cb - C cx|| in double, complex */
+        double rr = 0, bb = 0;
+        for (int64_t i = 0; i < N; i++) {
+            double re = cb[2 * i], im = cb[2 * i + 1];
+            for (int64_t e = ptr[i]; e < ptr[i + 1]; e++) {
+                const double *a = cv + 2 * e, *v = cx[c] + 2 * col[e];
+                re -= a[0] * v[0] - a[1] * v[1], im -= a[0] * v[1] + a[1] * v[0];
+            }
+            rr += re * re + im * im, bb += cb[2 * i] * cb[2 * i] + cb[2 * i + 1] * cb[2 * i + 1];
+        }
+        ck_assert_double_le(sqrt(rr / bb), 1.05e-8);
+    }
     if (cpu) {
         ck_assert_int_eq(ci[0].iterations, ci[1].iterations);
         ck_assert_msg(!memcmp(cx[0], cx[1], sizeof cx[0]), "%s complex: x differs", test_label(_i));
