@@ -34,7 +34,7 @@ typedef struct hispi_devobj {
  * kernels per entry type, the reduction scratch (per-group partial sums) and
  * a small buffer of scalar and result slots. Linked into the context's
  * objects at first use, so a backend switch or the context's end frees it. */
-#define HISPI_VK_COUNT 16
+#define HISPI_VK_COUNT 17
 typedef struct {
     hispi_devobj link;
     bool ready;                    /* the fields below belong to the current backend */
@@ -156,7 +156,11 @@ struct hisp_matrix_s {
     void *hs_dev;              /* the context backend's SpMV state of the HiSparse tree, or NULL */
     uint64_t hs_dev_gen;       /* the family's device pool generation hs_dev was made for */
     void *cdev;                /* compound SpMV layouts and kernels (compound/compound_spmv.c) */
-    void (*cdev_drop)(hisp_matrix A);   /* frees cdev (set with it) */
+    void (*cdev_drop)(hisp_matrix A); /* frees cdev (set with it) */
+    /* Jacobi's diagonal of the device copy (core/solver/precond.c), freed
+     * by diag_drop with the copy */
+    void *diag;
+    void (*diag_drop)(hisp_matrix A);
     const struct hispi_format_ops *fmt; /* A's format (core/format/format.h) */
     void *fdata;                        /* host form of a format with its own (SELL), or NULL */
     void *fdev;                         /* the context backend's copy of fdata, or NULL */
@@ -434,6 +438,11 @@ HISPI_LOCAL hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_res
 HISPI_LOCAL hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_scalar b,
                                             hisp_vector y1, hisp_scalar c, hisp_vector x2,
                                             hisp_scalar d, hisp_vector y2);
+/* Jacobi-CG's residual update in one pass: y = x*a + y*b, z = d^-1 * y
+ * element-wise, r0 = dot(y, y), r1 = dot(y, z); the four vectors differ. */
+HISPI_LOCAL hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x, hisp_scalar b,
+                                                    hisp_vector y, hisp_vector d, hisp_vector z,
+                                                    hisp_result r0, hisp_result r1);
 
 /* ---- vector algebra: reference loops (core/vector/vector_ref.c) --------
  *
@@ -466,6 +475,10 @@ HISPI_LOCAL void hispi_vref_dot2(hisp_type t, int64_t n, const void *x, const vo
 /* z = y^-1 * x, r = dot(x, z). */
 HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, void *z,
                                     void *r);
+/* y = x*a + y*b, z = d^-1 * y, r0 = dot(y, y), r1 = dot(y, z). */
+HISPI_LOCAL void hispi_vref_axpby_div_dot2(hisp_type t, int64_t n, const void *a, const void *x,
+                                           const void *b, void *y, const void *d, void *z, void *r0,
+                                           void *r1);
 
 /* ---- reference operations (core/csr/csr_ref.c) ---------------------- */
 

@@ -34,18 +34,23 @@
 
 #define ABS(x) ((x) < 0 ? -(x) : (x))
 
-/* ---- the diagonal: d[i], the row sums of |A| (want_l1), and per
- * work-group the largest 1 + sum_j |a_ij| / a_ii (Gershgorin's bound of
- * rho(D^-1 A)) and the first row whose diagonal is not positive (n: none) */
+/* ---- the diagonal (AMG's levels, Jacobi, l1-Jacobi, Chebyshev): d[i] the
+ * sum of row i's diagonal entries; with want_l1, l1[i] the row's l1 value
+ * (sum_j |a_ij| with a_ii's sign: a_ii + off or a_ii - off, off where
+ * a_ii = 0, 1 for an empty row; l1 may be d); per work-group the largest
+ * 1 + sum_j |a_ij| / a_ii (Gershgorin's bound of rho(D^-1 A)), the first
+ * row whose diagonal is not positive and the first whose diagonal is zero
+ * (n: none) */
 KERNEL amg_diag(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
                 GLOBAL const real *val, GLOBAL real *d, GLOBAL real *l1, const int want_l1,
                 GLOBAL real *gmax, GLOBAL i64 *gbad)
 {
     LOCAL_DECL(real, sm[GS]);
     LOCAL_DECL(i64, sb[GS]);
+    LOCAL_DECL(i64, sz[GS]);
     const i64 i = GLOBAL_ID;
     real r = 0;
-    i64 bad = n;
+    i64 bad = n, zero = n;
     if (i < n) {
         real di = 0, off = 0;
         for (i64 k = ptr[i]; k < ptr[i + 1]; k++)
@@ -54,22 +59,24 @@ KERNEL amg_diag(const i64 n, GLOBAL const i64 *ptr, GLOBAL const int *col,
             else
                 off += ABS(val[k]);
         d[i] = di;
-        if (want_l1) l1[i] = di + off;
+        if (want_l1) l1[i] = di > 0 ? di + off : di < 0 ? di - off : off > 0 ? off : (real)1;
+        if (di == 0) zero = i;
         if (!(di > 0))
             bad = i;
         else
             r = 1 + DIV(off, di);
     }
-    sm[LID] = r, sb[LID] = bad;
+    sm[LID] = r, sb[LID] = bad, sz[LID] = zero;
     BARRIER();
     for (int s = GS / 2; s > 0; s >>= 1) {
         if (LID < s) {
             if (sm[LID + s] > sm[LID]) sm[LID] = sm[LID + s];
             if (sb[LID + s] < sb[LID]) sb[LID] = sb[LID + s];
+            if (sz[LID + s] < sz[LID]) sz[LID] = sz[LID + s];
         }
         BARRIER();
     }
-    if (LID == 0) gmax[GROUP] = sm[0], gbad[GROUP] = sb[0];
+    if (LID == 0) gmax[GROUP] = sm[0], gbad[2 * GROUP] = sb[0], gbad[2 * GROUP + 1] = sz[0];
 }
 
 /* ---- the strength graph: j != i strong for i when a_ij != 0 and

@@ -512,6 +512,28 @@ KERNEL vec_div_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
 
+/* Jacobi-CG's residual update: y = x*a + y*b, z = d^-1 * y, s0 += conj(y_i)
+ * y_i, s1 += conj(y_i) z_i in one pass */
+KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y,
+                          GLOBAL const cs_t *d, GLOBAL cs_t *z, SARGS(a), SARGS(b),
+                          GLOBAL acc_t *part)
+{
+    RED_DECL();
+    VIEW4(x, y, d, z);
+    const ent va = SVAL(a), vb = SVAL(b);
+    aent s0 = azero(), s1 = azero();
+    FOR_ENTRIES(i, n)
+    {
+        const ent e = eadd(emul(ld(x, i), va), emul(ld(y, i), vb)), q = edivide(e, ld(d, i), 0);
+        st(y, i, e);
+        st(z, i, q);
+        s0 = adot(s0, e, e);
+        s1 = adot(s1, e, q);
+    }
+    GROUP_SUM(s0, VC, part, GROUP * 2 * VC);
+    GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
+}
+
 /* ---- reductions: stage 2 (one group) --------------------------------------- */
 
 /* Result r (< nres) of ncomp components: the sum over the ngroups partials,

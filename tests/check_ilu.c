@@ -577,13 +577,13 @@ START_TEST(test_l1_jacobi)
     hisp_matrix A = NULL;
     CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 3, 3, p, c, v, &A));
     hisp_vector d = NULL;
-    bool used = false;
-    CK_OK(ctx, hispi_ks_diagonal(ctx, A, false, &d, &used));
+    bool used = false, kept = false;
+    CK_OK(ctx, hispi_ks_diagonal(ctx, A, false, &d, &used, &kept));
     ck_assert(used);
     double h[3];
     CK_OK(ctx, hisp_vector_read(d, h));
     ck_assert(h[0] == 2 && h[1] == -5 && h[2] == 5);
-    hisp_vector_destroy(&d);
+    if (!kept) hisp_vector_destroy(&d);
     double hb[3] = {1, 2, 3};
     hisp_vector b = NULL, x = NULL;
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 3, &b));
@@ -841,6 +841,118 @@ START_TEST(test_chebyshev)
 }
 END_TEST
 
+extern int hispi_spgemm_cpu_kernels;
+
+/* A random n x n CSR matrix of type t: 4 off-diagonal entries a row and a
+ * diagonal in [-4, 4), row z's diagonal entry an explicit 0 and row z + 1
+ * without one where zero. */
+static hisp_matrix diag_case(hisp_context ctx, hisp_type t, int64_t n, bool zero, uint64_t seed)
+{
+    int64_t *p = malloc((size_t)(n + 1) * 8), k = 0, z = n / 2;
+    int32_t *c = malloc((size_t)n * 5 * 4);
+    double *v = malloc((size_t)n * 5 * 8);
+    float *vf = malloc((size_t)n * 5 * 4);
+    uint64_t st = seed;
+    p[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool diag = !(zero && i == z + 1);
+        for (int64_t j = 0, last = -1; j < n && k - p[i] < 5; j++) {
+            bool here = (j == i && diag) || (j != i && test_rand(&st) % (uint64_t)(n / 4) == 0 &&
+                                             k - p[i] < 4 - (diag && j < i));
+            if (!here || j == last) continue;
+            c[k] = (int32_t)j,
+            v[k] = j == i ? (zero && i == z ? 0 : 4 * test_uniform(&st)) : test_uniform(&st);
+            vf[k] = (float)v[k], last = j, k++;
+        }
+        p[i + 1] = k;
+    }
+    hisp_matrix A = NULL;
+    CK_OK(ctx,
+          hisp_matrix_create_csr(ctx, t, n, n, p, c, t == HISP_F64 ? (void *)v : (void *)vf, &A));
+    free(p), free(c), free(v), free(vf);
+    return A;
+}
+
+/* Jacobi's diagonal made by the device's kernel (forced on a CPU device):
+ * diag(A), l1-Jacobi's values and Jacobi's l1 fallback on a zero diagonal
+ * equal the reference backend's (f64 bit for bit); it is A's, kept (the
+ * next solve's call returns it) until A's device copy goes
+ * (hisp_matrix_scale). Chebyshev's device diagonal: its refusal names the
+ * row; Chebyshev-CG and Jacobi-CG take the reference's iterations. */
+START_TEST(test_diag_device)
+{
+    hisp_context ctx = test_context(_i), ref = ref_ctx();
+    uint64_t seed = test_seed();
+    hispi_spgemm_cpu_kernels = 1;
+    for (int ti = 0; ti < 2; ti++) {
+        hisp_type t = ti ? HISP_F32 : HISP_F64;
+        if (t == HISP_F64 && !test_fp64(ctx)) continue;
+        int64_t n = 300; /* more than one work-group */
+        for (int q = 0; q < 4; q++) {
+            bool zero = q & 1, l1 = q & 2;
+            hisp_matrix A = diag_case(ctx, t, n, zero, seed + (uint64_t)q),
+                        B = diag_case(ref, t, n, zero, seed + (uint64_t)q);
+            hisp_vector d = NULL, e = NULL, d2 = NULL;
+            bool used = false, kept = false, used_ref = false, kept_ref = true;
+            CK_OK(ctx, hispi_ks_diagonal(ctx, A, l1, &d, &used, &kept));
+            CK_OK(ref, hispi_ks_diagonal(ref, B, l1, &e, &used_ref, &kept_ref));
+            ck_assert_int_eq(kept, test_on_device(_i));
+            ck_assert(!kept_ref && used == used_ref && used == (zero || l1));
+            double hd[300], he[300];
+            CK_OK(ctx, hisp_vector_read(d, hd));
+            CK_OK(ref, hisp_vector_read(e, he));
+            for (int64_t i = 0; i < n; i++) {
+                double a = t == HISP_F64 ? hd[i] : ((float *)hd)[i],
+                       b = t == HISP_F64 ? he[i] : ((float *)he)[i];
+                ck_assert_msg(t == HISP_F64 ? a == b : fabs(a - b) <= 1e-6 * fabs(b),
+                              "%s %s l1 %d zero %d row %lld: %g, reference %g (seed %llu)",
+                              test_label(_i), hisp_type_name(t), l1, zero, (long long)i, a, b,
+                              (unsigned long long)seed);
+            }
+            CK_OK(ctx, hispi_ks_diagonal(ctx, A, l1, &d2, &used, &kept));
+            ck_assert(kept == test_on_device(_i) && (d2 == d) == kept);
+            if (!kept) hisp_vector_destroy(&d), hisp_vector_destroy(&d2);
+            if (kept) { /* a new device copy: a new diagonal, of the new values */
+                double two[1] = {2};
+                float twof[1] = {2};
+                CK_OK(ctx, hisp_matrix_scale(A, t == HISP_F64 ? (void *)two : (void *)twof));
+                CK_OK(ctx, hispi_ks_diagonal(ctx, A, l1, &d2, &used, &kept));
+                ck_assert(kept);
+                CK_OK(ctx, hisp_vector_read(d2, hd));
+                double a = t == HISP_F64 ? hd[7] : ((float *)hd)[7],
+                       b = t == HISP_F64 ? he[7] : ((float *)he)[7];
+                ck_assert_double_eq_tol(a, 2 * b, 1e-6 * fabs(b));
+            }
+            hisp_vector_destroy(&e);
+            hisp_matrix_destroy(&A), hisp_matrix_destroy(&B);
+        }
+    }
+    if (test_fp64(ctx)) {
+        hisp_precond pcs[2] = {HISP_PRECOND_JACOBI, HISP_PRECOND_CHEBYSHEV};
+        for (int q = 0; q < 2; q++) {
+            solve_case c = {HISP_SOLVER_CG, pcs[q], HISP_F64, true};
+            int64_t it = solve_once(ctx, &c, _i, 1e-8), want = solve_once(ref, &c, -1, 1e-8);
+            ck_assert_msg(llabs(it - want) <= 2, "%s %s: %lld iterations, reference %lld",
+                          test_label(_i), hisp_precond_name(pcs[q]), (long long)it,
+                          (long long)want);
+        }
+        int64_t p[3] = {0, 1, 2};
+        int32_t cc[2] = {0, 1};
+        double v[2] = {1, -1};
+        hisp_matrix N = NULL;
+        CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p, cc, v, &N));
+        hispi_chebpc *P = NULL;
+        ck_assert_int_eq(hispi_chebpc_create(N, 4, &P), HISP_ERR_INVALID_ARGUMENT);
+        hisp_error_info ei;
+        CK_OK(ctx, hisp_context_last_error(ctx, &ei));
+        ck_assert_ptr_nonnull(strstr(ei.message, "row 2"));
+        hisp_matrix_destroy(&N);
+    }
+    hispi_spgemm_cpu_kernels = 0;
+    hisp_context_destroy(&ref), hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* The kernels of kernels/ilu.cl through NVRTC (no device needed): real
  * and complex, single and double. */
 START_TEST(test_nvrtc)
@@ -909,6 +1021,7 @@ Suite *suite_ilu(void)
     tcase_add_loop_test(ts, test_alloc_failures, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_device_failures, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_chebyshev, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_diag_device, 0, test_targets(NULL));
     suite_add_tcase(s, ts);
     return s;
 }

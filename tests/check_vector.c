@@ -295,6 +295,20 @@ static void check_ops(hisp_context ctx, hisp_type t, int64_t n, uint64_t *st)
     expect_vec(f, f->z, f->e1, "div_dot z");
     expect_red(f, g, r1, vc, "div_dot r");
 
+    /* axpby_div_dot2 (Jacobi-CG's update): a an entry, z = w^-1 y, r0 to
+     * the host, r1 to an entry */
+    fx_reset(f);
+    CK_OK(ctx, hispi_vector_axpby_div_dot2(hisp_scalar_entry(f->s, 2), f->x,
+                                           hisp_scalar_host(sent(f, 1)), f->y, f->w, f->z,
+                                           hisp_result_host(g), hisp_result_entry(f->r, 2)));
+    memcpy(f->e1, f->hy, vb);
+    hispi_vref_axpby_div_dot2(t, n, sent(f, 2), f->hx, sent(f, 1), f->e1, f->hw, f->e2, r1, r2);
+    expect_vec(f, f->y, f->e1, "axpby_div_dot2 y");
+    expect_vec(f, f->z, f->e2, "axpby_div_dot2 z");
+    expect_red(f, g, r1, vc, "axpby_div_dot2 r0");
+    CK_OK(ctx, hisp_vector_read(f->r, f->g2));
+    expect_red(f, (char *)f->g2 + 2 * es, r2, vc, "axpby_div_dot2 r1");
+
     /* a scalar read from the vector the call writes: y = y*y[1] */
     if (n > 1) {
         fx_reset(f);

@@ -33,16 +33,42 @@ void hispi_chebpc_destroy(hispi_chebpc **pp)
     *pp = NULL;
 }
 
+static hisp_status not_positive(hisp_context ctx, int64_t i, double di)
+{
+    return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                      "Chebyshev: row %lld's diagonal entry is %g, not positive (A must be "
+                      "symmetric positive definite)",
+                      (long long)i + 1, di);
+}
+
 /* A's diagonal (positive: else the error naming the row) as a new vector
- * of its type, and Gershgorin's bound of rho(D^-1 A). */
+ * of its type, and Gershgorin's bound of rho(D^-1 A): on the device where
+ * it can (a GPU, CSR), else from the host's CSR form. */
 static hisp_status diagonal(hisp_matrix A, hisp_vector *dv, double *rho)
 {
     hisp_context ctx = A->ctx;
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
+    HISPI_TRY(hisp_vector_create(ctx, mi.type, mi.nrows, dv));
+    hispi_diag_info in;
+    bool done = false;
+    hisp_status s = hispi_amg_dev_diagonal(A, *dv, false, &in, &done);
+    if (!s && done && in.nonpos < mi.nrows) {
+        double v = 0; /* room for one entry of either type */
+        s = hisp_vector_read_range(*dv, in.nonpos, 1, &v);
+        if (!s) s = not_positive(ctx, in.nonpos, hispi_load_real(mi.type, &v, 0));
+    }
+    *rho = in.rho;
+    if (s || done) {
+        if (s) hisp_vector_destroy(dv);
+        return s;
+    }
+    hisp_vector_destroy(dv);
     hispi_sparse tmp;
     const hispi_sparse *c = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));
     double *d = NULL;
-    hisp_status s = hispi_alloc(ctx, (size_t)c->nrows + 1, sizeof *d, (void **)&d);
+    s = hispi_alloc(ctx, (size_t)c->nrows + 1, sizeof *d, (void **)&d);
     *rho = 0;
     for (int64_t i = 0; !s && i < c->nrows; i++) {
         double di = 0, off = 0;
@@ -51,11 +77,7 @@ static hisp_status diagonal(hisp_matrix A, hisp_vector *dv, double *rho)
                 di += hispi_load_real(c->type, c->val, k);
             else
                 off += fabs(hispi_load_real(c->type, c->val, k));
-        if (!(di > 0))
-            s = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                           "Chebyshev: row %lld's diagonal entry is %g, not positive (A must be "
-                           "symmetric positive definite)",
-                           (long long)i + 1, di);
+        if (!(di > 0)) s = not_positive(ctx, i, di);
         d[i] = di;
         *rho = fmax(*rho, 1 + off / di);
     }

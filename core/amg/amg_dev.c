@@ -55,8 +55,6 @@ static const char *const knames[NK] = {
 
 /* The level's scratch buffers, freed together. */
 enum {
-    B_GMAX,
-    B_GBAD,
     B_CNT,
     B_SPTR,
     B_SIDX,
@@ -176,49 +174,59 @@ static dcsr view(hisp_matrix M)
     return (dcsr){M->host.nrows, M->host.nnz, M->ext.rowptr, M->ext.colind, M->ext.val};
 }
 
-/* d (a vector of A's rows) and rho; a diagonal that is not positive is the
- * error, naming its row. */
-static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, void *l1, double *rho)
+/* Kernel amg_diag (k) over A's rows: d, l1 (want_l1; may be d) and *info
+ * from the work-groups' values. */
+static hisp_status diag_run(hisp_context ctx, hisp_type t, void *k, const dcsr *A, void *d,
+                            void *l1, bool want_l1, hispi_diag_info *info)
 {
-    hisp_context ctx = L->ctx;
     int64_t ng = (A->n + GS - 1) / GS;
-    double *gm = NULL;
+    size_t es = hisp_type_size(t);
+    void *gmax = NULL, *gbad = NULL, *gm = NULL;
     int64_t *gb = NULL;
-    HISPI_TRY(dalloc(L, B_GMAX, (size_t)ng * L->es));
-    HISPI_TRY(dalloc(L, B_GBAD, (size_t)ng * 8));
+    hisp_status s = dbuf(ctx, (size_t)ng * es, &gmax);
+    if (!s) s = dbuf(ctx, (size_t)ng * 16, &gbad);
     hispi_karg a[] = {hispi_ki64(A->n),
                       hispi_kbuf(A->ptr),
                       hispi_kbuf(A->col),
                       hispi_kbuf(A->val),
                       hispi_kbuf(d),
                       hispi_kbuf(l1 ? l1 : d),
-                      {HISPI_KARG_I32, NULL, l1 != NULL, 0},
-                      hispi_kbuf(L->b[B_GMAX]),
-                      hispi_kbuf(L->b[B_GBAD])};
-    HISPI_TRY(launch(L, K_DIAG, a, 9, A->n));
-    hisp_status s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gm);
-    if (!s) s = hispi_alloc(ctx, (size_t)ng + 1, 8, (void **)&gb);
-    if (!s) s = HISPI_BE(ctx, buf_read, L->b[B_GMAX], 0, gm, (size_t)ng * L->es);
-    if (!s) s = HISPI_BE(ctx, buf_read, L->b[B_GBAD], 0, gb, (size_t)ng * 8);
-    int64_t bad = A->n;
-    *rho = 0;
+                      {HISPI_KARG_I32, NULL, want_l1, 0},
+                      hispi_kbuf(gmax),
+                      hispi_kbuf(gbad)};
+    if (!s) s = hispi_amg_launch(ctx, k, a, 9, A->n);
+    if (!s) s = hispi_alloc(ctx, (size_t)ng + 1, es, &gm);
+    if (!s) s = hispi_alloc(ctx, 2 * (size_t)ng + 1, 8, (void **)&gb);
+    if (!s) s = HISPI_BE(ctx, buf_read, gmax, 0, gm, (size_t)ng * es);
+    if (!s) s = HISPI_BE(ctx, buf_read, gbad, 0, gb, (size_t)ng * 16);
+    *info = (hispi_diag_info){0, A->n, A->n};
     for (int64_t g = 0; !s && g < ng; g++) {
-        double r = hispi_load_real(L->t, gm, g);
-        if (r > *rho) *rho = r;
-        if (gb[g] < bad) bad = gb[g];
-    }
-    if (!s && bad < A->n) {
-        double v = 0;
-        s = HISPI_BE(ctx, buf_read, d, (size_t)bad * L->es, &v, L->es);
-        if (!s)
-            s = hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                           "AMG setup: the diagonal of row %lld is %g: smoothed aggregation "
-                           "needs a positive diagonal",
-                           (long long)bad, hispi_load_real(L->t, &v, 0));
+        double r = hispi_load_real(t, gm, g);
+        if (r > info->rho) info->rho = r;
+        if (gb[2 * g] < info->nonpos) info->nonpos = gb[2 * g];
+        if (gb[2 * g + 1] < info->zero) info->zero = gb[2 * g + 1];
     }
     free(gm), free(gb);
-    drop(L, B_GMAX), drop(L, B_GBAD);
+    if (gmax) HISPI_BE_VOID(ctx, buf_free, gmax);
+    if (gbad) HISPI_BE_VOID(ctx, buf_free, gbad);
     return s;
+}
+
+/* d (a vector of A's rows) and rho; a diagonal that is not positive is the
+ * error, naming its row. */
+static hisp_status diagonal(dev_level *L, const dcsr *A, void *d, void *l1, double *rho)
+{
+    hisp_context ctx = L->ctx;
+    hispi_diag_info in;
+    HISPI_TRY(diag_run(ctx, L->t, L->k[K_DIAG], A, d, l1, l1 != NULL, &in));
+    *rho = in.rho;
+    if (in.nonpos == A->n) return HISP_SUCCESS;
+    double v = 0;
+    HISPI_TRY(HISPI_BE(ctx, buf_read, d, (size_t)in.nonpos * L->es, &v, L->es));
+    return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                      "AMG setup: the diagonal of row %lld is %g: smoothed aggregation "
+                      "needs a positive diagonal",
+                      (long long)in.nonpos, hispi_load_real(L->t, &v, 0));
 }
 
 /* The strength graph into B_SPTR, B_SIDX. */
@@ -497,18 +505,22 @@ static hisp_status product_prolongator(dev_level *L, hisp_matrix A, int64_t nagg
 
 /* D^-1 A's largest eigenvalue (hispi_amg_lmax), S's products with vectors,
  * from the start vector made on the device. */
+/* v = the start values of seed (hispi_amg_start_value) by kernel amg_start (k). */
+static hisp_status start(hisp_vector v, uint64_t seed, void *k)
+{
+    hisp_status s = HISP_SUCCESS;
+    void *b = hispi_amg_vbuf(v, true, &s);
+    hispi_karg a[] = {hispi_ki64(v->n), hispi_ki64((int64_t)(seed ^ HISPI_AMG_START_SEED)),
+                      hispi_kbuf(b)};
+    return s ? s : hispi_amg_launch(v->ctx, k, a, 3, v->n);
+}
+
 static hisp_status spectrum(dev_level *L, hisp_matrix S, const hispi_amg_opts *o,
                             hispi_amg_level *out)
 {
     hisp_vector r0 = NULL;
-    void *v = NULL;
-    int64_t n = S->host.nrows;
-    hisp_status s = hisp_vector_create(L->ctx, L->t, n, &r0);
-    if (!s) s = hispi_vector_device(r0, false, &v);
-    hispi_karg a[] = {hispi_ki64(n), hispi_ki64((int64_t)(o->seed ^ HISPI_AMG_START_SEED)),
-                      hispi_kbuf(v)};
-    if (!s) s = launch(L, K_START, a, 3, n);
-    if (!s) hispi_vector_device_written(r0);
+    hisp_status s = hisp_vector_create(L->ctx, L->t, S->host.nrows, &r0);
+    if (!s) s = start(r0, o->seed, L->k[K_START]);
     if (!s) s = hispi_amg_lmax(S, out->diag, r0, out->rho, &out->lmax, &out->upper);
     hisp_vector_destroy(&r0);
     return s;
@@ -661,4 +673,40 @@ hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, void **own)
     hisp_status s;
     if (device_view(X, D, own, &s)) return s;
     return hispi_amg_dev_copy(X, D);
+}
+
+hisp_status hispi_amg_dev_diagonal(hisp_matrix A, hisp_vector d, bool l1, hispi_diag_info *info,
+                                   bool *done)
+{
+    hisp_context ctx = A->ctx;
+    hisp_type t = A->host.type;
+    *done = false;
+    hisp_matrix D = NULL;
+    void *own = NULL, *k = NULL;
+    hisp_status s = HISP_SUCCESS;
+    if (!hispi_amg_dev_usable(ctx) || (t != HISP_F32 && t != HISP_F64) ||
+        A->host.nrows != A->host.ncols || !device_view(A, &D, &own, &s))
+        return HISP_SUCCESS;
+    void *db = s ? NULL : hispi_amg_vbuf(d, true, &s);
+    if (!s) s = hispi_amg_kernel(ctx, t, "amg_diag", &k);
+    dcsr a = s ? (dcsr){0} : view(D);
+    if (!s) s = diag_run(ctx, t, k, &a, db, db, l1, info);
+    if (k) HISPI_BE_VOID(ctx, kern_free, k);
+    hisp_matrix_destroy(&D);
+    if (own) HISPI_BE_VOID(ctx, buf_free, own);
+    *done = !s;
+    return s;
+}
+
+hisp_status hispi_amg_dev_start(hisp_vector v, uint64_t seed, bool *done)
+{
+    *done = false;
+    if (!hispi_amg_dev_usable(v->ctx) || (v->type != HISP_F32 && v->type != HISP_F64))
+        return HISP_SUCCESS;
+    void *k = NULL;
+    HISPI_TRY(hispi_amg_kernel(v->ctx, v->type, "amg_start", &k));
+    hisp_status s = start(v, seed, k);
+    HISPI_BE_VOID(v->ctx, kern_free, k);
+    *done = !s;
+    return s;
 }

@@ -197,12 +197,15 @@ hisp_status hispi_amg_diag_vector(hisp_context ctx, hisp_type t, int64_t n, cons
 hisp_status hispi_amg_start_vector(hisp_context ctx, hisp_type t, int64_t n, uint64_t seed,
                                    hisp_vector *v)
 {
-    double *x = NULL;
-    HISPI_TRY(hispi_alloc(ctx, (size_t)n + 1, sizeof *x, (void **)&x));
-    for (int64_t i = 0; i < n; i++)
-        x[i] = hispi_amg_start_value(seed, i);
-    hisp_status s = hispi_amg_diag_vector(ctx, t, n, x, v);
-    free(x);
+    bool done = false;
+    HISPI_TRY(hisp_vector_create(ctx, t, n, v));
+    hisp_status s = hispi_amg_dev_start(*v, seed, &done);
+    void *h = NULL;
+    if (!s && !done) s = hispi_vector_host_out(*v, &h);
+    for (int64_t i = 0; !s && !done && i < n; i++)
+        hispi_store_real(t, h, i, hispi_amg_start_value(seed, i));
+    if (!s && !done) s = hispi_vector_host_written(*v);
+    if (s) hisp_vector_destroy(v);
     return s;
 }
 

@@ -245,6 +245,20 @@ HISPI_LOCAL hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, voi
 /* *D: X where X is in hisp's device layout, else a new matrix owning device
  * copies of X's host CSR arrays. */
 HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);
+/* The diagonal of A (square CSR, f32 or f64) on the device into d: with
+ * l1, the l1-Jacobi values instead (kernels/amg.cl amg_diag says which);
+ * Gershgorin's bound of rho(D^-1 A) and the first rows whose diagonal is
+ * not positive and zero (n: none). *done false where the device cannot
+ * (not a GPU, another format or type, arrays not exposed): nothing done. */
+typedef struct {
+    double rho;
+    int64_t nonpos, zero;
+} hispi_diag_info;
+HISPI_LOCAL hisp_status hispi_amg_dev_diagonal(hisp_matrix A, hisp_vector d, bool l1,
+                                               hispi_diag_info *info, bool *done);
+/* v (f32, f64) = the start values of seed on the device (*done false:
+ * nothing done, as above). */
+HISPI_LOCAL hisp_status hispi_amg_dev_start(hisp_vector v, uint64_t seed, bool *done);
 /* The hierarchy of A (square CSR, f32 or f64, a positive diagonal):
  * HISP_ERR_INVALID_ARGUMENT with the row for a diagonal that is missing,
  * zero or negative; A is not changed. On failure nothing is kept.

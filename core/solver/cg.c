@@ -1,7 +1,7 @@
 /* Conjugate gradients (Hestenes and Stiefel) with an optional
  * preconditioner M: per iteration one product, the fused updates
  *   q = A p, pq = p^H q (one pass where the space fuses them);
- *   r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z;
+ *   r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z (one pass with Jacobi);
  *   x += p*alpha and p = z + p*(rho'/rho) in one pass
  * with alpha = rho/pq read by the kernels from the slots (no wait). pq is
  * kept per iteration (aux) so a check can tell an indefinite A. */
@@ -63,11 +63,12 @@ hisp_status hispi_ks_cg(ks_run *r)
         int64_t k = r->it + 1;
         int pq = ks_aux(r, k), rr = ks_hist(r, k);
         st = ks_matvec_dot(sp, p, q, pq);
-        if (!st) st = o->axpby_dot(sp, ks_safe(rho, pq, 1), q, ks_val(1), res, NULL, rr);
         int rho2 = rr; /* no preconditioner: rho' = ||r||^2 */
         if (!st && sp->has_pc) {
             rho2 = rho == RHO_A ? RHO_B : RHO_A;
-            st = o->precond(sp, res, z, rho2);
+            st = ks_axpby_precond(sp, ks_safe(rho, pq, 1), q, ks_val(1), res, rr, z, rho2);
+        } else if (!st) {
+            st = o->axpby_dot(sp, ks_safe(rho, pq, 1), q, ks_val(1), res, NULL, rr);
         }
         /* x += p*alpha and p = z + p*beta in one pass (p read once) */
         if (!st)

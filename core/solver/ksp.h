@@ -100,6 +100,11 @@ typedef struct {
     /* Optional (NULL: matvec, then dot; see ks_matvec_dot): y = A x, slot =
      * dot(x, y), in one pass where the space can. */
     hisp_status (*matvec_dot)(ks_space *sp, ks_vec *x, ks_vec *y, int slot);
+    /* Optional (NULL: axpby_dot, then precond; see ks_axpby_precond): y =
+     * x*a + y*b, s0 = ||y||^2, z = M^-1 y, s1 = dot(y, z), in one pass where
+     * the space can (Jacobi on one context). */
+    hisp_status (*axpby_precond)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
+                                 ks_vec *z, int s1);
 } ks_ops;
 
 /* The kinds of a solve's time (hisp_solve_info product_ms, vector_ms,
@@ -143,6 +148,16 @@ static inline hisp_status ks_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int 
     if (sp->o->matvec_dot) return sp->o->matvec_dot(sp, x, y, slot);
     hisp_status st = sp->o->matvec(sp, HISP_OP_N, x, y);
     return st ? st : sp->o->dot(sp, x, y, slot);
+}
+
+/* y = x*a + y*b, s0 = ||y||^2, z = M^-1 y, s1 = dot(y, z): the space's
+ * axpby_precond, or the two calls. */
+static inline hisp_status ks_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y,
+                                           int s0, ks_vec *z, int s1)
+{
+    if (sp->o->axpby_precond) return sp->o->axpby_precond(sp, a, x, b, y, s0, z, s1);
+    hisp_status st = sp->o->axpby_dot(sp, a, x, b, y, NULL, s0);
+    return st ? st : sp->o->precond(sp, y, z, s1);
 }
 
 /* Slots every method may use: 0..KS_FIXED-1 are the method's own; the
@@ -261,11 +276,13 @@ HISPI_LOCAL hisp_status hispi_preconditioner_lend(hisp_preconditioner P, hisp_co
                                                   hisp_matrix A, hispi_ks_lent *lent);
 /* Jacobi (core/solver/precond.c): diag(A) as a vector, or l1-Jacobi's
  * (l1, or where a diagonal entry is zero: *l1_used; for quaternions a zero
- * diagonal entry is an error naming its row); the inverses of the 3x3 diagonal
- * blocks as a block-diagonal b3x3 matrix; 1 / ||A(:, j)|| for LSQR (1 for
- * an empty column); an operator's diagonal, checked the same way. */
+ * diagonal entry is an error naming its row), *kept: A's own (made on a
+ * GPU, kept with A's device copy: not the caller's to destroy); the
+ * inverses of the 3x3 diagonal blocks as a block-diagonal b3x3 matrix;
+ * 1 / ||A(:, j)|| for LSQR (1 for an empty column); an operator's
+ * diagonal, checked the same way. */
 HISPI_LOCAL hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, bool l1, hisp_vector *d,
-                                          bool *l1_used);
+                                          bool *l1_used, bool *kept);
 HISPI_LOCAL hisp_status hispi_ks_block_jacobi(hisp_context ctx, hisp_matrix A, hisp_matrix *B);
 HISPI_LOCAL hisp_status hispi_ks_column_scale(hisp_context ctx, hisp_matrix A, hisp_vector *s);
 HISPI_LOCAL hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_operator *op,

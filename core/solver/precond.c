@@ -3,6 +3,7 @@
  * diag(A) for the scalar and c/q types (l1-Jacobi's row sums where asked or
  * where a diagonal entry is zero), the inverted 3x3 diagonal blocks as a
  * block-diagonal b3x3 matrix, the column scaling of LSQR. */
+#include "amg/hispi_amg.h"
 #include "ksp.h"
 
 #include <math.h>
@@ -25,33 +26,92 @@ static void put(void *dst, bool dbl, int64_t i, double v)
 /* |a| of entry k (vc components) */
 static double mag(const void *val, bool dbl, int vc, int64_t k)
 {
+    if (vc == 1) return fabs(comp(val, dbl, k)); /* exact, as the device's */
     double m = 0;
     for (int q = 0; q < vc; q++)
         m += comp(val, dbl, k * vc + q) * comp(val, dbl, k * vc + q);
     return sqrt(m);
 }
 
-/* l1-Jacobi's d_i into h (the diagonal there): sum_j |a_ij| times a_ii /
- * |a_ii| (real and complex entries), sum_j |a_ij| where a_ii = 0, 1 for an
- * empty row. */
+/* l1-Jacobi's d_i into h (the diagonal there): (|a_ii| + sum_{j != i}
+ * |a_ij|) times a_ii / |a_ii| (real and complex entries; a_ii the sum of
+ * the row's diagonal entries, as the device's kernel amg_diag), the sum
+ * where a_ii = 0, 1 for an empty row. */
 static void l1_rows(const hispi_sparse *c, bool dbl, int vc, int64_t n, void *h)
 {
     for (int64_t i = 0; i < n; i++) {
         double r = 0, a[2] = {comp(h, dbl, i * vc), vc > 1 ? comp(h, dbl, i * vc + 1) : 0};
         for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++)
-            r += mag(c->val, dbl, vc, k);
+            if (c->colind[k] != i) r += mag(c->val, dbl, vc, k);
         double m = hypot(a[0], a[1]);
+        r += m;
         if (!(r > 0)) r = 1;
         for (int q = 0; q < vc; q++)
-            put(h, dbl, i * vc + q, m > 0 ? r * a[q] / m : q ? 0 : r);
+            put(h, dbl, i * vc + q,
+                m > 0 ? (vc == 1 ? copysign(r, a[0]) : r * a[q] / m)
+                : q   ? 0
+                      : r);
     }
 }
 
+/* Jacobi's diagonal kept with A (A->diag): made on the device, dropped
+ * with A's device copy (A->diag_drop), so a solve after the first sets up
+ * nothing. */
+typedef struct {
+    hisp_vector d;
+    bool l1;      /* asked for l1-Jacobi */
+    bool l1_used; /* l1 values: asked, or a diagonal entry is zero */
+} kept_diag;
+
+static void kept_drop(hisp_matrix A)
+{
+    kept_diag *k = A->diag;
+    if (k) hisp_vector_destroy(&k->d);
+    free(k);
+    A->diag = NULL;
+    A->diag_drop = NULL;
+}
+
+/* The device's diagonal of A, kept (*d NULL where the device cannot: a
+ * CPU device, another format or type). */
+static hisp_status device_diagonal(hisp_context ctx, hisp_matrix A, bool l1, hisp_vector *d,
+                                   bool *l1_used)
+{
+    kept_diag *k = A->diag;
+    if (k && k->l1 == l1) {
+        *d = k->d, *l1_used = k->l1_used;
+        return HISP_SUCCESS;
+    }
+    hisp_vector v = NULL;
+    hispi_diag_info in;
+    bool done = false, used = l1;
+    HISPI_TRY(hisp_vector_create(ctx, A->host.type, A->host.nrows, &v));
+    hisp_status s = hispi_amg_dev_diagonal(A, v, l1, &in, &done);
+    if (!s && done && !l1 && in.zero < A->host.nrows) { /* l1-Jacobi instead */
+        s = hispi_amg_dev_diagonal(A, v, true, &in, &done);
+        used = true;
+    }
+    if (!s && done) s = hispi_calloc(ctx, 1, sizeof *k, (void **)&k);
+    if (s || !done) {
+        hisp_vector_destroy(&v);
+        return s;
+    }
+    if (A->diag_drop) A->diag_drop(A);
+    *k = (kept_diag){v, l1, used};
+    A->diag = k;
+    A->diag_drop = kept_drop;
+    *d = v, *l1_used = used;
+    return HISP_SUCCESS;
+}
+
 hisp_status hispi_ks_diagonal(hisp_context ctx, hisp_matrix A, bool l1, hisp_vector *d,
-                              bool *l1_used)
+                              bool *l1_used, bool *kept)
 {
     *d = NULL;
     *l1_used = false;
+    HISPI_TRY(device_diagonal(ctx, A, l1, d, l1_used));
+    *kept = *d != NULL;
+    if (*kept) return HISP_SUCCESS;
     hispi_sparse tmp;
     const hispi_sparse *c = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));

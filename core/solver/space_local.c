@@ -27,6 +27,7 @@ typedef struct {
     bool has_var;
     /* Jacobi: z = diag^-1 x (div_dot); b3x3: z = Binv x; LSQR: z = x .* cscale */
     hisp_vector diag, cscale;
+    bool diag_kept; /* diag is A's (hispi_ks_diagonal) */
     hisp_matrix binv;
     hispi_amg_cycle *amg; /* AMG: z = one V-cycle of x */
     hispi_ilu *ilu;       /* ILU(0), IC(0): z = U^-1 L^-1 x */
@@ -321,6 +322,26 @@ static hisp_status l_axpby_dot(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec
     return HISP_SUCCESS;
 }
 
+/* Jacobi: the update and z = D^-1 y with both dots in one kernel */
+static hisp_status l_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
+                                   ks_vec *z, int s1)
+{
+    local_space *ls = L(sp);
+    if (!ls->diag || ls->cscale || x == z || y == z) {
+        HISPI_TRY(l_axpby_dot(sp, a, x, b, y, NULL, s0));
+        return l_precond(sp, y, z, s1);
+    }
+    unsigned char b0[32], b1[32];
+    const ks_sc in[] = {a, b};
+    HISPI_TRY(need(ls, in, 2));
+    HISPI_TRY(hispi_vector_axpby_div_dot2(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), ls->diag, V(z),
+                                          hisp_result_entry(ls->bank, s0),
+                                          hisp_result_entry(ls->bank, s1)));
+    mark(ls, s0);
+    mark(ls, s1);
+    return HISP_SUCCESS;
+}
+
 static hisp_status l_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
                             ks_vec *x2, ks_sc d, ks_vec *y2)
 {
@@ -378,7 +399,7 @@ static void l_destroy(ks_space *sp)
 {
     local_space *ls = L(sp);
     hisp_vector_destroy(&ls->bank);
-    hisp_vector_destroy(&ls->diag);
+    if (!ls->diag_kept) hisp_vector_destroy(&ls->diag);
     hisp_vector_destroy(&ls->cscale);
     hisp_vector_destroy(&ls->tmp);
     hisp_matrix_destroy(&ls->binv);
@@ -411,7 +432,8 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .sset = l_sset,
                                  .read = l_read,
                                  .destroy = l_destroy,
-                                 .matvec_dot = l_matvec_dot};
+                                 .matvec_dot = l_matvec_dot,
+                                 .axpby_precond = l_axpby_precond};
 
 static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
                          hisp_solver_method method, int nslot, const hispi_ks_lent *lent,
@@ -446,7 +468,7 @@ static hisp_status setup_pc(local_space *ls, hisp_precond pc, hisp_solver_method
                               "l1-Jacobi: a matrix of real or complex entries and cg, bicgstab "
                               "or gmres");
         bool used;
-        return hispi_ks_diagonal(ctx, A, true, &ls->diag, &used);
+        return hispi_ks_diagonal(ctx, A, true, &ls->diag, &used, &ls->diag_kept);
     }
     if (pc == HISP_PRECOND_ILU0 || pc == HISP_PRECOND_IC0) {
         if (lsqr || !A || (!real && !cx))
@@ -565,7 +587,7 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
         else if (A && (ls->mt == HISP_B3X3_F32 || ls->mt == HISP_B3X3_F64))
             st = hispi_ks_block_jacobi(ctx, A, &ls->binv);
         else if (A)
-            st = hispi_ks_diagonal(ctx, A, false, &ls->diag, &l1);
+            st = hispi_ks_diagonal(ctx, A, false, &ls->diag, &l1, &ls->diag_kept);
         else
             st = hispi_ks_operator_diagonal(ctx, op, &ls->diag);
         if (l1) sp->pc_kind = HISP_PRECOND_L1_JACOBI;

@@ -129,6 +129,17 @@ static hisp_status t_read(ks_space *sp, int first, int n, double *out)
     DONE(KS_MS_REDUCE, sp->inner->read(sp, first, n, out));
 }
 
+static hisp_status t_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
+                                   ks_vec *z, int s1)
+{
+    if (!sp->inner->axpby_precond) {
+        HISPI_TRY(t_axpby_dot(sp, a, x, b, y, NULL, s0));
+        return t_precond(sp, y, z, s1);
+    }
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->axpby_precond(sp, a, x, b, y, s0, z, s1));
+}
+
 static void t_destroy(ks_space *sp)
 {
     sp->inner->destroy(sp);
@@ -151,7 +162,8 @@ static const ks_ops timed_ops = {.vnew = t_vnew,
                                  .sset = t_sset,
                                  .read = t_read,
                                  .destroy = t_destroy,
-                                 .matvec_dot = t_matvec_dot};
+                                 .matvec_dot = t_matvec_dot,
+                                 .axpby_precond = t_axpby_precond};
 
 void hispi_ks_timed(ks_space *sp)
 {

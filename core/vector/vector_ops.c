@@ -265,6 +265,9 @@ static hisp_status run_host(const vcall *c)
     case K_SMUL:
         hispi_vref_mul(t, 1, sv[0], sv[1], (char *)p[0] + (size_t)c->oi * hisp_type_size(t));
         break;
+    case K_AXPBY_DIV_DOT2:
+        hispi_vref_axpby_div_dot2(t, n, sv[0], p[0], sv[1], p[1], p[2], p[3], rv[0], rv[1]);
+        break;
     default: /* K_DIV_DOT */
         hispi_vref_div_dot(t, n, p[0], p[1], p[2], rv[0]);
         break;
@@ -518,4 +521,27 @@ hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_scalar b, hi
         return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT,
                           "%s: only x1 and y2 may be the same vector", c.op);
     return on_device(c.ctx) ? hispi_vec_run_dev(&c) : run_host(&c);
+}
+
+hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x, hisp_scalar b, hisp_vector y,
+                                        hisp_vector d, hisp_vector z, hisp_result r0,
+                                        hisp_result r1)
+{
+    vcall c = {.op = "hispi_vector_axpby_div_dot2",
+               .k = K_AXPBY_DIV_DOT2,
+               .nv = 4,
+               .v = {x, y, d, z},
+               .vn = {"x", "y", "d", "z"},
+               .out = 2 | 8,
+               .read = 7,
+               .ns = 2,
+               .s = {&a, &b},
+               .sn = {"a", "b"},
+               .nr = 2,
+               .r = {&r0, &r1},
+               .rn = {"r0", "r1"}};
+    HISPI_TRY(check(&c));
+    if (x == y || x == z || y == d || y == z || d == z)
+        return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: x, y, d and z must differ", c.op);
+    return run(&c);
 }

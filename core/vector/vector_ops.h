@@ -24,6 +24,7 @@ enum {
     K_REDUCE,
     K_SMUL,
     K_AXPBY2,
+    K_AXPBY_DIV_DOT2,
     K_COUNT
 };
 
