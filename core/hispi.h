@@ -67,6 +67,16 @@ typedef struct {
     uint64_t calls; /* additions that used the cache */
 } hispi_astate;
 
+/* The solvers' work vectors kept between solves (core/solver/space_local.c):
+ * a solve takes its vectors from here and puts them back, so the next
+ * solve of the same shape allocates nothing. */
+#define HISPI_KPOOL 48
+typedef struct {
+    hispi_devobj link; /* destroyed with the backend */
+    hisp_vector v[HISPI_KPOOL];
+    int n;
+} hispi_kpool;
+
 typedef struct {
     hisp_status status;
     char message[1024];
@@ -114,6 +124,7 @@ struct hisp_context_s {
     void *stream;             /* the caller's stream / queue (hisp_context_set_stream), or NULL */
     hispi_vstate vec;         /* vector algebra's kernels and scratch (core/vector/vector_dev.c) */
     hispi_astate addc;        /* the HiSparse addition's scratch (hisparse/hisparse_add_cache.c) */
+    hispi_kpool kpool;        /* the solvers' work vectors (solver/space_local.c) */
     hispi_options opt;        /* hisp_context_set_option (core/base/options.c) */
     struct {
         hisp_build_notify fn;

@@ -1281,6 +1281,77 @@ START_TEST(test_out_of_memory_operands)
 }
 END_TEST
 
+/* The work vectors a solve leaves in the context's pool (ctx->kpool) serve
+ * the next solve of that shape: with every pooled vector set to NaN between
+ * two solves, each method, with and without Jacobi, converges again in the
+ * same iterations to the same x; a solve of another shape lets the first
+ * shape's go; switching the backend empties the pool. */
+START_TEST(test_pool)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_fp64(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    hisp_matrix A = NULL, B = NULL;
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_POISSON2D, &gp);
+    gp.n = 15;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A));
+    gp.n = 10;
+    CK_OK(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &B));
+    double nan = NAN, zero = 0, one = 1, x1[225], x2[225];
+    hisp_vector b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 225, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 225, &x));
+    CK_OK(ctx, hisp_vector_fill(b, hisp_scalar_host(&one)));
+    static const hisp_solver_method ms[] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB, HISP_SOLVER_GMRES,
+                                            HISP_SOLVER_LSQR};
+    for (int q = 0; q < 8; q++) {
+        hisp_solver s = make_solver(ctx, ms[q / 2], q & 1, 1e-10, 0);
+        int64_t it[2];
+        for (int k = 0; k < 2; k++) {
+            if (k) { /* the pooled vectors hold NaN */
+                ck_assert_int_gt(ctx->kpool.n, 0);
+                for (int i = 0; i < ctx->kpool.n; i++)
+                    CK_OK(ctx, hisp_vector_fill(ctx->kpool.v[i], hisp_scalar_host(&nan)));
+            }
+            CK_OK(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)));
+            hisp_solve_info info;
+            CK_OK(ctx, hisp_solver_solve(s, A, b, x, &info));
+            ck_assert_msg(info.converged, "%s %s %d: %s", test_label(_i),
+                          hisp_solver_method_name(ms[q / 2]), q & 1,
+                          hisp_stop_reason_name(info.reason));
+            it[k] = info.iterations;
+            CK_OK(ctx, hisp_vector_read(x, k ? x2 : x1));
+        }
+        ck_assert_int_eq(it[0], it[1]);
+        for (int i = 0; i < 225; i++)
+            ck_assert_double_eq_tol(x2[i], x1[i], 1e-12 * fabs(x1[i]) + 1e-300);
+        hisp_solver_destroy(&s);
+    }
+    /* another shape: the 225-entry vectors go */
+    hisp_vector c = NULL, y = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 100, &c));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 100, &y));
+    CK_OK(ctx, hisp_vector_fill(c, hisp_scalar_host(&one)));
+    CK_OK(ctx, hisp_vector_fill(y, hisp_scalar_host(&zero)));
+    hisp_solver s = make_solver(ctx, HISP_SOLVER_CG, 0, 1e-10, 0);
+    hisp_solve_info info;
+    CK_OK(ctx, hisp_solver_solve(s, B, c, y, &info));
+    ck_assert(info.converged && ctx->kpool.n > 0);
+    for (int i = 0; i < ctx->kpool.n; i++)
+        ck_assert_int_eq(ctx->kpool.v[i]->n, 100);
+    CK_OK(ctx, hisp_context_set_backend(ctx, HISP_BACKEND_REFERENCE, 0));
+    ck_assert_int_eq(ctx->kpool.n, 0);
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&b), hisp_vector_destroy(&x), hisp_vector_destroy(&c);
+    hisp_vector_destroy(&y);
+    TEST_DESTROY_MATRICES(&A, &B);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 Suite *suite_solver(void)
 {
     Suite *s = suite_create("solver");
@@ -1299,6 +1370,7 @@ Suite *suite_solver(void)
     tcase_add_loop_test(dev, test_indefinite, 0, n);
     tcase_add_loop_test(dev, test_exact, 0, n);
     tcase_add_loop_test(dev, test_host_path, 0, n);
+    tcase_add_loop_test(dev, test_pool, 0, n);
     TCase *op = test_tcase(s, "operator", 1200); /* hisp_solver_solve_operator, its allreduce */
     tcase_add_loop_test(op, test_operator, 0, n);
     return s;
