@@ -204,9 +204,9 @@ typedef struct {
 HISPI_LOCAL hisp_status hispi_cheb_steps(const hispi_cheb *ch, hisp_vector b, hisp_vector x,
                                          bool zero);
 
-/* The host's pieces of a level (amg_setup.c), the Chebyshev
- * preconditioner's too: n doubles as a new vector of type t; a new vector
- * of n start values (hispi_amg_start_value). */
+/* Pieces of a level (amg_setup.c), the Chebyshev preconditioner's too: n
+ * doubles as a new vector of type t; a new vector of n start values
+ * (hispi_amg_start_value; made on a GPU where hispi_amg_dev_start can). */
 HISPI_LOCAL hisp_status hispi_amg_diag_vector(hisp_context ctx, hisp_type t, int64_t n,
                                               const double *d, hisp_vector *v);
 HISPI_LOCAL hisp_status hispi_amg_start_vector(hisp_context ctx, hisp_type t, int64_t n,
