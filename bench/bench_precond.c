@@ -56,17 +56,6 @@ static int parse(int argc, char **argv, options *o)
     return rc;
 }
 
-static bool ok(hisp_context ctx, hisp_status s, const char *what)
-{
-    if (s == HISP_SUCCESS) return true;
-    hisp_error_info e = {0};
-    if (hisp_context_last_error(ctx, &e)) {
-    }
-    fprintf(stderr, "%s: %s: %s: %s\n", prog, what, hisp_status_string(s),
-            e.message ? e.message : "");
-    return false;
-}
-
 typedef struct {
     double first_setup, setup, ms_it;
     int64_t iters;
@@ -84,24 +73,25 @@ static bool run(hisp_context ctx, const options *o, int64_t side, hisp_precond p
     hisp_solver s = NULL;
     double one = 1, zero = 0, *wall = calloc((size_t)o->repeat, sizeof *wall),
            *setup = calloc((size_t)o->repeat, sizeof *setup);
-    bool good = wall && setup && ok(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate");
+    bool good = wall && setup &&
+                bench_ok(prog, ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate");
     hisp_matrix_info mi;
-    good = good && ok(ctx, hisp_matrix_get_info(A, &mi), "info");
-    good = good && ok(ctx, hisp_vector_create(ctx, HISP_F64, mi.nrows, &b), "vector") &&
-           ok(ctx, hisp_vector_create(ctx, HISP_F64, mi.nrows, &x), "vector");
-    good = good && ok(ctx, hisp_vector_fill(b, hisp_scalar_host(&one)), "fill") &&
-           ok(ctx, hisp_spmv(ctx, HISP_OP_N, &one, A, b, &zero, x), "upload");
-    good = good && ok(ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s), "solver") &&
-           ok(ctx, hisp_solver_set_tolerances(s, 0, 1e-300), "tolerances") &&
-           ok(ctx, hisp_solver_set_max_iterations(s, o->iters), "iterations") &&
-           ok(ctx, hisp_solver_set_preconditioner(s, pc), "preconditioner");
+    good = good && bench_ok(prog, ctx, hisp_matrix_get_info(A, &mi), "info");
+    good = good && bench_ok(prog, ctx, hisp_vector_create(ctx, HISP_F64, mi.nrows, &b), "vector") &&
+           bench_ok(prog, ctx, hisp_vector_create(ctx, HISP_F64, mi.nrows, &x), "vector");
+    good = good && bench_ok(prog, ctx, hisp_vector_fill(b, hisp_scalar_host(&one)), "fill") &&
+           bench_ok(prog, ctx, hisp_spmv(ctx, HISP_OP_N, &one, A, b, &zero, x), "upload");
+    good = good && bench_ok(prog, ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &s), "solver") &&
+           bench_ok(prog, ctx, hisp_solver_set_tolerances(s, 0, 1e-300), "tolerances") &&
+           bench_ok(prog, ctx, hisp_solver_set_max_iterations(s, o->iters), "iterations") &&
+           bench_ok(prog, ctx, hisp_solver_set_preconditioner(s, pc), "preconditioner");
     for (int k = -1; good && k < o->repeat; k++) {
         hisp_solve_info info;
-        good = ok(ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)), "fill") &&
-               ok(ctx, hisp_context_synchronize(ctx), "synchronize");
+        good = bench_ok(prog, ctx, hisp_vector_fill(x, hisp_scalar_host(&zero)), "fill") &&
+               bench_ok(prog, ctx, hisp_context_synchronize(ctx), "synchronize");
         double t0 = bench_now_ms();
-        good = good && ok(ctx, hisp_solver_solve(s, A, b, x, &info), "solve") &&
-               ok(ctx, hisp_context_synchronize(ctx), "synchronize");
+        good = good && bench_ok(prog, ctx, hisp_solver_solve(s, A, b, x, &info), "solve") &&
+               bench_ok(prog, ctx, hisp_context_synchronize(ctx), "synchronize");
         double t = bench_now_ms() - t0;
         if (!good) break;
         r->iters = info.iterations;
@@ -126,8 +116,8 @@ int main(int argc, char **argv)
     hisp_context ctx = NULL;
     if (hisp_context_create(&ctx)) return 1;
     hisp_device_info info;
-    if (!ok(ctx, hisp_context_set_backend(ctx, o.backend, o.device), "backend") ||
-        !ok(ctx, hisp_context_get_device(ctx, &info), "device"))
+    if (!bench_ok(prog, ctx, hisp_context_set_backend(ctx, o.backend, o.device), "backend") ||
+        !bench_ok(prog, ctx, hisp_context_get_device(ctx, &info), "device"))
         return 3;
     printf("%s: %s, %lld iterations, median of %d solves\n\n", prog, info.name, (long long)o.iters,
            o.repeat);

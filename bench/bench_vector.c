@@ -139,15 +139,6 @@ static void peer_run(void *arg)
         PEER_LOOPS(float);
 }
 
-static int ok(hisp_context ctx, hisp_status s, const char *what)
-{
-    if (s == HISP_SUCCESS) return 1;
-    hisp_error_info e = {0};
-    if (hisp_context_last_error(ctx, &e)) e.message = "";
-    fprintf(stderr, "bench_vector: %s: %s: %s\n", what, hisp_status_string(s), e.message);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     options o;
@@ -193,18 +184,20 @@ int main(int argc, char **argv)
         bench_time_host(peer_run, &p, 2, o.repeat, t);
         peer_ms[op] = bench_median(t, o.repeat);
     }
-    if (!ok(ctx, hisp_context_set_backend(ctx, o.backend, o.device), "set backend")) return 1;
+    if (!bench_ok(prog, ctx, hisp_context_set_backend(ctx, o.backend, o.device), "set backend"))
+        return 1;
     hisp_device_info info;
-    if (!ok(ctx, hisp_context_get_device(ctx, &info), "device info")) return 1;
+    if (!bench_ok(prog, ctx, hisp_context_get_device(ctx, &info), "device info")) return 1;
     hisp_status s = hisp_vector_create(ctx, o.type, o.n, &v.x);
     if (!s) s = hisp_vector_create(ctx, o.type, o.n, &v.y);
     if (!s) s = hisp_vector_create(ctx, o.type, 2, &v.r);
     if (!s) s = hisp_vector_create(ctx, dbl ? HISP_F64 : HISP_F32, 1, &v.rr);
     if (!s) s = hisp_vector_write(v.x, h);
     if (!s) s = hisp_vector_write(v.y, h);
-    if (!ok(ctx, s, "vectors")) return 1;
+    if (!bench_ok(prog, ctx, s, "vectors")) return 1;
     double copy_bps = 0;
-    if (!ok(ctx, hisp_copy_bandwidth(ctx, bytes, 10, &copy_bps), "copy bandwidth")) return 1;
+    if (!bench_ok(prog, ctx, hisp_copy_bandwidth(ctx, bytes, 10, &copy_bps), "copy bandwidth"))
+        return 1;
 
     printf("# bench_vector: %s %s (%s), n = %lld, %s; copy bandwidth %.2f GB/s\n",
            hisp_backend_name(o.backend), info.name, info.platform, (long long)o.n,
@@ -220,21 +213,21 @@ int main(int argc, char **argv)
                 copy_bps * 1e-9, o.threads);
     for (int op = 0; op < OP_COUNT; op++) {
         for (int w = 0; w < 3; w++)
-            if (!ok(ctx, run_op(op, &v), op_name[op])) return 1;
-        if (!ok(ctx, hisp_context_synchronize(ctx), "synchronize")) return 1;
+            if (!bench_ok(prog, ctx, run_op(op, &v), op_name[op])) return 1;
+        if (!bench_ok(prog, ctx, hisp_context_synchronize(ctx), "synchronize")) return 1;
         for (int i = 0; i < o.repeat; i++) {
             double t0 = bench_now_ms();
             s = run_op(op, &v);
             if (!s) s = hisp_context_synchronize(ctx);
             t[i] = bench_now_ms() - t0;
-            if (!ok(ctx, s, op_name[op])) return 1;
+            if (!bench_ok(prog, ctx, s, op_name[op])) return 1;
         }
         double call = bench_median(t, o.repeat);
         double t0 = bench_now_ms();
         for (int i = 0; i < o.repeat && !s; i++)
             s = run_op(op, &v);
         if (!s) s = hisp_context_synchronize(ctx);
-        if (!ok(ctx, s, op_name[op])) return 1;
+        if (!bench_ok(prog, ctx, s, op_name[op])) return 1;
         double b2b = (bench_now_ms() - t0) / o.repeat;
         double moved = (double)op_streams[op] * (double)bytes;
         double gbs = moved / (b2b * 1e-3) * 1e-9;

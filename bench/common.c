@@ -152,6 +152,16 @@ int bench_backend_arg(const char *prog, const char *s, hisp_backend_kind *out)
     return rc;
 }
 
+bool bench_ok(const char *prog, hisp_context ctx, hisp_status s, const char *what)
+{
+    if (s == HISP_SUCCESS) return true;
+    hisp_error_info e = {0};
+    if (hisp_context_last_error(ctx, &e)) e.message = "";
+    fprintf(stderr, "%s: %s: %s: %s\n", prog, what, hisp_status_string(s),
+            e.message ? e.message : "");
+    return false;
+}
+
 /* ---- time and statistics -------------------------------------------------- */
 
 double bench_now_ms(void)

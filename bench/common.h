@@ -90,6 +90,10 @@ bool bench_suite_has_type(const bench_suite_opts *o, hisp_type t);
  * OPTS_INPUT after a message. */
 int bench_backend_arg(const char *prog, const char *s, hisp_backend_kind *out);
 
+/* Whether s is HISP_SUCCESS; else prints "prog: what: status: the context's
+ * message" to stderr. */
+bool bench_ok(const char *prog, hisp_context ctx, hisp_status s, const char *what);
+
 /* ---- time and statistics -------------------------------------------------- */
 
 double bench_now_ms(void); /* monotonic clock, milliseconds */

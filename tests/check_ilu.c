@@ -774,6 +774,22 @@ START_TEST(test_device_failures)
 }
 END_TEST
 
+/* Chebyshev refuses a diagonal that is not positive, naming the row. */
+static void cheb_refuses(hisp_context ctx)
+{
+    int64_t p[3] = {0, 1, 2};
+    int32_t c[2] = {0, 1};
+    double v[2] = {1, -1};
+    hisp_matrix N = NULL;
+    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p, c, v, &N));
+    hispi_chebpc *P = NULL;
+    ck_assert_int_eq(hispi_chebpc_create(N, 4, &P), HISP_ERR_INVALID_ARGUMENT);
+    hisp_error_info ei;
+    CK_OK(ctx, hisp_context_last_error(ctx, &ei));
+    ck_assert_ptr_nonnull(strstr(ei.message, "row 2"));
+    hisp_matrix_destroy(&N);
+}
+
 /* z = M^-1 x of the Chebyshev preconditioner on ctx, as doubles. */
 static void cheb_apply(hisp_context ctx, hisp_matrix A, int deg, const double *x, double *z,
                        int64_t n)
@@ -824,18 +840,8 @@ START_TEST(test_chebyshev)
     for (int i = 0; i < 400; i++)
         e = fmax(e, fabs(z[i] - w[i])), m = fmax(m, fabs(w[i]));
     ck_assert_msg(e <= 1e-9 * m, "%s: |z - z_ref| %g of %g", test_label(_i), e, m);
-    /* a diagonal that is not positive: refused, naming the row */
-    int64_t p[3] = {0, 1, 2};
-    int32_t cc[2] = {0, 1};
-    double v[2] = {1, -1};
-    hisp_matrix N = NULL;
-    CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p, cc, v, &N));
-    hispi_chebpc *P = NULL;
-    ck_assert_int_eq(hispi_chebpc_create(N, 4, &P), HISP_ERR_INVALID_ARGUMENT);
-    hisp_error_info ei;
-    CK_OK(ctx, hisp_context_last_error(ctx, &ei));
-    ck_assert_ptr_nonnull(strstr(ei.message, "row 2"));
-    TEST_DESTROY_MATRICES(&A, &N);
+    cheb_refuses(ctx); /* a diagonal that is not positive */
+    hisp_matrix_destroy(&A);
     hisp_matrix_destroy(&B);
     hisp_context_destroy(&ref), hisp_context_destroy(&ctx);
 }
@@ -936,17 +942,7 @@ START_TEST(test_diag_device)
                           test_label(_i), hisp_precond_name(pcs[q]), (long long)it,
                           (long long)want);
         }
-        int64_t p[3] = {0, 1, 2};
-        int32_t cc[2] = {0, 1};
-        double v[2] = {1, -1};
-        hisp_matrix N = NULL;
-        CK_OK(ctx, hisp_matrix_create_csr(ctx, HISP_F64, 2, 2, p, cc, v, &N));
-        hispi_chebpc *P = NULL;
-        ck_assert_int_eq(hispi_chebpc_create(N, 4, &P), HISP_ERR_INVALID_ARGUMENT);
-        hisp_error_info ei;
-        CK_OK(ctx, hisp_context_last_error(ctx, &ei));
-        ck_assert_ptr_nonnull(strstr(ei.message, "row 2"));
-        hisp_matrix_destroy(&N);
+        cheb_refuses(ctx);
     }
     hispi_spgemm_cpu_kernels = 0;
     hisp_context_destroy(&ref), hisp_context_destroy(&ctx);

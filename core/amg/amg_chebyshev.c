@@ -47,23 +47,21 @@ static hisp_status not_positive(hisp_context ctx, int64_t i, double di)
 static hisp_status diagonal(hisp_matrix A, hisp_vector *dv, double *rho)
 {
     hisp_context ctx = A->ctx;
-    hisp_matrix_info mi;
-    HISPI_TRY(hisp_matrix_get_info(A, &mi));
-    HISPI_TRY(hisp_vector_create(ctx, mi.type, mi.nrows, dv));
     hispi_diag_info in;
-    bool done = false;
-    hisp_status s = hispi_amg_dev_diagonal(A, *dv, false, &in, &done);
-    if (!s && done && in.nonpos < mi.nrows) {
-        double v = 0; /* room for one entry of either type */
-        s = hisp_vector_read_range(*dv, in.nonpos, 1, &v);
-        if (!s) s = not_positive(ctx, in.nonpos, hispi_load_real(mi.type, &v, 0));
+    *dv = NULL;
+    hisp_status s = hispi_amg_dev_diagonal(A, false, dv, &in);
+    if (!s && *dv) {
+        *rho = in.rho;
+        if (in.nonpos < A->host.nrows) {
+            double v = 0; /* room for one entry of either type */
+            s = hisp_vector_read_range(*dv, in.nonpos, 1, &v);
+            if (!s) s = not_positive(ctx, in.nonpos, hispi_load_real(A->host.type, &v, 0));
+        }
     }
-    *rho = in.rho;
-    if (s || done) {
+    if (s || *dv) {
         if (s) hisp_vector_destroy(dv);
         return s;
     }
-    hisp_vector_destroy(dv);
     hispi_sparse tmp;
     const hispi_sparse *c = NULL;
     HISPI_TRY(hispi_matrix_csr(A, &tmp, &c));

@@ -675,26 +675,26 @@ hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, void **own)
     return hispi_amg_dev_copy(X, D);
 }
 
-hisp_status hispi_amg_dev_diagonal(hisp_matrix A, hisp_vector d, bool l1, hispi_diag_info *info,
-                                   bool *done)
+hisp_status hispi_amg_dev_diagonal(hisp_matrix A, bool l1, hisp_vector *d, hispi_diag_info *info)
 {
     hisp_context ctx = A->ctx;
     hisp_type t = A->host.type;
-    *done = false;
     hisp_matrix D = NULL;
     void *own = NULL, *k = NULL;
     hisp_status s = HISP_SUCCESS;
     if (!hispi_amg_dev_usable(ctx) || (t != HISP_F32 && t != HISP_F64) ||
         A->host.nrows != A->host.ncols || !device_view(A, &D, &own, &s))
         return HISP_SUCCESS;
-    void *db = s ? NULL : hispi_amg_vbuf(d, true, &s);
+    bool made = !s && !*d;
+    if (made) s = hisp_vector_create(ctx, t, A->host.nrows, d);
+    void *db = s ? NULL : hispi_amg_vbuf(*d, true, &s);
     if (!s) s = hispi_amg_kernel(ctx, t, "amg_diag", &k);
     dcsr a = s ? (dcsr){0} : view(D);
     if (!s) s = diag_run(ctx, t, k, &a, db, db, l1, info);
     if (k) HISPI_BE_VOID(ctx, kern_free, k);
     hisp_matrix_destroy(&D);
     if (own) HISPI_BE_VOID(ctx, buf_free, own);
-    *done = !s;
+    if (s && made) hisp_vector_destroy(d);
     return s;
 }
 

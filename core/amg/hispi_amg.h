@@ -245,17 +245,18 @@ HISPI_LOCAL hisp_status hispi_amg_dev_operand(hisp_matrix X, hisp_matrix *D, voi
 /* *D: X where X is in hisp's device layout, else a new matrix owning device
  * copies of X's host CSR arrays. */
 HISPI_LOCAL hisp_status hispi_amg_dev_copy(hisp_matrix X, hisp_matrix *D);
-/* The diagonal of A (square CSR, f32 or f64) on the device into d: with
- * l1, the l1-Jacobi values instead (kernels/amg.cl amg_diag says which);
- * Gershgorin's bound of rho(D^-1 A) and the first rows whose diagonal is
- * not positive and zero (n: none). *done false where the device cannot
- * (not a GPU, another format or type, arrays not exposed): nothing done. */
+/* The diagonal of A (square CSR, f32 or f64) on the device into *d (a new
+ * vector where *d is NULL): with l1, the l1-Jacobi values instead
+ * (kernels/amg.cl amg_diag says which); Gershgorin's bound of rho(D^-1 A)
+ * and the first rows whose diagonal is not positive and zero (n: none).
+ * Where the device cannot (not a GPU, another format or type, arrays not
+ * exposed) nothing is done: *d stays NULL. */
 typedef struct {
     double rho;
     int64_t nonpos, zero;
 } hispi_diag_info;
-HISPI_LOCAL hisp_status hispi_amg_dev_diagonal(hisp_matrix A, hisp_vector d, bool l1,
-                                               hispi_diag_info *info, bool *done);
+HISPI_LOCAL hisp_status hispi_amg_dev_diagonal(hisp_matrix A, bool l1, hisp_vector *d,
+                                               hispi_diag_info *info);
 /* v (f32, f64) = the start values of seed on the device (*done false:
  * nothing done, as above). */
 HISPI_LOCAL hisp_status hispi_amg_dev_start(hisp_vector v, uint64_t seed, bool *done);

@@ -84,15 +84,16 @@ static hisp_status device_diagonal(hisp_context ctx, hisp_matrix A, bool l1, his
     }
     hisp_vector v = NULL;
     hispi_diag_info in;
-    bool done = false, used = l1;
-    HISPI_TRY(hisp_vector_create(ctx, A->host.type, A->host.nrows, &v));
-    hisp_status s = hispi_amg_dev_diagonal(A, v, l1, &in, &done);
-    if (!s && done && !l1 && in.zero < A->host.nrows) { /* l1-Jacobi instead */
-        s = hispi_amg_dev_diagonal(A, v, true, &in, &done);
+    bool used = l1;
+    HISPI_TRY(hispi_amg_dev_diagonal(A, l1, &v, &in));
+    if (!v) return HISP_SUCCESS;
+    hisp_status s = HISP_SUCCESS;
+    if (!l1 && in.zero < A->host.nrows) { /* l1-Jacobi instead */
+        s = hispi_amg_dev_diagonal(A, true, &v, &in);
         used = true;
     }
-    if (!s && done) s = hispi_calloc(ctx, 1, sizeof *k, (void **)&k);
-    if (s || !done) {
+    if (!s) s = hispi_calloc(ctx, 1, sizeof *k, (void **)&k);
+    if (s) {
         hisp_vector_destroy(&v);
         return s;
     }
