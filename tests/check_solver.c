@@ -1281,11 +1281,38 @@ START_TEST(test_out_of_memory_operands)
 }
 END_TEST
 
+/* LSQR's measure in double from the real arrays of H: ||D A^T (b - A x)|| /
+ * ||D A^T b||, D = 1 / ||A(:, j)|| with the column scaling (scaled), else I. */
+static double hcsr_normal_residual(const test_hcsr *H, const double *b, const double *x,
+                                   bool scaled)
+{
+    int64_t n = H->ncols;
+    double *s = calloc((size_t)n, 8), *t = calloc((size_t)n, 8), *c = calloc((size_t)n, 8);
+    ck_assert(s && t && c);
+    for (int64_t i = 0; i < H->nrows; i++) {
+        double r = b[i];
+        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++)
+            r -= H->val[e] * x[H->col[e]];
+        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++) {
+            s[H->col[e]] += H->val[e] * r, t[H->col[e]] += H->val[e] * b[i];
+            c[H->col[e]] += H->val[e] * H->val[e];
+        }
+    }
+    double ss = 0, tt = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double d = scaled && c[j] > 0 ? 1 / sqrt(c[j]) : 1;
+        ss += d * d * s[j] * s[j], tt += d * d * t[j] * t[j];
+    }
+    free(s), free(t), free(c);
+    return sqrt(ss / tt);
+}
+
 /* The work vectors a solve leaves in the context's pool (ctx->kpool) serve
  * the next solve of that shape: with every pooled vector set to NaN between
  * two solves, each method, with and without Jacobi, converges again in the
- * same iterations to the same x; a solve of another shape lets the first
- * shape's go; switching the backend empties the pool. */
+ * same iterations to the same x, its reported residual the one computed
+ * here from the arrays in double (LSQR: of the normal equations); a solve of another shape lets the
+ * first shape's go; switching the backend empties the pool. */
 START_TEST(test_pool)
 {
     hisp_context ctx = test_context(_i);
@@ -1293,14 +1320,15 @@ START_TEST(test_pool)
         hisp_context_destroy(&ctx);
         return;
     }
-    hisp_matrix A = NULL, B = NULL;
+    test_hcsr H = test_hcsr_generate(ctx, HISP_GEN_POISSON2D, 15);
+    hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR), B = NULL;
     hisp_gen_params gp;
     hisp_gen_defaults(HISP_GEN_POISSON2D, &gp);
-    gp.n = 15;
-    CK_OK(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A));
     gp.n = 10;
     CK_OK(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &B));
-    double nan = NAN, zero = 0, one = 1, x1[225], x2[225];
+    double nan = NAN, zero = 0, one = 1, x1[225], x2[225], ones[225];
+    for (int i = 0; i < 225; i++)
+        ones[i] = 1;
     hisp_vector b = NULL, x = NULL;
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 225, &b));
     CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 225, &x));
@@ -1324,6 +1352,13 @@ START_TEST(test_pool)
                           hisp_stop_reason_name(info.reason));
             it[k] = info.iterations;
             CK_OK(ctx, hisp_vector_read(x, k ? x2 : x1));
+            /* what it reports is true, by a computation that shares nothing with hisp */
+            double tr = ms[q / 2] == HISP_SOLVER_LSQR
+                            ? hcsr_normal_residual(&H, ones, k ? x2 : x1, q & 1)
+                            : hcsr_residual(&H, ones, k ? x2 : x1);
+            ck_assert_msg(tr <= 1.01e-10 && fabs(tr - info.relative_residual) <= 1e-2 * tr + 1e-14,
+                          "%s %s %d: true residual %g, reported %g", test_label(_i),
+                          hisp_solver_method_name(ms[q / 2]), q & 1, tr, info.relative_residual);
         }
         ck_assert_int_eq(it[0], it[1]);
         for (int i = 0; i < 225; i++)
@@ -1348,6 +1383,7 @@ START_TEST(test_pool)
     hisp_vector_destroy(&b), hisp_vector_destroy(&x), hisp_vector_destroy(&c);
     hisp_vector_destroy(&y);
     TEST_DESTROY_MATRICES(&A, &B);
+    test_hcsr_free(&H);
     hisp_context_destroy(&ctx);
 }
 END_TEST
