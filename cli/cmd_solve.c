@@ -69,6 +69,12 @@ static const char help[] =
     "  --solve-sweeps N     ilu0, ic0: Jacobi sweeps per triangular solve, 0..50\n"
     "                       (0: exact; default: 2 on a GPU from 100000 rows on,\n"
     "                       else 0; the library's option ilu_solve_sweeps)\n"
+    "  --solver-precision P full (default) or mixed: cg, bicgstab, gmres on an f64\n"
+    "                       matrix by iterative refinement, the iterations in f32\n"
+    "                       on A's entries rounded (half the bytes), x and the\n"
+    "                       residual in f64 between them, so the tolerance holds\n"
+    "                       for the f64 residual; the report says the refinements\n"
+    "                       (the library's option solver_precision)\n"
     "  --solves N           N solves of the system, each from x0 (1..1000; default\n"
     "                       1): amg's hierarchy, ilu0's and ic0's factors and\n"
     "                       chebyshev's bound are set up once for all of them (a\n"
@@ -172,6 +178,7 @@ enum {
     O_CHEB_DEGREE,
     O_FACTOR_SWEEPS,
     O_SOLVE_SWEEPS,
+    O_SOLVER_PRECISION,
     O_SOLVES,
     O_UPDATE,
     O_JSON,
@@ -210,6 +217,7 @@ static int parse(int argc, char **argv, solve_opts *o)
                                    {"--chebyshev-degree", true},
                                    {"--factor-sweeps", true},
                                    {"--solve-sweeps", true},
+                                   {"--solver-precision", true},
                                    {"--solves", true},
                                    {"--update", false},
                                    {"--json", false},
@@ -251,15 +259,16 @@ static int parse(int argc, char **argv, solve_opts *o)
     /* AMG's options (the library's amg_theta, amg_smoother, amg_sweeps,
      * amg_block, amg_precision) */
     static const char *const amg_opt[SOLVE_LIB_OPTS] = {
-        "amg_theta",     "amg_smoother",     "amg_sweeps",        "amg_block",
-        "amg_precision", "chebyshev_degree", "ilu_factor_sweeps", "ilu_solve_sweeps"};
+        "amg_theta",         "amg_smoother",     "amg_sweeps",
+        "amg_block",         "amg_precision",    "chebyshev_degree",
+        "ilu_factor_sweeps", "ilu_solve_sweeps", "solver_precision"};
     bool ilu = o->precond == HISP_PRECOND_ILU0 || o->precond == HISP_PRECOND_IC0;
     for (int i = 0; i < SOLVE_LIB_OPTS; i++) {
         o->amg[i].name = amg_opt[i];
         o->amg[i].value = val[O_AMG_THETA + i];
         if (i == SOLVE_CHEB_OPT && o->amg[i].value && o->precond != HISP_PRECOND_CHEBYSHEV)
             return cli_usage_error("solve", "--chebyshev-degree goes with --precond chebyshev");
-        if (i >= SOLVE_ILU_OPT && o->amg[i].value && !ilu)
+        if (i >= SOLVE_ILU_OPT && i < SOLVE_PREC_OPT && o->amg[i].value && !ilu)
             return cli_usage_error("solve", "--%s-sweeps goes with --precond ilu0 or ic0",
                                    i == SOLVE_ILU_OPT ? "factor" : "solve");
         if (i < SOLVE_AMG_OPTS && o->amg[i].value && o->precond != HISP_PRECOND_AMG)

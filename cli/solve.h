@@ -36,8 +36,14 @@ int cli_plot_convergence(const char *path, const cli_history *h, const char *tit
 
 /* the library options the CLI sets: --amg-* (the first 5),
  * --chebyshev-degree (SOLVE_CHEB_OPT), --factor-sweeps and --solve-sweeps
- * (SOLVE_ILU_OPT, + 1) */
-enum { SOLVE_AMG_OPTS = 5, SOLVE_CHEB_OPT = 5, SOLVE_ILU_OPT = 6, SOLVE_LIB_OPTS = 8 };
+ * (SOLVE_ILU_OPT, + 1), --solver-precision (SOLVE_PREC_OPT) */
+enum {
+    SOLVE_AMG_OPTS = 5,
+    SOLVE_CHEB_OPT = 5,
+    SOLVE_ILU_OPT = 6,
+    SOLVE_PREC_OPT = 8,
+    SOLVE_LIB_OPTS = 9
+};
 
 typedef struct {
     const char *spec, *rhs, *x0, *out, *history, *plot;

@@ -115,6 +115,9 @@ void solve_print_json(const solve_opts *o, const solve_result *r)
     json_double(&j, "solver_relative_residual", r->info.relative_residual);
     json_int(&j, "restarts", r->info.restarts);
     json_bool(&j, "on_host", r->info.on_host != 0);
+    json_string(&j, "solver_precision", o->amg[SOLVE_PREC_OPT].now);
+    json_string(&j, "iteration_type", hisp_type_name(r->info.iteration_type));
+    json_int(&j, "refinements", r->info.refinements);
     json_double(&j, "prepare_ms", r->prepare_ms);
     json_double(&j, "setup_ms", r->info.setup_ms);
     json_double(&j, "solve_ms", r->info.ms - r->info.setup_ms);
@@ -194,6 +197,19 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
                "cost more)\n");
     printf("stopped    %s after %lld iterations\n", hisp_stop_reason_name(r->info.reason),
            (long long)r->info.iterations);
+    if (r->info.refinements > 0 && r->info.iteration_type == r->vt)
+        printf("precision  mixed, then %s: the f32 iterations stopped gaining after %lld "
+               "updates of x; the solve went on in %s from there\n",
+               hisp_type_name(r->vt), (long long)r->info.refinements, hisp_type_name(r->vt));
+    else if (r->info.refinements > 0)
+        printf("precision  mixed: the iterations in %s, %lld updates of x and its residual in "
+               "%s\n",
+               hisp_type_name(r->info.iteration_type), (long long)r->info.refinements,
+               hisp_type_name(r->vt));
+    else if (strcmp(o->amg[SOLVE_PREC_OPT].now, "mixed") == 0)
+        printf("precision  %s throughout (mixed takes cg, bicgstab and gmres on an f64 matrix "
+               "whose entries f32 holds, without a kept preconditioner)\n",
+               hisp_type_name(r->info.iteration_type));
     printf("residual   ||b - A x|| / ||b|| = %.3e (recomputed from x)\n", r->rel);
     if (lsqr)
         printf("           ||A^T (b - A x)|| / ||A^T b|| = %.3e (the normal equations: what "

@@ -100,7 +100,8 @@ typedef struct {
     int amg_smoother, amg_sweeps, amg_block, amg_precision;
     int chebyshev_degree;
     int ilu_factor_sweeps, ilu_solve_sweeps; /* -1: the default of where it runs */
-    int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse (HISPI_SPGEMM_VENDOR) */
+    int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse */
+    int solver_precision; /* the solver_precision option's choice: 0 full, 1 mixed */
 } hispi_options;
 
 struct hisp_context_s {
@@ -172,6 +173,9 @@ struct hisp_matrix_s {
      * by diag_drop with the copy */
     void *diag;
     void (*diag_drop)(hisp_matrix A);
+    /* the solver's f32 copy of an f64 A (solver_precision=mixed,
+     * core/solver/mixed.c), destroyed with the device copy */
+    hisp_matrix narrow;
     const struct hispi_format_ops *fmt; /* A's format (core/format/format.h) */
     void *fdata;                        /* host form of a format with its own (SELL), or NULL */
     void *fdev;                         /* the context backend's copy of fdata, or NULL */

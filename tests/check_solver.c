@@ -1012,20 +1012,6 @@ END_TEST
  * device's kernels). */
 extern int64_t hispi_solve_host_rows;
 
-/* ||b - H x|| / ||b|| in double from the real arrays of H: a check that
- * shares nothing with hisp. */
-static double hcsr_residual(const test_hcsr *H, const double *b, const double *x)
-{
-    double rr = 0, bb = 0;
-    for (int64_t i = 0; i < H->nrows; i++) {
-        double r = b[i];
-        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++)
-            r -= H->val[e] * x[H->col[e]];
-        rr += r * r, bb += b[i] * b[i];
-    }
-    return sqrt(rr / bb);
-}
-
 /* A small system on a CPU device (PoCL) runs on the host without the caller
  * asking (hisp_solve_info.on_host): the reference backend's iterations and
  * bits, with no preconditioner, Jacobi, IC(0) and ILU(0), f64, f32 and c64
@@ -1086,7 +1072,7 @@ START_TEST(test_host_path)
             CK_OK(cs[c], hisp_solver_solve(s, as[c], vb, vx, is[c]));
             read_vec(cs[c], t, vx, xs[c], N);
             if (is[c]->converged) /* the claim against a computation of its own */
-                ck_assert_double_le(hcsr_residual(&H, b, xs[c]), 1.05 * rtol);
+                ck_assert_double_le(test_hcsr_residual(&H, b, xs[c]), 1.05 * rtol);
             if (c == 0) /* the device's product of the solution */
                 ck_assert_double_le(true_residual(ctx, t, A, vx, b, N), 1.05 * rtol);
             hisp_solver_destroy(&s);
@@ -1355,7 +1341,7 @@ START_TEST(test_pool)
             /* what it reports is true, by a computation that shares nothing with hisp */
             double tr = ms[q / 2] == HISP_SOLVER_LSQR
                             ? hcsr_normal_residual(&H, ones, k ? x2 : x1, q & 1)
-                            : hcsr_residual(&H, ones, k ? x2 : x1);
+                            : test_hcsr_residual(&H, ones, k ? x2 : x1);
             ck_assert_msg(tr <= 1.01e-10 && fabs(tr - info.relative_residual) <= 1e-2 * tr + 1e-14,
                           "%s %s %d: true residual %g, reported %g", test_label(_i),
                           hisp_solver_method_name(ms[q / 2]), q & 1, tr, info.relative_residual);

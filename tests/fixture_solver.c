@@ -1,5 +1,6 @@
 #include "fixture_solver.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,4 +150,16 @@ hisp_solver test_solver(hisp_context ctx, hisp_solver_method m, bool jacobi, dou
     CK_OK(ctx, hisp_solver_set_max_iterations(s, maxit));
     CK_OK(ctx, hisp_solver_set_preconditioner(s, jacobi ? HISP_PRECOND_JACOBI : HISP_PRECOND_NONE));
     return s;
+}
+
+double test_hcsr_residual(const test_hcsr *H, const double *b, const double *x)
+{
+    double rr = 0, bb = 0;
+    for (int64_t i = 0; i < H->nrows; i++) {
+        double r = b[i];
+        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++)
+            r -= H->val[e] * x[H->col[e]];
+        rr += r * r, bb += b[i] * b[i];
+    }
+    return sqrt(rr / bb);
 }

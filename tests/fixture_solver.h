@@ -35,6 +35,10 @@ bool test_hcsr_file(hisp_context ctx, const char *name, const char *what, bool s
  * in format f. */
 hisp_matrix test_hcsr_matrix(hisp_context ctx, const test_hcsr *H, hisp_type t, hisp_format f);
 
+/* ||b - H x|| / ||b|| in double from the real arrays of H: a check that
+ * shares nothing with hisp. */
+double test_hcsr_residual(const test_hcsr *H, const double *b, const double *x);
+
 /* count doubles as t's scalars (malloc'd), and back. */
 void *test_to_type(hisp_type t, const double *v, int64_t count);
 void test_from_type(hisp_type t, const void *o, double *v, int64_t count);

@@ -33,6 +33,7 @@
     X(cli_bench)                                                                                   \
     X(solver)                                                                                      \
     X(solver_truth)                                                                                \
+    X(solver_mixed)                                                                                \
     X(solver_dist)                                                                                 \
     X(spmv_dot)                                                                                    \
     X(solver_ls)                                                                                   \

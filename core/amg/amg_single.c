@@ -108,10 +108,10 @@ hisp_status hispi_amg_single_init(hisp_context ctx, bool fused, hispi_amg_single
 }
 
 /* The host's end of the cycle (no kernels): in, b (f64) scaled by 2^-e
- * into c (f32), e then kept; else c's entries widened into b, scaled by
- * 2^e. */
+ * into c (f32), e then kept (`same`: the kept e); else c's entries widened
+ * into b, scaled by 2^e. */
 static hisp_status host_end(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c,
-                            bool in)
+                            bool in, bool same)
 {
     int64_t n = 0;
     HISPI_TRY(hisp_vector_size(b, &n));
@@ -120,11 +120,13 @@ static hisp_status host_end(hisp_context ctx, hispi_amg_single *g, hisp_vector b
     hisp_status s = hispi_alloc(ctx, (size_t)n + 1, sizeof *u, (void **)&u);
     if (!s) s = hispi_alloc(ctx, (size_t)n + 1, sizeof *f, (void **)&f);
     if (!s) s = in ? hisp_vector_read(b, u) : hisp_vector_read(c, f);
-    if (!s && in) {
+    if (!s && in && !same) {
         int e = INT_MIN;
         for (int64_t i = 0; i < n; i++)
             if (u[i] != 0 && ilogb(u[i]) > e) e = ilogb(u[i]);
         g->shift = e == INT_MIN ? 0 : e;
+    }
+    if (!s && in) {
         for (int64_t i = 0; i < n; i++)
             f[i] = (float)ldexp(u[i], -g->shift);
         s = hisp_vector_write(c, f);
@@ -137,26 +139,48 @@ static hisp_status host_end(hisp_context ctx, hispi_amg_single *g, hisp_vector b
     return s;
 }
 
-hisp_status hispi_amg_single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c)
+static hisp_status single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c,
+                             bool same)
 {
-    if (!g->k[0]) return host_end(ctx, g, b, c, true);
+    if (!g->k[0]) return host_end(ctx, g, b, c, true, same);
     int64_t n = 0;
     hisp_status s = hisp_vector_size(b, &n);
     void *bb = hispi_amg_vbuf(b, false, &s), *cb = hispi_amg_vbuf(c, true, &s);
-    if (!s) s = HISPI_BE(ctx, buf_zero, g->e, 0, sizeof(uint32_t));
+    if (!s && !same) s = HISPI_BE(ctx, buf_zero, g->e, 0, sizeof(uint32_t));
     hispi_karg a[] = {hispi_ki64(n), hispi_kbuf(bb), hispi_kbuf(cb), hispi_kbuf(g->e)};
     hispi_karg m[] = {a[0], a[1], a[3]};
-    if (!s) s = hispi_amg_launch(ctx, g->k[0], m, 3, n);
+    if (!s && !same) s = hispi_amg_launch(ctx, g->k[0], m, 3, n);
     return s ? s : hispi_amg_launch(ctx, g->k[1], a, 4, n);
+}
+
+hisp_status hispi_amg_single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b, hisp_vector c)
+{
+    return single_in(ctx, g, b, c, false);
+}
+
+hisp_status hispi_amg_single_in_same(hisp_context ctx, hispi_amg_single *g, hisp_vector b,
+                                     hisp_vector c)
+{
+    return single_in(ctx, g, b, c, true);
 }
 
 hisp_status hispi_amg_single_out(hisp_context ctx, hispi_amg_single *g, hisp_vector c,
                                  hisp_vector x)
 {
-    if (!g->k[2]) return host_end(ctx, g, x, c, false);
+    if (!g->k[2]) return host_end(ctx, g, x, c, false, false);
     int64_t n = 0;
     hisp_status s = hisp_vector_size(x, &n);
     void *cb = hispi_amg_vbuf(c, false, &s), *xb = hispi_amg_vbuf(x, true, &s);
     hispi_karg a[] = {hispi_ki64(n), hispi_kbuf(cb), hispi_kbuf(xb), hispi_kbuf(g->e)};
     return s ? s : hispi_amg_launch(ctx, g->k[2], a, 4, n);
+}
+
+hisp_status hispi_amg_single_shift(hisp_context ctx, hispi_amg_single *g, int *e)
+{
+    *e = g->shift;
+    if (!g->k[0]) return HISP_SUCCESS;
+    uint32_t v = 0;
+    HISPI_TRY(HISPI_BE(ctx, buf_read, g->e, 0, &v, sizeof v));
+    *e = v ? (int)v - 2048 : 0;
+    return HISP_SUCCESS;
 }

@@ -292,6 +292,11 @@ HISPI_LOCAL hisp_status hispi_amg_single_init(hisp_context ctx, bool fused, hisp
 HISPI_LOCAL void hispi_amg_single_free(hisp_context ctx, hispi_amg_single *g);
 HISPI_LOCAL hisp_status hispi_amg_single_in(hisp_context ctx, hispi_amg_single *g, hisp_vector b,
                                             hisp_vector c);
+/* e of the last hispi_amg_single_in, read to the host */
+HISPI_LOCAL hisp_status hispi_amg_single_shift(hisp_context ctx, hispi_amg_single *g, int *e);
+/* b into c with the scale 2^-e of the last hispi_amg_single_in */
+HISPI_LOCAL hisp_status hispi_amg_single_in_same(hisp_context ctx, hispi_amg_single *g,
+                                                 hisp_vector b, hisp_vector c);
 HISPI_LOCAL hisp_status hispi_amg_single_out(hisp_context ctx, hispi_amg_single *g, hisp_vector c,
                                              hisp_vector x);
 

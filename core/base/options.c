@@ -85,6 +85,11 @@ static const option table[] = {
      "backend, f32 and f64: cuSPARSE's generic SpGEMM, ALG1, else ALG3 where ALG1 lacks the "
      "memory; a yardstick)",
      0, 0, "hisp|cusparse", AT(spgemm)},
+    {"solver_precision", HISP_OPTION_STRING, "full",
+     "cg, bicgstab and gmres on an f64 matrix: full (iterations in f64) or mixed (iterative "
+     "refinement: the iterations in f32 on A's entries narrowed to f32, x and the residual "
+     "b - A x in f64 between them; the tolerance holds for the f64 residual)",
+     0, 0, "full|mixed", AT(solver_precision)},
 };
 #undef AT
 enum { NOPT = sizeof table / sizeof table[0] };

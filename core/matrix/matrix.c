@@ -18,6 +18,7 @@ void hispi_matrix_drop_device(hisp_matrix A)
     if (A->fmt && A->fmt->drop_device) A->fmt->drop_device(A);
     if (A->cdev_drop) A->cdev_drop(A);
     if (A->diag_drop) A->diag_drop(A);
+    hisp_matrix_destroy(&A->narrow);
     hispi_matrix_keys_drop(A);
 }
 

@@ -249,6 +249,21 @@ HISPI_LOCAL hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b,
 
 /* The methods: run from x0 = r->x until r->done. */
 HISPI_LOCAL hisp_status hispi_ks_cg(ks_run *r);
+/* CG's steps (cg.c), for the loops that drive it (hispi_ks_cg, mixed
+ * precision's): begin (its vectors; end frees them), init (r = b - A x,
+ * z = M^-1 r, p = z, *rn = ||r||), one iteration (r->it + 1), and a new
+ * residual: detach (p -= z, before res changes), then replace (res given
+ * anew: z, rho and p from it and the old direction; p = 0: p = z). */
+typedef struct {
+    ks_vec *res, *p, *q, *z; /* z is res without a preconditioner */
+    int rho;                 /* the slot of r^H z */
+} ks_cg;
+HISPI_LOCAL hisp_status hispi_ks_cg_begin(ks_run *r, ks_cg *c);
+HISPI_LOCAL void hispi_ks_cg_end(ks_run *r, ks_cg *c);
+HISPI_LOCAL hisp_status hispi_ks_cg_init(ks_run *r, ks_cg *c, double *rn);
+HISPI_LOCAL hisp_status hispi_ks_cg_step(ks_run *r, ks_cg *c);
+HISPI_LOCAL hisp_status hispi_ks_cg_detach(ks_run *r, ks_cg *c);
+HISPI_LOCAL hisp_status hispi_ks_cg_replace(ks_run *r, ks_cg *c);
 HISPI_LOCAL hisp_status hispi_ks_bicgstab(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_gmres(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
@@ -288,7 +303,23 @@ HISPI_LOCAL hisp_status hispi_ks_column_scale(hisp_context ctx, hisp_matrix A, h
 HISPI_LOCAL hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_operator *op,
                                                    hisp_vector *d);
 
+/* The context's pool of work vectors (space_local.c): a vector of type t
+ * and length n, from the pool where it holds one (pooled vectors of
+ * lengths other than n and `other` are destroyed first), else new; and
+ * back into the pool (destroyed where it is full). */
+HISPI_LOCAL hisp_status hispi_kpool_take(hisp_context ctx, hisp_type t, int64_t n, int64_t other,
+                                         hisp_vector *v);
+HISPI_LOCAL void hispi_kpool_give(hisp_context ctx, hisp_vector v);
+/* solver_precision=mixed (mixed.c): the solve of an f64 A by iterative
+ * refinement around f32 solves; *ran false (nothing done) where A's
+ * entries do not fit f32 or the solve is not one mixed precision takes. */
+HISPI_LOCAL hisp_status hispi_solve_mixed(hisp_solver s, hisp_matrix A, hisp_vector b,
+                                          hisp_vector x, double t0, hisp_solve_info *info,
+                                          bool *ran);
+
 /* The vectors the caller gave, as vectors of the space (not freed by it). */
 HISPI_LOCAL ks_vec *hispi_ks_wrap_local(hisp_vector v);
+/* A vector of a local space (of hispi_ks_local's spaces) as the vector it is. */
+HISPI_LOCAL hisp_vector hispi_ks_local_vector(ks_vec *v);
 
 #endif

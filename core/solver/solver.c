@@ -520,6 +520,7 @@ hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->precond_diag_shift = sp->pc_diag_shift;
         info->precond_factor_sweeps = sp->pc_sweeps[0];
         info->precond_solve_sweeps = sp->pc_sweeps[1];
+        info->iteration_type = sp->t;
         for (int l = 0; l < sp->pc_levels; l++)
             info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
     }
@@ -597,6 +598,18 @@ static bool on_host(hisp_solver s, hisp_matrix A)
            (hisp_tune_plan_lookup(ctx, A, &plan, &found) == HISP_SUCCESS && !found);
 }
 
+static hisp_status solve_one(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_vector x, double t0,
+                             hisp_solve_info *info);
+
+/* A mixed-precision solve whose f32 iterations stopped making progress
+ * (stagnation: the entries' rounding, or a breakdown) goes on in f64 from
+ * its x with the iterations left, as cuSOLVER's refinement falls back. */
+static bool fall_back(hisp_solver s, const hisp_solve_info *mix)
+{
+    return (mix->reason == HISP_STOP_STAGNATION || mix->reason == HISP_STOP_BREAKDOWN) &&
+           mix->iterations < s->maxit;
+}
+
 hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_vector x,
                               hisp_solve_info *info)
 {
@@ -614,6 +627,32 @@ hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_
     HISPI_TRY(vec_arg(s, "b", b, vt, mi.nrows * per));
     HISPI_TRY(vec_arg(s, "x", x, vt, mi.ncols * per));
     HISPI_TRY(method_ok(s, mi.type, mi.nrows, mi.ncols, false));
+    hisp_solve_info mix;
+    bool mixed = false;
+    HISPI_TRY(hispi_solve_mixed(s, A, b, x, t0, &mix, &mixed));
+    if (mixed && !fall_back(s, &mix)) {
+        if (info) *info = mix;
+        return HISP_SUCCESS;
+    }
+    /* in one precision, or on in f64 from the mixed solve's x */
+    int64_t maxit = s->maxit;
+    if (mixed) s->maxit -= mix.iterations;
+    hisp_status st = solve_one(s, A, b, x, t0, info);
+    s->maxit = maxit;
+    if (!st && mixed && info) {
+        info->iterations += mix.iterations;
+        info->refinements = mix.refinements;
+        info->setup_ms += mix.setup_ms;
+    }
+    return st;
+}
+
+/* A solve in the matrix's precision. */
+static hisp_status solve_one(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_vector x, double t0,
+                             hisp_solve_info *info)
+{
+    hisp_matrix_info mi;
+    HISPI_TRY(hisp_matrix_get_info(A, &mi));
     ks_space *sp = NULL;
     hispi_ks_lent lent = {NULL, NULL, NULL};
     if (s->pobj) {

@@ -54,6 +54,11 @@ ks_vec *hispi_ks_wrap_local(hisp_vector v)
     return (ks_vec *)v;
 }
 
+hisp_vector hispi_ks_local_vector(ks_vec *v)
+{
+    return V(v);
+}
+
 /* A ks_sc as the vector calls take it; buf holds a host value. */
 static hisp_scalar sc(local_space *ls, ks_sc s, unsigned char buf[32])
 {
@@ -175,10 +180,11 @@ static hisp_status need(local_space *ls, const ks_sc *a, int n)
 
 /* Work vectors come from the context's pool (ctx->kpool) and go back to
  * it: on CUDA an allocation of a vector of 4M doubles took 0.02-18 ms on
- * an H200. The pool holds the vectors of the last solve's shapes (the
- * others are destroyed when a solve of another shape asks), at most
- * HISPI_KPOOL, and is emptied with the backend. A solve writes each work
- * vector before it reads it, so none is cleared. */
+ * an H200. The pool holds the vectors of the last solve's lengths, f32 and
+ * f64 alike (mixed precision takes both; the others are destroyed when a
+ * solve of another length asks), at most HISPI_KPOOL, and is emptied with
+ * the backend. A solve writes each work vector before it reads it, so none
+ * is cleared. */
 static void kpool_drop(hispi_devobj *o)
 {
     hispi_kpool *p = (hispi_kpool *)((char *)o - offsetof(hispi_kpool, link));
@@ -186,39 +192,49 @@ static void kpool_drop(hispi_devobj *o)
         hisp_vector_destroy(&p->v[--p->n]);
 }
 
-static hisp_status l_vnew(ks_space *sp, int cols, ks_vec **v)
+hisp_status hispi_kpool_take(hisp_context ctx, hisp_type t, int64_t n, int64_t other,
+                             hisp_vector *v)
 {
-    int64_t n = cols ? sp->ncols : sp->nrows;
-    hispi_kpool *p = &sp->ctx->kpool;
+    hispi_kpool *p = &ctx->kpool;
     for (int i = 0; i < p->n; i++)
-        if (p->v[i]->type == sp->t && p->v[i]->n == n) {
-            *v = (ks_vec *)p->v[i];
+        if (p->v[i]->type == t && p->v[i]->n == n) {
+            *v = p->v[i];
             p->v[i] = p->v[--p->n];
             return HISP_SUCCESS;
         }
-    for (int i = 0; i < p->n;) /* another solve's shapes */
-        if (p->v[i]->type != sp->t || (p->v[i]->n != sp->nrows && p->v[i]->n != sp->ncols)) {
+    for (int i = 0; i < p->n;) /* another solve's lengths */
+        if (p->v[i]->n != n && p->v[i]->n != other) {
             hisp_vector_destroy(&p->v[i]);
             p->v[i] = p->v[--p->n];
         } else {
             i++;
         }
+    return hisp_vector_create(ctx, t, n, v);
+}
+
+void hispi_kpool_give(hisp_context ctx, hisp_vector v)
+{
+    hispi_kpool *p = &ctx->kpool;
+    if (!v || v->wrapped || p->n == HISPI_KPOOL) {
+        hisp_vector_destroy(&v);
+        return;
+    }
+    if (!p->link.next) hispi_devobj_attach(ctx, &p->link, kpool_drop);
+    p->v[p->n++] = v;
+}
+
+static hisp_status l_vnew(ks_space *sp, int cols, ks_vec **v)
+{
     hisp_vector h = NULL;
-    HISPI_TRY(hisp_vector_create(sp->ctx, sp->t, n, &h));
+    HISPI_TRY(hispi_kpool_take(sp->ctx, sp->t, cols ? sp->ncols : sp->nrows,
+                               cols ? sp->nrows : sp->ncols, &h));
     *v = (ks_vec *)h;
     return HISP_SUCCESS;
 }
 
 static void l_vfree(ks_space *sp, ks_vec *v)
 {
-    hispi_kpool *p = &sp->ctx->kpool;
-    hisp_vector h = V(v);
-    if (!h || h->wrapped || p->n == HISPI_KPOOL) {
-        hisp_vector_destroy(&h);
-        return;
-    }
-    if (!p->link.next) hispi_devobj_attach(sp->ctx, &p->link, kpool_drop);
-    p->v[p->n++] = h;
+    hispi_kpool_give(sp->ctx, V(v));
 }
 
 /* y = op(M) x, M = A (its tuned variant where there is one) or binv */
