@@ -4,7 +4,7 @@
 # suite runs, stripped, its scripts, and the shared matrices only where the
 # suite reads them. Build first (scons -Q -j2 cuda=yes).
 #
-#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|truth|scale|mpi|tune|spgemm|amg|ilu|all
+#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|truth|scale|mpi|tune|spgemm|amg|ilu|mixed|all
 #   bash bench/stage_gpu.sh sell [OLD]   (OLD: another checkout's build/ folder, whose
 #                                         hisp goes to .gpu/old/bin for a before/after)
 #
@@ -28,6 +28,7 @@ sell) benches="" tests=1 mats=1 old=${2:-} ;;
 spgemm) benches="bench_spgemm_cuda" tests=1 mats=1 ;;
 amg) benches="" tests=1 mats=0 ;;
 ilu) benches="bench_ilu_cuda" tests=1 mats=0 ;;
+mixed) benches="bench_mixed bench_precond" tests=1 mats=0 truth=1 ;;
 scale) benches="bench_solve_cuda bench_msrep_cuda" tests=1 mats=0 mpi=1 ;;
 surface) benches="" tests=1 mats=1 lib=1 ;;
 all) benches="bench_hisparse_cuda bench_spmv_cuda bench_add_cuda bench_compound_cuda bench_msrep_cuda" tests=1 mats=1 ;;
@@ -64,7 +65,7 @@ fi
 if [ "${truth:-0}" = 1 ]; then # truth_gpu.sh's matrices, in the layout the tests expect
     g=.gpu/mm_ext/ginkgo-project__ginkgo/matrices/test
     mkdir -p .gpu/matrices "$g"
-    cp ../shared/matrices/{494_bus,bcsstk13,LFAT5}.mtx .gpu/matrices/
+    cp ../shared/matrices/{494_bus,bcsstk13,LFAT5,Pd}.mtx .gpu/matrices/
     cp ../shared/mm_ext/ginkgo-project__ginkgo/matrices/test/1138_bus.mtx "$g/"
 fi
 du -sh .gpu

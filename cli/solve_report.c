@@ -207,8 +207,8 @@ void solve_print_text(const solve_opts *o, const solve_result *r)
                hisp_type_name(r->info.iteration_type), (long long)r->info.refinements,
                hisp_type_name(r->vt));
     else if (strcmp(o->amg[SOLVE_PREC_OPT].now, "mixed") == 0)
-        printf("precision  %s throughout (mixed takes cg, bicgstab and gmres on an f64 matrix "
-               "whose entries f32 holds, without a kept preconditioner)\n",
+        printf("precision  %s throughout (mixed takes cg on an f64 matrix whose entries f32 "
+               "holds, without a preconditioner object)\n",
                hisp_type_name(r->info.iteration_type));
     printf("residual   ||b - A x|| / ||b|| = %.3e (recomputed from x)\n", r->rel);
     if (lsqr)

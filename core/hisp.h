@@ -241,9 +241,9 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_last_error(hisp_context ctx,
  *                         hisp_matrix_ptap: hisp (default) or cusparse (the
  *                         CUDA backend, f32/f64: cuSPARSE's SpGEMM, ALG1,
  *                         else ALG3; a yardstick; plans keep hisp's)
- *   solver_precision string  cg, bicgstab and gmres on an f64 matrix: full
- *                         (default) or mixed: iterative refinement, the
- *                         iterations in f32 (hisp_solver_solve below)
+ *   solver_precision string  cg on an f64 matrix: full (default) or mixed:
+ *                         the iterations in f32, x and its residual
+ *                         updated in f64 (hisp_solver_solve below)
  * hisp_context_create applies HISP_OPTIONS="name=value,name=value" from the
  * environment, for programs that cannot be changed; an unknown name or a bad
  * value there makes the creation fail with HISP_ERR_INVALID_ARGUMENT, and
@@ -1099,28 +1099,27 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_ptap(hisp_matrix P, hisp_matrix 
  * Interval 1 checks (and waits) every iteration. GMRES and LSQR need their scalars on the host
  * every iteration (Givens rotations, LSQR's recurrences) and check every iteration.
  *
- * Mixed precision (the context's option solver_precision=mixed): cg,
- * bicgstab and gmres on an f64 matrix (any format) solve by iterative
- * refinement. x and the residual b - A x stay in f64 with A's own
- * entries; the iterations run in f32 on A32 (A's entries rounded to f32,
- * made at the first such solve and kept with A until A changes or is
- * destroyed) and f32 vectors (the residual scaled by a power of 2). CG
- * updates x and its residual in f64 whenever the f32 residual has fallen
- * tenfold (reliable updates, the search direction kept); bicgstab and
- * gmres solve A32 d = r from d = 0 to 1e-4 and add d to x. The iterations
- * stream about 60 % of an f64 iteration's bytes, but f32's rounding slows
- * the Krylov space: CG takes about 1.4x the f64 iterations on poisson3d.
- * The f64 tolerance holds for the f64 residual (1e-10 and below where f64
- * reaches it). info: iterations counts the f32 iterations, refinements
- * the f64 updates, iteration_type is f32, the monitor sees each f32
- * iteration's residual in f64's units, residual_norm is computed in f64
- * from x. Where the f32 iterations stop gaining (stagnation, a breakdown:
- * an ill-conditioned A whose f32 rounding f32 iterations cannot overcome)
- * the solve goes on in f64 from its x with the iterations left
- * (iteration_type then f64, refinements kept; the monitor's count starts
- * again at 0). An entry outside [2^-64, 2^64], a preconditioner object
- * (made for the f64 matrix), lsqr and other entry types solve in their
- * own precision (iteration_type says which).
+ * Mixed precision (the context's option solver_precision=mixed): cg on an
+ * f64 matrix (any format) iterates in f32 with reliable updates. x and
+ * the residual b - A x stay in f64 with A's own entries; the iterations run
+ * on A32 (A's entries rounded to f32, made at the first such solve and
+ * kept with A until A changes or is destroyed) and f32 vectors (the
+ * residual scaled by a power of 2); whenever the f32 residual has fallen
+ * tenfold, or claims the tolerance, x and its residual are updated in f64
+ * and the iteration goes on from them with its search direction kept. An
+ * f32 iteration streams about 0.7x the bytes of an f64 one, but f32's
+ * rounding slows the Krylov space (1.35-1.52x the f64 iterations on
+ * poisson3d). The tolerance holds for the f64 residual (1e-10 and below
+ * where f64 reaches it). info: iterations counts the f32 iterations,
+ * refinements the f64 updates, iteration_type is f32, the monitor sees
+ * each f32 iteration's residual in f64's units, residual_norm is computed
+ * in f64 from x. Where the f32 iterations stop gaining (stagnation, a
+ * breakdown: an A whose f32 rounding they cannot overcome) the solve goes
+ * on in f64 from their x with the iterations left (iteration_type then
+ * f64, refinements kept; the monitor's count starts again at 0). bicgstab,
+ * gmres, lsqr, an entry outside [2^-64, 2^64], a preconditioner object
+ * (made for the f64 matrix) and other entry types solve in their own
+ * precision (iteration_type says which).
  *
  * Failures found at a check (breakdown, an indefinite matrix in CG, NaN or
  * Inf) return x as it was at the previous check (a copy kept on the device),
@@ -1253,8 +1252,8 @@ typedef struct {
      * the results are the reference backend's */
     int on_host;
     /* The entry type the iterations ran in: the vectors' (f32 where
-     * solver_precision=mixed refined an f64 system), and the f64
-     * corrections of that refinement (0 for a solve in one precision). */
+     * solver_precision=mixed ran CG on an f64 system), and the f64 updates
+     * of x and its residual there (0 for a solve in one precision). */
     hisp_type iteration_type;
     int64_t refinements;
 } hisp_solve_info;

@@ -449,6 +449,32 @@ START_TEST(test_solve_truth)
 }
 END_TEST
 
+/* --solver-precision mixed: CG's iterations in f32, the f64 residual (the
+ * CLI's own recomputation) at 1e-11, the updates reported; bicgstab stays
+ * in f64 and says so. */
+START_TEST(test_solve_mixed)
+{
+    run_result r =
+        run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--rtol", "1e-11",
+                 "--solver-precision", "mixed", "--backend", "reference", "--json", NULL);
+    CK_RUN(r, 0);
+    CK_JSON(r, "solver_precision", "\"mixed\"");
+    CK_JSON(r, "iteration_type", "\"f32\"");
+    ck_assert_double_ge(test_json_double(r.out, "refinements"), 2);
+    ck_assert_double_le(test_json_double(r.out, "relative_residual"), 1e-11);
+    run_free(&r);
+    r = run_hisp("solve", "gen:poisson2d:40", "--method", "bicgstab", "--rtol", "1e-11",
+                 "--solver-precision", "mixed", "--backend", "reference", NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, "precision  f64 throughout"), "%s", r.out);
+    run_free(&r);
+    r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--solver-precision", "half", NULL);
+    ck_assert_int_ne(r.status, 0);
+    ck_assert_msg(strstr(r.err, "solver_precision"), "%s", r.err);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_solve_bad_input)
 {
     const char *A = tmp("a.mtx"), *B = tmp("short.mtx");
@@ -704,6 +730,7 @@ Suite *suite_cli_solve(void)
     tcase_add_test(tc, test_solve_amg);
     tcase_add_test(tc, test_solve_bad_input);
     tcase_add_test(tc, test_solve_truth);
+    tcase_add_test(tc, test_solve_mixed);
     tcase_add_test(tc, test_solve_other_methods);
     tcase_add_test(tc, test_solve_history_and_plot);
     tcase_add_test(tc, test_solve_complex);

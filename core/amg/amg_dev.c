@@ -642,8 +642,14 @@ static bool device_view(hisp_matrix X, hisp_matrix *D, void **own, hisp_status *
     hisp_context ctx = X->ctx;
     hispi_csr_ext e;
     *s = HISP_SUCCESS;
-    if (!HISPI_BE_HAS(ctx, csr_arrays) || X->host.format != HISP_FORMAT_CSR || X->wrapped)
-        return false;
+    if (!HISPI_BE_HAS(ctx, csr_arrays) || X->host.format != HISP_FORMAT_CSR) return false;
+    if (X->wrapped) { /* arrays hisp made (a product's, a narrowed copy's) serve as they are */
+        hispi_csr_ext x = X->ext;
+        if (!x.made || !x.ptr64 || x.idx64 || x.base) return false;
+        *s = hispi_matrix_wrap_view(ctx, X->host.type, X->host.nrows, X->host.ncols, X->host.nnz,
+                                    x.rowptr, x.colind, x.val, D);
+        return true;
+    }
     if ((*s = hispi_csr_device(X))) return true;
     if (HISPI_BE(ctx, csr_arrays, X->dev, &e)) { /* not exposed: the upload instead */
         hispi_clear_error(ctx);

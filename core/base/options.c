@@ -86,9 +86,9 @@ static const option table[] = {
      "memory; a yardstick)",
      0, 0, "hisp|cusparse", AT(spgemm)},
     {"solver_precision", HISP_OPTION_STRING, "full",
-     "cg, bicgstab and gmres on an f64 matrix: full (iterations in f64) or mixed (iterative "
-     "refinement: the iterations in f32 on A's entries narrowed to f32, x and the residual "
-     "b - A x in f64 between them; the tolerance holds for the f64 residual)",
+     "cg on an f64 matrix: full (iterations in f64) or mixed (iterations in f32 on A's entries "
+     "rounded to f32, x and its residual updated in f64 whenever the f32 residual fell tenfold; "
+     "the tolerance holds for the f64 residual)",
      0, 0, "full|mixed", AT(solver_precision)},
 };
 #undef AT
