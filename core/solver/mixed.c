@@ -57,8 +57,7 @@ typedef struct {
     hisp_context ctx;
     hisp_matrix A, S;   /* A and its f32 copy */
     hisp_vector b, x;   /* the caller's */
-    hisp_vector r, w;   /* f64: the residual, a correction */
-    hisp_vector c, d;   /* f32: the scaled residual, the f32 solution */
+    hisp_vector r, w;   /* f64: the residual, x's update */
     hispi_amg_single g; /* the ends' kernels and scale */
     hisp_preconditioner P;
 } mixed;
@@ -197,8 +196,8 @@ static hisp_status cg_run(mixed *m, mixed_cg *g, double tol, double *tn, hisp_st
         }
         if (r->restart) { /* a batch to redo from the last check: from the f64 residual */
             r->restart = 0;
-            st = o->fill(g->sp, ks_val(0), c->p); /* p = z */
-            if (!st) st = update(m, g, tn);
+            st = update(m, g, tn);
+            if (!st) st = o->copy(g->sp, c->z, c->p); /* CG anew from the f64 residual */
             t->refinements++, fresh = true, rmax = r->rnorm;
             continue;
         }
