@@ -20,7 +20,8 @@ typedef struct {
     hisp_backend_kind backend;
     int device, repeat;
     double rtol;
-    const char *sides;
+    int64_t sides[16];
+    int nsides;
 } options;
 
 static const char prog[] = "bench_mixed";
@@ -46,20 +47,14 @@ static const opts_def opts[] = {{"--backend", true},
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){HISP_BACKEND_CUDA, -1, 3, 1e-10, "160,200"};
+    *o = (options){.backend = HISP_BACKEND_CUDA, .device = -1, .repeat = 3, .rtol = 1e-10};
     const char *val[sizeof opts / sizeof *opts] = {0};
     int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
     if (!rc) rc = bench_backend_arg(prog, val[O_BACKEND], &o->backend);
     if (!rc) rc = opts_int(prog, "--device", val[O_DEVICE], 0, 1 << 20, &o->device);
-    if (!rc && val[O_SIDES]) o->sides = val[O_SIDES];
-    if (!rc && val[O_RTOL]) {
-        char *end = NULL;
-        o->rtol = strtod(val[O_RTOL], &end);
-        if (*end || !(o->rtol > 0)) {
-            fprintf(stderr, "%s: --rtol: not a positive number: '%s'\n", prog, val[O_RTOL]);
-            rc = 1;
-        }
-    }
+    if (!rc)
+        rc = bench_sides(prog, val[O_SIDES] ? val[O_SIDES] : "160,200", o->sides, 16, &o->nsides);
+    if (!rc) rc = opts_double(prog, "--rtol", val[O_RTOL], 1e-300, 1, &o->rtol);
     if (!rc) rc = opts_int(prog, "--repeat", val[O_REPEAT], 1, 1000, &o->repeat);
     return rc;
 }
@@ -194,16 +189,8 @@ int main(int argc, char **argv)
     printf("| side | method | precond | precision | iterations in | iterations | f64 updates "
            "| first ms | ms | ms/it | reported rel | true rel | f64 ms / this |\n");
     printf("|--:|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
-    for (const char *q = o.sides; *q;) {
-        char *end = NULL;
-        int64_t side = strtoll(q, &end, 10);
-        if (end == q || side < 2) {
-            fprintf(stderr, "%s: --sides: not a list of sides: '%s'\n", prog, o.sides);
-            return 1;
-        }
-        if (!side_table(ctx, &o, side)) return 2;
-        q = *end == ',' ? end + 1 : end;
-    }
+    for (int i = 0; i < o.nsides; i++)
+        if (!side_table(ctx, &o, o.sides[i])) return 2;
     hisp_context_destroy(&ctx);
     return 0;
 }

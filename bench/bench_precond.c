@@ -19,7 +19,8 @@ typedef struct {
     hisp_backend_kind backend;
     int device, repeat;
     int64_t iters;
-    const char *sides;
+    int64_t sides[16];
+    int nsides;
 } options;
 
 static const char prog[] = "bench_precond";
@@ -45,12 +46,13 @@ static const opts_def opts[] = {{"--backend", true},
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){HISP_BACKEND_CUDA, -1, 5, 300, "160,200"};
+    *o = (options){.backend = HISP_BACKEND_CUDA, .device = -1, .repeat = 5, .iters = 300};
     const char *val[sizeof opts / sizeof *opts] = {0};
     int rc = opts_parse(prog, argc, argv, opts, help, val, NULL);
     if (!rc) rc = bench_backend_arg(prog, val[O_BACKEND], &o->backend);
     if (!rc) rc = opts_int(prog, "--device", val[O_DEVICE], 0, 1 << 20, &o->device);
-    if (!rc && val[O_SIDES]) o->sides = val[O_SIDES];
+    if (!rc)
+        rc = bench_sides(prog, val[O_SIDES] ? val[O_SIDES] : "160,200", o->sides, 16, &o->nsides);
     if (!rc) rc = opts_i64(prog, "--iterations", val[O_ITERS], 1, 1000000, &o->iters);
     if (!rc) rc = opts_int(prog, "--repeat", val[O_REPEAT], 1, 1000, &o->repeat);
     return rc;
@@ -125,13 +127,8 @@ int main(int argc, char **argv)
     printf("|--:|--:|---|--:|--:|--:|--:|\n");
     static const hisp_precond pcs[] = {HISP_PRECOND_NONE, HISP_PRECOND_JACOBI,
                                        HISP_PRECOND_L1_JACOBI, HISP_PRECOND_CHEBYSHEV};
-    for (const char *q = o.sides; *q;) {
-        char *end = NULL;
-        int64_t side = strtoll(q, &end, 10);
-        if (end == q || side < 2) {
-            fprintf(stderr, "%s: --sides: not a list of sides: '%s'\n", prog, o.sides);
-            return 1;
-        }
+    for (int i = 0; i < o.nsides; i++) {
+        int64_t side = o.sides[i];
         double none = 0;
         for (size_t p = 0; p < sizeof pcs / sizeof *pcs; p++) {
             result r = {0};
@@ -142,7 +139,6 @@ int main(int argc, char **argv)
                    r.setup, r.ms_it, r.ms_it / none);
             fflush(stdout);
         }
-        q = *end == ',' ? end + 1 : end;
     }
     hisp_context_destroy(&ctx);
     return 0;

@@ -448,3 +448,22 @@ void bench_close_out(FILE *f)
 {
     if (f && f != stdout) fclose(f);
 }
+
+int bench_sides(const char *prog, const char *list, int64_t *sides, int max, int *n)
+{
+    *n = 0;
+    for (const char *q = list; *q;) {
+        char *end = NULL;
+        long long side = strtoll(q, &end, 10);
+        if (end == q || side < 2 || *n == max || (*end && *end != ',')) {
+            fprintf(stderr, "%s: --sides: not a list of at most %d sides >= 2: '%s'\n", prog, max,
+                    list);
+            return 1;
+        }
+        sides[(*n)++] = side;
+        q = *end == ',' ? end + 1 : end;
+    }
+    if (*n) return 0;
+    fprintf(stderr, "%s: --sides: empty\n", prog);
+    return 1;
+}

@@ -246,6 +246,8 @@ HISPI_LOCAL hisp_status hispi_ks_start(ks_run *r, double rnorm0);
 HISPI_LOCAL int hispi_solver_slots(hisp_solver s);
 HISPI_LOCAL hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x,
                                          double t0, hisp_solve_info *info);
+/* The preconditioner's part of info: what sp's setup made and changed. */
+HISPI_LOCAL void hispi_ks_precond_info(const ks_space *sp, hisp_solve_info *info);
 
 /* The methods: run from x0 = r->x until r->done. */
 HISPI_LOCAL hisp_status hispi_ks_cg(ks_run *r);
@@ -310,9 +312,9 @@ HISPI_LOCAL hisp_status hispi_ks_operator_diagonal(hisp_context ctx, const hisp_
 HISPI_LOCAL hisp_status hispi_kpool_take(hisp_context ctx, hisp_type t, int64_t n, int64_t other,
                                          hisp_vector *v);
 HISPI_LOCAL void hispi_kpool_give(hisp_context ctx, hisp_vector v);
-/* solver_precision=mixed (mixed.c): the solve of an f64 A by iterative
- * refinement around f32 solves; *ran false (nothing done) where A's
- * entries do not fit f32 or the solve is not one mixed precision takes. */
+/* solver_precision=mixed (mixed.c): CG on an f64 A iterated in f32 with
+ * reliable updates in f64; *ran false (nothing done) where A's entries do
+ * not fit f32 or the solve is not one mixed precision takes. */
 HISPI_LOCAL hisp_status hispi_solve_mixed(hisp_solver s, hisp_matrix A, hisp_vector b,
                                           hisp_vector x, double t0, hisp_solve_info *info,
                                           bool *ran);

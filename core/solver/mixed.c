@@ -103,8 +103,8 @@ static void release(mixed *m)
 typedef struct {
     int64_t it, refinements;
     double method_rn;
-    bool ran;             /* the iterations ran (last holds their preconditioner) */
-    hisp_solve_info last; /* the preconditioner's part */
+    bool ran;           /* the iterations ran (pc holds their preconditioner) */
+    hisp_solve_info pc; /* the preconditioner's part */
 } tally;
 
 /* ---- CG with reliable updates ------------------------------------------------ */
@@ -248,15 +248,7 @@ static hisp_status cg_mixed(mixed *m, const struct hisp_solver_s *s, double tol,
     if (!st) st = hispi_ks_cg_begin(r, &g.c);
     if (!st) st = cg_run(m, &g, tol, tn, why, t);
     t->ran = true;
-    t->last.precond = g.sp->pc_kind;
-    t->last.precond_levels = g.sp->pc_levels;
-    t->last.precond_type = g.sp->pc_type;
-    t->last.precond_shifted = g.sp->pc_shifted, t->last.precond_filled = g.sp->pc_filled;
-    t->last.precond_diag_shift = g.sp->pc_diag_shift;
-    t->last.precond_factor_sweeps = g.sp->pc_sweeps[0];
-    t->last.precond_solve_sweeps = g.sp->pc_sweeps[1];
-    for (int l = 0; l < g.sp->pc_levels; l++)
-        t->last.precond_rows[l] = g.sp->pc_rows[l], t->last.precond_nnz[l] = g.sp->pc_nnz[l];
+    hispi_ks_precond_info(g.sp, &t->pc);
     t->method_rn = r->rnorm * g.scale;
     hispi_ks_cg_end(r, &g.c);
     if (g.x32) hispi_kpool_give(ctx, g.x32);
@@ -268,8 +260,8 @@ static hisp_status cg_mixed(mixed *m, const struct hisp_solver_s *s, double tol,
 static void report(hisp_precond pk, const tally *t, hisp_stop_reason why, double rn, double bnorm,
                    double t0, double t1, hisp_solve_info *info)
 {
-    const hisp_solve_info *in = &t->last;
-    memset(info, 0, sizeof *info);
+    *info = t->pc; /* the preconditioner's fields (zero where the iterations did not run) */
+    if (!t->ran) info->precond = pk;
     info->reason = why;
     info->converged = why == HISP_STOP_CONVERGED;
     info->iterations = t->it;
@@ -279,16 +271,6 @@ static void report(hisp_precond pk, const tally *t, hisp_stop_reason why, double
     info->method_residual_norm = t->refinements ? t->method_rn : rn;
     info->ms = hispi_now_ms() - t0;
     info->setup_ms = t1 - t0;
-    info->precond = t->ran ? in->precond : pk;
-    info->precond_levels = in->precond_levels;
-    info->precond_type = in->precond_type;
-    info->precond_shifted = in->precond_shifted, info->precond_filled = in->precond_filled;
-    info->precond_diag_shift = in->precond_diag_shift;
-    info->precond_factor_sweeps = in->precond_factor_sweeps;
-    info->precond_solve_sweeps = in->precond_solve_sweeps;
-    memcpy(info->precond_rows, in->precond_rows, sizeof info->precond_rows);
-    memcpy(info->precond_nnz, in->precond_nnz, sizeof info->precond_nnz);
-    info->on_host = in->on_host;
     info->iteration_type = HISP_F32;
     info->refinements = t->refinements;
 }

@@ -447,6 +447,19 @@ static bool settle(ks_run *r, ks_restarts *rs, double tn)
     return false;
 }
 
+void hispi_ks_precond_info(const ks_space *sp, hisp_solve_info *info)
+{
+    info->precond_levels = sp->pc_levels;
+    info->precond_type = sp->pc_type;
+    info->precond = sp->pc_kind;
+    info->precond_shifted = sp->pc_shifted, info->precond_filled = sp->pc_filled;
+    info->precond_diag_shift = sp->pc_diag_shift;
+    info->precond_factor_sweeps = sp->pc_sweeps[0];
+    info->precond_solve_sweeps = sp->pc_sweeps[1];
+    for (int l = 0; l < sp->pc_levels; l++)
+        info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
+}
+
 /* Run the method on a space made for it; x keeps its value on an error.
  * The tolerance is relative to ||b|| computed here; each time the method
  * stops, the residual of x is computed from x, and the method runs again
@@ -513,16 +526,8 @@ hisp_status hispi_solver_run(hisp_solver s, ks_space *sp, ks_vec *b, ks_vec *x, 
         info->product_ms = sp->ms[KS_MS_PRODUCT];
         info->vector_ms = sp->ms[KS_MS_VECTOR];
         info->reduce_ms = sp->ms[KS_MS_REDUCE];
-        info->precond_levels = sp->pc_levels;
-        info->precond_type = sp->pc_type;
-        info->precond = sp->pc_kind;
-        info->precond_shifted = sp->pc_shifted, info->precond_filled = sp->pc_filled;
-        info->precond_diag_shift = sp->pc_diag_shift;
-        info->precond_factor_sweeps = sp->pc_sweeps[0];
-        info->precond_solve_sweeps = sp->pc_sweeps[1];
+        hispi_ks_precond_info(sp, info);
         info->iteration_type = sp->t;
-        for (int l = 0; l < sp->pc_levels; l++)
-            info->precond_rows[l] = sp->pc_rows[l], info->precond_nnz[l] = sp->pc_nnz[l];
     }
     return HISP_SUCCESS;
 }
