@@ -228,6 +228,20 @@ START_TEST(test_mixed_rules)
     s = test_solver(ctx, HISP_SOLVER_CG, false, 1e-4, 5000);
     CK_OK(ctx, hisp_solver_solve(s, A32, b32, x32, &in));
     ck_assert(in.converged && in.iteration_type == HISP_F32 && in.refinements == 0);
+    { /* its claim against the residual of H (f32's rounded entries) computed here in double */
+        test_hcsr R = H;
+        R.val = malloc((size_t)H.nnz * 8);
+        for (int64_t e = 0; e < H.nnz; e++)
+            R.val[e] = (float)H.val[e];
+        CK_OK(ctx, hisp_vector_read(x32, bf));
+        for (int64_t i = 0; i < n; i++)
+            x2[i] = bf[i], x[i] = (float)b[i];
+        double tr = test_hcsr_residual(&R, x, x2);
+        ck_assert_msg(tr <= 1.01e-4 && fabs(tr - in.relative_residual) <= 0.05 * tr,
+                      "%s: f32 true residual %g, reported %g", test_label(_i), tr,
+                      in.relative_residual);
+        free(R.val);
+    }
     hisp_solver_destroy(&s);
     static const hisp_solver_method own[] = {HISP_SOLVER_LSQR, HISP_SOLVER_BICGSTAB,
                                              HISP_SOLVER_GMRES};
