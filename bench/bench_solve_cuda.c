@@ -38,6 +38,10 @@
  *             (bs_dist_selftest: the SPD graph against a dense construction,
  *             CG's convergence on it, the scaling rows over 1, 1p, 2 and 4
  *             parts sharing the GPU); not among the default parts.
+ *   krylov    CG, BiCGSTAB and GMRES(restart) on the poisson3d of part cg
+ *             (--sizes), --krylov-iters iterations each: ms/it and its ratio to
+ *             CG's (the per-iteration cost of each method's vector work and
+ *             waits; CuPy's cg and gmres: solve_cupy.py --gmres).
  *   compound  BiCGSTAB and GMRES(restart) on helmholtz (c64, n x n) and CG on
  *             qsurface (q64, 2 n^2 rows): ms/it and the SpMV's share (the
  *             wall of one synchronised hisp_spmv x SpMVs per iteration / ms
@@ -71,6 +75,7 @@ typedef struct {
     int64_t n, rows, cols, nnz, iters_asked, iters;
     char status[64], reason[48];
     double ms_it, first_ms, setup_ms, expert_ms_it, floor_ms, x_diff, spmv_ms, spmv_share;
+    double over_cg; /* part krylov: ms/it over CG's on the matrix */
     char expert_alg[32];
 } row;
 
@@ -93,7 +98,7 @@ static row *row_new(rows *R, const char *part, const char *matrix, const char *m
     snprintf(r->method, sizeof r->method, "%s", method);
     snprintf(r->format, sizeof r->format, "%s", format);
     r->ms_it = r->first_ms = r->setup_ms = r->expert_ms_it = r->floor_ms = r->x_diff = NAN;
-    r->spmv_ms = r->spmv_share = NAN;
+    r->spmv_ms = r->spmv_share = r->over_cg = NAN;
     snprintf(r->status, sizeof r->status, "ok");
     return r;
 }
@@ -177,6 +182,23 @@ static void tables(FILE *f, const rows *R, const char *gpu, double bw)
     }
     any = 0;
     for (int i = 0; i < R->n; i++)
+        if (!strcmp(R->v[i].part, "krylov")) any = 1;
+    if (any) {
+        fprintf(f, "\nKrylov methods, f64, CSR, fixed iterations, wall per iteration (setup "
+                   "included) and over CG's\n\n");
+        fprintf(f, "| matrix | method | iterations | ms/it | / CG | setup ms |\n");
+        fprintf(f, "|---|---|--:|--:|--:|--:|\n");
+        for (int i = 0; i < R->n; i++) {
+            const row *r = &R->v[i];
+            if (strcmp(r->part, "krylov")) continue;
+            fprintf(f, "| %s | %s | %lld/%lld %s | %s | **%s** | %s |\n", r->matrix, r->method,
+                    (long long)r->iters, (long long)r->iters_asked, r->status,
+                    bs_fx(r->ms_it, a[0], "%.4f"), bs_fx(r->over_cg, a[1], "%.2f"),
+                    bs_fx(r->setup_ms, a[2], "%.2f"));
+        }
+    }
+    any = 0;
+    for (int i = 0; i < R->n; i++)
         if (!strcmp(R->v[i].part, "compound")) any = 1;
     if (any) {
         fprintf(f, "\nCompound entries, fixed iterations, wall per iteration; SpMV share = "
@@ -226,6 +248,7 @@ static void write_json(FILE *f, const rows *R, const bs_dist_rows *D, const char
         json_num(f, "setup_ms", r->setup_ms, 1);
         json_num(f, "spmv_ms", r->spmv_ms, 1);
         json_num(f, "spmv_share", r->spmv_share, 1);
+        json_num(f, "over_cg", r->over_cg, 1);
         json_num(f, "x_rel_diff", r->x_diff, 0);
         fprintf(f, "}%s\n", i + 1 < R->n || D->n ? "," : "");
     }
@@ -555,6 +578,53 @@ static void part_cg(bench *B, rows *R, int64_t side)
     free(xe);
 }
 
+/* CG, BiCGSTAB and GMRES(restart) on poisson3d side^3: ms/it, and over
+ * CG's. */
+static void part_krylov(bench *B, rows *R, int64_t side)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
+    hisp_gen_params gp;
+    hisp_gen_defaults(HISP_GEN_POISSON3D, &gp);
+    gp.n = side;
+    gp.seed = 42;
+    hisp_matrix A = NULL;
+    cb_hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate poisson3d");
+    hisp_matrix_info mi;
+    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
+    char name[32];
+    snprintf(name, sizeof name, "poisson3d-%lld", (long long)side);
+    double *bh = bs_doubles(mi.nrows);
+    bs_fill_uniform(bh, mi.nrows, 7);
+    hisp_vector b = hvec(B, HISP_F64, mi.nrows, bh), x = hvec(B, HISP_F64, mi.nrows, NULL);
+    const hisp_solver_method ms[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB, HISP_SOLVER_GMRES};
+    double cg = NAN;
+    for (int k = 0; k < 3; k++) {
+        char meth[16];
+        if (ms[k] == HISP_SOLVER_GMRES)
+            snprintf(meth, sizeof meth, "gmres(%d)", o->restart);
+        else
+            snprintf(meth, sizeof meth, "%s", hisp_solver_method_name(ms[k]));
+        row *r = row_new(R, "krylov", name, meth, "csr");
+        r->n = side;
+        r->rows = r->cols = mi.nrows;
+        r->nnz = mi.nnz;
+        bs_solve s;
+        bs_solve_fixed(ctx, ms[k], A, b, x, o->kry_iters, o->restart, 3, o->repeat, &s);
+        if (row_solve(r, &s, o->kry_iters)) {
+            if (k == 0) cg = r->ms_it;
+            r->over_cg = r->ms_it / cg;
+            printf("  %s: %.2f x CG's time per iteration\n", meth, r->over_cg);
+        } else if (s.status != HISP_ERR_UNSUPPORTED) {
+            B->failed = 1;
+        }
+    }
+    hisp_vector_destroy(&b);
+    hisp_vector_destroy(&x);
+    hisp_matrix_destroy(&A);
+    free(bh);
+}
+
 /* Four rmat graphs of 2^scale vertices (seeds 1..4, edge factor 8, values
  * in [-1, 1)) stacked: a 4*2^scale x 2^scale least-squares operator with
  * power-law rows and columns. CSR arrays, malloc'd. */
@@ -861,7 +931,8 @@ static void part_dist(bench *B, bs_dist_rows *D)
 
 static const char prog[] = "bench_solve_cuda";
 static const char help[] =
-    "usage: bench_solve_cuda [--parts cg,lsqr,compound,dist,selftest] [--sizes 160,200]\n"
+    "usage: bench_solve_cuda [--parts cg,lsqr,krylov,compound,dist,selftest]\n"
+    "           [--sizes 160,200]\n"
     "           [--iters 500] [--repeat 3] [--lsqr-rows 4000000]\n"
     "           [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters 200]\n"
     "           [--lsqr-scale 20 (the rmat stack: 4 graphs of 2^scale vertices)]\n"
@@ -948,15 +1019,15 @@ static int parse(int argc, char **argv, options *o)
                               (long long)o->lsqr_cols, o->npr);
     if (val[O_PARTS]) o->parts = val[O_PARTS];
     for (const char *q = o->parts; !rc && q && *q;) { /* every part named must exist */
-        static const char *const known[] = {"cg", "lsqr", "compound", "dist", "selftest"};
+        static const char *const known[] = {"cg", "lsqr", "krylov", "compound", "dist", "selftest"};
         size_t len = strcspn(q, ",");
         bool ok = false;
         for (size_t k = 0; k < sizeof known / sizeof *known; k++)
             ok |= strlen(known[k]) == len && !strncmp(q, known[k], len);
         if (!ok)
             rc = opts_usage_error(prog,
-                                  "--parts: unknown part '%.*s' (cg, lsqr, compound, dist, "
-                                  "selftest)",
+                                  "--parts: unknown part '%.*s' (cg, lsqr, krylov, compound, "
+                                  "dist, selftest)",
                                   (int)len, q);
         q = q[len] ? q + len + 1 : NULL;
     }
@@ -1014,6 +1085,13 @@ int main(int argc, char **argv)
         for (const char *s = o.sizes; s && *s;) {
             int64_t side = atoll(s);
             if (side > 0) part_cg(&B, &R, side);
+            s = strchr(s, ',');
+            if (s) s++;
+        }
+    if (has_part(o.parts, "krylov"))
+        for (const char *s = o.sizes; s && *s;) {
+            int64_t side = atoll(s);
+            if (side > 0) part_krylov(&B, &R, side);
             s = strchr(s, ',');
             if (s) s++;
         }

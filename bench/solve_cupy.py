@@ -7,6 +7,11 @@ synchronize to the one after the call; median of --repeat after a warm-up).
 
   cg    cupyx.scipy.sparse.linalg.cg, rtol = atol = 0 (it runs maxiter; the
         tolerance keyword is rtol in recent CuPy, tol before: both handled)
+  gmres cupyx.scipy.sparse.linalg.gmres(restart) on the poisson3d systems
+        (--gmres-iters inner iterations, a multiple of the restart; atol = 0,
+        so every cycle runs): CuPy's Arnoldi step is classical Gram-Schmidt
+        without re-orthogonalisation (two gemv over the basis) and reads the
+        new column's norm on the host.
   lsmr  cupyx.scipy.sparse.linalg.lsmr (Fong and Saunders) for the least-squares
         row: CuPy's lsqr is not LSQR but a direct sparse QR (cuSOLVER) of a
         square system, so it cannot take the rectangular matrix. atol = btol
@@ -15,6 +20,7 @@ synchronize to the one after the call; median of --repeat after a warm-up).
 
   python3 solve_cupy.py [--sizes 160,200] [--iters 500] [--lsqr-rows 4000000]
                         [--lsqr-cols 1000000] [--lsqr-npr 10] [--lsqr-iters 200]
+                        [--gmres-iters 0] [--gmres-restart 30]
                         [--repeat 3] [--json FILE] [--hisp-json FILE]
 --hisp-json: bench_solve_cuda's --json, for a hisp / expert / CuPy table.
 """
@@ -106,6 +112,29 @@ def lsmr_row(m, ncols, npr, iters, repeat):
     return r
 
 
+def gmres_row(s, iters, restart, repeat):
+    A_h = si.poisson3d(s)
+    n = A_h.shape[0]
+    A = csp.csr_matrix(A_h)
+    b = cp.asarray(si.uniform(7, n))
+    cycles = max(iters // restart, 1)
+    tol = {"rtol": 0.0} if "rtol" in inspect.signature(cla.gmres).parameters else {"tol": 0.0}
+
+    def run():
+        return cla.gmres(A, b, x0=cp.zeros(n), restart=restart, maxiter=cycles, atol=0.0,
+                         **tol)[0]
+
+    wall, x = timed(run, repeat)
+    its = cycles * restart
+    res = float(cp.linalg.norm(b - A @ x) / cp.linalg.norm(b))
+    r = {"matrix": f"poisson3d-{s}", "method": f"gmres({restart})", "rows": n,
+         "nnz": int(A.nnz), "iterations_asked": iters, "iterations": its,
+         "ms_per_it": wall / its, "relative_residual": res}
+    print(f"{r['matrix']}: gmres({restart}) {its} inner iterations, {r['ms_per_it']:.4f} ms/it, "
+          f"relative residual {res:.3e}", flush=True)
+    return r
+
+
 def fmt(v, f="{:.4f}"):
     return "-" if v is None else f.format(v)
 
@@ -118,6 +147,8 @@ def main():
     ap.add_argument("--lsqr-cols", type=int, default=1000000)
     ap.add_argument("--lsqr-npr", type=int, default=10)
     ap.add_argument("--lsqr-iters", type=int, default=200)
+    ap.add_argument("--gmres-iters", type=int, default=0)
+    ap.add_argument("--gmres-restart", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--hisp-json")
@@ -125,13 +156,16 @@ def main():
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(f"# solve_cupy: CuPy {cp.__version__} on {dev}")
     rows = [cg_row(int(s), a.iters, a.repeat) for s in a.sizes.split(",") if s]
+    if a.gmres_iters > 0:
+        rows += [gmres_row(int(s), a.gmres_iters, a.gmres_restart, a.repeat)
+                 for s in a.sizes.split(",") if s]
     if a.lsqr_rows > 0:
         rows.append(lsmr_row(a.lsqr_rows, a.lsqr_cols, a.lsqr_npr, a.lsqr_iters, a.repeat))
     hisp = {}
     if a.hisp_json:
         with open(a.hisp_json) as f:
             for r in json.load(f)["results"]:
-                hisp[(r["matrix"], r["method"], r["format"])] = r
+                hisp.setdefault((r["matrix"], r["method"], r["format"]), r)  # part cg first
     print("\n| matrix | method | iterations | CuPy ms/it | hisp ms/it | expert ms/it | "
           "CuPy / hisp |")
     print("|---|---|--:|--:|--:|--:|--:|")
@@ -139,7 +173,8 @@ def main():
         if r.get("status", "ok") != "ok":
             print(f"| {r['matrix']} | {r['method']} | {r['status']} | - | - | - | - |")
             continue
-        h = hisp.get((r["matrix"], "cg" if r["method"] == "cg" else "lsqr", "csr"), {})
+        m = r["method"] if r["method"] == "cg" or r["method"].startswith("gmres") else "lsqr"
+        h = hisp.get((r["matrix"], m, "csr"), {})
         hm, em = h.get("ms_per_it"), h.get("expert_ms_per_it")
         ratio = r["ms_per_it"] / hm if hm else None
         print(f"| {r['matrix']} | {r['method']} | {r['iterations']}/{r['iterations_asked']} | "

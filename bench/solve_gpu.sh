@@ -10,7 +10,10 @@
 #   bash solve_gpu.sh [tests] [hisp] [cupy]      (default: hisp cupy)
 #
 # Settings: OUT (./out), REPEAT (3), SIZES (160,200), ITERS (500), LSQR_ITERS
-# (200), KRYLOV_ITERS (200), SUITES for `tests` (solver vector). About 2
+# (200), KRYLOV_ITERS (200), PARTS of bench_solve_cuda (cg,lsqr,compound; krylov:
+# CG, BiCGSTAB, GMRES per iteration on poisson3d), GMRES_ITERS for CuPy's gmres
+# (0: none), LSQR_ROWS for CuPy's lsmr (0: none), SUITES for `tests` (solver
+# vector). About 2
 # minutes on an H100. Writes $OUT/solve.tgz holding solve.log (everything),
 # solve.md, solve.json, cupy.txt, cupy.json (and tests.log), and beside it
 # solve.md and cupy.txt.
@@ -65,7 +68,8 @@ for step in $steps; do
         done
         ;;
     hisp)
-        timeout 420 "$B" --sizes "${SIZES:-160,200}" --iters "${ITERS:-500}" --repeat "${REPEAT:-3}" \
+        timeout 420 "$B" --parts "${PARTS:-cg,lsqr,compound}" --sizes "${SIZES:-160,200}" \
+            --iters "${ITERS:-500}" --repeat "${REPEAT:-3}" \
             --lsqr-iters "${LSQR_ITERS:-200}" --krylov-iters "${KRYLOV_ITERS:-200}" \
             --json "$OUT/solve.json" --summary "$OUT/solve.md" >>"$LOG" 2>&1
         rc=$?
@@ -77,7 +81,8 @@ for step in $steps; do
         hj=()
         [ -f "$OUT/solve.json" ] && hj=(--hisp-json "$OUT/solve.json")
         timeout 300 python3 "$HERE/solve_cupy.py" --sizes "${SIZES:-160,200}" --iters "${ITERS:-500}" \
-            --lsqr-iters "${LSQR_ITERS:-200}" --repeat "${REPEAT:-3}" --json "$OUT/cupy.json" \
+            --lsqr-iters "${LSQR_ITERS:-200}" --lsqr-rows "${LSQR_ROWS:-4000000}" \
+            --gmres-iters "${GMRES_ITERS:-0}" --repeat "${REPEAT:-3}" --json "$OUT/cupy.json" \
             "${hj[@]}" >"$OUT/cupy.txt" 2>&1
         rc=$?
         echo "solve_cupy: exit $rc" | tee -a "$LOG"

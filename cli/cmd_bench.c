@@ -83,9 +83,9 @@ static const char help[] =
     "read twice + C's CSR arrays written (C: the reference's A A); solve per\n"
     "iteration the\n"
     "CSR arrays + 8 vectors (CG: x, r, p, q read and written), twice the CSR\n"
-    "arrays + 12 vectors (BiCGSTAB), the CSR arrays + 4 + 5 (m + 1) / 2 vectors\n"
-    "(GMRES(m): the product, modified Gram-Schmidt over the basis, the\n"
-    "normalisation) or twice the CSR arrays + 5 row-length and 8 column-length\n"
+    "arrays + 12 vectors (BiCGSTAB), the CSR arrays + m + 7 vectors (GMRES(m):\n"
+    "the product, one pass over the basis for the dots and one for the update)\n"
+    "or twice the CSR arrays + 5 row-length and 8 column-length\n"
     "vectors (LSQR). The vectors' scalar components are splitmix64(7, i) mapped\n"
     "to [-1, 1) (bench/solve_inputs.py's uniform(7, n)). copy: a vector copy\n"
     "y = x of a large vector through hisp_vector_copy, timed the same way (bytes\n"
@@ -562,8 +562,8 @@ static uint64_t solve_bytes(const bench_in *in, uint64_t csr, uint64_t es)
     switch (in->method) {
     case HISP_SOLVER_CG:
         return csr + 8 * es * n;
-    case HISP_SOLVER_GMRES: /* the basis grows to BENCH_RESTART vectors: on average (m+1)/2 */
-        return csr + es * n * (8 + 5 * (BENCH_RESTART + 1)) / 2;
+    case HISP_SOLVER_GMRES: /* step j: 2 (product) + j + 2 (dots) + j + 4 (update), j < m */
+        return csr + es * n * (BENCH_RESTART + 7);
     case HISP_SOLVER_LSQR:
         return 2 * csr + es * (5 * m + 8 * n);
     default:

@@ -1060,7 +1060,12 @@ HISP_API HISP_NODISCARD hisp_status hisp_matrix_ptap(hisp_matrix P, hisp_matrix 
  *             q32, q64 with A quaternion-Hermitian: A_ji = conj(A_ij));
  *   BICGSTAB  square A (real and complex entries);
  *   GMRES     restarted GMRES(m), square A (real and complex entries);
- *             right preconditioning, modified Gram-Schmidt, Givens rotations;
+ *             right preconditioning, classical Gram-Schmidt with delayed
+ *             re-orthogonalisation (DCGS2: two passes over the basis and one
+ *             wait per iteration; as accurate as modified Gram-Schmidt),
+ *             Givens rotations; a step's product runs before the previous
+ *             iteration's residual is known, so a solve does one product
+ *             more than its iterations;
  *   LSQR      min ||A x - b||^2 + damp^2 ||x||^2 for rectangular A (Paige and
  *             Saunders; f32, f64 and the formats with op = T: CSR, HiSparse
  *             without forming A^T).

@@ -34,7 +34,7 @@ typedef struct hispi_devobj {
  * kernels per entry type, the reduction scratch (per-group partial sums) and
  * a small buffer of scalar and result slots. Linked into the context's
  * objects at first use, so a backend switch or the context's end frees it. */
-#define HISPI_VK_COUNT 17
+#define HISPI_VK_COUNT 20
 typedef struct {
     hispi_devobj link;
     bool ready;                    /* the fields below belong to the current backend */
@@ -42,6 +42,8 @@ typedef struct {
     int acc_double;                /* reductions accumulate in double */
     void *kern[6][HISPI_VK_COUNT]; /* by type (f32..q64) and kernel */
     void *part, *slots;            /* partial sums; scalar and result slots */
+    void *mpart, *coef;            /* hispi_vector_mdot's partials, bupdate's coefficients */
+    size_t coef_bytes;
 } hispi_vstate;
 
 /* The HiSparse addition's device scratch of a context
@@ -100,7 +102,7 @@ typedef struct {
     int amg_smoother, amg_sweeps, amg_block, amg_precision;
     int chebyshev_degree;
     int ilu_factor_sweeps, ilu_solve_sweeps; /* -1: the default of where it runs */
-    int spgemm; /* the spgemm option's choice: 0 hisp, 1 cusparse */
+    int spgemm;                              /* the spgemm option's choice: 0 hisp, 1 cusparse */
     int solver_precision; /* the solver_precision option's choice: 0 full, 1 mixed */
 } hispi_options;
 
@@ -202,6 +204,10 @@ struct hisp_vector_s {
     bool wrapped;    /* dev is the caller's memory (hisp_vector_wrap_device): never freed */
     bool retained; /* wrapped: hisp holds a reference to dev (buf_retain), given back by buf_free */
     int64_t off;   /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
+    /* a part (hispi_vector_part): dev is entries [base_off, base_off + n)
+     * of the buffer base, as a buffer of its own */
+    void *base;
+    int64_t base_off;
 };
 
 /* Keeps ctx's error for hisp_context_last_error(NULL) (a failed creation). */
@@ -440,6 +446,13 @@ HISPI_LOCAL hisp_status hispi_vector_host_written(hisp_vector v);
 HISPI_LOCAL hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int64_t n, void *buf,
                                           int64_t off, hisp_vector *v);
 
+/* Entries [off, off + n) of whole's device buffer as a vector of its own
+ * (the backend's buf_sub: off * entry size a multiple of 4096), usable by
+ * every operation; whole must outlive it. HISP_ERR_UNSUPPORTED where the
+ * backend has no buf_sub. */
+HISPI_LOCAL hisp_status hispi_vector_part(hisp_vector whole, int64_t off, int64_t n,
+                                          hisp_vector *v);
+
 /* hisp_scalar.negate bit of the solvers' ratios: num * den^-1 is 0 where
  * den is exactly 0 (a recurrence that has converged exactly stays put
  * instead of turning into 0/0). */
@@ -459,6 +472,20 @@ HISPI_LOCAL hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x
                                                     hisp_vector y, hisp_vector d, hisp_vector z,
                                                     hisp_result r0, hisp_result r1);
 
+/* Whether the vector algebra runs the device's kernels (else the host
+ * loops: the reference backend, or a solve on the host). */
+HISPI_LOCAL bool hispi_vec_on_device(hisp_context ctx);
+/* A basis's products (core/vector/vector_block.c; GMRES's Gram-Schmidt):
+ * out[oi + k*q + c] = dot(Q[c], R[k]) for c < q, k < nr (1 or 2). One pass
+ * over Q where its columns are views of one buffer at a fixed stride. */
+HISPI_LOCAL hisp_status hispi_vector_mdot(int q, const hisp_vector *Q, int nr, const hisp_vector *R,
+                                          hisp_vector out, int64_t oi);
+/* y0 = y0*a0 + sum_c Q[c]*a[c]; y1 = y1*b1 + y0*b0 + sum_c Q[c]*b[c] (y0 as
+ * it was; y1 NULL: none). coef: 2q+3 entries of 4 doubles (real part first):
+ * a[0..q), a0, b[0..q), b0, b1. A zero a0 (b1): y0 (y1) is not read. */
+HISPI_LOCAL hisp_status hispi_vector_bupdate(int q, const hisp_vector *Q, hisp_vector y0,
+                                             hisp_vector y1, const double *coef);
+
 /* ---- vector algebra: reference loops (core/vector/vector_ref.c) --------
  *
  * Entries of type t (f32, f64, c32, c64, q32, q64), arithmetic as documented
@@ -468,6 +495,8 @@ HISPI_LOCAL hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x
  * where the device has doubles. The kernels of kernels/vector.cl use the
  * same formulas in the same order (sums excepted). */
 
+/* Whether the entry a of type t is zero. */
+HISPI_LOCAL bool hispi_vref_is_zero(hisp_type t, const void *a);
 /* out = num * den^-1 (den NULL: num), negated when negate. */
 HISPI_LOCAL void hispi_vref_scalar(hisp_type t, const void *num, const void *den, int negate,
                                    void *out);

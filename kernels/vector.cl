@@ -534,6 +534,158 @@ KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *
     GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
 }
 
+/* ---- a basis in one buffer (GMRES): column c is Q + (qo + c*qs) entries ---- */
+
+/* Columns per group of vec_mdot: the right-hand vectors are read once per
+ * tile of MT columns, the products held in registers. */
+#define MT 16
+
+/* The group's rows on GPUs: rg of nrg row groups (vec_mdot's groups are
+ * tiles x row groups), grid-stride as FOR_ENTRIES. */
+#define FOR_ROWS(i, n, rg, nrg) for (i64 i = (rg) * LS + LID; i < (n); i += (nrg) * LS)
+
+/* s[t][k] = conj(Q_c) . R_k over the group's rows, c = tile * MT + t < q,
+ * k < nr (1 or 2), into part[((rg * ntiles + tile) * MT + t) * 2 + k) * VC
+ * + comp]; vec_reduce_n sums them over the row groups. R may be columns of
+ * Q (read only). GPUs: each work-item holds the tile's products of its
+ * rows in registers. CPUs: the chunk in blocks of MB rows, column after
+ * column (R's block stays in the core's cache; plain loops the compiler
+ * vectorises), four accumulators a column against the adds' latency. */
+#define MB 1024
+KERNEL vec_mdot(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, const int q,
+                GLOBAL const cs_t *r0, const i64 o0, GLOBAL const cs_t *r1, const i64 o1,
+                const int nr, GLOBAL acc_t *part)
+{
+    RED_DECL();
+    const int ntiles = (q + MT - 1) / MT;
+    const i64 tile = GROUP % ntiles, rg = GROUP / ntiles, nrg = NGROUPS / ntiles;
+    const int c0 = (int)tile * MT;
+    r0 += o0 * VC;
+    r1 += o1 * VC;
+    aent s[MT][2];
+    for (int t = 0; t < MT; t++)
+        s[t][0] = azero(), s[t][1] = azero();
+#if CHUNK
+    const i64 per = ((n + nrg - 1) / nrg + 15) & ~(i64)15;
+    const i64 rb = rg * per, re = rb + per < n ? rb + per : n;
+    for (i64 b = rb; b < re; b += MB) {
+        const i64 e = b + MB < re ? b + MB : re;
+        for (int t = 0; t < MT && c0 + t < q; t++) {
+            GLOBAL const cs_t *qc = Q + (qo + (i64)(c0 + t) * qs) * VC;
+            for (int k = 0; k < nr; k++) {
+                GLOBAL const cs_t *rk = k ? r1 : r0;
+                aent a0 = azero(), a1 = azero(), a2 = azero(), a3 = azero();
+                i64 i = b;
+                for (; i + 3 < e; i += 4) {
+                    a0 = adot(a0, ld(qc, i), ld(rk, i));
+                    a1 = adot(a1, ld(qc, i + 1), ld(rk, i + 1));
+                    a2 = adot(a2, ld(qc, i + 2), ld(rk, i + 2));
+                    a3 = adot(a3, ld(qc, i + 3), ld(rk, i + 3));
+                }
+                for (; i < e; i++)
+                    a0 = adot(a0, ld(qc, i), ld(rk, i));
+                s[t][k] = aadd(s[t][k], aadd(aadd(a0, a1), aadd(a2, a3)));
+            }
+        }
+    }
+#else
+    FOR_ROWS(i, n, rg, nrg)
+    {
+        const ent x0 = ld(r0, i), x1 = nr > 1 ? ld(r1, i) : mk(0, 0, 0, 0);
+#pragma unroll
+        for (int t = 0; t < MT; t++)
+            if (c0 + t < q) {
+                const ent e = ld(Q + (qo + (i64)(c0 + t) * qs) * VC, i);
+                s[t][0] = adot(s[t][0], e, x0);
+                if (nr > 1) s[t][1] = adot(s[t][1], e, x1);
+            }
+    }
+#endif
+    for (int t = 0; t < MT; t++)
+        for (int k = 0; k < 2; k++)
+            if (k < nr) GROUP_SUM(s[t][k], VC, part, ((GROUP * MT + t) * 2 + k) * VC);
+}
+
+/* Result k * q + c (c < q, k < nr) of vec_mdot: the sum over its nrg row
+ * groups, to out[oi + k * q + c]; one group per result. */
+KERNEL vec_reduce_n(const i64 nrg, GLOBAL const acc_t *part, const int q, const int nr,
+                    GLOBAL cs_t *out, const i64 oi)
+{
+#if LS > 1
+    LOCAL_DECL(acc_t, red[LS]);
+#endif
+    const int ntiles = (q + MT - 1) / MT;
+    const int res = (int)GROUP, k = res / q, c = res % q;
+    if (res >= q * nr) return;
+    for (int comp = 0; comp < VC; comp++) {
+        acc_t v = 0;
+        for (i64 g = LID; g < nrg; g += LS)
+            v += part[(((g * ntiles + c / MT) * MT + c % MT) * 2 + k) * VC + comp];
+#if LS > 1
+        red[LID] = v;
+        BARRIER();
+        for (int h = LS / 2; h > 0; h >>= 1) {
+            if (LID < h) red[LID] += red[LID + h];
+            BARRIER();
+        }
+        v = red[0];
+        BARRIER();
+#endif
+        if (LID == 0) out[(oi + res) * VC + comp] = (cs_t)v;
+    }
+}
+
+/* y0 = y0*a0 + sum_c Q_c*a[c]; y1 = y1*b1 + y0*b0 + sum_c Q_c*b[c] (y0 as it
+ * was), coefficient entries a = coef[0..q) a0 = coef[q], b = coef[q+1..2q]
+ * b0 = coef[2q+1] b1 = coef[2q+2]; a zero a0 (b1): y0 (y1) not read; has1 0:
+ * no y1. The columns and y0, y1 are disjoint. Each entry's sums in the same
+ * order on GPUs (an entry a work-item) and CPUs (blocks of MB entries,
+ * column after column: y0 and y1's block stays in the core's cache). */
+KERNEL vec_bupdate(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, const int q,
+                   GLOBAL cs_t *y0, const i64 o0, GLOBAL cs_t *y1, const i64 o1, const int has1,
+                   GLOBAL const cs_t *coef)
+{
+    y0 += o0 * VC;
+    y1 += o1 * VC;
+    const ent a0 = ld(coef, q), b0 = ld(coef, 2 * (i64)q + 1), b1 = ld(coef, 2 * (i64)q + 2);
+    const int r0 = !ezero(a0), r1 = has1 && !ezero(b1);
+#if CHUNK
+    const i64 per = ((n + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;
+    const i64 rb = GROUP * per, re = rb + per < n ? rb + per : n;
+    for (i64 b = rb; b < re; b += MB) {
+        const i64 e = b + MB < re ? b + MB : re;
+        for (i64 i = b; i < e; i++) {
+            const ent e0 = ld(y0, i);
+            if (has1) st(y1, i, r1 ? eadd(emul(ld(y1, i), b1), emul(e0, b0)) : emul(e0, b0));
+            st(y0, i, r0 ? emul(e0, a0) : mk(0, 0, 0, 0));
+        }
+        for (int c = 0; c < q; c++) {
+            GLOBAL const cs_t *qc = Q + (qo + (i64)c * qs) * VC;
+            const ent ca = ld(coef, c), cb = ld(coef, q + 1 + c);
+            for (i64 i = b; i < e; i++)
+                st(y0, i, eadd(ld(y0, i), emul(ld(qc, i), ca)));
+            if (has1)
+                for (i64 i = b; i < e; i++)
+                    st(y1, i, eadd(ld(y1, i), emul(ld(qc, i), cb)));
+        }
+    }
+#else
+    FOR_ENTRIES(i, n)
+    {
+        const ent e0 = ld(y0, i);
+        ent s0 = r0 ? emul(e0, a0) : mk(0, 0, 0, 0), s1 = mk(0, 0, 0, 0);
+        if (has1) s1 = r1 ? eadd(emul(ld(y1, i), b1), emul(e0, b0)) : emul(e0, b0);
+        for (int c = 0; c < q; c++) {
+            const ent e = ld(Q + (qo + (i64)c * qs) * VC, i);
+            s0 = eadd(s0, emul(e, ld(coef, c)));
+            if (has1) s1 = eadd(s1, emul(e, ld(coef, q + 1 + c)));
+        }
+        st(y0, i, s0);
+        if (has1) st(y1, i, s1);
+    }
+#endif
+}
+
 /* ---- reductions: stage 2 (one group) --------------------------------------- */
 
 /* Result r (< nres) of ncomp components: the sum over the ngroups partials,

@@ -29,6 +29,7 @@
     X(transfer)                                                                                    \
     X(interop)                                                                                     \
     X(vector)                                                                                      \
+    X(vector_block)                                                                                \
     X(cli_solve)                                                                                   \
     X(cli_bench)                                                                                   \
     X(solver)                                                                                      \

@@ -225,6 +225,15 @@ static void hisp_cuda_free(void *p, void *buf)
     (void)cudaGetLastError();
 }
 
+static hisp_status hisp_cuda_sub(hisp_context ctx, void *p, void *buf, size_t off, size_t bytes,
+                                 void **sub, bool *owned)
+{
+    (void)ctx, (void)p, (void)bytes;
+    *sub = (char *)buf + off;
+    *owned = false;
+    return HISP_SUCCESS;
+}
+
 static hisp_status hisp_cuda_write(hisp_context ctx, void *p, void *buf, size_t off,
                                    const void *src, size_t bytes)
 {
@@ -853,6 +862,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .synchronize = hisp_cuda_sync,
     .buf_alloc = hisp_cuda_alloc,
     .buf_free = hisp_cuda_free,
+    .buf_sub = hisp_cuda_sub,
     .tmp_alloc = hisp_cuda_tmp_alloc,
     .tmp_free = hisp_cuda_tmp_free,
     .buf_write = hisp_cuda_write,

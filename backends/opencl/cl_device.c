@@ -391,6 +391,20 @@ static hisp_status hisp_cl_buf_retain(hisp_context ctx, void *vbe, void *mem)
     return e == CL_SUCCESS ? HISP_SUCCESS : hisp_cl_fail(ctx, e, "clRetainMemObject");
 }
 
+static hisp_status hisp_cl_buf_sub(hisp_context ctx, void *vbe, void *buf, size_t off, size_t bytes,
+                                   void **sub, bool *owned)
+{
+    (void)vbe;
+    cl_buffer_region reg = {off, bytes};
+    cl_int e = CL_SUCCESS;
+    cl_mem m =
+        clCreateSubBuffer((cl_mem)buf, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &reg, &e);
+    if (e != CL_SUCCESS) return hisp_cl_fail(ctx, e, "clCreateSubBuffer");
+    *sub = m;
+    *owned = true;
+    return HISP_SUCCESS;
+}
+
 /* The flat index of d (or of the root device of a sub-device), -1 if none. */
 static int device_index(hisp_context ctx, cl_device_id d)
 {
@@ -493,6 +507,7 @@ const hisp_backend_ops hisp_cl_ops = {
     .buf_zero = hisp_cl_buf_zero,
     .buf_check = hisp_cl_buf_check,
     .buf_retain = hisp_cl_buf_retain,
+    .buf_sub = hisp_cl_buf_sub,
     .stream_set = hisp_cl_stream_set,
     .stream_get = hisp_cl_stream_get,
     .csr_wrap = hisp_cl_csr_wrap,

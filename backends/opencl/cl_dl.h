@@ -23,6 +23,7 @@
     X(clCreateKernel)                                                                              \
     X(clCreateProgramWithBinary)                                                                   \
     X(clCreateProgramWithSource)                                                                   \
+    X(clCreateSubBuffer)                                                                           \
     X(clCreateSubDevices)                                                                          \
     X(clEnqueueCopyBuffer)                                                                         \
     X(clEnqueueFillBuffer)                                                                         \
@@ -76,6 +77,7 @@ HISPI_LOCAL const hisp_cl_fn_table *hisp_cl_fns(const char **why);
 #define clCreateKernel HISP_CL_CALL(clCreateKernel)
 #define clCreateProgramWithBinary HISP_CL_CALL(clCreateProgramWithBinary)
 #define clCreateProgramWithSource HISP_CL_CALL(clCreateProgramWithSource)
+#define clCreateSubBuffer HISP_CL_CALL(clCreateSubBuffer)
 #define clCreateSubDevices HISP_CL_CALL(clCreateSubDevices)
 #define clEnqueueCopyBuffer HISP_CL_CALL(clEnqueueCopyBuffer)
 #define clEnqueueFillBuffer HISP_CL_CALL(clEnqueueFillBuffer)

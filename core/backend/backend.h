@@ -285,6 +285,12 @@ typedef struct hisp_backend_ops {
      * it (OpenCL: clRetainMemObject), given back by buf_free. NULL: the
      * backend's buffers are not counted (the caller keeps them alive). */
     hisp_status (*buf_retain)(hisp_context ctx, void *be, void *mem);
+    /* Optional: *sub, a buffer of bytes [off, off + bytes) of buf (off a
+     * multiple of 4096), valid while buf is; *owned: it is to be given back
+     * by buf_free (OpenCL: a sub-buffer; CUDA: an address inside buf, not).
+     * NULL: the backend has none (a Krylov basis is then separate vectors). */
+    hisp_status (*buf_sub)(hisp_context ctx, void *be, void *buf, size_t off, size_t bytes,
+                           void **sub, bool *owned);
     /* Work in the caller's stream / queue from now on (NULL: the instance's
      * own). Either in place (*new_be = NULL; the buffers stay valid; the old
      * stream's work is waited for) or, where the stream brings another device

@@ -1,21 +1,30 @@
 /* Restarted GMRES(m) (Saad and Schultz) with right preconditioning M:
- * x in x0 + M^-1 K_m(A M^-1, r0) minimising ||b - A x||. One Arnoldi step
- * (one iteration):
- *   z = M^-1 v_j;  w = A z;
- *   for i <= j: h_ij = v_i^H w (a slot), w -= v_i * h_ij (reads the slot)
- *   (modified Gram-Schmidt; ||w||^2 fused with the last update)
- * queues without a wait; then one read brings the column of H to the host,
- * which normalises v_{j+1} = w / ||w|| (1/sqrt is not a slot operation),
- * applies the Givens rotations in double (complex for c32/c64) and so knows
- * |g_{j+1}| = ||b - A x_j|| of the iterate the cycle would form: the
- * residual the stopping rule sees every iteration. At a restart and at the
- * end x += M^-1 (V y) with R y = g; a cycle starts from the true residual
- * b - A x. A (numerically) zero ||w|| is the happy breakdown: the space is
- * invariant, x is formed and the next cycle restarts from the true residual
- * (the estimate is then at rounding level, so the solve normally converges
- * there). A non-finite column or a singular projected matrix is
- * HISP_STOP_BREAKDOWN with the x of the valid columns. Real and complex
- * entries; the reference is tests/solver_oracle_ls.c. */
+ * x in x0 + M^-1 K_m(A M^-1, r0) minimising ||b - A x||. The basis is
+ * orthogonalised by classical Gram-Schmidt with delayed
+ * re-orthogonalisation (DCGS2: Swirydowicz, Langou, Ananthan, Yang and
+ * Thomas 2020; Bielich et al. 2022), as stable as modified Gram-Schmidt
+ * with two passes over the basis per Arnoldi step instead of 2(j+1) kernel
+ * pairs. Step j, with v_0..v_{j-1} orthonormal and u_j the vector of the
+ * step before after one projection (neither re-orthogonalised nor
+ * normalised):
+ *   w = A M^-1 u_j;
+ *   one pass: c = V^H u_j, |u_j|^2, V^H w, u_j^H w (hispi_ks_mdot), one wait;
+ *   on the host: rho = sqrt(|u_j|^2 - |c|^2) (u_j's norm once re-orthogonalised);
+ *     column j-1 of H gains c and rho, is rotated (Givens, in double) and so
+ *     gives |g_j| = ||b - A x_j||: the residual the stopping rule sees;
+ *     from the Arnoldi relation A M^-1 V = V H, the projections of
+ *     A M^-1 v_j follow without another pass;
+ *   one pass: v_j = (u_j - V c) / rho and u_{j+1} = A M^-1 v_j minus its
+ *     projections on v_0..v_j, from u_j, w and V (hispi_ks_bupdate).
+ * A step's product is issued before the previous column's residual is
+ * known, so a converged cycle has done one product it does not use. At a
+ * restart and at the end x += M^-1 (V y) with R y = g; a cycle starts from
+ * the true residual b - A x. A (numerically) zero rho is the happy
+ * breakdown: the space is invariant, x is formed and the next cycle
+ * restarts from the true residual. A non-finite value or a singular
+ * projected matrix is HISP_STOP_BREAKDOWN with the x of the valid columns.
+ * Real and complex entries; the reference is tests/solver_oracle_ls.c
+ * (modified Gram-Schmidt). */
 #include "ksp.h"
 
 #include <complex.h>
@@ -29,15 +38,25 @@ enum { RR = 1 };
 
 typedef struct {
     int m;
-    cplx *R;    /* (m+1) x m column-major, the rotated H */
+    cplx *H;    /* (m+1) x m column-major, the Hessenberg matrix as built */
+    cplx *R;    /* the same, rotated */
     double *cs; /* rotations: [c s; -conj(s) c] */
     cplx *sn, *g, *y;
+    cplx *c, *d;  /* a step's V^H u_j and V^H w */
+    double *coef; /* the update's coefficients, 4 doubles per entry */
+    double *buf;  /* the slots read, 4 doubles each */
 } gm_host;
 
 static hisp_status host_alloc(hisp_context ctx, int m, gm_host *h)
 {
     h->m = m;
-    HISPI_TRY(hispi_calloc(ctx, (size_t)(m + 1) * (size_t)m, sizeof(cplx), (void **)&h->R));
+    size_t hn = (size_t)(m + 1) * (size_t)m;
+    HISPI_TRY(hispi_calloc(ctx, hn, sizeof(cplx), (void **)&h->H));
+    HISPI_TRY(hispi_calloc(ctx, hn, sizeof(cplx), (void **)&h->R));
+    HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof(cplx), (void **)&h->c));
+    HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof(cplx), (void **)&h->d));
+    HISPI_TRY(hispi_calloc(ctx, 4 * (2 * (size_t)m + 3), sizeof(double), (void **)&h->coef));
+    HISPI_TRY(hispi_calloc(ctx, 8 * ((size_t)m + 1), sizeof(double), (void **)&h->buf));
     HISPI_TRY(hispi_calloc(ctx, (size_t)m, sizeof(double), (void **)&h->cs));
     HISPI_TRY(hispi_calloc(ctx, (size_t)m, sizeof(cplx), (void **)&h->sn));
     HISPI_TRY(hispi_calloc(ctx, (size_t)m + 1, sizeof(cplx), (void **)&h->g));
@@ -47,6 +66,11 @@ static hisp_status host_alloc(hisp_context ctx, int m, gm_host *h)
 
 static void host_free(gm_host *h)
 {
+    free(h->H);
+    free(h->c);
+    free(h->d);
+    free(h->coef);
+    free(h->buf);
     free(h->R);
     free(h->cs);
     free(h->sn);
@@ -101,10 +125,11 @@ static void solve_r(gm_host *h, int k)
     }
 }
 
-static ks_sc cval(cplx v)
+/* coefficient i of the update: v, 4 doubles */
+static void put(gm_host *h, int i, cplx v)
 {
-    const double d[4] = {creal(v), cimag(v), 0, 0};
-    return ks_valv(d);
+    double *c = h->coef + 4 * (size_t)i;
+    c[0] = creal(v), c[1] = cimag(v), c[2] = c[3] = 0;
 }
 
 /* res = b - A x, slot RR = ||res||^2 */
@@ -115,33 +140,20 @@ static hisp_status residual(ks_run *r, ks_vec *res)
     return sp->o->axpby_dot(sp, ks_val(1), r->b, ks_val(-1), res, NULL, RR);
 }
 
-/* x += M^-1 (V y) over k columns; acc and out are free vectors. */
+/* x += M^-1 (V y) over k columns: one update of x (of acc, then the
+ * preconditioner, with one); acc and out are free vectors. */
 static hisp_status update_x(ks_run *r, gm_host *h, ks_vec **V, int k, ks_vec *acc, ks_vec *out)
 {
     ks_space *sp = r->sp;
-    const ks_ops *o = sp->o;
     if (k == 0) return HISP_SUCCESS;
     solve_r(h, k);
-    if (!sp->has_pc) { /* straight into x, two columns a call */
-        for (int i = 0; i < k; i += 2) {
-            if (i + 1 < k)
-                HISPI_TRY(o->axpbypcz(sp, cval(h->y[i]), V[i], cval(h->y[i + 1]), V[i + 1],
-                                      ks_val(1), r->x));
-            else
-                HISPI_TRY(o->axpby(sp, cval(h->y[i]), V[i], ks_val(1), r->x));
-        }
-        return HISP_SUCCESS;
-    }
-    HISPI_TRY(o->axpby(sp, cval(h->y[0]), V[0], ks_val(0), acc));
-    for (int i = 1; i < k; i += 2) {
-        if (i + 1 < k)
-            HISPI_TRY(
-                o->axpbypcz(sp, cval(h->y[i]), V[i], cval(h->y[i + 1]), V[i + 1], ks_val(1), acc));
-        else
-            HISPI_TRY(o->axpby(sp, cval(h->y[i]), V[i], ks_val(1), acc));
-    }
-    HISPI_TRY(o->precond(sp, acc, out, -1));
-    return o->axpby(sp, ks_val(1), out, ks_val(1), r->x);
+    for (int i = 0; i < 2 * k + 3; i++)
+        put(h, i, i < k ? h->y[i] : 0);
+    put(h, k, sp->has_pc ? 0 : 1); /* x's own coefficient; acc is not read */
+    HISPI_TRY(hispi_ks_bupdate(sp, V, k, sp->has_pc ? acc : r->x, NULL, h->coef));
+    if (!sp->has_pc) return HISP_SUCCESS;
+    HISPI_TRY(sp->o->precond(sp, acc, out, -1));
+    return sp->o->axpby(sp, ks_val(1), out, ks_val(1), r->x);
 }
 
 static void stop(ks_run *r, hisp_stop_reason why)
@@ -150,54 +162,104 @@ static void stop(ks_run *r, hisp_stop_reason why)
     r->reason = why;
 }
 
-/* One cycle from V[0] = r0 with ||r0|| = beta > 0: Arnoldi steps until the
+static cplx slot_value(const double *buf, int s)
+{
+    return CMPLX(buf[4 * (size_t)s], buf[4 * (size_t)s + 1]);
+}
+
+/* The update of step j (rho > 0): v_j = (u_j - V c) / rho into V[j], and
+ * u_{j+1} = t - V h - v_j h_j into V[j+1], t = A M^-1 v_j = (w - V e - v_j
+ * eta) / rho by the Arnoldi relation (e = H[0:j,0:j] c, eta = rho c_{j-1}),
+ * h = V^H t = (d - e) / rho, h_j = v_j^H t = ((u_j^H w - c^H d) / rho - eta)
+ * / rho; in u_j, w and V: u_{j+1} = w / rho - kappa u_j - V (d / rho -
+ * kappa c), kappa = (eta / rho + h_j) / rho. Column j of H gets h, h_j. */
+static hisp_status dcgs2_update(ks_space *sp, gm_host *h, ks_vec **V, int j, double rho, cplx uw)
+{
+    int ld = h->m + 1;
+    cplx *col = h->H + (size_t)j * (size_t)ld, eta = j > 0 ? rho * h->c[j - 1] : 0, cd = 0;
+    for (int i = 0; i < j; i++) {
+        cplx e = 0;
+        for (int l = i > 0 ? i - 1 : 0; l < j; l++) /* H is upper Hessenberg */
+            e += h->H[(size_t)l * (size_t)ld + i] * h->c[l];
+        col[i] = (h->d[i] - e) / rho;
+        cd += conj(h->c[i]) * h->d[i];
+    }
+    col[j] = ((uw - cd) / rho - eta) / rho;
+    cplx kappa = (eta / rho + col[j]) / rho;
+    for (int i = 0; i < j; i++) {
+        put(h, i, -h->c[i] / rho);
+        put(h, j + 1 + i, kappa * h->c[i] - h->d[i] / rho);
+    }
+    put(h, j, 1 / rho);
+    put(h, 2 * j + 1, -kappa);
+    put(h, 2 * j + 2, 1 / rho);
+    return hispi_ks_bupdate(sp, V, j, V[j], V[j + 1], h->coef);
+}
+
+/* One cycle from V[0] = r0 (any nonzero multiple): Arnoldi steps until the
  * restart length, the stopping rule, a happy breakdown or a breakdown;
  * *k: the columns that make x. */
-static hisp_status cycle(ks_run *r, gm_host *h, ks_vec **V, ks_vec *z, double beta, cplx *col,
-                         double *buf, int *k)
+static hisp_status cycle(ks_run *r, gm_host *h, ks_vec **V, ks_vec *z, int *k)
 {
     ks_space *sp = r->sp;
     const ks_ops *o = sp->o;
-    int m = h->m, hc = ks_extra(r);
+    int m = h->m, hc = ks_extra(r), ld = m + 1;
     double eps = hispi_type_scalar_size(sp->t) == 8 ? DBL_EPSILON : FLT_EPSILON;
+    double *buf = h->buf;
     *k = 0;
-    HISPI_TRY(o->scale(sp, V[0], ks_val(1 / beta)));
+    for (size_t i = 0; i < (size_t)ld * (size_t)m; i++)
+        h->H[i] = 0;
     for (int i = 0; i <= m; i++)
         h->g[i] = 0;
-    h->g[0] = beta;
-    for (int j = 0; j < m; j++) {
-        ks_vec *w = V[j + 1], *zj = V[j];
-        if (sp->has_pc) {
-            HISPI_TRY(o->precond(sp, V[j], z, -1));
-            zj = z;
+    for (int j = 0; j <= m; j++) {
+        int nr = j < m ? 2 : 1; /* the last step only completes column m-1 */
+        ks_vec *R[2] = {V[j], j < m ? V[j + 1] : NULL};
+        if (j < m) {
+            ks_vec *zj = V[j];
+            if (sp->has_pc) {
+                HISPI_TRY(o->precond(sp, V[j], z, -1));
+                zj = z;
+            }
+            HISPI_TRY(o->matvec(sp, HISP_OP_N, zj, V[j + 1]));
         }
-        HISPI_TRY(o->matvec(sp, HISP_OP_N, zj, w));
-        for (int i = 0; i <= j; i++) {
-            HISPI_TRY(o->dot(sp, V[i], w, hc + i));
-            if (i < j)
-                HISPI_TRY(o->axpby(sp, ks_slot(hc + i, 1), V[i], ks_val(1), w));
-            else
-                HISPI_TRY(
-                    o->axpby_dot(sp, ks_slot(hc + i, 1), V[i], ks_val(1), w, NULL, hc + j + 1));
+        HISPI_TRY(hispi_ks_mdot(sp, V, j + 1, R, nr, hc));
+        HISPI_TRY(o->read(sp, hc, nr * (j + 1), buf)); /* the one wait of the step */
+        bool finite = true;
+        double c2 = 0, alpha = buf[4 * (size_t)j];
+        for (int i = 0; i < nr * (j + 1); i++)
+            finite = finite && isfinite(buf[4 * (size_t)i]) && isfinite(buf[4 * (size_t)i + 1]);
+        for (int i = 0; i < j; i++) {
+            h->c[i] = slot_value(buf, i);
+            h->d[i] = nr > 1 ? slot_value(buf, j + 1 + i) : 0;
+            c2 += creal(h->c[i] * conj(h->c[i]));
         }
-        HISPI_TRY(o->read(sp, hc, j + 2, buf)); /* the one wait of the step */
-        double hn2 = buf[4 * (size_t)(j + 1)], cn2 = hn2;
-        bool finite = isfinite(hn2);
-        for (int i = 0; i <= j; i++) {
-            col[i] = CMPLX(buf[4 * (size_t)i], buf[4 * (size_t)i + 1]);
-            finite = finite && isfinite(creal(col[i])) && isfinite(cimag(col[i]));
-            cn2 += creal(col[i]) * creal(col[i]) + cimag(col[i]) * cimag(col[i]);
-        }
-        double hn = sqrt(fmax(hn2, 0));
-        if (!finite || !add_column(h, j, col, hn)) {
+        double rho = sqrt(fmax(alpha - c2, 0));
+        if (!finite) {
             stop(r, HISP_STOP_BREAKDOWN);
             return HISP_SUCCESS;
         }
-        *k = j + 1;
-        r->it++;
-        HISPI_TRY(hispi_ks_step_host(r, cabs(h->g[j + 1])));
-        if (r->done || hn <= 4 * eps * sqrt(cn2)) return HISP_SUCCESS;
-        HISPI_TRY(o->scale(sp, w, ks_val(1 / hn)));
+        if (j == 0) {
+            if (rho == 0) return HISP_SUCCESS; /* r0 = 0 */
+            h->g[0] = rho;
+        } else { /* column j-1 complete: rotate it, its residual */
+            cplx *col = h->H + (size_t)(j - 1) * (size_t)ld;
+            double cn2 = rho * rho;
+            for (int i = 0; i < j; i++) {
+                col[i] += h->c[i];
+                cn2 += creal(col[i] * conj(col[i]));
+            }
+            col[j] = rho;
+            if (!add_column(h, j - 1, col, rho)) {
+                stop(r, HISP_STOP_BREAKDOWN);
+                return HISP_SUCCESS;
+            }
+            *k = j;
+            r->it++;
+            HISPI_TRY(hispi_ks_step_host(r, cabs(h->g[j])));
+            if (r->done || rho <= 4 * eps * sqrt(cn2)) return HISP_SUCCESS;
+        }
+        if (j == m) return HISP_SUCCESS;
+        HISPI_TRY(dcgs2_update(sp, h, V, j, rho, slot_value(buf, j + 1 + j)));
     }
     return HISP_SUCCESS;
 }
@@ -212,20 +274,16 @@ hisp_status hispi_ks_gmres(ks_run *r)
                           "quaternion Hessenberg matrix are not written; quaternion matrices: cg "
                           "for Hermitian ones)");
     int m = r->s->restart;
-    if (ks_extra(r) + m + 1 > sp->nslot)
+    if (ks_extra(r) + 2 * (m + 1) > sp->nslot)
         return hispi_fail(sp->ctx, HISP_ERR_INVALID_ARGUMENT,
                           "gmres: the space has %d scalar slots, restart %d needs %d", sp->nslot, m,
-                          ks_extra(r) + m + 1);
+                          ks_extra(r) + 2 * (m + 1));
     gm_host h = {0};
     ks_vec **V = NULL, *z = NULL;
-    cplx *col = NULL;
-    double *buf = NULL;
     hisp_status st = host_alloc(sp->ctx, m, &h);
     if (!st) st = hispi_calloc(sp->ctx, (size_t)m + 1, sizeof *V, (void **)&V);
-    if (!st) st = hispi_calloc(sp->ctx, (size_t)m + 1, sizeof *col, (void **)&col);
-    if (!st) st = hispi_calloc(sp->ctx, 4 * ((size_t)m + 2), sizeof *buf, (void **)&buf);
-    for (int i = 0; !st && i <= m; i++)
-        st = o->vnew(sp, 0, &V[i]);
+    if (!st) st = hispi_ks_vblock(sp, m + 1, V);
+    bool have_v = !st;
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &z);
     double v[4], beta = 0;
     if (!st) st = residual(r, V[0]);
@@ -236,7 +294,7 @@ hisp_status hispi_ks_gmres(ks_run *r)
     }
     while (!st && !r->done) {
         int k = 0;
-        st = cycle(r, &h, V, z, beta, col, buf, &k);
+        st = cycle(r, &h, V, z, &k);
         /* V[k] is free: the Arnoldi vector the cycle did not keep */
         if (!st) st = update_x(r, &h, V, k, z, V[k]);
         if (st || r->done) break;
@@ -251,12 +309,9 @@ hisp_status hispi_ks_gmres(ks_run *r)
             stop(r, HISP_STOP_CONVERGED);
         }
     }
-    for (int i = 0; V && i <= m; i++)
-        if (V[i]) o->vfree(sp, V[i]);
+    if (have_v) hispi_ks_vblock_free(sp, m + 1, V);
     if (z) o->vfree(sp, z);
     free(V);
-    free(col);
-    free(buf);
     host_free(&h);
     return st;
 }

@@ -105,6 +105,16 @@ typedef struct {
      * the space can (Jacobi on one context). */
     hisp_status (*axpby_precond)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
                                  ks_vec *z, int s1);
+    /* Optional, a basis (GMRES; NULL: the single-vector calls, basis.c):
+     * count vectors of b's space in one allocation (vblock_free gives them
+     * back); slot + k*q + c = dot(Q[c], R[k]) for k < nr (1 or 2); and
+     * hispi_vector_bupdate's update of y0, y1 by the columns with host
+     * coefficients. One pass over the basis each where the space can. */
+    hisp_status (*vblock)(ks_space *sp, int count, ks_vec **v);
+    void (*vblock_free)(ks_space *sp, int count, ks_vec **v);
+    hisp_status (*mdot)(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr, int slot);
+    hisp_status (*bupdate)(ks_space *sp, ks_vec **Q, int q, ks_vec *y0, ks_vec *y1,
+                           const double *coef);
 } ks_ops;
 
 /* The kinds of a solve's time (hisp_solve_info product_ms, vector_ms,
@@ -268,6 +278,19 @@ HISPI_LOCAL hisp_status hispi_ks_cg_detach(ks_run *r, ks_cg *c);
 HISPI_LOCAL hisp_status hispi_ks_cg_replace(ks_run *r, ks_cg *c);
 HISPI_LOCAL hisp_status hispi_ks_bicgstab(ks_run *r);
 HISPI_LOCAL hisp_status hispi_ks_gmres(ks_run *r);
+
+/* A basis through the space's ops where it has them, else the
+ * single-vector calls (basis.c; the *_calls forms: always the latter). */
+HISPI_LOCAL hisp_status hispi_ks_vblock(ks_space *sp, int count, ks_vec **v);
+HISPI_LOCAL void hispi_ks_vblock_free(ks_space *sp, int count, ks_vec **v);
+HISPI_LOCAL hisp_status hispi_ks_mdot(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr,
+                                      int slot);
+HISPI_LOCAL hisp_status hispi_ks_mdot_calls(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr,
+                                            int slot);
+HISPI_LOCAL hisp_status hispi_ks_bupdate(ks_space *sp, ks_vec **Q, int q, ks_vec *y0, ks_vec *y1,
+                                         const double *coef);
+HISPI_LOCAL hisp_status hispi_ks_bupdate_calls(ks_space *sp, ks_vec **Q, int q, ks_vec *y0,
+                                               ks_vec *y1, const double *coef);
 HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
 
 /* The local space: one context, A a matrix or an operator (exactly one

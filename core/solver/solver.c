@@ -331,10 +331,10 @@ static hisp_status (*const methods[HISP_SOLVER_COUNT])(ks_run *) = {hispi_ks_cg,
                                                                     hispi_ks_gmres, hispi_ks_lsqr};
 
 /* Slots of a solve: the method's fixed ones, the checks' 2K, and GMRES's
- * column of H (ks_extra). */
+ * Gram-Schmidt products (ks_extra). */
 int hispi_solver_slots(hisp_solver s)
 {
-    return KS_NSLOT(s->check) + (s->method == HISP_SOLVER_GMRES ? s->restart + 2 : 0);
+    return KS_NSLOT(s->check) + (s->method == HISP_SOLVER_GMRES ? 2 * (s->restart + 1) : 0);
 }
 
 /* ---- the truth: norms and residuals computed from x ------------------------ */

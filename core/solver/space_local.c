@@ -34,6 +34,8 @@ typedef struct {
     hispi_chebpc *cheb;   /* Chebyshev: z = p(D^-1 A) D^-1 x */
     bool lent;            /* amg, ilu or cheb is a preconditioner object's */
     hisp_vector tmp;      /* LSQR with Jacobi: D x before the product */
+    hisp_vector block;    /* the basis's allocation (l_vblock), its columns views of it */
+    ks_vec **block_cols;  /* the array l_vblock filled with the views */
     /* MPI ranks: slots still holding this rank's partial sum (see flush) */
     unsigned char *pending;
     int npending;
@@ -235,6 +237,94 @@ static hisp_status l_vnew(ks_space *sp, int cols, ks_vec **v)
 static void l_vfree(ks_space *sp, ks_vec *v)
 {
     hispi_kpool_give(sp->ctx, V(v));
+}
+
+static void l_vblock_free(ks_space *sp, int count, ks_vec **v)
+{
+    local_space *ls = L(sp);
+    bool views = ls->block && v == ls->block_cols;
+    for (int i = 0; i < count; i++) {
+        if (!v[i]) continue;
+        if (views) {
+            hisp_vector c = V(v[i]);
+            hisp_vector_destroy(&c);
+        } else {
+            l_vfree(sp, v[i]);
+        }
+        v[i] = NULL;
+    }
+    if (views) {
+        hispi_kpool_give(sp->ctx, ls->block);
+        ls->block = NULL;
+        ls->block_cols = NULL;
+    }
+}
+
+/* A basis in one pooled vector, its columns parts of it (hispi_vector_part:
+ * vectors of their own for the products and the preconditioner), where the
+ * vector kernels run and the backend can split a buffer (else, and for a
+ * second basis, vectors of their own): the Gram-Schmidt products then read
+ * every column in one pass. Columns start at multiples of 4096 bytes. */
+static hisp_status l_vblock(ks_space *sp, int count, ks_vec **v)
+{
+    local_space *ls = L(sp);
+    hisp_context ctx = sp->ctx;
+    int64_t n = sp->nrows, per = 4096 / (int64_t)hisp_type_size(sp->t);
+    int64_t stride = (n + per - 1) / per * per;
+    for (int i = 0; i < count; i++)
+        v[i] = NULL;
+    if (ls->block || n == 0 || !hispi_vec_on_device(ctx) || !HISPI_BE_HAS(ctx, buf_sub)) {
+        for (int i = 0; i < count; i++) {
+            hisp_status st = l_vnew(sp, 0, &v[i]);
+            if (st) {
+                while (i > 0)
+                    l_vfree(sp, v[--i]);
+                return st;
+            }
+        }
+        return HISP_SUCCESS;
+    }
+    HISPI_TRY(hispi_kpool_take(ctx, sp->t, stride * count, n, &ls->block));
+    ls->block_cols = v;
+    hisp_status st = HISP_SUCCESS;
+    for (int i = 0; !st && i < count; i++) {
+        hisp_vector c = NULL;
+        st = hispi_vector_part(ls->block, stride * i, n, &c);
+        v[i] = (ks_vec *)c;
+    }
+    if (st) l_vblock_free(sp, count, v);
+    return st;
+}
+
+/* ks_vec arrays as hisp_vector arrays (the same pointers, their own type) */
+static hisp_status vecs(hisp_context ctx, ks_vec **k, int n, hisp_vector **out)
+{
+    HISPI_TRY(hispi_calloc(ctx, (size_t)n + 1, sizeof **out, (void **)out));
+    for (int i = 0; i < n; i++)
+        (*out)[i] = V(k[i]);
+    return HISP_SUCCESS;
+}
+
+static hisp_status l_mdot(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr, int slot)
+{
+    local_space *ls = L(sp);
+    hisp_vector *hq = NULL, hr[2] = {V(R[0]), nr > 1 ? V(R[1]) : NULL};
+    HISPI_TRY(vecs(sp->ctx, Q, q, &hq));
+    hisp_status st = hispi_vector_mdot(q, hq, nr, hr, ls->bank, slot);
+    free(hq);
+    for (int i = 0; !st && i < q * nr; i++)
+        mark(ls, slot + i);
+    return st;
+}
+
+static hisp_status l_bupdate(ks_space *sp, ks_vec **Q, int q, ks_vec *y0, ks_vec *y1,
+                             const double *coef)
+{
+    hisp_vector *hq = NULL;
+    HISPI_TRY(vecs(sp->ctx, Q, q, &hq));
+    hisp_status st = hispi_vector_bupdate(q, hq, V(y0), y1 ? V(y1) : NULL, coef);
+    free(hq);
+    return st;
 }
 
 /* y = op(M) x, M = A (its tuned variant where there is one) or binv */
@@ -447,6 +537,7 @@ static void l_destroy(ks_space *sp)
 {
     local_space *ls = L(sp);
     hisp_vector_destroy(&ls->bank);
+    hisp_vector_destroy(&ls->block);
     if (!ls->diag_kept) hisp_vector_destroy(&ls->diag);
     hisp_vector_destroy(&ls->cscale);
     hisp_vector_destroy(&ls->tmp);
@@ -481,7 +572,11 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .read = l_read,
                                  .destroy = l_destroy,
                                  .matvec_dot = l_matvec_dot,
-                                 .axpby_precond = l_axpby_precond};
+                                 .axpby_precond = l_axpby_precond,
+                                 .vblock = l_vblock,
+                                 .vblock_free = l_vblock_free,
+                                 .mdot = l_mdot,
+                                 .bupdate = l_bupdate};
 
 static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *op, hisp_precond pc,
                          hisp_solver_method method, int nslot, const hispi_ks_lent *lent,

@@ -140,6 +140,49 @@ static hisp_status t_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks
     DONE(KS_MS_REDUCE, sp->inner->axpby_precond(sp, a, x, b, y, s0, z, s1));
 }
 
+static void t_vblock_free(ks_space *sp, int count, ks_vec **v)
+{
+    if (sp->inner->vblock_free) {
+        sp->inner->vblock_free(sp, count, v);
+        return;
+    }
+    for (int i = 0; i < count; i++)
+        if (v[i]) sp->inner->vfree(sp, v[i]);
+}
+
+static hisp_status t_vblock(ks_space *sp, int count, ks_vec **v)
+{
+    if (!sp->inner->vblock) {
+        for (int i = 0; i < count; i++)
+            v[i] = NULL;
+        for (int i = 0; i < count; i++) {
+            hisp_status st = sp->inner->vnew(sp, 0, &v[i]);
+            if (st) {
+                t_vblock_free(sp, i, v);
+                return st;
+            }
+        }
+        return HISP_SUCCESS;
+    }
+    return sp->inner->vblock(sp, count, v);
+}
+
+/* a space without the basis's calls: the single-vector calls, each timed */
+static hisp_status t_mdot(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr, int slot)
+{
+    if (!sp->inner->mdot) return hispi_ks_mdot_calls(sp, Q, q, R, nr, slot);
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->mdot(sp, Q, q, R, nr, slot));
+}
+
+static hisp_status t_bupdate(ks_space *sp, ks_vec **Q, int q, ks_vec *y0, ks_vec *y1,
+                             const double *coef)
+{
+    if (!sp->inner->bupdate) return hispi_ks_bupdate_calls(sp, Q, q, y0, y1, coef);
+    T0();
+    DONE(KS_MS_VECTOR, sp->inner->bupdate(sp, Q, q, y0, y1, coef));
+}
+
 static void t_destroy(ks_space *sp)
 {
     sp->inner->destroy(sp);
@@ -163,7 +206,11 @@ static const ks_ops timed_ops = {.vnew = t_vnew,
                                  .read = t_read,
                                  .destroy = t_destroy,
                                  .matvec_dot = t_matvec_dot,
-                                 .axpby_precond = t_axpby_precond};
+                                 .axpby_precond = t_axpby_precond,
+                                 .vblock = t_vblock,
+                                 .vblock_free = t_vblock_free,
+                                 .mdot = t_mdot,
+                                 .bupdate = t_bupdate};
 
 void hispi_ks_timed(ks_space *sp)
 {

@@ -357,3 +357,27 @@ hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int64_t n, void 
     *out = v;
     return HISP_SUCCESS;
 }
+
+hisp_status hispi_vector_part(hisp_vector whole, int64_t off, int64_t n, hisp_vector *v)
+{
+    hisp_context ctx = whole->ctx;
+    *v = NULL;
+    if (!HISPI_BE_HAS(ctx, buf_sub))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "the %s backend cannot split a buffer",
+                          ctx->ops->name);
+    size_t es = hisp_type_size(whole->type);
+    void *buf = NULL, *sub = NULL;
+    bool owned = false;
+    HISPI_TRY(hispi_vector_device(whole, false, &buf));
+    HISPI_TRY(
+        HISPI_BE(ctx, buf_sub, buf, (size_t)(whole->off + off) * es, (size_t)n * es, &sub, &owned));
+    hisp_status st = hispi_vector_view(ctx, whole->type, n, sub, 0, v);
+    if (st) {
+        if (owned) HISPI_BE_VOID(ctx, buf_free, sub);
+        return st;
+    }
+    (*v)->retained = owned; /* given back by buf_free with the vector */
+    (*v)->base = buf;
+    (*v)->base_off = whole->off + off;
+    return HISP_SUCCESS;
+}

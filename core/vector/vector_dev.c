@@ -9,9 +9,10 @@
 #include <string.h>
 
 static const char *const kname[K_COUNT] = {
-    "vec_fill",   "vec_copy",   "vec_scale", "vec_axpby",     "vec_axpbypcz",      "vec_mul",
-    "vec_div",    "vec_dot",    "vec_nrm2",  "vec_axpby_dot", "vec_dot2",          "vec_div_dot",
-    "vec_scalar", "vec_reduce", "vec_smul",  "vec_axpby2",    "vec_axpby_div_dot2"};
+    "vec_fill",     "vec_copy",   "vec_scale", "vec_axpby",     "vec_axpbypcz",       "vec_mul",
+    "vec_div",      "vec_dot",    "vec_nrm2",  "vec_axpby_dot", "vec_dot2",           "vec_div_dot",
+    "vec_scalar",   "vec_reduce", "vec_smul",  "vec_axpby2",    "vec_axpby_div_dot2", "vec_mdot",
+    "vec_reduce_n", "vec_bupdate"};
 _Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
 
 /* The byte offset of the result slots in the slots buffer (scalar slots
@@ -36,9 +37,13 @@ static void vstate_drop(hispi_devobj *o)
                 HISPI_BE_VOID(ctx, kern_free, st->kern[t][k]);
                 st->kern[t][k] = NULL;
             }
-    if (st->part) HISPI_BE_VOID(ctx, buf_free, st->part);
-    if (st->slots) HISPI_BE_VOID(ctx, buf_free, st->slots);
-    st->part = st->slots = NULL;
+    void **bufs[4] = {&st->part, &st->slots, &st->mpart, &st->coef};
+    for (int i = 0; i < 4; i++)
+        if (*bufs[i]) {
+            HISPI_BE_VOID(ctx, buf_free, *bufs[i]);
+            *bufs[i] = NULL;
+        }
+    st->coef_bytes = 0;
     st->ready = false;
 }
 
@@ -235,5 +240,108 @@ hisp_status hispi_vec_run_dev(const vcall *c)
         else
             HISPI_TRY(HISPI_BE(ctx, buf_read, st->slots, (size_t)ridx[i] * rs, c->r[i]->host, rs));
     }
+    return HISP_SUCCESS;
+}
+
+/* ---- a basis in one buffer (vector_block.c) ---------------------------------- */
+
+/* Columns per group of vec_mdot (kernels/vector.cl's MT). */
+#define MDOT_TILE 16
+
+/* An operand of a basis kernel: a part of the basis's buffer as that
+ * buffer and its offset (a kernel then sees no buffer twice, as a buffer
+ * and as a sub-buffer), else its own buffer. */
+static hisp_status operand(const vblock *b, hisp_vector v, bool need, void **buf, int64_t *off)
+{
+    if (v->base && v->base == b->buf) {
+        *buf = b->buf;
+        *off = v->base_off;
+        return HISP_SUCCESS;
+    }
+    *off = v->off;
+    return hispi_vector_device(v, need, buf);
+}
+
+hisp_status hispi_vec_mdot_dev(const vblock *b, int nr, const hisp_vector *R, hisp_vector out,
+                               int64_t oi)
+{
+    hisp_context ctx = b->ctx;
+    hispi_vstate *st = NULL;
+    HISPI_TRY(vstate(ctx, &st));
+    void *k1 = NULL, *k2 = NULL, *rb[2] = {0}, *ob = NULL;
+    HISPI_TRY(kernel(ctx, st, b->t, K_MDOT, &k1));
+    HISPI_TRY(kernel(ctx, st, b->t, K_REDUCE_N, &k2));
+    if (!st->mpart) {
+        size_t bytes = (size_t)st->gmax * MDOT_TILE * 2 * 4 * (st->acc_double ? 8 : 4);
+        HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, &st->mpart));
+    }
+    int64_t ro[2] = {0, 0};
+    for (int k = 0; k < nr; k++)
+        HISPI_TRY(operand(b, R[k], true, &rb[k], &ro[k]));
+    HISPI_TRY(hispi_vector_device(out, true, &ob));
+    /* every tile gets the same row groups; at least one (n = 0: zeros) */
+    int64_t ntiles = (b->q + MDOT_TILE - 1) / MDOT_TILE;
+    int64_t nrg = (int64_t)groups_for(st, b->n) / ntiles;
+    if (nrg < 1) nrg = 1;
+    hispi_karg a[12] = {
+        {HISPI_KARG_I64, NULL, b->n, 0},       {HISPI_KARG_BUF, b->buf, 0, 0},
+        {HISPI_KARG_I64, NULL, b->off, 0},     {HISPI_KARG_I64, NULL, b->stride, 0},
+        {HISPI_KARG_I32, NULL, b->q, 0},       {HISPI_KARG_BUF, rb[0], 0, 0},
+        {HISPI_KARG_I64, NULL, ro[0], 0},      {HISPI_KARG_BUF, rb[nr - 1], 0, 0},
+        {HISPI_KARG_I64, NULL, ro[nr - 1], 0}, {HISPI_KARG_I32, NULL, nr, 0},
+        {HISPI_KARG_BUF, st->mpart, 0, 0},
+    };
+    HISPI_TRY(HISPI_BE(ctx, kern_launch, k1, a, 11, (size_t)(ntiles * nrg), (size_t)st->ls));
+    hispi_karg r[6] = {
+        {HISPI_KARG_I64, NULL, nrg, 0},  {HISPI_KARG_BUF, st->mpart, 0, 0},
+        {HISPI_KARG_I32, NULL, b->q, 0}, {HISPI_KARG_I32, NULL, nr, 0},
+        {HISPI_KARG_BUF, ob, 0, 0},      {HISPI_KARG_I64, NULL, out->off + oi, 0},
+    };
+    HISPI_TRY(HISPI_BE(ctx, kern_launch, k2, r, 6, (size_t)b->q * (size_t)nr, (size_t)st->ls));
+    hispi_vector_device_written(out);
+    return HISP_SUCCESS;
+}
+
+hisp_status hispi_vec_bupdate_dev(const vblock *b, hisp_vector y0, hisp_vector y1, const void *coef)
+{
+    hisp_context ctx = b->ctx;
+    hispi_vstate *st = NULL;
+    HISPI_TRY(vstate(ctx, &st));
+    void *k = NULL, *yb[2] = {0};
+    HISPI_TRY(kernel(ctx, st, b->t, K_BUPDATE, &k));
+    size_t es = hisp_type_size(b->t), bytes = (2 * (size_t)b->q + 3) * es;
+    if (st->coef_bytes < bytes) { /* grown to the longest basis seen */
+        if (st->coef) HISPI_BE_VOID(ctx, buf_free, st->coef);
+        st->coef = NULL;
+        st->coef_bytes = 0;
+        HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, &st->coef));
+        st->coef_bytes = bytes;
+    }
+    HISPI_TRY(HISPI_BE(ctx, buf_write, st->coef, 0, coef, bytes));
+    /* y0 read where a0 or b0 is not zero, y1 where b1 is not */
+    const char *c = coef;
+    bool z0 = hispi_vref_is_zero(b->t, c + (size_t)b->q * es),
+         zb0 = hispi_vref_is_zero(b->t, c + (2 * (size_t)b->q + 1) * es),
+         zb1 = hispi_vref_is_zero(b->t, c + (2 * (size_t)b->q + 2) * es);
+    int64_t yo[2] = {0, 0};
+    HISPI_TRY(operand(b, y0, !z0 || (y1 && !zb0), &yb[0], &yo[0]));
+    if (y1) HISPI_TRY(operand(b, y1, !zb1, &yb[1], &yo[1]));
+    hispi_karg a[12] = {
+        {HISPI_KARG_I64, NULL, b->n, 0},
+        {HISPI_KARG_BUF, b->buf, 0, 0},
+        {HISPI_KARG_I64, NULL, b->off, 0},
+        {HISPI_KARG_I64, NULL, b->stride, 0},
+        {HISPI_KARG_I32, NULL, b->q, 0},
+        {HISPI_KARG_BUF, yb[0], 0, 0},
+        {HISPI_KARG_I64, NULL, yo[0], 0},
+        {HISPI_KARG_BUF, y1 ? yb[1] : yb[0], 0, 0},
+        {HISPI_KARG_I64, NULL, y1 ? yo[1] : yo[0], 0},
+        {HISPI_KARG_I32, NULL, y1 != NULL, 0},
+        {HISPI_KARG_BUF, st->coef, 0, 0},
+    };
+    size_t groups = groups_for(st, b->n);
+    if (groups) HISPI_TRY(HISPI_BE(ctx, kern_launch, k, a, 11, groups, (size_t)st->ls));
+    hispi_vector_device_written(y0);
+    if (y1) hispi_vector_device_written(y1);
     return HISP_SUCCESS;
 }

@@ -289,7 +289,7 @@ static hisp_status run_host(const vcall *c)
 
 /* The device's kernels, unless the backend has none or a solve runs on the
  * host (hisp_context_s.host_ops). */
-static bool on_device(hisp_context ctx)
+bool hispi_vec_on_device(hisp_context ctx)
 {
     return hispi_vec_has_kernels(ctx) && !ctx->host_ops;
 }
@@ -297,7 +297,7 @@ static bool on_device(hisp_context ctx)
 static hisp_status run(vcall *c)
 {
     HISPI_TRY(check(c));
-    HISPI_CLAIMED(c->ctx, on_device(c->ctx) ? hispi_vec_run_dev(c) : run_host(c));
+    HISPI_CLAIMED(c->ctx, hispi_vec_on_device(c->ctx) ? hispi_vec_run_dev(c) : run_host(c));
 }
 
 /* ---- the API ----------------------------------------------------------------------- */
@@ -500,7 +500,7 @@ hisp_status hispi_vector_smul(hisp_scalar a, hisp_scalar b, hisp_result r)
         return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: index %lld outside %lld entries",
                           c.op, (long long)r.index, (long long)c.n);
     c.n = 1;
-    return on_device(c.ctx) ? hispi_vec_run_dev(&c) : run_host(&c);
+    return hispi_vec_on_device(c.ctx) ? hispi_vec_run_dev(&c) : run_host(&c);
 }
 
 hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_scalar b, hisp_vector y1,
@@ -520,7 +520,7 @@ hisp_status hispi_vector_axpby2(hisp_scalar a, hisp_vector x1, hisp_scalar b, hi
     if (x1 == y1 || x2 == y2 || y1 == y2 || x2 == y1)
         return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT,
                           "%s: only x1 and y2 may be the same vector", c.op);
-    return on_device(c.ctx) ? hispi_vec_run_dev(&c) : run_host(&c);
+    return hispi_vec_on_device(c.ctx) ? hispi_vec_run_dev(&c) : run_host(&c);
 }
 
 hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x, hisp_scalar b, hisp_vector y,

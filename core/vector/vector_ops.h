@@ -25,6 +25,9 @@ enum {
     K_SMUL,
     K_AXPBY2,
     K_AXPBY_DIV_DOT2,
+    K_MDOT,
+    K_REDUCE_N,
+    K_BUPDATE,
     K_COUNT
 };
 
@@ -55,5 +58,23 @@ typedef struct {
 HISPI_LOCAL bool hispi_vec_has_kernels(hisp_context ctx);
 /* The call on the device, after check(). */
 HISPI_LOCAL hisp_status hispi_vec_run_dev(const vcall *c);
+
+/* A basis on the device (vector_block.c): q columns of n entries of type t,
+ * column c at entry off + c*stride of buf. */
+typedef struct {
+    hisp_context ctx;
+    hisp_type t;
+    int64_t n;
+    void *buf;
+    int64_t off, stride;
+    int q;
+} vblock;
+
+/* out[oi + k*q + c] = dot(Q_c, R_k), k < nr (1 or 2; R[1] unused for 1). */
+HISPI_LOCAL hisp_status hispi_vec_mdot_dev(const vblock *b, int nr, const hisp_vector *R,
+                                           hisp_vector out, int64_t oi);
+/* hispi_vector_bupdate on the device; coef: 2q+3 entries of the type. */
+HISPI_LOCAL hisp_status hispi_vec_bupdate_dev(const vblock *b, hisp_vector y0, hisp_vector y1,
+                                              const void *coef);
 
 #endif

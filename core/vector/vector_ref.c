@@ -101,3 +101,11 @@ void hispi_vref_axpby_div_dot2(hisp_type t, int64_t n, const void *a, const void
 {
     BY_VC(t, axpby_div_dot2, n, a, x, b, y, d, z, r0, r1);
 }
+
+bool hispi_vref_is_zero(hisp_type t, const void *a)
+{
+    int vc = vcomp(t);
+    for (int c = 0; c < vc; c++)
+        if (dbl(t) ? ((const double *)a)[c] != 0 : ((const float *)a)[c] != 0) return false;
+    return true;
+}
