@@ -8,7 +8,7 @@ synchronize to the one after the call; median of --repeat after a warm-up).
   cg    cupyx.scipy.sparse.linalg.cg, rtol = atol = 0 (it runs maxiter; the
         tolerance keyword is rtol in recent CuPy, tol before: both handled)
   gmres cupyx.scipy.sparse.linalg.gmres(restart) on the poisson3d systems
-        (--gmres-iters inner iterations, a multiple of the restart; atol = 0,
+        (--gmres-iters inner iterations rounded up to whole cycles; atol = 0,
         so every cycle runs): CuPy's Arnoldi step is classical Gram-Schmidt
         without re-orthogonalisation (two gemv over the basis) and reads the
         new column's norm on the host.
@@ -117,12 +117,12 @@ def gmres_row(s, iters, restart, repeat):
     n = A_h.shape[0]
     A = csp.csr_matrix(A_h)
     b = cp.asarray(si.uniform(7, n))
-    cycles = max(iters // restart, 1)
+    cycles = max((iters + restart - 1) // restart, 1)
     tol = {"rtol": 0.0} if "rtol" in inspect.signature(cla.gmres).parameters else {"tol": 0.0}
 
-    def run():
-        return cla.gmres(A, b, x0=cp.zeros(n), restart=restart, maxiter=cycles, atol=0.0,
-                         **tol)[0]
+    def run():  # CuPy's maxiter counts inner iterations, a whole cycle at a time
+        return cla.gmres(A, b, x0=cp.zeros(n), restart=restart, maxiter=cycles * restart,
+                         atol=0.0, **tol)[0]
 
     wall, x = timed(run, repeat)
     its = cycles * restart

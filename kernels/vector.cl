@@ -536,9 +536,59 @@ KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *
 
 /* ---- a basis in one buffer (GMRES): column c is Q + (qo + c*qs) entries ---- */
 
-/* Columns per group of vec_mdot: the right-hand vectors are read once per
- * tile of MT columns, the products held in registers. */
-#define MT 16
+/* Columns per group of vec_mdot, the products held in registers: GPUs 4
+ * reals (the groups of one rows' range run together, so the right-hand
+ * vectors come from L2 for all tiles but the first; 16 read R once but
+ * hold 128 registers: a quarter of the occupancy, 0.47x the speed on an
+ * H200), CPUs 16 (a core reads R from memory per tile). */
+#if CHUNK
+#define MT (16 / VC)
+#else
+#define MT (4 / VC)
+#endif
+
+/* A vec_mdot accumulator: the VC components only (an aent's unused ones
+ * would stay live: x + 0.0 is not x in IEEE arithmetic). */
+typedef struct {
+    acc_t v[VC];
+} macc;
+
+FN macc mzero(void)
+{
+    macc m;
+    for (int c = 0; c < VC; c++)
+        m.v[c] = 0;
+    return m;
+}
+
+/* m + conj(x)*y */
+FN macc madot(macc m, ent x, ent y)
+{
+    const aent p = adot(azero(), x, y);
+    m.v[0] += p.c0;
+#if VC > 1
+    m.v[1] += p.c1;
+#endif
+#if VC > 2
+    m.v[2] += p.c2;
+    m.v[3] += p.c3;
+#endif
+    return m;
+}
+
+FN aent mwide(macc m)
+{
+    aent a = azero();
+    a.c0 = m.v[0];
+#if VC > 1
+    a.c1 = m.v[1];
+#endif
+#if VC > 2
+    a.c2 = m.v[2];
+    a.c3 = m.v[3];
+#endif
+    return a;
+}
 
 /* The group's rows on GPUs: rg of nrg row groups (vec_mdot's groups are
  * tiles x row groups), grid-stride as FOR_ENTRIES. */
@@ -562,9 +612,9 @@ KERNEL vec_mdot(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, c
     const int c0 = (int)tile * MT;
     r0 += o0 * VC;
     r1 += o1 * VC;
-    aent s[MT][2];
+    macc s[MT][2];
     for (int t = 0; t < MT; t++)
-        s[t][0] = azero(), s[t][1] = azero();
+        s[t][0] = mzero(), s[t][1] = mzero();
 #if CHUNK
     const i64 per = ((n + nrg - 1) / nrg + 15) & ~(i64)15;
     const i64 rb = rg * per, re = rb + per < n ? rb + per : n;
@@ -584,26 +634,52 @@ KERNEL vec_mdot(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, c
                 }
                 for (; i < e; i++)
                     a0 = adot(a0, ld(qc, i), ld(rk, i));
-                s[t][k] = aadd(s[t][k], aadd(aadd(a0, a1), aadd(a2, a3)));
+                const aent a = aadd(aadd(a0, a1), aadd(a2, a3));
+                s[t][k].v[0] += a.c0;
+#if VC > 1
+                s[t][k].v[1] += a.c1;
+#endif
+#if VC > 2
+                s[t][k].v[2] += a.c2;
+                s[t][k].v[3] += a.c3;
+#endif
             }
         }
     }
 #else
-    FOR_ROWS(i, n, rg, nrg)
-    {
-        const ent x0 = ld(r0, i), x1 = nr > 1 ? ld(r1, i) : mk(0, 0, 0, 0);
+    GLOBAL const cs_t *qb = Q + (qo + (i64)c0 * qs) * VC;
+    const i64 qsv = qs * VC;
+    if (c0 + MT <= q && nr == 2) { /* a whole tile: every load issued before the products */
+        FOR_ROWS(i, n, rg, nrg)
+        {
+            ent e[MT];
 #pragma unroll
-        for (int t = 0; t < MT; t++)
-            if (c0 + t < q) {
-                const ent e = ld(Q + (qo + (i64)(c0 + t) * qs) * VC, i);
-                s[t][0] = adot(s[t][0], e, x0);
-                if (nr > 1) s[t][1] = adot(s[t][1], e, x1);
+            for (int t = 0; t < MT; t++)
+                e[t] = ld(qb + t * qsv, i);
+            const ent x0 = ld(r0, i), x1 = ld(r1, i);
+#pragma unroll
+            for (int t = 0; t < MT; t++) {
+                s[t][0] = madot(s[t][0], e[t], x0);
+                s[t][1] = madot(s[t][1], e[t], x1);
             }
+        }
+    } else {
+        FOR_ROWS(i, n, rg, nrg)
+        {
+            const ent x0 = ld(r0, i), x1 = nr > 1 ? ld(r1, i) : mk(0, 0, 0, 0);
+#pragma unroll
+            for (int t = 0; t < MT; t++)
+                if (c0 + t < q) {
+                    const ent e = ld(qb + t * qsv, i);
+                    s[t][0] = madot(s[t][0], e, x0);
+                    if (nr > 1) s[t][1] = madot(s[t][1], e, x1);
+                }
+        }
     }
 #endif
     for (int t = 0; t < MT; t++)
         for (int k = 0; k < 2; k++)
-            if (k < nr) GROUP_SUM(s[t][k], VC, part, ((GROUP * MT + t) * 2 + k) * VC);
+            if (k < nr) GROUP_SUM(mwide(s[t][k]), VC, part, ((GROUP * MT + t) * 2 + k) * VC);
 }
 
 /* Result k * q + c (c < q, k < nr) of vec_mdot: the sum over its nrg row

@@ -246,7 +246,7 @@ hisp_status hispi_vec_run_dev(const vcall *c)
 /* ---- a basis in one buffer (vector_block.c) ---------------------------------- */
 
 /* Columns per group of vec_mdot (kernels/vector.cl's MT). */
-#define MDOT_TILE 16
+#define MDOT_TILE(st, t) (((st)->is_cpu ? 16 : 4) / hisp_type_components(t))
 
 /* An operand of a basis kernel: a part of the basis's buffer as that
  * buffer and its offset (a kernel then sees no buffer twice, as a buffer
@@ -272,7 +272,7 @@ hisp_status hispi_vec_mdot_dev(const vblock *b, int nr, const hisp_vector *R, hi
     HISPI_TRY(kernel(ctx, st, b->t, K_MDOT, &k1));
     HISPI_TRY(kernel(ctx, st, b->t, K_REDUCE_N, &k2));
     if (!st->mpart) {
-        size_t bytes = (size_t)st->gmax * MDOT_TILE * 2 * 4 * (st->acc_double ? 8 : 4);
+        size_t bytes = (size_t)st->gmax * 16 * 2 * (st->acc_double ? 8 : 4); /* MT * VC <= 16 */
         HISPI_TRY(HISPI_BE(ctx, buf_alloc, bytes, &st->mpart));
     }
     int64_t ro[2] = {0, 0};
@@ -280,7 +280,7 @@ hisp_status hispi_vec_mdot_dev(const vblock *b, int nr, const hisp_vector *R, hi
         HISPI_TRY(operand(b, R[k], true, &rb[k], &ro[k]));
     HISPI_TRY(hispi_vector_device(out, true, &ob));
     /* every tile gets the same row groups; at least one (n = 0: zeros) */
-    int64_t ntiles = (b->q + MDOT_TILE - 1) / MDOT_TILE;
+    int64_t ntiles = (b->q + MDOT_TILE(st, b->t) - 1) / MDOT_TILE(st, b->t);
     int64_t nrg = (int64_t)groups_for(st, b->n) / ntiles;
     if (nrg < 1) nrg = 1;
     hispi_karg a[12] = {
