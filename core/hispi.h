@@ -524,6 +524,13 @@ HISPI_LOCAL void hispi_vref_axpby_div_dot2(hisp_type t, int64_t n, const void *a
                                            const void *b, void *y, const void *d, void *z, void *r0,
                                            void *r1);
 
+/* hispi_vector_mdot's and hispi_vector_bupdate's loops: r, q * nr entries
+ * (acc: 4 * q * nr doubles of scratch); coef: 2q + 3 entries of t. */
+HISPI_LOCAL void hispi_vref_mdot(hisp_type t, int64_t n, int q, const void *const *Q, int nr,
+                                 const void *const *R, double *acc, void *r);
+HISPI_LOCAL void hispi_vref_bupdate(hisp_type t, int64_t n, int q, const void *const *Q, void *y0,
+                                    void *y1, const void *coef);
+
 /* ---- reference operations (core/csr/csr_ref.c) ---------------------- */
 
 /* y = alpha*op(A)*x + beta*y on host CSR; f32 accumulates in float, f64 in

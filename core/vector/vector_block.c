@@ -52,11 +52,53 @@ static bool as_block(int q, const hisp_vector *Q, vblock *b)
     return true;
 }
 
+/* The host copies of Q's columns (read). */
+static hisp_status host_cols(int q, const hisp_vector *Q, const void ***out)
+{
+    HISPI_TRY(hispi_calloc(Q[0]->ctx, (size_t)q + 1, sizeof **out, (void **)out));
+    for (int c = 0; c < q; c++) {
+        void *h = NULL;
+        hisp_status st = hispi_vector_host(Q[c], &h);
+        if (st) {
+            free(*out);
+            return st;
+        }
+        (*out)[c] = h;
+    }
+    return HISP_SUCCESS;
+}
+
+/* The host path: one pass over the rows (the reference loops). */
+static hisp_status mdot_host(int q, const hisp_vector *Q, int nr, const hisp_vector *R,
+                             hisp_vector out, int64_t oi)
+{
+    const void **qh = NULL, *rh[2] = {0};
+    void *oh = NULL;
+    double *acc = NULL;
+    for (int k = 0; k < nr; k++) {
+        void *h = NULL;
+        HISPI_TRY(hispi_vector_host(R[k], &h));
+        rh[k] = h;
+    }
+    HISPI_TRY(hispi_vector_host(out, &oh));
+    HISPI_TRY(hispi_calloc(out->ctx, 4 * (size_t)q * (size_t)nr, sizeof *acc, (void **)&acc));
+    hisp_status st = host_cols(q, Q, &qh);
+    if (!st) {
+        hispi_vref_mdot(out->type, R[0]->n, q, qh, nr, rh, acc,
+                        (char *)oh + (size_t)oi * hisp_type_size(out->type));
+        st = hispi_vector_host_written(out);
+    }
+    free(qh);
+    free(acc);
+    return st;
+}
+
 static hisp_status mdot(int q, const hisp_vector *Q, int nr, const hisp_vector *R, hisp_vector out,
                         int64_t oi)
 {
     vblock b;
     if (q > 0 && as_block(q, Q, &b)) return hispi_vec_mdot_dev(&b, nr, R, out, oi);
+    if (q > 0 && !hispi_vec_on_device(out->ctx)) return mdot_host(q, Q, nr, R, out, oi);
     for (int k = 0; k < nr; k++)
         for (int c = 0; c < q; c++)
             HISPI_TRY(hisp_vector_dot(Q[c], R[k], hisp_result_entry(out, oi + (int64_t)k * q + c)));
@@ -103,6 +145,31 @@ static hisp_status bupdate_calls(int q, const hisp_vector *Q, hisp_vector y0, hi
     return HISP_SUCCESS;
 }
 
+/* The host path: an entry at a time over every column (the reference loop;
+ * a vector whose old values are not used is not brought up to date). */
+static hisp_status bupdate_host(int q, const hisp_vector *Q, hisp_vector y0, hisp_vector y1,
+                                const char *coef)
+{
+    hisp_type t = y0->type;
+    size_t es = hisp_type_size(t);
+    bool z0 = hispi_vref_is_zero(t, coef + (size_t)q * es),
+         zb0 = hispi_vref_is_zero(t, coef + (2 * (size_t)q + 1) * es),
+         zb1 = hispi_vref_is_zero(t, coef + (2 * (size_t)q + 2) * es);
+    void *h0 = NULL, *h1 = NULL;
+    const void **qh = NULL;
+    if (!z0 || (y1 && !zb0))
+        HISPI_TRY(hispi_vector_host(y0, &h0));
+    else
+        HISPI_TRY(hispi_vector_host_out(y0, &h0));
+    if (y1 && !zb1) HISPI_TRY(hispi_vector_host(y1, &h1));
+    if (y1 && zb1) HISPI_TRY(hispi_vector_host_out(y1, &h1));
+    if (q > 0) HISPI_TRY(host_cols(q, Q, &qh));
+    hispi_vref_bupdate(t, y0->n, q, qh, h0, h1, coef);
+    free(qh);
+    HISPI_TRY(hispi_vector_host_written(y0));
+    return y1 ? hispi_vector_host_written(y1) : HISP_SUCCESS;
+}
+
 static hisp_status bupdate(int q, const hisp_vector *Q, hisp_vector y0, hisp_vector y1,
                            const double *coef)
 {
@@ -120,8 +187,13 @@ static hisp_status bupdate(int q, const hisp_vector *Q, hisp_vector y0, hisp_vec
                 ((float *)(c + i * es))[k] = (float)coef[4 * i + (size_t)k];
         }
     vblock b;
-    hisp_status st = q > 0 && as_block(q, Q, &b) ? hispi_vec_bupdate_dev(&b, y0, y1, c)
-                                                 : bupdate_calls(q, Q, y0, y1, c, es);
+    hisp_status st = HISP_SUCCESS;
+    if (q > 0 && as_block(q, Q, &b))
+        st = hispi_vec_bupdate_dev(&b, y0, y1, c);
+    else if (!hispi_vec_on_device(y0->ctx))
+        st = bupdate_host(q, Q, y0, y1, c);
+    else
+        st = bupdate_calls(q, Q, y0, y1, c, es);
     free(c);
     return st;
 }

@@ -109,3 +109,15 @@ bool hispi_vref_is_zero(hisp_type t, const void *a)
         if (dbl(t) ? ((const double *)a)[c] != 0 : ((const float *)a)[c] != 0) return false;
     return true;
 }
+
+void hispi_vref_mdot(hisp_type t, int64_t n, int q, const void *const *Q, int nr,
+                     const void *const *R, double *acc, void *r)
+{
+    BY_VC(t, mdot, n, q, Q, nr, R, acc, r);
+}
+
+void hispi_vref_bupdate(hisp_type t, int64_t n, int q, const void *const *Q, void *y0, void *y1,
+                        const void *coef)
+{
+    BY_VC(t, bupdate, n, q, Q, y0, y1, coef);
+}

@@ -286,3 +286,85 @@ VREF_LOOP void F(div_dot)(int vc, int64_t n, const void *x, const void *y, void 
     }
     F(round)(vc, s, r);
 }
+
+/* r[k*q + c] = dot(Q[c], R[k]) for k < nr, a dot at a time with four
+ * interleaved sums (a single sum is one chain of dependent adds); acc:
+ * 4 * q * nr doubles of scratch */
+VREF_LOOP void F(mdot)(int vc, int64_t n, int q, const void *const *Q, int nr, const void *const *R,
+                       double *acc, void *r)
+{
+    for (int c = 0; c < q; c++)
+        for (int k = 0; k < nr; k++) {
+            double s0[4] = {0}, s1[4] = {0}, s2[4] = {0}, s3[4] = {0};
+            T x[4], y[4];
+            int64_t i = 0;
+#define MDOT_TERM(s, j)                                                                            \
+    F(ld)(vc, Q[c], j, x);                                                                         \
+    F(ld)(vc, R[k], j, y);                                                                         \
+    F(dotacc)(vc, x, y, s)
+            for (; i + 3 < n; i += 4) {
+                MDOT_TERM(s0, i);
+                MDOT_TERM(s1, i + 1);
+                MDOT_TERM(s2, i + 2);
+                MDOT_TERM(s3, i + 3);
+            }
+            for (; i < n; i++) {
+                MDOT_TERM(s0, i);
+            }
+#undef MDOT_TERM
+            for (int m = 0; m < 4; m++)
+                acc[4 * (k * q + c) + m] = (s0[m] + s1[m]) + (s2[m] + s3[m]);
+        }
+    for (int j = 0; j < q * nr; j++)
+        F(round)(vc, acc + 4 * j, (T *)r + (size_t)j * (size_t)vc);
+}
+
+/* hispi_vector_bupdate's update: each entry's terms in kernels/vector.cl's
+ * order, column after column (independent entries: loops the compiler
+ * vectorises); coef: 2q + 3 entries */
+VREF_LOOP void F(bupdate)(int vc, int64_t n, int q, const void *const *Q, void *y0, void *y1,
+                          const void *coef)
+{
+    T a0[4], b0[4], b1[4], e0[4], e1[4], x[4], p[4], s0[4], s1[4] = {0}, a[4], b[4];
+    F(ld)(vc, coef, q, a0);
+    F(ld)(vc, coef, 2 * (int64_t)q + 1, b0);
+    F(ld)(vc, coef, 2 * (int64_t)q + 2, b1);
+    bool r0 = !F(zero)(vc, a0), r1 = y1 && !F(zero)(vc, b1);
+    for (int64_t i = 0; i < n; i++) {
+        F(ld)(vc, y0, i, e0);
+        if (y1) {
+            F(mul)(vc, e0, b0, s1);
+            if (r1) {
+                F(ld)(vc, y1, i, e1);
+                F(mul)(vc, e1, b1, p);
+                for (int k = 0; k < vc; k++)
+                    s1[k] = p[k] + s1[k];
+            }
+            F(st)(vc, y1, i, s1);
+        }
+        if (r0)
+            F(mul)(vc, e0, a0, s0);
+        else
+            memset(s0, 0, sizeof s0);
+        F(st)(vc, y0, i, s0);
+    }
+    for (int c = 0; c < q; c++) {
+        F(ld)(vc, coef, c, a);
+        F(ld)(vc, coef, q + 1 + c, b);
+        for (int64_t i = 0; i < n; i++) {
+            F(ld)(vc, Q[c], i, x);
+            F(ld)(vc, y0, i, s0);
+            F(mul)(vc, x, a, p);
+            for (int k = 0; k < vc; k++)
+                s0[k] += p[k];
+            F(st)(vc, y0, i, s0);
+            if (y1) {
+                F(ld)(vc, y1, i, s1);
+                F(mul)(vc, x, b, p);
+                for (int k = 0; k < vc; k++)
+                    s1[k] += p[k];
+                F(st)(vc, y1, i, s1);
+            }
+        }
+    }
+}
