@@ -178,12 +178,9 @@ int main(int argc, char **argv)
     options o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc == OPTS_HELP_SHOWN ? 0 : 1;
-    hisp_context ctx = NULL;
-    if (hisp_context_create(&ctx)) return 1;
     hisp_device_info info;
-    if (!bench_ok(prog, ctx, hisp_context_set_backend(ctx, o.backend, o.device), "backend") ||
-        !bench_ok(prog, ctx, hisp_context_get_device(ctx, &info), "device"))
-        return 3;
+    hisp_context ctx = bench_context(prog, o.backend, o.device, &info);
+    if (!ctx) return 3;
     printf("%s: %s, rtol %g, median of %d solves after a first\n\n", prog, info.name, o.rtol,
            o.repeat);
     printf("| side | method | precond | precision | iterations in | iterations | f64 updates "

@@ -491,21 +491,36 @@ static hisp_vector hvec(bench *B, hisp_type t, int64_t n, const double *host)
     return v;
 }
 
-static void part_cg(bench *B, rows *R, int64_t side)
+/* poisson3d side^3 (f64, seed 42), its info and its name (32 bytes). */
+static hisp_matrix poisson3d(bench *B, int64_t side, hisp_matrix_info *mi, char *name)
 {
-    const options *o = B->o;
-    hisp_context ctx = B->ctx;
     hisp_gen_params gp;
     hisp_gen_defaults(HISP_GEN_POISSON3D, &gp);
     gp.n = side;
     gp.seed = 42;
     hisp_matrix A = NULL;
-    cb_hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate poisson3d");
+    cb_hk(B->ctx, hisp_matrix_generate(B->ctx, &gp, HISP_F64, &A), "generate poisson3d");
+    cb_hk(B->ctx, hisp_matrix_get_info(A, mi), "info");
+    snprintf(name, 32, "poisson3d-%lld", (long long)side);
+    return A;
+}
+
+/* "gmres(m)" or the method's name. */
+static const char *method_label(hisp_solver_method m, int restart, char buf[16])
+{
+    if (m != HISP_SOLVER_GMRES) return hisp_solver_method_name(m);
+    snprintf(buf, 16, "gmres(%d)", restart);
+    return buf;
+}
+
+static void part_cg(bench *B, rows *R, int64_t side)
+{
+    const options *o = B->o;
+    hisp_context ctx = B->ctx;
     hisp_matrix_info mi;
-    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
-    int64_t n = mi.nrows;
     char name[32];
-    snprintf(name, sizeof name, "poisson3d-%lld", (long long)side);
+    hisp_matrix A = poisson3d(B, side, &mi, name);
+    int64_t n = mi.nrows;
     printf("%s: %lld rows, nnz %lld\n", name, (long long)n, (long long)mi.nnz);
     row *r = row_new(R, "cg", name, "cg", "csr");
     r->n = side;
@@ -584,27 +599,17 @@ static void part_krylov(bench *B, rows *R, int64_t side)
 {
     const options *o = B->o;
     hisp_context ctx = B->ctx;
-    hisp_gen_params gp;
-    hisp_gen_defaults(HISP_GEN_POISSON3D, &gp);
-    gp.n = side;
-    gp.seed = 42;
-    hisp_matrix A = NULL;
-    cb_hk(ctx, hisp_matrix_generate(ctx, &gp, HISP_F64, &A), "generate poisson3d");
     hisp_matrix_info mi;
-    cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
     char name[32];
-    snprintf(name, sizeof name, "poisson3d-%lld", (long long)side);
+    hisp_matrix A = poisson3d(B, side, &mi, name);
     double *bh = bs_doubles(mi.nrows);
     bs_fill_uniform(bh, mi.nrows, 7);
     hisp_vector b = hvec(B, HISP_F64, mi.nrows, bh), x = hvec(B, HISP_F64, mi.nrows, NULL);
     const hisp_solver_method ms[3] = {HISP_SOLVER_CG, HISP_SOLVER_BICGSTAB, HISP_SOLVER_GMRES};
     double cg = NAN;
     for (int k = 0; k < 3; k++) {
-        char meth[16];
-        if (ms[k] == HISP_SOLVER_GMRES)
-            snprintf(meth, sizeof meth, "gmres(%d)", o->restart);
-        else
-            snprintf(meth, sizeof meth, "%s", hisp_solver_method_name(ms[k]));
+        char buf[16];
+        const char *meth = method_label(ms[k], o->restart, buf);
         row *r = row_new(R, "krylov", name, meth, "csr");
         r->n = side;
         r->rows = r->cols = mi.nrows;
@@ -795,11 +800,8 @@ static void compound_row(bench *B, rows *R, hisp_matrix A, const char *name, his
     hisp_matrix_info mi;
     cb_hk(ctx, hisp_matrix_get_info(A, &mi), "info");
     int per = (int)(hisp_type_size(t) / 8);
-    char meth[16];
-    if (m == HISP_SOLVER_GMRES)
-        snprintf(meth, sizeof meth, "gmres(%d)", restart);
-    else
-        snprintf(meth, sizeof meth, "%s", hisp_solver_method_name(m));
+    char buf[16];
+    const char *meth = method_label(m, restart, buf);
     row *r = row_new(R, "compound", name, meth, hisp_type_name(t));
     r->rows = r->cols = mi.nrows;
     r->nnz = mi.nnz;
@@ -1081,17 +1083,14 @@ int main(int argc, char **argv)
     fflush(stdout);
     rows R;
     memset(&R, 0, sizeof R);
-    if (has_part(o.parts, "cg"))
-        for (const char *s = o.sizes; s && *s;) {
+    static const struct {
+        const char *name;
+        void (*run)(bench *, rows *, int64_t);
+    } sized[2] = {{"cg", part_cg}, {"krylov", part_krylov}};
+    for (int p = 0; p < 2; p++)
+        for (const char *s = has_part(o.parts, sized[p].name) ? o.sizes : NULL; s && *s;) {
             int64_t side = atoll(s);
-            if (side > 0) part_cg(&B, &R, side);
-            s = strchr(s, ',');
-            if (s) s++;
-        }
-    if (has_part(o.parts, "krylov"))
-        for (const char *s = o.sizes; s && *s;) {
-            int64_t side = atoll(s);
-            if (side > 0) part_krylov(&B, &R, side);
+            if (side > 0) sized[p].run(&B, &R, side);
             s = strchr(s, ',');
             if (s) s++;
         }

@@ -162,6 +162,20 @@ bool bench_ok(const char *prog, hisp_context ctx, hisp_status s, const char *wha
     return false;
 }
 
+hisp_context bench_context(const char *prog, hisp_backend_kind backend, int device,
+                           hisp_device_info *info)
+{
+    hisp_context ctx = NULL;
+    if (hisp_context_create(&ctx)) {
+        fprintf(stderr, "%s: cannot create a context\n", prog);
+        return NULL;
+    }
+    if (!bench_ok(prog, ctx, hisp_context_set_backend(ctx, backend, device), "backend") ||
+        !bench_ok(prog, ctx, hisp_context_get_device(ctx, info), "device"))
+        hisp_context_destroy(&ctx);
+    return ctx;
+}
+
 /* ---- time and statistics -------------------------------------------------- */
 
 double bench_now_ms(void)

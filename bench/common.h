@@ -93,6 +93,10 @@ int bench_backend_arg(const char *prog, const char *s, hisp_backend_kind *out);
 /* Whether s is HISP_SUCCESS; else prints "prog: what: status: the context's
  * message" to stderr. */
 bool bench_ok(const char *prog, hisp_context ctx, hisp_status s, const char *what);
+/* A context on backend's device (-1: the first) and its info; NULL, the
+ * reason printed, where that fails. */
+hisp_context bench_context(const char *prog, hisp_backend_kind backend, int device,
+                           hisp_device_info *info);
 /* A comma-separated list of grid sides (each >= 2, at most max) into
  * sides[0 .. *n - 1]; 0, or 1 after saying what is wrong. */
 int bench_sides(const char *prog, const char *list, int64_t *sides, int max, int *n);

@@ -7,6 +7,7 @@
  *   CHUNK 0|1        1: work-item g streams the g-th contiguous chunk (CPUs, local
  *                    size 1: PoCL runs a plain loop); 0: grid-stride loops (GPUs)
  *   LS               work-group size of the reductions (power of two; 1 with CHUNK)
+ *   MT               columns per group of vec_mdot (vector_dev.c's mdot_tile)
  * Element formulas and their order are core/vector/vector_ref_t.h's. A scalar comes
  * as (host value, numerator buffer + index, denominator buffer + index, mode:
  * 1 numerator from the buffer, 2 times denominator^-1, 4 negated), so a
@@ -256,17 +257,19 @@ FN ent sval(ent h, GLOBAL const cs_t *num, i64 i, GLOBAL const cs_t *den, i64 j,
 /* This work-item's entries: [first, end) with step (a contiguous chunk of
  * a multiple of 16 entries per work-item with CHUNK, else grid-stride). */
 #if CHUNK
+/* [b, e): chunk g of ng over n entries */
+#define CHUNK_RANGE(n, g, ng, b, e)                                                                \
+    const i64 b##per_ = (((n) + (ng)-1) / (ng) + 15) & ~(i64)15;                                   \
+    const i64 b = (g) * b##per_, e = b + b##per_ < (n) ? b + b##per_ : (n)
 #define FOR_ENTRIES(i, n)                                                                          \
-    const i64 per_ = (((n) + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;                              \
-    const i64 b_ = GROUP * per_, e_ = b_ + per_ < (n) ? b_ + per_ : (n);                           \
+    CHUNK_RANGE(n, GROUP, NGROUPS, b_, e_);                                                        \
     for (i64 i = b_; i < e_; i++)
 /* s += BODY over the chunk, with four interleaved accumulators (a plain
  * loop's sum is one chain of dependent adds: latency-bound on a CPU core) */
 #define REDUCE_LOOP(n, BODY, s)                                                                    \
     do {                                                                                           \
         aent s1_ = azero(), s2_ = azero(), s3_ = azero();                                          \
-        const i64 per_ = (((n) + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;                          \
-        const i64 b_ = GROUP * per_, e_ = b_ + per_ < (n) ? b_ + per_ : (n);                       \
+        CHUNK_RANGE(n, GROUP, NGROUPS, b_, e_);                                                    \
         i64 i_ = b_;                                                                               \
         for (; i_ + 3 < e_; i_ += 4) {                                                             \
             BODY(i_, s);                                                                           \
@@ -536,17 +539,6 @@ KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *
 
 /* ---- a basis in one buffer (GMRES): column c is Q + (qo + c*qs) entries ---- */
 
-/* Columns per group of vec_mdot, the products held in registers: GPUs 4
- * reals (the groups of one rows' range run together, so the right-hand
- * vectors come from L2 for all tiles but the first; 16 read R once but
- * hold 128 registers: a quarter of the occupancy, 0.47x the speed on an
- * H200), CPUs 16 (a core reads R from memory per tile). */
-#if CHUNK
-#define MT (16 / VC)
-#else
-#define MT (4 / VC)
-#endif
-
 /* A vec_mdot accumulator: the VC components only (an aent's unused ones
  * would stay live: x + 0.0 is not x in IEEE arithmetic). */
 typedef struct {
@@ -616,8 +608,7 @@ KERNEL vec_mdot(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, c
     for (int t = 0; t < MT; t++)
         s[t][0] = mzero(), s[t][1] = mzero();
 #if CHUNK
-    const i64 per = ((n + nrg - 1) / nrg + 15) & ~(i64)15;
-    const i64 rb = rg * per, re = rb + per < n ? rb + per : n;
+    CHUNK_RANGE(n, rg, nrg, rb, re);
     for (i64 b = rb; b < re; b += MB) {
         const i64 e = b + MB < re ? b + MB : re;
         for (int t = 0; t < MT && c0 + t < q; t++) {
@@ -726,8 +717,7 @@ KERNEL vec_bupdate(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs
     const ent a0 = ld(coef, q), b0 = ld(coef, 2 * (i64)q + 1), b1 = ld(coef, 2 * (i64)q + 2);
     const int r0 = !ezero(a0), r1 = has1 && !ezero(b1);
 #if CHUNK
-    const i64 per = ((n + NGROUPS - 1) / NGROUPS + 15) & ~(i64)15;
-    const i64 rb = GROUP * per, re = rb + per < n ? rb + per : n;
+    CHUNK_RANGE(n, GROUP, NGROUPS, rb, re);
     for (i64 b = rb; b < re; b += MB) {
         const i64 e = b + MB < re ? b + MB : re;
         for (i64 i = b; i < e; i++) {

@@ -738,12 +738,12 @@ START_TEST(test_nvrtc)
             char opts[300];
             snprintf(opts, sizeof opts,
                      "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DVC=%d -DACC_DOUBLE=%d "
-                     "-DCHUNK=0 -DLS=256",
+                     "-DCHUNK=0 -DLS=256 -DMT=%d",
                      dbl(t) ? "double" : "float", dbl(t),
                      vc == 1   ? 0
                      : vc == 2 ? 1
                                : 2,
-                     vc, acc || dbl(t));
+                     vc, acc || dbl(t), 4 / vc);
             if (!test_nvrtc_build(ctx, HISPI_PROG_VECTOR, opts, "vector NVRTC builds")) {
                 hisp_context_destroy(&ctx);
                 return;

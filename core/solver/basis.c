@@ -7,28 +7,41 @@
 
 #include <stdlib.h>
 
-hisp_status hispi_ks_vblock(ks_space *sp, int count, ks_vec **v)
+hisp_status hispi_ks_vblock_calls(ks_space *sp, int count, ks_vec **v)
 {
-    if (sp->o->vblock) return sp->o->vblock(sp, count, v);
+    for (int i = 0; i < count; i++)
+        v[i] = NULL;
     for (int i = 0; i < count; i++) {
         hisp_status st = sp->o->vnew(sp, 0, &v[i]);
         if (st) {
-            while (i > 0)
-                sp->o->vfree(sp, v[--i]);
+            hispi_ks_vblock_free_calls(sp, i, v);
             return st;
         }
     }
     return HISP_SUCCESS;
 }
 
+void hispi_ks_vblock_free_calls(ks_space *sp, int count, ks_vec **v)
+{
+    for (int i = 0; i < count; i++)
+        if (v[i]) {
+            sp->o->vfree(sp, v[i]);
+            v[i] = NULL;
+        }
+}
+
+hisp_status hispi_ks_vblock(ks_space *sp, int count, ks_vec **v)
+{
+    if (sp->o->vblock) return sp->o->vblock(sp, count, v);
+    return hispi_ks_vblock_calls(sp, count, v);
+}
+
 void hispi_ks_vblock_free(ks_space *sp, int count, ks_vec **v)
 {
-    if (sp->o->vblock_free) {
+    if (sp->o->vblock_free)
         sp->o->vblock_free(sp, count, v);
-        return;
-    }
-    for (int i = 0; i < count; i++)
-        if (v[i]) sp->o->vfree(sp, v[i]);
+    else
+        hispi_ks_vblock_free_calls(sp, count, v);
 }
 
 hisp_status hispi_ks_mdot_calls(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr, int slot)

@@ -283,6 +283,9 @@ HISPI_LOCAL hisp_status hispi_ks_gmres(ks_run *r);
  * single-vector calls (basis.c; the *_calls forms: always the latter). */
 HISPI_LOCAL hisp_status hispi_ks_vblock(ks_space *sp, int count, ks_vec **v);
 HISPI_LOCAL void hispi_ks_vblock_free(ks_space *sp, int count, ks_vec **v);
+/* vnew / vfree a vector at a time; on failure nothing stays allocated */
+HISPI_LOCAL hisp_status hispi_ks_vblock_calls(ks_space *sp, int count, ks_vec **v);
+HISPI_LOCAL void hispi_ks_vblock_free_calls(ks_space *sp, int count, ks_vec **v);
 HISPI_LOCAL hisp_status hispi_ks_mdot(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr,
                                       int slot);
 HISPI_LOCAL hisp_status hispi_ks_mdot_calls(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr,

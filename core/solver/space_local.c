@@ -242,22 +242,18 @@ static void l_vfree(ks_space *sp, ks_vec *v)
 static void l_vblock_free(ks_space *sp, int count, ks_vec **v)
 {
     local_space *ls = L(sp);
-    bool views = ls->block && v == ls->block_cols;
+    if (!ls->block || v != ls->block_cols) { /* vectors of their own */
+        hispi_ks_vblock_free_calls(sp, count, v);
+        return;
+    }
     for (int i = 0; i < count; i++) {
-        if (!v[i]) continue;
-        if (views) {
-            hisp_vector c = V(v[i]);
-            hisp_vector_destroy(&c);
-        } else {
-            l_vfree(sp, v[i]);
-        }
+        hisp_vector c = V(v[i]);
+        hisp_vector_destroy(&c); /* NULL: nothing */
         v[i] = NULL;
     }
-    if (views) {
-        hispi_kpool_give(sp->ctx, ls->block);
-        ls->block = NULL;
-        ls->block_cols = NULL;
-    }
+    hispi_kpool_give(sp->ctx, ls->block);
+    ls->block = NULL;
+    ls->block_cols = NULL;
 }
 
 /* A basis in one pooled vector, its columns parts of it (hispi_vector_part:
@@ -273,17 +269,8 @@ static hisp_status l_vblock(ks_space *sp, int count, ks_vec **v)
     int64_t stride = (n + per - 1) / per * per;
     for (int i = 0; i < count; i++)
         v[i] = NULL;
-    if (ls->block || n == 0 || !hispi_vec_on_device(ctx) || !HISPI_BE_HAS(ctx, buf_sub)) {
-        for (int i = 0; i < count; i++) {
-            hisp_status st = l_vnew(sp, 0, &v[i]);
-            if (st) {
-                while (i > 0)
-                    l_vfree(sp, v[--i]);
-                return st;
-            }
-        }
-        return HISP_SUCCESS;
-    }
+    if (ls->block || n == 0 || !hispi_vec_on_device(ctx) || !HISPI_BE_HAS(ctx, buf_sub))
+        return hispi_ks_vblock_calls(sp, count, v);
     HISPI_TRY(hispi_kpool_take(ctx, sp->t, stride * count, n, &ls->block));
     ls->block_cols = v;
     hisp_status st = HISP_SUCCESS;

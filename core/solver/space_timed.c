@@ -142,29 +142,16 @@ static hisp_status t_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks
 
 static void t_vblock_free(ks_space *sp, int count, ks_vec **v)
 {
-    if (sp->inner->vblock_free) {
+    if (sp->inner->vblock_free)
         sp->inner->vblock_free(sp, count, v);
-        return;
-    }
-    for (int i = 0; i < count; i++)
-        if (v[i]) sp->inner->vfree(sp, v[i]);
+    else
+        hispi_ks_vblock_free_calls(sp, count, v);
 }
 
 static hisp_status t_vblock(ks_space *sp, int count, ks_vec **v)
 {
-    if (!sp->inner->vblock) {
-        for (int i = 0; i < count; i++)
-            v[i] = NULL;
-        for (int i = 0; i < count; i++) {
-            hisp_status st = sp->inner->vnew(sp, 0, &v[i]);
-            if (st) {
-                t_vblock_free(sp, i, v);
-                return st;
-            }
-        }
-        return HISP_SUCCESS;
-    }
-    return sp->inner->vblock(sp, count, v);
+    if (sp->inner->vblock) return sp->inner->vblock(sp, count, v);
+    return hispi_ks_vblock_calls(sp, count, v);
 }
 
 /* a space without the basis's calls: the single-vector calls, each timed */

@@ -83,6 +83,16 @@ static hisp_status vstate(hisp_context ctx, hispi_vstate **out)
     return HISP_SUCCESS;
 }
 
+/* Columns per group of vec_mdot (the kernels' MT), whose products a
+ * work-item holds in registers: GPUs 4 reals (the groups of one range of
+ * rows run together, so the right-hand vectors come from L2 for every tile
+ * but the first; 16 held 128 registers: a quarter of the occupancy, 0.47x
+ * the speed on an H200), CPUs 16 (a core reads them from memory per tile). */
+static int mdot_tile(const hispi_vstate *st, hisp_type t)
+{
+    return (st->is_cpu ? 16 : 4) / hisp_type_components(t);
+}
+
 static hisp_status kernel(hisp_context ctx, hispi_vstate *st, hisp_type t, int k, void **out)
 {
     if (!st->kern[t][k]) {
@@ -90,12 +100,12 @@ static hisp_status kernel(hisp_context ctx, hispi_vstate *st, hisp_type t, int k
         char opts[256];
         snprintf(opts, sizeof opts,
                  "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DVC=%d -DACC_DOUBLE=%d "
-                 "-DCHUNK=%d -DLS=%d",
+                 "-DCHUNK=%d -DLS=%d -DMT=%d",
                  dbl ? "double" : "float", dbl,
                  vc == 1   ? 0
                  : vc == 2 ? 1
                            : 2,
-                 vc, st->acc_double, st->is_cpu, st->ls);
+                 vc, st->acc_double, st->is_cpu, st->ls, mdot_tile(st, t));
         HISPI_TRY(HISPI_BE(ctx, kern_get, HISPI_PROG_VECTOR, opts, kname[k], &st->kern[t][k]));
     }
     *out = st->kern[t][k];
@@ -245,9 +255,6 @@ hisp_status hispi_vec_run_dev(const vcall *c)
 
 /* ---- a basis in one buffer (vector_block.c) ---------------------------------- */
 
-/* Columns per group of vec_mdot (kernels/vector.cl's MT). */
-#define MDOT_TILE(st, t) (((st)->is_cpu ? 16 : 4) / hisp_type_components(t))
-
 /* An operand of a basis kernel: a part of the basis's buffer as that
  * buffer and its offset (a kernel then sees no buffer twice, as a buffer
  * and as a sub-buffer), else its own buffer. */
@@ -280,7 +287,7 @@ hisp_status hispi_vec_mdot_dev(const vblock *b, int nr, const hisp_vector *R, hi
         HISPI_TRY(operand(b, R[k], true, &rb[k], &ro[k]));
     HISPI_TRY(hispi_vector_device(out, true, &ob));
     /* every tile gets the same row groups; at least one (n = 0: zeros) */
-    int64_t ntiles = (b->q + MDOT_TILE(st, b->t) - 1) / MDOT_TILE(st, b->t);
+    int64_t ntiles = (b->q + mdot_tile(st, b->t) - 1) / mdot_tile(st, b->t);
     int64_t nrg = (int64_t)groups_for(st, b->n) / ntiles;
     if (nrg < 1) nrg = 1;
     hispi_karg a[12] = {
