@@ -915,7 +915,10 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant(hisp_context ctx, const hi
  * Entries present in either operand are kept (an exact zero sum stays an
  * entry; where a device backend writes it into a dense leaf it is stored as
  * -0.0, since a dense cell whose bits are all zero is empty: equal to 0 in
- * every operation). A and B may be in any format; their types must match. */
+ * every operation). A and B may be in any format; their types must match.
+ * An operand not in HiSparse form (or of another node size than A's) is
+ * made into a tree, and uploaded, at every call: convert it once
+ * (hisp_matrix_convert) to add it repeatedly without moving its bytes. */
 HISP_API HISP_NODISCARD hisp_status hisp_matrix_add(hisp_op op_a, hisp_matrix A, hisp_op op_b,
                                                     hisp_matrix B, hisp_matrix *C);
 
