@@ -105,6 +105,10 @@ typedef struct {
      * the space can (Jacobi on one context). */
     hisp_status (*axpby_precond)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
                                  ks_vec *z, int s1);
+    /* Optional (NULL: axpby_dot, then dot; see ks_axpby_dot2): y = x*a +
+     * y*b, s0 = ||y||^2, s1 = dot(w, y), in one pass where the space can. */
+    hisp_status (*axpby_dot2)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                              int s0, int s1);
     /* Optional, a basis (GMRES; NULL: the single-vector calls, basis.c):
      * count vectors of b's space in one allocation (vblock_free gives them
      * back); slot + k*q + c = dot(Q[c], R[k]) for k < nr (1 or 2); and
@@ -168,6 +172,16 @@ static inline hisp_status ks_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_
     if (sp->o->axpby_precond) return sp->o->axpby_precond(sp, a, x, b, y, s0, z, s1);
     hisp_status st = sp->o->axpby_dot(sp, a, x, b, y, NULL, s0);
     return st ? st : sp->o->precond(sp, y, z, s1);
+}
+
+/* y = x*a + y*b, s0 = ||y||^2, s1 = dot(w, y): the space's axpby_dot2, or
+ * the two calls. */
+static inline hisp_status ks_axpby_dot2(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y,
+                                        ks_vec *w, int s0, int s1)
+{
+    if (sp->o->axpby_dot2) return sp->o->axpby_dot2(sp, a, x, b, y, w, s0, s1);
+    hisp_status st = sp->o->axpby_dot(sp, a, x, b, y, NULL, s0);
+    return st ? st : sp->o->dot(sp, w, y, s1);
 }
 
 /* Slots every method may use: 0..KS_FIXED-1 are the method's own; the

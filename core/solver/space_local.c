@@ -467,6 +467,21 @@ static hisp_status l_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks
     return HISP_SUCCESS;
 }
 
+static hisp_status l_axpby_dot2(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                                int s0, int s1)
+{
+    local_space *ls = L(sp);
+    unsigned char b0[32], b1[32];
+    const ks_sc in[] = {a, b};
+    HISPI_TRY(need(ls, in, 2));
+    HISPI_TRY(hispi_vector_axpby_dot2(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), V(w),
+                                      hisp_result_entry(ls->bank, s0),
+                                      hisp_result_entry(ls->bank, s1)));
+    mark(ls, s0);
+    mark(ls, s1);
+    return HISP_SUCCESS;
+}
+
 static hisp_status l_axpby2(ks_space *sp, ks_sc a, ks_vec *x1, ks_sc b, ks_vec *y1, ks_sc c,
                             ks_vec *x2, ks_sc d, ks_vec *y2)
 {
@@ -560,6 +575,7 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .destroy = l_destroy,
                                  .matvec_dot = l_matvec_dot,
                                  .axpby_precond = l_axpby_precond,
+                                 .axpby_dot2 = l_axpby_dot2,
                                  .vblock = l_vblock,
                                  .vblock_free = l_vblock_free,
                                  .mdot = l_mdot,

@@ -140,6 +140,17 @@ static hisp_status t_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks
     DONE(KS_MS_REDUCE, sp->inner->axpby_precond(sp, a, x, b, y, s0, z, s1));
 }
 
+static hisp_status t_axpby_dot2(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
+                                int s0, int s1)
+{
+    if (!sp->inner->axpby_dot2) {
+        HISPI_TRY(t_axpby_dot(sp, a, x, b, y, NULL, s0));
+        return t_dot(sp, w, y, s1);
+    }
+    T0();
+    DONE(KS_MS_REDUCE, sp->inner->axpby_dot2(sp, a, x, b, y, w, s0, s1));
+}
+
 static void t_vblock_free(ks_space *sp, int count, ks_vec **v)
 {
     if (sp->inner->vblock_free)
@@ -194,6 +205,7 @@ static const ks_ops timed_ops = {.vnew = t_vnew,
                                  .destroy = t_destroy,
                                  .matvec_dot = t_matvec_dot,
                                  .axpby_precond = t_axpby_precond,
+                                 .axpby_dot2 = t_axpby_dot2,
                                  .vblock = t_vblock,
                                  .vblock_free = t_vblock_free,
                                  .mdot = t_mdot,

@@ -28,6 +28,7 @@ enum {
     K_MDOT,
     K_REDUCE_N,
     K_BUPDATE,
+    K_AXPBY_DOT2,
     K_COUNT
 };
 
