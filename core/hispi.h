@@ -545,23 +545,21 @@ HISPI_LOCAL void hispi_vref_bupdate(hisp_type t, int64_t n, int q, const void *c
  * double (same as the kernels); beta == 0 does not read y. */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op op,
                                            double alpha, const void *x, double beta, void *y);
-/* y = A*x on a real host CSR A, then *dot = sum_i w[woff + i]*y[i] in double
+/* y = A*x on a real host CSR A, then *dot = sum_i x[xoff + i]*y[i] in double
  * in row order (the reference's fused SpMV + dot; the caller rounds). */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv_dot(hisp_context ctx, const hispi_sparse *A,
-                                               const void *x, const void *w, int64_t woff, void *y,
-                                               double *dot);
+                                               const void *x, int64_t xoff, void *y, double *dot);
 
 /* ---- SpMV fused with a dot (core/ops/spmv.c) ------------------------- */
 
-/* y = A*x (op N, alpha 1, beta 0), then r = dot(w, y) as hisp_vector_dot
- * (w NULL: x; else a vector of x's context, type and size other than y; r:
- * a host value or an entry of a vector of x's type). One pass where the
+/* y = A*x (op N, alpha 1, beta 0), then r = dot(x, y) as hisp_vector_dot
+ * (r: a host value or an entry of a vector of x's type). One pass where the
  * backend has csr_spmv_dot and A is a square f32/f64 matrix on its CSR
  * kernel; hisp_spmv + hisp_vector_dot everywhere else (the same results up
  * to rounding). hisp_spmv's argument checks and messages, then the result's;
  * on bad arguments nothing is written. */
 HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
-                                       hisp_vector y, hisp_vector w, hisp_result r);
+                                       hisp_vector y, hisp_result r);
 /* A is a real or complex CSR matrix whose host arrays hold it (not wrapped, no HiSparse
  * or SELL form): what the host's SpMV loops take (hisp_context_s.host_ops). */
 HISPI_LOCAL bool hispi_matrix_host_csr(hisp_matrix A);

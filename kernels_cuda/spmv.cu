@@ -540,16 +540,17 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op,
 }
 
 extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x,
-                                                     const void *w, int64_t woff, void *y,
-                                                     double *part, void *res, cudaStream_t stream)
+                                                     int64_t xoff, void *y, double *part, void *res,
+                                                     cudaStream_t stream)
 {
-    if (A->f64)
-        return run_shape<double>(A, 0, 1.0, static_cast<const double *>(x), 0.0,
-                                 static_cast<double *>(y), part, static_cast<double *>(res),
-                                 static_cast<const double *>(w) + woff, stream);
-    return run_shape<float>(A, 0, 1.0f, static_cast<const float *>(x), 0.0f,
-                            static_cast<float *>(y), part, static_cast<float *>(res),
-                            static_cast<const float *>(w) + woff, stream);
+    if (A->f64) {
+        const double *xs = static_cast<const double *>(x);
+        return run_shape<double>(A, 0, 1.0, xs, 0.0, static_cast<double *>(y), part,
+                                 static_cast<double *>(res), xs + xoff, stream);
+    }
+    const float *xs = static_cast<const float *>(x);
+    return run_shape<float>(A, 0, 1.0f, xs, 0.0f, static_cast<float *>(y), part,
+                            static_cast<float *>(res), xs + xoff, stream);
 }
 
 extern "C" cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const int32_t *rows,
@@ -561,11 +562,11 @@ extern "C" cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const i
     int64_t nb = (C->nrows + 255) / 256;
     if (nb > 65536) nb = 65536;
     if (C->f64)
-        scatter_add<double><<<(unsigned)nb, 256, 0, stream>>>(rows, static_cast<const double *>(t),
-                                                              C->nrows, static_cast<double *>(y));
+        scatter_add<double><<<(unsigned)nb, 256, 0, stream>>>(
+            rows, static_cast<const double *>(t), C->nrows, static_cast<double *>(y));
     else
-        scatter_add<float><<<(unsigned)nb, 256, 0, stream>>>(rows, static_cast<const float *>(t),
-                                                             C->nrows, static_cast<float *>(y));
+        scatter_add<float><<<(unsigned)nb, 256, 0, stream>>>(
+            rows, static_cast<const float *>(t), C->nrows, static_cast<float *>(y));
     return cudaGetLastError();
 }
 

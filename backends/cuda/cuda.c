@@ -765,26 +765,26 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     return HISP_SUCCESS;
 }
 
-/* y = A x and its dot with w in one pass over A (backend.h). The scratch
+/* y = A x and its dot with x in one pass over A (backend.h). The scratch
  * holds a double per block and per split row (the kernels' partials), then
  * one entry that a host result is read from. */
 static hisp_status hisp_cuda_csr_spmv_dot(hisp_context ctx, void *p, void *dev, const void *x,
-                                          const void *w, int64_t woff, void *y, void *res,
-                                          int64_t res_index, void *res_host)
+                                          int64_t xoff, void *y, void *res, int64_t res_index,
+                                          void *res_host)
 {
     hisp_cuda_be *be = p;
     hisp_cuda_mat *m = dev;
     HISPI_TRY(hisp_cuda_use(ctx, be));
-    if (m->vendor || woff < 0 || woff + m->k.nrows > m->k.ncols)
+    if (m->vendor || xoff < 0 || xoff + m->k.nrows > m->k.ncols)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "cuda: SpMV with a dot needs hisp's kernel and rows [woff, woff + "
-                          "nrows) within w");
+                          "cuda: SpMV with a dot needs hisp's kernel and rows [xoff, xoff + "
+                          "nrows) within x");
     size_t es = m->k.f64 ? 8 : 4, nparts = (size_t)(m->k.nblocks + m->k.nsplits);
     if (!m->dotpart)
         HISPI_TRY(hisp_cuda_alloc(ctx, be, (nparts + 1) * sizeof(double), &m->dotpart));
     double *part = m->dotpart;
     void *out = res_host ? (void *)(part + nparts) : (void *)((char *)res + (size_t)res_index * es);
-    cudaError_t e = hisp_cuda_launch_csr_spmv_dot(&m->k, x, w, woff, y, part, out, be->stream);
+    cudaError_t e = hisp_cuda_launch_csr_spmv_dot(&m->k, x, xoff, y, part, out, be->stream);
     if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR SpMV + dot kernel launch");
     if (res_host) return hisp_cuda_read(ctx, be, m->dotpart, nparts * sizeof(double), res_host, es);
     return HISP_SUCCESS;

@@ -62,13 +62,12 @@ cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alp
                                       double beta, void *y, cudaStream_t stream);
 
 /* y = A*x (op N, alpha 1, beta 0) as hisp_cuda_launch_csr_spmv, then *res =
- * sum_i w[woff + i]*y[i] (woff + nrows <= ncols; res: one entry of A's type
+ * sum_i x[xoff + i]*y[i] (xoff + nrows <= ncols; res: one entry of A's type
  * in device memory),
  * accumulated in double in a fixed order through part (A->nblocks +
  * A->nsplits doubles of device scratch) and rounded once. */
-cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, const void *w,
-                                          int64_t woff, void *y, double *part, void *res,
-                                          cudaStream_t stream);
+cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, int64_t xoff,
+                                          void *y, double *part, void *res, cudaStream_t stream);
 
 /* y += alpha*A*x over the non-empty rows of a matrix A whose rows are mostly
  * empty: C holds them (C's row j is A's row rows[j], sharing A's colind and

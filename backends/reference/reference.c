@@ -207,19 +207,19 @@ static hisp_status ref_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op o
     return hispi_ref_csr_spmv(ctx, dev, op, alpha, x, beta, y);
 }
 
-/* y = A x, then r = sum_i w[woff + i]*y[i] in double in row order, rounded
+/* y = A x, then r = sum_i x[xoff + i]*y[i] in double in row order, rounded
  * once (backend.h; so the fused paths of the solvers run in the tests). */
 static hisp_status ref_csr_spmv_dot(hisp_context ctx, void *be, void *dev, const void *x,
-                                    const void *w, int64_t woff, void *y, void *res,
-                                    int64_t res_index, void *res_host)
+                                    int64_t xoff, void *y, void *res, int64_t res_index,
+                                    void *res_host)
 {
     (void)be;
     const hispi_sparse *A = dev;
-    if ((A->type != HISP_F32 && A->type != HISP_F64) || woff < 0 || woff + A->nrows > A->ncols)
+    if ((A->type != HISP_F32 && A->type != HISP_F64) || xoff < 0 || xoff + A->nrows > A->ncols)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "reference: SpMV with a dot needs f32/f64 and rows within x");
     double s;
-    HISPI_TRY(hispi_ref_csr_spmv_dot(ctx, A, x, w, woff, y, &s));
+    HISPI_TRY(hispi_ref_csr_spmv_dot(ctx, A, x, xoff, y, &s));
     hispi_store_real(A->type, res_host ? res_host : res, res_host ? 0 : res_index, s);
     return HISP_SUCCESS;
 }

@@ -181,12 +181,10 @@ typedef struct hisp_backend_ops {
     hisp_status (*csr_spmv)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
                             const void *x, double beta, void *y);
     /* Optional (NULL: the core runs csr_spmv, then the vector dot; the CG
-     * solver's q = A p, p.q, BiCGSTAB's v = A p, r0.v). For an f32/f64
-     * matrix of csr_upload or csr_wrap with woff + nrows <= ncols (square
-     * with woff 0, or an MSREP part's rows from row woff), w a buffer of at
-     * least ncols entries (x, or another vector of x's size): y = A*x as
-     * csr_spmv with op N, alpha 1, beta 0 (y not read), and r = sum_i
-     * w[woff + i]*y[i] over the values
+     * solver's q = A p, p.q). For an f32/f64 matrix of csr_upload or
+     * csr_wrap with xoff + nrows <= ncols (square with xoff 0, or an MSREP
+     * part's rows from row xoff): y = A*x as csr_spmv with op N, alpha 1,
+     * beta 0 (y not read), and r = sum_i x[xoff + i]*y[i] over the values
      * written to y, summed in double
      * in an order fixed by the matrix (no float atomics: the same bits on
      * every call) and rounded once to the entry type. res_host NULL: r goes
@@ -194,9 +192,8 @@ typedef struct hisp_backend_ops {
      * like the SpMV, no wait; else r is written to res_host (one entry) once
      * it is known, and res is not used. Scratch the backend needs is its
      * own (kept with the matrix). */
-    hisp_status (*csr_spmv_dot)(hisp_context ctx, void *be, void *dev, const void *x, const void *w,
-                                int64_t woff, void *y, void *res, int64_t res_index,
-                                void *res_host);
+    hisp_status (*csr_spmv_dot)(hisp_context ctx, void *be, void *dev, const void *x, int64_t xoff,
+                                void *y, void *res, int64_t res_index, void *res_host);
 
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
      * core/backend/sched_view.h). All three NULL: HiSparse SpMV is unsupported

@@ -105,21 +105,16 @@ static hisp_status spmv(hisp_context ctx, hisp_op op, double a, hisp_matrix A, h
 
 /* The backend's fused kernel where it has one, else the SpMV and the dot. */
 static hisp_status spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
-                            hisp_vector w, hisp_result r)
+                            hisp_result r)
 {
     if (!HISPI_BE_HAS(ctx, csr_spmv_dot)) {
         HISPI_TRY(spmv(ctx, HISP_OP_N, 1, A, x, 0, y));
-        return hisp_vector_dot(w, y, r);
+        return hisp_vector_dot(x, y, r);
     }
-    void *xd = NULL, *yd = NULL, *wd = NULL, *rd = NULL;
+    void *xd = NULL, *yd = NULL, *rd = NULL;
     HISPI_TRY(prepare(ctx, A, x, false, y, &xd, &yd));
-    if (w == x)
-        wd = xd;
-    else
-        HISPI_TRY(hispi_vector_device(w, true, &wd));
     if (r.vec) HISPI_TRY(hispi_vector_device(r.vec, true, &rd)); /* one entry is written */
-    HISPI_TRY(
-        HISPI_BE(ctx, csr_spmv_dot, A->dev, xd, wd, w == x ? 0 : w->off, yd, rd, r.index, r.host));
+    HISPI_TRY(HISPI_BE(ctx, csr_spmv_dot, A->dev, xd, 0, yd, rd, r.index, r.host));
     hispi_vector_device_written(y);
     if (r.vec) hispi_vector_device_written(r.vec);
     return HISP_SUCCESS;

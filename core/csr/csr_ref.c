@@ -48,16 +48,16 @@ hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op 
 }
 
 hisp_status hispi_ref_csr_spmv_dot(hisp_context ctx, const hispi_sparse *A, const void *x,
-                                   const void *w, int64_t woff, void *y, double *dot)
+                                   int64_t xoff, void *y, double *dot)
 {
     HISPI_TRY(hispi_ref_csr_spmv(ctx, A, HISP_OP_N, 1.0, x, 0.0, y));
     double s = 0;
     if (A->type == HISP_F64)
         for (int64_t i = 0; i < A->nrows; i++)
-            s += ((const double *)w)[woff + i] * ((const double *)y)[i];
+            s += ((const double *)x)[xoff + i] * ((const double *)y)[i];
     else
         for (int64_t i = 0; i < A->nrows; i++)
-            s += (double)((const float *)w)[woff + i] * ((const float *)y)[i];
+            s += (double)((const float *)x)[xoff + i] * ((const float *)y)[i];
     *dot = s;
     return HISP_SUCCESS;
 }

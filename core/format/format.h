@@ -53,10 +53,10 @@ typedef struct hispi_format_ops {
      * for complex); beta == 0: y is not read. Uploads what it needs. */
     hisp_status (*spmv)(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A, hisp_vector x,
                         double beta, hisp_vector y);
-    /* Optional: y = A*x and r = w.y in one pass (the solvers' q = A p,
-     * p.q), arguments checked as hispi_spmv_dot's. NULL: spmv, then the dot. */
+    /* Optional: y = A*x and r = x.y in one pass (the solvers' q = A p,
+     * p.q), arguments checked as hisp_spmv_dot's. NULL: spmv, then the dot. */
     hisp_status (*spmv_dot)(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
-                            hisp_vector w, hisp_result r);
+                            hisp_result r);
     /* Optional: waits for SpMV work whose failure is reported late (the
      * HiSparse scheduler's counts); hisp_spmv_timed calls it after its loop. */
     hisp_status (*settle)(hisp_context ctx);

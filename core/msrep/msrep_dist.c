@@ -170,8 +170,8 @@ static hisp_status work_spmv(worker *w, struct hisp_mvector_s *x, struct hisp_mv
         !plan->vendor && beta == 0 &&
         plan->alpha == 1) { /* y = A_k x and its rows' dot with x, one pass */
         unsigned char r[8];
-        st = HISPI_BE(ctx, csr_spmv_dot, w->dev, x->buf[k], x->buf[k], s - hispi_mvector_org(x, k),
-                      y->buf[k], NULL, 0, r);
+        st = HISPI_BE(ctx, csr_spmv_dot, w->dev, x->buf[k], s - hispi_mvector_org(x, k), y->buf[k],
+                      NULL, 0, r);
         if (st == HISP_ERR_UNSUPPORTED) { /* the plain product, and the dot's own pass */
             hispi_clear_error(ctx);
             st = HISP_SUCCESS;

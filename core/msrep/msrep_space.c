@@ -602,14 +602,9 @@ static hisp_status d_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
 }
 
 /* y = A x and slot = dot(x, y) in one job: fused into the product's kernel
- * where the backend can, else a pass right after it on each device; a dot
- * with another vector: the product, then the dot. */
-static hisp_status d_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int slot)
+ * where the backend can, else a pass right after it on each device. */
+static hisp_status d_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
-    if (w && w != x) {
-        HISPI_TRY(product(D(sp), x, y, -1));
-        return sp->o->dot(sp, w, y, slot);
-    }
     return product(D(sp), x, y, slot);
 }
 

@@ -97,17 +97,16 @@ static hisp_status host_spmv(hisp_context ctx, hisp_op op, double a, hisp_matrix
     return hispi_vector_host_written(y);
 }
 
-/* y = A x, then r = w^T y, rounded once: the reference backend's fused
+/* y = A x, then r = x^T y, rounded once: the reference backend's fused
  * product on the vectors' host copies. */
 static hisp_status host_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
-                                 hisp_vector w, hisp_result r)
+                                 hisp_result r)
 {
-    void *hx, *hy, *hw, *hr = r.host;
+    void *hx, *hy, *hr = r.host;
     double s;
     HISPI_TRY(hispi_vector_host(x, &hx));
-    HISPI_TRY(hispi_vector_host(w, &hw));
     HISPI_TRY(hispi_vector_host_out(y, &hy));
-    HISPI_TRY(hispi_ref_csr_spmv_dot(ctx, &A->host, hx, hw, 0, hy, &s));
+    HISPI_TRY(hispi_ref_csr_spmv_dot(ctx, &A->host, hx, 0, hy, &s));
     HISPI_TRY(hispi_vector_host_written(y));
     hisp_type t = A->host.type;
     if (hr) {
@@ -148,20 +147,13 @@ hisp_status hisp_spmv(hisp_context ctx, hisp_op op, const void *alpha, hisp_matr
 
 /* The dot's side of hispi_spmv_dot: A square, r a destination for an entry
  * of x's type (the messages of hisp_vector_dot's checks). */
-static hisp_status dot_args(hisp_context ctx, hisp_vector x, hisp_vector y, hisp_vector w,
-                            hisp_result r)
+static hisp_status dot_args(hisp_context ctx, hisp_vector x, hisp_vector y, hisp_result r)
 {
     static const char op[] = "hisp_spmv_dot";
     if (x->n != y->n)
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                           "%s: A must be square: x has %lld entries, y has %lld", op,
                           (long long)x->n, (long long)y->n);
-    if (w != x &&
-        (!hispi_vec_ok(w) || w->ctx != ctx || w->type != x->type || w->n != x->n || w == y))
-        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
-                          "%s: the dot's vector must be a live vector of x's context, type and "
-                          "size, other than y",
-                          op);
     if (r.host) {
         if (r.vec)
             return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
@@ -189,7 +181,7 @@ static hisp_status dot_args(hisp_context ctx, hisp_vector x, hisp_vector y, hisp
 }
 
 hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
-                           hisp_vector w, hisp_result r)
+                           hisp_result r)
 {
     static const double one = 1, zero = 0;
     static const float onef = 1, zerof = 0;
@@ -205,24 +197,22 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
      * variant checks the product's arguments (hisp_spmv) */
     if (!mat || real) {
         HISPI_TRY(check_args(ctx, HISP_OP_N, a, A, x, b, y, &ad, &bd));
-        if (!w) w = x;
-        HISPI_TRY(dot_args(ctx, x, y, w, r));
+        HISPI_TRY(dot_args(ctx, x, y, r));
     } else if (hispi_vec_ok(x) && hispi_vec_ok(y) && x->ctx == ctx && y->ctx == ctx) {
-        if (!w) w = x;
-        HISPI_TRY(dot_args(ctx, x, y, w, r));
+        HISPI_TRY(dot_args(ctx, x, y, r));
     }
-    if (ctx->host_ops && real && hispi_matrix_host_csr(A)) return host_spmv_dot(ctx, A, x, y, w, r);
+    if (ctx->host_ops && real && hispi_matrix_host_csr(A)) return host_spmv_dot(ctx, A, x, y, r);
     const hispi_format_ops *f = real ? hispi_format_of(A) : NULL;
-    if (f && f->spmv_dot) return f->spmv_dot(ctx, A, x, y, w, r);
+    if (f && f->spmv_dot) return f->spmv_dot(ctx, A, x, y, r);
     HISPI_TRY(hisp_spmv(ctx, HISP_OP_N, a, A, x, b, y));
-    return hisp_vector_dot(w ? w : x, y, r);
+    return hisp_vector_dot(x, y, r);
 }
 
 hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                           hisp_result r)
 {
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
-    HISPI_CLAIMED(ctx, hispi_spmv_dot(ctx, A, x, y, NULL, r));
+    HISPI_CLAIMED(ctx, hispi_spmv_dot(ctx, A, x, y, r));
 }
 
 static hisp_status spmv_timed(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,

@@ -69,7 +69,8 @@ hisp_status hispi_ks_bicgstab(ks_run *r)
         if (!st) st = o->smul(sp, ks_slot(OMEGA, 1), ks_slot(BETA, 0), NOB);
         if (!st) st = o->axpbypcz(sp, ks_val(1), res, ks_slot(NOB, 0), v, ks_slot(BETA, 0), p);
         if (!st && sp->has_pc) st = o->precond(sp, p, ph, -1);
-        if (!st) st = ks_matvec_dot(sp, P, v, r0, RV);
+        if (!st) st = o->matvec(sp, HISP_OP_N, P, v);
+        if (!st) st = o->dot(sp, r0, v, RV);
         if (!st) st = o->smul(sp, ks_ratio(rho2, RV, 0), ks_val(1), ALPHA);
         if (!st) st = o->axpby(sp, ks_slot(ALPHA, 1), v, ks_val(1), res); /* res = s */
         if (!st && sp->has_pc) st = o->precond(sp, res, sh, -1);

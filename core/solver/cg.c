@@ -88,7 +88,7 @@ hisp_status hispi_ks_cg_step(ks_run *r, ks_cg *c)
     const ks_ops *o = sp->o;
     int64_t k = r->it + 1;
     int pq = ks_aux(r, k), rr = ks_hist(r, k), rho = c->rho;
-    HISPI_TRY(ks_matvec_dot(sp, c->p, c->q, NULL, pq));
+    HISPI_TRY(ks_matvec_dot(sp, c->p, c->q, pq));
     int rho2 = rr; /* no preconditioner: rho' = ||r||^2 */
     if (sp->has_pc) {
         rho2 = rho == RHO_A ? RHO_B : RHO_A;

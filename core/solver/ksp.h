@@ -98,8 +98,8 @@ typedef struct {
     hisp_status (*read)(ks_space *sp, int first, int n, double *out);
     void (*destroy)(ks_space *sp);
     /* Optional (NULL: matvec, then dot; see ks_matvec_dot): y = A x, slot =
-     * dot(w, y) (w NULL: x), in one pass where the space can. */
-    hisp_status (*matvec_dot)(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int slot);
+     * dot(x, y), in one pass where the space can. */
+    hisp_status (*matvec_dot)(ks_space *sp, ks_vec *x, ks_vec *y, int slot);
     /* Optional (NULL: axpby_dot, then precond; see ks_axpby_precond): y =
      * x*a + y*b, s0 = ||y||^2, z = M^-1 y, s1 = dot(y, z), in one pass where
      * the space can (Jacobi on one context). */
@@ -156,13 +156,12 @@ struct ks_space {
  * the breakdown shows where an iteration's time goes). */
 HISPI_LOCAL void hispi_ks_timed(ks_space *sp);
 
-/* y = A x, slot = dot(w, y) (w NULL: x): the space's matvec_dot, or the
- * two calls. */
-static inline hisp_status ks_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int slot)
+/* y = A x, slot = dot(x, y): the space's matvec_dot, or the two calls. */
+static inline hisp_status ks_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
-    if (sp->o->matvec_dot) return sp->o->matvec_dot(sp, x, y, w, slot);
+    if (sp->o->matvec_dot) return sp->o->matvec_dot(sp, x, y, slot);
     hisp_status st = sp->o->matvec(sp, HISP_OP_N, x, y);
-    return st ? st : sp->o->dot(sp, w ? w : x, y, slot);
+    return st ? st : sp->o->dot(sp, x, y, slot);
 }
 
 /* y = x*a + y*b, s0 = ||y||^2, z = M^-1 y, s1 = dot(y, z): the space's

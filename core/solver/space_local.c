@@ -349,11 +349,10 @@ static hisp_status l_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 /* A matrix with hisp's default product: SpMV and dot in one pass where the
  * backend fuses them (hispi_spmv_dot); an operator: its apply_dot where it
  * has one; a tuned variant or an operator without: the two calls. */
-static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int slot)
+static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
     local_space *ls = L(sp);
-    if (w == x) w = NULL;
-    if (ls->op && ls->op->apply_dot && !w) {
+    if (ls->op && ls->op->apply_dot) {
         hisp_status st =
             ls->op->apply_dot(ls->op->user, V(x), V(y), hisp_result_entry(ls->bank, slot));
         if (st && st != HISP_ERR_OUT_OF_DEVICE_MEMORY && st != HISP_ERR_OUT_OF_HOST_MEMORY)
@@ -364,10 +363,9 @@ static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, i
     }
     if (ls->op || ls->has_var) {
         HISPI_TRY(l_matvec(sp, HISP_OP_N, x, y));
-        return l_dot(sp, w ? w : x, y, slot);
+        return l_dot(sp, x, y, slot);
     }
-    HISPI_TRY(hispi_spmv_dot(sp->ctx, ls->A, V(x), V(y), w ? V(w) : NULL,
-                             hisp_result_entry(ls->bank, slot)));
+    HISPI_TRY(hispi_spmv_dot(sp->ctx, ls->A, V(x), V(y), hisp_result_entry(ls->bank, slot)));
     mark(ls, slot);
     return HISP_SUCCESS;
 }

@@ -37,15 +37,15 @@ static hisp_status t_matvec(ks_space *sp, hisp_op op, ks_vec *x, ks_vec *y)
     DONE(KS_MS_PRODUCT, sp->inner->matvec(sp, op, x, y));
 }
 
-static hisp_status t_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int slot)
+static hisp_status t_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
 {
     if (!sp->inner->matvec_dot) {
         HISPI_TRY(t_matvec(sp, HISP_OP_N, x, y));
         T0();
-        DONE(KS_MS_REDUCE, sp->inner->dot(sp, w ? w : x, y, slot));
+        DONE(KS_MS_REDUCE, sp->inner->dot(sp, x, y, slot));
     }
     T0();
-    DONE(KS_MS_PRODUCT, sp->inner->matvec_dot(sp, x, y, w, slot));
+    DONE(KS_MS_PRODUCT, sp->inner->matvec_dot(sp, x, y, slot));
 }
 
 static hisp_status t_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
