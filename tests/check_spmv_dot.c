@@ -487,9 +487,9 @@ static hisp_status apply_spmv(void *user, hisp_op op, hisp_vector x, hisp_vector
                      f ? (void *)&zerof : (void *)&zero, y);
 }
 
-/* CG through the solver (its q = A p, p.q is hispi_spmv_dot) on a matrix
- * and on an operator, with and without Jacobi: converged, and the true
- * residual ||b - A x|| small. */
+/* CG through the solver (its q = A p, p.q: an operator's apply_dot, or the
+ * product and a dot) on a matrix and on an operator, with and without
+ * Jacobi: converged, and the true residual ||b - A x|| small. */
 START_TEST(test_spmv_dot_cg)
 {
     uint64_t st = test_seed() + 1505 + (uint64_t)_i;

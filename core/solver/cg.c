@@ -1,6 +1,6 @@
 /* Conjugate gradients (Hestenes and Stiefel) with an optional
  * preconditioner M: per iteration one product, the fused updates
- *   q = A p, pq = p^H q (one pass where the space fuses them);
+ *   q = A p, pq = p^H q (an operator's apply_dot fuses them);
  *   r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z (one pass with Jacobi);
  *   x += p*alpha and p = z + p*(rho'/rho) in one pass
  * with alpha = rho/pq read by the kernels from the slots (no wait). pq is
