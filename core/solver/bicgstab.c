@@ -1,11 +1,12 @@
 /* BiCGSTAB (van der Vorst) with right preconditioning M: per iteration two
  * products and the updates
- *   beta = (rho'/rho)(alpha/omega);
- *   p = r + p*beta - v*(omega*beta);  v = A M^-1 p;  alpha = rho'/(r0^H v);
+ *   p = r + p*beta - v*(omega*beta);  v = A M^-1 p;  alpha = rho/(r0^H v);
  *   s = r - v*alpha;  t = A M^-1 s;  omega = (t^H s)/(t^H t);
  *   x += M^-1 p*alpha + M^-1 s*omega;
- *   r = s - t*omega with ||r||^2 and the next rho' = r0^H r in one pass
- * with every scalar made on the device (ratios and products of slots). A
+ *   r = s - t*omega with ||r||^2 and the next rho = r0^H r in one pass
+ * with every scalar read by the kernels as a ratio of slots: with the last
+ * iteration's r0^H v, t^H s and t^H t, omega*beta = rho/(r0^H v) and beta =
+ * (rho/(r0^H v)) (t^H t/t^H s), so one scalar product (beta) a step. A
  * zero rho or r0^H v (breakdown) shows as a non-finite residual at the next
  * check. Real and complex entries: the quaternion form needs left
  * divisions the scalars do not have. */
@@ -13,7 +14,7 @@
 
 #include <math.h>
 
-enum { RHO_A = 0, RHO_B, ALPHA, OMEGA, BETA, NOB, RV, TS, TT, R0 };
+enum { RHO = 0, BETA, RV, TS, TT, R0 };
 
 static hisp_status init(ks_run *r, ks_vec *res, ks_vec *r0, ks_vec *p, ks_vec *v, double *rn)
 {
@@ -25,10 +26,11 @@ static hisp_status init(ks_run *r, ks_vec *res, ks_vec *r0, ks_vec *p, ks_vec *v
     HISPI_TRY(o->copy(sp, res, r0));
     HISPI_TRY(o->fill(sp, ks_val(0), p));
     HISPI_TRY(o->fill(sp, ks_val(0), v));
-    HISPI_TRY(o->sset(sp, RHO_A, one));
-    HISPI_TRY(o->smul(sp, ks_slot(R0, 0), ks_val(1), RHO_B)); /* r0^H r = ||r||^2 */
-    HISPI_TRY(o->sset(sp, ALPHA, one));
-    HISPI_TRY(o->sset(sp, OMEGA, one));
+    HISPI_TRY(o->smul(sp, ks_slot(R0, 0), ks_val(1), RHO)); /* r0^H r = ||r||^2 */
+    /* a finite first beta (p and v are 0) */
+    const int slot[3] = {RV, TS, TT};
+    for (int i = 0; i < 3; i++)
+        HISPI_TRY(o->sset(sp, slot[i], one));
     double w[4];
     HISPI_TRY(o->read(sp, R0, 1, w));
     *rn = isnan(w[0]) ? NAN : sqrt(fmax(w[0], 0));
@@ -52,39 +54,32 @@ hisp_status hispi_ks_bicgstab(ks_run *r)
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &ph);
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &sh);
     double rn = 0;
-    int rho = RHO_A, rho2 = RHO_B; /* rho' made by the last update (init) */
     if (!st) st = init(r, res, r0, p, v, &rn);
     if (!st) st = hispi_ks_start(r, rn);
     while (!st && !r->done) {
         if (r->restart) {
             r->restart = 0;
-            rho = RHO_A;
-            rho2 = RHO_B;
             st = init(r, res, r0, p, v, &rn);
             continue;
         }
         int64_t k = r->it + 1;
         ks_vec *P = sp->has_pc ? ph : p, *S = sp->has_pc ? sh : res;
-        st = o->smul(sp, ks_ratio(rho2, rho, 0), ks_ratio(ALPHA, OMEGA, 0), BETA);
-        if (!st) st = o->smul(sp, ks_slot(OMEGA, 1), ks_slot(BETA, 0), NOB);
-        if (!st) st = o->axpbypcz(sp, ks_val(1), res, ks_slot(NOB, 0), v, ks_slot(BETA, 0), p);
+        /* beta and omega*beta from the last iteration's slots */
+        st = o->smul(sp, ks_ratio(RHO, RV, 0), ks_ratio(TT, TS, 0), BETA);
+        if (!st) st = o->axpbypcz(sp, ks_val(1), res, ks_ratio(RHO, RV, 1), v, ks_slot(BETA, 0), p);
         if (!st && sp->has_pc) st = o->precond(sp, p, ph, -1);
         if (!st) st = o->matvec(sp, HISP_OP_N, P, v);
         if (!st) st = o->dot(sp, r0, v, RV);
-        if (!st) st = o->smul(sp, ks_ratio(rho2, RV, 0), ks_val(1), ALPHA);
-        if (!st) st = o->axpby(sp, ks_slot(ALPHA, 1), v, ks_val(1), res); /* res = s */
+        if (!st) st = o->axpby(sp, ks_ratio(RHO, RV, 1), v, ks_val(1), res); /* res = s */
         if (!st && sp->has_pc) st = o->precond(sp, res, sh, -1);
         if (!st) st = o->matvec(sp, HISP_OP_N, S, t);
         if (!st) st = o->dot2(sp, t, res, t, TS, TT);
         /* t = 0 only when s = 0 (converged at the half step): omega 0 */
-        if (!st) st = o->smul(sp, ks_safe(TS, TT, 0), ks_val(1), OMEGA);
-        if (!st) st = o->axpbypcz(sp, ks_slot(ALPHA, 0), P, ks_slot(OMEGA, 0), S, ks_val(1), r->x);
-        /* the next rho' into rho's slot, no longer read */
         if (!st)
-            st = ks_axpby_dot2(sp, ks_slot(OMEGA, 1), t, ks_val(1), res, r0, ks_hist(r, k), rho);
-        int done = rho;
-        rho = rho2;
-        rho2 = done;
+            st = o->axpbypcz(sp, ks_ratio(RHO, RV, 0), P, ks_safe(TS, TT, 0), S, ks_val(1), r->x);
+        /* the next rho: rho is not read after this pass */
+        if (!st)
+            st = ks_axpby_dot2(sp, ks_safe(TS, TT, 1), t, ks_val(1), res, r0, ks_hist(r, k), RHO);
         r->it = k;
         if (!st) st = hispi_ks_check(r, 0);
     }
