@@ -444,14 +444,14 @@ int cmd_solve(int argc, char **argv)
                                            : "lsqr solves rectangular least squares");
         goto out;
     }
-    double eps =
-        hisp_type_size(res.vt) / hisp_type_components(res.vt) == 4 ? FLT_EPSILON : DBL_EPSILON;
-    if (o.rtol < 10 * eps && o.atol == 0)
+    bool single = hisp_type_size(res.vt) / hisp_type_components(res.vt) == 4;
+    double eps = single ? FLT_EPSILON : DBL_EPSILON;
+    if (o.rtol < 10 * eps && o.atol == 0) /* f64 itself: no better type to suggest */
         fprintf(stderr,
                 "hisp: warning: --rtol %g is below what %s entries reach (about %.0e at best, "
-                "more on ill-conditioned matrices): expect the solve to stop with stagnation; "
-                "solve in f64 (--type f64) for tighter tolerances\n",
-                o.rtol, hisp_type_name(res.mi.type), 10 * eps);
+                "more on ill-conditioned matrices): expect the solve to stop with stagnation%s\n",
+                o.rtol, hisp_type_name(res.mi.type), 10 * eps,
+                single ? "; solve in f64 (--type f64) for tighter tolerances" : "");
     if ((rc =
              solve_host_vectors(ctx, &o, res.vt, res.mi.nrows * per, res.mi.ncols * per, &bh, &xh)))
         goto out;

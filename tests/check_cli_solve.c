@@ -424,13 +424,21 @@ START_TEST(test_solve_truth)
     CK_RUN(r, 4);
     CK_JSON(r, "converged", "false");
     CK_JSON(r, "reason", "\"stagnation\"");
-    ck_assert_msg(strstr(r.err, "warning: --rtol 1e-08 is below what f32 entries reach"), "%s",
-                  r.err);
+    ck_assert_msg(strstr(r.err, "warning: --rtol 1e-08 is below what f32 entries reach") &&
+                      strstr(r.err, "solve in f64"),
+                  "%s", r.err);
     double rel = test_json_double(r.out, "relative_residual"),
            lib = test_json_double(r.out, "solver_relative_residual");
     ck_assert_double_gt(rel, 1e-8);
     ck_assert_msg(fabs(rel - lib) <= 1e-3 * rel + 1e-6, "CLI %g, library %g", rel, lib);
     ck_assert_double_ge(test_json_double(r.out, "restarts"), 1);
+    run_free(&r);
+    /* f64 below its reach: warned, without suggesting f64 */
+    r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--rtol", "1e-30", "--maxit", "50",
+                 "--backend", "reference", "--json", NULL);
+    ck_assert_msg(strstr(r.err, "is below what f64 entries reach") &&
+                      !strstr(r.err, "solve in f64"),
+                  "%s", r.err);
     run_free(&r);
     r = run_hisp("solve", "gen:poisson2d:40", "--method", "cg", "--type", "f32", "--rtol", "1e-4",
                  "--backend", "reference", "--json", NULL);
