@@ -157,17 +157,21 @@ typedef struct {
 /* Reads A and B and scales them (As, Bs); *s gets a library failure (the
  * sums then skip), the return value the other exit codes. */
 /* A and B in HiSparse form with A's node size, once: the library would
- * build (and upload) a tree of a CSR operand at every sum. */
-static hisp_status as_trees(add_state *w)
+ * build (and upload) a tree of a CSR operand at every sum. A's node size is
+ * the one it was converted with, or, for a .hisp file, its profile's. */
+static hisp_status as_trees(add_state *w, const add_opts *o)
 {
-    hisp_hisparse_profile p;
+    int d = o->node_size ? o->node_size : HISP_HISPARSE_DEFAULT_NODE_SIZE;
     hisp_status s = HISP_SUCCESS;
     if (w->ia.format != HISP_FORMAT_HISPARSE) s = hisp_matrix_convert(w->A, HISP_FORMAT_HISPARSE);
-    if (!s) s = hisp_matrix_hisparse_profile(w->A, &p);
-    if (!s && w->ib.format != HISP_FORMAT_HISPARSE) {
-        s = hisp_matrix_set_node_size(w->B, p.node_size);
-        if (!s) s = hisp_matrix_convert(w->B, HISP_FORMAT_HISPARSE);
+    if (s || w->ib.format == HISP_FORMAT_HISPARSE) return s;
+    if (w->ia.format == HISP_FORMAT_HISPARSE) {
+        hisp_hisparse_profile p;
+        s = hisp_matrix_hisparse_profile(w->A, &p);
+        d = p.node_size;
     }
+    if (!s) s = hisp_matrix_set_node_size(w->B, d);
+    if (!s) s = hisp_matrix_convert(w->B, HISP_FORMAT_HISPARSE);
     return s;
 }
 
@@ -189,7 +193,7 @@ static int add_prepare(add_state *w, add_opts *o, hisp_status *s)
     }
     if (!*s && o->node_size && w->ia.format != HISP_FORMAT_HISPARSE)
         *s = hisp_matrix_set_node_size(w->A, o->node_size);
-    if (!*s) *s = as_trees(w);
+    if (!*s) *s = as_trees(w, o);
     if (!*s) *s = scaled(w->A, o->alpha, &w->As, &w->ownA);
     if (!*s) *s = scaled(w->B, o->beta, &w->Bs, &w->ownB);
     return CLI_OK;
