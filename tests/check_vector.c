@@ -328,6 +328,48 @@ static void check_ops(hisp_context ctx, hisp_type t, int64_t n, uint64_t *st)
                                              hisp_result_host(g), hisp_result_host(g2)),
                      HISP_ERR_INVALID_ARGUMENT);
 
+    /* axpby_dot2_acc (BiCGSTAB's x and r): X (z) += P*p + S*q before the
+     * update; S a vector of its own, then S = y (read before y changes);
+     * expected from the separate loops */
+    hisp_vector vP = NULL, vS = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, t, n, &vP));
+    CK_OK(ctx, hisp_vector_create(ctx, t, n, &vS));
+    void *hP = malloc(vb ? vb : 1), *hS = malloc(vb ? vb : 1), *ex = malloc(vb ? vb : 1);
+    ck_assert(hP && hS && ex);
+    memcpy(hP, f->hw, vb);
+    memcpy(hS, f->hx, vb);
+    for (int same = 0; same < 2; same++) {
+        fx_reset(f);
+        CK_OK(ctx, hisp_vector_write(vP, hP));
+        CK_OK(ctx, hisp_vector_write(vS, hS));
+        hisp_vector vs = same ? f->y : vS;
+        CK_OK(ctx, hispi_vector_axpby_dot2_acc(
+                       hisp_scalar_entry(f->s, 3), vP, hisp_scalar_host(sent(f, 0)), vs, f->z,
+                       hisp_scalar_entry(f->s, 2), f->x, hisp_scalar_host(sent(f, 1)), f->y, f->w,
+                       hisp_result_host(g), hisp_result_entry(f->r, 1)));
+        const double one[4] = {1};
+        const float onef[4] = {1};
+        memcpy(ex, f->hw, vb); /* z's start */
+        hispi_vref_axpbypcz(t, n, sent(f, 3), hP, sent(f, 0), same ? f->hy : hS,
+                            dbl(t) ? (const void *)one : (const void *)onef, ex);
+        memcpy(f->e1, f->hy, vb);
+        hispi_vref_axpby_dot(t, n, sent(f, 2), f->hx, sent(f, 1), f->e1, NULL, r1);
+        hispi_vref_dot(t, n, f->hw, f->e1, r2);
+        expect_vec(f, f->z, ex, same ? "axpby_dot2_acc X (vS = y)" : "axpby_dot2_acc X");
+        expect_vec(f, f->y, f->e1, "axpby_dot2_acc y");
+        expect_red(f, g, r1, vc, "axpby_dot2_acc r0");
+        CK_OK(ctx, hisp_vector_read(f->r, f->g2));
+        expect_red(f, (char *)f->g2 + es, r2, vc, "axpby_dot2_acc r1");
+    }
+    ck_assert_int_eq(hispi_vector_axpby_dot2_acc(
+                         hisp_scalar_host(sent(f, 0)), vP, hisp_scalar_host(sent(f, 0)), vS, vP,
+                         hisp_scalar_host(sent(f, 1)), f->x, hisp_scalar_host(sent(f, 1)), f->y,
+                         f->w, hisp_result_host(g), hisp_result_host(g2)),
+                     HISP_ERR_INVALID_ARGUMENT);
+    hisp_vector_destroy(&vP);
+    hisp_vector_destroy(&vS);
+    free(hP), free(hS), free(ex);
+
     /* a scalar read from the vector the call writes: y = y*y[1] */
     if (n > 1) {
         fx_reset(f);

@@ -2,8 +2,8 @@
  * products and the updates
  *   p = r + p*beta - v*(omega*beta);  v = A M^-1 p;  alpha = rho/(r0^H v);
  *   s = r - v*alpha;  t = A M^-1 s;  omega = (t^H s)/(t^H t);
- *   x += M^-1 p*alpha + M^-1 s*omega;
- *   r = s - t*omega with ||r||^2 and the next rho = r0^H r in one pass
+ *   x += M^-1 p*alpha + M^-1 s*omega and r = s - t*omega with ||r||^2
+ *   and the next rho = r0^H r in one pass
  * with every scalar read by the kernels as a ratio of slots: with the last
  * iteration's r0^H v, t^H s and t^H t, omega*beta = rho/(r0^H v) and beta =
  * (rho/(r0^H v)) (t^H t/t^H s), so one scalar product (beta) a step. A
@@ -74,12 +74,13 @@ hisp_status hispi_ks_bicgstab(ks_run *r)
         if (!st && sp->has_pc) st = o->precond(sp, res, sh, -1);
         if (!st) st = o->matvec(sp, HISP_OP_N, S, t);
         if (!st) st = o->dot2(sp, t, res, t, TS, TT);
-        /* t = 0 only when s = 0 (converged at the half step): omega 0 */
+        /* x += P*alpha + S*omega in the residual's pass (t = 0 only when s
+         * = 0, converged at the half step: omega 0); the next rho: rho is
+         * read by this pass's first stage, written by its reduction */
+        const ks_acc acc = {ks_ratio(RHO, RV, 0), ks_safe(TS, TT, 0), P, S, r->x};
         if (!st)
-            st = o->axpbypcz(sp, ks_ratio(RHO, RV, 0), P, ks_safe(TS, TT, 0), S, ks_val(1), r->x);
-        /* the next rho: rho is not read after this pass */
-        if (!st)
-            st = ks_axpby_dot2(sp, ks_safe(TS, TT, 1), t, ks_val(1), res, r0, ks_hist(r, k), RHO);
+            st = ks_axpby_dot2(sp, &acc, ks_safe(TS, TT, 1), t, ks_val(1), res, r0, ks_hist(r, k),
+                               RHO);
         r->it = k;
         if (!st) st = hispi_ks_check(r, 0);
     }

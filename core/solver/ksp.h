@@ -55,6 +55,12 @@ static inline ks_sc ks_safe(int a, int b, int neg)
 }
 
 typedef struct ks_vec ks_vec; /* a vector of the space (opaque) */
+/* An accumulation X += P*p + S*q fused into a later update (BiCGSTAB's x;
+ * S may be that update's y). */
+typedef struct {
+    ks_sc p, q;
+    ks_vec *P, *S, *X;
+} ks_acc;
 typedef struct ks_space ks_space;
 
 /* Every call queues work (the local space) or runs it (the distributed
@@ -105,10 +111,11 @@ typedef struct {
      * the space can (Jacobi on one context). */
     hisp_status (*axpby_precond)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
                                  ks_vec *z, int s1);
-    /* Optional (NULL: axpby_dot, then dot; see ks_axpby_dot2): y = x*a +
-     * y*b, s0 = ||y||^2, s1 = dot(w, y), in one pass where the space can. */
-    hisp_status (*axpby_dot2)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
-                              int s0, int s1);
+    /* Optional (NULL: axpbypcz, axpby_dot, then dot; see ks_axpby_dot2):
+     * acc's X += P*p + S*q where acc is not NULL, then y = x*a + y*b, s0 =
+     * ||y||^2, s1 = dot(w, y), in one pass where the space can. */
+    hisp_status (*axpby_dot2)(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec *x, ks_sc b,
+                              ks_vec *y, ks_vec *w, int s0, int s1);
     /* Optional, a basis (GMRES; NULL: the single-vector calls, basis.c):
      * count vectors of b's space in one allocation (vblock_free gives them
      * back); slot + k*q + c = dot(Q[c], R[k]) for k < nr (1 or 2); and
@@ -174,13 +181,15 @@ static inline hisp_status ks_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_
     return st ? st : sp->o->precond(sp, y, z, s1);
 }
 
-/* y = x*a + y*b, s0 = ||y||^2, s1 = dot(w, y): the space's axpby_dot2, or
- * the two calls. */
-static inline hisp_status ks_axpby_dot2(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y,
-                                        ks_vec *w, int s0, int s1)
+/* acc's X += P*p + S*q (acc may be NULL), then y = x*a + y*b, s0 =
+ * ||y||^2, s1 = dot(w, y): the space's axpby_dot2, or the separate calls. */
+static inline hisp_status ks_axpby_dot2(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec *x,
+                                        ks_sc b, ks_vec *y, ks_vec *w, int s0, int s1)
 {
-    if (sp->o->axpby_dot2) return sp->o->axpby_dot2(sp, a, x, b, y, w, s0, s1);
-    hisp_status st = sp->o->axpby_dot(sp, a, x, b, y, NULL, s0);
+    if (sp->o->axpby_dot2) return sp->o->axpby_dot2(sp, acc, a, x, b, y, w, s0, s1);
+    hisp_status st =
+        acc ? sp->o->axpbypcz(sp, acc->p, acc->P, acc->q, acc->S, ks_val(1), acc->X) : 0;
+    if (!st) st = sp->o->axpby_dot(sp, a, x, b, y, NULL, s0);
     return st ? st : sp->o->dot(sp, w, y, s1);
 }
 

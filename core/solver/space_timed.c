@@ -140,15 +140,16 @@ static hisp_status t_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks
     DONE(KS_MS_REDUCE, sp->inner->axpby_precond(sp, a, x, b, y, s0, z, s1));
 }
 
-static hisp_status t_axpby_dot2(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, ks_vec *w,
-                                int s0, int s1)
+static hisp_status t_axpby_dot2(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec *x, ks_sc b,
+                                ks_vec *y, ks_vec *w, int s0, int s1)
 {
     if (!sp->inner->axpby_dot2) {
+        if (acc) HISPI_TRY(t_axpbypcz(sp, acc->p, acc->P, acc->q, acc->S, ks_val(1), acc->X));
         HISPI_TRY(t_axpby_dot(sp, a, x, b, y, NULL, s0));
         return t_dot(sp, w, y, s1);
     }
     T0();
-    DONE(KS_MS_REDUCE, sp->inner->axpby_dot2(sp, a, x, b, y, w, s0, s1));
+    DONE(KS_MS_REDUCE, sp->inner->axpby_dot2(sp, acc, a, x, b, y, w, s0, s1));
 }
 
 static void t_vblock_free(ks_space *sp, int count, ks_vec **v)

@@ -9,12 +9,12 @@
 #include <string.h>
 
 static const char *const kname[K_COUNT] = {
-    "vec_fill",           "vec_copy",      "vec_scale",    "vec_axpby",
-    "vec_axpbypcz",       "vec_mul",       "vec_div",      "vec_dot",
-    "vec_nrm2",           "vec_axpby_dot", "vec_dot2",     "vec_div_dot",
-    "vec_scalar",         "vec_reduce",    "vec_smul",     "vec_axpby2",
-    "vec_axpby_div_dot2", "vec_mdot",      "vec_reduce_n", "vec_bupdate",
-    "vec_axpby_dot2"};
+    "vec_fill",           "vec_copy",          "vec_scale",    "vec_axpby",
+    "vec_axpbypcz",       "vec_mul",           "vec_div",      "vec_dot",
+    "vec_nrm2",           "vec_axpby_dot",     "vec_dot2",     "vec_div_dot",
+    "vec_scalar",         "vec_reduce",        "vec_smul",     "vec_axpby2",
+    "vec_axpby_div_dot2", "vec_mdot",          "vec_reduce_n", "vec_bupdate",
+    "vec_axpby_dot2",     "vec_axpby_dot2_acc"};
 _Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
 
 /* The byte offset of the result slots in the slots buffer (scalar slots
@@ -199,7 +199,7 @@ hisp_status hispi_vec_run_dev(const vcall *c)
     if (c->nr) HISPI_TRY(kernel(ctx, st, c->t, K_REDUCE, &k2));
     /* operands read first (uploaded where only the host copy is current),
      * then those only written */
-    void *buf[4] = {0};
+    void *buf[6] = {0};
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < c->nv; i++)
             if ((int)(c->read >> i & 1) == (pass == 0))
@@ -223,7 +223,8 @@ hisp_status hispi_vec_run_dev(const vcall *c)
     hispi_karg a[64];
     int na = 0;
     a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, c->n, 0};
-    for (int i = 0; c->k != K_SMUL && i < 4; i++) /* the views' offsets, o0..o3 */
+    /* the views' offsets: o0..o3, and one for each vector past the fourth */
+    for (int i = 0; c->k != K_SMUL && i < (c->nv > 4 ? c->nv : 4); i++)
         a[na++] = (hispi_karg){HISPI_KARG_I64, NULL, i < c->nv ? c->v[i]->off : 0, 0};
     for (int i = 0; i < c->nv; i++)
         a[na++] = (hispi_karg){HISPI_KARG_BUF, buf[i], 0, 0};

@@ -208,7 +208,7 @@ static hisp_status host_scalar(const vcall *c, const hisp_scalar *s, unsigned ch
 
 static hisp_status run_host(const vcall *c)
 {
-    void *p[4] = {0};
+    void *p[6] = {0};
     for (int i = 0; i < c->nv; i++) {
         if (c->read >> i & 1)
             HISPI_TRY(hispi_vector_host(c->v[i], &p[i]));
@@ -270,6 +270,10 @@ static hisp_status run_host(const vcall *c)
         break;
     case K_AXPBY_DOT2:
         hispi_vref_axpby_dot2(t, n, sv[0], p[0], sv[1], p[1], p[2], rv[0], rv[1]);
+        break;
+    case K_AXPBY_DOT2_ACC:
+        hispi_vref_axpby_dot2_acc(t, n, sv[2], p[3], sv[3], p[4], p[5], sv[0], p[0], sv[1], p[1],
+                                  p[2], rv[0], rv[1]);
         break;
     default: /* K_DIV_DOT */
         hispi_vref_div_dot(t, n, p[0], p[1], p[2], rv[0]);
@@ -568,5 +572,32 @@ hisp_status hispi_vector_axpby_dot2(hisp_scalar a, hisp_vector x, hisp_scalar b,
     HISPI_TRY(check(&c));
     if (x == y || x == w || y == w)
         return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: x, y and w must differ", c.op);
+    return run(&c);
+}
+
+hisp_status hispi_vector_axpby_dot2_acc(hisp_scalar p, hisp_vector P, hisp_scalar q, hisp_vector S,
+                                        hisp_vector X, hisp_scalar a, hisp_vector x, hisp_scalar b,
+                                        hisp_vector y, hisp_vector w, hisp_result r0,
+                                        hisp_result r1)
+{
+    vcall c = {.op = "hispi_vector_axpby_dot2_acc",
+               .k = K_AXPBY_DOT2_ACC,
+               .nv = 6,
+               .v = {x, y, w, P, S, X},
+               .vn = {"x", "y", "w", "P", "S", "X"},
+               .out = 2 | 32,
+               .read = 63,
+               .ns = 4,
+               .s = {&a, &b, &p, &q},
+               .sn = {"a", "b", "p", "q"},
+               .nr = 2,
+               .r = {&r0, &r1},
+               .rn = {"r0", "r1"}};
+    HISPI_TRY(check(&c));
+    for (int i = 0; i < 6; i++) /* S (4) may be y (1) */
+        for (int j = i + 1; j < 6; j++)
+            if (c.v[i] == c.v[j] && !(i == 1 && j == 4))
+                return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s and %s must differ",
+                                  c.op, c.vn[i], c.vn[j]);
     return run(&c);
 }

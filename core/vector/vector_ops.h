@@ -29,6 +29,7 @@ enum {
     K_REDUCE_N,
     K_BUPDATE,
     K_AXPBY_DOT2,
+    K_AXPBY_DOT2_ACC,
     K_COUNT
 };
 
@@ -37,8 +38,8 @@ typedef struct {
     const char *op;
     int k;  /* K_*: the (stage-1) kernel */
     int nv; /* vectors, in the kernel's order */
-    hisp_vector v[4];
-    const char *vn[4];
+    hisp_vector v[6];
+    const char *vn[6];
     unsigned out, read; /* bit i: v[i] is written / read */
     int ns;             /* scalars, in the kernel's order */
     const hisp_scalar *s[4];

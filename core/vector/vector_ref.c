@@ -102,6 +102,13 @@ void hispi_vref_axpby_dot2(hisp_type t, int64_t n, const void *a, const void *x,
     BY_VC(t, axpby_dot2, n, a, x, b, y, w, r0, r1);
 }
 
+void hispi_vref_axpby_dot2_acc(hisp_type t, int64_t n, const void *p, const void *P, const void *q,
+                               const void *S, void *X, const void *a, const void *x, const void *b,
+                               void *y, const void *w, void *r0, void *r1)
+{
+    BY_VC(t, axpby_dot2_acc, n, p, P, q, S, X, a, x, b, y, w, r0, r1);
+}
+
 void hispi_vref_axpby_div_dot2(hisp_type t, int64_t n, const void *a, const void *x, const void *b,
                                void *y, const void *d, void *z, void *r0, void *r1)
 {
