@@ -299,7 +299,7 @@ double test_rel_error(hisp_type t, const void *a, const void *b, int64_t n)
 bool test_nvrtc_build(hisp_context ctx, int prog, const char *opts, const char *what)
 {
     size_t bytes = 0;
-    hisp_status s = hisp_cuda_rtc_check(ctx, prog, opts, 9, 0, &bytes);
+    hisp_status s = hisp_cuda_rtc_cubin(ctx, prog, opts, 9, 0, NULL, &bytes);
     if (s == HISP_ERR_UNSUPPORTED) { /* no libnvrtc here */
         hisp_error_info e;
         CK_OK(ctx, hisp_context_last_error(ctx, &e));

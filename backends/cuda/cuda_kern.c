@@ -1,8 +1,14 @@
-/* CUDA backend: run-time kernels of the compound SpMV variants through NVRTC,
- * from the same source and defines as OpenCL (kernels/compound_spmv.cl).
+/* CUDA backend: the run-time kernels of kernels/ (the programs whose
+ * HISPI_PROGRAMS line says cuda), from the same source and defines as
+ * OpenCL.
  *
- * NVRTC is opened at the first build (cuda_dl.c: a program must start where
- * it is missing). A cubin for the device's
+ * A variant whose options the build knows (the vector algebra, AMG, ILU,
+ * scan on a GPU as NVIDIA's are) was compiled when hisp was built, for the
+ * build's cuda_arch list (build/gen/cuda_prebuilt.c): it is loaded from the
+ * library, without NVRTC or the disk. Every other one (options that depend
+ * on the matrix: the compound layouts, SELL, SpGEMM, the HiSparse addition)
+ * goes through NVRTC, opened at the first such build (cuda_dl.c: a program
+ * must start where it is missing). A cubin for the device's
  * sm_XY is loaded with cudaLibraryLoadData (runtime API, no -lcuda).
  * Built modules are cached per process under (device, source hash, options,
  * NVRTC version) and on disk as cubins in the kernel cache folder
@@ -93,17 +99,18 @@ hisp_status hisp_cuda_kern_caps(hisp_context ctx, void *be, hispi_kcaps *c)
     int dev;
     cudaStream_t st;
     hisp_cuda_be_stream(be, &dev, &st);
-    HISPI_TRY(need_nvrtc(ctx));
     struct cudaDeviceProp p;
     HISPI_TRY(props_of(ctx, dev, &p));
+    int rt = 0; /* not NVRTC's version: opening NVRTC costs ~0.1 s, and the
+                 * build's cubins need none */
+    (void)cudaRuntimeGetVersion(&rt);
     memset(c, 0, sizeof *c);
     c->max_group = p.maxThreadsPerBlock;
     c->simd = p.warpSize;
     c->local_mem = (int64_t)p.sharedMemPerBlock; /* static: 48 KiB */
     c->compute_units = p.multiProcessorCount;
     c->launch_bounds = 1;
-    snprintf(c->compiler, sizeof c->compiler, "nvrtc %d.%d sm_%d%d", nvrtc()->major, nvrtc()->minor,
-             p.major, p.minor);
+    snprintf(c->compiler, sizeof c->compiler, "cuda %d sm_%d%d", rt, p.major, p.minor);
     return HISP_SUCCESS;
 }
 
@@ -196,16 +203,29 @@ static hisp_status compile(hisp_context ctx, int pid, const char *opts, int majo
     return s;
 }
 
-hisp_status hisp_cuda_rtc_check(hisp_context ctx, int prog, const char *opts, int major, int minor,
-                                size_t *cubin_bytes)
+hisp_status hisp_cuda_rtc_cubin(hisp_context ctx, int prog, const char *opts, int major, int minor,
+                                char **cubin, size_t *cubin_bytes)
 {
     HISPI_TRY(need_nvrtc(ctx));
     if (!prog_src(prog))
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
-    char *cubin = NULL;
-    HISPI_TRY(compile(ctx, prog, opts, major, minor, &cubin, cubin_bytes));
-    free(cubin);
+    char *c = NULL;
+    HISPI_TRY(compile(ctx, prog, opts, major, minor, &c, cubin_bytes));
+    if (cubin)
+        *cubin = c;
+    else
+        free(c);
     return HISP_SUCCESS;
+}
+
+/* The build's cubin of (prog, opts) for sm_XY, or NULL. */
+static const hisp_cuda_prebuilt *prebuilt(int prog, const char *opts, int major, int minor)
+{
+    for (int i = 0; i < hisp_cuda_prebuilt_count; i++) {
+        const hisp_cuda_prebuilt *b = &hisp_cuda_prebuilt_table[i];
+        if (b->prog == prog && b->arch == major * 10 + minor && !strcmp(b->opts, opts)) return b;
+    }
+    return NULL;
 }
 
 /* A cached cubin that kern_get will take (a damaged one is built again). */
@@ -219,12 +239,11 @@ static bool cache_valid(const char *path)
 }
 
 /* A module's key: source (its hash taken once per process), options,
- * NVRTC version, device. */
-static uint64_t module_key(int prog, const char *opts, const struct cudaDeviceProp *p)
+ * NVRTC version (none for the build's cubins), device. */
+static uint64_t module_key(int prog, const char *opts, const struct cudaDeviceProp *p, bool pre)
 {
     static uint64_t src_key[HISPI_PROG_COUNT];
     static bool src_known[HISPI_PROG_COUNT];
-    const hisp_cuda_nvrtc_fns *nv = nvrtc();
     pthread_mutex_lock(&lock);
     if (!src_known[prog]) {
         const char *src = prog_src(prog);
@@ -234,7 +253,8 @@ static uint64_t module_key(int prog, const char *opts, const struct cudaDevicePr
     uint64_t key = src_key[prog];
     pthread_mutex_unlock(&lock);
     key = hispi_hash(opts, strlen(opts) + 1, key);
-    int ver[4] = {nv->major, nv->minor, p->major, p->minor};
+    int ver[4] = {-1, -1, p->major, p->minor};
+    if (!pre) ver[0] = nvrtc()->major, ver[1] = nvrtc()->minor;
     key = hispi_hash(ver, sizeof ver, key);
     return hispi_hash(p->name, strlen(p->name) + 1, key);
 }
@@ -284,13 +304,22 @@ hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog, const char 
 {
     const char *src = prog_src(prog);
     if (!src) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown program %d", prog);
-    HISPI_TRY(need_nvrtc(ctx));
     int dev;
     struct cudaDeviceProp p;
     HISPI_TRY(device_props(ctx, be, &dev, &p));
-    uint64_t key = module_key(prog, opts, &p);
+    const hisp_cuda_prebuilt *pb = prebuilt(prog, opts, p.major, p.minor);
+    if (!pb) HISPI_TRY(need_nvrtc(ctx));
+    uint64_t key = module_key(prog, opts, &p, pb != NULL);
     module *m = find_module(dev, key);
     cudaError_t e;
+    if (!m && pb) { /* compiled with the library: no NVRTC, no disk */
+        double t0 = hispi_now_ms();
+        cudaLibrary_t lib = NULL;
+        e = cudaLibraryLoadData(&lib, pb->cubin, NULL, NULL, 0, NULL, NULL, 0);
+        if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "cudaLibraryLoadData (prebuilt)");
+        hispi_build_count(ctx, true, 1, hispi_now_ms() - t0);
+        HISPI_TRY(add_module(ctx, dev, key, lib, &m));
+    }
     if (!m) {
         char path[1024];
         size_t n = 0;
@@ -372,7 +401,7 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
     int left = 0;
     char path[1024];
     for (int i = 0; i < n && !s; i++) {
-        key[i] = module_key(prog, opts[i], &p);
+        key[i] = module_key(prog, opts[i], &p, false);
         bool dup = false; /* the same options twice: build once */
         for (int q = 0; q < i && !dup; q++)
             dup = key[q] == key[i] && !strcmp(opts[q], opts[i]);

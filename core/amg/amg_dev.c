@@ -130,12 +130,17 @@ static void level_free(dev_level *L)
     hispi_scan_free(L->ctx, &L->scan);
 }
 
-hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k)
+void hispi_amg_kopts(char *opts, size_t size, hisp_type t)
 {
     bool dbl = t == HISP_F64;
+    snprintf(opts, size, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d", dbl ? "double" : "float",
+             (int)dbl, GS);
+}
+
+hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k)
+{
     char opts[128];
-    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DGS=%d",
-             dbl ? "double" : "float", (int)dbl, GS);
+    hispi_amg_kopts(opts, sizeof opts, t);
     return HISPI_BE(ctx, kern_get, HISPI_PROG_AMG, opts, name, k);
 }
 

@@ -232,6 +232,8 @@ HISPI_LOCAL hisp_status hispi_amg_dev_level(hisp_matrix S, hisp_matrix Ad, const
                                             const hispi_amg_opts *o, hispi_amg_level *out);
 /* Kernel `name` of kernels/amg.cl for entries of type t (f32, f64); a
  * launch of one work-item per index i < n. */
+/* kernels/amg.cl's build options for entries of type t (f32, f64). */
+HISPI_LOCAL void hispi_amg_kopts(char *opts, size_t size, hisp_type t);
 HISPI_LOCAL hisp_status hispi_amg_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
 HISPI_LOCAL hisp_status hispi_amg_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,
                                          int64_t n);

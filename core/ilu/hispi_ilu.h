@@ -65,6 +65,8 @@ HISPI_LOCAL hisp_status hispi_ilu_dev_factor(hisp_matrix A, bool ic, int sweeps,
                                              hispi_ilu_info *r, bool *done);
 /* The work-group of kernels/ilu.cl, and its kernel `name` for entries of t. */
 #define HISPI_ILU_GS 128
+/* kernels/ilu.cl's build options for entries of type t (f32, f64, c32, c64). */
+HISPI_LOCAL void hispi_ilu_kopts(char *opts, size_t size, hisp_type t);
 HISPI_LOCAL hisp_status hispi_ilu_kernel(hisp_context ctx, hisp_type t, const char *name, void **k);
 /* Kernel k over n work-items of work-groups of HISPI_ILU_GS (none for n <= 0). */
 HISPI_LOCAL hisp_status hispi_ilu_launch(hisp_context ctx, void *k, const hispi_karg *a, int na,

@@ -25,12 +25,17 @@ hisp_status hispi_ilu_buf(hisp_context ctx, size_t bytes, void **b)
 
 enum { GS = HISPI_ILU_GS };
 
-hisp_status hispi_ilu_kernel(hisp_context ctx, hisp_type t, const char *name, void **k)
+void hispi_ilu_kopts(char *opts, size_t size, hisp_type t)
 {
     bool dbl = hispi_type_scalar_size(t) == 8, cx = hisp_type_components(t) > 1;
-    char opts[128];
-    snprintf(opts, sizeof opts, "-DVALUE_T=%s -DIS_DOUBLE=%d -DIS_COMPLEX=%d -DATOM64=0 -DGS=%d",
+    snprintf(opts, size, "-DVALUE_T=%s -DIS_DOUBLE=%d -DIS_COMPLEX=%d -DATOM64=0 -DGS=%d",
              dbl ? "double" : "float", (int)dbl, (int)cx, GS);
+}
+
+hisp_status hispi_ilu_kernel(hisp_context ctx, hisp_type t, const char *name, void **k)
+{
+    char opts[128];
+    hispi_ilu_kopts(opts, sizeof opts, t);
     return HISPI_BE(ctx, kern_get, HISPI_PROG_ILU, opts, name, k);
 }
 enum { K_PREP, K_START, K_PAR, K_MIRROR, NK };

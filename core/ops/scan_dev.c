@@ -9,12 +9,17 @@ enum { GS = 256, SPER = 16 }; /* the work-group; counts per work-item (scan.cl) 
 
 static const char *const names[3] = {"scan_part", "scan_top", "scan_out"};
 
+void hispi_scan_kopts(char *opts, size_t size, bool cnt32)
+{
+    snprintf(opts, size, "-DVALUE_T=float -DIS_DOUBLE=0 -DATOM64=0 -DGS=%d -DCNT_T=%s", GS,
+             cnt32 ? "u32" : "i64");
+}
+
 hisp_status hispi_scan_get(hisp_context ctx, bool cnt32, hispi_scan *s)
 {
     memset(s, 0, sizeof *s);
     char opts[128];
-    snprintf(opts, sizeof opts, "-DVALUE_T=float -DIS_DOUBLE=0 -DATOM64=0 -DGS=%d -DCNT_T=%s", GS,
-             cnt32 ? "u32" : "i64");
+    hispi_scan_kopts(opts, sizeof opts, cnt32);
     for (int i = 0; i < 3; i++) {
         hisp_status st = HISPI_BE(ctx, kern_get, HISPI_PROG_SCAN, opts, names[i], &s->k[i]);
         if (st) {

@@ -12,6 +12,8 @@ typedef struct {
     void *k[3];
 } hispi_scan;
 
+/* kernels/scan.cl's build options for counts of 32 bits (u32) or 64 (i64). */
+HISPI_LOCAL void hispi_scan_kopts(char *opts, size_t size, bool cnt32);
 /* The scan's kernels for counts of 32 bits (u32) or 64 (i64). */
 HISPI_LOCAL hisp_status hispi_scan_get(hisp_context ctx, bool cnt32, hispi_scan *s);
 HISPI_LOCAL void hispi_scan_free(hisp_context ctx, hispi_scan *s);

@@ -95,19 +95,25 @@ static int mdot_tile(const hispi_vstate *st, hisp_type t)
     return (st->is_cpu ? 16 : 4) / hisp_type_components(t);
 }
 
+void hispi_vector_kopts(char *opts, size_t size, hisp_type t, bool is_cpu, int ls, bool acc_double)
+{
+    int vc = hisp_type_components(t), dbl = hispi_type_scalar_size(t) == 8;
+    const hispi_vstate st = {.is_cpu = is_cpu};
+    snprintf(opts, size,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DVC=%d -DACC_DOUBLE=%d "
+             "-DCHUNK=%d -DLS=%d -DMT=%d",
+             dbl ? "double" : "float", dbl,
+             vc == 1   ? 0
+             : vc == 2 ? 1
+                       : 2,
+             vc, (int)acc_double, (int)is_cpu, ls, mdot_tile(&st, t));
+}
+
 static hisp_status kernel(hisp_context ctx, hispi_vstate *st, hisp_type t, int k, void **out)
 {
     if (!st->kern[t][k]) {
-        int vc = hisp_type_components(t), dbl = hispi_type_scalar_size(t) == 8;
         char opts[256];
-        snprintf(opts, sizeof opts,
-                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DKIND=%d -DVC=%d -DACC_DOUBLE=%d "
-                 "-DCHUNK=%d -DLS=%d -DMT=%d",
-                 dbl ? "double" : "float", dbl,
-                 vc == 1   ? 0
-                 : vc == 2 ? 1
-                           : 2,
-                 vc, st->acc_double, st->is_cpu, st->ls, mdot_tile(st, t));
+        hispi_vector_kopts(opts, sizeof opts, t, st->is_cpu, st->ls, st->acc_double);
         HISPI_TRY(HISPI_BE(ctx, kern_get, HISPI_PROG_VECTOR, opts, kname[k], &st->kern[t][k]));
     }
     *out = st->kern[t][k];

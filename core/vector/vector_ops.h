@@ -56,6 +56,11 @@ typedef struct {
     int64_t n;
 } vcall;
 
+/* The build options of kernels/vector.cl for type t on a device as
+ * vstate() describes it (the CUDA build compiles the GPU ones ahead:
+ * tools/kernels_prebuild.c). */
+HISPI_LOCAL void hispi_vector_kopts(char *opts, size_t size, hisp_type t, bool is_cpu, int ls,
+                                    bool acc_double);
 /* Whether the context's backend runs the kernels (else the host path). */
 HISPI_LOCAL bool hispi_vec_has_kernels(hisp_context ctx);
 /* The call on the device, after check(). */
