@@ -1670,7 +1670,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_context_reset_transfers(hisp_context ct
  *    and fetching the binary for the disk cache, for which PoCL compiles
  *    each kernel; CUDA: NVRTC, hisp's parallel pre-builds of the compound
  *    variants included, counted as their wall time);
- *  - loaded, load_ms: programs loaded from the disk cache.
+ *  - loaded, load_ms: programs loaded from the disk cache or, on CUDA,
+ *    from the cubins compiled into the library when it was built.
  * A program found in memory (built earlier in the process) counts nothing.
  * The wall time of a call includes its builds; the device times hisp
  * reports (hisp_spmv_timed's, hisp_add_stats' device_ms) do not, as kernels

@@ -886,6 +886,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .kern_caps = hisp_cuda_kern_caps,
     .kern_get = hisp_cuda_kern_get,
     .kern_prebuild = hisp_cuda_kern_prebuild,
+    .kern_any = hisp_cuda_kern_any,
     .kern_free = hisp_cuda_kern_free,
     .kern_lane = hisp_cuda_kern_lane,
     .kern_launch = hisp_cuda_kern_launch,

@@ -445,6 +445,12 @@ hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog, const 
     return s;
 }
 
+hisp_status hisp_cuda_kern_any(hisp_context ctx, void *be)
+{
+    (void)be;
+    return need_nvrtc(ctx);
+}
+
 void hisp_cuda_kern_free(void *be, void *k)
 {
     (void)be; /* kernels belong to their module, which stays loaded */

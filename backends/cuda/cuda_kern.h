@@ -10,6 +10,7 @@ HISPI_LOCAL hisp_status hisp_cuda_kern_get(hisp_context ctx, void *be, int prog,
                                            const char *name, void **k);
 HISPI_LOCAL hisp_status hisp_cuda_kern_prebuild(hisp_context ctx, void *be, int prog,
                                                 const char *const *opts, int n);
+HISPI_LOCAL hisp_status hisp_cuda_kern_any(hisp_context ctx, void *be);
 HISPI_LOCAL void hisp_cuda_kern_free(void *be, void *k);
 HISPI_LOCAL hisp_status hisp_cuda_kern_launch(hisp_context ctx, void *be, void *k,
                                               const hispi_karg *args, int nargs, size_t groups,

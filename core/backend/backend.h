@@ -265,6 +265,10 @@ typedef struct hisp_backend_ops {
      * report; only running out of memory is an error here. */
     hisp_status (*kern_prebuild)(hisp_context ctx, void *be, int prog, const char *const *opts,
                                  int n);
+    /* Optional (NULL: yes): whether kern_get can build any options, not
+     * only those compiled with the library (CUDA: NVRTC opens). An
+     * operation with a host path (SpGEMM) asks before it starts. */
+    hisp_status (*kern_any)(hisp_context ctx, void *be);
     void (*kern_free)(void *be, void *k);
     /* Optional: kernels in lanes. lane in 1..HISPI_LANES: the launches
      * until the next call go to a queue of that lane's, which starts after

@@ -104,7 +104,8 @@ bool hispi_spgemm_dev_usable(hisp_context ctx)
     hispi_kcaps caps;
     if (!HISPI_BE_HAS(ctx, kern_caps) || !HISPI_BE_HAS(ctx, kern_get) ||
         !HISPI_BE_HAS(ctx, kern_free) || !HISPI_BE_HAS(ctx, kern_launch) ||
-        !HISPI_BE_HAS(ctx, buf_zero) || HISPI_BE(ctx, kern_caps, &caps))
+        !HISPI_BE_HAS(ctx, buf_zero) || HISPI_BE(ctx, kern_caps, &caps) ||
+        (HISPI_BE_HAS(ctx, kern_any) && HISPI_BE_ON(ctx, ctx->ops, kern_any, ctx->be)))
         return false;
     /* A CPU device's memory is the host's, and the host pass is 1.6-16x
      * faster there than the kernels under PoCL (docs/BENCHMARKS.md). */
