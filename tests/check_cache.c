@@ -427,7 +427,7 @@ static int files_in(const char *dir)
     return n;
 }
 
-/* CUDA: the vector algebra of every type and a Jacobi-CG solve on a fresh
+/* CUDA: the vector algebra of every type, Jacobi-CG and AMG-CG on a fresh
  * cache folder build nothing (the build's cubins are loaded from the
  * library: counted as loads, nothing written to the disk cache); a variant
  * the build cannot know (the HiSparse addition's) still goes through NVRTC. */
@@ -482,13 +482,22 @@ START_TEST(test_build_prebuilt)
     hisp_solve_info info;
     CK_OK(ctx, hisp_solver_solve(sv, A, vb, vx, &info));
     ck_assert(info.converged);
+    /* AMG's setup on the device (its kernels, the scan, the Galerkin
+     * products' SpGEMM) and an AMG-CG solve */
+    hisp_preconditioner P = NULL;
+    CK_OK(ctx, hisp_preconditioner_create(HISP_PRECOND_AMG, A, &P));
+    CK_OK(ctx, hisp_solver_use_preconditioner(sv, P));
+    CK_OK(ctx, hisp_vector_fill(vx, hisp_scalar_host(&zero)));
+    CK_OK(ctx, hisp_solver_solve(sv, A, vb, vx, &info));
+    ck_assert(info.converged);
+    hisp_preconditioner_destroy(&P);
     hisp_solver_destroy(&sv);
     hisp_vector_destroy(&vb);
     hisp_vector_destroy(&vx);
     hisp_build_stats b;
     CK_OK(ctx, hisp_context_builds(ctx, &b));
     ck_assert_msg(b.built == 0 && b.loaded >= 2 && nt.calls == 0,
-                  "vector algebra and CG: %llu built, %llu loaded, %d notices",
+                  "vector algebra, Jacobi-CG, AMG-CG: %llu built, %llu loaded, %d notices",
                   (unsigned long long)b.built, (unsigned long long)b.loaded, nt.calls);
     ck_assert_int_eq(files_in(cache_dir), 0);
 

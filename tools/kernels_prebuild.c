@@ -3,8 +3,9 @@
  * a GPU needs no NVRTC (backends/cuda/cuda_kern.c loads them from the
  * library). Those are the programs whose options depend only on the entry
  * type and on a GPU as NVIDIA's are (256-thread groups, fp64): the vector
- * algebra (every solver), AMG, ILU and the scan; variants whose options
- * depend on the matrix stay with NVRTC and its cache. The options come from
+ * algebra (every solver), AMG, ILU, the scan and SpGEMM's first programs
+ * (AMG's Galerkin products); variants whose options depend on the matrix
+ * stay with NVRTC and its cache. The options come from
  * the same functions the library calls, so a device the build guessed
  * wrong simply misses the table.
  *
@@ -16,6 +17,7 @@
 #include "hispi.h"
 #include "ilu/hispi_ilu.h"
 #include "ops/scan_dev.h"
+#include "ops/spgemm.h"
 #include "vector/vector_ops.h"
 
 #include <pthread.h>
@@ -66,7 +68,12 @@ static int add(variant *v, int n, int prog, int arch, const char *opts)
     memset(&v[n], 0, sizeof v[n]);
     v[n].prog = prog;
     v[n].arch = arch;
-    snprintf(v[n].opts, sizeof v[n].opts, "%s", opts);
+    size_t len = strlen(opts);
+    if (len >= sizeof v[n].opts) {
+        fprintf(stderr, "kernels_prebuild: options longer than %zu bytes\n", sizeof v[n].opts - 1);
+        exit(1);
+    }
+    memcpy(v[n].opts, opts, len + 1);
     snprintf(v[n].why, sizeof v[n].why, "no context");
     return n + 1;
 }
@@ -88,9 +95,14 @@ static int variants(variant *v, int n, int arch)
         n = add(v, n, HISPI_PROG_SCAN, arch, o);
     }
     const hisp_type ilu[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64};
+    /* an NVIDIA GPU's work-groups and static shared memory (kern_caps) */
+    const hispi_kcaps gpu = {.max_group = 1024, .simd = 32, .local_mem = 48 * 1024};
     for (size_t i = 0; i < sizeof ilu / sizeof ilu[0]; i++) {
         hispi_ilu_kopts(o, sizeof o, ilu[i]);
         n = add(v, n, HISPI_PROG_ILU, arch, o);
+        char sg[2][240];
+        for (int k = 0, nk = hispi_spgemm_kopts(&gpu, ilu[i], sg); k < nk; k++)
+            n = add(v, n, HISPI_PROG_SPGEMM, arch, sg[k]);
     }
     return n;
 }

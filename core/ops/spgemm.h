@@ -5,6 +5,7 @@
 #ifndef HISPI_OPS_SPGEMM_H
 #define HISPI_OPS_SPGEMM_H
 
+#include "backend/backend.h"
 #include "backend/spgemm_view.h"
 #include "hispi.h"
 
@@ -142,6 +143,10 @@ HISPI_LOCAL void hispi_spgemm_dev_plan_free(hisp_context ctx, hispi_spgemm_dplan
 
 /* Work-items of the SpGEMM program's work-groups. */
 #define HISPI_SPGEMM_GS 64
+/* The build options of the programs a product of type t on a device with
+ * caps builds first (its usual groups and, where the device has them, its
+ * large rows' groups): the count, 1 or 2 (tools/kernels_prebuild.c). */
+HISPI_LOCAL int hispi_spgemm_kopts(const hispi_kcaps *caps, hisp_type t, char opts[2][240]);
 /* Kernel `name` of the SpGEMM program (kernels/spgemm.cl) for type t. */
 HISPI_LOCAL hisp_status hispi_spgemm_kernel(hisp_context ctx, hisp_type t, const char *name,
                                             void **k);

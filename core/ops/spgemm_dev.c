@@ -374,6 +374,29 @@ static int big_group(const hispi_kcaps *caps)
  * program for the product and the plan's numeric pass; the large rows'
  * kernels come from one built with their group), after checking the
  * device's work-group size. */
+static void format_opts(const hispi_kcaps *caps, hisp_type t, int gs, int nbw, long tsort,
+                        char *opts, size_t size)
+{
+    bool dbl = t == HISP_F64 || t == HISP_C64;
+    int nc = hisp_type_components(t);
+    int64_t lm = caps->local_mem < BLV_LOCAL ? caps->local_mem : BLV_LOCAL;
+    int64_t blv = (lm - bitmap_bytes(nbw, gs)) / (int64_t)hisp_type_size(t);
+    blv = blv < 1 ? 1 : blv > BLV_MAX ? BLV_MAX : blv;
+    snprintf(opts, size,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTS=%d -DTL=%d "
+             "-DMNA=%d -DMPROD=%d -DGBIG=%lld -DNBW=%d -DBLV=%d -DTSORT=%ld",
+             dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TS, TL, MNA, MPROD,
+             big_group(caps) ? (long long)GBIG : (long long)INT64_MAX, nbw, (int)blv, tsort);
+}
+
+int hispi_spgemm_kopts(const hispi_kcaps *caps, hisp_type t, char opts[2][240])
+{
+    format_opts(caps, t, GS, NBW_MIN, TSORT, opts[0], 240);
+    if (!big_group(caps)) return 1;
+    format_opts(caps, t, big_group(caps), NBW_MIN, TSORT, opts[1], 240);
+    return 2;
+}
+
 static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, int nbw, long tsort,
                                char *opts, size_t size)
 {
@@ -383,16 +406,7 @@ static hisp_status kernel_opts(hisp_context ctx, hisp_type t, int gs, int nbw, l
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
                           "SpGEMM on the device needs work-groups of %d (the device: %d)", GS,
                           caps.max_group);
-    bool dbl = t == HISP_F64 || t == HISP_C64;
-    int nc = hisp_type_components(t);
-    int64_t lm = caps.local_mem < BLV_LOCAL ? caps.local_mem : BLV_LOCAL;
-    int64_t blv = (lm - bitmap_bytes(nbw, gs)) / (int64_t)hisp_type_size(t);
-    blv = blv < 1 ? 1 : blv > BLV_MAX ? BLV_MAX : blv;
-    snprintf(opts, size,
-             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=0 -DNC=%d -DGS=%d -DSUB=%d -DTS=%d -DTL=%d "
-             "-DMNA=%d -DMPROD=%d -DGBIG=%lld -DNBW=%d -DBLV=%d -DTSORT=%ld",
-             dbl ? "double" : "float", (int)dbl, nc, gs, SUB, TS, TL, MNA, MPROD,
-             big_group(&caps) ? (long long)GBIG : (long long)INT64_MAX, nbw, (int)blv, tsort);
+    format_opts(&caps, t, gs, nbw, tsort, opts, size);
     return HISP_SUCCESS;
 }
 
