@@ -429,8 +429,9 @@ static int files_in(const char *dir)
 
 /* CUDA: the vector algebra of every type, Jacobi-CG and AMG-CG on a fresh
  * cache folder build nothing (the build's cubins are loaded from the
- * library: counted as loads, nothing written to the disk cache); a variant
- * the build cannot know (the HiSparse addition's) still goes through NVRTC. */
+ * library: counted as loads, nothing written to the disk cache), nor does
+ * the HiSparse addition at the default node size; a variant the build did
+ * not compile (the addition's for nodes of 64) goes through NVRTC. */
 START_TEST(test_build_prebuilt)
 {
     int t = test_first_target(HISP_BACKEND_CUDA);
@@ -501,10 +502,18 @@ START_TEST(test_build_prebuilt)
                   (unsigned long long)b.built, (unsigned long long)b.loaded, nt.calls);
     ck_assert_int_eq(files_in(cache_dir), 0);
 
+    /* the HiSparse addition: its default node size (128) is in the build,
+     * another one builds */
     hisp_matrix B = test_random_matrix(ctx, HISP_F64, 300, 300, 0.02, &st), C = NULL;
     CK_OK(ctx, hisp_matrix_add(HISP_OP_N, B, HISP_OP_N, B, &C));
     CK_OK(ctx, hisp_context_builds(ctx, &b));
-    ck_assert_msg(b.built >= 1 && nt.calls >= 1, "the addition: %llu built",
+    ck_assert_msg(b.built == 0 && nt.calls == 0, "the addition, nodes of 128: %llu built",
+                  (unsigned long long)b.built);
+    hisp_matrix_destroy(&C);
+    CK_OK(ctx, hisp_matrix_set_node_size(B, 64));
+    CK_OK(ctx, hisp_matrix_add(HISP_OP_N, B, HISP_OP_N, B, &C));
+    CK_OK(ctx, hisp_context_builds(ctx, &b));
+    ck_assert_msg(b.built >= 1 && nt.calls >= 1, "the addition, nodes of 64: %llu built",
                   (unsigned long long)b.built);
     hisp_matrix_destroy(&C);
     hisp_matrix_destroy(&B);

@@ -3,9 +3,10 @@
  * a GPU needs no NVRTC (backends/cuda/cuda_kern.c loads them from the
  * library). Those are the programs whose options depend only on the entry
  * type and on a GPU as NVIDIA's are (256-thread groups, fp64): the vector
- * algebra (every solver), AMG, ILU, the scan and SpGEMM's first programs
- * (AMG's Galerkin products); variants whose options depend on the matrix
- * stay with NVRTC and its cache. The options come from
+ * algebra (every solver), AMG, ILU, the scan, SpGEMM's first programs
+ * (AMG's Galerkin products) and the HiSparse addition at the default node
+ * size; variants whose options depend on the matrix stay with NVRTC and its
+ * cache. The options come from
  * the same functions the library calls, so a device the build guessed
  * wrong simply misses the table.
  *
@@ -13,6 +14,7 @@
  *
  * Writes OUT.c: one byte array per cubin and hisp_cuda_prebuilt_table. */
 #include "amg/hispi_amg.h"
+#include "hisparse/hispi_hisparse.h"
 #include "cuda/cuda_kern.h"
 #include "hispi.h"
 #include "ilu/hispi_ilu.h"
@@ -30,7 +32,7 @@ enum { MAX_VARIANTS = 64 };
 
 typedef struct {
     int prog, arch;
-    char opts[256];
+    char opts[320];
     char *cubin;
     size_t size;
     char why[512];
@@ -81,7 +83,7 @@ static int add(variant *v, int n, int prog, int arch, const char *opts)
 /* Every variant of one sm_XY. */
 static int variants(variant *v, int n, int arch)
 {
-    char o[256];
+    char o[320];
     const hisp_type vec[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64, HISP_Q32, HISP_Q64};
     for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
         /* vstate() on a GPU: 256-thread groups, fp64 accumulation */
@@ -100,9 +102,12 @@ static int variants(variant *v, int n, int arch)
     for (size_t i = 0; i < sizeof ilu / sizeof ilu[0]; i++) {
         hispi_ilu_kopts(o, sizeof o, ilu[i]);
         n = add(v, n, HISPI_PROG_ILU, arch, o);
-        char sg[2][240];
+        char sg[2][240], ha[2][320];
         for (int k = 0, nk = hispi_spgemm_kopts(&gpu, ilu[i], sg); k < nk; k++)
             n = add(v, n, HISPI_PROG_SPGEMM, arch, sg[k]);
+        hispi_add_kopts_gpu(ilu[i], ha);
+        for (int k = 0; k < 2; k++)
+            n = add(v, n, HISPI_PROG_HSADD, arch, ha[k]);
     }
     return n;
 }

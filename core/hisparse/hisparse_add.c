@@ -310,6 +310,27 @@ static int leaf_pairs_per_group(int gs, int d)
     return lp;
 }
 
+/* The program's build options for entries of type t, nodes of d = 2^log2d,
+ * work-groups of g, lp leaf pairs per group and leaves of `many` entries. */
+static void add_opts(char *opts, size_t size, hisp_type t, int d, int log2d, int g, int lp,
+                     uint64_t many)
+{
+    int dbl = hispi_type_scalar_size(t) == 8;
+    snprintf(opts, size,
+             "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
+             "-DLP=%d -DMANY=%llu",
+             dbl ? "double" : "float", dbl, hisp_type_components(t), d, log2d, g, lp,
+             (unsigned long long)many);
+}
+
+void hispi_add_kopts_gpu(hisp_type t, char opts[2][320])
+{
+    /* as hispi_matrix_add chooses on a GPU: groups of 256 (the leaf
+     * kernel's 64), one leaf pair a group */
+    for (int k = 0; k < 2; k++)
+        add_opts(opts[k], 320, t, 128, 7, k ? 64 : 256, 1, HISPI_ADD_MANY);
+}
+
 /* The device addition of stored trees a (orientation tA) and b: mixed when
  * tA != tB. C joins a's family: its nodes are written into the family's
  * device pool after the host pool's end and stay there (a device-only
@@ -365,12 +386,7 @@ static hisp_status add_device(hisp_context ctx, hispi_hisparse *a, hispi_hispars
          * only the leaf kernel's, but every program gets it, so a CPU, where
          * every size is 64, builds one program (PoCL takes seconds a build) */
         char opts[320];
-        int g = ad.kgs[i];
-        snprintf(opts, sizeof opts,
-                 "-DVALUE_T=%s -DIS_DOUBLE=%d -DATOM64=1 -DNCOMP=%d -DD=%d -DLOG2D=%d -DGS=%d "
-                 "-DLP=%d -DMANY=%llu",
-                 ad.dbl ? "double" : "float", ad.dbl, hisp_type_components(a->type), a->d, a->log2d,
-                 g, ad.lp, (unsigned long long)many);
+        add_opts(opts, sizeof opts, a->type, a->d, a->log2d, ad.kgs[i], ad.lp, many);
         s = hispi_add_cache_kernel(ctx, ad.c, i, names[i], opts, &ad.kern[i]);
     }
     tp[2] = hispi_now_ms();

@@ -214,6 +214,9 @@ HISPI_LOCAL hisp_status hispi_dev_alloc_room(hisp_context ctx, uint64_t need, ui
  * and options, and the queue and scratch-pool buffers, grown geometrically
  * (a failed growth: an error, the cache still valid, operands untouched). */
 HISPI_LOCAL hisp_status hispi_add_cache(hisp_context ctx, hispi_astate **out);
+/* The addition's two programs on a GPU for type t and the default node
+ * size, 128 (tools/kernels_prebuild.c). */
+HISPI_LOCAL void hispi_add_kopts_gpu(hisp_type t, char opts[2][320]);
 HISPI_LOCAL hisp_status hispi_add_cache_kernel(hisp_context ctx, hispi_astate *c, int name,
                                                const char *kname, const char *opts, void **k);
 /* At least `bytes` of queues (c->queues, c->qbytes). */
