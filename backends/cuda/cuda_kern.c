@@ -2,11 +2,13 @@
  * HISPI_PROGRAMS line says cuda), from the same source and defines as
  * OpenCL.
  *
- * A variant whose options the build knows (the vector algebra, AMG, ILU,
- * scan on a GPU as NVIDIA's are) was compiled when hisp was built, for the
- * build's cuda_arch list (build/gen/cuda_prebuilt.c): it is loaded from the
- * library, without NVRTC or the disk. Every other one (options that depend
- * on the matrix: the compound layouts, SELL, SpGEMM, the HiSparse addition)
+ * A variant whose options the build knows (tools/kernels_prebuild.c lists
+ * them: the vector algebra, AMG, ILU, the scan, SpGEMM's first programs,
+ * the HiSparse addition at the default node size, on a GPU as NVIDIA's
+ * are) was compiled when hisp was built, for the build's cuda_arch list
+ * (build/gen/cuda_prebuilt.c): it is loaded from the library, without
+ * NVRTC or the disk. Every other one (options that depend on the matrix:
+ * the compound layouts, SELL, SpGEMM's bitmap kernels, other node sizes)
  * goes through NVRTC, opened at the first such build (cuda_dl.c: a program
  * must start where it is missing). A cubin for the device's
  * sm_XY is loaded with cudaLibraryLoadData (runtime API, no -lcuda).
