@@ -34,7 +34,7 @@ typedef struct hispi_devobj {
  * kernels per entry type, the reduction scratch (per-group partial sums) and
  * a small buffer of scalar and result slots. Linked into the context's
  * objects at first use, so a backend switch or the context's end frees it. */
-#define HISPI_VK_COUNT 22
+#define HISPI_VK_COUNT 21
 typedef struct {
     hispi_devobj link;
     bool ready;                    /* the fields below belong to the current backend */
@@ -472,13 +472,9 @@ HISPI_LOCAL hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x
                                                     hisp_vector y, hisp_vector d, hisp_vector z,
                                                     hisp_result r0, hisp_result r1);
 
-/* BiCGSTAB's residual update in one pass: y = x*a + y*b, r0 = dot(y, y),
- * r1 = dot(w, y) (r^H r and r0^H r); the three vectors differ. */
-HISPI_LOCAL hisp_status hispi_vector_axpby_dot2(hisp_scalar a, hisp_vector x, hisp_scalar b,
-                                                hisp_vector y, hisp_vector w, hisp_result r0,
-                                                hisp_result r1);
-/* The same with BiCGSTAB's solution update first: X += P*p + S*q. S may be
- * y (read before y changes); the other vectors differ. */
+/* BiCGSTAB's x and r in one pass: X += P*p + S*q, then y = x*a + y*b,
+ * r0 = dot(y, y), r1 = dot(w, y) (r^H r and r0^H r). S may be y (read
+ * before y changes); the other vectors differ. */
 HISPI_LOCAL hisp_status hispi_vector_axpby_dot2_acc(hisp_scalar p, hisp_vector P, hisp_scalar q,
                                                     hisp_vector S, hisp_vector X, hisp_scalar a,
                                                     hisp_vector x, hisp_scalar b, hisp_vector y,
@@ -530,10 +526,8 @@ HISPI_LOCAL void hispi_vref_dot2(hisp_type t, int64_t n, const void *x, const vo
 /* z = y^-1 * x, r = dot(x, z). */
 HISPI_LOCAL void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, void *z,
                                     void *r);
-/* y = x*a + y*b, r0 = dot(y, y), r1 = dot(w, y). */
-HISPI_LOCAL void hispi_vref_axpby_dot2(hisp_type t, int64_t n, const void *a, const void *x,
-                                       const void *b, void *y, const void *w, void *r0, void *r1);
-/* X += P*p + S*q, then hispi_vref_axpby_dot2 (S may be y). */
+/* X += P*p + S*q, then y = x*a + y*b, r0 = dot(y, y), r1 = dot(w, y) (S
+ * may be y). */
 HISPI_LOCAL void hispi_vref_axpby_dot2_acc(hisp_type t, int64_t n, const void *p, const void *P,
                                            const void *q, const void *S, void *X, const void *a,
                                            const void *x, const void *b, void *y, const void *w,

@@ -537,29 +537,9 @@ KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *
     GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
 }
 
-/* BiCGSTAB's residual update: y = x*a + y*b, s0 += conj(y_i) y_i, s1 +=
- * conj(w_i) y_i (r^H r and r0^H r) in one pass */
-KERNEL vec_axpby_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y,
-                      GLOBAL const cs_t *w, SARGS(a), SARGS(b), GLOBAL acc_t *part)
-{
-    RED_DECL();
-    VIEW3(x, y, w);
-    const ent va = SVAL(a), vb = SVAL(b);
-    aent s0 = azero(), s1 = azero();
-    FOR_ENTRIES(i, n)
-    {
-        const ent e = eadd(emul(ld(x, i), va), emul(ld(y, i), vb));
-        st(y, i, e);
-        s0 = adot(s0, e, e);
-        s1 = adot(s1, ld(w, i), e);
-    }
-    GROUP_SUM(s0, VC, part, GROUP * 2 * VC);
-    GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
-}
-
-/* axpby_dot2 with the solution's update first: X += P*p + S*q, then y =
- * x*a + y*b, s0 += conj(y_i) y_i, s1 += conj(w_i) y_i (BiCGSTAB's x and r
- * in one pass; S may be y: every entry is loaded before y's is stored) */
+/* BiCGSTAB's x and r in one pass: X += P*p + S*q, then y = x*a + y*b,
+ * s0 += conj(y_i) y_i, s1 += conj(w_i) y_i (r^H r and r0^H r); S may be y:
+ * every entry is loaded before y's is stored */
 KERNEL vec_axpby_dot2_acc(const i64 n, OFFS, const i64 o4, const i64 o5, GLOBAL const cs_t *x,
                           GLOBAL cs_t *y, GLOBAL const cs_t *w, GLOBAL const cs_t *P,
                           GLOBAL const cs_t *S, GLOBAL cs_t *X, SARGS(a), SARGS(b), SARGS(p),

@@ -415,18 +415,6 @@ START_TEST(test_build_counts)
 }
 END_TEST
 
-/* Files in the folder (0 when it does not exist). */
-static int files_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* CUDA: the vector algebra of every type, Jacobi-CG and AMG-CG on a fresh
  * cache folder build nothing (the build's cubins are loaded from the
  * library: counted as loads, nothing written to the disk cache), nor does
@@ -500,7 +488,7 @@ START_TEST(test_build_prebuilt)
     ck_assert_msg(b.built == 0 && b.loaded >= 2 && nt.calls == 0,
                   "vector algebra, Jacobi-CG, AMG-CG: %llu built, %llu loaded, %d notices",
                   (unsigned long long)b.built, (unsigned long long)b.loaded, nt.calls);
-    ck_assert_int_eq(files_in(cache_dir), 0);
+    ck_assert_int_eq(test_count_files(cache_dir), 0);
 
     /* the HiSparse addition: its default node size (128) is in the build,
      * another one builds */

@@ -7,7 +7,6 @@
 #include "cli_run.h"
 #include "hispi.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,17 +227,6 @@ START_TEST(test_threads_act)
 }
 END_TEST
 
-static int count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* The cache folder is where tuning plans go; "off" writes nothing. */
 START_TEST(test_cache_dir_acts)
 {
@@ -255,13 +243,13 @@ START_TEST(test_cache_dir_acts)
     int count = 0;
     CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", "off"));
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &p));
-    ck_assert_int_eq(count_files(dir), 0); /* off: nothing written */
+    ck_assert_int_eq(test_count_files(dir), 0); /* off: nothing written */
     char path[1024];
     ck_assert_int_eq(hisp_tune_plan_cache_path(ctx, p.key, path, sizeof path),
                      HISP_ERR_UNSUPPORTED);
     CK_OK(ctx, hisp_context_set_option(ctx, "cache_dir", dir));
     CK_OK(ctx, hisp_tune(ctx, A, HISP_TUNE_FAST, 1, NULL, NULL, NULL, 0, &count, &p));
-    ck_assert_int_eq(count_files(dir), 1);
+    ck_assert_int_eq(test_count_files(dir), 1);
     CK_OK(ctx, hisp_tune_plan_cache_path(ctx, p.key, path, sizeof path));
     ck_assert(strncmp(path, dir, strlen(dir)) == 0);
     ck_assert(access(path, R_OK) == 0);

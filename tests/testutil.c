@@ -608,6 +608,17 @@ const char *test_temp_cache(hisp_context ctx, const char *tag)
     return temp_cache;
 }
 
+int test_count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 void test_drop_temp_cache(void)
 {
     char cmd[300];

@@ -176,6 +176,8 @@ double test_compound_error(size_t ss, const void *y, const double *ref, int64_t 
  * test_drop_temp_cache removes it and unsets HISP_OPTIONS. */
 const char *test_temp_cache(hisp_context ctx, const char *tag);
 void test_drop_temp_cache(void);
+/* Entries of a folder, hidden ones aside (0 when it does not exist). */
+int test_count_files(const char *dir);
 /* A test that turns the library's debug option on (its log goes to
  * stderr) captures the log so that the run prints nothing: test_stderr_begin
  * sends stderr to a temporary file, test_stderr_end puts it back and returns

@@ -22,7 +22,6 @@
 #include "ops/spgemm.h"
 #include "vector/vector_ops.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,13 +148,7 @@ int main(int argc, char **argv)
         n = variants(v, n, arch);
     }
     job j = {v, n, 0};
-    pthread_t th[4];
-    int nt = 0;
-    for (; nt < 4; nt++)
-        if (pthread_create(&th[nt], NULL, worker, &j)) break;
-    if (!nt) worker(&j);
-    for (int i = 0; i < nt; i++)
-        pthread_join(th[i], NULL);
+    hispi_parallel(4, worker, &j);
     int bad = 0;
     for (int i = 0; i < n; i++)
         if (!v[i].cubin) {

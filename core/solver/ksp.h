@@ -112,8 +112,8 @@ typedef struct {
     hisp_status (*axpby_precond)(ks_space *sp, ks_sc a, ks_vec *x, ks_sc b, ks_vec *y, int s0,
                                  ks_vec *z, int s1);
     /* Optional (NULL: axpbypcz, axpby_dot, then dot; see ks_axpby_dot2):
-     * acc's X += P*p + S*q where acc is not NULL, then y = x*a + y*b, s0 =
-     * ||y||^2, s1 = dot(w, y), in one pass where the space can. */
+     * acc's X += P*p + S*q, then y = x*a + y*b, s0 = ||y||^2, s1 = dot(w,
+     * y), in one pass where the space can. */
     hisp_status (*axpby_dot2)(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec *x, ks_sc b,
                               ks_vec *y, ks_vec *w, int s0, int s1);
     /* Optional, a basis (GMRES; NULL: the single-vector calls, basis.c):
@@ -181,14 +181,13 @@ static inline hisp_status ks_axpby_precond(ks_space *sp, ks_sc a, ks_vec *x, ks_
     return st ? st : sp->o->precond(sp, y, z, s1);
 }
 
-/* acc's X += P*p + S*q (acc may be NULL), then y = x*a + y*b, s0 =
- * ||y||^2, s1 = dot(w, y): the space's axpby_dot2, or the separate calls. */
+/* acc's X += P*p + S*q, then y = x*a + y*b, s0 = ||y||^2, s1 = dot(w, y):
+ * the space's axpby_dot2, or the separate calls. */
 static inline hisp_status ks_axpby_dot2(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec *x,
                                         ks_sc b, ks_vec *y, ks_vec *w, int s0, int s1)
 {
     if (sp->o->axpby_dot2) return sp->o->axpby_dot2(sp, acc, a, x, b, y, w, s0, s1);
-    hisp_status st =
-        acc ? sp->o->axpbypcz(sp, acc->p, acc->P, acc->q, acc->S, ks_val(1), acc->X) : 0;
+    hisp_status st = sp->o->axpbypcz(sp, acc->p, acc->P, acc->q, acc->S, ks_val(1), acc->X);
     if (!st) st = sp->o->axpby_dot(sp, a, x, b, y, NULL, s0);
     return st ? st : sp->o->dot(sp, w, y, s1);
 }

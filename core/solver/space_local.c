@@ -468,15 +468,12 @@ static hisp_status l_axpby_dot2(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec
 {
     local_space *ls = L(sp);
     unsigned char b0[32], b1[32], b2[32], b3[32];
-    const ks_sc in[] = {a, b, acc ? acc->p : a, acc ? acc->q : b};
+    const ks_sc in[] = {a, b, acc->p, acc->q};
     HISPI_TRY(need(ls, in, 4));
-    hisp_result r0 = hisp_result_entry(ls->bank, s0), r1 = hisp_result_entry(ls->bank, s1);
-    if (acc)
-        HISPI_TRY(hispi_vector_axpby_dot2_acc(sc(ls, acc->p, b2), V(acc->P), sc(ls, acc->q, b3),
-                                              V(acc->S), V(acc->X), sc(ls, a, b0), V(x),
-                                              sc(ls, b, b1), V(y), V(w), r0, r1));
-    else
-        HISPI_TRY(hispi_vector_axpby_dot2(sc(ls, a, b0), V(x), sc(ls, b, b1), V(y), V(w), r0, r1));
+    HISPI_TRY(hispi_vector_axpby_dot2_acc(sc(ls, acc->p, b2), V(acc->P), sc(ls, acc->q, b3),
+                                          V(acc->S), V(acc->X), sc(ls, a, b0), V(x), sc(ls, b, b1),
+                                          V(y), V(w), hisp_result_entry(ls->bank, s0),
+                                          hisp_result_entry(ls->bank, s1)));
     mark(ls, s0);
     mark(ls, s1);
     return HISP_SUCCESS;

@@ -144,7 +144,7 @@ static hisp_status t_axpby_dot2(ks_space *sp, const ks_acc *acc, ks_sc a, ks_vec
                                 ks_vec *y, ks_vec *w, int s0, int s1)
 {
     if (!sp->inner->axpby_dot2) {
-        if (acc) HISPI_TRY(t_axpbypcz(sp, acc->p, acc->P, acc->q, acc->S, ks_val(1), acc->X));
+        HISPI_TRY(t_axpbypcz(sp, acc->p, acc->P, acc->q, acc->S, ks_val(1), acc->X));
         HISPI_TRY(t_axpby_dot(sp, a, x, b, y, NULL, s0));
         return t_dot(sp, w, y, s1);
     }

@@ -9,12 +9,12 @@
 #include <string.h>
 
 static const char *const kname[K_COUNT] = {
-    "vec_fill",           "vec_copy",          "vec_scale",    "vec_axpby",
-    "vec_axpbypcz",       "vec_mul",           "vec_div",      "vec_dot",
-    "vec_nrm2",           "vec_axpby_dot",     "vec_dot2",     "vec_div_dot",
-    "vec_scalar",         "vec_reduce",        "vec_smul",     "vec_axpby2",
-    "vec_axpby_div_dot2", "vec_mdot",          "vec_reduce_n", "vec_bupdate",
-    "vec_axpby_dot2",     "vec_axpby_dot2_acc"};
+    "vec_fill",           "vec_copy",      "vec_scale",    "vec_axpby",
+    "vec_axpbypcz",       "vec_mul",       "vec_div",      "vec_dot",
+    "vec_nrm2",           "vec_axpby_dot", "vec_dot2",     "vec_div_dot",
+    "vec_scalar",         "vec_reduce",    "vec_smul",     "vec_axpby2",
+    "vec_axpby_div_dot2", "vec_mdot",      "vec_reduce_n", "vec_bupdate",
+    "vec_axpby_dot2_acc"};
 _Static_assert(K_COUNT <= HISPI_VK_COUNT, "hispi_vstate.kern is too small");
 
 /* The byte offset of the result slots in the slots buffer (scalar slots

@@ -268,9 +268,6 @@ static hisp_status run_host(const vcall *c)
     case K_AXPBY_DIV_DOT2:
         hispi_vref_axpby_div_dot2(t, n, sv[0], p[0], sv[1], p[1], p[2], p[3], rv[0], rv[1]);
         break;
-    case K_AXPBY_DOT2:
-        hispi_vref_axpby_dot2(t, n, sv[0], p[0], sv[1], p[1], p[2], rv[0], rv[1]);
-        break;
     case K_AXPBY_DOT2_ACC:
         hispi_vref_axpby_dot2_acc(t, n, sv[2], p[3], sv[3], p[4], p[5], sv[0], p[0], sv[1], p[1],
                                   p[2], rv[0], rv[1]);
@@ -550,28 +547,6 @@ hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x, hisp_scala
     HISPI_TRY(check(&c));
     if (x == y || x == z || y == d || y == z || d == z)
         return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: x, y, d and z must differ", c.op);
-    return run(&c);
-}
-
-hisp_status hispi_vector_axpby_dot2(hisp_scalar a, hisp_vector x, hisp_scalar b, hisp_vector y,
-                                    hisp_vector w, hisp_result r0, hisp_result r1)
-{
-    vcall c = {.op = "hispi_vector_axpby_dot2",
-               .k = K_AXPBY_DOT2,
-               .nv = 3,
-               .v = {x, y, w},
-               .vn = {"x", "y", "w"},
-               .out = 2,
-               .read = 7,
-               .ns = 2,
-               .s = {&a, &b},
-               .sn = {"a", "b"},
-               .nr = 2,
-               .r = {&r0, &r1},
-               .rn = {"r0", "r1"}};
-    HISPI_TRY(check(&c));
-    if (x == y || x == w || y == w)
-        return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: x, y and w must differ", c.op);
     return run(&c);
 }
 

@@ -28,7 +28,6 @@ enum {
     K_MDOT,
     K_REDUCE_N,
     K_BUPDATE,
-    K_AXPBY_DOT2,
     K_AXPBY_DOT2_ACC,
     K_COUNT
 };

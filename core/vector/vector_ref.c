@@ -96,12 +96,6 @@ void hispi_vref_div_dot(hisp_type t, int64_t n, const void *x, const void *y, vo
     BY_VC(t, div_dot, n, x, y, z, r);
 }
 
-void hispi_vref_axpby_dot2(hisp_type t, int64_t n, const void *a, const void *x, const void *b,
-                           void *y, const void *w, void *r0, void *r1)
-{
-    BY_VC(t, axpby_dot2, n, a, x, b, y, w, r0, r1);
-}
-
 void hispi_vref_axpby_dot2_acc(hisp_type t, int64_t n, const void *p, const void *P, const void *q,
                                const void *S, void *X, const void *a, const void *x, const void *b,
                                void *y, const void *w, void *r0, void *r1)

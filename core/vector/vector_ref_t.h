@@ -273,24 +273,6 @@ VREF_LOOP void F(axpby_div_dot2)(int vc, int64_t n, const void *av, const void *
     F(round)(vc, s1, r1);
 }
 
-VREF_LOOP void F(axpby_dot2)(int vc, int64_t n, const void *av, const void *x, const void *bv,
-                             void *y, const void *w, void *r0, void *r1)
-{
-    T a[4], b[4], e[4], v[4];
-    double s0[4] = {0}, s1[4] = {0};
-    F(ld)(vc, av, 0, a);
-    F(ld)(vc, bv, 0, b);
-    for (int64_t i = 0; i < n; i++) {
-        F(combo)(vc, a, x, NULL, NULL, b, true, y, i, e);
-        F(st)(vc, y, i, e);
-        F(ld)(vc, w, i, v);
-        F(dotacc)(vc, e, e, s0);
-        F(dotacc)(vc, v, e, s1);
-    }
-    F(round)(vc, s0, r0);
-    F(round)(vc, s1, r1);
-}
-
 VREF_LOOP void F(axpby_dot2_acc)(int vc, int64_t n, const void *pv, const void *P, const void *qv,
                                  const void *S, void *X, const void *av, const void *x,
                                  const void *bv, void *y, const void *w, void *r0, void *r1)
