@@ -224,8 +224,9 @@ def main():
     def cell(r):
         if r is None:
             return "n/a"
-        if r.get("conv"):
-            return "%d / %.1f" % (r["it"], r["total_ms"])
+        if r.get("conv"):  # three digits below 10 ms: the smallest solves take microseconds
+            t = r["total_ms"]
+            return "%d / %s" % (r["it"], "%.1f" % t if t >= 10 else "%.3g" % t)
         # one footnote per kind: hisp's error messages name the file, cut them
         key = r["note"].split(":")[0] if r["note"].startswith("hisp exit") else r["note"]
         letter = notes.setdefault(key, "abcdefghijklmnopqrstuvwxyz"[len(notes) % 26])

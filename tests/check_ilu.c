@@ -155,15 +155,22 @@ START_TEST(test_factors)
             hisp_matrix_destroy(&A);
         }
     }
-    /* real matrices: ILU(0) of general ones, IC(0) of SPD ones */
+    /* real matrices: ILU(0) of general ones, IC(0) of SPD ones; the
+     * identity on every one whose pivots need no shift (all but bcsstk13,
+     * whose IC(0) takes a diagonal shift) */
     static const struct {
         const char *file;
-        bool ic;
-    } real[] = {{"cage8.mtx", false},
-                {"494_bus.mtx", true},
-                {"mhd1280b.mtx", true},
-                {"Pd.mtx", false},
-                {"bcsstk13.mtx", true}};
+        bool ic, shifts;
+    } real[] = {{"cage8.mtx", false, false},
+                {"494_bus.mtx", true, false},
+                {"mhd1280b.mtx", true, false},
+                {"Pd.mtx", false, false},
+                {"bcsstk13.mtx", true, true},
+                /* ../shared/mm_ext: a power network (SPD), a complex general
+                 * and a complex Hermitian matrix of the peers' reader tests */
+                {"../mm_ext/ginkgo-project__ginkgo/matrices/test/1138_bus.mtx", true, false},
+                {"../mm_ext/GraphBLAS__LAGraph/data/complex.mtx", false, false},
+                {"../mm_ext/scipy__scipy/test_mmio/hermitian_example.mtx", false, false}};
     const char *dir = test_matrix_dir();
     int found = 0;
     for (size_t q = 0; dir && q < sizeof real / sizeof *real; q++) {
@@ -176,7 +183,15 @@ START_TEST(test_factors)
         found++;
         hispi_ilu_factors f;
         CK_OK(ctx, hispi_ilu_factor(A, real[q].ic, 0, &f));
-        if (f.shifted == 0 && f.diag_shift == 0) check_identity(A, &f, real[q].ic, real[q].file);
+        ck_assert_int_eq(f.filled, 0);
+        if (real[q].shifts) {
+            ck_assert_msg(f.shifted > 0 || f.diag_shift > 0, "%s: no pivot was shifted",
+                          real[q].file);
+        } else {
+            ck_assert_msg(f.shifted == 0 && f.diag_shift == 0, "%s: shifted %lld, diagonal %g",
+                          real[q].file, (long long)f.shifted, f.diag_shift);
+            check_identity(A, &f, real[q].ic, real[q].file);
+        }
         hispi_ilu_factors_free(&f);
         hisp_matrix_destroy(&A);
     }
