@@ -226,6 +226,55 @@ START_TEST(test_basis)
 }
 END_TEST
 
+/* Updates one after another with nothing read between them and the
+ * coefficient array overwritten after each call (the caller may reuse it at
+ * return): each sees its own coefficients and the column as the update
+ * before left it. */
+START_TEST(test_basis_queued)
+{
+    uint64_t st = test_seed() ^ (uint64_t)(_i + 11) * 0x9E3779B97F4A7C15ull;
+    hisp_context ctx = test_context(_i);
+    enum { Q = 5, ROUNDS = 20 };
+    for (int k = 0; k < 4; k++) {
+        basis b;
+        hisp_type t = types[k];
+        if (!basis_init(&b, ctx, t, 1001, Q, hispi_vec_on_device(ctx), &st)) continue;
+        double coef[4 * (2 * Q + 3)];
+        cplx *want = calloc((size_t)b.n, sizeof *want), *cf = calloc(2 * Q + 3, sizeof *cf);
+        double *mag = calloc((size_t)b.n, sizeof *mag);
+        ck_assert(want && cf && mag);
+        for (int64_t i = 0; i < b.n; i++)
+            want[i] = hval(&b, Q, i), mag[i] = cabs(want[i]);
+        for (int r = 0; r < ROUNDS; r++) {
+            memset(coef, 0, sizeof coef);
+            for (int i = 0; i <= Q; i++) {
+                cf[i] = 0.5 * rnd(t, &st);
+                coef[4 * i] = creal(cf[i]), coef[4 * i + 1] = cimag(cf[i]);
+            }
+            CK_OK(ctx, hispi_vector_bupdate(Q, b.col, b.col[Q], NULL, coef));
+            for (size_t i = 0; i < sizeof coef / sizeof *coef; i++)
+                coef[i] = NAN;
+            for (int64_t i = 0; i < b.n; i++) {
+                want[i] *= cf[Q], mag[i] *= cabs(cf[Q]);
+                for (int c = 0; c < Q; c++)
+                    want[i] += hval(&b, c, i) * cf[c], mag[i] += cabs(hval(&b, c, i) * cf[c]);
+            }
+        }
+        size_t es = hisp_type_size(t);
+        char *got = malloc((size_t)b.n * es);
+        ck_assert_ptr_nonnull(got);
+        CK_OK(ctx, hisp_vector_read(b.col[Q], got));
+        for (int64_t i = 0; i < b.n; i++)
+            ck_assert_msg(cabs(get(t, got, i) - want[i]) <= 4 * tol(t) * (1 + mag[i]),
+                          "%s: y[%lld] %g, want %g after %d updates", hisp_type_name(t),
+                          (long long)i, creal(get(t, got, i)), creal(want[i]), ROUNDS);
+        free(got), free(want), free(cf), free(mag);
+        basis_free(&b);
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 static const char *last_msg(hisp_context ctx)
 {
     static hisp_error_info e;
@@ -267,6 +316,7 @@ Suite *suite_vector_block(void)
     int n = test_targets(NULL);
     TCase *tc = test_tcase(s, "targets", 1200);
     tcase_add_loop_test(tc, test_basis, 0, n);
+    tcase_add_loop_test(tc, test_basis_queued, 0, n);
     tcase_add_loop_test(tc, test_basis_errors, 0, n);
     return s;
 }
