@@ -111,7 +111,8 @@ static const char help[] =
     "  --devices N          N > 1: A split over N devices of the backend (MSREP pCSR,\n"
     "                       as hisp mspmv picks them; with --device I all N parts\n"
     "                       on device I), distributed vectors\n"
-    "                       (hisp_solver_solve_dist; cg, bicgstab, gmres; f32/f64)\n"
+    "                       (hisp_solver_solve_dist; cg, bicgstab, gmres; f32/f64;\n"
+    "                       --precond none, jacobi or chebyshev)\n"
     "  -o FILE              write the solution x as a Matrix Market array\n" CLI_OUT_ALIASES_HELP
     "  --json               machine-readable output: \"backend\", \"device\", \"type\",\n"
     "                       the solve's numbers and times, \"transfers\",\n"

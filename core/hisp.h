@@ -1615,7 +1615,9 @@ HISP_API int hisp_numa_nodes(void);
  * the plan; every vector of the method lives on the devices the same way,
  * the product runs as hisp_mspmv_dist, and dot products are summed over the
  * devices on the host. The solver's context holds no data here. CG,
- * BiCGSTAB, GMRES; Jacobi from the plan's rows. The plan keeps the solve's
+ * BiCGSTAB, GMRES; Jacobi from the plan's rows, or Chebyshev (its Lanczos
+ * bound computed over the devices at the plan's first Chebyshev solve and
+ * kept with the plan). The plan keeps the solve's
  * work vectors for its next solve (no allocation or zeroing then); they go
  * with the plan, or when a new distributed vector of it needs their memory. */
 HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan,

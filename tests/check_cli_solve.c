@@ -697,19 +697,37 @@ START_TEST(test_solve_variants)
 }
 END_TEST
 
-/* --devices N: wired to hisp_solver_solve_dist (0 where it exists, else the
- * library's error, 2); compound types are refused before any work. */
+/* --devices N: wired to hisp_solver_solve_dist, with none, Jacobi or
+ * Chebyshev (fewer iterations, its bound from the devices' products); the
+ * factorisations refused with the library's message (2); compound types
+ * refused before any work. */
 START_TEST(test_solve_devices)
 {
-    run_result r = run_hisp("solve", "gen:poisson2d:12", "--method", "cg", "--devices", "2",
-                            "--backend", "reference", "--json", NULL);
-    ck_assert_msg(r.status == 0 || r.status == 2, "exit %d: %s", r.status, r.err);
-    if (r.status == 0) {
+    static const char *const pc[3] = {"none", "jacobi", "chebyshev"};
+    long long it[3];
+    run_result r;
+    for (int p = 0; p < 3; p++) {
+        r = run_hisp("solve", "gen:poisson2d:24", "--method", "cg", "--devices", "2", "--precond",
+                     pc[p], "--backend", "reference", "--rtol", "1e-8", "--json", NULL);
+        CK_RUN(r, 0);
         check_fields(&r, true);
         ck_assert(strstr(r.out, "\"devices\": ["));
-    } else {
-        ck_assert_msg(strlen(r.err) > 0, "no message");
+        char want[64];
+        snprintf(want, sizeof want, "\"precond\": \"%s\"", pc[p]);
+        ck_assert_msg(strstr(r.out, want), "%s: %.2000s", pc[p], r.out);
+        ck_assert(test_json_double(r.out, "relative_residual") <= 1e-8);
+        it[p] = test_json_int(r.out, "iterations");
+        run_free(&r);
     }
+    /* a Laplacian's diagonal is constant: Jacobi's iterations are none's */
+    ck_assert_msg(it[2] < it[1] / 2 && it[1] <= it[0] + 1,
+                  "iterations none %lld, jacobi %lld, "
+                  "chebyshev %lld",
+                  it[0], it[1], it[2]);
+    r = run_hisp("solve", "gen:poisson2d:12", "--method", "gmres", "--devices", "2", "--precond",
+                 "ilu0", "--backend", "reference", NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "ilu0 over an MSREP plan is not provided"), "%s", r.err);
     run_free(&r);
     r = run_hisp("solve", "gen:helmholtz:8", "--method", "bicgstab", "--devices", "2", "--backend",
                  "reference", NULL);

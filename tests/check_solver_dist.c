@@ -80,8 +80,8 @@ static void *random_array(hisp_type t, int64_t n, uint64_t *st)
 
 static hisp_solver make_solver(hisp_context ctx, hisp_solver_method m, hisp_precond pc, hisp_type t)
 {
-    hisp_solver s =
-        test_solver(ctx, m, pc == HISP_PRECOND_JACOBI, t == HISP_F32 ? 1e-5 : 1e-10, 2000);
+    hisp_solver s = test_solver(ctx, m, false, t == HISP_F32 ? 1e-5 : 1e-10, 2000);
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, pc));
     if (m == HISP_SOLVER_GMRES) CK_OK(ctx, hisp_solver_set_restart(s, 8)); /* several cycles */
     return s;
 }
@@ -156,6 +156,10 @@ static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type 
     double err = test_rel_error(t, x2, x1, n), tol = t == HISP_F32 ? 2e-3 : 1e-7;
     ck_assert_msg(err <= tol, "%s: solutions differ by %.3e (tolerance %.0e)", what, err, tol);
     ck_assert(fabs(i2.relative_residual - i2.residual_norm / i2.rhs_norm) <= 1e-12);
+    ck_assert_msg(i1.precond == pc && i2.precond == pc, "%s: ran %s and %s", what,
+                  hisp_precond_name(i1.precond), hisp_precond_name(i2.precond));
+    /* Chebyshev's bound stays with the plan: the solve below runs no Lanczos */
+    if (pc == HISP_PRECOND_CHEBYSHEV) ck_assert(plan->cheb_hi > 0);
     check_breakdown(&i2, true, what, "over the plan");
     check_breakdown(&i1, ref, what, "one context");
     /* again from x0: the work vectors the plan kept serve, and the solve is
@@ -204,12 +208,14 @@ START_TEST(test_dist_solve)
                 hisp_mplan plan = NULL;
                 CK_OK(ctx, hisp_mplan_create(A, plans[p].nd, f.refs, plans[p].kind,
                                              HISP_MPLAN_SUBDEVICES, &plan));
-                for (int pc = 0; pc < 2; pc++) {
+                static const hisp_precond pcs[] = {HISP_PRECOND_NONE, HISP_PRECOND_JACOBI,
+                                                   HISP_PRECOND_CHEBYSHEV};
+                for (size_t pc = 0; pc < sizeof pcs / sizeof pcs[0]; pc++) {
                     char what[512];
                     snprintf(what, sizeof what, "%s %s %s, %d x %s, %s", f.t->label,
-                             hisp_solver_method_name(meth[m]), pc ? "jacobi" : "none", plans[p].nd,
-                             hisp_partition_name(plans[p].kind), hisp_type_name(t));
-                    compare(ctx, A, plan, t, meth[m], (hisp_precond)pc, &st, what);
+                             hisp_solver_method_name(meth[m]), hisp_precond_name(pcs[pc]),
+                             plans[p].nd, hisp_partition_name(plans[p].kind), hisp_type_name(t));
+                    compare(ctx, A, plan, t, meth[m], pcs[pc], &st, what);
                 }
                 hisp_mplan_destroy(&plan);
             }
@@ -564,6 +570,16 @@ START_TEST(test_dist_errors)
     s = make_solver(ctx, HISP_SOLVER_BICGSTAB, HISP_PRECOND_JACOBI, t);
     expect_error(ctx, hisp_solver_solve_dist(s, zp, zb, zx, &info), HISP_ERR_INVALID_ARGUMENT,
                  "row 2 has no nonzero diagonal");
+    hisp_solver_destroy(&s);
+    /* Chebyshev needs it positive: the same row */
+    s = make_solver(ctx, HISP_SOLVER_CG, HISP_PRECOND_CHEBYSHEV, t);
+    expect_error(ctx, hisp_solver_solve_dist(s, zp, zb, zx, &info), HISP_ERR_INVALID_ARGUMENT,
+                 "row 2's diagonal entry is 0, not positive");
+    hisp_solver_destroy(&s);
+    /* the factorisations and AMG need one context */
+    s = make_solver(ctx, HISP_SOLVER_GMRES, HISP_PRECOND_ILU0, t);
+    expect_error(ctx, hisp_solver_solve_dist(s, zp, zb, zx, &info), HISP_ERR_UNSUPPORTED,
+                 "ilu0 over an MSREP plan is not provided");
     hisp_solver_destroy(&s);
     hisp_mvector *all[] = {&b, &x, &rep, &xo, &br, &xr, &zb, &zx};
     for (int k = 0; k < 8; k++)

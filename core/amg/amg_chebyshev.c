@@ -1,6 +1,6 @@
 /* The Chebyshev polynomial preconditioner (hisp.h HISP_PRECOND_CHEBYSHEV):
  * z = p(D^-1 A) D^-1 x, the AMG smoother's iteration (hispi_cheb_steps)
- * from z = 0 over [hi / CHEB_RATIO, hi], hi the Lanczos bound of D^-1 A's
+ * from z = 0 over [hi / HISPI_CHEB_RATIO, hi], hi the Lanczos bound of D^-1 A's
  * largest eigenvalue (hispi_amg_lmax). No setup beyond the diagonal and
  * the bound; each application is degree - 1 products with A and fused
  * vector updates where the backend has run-time kernels. */
@@ -8,11 +8,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-
-/* The interval's lower end: hi / CHEB_RATIO. CG on poisson3d 64^3 (PoCL)
- * took 55 / 49 / 43 / 41 / 44 iterations at degree 4 with ratios 5 / 10 /
- * 30 / 100 / 300, and 38 / 32 / 25 / 22 / 24 at degree 8. */
-#define CHEB_RATIO 30.0
 
 struct hispi_chebpc {
     hispi_cheb ch;
@@ -110,7 +105,7 @@ hisp_status hispi_chebpc_create(hisp_matrix A, int degree, hispi_chebpc **out)
     if (!s) s = hisp_vector_create(ctx, mi.type, n, &ch->d);
     if (!s) s = hisp_vector_create(ctx, mi.type, n, &ch->t);
     if (!s) s = hispi_amg_lmax(A, ch->diag, ch->r, rho, &p->lmax, &ch->hi);
-    ch->lo = ch->hi / CHEB_RATIO;
+    ch->lo = ch->hi / HISPI_CHEB_RATIO;
     if (!s && HISPI_BE_HAS(ctx, kern_get) && HISPI_BE_HAS(ctx, kern_launch)) {
         s = hispi_amg_kernel(ctx, mi.type, "amg_cheb0", &ch->k0);
         if (!s) s = hispi_amg_kernel(ctx, mi.type, "amg_cheb", &ch->k1);

@@ -90,10 +90,9 @@ static double last_component(const double *a, const double *b, int k, double x)
  * R_{j+1} = U / s_j - alpha_j R_j / s_j - beta_j R_{j-1} / s_{j-1} in one
  * pass, W_{j+1} = D^-1 R_{j+1} with beta_{j+1}^2 = R_{j+1}^T W_{j+1} in
  * another, s_{j+1} = beta_{j+1}: one SpMV and three vector passes a step. */
-static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, double *lmax,
-                           double *upper)
+static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, double *a, double *b,
+                           int *steps, double *last)
 {
-    *lmax = *upper = 0;
     hisp_context ctx = A->ctx;
     hisp_type t = A->host.type;
     int64_t n = A->host.nrows;
@@ -102,7 +101,6 @@ static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, double 
     for (int i = 0; !s && i < 3; i++)
         s = hisp_vector_create(ctx, t, n, &v[i]);
     hisp_vector W = v[0], U = v[1], Rp = v[2], R = r0;
-    double a[HISPI_AMG_LANCZOS], b[HISPI_AMG_LANCZOS];
     int k = 0;
     hispi_amg_num x, y, z, r;
     if (!s) s = hisp_vector_div_dot(R, d, W, hisp_result_host(&r));
@@ -127,21 +125,31 @@ static hisp_status lanczos(hisp_matrix A, hisp_vector d, hisp_vector r0, double 
         Rp = R, R = U, U = tmp;
         sp = sj, sj = beta;
     }
-    if (!s && k > 0) {
-        *lmax = tridiag_max(a, b, k);
-        *upper = *lmax + beta * last_component(a, b, k, *lmax);
-    }
+    *steps = k, *last = beta;
     for (int i = 0; i < 3; i++)
         hisp_vector_destroy(&v[i]);
     return s;
 }
 
-hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho, double *lmax,
-                           double *upper)
+void hispi_amg_bounds(const double *a, const double *b, int k, double beta, double rho,
+                      double *lmax, double *upper)
 {
-    HISPI_TRY(lanczos(A, d, r0, lmax, upper));
+    *lmax = *upper = 0;
+    if (k > 0) {
+        *lmax = tridiag_max(a, b, k);
+        *upper = *lmax + beta * last_component(a, b, k, *lmax);
+    }
     if (!(*lmax > 0 && *lmax < rho)) *lmax = rho;
     *upper *= 1.1; /* the residual bound can be low too (below) */
     if (!(*upper >= *lmax && *upper < rho)) *upper = rho;
+}
+
+hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho, double *lmax,
+                           double *upper)
+{
+    double a[HISPI_AMG_LANCZOS], b[HISPI_AMG_LANCZOS], beta = 0;
+    int k = 0;
+    HISPI_TRY(lanczos(A, d, r0, a, b, &k, &beta));
+    hispi_amg_bounds(a, b, k, beta, rho, lmax, upper);
     return HISP_SUCCESS;
 }

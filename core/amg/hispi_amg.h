@@ -184,6 +184,16 @@ HISPI_LOCAL double hispi_amg_start_value(uint64_t seed, int64_t i);
  * above rho or the steps give nothing. */
 HISPI_LOCAL hisp_status hispi_amg_lmax(hisp_matrix A, hisp_vector d, hisp_vector r0, double rho,
                                        double *lmax, double *upper);
+/* The same estimate and bound from the Lanczos matrix of k steps run
+ * elsewhere (over an MSREP plan: core/solver/ks_cheb.c): diagonal a,
+ * off-diagonal b (k - 1 entries), beta the last step's norm. */
+HISPI_LOCAL void hispi_amg_bounds(const double *a, const double *b, int k, double beta, double rho,
+                                  double *lmax, double *upper);
+/* The Chebyshev preconditioner's interval: [hi / HISPI_CHEB_RATIO, hi].
+ * CG on poisson3d 64^3 (PoCL) took 55 / 49 / 43 / 41 / 44 iterations at
+ * degree 4 with ratios 5 / 10 / 30 / 100 / 300, and 38 / 32 / 25 / 22 / 24
+ * at degree 8. */
+#define HISPI_CHEB_RATIO 30.0
 
 /* Chebyshev's iteration on D^-1 A over [lo, hi] (Saad, Iterative Methods,
  * alg. 12.1): x = x + p(D^-1 A) D^-1 (b - A x) in `degree` steps (zero: x

@@ -9,6 +9,7 @@
  * msrep_dist.c. */
 #include "msrep_plan.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -206,26 +207,38 @@ static int numa_order(hisp_context ctx, int nd, const hisp_device_ref *devs, int
 }
 
 /* diag(A) of a square A over a row partition, kept on the host for the
- * solvers' Jacobi (hisp_solver_solve_dist): the plan does not keep A.
- * Duplicate entries are summed. */
+ * solvers' Jacobi and Chebyshev (hisp_solver_solve_dist): the plan does not
+ * keep A. Duplicate entries are summed. With it Gershgorin's bound of
+ * rho(D^-1 A) (Chebyshev's cap; infinite where a diagonal entry is not
+ * positive). */
 static hisp_status plan_diagonal(hisp_mplan plan, const hispi_msrep_src *src)
 {
     if (src->columns || plan->nrows != plan->ncols) return HISP_SUCCESS;
     int64_t n = plan->nrows;
-    HISPI_TRY(
-        hispi_calloc(plan->home, (size_t)(n > 0 ? n : 1), hisp_type_size(plan->type), &plan->diag));
-    for (int64_t i = 0, k = 0; k < src->nnz; k++) {
+    double *off = NULL;
+    HISPI_TRY(hispi_calloc(plan->home, (size_t)(n > 0 ? n : 1), sizeof *off, (void **)&off));
+    hisp_status s =
+        hispi_calloc(plan->home, (size_t)(n > 0 ? n : 1), hisp_type_size(plan->type), &plan->diag);
+    for (int64_t i = 0, k = 0; !s && k < src->nnz; k++) {
         if (src->ptr)
             while (k >= src->ptr[i + 1])
                 i++;
         else
             i = src->rowidx[k];
+        double v = hispi_load_real(plan->type, src->val, k);
         if (src->idx[k] == i)
             hispi_store_real(plan->type, plan->diag, i,
-                             hispi_load_real(plan->type, plan->diag, i) +
-                                 hispi_load_real(plan->type, src->val, k));
+                             hispi_load_real(plan->type, plan->diag, i) + v);
+        else
+            off[i] += fabs(v);
     }
-    return HISP_SUCCESS;
+    plan->gersh = 0;
+    for (int64_t i = 0; !s && i < n; i++) {
+        double d = hispi_load_real(plan->type, plan->diag, i);
+        plan->gersh = d > 0 ? fmax(plan->gersh, 1 + off[i] / d) : INFINITY;
+    }
+    free(off);
+    return s;
 }
 
 hisp_status hisp_mplan_create(hisp_matrix A, int nd, const hisp_device_ref *devs,

@@ -152,7 +152,9 @@ struct hisp_mplan_s {
     /* DIST_EACH: fn(worker, arg) on every worker (hispi_msrep_each) */
     hisp_status (*each)(worker *w, void *arg);
     void *each_arg;
-    void *diag; /* square A over a row partition: diag(A), nrows entries (host) */
+    void *diag;     /* square A over a row partition: diag(A), nrows entries (host) */
+    double gersh;   /* and Gershgorin's bound of rho(D^-1 A) (msrep_plan.c plan_diagonal) */
+    double cheb_hi; /* Chebyshev's bound over the plan (msrep_space.c), 0 until its first solve */
     /* the solvers' work vectors kept between solves (core/msrep/msrep_space.c): their
      * allocation and zeroing cost a solve milliseconds on large plans */
     struct hisp_mvector_s *spare[HISPI_MPLAN_SPARES];

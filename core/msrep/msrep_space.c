@@ -14,6 +14,7 @@
  * ratios and products are evaluated here and passed to the kernels as host
  * values. */
 #include "msrep_plan.h"
+#include "amg/hispi_amg.h"
 #include "solver/ksp.h"
 
 #include <stdlib.h>
@@ -35,7 +36,8 @@ typedef struct {
     dvec **vecs;  /* every vector met so far (the caller's too) */
     int nvec, capvec;
     hisp_mvector xs; /* OWNED scratch: the product's x where x is the caller's (made on use) */
-    dvec *diag;      /* Jacobi: diag(A) in ROWS layout, or NULL */
+    dvec *diag;      /* Jacobi, Chebyshev: diag(A) in ROWS layout, or NULL */
+    ks_cheb cheb;    /* Chebyshev (cheb.degree > 0): its work vectors and interval */
     bool pending;    /* element-wise work queued since the devices were last waited for */
     /* the debug option: element-wise work is waited for at once (its own
      * time, not the next job's wait), and the products' steps are summed
@@ -495,19 +497,27 @@ static hisp_status d_dot2(ks_space *sp, ks_vec *x, ks_vec *y, ks_vec *w, int s0,
     return run(ds, &j, s0, s1);
 }
 
-/* z = diag^-1 x on every device's owned rows (the diagonal in the same
- * layout); a copy without Jacobi. */
+/* z = x ./ w on every device's owned rows (slot >= 0: slot = dot(x, z)). */
+static hisp_status d_div(ks_space *sp, ks_vec *x, ks_vec *w, ks_vec *z, int slot)
+{
+    dist_space *ds = D(sp);
+    job j = {.op = slot >= 0 ? OP_DIV_DOT : OP_DIV, .nres = slot >= 0};
+    OPERANDS(x, w, z);
+    return run(ds, &j, slot >= 0 ? slot : 0, 0);
+}
+
+/* z = M^-1 x: Jacobi (the diagonal in the same layout), Chebyshev
+ * (ks_cheb.c), or a copy. */
 static hisp_status d_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
 {
     dist_space *ds = D(sp);
-    if (!ds->diag) {
-        HISPI_TRY(d_copy(sp, x, z));
+    if (ds->cheb.degree > 0) {
+        HISPI_TRY(hispi_ks_cheb_apply(sp, &ds->cheb, x, z));
         return slot >= 0 ? d_dot(sp, x, z, slot) : HISP_SUCCESS;
     }
-    job j = {.op = slot >= 0 ? OP_DIV_DOT : OP_DIV, .nres = slot >= 0};
-    OPERANDS(x, NULL, z);
-    j.v[1] = ds->diag;
-    return run(ds, &j, slot >= 0 ? slot : 0, 0);
+    if (ds->diag) return d_div(sp, x, (ks_vec *)ds->diag, z, slot);
+    HISPI_TRY(d_copy(sp, x, z));
+    return slot >= 0 ? d_dot(sp, x, z, slot) : HISP_SUCCESS;
 }
 
 /* Wait for the element-wise work still queued on the devices. */
@@ -684,25 +694,63 @@ static const ks_ops dist_ops = {.vnew = d_vnew,
                                 .sset = d_sset,
                                 .read = d_read,
                                 .destroy = d_destroy,
-                                .matvec_dot = d_matvec_dot};
+                                .matvec_dot = d_matvec_dot,
+                                .div = d_div};
 
-/* Jacobi: the plan's diagonal (taken from A at plan time) on the devices. */
-static hisp_status make_diag(dist_space *ds)
+/* The plan's diagonal (taken from A at plan time) on the devices: Jacobi
+ * needs it nonzero, Chebyshev positive. */
+static hisp_status make_diag(dist_space *ds, hisp_precond pc)
 {
     hisp_mplan plan = ds->plan;
     hisp_context ctx = ds->base.ctx;
+    const char *name = hisp_precond_name(pc);
     if (!plan->diag)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "Jacobi: the plan holds no diagonal of A");
-    for (int64_t i = 0; i < plan->nrows; i++)
-        if (hispi_load_real(plan->type, plan->diag, i) == 0)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "%s: the plan holds no diagonal of A", name);
+    for (int64_t i = 0; i < plan->nrows; i++) {
+        double d = hispi_load_real(plan->type, plan->diag, i);
+        if (pc == HISP_PRECOND_JACOBI && d == 0)
             return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
                               "Jacobi: row %lld has no nonzero diagonal entry (use --precond "
                               "none)",
                               (long long)i + 1);
+        if (pc == HISP_PRECOND_CHEBYSHEV && !(d > 0))
+            return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT,
+                              "Chebyshev: row %lld's diagonal entry is %g, not positive (A must "
+                              "be symmetric positive definite)",
+                              (long long)i + 1, d);
+    }
     ks_vec *v = NULL;
     HISPI_TRY(d_vnew(&ds->base, 0, &v));
     ds->diag = (dvec *)v;
     return relay(ds, hisp_mvector_write(ds->diag->mv, plan->diag));
+}
+
+/* Chebyshev over the plan: the diagonal and the interval by ks_cheb.c; the
+ * plan keeps the bound (its A does not change): Lanczos runs at its first
+ * Chebyshev solve only, from the start vector amg_chebyshev.c uses. */
+static hisp_status make_cheb(dist_space *ds)
+{
+    hisp_mplan plan = ds->plan;
+    HISPI_TRY(make_diag(ds, HISP_PRECOND_CHEBYSHEV));
+    if (!(plan->cheb_hi > 0)) {
+        void *h = NULL;
+        size_t es = hisp_type_size(plan->type);
+        HISPI_TRY(hispi_alloc(ds->base.ctx, (size_t)(plan->nrows > 0 ? plan->nrows : 1), es, &h));
+        for (int64_t i = 0; i < plan->nrows; i++)
+            hispi_store_real(plan->type, h, i, hispi_amg_start_value(1, i));
+        ks_vec *start = NULL;
+        hisp_status st = d_vnew(&ds->base, 0, &start);
+        if (!st) st = relay(ds, hisp_mvector_write(((dvec *)start)->mv, h));
+        free(h);
+        double hi = 0;
+        if (!st)
+            st = hispi_ks_cheb_bound(&ds->base, (ks_vec *)ds->diag, start, plan->gersh, 0, &hi);
+        if (start) d_vfree(&ds->base, start);
+        HISPI_TRY(st);
+        plan->cheb_hi = hi;
+    }
+    return hispi_ks_cheb_setup(&ds->base, (ks_vec *)ds->diag, ds->base.ctx->opt.chebyshev_degree,
+                               plan->cheb_hi, &ds->cheb);
 }
 
 static hisp_status dist_space_new(hisp_context ctx, hisp_mplan plan, hisp_precond pc, int nslot,
@@ -738,7 +786,8 @@ static hisp_status dist_space_new(hisp_context ctx, hisp_mplan plan, hisp_precon
     ds->plan = plan;
     ds->debug = ctx->opt.debug;
     hisp_status st = hispi_calloc(ctx, (size_t)nslot, sizeof *ds->slot, (void **)&ds->slot);
-    if (!st && pc == HISP_PRECOND_JACOBI) st = make_diag(ds);
+    if (!st && pc == HISP_PRECOND_JACOBI) st = make_diag(ds, pc);
+    if (!st && pc == HISP_PRECOND_CHEBYSHEV) st = make_cheb(ds);
     if (st) {
         d_destroy(sp);
         return st;
@@ -762,10 +811,11 @@ hisp_status hisp_solver_solve_dist(hisp_solver s, hisp_mplan plan, hisp_mvector 
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: lsqr over an MSREP plan needs A^T products of the plan's "
                           "parts, which distributed vectors do not provide");
-    if (s->precond != HISP_PRECOND_NONE && s->precond != HISP_PRECOND_JACOBI)
+    if (s->precond != HISP_PRECOND_NONE && s->precond != HISP_PRECOND_JACOBI &&
+        s->precond != HISP_PRECOND_CHEBYSHEV)
         return hispi_fail(s->ctx, HISP_ERR_UNSUPPORTED,
                           "solve: %s over an MSREP plan is not provided yet (one device: "
-                          "hisp_solver_solve; several: --precond jacobi)",
+                          "hisp_solver_solve; several: --precond jacobi or chebyshev)",
                           hisp_precond_name(s->precond));
     HISPI_TRY(dist_check(s->ctx, plan, b, x));
     ks_space *sp = NULL;

@@ -126,6 +126,9 @@ typedef struct {
     hisp_status (*mdot)(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr, int slot);
     hisp_status (*bupdate)(ks_space *sp, ks_vec **Q, int q, ks_vec *y0, ks_vec *y1,
                            const double *coef);
+    /* Optional (the spaces that run Chebyshev on ks_cheb.c): z = x ./ w,
+     * slot >= 0: slot = dot(x, z) (z may be x). */
+    hisp_status (*div)(ks_space *sp, ks_vec *x, ks_vec *w, ks_vec *z, int slot);
 } ks_ops;
 
 /* The kinds of a solve's time (hisp_solve_info product_ms, vector_ms,
@@ -317,6 +320,28 @@ HISPI_LOCAL hisp_status hispi_ks_bupdate(ks_space *sp, ks_vec **Q, int q, ks_vec
 HISPI_LOCAL hisp_status hispi_ks_bupdate_calls(ks_space *sp, ks_vec **Q, int q, ks_vec *y0,
                                                ks_vec *y1, const double *coef);
 HISPI_LOCAL hisp_status hispi_ks_lsqr(ks_run *r);
+
+/* The Chebyshev preconditioner written against a space's ops (ks_cheb.c),
+ * for the spaces that have no hisp_matrix to hand to amg_chebyshev.c (an
+ * MSREP plan's): the same polynomial z = p(D^-1 A) D^-1 x over
+ * [hi / HISPI_CHEB_RATIO, hi], hi from the same Lanczos steps; the space
+ * needs the div op. */
+typedef struct {
+    int degree;
+    double lo, hi;
+    ks_vec *diag;      /* the caller's: A's positive diagonal */
+    ks_vec *r, *d, *t; /* the work vectors (the space's) */
+} ks_cheb;
+/* *hi, the interval's upper end: the Lanczos bound of D^-1 A's largest
+ * eigenvalue (diag: A's diagonal; start: the start vector, overwritten;
+ * rho: Gershgorin's bound, the cap). Uses slot `slot`, waits for the dots. */
+HISPI_LOCAL hisp_status hispi_ks_cheb_bound(ks_space *sp, ks_vec *diag, ks_vec *start, double rho,
+                                            int slot, double *hi);
+/* c's work vectors and interval [hi / HISPI_CHEB_RATIO, hi]. */
+HISPI_LOCAL hisp_status hispi_ks_cheb_setup(ks_space *sp, ks_vec *diag, int degree, double hi,
+                                            ks_cheb *c);
+HISPI_LOCAL hisp_status hispi_ks_cheb_apply(ks_space *sp, const ks_cheb *c, ks_vec *x, ks_vec *z);
+HISPI_LOCAL void hispi_ks_cheb_free(ks_space *sp, ks_cheb *c);
 
 /* The local space: one context, A a matrix or an operator (exactly one
  * non-NULL), nslot slots. The space over an MSREP plan's devices is made
