@@ -202,8 +202,7 @@ hisp_status hispi_amg_start_vector(hisp_context ctx, hisp_type t, int64_t n, uin
     hisp_status s = hispi_amg_dev_start(*v, seed, &done);
     void *h = NULL;
     if (!s && !done) s = hispi_vector_host_out(*v, &h);
-    for (int64_t i = 0; !s && !done && i < n; i++)
-        hispi_store_real(t, h, i, hispi_amg_start_value(seed, i));
+    if (!s && !done) hispi_amg_start_fill(ctx, t, n, seed, h);
     if (!s && !done) s = hispi_vector_host_written(*v);
     if (s) hisp_vector_destroy(v);
     return s;

@@ -16,6 +16,7 @@
 #include "hispi_amg.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 static uint64_t mix(uint64_t z)
@@ -38,6 +39,34 @@ uint64_t hispi_amg_prio(uint64_t seed, int64_t i)
 double hispi_amg_start_value(uint64_t seed, int64_t i)
 {
     return (double)(hispi_amg_hash(seed ^ HISPI_AMG_START_SEED, i) >> 40) * 0x1p-23 - 1;
+}
+
+typedef struct {
+    hisp_type t;
+    int64_t n;
+    uint64_t seed;
+    void *h;
+    atomic_llong next;
+} start_job;
+
+static void *start_worker(void *arg)
+{
+    start_job *j = arg;
+    enum { CHUNK = 1 << 16 };
+    for (;;) {
+        int64_t lo = atomic_fetch_add(&j->next, CHUNK);
+        if (lo >= j->n) return NULL;
+        int64_t hi = lo + CHUNK < j->n ? lo + CHUNK : j->n;
+        for (int64_t i = lo; i < hi; i++)
+            hispi_store_real(j->t, j->h, i, hispi_amg_start_value(j->seed, i));
+    }
+}
+
+void hispi_amg_start_fill(hisp_context ctx, hisp_type t, int64_t n, uint64_t seed, void *h)
+{
+    start_job j = {.t = t, .n = n, .seed = seed, .h = h};
+    atomic_init(&j.next, 0);
+    hispi_parallel(hispi_threads(ctx, (double)n), start_worker, &j);
 }
 
 /* The eigenvalues of the symmetric tridiagonal T (diagonal a, off-diagonal

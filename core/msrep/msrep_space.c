@@ -736,8 +736,7 @@ static hisp_status make_cheb(dist_space *ds)
         void *h = NULL;
         size_t es = hisp_type_size(plan->type);
         HISPI_TRY(hispi_alloc(ds->base.ctx, (size_t)(plan->nrows > 0 ? plan->nrows : 1), es, &h));
-        for (int64_t i = 0; i < plan->nrows; i++)
-            hispi_store_real(plan->type, h, i, hispi_amg_start_value(1, i));
+        hispi_amg_start_fill(ds->base.ctx, plan->type, plan->nrows, 1, h);
         ks_vec *start = NULL;
         hisp_status st = d_vnew(&ds->base, 0, &start);
         if (!st) st = relay(ds, hisp_mvector_write(((dvec *)start)->mv, h));
