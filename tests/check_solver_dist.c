@@ -106,6 +106,38 @@ static void check_breakdown(const hisp_solve_info *in, bool timed, const char *w
         ck_assert_msg(sum == 0, "%s, %s: a breakdown of queued calls (%g ms)", what, where, sum);
 }
 
+/* A reported "converged" against ||b - A x|| recomputed here in double from
+ * A's host copy, b and x (f32 or f64 arrays): within rtol plus what the
+ * rounding of the solver's own residual in t may add, (row length + 2) eps
+ * (|b| + |A||x|); and the reported residual norm is x's. */
+static void expect_true(const test_hcsr *H, hisp_type t, const void *b, const void *x,
+                        const hisp_solve_info *in, double rtol, const char *what, const char *where)
+{
+    int64_t n = H->nrows, wmax = 1;
+    double *bd = malloc((size_t)n * sizeof *bd), *xd = malloc((size_t)n * sizeof *xd);
+    ck_assert(bd && xd);
+    test_from_type(t, b, bd, n), test_from_type(t, x, xd, n);
+    double eps = t == HISP_F32 ? 0x1p-24 : 0x1p-53, rr = 0, ee = 0, bb = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (H->ptr[i + 1] - H->ptr[i] > wmax) wmax = H->ptr[i + 1] - H->ptr[i];
+    for (int64_t i = 0; i < n; i++) {
+        double r = bd[i], e = fabs(bd[i]);
+        for (int64_t k = H->ptr[i]; k < H->ptr[i + 1]; k++)
+            r -= H->val[k] * xd[H->col[k]], e += fabs(H->val[k] * xd[H->col[k]]);
+        e *= (double)(wmax + 2) * eps;
+        rr += r * r, ee += e * e, bb += bd[i] * bd[i];
+    }
+    double truth = sqrt(rr), bound = sqrt(ee), bn = sqrt(bb);
+    ck_assert_msg(fabs(in->residual_norm - truth) <= 1.01 * bound + 1e-6 * truth,
+                  "%s, %s: reported residual %.6g, host %.6g (rounding bound %.3g)", what, where,
+                  in->residual_norm, truth, bound);
+    if (in->converged)
+        ck_assert_msg(truth <= rtol * bn * (1 + 1e-6) + bound,
+                      "%s, %s: converged, but ||b - A x|| / ||b|| = %.3g > rtol %g", what, where,
+                      truth / bn, rtol);
+    free(bd), free(xd);
+}
+
 /* One case: the distributed solve against the one-context solve, from
  * random b and x0 (ref: ctx on the reference backend, whose one-context
  * solves have a breakdown). */
@@ -156,6 +188,11 @@ static void compare(hisp_context ctx, hisp_matrix A, hisp_mplan plan, hisp_type 
     double err = test_rel_error(t, x2, x1, n), tol = t == HISP_F32 ? 2e-3 : 1e-7;
     ck_assert_msg(err <= tol, "%s: solutions differ by %.3e (tolerance %.0e)", what, err, tol);
     ck_assert(fabs(i2.relative_residual - i2.residual_norm / i2.rhs_norm) <= 1e-12);
+    test_hcsr H = test_hcsr_of(ctx, A);
+    double rtol = t == HISP_F32 ? 1e-5 : 1e-10; /* make_solver's */
+    expect_true(&H, t, b, x1, &i1, rtol, what, "one context");
+    expect_true(&H, t, b, x2, &i2, rtol, what, "over the plan");
+    test_hcsr_free(&H);
     ck_assert_msg(i1.precond == pc && i2.precond == pc, "%s: ran %s and %s", what,
                   hisp_precond_name(i1.precond), hisp_precond_name(i2.precond));
     /* Chebyshev's bound stays with the plan: the solve below runs no Lanczos */

@@ -23,7 +23,7 @@ void test_hcsr_free(test_hcsr *H);
  * the others themselves) and whether t holds floats. */
 hisp_type test_double_type(hisp_type t);
 bool test_is32(hisp_type t);
-/* The host copy of A (converted to CSR; of a double type). */
+/* The host copy of A (converted to CSR), its entries in double. */
 test_hcsr test_hcsr_of(hisp_context ctx, hisp_matrix A);
 /* The generator's matrix of size n, f64. */
 test_hcsr test_hcsr_generate(hisp_context ctx, hisp_gen_kind kind, int64_t n);
