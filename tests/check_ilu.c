@@ -281,19 +281,70 @@ static void check_exact_solve(const hispi_ilu_factors *f, const double *z, const
     free(u);
 }
 
+/* P's z = M^-1 x (in place and not) against the host's factors of A made
+ * as P's report says and their solves, in double; exact solves also by
+ * L U z = x. */
+static void compare_apply(hisp_context ctx, hisp_matrix A, bool ic, hispi_ilu *P, const char *what)
+{
+    hisp_matrix_info mi;
+    CK_OK(ctx, hisp_matrix_get_info(A, &mi));
+    int vc = hisp_type_components(mi.type);
+    bool dbl = mi.type == HISP_F64 || mi.type == HISP_C64;
+    const hispi_ilu_info *r = hispi_ilu_report(P);
+    hispi_ilu_factors f;
+    CK_OK(ctx, hispi_ilu_factor(A, ic, r->factor_sweeps, &f));
+    ck_assert_int_eq(f.sweeps, r->factor_sweeps);
+    ck_assert_int_eq(f.shifted, r->shifted);
+    ck_assert_double_eq(f.diag_shift, r->diag_shift);
+    int64_t n = f.n, m = n * vc;
+    double *hx = malloc((size_t)m * 8), *want = malloc((size_t)m * 8);
+    double *work = malloc((size_t)m * 16);
+    void *buf = malloc((size_t)m * 8), *got = malloc((size_t)m * 8);
+    uint64_t st = test_seed();
+    for (int64_t i = 0; i < m; i++) {
+        want[i] = hx[i] = test_uniform(&st);
+        if (dbl)
+            ((double *)buf)[i] = hx[i];
+        else
+            ((float *)buf)[i] = (float)hx[i], want[i] = hx[i] = (float)hx[i];
+    }
+    if (r->solve_sweeps)
+        hispi_ilu_sweeps_host(&f, r->solve_sweeps, want, work);
+    else
+        hispi_ilu_solve_host(&f, want);
+    hisp_vector x = NULL, z = NULL;
+    CK_OK(ctx, hisp_vector_create(ctx, mi.type, n, &x));
+    CK_OK(ctx, hisp_vector_create(ctx, mi.type, n, &z));
+    for (int inplace = 0; inplace < 2; inplace++) {
+        CK_OK(ctx, hisp_vector_write(x, buf));
+        CK_OK(ctx, hispi_ilu_apply(P, x, inplace ? x : z));
+        CK_OK(ctx, hisp_vector_read(inplace ? x : z, got));
+        double err = 0, nrm = 0;
+        for (int64_t i = 0; i < m; i++) {
+            double v = dbl ? ((double *)got)[i] : ((float *)got)[i];
+            err = fmax(err, fabs(v - want[i])), nrm = fmax(nrm, fabs(want[i]));
+        }
+        ck_assert_msg(err <= (dbl ? 1e-12 : 1e-4) * nrm,
+                      "%s %s %s sweeps %d/%d: |z - z_host| %g of %g", what, hisp_type_name(mi.type),
+                      ic ? "ic0" : "ilu0", r->factor_sweeps, r->solve_sweeps, err, nrm);
+    }
+    if (!r->solve_sweeps) check_exact_solve(&f, want, hx);
+    free(hx), free(want), free(work), free(buf), free(got);
+    hisp_vector_destroy(&x), hisp_vector_destroy(&z);
+    hispi_ilu_factors_free(&f);
+}
+
 /* z = M^-1 x on each target, on its own path and on the GPUs' (the test
- * hook; kernels on PoCL too), exact and by sweeps, against the host's
- * factors and solves in double made as the report says (a complex matrix
- * is factorised exactly on a GPU); exact solves also by L U z = x. */
+ * hook; kernels on PoCL too), real and complex, exact and by sweeps,
+ * against the host's. */
 START_TEST(test_apply)
 {
     hisp_context ctx = test_context(_i);
-    static const hisp_type types[] = {HISP_F64, HISP_F32, HISP_C64};
+    static const hisp_type types[] = {HISP_F64, HISP_F32, HISP_C64, HISP_C32};
     static const int variants[][2] = {{0, 0}, {3, 0}, {0, 2}, {3, 3}, {-1, -1}};
-    for (size_t q = 0; q < 3; q++) {
+    for (size_t q = 0; q < 4; q++) {
         if ((types[q] == HISP_F64 || types[q] == HISP_C64) && !test_fp64(ctx)) continue;
         int vc = hisp_type_components(types[q]);
-        bool dbl = types[q] != HISP_F32;
         for (int g = 0; g < 10; g++) {
             int ic = g % 2, fs = variants[g / 2][0], ss = variants[g / 2][1];
             hisp_matrix A =
@@ -306,52 +357,68 @@ START_TEST(test_apply)
                 hispi_ilu_gpu_paths = 0;
                 const hispi_ilu_info *r = hispi_ilu_report(P);
                 if (fs >= 0) ck_assert_int_eq(r->solve_sweeps, ss);
-                if (fs >= 0 && vc < 2) ck_assert_int_eq(r->factor_sweeps, fs);
-                hispi_ilu_factors f;
-                CK_OK(ctx, hispi_ilu_factor(A, ic, r->factor_sweeps, &f));
-                ck_assert_int_eq(f.sweeps, r->factor_sweeps);
-                int64_t n = f.n, m = n * vc;
-                double *hx = malloc((size_t)m * 8), *want = malloc((size_t)m * 8);
-                double *work = malloc((size_t)m * 16);
-                void *buf = malloc((size_t)m * 8), *got = malloc((size_t)m * 8);
-                uint64_t st = test_seed();
-                for (int64_t i = 0; i < m; i++) {
-                    want[i] = hx[i] = test_uniform(&st);
-                    if (dbl)
-                        ((double *)buf)[i] = hx[i];
-                    else
-                        ((float *)buf)[i] = (float)hx[i], want[i] = hx[i] = (float)hx[i];
-                }
-                if (r->solve_sweeps)
-                    hispi_ilu_sweeps_host(&f, r->solve_sweeps, want, work);
-                else
-                    hispi_ilu_solve_host(&f, want);
-                hisp_vector x = NULL, z = NULL;
-                CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &x));
-                CK_OK(ctx, hisp_vector_create(ctx, types[q], n, &z));
-                for (int inplace = 0; inplace < 2; inplace++) {
-                    CK_OK(ctx, hisp_vector_write(x, buf));
-                    CK_OK(ctx, hispi_ilu_apply(P, x, inplace ? x : z));
-                    CK_OK(ctx, hisp_vector_read(inplace ? x : z, got));
-                    double err = 0, nrm = 0;
-                    for (int64_t i = 0; i < m; i++) {
-                        double v = dbl ? ((double *)got)[i] : ((float *)got)[i];
-                        err = fmax(err, fabs(v - want[i])), nrm = fmax(nrm, fabs(want[i]));
-                    }
-                    ck_assert_msg(err <= (dbl ? 1e-12 : 1e-4) * nrm,
-                                  "%s %s %s sweeps %d/%d gpu paths %d: |z - z_host| %g of %g",
-                                  test_label(_i), hisp_type_name(types[q]), ic ? "ic0" : "ilu0",
-                                  r->factor_sweeps, r->solve_sweeps, gpu, err, nrm);
-                }
-                if (!r->solve_sweeps) check_exact_solve(&f, want, hx);
-                free(hx), free(want), free(work), free(buf), free(got);
-                hisp_vector_destroy(&x), hisp_vector_destroy(&z);
-                hispi_ilu_factors_free(&f);
+                if (fs >= 0) ck_assert_int_eq(r->factor_sweeps, fs);
+                char what[64];
+                snprintf(what, sizeof what, "%s gpu paths %d", test_label(_i), gpu);
+                compare_apply(ctx, A, ic, P, what);
                 hispi_ilu_destroy(&P);
             }
             hisp_matrix_destroy(&A);
         }
     }
+    set_sweeps(ctx, -1, -1);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* The device's sweeps replace pivots and shift IC(0) as the host's do,
+ * complex too: ILU(0) of [0 1+i .; 1 2i 1; . 1-i 3] (a zero pivot, its
+ * phase taken as 1), IC(0) of the Hermitian indefinite [1 2-i .; 2+i 1 .;
+ * . . 2] (d_1 < 0 until shifted); the report's counts and the applied
+ * preconditioner are the host's. */
+START_TEST(test_device_pivots)
+{
+    hisp_context ctx = test_context(_i);
+    static const int64_t p[2][4] = {{0, 2, 5, 7}, {0, 2, 4, 5}};
+    static const int32_t c[2][7] = {{0, 1, 0, 1, 2, 1, 2}, {0, 1, 0, 1, 2}};
+    static const cplx v[2][7] = {{0, 1 + I, 1, 2 * I, 1, 1 - I, 3}, {1, 2 - I, 2 + I, 1, 2}};
+    static const hisp_type types[] = {HISP_C64, HISP_C32, HISP_F64};
+    for (int q = 0; q < 3; q++) {
+        if (types[q] != HISP_C32 && !test_fp64(ctx)) continue;
+        for (int ic = 0; ic < 2; ic++) {
+            bool dbl = types[q] != HISP_C32;
+            int vc = hisp_type_components(types[q]);
+            double buf[14];
+            float fbuf[14];
+            for (int e = 0; e < p[ic][3]; e++)
+                for (int k = 0; k < vc; k++) {
+                    /* f64: the real parts (the IC matrix stays symmetric indefinite) */
+                    buf[e * vc + k] = k ? cimag(v[ic][e]) : creal(v[ic][e]);
+                    fbuf[e * vc + k] = (float)buf[e * vc + k];
+                }
+            hisp_matrix A = NULL;
+            CK_OK(ctx, hisp_matrix_create_csr(ctx, types[q], 3, 3, p[ic], c[ic],
+                                              dbl ? (void *)buf : (void *)fbuf, &A));
+            for (int ss = 0; ss < 3; ss += 2) {
+                hispi_ilu_gpu_paths = 1;
+                set_sweeps(ctx, 3, ss);
+                hispi_ilu *P = NULL;
+                hisp_status s = hispi_ilu_create(A, ic, &P);
+                hispi_ilu_gpu_paths = 0;
+                CK_OK(ctx, s);
+                const hispi_ilu_info *r = hispi_ilu_report(P);
+                ck_assert_int_eq(r->factor_sweeps, 3);
+                if (ic)
+                    ck_assert(r->diag_shift > 0);
+                else
+                    ck_assert_int_ge(r->shifted, 1);
+                compare_apply(ctx, A, ic, P, test_label(_i));
+                hispi_ilu_destroy(&P);
+            }
+            hisp_matrix_destroy(&A);
+        }
+    }
+    set_sweeps(ctx, -1, -1);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -1025,6 +1092,7 @@ Suite *suite_ilu(void)
     TCase *ts = tcase_create("solve");
     tcase_set_timeout(ts, 300);
     tcase_add_loop_test(ts, test_apply, 0, test_targets(NULL));
+    tcase_add_loop_test(ts, test_device_pivots, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_solve, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_device_fallback, 0, test_targets(NULL));
     tcase_add_loop_test(ts, test_l1_jacobi, 0, test_targets(NULL));

@@ -655,7 +655,12 @@ static bool device_view(hisp_matrix X, hisp_matrix *D, void **own, hisp_status *
                                     x.rowptr, x.colind, x.val, D);
         return true;
     }
-    if ((*s = hispi_csr_device(X))) return true;
+    if ((*s = hispi_csr_device(X)) == HISP_ERR_UNSUPPORTED) { /* no such device copy: upload */
+        hispi_clear_error(ctx);
+        *s = HISP_SUCCESS;
+        return false;
+    }
+    if (*s) return true;
     if (HISPI_BE(ctx, csr_arrays, X->dev, &e)) { /* not exposed: the upload instead */
         hispi_clear_error(ctx);
         return false;

@@ -49,7 +49,7 @@ HISPI_LOCAL void hispi_ilu_sweeps_host(const hispi_ilu_factors *f, int sweeps, d
                                        double *work);
 
 /* The factorisation by fixed-point sweeps on a GPU over A's device CSR
- * (f32, f64): *ptr, *col (A's pattern, copied), *dpos (the diagonal's
+ * (f32, f64, c32, c64): *ptr, *col (A's pattern, copied), *dpos (the diagonal's
  * place in each row), *val (L below the diagonal, U on and above it) as
  * device buffers; r the report (shifted, diag_shift). *done false (and
  * nothing made) where A's pattern needs the host's cleaning (a row

@@ -235,8 +235,7 @@ hisp_status hispi_ilu_create(hisp_matrix A, bool ic, hispi_ilu **out)
     if (ss < 0) ss = sweep ? SOLVE_SWEEPS : 0;
     bool made = false;
     hisp_status s = HISP_SUCCESS;
-    if (p->dev && fs > 0 && (p->t == HISP_F32 || p->t == HISP_F64) &&
-        A->host.format == HISP_FORMAT_CSR && A->host.nrows == A->host.ncols)
+    if (p->dev && fs > 0 && A->host.format == HISP_FORMAT_CSR && A->host.nrows == A->host.ncols)
         s = hispi_ilu_dev_factor(A, ic, fs, p->b, &p->info, &made);
     if (!s && !made) { /* the host's: exact on a GPU where the device could not */
         s = hispi_ilu_factor(A, ic, p->dev ? 0 : fs, &p->f);

@@ -3,7 +3,7 @@
  * previous sweep's, deterministic), over A's own device CSR where its
  * pattern is clean (rows sorted, the diagonal present, IC: every entry
  * above the diagonal mirrored below), the host's factorisation
- * (ilu_factor.c) otherwise. Only counters cross to the host: the rows the
+ * (ilu_factor.c) otherwise; real and complex alike. Only counters cross to the host: the rows the
  * host must clean, the pivots replaced, the entries not finite. */
 #include "../amg/hispi_amg.h"
 #include "backend/backend.h"
@@ -64,7 +64,8 @@ static hisp_status launch(dev *d, int k, const hispi_karg *a, int na)
 
 static hispi_karg kreal(const dev *d, double v)
 {
-    return (hispi_karg){d->t == HISP_F64 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL, 0, v};
+    return (hispi_karg){hispi_type_scalar_size(d->t) == 8 ? HISPI_KARG_F64 : HISPI_KARG_F32, NULL,
+                        0, v};
 }
 
 /* The counters: rows to clean, pivots replaced, entries not finite. */
@@ -119,7 +120,7 @@ static hisp_status factor(dev *d, hisp_matrix D, bool ic, int sweeps, hispi_ilu_
     for (int i = 0; i < NK; i++)
         HISPI_TRY(hispi_ilu_kernel(ctx, d->t, knames[i], &d->k[i]));
     HISPI_TRY(buf(d, O_DPOS, (size_t)n * 8));
-    HISPI_TRY(buf(d, S_R, (size_t)n * es));
+    HISPI_TRY(buf(d, S_R, (size_t)n * hispi_type_scalar_size(d->t)));
     HISPI_TRY(buf(d, S_CNT, 3 * sizeof(uint32_t)));
     HISPI_TRY(HISPI_BE(ctx, buf_zero, d->b[S_CNT], 0, 3 * sizeof(uint32_t)));
     hispi_karg pa[] = {hispi_ki64(n),
