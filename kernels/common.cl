@@ -17,7 +17,13 @@
  *   GLOBAL            the global-memory qualifier of a pointer
  *   LOCAL_DECL(t, n)  a work-group (shared memory) array or variable
  *   LID               the work-item's index in its work-group (int)
- *   BARRIER()         the work-group barrier (local memory) */
+ *   BARRIER()         the work-group barrier (local memory)
+ *   ONE(name)         `#if ONE(name)` around a kernel: 1 where it is built. The
+ *                     OpenCL backend builds a program holding such guards one
+ *                     kernel at a time (-DONE_KERNEL=1 -DONLY_<name>=1), so a
+ *                     first use compiles only the kernels it runs; elsewhere
+ *                     every kernel is built. */
+#define ONE(name) (!ONE_KERNEL || ONLY_##name)
 #if defined(__CUDACC__)
 /* ---- CUDA (NVRTC) ---- */
 typedef VALUE_T real;

@@ -37,6 +37,7 @@ real combine(real alpha, real sum, real beta, __global const real *y, size_t i)
 }
 
 /* y = beta*y, or 0 without reading y when beta == 0 (op = T, first step). */
+#if ONE(scale_y)
 __kernel void scale_y(const ulong n, const real beta, __global real *y)
 {
     size_t i = get_global_id(0);
@@ -46,6 +47,7 @@ __kernel void scale_y(const ulong n, const real beta, __global real *y)
     else
         y[i] = beta * y[i];
 }
+#endif
 
 /* ---- CPU devices (PoCL): one work-item per part, a contiguous run of rows
  * with about equal nonzeros + rows. The work-group is one work-item, so
@@ -67,6 +69,7 @@ real row_dot(ptr_t k, ptr_t e, __global const idx_t *colind, __global const real
     return (s0 + s1) + (s2 + s3);
 }
 
+#if ONE(csr_n_chunk)
 __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowptr,
                           __global const idx_t *colind, __global const real *val,
                           __global const real *x, const real alpha, const real beta,
@@ -82,11 +85,13 @@ __kernel void csr_n_chunk(__global const uint *part, __global const ptr_t *rowpt
             y[i] = alpha * row_dot(RP(i), RP(i + 1), colind, val, x) + beta * y[i];
     }
 }
+#endif
 
 /* y += alpha*A x over the rows that have entries (rows: their list, part:
  * parts of it of equal cost), the others untouched: beta = 1 on a matrix
  * whose rows are mostly empty (an MPI rank's ghost block). Each listed
  * row as csr_n_chunk computes it. */
+#if ONE(csr_n_rows)
 __kernel void csr_n_rows(__global const uint *part, __global const uint *rows,
                          __global const ptr_t *rowptr, __global const idx_t *colind,
                          __global const real *val, __global const real *x, const real alpha,
@@ -98,9 +103,11 @@ __kernel void csr_n_rows(__global const uint *part, __global const uint *rows,
         y[i] = alpha * row_dot(RP(i), RP(i + 1), colind, val, x) + y[i];
     }
 }
+#endif
 
 /* Transposed without atomics: work-item g scatters its rows into its own
  * copy w + g*ncols; reduce_copies then sums the copies into y. */
+#if ONE(csr_t_private)
 __kernel void csr_t_private(__global const uint *part, __global const ptr_t *rowptr,
                             __global const idx_t *colind, __global const real *val,
                             __global const real *x, const real alpha, const ulong ncols,
@@ -115,7 +122,9 @@ __kernel void csr_t_private(__global const uint *part, __global const ptr_t *row
         for (ptr_t k = RP(i); k < RP(i + 1); k++) wg[CI(k)] += val[k] * xi;
     }
 }
+#endif
 
+#if ONE(reduce_copies)
 __kernel void reduce_copies(const uint ncopies, const ulong ncols, __global const real *w,
                             const real beta, __global real *y)
 {
@@ -128,9 +137,11 @@ __kernel void reduce_copies(const uint ncopies, const ulong ncols, __global cons
     else
         y[j] = beta * y[j] + s;
 }
+#endif
 
 #ifdef HAVE_ATOMIC_ADD
 /* Transposed scatter, after scale_y: y[j] += alpha*A[i,j]*x[i]. */
+#if ONE(csr_t_chunk)
 __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowptr,
                           __global const idx_t *colind, __global const real *val,
                           __global const real *x, const real alpha, __global real *y)
@@ -144,6 +155,7 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
     }
 }
 #endif
+#endif
 
 /* ---- GPU devices: vl lanes per row, coalesced loads, reduction in local
  * memory (no sub-group functions in OpenCL 1.2). Three bins of rows, so
@@ -151,6 +163,7 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
  * the mean length, over all rows (list == NULL); medium rows with 32 lanes
  * from a row list; long rows with a whole work-group each. */
 
+#if ONE(csr_n_vector)
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_n_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
              __global const ptr_t *rowptr, __global const idx_t *colind, __global const real *val,
@@ -179,8 +192,10 @@ csr_n_vector(const uint count, __global const uint *list, const uint vl, const u
     }
     if (active && lane == 0) y[row] = combine(alpha, part[lid], beta, y, row);
 }
+#endif
 
 /* One work-group per long row (rows listed in longrows). */
+#if ONE(csr_n_long)
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
            __global const idx_t *colind, __global const real *val, __global const real *x,
@@ -200,8 +215,10 @@ csr_n_long(__global const uint *longrows, __global const ptr_t *rowptr,
     }
     if (lid == 0) y[row] = combine(alpha, part[0], beta, y, row);
 }
+#endif
 
 #ifdef HAVE_ATOMIC_ADD
+#if ONE(csr_t_vector)
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_t_vector(const uint count, __global const uint *list, const uint vl, const ulong max_len,
              __global const ptr_t *rowptr, __global const idx_t *colind, __global const real *val,
@@ -216,7 +233,9 @@ csr_t_vector(const uint count, __global const uint *list, const uint vl, const u
     real xi = alpha * x[row];
     for (ptr_t k = s + lane; k < e; k += vl) atomic_add_real(&y[CI(k)], val[k] * xi);
 }
+#endif
 
+#if ONE(csr_t_long)
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1))) void
 csr_t_long(__global const uint *longrows, __global const ptr_t *rowptr,
            __global const idx_t *colind, __global const real *val, __global const real *x,
@@ -228,4 +247,5 @@ csr_t_long(__global const uint *longrows, __global const ptr_t *rowptr,
     for (ptr_t k = RP(row) + get_local_id(0); k < e; k += LS)
         atomic_add_real(&y[CI(k)], val[k] * xi);
 }
+#endif
 #endif

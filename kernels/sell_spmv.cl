@@ -40,6 +40,7 @@
 #define GROUP ((i64)get_group_id(0))
 #endif
 
+#if ONE(sell_spmv)
 KERNEL sell_spmv(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
                  GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
                  GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero, i64 wide)
@@ -55,7 +56,9 @@ KERNEL sell_spmv(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
     const int i = perm[r];
     y[i] = beta_zero ? alpha * sum : alpha * sum + beta * y[i];
 }
+#endif
 
+#if ONE(sell_spmv_slices)
 KERNEL sell_spmv_slices(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
                         GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
                         GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
@@ -76,6 +79,7 @@ KERNEL sell_spmv_slices(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *per
         y[row] = beta_zero ? alpha * sum[i] : alpha * sum[i] + beta * y[row];
     }
 }
+#endif
 
 #ifdef LANES
 /* The LANES work-items of a row of slice s (base: its first entry, width:
@@ -97,6 +101,7 @@ FN cs_t lanes_sum(LOCALP cs_t *acc, i64 base, i64 k0, i64 k1, GLOBAL const int *
     return sum;
 }
 
+#if ONE(sell_spmv_lanes)
 KERNEL sell_spmv_lanes(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm,
                        GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
                        GLOBAL cs_t *y, cs_t alpha, cs_t beta, int beta_zero)
@@ -109,11 +114,13 @@ KERNEL sell_spmv_lanes(int nrows, GLOBAL const i64 *sptr, GLOBAL const int *perm
     const int row = perm[r];
     y[row] = beta_zero ? alpha * sum : alpha * sum + beta * y[row];
 }
+#endif
 
 /* Wide slices, in chunks of CHUNK entries per row: work-group g takes chunk
  * g (slice cslice[g], entries ck0[g] .. ck0[g] + CHUNK - 1 of each of its
  * rows) and leaves its SLICE sums in part; sell_spmv_wide_sum adds a slice's
  * chunks in order (the same sum on every call) and writes y. */
+#if ONE(sell_spmv_wide)
 KERNEL sell_spmv_wide(GLOBAL const int *cslice, GLOBAL const int *ck0, GLOBAL const i64 *sptr,
                       GLOBAL const int *col, GLOBAL const cs_t *val, GLOBAL const cs_t *x,
                       GLOBAL cs_t *part)
@@ -125,7 +132,9 @@ KERNEL sell_spmv_wide(GLOBAL const int *cslice, GLOBAL const int *ck0, GLOBAL co
     const cs_t sum = lanes_sum(acc, base, ck0[g], k1, col, val, x);
     if (LID < SLICE) part[g * SLICE + LID] = sum;
 }
+#endif
 
+#if ONE(sell_spmv_wide_sum)
 KERNEL sell_spmv_wide_sum(int nwide, int nrows, GLOBAL const int *wslice,
                           GLOBAL const int *wchunk, GLOBAL const cs_t *part,
                           GLOBAL const int *perm, GLOBAL cs_t *y, cs_t alpha, cs_t beta,
@@ -143,4 +152,5 @@ KERNEL sell_spmv_wide_sum(int nwide, int nrows, GLOBAL const int *wslice,
     const int row = perm[r];
     y[row] = beta_zero ? alpha * sum : alpha * sum + beta * y[row];
 }
+#endif
 #endif

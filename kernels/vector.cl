@@ -325,27 +325,34 @@ FN void group_sum(LOCALP acc_t *red, aent v, int ncomp, GLOBAL acc_t *part, i64 
 #define VIEW3(a, b, c) VIEW2(a, b), c += o2 * VC
 #define VIEW4(a, b, c, d) VIEW3(a, b, c), d += o3 * VC
 
+#if ONE(vec_fill)
 KERNEL vec_fill(const i64 n, OFFS, GLOBAL cs_t *y, SARGS(a))
 {
     VIEW1(y);
     const ent va = SVAL(a);
     FOR_ENTRIES(i, n) st(y, i, va);
 }
+#endif
 
+#if ONE(vec_copy)
 KERNEL vec_copy(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y)
 {
     VIEW2(x, y);
     FOR_ENTRIES(i, n) st(y, i, ld(x, i));
 }
+#endif
 
+#if ONE(vec_scale)
 KERNEL vec_scale(const i64 n, OFFS, GLOBAL cs_t *y, SARGS(a))
 {
     VIEW1(y);
     const ent va = SVAL(a);
     FOR_ENTRIES(i, n) st(y, i, emul(ld(y, i), va));
 }
+#endif
 
 /* y = x*a + y*b (b zero: y not read) */
+#if ONE(vec_axpby)
 KERNEL vec_axpby(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(a),
                  SARGS(b))
 {
@@ -357,8 +364,10 @@ KERNEL vec_axpby(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y, SARGS(
         FOR_ENTRIES(i, n) st(y, i, eadd(emul(ld(x, i), va), emul(ld(y, i), vb)));
     }
 }
+#endif
 
 /* z = x*a + y*b + z*c (c zero: z not read) */
+#if ONE(vec_axpbypcz)
 KERNEL vec_axpbypcz(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                     GLOBAL cs_t *z, SARGS(a), SARGS(b), SARGS(c))
 {
@@ -371,9 +380,11 @@ KERNEL vec_axpbypcz(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *
         st(z, i, eadd(eadd(emul(ld(x, i), va), emul(ld(y, i), vb)), emul(ld(z, i), vc)));
     }
 }
+#endif
 
 /* y1 = x1*a + y1*b and y2 = x2*c + y2*d in one pass (x1 may be y2: every
  * entry is loaded before either is stored) */
+#if ONE(vec_axpby2)
 KERNEL vec_axpby2(const i64 n, OFFS, GLOBAL const cs_t *x1, GLOBAL cs_t *y1,
                   GLOBAL const cs_t *x2, GLOBAL cs_t *y2, SARGS(a), SARGS(b), SARGS(c), SARGS(d))
 {
@@ -386,29 +397,37 @@ KERNEL vec_axpby2(const i64 n, OFFS, GLOBAL const cs_t *x1, GLOBAL cs_t *y1,
         st(y2, i, eadd(emul(e2, vc), emul(f2, vd)));
     }
 }
+#endif
 
+#if ONE(vec_mul)
 KERNEL vec_mul(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                GLOBAL cs_t *z)
 {
     VIEW3(x, y, z);
     FOR_ENTRIES(i, n) st(z, i, emul(ld(x, i), ld(y, i)));
 }
+#endif
 
 /* z = y^-1 * x */
+#if ONE(vec_div)
 KERNEL vec_div(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                GLOBAL cs_t *z)
 {
     VIEW3(x, y, z);
     FOR_ENTRIES(i, n) st(z, i, edivide(ld(x, i), ld(y, i), 0));
 }
+#endif
 
 /* out[oi] = the scalar (a copy for kernels that write the scalar's vector) */
+#if ONE(vec_scalar)
 KERNEL vec_scalar(SARGS(a), GLOBAL cs_t *out, const i64 oi)
 {
     if (GROUP == 0 && LID == 0) st(out, oi, SVAL(a));
 }
+#endif
 
 /* y[oi] = a*b: the scalar recurrences of the solvers, kept on the device */
+#if ONE(vec_smul)
 KERNEL vec_smul(const i64 n, GLOBAL cs_t *y, const i64 oi, SARGS(a), SARGS(b))
 {
     if (n > 0 && GROUP == 0 && LID == 0) {
@@ -416,9 +435,11 @@ KERNEL vec_smul(const i64 n, GLOBAL cs_t *y, const i64 oi, SARGS(a), SARGS(b))
         st(y, oi, emul(va, vb));
     }
 }
+#endif
 
 /* ---- reductions: stage 1 --------------------------------------------------- */
 
+#if ONE(vec_dot)
 KERNEL vec_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                GLOBAL acc_t *part)
 {
@@ -429,6 +450,7 @@ KERNEL vec_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
     REDUCE_LOOP(n, DOT_BODY, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
+#endif
 
 #define NRM2_BODY(i, acc)                                                                          \
     do {                                                                                           \
@@ -439,6 +461,7 @@ KERNEL vec_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
         if (VC > 2) acc.c0 += (acc_t)e_.c3 * (acc_t)e_.c3;                                         \
     } while (0)
 
+#if ONE(vec_nrm2)
 KERNEL vec_nrm2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL acc_t *part)
 {
     RED_DECL();
@@ -447,9 +470,11 @@ KERNEL vec_nrm2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL acc_t *part)
     REDUCE_LOOP(n, NRM2_BODY, s);
     GROUP_SUM(s, 1, part, GROUP);
 }
+#endif
 
 /* y = x*a + y*b (b zero: y not read), then s += conj(y_i) * w_i (w_i read
  * after y_i is stored: w may be y; hasw = 0: w = y) */
+#if ONE(vec_axpby_dot)
 KERNEL vec_axpby_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y,
                      GLOBAL const cs_t *w, const int hasw, SARGS(a), SARGS(b), GLOBAL acc_t *part)
 {
@@ -481,7 +506,9 @@ KERNEL vec_axpby_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y,
         REDUCE_LOOP(n, AD_B00, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
+#endif
 
+#if ONE(vec_dot2)
 KERNEL vec_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                 GLOBAL const cs_t *w, GLOBAL acc_t *part)
 {
@@ -497,8 +524,10 @@ KERNEL vec_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
     GROUP_SUM(s0, VC, part, GROUP * 2 * VC);
     GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
 }
+#endif
 
 /* z = y^-1 * x, s += conj(x_i) * z_i */
+#if ONE(vec_div_dot)
 KERNEL vec_div_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y,
                    GLOBAL cs_t *z, GLOBAL acc_t *part)
 {
@@ -514,9 +543,11 @@ KERNEL vec_div_dot(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL const cs_t *y
     REDUCE_LOOP(n, DIV_DOT_BODY, s);
     GROUP_SUM(s, VC, part, GROUP * VC);
 }
+#endif
 
 /* Jacobi-CG's residual update: y = x*a + y*b, z = d^-1 * y, s0 += conj(y_i)
  * y_i, s1 += conj(y_i) z_i in one pass */
+#if ONE(vec_axpby_div_dot2)
 KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *y,
                           GLOBAL const cs_t *d, GLOBAL cs_t *z, SARGS(a), SARGS(b),
                           GLOBAL acc_t *part)
@@ -536,10 +567,12 @@ KERNEL vec_axpby_div_dot2(const i64 n, OFFS, GLOBAL const cs_t *x, GLOBAL cs_t *
     GROUP_SUM(s0, VC, part, GROUP * 2 * VC);
     GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
 }
+#endif
 
 /* BiCGSTAB's x and r in one pass: X += P*p + S*q, then y = x*a + y*b,
  * s0 += conj(y_i) y_i, s1 += conj(w_i) y_i (r^H r and r0^H r); S may be y:
  * every entry is loaded before y's is stored */
+#if ONE(vec_axpby_dot2_acc)
 KERNEL vec_axpby_dot2_acc(const i64 n, OFFS, const i64 o4, const i64 o5, GLOBAL const cs_t *x,
                           GLOBAL cs_t *y, GLOBAL const cs_t *w, GLOBAL const cs_t *P,
                           GLOBAL const cs_t *S, GLOBAL cs_t *X, SARGS(a), SARGS(b), SARGS(p),
@@ -561,6 +594,7 @@ KERNEL vec_axpby_dot2_acc(const i64 n, OFFS, const i64 o4, const i64 o5, GLOBAL 
     GROUP_SUM(s0, VC, part, GROUP * 2 * VC);
     GROUP_SUM(s1, VC, part, GROUP * 2 * VC + VC);
 }
+#endif
 
 /* ---- a basis in one buffer (GMRES): column c is Q + (qo + c*qs) entries ---- */
 
@@ -619,6 +653,7 @@ FN aent mwide(macc m)
  * column (R's block stays in the core's cache; plain loops the compiler
  * vectorises), four accumulators a column against the adds' latency. */
 #define MB 1024
+#if ONE(vec_mdot)
 KERNEL vec_mdot(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, const int q,
                 GLOBAL const cs_t *r0, const i64 o0, GLOBAL const cs_t *r1, const i64 o1,
                 const int nr, GLOBAL acc_t *part)
@@ -697,9 +732,11 @@ KERNEL vec_mdot(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, c
         for (int k = 0; k < 2; k++)
             if (k < nr) GROUP_SUM(mwide(s[t][k]), VC, part, ((GROUP * MT + t) * 2 + k) * VC);
 }
+#endif
 
 /* Result k * q + c (c < q, k < nr) of vec_mdot: the sum over its nrg row
  * groups, to out[oi + k * q + c]; one group per result. */
+#if ONE(vec_reduce_n)
 KERNEL vec_reduce_n(const i64 nrg, GLOBAL const acc_t *part, const int q, const int nr,
                     GLOBAL cs_t *out, const i64 oi)
 {
@@ -726,6 +763,7 @@ KERNEL vec_reduce_n(const i64 nrg, GLOBAL const acc_t *part, const int q, const 
         if (LID == 0) out[(oi + res) * VC + comp] = (cs_t)v;
     }
 }
+#endif
 
 /* y0 = y0*a0 + sum_c Q_c*a[c]; y1 = y1*b1 + y0*b0 + sum_c Q_c*b[c] (y0 as it
  * was), coefficient entries a = coef[0..q) a0 = coef[q], b = coef[q+1..2q]
@@ -733,6 +771,7 @@ KERNEL vec_reduce_n(const i64 nrg, GLOBAL const acc_t *part, const int q, const 
  * no y1. The columns and y0, y1 are disjoint. Each entry's sums in the same
  * order on GPUs (an entry a work-item) and CPUs (blocks of MB entries,
  * column after column: y0 and y1's block stays in the core's cache). */
+#if ONE(vec_bupdate)
 KERNEL vec_bupdate(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs, const int q,
                    GLOBAL cs_t *y0, const i64 o0, GLOBAL cs_t *y1, const i64 o1, const int has1,
                    GLOBAL const cs_t *coef)
@@ -776,11 +815,13 @@ KERNEL vec_bupdate(const i64 n, GLOBAL const cs_t *Q, const i64 qo, const i64 qs
     }
 #endif
 }
+#endif
 
 /* ---- reductions: stage 2 (one group) --------------------------------------- */
 
 /* Result r (< nres) of ncomp components: the sum over the ngroups partials,
  * square-rooted when root, to out_r[oi_r * ncomp + c]. */
+#if ONE(vec_reduce)
 KERNEL vec_reduce(const i64 ngroups, GLOBAL const acc_t *part, const int nres, const int ncomp,
                   const int root, GLOBAL cs_t *out0, const i64 oi0, GLOBAL cs_t *out1,
                   const i64 oi1)
@@ -812,3 +853,4 @@ KERNEL vec_reduce(const i64 ngroups, GLOBAL const acc_t *part, const int nres, c
             }
         }
 }
+#endif
