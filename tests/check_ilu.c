@@ -282,9 +282,11 @@ static void check_exact_solve(const hispi_ilu_factors *f, const double *z, const
 }
 
 /* P's z = M^-1 x (in place and not) against the host's factors of A made
- * as P's report says and their solves, in double; exact solves also by
- * L U z = x. */
-static void compare_apply(hisp_context ctx, hisp_matrix A, bool ic, hispi_ilu *P, const char *what)
+ * as P's report says and their solves, in double, within tol32 (f32, c32:
+ * the device's factors are single precision) or 1e-12 of |z|; exact solves
+ * also by L U z = x. */
+static void compare_apply(hisp_context ctx, hisp_matrix A, bool ic, hispi_ilu *P, double tol32,
+                          const char *what)
 {
     hisp_matrix_info mi;
     CK_OK(ctx, hisp_matrix_get_info(A, &mi));
@@ -324,7 +326,7 @@ static void compare_apply(hisp_context ctx, hisp_matrix A, bool ic, hispi_ilu *P
             double v = dbl ? ((double *)got)[i] : ((float *)got)[i];
             err = fmax(err, fabs(v - want[i])), nrm = fmax(nrm, fabs(want[i]));
         }
-        ck_assert_msg(err <= (dbl ? 1e-12 : 1e-4) * nrm,
+        ck_assert_msg(err <= (dbl ? 1e-12 : tol32) * nrm,
                       "%s %s %s sweeps %d/%d: |z - z_host| %g of %g", what, hisp_type_name(mi.type),
                       ic ? "ic0" : "ilu0", r->factor_sweeps, r->solve_sweeps, err, nrm);
     }
@@ -360,7 +362,7 @@ START_TEST(test_apply)
                 if (fs >= 0) ck_assert_int_eq(r->factor_sweeps, fs);
                 char what[64];
                 snprintf(what, sizeof what, "%s gpu paths %d", test_label(_i), gpu);
-                compare_apply(ctx, A, ic, P, what);
+                compare_apply(ctx, A, ic, P, 1e-4, what);
                 hispi_ilu_destroy(&P);
             }
             hisp_matrix_destroy(&A);
@@ -412,7 +414,9 @@ START_TEST(test_device_pivots)
                     ck_assert(r->diag_shift > 0);
                 else
                     ck_assert_int_ge(r->shifted, 1);
-                compare_apply(ctx, A, ic, P, test_label(_i));
+                /* the replaced pivot 1e-3 r makes l_10 ~ 700: single
+                 * precision's rounding grows by as much (2.5e-4 seen) */
+                compare_apply(ctx, A, ic, P, 2e-3, test_label(_i));
                 hispi_ilu_destroy(&P);
             }
             hisp_matrix_destroy(&A);
