@@ -60,11 +60,10 @@ hisp_status hisp_format_choice_cache_path(hisp_context ctx, const char *key, cha
 
 /* A hash of n integers of es bytes (4 or 8), or of FMT_SAMPLE evenly
  * spaced ones (first and last included) of a longer array, an element at a
- * time: a solve looks the choice up at its first setup on a matrix, so the
- * key stays cheap (FNV-1a over the bytes of 2^20 samples took 21 ms of a
- * 31 ms first setup at 10^6 rows on PoCL; 2^16 still 2.8 ms of 5 ms at
- * 4.1M rows on an H200's host). A key shared by two structures only lends
- * one the other's format choice: speed, not results. */
+ * time: a solve computes it in its first setup on a matrix, so it must cost
+ * well under a millisecond (a byte-wise FNV-1a over many samples was most
+ * of that setup). A key shared by two structures only lends one the
+ * other's format choice: speed, not results. */
 #define FMT_SAMPLE ((size_t)1 << 14)
 static uint64_t mix(uint64_t h, uint64_t w)
 {

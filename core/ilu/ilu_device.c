@@ -1,10 +1,11 @@
-/* ILU(0) / IC(0) factorised on a GPU by Chow and Patel's fixed-point
- * sweeps (kernels/ilu.cl: every entry of the pattern at once from the
- * previous sweep's, deterministic), over A's own device CSR where its
- * pattern is clean (rows sorted, the diagonal present, IC: every entry
- * above the diagonal mirrored below), the host's factorisation
- * (ilu_factor.c) otherwise; real and complex alike. Only counters cross to the host: the rows the
- * host must clean, the pivots replaced, the entries not finite. */
+/* ILU(0) / IC(0) of real and complex matrices factorised on a GPU by Chow
+ * and Patel's fixed-point sweeps (kernels/ilu.cl: every entry of the
+ * pattern at once from the previous sweep's, deterministic), over A's own
+ * device CSR where its pattern is clean (rows sorted, the diagonal present,
+ * IC: every entry above the diagonal mirrored below), the host's
+ * factorisation (ilu_factor.c) otherwise. Only counters cross to the host:
+ * the rows the host must clean, the pivots replaced, the entries not
+ * finite. */
 #include "../amg/hispi_amg.h"
 #include "backend/backend.h"
 #include "hispi_ilu.h"
