@@ -473,8 +473,8 @@ HISPI_LOCAL hisp_status hispi_vector_axpby_div_dot2(hisp_scalar a, hisp_vector x
                                                     hisp_result r0, hisp_result r1);
 
 /* BiCGSTAB's x and r in one pass: X += P*p + S*q, then y = x*a + y*b,
- * r0 = dot(y, y), r1 = dot(w, y) (r^H r and r0^H r; CG's x and r too). S
- * may be y (read before y changes), w may be x; the other vectors differ. */
+ * r0 = dot(y, y), r1 = dot(w, y) (r^H r and r0^H r). S may be y (read
+ * before y changes); the other vectors differ. */
 HISPI_LOCAL hisp_status hispi_vector_axpby_dot2_acc(hisp_scalar p, hisp_vector P, hisp_scalar q,
                                                     hisp_vector S, hisp_vector X, hisp_scalar a,
                                                     hisp_vector x, hisp_scalar b, hisp_vector y,
@@ -554,11 +554,6 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse 
  * in row order (the reference's fused SpMV + dot; the caller rounds). */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv_dot(hisp_context ctx, const hispi_sparse *A,
                                                const void *x, int64_t xoff, void *y, double *dot);
-/* pn = z + beta*p (one fma per entry, as the kernels form it), y = A*pn,
- * *dot = sum_i pn[i]*y[i] in double in row order (A real and square). */
-HISPI_LOCAL hisp_status hispi_ref_csr_spmv_pdot(hisp_context ctx, const hispi_sparse *A,
-                                                const void *z, const void *p, double beta, void *pn,
-                                                void *y, double *dot);
 
 /* ---- SpMV fused with a dot (core/ops/spmv.c) ------------------------- */
 
@@ -570,16 +565,6 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv_pdot(hisp_context ctx, const hispi_sp
  * on bad arguments nothing is written. */
 HISPI_LOCAL hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x,
                                        hisp_vector y, hisp_result r);
-/* CG's direction and product (core/ops/spmv.c): pn = z + beta*p, y = A*pn,
- * r = dot(pn, y), in one pass: beta a device ratio (hisp_scalar_ratio with
- * HISPI_SCALAR_SAFE), every vector plain (no view) and distinct, r an entry
- * of a vector. Only where hispi_spmv_pdot_fused(ctx, A): a square f32/f64 A
- * whose format has the fused pass on ctx's backend (on the host's loops of a
- * small solve it has not). The arguments are the solver's (not checked). */
-HISPI_LOCAL bool hispi_spmv_pdot_fused(hisp_context ctx, hisp_matrix A);
-HISPI_LOCAL hisp_status hispi_spmv_pdot(hisp_context ctx, hisp_matrix A, hisp_vector z,
-                                        hisp_scalar beta, hisp_vector p, hisp_vector pn,
-                                        hisp_vector y, hisp_result r);
 /* A is a real or complex CSR matrix whose host arrays hold it (not wrapped, no HiSparse
  * or SELL form): what the host's SpMV loops take (hisp_context_s.host_ops). */
 HISPI_LOCAL bool hispi_matrix_host_csr(hisp_matrix A);

@@ -28,13 +28,6 @@
  * order: the same bits on every call, no float atomics. DOT = false is the
  * plain kernel, unchanged.
  *
- * CG's direction fused into the product (PU = true, with DOT): the product's
- * vector is p' = z + beta*p (beta = num/den read from the solver's slots, 0
- * when den = 0), formed as each entry's x is gathered; each row's writer
- * forms p'[r] the same way (one fma, so the stored p' and the gathered one
- * are the same bits), stores it to pn and adds p'[r]*y[r] to the dot. So
- * CG's iteration needs no pass of its own for p.
- *
  * Loads of colind and values use the streaming cache hint (read once), so
  * that x stays in L1/L2. The stream blocks' loads are straight-line predicated
  * PTX (ld_cs_if) so that each thread has all of them in flight at once.
@@ -137,32 +130,10 @@ template <typename T> __device__ __forceinline__ T block_sum(T v, T *red)
     return s;
 }
 
-/* The direction update of a PU product (see the top): p' = z + beta*p. */
-template <typename T> struct pdir {
-    const T *z, *p;
-    T *pn;
-    const T *num, *den;
-};
-template <typename T> __device__ __forceinline__ T pbeta(const pdir<T> &d)
-{
-    const T den = __ldg(d.den);
-    return den != T(0) ? __ldg(d.num) / den : T(0);
-}
-/* x[c] of the product: the vector itself, or p'[c] */
-template <typename T, bool PU>
-__device__ __forceinline__ T xget(const T *__restrict__ x, const pdir<T> &d, T beta, int64_t c)
-{
-    if constexpr (PU)
-        return fma(beta, __ldg(d.p + c), __ldg(d.z + c));
-    else
-        return __ldg(x + c);
-}
-
 /* Entries [s, e) of one row, summed by the whole block. */
-template <typename T, typename J, int B, bool PU>
+template <typename T, typename J, int B>
 __device__ __forceinline__ T long_row_sum(const J *__restrict__ col, const T *__restrict__ val,
-                                          const T *__restrict__ x, const pdir<T> &d, T beta,
-                                          int64_t s, int64_t e, T *red)
+                                          const T *__restrict__ x, int64_t s, int64_t e, T *red)
 {
     T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     int64_t k = s + threadIdx.x;
@@ -171,25 +142,23 @@ __device__ __forceinline__ T long_row_sum(const J *__restrict__ col, const T *__
                 c2 = __ldcs(col + k + 2 * NT) - B, c3 = __ldcs(col + k + 3 * NT) - B;
         const T v0 = __ldcs(val + k), v1 = __ldcs(val + k + NT), v2 = __ldcs(val + k + 2 * NT),
                 v3 = __ldcs(val + k + 3 * NT);
-        a0 += v0 * xget<T, PU>(x, d, beta, c0);
-        a1 += v1 * xget<T, PU>(x, d, beta, c1);
-        a2 += v2 * xget<T, PU>(x, d, beta, c2);
-        a3 += v3 * xget<T, PU>(x, d, beta, c3);
+        a0 += v0 * __ldg(x + c0);
+        a1 += v1 * __ldg(x + c1);
+        a2 += v2 * __ldg(x + c2);
+        a3 += v3 * __ldg(x + c3);
     }
     for (; k < e; k += NT)
-        a0 += __ldcs(val + k) * xget<T, PU>(x, d, beta, __ldcs(col + k) - B);
+        a0 += __ldcs(val + k) * __ldg(x + (__ldcs(col + k) - B));
     return block_sum((a0 + a1) + (a2 + a3), red);
 }
 
-template <typename T, typename I, typename J, int B, bool DOT, bool PU>
+template <typename T, typename I, typename J, int B, bool DOT>
 __global__ void __launch_bounds__(NT, 4)
     spmv_n(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
            const hisp_cuda_block *__restrict__ blocks, const T *__restrict__ x, T *__restrict__ y,
            T *__restrict__ partial, T alpha, T beta, double *__restrict__ dpart,
-           const T *__restrict__ xd, const pdir<T> d)
+           const T *__restrict__ xd)
 {
-    static_assert(!PU || DOT, "the direction's product has its dot");
-    const T pb = PU ? pbeta(d) : T(0);
     constexpr int PER = cfg<T>::PER;
     __shared__ T sh[cfg<T>::PADDED];
     __shared__ T red[NT / 32];
@@ -197,7 +166,7 @@ __global__ void __launch_bounds__(NT, 4)
     const int t = threadIdx.x;
 
     if (b.slot != HISP_CUDA_STREAM) { /* (part of) one long row */
-        const T sum = long_row_sum<T, J, B, PU>(col, val, x, d, pb, b.k0, b.k1, red);
+        const T sum = long_row_sum<T, J, B>(col, val, x, b.k0, b.k1, red);
         if (t == 0) {
             if (b.slot >= 0) {
                 partial[b.slot] = sum;
@@ -205,13 +174,7 @@ __global__ void __launch_bounds__(NT, 4)
             } else {
                 const T yr = beta != T(0) ? alpha * sum + beta * y[b.row0] : alpha * sum;
                 y[b.row0] = yr;
-                if constexpr (PU) {
-                    const T pr = xget<T, true>(x, d, pb, b.row0);
-                    d.pn[b.row0] = pr;
-                    dpart[blockIdx.x] = (double)pr * (double)yr;
-                } else if constexpr (DOT) {
-                    dpart[blockIdx.x] = (double)__ldg(xd + b.row0) * (double)yr;
-                }
+                if constexpr (DOT) dpart[blockIdx.x] = (double)__ldg(xd + b.row0) * (double)yr;
             }
         }
         return;
@@ -257,7 +220,7 @@ __global__ void __launch_bounds__(NT, 4)
     for (int i = 0; i < PER; i++) {
         /* padding lanes hold column 0: with B = 1 they read x[0] too */
         const J cc = B ? (c[i] > 0 ? c[i] - B : J(0)) : c[i];
-        const T p = v[i] * xget<T, PU>(x, d, pb, cc);
+        const T p = v[i] * __ldg(x + cc);
         if (t + i * NT < E) sh[cfg<T>::pad(t + i * NT)] = p;
     }
     __syncthreads();
@@ -274,13 +237,7 @@ __global__ void __launch_bounds__(NT, 4)
             const int r = b.row0 + i;
             const T yr = beta != T(0) ? alpha * sum + beta * y[r] : alpha * sum;
             y[r] = yr;
-            if constexpr (PU) {
-                const T pr = xget<T, true>(x, d, pb, r);
-                d.pn[r] = pr;
-                dot += (double)pr * (double)yr;
-            } else if constexpr (DOT) {
-                dot += (double)__ldg(xd + r) * (double)yr;
-            }
+            if constexpr (DOT) dot += (double)__ldg(xd + r) * (double)yr;
         }
     }
     if constexpr (DOT) {
@@ -292,10 +249,10 @@ __global__ void __launch_bounds__(NT, 4)
 
 /* Rows split into chunks: one warp per row adds its partial sums. DOT: split
  * row w's xd[r]*y[r] goes to dpart[w] (dpart: the slots after the blocks'). */
-template <typename T, bool DOT, bool PU>
+template <typename T, bool DOT>
 __global__ void spmv_fixup(const hisp_cuda_split *__restrict__ sp, int64_t n,
                            const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta,
-                           const T *__restrict__ xd, double *__restrict__ dpart, const pdir<T> d)
+                           const T *__restrict__ xd, double *__restrict__ dpart)
 {
     const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
@@ -308,13 +265,7 @@ __global__ void spmv_fixup(const hisp_cuda_split *__restrict__ sp, int64_t n,
     if (lane == 0) {
         const T yr = beta != T(0) ? alpha * sum + beta * y[s.row] : alpha * sum;
         y[s.row] = yr;
-        if constexpr (PU) {
-            const T pr = xget<T, true>(nullptr, d, pbeta(d), s.row);
-            d.pn[s.row] = pr;
-            dpart[w] = (double)pr * (double)yr;
-        } else if constexpr (DOT) {
-            dpart[w] = (double)__ldg(xd + s.row) * (double)yr;
-        }
+        if constexpr (DOT) dpart[w] = (double)__ldg(xd + s.row) * (double)yr;
     }
 }
 
@@ -497,26 +448,25 @@ cudaError_t transpose(const hisp_cuda_csr *A, const hisp_cuda_csr *Tr, int *cnt,
     return cudaGetLastError();
 }
 
-/* op = N; DOT: then *res = dot(xd, y) through the partials dpart; PU: x is
- * the direction d forms (dot(p', y)). */
-template <typename T, typename I, typename J, int B, bool DOT, bool PU>
+/* op = N; DOT: then *res = dot(xd, y) through the partials dpart. */
+template <typename T, typename I, typename J, int B, bool DOT>
 cudaError_t run_n(const hisp_cuda_csr *A, T alpha, const T *x, T beta, T *y, double *dpart, T *res,
-                  const T *xd, const pdir<T> &d, cudaStream_t st)
+                  const T *xd, cudaStream_t st)
 {
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
     cudaError_t e;
     if (A->nblocks > 0) {
-        spmv_n<T, I, J, B, DOT, PU><<<(unsigned)A->nblocks, NT, 0, st>>>(
-            rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta, dpart, xd, d);
+        spmv_n<T, I, J, B, DOT><<<(unsigned)A->nblocks, NT, 0, st>>>(
+            rp, col, val, A->blocks, x, y, static_cast<T *>(A->partial), alpha, beta, dpart, xd);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     if (A->nsplits > 0) {
         const int64_t threads = A->nsplits * 32;
-        spmv_fixup<T, DOT, PU><<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(
+        spmv_fixup<T, DOT><<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(
             A->splits, A->nsplits, static_cast<const T *>(A->partial), y, alpha, beta, xd,
-            DOT ? dpart + A->nblocks : nullptr, d);
+            DOT ? dpart + A->nblocks : nullptr);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
     }
     if constexpr (DOT) {
@@ -528,20 +478,15 @@ cudaError_t run_n(const hisp_cuda_csr *A, T alpha, const T *x, T beta, T *y, dou
 
 template <typename T, typename I, typename J, int B>
 cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y, double *dpart,
-                T *res, const T *xd, const pdir<T> *d, cudaStream_t st)
+                T *res, const T *xd, cudaStream_t st)
 {
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
     cudaError_t e;
-    const pdir<T> none = {};
-    if (op == 0 && d)
-        return run_n<T, I, J, B, true, true>(A, alpha, x, beta, y, dpart, res, xd, *d, st);
     if (op == 0)
-        return dpart
-                   ? run_n<T, I, J, B, true, false>(A, alpha, x, beta, y, dpart, res, xd, none, st)
-                   : run_n<T, I, J, B, false, false>(A, alpha, x, beta, y, nullptr, nullptr, x,
-                                                     none, st);
+        return dpart ? run_n<T, I, J, B, true>(A, alpha, x, beta, y, dpart, res, xd, st)
+                     : run_n<T, I, J, B, false>(A, alpha, x, beta, y, nullptr, nullptr, x, st);
     if (beta != T(1) && A->ncols > 0) {
         int64_t nb = (A->ncols + 255) / 256;
         if (nb > 65536) nb = 65536;
@@ -559,25 +504,25 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *
 /* The instance for A's row-pointer width, index width and base. */
 template <typename T>
 cudaError_t run_shape(const hisp_cuda_csr *A, int op, T alpha, const T *x, T beta, T *y,
-                      double *dpart, T *res, const T *xd, const pdir<T> *d, cudaStream_t st)
+                      double *dpart, T *res, const T *xd, cudaStream_t st)
 {
     switch ((A->wide ? 4 : 0) + (A->idx64 ? 2 : 0) + (A->base ? 1 : 0)) {
     case 0:
-        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 1:
-        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 2:
-        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 3:
-        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 4:
-        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 5:
-        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     case 6:
-        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     default:
-        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, d, st);
+        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, beta, y, dpart, res, xd, st);
     }
 }
 
@@ -589,10 +534,9 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op,
 {
     if (A->f64)
         return run_shape<double>(A, op, alpha, static_cast<const double *>(x), beta,
-                                 static_cast<double *>(y), nullptr, nullptr, nullptr, nullptr,
-                                 stream);
+                                 static_cast<double *>(y), nullptr, nullptr, nullptr, stream);
     return run_shape<float>(A, op, (float)alpha, static_cast<const float *>(x), (float)beta,
-                            static_cast<float *>(y), nullptr, nullptr, nullptr, nullptr, stream);
+                            static_cast<float *>(y), nullptr, nullptr, nullptr, stream);
 }
 
 extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x,
@@ -602,31 +546,11 @@ extern "C" cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, con
     if (A->f64) {
         const double *xs = static_cast<const double *>(x);
         return run_shape<double>(A, 0, 1.0, xs, 0.0, static_cast<double *>(y), part,
-                                 static_cast<double *>(res), xs + xoff, nullptr, stream);
+                                 static_cast<double *>(res), xs + xoff, stream);
     }
     const float *xs = static_cast<const float *>(x);
     return run_shape<float>(A, 0, 1.0f, xs, 0.0f, static_cast<float *>(y), part,
-                            static_cast<float *>(res), xs + xoff, nullptr, stream);
-}
-
-template <typename T>
-cudaError_t run_pdot(const hisp_cuda_csr *A, const void *z, const void *p, void *pn,
-                     const void *num, const void *den, void *y, double *part, void *res,
-                     cudaStream_t stream)
-{
-    const pdir<T> d = {static_cast<const T *>(z), static_cast<const T *>(p), static_cast<T *>(pn),
-                       static_cast<const T *>(num), static_cast<const T *>(den)};
-    return run_shape<T>(A, 0, T(1), nullptr, T(0), static_cast<T *>(y), part, static_cast<T *>(res),
-                        nullptr, &d, stream);
-}
-
-extern "C" cudaError_t hisp_cuda_launch_csr_spmv_pdot(const hisp_cuda_csr *A, const void *z,
-                                                      const void *p, void *pn, const void *num,
-                                                      const void *den, void *y, double *part,
-                                                      void *res, cudaStream_t stream)
-{
-    return A->f64 ? run_pdot<double>(A, z, p, pn, num, den, y, part, res, stream)
-                  : run_pdot<float>(A, z, p, pn, num, den, y, part, res, stream);
+                            static_cast<float *>(res), xs + xoff, stream);
 }
 
 extern "C" cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const int32_t *rows,
@@ -638,11 +562,11 @@ extern "C" cudaError_t hisp_cuda_launch_csr_rows(const hisp_cuda_csr *C, const i
     int64_t nb = (C->nrows + 255) / 256;
     if (nb > 65536) nb = 65536;
     if (C->f64)
-        scatter_add<double><<<(unsigned)nb, 256, 0, stream>>>(rows, static_cast<const double *>(t),
-                                                              C->nrows, static_cast<double *>(y));
+        scatter_add<double><<<(unsigned)nb, 256, 0, stream>>>(
+            rows, static_cast<const double *>(t), C->nrows, static_cast<double *>(y));
     else
-        scatter_add<float><<<(unsigned)nb, 256, 0, stream>>>(rows, static_cast<const float *>(t),
-                                                             C->nrows, static_cast<float *>(y));
+        scatter_add<float><<<(unsigned)nb, 256, 0, stream>>>(
+            rows, static_cast<const float *>(t), C->nrows, static_cast<float *>(y));
     return cudaGetLastError();
 }
 

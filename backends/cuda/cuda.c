@@ -790,28 +790,6 @@ static hisp_status hisp_cuda_csr_spmv_dot(hisp_context ctx, void *p, void *dev, 
     return HISP_SUCCESS;
 }
 
-static hisp_status hisp_cuda_csr_spmv_pdot(hisp_context ctx, void *p, void *dev, const void *z,
-                                           const void *pv, void *pn, const void *num, int64_t inum,
-                                           const void *den, int64_t iden, void *y, void *res,
-                                           int64_t res_index)
-{
-    hisp_cuda_be *be = p;
-    hisp_cuda_mat *m = dev;
-    HISPI_TRY(hisp_cuda_use(ctx, be));
-    if (m->vendor || m->k.nrows != m->k.ncols)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "cuda: the direction's product needs hisp's kernel and a square matrix");
-    size_t es = m->k.f64 ? 8 : 4, nparts = (size_t)(m->k.nblocks + m->k.nsplits);
-    if (!m->dotpart)
-        HISPI_TRY(hisp_cuda_alloc(ctx, be, (nparts + 1) * sizeof(double), &m->dotpart));
-    cudaError_t e =
-        hisp_cuda_launch_csr_spmv_pdot(&m->k, z, pv, pn, (const char *)num + (size_t)inum * es,
-                                       (const char *)den + (size_t)iden * es, y, m->dotpart,
-                                       (char *)res + (size_t)res_index * es, be->stream);
-    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR direction + SpMV + dot kernel launch");
-    return HISP_SUCCESS;
-}
-
 /* ---- HiSparse (backends/cuda/cuda_hisparse.c reaches the stream here) ---- */
 
 void hisp_cuda_be_stream(void *p, int *device, cudaStream_t *stream)
@@ -900,7 +878,6 @@ const hisp_backend_ops hisp_cuda_ops = {
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
     .csr_spmv_dot = hisp_cuda_csr_spmv_dot,
-    .csr_spmv_pdot = hisp_cuda_csr_spmv_pdot,
     .hisparse_upload = hisp_cuda_hs_upload,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,

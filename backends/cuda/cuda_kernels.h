@@ -69,14 +69,6 @@ cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alp
 cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, int64_t xoff,
                                           void *y, double *part, void *res, cudaStream_t stream);
 
-/* CG's direction and product in one pass: pn = z + beta*p with beta =
- * *num / *den (0 when *den == 0; num, den: entries of A's type in device
- * memory), y = A*pn, *res = sum_i pn[i]*y[i] as hisp_cuda_launch_csr_spmv_dot's
- * (A square; pn distinct from z and p). */
-cudaError_t hisp_cuda_launch_csr_spmv_pdot(const hisp_cuda_csr *A, const void *z, const void *p,
-                                           void *pn, const void *num, const void *den, void *y,
-                                           double *part, void *res, cudaStream_t stream);
-
 /* y += alpha*A*x over the non-empty rows of a matrix A whose rows are mostly
  * empty: C holds them (C's row j is A's row rows[j], sharing A's colind and
  * val), t = alpha*C*x (C->nrows entries of scratch), then y[rows[j]] += t[j]. */

@@ -224,25 +224,6 @@ static hisp_status ref_csr_spmv_dot(hisp_context ctx, void *be, void *dev, const
     return HISP_SUCCESS;
 }
 
-/* pn = z + beta*p, y = A pn, r = pn.y (backend.h), beta in the entry type */
-static hisp_status ref_csr_spmv_pdot(hisp_context ctx, void *be, void *dev, const void *z,
-                                     const void *p, void *pn, const void *num, int64_t inum,
-                                     const void *den, int64_t iden, void *y, void *res,
-                                     int64_t res_index)
-{
-    (void)be;
-    const hispi_sparse *A = dev;
-    if ((A->type != HISP_F32 && A->type != HISP_F64) || A->nrows != A->ncols)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "reference: the direction's product needs a square f32/f64 matrix");
-    double n = hispi_load_real(A->type, num, inum), d = hispi_load_real(A->type, den, iden);
-    double beta = A->type == HISP_F64 ? (d != 0 ? n / d : 0) : (d != 0 ? (float)n / (float)d : 0);
-    double s;
-    HISPI_TRY(hispi_ref_csr_spmv_pdot(ctx, A, z, p, beta, pn, y, &s));
-    hispi_store_real(A->type, res, res_index, s);
-    return HISP_SUCCESS;
-}
-
 /* HiSparse: the "device" state is the family's pool copy that core keeps
  * in this backend's (host) buffers plus the queue capacities; SpMV is the
  * scheduler's host simulation. */
@@ -325,7 +306,6 @@ const hisp_backend_ops hisp_reference_ops = {
     .csr_free = ref_csr_free,
     .csr_spmv = ref_csr_spmv,
     .csr_spmv_dot = ref_csr_spmv_dot,
-    .csr_spmv_pdot = ref_csr_spmv_pdot,
     .hisparse_upload = ref_hs_upload,
     .hisparse_free = ref_hs_free,
     .hisparse_spmv = ref_hs_spmv,

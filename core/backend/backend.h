@@ -194,17 +194,6 @@ typedef struct hisp_backend_ops {
      * own (kept with the matrix). */
     hisp_status (*csr_spmv_dot)(hisp_context ctx, void *be, void *dev, const void *x, int64_t xoff,
                                 void *y, void *res, int64_t res_index, void *res_host);
-    /* Optional (NULL: CG forms its direction in a pass of its own): for a
-     * square f32/f64 matrix of csr_upload or csr_wrap, pn = z + beta*p with
-     * beta = num[inum] / den[iden] (0 where den[iden] is 0; entries of A's
-     * type, read when the kernel runs), each entry one fma (beta, p, z) in
-     * the entry type, then y = A*pn and res[res_index] = pn.y as
-     * csr_spmv_dot's. z, p, pn, y distinct buffers of ncols entries. Queued,
-     * no wait. */
-    hisp_status (*csr_spmv_pdot)(hisp_context ctx, void *be, void *dev, const void *z,
-                                 const void *p, void *pn, const void *num, int64_t inum,
-                                 const void *den, int64_t iden, void *y, void *res,
-                                 int64_t res_index);
 
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
      * core/backend/sched_view.h). All three NULL: HiSparse SpMV is unsupported

@@ -120,33 +120,6 @@ static hisp_status spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp
     return HISP_SUCCESS;
 }
 
-/* hispi_spmv_pdot on the backend's fused pass (hispi_spmv_pdot_fused said
- * it has one) */
-static hisp_status spmv_pdot(hisp_context ctx, hisp_matrix A, hisp_vector z, hisp_scalar beta,
-                             hisp_vector p, hisp_vector pn, hisp_vector y, hisp_result r)
-{
-    const hisp_vector v[] = {z, p, pn, y, beta.num, beta.den, r.vec};
-    for (int i = 0; i < 7; i++)
-        if (v[i]->off)
-            return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                              "the direction's product takes no vector views");
-    void *zd = NULL, *pd = NULL, *pnd = NULL, *yd = NULL, *nd = NULL, *dd = NULL, *rd = NULL;
-    HISPI_TRY(hispi_csr_device(A));
-    HISPI_TRY(hispi_vector_device(z, true, &zd));
-    HISPI_TRY(hispi_vector_device(p, true, &pd));
-    HISPI_TRY(hispi_vector_device(pn, false, &pnd));
-    HISPI_TRY(hispi_vector_device(y, false, &yd));
-    HISPI_TRY(hispi_vector_device(beta.num, true, &nd));
-    HISPI_TRY(hispi_vector_device(beta.den, true, &dd));
-    HISPI_TRY(hispi_vector_device(r.vec, true, &rd)); /* one entry is written */
-    HISPI_TRY(HISPI_BE(ctx, csr_spmv_pdot, A->dev, zd, pd, pnd, nd, beta.inum, dd, beta.iden, yd,
-                       rd, r.index));
-    hispi_vector_device_written(pn);
-    hispi_vector_device_written(y);
-    hispi_vector_device_written(r.vec);
-    return HISP_SUCCESS;
-}
-
 #define FAMILY(F, NAME, ID)                                                                        \
     static hisp_status build_##F(hisp_matrix A, const hispi_sparse *s)                             \
     {                                                                                              \
@@ -166,7 +139,6 @@ static hisp_status spmv_pdot(hisp_context ctx, hisp_matrix A, hisp_vector z, his
         .bytes = bytes_##F,                                                                        \
         .spmv = spmv,                                                                              \
         .spmv_dot = spmv_dot,                                                                      \
-        .spmv_pdot = spmv_pdot,                                                                    \
     };
 
 FAMILY(coo, "coo", HISP_FORMAT_COO)

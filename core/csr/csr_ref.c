@@ -1,7 +1,6 @@
 /* Plain serial C reference for CSR SpMV: the oracle of the tests. */
 #include "compound/hispi_compound.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 /* One body per precision; T is the accumulation type (same as the kernels). */
@@ -46,23 +45,6 @@ hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse *A, hisp_op 
         return hispi_compound_ref_spmv_op(ctx, A, op, alpha, x, beta, y);
     }
     return HISP_SUCCESS;
-}
-
-hisp_status hispi_ref_csr_spmv_pdot(hisp_context ctx, const hispi_sparse *A, const void *z,
-                                    const void *p, double beta, void *pn, void *y, double *dot)
-{
-    if (A->type == HISP_F64) {
-        const double *zd = z, *pd = p;
-        double *o = pn;
-        for (int64_t i = 0; i < A->ncols; i++)
-            o[i] = fma(beta, pd[i], zd[i]);
-    } else {
-        const float *zf = z, *pf = p;
-        float *o = pn, bf = (float)beta;
-        for (int64_t i = 0; i < A->ncols; i++)
-            o[i] = fmaf(bf, pf[i], zf[i]);
-    }
-    return hispi_ref_csr_spmv_dot(ctx, A, pn, 0, y, dot);
 }
 
 hisp_status hispi_ref_csr_spmv_dot(hisp_context ctx, const hispi_sparse *A, const void *x,

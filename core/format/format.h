@@ -57,10 +57,6 @@ typedef struct hispi_format_ops {
      * p.q), arguments checked as hisp_spmv_dot's. NULL: spmv, then the dot. */
     hisp_status (*spmv_dot)(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                             hisp_result r);
-    /* Optional: CG's direction and product in one pass (hispi_spmv_pdot;
-     * NULL: not offered for this format). */
-    hisp_status (*spmv_pdot)(hisp_context ctx, hisp_matrix A, hisp_vector z, hisp_scalar beta,
-                             hisp_vector p, hisp_vector pn, hisp_vector y, hisp_result r);
     /* Optional: waits for SpMV work whose failure is reported late (the
      * HiSparse scheduler's counts); hisp_spmv_timed calls it after its loop. */
     hisp_status (*settle)(hisp_context ctx);

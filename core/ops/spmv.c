@@ -208,25 +208,6 @@ hisp_status hispi_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_
     return hisp_vector_dot(x, y, r);
 }
 
-bool hispi_spmv_pdot_fused(hisp_context ctx, hisp_matrix A)
-{
-    if (!hispi_ctx_ok(ctx) || !hispi_mat_ok(A) || A->ctx != ctx) return false;
-    hisp_type t = A->host.type;
-    if ((t != HISP_F32 && t != HISP_F64) || A->host.nrows != A->host.ncols) return false;
-    if (ctx->host_ops && hispi_matrix_host_csr(A)) return false; /* the host's loops */
-    const hispi_format_ops *f = hispi_format_of(A);
-    return f && f->spmv_pdot && HISPI_BE_HAS(ctx, csr_spmv_pdot);
-}
-
-hisp_status hispi_spmv_pdot(hisp_context ctx, hisp_matrix A, hisp_vector z, hisp_scalar beta,
-                            hisp_vector p, hisp_vector pn, hisp_vector y, hisp_result r)
-{
-    if (!hispi_spmv_pdot_fused(ctx, A) || !beta.num || !beta.den || !r.vec)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "the direction's product is not offered for this matrix here");
-    return hispi_format_of(A)->spmv_pdot(ctx, A, z, beta, p, pn, y, r);
-}
-
 hisp_status hisp_spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                           hisp_result r)
 {

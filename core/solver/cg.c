@@ -3,19 +3,14 @@
  *   q = A p, pq = p^H q (an operator's apply_dot fuses them);
  *   r -= q*alpha, ||r||^2;  z = M^-1 r, rho' = r^H z (one pass with Jacobi);
  *   x += p*alpha and p = z + p*(rho'/rho) in one pass
- * with alpha = rho/pq read by the kernels from the slots (no wait). Where
- * the space forms the direction in its product (sp->pdot: CUDA's CSR), an
- * iteration is two passes: p = z + p*beta, q = A p, pq = p^H q in the
- * product; then x += p*alpha with r -= q*alpha, ||r||^2 (Jacobi: x, then
- * r with z). pq is kept per iteration (aux) so a check can tell an
- * indefinite A. The steps are also mixed precision's (mixed.c), which
- * replaces r between them. */
+ * with alpha = rho/pq read by the kernels from the slots (no wait). pq is
+ * kept per iteration (aux) so a check can tell an indefinite A. The steps
+ * are also mixed precision's (mixed.c), which replaces r between them. */
 #include "ksp.h"
 
 #include <math.h>
-#include <stdlib.h>
 
-enum { RHO_A = 0, RHO_B = 1, R0 = 2, RG = 3, JUNK = 4 /* a dot nobody reads */ };
+enum { RHO_A = 0, RHO_B = 1, R0 = 2, RG = 3 };
 
 static int cg_aux_bad(const double v[4], double rprev)
 {
@@ -42,7 +37,6 @@ hisp_status hispi_ks_cg_init(ks_run *r, ks_cg *c, double *rn)
     HISPI_TRY(o->axpby_dot(sp, ks_val(1), r->b, ks_val(-1), c->res, NULL, R0));
     HISPI_TRY(cg_precond(r, c));
     HISPI_TRY(o->copy(sp, c->z, c->p));
-    c->pend = -1;
     double v[4];
     HISPI_TRY(o->read(sp, R0, 1, v));
     *rn = isnan(v[0]) ? NAN : sqrt(fmax(v[0], 0));
@@ -51,11 +45,7 @@ hisp_status hispi_ks_cg_init(ks_run *r, ks_cg *c, double *rn)
 
 hisp_status hispi_ks_cg_detach(ks_run *r, ks_cg *c)
 {
-    ks_space *sp = r->sp;
-    if (c->pend < 0) return sp->o->axpby(sp, ks_val(-1), c->z, ks_val(1), c->p);
-    HISPI_TRY(sp->o->scale(sp, c->p, ks_safe(c->rho, c->pend, 0))); /* the direction not formed */
-    c->pend = -1;
-    return HISP_SUCCESS;
+    return r->sp->o->axpby(r->sp, ks_val(-1), c->z, ks_val(1), c->p);
 }
 
 /* As QUDA's reliable update: p made conjugate-gradient-like again for the
@@ -63,7 +53,6 @@ hisp_status hispi_ks_cg_detach(ks_run *r, ks_cg *c)
  * r^H p = r^H z holds as the recurrence assumes (f32's rounding loses it). */
 hisp_status hispi_ks_cg_replace(ks_run *r, ks_cg *c)
 {
-    c->pend = -1;
     ks_space *sp = r->sp;
     HISPI_TRY(sp->o->dot2(sp, c->res, c->res, c->p, R0, RG));
     HISPI_TRY(cg_precond(r, c));
@@ -74,11 +63,10 @@ hisp_status hispi_ks_cg_begin(ks_run *r, ks_cg *c)
 {
     ks_space *sp = r->sp;
     const ks_ops *o = sp->o;
-    *c = (ks_cg){NULL, NULL, NULL, NULL, R0, NULL, -1};
+    *c = (ks_cg){NULL, NULL, NULL, NULL, R0};
     hisp_status st = o->vnew(sp, 0, &c->res);
     if (!st) st = o->vnew(sp, 0, &c->p);
     if (!st) st = o->vnew(sp, 0, &c->q);
-    if (!st && sp->pdot) st = o->vnew(sp, 0, &c->pn);
     if (!st && sp->has_pc) st = o->vnew(sp, 0, &c->z);
     if (!sp->has_pc) c->z = c->res;
     r->use_aux = 1;
@@ -89,40 +77,9 @@ hisp_status hispi_ks_cg_begin(ks_run *r, ks_cg *c)
 void hispi_ks_cg_end(ks_run *r, ks_cg *c)
 {
     ks_space *sp = r->sp;
-    ks_vec *v[5] = {c->res, c->p, c->q, sp->has_pc ? c->z : NULL, c->pn};
-    for (int i = 0; i < 5; i++)
+    ks_vec *v[4] = {c->res, c->p, c->q, sp->has_pc ? c->z : NULL};
+    for (int i = 0; i < 4; i++)
         if (v[i]) sp->o->vfree(sp, v[i]);
-}
-
-/* The two-pass iteration (sp->pdot): the direction formed in the product
- * (from the second iteration on), x updated with r. */
-static hisp_status cg_step_pdot(ks_run *r, ks_cg *c, int pq, int rr)
-{
-    ks_space *sp = r->sp;
-    const ks_ops *o = sp->o;
-    int rho = c->rho;
-    if (c->pend >= 0) {
-        HISPI_TRY(o->matvec_pdot(sp, c->z, ks_safe(rho, c->pend, 0), c->p, c->pn, c->q, pq));
-        ks_vec *t = c->p;
-        c->p = c->pn, c->pn = t;
-    } else {
-        HISPI_TRY(ks_matvec_dot(sp, c->p, c->q, pq));
-    }
-    int rho2 = rr;
-    if (sp->has_pc) {
-        rho2 = rho == RHO_A ? RHO_B : RHO_A;
-        HISPI_TRY(o->axpby(sp, ks_safe(rho, pq, 0), c->p, ks_val(1), r->x));
-        HISPI_TRY(
-            ks_axpby_precond(sp, ks_safe(rho, pq, 1), c->q, ks_val(1), c->res, rr, c->z, rho2));
-    } else {
-        /* x += p*alpha (+ r*0: the fused op's second term) with r -= q*alpha */
-        const ks_acc acc = {ks_safe(rho, pq, 0), ks_val(0), c->p, c->res, r->x};
-        HISPI_TRY(
-            ks_axpby_dot2(sp, &acc, ks_safe(rho, pq, 1), c->q, ks_val(1), c->res, c->q, rr, JUNK));
-    }
-    c->pend = rho;
-    c->rho = rho2;
-    return HISP_SUCCESS;
 }
 
 hisp_status hispi_ks_cg_step(ks_run *r, ks_cg *c)
@@ -131,11 +88,6 @@ hisp_status hispi_ks_cg_step(ks_run *r, ks_cg *c)
     const ks_ops *o = sp->o;
     int64_t k = r->it + 1;
     int pq = ks_aux(r, k), rr = ks_hist(r, k), rho = c->rho;
-    if (sp->pdot && !getenv("HISP_CG_CLASSIC")) { /* TEMPORARY switch for the measurement */
-        HISPI_TRY(cg_step_pdot(r, c, pq, rr));
-        r->it = k;
-        return HISP_SUCCESS;
-    }
     HISPI_TRY(ks_matvec_dot(sp, c->p, c->q, pq));
     int rho2 = rr; /* no preconditioner: rho' = ||r||^2 */
     if (sp->has_pc) {

@@ -126,11 +126,6 @@ typedef struct {
     hisp_status (*mdot)(ks_space *sp, ks_vec **Q, int q, ks_vec **R, int nr, int slot);
     hisp_status (*bupdate)(ks_space *sp, ks_vec **Q, int q, ks_vec *y0, ks_vec *y1,
                            const double *coef);
-    /* Optional, where sp->pdot (CG's direction in its product): pn = z +
-     * p*beta, y = A pn, slot = dot(pn, y) in one pass; beta a ratio of
-     * slots, pn, z, p, y distinct. */
-    hisp_status (*matvec_pdot)(ks_space *sp, ks_vec *z, ks_sc beta, ks_vec *p, ks_vec *pn,
-                               ks_vec *y, int slot);
     /* Optional (the spaces that run Chebyshev on ks_cheb.c): z = x ./ w,
      * slot >= 0: slot = dot(x, z) (z may be x). */
     hisp_status (*div)(ks_space *sp, ks_vec *x, ks_vec *w, ks_vec *z, int slot);
@@ -147,7 +142,6 @@ struct ks_space {
     int nslot;            /* slots 0 .. nslot-1 */
     int64_t nrows, ncols; /* lengths of b and x (local for MPI ranks) */
     int has_pc;           /* precond() is more than a copy */
-    bool pdot;            /* matvec_pdot runs in one pass for this space's matrix */
     /* a hierarchy's levels (AMG; 0: none), its rows and entries per level */
     int pc_levels;
     const int64_t *pc_rows, *pc_nnz;
@@ -300,10 +294,6 @@ HISPI_LOCAL hisp_status hispi_ks_cg(ks_run *r);
 typedef struct {
     ks_vec *res, *p, *q, *z; /* z is res without a preconditioner */
     int rho;                 /* the slot of r^H z */
-    /* sp->pdot: the next direction z + p*(rho/pend) is formed in the next
-     * product, into pn (then p and pn swap); pend < 0: p is formed */
-    ks_vec *pn;
-    int pend;
 } ks_cg;
 HISPI_LOCAL hisp_status hispi_ks_cg_begin(ks_run *r, ks_cg *c);
 HISPI_LOCAL void hispi_ks_cg_end(ks_run *r, ks_cg *c);

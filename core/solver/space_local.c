@@ -230,14 +230,6 @@ static hisp_status l_vnew(ks_space *sp, int cols, ks_vec **v)
     hisp_vector h = NULL;
     HISPI_TRY(hispi_kpool_take(sp->ctx, sp->t, cols ? sp->ncols : sp->nrows,
                                cols ? sp->nrows : sp->ncols, &h));
-    /* CG's second direction is first used by a product after x has changed:
-     * its device memory is made here, where a failure still leaves x as it was */
-    void *buf = NULL;
-    hisp_status st = sp->pdot ? hispi_vector_device(h, false, &buf) : HISP_SUCCESS;
-    if (st) {
-        hispi_kpool_give(sp->ctx, h);
-        return st;
-    }
     *v = (ks_vec *)h;
     return HISP_SUCCESS;
 }
@@ -372,18 +364,6 @@ static hisp_status l_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
     }
     HISPI_TRY(l_matvec(sp, HISP_OP_N, x, y));
     return l_dot(sp, x, y, slot);
-}
-
-static hisp_status l_matvec_pdot(ks_space *sp, ks_vec *z, ks_sc beta, ks_vec *p, ks_vec *pn,
-                                 ks_vec *y, int slot)
-{
-    local_space *ls = L(sp);
-    unsigned char b0[32];
-    HISPI_TRY(need(ls, &beta, 1));
-    HISPI_TRY(hispi_spmv_pdot(sp->ctx, ls->A, V(z), sc(ls, beta, b0), V(p), V(pn), V(y),
-                              hisp_result_entry(ls->bank, slot)));
-    mark(ls, slot);
-    return HISP_SUCCESS;
 }
 
 static hisp_status l_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
@@ -591,7 +571,6 @@ static const ks_ops local_ops = {.vnew = l_vnew,
                                  .read = l_read,
                                  .destroy = l_destroy,
                                  .matvec_dot = l_matvec_dot,
-                                 .matvec_pdot = l_matvec_pdot,
                                  .axpby_precond = l_axpby_precond,
                                  .axpby_dot2 = l_axpby_dot2,
                                  .vblock = l_vblock,
@@ -763,13 +742,6 @@ static hisp_status local(hisp_context ctx, hisp_matrix A, const hisp_operator *o
         return st;
     }
     sp->has_pc = ls->diag || ls->binv || ls->cscale || ls->amg || ls->ilu || ls->cheb;
-    sp->pdot = A && !ls->has_var && hispi_spmv_pdot_fused(ctx, A);
-    void *bank_dev = NULL; /* the fused product reads its scalars there: made before x changes */
-    st = sp->pdot ? hispi_vector_device(ls->bank, true, &bank_dev) : HISP_SUCCESS;
-    if (st) {
-        l_destroy(sp);
-        return st;
-    }
     if (ctx->kind == HISP_BACKEND_REFERENCE) hispi_ks_timed(sp); /* host loops: calls finish */
     if (ctx->kind != HISP_BACKEND_REFERENCE && ctx->opt.debug) {
         hispi_ks_timed(sp);

@@ -48,13 +48,6 @@ static hisp_status t_matvec_dot(ks_space *sp, ks_vec *x, ks_vec *y, int slot)
     DONE(KS_MS_PRODUCT, sp->inner->matvec_dot(sp, x, y, slot));
 }
 
-static hisp_status t_matvec_pdot(ks_space *sp, ks_vec *z, ks_sc beta, ks_vec *p, ks_vec *pn,
-                                 ks_vec *y, int slot)
-{
-    T0();
-    DONE(KS_MS_PRODUCT, sp->inner->matvec_pdot(sp, z, beta, p, pn, y, slot));
-}
-
 static hisp_status t_precond(ks_space *sp, ks_vec *x, ks_vec *z, int slot)
 {
     T0();
@@ -212,7 +205,6 @@ static const ks_ops timed_ops = {.vnew = t_vnew,
                                  .read = t_read,
                                  .destroy = t_destroy,
                                  .matvec_dot = t_matvec_dot,
-                                 .matvec_pdot = t_matvec_pdot,
                                  .axpby_precond = t_axpby_precond,
                                  .axpby_dot2 = t_axpby_dot2,
                                  .vblock = t_vblock,

@@ -569,9 +569,9 @@ hisp_status hispi_vector_axpby_dot2_acc(hisp_scalar p, hisp_vector P, hisp_scala
                .r = {&r0, &r1},
                .rn = {"r0", "r1"}};
     HISPI_TRY(check(&c));
-    for (int i = 0; i < 6; i++) /* S (4) may be y (1); w (2) may be x (0): both only read */
+    for (int i = 0; i < 6; i++) /* S (4) may be y (1) */
         for (int j = i + 1; j < 6; j++)
-            if (c.v[i] == c.v[j] && !(i == 1 && j == 4) && !(i == 0 && j == 2))
+            if (c.v[i] == c.v[j] && !(i == 1 && j == 4))
                 return hispi_fail(c.ctx, HISP_ERR_INVALID_ARGUMENT, "%s: %s and %s must differ",
                                   c.op, c.vn[i], c.vn[j]);
     return run(&c);
