@@ -908,6 +908,37 @@ HISP_API HISP_NODISCARD hisp_status hisp_spmv_variant(hisp_context ctx, const hi
                                                       hisp_vector x, const void *beta,
                                                       hisp_vector y);
 
+/* ==== many vectors at once: columns and SpMM ==================================================
+ *
+ * A vector of n*k entries may hold k columns of n entries each: the columns
+ * one after another (HISP_ORDER_COL, entry (i, j) at j*n + i, as Fortran,
+ * Matrix Market arrays and cuSPARSE's CUSPARSE_ORDER_COL) or the rows one
+ * after another (HISP_ORDER_ROW, entry (i, j) at i*k + j, as C and numpy's
+ * default). Every vector is one column until told otherwise; the vector
+ * algebra treats it as its n*k entries, whatever its shape. */
+typedef enum { HISP_ORDER_COL = 0, HISP_ORDER_ROW = 1 } hisp_order;
+/* A zero-filled vector of k >= 1 columns of n >= 0 entries. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_create_columns(hisp_context ctx, hisp_type type,
+                                                               int64_t n, int64_t k,
+                                                               hisp_order order, hisp_vector *v);
+/* Gives v (of any origin: created, read, wrapped around the caller's device
+ * memory) k columns in that order: its size must be a multiple of k. */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_set_columns(hisp_vector v, int64_t k,
+                                                            hisp_order order);
+/* v's columns and order (1 and HISP_ORDER_COL for a plain vector). */
+HISP_API HISP_NODISCARD hisp_status hisp_vector_columns(hisp_vector v, int64_t *k,
+                                                        hisp_order *order);
+
+/* Y = alpha * op(A) * X + beta * Y for X and Y of k columns each (the same
+ * k; each in either order): every column of X multiplied by A, A read once.
+ * alpha, beta, the types and op as hisp_spmv's; with beta = 0, Y is not read.
+ * k = 1 is hisp_spmv. A in a CSR family format (COO, CSR, CSC, wrapped
+ * CSR); f32 and f64 on every backend, c32 and c64 on the reference
+ * backend; other formats and types are HISP_ERR_UNSUPPORTED, saying so. */
+HISP_API HISP_NODISCARD hisp_status hisp_spmm(hisp_context ctx, hisp_op op, const void *alpha,
+                                              hisp_matrix A, hisp_vector X, const void *beta,
+                                              hisp_vector Y);
+
 /* ==== addition: C = op(A) + op(B) ============================================================ */
 
 /* C = op_a(A) + op_b(B) (transposed flags and scale factors of HiSparse

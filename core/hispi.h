@@ -204,6 +204,8 @@ struct hisp_vector_s {
     bool wrapped;    /* dev is the caller's memory (hisp_vector_wrap_device): never freed */
     bool retained; /* wrapped: hisp holds a reference to dev (buf_retain), given back by buf_free */
     int64_t off;   /* a view (hispi_vector_view): entry 0 is entry `off` of dev */
+    int64_t cols;  /* columns (hisp_vector_set_columns; 0: one), n a multiple of them */
+    hisp_order order;
     /* a part (hispi_vector_part): dev is entries [base_off, base_off + n)
      * of the buffer base, as a buffer of its own */
     void *base;
@@ -554,6 +556,13 @@ HISPI_LOCAL hisp_status hispi_ref_csr_spmv(hisp_context ctx, const hispi_sparse 
  * in row order (the reference's fused SpMV + dot; the caller rounds). */
 HISPI_LOCAL hisp_status hispi_ref_csr_spmv_dot(hisp_context ctx, const hispi_sparse *A,
                                                const void *x, int64_t xoff, void *y, double *dot);
+/* Y = alpha*op(A)*X + beta*Y over k columns (X and Y each column-major, or
+ * row-major where xrow / yrow), A of f32, f64, c32 or c64 entries (op H
+ * conjugates); accumulation as hispi_ref_csr_spmv's (f32 in float); beta ==
+ * 0 does not read Y. The oracle of hisp_spmm and the reference backend's. */
+HISPI_LOCAL hisp_status hispi_ref_csr_spmm(hisp_context ctx, const hispi_sparse *A, hisp_op op,
+                                           double alpha, const void *X, int xrow, double beta,
+                                           void *Y, int yrow, int64_t k);
 
 /* ---- SpMV fused with a dot (core/ops/spmv.c) ------------------------- */
 

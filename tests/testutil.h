@@ -37,6 +37,7 @@
     X(solver_mixed)                                                                                \
     X(solver_dist)                                                                                 \
     X(spmv_dot)                                                                                    \
+    X(spmm)                                                                                        \
     X(solver_ls)                                                                                   \
     X(hisparse_mt)                                                                                 \
     X(cache)                                                                                       \

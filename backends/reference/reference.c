@@ -224,6 +224,13 @@ static hisp_status ref_csr_spmv_dot(hisp_context ctx, void *be, void *dev, const
     return HISP_SUCCESS;
 }
 
+static hisp_status ref_csr_spmm(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
+                                const void *x, int xrow, double beta, void *y, int yrow, int64_t k)
+{
+    (void)be;
+    return hispi_ref_csr_spmm(ctx, dev, op, alpha, x, xrow, beta, y, yrow, k);
+}
+
 /* HiSparse: the "device" state is the family's pool copy that core keeps
  * in this backend's (host) buffers plus the queue capacities; SpMV is the
  * scheduler's host simulation. */
@@ -306,6 +313,7 @@ const hisp_backend_ops hisp_reference_ops = {
     .csr_free = ref_csr_free,
     .csr_spmv = ref_csr_spmv,
     .csr_spmv_dot = ref_csr_spmv_dot,
+    .csr_spmm = ref_csr_spmm,
     .hisparse_upload = ref_hs_upload,
     .hisparse_free = ref_hs_free,
     .hisparse_spmv = ref_hs_spmv,

@@ -194,6 +194,14 @@ typedef struct hisp_backend_ops {
      * own (kept with the matrix). */
     hisp_status (*csr_spmv_dot)(hisp_context ctx, void *be, void *dev, const void *x, int64_t xoff,
                                 void *y, void *res, int64_t res_index, void *res_host);
+    /* Optional (NULL: hisp_spmm refuses on this backend): Y = alpha*op(A)*X +
+     * beta*Y over k >= 2 columns for a matrix of csr_upload or csr_wrap
+     * (f32/f64; the reference backend any type csr_upload takes, op H
+     * conjugating complex entries). X holds ncols(op) x k entries and Y
+     * nrows(op) x k, each packed column-major, or row-major where xrow /
+     * yrow; X and Y distinct buffers; beta == 0: Y is not read. Queued. */
+    hisp_status (*csr_spmm)(hisp_context ctx, void *be, void *dev, hisp_op op, double alpha,
+                            const void *x, int xrow, double beta, void *y, int yrow, int64_t k);
 
     /* HiSparse (docs/FORMAT.md; the scheduler policy in
      * core/backend/sched_view.h). All three NULL: HiSparse SpMV is unsupported

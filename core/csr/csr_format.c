@@ -120,6 +120,21 @@ static hisp_status spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp
     return HISP_SUCCESS;
 }
 
+/* hisp_spmm on the backend's kernel (arguments checked there) */
+static hisp_status spmm(hisp_context ctx, hisp_op op, double a, hisp_matrix A, hisp_vector X,
+                        double b, hisp_vector Y)
+{
+    if (!HISPI_BE_HAS(ctx, csr_spmm))
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "hisp_spmm: the %s backend has no SpMM",
+                          ctx->ops->name);
+    void *xd = NULL, *yd = NULL;
+    HISPI_TRY(prepare(ctx, A, X, b != 0, Y, &xd, &yd));
+    HISPI_TRY(HISPI_BE(ctx, csr_spmm, A->dev, op, a, xd, X->order == HISP_ORDER_ROW, b, yd,
+                       Y->order == HISP_ORDER_ROW, X->cols));
+    hispi_vector_device_written(Y);
+    return HISP_SUCCESS;
+}
+
 #define FAMILY(F, NAME, ID)                                                                        \
     static hisp_status build_##F(hisp_matrix A, const hispi_sparse *s)                             \
     {                                                                                              \
@@ -139,6 +154,7 @@ static hisp_status spmv_dot(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp
         .bytes = bytes_##F,                                                                        \
         .spmv = spmv,                                                                              \
         .spmv_dot = spmv_dot,                                                                      \
+        .spmm = spmm,                                                                              \
     };
 
 FAMILY(coo, "coo", HISP_FORMAT_COO)

@@ -57,6 +57,11 @@ typedef struct hispi_format_ops {
      * p.q), arguments checked as hisp_spmv_dot's. NULL: spmv, then the dot. */
     hisp_status (*spmv_dot)(hisp_context ctx, hisp_matrix A, hisp_vector x, hisp_vector y,
                             hisp_result r);
+    /* Optional: Y = alpha*op(A)*X + beta*Y over k >= 2 columns (hisp_spmm;
+     * the arguments checked there, op N or T for real entries). NULL: SpMM
+     * is not offered for this format. */
+    hisp_status (*spmm)(hisp_context ctx, hisp_op op, double alpha, hisp_matrix A, hisp_vector X,
+                        double beta, hisp_vector Y);
     /* Optional: waits for SpMV work whose failure is reported late (the
      * HiSparse scheduler's counts); hisp_spmv_timed calls it after its loop. */
     hisp_status (*settle)(hisp_context ctx);

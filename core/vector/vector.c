@@ -381,3 +381,48 @@ hisp_status hispi_vector_part(hisp_vector whole, int64_t off, int64_t n, hisp_ve
     (*v)->base_off = whole->off + off;
     return HISP_SUCCESS;
 }
+
+/* ---- columns (hisp.h "many vectors at once") ------------------------------ */
+
+hisp_status hisp_vector_set_columns(hisp_vector v, int64_t k, hisp_order order)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (order != HISP_ORDER_COL && order != HISP_ORDER_ROW)
+        return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "unknown order %d", (int)order);
+    if (k < 1 || v->n % k)
+        return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT,
+                          "%lld columns: the vector's %lld entries must be a positive multiple "
+                          "of them",
+                          (long long)k, (long long)v->n);
+    v->cols = k;
+    v->order = order;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_create_columns(hisp_context ctx, hisp_type type, int64_t n, int64_t k,
+                                       hisp_order order, hisp_vector *out)
+{
+    if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
+    if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
+    *out = NULL;
+    if (k < 1 || n < 0 || (n > 0 && k > INT64_MAX / n))
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "%lld columns of %lld entries",
+                          (long long)k, (long long)n);
+    if (order != HISP_ORDER_COL && order != HISP_ORDER_ROW)
+        return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "unknown order %d", (int)order);
+    hisp_vector v = NULL;
+    HISPI_TRY(hisp_vector_create(ctx, type, n * k, &v));
+    v->cols = k;
+    v->order = order;
+    *out = v;
+    return HISP_SUCCESS;
+}
+
+hisp_status hisp_vector_columns(hisp_vector v, int64_t *k, hisp_order *order)
+{
+    if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
+    if (!k || !order) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "k or order is NULL");
+    *k = v->cols ? v->cols : 1;
+    *order = v->cols ? v->order : HISP_ORDER_COL;
+    return HISP_SUCCESS;
+}
