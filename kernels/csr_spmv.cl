@@ -157,6 +157,64 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
 #endif
 #endif
 
+/* ---- SpMM, Y = alpha*op(A)*X + beta*Y over k columns: X and Y column-major
+ * (entry (i, j) at j*rows + i) or row-major (at i*k + j) by xrow / yrow. */
+#define AT(i, j, rows, k, row) ((row) ? (i) * (k) + (j) : (j) * (rows) + (i))
+#define SPMM_CC 8 /* columns summed per pass over a row's entries */
+
+/* op N: work-item g takes row g, or (part != 0, CPU devices) the rows
+ * [part[g], part[g + 1]) of the chunk plan; up to SPMM_CC columns per pass
+ * in private sums, the row's entries read once per pass. */
+#if ONE(csr_spmm_n)
+__kernel void csr_spmm_n(const ulong count, __global const uint *part, const int chunk,
+                         const ulong m, const ulong n, const ulong k, __global const ptr_t *rowptr,
+                         __global const idx_t *colind, __global const real *val,
+                         __global const real *x, const int xrow, const real alpha,
+                         const real beta, __global real *y, const int yrow)
+{
+    size_t g = get_global_id(0);
+    if (g >= count) return;
+    ulong r0 = chunk ? part[g] : g, r1 = chunk ? part[g + 1] : g + 1;
+    for (ulong i = r0; i < r1; i++)
+        for (ulong j0 = 0; j0 < k; j0 += SPMM_CC) {
+            real acc[SPMM_CC];
+            for (uint u = 0; u < SPMM_CC; u++)
+                acc[u] = (real)0;
+            uint w = k - j0 < SPMM_CC ? (uint)(k - j0) : SPMM_CC;
+            for (ptr_t e = RP(i); e < RP(i + 1); e++) {
+                real a = val[e];
+                ulong c = CI(e);
+                for (uint u = 0; u < w; u++)
+                    acc[u] += a * x[AT(c, j0 + u, n, k, xrow)];
+            }
+            for (uint u = 0; u < w; u++) {
+                ulong o = AT(i, j0 + u, m, k, yrow);
+                y[o] = combine(alpha, acc[u], beta, y, o);
+            }
+        }
+}
+#endif
+
+#ifdef HAVE_ATOMIC_ADD
+/* op T by scatter, after scale_y over Y: Y(c, j) += alpha*A[i,c]*X(i, j),
+ * work-item g taking row g of A. */
+#if ONE(csr_spmm_t)
+__kernel void csr_spmm_t(const ulong m, const ulong n, const ulong k,
+                         __global const ptr_t *rowptr, __global const idx_t *colind,
+                         __global const real *val, __global const real *x, const int xrow,
+                         const real alpha, __global real *y, const int yrow)
+{
+    size_t i = get_global_id(0);
+    if (i >= m) return;
+    for (ulong j = 0; j < k; j++) {
+        real xi = alpha * x[AT(i, j, m, k, xrow)];
+        for (ptr_t e = RP(i); e < RP(i + 1); e++)
+            atomic_add_real(&y[AT(CI(e), j, n, k, yrow)], val[e] * xi);
+    }
+}
+#endif
+#endif
+
 /* ---- GPU devices: vl lanes per row, coalesced loads, reduction in local
  * memory (no sub-group functions in OpenCL 1.2). Three bins of rows, so
  * that no row serializes: short rows (<= max_len) with the vl chosen from

@@ -233,6 +233,31 @@ START_TEST(test_complex)
 }
 END_TEST
 
+/* the kernels a small matrix or a CPU device would not take (the SpMV's
+ * test hooks, read at upload): 64-bit row pointers; op T by the atomic
+ * scatter and by the transposed copy; OpenCL's vector and block families */
+START_TEST(test_variants)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed();
+    const hispi_spmv_hooks hooks[] = {{0, 1, 0}, {0, 2, 1}, {2, 1, 0}, {3, 2, 0}, {3, 1, 1}};
+    const hisp_type t = test_fp64(ctx) ? HISP_F64 : HISP_F32;
+    for (size_t h = 0; h < sizeof hooks / sizeof *hooks; h++) {
+        hispi_spmv_hook = hooks[h];
+        hisp_matrix A = long_rows(ctx, t, 300, 9000, 5000, &st);
+        for (int o = 0; o < 4; o++) {
+            check_product(ctx, A, HISP_OP_N, 6, (hisp_order)(o & 1), (hisp_order)(o >> 1), 0.5, &st,
+                          "hooks");
+            check_product(ctx, A, HISP_OP_T, 3, (hisp_order)(o & 1), (hisp_order)(o >> 1), 0, &st,
+                          "hooks, op T");
+        }
+        hisp_matrix_destroy(&A);
+        hispi_spmv_hook = (hispi_spmv_hooks){0};
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 static hisp_status status_with(hisp_context ctx, hisp_status s, const char *needle)
 {
     if (s && needle) {
@@ -363,6 +388,7 @@ Suite *suite_spmm(void)
     int n = test_targets(NULL);
     tcase_add_loop_test(tc, test_real, 0, n);
     tcase_add_loop_test(tc, test_complex, 0, n);
+    tcase_add_loop_test(tc, test_variants, 0, n);
     tcase_add_loop_test(tc, test_errors, 0, n);
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
     return s;

@@ -35,7 +35,9 @@ typedef struct {
 typedef struct hisp_cuda_mat {
     hisp_cuda_csr k;
     void *rowptr, *colind, *val, *blocks, *splits, *partial;
-    void *dotpart;            /* csr_spmv_dot: the dot's partials and a result slot, on first use */
+    void *dotpart; /* csr_spmv_dot: the dot's partials and a result slot, on first use */
+    void *mmpart;  /* csr_spmm: k partials per split-row chunk (mmpart_k of them) */
+    int64_t mmpart_k;
     struct hisp_cuda_mat *tr; /* transposed copy for op = T, made on first use */
     int tr_off;               /* op = T scatters with atomics instead */
     void *vendor;             /* MSREP: a cuSPARSE part (cuda_vendor.c) instead of all above */
@@ -327,7 +329,7 @@ static void hisp_cuda_csr_free(void *p, void *dev)
     if (!m) return;
     hisp_cuda_vendor_free(p, m->vendor);
     void *bufs[] = {m->rowptr,  m->colind,  m->val,    m->blocks, m->splits,
-                    m->partial, m->dotpart, m->nzrows, m->nzt};
+                    m->partial, m->dotpart, m->nzrows, m->nzt,    m->mmpart};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         hisp_cuda_free(p, bufs[i]);
     hisp_cuda_csr_free(p, m->tr);
@@ -433,6 +435,10 @@ static hisp_status hisp_cuda_layout(hisp_context ctx, hisp_cuda_be *be, hisp_cud
         s = hisp_cuda_upload_array(ctx, be, splits, (size_t)m->k.nsplits, sizeof *splits,
                                    &m->splits);
     if (!s) s = hisp_cuda_alloc(ctx, be, (size_t)nslots * es, &m->partial);
+    m->k.nslots = nslots;
+    m->k.nlong = 0;
+    for (int64_t b = 0; !s && b < m->k.nblocks; b++)
+        m->k.nlong += blocks[b].slot != HISP_CUDA_STREAM;
     free(blocks);
     free(splits);
     free(rp32);
@@ -469,6 +475,8 @@ static hisp_status hisp_cuda_layout_dev(hisp_context ctx, hisp_cuda_be *be, hisp
     if (!e && !s)
         s = hisp_cuda_alloc(ctx, be, (size_t)tot[2] * sizeof(hisp_cuda_split), &m->splits);
     if (!e && !s) s = hisp_cuda_alloc(ctx, be, (size_t)tot[1] * es, &m->partial);
+    m->k.nslots = tot[1];
+    m->k.nlong = -1; /* the plan stays on the device */
     if (!e && !s)
         e = hisp_cuda_plan_fill(ext->rowptr, ext->ptr64, ext->base, n, cap, HISP_CUDA_ROWCAP,
                                 HISP_CUDA_SPLIT, scratch, m->blocks, tot[0], m->splits, be->stream);
@@ -765,6 +773,48 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     return HISP_SUCCESS;
 }
 
+/* Y = alpha op(A) X + beta Y over k columns (backend.h): op = T on the
+ * transposed copy csr_spmv makes, or by atomics where it has none. */
+static hisp_status hisp_cuda_csr_spmm(hisp_context ctx, void *p, void *dev, hisp_op op,
+                                      double alpha, const void *x, int xrow, double beta, void *y,
+                                      int yrow, int64_t k)
+{
+    hisp_cuda_be *be = p;
+    hisp_cuda_mat *m = dev;
+    HISPI_TRY(hisp_cuda_use(ctx, be));
+    if (m->vendor)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "cuda: SpMM needs hisp's CSR kernels");
+    if (op == HISP_OP_T && !m->tr && !m->tr_off) {
+        hisp_status s = hisp_cuda_transpose(ctx, be, m, &m->tr);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
+            hispi_clear_error(ctx);
+            m->tr_off = 1;
+        } else if (s) {
+            return s;
+        }
+    }
+    bool copy = op == HISP_OP_T && m->tr;
+    hisp_cuda_mat *r = copy ? m->tr : m; /* the matrix op N runs on */
+    if (op == HISP_OP_N || copy) {       /* split rows' partials: nslots * k entries, kept */
+        size_t es = r->k.f64 ? 8 : 4;
+        if (r->k.nslots && r->mmpart_k < k) {
+            if ((size_t)k > SIZE_MAX / es / (size_t)r->k.nslots)
+                return hispi_fail(ctx, HISP_ERR_OUT_OF_DEVICE_MEMORY,
+                                  "cuda: SpMM scratch of %lld x %lld entries", (long long)k,
+                                  (long long)r->k.nslots);
+            void *nb = NULL;
+            HISPI_TRY(hisp_cuda_alloc(ctx, be, (size_t)r->k.nslots * (size_t)k * es, &nb));
+            hisp_cuda_free(be, r->mmpart);
+            r->mmpart = nb;
+            r->mmpart_k = k;
+        }
+    }
+    cudaError_t e = hisp_cuda_launch_csr_spmm(&r->k, op == HISP_OP_T && !copy, alpha, x, xrow, beta,
+                                              y, yrow, k, r->mmpart, be->stream);
+    if (e != cudaSuccess) return hisp_cuda_fail(ctx, e, "CSR SpMM kernel launch");
+    return HISP_SUCCESS;
+}
+
 /* y = A x and its dot with x in one pass over A (backend.h). The scratch
  * holds a double per block and per split row (the kernels' partials), then
  * one entry that a host result is read from. */
@@ -878,6 +928,7 @@ const hisp_backend_ops hisp_cuda_ops = {
     .csr_free = hisp_cuda_csr_free,
     .csr_spmv = hisp_cuda_csr_spmv,
     .csr_spmv_dot = hisp_cuda_csr_spmv_dot,
+    .csr_spmm = hisp_cuda_csr_spmm,
     .hisparse_upload = hisp_cuda_hs_upload,
     .hisparse_free = hisp_cuda_hs_free,
     .hisparse_spmv = hisp_cuda_hs_spmv,

@@ -52,7 +52,9 @@ typedef struct {
     int64_t nblocks;
     const hisp_cuda_split *splits;
     int64_t nsplits;
-    void *partial; /* one entry per chunk of a split row */
+    void *partial;  /* one entry per chunk of a split row */
+    int64_t nslots; /* those chunks */
+    int64_t nlong;  /* blocks that hold one row (or a chunk of one); -1: not counted */
 } hisp_cuda_csr;
 
 /* y = alpha*op(A)*x + beta*y on `stream` (op 0 = N, 1 = T). Returns the first
@@ -68,6 +70,14 @@ cudaError_t hisp_cuda_launch_csr_spmv(const hisp_cuda_csr *A, int op, double alp
  * A->nsplits doubles of device scratch) and rounded once. */
 cudaError_t hisp_cuda_launch_csr_spmv_dot(const hisp_cuda_csr *A, const void *x, int64_t xoff,
                                           void *y, double *part, void *res, cudaStream_t stream);
+
+/* Y = alpha*op(A)*X + beta*Y over k columns (kernels_cuda/spmm.cu; op 0 =
+ * N, 1 = T by atomics): X holds ncols(op) x k entries, Y nrows(op) x k, each
+ * column-major, or row-major where xrow / yrow; beta == 0: Y is not read.
+ * part: scratch of (the plan's partial-sum slots) * k entries for op N. */
+cudaError_t hisp_cuda_launch_csr_spmm(const hisp_cuda_csr *A, int op, double alpha, const void *x,
+                                      int xrow, double beta, void *y, int yrow, int64_t k,
+                                      void *part, cudaStream_t stream);
 
 /* y += alpha*A*x over the non-empty rows of a matrix A whose rows are mostly
  * empty: C holds them (C's row j is A's row rows[j], sharing A's colind and

@@ -86,6 +86,9 @@ HISPI_LOCAL hisp_status hisp_cl_csr_wrap(hisp_context ctx, void *be, const hispi
                                          const hispi_csr_ext *ext, void **dev);
 HISPI_LOCAL hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *be, void *dev, hisp_op op,
                                          double alpha, const void *x, double beta, void *y);
+HISPI_LOCAL hisp_status hisp_cl_csr_spmm(hisp_context ctx, void *be, void *dev, hisp_op op,
+                                         double alpha, const void *x, int xrow, double beta,
+                                         void *y, int yrow, int64_t k);
 
 /* HiSparse (cl_hisparse.c). */
 HISPI_LOCAL hisp_status hisp_cl_hs_upload(hisp_context ctx, void *be, const hispi_hs_view *A,

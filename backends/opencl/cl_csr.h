@@ -65,7 +65,7 @@ typedef struct hisp_cl_csr_s {
     int tr_off;               /* atomics instead (no room for the copy) */
     /* kernels, made on first use */
     cl_kernel scale, n_main, n_mid, n_long, t_main, t_mid, t_long, t_private, t_reduce, n_fix,
-        n_rows;
+        n_rows, mm_n, mm_t;
 } hisp_cl_csr;
 
 /* Upload A; variant < 0: chosen from the device (and the test hook). o:

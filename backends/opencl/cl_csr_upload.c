@@ -15,8 +15,9 @@ void hisp_cl_csr_free(void *be, void *dev)
     (void)be;
     hisp_cl_csr *m = dev;
     if (!m) return;
-    cl_kernel ks[] = {m->scale,  m->n_main,    m->n_mid,    m->n_long, m->t_main, m->t_mid,
-                      m->t_long, m->t_private, m->t_reduce, m->n_fix,  m->n_rows};
+    cl_kernel ks[] = {m->scale,  m->n_main, m->n_mid,     m->n_long,   m->t_main,
+                      m->t_mid,  m->t_long, m->t_private, m->t_reduce, m->n_fix,
+                      m->n_rows, m->mm_n,   m->mm_t};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i]) clReleaseKernel(ks[i]);
     cl_mem bs[] = {m->rowptr, m->colind, m->val,    m->part,    m->midrows, m->longrows, m->tpart,

@@ -495,6 +495,7 @@ const hisp_backend_ops hisp_cl_ops = {
     .csr_caps = HISPI_CSR_GPTR,
     .csr_free = hisp_cl_csr_free,
     .csr_spmv = hisp_cl_csr_spmv,
+    .csr_spmm = hisp_cl_csr_spmm,
     .hisparse_upload = hisp_cl_hs_upload,
     .hisparse_free = hisp_cl_hs_free,
     .hisparse_spmv = hisp_cl_hs_spmv,

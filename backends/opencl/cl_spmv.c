@@ -368,3 +368,64 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     }
     return HISP_SUCCESS;
 }
+
+/* Y = alpha op(A) X + beta Y over k columns (backend.h): op = N one
+ * work-item per row (per chunk of rows on CPU devices); op = T on the
+ * transposed copy where the SpMV makes one, else scale_y and a scatter with
+ * atomics, as the SpMV's. */
+hisp_status hisp_cl_csr_spmm(hisp_context ctx, void *vbe, void *dev, hisp_op op, double alpha,
+                             const void *x, int xrow, double beta, void *y, int yrow, int64_t k)
+{
+    hisp_cl_be *be = vbe;
+    hisp_cl_csr *m = dev;
+    cl_mem xm = (cl_mem)x, ym = (cl_mem)y;
+    int dbl = m->type == HISP_F64;
+    float af = (float)alpha, bf = (float)beta;
+    const void *ap = dbl ? (const void *)&alpha : (const void *)&af;
+    const void *bp = dbl ? (const void *)&beta : (const void *)&bf;
+    size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem), us = sizeof(cl_ulong),
+           is = sizeof(int);
+    cl_ulong mr = (cl_ulong)m->nrows, nc = (cl_ulong)m->ncols, kk = (cl_ulong)k;
+    if (op == HISP_OP_T && m->t_mode == T_TRANSPOSE && !m->tr && !m->tr_off) {
+        hisp_status s = transpose_copy(ctx, be, m, &m->tr);
+        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY || s == HISP_ERR_OUT_OF_HOST_MEMORY) {
+            hispi_debug("opencl: no room for the transposed copy; op = T by atomics");
+            hispi_clear_error(ctx);
+            m->tr_off = 1;
+        } else if (s) {
+            return s;
+        }
+    }
+    if (op == HISP_OP_T && m->tr)
+        return hisp_cl_csr_spmm(ctx, be, m->tr, HISP_OP_N, alpha, x, xrow, beta, y, yrow, k);
+    if (op == HISP_OP_N) {
+        if (m->nrows == 0) return HISP_SUCCESS;
+        int chunk = m->variant == VARIANT_CHUNK && m->part;
+        cl_ulong count = chunk ? (cl_ulong)m->nparts : mr;
+        cl_mem part = chunk ? m->part : m->rowptr; /* not read without chunk */
+        HISPI_TRY(get_kernel(ctx, be, m, "csr_spmm_n", 0, &m->mm_n));
+        size_t sz[] = {us, ms, is, us, us, us, ms, ms, ms, ms, is, rs, rs, ms, is};
+        const void *v[] = {&count,  &part, &chunk, &mr, &nc, &kk, &m->rowptr, &m->colind,
+                           &m->val, &xm,   &xrow,  ap,  bp,  &ym, &yrow};
+        HISPI_TRY(hisp_cl_set_args(ctx, m->mm_n, 15, sz, v));
+        return hisp_cl_launch(ctx, be, m->mm_n, (size_t)count, chunk ? 1 : 64, 0);
+    }
+    if (m->ncols == 0) return HISP_SUCCESS;
+    if (dbl && !be->int64_atomics && m->nnz > 0)
+        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
+                          "opencl: transposed f64 SpMM needs 64-bit atomics "
+                          "(cl_khr_int64_base_atomics), which device \"%s\" lacks",
+                          be->name);
+    HISPI_TRY(get_kernel(ctx, be, m, "scale_y", 0, &m->scale));
+    cl_ulong ny = nc * kk;
+    size_t sz[] = {sizeof ny, rs, ms};
+    const void *v[] = {&ny, bp, &ym};
+    HISPI_TRY(hisp_cl_set_args(ctx, m->scale, 3, sz, v));
+    HISPI_TRY(hisp_cl_launch(ctx, be, m->scale, (size_t)ny, be->is_gpu ? 256 : 64, 0));
+    if (m->nnz == 0 || m->nrows == 0) return HISP_SUCCESS;
+    HISPI_TRY(get_kernel(ctx, be, m, "csr_spmm_t", 0, &m->mm_t));
+    size_t sz2[] = {us, us, us, ms, ms, ms, ms, is, rs, ms, is};
+    const void *v2[] = {&mr, &nc, &kk, &m->rowptr, &m->colind, &m->val, &xm, &xrow, ap, &ym, &yrow};
+    HISPI_TRY(hisp_cl_set_args(ctx, m->mm_t, 11, sz2, v2));
+    return hisp_cl_launch(ctx, be, m->mm_t, (size_t)m->nrows, be->is_gpu ? 64 : 1, 0);
+}

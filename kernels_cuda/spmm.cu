@@ -1,0 +1,417 @@
+/* CSR SpMM kernels of the CUDA backend: Y = alpha*op(A)*X + beta*Y over k
+ * columns. op T runs op N on the transposed copy (backends/cuda/cuda.c) or,
+ * without one, scatters with atomics (spmm_t_scatter).
+ *
+ * op N, a matrix without long rows (the plan has none, cuda_kernels.h nlong):
+ * a group of L lanes per row over the whole matrix (spmm_rows), as below.
+ * With long rows, the SpMV's block plan (kernels_cuda/spmv.cu): a CUDA block
+ * per plan block (spmm_n), so work is balanced by entries.
+ *   - A stream block's rows: a group of L lanes per row (L a power of two).
+ *     X row-major: the lanes split the columns, lane l holding columns
+ *     l, l + L, ... (CJ of them per pass, in registers); the group loads L of
+ *     the row's entries at once (coalesced) and hands each column index and
+ *     value to every lane by a shuffle, so a row of X, k consecutive
+ *     entries, is read coalesced. L from k. X column-major: the lanes split
+ *     the row's entries (as a vector CSR SpMV), each holding CC columns,
+ *     summed over the group by shuffles; the row's entries are read once per
+ *     CC columns (from L1/L2 after the first). L from the block's mean row.
+ *   - A long row, or a chunk of one, by the whole block, the partial sums
+ *     reduced in shared memory; a split row's chunks leave theirs in
+ *     part[slot*k + j], added by spmm_fixup in a fixed order.
+ * Y's order is a run-time choice; with beta == 0 Y is not read. Sums in the
+ * entry type in a fixed order (the same bits on every call). Templated as
+ * kernels_cuda/spmv.cu on the row-pointer type I, the column index type J
+ * and the index base B (arrays the caller wrapped). */
+#include "cuda/cuda_kernels.h"
+
+#include <cstdint>
+
+namespace
+{
+
+constexpr int NT = 256; /* threads per block */
+constexpr int CJ = 4;   /* columns a lane holds per pass, X row-major (L lanes: 4L columns) */
+constexpr int CC = 8;   /* columns a lane holds per pass, X column-major */
+
+__device__ __forceinline__ int64_t at(int64_t i, int64_t j, int64_t n, int64_t k, int row)
+{
+    return row ? i * k + j : j * n + i;
+}
+
+template <typename T> __device__ __forceinline__ T warp_sum(T v)
+{
+#pragma unroll
+    for (int o = 16; o; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* The sums of one row (or chunk) [s, e) for columns [j0, j0 + ...) by a
+ * group of L lanes (mask: the group's lanes), as the header says: X
+ * row-major, lane l holds columns j0 + l + u*L (u < CJ); X column-major,
+ * the lanes split the entries and each holds columns j0 + u (u < CC), summed
+ * over the group before return. */
+template <typename T, typename J, int B, int L>
+__device__ __forceinline__ void row_xrow(const J *__restrict__ col, const T *__restrict__ val,
+                                         int64_t s, int64_t e, int64_t k, int64_t j0,
+                                         const T *__restrict__ x, int lane, unsigned mask, T *acc)
+{
+#pragma unroll
+    for (int u = 0; u < CJ; u++)
+        acc[u] = T(0);
+    for (int64_t p = s; p < e; p += L) {
+        const int64_t q = p + lane;
+        const int64_t cl = q < e ? (int64_t)__ldg(col + q) - B : 0;
+        const T vl = q < e ? __ldg(val + q) : T(0);
+        const int cnt = e - p < L ? (int)(e - p) : L;
+#pragma unroll 4
+        for (int t = 0; t < cnt; t++) {
+            const int64_t c = __shfl_sync(mask, cl, t, L);
+            const T a = __shfl_sync(mask, vl, t, L);
+            const T *xr = x + c * k + j0 + lane;
+#pragma unroll
+            for (int u = 0; u < CJ; u++)
+                if (j0 + lane + (int64_t)u * L < k) acc[u] += a * __ldg(xr + u * L);
+        }
+    }
+}
+
+/* (column-major: entries s + first, s + first + step, ...; the sums over
+ * each group of L lanes) */
+template <typename T, typename J, int B, int L>
+__device__ __forceinline__ void
+row_xcol(const J *__restrict__ col, const T *__restrict__ val, int64_t s, int64_t e, int64_t n,
+         int64_t k, int64_t j0, const T *__restrict__ x, int first, int step, unsigned mask, T *acc)
+{
+    const int w = k - j0 < CC ? (int)(k - j0) : CC;
+#pragma unroll
+    for (int u = 0; u < CC; u++)
+        acc[u] = T(0);
+    for (int64_t q = s + first; q < e; q += step) {
+        const T a = __ldg(val + q);
+        const T *xc = x + j0 * n + ((int64_t)__ldg(col + q) - B);
+#pragma unroll
+        for (int u = 0; u < CC; u++)
+            if (u < w) acc[u] += a * __ldg(xc + u * n);
+    }
+#pragma unroll
+    for (int u = 0; u < CC; u++)
+        for (int o = L >> 1; o; o >>= 1)
+            acc[u] += __shfl_xor_sync(mask, acc[u], o, L);
+}
+
+template <typename T> __device__ __forceinline__ void put(T *yo, T alpha, T sum, T beta)
+{
+    *yo = beta != T(0) ? alpha * sum + beta * *yo : alpha * sum;
+}
+
+/* Y's rows (or row g of a stream block) as a group of L lanes computes them */
+template <typename T, typename J, int B, bool XROW, int L>
+__device__ __forceinline__ void one_row(const J *__restrict__ col, const T *__restrict__ val,
+                                        int64_t i, int64_t s, int64_t e, int64_t m, int64_t n,
+                                        int64_t k, T alpha, const T *__restrict__ x, T beta,
+                                        T *__restrict__ y, int yrow, int lane, unsigned mask)
+{
+    T acc[XROW ? CJ : CC];
+    for (int64_t j0 = 0; j0 < k; j0 += XROW ? (int64_t)L * CJ : CC) {
+        if constexpr (XROW) {
+            row_xrow<T, J, B, L>(col, val, s, e, k, j0, x, lane, mask, acc);
+#pragma unroll
+            for (int u = 0; u < CJ; u++) {
+                const int64_t j = j0 + lane + (int64_t)u * L;
+                if (j < k) put(y + at(i, j, m, k, yrow), alpha, acc[u], beta);
+            }
+        } else {
+            row_xcol<T, J, B, L>(col, val, s, e, n, k, j0, x, lane, L, mask, acc);
+#pragma unroll
+            for (int u = 0; u < CC; u++) /* lane l writes the columns u = l mod L */
+                if ((u & (L - 1)) == lane && j0 + u < k)
+                    put(y + at(i, j0 + u, m, k, yrow), alpha, acc[u], beta);
+        }
+    }
+}
+
+/* A matrix without long rows: group g of L lanes takes row g (L from k, X
+ * row-major; from the mean row, column-major). Many small blocks: more
+ * warps in flight than the plan's blocks give (measured faster where no row
+ * is long). */
+template <typename T, typename I, typename J, int B, bool XROW, int L>
+__global__ void __launch_bounds__(NT)
+    spmm_rows(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
+              int64_t m, int64_t n, int64_t k, T alpha, const T *__restrict__ x, T beta,
+              T *__restrict__ y, int yrow)
+{
+    const int64_t g = ((int64_t)blockIdx.x * NT + threadIdx.x) / L;
+    const int lane = threadIdx.x & (L - 1);
+    if (g >= m) return; /* a group leaves whole: L divides NT */
+    const unsigned mask =
+        L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((threadIdx.x & 31) & ~(L - 1));
+    one_row<T, J, B, XROW, L>(col, val, g, (int64_t)rowptr[g] - B, (int64_t)rowptr[g + 1] - B, m, n,
+                              k, alpha, x, beta, y, yrow, lane, mask);
+}
+
+/* a stream block's rows [row0, row0 + R), a group of L lanes per row */
+template <typename T, typename I, typename J, int B, bool XROW, int L>
+__device__ __forceinline__ void
+stream_rows(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
+            int64_t row0, int R, int64_t m, int64_t n, int64_t k, T alpha, const T *__restrict__ x,
+            T beta, T *__restrict__ y, int yrow)
+{
+    const int t = threadIdx.x, lane = t & (L - 1);
+    const unsigned mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((t & 31) & ~(L - 1));
+    for (int r = t / L; r < R; r += NT / L) { /* whole groups take a row: L divides NT */
+        const int64_t i = row0 + r;
+        one_row<T, J, B, XROW, L>(col, val, i, (int64_t)rowptr[i] - B, (int64_t)rowptr[i + 1] - B,
+                                  m, n, k, alpha, x, beta, y, yrow, lane, mask);
+    }
+}
+
+/* the sums of a long row's entries [k0, k1) for every column, X row-major:
+ * NT / L groups over consecutive slices of the entries, lanes over the
+ * columns, reduced in red; out(j, sum) writes them */
+template <typename T, typename J, int B, int L, typename Out>
+__device__ __forceinline__ void long_xrow(const J *__restrict__ col, const T *__restrict__ val,
+                                          int64_t k0, int64_t k1, int64_t k,
+                                          const T *__restrict__ x, T *red, Out out)
+{
+    constexpr int S = NT / L;
+    const int t = threadIdx.x, lane = t & (L - 1), sg = t / L;
+    const unsigned mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((t & 31) & ~(L - 1));
+    const int64_t len = (k1 - k0 + S - 1) / S;
+    const int64_t s0 = k0 + sg * len, e = s0 + len < k1 ? s0 + len : k1;
+    T acc[CJ];
+    for (int64_t j0 = 0; j0 < k; j0 += (int64_t)L * CJ) {
+        row_xrow<T, J, B, L>(col, val, s0 < e ? s0 : e, e, k, j0, x, lane, mask, acc);
+#pragma unroll
+        for (int u = 0; u < CJ; u++)
+            red[sg * L * CJ + u * L + lane] = acc[u];
+        __syncthreads();
+        if (t < L * CJ && j0 + t < k) { /* column j0 + t%L + (t/L)*L = j0 + t */
+            T sum = 0;
+            for (int g = 0; g < S; g++)
+                sum += red[g * L * CJ + t];
+            out(j0 + t, sum);
+        }
+        __syncthreads();
+    }
+}
+
+/* One block of the SpMV plan (cuda_kernels.h hisp_cuda_block): a stream
+ * block's rows, a group of L lanes per row; or a long row (or a chunk of
+ * one) by the whole block, its sums reduced in shared memory and written to
+ * Y (slot -1) or to the chunk's partials part[slot*k + j] (slot >= 0). */
+template <typename T, typename I, typename J, int B, bool XROW>
+__global__ void __launch_bounds__(NT)
+    spmm_n(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
+           const hisp_cuda_block *__restrict__ blocks, int64_t m, int64_t n, int64_t k, T alpha,
+           const T *__restrict__ x, T beta, T *__restrict__ y, int yrow, T *__restrict__ part)
+{
+    constexpr int CW = XROW ? CJ : CC;
+    __shared__ T red[NT * CW];
+    const hisp_cuda_block b = blocks[blockIdx.x];
+    const int t = threadIdx.x;
+    if (b.slot == HISP_CUDA_STREAM) {
+        const int R = b.row1 - b.row0;
+        /* X row-major: L from k; column-major: from the block's mean row */
+        const int64_t w = XROW ? k : (R ? (b.k1 - b.k0 + R - 1) / R : 1);
+        if (w <= 4)
+            stream_rows<T, I, J, B, XROW, 4>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
+                                             y, yrow);
+        else if (w <= 8)
+            stream_rows<T, I, J, B, XROW, 8>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
+                                             y, yrow);
+        else if (w <= 16)
+            stream_rows<T, I, J, B, XROW, 16>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
+                                              y, yrow);
+        else
+            stream_rows<T, I, J, B, XROW, 32>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
+                                              y, yrow);
+        return;
+    }
+    /* a long row (or a chunk of one) by the whole block */
+    const int64_t i = b.row0;
+    auto out = [&](int64_t j, T sum) {
+        if (b.slot < 0)
+            put(y + at(i, j, m, k, yrow), alpha, sum, beta);
+        else
+            part[(int64_t)b.slot * k + j] = sum;
+    };
+    if constexpr (XROW) {
+        if (k <= 4)
+            long_xrow<T, J, B, 4>(col, val, b.k0, b.k1, k, x, red, out);
+        else if (k <= 8)
+            long_xrow<T, J, B, 8>(col, val, b.k0, b.k1, k, x, red, out);
+        else if (k <= 16)
+            long_xrow<T, J, B, 16>(col, val, b.k0, b.k1, k, x, red, out);
+        else
+            long_xrow<T, J, B, 32>(col, val, b.k0, b.k1, k, x, red, out);
+    } else { /* the block's threads over the entries, CC columns a pass */
+        T acc[CC];
+        const int lane = t & 31;
+        for (int64_t j0 = 0; j0 < k; j0 += CC) {
+            row_xcol<T, J, B, 32>(col, val, b.k0, b.k1, n, k, j0, x, t, NT, 0xffffffffu, acc);
+#pragma unroll
+            for (int u = 0; u < CC; u++) /* the warps' sums (every lane holds its warp's) */
+                if (lane == 0) red[(t >> 5) * CC + u] = acc[u];
+            __syncthreads();
+            if (t < CC && j0 + t < k) {
+                T sum = 0;
+                for (int g = 0; g < NT / 32; g++)
+                    sum += red[g * CC + t];
+                out(j0 + t, sum);
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* Split rows: a warp per row sums its chunks' partials, column by column. */
+template <typename T>
+__global__ void spmm_fixup(const hisp_cuda_split *__restrict__ sp, int64_t ns, int64_t m, int64_t k,
+                           const T *__restrict__ part, T alpha, T beta, T *__restrict__ y, int yrow)
+{
+    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (w >= ns) return;
+    const hisp_cuda_split s = sp[w];
+    for (int64_t j = lane; j < k; j += 32) {
+        T sum = 0;
+        for (int c = 0; c < s.n; c++)
+            sum += part[(int64_t)(s.slot0 + c) * k + j];
+        put(y + at(s.row, j, m, k, yrow), alpha, sum, beta);
+    }
+}
+
+/* op T without a transposed copy (wrapped arrays, or no room): Y scaled by
+ * beta, then each row i of A adds alpha*a_ic*X(i, j) to Y(c, j) with atomics,
+ * the lanes of a warp splitting the columns. */
+template <typename T> __global__ void scale_y(T *__restrict__ y, int64_t n, T beta)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = beta != T(0) ? beta * y[i] : T(0);
+}
+
+template <typename T, typename I, typename J, int B>
+__global__ void __launch_bounds__(NT)
+    spmm_t_scatter(const I *__restrict__ rowptr, const J *__restrict__ col,
+                   const T *__restrict__ val, int64_t m, int64_t n, int64_t k, T alpha,
+                   const T *__restrict__ x, int xrow, T *__restrict__ y, int yrow)
+{
+    const int64_t g = ((int64_t)blockIdx.x * NT + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (g >= m) return;
+    const int64_t s = (int64_t)rowptr[g] - B, e = (int64_t)rowptr[g + 1] - B;
+    for (int64_t j = lane; j < k; j += 32) {
+        const T xv = alpha * __ldg(x + at(g, j, m, k, xrow));
+        for (int64_t q = s; q < e; q++)
+            atomicAdd(y + at((int64_t)__ldg(col + q) - B, j, n, k, yrow), __ldg(val + q) * xv);
+    }
+}
+
+template <typename T, typename I, typename J, int B>
+cudaError_t scatter_t(const hisp_cuda_csr *A, T alpha, const T *x, int xrow, T beta, T *y, int yrow,
+                      int64_t k, cudaStream_t st)
+{
+    const int64_t ny = A->ncols * k;
+    if (ny > 0) {
+        int64_t nb = (ny + 255) / 256;
+        scale_y<T><<<(unsigned)(nb < 65536 ? nb : 65536), 256, 0, st>>>(y, ny, beta);
+    }
+    const int64_t blocks = (A->nrows * 32 + NT - 1) / NT;
+    if (blocks > 0)
+        spmm_t_scatter<T, I, J, B><<<(unsigned)blocks, NT, 0, st>>>(
+            static_cast<const I *>(A->rowptr), static_cast<const J *>(A->colind),
+            static_cast<const T *>(A->val), A->nrows, A->ncols, k, alpha, x, xrow, y, yrow);
+    return cudaGetLastError();
+}
+
+template <typename T, typename I, typename J, int B, int L>
+cudaError_t rows(const hisp_cuda_csr *A, T alpha, const T *x, int xrow, T beta, T *y, int yrow,
+                 int64_t k, cudaStream_t st)
+{
+    const int64_t blocks = (A->nrows * L + NT - 1) / NT;
+    const I *rp = static_cast<const I *>(A->rowptr);
+    const J *col = static_cast<const J *>(A->colind);
+    const T *val = static_cast<const T *>(A->val);
+    if (xrow)
+        spmm_rows<T, I, J, B, true, L><<<(unsigned)blocks, NT, 0, st>>>(
+            rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow);
+    else
+        spmm_rows<T, I, J, B, false, L><<<(unsigned)blocks, NT, 0, st>>>(
+            rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow);
+    return cudaGetLastError();
+}
+
+template <typename T, typename I, typename J, int B>
+cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, int xrow, T beta, T *y,
+                int yrow, int64_t k, T *part, cudaStream_t st)
+{
+    if (op) return scatter_t<T, I, J, B>(A, alpha, x, xrow, beta, y, yrow, k, st);
+    const I *rp = static_cast<const I *>(A->rowptr);
+    const J *col = static_cast<const J *>(A->colind);
+    const T *val = static_cast<const T *>(A->val);
+    if (A->nlong == 0) { /* no long rows: a group per row over the whole matrix */
+        const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
+        const double w = xrow ? (double)k : mean;
+        if (w <= 4) return rows<T, I, J, B, 4>(A, alpha, x, xrow, beta, y, yrow, k, st);
+        if (w <= 8) return rows<T, I, J, B, 8>(A, alpha, x, xrow, beta, y, yrow, k, st);
+        if (w <= 16) return rows<T, I, J, B, 16>(A, alpha, x, xrow, beta, y, yrow, k, st);
+        return rows<T, I, J, B, 32>(A, alpha, x, xrow, beta, y, yrow, k, st);
+    }
+    if (A->nblocks > 0) {
+        if (xrow)
+            spmm_n<T, I, J, B, true><<<(unsigned)A->nblocks, NT, 0, st>>>(
+                rp, col, val, A->blocks, A->nrows, A->ncols, k, alpha, x, beta, y, yrow, part);
+        else
+            spmm_n<T, I, J, B, false><<<(unsigned)A->nblocks, NT, 0, st>>>(
+                rp, col, val, A->blocks, A->nrows, A->ncols, k, alpha, x, beta, y, yrow, part);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return e;
+    }
+    if (A->nsplits > 0) {
+        const int64_t threads = A->nsplits * 32;
+        spmm_fixup<T><<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(
+            A->splits, A->nsplits, A->nrows, k, part, alpha, beta, y, yrow);
+    }
+    return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t run_shape(const hisp_cuda_csr *A, int op, T alpha, const void *xv, int xrow, T beta,
+                      void *yv, int yrow, int64_t k, void *pv, cudaStream_t st)
+{
+    const T *x = static_cast<const T *>(xv);
+    T *y = static_cast<T *>(yv);
+    T *part = static_cast<T *>(pv);
+    switch ((A->wide ? 4 : 0) + (A->idx64 ? 2 : 0) + (A->base ? 1 : 0)) {
+    case 0:
+        return run<T, int32_t, int32_t, 0>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    case 1:
+        return run<T, int32_t, int32_t, 1>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    case 2:
+        return run<T, int32_t, int64_t, 0>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    case 3:
+        return run<T, int32_t, int64_t, 1>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    case 4:
+        return run<T, int64_t, int32_t, 0>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    case 5:
+        return run<T, int64_t, int32_t, 1>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    case 6:
+        return run<T, int64_t, int64_t, 0>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    default:
+        return run<T, int64_t, int64_t, 1>(A, op, alpha, x, xrow, beta, y, yrow, k, part, st);
+    }
+}
+
+} // namespace
+
+extern "C" cudaError_t hisp_cuda_launch_csr_spmm(const hisp_cuda_csr *A, int op, double alpha,
+                                                 const void *x, int xrow, double beta, void *y,
+                                                 int yrow, int64_t k, void *part,
+                                                 cudaStream_t stream)
+{
+    if ((op == 0 && A->nrows == 0) || k == 0) return cudaSuccess;
+    if (A->f64) return run_shape<double>(A, op, alpha, x, xrow, beta, y, yrow, k, part, stream);
+    return run_shape<float>(A, op, (float)alpha, x, xrow, (float)beta, y, yrow, k, part, stream);
+}
