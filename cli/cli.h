@@ -348,8 +348,10 @@ typedef struct {
     int repeat; /* timed runs; 0 = run once, untimed */
     int warmup;
     bool check;         /* compare against the reference backend */
-    const void *y0;     /* initial y (rows of op(A) vector entries), NULL = zeros */
-    const void *x;      /* x (cols of op(A) vector entries), NULL = cli_default_x */
+    int64_t cols;       /* columns of x and y (0 or 1: one, hisp_spmv; more: hisp_spmm,
+                           wall-timed; x, y0 and the result column after column) */
+    const void *y0;     /* initial y (rows of op(A) vector entries, per column), NULL = zeros */
+    const void *x;      /* x (cols of op(A) vector entries, per column), NULL = cli_default_x */
     hisp_format format; /* run on a copy of A in this format (CSR: A itself; the check uses
                            A's CSR) */
     int node_size;      /* HiSparse node size, 0 = default */
@@ -361,7 +363,8 @@ typedef struct {
     hisp_type type;    /* of the matrix */
     hisp_type vt;      /* of the vectors (hisp_compound_vector_type) */
     int64_t m, n, nnz; /* op(A) is m x n vector entries */
-    void *y;           /* result (m entries of type), caller frees */
+    void *y;           /* result (m entries of type per column), caller frees */
+    /* hisp_spmv_timed's; over several columns the wall clock's, each call synchronized */
     double median_ms, min_ms;
     double call_ms;       /* the result run's call with a synchronize (with --repeat: warm) */
     double gflops, gbps;  /* from median */
@@ -381,7 +384,8 @@ typedef struct {
  * prints the error and returns the exit code; res->y is then NULL. The
  * reference check uses its own context on the reference backend. */
 int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_spmv_result *res);
-/* Byte model of one SpMV, as used for GB/s (stated in the help texts). */
+/* Byte model of one SpMV, as used for GB/s (stated in the help texts); over
+ * k columns x and y count k times. */
 #define CLI_BYTE_MODEL                                                                             \
     "CSR arrays (row pointers, column indices, values) + x read once + y written once (read "      \
     "too when beta != 0)"

@@ -34,7 +34,12 @@ static const char help[] =
     "                       (see hisp tune))\n"
     "  --node-size d        HiSparse node size, a power of two in 4..256 (128)\n"
     "  --x X.mtx            x as a Matrix Market array of the vector type (default:\n"
-    "                       scalar component k of x is 1/(k+1))\n"
+    "                       scalar component k of x is 1/(k+1)); a file of c > 1\n"
+    "                       columns (n x c) runs SpMM (hisp_spmm): every column\n"
+    "                       at once, for f32, f64, c32 and c64 entries in the CSR\n"
+    "                       family (--format csr; other formats are refused),\n"
+    "                       complex on the reference backend; --y must then have\n"
+    "                       c columns too, and -o writes y's c columns\n"
     "  --alpha a            default 1 (a real number)\n"
     "  --beta b             default 0 (a real number)\n"
     "  --y Y0.mtx           initial y (default zeros)\n"
@@ -42,12 +47,13 @@ static const char help[] =
     "                       relative 2-norm error ||y - y_ref|| / ||y_ref|| over\n"
     "                       every scalar component\n"
     "  --repeat N           time N runs (after 3 warm-up runs, not timed) and report\n"
-    "                       median and minimum ms, GFLOP/s = flops * nnz / median\n"
-    "                       time (flops per entry: 2 real, 8 complex, 32 quaternion,\n"
-    "                       18 3x3 block) and GB/s = bytes / median time, where bytes\n"
+    "                       median and minimum ms, GFLOP/s = flops * nnz (* the\n"
+    "                       columns) / median time (flops per entry: 2 real, 8\n"
+    "                       complex, 32 quaternion, 18 3x3 block) and GB/s = bytes\n"
+    "                       / median time, where bytes\n"
     "                       counts the CSR arrays (row pointers, column indices,\n"
     "                       values), x read once and y written once (and read when\n"
-    "                       beta != 0)\n"
+    "                       beta != 0), each of their columns\n"
     "  --layout L           compound entries, op n: run this variant's layout,\n"
     "                       OUTER-INNER-VEC, e.g. CSR-AoS-AoS, ELL-SoA-AoS,\n"
     "                       SELL16-SoA-SoA, SELL32-AoS-SoA (default CSR-AoS-AoS)\n"
@@ -60,13 +66,16 @@ static const char help[] =
     "  --json               machine-readable output: \"file\" (or \"generator\"),\n"
     "                       \"backend\", \"device\" {\"backend\", \"index\", \"name\",\n"
     "                       \"platform\", \"type\"}, \"format\", \"type\", \"op\", \"rows\",\n"
-    "                       \"cols\", \"nnz\", \"alpha\", \"beta\", \"timing\", \"check\",\n"
+    "                       \"cols\", \"nnz\", \"columns\" (of x and y), \"alpha\", \"beta\",\n"
+    "                       \"timing\", \"check\",\n"
     "                       \"transfers\", \"kernels\"\n" CLI_HELP_HELP "\n"
     "Time: the wall time of the result's call to hisp_spmv followed by a\n"
     "synchronize (\"call_ms\"). Without --repeat that is the first call (with\n"
     "--format hisparse the one after the scheduling call): it includes uploading\n"
     "A and x, not the kernels built on the way (\"kernels\", below); --repeat\n"
-    "times warm calls.\n"
+    "times warm calls. Over several columns the call is hisp_spmm and --repeat\n"
+    "times each warm call the same way, by the wall clock with a synchronize\n"
+    "(\"clock\": \"wall\"): SpMM has no device-timed form.\n"
     "\n" CLI_TRANSFERS_HELP
     "With --repeat: the warm-up and timed runs (hisp_spmv_timed); the first run\n"
     "uploads the matrix and x (for op t or h of compound entries also op(A), built\n"
@@ -111,24 +120,33 @@ enum {
     O_HELP2
 };
 
-/* Reads a vector file and checks its length; host copy in *out. */
+/* Reads a vector file of one column or several (*cols) and checks its rows;
+ * host copy in *out (column after column). */
 static int read_vector(hisp_context ctx, const char *path, hisp_type t, int64_t want,
-                       const char *what, void **out)
+                       const char *what, void **out, int64_t *cols)
 {
     hisp_vector v = NULL;
-    int64_t n = 0;
+    int64_t n = 0, k = 1;
+    hisp_order order;
     cli_progress("reading %s", path);
     hisp_status s = hisp_vector_read_mtx(ctx, path, t, &v);
     if (!s) s = hisp_vector_size(v, &n);
+    if (!s) s = hisp_vector_columns(v, &k, &order);
     if (s) {
         hisp_vector_destroy(&v);
         return cli_fail(ctx, s, path);
     }
-    if (n != want) {
+    if (k == 1 && n != want) {
         hisp_vector_destroy(&v);
         return cli_value_error("%s: %s has %lld entries, op(A) needs %lld", path, what,
                                (long long)n, (long long)want);
     }
+    if (k > 1 && n / k != want) {
+        hisp_vector_destroy(&v);
+        return cli_value_error("%s: %s has %lld rows (of %lld columns), op(A) needs %lld", path,
+                               what, (long long)(n / k), (long long)k, (long long)want);
+    }
+    *cols = k;
     *out = malloc((size_t)(n > 0 ? n : 1) * hisp_type_size(t));
     if (!*out) s = HISP_ERR_OUT_OF_HOST_MEMORY;
     if (!s) s = hisp_vector_read(v, *out);
@@ -207,6 +225,7 @@ typedef struct {
     hisp_matrix_info mi;
     hisp_type vt;     /* the vectors' type */
     int64_t m, n;     /* op(A) is m x n vector entries */
+    int64_t cols;     /* x's and y's columns (1, or more for SpMM) */
     void *x, *y0;     /* --x, --y (NULL: the defaults) */
     const char *fmt;  /* the format run, as reported */
     char chosen[160]; /* --format auto: the choice's name */
@@ -229,19 +248,29 @@ static int spmv_load(spmv_state *st, spmv_opts *o)
     hisp_op op = o->job.op;
     st->m = (op == HISP_OP_N ? st->mi.nrows : st->mi.ncols) * per;
     st->n = (op == HISP_OP_N ? st->mi.ncols : st->mi.nrows) * per;
-    if (o->xpath && (rc = read_vector(st->ctx, o->xpath, st->vt, st->n, "x", &st->x))) return rc;
-    if (o->ypath && (rc = read_vector(st->ctx, o->ypath, st->vt, st->m, "y", &st->y0))) return rc;
+    int64_t kx = 1, ky = 1;
+    if (o->xpath && (rc = read_vector(st->ctx, o->xpath, st->vt, st->n, "x", &st->x, &kx)))
+        return rc;
+    if (o->ypath && (rc = read_vector(st->ctx, o->ypath, st->vt, st->m, "y", &st->y0, &ky)))
+        return rc;
+    if (o->ypath && ky != kx)
+        return cli_value_error("%s: y has %lld column%s, x %lld", o->ypath, (long long)ky,
+                               ky == 1 ? "" : "s", (long long)kx);
+    o->job.cols = kx;
     o->job.x = st->x;
     o->job.y0 = st->y0;
     return CLI_OK;
 }
 
-/* -o FILE: y as a Matrix Market vector. */
+/* -o FILE: y as a Matrix Market array (of y's columns). */
 static int spmv_write_y(const spmv_state *st, const char *out)
 {
     hisp_vector yv = NULL;
     cli_progress("writing %s", out);
-    hisp_status s = hisp_vector_create(st->ctx, st->vt, st->m, &yv);
+    int64_t k = st->cols;
+    hisp_status s = k > 1
+                        ? hisp_vector_create_columns(st->ctx, st->vt, st->m, k, HISP_ORDER_COL, &yv)
+                        : hisp_vector_create(st->ctx, st->vt, st->m, &yv);
     if (!s) s = hisp_vector_write(yv, st->res.y);
     if (!s) s = hisp_vector_write_mtx(yv, out);
     hisp_vector_destroy(&yv);
@@ -294,6 +323,7 @@ static void spmv_report_json(const spmv_opts *o, const spmv_state *st)
     json_int(&j, "rows", st->mi.nrows);
     json_int(&j, "cols", st->mi.ncols);
     json_int(&j, "nnz", st->mi.nnz);
+    json_int(&j, "columns", st->cols);
     json_double(&j, "alpha", job->alpha);
     json_double(&j, "beta", job->beta);
     if (o->out) json_string(&j, "out", o->out);
@@ -302,6 +332,7 @@ static void spmv_report_json(const spmv_opts *o, const spmv_state *st)
     if (job->repeat > 0) {
         json_int(&j, "repeat", job->repeat);
         json_int(&j, "warmup", job->warmup);
+        if (st->cols > 1) json_string(&j, "clock", "wall");
         json_double(&j, "median_ms", res->median_ms);
         json_double(&j, "min_ms", res->min_ms);
         json_double(&j, "gflops", res->gflops);
@@ -328,8 +359,12 @@ static void spmv_report_text(const spmv_opts *o, const spmv_state *st, bool bad)
     const hisp_matrix_info *mi = &st->mi;
     printf("matrix     %s: %lld x %lld, %lld nonzeros, %s\n", o->path, (long long)mi->nrows,
            (long long)mi->ncols, (long long)mi->nnz, hisp_type_name(mi->type));
-    printf("operation  y = %g*%s*x + %g*y (%s)\n", job->alpha, cli_op_name(job->op), job->beta,
-           res->have_choice ? st->chosen : st->fmt);
+    if (st->cols > 1)
+        printf("operation  Y = %g*%s*X + %g*Y over %lld columns (%s, SpMM)\n", job->alpha,
+               cli_op_name(job->op), job->beta, (long long)st->cols, st->fmt);
+    else
+        printf("operation  y = %g*%s*x + %g*y (%s)\n", job->alpha, cli_op_name(job->op), job->beta,
+               res->have_choice ? st->chosen : st->fmt);
     if (res->have_choice)
         printf("format     auto: %s, %.4f ms per call against CSR's %.4f ms (%s)\n", st->chosen,
                res->choice.best.ms, res->choice.csr_ms,
@@ -342,12 +377,14 @@ static void spmv_report_text(const spmv_opts *o, const spmv_state *st, bool bad)
                "included, kernel builds not)\n",
                res->call_ms);
     if (job->repeat > 0) {
-        printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up)\n",
-               res->median_ms, res->min_ms, job->repeat, job->warmup);
+        printf("time       median %.4f ms, min %.4f ms (%d runs after %d warm-up%s)\n",
+               res->median_ms, res->min_ms, job->repeat, job->warmup,
+               st->cols > 1 ? "; wall time of each call with a synchronize" : "");
         printf("rate       %.3f GFLOP/s, %.3f GB/s (%llu bytes per run: the %s form + x "
-               "+ y)\n",
+               "+ y%s)\n",
                res->gflops, res->gbps, (unsigned long long)res->model_bytes,
-               strcmp(st->fmt, "variant") == 0 ? "layout's" : st->fmt);
+               strcmp(st->fmt, "variant") == 0 ? "layout's" : st->fmt,
+               st->cols > 1 ? ", all columns" : "");
     }
     cli_print_transfers("transfers", &res->xfer);
     cli_print_builds("kernels", &res->builds);
@@ -377,6 +414,7 @@ int cmd_spmv(int argc, char **argv)
     memset(&st, 0, sizeof st);
     if ((rc = cli_context(&st.ctx))) return rc;
     if ((rc = spmv_load(&st, &o))) goto out;
+    st.cols = o.job.cols > 1 ? o.job.cols : 1;
     if ((rc = cli_spmv_run(st.ctx, st.A, &o.job, &st.res))) goto out;
     if (o.out && (rc = spmv_write_y(&st, o.out))) goto out;
     const cli_spmv_result *res = &st.res;

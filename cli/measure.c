@@ -1,5 +1,6 @@
 /* SpMV runs shared by `hisp spmv` and `hisp demo`: one result run, optional
- * timing with hisp_spmv_timed, optional check against the reference backend. */
+ * timing with hisp_spmv_timed, optional check against the reference backend;
+ * over several columns hisp_spmm, timed by the wall clock. */
 #include "cli.h"
 
 #include <math.h>
@@ -75,8 +76,53 @@ double cli_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The job's columns (1 for a plain SpMV). */
+static int64_t job_cols(const cli_spmv_job *job)
+{
+    return job->cols > 1 ? job->cols : 1;
+}
+
+/* A vector of n rows in the job's columns (column after column). */
+static hisp_status job_vector(hisp_context ctx, const cli_spmv_job *job, hisp_type t, int64_t n,
+                              hisp_vector *v)
+{
+    return job_cols(job) > 1
+               ? hisp_vector_create_columns(ctx, t, n, job_cols(job), HISP_ORDER_COL, v)
+               : hisp_vector_create(ctx, t, n, v);
+}
+
+/* The product once: hisp_spmm over several columns, else hisp_spmv (or
+ * variant v when not NULL). */
+static hisp_status product(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,
+                           const hisp_variant *v, const void *alpha, const void *beta,
+                           hisp_vector x, hisp_vector y)
+{
+    if (job_cols(job) > 1) return hisp_spmm(ctx, job->op, alpha, A, x, beta, y);
+    return v ? hisp_spmv_variant(ctx, v, alpha, A, x, beta, y)
+             : hisp_spmv(ctx, job->op, alpha, A, x, beta, y);
+}
+
+/* ms[i] = the wall time of call i of `repeat` products after `warmup`
+ * untimed ones, each followed by a synchronize (kernels built on the way
+ * not counted): hisp_spmm has no device-timed form. */
+static hisp_status product_timed(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,
+                                 const void *alpha, const void *beta, hisp_vector x, hisp_vector y,
+                                 double *ms)
+{
+    hisp_status s = HISP_SUCCESS;
+    for (int i = -job->warmup; i < job->repeat && !s; i++) {
+        hisp_build_stats b0 = cli_builds(ctx), b1;
+        double t0 = cli_now_ms();
+        s = product(ctx, A, job, NULL, alpha, beta, x, y);
+        if (!s) s = hisp_context_synchronize(ctx);
+        b1 = cli_builds(ctx);
+        if (i >= 0) ms[i] = cli_now_ms() - t0 - cli_builds_ms(&b0, &b1);
+    }
+    return s;
+}
+
 /* y = alpha*op(A)*x + beta*y0 once on ctx (with variant v when not NULL);
- * y_out gets m entries. */
+ * y_out gets m entries per column. */
 static hisp_status spmv_once(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job,
                              const hisp_variant *v, const void *alpha, const void *beta,
                              hisp_vector x, hisp_vector y, const void *y0, void *y_out,
@@ -86,9 +132,7 @@ static hisp_status spmv_once(hisp_context ctx, hisp_matrix A, const cli_spmv_job
     if (!s) s = hisp_context_synchronize(ctx); /* y0's upload is not the call's */
     hisp_build_stats b0 = cli_builds(ctx), b1;
     double t0 = cli_now_ms();
-    if (!s)
-        s = v ? hisp_spmv_variant(ctx, v, alpha, A, x, beta, y)
-              : hisp_spmv(ctx, job->op, alpha, A, x, beta, y);
+    if (!s) s = product(ctx, A, job, v, alpha, beta, x, y);
     if (!s) s = hisp_context_synchronize(ctx);
     b1 = cli_builds(ctx);
     /* kernels built on the way are reported apart ("kernels") */
@@ -115,8 +159,8 @@ static int reference_result(hisp_matrix A, const cli_spmv_job *job, const void *
     if (!s) s = hisp_matrix_host_arrays(A, &ptr, &rows, &cols, &vals);
     if (!s && (!ptr || !cols)) s = HISP_ERR_INVALID_ARGUMENT; /* A was converted to CSR */
     if (!s) s = hisp_matrix_create_csr(rctx, mi.type, mi.nrows, mi.ncols, ptr, cols, vals, &B);
-    if (!s) s = hisp_vector_create(rctx, res->vt, res->n, &xv);
-    if (!s) s = hisp_vector_create(rctx, res->vt, res->m, &yv);
+    if (!s) s = job_vector(rctx, job, res->vt, res->n, &xv);
+    if (!s) s = job_vector(rctx, job, res->vt, res->m, &yv);
     if (!s) s = hisp_vector_write(xv, x);
     if (!s) s = spmv_once(rctx, B, job, NULL, alpha, beta, xv, yv, y0, yref, NULL);
     if (s) rc = cli_fail(rctx, s, NULL);
@@ -178,6 +222,17 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         return cli_type_unsupported(what, mi.type,
                                     "this format takes f32 or f64; use --format csr");
     }
+    int64_t k = job_cols(job);
+    if (k > 1 && !(mi.type == HISP_F32 || mi.type == HISP_F64 || mi.type == HISP_C32 ||
+                   mi.type == HISP_C64)) {
+        char what[64];
+        snprintf(what, sizeof what, "spmv over %lld columns", (long long)k);
+        return cli_type_unsupported(what, mi.type, "hisp_spmm takes f32, f64, c32 and c64");
+    }
+    if (k > 1 && job->auto_format)
+        return cli_value_error("spmv --format auto: x has %lld columns, and SpMM runs on the CSR "
+                               "family only (use --format csr, the default)",
+                               (long long)k);
     int rc = cli_check_real("--alpha", job->alpha, vt);
     if (!rc) rc = cli_check_real("--beta", job->beta, vt);
     if (rc) return rc;
@@ -204,17 +259,18 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
     double *ms = NULL;
     hisp_vector x = NULL, y = NULL;
     const void *xh = job->x, *y0 = job->y0;
-    if (!xh) xh = xd = cli_default_x(t, res->n);
-    if (!y0) y0 = y0d = calloc((size_t)(res->m > 0 ? res->m : 1), es);
-    res->y = malloc((size_t)(res->m > 0 ? res->m : 1) * es);
+    int64_t xlen = res->n * k, ylen = res->m * k; /* entries of x and y, all columns */
+    if (!xh) xh = xd = cli_default_x(t, xlen);
+    if (!y0) y0 = y0d = calloc((size_t)(ylen > 0 ? ylen : 1), es);
+    res->y = malloc((size_t)(ylen > 0 ? ylen : 1) * es);
     if (!xh || !y0 || !res->y) {
         rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
         goto out;
     }
-    s = hisp_vector_create(ctx, t, res->n, &x);
-    if (!s) s = hisp_vector_create(ctx, t, res->m, &y);
+    s = job_vector(ctx, job, t, res->n, &x);
+    if (!s) s = job_vector(ctx, job, t, res->m, &y);
     if (!s) s = hisp_vector_write(x, xh);
-    if (!s && format == HISP_FORMAT_HISPARSE) {
+    if (!s && format == HISP_FORMAT_HISPARSE && k == 1) {
         /* HiSparse: the first call is scheduled (its counts are reported);
          * later ones replay its leaf queues on device backends */
         s = spmv_once(ctx, Aop, job, NULL, alpha, beta, x, y, y0, res->y, NULL);
@@ -230,7 +286,9 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         if (!ms) s = HISP_ERR_OUT_OF_HOST_MEMORY;
         if (!s) s = hisp_vector_write(y, y0);
         cli_transfers_reset(ctx);
-        if (!s)
+        if (!s && k > 1)
+            s = product_timed(ctx, Aop, job, alpha, beta, x, y, ms);
+        else if (!s)
             s = var ? hisp_spmv_variant_timed(ctx, var, alpha, Aop, x, beta, y, job->warmup,
                                               job->repeat, ms)
                     : hisp_spmv_timed(ctx, job->op, alpha, Aop, x, beta, y, job->warmup,
@@ -261,21 +319,22 @@ int cli_spmv_run(hisp_context ctx, hisp_matrix A, const cli_spmv_job *job, cli_s
         goto out;
     }
     res->model_bytes =
-        csr_bytes + es * (uint64_t)res->n + es * (uint64_t)res->m * (job->beta != 0 ? 2u : 1u);
+        csr_bytes + es * (uint64_t)xlen + es * (uint64_t)ylen * (job->beta != 0 ? 2u : 1u);
     if (job->repeat > 0 && res->median_ms > 0) {
-        res->gflops = entry_flops(mi.type) * (double)res->nnz / (res->median_ms * 1e-3) * 1e-9;
+        res->gflops =
+            entry_flops(mi.type) * (double)res->nnz * (double)k / (res->median_ms * 1e-3) * 1e-9;
         res->gbps = (double)res->model_bytes / (res->median_ms * 1e-3) * 1e-9;
     }
     if (job->check) {
         cli_progress("checking against the reference backend");
-        yref = malloc((size_t)(res->m > 0 ? res->m : 1) * es);
+        yref = malloc((size_t)(ylen > 0 ? ylen : 1) * es);
         if (!yref) {
             rc = cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
             goto out;
         }
         rc = reference_result(A, job, alpha, beta, xh, y0, res, yref);
         if (rc) goto out;
-        res->rel_error = rel_error(t, res->y, yref, res->m);
+        res->rel_error = rel_error(t, res->y, yref, ylen);
     }
 out:
     if (rc) {

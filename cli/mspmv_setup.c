@@ -97,8 +97,15 @@ int mspmv_vector(hisp_context ctx, const mspmv_opts *o, const char *path, int64_
     }
     hisp_vector v = NULL;
     int64_t len = 0;
+    int64_t k = 1;
+    hisp_order order;
     hisp_status s = hisp_vector_read_mtx(ctx, path, o->type, &v);
     if (!s) s = hisp_vector_size(v, &len);
+    if (!s) s = hisp_vector_columns(v, &k, &order);
+    if (!s && k != 1) {
+        hisp_vector_destroy(&v);
+        return cli_value_error("%s: %s has %lld columns, one is needed", path, what, (long long)k);
+    }
     if (!s && len != n) {
         hisp_vector_destroy(&v);
         return cli_value_error("%s: %s has %lld entries, op(A) needs %lld", path, what,

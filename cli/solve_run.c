@@ -97,8 +97,16 @@ int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int6
         hisp_vector v = NULL;
         int64_t n = 0;
         cli_progress("reading %s", path[k]);
+        int64_t cols = 1;
+        hisp_order order;
         hisp_status s = hisp_vector_read_mtx(ctx, path[k], vt, &v);
         if (!s) s = hisp_vector_size(v, &n);
+        if (!s) s = hisp_vector_columns(v, &cols, &order);
+        if (!s && cols != 1) {
+            hisp_vector_destroy(&v);
+            return cli_value_error("%s %s: %lld columns, one is needed", what[k], path[k],
+                                   (long long)cols);
+        }
         if (!s && n != len[k]) {
             hisp_vector_destroy(&v);
             return cli_value_error("%s %s: %lld entries, the matrix needs %lld (%s)", what[k],

@@ -684,9 +684,15 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_read_range(hisp_vector v, int64_
                                                            int64_t count, void *host);
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write_range(hisp_vector v, int64_t offset,
                                                             int64_t count, const void *host);
-/* Matrix Market array file with one column (or an n x 1 coordinate file). */
+/* A Matrix Market file of n rows and k >= 1 columns: an array, or a
+ * coordinate file (missing entries 0; of an entry repeated, the last one
+ * read counts). k = 1 gives a plain vector of n entries, k > 1 a vector of
+ * n*k entries with k columns in HISP_ORDER_COL (hisp_vector_columns). */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path,
                                                          hisp_type type, hisp_vector *v);
+/* Writes v as an n x k array file of its k columns (hisp_vector_columns;
+ * n x 1 for a plain vector), in the file's column-major order whatever
+ * v's order. */
 HISP_API HISP_NODISCARD hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path);
 
 /* ==== memory the caller already has: streams, wrapped vectors and matrices ======================

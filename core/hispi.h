@@ -580,18 +580,29 @@ HISPI_LOCAL bool hispi_matrix_host_csr(hisp_matrix A);
 
 /* ---- Matrix Market (core/io/mmio.c) ------------------------------------- */
 
+/* Of a parsed file (the parsers fill it when not NULL): the 1-based line of
+ * its size line, and the input's bytes as given (compressed: before
+ * decompression), which bound what it may declare (HISPI_FILE_DIM_LIMIT). */
+typedef struct {
+    int64_t size_line;
+    uint64_t bytes;
+} hispi_mtx_where;
 HISPI_LOCAL hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size,
                                         const char *name, hisp_type type, hispi_sparse *out,
-                                        hisp_mtx_header *header);
+                                        hisp_mtx_header *header, hispi_mtx_where *where);
 /* A file by path: large plain regular files parsed in pieces as they are
  * read; others (pipes, compressed, small) read whole and parsed. */
 HISPI_LOCAL hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type type,
-                                            hispi_sparse *out, hisp_mtx_header *header);
+                                            hispi_sparse *out, hisp_mtx_header *header,
+                                            hispi_mtx_where *where);
 /* Write a general coordinate file (real or complex field by type). */
 HISPI_LOCAL hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s, const char *path);
-/* Write n entries as an n x 1 array file. */
-HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n,
-                                               const void *vals, const char *path);
+/* Write rows x cols entries as a rows x cols array file (column-major, as
+ * Matrix Market arrays are): vals holds them column after column, or row
+ * after row where row_order. */
+HISPI_LOCAL hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t rows,
+                                               int64_t cols, bool row_order, const void *vals,
+                                               const char *path);
 /* Read a whole file into memory (core/io/read_file.c; NUL-terminated; *size
  * excludes the NUL).
  * Regular files are read whole; pipes and devices are read once, up to

@@ -310,6 +310,153 @@ START_TEST(test_spmv_out_matches_library)
 }
 END_TEST
 
+static bool have_scipy(void);
+
+/* A random n x k block in a Matrix Market array file, written from a
+ * vector in `order` (the file is column-major either way); returns the
+ * entries column after column. */
+static double *write_columns(hisp_context ctx, int64_t n, int64_t k, hisp_order order,
+                             const char *path, uint64_t *st)
+{
+    double *col = malloc((size_t)(n * k) * sizeof *col), *buf = malloc((size_t)(n * k) * 8 + 8);
+    ck_assert(col && buf);
+    for (int64_t e = 0; e < n * k; e++)
+        col[e] = test_uniform(st);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < k; j++)
+            buf[order == HISP_ORDER_ROW ? i * k + j : j * n + i] = col[j * n + i];
+    hisp_vector v = NULL;
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, n, k, order, &v));
+    CK_OK(ctx, hisp_vector_write(v, buf));
+    CK_OK(ctx, hisp_vector_write_mtx(v, path));
+    hisp_vector_destroy(&v);
+    free(buf);
+    return col;
+}
+
+/* spmv --x X.mtx with X of 3 and 16 columns on the reference backend: the
+ * written Y (k columns) against a dense product on the host and, where
+ * python3 has scipy, against scipy's alpha*op(A) @ X + beta*Y0; "columns"
+ * in --json; a format outside the CSR family, and mismatched X or Y0, are
+ * input errors. */
+START_TEST(test_spmv_columns)
+{
+    uint64_t st = test_seed() + 307;
+    hisp_context ctx = test_default_context();
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/tests/spmm_scipy.py", HISP_SOURCE_DIR);
+    bool scipy = have_scipy();
+    if (!scipy)
+        test_skip("spmv --x of several columns against scipy: python3 with scipy is not "
+                  "installed (checked against the host product only)");
+    const int64_t m = 37, n = 23;
+    hisp_matrix A0 = test_random_matrix(ctx, HISP_F64, m, n, 0.2, &st);
+    CK_OK(ctx, hisp_matrix_write_mtx(A0, tmp("A.mtx")));
+    hisp_matrix_destroy(&A0);
+    hisp_matrix A = NULL; /* as the program reads it */
+    CK_OK(ctx, hisp_matrix_read_mtx(ctx, tmp("A.mtx"), HISP_F64, &A, NULL));
+    int64_t dm, dn;
+    double *D = test_dense_image(A, 1, &dm, &dn);
+    ck_assert(dm == m && dn == n);
+    const int64_t ks[] = {3, 16};
+    for (int c = 0; c < 4; c++) {
+        int64_t k = ks[c / 2];
+        bool t = c % 2;
+        int64_t xn = t ? m : n, yn = t ? n : m;
+        double *x =
+            write_columns(ctx, xn, k, c == 1 ? HISP_ORDER_COL : HISP_ORDER_ROW, tmp("X.mtx"), &st);
+        double *y0 = write_columns(ctx, yn, k, HISP_ORDER_COL, tmp("Y0.mtx"), &st);
+        run_result r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("X.mtx"),
+                                "--y", tmp("Y0.mtx"), "--alpha", "-1.5", "--beta", "0.25", "-o",
+                                tmp("Y.mtx"), "--json", t ? "--transpose" : NULL, NULL);
+        CK_RUN(r, 0);
+        ck_assert_int_eq(test_json_int(r.out, "columns"), k);
+        run_free(&r);
+        /* the host's product, in double */
+        double *want = malloc((size_t)(yn * k) * sizeof *want);
+        ck_assert(want);
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t i = 0; i < yn; i++) {
+                double sum = 0;
+                for (int64_t l = 0; l < xn; l++)
+                    sum += (t ? D[l * n + i] : D[i * n + l]) * x[j * xn + l];
+                want[j * yn + i] = -1.5 * sum + 0.25 * y0[j * yn + i];
+            }
+        hisp_vector yv = NULL;
+        CK_OK(ctx, hisp_vector_read_mtx(ctx, tmp("Y.mtx"), HISP_F64, &yv));
+        int64_t len = 0, kk = 0;
+        hisp_order order;
+        CK_OK(ctx, hisp_vector_size(yv, &len));
+        CK_OK(ctx, hisp_vector_columns(yv, &kk, &order));
+        ck_assert_int_eq(len, yn * k);
+        ck_assert_int_eq(kk, k);
+        double *got = malloc((size_t)len * sizeof *got);
+        CK_OK(ctx, hisp_vector_read(yv, got));
+        hisp_vector_destroy(&yv);
+        double err = test_rel_error(HISP_F64, got, want, yn * k);
+        ck_assert_msg(err < 1e-12, "k %lld op %s: error %g against the host", (long long)k,
+                      t ? "T" : "N", err);
+        if (scipy) {
+            const char *py[] = {"python3", script,        tmp("Y.mtx"),  tmp("A.mtx"), tmp("X.mtx"),
+                                "--y0",    tmp("Y0.mtx"), "--alpha",     "-1.5",       "--beta",
+                                "0.25",    "--op",        t ? "t" : "n", NULL};
+            r = run_program(py);
+            ck_assert_msg(r.status == 0, "k %lld op %s against scipy: %s%s", (long long)k,
+                          t ? "T" : "N", r.out, r.err);
+            run_free(&r);
+        }
+        free(want), free(got), free(x), free(y0);
+    }
+    /* defaults (alpha 1, beta 0, no Y0), the human output, --repeat's wall clock */
+    double *x = write_columns(ctx, n, 3, HISP_ORDER_COL, tmp("X.mtx"), &st);
+    run_result r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("X.mtx"),
+                            "-o", tmp("Y.mtx"), NULL);
+    CK_RUN(r, 0);
+    ck_assert_msg(strstr(r.out, "over 3 columns"), "%s", r.out);
+    run_free(&r);
+    if (scipy) {
+        const char *py[] = {"python3", script, tmp("Y.mtx"), tmp("A.mtx"), tmp("X.mtx"), NULL};
+        r = run_program(py);
+        ck_assert_msg(r.status == 0, "defaults against scipy: %s%s", r.out, r.err);
+        run_free(&r);
+    }
+    r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("X.mtx"), "--repeat",
+                 "2", "--check", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq(test_json_int(r.out, "columns"), 3);
+    ck_assert_msg(strstr(r.out, "\"clock\": \"wall\""), "%s", r.out);
+    ck_assert(test_json_double(r.out, "rel_error") < 1e-12);
+    run_free(&r);
+    /* one column: "columns" is 1 */
+    r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--json", NULL);
+    CK_RUN(r, 0);
+    ck_assert_int_eq(test_json_int(r.out, "columns"), 1);
+    run_free(&r);
+    /* SELL has no SpMM: the library's refusal, an input error */
+    r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("X.mtx"), "--format",
+                 "sell", NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "hisp_spmm") && strstr(r.err, "sell"), "%s", r.err);
+    run_free(&r);
+    /* X of op(A)'s rows transposed, and Y0 of other columns */
+    r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("X.mtx"), "--transpose",
+                 NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "23 rows (of 3 columns), op(A) needs 37"), "%s", r.err);
+    run_free(&r);
+    free(write_columns(ctx, m, 2, HISP_ORDER_COL, tmp("Y0.mtx"), &st));
+    r = run_hisp("spmv", tmp("A.mtx"), "--backend", "reference", "--x", tmp("X.mtx"), "--y",
+                 tmp("Y0.mtx"), NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "y has 2 columns, x 3"), "%s", r.err);
+    run_free(&r);
+    free(x);
+    free(D);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* hisp add: C = alpha*op(A) + beta*op(B) written as .mtx and .hisp, checked
  * through C x against alpha*op(A) x + beta*op(B) x; mismatched sizes and a
  * device backend are refused with their exit codes. */
@@ -909,6 +1056,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, test_info_json);
     tcase_add_test(tc, test_gen_then_stats);
     tcase_add_test(tc, test_spmv_out_matches_library);
+    tcase_add_test(tc, test_spmv_columns);
     tcase_add_test(tc, test_add_matches_library);
     tcase_add_test(tc, test_multiply_matches_library);
     tcase_add_test(tc, test_multiply_scipy);

@@ -520,6 +520,185 @@ START_TEST(test_vectors)
 }
 END_TEST
 
+/* Vectors of k columns: n x k array files in Matrix Market's column-major
+ * order whatever the vector's order, read back as HISP_ORDER_COL; hand-written
+ * array and coordinate files; the errors with their lines. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect_columns(hisp_context ctx, hisp_vector v, int64_t n, int64_t k, const char *what)
+{
+    int64_t len = -1, kk = -1;
+    hisp_order order = HISP_ORDER_ROW;
+    CK_OK(ctx, hisp_vector_size(v, &len));
+    CK_OK(ctx, hisp_vector_columns(v, &kk, &order));
+    ck_assert_msg(len == n * k && kk == k && order == HISP_ORDER_COL,
+                  "%s: %lld entries in %lld columns (order %d), expected %lld x %lld in column "
+                  "order",
+                  what, (long long)len, (long long)kk, (int)order, (long long)n, (long long)k);
+}
+
+START_TEST(test_vector_columns)
+{
+    hisp_context ctx = test_default_context();
+    make_tmpdir();
+    uint64_t st = test_seed() + 79;
+    char path[600];
+    /* round trips: f32, f64, c32, c64; both orders; k 2, 3, 16 */
+    const hisp_type types[] = {HISP_F32, HISP_F64, HISP_C32, HISP_C64};
+    const int64_t ns[] = {0, 1, 7, 300}, ks[] = {2, 3, 16};
+    for (size_t ti = 0; ti < 4; ti++)
+        for (size_t ni = 0; ni < 4; ni++)
+            for (size_t ki = 0; ki < 3; ki++)
+                for (int o = 0; o < 2; o++) {
+                    hisp_type t = types[ti];
+                    int64_t n = ns[ni], k = ks[ki];
+                    hisp_order order = o ? HISP_ORDER_ROW : HISP_ORDER_COL;
+                    size_t es = hisp_type_size(t);
+                    int comps = hisp_type_components(t);
+                    unsigned char *x = malloc((size_t)(n * k) * es + 1);
+                    unsigned char *y = malloc((size_t)(n * k) * es + 1);
+                    for (int64_t i = 0; i < n * k * comps; i++) {
+                        double u = test_uniform(&st) * pow(10, (double)(test_rand(&st) % 20) - 10);
+                        if (es / (size_t)comps == 4)
+                            ((float *)x)[i] = (float)u;
+                        else
+                            ((double *)x)[i] = u;
+                    }
+                    hisp_vector v = NULL, w = NULL;
+                    CK_OK(ctx, hisp_vector_create_columns(ctx, t, n, k, order, &v));
+                    CK_OK(ctx, hisp_vector_write(v, x));
+                    snprintf(path, sizeof path, "%s/c%zu_%zu_%zu_%d.mtx", tmpdir, ti, ni, ki, o);
+                    CK_OK(ctx, hisp_vector_write_mtx(v, path));
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %lld x %lld %s order", hisp_type_name(t),
+                             (long long)n, (long long)k, o ? "row" : "column");
+                    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, t, &w));
+                    expect_columns(ctx, w, n, k, what);
+                    CK_OK(ctx, hisp_vector_read(w, y));
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t j = 0; j < k; j++) {
+                            int64_t at = o ? i * k + j : j * n + i;
+                            ck_assert_msg(
+                                memcmp(x + (size_t)at * es, y + (size_t)(j * n + i) * es, es) == 0,
+                                "%s: entry (%lld, %lld) does not round-trip", what, (long long)i,
+                                (long long)j);
+                        }
+                    /* the file is an n x k array, column after column */
+                    hisp_matrix M = NULL;
+                    hisp_mtx_header h;
+                    CK_OK(ctx, hisp_matrix_read_mtx(ctx, path, t, &M, &h));
+                    ck_assert_int_eq(h.is_array, 1);
+                    hisp_matrix_info info;
+                    CK_OK(ctx, hisp_matrix_get_info(M, &info));
+                    ck_assert_msg(info.nrows == n && info.ncols == k, "%s: the file is %lld x %lld",
+                                  what, (long long)info.nrows, (long long)info.ncols);
+                    hisp_matrix_destroy(&M);
+                    hisp_vector_destroy(&v);
+                    hisp_vector_destroy(&w);
+                    free(x);
+                    free(y);
+                }
+    /* a 3-column array file: column-major entries */
+    snprintf(path, sizeof path, "%s/three.mtx", tmpdir);
+    write_text(path, "%%MatrixMarket matrix array real general\n% 4 x 3\n4 3\n"
+                     "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n-12.5\n");
+    hisp_vector v = NULL;
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F64, &v));
+    expect_columns(ctx, v, 4, 3, "three.mtx");
+    double got[12];
+    CK_OK(ctx, hisp_vector_read(v, got));
+    for (int e = 0; e < 12; e++)
+        ck_assert_msg(got[e] == (e == 11 ? -12.5 : e + 1), "three.mtx: entry %d is %g", e, got[e]);
+    hisp_vector_destroy(&v);
+    /* the same read as f32, and as an integer array */
+    write_text(path, "%%MatrixMarket matrix array integer general\n2 3\n1\n-2\n3\n-4\n5\n-6\n");
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F32, &v));
+    expect_columns(ctx, v, 2, 3, "integer array");
+    float gf[6];
+    CK_OK(ctx, hisp_vector_read(v, gf));
+    for (int e = 0; e < 6; e++)
+        ck_assert(gf[e] == (float)((e % 2 ? -1 : 1) * (e + 1)));
+    hisp_vector_destroy(&v);
+    /* a complex 2 x 2 array */
+    write_text(path, "%%MatrixMarket matrix array complex general\n2 2\n1 -1\n2 -2\n3 -3\n4 -4\n");
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_C64, &v));
+    expect_columns(ctx, v, 2, 2, "complex array");
+    double gc[8];
+    CK_OK(ctx, hisp_vector_read(v, gc));
+    for (int e = 0; e < 4; e++)
+        ck_assert(gc[2 * e] == e + 1 && gc[2 * e + 1] == -(e + 1));
+    hisp_vector_destroy(&v);
+    /* a coordinate 4 x 3 file: missing entries 0, of a repeated entry the last one */
+    write_text(path, "%%MatrixMarket matrix coordinate real general\n4 3 4\n"
+                     "2 3 7\n1 1 -1\n4 2 2.5\n2 3 8\n");
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F64, &v));
+    expect_columns(ctx, v, 4, 3, "coordinate 4 x 3");
+    CK_OK(ctx, hisp_vector_read(v, got));
+    const double want[12] = {-1, 0, 0, 0, 0, 0, 0, 2.5, 0, 8, 0, 0};
+    for (int e = 0; e < 12; e++)
+        ck_assert_msg(got[e] == want[e], "coordinate 4 x 3: entry %d is %g, expected %g", e, got[e],
+                      want[e]);
+    hisp_vector_destroy(&v);
+    /* a symmetric 3 x 3 array: its mirror filled in */
+    write_text(path, "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F64, &v));
+    expect_columns(ctx, v, 3, 3, "symmetric array");
+    CK_OK(ctx, hisp_vector_read(v, got));
+    const double sym[9] = {1, 2, 3, 2, 4, 5, 3, 5, 6};
+    for (int e = 0; e < 9; e++)
+        ck_assert(got[e] == sym[e]);
+    hisp_vector_destroy(&v);
+    /* errors, each with its line; nothing is made */
+    static const struct {
+        const char *text;
+        int64_t line;
+        const char *word;
+    } bad[] = {
+        {"%%MatrixMarket matrix array real general\n3 2\n1.0\n2.0\n3.0\n4.0\n5.0\n", 8,
+         "ends after 5 of the 6"},
+        {"%%MatrixMarket matrix array real general\n% c\n3 2\n1\n2\n3\n4\n5\n6\n7\n", 10,
+         "more entries than the 6"},
+        {"%%MatrixMarket matrix array real general\n% c\n\n3 0\n", 4, "needs at least one column"},
+        {"%%MatrixMarket matrix coordinate real general\n3 0 0\n", 2, "needs at least one column"},
+        {"%%MatrixMarket matrix coordinate real general\n3 2 1\n4 1 1\n", 3, "row index 4"},
+        {"%%MatrixMarket matrix coordinate real general\n3 2 1\n1 3 1\n", 3, "column index 3"},
+        {"%%MatrixMarket matrix coordinate real general\n% big\n300000 300000 1\n1 1 1\n", 3,
+         "too large"},
+        {"%%MatrixMarket matrix array complex general\n1 2\n1.0 2.0\n3.000\n", 4,
+         "missing imaginary part"},
+    };
+    for (size_t c = 0; c < sizeof bad / sizeof *bad; c++) {
+        write_text(path, bad[c].text);
+        hisp_type t = strstr(bad[c].text, "complex") ? HISP_C64 : HISP_F64;
+        v = NULL;
+        hisp_status s = hisp_vector_read_mtx(ctx, path, t, &v);
+        hisp_error_info e;
+        CK_OK(ctx, hisp_context_last_error(ctx, &e));
+        ck_assert_msg(s == HISP_ERR_INPUT_FORMAT, "bad case %zu: %s (%s)", c, hisp_status_string(s),
+                      e.message);
+        ck_assert_ptr_null(v);
+        ck_assert_msg(e.line == bad[c].line && strstr(e.message, bad[c].word) && e.file &&
+                          strcmp(e.file, path) == 0,
+                      "bad case %zu: %s:%lld: %s (expected line %lld, '%s')", c,
+                      e.file ? e.file : "?", (long long)e.line, e.message, (long long)bad[c].line,
+                      bad[c].word);
+    }
+    /* one column stays a plain vector */
+    write_text(path, "%%MatrixMarket matrix array real general\n2 1\n1\n2\n");
+    CK_OK(ctx, hisp_vector_read_mtx(ctx, path, HISP_F64, &v));
+    expect_columns(ctx, v, 2, 1, "one column");
+    hisp_vector_destroy(&v);
+    remove_tmpdir();
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 /* ---- write → read round trips ------------------------------------------- */
 
 static void expect_same_csr(hisp_context ctx, hisp_matrix A, hisp_matrix B, const char *what)
@@ -1622,6 +1801,7 @@ Suite *suite_mmio(void)
     tcase_add_test(tc, test_values_exact);
     tcase_add_test(tc, test_array_files);
     tcase_add_test(tc, test_vectors);
+    tcase_add_test(tc, test_vector_columns);
     tcase_add_test(tc, test_write_read_roundtrip);
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_truncations_and_corruptions);

@@ -655,24 +655,25 @@ typedef struct {
 
 static hisp_status parse(hisp_context ctx, const char *data, size_t size, input_size in,
                          const char *name, hisp_type type, hispi_sparse *out,
-                         hisp_mtx_header *header, int64_t *size_line_out);
+                         hisp_mtx_header *header, hispi_mtx_where *where);
 
 static hisp_status compressed_head(hisp_context ctx, const char *data, size_t size,
                                    const char *name);
 
 static hisp_status parse_plain(hisp_context ctx, const char *data, size_t size, input_size in,
                                const char *name, hisp_type type, hispi_sparse *out,
-                               hisp_mtx_header *header)
+                               hisp_mtx_header *header, hispi_mtx_where *where)
 {
     if (type != HISP_B3X3_F32 && type != HISP_B3X3_F64)
-        return parse(ctx, data, size, in, name, type, out, header, NULL);
+        return parse(ctx, data, size, in, name, type, out, header, where);
     /* 3x3 blocks: any real file, blocked by 3 */
     hispi_sparse real;
-    int64_t size_line = 0;
-    HISPI_TRY(parse(ctx, data, size, in, name, HISP_F64, &real, header, &size_line));
+    hispi_mtx_where w = {0};
+    HISPI_TRY(parse(ctx, data, size, in, name, HISP_F64, &real, header, &w));
+    if (where) *where = w;
     if (real.nrows % 3 || real.ncols % 3) {
         hispi_sparse_free(&real);
-        return hispi_fail_at(ctx, name ? name : "<buffer>", size_line,
+        return hispi_fail_at(ctx, name ? name : "<buffer>", w.size_line,
                              "3x3 blocks need dimensions divisible by 3, this matrix is %lld x "
                              "%lld",
                              (long long)real.nrows, (long long)real.ncols);
@@ -683,7 +684,8 @@ static hisp_status parse_plain(hisp_context ctx, const char *data, size_t size, 
 }
 
 hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, const char *name,
-                            hisp_type type, hispi_sparse *out, hisp_mtx_header *header)
+                            hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
+                            hispi_mtx_where *where)
 {
     memset(out, 0, sizeof *out);
     if (!hispi_type_valid(type))
@@ -694,11 +696,11 @@ hisp_status hispi_mtx_parse(hisp_context ctx, const char *data, size_t size, con
         size_t n;
         HISPI_TRY(hispi_decompress(ctx, name, data, size, &plain, &n));
         hisp_status s =
-            parse_plain(ctx, plain, n, (input_size){size, true}, name, type, out, header);
+            parse_plain(ctx, plain, n, (input_size){size, true}, name, type, out, header, where);
         free(plain);
         return s;
     }
-    return parse_plain(ctx, data, size, (input_size){size, false}, name, type, out, header);
+    return parse_plain(ctx, data, size, (input_size){size, false}, name, type, out, header, where);
 }
 
 hisp_status hispi_block3_from_real(hisp_context ctx, const char *name, const hispi_sparse *r,
@@ -965,14 +967,14 @@ static hisp_status head_fail(hisp_context ctx, const char *name, const reader *r
 
 static hisp_status parse(hisp_context ctx, const char *data, size_t size, input_size in,
                          const char *name, hisp_type type, hispi_sparse *out,
-                         hisp_mtx_header *header, int64_t *size_line_out)
+                         hisp_mtx_header *header, hispi_mtx_where *where)
 {
     memset(out, 0, sizeof *out);
     name = name ? name : "<buffer>";
     reader r = {.cur = data, .end = data ? data + size : data};
     mtx_head h;
     if (parse_head(&r, data, size, in, 0, type, false, &h)) return head_fail(ctx, name, &r);
-    if (size_line_out) *size_line_out = h.size_line;
+    if (where) *where = (hispi_mtx_where){h.size_line, in.bytes};
     /* the entry lines present, counted before the storage is allocated: a
      * file that declares more entries than it holds (blanks, say, that a
      * compressed input expands to) costs no more than what it holds */
@@ -1020,7 +1022,7 @@ enum { PIECE = 32 << 20 };
  * nothing was recorded, the caller reads the whole file. */
 static hisp_status parse_file(hisp_context ctx, int fd, size_t fsize, const char *name,
                               hisp_type type, hispi_sparse *out, hisp_mtx_header *header,
-                              bool *fallback)
+                              hispi_mtx_where *where, bool *fallback)
 {
     *fallback = true;
     if (fsize <= 2 * (size_t)PIECE || type == HISP_B3X3_F32 || type == HISP_B3X3_F64)
@@ -1040,6 +1042,7 @@ static hisp_status parse_file(hisp_context ctx, int fd, size_t fsize, const char
         return HISP_SUCCESS;
     }
     *fallback = false;
+    if (where) *where = (hispi_mtx_where){h.size_line, fsize};
     hispi_sparse s;
     data_job j = {0};
     hisp_status st = begin(ctx, &h, h.nnz, type, header, &s, &j);
@@ -1102,7 +1105,7 @@ static hisp_status parse_file(hisp_context ctx, int fd, size_t fsize, const char
 }
 
 hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type type,
-                                hispi_sparse *out, hisp_mtx_header *header)
+                                hispi_sparse *out, hisp_mtx_header *header, hispi_mtx_where *where)
 {
     memset(out, 0, sizeof *out);
     if (!hispi_type_valid(type))
@@ -1112,7 +1115,7 @@ hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type ty
     if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
         bool fallback;
         hisp_status st =
-            parse_file(ctx, fd, (size_t)sb.st_size, path, type, out, header, &fallback);
+            parse_file(ctx, fd, (size_t)sb.st_size, path, type, out, header, where, &fallback);
         if (!fallback) {
             close(fd);
             return st;
@@ -1122,7 +1125,7 @@ hisp_status hispi_mtx_read_file(hisp_context ctx, const char *path, hisp_type ty
     char *data = NULL;
     size_t size = 0;
     HISPI_TRY(hispi_read_file(ctx, path, "%%MatrixMarket", &data, &size));
-    hisp_status st = hispi_mtx_parse(ctx, data, size, path, type, out, header);
+    hisp_status st = hispi_mtx_parse(ctx, data, size, path, type, out, header, where);
     free(data);
     return st;
 }

@@ -11,7 +11,7 @@ hisp_status hisp_matrix_read_mtx_buffer(hisp_context ctx, const char *data, size
         return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL data or output handle");
     *A = NULL;
     hispi_sparse s;
-    HISPI_TRY(hispi_mtx_parse(ctx, data, size, name ? name : "<buffer>", type, &s, header));
+    HISPI_TRY(hispi_mtx_parse(ctx, data, size, name ? name : "<buffer>", type, &s, header, NULL));
     return hispi_matrix_wrap(ctx, &s, A);
 }
 
@@ -22,6 +22,6 @@ hisp_status hisp_matrix_read_mtx(hisp_context ctx, const char *path, hisp_type t
     if (!path || !A) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL path or handle");
     *A = NULL;
     hispi_sparse s;
-    HISPI_TRY(hispi_mtx_read_file(ctx, path, type, &s, header));
+    HISPI_TRY(hispi_mtx_read_file(ctx, path, type, &s, header, NULL));
     return hispi_matrix_wrap(ctx, &s, A);
 }

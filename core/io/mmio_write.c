@@ -1,5 +1,5 @@
-/* Matrix Market writer: general coordinate files (and n x 1 arrays for
- * vectors), values in digits that read back exactly: Grisu2's (at most 17,
+/* Matrix Market writer: general coordinate files (and n x k arrays for
+ * vectors of k columns), values in digits that read back exactly: Grisu2's (at most 17,
  * core/io/mmio_dtoa.c) for 8-byte scalars, "%.9g" for 4-byte ones. Blocks of entries are formatted
  * in parallel (hispi_threads) into buffers written in order; the target follows the rule of
  * file_out.c, and a path ending in .gz or .bz2 is compressed (core/io/mmio_compress.c). Errors at
@@ -18,9 +18,11 @@ typedef struct {
     const hispi_sparse *s; /* NULL: a vector (vals, n) */
     hisp_type t;
     const void *vals;
-    int64_t n;     /* entries */
-    int64_t first; /* first block of the round */
-    int nb;        /* blocks in the round */
+    int64_t rows, cols; /* a vector: its shape (the file's, column-major) */
+    bool row_order;     /* vals row after row (else column after column) */
+    int64_t n;          /* entries */
+    int64_t first;      /* first block of the round */
+    int nb;             /* blocks in the round */
     char **buf;
     size_t *len;
     atomic_int next;
@@ -61,9 +63,12 @@ static void format_block(const wjob *j, int64_t b, char *out, size_t *len)
     int64_t k0 = b * BLOCK, k1 = k0 + BLOCK < j->n ? k0 + BLOCK : j->n;
     char *p = out;
     const hispi_sparse *s = j->s;
-    if (!s) {
+    if (!s && !j->row_order) {
         for (int64_t k = k0; k < k1; k++)
             p = put_value(p, j->t, j->vals, k);
+    } else if (!s) { /* the file's k-th entry, (k % rows, k / rows), is at i * cols + j */
+        for (int64_t k = k0; k < k1; k++)
+            p = put_value(p, j->t, j->vals, k % j->rows * j->cols + k / j->rows);
     } else if (s->format == HISP_FORMAT_COO) {
         for (int64_t k = k0; k < k1; k++) {
             p = put_u32(p, (uint32_t)s->rowind[k] + 1);
@@ -208,15 +213,20 @@ hisp_status hispi_mtx_write(hisp_context ctx, const hispi_sparse *s, const char 
     return write_sparse(ctx, s, path, "");
 }
 
-hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t n, const void *vals,
-                                   const char *path)
+hisp_status hispi_mtx_write_vector(hisp_context ctx, hisp_type t, int64_t rows, int64_t cols,
+                                   bool row_order, const void *vals, const char *path)
 {
     HISPI_TRY(writable_type(ctx, t));
     char head[256];
     snprintf(head, sizeof head,
-             "%%%%MatrixMarket matrix array %s general\n%% written by hisp %s\n%lld 1\n",
-             field_of(t), hisp_version_string(), (long long)n);
-    wjob j = {.t = t, .vals = vals, .n = n};
+             "%%%%MatrixMarket matrix array %s general\n%% written by hisp %s\n%lld %lld\n",
+             field_of(t), hisp_version_string(), (long long)rows, (long long)cols);
+    wjob j = {.t = t,
+              .vals = vals,
+              .rows = rows,
+              .cols = cols,
+              .row_order = row_order && cols > 1,
+              .n = rows * cols};
     return write_all(ctx, path, head, &j);
 }
 

@@ -233,7 +233,9 @@ hisp_status hisp_vector_write_mtx(hisp_vector v, const char *path)
     if (!hispi_vec_ok(v)) return HISP_ERR_INVALID_HANDLE;
     if (!path) return hispi_fail(v->ctx, HISP_ERR_INVALID_ARGUMENT, "path is NULL");
     HISPI_TRY(sync_host(v));
-    return hispi_mtx_write_vector(v->ctx, v->type, v->n, v->host, path);
+    int64_t k = v->cols ? v->cols : 1; /* an n x k array, column-major whatever v's order */
+    return hispi_mtx_write_vector(v->ctx, v->type, v->n / k, k, v->order == HISP_ORDER_ROW, v->host,
+                                  path);
 }
 
 hisp_status hispi_vector_device(hisp_vector v, bool need_data, void **buf)
@@ -316,22 +318,36 @@ hisp_status hisp_vector_read_mtx(hisp_context ctx, const char *path, hisp_type t
     if (!hispi_ctx_ok(ctx)) return HISP_ERR_INVALID_HANDLE;
     if (!out) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "output handle is NULL");
     *out = NULL;
-    hisp_matrix M = NULL;
-    HISPI_TRY(hisp_matrix_read_mtx(ctx, path, type, &M, NULL));
+    if (!path) return hispi_fail(ctx, HISP_ERR_INVALID_ARGUMENT, "NULL path or handle");
+    hispi_sparse M;
+    hisp_mtx_header h;
+    hispi_mtx_where w = {0};
+    HISPI_TRY(hispi_mtx_read_file(ctx, path, type, &M, &h, &w));
+    int64_t n = M.nrows, k = M.ncols; /* each below 2^31: n * k fits */
     hisp_status s = HISP_SUCCESS;
-    if (M->host.ncols != 1) {
-        s = hispi_fail_at(ctx, path, 0, "a vector file needs one column, this one has %lld",
-                          (long long)M->host.ncols);
+    if (k < 1) {
+        s = hispi_fail_at(ctx, path, w.size_line,
+                          "a vector file needs at least one column, this one is %lld x 0",
+                          (long long)n);
+    } else if (!h.is_array && n * k > HISPI_FILE_DIM_LIMIT(w.bytes)) {
+        /* arrays hold their n*k entries; a coordinate file's few make as many */
+        s = hispi_fail_at(ctx, path, w.size_line,
+                          "%lld x %lld: a vector of %lld entries is too large for a %llu-byte "
+                          "coordinate file (at most 2^20 + 8 x the file size = %lld)",
+                          (long long)n, (long long)k, (long long)(n * k),
+                          (unsigned long long)w.bytes, (long long)HISPI_FILE_DIM_LIMIT(w.bytes));
     } else {
-        s = hisp_vector_create(ctx, type, M->host.nrows, out);
-        if (!s) { /* scatter entries (array files are dense; coordinate may be sparse) */
-            size_t es = hisp_type_size(type);
-            for (int64_t k = 0; k < M->host.nnz; k++)
-                memcpy((char *)(*out)->host + (size_t)M->host.rowind[k] * es,
-                       (const char *)M->host.val + (size_t)k * es, es);
-        }
+        s = k == 1 ? hisp_vector_create(ctx, type, n, out)
+                   : hisp_vector_create_columns(ctx, type, n, k, HISP_ORDER_COL, out);
     }
-    hisp_matrix_destroy(&M);
+    if (!s) { /* scatter the entries, (i, j) to j*n + i (array files are dense; coordinate
+                 files may be sparse, and of repeated entries the last one counts) */
+        size_t es = hisp_type_size(type);
+        for (int64_t e = 0; e < M.nnz; e++)
+            memcpy((char *)(*out)->host + (size_t)(M.colind[e] * n + M.rowind[e]) * es,
+                   (const char *)M.val + (size_t)e * es, es);
+    }
+    hispi_sparse_free(&M);
     return s;
 }
 
