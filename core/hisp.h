@@ -938,9 +938,12 @@ HISP_API HISP_NODISCARD hisp_status hisp_vector_columns(hisp_vector v, int64_t *
 /* Y = alpha * op(A) * X + beta * Y for X and Y of k columns each (the same
  * k; each in either order): every column of X multiplied by A, A read once.
  * alpha, beta, the types and op as hisp_spmv's; with beta = 0, Y is not read.
- * k = 1 is hisp_spmv. A in a CSR family format (COO, CSR, CSC, wrapped
- * CSR); f32 and f64 on every backend, c32 and c64 on the reference
- * backend; other formats and types are HISP_ERR_UNSUPPORTED, saying so. */
+ * k = 1 is hisp_spmv. Real entries in a CSR family format (COO, CSR, CSC,
+ * wrapped CSR) run one SpMM kernel on every backend (complex ones on the
+ * reference backend); SELL, HiSparse (op T without forming A^T) and complex
+ * entries on a device run column by column through hisp_spmv, with X and Y
+ * column-major (row-major: HISP_ERR_UNSUPPORTED). Compound types other than
+ * complex are HISP_ERR_UNSUPPORTED. */
 HISP_API HISP_NODISCARD hisp_status hisp_spmm(hisp_context ctx, hisp_op op, const void *alpha,
                                               hisp_matrix A, hisp_vector X, const void *beta,
                                               hisp_vector Y);

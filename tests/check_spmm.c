@@ -4,9 +4,9 @@
  * (H: T for real entries); rectangular random matrices with empty rows and
  * columns, a matrix with rows long enough for the CUDA plan's long-row
  * blocks and split rows; beta = 0 (Y not read: NaN stays out) and not;
- * complex entries (N, T, H) on the reference backend; the shape calls, the
- * argument errors, the formats and types refused, and injected allocation
- * failures (Y unchanged). */
+ * complex entries (N, T, H; column by column on devices); SELL and
+ * HiSparse by columns; the shape calls, the argument errors, the orders and
+ * types refused, and injected allocation failures (Y unchanged). */
 #include "testutil.h"
 #include "hispi.h"
 
@@ -35,8 +35,8 @@ static void put(hisp_type t, void *a, int64_t i, double v)
 
 /* One product on ctx against the oracle: A (m x n) in any CSR-family
  * format, k columns, the orders of X and Y, op, beta (0: Y starts as NaN). */
-static void check_product(hisp_context ctx, hisp_matrix A, hisp_op op, int64_t k, hisp_order xo,
-                          hisp_order yo, double beta, uint64_t *st, const char *what)
+static void check_image(hisp_context ctx, hisp_matrix A, hisp_matrix img, hisp_op op, int64_t k,
+                        hisp_order xo, hisp_order yo, double beta, uint64_t *st, const char *what)
 {
     hisp_matrix_info info;
     CK_OK(ctx, hisp_matrix_get_info(A, &info));
@@ -44,7 +44,7 @@ static void check_product(hisp_context ctx, hisp_matrix A, hisp_op op, int64_t k
     bool cx = t == HISP_C32 || t == HISP_C64;
     int vc = cx ? 2 : 1;
     int64_t m0, n0;
-    double *D = test_dense_image(A, vc, &m0, &n0);
+    double *D = test_dense_image(img, vc, &m0, &n0);
     int64_t m = op == HISP_OP_N ? m0 : n0, n = op == HISP_OP_N ? n0 : m0;
     size_t es = hisp_type_size(t);
     void *xh = malloc((size_t)(n * k + 1) * es), *y0 = malloc((size_t)(m * k + 1) * es);
@@ -109,6 +109,13 @@ static void check_product(hisp_context ctx, hisp_matrix A, hisp_op op, int64_t k
     hisp_vector_destroy(&X);
     hisp_vector_destroy(&Y);
     free(D), free(xh), free(y0), free(y), free(ref);
+}
+
+/* the oracle from A's own host arrays */
+static void check_product(hisp_context ctx, hisp_matrix A, hisp_op op, int64_t k, hisp_order xo,
+                          hisp_order yo, double beta, uint64_t *st, const char *what)
+{
+    check_image(ctx, A, A, op, k, xo, yo, beta, st, what);
 }
 
 /* A matrix with rows of 0..3 entries and, every 97th row, one of `longrow`
@@ -211,12 +218,15 @@ START_TEST(test_complex)
     const hisp_type types[] = {HISP_C32, HISP_C64};
     for (int ti = 0; ti < 2; ti++) {
         hisp_matrix A = random_complex(ctx, types[ti], 23, 31, 0.1, &st);
-        if (test_on_device(_i)) {
+        if (test_on_device(_i)) { /* column by column through the SpMV; row-major refused */
+            for (int op = 0; op < 3; op++)
+                check_product(ctx, A, (hisp_op)op, 3, HISP_ORDER_COL, HISP_ORDER_COL,
+                              op == 1 ? 0 : 0.75, &st, "complex by columns");
             hisp_vector X = NULL, Y = NULL;
             const double one = 1;
             const float onef = 1;
             const void *p = types[ti] == HISP_C64 ? (const void *)&one : (const void *)&onef;
-            CK_OK(ctx, hisp_vector_create_columns(ctx, types[ti], 31, 3, HISP_ORDER_COL, &X));
+            CK_OK(ctx, hisp_vector_create_columns(ctx, types[ti], 31, 3, HISP_ORDER_ROW, &X));
             CK_OK(ctx, hisp_vector_create_columns(ctx, types[ti], 23, 3, HISP_ORDER_COL, &Y));
             ck_assert_int_eq(hisp_spmm(ctx, HISP_OP_N, p, A, X, p, Y), HISP_ERR_UNSUPPORTED);
             hisp_vector_destroy(&X);
@@ -253,6 +263,26 @@ START_TEST(test_variants)
         }
         hisp_matrix_destroy(&A);
         hispi_spmv_hook = (hispi_spmv_hooks){0};
+    }
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* SELL and HiSparse (A^T x without forming it) by columns, column-major */
+START_TEST(test_formats)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed();
+    const hisp_type t = test_fp64(ctx) ? HISP_F64 : HISP_F32;
+    const hisp_format fs[] = {HISP_FORMAT_SELL, HISP_FORMAT_HISPARSE};
+    for (int fi = 0; fi < 2; fi++) {
+        hisp_matrix A = test_random_matrix(ctx, t, 150, 90, 0.05, &st);
+        hisp_matrix C = NULL; /* A in SELL or HiSparse; the oracle reads A's arrays */
+        CK_OK(ctx, hisp_matrix_duplicate(A, fs[fi], &C));
+        for (int op = 0; op < 2; op++)
+            check_image(ctx, C, A, (hisp_op)op, 5, HISP_ORDER_COL, HISP_ORDER_COL, op ? 0 : -0.5,
+                        &st, fi ? "hisparse" : "sell");
+        TEST_DESTROY_MATRICES(&A, &C);
     }
     hisp_context_destroy(&ctx);
 }
@@ -318,13 +348,17 @@ START_TEST(test_errors)
     ck_assert_int_eq(status_with(ctx, hisp_spmm(ctx, HISP_OP_N, &one, S, F, &one, W), "types"),
                      HISP_ERR_INVALID_ARGUMENT);
     CK_OK(ctx, hisp_spmm(ctx, HISP_OP_N, &one, S, Z, &one, W)); /* well-formed */
-    /* formats without SpMM, named */
+    /* formats without an SpMM kernel run by columns; row-major refused, named */
+    hisp_vector R = NULL;
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, 12, 3, HISP_ORDER_ROW, &R));
     CK_OK(ctx, hisp_matrix_convert(S, HISP_FORMAT_SELL));
-    ck_assert_int_eq(status_with(ctx, hisp_spmm(ctx, HISP_OP_N, &one, S, Z, &one, W), "sell"),
+    ck_assert_int_eq(status_with(ctx, hisp_spmm(ctx, HISP_OP_N, &one, S, R, &one, W), "sell"),
                      HISP_ERR_UNSUPPORTED);
     CK_OK(ctx, hisp_matrix_convert(S, HISP_FORMAT_HISPARSE));
-    ck_assert_int_eq(status_with(ctx, hisp_spmm(ctx, HISP_OP_N, &one, S, Z, &one, W), "hisparse"),
-                     HISP_ERR_UNSUPPORTED);
+    ck_assert_int_eq(
+        status_with(ctx, hisp_spmm(ctx, HISP_OP_N, &one, S, Z, &one, R), "column-major"),
+        HISP_ERR_UNSUPPORTED);
+    hisp_vector_destroy(&R);
     hisp_vector *vs[] = {&X, &Y, &Z, &V, &W, &F};
     for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
         hisp_vector_destroy(vs[i]);
@@ -389,6 +423,7 @@ Suite *suite_spmm(void)
     tcase_add_loop_test(tc, test_real, 0, n);
     tcase_add_loop_test(tc, test_complex, 0, n);
     tcase_add_loop_test(tc, test_variants, 0, n);
+    tcase_add_loop_test(tc, test_formats, 0, n);
     tcase_add_loop_test(tc, test_errors, 0, n);
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
     return s;
