@@ -95,8 +95,9 @@ static const char help[] =
     "                       the residual on the host (1..1024, default 8; the checks\n"
     "                       adapt to the convergence rate)\n"
     "  --rhs ones|random|B.mtx  right-hand side (default ones; random: uniform in\n"
-    "                       [-1, 1) in every component, --seed S, default 1)\n"
-    "  --x0 X0.mtx          initial guess (default zeros)\n"
+    "                       [-1, 1) in every component, --seed S, default 1); a\n"
+    "                       B.mtx of k columns solves each (one after another)\n"
+    "  --x0 X0.mtx          initial guess (default zeros; as many columns as B)\n"
     "  --format csr|hisparse|sell|auto  storage the products run on (default:\n"
     "                       the input's; hisparse builds the HiSparse tree, sell\n"
     "                       the SELL-C-sigma slices, both f32/f64;\n"
@@ -453,9 +454,21 @@ int cmd_solve(int argc, char **argv)
                 "more on ill-conditioned matrices): expect the solve to stop with stagnation%s\n",
                 o.rtol, hisp_type_name(res.mi.type), 10 * eps,
                 single ? "; solve in f64 (--type f64) for tighter tolerances" : "");
-    if ((rc =
-             solve_host_vectors(ctx, &o, res.vt, res.mi.nrows * per, res.mi.ncols * per, &bh, &xh)))
+    int64_t kcols = 1;
+    if ((rc = solve_host_vectors(ctx, &o, res.vt, res.mi.nrows * per, res.mi.ncols * per, &bh, &xh,
+                                 &kcols)))
         goto out;
+    if (kcols > 1) { /* several right-hand sides */
+        if (o.devices > 1 || o.solves > 1 || o.history || o.plot) {
+            rc = cli_usage_error("solve",
+                                 "--rhs of %lld columns goes without --devices, "
+                                 "--solves, --history and --plot",
+                                 (long long)kcols);
+            goto out;
+        }
+        rc = solve_columns(ctx, A, &o, bh, xh, kcols, &res);
+        goto out;
+    }
     rc = o.devices > 1 ? solve_devices(ctx, A, &o, bh, xh, &h, &res)
                        : solve_local(ctx, A, &o, bh, xh, &h, &res);
     if (rc) goto out;

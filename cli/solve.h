@@ -91,9 +91,18 @@ typedef struct {
 } solve_result;
 
 /* b (nb entries: --rhs ones, random or a file) and x0 (nx entries: --x0's
- * file, else zeros) as host arrays of vt. Prints on failure. */
+ * file, else zeros) as host arrays of vt; a file of k columns gives k
+ * column-major columns (*kcols: --rhs's, which --x0 must match). Prints on
+ * failure. */
 int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int64_t nb, int64_t nx,
-                       void **bh, void **xh);
+                       void **bh, void **xh, int64_t *kcols);
+/* A solver with the options of o, its monitor h. */
+hisp_status solve_set_up_solver(hisp_context ctx, const solve_opts *o, cli_history *h,
+                                hisp_solver *sv);
+/* --rhs of k > 1 columns: every column solved (hisp_solver_solve_columns),
+ * the true residual of each, -o's k columns, the report (text or --json). */
+int solve_columns(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void *bh,
+                  const void *xh, int64_t k, solve_result *res);
 /* Products timed for the SpMV time (their median) and its share. */
 enum { SOLVE_SPMV_RUNS = 7 };
 
@@ -110,6 +119,8 @@ static inline bool solve_kept_precond(hisp_precond p)
            p == HISP_PRECOND_CHEBYSHEV;
 }
 void solve_print_json(const solve_opts *o, const solve_result *r);
+/* The --json object opened with the input and the matrix's fields. */
+void solve_json_head(cli_json *j, const solve_opts *o, const solve_result *r);
 void solve_print_text(const solve_opts *o, const solve_result *r);
 int solve_plot(const solve_opts *o, const solve_result *r, const cli_history *h);
 

@@ -57,18 +57,23 @@ static void json_levels(cli_json *j, const hisp_solve_info *in)
     json_string(j, "levels_type", hisp_type_name(in->precond_type));
 }
 
+void solve_json_head(cli_json *j, const solve_opts *o, const solve_result *r)
+{
+    json_object_begin(j, NULL);
+    json_input(j, o->spec);
+    json_int(j, "rows", r->mi.nrows);
+    json_int(j, "cols", r->mi.ncols);
+    json_int(j, "nnz", r->mi.nnz);
+    json_string(j, "type", hisp_type_name(r->mi.type));
+    json_string(j, "format", r->format);
+}
+
 void solve_print_json(const solve_opts *o, const solve_result *r)
 {
     bool lsqr = o->method == HISP_SOLVER_LSQR;
     cli_json j;
     json_init(&j, stdout);
-    json_object_begin(&j, NULL);
-    json_input(&j, o->spec);
-    json_int(&j, "rows", r->mi.nrows);
-    json_int(&j, "cols", r->mi.ncols);
-    json_int(&j, "nnz", r->mi.nnz);
-    json_string(&j, "type", hisp_type_name(r->mi.type));
-    json_string(&j, "format", r->format);
+    solve_json_head(&j, o, r);
     if (r->ndev > 1) {
         json_string(&j, "backend", hisp_backend_name(r->refs[0].backend));
         json_array_begin(&j, "devices");

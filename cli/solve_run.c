@@ -69,8 +69,9 @@ static void *random_entries(hisp_type vt, int64_t n, uint64_t seed)
 
 /* b (nb entries) and x0 (nx entries) as host arrays of vt. */
 int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int64_t nb, int64_t nx,
-                       void **bh, void **xh)
+                       void **bh, void **xh, int64_t *kcols)
 {
+    *kcols = 1;
     size_t es = hisp_type_size(vt);
     const char *what[2] = {"--rhs", "--x0"};
     const char *path[2] = {NULL, o->x0};
@@ -102,16 +103,22 @@ int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int6
         hisp_status s = hisp_vector_read_mtx(ctx, path[k], vt, &v);
         if (!s) s = hisp_vector_size(v, &n);
         if (!s) s = hisp_vector_columns(v, &cols, &order);
-        if (!s && cols != 1) {
+        if (!s && k == 0) *kcols = cols; /* B's columns: solved each */
+        if (!s && cols != *kcols) {
             hisp_vector_destroy(&v);
-            return cli_value_error("%s %s: %lld columns, one is needed", what[k], path[k],
-                                   (long long)cols);
+            return cli_value_error("%s %s: %lld columns, --rhs has %lld", what[k], path[k],
+                                   (long long)cols, (long long)*kcols);
         }
-        if (!s && n != len[k]) {
+        if (!s && n != len[k] * cols) {
             hisp_vector_destroy(&v);
-            return cli_value_error("%s %s: %lld entries, the matrix needs %lld (%s)", what[k],
-                                   path[k], (long long)n, (long long)len[k],
-                                   k == 0 ? "its rows" : "its columns");
+            if (cols == 1)
+                return cli_value_error("%s %s: %lld entries, the matrix needs %lld (%s)", what[k],
+                                       path[k], (long long)n, (long long)len[k],
+                                       k == 0 ? "its rows" : "its columns");
+            return cli_value_error("%s %s: %lld rows (of %lld columns), the matrix needs %lld "
+                                   "(%s)",
+                                   what[k], path[k], (long long)(n / cols), (long long)cols,
+                                   (long long)len[k], k == 0 ? "its rows" : "its columns");
         }
         if (!s) {
             *out[k] = malloc((size_t)(n > 0 ? n : 1) * es);
@@ -122,7 +129,7 @@ int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int6
         if (s) return cli_fail(ctx, s, path[k]);
     }
     if (!*xh) {
-        *xh = calloc((size_t)(nx > 0 ? nx : 1), es);
+        *xh = calloc((size_t)(nx * *kcols > 0 ? nx * *kcols : 1), es);
         if (!*xh) return cli_fail(NULL, HISP_ERR_OUT_OF_HOST_MEMORY, NULL);
     }
     return CLI_OK;
@@ -157,8 +164,8 @@ static hisp_status time_spmv(hisp_context ctx, hisp_op op, hisp_matrix A, hisp_v
     return s;
 }
 
-static hisp_status set_up_solver(hisp_context ctx, const solve_opts *o, cli_history *h,
-                                 hisp_solver *sv)
+hisp_status solve_set_up_solver(hisp_context ctx, const solve_opts *o, cli_history *h,
+                                hisp_solver *sv)
 {
     hisp_status s = hisp_solver_create(ctx, o->method, sv);
     if (!s) s = hisp_solver_set_tolerances(*sv, o->rtol, o->atol);
@@ -268,7 +275,7 @@ int solve_local(hisp_context ctx, hisp_matrix A, const solve_opts *o, const void
     if (!s) s = build_solver_kernels(ctx, o, A, b, x, vt, nx);
     if (!s) s = hisp_context_synchronize(ctx);
     res->prepare_ms = cli_now_ms() - t0;
-    if (!s) s = set_up_solver(ctx, o, h, &sv);
+    if (!s) s = solve_set_up_solver(ctx, o, h, &sv);
     if (s) goto fail;
     cli_progress("solving with %s", hisp_solver_method_name(o->method));
     cli_transfers_reset(ctx);
@@ -361,7 +368,7 @@ int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const vo
     if (!s) s = hisp_mvector_write(x, xh);
     res->prepare_ms = cli_now_ms() - t0;
     res->bnorm = host_norm(vt, bh, n);
-    if (!s) s = set_up_solver(ctx, o, h, &sv);
+    if (!s) s = solve_set_up_solver(ctx, o, h, &sv);
     if (s) goto fail;
     cli_progress("solving with %s over %d device(s)", hisp_solver_method_name(o->method),
                  res->ndev);

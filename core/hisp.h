@@ -1402,6 +1402,18 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_use_preconditioner(hisp_solver s
 HISP_API HISP_NODISCARD hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix A, hisp_vector b,
                                                       hisp_vector x, hisp_solve_info *info);
 
+/* Solve A X = B for every column of B (hisp_vector_columns: k columns,
+ * column-major; X the same shape, holding the initial guesses and receiving
+ * the solutions). Each column is solved as hisp_solver_solve solves it, with
+ * its own iterations, stop and info (info: k entries, or NULL); a
+ * preconditioner with a setup (AMG, ILU(0), IC(0), Chebyshev) is set up once
+ * for all columns (its time in info[0].setup_ms). The columns run one after
+ * another: the cost of k solves. k = 1 is hisp_solver_solve. A row-major B
+ * or X of several columns is HISP_ERR_UNSUPPORTED. */
+HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_columns(hisp_solver s, hisp_matrix A,
+                                                              hisp_vector B, hisp_vector X,
+                                                              hisp_solve_info *info);
+
 /* A linear operator the caller applies: y = op(A) x on vectors of the
  * solver's context (op = T only for LSQR). For a matrix split over MPI
  * ranks, each rank holds the rows it owns (nrows_local entries of b and of

@@ -455,6 +455,25 @@ HISPI_LOCAL hisp_status hispi_vector_view(hisp_context ctx, hisp_type type, int6
 HISPI_LOCAL hisp_status hispi_vector_part(hisp_vector whole, int64_t off, int64_t n,
                                           hisp_vector *v);
 
+/* The columns of a column-major vector v of k columns, one at a time
+ * (core/vector/vector_columns.c): get copies column j into dst (n
+ * entries), put copies src into column j; on the device through views of
+ * v's buffer, else through v's host array. open refuses a row-major v of
+ * k > 1 columns (HISP_ERR_UNSUPPORTED naming `what`); read: v's data is
+ * needed (else only put is used). The views are made at open, so the copies
+ * allocate nothing. */
+typedef struct {
+    hisp_vector v;
+    int64_t k, n;
+    hisp_vector *views; /* k views (device), or NULL */
+    void *host;         /* v's host array (host), or NULL */
+} hispi_columns;
+HISPI_LOCAL hisp_status hispi_columns_open(hisp_vector v, bool read, const char *what,
+                                           hispi_columns *c);
+HISPI_LOCAL hisp_status hispi_columns_get(hispi_columns *c, int64_t j, hisp_vector dst);
+HISPI_LOCAL hisp_status hispi_columns_put(hispi_columns *c, int64_t j, hisp_vector src);
+HISPI_LOCAL void hispi_columns_close(hispi_columns *c);
+
 /* hisp_scalar.negate bit of the solvers' ratios: num * den^-1 is 0 where
  * den is exactly 0 (a recurrence that has converged exactly stays put
  * instead of turning into 0/0). */

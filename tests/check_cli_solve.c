@@ -231,6 +231,20 @@ START_TEST(test_solve_help)
 }
 END_TEST
 
+/* hisp solve A --method cg --rhs B on target t to rtol 1e-10, x to X
+ * (removed first) and --json; exit status 0 asserted. */
+static run_result cg_on_target(const test_target *t, const char *A, const char *B, const char *X)
+{
+    char dev[16];
+    snprintf(dev, sizeof dev, "%d", t->device);
+    remove(X);
+    run_result r =
+        run_hisp("solve", A, "--method", "cg", "--rhs", B, "--backend", hisp_backend_name(t->kind),
+                 "--device", dev, "--rtol", "1e-10", "--out", X, "--json", NULL);
+    CK_RUN(r, 0);
+    return r;
+}
+
 /* CG on a random SPD matrix with a random right-hand side, on every
  * backend: exit 0, the JSON fields, and x (--out) meets the tolerance in the
  * test's own residual, which the reported one matches. */
@@ -245,13 +259,7 @@ START_TEST(test_solve_cg_backends)
     const test_target *t;
     int nt = test_targets(&t);
     for (int i = 0; i < nt; i++) {
-        char dev[16];
-        snprintf(dev, sizeof dev, "%d", t[i].device);
-        remove(X);
-        run_result r = run_hisp("solve", A, "--method", "cg", "--rhs", B, "--backend",
-                                hisp_backend_name(t[i].kind), "--device", dev, "--rtol", "1e-10",
-                                "--out", X, "--json", NULL);
-        CK_RUN(r, 0);
+        run_result r = cg_on_target(&t[i], A, B, X);
         check_fields(&r, true);
         CK_JSON(r, "method", "\"cg\"");
         CK_JSON(r, "reason", "\"converged\"");
@@ -274,6 +282,64 @@ START_TEST(test_solve_cg_backends)
         free(x);
         run_free(&r);
     }
+    free(b);
+    problem_free(&p);
+}
+END_TEST
+
+/* --rhs of 3 columns (the middle one zero) on every target: each column of
+ * --out meets the tolerance in the test's own residual, the JSON's per
+ * column values match it; --x0 of other columns and --devices refused. */
+START_TEST(test_solve_columns)
+{
+    uint64_t st = test_seed();
+    int n = 50 + (int)(test_rand(&st) % 30), k = 3;
+    problem p = make_problem(n, false, &st);
+    const char *A = tmp("spd.mtx"), *B = tmp("b3.mtx"), *X = tmp("x3.mtx"), *X0 = tmp("x0.mtx");
+    write_problem_mtx(&p, A);
+    double *b = calloc((size_t)(n * k), sizeof *b);
+    ck_assert(b);
+    for (int i = 0; i < n; i++)
+        b[i] = test_uniform(&st), b[2 * n + i] = 1 + test_uniform(&st);
+    FILE *f = fopen(B, "w");
+    ck_assert(f);
+    fprintf(f, "%%%%MatrixMarket matrix array real general\n%d %d\n", n, k);
+    for (int i = 0; i < n * k; i++)
+        fprintf(f, "%.17g\n", b[i]);
+    fclose(f);
+    const test_target *t;
+    int nt = test_targets(&t);
+    for (int i = 0; i < nt; i++) {
+        run_result r = cg_on_target(&t[i], A, B, X);
+        ck_assert_int_eq(test_json_int(r.out, "columns"), k);
+        ck_assert_int_eq(test_json_int(r.out, "converged_columns"), k);
+        double *x = read_solution(X, HISP_F64, n * k);
+        const char *c = strstr(r.out, "\"column\"");
+        ck_assert(c);
+        for (int j = 0; j < k; j++) {
+            c = strstr(c + 1, "\"relative_residual\"");
+            ck_assert(c);
+            double rel = strtod(strchr(c, ':') + 1, NULL);
+            double mine = j == 1 ? 0 : residual(&p, b + j * n, x + j * n);
+            if (j == 1)
+                for (int e = 0; e < n; e++)
+                    ck_assert(x[n + e] == 0);
+            ck_assert_msg(mine <= 1e-9, "%s column %d: residual %g", t[i].label, j, mine);
+            ck_assert_msg(fabs(rel - mine) <= 1e-3 * mine + 1e-15,
+                          "%s column %d: reported %g, recomputed %g", t[i].label, j, rel, mine);
+        }
+        free(x);
+        run_free(&r);
+    }
+    free(write_random_vector(X0, n, 1, &st)); /* one column against --rhs's 3 */
+    run_result r = run_hisp("solve", A, "--method", "cg", "--rhs", B, "--x0", X0, NULL);
+    CK_RUN(r, 2);
+    ck_assert_msg(strstr(r.err, "1 columns, --rhs has 3"), "%s", r.err);
+    run_free(&r);
+    r = run_hisp("solve", A, "--method", "cg", "--rhs", B, "--solves", "2", NULL);
+    CK_RUN(r, 1);
+    ck_assert_msg(strstr(r.err, "3 columns goes without"), "%s", r.err);
+    run_free(&r);
     free(b);
     problem_free(&p);
 }
@@ -752,6 +818,7 @@ Suite *suite_cli_solve(void)
     tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
     tcase_add_test(tc, test_solve_help);
     tcase_add_test(tc, test_solve_cg_backends);
+    tcase_add_test(tc, test_solve_columns);
     tcase_add_test(tc, test_solve_iteration_limit);
     tcase_add_test(tc, test_solve_amg);
     tcase_add_test(tc, test_solve_bad_input);

@@ -38,6 +38,7 @@
     X(solver_dist)                                                                                 \
     X(spmv_dot)                                                                                    \
     X(spmm)                                                                                        \
+    X(solver_columns)                                                                              \
     X(solver_ls)                                                                                   \
     X(hisparse_mt)                                                                                 \
     X(cache)                                                                                       \

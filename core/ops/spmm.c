@@ -7,7 +7,6 @@
 #include "format/format.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 static int64_t cols(hisp_vector v)
 {
@@ -50,75 +49,25 @@ static hisp_status check(hisp_context ctx, hisp_op op, const void *alpha, hisp_m
     return HISP_SUCCESS;
 }
 
-/* Column j of a column-major vector as a vector of its own: a view of the
- * device buffer (the device's vector algebra copies it), or, where the
- * vector algebra runs on the host, its host array. */
-typedef struct {
-    hisp_vector *views; /* 2k: X's columns, then Y's (device) */
-    void *xh, *yh;      /* host arrays (host) */
-} columns;
-
-static void columns_free(columns *c, int64_t k)
-{
-    for (int64_t j = 0; c->views && j < 2 * k; j++)
-        hisp_vector_destroy(&c->views[j]);
-    free(c->views);
-}
-
-static hisp_status columns_make(hisp_context ctx, hisp_vector X, hisp_vector Y, bool read_y,
-                                int64_t k, columns *c)
-{
-    *c = (columns){NULL, NULL, NULL};
-    if (!hispi_vec_on_device(ctx)) {
-        HISPI_TRY(hispi_vector_host(X, &c->xh));
-        return read_y ? hispi_vector_host(Y, &c->yh) : hispi_vector_host_out(Y, &c->yh);
-    }
-    void *xb = NULL, *yb = NULL;
-    HISPI_TRY(hispi_vector_device(X, true, &xb));
-    HISPI_TRY(hispi_vector_device(Y, true, &yb));
-    HISPI_TRY(hispi_calloc(ctx, 2 * (size_t)k, sizeof *c->views, (void **)&c->views));
-    int64_t n = X->n / k, m = Y->n / k;
-    hisp_status s = HISP_SUCCESS;
-    for (int64_t j = 0; !s && j < k; j++) {
-        s = hispi_vector_view(ctx, X->type, n, xb, X->off + j * n, &c->views[j]);
-        if (!s) s = hispi_vector_view(ctx, Y->type, m, yb, Y->off + j * m, &c->views[k + j]);
-    }
-    if (s) columns_free(c, k);
-    return s;
-}
-
 /* a format or type without an SpMM kernel: k products of one column each */
 static hisp_status by_columns(hisp_context ctx, hisp_op op, const void *alpha, hisp_matrix A,
                               hisp_vector X, const void *beta, hisp_vector Y, double b,
                               const char *what)
 {
-    int64_t k = cols(X), n = X->n / k, m = Y->n / k;
-    if (X->order == HISP_ORDER_ROW || Y->order == HISP_ORDER_ROW)
-        return hispi_fail(ctx, HISP_ERR_UNSUPPORTED,
-                          "hisp_spmm: %s takes column-major X and Y (row-major ones run on real "
-                          "CSR matrices)",
-                          what);
-    size_t es = hisp_type_size(X->type);
     hisp_vector tx = NULL, ty = NULL;
-    columns c = {NULL, NULL, NULL};
-    hisp_status s = hisp_vector_create(ctx, X->type, n, &tx);
-    if (!s) s = hisp_vector_create(ctx, Y->type, m, &ty);
-    if (!s) s = columns_make(ctx, X, Y, b != 0, k, &c);
-    for (int64_t j = 0; !s && j < k; j++) {
-        if (c.views) {
-            s = hisp_vector_copy(c.views[j], tx);
-            if (!s && b != 0) s = hisp_vector_copy(c.views[k + j], ty);
-        } else {
-            s = hisp_vector_write(tx, (const char *)c.xh + (size_t)(j * n) * es);
-            if (!s && b != 0) s = hisp_vector_write(ty, (const char *)c.yh + (size_t)(j * m) * es);
-        }
+    hispi_columns cx = {0}, cy = {0};
+    hisp_status s = hispi_columns_open(X, true, what, &cx);
+    if (!s) s = hispi_columns_open(Y, b != 0, what, &cy);
+    if (!s) s = hisp_vector_create(ctx, X->type, cx.n, &tx);
+    if (!s) s = hisp_vector_create(ctx, Y->type, cy.n, &ty);
+    for (int64_t j = 0; !s && j < cx.k; j++) {
+        s = hispi_columns_get(&cx, j, tx);
+        if (!s && b != 0) s = hispi_columns_get(&cy, j, ty);
         if (!s) s = hisp_spmv(ctx, op, alpha, A, tx, beta, ty);
-        if (!s && c.views) s = hisp_vector_copy(ty, c.views[k + j]);
-        if (!s && !c.views) s = hisp_vector_read(ty, (char *)c.yh + (size_t)(j * m) * es);
+        if (!s) s = hispi_columns_put(&cy, j, ty);
     }
-    if (!s)
-        s = c.views ? (hispi_vector_device_written(Y), HISP_SUCCESS) : hispi_vector_host_written(Y);
-    columns_free(&c, k);
+    hispi_columns_close(&cx);
+    hispi_columns_close(&cy);
     hisp_vector_destroy(&tx);
     hisp_vector_destroy(&ty);
     return s;
@@ -141,8 +90,9 @@ static hisp_status spmm(hisp_context ctx, hisp_op op, const void *alpha, hisp_ma
     bool kernel = hispi_sparse_family(A->host.format) && !A->hs && !A->fdata && f && f->spmm &&
                   (real || ctx->kind == HISP_BACKEND_REFERENCE);
     if (kernel) return f->spmm(ctx, op, a, A, X, b, Y);
-    char what[64];
-    snprintf(what, sizeof what, "a %s matrix of %s entries", f ? f->name : "?", hisp_type_name(t));
+    char what[80];
+    snprintf(what, sizeof what, "hisp_spmm on a %s matrix of %s entries", f ? f->name : "?",
+             hisp_type_name(t));
     return by_columns(ctx, op, alpha, A, X, beta, Y, b, what);
 }
 

@@ -1,0 +1,205 @@
+/* Several right-hand sides (hisp_solver_solve_columns) on every target:
+ * each column's solution, iterations and stop the same as hisp_solver_solve
+ * of that column alone (bit for bit: the same calls), its true residual
+ * checked in double here; columns that converge at different iterations,
+ * a zero column, an iteration limit reached by one column only; AMG set up
+ * once for all columns; k = 1; the argument errors and a row-major B
+ * refused; injected allocation failures leaving X usable. */
+#include "fixture_solver.h"
+#include "hispi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { K = 4 };
+
+/* B's columns: ones, random, zero, and A times a random vector (another
+ * iteration count each, the zero one none) */
+static double *make_b(const test_hcsr *H, uint64_t *st)
+{
+    int64_t n = H->nrows;
+    double *b = calloc((size_t)(n * K), sizeof *b), *v = malloc((size_t)n * sizeof *v);
+    ck_assert(b && v);
+    for (int64_t i = 0; i < n; i++) {
+        b[i] = 1;
+        b[n + i] = test_uniform(st);
+        v[i] = test_uniform(st);
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++)
+            b[3 * n + i] += H->val[e] * v[H->col[e]];
+    free(v);
+    return b;
+}
+
+static void check_method(hisp_context ctx, const test_hcsr *H, hisp_matrix A, hisp_solver_method m,
+                         hisp_precond pc, int64_t maxit, uint64_t *st, const char *what)
+{
+    int64_t n = H->nrows;
+    double *b = make_b(H, st), *x = calloc((size_t)(n * K), sizeof *x);
+    double *x1 = malloc((size_t)n * sizeof *x1);
+    ck_assert(x && x1);
+    hisp_vector B = test_vector_of(ctx, HISP_F64, n * K, b), X = NULL;
+    CK_OK(ctx, hisp_vector_set_columns(B, K, HISP_ORDER_COL));
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, n, K, HISP_ORDER_COL, &X));
+    hisp_solver s = test_solver(ctx, m, false, 1e-9, maxit);
+    CK_OK(ctx, hisp_solver_set_preconditioner(s, pc));
+    hisp_solve_info info[K];
+    CK_OK(ctx, hisp_solver_solve_columns(s, A, B, X, info));
+    test_vector_values(ctx, X, HISP_F64, n * K, x);
+    for (int j = 0; j < K; j++) {
+        /* the column alone */
+        hisp_vector b1 = test_vector_of(ctx, HISP_F64, n, b + j * n), y = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &y));
+        hisp_solve_info one;
+        CK_OK(ctx, hisp_solver_solve(s, A, b1, y, &one));
+        test_vector_values(ctx, y, HISP_F64, n, x1);
+        ck_assert_msg(info[j].iterations == one.iterations && info[j].reason == one.reason,
+                      "%s column %d: %lld iterations (%s), alone %lld (%s)", what, j,
+                      (long long)info[j].iterations, hisp_stop_reason_name(info[j].reason),
+                      (long long)one.iterations, hisp_stop_reason_name(one.reason));
+        ck_assert_msg(!memcmp(x1, x + j * n, (size_t)n * sizeof *x1),
+                      "%s column %d: x differs from the column's own solve", what, j);
+        /* the truth, from H */
+        double rel = test_hcsr_residual(H, b + j * n, x + j * n);
+        if (j == 2) {
+            ck_assert_msg(info[j].iterations == 0 && info[j].converged, "%s: zero column", what);
+            for (int64_t i = 0; i < n; i++)
+                ck_assert(x[j * n + i] == 0);
+        } else if (info[j].converged) {
+            ck_assert_msg(rel <= 1e-9 * 1.01, "%s column %d: true residual %g", what, j, rel);
+        }
+        if (j != 2) /* (b = 0: no relative residual) */
+            ck_assert_msg(fabs(info[j].relative_residual - rel) <= 1e-6 * fmax(rel, 1e-300) + 1e-15,
+                          "%s column %d: reported %g, true %g", what, j, info[j].relative_residual,
+                          rel);
+        hisp_vector_destroy(&b1);
+        hisp_vector_destroy(&y);
+    }
+    if (maxit > 100) /* the columns stop at different iterations */
+        ck_assert_msg(info[0].iterations != info[1].iterations ||
+                          info[1].iterations != info[3].iterations,
+                      "%s: every column took %lld iterations", what, (long long)info[0].iterations);
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&B);
+    hisp_vector_destroy(&X);
+    free(b), free(x), free(x1);
+}
+
+START_TEST(test_columns)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_fp64(ctx)) {
+        test_skip("solver_columns on %s: no f64", test_label(_i));
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    uint64_t st = test_seed();
+    test_hcsr H = test_hcsr_generate(ctx, HISP_GEN_POISSON2D, 24);
+    hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    check_method(ctx, &H, A, HISP_SOLVER_CG, HISP_PRECOND_NONE, 2000, &st, "cg");
+    check_method(ctx, &H, A, HISP_SOLVER_BICGSTAB, HISP_PRECOND_JACOBI, 2000, &st, "bicgstab");
+    check_method(ctx, &H, A, HISP_SOLVER_GMRES, HISP_PRECOND_NONE, 2000, &st, "gmres");
+    check_method(ctx, &H, A, HISP_SOLVER_CG, HISP_PRECOND_AMG, 2000, &st, "amg-cg");
+    /* an iteration limit: some columns stop by it */
+    check_method(ctx, &H, A, HISP_SOLVER_CG, HISP_PRECOND_NONE, 12, &st, "cg, 12 iterations");
+    hisp_matrix_destroy(&A);
+    test_hcsr_free(&H);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+    hisp_context ctx = test_context(_i);
+    uint64_t st = test_seed();
+    hisp_matrix A = test_random_matrix(ctx, HISP_F64, 20, 20, 0.2, &st);
+    hisp_vector B = NULL, X = NULL, R = NULL, b = NULL, x = NULL;
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, 20, 3, HISP_ORDER_COL, &B));
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, 20, 2, HISP_ORDER_COL, &X));
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, 20, 3, HISP_ORDER_ROW, &R));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 20, &b));
+    CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, 20, &x));
+    hisp_solver s = test_solver(ctx, HISP_SOLVER_GMRES, false, 1e-8, 50);
+    ck_assert_int_eq(hisp_solver_solve_columns(s, A, B, X, NULL), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_solve_columns(s, A, B, B, NULL), HISP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(hisp_solver_solve_columns(NULL, A, B, X, NULL), HISP_ERR_INVALID_HANDLE);
+    ck_assert_int_eq(hisp_solver_solve_columns(s, A, R, B, NULL), HISP_ERR_UNSUPPORTED);
+    hisp_error_info e = {0};
+    CK_OK(ctx, hisp_context_last_error(ctx, &e));
+    ck_assert_msg(e.message && strstr(e.message, "column-major"), "%s", e.message);
+    CK_OK(ctx, hisp_vector_set_columns(X, 4, HISP_ORDER_COL)); /* 40 entries: 10 rows */
+    ck_assert_int_eq(hisp_solver_solve_columns(s, A, B, X, NULL), HISP_ERR_INVALID_ARGUMENT);
+    /* k = 1: hisp_solver_solve */
+    const double one = 1;
+    CK_OK(ctx, hisp_vector_fill(b, hisp_scalar_host(&one)));
+    hisp_solve_info i1;
+    CK_OK(ctx, hisp_solver_solve_columns(s, A, b, x, &i1));
+    ck_assert(i1.iterations > 0);
+    hisp_vector *vs[] = {&B, &X, &R, &b, &x};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+        hisp_vector_destroy(vs[i]);
+    hisp_solver_destroy(&s);
+    hisp_matrix_destroy(&A);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* a failure anywhere in the call (fresh context: the kernels' setup too)
+ * is a status; X stays readable and a solve afterwards succeeds */
+START_TEST(test_alloc_failures)
+{
+    int fails = 0, done = 0;
+    for (long f = 1; f < 200 && !done; f++) {
+        hisp_context ctx = test_context(_i);
+        if (!test_fp64(ctx)) {
+            hisp_context_destroy(&ctx);
+            return;
+        }
+        test_hcsr H = test_hcsr_generate(ctx, HISP_GEN_POISSON2D, 6);
+        hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+        hisp_vector B = NULL, X = NULL;
+        const double one = 1;
+        CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, 36, 3, HISP_ORDER_COL, &B));
+        CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, 36, 3, HISP_ORDER_COL, &X));
+        CK_OK(ctx, hisp_vector_fill(B, hisp_scalar_host(&one)));
+        hisp_solver s = test_solver(ctx, HISP_SOLVER_CG, true, 1e-10, 500);
+        hispi_alloc_fail_after(f);
+        hisp_status r = hisp_solver_solve_columns(s, A, B, X, NULL);
+        hispi_alloc_fail_after(0);
+        if (r) {
+            ck_assert_msg(r == HISP_ERR_OUT_OF_HOST_MEMORY, "failure %ld: %s", f,
+                          hisp_status_string(r));
+            fails++;
+            double xs[108];
+            CK_OK(ctx, hisp_vector_read(X, xs));
+            hisp_solve_info in[3];
+            CK_OK(ctx, hisp_solver_solve_columns(s, A, B, X, in));
+            for (int j = 0; j < 3; j++)
+                ck_assert_msg(in[j].converged, "after failure %ld: column %d %s after %lld", f, j,
+                              hisp_stop_reason_name(in[j].reason), (long long)in[j].iterations);
+        } else {
+            done = 1;
+        }
+        hisp_solver_destroy(&s);
+        hisp_vector_destroy(&B);
+        hisp_vector_destroy(&X);
+        hisp_matrix_destroy(&A);
+        test_hcsr_free(&H);
+        hisp_context_destroy(&ctx);
+    }
+    ck_assert_msg(done && fails > 0, "%d failures, done %d", fails, done);
+}
+END_TEST
+
+Suite *suite_solver_columns(void)
+{
+    Suite *s = suite_create("solver_columns");
+    TCase *tc = test_tcase(s, "solver_columns", 900);
+    int n = test_targets(NULL);
+    tcase_add_loop_test(tc, test_columns, 0, n);
+    tcase_add_loop_test(tc, test_errors, 0, n);
+    tcase_add_loop_test(tc, test_alloc_failures, 0, n);
+    return s;
+}
