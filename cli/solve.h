@@ -96,6 +96,8 @@ typedef struct {
  * failure. */
 int solve_host_vectors(hisp_context ctx, const solve_opts *o, hisp_type vt, int64_t nb, int64_t nx,
                        void **bh, void **xh, int64_t *kcols);
+/* ||v|| of n entries of vt on the host, in double. */
+double solve_host_norm(hisp_type vt, const void *p, int64_t n);
 /* A solver with the options of o, its monitor h. */
 hisp_status solve_set_up_solver(hisp_context ctx, const solve_opts *o, cli_history *h,
                                 hisp_solver *sv);

@@ -3,25 +3,12 @@
  * recomputed here, -o's k columns, and the report. */
 #include "solve.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
     double rel, rnorm, bnorm; /* recomputed from the returned column */
 } column_truth;
-
-static double host_norm(hisp_type vt, const void *p, int64_t n)
-{
-    size_t cs = hisp_type_size(vt) / (size_t)hisp_type_components(vt);
-    int64_t m = n * hisp_type_components(vt);
-    double s = 0;
-    for (int64_t i = 0; i < m; i++) {
-        double v = cs == 4 ? (double)((const float *)p)[i] : ((const double *)p)[i];
-        s += v * v;
-    }
-    return sqrt(s);
-}
 
 /* ||b_j - A x_j|| for every column, by one product a column on the host's
  * copies (any entry type hisp_spmv takes) */
@@ -46,8 +33,8 @@ static hisp_status truths(hisp_context ctx, hisp_matrix A, hisp_type vt, int64_t
         if (!s) s = hisp_spmv(ctx, HISP_OP_N, am, A, x, a1, r);
         if (!s) s = hisp_vector_read(r, rh);
         if (!s) {
-            t[j].rnorm = host_norm(vt, rh, nb);
-            t[j].bnorm = host_norm(vt, bj, nb);
+            t[j].rnorm = solve_host_norm(vt, rh, nb);
+            t[j].bnorm = solve_host_norm(vt, bj, nb);
             t[j].rel = t[j].bnorm > 0 ? t[j].rnorm / t[j].bnorm : t[j].rnorm;
         }
     }

@@ -327,11 +327,12 @@ out:
 
 /* ---- several devices (MSREP) ---------------------------------------------- */
 
-static double host_norm(hisp_type vt, const void *p, int64_t n)
+double solve_host_norm(hisp_type vt, const void *p, int64_t n)
 {
+    int64_t m = n * hisp_type_components(vt);
     double sum = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double v = vt == HISP_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+    for (int64_t i = 0; i < m; i++) {
+        double v = single(vt) ? (double)((const float *)p)[i] : ((const double *)p)[i];
         sum += v * v;
     }
     return sqrt(sum);
@@ -367,7 +368,7 @@ int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const vo
     if (!s) s = hisp_mvector_write(b, bh);
     if (!s) s = hisp_mvector_write(x, xh);
     res->prepare_ms = cli_now_ms() - t0;
-    res->bnorm = host_norm(vt, bh, n);
+    res->bnorm = solve_host_norm(vt, bh, n);
     if (!s) s = solve_set_up_solver(ctx, o, h, &sv);
     if (s) goto fail;
     cli_progress("solving with %s over %d device(s)", hisp_solver_method_name(o->method),
@@ -384,7 +385,7 @@ int solve_devices(hisp_context ctx, hisp_matrix A, const solve_opts *o, const vo
     if (!s) s = hisp_mspmv_dist(plan, am, xr, a1, r);
     if (!s) s = hisp_mvector_read(r, host);
     if (!s) {
-        res->rnorm = host_norm(vt, host, n);
+        res->rnorm = solve_host_norm(vt, host, n);
         res->rel = res->bnorm > 0 ? res->rnorm / res->bnorm : res->rnorm;
     }
     double t[SOLVE_SPMV_RUNS];

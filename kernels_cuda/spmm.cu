@@ -38,14 +38,6 @@ __device__ __forceinline__ int64_t at(int64_t i, int64_t j, int64_t n, int64_t k
     return row ? i * k + j : j * n + i;
 }
 
-template <typename T> __device__ __forceinline__ T warp_sum(T v)
-{
-#pragma unroll
-    for (int o = 16; o; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
 /* The sums of one row (or chunk) [s, e) for columns [j0, j0 + ...) by a
  * group of L lanes (mask: the group's lanes), as the header says: X
  * row-major, lane l holds columns j0 + l + u*L (u < CJ); X column-major,

@@ -740,6 +740,19 @@ static hisp_status hisp_cuda_transpose(hisp_context ctx, hisp_cuda_be *be, hisp_
     return HISP_SUCCESS;
 }
 
+/* op = T runs op = N on a transposed copy made at the first call (as fast
+ * as op = N, no atomics); when the device has no room for it, m->tr_off:
+ * the entries are scattered with atomics instead (SpMV and SpMM alike). */
+static hisp_status want_transpose(hisp_context ctx, hisp_cuda_be *be, hisp_cuda_mat *m)
+{
+    if (m->tr || m->tr_off) return HISP_SUCCESS;
+    hisp_status s = hisp_cuda_transpose(ctx, be, m, &m->tr);
+    if (s != HISP_ERR_OUT_OF_DEVICE_MEMORY) return s;
+    hispi_clear_error(ctx);
+    m->tr_off = 1;
+    return HISP_SUCCESS;
+}
+
 static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp_op op,
                                       double alpha, const void *x, double beta, void *y)
 {
@@ -747,18 +760,7 @@ static hisp_status hisp_cuda_csr_spmv(hisp_context ctx, void *p, void *dev, hisp
     hisp_cuda_mat *m = dev;
     HISPI_TRY(hisp_cuda_use(ctx, be));
     if (m->vendor) return hisp_cuda_vendor_spmv(ctx, be, m->vendor, op, alpha, x, beta, y);
-    /* op = T runs op = N on a transposed copy made at the first call (as fast
-     * as op = N, no atomics); when the device has no room for it, the entries
-     * are scattered with atomics instead. */
-    if (op == HISP_OP_T && !m->tr && !m->tr_off) {
-        hisp_status s = hisp_cuda_transpose(ctx, be, m, &m->tr);
-        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
-            hispi_clear_error(ctx);
-            m->tr_off = 1;
-        } else if (s) {
-            return s;
-        }
-    }
+    if (op == HISP_OP_T) HISPI_TRY(want_transpose(ctx, be, m));
     if (op == HISP_OP_N && beta == 1 && isfinite(alpha) && m->nz) { /* y's empty rows stay */
         cudaError_t e =
             hisp_cuda_launch_csr_rows(&m->nz->k, m->nzrows, alpha, x, m->nzt, y, be->stream);
@@ -784,15 +786,7 @@ static hisp_status hisp_cuda_csr_spmm(hisp_context ctx, void *p, void *dev, hisp
     HISPI_TRY(hisp_cuda_use(ctx, be));
     if (m->vendor)
         return hispi_fail(ctx, HISP_ERR_UNSUPPORTED, "cuda: SpMM needs hisp's CSR kernels");
-    if (op == HISP_OP_T && !m->tr && !m->tr_off) {
-        hisp_status s = hisp_cuda_transpose(ctx, be, m, &m->tr);
-        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY) {
-            hispi_clear_error(ctx);
-            m->tr_off = 1;
-        } else if (s) {
-            return s;
-        }
-    }
+    if (op == HISP_OP_T) HISPI_TRY(want_transpose(ctx, be, m));
     bool copy = op == HISP_OP_T && m->tr;
     hisp_cuda_mat *r = copy ? m->tr : m; /* the matrix op N runs on */
     if (op == HISP_OP_N || copy) {       /* split rows' partials: nslots * k entries, kept */

@@ -214,6 +214,20 @@ static hisp_status transpose_copy(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr 
     return s;
 }
 
+/* op = T through the transposed copy, made at the first op = T call;
+ * when there is no room for it (device or host), m->tr_off: atomics
+ * instead (SpMV and SpMM alike). */
+static hisp_status want_transpose(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m)
+{
+    if (m->t_mode != T_TRANSPOSE || m->tr || m->tr_off) return HISP_SUCCESS;
+    hisp_status s = transpose_copy(ctx, be, m, &m->tr);
+    if (s != HISP_ERR_OUT_OF_DEVICE_MEMORY && s != HISP_ERR_OUT_OF_HOST_MEMORY) return s;
+    hispi_debug("opencl: no room for the transposed copy; op = T by atomics");
+    hispi_clear_error(ctx);
+    m->tr_off = 1;
+    return HISP_SUCCESS;
+}
+
 /* op = N with the block family. */
 static hisp_status block_n(hisp_context ctx, hisp_cl_be *be, hisp_cl_csr *m, const void *ap,
                            const void *bp, cl_mem xm, cl_mem ym)
@@ -251,18 +265,7 @@ hisp_status hisp_cl_csr_spmv(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
     cl_uint nrows = (cl_uint)m->nrows;
 
-    /* op = T through the transposed copy, made at the first op = T call;
-     * when there is no room for it (device or host), atomics instead */
-    if (op == HISP_OP_T && m->t_mode == T_TRANSPOSE && !m->tr && !m->tr_off) {
-        hisp_status s = transpose_copy(ctx, be, m, &m->tr);
-        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY || s == HISP_ERR_OUT_OF_HOST_MEMORY) {
-            hispi_debug("opencl: no room for the transposed copy; op = T by atomics");
-            hispi_clear_error(ctx);
-            m->tr_off = 1;
-        } else if (s) {
-            return s;
-        }
-    }
+    if (op == HISP_OP_T) HISPI_TRY(want_transpose(ctx, be, m));
     if (op == HISP_OP_T && m->tr)
         return hisp_cl_csr_spmv(ctx, be, m->tr, HISP_OP_N, alpha, x, beta, y);
 
@@ -386,16 +389,7 @@ hisp_status hisp_cl_csr_spmm(hisp_context ctx, void *vbe, void *dev, hisp_op op,
     size_t rs = dbl ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem), us = sizeof(cl_ulong),
            is = sizeof(int);
     cl_ulong mr = (cl_ulong)m->nrows, nc = (cl_ulong)m->ncols, kk = (cl_ulong)k;
-    if (op == HISP_OP_T && m->t_mode == T_TRANSPOSE && !m->tr && !m->tr_off) {
-        hisp_status s = transpose_copy(ctx, be, m, &m->tr);
-        if (s == HISP_ERR_OUT_OF_DEVICE_MEMORY || s == HISP_ERR_OUT_OF_HOST_MEMORY) {
-            hispi_debug("opencl: no room for the transposed copy; op = T by atomics");
-            hispi_clear_error(ctx);
-            m->tr_off = 1;
-        } else if (s) {
-            return s;
-        }
-    }
+    if (op == HISP_OP_T) HISPI_TRY(want_transpose(ctx, be, m));
     if (op == HISP_OP_T && m->tr)
         return hisp_cl_csr_spmm(ctx, be, m->tr, HISP_OP_N, alpha, x, xrow, beta, y, yrow, k);
     if (op == HISP_OP_N) {
