@@ -1304,6 +1304,10 @@ typedef struct {
      * of x and its residual there (0 for a solve in one precision). */
     hisp_type iteration_type;
     int64_t refinements;
+    /* 1 where hisp_solver_solve_columns solved the column in lock step with
+     * others (CG on a device: one SpMM a step for every column still
+     * running); ms and setup_ms are then the shared solve's */
+    int lock_step;
 } hisp_solve_info;
 
 /* Called at each check for every iteration since the last: iteration k
@@ -1404,12 +1408,18 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix
 
 /* Solve A X = B for every column of B (hisp_vector_columns: k columns,
  * column-major; X the same shape, holding the initial guesses and receiving
- * the solutions). Each column is solved as hisp_solver_solve solves it, with
- * its own iterations, stop and info (info: k entries, or NULL); a
- * preconditioner with a setup (AMG, ILU(0), IC(0), Chebyshev) is set up once
- * for all columns (its time in info[0].setup_ms). The columns run one after
- * another: the cost of k solves. k = 1 is hisp_solver_solve. A row-major B
- * or X of several columns is HISP_ERR_UNSUPPORTED. */
+ * the solutions). Each column has its own iterations, stop and info (info:
+ * k entries, or NULL); a preconditioner with a setup (AMG, ILU(0), IC(0),
+ * Chebyshev) is set up once for all columns (its time in
+ * info[0].setup_ms). CG on a device (not on the host's loops, no monitor,
+ * one precision) runs the columns in lock step: one SpMM per iteration
+ * serves every column still running, each column with its own scalars,
+ * leaving the product when it stops (info.lock_step); its true residual is
+ * checked at the end, and a column whose truth misses the tolerance, or
+ * that breaks down, is finished by hisp_solver_solve alone. Otherwise the
+ * columns run one after another through hisp_solver_solve (the cost of k
+ * solves). k = 1 is hisp_solver_solve. A row-major B or X of several
+ * columns is HISP_ERR_UNSUPPORTED. */
 HISP_API HISP_NODISCARD hisp_status hisp_solver_solve_columns(hisp_solver s, hisp_matrix A,
                                                               hisp_vector B, hisp_vector X,
                                                               hisp_solve_info *info);

@@ -392,6 +392,17 @@ HISPI_LOCAL hisp_status hispi_solve_mixed(hisp_solver s, hisp_matrix A, hisp_vec
                                           hisp_vector x, double t0, hisp_solve_info *info,
                                           bool *ran);
 
+/* Whether a solve of A runs on the host's loops (solver.c;
+ * hisp_solve_info.on_host). */
+HISPI_LOCAL bool hispi_solve_on_host(hisp_solver s, hisp_matrix A);
+/* Several right-hand sides in lock step (solve_block.c): whether s, A and X
+ * take it (CG on a device, real or complex entries, X column-major, no
+ * monitor, one precision), and the solve of B's k > 1 columns into X, info
+ * k entries (set up: s's preconditioner object, if any, made by the
+ * caller). */
+HISPI_LOCAL bool hispi_solve_block_takes(hisp_solver s, hisp_matrix A, hisp_vector X);
+HISPI_LOCAL hisp_status hispi_solve_block(hisp_solver s, hisp_matrix A, hisp_vector B,
+                                          hisp_vector X, hisp_solve_info *info);
 /* The vectors the caller gave, as vectors of the space (not freed by it). */
 HISPI_LOCAL ks_vec *hispi_ks_wrap_local(hisp_vector v);
 /* A vector of a local space (of hispi_ks_local's spaces) as the vector it is. */

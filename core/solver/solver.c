@@ -582,7 +582,7 @@ int64_t hispi_solve_host_rows = 20000;
  * a CPU device's memory is the host's, and a small system's iteration is
  * shorter than the kernels' launches. The preconditioners whose apply is
  * vector algebra or the host's triangular solves only. */
-static bool on_host(hisp_solver s, hisp_matrix A)
+bool hispi_solve_on_host(hisp_solver s, hisp_matrix A)
 {
     hisp_context ctx = s->ctx;
     hispi_kcaps caps;
@@ -666,7 +666,7 @@ static hisp_status solve_one(hisp_solver s, hisp_matrix A, hisp_vector b, hisp_v
                               "solve: lsqr takes no preconditioner object (cg, bicgstab, gmres)");
         HISPI_TRY(hispi_preconditioner_lend(s->pobj, s->ctx, A, &lent));
     }
-    bool host = on_host(s, A);
+    bool host = hispi_solve_on_host(s, A);
     s->ctx->host_ops += host;
     hisp_status st =
         hispi_ks_local_lent(s->ctx, A, s->precond, s->method, hispi_solver_slots(s), &lent, &sp);
