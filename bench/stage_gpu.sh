@@ -4,7 +4,7 @@
 # suite runs, stripped, its scripts, and the shared matrices only where the
 # suite reads them. Build first (scons -Q -j2 cuda=yes).
 #
-#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|truth|scale|mpi|tune|spgemm|spmm|amg|ilu|mixed|all
+#   bash bench/stage_gpu.sh hisparse|csr|add|compound|msrep|runtime|solve|truth|scale|mpi|tune|spgemm|spmm|columns|amg|ilu|mixed|all
 #   bash bench/stage_gpu.sh sell [OLD]   (OLD: another checkout's build/ folder, whose
 #                                         hisp goes to .gpu/old/bin for a before/after)
 #
@@ -27,6 +27,7 @@ tune) benches="" tests=1 mats=1 ;;
 sell) benches="" tests=1 mats=1 old=${2:-} ;;
 spgemm) benches="bench_spgemm_cuda" tests=1 mats=1 ;;
 spmm) benches="bench_spmm_cuda" tests=1 mats=0 ;;
+columns) benches="bench_columns bench_spmm_cuda" tests=1 mats=0 ;;
 amg) benches="" tests=1 mats=0 ;;
 ilu) benches="bench_ilu_cuda" tests=1 mats=0 ;;
 mixed) benches="bench_mixed bench_precond" tests=1 mats=0 truth=1 ;;

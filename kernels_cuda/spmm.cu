@@ -25,6 +25,7 @@
 #include "cuda/cuda_kernels.h"
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace
 {
@@ -335,6 +336,56 @@ cudaError_t rows(const hisp_cuda_csr *A, T alpha, const T *x, int xrow, T beta, 
     return cudaGetLastError();
 }
 
+/* X column-major, short rows: a thread per row, its entries read in turn
+ * (from L1 after the first of a line), CW columns a pass; the consecutive
+ * rows of a warp read X and write Y coalesced where the columns of
+ * consecutive rows are near (stencils, banded). */
+template <typename T, typename I, typename J, int B, int CW, bool XROW>
+__global__ void __launch_bounds__(NT)
+    spmm_thread(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
+                int64_t m, int64_t n, int64_t k, T alpha, const T *__restrict__ x, T beta,
+                T *__restrict__ y, int yrow)
+{
+    const int64_t i = (int64_t)blockIdx.x * NT + threadIdx.x;
+    if (i >= m) return;
+    const int64_t s = (int64_t)rowptr[i] - B, e = (int64_t)rowptr[i + 1] - B;
+    for (int64_t j0 = 0; j0 < k; j0 += CW) {
+        const int w = k - j0 < CW ? (int)(k - j0) : CW;
+        T acc[CW];
+#pragma unroll
+        for (int u = 0; u < CW; u++)
+            acc[u] = T(0);
+        for (int64_t q = s; q < e; q++) {
+            const T a = __ldg(val + q);
+            const int64_t c = (int64_t)__ldg(col + q) - B;
+            const T *xc = XROW ? x + c * k + j0 : x + j0 * n + c;
+#pragma unroll
+            for (int u = 0; u < CW; u++)
+                if (u < w) acc[u] += a * __ldg(xc + (XROW ? u : u * n));
+        }
+#pragma unroll
+        for (int u = 0; u < CW; u++)
+            if (u < w) put(y + at(i, j0 + u, m, k, yrow), alpha, acc[u], beta);
+    }
+}
+
+template <typename T, typename I, typename J, int B, int CW>
+cudaError_t thread_rows(const hisp_cuda_csr *A, T alpha, const T *x, int xrow, T beta, T *y,
+                        int yrow, int64_t k, cudaStream_t st)
+{
+    const int64_t blocks = (A->nrows + NT - 1) / NT;
+    const I *rp = static_cast<const I *>(A->rowptr);
+    const J *col = static_cast<const J *>(A->colind);
+    const T *val = static_cast<const T *>(A->val);
+    if (xrow)
+        spmm_thread<T, I, J, B, CW, true><<<(unsigned)blocks, NT, 0, st>>>(
+            rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow);
+    else
+        spmm_thread<T, I, J, B, CW, false><<<(unsigned)blocks, NT, 0, st>>>(
+            rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow);
+    return cudaGetLastError();
+}
+
 template <typename T, typename I, typename J, int B>
 cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, int xrow, T beta, T *y,
                 int yrow, int64_t k, T *part, cudaStream_t st)
@@ -346,6 +397,18 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, int xrow, T
     if (A->nlong == 0) { /* no long rows: a group per row over the whole matrix */
         const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
         const double w = xrow ? (double)k : mean;
+        static int sw = -1, swr = -1; /* TEMPORARY experiment switches */
+        if (sw < 0) {
+            const char *ev = getenv("HISP_SPMM_THREAD"), *er = getenv("HISP_SPMM_THREAD_ROW");
+            sw = ev ? atoi(ev) : 16;
+            swr = er ? atoi(er) : 0;
+        }
+        const int lim = xrow ? swr : sw;
+        if (lim > 0 && mean <= lim) {
+            if (k <= 4) return thread_rows<T, I, J, B, 4>(A, alpha, x, xrow, beta, y, yrow, k, st);
+            if (k <= 8) return thread_rows<T, I, J, B, 8>(A, alpha, x, xrow, beta, y, yrow, k, st);
+            return thread_rows<T, I, J, B, 16>(A, alpha, x, xrow, beta, y, yrow, k, st);
+        }
         if (w <= 4) return rows<T, I, J, B, 4>(A, alpha, x, xrow, beta, y, yrow, k, st);
         if (w <= 8) return rows<T, I, J, B, 8>(A, alpha, x, xrow, beta, y, yrow, k, st);
         if (w <= 16) return rows<T, I, J, B, 16>(A, alpha, x, xrow, beta, y, yrow, k, st);

@@ -1,9 +1,14 @@
 /* Several right-hand sides (hisp_solver_solve_columns) on every target:
- * each column's solution, iterations and stop the same as hisp_solver_solve
- * of that column alone (bit for bit: the same calls), its true residual
- * checked in double here (f64 and f32); columns that converge at different iterations,
- * a zero column, an iteration limit reached by one column only; AMG set up
- * once for all columns; k = 1; the argument errors and a row-major B
+ * each column's solution, iterations and stop those of hisp_solver_solve of
+ * that column alone: bit for bit where the columns run one after another
+ * (the same calls), within the SpMM's rounding and a check interval's
+ * iterations in lock step (CG, BiCGSTAB on a device; info.lock_step says
+ * which); the true residual checked in double here (f64 and f32, also below
+ * what f32 reaches, where a column goes on alone from the lock step's x);
+ * columns that converge at different iterations, a zero column, an
+ * iteration limit reached by one column only; Jacobi, ILU(0) and AMG set up
+ * once for all columns; a column of an indefinite A that breaks down
+ * reported as its own solve; k = 1; the argument errors and a row-major B
  * refused; injected allocation failures leaving X usable. */
 #include "fixture_solver.h"
 #include "hispi.h"
@@ -37,7 +42,8 @@ static void check_method(hisp_context ctx, const test_hcsr *H, hisp_matrix A, hi
                          double rtol, hisp_solver_method m, hisp_precond pc, int64_t maxit,
                          uint64_t *st, const char *what)
 {
-    bool lock = m == HISP_SOLVER_CG && ctx->kind != HISP_BACKEND_REFERENCE;
+    bool lock =
+        (m == HISP_SOLVER_CG || m == HISP_SOLVER_BICGSTAB) && ctx->kind != HISP_BACKEND_REFERENCE;
     int64_t n = H->nrows;
     double *b = make_b(H, st), *x = calloc((size_t)(n * K), sizeof *x);
     double *x1 = malloc((size_t)n * sizeof *x1);
@@ -63,17 +69,16 @@ static void check_method(hisp_context ctx, const test_hcsr *H, hisp_matrix A, hi
              * the SpMM's other summation order, amplified by A's condition */
             int64_t d = info[j].iterations - one.iterations;
             ck_assert_msg(info[j].reason == one.reason && llabs(d) <= 2 + one.iterations / 10,
-                          "%s column %d: %lld iterations (%s) in lock step, alone %lld (%s)",
-                          what, j, (long long)info[j].iterations,
-                          hisp_stop_reason_name(info[j].reason), (long long)one.iterations,
-                          hisp_stop_reason_name(one.reason));
+                          "%s column %d: %lld iterations (%s) in lock step, alone %lld (%s)", what,
+                          j, (long long)info[j].iterations, hisp_stop_reason_name(info[j].reason),
+                          (long long)one.iterations, hisp_stop_reason_name(one.reason));
             double dx = 0, xm = 0;
             for (int64_t i = 0; i < n; i++) {
                 dx = fmax(dx, fabs(x1[i] - x[j * n + i]));
                 xm = fmax(xm, fabs(x1[i]));
             }
-            ck_assert_msg(dx <= 1e4 * rtol * xm, "%s column %d: x differs by %g (max %g)", what,
-                          j, dx, xm);
+            ck_assert_msg(dx <= 1e4 * rtol * xm, "%s column %d: x differs by %g (max %g)", what, j,
+                          dx, xm);
         } else {
             ck_assert_msg(info[j].iterations == one.iterations && info[j].reason == one.reason,
                           "%s column %d: %lld iterations (%s), alone %lld (%s)", what, j,
@@ -82,9 +87,9 @@ static void check_method(hisp_context ctx, const test_hcsr *H, hisp_matrix A, hi
             ck_assert_msg(!memcmp(x1, x + j * n, (size_t)n * sizeof *x1),
                           "%s column %d: x differs from the column's own solve", what, j);
         }
-        /* CG on a device runs in lock step (the zero column alone) */
-        ck_assert_msg(info[j].lock_step == (lock && j != 2), "%s column %d: lock_step %d", what,
-                      j, info[j].lock_step);
+        /* CG and BiCGSTAB on a device run in lock step (the zero column alone) */
+        ck_assert_msg(info[j].lock_step == (lock && j != 2), "%s column %d: lock_step %d", what, j,
+                      info[j].lock_step);
         /* the truth, from H */
         double rel = test_hcsr_residual(H, b + j * n, x + j * n);
         if (j == 2) {
@@ -131,6 +136,9 @@ START_TEST(test_columns)
                  "bicgstab");
     check_method(ctx, &H, A, f, 1e-9, HISP_SOLVER_GMRES, HISP_PRECOND_NONE, 2000, &st, "gmres");
     check_method(ctx, &H, A, f, 1e-9, HISP_SOLVER_CG, HISP_PRECOND_AMG, 2000, &st, "amg-cg");
+    check_method(ctx, &H, A, f, 1e-9, HISP_SOLVER_CG, HISP_PRECOND_JACOBI, 2000, &st, "jacobi-cg");
+    check_method(ctx, &H, A, f, 1e-9, HISP_SOLVER_BICGSTAB, HISP_PRECOND_ILU0, 2000, &st,
+                 "ilu0-bicgstab");
     /* an iteration limit: some columns stop by it */
     check_method(ctx, &H, A, f, 1e-9, HISP_SOLVER_CG, HISP_PRECOND_NONE, 12, &st,
                  "cg, 12 iterations");
@@ -138,9 +146,70 @@ START_TEST(test_columns)
     hisp_matrix A32 = test_hcsr_matrix(ctx, &H, HISP_F32, HISP_FORMAT_CSR);
     check_method(ctx, &H, A32, HISP_F32, 1e-5, HISP_SOLVER_CG, HISP_PRECOND_JACOBI, 2000, &st,
                  "f32 cg");
+    /* below what f32 reaches: the recurrence converges, the truth may not */
+    check_method(ctx, &H, A32, HISP_F32, 1e-7, HISP_SOLVER_CG, HISP_PRECOND_NONE, 2000, &st,
+                 "f32 cg, tight");
     hisp_matrix_destroy(&A32);
     hisp_matrix_destroy(&A);
     test_hcsr_free(&H);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
+/* an indefinite A (a Laplacian shifted into the middle of its spectrum):
+ * a column whose CG breaks down is solved alone from x0 in the lock step,
+ * so it reports what its own solve reports, bit for bit */
+START_TEST(test_breakdown)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_fp64(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    uint64_t st = test_seed();
+    test_hcsr H = test_hcsr_generate(ctx, HISP_GEN_POISSON2D, 12);
+    for (int64_t i = 0; i < H.nrows; i++)
+        for (int64_t e = H.ptr[i]; e < H.ptr[i + 1]; e++)
+            if (H.col[e] == i) H.val[e] -= 4;
+    hisp_matrix A = test_hcsr_matrix(ctx, &H, HISP_F64, HISP_FORMAT_CSR);
+    int64_t n = H.nrows;
+    double *b = malloc((size_t)(n * K) * sizeof *b), *x = malloc((size_t)(n * K) * sizeof *x);
+    double *x1 = malloc((size_t)n * sizeof *x1);
+    ck_assert(b && x && x1);
+    for (int64_t i = 0; i < n * K; i++)
+        b[i] = test_uniform(&st);
+    hisp_vector B = test_vector_of(ctx, HISP_F64, n * K, b), X = NULL;
+    CK_OK(ctx, hisp_vector_set_columns(B, K, HISP_ORDER_COL));
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_F64, n, K, HISP_ORDER_COL, &X));
+    hisp_solver s = test_solver(ctx, HISP_SOLVER_CG, false, 1e-8, 500);
+    hisp_solve_info info[K];
+    CK_OK(ctx, hisp_solver_solve_columns(s, A, B, X, info));
+    test_vector_values(ctx, X, HISP_F64, n * K, x);
+    int broke = 0;
+    for (int j = 0; j < K; j++) {
+        hisp_vector b1 = test_vector_of(ctx, HISP_F64, n, b + j * n), y = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_F64, n, &y));
+        hisp_solve_info one;
+        CK_OK(ctx, hisp_solver_solve(s, A, b1, y, &one));
+        test_vector_values(ctx, y, HISP_F64, n, x1);
+        ck_assert_msg(info[j].reason == one.reason, "column %d: %s, alone %s", j,
+                      hisp_stop_reason_name(info[j].reason), hisp_stop_reason_name(one.reason));
+        if (one.reason == HISP_STOP_INDEFINITE) {
+            broke++;
+            ck_assert_msg(!info[j].lock_step && info[j].iterations == one.iterations &&
+                              !memcmp(x1, x + j * n, (size_t)n * sizeof *x1),
+                          "column %d: the breakdown not as its own solve's", j);
+        }
+        hisp_vector_destroy(&b1);
+        hisp_vector_destroy(&y);
+    }
+    ck_assert_msg(broke > 0, "no column broke down");
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&B);
+    hisp_vector_destroy(&X);
+    hisp_matrix_destroy(&A);
+    test_hcsr_free(&H);
+    free(b), free(x), free(x1);
     hisp_context_destroy(&ctx);
 }
 END_TEST
@@ -234,6 +303,7 @@ Suite *suite_solver_columns(void)
     TCase *tc = test_tcase(s, "solver_columns", 900);
     int n = test_targets(NULL);
     tcase_add_loop_test(tc, test_columns, 0, n);
+    tcase_add_loop_test(tc, test_breakdown, 0, n);
     tcase_add_loop_test(tc, test_errors, 0, n);
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
     return s;

@@ -1,9 +1,10 @@
-/* Several right-hand sides (hisp.h hisp_solver_solve_columns): the columns
- * of B solved one after another by hisp_solver_solve, each with its own
- * iterations and stop, a preconditioner with a setup (AMG, ILU(0), IC(0),
- * Chebyshev) made once for all of them; each column copied into a work
- * vector and its solution back (hispi_columns: on the device where the
- * vectors live there). */
+/* Several right-hand sides (hisp.h hisp_solver_solve_columns): CG and
+ * BiCGSTAB on a device in lock step (block.h), else the columns of B solved
+ * one after another by hisp_solver_solve, each with its own iterations and
+ * stop; a preconditioner with a setup (AMG, ILU(0), IC(0), Chebyshev) made
+ * once for all of them; each column copied into a work vector and its
+ * solution back (hispi_columns: on the device where the vectors live
+ * there). */
 #include "ksp.h"
 
 static bool has_setup(hisp_precond p)
