@@ -1,5 +1,6 @@
 /* Several right-hand sides as a user waits for them: poisson3d n^3 (f64,
  * CSR) and k random right-hand sides (seed 7), solved to rtol from X0 = 0
+ * with CG (none, Jacobi, AMG) and BiCGSTAB (none, Jacobi)
  * (1) by one hisp_solver_solve_columns call and (2) by k consecutive
  * hisp_solver_solve calls on k vectors of their own (already on the device,
  * as a user holding k vectors calls them; AMG set up once for them by
@@ -34,7 +35,8 @@ static const char prog[] = "bench_columns";
 static const char help[] =
     "usage: bench_columns [options]\n"
     "poisson3d n^3 (f64) with k right-hand sides: one hisp_solver_solve_columns\n"
-    "call against k consecutive hisp_solver_solve calls.\n"
+    "call against k consecutive hisp_solver_solve calls (CG: none, Jacobi, AMG;\n"
+    "BiCGSTAB: none, Jacobi).\n"
     "  --backend B         reference, opencl or cuda (default cuda)\n"
     "  --device N          device index (default: first)\n"
     "  --sides LIST        grid sides, comma-separated (default 160)\n"
@@ -158,12 +160,13 @@ static bool measure(setup *u, const options *o, bool lock, double *ms, int64_t i
     return good;
 }
 
-static bool columns_row(setup *u, const options *o, int64_t side, hisp_precond pc)
+static bool columns_row(setup *u, const options *o, int64_t side, hisp_solver_method meth,
+                        hisp_precond pc)
 {
     hisp_context ctx = u->ctx;
     int64_t n = u->n, k = u->k;
     u->pc = pc;
-    bool good = bench_ok(prog, ctx, hisp_solver_create(ctx, HISP_SOLVER_CG, &u->s), "solver") &&
+    bool good = bench_ok(prog, ctx, hisp_solver_create(ctx, meth, &u->s), "solver") &&
                 bench_ok(prog, ctx, hisp_solver_set_tolerances(u->s, o->rtol, 0), "tolerances") &&
                 bench_ok(prog, ctx, hisp_solver_set_preconditioner(u->s, pc), "precond");
     double lms = 0, ams = 0, lrep = 0, arep = 0;
@@ -174,11 +177,12 @@ static bool columns_row(setup *u, const options *o, int64_t side, hisp_precond p
     good = good && xh && bench_ok(prog, ctx, hisp_vector_read(u->X, xh), "read");
     if (good) {
         double tr = true_rel(u->A, n, k, u->bh, xh);
-        printf("| %lld | %lld | %s | %lld | %lld / %lld | %lld / %lld | %.2f | %.2f | **%.2f** | "
-               "%.2e | %.2e |\n",
-               (long long)side, (long long)k, hisp_precond_name(pc), (long long)lits[2],
-               (long long)lits[0], (long long)lits[1], (long long)aits[0], (long long)aits[1], lms,
-               ams, ams / lms, lrep, tr);
+        printf(
+            "| %lld | %lld | %s | %s | %lld | %lld / %lld | %lld / %lld | %.2f | %.2f | **%.2f** "
+            "| %.2e | %.2e |\n",
+            (long long)side, (long long)k, hisp_solver_method_name(meth), hisp_precond_name(pc),
+            (long long)lits[2], (long long)lits[0], (long long)lits[1], (long long)aits[0],
+            (long long)aits[1], lms, ams, ams / lms, lrep, tr);
         fflush(stdout);
         if (!(tr <= o->rtol * 1.01)) {
             fprintf(stderr, "%s: true residual %g above rtol\n", prog, tr);
@@ -216,9 +220,16 @@ static bool side_k(hisp_context ctx, const options *o, int64_t side, int64_t k)
         good = bench_ok(prog, ctx, hisp_vector_create(ctx, HISP_F64, u.n, &u.b[j]), "b") &&
                bench_ok(prog, ctx, hisp_vector_create(ctx, HISP_F64, u.n, &u.x[j]), "x") &&
                bench_ok(prog, ctx, hisp_vector_write(u.b[j], u.bh + j * u.n), "write");
-    static const hisp_precond pcs[] = {HISP_PRECOND_NONE, HISP_PRECOND_JACOBI, HISP_PRECOND_AMG};
-    for (size_t c = 0; good && c < sizeof pcs / sizeof *pcs; c++)
-        good = columns_row(&u, o, side, pcs[c]);
+    static const struct {
+        hisp_solver_method m;
+        hisp_precond p;
+    } cases[] = {{HISP_SOLVER_CG, HISP_PRECOND_NONE},
+                 {HISP_SOLVER_CG, HISP_PRECOND_JACOBI},
+                 {HISP_SOLVER_CG, HISP_PRECOND_AMG},
+                 {HISP_SOLVER_BICGSTAB, HISP_PRECOND_NONE},
+                 {HISP_SOLVER_BICGSTAB, HISP_PRECOND_JACOBI}};
+    for (size_t c = 0; good && c < sizeof cases / sizeof *cases; c++)
+        good = columns_row(&u, o, side, cases[c].m, cases[c].p);
     for (int64_t j = 0; j < k; j++) {
         if (u.b) hisp_vector_destroy(&u.b[j]);
         if (u.x) hisp_vector_destroy(&u.x[j]);
@@ -237,11 +248,12 @@ int main(int argc, char **argv)
     hisp_device_info info;
     hisp_context ctx = bench_context(prog, o.backend, o.device, &info);
     if (!ctx) return 3;
-    printf("%s: %s, CG to rtol %g from X0 = 0, median of %d runs after a warm-up\n\n", prog,
-           info.name, o.rtol, o.repeat);
-    printf("| side | k | precond | in lock step | its lock (max / sum) | its alone (max / sum) "
+    printf("%s: %s, to rtol %g from X0 = 0, median of %d runs after a warm-up\n\n", prog, info.name,
+           o.rtol, o.repeat);
+    printf("| side | k | method | precond | in lock step | its lock (max / sum) | its alone (max / "
+           "sum) "
            "| lock ms | alone ms | **alone / lock** | reported rel | true rel |\n");
-    printf("|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    printf("|--:|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (int i = 0; i < o.nsides; i++)
         for (int j = 0; j < o.nks; j++)
             if (!side_k(ctx, &o, o.sides[i], o.ks[j])) return 2;

@@ -3,7 +3,12 @@
  * without one, scatters with atomics (spmm_t_scatter).
  *
  * op N, a matrix without long rows (the plan has none, cuda_kernels.h nlong):
- * a group of L lanes per row over the whole matrix (spmm_rows), as below.
+ * with at most 16 entries per row on average, a thread per row (spmm_thread)
+ * where X is column-major, or row-major with k <= 4 (on the H200, f64,
+ * poisson3d 160^3: 2.3-3.5x faster than a group per row column-major,
+ * 1.6x row-major at k = 4, 0.4-0.6x row-major at k >= 16, where a row of X
+ * is a line a group reads at once); else a group of L lanes per row over
+ * the whole matrix (spmm_rows), as below.
  * With long rows, the SpMV's block plan (kernels_cuda/spmv.cu): a CUDA block
  * per plan block (spmm_n), so work is balanced by entries.
  *   - A stream block's rows: a group of L lanes per row (L a power of two).
@@ -25,7 +30,6 @@
 #include "cuda/cuda_kernels.h"
 
 #include <cstdint>
-#include <cstdlib>
 
 namespace
 {
@@ -397,14 +401,7 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, int xrow, T
     if (A->nlong == 0) { /* no long rows: a group per row over the whole matrix */
         const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
         const double w = xrow ? (double)k : mean;
-        static int sw = -1, swr = -1; /* TEMPORARY experiment switches */
-        if (sw < 0) {
-            const char *ev = getenv("HISP_SPMM_THREAD"), *er = getenv("HISP_SPMM_THREAD_ROW");
-            sw = ev ? atoi(ev) : 16;
-            swr = er ? atoi(er) : 0;
-        }
-        const int lim = xrow ? swr : sw;
-        if (lim > 0 && mean <= lim) {
+        if (mean <= 16 && (!xrow || k <= 4)) { /* short rows: a thread per row */
             if (k <= 4) return thread_rows<T, I, J, B, 4>(A, alpha, x, xrow, beta, y, yrow, k, st);
             if (k <= 8) return thread_rows<T, I, J, B, 8>(A, alpha, x, xrow, beta, y, yrow, k, st);
             return thread_rows<T, I, J, B, 16>(A, alpha, x, xrow, beta, y, yrow, k, st);

@@ -60,11 +60,7 @@ struct blk {
     double *tol, *bnorm, *rn; /* by column: the tolerance, ||b||, the last ||r|| */
     double *v;                /* read buffer */
     int mb[6];                /* the method's blocks */
-    /* the preconditioner is vector algebra (none, Jacobi), which takes the
-     * views; else its apply runs on work vectors of the space */
-    bool pc_views;
-    ks_vec *wx, *wz;
-    int mstate; /* the method's (CG: the slot of rho) */
+    int mstate;               /* the method's (CG: the slot of rho) */
     unsigned char one[32], zero[32];
 };
 
@@ -95,8 +91,6 @@ static inline int hispi_blk_aux(const blk *b, int64_t it, int64_t p)
 {
     return hispi_blk_slot(b, b->meth->nfix + b->ring + (int)((it - 1) % b->ring), p);
 }
-/* z = M^-1 x (slot >= 0: slot = x^H z) for views of blocks */
-HISPI_LOCAL hisp_status hispi_blk_precond(blk *b, ks_vec *x, ks_vec *z, int slot);
 /* out's first m columns = A times in's (one SpMM) */
 HISPI_LOCAL hisp_status hispi_blk_product(blk *b, int in, int out);
 

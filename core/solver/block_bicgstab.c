@@ -48,14 +48,14 @@ static hisp_status step(blk *b, int64_t it)
         HISPI_TRY(o->axpbypcz(sp, ks_val(1), hispi_blk_at(b, b->res, p),
                               ks_ratio(SL(RHO, p), SL(RV, p), 1), AT(V, p), ks_slot(SL(BETA, p), 0),
                               AT(P, p)));
-        if (sp->has_pc) HISPI_TRY(hispi_blk_precond(b, AT(P, p), AT(PH, p), -1));
+        if (sp->has_pc) HISPI_TRY(o->precond(sp, AT(P, p), AT(PH, p), -1));
     }
     HISPI_TRY(hispi_blk_product(b, b->mb[PH], b->mb[V]));
     for (int64_t p = 0; p < m; p++) {
         ks_vec *res = hispi_blk_at(b, b->res, p);
         HISPI_TRY(o->dot(sp, AT(R0, p), AT(V, p), SL(RV, p)));
         HISPI_TRY(o->axpby(sp, ks_ratio(SL(RHO, p), SL(RV, p), 1), AT(V, p), ks_val(1), res));
-        if (sp->has_pc) HISPI_TRY(hispi_blk_precond(b, res, AT(SH, p), -1));
+        if (sp->has_pc) HISPI_TRY(o->precond(sp, res, AT(SH, p), -1));
     }
     HISPI_TRY(hispi_blk_product(b, b->mb[SH], b->mb[T]));
     for (int64_t p = 0; p < m; p++) {

@@ -19,8 +19,7 @@ static hisp_status start(blk *b)
     for (int64_t p = 0; p < b->m; p++) {
         ks_vec *z = hispi_blk_at(b, b->mb[Z], p);
         if (sp->has_pc)
-            HISPI_TRY(
-                hispi_blk_precond(b, hispi_blk_at(b, b->res, p), z, hispi_blk_slot(b, RHO_A, p)));
+            HISPI_TRY(o->precond(sp, hispi_blk_at(b, b->res, p), z, hispi_blk_slot(b, RHO_A, p)));
         HISPI_TRY(o->copy(sp, z, hispi_blk_at(b, b->mb[P], p)));
     }
     return HISP_SUCCESS;
@@ -38,11 +37,10 @@ static hisp_status step(blk *b, int64_t it)
         int pq = hispi_blk_aux(b, it, p), rr = hispi_blk_rr(b, it, p);
         int r0 = hispi_blk_slot(b, rho, p), r1 = sp->has_pc ? hispi_blk_slot(b, rho2, p) : rr;
         HISPI_TRY(o->dot(sp, pv, q, pq));
-        if (sp->has_pc && b->pc_views) /* Jacobi: one pass */
+        if (sp->has_pc) /* Jacobi: one pass */
             HISPI_TRY(ks_axpby_precond(sp, ks_safe(r0, pq, 1), q, ks_val(1), r, rr, z, r1));
         else
             HISPI_TRY(o->axpby_dot(sp, ks_safe(r0, pq, 1), q, ks_val(1), r, NULL, rr));
-        if (sp->has_pc && !b->pc_views) HISPI_TRY(hispi_blk_precond(b, r, z, r1));
         /* x += p*alpha and p = z + p*beta in one pass */
         HISPI_TRY(o->axpby2(sp, ks_safe(r0, pq, 0), pv, ks_val(1), hispi_blk_x(b, p), ks_val(1), z,
                             ks_safe(r1, r0, 0), pv));

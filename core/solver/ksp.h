@@ -396,10 +396,9 @@ HISPI_LOCAL hisp_status hispi_solve_mixed(hisp_solver s, hisp_matrix A, hisp_vec
  * hisp_solve_info.on_host). */
 HISPI_LOCAL bool hispi_solve_on_host(hisp_solver s, hisp_matrix A);
 /* Several right-hand sides in lock step (block_run.c): whether s, A and X
- * take it (CG or BiCGSTAB on a device, real or complex entries, X
- * column-major, no monitor, one precision), and the solve of B's k > 1 columns into X, info
- * k entries (set up: s's preconditioner object, if any, made by the
- * caller). */
+ * take it (CG or BiCGSTAB with none or Jacobi on a device, real or complex
+ * entries, X column-major, no monitor, one precision), and the solve of
+ * B's k > 1 columns into X, info k entries. */
 HISPI_LOCAL bool hispi_solve_block_takes(hisp_solver s, hisp_matrix A, hisp_vector X);
 HISPI_LOCAL hisp_status hispi_solve_block(hisp_solver s, hisp_matrix A, hisp_vector B,
                                           hisp_vector X, hisp_solve_info *info);
