@@ -6,7 +6,16 @@
 
 #include "cli.h"
 
-typedef enum { OP_SPMV, OP_SPMVT, OP_ADD, OP_SOLVE, OP_SPMV_DOT, OP_MULTIPLY, OP_COUNT } bench_op;
+typedef enum {
+    OP_SPMV,
+    OP_SPMVT,
+    OP_ADD,
+    OP_SOLVE,
+    OP_SPMV_DOT,
+    OP_MULTIPLY,
+    OP_SPMM,
+    OP_COUNT
+} bench_op;
 
 enum { K_REFERENCE, K_OPENCL, K_CUDA, K_CUSPARSE, K_COUNT };
 
@@ -52,6 +61,7 @@ typedef struct {
     hisp_type vt;       /* the vectors' entries: t, or f32/f64 for b3x3 */
     int per;            /* vector entries per row / column of A: 1, or 3 for b3x3 */
     int repeat, warmup, iterations;
+    int64_t columns;   /* spmm: X's columns (column-major) */
     int64_t m, n, nnz; /* A */
     const int64_t *ptr;
     const int32_t *cols;
@@ -60,7 +70,7 @@ typedef struct {
     const int32_t *bcols;
     const void *bvals;
     int64_t bnnz;
-    void *x;                   /* spmv, spmvt, spmv-dot: x; solve: b */
+    void *x;                   /* spmv, spmvt, spmv-dot: x; spmm: X; solve: b */
     hisp_solver_method method; /* solve */
     uint64_t bytes;            /* minimum traffic per call (solve: per iteration) */
     double tolerance;

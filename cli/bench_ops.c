@@ -153,6 +153,13 @@ static hisp_status spmv_call(void *u, int i)
     return hisp_spmv(j->ctx, op_of(j->in), scalar(j, true), j->A, j->x, scalar(j, false), j->y);
 }
 
+static hisp_status spmm_call(void *u, int i)
+{
+    (void)i;
+    op_job *j = u;
+    return hisp_spmm(j->ctx, HISP_OP_N, scalar(j, true), j->A, j->x, scalar(j, false), j->y);
+}
+
 /* spmv-dot: q = A p then p.q as two calls, and as one */
 static hisp_status unfused_call(void *u, int i)
 {
@@ -419,6 +426,20 @@ hisp_status bench_run_op(hisp_context ctx, const bench_in *in, bool vendor, benc
             if (!s) s = spmv_call(&j, 0);
         }
         if (!s) s = read_vector(j.ym ? NULL : j.y, j.ym, in->vt, yl, res);
+    } else if (in->op == OP_SPMM) {
+        int64_t k = in->columns;
+        if (!s)
+            s = hisp_vector_create_columns(ctx, in->vt, in->n * in->per, k, HISP_ORDER_COL, &j.x);
+        if (!s)
+            s = hisp_vector_create_columns(ctx, in->vt, in->m * in->per, k, HISP_ORDER_COL, &j.y);
+        if (!s) s = hisp_vector_write(j.x, in->x);
+        if (!s)
+            s = time_calls(ctx, spmm_call, NULL, &j, warmup, calls, &row->ms, &row->calls,
+                           &row->xfer);
+        int queued = 0;
+        hisp_transfer_stats none = {0};
+        if (!s) s = time_batch(ctx, spmm_call, &j, warmup, calls, &row->device_ms, &queued, &none);
+        if (!s) s = read_vector(j.y, NULL, in->vt, in->m * in->per * k, res);
     } else if (in->op == OP_SPMV_DOT) {
         if (!s) s = run_spmv_dot(&j, warmup, row);
         if (!s) s = read_vector(j.y, NULL, in->vt, in->m, res);

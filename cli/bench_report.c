@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[] = {"spmv",     "spmvt",    "add", "solve",
-                                       "spmv-dot", "multiply", NULL};
+static const char *const op_names[] = {"spmv",     "spmvt",    "add",  "solve",
+                                       "spmv-dot", "multiply", "spmm", NULL};
 static const char *const kind_names[] = {"reference", "opencl", "cuda", "cusparse", NULL};
 
 const char *bench_op_name(bench_op op)
@@ -39,6 +39,7 @@ void bench_print_json(const char *spec, const bench_in *in, const bench_row *row
         if (in->method == HISP_SOLVER_GMRES) json_int(&j, "restart", BENCH_RESTART);
         json_int(&j, "iterations", in->iterations);
     }
+    if (in->op == OP_SPMM) json_int(&j, "columns", in->columns);
     json_string(&j, "type", hisp_type_name(in->t));
     json_int(&j, "rows", in->m);
     json_int(&j, "cols", in->n);
@@ -116,6 +117,7 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
     bool sd = in->op == OP_SPMV_DOT, mul = in->op == OP_MULTIPLY;
     if (in->op == OP_SOLVE)
         printf(", %s, %d iterations", hisp_solver_method_name(in->method), in->iterations);
+    if (in->op == OP_SPMM) printf(", %lld columns", (long long)in->columns);
     printf("\n%s of %d calls after %d warm-up (fewer where a row passes 2 s), %llu bytes per "
            "%s\n\n",
            sd ? "mean" : "median", in->repeat, in->warmup, (unsigned long long)in->bytes,
@@ -169,8 +171,10 @@ void bench_print_table(const char *spec, const bench_in *in, const bench_row *ro
                "hisp_vector_dot; copy:");
     else
         printf("\nms: wall per call with a synchronize after it; %s; copy:",
-               mul ? "C nnz: the entries of C = A A\n(device_ms in --json)"
-                   : "device ms: the device's own time\n(n/a where not measured)");
+               mul                 ? "C nnz: the entries of C = A A\n(device_ms in --json)"
+               : in->op == OP_SPMM ? "device ms: per call of calls queued\nback to back "
+                                     "with one synchronize after them"
+                                   : "device ms: the device's own time\n(n/a where not measured)");
     printf(" GB/s of a large hisp_vector_copy on the device;\n"
            "error: relative 2-norm against the reference backend (tolerance %.0e)\n",
            in->tolerance);

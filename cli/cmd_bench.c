@@ -29,7 +29,9 @@ static const char help[] =
     "                       hisp_vector_dot as two calls; A square, f32 and f64),\n"
     "                       multiply (C = A A through hisp_matrix_multiply, a new\n"
     "                       CSR C per call, its allocation timed; A square, CSR,\n"
-    "                       f32, f64, c32, c64)\n"
+    "                       f32, f64, c32, c64), spmm (Y = A X over --columns\n"
+    "                       column-major columns; f32, f64, c32, c64)\n"
+    "  --columns K          spmm: the columns of X and Y (default 16)\n"
     "  --method M           solve: auto (default: CG when A is real and symmetric\n"
     "                       with a positive diagonal, and for quaternions, else\n"
     "                       BiCGSTAB), cg, bicgstab, gmres (GMRES(30)) or lsqr\n"
@@ -116,6 +118,10 @@ static int check_type(bench_op op, hisp_format f, hisp_type t)
         return cli_value_error("bench --op multiply: type %s is not supported (it takes f32, "
                                "f64, c32 and c64)",
                                hisp_type_name(t));
+    if (op == OP_SPMM && t != HISP_F32 && t != HISP_F64 && t != HISP_C32 && t != HISP_C64)
+        return cli_value_error("bench --op spmm: type %s is not supported (it takes f32, f64, "
+                               "c32 and c64)",
+                               hisp_type_name(t));
     if ((op == OP_ADD || op == OP_SPMV_DOT) && !cli_type_real(t))
         return cli_value_error("bench --op %s: type %s is not supported (it takes f32 and f64; "
                                "spmv, spmvt and solve take every type)",
@@ -148,6 +154,9 @@ static const char *vendor_skip(const bench_in *in)
     if (in->op == OP_ADD)
         return "the library calls no vendor addition (bench/bench_add_cuda times csrgeam2)";
     if (in->op == OP_SPMV_DOT) return "cuSPARSE has no SpMV with a fused dot";
+    if (in->op == OP_SPMM)
+        return "the library's cuSPARSE plans run SpMV (bench/bench_spmm_cuda times cuSPARSE's "
+               "SpMM)";
     if (in->op == OP_MULTIPLY)
         return in->t == HISP_F32 || in->t == HISP_F64
                    ? NULL
@@ -404,6 +413,7 @@ enum {
     B_FORMAT,
     B_METHOD,
     B_JSON,
+    B_COLUMNS,
     B_HELP,
     B_HELP2
 };
@@ -425,13 +435,12 @@ static int parse_method(const char *v, bench_in *in)
  * warmup, iterations); returns CLI_OK, an exit code, or CLI_HELP_SHOWN. */
 static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
 {
-    static const cli_opt opts[] = {CLI_TYPE_OPTS,          {"--op", true},
-                                   {"--backends", true},   {"--backend", true},
-                                   {"--device", true},     {"--repeat", true},
-                                   {"--iterations", true}, {"--plot", true},
-                                   {"--plot-value", true}, {"--format", true},
-                                   {"--method", true},     {"--json", false},
-                                   CLI_HELP_OPTS,          {0, 0}};
+    static const cli_opt opts[] = {
+        CLI_TYPE_OPTS,          {"--op", true},     {"--backends", true},
+        {"--backend", true},    {"--device", true}, {"--repeat", true},
+        {"--iterations", true}, {"--plot", true},   {"--plot-value", true},
+        {"--format", true},     {"--method", true}, {"--json", false},
+        {"--columns", true},    CLI_HELP_OPTS,      {0, 0}};
     const char *val[B_HELP] = {0};
     memset(o, 0, sizeof *o);
     int rc = cli_parse_command("bench", argc, argv, opts, help, val, &o->spec);
@@ -454,11 +463,19 @@ static int bench_parse(int argc, char **argv, bench_opts *o, bench_in *in)
             k++;
         if (k == OP_COUNT)
             rc = cli_value_error("--op: unknown operation '%s' (spmv, spmvt, add, solve, "
-                                 "spmv-dot, multiply)",
+                                 "spmv-dot, multiply, spmm)",
                                  val[B_OP]);
         in->op = (bench_op)k;
     }
     if (!rc && val[B_METHOD]) rc = parse_method(val[B_METHOD], in);
+    if (!rc && val[B_COLUMNS] && in->op != OP_SPMM)
+        rc = cli_usage_error("bench", "--columns is for --op spmm, not --op %s",
+                             bench_op_name(in->op));
+    if (!rc && val[B_COLUMNS]) {
+        int k = 0;
+        rc = cli_parse_int("--columns", val[B_COLUMNS], 1, 4096, &k);
+        in->columns = k;
+    }
     if (!rc && val[B_FORMAT]) rc = cli_parse_format("bench", val[B_FORMAT], &in->format, NULL);
     if (!rc && in->op == OP_ADD && val[B_FORMAT] && in->format != HISP_FORMAT_HISPARSE)
         rc = cli_usage_error("bench", "--op add runs HiSparse trees, not --format %s",
@@ -585,6 +602,9 @@ static int bench_op_inputs(hisp_context hctx, const char *spec, bench_in *in, hi
     if (in->op == OP_SPMV || in->op == OP_SPMVT || in->op == OP_SPMV_DOT) {
         in->x = random_vector(in->vt, (in->op == OP_SPMVT ? in->m : in->n) * in->per);
         in->bytes = csr + es * (uint64_t)(in->m + in->n);
+    } else if (in->op == OP_SPMM) { /* A once, X and Y once each */
+        in->x = random_vector(in->vt, in->n * in->per * in->columns);
+        in->bytes = csr + es * (uint64_t)(in->m + in->n) * (uint64_t)in->columns;
     } else if (in->op == OP_ADD) {
         int rc = bench_add_inputs(hctx, spec, in, A, B);
         if (rc) return rc;
@@ -641,6 +661,7 @@ int cmd_bench(int argc, char **argv)
     bench_in in = {.op = OP_SPMV,
                    .warmup = 3,
                    .iterations = 100,
+                   .columns = 16,
                    .format = HISP_FORMAT_CSR,
                    .method = HISP_SOLVER_COUNT};
     int rc = bench_parse(argc, argv, &o, &in);

@@ -224,7 +224,10 @@ START_TEST(test_bench_ops)
                  {"solve", "f64", 2, "gmres", true},
                  {"solve", "f64", 1, "bicgstab", true},
                  {"solve", "f64", 6, "lsqr", true},
-                 {"solve", "f32", 6, "lsqr", true}};
+                 {"solve", "f32", 6, "lsqr", true},
+                 {"spmm", "f64", 0, NULL, false},
+                 {"spmm", "f32", 1, NULL, false},
+                 {"spmm", "c64", 3, NULL, false}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const char *specs[] = {rnd, grid, nonsym, cplx, quat, block, lsq};
         const char *spec = specs[cases[c].spec];
@@ -239,6 +242,8 @@ START_TEST(test_bench_ops)
         ck_assert_msg(strstr(r.out, want), "%s", r.out);
         snprintf(want, sizeof want, "\"type\": \"%s\"", cases[c].type);
         ck_assert_msg(strstr(r.out, want), "%s", r.out);
+        if (strcmp(cases[c].op, "spmm") == 0) /* the default block */
+            ck_assert_msg(strstr(r.out, "\"columns\": 16"), "%s", r.out);
         if (cases[c].method) {
             snprintf(want, sizeof want, "\"method\": \"%s\"", cases[c].method);
             ck_assert_msg(strstr(r.out, want), "%s: %s", spec, r.out);
@@ -573,7 +578,7 @@ START_TEST(test_bench_bad_input)
         int status;
         const char *msg;
     } cases[] = {
-        {{"gen:poisson2d:8", "--op", "spmm"}, 2, "unknown operation 'spmm'"},
+        {{"gen:poisson2d:8", "--op", "spmx"}, 2, "unknown operation 'spmx'"},
         {{"gen:poisson2d:8", "--method", "cg"}, 1, "--method is for --op solve"},
         {{"gen:poisson2d:8", "--op", "solve", "--method", "qmr"}, 2, "unknown method 'qmr'"},
         {{"gen:helmholtz:8", "--op", "spmv-dot"}, 2, "type c64 is not supported"},
@@ -582,6 +587,9 @@ START_TEST(test_bench_bad_input)
         {{"gen:helmholtz:8", "--op", "add"}, 2, "type c64 is not supported"},
         {{"gen:qsurface:6", "--op", "multiply"}, 2, "type q64 is not supported"},
         {{"gen:poisson2d:8", "--op", "multiply", "--format", "sell"}, 1, "runs on CSR"},
+        {{"gen:poisson2d:8", "--columns", "4"}, 1, "--columns is for --op spmm"},
+        {{"gen:poisson2d:8", "--op", "spmm", "--columns", "0"}, 2, "--columns"},
+        {{"gen:qsurface:6", "--op", "spmm"}, 2, "type q64 is not supported"},
         {{"gen:poisson2d:8", "--type", "f16"}, 2, "unknown type 'f16'"},
         {{"gen:poisson2d:8", "--repeat", "0"}, 2, "--repeat"},
         {{"gen:poisson2d:8", "--plot-value", "flops"}, 2, "--plot-value"},
