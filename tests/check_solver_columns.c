@@ -8,8 +8,8 @@
  * columns that converge at different iterations, a zero column, an
  * iteration limit reached by one column only; Jacobi, ILU(0) and AMG set up
  * once for all columns; a column of an indefinite A that breaks down
- * reported as its own solve; k = 1; the argument errors and a row-major B
- * refused; injected allocation failures leaving X usable. */
+ * reported as its own solve; complex entries (Jacobi-BiCGSTAB, c64); k = 1; the argument errors and
+ * a row-major B refused; injected allocation failures leaving X usable. */
 #include "fixture_solver.h"
 #include "hispi.h"
 
@@ -216,6 +216,78 @@ START_TEST(test_breakdown)
 }
 END_TEST
 
+/* ||b - A x|| / ||b|| of complex vectors (interleaved) in double, from H */
+static double complex_residual(const test_hcsr *H, const double *b, const double *x)
+{
+    double rr = 0, bb = 0;
+    for (int64_t i = 0; i < H->nrows; i++) {
+        double re = b[2 * i], im = b[2 * i + 1];
+        for (int64_t e = H->ptr[i]; e < H->ptr[i + 1]; e++) {
+            double ar = H->val[2 * e], ai = H->val[2 * e + 1];
+            double xr = x[2 * H->col[e]], xi = x[2 * H->col[e] + 1];
+            re -= ar * xr - ai * xi;
+            im -= ar * xi + ai * xr;
+        }
+        rr += re * re + im * im;
+        bb += b[2 * i] * b[2 * i] + b[2 * i + 1] * b[2 * i + 1];
+    }
+    return sqrt(rr / bb);
+}
+
+/* complex entries (helmholtz, c64) with Jacobi-BiCGSTAB: in lock step on a
+ * device (the SpMM column by column there), each column as its own solve */
+START_TEST(test_complex)
+{
+    hisp_context ctx = test_context(_i);
+    if (!test_fp64(ctx)) {
+        hisp_context_destroy(&ctx);
+        return;
+    }
+    uint64_t st = test_seed();
+    hisp_matrix G = NULL;
+    CK_OK(ctx, hisp_matrix_generate_compound(ctx, HISP_CGEN_HELMHOLTZ, 12, 5, HISP_C64, &G));
+    test_hcsr H = test_hcsr_of(ctx, G);
+    int64_t n = H.nrows;
+    double *b = malloc((size_t)(2 * n * K) * sizeof *b),
+           *x = malloc((size_t)(2 * n * K) * sizeof *x);
+    ck_assert(b && x);
+    for (int64_t i = 0; i < 2 * n * K; i++)
+        b[i] = test_uniform(&st);
+    hisp_vector B = test_vector_of(ctx, HISP_C64, n * K, b), X = NULL;
+    CK_OK(ctx, hisp_vector_set_columns(B, K, HISP_ORDER_COL));
+    CK_OK(ctx, hisp_vector_create_columns(ctx, HISP_C64, n, K, HISP_ORDER_COL, &X));
+    hisp_solver s = test_solver(ctx, HISP_SOLVER_BICGSTAB, true, 1e-9, 1000);
+    hisp_solve_info info[K];
+    CK_OK(ctx, hisp_solver_solve_columns(s, G, B, X, info));
+    test_vector_values(ctx, X, HISP_C64, n * K, x);
+    for (int j = 0; j < K; j++) {
+        hisp_vector b1 = test_vector_of(ctx, HISP_C64, n, b + 2 * j * n), y = NULL;
+        CK_OK(ctx, hisp_vector_create(ctx, HISP_C64, n, &y));
+        hisp_solve_info one;
+        CK_OK(ctx, hisp_solver_solve(s, G, b1, y, &one));
+        ck_assert_msg(info[j].converged && one.converged &&
+                          llabs(info[j].iterations - one.iterations) <= 2 + one.iterations / 10,
+                      "column %d: %lld iterations (%s), alone %lld (%s)", j,
+                      (long long)info[j].iterations, hisp_stop_reason_name(info[j].reason),
+                      (long long)one.iterations, hisp_stop_reason_name(one.reason));
+        ck_assert_int_eq(info[j].lock_step, ctx->kind != HISP_BACKEND_REFERENCE);
+        double rel = complex_residual(&H, b + 2 * j * n, x + 2 * j * n);
+        ck_assert_msg(rel <= 1e-9 * 1.01 && fabs(info[j].relative_residual - rel) <= 1e-6 * rel,
+                      "column %d: true residual %g, reported %g", j, rel,
+                      info[j].relative_residual);
+        hisp_vector_destroy(&b1);
+        hisp_vector_destroy(&y);
+    }
+    hisp_solver_destroy(&s);
+    hisp_vector_destroy(&B);
+    hisp_vector_destroy(&X);
+    hisp_matrix_destroy(&G);
+    test_hcsr_free(&H);
+    free(b), free(x);
+    hisp_context_destroy(&ctx);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     hisp_context ctx = test_context(_i);
@@ -306,6 +378,7 @@ Suite *suite_solver_columns(void)
     int n = test_targets(NULL);
     tcase_add_loop_test(tc, test_columns, 0, n);
     tcase_add_loop_test(tc, test_breakdown, 0, n);
+    tcase_add_loop_test(tc, test_complex, 0, n);
     tcase_add_loop_test(tc, test_errors, 0, n);
     tcase_add_loop_test(tc, test_alloc_failures, 0, n);
     return s;
