@@ -160,12 +160,29 @@ __kernel void csr_t_chunk(__global const uint *part, __global const ptr_t *rowpt
 /* ---- SpMM, Y = alpha*op(A)*X + beta*Y over k columns: X and Y column-major
  * (entry (i, j) at j*rows + i) or row-major (at i*k + j) by xrow / yrow. */
 #define AT(i, j, rows, k, row) ((row) ? (i) * (k) + (j) : (j) * (rows) + (i))
-#define SPMM_CC 8 /* columns summed per pass over a row's entries */
+#define SPMM_CC 16 /* the most columns summed per pass over a row's entries */
 
 /* op N: work-item g takes row g, or (part != 0, CPU devices) the rows
- * [part[g], part[g + 1]) of the chunk plan; up to SPMM_CC columns per pass
- * in private sums, the row's entries read once per pass. */
+ * [part[g], part[g + 1]) of the chunk plan; 16, 8 or 4 columns per pass
+ * (the rest one by one) in private sums, the row's entries read once per
+ * pass. */
 #if ONE(csr_spmm_n)
+/* a row's sums of W columns from j0: constant bounds and X's stride fixed
+ * per order, which CPU compilers unroll and vectorise (row-major X: the W
+ * entries of a row of X are consecutive) */
+#define SPMM_PASS(W, XAT)                                                                          \
+    for (ptr_t e = RP(i); e < RP(i + 1); e++) {                                                   \
+        real a = val[e];                                                                           \
+        ulong c = CI(e);                                                                           \
+        for (uint u = 0; u < W; u++)                                                               \
+            acc[u] += a * x[XAT];                                                                  \
+    }
+#define SPMM_PASSES(W)                                                                             \
+    if (xrow) {                                                                                    \
+        SPMM_PASS(W, c * k + j0 + u)                                                               \
+    } else {                                                                                       \
+        SPMM_PASS(W, (j0 + u) * n + c)                                                             \
+    }
 __kernel void csr_spmm_n(const ulong count, __global const uint *part, const int chunk,
                          const ulong m, const ulong n, const ulong k, __global const ptr_t *rowptr,
                          __global const idx_t *colind, __global const real *val,
@@ -175,23 +192,34 @@ __kernel void csr_spmm_n(const ulong count, __global const uint *part, const int
     size_t g = get_global_id(0);
     if (g >= count) return;
     ulong r0 = chunk ? part[g] : g, r1 = chunk ? part[g + 1] : g + 1;
-    for (ulong i = r0; i < r1; i++)
-        for (ulong j0 = 0; j0 < k; j0 += SPMM_CC) {
+    for (ulong i = r0; i < r1; i++) {
+        uint w = 0;
+        for (ulong j0 = 0; j0 < k; j0 += w) {
             real acc[SPMM_CC];
             for (uint u = 0; u < SPMM_CC; u++)
                 acc[u] = (real)0;
-            uint w = k - j0 < SPMM_CC ? (uint)(k - j0) : SPMM_CC;
-            for (ptr_t e = RP(i); e < RP(i + 1); e++) {
-                real a = val[e];
-                ulong c = CI(e);
-                for (uint u = 0; u < w; u++)
-                    acc[u] += a * x[AT(c, j0 + u, n, k, xrow)];
+            ulong left = k - j0;
+            w = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : (uint)left;
+            if (w == 16) {
+                SPMM_PASSES(16)
+            } else if (w == 8) {
+                SPMM_PASSES(8)
+            } else if (w == 4) {
+                SPMM_PASSES(4)
+            } else {
+                for (ptr_t e = RP(i); e < RP(i + 1); e++) {
+                    real a = val[e];
+                    ulong c = CI(e);
+                    for (uint u = 0; u < w; u++)
+                        acc[u] += a * x[AT(c, j0 + u, n, k, xrow)];
+                }
             }
             for (uint u = 0; u < w; u++) {
                 ulong o = AT(i, j0 + u, m, k, yrow);
                 y[o] = combine(alpha, acc[u], beta, y, o);
             }
         }
+    }
 }
 #endif
 

@@ -1,6 +1,6 @@
 /* SpMM, Y = alpha*op(A)*X + beta*Y over k columns (hisp_spmm), on every
  * target against a dense oracle in double computed here from A's host
- * arrays: k = 1, 2, 3, 16, 33; X and Y each column- or row-major; op N, T
+ * arrays: k = 1, 2, 3, 12, 16, 33; X and Y each column- or row-major; op N, T
  * (H: T for real entries); rectangular random matrices with empty rows and
  * columns, a matrix with rows long enough for the CUDA plan's long-row
  * blocks and split rows; beta = 0 (Y not read: NaN stays out) and not;
@@ -173,7 +173,7 @@ START_TEST(test_real)
     hisp_context ctx = test_context(_i);
     uint64_t st = test_seed();
     const hisp_type types[] = {HISP_F32, HISP_F64};
-    const int64_t ks[] = {1, 2, 3, 16, 33};
+    const int64_t ks[] = {1, 2, 3, 12, 16, 33};
     for (int ti = 0; ti < 2; ti++) {
         hisp_type t = types[ti];
         if (t == HISP_F64 && !test_fp64(ctx)) continue;

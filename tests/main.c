@@ -109,6 +109,10 @@ int main(int argc, char **argv)
      * systems take there (check_solver.c's test_host_path takes them) */
     extern int64_t hispi_solve_host_rows;
     hispi_solve_host_rows = 0;
+    /* several right-hand sides in lock step on CPU devices too (the library
+     * takes it on GPUs only, where it is faster) */
+    extern int hispi_solve_block_cpu;
+    hispi_solve_block_cpu = 1;
     (void)test_seed();
 #define HISP_SUITE_ENTRY(name) {#name, suite_##name},
     static const suite_entry all[] = {HISP_SUITES(HISP_SUITE_ENTRY)};
