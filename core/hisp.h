@@ -1305,8 +1305,8 @@ typedef struct {
     hisp_type iteration_type;
     int64_t refinements;
     /* 1 where hisp_solver_solve_columns solved the column in lock step with
-     * others (CG on a device: one SpMM a step for every column still
-     * running); ms and setup_ms are then the shared solve's */
+     * others (CG, BiCGSTAB on a GPU: one SpMM per product for every column
+     * still running); ms and setup_ms are then the shared solve's */
     int lock_step;
 } hisp_solve_info;
 
@@ -1411,8 +1411,8 @@ HISP_API HISP_NODISCARD hisp_status hisp_solver_solve(hisp_solver s, hisp_matrix
  * the solutions). Each column has its own iterations, stop and info (info:
  * k entries, or NULL); a preconditioner with a setup (AMG, ILU(0), IC(0),
  * Chebyshev) is set up once for all columns (its time in
- * info[0].setup_ms). CG on a device (not on the host's loops, no monitor,
- * one precision) runs the columns in lock step: one SpMM per iteration
+ * info[0].setup_ms). CG and BiCGSTAB with none or Jacobi on a GPU (no
+ * monitor, one precision) run the columns in lock step: one SpMM per product
  * serves every column still running, each column with its own scalars,
  * leaving the product when it stops (info.lock_step); its true residual is
  * checked at the end, and a column whose truth misses the tolerance, or

@@ -311,8 +311,7 @@ bool hispi_solve_block_takes(hisp_solver s, hisp_matrix A, hisp_vector X)
     hisp_type t = A->host.type;
     hisp_precond pc = s->precond;
     hispi_kcaps caps;
-    if (!hispi_solve_block_cpu && (HISPI_BE(s->ctx, kern_caps, &caps) || caps.is_cpu))
-        return false;
+    if (!hispi_solve_block_cpu && (HISPI_BE(s->ctx, kern_caps, &caps) || caps.is_cpu)) return false;
     return (s->method == HISP_SOLVER_CG || s->method == HISP_SOLVER_BICGSTAB) && !s->monitor &&
            !s->pobj &&
            (pc == HISP_PRECOND_NONE || pc == HISP_PRECOND_JACOBI || pc == HISP_PRECOND_L1_JACOBI) &&

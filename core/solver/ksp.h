@@ -396,7 +396,7 @@ HISPI_LOCAL hisp_status hispi_solve_mixed(hisp_solver s, hisp_matrix A, hisp_vec
  * hisp_solve_info.on_host). */
 HISPI_LOCAL bool hispi_solve_on_host(hisp_solver s, hisp_matrix A);
 /* Several right-hand sides in lock step (block_run.c): whether s, A and X
- * take it (CG or BiCGSTAB with none or Jacobi on a device, real or complex
+ * take it (CG or BiCGSTAB with none or Jacobi on a GPU, real or complex
  * entries, X column-major, no monitor, one precision), and the solve of
  * B's k > 1 columns into X, info k entries. */
 HISPI_LOCAL bool hispi_solve_block_takes(hisp_solver s, hisp_matrix A, hisp_vector X);
