@@ -61,6 +61,7 @@ struct blk {
     double *v;                /* read buffer */
     int mb[6];                /* the method's blocks */
     int mstate;               /* the method's (CG: the slot of rho) */
+    double t_lock;            /* hispi_now_ms when the lock step ended */
     unsigned char one[32], zero[32];
 };
 

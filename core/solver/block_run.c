@@ -292,6 +292,7 @@ static hisp_status run(blk *b, hisp_solve_info *info)
         }
     }
     HISPI_TRY(truth(b, tmp, info));
+    b->t_lock = hispi_now_ms();
     return alone(b, info);
 }
 
@@ -311,6 +312,8 @@ bool hispi_solve_block_takes(hisp_solver s, hisp_matrix A, hisp_vector X)
     hisp_type t = A->host.type;
     hisp_precond pc = s->precond;
     hispi_kcaps caps;
+    /* the bank holds (at most 8 + 2 (check + 1)) slots per column */
+    if (X->cols * (8 + 2 * (int64_t)(s->check + 1)) > ((int64_t)1 << 24)) return false;
     if (!hispi_solve_block_cpu && (HISPI_BE(s->ctx, kern_caps, &caps) || caps.is_cpu)) return false;
     return (s->method == HISP_SOLVER_CG || s->method == HISP_SOLVER_BICGSTAB) && !s->monitor &&
            !s->pobj &&
@@ -366,7 +369,7 @@ hisp_status hispi_solve_block(hisp_solver s, hisp_matrix A, hisp_vector B, hisp_
             info[c].setup_ms = t1 - t0;
         } else if (b.state[c] == ALONE_FROM_X) {
             info[c].lock_step = 1;
-            info[c].ms += t1 - t0;
+            info[c].ms += b.t_lock - t0; /* the lock step's part, then its own */
         }
     }
     close_blk(&b);
