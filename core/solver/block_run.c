@@ -86,6 +86,17 @@ static hisp_status drop(blk *b, int64_t p)
     return HISP_SUCCESS;
 }
 
+/* block tmp = A X over all k columns (the caller's X) */
+static hisp_status product_x(blk *b, int tmp)
+{
+    hisp_vector q = b->whole[tmp];
+    q->cols = b->k;
+    q->order = HISP_ORDER_COL;
+    hisp_status st = hisp_spmm(b->ctx, HISP_OP_N, b->one, b->A, b->cx.v, b->zero, q);
+    q->cols = 0;
+    return st;
+}
+
 /* Every column's r = b - A x into block res (X's SpMM into block `tmp`),
  * ||b|| and ||r0||; the columns that start converged, with b = 0 or NaN go
  * alone. */
@@ -93,12 +104,7 @@ static hisp_status begin(blk *b, int tmp)
 {
     ks_space *sp = b->sp;
     const ks_ops *o = sp->o;
-    hisp_vector q = b->whole[tmp];
-    q->cols = b->k;
-    q->order = HISP_ORDER_COL;
-    hisp_status st = hisp_spmm(b->ctx, HISP_OP_N, b->one, b->A, b->cx.v, b->zero, q);
-    q->cols = 0;
-    HISPI_TRY(st);
+    HISPI_TRY(product_x(b, tmp));
     b->m = b->k;
     for (int64_t p = 0; p < b->k; p++) {
         b->col[p] = p;
@@ -183,12 +189,7 @@ static hisp_status truth(blk *b, int tmp, hisp_solve_info *info)
 {
     ks_space *sp = b->sp;
     const ks_ops *o = sp->o;
-    hisp_vector q = b->whole[tmp];
-    q->cols = b->k;
-    q->order = HISP_ORDER_COL;
-    hisp_status st = hisp_spmm(b->ctx, HISP_OP_N, b->one, b->A, b->cx.v, b->zero, q);
-    q->cols = 0;
-    HISPI_TRY(st);
+    HISPI_TRY(product_x(b, tmp));
     for (int64_t c = 0; c < b->k; c++)
         if (b->state[c] == DONE)
             HISPI_TRY(o->axpby_dot(sp, ks_val(1), W(b->cb.views[c]), ks_val(-1), W(b->at[tmp][c]),

@@ -41,24 +41,24 @@ hisp_status hisp_solver_solve_columns(hisp_solver s, hisp_matrix A, hisp_vector 
                           "%s: A is %lld x %lld, B's columns have %lld entries, X's %lld", f,
                           (long long)(mi.nrows * per), (long long)(mi.ncols * per),
                           (long long)(B->n / k), (long long)(X->n / k));
+    /* none or Jacobi: no setup to share */
+    if (hispi_solve_block_takes(s, A, X)) return hispi_solve_block(s, A, B, X, info);
     /* everything a column needs is made before the first solve changes X */
     hispi_columns cb = {0}, cx = {0};
     hisp_vector b = NULL, x = NULL;
     hisp_preconditioner P = NULL;
     double setup_ms = 0;
-    bool block = hispi_solve_block_takes(s, A, X);
     hisp_status st = hispi_columns_open(B, true, f, &cb);
     if (!st) st = hispi_columns_open(X, true, f, &cx);
-    if (!st && !block) st = hisp_vector_create(ctx, B->type, cb.n, &b);
-    if (!st && !block) st = hisp_vector_create(ctx, X->type, cx.n, &x);
+    if (!st) st = hisp_vector_create(ctx, B->type, cb.n, &b);
+    if (!st) st = hisp_vector_create(ctx, X->type, cx.n, &x);
     if (!st && !s->pobj && has_setup(s->precond) && s->method != HISP_SOLVER_LSQR) {
         double t0 = hispi_now_ms();
         st = hisp_preconditioner_create(s->precond, A, &P);
         if (!st) s->pobj = P;
         setup_ms = hispi_now_ms() - t0;
     }
-    if (!st && block) st = hispi_solve_block(s, A, B, X, info);
-    for (int64_t j = 0; !st && !block && j < k; j++) {
+    for (int64_t j = 0; !st && j < k; j++) {
         st = hispi_columns_get(&cb, j, b);
         if (!st) st = hispi_columns_get(&cx, j, x);
         if (!st) st = hisp_solver_solve(s, A, b, x, info ? &info[j] : NULL);
