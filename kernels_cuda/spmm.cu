@@ -35,7 +35,7 @@ namespace
 {
 
 constexpr int NT = 256; /* threads per block */
-constexpr int CJ = 4;   /* columns a lane holds per pass, X row-major (L lanes: 4L columns) */
+constexpr int VW = 4;   /* columns a lane holds per pass, X row-major (L lanes: 4L columns) */
 constexpr int CC = 8;   /* columns a lane holds per pass, X column-major */
 
 __device__ __forceinline__ int64_t at(int64_t i, int64_t j, int64_t n, int64_t k, int row)
@@ -43,32 +43,58 @@ __device__ __forceinline__ int64_t at(int64_t i, int64_t j, int64_t n, int64_t k
     return row ? i * k + j : j * n + i;
 }
 
+/* VW consecutive entries of a row of X, from p (VEC: p is aligned to
+ * VW * sizeof(T), read as vectors) */
+template <typename T, bool VEC> __device__ __forceinline__ void load_vw(const T *p, T *o)
+{
+    if constexpr (VEC && sizeof(T) == 8) {
+        const double2 a = __ldg(reinterpret_cast<const double2 *>(p)),
+                      b = __ldg(reinterpret_cast<const double2 *>(p) + 1);
+        o[0] = a.x, o[1] = a.y, o[2] = b.x, o[3] = b.y;
+    } else if constexpr (VEC) {
+        const float4 a = __ldg(reinterpret_cast<const float4 *>(p));
+        o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w;
+    } else {
+#pragma unroll
+        for (int u = 0; u < VW; u++)
+            o[u] = __ldg(p + u);
+    }
+}
+
 /* The sums of one row (or chunk) [s, e) for columns [j0, j0 + ...) by a
- * group of L lanes (mask: the group's lanes), as the header says: X
- * row-major, lane l holds columns j0 + l + u*L (u < CJ); X column-major,
- * the lanes split the entries and each holds columns j0 + u (u < CC), summed
- * over the group before return. */
-template <typename T, typename J, int B, int L>
+ * group of L lanes, X row-major: lane l holds the VW consecutive columns
+ * j0 + l*VW + u (u < VW) and reads every entry of the row itself (the
+ * group's lanes read the same index and value, one transaction), so a row of
+ * X is read coalesced and no shuffles are needed. VEC: X's rows are aligned
+ * for vector loads (k a multiple of VW). */
+template <typename T, typename J, int B, bool VEC>
 __device__ __forceinline__ void row_xrow(const J *__restrict__ col, const T *__restrict__ val,
                                          int64_t s, int64_t e, int64_t k, int64_t j0,
-                                         const T *__restrict__ x, int lane, unsigned mask, T *acc)
+                                         const T *__restrict__ x, int lane, T *acc)
 {
 #pragma unroll
-    for (int u = 0; u < CJ; u++)
+    for (int u = 0; u < VW; u++)
         acc[u] = T(0);
-    for (int64_t p = s; p < e; p += L) {
-        const int64_t q = p + lane;
-        const int64_t cl = q < e ? (int64_t)__ldg(col + q) - B : 0;
-        const T vl = q < e ? __ldg(val + q) : T(0);
-        const int cnt = e - p < L ? (int)(e - p) : L;
-#pragma unroll 4
-        for (int t = 0; t < cnt; t++) {
-            const int64_t c = __shfl_sync(mask, cl, t, L);
-            const T a = __shfl_sync(mask, vl, t, L);
-            const T *xr = x + c * k + j0 + lane;
+    const int64_t jb = j0 + (int64_t)lane * VW;
+    if (jb >= k) return;
+    if (jb + VW <= k) {
+#pragma unroll 2
+        for (int64_t q = s; q < e; q++) {
+            const T a = __ldg(val + q);
+            T xv[VW];
+            load_vw<T, VEC>(x + ((int64_t)__ldg(col + q) - B) * k + jb, xv);
 #pragma unroll
-            for (int u = 0; u < CJ; u++)
-                if (j0 + lane + (int64_t)u * L < k) acc[u] += a * __ldg(xr + u * L);
+            for (int u = 0; u < VW; u++)
+                acc[u] += a * xv[u];
+        }
+    } else { /* the last, partial columns */
+        const int w = (int)(k - jb);
+        for (int64_t q = s; q < e; q++) {
+            const T a = __ldg(val + q);
+            const T *xr = x + ((int64_t)__ldg(col + q) - B) * k + jb;
+#pragma unroll
+            for (int u = 0; u < VW; u++)
+                if (u < w) acc[u] += a * __ldg(xr + u);
         }
     }
 }
@@ -102,20 +128,24 @@ template <typename T> __device__ __forceinline__ void put(T *yo, T alpha, T sum,
     *yo = beta != T(0) ? alpha * sum + beta * *yo : alpha * sum;
 }
 
+/* X's order as the kernels take it: column-major; row-major; row-major
+ * with rows aligned for vector loads (VW divides k, X aligned) */
+enum { XCOL = 0, XROWS = 1, XVEC = 2 };
+
 /* Y's rows (or row g of a stream block) as a group of L lanes computes them */
-template <typename T, typename J, int B, bool XROW, int L>
+template <typename T, typename J, int B, int XM, int L>
 __device__ __forceinline__ void one_row(const J *__restrict__ col, const T *__restrict__ val,
                                         int64_t i, int64_t s, int64_t e, int64_t m, int64_t n,
                                         int64_t k, T alpha, const T *__restrict__ x, T beta,
                                         T *__restrict__ y, int yrow, int lane, unsigned mask)
 {
-    T acc[XROW ? CJ : CC];
-    for (int64_t j0 = 0; j0 < k; j0 += XROW ? (int64_t)L * CJ : CC) {
-        if constexpr (XROW) {
-            row_xrow<T, J, B, L>(col, val, s, e, k, j0, x, lane, mask, acc);
+    T acc[XM != XCOL ? VW : CC];
+    for (int64_t j0 = 0; j0 < k; j0 += XM != XCOL ? (int64_t)L * VW : CC) {
+        if constexpr (XM != XCOL) {
+            row_xrow<T, J, B, XM == XVEC>(col, val, s, e, k, j0, x, lane, acc);
 #pragma unroll
-            for (int u = 0; u < CJ; u++) {
-                const int64_t j = j0 + lane + (int64_t)u * L;
+            for (int u = 0; u < VW; u++) {
+                const int64_t j = j0 + (int64_t)lane * VW + u;
                 if (j < k) put(y + at(i, j, m, k, yrow), alpha, acc[u], beta);
             }
         } else {
@@ -128,11 +158,16 @@ __device__ __forceinline__ void one_row(const J *__restrict__ col, const T *__re
     }
 }
 
+template <int L> __device__ __forceinline__ unsigned group_mask(int t)
+{
+    return L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((t & 31) & ~(L - 1));
+}
+
 /* A matrix without long rows: group g of L lanes takes row g (L from k, X
  * row-major; from the mean row, column-major). Many small blocks: more
  * warps in flight than the plan's blocks give (measured faster where no row
  * is long). */
-template <typename T, typename I, typename J, int B, bool XROW, int L>
+template <typename T, typename I, typename J, int B, int XM, int L>
 __global__ void __launch_bounds__(NT)
     spmm_rows(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
               int64_t m, int64_t n, int64_t k, T alpha, const T *__restrict__ x, T beta,
@@ -141,91 +176,89 @@ __global__ void __launch_bounds__(NT)
     const int64_t g = ((int64_t)blockIdx.x * NT + threadIdx.x) / L;
     const int lane = threadIdx.x & (L - 1);
     if (g >= m) return; /* a group leaves whole: L divides NT */
-    const unsigned mask =
-        L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((threadIdx.x & 31) & ~(L - 1));
-    one_row<T, J, B, XROW, L>(col, val, g, (int64_t)rowptr[g] - B, (int64_t)rowptr[g + 1] - B, m, n,
-                              k, alpha, x, beta, y, yrow, lane, mask);
+    one_row<T, J, B, XM, L>(col, val, g, (int64_t)rowptr[g] - B, (int64_t)rowptr[g + 1] - B, m, n,
+                            k, alpha, x, beta, y, yrow, lane, group_mask<L>(threadIdx.x));
 }
 
 /* a stream block's rows [row0, row0 + R), a group of L lanes per row */
-template <typename T, typename I, typename J, int B, bool XROW, int L>
+template <typename T, typename I, typename J, int B, int XM, int L>
 __device__ __forceinline__ void
 stream_rows(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
             int64_t row0, int R, int64_t m, int64_t n, int64_t k, T alpha, const T *__restrict__ x,
             T beta, T *__restrict__ y, int yrow)
 {
     const int t = threadIdx.x, lane = t & (L - 1);
-    const unsigned mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((t & 31) & ~(L - 1));
     for (int r = t / L; r < R; r += NT / L) { /* whole groups take a row: L divides NT */
         const int64_t i = row0 + r;
-        one_row<T, J, B, XROW, L>(col, val, i, (int64_t)rowptr[i] - B, (int64_t)rowptr[i + 1] - B,
-                                  m, n, k, alpha, x, beta, y, yrow, lane, mask);
+        one_row<T, J, B, XM, L>(col, val, i, (int64_t)rowptr[i] - B, (int64_t)rowptr[i + 1] - B, m,
+                                n, k, alpha, x, beta, y, yrow, lane, group_mask<L>(t));
     }
 }
 
 /* the sums of a long row's entries [k0, k1) for every column, X row-major:
  * NT / L groups over consecutive slices of the entries, lanes over the
- * columns, reduced in red; out(j, sum) writes them */
-template <typename T, typename J, int B, int L, typename Out>
+ * columns (VW each), reduced in red; out(j, sum) writes them */
+template <typename T, typename J, int B, bool VEC, int L, typename Out>
 __device__ __forceinline__ void long_xrow(const J *__restrict__ col, const T *__restrict__ val,
                                           int64_t k0, int64_t k1, int64_t k,
                                           const T *__restrict__ x, T *red, Out out)
 {
-    constexpr int S = NT / L;
+    constexpr int S = NT / L, W = L * VW;
     const int t = threadIdx.x, lane = t & (L - 1), sg = t / L;
-    const unsigned mask = L == 32 ? 0xffffffffu : ((1u << L) - 1) << ((t & 31) & ~(L - 1));
     const int64_t len = (k1 - k0 + S - 1) / S;
     const int64_t s0 = k0 + sg * len, e = s0 + len < k1 ? s0 + len : k1;
-    T acc[CJ];
-    for (int64_t j0 = 0; j0 < k; j0 += (int64_t)L * CJ) {
-        row_xrow<T, J, B, L>(col, val, s0 < e ? s0 : e, e, k, j0, x, lane, mask, acc);
+    T acc[VW];
+    for (int64_t j0 = 0; j0 < k; j0 += W) {
+        row_xrow<T, J, B, VEC>(col, val, s0 < e ? s0 : e, e, k, j0, x, lane, acc);
 #pragma unroll
-        for (int u = 0; u < CJ; u++)
-            red[sg * L * CJ + u * L + lane] = acc[u];
+        for (int u = 0; u < VW; u++)
+            red[sg * W + lane * VW + u] = acc[u];
         __syncthreads();
-        if (t < L * CJ && j0 + t < k) { /* column j0 + t%L + (t/L)*L = j0 + t */
+        if (t < W && j0 + t < k) { /* column j0 + t */
             T sum = 0;
             for (int g = 0; g < S; g++)
-                sum += red[g * L * CJ + t];
+                sum += red[g * W + t];
             out(j0 + t, sum);
         }
         __syncthreads();
     }
 }
 
-/* One block of the SpMV plan (cuda_kernels.h hisp_cuda_block): a stream
- * block's rows, a group of L lanes per row; or a long row (or a chunk of
- * one) by the whole block, its sums reduced in shared memory and written to
- * Y (slot -1) or to the chunk's partials part[slot*k + j] (slot >= 0). */
-template <typename T, typename I, typename J, int B, bool XROW>
+/* One block of the SpMV plan (cuda_kernels.h hisp_cuda_block), X row-major:
+ * a stream block's rows, a group of L lanes per row (L from k); or a long
+ * row (or a chunk of one) by the whole block, its sums reduced in shared
+ * memory and written to Y (slot -1) or to the chunk's partials
+ * part[slot*k + j] (slot >= 0). */
+template <typename T, typename I, typename J, int B, bool VEC>
 __global__ void __launch_bounds__(NT)
-    spmm_n(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
-           const hisp_cuda_block *__restrict__ blocks, int64_t m, int64_t n, int64_t k, T alpha,
-           const T *__restrict__ x, T beta, T *__restrict__ y, int yrow, T *__restrict__ part)
+    spmm_n_xrow(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
+                const hisp_cuda_block *__restrict__ blocks, int64_t m, int64_t n, int64_t k,
+                T alpha, const T *__restrict__ x, T beta, T *__restrict__ y, int yrow,
+                T *__restrict__ part)
 {
-    constexpr int CW = XROW ? CJ : CC;
-    __shared__ T red[NT * CW];
+    constexpr int XM = VEC ? XVEC : XROWS;
+    __shared__ T red[NT * VW];
     const hisp_cuda_block b = blocks[blockIdx.x];
-    const int t = threadIdx.x;
+    const int64_t w = (k + VW - 1) / VW; /* lanes a row's columns take */
     if (b.slot == HISP_CUDA_STREAM) {
         const int R = b.row1 - b.row0;
-        /* X row-major: L from k; column-major: from the block's mean row */
-        const int64_t w = XROW ? k : (R ? (b.k1 - b.k0 + R - 1) / R : 1);
-        if (w <= 4)
-            stream_rows<T, I, J, B, XROW, 4>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
-                                             y, yrow);
+#define HISP_STREAM(L)                                                                             \
+    stream_rows<T, I, J, B, XM, L>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta, y, yrow)
+        if (w <= 1)
+            HISP_STREAM(1);
+        else if (w <= 2)
+            HISP_STREAM(2);
+        else if (w <= 4)
+            HISP_STREAM(4);
         else if (w <= 8)
-            stream_rows<T, I, J, B, XROW, 8>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
-                                             y, yrow);
+            HISP_STREAM(8);
         else if (w <= 16)
-            stream_rows<T, I, J, B, XROW, 16>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
-                                              y, yrow);
+            HISP_STREAM(16);
         else
-            stream_rows<T, I, J, B, XROW, 32>(rowptr, col, val, b.row0, R, m, n, k, alpha, x, beta,
-                                              y, yrow);
+            HISP_STREAM(32);
+#undef HISP_STREAM
         return;
     }
-    /* a long row (or a chunk of one) by the whole block */
     const int64_t i = b.row0;
     auto out = [&](int64_t j, T sum) {
         if (b.slot < 0)
@@ -233,33 +266,122 @@ __global__ void __launch_bounds__(NT)
         else
             part[(int64_t)b.slot * k + j] = sum;
     };
-    if constexpr (XROW) {
-        if (k <= 4)
-            long_xrow<T, J, B, 4>(col, val, b.k0, b.k1, k, x, red, out);
-        else if (k <= 8)
-            long_xrow<T, J, B, 8>(col, val, b.k0, b.k1, k, x, red, out);
-        else if (k <= 16)
-            long_xrow<T, J, B, 16>(col, val, b.k0, b.k1, k, x, red, out);
-        else
-            long_xrow<T, J, B, 32>(col, val, b.k0, b.k1, k, x, red, out);
-    } else { /* the block's threads over the entries, CC columns a pass */
-        T acc[CC];
-        const int lane = t & 31;
-        for (int64_t j0 = 0; j0 < k; j0 += CC) {
+    if (w <= 1)
+        long_xrow<T, J, B, VEC, 1>(col, val, b.k0, b.k1, k, x, red, out);
+    else if (w <= 4)
+        long_xrow<T, J, B, VEC, 4>(col, val, b.k0, b.k1, k, x, red, out);
+    else if (w <= 16)
+        long_xrow<T, J, B, VEC, 16>(col, val, b.k0, b.k1, k, x, red, out);
+    else
+        long_xrow<T, J, B, VEC, 32>(col, val, b.k0, b.k1, k, x, red, out);
+}
+
+/* One block of the SpMV plan, X column-major, for the columns
+ * [blockIdx.y * CC, + CC): the blocks of one slice of columns run together,
+ * so the columns they gather from stay in L2 (X whole may not fit; on the
+ * H200, rmat 18 at k = 64: 44 -> 27 ms). A stream block, as the SpMV's:
+ * each thread loads its entries once (PER, in registers), then for CR
+ * columns at a time gathers X's entries (all loads issued before the first
+ * use), stages the products in shared memory, and groups of L lanes sum the
+ * rows. A long row (or a chunk): the block's threads over its entries, CC
+ * columns a pass (row_xcol), the warps' sums reduced in shared memory. */
+constexpr int CR = 2; /* columns a stream block stages at once */
+template <typename T, typename I, typename J, int B>
+__global__ void __launch_bounds__(NT)
+    spmm_n_xcol(const I *__restrict__ rowptr, const J *__restrict__ col, const T *__restrict__ val,
+                const hisp_cuda_block *__restrict__ blocks, int64_t m, int64_t n, int64_t k,
+                T alpha, const T *__restrict__ x, T beta, T *__restrict__ y, int yrow,
+                T *__restrict__ part)
+{
+    constexpr int CAP = HISP_CUDA_CAP((int)sizeof(T)), PER = CAP / NT;
+    constexpr int RPT = HISP_CUDA_ROWCAP / NT, SHIFT = sizeof(T) == 4 ? 5 : 4;
+    constexpr int PAD = CAP + (CAP >> SHIFT); /* one word of padding per 32 banks */
+    __shared__ T sh[CR * PAD];
+    const hisp_cuda_block b = blocks[blockIdx.x];
+    const int t = threadIdx.x;
+    const int64_t step = (int64_t)gridDim.y * CC; /* slices past 65535 (k past 2^19) */
+    if (b.slot != HISP_CUDA_STREAM) {             /* (a chunk of) one long row */
+        T *red = sh;
+        for (int64_t j0 = (int64_t)blockIdx.y * CC; j0 < k; j0 += step) {
+            T acc[CC];
             row_xcol<T, J, B, 32>(col, val, b.k0, b.k1, n, k, j0, x, t, NT, 0xffffffffu, acc);
 #pragma unroll
             for (int u = 0; u < CC; u++) /* the warps' sums (every lane holds its warp's) */
-                if (lane == 0) red[(t >> 5) * CC + u] = acc[u];
+                if ((t & 31) == 0) red[(t >> 5) * CC + u] = acc[u];
             __syncthreads();
             if (t < CC && j0 + t < k) {
                 T sum = 0;
                 for (int g = 0; g < NT / 32; g++)
                     sum += red[g * CC + t];
-                out(j0 + t, sum);
+                if (b.slot < 0)
+                    put(y + at(b.row0, j0 + t, m, k, yrow), alpha, sum, beta);
+                else
+                    part[(int64_t)b.slot * k + j0 + t] = sum;
             }
             __syncthreads();
         }
+        return;
     }
+    const int64_t base = b.k0;
+    const int R = b.row1 - b.row0, E = (int)(b.k1 - base);
+    int L = 32; /* lanes per row, as the SpMV's: the largest with L*R <= NT */
+    while (L > 1 && L * R > NT)
+        L >>= 1;
+    const int G = NT / L, g = t / L, lane = t & (L - 1);
+    int s[RPT], e[RPT];
+#pragma unroll
+    for (int r = 0; r < RPT; r++) {
+        const int i = g + r * G;
+        s[r] = e[r] = 0;
+        if (i < R) {
+            s[r] = (int)(rowptr[b.row0 + i] - B - base);
+            e[r] = (int)(rowptr[b.row0 + i + 1] - B - base);
+        }
+    }
+    /* entries past E: column 0 and value 0 (X's first entry exists), so the
+     * gathers need no branch */
+    int64_t c[PER];
+    T v[PER];
+#pragma unroll
+    for (int u = 0; u < PER; u++) {
+        const int q = t + u * NT;
+        c[u] = q < E ? (int64_t)__ldcs(col + base + q) - B : 0;
+        v[u] = q < E ? __ldcs(val + base + q) : T(0);
+    }
+    for (int64_t js = (int64_t)blockIdx.y * CC; js < k; js += step)
+        for (int64_t j = js; j < js + CC && j < k; j += CR) {
+            const int w = k - j < CR ? (int)(k - j) : CR;
+            T p[CR][PER];
+#pragma unroll
+            for (int c2 = 0; c2 < CR; c2++) {
+                const T *xc = x + (j + (c2 < w ? c2 : 0)) * n;
+#pragma unroll
+                for (int u = 0; u < PER; u++)
+                    p[c2][u] = v[u] * __ldg(xc + c[u]);
+            }
+#pragma unroll
+            for (int c2 = 0; c2 < CR; c2++)
+#pragma unroll
+                for (int u = 0; u < PER; u++) {
+                    const int q = t + u * NT;
+                    if (q < E) sh[c2 * PAD + q + (q >> SHIFT)] = p[c2][u];
+                }
+            __syncthreads();
+#pragma unroll
+            for (int c2 = 0; c2 < CR; c2++)
+#pragma unroll
+                for (int r = 0; r < RPT; r++) {
+                    T sum = 0;
+                    for (int q = s[r] + lane; q < e[r]; q += L)
+                        sum += sh[c2 * PAD + q + (q >> SHIFT)];
+                    for (int o = L >> 1; o; o >>= 1)
+                        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                    const int i = g + r * G;
+                    if (lane == 0 && i < R && c2 < w)
+                        put(y + at(b.row0 + i, j + c2, m, k, yrow), alpha, sum, beta);
+                }
+            __syncthreads();
+        }
 }
 
 /* Split rows: a warp per row sums its chunks' partials, column by column. */
@@ -324,19 +446,23 @@ cudaError_t scatter_t(const hisp_cuda_csr *A, T alpha, const T *x, int xrow, T b
 }
 
 template <typename T, typename I, typename J, int B, int L>
-cudaError_t rows(const hisp_cuda_csr *A, T alpha, const T *x, int xrow, T beta, T *y, int yrow,
+cudaError_t rows(const hisp_cuda_csr *A, T alpha, const T *x, int xm, T beta, T *y, int yrow,
                  int64_t k, cudaStream_t st)
 {
     const int64_t blocks = (A->nrows * L + NT - 1) / NT;
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
-    if (xrow)
-        spmm_rows<T, I, J, B, true, L><<<(unsigned)blocks, NT, 0, st>>>(
-            rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow);
+#define HISP_ROWS(XM)                                                                              \
+    spmm_rows<T, I, J, B, XM, L><<<(unsigned)blocks, NT, 0, st>>>(                                 \
+        rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow)
+    if (xm == XVEC)
+        HISP_ROWS(XVEC);
+    else if (xm == XROWS)
+        HISP_ROWS(XROWS);
     else
-        spmm_rows<T, I, J, B, false, L><<<(unsigned)blocks, NT, 0, st>>>(
-            rp, col, val, A->nrows, A->ncols, k, alpha, x, beta, y, yrow);
+        HISP_ROWS(XCOL);
+#undef HISP_ROWS
     return cudaGetLastError();
 }
 
@@ -398,26 +524,39 @@ cudaError_t run(const hisp_cuda_csr *A, int op, T alpha, const T *x, int xrow, T
     const I *rp = static_cast<const I *>(A->rowptr);
     const J *col = static_cast<const J *>(A->colind);
     const T *val = static_cast<const T *>(A->val);
+    /* row-major X aligned for vector loads of VW entries */
+    const int xm = !xrow                                                 ? XCOL
+                   : k % VW == 0 && (uintptr_t)x % (VW * sizeof(T)) == 0 ? XVEC
+                                                                         : XROWS;
     if (A->nlong == 0) { /* no long rows: a group per row over the whole matrix */
         const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0;
-        const double w = xrow ? (double)k : mean;
         if (mean <= 16 && (!xrow || k <= 4)) { /* short rows: a thread per row */
             if (k <= 4) return thread_rows<T, I, J, B, 4>(A, alpha, x, xrow, beta, y, yrow, k, st);
             if (k <= 8) return thread_rows<T, I, J, B, 8>(A, alpha, x, xrow, beta, y, yrow, k, st);
             return thread_rows<T, I, J, B, 16>(A, alpha, x, xrow, beta, y, yrow, k, st);
         }
-        if (w <= 4) return rows<T, I, J, B, 4>(A, alpha, x, xrow, beta, y, yrow, k, st);
-        if (w <= 8) return rows<T, I, J, B, 8>(A, alpha, x, xrow, beta, y, yrow, k, st);
-        if (w <= 16) return rows<T, I, J, B, 16>(A, alpha, x, xrow, beta, y, yrow, k, st);
-        return rows<T, I, J, B, 32>(A, alpha, x, xrow, beta, y, yrow, k, st);
+        /* lanes per row: X row-major, VW columns each; column-major, from the mean row */
+        const double w = xrow ? (double)((k + VW - 1) / VW) : mean;
+        if (w <= 1 && xrow) return rows<T, I, J, B, 1>(A, alpha, x, xm, beta, y, yrow, k, st);
+        if (w <= 2 && xrow) return rows<T, I, J, B, 2>(A, alpha, x, xm, beta, y, yrow, k, st);
+        if (w <= 4) return rows<T, I, J, B, 4>(A, alpha, x, xm, beta, y, yrow, k, st);
+        if (w <= 8) return rows<T, I, J, B, 8>(A, alpha, x, xm, beta, y, yrow, k, st);
+        if (w <= 16) return rows<T, I, J, B, 16>(A, alpha, x, xm, beta, y, yrow, k, st);
+        return rows<T, I, J, B, 32>(A, alpha, x, xm, beta, y, yrow, k, st);
     }
     if (A->nblocks > 0) {
-        if (xrow)
-            spmm_n<T, I, J, B, true><<<(unsigned)A->nblocks, NT, 0, st>>>(
+        const unsigned nb = (unsigned)A->nblocks;
+        if (xm == XVEC)
+            spmm_n_xrow<T, I, J, B, true><<<nb, NT, 0, st>>>(
+                rp, col, val, A->blocks, A->nrows, A->ncols, k, alpha, x, beta, y, yrow, part);
+        else if (xm == XROWS)
+            spmm_n_xrow<T, I, J, B, false><<<nb, NT, 0, st>>>(
                 rp, col, val, A->blocks, A->nrows, A->ncols, k, alpha, x, beta, y, yrow, part);
         else
-            spmm_n<T, I, J, B, false><<<(unsigned)A->nblocks, NT, 0, st>>>(
-                rp, col, val, A->blocks, A->nrows, A->ncols, k, alpha, x, beta, y, yrow, part);
+            spmm_n_xcol<T, I, J, B>
+                <<<dim3(nb, (unsigned)((k + CC - 1) / CC < 65535 ? (k + CC - 1) / CC : 65535)), NT,
+                   0, st>>>(rp, col, val, A->blocks, A->nrows, A->ncols, k, alpha, x, beta, y, yrow,
+                            part);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return e;
     }

@@ -191,6 +191,9 @@ START_TEST(test_real)
         for (int o = 0; o < 4; o++) {
             check_product(ctx, A, HISP_OP_N, 3, (hisp_order)(o & 1), (hisp_order)(o >> 1), -0.5,
                           &st, "long rows");
+            /* CUDA: several slices of columns (column-major), vector loads (row-major) */
+            check_product(ctx, A, HISP_OP_N, 17 - (o & 1), (hisp_order)(o & 1),
+                          (hisp_order)(o >> 1), 0, &st, "long rows, k 16 and 17");
             check_product(ctx, A, HISP_OP_T, 4, (hisp_order)(o & 1), (hisp_order)(o >> 1), 0, &st,
                           "long rows, op T");
         }
