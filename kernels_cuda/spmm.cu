@@ -4,25 +4,20 @@
  *
  * op N, a matrix without long rows (the plan has none, cuda_kernels.h nlong):
  * with at most 16 entries per row on average, a thread per row (spmm_thread)
- * where X is column-major, or row-major with k <= 4 (on the H200, f64,
- * poisson3d 160^3: 2.3-3.5x faster than a group per row column-major,
- * 1.6x row-major at k = 4, 0.4-0.6x row-major at k >= 16, where a row of X
- * is a line a group reads at once); else a group of L lanes per row over
- * the whole matrix (spmm_rows), as below.
- * With long rows, the SpMV's block plan (kernels_cuda/spmv.cu): a CUDA block
- * per plan block (spmm_n), so work is balanced by entries.
- *   - A stream block's rows: a group of L lanes per row (L a power of two).
- *     X row-major: the lanes split the columns, lane l holding columns
- *     l, l + L, ... (CJ of them per pass, in registers); the group loads L of
- *     the row's entries at once (coalesced) and hands each column index and
- *     value to every lane by a shuffle, so a row of X, k consecutive
- *     entries, is read coalesced. L from k. X column-major: the lanes split
- *     the row's entries (as a vector CSR SpMV), each holding CC columns,
- *     summed over the group by shuffles; the row's entries are read once per
- *     CC columns (from L1/L2 after the first). L from the block's mean row.
- *   - A long row, or a chunk of one, by the whole block, the partial sums
- *     reduced in shared memory; a split row's chunks leave theirs in
- *     part[slot*k + j], added by spmm_fixup in a fixed order.
+ * where X is column-major, or row-major with k <= 4; else a group of L lanes
+ * per row over the whole matrix (spmm_rows).
+ * With long rows, the SpMV's block plan (kernels_cuda/spmv.cu), so work is
+ * balanced by entries: spmm_n_xrow / spmm_n_xcol, a long row (or a chunk of
+ * one) by a whole block, a split row's chunks leaving their sums in
+ * part[slot*k + j], added by spmm_fixup in a fixed order.
+ *   - X row-major: lane l of a row's group holds the VW consecutive columns
+ *     l*VW.. and reads each of the row's entries itself (the group's lanes
+ *     read the same address: one transaction), X's rows with vector loads
+ *     where aligned. On the H200, f64, k >= 16: 0.66-0.85x cuSPARSE with
+ *     lanes splitting the columns and shuffling the entries, 1.20-2.51x so.
+ *   - X column-major: the lanes split a row's entries, each holding CC
+ *     columns, summed by shuffles (spmm_rows); with the plan, blocks take a
+ *     slice of CC columns each (spmm_n_xcol), see there.
  * Y's order is a run-time choice; with beta == 0 Y is not read. Sums in the
  * entry type in a fixed order (the same bits on every call). Templated as
  * kernels_cuda/spmv.cu on the row-pointer type I, the column index type J
@@ -35,7 +30,7 @@ namespace
 {
 
 constexpr int NT = 256; /* threads per block */
-constexpr int VW = 4;   /* columns a lane holds per pass, X row-major (L lanes: 4L columns) */
+constexpr int VW = 4;   /* columns a lane holds, X row-major (L lanes: 4L columns a pass) */
 constexpr int CC = 8;   /* columns a lane holds per pass, X column-major */
 
 __device__ __forceinline__ int64_t at(int64_t i, int64_t j, int64_t n, int64_t k, int row)
